@@ -1,0 +1,243 @@
+// The fast book's storage: a pool of resting orders as parallel typed arrays (struct of arrays),
+// a pool of price levels, and per book side a sorted array of levels with the best at the end.
+//
+// Why this shape: no object per order (no GC pressure, no pointer chasing), O(1) best price (the
+// last element), O(1) cancel by id (Map id -> slot, then unlink from the level's doubly linked
+// FIFO), and level insertion near the best price moves only the few levels behind it. Nothing
+// here is iterated in hash order, so replay is deterministic.
+
+export const NIL = -1;
+
+function grownF64(a: Float64Array, n: number): Float64Array {
+  const b = new Float64Array(n);
+  b.set(a);
+  return b;
+}
+function grownI32(a: Int32Array, n: number): Int32Array {
+  const b = new Int32Array(n);
+  b.set(a);
+  return b;
+}
+function grownU8(a: Uint8Array, n: number): Uint8Array {
+  const b = new Uint8Array(n);
+  b.set(a);
+  return b;
+}
+
+/** Resting orders. A slot is an index into every column; slots are recycled through a free list. */
+export class OrderStore {
+  capacity: number;
+  readonly capacity_max: number;
+  id: Float64Array;
+  price: Float64Array;
+  quantity: Float64Array;
+  filled: Float64Array;
+  remaining: Float64Array;
+  locked: Float64Array;
+  priority_seq: Float64Array;
+  account: Int32Array;
+  market: Int32Array;
+  level: Int32Array;
+  /** FIFO links within the order's price level. */
+  prev: Int32Array;
+  next: Int32Array;
+  /** Links within the account's list of open orders. */
+  acct_prev: Int32Array;
+  acct_next: Int32Array;
+  side: Uint8Array;
+  tif: Uint8Array;
+  client_order_id: string[];
+  private free: Int32Array;
+  private free_count: number;
+  private used_high: number;
+  readonly slot_by_id = new Map<number, number>();
+
+  constructor(capacity_initial: number, capacity_max: number) {
+    const n = Math.max(1, Math.min(capacity_initial, capacity_max));
+    this.capacity = n;
+    this.capacity_max = capacity_max;
+    this.id = new Float64Array(n);
+    this.price = new Float64Array(n);
+    this.quantity = new Float64Array(n);
+    this.filled = new Float64Array(n);
+    this.remaining = new Float64Array(n);
+    this.locked = new Float64Array(n);
+    this.priority_seq = new Float64Array(n);
+    this.account = new Int32Array(n);
+    this.market = new Int32Array(n);
+    this.level = new Int32Array(n);
+    this.prev = new Int32Array(n);
+    this.next = new Int32Array(n);
+    this.acct_prev = new Int32Array(n);
+    this.acct_next = new Int32Array(n);
+    this.side = new Uint8Array(n);
+    this.tif = new Uint8Array(n);
+    this.client_order_id = new Array<string>(n).fill('');
+    this.free = new Int32Array(n);
+    this.free_count = 0;
+    this.used_high = 0;
+  }
+
+  /** Number of resting orders. */
+  get size(): number {
+    return this.slot_by_id.size;
+  }
+
+  /** A free slot, or NIL when the store holds `capacity_max` orders. */
+  alloc(order_id: number): number {
+    let slot: number;
+    if (this.free_count > 0) {
+      slot = this.free[--this.free_count];
+    } else {
+      if (this.used_high === this.capacity) {
+        if (this.capacity === this.capacity_max) return NIL;
+        this.grow(Math.min(this.capacity * 2, this.capacity_max));
+      }
+      slot = this.used_high++;
+    }
+    this.id[slot] = order_id;
+    this.slot_by_id.set(order_id, slot);
+    return slot;
+  }
+
+  release(slot: number): void {
+    this.slot_by_id.delete(this.id[slot]);
+    this.client_order_id[slot] = '';
+    this.free[this.free_count++] = slot;
+  }
+
+  private grow(n: number): void {
+    this.id = grownF64(this.id, n);
+    this.price = grownF64(this.price, n);
+    this.quantity = grownF64(this.quantity, n);
+    this.filled = grownF64(this.filled, n);
+    this.remaining = grownF64(this.remaining, n);
+    this.locked = grownF64(this.locked, n);
+    this.priority_seq = grownF64(this.priority_seq, n);
+    this.account = grownI32(this.account, n);
+    this.market = grownI32(this.market, n);
+    this.level = grownI32(this.level, n);
+    this.prev = grownI32(this.prev, n);
+    this.next = grownI32(this.next, n);
+    this.acct_prev = grownI32(this.acct_prev, n);
+    this.acct_next = grownI32(this.acct_next, n);
+    this.side = grownU8(this.side, n);
+    this.tif = grownU8(this.tif, n);
+    for (let i = this.capacity; i < n; i++) this.client_order_id.push('');
+    this.free = grownI32(this.free, n);
+    this.capacity = n;
+  }
+}
+
+/** Price levels: price, FIFO head/tail of order slots, total open quantity. */
+export class LevelStore {
+  capacity: number;
+  price: Float64Array;
+  quantity: Float64Array;
+  head: Int32Array;
+  tail: Int32Array;
+  private free: Int32Array;
+  private free_count = 0;
+  private used_high = 0;
+
+  constructor(capacity_initial: number) {
+    const n = Math.max(16, capacity_initial);
+    this.capacity = n;
+    this.price = new Float64Array(n);
+    this.quantity = new Float64Array(n);
+    this.head = new Int32Array(n);
+    this.tail = new Int32Array(n);
+    this.free = new Int32Array(n);
+  }
+
+  alloc(price: number): number {
+    let lvl: number;
+    if (this.free_count > 0) {
+      lvl = this.free[--this.free_count];
+    } else {
+      if (this.used_high === this.capacity) this.grow(this.capacity * 2);
+      lvl = this.used_high++;
+    }
+    this.price[lvl] = price;
+    this.quantity[lvl] = 0;
+    this.head[lvl] = NIL;
+    this.tail[lvl] = NIL;
+    return lvl;
+  }
+
+  release(lvl: number): void {
+    this.free[this.free_count++] = lvl;
+  }
+
+  private grow(n: number): void {
+    this.price = grownF64(this.price, n);
+    this.quantity = grownF64(this.quantity, n);
+    this.head = grownI32(this.head, n);
+    this.tail = grownI32(this.tail, n);
+    this.free = grownI32(this.free, n);
+    this.capacity = n;
+  }
+}
+
+/**
+ * One side of one book: level ids sorted from worst to best, so the best level is the last one
+ * and taking it away is O(1). `key` holds the price for bids and minus the price for asks, so the
+ * array is ascending on both sides and one binary search serves both.
+ */
+export class BookSide {
+  readonly is_bid: boolean;
+  count = 0;
+  levels: Int32Array;
+  key: Float64Array;
+
+  constructor(is_bid: boolean, capacity_initial: number) {
+    this.is_bid = is_bid;
+    const n = Math.max(8, capacity_initial);
+    this.levels = new Int32Array(n);
+    this.key = new Float64Array(n);
+  }
+
+  best(): number {
+    return this.count === 0 ? NIL : this.levels[this.count - 1];
+  }
+
+  /** Index of the level at `price`, or -(insertion index) - 1 when there is none. */
+  find(price: number): number {
+    const k = this.is_bid ? price : -price;
+    const keys = this.key;
+    // Most activity is near the best price: check the top before searching.
+    let hi = this.count - 1;
+    if (hi >= 0 && keys[hi] === k) return hi;
+    let lo = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = keys[mid];
+      if (v < k) lo = mid + 1;
+      else if (v > k) hi = mid - 1;
+      else return mid;
+    }
+    return -lo - 1;
+  }
+
+  insertAt(index: number, lvl: number, price: number): void {
+    if (this.count === this.levels.length) {
+      this.levels = grownI32(this.levels, this.count * 2);
+      this.key = grownF64(this.key, this.count * 2);
+    }
+    if (index < this.count) {
+      this.levels.copyWithin(index + 1, index, this.count);
+      this.key.copyWithin(index + 1, index, this.count);
+    }
+    this.levels[index] = lvl;
+    this.key[index] = this.is_bid ? price : -price;
+    this.count++;
+  }
+
+  removeAt(index: number): void {
+    if (index < this.count - 1) {
+      this.levels.copyWithin(index, index + 1, this.count);
+      this.key.copyWithin(index, index + 1, this.count);
+    }
+    this.count--;
+  }
+}

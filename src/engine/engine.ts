@@ -1,0 +1,999 @@
+// The fast engine: the deterministic state machine the matcher thread runs. Rules are in
+// docs/engine.md; the reference engine (src/engine/reference/) is the same rules written plainly,
+// and the differential tests hold the two to identical events and state.
+//
+// Hot-path discipline: no allocation per request in steady state (the taker lives in fields, not
+// an object; events go straight to the sink), no bigint, no clock, no hash-order iteration.
+import {
+  MONEY_OVERFLOW, feeCeil, feeFloor, notionalCeil, notionalFloor,
+} from '../money/index.js';
+import type {
+  CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState, EngineConfig, EngineLimits,
+  MatchingEngine,
+} from './api.js';
+import { BookSide, LevelStore, NIL, OrderStore } from './book.js';
+import { CreditTable } from './credit.js';
+import { Ledger } from './ledger.js';
+import {
+  BalanceReason, FEE_ACCOUNT, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES,
+  RequestKind, Side, Tif, UpdateReason, type EventSink, type Request,
+} from './types.js';
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9_-]{1,36}$/;
+const MARKET_ACTIVE = 0;
+const MARKET_PAUSED = 1;
+const BPS_MAX = 10_000;
+
+export class FastEngine implements MatchingEngine {
+  private readonly limits: EngineLimits;
+  private readonly assets: string[];
+  private readonly asset_count: number;
+  private readonly ledger: Ledger;
+  private readonly orders: OrderStore;
+  private readonly levels: LevelStore;
+  private readonly credit: CreditTable;
+
+  // Markets, as parallel arrays sized markets_max.
+  private market_count = 0;
+  private readonly market_id: string[] = [];
+  private readonly market_base: Int32Array;
+  private readonly market_quote: Int32Array;
+  private readonly market_tick: Float64Array;
+  private readonly market_lot: Float64Array;
+  private readonly market_status: Uint8Array;
+  private readonly market_fee_override: Uint8Array;
+  private readonly market_maker_bps: Int32Array;
+  private readonly market_taker_bps: Int32Array;
+  private readonly market_mark: Float64Array;
+  private readonly bids: BookSide[] = [];
+  private readonly asks: BookSide[] = [];
+
+  private maker_bps_global: number;
+  private taker_bps_global: number;
+  private readonly deposits: Float64Array;
+  private readonly withdrawals: Float64Array;
+  private next_order_id = 1;
+  private next_fill_id = 1;
+  private next_priority_seq = 1;
+  /** `${account}:${client_order_id}` -> slot, for open orders that carry a client id. */
+  private readonly slot_by_client_id = new Map<string, number>();
+  /** Pending withdrawals, kept ascending by (account, nonce); rare, so plain objects. */
+  private readonly pending_withdrawals: { account: number; nonce: number; asset: number; amount_units: number }[] = [];
+  private readonly scratch_slots: number[] = [];
+
+  // The order being matched (taker). Fields, not an object: no allocation per request.
+  private tk_account = 0;
+  private tk_order_id = 0;
+  private tk_market = 0;
+  private tk_side = 0;
+  private tk_type = 0;
+  private tk_tif = 0;
+  private tk_limit = 0;
+  private tk_quantity = 0;
+  private tk_filled = 0;
+  private tk_remaining = 0;
+  private tk_lock = 0;
+  private tk_last_price = 0;
+  private tk_stop_reason = 0;
+  private tk_client_order_id = '';
+  private had_fill = false;
+  // Effective fees of the market being matched.
+  private fee_maker_bps = 0;
+  private fee_taker_bps = 0;
+
+  constructor(config: EngineConfig) {
+    this.limits = { ...config.limits };
+    this.assets = config.assets.slice();
+    this.asset_count = this.assets.length;
+    assert(this.asset_count > 0, 'at least one asset');
+    assert(feesValid(config.maker_fee_bps, config.taker_fee_bps), 'configured fees are valid');
+    const mmax = this.limits.markets_max;
+    this.market_base = new Int32Array(mmax);
+    this.market_quote = new Int32Array(mmax);
+    this.market_tick = new Float64Array(mmax);
+    this.market_lot = new Float64Array(mmax);
+    this.market_status = new Uint8Array(mmax);
+    this.market_fee_override = new Uint8Array(mmax);
+    this.market_maker_bps = new Int32Array(mmax);
+    this.market_taker_bps = new Int32Array(mmax);
+    this.market_mark = new Float64Array(mmax);
+    this.maker_bps_global = config.maker_fee_bps;
+    this.taker_bps_global = config.taker_fee_bps;
+    this.deposits = new Float64Array(this.asset_count);
+    this.withdrawals = new Float64Array(this.asset_count);
+    this.ledger = new Ledger(this.asset_count, this.limits.accounts_max, 1024);
+    this.orders = new OrderStore(Math.min(this.limits.orders_open_max, 1 << 16), this.limits.orders_open_max);
+    this.levels = new LevelStore(1024);
+    this.credit = new CreditTable(mmax);
+    for (const m of config.markets) {
+      const reason = this.addMarket(m.base, m.quote, m.tick_size_units, m.lot_size_units);
+      assert(reason === Reject.NONE, `configured market ${m.id} is valid`);
+      assert(this.market_id[this.market_count - 1] === m.id, `market id ${m.id} is BASE-QUOTE`);
+    }
+  }
+
+  apply(r: Request, out: EventSink): void {
+    this.ledger.beginRequest();
+    this.had_fill = false;
+    switch (r.kind) {
+      case RequestKind.PLACE: this.place(r, out); break;
+      case RequestKind.AMEND: this.amend(r, out); break;
+      case RequestKind.CANCEL: this.cancel(r, out); break;
+      case RequestKind.CANCEL_ALL: this.cancelAll(r, out); break;
+      case RequestKind.DEPOSIT: this.deposit(r, out); break;
+      case RequestKind.WITHDRAW: this.withdraw(r, out); break;
+      case RequestKind.PAUSE_MARKET: this.pauseOrResume(r, out, true); break;
+      case RequestKind.RESUME_MARKET: this.pauseOrResume(r, out, false); break;
+      case RequestKind.SET_FEES: this.setFees(r, out); break;
+      case RequestKind.SET_CREDIT: this.setCredit(r, out); break;
+      case RequestKind.ADD_MARKET: this.addMarketRequest(r, out); break;
+      default: this.reject(r, out, Reject.KIND_UNKNOWN); return;
+    }
+    if (this.had_fill && this.credit.count > 0) this.creditSweep(out);
+    this.ledger.flush(out);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Requests
+
+  private place(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const m = r.market;
+    if (!this.marketValid(m)) return this.reject(r, out, Reject.MARKET_UNKNOWN);
+    if (this.market_status[m] !== MARKET_ACTIVE) return this.reject(r, out, Reject.MARKET_PAUSED);
+    const side = r.side;
+    const type = r.order_type;
+    const tif = r.tif;
+    if (side !== Side.BID && side !== Side.ASK) return this.reject(r, out, Reject.SIDE_INVALID);
+    if (type !== OrderType.LIMIT && type !== OrderType.MARKET) return this.reject(r, out, Reject.ORDER_TYPE_INVALID);
+    if (!(tif >= Tif.GTC && tif <= Tif.POST_ONLY) || (tif | 0) !== tif) return this.reject(r, out, Reject.TIF_INVALID);
+    const q = r.quantity_units;
+    if (!(q > 0)) return this.reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
+    if (q % this.market_lot[m] !== 0) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
+    this.loadFees(m);
+    const p = r.price_units;
+    let lock = 0;
+    if (type === OrderType.LIMIT) {
+      if (!(p > 0)) return this.reject(r, out, Reject.PRICE_NOT_POSITIVE);
+      if (p % this.market_tick[m] !== 0) return this.reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
+      lock = this.bidLock(p, q);
+      if (lock === MONEY_OVERFLOW) return this.reject(r, out, Reject.NOTIONAL_TOO_LARGE);
+    } else {
+      if (tif !== Tif.IOC && tif !== Tif.FOK) return this.reject(r, out, Reject.MARKET_ORDER_TIF);
+      if (p !== 0) return this.reject(r, out, Reject.MARKET_ORDER_WITH_PRICE);
+    }
+    const account = r.account;
+    const coid = r.client_order_id;
+    if (coid !== '') {
+      if (!CLIENT_ORDER_ID_PATTERN.test(coid)) return this.reject(r, out, Reject.CLIENT_ORDER_ID_INVALID);
+      if (this.slot_by_client_id.has(clientKey(account, coid))) return this.reject(r, out, Reject.CLIENT_ORDER_ID_DUPLICATE);
+    }
+    const may_rest = type === OrderType.LIMIT && (tif === Tif.GTC || tif === Tif.POST_ONLY);
+    const own = side === Side.BID ? this.bids[m] : this.asks[m];
+    const opposite = side === Side.BID ? this.asks[m] : this.bids[m];
+    if (may_rest) {
+      if (this.ledger.open_orders[account] >= this.limits.orders_open_per_account_max) return this.reject(r, out, Reject.ACCOUNT_OPEN_ORDERS_MAX);
+      if (this.orders.size >= this.limits.orders_open_max) return this.reject(r, out, Reject.ENGINE_OPEN_ORDERS_MAX);
+      if (own.find(p) < 0 && own.count >= this.limits.price_levels_per_book_max) return this.reject(r, out, Reject.BOOK_LEVELS_MAX);
+    }
+    if (tif === Tif.POST_ONLY && this.crosses(opposite, side, p)) return this.reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
+    const base = this.market_base[m];
+    const quote = this.market_quote[m];
+    const a = this.asset_count;
+    if (side === Side.ASK) {
+      if (this.ledger.available[account * a + base] < q) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
+      lock = q;
+    } else if (type === OrderType.LIMIT) {
+      if (this.ledger.available[account * a + quote] < lock) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
+    }
+    if (may_rest && this.ledger.has_credit[account] === 1) {
+      if (this.creditWouldBreach(account, m, q, notionalCeil(p, q))) {
+        return this.reject(r, out, Reject.CREDIT_BREACH);
+      }
+    }
+    let fok_unfilled = false;
+    if (tif === Tif.FOK) {
+      if (this.liquidity(opposite, type === OrderType.LIMIT, side, p, q) < q) {
+        fok_unfilled = true;
+      } else if (side === Side.BID && type === OrderType.MARKET) {
+        const cost = this.marketBidCost(opposite, q);
+        if (cost > this.ledger.available[account * a + quote]) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
+      }
+    }
+
+    // Accepted: from here on nothing can fail.
+    this.ledger.nonce_high_water[account] = r.nonce;
+    const order_id = this.next_order_id++;
+    out.accepted(RequestKind.PLACE, account, order_id);
+    if (lock > 0) this.moveToLocked(account, side === Side.BID ? quote : base, lock, BalanceReason.ORDER_PLACED);
+    this.tk_account = account;
+    this.tk_order_id = order_id;
+    this.tk_market = m;
+    this.tk_side = side;
+    this.tk_type = type;
+    this.tk_tif = tif;
+    this.tk_limit = type === OrderType.LIMIT ? p : 0;
+    this.tk_quantity = q;
+    this.tk_filled = 0;
+    this.tk_remaining = q;
+    this.tk_lock = lock;
+    this.tk_last_price = 0;
+    this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
+    this.tk_client_order_id = coid;
+    if (!fok_unfilled) this.matchTaker(out);
+    this.finishTaker(out, may_rest, UpdateReason.PLACED);
+  }
+
+  private amend(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const account = r.account;
+    const s = this.ownOpenOrder(account, r.order_id, '');
+    if (s === NIL) return this.reject(r, out, Reject.ORDER_NOT_FOUND);
+    const o = this.orders;
+    const m = o.market[s];
+    if (this.market_status[m] !== MARKET_ACTIVE) return this.reject(r, out, Reject.MARKET_PAUSED);
+    const q = r.quantity_units;
+    if (!(q > 0)) return this.reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
+    if (q % this.market_lot[m] !== 0) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
+    const p = r.price_units;
+    if (!(p > 0)) return this.reject(r, out, Reject.PRICE_NOT_POSITIVE);
+    if (p % this.market_tick[m] !== 0) return this.reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
+    this.loadFees(m);
+    const bid_lock = this.bidLock(p, q);
+    if (bid_lock === MONEY_OVERFLOW) return this.reject(r, out, Reject.NOTIONAL_TOO_LARGE);
+    const side = o.side[s];
+    const own = side === Side.BID ? this.bids[m] : this.asks[m];
+    const opposite = side === Side.BID ? this.asks[m] : this.bids[m];
+    const old_price = o.price[s];
+    if (p !== old_price && own.find(p) < 0 && own.count >= this.limits.price_levels_per_book_max) {
+      return this.reject(r, out, Reject.BOOK_LEVELS_MAX);
+    }
+    const tif = o.tif[s];
+    if (tif === Tif.POST_ONLY && this.crosses(opposite, side, p)) return this.reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
+    const lock_asset = side === Side.BID ? this.market_quote[m] : this.market_base[m];
+    const new_lock = side === Side.BID ? bid_lock : q;
+    const old_lock = o.locked[s];
+    const key = account * this.asset_count + lock_asset;
+    if (new_lock > this.ledger.available[key] + old_lock) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
+    const old_remaining = o.remaining[s];
+    if (this.ledger.has_credit[account] === 1) {
+      const value_delta = notionalCeil(p, q) - notionalCeil(old_price, old_remaining);
+      if (this.creditWouldBreach(account, m, q - old_remaining, value_delta)) return this.reject(r, out, Reject.CREDIT_BREACH);
+    }
+
+    // Accepted.
+    this.ledger.nonce_high_water[account] = r.nonce;
+    const order_id = o.id[s];
+    out.accepted(RequestKind.AMEND, account, order_id);
+    const filled = o.filled[s];
+    if (p === old_price && q <= old_remaining) {
+      // Same price, not larger: keeps its place in the queue.
+      this.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
+      this.ledger.available[key] -= new_lock - old_lock;
+      this.ledger.locked[key] += new_lock - old_lock;
+      o.locked[s] = new_lock;
+      const dq = old_remaining - q;
+      o.remaining[s] = q;
+      o.quantity[s] = filled + q;
+      this.levels.quantity[o.level[s]] -= dq;
+      if (this.ledger.has_credit[account] === 1) {
+        this.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
+      }
+      out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
+        p, filled + q, filled, q, 0, UpdateReason.AMENDED);
+      return;
+    }
+    // Anything else re-enters the book as if placed now, keeping its id and filled quantity.
+    const coid = o.client_order_id[s];
+    this.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
+    this.ledger.available[key] += old_lock - new_lock;
+    this.ledger.locked[key] += new_lock - old_lock;
+    this.removeResting(s);
+    this.tk_account = account;
+    this.tk_order_id = order_id;
+    this.tk_market = m;
+    this.tk_side = side;
+    this.tk_type = OrderType.LIMIT;
+    this.tk_tif = tif;
+    this.tk_limit = p;
+    this.tk_quantity = filled + q;
+    this.tk_filled = filled;
+    this.tk_remaining = q;
+    this.tk_lock = new_lock;
+    this.tk_last_price = 0;
+    this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
+    this.tk_client_order_id = coid;
+    this.matchTaker(out);
+    this.finishTaker(out, true, UpdateReason.AMENDED);
+  }
+
+  private cancel(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const s = this.ownOpenOrder(r.account, r.order_id, r.client_order_id);
+    if (s === NIL) return this.reject(r, out, Reject.ORDER_NOT_FOUND);
+    this.ledger.nonce_high_water[r.account] = r.nonce;
+    out.accepted(RequestKind.CANCEL, r.account, this.orders.id[s]);
+    this.cancelResting(s, UpdateReason.USER_CANCEL, out);
+  }
+
+  private cancelAll(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const m = r.market;
+    if (m !== NO_MARKET && !this.marketValid(m)) return this.reject(r, out, Reject.MARKET_UNKNOWN);
+    this.ledger.nonce_high_water[r.account] = r.nonce;
+    out.accepted(RequestKind.CANCEL_ALL, r.account, 0);
+    this.cancelAccountOrders(r.account, m, UpdateReason.CANCEL_ALL, out);
+  }
+
+  private deposit(r: Request, out: EventSink): void {
+    const account = r.account;
+    if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
+    const asset = r.asset;
+    if (!this.assetValid(asset)) return this.reject(r, out, Reject.ASSET_UNKNOWN);
+    const amount = r.amount_units;
+    if (!(amount > 0)) return this.reject(r, out, Reject.AMOUNT_NOT_POSITIVE);
+    // Supply bound: keeps every balance and every sum of balances a safe integer.
+    if (!Number.isSafeInteger(amount) || this.deposits[asset] - this.withdrawals[asset] + amount > MAX_SAFE) {
+      return this.reject(r, out, Reject.AMOUNT_TOO_LARGE);
+    }
+    this.ledger.ensure(account);
+    out.accepted(RequestKind.DEPOSIT, account, 0);
+    this.ledger.touch(account, asset, BalanceReason.DEPOSIT);
+    this.ledger.available[account * this.asset_count + asset] += amount;
+    this.deposits[asset] += amount;
+  }
+
+  private withdraw(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const account = r.account;
+    const asset = r.asset;
+    if (!this.assetValid(asset)) return this.reject(r, out, Reject.ASSET_UNKNOWN);
+    const amount = r.amount_units;
+    if (!(amount > 0)) return this.reject(r, out, Reject.AMOUNT_NOT_POSITIVE);
+    const key = account * this.asset_count + asset;
+    if (!(this.ledger.available[key] >= amount)) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
+    this.ledger.nonce_high_water[account] = r.nonce;
+    out.accepted(RequestKind.WITHDRAW, account, 0);
+    this.ledger.touch(account, asset, BalanceReason.WITHDRAWAL);
+    this.ledger.available[key] -= amount;
+    this.withdrawals[asset] += amount;
+    // Nonces only grow per account, so appending keeps (account, nonce) order within an account;
+    // insert to keep the whole list ascending by account.
+    let i = this.pending_withdrawals.length;
+    while (i > 0 && this.pending_withdrawals[i - 1].account > account) i--;
+    this.pending_withdrawals.splice(i, 0, { account, nonce: r.nonce, asset, amount_units: amount });
+  }
+
+  private pauseOrResume(r: Request, out: EventSink, pause: boolean): void {
+    const m = r.market;
+    if (!this.marketValid(m)) return this.reject(r, out, Reject.MARKET_UNKNOWN);
+    out.accepted(r.kind, r.account, 0);
+    if (!pause) {
+      this.market_status[m] = MARKET_ACTIVE;
+      return;
+    }
+    if (this.market_status[m] === MARKET_PAUSED) return;
+    this.market_status[m] = MARKET_PAUSED;
+    const slots = this.scratch_slots;
+    slots.length = 0;
+    for (const book of [this.bids[m], this.asks[m]]) {
+      for (let i = 0; i < book.count; i++) {
+        for (let s = this.levels.head[book.levels[i]]; s !== NIL; s = this.orders.next[s]) slots.push(s);
+      }
+    }
+    this.cancelSlotsById(slots, UpdateReason.MARKET_PAUSED, out);
+  }
+
+  private setFees(r: Request, out: EventSink): void {
+    const m = r.market;
+    if (m !== NO_MARKET && !this.marketValid(m)) return this.reject(r, out, Reject.MARKET_UNKNOWN);
+    if (!feesValid(r.maker_fee_bps, r.taker_fee_bps)) return this.reject(r, out, Reject.FEES_INVALID);
+    out.accepted(RequestKind.SET_FEES, r.account, 0);
+    if (m === NO_MARKET) {
+      this.maker_bps_global = r.maker_fee_bps;
+      this.taker_bps_global = r.taker_fee_bps;
+    } else {
+      this.market_fee_override[m] = 1;
+      this.market_maker_bps[m] = r.maker_fee_bps;
+      this.market_taker_bps[m] = r.taker_fee_bps;
+    }
+  }
+
+  private setCredit(r: Request, out: EventSink): void {
+    const account = r.account;
+    if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
+    const limit = r.credit_limit_units;
+    const ratio = r.auto_cancel_ratio_ppm;
+    if (!Number.isSafeInteger(limit) || limit < 0 || !Number.isSafeInteger(ratio) || ratio <= 0 || ratio > 1_000_000) {
+      return this.reject(r, out, Reject.CREDIT_INVALID);
+    }
+    this.ledger.ensure(account);
+    out.accepted(RequestKind.SET_CREDIT, account, 0);
+    if (limit === 0) {
+      this.credit.remove(account);
+      this.ledger.has_credit[account] = 0;
+      return;
+    }
+    const entry = this.credit.set(account, limit, ratio);
+    if (this.ledger.has_credit[account] === 0) {
+      // Start tracking: count what the account already has resting.
+      entry.rest_quantity.fill(0);
+      entry.rest_value.fill(0);
+      const o = this.orders;
+      for (let s = this.ledger.order_head[account]; s !== NIL; s = o.acct_next[s]) {
+        entry.rest_quantity[o.market[s]] += o.remaining[s];
+        entry.rest_value[o.market[s]] += notionalCeil(o.price[s], o.remaining[s]);
+      }
+      this.ledger.has_credit[account] = 1;
+    }
+  }
+
+  private addMarketRequest(r: Request, out: EventSink): void {
+    const reason = this.addMarket(r.asset, r.asset_quote, r.tick_size_units, r.lot_size_units);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    out.accepted(RequestKind.ADD_MARKET, r.account, 0);
+  }
+
+  private addMarket(base: number, quote: number, tick: number, lot: number): number {
+    if (!this.assetValid(base) || !this.assetValid(quote) || base === quote) return Reject.ASSET_UNKNOWN;
+    if (!Number.isSafeInteger(tick) || !Number.isSafeInteger(lot) || tick <= 0 || lot <= 0) return Reject.MARKET_INVALID;
+    // tick x lot a multiple of 1e6 makes every fill notional an exact integer (docs/engine.md).
+    const n = notionalFloor(tick, lot);
+    if (n === MONEY_OVERFLOW || n !== notionalCeil(tick, lot)) return Reject.MARKET_INVALID;
+    for (let i = 0; i < this.market_count; i++) {
+      if (this.market_base[i] === base && this.market_quote[i] === quote) return Reject.MARKET_EXISTS;
+    }
+    if (this.market_count >= this.limits.markets_max) return Reject.MARKETS_MAX;
+    const m = this.market_count++;
+    this.market_id.push(`${this.assets[base]}-${this.assets[quote]}`);
+    this.market_base[m] = base;
+    this.market_quote[m] = quote;
+    this.market_tick[m] = tick;
+    this.market_lot[m] = lot;
+    this.market_status[m] = MARKET_ACTIVE;
+    this.bids.push(new BookSide(true, 64));
+    this.asks.push(new BookSide(false, 64));
+    return Reject.NONE;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Matching
+
+  /** Matches the taker held in the tk_* fields against the opposite side. */
+  private matchTaker(out: EventSink): void {
+    const m = this.tk_market;
+    const taker_bid = this.tk_side === Side.BID;
+    const book = taker_bid ? this.asks[m] : this.bids[m];
+    const is_market = this.tk_type === OrderType.MARKET;
+    const limit = this.tk_limit;
+    const levels = this.levels;
+    const o = this.orders;
+    const quote_key = this.tk_account * this.asset_count + this.market_quote[m];
+    const lot = this.market_lot[m];
+    while (this.tk_remaining > 0 && book.count > 0) {
+      const lvl = book.levels[book.count - 1];
+      const price = levels.price[lvl];
+      if (!is_market && (taker_bid ? price > limit : price < limit)) return;
+      let s = levels.head[lvl];
+      while (s !== NIL && this.tk_remaining > 0) {
+        const next = o.next[s];
+        let q = this.tk_remaining < o.remaining[s] ? this.tk_remaining : o.remaining[s];
+        if (is_market && taker_bid) {
+          q = this.affordable(price, q, this.ledger.available[quote_key], lot);
+          if (q === 0) {
+            this.tk_stop_reason = UpdateReason.INSUFFICIENT_BALANCE;
+            return;
+          }
+        }
+        this.fill(s, price, q, out);
+        s = next;
+      }
+    }
+  }
+
+  /** Largest lot multiple <= q whose cost (notional + taker fee) fits `available`. */
+  private affordable(price: number, q: number, available: number, lot: number): number {
+    if (this.marketBidFillCost(price, q) <= available) return q;
+    let lo = 0;
+    let hi = q / lot - 1; // q itself is not affordable
+    while (lo < hi) {
+      const mid = lo + Math.ceil((hi - lo) / 2);
+      if (this.marketBidFillCost(price, mid * lot) <= available) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo * lot;
+  }
+
+  private marketBidFillCost(price: number, q: number): number {
+    const n = notionalCeil(price, q);
+    return n + feeCeil(n, this.fee_taker_bps);
+  }
+
+  /** One fill between the taker (tk_*) and the resting order in `s`, at the maker's price. */
+  private fill(s: number, price: number, q: number, out: EventSink): void {
+    const o = this.orders;
+    const L = this.ledger;
+    const a = this.asset_count;
+    const m = this.tk_market;
+    const base = this.market_base[m];
+    const quote = this.market_quote[m];
+    const taker = this.tk_account;
+    const maker = o.account[s];
+    const taker_bid = this.tk_side === Side.BID;
+    const buyer = taker_bid ? taker : maker;
+    const seller = taker_bid ? maker : taker;
+    const n_ceil = notionalCeil(price, q);
+    const n_floor = notionalFloor(price, q);
+    const maker_rem_after = o.remaining[s] - q;
+    const taker_rem_after = this.tk_remaining - q;
+    const tb = this.fee_taker_bps;
+    const mb = this.fee_maker_bps;
+
+    // Taker fee, capped for a locked bid so its lock still covers the rest (docs/engine.md).
+    let taker_fee: number;
+    if (taker_bid) {
+      taker_fee = feeCeil(n_ceil, tb);
+      if (this.tk_type === OrderType.LIMIT) {
+        const cap = this.tk_lock - n_ceil - notionalCeil(this.tk_limit, taker_rem_after);
+        if (taker_fee > cap) taker_fee = cap;
+      }
+    } else {
+      taker_fee = feeCeil(n_floor, tb);
+    }
+    let maker_fee = 0;
+    let rebate = 0;
+    if (mb >= 0) {
+      if (taker_bid) {
+        maker_fee = feeCeil(n_floor, mb);
+      } else {
+        maker_fee = feeCeil(n_ceil, mb);
+        const cap = o.locked[s] - n_ceil - notionalCeil(o.price[s], maker_rem_after);
+        if (maker_fee > cap) maker_fee = cap;
+      }
+    } else {
+      rebate = feeFloor(taker_bid ? n_floor : n_ceil, -mb);
+      if (rebate > taker_fee) rebate = taker_fee;
+    }
+    const buyer_fee = taker_bid ? taker_fee : maker_fee;
+    const seller_fee = taker_bid ? maker_fee : taker_fee;
+    const buyer_rebate = taker_bid ? 0 : rebate;
+    const seller_rebate = taker_bid ? rebate : 0;
+
+    L.touch(buyer, quote, BalanceReason.FILL);
+    L.touch(buyer, base, BalanceReason.FILL);
+    L.touch(seller, quote, BalanceReason.FILL);
+    L.touch(seller, base, BalanceReason.FILL);
+    L.touch(FEE_ACCOUNT, quote, BalanceReason.FILL);
+
+    // Buyer pays notional + fee: from the order's lock, or from available for a market bid.
+    const buyer_cost = n_ceil + buyer_fee;
+    if (taker_bid) {
+      if (this.tk_type === OrderType.LIMIT) {
+        this.tk_lock -= buyer_cost;
+        L.locked[buyer * a + quote] -= buyer_cost;
+      } else {
+        L.available[buyer * a + quote] -= buyer_cost;
+      }
+    } else {
+      o.locked[s] -= buyer_cost;
+      L.locked[buyer * a + quote] -= buyer_cost;
+    }
+    L.available[buyer * a + quote] += buyer_rebate;
+    L.available[buyer * a + base] += q;
+    // Seller delivers the base it locked and receives notional - fee (+ rebate).
+    if (taker_bid) o.locked[s] -= q;
+    else this.tk_lock -= q;
+    L.locked[seller * a + base] -= q;
+    L.available[seller * a + quote] += n_floor - seller_fee + seller_rebate;
+    L.available[FEE_ACCOUNT * a + quote] += n_ceil - n_floor + taker_fee + maker_fee - rebate;
+
+    out.fill(this.next_fill_id++, m, this.tk_order_id, o.id[s], taker, maker, this.tk_side, price, q,
+      taker_fee, mb >= 0 ? maker_fee : -rebate);
+    this.had_fill = true;
+    this.market_mark[m] = price;
+    this.tk_remaining = taker_rem_after;
+    this.tk_filled += q;
+    this.tk_last_price = price;
+
+    // Maker side of the book.
+    o.remaining[s] = maker_rem_after;
+    o.filled[s] += q;
+    this.levels.quantity[o.level[s]] -= q;
+    if (L.has_credit[maker] === 1) {
+      this.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
+    }
+    if (maker_rem_after === 0) {
+      const left = o.locked[s];
+      if (left > 0) {
+        const lock_asset = o.side[s] === Side.BID ? quote : base;
+        L.touch(maker, lock_asset, BalanceReason.FILL);
+        L.locked[maker * a + lock_asset] -= left;
+        L.available[maker * a + lock_asset] += left;
+        o.locked[s] = 0;
+      }
+      out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.FILLED, o.price[s], o.quantity[s],
+        o.filled[s], 0, price, UpdateReason.FILL);
+      this.removeResting(s);
+    } else {
+      out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.PARTIALLY_FILLED, o.price[s],
+        o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL);
+    }
+  }
+
+  /** After matching: rest the remainder, or cancel it, or report it filled; release its lock. */
+  private finishTaker(out: EventSink, may_rest: boolean, rest_reason: number): void {
+    const account = this.tk_account;
+    const m = this.tk_market;
+    const lock_asset = this.tk_side === Side.BID ? this.market_quote[m] : this.market_base[m];
+    if (this.tk_remaining > 0 && may_rest) {
+      this.rest();
+      out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
+        this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
+        this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason);
+      return;
+    }
+    if (this.tk_lock > 0) {
+      this.releaseLock(account, lock_asset, this.tk_lock,
+        this.tk_remaining > 0 ? BalanceReason.ORDER_CANCELLED : BalanceReason.FILL);
+      this.tk_lock = 0;
+    }
+    if (this.tk_remaining > 0) {
+      out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.CANCELLED, this.tk_limit,
+        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, this.tk_stop_reason);
+    } else {
+      out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.FILLED, this.tk_limit,
+        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, UpdateReason.FILL);
+    }
+  }
+
+  /** Puts the taker's remainder on its side of the book, at the tail of its price level. */
+  private rest(): void {
+    const o = this.orders;
+    const m = this.tk_market;
+    const account = this.tk_account;
+    const s = o.alloc(this.tk_order_id);
+    assert(s !== NIL, 'capacity was checked before acceptance');
+    const price = this.tk_limit;
+    o.account[s] = account;
+    o.market[s] = m;
+    o.side[s] = this.tk_side;
+    o.tif[s] = this.tk_tif;
+    o.price[s] = price;
+    o.quantity[s] = this.tk_quantity;
+    o.filled[s] = this.tk_filled;
+    o.remaining[s] = this.tk_remaining;
+    o.locked[s] = this.tk_lock;
+    o.priority_seq[s] = this.next_priority_seq++;
+    o.client_order_id[s] = this.tk_client_order_id;
+    // Level: find or create, then append at the tail (time priority).
+    const side = this.tk_side === Side.BID ? this.bids[m] : this.asks[m];
+    let i = side.find(price);
+    let lvl: number;
+    if (i >= 0) {
+      lvl = side.levels[i];
+    } else {
+      lvl = this.levels.alloc(price);
+      side.insertAt(-i - 1, lvl, price);
+    }
+    const levels = this.levels;
+    o.level[s] = lvl;
+    o.next[s] = NIL;
+    o.prev[s] = levels.tail[lvl];
+    if (levels.tail[lvl] === NIL) levels.head[lvl] = s;
+    else o.next[levels.tail[lvl]] = s;
+    levels.tail[lvl] = s;
+    levels.quantity[lvl] += this.tk_remaining;
+    // Account list (prepend).
+    const L = this.ledger;
+    const head = L.order_head[account];
+    o.acct_prev[s] = NIL;
+    o.acct_next[s] = head;
+    if (head !== NIL) o.acct_prev[head] = s;
+    L.order_head[account] = s;
+    L.open_orders[account]++;
+    if (this.tk_client_order_id !== '') this.slot_by_client_id.set(clientKey(account, this.tk_client_order_id), s);
+    if (L.has_credit[account] === 1) {
+      this.credit.onRestChange(account, m, this.tk_remaining, notionalCeil(price, this.tk_remaining));
+    }
+  }
+
+  /** Unlinks a resting order from its level, its account and the indexes, and frees its slot. */
+  private removeResting(s: number): void {
+    const o = this.orders;
+    const levels = this.levels;
+    const lvl = o.level[s];
+    const prev = o.prev[s];
+    const next = o.next[s];
+    if (prev === NIL) levels.head[lvl] = next;
+    else o.next[prev] = next;
+    if (next === NIL) levels.tail[lvl] = prev;
+    else o.prev[next] = prev;
+    levels.quantity[lvl] -= o.remaining[s];
+    if (levels.head[lvl] === NIL) {
+      const m = o.market[s];
+      const side = o.side[s] === Side.BID ? this.bids[m] : this.asks[m];
+      const i = side.count > 0 && side.levels[side.count - 1] === lvl ? side.count - 1 : side.find(levels.price[lvl]);
+      assert(i >= 0 && side.levels[i] === lvl, 'a resting order belongs to a level of its side');
+      side.removeAt(i);
+      levels.release(lvl);
+    }
+    const account = o.account[s];
+    const L = this.ledger;
+    const ap = o.acct_prev[s];
+    const an = o.acct_next[s];
+    if (ap === NIL) L.order_head[account] = an;
+    else o.acct_next[ap] = an;
+    if (an !== NIL) o.acct_prev[an] = ap;
+    L.open_orders[account]--;
+    if (L.has_credit[account] === 1 && o.remaining[s] > 0) {
+      this.credit.onRestChange(account, o.market[s], -o.remaining[s], -notionalCeil(o.price[s], o.remaining[s]));
+    }
+    const coid = o.client_order_id[s];
+    if (coid !== '') this.slot_by_client_id.delete(clientKey(account, coid));
+    o.release(s);
+  }
+
+  private cancelResting(s: number, reason: number, out: EventSink): void {
+    const o = this.orders;
+    const m = o.market[s];
+    const account = o.account[s];
+    const lock_asset = o.side[s] === Side.BID ? this.market_quote[m] : this.market_base[m];
+    if (o.locked[s] > 0) this.releaseLock(account, lock_asset, o.locked[s], BalanceReason.ORDER_CANCELLED);
+    out.orderUpdate(o.id[s], account, m, o.side[s], OrderStatus.CANCELLED, o.price[s], o.quantity[s],
+      o.filled[s], 0, 0, reason);
+    this.removeResting(s);
+  }
+
+  private cancelAccountOrders(account: number, market: number, reason: number, out: EventSink): void {
+    const slots = this.scratch_slots;
+    slots.length = 0;
+    const o = this.orders;
+    for (let s = this.ledger.order_head[account]; s !== NIL; s = o.acct_next[s]) {
+      if (market === NO_MARKET || o.market[s] === market) slots.push(s);
+    }
+    this.cancelSlotsById(slots, reason, out);
+  }
+
+  /** Cancels the given slots in ascending order id (the documented, replayable order). */
+  private cancelSlotsById(slots: number[], reason: number, out: EventSink): void {
+    const ids = this.orders.id;
+    slots.sort((x, y) => ids[x] - ids[y]);
+    for (let i = 0; i < slots.length; i++) this.cancelResting(slots[i], reason, out);
+    slots.length = 0;
+  }
+
+  private creditSweep(out: EventSink): void {
+    const accounts = this.credit.accounts_ascending;
+    for (let i = 0; i < accounts.length; i++) {
+      const account = accounts[i];
+      if (this.ledger.order_head[account] === NIL) continue;
+      const entry = this.credit.get(account);
+      if (this.quotedValue(entry.rest_quantity, entry.rest_value) > entry.threshold_units) {
+        this.cancelAccountOrders(account, NO_MARKET, UpdateReason.CREDIT_AUTO_CANCEL, out);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Helpers
+
+  private reject(r: Request, out: EventSink, reason: number): void {
+    out.rejected(r.kind, r.account, REJECT_CODES[reason], reason);
+  }
+
+  private checkSigned(r: Request): number {
+    const account = r.account;
+    if (!this.accountValid(account)) return Reject.ACCOUNT_UNKNOWN;
+    this.ledger.ensure(account);
+    if (!(r.nonce > this.ledger.nonce_high_water[account])) return Reject.NONCE_NOT_ABOVE_HIGH_WATER;
+    return Reject.NONE;
+  }
+
+  private accountValid(account: number): boolean {
+    return (account | 0) === account && account >= 1 && account < this.limits.accounts_max;
+  }
+
+  private assetValid(asset: number): boolean {
+    return (asset | 0) === asset && asset >= 0 && asset < this.asset_count;
+  }
+
+  private marketValid(m: number): boolean {
+    return (m | 0) === m && m >= 0 && m < this.market_count;
+  }
+
+  private loadFees(m: number): void {
+    if (this.market_fee_override[m] === 1) {
+      this.fee_maker_bps = this.market_maker_bps[m];
+      this.fee_taker_bps = this.market_taker_bps[m];
+    } else {
+      this.fee_maker_bps = this.maker_bps_global;
+      this.fee_taker_bps = this.taker_bps_global;
+    }
+  }
+
+  /** notionalCeil(p, q) + its worst-case (taker) fee, or MONEY_OVERFLOW. Needs loadFees. */
+  private bidLock(p: number, q: number): number {
+    const n = notionalCeil(p, q);
+    if (n === MONEY_OVERFLOW) return MONEY_OVERFLOW;
+    const fee = feeCeil(n, this.fee_taker_bps);
+    if (fee === MONEY_OVERFLOW || n + fee > MAX_SAFE) return MONEY_OVERFLOW;
+    return n + fee;
+  }
+
+  private crosses(opposite: BookSide, side: number, p: number): boolean {
+    const best = opposite.best();
+    if (best === NIL) return false;
+    const bp = this.levels.price[best];
+    return side === Side.BID ? p >= bp : p <= bp;
+  }
+
+  /** Resting quantity on `book` a taker could reach, counted up to `enough`. */
+  private liquidity(book: BookSide, limited: boolean, side: number, limit: number, enough: number): number {
+    let total = 0;
+    for (let i = book.count - 1; i >= 0 && total < enough; i--) {
+      const lvl = book.levels[i];
+      const price = this.levels.price[lvl];
+      if (limited && (side === Side.BID ? price > limit : price < limit)) break;
+      total += this.levels.quantity[lvl];
+    }
+    return total;
+  }
+
+  /** What a market bid for `q` would pay over the fills it would make. Needs loadFees. */
+  private marketBidCost(book: BookSide, q: number): number {
+    let left = q;
+    let cost = 0;
+    const o = this.orders;
+    for (let i = book.count - 1; i >= 0 && left > 0; i--) {
+      const lvl = book.levels[i];
+      const price = this.levels.price[lvl];
+      for (let s = this.levels.head[lvl]; s !== NIL && left > 0; s = o.next[s]) {
+        const take = left < o.remaining[s] ? left : o.remaining[s];
+        cost += this.marketBidFillCost(price, take);
+        left -= take;
+      }
+    }
+    return cost;
+  }
+
+  private moveToLocked(account: number, asset: number, amount: number, reason: number): void {
+    const key = account * this.asset_count + asset;
+    this.ledger.touch(account, asset, reason);
+    this.ledger.available[key] -= amount;
+    this.ledger.locked[key] += amount;
+  }
+
+  private releaseLock(account: number, asset: number, amount: number, reason: number): void {
+    const key = account * this.asset_count + asset;
+    this.ledger.touch(account, asset, reason);
+    this.ledger.locked[key] -= amount;
+    this.ledger.available[key] += amount;
+  }
+
+  private ownOpenOrder(account: number, order_id: number, client_order_id: string): number {
+    let s: number | undefined;
+    if (order_id !== 0) {
+      s = this.orders.slot_by_id.get(order_id);
+      if (s === undefined || this.orders.account[s] !== account) return NIL;
+      if (client_order_id !== '' && this.orders.client_order_id[s] !== client_order_id) return NIL;
+      return s;
+    }
+    if (client_order_id === '') return NIL;
+    s = this.slot_by_client_id.get(clientKey(account, client_order_id));
+    return s === undefined ? NIL : s;
+  }
+
+  /** Quoted value Q of a credit account (docs/engine.md, Credit), saturating at MAX_SAFE. */
+  private quotedValue(rest_quantity: Float64Array, rest_value: Float64Array): number {
+    let q = 0;
+    for (let m = 0; m < this.market_count; m++) {
+      const mark = this.market_mark[m];
+      const v = mark > 0 ? notionalCeil(mark, rest_quantity[m]) : rest_value[m];
+      if (v === MONEY_OVERFLOW || q + v > MAX_SAFE) return MAX_SAFE;
+      q += v;
+    }
+    return q;
+  }
+
+  /** Whether adding (quantity, own-price value) in market m would bring Q to the limit or above. */
+  private creditWouldBreach(account: number, m: number, d_quantity: number, d_value: number): boolean {
+    const entry = this.credit.get(account);
+    entry.rest_quantity[m] += d_quantity;
+    entry.rest_value[m] += d_value;
+    const q = this.quotedValue(entry.rest_quantity, entry.rest_value);
+    entry.rest_quantity[m] -= d_quantity;
+    entry.rest_value[m] -= d_value;
+    return q >= entry.credit_limit_units;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Canonical state
+
+  canonicalState(): CanonicalState {
+    const markets: CanonicalMarket[] = [];
+    for (let m = 0; m < this.market_count; m++) {
+      markets.push({
+        id: this.market_id[m],
+        base: this.market_base[m],
+        quote: this.market_quote[m],
+        tick_size_units: this.market_tick[m],
+        lot_size_units: this.market_lot[m],
+        status: this.market_status[m] === MARKET_ACTIVE ? 'active' : 'paused',
+        fees: this.market_fee_override[m] === 1
+          ? { maker_fee_bps: this.market_maker_bps[m], taker_fee_bps: this.market_taker_bps[m] }
+          : null,
+        mark_price_units: this.market_mark[m],
+        bids: this.canonicalSide(this.bids[m]),
+        asks: this.canonicalSide(this.asks[m]),
+      });
+    }
+    const accounts: CanonicalAccount[] = [];
+    const L = this.ledger;
+    const a = this.asset_count;
+    for (let acct = 0; acct < L.account_high; acct++) {
+      const balances: [number, number][] = [];
+      let any = acct === FEE_ACCOUNT || L.nonce_high_water[acct] > 0;
+      for (let k = 0; k < a; k++) {
+        const av = L.available[acct * a + k];
+        const lk = L.locked[acct * a + k];
+        if (av !== 0 || lk !== 0) any = true;
+        balances.push([av, lk]);
+      }
+      if (any) accounts.push({ account: acct, nonce_high_water: L.nonce_high_water[acct], balances });
+    }
+    return {
+      next_order_id: this.next_order_id,
+      next_fill_id: this.next_fill_id,
+      next_priority_seq: this.next_priority_seq,
+      fees: { maker_fee_bps: this.maker_bps_global, taker_fee_bps: this.taker_bps_global },
+      markets,
+      accounts,
+      deposits_units: Array.from(this.deposits),
+      withdrawals_units: Array.from(this.withdrawals),
+      credit: this.credit.accounts_ascending.map((account) => {
+        const e = this.credit.get(account);
+        return { account, credit_limit_units: e.credit_limit_units, auto_cancel_ratio_ppm: e.auto_cancel_ratio_ppm };
+      }),
+      pending_withdrawals: this.pending_withdrawals.map((w) => ({ ...w })),
+    };
+  }
+
+  private canonicalSide(side: BookSide): CanonicalOrder[] {
+    const rows: CanonicalOrder[] = [];
+    const o = this.orders;
+    for (let i = side.count - 1; i >= 0; i--) {
+      for (let s = this.levels.head[side.levels[i]]; s !== NIL; s = o.next[s]) {
+        rows.push({
+          order_id: o.id[s], account: o.account[s], side: o.side[s], tif: o.tif[s],
+          price_units: o.price[s], quantity_units: o.quantity[s], filled_units: o.filled[s],
+          remaining_units: o.remaining[s], locked_units: o.locked[s],
+          priority_seq: o.priority_seq[s], client_order_id: o.client_order_id[s],
+        });
+      }
+    }
+    return rows;
+  }
+}
+
+export function createFastEngine(config: EngineConfig): MatchingEngine {
+  return new FastEngine(config);
+}
+
+function feesValid(maker: number, taker: number): boolean {
+  return Number.isSafeInteger(maker) && Number.isSafeInteger(taker) && maker >= -BPS_MAX &&
+    taker <= BPS_MAX && Math.abs(maker) <= taker;
+}
+
+function clientKey(account: number, client_order_id: string): string {
+  return account + ':' + client_order_id;
+}
+
+function assert(condition: boolean, what: string): asserts condition {
+  if (!condition) throw new Error(`engine assertion failed: ${what}`);
+}

@@ -1,0 +1,283 @@
+// The engine's vocabulary: request kinds, codes, reasons and the event sink. Both the fast engine
+// (src/engine/engine.ts) and the reference engine (src/engine/reference/) speak exactly this, so
+// the differential tests can compare them event by event. Everything is a small integer so that
+// requests and events can later be laid out as fixed-size ring records without translation.
+
+export const RequestKind = {
+  DEPOSIT: 1,
+  WITHDRAW: 2,
+  PLACE: 3,
+  CANCEL: 4,
+  AMEND: 5,
+  CANCEL_ALL: 6,
+  PAUSE_MARKET: 7,
+  RESUME_MARKET: 8,
+  SET_FEES: 9,
+  SET_CREDIT: 10,
+  ADD_MARKET: 11,
+} as const;
+export type RequestKindValue = (typeof RequestKind)[keyof typeof RequestKind];
+
+export const Side = { BID: 0, ASK: 1 } as const;
+export const OrderType = { LIMIT: 0, MARKET: 1 } as const;
+export const Tif = { GTC: 0, IOC: 1, FOK: 2, POST_ONLY: 3 } as const;
+
+export const SIDE_NAMES = ['bid', 'ask'] as const;
+export const ORDER_TYPE_NAMES = ['limit', 'market'] as const;
+export const TIF_NAMES = ['gtc', 'ioc', 'fok', 'post_only'] as const;
+
+/** Error codes of the spec and DECISIONS. 0 is success. */
+export const Code = {
+  OK: 0,
+  INVALID_SIGNATURE: 1,
+  INSUFFICIENT_BALANCE: 2,
+  DUPLICATE_NONCE: 3,
+  MARKET_NOT_FOUND: 4,
+  INVALID_ORDER: 5,
+  CREDIT_BREACH: 6,
+  MARKET_PAUSED: 7,
+  RATE_LIMITED: 8,
+  INTERNAL_ERROR: 9,
+  UNAUTHORIZED: 10,
+  NOT_FOUND: 11,
+  INVALID_REQUEST: 12,
+  INVALID_REFERRAL: 13,
+  REFERRAL_EXISTS: 14,
+  AUTH_TIMEOUT: 15,
+} as const;
+export type CodeValue = (typeof Code)[keyof typeof Code];
+export const CODE_NAMES: readonly string[] = [
+  'OK', 'INVALID_SIGNATURE', 'INSUFFICIENT_BALANCE', 'DUPLICATE_NONCE', 'MARKET_NOT_FOUND',
+  'INVALID_ORDER', 'CREDIT_BREACH', 'MARKET_PAUSED', 'RATE_LIMITED', 'INTERNAL_ERROR',
+  'UNAUTHORIZED', 'NOT_FOUND', 'INVALID_REQUEST', 'INVALID_REFERRAL', 'REFERRAL_EXISTS',
+  'AUTH_TIMEOUT',
+];
+export const CODE_HTTP_STATUS: readonly number[] = [
+  200, 401, 400, 400, 404, 400, 400, 400, 429, 500, 401, 404, 400, 400, 400, 401,
+];
+
+/**
+ * Why a request was rejected: the precise failed check. The message text is what INVALID_ORDER's
+ * `message` says ("names the specific failed validation").
+ */
+export const Reject = {
+  NONE: 0,
+  NONCE_NOT_ABOVE_HIGH_WATER: 1,
+  MARKET_UNKNOWN: 2,
+  MARKET_PAUSED: 3,
+  ACCOUNT_UNKNOWN: 4,
+  SIDE_INVALID: 5,
+  ORDER_TYPE_INVALID: 6,
+  TIF_INVALID: 7,
+  QUANTITY_NOT_POSITIVE: 8,
+  QUANTITY_NOT_LOT_MULTIPLE: 9,
+  PRICE_NOT_POSITIVE: 10,
+  PRICE_NOT_TICK_MULTIPLE: 11,
+  MARKET_ORDER_TIF: 12,
+  MARKET_ORDER_WITH_PRICE: 13,
+  NOTIONAL_TOO_LARGE: 14,
+  CLIENT_ORDER_ID_INVALID: 15,
+  CLIENT_ORDER_ID_DUPLICATE: 16,
+  ACCOUNT_OPEN_ORDERS_MAX: 17,
+  ENGINE_OPEN_ORDERS_MAX: 18,
+  POST_ONLY_WOULD_TAKE: 19,
+  INSUFFICIENT_BALANCE: 20,
+  CREDIT_BREACH: 21,
+  ORDER_NOT_FOUND: 22,
+  AMOUNT_NOT_POSITIVE: 23,
+  AMOUNT_TOO_LARGE: 24,
+  ASSET_UNKNOWN: 25,
+  FEES_INVALID: 26,
+  CREDIT_INVALID: 27,
+  MARKET_INVALID: 28,
+  MARKET_EXISTS: 29,
+  BOOK_LEVELS_MAX: 30,
+  ACCOUNTS_MAX: 31,
+  MARKETS_MAX: 32,
+  KIND_UNKNOWN: 33,
+} as const;
+export type RejectValue = (typeof Reject)[keyof typeof Reject];
+export const REJECT_MESSAGES: readonly string[] = [
+  '',
+  'nonce must be greater than the account nonce high-water mark',
+  'market not found',
+  'market is paused',
+  'account not found',
+  'side must be bid or ask',
+  'order_type must be limit or market',
+  'time_in_force must be gtc, ioc, fok or post_only',
+  'quantity must be positive',
+  'quantity must be a multiple of the lot size',
+  'price must be positive',
+  'price must be a multiple of the tick size',
+  'a market order must use time_in_force ioc or fok',
+  'a market order must not carry a price',
+  'price x quantity is too large',
+  'client_order_id must be 1 to 36 characters of [A-Za-z0-9_-]',
+  'client_order_id is already used by an open order of this account',
+  'the account has too many open orders',
+  'the engine holds its maximum number of open orders',
+  'post_only order would take liquidity',
+  'insufficient balance',
+  'order would bring credit utilization to 1.0 or above',
+  'order not found among the account open orders',
+  'amount must be positive',
+  'amount is too large',
+  'asset not found',
+  'fees must satisfy -10000 <= maker_fee_bps, |maker_fee_bps| <= taker_fee_bps <= 10000',
+  'credit_limit must be a non-negative integer and auto_cancel_ratio in (0, 1]',
+  'tick_size and lot_size must be positive and tick_size x lot_size a multiple of 1,000,000',
+  'market already exists',
+  'the book holds its maximum number of price levels',
+  'the engine holds its maximum number of accounts',
+  'the engine holds its maximum number of markets',
+  'unknown request kind',
+];
+
+/** The code each reject reason answers with. */
+export const REJECT_CODES: readonly CodeValue[] = [
+  Code.OK,
+  Code.DUPLICATE_NONCE,
+  Code.MARKET_NOT_FOUND,
+  Code.MARKET_PAUSED,
+  Code.NOT_FOUND,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INVALID_ORDER,
+  Code.INSUFFICIENT_BALANCE,
+  Code.CREDIT_BREACH,
+  Code.NOT_FOUND,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_ORDER,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+];
+
+export const OrderStatus = {
+  OPEN: 0,
+  PARTIALLY_FILLED: 1,
+  FILLED: 2,
+  CANCELLED: 3,
+  REJECTED: 4,
+} as const;
+export const ORDER_STATUS_NAMES = ['open', 'partially_filled', 'filled', 'cancelled', 'rejected'] as const;
+
+/** Why an order update happened. */
+export const UpdateReason = {
+  PLACED: 0,
+  FILL: 1,
+  USER_CANCEL: 2,
+  CANCEL_ALL: 3,
+  MARKET_PAUSED: 4,
+  CREDIT_AUTO_CANCEL: 5,
+  /** IOC or market remainder with no more liquidity; FOK that could not fill completely. */
+  UNFILLED_REMAINDER: 6,
+  /** A market bid stopped because the next fill would exceed the available quote balance. */
+  INSUFFICIENT_BALANCE: 7,
+  AMENDED: 8,
+} as const;
+export const UPDATE_REASON_NAMES = [
+  'placed', 'fill', 'user_cancel', 'cancel_all', 'market_paused', 'credit_auto_cancel',
+  'unfilled_remainder', 'insufficient_balance', 'amended',
+] as const;
+
+/** Why a balance changed (the spec's balance_update reasons). */
+export const BalanceReason = {
+  FILL: 0,
+  ORDER_PLACED: 1,
+  ORDER_CANCELLED: 2,
+  DEPOSIT: 3,
+  WITHDRAWAL: 4,
+} as const;
+export const BALANCE_REASON_NAMES = ['fill', 'order_placed', 'order_cancelled', 'deposit', 'withdrawal'] as const;
+
+/** The operator's fee account is always account 0. */
+export const FEE_ACCOUNT = 0;
+/** `market` value meaning "no market" (global fees, cancel-all across markets). */
+export const NO_MARKET = -1;
+
+/**
+ * One request, already authenticated and decoded. A single mutable instance is reused by the
+ * ring decoder and the benchmark replayer, so no request allocates. Unused fields are 0 / ''.
+ */
+export interface Request {
+  kind: number;
+  /** Account id (>= 1 for users; the fee account 0 never signs). */
+  account: number;
+  /** Signed requests: strictly above the account's high-water mark. Unsigned (admin, deposit): 0. */
+  nonce: number;
+  /** Market index, or NO_MARKET. */
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  price_units: number;
+  quantity_units: number;
+  /** Target of CANCEL / AMEND; 0 when client_order_id names the order. */
+  order_id: number;
+  /** PLACE: optional client id; CANCEL: alternative target. '' = none. */
+  client_order_id: string;
+  /** DEPOSIT / WITHDRAW: asset index and amount. ADD_MARKET: base asset index in `asset`, quote in `asset_quote`. */
+  asset: number;
+  asset_quote: number;
+  amount_units: number;
+  /** SET_FEES (market NO_MARKET = global). */
+  maker_fee_bps: number;
+  taker_fee_bps: number;
+  /** SET_CREDIT: limit in quote units (0 removes tracking) and auto-cancel ratio in parts per million. */
+  credit_limit_units: number;
+  auto_cancel_ratio_ppm: number;
+  /** ADD_MARKET: tick and lot sizes in units. */
+  tick_size_units: number;
+  lot_size_units: number;
+}
+
+export function emptyRequest(): Request {
+  return {
+    kind: 0, account: 0, nonce: 0, market: NO_MARKET, side: 0, order_type: 0, tif: 0,
+    price_units: 0, quantity_units: 0, order_id: 0, client_order_id: '', asset: 0, asset_quote: 0,
+    amount_units: 0, maker_fee_bps: 0, taker_fee_bps: 0, credit_limit_units: 0,
+    auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0,
+  };
+}
+
+/**
+ * Where an engine writes the events of a request, in order. Implementations are allocation-free
+ * writers into preallocated buffers (EventBuffer) or collectors used by tests.
+ */
+export interface EventSink {
+  /** First event of an accepted request. order_id is the new or target order (0 when none). */
+  accepted(kind: number, account: number, order_id: number): void;
+  /** The only event of a rejected request. */
+  rejected(kind: number, account: number, code: number, reason: number): void;
+  fill(
+    fill_id: number, market: number, taker_order_id: number, maker_order_id: number,
+    taker_account: number, maker_account: number, taker_side: number, price_units: number,
+    quantity_units: number, taker_fee_units: number, maker_fee_units: number,
+  ): void;
+  orderUpdate(
+    order_id: number, account: number, market: number, side: number, status: number,
+    price_units: number, quantity_units: number, filled_units: number, remaining_units: number,
+    last_fill_price_units: number, reason: number,
+  ): void;
+  balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void;
+}
