@@ -1,0 +1,112 @@
+// Worker side of the cross-thread ring tests. worker_threads cannot load TypeScript, so
+// the tests spawn the COMPILED file dist/test/ring/ring_worker.js (the test command is
+// `npx tsc -p tsconfig.json && npx vitest run`); it imports the compiled ring from
+// dist/src/ring/, while the test's own thread uses the TypeScript source through vitest:
+// two builds of one codec, meeting only through the SharedArrayBuffer header.
+import { parentPort, workerData } from 'node:worker_threads';
+import { SpscRing } from '../../src/ring/spsc_ring.js';
+import { Prng, checkRecord, writeRecord } from './ring_records.js';
+
+export interface RingWorkerData {
+  role: 'producer' | 'consumer';
+  sab: SharedArrayBuffer;
+  seed: number;
+  count: number;
+  /** Producer: 'batch' uses claimBatch/publishBatch with random batch sizes, 'single' tryClaim/publish. */
+  mode: 'batch' | 'single';
+  batch_max: number;
+  wait_timeout_ms: number;
+}
+
+export interface RingWorkerResult {
+  done: true;
+  records: number;
+  error: string | null;
+  full_count: number;
+  producer_sleep_count: number;
+  consumer_sleep_count: number;
+  wait_calls: number;
+  /** Longest single wait call: a lost wake-up would show here as a full timeout. */
+  max_wait_ms: number;
+  elapsed_ms: number;
+}
+
+let max_wait_ms = 0;
+function timed<T>(f: () => T): T {
+  const t = performance.now();
+  const r = f();
+  max_wait_ms = Math.max(max_wait_ms, performance.now() - t);
+  return r;
+}
+
+function produce(d: RingWorkerData, ring: SpscRing): number {
+  const rng = new Prng(d.seed);
+  const sizes = new Prng(d.seed ^ 0x5bd1e995);
+  let wait_calls = 0;
+  let index = 0;
+  while (index < d.count) {
+    if (d.mode === 'single') {
+      const off = ring.tryClaim();
+      if (off < 0) {
+        wait_calls++;
+        if (timed(() => ring.waitForSpace(d.wait_timeout_ms)) === 0) throw new Error(`producer: no space at ${index}`);
+        continue;
+      }
+      writeRecord(ring, off, index++, rng);
+      ring.publish();
+    } else {
+      const want = Math.min(sizes.between1(d.batch_max), d.count - index);
+      const n = ring.claimBatch(want);
+      if (n === 0) {
+        wait_calls++;
+        if (timed(() => ring.waitForSpace(d.wait_timeout_ms)) === 0) throw new Error(`producer: no space at ${index}`);
+        continue;
+      }
+      for (let i = 0; i < n; i++) writeRecord(ring, ring.claimedSlotOffset(i), index++, rng);
+      ring.publishBatch(n);
+    }
+  }
+  return wait_calls;
+}
+
+function consume(d: RingWorkerData, ring: SpscRing): { records: number; error: string | null; wait_calls: number } {
+  const rng = new Prng(d.seed);
+  let wait_calls = 0;
+  let index = 0;
+  while (index < d.count) {
+    let n = ring.available();
+    if (n === 0) {
+      wait_calls++;
+      n = timed(() => ring.waitForData(d.wait_timeout_ms));
+      if (n === 0) return { records: index, error: `consumer: no data after record ${index}`, wait_calls };
+    }
+    if (n > d.count - index) return { records: index, error: `consumer: ${n} records, more than sent`, wait_calls };
+    for (let i = 0; i < n; i++) {
+      const error = checkRecord(ring, ring.slotOffset(i), index++, rng);
+      if (error !== null) return { records: index, error, wait_calls };
+    }
+    ring.release(n);
+  }
+  return { records: index, error: null, wait_calls };
+}
+
+const d = workerData as RingWorkerData;
+const ring = SpscRing.attach(d.sab);
+const t0 = performance.now();
+let result: RingWorkerResult;
+if (d.role === 'producer') {
+  const wait_calls = produce(d, ring);
+  result = {
+    done: true, records: d.count, error: null, full_count: ring.producer_full_count,
+    producer_sleep_count: ring.producer_sleep_count, consumer_sleep_count: 0, wait_calls, max_wait_ms,
+    elapsed_ms: performance.now() - t0,
+  };
+} else {
+  const r = consume(d, ring);
+  result = {
+    done: true, records: r.records, error: r.error, full_count: 0, producer_sleep_count: 0,
+    consumer_sleep_count: ring.consumer_sleep_count, wait_calls: r.wait_calls, max_wait_ms,
+    elapsed_ms: performance.now() - t0,
+  };
+}
+parentPort?.postMessage(result);
