@@ -1,0 +1,89 @@
+/**
+ * Small, strict hex helpers for the DA layer (fills tree, batch headers).
+ *
+ * Every hex string this module produces is `0x`-prefixed lowercase. Parsing accepts an optional
+ * `0x`/`0X` prefix and either case, like OpenZeppelin's merkle-tree `toBytes`, but never guesses:
+ * an odd number of digits or a non-hex character is an error (or `null` for the `try*` forms).
+ */
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** byte -> two lowercase hex chars. */
+const BYTE_TO_HEX: readonly string[] = Array.from(
+  { length: 256 },
+  (_, b) => HEX_DIGITS[b >> 4]! + HEX_DIGITS[b & 15]!,
+);
+
+/** char code -> nibble value, or -1. */
+const CHAR_TO_NIBBLE: Int8Array = (() => {
+  const t = new Int8Array(128).fill(-1);
+  for (let i = 0; i < 10; i++) t[48 + i] = i;
+  for (let i = 0; i < 6; i++) {
+    t[65 + i] = 10 + i;
+    t[97 + i] = 10 + i;
+  }
+  return t;
+})();
+
+/** Lowercase `0x`-prefixed hex of `bytes`. */
+export function bytesToHex0x(bytes: Uint8Array): string {
+  let out = '0x';
+  for (let i = 0; i < bytes.length; i++) out += BYTE_TO_HEX[bytes[i]!]!;
+  return out;
+}
+
+/**
+ * Parse hex (optional `0x` prefix, any case) into bytes. Returns `null` when the text is not an
+ * even-length run of hex digits, or when `expected_length` is given and does not match.
+ */
+export function tryHexToBytes(hex: string, expected_length?: number): Uint8Array | null {
+  if (typeof hex !== 'string') return null;
+  const start = hex.length >= 2 && hex[0] === '0' && (hex[1] === 'x' || hex[1] === 'X') ? 2 : 0;
+  const digits = hex.length - start;
+  if (digits % 2 !== 0) return null;
+  const n = digits / 2;
+  if (expected_length !== undefined && n !== expected_length) return null;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const c1 = hex.charCodeAt(start + 2 * i);
+    const c2 = hex.charCodeAt(start + 2 * i + 1);
+    const hi = c1 < 128 ? CHAR_TO_NIBBLE[c1]! : -1;
+    const lo = c2 < 128 ? CHAR_TO_NIBBLE[c2]! : -1;
+    if (hi < 0 || lo < 0) return null;
+    out[i] = (hi << 4) | lo;
+  }
+  return out;
+}
+
+/** Like {@link tryHexToBytes} but throws a `TypeError` naming `what` on bad input. */
+export function hexToBytes(hex: string, expected_length?: number, what = 'hex value'): Uint8Array {
+  const out = tryHexToBytes(hex, expected_length);
+  if (out === null) {
+    const len = expected_length === undefined ? '' : ` of ${expected_length} bytes`;
+    throw new TypeError(`invalid ${what}: expected hex${len}, got ${JSON.stringify(String(hex))}`);
+  }
+  return out;
+}
+
+/**
+ * Lexicographic comparison of two byte ranges of equal length `len`
+ * (`a[a_off..a_off+len)` vs `b[b_off..b_off+len)`). For fixed-length hashes this is the same
+ * order as comparing them as big-endian unsigned integers, which is what OpenZeppelin uses.
+ */
+export function compareBytes(
+  a: Uint8Array, a_off: number, b: Uint8Array, b_off: number, len: number,
+): number {
+  for (let i = 0; i < len; i++) {
+    const d = a[a_off + i]! - b[b_off + i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Constant-shape equality of two byte arrays. */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
