@@ -913,6 +913,26 @@ export class FastEngine implements MatchingEngine {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Read-outs for the matcher's side events (rare: startup and admin requests)
+
+  marketCount(): number {
+    return this.market_count;
+  }
+
+  /** [status (0 active, 1 paused), base, quote, tick, lot, fee_override, maker_bps, taker_bps] */
+  marketInfo(m: number): number[] {
+    this.loadFees(m);
+    return [
+      this.market_status[m], this.market_base[m], this.market_quote[m], this.market_tick[m],
+      this.market_lot[m], this.market_fee_override[m], this.fee_maker_bps, this.fee_taker_bps,
+    ];
+  }
+
+  globalFees(): [number, number] {
+    return [this.maker_bps_global, this.taker_bps_global];
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Canonical state
 
   canonicalState(): CanonicalState {

@@ -1,0 +1,183 @@
+// The exact texts a wallet signs (EIP-191 personal_sign) for each signed operation, per DECISIONS
+// "Signatures". Fields are written as the request sent them: strings verbatim (no case folding;
+// addresses compare case-insensitively only after recovery), integers in plain decimal.
+//
+// Builders throw TypeError/RangeError on a value that has no single text form (a fractional or
+// unsafe number, a non-hex payload): the gateway validates shapes before it builds a message.
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { parseHexAnyLength, toHex0x } from './hex.js';
+
+/** Service token, the first segment of every colon-form message. */
+export const SERVICE_TOKEN = 'ringbook';
+/** Display name in the WebSocket challenge text. */
+export const SERVICE_DISPLAY_NAME = 'Ringbook';
+
+/** An integer field: a safe-integer number, a bigint, or a string of decimal digits as sent. */
+export type IntText = number | bigint | string;
+
+const DECIMAL = /^-?[0-9]+$/;
+
+/** Plain decimal text of an integer field; throws when the value has no exact integer text. */
+export function intText(value: IntText, field: string): string {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new RangeError(`${field} must be a safe integer`);
+    return String(value);
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'string' && DECIMAL.test(value)) return value;
+  throw new TypeError(`${field} must be an integer`);
+}
+
+function str(value: string, field: string): string {
+  if (typeof value !== 'string') throw new TypeError(`${field} must be a string`);
+  return value;
+}
+
+export interface OrderMessageFields {
+  market_id: string;
+  side: string;
+  /** Fixed-point price; null/undefined (market orders) is written as 0. */
+  price?: IntText | null;
+  quantity: IntText;
+  nonce: IntText;
+}
+
+export interface OrderJsonMessageFields extends OrderMessageFields {
+  order_type: string;
+  time_in_force: string;
+}
+
+/** `ringbook:order:{market_id}:{side}:{price}:{quantity}:{nonce}` (price 0 for market orders). */
+export function orderMessage(f: OrderMessageFields): string {
+  return `${SERVICE_TOKEN}:order:${str(f.market_id, 'market_id')}:${str(f.side, 'side')}:${intText(
+    f.price ?? 0,
+    'price',
+  )}:${intText(f.quantity, 'quantity')}:${intText(f.nonce, 'nonce')}`;
+}
+
+/**
+ * Compact JSON form, keys in exactly this order, numbers as JSON integers, no spaces:
+ * `{"market_id":..,"side":..,"price":..,"quantity":..,"order_type":..,"time_in_force":..,"nonce":..}`.
+ * Price is 0 for market orders. This is the form the client SDK signs.
+ */
+export function orderJsonMessage(f: OrderJsonMessageFields): string {
+  return (
+    `{"market_id":${JSON.stringify(str(f.market_id, 'market_id'))}` +
+    `,"side":${JSON.stringify(str(f.side, 'side'))}` +
+    `,"price":${jsonInt(f.price ?? 0, 'price')}` +
+    `,"quantity":${jsonInt(f.quantity, 'quantity')}` +
+    `,"order_type":${JSON.stringify(str(f.order_type, 'order_type'))}` +
+    `,"time_in_force":${JSON.stringify(str(f.time_in_force, 'time_in_force'))}` +
+    `,"nonce":${jsonInt(f.nonce, 'nonce')}}`
+  );
+}
+
+/** A JSON integer: as intText, but "-0" and leading zeros (not valid JSON numbers) are refused. */
+function jsonInt(value: IntText, field: string): string {
+  const t = intText(value, field);
+  if (/^-?0[0-9]|^-0$/.test(t)) throw new TypeError(`${field} is not a canonical integer`);
+  return t;
+}
+
+export interface CancelMessageFields {
+  /** May be "" (or absent) when client_order_id names the order. */
+  order_id?: IntText | null;
+  /** May be "" (or absent) when order_id names the order. */
+  client_order_id?: string | null;
+  nonce: IntText;
+}
+
+/** `ringbook:cancel:{order_id}:{client_order_id}:{nonce}`; an absent id is the empty string. */
+export function cancelMessage(f: CancelMessageFields): string {
+  const orderId = f.order_id === undefined || f.order_id === null || f.order_id === '' ? '' : intText(f.order_id, 'order_id');
+  const clientId = f.client_order_id === undefined || f.client_order_id === null ? '' : str(f.client_order_id, 'client_order_id');
+  return `${SERVICE_TOKEN}:cancel:${orderId}:${clientId}:${intText(f.nonce, 'nonce')}`;
+}
+
+export interface AmendMessageFields {
+  order_id: IntText;
+  price: IntText;
+  quantity: IntText;
+  nonce: IntText;
+}
+
+/** `ringbook:amend:{order_id}:{price}:{quantity}:{nonce}`. */
+export function amendMessage(f: AmendMessageFields): string {
+  return `${SERVICE_TOKEN}:amend:${intText(f.order_id, 'order_id')}:${intText(f.price, 'price')}:${intText(
+    f.quantity,
+    'quantity',
+  )}:${intText(f.nonce, 'nonce')}`;
+}
+
+export interface CancelAllMessageFields {
+  /** Absent/null means every market, written `*`. */
+  market_id?: string | null;
+  nonce: IntText;
+}
+
+/** `ringbook:cancel-all:{market_id or *}:{nonce}`. */
+export function cancelAllMessage(f: CancelAllMessageFields): string {
+  const market = f.market_id === undefined || f.market_id === null ? '*' : str(f.market_id, 'market_id');
+  return `${SERVICE_TOKEN}:cancel-all:${market}:${intText(f.nonce, 'nonce')}`;
+}
+
+export interface ReferralMessageFields {
+  referred: string;
+  referrer: string;
+  nonce: IntText;
+}
+
+/** `ringbook:referral:{referred}:{referrer}:{nonce}`, signed by the referred user. */
+export function referralMessage(f: ReferralMessageFields): string {
+  return `${SERVICE_TOKEN}:referral:${str(f.referred, 'referred')}:${str(f.referrer, 'referrer')}:${intText(
+    f.nonce,
+    'nonce',
+  )}`;
+}
+
+export interface WithdrawalMessageFields {
+  address: string;
+  /** Asset symbol as sent (e.g. `USDC`). */
+  asset: string;
+  /** Amount as sent: engine units, or wei for ETH (may exceed 2^53: pass a bigint or digit string). */
+  amount: IntText;
+  nonce: IntText;
+}
+
+/** `ringbook:withdraw:{address}:{asset}:{amount}:{nonce}`. */
+export function withdrawalMessage(f: WithdrawalMessageFields): string {
+  return `${SERVICE_TOKEN}:withdraw:${str(f.address, 'address')}:${str(f.asset, 'asset')}:${intText(
+    f.amount,
+    'amount',
+  )}:${intText(f.nonce, 'nonce')}`;
+}
+
+/**
+ * keccak256 of a force-include payload as lowercase 0x hex. The payload is the hex of a signed
+ * request body; its decoded bytes are hashed (as viem's keccak256(hex) does). Throws on bad hex.
+ */
+export function forceIncludePayloadHash(payload: string | Uint8Array): string {
+  const bytes = typeof payload === 'string' ? parseHexAnyLength(payload) : payload;
+  if (!(bytes instanceof Uint8Array)) throw new TypeError('payload must be hex');
+  return toHex0x(keccak_256(bytes));
+}
+
+export interface ForceIncludeMessageFields {
+  user: string;
+  /** Hex string (0x optional) or the raw bytes. */
+  payload: string | Uint8Array;
+  nonce: IntText;
+}
+
+/** `ringbook:force-include:{user}:{keccak256(payload) as 0x hex}:{nonce}`. */
+export function forceIncludeMessage(f: ForceIncludeMessageFields): string {
+  return `${SERVICE_TOKEN}:force-include:${str(f.user, 'user')}:${forceIncludePayloadHash(f.payload)}:${intText(
+    f.nonce,
+    'nonce',
+  )}`;
+}
+
+/** WebSocket challenge text: `Ringbook Exchange\nNonce: {nonce}`. */
+export function challengeMessage(nonce: string): string {
+  return `${SERVICE_DISPLAY_NAME} Exchange\nNonce: ${str(nonce, 'nonce')}`;
+}

@@ -1,0 +1,220 @@
+// secp256k1 signer recovery for Ethereum-style 65-byte signatures (r || s || v).
+//
+// Acceptance rules (DECISIONS "Signatures"), checked here before any backend sees the bytes:
+//   - v is 27/28 or 0/1; anything else is invalid (no EIP-155 v, no recovery ids 2/3);
+//   - 1 <= r < n and 1 <= s <= n/2 (high-s refused: malleability), whatever the backend allows.
+// Backends: native libsecp256k1 (`secp256k1` prebuilds) chosen once at start, @noble/curves when
+// the native addon cannot load. Both return the same address for every input (property-tested).
+import { createRequire } from 'node:module';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { eip191Hash, eip191HashBytes } from './eip191.js';
+import { parseHexAnyLength, parsePrefixedHex, toHex0x } from './hex.js';
+
+export type RecoverBackendName = 'native' | 'noble';
+
+export interface RecovererOptions {
+  /** Force a backend. 'native' throws when the addon cannot load; default: native, else noble. */
+  backend?: RecoverBackendName;
+}
+
+export interface Recoverer {
+  readonly backend: RecoverBackendName;
+  /** Writes the signer's 20 address bytes into `out20`; false when the signature is invalid. */
+  recoverAddressInto(hash32: Uint8Array, signature65: Uint8Array, out20: Uint8Array): boolean;
+  /** Lowercase 0x address of the signer, or null when the signature is invalid. */
+  recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null;
+}
+
+// Curve order n and floor(n/2), big-endian.
+const N = hexConst('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
+const HALF_N = hexConst('7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0');
+
+function hexConst(hex: string): Uint8Array {
+  const b = parseHexAnyLength(hex);
+  if (b === null) throw new Error('bad constant');
+  return b;
+}
+
+/** Compares the 32-byte big-endian word at `a[off..off+32)` with `k`: -1, 0 or 1. */
+function cmpWord(a: Uint8Array, off: number, k: Uint8Array): number {
+  for (let i = 0; i < 32; i++) {
+    const d = a[off + i] - k[i];
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
+}
+
+function isZeroWord(a: Uint8Array, off: number): boolean {
+  for (let i = 0; i < 32; i++) if (a[off + i] !== 0) return false;
+  return true;
+}
+
+/**
+ * The recovery id (0 or 1) of a signature that passes the acceptance rules, else -1.
+ * Exported so the rules can be tested on their own.
+ */
+export function acceptedRecoveryId(signature65: Uint8Array): number {
+  if (!(signature65 instanceof Uint8Array) || signature65.length !== 65) return -1;
+  const v = signature65[64];
+  const recid = v === 27 || v === 28 ? v - 27 : v === 0 || v === 1 ? v : -1;
+  if (recid < 0) return -1;
+  if (isZeroWord(signature65, 0) || cmpWord(signature65, 0, N) >= 0) return -1; // r in [1, n)
+  if (isZeroWord(signature65, 32) || cmpWord(signature65, 32, HALF_N) > 0) return -1; // s in [1, n/2]
+  return recid;
+}
+
+type NativeSecp256k1 = typeof import('secp256k1');
+const requireCjs = createRequire(import.meta.url);
+let nativeModule: NativeSecp256k1 | null | undefined;
+
+/**
+ * Loads the libsecp256k1 addon itself. `secp256k1/index.js` silently falls back to the pure-JS
+ * `elliptic` build when the addon is missing, so the bindings entry is required directly.
+ */
+function loadNative(): NativeSecp256k1 | null {
+  if (nativeModule !== undefined) return nativeModule;
+  try {
+    const m = requireCjs('secp256k1/bindings') as NativeSecp256k1;
+    nativeModule = typeof m.ecdsaRecover === 'function' ? m : null;
+  } catch {
+    nativeModule = null;
+  }
+  return nativeModule;
+}
+
+/** Whether the native libsecp256k1 addon loads on this machine. */
+export function nativeBackendAvailable(): boolean {
+  return loadNative() !== null;
+}
+
+function addressFromUncompressed(pub65: Uint8Array, out20: Uint8Array): void {
+  const h = keccak_256(pub65.subarray(1, 65));
+  out20.set(h.subarray(12, 32));
+}
+
+function makeRecoverer(
+  backend: RecoverBackendName,
+  into: (hash32: Uint8Array, sig65: Uint8Array, recid: number, out20: Uint8Array) => boolean,
+): Recoverer {
+  const scratch = new Uint8Array(20);
+  const recoverAddressInto = (hash32: Uint8Array, signature65: Uint8Array, out20: Uint8Array): boolean => {
+    if (!(hash32 instanceof Uint8Array) || hash32.length !== 32) return false;
+    const recid = acceptedRecoveryId(signature65);
+    if (recid < 0) return false;
+    try {
+      return into(hash32, signature65, recid, out20);
+    } catch {
+      return false; // point not on the curve, infinity, or any backend refusal
+    }
+  };
+  return Object.freeze({
+    backend,
+    recoverAddressInto,
+    recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null {
+      return recoverAddressInto(hash32, signature65, scratch) ? toHex0x(scratch) : null;
+    },
+  });
+}
+
+function nativeRecoverer(native: NativeSecp256k1): Recoverer {
+  const pub = new Uint8Array(65);
+  return makeRecoverer('native', (hash32, sig65, recid, out20) => {
+    native.ecdsaRecover(sig65.subarray(0, 64), recid, hash32, false, pub);
+    addressFromUncompressed(pub, out20);
+    return true;
+  });
+}
+
+function nobleRecoverer(): Recoverer {
+  return makeRecoverer('noble', (hash32, sig65, recid, out20) => {
+    const sig = secp256k1.Signature.fromBytes(sig65.subarray(0, 64), 'compact').addRecoveryBit(recid);
+    addressFromUncompressed(sig.recoverPublicKey(hash32).toBytes(false), out20);
+    return true;
+  });
+}
+
+// One known-good case (vectors/eip191.json, first case) to check a loaded addon actually works.
+const SELF_TEST = {
+  hash: '0x338dce181f952315d79a1fe26e31cfb8c0261a632cfcfc1f4f3e3a89029df60b',
+  signature:
+    '0xedbb6b922aae3bc0768f51523c7cb18ffe3e897614cec7d7044799ed80411ca641dad462c5912fb8e2ec0b25994fe4fd531f94e6bd2737181e572494770fc7a81b',
+  address: '0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a',
+};
+
+function selfTest(r: Recoverer): boolean {
+  const hash = parsePrefixedHex(SELF_TEST.hash, 32);
+  const sig = parseSignatureHex(SELF_TEST.signature);
+  return hash !== null && sig !== null && r.recoverAddress(hash, sig) === SELF_TEST.address;
+}
+
+/** A recoverer on the requested backend (default: native when it loads and works, else noble). */
+export function createRecoverer(options: RecovererOptions = {}): Recoverer {
+  const want = options.backend;
+  if (want === 'noble') return nobleRecoverer();
+  const native = loadNative();
+  if (native !== null) {
+    const r = nativeRecoverer(native);
+    if (want === 'native' || selfTest(r)) return r;
+  }
+  if (want === 'native') throw new Error('native secp256k1 backend is not available');
+  return nobleRecoverer();
+}
+
+const defaultRecoverer = createRecoverer();
+
+/** The backend the module-level functions use, chosen once at load. */
+export function recoverBackendName(): RecoverBackendName {
+  return defaultRecoverer.backend;
+}
+
+/** The recoverer the module-level functions use. */
+export function defaultRecovererInstance(): Recoverer {
+  return defaultRecoverer;
+}
+
+/** Lowercase 0x address that signed `hash32`, or null for any invalid signature. */
+export function recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null {
+  return defaultRecoverer.recoverAddress(hash32, signature65);
+}
+
+/** `0x` + 130 hex chars (either case) into 65 bytes; null otherwise. Never throws. */
+export function parseSignatureHex(text: unknown): Uint8Array | null {
+  return parsePrefixedHex(text, 65);
+}
+
+// ---- Signing helpers (@noble/curves; for tests, the SDK and the operator; not on the hot path) ----
+
+/** A 32-byte private key from `0x` + 64 hex (the `0x` is optional); throws TypeError when invalid. */
+export function parsePrivateKey(privateKeyHex: string): Uint8Array {
+  const bytes = typeof privateKeyHex === 'string' ? parseHexAnyLength(privateKeyHex) : null;
+  if (bytes === null || bytes.length !== 32 || !secp256k1.utils.isValidSecretKey(bytes)) {
+    throw new TypeError('private key must be 32 bytes of hex in [1, n)');
+  }
+  return bytes;
+}
+
+/** Lowercase 0x address of a private key. */
+export function addressFromPrivateKey(privateKeyHex: string): string {
+  const out = new Uint8Array(20);
+  addressFromUncompressed(secp256k1.getPublicKey(parsePrivateKey(privateKeyHex), false), out);
+  return toHex0x(out);
+}
+
+/** Signs a 32-byte hash: 65 bytes r || s || v, low-s, v 27/28, RFC 6979 deterministic. */
+export function signHash(privateKeyHex: string, hash32: Uint8Array): Uint8Array {
+  const rec = secp256k1.sign(hash32, parsePrivateKey(privateKeyHex), { prehash: false, format: 'recovered' });
+  const out = new Uint8Array(65);
+  out.set(rec.subarray(1, 65), 0); // noble 'recovered' layout is recid || r || s
+  out[64] = 27 + rec[0];
+  return out;
+}
+
+/**
+ * EIP-191 personal_sign, as viem's signMessage: a string is signed as its UTF-8 text, `{raw}` as
+ * the raw bytes. Returns `0x` + 130 lowercase hex chars.
+ */
+export function signPersonalMessage(privateKeyHex: string, message: string | { raw: Uint8Array }): string {
+  const hash = typeof message === 'string' ? eip191Hash(message) : eip191HashBytes(message.raw);
+  return toHex0x(signHash(privateKeyHex, hash));
+}

@@ -1,0 +1,259 @@
+// Configuration: config/default.json (the embedded defaults), merged with the JSON file named by
+// RINGBOOK_CONFIG, then the RINGBOOK_* environment variables. Everything is validated here, once,
+// so the rest of the code can trust its limits (TIGER_STYLE: assert at the boundary).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import type { EngineConfig } from './engine/api.js';
+
+export interface AssetSettings {
+  symbol: string;
+  token_address: string;
+  onchain_decimals: number;
+}
+
+export interface MarketSettings {
+  id: string;
+  base: string;
+  quote: string;
+  tick_size: number;
+  lot_size: number;
+}
+
+export interface RingbookConfig {
+  server: { host: string; port: number; data_dir: string };
+  assets: AssetSettings[];
+  markets: MarketSettings[];
+  fees: { maker_fee_bps: number; taker_fee_bps: number };
+  rate_limits: {
+    orders_per_wallet: number;
+    cancels_per_wallet: number;
+    deposits_per_wallet: number;
+    withdrawals_per_wallet: number;
+    gets_per_ip: number;
+  };
+  limits: {
+    accounts_max: number;
+    markets_max: number;
+    orders_open_max: number;
+    orders_open_per_account_max: number;
+    price_levels_per_book_max: number;
+    http_body_bytes_max: number;
+    request_ring_slots: number;
+    event_ring_slots: number;
+    batch_requests_max: number;
+    verify_batch_max: number;
+    book_depth_max: number;
+    fills_per_account_kept: number;
+    trades_per_market_kept: number;
+  };
+  deposits: { open: boolean };
+  settlement: { contract: string; chain_id: number };
+  credit: { auto_cancel_ratio_default: number };
+  /** From the environment only (never from files): admin token and operator key, when set. */
+  admin_token: string | null;
+  operator_key: string | null;
+}
+
+export class ConfigError extends Error {}
+
+const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
+  accounts_max: 1_000_000,
+  markets_max: 256,
+  orders_open_max: 2_000_000,
+  orders_open_per_account_max: 10_000,
+  price_levels_per_book_max: 100_000,
+  http_body_bytes_max: 16 * 1024,
+  request_ring_slots: 1 << 14,
+  event_ring_slots: 1 << 16,
+  batch_requests_max: 4096,
+  verify_batch_max: 128,
+  book_depth_max: 500,
+  fills_per_account_kept: 1000,
+  trades_per_market_kept: 1000,
+};
+
+export function defaultConfigPath(): string {
+  // dist/src/config.js and src/config.ts both sit two levels below the repo root.
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [path.resolve(here, '../config/default.json'), path.resolve(here, '../../config/default.json')];
+  for (const c of candidates) {
+    try {
+      readFileSync(c);
+      return c;
+    } catch {
+      // try the next one
+    }
+  }
+  throw new ConfigError('config/default.json not found next to the program');
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** Objects merge key by key; arrays and scalars replace. */
+export function mergeConfig(base: unknown, over: unknown): unknown {
+  if (!isObject(base) || !isObject(over)) return over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
+    out[k] = k in base ? mergeConfig(base[k], v) : v;
+  }
+  return out;
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`cannot read config ${file}: ${(e as Error).message}`);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig {
+  let raw = readJson(defaultConfigPath());
+  if (env.RINGBOOK_CONFIG) raw = mergeConfig(raw, readJson(env.RINGBOOK_CONFIG));
+  const cfg = validateConfig(raw);
+  if (env.RINGBOOK_HOST) cfg.server.host = env.RINGBOOK_HOST;
+  if (env.RINGBOOK_PORT !== undefined && env.RINGBOOK_PORT !== '') {
+    const port = Number(env.RINGBOOK_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('RINGBOOK_PORT must be 0..65535');
+    cfg.server.port = port;
+  }
+  if (env.RINGBOOK_DATA_DIR) cfg.server.data_dir = env.RINGBOOK_DATA_DIR;
+  cfg.admin_token = env.RINGBOOK_ADMIN_TOKEN ? env.RINGBOOK_ADMIN_TOKEN : null;
+  if (env.RINGBOOK_OPERATOR_KEY) {
+    if (!/^(0x)?[0-9a-fA-F]{64}$/.test(env.RINGBOOK_OPERATOR_KEY)) throw new ConfigError('RINGBOOK_OPERATOR_KEY must be 32 bytes of hex');
+    cfg.operator_key = env.RINGBOOK_OPERATOR_KEY.startsWith('0x') ? env.RINGBOOK_OPERATOR_KEY : '0x' + env.RINGBOOK_OPERATOR_KEY;
+  }
+  return cfg;
+}
+
+function need<T>(ok: boolean, value: T, what: string): T {
+  if (!ok) throw new ConfigError(`config: ${what}`);
+  return value;
+}
+
+function posInt(x: unknown, what: string): number {
+  return need(typeof x === 'number' && Number.isSafeInteger(x) && x > 0, x as number, `${what} must be a positive integer`);
+}
+
+function int(x: unknown, what: string): number {
+  return need(typeof x === 'number' && Number.isSafeInteger(x), x as number, `${what} must be an integer`);
+}
+
+function str(x: unknown, what: string, pattern: RegExp): string {
+  return need(typeof x === 'string' && pattern.test(x), x as string, `${what} must match ${pattern}`);
+}
+
+const SYMBOL = /^[A-Z0-9]{1,12}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+export function validateConfig(raw: unknown): RingbookConfig {
+  need(isObject(raw), null, 'top level must be an object');
+  const r = raw as Record<string, unknown>;
+  const server = need(isObject(r.server), r.server as Record<string, unknown>, 'server must be an object');
+  const assets_raw = need(Array.isArray(r.assets) && r.assets.length > 0, r.assets as unknown[], 'assets must be a non-empty array');
+  const assets: AssetSettings[] = assets_raw.map((a, i) => {
+    need(isObject(a), null, `assets[${i}] must be an object`);
+    const o = a as Record<string, unknown>;
+    return {
+      symbol: str(o.symbol, `assets[${i}].symbol`, SYMBOL),
+      token_address: str(o.token_address, `assets[${i}].token_address`, ADDRESS).toLowerCase(),
+      onchain_decimals: int(o.onchain_decimals, `assets[${i}].onchain_decimals`),
+    };
+  });
+  const symbols = new Set(assets.map((a) => a.symbol));
+  need(symbols.size === assets.length, null, 'asset symbols must be unique');
+  for (const a of assets) need(a.onchain_decimals >= 6 && a.onchain_decimals <= 36, null, `${a.symbol}.onchain_decimals must be 6..36`);
+  const markets_raw = need(Array.isArray(r.markets), r.markets as unknown[], 'markets must be an array');
+  const markets: MarketSettings[] = markets_raw.map((m, i) => {
+    need(isObject(m), null, `markets[${i}] must be an object`);
+    const o = m as Record<string, unknown>;
+    const mk: MarketSettings = {
+      id: str(o.id, `markets[${i}].id`, /^[A-Z0-9]{1,12}-[A-Z0-9]{1,12}$/),
+      base: str(o.base, `markets[${i}].base`, SYMBOL),
+      quote: str(o.quote, `markets[${i}].quote`, SYMBOL),
+      tick_size: posInt(o.tick_size, `markets[${i}].tick_size`),
+      lot_size: posInt(o.lot_size, `markets[${i}].lot_size`),
+    };
+    need(mk.id === `${mk.base}-${mk.quote}`, null, `markets[${i}].id must be BASE-QUOTE`);
+    need(symbols.has(mk.base) && symbols.has(mk.quote) && mk.base !== mk.quote, null, `markets[${i}] assets must be distinct listed assets`);
+    // Keeps every fill notional exact (docs/engine.md): tick x lot a multiple of 1e6.
+    need((BigInt(mk.tick_size) * BigInt(mk.lot_size)) % 1_000_000n === 0n, null, `markets[${i}]: tick_size x lot_size must be a multiple of 1,000,000`);
+    return mk;
+  });
+  need(new Set(markets.map((m) => m.id)).size === markets.length, null, 'market ids must be unique');
+  const fees = need(isObject(r.fees), r.fees as Record<string, unknown>, 'fees must be an object');
+  const maker = int(fees.maker_fee_bps, 'fees.maker_fee_bps');
+  const taker = int(fees.taker_fee_bps, 'fees.taker_fee_bps');
+  need(maker >= -10000 && taker <= 10000 && Math.abs(maker) <= taker, null, 'fees need -10000 <= maker, |maker| <= taker <= 10000');
+  const rl = need(isObject(r.rate_limits), r.rate_limits as Record<string, unknown>, 'rate_limits must be an object');
+  const limits_raw = isObject(r.limits) ? r.limits : {};
+  const limits = { ...LIMIT_DEFAULTS };
+  for (const k of Object.keys(LIMIT_DEFAULTS) as (keyof RingbookConfig['limits'])[]) {
+    if (limits_raw[k] !== undefined) limits[k] = posInt(limits_raw[k], `limits.${k}`);
+  }
+  for (const k of ['request_ring_slots', 'event_ring_slots'] as const) {
+    need((limits[k] & (limits[k] - 1)) === 0, null, `limits.${k} must be a power of two`);
+  }
+  need(markets.length <= limits.markets_max, null, 'more markets than limits.markets_max');
+  const settlement = need(isObject(r.settlement), r.settlement as Record<string, unknown>, 'settlement must be an object');
+  const deposits = isObject(r.deposits) ? r.deposits : {};
+  const credit = isObject(r.credit) ? r.credit : {};
+  const ratio = credit.auto_cancel_ratio_default ?? 0.9;
+  need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
+  const port = int(server.port, 'server.port');
+  need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
+  return {
+    server: {
+      host: str(server.host, 'server.host', /^[0-9a-zA-Z.:[\]-]+$/),
+      port,
+      data_dir: need(typeof server.data_dir === 'string' && server.data_dir !== '', server.data_dir as string, 'server.data_dir must be a path'),
+    },
+    assets,
+    markets,
+    fees: { maker_fee_bps: maker, taker_fee_bps: taker },
+    rate_limits: {
+      orders_per_wallet: posInt(rl.orders_per_wallet, 'rate_limits.orders_per_wallet'),
+      cancels_per_wallet: posInt(rl.cancels_per_wallet, 'rate_limits.cancels_per_wallet'),
+      deposits_per_wallet: posInt(rl.deposits_per_wallet, 'rate_limits.deposits_per_wallet'),
+      withdrawals_per_wallet: posInt(rl.withdrawals_per_wallet, 'rate_limits.withdrawals_per_wallet'),
+      gets_per_ip: posInt(rl.gets_per_ip, 'rate_limits.gets_per_ip'),
+    },
+    limits,
+    deposits: { open: deposits.open === true },
+    settlement: {
+      contract: str(settlement.contract, 'settlement.contract', ADDRESS).toLowerCase(),
+      chain_id: posInt(settlement.chain_id, 'settlement.chain_id'),
+    },
+    credit: { auto_cancel_ratio_default: ratio as number },
+    admin_token: null,
+    operator_key: null,
+  };
+}
+
+/** The matcher's view of the configuration. */
+export function engineConfigOf(cfg: RingbookConfig): EngineConfig {
+  const index = new Map(cfg.assets.map((a, i) => [a.symbol, i] as const));
+  return {
+    assets: cfg.assets.map((a) => a.symbol),
+    markets: cfg.markets.map((m) => ({
+      id: m.id,
+      base: index.get(m.base) as number,
+      quote: index.get(m.quote) as number,
+      tick_size_units: m.tick_size,
+      lot_size_units: m.lot_size,
+    })),
+    maker_fee_bps: cfg.fees.maker_fee_bps,
+    taker_fee_bps: cfg.fees.taker_fee_bps,
+    limits: {
+      accounts_max: cfg.limits.accounts_max,
+      markets_max: cfg.limits.markets_max,
+      orders_open_max: cfg.limits.orders_open_max,
+      orders_open_per_account_max: cfg.limits.orders_open_per_account_max,
+      price_levels_per_book_max: cfg.limits.price_levels_per_book_max,
+    },
+  };
+}

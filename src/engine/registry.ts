@@ -1,0 +1,66 @@
+// The matcher's account registry: 20-byte wallet address <-> dense account id. Ids are handed
+// out in request order, so replaying the same requests yields the same ids. Account 0 is the fee
+// account and has no address.
+//
+// Hot path: the front sends an id hint it learned from earlier ACCOUNT events; checking the hint
+// is five int32 compares, no string. Only a miss builds a hex key for the Map.
+export const ADDRESS_BYTES = 20;
+
+export class AccountRegistry {
+  private readonly accounts_max: number;
+  private addresses: Uint8Array;
+  private count = 1; // id 0 is the fee account
+  private readonly id_by_hex = new Map<string, number>();
+
+  constructor(accounts_max: number) {
+    this.accounts_max = accounts_max;
+    this.addresses = new Uint8Array(ADDRESS_BYTES * 1024);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The id of the address at `bytes[offset..offset+20)`, or -1 when unknown. */
+  find(bytes: Uint8Array, offset: number, hint: number): number {
+    if (hint > 0 && hint < this.count && this.matches(hint, bytes, offset)) return hint;
+    const id = this.id_by_hex.get(hexOf(bytes, offset));
+    return id === undefined ? -1 : id;
+  }
+
+  /** Registers the address; returns its new id, or -1 when accounts_max is reached. */
+  register(bytes: Uint8Array, offset: number): number {
+    if (this.count >= this.accounts_max) return -1;
+    const id = this.count++;
+    if ((id + 1) * ADDRESS_BYTES > this.addresses.length) {
+      const grown = new Uint8Array(this.addresses.length * 2);
+      grown.set(this.addresses);
+      this.addresses = grown;
+    }
+    this.addresses.set(bytes.subarray(offset, offset + ADDRESS_BYTES), id * ADDRESS_BYTES);
+    this.id_by_hex.set(hexOf(bytes, offset), id);
+    return id;
+  }
+
+  addressBytes(id: number): Uint8Array {
+    return this.addresses.subarray(id * ADDRESS_BYTES, (id + 1) * ADDRESS_BYTES);
+  }
+
+  addressHex(id: number): string {
+    return '0x' + hexOf(this.addresses, id * ADDRESS_BYTES);
+  }
+
+  private matches(id: number, bytes: Uint8Array, offset: number): boolean {
+    const base = id * ADDRESS_BYTES;
+    for (let i = 0; i < ADDRESS_BYTES; i++) if (this.addresses[base + i] !== bytes[offset + i]) return false;
+    return true;
+  }
+}
+
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+function hexOf(bytes: Uint8Array, offset: number): string {
+  let s = '';
+  for (let i = 0; i < ADDRESS_BYTES; i++) s += HEX[bytes[offset + i]];
+  return s;
+}

@@ -1,0 +1,171 @@
+// What every route handler needs, built once by the server; plus the few helpers routes share.
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { RingbookConfig } from '../config.js';
+import type { VerifyPool } from '../auth/verify_pool.js';
+import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
+import type { AdminTokenCheck } from './admin_auth.js';
+import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
+import { readJsonBody, Reply } from './envelope.js';
+import type { MatcherLink, Outcome } from './matcher_link.js';
+import type { RateLimiter } from './rate_limit.js';
+import { clientIpKey } from './rate_limit.js';
+import type { ReadModel } from './read_model.js';
+import type { AssetInfo } from './signed_requests.js';
+
+export type LimiterName = keyof RingbookConfig['rate_limits'];
+
+export interface GatewayContext {
+  cfg: RingbookConfig;
+  link: MatcherLink;
+  rm: ReadModel;
+  signatures: SignatureBatcher;
+  limiters: Record<LimiterName, RateLimiter>;
+  admin: AdminTokenCheck;
+  operator_key: string;
+  operator_address: string;
+  assets: Map<string, AssetInfo>;
+  started_ms: number;
+}
+
+/**
+ * Collects signatures from one turn of the event loop and checks them in one pool call (the pool
+ * splits it into tasks of ~100): one message post per batch instead of per request.
+ */
+export class SignatureBatcher {
+  private readonly pool: VerifyPool;
+  private readonly batch_max: number;
+  private items: { message: string; signature_hex: string; expected_address: string }[] = [];
+  private waiters: ((ok: boolean) => void)[] = [];
+  private scheduled = false;
+  verified = 0;
+
+  constructor(pool: VerifyPool, batch_max: number) {
+    this.pool = pool;
+    this.batch_max = batch_max;
+  }
+
+  verify(message: string, signature_hex: string, expected_address: string): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      this.items.push({ message, signature_hex, expected_address });
+      this.waiters.push(resolve);
+      if (this.items.length >= this.batch_max) this.flush();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** True when any of `messages` was signed by `address` (tried in order). */
+  async verifyAny(messages: readonly string[], signature_hex: string, address: string): Promise<boolean> {
+    for (const m of messages) {
+      if (await this.verify(m, signature_hex, address)) return true;
+    }
+    return false;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.items.length === 0) return;
+    const items = this.items;
+    const waiters = this.waiters;
+    this.items = [];
+    this.waiters = [];
+    this.verified += items.length;
+    this.pool.verifyBatch(items).then(
+      (verdicts) => {
+        for (let i = 0; i < waiters.length; i++) waiters[i](verdicts[i] === 1);
+      },
+      (err: unknown) => {
+        console.error('ringbook: verify pool failed:', err);
+        for (const w of waiters) w(false);
+      },
+    );
+  }
+}
+
+/** Answers an engine rejection (or acceptance via `onAccepted`) with the right code and status. */
+export function replyRejected(reply: Reply, outcome: Outcome): void {
+  reply.error(CODE_NAMES[outcome.code] ?? 'INTERNAL_ERROR', REJECT_MESSAGES[outcome.reason] ?? 'rejected');
+}
+
+/** The ring was full: nothing was sent to the engine, the client may retry. */
+export function replyOverloaded(reply: Reply): void {
+  reply.error('OVERLOADED', 'the engine is at capacity (request ring full); retry shortly', 503);
+}
+
+/** Per-IP limit for GET routes; returns false (and answers 429) when over it. */
+export function allowGet(ctx: GatewayContext, reply: Reply, ip: string): boolean {
+  const d = ctx.limiters.gets_per_ip.take(ip);
+  if (d.allowed) return true;
+  reply.rateLimited(d.retry_after_s, `Too many requests from this IP: the limit is ${ctx.cfg.rate_limits.gets_per_ip} GET requests per minute.`);
+  return false;
+}
+
+export function allowWallet(ctx: GatewayContext, reply: Reply, name: LimiterName, address: string): boolean {
+  const d = ctx.limiters[name].take(address);
+  if (d.allowed) return true;
+  const what = name.replace(/_per_wallet$/, '');
+  reply.rateLimited(d.retry_after_s, `Too many ${what} from this wallet: the limit is ${ctx.cfg.rate_limits[name]} per minute.`);
+  return false;
+}
+
+export type Handler = (res: HttpResponse, req: HttpRequest) => void;
+
+/** A GET route: reply object, per-IP limit, then the handler (synchronous reads only). */
+export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpRequest) => void): Handler {
+  return (res, req) => {
+    const reply = new Reply(res);
+    if (!allowGet(ctx, reply, clientIpKey(res))) return;
+    try {
+      fn(reply, req);
+    } catch (e) {
+      console.error('ringbook: GET handler failed:', e);
+      reply.error('INTERNAL_ERROR', 'unexpected server error');
+    }
+  };
+}
+
+/** A POST route with a JSON object body; `admin` routes check X-Admin-Token first. */
+export function postRoute(
+  ctx: GatewayContext,
+  opts: { admin: boolean },
+  fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void,
+  param_count = 0,
+): Handler {
+  return (res, req) => {
+    const reply = new Reply(res);
+    const params: string[] = [];
+    for (let i = 0; i < param_count; i++) params.push(req.getParameter(i) ?? '');
+    if (opts.admin && !ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
+      // Drain nothing: answer at once and close, the body is not wanted.
+      reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token', 401, true);
+      return;
+    }
+    readJsonBody(reply, ctx.cfg.limits.http_body_bytes_max, req.getHeader('content-length'), (body) => {
+      try {
+        fn(reply, body, params);
+      } catch (e) {
+        console.error('ringbook: POST handler failed:', e);
+        reply.error('INTERNAL_ERROR', 'unexpected server error');
+      }
+    });
+  };
+}
+
+/** Submits to the matcher and answers OVERLOADED when the ring is full. */
+export function submit(
+  ctx: GatewayContext, reply: Reply, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
+  onOutcome: (o: Outcome) => void,
+): void {
+  const bytes = Buffer.from(address_hex.slice(2), 'hex');
+  const p = ctx.link.submit(request, bytes, address_hex);
+  if (p === null) {
+    replyOverloaded(reply);
+    return;
+  }
+  p.then(onOutcome, (e: unknown) => {
+    console.error('ringbook: request failed:', e);
+    reply.error('INTERNAL_ERROR', 'unexpected engine failure');
+  });
+}

@@ -1,0 +1,266 @@
+// Replies in the DECISIONS envelopes, one `Reply` per uWS response.
+//
+// Decisions:
+// - Success: `{"ok":true,"data":...}`. Failure (form A): `{"ok":false,"error":"<CODE>",
+//   "message":"<sentence>","request_id":"<id>"}`, HTTP status from CODE_HTTP_STATUS unless the
+//   route overrides it. Rate limit (form C): HTTP 429, `Retry-After: <whole seconds, >= 1>`,
+//   `{"ok":false,"data":null,"error":"<plain sentence>"}` (no request_id in the body; the header
+//   carries it). Use `rateLimited()`, never `error('RATE_LIMITED', ...)`.
+// - Every reply carries `X-Request-Id` (the same id as the form A body) and
+//   `Content-Type: application/json`, and is written inside `res.cork()`, so it is correct both in
+//   the synchronous part of a route handler and from a later callback (engine answer, timer).
+// - A Reply registers the abort watch (http_body.ts) in its constructor; construct it
+//   synchronously in the route handler. After an abort every reply method is a no-op that returns
+//   false (counted in `ignored_after_abort`); the response is never touched again.
+// - Only the first reply is written; later ones are ignored and counted in `double_reply_count`
+//   (and the process-wide `doubleReplyTotal()`), so a route bug cannot crash uWS with a write to a
+//   finished response; tests and metrics can watch the counters.
+// - An unknown code name (or `OK`) passed to `error()` is a programming error: it is answered with
+//   HTTP 500 and the given name.
+// - Data that JSON.stringify cannot encode (bigint, cycles) is answered with 500 INTERNAL_ERROR
+//   "the response could not be encoded" instead of throwing inside a uWS callback.
+// - A body over the limit is answered with 400 INVALID_REQUEST and the connection is closed after
+//   the reply (`Connection: close`), so the rest of an oversized body is never drained.
+// - uWS hands an exception thrown in a route handler or body callback to `uncaughtException`
+//   (which ends the process by default), and a handler that throws before an abort handler is
+//   attached makes uWS terminate the process outright. `route()` wraps a handler so the Reply (and
+//   its abort handler) exists before any route code runs, and a throw (or a rejected promise)
+//   becomes 500 INTERNAL_ERROR "internal error" (no details leak) plus a report to the error
+//   reporter (default: console.error with the request id; replace with `setRouteErrorReporter`).
+//   `readJsonBody` does the same for its callback.
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
+import { parseJsonObject, readBody, watchAbort, type AbortWatch } from './http_body.js';
+import { nextRequestId } from './request_id.js';
+
+/** Reason phrases for the status line. Statuses not listed get a generic phrase by class. */
+export const STATUS_TEXT: Readonly<Record<number, string>> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** The status line for `status`, e.g. `429 Too Many Requests`. */
+export function statusLine(status: number): string {
+  const text = STATUS_TEXT[status];
+  if (text !== undefined) return `${status} ${text}`;
+  if (status >= 500) return `${status} Server Error`;
+  if (status >= 400) return `${status} Client Error`;
+  return `${status} Status`;
+}
+
+/** The HTTP status of an error code name (500 for a name that is not an error code). */
+export function httpStatusOf(code_name: string): number {
+  const index = CODE_NAMES.indexOf(code_name);
+  if (index <= 0) return 500;
+  return CODE_HTTP_STATUS[index];
+}
+
+export type Header = readonly [name: string, value: string];
+
+let double_reply_total = 0;
+
+/** Second (or later) replies ignored since process start, across all Reply objects. */
+export function doubleReplyTotal(): number {
+  return double_reply_total;
+}
+
+export class Reply {
+  readonly res: HttpResponse;
+  readonly request_id: string;
+  /** Replies attempted after the first one was written (each ignored). */
+  double_reply_count = 0;
+  /** Replies attempted after the client aborted (each ignored). */
+  ignored_after_abort = 0;
+  /** HTTP status written, 0 until a reply is written. */
+  status = 0;
+  private readonly watch: AbortWatch;
+  private written = false;
+
+  /** Construct synchronously inside the route handler: it registers the abort watch. */
+  constructor(res: HttpResponse, request_id: string = nextRequestId()) {
+    this.res = res;
+    this.request_id = request_id;
+    this.watch = watchAbort(res);
+  }
+
+  /** True once the client aborted; the response must not be touched any more. */
+  get aborted(): boolean {
+    return this.watch.aborted;
+  }
+
+  /** True once a reply was written. */
+  get sent(): boolean {
+    return this.written;
+  }
+
+  /** True when no reply can be written any more (sent or aborted). */
+  get done(): boolean {
+    return this.written || this.watch.aborted;
+  }
+
+  /** `{"ok":true,"data":<data>}`; `undefined` data is sent as null. */
+  ok(data: unknown, http_status = 200): boolean {
+    if (!this.canWrite()) return false;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(data);
+    } catch {
+      return this.error('INTERNAL_ERROR', 'the response could not be encoded');
+    }
+    return this.send(http_status, `{"ok":true,"data":${json ?? 'null'}}`);
+  }
+
+  /** Like `ok()`, with `data_json` already serialized (must be valid JSON). */
+  okJson(data_json: string, http_status = 200): boolean {
+    if (!this.canWrite()) return false;
+    return this.send(http_status, `{"ok":true,"data":${data_json}}`);
+  }
+
+  /**
+   * Form A: `{"ok":false,"error":"<CODE>","message":"...","request_id":"<id>"}` with the code's
+   * HTTP status (or `http_status`). `code` is a code name (`'INVALID_REQUEST'`) or a `Code` value.
+   * `close_connection` closes the connection after the reply.
+   */
+  error(code: string | CodeValue, message: string, http_status?: number, close_connection = false): boolean {
+    if (!this.canWrite()) return false;
+    const name = typeof code === 'number' ? (CODE_NAMES[code] ?? 'INTERNAL_ERROR') : code;
+    const status = http_status ?? httpStatusOf(name);
+    const body = JSON.stringify({ ok: false, error: name, message, request_id: this.request_id });
+    return this.send(status, body, undefined, close_connection);
+  }
+
+  /** Form C with HTTP 429 and `Retry-After` (whole seconds, rounded up, at least 1). */
+  rateLimited(retry_after_s: number, sentence: string): boolean {
+    if (!this.canWrite()) return false;
+    const seconds = Number.isFinite(retry_after_s) ? Math.max(1, Math.ceil(retry_after_s)) : 1;
+    const body = JSON.stringify({ ok: false, data: null, error: sentence });
+    return this.send(429, body, [['Retry-After', String(seconds)]]);
+  }
+
+  /**
+   * The primitive: writes status line, `X-Request-Id`, `Content-Type: application/json`, the
+   * extra headers and `body_json`, corked, once. Returns true when this call wrote the reply.
+   */
+  send(http_status: number, body_json: string, headers?: readonly Header[], close_connection = false): boolean {
+    if (!this.canWrite()) return false;
+    this.written = true;
+    this.status = http_status;
+    const res = this.res;
+    const request_id = this.request_id;
+    res.cork(() => {
+      res.writeStatus(statusLine(http_status));
+      res.writeHeader('X-Request-Id', request_id);
+      res.writeHeader('Content-Type', 'application/json');
+      if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
+      res.end(body_json, close_connection);
+    });
+    return true;
+  }
+
+  private canWrite(): boolean {
+    if (this.watch.aborted) {
+      this.ignored_after_abort++;
+      return false;
+    }
+    if (this.written) {
+      this.double_reply_count++;
+      double_reply_total++;
+      return false;
+    }
+    return true;
+  }
+}
+
+/** The sentence of the INVALID_REQUEST reply to an oversized body. */
+export function bodyTooLargeMessage(limit_bytes: number): string {
+  return `body too large: the limit is ${limit_bytes} bytes`;
+}
+
+/**
+ * The standard POST-body path: reads the body of `reply.res` (at most `limit_bytes`), parses it as
+ * a JSON object and calls `onObject` with it. Failures are answered here:
+ * - over the limit: 400 INVALID_REQUEST "body too large: the limit is N bytes", connection closed;
+ * - not a JSON object (malformed, not UTF-8, array, forbidden key, ...): 400 INVALID_REQUEST with
+ *   the parser's sentence;
+ * - aborted: nothing (the response is gone).
+ * Call synchronously in the route handler with `req.getHeader('content-length')`.
+ */
+export function readJsonBody(
+  reply: Reply,
+  limit_bytes: number,
+  content_length: string | undefined,
+  onObject: (value: Record<string, unknown>) => void,
+): void {
+  readBody(
+    reply.res,
+    limit_bytes,
+    (body) => {
+      const parsed = parseJsonObject(body);
+      if (!parsed.ok) {
+        reply.error('INVALID_REQUEST', parsed.message);
+        return;
+      }
+      try {
+        onObject(parsed.value);
+      } catch (err) {
+        failInternal(reply, err);
+      }
+    },
+    (kind) => {
+      if (kind === 'too_large') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400, true);
+    },
+    content_length,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Route wrapper
+
+export type RouteErrorReporter = (err: unknown, request_id: string) => void;
+
+let report_route_error: RouteErrorReporter = (err, request_id) => {
+  console.error(`[gateway] request ${request_id} failed:`, err);
+};
+
+/** Replaces the reporter of exceptions thrown by route code (logging, metrics). */
+export function setRouteErrorReporter(reporter: RouteErrorReporter): void {
+  report_route_error = reporter;
+}
+
+/** Reports `err` and answers 500 INTERNAL_ERROR if nothing was answered yet. */
+export function failInternal(reply: Reply, err: unknown): void {
+  report_route_error(err, reply.request_id);
+  if (!reply.done) reply.error('INTERNAL_ERROR', 'internal error');
+}
+
+export type RouteHandler = (reply: Reply, req: HttpRequest) => void | Promise<void>;
+
+/**
+ * A uWS route handler that creates the Reply (abort watch included) first, then runs `handler`;
+ * a synchronous throw or a rejected promise becomes 500 INTERNAL_ERROR. `req` is only valid
+ * during the synchronous part of the handler (uWS stack-allocates it): read headers, parameters
+ * and the query before any await.
+ */
+export function route(handler: RouteHandler): (res: HttpResponse, req: HttpRequest) => void {
+  return (res, req) => {
+    const reply = new Reply(res);
+    try {
+      const result = handler(reply, req);
+      if (result !== undefined) result.catch((err: unknown) => failInternal(reply, err));
+    } catch (err) {
+      failInternal(reply, err);
+    }
+  };
+}

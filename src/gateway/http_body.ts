@@ -1,0 +1,323 @@
+// Request bodies on the uWS front thread: abort tracking, bounded body collection, and a strict
+// JSON-object parser.
+//
+// Decisions:
+// - uWS allows one onAborted handler per response, but both the body reader and the reply helper
+//   (envelope.ts) need to know about aborts. `watchAbort(res)` registers the single onAborted
+//   handler the first time it is called for a response and fans the event out to listeners; every
+//   gateway module goes through it, and route code must not call `res.onAborted` itself.
+// - Bodies are limited to `limit_bytes` (DEFAULT_BODY_LIMIT_BYTES, 64 KiB, unless a route passes
+//   another). A body over the limit is INVALID_REQUEST with HTTP 400 ("body too large"), per
+//   DECISIONS (not 413), and the connection is closed after that reply so a client cannot make
+//   the server drain an unbounded body (see `readJsonBody` in envelope.ts).
+// - A Content-Length over the limit is refused before a single byte is read. A Content-Length at
+//   or under the limit preallocates the body buffer once; chunked bodies (no Content-Length) are
+//   collected as copied chunks and concatenated once. Either way the work is linear in the body
+//   size and the count is checked on every chunk, so memory never exceeds the limit plus one
+//   chunk.
+// - Every chunk is copied: uWS neuters (empties) the ArrayBuffer when the onData callback returns.
+// - JSON bodies must be UTF-8 (invalid sequences are refused rather than replaced by U+FFFD), a
+//   JSON object at the top level, at most 32 levels deep, without the keys `__proto__`,
+//   `constructor` or `prototype` at any depth, and without a number literal that is not an
+//   integer but rounds to one as a float (e.g. `1.0000000000000001` or `1e-400`): DECISIONS says
+//   values are never silently rounded, and after JSON.parse the difference is invisible.
+import type { HttpResponse } from 'uWebSockets.js';
+
+/** Default request body limit (bytes). Orders and cancels are well under 1 KiB. */
+export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+/** Deepest nesting a JSON body may have (the top-level object counts as level 1). */
+export const JSON_MAX_DEPTH = 32;
+/** Keys refused at any depth of a JSON body. */
+export const FORBIDDEN_JSON_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+// ---------------------------------------------------------------------------------------------
+// Abort tracking
+
+/** The abort state of one response. `aborted` turns true once, when uWS reports the abort. */
+export interface AbortWatch {
+  readonly aborted: boolean;
+}
+
+interface AbortState {
+  aborted: boolean;
+  listeners: Array<() => void>;
+}
+
+const ABORT_STATES = new WeakMap<HttpResponse, AbortState>();
+
+/**
+ * Registers the response's onAborted handler (once per response) and returns its abort state.
+ * Must be called synchronously in the route handler, before anything asynchronous.
+ */
+export function watchAbort(res: HttpResponse): AbortWatch {
+  let state = ABORT_STATES.get(res);
+  if (state === undefined) {
+    const created: AbortState = { aborted: false, listeners: [] };
+    state = created;
+    ABORT_STATES.set(res, created);
+    res.onAborted(() => {
+      created.aborted = true;
+      const listeners = created.listeners;
+      created.listeners = [];
+      for (const listener of listeners) listener();
+    });
+  }
+  return state;
+}
+
+/**
+ * Calls `listener` when the response is aborted (at once if it already was). The response must
+ * not be touched from the listener or at any time after it ran.
+ */
+export function onAbort(res: HttpResponse, listener: () => void): void {
+  const state = watchAbort(res) as AbortState;
+  if (state.aborted) listener();
+  else state.listeners.push(listener);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Body collection
+
+export type BodyErrorKind = 'too_large' | 'aborted';
+
+/**
+ * Parses a Content-Length header value: the length, -1 when absent or not plain digits (uWS itself
+ * refuses malformed framing; the byte count is enforced on every chunk anyway), or Infinity when
+ * the digits are too many to be a sane length.
+ */
+export function parseContentLength(header: string | undefined): number {
+  if (header === undefined || header.length === 0) return -1;
+  for (let i = 0; i < header.length; i++) {
+    const c = header.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+  }
+  if (header.length > 15) return Infinity;
+  return Number(header);
+}
+
+/**
+ * Collects the request body of `res`, then calls exactly one of `onDone(body)` or `onError(kind)`,
+ * exactly once:
+ * - `onError('too_large')` as soon as more than `limit_bytes` arrived, or synchronously (before
+ *   readBody returns) when `content_length` already says so. The response is still usable: the
+ *   caller replies (see `readJsonBody` in envelope.ts for the standard 400 reply).
+ * - `onError('aborted')` when the client went away first; the response must not be touched after.
+ * - `onDone(body)` with the whole body (a Buffer the caller owns) once the last chunk arrived.
+ *
+ * Call it synchronously inside the route handler, at most once per response, and pass
+ * `req.getHeader('content-length')` as `content_length` to refuse oversized bodies up front and
+ * allocate the buffer once.
+ */
+export function readBody(
+  res: HttpResponse,
+  limit_bytes: number,
+  onDone: (body: Buffer) => void,
+  onError: (kind: BodyErrorKind) => void,
+  content_length?: string,
+): void {
+  if (!Number.isSafeInteger(limit_bytes) || limit_bytes < 0) {
+    throw new RangeError(`limit_bytes must be a non-negative safe integer, got ${limit_bytes}`);
+  }
+  let finished = false;
+  let prealloc: Buffer | null = null;
+  let filled = 0;
+  let chunks: Buffer[] | null = null;
+  let total = 0;
+  const watch = watchAbort(res);
+  if (watch.aborted) {
+    finished = true;
+    onError('aborted');
+    return;
+  }
+  onAbort(res, () => {
+    if (finished) return;
+    finished = true;
+    prealloc = null;
+    chunks = null;
+    onError('aborted');
+  });
+
+  const declared = parseContentLength(content_length);
+  if (declared > limit_bytes) {
+    finished = true;
+    onError('too_large');
+    return;
+  }
+  if (declared >= 0) prealloc = Buffer.allocUnsafe(declared);
+
+  res.onData((chunk: ArrayBuffer, is_last: boolean) => {
+    if (finished) return;
+    const n = chunk.byteLength;
+    total += n;
+    if (total > limit_bytes) {
+      finished = true;
+      prealloc = null;
+      chunks = null;
+      onError('too_large');
+      return;
+    }
+    if (n > 0) {
+      const bytes = new Uint8Array(chunk);
+      if (prealloc !== null && chunks === null && filled + n <= prealloc.length) {
+        prealloc.set(bytes, filled);
+        filled += n;
+      } else {
+        if (chunks === null) {
+          // No Content-Length, or more bytes than it announced: switch to a chunk list.
+          chunks = [];
+          if (prealloc !== null && filled > 0) chunks.push(prealloc.subarray(0, filled));
+          prealloc = null;
+        }
+        chunks.push(Buffer.copyBytesFrom(bytes));
+      }
+    }
+    if (!is_last) return;
+    finished = true;
+    let body: Buffer;
+    if (chunks !== null) {
+      body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+    } else if (prealloc !== null) {
+      body = filled === prealloc.length ? prealloc : prealloc.subarray(0, filled);
+    } else {
+      body = Buffer.alloc(0);
+    }
+    prealloc = null;
+    chunks = null;
+    onDone(body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON bodies
+
+export type JsonObjectResult = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Parses a request body that must be a JSON object. Failure messages are sentences fit for the
+ * `message` of an INVALID_REQUEST reply.
+ */
+export function parseJsonObject(body: Buffer): JsonObjectResult {
+  if (body.length === 0) return { ok: false, message: 'body is empty; a JSON object is required' };
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    return { ok: false, message: 'body is not valid UTF-8' };
+  }
+  const scan = scanJsonText(text);
+  if (scan !== null) return { ok: false, message: scan };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, message: 'body is not valid JSON' };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, message: 'body must be a JSON object' };
+  }
+  const keys = checkKeys(value);
+  if (keys !== null) return { ok: false, message: keys };
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/**
+ * One pass over the raw text outside string literals: refuses nesting deeper than JSON_MAX_DEPTH
+ * (before JSON.parse builds anything) and number literals that are not integers but parse to one.
+ * Malformed text is left for JSON.parse to refuse.
+ */
+function scanJsonText(text: string): string | null {
+  let depth = 0;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // Jump to the closing quote: the next '"' preceded by an even number of backslashes.
+      let j = i + 1;
+      for (;;) {
+        j = text.indexOf('"', j);
+        if (j < 0) return null; // unterminated string: JSON.parse refuses it
+        let k = j - 1;
+        let backslashes = 0;
+        while (text.charCodeAt(k) === 0x5c) {
+          backslashes++;
+          k--;
+        }
+        if ((backslashes & 1) === 0) break;
+        j++;
+      }
+      i = j + 1;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      depth++;
+      if (depth > JSON_MAX_DEPTH) return `body nests deeper than ${JSON_MAX_DEPTH} levels`;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+      i++;
+    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      const start = i;
+      let fractional = false;
+      i++;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d >= 0x30 && d <= 0x39) i++;
+        else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
+          fractional = true;
+          i++;
+        } else break;
+      }
+      if (fractional) {
+        const literal = text.slice(start, i);
+        if (roundsToIntegerInexactly(literal)) {
+          const shown = literal.length > 40 ? `${literal.slice(0, 40)}...` : literal;
+          return `number ${shown} is not an integer but rounds to one; integers must be sent as plain digits`;
+        }
+      }
+    } else {
+      i++;
+    }
+  }
+  return null;
+}
+
+const NUMBER_LITERAL = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+
+/** True when the JSON number literal's exact decimal value is not an integer but its float is. */
+function roundsToIntegerInexactly(literal: string): boolean {
+  const m = NUMBER_LITERAL.exec(literal);
+  if (m === null) return false; // not a valid literal: JSON.parse refuses it
+  if (!Number.isInteger(Number(literal))) return false;
+  const frac = m[2] ?? '';
+  let digits = m[1] + frac;
+  let trailing = 0;
+  let end = digits.length;
+  while (end > 0 && digits.charCodeAt(end - 1) === 0x30) {
+    end--;
+    trailing++;
+  }
+  digits = digits.slice(0, end);
+  if (/^0*$/.test(digits)) return false; // zero
+  const exponent = m[3] === undefined ? 0 : Number(m[3]);
+  return exponent - frac.length + trailing < 0;
+}
+
+/** Walks the parsed value (iteratively) for forbidden keys. */
+function checkKeys(root: object): string | null {
+  const stack: object[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop() as object;
+    if (Array.isArray(v)) {
+      for (const x of v) if (x !== null && typeof x === 'object') stack.push(x as object);
+    } else {
+      const record = v as Record<string, unknown>;
+      for (const k of Object.keys(record)) {
+        if (FORBIDDEN_JSON_KEYS.has(k)) return `body contains the forbidden key "${k}"`;
+        const x = record[k];
+        if (x !== null && typeof x === 'object') stack.push(x as object);
+      }
+    }
+  }
+  return null;
+}

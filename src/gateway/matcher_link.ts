@@ -1,0 +1,211 @@
+// The front thread's side of the rings: it starts the matcher thread, writes requests to the
+// request ring, pumps the event ring into the read model, and answers each request once the
+// batch that holds it is committed (never before: an answer promises durability).
+import { Worker } from 'node:worker_threads';
+import type { EngineConfig } from '../engine/api.js';
+import type { Request } from '../engine/types.js';
+import type { MatcherWorkerData } from '../engine/matcher_worker.js';
+import { createRecordRing, EventReader, EventType, RequestWriter } from '../ring/records.js';
+import type { SpscRing } from '../ring/spsc_ring.js';
+import { ReadModel, type EventFields, type FillView, type ReadModelLimits } from './read_model.js';
+
+export interface Outcome {
+  accepted: boolean;
+  code: number;
+  reason: number;
+  order_id: number;
+  /** Fills the request's own order made as taker, in order. */
+  fills: FillView[];
+  /** Orders this request changed (cancel-all, pause), in event order. */
+  order_updates: number[];
+  batch_id: number;
+  time_ms: number;
+}
+
+interface Pending {
+  resolve: (o: Outcome) => void;
+  outcome: Outcome;
+}
+
+export interface MatcherLinkOptions {
+  engine_config: EngineConfig;
+  request_ring_slots: number;
+  event_ring_slots: number;
+  batch_requests_max: number;
+  read_model: ReadModelLimits;
+}
+
+class RingEventFields implements EventFields {
+  o = 0;
+  constructor(private readonly reader: EventReader) {}
+  type(): number { return this.reader.type(this.o); }
+  field(k: number): number { return this.reader.field(this.o, k); }
+  clientOrderId(): string { return this.reader.clientOrderId(this.o); }
+  addressHex(): string { return this.reader.addressHex(this.o); }
+}
+
+export class MatcherLink {
+  readonly read_model: ReadModel;
+  private readonly options: MatcherLinkOptions;
+  private request_ring: SpscRing | null = null;
+  private event_ring: SpscRing | null = null;
+  private writer: RequestWriter | null = null;
+  private worker: Worker | null = null;
+  private next_seq = 1;
+  private readonly pending = new Map<number, Pending>();
+  private batch_seqs: number[] = [];
+  private pump_done: Promise<void> = Promise.resolve();
+  private stopping = false;
+  /** Called after each committed batch (WebSocket fan-out hooks in here). */
+  onBatchCommitted: ((batch_id: number, time_ms: number) => void) | null = null;
+  /** Called for every event record, before the read model applies it (WebSocket fan-out). */
+  onEvent: ((e: EventFields, seq: number) => void) | null = null;
+  ring_full_count = 0;
+
+  constructor(options: MatcherLinkOptions) {
+    this.options = options;
+    this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
+  }
+
+  async start(): Promise<void> {
+    const requests = createRecordRing(this.options.request_ring_slots);
+    const events = createRecordRing(this.options.event_ring_slots);
+    this.request_ring = requests;
+    this.event_ring = events;
+    this.writer = new RequestWriter(requests);
+    const data: MatcherWorkerData = {
+      engine_config: this.options.engine_config,
+      request_sab: requests.sab,
+      event_sab: events.sab,
+      batch_requests_max: this.options.batch_requests_max,
+    };
+    const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
+    this.worker = worker;
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (m: { type: string }): void => {
+        if (m.type === 'ready') {
+          worker.off('error', reject);
+          resolve();
+        }
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+    });
+    worker.on('error', (e) => {
+      console.error('ringbook: matcher thread failed:', e);
+      process.exitCode = 1;
+    });
+    this.pump_done = this.pump(events);
+  }
+
+  /** Ring depths for admin state. */
+  depths(): { request_ring: number; event_ring: number } {
+    return { request_ring: this.request_ring?.depth() ?? 0, event_ring: this.event_ring?.depth() ?? 0 };
+  }
+
+  inflight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends one request to the matcher. Returns null when the request ring is full
+   * (backpressure: the caller answers with a clear error; nothing was sent).
+   */
+  submit(request: Request, address: Uint8Array, address_hex: string): Promise<Outcome> | null {
+    if (this.writer === null || this.stopping) return null;
+    const seq = this.next_seq++;
+    const hint = this.read_model.account_by_address.get(address_hex) ?? 0;
+    if (!this.writer.tryWrite(seq, address, hint, request)) {
+      this.ring_full_count++;
+      return null;
+    }
+    return new Promise<Outcome>((resolve) => {
+      this.pending.set(seq, {
+        resolve,
+        outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: [], order_updates: [], batch_id: 0, time_ms: 0 },
+      });
+    });
+  }
+
+  private async pump(events: SpscRing): Promise<void> {
+    const reader = new EventReader(events);
+    const fields = new RingEventFields(reader);
+    const rm = this.read_model;
+    for (;;) {
+      const n = await events.waitForDataAsync(1000);
+      if (n === 0) {
+        if (events.isClosed()) return;
+        continue;
+      }
+      for (let i = 0; i < n; i++) {
+        const o = events.slotOffset(i);
+        fields.o = o;
+        const seq = reader.seq(o);
+        if (this.onEvent) this.onEvent(fields, seq);
+        rm.apply(fields);
+        this.collect(fields, seq);
+      }
+      events.release(n);
+    }
+  }
+
+  private collect(e: RingEventFields, seq: number): void {
+    const type = e.type();
+    if (type === EventType.BATCH_COMMITTED) {
+      const batch_id = e.field(0);
+      const time_ms = e.field(1);
+      for (const s of this.batch_seqs) {
+        const p = this.pending.get(s);
+        if (p === undefined) continue;
+        this.pending.delete(s);
+        p.outcome.batch_id = batch_id;
+        p.outcome.time_ms = time_ms;
+        p.resolve(p.outcome);
+      }
+      this.batch_seqs = [];
+      if (this.onBatchCommitted) this.onBatchCommitted(batch_id, time_ms);
+      return;
+    }
+    if (seq === 0) return;
+    const p = this.pending.get(seq);
+    if (p === undefined) return;
+    if (type === EventType.ACCEPTED) {
+      p.outcome.accepted = true;
+      p.outcome.order_id = e.field(2);
+      this.batch_seqs.push(seq);
+    } else if (type === EventType.REJECTED) {
+      p.outcome.accepted = false;
+      p.outcome.code = e.field(2);
+      p.outcome.reason = e.field(3);
+      this.batch_seqs.push(seq);
+    } else if (type === EventType.ORDER_UPDATE) {
+      p.outcome.order_updates.push(e.field(0));
+    } else if (type === EventType.FILL && e.field(2) === p.outcome.order_id) {
+      p.outcome.fills.push({
+        fill_id: e.field(0), order_id: e.field(2), market: e.field(1), side: e.field(6),
+        price: e.field(7), quantity: e.field(8), fee: e.field(9), is_maker: false,
+        batch_id: this.read_model.batch_id, time_ms: this.read_model.batch_time_ms,
+      });
+    }
+  }
+
+  /**
+   * Clean stop: no new requests; the matcher applies everything already in the ring, its
+   * batches commit and every waiting request is answered; then the threads end.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.request_ring === null || this.worker === null) return;
+    const worker = this.worker;
+    const stopped = new Promise<void>((resolve) => {
+      worker.on('message', (m: { type: string }) => {
+        if (m.type === 'stopped') resolve();
+      });
+      worker.once('exit', () => resolve());
+    });
+    this.request_ring.close();
+    await stopped;
+    await this.pump_done;
+    await worker.terminate();
+  }
+}

@@ -1,0 +1,371 @@
+// The front thread's read model: everything GET endpoints answer, built only from the matcher's
+// event stream (so it can be rebuilt by replaying events, and never reads matcher memory).
+import { OrderStatus, Side } from '../engine/types.js';
+import { EventType } from '../ring/records.js';
+
+export interface MarketView {
+  index: number;
+  id: string;
+  base: string;
+  quote: string;
+  tick_size: number;
+  lot_size: number;
+  status: 'active' | 'paused';
+  fee_override: boolean;
+  maker_fee_bps: number;
+  taker_fee_bps: number;
+  mark_price: number;
+  /** price -> open quantity */
+  bids: Map<number, number>;
+  asks: Map<number, number>;
+  /** Increases once per committed batch that changed the book. */
+  book_sequence: number;
+  book_changed_in_batch: boolean;
+  sorted_cache: { bids: [number, number][]; asks: [number, number][] } | null;
+}
+
+export interface OrderView {
+  order_id: number;
+  account: number;
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  price: number;
+  quantity: number;
+  filled: number;
+  remaining: number;
+  status: number;
+  client_order_id: string;
+  last_fill_price: number;
+  created_ms: number;
+  updated_ms: number;
+  /** Price and quantity this order contributes to the book (0 when not resting). */
+  resting_price: number;
+  resting_quantity: number;
+}
+
+export interface FillView {
+  fill_id: number;
+  order_id: number;
+  market: number;
+  side: number;
+  price: number;
+  quantity: number;
+  fee: number;
+  is_maker: boolean;
+  batch_id: number;
+  time_ms: number;
+}
+
+export interface TradeView {
+  fill_id: number;
+  market: number;
+  price: number;
+  quantity: number;
+  taker_side: number;
+  time_ms: number;
+  taker_order_id: number;
+  maker_order_id: number;
+  taker_account: number;
+  maker_account: number;
+  taker_fee: number;
+  maker_fee: number;
+  batch_id: number;
+}
+
+/** Reads one event record's fields; implemented over the ring (EventReader) or over arrays. */
+export interface EventFields {
+  type(): number;
+  field(k: number): number;
+  clientOrderId(): string;
+  addressHex(): string;
+}
+
+export interface ReadModelLimits {
+  fills_per_account_kept: number;
+  trades_per_market_kept: number;
+  closed_orders_kept: number;
+}
+
+export class ReadModel {
+  readonly assets: string[];
+  readonly markets: MarketView[] = [];
+  maker_fee_bps = 0;
+  taker_fee_bps = 0;
+  readonly account_by_address = new Map<string, number>();
+  readonly address_by_account: string[] = [''];
+  readonly balances = new Map<number, Float64Array>();
+  readonly nonce_high_water = new Map<number, number>();
+  readonly credit = new Map<number, { credit_limit: number; auto_cancel_ratio_ppm: number }>();
+  readonly orders = new Map<number, OrderView>();
+  readonly open_orders_by_account = new Map<number, Set<number>>();
+  private readonly order_by_client_id = new Map<string, number>();
+  private readonly closed_order_ids: number[] = [];
+  private closed_head = 0;
+  readonly fills_by_account = new Map<number, FillView[]>();
+  readonly trades_by_market: TradeView[][] = [];
+  readonly pending_withdrawals = new Map<string, { account: number; asset: number; amount: number; nonce: number }>();
+  private readonly limits: ReadModelLimits;
+  batch_id = 0;
+  batch_time_ms = 0;
+  /** Markets whose book changed in the batch being read (for snapshots at commit). */
+  readonly changed_markets = new Set<number>();
+  /** Listeners for committed trades and book changes (WebSocket fan-out, market data). */
+  onTrade: ((t: TradeView) => void) | null = null;
+
+  constructor(assets: string[], limits: ReadModelLimits) {
+    this.assets = assets;
+    this.limits = limits;
+  }
+
+  apply(e: EventFields): void {
+    switch (e.type()) {
+      case EventType.BATCH_BEGIN:
+        this.batch_id = e.field(0);
+        this.batch_time_ms = e.field(1);
+        return;
+      case EventType.BATCH_COMMITTED:
+        for (const m of this.changed_markets) {
+          const mv = this.markets[m];
+          if (mv) mv.book_sequence++;
+        }
+        this.changed_markets.clear();
+        return;
+      case EventType.MARKET: return this.applyMarket(e);
+      case EventType.FEES:
+        this.maker_fee_bps = e.field(0);
+        this.taker_fee_bps = e.field(1);
+        return;
+      case EventType.CREDIT: {
+        const account = e.field(0);
+        if (e.field(1) === 0) this.credit.delete(account);
+        else this.credit.set(account, { credit_limit: e.field(1), auto_cancel_ratio_ppm: e.field(2) });
+        return;
+      }
+      case EventType.ACCOUNT: {
+        const id = e.field(0);
+        const address = e.addressHex();
+        this.account_by_address.set(address, id);
+        this.address_by_account[id] = address;
+        return;
+      }
+      case EventType.ACCEPTED: return this.applyAccepted(e);
+      case EventType.REJECTED: return;
+      case EventType.FILL: return this.applyFill(e);
+      case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e);
+      case EventType.BALANCE: {
+        const account = e.field(0);
+        let b = this.balances.get(account);
+        if (b === undefined) {
+          b = new Float64Array(this.assets.length * 2);
+          this.balances.set(account, b);
+        }
+        const asset = e.field(1);
+        b[asset * 2] = e.field(2);
+        b[asset * 2 + 1] = e.field(3);
+        return;
+      }
+      default:
+        throw new Error(`read model: unknown event type ${e.type()}`);
+    }
+  }
+
+  private applyMarket(e: EventFields): void {
+    const m = e.field(0);
+    const base = this.assets[e.field(2)];
+    const quote = this.assets[e.field(3)];
+    let mv = this.markets[m];
+    if (mv === undefined) {
+      mv = {
+        index: m, id: `${base}-${quote}`, base, quote, tick_size: 0, lot_size: 0, status: 'active',
+        fee_override: false, maker_fee_bps: 0, taker_fee_bps: 0, mark_price: 0,
+        bids: new Map(), asks: new Map(), book_sequence: 0, book_changed_in_batch: false,
+        sorted_cache: null,
+      };
+      this.markets[m] = mv;
+      this.trades_by_market[m] = [];
+    }
+    mv.status = e.field(1) === 0 ? 'active' : 'paused';
+    mv.tick_size = e.field(4);
+    mv.lot_size = e.field(5);
+    mv.fee_override = e.field(6) === 1;
+    mv.maker_fee_bps = e.field(7);
+    mv.taker_fee_bps = e.field(8);
+  }
+
+  private applyAccepted(e: EventFields): void {
+    const kind = e.field(0);
+    const account = e.field(1);
+    const nonce = e.field(3);
+    if (nonce > 0) this.nonce_high_water.set(account, nonce);
+    // PLACE: remember what only the request knows (type, tif, client id) for later updates.
+    if (kind === 3) {
+      const order_id = e.field(2);
+      this.orders.set(order_id, {
+        order_id, account, market: e.field(4), side: e.field(5), order_type: e.field(6),
+        tif: e.field(7), price: e.field(8), quantity: e.field(9), filled: 0,
+        remaining: e.field(9), status: OrderStatus.OPEN, client_order_id: e.clientOrderId(),
+        last_fill_price: 0, created_ms: this.batch_time_ms, updated_ms: this.batch_time_ms,
+        resting_price: 0, resting_quantity: 0,
+      });
+    } else if (kind === 2) {
+      const key = `${account}:${nonce}`;
+      this.pending_withdrawals.set(key, { account, asset: e.field(10), amount: e.field(11), nonce });
+    }
+  }
+
+  private applyFill(e: EventFields): void {
+    const t: TradeView = {
+      fill_id: e.field(0), market: e.field(1), taker_order_id: e.field(2), maker_order_id: e.field(3),
+      taker_account: e.field(4), maker_account: e.field(5), taker_side: e.field(6), price: e.field(7),
+      quantity: e.field(8), taker_fee: e.field(9), maker_fee: e.field(10), time_ms: this.batch_time_ms,
+      batch_id: this.batch_id,
+    };
+    const mv = this.markets[t.market];
+    if (mv) mv.mark_price = t.price;
+    pushBounded(this.trades_by_market[t.market], t, this.limits.trades_per_market_kept);
+    const maker_side = t.taker_side === Side.BID ? Side.ASK : Side.BID;
+    this.addFill(t.taker_account, {
+      fill_id: t.fill_id, order_id: t.taker_order_id, market: t.market, side: t.taker_side, price: t.price,
+      quantity: t.quantity, fee: t.taker_fee, is_maker: false, batch_id: t.batch_id, time_ms: t.time_ms,
+    });
+    this.addFill(t.maker_account, {
+      fill_id: t.fill_id, order_id: t.maker_order_id, market: t.market, side: maker_side, price: t.price,
+      quantity: t.quantity, fee: t.maker_fee, is_maker: true, batch_id: t.batch_id, time_ms: t.time_ms,
+    });
+    if (this.onTrade) this.onTrade(t);
+  }
+
+  private addFill(account: number, f: FillView): void {
+    let list = this.fills_by_account.get(account);
+    if (list === undefined) {
+      list = [];
+      this.fills_by_account.set(account, list);
+    }
+    pushBounded(list, f, this.limits.fills_per_account_kept);
+  }
+
+  private applyOrderUpdate(e: EventFields): void {
+    const order_id = e.field(0);
+    const account = e.field(1);
+    const market = e.field(2);
+    const side = e.field(3);
+    const status = e.field(4);
+    let o = this.orders.get(order_id);
+    if (o === undefined) {
+      // Only possible for an order accepted before this read model started: build what we can.
+      o = {
+        order_id, account, market, side, order_type: 0, tif: 0, price: e.field(5), quantity: e.field(6),
+        filled: 0, remaining: 0, status, client_order_id: '', last_fill_price: 0,
+        created_ms: this.batch_time_ms, updated_ms: this.batch_time_ms, resting_price: 0, resting_quantity: 0,
+      };
+      this.orders.set(order_id, o);
+    }
+    o.price = e.field(5);
+    o.quantity = e.field(6);
+    o.filled = e.field(7);
+    o.remaining = e.field(8);
+    o.status = status;
+    if (e.field(9) > 0) o.last_fill_price = e.field(9);
+    o.updated_ms = this.batch_time_ms;
+    // Book: take away what the order contributed, add what it contributes now.
+    const mv = this.markets[market];
+    const book = side === Side.BID ? mv.bids : mv.asks;
+    if (o.resting_quantity > 0) addLevel(book, o.resting_price, -o.resting_quantity);
+    const resting = status === OrderStatus.OPEN || status === OrderStatus.PARTIALLY_FILLED;
+    o.resting_price = resting ? o.price : 0;
+    o.resting_quantity = resting ? o.remaining : 0;
+    if (resting) addLevel(book, o.price, o.remaining);
+    mv.sorted_cache = null;
+    this.changed_markets.add(market);
+    // Indexes: open orders per account; client ids point at the newest order using them.
+    let open = this.open_orders_by_account.get(account);
+    if (open === undefined) {
+      open = new Set();
+      this.open_orders_by_account.set(account, open);
+    }
+    if (o.client_order_id !== '') this.order_by_client_id.set(`${account}:${o.client_order_id}`, order_id);
+    if (resting) {
+      open.add(order_id);
+    } else {
+      open.delete(order_id);
+      this.rememberClosed(order_id);
+    }
+  }
+
+  /** Closed orders stay readable until `closed_orders_kept` newer ones closed. */
+  private rememberClosed(order_id: number): void {
+    this.closed_order_ids.push(order_id);
+    if (this.closed_order_ids.length - this.closed_head > this.limits.closed_orders_kept) {
+      const old = this.closed_order_ids[this.closed_head++];
+      const o = this.orders.get(old);
+      if (o && o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) {
+        this.orders.delete(old);
+        const key = `${o.account}:${o.client_order_id}`;
+        if (o.client_order_id !== '' && this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
+      }
+      if (this.closed_head > 4096 && this.closed_head * 2 > this.closed_order_ids.length) {
+        this.closed_order_ids.splice(0, this.closed_head);
+        this.closed_head = 0;
+      }
+    }
+  }
+
+  orderByClientId(account: number, client_order_id: string): OrderView | undefined {
+    const id = this.order_by_client_id.get(`${account}:${client_order_id}`);
+    return id === undefined ? undefined : this.orders.get(id);
+  }
+
+  /** Levels best first, at most `depth` per side. */
+  sortedBook(m: number, depth: number): { bids: [number, number][]; asks: [number, number][] } {
+    const mv = this.markets[m];
+    if (mv.sorted_cache === null) {
+      mv.sorted_cache = {
+        bids: [...mv.bids.entries()].sort((a, b) => b[0] - a[0]),
+        asks: [...mv.asks.entries()].sort((a, b) => a[0] - b[0]),
+      };
+    }
+    return { bids: mv.sorted_cache.bids.slice(0, depth), asks: mv.sorted_cache.asks.slice(0, depth) };
+  }
+
+  marketIndex(id: string): number {
+    for (const m of this.markets) if (m.id === id) return m.index;
+    return -1;
+  }
+
+  /** Quoted value of a credit account, the way the engine computes it (docs/engine.md). */
+  quotedValue(account: number): number {
+    const open = this.open_orders_by_account.get(account);
+    if (!open) return 0;
+    const rest_quantity = new Map<number, number>();
+    const rest_value = new Map<number, bigint>();
+    for (const id of open) {
+      const o = this.orders.get(id);
+      if (!o) continue;
+      rest_quantity.set(o.market, (rest_quantity.get(o.market) ?? 0) + o.resting_quantity);
+      rest_value.set(o.market, (rest_value.get(o.market) ?? 0n) + ceilDiv(BigInt(o.resting_price) * BigInt(o.resting_quantity), 1_000_000n));
+    }
+    let q = 0n;
+    for (const [m, qty] of rest_quantity) {
+      const mark = this.markets[m].mark_price;
+      q += mark > 0 ? ceilDiv(BigInt(mark) * BigInt(qty), 1_000_000n) : (rest_value.get(m) ?? 0n);
+    }
+    return Number(q);
+  }
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b;
+}
+
+function addLevel(book: Map<number, number>, price: number, delta: number): void {
+  const q = (book.get(price) ?? 0) + delta;
+  if (q === 0) book.delete(price);
+  else book.set(price, q);
+}
+
+function pushBounded<T>(list: T[], item: T, max: number): void {
+  list.push(item);
+  if (list.length > max * 2) list.splice(0, list.length - max);
+}

@@ -1,0 +1,148 @@
+// Operator routes (X-Admin-Token, compared in constant time): markets, pause/resume, fees, credit,
+// and the engine's vital signs.
+import type { TemplatedApp } from 'uWebSockets.js';
+import { emptyRequest, NO_MARKET, RequestKind, type Request } from '../engine/types.js';
+import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
+import { postRoute, replyRejected, submit, type GatewayContext } from './context.js';
+import { Reply } from './envelope.js';
+import { parseAddress } from './params.js';
+import { marketRecord } from './views.js';
+
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+function onlyFields(reply: Reply, body: Record<string, unknown>, allowed: readonly string[]): boolean {
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) {
+      reply.error('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
+      return false;
+    }
+  }
+  return true;
+}
+
+function safeInt(reply: Reply, body: Record<string, unknown>, field: string): number | null {
+  const v = body[field];
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
+    reply.error('INVALID_REQUEST', `${field} must be an integer`);
+    return null;
+  }
+  return v;
+}
+
+function marketOf(ctx: GatewayContext, reply: Reply, id: string): number | null {
+  const m = ctx.rm.marketIndex(id);
+  if (m < 0) {
+    reply.error('MARKET_NOT_FOUND', `market ${JSON.stringify(id).slice(0, 40)} not found`);
+    return null;
+  }
+  return m;
+}
+
+/** Admin requests run as the fee account (no address, no nonce). */
+function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: string, done: () => void): void {
+  submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
+}
+
+export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext): void {
+  const rm = ctx.rm;
+  app.get('/admin/state', (res, req) => {
+    const reply = new Reply(res);
+    if (!ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
+      reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token');
+      return;
+    }
+    let open_orders = 0;
+    for (const s of rm.open_orders_by_account.values()) open_orders += s.size;
+    const assets: Record<string, string> = {};
+    for (const a of ctx.cfg.assets) assets[a.symbol] = a.symbol === 'ETH' ? ZERO_ADDRESS : a.token_address;
+    reply.ok({
+      batch_id: String(rm.batch_id),
+      state_root: null,
+      operator_address: ctx.operator_address,
+      settlement: { contract: ctx.cfg.settlement.contract, chain_id: ctx.cfg.settlement.chain_id, assets },
+      markets: rm.markets.map((mv) => ({ ...marketRecord(rm, mv), maker_fee_bps: mv.maker_fee_bps, taker_fee_bps: mv.taker_fee_bps })),
+      accounts: rm.account_by_address.size,
+      open_orders,
+      rings: ctx.link.depths(),
+      inflight_requests: ctx.link.inflight(),
+      signatures_verified: ctx.signatures.verified,
+      journal_bytes: null,
+      pending_forced_inclusions: [],
+      uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
+    });
+  });
+
+  app.post('/admin/markets', postRoute(ctx, { admin: true }, (reply, body) => {
+    if (!onlyFields(reply, body, ['id', 'base', 'quote', 'tick_size', 'lot_size'])) return;
+    const base = typeof body.base === 'string' ? ctx.assets.get(body.base) : undefined;
+    const quote = typeof body.quote === 'string' ? ctx.assets.get(body.quote) : undefined;
+    if (base === undefined || quote === undefined) return void reply.error('INVALID_REQUEST', 'base and quote must be listed assets');
+    if (body.id !== undefined && body.id !== `${body.base}-${body.quote}`) return void reply.error('INVALID_REQUEST', 'id must be BASE-QUOTE');
+    const tick = safeInt(reply, body, 'tick_size');
+    if (tick === null) return;
+    const lot = safeInt(reply, body, 'lot_size');
+    if (lot === null) return;
+    const r = emptyRequest();
+    r.kind = RequestKind.ADD_MARKET;
+    r.asset = base.index;
+    r.asset_quote = quote.index;
+    r.tick_size_units = tick;
+    r.lot_size_units = lot;
+    submitAdmin(ctx, reply, r, ZERO_ADDRESS, () => {
+      const m = rm.marketIndex(`${body.base}-${body.quote}`);
+      reply.ok(marketRecord(rm, rm.markets[m]));
+    });
+  }));
+
+  for (const [action, kind] of [['pause', RequestKind.PAUSE_MARKET], ['resume', RequestKind.RESUME_MARKET]] as const) {
+    app.post(`/admin/markets/:id/${action}`, postRoute(ctx, { admin: true }, (reply, _body, params) => {
+      const m = marketOf(ctx, reply, params[0]);
+      if (m === null) return;
+      const r = emptyRequest();
+      r.kind = kind;
+      r.market = m;
+      submitAdmin(ctx, reply, r, ZERO_ADDRESS, () => reply.ok(marketRecord(rm, rm.markets[m])));
+    }, 1));
+  }
+
+  const fees = (per_market: boolean) => postRoute(ctx, { admin: true }, (reply, body, params) => {
+    if (!onlyFields(reply, body, ['maker_fee_bps', 'taker_fee_bps'])) return;
+    const maker = safeInt(reply, body, 'maker_fee_bps');
+    if (maker === null) return;
+    const taker = safeInt(reply, body, 'taker_fee_bps');
+    if (taker === null) return;
+    let m = NO_MARKET;
+    if (per_market) {
+      const found = marketOf(ctx, reply, params[0]);
+      if (found === null) return;
+      m = found;
+    }
+    const r = emptyRequest();
+    r.kind = RequestKind.SET_FEES;
+    r.market = m;
+    r.maker_fee_bps = maker;
+    r.taker_fee_bps = taker;
+    submitAdmin(ctx, reply, r, ZERO_ADDRESS, () => {
+      if (m === NO_MARKET) reply.ok({ maker_fee_bps: rm.maker_fee_bps, taker_fee_bps: rm.taker_fee_bps });
+      else reply.ok({ market_id: rm.markets[m].id, maker_fee_bps: rm.markets[m].maker_fee_bps, taker_fee_bps: rm.markets[m].taker_fee_bps });
+    });
+  }, per_market ? 1 : 0);
+  app.put('/admin/fees', fees(false));
+  app.put('/admin/markets/:id/fees', fees(true));
+
+  app.put('/admin/accounts/:address/credit', postRoute(ctx, { admin: true }, (reply, body, params) => {
+    if (!onlyFields(reply, body, ['credit_limit', 'auto_cancel_ratio'])) return;
+    const a = parseAddress(params[0], 'address');
+    if (!a.ok) return void reply.error('INVALID_REQUEST', a.message);
+    const limit = safeInt(reply, body, 'credit_limit');
+    if (limit === null) return;
+    const ratio = body.auto_cancel_ratio === undefined ? ctx.cfg.credit.auto_cancel_ratio_default : body.auto_cancel_ratio;
+    if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) return void reply.error('INVALID_REQUEST', 'auto_cancel_ratio must be a number in (0, 1]');
+    const r = emptyRequest();
+    r.kind = RequestKind.SET_CREDIT;
+    r.credit_limit_units = limit;
+    // Parts per million: the engine compares with integers only.
+    r.auto_cancel_ratio_ppm = Math.round(ratio * 1_000_000);
+    submitAdmin(ctx, reply, r, a.value, () => reply.ok({ address: a.value, credit_limit: limit, auto_cancel_ratio: r.auto_cancel_ratio_ppm / 1_000_000 }));
+  }, 1));
+}

@@ -1,0 +1,169 @@
+// Public and account GET routes: answered from the read model, never by the matcher.
+import type { TemplatedApp } from 'uWebSockets.js';
+import { OrderStatus } from '../engine/types.js';
+import { getRoute, type GatewayContext } from './context.js';
+import type { Reply } from './envelope.js';
+import { parseAddress, parseQuery, parseUintString } from './params.js';
+import type { MarketView } from './read_model.js';
+import {
+  accountFill, balancesRecord, bookRecord, feesRecord, marketRecord, orderRecord, publicTrade,
+} from './views.js';
+
+function query(reply: Reply, text: string): Map<string, string> | null {
+  const q = parseQuery(text);
+  if (!q.ok) {
+    reply.error('INVALID_REQUEST', q.message);
+    return null;
+  }
+  return q.value;
+}
+
+/** Integer query parameter in [1, max], default `fallback`; null after answering an error. */
+function intParam(reply: Reply, q: Map<string, string>, name: string, fallback: number, max: number): number | null {
+  const text = q.get(name);
+  if (text === undefined) return fallback;
+  const v = parseUintString(text, name, { min: 1, max });
+  if (!v.ok) {
+    reply.error('INVALID_REQUEST', v.message);
+    return null;
+  }
+  return v.value;
+}
+
+function marketParam(ctx: GatewayContext, reply: Reply, id: string): MarketView | null {
+  const m = ctx.rm.marketIndex(id);
+  if (m < 0) {
+    reply.error('MARKET_NOT_FOUND', `market ${JSON.stringify(id).slice(0, 40)} not found`);
+    return null;
+  }
+  return ctx.rm.markets[m];
+}
+
+/** The account id of an address path parameter: -1 for a valid address never seen (no account yet). */
+function accountParam(ctx: GatewayContext, reply: Reply, text: string): { account: number; address: string } | null {
+  const a = parseAddress(text, 'address');
+  if (!a.ok) {
+    reply.error('INVALID_REQUEST', a.message);
+    return null;
+  }
+  return { account: ctx.rm.account_by_address.get(a.value) ?? -1, address: a.value };
+}
+
+const STATUS_FILTERS: Record<string, number[]> = {
+  open: [OrderStatus.OPEN, OrderStatus.PARTIALLY_FILLED],
+  partially_filled: [OrderStatus.PARTIALLY_FILLED],
+  filled: [OrderStatus.FILLED],
+  cancelled: [OrderStatus.CANCELLED],
+  all: [OrderStatus.OPEN, OrderStatus.PARTIALLY_FILLED, OrderStatus.FILLED, OrderStatus.CANCELLED],
+};
+
+export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): void {
+  const rm = ctx.rm;
+  app.get('/health', getRoute(ctx, (reply) => {
+    reply.ok({ status: 'ok', batch_id: String(rm.batch_id), uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000) });
+  }));
+  app.get('/time', getRoute(ctx, (reply) => {
+    const now = Date.now();
+    reply.ok({ time_ms: now, iso: new Date(now).toISOString() });
+  }));
+  app.get('/markets', getRoute(ctx, (reply) => {
+    reply.ok(rm.markets.map((mv) => marketRecord(rm, mv)));
+  }));
+  const book = getRoute(ctx, (reply, req) => {
+    const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
+    if (mv === null) return;
+    const q = query(reply, req.getQuery() ?? '');
+    if (q === null) return;
+    const depth = intParam(reply, q, 'depth', ctx.cfg.limits.book_depth_max, ctx.cfg.limits.book_depth_max);
+    if (depth === null) return;
+    reply.ok(bookRecord(rm, mv, depth));
+  });
+  app.get('/orderbook/:market_id', book);
+  app.get('/markets/:market_id/book', book);
+  app.get('/fees', getRoute(ctx, (reply) => {
+    reply.ok({ maker_fee_bps: rm.maker_fee_bps, taker_fee_bps: rm.taker_fee_bps });
+  }));
+  app.get('/markets/:market_id/fees', getRoute(ctx, (reply, req) => {
+    const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
+    if (mv !== null) reply.ok(feesRecord(mv));
+  }));
+  app.get('/trades/:market_id', getRoute(ctx, (reply, req) => {
+    const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
+    if (mv === null) return;
+    const q = query(reply, req.getQuery() ?? '');
+    if (q === null) return;
+    const limit = intParam(reply, q, 'limit', 100, ctx.cfg.limits.trades_per_market_kept);
+    if (limit === null) return;
+    const trades = rm.trades_by_market[mv.index] ?? [];
+    const out = [];
+    for (let i = trades.length - 1; i >= 0 && out.length < limit; i--) out.push(publicTrade(rm, trades[i]));
+    reply.ok(out);
+  }));
+  app.get('/account/:address/balances', getRoute(ctx, (reply, req) => {
+    const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
+    if (a !== null) reply.ok(balancesRecord(rm, a.account));
+  }));
+  app.get('/account/:address/orders', getRoute(ctx, (reply, req) => {
+    const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
+    if (a === null) return;
+    const q = query(reply, req.getQuery() ?? '');
+    if (q === null) return;
+    const status = q.get('status') ?? 'open';
+    const wanted = STATUS_FILTERS[status];
+    if (!Object.prototype.hasOwnProperty.call(STATUS_FILTERS, status)) {
+      reply.error('INVALID_REQUEST', 'status must be open, partially_filled, filled, cancelled or all');
+      return;
+    }
+    let market = -1;
+    const market_id = q.get('market_id');
+    if (market_id !== undefined) {
+      const mv = marketParam(ctx, reply, market_id);
+      if (mv === null) return;
+      market = mv.index;
+    }
+    const limit = intParam(reply, q, 'limit', 100, 1000);
+    if (limit === null) return;
+    const out = [];
+    if (a.account >= 0) {
+      // Newest first: order ids grow with time.
+      const ids: number[] = [];
+      if (status === 'open' || status === 'partially_filled') {
+        for (const id of rm.open_orders_by_account.get(a.account) ?? []) ids.push(id);
+      } else {
+        for (const [id, o] of rm.orders) if (o.account === a.account) ids.push(id);
+      }
+      ids.sort((x, y) => y - x);
+      for (const id of ids) {
+        const o = rm.orders.get(id);
+        if (!o || !wanted.includes(o.status) || (market >= 0 && o.market !== market)) continue;
+        out.push(orderRecord(rm, o));
+        if (out.length >= limit) break;
+      }
+    }
+    reply.ok(out);
+  }));
+  app.get('/account/:address/orders/by-client-id/:client_order_id', getRoute(ctx, (reply, req) => {
+    const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
+    if (a === null) return;
+    const coid = decodeURIComponent(req.getParameter(1) ?? '');
+    const o = a.account >= 0 ? rm.orderByClientId(a.account, coid) : undefined;
+    if (o === undefined) {
+      reply.error('NOT_FOUND', 'no order with that client_order_id for this account');
+      return;
+    }
+    reply.ok(orderRecord(rm, o));
+  }));
+  app.get('/account/:address/fills', getRoute(ctx, (reply, req) => {
+    const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
+    if (a === null) return;
+    const q = query(reply, req.getQuery() ?? '');
+    if (q === null) return;
+    const limit = intParam(reply, q, 'limit', 100, ctx.cfg.limits.fills_per_account_kept);
+    if (limit === null) return;
+    const fills = a.account >= 0 ? rm.fills_by_account.get(a.account) ?? [] : [];
+    const out = [];
+    for (let i = fills.length - 1; i >= 0 && out.length < limit; i--) out.push(accountFill(rm, fills[i]));
+    reply.ok(out);
+  }));
+}
+

@@ -1,0 +1,114 @@
+// The front thread: wires the matcher link, the verify pool, the rate limiters and the routes
+// onto one uWebSockets.js app, and owns start and clean stop.
+import uWS from 'uWebSockets.js';
+import { addressFromPrivateKey } from '../auth/recover.js';
+import { VerifyPool } from '../auth/verify_pool.js';
+import { engineConfigOf, type RingbookConfig } from '../config.js';
+import { AdminTokenCheck } from './admin_auth.js';
+import { SignatureBatcher, type GatewayContext } from './context.js';
+import { Reply } from './envelope.js';
+import { MatcherLink } from './matcher_link.js';
+import { createRateLimiters } from './rate_limit.js';
+import { registerAdminRoutes } from './routes_admin.js';
+import { registerPublicRoutes } from './routes_public.js';
+import { registerTradingRoutes } from './routes_trading.js';
+import type { AssetInfo } from './signed_requests.js';
+
+export interface ServerOptions {
+  cfg: RingbookConfig;
+  admin_token: string;
+  operator_key: string;
+  /** Verify pool threads (default: cores - 1). */
+  verify_threads?: number;
+}
+
+/** Most keys each rate limiter remembers (bounded memory under a flood of wallets or IPs). */
+const RATE_LIMIT_KEYS_MAX = 200_000;
+/** How long a clean stop waits for in-flight requests before giving up on them. */
+const STOP_DRAIN_MS_MAX = 10_000;
+
+export class RingbookServer {
+  private readonly options: ServerOptions;
+  private listen_socket: uWS.us_listen_socket | null = null;
+  private link: MatcherLink | null = null;
+  private pool: VerifyPool | null = null;
+  private ctx: GatewayContext | null = null;
+  port = 0;
+
+  constructor(options: ServerOptions) {
+    this.options = options;
+  }
+
+  async start(): Promise<number> {
+    const cfg = this.options.cfg;
+    const engine_config = engineConfigOf(cfg);
+    const link = new MatcherLink({
+      engine_config,
+      request_ring_slots: cfg.limits.request_ring_slots,
+      event_ring_slots: cfg.limits.event_ring_slots,
+      batch_requests_max: cfg.limits.batch_requests_max,
+      read_model: {
+        fills_per_account_kept: cfg.limits.fills_per_account_kept,
+        trades_per_market_kept: cfg.limits.trades_per_market_kept,
+        closed_orders_kept: 100_000,
+      },
+    });
+    await link.start();
+    this.link = link;
+    const pool = new VerifyPool(this.options.verify_threads ? { threads: this.options.verify_threads } : {});
+    this.pool = pool;
+    const assets = new Map<string, AssetInfo>();
+    cfg.assets.forEach((a, index) => assets.set(a.symbol, { index, onchain_decimals: a.onchain_decimals }));
+    const ctx: GatewayContext = {
+      cfg,
+      link,
+      rm: link.read_model,
+      signatures: new SignatureBatcher(pool, cfg.limits.verify_batch_max),
+      limiters: createRateLimiters(cfg.rate_limits, { keys_max: RATE_LIMIT_KEYS_MAX }),
+      admin: new AdminTokenCheck(this.options.admin_token),
+      operator_key: this.options.operator_key,
+      operator_address: addressFromPrivateKey(this.options.operator_key),
+      assets,
+      started_ms: Date.now(),
+    };
+    this.ctx = ctx;
+    const app = uWS.App();
+    registerPublicRoutes(app, ctx);
+    registerTradingRoutes(app, ctx);
+    registerAdminRoutes(app, ctx);
+    app.any('/*', (res, req) => {
+      const reply = new Reply(res);
+      reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);
+    });
+    await new Promise<void>((resolve, reject) => {
+      app.listen(cfg.server.host, cfg.server.port, (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${cfg.server.host}:${cfg.server.port}`));
+          return;
+        }
+        this.listen_socket = socket;
+        this.port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+        resolve();
+      });
+    });
+    return this.port;
+  }
+
+  /**
+   * Clean stop (SIGTERM): stop listening, let in-flight requests finish and be answered, let
+   * the matcher apply and commit what is in its ring, then end the threads.
+   */
+  async stop(): Promise<void> {
+    if (this.listen_socket) {
+      uWS.us_listen_socket_close(this.listen_socket);
+      this.listen_socket = null;
+    }
+    const link = this.link;
+    if (link) {
+      const deadline = Date.now() + STOP_DRAIN_MS_MAX;
+      while (link.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await link.stop();
+    }
+    if (this.pool) await this.pool.close();
+  }
+}

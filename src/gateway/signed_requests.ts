@@ -1,0 +1,308 @@
+// Shape validation of the signed POST bodies, and what each one asks the engine to do. Values
+// that need engine state (balances, ticks, lots, nonces) are the engine's to judge; this module
+// judges only types, presence and formats, before any signature is checked.
+import {
+  amendMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, withdrawalMessage,
+} from '../auth/messages.js';
+import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
+import {
+  emptyRequest, NO_MARKET, OrderType, RequestKind, Side, Tif, type Request,
+} from '../engine/types.js';
+
+export interface BodyError {
+  code: 'INVALID_REQUEST' | 'INVALID_ORDER' | 'INVALID_SIGNATURE' | 'MARKET_NOT_FOUND';
+  message: string;
+}
+
+export interface SignedRequest {
+  request: Request;
+  /** Lowercase 0x address that must have signed. */
+  address: string;
+  signature_hex: string;
+  /** Accepted message forms, most likely first (orders have two; DECISIONS). */
+  messages: string[];
+  /** What to rate-limit it as. */
+  limit: 'orders' | 'cancels' | 'withdrawals';
+}
+
+export interface MarketLookup {
+  marketIndex(id: string): number;
+}
+
+export interface AssetInfo {
+  index: number;
+  onchain_decimals: number;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
+const CLIENT_ORDER_ID = /^[A-Za-z0-9_-]{1,36}$/;
+const DIGITS = /^(0|[1-9][0-9]{0,29})$/;
+
+type Body = Record<string, unknown>;
+type Result<T> = T | BodyError;
+
+export function isBodyError<T>(x: Result<T>): x is BodyError {
+  return typeof x === 'object' && x !== null && 'code' in x && 'message' in x && !('request' in x);
+}
+
+function fail(code: BodyError['code'], message: string): BodyError {
+  return { code, message };
+}
+
+function unknownField(body: Body, allowed: readonly string[]): BodyError | null {
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) return fail('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
+  }
+  return null;
+}
+
+function address(body: Body, field: string, missing: BodyError['code']): Result<string> {
+  const v = body[field];
+  if (v === undefined) return fail(missing, `${field} is required`);
+  if (typeof v !== 'string' || !ADDRESS.test(v)) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
+  return v.toLowerCase();
+}
+
+function signature(body: Body): Result<string> {
+  const v = body.signature;
+  if (typeof v !== 'string' || !SIGNATURE.test(v)) return fail('INVALID_SIGNATURE', 'signature must be 0x followed by 65 bytes of hex');
+  return v;
+}
+
+/** A JSON integer that must be a safe integer (sign allowed: the engine judges the value). */
+function integer(body: Body, field: string, missing: BodyError['code']): Result<number> {
+  const v = body[field];
+  if (v === undefined || v === null) return fail(missing, `${field} is required`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('INVALID_REQUEST', `${field} must be an integer (fixed-point, x 1,000,000) within 2^53`);
+  return v;
+}
+
+function nonce(body: Body): Result<number> {
+  const v = integer(body, 'nonce', 'INVALID_REQUEST');
+  if (typeof v === 'number' && v < 0) return fail('INVALID_REQUEST', 'nonce must be a non-negative integer');
+  return v;
+}
+
+function text(body: Body, field: string, missing: BodyError['code']): Result<string> {
+  const v = body[field];
+  if (v === undefined || v === null) return fail(missing, `${field} is required`);
+  if (typeof v !== 'string') return fail('INVALID_REQUEST', `${field} must be a string`);
+  return v;
+}
+
+function market(lookup: MarketLookup, id: string): Result<number> {
+  const m = lookup.marketIndex(id);
+  if (m < 0) return fail('MARKET_NOT_FOUND', `market ${JSON.stringify(id).slice(0, 40)} not found`);
+  return m;
+}
+
+const SIDES: Record<string, number> = { bid: Side.BID, ask: Side.ASK };
+const TYPES: Record<string, number> = { limit: OrderType.LIMIT, market: OrderType.MARKET };
+const TIFS: Record<string, number> = { gtc: Tif.GTC, ioc: Tif.IOC, fok: Tif.FOK, post_only: Tif.POST_ONLY };
+
+function pick(table: Record<string, number>, value: string): number {
+  return Object.prototype.hasOwnProperty.call(table, value) ? table[value] : -1;
+}
+
+const ORDER_FIELDS = ['user', 'market_id', 'side', 'price', 'quantity', 'order_type', 'time_in_force', 'nonce', 'signature', 'client_order_id'] as const;
+
+export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedRequest> {
+  const unknown = unknownField(body, ORDER_FIELDS);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_ORDER');
+  if (isBodyError(user)) return user;
+  const market_id = text(body, 'market_id', 'INVALID_ORDER');
+  if (isBodyError(market_id)) return market_id;
+  const side_text = text(body, 'side', 'INVALID_ORDER');
+  if (isBodyError(side_text)) return side_text;
+  const side = pick(SIDES, side_text);
+  if (side < 0) return fail('INVALID_ORDER', 'side must be bid or ask');
+  const type_text = text(body, 'order_type', 'INVALID_ORDER');
+  if (isBodyError(type_text)) return type_text;
+  const type = pick(TYPES, type_text);
+  if (type < 0) return fail('INVALID_ORDER', 'order_type must be limit or market');
+  const tif_text = text(body, 'time_in_force', 'INVALID_ORDER');
+  if (isBodyError(tif_text)) return tif_text;
+  const tif = pick(TIFS, tif_text);
+  if (tif < 0) return fail('INVALID_ORDER', 'time_in_force must be gtc, ioc, fok or post_only');
+  let price = 0;
+  if (type === OrderType.MARKET) {
+    if ('price' in body) return fail('INVALID_ORDER', 'a market order must not carry a price');
+  } else {
+    const p = integer(body, 'price', 'INVALID_ORDER');
+    if (isBodyError(p)) return p;
+    price = p;
+  }
+  const quantity = integer(body, 'quantity', 'INVALID_ORDER');
+  if (isBodyError(quantity)) return quantity;
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  let coid = '';
+  if (body.client_order_id !== undefined) {
+    if (typeof body.client_order_id !== 'string' || !CLIENT_ORDER_ID.test(body.client_order_id)) {
+      return fail('INVALID_ORDER', 'client_order_id must be 1 to 36 characters of [A-Za-z0-9_-]');
+    }
+    coid = body.client_order_id;
+  }
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const m = market(lookup, market_id);
+  if (isBodyError(m)) return m;
+  const r = emptyRequest();
+  r.kind = RequestKind.PLACE;
+  r.nonce = n;
+  r.market = m;
+  r.side = side;
+  r.order_type = type;
+  r.tif = tif;
+  r.price_units = price;
+  r.quantity_units = quantity;
+  r.client_order_id = coid;
+  const fields = { market_id, side: side_text, price, quantity, nonce: n, order_type: type_text, time_in_force: tif_text };
+  return {
+    request: r, address: user, signature_hex: sig, limit: 'orders',
+    messages: [orderJsonMessage(fields), orderMessage(fields)],
+  };
+}
+
+/** order_id as the cancel/amend wire carries it: a decimal string (or "" ), or an integer. */
+function orderIdText(body: Body, allow_empty: boolean): Result<string> {
+  const v = body.order_id;
+  if (v === undefined || v === null) return allow_empty ? '' : fail('INVALID_REQUEST', 'order_id is required');
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
+  if (typeof v === 'string' && (DIGITS.test(v) || (allow_empty && v === ''))) return v;
+  return fail('INVALID_REQUEST', 'order_id must be a decimal string of an order id');
+}
+
+export function parseCancel(body: Body): Result<SignedRequest> {
+  const unknown = unknownField(body, ['user', 'order_id', 'client_order_id', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  const id = orderIdText(body, true);
+  if (isBodyError(id)) return id;
+  let coid = '';
+  if (body.client_order_id !== undefined && body.client_order_id !== '') {
+    if (typeof body.client_order_id !== 'string' || !CLIENT_ORDER_ID.test(body.client_order_id)) {
+      return fail('INVALID_REQUEST', 'client_order_id must be 1 to 36 characters of [A-Za-z0-9_-]');
+    }
+    coid = body.client_order_id;
+  }
+  if (id === '' && coid === '') return fail('INVALID_REQUEST', 'order_id or client_order_id is required');
+  const order_id = id === '' ? 0 : Number(id);
+  if (!Number.isSafeInteger(order_id)) return fail('INVALID_REQUEST', 'order_id is too large');
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.CANCEL;
+  r.nonce = n;
+  r.order_id = order_id;
+  r.client_order_id = coid;
+  return {
+    request: r, address: user, signature_hex: sig, limit: 'cancels',
+    messages: [cancelMessage({ order_id: id, client_order_id: coid, nonce: n })],
+  };
+}
+
+export function parseAmend(body: Body): Result<SignedRequest> {
+  const unknown = unknownField(body, ['user', 'order_id', 'price', 'quantity', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  const id = orderIdText(body, false);
+  if (isBodyError(id)) return id;
+  const order_id = Number(id);
+  if (!Number.isSafeInteger(order_id)) return fail('INVALID_REQUEST', 'order_id is too large');
+  const price = integer(body, 'price', 'INVALID_ORDER');
+  if (isBodyError(price)) return price;
+  const quantity = integer(body, 'quantity', 'INVALID_ORDER');
+  if (isBodyError(quantity)) return quantity;
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.AMEND;
+  r.nonce = n;
+  r.order_id = order_id;
+  r.price_units = price;
+  r.quantity_units = quantity;
+  return {
+    request: r, address: user, signature_hex: sig, limit: 'orders',
+    messages: [amendMessage({ order_id: id, price, quantity, nonce: n })],
+  };
+}
+
+export function parseCancelAll(body: Body, lookup: MarketLookup): Result<SignedRequest> {
+  const unknown = unknownField(body, ['user', 'market_id', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  let m = NO_MARKET;
+  let market_text = '*';
+  if (body.market_id !== undefined && body.market_id !== null && body.market_id !== '*') {
+    const id = text(body, 'market_id', 'INVALID_REQUEST');
+    if (isBodyError(id)) return id;
+    const idx = market(lookup, id);
+    if (isBodyError(idx)) return idx;
+    m = idx;
+    market_text = id;
+  }
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.CANCEL_ALL;
+  r.nonce = n;
+  r.market = m;
+  return {
+    request: r, address: user, signature_hex: sig, limit: 'cancels',
+    messages: [cancelAllMessage({ market_id: market_text, nonce: n })],
+  };
+}
+
+/**
+ * Withdrawal amounts are in the asset's on-chain smallest unit (wei for ETH, DECISIONS), as a
+ * decimal string or a safe JSON integer; engine units are 10^(decimals - 6) of those.
+ */
+export function parseWithdrawal(body: Body, assets: Map<string, AssetInfo>): Result<SignedRequest> {
+  const unknown = unknownField(body, ['address', 'asset', 'amount', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'address', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  const symbol = text(body, 'asset', 'INVALID_REQUEST');
+  if (isBodyError(symbol)) return symbol;
+  const asset = assets.get(symbol);
+  if (asset === undefined) return fail('INVALID_REQUEST', `unknown asset ${JSON.stringify(symbol).slice(0, 20)}`);
+  const v = body.amount;
+  let amount_text: string;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) amount_text = String(v);
+  else if (typeof v === 'string' && DIGITS.test(v)) amount_text = v;
+  else return fail('INVALID_REQUEST', 'amount must be a non-negative integer (decimal string or JSON integer) in the asset\'s smallest on-chain unit');
+  const scale = 10n ** BigInt(asset.onchain_decimals - 6);
+  const onchain = BigInt(amount_text);
+  if (onchain % scale !== 0n) {
+    return fail('INVALID_ORDER', `amount must be a multiple of ${scale} (one engine unit of ${symbol})`);
+  }
+  const units = onchain / scale;
+  if (units > BigInt(Number.MAX_SAFE_INTEGER)) return fail('INVALID_REQUEST', 'amount is too large');
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.WITHDRAW;
+  r.nonce = n;
+  r.asset = asset.index;
+  r.amount_units = Number(units);
+  return {
+    request: r, address: user, signature_hex: sig, limit: 'withdrawals',
+    messages: [withdrawalMessage({ address: body.address as string, asset: symbol, amount: amount_text, nonce: n })],
+  };
+}
+
+export { CLIENT_ORDER_ID_BYTES_MAX };

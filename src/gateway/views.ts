@@ -1,0 +1,115 @@
+// JSON shapes of the HTTP API (docs/api.md). Prices, quantities, balances and fees are integers
+// in units (fixed-point x 1e6) over HTTP; display strings where the spec says so.
+import { formatUnits } from '../money/index.js';
+import {
+  ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, TIF_NAMES,
+} from '../engine/types.js';
+import type { FillView, MarketView, OrderView, ReadModel, TradeView } from './read_model.js';
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function orderRecord(rm: ReadModel, o: OrderView): Record<string, unknown> {
+  return {
+    order_id: o.order_id,
+    client_order_id: o.client_order_id,
+    status: ORDER_STATUS_NAMES[o.status],
+    market_id: rm.markets[o.market]?.id ?? '',
+    side: SIDE_NAMES[o.side],
+    order_type: ORDER_TYPE_NAMES[o.order_type],
+    time_in_force: TIF_NAMES[o.tif],
+    price: o.price,
+    quantity: o.quantity,
+    filled_quantity: o.filled,
+    remaining_quantity: o.remaining,
+    last_fill_price: o.last_fill_price,
+    created_at: isoTime(o.created_ms),
+    updated_at: isoTime(o.updated_ms),
+  };
+}
+
+export function immediateFill(f: FillView): Record<string, unknown> {
+  return { fill_id: f.fill_id, price: f.price, quantity: f.quantity, fee: f.fee, is_maker: f.is_maker };
+}
+
+export function accountFill(rm: ReadModel, f: FillView): Record<string, unknown> {
+  return {
+    fill_id: f.fill_id,
+    order_id: f.order_id,
+    market_id: rm.markets[f.market]?.id ?? '',
+    side: SIDE_NAMES[f.side],
+    price: f.price,
+    quantity: f.quantity,
+    fee: f.fee,
+    is_maker: f.is_maker,
+    batch_id: String(f.batch_id),
+    timestamp: isoTime(f.time_ms),
+  };
+}
+
+export function publicTrade(rm: ReadModel, t: TradeView): Record<string, unknown> {
+  return {
+    trade_id: String(t.fill_id),
+    market_id: rm.markets[t.market]?.id ?? '',
+    price: String(t.price),
+    quantity: String(t.quantity),
+    side: SIDE_NAMES[t.taker_side],
+    timestamp: isoTime(t.time_ms),
+  };
+}
+
+export function marketRecord(rm: ReadModel, mv: MarketView): Record<string, unknown> {
+  const book = rm.sortedBook(mv.index, 1);
+  const bid = book.bids.length > 0 ? book.bids[0][0] : null;
+  const ask = book.asks.length > 0 ? book.asks[0][0] : null;
+  return {
+    id: mv.id,
+    base: mv.base,
+    quote: mv.quote,
+    status: mv.status,
+    tick_size: mv.tick_size,
+    lot_size: mv.lot_size,
+    best_bid: bid === null ? null : formatUnits(bid),
+    best_ask: ask === null ? null : formatUnits(ask),
+    spread: bid === null || ask === null ? null : formatUnits(ask - bid),
+    last_price: mv.mark_price > 0 ? formatUnits(mv.mark_price) : null,
+  };
+}
+
+export function bookRecord(rm: ReadModel, mv: MarketView, depth: number): Record<string, unknown> {
+  const book = rm.sortedBook(mv.index, depth);
+  return {
+    market_id: mv.id,
+    sequence: mv.book_sequence,
+    bids: book.bids.map(([p, q]) => [String(p), String(q)]),
+    asks: book.asks.map(([p, q]) => [String(p), String(q)]),
+  };
+}
+
+export function feesRecord(mv: MarketView): Record<string, unknown> {
+  return { market_id: mv.id, maker_fee_bps: mv.maker_fee_bps, taker_fee_bps: mv.taker_fee_bps };
+}
+
+export function balancesRecord(rm: ReadModel, account: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const b = account >= 0 ? rm.balances.get(account) : undefined;
+  rm.assets.forEach((symbol, i) => {
+    out[symbol] = { available: b ? b[i * 2] : 0, locked: b ? b[i * 2 + 1] : 0 };
+  });
+  out.nonce_high_water = account >= 0 ? rm.nonce_high_water.get(account) ?? 0 : 0;
+  const credit = account >= 0 ? rm.credit.get(account) : undefined;
+  if (credit === undefined) {
+    out.credit = null;
+  } else {
+    const quoted = rm.quotedValue(account);
+    out.credit = {
+      credit_limit: credit.credit_limit,
+      auto_cancel_ratio: credit.auto_cancel_ratio_ppm / 1_000_000,
+      quoted_value: quoted,
+      // A display ratio, not money: the engine decides with exact integers.
+      utilization: credit.credit_limit > 0 ? quoted / credit.credit_limit : 0,
+    };
+  }
+  return out;
+}

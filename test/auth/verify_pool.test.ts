@@ -1,0 +1,183 @@
+// The real Piscina pool, workers loaded from the compiled dist/src/auth/verify_worker.js
+// (the test command compiles with tsc first), plus the packed codec in-thread.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eip191Hash } from '../../src/auth/eip191.js';
+import { addressFromPrivateKey, createRecoverer, signHash, signPersonalMessage } from '../../src/auth/recover.js';
+import { verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
+import { encodePackedBatch, verifyPackedBatch } from '../../src/auth/verify_codec.js';
+import { createVerifyPool, defaultWorkerFile, VerifyPool } from '../../src/auth/verify_pool.js';
+import { hex } from './vectors.js';
+
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const KEYS = ['11', '22', '33', '44'].map((b) => '0x' + b.repeat(32));
+const ADDRS = KEYS.map(addressFromPrivateKey);
+const BASE_MESSAGES = [
+  'ringbook:order:ETH-USDC:bid:2000000000:500000:7',
+  '{"market_id":"BTC-USDC","side":"ask","price":1,"quantity":2,"order_type":"limit","time_in_force":"gtc","nonce":3}',
+  'ringbook:cancel::mm-quote-1:10',
+  'Ringbook Exchange\nNonce: é😀 ünïcödé',
+  '',
+];
+
+interface Signed {
+  key: string;
+  address: string;
+  message: string;
+  sig: Uint8Array;
+}
+
+const signed: Signed[] = [];
+for (let k = 0; k < KEYS.length; k++) {
+  for (let m = 0; m < 10; m++) {
+    const message = `${BASE_MESSAGES[m % BASE_MESSAGES.length]}${m >= BASE_MESSAGES.length ? `:${m}` : ''}`;
+    signed.push({ key: KEYS[k], address: ADDRS[k], message, sig: signHash(KEYS[k], eip191Hash(message)) });
+  }
+}
+
+/** ~1000 items, ten kinds interleaved, each with the verdict it must get. */
+function mixedBatch(count: number): { items: SignedMessage[]; expected: number[] } {
+  const items: SignedMessage[] = [];
+  const expected: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const s = signed[(i * 7) % signed.length];
+    const sig = s.sig.slice();
+    let item: SignedMessage = { message: s.message, signature_hex: hex(sig), expected_address: s.address };
+    let ok = 1;
+    switch (i % 10) {
+      case 0:
+        break;
+      case 1: // v as 0/1
+        sig[64] -= 27;
+        item = { ...item, signature_hex: hex(sig) };
+        break;
+      case 2: // somebody else's address
+        item = { ...item, expected_address: ADDRS[(ADDRS.indexOf(s.address) + 1) % ADDRS.length] };
+        ok = 0;
+        break;
+      case 3: {
+        // high-s twin
+        const s2 = N - BigInt(hex(sig.subarray(32, 64)));
+        sig.set(Buffer.from(s2.toString(16).padStart(64, '0'), 'hex'), 32);
+        sig[64] = sig[64] === 27 ? 28 : 27;
+        item = { ...item, signature_hex: hex(sig) };
+        ok = 0;
+        break;
+      }
+      case 4: // tampered message
+        item = { ...item, message: item.message + ' ' };
+        ok = 0;
+        break;
+      case 5: // garbage signature text
+        item = { ...item, signature_hex: ['0x', '0x' + 'zz'.repeat(65), hex(sig).slice(0, 100), 'é'.repeat(132)][i % 4] };
+        ok = 0;
+        break;
+      case 6: // address in upper case still matches
+        item = { ...item, expected_address: '0x' + s.address.slice(2).toUpperCase() };
+        break;
+      case 7: // eth_sign: signature over the un-prefixed keccak of the message
+        item = { ...item, signature_hex: hex(signHash(s.key, keccak_256(new TextEncoder().encode(s.message)))) };
+        ok = 0;
+        break;
+      case 8: // malformed address
+        item = { ...item, expected_address: ['', s.address.slice(2), s.address + '00', '0x' + 'g'.repeat(40)][i % 4] };
+        ok = 0;
+        break;
+      case 9: // wrong types from a hostile caller
+        item = [
+          { ...item, signature_hex: 5 },
+          { ...item, message: null },
+          null,
+          { ...item, expected_address: ['x'] },
+        ][i % 4] as unknown as SignedMessage;
+        ok = 0;
+        break;
+    }
+    items.push(item);
+    expected.push(ok);
+  }
+  return { items, expected };
+}
+
+describe('packed codec (in-thread)', () => {
+  it('round-trips a mixed batch to the same verdicts as verifySignedMessage', () => {
+    const { items, expected } = mixedBatch(200);
+    const r = createRecoverer();
+    const verdicts = verifyPackedBatch(encodePackedBatch(items, 0, items.length), r);
+    expect(Array.from(verdicts)).toEqual(expected);
+    expect(items.map((it) => (verifySignedMessage(it, r) ? 1 : 0))).toEqual(expected);
+  });
+
+  it('encodes a sub-range and an empty range', () => {
+    const { items, expected } = mixedBatch(50);
+    const r = createRecoverer({ backend: 'noble' });
+    expect(Array.from(verifyPackedBatch(encodePackedBatch(items, 13, 37), r))).toEqual(expected.slice(13, 37));
+    expect(verifyPackedBatch(encodePackedBatch(items, 5, 5), r).length).toBe(0);
+  });
+});
+
+describe('verify pool (compiled worker)', () => {
+  let pool: VerifyPool;
+
+  beforeAll(() => {
+    const worker = fileURLToPath(defaultWorkerFile());
+    expect(existsSync(worker), `${worker} missing: run npx tsc -p tsconfig.json first`).toBe(true);
+    pool = createVerifyPool({ threads: 2 });
+  });
+
+  afterAll(async () => {
+    await pool?.close();
+  });
+
+  it('verifies ~1000 mixed items in batch tasks, each verdict right', async () => {
+    const { items, expected } = mixedBatch(1000);
+    expect(expected.filter((x) => x === 1).length).toBe(300);
+    const verdicts = await pool.verifyBatch(items);
+    expect(verdicts).toBeInstanceOf(Uint8Array);
+    expect(verdicts.length).toBe(1000);
+    for (let i = 0; i < items.length; i++) expect(verdicts[i], `item ${i} (kind ${i % 10})`).toBe(expected[i]);
+    expect(pool.pendingTasks).toBe(0);
+  });
+
+  it('concurrent calls keep their own order', async () => {
+    const a = mixedBatch(230);
+    const b = mixedBatch(170);
+    const [va, vb] = await Promise.all([pool.verifyBatch(a.items), pool.verifyBatch(b.items.slice().reverse())]);
+    expect(Array.from(va)).toEqual(a.expected);
+    expect(Array.from(vb)).toEqual(b.expected.slice().reverse());
+  });
+
+  it('an empty batch answers an empty array', async () => {
+    expect((await pool.verifyBatch([])).length).toBe(0);
+  });
+
+  it('the clone transport on the noble backend gives the same verdicts', async () => {
+    const p = createVerifyPool({ threads: 1, transport: 'clone', backend: 'noble', taskSize: 64 });
+    try {
+      const { items, expected } = mixedBatch(300);
+      expect(Array.from(await p.verifyBatch(items))).toEqual(expected);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a valid signature from a fresh key verifies through the pool', async () => {
+    const key = '0x' + '5a'.repeat(32);
+    const message = 'ringbook:withdraw:' + addressFromPrivateKey(key) + ':USDC:1:99';
+    const item = { message, signature_hex: signPersonalMessage(key, message), expected_address: addressFromPrivateKey(key) };
+    expect(Array.from(await pool.verifyBatch([item, { ...item, message: message + '0' }]))).toEqual([1, 0]);
+  });
+
+  it('refuses bad options, a missing worker file, and use after close', async () => {
+    expect(() => createVerifyPool({ threads: 0 })).toThrow(RangeError);
+    expect(() => createVerifyPool({ taskSize: 1.5 })).toThrow(RangeError);
+    expect(() => createVerifyPool({ taskSize: 1_000_000 })).toThrow(RangeError);
+    expect(() => createVerifyPool({ workerFile: '/nonexistent/verify_worker.js' })).toThrow(/not found/);
+    const p = createVerifyPool({ threads: 1 });
+    await p.close();
+    await expect(p.verifyBatch([])).rejects.toThrow(/closed/);
+    await expect(pool.verifyBatch('nope' as never)).rejects.toThrow(TypeError);
+  });
+});
