@@ -1,8 +1,11 @@
 // The matcher's batch loop: drain the request ring in batches, apply each request to the engine,
-// write its events to the event ring, and close the batch with a commit marker. The sequencer
-// part (batch number and time) lives here, outside the engine: the engine never reads a clock.
+// write its events to the event ring, and close the batch with a commit marker once the journal
+// says it is durable. The sequencer part (batch number and time) lives here, outside the engine:
+// the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { EventReader, EventType, EventWriter, RequestReader } from '../ring/records.js';
+import {
+  EventType, EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, type RecordViews,
+} from '../ring/records.js';
 import type { FastEngine } from './engine.js';
 import { AccountRegistry } from './registry.js';
 import { emptyRequest, RequestKind, type Request } from './types.js';
@@ -13,32 +16,37 @@ export interface MatcherOptions {
   /** The sequencer's clock (ms since epoch); injected so tests and replays control it. */
   now_ms: () => number;
   /**
-   * Called with the batch's raw request records before its commit marker is published. The
-   * journal makes them durable here; until then it is a no-op. Answers wait for the marker.
+   * Makes a batch's records durable (the journal). It must copy `records` before returning. The
+   * commit marker (and so every answer of the batch) waits for the returned promise.
    */
-  commit?: (batch_id: number, time_ms: number, records: Int32Array, count: number) => void;
+  commit?: (batch_id: number, time_ms: number, records: Int32Array, count: number) => Promise<void>;
+  /** Called when a commit fails: the process cannot go on acknowledging. */
+  onCommitFailure?: (e: unknown) => void;
 }
 
 export class Matcher {
   readonly engine: FastEngine;
   readonly registry: AccountRegistry;
-  private readonly requests: SpscRing;
+  private readonly requests: SpscRing | null;
   private readonly reader: RequestReader;
   private readonly writer: EventWriter;
   private readonly options: MatcherOptions;
   private readonly request: Request = emptyRequest();
   private readonly batch_records: Int32Array;
+  private readonly batch_views: RecordViews;
   batch_id = 0;
   requests_applied = 0;
+  pending_commits = 0;
 
-  constructor(engine: FastEngine, requests: SpscRing, events: SpscRing, options: MatcherOptions) {
+  constructor(engine: FastEngine, requests: SpscRing | null, events: SpscRing, options: MatcherOptions) {
     this.engine = engine;
     this.registry = new AccountRegistry(options.accounts_max);
     this.requests = requests;
-    this.reader = new RequestReader(requests);
+    this.batch_records = new Int32Array(options.batch_requests_max * RECORD_WORDS);
+    this.batch_views = viewsOfRecords(this.batch_records);
+    this.reader = new RequestReader(this.batch_views);
     this.writer = new EventWriter(events);
     this.options = options;
-    this.batch_records = new Int32Array(options.batch_requests_max * requests.slot_words);
   }
 
   /** Batch 0 (genesis): announces markets and fees so the front's read model starts complete. */
@@ -50,26 +58,60 @@ export class Matcher {
     w.numbers(EventType.BATCH_BEGIN, [0, time]);
     for (let m = 0; m < this.engine.marketCount(); m++) w.numbers(EventType.MARKET, [m, ...this.engine.marketInfo(m)]);
     w.numbers(EventType.FEES, this.engine.globalFees());
-    w.numbers(EventType.BATCH_COMMITTED, [0, time, 0]);
-    w.flush();
+    this.writeCommitted(0, time, 0);
+  }
+
+  /** Re-applies a journaled batch (already durable): same path as live, no commit hook. */
+  replay(batch_id: number, time_ms: number, records: Int32Array, count: number): void {
+    if (batch_id !== this.batch_id + 1) throw new Error(`replay of batch ${batch_id} after ${this.batch_id}`);
+    this.batch_id = batch_id;
+    this.reader.setViews(viewsOfRecords(records));
+    this.applyBatch(batch_id, time_ms, count);
+    this.reader.setViews(this.batch_views);
+    this.writeCommitted(batch_id, time_ms, count);
   }
 
   /** Applies up to batch_requests_max available requests as one batch; returns how many. */
   runBatch(): number {
-    const available = this.requests.available();
+    const ring = this.requests;
+    if (ring === null) return 0;
+    const available = ring.available();
     if (available === 0) return 0;
     const n = available < this.options.batch_requests_max ? available : this.options.batch_requests_max;
+    // Copy the batch out of the ring and free the slots at once: the front can refill them while
+    // this batch is applied and journaled.
+    for (let i = 0; i < n; i++) {
+      const o = ring.slotOffset(i);
+      this.batch_records.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
+    }
+    ring.release(n);
     const batch_id = ++this.batch_id;
     const time = this.options.now_ms();
+    this.applyBatch(batch_id, time, n);
+    const commit = this.options.commit;
+    if (commit === undefined) {
+      this.writeCommitted(batch_id, time, n);
+      return n;
+    }
+    this.pending_commits++;
+    commit(batch_id, time, this.batch_records, n).then(() => {
+      this.pending_commits--;
+      this.writeCommitted(batch_id, time, n);
+    }, (e: unknown) => {
+      if (this.options.onCommitFailure) this.options.onCommitFailure(e);
+      else throw e;
+    });
+    return n;
+  }
+
+  private applyBatch(batch_id: number, time_ms: number, count: number): void {
     const w = this.writer;
     const r = this.request;
     w.seq = 0;
     w.current = null;
-    w.numbers(EventType.BATCH_BEGIN, [batch_id, time]);
-    const words = this.requests.slot_words;
-    for (let i = 0; i < n; i++) {
-      const o = this.requests.slotOffset(i);
-      this.reader.copyRecord(o, this.batch_records, i * words);
+    w.numbers(EventType.BATCH_BEGIN, [batch_id, time_ms]);
+    for (let i = 0; i < count; i++) {
+      const o = i * RECORD_WORDS;
       const seq = this.reader.read(o, r);
       w.seq = seq;
       w.current = r;
@@ -77,14 +119,18 @@ export class Matcher {
       this.engine.apply(r, w);
       this.afterAdmin(r);
     }
-    this.requests.release(n);
-    this.requests_applied += n;
-    if (this.options.commit) this.options.commit(batch_id, time, this.batch_records, n);
     w.seq = 0;
     w.current = null;
-    w.numbers(EventType.BATCH_COMMITTED, [batch_id, time, n]);
     w.flush();
-    return n;
+    this.requests_applied += count;
+  }
+
+  private writeCommitted(batch_id: number, time_ms: number, count: number): void {
+    const w = this.writer;
+    w.seq = 0;
+    w.current = null;
+    w.numbers(EventType.BATCH_COMMITTED, [batch_id, time_ms, count]);
+    w.flush();
   }
 
   /**
@@ -133,5 +179,3 @@ export class Matcher {
     }
   }
 }
-
-export { EventReader };

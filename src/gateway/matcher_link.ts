@@ -5,7 +5,9 @@ import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/api.js';
 import type { Request } from '../engine/types.js';
 import type { MatcherWorkerData } from '../engine/matcher_worker.js';
-import { createRecordRing, EventReader, EventType, RequestWriter } from '../ring/records.js';
+import {
+  createRecordRing, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter, viewsOfRing,
+} from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { ReadModel, type EventFields, type FillView, type ReadModelLimits } from './read_model.js';
 
@@ -33,12 +35,15 @@ export interface MatcherLinkOptions {
   event_ring_slots: number;
   batch_requests_max: number;
   read_model: ReadModelLimits;
+  /** LMDB journal directory (null: no durability, pipeline tests only). */
+  journal_dir: string | null;
 }
 
 class RingEventFields implements EventFields {
   o = 0;
   constructor(private readonly reader: EventReader) {}
   type(): number { return this.reader.type(this.o); }
+  seq(): number { return this.reader.seq(this.o); }
   field(k: number): number { return this.reader.field(this.o, k); }
   clientOrderId(): string { return this.reader.clientOrderId(this.o); }
   addressHex(): string { return this.reader.addressHex(this.o); }
@@ -61,6 +66,7 @@ export class MatcherLink {
   /** Called for every event record, before the read model applies it (WebSocket fan-out). */
   onEvent: ((e: EventFields, seq: number) => void) | null = null;
   ring_full_count = 0;
+  replayed_batches = 0;
 
   constructor(options: MatcherLinkOptions) {
     this.options = options;
@@ -78,24 +84,36 @@ export class MatcherLink {
       request_sab: requests.sab,
       event_sab: events.sab,
       batch_requests_max: this.options.batch_requests_max,
+      journal_dir: this.options.journal_dir,
     };
     const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (m: { type: string }): void => {
+    // The pump must run before 'ready': recovery replays the journal through the event ring.
+    this.pump_done = this.pump(events);
+    const ready = await new Promise<{ replayed_batches: number; batch_id: number }>((resolve, reject) => {
+      const onMessage = (m: { type: string; replayed_batches: number; batch_id: number }): void => {
         if (m.type === 'ready') {
           worker.off('error', reject);
-          resolve();
+          worker.off('exit', onExit);
+          resolve(m);
         }
       };
+      const onExit = (code: number): void => reject(new Error(`matcher thread exited with code ${code} during start`));
       worker.on('message', onMessage);
       worker.once('error', reject);
+      worker.once('exit', onExit);
     });
+    this.replayed_batches = ready.replayed_batches;
     worker.on('error', (e) => {
       console.error('ringbook: matcher thread failed:', e);
-      process.exitCode = 1;
+      process.exit(70);
     });
-    this.pump_done = this.pump(events);
+    worker.on('exit', (code) => {
+      if (!this.stopping) {
+        console.error(`ringbook: matcher thread exited (code ${code})`);
+        process.exit(70);
+      }
+    });
   }
 
   /** Ring depths for admin state. */
@@ -127,10 +145,17 @@ export class MatcherLink {
     });
   }
 
+  /**
+   * Reads the event ring. A batch's events are copied aside until its commit marker arrives
+   * (batches commit in order, but batch N+1's events may precede N's marker); only then do they
+   * reach the read model and the waiting requests, so nothing uncommitted is ever shown.
+   */
   private async pump(events: SpscRing): Promise<void> {
-    const reader = new EventReader(events);
+    const ring_views = viewsOfRing(events);
+    const reader = new EventReader(ring_views);
     const fields = new RingEventFields(reader);
-    const rm = this.read_model;
+    const open_batches: { id: number; buffer: RecordBuffer }[] = [];
+    const spare: RecordBuffer[] = [];
     for (;;) {
       const n = await events.waitForDataAsync(1000);
       if (n === 0) {
@@ -139,14 +164,37 @@ export class MatcherLink {
       }
       for (let i = 0; i < n; i++) {
         const o = events.slotOffset(i);
-        fields.o = o;
-        const seq = reader.seq(o);
-        if (this.onEvent) this.onEvent(fields, seq);
-        rm.apply(fields);
-        this.collect(fields, seq);
+        const type = reader.type(o);
+        if (type === EventType.BATCH_BEGIN) {
+          const buffer = spare.pop() ?? new RecordBuffer(256);
+          buffer.clear();
+          open_batches.push({ id: reader.field(o, 0), buffer });
+          buffer.push(ring_views, o);
+        } else if (type === EventType.BATCH_COMMITTED) {
+          const id = reader.field(o, 0);
+          const b = open_batches.shift();
+          if (b === undefined || b.id !== id) throw new Error(`event stream: commit of batch ${id} out of order`);
+          b.buffer.push(ring_views, o);
+          reader.setViews(b.buffer.views);
+          for (let k = 0; k < b.buffer.count; k++) this.dispatch(fields, k * RECORD_WORDS);
+          reader.setViews(ring_views);
+          spare.push(b.buffer);
+        } else {
+          const b = open_batches[open_batches.length - 1];
+          if (b === undefined) throw new Error('event stream: event outside a batch');
+          b.buffer.push(ring_views, o);
+        }
       }
       events.release(n);
     }
+  }
+
+  private dispatch(fields: RingEventFields, o: number): void {
+    fields.o = o;
+    const seq = fields.seq();
+    if (this.onEvent) this.onEvent(fields, seq);
+    this.read_model.apply(fields);
+    this.collect(fields, seq);
   }
 
   private collect(e: RingEventFields, seq: number): void {

@@ -1,5 +1,7 @@
 // The front thread: wires the matcher link, the verify pool, the rate limiters and the routes
 // onto one uWebSockets.js app, and owns start and clean stop.
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
 import { VerifyPool } from '../auth/verify_pool.js';
@@ -18,6 +20,8 @@ export interface ServerOptions {
   cfg: RingbookConfig;
   admin_token: string;
   operator_key: string;
+  /** Journal on (the default) or off (pipeline tests only: nothing is durable). */
+  journal?: boolean;
   /** Verify pool threads (default: cores - 1). */
   verify_threads?: number;
 }
@@ -42,7 +46,10 @@ export class RingbookServer {
   async start(): Promise<number> {
     const cfg = this.options.cfg;
     const engine_config = engineConfigOf(cfg);
+    const journal_dir = this.options.journal === false ? null : path.resolve(cfg.server.data_dir, 'journal');
+    if (journal_dir !== null) mkdirSync(journal_dir, { recursive: true });
     const link = new MatcherLink({
+      journal_dir,
       engine_config,
       request_ring_slots: cfg.limits.request_ring_slots,
       event_ring_slots: cfg.limits.event_ring_slots,

@@ -88,6 +88,13 @@ export function attachRecordRing(sab: SharedArrayBuffer): SpscRing {
   return ring;
 }
 
+/** Typed views of memory holding records: a ring's slots or a copied batch buffer. */
+export interface RecordViews {
+  i32: Int32Array;
+  f64: Float64Array;
+  u8: Uint8Array;
+}
+
 /** Byte view helper shared by both codecs. */
 function bytesOf(ring: SpscRing): Uint8Array {
   return new Uint8Array(ring.sab);
@@ -162,19 +169,26 @@ export class RequestWriter {
   }
 }
 
-/** Decodes a request record into a reused Request; returns the seq. */
+/** Decodes request records (from a ring's slots or a copy of them) into a reused Request. */
 export class RequestReader {
-  private readonly ring: SpscRing;
-  readonly u8: Uint8Array;
+  private v: RecordViews;
 
-  constructor(ring: SpscRing) {
-    this.ring = ring;
-    this.u8 = bytesOf(ring);
+  constructor(views: RecordViews) {
+    this.v = views;
   }
 
+  setViews(views: RecordViews): void {
+    this.v = views;
+  }
+
+  get u8(): Uint8Array {
+    return this.v.u8;
+  }
+
+  /** Fills `r` from the record at word offset `o`; returns the record's seq. */
   read(o: number, r: Request): number {
-    const f = this.ring.f64;
-    const i = this.ring.i32;
+    const f = this.v.f64;
+    const i = this.v.i32;
     const fb = o >> 1;
     r.nonce = f[fb + RQ_NONCE];
     r.price_units = f[fb + RQ_PRICE];
@@ -195,23 +209,27 @@ export class RequestReader {
     r.taker_fee_bps = i[o + RQ_TAKER_BPS];
     r.auto_cancel_ratio_ppm = i[o + RQ_RATIO_PPM];
     const len = i[o + RQ_CLIENT_ID_LENGTH];
-    r.client_order_id = len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '';
+    r.client_order_id = len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '';
     return f[fb + RQ_SEQ];
   }
 
   accountHint(o: number): number {
-    return this.ring.i32[o + RQ_ACCOUNT_HINT];
+    return this.v.i32[o + RQ_ACCOUNT_HINT];
   }
 
   /** Byte offset of the record's 20 address bytes in `u8`. */
   addressByteOffset(o: number): number {
     return (o + RQ_ADDRESS_WORD) * 4;
   }
+}
 
-  /** The raw record (for the journal): a copy of its words. */
-  copyRecord(o: number, into: Int32Array, at: number): void {
-    into.set(this.ring.i32.subarray(o, o + RECORD_WORDS), at);
-  }
+/** Typed views over a plain Int32Array of records (a batch copy, a journal batch). */
+export function viewsOfRecords(records: Int32Array): RecordViews {
+  return {
+    i32: records,
+    f64: new Float64Array(records.buffer, records.byteOffset, records.length >> 1),
+    u8: new Uint8Array(records.buffer, records.byteOffset, records.length * 4),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,38 +380,81 @@ export class EventWriter implements EventSink {
   }
 }
 
-/** Front-side view of one event record. */
-export class EventReader {
-  private readonly ring: SpscRing;
-  private readonly u8: Uint8Array;
+export function viewsOfRing(ring: SpscRing): RecordViews {
+  return { i32: ring.i32, f64: ring.f64, u8: bytesOf(ring) };
+}
 
-  constructor(ring: SpscRing) {
-    this.ring = ring;
-    this.u8 = bytesOf(ring);
+/** Reads event records at a word offset `o` of some RecordViews (ring slots or a copy). */
+export class EventReader {
+  private v: RecordViews;
+
+  constructor(views: RecordViews) {
+    this.v = views;
+  }
+
+  /** Points the reader at other memory (e.g. the next batch buffer). */
+  setViews(views: RecordViews): void {
+    this.v = views;
   }
 
   seq(o: number): number {
-    return this.ring.f64[(o >> 1) + EV_SEQ];
+    return this.v.f64[(o >> 1) + EV_SEQ];
   }
 
   type(o: number): number {
-    return this.ring.i32[o + EV_TYPE];
+    return this.v.i32[o + EV_TYPE];
   }
 
   field(o: number, k: number): number {
-    return this.ring.f64[(o >> 1) + EV_FIELD0 + k];
+    return this.v.f64[(o >> 1) + EV_FIELD0 + k];
   }
 
   clientOrderId(o: number): string {
-    const len = this.ring.i32[o + EV_CLIENT_ID_LENGTH];
-    return len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, len) : '';
+    const len = this.v.i32[o + EV_CLIENT_ID_LENGTH];
+    return len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + EV_CLIENT_ID_WORD) * 4, len) : '';
   }
 
   addressHex(o: number): string {
     const start = (o + EV_ADDRESS_WORD) * 4;
     let s = '0x';
-    for (let i = 0; i < ADDRESS_BYTES; i++) s += HEX_BYTE[this.u8[start + i]];
+    for (let i = 0; i < ADDRESS_BYTES; i++) s += HEX_BYTE[this.v.u8[start + i]];
     return s;
+  }
+}
+
+/**
+ * A growable copy of event records (the front keeps a batch's events here until the batch's
+ * commit marker arrives).
+ */
+export class RecordBuffer {
+  views: RecordViews;
+  count = 0;
+
+  constructor(records_initial: number) {
+    this.views = RecordBuffer.alloc(Math.max(1, records_initial));
+  }
+
+  private static alloc(records: number): RecordViews {
+    const ab = new ArrayBuffer(records * RECORD_WORDS * 4);
+    return { i32: new Int32Array(ab), f64: new Float64Array(ab), u8: new Uint8Array(ab) };
+  }
+
+  /** Copies one record from `from` at word offset `o`; returns the copy's word offset. */
+  push(from: RecordViews, o: number): number {
+    const capacity = this.views.i32.length / RECORD_WORDS;
+    if (this.count === capacity) {
+      const grown = RecordBuffer.alloc(capacity * 2);
+      grown.i32.set(this.views.i32);
+      this.views = grown;
+    }
+    const at = this.count * RECORD_WORDS;
+    this.views.i32.set(from.i32.subarray(o, o + RECORD_WORDS), at);
+    this.count++;
+    return at;
+  }
+
+  clear(): void {
+    this.count = 0;
   }
 }
 

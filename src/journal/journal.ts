@@ -1,0 +1,133 @@
+// The journal: every batch's input records, in one LMDB transaction per write group, keyed by
+// batch id. A batch is acknowledged only after its write is durable (see `append`).
+//
+// Durability settings (docs/operations.md): `overlappingSync: false` with syncing left on, so the
+// promise of an lmdb-js write resolves only after the commit has been flushed to disk (fsync),
+// not merely made visible. lmdb-js groups concurrent writes into one transaction: while one
+// group flushes, the matcher keeps working and queues the next batches (group commit).
+//
+// Each stored batch carries a keccak256 of its records; replay recomputes it and checks that
+// batch ids are contiguous, so a torn or altered tail is reported, never silently replayed.
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { RECORD_WORDS } from '../ring/records.js';
+
+const MAGIC = 0x524a4e4c; // "RJNL"
+const VERSION = 1;
+/** magic, version, count, record_words (u32 each), batch_id, time_ms (f64), input hash (32 bytes). */
+const HEADER_BYTES = 4 * 4 + 8 * 2 + 32;
+
+export interface JournalBatch {
+  batch_id: number;
+  time_ms: number;
+  count: number;
+  /** `count` records of RECORD_WORDS words each. */
+  records: Int32Array;
+  /** keccak256 of the records' bytes, 0x hex. */
+  input_hash: string;
+  bytes: number;
+}
+
+export class JournalCorruption extends Error {
+  override name = 'JournalCorruption';
+}
+
+export function encodeBatch(batch_id: number, time_ms: number, records: Int32Array, count: number): Buffer {
+  const record_bytes = count * RECORD_WORDS * 4;
+  const out = Buffer.allocUnsafe(HEADER_BYTES + record_bytes);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeUInt32LE(VERSION, 4);
+  out.writeUInt32LE(count, 8);
+  out.writeUInt32LE(RECORD_WORDS, 12);
+  out.writeDoubleLE(batch_id, 16);
+  out.writeDoubleLE(time_ms, 24);
+  const body = new Uint8Array(records.buffer, records.byteOffset, record_bytes);
+  out.set(keccak_256(body), 32);
+  out.set(body, HEADER_BYTES);
+  return out;
+}
+
+export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatch {
+  if (value.length < HEADER_BYTES) throw new JournalCorruption(`batch ${expected_id}: ${value.length} bytes, shorter than a header`);
+  const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
+  if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION) throw new JournalCorruption(`batch ${expected_id}: bad magic or version`);
+  const count = buf.readUInt32LE(8);
+  if (buf.readUInt32LE(12) !== RECORD_WORDS) throw new JournalCorruption(`batch ${expected_id}: record size ${buf.readUInt32LE(12)} words, expected ${RECORD_WORDS}`);
+  const batch_id = buf.readDoubleLE(16);
+  if (batch_id !== expected_id) throw new JournalCorruption(`batch ${expected_id}: header says batch ${batch_id}`);
+  const record_bytes = count * RECORD_WORDS * 4;
+  if (buf.length !== HEADER_BYTES + record_bytes) throw new JournalCorruption(`batch ${expected_id}: ${buf.length} bytes, expected ${HEADER_BYTES + record_bytes}`);
+  const copy = new Uint8Array(record_bytes);
+  copy.set(buf.subarray(HEADER_BYTES));
+  const hash = keccak_256(copy);
+  if (!Buffer.from(hash).equals(buf.subarray(32, 64))) throw new JournalCorruption(`batch ${expected_id}: input hash mismatch (altered or torn)`);
+  return {
+    batch_id, time_ms: buf.readDoubleLE(24), count, records: new Int32Array(copy.buffer),
+    input_hash: '0x' + Buffer.from(hash).toString('hex'), bytes: buf.length,
+  };
+}
+
+export class Journal {
+  private readonly root: RootDatabase;
+  private readonly batches: Database<Buffer, number>;
+  private last_batch_id: number;
+  private last_write: Promise<unknown> = Promise.resolve();
+
+  private constructor(root: RootDatabase, batches: Database<Buffer, number>) {
+    this.root = root;
+    this.batches = batches;
+    let last = 0;
+    for (const key of batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
+    this.last_batch_id = last;
+  }
+
+  static open(dir: string): Journal {
+    const root = open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 });
+    const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+    return new Journal(root, batches);
+  }
+
+  lastBatchId(): number {
+    return this.last_batch_id;
+  }
+
+  /**
+   * Writes one batch; the promise resolves once it is durable on disk. Calls must come in batch
+   * order (ids contiguous); writes are queued so their promises resolve in that order.
+   */
+  append(batch_id: number, time_ms: number, records: Int32Array, count: number): Promise<void> {
+    if (batch_id !== this.last_batch_id + 1) {
+      return Promise.reject(new JournalCorruption(`append of batch ${batch_id} after ${this.last_batch_id}`));
+    }
+    this.last_batch_id = batch_id;
+    const value = encodeBatch(batch_id, time_ms, records, count);
+    const write = this.batches.put(batch_id, value).then((ok) => {
+      if (!ok) throw new Error(`journal write of batch ${batch_id} failed`);
+    });
+    const ordered = Promise.all([this.last_write, write]).then(() => undefined);
+    this.last_write = ordered;
+    return ordered;
+  }
+
+  /** Batches from `from` (inclusive) in order, each checked (hash, contiguity). */
+  *read(from = 1): Generator<JournalBatch> {
+    let expected = from;
+    for (const { key, value } of this.batches.getRange({ start: from })) {
+      if (key !== expected) throw new JournalCorruption(`batch ${expected} missing (next stored is ${key})`);
+      yield decodeBatch(value, expected);
+      expected++;
+    }
+  }
+
+  /** Bytes the journal occupies (LMDB's used pages). */
+  sizeBytes(): number {
+    const stat = this.root.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
+    const pages = (stat.treeBranchPageCount ?? 0) + (stat.treeLeafPageCount ?? 0) + (stat.overflowPages ?? 0);
+    return pages * (stat.pageSize ?? 4096);
+  }
+
+  async close(): Promise<void> {
+    await this.last_write.catch(() => undefined);
+    await this.root.close();
+  }
+}
