@@ -61,10 +61,27 @@ export class MatcherLink {
   private batch_seqs: number[] = [];
   private pump_done: Promise<void> = Promise.resolve();
   private stopping = false;
-  /** Called after each committed batch (WebSocket fan-out hooks in here). */
-  onBatchCommitted: ((batch_id: number, time_ms: number) => void) | null = null;
-  /** Called for every event record, before the read model applies it (WebSocket fan-out). */
-  onEvent: ((e: EventFields, seq: number) => void) | null = null;
+  private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
+  private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
+
+  /** Adds a listener called after each committed batch was applied (WebSocket fan-out, DA). */
+  addBatchListener(fn: (batch_id: number, time_ms: number) => void): void {
+    this.batch_listeners.push(fn);
+  }
+
+  /** Adds a listener called for every committed event record, before the read model applies it. */
+  addEventListener(fn: (e: EventFields, seq: number) => void): void {
+    this.event_listeners.push(fn);
+  }
+
+  /** Assigning adds a listener (kept for callers written against the single-callback form). */
+  set onBatchCommitted(fn: ((batch_id: number, time_ms: number) => void) | null) {
+    if (fn) this.addBatchListener(fn);
+  }
+
+  set onEvent(fn: ((e: EventFields, seq: number) => void) | null) {
+    if (fn) this.addEventListener(fn);
+  }
   ring_full_count = 0;
   replayed_batches = 0;
 
@@ -192,7 +209,7 @@ export class MatcherLink {
   private dispatch(fields: RingEventFields, o: number): void {
     fields.o = o;
     const seq = fields.seq();
-    if (this.onEvent) this.onEvent(fields, seq);
+    for (let i = 0; i < this.event_listeners.length; i++) this.event_listeners[i](fields, seq);
     this.read_model.apply(fields);
     this.collect(fields, seq);
   }
@@ -211,7 +228,7 @@ export class MatcherLink {
         p.resolve(p.outcome);
       }
       this.batch_seqs = [];
-      if (this.onBatchCommitted) this.onBatchCommitted(batch_id, time_ms);
+      for (let i = 0; i < this.batch_listeners.length; i++) this.batch_listeners[i](batch_id, time_ms);
       return;
     }
     if (seq === 0) return;
