@@ -103,8 +103,7 @@ export function parseDecimalUnits(text: string, opts: { allow_negative: boolean 
     while (index < length) {
       const code = text.charCodeAt(index);
       if (code < CHAR_0 || code > CHAR_9) unexpected(text, index);
-      // At most 40 digits are seen; the count check below runs before the value is used, and
-      // up to 6 digits keep `fraction` far inside the exact range.
+      // Only the first 6 digits are accumulated (more is refused below), so `fraction` is exact.
       if (index - fractionStart < FRACTION_DIGITS) fraction = fraction * 10 + (code - CHAR_0);
       index++;
     }
@@ -132,7 +131,7 @@ function splitUnits(units: number, caller: string): { sign: string; whole: numbe
   }
   const magnitude = units < 0 ? -units : units;
   // % on integers is exact, and (magnitude - fraction) is an exact multiple of 1e6, so the
-  // division is exact too (Math.floor(magnitude / 1e6) could round up near 2^53).
+  // division is exact too: no reliance on how a fractional quotient would round.
   const fraction = magnitude % UNITS_PER_WHOLE;
   const whole = (magnitude - fraction) / UNITS_PER_WHOLE;
   return { sign: units < 0 ? '-' : '', whole, fraction };

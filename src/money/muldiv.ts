@@ -33,17 +33,10 @@ function invalid(name: string, a: number, b: number, d: number): never {
   );
 }
 
-// Direct path, for an exact product p <= MAX_SAFE: Math.floor(p / d) and Math.ceil(p / d) are
-// exact. Why: the double quotient could only round across an integer n if |n - p/d| (at least
-// 1/d, as p/d is not n) were within half an ulp of n, at most n * 2^-53. For ceil that needs
-// n*d >= 2^53 with n = floor(p/d), impossible as n*d <= p. For floor (n = floor(p/d) + 1) it
-// forces d to be a power of two, where the division is exact. The property tests pin this down
-// against a BigInt reference, including p near 2^53 with large d.
-
-// Largest d for which (d - 1)^2 <= MAX_SAFE: remainders modulo such a d multiply exactly.
-// floor(sqrt(2^53)) = 94_906_265. Covers the divisors the engine uses (1e6 for notionals, 1e4 for
+// Largest d for which (d - 1)^2 <= MAX_SAFE, i.e. floor(sqrt(MAX_SAFE)) + 1: remainders modulo
+// such a d multiply exactly. Covers the divisors the engine uses (1e6 for notionals, 1e4 for
 // fees), which take the cheaper small-divisor path below.
-const SMALL_DIVISOR_MAX = 94_906_265;
+const SMALL_DIVISOR_MAX = 94_906_266;
 
 // Exact floor(a*b/d) (or ceil when roundUp) for a product a*b that does not fit in 53 bits.
 //
@@ -112,9 +105,9 @@ function mulDivWide(a: number, b: number, d: number, roundUp: boolean): number {
   c2 -= carry * LIMB;
   c3 += carry;
 
-  // R = rHigh * 2^48 + rLow with 0 <= rLow < 2^48. |R| <= 5d < 2^56, so |rHigh| < 2^8. The sum
-  // c3 + c4 * 2^24 cancels to that small value, and a double sum whose exact value is
-  // representable is exact, so rHigh is exact even though its terms are large.
+  // R = rHigh * 2^48 + rLow with 0 <= rLow < 2^48. |R| <= 5d < 2^56, so |rHigh| < 2^8. Each
+  // intermediate below is an integer of at most 53 significant bits (the columns are small and
+  // scaling by 2^24 is exact), so both halves are exact.
   let rLow = c1 * LIMB + c0;
   let rHigh = (c3 + c4 * LIMB) * LIMB + c2;
 
@@ -149,6 +142,13 @@ function mulDivWide(a: number, b: number, d: number, roundUp: boolean): number {
   const result = q + step;
   return result > MAX_SAFE ? MONEY_OVERFLOW : result;
 }
+
+// Direct path, for an exact product p <= MAX_SAFE: Math.floor(p / d) and Math.ceil(p / d) are
+// exact. Why: the double quotient could only round across an integer n if |n - p/d| (at least
+// 1/d, as p/d is not n) were within half an ulp of n, at most n * 2^-53. For ceil that needs
+// n*d >= 2^53 with n = floor(p/d), impossible as n*d <= p. For floor (n = floor(p/d) + 1) it
+// forces d to be a power of two, where the division is exact. The property tests pin this down
+// against a BigInt reference, including p near 2^53 with large d.
 
 /** Exact floor(a*b/d); MONEY_OVERFLOW when the result exceeds MAX_SAFE_INTEGER. */
 export function mulDivFloor(a: number, b: number, d: number): number {

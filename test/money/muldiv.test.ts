@@ -18,6 +18,7 @@ import {
   OVERFLOW,
   RUNS,
   divisor,
+  nearIntegerQuotient,
   productNear2p53,
   quotientNearMax,
   refAdd,
@@ -86,8 +87,33 @@ describe('mulDivFloor / mulDivCeil against a BigInt reference', () => {
     );
   });
 
+  it('quotients within 2/d of an integer (remainder 0, 1, 2, d-1, d-2)', () => {
+    fc.assert(
+      fc.property(nearIntegerQuotient, ([a, b, d]) => {
+        expectBoth(a, b, d);
+        expectBoth(b, a, d);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('(d-1)^2 / d around the small-divisor threshold: remainder 1 must not be rounded away', () => {
+    // (d-1)^2 = d*(d-2) + 1. Just above d = 94_906_266 the square exceeds 2^53, so a residue
+    // product computed in doubles would drop that 1 and ceil would come out one short.
+    expect(mulDivCeil(94_906_266, 94_906_266, 94_906_267)).toBe(94_906_266);
+    expect(mulDivFloor(94_906_266, 94_906_266, 94_906_267)).toBe(94_906_265);
+    for (let d = 94_906_200; d <= 94_906_330; d++) {
+      const kMax = Math.floor((MAX - (d - 1)) / d); // largest k keeping k*d + d - 1 safe
+      for (const k of [0, 1, 7, 1_000, kMax]) {
+        expectBoth(k * d + d - 1, d - 1, d);
+        expectBoth(k * d + d - 1, k * d + d - 1, d);
+        expectBoth(k * d + d - 2, d - 2, d);
+      }
+    }
+  });
+
   it('every pair of edge values with the edge divisors', () => {
-    const divisors = [1, 2, 3, 10_000, 1_000_000, 2 ** 26, 2 ** 52, MAX - 1, MAX, 94_906_265, 94_906_266, 441_650_591];
+    const divisors = [1, 2, 3, 10_000, 1_000_000, 2 ** 26, 2 ** 52, MAX - 1, MAX, 94_906_266, 94_906_267, 441_650_591];
     for (const a of EDGE_VALUES) {
       for (const b of EDGE_VALUES) {
         for (const d of divisors) expectBoth(a, b, d);

@@ -73,8 +73,8 @@ export const safeNat: fc.Arbitrary<number> = fc.oneof(
 
 /** Positive safe divisors: the real ones (1e6, 1e4), 1, and values near 2^53. */
 export const divisor: fc.Arbitrary<number> = fc.oneof(
-  // 94_906_265 / 94_906_266 straddle the switch between the small- and large-divisor limb paths.
-  fc.constantFrom(1, 2, 3, 10, 10_000, 1_000_000, 94_906_265, 94_906_266, 1e12, 2 ** 26, 2 ** 48, 2 ** 52, MAX - 1, MAX),
+  // 94_906_266 / 94_906_267 straddle the switch between the small- and large-divisor limb paths.
+  fc.constantFrom(1, 2, 3, 10, 10_000, 1_000_000, 94_906_266, 94_906_267, 1e12, 2 ** 26, 2 ** 48, 2 ** 52, MAX - 1, MAX),
   fc.integer({ min: 94_906_200, max: 94_906_330 }),
   safeNat.map((x) => Math.max(1, x)),
   fc.integer({ min: 0, max: 1_000_000 }).map((k) => MAX - k),
@@ -102,3 +102,44 @@ export const quotientNearMax: fc.Arbitrary<[number, number, number]> = fc.oneof(
     .tuple(fc.integer({ min: 1, max: MAX }), divisor, fc.integer({ min: -3, max: 3 }))
     .map(([x, d, delta]) => nearMax(Math.max(x, d), d, delta)),
 );
+
+function modInverse(value: bigint, modulus: bigint): bigint | null {
+  // Extended Euclid; null when value and modulus share a factor.
+  let [oldR, r] = [value % modulus, modulus];
+  let [oldS, s] = [1n, 0n];
+  while (r !== 0n) {
+    const q = oldR / r;
+    [oldR, r] = [r, oldR - q * r];
+    [oldS, s] = [s, oldS - q * s];
+  }
+  if (oldR !== 1n) return null;
+  return ((oldS % modulus) + modulus) % modulus;
+}
+
+/**
+ * (a, b, d) with a*b = q*d + r for a chosen tiny remainder r in {0, 1, 2, d-1, d-2}: the exact
+ * quotient sits within 2/d of an integer, where any rounding inside the division shows up.
+ * Built from residues: pick ar < d, solve br = r / ar (mod d), then a = aq*d + ar, b = bq*d + br.
+ */
+export const nearIntegerQuotient: fc.Arbitrary<[number, number, number]> = fc
+  .tuple(
+    fc.oneof(divisor, fc.integer({ min: 2, max: 2 ** 40 }), fc.integer({ min: 2 ** 26, max: 2 ** 30 })),
+    fc.bigInt({ min: 0n, max: MAX_BIG }),
+    fc.bigInt({ min: 0n, max: MAX_BIG }),
+    fc.bigInt({ min: 0n, max: MAX_BIG }),
+    fc.constantFrom(0n, 1n, 2n, -1n, -2n),
+  )
+  .map(([dNumber, arSeed, aqSeed, bqSeed, rOffset]) => {
+    const d = BigInt(Math.max(2, dNumber));
+    let ar = arSeed % d;
+    let inverse = modInverse(ar, d);
+    if (inverse === null) {
+      ar = 1n;
+      inverse = 1n;
+    }
+    const r = (((rOffset % d) + d) % d);
+    const br = (r * inverse) % d;
+    const aq = aqSeed % ((MAX_BIG - ar) / d + 1n);
+    const bq = bqSeed % ((MAX_BIG - br) / d + 1n);
+    return [Number(aq * d + ar), Number(bq * d + br), Number(d)] as [number, number, number];
+  });

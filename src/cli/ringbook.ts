@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// `ringbook`: the operator and trader command line. Each command prints a human table by
+// default and JSON with --json; exit codes: 0 ok, 1 error, 2 verification found fraud,
+// 64 usage error.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { addressFromPrivateKey } from '../auth/recover.js';
+import { Journal } from '../journal/journal.js';
+import { loadConfig } from '../config.js';
+
+export const EXIT_OK = 0;
+export const EXIT_ERROR = 1;
+export const EXIT_USAGE = 64;
+
+export interface ParsedArgs {
+  positional: string[];
+  flags: Map<string, string | true>;
+}
+
+/** `--name value`, `--name=value` and bare `--flag`; everything else is positional. */
+export function parseArgs(argv: readonly string[], boolean_flags: readonly string[] = ['json', 'help']): ParsedArgs {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    if (eq > 0) {
+      flags.set(a.slice(2, eq), a.slice(eq + 1));
+    } else if (boolean_flags.includes(a.slice(2)) || i + 1 >= argv.length || argv[i + 1].startsWith('--')) {
+      flags.set(a.slice(2), true);
+    } else {
+      flags.set(a.slice(2), argv[++i]);
+    }
+  }
+  return { positional, flags };
+}
+
+const HELP = `ringbook — Ringbook exchange engine command line
+
+usage: ringbook <command> [options]
+
+commands:
+  start                      run the server (config/default.json + RINGBOOK_* environment)
+  keygen                     make a wallet: private key and address
+  journal inspect            list the journal's batches (sizes, input hashes)
+  verify --url <base_url>    re-execute published batches and compare state roots
+
+common options:
+  --data-dir <dir>           data directory (default: RINGBOOK_DATA_DIR or config server.data_dir)
+  --json                     machine-readable output
+  --help                     this text
+
+exit codes: 0 ok, 1 error, 2 fraud found (verify), 64 usage error`;
+
+function dataDir(args: ParsedArgs): string {
+  const flag = args.flags.get('data-dir');
+  if (typeof flag === 'string') return path.resolve(flag);
+  return path.resolve(loadConfig().server.data_dir);
+}
+
+function keygen(args: ParsedArgs): number {
+  const key = '0x' + randomBytes(32).toString('hex');
+  const address = addressFromPrivateKey(key);
+  if (args.flags.has('json')) console.log(JSON.stringify({ private_key: key, address }));
+  else console.log(`address      ${address}\nprivate key  ${key}\n(keep the private key secret: it signs your orders)`);
+  return EXIT_OK;
+}
+
+function journalInspect(args: ParsedArgs): number {
+  const dir = path.join(dataDir(args), 'journal');
+  const journal = Journal.open(dir);
+  const rows: { batch_id: number; time: string; requests: number; bytes: number; input_hash: string }[] = [];
+  let requests = 0;
+  let bytes = 0;
+  try {
+    for (const b of journal.read(1)) {
+      rows.push({ batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: b.count, bytes: b.bytes, input_hash: b.input_hash });
+      requests += b.count;
+      bytes += b.bytes;
+    }
+  } finally {
+    void journal.close();
+  }
+  if (args.flags.has('json')) {
+    console.log(JSON.stringify({ journal: dir, batches: rows.length, requests, bytes, rows }));
+    return EXIT_OK;
+  }
+  console.log(`journal ${dir}: ${rows.length} batches, ${requests} requests, ${bytes} bytes`);
+  console.log('batch      time                      requests  bytes     input_hash');
+  const shown = rows.length > 50 ? [...rows.slice(0, 20), null, ...rows.slice(-20)] : rows;
+  for (const r of shown) {
+    if (r === null) {
+      console.log(`... ${rows.length - 40} more ...`);
+      continue;
+    }
+    console.log(`${String(r.batch_id).padEnd(10)} ${r.time.padEnd(25)} ${String(r.requests).padStart(8)}  ${String(r.bytes).padEnd(9)} ${r.input_hash}`);
+  }
+  return EXIT_OK;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const [command, sub] = args.positional;
+  if (command === undefined) {
+    console.log(HELP);
+    return args.flags.has('help') ? EXIT_OK : EXIT_USAGE;
+  }
+  switch (command) {
+    case 'help':
+      console.log(HELP);
+      return EXIT_OK;
+    case 'start':
+      await import('../main.js');
+      return -1; // the server keeps running; main.ts owns the exit
+    case 'keygen':
+      return keygen(args);
+    case 'journal':
+      if (sub === 'inspect') return journalInspect(args);
+      console.error('usage: ringbook journal inspect [--data-dir <dir>] [--json]');
+      return EXIT_USAGE;
+    case 'verify': {
+      // Resolved at run time: the verifier is its own entry point (dist/src/cli/verify.js).
+      const verify_module = './verify.js';
+      const verify = (await import(verify_module)) as { main?: (argv: readonly string[]) => Promise<number> };
+      if (typeof verify.main !== 'function') {
+        console.error('ringbook verify: not available in this build');
+        return EXIT_ERROR;
+      }
+      return verify.main(argv.slice(1));
+    }
+    default:
+      console.error(`ringbook: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
+      return EXIT_USAGE;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  if (code >= 0) process.exitCode = code;
+}, (e: unknown) => {
+  console.error(`ringbook: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = EXIT_ERROR;
+});
