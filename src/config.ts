@@ -46,6 +46,22 @@ export interface RingbookConfig {
     book_depth_max: number;
     fills_per_account_kept: number;
     trades_per_market_kept: number;
+    /** WebSocket (src/gateway/ws/): largest client frame (uWS maxPayloadLength), bytes. */
+    ws_message_bytes_max: number;
+    ws_subscriptions_per_connection_max: number;
+    ws_connections_per_ip_max: number;
+    /** Bytes buffered for one connection before it is dropped as a slow reader. */
+    ws_backpressure_bytes_max: number;
+    /** Close a connection that sent nothing (message, ping or pong) for this long. */
+    ws_idle_timeout_ms: number;
+    /** A challenge nonce is valid this long (and for one auth). */
+    ws_challenge_ttl_ms: number;
+    /** After the first request_challenge, the connection must authenticate within this. */
+    ws_auth_grace_ms: number;
+    /** Failed auth attempts before the fatal AUTH_TIMEOUT. */
+    ws_auth_failures_max: number;
+    /** Levels per side in a book snapshot. */
+    ws_book_depth_max: number;
   };
   deposits: { open: boolean };
   settlement: { contract: string; chain_id: number };
@@ -71,6 +87,15 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   book_depth_max: 500,
   fills_per_account_kept: 1000,
   trades_per_market_kept: 1000,
+  ws_message_bytes_max: 16 * 1024,
+  ws_subscriptions_per_connection_max: 100,
+  ws_connections_per_ip_max: 256,
+  ws_backpressure_bytes_max: 1024 * 1024,
+  ws_idle_timeout_ms: 60_000,
+  ws_challenge_ttl_ms: 60_000,
+  ws_auth_grace_ms: 30_000,
+  ws_auth_failures_max: 3,
+  ws_book_depth_max: 1000,
 };
 
 export function defaultConfigPath(): string {

@@ -35,6 +35,8 @@ export class OrderStore {
   remaining: Float64Array;
   locked: Float64Array;
   priority_seq: Float64Array;
+  /** Price of the order's latest fill (0 before its first), reported in every order update. */
+  last_fill_price: Float64Array;
   account: Int32Array;
   market: Int32Array;
   level: Int32Array;
@@ -63,6 +65,7 @@ export class OrderStore {
     this.remaining = new Float64Array(n);
     this.locked = new Float64Array(n);
     this.priority_seq = new Float64Array(n);
+    this.last_fill_price = new Float64Array(n);
     this.account = new Int32Array(n);
     this.market = new Int32Array(n);
     this.level = new Int32Array(n);
@@ -114,6 +117,7 @@ export class OrderStore {
     this.remaining = grownF64(this.remaining, n);
     this.locked = grownF64(this.locked, n);
     this.priority_seq = grownF64(this.priority_seq, n);
+    this.last_fill_price = grownF64(this.last_fill_price, n);
     this.account = grownI32(this.account, n);
     this.market = grownI32(this.market, n);
     this.level = grownI32(this.level, n);

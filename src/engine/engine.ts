@@ -248,7 +248,10 @@ export class FastEngine implements MatchingEngine {
     const own = side === Side.BID ? this.bids[m] : this.asks[m];
     const opposite = side === Side.BID ? this.asks[m] : this.bids[m];
     const old_price = o.price[s];
-    if (p !== old_price && own.find(p) < 0 && own.count >= this.limits.price_levels_per_book_max) {
+    // Moving to a new price level is refused when the side is full, unless the order leaves a
+    // level it is alone at (the count of levels then does not grow).
+    const alone = this.levels.head[o.level[s]] === s && this.levels.tail[o.level[s]] === s;
+    if (p !== old_price && !alone && own.find(p) < 0 && own.count >= this.limits.price_levels_per_book_max) {
       return this.reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
     const tif = o.tif[s];
@@ -283,11 +286,12 @@ export class FastEngine implements MatchingEngine {
         this.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
       out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-        p, filled + q, filled, q, 0, UpdateReason.AMENDED);
+        p, filled + q, filled, q, o.last_fill_price[s], UpdateReason.AMENDED);
       return;
     }
     // Anything else re-enters the book as if placed now, keeping its id and filled quantity.
     const coid = o.client_order_id[s];
+    const last_fill_price = o.last_fill_price[s];
     this.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
     this.ledger.available[key] += old_lock - new_lock;
     this.ledger.locked[key] += new_lock - old_lock;
@@ -303,7 +307,7 @@ export class FastEngine implements MatchingEngine {
     this.tk_filled = filled;
     this.tk_remaining = q;
     this.tk_lock = new_lock;
-    this.tk_last_price = 0;
+    this.tk_last_price = last_fill_price;
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = coid;
     this.matchTaker(out);
@@ -331,21 +335,38 @@ export class FastEngine implements MatchingEngine {
   }
 
   private deposit(r: Request, out: EventSink): void {
+    // Asset and amount before the account: the matcher registers a new address only for a
+    // deposit that would be accepted (depositRejectReason), so its reason must come first.
+    const reason = this.depositRejectReason(r.asset, r.amount_units);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
     const account = r.account;
     if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
     const asset = r.asset;
-    if (!this.assetValid(asset)) return this.reject(r, out, Reject.ASSET_UNKNOWN);
     const amount = r.amount_units;
-    if (!(amount > 0)) return this.reject(r, out, Reject.AMOUNT_NOT_POSITIVE);
-    // Supply bound: keeps every balance and every sum of balances a safe integer.
-    if (!Number.isSafeInteger(amount) || this.deposits[asset] - this.withdrawals[asset] + amount > MAX_SAFE) {
-      return this.reject(r, out, Reject.AMOUNT_TOO_LARGE);
-    }
     this.ledger.ensure(account);
     out.accepted(RequestKind.DEPOSIT, account, 0);
     this.ledger.touch(account, asset, BalanceReason.DEPOSIT);
     this.ledger.available[account * this.asset_count + asset] += amount;
     this.deposits[asset] += amount;
+  }
+
+  /** The deposit checks that do not depend on the account (Reject.NONE when they pass). */
+  depositRejectReason(asset: number, amount: number): number {
+    if (!this.assetValid(asset)) return Reject.ASSET_UNKNOWN;
+    if (!(amount > 0)) return Reject.AMOUNT_NOT_POSITIVE;
+    // Supply bound: keeps every balance and every sum of balances a safe integer.
+    if (!Number.isSafeInteger(amount) || this.deposits[asset] - this.withdrawals[asset] + amount > MAX_SAFE) {
+      return Reject.AMOUNT_TOO_LARGE;
+    }
+    return Reject.NONE;
+  }
+
+  /** The credit-setting checks that do not depend on the account (Reject.NONE when they pass). */
+  creditRejectReason(limit: number, ratio_ppm: number): number {
+    if (!Number.isSafeInteger(limit) || limit < 0 || !Number.isSafeInteger(ratio_ppm) || ratio_ppm <= 0 || ratio_ppm > 1_000_000) {
+      return Reject.CREDIT_INVALID;
+    }
+    return Reject.NONE;
   }
 
   private withdraw(r: Request, out: EventSink): void {
@@ -406,13 +427,12 @@ export class FastEngine implements MatchingEngine {
   }
 
   private setCredit(r: Request, out: EventSink): void {
-    const account = r.account;
-    if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
     const limit = r.credit_limit_units;
     const ratio = r.auto_cancel_ratio_ppm;
-    if (!Number.isSafeInteger(limit) || limit < 0 || !Number.isSafeInteger(ratio) || ratio <= 0 || ratio > 1_000_000) {
-      return this.reject(r, out, Reject.CREDIT_INVALID);
-    }
+    const reason = this.creditRejectReason(limit, ratio);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const account = r.account;
+    if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
     this.ledger.ensure(account);
     out.accepted(RequestKind.SET_CREDIT, account, 0);
     if (limit === 0) {
@@ -594,7 +614,7 @@ export class FastEngine implements MatchingEngine {
     L.available[FEE_ACCOUNT * a + quote] += n_ceil - n_floor + taker_fee + maker_fee - rebate;
 
     out.fill(this.next_fill_id++, m, this.tk_order_id, o.id[s], taker, maker, this.tk_side, price, q,
-      taker_fee, mb >= 0 ? maker_fee : -rebate);
+      taker_fee, mb >= 0 || rebate === 0 ? maker_fee : -rebate);
     this.had_fill = true;
     this.market_mark[m] = price;
     this.tk_remaining = taker_rem_after;
@@ -604,6 +624,7 @@ export class FastEngine implements MatchingEngine {
     // Maker side of the book.
     o.remaining[s] = maker_rem_after;
     o.filled[s] += q;
+    o.last_fill_price[s] = price;
     this.levels.quantity[o.level[s]] -= q;
     if (L.has_credit[maker] === 1) {
       this.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
@@ -670,6 +691,7 @@ export class FastEngine implements MatchingEngine {
     o.remaining[s] = this.tk_remaining;
     o.locked[s] = this.tk_lock;
     o.priority_seq[s] = this.next_priority_seq++;
+    o.last_fill_price[s] = this.tk_last_price;
     o.client_order_id[s] = this.tk_client_order_id;
     // Level: find or create, then append at the tail (time priority).
     const side = this.tk_side === Side.BID ? this.bids[m] : this.asks[m];
@@ -746,7 +768,7 @@ export class FastEngine implements MatchingEngine {
     const lock_asset = o.side[s] === Side.BID ? this.market_quote[m] : this.market_base[m];
     if (o.locked[s] > 0) this.releaseLock(account, lock_asset, o.locked[s], BalanceReason.ORDER_CANCELLED);
     out.orderUpdate(o.id[s], account, m, o.side[s], OrderStatus.CANCELLED, o.price[s], o.quantity[s],
-      o.filled[s], 0, 0, reason);
+      o.filled[s], 0, o.last_fill_price[s], reason);
     this.removeResting(s);
   }
 

@@ -8,7 +8,7 @@ import {
 } from '../ring/records.js';
 import type { FastEngine } from './engine.js';
 import { AccountRegistry } from './registry.js';
-import { emptyRequest, RequestKind, type Request } from './types.js';
+import { emptyRequest, Reject, RequestKind, type Request } from './types.js';
 
 export interface MatcherOptions {
   batch_requests_max: number;
@@ -117,7 +117,7 @@ export class Matcher {
       w.current = r;
       r.account = this.resolveAccount(r.kind, o);
       this.engine.apply(r, w);
-      this.afterAdmin(r);
+      if (w.last_accepted) this.afterAdmin(r);
     }
     w.seq = 0;
     w.current = null;
@@ -146,6 +146,12 @@ export class Matcher {
     let id = this.registry.find(bytes, at, this.reader.accountHint(o));
     if (id >= 0) return id;
     if (kind !== RequestKind.DEPOSIT && kind !== RequestKind.SET_CREDIT) return this.options.accounts_max;
+    // Register only when the request would be accepted: a refused deposit creates no account.
+    const r = this.request;
+    const reason = kind === RequestKind.DEPOSIT
+      ? this.engine.depositRejectReason(r.asset, r.amount_units)
+      : this.engine.creditRejectReason(r.credit_limit_units, r.auto_cancel_ratio_ppm);
+    if (reason !== Reject.NONE) return this.options.accounts_max;
     id = this.registry.register(bytes, at);
     if (id < 0) return this.options.accounts_max;
     this.writer.account(id, bytes, at);

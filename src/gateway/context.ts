@@ -25,6 +25,24 @@ export interface GatewayContext {
   operator_address: string;
   assets: Map<string, AssetInfo>;
   started_ms: number;
+  /** Exchanges (request in, reply not yet written) open now; a clean stop waits for zero. */
+  open_exchanges: number;
+  /** Set by a clean stop: requests arriving from then on are answered 503 at once. */
+  closing: boolean;
+}
+
+/** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
+export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
+  const reply = new Reply(res);
+  ctx.open_exchanges++;
+  reply.onFinish(() => {
+    ctx.open_exchanges--;
+  });
+  if (ctx.closing) {
+    reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
+    return null;
+  }
+  return reply;
 }
 
 /**
@@ -35,6 +53,8 @@ export class SignatureBatcher {
   private readonly pool: VerifyPool;
   private readonly batch_max: number;
   private items: { message: string; signature_hex: string; expected_address: string }[] = [];
+  /** Signatures queued or being checked. */
+  pending = 0;
   private waiters: ((ok: boolean) => void)[] = [];
   private scheduled = false;
   verified = 0;
@@ -47,7 +67,11 @@ export class SignatureBatcher {
   verify(message: string, signature_hex: string, expected_address: string): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       this.items.push({ message, signature_hex, expected_address });
-      this.waiters.push(resolve);
+      this.pending++;
+      this.waiters.push((ok) => {
+        this.pending--;
+        resolve(ok);
+      });
       if (this.items.length >= this.batch_max) this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
@@ -115,8 +139,8 @@ export type Handler = (res: HttpResponse, req: HttpRequest) => void;
 /** A GET route: reply object, per-IP limit, then the handler (synchronous reads only). */
 export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpRequest) => void): Handler {
   return (res, req) => {
-    const reply = new Reply(res);
-    if (!allowGet(ctx, reply, clientIpKey(res))) return;
+    const reply = openExchange(ctx, res);
+    if (reply === null || !allowGet(ctx, reply, clientIpKey(res))) return;
     try {
       fn(reply, req);
     } catch (e) {
@@ -134,7 +158,8 @@ export function postRoute(
   param_count = 0,
 ): Handler {
   return (res, req) => {
-    const reply = new Reply(res);
+    const reply = openExchange(ctx, res);
+    if (reply === null) return;
     const params: string[] = [];
     for (let i = 0; i < param_count; i++) params.push(req.getParameter(i) ?? '');
     if (opts.admin && !ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {

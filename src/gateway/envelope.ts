@@ -30,7 +30,7 @@
 //   `readJsonBody` does the same for its callback.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
-import { parseJsonObject, readBody, watchAbort, type AbortWatch } from './http_body.js';
+import { onAbort, parseJsonObject, readBody, watchAbort, type AbortWatch } from './http_body.js';
 import { nextRequestId } from './request_id.js';
 
 /** Reason phrases for the status line. Statuses not listed get a generic phrase by class. */
@@ -93,6 +93,23 @@ export class Reply {
     this.res = res;
     this.request_id = request_id;
     this.watch = watchAbort(res);
+  }
+
+  private finish_listener: (() => void) | null = null;
+
+  /**
+   * Calls `listener` once when this exchange ends: the reply was written or the client aborted.
+   * The server counts open exchanges with it, so a clean stop can wait for every one of them.
+   */
+  onFinish(listener: () => void): void {
+    this.finish_listener = listener;
+    onAbort(this.res, () => this.finished());
+  }
+
+  private finished(): void {
+    const l = this.finish_listener;
+    this.finish_listener = null;
+    if (l) l();
   }
 
   /** True once the client aborted; the response must not be touched any more. */
@@ -166,6 +183,7 @@ export class Reply {
       if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
       res.end(body_json, close_connection);
     });
+    this.finished();
     return true;
   }
 

@@ -3,7 +3,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { emptyRequest, NO_MARKET, RequestKind, type Request } from '../engine/types.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
-import { postRoute, replyRejected, submit, type GatewayContext } from './context.js';
+import { openExchange, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
@@ -43,10 +43,11 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
 
-export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext): void {
+export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null }): void {
   const rm = ctx.rm;
   app.get('/admin/state', (res, req) => {
-    const reply = new Reply(res);
+    const reply = openExchange(ctx, res);
+    if (reply === null) return;
     if (!ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
       reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token');
       return;
@@ -57,7 +58,7 @@ export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext): voi
     for (const a of ctx.cfg.assets) assets[a.symbol] = a.symbol === 'ETH' ? ZERO_ADDRESS : a.token_address;
     reply.ok({
       batch_id: String(rm.batch_id),
-      state_root: null,
+      state_root: da ? da.stateRoot() : null,
       operator_address: ctx.operator_address,
       settlement: { contract: ctx.cfg.settlement.contract, chain_id: ctx.cfg.settlement.chain_id, assets },
       markets: rm.markets.map((mv) => ({ ...marketRecord(rm, mv), maker_fee_bps: mv.maker_fee_bps, taker_fee_bps: mv.taker_fee_bps })),

@@ -145,7 +145,13 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
   app.get('/account/:address/orders/by-client-id/:client_order_id', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a === null) return;
-    const coid = decodeURIComponent(req.getParameter(1) ?? '');
+    let coid: string;
+    try {
+      coid = decodeURIComponent(req.getParameter(1) ?? '');
+    } catch {
+      reply.error('INVALID_REQUEST', 'client_order_id is not valid percent-encoding');
+      return;
+    }
     const o = a.account >= 0 ? rm.orderByClientId(a.account, coid) : undefined;
     if (o === undefined) {
       reply.error('NOT_FOUND', 'no order with that client_order_id for this account');

@@ -15,6 +15,9 @@ import { registerAdminRoutes } from './routes_admin.js';
 import { registerPublicRoutes } from './routes_public.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import type { AssetInfo } from './signed_requests.js';
+import { registerWebSocket, type WsHub } from './ws/hub.js';
+import { createDaPublisher, type DaPublisher } from '../da/publisher.js';
+import { registerDaRoutes } from './routes_da.js';
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -37,6 +40,8 @@ export class RingbookServer {
   private link: MatcherLink | null = null;
   private pool: VerifyPool | null = null;
   private ctx: GatewayContext | null = null;
+  private ws_hub: WsHub | null = null;
+  private da: DaPublisher | null = null;
   port = 0;
 
   constructor(options: ServerOptions) {
@@ -60,6 +65,9 @@ export class RingbookServer {
         closed_orders_kept: 100_000,
       },
     });
+    const da = createDaPublisher(cfg, journal_dir);
+    da.attach(link);
+    this.da = da;
     await link.start();
     this.link = link;
     const pool = new VerifyPool(this.options.verify_threads ? { threads: this.options.verify_threads } : {});
@@ -77,12 +85,19 @@ export class RingbookServer {
       operator_address: addressFromPrivateKey(this.options.operator_key),
       assets,
       started_ms: Date.now(),
+      open_exchanges: 0,
+      closing: false,
     };
     this.ctx = ctx;
     const app = uWS.App();
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
-    registerAdminRoutes(app, ctx);
+    registerAdminRoutes(app, ctx, da);
+    registerDaRoutes(app, ctx, da);
+    const hub = registerWebSocket(app, ctx);
+    this.ws_hub = hub;
+    link.addEventListener((e) => hub.onEvent(e));
+    link.addBatchListener((batch_id, time_ms) => hub.onBatchCommitted(batch_id, time_ms));
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
       reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);
@@ -110,12 +125,17 @@ export class RingbookServer {
       uWS.us_listen_socket_close(this.listen_socket);
       this.listen_socket = null;
     }
+    // Requests already received (reading their body, in signature checks, in the ring or in a
+    // batch waiting for its commit) are finished and answered; new ones get 503 at once.
+    const ctx = this.ctx;
+    if (ctx) ctx.closing = true;
     const link = this.link;
-    if (link) {
-      const deadline = Date.now() + STOP_DRAIN_MS_MAX;
-      while (link.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      await link.stop();
-    }
+    const deadline = Date.now() + STOP_DRAIN_MS_MAX;
+    const busy = (): boolean => (ctx !== null && ctx.open_exchanges > 0) || (link !== null && link.inflight() > 0);
+    while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    if (link) await link.stop();
+    await this.da?.close();
+    this.ws_hub?.close();
     if (this.pool) await this.pool.close();
   }
 }

@@ -70,16 +70,23 @@ function signature(body: Body): Result<string> {
   return v;
 }
 
-/** A JSON integer that must be a safe integer (sign allowed: the engine judges the value). */
-function integer(body: Body, field: string, missing: BodyError['code']): Result<number> {
+/**
+ * A JSON integer that must be a safe integer (sign allowed: the engine judges the value). Not an
+ * integer at all is INVALID_REQUEST (wrong type); an integer beyond 2^53 - 1 is `invalid`
+ * (INVALID_ORDER for order fields: DECISIONS "Numbers", never rounded).
+ */
+function integer(body: Body, field: string, invalid: BodyError['code']): Result<number> {
   const v = body[field];
-  if (v === undefined || v === null) return fail(missing, `${field} is required`);
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('INVALID_REQUEST', `${field} must be an integer (fixed-point, x 1,000,000) within 2^53`);
+  if (v === undefined || v === null) return fail(invalid, `${field} is required`);
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    return fail('INVALID_REQUEST', `${field} must be an integer (a JSON number, fixed-point x 1,000,000)`);
+  }
+  if (!Number.isSafeInteger(v)) return fail(invalid, `${field} must be at most 2^53 - 1 (never rounded)`);
   return v;
 }
 
-function nonce(body: Body): Result<number> {
-  const v = integer(body, 'nonce', 'INVALID_REQUEST');
+function nonce(body: Body, invalid: BodyError['code'] = 'INVALID_REQUEST'): Result<number> {
+  const v = integer(body, 'nonce', invalid);
   if (typeof v === 'number' && v < 0) return fail('INVALID_REQUEST', 'nonce must be a non-negative integer');
   return v;
 }
@@ -136,7 +143,7 @@ export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedReque
   }
   const quantity = integer(body, 'quantity', 'INVALID_ORDER');
   if (isBodyError(quantity)) return quantity;
-  const n = nonce(body);
+  const n = nonce(body, 'INVALID_ORDER');
   if (isBodyError(n)) return n;
   let coid = '';
   if (body.client_order_id !== undefined) {

@@ -245,6 +245,8 @@ export class EventWriter implements EventSink {
   /** The request whose events are being written. */
   seq = 0;
   current: Request | null = null;
+  /** Whether the last request answered was accepted (the matcher's side events depend on it). */
+  last_accepted = false;
   private claimed = 0;
   wait_timeout_ms = 1000;
 
@@ -280,6 +282,7 @@ export class EventWriter implements EventSink {
   }
 
   accepted(kind: number, account: number, order_id: number): void {
+    this.last_accepted = true;
     const o = this.claim(EventType.ACCEPTED);
     const f = this.ring.f64;
     const b = this.fields(o);
@@ -307,6 +310,7 @@ export class EventWriter implements EventSink {
   }
 
   rejected(kind: number, account: number, code: number, reason: number): void {
+    this.last_accepted = false;
     const o = this.claim(EventType.REJECTED);
     const f = this.ring.f64;
     const b = this.fields(o);

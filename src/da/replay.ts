@@ -1,0 +1,118 @@
+// Re-execution of journaled or published batches with the real engine, in one thread: a Matcher
+// over an in-process event ring that drains itself into a StateRootBuilder. Used by the verifier
+// and the recovery bench.
+//
+// The event ring drains itself: when the matcher's EventWriter finds it full it flushes and waits
+// for space, and that wait (replaced on this ring instance) drains every published event into
+// the builder instead of sleeping. So a single request with a huge event burst (a pause that
+// cancels 100,000 orders) needs no ring sized for it and cannot deadlock the lone thread.
+import type { EngineConfig } from '../engine/api.js';
+import { FastEngine } from '../engine/engine.js';
+import { Matcher } from '../engine/matcher.js';
+import type { EventFields } from '../gateway/read_model.js';
+import { createRecordRing, EventReader, EventType, RECORD_WORDS, viewsOfRing } from '../ring/records.js';
+import type { SpscRing } from '../ring/spsc_ring.js';
+import { StateRootBuilder, type BatchRoots } from './state_root.js';
+
+class ReaderFields implements EventFields {
+  o = 0;
+  constructor(private readonly reader: EventReader) {}
+  type(): number { return this.reader.type(this.o); }
+  field(k: number): number { return this.reader.field(this.o, k); }
+  clientOrderId(): string { return this.reader.clientOrderId(this.o); }
+  addressHex(): string { return this.reader.addressHex(this.o); }
+}
+
+export interface ReplayOptions {
+  /** Event ring slots (power of two); only a buffer, any size works. Default 8192. */
+  event_ring_slots?: number;
+  /** Extra consumer of every event (after the builder), e.g. counters in benches. */
+  onEvent?: (e: EventFields) => void;
+  /** Feed the StateRootBuilder (default true; false measures bare replay). */
+  state_root?: boolean;
+}
+
+export class ReplayExecutor {
+  readonly builder: StateRootBuilder;
+  readonly matcher: Matcher;
+  readonly engine: FastEngine;
+  private readonly ring: SpscRing;
+  private readonly fields: ReaderFields;
+  private readonly on_event: ((e: EventFields) => void) | undefined;
+  private readonly roots: boolean;
+  private finished: BatchRoots[] = [];
+  events = 0;
+  /** Time spent in the state root builder (ms). */
+  root_ms = 0;
+
+  constructor(engine_config: EngineConfig, options: ReplayOptions = {}) {
+    this.engine = new FastEngine(engine_config);
+    this.ring = createRecordRing(options.event_ring_slots ?? 8192);
+    const ring = this.ring;
+    ring.waitForSpace = (): number => {
+      this.drain();
+      return ring.freeSlots();
+    };
+    this.fields = new ReaderFields(new EventReader(viewsOfRing(ring)));
+    this.on_event = options.onEvent;
+    this.roots = options.state_root ?? true;
+    this.builder = new StateRootBuilder(engine_config.assets);
+    this.matcher = new Matcher(this.engine, null, ring, {
+      batch_requests_max: 1,
+      accounts_max: engine_config.limits.accounts_max,
+      now_ms: () => 0,
+    });
+  }
+
+  private drain(): void {
+    const ring = this.ring;
+    const n = ring.available();
+    if (n === 0) return;
+    const f = this.fields;
+    const t0 = this.roots ? performance.now() : 0;
+    for (let i = 0; i < n; i++) {
+      f.o = ring.slotOffset(i);
+      if (this.roots) {
+        this.builder.apply(f);
+        if (f.type() === EventType.BATCH_COMMITTED) this.finished.push(this.builder.endBatch());
+      } else if (f.type() === EventType.BATCH_COMMITTED) {
+        this.finished.push({ batch_id: f.field(0), state_root: '', fills: [], fills_root: '', state_diff: [] });
+      }
+      if (this.on_event) this.on_event(f);
+    }
+    if (this.roots) this.root_ms += performance.now() - t0;
+    this.events += n;
+    ring.release(n);
+  }
+
+  private take(batch_id: number): BatchRoots {
+    this.drain();
+    const done = this.finished;
+    this.finished = [];
+    if (done.length !== 1 || done[0].batch_id !== batch_id) {
+      throw new Error(`replay: expected the commit of batch ${batch_id}, got ${done.map((d) => d.batch_id).join(',') || 'none'}`);
+    }
+    return done[0];
+  }
+
+  /** Batch 0: the markets and fees of the config. */
+  genesis(): BatchRoots {
+    this.matcher.genesis();
+    return this.take(0);
+  }
+
+  /** Applies one batch of request records (8-byte aligned: `recordsOfBytes` makes a copy that is). */
+  apply(batch_id: number, time_ms: number, records: Int32Array, count: number): BatchRoots {
+    this.matcher.replay(batch_id, time_ms, records, count);
+    return this.take(batch_id);
+  }
+}
+
+/** Request records from raw bytes (a fresh, aligned copy); throws unless whole records. */
+export function recordsOfBytes(bytes: Uint8Array): { records: Int32Array; count: number } {
+  const record_bytes = RECORD_WORDS * 4;
+  if (bytes.length % record_bytes !== 0) throw new Error(`inputs are ${bytes.length} bytes, not a whole number of ${record_bytes}-byte records`);
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return { records: new Int32Array(copy.buffer), count: bytes.length / record_bytes };
+}

@@ -1,0 +1,248 @@
+// The verifier: re-executes published batches from genesis with the real engine and compares
+// what it gets with what the operator published (docs/verifiability.md, "Verifier and fraud
+// proofs"). Checks per batch, in order:
+//   1. the header's batch id is the next one, and its prev_state_root is the root the verifier
+//      holds (for batch 1: the genesis root of the verifier's config; a difference there means
+//      the configs differ and is an error, not fraud);
+//   2. the inputs are whole request records and hash to the header's input_hash;
+//   3. re-executing the inputs gives the header's state_root and fills_root;
+//   4. the published fills are exactly the re-executed fills, and hash to the header's fills_root.
+// Any failure of 2-4 (or of 1 beyond batch 1) is fraud: a fraud proof names the batch, the
+// expected (re-executed) and found (published) roots, the inputs, and the first differing leaf.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { EngineConfig } from '../engine/api.js';
+import { FillsTree, fillLeafValues, type FillLeaf } from './fills_tree.js';
+import { bytesToHex0x } from './hex.js';
+import { keccak256 } from './keccak.js';
+import type { PublishedBatch } from './published.js';
+import { recordsOfBytes, ReplayExecutor } from './replay.js';
+import { firstDifferingChange, type BatchRoots } from './state_root.js';
+
+export interface FraudProof {
+  type: 'ringbook-fraud-proof';
+  version: 1;
+  batch_id: number;
+  detected_at: string;
+  source: string;
+  reasons: string[];
+  /** What re-executing the published inputs from the agreed previous state gives. */
+  expected: { prev_state_root: string; state_root: string | null; fills_root: string | null; input_hash: string };
+  /** The published header. */
+  found: PublishedBatch['header'];
+  inputs_hex: string;
+  input_count: number | null;
+  /**
+   * The first state leaf (canonical order) on which re-execution and the operator's published
+   * state diff disagree: expected = re-executed value, found = operator's (null = not changed /
+   * removed). Null when the diffs agree or none was published.
+   */
+  first_differing_leaf: { id: string; expected: unknown; found: unknown } | null;
+  /** Whether the operator's published state diff, applied to the agreed previous state, gives its claimed root. */
+  published_diff_gives_claimed_root: boolean | null;
+  first_differing_fill: { index: number; expected: string[] | null; found: string[] | null } | null;
+  /** The re-executed fills (the published ones are in the DA batch). */
+  expected_fills: string[][] | null;
+}
+
+export interface BatchVerdict {
+  batch_id: number;
+  ok: boolean;
+  /** Not fraud but a reason to stop (config mismatch at genesis). */
+  error?: string;
+  fraud?: FraudProof;
+}
+
+export interface VerifierOptions {
+  /** Where fraud proofs go (a directory; created on demand). Null: not written. */
+  out_dir?: string | null;
+  /** A label for proofs (the DA base URL). */
+  source?: string;
+  log?: (message: string) => void;
+}
+
+function sameFill(a: FillLeaf, b: FillLeaf): boolean {
+  const x = fillLeafValues(a);
+  const y = fillLeafValues(b);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+function safeValues(f: FillLeaf | undefined): string[] | null {
+  if (f === undefined) return null;
+  try {
+    return fillLeafValues(f);
+  } catch {
+    return [JSON.stringify(f)];
+  }
+}
+
+export class Verifier {
+  private readonly exec: ReplayExecutor;
+  private readonly options: VerifierOptions;
+  readonly genesis_root: string;
+  /** The root after the last batch re-executed. */
+  state_root: string;
+  /** Last batch id re-executed. */
+  batch_id = 0;
+  proofs_written: string[] = [];
+
+  constructor(engine_config: EngineConfig, options: VerifierOptions = {}) {
+    this.exec = new ReplayExecutor(engine_config);
+    this.options = options;
+    this.genesis_root = this.exec.genesis().state_root;
+    this.state_root = this.genesis_root;
+  }
+
+  /**
+   * Checks and re-executes the next batch. `check: false` re-executes without comparing (the
+   * batches before `--from`; the first checked batch's prev_state_root still has to match).
+   * After a fraud verdict the verifier's state follows the published inputs, if they could be
+   * executed; callers stop there.
+   */
+  verify(b: PublishedBatch, check = true): BatchVerdict {
+    const h = b.header;
+    const id = this.batch_id + 1;
+    if (h.batch_id !== id) throw new Error(`expected batch ${id}, the DA layer served batch ${h.batch_id}`);
+    const prev = this.state_root;
+    const reasons: string[] = [];
+    if (check && h.prev_state_root !== prev) {
+      if (id === 1) {
+        return {
+          batch_id: id, ok: false,
+          error: `batch 1's prev_state_root ${h.prev_state_root} is not the genesis root ${prev} of this verifier's config: ` +
+            'the markets or fees configured differ from the operator\'s (use the server\'s config: --config or RINGBOOK_CONFIG)',
+        };
+      }
+      reasons.push(`prev_state_root ${h.prev_state_root} is not the state root ${prev} after batch ${id - 1}`);
+    }
+    const bytes = Buffer.from(b.inputs_hex, 'hex');
+    const input_hash = bytesToHex0x(keccak256(bytes));
+    if (check && input_hash !== h.input_hash) reasons.push(`inputs hash to ${input_hash}, the header says ${h.input_hash}`);
+    let roots: BatchRoots | null = null;
+    let count: number | null = null;
+    try {
+      const r = recordsOfBytes(bytes);
+      count = r.count;
+      roots = this.exec.apply(id, h.timestamp, r.records, r.count);
+    } catch (e) {
+      reasons.push(`inputs could not be re-executed: ${(e as Error).message}`);
+    }
+    this.batch_id = id;
+    if (roots !== null) this.state_root = roots.state_root;
+    if (!check) return { batch_id: id, ok: true };
+    let first_fill: FraudProof['first_differing_fill'] = null;
+    let first_leaf: FraudProof['first_differing_leaf'] = null;
+    let diff_gives_claimed: boolean | null = null;
+    if (roots !== null) {
+      if (roots.state_root !== h.state_root) reasons.push(`re-execution gives state_root ${roots.state_root}, the header says ${h.state_root}`);
+      if (roots.fills_root !== h.fills_root) reasons.push(`re-execution gives fills_root ${roots.fills_root}, the header says ${h.fills_root}`);
+      const n = Math.max(roots.fills.length, b.fills.length);
+      for (let i = 0; i < n; i++) {
+        const ours = roots.fills[i];
+        const theirs = b.fills[i];
+        if (ours === undefined || theirs === undefined || !sameFill(ours, theirs)) {
+          first_fill = { index: i, expected: safeValues(ours), found: safeValues(theirs) };
+          reasons.push(`published fills differ from re-executed fills (first at index ${i}; ${b.fills.length} published, ${roots.fills.length} re-executed)`);
+          break;
+        }
+      }
+      if (b.state_diff !== undefined) {
+        const d = firstDifferingChange(roots.state_diff, b.state_diff);
+        if (d !== null) {
+          first_leaf = d;
+          reasons.push(`the published state diff differs from re-execution (first at leaf ${d.id})`);
+        }
+        if (d !== null || roots.state_root !== h.state_root) {
+          try {
+            diff_gives_claimed = this.exec.builder.rootIfLastBatchMade(b.state_diff) === h.state_root;
+          } catch {
+            diff_gives_claimed = false;
+          }
+        }
+      }
+    }
+    let published_fills_root: string | null = null;
+    try {
+      published_fills_root = FillsTree.build(b.fills).root();
+    } catch (e) {
+      reasons.push(`published fills cannot be hashed: ${(e as Error).message}`);
+    }
+    if (published_fills_root !== null && published_fills_root !== h.fills_root) {
+      reasons.push(`published fills hash to ${published_fills_root}, the header says ${h.fills_root}`);
+    }
+    if (reasons.length === 0) return { batch_id: id, ok: true };
+    const fraud: FraudProof = {
+      type: 'ringbook-fraud-proof',
+      version: 1,
+      batch_id: id,
+      detected_at: new Date().toISOString(),
+      source: this.options.source ?? '',
+      reasons,
+      expected: { prev_state_root: prev, state_root: roots?.state_root ?? null, fills_root: roots?.fills_root ?? null, input_hash },
+      found: h,
+      inputs_hex: b.inputs_hex,
+      input_count: count,
+      first_differing_leaf: first_leaf,
+      published_diff_gives_claimed_root: diff_gives_claimed,
+      first_differing_fill: first_fill,
+      expected_fills: roots === null ? null : roots.fills.map((f) => fillLeafValues(f)),
+    };
+    this.writeProof(fraud);
+    return { batch_id: id, ok: false, fraud };
+  }
+
+  private writeProof(p: FraudProof): void {
+    const log = this.options.log ?? ((m: string) => console.error(m));
+    log(`ringbook-verify: FRAUD in batch ${p.batch_id}: ${p.reasons.join('; ')}`);
+    if (p.first_differing_leaf) log(`ringbook-verify: first differing leaf: ${JSON.stringify(p.first_differing_leaf)}`);
+    if (p.first_differing_fill) log(`ringbook-verify: first differing fill: ${JSON.stringify(p.first_differing_fill)}`);
+    const dir = this.options.out_dir;
+    if (dir === null || dir === undefined) return;
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `fraud-batch-${p.batch_id}.json`);
+    writeFileSync(file, JSON.stringify(p, null, 2) + '\n');
+    this.proofs_written.push(file);
+    log(`ringbook-verify: fraud proof written to ${file}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fetching from a DA endpoint
+
+/** GET base/path answering the `{ok, data}` envelope; retries 429 (Retry-After) and 5xx. */
+export async function getData(base: string, p: string, retries = 5): Promise<unknown> {
+  let last: unknown = null;
+  for (let attempt = 0; attempt <= retries; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(base.replace(/\/$/, '') + p);
+    } catch (e) {
+      last = e;
+      await sleep(200 * (attempt + 1));
+      continue;
+    }
+    if (res.status === 429 || res.status >= 500) {
+      const after = Number(res.headers.get('retry-after') ?? '1');
+      last = new Error(`GET ${p}: HTTP ${res.status}`);
+      await res.arrayBuffer().catch(() => undefined);
+      await sleep(Math.min(60, Number.isFinite(after) && after > 0 ? after : 1) * 1000);
+      continue;
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`GET ${p}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`);
+    }
+    const env = body as { ok?: boolean; data?: unknown; error?: unknown; message?: unknown };
+    if (res.status !== 200 || env.ok !== true) throw new Error(`GET ${p}: HTTP ${res.status} ${String(env.error)} ${String(env.message ?? '')}`);
+    return env.data;
+  }
+  throw new Error(`GET ${p}: gave up after ${retries + 1} attempts: ${last instanceof Error ? last.message : String(last)}`);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,85 @@
+// Data availability routes: published batches (the embedded DA layer) and fill proofs.
+//   GET /da/batches/:id                 one published batch (NOT_FOUND when not published)
+//   GET /da/batches?from=&limit=        consecutive batches from `from` (default 1), at most
+//                                       `limit` (default and max 100) and about 8 MB of inputs
+//   GET /orders/:id/da-proof[?fill_id=] proof of the order's latest fill (or of `fill_id`)
+import type { TemplatedApp } from 'uWebSockets.js';
+import type { DaPublisher } from '../da/publisher.js';
+import { FILL_LEAF_TYPES, fillLeafValues } from '../da/fills_tree.js';
+import { batchToJson } from '../da/published.js';
+import { getRoute, type GatewayContext } from './context.js';
+import type { Reply } from './envelope.js';
+import { parseQuery, parseUintString } from './params.js';
+
+export const DA_BATCHES_PER_PAGE_MAX = 100;
+/** Inputs hex characters per page beyond which no further batch is added (always at least one). */
+const DA_PAGE_INPUT_CHARS_MAX = 8 * 1024 * 1024;
+
+function uintParam(reply: Reply, text: string | undefined, name: string, fallback: number, min: number, max: number): number | null {
+  if (text === undefined) return fallback;
+  const v = parseUintString(text, name, { min, max });
+  if (!v.ok) {
+    reply.error('INVALID_REQUEST', v.message);
+    return null;
+  }
+  return v.value;
+}
+
+export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publisher: DaPublisher): void {
+  const store = publisher.store;
+
+  app.get('/da/batches/:id', getRoute(ctx, (reply, req) => {
+    const id = uintParam(reply, req.getParameter(0) ?? '', 'batch id', 0, 1, Number.MAX_SAFE_INTEGER);
+    if (id === null) return;
+    const b = store?.get(id);
+    if (b === undefined) return void reply.error('NOT_FOUND', `batch ${id} is not published`);
+    reply.ok(batchToJson(b));
+  }));
+
+  app.get('/da/batches', getRoute(ctx, (reply, req) => {
+    const q = parseQuery(req.getQuery() ?? '');
+    if (!q.ok) return void reply.error('INVALID_REQUEST', q.message);
+    const from = uintParam(reply, q.value.get('from'), 'from', 1, 1, Number.MAX_SAFE_INTEGER);
+    if (from === null) return;
+    const limit = uintParam(reply, q.value.get('limit'), 'limit', DA_BATCHES_PER_PAGE_MAX, 1, DA_BATCHES_PER_PAGE_MAX);
+    if (limit === null) return;
+    const out: Record<string, unknown>[] = [];
+    let chars = 0;
+    const last = store?.latest() ?? 0;
+    for (let id = from; id <= last && out.length < limit && chars < DA_PAGE_INPUT_CHARS_MAX; id++) {
+      const b = store?.get(id);
+      if (b === undefined) break;
+      out.push(batchToJson(b));
+      chars += b.inputs_hex.length;
+    }
+    reply.ok(out);
+  }));
+
+  app.get('/orders/:id/da-proof', getRoute(ctx, (reply, req) => {
+    const order_id = uintParam(reply, req.getParameter(0) ?? '', 'order id', 0, 1, Number.MAX_SAFE_INTEGER);
+    if (order_id === null) return;
+    const q = parseQuery(req.getQuery() ?? '');
+    if (!q.ok) return void reply.error('INVALID_REQUEST', q.message);
+    const fill_id = uintParam(reply, q.value.get('fill_id'), 'fill_id', 0, 1, Number.MAX_SAFE_INTEGER);
+    if (fill_id === null) return;
+    const refs = store?.fillsOfOrder(order_id) ?? [];
+    const ref = fill_id === 0 ? refs[refs.length - 1] : refs.find((r) => r.fill_id === fill_id);
+    if (ref === undefined) {
+      return void reply.error('NOT_FOUND', fill_id === 0 ? `order ${order_id} has no published fill` : `fill ${fill_id} is not a published fill of order ${order_id}`);
+    }
+    const batch = store?.get(ref.batch_id);
+    const index = batch === undefined ? -1 : batch.fills.findIndex((f) => f.fill_id === ref.fill_id);
+    if (batch === undefined || index < 0) return void reply.error('NOT_FOUND', `fill ${ref.fill_id} is not in published batch ${ref.batch_id}`);
+    const tree = publisher.fillsTree(batch);
+    reply.ok({
+      order_id,
+      batch_id: String(ref.batch_id),
+      merkle_root: tree.root(),
+      merkle_proof: tree.proof(index),
+      fill_hash: tree.leafHash(index),
+      fill_id: ref.fill_id,
+      leaf: fillLeafValues(batch.fills[index]),
+      leaf_types: FILL_LEAF_TYPES,
+    });
+  }));
+}

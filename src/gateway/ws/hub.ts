@@ -1,0 +1,558 @@
+// The WebSocket API (spec "Events", DECISIONS "WebSocket"): connections, subscriptions, the
+// challenge auth, keepalive, limits, and the fan-out of committed events to subscribers.
+//
+// Decisions:
+// - `GET /ws` upgrades on the same uWS app as the HTTP API. Every channel is a uWS topic named
+//   exactly as the channel (`book:ETH-USDC`, `fills:0xabc...`), so fan-out is one
+//   `app.publish(topic, message)` per message: each message is serialized once, whatever the
+//   number of subscribers, and uWS copies it into the subscribers' buffers in C++.
+// - The hub learns about events from the matcher link (`onEvent` for every record of a committed
+//   batch, in order, then `onBatchCommitted`): nothing uncommitted ever reaches a subscriber, and
+//   events go out in batch order. trade, fill, order_update and balance_update are published as
+//   their events are read; book snapshots at the batch's commit, at most one per market per batch
+//   and only for a market whose book changed in it (the read model's `book_sequence` moved).
+// - The hub keeps its own subscriber counters per market and per address, so an event nobody
+//   listens to costs a couple of array reads and is never serialized.
+// - `sequence` of a snapshot is the read model's `book_sequence`, the same number as
+//   `GET /orderbook/:market_id`. It grows by one per committed batch that changed the book. A
+//   subscriber receives the current book at subscribe time and then every later sequence: the
+//   subscribe handler and the fan-out both run on this thread, never in the middle of a batch,
+//   so there is neither a gap nor a duplicate. Snapshots carry up to `ws_book_depth_max` levels
+//   per side (the whole book below that cap); the serialized snapshot is cached per sequence, so
+//   a crowd subscribing at once costs one serialization.
+// - Idle: a connection from which nothing (message, ping or pong frame) arrived for
+//   `ws_idle_timeout_ms` is closed with code 4000. Auth timeout: fatal `error` AUTH_TIMEOUT, then
+//   close code 4001 (auth.ts has the rules). A sweep timer checks these and backpressure.
+// - Backpressure: uWS buffers at most `ws_backpressure_bytes_max` per connection
+//   (`maxBackpressure`); a connection over it is a slow reader and is closed at once (forcefully,
+//   no close frame: its buffer may never drain), from the send that hit the limit or from the
+//   sweep. Others are not affected: a publish never waits for anybody.
+// - Errors never close the connection, except the fatal AUTH_TIMEOUT; a frame larger than
+//   `ws_message_bytes_max` is closed by uWS itself (close code 1009).
+// - Connections per IP are capped (`ws_connections_per_ip_max`): the upgrade is refused with 429.
+import type {
+  HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket,
+} from 'uWebSockets.js';
+import { EventType } from '../../ring/records.js';
+import { Side } from '../../engine/types.js';
+import type { GatewayContext } from '../context.js';
+import { Reply } from '../envelope.js';
+import { clientIpKey } from '../rate_limit.js';
+import type { EventFields } from '../read_model.js';
+import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
+import {
+  authSuccessMessage, balanceUpdateMessage, bookSnapshotMessage, challengeReply, errorMessage,
+  fillMessage, orderUpdateMessage, parseChannel, parseClientMessage, pongMessage, PRIVATE_INDEX,
+  subscribedMessage, tradeMessage, unsubscribedMessage, type Channel,
+} from './messages.js';
+
+export interface WsLimits extends AuthLimits {
+  message_bytes_max: number;
+  subscriptions_per_connection_max: number;
+  connections_per_ip_max: number;
+  backpressure_bytes_max: number;
+  idle_timeout_ms: number;
+  book_depth_max: number;
+}
+
+export function wsLimitsOf(cfg: GatewayContext['cfg']): WsLimits {
+  const l = cfg.limits;
+  return {
+    message_bytes_max: l.ws_message_bytes_max,
+    subscriptions_per_connection_max: l.ws_subscriptions_per_connection_max,
+    connections_per_ip_max: l.ws_connections_per_ip_max,
+    backpressure_bytes_max: l.ws_backpressure_bytes_max,
+    idle_timeout_ms: l.ws_idle_timeout_ms,
+    book_depth_max: l.ws_book_depth_max,
+    challenge_ttl_ms: l.ws_challenge_ttl_ms,
+    auth_grace_ms: l.ws_auth_grace_ms,
+    auth_failures_max: l.ws_auth_failures_max,
+  };
+}
+
+/** Close codes the server uses (4000-4999 is the application range). */
+export const CLOSE_IDLE = 4000;
+export const CLOSE_AUTH_TIMEOUT = 4001;
+export const CLOSE_SERVER_STOPPING = 1001;
+
+/** Per-connection state (the uWS user data). */
+export interface Conn {
+  id: number;
+  ip: string;
+  ws: WebSocket<Conn> | null;
+  channels: Map<string, Channel>;
+  auth: AuthState;
+  last_seen_ms: number;
+  closed: boolean;
+}
+
+/** uWS send status: the message was dropped because the connection is over maxBackpressure. */
+const SEND_DROPPED = 2;
+
+export interface WsStats {
+  connections: number;
+  /** Messages handed to app.publish (one per message, whatever the subscriber count). */
+  published: number;
+  /** Messages queued to subscribers: sum over publishes of the subscriber count. */
+  delivered: number;
+  /** Connections closed for backpressure (slow readers). */
+  dropped_slow: number;
+  closed_idle: number;
+  closed_auth_timeout: number;
+  refused_ip_limit: number;
+}
+
+export class WsHub {
+  private readonly app: TemplatedApp;
+  private readonly ctx: GatewayContext;
+  readonly limits: WsLimits;
+  private readonly conns = new Set<Conn>();
+  private readonly per_ip = new Map<string, number>();
+  private next_id = 1;
+  private sweep_timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  // Subscriber counts, per market index and per address ([fills, orders, balances]).
+  private readonly book_subs: number[] = [];
+  private readonly trades_subs: number[] = [];
+  private readonly private_subs = new Map<string, Int32Array>();
+
+  // Book snapshot state per market index.
+  private readonly book_seq: number[] = [];
+  private readonly book_time_ms: number[] = [];
+  private readonly snapshot_cache: ({ sequence: number; json: string } | null)[] = [];
+
+  // The batch being read.
+  private batch_id = 0;
+  private batch_time_ms = 0;
+  private batch_iso: string | null = null;
+  /** Cumulative filled quantity of orders filled earlier in this batch (subscribed accounts only). */
+  private readonly batch_filled = new Map<number, number>();
+
+  readonly stats: WsStats = {
+    connections: 0, published: 0, delivered: 0, dropped_slow: 0, closed_idle: 0, closed_auth_timeout: 0,
+    refused_ip_limit: 0,
+  };
+
+  constructor(app: TemplatedApp, ctx: GatewayContext, limits: WsLimits = wsLimitsOf(ctx.cfg)) {
+    this.app = app;
+    this.ctx = ctx;
+    this.limits = limits;
+    const rm = ctx.rm;
+    for (const mv of rm.markets) {
+      if (mv === undefined) continue;
+      this.book_seq[mv.index] = mv.book_sequence;
+      this.book_time_ms[mv.index] = rm.batch_time_ms > 0 ? rm.batch_time_ms : Date.now();
+    }
+  }
+
+  /** Registers `GET /ws` and starts the sweep timer. */
+  register(): void {
+    const l = this.limits;
+    this.app.ws<Conn>('/ws', {
+      maxPayloadLength: l.message_bytes_max,
+      maxBackpressure: l.backpressure_bytes_max,
+      // The typings say number; the binding reads a boolean.
+      closeOnBackpressureLimit: true as unknown as number,
+      idleTimeout: 0,
+      sendPingsAutomatically: false,
+      maxLifetime: 0,
+      upgrade: (res, req, context) => this.upgrade(res, req, context),
+      open: (ws) => this.open(ws),
+      message: (ws, data) => this.message(ws, data),
+      ping: (ws) => {
+        ws.getUserData().last_seen_ms = Date.now();
+      },
+      pong: (ws) => {
+        ws.getUserData().last_seen_ms = Date.now();
+      },
+      close: (ws) => this.closed(ws),
+    });
+    const shortest = Math.min(l.idle_timeout_ms, l.auth_grace_ms, l.challenge_ttl_ms);
+    const period = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
+    this.sweep_timer = setInterval(() => this.sweep(), period);
+    this.sweep_timer.unref();
+  }
+
+  /** Closes every connection and stops the timer (server stop). */
+  close(): void {
+    this.stopped = true;
+    if (this.sweep_timer !== null) clearInterval(this.sweep_timer);
+    this.sweep_timer = null;
+    for (const c of [...this.conns]) {
+      if (!c.closed && c.ws !== null) c.ws.end(CLOSE_SERVER_STOPPING, 'server stopping');
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Connections
+
+  private upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+    const ip = clientIpKey(res);
+    const key = req.getHeader('sec-websocket-key');
+    const protocol = req.getHeader('sec-websocket-protocol');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    if (this.stopped) {
+      new Reply(res).error('INTERNAL_ERROR', 'the server is stopping', 503);
+      return;
+    }
+    const n = this.per_ip.get(ip) ?? 0;
+    if (n >= this.limits.connections_per_ip_max) {
+      this.stats.refused_ip_limit++;
+      new Reply(res).rateLimited(1, `Too many WebSocket connections from this IP: the limit is ${this.limits.connections_per_ip_max}.`);
+      return;
+    }
+    const conn: Conn = {
+      id: this.next_id++, ip, ws: null, channels: new Map(), auth: new AuthState(this.limits),
+      last_seen_ms: Date.now(), closed: false,
+    };
+    res.upgrade(conn, key, protocol, extensions, context);
+  }
+
+  private open(ws: WebSocket<Conn>): void {
+    const c = ws.getUserData();
+    c.ws = ws;
+    c.last_seen_ms = Date.now();
+    this.conns.add(c);
+    this.per_ip.set(c.ip, (this.per_ip.get(c.ip) ?? 0) + 1);
+    this.stats.connections = this.conns.size;
+  }
+
+  private closed(ws: WebSocket<Conn>): void {
+    const c = ws.getUserData();
+    if (c.closed) return;
+    c.closed = true;
+    c.ws = null;
+    this.conns.delete(c);
+    const n = (this.per_ip.get(c.ip) ?? 1) - 1;
+    if (n <= 0) this.per_ip.delete(c.ip);
+    else this.per_ip.set(c.ip, n);
+    for (const ch of c.channels.values()) this.count(ch, -1);
+    c.channels.clear();
+    this.stats.connections = this.conns.size;
+  }
+
+  /** Sends one message; a connection over its backpressure limit is dropped. */
+  private send(c: Conn, message: string): void {
+    if (c.closed || c.ws === null) return;
+    if (c.ws.send(message, false, false) === SEND_DROPPED) this.dropSlow(c);
+  }
+
+  private dropSlow(c: Conn): void {
+    if (c.closed || c.ws === null) return;
+    this.stats.dropped_slow++;
+    c.ws.close();
+  }
+
+  private fatal(c: Conn, message: string, request_id: string | null): void {
+    if (c.closed || c.ws === null) return;
+    this.stats.closed_auth_timeout++;
+    const ws = c.ws;
+    ws.cork(() => {
+      this.send(c, errorMessage('AUTH_TIMEOUT', message, request_id));
+      if (!c.closed) ws.end(CLOSE_AUTH_TIMEOUT, 'AUTH_TIMEOUT');
+    });
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    const l = this.limits;
+    for (const c of this.conns) {
+      const ws = c.ws;
+      if (c.closed || ws === null) continue;
+      if (ws.getBufferedAmount() > l.backpressure_bytes_max) {
+        this.dropSlow(c);
+      } else if (now - c.last_seen_ms > l.idle_timeout_ms) {
+        this.stats.closed_idle++;
+        ws.end(CLOSE_IDLE, 'idle timeout');
+      } else if (c.auth.expired(now)) {
+        this.fatal(c, c.auth.timeoutSentence(), null);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Client messages
+
+  private message(ws: WebSocket<Conn>, data: ArrayBuffer): void {
+    const c = ws.getUserData();
+    const now = Date.now();
+    c.last_seen_ms = now;
+    const parsed = parseClientMessage(data);
+    if (!parsed.ok) {
+      this.send(c, errorMessage('INVALID_REQUEST', parsed.message, parsed.request_id));
+      return;
+    }
+    const m = parsed.message;
+    switch (m.type) {
+      case 'ping':
+        this.send(c, pongMessage(now, m.request_id));
+        return;
+      case 'subscribe':
+        this.subscribe(c, m.channels, m.request_id);
+        return;
+      case 'unsubscribe':
+        this.unsubscribe(c, m.channels, m.request_id);
+        return;
+      case 'request_challenge':
+        this.authStep(c, c.auth.requestChallenge(m.address, now), m.request_id);
+        return;
+      case 'auth':
+        this.authStep(c, c.auth.auth(m.address, m.signature, now), m.request_id);
+        return;
+    }
+  }
+
+  private authStep(c: Conn, step: AuthStep, request_id: string | null): void {
+    switch (step.kind) {
+      case 'challenge':
+        this.send(c, challengeReply(step.nonce, step.expires_ms, request_id));
+        return;
+      case 'error':
+        this.send(c, errorMessage(step.code, step.message, request_id));
+        return;
+      case 'fatal':
+        this.fatal(c, step.message, request_id);
+        return;
+      case 'verify': {
+        const done = (ok: boolean): void => {
+          if (c.closed || c.ws === null) return;
+          const next = c.auth.verified(step.address, ok, Date.now());
+          c.ws.cork(() => {
+            if (next === null) this.send(c, authSuccessMessage(step.address, request_id));
+            else this.authStep(c, next, request_id);
+          });
+        };
+        this.ctx.signatures.verify(step.message, step.signature, step.address).then(done, (e: unknown) => {
+          console.error('ringbook: ws auth verify failed:', e);
+          done(false);
+        });
+        return;
+      }
+    }
+  }
+
+  private marketIndex = (id: string): number => this.ctx.rm.marketIndex(id);
+
+  private subscribe(c: Conn, channels: unknown[], request_id: string | null): void {
+    const ws = c.ws;
+    if (ws === null) return;
+    const accepted: string[] = [];
+    const books: number[] = [];
+    const seen = new Set<string>();
+    for (const text of channels) {
+      const ch = parseChannel(text, this.marketIndex);
+      if (typeof ch === 'string') {
+        this.send(c, errorMessage('INVALID_REQUEST', ch, request_id));
+        continue;
+      }
+      if (seen.has(ch.name)) continue;
+      seen.add(ch.name);
+      if (ch.private) {
+        const own = c.auth.address;
+        if (own === null) {
+          this.send(c, errorMessage('UNAUTHORIZED', `channel ${ch.name} is private: authenticate first (request_challenge, then auth)`, request_id));
+          continue;
+        }
+        if (own !== ch.address) {
+          this.send(c, errorMessage('UNAUTHORIZED', `channel ${ch.name} belongs to another address; this connection is authenticated as ${own}`, request_id));
+          continue;
+        }
+      }
+      if (!c.channels.has(ch.name)) {
+        if (c.channels.size >= this.limits.subscriptions_per_connection_max) {
+          this.send(c, errorMessage('INVALID_REQUEST', `cannot subscribe to ${ch.name}: at most ${this.limits.subscriptions_per_connection_max} channels per connection`, request_id));
+          continue;
+        }
+        c.channels.set(ch.name, ch);
+        ws.subscribe(ch.name);
+        this.count(ch, 1);
+      }
+      accepted.push(ch.name);
+      if (ch.kind === 'book') books.push(ch.market);
+    }
+    if (accepted.length > 0) this.send(c, subscribedMessage(accepted, request_id));
+    for (const m of books) this.send(c, this.snapshot(m));
+  }
+
+  private unsubscribe(c: Conn, channels: unknown[], request_id: string | null): void {
+    const ws = c.ws;
+    if (ws === null) return;
+    const done: string[] = [];
+    for (const text of channels) {
+      const ch = parseChannel(text, this.marketIndex);
+      if (typeof ch === 'string') {
+        this.send(c, errorMessage('INVALID_REQUEST', ch, request_id));
+        continue;
+      }
+      const had = c.channels.get(ch.name);
+      if (had !== undefined) {
+        c.channels.delete(ch.name);
+        ws.unsubscribe(ch.name);
+        this.count(had, -1);
+      }
+      if (!done.includes(ch.name)) done.push(ch.name);
+    }
+    if (done.length > 0) this.send(c, unsubscribedMessage(done, request_id));
+  }
+
+  private count(ch: Channel, delta: number): void {
+    if (ch.private) {
+      let counts = this.private_subs.get(ch.address);
+      if (counts === undefined) {
+        counts = new Int32Array(3);
+        this.private_subs.set(ch.address, counts);
+      }
+      counts[PRIVATE_INDEX[ch.kind]] += delta;
+      if (counts[0] === 0 && counts[1] === 0 && counts[2] === 0) this.private_subs.delete(ch.address);
+    } else {
+      const list = ch.kind === 'book' ? this.book_subs : this.trades_subs;
+      list[ch.market] = (list[ch.market] ?? 0) + delta;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Fan-out (called by the matcher link, after the batch is committed)
+
+  private publish(topic: string, message: string, subscribers: number): void {
+    this.app.publish(topic, message, false, false);
+    this.stats.published++;
+    this.stats.delivered += subscribers;
+  }
+
+  private iso(): string {
+    if (this.batch_iso === null) this.batch_iso = new Date(this.batch_time_ms).toISOString();
+    return this.batch_iso;
+  }
+
+  /** Every event record of a committed batch, in order, before the read model applies it. */
+  onEvent(e: EventFields): void {
+    switch (e.type()) {
+      case EventType.BATCH_BEGIN:
+        this.batch_id = e.field(0);
+        this.batch_time_ms = e.field(1);
+        this.batch_iso = null;
+        return;
+      case EventType.FILL:
+        this.onFill(e);
+        return;
+      case EventType.ORDER_UPDATE:
+        this.onOrderUpdate(e);
+        return;
+      case EventType.BALANCE:
+        this.onBalance(e);
+        return;
+      default:
+    }
+  }
+
+  private onFill(e: EventFields): void {
+    const m = e.field(1);
+    const trades = this.trades_subs[m] ?? 0;
+    const rm = this.ctx.rm;
+    const mv = rm.markets[m];
+    if (mv === undefined) return;
+    if (trades > 0) {
+      this.publish(`trades:${mv.id}`, tradeMessage(mv.id, e.field(0), e.field(7), e.field(8), e.field(6), this.iso()), trades);
+    }
+    if (this.private_subs.size === 0) return;
+    const taker = rm.address_by_account[e.field(4)];
+    const maker = rm.address_by_account[e.field(5)];
+    const tc = taker === undefined ? undefined : this.private_subs.get(taker);
+    const mc = maker === undefined ? undefined : this.private_subs.get(maker);
+    if (tc !== undefined && tc[0] > 0) {
+      const order_id = e.field(2);
+      const quantity = e.field(8);
+      this.publish(`fills:${taker}`, fillMessage(
+        e.field(0), order_id, mv.id, e.field(6), e.field(7), quantity, this.cumulative(order_id, quantity), false,
+        e.field(9), this.batch_id, this.iso(),
+      ), tc[0]);
+    }
+    if (mc !== undefined && mc[0] > 0) {
+      const order_id = e.field(3);
+      const quantity = e.field(8);
+      const maker_side = e.field(6) === Side.BID ? Side.ASK : Side.BID;
+      this.publish(`fills:${maker}`, fillMessage(
+        e.field(0), order_id, mv.id, maker_side, e.field(7), quantity, this.cumulative(order_id, quantity), true,
+        e.field(10), this.batch_id, this.iso(),
+      ), mc[0]);
+    }
+  }
+
+  /**
+   * The order's filled quantity after this fill. The read model holds the quantity as of the
+   * order's last update; a taker's update comes after all of its fills, so fills earlier in the
+   * batch are added here until it arrives.
+   */
+  private cumulative(order_id: number, quantity: number): number {
+    const before = this.batch_filled.get(order_id) ?? this.ctx.rm.orders.get(order_id)?.filled ?? 0;
+    const after = before + quantity;
+    this.batch_filled.set(order_id, after);
+    return after;
+  }
+
+  private onOrderUpdate(e: EventFields): void {
+    const order_id = e.field(0);
+    if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
+    if (this.private_subs.size === 0) return;
+    const rm = this.ctx.rm;
+    const address = rm.address_by_account[e.field(1)];
+    const counts = address === undefined ? undefined : this.private_subs.get(address);
+    if (counts === undefined || counts[1] === 0) return;
+    const mv = rm.markets[e.field(2)];
+    if (mv === undefined) return;
+    const o = rm.orders.get(order_id);
+    // As the read model does: an update without a fill keeps the last fill price.
+    const last_fill = e.field(9) > 0 ? e.field(9) : (o?.last_fill_price ?? 0);
+    this.publish(`orders:${address}`, orderUpdateMessage(
+      order_id, o?.client_order_id ?? '', mv.id, e.field(3), e.field(4), e.field(5), e.field(6), e.field(7),
+      e.field(8), last_fill, e.field(10), this.iso(),
+    ), counts[1]);
+  }
+
+  private onBalance(e: EventFields): void {
+    if (this.private_subs.size === 0) return;
+    const rm = this.ctx.rm;
+    const address = rm.address_by_account[e.field(0)];
+    if (address === undefined || address === '') return;
+    const counts = this.private_subs.get(address);
+    if (counts === undefined || counts[2] === 0) return;
+    const asset = rm.assets[e.field(1)];
+    this.publish(`balances:${address}`, balanceUpdateMessage(asset, e.field(2), e.field(3), e.field(4), this.iso()), counts[2]);
+  }
+
+  /** After each committed batch (the read model has applied it): book snapshots. */
+  onBatchCommitted(_batch_id: number, time_ms: number): void {
+    this.batch_filled.clear();
+    const markets = this.ctx.rm.markets;
+    for (let m = 0; m < markets.length; m++) {
+      const mv = markets[m];
+      if (mv === undefined || mv.book_sequence === this.book_seq[m]) continue;
+      this.book_seq[m] = mv.book_sequence;
+      this.book_time_ms[m] = time_ms;
+      this.snapshot_cache[m] = null;
+      const subs = this.book_subs[m] ?? 0;
+      if (subs > 0) this.publish(`book:${mv.id}`, this.snapshot(m), subs);
+    }
+  }
+
+  /** The current snapshot of market `m`, serialized once per sequence. */
+  private snapshot(m: number): string {
+    const rm = this.ctx.rm;
+    const mv = rm.markets[m];
+    const cached = this.snapshot_cache[m];
+    if (cached !== null && cached !== undefined && cached.sequence === mv.book_sequence) return cached.json;
+    const book = rm.sortedBook(m, this.limits.book_depth_max);
+    const time_ms = this.book_seq[m] === mv.book_sequence ? this.book_time_ms[m] : rm.batch_time_ms;
+    const json = bookSnapshotMessage(mv.id, mv.book_sequence, book.bids, book.asks, new Date(time_ms || Date.now()).toISOString());
+    this.snapshot_cache[m] = { sequence: mv.book_sequence, json };
+    return json;
+  }
+}
+
+/** Registers the WebSocket API on `app`; hook the returned hub to the matcher link. */
+export function registerWebSocket(app: TemplatedApp, ctx: GatewayContext): WsHub {
+  const hub = new WsHub(app, ctx);
+  hub.register();
+  return hub;
+}
