@@ -77,6 +77,8 @@ export class FastEngine implements MatchingEngine {
   private tk_last_price = 0;
   private tk_stop_reason = 0;
   private tk_client_order_id = '';
+  /** The amended order's own slot (kept out of its level while it matches), else NIL. */
+  private tk_slot = NIL;
   private had_fill = false;
   // Effective fees of the market being matched.
   private fee_maker_bps = 0;
@@ -222,6 +224,7 @@ export class FastEngine implements MatchingEngine {
     this.tk_last_price = 0;
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = coid;
+    this.tk_slot = NIL;
     if (!fok_unfilled) this.matchTaker(out);
     this.finishTaker(out, may_rest, UpdateReason.PLACED);
   }
@@ -295,7 +298,7 @@ export class FastEngine implements MatchingEngine {
     this.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
     this.ledger.available[key] += old_lock - new_lock;
     this.ledger.locked[key] += new_lock - old_lock;
-    this.removeResting(s);
+    this.unlinkLevel(s);
     this.tk_account = account;
     this.tk_order_id = order_id;
     this.tk_market = m;
@@ -310,8 +313,10 @@ export class FastEngine implements MatchingEngine {
     this.tk_last_price = last_fill_price;
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = coid;
+    this.tk_slot = s;
     this.matchTaker(out);
     this.finishTaker(out, true, UpdateReason.AMENDED);
+    this.tk_slot = NIL;
   }
 
   private cancel(r: Request, out: EventSink): void {
@@ -512,6 +517,10 @@ export class FastEngine implements MatchingEngine {
           }
         }
         this.fill(s, price, q, out);
+        // A market bid may have taken less than the maker has (what it could pay); its own
+        // proceeds (a self-trade) can pay for more of the same maker, so stay on it while it rests.
+        // (A filled maker's slot was freed with remaining 0, so this only keeps a partial maker.)
+        if (o.remaining[s] > 0) continue;
         s = next;
       }
     }
@@ -664,6 +673,11 @@ export class FastEngine implements MatchingEngine {
         this.tk_remaining > 0 ? BalanceReason.ORDER_CANCELLED : BalanceReason.FILL);
       this.tk_lock = 0;
     }
+    if (this.tk_slot !== NIL) {
+      // An amended order that filled completely leaves the store.
+      this.forget(this.tk_slot);
+      this.tk_slot = NIL;
+    }
     if (this.tk_remaining > 0) {
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.CANCELLED, this.tk_limit,
         this.tk_quantity, this.tk_filled, 0, this.tk_last_price, this.tk_stop_reason);
@@ -673,29 +687,50 @@ export class FastEngine implements MatchingEngine {
     }
   }
 
-  /** Puts the taker's remainder on its side of the book, at the tail of its price level. */
+  /**
+   * Puts the taker's remainder on its side of the book, at the tail of its price level. An
+   * amended order keeps the slot it had (tk_slot), so an amend does not churn the order index.
+   */
   private rest(): void {
     const o = this.orders;
     const m = this.tk_market;
     const account = this.tk_account;
-    const s = o.alloc(this.tk_order_id);
-    assert(s !== NIL, 'capacity was checked before acceptance');
-    const price = this.tk_limit;
-    o.account[s] = account;
-    o.market[s] = m;
-    o.side[s] = this.tk_side;
-    o.tif[s] = this.tk_tif;
-    o.price[s] = price;
+    let s = this.tk_slot;
+    if (s === NIL) {
+      s = o.alloc(this.tk_order_id);
+      assert(s !== NIL, 'capacity was checked before acceptance');
+      o.account[s] = account;
+      o.market[s] = m;
+      o.side[s] = this.tk_side;
+      o.tif[s] = this.tk_tif;
+      o.client_order_id[s] = this.tk_client_order_id;
+      // Account list (prepend).
+      const L = this.ledger;
+      const head = L.order_head[account];
+      o.acct_prev[s] = NIL;
+      o.acct_next[s] = head;
+      if (head !== NIL) o.acct_prev[head] = s;
+      L.order_head[account] = s;
+      L.open_orders[account]++;
+      if (this.tk_client_order_id !== '') this.slot_by_client_id.set(clientKey(account, this.tk_client_order_id), s);
+    }
+    o.price[s] = this.tk_limit;
     o.quantity[s] = this.tk_quantity;
     o.filled[s] = this.tk_filled;
     o.remaining[s] = this.tk_remaining;
     o.locked[s] = this.tk_lock;
     o.priority_seq[s] = this.next_priority_seq++;
     o.last_fill_price[s] = this.tk_last_price;
-    o.client_order_id[s] = this.tk_client_order_id;
-    // Level: find or create, then append at the tail (time priority).
-    const side = this.tk_side === Side.BID ? this.bids[m] : this.asks[m];
-    let i = side.find(price);
+    this.linkLevel(s);
+  }
+
+  /** Appends a slot (price, remaining set) at the tail of its price level, creating the level. */
+  private linkLevel(s: number): void {
+    const o = this.orders;
+    const m = o.market[s];
+    const price = o.price[s];
+    const side = o.side[s] === Side.BID ? this.bids[m] : this.asks[m];
+    const i = side.find(price);
     let lvl: number;
     if (i >= 0) {
       lvl = side.levels[i];
@@ -710,23 +745,16 @@ export class FastEngine implements MatchingEngine {
     if (levels.tail[lvl] === NIL) levels.head[lvl] = s;
     else o.next[levels.tail[lvl]] = s;
     levels.tail[lvl] = s;
-    levels.quantity[lvl] += this.tk_remaining;
-    // Account list (prepend).
-    const L = this.ledger;
-    const head = L.order_head[account];
-    o.acct_prev[s] = NIL;
-    o.acct_next[s] = head;
-    if (head !== NIL) o.acct_prev[head] = s;
-    L.order_head[account] = s;
-    L.open_orders[account]++;
-    if (this.tk_client_order_id !== '') this.slot_by_client_id.set(clientKey(account, this.tk_client_order_id), s);
-    if (L.has_credit[account] === 1) {
-      this.credit.onRestChange(account, m, this.tk_remaining, notionalCeil(price, this.tk_remaining));
+    const remaining = o.remaining[s];
+    levels.quantity[lvl] += remaining;
+    const account = o.account[s];
+    if (this.ledger.has_credit[account] === 1) {
+      this.credit.onRestChange(account, m, remaining, notionalCeil(price, remaining));
     }
   }
 
-  /** Unlinks a resting order from its level, its account and the indexes, and frees its slot. */
-  private removeResting(s: number): void {
+  /** Takes a resting order out of its price level (removing the level when it empties). */
+  private unlinkLevel(s: number): void {
     const o = this.orders;
     const levels = this.levels;
     const lvl = o.level[s];
@@ -746,6 +774,15 @@ export class FastEngine implements MatchingEngine {
       levels.release(lvl);
     }
     const account = o.account[s];
+    if (this.ledger.has_credit[account] === 1 && o.remaining[s] > 0) {
+      this.credit.onRestChange(account, o.market[s], -o.remaining[s], -notionalCeil(o.price[s], o.remaining[s]));
+    }
+  }
+
+  /** Drops an order (already out of its level) from its account, the indexes, and frees its slot. */
+  private forget(s: number): void {
+    const o = this.orders;
+    const account = o.account[s];
     const L = this.ledger;
     const ap = o.acct_prev[s];
     const an = o.acct_next[s];
@@ -753,12 +790,15 @@ export class FastEngine implements MatchingEngine {
     else o.acct_next[ap] = an;
     if (an !== NIL) o.acct_prev[an] = ap;
     L.open_orders[account]--;
-    if (L.has_credit[account] === 1 && o.remaining[s] > 0) {
-      this.credit.onRestChange(account, o.market[s], -o.remaining[s], -notionalCeil(o.price[s], o.remaining[s]));
-    }
     const coid = o.client_order_id[s];
     if (coid !== '') this.slot_by_client_id.delete(clientKey(account, coid));
     o.release(s);
+  }
+
+  /** Unlinks a resting order from its level, its account and the indexes, and frees its slot. */
+  private removeResting(s: number): void {
+    this.unlinkLevel(s);
+    this.forget(s);
   }
 
   private cancelResting(s: number, reason: number, out: EventSink): void {
@@ -902,7 +942,7 @@ export class FastEngine implements MatchingEngine {
     let s: number | undefined;
     if (order_id !== 0) {
       s = this.orders.slot_by_id.get(order_id);
-      if (s === undefined || this.orders.account[s] !== account) return NIL;
+      if (s === NIL || this.orders.account[s] !== account) return NIL;
       if (client_order_id !== '' && this.orders.client_order_id[s] !== client_order_id) return NIL;
       return s;
     }
