@@ -159,7 +159,14 @@ export class WsHub {
       maxLifetime: 0,
       upgrade: (res, req, context) => this.upgrade(res, req, context),
       open: (ws) => this.open(ws),
-      message: (ws, data) => this.message(ws, data),
+      message: (ws, data) => {
+        try {
+          this.message(ws, data);
+        } catch (e) {
+          // A bug must not take the server down (uWS rethrows into the process).
+          console.error('ringbook: ws message handler failed:', e);
+        }
+      },
       ping: (ws) => {
         ws.getUserData().last_seen_ms = Date.now();
       },
@@ -341,6 +348,8 @@ export class WsHub {
     const books: number[] = [];
     const seen = new Set<string>();
     for (const text of channels) {
+      // A send can find the connection over its backpressure limit and drop it.
+      if (c.closed) return;
       const ch = parseChannel(text, this.marketIndex);
       if (typeof ch === 'string') {
         this.send(c, errorMessage('INVALID_REQUEST', ch, request_id));
@@ -380,6 +389,7 @@ export class WsHub {
     if (ws === null) return;
     const done: string[] = [];
     for (const text of channels) {
+      if (c.closed) return;
       const ch = parseChannel(text, this.marketIndex);
       if (typeof ch === 'string') {
         this.send(c, errorMessage('INVALID_REQUEST', ch, request_id));
@@ -425,8 +435,26 @@ export class WsHub {
     return this.batch_iso;
   }
 
-  /** Every event record of a committed batch, in order, before the read model applies it. */
+  /**
+   * Every event record of a committed batch, in order, before the read model applies it. Never
+   * throws: an exception here would stop the link's event pump (and every HTTP answer with it).
+   */
   onEvent(e: EventFields): void {
+    try {
+      this.dispatch(e);
+    } catch (err) {
+      this.fanoutFailed(err);
+    }
+  }
+
+  private fanout_errors = 0;
+
+  private fanoutFailed(err: unknown): void {
+    // Logged with a cap: a bug here must neither stop the pump nor flood the log.
+    if (this.fanout_errors++ < 10) console.error('ringbook: ws fan-out failed:', err);
+  }
+
+  private dispatch(e: EventFields): void {
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
         this.batch_id = e.field(0);
@@ -521,8 +549,16 @@ export class WsHub {
     this.publish(`balances:${address}`, balanceUpdateMessage(asset, e.field(2), e.field(3), e.field(4), this.iso()), counts[2]);
   }
 
-  /** After each committed batch (the read model has applied it): book snapshots. */
-  onBatchCommitted(_batch_id: number, time_ms: number): void {
+  /** After each committed batch (the read model has applied it): book snapshots. Never throws. */
+  onBatchCommitted(batch_id: number, time_ms: number): void {
+    try {
+      this.snapshots(batch_id, time_ms);
+    } catch (err) {
+      this.fanoutFailed(err);
+    }
+  }
+
+  private snapshots(_batch_id: number, time_ms: number): void {
     this.batch_filled.clear();
     const markets = this.ctx.rm.markets;
     for (let m = 0; m < markets.length; m++) {

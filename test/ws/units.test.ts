@@ -1,0 +1,104 @@
+// The WebSocket pieces that need no server: channel names, client message parsing, the auth
+// state machine on a fake clock, and the hot-path serializers (valid JSON, exact strings).
+import { describe, expect, it } from 'vitest';
+import { AuthState } from '../../src/gateway/ws/auth.js';
+import {
+  balanceUpdateMessage, bookSnapshotMessage, fillMessage, orderUpdateMessage, parseChannel, parseClientMessage,
+  tradeMessage,
+} from '../../src/gateway/ws/messages.js';
+
+const markets = (id: string): number => ['ETH-USDC', 'BTC-USDC'].indexOf(id);
+const A = '0x' + 'ab'.repeat(20);
+
+function frame(o: unknown): ArrayBuffer {
+  const b = Buffer.from(typeof o === 'string' ? o : JSON.stringify(o));
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.length) as ArrayBuffer;
+}
+
+describe('parseChannel', () => {
+  it('canonicalizes market ids and addresses', () => {
+    expect(parseChannel('book:ETH-USDC', markets)).toMatchObject({ kind: 'book', private: false, market: 0, name: 'book:ETH-USDC' });
+    expect(parseChannel('trades:btc-usdc', markets)).toMatchObject({ kind: 'trades', market: 1, name: 'trades:BTC-USDC' });
+    expect(parseChannel('fills:0x' + 'AB'.repeat(20), markets)).toMatchObject({ kind: 'fills', private: true, address: A, name: `fills:${A}` });
+    for (const bad of ['book', 'book:', 'book:XRP-USDC', 'candles:ETH-USDC', 'orders:0x12', ':x', 'x'.repeat(100), 7, null]) {
+      expect(typeof parseChannel(bad, markets)).toBe('string');
+    }
+  });
+});
+
+describe('parseClientMessage', () => {
+  it('accepts the five types and refuses the rest with a sentence', () => {
+    expect(parseClientMessage(frame({ type: 'ping' }))).toEqual({ ok: true, message: { type: 'ping', request_id: null } });
+    expect(parseClientMessage(frame({ type: 'subscribe', channels: ['a'], request_id: 'x-1' }))).toEqual({
+      ok: true, message: { type: 'subscribe', channels: ['a'], request_id: 'x-1' },
+    });
+    const bad = parseClientMessage(frame('{"type":'));
+    expect(bad).toEqual({ ok: false, message: 'message is not valid JSON', request_id: null });
+    expect(parseClientMessage(frame({ type: 'nope', request_id: 'r' }))).toMatchObject({ ok: false, request_id: 'r' });
+    expect(parseClientMessage(frame({ type: 'ping', request_id: 'has space' }))).toMatchObject({ ok: false });
+    expect(parseClientMessage(frame({ type: 'unsubscribe', channels: [] }))).toMatchObject({ ok: false });
+  });
+});
+
+describe('AuthState', () => {
+  const limits = { challenge_ttl_ms: 60_000, auth_grace_ms: 30_000, auth_failures_max: 3 };
+  const sig = '0x' + '11'.repeat(65);
+
+  it('issues single-use challenges that expire, with a grace deadline from the first one', () => {
+    const a = new AuthState(limits);
+    const c1 = a.requestChallenge(A, 1000);
+    expect(c1).toMatchObject({ kind: 'challenge', expires_ms: 61_000 });
+    expect(a.deadline_ms).toBe(31_000);
+    a.requestChallenge(A, 5000);
+    expect(a.deadline_ms).toBe(31_000); // not moved
+    const v = a.auth(A.toUpperCase().replace('0X', '0x'), sig, 6000);
+    expect(v).toMatchObject({ kind: 'verify', address: A });
+    if (v.kind !== 'verify' || c1.kind !== 'challenge') throw new Error('unreachable');
+    expect(v.message).toMatch(/^Ringbook Exchange\nNonce: [0-9a-f]{32}$/);
+    expect(v.message).not.toContain(c1.nonce); // the second challenge replaced the first
+    expect(a.auth(A, sig, 6001)).toMatchObject({ kind: 'error', code: 'INVALID_REQUEST' }); // verifying
+    expect(a.verified(A, true, 6002)).toBeNull();
+    expect(a.address).toBe(A);
+    expect(a.deadline_ms).toBe(0);
+    expect(a.expired(100_000)).toBe(false);
+  });
+
+  it('counts failures and turns the third into a fatal step', () => {
+    const a = new AuthState(limits);
+    a.requestChallenge(A, 0);
+    expect(a.auth(A, sig, 60_001)).toMatchObject({ kind: 'error', code: 'UNAUTHORIZED', message: expect.stringContaining('expired') });
+    expect(a.auth(A, sig, 60_002)).toMatchObject({ kind: 'error', code: 'UNAUTHORIZED', message: expect.stringContaining('single-use') });
+    a.requestChallenge(A, 70_000);
+    expect(a.auth(A, 'bad', 70_001)).toMatchObject({ kind: 'fatal' });
+  });
+
+  it('expires after the grace period unless authenticated, but waits for a verdict in flight', () => {
+    const a = new AuthState(limits);
+    expect(a.expired(1e12)).toBe(false); // never asked: no deadline
+    a.requestChallenge(A, 0);
+    a.auth(A, sig, 29_000);
+    expect(a.expired(31_000)).toBe(false); // verifying
+    expect(a.verified(A, false, 31_000)).toMatchObject({ kind: 'fatal' });
+  });
+});
+
+describe('serializers', () => {
+  it('write valid JSON with string amounts', () => {
+    const iso = '2026-01-02T03:04:05.678Z';
+    const msgs = [
+      bookSnapshotMessage('ETH-USDC', 7, [[2000_000000, 5], [1999_990000, 9_007_199_254_740_991]], [], iso),
+      tradeMessage('ETH-USDC', 12, 2000_000000, 400000, 1, iso),
+      fillMessage(12, 3, 'ETH-USDC', 0, 2000_000000, 400000, 500000, true, -80000, 9, iso),
+      orderUpdateMessage(3, 'c-1', 'ETH-USDC', 1, 1, 2000_000000, 1_000000, 400000, 600000, 0, 1, iso),
+      balanceUpdateMessage('USDC', 5, 7, 0, iso),
+    ].map((m) => JSON.parse(m));
+    expect(msgs[0]).toEqual({
+      type: 'book_snapshot', market_id: 'ETH-USDC', sequence: 7,
+      bids: [['2000000000', '5'], ['1999990000', '9007199254740991']], asks: [], timestamp: iso,
+    });
+    expect(msgs[1]).toEqual({ type: 'trade', market_id: 'ETH-USDC', trade_id: '12', price: '2000000000', quantity: '400000', side: 'ask', timestamp: iso });
+    expect(msgs[2]).toMatchObject({ fill_id: '12', order_id: '3', side: 'bid', is_maker: true, fee: '0', rebate: '80000', filled_quantity_cumulative: '500000', batch_id: '9' });
+    expect(msgs[3]).toMatchObject({ order_id: '3', client_order_id: 'c-1', side: 'ask', status: 'partially_filled', reason: 'fill', last_fill_price: '0' });
+    expect(msgs[4]).toEqual({ type: 'balance_update', asset: 'USDC', total: '12', available: '5', reserved: '7', reason: 'fill', timestamp: iso });
+  });
+});
