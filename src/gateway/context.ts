@@ -29,6 +29,51 @@ export interface GatewayContext {
   open_exchanges: number;
   /** Set by a clean stop: requests arriving from then on are answered 503 at once. */
   closing: boolean;
+  /** Keeps each wallet's signed requests in arrival order across signature checks. */
+  arrival: ArrivalOrder;
+}
+
+/**
+ * Per-wallet arrival order. Signature checks can finish out of order (batches, the second
+ * message form of an order, several pool threads); a market maker sending nonces 5, 6, 7 at once
+ * must not see 6 reach the engine before 5 and get DUPLICATE_NONCE. Each signed request takes a
+ * ticket on arrival; its continuation runs only after every earlier ticket of the same wallet.
+ */
+export class ArrivalOrder {
+  private readonly queues = new Map<string, { next_ticket: number; next_release: number; ready: Map<number, () => void> }>();
+
+  take(wallet: string): number {
+    let q = this.queues.get(wallet);
+    if (q === undefined) {
+      q = { next_ticket: 0, next_release: 0, ready: new Map() };
+      this.queues.set(wallet, q);
+    }
+    return q.next_ticket++;
+  }
+
+  /** Runs `action` now if `ticket` is next for `wallet`, else when the earlier ones are done. */
+  release(wallet: string, ticket: number, action: () => void): void {
+    const q = this.queues.get(wallet);
+    if (q === undefined) throw new Error('arrival order: release without a ticket');
+    q.ready.set(ticket, action);
+    for (;;) {
+      const next = q.ready.get(q.next_release);
+      if (next === undefined) break;
+      q.ready.delete(q.next_release);
+      q.next_release++;
+      try {
+        next();
+      } catch (e) {
+        console.error('ringbook: request continuation failed:', e);
+      }
+    }
+    if (q.next_release === q.next_ticket) this.queues.delete(wallet);
+  }
+
+  /** Wallets with requests waiting (bounded by requests in flight). */
+  get size(): number {
+    return this.queues.size;
+  }
 }
 
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */

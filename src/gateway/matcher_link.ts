@@ -74,15 +74,8 @@ export class MatcherLink {
     this.event_listeners.push(fn);
   }
 
-  /** Assigning adds a listener (kept for callers written against the single-callback form). */
-  set onBatchCommitted(fn: ((batch_id: number, time_ms: number) => void) | null) {
-    if (fn) this.addBatchListener(fn);
-  }
-
-  set onEvent(fn: ((e: EventFields, seq: number) => void) | null) {
-    if (fn) this.addEventListener(fn);
-  }
   ring_full_count = 0;
+  listener_errors = 0;
   replayed_batches = 0;
 
   constructor(options: MatcherLinkOptions) {
@@ -209,7 +202,15 @@ export class MatcherLink {
   private dispatch(fields: RingEventFields, o: number): void {
     fields.o = o;
     const seq = fields.seq();
-    for (let i = 0; i < this.event_listeners.length; i++) this.event_listeners[i](fields, seq);
+    for (let i = 0; i < this.event_listeners.length; i++) {
+      // A failing listener (fan-out, DA) must never stop the event stream: every answer waits on it.
+      try {
+        this.event_listeners[i](fields, seq);
+      } catch (e) {
+        this.listener_errors++;
+        if (this.listener_errors <= 10) console.error('ringbook: event listener failed:', e);
+      }
+    }
     this.read_model.apply(fields);
     this.collect(fields, seq);
   }
@@ -228,7 +229,14 @@ export class MatcherLink {
         p.resolve(p.outcome);
       }
       this.batch_seqs = [];
-      for (let i = 0; i < this.batch_listeners.length; i++) this.batch_listeners[i](batch_id, time_ms);
+      for (let i = 0; i < this.batch_listeners.length; i++) {
+        try {
+          this.batch_listeners[i](batch_id, time_ms);
+        } catch (e) {
+          this.listener_errors++;
+          if (this.listener_errors <= 10) console.error('ringbook: batch listener failed:', e);
+        }
+      }
       return;
     }
     if (seq === 0) return;

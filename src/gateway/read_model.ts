@@ -269,16 +269,21 @@ export class ReadModel {
     o.status = status;
     if (e.field(9) > 0) o.last_fill_price = e.field(9);
     o.updated_ms = this.batch_time_ms;
-    // Book: take away what the order contributed, add what it contributes now.
+    // Book: take away what the order contributed, add what it contributes now. Only a real change
+    // counts for the book's sequence (an IOC that never rested changes nothing).
     const mv = this.markets[market];
     const book = side === Side.BID ? mv.bids : mv.asks;
-    if (o.resting_quantity > 0) addLevel(book, o.resting_price, -o.resting_quantity);
     const resting = status === OrderStatus.OPEN || status === OrderStatus.PARTIALLY_FILLED;
-    o.resting_price = resting ? o.price : 0;
-    o.resting_quantity = resting ? o.remaining : 0;
-    if (resting) addLevel(book, o.price, o.remaining);
-    mv.sorted_cache = null;
-    this.changed_markets.add(market);
+    const new_price = resting ? o.price : 0;
+    const new_quantity = resting ? o.remaining : 0;
+    if (new_price !== o.resting_price || new_quantity !== o.resting_quantity) {
+      if (o.resting_quantity > 0) addLevel(book, o.resting_price, -o.resting_quantity);
+      if (new_quantity > 0) addLevel(book, new_price, new_quantity);
+      o.resting_price = new_price;
+      o.resting_quantity = new_quantity;
+      mv.sorted_cache = null;
+      this.changed_markets.add(market);
+    }
     // Indexes: open orders per account; client ids point at the newest order using them.
     let open = this.open_orders_by_account.get(account);
     if (open === undefined) {

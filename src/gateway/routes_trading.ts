@@ -32,7 +32,9 @@ function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedRequest | Bo
     replyBodyError(reply, parsed);
     return;
   }
-  ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address).then((ok) => {
+  const ticket = ctx.arrival.take(parsed.address);
+  const verdict = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address);
+  verdict.then((ok) => ctx.arrival.release(parsed.address, ticket, () => {
     if (reply.done) return;
     if (!ok) {
       reply.error('INVALID_SIGNATURE', 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)');
@@ -43,10 +45,10 @@ function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedRequest | Bo
       if (!o.accepted) replyRejected(reply, o);
       else onAccepted(o);
     });
-  }, (e: unknown) => {
+  }), (e: unknown) => ctx.arrival.release(parsed.address, ticket, () => {
     console.error('ringbook: signature check failed:', e);
     reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
-  });
+  }));
 }
 
 function orderReply(ctx: GatewayContext, reply: Reply, o: Outcome, with_fills: boolean): void {

@@ -7,7 +7,7 @@ import { addressFromPrivateKey } from '../auth/recover.js';
 import { VerifyPool } from '../auth/verify_pool.js';
 import { engineConfigOf, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
-import { SignatureBatcher, type GatewayContext } from './context.js';
+import { ArrivalOrder, SignatureBatcher, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { MatcherLink } from './matcher_link.js';
 import { createRateLimiters } from './rate_limit.js';
@@ -87,6 +87,7 @@ export class RingbookServer {
       started_ms: Date.now(),
       open_exchanges: 0,
       closing: false,
+      arrival: new ArrivalOrder(),
     };
     this.ctx = ctx;
     const app = uWS.App();

@@ -1,0 +1,56 @@
+// Per-wallet arrival order: continuations run in ticket order per wallet, whatever order the
+// signature checks finish in; wallets do not wait for each other.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ArrivalOrder } from '../../src/gateway/context.js';
+
+describe('ArrivalOrder', () => {
+  it('releases each wallet in ticket order for any completion order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: 1, maxLength: 40 }),
+        fc.func(fc.integer()),
+        (wallets, key) => {
+          const order = new ArrivalOrder();
+          const tickets = wallets.map((w) => ({ w, t: order.take(w) }));
+          // Complete in a scrambled order.
+          const scrambled = tickets.map((x, i) => ({ ...x, k: key(i) })).sort((x, y) => x.k - y.k);
+          const ran: { w: string; t: number }[] = [];
+          for (const x of scrambled) order.release(x.w, x.t, () => ran.push({ w: x.w, t: x.t }));
+          expect(ran.length).toBe(tickets.length);
+          for (const w of ['a', 'b', 'c']) {
+            const seen = ran.filter((r) => r.w === w).map((r) => r.t);
+            expect(seen).toEqual([...seen].sort((x, y) => x - y));
+          }
+          expect(order.size).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a later ticket waits for an earlier one of the same wallet only', () => {
+    const order = new ArrivalOrder();
+    const ran: string[] = [];
+    const a0 = order.take('a');
+    const a1 = order.take('a');
+    const b0 = order.take('b');
+    order.release('a', a1, () => ran.push('a1'));
+    order.release('b', b0, () => ran.push('b0'));
+    expect(ran).toEqual(['b0']);
+    order.release('a', a0, () => ran.push('a0'));
+    expect(ran).toEqual(['b0', 'a0', 'a1']);
+  });
+
+  it('a throwing continuation does not block the ones behind it', () => {
+    const order = new ArrivalOrder();
+    const ran: number[] = [];
+    const t0 = order.take('w');
+    const t1 = order.take('w');
+    order.release('w', t1, () => ran.push(1));
+    order.release('w', t0, () => {
+      throw new Error('boom');
+    });
+    expect(ran).toEqual([1]);
+  });
+});
