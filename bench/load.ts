@@ -1,0 +1,649 @@
+// End-to-end load benchmark: the real server as a child process, thousands of funded wallets,
+// pre-signed orders and cancels written over raw keep-alive connections.
+//
+// Run: npx tsc -p tsconfig.json && node dist/bench/load.js [options]
+//   --wallets N        distinct funded wallets (default 4000)
+//   --connections N    concurrent connections = lanes, one request in flight each (default 256)
+//   --seconds S        length of each timed phase (default 10)
+//   --runs N           max-throughput repetitions, the median is quoted (default 3)
+//   --rate R           fixed-rate phase, signed requests per second (default 5000)
+//   --signers N        signing worker threads before timing (default: cores)
+//   --warmup S         untimed closed-loop warm-up before the first run (default 1.5)
+//   --seed TEXT        wallet keys are sha256(seed:index) (default ringbook-load-1)
+//   --profile          run the server with --cpu-prof and print its hot spots per thread
+// Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
+// -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop).
+// Signing happens only between timed phases (in worker threads, sized from the measured rates);
+// the timed phases only write pre-built bytes (bench/load/lanes.ts explains the client: one
+// request in flight per connection because the server's uWS drops pipelined async requests).
+// Server CPU comes from /proc/<pid>/task/*/stat. Ends with one JSON line. Bounded: ~1-2 minutes.
+// Results and what limits them: docs/benchmarks.md, section "load".
+import { Worker } from 'node:worker_threads';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { eip191Hash } from '../src/auth/eip191.js';
+import { orderJsonMessage } from '../src/auth/messages.js';
+import {
+  DEFAULT_MIX, DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, MARKET_ID, MID_UNITS, TICK_UNITS, LOT_UNITS,
+  depositRequest, laneWallets, loadNativeSecp256k1, walletKey, type NativeSecp256k1, type WalletKey,
+} from './load/flow.js';
+import { Lane, runPhase, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
+import { cpuDelta, onSignalCleanup, removeDir, sampleMachine, sampleProc, startServer, type CpuDelta, type ServerChild } from './load/server_child.js';
+import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
+import type { SignReply, SignerInit, SignerReady } from './load/signer_worker.js';
+
+const TARGET_ORDERS_PER_S = 15_000;
+const TARGET_P99_MS = 5;
+/** Most wall time one pre-signing top-up may take (keeps the whole bench near 2 minutes). */
+const SIGN_BUDGET_MS = 10_000;
+
+interface Args {
+  wallets: number;
+  connections: number;
+  seconds: number;
+  runs: number;
+  rate: number;
+  signers: number;
+  warmup_s: number;
+  profile: boolean;
+  seed: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = {
+    wallets: 4000,
+    connections: 256,
+    seconds: 10,
+    runs: 3,
+    rate: 5000,
+    signers: Math.max(1, os.availableParallelism()),
+    warmup_s: 1.5,
+    profile: false,
+    seed: 'ringbook-load-1',
+  };
+  for (let i = 2; i < argv.length; i++) {
+    const k = argv[i];
+    const num = (min: number, max: number): number => {
+      const v = Number(argv[++i]);
+      if (!Number.isFinite(v) || v < min || v > max) throw new RangeError(`${k} must be a number in [${min}, ${max}]`);
+      return v;
+    };
+    switch (k) {
+      case '--wallets': a.wallets = Math.floor(num(16, 100_000)); break;
+      case '--connections': a.connections = Math.floor(num(1, 4096)); break;
+      case '--seconds': a.seconds = num(0.5, 60); break;
+      case '--runs': a.runs = Math.floor(num(1, 9)); break;
+      case '--rate': a.rate = num(1, 200_000); break;
+      case '--signers': a.signers = Math.floor(num(1, 64)); break;
+      case '--warmup': a.warmup_s = num(0, 30); break;
+      case '--seed': a.seed = String(argv[++i]); break;
+      case '--profile': a.profile = true; break;
+      default: throw new RangeError(`unknown option ${k}`);
+    }
+  }
+  if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
+  return a;
+}
+
+// ---- small helpers ----
+
+const ms = (us: number): number => Math.round(us) / 1000;
+const f1 = (x: number): string => x.toFixed(1);
+const int = (x: number): string => Math.round(x).toLocaleString('en-US');
+
+function pct(h: Histogram, p: number): number {
+  return h.totalCount === 0 ? 0 : ms(h.getValueAtPercentile(p));
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function mapText(m: Map<string, number>): string {
+  if (m.size === 0) return 'none';
+  return [...m.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+}
+
+function mergeRejects(results: PhaseResult[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of results) {
+    for (const st of [r.stats.order, r.stats.cancel]) {
+      for (const [k, v] of st.rejects) out.set(k, (out.get(k) ?? 0) + v);
+    }
+  }
+  return out;
+}
+
+/** Load average and CPU pressure: how much of the machine other processes were using. */
+function machineLoad(): string {
+  let psi = '';
+  try {
+    const m = /avg10=([0-9.]+) avg60=([0-9.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    if (m) psi = `, CPU pressure (some) avg10 ${m[1]}% avg60 ${m[2]}%`;
+  } catch {
+    // no PSI
+  }
+  return `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}${psi}`;
+}
+
+// ---- the verify stage, measured in this process on one thread ----
+
+interface VerifyStage {
+  /** Per CPU-second of one thread (process CPU time: robust to other load on the machine). */
+  full_per_cpu_s: number;
+  recover_per_cpu_s: number;
+  sign_per_cpu_s: number;
+  /** Per wall second, as it ran (what this thread actually got of the machine). */
+  full_per_wall_s: number;
+  sign_per_wall_s: number;
+}
+
+function measureVerifyStage(secp: NativeSecp256k1, keys: WalletKey[], budget_ms: number): VerifyStage {
+  const n = keys.length;
+  const items: { message: string; sig: Uint8Array; recid: number; address: string; hash: Uint8Array }[] = [];
+  for (let i = 0; i < n; i++) {
+    const message = orderJsonMessage({
+      market_id: MARKET_ID, side: i % 2 ? 'bid' : 'ask', price: MID_UNITS + (i % 7) * TICK_UNITS,
+      quantity: (1 + i) * LOT_UNITS, order_type: 'limit', time_in_force: 'gtc', nonce: 1_000_000 + i,
+    });
+    const hash = eip191Hash(message);
+    const s = secp.ecdsaSign(hash, keys[i].priv);
+    items.push({ message, sig: s.signature, recid: s.recid, address: keys[i].address, hash });
+  }
+  const pub = new Uint8Array(65);
+  // What the server's verify worker does per item: EIP-191 hash, recover, keccak to an address.
+  const full = (it: (typeof items)[number]): boolean => {
+    const h = eip191Hash(it.message);
+    secp.ecdsaRecover(it.sig, it.recid, h, false, pub);
+    const a = keccak_256(pub.subarray(1, 65)).subarray(12, 32);
+    return Buffer.from(a).toString('hex') === it.address.slice(2);
+  };
+  for (let i = 0; i < 64; i++) if (!full(items[i % n])) throw new Error('verify stage self-check failed');
+  /** [per CPU second, per wall second] of `fn` run for `share_ms` of wall time. */
+  const loop = (fn: (i: number) => void, share_ms: number): [number, number] => {
+    let count = 0;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    let t = t0;
+    while (t - t0 < share_ms) {
+      for (let j = 0; j < 32; j++) fn(count++);
+      t = performance.now();
+    }
+    const c = process.cpuUsage(c0);
+    const cpu_ms = Math.max(1, (c.user + c.system) / 1000);
+    return [(count * 1000) / cpu_ms, (count * 1000) / (t - t0)];
+  };
+  const [full_per_cpu_s, full_per_wall_s] = loop((i) => void full(items[i % n]), budget_ms * 0.5);
+  const [recover_per_cpu_s] = loop((i) => void secp.ecdsaRecover(items[i % n].sig, items[i % n].recid, items[i % n].hash, false, pub), budget_ms * 0.25);
+  const [sign_per_cpu_s, sign_per_wall_s] = loop((i) => void secp.ecdsaSign(items[i % n].hash, keys[i % n].priv), budget_ms * 0.25);
+  return { full_per_cpu_s, recover_per_cpu_s, sign_per_cpu_s, full_per_wall_s, sign_per_wall_s };
+}
+
+// ---- signing pool ----
+
+class Signers {
+  private readonly workers: Worker[] = [];
+  private readonly stop = new SharedArrayBuffer(4);
+  private busy: Promise<unknown> = Promise.resolve();
+  /** Resolves with every wallet's address once each worker derived its keys. */
+  readonly ready: Promise<string[]>;
+  readonly lanes: Lane[];
+  private readonly lane_wallets: number[];
+  signed = 0;
+  sign_wall_ms = 0;
+
+  constructor(args: Args) {
+    this.lanes = Array.from({ length: args.connections }, (_, i) => new Lane(i));
+    this.lane_wallets = this.lanes.map((l) => laneWallets(l.id, args.connections, args.wallets).length);
+    const file = new URL('./load/signer_worker.js', import.meta.url);
+    const readies: Promise<SignerReady>[] = [];
+    for (let k = 0; k < args.signers; k++) {
+      const lanes = this.lanes.filter((l) => l.id % args.signers === k).map((l) => l.id);
+      if (lanes.length === 0) continue;
+      const init: SignerInit = { stop: this.stop, seed: args.seed, lanes, lane_count: args.connections, wallets: args.wallets, mix: DEFAULT_MIX };
+      const w = new Worker(file, { workerData: init });
+      w.unref();
+      this.workers.push(w);
+      readies.push(Signers.reply<SignerReady>(w));
+    }
+    this.ready = Promise.all(readies).then((rs) => {
+      const addresses: string[] = new Array(args.wallets);
+      for (const r of rs) for (const x of r.wallets) addresses[x.index] = x.address;
+      for (let i = 0; i < args.wallets; i++) if (addresses[i] === undefined) throw new Error(`no signer owns wallet ${i}`);
+      return addresses;
+    });
+  }
+
+  private static reply<T>(w: Worker, msg?: unknown): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const onMsg = (m: T): void => {
+        w.off('error', onErr);
+        resolve(m);
+      };
+      const onErr = (e: Error): void => {
+        w.off('message', onMsg);
+        reject(e);
+      };
+      w.once('message', onMsg);
+      w.once('error', onErr);
+      if (msg !== undefined) w.postMessage(msg);
+    });
+  }
+
+  /** Requests signed per wall second so far (0 before the first chunk). */
+  rate(): number {
+    return this.sign_wall_ms > 0 ? (this.signed * 1000) / this.sign_wall_ms : 0;
+  }
+
+  remaining(): number {
+    return this.lanes.reduce((s, l) => s + l.remaining, 0);
+  }
+
+  /** Whole rounds (one request per wallet) still needed for every lane to hold `per_lane` requests. */
+  private roundsShort(per_lane: number): number {
+    let rounds = 0;
+    this.lanes.forEach((l, i) => {
+      const short = per_lane - l.remaining;
+      if (short > 0) rounds = Math.max(rounds, Math.ceil(short / this.lane_wallets[i]));
+    });
+    return rounds;
+  }
+
+  /**
+   * Signs rounds until every lane holds at least `per_lane` requests or `budget_ms` of signing
+   * passed (chunks of ~2 s, so the budget holds on a slow or busy machine). Returns how many
+   * requests were signed.
+   */
+  async ensurePerLane(per_lane: number, budget_ms: number): Promise<number> {
+    const t0 = performance.now();
+    const wallets = this.lane_wallets.reduce((a, b) => a + b, 0);
+    let n = 0;
+    for (;;) {
+      const short = this.roundsShort(per_lane);
+      const left_ms = budget_ms - (performance.now() - t0);
+      if (short === 0 || left_ms <= 0) break;
+      const rate = this.rate();
+      const chunk = rate > 0 ? Math.max(1, Math.floor((rate * Math.min(2000, left_ms)) / 1000 / wallets)) : 1;
+      n += await this.signRounds(Math.min(chunk, short));
+    }
+    return n;
+  }
+
+  private async signRounds(rounds: number): Promise<number> {
+    const t0 = performance.now();
+    const all = Promise.all(this.workers.map((w) => Signers.reply<SignReply>(w, { rounds })));
+    this.busy = all.catch(() => undefined);
+    const replies = await all;
+    let n = 0;
+    for (const r of replies) {
+      for (const c of r.chunks) {
+        const seg: Segment = { buf: Buffer.from(c.buf), offsets: c.offsets, kinds: c.kinds };
+        this.lanes[c.lane].add(seg);
+      }
+      n += r.signed;
+    }
+    this.signed += n;
+    this.sign_wall_ms += performance.now() - t0;
+    return n;
+  }
+
+  /** Stops a running chunk, waits for the workers to leave native code, then ends them. */
+  async close(): Promise<void> {
+    Atomics.store(new Int32Array(this.stop), 0, 1);
+    await Promise.race([this.busy, new Promise((r) => setTimeout(r, 1500).unref())]);
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+// ---- funding ----
+
+function depositLanes(addresses: string[], connections: number, admin_token: string): Lane[] {
+  const lanes = Array.from({ length: connections }, (_, i) => new Lane(i));
+  const per: string[][] = lanes.map(() => []);
+  addresses.forEach((a, i) => {
+    per[i % connections].push(depositRequest(a, 'USDC', DEPOSIT_USDC, admin_token));
+    per[i % connections].push(depositRequest(a, 'ETH', DEPOSIT_ETH, admin_token));
+  });
+  lanes.forEach((l, i) => {
+    const texts = per[i];
+    const offsets = new Uint32Array(texts.length + 1);
+    let at = 0;
+    texts.forEach((t, j) => {
+      offsets[j] = at;
+      at += t.length;
+    });
+    offsets[texts.length] = at;
+    l.add({ buf: Buffer.from(texts.join(''), 'latin1'), offsets, kinds: new Uint8Array(texts.length).fill(KIND_DEPOSIT) });
+  });
+  return lanes;
+}
+
+// ---- per-thread CPU ----
+
+interface PhaseCpu {
+  server: CpuDelta | null;
+  generator: CpuDelta | null;
+  /** Whole machine busy, % of one core (all processes); minus server and generator = others. */
+  machine_pct: number | null;
+}
+
+async function measured<T>(server: ServerChild, fn: () => Promise<T>): Promise<{ value: T; cpu: PhaseCpu }> {
+  const m0 = sampleMachine();
+  const s0 = sampleProc(server.pid);
+  const g0 = sampleProc(process.pid, false);
+  const value = await fn();
+  const s1 = sampleProc(server.pid);
+  const g1 = sampleProc(process.pid, false);
+  const m1 = sampleMachine();
+  const server_cpu = cpuDelta(s0, s1);
+  const machine_pct = m0 && m1 && server_cpu ? (100 * (m1.busy_ms - m0.busy_ms)) / server_cpu.wall_ms : null;
+  return { value, cpu: { server: server_cpu, generator: cpuDelta(g0, g1), machine_pct } };
+}
+
+/** "server 95% + generator 30% + other processes 60% of 2 cores (200%)". */
+function shareText(c: PhaseCpu): string {
+  const sv = c.server?.pct ?? 0;
+  const g = c.generator?.pct ?? 0;
+  const others = c.machine_pct === null ? null : Math.max(0, c.machine_pct - sv - g);
+  return `server ${f1(sv)}% + generator ${f1(g)}%` + (others === null ? '' : ` + other processes ${f1(others)}%`) +
+    ` of ${os.availableParallelism() * 100}% (${os.availableParallelism()} cores)`;
+}
+
+/**
+ * Node 20 does not name its threads (every /proc comm is "node"), so roles come from creation
+ * order: the main thread is tid == pid; the server creates the matcher worker (MatcherLink.start)
+ * and then the verify pool's threads (Piscina, cores - 1 by default) after everything else it
+ * starts with (V8 platform, libuv pool), so the last 1 + verify_threads threads are the matcher
+ * and the verify workers. The label says "?" unless the activity agrees: verify workers are busy
+ * under signed load and idle while only unsigned deposits flow.
+ */
+function inferRoles(pid: number, verify_threads: number, funding: CpuDelta | null, loaded: CpuDelta | null): Map<number, string> {
+  const roles = new Map<number, string>();
+  roles.set(pid, 'main (uWS front + gateway)');
+  if (loaded === null) return roles;
+  const fund = new Map((funding?.threads ?? []).map((t) => [t.tid, t.pct] as const));
+  // Sorted by (start, tid); only threads still called "node" (with --cpu-prof each isolate also
+  // gets a "v8:ProfEvntProc" thread).
+  const order = loaded.threads.filter((t) => t.tid !== pid && t.comm === 'node');
+  const last = order.slice(Math.max(0, order.length - 1 - verify_threads));
+  if (last.length === verify_threads + 1) {
+    const verify = last.slice(1);
+    const consistent = verify.every((t) => t.pct >= 2 && (fund.get(t.tid) ?? 0) <= Math.max(2, t.pct / 4));
+    roles.set(last[0].tid, consistent ? 'matcher (by creation order)' : 'matcher? (creation order)');
+    for (const t of verify) roles.set(t.tid, consistent ? 'verify worker (by creation order)' : 'verify? (creation order)');
+  }
+  return roles;
+}
+
+function threadTable(label: string, d: CpuDelta | null, roles: Map<number, string>, min_pct = 1): string[] {
+  if (d === null) return [`  ${label}: (no /proc sample)`];
+  const lines = [`  ${label}: server ${f1(d.pct)}% of one core over ${f1(d.wall_ms / 1000)} s`];
+  let rest = 0;
+  for (const t of d.threads) {
+    if (t.pct < min_pct && !roles.has(t.tid)) {
+      rest += t.pct;
+      continue;
+    }
+    lines.push(`    tid ${t.tid} comm=${t.comm} ${(roles.get(t.tid) ?? 'other').padEnd(28)} ${f1(t.pct).padStart(6)}%`);
+  }
+  if (rest > 0) lines.push(`    (other threads, each < ${min_pct}%: ${f1(rest)}% together)`);
+  return lines;
+}
+
+function roleCpu(d: CpuDelta | null, roles: Map<number, string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (d === null) return out;
+  for (const t of d.threads) {
+    const r = (roles.get(t.tid) ?? 'other').replace(/\?? \(.*$/, '');
+    out[r] = (out[r] ?? 0) + t.cpu_ms;
+  }
+  return out;
+}
+
+/**
+ * The flow is built so that orders are accepted (only cancels of since-filled orders may answer
+ * NOT_FOUND): if most orders are refused, the figures would measure the wrong path (e.g. a
+ * dist/ rebuilt mid-run by someone else answering INVALID_SIGNATURE), so stop instead.
+ */
+function saneOrThrow(what: string, r: PhaseResult): void {
+  const answered = r.stats.order.ok + r.stats.order.rejected();
+  if (answered >= 50 && r.stats.order.ok < answered / 2) {
+    throw new Error(`${what}: only ${r.stats.order.ok} of ${answered} answered orders were accepted (rejects: ${mapText(r.stats.order.rejects)}); ` +
+      'the server refuses the pre-signed flow, so its figures would be meaningless (is dist/ consistent? rebuild and rerun)');
+  }
+}
+
+// ---- main ----
+
+interface MaxRun {
+  result: PhaseResult;
+  cpu: PhaseCpu;
+  orders_per_s: number;
+  requests_per_s: number;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv);
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const repo_root = path.resolve(here, '../..');
+  const main_js = path.resolve(here, '../src/main.js');
+  if (!existsSync(main_js)) throw new Error(`${main_js} not found: compile first (npx tsc -p tsconfig.json)`);
+  const t_start = performance.now();
+  const cpu_model = os.cpus()[0]?.model ?? 'unknown';
+  const say = (line = ''): void => console.log(line);
+  say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
+
+  const secp = loadNativeSecp256k1();
+  const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
+  const big = 1_000_000_000;
+  const server = await startServer({
+    main_js,
+    admin_token: 'load-bench-admin-token',
+    config: {
+      rate_limits: { orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big },
+    },
+    node_flags: profile_dir ? ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`] : [],
+  });
+  let signers: Signers | null = null;
+  try {
+    say(`server: pid ${server.pid}, port ${server.port}, data dir ${server.dir}${profile_dir ? `, profiling to ${profile_dir}` : ''}`);
+    const server_died = server.exited.then((code) => {
+      throw new Error(`server exited during the bench (code ${code}): ${server.stderr.slice(-5).join(' | ')}`);
+    });
+    server_died.catch(() => undefined);
+    const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, server_died]);
+
+    // Wallets: the signer workers derive the keys of the lanes they own and report the addresses.
+    let t = performance.now();
+    signers = new Signers(args);
+    const signers_now = signers;
+    onSignalCleanup(() => signers_now.close());
+    const addresses = await guard(signers.ready);
+    const keys_ms = performance.now() - t;
+
+    // Funding: 2 deposits per wallet, concurrently over the same number of connections.
+    const fund = await guard(measured(server, () => runPhase({ port: server.port, lanes: depositLanes(addresses, args.connections, server.admin_token), mode: 'closed', duration_ms: Infinity })));
+    const dep = fund.value.stats.deposit;
+    say(`setup: ${int(args.wallets)} wallets (keys ${f1(keys_ms)} ms), ${int(dep.ok)}/${int(dep.sent)} deposits OK in ${f1(fund.value.window_ms / 1000)} s (${int((dep.ok * 1000) / fund.value.window_ms)}/s)` +
+      (dep.rejected() > 0 ? `, rejected: ${mapText(dep.rejects)}` : ''));
+    if (dep.ok !== args.wallets * 2) throw new Error(`funding failed: ${dep.ok} of ${args.wallets * 2} deposits accepted (${mapText(dep.rejects)})`);
+
+    // Verify stage, measured here on one thread while the server is idle.
+    const vs = measureVerifyStage(secp, Array.from({ length: 64 }, (_, i) => walletKey(secp, `${args.seed}-verify`, i)), 1200);
+    const verify_threads = Math.max(1, os.availableParallelism() - 1);
+    say(`verify stage (this process, 1 thread, native libsecp256k1, per CPU-second): EIP-191 hash + recover + address ${int(vs.full_per_cpu_s)}/s ` +
+      `(${f1(1e6 / vs.full_per_cpu_s)} us CPU each; ecdsaRecover alone ${int(vs.recover_per_cpu_s)}/s; ecdsaSign ${int(vs.sign_per_cpu_s)}/s); ` +
+      `per wall second as it ran: ${int(vs.full_per_wall_s)}/s`);
+    say(`  server verify pool: ${verify_threads} thread(s) (cores - 1) -> signature ceiling ~${int(vs.full_per_cpu_s * verify_threads)} signed requests/s if those threads had whole cores`);
+
+    // Pre-sign for the warm-up and the first run. The server cannot verify faster than its pool
+    // threads recover, so that (with margin) bounds what one run can take. Each top-up is capped
+    // at ~10 s of signing (SIGN_BUDGET_MS); a run whose pool runs out is shortened and says so.
+    const C = args.connections;
+    let est_rate = Math.max(2000, vs.full_per_cpu_s * verify_threads * 1.3);
+    const perLane = (total: number): number => Math.ceil((total / C) * 1.25) + 2;
+    t = performance.now();
+    await guard(signers.ensurePerLane(perLane(est_rate * (args.seconds + args.warmup_s)), SIGN_BUDGET_MS * 1.5));
+    say(`pre-signed ${int(signers.signed)} requests in ${f1((performance.now() - t) / 1000)} s on ${args.signers} thread(s) (${int(signers.rate())}/s)`);
+
+    // Warm-up (JIT, pools, book): not reported beyond one line.
+    if (args.warmup_s > 0) {
+      const w = await guard(runPhase({ port: server.port, lanes: signers.lanes, mode: 'closed', duration_ms: args.warmup_s * 1000 }));
+      say(`warm-up: ${f1(w.window_ms / 1000)} s, ${int((w.in_window.responses * 1000) / w.window_ms)} requests/s` +
+        `, orders ${int(w.stats.order.ok)} OK / ${int(w.stats.order.sent)}, rejects: ${mapText(mergeRejects([w]))}`);
+      saneOrThrow('warm-up', w);
+    }
+
+    // Max throughput, closed loop, `runs` times.
+    const runs: MaxRun[] = [];
+    for (let r = 0; r < args.runs; r++) {
+      if (r > 0) {
+        const best = Math.max(...runs.map((x) => x.requests_per_s));
+        est_rate = best * 1.3;
+      }
+      t = performance.now();
+      const n = await guard(signers.ensurePerLane(perLane(est_rate * args.seconds), SIGN_BUDGET_MS));
+      if (n > 0) say(`  (signed ${int(n)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
+      const m = await guard(measured(server, () => runPhase({ port: server.port, lanes: signers!.lanes, mode: 'closed', duration_ms: args.seconds * 1000 })));
+      const res = m.value;
+      saneOrThrow(`run ${r + 1}`, res);
+      const secs = res.window_ms / 1000;
+      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs });
+    }
+
+    // Fixed rate, open loop.
+    // It can only take what the server answers: at most the rate, at most ~1.5x the best max run.
+    const best_rate = Math.max(...runs.map((x) => x.requests_per_s));
+    const fixed_total = Math.ceil(Math.min(args.rate, Math.max(1.5 * best_rate, 1000)) * args.seconds);
+    t = performance.now();
+    const n2 = await guard(signers.ensurePerLane(Math.ceil(fixed_total / C) + 2, SIGN_BUDGET_MS));
+    if (n2 > 0) say(`  (signed ${int(n2)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
+    const fx = await guard(measured(server, () => runPhase({ port: server.port, lanes: signers!.lanes, mode: 'open', rate: args.rate, duration_ms: args.seconds * 1000 })));
+    const signed_total = signers.signed;
+    const sign_s = signers.sign_wall_ms / 1000;
+    await signers.close();
+    signers = null;
+
+    // Stop the server cleanly (profiles are written at exit).
+    await server.stop();
+
+    // ---- report ----
+    const roles = inferRoles(server.pid, verify_threads, fund.cpu.server, runs[Math.floor(runs.length / 2)]?.cpu.server ?? null);
+    say('');
+    say(`max throughput: closed loop, ${C} connections (one request in flight each), ${args.seconds} s per run, ${args.runs} run(s)`);
+    runs.forEach((x, i) => {
+      const r = x.result;
+      say(`  run ${i + 1}: ${int(x.orders_per_s)} accepted orders/s, ${int(x.requests_per_s)} answered requests/s` +
+        ` (orders ${int(r.stats.order.ok)} OK / ${int(r.stats.order.sent)}, ${int(r.stats.order.with_fills)} traded as taker;` +
+        ` cancels ${int(r.stats.cancel.ok)} OK / ${int(r.stats.cancel.sent)}) over ${f1(r.window_ms / 1000)} s${r.ended_early ? ' (pre-signed pool ran out: window shortened)' : ''}`);
+      say(`         latency p50 ${pct(r.latency, 50)} ms, p99 ${pct(r.latency, 99)} ms, p999 ${pct(r.latency, 99.9)} ms, max ${ms(r.latency.maxValue)} ms;` +
+        ` rejects: ${mapText(mergeRejects([r]))}` +
+        (r.unanswered + r.socket_errors > 0 ? `; unanswered ${r.unanswered}, socket errors ${r.socket_errors}` : ''));
+      say(`         CPU: ${shareText(x.cpu)}`);
+    });
+    const orders_med = median(runs.map((x) => x.orders_per_s));
+    const med_run = [...runs].sort((a, b) => a.orders_per_s - b.orders_per_s)[Math.floor((runs.length - 1) / 2)];
+    say(`  median: ${int(orders_med)} accepted orders/s (${int(median(runs.map((x) => x.requests_per_s)))} requests/s);` +
+      ` target >= ${int(TARGET_ORDERS_PER_S)} signed orders/s: ${orders_med >= TARGET_ORDERS_PER_S ? 'PASS' : 'MISS'}`);
+
+    const fr = fx.value;
+    const fsecs = fr.window_ms / 1000;
+    const fixed_p99 = pct(fr.latency, 99);
+    say('');
+    say(`fixed rate: open loop, ${int(args.rate)} signed requests/s (orders + cancels) for ${args.seconds} s over ${C} connections`);
+    say(`  sent ${int(fr.stats.order.sent + fr.stats.cancel.sent)} (orders ${int(fr.stats.order.ok)} OK / ${int(fr.stats.order.sent)}, cancels ${int(fr.stats.cancel.ok)} OK / ${int(fr.stats.cancel.sent)}),` +
+      ` ${int(fr.in_window.orders_ok / fsecs)} accepted orders/s; rejects: ${mapText(mergeRejects([fr]))}` +
+      (fr.unanswered + fr.not_sent > 0 ? `; unanswered ${fr.unanswered}, never sent ${fr.not_sent}` : ''));
+    say(`  latency from scheduled send: p50 ${pct(fr.latency, 50)} ms, p99 ${fixed_p99} ms, p999 ${pct(fr.latency, 99.9)} ms, max ${ms(fr.latency.maxValue)} ms;` +
+      ` target p99 < ${TARGET_P99_MS} ms: ${fixed_p99 < TARGET_P99_MS ? 'PASS' : 'MISS'}`);
+    say(`  (from actual write: p50 ${pct(fr.service, 50)} ms, p99 ${pct(fr.service, 99)} ms; generator send delay p50 ${pct(fr.send_delay, 50)} ms, p99 ${pct(fr.send_delay, 99)} ms)`);
+    say(`  CPU: ${shareText(fx.cpu)}`);
+
+    say('');
+    say('server CPU per thread (/proc/<pid>/task/*/stat utime+stime; % of one core; roles inferred, Node 20 leaves every comm "node"):');
+    for (const line of threadTable('funding (unsigned deposits)', fund.cpu.server, roles)) say(line);
+    for (const line of threadTable('max throughput (median run)', med_run.cpu.server, roles)) say(line);
+    for (const line of threadTable(`fixed rate ${int(args.rate)}/s`, fx.cpu.server, roles)) say(line);
+    const rc = roleCpu(med_run.cpu.server, roles);
+    const answered = med_run.result.in_window.responses + 1e-9;
+    const per_req = Object.entries(rc).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f1((v * 1000) / answered)}`).join(', ');
+    say(`  server CPU per answered request (median max run): ${f1(((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered)} us = ${per_req} (us)`);
+    say(`  generator CPU per request (median max run): ${f1(((med_run.cpu.generator?.cpu_ms ?? 0) * 1000) / answered)} us`);
+    const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
+    if (verify_us > 0) {
+      say(`  verify worker: ${f1(verify_us)} us CPU per request -> ${int((1e6 / verify_us) * verify_threads)} requests/s if its ${verify_threads} thread(s) had whole cores` +
+        ` (in-process measurement: ${f1(1e6 / vs.full_per_cpu_s)} us per signature)`);
+    }
+    const total_us = ((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered + ((med_run.cpu.generator?.cpu_ms ?? 0) * 1000) / answered;
+    say(`  whole-machine bound: (server + generator) ${f1(total_us)} us CPU per request on ${os.availableParallelism()} cores -> at most ~${int((os.availableParallelism() * 1e6) / total_us)} requests/s with nothing else running`);
+    const busiest = [...(med_run.cpu.server?.threads ?? [])].sort((a, b) => b.pct - a.pct)[0];
+    if (busiest !== undefined) {
+      const cores_pct = os.availableParallelism() * 100;
+      const mp = med_run.cpu.machine_pct ?? 0;
+      const verdict = busiest.pct >= 85
+        ? `the ${roles.get(busiest.tid) ?? 'other'} thread is saturated`
+        : mp >= cores_pct * 0.9
+          ? 'every core is busy: the server is bound by the CPU share it gets (its threads wait for a core), not by one saturated thread'
+          : 'no thread and not the machine is saturated: bound by concurrency/latency (try more --connections)';
+      say(`  limit: busiest server thread ${roles.get(busiest.tid) ?? 'other'} (tid ${busiest.tid}) at ${f1(busiest.pct)}% of a core; machine ${f1(mp)}% of ${cores_pct}% busy -> ${verdict}`);
+    }
+
+    let profiles: ThreadProfile[] = [];
+    if (profile_dir) {
+      profiles = summarizeProfileDir(profile_dir, repo_root, 12);
+      say('');
+      say(`server CPU profile (--cpu-prof, whole server life incl. setup; self time, TypeScript file:line via source maps; ${profile_dir}):`);
+      for (const p of profiles) {
+        say(`  ${p.role} (${p.file}): ${int(p.sampled_ms)} ms sampled: idle ${int(p.idle_ms)} ms, blocked in Atomics.wait ${int(p.blocked_ms)} ms` +
+          ` (${p.blocked.join(', ') || 'none'}), running ${int(p.busy_ms)} ms; top self time (% of running):`);
+        for (const h of p.top) say(`    ${f1(h.pct).padStart(5)}%  ${int(h.self_ms).padStart(6)} ms  ${h.name}  ${h.where}`);
+      }
+    }
+
+    const total_s = (performance.now() - t_start) / 1000;
+    say('');
+    say(`machine at the end: ${machineLoad()}`);
+    say(`bench wall time ${f1(total_s)} s; ${int(signed_total)} requests pre-signed in ${f1(sign_s)} s (${int(signed_total / Math.max(sign_s, 1e-3))}/s on ${args.signers} thread(s))`);
+    const json = {
+      bench: 'load',
+      orders_per_s: Math.round(orders_med),
+      p50_ms: pct(fr.latency, 50),
+      p99_ms: fixed_p99,
+      p999_ms: pct(fr.latency, 99.9),
+      fixed_rate_per_s: args.rate,
+      fixed_unanswered: fr.unanswered,
+      fixed_not_sent: fr.not_sent,
+      max_rate_p50_ms: pct(med_run.result.latency, 50),
+      max_rate_p99_ms: pct(med_run.result.latency, 99),
+      max_rate_p999_ms: pct(med_run.result.latency, 99.9),
+      max_rate_runs_orders_per_s: runs.map((x) => Math.round(x.orders_per_s)),
+      requests_per_s: Math.round(median(runs.map((x) => x.requests_per_s))),
+      wallets: args.wallets,
+      connections: C,
+      rejected: [...mergeRejects([...runs.map((x) => x.result), fr]).values()].reduce((s, v) => s + v, 0),
+      server_cpu_pct: Math.round(med_run.cpu.server?.pct ?? 0),
+      other_processes_cpu_pct: med_run.cpu.machine_pct === null ? null
+        : Math.round(Math.max(0, med_run.cpu.machine_pct - (med_run.cpu.server?.pct ?? 0) - (med_run.cpu.generator?.pct ?? 0))),
+      generator_cpu_pct: Math.round(med_run.cpu.generator?.pct ?? 0),
+      verify_per_cpu_s_1thread: Math.round(vs.full_per_cpu_s),
+      cores: os.availableParallelism(),
+      orders_target_pass: orders_med >= TARGET_ORDERS_PER_S,
+      p99_target_pass: fixed_p99 < TARGET_P99_MS,
+    };
+    console.log(JSON.stringify(json));
+  } finally {
+    if (signers !== null) await signers.close();
+    await server.stop();
+    removeDir(server.dir); // the server's temporary data dir (profiles, if any, live elsewhere)
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error('load: failed:', e instanceof Error ? e.message : e);
+  process.exit(1);
+});
