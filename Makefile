@@ -20,9 +20,12 @@ test: build
 	npx vitest run
 
 bench: build
-	@for b in $(BENCHES); do echo "== $$b"; $(NODE) --expose-gc dist/bench/$$b.js || exit 1; done
+	@for b in $(BENCHES); do \
+	  if [ -f dist/bench/$$b.js ]; then echo "== $$b"; $(NODE) --expose-gc dist/bench/$$b.js || exit 1; \
+	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
 
-BENCHES ?= matcher
+# One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
+BENCHES ?= money matcher ring verify fills_tree journal recovery ws_fanout load
 
 clean:
 	rm -rf dist node_modules
