@@ -14,6 +14,7 @@
 // Progress goes to stderr; one JSON summary line to stdout. Exit code: 0 all batches agree,
 // 2 fraud (a proof file was written), 1 error (network, config mismatch, bad arguments).
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ConfigError, engineConfigOf, loadConfig } from '../config.js';
 import { batchFromJson, MalformedBatch, type PublishedBatch } from '../da/published.js';
 import { getData, Verifier } from '../da/verifier.js';
@@ -27,12 +28,13 @@ interface Args {
   config: string | null;
 }
 
+class UsageError extends Error {}
+
 function usage(message: string): never {
-  process.stderr.write(`ringbook-verify: ${message}\nusage: node dist/src/cli/verify.js --url <base_url> [--from N] [--to N] [--out <dir>] [--config <file>]\n`);
-  process.exit(1);
+  throw new UsageError(`${message}\nusage: node dist/src/cli/verify.js --url <base_url> [--from N] [--to N] [--out <dir>] [--config <file>]`);
 }
 
-function parseArgs(argv: string[]): Args {
+function parseArgs(argv: readonly string[]): Args {
   const a: Args = { url: '', from: 1, to: Number.MAX_SAFE_INTEGER, out: 'fraud-proofs', config: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -60,8 +62,18 @@ function parseArgs(argv: string[]): Args {
 
 const PAGE = 100;
 
-async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
+/** Runs the verifier; resolves to the exit code (also the entry of `ringbook verify`). */
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    return await run(parseArgs(argv));
+  } catch (e) {
+    const m = e instanceof UsageError || e instanceof ConfigError || e instanceof Error ? e.message : String(e);
+    process.stderr.write(`ringbook-verify: ${e instanceof UsageError ? '' : 'error: '}${m}\n`);
+    return 1;
+  }
+}
+
+async function run(args: Args): Promise<number> {
   const env = { ...process.env };
   if (args.config !== null) env.RINGBOOK_CONFIG = path.resolve(args.config);
   const cfg = loadConfig(env);
@@ -122,7 +134,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then((code) => process.exit(code), (e: unknown) => {
-  process.stderr.write(`ringbook-verify: error: ${e instanceof ConfigError ? e.message : e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
-});
+// Run when executed directly (not when imported by `ringbook verify`).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}

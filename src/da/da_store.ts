@@ -90,9 +90,12 @@ export class LmdbDaStore implements DaStore {
   private readonly pending = new Map<number, PublishedBatch>();
   private readonly pending_fills = new Map<number, FillRef[]>();
   private last_write: Promise<void> = Promise.resolve();
+  /** Reader of a store another thread writes: every read starts from the newest snapshot. */
+  private readonly reader: boolean;
 
-  private constructor(root: RootDatabase) {
+  private constructor(root: RootDatabase, reader: boolean) {
     this.root = root;
+    this.reader = reader;
     this.batches = root.openDB<StoredBatch, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
     this.order_fills = root.openDB<number, [number, number]>({ name: 'order_fills', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
     let last = 0;
@@ -100,16 +103,27 @@ export class LmdbDaStore implements DaStore {
     this.last_id = last;
   }
 
-  static open(dir: string): LmdbDaStore {
-    return new LmdbDaStore(open({ path: dir, compression: false }));
+  static open(dir: string, opts: { reader?: boolean } = {}): LmdbDaStore {
+    return new LmdbDaStore(open({ path: dir, compression: false }), opts.reader === true);
+  }
+
+  /** Reader mode: renew the read snapshot (lmdb-js keeps one per event-loop turn). */
+  private refresh(): void {
+    if (!this.reader) return;
+    this.root.resetReadTxn();
+    let last = 0;
+    for (const key of this.batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
+    this.last_id = last;
   }
 
   latest(): number {
+    this.refresh();
     return this.last_id;
   }
 
   submit(batch: PublishedBatch): Promise<void> {
     try {
+      if (this.reader) throw new Error('DA store: this handle only reads');
       checkNext(this, batch);
     } catch (e) {
       return Promise.reject(e);
@@ -151,6 +165,7 @@ export class LmdbDaStore implements DaStore {
     if (!Number.isInteger(id) || id < 1 || id > 0xffffffff) return undefined;
     const p = this.pending.get(id);
     if (p !== undefined) return p;
+    if (this.reader && id > this.last_id) this.refresh();
     const s = this.batches.get(id);
     if (s === undefined) return undefined;
     return {
@@ -162,6 +177,7 @@ export class LmdbDaStore implements DaStore {
   }
 
   fillsOfOrder(order_id: number): FillRef[] {
+    this.refresh();
     const out: FillRef[] = [];
     const seen = new Set<number>();
     for (const { key, value } of this.order_fills.getRange({ start: [order_id], end: [order_id + 1] })) {

@@ -38,6 +38,13 @@ export class JournalReader {
     return new JournalReader(open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 }));
   }
 
+  /** Id of the last journaled batch (0 when none). */
+  lastBatchId(): number {
+    this.root.resetReadTxn();
+    for (const key of this.batches.getKeys({ reverse: true, limit: 1 })) return key as number;
+    return 0;
+  }
+
   /** The batch as journaled, or undefined when absent. Throws on a malformed record. */
   get(batch_id: number): RawJournalBatch | undefined {
     let value = this.batches.getBinary(batch_id);

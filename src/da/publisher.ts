@@ -1,7 +1,11 @@
-// The DA publisher, on the front thread: it reads the committed event stream through the matcher
-// link's listeners (so it is off the matcher's hot path by construction: the matcher never waits
-// for it), keeps the StateRootBuilder current, and at each committed batch >= 1 reads the batch's
-// input records from the journal and submits the PublishedBatch to the DA store.
+// The DA publisher: it reads the committed event stream (the matcher link's listeners: off the
+// matcher's hot path by construction, the matcher never waits for it), keeps the
+// StateRootBuilder current, and at each committed batch >= 1 reads the batch's input records from
+// the journal and submits the PublishedBatch to the DA store.
+//
+// `DaPublisherCore` does that wherever it runs. The server runs it in its own worker thread
+// (`src/da/da_thread.ts`): the front thread only packs the committed events and posts them, so the
+// hashing (the bulk of the cost) does not compete with HTTP on the front thread.
 //
 // Start and recovery: the link replays genesis and every journaled batch through the event stream
 // before it serves; the publisher sees them like live batches. A batch the DA store already holds
@@ -12,8 +16,10 @@ import path from 'node:path';
 import type { RingbookConfig } from '../config.js';
 import type { EventFields } from '../gateway/read_model.js';
 import { LmdbDaStore, type DaStore } from './da_store.js';
-import { FillsTree } from './fills_tree.js';
+import type { FillsTree } from './fills_tree.js';
+import { FillsTreeCache } from './fills_cache.js';
 import { JournalReader } from './journal_reader.js';
+import { DaThreadPublisher } from './da_thread.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 
@@ -32,10 +38,22 @@ export interface EventSource {
   addBatchListener(fn: (batch_id: number, time_ms: number) => void): void;
 }
 
-/** How many recent fills trees to keep built (proof requests cluster on recent batches). */
-const TREES_CACHED = 16;
+/** What the server and the routes use (in-thread core or the worker-thread publisher). */
+export interface DaPublisher {
+  /** The DA store to read published batches from (null: nothing is published). */
+  readonly store: DaStore | null;
+  /** Hooks the publisher to the link; call before the link starts (genesis and replay count). */
+  attach(link: EventSource): void;
+  /** State root after the last batch the publisher finished (null before genesis or after a failure). */
+  stateRoot(): string | null;
+  /** The batch `stateRoot()` belongs to (-1 before genesis). */
+  stateRootBatchId(): number;
+  /** The fills tree of a published batch (built on demand, a few kept). */
+  fillsTree(batch: PublishedBatch): FillsTree;
+  close(): Promise<void>;
+}
 
-export class DaPublisher {
+export class DaPublisherCore implements DaPublisher {
   private readonly builder: StateRootBuilder;
   private readonly options: PublisherOptions;
   private readonly log: (message: string) => void;
@@ -44,17 +62,29 @@ export class DaPublisher {
   /** Set when the builder failed: roots are no longer trustworthy, nothing more is published. */
   failure: string | null = null;
   published = 0;
-  /** Recomputed batches the store already held (restart), and how many of them differed. */
+  /**
+   * Batches the store already held when they were replayed on start (their roots are taken from
+   * the store, and only the last one is recomputed and compared), and how many comparisons failed.
+   */
   rechecked = 0;
   recheck_mismatches = 0;
   /** Time spent computing roots on the front thread (ms), for admin state and benches. */
   root_ms = 0;
-  private readonly trees = new Map<number, FillsTree>();
+  private readonly trees = new FillsTreeCache();
+  /**
+   * Batches below this id are already published and will be replayed on start: their roots are
+   * not recomputed one by one (skipBatch), only once at this batch, which is compared with its
+   * published header. 0: nothing to skip.
+   */
+  private readonly skip_below: number;
 
   constructor(options: PublisherOptions) {
     this.options = options;
     this.builder = new StateRootBuilder(options.assets);
     this.log = options.log ?? ((m) => console.error(m));
+    const published = options.store?.latest() ?? 0;
+    const journaled = options.journal?.lastBatchId() ?? 0;
+    this.skip_below = Math.min(published, journaled);
   }
 
   get store(): DaStore | null {
@@ -72,7 +102,7 @@ export class DaPublisher {
     return this.failure === null ? this.state_root : null;
   }
 
-  lastBatchId(): number {
+  stateRootBatchId(): number {
     return this.batch_id;
   }
 
@@ -87,6 +117,18 @@ export class DaPublisher {
 
   onBatch(batch_id: number, time_ms: number): void {
     if (this.failure !== null) return;
+    if (batch_id >= 1 && batch_id < this.skip_below) {
+      const h = this.options.store?.get(batch_id)?.header;
+      if (h === undefined) {
+        this.fail(new Error(`published batch ${batch_id} missing from the DA store`));
+        return;
+      }
+      this.builder.skipBatch();
+      this.state_root = h.state_root;
+      this.batch_id = batch_id;
+      this.rechecked++;
+      return;
+    }
     let roots: BatchRoots;
     const t0 = performance.now();
     try {
@@ -145,16 +187,8 @@ export class DaPublisher {
     this.log(`ringbook: DA publisher stopped (state roots no longer published): ${this.failure}`);
   }
 
-  /** The fills tree of a published batch (built on demand, a few kept). */
   fillsTree(batch: PublishedBatch): FillsTree {
-    const id = batch.header.batch_id;
-    let t = this.trees.get(id);
-    if (t === undefined) {
-      t = FillsTree.build(batch.fills);
-      if (this.trees.size >= TREES_CACHED) this.trees.delete(this.trees.keys().next().value as number);
-      this.trees.set(id, t);
-    }
-    return t;
+    return this.trees.get(batch);
   }
 
   async close(): Promise<void> {
@@ -164,17 +198,20 @@ export class DaPublisher {
 }
 
 /**
- * The server's publisher: DA store at `<data_dir>/da`, inputs read from the journal at
- * `journal_dir` (null: journal off, roots computed but nothing published).
+ * The server's publisher: a worker thread (src/da/da_thread.ts) with the DA store at
+ * `<data_dir>/da` and the journal at `journal_dir` (null: journal off, roots computed but
+ * nothing published). `in_thread: true` runs the core on the calling thread instead.
  */
-export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | null): DaPublisher {
-  let store: DaStore | null = null;
-  let journal: JournalReader | null = null;
-  if (journal_dir !== null) {
-    const da_dir = path.resolve(cfg.server.data_dir, 'da');
-    mkdirSync(da_dir, { recursive: true });
-    store = LmdbDaStore.open(da_dir);
-    journal = JournalReader.open(journal_dir);
+export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | null, opts: { in_thread?: boolean } = {}): DaPublisher {
+  const assets = cfg.assets.map((a) => a.symbol);
+  const da_dir = journal_dir === null ? null : path.resolve(cfg.server.data_dir, 'da');
+  if (da_dir !== null) mkdirSync(da_dir, { recursive: true });
+  if (opts.in_thread === true) {
+    return new DaPublisherCore({
+      assets,
+      store: da_dir === null ? null : LmdbDaStore.open(da_dir),
+      journal: journal_dir === null ? null : JournalReader.open(journal_dir),
+    });
   }
-  return new DaPublisher({ assets: cfg.assets.map((a) => a.symbol), store, journal });
+  return new DaThreadPublisher({ assets, da_dir, journal_dir });
 }

@@ -28,8 +28,12 @@ export interface ReplayOptions {
   event_ring_slots?: number;
   /** Extra consumer of every event (after the builder), e.g. counters in benches. */
   onEvent?: (e: EventFields) => void;
-  /** Feed the StateRootBuilder (default true; false measures bare replay). */
-  state_root?: boolean;
+  /**
+   * Feed the StateRootBuilder: true (default) closes every batch with its root; 'deferred' only
+   * applies events (skipBatch) until `finishDeferred()` computes one root (the publisher's
+   * restart path); false measures bare replay.
+   */
+  state_root?: boolean | 'deferred';
 }
 
 export class ReplayExecutor {
@@ -40,10 +44,12 @@ export class ReplayExecutor {
   private readonly fields: ReaderFields;
   private readonly on_event: ((e: EventFields) => void) | undefined;
   private readonly roots: boolean;
+  private readonly deferred: boolean;
   private finished: BatchRoots[] = [];
   events = 0;
-  /** Time spent in the state root builder (ms). */
+  /** Time spent in the state root builder (wall ms, and CPU ms of the process). */
   root_ms = 0;
+  root_cpu_ms = 0;
 
   constructor(engine_config: EngineConfig, options: ReplayOptions = {}) {
     this.engine = new FastEngine(engine_config);
@@ -55,7 +61,8 @@ export class ReplayExecutor {
     };
     this.fields = new ReaderFields(new EventReader(viewsOfRing(ring)));
     this.on_event = options.onEvent;
-    this.roots = options.state_root ?? true;
+    this.roots = options.state_root !== false;
+    this.deferred = options.state_root === 'deferred';
     this.builder = new StateRootBuilder(engine_config.assets);
     this.matcher = new Matcher(this.engine, null, ring, {
       batch_requests_max: 1,
@@ -70,19 +77,39 @@ export class ReplayExecutor {
     if (n === 0) return;
     const f = this.fields;
     const t0 = this.roots ? performance.now() : 0;
+    const c0 = this.roots ? process.cpuUsage() : null;
     for (let i = 0; i < n; i++) {
       f.o = ring.slotOffset(i);
-      if (this.roots) {
-        this.builder.apply(f);
-        if (f.type() === EventType.BATCH_COMMITTED) this.finished.push(this.builder.endBatch());
-      } else if (f.type() === EventType.BATCH_COMMITTED) {
-        this.finished.push({ batch_id: f.field(0), state_root: '', fills: [], fills_root: '', state_diff: [] });
+      const committed = f.type() === EventType.BATCH_COMMITTED;
+      if (this.roots) this.builder.apply(f);
+      if (committed) {
+        if (this.roots && !this.deferred) {
+          this.finished.push(this.builder.endBatch());
+        } else {
+          if (this.deferred) this.builder.skipBatch();
+          this.finished.push({ batch_id: f.field(0), state_root: '', fills: [], fills_root: '', state_diff: [] });
+        }
       }
       if (this.on_event) this.on_event(f);
     }
-    if (this.roots) this.root_ms += performance.now() - t0;
+    if (c0 !== null) this.account(t0, c0);
     this.events += n;
     ring.release(n);
+  }
+
+  private account(t0: number, c0: NodeJS.CpuUsage): void {
+    this.root_ms += performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    this.root_cpu_ms += (c.user + c.system) / 1000;
+  }
+
+  /** Deferred mode: the root of everything applied so far (one rehash of what changed). */
+  finishDeferred(): BatchRoots {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const r = this.builder.endBatch();
+    this.account(t0, c0);
+    return r;
   }
 
   private take(batch_id: number): BatchRoots {

@@ -213,6 +213,19 @@ export interface PendingLeaf {
   value: Uint8Array | null;
 }
 
+/** A change in raw form (value null = removed). */
+export interface RawChange {
+  sort_key: Uint8Array;
+  kind: number;
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+/** Hex form of raw changes (what is published). */
+export function changesToHex(changes: readonly RawChange[]): LeafChange[] {
+  return changes.map((c) => ({ kind: c.kind, key: hex(c.key), value: c.value === null ? null : hex(c.value) }));
+}
+
 /** One leaf a batch changed: value null = removed. Hex without the kind byte. */
 export interface LeafChange {
   kind: number;
@@ -297,7 +310,7 @@ interface Entry {
 
 /** Hash of each level's node when every bucket is empty: ZERO_LEVEL[0] = bucket level (zeros). */
 const ZERO_LEVEL: Uint8Array[] = (() => {
-  const out = [new Uint8Array(HASH)];
+  const out: Uint8Array[] = [new Uint8Array(HASH)];
   const pair = new Uint8Array(2 * HASH);
   for (let l = 1; l <= BUCKET_BITS; l++) {
     pair.set(out[l - 1], 0);
@@ -349,7 +362,7 @@ export class BucketTree {
   /** Hashes computed (leaf, sort key, bucket, node): cost accounting for benches. */
   hashes = 0;
   /** Changes that undo the last `update` (previous values; null = the leaf did not exist). */
-  last_revert: LeafChange[] = [];
+  last_revert: RawChange[] = [];
 
   constructor() {
     for (let b = 0; b < BUCKETS; b++) this.buckets.push([]);
@@ -377,10 +390,10 @@ export class BucketTree {
    * Applies changes (value null = remove); returns the changes that really changed a leaf, in
    * sort-key order. Rehashes touched buckets and their paths only.
    */
-  update(changes: Iterable<[string, PendingLeaf]>): LeafChange[] {
+  update(changes: Iterable<[string, PendingLeaf]>): RawChange[] {
     const dirty = new Set<number>();
-    const applied: { sort_key: Uint8Array; change: LeafChange }[] = [];
-    const revert: LeafChange[] = [];
+    const applied: RawChange[] = [];
+    const revert: RawChange[] = [];
     for (const [id, c] of changes) {
       const e = this.entries.get(id);
       if (c.value === null) {
@@ -391,19 +404,19 @@ export class BucketTree {
         bucket.splice(at.index, 1);
         this.entries.delete(id);
         dirty.add(e.bucket);
-        applied.push({ sort_key: e.sort_key, change: { kind: c.kind, key: hex(c.key), value: null } });
-        revert.push({ kind: c.kind, key: hex(c.key), value: hex(e.value) });
+        applied.push({ sort_key: e.sort_key, kind: c.kind, key: c.key, value: null });
+        revert.push({ sort_key: e.sort_key, kind: c.kind, key: c.key, value: e.value });
         continue;
       }
       const hash = leafHashOf(c.kind, c.key, c.value);
       this.hashes++;
       if (e !== undefined) {
         if (compareBytes(e.hash, 0, hash, 0, HASH) === 0) continue;
-        revert.push({ kind: c.kind, key: hex(c.key), value: hex(e.value) });
+        revert.push({ sort_key: e.sort_key, kind: c.kind, key: c.key, value: e.value });
         e.value = c.value;
         e.hash = hash;
         dirty.add(e.bucket);
-        applied.push({ sort_key: e.sort_key, change: { kind: c.kind, key: hex(c.key), value: hex(c.value) } });
+        applied.push({ sort_key: e.sort_key, kind: c.kind, key: c.key, value: c.value });
         continue;
       }
       const sort_key = keccak_256(kindKey(c.kind, c.key));
@@ -415,13 +428,13 @@ export class BucketTree {
       bucket.splice(at.index, 0, entry);
       this.entries.set(id, entry);
       dirty.add(entry.bucket);
-      applied.push({ sort_key, change: { kind: c.kind, key: hex(c.key), value: hex(c.value) } });
-      revert.push({ kind: c.kind, key: hex(c.key), value: null });
+      applied.push({ sort_key, kind: c.kind, key: c.key, value: c.value });
+      revert.push({ sort_key, kind: c.kind, key: c.key, value: null });
     }
     this.last_revert = revert;
     this.rehash(dirty);
     applied.sort((a, b) => compareBytes(a.sort_key, 0, b.sort_key, 0, HASH));
-    return applied.map((a) => a.change);
+    return applied;
   }
 
   private rehash(dirty: Set<number>): void {
@@ -504,7 +517,7 @@ export class BucketTree {
 }
 
 function hex(b: Uint8Array): string {
-  return bytesToHex0x(b);
+  return '0x' + Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 }
 
 /**
@@ -545,8 +558,8 @@ export interface BatchRoots {
   state_root: string;
   fills: FillLeaf[];
   fills_root: string;
-  /** The leaves this batch changed, in sort-key order (value null = removed). */
-  state_diff: LeafChange[];
+  /** The leaves this batch changed, in sort-key order (value null = removed); hex made on first read. */
+  readonly state_diff: LeafChange[];
 }
 
 
@@ -554,10 +567,34 @@ interface MarketState extends MarketLeafValue {
   id: string;
 }
 
+/** Balance pending-map key: account (< 2^32) and asset (< 2^16) in one safe integer. */
+const BALANCE_KEY_SPAN = 65536;
+
+interface PendingOrder extends OrderLeafValue {
+  open: boolean;
+}
+
+/**
+ * What a batch changed, per leaf kind, as plain numbers: events only overwrite these (numeric
+ * keys, one small object per leaf at first touch); bytes are encoded once per changed leaf, at
+ * `endBatch`.
+ */
+class PendingSet {
+  balance = new Map<number, { available: number; locked: number }>();
+  nonce = new Map<number, number>();
+  account = new Map<number, string>();
+  order = new Map<number, PendingOrder>();
+  market = new Set<number>();
+  fees: { maker: number; taker: number } | null = null;
+  /** account -> [limit, ratio]; limit 0 removes. */
+  credit = new Map<number, { limit: number; ratio_ppm: number }>();
+  withdrawal = new Map<string, { account: number; nonce: number; asset: number; amount: number }>();
+}
+
 export class StateRootBuilder {
   private readonly assets: readonly string[];
   private readonly tree = new BucketTree();
-  private pending = new Map<string, PendingLeaf>();
+  private pending = new PendingSet();
   private readonly markets: MarketState[] = [];
   private readonly addresses = new Map<number, string>([[0, ZERO_ADDRESS]]);
   private fills: FillLeaf[] = [];
@@ -592,36 +629,27 @@ export class StateRootBuilder {
     return this.tree.hashes;
   }
 
-  private set(id: string, kind: number, key: Uint8Array, value: Uint8Array | null): void {
-    this.pending.set(id, { kind, key, value });
-  }
-
-  private marketId(m: number): string {
-    const mv = this.markets[m];
-    if (mv === undefined) throw new Error(`state root: fill in market ${m} before its MARKET event`);
-    return mv.id;
-  }
-
   private address(account: number): string {
     const a = this.addresses.get(account);
     if (a === undefined) throw new Error(`state root: fill of account ${account} before its ACCOUNT event`);
     return a;
   }
 
-  private touchMarket(m: number): void {
-    this.set(`5:${m}`, LeafKind.MARKET, marketKey(m), marketValue(this.markets[m]));
-  }
-
   /** Consumes one committed event (any type; markers and rejections change nothing). */
   apply(e: EventFields): void {
+    const p = this.pending;
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
         this.batch_id = e.field(0);
         return;
       case EventType.BALANCE: {
-        const account = e.field(0);
-        const asset = e.field(1);
-        this.set(`1:${account}:${asset}`, LeafKind.BALANCE, balanceKey(account, asset), balanceValue(e.field(2), e.field(3)));
+        const key = e.field(0) * BALANCE_KEY_SPAN + e.field(1);
+        const b = p.balance.get(key);
+        if (b === undefined) p.balance.set(key, { available: e.field(2), locked: e.field(3) });
+        else {
+          b.available = e.field(2);
+          b.locked = e.field(3);
+        }
         return;
       }
       case EventType.ACCEPTED: {
@@ -629,10 +657,9 @@ export class StateRootBuilder {
         if (!SIGNED_KINDS.has(kind)) return;
         const account = e.field(1);
         const nonce = e.field(3);
-        this.set(`2:${account}`, LeafKind.NONCE, accountKey(account), nonceValue(nonce));
+        p.nonce.set(account, nonce);
         if (kind === KIND_WITHDRAW) {
-          this.set(`8:${account}:${nonce}`, LeafKind.PENDING_WITHDRAWAL, withdrawalKey(account, nonce),
-            withdrawalValue(e.field(10), e.field(11)));
+          p.withdrawal.set(`${account}:${nonce}`, { account, nonce, asset: e.field(10), amount: e.field(11) });
         }
         return;
       }
@@ -640,21 +667,26 @@ export class StateRootBuilder {
         const account = e.field(0);
         const address = e.addressHex();
         this.addresses.set(account, address);
-        this.set(`3:${account}`, LeafKind.ACCOUNT, accountKey(account), accountValue(address));
+        p.account.set(account, address);
         return;
       }
       case EventType.ORDER_UPDATE: {
         const order_id = e.field(0);
         const status = e.field(4);
-        const id = `4:${order_id}`;
-        if (status >= STATUS_CLOSED_MIN) {
-          this.set(id, LeafKind.OPEN_ORDER, orderKey(order_id), null);
-        } else {
-          this.set(id, LeafKind.OPEN_ORDER, orderKey(order_id), orderValue({
-            account: e.field(1), market: e.field(2), side: e.field(3), status, price: e.field(5),
-            quantity: e.field(6), filled: e.field(7), remaining: e.field(8),
-          }));
+        let o = p.order.get(order_id);
+        if (o === undefined) {
+          o = { open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0 };
+          p.order.set(order_id, o);
         }
+        o.open = status < STATUS_CLOSED_MIN;
+        o.account = e.field(1);
+        o.market = e.field(2);
+        o.side = e.field(3);
+        o.status = status;
+        o.price = e.field(5);
+        o.quantity = e.field(6);
+        o.filled = e.field(7);
+        o.remaining = e.field(8);
         return;
       }
       case EventType.MARKET: {
@@ -667,25 +699,22 @@ export class StateRootBuilder {
           status: e.field(1), base, quote, tick: e.field(4), lot: e.field(5), fee_override: e.field(6),
           maker_bps: e.field(7), taker_bps: e.field(8), mark_price: prev === undefined ? 0 : prev.mark_price,
         };
-        this.touchMarket(m);
+        p.market.add(m);
         return;
       }
       case EventType.FEES:
-        this.set('6', LeafKind.GLOBAL_FEES, EMPTY_KEY, feesValue(e.field(0), e.field(1)));
+        p.fees = { maker: e.field(0), taker: e.field(1) };
         return;
-      case EventType.CREDIT: {
-        const account = e.field(0);
-        const limit = e.field(1);
-        this.set(`7:${account}`, LeafKind.CREDIT, accountKey(account), limit === 0 ? null : creditValue(limit, e.field(2)));
+      case EventType.CREDIT:
+        p.credit.set(e.field(0), { limit: e.field(1), ratio_ppm: e.field(2) });
         return;
-      }
       case EventType.FILL: {
         const m = e.field(1);
         const price = e.field(7);
         const mv = this.markets[m];
         if (mv === undefined) throw new Error(`state root: fill in market ${m} before its MARKET event`);
         mv.mark_price = price;
-        this.touchMarket(m);
+        p.market.add(m);
         this.fills.push({
           batch_id: this.batch_id,
           fill_id: e.field(0),
@@ -693,7 +722,7 @@ export class StateRootBuilder {
           maker_order_id: e.field(3),
           taker: this.address(e.field(4)),
           maker: this.address(e.field(5)),
-          market_id: this.marketId(m),
+          market_id: mv.id,
           taker_side: e.field(6) === 0 ? 'bid' : 'ask',
           price,
           quantity: e.field(8),
@@ -707,17 +736,64 @@ export class StateRootBuilder {
     }
   }
 
+  /** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
+  private encodePending(p: PendingSet): [string, PendingLeaf][] {
+    const out: [string, PendingLeaf][] = [];
+    for (const [k, b] of p.balance) {
+      const account = Math.floor(k / BALANCE_KEY_SPAN);
+      const asset = k - account * BALANCE_KEY_SPAN;
+      out.push([`1:${account}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(b.available, b.locked) }]);
+    }
+    for (const [account, nonce] of p.nonce) {
+      out.push([`2:${account}`, { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
+    }
+    for (const [account, address] of p.account) {
+      out.push([`3:${account}`, { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
+    }
+    for (const [order_id, o] of p.order) {
+      out.push([`4:${order_id}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(order_id), value: o.open ? orderValue(o) : null }]);
+    }
+    for (const m of p.market) {
+      out.push([`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(this.markets[m]) }]);
+    }
+    if (p.fees !== null) out.push(['6', { kind: LeafKind.GLOBAL_FEES, key: EMPTY_KEY, value: feesValue(p.fees.maker, p.fees.taker) }]);
+    for (const [account, c] of p.credit) {
+      out.push([`7:${account}`, { kind: LeafKind.CREDIT, key: accountKey(account), value: c.limit === 0 ? null : creditValue(c.limit, c.ratio_ppm) }]);
+    }
+    for (const [id, w] of p.withdrawal) {
+      out.push([`8:${id}`, { kind: LeafKind.PENDING_WITHDRAWAL, key: withdrawalKey(w.account, w.nonce), value: withdrawalValue(w.asset, w.amount) }]);
+    }
+    return out;
+  }
+
+  /**
+   * Closes a batch without hashing: its changes stay pending and merge with the next batches'
+   * (last value wins), so a run of batches whose roots are already known (a restart replaying
+   * published batches) costs one rehash of what they changed, at the next `endBatch`.
+   */
+  skipBatch(): void {
+    this.fills = [];
+    this.batches++;
+  }
+
   /** Closes the batch: hashes what it changed and returns its roots and fills. */
   endBatch(): BatchRoots {
     const pending = this.pending;
-    this.pending = new Map();
-    const state_diff = this.tree.update(pending);
+    this.pending = new PendingSet();
+    const changes = this.tree.update(this.encodePending(pending));
     this.root_hex = bytesToHex0x(this.tree.root());
     const fills = this.fills;
     this.fills = [];
     const fills_root = fills.length === 0 ? EMPTY_FILLS_ROOT : FillsTree.build(fills).root();
     this.batches++;
-    return { batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root, state_diff };
+    let diff: LeafChange[] | null = null;
+    return {
+      batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root,
+      get state_diff(): LeafChange[] {
+        if (diff === null) diff = changesToHex(changes);
+        return diff;
+      },
+    };
   }
 
   /** Root the state would have after applying `changes` to it now (between batches). */
@@ -730,14 +806,14 @@ export class StateRootBuilder {
    * (fraud proofs: does the operator's published state diff reproduce its claimed root?).
    */
   rootIfLastBatchMade(changes: readonly LeafChange[]): string {
-    return bytesToHex0x(this.tree.rootAfter([...this.tree.last_revert, ...changes]));
+    return bytesToHex0x(this.tree.rootAfter([...changesToHex(this.tree.last_revert), ...changes]));
   }
 
   /** The value a leaf had before the last batch (hex; null = absent), when that batch changed it. */
   previousValue(kind: number, key_hex: string): string | null | undefined {
     const k = key_hex.toLowerCase();
-    const r = this.tree.last_revert.find((c) => c.kind === kind && c.key === k);
-    return r === undefined ? undefined : r.value;
+    const r = this.tree.last_revert.find((c) => c.kind === kind && hex(c.key) === k);
+    return r === undefined ? undefined : r.value === null ? null : hex(r.value);
   }
 
   /** The current leaf of a change's key (for fraud proofs), or null when absent. */

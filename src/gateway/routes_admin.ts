@@ -43,7 +43,7 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
 
-export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null }): void {
+export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number }): void {
   const rm = ctx.rm;
   app.get('/admin/state', (res, req) => {
     const reply = openExchange(ctx, res);
@@ -59,6 +59,7 @@ export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?:
     reply.ok({
       batch_id: String(rm.batch_id),
       state_root: da ? da.stateRoot() : null,
+      state_root_batch_id: da ? String(da.stateRootBatchId()) : null,
       operator_address: ctx.operator_address,
       settlement: { contract: ctx.cfg.settlement.contract, chain_id: ctx.cfg.settlement.chain_id, assets },
       markets: rm.markets.map((mv) => ({ ...marketRecord(rm, mv), maker_fee_bps: mv.maker_fee_bps, taker_fee_bps: mv.taker_fee_bps })),

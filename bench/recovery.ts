@@ -1,0 +1,285 @@
+// Recovery benchmark: the time to replay a journal of 1,000,000 order requests through a Matcher
+// (the matcher thread's start-up path: Journal.read -> Matcher.replay), and the state-root cost
+// per batch (StateRootBuilder over the replayed events, as the DA publisher and the verifier do).
+//
+//   npx tsc -p tsconfig.json && node dist/bench/recovery.js
+//
+// 1. Generation (untimed): BENCH_ACCOUNTS [10000] accounts get three deposits each, then
+//    BENCH_REQUESTS [1000000] order requests: 75% PLACE (limit GTC, random side, price within
+//    +-20 ticks of a fixed mid, 1-10 lots, 80% ETH-USDC / 20% BTC-USDC, a client order id) and
+//    25% CANCEL (by the client id of one of the account's recent orders). Records are written
+//    with RequestWriter (the front's codec) into a ring, copied out in batches of BENCH_BATCH
+//    [1000] and appended to a real Journal (durable, pipelined).
+// 2. Replay (timed, target < 10 s): a fresh FastEngine + Matcher replays every journaled batch
+//    (Journal.read checks every input hash); events are drained from an in-process ring and only
+//    counted. Reported: total, of which journal read + hash check, and apply.
+// 3. State root per batch (timed, at most BENCH_ROOT_SECONDS [30]): the same replay feeding a
+//    StateRootBuilder that closes every batch with its root (the DA publisher's live path, the
+//    verifier); the builder's time per batch is the state-root cost.
+// 4. State root deferred (timed): the same replay applying events only, then one root at the end
+//    (the publisher's restart path for batches already published).
+// 5. Journal read alternatives (timed, no apply): every batch read raw (src/da/journal_reader.ts)
+//    with no hash check, and with the check done by src/da/keccak.ts instead of @noble/hashes:
+//    what the read part of phase 2 would cost with those.
+// Wall-clock figures suffer from a shared machine; CPU seconds of the process (everything runs
+// on its main thread) are reported next to them. BENCH_KEEP=1 keeps the generated journal and
+// prints its directory; BENCH_JOURNAL=<dir> replays an existing one instead of generating.
+// The last line printed is one JSON object.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { engineConfigOf, loadConfig } from '../src/config.js';
+import { JournalReader } from '../src/da/journal_reader.js';
+import { keccak256 } from '../src/da/keccak.js';
+import { ReplayExecutor } from '../src/da/replay.js';
+import { emptyRequest, RequestKind, Side, Tif, OrderType } from '../src/engine/types.js';
+import { Journal } from '../src/journal/journal.js';
+import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+
+function envInt(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v.replace(/_/g, ''));
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+  return Math.floor(n);
+}
+
+const REQUESTS = envInt('BENCH_REQUESTS', 1_000_000);
+const ACCOUNTS = envInt('BENCH_ACCOUNTS', 10_000);
+const BATCH = envInt('BENCH_BATCH', 1000);
+const ROOT_SECONDS = envInt('BENCH_ROOT_SECONDS', 30);
+const REPLAY_SECONDS = envInt('BENCH_REPLAY_SECONDS', 300);
+const TARGET_S = 10;
+const BASE = process.env.BENCH_DIR ?? os.tmpdir();
+
+/** mulberry32 */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function address(i: number): Uint8Array {
+  const a = new Uint8Array(20);
+  new DataView(a.buffer).setUint32(16, i);
+  a[0] = 0xab;
+  return a;
+}
+
+async function generate(dir: string): Promise<{ batches: number; records: number; seconds: number }> {
+  const t0 = performance.now();
+  const journal = Journal.open(dir);
+  const ring_slots = 1 << Math.ceil(Math.log2(Math.max(2, BATCH)));
+  const ring = createRecordRing(ring_slots);
+  const writer = new RequestWriter(ring);
+  const batch = new Int32Array(BATCH * RECORD_WORDS);
+  const r = emptyRequest();
+  const rand = rng(42);
+  const nonce = new Float64Array(ACCOUNTS + 1);
+  const placed = new Uint32Array(ACCOUNTS + 1);
+  let batch_id = 0;
+  let pending = 0;
+  let records = 0;
+  let seq = 0;
+  const inflight = new Set<Promise<void>>();
+  const flush = async (): Promise<void> => {
+    const n = ring.available();
+    if (n === 0) return;
+    for (let i = 0; i < n; i++) {
+      const o = ring.slotOffset(i);
+      batch.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
+    }
+    ring.release(n);
+    const p: Promise<void> = journal.append(++batch_id, 1_700_000_000_000 + batch_id, batch, n).then(() => {
+      inflight.delete(p);
+    });
+    inflight.add(p);
+    records += n;
+    pending = 0;
+    if (inflight.size >= 64) await Promise.race(inflight);
+  };
+  const push = async (account: number): Promise<void> => {
+    if (!writer.tryWrite(++seq, address(account), account, r)) throw new Error('ring full');
+    if (++pending === BATCH) await flush();
+  };
+  // Deposits: accounts 1..ACCOUNTS in order (the registry hands out ids in that order).
+  for (let a = 1; a <= ACCOUNTS; a++) {
+    for (const [asset, amount] of [[0, 1e9], [1, 1e8], [2, 1e11]] as const) {
+      Object.assign(r, emptyRequest(), { kind: RequestKind.DEPOSIT, asset, amount_units: amount });
+      await push(a);
+    }
+  }
+  for (let i = 0; i < REQUESTS; i++) {
+    const a = 1 + Math.floor(rand() * ACCOUNTS);
+    Object.assign(r, emptyRequest());
+    r.nonce = ++nonce[a];
+    if (rand() < 0.25 && placed[a] > 0) {
+      r.kind = RequestKind.CANCEL;
+      const back = Math.floor(rand() * Math.min(placed[a], 8));
+      r.client_order_id = `c${placed[a] - back}`;
+    } else {
+      const btc = rand() < 0.2;
+      r.kind = RequestKind.PLACE;
+      r.market = btc ? 1 : 0;
+      r.side = rand() < 0.5 ? Side.BID : Side.ASK;
+      r.order_type = OrderType.LIMIT;
+      r.tif = Tif.GTC;
+      const tick = btc ? 100_000 : 10_000;
+      const mid_ticks = btc ? 300_000 : 200_000;
+      r.price_units = (mid_ticks + Math.floor(rand() * 41) - 20) * tick;
+      r.quantity_units = (btc ? 10 : 100) * (1 + Math.floor(rand() * 10));
+      r.client_order_id = `c${++placed[a]}`;
+    }
+    await push(a);
+  }
+  await flush();
+  await Promise.all(inflight);
+  await journal.close();
+  return { batches: batch_id, records, seconds: (performance.now() - t0) / 1000 };
+}
+
+interface ReplayResult {
+  batches: number;
+  requests: number;
+  seconds: number;
+  cpu_s: number;
+  root_cpu_ms: number;
+  read_s: number;
+  apply_s: number;
+  events: number;
+  fills: number;
+  root_ms: number;
+  leaves: number;
+  hashes: number;
+  state_root: string;
+  complete: boolean;
+}
+
+function replay(dir: string, state_root: boolean | 'deferred', deadline_s: number): ReplayResult {
+  const engine_config = engineConfigOf(loadConfig({}));
+  let fills = 0;
+  const exec = new ReplayExecutor(engine_config, {
+    state_root,
+    event_ring_slots: 1 << 14,
+    onEvent: (e) => {
+      if (e.type() === EventType.FILL) fills++;
+    },
+  });
+  exec.genesis();
+  exec.root_ms = 0;
+  exec.root_cpu_ms = 0;
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let requests = 0;
+  const journal = Journal.open(dir);
+  let apply_ms = 0;
+  let batches = 0;
+  let last_root = '';
+  let complete = true;
+  for (const b of journal.read(1)) {
+    const a0 = performance.now();
+    last_root = exec.apply(b.batch_id, b.time_ms, b.records, b.count).state_root;
+    apply_ms += performance.now() - a0;
+    batches++;
+    requests += b.count;
+    if ((performance.now() - t0) / 1000 > deadline_s) {
+      complete = false;
+      break;
+    }
+  }
+  if (state_root === 'deferred') last_root = exec.finishDeferred().state_root;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
+  void journal.close();
+  return {
+    batches, requests, seconds, cpu_s: (cpu.user + cpu.system) / 1e6, root_cpu_ms: exec.root_cpu_ms, read_s: seconds - apply_ms / 1000, apply_s: (apply_ms - exec.root_ms) / 1000, events: exec.events, fills,
+    root_ms: exec.root_ms, leaves: exec.builder.leafCount(), hashes: exec.builder.hashCount(), state_root: last_root, complete,
+  };
+}
+
+function readOnly(dir: string, check: boolean): number {
+  const reader = JournalReader.open(dir);
+  const last = reader.lastBatchId();
+  const t0 = performance.now();
+  for (let id = 1; id <= last; id++) {
+    const b = reader.get(id);
+    if (b === undefined) throw new Error(`batch ${id} missing`);
+    if (check && '0x' + Buffer.from(keccak256(b.inputs)).toString('hex') !== b.input_hash) throw new Error(`batch ${id}: hash mismatch`);
+  }
+  const s = (performance.now() - t0) / 1000;
+  void reader.close();
+  return s;
+}
+
+function round(x: number, d = 2): number {
+  const k = 10 ** d;
+  return Math.round(x * k) / k;
+}
+
+async function main(): Promise<void> {
+  const reuse = process.env.BENCH_JOURNAL;
+  const dir = reuse ?? fs.mkdtempSync(path.join(BASE, 'ringbook-bench-recovery-'));
+  try {
+    let gen = { batches: 0, records: 0, seconds: 0 };
+    if (reuse === undefined) {
+      gen = await generate(dir);
+      console.log(`generated ${gen.records.toLocaleString('en-US')} records (${REQUESTS.toLocaleString('en-US')} orders + ${(ACCOUNTS * 3).toLocaleString('en-US')} deposits) in ${gen.batches} batches of <= ${BATCH}, journaled in ${round(gen.seconds)} s`);
+    }
+    const bare = replay(dir, false, REPLAY_SECONDS);
+    if (reuse !== undefined) gen = { batches: bare.batches, records: bare.requests, seconds: 0 };
+    const rps = Math.round(bare.requests / bare.seconds);
+    console.log(`replay: ${round(bare.seconds)} s wall, ${round(bare.cpu_s)} s CPU (journal read + hash check ${round(bare.read_s)} s, apply ${round(bare.apply_s)} s), ${rps.toLocaleString('en-US')} requests/s, ${bare.events.toLocaleString('en-US')} events, ${bare.fills.toLocaleString('en-US')} fills${bare.complete ? '' : ` (stopped after ${REPLAY_SECONDS} s at batch ${bare.batches})`}; target < ${TARGET_S} s: ${bare.complete && bare.seconds < TARGET_S ? 'PASS' : 'MISS'}`);
+    const rooted = replay(dir, true, ROOT_SECONDS);
+    const per_batch = rooted.root_ms / rooted.batches;
+    const per_batch_cpu = rooted.root_cpu_ms / rooted.batches;
+    console.log(`state root per batch: ${round(per_batch, 1)} ms wall, ${round(per_batch_cpu, 1)} ms CPU per batch of <= ${BATCH} requests over ${rooted.batches} batches${rooted.complete ? '' : ` (stopped after ${ROOT_SECONDS} s)`}; ${rooted.leaves.toLocaleString('en-US')} leaves at the end, ${Math.round(rooted.hashes / rooted.batches)} keccak calls per batch`);
+    const deferred = replay(dir, 'deferred', REPLAY_SECONDS);
+    console.log(`state root deferred (restart): ${round(deferred.root_ms / 1000)} s wall, ${round(deferred.root_cpu_ms / 1000)} s CPU for ${deferred.batches} batches, ${deferred.leaves.toLocaleString('en-US')} leaves; replay with it ${round(deferred.seconds)} s`);
+    const read_raw_s = readOnly(dir, false);
+    const read_da_keccak_s = readOnly(dir, true);
+    console.log(`journal read alone: ${round(read_raw_s)} s without hash check, ${round(read_da_keccak_s)} s checked with src/da/keccak.ts (Journal.read with @noble/hashes: ${round(bare.read_s)} s)`);
+    if (process.env.BENCH_KEEP === '1' && reuse === undefined) console.log(`journal kept in ${dir}`);
+    console.log(JSON.stringify({
+      bench: 'recovery',
+      requests: REQUESTS,
+      deposits: ACCOUNTS * 3,
+      batches: gen.batches,
+      batch_requests: BATCH,
+      journal_write_s: round(gen.seconds),
+      replay_complete: bare.complete,
+      replay_s: round(bare.seconds),
+      replay_cpu_s: round(bare.cpu_s),
+      replay_read_and_hash_s: round(bare.read_s),
+      replay_apply_s: round(bare.apply_s),
+      replay_requests_per_s: rps,
+      target_s: TARGET_S,
+      target_met: bare.complete && bare.seconds < TARGET_S,
+      fills: bare.fills,
+      state_root_ms_per_batch: round(per_batch, 2),
+      state_root_cpu_ms_per_batch: round(per_batch_cpu, 2),
+      state_root_batches_measured: rooted.batches,
+      state_root_leaves: rooted.leaves,
+      state_root_keccaks_per_batch: Math.round(rooted.hashes / rooted.batches),
+      deferred_root_s: round(deferred.root_ms / 1000),
+      deferred_root_cpu_s: round(deferred.root_cpu_ms / 1000),
+      deferred_leaves: deferred.leaves,
+      journal_read_raw_s: round(read_raw_s),
+      journal_read_da_keccak_s: round(read_da_keccak_s),
+      node: process.version,
+      cpus: os.cpus().length,
+      load_avg_1m: round(os.loadavg()[0], 1),
+    }));
+  } finally {
+    if (reuse === undefined && process.env.BENCH_KEEP !== '1') fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+// The DA worker thread: DaPublisherCore over the packed committed events the front posts
+// (src/da/da_thread.ts). It owns the DA store writes and reads the journal; after each message
+// it reports the newest state root back.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { EventFields } from '../gateway/read_model.js';
+import { EventType } from '../ring/records.js';
+import { LmdbDaStore } from './da_store.js';
+import { PACKED_STRIDE, type DaThreadOptions, type FromWorker, type PackedEvents } from './da_thread.js';
+import { JournalReader } from './journal_reader.js';
+import { DaPublisherCore } from './publisher.js';
+
+class PackedFields implements EventFields {
+  events: Float64Array = new Float64Array(0);
+  addresses = new Map<number, string>();
+  i = 0;
+  type(): number { return this.events[this.i * PACKED_STRIDE]; }
+  field(k: number): number { return this.events[this.i * PACKED_STRIDE + 1 + k]; }
+  clientOrderId(): string { return ''; }
+  addressHex(): string { return this.addresses.get(this.i) ?? ''; }
+}
+
+const data = workerData as DaThreadOptions;
+const port = parentPort;
+if (port === null) throw new Error('da_worker: not in a worker thread');
+const core = new DaPublisherCore({
+  assets: data.assets,
+  store: data.da_dir === null ? null : LmdbDaStore.open(data.da_dir),
+  journal: data.journal_dir === null ? null : JournalReader.open(data.journal_dir),
+  log: (m) => console.error(m),
+});
+const fields = new PackedFields();
+
+function post(m: FromWorker): void {
+  port!.postMessage(m);
+}
+
+port.on('message', (m: PackedEvents | { type: 'close' }) => {
+  if (m.type === 'events') {
+    fields.events = m.events;
+    fields.addresses = new Map(m.addresses);
+    for (let i = 0; i < m.count; i++) {
+      fields.i = i;
+      core.onEvent(fields);
+      if (fields.type() === EventType.BATCH_COMMITTED) core.onBatch(fields.field(0), fields.field(1));
+    }
+    post({ type: 'root', batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure });
+    return;
+  }
+  core.close().then(() => post({ type: 'closed' }), (e: unknown) => {
+    console.error('ringbook: DA worker close failed:', e);
+    post({ type: 'closed' });
+  });
+});

@@ -1,0 +1,132 @@
+// DA store (LMDB and memory), the journal reader the publisher uses, and the JSON wire form.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LmdbDaStore, MemoryDaStore, type DaStore } from '../../src/da/da_store.js';
+import { EMPTY_FILLS_ROOT, type FillLeaf } from '../../src/da/fills_tree.js';
+import { JournalReader } from '../../src/da/journal_reader.js';
+import { batchFromJson, batchToJson, MalformedBatch, type PublishedBatch } from '../../src/da/published.js';
+import { decodeBatch, encodeBatch, Journal } from '../../src/journal/journal.js';
+import { RECORD_WORDS } from '../../src/ring/records.js';
+
+const dirs: string[] = [];
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-da-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const H = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
+
+function fill(batch_id: number, fill_id: number, taker: number, maker: number): FillLeaf {
+  return {
+    batch_id, fill_id, taker_order_id: taker, maker_order_id: maker, taker: '0x' + '11'.repeat(20), maker: '0x' + '22'.repeat(20),
+    market_id: 'ETH-USDC', taker_side: 'bid', price: 2_000_000_000, quantity: 100, taker_fee: 5, maker_fee: -1,
+  };
+}
+
+function batch(id: number, fills: FillLeaf[] = []): PublishedBatch {
+  return {
+    header: { batch_id: id, prev_state_root: H(id - 1), state_root: H(id), fills_root: EMPTY_FILLS_ROOT, input_hash: H(1000 + id), timestamp: 1_700_000_000_000 + id },
+    inputs_hex: 'ab'.repeat(RECORD_WORDS * 4),
+    fills,
+    state_diff: [{ kind: 1, key: '0x000000010002', value: '0x' + '00'.repeat(16) }],
+  };
+}
+
+async function exercise(store: DaStore): Promise<void> {
+  expect(store.latest()).toBe(0);
+  expect(store.get(1)).toBeUndefined();
+  const p1 = store.submit(batch(1, [fill(1, 1, 10, 9)]));
+  // Readable before the write commits.
+  expect(store.get(1)?.header.state_root).toBe(H(1));
+  expect(store.fillsOfOrder(10)).toEqual([{ fill_id: 1, batch_id: 1 }]);
+  await p1;
+  await store.submit(batch(2));
+  await store.submit(batch(3, [fill(3, 2, 11, 9), fill(3, 3, 12, 9)]));
+  await expect(store.submit(batch(5))).rejects.toThrow(/batch 5 after 3/);
+  expect(store.latest()).toBe(3);
+  expect(store.get(3)).toEqual(batch(3, [fill(3, 2, 11, 9), fill(3, 3, 12, 9)]));
+  expect(store.get(4)).toBeUndefined();
+  expect(store.get(0)).toBeUndefined();
+  expect(store.fillsOfOrder(9)).toEqual([{ fill_id: 1, batch_id: 1 }, { fill_id: 2, batch_id: 3 }, { fill_id: 3, batch_id: 3 }]);
+  expect(store.fillsOfOrder(12)).toEqual([{ fill_id: 3, batch_id: 3 }]);
+  expect(store.fillsOfOrder(13)).toEqual([]);
+}
+
+describe('DA store', () => {
+  it('memory: contiguous submits, get, fills by order', async () => {
+    await exercise(new MemoryDaStore());
+  });
+
+  it('LMDB: the same, and it survives a reopen', async () => {
+    const dir = tmp();
+    const s = LmdbDaStore.open(dir);
+    await exercise(s);
+    await s.close();
+    const again = LmdbDaStore.open(dir);
+    expect(again.latest()).toBe(3);
+    expect(again.get(1)).toEqual(batch(1, [fill(1, 1, 10, 9)]));
+    expect(again.fillsOfOrder(9).map((r) => r.fill_id)).toEqual([1, 2, 3]);
+    await again.submit(batch(4));
+    expect(again.latest()).toBe(4);
+    await again.close();
+  });
+});
+
+describe('journal reader', () => {
+  it('reads what Journal wrote: same bytes and stored hash as decodeBatch', async () => {
+    const dir = tmp();
+    const j = Journal.open(dir);
+    const recs: Int32Array[] = [];
+    for (let b = 1; b <= 3; b++) {
+      const r = new Int32Array(RECORD_WORDS * b);
+      for (let i = 0; i < r.length; i++) r[i] = (i * 7919 + b) | 0;
+      recs.push(r);
+      await j.append(b, 1000 + b, r, b);
+    }
+    const reader = JournalReader.open(dir);
+    for (let b = 1; b <= 3; b++) {
+      const raw = reader.get(b)!;
+      const ref = decodeBatch(encodeBatch(b, 1000 + b, recs[b - 1], b), b);
+      expect(raw.count).toBe(b);
+      expect(raw.time_ms).toBe(1000 + b);
+      expect(raw.input_hash).toBe(ref.input_hash);
+      expect(Buffer.compare(raw.inputs, Buffer.from(ref.records.buffer))).toBe(0);
+    }
+    expect(reader.get(4)).toBeUndefined();
+    await reader.close();
+    await j.close();
+  });
+});
+
+describe('wire form', () => {
+  it('round-trips, with batch ids as strings', () => {
+    const b = batch(7, [fill(7, 4, 3, 2)]);
+    const json = JSON.parse(JSON.stringify(batchToJson(b)));
+    expect(json.header.batch_id).toBe('7');
+    expect(batchFromJson(json)).toEqual(b);
+  });
+
+  it('refuses malformed batches', () => {
+    const good = JSON.parse(JSON.stringify(batchToJson(batch(2, [fill(2, 1, 3, 2)]))));
+    const bad = (mut: (x: any) => void): unknown => {
+      const x = structuredClone(good);
+      mut(x);
+      return x;
+    };
+    for (const x of [
+      bad((x) => { x.header.state_root = '0x12'; }),
+      bad((x) => { x.header.batch_id = '-1'; }),
+      bad((x) => { x.inputs_hex = 'xyz'; }),
+      bad((x) => { x.fills[0].taker = 'nope'; }),
+      bad((x) => { x.fills[0].taker_side = 'buy'; }),
+      bad((x) => { x.state_diff = [{ kind: 1 }]; }),
+      null,
+    ]) expect(() => batchFromJson(x)).toThrow(MalformedBatch);
+  });
+});

@@ -1,0 +1,34 @@
+// Event records as plain arrays (EventFields over arrays), for the state root tests.
+import type { EventFields } from '../../src/gateway/read_model.js';
+import { EventType } from '../../src/ring/records.js';
+
+export class ArrayEvent implements EventFields {
+  constructor(readonly t: number, readonly f: number[], readonly address = '', readonly coid = '') {}
+  type(): number { return this.t; }
+  field(k: number): number { return this.f[k] ?? 0; }
+  clientOrderId(): string { return this.coid; }
+  addressHex(): string { return this.address; }
+}
+
+export const ev = {
+  begin: (id: number, time = 1000 + id) => new ArrayEvent(EventType.BATCH_BEGIN, [id, time]),
+  committed: (id: number, time = 1000 + id, count = 0) => new ArrayEvent(EventType.BATCH_COMMITTED, [id, time, count]),
+  /** [m, status, base, quote, tick, lot, fee_override, maker_bps, taker_bps] */
+  market: (m: number, base: number, quote: number, o: Partial<{ status: number; tick: number; lot: number; fee_override: number; maker: number; taker: number }> = {}) =>
+    new ArrayEvent(EventType.MARKET, [m, o.status ?? 0, base, quote, o.tick ?? 10_000, o.lot ?? 100, o.fee_override ?? 0, o.maker ?? -1, o.taker ?? 5]),
+  fees: (maker: number, taker: number) => new ArrayEvent(EventType.FEES, [maker, taker]),
+  account: (id: number, address: string) => new ArrayEvent(EventType.ACCOUNT, [id], address),
+  balance: (account: number, asset: number, available: number, locked: number, reason = 3) =>
+    new ArrayEvent(EventType.BALANCE, [account, asset, available, locked, reason]),
+  /** [kind, account, order_id, nonce, market, side, type, tif, price, quantity, asset, amount, target] */
+  accepted: (kind: number, account: number, order_id: number, nonce: number, o: Partial<{ asset: number; amount: number }> = {}) =>
+    new ArrayEvent(EventType.ACCEPTED, [kind, account, order_id, nonce, 0, 0, 0, 0, 0, 0, o.asset ?? 0, o.amount ?? 0, 0]),
+  rejected: (kind: number, account: number) => new ArrayEvent(EventType.REJECTED, [kind, account, 5, 9]),
+  /** [order_id, account, market, side, status, price, quantity, filled, remaining, last_fill_price, reason] */
+  order: (order_id: number, account: number, market: number, side: number, status: number, price: number, quantity: number, filled: number, remaining: number) =>
+    new ArrayEvent(EventType.ORDER_UPDATE, [order_id, account, market, side, status, price, quantity, filled, remaining, 0, 0]),
+  /** [fill_id, market, taker_order, maker_order, taker_account, maker_account, taker_side, price, qty, taker_fee, maker_fee] */
+  fill: (fill_id: number, market: number, taker_order: number, maker_order: number, taker: number, maker: number, side: number, price: number, qty: number, taker_fee: number, maker_fee: number) =>
+    new ArrayEvent(EventType.FILL, [fill_id, market, taker_order, maker_order, taker, maker, side, price, qty, taker_fee, maker_fee]),
+  credit: (account: number, limit: number, ratio_ppm: number) => new ArrayEvent(EventType.CREDIT, [account, limit, ratio_ppm]),
+};

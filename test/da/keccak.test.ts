@@ -1,0 +1,30 @@
+// The state root's keccak256 against @noble/hashes' keccak_256: every length around the rate
+// boundaries, random contents, offsets, and in-place output (as the bucket tree uses it).
+import { describe, expect, it } from 'vitest';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { keccak256, keccak256Into } from '../../src/da/keccak.js';
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+describe('keccak256', () => {
+  it('matches noble for lengths 0..700 and known vectors', () => {
+    expect(hex(keccak256(new Uint8Array(0)))).toBe('c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470');
+    expect(hex(keccak256(Buffer.from('abc')))).toBe('4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45');
+    let seed = 12345;
+    for (let n = 0; n <= 700; n++) {
+      const d = new Uint8Array(n);
+      for (let i = 0; i < n; i++) d[i] = (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+      expect(hex(keccak256(d)), `length ${n}`).toBe(hex(keccak_256(d)));
+    }
+  });
+
+  it('hashes a sub-range into an offset, also in place', () => {
+    const buf = new Uint8Array(200).map((_, i) => (i * 7) & 255);
+    const out = new Uint8Array(40);
+    keccak256Into(buf, 10, 64, out, 5);
+    expect(hex(out.subarray(5, 37))).toBe(hex(keccak_256(buf.subarray(10, 74))));
+    const expected = keccak_256(buf.subarray(64, 128));
+    keccak256Into(buf, 64, 64, buf, 0);
+    expect(hex(buf.subarray(0, 32))).toBe(hex(expected));
+  });
+});
