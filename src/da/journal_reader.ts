@@ -1,19 +1,11 @@
-// Read access to the journal from the front thread, for the DA publisher: the same LMDB
-// environment the matcher thread writes (lmdb-js shares one environment between the threads of a
-// process), opened with the same options as `Journal.open`.
-//
-// Unlike `Journal.read`, this does not recompute the input hash: the matcher computed it when it
-// journaled the batch, and the publisher runs on the front thread, where a second keccak over
-// every input byte would be pure overhead. It takes the stored hash from the record header (the
-// layout of `encodeBatch` in src/journal/journal.ts; test/da checks the two agree). The verifier,
+// Read access to the journal from the DA thread: the same LMDB environment the matcher thread
+// writes (lmdb-js shares one environment between the threads of a process), opened with the same
+// options as `Journal.open`, decoded by the journal's own `decodeBatch` (checksum, ids, sizes).
+// The batch's keccak input hash is computed here, off the matcher and the front; the verifier,
 // which trusts nothing, recomputes it from the published bytes.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { RECORD_WORDS } from '../ring/records.js';
+import { decodeBatch } from '../journal/journal.js';
 
-const MAGIC = 0x524a4e4c; // "RJNL", as in src/journal/journal.ts
-const VERSION = 1;
-const HEADER_BYTES = 4 * 4 + 8 * 2 + 32;
-const HASH_OFFSET = 32;
 
 export interface RawJournalBatch {
   batch_id: number;
@@ -55,19 +47,15 @@ export class JournalReader {
       value = this.batches.getBinary(batch_id);
     }
     if (value === undefined) return undefined;
-    const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
-    if (buf.length < HEADER_BYTES || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION) {
-      throw new Error(`journal batch ${batch_id}: bad header`);
-    }
-    const count = buf.readUInt32LE(8);
-    if (buf.readUInt32LE(12) !== RECORD_WORDS || buf.readDoubleLE(16) !== batch_id) throw new Error(`journal batch ${batch_id}: header mismatch`);
-    if (buf.length !== HEADER_BYTES + count * RECORD_WORDS * 4) throw new Error(`journal batch ${batch_id}: wrong length`);
+    // One decoder for the matcher's format (checksum, ids, sizes); the input hash is computed
+    // here, in the DA thread, never on the matcher or the front.
+    const b = decodeBatch(value, batch_id);
     return {
       batch_id,
-      time_ms: buf.readDoubleLE(24),
-      count,
-      inputs: Buffer.from(buf.subarray(HEADER_BYTES)),
-      input_hash: '0x' + buf.subarray(HASH_OFFSET, HASH_OFFSET + 32).toString('hex'),
+      time_ms: b.time_ms,
+      count: b.count,
+      inputs: Buffer.from(b.records.buffer, b.records.byteOffset, b.records.byteLength),
+      input_hash: b.input_hash,
     };
   }
 

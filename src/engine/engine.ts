@@ -118,6 +118,12 @@ export class FastEngine implements MatchingEngine {
   apply(r: Request, out: EventSink): void {
     this.ledger.beginRequest();
     this.had_fill = false;
+    if (!wellFormed(r)) {
+      // Out of contract (the ring decoder never produces it): refused before any other check, so
+      // no rule below has to guard against fractions, NaN or values beyond 2^53.
+      out.rejected(r.kind, r.account, REJECT_CODES[Reject.REQUEST_MALFORMED], Reject.REQUEST_MALFORMED);
+      return;
+    }
     switch (r.kind) {
       case RequestKind.PLACE: this.place(r, out); break;
       case RequestKind.AMEND: this.amend(r, out); break;
@@ -359,10 +365,9 @@ export class FastEngine implements MatchingEngine {
   depositRejectReason(asset: number, amount: number): number {
     if (!this.assetValid(asset)) return Reject.ASSET_UNKNOWN;
     if (!(amount > 0)) return Reject.AMOUNT_NOT_POSITIVE;
-    // Supply bound: keeps every balance and every sum of balances a safe integer.
-    if (!Number.isSafeInteger(amount) || this.deposits[asset] - this.withdrawals[asset] + amount > MAX_SAFE) {
-      return Reject.AMOUNT_TOO_LARGE;
-    }
+    // Lifetime deposits stay a safe integer; so then does the supply (deposits - withdrawals) and
+    // every balance and sum of balances.
+    if (this.deposits[asset] + amount > MAX_SAFE) return Reject.AMOUNT_TOO_LARGE;
     return Reject.NONE;
   }
 
@@ -1065,6 +1070,17 @@ export class FastEngine implements MatchingEngine {
 
 export function createFastEngine(config: EngineConfig): MatchingEngine {
   return new FastEngine(config);
+}
+
+const isSafe = Number.isSafeInteger;
+
+/** Every numeric field a safe integer (the engine's input contract; docs/engine.md). */
+function wellFormed(r: Request): boolean {
+  return isSafe(r.kind) && isSafe(r.account) && isSafe(r.nonce) && isSafe(r.market) && isSafe(r.side) &&
+    isSafe(r.order_type) && isSafe(r.tif) && isSafe(r.price_units) && isSafe(r.quantity_units) &&
+    isSafe(r.order_id) && isSafe(r.asset) && isSafe(r.asset_quote) && isSafe(r.amount_units) &&
+    isSafe(r.maker_fee_bps) && isSafe(r.taker_fee_bps) && isSafe(r.credit_limit_units) &&
+    isSafe(r.auto_cancel_ratio_ppm) && isSafe(r.tick_size_units) && isSafe(r.lot_size_units);
 }
 
 function feesValid(maker: number, taker: number): boolean {

@@ -95,6 +95,7 @@ export const Reject = {
   ACCOUNTS_MAX: 31,
   MARKETS_MAX: 32,
   KIND_UNKNOWN: 33,
+  REQUEST_MALFORMED: 34,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -132,6 +133,7 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the engine holds its maximum number of accounts',
   'the engine holds its maximum number of markets',
   'unknown request kind',
+  'numeric fields must be safe integers',
 ];
 
 /** The code each reject reason answers with. */
@@ -167,6 +169,7 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.INVALID_REQUEST,
   Code.INVALID_REQUEST,
   Code.INVALID_ORDER,
+  Code.INVALID_REQUEST,
   Code.INVALID_REQUEST,
   Code.INVALID_REQUEST,
   Code.INVALID_REQUEST,

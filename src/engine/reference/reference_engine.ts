@@ -1,0 +1,852 @@
+// The reference engine: docs/engine.md in code, written to be obviously right rather than fast.
+//
+// - Each book side is a plain array of order objects, re-sorted after every change (bids: price
+//   descending, asks: price ascending, then priority_seq ascending).
+// - Every money value is a bigint and every money computation is bigint arithmetic, so this engine
+//   shares no arithmetic with src/money/ or the fast engine. Values leave the engine (events,
+//   canonical state) through `num()`, which asserts they are safe integers.
+// - Balance events are derived, not tracked: the (available, locked) of every (account, asset) a
+//   request touches is remembered before the first touch, and at the end the pairs whose value
+//   changed are reported with the highest reason that touched them.
+//
+// The differential tests (test/engine/differential.test.ts) hold the fast engine to this one.
+import type {
+  CanonicalAccount,
+  CanonicalMarket,
+  CanonicalOrder,
+  CanonicalState,
+  EngineConfig,
+  MatchingEngine,
+} from '../api.js';
+import {
+  BalanceReason,
+  Code,
+  FEE_ACCOUNT,
+  NO_MARKET,
+  OrderStatus,
+  OrderType,
+  REJECT_CODES,
+  Reject,
+  RequestKind,
+  Side,
+  Tif,
+  UpdateReason,
+} from '../types.js';
+import type { EventSink, RejectValue, Request } from '../types.js';
+
+const UNITS = 1_000_000n;
+const BPS = 10_000n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const CLIENT_ORDER_ID_RE = /^[A-Za-z0-9_-]{1,36}$/;
+
+/** A bigint leaving the engine: must be a safe integer. */
+function num(x: bigint): number {
+  if (x > MAX_SAFE || x < -MAX_SAFE) throw new Error(`reference engine: ${x} is not a safe integer`);
+  return Number(x);
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  if (a < 0n || b <= 0n) throw new Error(`reference engine: ceilDiv(${a}, ${b})`);
+  return (a + b - 1n) / b;
+}
+
+export function refNotionalCeil(price: bigint, quantity: bigint): bigint {
+  return ceilDiv(price * quantity, UNITS);
+}
+export function refNotionalFloor(price: bigint, quantity: bigint): bigint {
+  return (price * quantity) / UNITS;
+}
+/** ceil(n x bps / 1e4) for bps >= 0. */
+export function refFeeCeil(n: bigint, bps: bigint): bigint {
+  return ceilDiv(n * bps, BPS);
+}
+/** floor(n x bps / 1e4) for bps >= 0. */
+export function refFeeFloor(n: bigint, bps: bigint): bigint {
+  if (bps < 0n || n < 0n) throw new Error('reference engine: feeFloor of a negative');
+  return (n * bps) / BPS;
+}
+/** What a limit bid locks: notionalCeil(price, quantity) + feeCeil(that, taker_bps). */
+function bidLock(price: bigint, quantity: bigint, taker_bps: bigint): bigint {
+  const n = refNotionalCeil(price, quantity);
+  return n + refFeeCeil(n, taker_bps);
+}
+
+function minBig(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
+
+function isIndex(x: number, length: number): boolean {
+  return Number.isInteger(x) && x >= 0 && x < length;
+}
+
+interface RefOrder {
+  order_id: number;
+  account: number;
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  /** Limit price; 0 for market orders. */
+  price: bigint;
+  quantity: bigint;
+  filled: bigint;
+  remaining: bigint;
+  locked: bigint;
+  priority_seq: number;
+  client_order_id: string;
+  /** Price of the order's latest fill, 0 before its first. */
+  last_fill_price: bigint;
+}
+
+interface RefMarket {
+  id: string;
+  base: number;
+  quote: number;
+  tick: bigint;
+  lot: bigint;
+  status: 'active' | 'paused';
+  fees: { maker: bigint; taker: bigint } | null;
+  mark: bigint;
+  bids: RefOrder[];
+  asks: RefOrder[];
+}
+
+interface RefAccount {
+  nonce: number;
+  available: bigint[];
+  locked: bigint[];
+}
+
+interface CreditSetting {
+  limit: bigint;
+  ratio_ppm: bigint;
+}
+
+class Rejection {
+  constructor(readonly reason: RejectValue) {}
+}
+
+/** Balance reasons ranked: fill > order_cancelled > order_placed > deposit / withdrawal. */
+function reasonRank(reason: number): number {
+  switch (reason) {
+    case BalanceReason.FILL:
+      return 4;
+    case BalanceReason.ORDER_CANCELLED:
+      return 3;
+    case BalanceReason.ORDER_PLACED:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+function sortSide(orders: RefOrder[], side: number): void {
+  orders.sort((a, b) => {
+    if (a.price !== b.price) {
+      const better = side === Side.BID ? a.price > b.price : a.price < b.price;
+      return better ? -1 : 1;
+    }
+    return a.priority_seq - b.priority_seq;
+  });
+}
+
+class ReferenceEngine implements MatchingEngine {
+  private readonly assets: string[];
+  private readonly limits: EngineConfig['limits'];
+  private readonly markets: RefMarket[] = [];
+  private readonly accounts = new Map<number, RefAccount>();
+  private readonly credit = new Map<number, CreditSetting>();
+  private readonly pending: { account: number; nonce: number; asset: number; amount: bigint }[] = [];
+  private readonly deposits: bigint[];
+  private readonly withdrawals: bigint[];
+  private maker_bps: bigint;
+  private taker_bps: bigint;
+  private next_order_id = 1;
+  private next_fill_id = 1;
+  private next_priority_seq = 1;
+
+  // Per-request scratch.
+  private out: EventSink | null = null;
+  private before = new Map<number, [bigint, bigint]>();
+  private touchReason = new Map<number, number>();
+  private filledThisRequest = false;
+
+  constructor(config: EngineConfig) {
+    this.assets = config.assets.slice();
+    this.limits = { ...config.limits };
+    this.maker_bps = BigInt(config.maker_fee_bps);
+    this.taker_bps = BigInt(config.taker_fee_bps);
+    this.deposits = config.assets.map(() => 0n);
+    this.withdrawals = config.assets.map(() => 0n);
+    for (const m of config.markets) {
+      this.markets.push({
+        id: m.id, base: m.base, quote: m.quote,
+        tick: BigInt(m.tick_size_units), lot: BigInt(m.lot_size_units),
+        status: 'active', fees: null, mark: 0n, bids: [], asks: [],
+      });
+    }
+    this.account(FEE_ACCOUNT);
+  }
+
+  // ---------------------------------------------------------------- accounts and balances
+
+  private account(id: number): RefAccount {
+    let a = this.accounts.get(id);
+    if (a === undefined) {
+      a = { nonce: 0, available: this.assets.map(() => 0n), locked: this.assets.map(() => 0n) };
+      this.accounts.set(id, a);
+    }
+    return a;
+  }
+
+  private touch(account: number, asset: number, reason: number): RefAccount {
+    const a = this.account(account);
+    const key = account * this.assets.length + asset;
+    if (!this.before.has(key)) this.before.set(key, [a.available[asset], a.locked[asset]]);
+    const prev = this.touchReason.get(key);
+    if (prev === undefined || reasonRank(reason) > reasonRank(prev)) this.touchReason.set(key, reason);
+    return a;
+  }
+
+  private addAvailable(account: number, asset: number, delta: bigint, reason: number): void {
+    const a = this.touch(account, asset, reason);
+    a.available[asset] += delta;
+    if (a.available[asset] < 0n) throw new Error(`reference engine: negative available ${account}/${asset}`);
+  }
+
+  private addLocked(account: number, asset: number, delta: bigint, reason: number): void {
+    const a = this.touch(account, asset, reason);
+    a.locked[asset] += delta;
+    if (a.locked[asset] < 0n) throw new Error(`reference engine: negative locked ${account}/${asset}`);
+  }
+
+  /** Moves `amount` from available to locked (negative: back). */
+  private lock(account: number, asset: number, amount: bigint, reason: number): void {
+    this.addAvailable(account, asset, -amount, reason);
+    this.addLocked(account, asset, amount, reason);
+  }
+
+  private available(account: number, asset: number): bigint {
+    const a = this.accounts.get(account);
+    return a === undefined ? 0n : a.available[asset];
+  }
+
+  private nonceOf(account: number): number {
+    const a = this.accounts.get(account);
+    return a === undefined ? 0 : a.nonce;
+  }
+
+  // ---------------------------------------------------------------- books
+
+  private fees(m: RefMarket): { maker: bigint; taker: bigint } {
+    return m.fees ?? { maker: this.maker_bps, taker: this.taker_bps };
+  }
+
+  private sideOf(m: RefMarket, side: number): RefOrder[] {
+    return side === Side.BID ? m.bids : m.asks;
+  }
+
+  private allOpenOrders(): RefOrder[] {
+    const all: RefOrder[] = [];
+    for (const m of this.markets) all.push(...m.bids, ...m.asks);
+    all.sort((a, b) => a.order_id - b.order_id);
+    return all;
+  }
+
+  private openOrdersOf(account: number): RefOrder[] {
+    return this.allOpenOrders().filter((o) => o.account === account);
+  }
+
+  private findOpen(order_id: number): RefOrder | undefined {
+    return this.allOpenOrders().find((o) => o.order_id === order_id);
+  }
+
+  /** Would a limit order at `price` on `side` cross the opposite best? */
+  private crosses(m: RefMarket, side: number, price: bigint): boolean {
+    if (side === Side.BID) return m.asks.length > 0 && price >= m.asks[0].price;
+    return m.bids.length > 0 && price <= m.bids[0].price;
+  }
+
+  private removeFromBook(o: RefOrder): void {
+    const m = this.markets[o.market];
+    const list = this.sideOf(m, o.side);
+    const i = list.indexOf(o);
+    if (i < 0) throw new Error(`reference engine: order ${o.order_id} not in its book`);
+    list.splice(i, 1);
+  }
+
+  private rest(o: RefOrder): void {
+    const m = this.markets[o.market];
+    o.priority_seq = this.next_priority_seq++;
+    const list = this.sideOf(m, o.side);
+    list.push(o);
+    sortSide(list, o.side);
+  }
+
+  private lockAsset(o: RefOrder): number {
+    const m = this.markets[o.market];
+    return o.side === Side.BID ? m.quote : m.base;
+  }
+
+  /** Releases the order's whole remaining lock to available. */
+  private releaseLock(o: RefOrder, reason: number): void {
+    if (o.locked !== 0n) this.lock(o.account, this.lockAsset(o), -o.locked, reason);
+    o.locked = 0n;
+  }
+
+  /** Sets the order's lock to `amount`, moving the difference between available and locked. */
+  private setLock(o: RefOrder, amount: bigint, reason: number): void {
+    const delta = amount - o.locked;
+    if (delta !== 0n) this.lock(o.account, this.lockAsset(o), delta, reason);
+    o.locked = amount;
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private emitUpdate(o: RefOrder, status: number, reason: number): void {
+    this.out!.orderUpdate(
+      o.order_id, o.account, o.market, o.side, status, num(o.price), num(o.quantity),
+      num(o.filled), num(o.remaining), num(o.last_fill_price), reason,
+    );
+  }
+
+  /** Removes a resting order, releases its lock and reports it cancelled. */
+  private cancelResting(o: RefOrder, reason: number): void {
+    this.removeFromBook(o);
+    this.releaseLock(o, BalanceReason.ORDER_CANCELLED);
+    o.remaining = 0n;
+    this.emitUpdate(o, OrderStatus.CANCELLED, reason);
+  }
+
+  // ---------------------------------------------------------------- apply
+
+  apply(request: Request, out: EventSink): void {
+    this.out = out;
+    this.before = new Map();
+    this.touchReason = new Map();
+    this.filledThisRequest = false;
+    const r = request;
+    try {
+      if (!this.wellFormed(r)) throw new Rejection(Reject.REQUEST_MALFORMED);
+      switch (r.kind) {
+        case RequestKind.DEPOSIT: this.deposit(r); break;
+        case RequestKind.WITHDRAW: this.withdraw(r); break;
+        case RequestKind.PLACE: this.place(r); break;
+        case RequestKind.CANCEL: this.cancel(r); break;
+        case RequestKind.AMEND: this.amend(r); break;
+        case RequestKind.CANCEL_ALL: this.cancelAll(r); break;
+        case RequestKind.PAUSE_MARKET: this.pauseResume(r, 'paused'); break;
+        case RequestKind.RESUME_MARKET: this.pauseResume(r, 'active'); break;
+        case RequestKind.SET_FEES: this.setFees(r); break;
+        case RequestKind.SET_CREDIT: this.setCredit(r); break;
+        case RequestKind.ADD_MARKET: this.addMarket(r); break;
+        default: throw new Rejection(Reject.KIND_UNKNOWN);
+      }
+    } catch (e) {
+      if (!(e instanceof Rejection)) throw e;
+      // Every handler validates completely before its first mutation.
+      if (this.before.size !== 0) throw new Error('reference engine: rejected after a mutation');
+      out.rejected(r.kind, r.account, REJECT_CODES[e.reason], e.reason);
+      this.out = null;
+      return;
+    }
+    if (this.filledThisRequest) this.creditAutoCancel();
+    this.emitBalances();
+    this.out = null;
+  }
+
+  /**
+   * Out-of-contract input (never the decoder's output): numeric fields that are not safe integers.
+   * Answered INVALID_REQUEST (REQUEST_MALFORMED) before any other check, so nothing below has to
+   * guard against fractions, NaN or huge values.
+   */
+  private wellFormed(r: Request): boolean {
+    const fields = [
+      r.kind, r.account, r.nonce, r.market, r.side, r.order_type, r.tif, r.price_units,
+      r.quantity_units, r.order_id, r.asset, r.asset_quote, r.amount_units, r.maker_fee_bps,
+      r.taker_fee_bps, r.credit_limit_units, r.auto_cancel_ratio_ppm, r.tick_size_units,
+      r.lot_size_units,
+    ];
+    return fields.every((x) => Number.isSafeInteger(x)) && typeof r.client_order_id === 'string';
+  }
+
+  private emitBalances(): void {
+    const n = this.assets.length;
+    const keys = [...this.before.keys()].sort((a, b) => a - b);
+    for (const key of keys) {
+      const account = Math.floor(key / n);
+      const asset = key % n;
+      const a = this.account(account);
+      const [av0, lk0] = this.before.get(key)!;
+      if (a.available[asset] === av0 && a.locked[asset] === lk0) continue;
+      this.out!.balance(account, asset, num(a.available[asset]), num(a.locked[asset]), this.touchReason.get(key)!);
+    }
+  }
+
+  /** Signed requests: account in [1, accounts_max), nonce above the high-water mark. */
+  private checkSigned(r: Request): void {
+    if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    if (!(r.nonce > this.nonceOf(r.account))) throw new Rejection(Reject.NONCE_NOT_ABOVE_HIGH_WATER);
+  }
+
+  private acceptSigned(r: Request, order_id: number): void {
+    this.account(r.account).nonce = r.nonce;
+    this.out!.accepted(r.kind, r.account, order_id);
+  }
+
+  private supply(asset: number): bigint {
+    return this.deposits[asset] - this.withdrawals[asset];
+  }
+
+  // ---------------------------------------------------------------- DEPOSIT / WITHDRAW
+
+  private deposit(r: Request): void {
+    if (!isIndex(r.asset, this.assets.length)) throw new Rejection(Reject.ASSET_UNKNOWN);
+    const amount = BigInt(r.amount_units);
+    if (amount <= 0n) throw new Rejection(Reject.AMOUNT_NOT_POSITIVE);
+    // Lifetime deposits stay safe integers (so does supply, which is never larger).
+    if (this.deposits[r.asset] + amount > MAX_SAFE) throw new Rejection(Reject.AMOUNT_TOO_LARGE);
+    // The account comes last (docs/engine.md): a refused deposit never registers an address.
+    if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    this.out!.accepted(r.kind, r.account, 0);
+    this.addAvailable(r.account, r.asset, amount, BalanceReason.DEPOSIT);
+    this.deposits[r.asset] += amount;
+  }
+
+  private withdraw(r: Request): void {
+    this.checkSigned(r);
+    if (!isIndex(r.asset, this.assets.length)) throw new Rejection(Reject.ASSET_UNKNOWN);
+    const amount = BigInt(r.amount_units);
+    if (amount <= 0n) throw new Rejection(Reject.AMOUNT_NOT_POSITIVE);
+    if (this.available(r.account, r.asset) < amount) throw new Rejection(Reject.INSUFFICIENT_BALANCE);
+    this.acceptSigned(r, 0);
+    this.addAvailable(r.account, r.asset, -amount, BalanceReason.WITHDRAWAL);
+    this.withdrawals[r.asset] += amount;
+    this.pending.push({ account: r.account, nonce: r.nonce, asset: r.asset, amount });
+  }
+
+  // ---------------------------------------------------------------- credit
+
+  /** Quoted value Q of an account (docs/engine.md, "Credit"). */
+  private quotedValue(account: number): bigint {
+    let q = 0n;
+    for (const m of this.markets) {
+      const mine = [...m.bids, ...m.asks].filter((o) => o.account === account);
+      if (mine.length === 0) continue;
+      if (m.mark > 0n) {
+        q += refNotionalCeil(m.mark, mine.reduce((s, o) => s + o.remaining, 0n));
+      } else {
+        for (const o of mine) q += refNotionalCeil(o.price, o.remaining);
+      }
+    }
+    return q;
+  }
+
+  /** Value an order of `quantity` at `price` adds to Q in market m. */
+  private orderValue(m: RefMarket, price: bigint, quantity: bigint): bigint {
+    return refNotionalCeil(quantity, m.mark > 0n ? m.mark : price);
+  }
+
+  private creditAutoCancel(): void {
+    const accounts = [...this.credit.keys()].sort((a, b) => a - b);
+    for (const account of accounts) {
+      const c = this.credit.get(account)!;
+      const threshold = (c.limit * c.ratio_ppm) / UNITS;
+      if (this.quotedValue(account) > threshold) {
+        for (const o of this.openOrdersOf(account)) this.cancelResting(o, UpdateReason.CREDIT_AUTO_CANCEL);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- PLACE
+
+  private place(r: Request): void {
+    this.checkSigned(r);
+    if (!isIndex(r.market, this.markets.length)) throw new Rejection(Reject.MARKET_UNKNOWN);
+    const m = this.markets[r.market];
+    if (m.status !== 'active') throw new Rejection(Reject.MARKET_PAUSED);
+    if (r.side !== Side.BID && r.side !== Side.ASK) throw new Rejection(Reject.SIDE_INVALID);
+    if (r.order_type !== OrderType.LIMIT && r.order_type !== OrderType.MARKET) throw new Rejection(Reject.ORDER_TYPE_INVALID);
+    if (!isIndex(r.tif, 4)) throw new Rejection(Reject.TIF_INVALID);
+    const quantity = BigInt(r.quantity_units);
+    const price = BigInt(r.price_units);
+    if (quantity <= 0n) throw new Rejection(Reject.QUANTITY_NOT_POSITIVE);
+    if (quantity % m.lot !== 0n) throw new Rejection(Reject.QUANTITY_NOT_LOT_MULTIPLE);
+    const fees = this.fees(m);
+    const isLimit = r.order_type === OrderType.LIMIT;
+    if (isLimit) {
+      if (price <= 0n) throw new Rejection(Reject.PRICE_NOT_POSITIVE);
+      if (price % m.tick !== 0n) throw new Rejection(Reject.PRICE_NOT_TICK_MULTIPLE);
+      if (bidLock(price, quantity, fees.taker) > MAX_SAFE) throw new Rejection(Reject.NOTIONAL_TOO_LARGE);
+    } else {
+      if (r.tif !== Tif.IOC && r.tif !== Tif.FOK) throw new Rejection(Reject.MARKET_ORDER_TIF);
+      if (price !== 0n) throw new Rejection(Reject.MARKET_ORDER_WITH_PRICE);
+    }
+    const coid = r.client_order_id;
+    if (coid !== '') {
+      if (!CLIENT_ORDER_ID_RE.test(coid)) throw new Rejection(Reject.CLIENT_ORDER_ID_INVALID);
+      if (this.openOrdersOf(r.account).some((o) => o.client_order_id === coid)) {
+        throw new Rejection(Reject.CLIENT_ORDER_ID_DUPLICATE);
+      }
+    }
+    const mayRest = r.tif === Tif.GTC || r.tif === Tif.POST_ONLY; // market orders failed above
+    if (mayRest) {
+      if (this.openOrdersOf(r.account).length >= this.limits.orders_open_per_account_max) {
+        throw new Rejection(Reject.ACCOUNT_OPEN_ORDERS_MAX);
+      }
+      if (this.allOpenOrders().length >= this.limits.orders_open_max) throw new Rejection(Reject.ENGINE_OPEN_ORDERS_MAX);
+      const own = this.sideOf(m, r.side);
+      if (!own.some((o) => o.price === price)) {
+        const levels = new Set(own.map((o) => o.price)).size;
+        if (levels >= this.limits.price_levels_per_book_max) throw new Rejection(Reject.BOOK_LEVELS_MAX);
+      }
+    }
+    if (r.tif === Tif.POST_ONLY && this.crosses(m, r.side, price)) throw new Rejection(Reject.POST_ONLY_WOULD_TAKE);
+    let lockAmount = 0n;
+    if (r.side === Side.BID) {
+      if (isLimit) {
+        lockAmount = bidLock(price, quantity, fees.taker);
+        if (this.available(r.account, m.quote) < lockAmount) throw new Rejection(Reject.INSUFFICIENT_BALANCE);
+      }
+    } else {
+      lockAmount = quantity;
+      if (this.available(r.account, m.base) < quantity) throw new Rejection(Reject.INSUFFICIENT_BALANCE);
+    }
+    const c = this.credit.get(r.account);
+    if (mayRest && c !== undefined) {
+      if (this.quotedValue(r.account) + this.orderValue(m, price, quantity) >= c.limit) {
+        throw new Rejection(Reject.CREDIT_BREACH);
+      }
+    }
+    let fokUnfillable = false;
+    if (r.tif === Tif.FOK) {
+      const opposite = this.sideOf(m, 1 - r.side);
+      const crossing = opposite.filter((o) => !isLimit || (r.side === Side.BID ? o.price <= price : o.price >= price));
+      const depth = crossing.reduce((s, o) => s + o.remaining, 0n);
+      if (depth < quantity) {
+        fokUnfillable = true;
+      } else if (!isLimit && r.side === Side.BID) {
+        let left = quantity;
+        let cost = 0n;
+        for (const maker of crossing) {
+          if (left === 0n) break;
+          const q = minBig(left, maker.remaining);
+          const n = refNotionalCeil(maker.price, q);
+          cost += n + refFeeCeil(n, fees.taker);
+          left -= q;
+        }
+        if (cost > this.available(r.account, m.quote)) throw new Rejection(Reject.INSUFFICIENT_BALANCE);
+      }
+    }
+
+    // Accepted.
+    const o: RefOrder = {
+      order_id: this.next_order_id++, account: r.account, market: r.market, side: r.side,
+      order_type: r.order_type, tif: r.tif, price: isLimit ? price : 0n, quantity, filled: 0n,
+      remaining: quantity, locked: 0n, priority_seq: 0, client_order_id: coid, last_fill_price: 0n,
+    };
+    this.acceptSigned(r, o.order_id);
+    this.setLock(o, lockAmount, BalanceReason.ORDER_PLACED);
+    if (fokUnfillable) {
+      this.releaseLock(o, BalanceReason.ORDER_CANCELLED);
+      o.remaining = 0n;
+      this.emitUpdate(o, OrderStatus.CANCELLED, UpdateReason.UNFILLED_REMAINDER);
+      return;
+    }
+    this.takeAndFinish(o, m, UpdateReason.PLACED);
+  }
+
+  /**
+   * Matches `o` as a taker, then rests it (gtc / post_only), or cancels its remainder, and emits its
+   * one order update. `restReason` is PLACED for a new order, AMENDED for an amend.
+   */
+  private takeAndFinish(o: RefOrder, m: RefMarket, restReason: number): void {
+    const stoppedForBalance = this.match(o, m);
+    if (o.remaining === 0n) {
+      this.releaseLock(o, BalanceReason.FILL);
+      this.emitUpdate(o, OrderStatus.FILLED, UpdateReason.FILL);
+    } else if (o.order_type === OrderType.LIMIT && (o.tif === Tif.GTC || o.tif === Tif.POST_ONLY)) {
+      this.rest(o);
+      this.emitUpdate(o, o.filled > 0n ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, restReason);
+    } else {
+      this.releaseLock(o, BalanceReason.ORDER_CANCELLED);
+      o.remaining = 0n;
+      this.emitUpdate(
+        o, OrderStatus.CANCELLED,
+        stoppedForBalance ? UpdateReason.INSUFFICIENT_BALANCE : UpdateReason.UNFILLED_REMAINDER,
+      );
+    }
+  }
+
+  /** Price-time matching of taker `o`. Returns true when a market bid stopped for lack of quote. */
+  private match(o: RefOrder, m: RefMarket): boolean {
+    const fees = this.fees(m);
+    const opposite = this.sideOf(m, 1 - o.side);
+    const isLimit = o.order_type === OrderType.LIMIT;
+    while (o.remaining > 0n && opposite.length > 0) {
+      const maker = opposite[0];
+      if (isLimit) {
+        if (o.side === Side.BID && maker.price > o.price) break;
+        if (o.side === Side.ASK && maker.price < o.price) break;
+      }
+      let q = minBig(o.remaining, maker.remaining);
+      if (!isLimit && o.side === Side.BID) {
+        q = this.affordable(maker.price, q, m.lot, fees.taker, this.available(o.account, m.quote));
+        if (q === 0n) return true;
+      }
+      this.fill(o, maker, m, q, fees);
+    }
+    return false;
+  }
+
+  /** Largest lot multiple q' <= q with notionalCeil(p, q') + feeCeil(that, bps) <= budget. */
+  private affordable(price: bigint, q: bigint, lot: bigint, taker_bps: bigint, budget: bigint): bigint {
+    const cost = (k: bigint): bigint => bidLock(price, k * lot, taker_bps);
+    let lo = 0n; // affordable
+    let hi = q / lot; // candidate
+    if (cost(hi) <= budget) return hi * lot;
+    while (hi - lo > 1n) {
+      const mid = (lo + hi) / 2n;
+      if (cost(mid) <= budget) lo = mid;
+      else hi = mid;
+    }
+    return lo * lot;
+  }
+
+  private fill(taker: RefOrder, maker: RefOrder, m: RefMarket, q: bigint, fees: { maker: bigint; taker: bigint }): void {
+    const p = maker.price;
+    const nCeil = refNotionalCeil(p, q);
+    const nFloor = refNotionalFloor(p, q);
+    const takerIsBuyer = taker.side === Side.BID;
+    const buyer = takerIsBuyer ? taker : maker;
+    const seller = takerIsBuyer ? maker : taker;
+    // A buyer paying from a lock never pays a fee beyond what the lock keeps above the notional
+    // of its remaining quantity.
+    const capFor = (b: RefOrder): bigint => b.locked - nCeil - refNotionalCeil(b.price, b.remaining - q);
+    const buyerPaysFromLock = buyer.order_type === OrderType.LIMIT;
+
+    let ft = refFeeCeil(takerIsBuyer ? nCeil : nFloor, fees.taker);
+    if (takerIsBuyer && buyerPaysFromLock) ft = minBig(ft, capFor(taker));
+    let fm = 0n;
+    let rebate = 0n;
+    const nMaker = takerIsBuyer ? nFloor : nCeil;
+    if (fees.maker >= 0n) {
+      fm = refFeeCeil(nMaker, fees.maker);
+      if (!takerIsBuyer) fm = minBig(fm, capFor(maker));
+    } else {
+      rebate = minBig(refFeeFloor(nMaker, -fees.maker), ft);
+    }
+    if (ft < 0n || fm < 0n) throw new Error('reference engine: negative fee after the lock cap');
+    const buyerFee = takerIsBuyer ? ft : fm;
+    const sellerFee = takerIsBuyer ? fm : ft;
+
+    const F = BalanceReason.FILL;
+    // Buyer: pays n_ceil + fee, receives q base.
+    if (buyerPaysFromLock) {
+      buyer.locked -= nCeil + buyerFee;
+      if (buyer.locked < 0n) throw new Error('reference engine: bid lock went negative');
+      this.addLocked(buyer.account, m.quote, -(nCeil + buyerFee), F);
+    } else {
+      this.addAvailable(buyer.account, m.quote, -(nCeil + buyerFee), F);
+    }
+    this.addAvailable(buyer.account, m.base, q, F);
+    // Seller: releases q base from its lock, receives n_floor - fee.
+    seller.locked -= q;
+    this.addLocked(seller.account, m.base, -q, F);
+    this.addAvailable(seller.account, m.quote, nFloor - sellerFee, F);
+    // Maker rebate, paid out of this fill's taker fee.
+    if (rebate > 0n) this.addAvailable(maker.account, m.quote, rebate, F);
+    // Fee account.
+    const feeIncome = nCeil - nFloor + ft + fm - rebate;
+    if (feeIncome !== 0n) this.addAvailable(FEE_ACCOUNT, m.quote, feeIncome, F);
+    else this.touch(FEE_ACCOUNT, m.quote, F);
+
+    for (const o of [taker, maker]) {
+      o.filled += q;
+      o.remaining -= q;
+      o.last_fill_price = p;
+    }
+    m.mark = p;
+    this.filledThisRequest = true;
+    this.out!.fill(
+      this.next_fill_id++, taker.market, taker.order_id, maker.order_id, taker.account,
+      maker.account, taker.side, num(p), num(q), num(ft), rebate > 0n ? num(-rebate) : num(fm),
+    );
+    if (maker.remaining === 0n) {
+      this.removeFromBook(maker);
+      this.releaseLock(maker, F);
+      this.emitUpdate(maker, OrderStatus.FILLED, UpdateReason.FILL);
+    } else {
+      this.emitUpdate(maker, OrderStatus.PARTIALLY_FILLED, UpdateReason.FILL);
+    }
+  }
+
+  // ---------------------------------------------------------------- CANCEL / AMEND / CANCEL_ALL
+
+  private cancel(r: Request): void {
+    this.checkSigned(r);
+    let o: RefOrder | undefined;
+    if (r.order_id !== 0) {
+      o = this.findOpen(r.order_id);
+      if (o !== undefined && r.client_order_id !== '' && r.client_order_id !== o.client_order_id) o = undefined;
+    } else if (r.client_order_id !== '') {
+      o = this.openOrdersOf(r.account).find((x) => x.client_order_id === r.client_order_id);
+    }
+    if (o === undefined || o.account !== r.account) throw new Rejection(Reject.ORDER_NOT_FOUND);
+    this.acceptSigned(r, o.order_id);
+    this.cancelResting(o, UpdateReason.USER_CANCEL);
+  }
+
+  private amend(r: Request): void {
+    this.checkSigned(r);
+    const o = r.order_id !== 0 ? this.findOpen(r.order_id) : undefined;
+    if (o === undefined || o.account !== r.account) throw new Rejection(Reject.ORDER_NOT_FOUND);
+    const m = this.markets[o.market];
+    if (m.status !== 'active') throw new Rejection(Reject.MARKET_PAUSED);
+    const quantity = BigInt(r.quantity_units);
+    const price = BigInt(r.price_units);
+    if (quantity <= 0n) throw new Rejection(Reject.QUANTITY_NOT_POSITIVE);
+    if (quantity % m.lot !== 0n) throw new Rejection(Reject.QUANTITY_NOT_LOT_MULTIPLE);
+    if (price <= 0n) throw new Rejection(Reject.PRICE_NOT_POSITIVE);
+    if (price % m.tick !== 0n) throw new Rejection(Reject.PRICE_NOT_TICK_MULTIPLE);
+    const fees = this.fees(m);
+    if (bidLock(price, quantity, fees.taker) > MAX_SAFE) throw new Rejection(Reject.NOTIONAL_TOO_LARGE);
+    const own = this.sideOf(m, o.side);
+    if (!own.some((x) => x.price === price)) {
+      // A new level on a full side, unless the order leaves a level it is alone at.
+      const alone = own.filter((x) => x.price === o.price).length === 1;
+      const levels = new Set(own.map((x) => x.price)).size;
+      if (!alone && levels >= this.limits.price_levels_per_book_max) throw new Rejection(Reject.BOOK_LEVELS_MAX);
+    }
+    if (o.tif === Tif.POST_ONLY && this.crosses(m, o.side, price)) throw new Rejection(Reject.POST_ONLY_WOULD_TAKE);
+    const newLock = o.side === Side.BID ? bidLock(price, quantity, fees.taker) : quantity;
+    if (newLock > this.available(o.account, this.lockAsset(o)) + o.locked) throw new Rejection(Reject.INSUFFICIENT_BALANCE);
+    const c = this.credit.get(o.account);
+    if (c !== undefined) {
+      const q = this.quotedValue(o.account) - this.orderValue(m, o.price, o.remaining) + this.orderValue(m, price, quantity);
+      if (q >= c.limit) throw new Rejection(Reject.CREDIT_BREACH);
+    }
+
+    this.acceptSigned(r, o.order_id);
+    o.quantity = o.filled + quantity;
+    if (price === o.price && quantity <= o.remaining) {
+      o.remaining = quantity;
+      this.setLock(o, newLock, BalanceReason.ORDER_PLACED);
+      this.emitUpdate(o, o.filled > 0n ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, UpdateReason.AMENDED);
+      return;
+    }
+    this.removeFromBook(o);
+    o.price = price;
+    o.remaining = quantity;
+    this.setLock(o, newLock, BalanceReason.ORDER_PLACED);
+    this.takeAndFinish(o, m, UpdateReason.AMENDED);
+  }
+
+  private cancelAll(r: Request): void {
+    this.checkSigned(r);
+    if (r.market !== NO_MARKET && !isIndex(r.market, this.markets.length)) throw new Rejection(Reject.MARKET_UNKNOWN);
+    this.acceptSigned(r, 0);
+    for (const o of this.openOrdersOf(r.account)) {
+      if (r.market === NO_MARKET || o.market === r.market) this.cancelResting(o, UpdateReason.CANCEL_ALL);
+    }
+  }
+
+  // ---------------------------------------------------------------- admin
+
+  private pauseResume(r: Request, status: 'active' | 'paused'): void {
+    if (!isIndex(r.market, this.markets.length)) throw new Rejection(Reject.MARKET_UNKNOWN);
+    const m = this.markets[r.market];
+    this.out!.accepted(r.kind, r.account, 0);
+    m.status = status;
+    if (status === 'paused') {
+      const resting = [...m.bids, ...m.asks].sort((a, b) => a.order_id - b.order_id);
+      for (const o of resting) this.cancelResting(o, UpdateReason.MARKET_PAUSED);
+    }
+  }
+
+  private setFees(r: Request): void {
+    if (r.market !== NO_MARKET && !isIndex(r.market, this.markets.length)) throw new Rejection(Reject.MARKET_UNKNOWN);
+    const maker = r.maker_fee_bps;
+    const taker = r.taker_fee_bps;
+    if (!(maker >= -10000 && Math.abs(maker) <= taker && taker <= 10000)) throw new Rejection(Reject.FEES_INVALID);
+    this.out!.accepted(r.kind, r.account, 0);
+    if (r.market === NO_MARKET) {
+      this.maker_bps = BigInt(maker);
+      this.taker_bps = BigInt(taker);
+    } else {
+      this.markets[r.market].fees = { maker: BigInt(maker), taker: BigInt(taker) };
+    }
+  }
+
+  private setCredit(r: Request): void {
+    if (!(r.credit_limit_units >= 0 && r.auto_cancel_ratio_ppm > 0 && r.auto_cancel_ratio_ppm <= 1_000_000)) {
+      throw new Rejection(Reject.CREDIT_INVALID);
+    }
+    if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    this.out!.accepted(r.kind, r.account, 0);
+    if (r.credit_limit_units === 0) this.credit.delete(r.account);
+    else this.credit.set(r.account, { limit: BigInt(r.credit_limit_units), ratio_ppm: BigInt(r.auto_cancel_ratio_ppm) });
+  }
+
+  private addMarket(r: Request): void {
+    const base = r.asset;
+    const quote = r.asset_quote;
+    if (!isIndex(base, this.assets.length) || !isIndex(quote, this.assets.length) || base === quote) {
+      throw new Rejection(Reject.ASSET_UNKNOWN);
+    }
+    const tick = BigInt(r.tick_size_units);
+    const lot = BigInt(r.lot_size_units);
+    if (tick <= 0n || lot <= 0n || (tick * lot) % UNITS !== 0n) throw new Rejection(Reject.MARKET_INVALID);
+    if (this.markets.some((m) => m.base === base && m.quote === quote)) throw new Rejection(Reject.MARKET_EXISTS);
+    if (this.markets.length >= this.limits.markets_max) throw new Rejection(Reject.MARKETS_MAX);
+    this.out!.accepted(r.kind, r.account, 0);
+    this.markets.push({
+      id: `${this.assets[base]}-${this.assets[quote]}`, base, quote, tick, lot, status: 'active',
+      fees: null, mark: 0n, bids: [], asks: [],
+    });
+  }
+
+  // ---------------------------------------------------------------- canonical state
+
+  canonicalState(): CanonicalState {
+    const order = (o: RefOrder): CanonicalOrder => ({
+      order_id: o.order_id, account: o.account, side: o.side, tif: o.tif, price_units: num(o.price),
+      quantity_units: num(o.quantity), filled_units: num(o.filled), remaining_units: num(o.remaining),
+      locked_units: num(o.locked), priority_seq: o.priority_seq, client_order_id: o.client_order_id,
+    });
+    const markets: CanonicalMarket[] = this.markets.map((m) => ({
+      id: m.id, base: m.base, quote: m.quote, tick_size_units: num(m.tick), lot_size_units: num(m.lot),
+      status: m.status,
+      fees: m.fees === null ? null : { maker_fee_bps: num(m.fees.maker), taker_fee_bps: num(m.fees.taker) },
+      mark_price_units: num(m.mark), bids: m.bids.map(order), asks: m.asks.map(order),
+    }));
+    const accounts: CanonicalAccount[] = [...this.accounts.entries()]
+      .filter(([id, a]) => id === FEE_ACCOUNT || a.nonce > 0 || a.available.some((x) => x !== 0n) || a.locked.some((x) => x !== 0n))
+      .sort((x, y) => x[0] - y[0])
+      .map(([id, a]) => ({
+        account: id, nonce_high_water: a.nonce,
+        balances: a.available.map((av, i): [number, number] => [num(av), num(a.locked[i])]),
+      }));
+    return {
+      next_order_id: this.next_order_id,
+      next_fill_id: this.next_fill_id,
+      next_priority_seq: this.next_priority_seq,
+      fees: { maker_fee_bps: num(this.maker_bps), taker_fee_bps: num(this.taker_bps) },
+      markets,
+      accounts,
+      deposits_units: this.deposits.map(num),
+      withdrawals_units: this.withdrawals.map(num),
+      credit: [...this.credit.entries()].sort((x, y) => x[0] - y[0]).map(([account, c]) => ({
+        account, credit_limit_units: num(c.limit), auto_cancel_ratio_ppm: num(c.ratio_ppm),
+      })),
+      pending_withdrawals: this.pending
+        .slice()
+        .sort((x, y) => x.account - y.account || x.nonce - y.nonce)
+        .map((w) => ({ account: w.account, nonce: w.nonce, asset: w.asset, amount_units: num(w.amount) })),
+    };
+  }
+}
+
+export function createReferenceEngine(config: EngineConfig): MatchingEngine {
+  return new ReferenceEngine(config);
+}

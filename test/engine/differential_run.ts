@@ -1,0 +1,182 @@
+// The differential harness: one generated sequence through two engines side by side.
+//
+// After every request: the two event lists must be equal field by field, the OrderTracker checks
+// the reference's events, and checkInvariants checks the reference state (skipped after a
+// rejection: a rejected request changes nothing, and the state was checked after the previous
+// request). After the sequence: the two canonical states must be deep-equal with equal digests,
+// the fast state must pass checkInvariants too, and the events must account for the final state.
+import type { EngineConfig, MatchingEngine } from '../../src/engine/api.js';
+import { EventLog, formatEvent } from '../../src/engine/event_log.js';
+import type { EngineEvent } from '../../src/engine/event_log.js';
+import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
+import { canonicalJson, stateDigest } from '../../src/engine/state.js';
+import type { Request } from '../../src/engine/types.js';
+import { RequestGenerator, sequenceLength } from './generator.js';
+
+export type EngineFactory = (config: EngineConfig) => MatchingEngine;
+
+export class DifferentialFailure extends Error {}
+
+/** Field-by-field equality (Object.is, so -0 differs from 0) of two event lists. */
+export function eventsEqual(a: readonly EngineEvent[], b: readonly EngineEvent[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!eventEqual(a[i], b[i])) return false;
+  return true;
+}
+
+function eventEqual(x: EngineEvent, y: EngineEvent): boolean {
+  const is = Object.is;
+  switch (x.type) {
+    case 'accepted':
+      return y.type === 'accepted' && is(x.kind, y.kind) && is(x.account, y.account) && is(x.order_id, y.order_id);
+    case 'rejected':
+      return y.type === 'rejected' && is(x.kind, y.kind) && is(x.account, y.account) && is(x.code, y.code) &&
+        is(x.reason, y.reason);
+    case 'fill':
+      return y.type === 'fill' && is(x.fill_id, y.fill_id) && is(x.market, y.market) &&
+        is(x.taker_order_id, y.taker_order_id) && is(x.maker_order_id, y.maker_order_id) &&
+        is(x.taker_account, y.taker_account) && is(x.maker_account, y.maker_account) &&
+        is(x.taker_side, y.taker_side) && is(x.price_units, y.price_units) &&
+        is(x.quantity_units, y.quantity_units) && is(x.taker_fee_units, y.taker_fee_units) &&
+        is(x.maker_fee_units, y.maker_fee_units);
+    case 'orderUpdate':
+      return y.type === 'orderUpdate' && is(x.order_id, y.order_id) && is(x.account, y.account) &&
+        is(x.market, y.market) && is(x.side, y.side) && is(x.status, y.status) &&
+        is(x.price_units, y.price_units) && is(x.quantity_units, y.quantity_units) &&
+        is(x.filled_units, y.filled_units) && is(x.remaining_units, y.remaining_units) &&
+        is(x.last_fill_price_units, y.last_fill_price_units) && is(x.reason, y.reason);
+    case 'balance':
+      return y.type === 'balance' && is(x.account, y.account) && is(x.asset, y.asset) &&
+        is(x.available_units, y.available_units) && is(x.locked_units, y.locked_units) && is(x.reason, y.reason);
+  }
+}
+
+/** One event per line; with `other`, lines that differ from it at the same index get a `!`. */
+function show(events: readonly EngineEvent[], other?: readonly EngineEvent[]): string {
+  if (events.length === 0) return '    (none)';
+  return events.map((e, i) => {
+    const mark = other !== undefined && (i >= other.length || !eventEqual(e, other[i])) ? '  ! ' : '    ';
+    return `${mark}${formatEvent(e)}`;
+  }).join('\n');
+}
+
+function showRequest(r: Request): string {
+  const d: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(r)) if (val !== 0 && val !== '') d[k] = val;
+  return JSON.stringify(d);
+}
+
+function fail(seed: number, index: number, requests: Request[], what: string): never {
+  const history = requests.map((r, i) => `  #${i} ${showRequest(r)}`).join('\n');
+  throw new DifferentialFailure(
+    `seed ${seed}, request #${index}: ${what}\n` +
+    `request: ${showRequest(requests[index] ?? requests[requests.length - 1])}\n` +
+    `requests so far (fields that are 0 or '' omitted; replay with RINGBOOK_DIFF_SEED=${seed}):\n${history}`,
+  );
+}
+
+export interface SequenceStats {
+  requests: number;
+  rejected: number;
+  fills: number;
+}
+
+/**
+ * Runs the sequence of `seed` through `reference` and `candidate`. Throws DifferentialFailure
+ * with a reproducible description on the first disagreement or broken invariant.
+ */
+export function runSequence(
+  seed: number, reference: EngineFactory, candidate: EngineFactory, length = sequenceLength(seed),
+  /** Applied to both event lists before they are compared (exploration aid; unused by the tests). */
+  normalize?: (events: EngineEvent[]) => void,
+): SequenceStats {
+  const gen = new RequestGenerator(seed);
+  const config = gen.config;
+  const ref = reference(config);
+  const cand = candidate(config);
+  const refLog = new EventLog();
+  const candLog = new EventLog();
+  const tracker = new OrderTracker(config);
+  const requests: Request[] = [];
+  const stats: SequenceStats = { requests: 0, rejected: 0, fills: 0 };
+  for (let i = 0; i < length; i++) {
+    const r = gen.next();
+    requests.push(r);
+    const mine = { ...r };
+    try {
+      ref.apply(r, refLog);
+    } catch (e) {
+      fail(seed, i, requests, `the reference engine threw: ${(e as Error).stack ?? String(e)}`);
+    }
+    try {
+      cand.apply(mine, candLog);
+    } catch (e) {
+      fail(seed, i, requests, `the candidate engine threw: ${(e as Error).stack ?? String(e)}`);
+    }
+    const a = refLog.take();
+    const b = candLog.take();
+    if (normalize !== undefined) {
+      normalize(a);
+      normalize(b);
+    }
+    if (!eventsEqual(a, b)) {
+      fail(seed, i, requests, `events differ ('!' marks the differing lines)\n  reference:\n${show(a, b)}\n  candidate:\n${show(b, a)}`);
+    }
+    const tv = tracker.observe(r, a);
+    if (tv.length > 0) fail(seed, i, requests, `event invariants broken:\n  ${tv.join('\n  ')}\n  events:\n${show(a)}`);
+    gen.observe(r, a);
+    stats.requests++;
+    if (a[0]?.type === 'rejected') {
+      stats.rejected++;
+      continue;
+    }
+    for (const e of a) if (e.type === 'fill') stats.fills++;
+    const sv = checkInvariants(ref.canonicalState(), config);
+    if (sv.length > 0) fail(seed, i, requests, `state invariants broken:\n  ${sv.join('\n  ')}\n  events:\n${show(a)}`);
+  }
+  const last = requests.length - 1;
+  const refState = ref.canonicalState();
+  const candState = cand.canonicalState();
+  const diff = firstDifference(refState, candState);
+  if (diff !== null) {
+    fail(seed, last, requests, `canonical states differ at state${diff}\n  reference: ${canonicalJson(refState)}\n  candidate: ${canonicalJson(candState)}`);
+  }
+  if (stateDigest(refState) !== stateDigest(candState)) fail(seed, last, requests, 'state digests differ');
+  const cv = checkInvariants(candState, config);
+  if (cv.length > 0) fail(seed, last, requests, `candidate state invariants broken:\n  ${cv.join('\n  ')}`);
+  const ev = tracker.checkAgainstState(refState);
+  if (ev.length > 0) fail(seed, last, requests, `events do not account for the state:\n  ${ev.join('\n  ')}`);
+  return stats;
+}
+
+/**
+ * Path of the first difference between two JSON-like values (Object.is on leaves) relative to
+ * them ('' when they differ at the top), or null when equal. Builds strings only on a difference.
+ */
+export function firstDifference(a: unknown, b: unknown): string | null {
+  if (Object.is(a, b)) return null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return '';
+  if (Array.isArray(a) !== Array.isArray(b)) return '';
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return '.length';
+    for (let i = 0; i < a.length; i++) {
+      const d = firstDifference(a[i], b[i]);
+      if (d !== null) return `[${i}]${d}`;
+    }
+    return null;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    n++;
+    if (!(k in y)) return `.${k}`;
+    const d = firstDifference(x[k], y[k]);
+    if (d !== null) return `.${k}${d}`;
+  }
+  for (const k in y) {
+    n--;
+    if (!(k in x)) return `.${k}`;
+  }
+  return n === 0 ? null : '';
+}

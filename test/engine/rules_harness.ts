@@ -1,0 +1,188 @@
+// A small driver for rule tests: builds requests, applies them, returns the events, and checks the
+// state and event invariants after every step (conservation first among them).
+import { expect } from 'vitest';
+import type { CanonicalState, EngineConfig, MatchingEngine } from '../../src/engine/api.js';
+import { EventLog } from '../../src/engine/event_log.js';
+import type {
+  AcceptedEvent, BalanceEvent, EngineEvent, FillEvent, OrderUpdateEvent, RejectedEvent,
+} from '../../src/engine/event_log.js';
+import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
+import {
+  NO_MARKET, OrderType, REJECT_CODES, RequestKind, Tif, emptyRequest,
+} from '../../src/engine/types.js';
+import type { Request } from '../../src/engine/types.js';
+
+export type EngineFactory = (config: EngineConfig) => MatchingEngine;
+
+export interface PlaceOptions {
+  market?: number;
+  tif?: number;
+  client_order_id?: string;
+  nonce?: number;
+}
+
+export class Harness {
+  readonly engine: MatchingEngine;
+  readonly log = new EventLog();
+  readonly tracker: OrderTracker;
+  private readonly nonces = new Map<number, number>();
+
+  constructor(factory: EngineFactory, readonly config: EngineConfig) {
+    this.engine = factory(config);
+    this.tracker = new OrderTracker(config);
+  }
+
+  /** Applies one request; asserts every invariant afterwards; returns its events. */
+  apply(r: Request): EngineEvent[] {
+    this.engine.apply(r, this.log);
+    const events = this.log.take();
+    expect(this.tracker.observe(r, events), 'event invariants').toEqual([]);
+    const state = this.engine.canonicalState();
+    expect(checkInvariants(state, this.config), 'state invariants').toEqual([]);
+    expect(this.tracker.checkAgainstState(state), 'events account for the state').toEqual([]);
+    return events;
+  }
+
+  state(): CanonicalState {
+    return this.engine.canonicalState();
+  }
+
+  /** [available, locked] of (account, asset); [0, 0] for an unlisted account. */
+  balance(account: number, asset: number): [number, number] {
+    const a = this.state().accounts.find((x) => x.account === account);
+    return a === undefined ? [0, 0] : a.balances[asset];
+  }
+
+  nextNonce(account: number): number {
+    const n = (this.nonces.get(account) ?? 0) + 1;
+    this.nonces.set(account, n);
+    return n;
+  }
+
+  private signed(kind: number, account: number, nonce?: number): Request {
+    const r = emptyRequest();
+    r.kind = kind;
+    r.account = account;
+    r.nonce = nonce ?? this.nextNonce(account);
+    return r;
+  }
+
+  deposit(account: number, asset: number, amount: number): EngineEvent[] {
+    const r = emptyRequest();
+    r.kind = RequestKind.DEPOSIT;
+    r.account = account;
+    r.asset = asset;
+    r.amount_units = amount;
+    return this.apply(r);
+  }
+
+  withdraw(account: number, asset: number, amount: number, nonce?: number): EngineEvent[] {
+    const r = this.signed(RequestKind.WITHDRAW, account, nonce);
+    r.asset = asset;
+    r.amount_units = amount;
+    return this.apply(r);
+  }
+
+  placeRequest(account: number, side: number, order_type: number, price: number, quantity: number, o: PlaceOptions = {}): Request {
+    const r = this.signed(RequestKind.PLACE, account, o.nonce);
+    r.market = o.market ?? 0;
+    r.side = side;
+    r.order_type = order_type;
+    r.tif = o.tif ?? (order_type === OrderType.MARKET ? Tif.IOC : Tif.GTC);
+    r.price_units = price;
+    r.quantity_units = quantity;
+    r.client_order_id = o.client_order_id ?? '';
+    return r;
+  }
+
+  limit(account: number, side: number, price: number, quantity: number, o: PlaceOptions = {}): EngineEvent[] {
+    return this.apply(this.placeRequest(account, side, OrderType.LIMIT, price, quantity, o));
+  }
+
+  market(account: number, side: number, quantity: number, o: PlaceOptions = {}): EngineEvent[] {
+    return this.apply(this.placeRequest(account, side, OrderType.MARKET, 0, quantity, o));
+  }
+
+  cancel(account: number, order_id: number, client_order_id = '', nonce?: number): EngineEvent[] {
+    const r = this.signed(RequestKind.CANCEL, account, nonce);
+    r.order_id = order_id;
+    r.client_order_id = client_order_id;
+    return this.apply(r);
+  }
+
+  amend(account: number, order_id: number, price: number, quantity: number, nonce?: number): EngineEvent[] {
+    const r = this.signed(RequestKind.AMEND, account, nonce);
+    r.order_id = order_id;
+    r.price_units = price;
+    r.quantity_units = quantity;
+    return this.apply(r);
+  }
+
+  cancelAll(account: number, market = NO_MARKET, nonce?: number): EngineEvent[] {
+    const r = this.signed(RequestKind.CANCEL_ALL, account, nonce);
+    r.market = market;
+    return this.apply(r);
+  }
+
+  admin(kind: number, fields: Partial<Request>): EngineEvent[] {
+    const r = emptyRequest();
+    r.kind = kind;
+    Object.assign(r, fields);
+    return this.apply(r);
+  }
+
+  pause(market: number): EngineEvent[] {
+    return this.admin(RequestKind.PAUSE_MARKET, { market });
+  }
+
+  resume(market: number): EngineEvent[] {
+    return this.admin(RequestKind.RESUME_MARKET, { market });
+  }
+
+  setFees(market: number, maker_fee_bps: number, taker_fee_bps: number): EngineEvent[] {
+    return this.admin(RequestKind.SET_FEES, { market, maker_fee_bps, taker_fee_bps });
+  }
+
+  setCredit(account: number, credit_limit_units: number, auto_cancel_ratio_ppm: number): EngineEvent[] {
+    return this.admin(RequestKind.SET_CREDIT, { account, credit_limit_units, auto_cancel_ratio_ppm });
+  }
+
+  addMarket(base: number, quote: number, tick: number, lot: number): EngineEvent[] {
+    return this.admin(RequestKind.ADD_MARKET, { asset: base, asset_quote: quote, tick_size_units: tick, lot_size_units: lot });
+  }
+}
+
+// Expected-event builders, argument order as in EventSink.
+export function acc(kind: number, account: number, order_id: number): AcceptedEvent {
+  return { type: 'accepted', kind, account, order_id };
+}
+
+export function rej(kind: number, account: number, reason: number): RejectedEvent {
+  return { type: 'rejected', kind, account, code: REJECT_CODES[reason], reason };
+}
+
+export function fil(
+  fill_id: number, market: number, taker_order_id: number, maker_order_id: number, taker_account: number,
+  maker_account: number, taker_side: number, price_units: number, quantity_units: number,
+  taker_fee_units: number, maker_fee_units: number,
+): FillEvent {
+  return {
+    type: 'fill', fill_id, market, taker_order_id, maker_order_id, taker_account, maker_account,
+    taker_side, price_units, quantity_units, taker_fee_units, maker_fee_units,
+  };
+}
+
+export function upd(
+  order_id: number, account: number, market: number, side: number, status: number, price_units: number,
+  quantity_units: number, filled_units: number, remaining_units: number, last_fill_price_units: number,
+  reason: number,
+): OrderUpdateEvent {
+  return {
+    type: 'orderUpdate', order_id, account, market, side, status, price_units, quantity_units,
+    filled_units, remaining_units, last_fill_price_units, reason,
+  };
+}
+
+export function bal(account: number, asset: number, available_units: number, locked_units: number, reason: number): BalanceEvent {
+  return { type: 'balance', account, asset, available_units, locked_units, reason };
+}
