@@ -9,6 +9,7 @@ import { readJsonBody, Reply } from './envelope.js';
 import type { MatcherLink, Outcome } from './matcher_link.js';
 import type { RateLimiter } from './rate_limit.js';
 import { clientIpKey } from './rate_limit.js';
+import { parseUintString } from './params.js';
 import type { ReadModel } from './read_model.js';
 import type { AssetInfo } from './signed_requests.js';
 
@@ -151,6 +152,20 @@ export class SignatureBatcher {
       },
     );
   }
+}
+
+/**
+ * An integer query or path parameter in [min, max]; `fallback` when absent. Answers
+ * INVALID_REQUEST (naming the parameter) and returns null when it is malformed or out of range.
+ */
+export function uintParam(reply: Reply, text: string | undefined, name: string, fallback: number, min: number, max: number): number | null {
+  if (text === undefined) return fallback;
+  const v = parseUintString(text, name, { min, max });
+  if (!v.ok) {
+    reply.error('INVALID_REQUEST', v.message);
+    return null;
+  }
+  return v.value;
 }
 
 /** Answers an engine rejection (or acceptance via `onAccepted`) with the right code and status. */

@@ -7,23 +7,12 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import type { DaPublisher } from '../da/publisher.js';
 import { FILL_LEAF_TYPES, fillLeafValues } from '../da/fills_tree.js';
 import { batchToJson } from '../da/published.js';
-import { getRoute, type GatewayContext } from './context.js';
-import type { Reply } from './envelope.js';
-import { parseQuery, parseUintString } from './params.js';
+import { getRoute, uintParam, type GatewayContext } from './context.js';
+import { parseQuery } from './params.js';
 
 export const DA_BATCHES_PER_PAGE_MAX = 100;
 /** Inputs hex characters per page beyond which no further batch is added (always at least one). */
 const DA_PAGE_INPUT_CHARS_MAX = 8 * 1024 * 1024;
-
-function uintParam(reply: Reply, text: string | undefined, name: string, fallback: number, min: number, max: number): number | null {
-  if (text === undefined) return fallback;
-  const v = parseUintString(text, name, { min, max });
-  if (!v.ok) {
-    reply.error('INVALID_REQUEST', v.message);
-    return null;
-  }
-  return v.value;
-}
 
 export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publisher: DaPublisher): void {
   const store = publisher.store;

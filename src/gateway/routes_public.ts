@@ -1,9 +1,9 @@
 // Public and account GET routes: answered from the read model, never by the matcher.
 import type { TemplatedApp } from 'uWebSockets.js';
 import { OrderStatus } from '../engine/types.js';
-import { getRoute, type GatewayContext } from './context.js';
+import { getRoute, uintParam, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
-import { parseAddress, parseQuery, parseUintString } from './params.js';
+import { parseAddress, parseQuery } from './params.js';
 import type { MarketView } from './read_model.js';
 import {
   accountFill, balancesRecord, bookRecord, feesRecord, marketRecord, orderRecord, publicTrade,
@@ -16,18 +16,6 @@ function query(reply: Reply, text: string): Map<string, string> | null {
     return null;
   }
   return q.value;
-}
-
-/** Integer query parameter in [1, max], default `fallback`; null after answering an error. */
-function intParam(reply: Reply, q: Map<string, string>, name: string, fallback: number, max: number): number | null {
-  const text = q.get(name);
-  if (text === undefined) return fallback;
-  const v = parseUintString(text, name, { min: 1, max });
-  if (!v.ok) {
-    reply.error('INVALID_REQUEST', v.message);
-    return null;
-  }
-  return v.value;
 }
 
 function marketParam(ctx: GatewayContext, reply: Reply, id: string): MarketView | null {
@@ -74,7 +62,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     if (mv === null) return;
     const q = query(reply, req.getQuery() ?? '');
     if (q === null) return;
-    const depth = intParam(reply, q, 'depth', ctx.cfg.limits.book_depth_max, ctx.cfg.limits.book_depth_max);
+    const depth = uintParam(reply, q.get('depth'), 'depth', ctx.cfg.limits.book_depth_max, 1, ctx.cfg.limits.book_depth_max);
     if (depth === null) return;
     reply.ok(bookRecord(rm, mv, depth));
   });
@@ -92,7 +80,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     if (mv === null) return;
     const q = query(reply, req.getQuery() ?? '');
     if (q === null) return;
-    const limit = intParam(reply, q, 'limit', 100, ctx.cfg.limits.trades_per_market_kept);
+    const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, ctx.cfg.limits.trades_per_market_kept);
     if (limit === null) return;
     const trades = rm.trades_by_market[mv.index] ?? [];
     const out = [];
@@ -121,7 +109,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
       if (mv === null) return;
       market = mv.index;
     }
-    const limit = intParam(reply, q, 'limit', 100, 1000);
+    const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, 1000);
     if (limit === null) return;
     const out = [];
     if (a.account >= 0) {
@@ -164,7 +152,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     if (a === null) return;
     const q = query(reply, req.getQuery() ?? '');
     if (q === null) return;
-    const limit = intParam(reply, q, 'limit', 100, ctx.cfg.limits.fills_per_account_kept);
+    const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, ctx.cfg.limits.fills_per_account_kept);
     if (limit === null) return;
     const fills = a.account >= 0 ? rm.fills_by_account.get(a.account) ?? [] : [];
     const out = [];
