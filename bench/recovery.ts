@@ -88,6 +88,7 @@ async function generate(dir: string): Promise<{ batches: number; records: number
   let seq = 0;
   const inflight = new Set<Promise<void>>();
   const flush = async (): Promise<void> => {
+    writer.flush();
     const n = ring.available();
     if (n === 0) return;
     for (let i = 0; i < n; i++) {

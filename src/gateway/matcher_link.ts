@@ -76,6 +76,12 @@ export class MatcherLink {
 
   ring_full_count = 0;
   listener_errors = 0;
+  private flush_scheduled = false;
+  /** Publishes this turn's requests to the matcher at once (one wake-up per turn, not per request). */
+  private readonly flush_requests = (): void => {
+    this.flush_scheduled = false;
+    this.writer?.flush();
+  };
   replayed_batches = 0;
 
   constructor(options: MatcherLinkOptions) {
@@ -146,6 +152,10 @@ export class MatcherLink {
     if (!this.writer.tryWrite(seq, address, hint, request)) {
       this.ring_full_count++;
       return null;
+    }
+    if (!this.flush_scheduled) {
+      this.flush_scheduled = true;
+      setImmediate(this.flush_requests);
     }
     return new Promise<Outcome>((resolve) => {
       this.pending.set(seq, {
@@ -276,6 +286,7 @@ export class MatcherLink {
       });
       worker.once('exit', () => resolve());
     });
+    this.writer?.flush();
     this.request_ring.close();
     await stopped;
     await this.pump_done;
