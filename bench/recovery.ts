@@ -35,6 +35,7 @@ import { ReplayExecutor } from '../src/da/replay.js';
 import { emptyRequest, RequestKind, Side, Tif, OrderType } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
 import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+import { mulberry32 as rng } from '../src/util/prng.js';
 
 function envInt(name: string, fallback: number): number {
   const v = process.env[name];
@@ -52,17 +53,6 @@ const REPLAY_SECONDS = envInt('BENCH_REPLAY_SECONDS', 300);
 const TARGET_S = 10;
 const BASE = process.env.BENCH_DIR ?? os.tmpdir();
 
-/** mulberry32 */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function address(i: number): Uint8Array {
   const a = new Uint8Array(20);

@@ -1,6 +1,7 @@
 // StateRootBuilder: the leaves of docs/verifiability.md from events, the bucketed root, and the
 // incremental path checked against an independent from-scratch model written from the doc.
 import { describe, expect, it } from 'vitest';
+import { mulberry32 as rng } from '../../src/util/prng.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { EMPTY_FILLS_ROOT, FILL_LEAF_TYPES, FillsTree, fillLeafValues } from '../../src/da/fills_tree.js';
@@ -128,17 +129,6 @@ class Model {
   }
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle<T>(xs: T[], r: () => number): T[] {
   const a = xs.slice();

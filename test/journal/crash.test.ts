@@ -4,23 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { mulberry32 as prng } from '../../src/util/prng.js';
 import { adminHeaders, api, startServer, Wallet, type StartedServer } from '../server/harness.js';
 
 const ROUNDS = Number(process.env.RINGBOOK_CRASH_ROUNDS ?? 20);
 const WALLETS = 6;
 const ORDERS_PER_WALLET_PER_ROUND_MAX = 40;
-
-/** Deterministic PRNG (mulberry32): the kill moments differ per round but not per run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Acked {
   order_id: number;
