@@ -4,8 +4,11 @@ NODE ?= node
 
 .PHONY: install build run test bench clean
 
+# `npm install` (not `npm ci`): npm 11 leaves msgpackr-extract's other-platform optional
+# packages out of the lock file and `npm ci` then refuses it as out of sync. `npm install`
+# installs exactly the locked versions here and leaves the lock file unchanged.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $@
 
 install: node_modules/.installed
