@@ -46,7 +46,9 @@ usage: ringbook <command> [options]
 commands:
   start                      run the server (config/default.json + RINGBOOK_* environment)
   keygen                     make a wallet: private key and address
-  journal inspect            list the journal's batches (sizes, input hashes)
+  journal inspect            list the journal's batches (sizes, checksums, input hashes)
+  replay [--every N]         rebuild the state from the journal; print its state root (and every
+                             N-th batch's), compared with the published roots when present
   verify --url <base_url>    re-execute published batches and compare state roots
 
 common options:
@@ -122,6 +124,24 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (sub === 'inspect') return journalInspect(args);
       console.error('usage: ringbook journal inspect [--data-dir <dir>] [--json]');
       return EXIT_USAGE;
+    case 'replay': {
+      const { replayJournal } = await import('./replay.js');
+      const every = args.flags.get('every');
+      const json = args.flags.has('json');
+      const r = replayJournal(dataDir(args), {
+        every: typeof every === 'string' ? Number(every) : undefined,
+        onRoot: json ? undefined : (id, root) => console.log(`batch ${id}  state root ${root}`),
+      });
+      if (json) console.log(JSON.stringify(r));
+      else {
+        console.log(`replayed ${r.batches} batches (${r.requests} requests) in ${r.seconds.toFixed(2)} s`);
+        console.log(`last batch ${r.last_batch_id}  state root ${r.state_root}`);
+        console.log(`engine state digest ${r.engine_digest}`);
+        console.log(`compared with published roots: ${r.compared} batches, ${r.mismatches.length} mismatches`);
+        for (const m of r.mismatches.slice(0, 10)) console.log(`  batch ${m.batch_id}: journal ${m.journal_root} published ${m.published_root}`);
+      }
+      return r.mismatches.length > 0 ? 2 : EXIT_OK;
+    }
     case 'verify': {
       // Resolved at run time: the verifier is its own entry point (dist/src/cli/verify.js).
       const verify_module = './verify.js';

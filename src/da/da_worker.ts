@@ -43,7 +43,9 @@ port.on('message', (m: PackedEvents | { type: 'close' }) => {
       core.onEvent(fields);
       if (fields.type() === EventType.BATCH_COMMITTED) core.onBatch(fields.field(0), fields.field(1));
     }
-    post({ type: 'root', batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure });
+    const root = { type: 'root' as const, batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure };
+    // Report the root only once its batch is readable from the store.
+    core.settled().then(() => post(root), () => post(root));
     return;
   }
   core.close().then(() => post({ type: 'closed' }), (e: unknown) => {

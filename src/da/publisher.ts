@@ -178,7 +178,17 @@ export class DaPublisherCore implements DaPublisher {
       header, inputs_hex: raw.inputs.toString('hex'), fills: roots.fills, state_diff: roots.state_diff,
     };
     this.published++;
-    store.submit(batch).catch((err: unknown) => this.fail(err));
+    this.last_submit = store.submit(batch).catch((err: unknown) => this.fail(err));
+  }
+
+  private last_submit: Promise<void> = Promise.resolve();
+
+  /**
+   * Resolves once every batch published so far is in the store: a root is reported only then,
+   * so whoever sees it can also read its batch (GET /da/batches).
+   */
+  settled(): Promise<void> {
+    return this.last_submit;
   }
 
   private fail(err: unknown): void {

@@ -222,8 +222,9 @@ describe('SpscRing producer/consumer', () => {
     expect(await ring.waitForDataAsync(0)).toBe(2);
     expect(ring.waitForSpace(10)).toBe(0);
     expect(await ring.waitForSpaceAsync(10)).toBe(0);
-    expect(ring.producer_sleep_count).toBe(2);
-    expect(ring.consumer_sleep_count).toBe(2);
+    // They slept (at least once each; a loaded machine may wake and re-sleep them).
+    expect(ring.producer_sleep_count).toBeGreaterThanOrEqual(2);
+    expect(ring.consumer_sleep_count).toBeGreaterThanOrEqual(2);
     // An async waiter is woken by a publish made later on the same thread.
     drain(ring);
     const pending = ring.waitForDataAsync(5_000);
