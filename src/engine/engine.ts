@@ -106,7 +106,8 @@ export class FastEngine extends EngineState implements MatchingEngine {
     if (may_rest) {
       if (this.ledger.open_orders[account] >= this.limits.orders_open_per_account_max) return this.reject(r, out, Reject.ACCOUNT_OPEN_ORDERS_MAX);
       if (this.orders.size >= this.limits.orders_open_max) return this.reject(r, out, Reject.ENGINE_OPEN_ORDERS_MAX);
-      if (own.find(p) < 0 && own.count >= this.limits.price_levels_per_book_max) return this.reject(r, out, Reject.BOOK_LEVELS_MAX);
+      // Count first: the search runs only when the side is full (rare), not on every order.
+      if (own.count >= this.limits.price_levels_per_book_max && own.find(p) < 0) return this.reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
     if (tif === Tif.POST_ONLY && this.crosses(opposite, side, p)) return this.reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
     const base = this.market_base[m];
@@ -182,7 +183,7 @@ export class FastEngine extends EngineState implements MatchingEngine {
     // Moving to a new price level is refused when the side is full, unless the order leaves a
     // level it is alone at (the count of levels then does not grow).
     const alone = this.levels.head[o.level[s]] === s && this.levels.tail[o.level[s]] === s;
-    if (p !== old_price && !alone && own.find(p) < 0 && own.count >= this.limits.price_levels_per_book_max) {
+    if (p !== old_price && !alone && own.count >= this.limits.price_levels_per_book_max && own.find(p) < 0) {
       return this.reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
     const tif = o.tif[s];
