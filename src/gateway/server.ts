@@ -18,6 +18,8 @@ import type { AssetInfo } from './signed_requests.js';
 import { registerWebSocket, type WsHub } from './ws/hub.js';
 import { createDaPublisher, type DaPublisher } from '../da/publisher.js';
 import { registerDaRoutes } from './routes_da.js';
+import { MarketData } from '../marketdata/market_data.js';
+import { registerMarketDataRoutes } from './routes_marketdata.js';
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -67,6 +69,9 @@ export class RingbookServer {
     });
     const da = createDaPublisher(cfg, journal_dir);
     da.attach(link);
+    // Before start: the journal replay rebuilds candles and the leaderboard.
+    const md = new MarketData(link.read_model);
+    link.addEventListener((e) => md.onEvent(e));
     this.da = da;
     await link.start();
     this.link = link;
@@ -95,6 +100,7 @@ export class RingbookServer {
     registerTradingRoutes(app, ctx);
     registerAdminRoutes(app, ctx, da);
     registerDaRoutes(app, ctx, da);
+    registerMarketDataRoutes(app, ctx, md);
     const hub = registerWebSocket(app, ctx);
     this.ws_hub = hub;
     link.addEventListener((e) => hub.onEvent(e));

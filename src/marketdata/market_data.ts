@@ -1,0 +1,96 @@
+// Market data on the front thread: candles and the leaderboard, built only from committed events
+// (MatcherLink.addEventListener), so a restart rebuilds them by replaying the journal.
+import { OrderStatus, Side } from '../engine/types.js';
+import { EventType } from '../ring/records.js';
+import type { EventFields, ReadModel } from '../gateway/read_model.js';
+import { CandleBuilder, midpoint } from './candles.js';
+import { Leaderboard } from './leaderboard.js';
+
+export interface MarketDataOptions {
+  /** Wall clock for request-time defaults (the default `since` of candles); Date.now by default. */
+  now?: () => number;
+  candles_kept?: number;
+  leaderboard_trades_max?: number;
+}
+
+export class MarketData {
+  readonly candles: CandleBuilder;
+  readonly leaderboard: Leaderboard;
+  readonly now: () => number;
+  private readonly rm: ReadModel;
+  private batch_time_ms = 0;
+  /** Best bid / ask per market as last known (0: none); see best(). */
+  private readonly best_bid: number[] = [];
+  private readonly best_ask: number[] = [];
+
+  constructor(rm: ReadModel, opts: MarketDataOptions = {}) {
+    this.rm = rm;
+    this.now = opts.now ?? Date.now;
+    this.candles = new CandleBuilder(opts.candles_kept);
+    this.leaderboard = new Leaderboard({ trades_max: opts.leaderboard_trades_max });
+  }
+
+  /**
+   * One committed event, called before the read model applies it (MatcherLink event listeners):
+   * at BATCH_COMMITTED the read model's books already hold the batch and `changed_markets` names
+   * the markets whose book it changed.
+   */
+  onEvent(e: EventFields): void {
+    switch (e.type()) {
+      case EventType.BATCH_BEGIN:
+        this.batch_time_ms = e.field(1);
+        this.candles.onBatchBegin(this.batch_time_ms);
+        this.leaderboard.advance(this.batch_time_ms);
+        return;
+      case EventType.FILL: {
+        const market = e.field(1);
+        const price = e.field(7);
+        const quantity = e.field(8);
+        this.candles.onTrade(market, this.batch_time_ms, price, quantity);
+        const mv = this.rm.markets[market];
+        this.leaderboard.onTrade({
+          market, time_ms: this.batch_time_ms, price, quantity, taker_account: e.field(4), maker_account: e.field(5),
+          taker_side: e.field(6), taker_fee: e.field(9), maker_fee: e.field(10),
+        }, mv !== undefined && mv.quote === 'USDC');
+        return;
+      }
+      case EventType.ORDER_UPDATE: {
+        // A price an order rests at after this update is a candidate best (checked at commit).
+        const status = e.field(4);
+        if ((status !== OrderStatus.OPEN && status !== OrderStatus.PARTIALLY_FILLED) || e.field(8) <= 0) return;
+        const m = e.field(2);
+        const price = e.field(5);
+        if (e.field(3) === Side.BID) {
+          if (price > (this.best_bid[m] ?? 0)) this.best_bid[m] = price;
+        } else if (this.best_ask[m] === undefined || this.best_ask[m] === 0 || price < this.best_ask[m]) {
+          this.best_ask[m] = price;
+        }
+        return;
+      }
+      case EventType.BATCH_COMMITTED:
+        for (const m of this.rm.changed_markets) {
+          const mv = this.rm.markets[m];
+          if (mv === undefined) continue;
+          const bid = this.best(m, mv.bids, this.best_bid, true);
+          const ask = this.best(m, mv.asks, this.best_ask, false);
+          this.candles.onBookMid(m, this.batch_time_ms, bid > 0 && ask > 0 ? midpoint(bid, ask) : 0);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * Best price of one book side after a batch: the cached best when its level still exists,
+   * else a scan of the side's levels (no sort: O(levels), only when the best level went away).
+   */
+  private best(m: number, levels: Map<number, number>, cache: number[], highest: boolean): number {
+    const cached = cache[m] ?? 0;
+    if (cached > 0 && levels.has(cached)) return cached;
+    let best = 0;
+    for (const p of levels.keys()) if (best === 0 || (highest ? p > best : p < best)) best = p;
+    cache[m] = best;
+    return best;
+  }
+}
