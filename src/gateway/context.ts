@@ -9,7 +9,7 @@ import { readJsonBody, Reply } from './envelope.js';
 import type { MatcherLink, Outcome } from './matcher_link.js';
 import type { RateLimiter } from './rate_limit.js';
 import { clientIpKey } from './rate_limit.js';
-import { parseUintString } from './params.js';
+import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from './read_model.js';
 import type { AssetInfo } from './signed_requests.js';
 
@@ -152,6 +152,16 @@ export class SignatureBatcher {
       },
     );
   }
+}
+
+/** The request's query parameters; null after answering INVALID_REQUEST for a malformed query. */
+export function queryParams(reply: Reply, text: string): Map<string, string> | null {
+  const q = parseQuery(text);
+  if (!q.ok) {
+    reply.error('INVALID_REQUEST', q.message);
+    return null;
+  }
+  return q.value;
 }
 
 /**

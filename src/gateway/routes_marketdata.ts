@@ -3,9 +3,8 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { INTERVALS, type IntervalName } from '../marketdata/candles.js';
 import type { MarketData } from '../marketdata/market_data.js';
-import { getRoute, uintParam, type GatewayContext } from './context.js';
+import { getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
-import { parseQuery } from './params.js';
 
 /** Candles per call: at most 500, default 100 (spec). */
 export const OHLCV_LIMIT_MAX = 500;
@@ -29,14 +28,6 @@ export function parseIsoTime(text: string): number | null {
   return ms;
 }
 
-function query(reply: Reply, text: string): Map<string, string> | null {
-  const q = parseQuery(text);
-  if (!q.ok) {
-    reply.error('INVALID_REQUEST', q.message);
-    return null;
-  }
-  return q.value;
-}
 
 export function registerMarketDataRoutes(app: TemplatedApp, ctx: GatewayContext, md: MarketData): void {
   const rm = ctx.rm;
@@ -47,7 +38,7 @@ export function registerMarketDataRoutes(app: TemplatedApp, ctx: GatewayContext,
       reply.error('MARKET_NOT_FOUND', `market ${JSON.stringify(id).slice(0, 40)} not found`);
       return;
     }
-    const q = query(reply, req.getQuery() ?? '');
+    const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const interval = q.get('interval') ?? '1h';
     if (!Object.prototype.hasOwnProperty.call(INTERVALS, interval)) {
@@ -70,7 +61,7 @@ export function registerMarketDataRoutes(app: TemplatedApp, ctx: GatewayContext,
     reply.ok(md.candles.query(m, interval as IntervalName, since, limit, now));
   }));
   app.get('/leaderboard', getRoute(ctx, (reply, req) => {
-    const q = query(reply, req.getQuery() ?? '');
+    const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const limit = uintParam(reply, q.get('limit'), 'limit', LEADERBOARD_LIMIT_DEFAULT, 1, LEADERBOARD_LIMIT_MAX);
     if (limit === null) return;

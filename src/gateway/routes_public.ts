@@ -1,22 +1,14 @@
 // Public and account GET routes: answered from the read model, never by the matcher.
 import type { TemplatedApp } from 'uWebSockets.js';
 import { OrderStatus } from '../engine/types.js';
-import { getRoute, uintParam, type GatewayContext } from './context.js';
+import { getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
-import { parseAddress, parseQuery } from './params.js';
+import { parseAddress } from './params.js';
 import type { MarketView } from './read_model.js';
 import {
   accountFill, balancesRecord, bookRecord, feesRecord, marketRecord, orderRecord, publicTrade,
 } from './views.js';
 
-function query(reply: Reply, text: string): Map<string, string> | null {
-  const q = parseQuery(text);
-  if (!q.ok) {
-    reply.error('INVALID_REQUEST', q.message);
-    return null;
-  }
-  return q.value;
-}
 
 function marketParam(ctx: GatewayContext, reply: Reply, id: string): MarketView | null {
   const m = ctx.rm.marketIndex(id);
@@ -60,7 +52,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
   const book = getRoute(ctx, (reply, req) => {
     const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
     if (mv === null) return;
-    const q = query(reply, req.getQuery() ?? '');
+    const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const depth = uintParam(reply, q.get('depth'), 'depth', ctx.cfg.limits.book_depth_max, 1, ctx.cfg.limits.book_depth_max);
     if (depth === null) return;
@@ -78,7 +70,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
   app.get('/trades/:market_id', getRoute(ctx, (reply, req) => {
     const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
     if (mv === null) return;
-    const q = query(reply, req.getQuery() ?? '');
+    const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, ctx.cfg.limits.trades_per_market_kept);
     if (limit === null) return;
@@ -94,7 +86,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
   app.get('/account/:address/orders', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a === null) return;
-    const q = query(reply, req.getQuery() ?? '');
+    const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const status = q.get('status') ?? 'open';
     const wanted = STATUS_FILTERS[status];
@@ -150,7 +142,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
   app.get('/account/:address/fills', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a === null) return;
-    const q = query(reply, req.getQuery() ?? '');
+    const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, ctx.cfg.limits.fills_per_account_kept);
     if (limit === null) return;
