@@ -1,0 +1,369 @@
+// HTTP client for the Ringbook API (docs/api.md): typed methods per endpoint, envelopes parsed,
+// errors thrown as the typed classes of errors.ts.
+import { DuplicateNonceError, errorFromCode, RateLimitedError, RingbookError, UnexpectedResponseError } from './errors.js';
+import { MonotonicNonce, type NonceSource } from './nonce.js';
+import type { Wallet } from './wallet.js';
+import type {
+  AccountFill,
+  AdminMarket,
+  AdminState,
+  AmendInput,
+  Balances,
+  CancelAllResult,
+  CancelInput,
+  CancelResult,
+  CreateMarketInput,
+  CreditInfo,
+  CreditResult,
+  DaBatch,
+  DaProof,
+  DepositInput,
+  DepositResult,
+  Fees,
+  Health,
+  Market,
+  MarketFees,
+  OrderBook,
+  OrderRecord,
+  OrderResult,
+  OrderStatusFilter,
+  PlaceOrderInput,
+  PublicTrade,
+  ServerTime,
+  WithdrawalResult,
+  WithdrawalSignature,
+  WithdrawalSignatureInput,
+  WithdrawInput,
+  AssetBalance,
+} from './types.js';
+
+export type FetchLike = (input: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<{
+  status: number;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}>;
+
+export interface RingbookClientOptions {
+  /** `http://host:port` (a trailing slash is removed). */
+  base_url: string;
+  /** Needed for signed requests (orders, cancels, amends, cancel-all, withdrawals). */
+  wallet?: Wallet;
+  /** `X-Admin-Token` for admin routes and `/deposit`. */
+  admin_token?: string;
+  /** Default: the global fetch (Node 20, browsers). */
+  fetch?: FetchLike;
+  /** Default: a MonotonicNonce (microsecond clock, strictly increasing). */
+  nonces?: NonceSource;
+  /** Re-sends with a fresh nonce after DUPLICATE_NONCE on an automatic nonce (default 5). */
+  duplicate_nonce_retries?: number;
+}
+
+function enc(s: string | number): string {
+  return encodeURIComponent(String(s));
+}
+
+function query(params: Record<string, string | number | undefined | null>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) parts.push(`${enc(k)}=${enc(v)}`);
+  return parts.length === 0 ? '' : '?' + parts.join('&');
+}
+
+export class RingbookClient {
+  readonly base_url: string;
+  readonly wallet: Wallet | undefined;
+  readonly nonces: NonceSource;
+  readonly duplicate_nonce_retries: number;
+  #admin_token: string | undefined;
+  readonly #fetch: FetchLike;
+
+  constructor(opts: RingbookClientOptions) {
+    this.base_url = opts.base_url.replace(/\/+$/, '');
+    this.wallet = opts.wallet;
+    this.#admin_token = opts.admin_token;
+    this.nonces = opts.nonces ?? new MonotonicNonce();
+    this.duplicate_nonce_retries = opts.duplicate_nonce_retries ?? 5;
+    const f = opts.fetch ?? (globalThis.fetch as unknown as FetchLike | undefined);
+    if (!f) throw new TypeError('RingbookClient: no fetch available; pass options.fetch');
+    this.#fetch = f;
+  }
+
+  // ------------------------------------------------------------------ transport
+
+  /** One request; resolves with `data` of a success envelope, throws a RingbookError otherwise. */
+  async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, opts: { admin?: boolean } = {}): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (opts.admin) {
+      if (this.#admin_token === undefined) throw new TypeError(`${method} ${path} needs admin_token`);
+      headers['X-Admin-Token'] = this.#admin_token;
+    }
+    const res = await this.#fetch(this.base_url + path, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    const header_id = res.headers.get('x-request-id');
+    let parsed: any = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    if (res.status === 429) {
+      const ra = Number(res.headers.get('retry-after'));
+      throw new RateLimitedError({
+        code: 'RATE_LIMITED',
+        message: typeof parsed?.error === 'string' ? parsed.error : 'rate limited',
+        status: 429,
+        request_id: header_id,
+        retry_after_s: Number.isFinite(ra) && ra >= 1 ? ra : 1,
+      });
+    }
+    if (parsed && typeof parsed === 'object' && parsed.ok === true && res.status >= 200 && res.status < 300) {
+      return parsed.data as T;
+    }
+    if (parsed && typeof parsed === 'object' && parsed.ok === false && typeof parsed.error === 'string') {
+      throw errorFromCode({
+        code: parsed.error,
+        message: typeof parsed.message === 'string' ? parsed.message : parsed.error,
+        status: res.status,
+        request_id: typeof parsed.request_id === 'string' ? parsed.request_id : header_id,
+      });
+    }
+    throw new UnexpectedResponseError({
+      code: 'UNEXPECTED_RESPONSE',
+      message: `unexpected ${res.status} response: ${text.slice(0, 200)}`,
+      status: res.status,
+      request_id: header_id,
+    });
+  }
+
+  /**
+   * Runs a signed request with a nonce from the source. Nonces are unique and increasing, so a
+   * DUPLICATE_NONCE on an auto nonce means a later request overtook this one on another
+   * connection (docs/api.md "Nonces"); a refused request changed nothing, so it is re-signed with
+   * a fresh nonce and sent again (at most `duplicate_nonce_retries` times).
+   */
+  async #withNonce<T>(explicit: number | undefined, send: (nonce: number) => Promise<T>): Promise<T> {
+    if (explicit !== undefined) return send(explicit);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await send(this.nonces.next());
+      } catch (e) {
+        if (!(e instanceof DuplicateNonceError) || attempt >= this.duplicate_nonce_retries) throw e;
+      }
+    }
+  }
+
+  #signer(): Wallet {
+    if (!this.wallet) throw new TypeError('this call needs a wallet (RingbookClient({wallet}))');
+    return this.wallet;
+  }
+
+  #address(address?: string): string {
+    const a = address ?? this.wallet?.address;
+    if (!a) throw new TypeError('pass an address or give the client a wallet');
+    return a;
+  }
+
+  // ------------------------------------------------------------------ public
+
+  health(): Promise<Health> {
+    return this.request('GET', '/health');
+  }
+
+  time(): Promise<ServerTime> {
+    return this.request('GET', '/time');
+  }
+
+  markets(): Promise<Market[]> {
+    return this.request('GET', '/markets');
+  }
+
+  orderbook(market_id: string, opts: { depth?: number } = {}): Promise<OrderBook> {
+    return this.request('GET', `/orderbook/${enc(market_id)}${query({ depth: opts.depth })}`);
+  }
+
+  /** Global fees, or a market's effective fees when `market_id` is given. */
+  fees(): Promise<Fees>;
+  fees(market_id: string): Promise<MarketFees>;
+  fees(market_id?: string): Promise<Fees | MarketFees> {
+    return this.request('GET', market_id === undefined ? '/fees' : `/markets/${enc(market_id)}/fees`);
+  }
+
+  trades(market_id: string, opts: { limit?: number } = {}): Promise<PublicTrade[]> {
+    return this.request('GET', `/trades/${enc(market_id)}${query({ limit: opts.limit })}`);
+  }
+
+  // ------------------------------------------------------------------ account reads
+
+  /** Balances of `address` (default: the wallet). Also raises the nonce floor for the own wallet. */
+  async balances(address?: string): Promise<Balances> {
+    const a = this.#address(address);
+    const raw = await this.request<Record<string, unknown>>('GET', `/account/${enc(a)}/balances`);
+    const assets: Record<string, AssetBalance> = {};
+    for (const [k, v] of Object.entries(raw)) {
+      if (k === 'nonce_high_water' || k === 'credit') continue;
+      assets[k] = v as AssetBalance;
+    }
+    const nonce_high_water = Number(raw.nonce_high_water ?? 0);
+    if (this.wallet && a.toLowerCase() === this.wallet.address) this.nonces.observe(nonce_high_water);
+    return { assets, nonce_high_water, credit: (raw.credit ?? null) as CreditInfo | null };
+  }
+
+  /** Seeds the nonce source from the server's `nonce_high_water`; returns it. */
+  async syncNonce(): Promise<number> {
+    return (await this.balances()).nonce_high_water;
+  }
+
+  orders(opts: { address?: string; status?: OrderStatusFilter; market_id?: string; limit?: number } = {}): Promise<OrderRecord[]> {
+    const a = this.#address(opts.address);
+    return this.request('GET', `/account/${enc(a)}/orders${query({ status: opts.status, market_id: opts.market_id, limit: opts.limit })}`);
+  }
+
+  orderByClientId(client_order_id: string, address?: string): Promise<OrderRecord> {
+    return this.request('GET', `/account/${enc(this.#address(address))}/orders/by-client-id/${enc(client_order_id)}`);
+  }
+
+  fills(opts: { address?: string; limit?: number } = {}): Promise<AccountFill[]> {
+    return this.request('GET', `/account/${enc(this.#address(opts.address))}/fills${query({ limit: opts.limit })}`);
+  }
+
+  // ------------------------------------------------------------------ signed trading
+
+  async placeOrder(o: PlaceOrderInput): Promise<OrderResult> {
+    const w = this.#signer();
+    const order_type = o.order_type ?? 'limit';
+    const time_in_force = o.time_in_force ?? (order_type === 'market' ? 'ioc' : 'gtc');
+    return this.#withNonce(o.nonce, (nonce) => {
+    const signature = w.signOrder({
+      market_id: o.market_id,
+      side: o.side,
+      price: order_type === 'market' ? 0 : o.price,
+      quantity: o.quantity,
+      order_type,
+      time_in_force,
+      nonce,
+    });
+    const body: Record<string, unknown> = { user: w.address, market_id: o.market_id, side: o.side };
+    if (order_type !== 'market' && o.price !== undefined) body.price = o.price;
+    body.quantity = o.quantity;
+    body.order_type = order_type;
+    body.time_in_force = time_in_force;
+    body.nonce = nonce;
+    if (o.client_order_id !== undefined) body.client_order_id = o.client_order_id;
+    body.signature = signature;
+    return this.request<OrderResult>('POST', '/orders', body);
+    });
+  }
+
+  /** Cancel by `order_id` or `client_order_id` (or both, naming the same order). */
+  async cancel(c: CancelInput): Promise<CancelResult> {
+    const w = this.#signer();
+    const order_id = c.order_id === undefined ? '' : String(c.order_id);
+    const client_order_id = c.client_order_id ?? '';
+    return this.#withNonce(c.nonce, (nonce) => {
+      const signature = w.signCancel({ order_id, client_order_id, nonce });
+      return this.request<CancelResult>('POST', '/orders/cancel', { user: w.address, order_id, client_order_id, nonce, signature });
+    });
+  }
+
+  async amend(a: AmendInput): Promise<OrderResult> {
+    const w = this.#signer();
+    const order_id = String(a.order_id);
+    return this.#withNonce(a.nonce, (nonce) => {
+      const signature = w.signAmend({ order_id, price: a.price, quantity: a.quantity, nonce });
+      return this.request<OrderResult>('POST', '/orders/amend', { user: w.address, order_id, price: a.price, quantity: a.quantity, nonce, signature });
+    });
+  }
+
+  /** Cancels the account's open orders in one market, or everywhere when `market_id` is omitted. */
+  async cancelAll(market_id?: string, opts: { nonce?: number } = {}): Promise<CancelAllResult> {
+    const w = this.#signer();
+    return this.#withNonce(opts.nonce, (nonce) => {
+      const signature = w.signCancelAll({ market_id: market_id ?? null, nonce });
+      const body: Record<string, unknown> = { user: w.address };
+      if (market_id !== undefined) body.market_id = market_id;
+      body.nonce = nonce;
+      body.signature = signature;
+      return this.request<CancelAllResult>('POST', '/orders/cancel-all', body);
+    });
+  }
+
+  /** `amount` in the asset's smallest on-chain unit (wei for ETH). */
+  async withdraw(wd: WithdrawInput): Promise<WithdrawalResult> {
+    const w = this.#signer();
+    const amount = typeof wd.amount === 'bigint' ? wd.amount.toString() : typeof wd.amount === 'number' ? String(wd.amount) : wd.amount;
+    if (!/^[0-9]+$/.test(amount)) throw new TypeError('withdraw amount must be a non-negative integer of on-chain units');
+    return this.#withNonce(wd.nonce, (nonce) => {
+      const signature = w.signWithdrawal({ address: w.address, asset: wd.asset, amount, nonce });
+      return this.request<WithdrawalResult>('POST', '/withdrawals', { address: w.address, asset: wd.asset, amount, nonce, signature });
+    });
+  }
+
+  /** The operator's signature for a pending withdrawal (amount: decimal whole units, e.g. "0.5"). */
+  withdrawalSignature(i: WithdrawalSignatureInput): Promise<WithdrawalSignature> {
+    return this.request('POST', '/withdrawal-signature', { user: this.#address(i.user), asset: i.asset, amount: i.amount, nonce: i.nonce });
+  }
+
+  // ------------------------------------------------------------------ admin
+
+  /** Operator deposit (X-Admin-Token). `amount` is a decimal string in whole units. */
+  deposit(d: DepositInput): Promise<DepositResult> {
+    return this.request('POST', '/deposit', { user: d.user, asset: d.asset, amount: d.amount }, { admin: this.#admin_token !== undefined });
+  }
+
+  adminState(): Promise<AdminState> {
+    return this.request('GET', '/admin/state', undefined, { admin: true });
+  }
+
+  createMarket(m: CreateMarketInput): Promise<Market> {
+    const body: Record<string, unknown> = {};
+    if (m.id !== undefined) body.id = m.id;
+    body.base = m.base;
+    body.quote = m.quote;
+    body.tick_size = m.tick_size;
+    body.lot_size = m.lot_size;
+    return this.request('POST', '/admin/markets', body, { admin: true });
+  }
+
+  pauseMarket(market_id: string): Promise<Market> {
+    return this.request('POST', `/admin/markets/${enc(market_id)}/pause`, {}, { admin: true });
+  }
+
+  resumeMarket(market_id: string): Promise<Market> {
+    return this.request('POST', `/admin/markets/${enc(market_id)}/resume`, {}, { admin: true });
+  }
+
+  setFees(f: Fees): Promise<Fees> {
+    return this.request('PUT', '/admin/fees', { maker_fee_bps: f.maker_fee_bps, taker_fee_bps: f.taker_fee_bps }, { admin: true });
+  }
+
+  setMarketFees(market_id: string, f: Fees): Promise<MarketFees> {
+    return this.request('PUT', `/admin/markets/${enc(market_id)}/fees`, { maker_fee_bps: f.maker_fee_bps, taker_fee_bps: f.taker_fee_bps }, { admin: true });
+  }
+
+  setCredit(address: string, c: { credit_limit: number; auto_cancel_ratio?: number }): Promise<CreditResult> {
+    const body: Record<string, unknown> = { credit_limit: c.credit_limit };
+    if (c.auto_cancel_ratio !== undefined) body.auto_cancel_ratio = c.auto_cancel_ratio;
+    return this.request('PUT', `/admin/accounts/${enc(address)}/credit`, body, { admin: true });
+  }
+
+  // ------------------------------------------------------------------ data availability
+
+  daBatch(batch_id: number | string): Promise<DaBatch> {
+    return this.request('GET', `/da/batches/${enc(batch_id)}`);
+  }
+
+  daBatches(opts: { from?: number; limit?: number } = {}): Promise<DaBatch[]> {
+    return this.request('GET', `/da/batches${query({ from: opts.from, limit: opts.limit })}`);
+  }
+
+  daProof(order_id: number | string, opts: { fill_id?: number | string } = {}): Promise<DaProof> {
+    return this.request('GET', `/orders/${enc(order_id)}/da-proof${query({ fill_id: opts.fill_id })}`);
+  }
+}
+
+export type { AdminMarket };
+export { RingbookError };

@@ -1,0 +1,294 @@
+// Result and input types of the Ringbook HTTP API (docs/api.md). Amounts are integer units
+// (value x 1,000,000) unless noted; book levels and public trades carry them as digit strings.
+
+export type Side = 'bid' | 'ask';
+export type OrderType = 'limit' | 'market';
+export type TimeInForce = 'gtc' | 'ioc' | 'fok' | 'post_only';
+export type OrderStatus = 'open' | 'partially_filled' | 'filled' | 'cancelled';
+export type OrderStatusFilter = OrderStatus | 'all';
+
+export interface Health {
+  status: string;
+  batch_id: string;
+  uptime_s: number;
+}
+
+export interface ServerTime {
+  time_ms: number;
+  iso: string;
+}
+
+export interface Market {
+  id: string;
+  base: string;
+  quote: string;
+  status: 'active' | 'paused';
+  tick_size: number;
+  lot_size: number;
+  /** Decimal display strings, null when the side is empty / before the first trade. */
+  best_bid: string | null;
+  best_ask: string | null;
+  spread: string | null;
+  last_price: string | null;
+}
+
+/** `[price, quantity]` as digit strings of units. */
+export type BookLevel = [string, string];
+
+export interface OrderBook {
+  market_id: string;
+  sequence: number;
+  bids: BookLevel[];
+  asks: BookLevel[];
+}
+
+export interface PublicTrade {
+  trade_id: string;
+  market_id: string;
+  price: string;
+  quantity: string;
+  side: Side;
+  timestamp: string;
+}
+
+export interface Fees {
+  maker_fee_bps: number;
+  taker_fee_bps: number;
+}
+
+export interface MarketFees extends Fees {
+  market_id: string;
+}
+
+export interface AssetBalance {
+  available: number;
+  locked: number;
+}
+
+export interface CreditInfo {
+  credit_limit: number;
+  auto_cancel_ratio: number;
+  quoted_value: number;
+  utilization: number;
+}
+
+/** `GET /account/:address/balances`, with the assets split from the two non-asset keys. */
+export interface Balances {
+  assets: Record<string, AssetBalance>;
+  nonce_high_water: number;
+  credit: CreditInfo | null;
+}
+
+export interface OrderRecord {
+  order_id: number;
+  client_order_id: string;
+  status: OrderStatus;
+  market_id: string;
+  side: Side;
+  order_type: OrderType;
+  time_in_force: TimeInForce;
+  price: number;
+  quantity: number;
+  filled_quantity: number;
+  remaining_quantity: number;
+  last_fill_price: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TakerFill {
+  fill_id: number;
+  price: number;
+  quantity: number;
+  fee: number;
+  is_maker: boolean;
+}
+
+export interface OrderResult extends OrderRecord {
+  fills: TakerFill[];
+  batch_id: string;
+}
+
+export interface CancelResult extends OrderRecord {
+  batch_id: string;
+}
+
+export interface CancelAllResult {
+  cancelled: OrderRecord[];
+  batch_id: string;
+}
+
+export interface AccountFill {
+  fill_id: number;
+  order_id: number;
+  market_id: string;
+  side: Side;
+  price: number;
+  quantity: number;
+  /** Paid in quote units; negative for a maker rebate. */
+  fee: number;
+  is_maker: boolean;
+  batch_id: string;
+  timestamp: string;
+}
+
+export interface DepositResult {
+  user: string;
+  asset: string;
+  amount: number;
+  balance: AssetBalance;
+  batch_id: string;
+}
+
+export interface WithdrawalResult {
+  address: string;
+  asset: string;
+  /** Smallest on-chain unit (wei for ETH), as a digit string. */
+  amount: string;
+  amount_units: number;
+  nonce: number;
+  status: 'pending';
+}
+
+export interface WithdrawalSignature {
+  signature: string;
+  user: string;
+  /** Token address used by the settlement contract (zero address for ETH). */
+  asset: string;
+  amount_wei: string;
+  nonce: number;
+}
+
+export interface AdminMarket extends Market {
+  maker_fee_bps: number;
+  taker_fee_bps: number;
+}
+
+export interface AdminState {
+  batch_id: string;
+  state_root: string;
+  state_root_batch_id?: string;
+  operator_address: string;
+  settlement: { contract: string; chain_id: number; assets: Record<string, string> };
+  markets: AdminMarket[];
+  accounts: number;
+  open_orders: number;
+  rings: { request_ring: number; event_ring: number };
+  inflight_requests: number;
+  signatures_verified: number;
+  journal_bytes: number | null;
+  pending_forced_inclusions: unknown[];
+  uptime_s: number;
+  [key: string]: unknown;
+}
+
+export interface CreditResult {
+  address: string;
+  credit_limit: number;
+  auto_cancel_ratio: number;
+}
+
+export interface DaBatchHeader {
+  batch_id: string;
+  prev_state_root: string;
+  state_root: string;
+  fills_root: string;
+  input_hash: string;
+  timestamp: number;
+}
+
+export interface DaFillLeaf {
+  batch_id: string | number;
+  fill_id: string | number;
+  taker_order_id: string | number;
+  maker_order_id: string | number;
+  taker: string;
+  maker: string;
+  market_id: string;
+  taker_side: string | number;
+  price: string | number;
+  quantity: string | number;
+  taker_fee: string | number;
+  maker_fee: string | number;
+  [key: string]: unknown;
+}
+
+export interface DaBatch {
+  header: DaBatchHeader;
+  inputs_hex: string;
+  fills: DaFillLeaf[];
+  state_diff: unknown[];
+}
+
+export interface DaProof {
+  order_id: string | number;
+  batch_id: string;
+  merkle_root: string;
+  merkle_proof: string[];
+  fill_hash: string;
+  fill_id: string | number;
+  leaf: unknown[];
+  leaf_types: string[];
+}
+
+// ---- inputs ----
+
+export interface PlaceOrderInput {
+  market_id: string;
+  side: Side;
+  /** Units; required for limit orders, must be absent for market orders. */
+  price?: number;
+  quantity: number;
+  /** Default `limit`. */
+  order_type?: OrderType;
+  /** Default `gtc` (limit) / `ioc` (market). */
+  time_in_force?: TimeInForce;
+  client_order_id?: string;
+  /** Explicit nonce (default: the client's nonce source). */
+  nonce?: number;
+}
+
+export interface CancelInput {
+  order_id?: number | string;
+  client_order_id?: string;
+  nonce?: number;
+}
+
+export interface AmendInput {
+  order_id: number | string;
+  price: number;
+  /** New open quantity (not the total). */
+  quantity: number;
+  nonce?: number;
+}
+
+export interface WithdrawInput {
+  asset: string;
+  /** Smallest on-chain unit (wei for ETH): a digit string, bigint or safe integer. */
+  amount: string | bigint | number;
+  nonce?: number;
+}
+
+export interface WithdrawalSignatureInput {
+  /** Default: the client's wallet. */
+  user?: string;
+  asset: string;
+  /** Decimal string in whole units (`"0.5"` ETH). */
+  amount: string;
+  nonce: number;
+}
+
+export interface DepositInput {
+  user: string;
+  asset: string;
+  /** Decimal string in whole units (`"1234.5"`); see toDecimal / formatUnits. */
+  amount: string;
+}
+
+export interface CreateMarketInput {
+  id?: string;
+  base: string;
+  quote: string;
+  tick_size: number;
+  lot_size: number;
+}

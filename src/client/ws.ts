@@ -1,0 +1,523 @@
+// WebSocket client for Ringbook (docs/api.md "WebSocket"): challenge authentication, channel
+// subscriptions kept across reconnects (exponential backoff), keepalive pings, and order books
+// kept in sync by `sequence` (stale snapshots dropped; on a gap the book is re-fetched over HTTP
+// and the newer of the two kept).
+import { errorFromCode, RingbookError } from './errors.js';
+import { RingbookClient, type FetchLike } from './rest.js';
+import type { Signer } from './wallet.js';
+import type { BookLevel, OrderStatus, Side } from './types.js';
+
+/** The subset of the browser WebSocket API the socket uses (the `ws` package implements it too). */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: any) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason?: string }) => void) | null;
+  onerror: ((ev: any) => void) | null;
+}
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+export interface BookSnapshotMessage {
+  type: 'book_snapshot';
+  market_id: string;
+  sequence: number;
+  bids: BookLevel[];
+  asks: BookLevel[];
+  timestamp: string;
+}
+export interface TradeMessage {
+  type: 'trade';
+  market_id: string;
+  trade_id: string;
+  price: string;
+  quantity: string;
+  side: Side;
+  timestamp: string;
+}
+export interface FillMessage {
+  type: 'fill';
+  fill_id: string;
+  order_id: string;
+  market_id: string;
+  side: Side;
+  price: string;
+  quantity: string;
+  filled_quantity_cumulative: string;
+  is_maker: boolean;
+  fee: string;
+  rebate: string;
+  batch_id: string;
+  timestamp: string;
+}
+export interface OrderUpdateMessage {
+  type: 'order_update';
+  order_id: string;
+  client_order_id: string;
+  market_id: string;
+  side: Side;
+  status: OrderStatus;
+  price: string;
+  quantity: string;
+  filled_quantity: string;
+  remaining_quantity: string;
+  last_fill_price: string;
+  reason: string;
+  timestamp: string;
+}
+export interface BalanceUpdateMessage {
+  type: 'balance_update';
+  asset: string;
+  total: string;
+  available: string;
+  reserved: string;
+  reason: string;
+  timestamp: string;
+}
+
+/** A synchronized book: the last applied whole snapshot of one market. */
+export interface BookView {
+  market_id: string;
+  sequence: number;
+  bids: BookLevel[];
+  asks: BookLevel[];
+  /** Where it came from: a WebSocket snapshot or an HTTP re-fetch after a gap. */
+  source: 'ws' | 'http';
+  timestamp: string | null;
+}
+
+export type SocketState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+export interface RingbookSocketOptions {
+  /** `http://host:port`, `ws://host:port` or `ws://host:port/ws`. */
+  url: string;
+  /** Authenticates with the challenge flow on every (re)connect when given. */
+  wallet?: Signer;
+  /** Channels to hold from the start (e.g. `book:ETH-USDC`, `orders:<address>`). */
+  channels?: string[];
+  /** WebSocket constructor (browsers: `WebSocket`); default: the `ws` package, loaded on demand. */
+  WebSocket?: WebSocketConstructor;
+  /** For HTTP book re-fetches (default global fetch). */
+  fetch?: FetchLike;
+  /** Base URL of the HTTP API (default: derived from `url`). */
+  http_url?: string;
+  /** Keepalive ping period (default 30 s; the server closes after 60 s of silence). */
+  ping_interval_ms?: number;
+  /** Reconnect automatically (default true). */
+  reconnect?: boolean;
+  /** Backoff: first delay (default 250 ms), doubled up to max_backoff_ms (default 10 s), with jitter. */
+  min_backoff_ms?: number;
+  max_backoff_ms?: number;
+  /** Test hook: return true to drop an incoming book snapshot as if it had been lost. */
+  dropSnapshot?: (msg: BookSnapshotMessage) => boolean;
+}
+
+type Listener<T> = (v: T) => void;
+
+interface Pending {
+  resolve: (v: any) => void;
+  reject: (e: Error) => void;
+  kind: 'challenge' | 'auth' | 'subscribe' | 'unsubscribe' | 'ping';
+  channels?: string[];
+  errors: RingbookError[];
+}
+
+function wsErr(msg: any): RingbookError {
+  return errorFromCode({
+    code: typeof msg.code === 'string' ? msg.code : 'INTERNAL_ERROR',
+    message: typeof msg.message === 'string' ? msg.message : String(msg.code),
+    status: 0,
+    request_id: typeof msg.request_id === 'string' ? msg.request_id : null,
+  });
+}
+
+export class RingbookSocket {
+  readonly ws_url: string;
+  readonly http: RingbookClient;
+  /** Counters for monitoring and tests. */
+  readonly stats = { connects: 0, reconnects: 0, resyncs: 0, stale_dropped: 0, gaps: 0, pings_sent: 0 };
+
+  #opts: RingbookSocketOptions;
+  #ws: WebSocketLike | null = null;
+  #state: SocketState = 'idle';
+  #channels = new Set<string>();
+  #books = new Map<string, BookView>();
+  /** Markets whose next snapshot is the first of a new connection (authoritative). */
+  #fresh = new Set<string>();
+  #pending = new Map<string, Pending>();
+  #seq = 0;
+  #ping_timer: ReturnType<typeof setInterval> | null = null;
+  #reconnect_timer: ReturnType<typeof setTimeout> | null = null;
+  #backoff_ms: number;
+  #last_rx = 0;
+  #authenticated: string | null = null;
+  #listeners = {
+    book: new Set<Listener<BookView>>(),
+    trade: new Set<Listener<TradeMessage>>(),
+    fill: new Set<Listener<FillMessage>>(),
+    order: new Set<Listener<OrderUpdateMessage>>(),
+    balance: new Set<Listener<BalanceUpdateMessage>>(),
+    error: new Set<Listener<RingbookError | Error>>(),
+    state: new Set<Listener<SocketState>>(),
+  };
+  #connecting: Promise<void> | null = null;
+
+  constructor(opts: RingbookSocketOptions) {
+    this.#opts = opts;
+    const u = new URL(opts.url);
+    const proto = u.protocol === 'https:' || u.protocol === 'wss:' ? 'wss:' : 'ws:';
+    this.ws_url = `${proto}//${u.host}/ws`;
+    const http_url = opts.http_url ?? `${proto === 'wss:' ? 'https:' : 'http:'}//${u.host}`;
+    this.http = new RingbookClient({ base_url: http_url, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+    for (const c of opts.channels ?? []) this.#channels.add(c);
+    this.#backoff_ms = opts.min_backoff_ms ?? 250;
+  }
+
+  get state(): SocketState {
+    return this.#state;
+  }
+
+  /** The authenticated address on the current connection, or null. */
+  get authenticated(): string | null {
+    return this.#authenticated;
+  }
+
+  get channels(): string[] {
+    return [...this.#channels];
+  }
+
+  /** The synchronized book of a market (after a `book:<market>` subscription). */
+  book(market_id: string): BookView | undefined {
+    return this.#books.get(market_id);
+  }
+
+  onBook(cb: Listener<BookView>): () => void {
+    return this.#on('book', cb);
+  }
+  onTrade(cb: Listener<TradeMessage>): () => void {
+    return this.#on('trade', cb);
+  }
+  onFill(cb: Listener<FillMessage>): () => void {
+    return this.#on('fill', cb);
+  }
+  onOrder(cb: Listener<OrderUpdateMessage>): () => void {
+    return this.#on('order', cb);
+  }
+  onBalance(cb: Listener<BalanceUpdateMessage>): () => void {
+    return this.#on('balance', cb);
+  }
+  onError(cb: Listener<RingbookError | Error>): () => void {
+    return this.#on('error', cb);
+  }
+  onState(cb: Listener<SocketState>): () => void {
+    return this.#on('state', cb);
+  }
+
+  #on<K extends keyof RingbookSocket['_listenerTypes']>(k: K, cb: Listener<RingbookSocket['_listenerTypes'][K]>): () => void {
+    const set = this.#listeners[k] as Set<Listener<RingbookSocket['_listenerTypes'][K]>>;
+    set.add(cb);
+    return () => set.delete(cb);
+  }
+  /** Type-level map only. */
+  declare readonly _listenerTypes: {
+    book: BookView;
+    trade: TradeMessage;
+    fill: FillMessage;
+    order: OrderUpdateMessage;
+    balance: BalanceUpdateMessage;
+    error: RingbookError | Error;
+    state: SocketState;
+  };
+
+  #emit<K extends keyof RingbookSocket['_listenerTypes']>(k: K, v: RingbookSocket['_listenerTypes'][K]): void {
+    for (const cb of this.#listeners[k] as Set<Listener<RingbookSocket['_listenerTypes'][K]>>) {
+      try {
+        cb(v);
+      } catch (e) {
+        if (k !== 'error') this.#emit('error', e as Error);
+      }
+    }
+  }
+
+  #setState(s: SocketState): void {
+    if (this.#state === s) return;
+    this.#state = s;
+    this.#emit('state', s);
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  /** Opens the connection, authenticates (with a wallet) and subscribes the held channels. */
+  connect(): Promise<void> {
+    if (this.#state === 'open') return Promise.resolve();
+    if (this.#connecting) return this.#connecting;
+    this.#connecting = this.#open().finally(() => {
+      this.#connecting = null;
+    });
+    return this.#connecting;
+  }
+
+  async #open(): Promise<void> {
+    this.#setState(this.stats.connects === 0 ? 'connecting' : 'reconnecting');
+    const Ctor = this.#opts.WebSocket ?? ((await import('ws')).default as unknown as WebSocketConstructor);
+    const ws = new Ctor(this.ws_url);
+    this.#ws = ws;
+    this.#authenticated = null;
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onerror = (ev: any) => reject(new Error(`websocket error: ${ev?.message ?? 'connect failed'}`));
+      ws.onclose = (ev) => reject(new Error(`websocket closed during connect (${ev.code})`));
+    }).catch((e) => {
+      this.#ws = null;
+      if (this.#state !== 'closed') this.#scheduleReconnect();
+      throw e;
+    });
+    ws.onmessage = (ev) => this.#onMessage(ev.data);
+    ws.onerror = () => {
+      // onclose follows
+    };
+    ws.onclose = (ev) => this.#onClose(ws, ev.code);
+    this.#last_rx = Date.now();
+    this.stats.connects++;
+    if (this.stats.connects > 1) this.stats.reconnects++;
+    this.#startPing();
+    try {
+      if (this.#opts.wallet) await this.#authenticate();
+      for (const c of this.#channels) if (c.startsWith('book:')) this.#fresh.add(c.slice(5).toUpperCase());
+      if (this.#channels.size > 0) await this.#send('subscribe', { channels: [...this.#channels] }).catch((e) => this.#emit('error', e));
+    } catch (e) {
+      ws.close();
+      throw e;
+    }
+    this.#backoff_ms = this.#opts.min_backoff_ms ?? 250;
+    this.#setState('open');
+  }
+
+  /** Closes for good (no reconnect). */
+  close(): void {
+    this.#setState('closed');
+    if (this.#reconnect_timer) clearTimeout(this.#reconnect_timer);
+    this.#reconnect_timer = null;
+    this.#stopPing();
+    const ws = this.#ws;
+    this.#ws = null;
+    if (ws) ws.close(1000, 'client close');
+    this.#failPending(new Error('socket closed'));
+  }
+
+  #onClose(ws: WebSocketLike, _code: number): void {
+    if (this.#ws !== ws) return;
+    this.#ws = null;
+    this.#authenticated = null;
+    this.#stopPing();
+    this.#failPending(new Error('connection lost'));
+    if (this.#state === 'closed') return;
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#opts.reconnect === false || this.#state === 'closed' || this.#reconnect_timer) return;
+    this.#setState('reconnecting');
+    const max = this.#opts.max_backoff_ms ?? 10_000;
+    const delay = Math.min(max, this.#backoff_ms) * (0.75 + Math.random() * 0.5);
+    this.#backoff_ms = Math.min(max, this.#backoff_ms * 2);
+    this.#reconnect_timer = setTimeout(() => {
+      this.#reconnect_timer = null;
+      this.connect().catch((e) => this.#emit('error', e));
+    }, delay);
+  }
+
+  #failPending(e: Error): void {
+    for (const p of this.#pending.values()) p.reject(e);
+    this.#pending.clear();
+  }
+
+  #startPing(): void {
+    this.#stopPing();
+    const every = this.#opts.ping_interval_ms ?? 30_000;
+    this.#ping_timer = setInterval(() => {
+      const ws = this.#ws;
+      if (!ws) return;
+      if (Date.now() - this.#last_rx > every * 2.5) {
+        // Nothing heard (not even a pong): the link is dead; close and reconnect.
+        ws.close(4000, 'keepalive timeout');
+        this.#onClose(ws, 4000);
+        return;
+      }
+      this.stats.pings_sent++;
+      this.#send('ping', {}).catch(() => {});
+    }, every);
+    (this.#ping_timer as any).unref?.();
+  }
+
+  #stopPing(): void {
+    if (this.#ping_timer) clearInterval(this.#ping_timer);
+    this.#ping_timer = null;
+  }
+
+  // ------------------------------------------------------------------ requests
+
+  #send(type: Pending['kind'] | 'request_challenge', fields: Record<string, unknown>): Promise<any> {
+    const ws = this.#ws;
+    if (!ws) return Promise.reject(new Error('not connected'));
+    const request_id = `sdk-${++this.#seq}`;
+    const kind: Pending['kind'] = type === 'request_challenge' ? 'challenge' : type;
+    return new Promise((resolve, reject) => {
+      const p: Pending = { resolve, reject, kind, errors: [] };
+      if (Array.isArray(fields.channels)) p.channels = fields.channels as string[];
+      this.#pending.set(request_id, p);
+      ws.send(JSON.stringify({ type, ...fields, request_id }));
+    });
+  }
+
+  async #authenticate(): Promise<void> {
+    const w = this.#opts.wallet!;
+    const ch = await this.#send('request_challenge', { address: w.address });
+    const signature = await w.signMessage(`Ringbook Exchange\nNonce: ${ch.nonce}`);
+    const ok = await this.#send('auth', { address: w.address, signature });
+    this.#authenticated = String(ok.address);
+  }
+
+  /** Subscribes (and remembers for reconnects). Resolves with the channels the server accepted; rejects if it refused all. */
+  async subscribe(channels: string[]): Promise<string[]> {
+    for (const c of channels) this.#channels.add(c);
+    if (!this.#ws || this.#state !== 'open') {
+      await this.connect();
+      return channels;
+    }
+    for (const c of channels) if (c.startsWith('book:')) this.#fresh.add(c.slice(5).toUpperCase());
+    try {
+      const r = await this.#send('subscribe', { channels });
+      return r.channels as string[];
+    } catch (e) {
+      if (e instanceof RingbookError) for (const c of channels) this.#channels.delete(c); // all refused
+      throw e;
+    }
+  }
+
+  async unsubscribe(channels: string[]): Promise<string[]> {
+    for (const c of channels) this.#channels.delete(c);
+    if (!this.#ws) return channels;
+    const r = await this.#send('unsubscribe', { channels });
+    return r.channels as string[];
+  }
+
+  /** Round trip: resolves with the server time of the `pong`. */
+  async ping(): Promise<string> {
+    const r = await this.#send('ping', {});
+    return r.timestamp as string;
+  }
+
+  // ------------------------------------------------------------------ incoming
+
+  #onMessage(data: unknown): void {
+    this.#last_rx = Date.now();
+    let text: string;
+    if (typeof data === 'string') text = data;
+    else if (data instanceof ArrayBuffer) text = new TextDecoder().decode(data);
+    else if (ArrayBuffer.isView(data)) text = new TextDecoder().decode(data as Uint8Array);
+    else text = String(data);
+    let msg: any;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      this.#emit('error', new Error('unparseable frame from server'));
+      return;
+    }
+    const rid = typeof msg.request_id === 'string' ? msg.request_id : null;
+    const p = rid ? this.#pending.get(rid) : undefined;
+    switch (msg.type) {
+      case 'book_snapshot':
+        this.#onSnapshot(msg as BookSnapshotMessage);
+        return;
+      case 'trade':
+        this.#emit('trade', msg);
+        return;
+      case 'fill':
+        this.#emit('fill', msg);
+        return;
+      case 'order_update':
+        this.#emit('order', msg);
+        return;
+      case 'balance_update':
+        this.#emit('balance', msg);
+        return;
+      case 'challenge':
+      case 'auth_success':
+      case 'subscribed':
+      case 'unsubscribed':
+      case 'pong':
+        if (p) {
+          this.#pending.delete(rid!);
+          p.resolve(msg);
+        }
+        return;
+      case 'error': {
+        const err = wsErr(msg);
+        if (p) {
+          if (p.kind === 'subscribe' && p.channels && p.errors.length + 1 < p.channels.length) {
+            p.errors.push(err); // more channels in this request: `subscribed` may follow
+            this.#emit('error', err);
+            return;
+          }
+          this.#pending.delete(rid!);
+          p.reject(err);
+        } else {
+          this.#emit('error', err);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #onSnapshot(msg: BookSnapshotMessage): void {
+    if (this.#opts.dropSnapshot?.(msg)) return;
+    const market = msg.market_id;
+    const cur = this.#books.get(market);
+    const fresh = this.#fresh.delete(market);
+    if (cur && msg.sequence <= cur.sequence && !(fresh && msg.sequence < cur.sequence)) {
+      // Stale or repeated. (The first snapshot of a new connection below the last applied one
+      // means the server's counter restarted: it is taken as authoritative.)
+      this.stats.stale_dropped++;
+      return;
+    }
+    const gap = cur !== undefined && msg.sequence > cur.sequence + 1;
+    this.#apply({ market_id: market, sequence: msg.sequence, bids: msg.bids, asks: msg.asks, source: 'ws', timestamp: msg.timestamp });
+    if (gap) {
+      this.stats.gaps++;
+      void this.resync(market);
+    }
+  }
+
+  #apply(view: BookView): void {
+    this.#books.set(view.market_id, view);
+    this.#emit('book', view);
+  }
+
+  /** Re-fetches a book over HTTP and keeps it when newer than the one applied. */
+  async resync(market_id: string): Promise<BookView | undefined> {
+    try {
+      const b = await this.http.orderbook(market_id);
+      this.stats.resyncs++;
+      const cur = this.#books.get(market_id);
+      if (!cur || b.sequence > cur.sequence) {
+        this.#apply({ market_id, sequence: b.sequence, bids: b.bids, asks: b.asks, source: 'http', timestamp: null });
+      }
+    } catch (e) {
+      this.#emit('error', e as Error);
+    }
+    return this.#books.get(market_id);
+  }
+}
+
+/** Channel names. */
+export const channels = {
+  book: (market_id: string) => `book:${market_id}`,
+  trades: (market_id: string) => `trades:${market_id}`,
+  fills: (address: string) => `fills:${address.toLowerCase()}`,
+  orders: (address: string) => `orders:${address.toLowerCase()}`,
+  balances: (address: string) => `balances:${address.toLowerCase()}`,
+};
