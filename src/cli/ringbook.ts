@@ -7,37 +7,13 @@ import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/recover.js';
 import { Journal } from '../journal/journal.js';
 import { loadConfig } from '../config.js';
+import { BOOLEAN_FLAGS, parseArgs, type ParsedArgs } from './common.js';
 
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
 export const EXIT_USAGE = 64;
 
-export interface ParsedArgs {
-  positional: string[];
-  flags: Map<string, string | true>;
-}
-
-/** `--name value`, `--name=value` and bare `--flag`; everything else is positional. */
-export function parseArgs(argv: readonly string[], boolean_flags: readonly string[] = ['json', 'help']): ParsedArgs {
-  const positional: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    if (eq > 0) {
-      flags.set(a.slice(2, eq), a.slice(eq + 1));
-    } else if (boolean_flags.includes(a.slice(2)) || i + 1 >= argv.length || argv[i + 1].startsWith('--')) {
-      flags.set(a.slice(2), true);
-    } else {
-      flags.set(a.slice(2), argv[++i]);
-    }
-  }
-  return { positional, flags };
-}
+export { parseArgs, type ParsedArgs } from './common.js';
 
 const HELP = `ringbook — Ringbook exchange engine command line
 
@@ -50,6 +26,15 @@ commands:
   replay [--every N]         rebuild the state from the journal; print its state root (and every
                              N-th batch's), compared with the published roots when present
   verify --url <base_url>    re-execute published batches and compare state roots
+
+trader commands (--url defaults to http://127.0.0.1:8080; --help on each):
+  deposit                    operator deposit: --user --asset --amount (admin token)
+  order                      sign and place an order: --key --market --side --price --quantity
+  cancel                     cancel an order: --key (--order-id N | --client-id ID)
+  balances                   an account's balances: --address A | --key K
+  book <market>              live order book over the WebSocket (--once: one snapshot)
+  bench                      small load loop against --url (--local: the full bench/load.ts)
+  market-maker               example bot quoting around a reference price
 
 common options:
   --data-dir <dir>           data directory (default: RINGBOOK_DATA_DIR or config server.data_dir)
@@ -105,7 +90,7 @@ function journalInspect(args: ParsedArgs): number {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv);
+  const args = parseArgs(argv, BOOLEAN_FLAGS);
   const [command, sub] = args.positional;
   if (command === undefined) {
     console.log(HELP);
@@ -124,6 +109,20 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (sub === 'inspect') return journalInspect(args);
       console.error('usage: ringbook journal inspect [--data-dir <dir>] [--json]');
       return EXIT_USAGE;
+    case 'deposit':
+      return (await import('./trader.js')).depositCommand(args);
+    case 'order':
+      return (await import('./trader.js')).orderCommand(args);
+    case 'cancel':
+      return (await import('./trader.js')).cancelCommand(args);
+    case 'balances':
+      return (await import('./trader.js')).balancesCommand(args);
+    case 'book':
+      return (await import('./book.js')).bookCommand(args);
+    case 'bench':
+      return (await import('./bench.js')).benchCommand(args, argv);
+    case 'market-maker':
+      return (await import('./market_maker.js')).marketMakerCommand(args);
     case 'replay': {
       const { replayJournal } = await import('./replay.js');
       const every = args.flags.get('every');

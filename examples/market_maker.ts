@@ -1,0 +1,49 @@
+// Example market-making bot for Ringbook, on the client SDK (src/client).
+//
+// It quotes a post-only bid and ask around a reference price, amends both when the reference
+// moves (a slow random walk, or the last trade with `follow_trades`), re-quotes a side that was
+// filled, and cancels all its orders on SIGINT/SIGTERM.
+//
+// The implementation lives in src/cli/market_maker.ts so that the project's tsc build compiles
+// it (tsconfig.json includes src, bench and test only). Run the compiled bot with:
+//
+//   make run                                       # the server, in another terminal
+//   RB="node dist/src/cli/ringbook.js"
+//   $RB keygen --json                              # the bot's key and address
+//   $RB deposit --user <address> --asset ETH --amount 5 --data-dir data
+//   $RB deposit --user <address> --asset USDC --amount 20000 --data-dir data
+//   node dist/src/cli/market_maker.js --key <private_key> --market ETH-USDC \
+//        --price 2000 --quantity 0.1 --spread-bps 20 --interval 5
+//   # (or: $RB market-maker ... with the same flags; Ctrl-C cancels its orders and exits)
+//
+// This file shows the programmatic use; to run it directly, compile it with the project, e.g.
+//   npx tsc --ignoreConfig --outDir dist --rootDir . --module NodeNext --moduleResolution NodeNext \
+//     --target ES2022 --types node --skipLibCheck examples/market_maker.ts
+//   RINGBOOK_KEY=0x... node dist/examples/market_maker.js
+import { parseDecimalUnits, Wallet } from '../src/client/index.js';
+import { startMarketMaker } from '../src/cli/market_maker.js';
+
+const key = process.env.RINGBOOK_KEY;
+if (!key) {
+  console.error('set RINGBOOK_KEY to the bot\'s private key');
+  process.exit(64);
+}
+
+const mm = await startMarketMaker({
+  url: process.env.RINGBOOK_URL ?? 'http://127.0.0.1:8080',
+  wallet: new Wallet(key),
+  market_id: 'ETH-USDC',
+  reference: parseDecimalUnits('2000', { allow_negative: false }),
+  quantity: parseDecimalUnits('0.1', { allow_negative: false }),
+  spread_bps: 20, // 0.2 % between bid and ask
+  interval_ms: 5000, // amends count against the orders rate limit (20/min per wallet by default)
+  walk_bps: 5,
+});
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    void mm.stop();
+  });
+}
+await mm.done;
+console.log(`done: ${JSON.stringify(mm.stats)}`);

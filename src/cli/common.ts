@@ -1,0 +1,178 @@
+// Shared helpers of the `ringbook` trader commands (deposit, order, cancel, balances, book,
+// bench, market-maker): argument parsing, flag access with defaults, error reporting and tables.
+// Kept apart from ringbook.ts, which runs its main() on import.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseDecimalUnits, RingbookError, Wallet } from '../client/index.js';
+import { loadConfig } from '../config.js';
+
+export const EXIT_OK = 0;
+export const EXIT_ERROR = 1;
+export const EXIT_USAGE = 64;
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+/** Flags that never take a value (so `--once ETH-USDC` keeps the market positional). */
+export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades'] as const;
+
+export interface ParsedArgs {
+  positional: string[];
+  flags: Map<string, string | true>;
+}
+
+/** `--name value`, `--name=value` and bare `--flag`; everything else is positional. */
+export function parseArgs(argv: readonly string[], boolean_flags: readonly string[] = ['json', 'help']): ParsedArgs {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    if (eq > 0) {
+      flags.set(a.slice(2, eq), a.slice(eq + 1));
+    } else if (boolean_flags.includes(a.slice(2)) || i + 1 >= argv.length || argv[i + 1].startsWith('--')) {
+      flags.set(a.slice(2), true);
+    } else {
+      flags.set(a.slice(2), argv[++i]);
+    }
+  }
+  return { positional, flags };
+}
+
+/** A bad command line: printed with the command's usage, exit 64. */
+export class UsageError extends Error {}
+
+export function str(args: ParsedArgs, name: string): string | undefined {
+  const v = args.flags.get(name);
+  if (v === undefined) return undefined;
+  if (v === true) throw new UsageError(`--${name} needs a value`);
+  return v;
+}
+
+export function req(args: ParsedArgs, name: string): string {
+  const v = str(args, name);
+  if (v === undefined) throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export function int(args: ParsedArgs, name: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const v = str(args, name);
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer in [${min}, ${max}]`);
+  return n;
+}
+
+export function num(args: ParsedArgs, name: string, dflt: number, min = 0, max = Number.MAX_VALUE): number {
+  const v = str(args, name);
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`--${name} must be a number in [${min}, ${max}]`);
+  return n;
+}
+
+export function oneOf<T extends string>(args: ParsedArgs, name: string, allowed: readonly T[], dflt: T): T {
+  const v = str(args, name);
+  if (v === undefined) return dflt;
+  if (!(allowed as readonly string[]).includes(v)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  return v as T;
+}
+
+/** A positive decimal amount (`"2000.5"`) as integer units; a usage error otherwise. */
+export function units(args: ParsedArgs, name: string): number {
+  const text = req(args, name);
+  let u: number;
+  try {
+    u = parseDecimalUnits(text, { allow_negative: false });
+  } catch (e) {
+    throw new UsageError(`--${name}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (u <= 0) throw new UsageError(`--${name} must be above 0`);
+  return u;
+}
+
+export function url(args: ParsedArgs): string {
+  const u = str(args, 'url') ?? process.env.RINGBOOK_URL ?? DEFAULT_URL;
+  try {
+    new URL(u);
+  } catch {
+    throw new UsageError(`--url: not a URL: ${u}`);
+  }
+  return u;
+}
+
+/** --key, else RINGBOOK_KEY. */
+export function wallet(args: ParsedArgs): Wallet {
+  const k = str(args, 'key') ?? process.env.RINGBOOK_KEY;
+  if (k === undefined || k === '') throw new UsageError('--key (or RINGBOOK_KEY) is required');
+  try {
+    return new Wallet(k);
+  } catch {
+    throw new UsageError('--key: not a valid private key (0x + 64 hex)');
+  }
+}
+
+export function dataDir(args: ParsedArgs): string {
+  const flag = str(args, 'data-dir');
+  if (flag !== undefined) return path.resolve(flag);
+  if (process.env.RINGBOOK_DATA_DIR) return path.resolve(process.env.RINGBOOK_DATA_DIR);
+  return path.resolve(loadConfig().server.data_dir);
+}
+
+/** --admin-token, else RINGBOOK_ADMIN_TOKEN, else `<data-dir>/admin_token`. */
+export function adminToken(args: ParsedArgs): string {
+  const t = str(args, 'admin-token') ?? process.env.RINGBOOK_ADMIN_TOKEN;
+  if (t) return t;
+  const file = path.join(dataDir(args), 'admin_token');
+  try {
+    const v = fs.readFileSync(file, 'utf8').trim();
+    if (v) return v;
+  } catch {
+    // fall through
+  }
+  throw new UsageError(`--admin-token is required (no RINGBOOK_ADMIN_TOKEN and no ${file})`);
+}
+
+/**
+ * Runs one command: prints `--help`, maps a UsageError to 64 and an engine rejection (a
+ * RingbookError) to `CODE: message` and 1 (with --json, also `{"ok":false,...}` on stdout).
+ */
+export async function runCommand(args: ParsedArgs, usage: string, body: () => Promise<number>): Promise<number> {
+  if (args.flags.has('help')) {
+    console.log(usage);
+    return EXIT_OK;
+  }
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`ringbook: ${e.message}\n\n${usage}`);
+      return EXIT_USAGE;
+    }
+    if (e instanceof RingbookError) {
+      if (args.flags.has('json')) {
+        console.log(JSON.stringify({ ok: false, error: e.code, message: e.message, status: e.status, request_id: e.request_id }));
+      }
+      console.error(`ringbook: rejected: ${e.code}: ${e.message}`);
+      return EXIT_ERROR;
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    console.error(`ringbook: ${msg}${cause}`);
+    return EXIT_ERROR;
+  }
+}
+
+/** A plain left-aligned table (numbers: pass them pre-formatted). */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]): string => r.map((c, i) => (c ?? '').padEnd(widths[i])).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

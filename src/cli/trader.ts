@@ -1,0 +1,182 @@
+// `ringbook deposit | order | cancel | balances`: the trader commands, on the SDK
+// (src/client). Decimal prices and quantities are converted with the money module.
+import { formatUnits, RingbookClient, type OrderRecord, type OrderResult, type TakerFill } from '../client/index.js';
+import {
+  adminToken, EXIT_OK, oneOf, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
+} from './common.js';
+
+const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
+  --json                     machine-readable output
+  --help                     this text`;
+const KEY = `  --key <private_key>        signing key (default: RINGBOOK_KEY)`;
+const EXITS = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
+
+export const DEPOSIT_USAGE = `usage: ringbook deposit --user <address> --asset <asset> --amount <decimal> [options]
+
+Credits an account (operator deposit, needs the admin token).
+
+options:
+  --user <address>           account to credit
+  --asset <symbol>           ETH, USDC, ...
+  --amount <decimal>         whole units, e.g. 2 or 1234.5
+  --admin-token <token>      default: RINGBOOK_ADMIN_TOKEN, else <data-dir>/admin_token
+  --data-dir <dir>           where admin_token is looked for (default: RINGBOOK_DATA_DIR or config)
+${COMMON}
+
+${EXITS}`;
+
+export const ORDER_USAGE = `usage: ringbook order --market <id> --side bid|ask --quantity <decimal> [--price <decimal>] [options]
+
+Signs and places an order; prints the order record and its fills.
+
+options:
+  --market <id>              e.g. ETH-USDC
+  --side bid|ask
+  --price <decimal>          limit price in quote units (required for limit orders)
+  --quantity <decimal>       base quantity
+  --type limit|market        default limit
+  --tif gtc|ioc|fok|post_only  default gtc (limit) / ioc (market)
+  --client-id <id>           your own order id (cancel it with --client-id)
+${KEY}
+${COMMON}
+
+${EXITS}`;
+
+export const CANCEL_USAGE = `usage: ringbook cancel (--order-id <n> | --client-id <id>) [options]
+
+Cancels one open order of the key's account.
+
+options:
+  --order-id <n>             the exchange's order id
+  --client-id <id>           the client order id given at placement
+${KEY}
+${COMMON}
+
+${EXITS}`;
+
+export const BALANCES_USAGE = `usage: ringbook balances (--address <address> | --key <private_key>) [options]
+
+Prints an account's available and locked balances and its nonce high-water mark.
+
+options:
+  --address <address>        account to show
+${KEY}
+${COMMON}
+
+${EXITS}`;
+
+export async function depositCommand(args: ParsedArgs): Promise<number> {
+  return runCommand(args, DEPOSIT_USAGE, async () => {
+    const user = req(args, 'user');
+    const asset = req(args, 'asset');
+    const amount_units = units(args, 'amount'); // validates the decimal
+    const client = new RingbookClient({ base_url: url(args), admin_token: adminToken(args) });
+    const r = await client.deposit({ user, asset, amount: formatUnits(amount_units) });
+    if (args.flags.has('json')) console.log(JSON.stringify(r));
+    else {
+      console.log(`deposited ${formatUnits(r.amount)} ${r.asset} to ${r.user} (batch ${r.batch_id})`);
+      console.log(`balance   available ${formatUnits(r.balance.available)}  locked ${formatUnits(r.balance.locked)}`);
+    }
+    return EXIT_OK;
+  });
+}
+
+function orderRows(o: OrderRecord): string[][] {
+  return [
+    ['order_id', String(o.order_id)],
+    ['client_order_id', o.client_order_id || '-'],
+    ['status', o.status],
+    ['market', o.market_id],
+    ['side', o.side],
+    ['type', `${o.order_type} ${o.time_in_force}`],
+    ['price', o.order_type === 'market' ? 'market' : formatUnits(o.price)],
+    ['quantity', formatUnits(o.quantity)],
+    ['filled', formatUnits(o.filled_quantity)],
+    ['remaining', formatUnits(o.remaining_quantity)],
+    ['updated_at', o.updated_at],
+  ];
+}
+
+function printFills(fills: TakerFill[]): void {
+  if (fills.length === 0) {
+    console.log('fills: none');
+    return;
+  }
+  console.log(`fills: ${fills.length}`);
+  console.log(table(['fill_id', 'price', 'quantity', 'fee', 'role'], fills.map((f) => [
+    String(f.fill_id), formatUnits(f.price), formatUnits(f.quantity), formatUnits(f.fee), f.is_maker ? 'maker' : 'taker',
+  ])));
+}
+
+export async function orderCommand(args: ParsedArgs): Promise<number> {
+  return runCommand(args, ORDER_USAGE, async () => {
+    const market_id = req(args, 'market');
+    const side = oneOf(args, 'side', ['bid', 'ask'] as const, 'bid');
+    if (str(args, 'side') === undefined) throw new UsageError('--side is required');
+    const order_type = oneOf(args, 'type', ['limit', 'market'] as const, 'limit');
+    const time_in_force = oneOf(args, 'tif', ['gtc', 'ioc', 'fok', 'post_only'] as const, order_type === 'market' ? 'ioc' : 'gtc');
+    const quantity = units(args, 'quantity');
+    let price: number | undefined;
+    if (order_type === 'limit') price = units(args, 'price');
+    else if (args.flags.has('price')) throw new UsageError('--price is not allowed with --type market');
+    const client_order_id = str(args, 'client-id');
+    const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
+    const r: OrderResult = await client.placeOrder({
+      market_id, side, quantity, order_type, time_in_force,
+      ...(price !== undefined ? { price } : {}),
+      ...(client_order_id !== undefined ? { client_order_id } : {}),
+    });
+    if (args.flags.has('json')) console.log(JSON.stringify(r));
+    else {
+      console.log(table(['order', ''], orderRows(r)).split('\n').slice(1).join('\n'));
+      console.log(`batch ${r.batch_id}`);
+      printFills(r.fills);
+    }
+    return EXIT_OK;
+  });
+}
+
+export async function cancelCommand(args: ParsedArgs): Promise<number> {
+  return runCommand(args, CANCEL_USAGE, async () => {
+    const order_id = str(args, 'order-id');
+    const client_order_id = str(args, 'client-id');
+    if (order_id === undefined && client_order_id === undefined) throw new UsageError('--order-id or --client-id is required');
+    if (order_id !== undefined && !/^[0-9]+$/.test(order_id)) throw new UsageError('--order-id must be a non-negative integer');
+    const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
+    const r = await client.cancel({
+      ...(order_id !== undefined ? { order_id } : {}),
+      ...(client_order_id !== undefined ? { client_order_id } : {}),
+    });
+    if (args.flags.has('json')) console.log(JSON.stringify(r));
+    else {
+      console.log(table(['order', ''], orderRows(r)).split('\n').slice(1).join('\n'));
+      console.log(`batch ${r.batch_id}`);
+    }
+    return EXIT_OK;
+  });
+}
+
+export async function balancesCommand(args: ParsedArgs): Promise<number> {
+  return runCommand(args, BALANCES_USAGE, async () => {
+    let address = str(args, 'address');
+    if (address === undefined) {
+      if (!args.flags.has('key') && !process.env.RINGBOOK_KEY) throw new UsageError('--address or --key is required');
+      address = wallet(args).address;
+    }
+    const client = new RingbookClient({ base_url: url(args) });
+    const b = await client.balances(address);
+    if (args.flags.has('json')) {
+      console.log(JSON.stringify({ address: address.toLowerCase(), ...b }));
+      return EXIT_OK;
+    }
+    console.log(`account ${address.toLowerCase()}  nonce_high_water ${b.nonce_high_water}`);
+    const rows = Object.entries(b.assets).sort(([a], [c]) => a.localeCompare(c)).map(([asset, v]) => [
+      asset, formatUnits(v.available), formatUnits(v.locked), formatUnits(v.available + v.locked),
+    ]);
+    console.log(rows.length === 0 ? '(no balances)' : table(['asset', 'available', 'locked', 'total'], rows));
+    if (b.credit) {
+      console.log(`credit limit ${formatUnits(b.credit.credit_limit)}  quoted ${formatUnits(b.credit.quoted_value)}  utilization ${b.credit.utilization}`);
+    }
+    return EXIT_OK;
+  });
+}

@@ -1,0 +1,162 @@
+// The trader commands of the ringbook CLI (deposit, order, cancel, balances, book, bench) and the
+// example market maker, as child processes against a real server.
+import { execFile, spawn } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, startServer, type StartedServer } from '../server/harness.js';
+
+const run = promisify(execFile);
+const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 20_000 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+async function keygen(): Promise<{ private_key: string; address: string }> {
+  const r = await cli(['keygen', '--json']);
+  return JSON.parse(r.stdout);
+}
+
+describe('ringbook trader commands', () => {
+  let s: StartedServer;
+  let U: string[];
+  let maker: { private_key: string; address: string };
+  let taker: { private_key: string; address: string };
+
+  beforeAll(async () => {
+    s = await startServer();
+    U = ['--url', s.url];
+    [maker, taker] = await Promise.all([keygen(), keygen()]);
+  }, 30_000);
+
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('--help works on every command', async () => {
+    const cmds = ['deposit', 'order', 'cancel', 'balances', 'book', 'bench', 'market-maker'];
+    const rs = await Promise.all(cmds.map((c) => cli([c, '--help'])));
+    rs.forEach((r, i) => {
+      expect(r.code, cmds[i]).toBe(0);
+      expect(r.stdout, cmds[i]).toContain(`usage: ringbook ${cmds[i]}`);
+    });
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    for (const c of cmds) expect(top.stdout).toContain(c);
+  });
+
+  it('usage errors exit 64', async () => {
+    const r = await cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'bid', '--quantity', '1']);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain('--price is required');
+    expect((await cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'up', '--price', '1', '--quantity', '1'])).code).toBe(64);
+    expect((await cli(['cancel', ...U, '--key', maker.private_key])).code).toBe(64);
+    expect((await cli(['balances', ...U])).code).toBe(64);
+  });
+
+  it('deposit, two crossing orders, balances show the trade', async () => {
+    const d1 = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', maker.address, '--asset', 'ETH', '--amount', '2', '--json']);
+    expect(d1.code, d1.stderr).toBe(0);
+    expect(JSON.parse(d1.stdout).balance.available).toBe(2_000_000);
+    // Admin token from the environment; human output.
+    const d2 = await cli(['deposit', ...U, '--user', taker.address, '--asset', 'USDC', '--amount', '10000'], { RINGBOOK_ADMIN_TOKEN: s.admin_token });
+    expect(d2.code, d2.stderr).toBe(0);
+    expect(d2.stdout).toContain('deposited 10000 USDC');
+
+    const ask = await cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'ask', '--price', '2000', '--quantity', '1', '--client-id', 'mm-ask-1', '--json']);
+    expect(ask.code, ask.stderr).toBe(0);
+    const a = JSON.parse(ask.stdout);
+    expect(a).toMatchObject({ status: 'open', side: 'ask', price: 2_000_000_000, quantity: 1_000_000, client_order_id: 'mm-ask-1' });
+
+    // Taker key from RINGBOOK_KEY; human output lists the fill.
+    const bid = await cli(['order', ...U, '--market', 'ETH-USDC', '--side', 'bid', '--price', '2000', '--quantity', '0.4'], { RINGBOOK_KEY: taker.private_key });
+    expect(bid.code, bid.stderr).toBe(0);
+    expect(bid.stdout).toMatch(/status\s+filled/);
+    expect(bid.stdout).toContain('fills: 1');
+    expect(bid.stdout).toMatch(/2000\s+0\.4\s+\S+\s+taker/);
+
+    const tb = await cli(['balances', ...U, '--address', taker.address, '--json']);
+    expect(tb.code, tb.stderr).toBe(0);
+    const t = JSON.parse(tb.stdout);
+    expect(t.assets.ETH.available).toBe(400_000);
+    expect(t.assets.USDC.available).toBeLessThan(10_000_000_000 - 800_000_000 + 1);
+    const mb = await cli(['balances', ...U, '--key', maker.private_key]);
+    expect(mb.code, mb.stderr).toBe(0);
+    expect(mb.stdout).toMatch(/ETH\s+1\s+0\.6\s+1\.6/); // 1 available, 0.6 locked in the resting ask
+    expect(mb.stdout).toMatch(/USDC\s+800/);
+  });
+
+  it('book --once --json shows the resting order', async () => {
+    const r = await cli(['book', 'ETH-USDC', ...U, '--once', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const b = JSON.parse(r.stdout);
+    expect(b.market_id).toBe('ETH-USDC');
+    expect(b.asks[0]).toMatchObject({ price: '2000', quantity: '0.6' });
+    expect(b.bids).toEqual([]);
+    const h = await cli(['book', 'ETH-USDC', ...U, '--once']);
+    expect(h.code).toBe(0);
+    expect(h.stdout).toMatch(/ask\s+2000\s+0\.6/);
+  });
+
+  it('cancel by client id', async () => {
+    const r = await cli(['cancel', ...U, '--key', maker.private_key, '--client-id', 'mm-ask-1', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'cancelled', client_order_id: 'mm-ask-1', filled_quantity: 400_000 });
+    const again = await cli(['cancel', ...U, '--key', maker.private_key, '--client-id', 'mm-ask-1']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('NOT_FOUND');
+  });
+
+  it('a rejected order exits 1 with the code', async () => {
+    const r = await cli(['order', ...U, '--key', taker.private_key, '--market', 'ETH-USDC', '--side', 'bid', '--price', '2000', '--quantity', '100']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('INSUFFICIENT_BALANCE');
+    const j = await cli(['order', ...U, '--key', taker.private_key, '--market', 'NOPE-USDC', '--side', 'bid', '--price', '1', '--quantity', '1', '--json']);
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: 'MARKET_NOT_FOUND' });
+  });
+
+  it('bench --url runs a small load loop', async () => {
+    const r = await cli(['bench', ...U, '--admin-token', s.admin_token, '--wallets', '4', '--orders-per-wallet', '5', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const b = JSON.parse(r.stdout);
+    expect(b.accepted).toBe(20);
+    expect(b.orders_per_s).toBeGreaterThan(0);
+    expect(b.p99_ms).toBeGreaterThanOrEqual(b.p50_ms);
+  }, 20_000);
+
+  it('the market maker quotes, requotes and leaves no open orders after SIGTERM', async () => {
+    const mm = await keygen();
+    for (const [asset, amount] of [['ETH', '5'], ['USDC', '20000']]) {
+      const d = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', mm.address, '--asset', asset, '--amount', amount]);
+      expect(d.code, d.stderr).toBe(0);
+    }
+    const child = spawn(process.execPath, [
+      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, '--key', mm.private_key, '--market', 'ETH-USDC',
+      '--price', '1990', '--quantity', '0.1', '--interval', '0.3', '--walk-bps', '20',
+    ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const deadline = Date.now() + 10_000;
+    while (!/amended/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toMatch(/placed bid/);
+    expect(out).toMatch(/placed ask/);
+    const during = await cli(['balances', ...U, '--address', mm.address, '--json']);
+    expect(JSON.parse(during.stdout).assets.ETH.locked).toBe(100_000);
+    child.kill('SIGTERM');
+    expect(await exited, out).toBe(0);
+    expect(out).toContain('shutdown: cancelled 2 orders');
+    const after = JSON.parse((await cli(['balances', ...U, '--address', mm.address, '--json'])).stdout);
+    expect(after.assets.ETH).toEqual({ available: 5_000_000, locked: 0 });
+    expect(after.assets.USDC.locked).toBe(0);
+  }, 20_000);
+});
