@@ -50,6 +50,8 @@ export interface CanonicalOrder {
   /** Time priority: a global counter stamped each time an order enters a book. */
   priority_seq: number;
   client_order_id: string;
+  /** The order's latest fill price (0 before its first fill), reported in its order updates. */
+  last_fill_price_units: number;
 }
 
 export interface CanonicalMarket {

@@ -5,7 +5,7 @@
 // Hot-path discipline: no allocation per request in steady state (the taker lives in fields, not
 // an object; events go straight to the sink), no bigint, no clock, no hash-order iteration.
 import { MONEY_OVERFLOW, feeCeil, feeFloor, notionalCeil, notionalFloor } from '../money/index.js';
-import type { EngineConfig, MatchingEngine } from './api.js';
+import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { NIL } from './book.js';
 import {
   assert, clientKey, EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE,
@@ -626,6 +626,20 @@ export class FastEngine extends EngineState implements MatchingEngine {
     this.linkLevel(s);
   }
 
+}
+
+/**
+ * A fast engine in the state `state` (a snapshot): built with the state's markets in index order,
+ * then loaded. Applying the same requests to it and to the engine the state was taken from gives
+ * the same events and states (test/engine/restore.test.ts).
+ */
+export function restoreFastEngine(config: EngineConfig, state: CanonicalState): FastEngine {
+  const markets = state.markets.map((m) => ({
+    id: m.id, base: m.base, quote: m.quote, tick_size_units: m.tick_size_units, lot_size_units: m.lot_size_units,
+  }));
+  const engine = new FastEngine({ ...config, markets });
+  engine.loadCanonical(state);
+  return engine;
 }
 
 export function createFastEngine(config: EngineConfig): MatchingEngine {

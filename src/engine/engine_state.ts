@@ -442,6 +442,83 @@ export abstract class EngineState {
     };
   }
 
+  /**
+   * Loads a canonical state into this freshly constructed engine (built with the state's markets,
+   * in index order, and no request applied yet). Everything the engine can observe comes back:
+   * balances, nonces, counters, fees, marks, credit, pending withdrawals, and every resting order
+   * at its place in its level's queue (rows are best first, then time priority). Slot and level
+   * numbering inside the pools may differ; nothing depends on it. This is what a snapshot holds.
+   */
+  loadCanonical(s: CanonicalState): void {
+    assert(this.next_order_id === 1 && this.orders.size === 0, 'loadCanonical needs a fresh engine');
+    assert(s.markets.length === this.market_count, 'the engine was built with the state\'s markets');
+    this.next_order_id = s.next_order_id;
+    this.next_fill_id = s.next_fill_id;
+    this.next_priority_seq = s.next_priority_seq;
+    this.maker_bps_global = s.fees.maker_fee_bps;
+    this.taker_bps_global = s.fees.taker_fee_bps;
+    const a = this.asset_count;
+    const L = this.ledger;
+    for (const acc of s.accounts) {
+      L.ensure(acc.account);
+      L.nonce_high_water[acc.account] = acc.nonce_high_water;
+      for (let k = 0; k < a; k++) {
+        L.available[acc.account * a + k] = acc.balances[k][0];
+        L.locked[acc.account * a + k] = acc.balances[k][1];
+      }
+    }
+    for (let k = 0; k < a; k++) {
+      this.deposits[k] = s.deposits_units[k];
+      this.withdrawals[k] = s.withdrawals_units[k];
+    }
+    for (const c of s.credit) {
+      L.ensure(c.account);
+      this.credit.set(c.account, c.credit_limit_units, c.auto_cancel_ratio_ppm);
+      L.has_credit[c.account] = 1;
+    }
+    for (const w of s.pending_withdrawals) this.pending_withdrawals.push({ ...w });
+    s.markets.forEach((mk, m) => {
+      assert(mk.tick_size_units === this.market_tick[m] && mk.lot_size_units === this.market_lot[m], `market ${mk.id} matches`);
+      this.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;
+      if (mk.fees !== null) {
+        this.market_fee_override[m] = 1;
+        this.market_maker_bps[m] = mk.fees.maker_fee_bps;
+        this.market_taker_bps[m] = mk.fees.taker_fee_bps;
+      }
+      this.market_mark[m] = mk.mark_price_units;
+      for (const row of [...mk.bids, ...mk.asks]) this.restoreOrder(m, row);
+    });
+  }
+
+  private restoreOrder(m: number, row: CanonicalOrder): void {
+    const o = this.orders;
+    const s = o.alloc(row.order_id);
+    assert(s !== NIL, 'restored orders fit orders_open_max');
+    const account = row.account;
+    this.ledger.ensure(account);
+    o.account[s] = account;
+    o.market[s] = m;
+    o.side[s] = row.side;
+    o.tif[s] = row.tif;
+    o.price[s] = row.price_units;
+    o.quantity[s] = row.quantity_units;
+    o.filled[s] = row.filled_units;
+    o.remaining[s] = row.remaining_units;
+    o.locked[s] = row.locked_units;
+    o.priority_seq[s] = row.priority_seq;
+    o.last_fill_price[s] = row.last_fill_price_units;
+    o.client_order_id[s] = row.client_order_id;
+    const L = this.ledger;
+    const head = L.order_head[account];
+    o.acct_prev[s] = NIL;
+    o.acct_next[s] = head;
+    if (head !== NIL) o.acct_prev[head] = s;
+    L.order_head[account] = s;
+    L.open_orders[account]++;
+    if (row.client_order_id !== '') this.slot_by_client_id.set(clientKey(account, row.client_order_id), s);
+    this.linkLevel(s);
+  }
+
   protected canonicalSide(side: BookSide): CanonicalOrder[] {
     const rows: CanonicalOrder[] = [];
     const o = this.orders;
@@ -452,6 +529,7 @@ export abstract class EngineState {
           price_units: o.price[s], quantity_units: o.quantity[s], filled_units: o.filled[s],
           remaining_units: o.remaining[s], locked_units: o.locked[s],
           priority_seq: o.priority_seq[s], client_order_id: o.client_order_id[s],
+          last_fill_price_units: o.last_fill_price[s],
         });
       }
     }

@@ -8,7 +8,7 @@ import type { CanonicalMarket, CanonicalOrder, CanonicalState } from './api.js';
 function orderRow(o: CanonicalOrder): unknown[] {
   return [
     o.order_id, o.account, o.side, o.tif, o.price_units, o.quantity_units, o.filled_units,
-    o.remaining_units, o.locked_units, o.priority_seq, o.client_order_id,
+    o.remaining_units, o.locked_units, o.priority_seq, o.client_order_id, o.last_fill_price_units,
   ];
 }
 

@@ -813,6 +813,7 @@ class ReferenceEngine implements MatchingEngine {
       order_id: o.order_id, account: o.account, side: o.side, tif: o.tif, price_units: num(o.price),
       quantity_units: num(o.quantity), filled_units: num(o.filled), remaining_units: num(o.remaining),
       locked_units: num(o.locked), priority_seq: o.priority_seq, client_order_id: o.client_order_id,
+      last_fill_price_units: num(o.last_fill_price),
     });
     const markets: CanonicalMarket[] = this.markets.map((m) => ({
       id: m.id, base: m.base, quote: m.quote, tick_size_units: num(m.tick), lot_size_units: num(m.lot),
