@@ -115,6 +115,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
       expect(h.state().markets[0].bids).toEqual([{
         order_id: 1, account: 1, side: BID, tif: Tif.GTC, price_units: 2_000_010_000, quantity_units: 500_000,
         filled_units: 0, remaining_units: 500_000, locked_units: lock, priority_seq: 1, client_order_id: '',
+        last_fill_price_units: 0,
       }]);
     });
 
@@ -190,6 +191,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
       expect(h.state().markets[0].bids).toEqual([{
         order_id: 3, account: 3, side: BID, tif: Tif.GTC, price_units: P2000, quantity_units: ONE,
         filled_units: 600_000, remaining_units: 400_000, locked_units: 800_400_000, priority_seq: 2, client_order_id: '',
+        last_fill_price_units: P2000,
       }]);
     });
 
