@@ -601,20 +601,10 @@ export class FastEngine extends EngineState implements MatchingEngine {
     if (s === NIL) {
       s = o.alloc(this.tk_order_id);
       assert(s !== NIL, 'capacity was checked before acceptance');
-      o.account[s] = account;
       o.market[s] = m;
       o.side[s] = this.tk_side;
       o.tif[s] = this.tk_tif;
-      o.client_order_id[s] = this.tk_client_order_id;
-      // Account list (prepend).
-      const L = this.ledger;
-      const head = L.order_head[account];
-      o.acct_prev[s] = NIL;
-      o.acct_next[s] = head;
-      if (head !== NIL) o.acct_prev[head] = s;
-      L.order_head[account] = s;
-      L.open_orders[account]++;
-      if (this.tk_client_order_id !== '') this.slot_by_client_id.set(clientKey(account, this.tk_client_order_id), s);
+      this.linkAccount(s, account, this.tk_client_order_id);
     }
     o.price[s] = this.tk_limit;
     o.quantity[s] = this.tk_quantity;

@@ -496,7 +496,6 @@ export abstract class EngineState {
     assert(s !== NIL, 'restored orders fit orders_open_max');
     const account = row.account;
     this.ledger.ensure(account);
-    o.account[s] = account;
     o.market[s] = m;
     o.side[s] = row.side;
     o.tif[s] = row.tif;
@@ -507,16 +506,23 @@ export abstract class EngineState {
     o.locked[s] = row.locked_units;
     o.priority_seq[s] = row.priority_seq;
     o.last_fill_price[s] = row.last_fill_price_units;
-    o.client_order_id[s] = row.client_order_id;
+    this.linkAccount(s, account, row.client_order_id);
+    this.linkLevel(s);
+  }
+
+  /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
+  protected linkAccount(s: number, account: number, client_order_id: string): void {
+    const o = this.orders;
     const L = this.ledger;
+    o.account[s] = account;
+    o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
     o.acct_prev[s] = NIL;
     o.acct_next[s] = head;
     if (head !== NIL) o.acct_prev[head] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
-    if (row.client_order_id !== '') this.slot_by_client_id.set(clientKey(account, row.client_order_id), s);
-    this.linkLevel(s);
+    if (client_order_id !== '') this.slot_by_client_id.set(clientKey(account, client_order_id), s);
   }
 
   protected canonicalSide(side: BookSide): CanonicalOrder[] {
