@@ -39,7 +39,12 @@ export class Progress {
   }
 }
 
-export function replayJournal(data_dir: string, opts: { every?: number; onRoot?: (batch_id: number, root: string) => void } = {}): ReplayResult {
+export function replayJournal(data_dir: string, opts: {
+  every?: number;
+  onRoot?: (batch_id: number, root: string) => void;
+  /** Called with the executor after the last batch (snapshots read the engine and registry). */
+  atEnd?: (executor: ReplayExecutor) => void;
+} = {}): ReplayResult {
   const t0 = Date.now();
   const cfg = loadConfig();
   const journal = Journal.open(path.join(data_dir, 'journal'));
@@ -70,6 +75,7 @@ export function replayJournal(data_dir: string, opts: { every?: number; onRoot?:
   } finally {
     void journal.close();
   }
+  if (opts.atEnd) opts.atEnd(executor);
   return {
     batches, requests, last_batch_id: roots.batch_id, state_root: roots.state_root,
     engine_digest: stateDigest(executor.engine.canonicalState()), compared, mismatches,

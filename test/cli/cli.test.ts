@@ -6,6 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pack, unpack } from 'msgpackr';
+import { readSnapshot } from '../../src/cli/snapshot.js';
+import { engineConfigOf, loadConfig } from '../../src/config.js';
+import { restoreFastEngine } from '../../src/engine/engine.js';
+import { stateDigest } from '../../src/engine/state.js';
 import { adminHeaders, adminState, api, REPO_ROOT, startServer, Wallet } from '../server/harness.js';
 
 const run = promisify(execFile);
@@ -77,6 +82,22 @@ describe('ringbook CLI', () => {
     expect(j.state_root).toBe(published_root);
     expect(j.compared).toBe(last_batch);
     expect(j.mismatches).toEqual([]);
+  });
+
+  it('snapshot writes the engine at the last batch with its state root; the engine restores from it', async () => {
+    const r = await cli(['snapshot', '--data-dir', data_dir, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.batch_id).toBe(last_batch);
+    expect(j.state_root).toBe(published_root);
+    const snap = readSnapshot(fs.readFileSync(j.file));
+    expect(snap.accounts.length).toBe(3); // fee account + maker + taker
+    const engine = restoreFastEngine(engineConfigOf(loadConfig({})), snap.engine);
+    expect(stateDigest(engine.canonicalState())).toBe(j.engine_digest);
+    // A tampered snapshot is refused.
+    const bad = unpack(fs.readFileSync(j.file)) as { engine: { next_order_id: number } };
+    bad.engine.next_order_id += 1;
+    expect(() => readSnapshot(pack(bad))).toThrow(/digest/);
   });
 
   it('refuses unknown commands with the usage exit code', async () => {
