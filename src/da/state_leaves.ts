@@ -1,0 +1,286 @@
+// State leaves (docs/verifiability.md, "State root"): kinds, fixed-width big-endian key and
+// value encodings, leaf hashes and bucket choice, and decoding a leaf for fraud proofs.
+import { bytesToHex0x, hexToBytes } from './hex.js';
+import { keccak256 as keccak_256 } from './keccak.js';
+
+export const LeafKind = {
+  BALANCE: 0x01,
+  NONCE: 0x02,
+  ACCOUNT: 0x03,
+  OPEN_ORDER: 0x04,
+  MARKET: 0x05,
+  GLOBAL_FEES: 0x06,
+  CREDIT: 0x07,
+  PENDING_WITHDRAWAL: 0x08,
+} as const;
+
+export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
+  1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
+  8: 'pending_withdrawal',
+};
+
+export const BUCKET_BITS = 12;
+export const BUCKETS = 1 << BUCKET_BITS;
+export const HASH = 32;
+/** Heap layout: node i has children 2i+1, 2i+2; bucket b is node BUCKETS - 1 + b. */
+export const NODES = 2 * BUCKETS - 1;
+export const FIRST_LEAF_NODE = BUCKETS - 1;
+
+export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+/** Request kinds (src/engine/types.ts RequestKind) whose ACCEPTED event sets the nonce high-water. */
+export const SIGNED_KINDS = new Set([2, 3, 4, 5, 6]);
+export const KIND_WITHDRAW = 2;
+/** OrderStatus FILLED, CANCELLED, REJECTED: the order is no longer open. */
+export const STATUS_CLOSED_MIN = 2;
+
+// ---------------------------------------------------------------------------------------------
+// Fixed-width big-endian encoders
+
+export const TWO_32 = 4294967296;
+
+export function need(ok: boolean, what: string): void {
+  if (!ok) throw new RangeError(`state root: ${what}`);
+}
+
+/**
+ * uint64 big-endian. Values are safe integers; a negative one (never produced by a consistent
+ * engine) is written as its int64 two's complement so that it still encodes to distinct bytes.
+ */
+export function putU64(b: Uint8Array, o: number, v: number): void {
+  need(Number.isSafeInteger(v), `${v} is not a safe integer`);
+  let hi: number;
+  let lo: number;
+  if (v >= 0) {
+    hi = Math.floor(v / TWO_32);
+    lo = v - hi * TWO_32;
+  } else {
+    const u = -v;
+    const uh = Math.floor(u / TWO_32);
+    const ul = u - uh * TWO_32;
+    hi = (~uh + (ul === 0 ? 1 : 0)) >>> 0;
+    lo = ul === 0 ? 0 : TWO_32 - ul;
+  }
+  b[o] = hi >>> 24; b[o + 1] = (hi >>> 16) & 255; b[o + 2] = (hi >>> 8) & 255; b[o + 3] = hi & 255;
+  b[o + 4] = lo >>> 24; b[o + 5] = (lo >>> 16) & 255; b[o + 6] = (lo >>> 8) & 255; b[o + 7] = lo & 255;
+}
+
+export function putU32(b: Uint8Array, o: number, v: number): void {
+  need(Number.isInteger(v) && v >= 0 && v < TWO_32, `${v} does not fit uint32`);
+  b[o] = v >>> 24; b[o + 1] = (v >>> 16) & 255; b[o + 2] = (v >>> 8) & 255; b[o + 3] = v & 255;
+}
+
+export function putI32(b: Uint8Array, o: number, v: number): void {
+  need(Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff, `${v} does not fit int32`);
+  const u = v >>> 0;
+  b[o] = u >>> 24; b[o + 1] = (u >>> 16) & 255; b[o + 2] = (u >>> 8) & 255; b[o + 3] = u & 255;
+}
+
+export function putU16(b: Uint8Array, o: number, v: number): void {
+  need(Number.isInteger(v) && v >= 0 && v < 65536, `${v} does not fit uint16`);
+  b[o] = v >>> 8; b[o + 1] = v & 255;
+}
+
+export function putU8(b: Uint8Array, o: number, v: number): void {
+  need(Number.isInteger(v) && v >= 0 && v < 256, `${v} does not fit uint8`);
+  b[o] = v;
+}
+
+export function getU64(b: Uint8Array, o: number): number {
+  const hi = ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
+  const lo = ((b[o + 4] << 24) | (b[o + 5] << 16) | (b[o + 6] << 8) | b[o + 7]) >>> 0;
+  return hi >= 0x80000000 ? -((~hi >>> 0) * TWO_32 + (TWO_32 - lo)) : hi * TWO_32 + lo;
+}
+export function getU32(b: Uint8Array, o: number): number {
+  return ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
+}
+export function getI32(b: Uint8Array, o: number): number {
+  return (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3];
+}
+export function getU16(b: Uint8Array, o: number): number {
+  return (b[o] << 8) | b[o + 1];
+}
+
+export function addressBytes20(hex: string): Uint8Array {
+  return hexToBytes(hex, 20, 'address');
+}
+
+// Key encoders: the bytes after the kind byte.
+export function balanceKey(account: number, asset: number): Uint8Array {
+  const k = new Uint8Array(6); putU32(k, 0, account); putU16(k, 4, asset); return k;
+}
+export function accountKey(account: number): Uint8Array {
+  const k = new Uint8Array(4); putU32(k, 0, account); return k;
+}
+export function orderKey(order_id: number): Uint8Array {
+  const k = new Uint8Array(8); putU64(k, 0, order_id); return k;
+}
+export function marketKey(market: number): Uint8Array {
+  const k = new Uint8Array(2); putU16(k, 0, market); return k;
+}
+export function withdrawalKey(account: number, nonce: number): Uint8Array {
+  const k = new Uint8Array(12); putU32(k, 0, account); putU64(k, 4, nonce); return k;
+}
+export const EMPTY_KEY = new Uint8Array(0);
+
+// Value encoders.
+export function balanceValue(available: number, locked: number): Uint8Array {
+  const v = new Uint8Array(16); putU64(v, 0, available); putU64(v, 8, locked); return v;
+}
+export function nonceValue(nonce: number): Uint8Array {
+  const v = new Uint8Array(8); putU64(v, 0, nonce); return v;
+}
+export function accountValue(address: string): Uint8Array {
+  return addressBytes20(address);
+}
+export interface OrderLeafValue {
+  account: number; market: number; side: number; price: number; quantity: number; filled: number;
+  remaining: number; status: number;
+}
+export function orderValue(o: OrderLeafValue): Uint8Array {
+  const v = new Uint8Array(4 + 2 + 1 + 8 * 4 + 1);
+  putU32(v, 0, o.account); putU16(v, 4, o.market); putU8(v, 6, o.side); putU64(v, 7, o.price);
+  putU64(v, 15, o.quantity); putU64(v, 23, o.filled); putU64(v, 31, o.remaining); putU8(v, 39, o.status);
+  return v;
+}
+export interface MarketLeafValue {
+  status: number; base: number; quote: number; tick: number; lot: number; fee_override: number;
+  maker_bps: number; taker_bps: number; mark_price: number;
+}
+export function marketValue(m: MarketLeafValue): Uint8Array {
+  const v = new Uint8Array(1 + 2 + 2 + 8 + 8 + 1 + 4 + 4 + 8);
+  putU8(v, 0, m.status); putU16(v, 1, m.base); putU16(v, 3, m.quote); putU64(v, 5, m.tick);
+  putU64(v, 13, m.lot); putU8(v, 21, m.fee_override); putI32(v, 22, m.maker_bps); putI32(v, 26, m.taker_bps);
+  putU64(v, 30, m.mark_price);
+  return v;
+}
+export function feesValue(maker_bps: number, taker_bps: number): Uint8Array {
+  const v = new Uint8Array(8); putI32(v, 0, maker_bps); putI32(v, 4, taker_bps); return v;
+}
+export function creditValue(limit: number, ratio_ppm: number): Uint8Array {
+  const v = new Uint8Array(12); putU64(v, 0, limit); putU32(v, 8, ratio_ppm); return v;
+}
+export function withdrawalValue(asset: number, amount: number): Uint8Array {
+  const v = new Uint8Array(10); putU16(v, 0, asset); putU64(v, 2, amount); return v;
+}
+
+/** kind || key (the input of the sort key). */
+export function kindKey(kind: number, key: Uint8Array): Uint8Array {
+  const b = new Uint8Array(1 + key.length);
+  b[0] = kind;
+  b.set(key, 1);
+  return b;
+}
+
+export function leafHashOf(kind: number, key: Uint8Array, value: Uint8Array): Uint8Array {
+  const b = new Uint8Array(1 + key.length + value.length);
+  b[0] = kind;
+  b.set(key, 1);
+  b.set(value, 1 + key.length);
+  return keccak_256(b);
+}
+
+export function bucketOf(sort_key: Uint8Array): number {
+  return (sort_key[0] << 4) | (sort_key[1] >> 4);
+}
+
+/** A leaf in raw form (what `leaves()` dumps, what `stateRootOfLeaves` takes). */
+export interface RawLeaf {
+  kind: number;
+  key: Uint8Array;
+  value: Uint8Array;
+}
+
+/** A leaf's new value as a batch left it (value null = removed). */
+export interface PendingLeaf {
+  kind: number;
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+/** A change in raw form (value null = removed). */
+export interface RawChange {
+  sort_key: Uint8Array;
+  kind: number;
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+/** 0x hex of bytes. */
+export function hex(b: Uint8Array): string {
+  return '0x' + Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
+}
+
+/** Hex form of raw changes (what is published). */
+export function changesToHex(changes: readonly RawChange[]): LeafChange[] {
+  return changes.map((c) => ({ kind: c.kind, key: hex(c.key), value: c.value === null ? null : hex(c.value) }));
+}
+
+/** One leaf a batch changed: value null = removed. Hex without the kind byte. */
+export interface LeafChange {
+  kind: number;
+  key: string;
+  value: string | null;
+}
+
+/** A readable leaf (debugging, fraud proofs). */
+export interface LeafRecord {
+  /** e.g. `balance/account=3/asset=1`. */
+  id: string;
+  kind: string;
+  key: string;
+  value: string;
+  leaf_hash: string;
+  sort_key: string;
+  bucket: number;
+  fields: Record<string, number | string>;
+}
+
+/** Decodes a leaf's key and value into named fields (for dumps and fraud proofs). */
+export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | null): { id: string; fields: Record<string, number | string> } {
+  const f: Record<string, number | string> = {};
+  let id: string;
+  switch (kind) {
+    case LeafKind.BALANCE:
+      id = `balance/account=${getU32(key, 0)}/asset=${getU16(key, 4)}`;
+      if (value) { f.available = getU64(value, 0); f.locked = getU64(value, 8); }
+      break;
+    case LeafKind.NONCE:
+      id = `nonce/account=${getU32(key, 0)}`;
+      if (value) f.nonce = getU64(value, 0);
+      break;
+    case LeafKind.ACCOUNT:
+      id = `account/account=${getU32(key, 0)}`;
+      if (value) f.address = bytesToHex0x(value);
+      break;
+    case LeafKind.OPEN_ORDER:
+      id = `open_order/order_id=${getU64(key, 0)}`;
+      if (value) {
+        f.account = getU32(value, 0); f.market = getU16(value, 4); f.side = value[6]; f.price = getU64(value, 7);
+        f.quantity = getU64(value, 15); f.filled = getU64(value, 23); f.remaining = getU64(value, 31); f.status = value[39];
+      }
+      break;
+    case LeafKind.MARKET:
+      id = `market/market=${getU16(key, 0)}`;
+      if (value) {
+        f.status = value[0]; f.base = getU16(value, 1); f.quote = getU16(value, 3); f.tick = getU64(value, 5);
+        f.lot = getU64(value, 13); f.fee_override = value[21]; f.maker_bps = getI32(value, 22);
+        f.taker_bps = getI32(value, 26); f.mark_price = getU64(value, 30);
+      }
+      break;
+    case LeafKind.GLOBAL_FEES:
+      id = 'global_fees';
+      if (value) { f.maker_bps = getI32(value, 0); f.taker_bps = getI32(value, 4); }
+      break;
+    case LeafKind.CREDIT:
+      id = `credit/account=${getU32(key, 0)}`;
+      if (value) { f.limit = getU64(value, 0); f.ratio_ppm = getU32(value, 8); }
+      break;
+    case LeafKind.PENDING_WITHDRAWAL:
+      id = `pending_withdrawal/account=${getU32(key, 0)}/nonce=${getU64(key, 4)}`;
+      if (value) { f.asset = getU16(value, 0); f.amount = getU64(value, 2); }
+      break;
+    default:
+      id = `kind${kind}/${bytesToHex0x(key)}`;
+  }
+  return { id, fields: f };
+}
