@@ -100,6 +100,8 @@ export class ReadModel {
   readonly credit = new Map<number, { credit_limit: number; auto_cancel_ratio_ppm: number }>();
   readonly orders = new Map<number, OrderView>();
   readonly open_orders_by_account = new Map<number, Set<number>>();
+  /** Every order the read model still holds, per account (open and recently closed). */
+  readonly order_ids_by_account = new Map<number, Set<number>>();
   private readonly order_by_client_id = new Map<string, number>();
   private readonly closed_order_ids: number[] = [];
   private closed_head = 0;
@@ -202,6 +204,7 @@ export class ReadModel {
     // PLACE: remember what only the request knows (type, tif, client id) for later updates.
     if (kind === 3) {
       const order_id = e.field(2);
+      this.indexOrder(account, order_id);
       this.orders.set(order_id, {
         order_id, account, market: e.field(4), side: e.field(5), order_type: e.field(6),
         tif: e.field(7), price: e.field(8), quantity: e.field(9), filled: 0,
@@ -261,6 +264,7 @@ export class ReadModel {
         created_ms: this.batch_time_ms, updated_ms: this.batch_time_ms, resting_price: 0, resting_quantity: 0,
       };
       this.orders.set(order_id, o);
+      this.indexOrder(account, order_id);
     }
     o.price = e.field(5);
     o.quantity = e.field(6);
@@ -307,6 +311,7 @@ export class ReadModel {
       const o = this.orders.get(old);
       if (o && o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) {
         this.orders.delete(old);
+        this.order_ids_by_account.get(o.account)?.delete(old);
         const key = `${o.account}:${o.client_order_id}`;
         if (o.client_order_id !== '' && this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
       }
@@ -315,6 +320,15 @@ export class ReadModel {
         this.closed_head = 0;
       }
     }
+  }
+
+  private indexOrder(account: number, order_id: number): void {
+    let ids = this.order_ids_by_account.get(account);
+    if (ids === undefined) {
+      ids = new Set();
+      this.order_ids_by_account.set(account, ids);
+    }
+    ids.add(order_id);
   }
 
   orderByClientId(account: number, client_order_id: string): OrderView | undefined {

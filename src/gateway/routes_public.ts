@@ -110,7 +110,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
       if (status === 'open' || status === 'partially_filled') {
         for (const id of rm.open_orders_by_account.get(a.account) ?? []) ids.push(id);
       } else {
-        for (const [id, o] of rm.orders) if (o.account === a.account) ids.push(id);
+        for (const id of rm.order_ids_by_account.get(a.account) ?? []) ids.push(id);
       }
       ids.sort((x, y) => y - x);
       for (const id of ids) {
