@@ -209,16 +209,23 @@ export class MatcherLink {
     }
   }
 
+  /**
+   * A failing listener (WebSocket fan-out, DA) must never stop the event stream: every answer
+   * waits on it. Counted, and the first few logged.
+   */
+  private listenerFailed(e: unknown): void {
+    this.listener_errors++;
+    if (this.listener_errors <= 10) console.error('ringbook: event stream listener failed:', e);
+  }
+
   private dispatch(fields: RingEventFields, o: number): void {
     fields.o = o;
     const seq = fields.seq();
     for (let i = 0; i < this.event_listeners.length; i++) {
-      // A failing listener (fan-out, DA) must never stop the event stream: every answer waits on it.
       try {
         this.event_listeners[i](fields, seq);
       } catch (e) {
-        this.listener_errors++;
-        if (this.listener_errors <= 10) console.error('ringbook: event listener failed:', e);
+        this.listenerFailed(e);
       }
     }
     this.read_model.apply(fields);
@@ -243,8 +250,7 @@ export class MatcherLink {
         try {
           this.batch_listeners[i](batch_id, time_ms);
         } catch (e) {
-          this.listener_errors++;
-          if (this.listener_errors <= 10) console.error('ringbook: batch listener failed:', e);
+          this.listenerFailed(e);
         }
       }
       return;

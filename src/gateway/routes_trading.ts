@@ -12,7 +12,7 @@ import type { Outcome } from './matcher_link.js';
 import { clientIpKey } from './rate_limit.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseWithdrawal,
-  type BodyError, type SignedRequest,
+  type AssetInfo, type BodyError, type SignedRequest,
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
 
@@ -63,6 +63,33 @@ function orderReply(ctx: GatewayContext, reply: Reply, o: Outcome, with_fills: b
   reply.ok(record);
 }
 
+/**
+ * The unsigned money bodies (/deposit, /withdrawal-signature): only `allowed` fields, a `user`
+ * address (lowercased), a listed `asset`, and `amount` as a decimal string in whole units.
+ * Answers INVALID_REQUEST and returns null on the first problem.
+ */
+function parseUserAssetAmount(
+  ctx: GatewayContext, reply: Reply, body: Record<string, unknown>, allowed: readonly string[], amount_message: string,
+): { user: string; asset: AssetInfo; units: number } | null {
+  const refuse = (message: string): null => {
+    reply.error('INVALID_REQUEST', message);
+    return null;
+  };
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) return refuse(`unknown field ${JSON.stringify(k).slice(0, 40)}`);
+  }
+  const user = typeof body.user === 'string' && /^0x[0-9a-fA-F]{40}$/.test(body.user) ? body.user.toLowerCase() : null;
+  if (user === null) return refuse('user must be a 0x-prefixed 20-byte hex address');
+  const asset = typeof body.asset === 'string' ? ctx.assets.get(body.asset) : undefined;
+  if (asset === undefined) return refuse('asset must be one of ' + [...ctx.assets.keys()].join(', '));
+  if (typeof body.amount !== 'string') return refuse(amount_message);
+  try {
+    return { user, asset, units: parseDecimalUnits(body.amount, { allow_negative: false }) };
+  } catch (e) {
+    return refuse(e instanceof MoneyFormatError ? `amount: ${e.message}` : 'amount is not a decimal');
+  }
+}
+
 export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const rm = ctx.rm;
   app.post('/orders', postRoute(ctx, { admin: false }, (reply, body) => {
@@ -106,23 +133,9 @@ export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): v
         reply.error('UNAUTHORIZED', 'deposits need X-Admin-Token (or a server with deposits.open)');
         return;
       }
-      for (const k of Object.keys(body)) {
-        if (k !== 'user' && k !== 'asset' && k !== 'amount') {
-          reply.error('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
-          return;
-        }
-      }
-      const user = typeof body.user === 'string' && /^0x[0-9a-fA-F]{40}$/.test(body.user) ? body.user.toLowerCase() : null;
-      if (user === null) return void reply.error('INVALID_REQUEST', 'user must be a 0x-prefixed 20-byte hex address');
-      const asset = typeof body.asset === 'string' ? ctx.assets.get(body.asset) : undefined;
-      if (asset === undefined) return void reply.error('INVALID_REQUEST', 'asset must be one of ' + [...ctx.assets.keys()].join(', '));
-      if (typeof body.amount !== 'string') return void reply.error('INVALID_REQUEST', 'amount must be a decimal string, e.g. "1.5"');
-      let units: number;
-      try {
-        units = parseDecimalUnits(body.amount, { allow_negative: false });
-      } catch (e) {
-        return void reply.error('INVALID_REQUEST', e instanceof MoneyFormatError ? `amount: ${e.message}` : 'amount is not a decimal');
-      }
+      const parsed = parseUserAssetAmount(ctx, reply, body, ['user', 'asset', 'amount'], 'amount must be a decimal string, e.g. "1.5"');
+      if (parsed === null) return;
+      const { user, asset, units } = parsed;
       if (!allowWallet(ctx, reply, 'deposits_per_wallet', user)) return;
       const r = emptyRequest();
       r.kind = RequestKind.DEPOSIT;
@@ -143,21 +156,9 @@ export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): v
   app.post('/withdrawal-signature', postRoute(ctx, { admin: false }, (reply, body) => {
     // Reads only (it can only release what the user signed); limited like a GET, per IP.
     if (!allowGet(ctx, reply, clientIpKey(reply.res))) return;
-    for (const k of Object.keys(body)) {
-      if (!['user', 'asset', 'amount', 'nonce'].includes(k)) return void reply.error('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
-    }
-    const user = typeof body.user === 'string' && /^0x[0-9a-fA-F]{40}$/.test(body.user) ? body.user.toLowerCase() : null;
-    if (user === null) return void reply.error('INVALID_REQUEST', 'user must be a 0x-prefixed 20-byte hex address');
-    const symbol = typeof body.asset === 'string' ? body.asset : '';
-    const asset = ctx.assets.get(symbol);
-    if (asset === undefined) return void reply.error('INVALID_REQUEST', 'asset must be one of ' + [...ctx.assets.keys()].join(', '));
-    if (typeof body.amount !== 'string') return void reply.error('INVALID_REQUEST', 'amount must be a decimal string of whole units, e.g. "1.5"');
-    let units: number;
-    try {
-      units = parseDecimalUnits(body.amount, { allow_negative: false });
-    } catch (e) {
-      return void reply.error('INVALID_REQUEST', e instanceof MoneyFormatError ? `amount: ${e.message}` : 'amount is not a decimal');
-    }
+    const parsed = parseUserAssetAmount(ctx, reply, body, ['user', 'asset', 'amount', 'nonce'], 'amount must be a decimal string of whole units, e.g. "1.5"');
+    if (parsed === null) return;
+    const { user, asset, units } = parsed;
     if (typeof body.nonce !== 'number' || !Number.isSafeInteger(body.nonce) || body.nonce < 0) {
       return void reply.error('INVALID_REQUEST', 'nonce must be a non-negative integer');
     }
