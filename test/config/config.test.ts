@@ -1,0 +1,66 @@
+// Configuration is checked once at start: every bad value stops the start with a message naming
+// the key, and the environment overrides what it should.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, defaultConfigPath, loadConfig, mergeConfig, validateConfig } from '../../src/config.js';
+
+const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;
+
+function withOverride(over: Record<string, unknown>): unknown {
+  return mergeConfig(defaults, over);
+}
+
+describe('config', () => {
+  it('loads the embedded defaults: two markets, three assets, the spec rate limits', () => {
+    const c = loadConfig({});
+    expect(c.markets.map((m) => m.id)).toEqual(['ETH-USDC', 'BTC-USDC']);
+    expect(c.assets.map((a) => a.symbol)).toEqual(['ETH', 'BTC', 'USDC']);
+    expect(c.rate_limits).toEqual({ orders_per_wallet: 20, cancels_per_wallet: 20, deposits_per_wallet: 5, withdrawals_per_wallet: 5, gets_per_ip: 100 });
+    expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
+  });
+
+  it('takes RINGBOOK_* overrides and a merged RINGBOOK_CONFIG file', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-config-'));
+    const file = path.join(dir, 'c.json');
+    fs.writeFileSync(file, JSON.stringify({ rate_limits: { orders_per_wallet: 7 }, deposits: { open: true } }));
+    const c = loadConfig({ RINGBOOK_CONFIG: file, RINGBOOK_PORT: '0', RINGBOOK_HOST: '0.0.0.0', RINGBOOK_DATA_DIR: dir, RINGBOOK_ADMIN_TOKEN: 't', RINGBOOK_OPERATOR_KEY: '11'.repeat(32) });
+    expect(c.rate_limits.orders_per_wallet).toBe(7);
+    expect(c.rate_limits.cancels_per_wallet).toBe(20);
+    expect(c.deposits.open).toBe(true);
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 0, data_dir: dir });
+    expect(c.admin_token).toBe('t');
+    expect(c.operator_key).toBe('0x' + '11'.repeat(32));
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    [{ markets: [{ id: 'ETH-USDC', base: 'ETH', quote: 'USDC', tick_size: 3, lot_size: 7 }] }, 'multiple of 1,000,000'],
+    [{ markets: [{ id: 'ETH-DOGE', base: 'ETH', quote: 'DOGE', tick_size: 10000, lot_size: 100 }] }, 'distinct listed assets'],
+    [{ markets: [{ id: 'ETH-BTC', base: 'ETH', quote: 'USDC', tick_size: 10000, lot_size: 100 }] }, 'BASE-QUOTE'],
+    [{ fees: { maker_fee_bps: -6, taker_fee_bps: 5 } }, 'fees need'],
+    [{ fees: { maker_fee_bps: 0, taker_fee_bps: 1.5 } }, 'taker_fee_bps must be an integer'],
+    [{ rate_limits: { orders_per_wallet: 0 } }, 'orders_per_wallet must be a positive integer'],
+    [{ limits: { request_ring_slots: 1000 } }, 'power of two'],
+    [{ server: { port: 70000 } }, 'server.port'],
+    [{ assets: [] }, 'assets must be a non-empty array'],
+    [{ settlement: { contract: '0x12', chain_id: 1 } }, 'settlement.contract'],
+    [{ credit: { auto_cancel_ratio_default: 1.5 } }, 'auto_cancel_ratio_default'],
+  ])('refuses %j', (over, message) => {
+    expect(() => validateConfig(withOverride(over))).toThrow(ConfigError);
+    expect(() => validateConfig(withOverride(over))).toThrow(message);
+  });
+
+  it('refuses bad environment values', () => {
+    expect(() => loadConfig({ RINGBOOK_PORT: 'eighty' })).toThrow('RINGBOOK_PORT');
+    expect(() => loadConfig({ RINGBOOK_OPERATOR_KEY: '0x1234' })).toThrow('RINGBOOK_OPERATOR_KEY');
+    expect(() => loadConfig({ RINGBOOK_CONFIG: '/nonexistent/ringbook.json' })).toThrow('cannot read config');
+  });
+
+  it('ignores prototype-polluting keys in a merged file', () => {
+    const merged = mergeConfig(defaults, JSON.parse('{"__proto__":{"polluted":true},"fees":{"maker_fee_bps":0,"taker_fee_bps":3}}')) as Record<string, unknown>;
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(validateConfig(merged).fees).toEqual({ maker_fee_bps: 0, taker_fee_bps: 3 });
+  });
+});
