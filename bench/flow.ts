@@ -238,6 +238,11 @@ export class CountingSink implements EventSink {
   balance(): void {
     this.balances++;
   }
+  // The bench flows carry no referrals or forced inclusions.
+  referral(): void {}
+  referralShare(): void {}
+  inboxQueued(): void {}
+  inboxIncluded(): void {}
 
   reset(): void {
     this.accepted_n = 0;
@@ -389,6 +394,10 @@ class TrackingSink implements EventSink {
   fill(): void {
     this.counts.fills++;
   }
+  referral(): void {}
+  referralShare(): void {}
+  inboxQueued(): void {}
+  inboxIncluded(): void {}
   orderUpdate(
     order_id: number, account: number, market: number, side: number, status: number,
     price: number, _quantity: number, _filled: number, remaining: number,

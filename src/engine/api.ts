@@ -9,7 +9,13 @@ export interface EngineLimits {
   orders_open_max: number;
   orders_open_per_account_max: number;
   price_levels_per_book_max: number;
+  /** Forced-inclusion entries waiting in the inbox, in all (default 10,000) and per account (16). */
+  inbox_entries_max?: number;
+  inbox_entries_per_account_max?: number;
 }
+
+export const INBOX_ENTRIES_MAX_DEFAULT = 10_000;
+export const INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT = 16;
 
 export interface EngineMarketConfig {
   id: string;
@@ -26,11 +32,23 @@ export interface EngineConfig {
   maker_fee_bps: number;
   taker_fee_bps: number;
   limits: EngineLimits;
+  /**
+   * How long the sequencer may hold a forced-inclusion entry: the engine includes it at the start
+   * of the first batch whose time is at least queued time + hold. 0 (the default) = the next
+   * batch; must stay below FORCE_INCLUSION_DEADLINE_MS (24 h), so the deadline always holds.
+   */
+  force_inclusion_hold_ms?: number;
 }
 
 export interface MatchingEngine {
   /** Applies one request and writes its events to `out`, in order. Never throws on bad input. */
   apply(request: Request, out: EventSink): void;
+  /**
+   * Starts a batch at `time_ms` (the sequencer's clock, never read by the engine itself; batch
+   * times never decrease): referral windows are judged at this time, and forced-inclusion entries
+   * that are due are included now, in order, their events written to `out`.
+   */
+  beginBatch(time_ms: number, out: EventSink): void;
   /** The whole state in canonical form (see docs/engine.md, "Canonical state"). */
   canonicalState(): CanonicalState;
 }
@@ -78,6 +96,8 @@ export interface CanonicalAccount {
 }
 
 export interface CanonicalState {
+  /** The time of the last batch begun (0 before the first): referral windows and inbox entries are judged at it. */
+  batch_time_ms: number;
   next_order_id: number;
   next_fill_id: number;
   next_priority_seq: number;
@@ -91,4 +111,48 @@ export interface CanonicalState {
   credit: { account: number; credit_limit_units: number; auto_cancel_ratio_ppm: number }[];
   /** Ascending by (account, nonce). */
   pending_withdrawals: { account: number; nonce: number; asset: number; amount_units: number }[];
+  /** Ascending by referred account. */
+  referrals: CanonicalReferral[];
+  /** The forced-inclusion inbox, oldest first. */
+  inbox: CanonicalInboxEntry[];
+  next_inbox_entry_id: number;
+}
+
+export interface CanonicalReferral {
+  /** The referred user. */
+  account: number;
+  referrer: number;
+  /** Registration time + 90 days: taker fees of fills in batches before this time are shared. */
+  active_until_ms: number;
+  /** Shares paid to the referrer from this user's fees, per asset index. */
+  earned_units: number[];
+}
+
+/** The request a forced-inclusion payload carries, as the engine will apply it. */
+export interface CanonicalForcedRequest {
+  kind: number;
+  nonce: number;
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  price_units: number;
+  quantity_units: number;
+  order_id: number;
+  client_order_id: string;
+  asset: number;
+  amount_units: number;
+  referrer_account: number;
+  /** The front's verdict on the payload: Reject.NONE, or the reason it will be refused with. */
+  reject: number;
+}
+
+export interface CanonicalInboxEntry {
+  entry_id: number;
+  account: number;
+  /** The envelope's nonce (already consumed when queued). */
+  envelope_nonce: number;
+  queued_ms: number;
+  deadline_ms: number;
+  request: CanonicalForcedRequest;
 }

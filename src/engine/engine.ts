@@ -10,9 +10,11 @@ import { NIL } from './book.js';
 import {
   assert, clientKey, EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE,
 } from './engine_state.js';
+import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
 import {
-  BalanceReason, FEE_ACCOUNT, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES,
-  RequestKind, Side, Tif, UpdateReason, type EventSink, type Request,
+  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, NO_MARKET, OrderStatus,
+  OrderType, REFERRAL_ACTIVE_MS, Reject, REJECT_CODES, RequestKind, Side, Tif, UpdateReason,
+  type EventSink, type Request,
 } from './types.js';
 
 const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9_-]{1,36}$/;
@@ -58,10 +60,39 @@ export class FastEngine extends EngineState implements MatchingEngine {
       case RequestKind.SET_FEES: this.setFees(r, out); break;
       case RequestKind.SET_CREDIT: this.setCredit(r, out); break;
       case RequestKind.ADD_MARKET: this.addMarketRequest(r, out); break;
+      case RequestKind.REFER: this.refer(r, out); break;
+      case RequestKind.FORCE_INCLUDE: this.forceInclude(r, out); break;
       default: this.reject(r, out, Reject.KIND_UNKNOWN); return;
     }
     if (this.had_fill && this.credit.count > 0) this.creditSweep(out);
     this.ledger.flush(out);
+  }
+
+  beginBatch(time_ms: number, out: EventSink): void {
+    assert(Number.isSafeInteger(time_ms) && time_ms >= this.batch_time_ms, 'batch times are safe integers that never decrease');
+    this.batch_time_ms = time_ms;
+    const inbox = this.inbox;
+    while (inbox.size > 0 && inbox.peek().queued_ms + this.force_inclusion_hold_ms <= time_ms) {
+      this.include(inbox.shift(), out);
+    }
+  }
+
+  /** When the oldest inbox entry falls due (Infinity when the inbox is empty): the matcher starts a batch by then. */
+  inboxNextDueMs(): number {
+    return this.inbox.size === 0 ? Infinity : this.inbox.peek().queued_ms + this.force_inclusion_hold_ms;
+  }
+
+  /** Applies an inbox entry's request as if it had just arrived; a payload found bad is refused with its reason. */
+  private include(e: InboxEntry, out: EventSink): void {
+    const r = e.request;
+    out.inboxIncluded(e.entry_id, r);
+    if (e.reject !== Reject.NONE) {
+      out.rejected(r.kind, r.account, REJECT_CODES[e.reject], e.reject);
+    } else if (!forcibleKind(r.kind)) {
+      out.rejected(r.kind, r.account, REJECT_CODES[Reject.FORCED_KIND_INVALID], Reject.FORCED_KIND_INVALID);
+    } else {
+      this.apply(r, out);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -387,6 +418,40 @@ export class FastEngine extends EngineState implements MatchingEngine {
     }
   }
 
+  private refer(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const account = r.account;
+    const referrer = r.referrer_account;
+    if (!this.accountValid(referrer)) return this.reject(r, out, Reject.REFERRER_UNKNOWN);
+    if (referrer === account) return this.reject(r, out, Reject.SELF_REFERRAL);
+    if (this.referrals.get(account) !== undefined) return this.reject(r, out, Reject.REFERRAL_EXISTS);
+    this.ledger.nonce_high_water[account] = r.nonce;
+    this.ledger.ensure(referrer);
+    out.accepted(RequestKind.REFER, account, 0);
+    const until = this.batch_time_ms + REFERRAL_ACTIVE_MS;
+    this.referrals.add(account, referrer, until);
+    out.referral(account, referrer, until);
+  }
+
+  private forceInclude(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    if (!rejectReasonValid(r.inner_reject)) return this.reject(r, out, Reject.REQUEST_MALFORMED);
+    const account = r.account;
+    if (this.inbox.size >= this.inbox_entries_max) return this.reject(r, out, Reject.INBOX_FULL);
+    if (this.inbox.countOf(account) >= this.inbox_entries_per_account_max) return this.reject(r, out, Reject.INBOX_ACCOUNT_FULL);
+    this.ledger.nonce_high_water[account] = r.nonce;
+    const entry_id = this.inbox.next_entry_id++;
+    out.accepted(RequestKind.FORCE_INCLUDE, account, entry_id);
+    const deadline = this.batch_time_ms + FORCE_INCLUSION_DEADLINE_MS;
+    this.inbox.push({
+      entry_id, account, envelope_nonce: r.nonce, queued_ms: this.batch_time_ms, deadline_ms: deadline,
+      request: payloadRequest(r), reject: r.inner_reject,
+    });
+    out.inboxQueued(entry_id, account, r.inner_kind, r.inner_nonce, deadline);
+  }
+
   private addMarketRequest(r: Request, out: EventSink): void {
     const reason = this.addMarket(r.asset, r.asset_quote, r.tick_size_units, r.lot_size_units);
     if (reason !== Reject.NONE) return this.reject(r, out, reason);
@@ -524,8 +589,12 @@ export class FastEngine extends EngineState implements MatchingEngine {
     L.available[seller * a + quote] += n_floor - seller_fee + seller_rebate;
     L.available[FEE_ACCOUNT * a + quote] += n_ceil - n_floor + taker_fee + maker_fee - rebate;
 
-    out.fill(this.next_fill_id++, m, this.tk_order_id, o.id[s], taker, maker, this.tk_side, price, q,
+    const fill_id = this.next_fill_id++;
+    out.fill(fill_id, m, this.tk_order_id, o.id[s], taker, maker, this.tk_side, price, q,
       taker_fee, mb >= 0 || rebate === 0 ? maker_fee : -rebate);
+    if (this.referrals.size > 0 && taker_fee > 0) {
+      this.referralShare(fill_id, taker, quote, taker_fee, n_ceil - n_floor + taker_fee + maker_fee - rebate, out);
+    }
     this.had_fill = true;
     this.market_mark[m] = price;
     this.tk_remaining = taker_rem_after;
@@ -556,6 +625,27 @@ export class FastEngine extends EngineState implements MatchingEngine {
       out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.PARTIALLY_FILLED, o.price[s],
         o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL);
     }
+  }
+
+  /**
+   * The referrer's share of a taker fee: 20% floored, moved from the fee account, and never more
+   * than the fee account earned on this fill (`fee_income`), so a large maker rebate cannot turn
+   * the fee account negative.
+   */
+  private referralShare(fill_id: number, taker: number, quote: number, taker_fee: number, fee_income: number, out: EventSink): void {
+    const ref = this.referrals.get(taker);
+    if (ref === undefined || this.batch_time_ms >= ref.active_until_ms) return;
+    // floor(fee x 20 / 100) = floor(fee / 5), computed exactly (fee / 5 in floats could round up).
+    let share = (taker_fee - (taker_fee % 5)) / 5;
+    if (share > fee_income) share = fee_income;
+    if (share <= 0) return;
+    const L = this.ledger;
+    const a = this.asset_count;
+    L.touch(ref.referrer, quote, BalanceReason.FILL);
+    L.available[FEE_ACCOUNT * a + quote] -= share;
+    L.available[ref.referrer * a + quote] += share;
+    ref.earned_units[quote] += share;
+    out.referralShare(fill_id, taker, ref.referrer, quote, share);
   }
 
   /** After matching: rest the remainder, or cancel it, or report it filled; release its lock. */
@@ -643,6 +733,7 @@ function wellFormed(r: Request): boolean {
     isSafe(r.order_type) && isSafe(r.tif) && isSafe(r.price_units) && isSafe(r.quantity_units) &&
     isSafe(r.order_id) && isSafe(r.asset) && isSafe(r.asset_quote) && isSafe(r.amount_units) &&
     isSafe(r.maker_fee_bps) && isSafe(r.taker_fee_bps) && isSafe(r.credit_limit_units) &&
-    isSafe(r.auto_cancel_ratio_ppm) && isSafe(r.tick_size_units) && isSafe(r.lot_size_units);
+    isSafe(r.auto_cancel_ratio_ppm) && isSafe(r.tick_size_units) && isSafe(r.lot_size_units) &&
+    isSafe(r.referrer_account) && isSafe(r.inner_kind) && isSafe(r.inner_nonce) && isSafe(r.inner_reject);
 }
 

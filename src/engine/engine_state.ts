@@ -4,14 +4,17 @@
 import {
   MONEY_OVERFLOW, feeCeil, notionalCeil, notionalFloor,
 } from '../money/index.js';
-import type {
-  CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState, EngineConfig, EngineLimits,
+import {
+  INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
+  type CanonicalAccount, type CanonicalMarket, type CanonicalOrder, type CanonicalState,
+  type EngineConfig, type EngineLimits,
 } from './api.js';
 import { BookSide, LevelStore, NIL, OrderStore } from './book.js';
 import { CreditTable } from './credit.js';
 import { Ledger } from './ledger.js';
+import { ForcedInbox, ReferralTable } from './programmes.js';
 import {
-  BalanceReason, FEE_ACCOUNT, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, UpdateReason,
+  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, UpdateReason,
   type EventSink, type Request,
 } from './types.js';
 
@@ -56,6 +59,13 @@ export abstract class EngineState {
   /** Pending withdrawals, kept ascending by (account, nonce); rare, so plain objects. */
   protected readonly pending_withdrawals: { account: number; nonce: number; asset: number; amount_units: number }[] = [];
   protected readonly scratch_slots: number[] = [];
+  protected readonly referrals: ReferralTable;
+  protected readonly inbox = new ForcedInbox();
+  protected readonly inbox_entries_max: number;
+  protected readonly inbox_entries_per_account_max: number;
+  protected readonly force_inclusion_hold_ms: number;
+  /** The current batch's time (beginBatch); 0 until the first batch. */
+  protected batch_time_ms = 0;
 
   // Effective fees of the market being matched.
   protected fee_maker_bps = 0;
@@ -85,6 +95,12 @@ export abstract class EngineState {
     this.orders = new OrderStore(Math.min(this.limits.orders_open_max, 1 << 16), this.limits.orders_open_max);
     this.levels = new LevelStore(1024);
     this.credit = new CreditTable(mmax);
+    this.referrals = new ReferralTable(this.asset_count);
+    this.inbox_entries_max = this.limits.inbox_entries_max ?? INBOX_ENTRIES_MAX_DEFAULT;
+    this.inbox_entries_per_account_max = this.limits.inbox_entries_per_account_max ?? INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT;
+    this.force_inclusion_hold_ms = config.force_inclusion_hold_ms ?? 0;
+    assert(Number.isSafeInteger(this.force_inclusion_hold_ms) && this.force_inclusion_hold_ms >= 0 &&
+      this.force_inclusion_hold_ms < FORCE_INCLUSION_DEADLINE_MS, 'force_inclusion_hold_ms is in [0, 24 h)');
     for (const m of config.markets) {
       const reason = this.addMarket(m.base, m.quote, m.tick_size_units, m.lot_size_units);
       assert(reason === Reject.NONE, `configured market ${m.id} is valid`);
@@ -426,6 +442,7 @@ export abstract class EngineState {
       if (any) accounts.push({ account: acct, nonce_high_water: L.nonce_high_water[acct], balances });
     }
     return {
+      batch_time_ms: this.batch_time_ms,
       next_order_id: this.next_order_id,
       next_fill_id: this.next_fill_id,
       next_priority_seq: this.next_priority_seq,
@@ -439,6 +456,9 @@ export abstract class EngineState {
         return { account, credit_limit_units: e.credit_limit_units, auto_cancel_ratio_ppm: e.auto_cancel_ratio_ppm };
       }),
       pending_withdrawals: this.pending_withdrawals.map((w) => ({ ...w })),
+      referrals: this.referrals.canonical(),
+      inbox: this.inbox.canonical(),
+      next_inbox_entry_id: this.inbox.next_entry_id,
     };
   }
 
@@ -452,6 +472,7 @@ export abstract class EngineState {
   loadCanonical(s: CanonicalState): void {
     assert(this.next_order_id === 1 && this.orders.size === 0, 'loadCanonical needs a fresh engine');
     assert(s.markets.length === this.market_count, 'the engine was built with the state\'s markets');
+    this.batch_time_ms = s.batch_time_ms;
     this.next_order_id = s.next_order_id;
     this.next_fill_id = s.next_fill_id;
     this.next_priority_seq = s.next_priority_seq;
@@ -477,6 +498,13 @@ export abstract class EngineState {
       L.has_credit[c.account] = 1;
     }
     for (const w of s.pending_withdrawals) this.pending_withdrawals.push({ ...w });
+    for (const r of s.referrals) {
+      L.ensure(r.account);
+      L.ensure(r.referrer);
+    }
+    this.referrals.load(s.referrals);
+    for (const e of s.inbox) L.ensure(e.account);
+    this.inbox.load(s.inbox, s.next_inbox_entry_id);
     s.markets.forEach((mk, m) => {
       assert(mk.tick_size_units === this.market_tick[m] && mk.lot_size_units === this.market_lot[m], `market ${mk.id} matches`);
       this.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;

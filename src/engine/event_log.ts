@@ -1,7 +1,7 @@
 // An EventSink that keeps every event as a plain object, for tests and tools. Field names are
 // exactly the EventSink parameter names; `type` is the EventSink method name. Not for the hot
 // path: it allocates one object per event.
-import type { EventSink } from './types.js';
+import type { EventSink, Request } from './types.js';
 
 export interface AcceptedEvent {
   type: 'accepted';
@@ -57,7 +57,43 @@ export interface BalanceEvent {
   reason: number;
 }
 
-export type EngineEvent = AcceptedEvent | RejectedEvent | FillEvent | OrderUpdateEvent | BalanceEvent;
+export interface ReferralEvent {
+  type: 'referral';
+  referred: number;
+  referrer: number;
+  active_until_ms: number;
+}
+
+export interface ReferralShareEvent {
+  type: 'referralShare';
+  fill_id: number;
+  referred: number;
+  referrer: number;
+  asset: number;
+  amount_units: number;
+}
+
+export interface InboxQueuedEvent {
+  type: 'inboxQueued';
+  entry_id: number;
+  account: number;
+  kind: number;
+  nonce: number;
+  deadline_ms: number;
+}
+
+/** `request` is reduced to the fields that identify the payload (the rest follow in its events). */
+export interface InboxIncludedEvent {
+  type: 'inboxIncluded';
+  entry_id: number;
+  account: number;
+  kind: number;
+  nonce: number;
+  client_order_id: string;
+}
+
+export type EngineEvent = AcceptedEvent | RejectedEvent | FillEvent | OrderUpdateEvent | BalanceEvent |
+  ReferralEvent | ReferralShareEvent | InboxQueuedEvent | InboxIncludedEvent;
 
 export class EventLog implements EventSink {
   private events: EngineEvent[] = [];
@@ -94,6 +130,25 @@ export class EventLog implements EventSink {
 
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
     this.events.push({ type: 'balance', account, asset, available_units, locked_units, reason });
+  }
+
+  referral(referred: number, referrer: number, active_until_ms: number): void {
+    this.events.push({ type: 'referral', referred, referrer, active_until_ms });
+  }
+
+  referralShare(fill_id: number, referred: number, referrer: number, asset: number, amount_units: number): void {
+    this.events.push({ type: 'referralShare', fill_id, referred, referrer, asset, amount_units });
+  }
+
+  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number): void {
+    this.events.push({ type: 'inboxQueued', entry_id, account, kind, nonce, deadline_ms });
+  }
+
+  inboxIncluded(entry_id: number, request: Request): void {
+    this.events.push({
+      type: 'inboxIncluded', entry_id, account: request.account, kind: request.kind, nonce: request.nonce,
+      client_order_id: request.client_order_id,
+    });
   }
 
   /** The events collected since the last take, in order; clears the log. */

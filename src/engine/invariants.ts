@@ -5,11 +5,16 @@
 //   events are a faithful account of every state change.
 // Independent of src/money/ and of both engines: notionals are bigint; sums of balances and locks
 // use numbers only where that is provably exact (see checkInvariants).
-import type { CanonicalOrder, CanonicalState, EngineConfig } from './api.js';
+import {
+  INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
+  type CanonicalOrder, type CanonicalState, type EngineConfig,
+} from './api.js';
 import type { EngineEvent } from './event_log.js';
 import {
   FEE_ACCOUNT,
+  FORCE_INCLUSION_DEADLINE_MS,
   NO_MARKET,
+  REFERRAL_SHARE_PERCENT,
   OrderStatus,
   OrderType,
   REJECT_CODES,
@@ -220,7 +225,41 @@ export function checkInvariants(state: CanonicalState, config: EngineConfig): st
       }
     }
   }
+  checkProgrammes(state, config, v);
   return v;
+}
+
+/** Referrals and the forced-inclusion inbox (docs/engine.md, "Referrals", "Forced inclusion"). */
+function checkProgrammes(state: CanonicalState, config: EngineConfig, v: string[]): void {
+  const limits = config.limits;
+  let prev = 0;
+  for (const r of state.referrals) {
+    if (!(r.account > prev)) v.push(`referrals not ascending at ${r.account}`);
+    prev = r.account;
+    if (r.referrer === r.account) v.push(`account ${r.account} refers itself`);
+    if (!(r.referrer >= 1 && r.referrer < limits.accounts_max)) v.push(`referral ${r.account}: referrer ${r.referrer} is not an account id`);
+    if (!isSafeNat(r.active_until_ms)) v.push(`referral ${r.account}: active_until ${r.active_until_ms}`);
+    if (r.earned_units.length !== config.assets.length || !r.earned_units.every(isSafeNat)) {
+      v.push(`referral ${r.account}: earnings ${JSON.stringify(r.earned_units)}`);
+    }
+  }
+  const max = limits.inbox_entries_max ?? INBOX_ENTRIES_MAX_DEFAULT;
+  const per_account_max = limits.inbox_entries_per_account_max ?? INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT;
+  if (state.inbox.length > max) v.push(`inbox holds ${state.inbox.length} entries, limit ${max}`);
+  const per_account = new Map<number, number>();
+  let prevId = 0;
+  let prevQueued = 0;
+  for (const e of state.inbox) {
+    if (!(e.entry_id > prevId && e.entry_id < state.next_inbox_entry_id)) v.push(`inbox entry ${e.entry_id} out of order or not below ${state.next_inbox_entry_id}`);
+    prevId = e.entry_id;
+    if (e.queued_ms < prevQueued) v.push(`inbox entry ${e.entry_id} queued before the entry ahead of it`);
+    prevQueued = e.queued_ms;
+    if (e.deadline_ms !== e.queued_ms + FORCE_INCLUSION_DEADLINE_MS) v.push(`inbox entry ${e.entry_id}: deadline is not queued + 24 h`);
+    if (!(e.account >= 1 && e.account < limits.accounts_max)) v.push(`inbox entry ${e.entry_id}: account ${e.account}`);
+    per_account.set(e.account, (per_account.get(e.account) ?? 0) + 1);
+    if (!(e.request.reject >= 0 && e.request.reject < REJECT_CODES.length)) v.push(`inbox entry ${e.entry_id}: verdict ${e.request.reject}`);
+  }
+  for (const [account, n] of per_account) if (n > per_account_max) v.push(`account ${account} has ${n} inbox entries, limit ${per_account_max}`);
 }
 
 function marketAt(mi: number, id: string): string {
@@ -395,6 +434,29 @@ export class OrderTracker {
           if (terminal) o.done = true;
           break;
         }
+        case 'referral':
+          if (request.kind !== RequestKind.REFER || i !== 1) v.push(`event ${i}: referral outside an accepted REFER`);
+          else if (e.referred !== request.account || e.referrer !== request.referrer_account) v.push('referral event names other accounts than the request');
+          break;
+        case 'referralShare': {
+          if (sawBalance) v.push(`event ${i}: referral share after balance events`);
+          const f = events[i - 1];
+          if (f.type !== 'fill' || f.fill_id !== e.fill_id) {
+            v.push(`event ${i}: referral share does not follow its fill ${e.fill_id}`);
+          } else {
+            if (f.taker_account !== e.referred) v.push(`referral share of fill ${e.fill_id} credited for a non-taker`);
+            const cap = Math.floor((f.taker_fee_units * REFERRAL_SHARE_PERCENT) / 100);
+            if (!(e.amount_units > 0 && e.amount_units <= cap)) v.push(`referral share ${e.amount_units} of fill ${e.fill_id} outside (0, ${cap}]`);
+          }
+          break;
+        }
+        case 'inboxQueued':
+          if (request.kind !== RequestKind.FORCE_INCLUDE || i !== 1) v.push(`event ${i}: inbox entry outside an accepted FORCE_INCLUDE`);
+          else if (e.entry_id !== first.order_id || e.kind !== request.inner_kind || e.nonce !== request.inner_nonce) v.push('inbox entry differs from its request');
+          break;
+        case 'inboxIncluded':
+          v.push(`event ${i}: an inclusion inside a request's events`);
+          break;
         case 'balance': {
           sawBalance = true;
           const key = e.account * nAssets + e.asset;

@@ -35,6 +35,8 @@ export class Matcher {
   private readonly batch_records: Int32Array;
   private readonly batch_views: RecordViews;
   batch_id = 0;
+  /** The last batch's time: batch times never go back, even if the clock does (or across restarts). */
+  last_time_ms = 0;
   requests_applied = 0;
   pending_commits = 0;
 
@@ -52,7 +54,7 @@ export class Matcher {
   /** Batch 0 (genesis): announces markets and fees so the front's read model starts complete. */
   genesis(): void {
     const w = this.writer;
-    const time = this.options.now_ms();
+    const time = this.clock();
     w.seq = 0;
     w.current = null;
     w.numbers(EventType.BATCH_BEGIN, [0, time]);
@@ -65,6 +67,7 @@ export class Matcher {
   replay(batch_id: number, time_ms: number, records: Int32Array, count: number): void {
     if (batch_id !== this.batch_id + 1) throw new Error(`replay of batch ${batch_id} after ${this.batch_id}`);
     this.batch_id = batch_id;
+    this.last_time_ms = time_ms;
     this.reader.setViews(viewsOfRecords(records));
     this.applyBatch(batch_id, time_ms, count);
     this.reader.setViews(this.batch_views);
@@ -78,20 +81,50 @@ export class Matcher {
     const available = ring.available();
     if (available === 0) return 0;
     const n = available < this.options.batch_requests_max ? available : this.options.batch_requests_max;
+    this.commitBatch(n);
+    return n;
+  }
+
+  /**
+   * With no requests waiting: starts an empty batch when a forced-inclusion entry is due, so the
+   * inbox deadline holds on an idle exchange too. Returns whether it did.
+   */
+  runDueBatch(): boolean {
+    if (this.engine.inboxNextDueMs() > this.clock()) return false;
+    this.commitBatch(0);
+    return true;
+  }
+
+  /** How long the matcher may sleep before an inbox entry falls due (ms; capped by `max_ms`). */
+  idleMs(max_ms: number): number {
+    const due = this.engine.inboxNextDueMs() - this.clock();
+    return due < max_ms ? Math.max(0, due) : max_ms;
+  }
+
+  private clock(): number {
+    const now = this.options.now_ms();
+    if (now > this.last_time_ms) this.last_time_ms = now;
+    return this.last_time_ms;
+  }
+
+  /** Applies the first `n` records of the ring (0: an empty batch) as the next batch and journals it. */
+  private commitBatch(n: number): void {
+    const ring = this.requests;
+    if (ring === null) return;
     // Copy the batch out of the ring and free the slots at once: the front can refill them while
     // this batch is applied and journaled.
     for (let i = 0; i < n; i++) {
       const o = ring.slotOffset(i);
       this.batch_records.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
     }
-    ring.release(n);
+    if (n > 0) ring.release(n);
     const batch_id = ++this.batch_id;
-    const time = this.options.now_ms();
+    const time = this.clock();
     this.applyBatch(batch_id, time, n);
     const commit = this.options.commit;
     if (commit === undefined) {
       this.writeCommitted(batch_id, time, n);
-      return n;
+      return;
     }
     this.pending_commits++;
     commit(batch_id, time, this.batch_records, n).then(() => {
@@ -101,7 +134,6 @@ export class Matcher {
       if (this.options.onCommitFailure) this.options.onCommitFailure(e);
       else throw e;
     });
-    return n;
   }
 
   private applyBatch(batch_id: number, time_ms: number, count: number): void {
@@ -110,6 +142,9 @@ export class Matcher {
     w.seq = 0;
     w.current = null;
     w.numbers(EventType.BATCH_BEGIN, [batch_id, time_ms]);
+    // Forced inclusions that are due go first, before any request of the batch.
+    this.engine.beginBatch(time_ms, w);
+    w.current = null;
     for (let i = 0; i < count; i++) {
       const o = i * RECORD_WORDS;
       const seq = this.reader.read(o, r);
@@ -143,6 +178,11 @@ export class Matcher {
       kind === RequestKind.SET_FEES || kind === RequestKind.ADD_MARKET) return 0;
     const bytes = this.reader.u8;
     const at = this.reader.addressByteOffset(o);
+    if (kind === RequestKind.REFER || (kind === RequestKind.FORCE_INCLUDE && this.request.inner_kind === RequestKind.REFER)) {
+      // The referrer must already be an account: an unknown address gets the refused id.
+      const referrer = this.registry.find(bytes, this.reader.referrerByteOffset(o), -1);
+      this.request.referrer_account = referrer >= 0 ? referrer : this.options.accounts_max;
+    }
     let id = this.registry.find(bytes, at, this.reader.accountHint(o));
     if (id >= 0) return id;
     if (kind !== RequestKind.DEPOSIT && kind !== RequestKind.SET_CREDIT) return this.options.accounts_max;

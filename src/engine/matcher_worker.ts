@@ -23,6 +23,13 @@ const PENDING_COMMITS_MAX = 64;
 /** Batches applied back to back before letting journal callbacks run. */
 const BATCHES_PER_YIELD = 8;
 
+/**
+ * Testing aid: shifts the sequencer's clock (batch times) by this many ms. The tests of the
+ * 90-day referral window and the 24-hour inclusion deadline restart the server with it set.
+ */
+const CLOCK_OFFSET_MS = Number(process.env.RINGBOOK_CLOCK_OFFSET_MS ?? 0);
+if (!Number.isSafeInteger(CLOCK_OFFSET_MS)) throw new Error('RINGBOOK_CLOCK_OFFSET_MS must be an integer number of milliseconds');
+
 const data = workerData as MatcherWorkerData;
 const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
@@ -38,7 +45,7 @@ function fatal(e: unknown): never {
 const matcher = new Matcher(engine, requests, events, {
   batch_requests_max: data.batch_requests_max,
   accounts_max: data.engine_config.limits.accounts_max,
-  now_ms: () => Date.now(),
+  now_ms: () => Date.now() + CLOCK_OFFSET_MS,
   commit: journal === null ? undefined : (id, time, records, count) => journal.append(id, time, records, count),
   onCommitFailure: fatal,
 });
@@ -75,8 +82,10 @@ async function run(): Promise<void> {
       await yieldToEventLoop();
       continue;
     }
-    // Idle: sleep on the ring without blocking the event loop (journal callbacks still run).
-    await requests.waitForDataAsync(matcher.pending_commits > 0 ? 1 : 100);
+    // Idle: a forced inclusion that is due gets its own batch; otherwise sleep on the ring
+    // (without blocking the event loop: journal callbacks still run) until the next one is due.
+    if (matcher.runDueBatch()) continue;
+    await requests.waitForDataAsync(matcher.pending_commits > 0 ? 1 : matcher.idleMs(100));
   }
   if (journal !== null) await journal.close();
   clearInterval(keep_alive);

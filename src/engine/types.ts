@@ -15,6 +15,10 @@ export const RequestKind = {
   SET_FEES: 9,
   SET_CREDIT: 10,
   ADD_MARKET: 11,
+  /** Signed by the referred user: binds it to a referrer (account ids of both; docs/engine.md). */
+  REFER: 12,
+  /** Signed envelope around another signed request: queued in the forced-inclusion inbox. */
+  FORCE_INCLUDE: 13,
 } as const;
 export type RequestKindValue = (typeof RequestKind)[keyof typeof RequestKind];
 
@@ -96,6 +100,15 @@ export const Reject = {
   MARKETS_MAX: 32,
   KIND_UNKNOWN: 33,
   REQUEST_MALFORMED: 34,
+  REFERRER_UNKNOWN: 35,
+  SELF_REFERRAL: 36,
+  REFERRAL_EXISTS: 37,
+  INBOX_FULL: 38,
+  INBOX_ACCOUNT_FULL: 39,
+  FORCED_KIND_INVALID: 40,
+  FORCED_PAYLOAD_MALFORMED: 41,
+  FORCED_SIGNATURE_INVALID: 42,
+  FORCED_SIGNER_MISMATCH: 43,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -134,6 +147,15 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the engine holds its maximum number of markets',
   'unknown request kind',
   'numeric fields must be safe integers',
+  'the referrer is not an account (it must have deposited first)',
+  'a user cannot refer itself',
+  'the referred user already has a referrer',
+  'the forced-inclusion inbox is full',
+  'the account has too many pending forced inclusions',
+  'a forced payload must be an order, cancel, amend, cancel-all, withdrawal or referral request',
+  'the forced payload is not a well-formed signed request body',
+  'the forced payload signature is invalid',
+  'the forced payload is signed by another address than the user',
 ];
 
 /** The code each reject reason answers with. */
@@ -173,7 +195,31 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.INVALID_REQUEST,
   Code.INVALID_REQUEST,
   Code.INVALID_REQUEST,
+  Code.INVALID_REFERRAL,
+  Code.INVALID_REFERRAL,
+  Code.REFERRAL_EXISTS,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_SIGNATURE,
+  Code.INVALID_SIGNATURE,
 ];
+if (REJECT_MESSAGES.length !== REJECT_CODES.length || REJECT_CODES.length !== Object.keys(Reject).length) {
+  throw new Error('every reject reason needs one message and one code');
+}
+
+/** How long a referral shares the referred user's taker fees: 90 days (DECISIONS, "Referral"). */
+export const REFERRAL_ACTIVE_MS = 90 * 24 * 3600 * 1000;
+/** The referrer's share of each taker fee, in percent, floored (DECISIONS). */
+export const REFERRAL_SHARE_PERCENT = 20;
+/** A forced-inclusion entry is included at the latest this long after it was queued (DECISIONS). */
+export const FORCE_INCLUSION_DEADLINE_MS = 24 * 3600 * 1000;
+/** The request kinds a forced-inclusion payload may carry: the user-signed ones. */
+export function forcibleKind(kind: number): boolean {
+  return kind === RequestKind.PLACE || kind === RequestKind.CANCEL || kind === RequestKind.AMEND ||
+    kind === RequestKind.CANCEL_ALL || kind === RequestKind.WITHDRAW || kind === RequestKind.REFER;
+}
 
 export const OrderStatus = {
   OPEN: 0,
@@ -252,6 +298,17 @@ export interface Request {
   /** ADD_MARKET: tick and lot sizes in units. */
   tick_size_units: number;
   lot_size_units: number;
+  /** REFER: the referrer's account id (the matcher resolves its address; unknown = accounts_max). */
+  referrer_account: number;
+  /**
+   * FORCE_INCLUDE: the payload's request. `nonce` and `account` are the envelope's; the payload's
+   * own kind and nonce are here, its other fields in the fields above. `inner_reject` is the
+   * front's verdict on the payload (Reject.NONE, or why its shape or signature is bad): the
+   * engine records it at inclusion, so a bad payload is refused visibly, never dropped.
+   */
+  inner_kind: number;
+  inner_nonce: number;
+  inner_reject: number;
 }
 
 export function emptyRequest(): Request {
@@ -259,7 +316,8 @@ export function emptyRequest(): Request {
     kind: 0, account: 0, nonce: 0, market: NO_MARKET, side: 0, order_type: 0, tif: 0,
     price_units: 0, quantity_units: 0, order_id: 0, client_order_id: '', asset: 0, asset_quote: 0,
     amount_units: 0, maker_fee_bps: 0, taker_fee_bps: 0, credit_limit_units: 0,
-    auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0,
+    auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0, referrer_account: 0,
+    inner_kind: 0, inner_nonce: 0, inner_reject: 0,
   };
 }
 
@@ -283,4 +341,15 @@ export interface EventSink {
     last_fill_price_units: number, reason: number,
   ): void;
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void;
+  /** After an accepted REFER: the relationship and the end of its fee sharing. */
+  referral(referred: number, referrer: number, active_until_ms: number): void;
+  /** After a fill whose taker has an active referral: the share moved from the fee account. */
+  referralShare(fill_id: number, referred: number, referrer: number, asset: number, amount_units: number): void;
+  /** After an accepted FORCE_INCLUDE: the new inbox entry. */
+  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number): void;
+  /**
+   * An inbox entry leaves the inbox for execution; the events of its request follow (its own
+   * accepted or rejected first). `request` is the payload's request, as the engine applies it.
+   */
+  inboxIncluded(entry_id: number, request: Request): void;
 }

@@ -20,6 +20,8 @@ const RQ_AMOUNT = 5;
 const RQ_CREDIT_LIMIT = 6;
 const RQ_TICK = 7;
 const RQ_LOT = 8;
+/** FORCE_INCLUDE: the payload's nonce (float64 index 23 = words 46..47). */
+const RQ_INNER_NONCE = 23;
 // int32 fields (word index from the slot's word offset).
 const RQ_KIND = 18;
 const RQ_ACCOUNT_HINT = 19;
@@ -39,6 +41,14 @@ export const RQ_ADDRESS_WORD = 30;
 const RQ_CLIENT_ID_WORD = 35;
 export const CLIENT_ORDER_ID_BYTES_MAX = 36;
 export const ADDRESS_BYTES = 20;
+/**
+ * REFER (and a FORCE_INCLUDE carrying one): the referrer's 20 address bytes. They share the
+ * client-id bytes, which a referral never carries.
+ */
+const RQ_SECOND_ADDRESS_WORD = RQ_CLIENT_ID_WORD;
+/** FORCE_INCLUDE: the payload's kind and the front's verdict on it (a Reject reason). */
+const RQ_INNER_KIND = 44;
+const RQ_INNER_REJECT = 45;
 
 // ---- Event record.
 const EV_SEQ = 0; // f64: the request sequence this event answers (0 for batch markers)
@@ -68,12 +78,22 @@ export const EventType = {
   FEES: 10,
   /** A credit setting (after SET_CREDIT). */
   CREDIT: 11,
+  /** [referred, referrer, active_until_ms] after an accepted REFER. */
+  REFERRAL: 12,
+  /** [fill_id, referred, referrer, asset, amount_units]: a referrer's share of a taker fee. */
+  REFERRAL_SHARE: 13,
+  /** [entry_id, account, kind, nonce, deadline_ms]: a new forced-inclusion entry. */
+  INBOX_QUEUED: 14,
+  /** [entry_id, account, kind, nonce]: an entry leaves the inbox; its request's events follow. */
+  INBOX_INCLUDED: 15,
 } as const;
 
 // Layout assertions (TIGER_STYLE: at load, not in the hot path).
 if (RQ_LOT * 2 + 2 > RQ_KIND) throw new Error('request record: float64 fields overlap int32 fields');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('request record too small');
 if (RQ_ADDRESS_WORD + ADDRESS_BYTES / 4 > RQ_CLIENT_ID_WORD) throw new Error('request address overlaps client id');
+if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND || RQ_INNER_REJECT >= RQ_INNER_NONCE * 2 ||
+  RQ_INNER_NONCE * 2 + 2 > RECORD_WORDS) throw new Error('request record: forced-inclusion fields overlap');
 if ((EV_FIELD0 + 13) * 2 > EV_CLIENT_ID_LENGTH) throw new Error('event record: fields overlap the client id');
 if (EV_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('event record too small');
 if (RECORD_WORDS % 2 !== 0) throw new Error('records must be 8-byte aligned');
@@ -132,8 +152,11 @@ export class RequestWriter {
     this.u8 = bytesOf(ring);
   }
 
-  /** Writes one record (published by the next flush); false when the ring is full (backpressure). */
-  tryWrite(seq: number, address: Uint8Array, account_hint: number, r: Request): boolean {
+  /**
+   * Writes one record (published by the next flush); false when the ring is full (backpressure).
+   * `referrer` is the referrer's address of a REFER (or a FORCE_INCLUDE carrying one), else null.
+   */
+  tryWrite(seq: number, address: Uint8Array, account_hint: number, r: Request, referrer: Uint8Array | null = null): boolean {
     const o = this.ring.tryClaim();
     if (o < 0) return false;
     const f = this.ring.f64;
@@ -165,6 +188,13 @@ export class RequestWriter {
     writeAscii(this.u8, (o + RQ_CLIENT_ID_WORD) * 4, coid);
     if (address.length !== ADDRESS_BYTES) throw new Error('address must be 20 bytes');
     this.u8.set(address, (o + RQ_ADDRESS_WORD) * 4);
+    if (referrer !== null) {
+      if (referrer.length !== ADDRESS_BYTES || coid.length > 0) throw new Error('a referrer address is 20 bytes and excludes a client id');
+      this.u8.set(referrer, (o + RQ_SECOND_ADDRESS_WORD) * 4);
+    }
+    i[o + RQ_INNER_KIND] = r.inner_kind;
+    i[o + RQ_INNER_REJECT] = r.inner_reject;
+    f[fb + RQ_INNER_NONCE] = r.inner_nonce;
     this.unpublished++;
     return true;
   }
@@ -223,7 +253,17 @@ export class RequestReader {
     r.auto_cancel_ratio_ppm = i[o + RQ_RATIO_PPM];
     const len = i[o + RQ_CLIENT_ID_LENGTH];
     r.client_order_id = len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '';
+    r.inner_kind = i[o + RQ_INNER_KIND];
+    r.inner_reject = i[o + RQ_INNER_REJECT];
+    r.inner_nonce = f[fb + RQ_INNER_NONCE];
+    // Resolved by the matcher from the referrer address (referrerByteOffset).
+    r.referrer_account = 0;
     return f[fb + RQ_SEQ];
+  }
+
+  /** Byte offset of a REFER's referrer address in `u8`. */
+  referrerByteOffset(o: number): number {
+    return (o + RQ_SECOND_ADDRESS_WORD) * 4;
   }
 
   accountHint(o: number): number {
@@ -380,6 +420,24 @@ export class EventWriter implements EventSink {
     f[b + 2] = available_units;
     f[b + 3] = locked_units;
     f[b + 4] = reason;
+  }
+
+  referral(referred: number, referrer: number, active_until_ms: number): void {
+    this.numbers(EventType.REFERRAL, [referred, referrer, active_until_ms]);
+  }
+
+  referralShare(fill_id: number, referred: number, referrer: number, asset: number, amount_units: number): void {
+    this.numbers(EventType.REFERRAL_SHARE, [fill_id, referred, referrer, asset, amount_units]);
+  }
+
+  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number): void {
+    this.numbers(EventType.INBOX_QUEUED, [entry_id, account, kind, nonce, deadline_ms]);
+  }
+
+  /** The included request becomes `current`: its accepted event carries its fields and client id. */
+  inboxIncluded(entry_id: number, request: Request): void {
+    this.current = request;
+    this.numbers(EventType.INBOX_INCLUDED, [entry_id, request.account, request.kind, request.nonce]);
   }
 
   account(account: number, address: Uint8Array, address_offset: number): void {

@@ -10,7 +10,8 @@ import { EventLog, formatEvent } from '../../src/engine/event_log.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
 import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
 import { canonicalJson, stateDigest } from '../../src/engine/state.js';
-import type { Request } from '../../src/engine/types.js';
+import { payloadRequest } from '../../src/engine/programmes.js';
+import { emptyRequest, RequestKind, type Request } from '../../src/engine/types.js';
 import { RequestGenerator, sequenceLength } from './generator.js';
 
 export type EngineFactory = (config: EngineConfig) => MatchingEngine;
@@ -24,31 +25,15 @@ export function eventsEqual(a: readonly EngineEvent[], b: readonly EngineEvent[]
   return true;
 }
 
+/** Same type and every field equal (Object.is: -0 differs from 0). */
 function eventEqual(x: EngineEvent, y: EngineEvent): boolean {
-  const is = Object.is;
-  switch (x.type) {
-    case 'accepted':
-      return y.type === 'accepted' && is(x.kind, y.kind) && is(x.account, y.account) && is(x.order_id, y.order_id);
-    case 'rejected':
-      return y.type === 'rejected' && is(x.kind, y.kind) && is(x.account, y.account) && is(x.code, y.code) &&
-        is(x.reason, y.reason);
-    case 'fill':
-      return y.type === 'fill' && is(x.fill_id, y.fill_id) && is(x.market, y.market) &&
-        is(x.taker_order_id, y.taker_order_id) && is(x.maker_order_id, y.maker_order_id) &&
-        is(x.taker_account, y.taker_account) && is(x.maker_account, y.maker_account) &&
-        is(x.taker_side, y.taker_side) && is(x.price_units, y.price_units) &&
-        is(x.quantity_units, y.quantity_units) && is(x.taker_fee_units, y.taker_fee_units) &&
-        is(x.maker_fee_units, y.maker_fee_units);
-    case 'orderUpdate':
-      return y.type === 'orderUpdate' && is(x.order_id, y.order_id) && is(x.account, y.account) &&
-        is(x.market, y.market) && is(x.side, y.side) && is(x.status, y.status) &&
-        is(x.price_units, y.price_units) && is(x.quantity_units, y.quantity_units) &&
-        is(x.filled_units, y.filled_units) && is(x.remaining_units, y.remaining_units) &&
-        is(x.last_fill_price_units, y.last_fill_price_units) && is(x.reason, y.reason);
-    case 'balance':
-      return y.type === 'balance' && is(x.account, y.account) && is(x.asset, y.asset) &&
-        is(x.available_units, y.available_units) && is(x.locked_units, y.locked_units) && is(x.reason, y.reason);
-  }
+  if (x.type !== y.type) return false;
+  const a = x as unknown as Record<string, unknown>;
+  const b = y as unknown as Record<string, unknown>;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) if (!Object.is(a[k], b[k])) return false;
+  return true;
 }
 
 /** One event per line; with `other`, lines that differ from it at the same index get a `!`. */
@@ -60,7 +45,11 @@ function show(events: readonly EngineEvent[], other?: readonly EngineEvent[]): s
   }).join('\n');
 }
 
+/** History marker for a batch start (shown as such, never applied). */
+const BATCH_MARK = -1;
+
 function showRequest(r: Request): string {
+  if (r.kind === BATCH_MARK) return `beginBatch(time_ms ${r.amount_units})`;
   const d: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(r)) if (val !== 0 && val !== '') d[k] = val;
   return JSON.stringify(d);
@@ -99,7 +88,40 @@ export function runSequence(
   const tracker = new OrderTracker(config);
   const requests: Request[] = [];
   const stats: SequenceStats = { requests: 0, rejected: 0, fills: 0 };
+  /** Forced-inclusion payloads by entry id, to check their events when they are included. */
+  const payloads = new Map<number, Request>();
   for (let i = 0; i < length; i++) {
+    const time_ms = gen.batch();
+    if (time_ms !== null) {
+      const mark = emptyRequest();
+      mark.kind = BATCH_MARK;
+      mark.amount_units = time_ms;
+      requests.push(mark);
+      try {
+        ref.beginBatch(time_ms, refLog);
+        cand.beginBatch(time_ms, candLog);
+      } catch (e) {
+        fail(seed, requests.length - 1, requests, `beginBatch threw: ${(e as Error).stack ?? String(e)}`);
+      }
+      const a = refLog.take();
+      const b = candLog.take();
+      if (!eventsEqual(a, b)) {
+        fail(seed, requests.length - 1, requests, `batch start events differ\n  reference:\n${show(a, b)}\n  candidate:\n${show(b, a)}`);
+      }
+      for (const { entry_id, events } of splitInclusions(a)) {
+        const payload = payloads.get(entry_id);
+        if (payload === undefined) fail(seed, requests.length - 1, requests, `inclusion of unknown entry ${entry_id}`);
+        payloads.delete(entry_id);
+        const tv = tracker.observe(payload, events);
+        if (tv.length > 0) fail(seed, requests.length - 1, requests, `event invariants broken in inclusion ${entry_id}:\n  ${tv.join('\n  ')}\n  events:\n${show(events)}`);
+        gen.observe(payload, events);
+        for (const e of events) if (e.type === 'fill') stats.fills++;
+      }
+      if (a.length > 0) {
+        const sv = checkInvariants(ref.canonicalState(), config);
+        if (sv.length > 0) fail(seed, requests.length - 1, requests, `state invariants broken after inclusions:\n  ${sv.join('\n  ')}\n  events:\n${show(a)}`);
+      }
+    }
     const r = gen.next();
     requests.push(r);
     const mine = { ...r };
@@ -125,6 +147,7 @@ export function runSequence(
     const tv = tracker.observe(r, a);
     if (tv.length > 0) fail(seed, i, requests, `event invariants broken:\n  ${tv.join('\n  ')}\n  events:\n${show(a)}`);
     gen.observe(r, a);
+    if (r.kind === RequestKind.FORCE_INCLUDE && a[0]?.type === 'accepted') payloads.set(a[0].order_id, payloadRequest(r));
     stats.requests++;
     if (a[0]?.type === 'rejected') {
       stats.rejected++;
@@ -147,6 +170,20 @@ export function runSequence(
   const ev = tracker.checkAgainstState(refState);
   if (ev.length > 0) fail(seed, last, requests, `events do not account for the state:\n  ${ev.join('\n  ')}`);
   return stats;
+}
+
+/**
+ * The events of a batch start, split per included entry: each `inboxIncluded` and the events of
+ * its request up to the next inclusion. Anything before the first inclusion is an error.
+ */
+export function splitInclusions(events: readonly EngineEvent[]): { entry_id: number; events: EngineEvent[] }[] {
+  const out: { entry_id: number; events: EngineEvent[] }[] = [];
+  for (const e of events) {
+    if (e.type === 'inboxIncluded') out.push({ entry_id: e.entry_id, events: [] });
+    else if (out.length === 0) throw new DifferentialFailure(`batch start event ${e.type} before any inclusion`);
+    else out[out.length - 1].events.push(e);
+  }
+  return out;
 }
 
 /**

@@ -14,6 +14,12 @@ function followReference(seed: number): { requests: Request[]; events: ReturnTyp
   const requests: Request[] = [];
   const events: ReturnType<EventLog['take']>[] = [];
   for (let i = 0; i < sequenceLength(seed); i++) {
+    const time_ms = gen.batch();
+    if (time_ms !== null) {
+      engine.beginBatch(time_ms, log);
+      const included = log.take();
+      if (included.length > 0) events.push(included);
+    }
     const r = gen.next();
     engine.apply(r, log);
     const e = log.take();
@@ -47,9 +53,13 @@ describe('request generator', () => {
     const updates = new Set<number>();
     const balances = new Set<number>();
     let fills = 0;
+    let shares = 0;
+    let inclusions = 0;
     for (let seed = 1; seed <= 300; seed++) {
       for (const list of followReference(seed).events) {
         for (const e of list) {
+          if (e.type === 'referralShare') shares++;
+          if (e.type === 'inboxIncluded') inclusions++;
           if (e.type === 'rejected') rejects.add(e.reason);
           if (e.type === 'orderUpdate') updates.add(e.reason);
           if (e.type === 'balance') balances.add(e.reason);
@@ -66,5 +76,8 @@ describe('request generator', () => {
     expect([...updates].sort((a, b) => a - b)).toEqual(Object.values(UpdateReason).sort((a, b) => a - b));
     expect([...balances].sort((a, b) => a - b)).toEqual(Object.values(BalanceReason).sort((a, b) => a - b));
     expect(fills).toBeGreaterThan(1000);
+    // Referral shares and forced inclusions happen often enough to be compared meaningfully.
+    expect(shares).toBeGreaterThan(100);
+    expect(inclusions).toBeGreaterThan(300);
   }, 120_000);
 });

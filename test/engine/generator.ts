@@ -11,6 +11,7 @@ import {
   NO_MARKET,
   OrderStatus,
   OrderType,
+  Reject,
   RequestKind,
   Side,
   Tif,
@@ -117,12 +118,15 @@ const ADDED_MARKET = { base: ETH, quote: BTC, tick: 100, lot: 10_000, mid: 500, 
 
 type Action =
   | 'deposit' | 'withdraw' | 'place' | 'cancel' | 'amend' | 'cancel_all' | 'pause' | 'resume'
-  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other';
+  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force';
 
 const ACTIONS = weightTable<Action>({
   deposit: 5, withdraw: 3, place: 46, cancel: 9, amend: 9, cancel_all: 2, pause: 0.6, resume: 3,
-  set_fees: 2, set_credit: 3, add_market: 1, bad_place: 12, bad_other: 5,
+  set_fees: 2, set_credit: 3, add_market: 1, bad_place: 12, bad_other: 5, refer: 2, force: 4,
 });
+const DAY_MS = 24 * 3600 * 1000;
+/** Batch times start here (any date works; a real one reads better in failures). */
+const TIME_START_MS = Date.UTC(2026, 10, 1);
 const TIFS = weightTable({ gtc: 55, ioc: 15, fok: 12, post_only: 18 });
 
 export class RequestGenerator {
@@ -138,6 +142,8 @@ export class RequestGenerator {
   private marketAdded = false;
   /** Accounts that got only a small deposit (market bids run out of quote, FOKs fail). */
   private readonly poor: boolean[];
+  private time_ms = TIME_START_MS;
+  private batches = 0;
 
   constructor(readonly seed: number) {
     const rng = new Rng(seed);
@@ -154,7 +160,12 @@ export class RequestGenerator {
       orders_open_max: tight ? rng.int(4, 12) : 500,
       orders_open_per_account_max: tight ? rng.int(2, 5) : 100,
       price_levels_per_book_max: tight ? rng.int(2, 4) : 100,
+      inbox_entries_max: tight ? rng.int(1, 4) : 100,
+      inbox_entries_per_account_max: tight ? rng.int(1, 2) : 8,
     }, fees);
+    // How long the sequencer holds forced inclusions: mostly the next batch, sometimes seconds, or
+    // nearly the whole 24 hours (entries then pile up and the inbox limits are reached).
+    this.config.force_inclusion_hold_ms = rng.pick([0, 0, 0, 2_000, 23 * 3600 * 1000]);
     this.markets = [
       { base: ETH, quote: USDC, tick: 10_000, lot: 100, mid: 200_000 + rng.int(-500, 500), lots: 40, paused: false },
       { base: BTC, quote: USDC, tick: 100_000, lot: 10, mid: 600_000 + rng.int(-500, 500), lots: 30, paused: false },
@@ -189,6 +200,18 @@ export class RequestGenerator {
         this.open.delete(e.order_id);
       }
     }
+  }
+
+  /**
+   * Called before each request: null, or the time of a new batch to begin (beginBatch) before it.
+   * Mostly small steps; sometimes hours or months, so inclusion holds and referral windows end.
+   */
+  batch(): number | null {
+    if (this.batches > 0 && !this.rng.chance(0.15)) return null;
+    this.batches++;
+    const x = this.rng.float();
+    this.time_ms += x < 0.8 ? this.rng.int(0, 3_000) : x < 0.93 ? this.rng.int(1, 25) * 3600 * 1000 : this.rng.int(20, 95) * DAY_MS;
+    return this.time_ms;
   }
 
   next(): Request {
@@ -313,7 +336,40 @@ export class RequestGenerator {
       case 'add_market': return this.addMarket();
       case 'bad_place': return this.badPlace();
       case 'bad_other': return this.badOther();
+      case 'refer': return this.refer(this.account());
+      case 'force': return this.force();
     }
+  }
+
+  private refer(account: number): Request {
+    const r = emptyRequest();
+    r.kind = RequestKind.REFER;
+    r.account = this.rng.chance(0.05) ? this.badAccount() : account;
+    r.nonce = this.nonce(r.account);
+    const x = this.rng.float();
+    r.referrer_account = x < 0.8 ? this.account() : x < 0.9 ? r.account : this.badAccount();
+    return r;
+  }
+
+  /** A FORCE_INCLUDE: the envelope takes a nonce, the payload the next one above it. */
+  private force(): Request {
+    const x = this.rng.float();
+    const inner = x < 0.45 ? this.place() : x < 0.6 ? this.cancel() : x < 0.7 ? this.amend() : x < 0.77 ? this.cancelAll()
+      : x < 0.85 ? this.withdraw() : x < 0.93 ? this.refer(this.account())
+      : this.rng.pick([this.deposit(this.account(), USDC, false), this.setFees(), this.badPlace()]);
+    const r = { ...inner };
+    r.kind = RequestKind.FORCE_INCLUDE;
+    r.inner_kind = inner.kind;
+    if (!(r.account >= 1 && r.account <= this.accounts)) r.account = this.rng.chance(0.5) ? this.account() : r.account;
+    r.nonce = this.rng.chance(0.05) ? 0 : inner.nonce;
+    r.inner_nonce = inner.nonce + 1;
+    if (r.account >= 1 && r.account <= this.accounts && this.nonces[r.account] === inner.nonce) this.nonces[r.account]++;
+    const v = this.rng.float();
+    r.inner_reject = v < 0.85 ? Reject.NONE : this.rng.pick([
+      Reject.FORCED_PAYLOAD_MALFORMED, Reject.FORCED_SIGNATURE_INVALID, Reject.FORCED_SIGNER_MISMATCH,
+      Reject.FORCED_KIND_INVALID,
+    ]);
+    return r;
   }
 
   private deposit(account: number, asset: number, small: boolean): Request {

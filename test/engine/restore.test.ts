@@ -25,6 +25,13 @@ describe('restoreFastEngine', () => {
           restored = restoreFastEngine(g.config, state);
           expect(canonicalJson(restored.canonicalState()), `seed ${seed}: restored state`).toBe(canonicalJson(state));
         }
+        const time_ms = g.batch();
+        if (time_ms !== null) {
+          original.beginBatch(time_ms, log);
+          const included = log.take();
+          restored?.beginBatch(time_ms, log2);
+          if (restored !== null) expect(log2.take(), `seed ${seed}, batch before request ${i}`).toEqual(included);
+        }
         const r = g.next();
         original.apply(r, log);
         const events = log.take();

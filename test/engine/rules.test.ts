@@ -978,6 +978,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
     it('starts with counters at 1, the fee account listed, nothing else', () => {
       const h = make();
       expect(h.state()).toEqual({
+        batch_time_ms: 0,
         next_order_id: 1, next_fill_id: 1, next_priority_seq: 1,
         fees: { maker_fee_bps: 2, taker_fee_bps: 5 },
         markets: [
@@ -989,6 +990,9 @@ describe.each(engines)('%s engine', (_name, factory) => {
         withdrawals_units: [0, 0, 0],
         credit: [],
         pending_withdrawals: [],
+        referrals: [],
+        inbox: [],
+        next_inbox_entry_id: 1,
       });
     });
 

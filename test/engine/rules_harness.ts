@@ -7,8 +7,9 @@ import type {
   AcceptedEvent, BalanceEvent, EngineEvent, FillEvent, OrderUpdateEvent, RejectedEvent,
 } from '../../src/engine/event_log.js';
 import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
+import { payloadRequest } from '../../src/engine/programmes.js';
 import {
-  NO_MARKET, OrderType, REJECT_CODES, RequestKind, Tif, emptyRequest,
+  NO_MARKET, OrderType, Reject, REJECT_CODES, RequestKind, Tif, emptyRequest,
 } from '../../src/engine/types.js';
 import type { Request } from '../../src/engine/types.js';
 
@@ -26,6 +27,8 @@ export class Harness {
   readonly log = new EventLog();
   readonly tracker: OrderTracker;
   private readonly nonces = new Map<number, number>();
+  /** Forced-inclusion payloads by entry id, to check their events when included. */
+  private readonly payloads = new Map<number, Request>();
 
   constructor(factory: EngineFactory, readonly config: EngineConfig) {
     this.engine = factory(config);
@@ -41,6 +44,57 @@ export class Harness {
     expect(checkInvariants(state, this.config), 'state invariants').toEqual([]);
     expect(this.tracker.checkAgainstState(state), 'events account for the state').toEqual([]);
     return events;
+  }
+
+  /** Starts a batch; checks each inclusion's events like a request's; returns all events. */
+  beginBatch(time_ms: number): EngineEvent[] {
+    this.engine.beginBatch(time_ms, this.log);
+    const events = this.log.take();
+    let at = 0;
+    while (at < events.length) {
+      const head = events[at];
+      expect(head.type, 'batch start events begin with an inclusion').toBe('inboxIncluded');
+      let end = at + 1;
+      while (end < events.length && events[end].type !== 'inboxIncluded') end++;
+      const entry_id = head.type === 'inboxIncluded' ? head.entry_id : -1;
+      const payload = this.payloads.get(entry_id);
+      expect(payload, `payload of entry ${entry_id}`).toBeDefined();
+      expect(this.tracker.observe(payload!, events.slice(at + 1, end)), 'event invariants').toEqual([]);
+      at = end;
+    }
+    const state = this.engine.canonicalState();
+    expect(checkInvariants(state, this.config), 'state invariants').toEqual([]);
+    expect(this.tracker.checkAgainstState(state), 'events account for the state').toEqual([]);
+    return events;
+  }
+
+  refer(account: number, referrer: number, nonce?: number): EngineEvent[] {
+    const r = this.signed(RequestKind.REFER, account, nonce);
+    r.referrer_account = referrer;
+    return this.apply(r);
+  }
+
+  /**
+   * Queues `payload` (a signed request built with this harness) for forced inclusion by its own
+   * account: the envelope takes the payload's nonce and the payload the next one, as a client
+   * signing both at once would do. `verdict` is the front's finding on the payload.
+   */
+  force(payload: Request, verdict: number = Reject.NONE, envelope_nonce?: number): EngineEvent[] {
+    const r: Request = { ...payload };
+    r.kind = RequestKind.FORCE_INCLUDE;
+    r.inner_kind = payload.kind;
+    r.nonce = envelope_nonce ?? payload.nonce;
+    r.inner_nonce = envelope_nonce === undefined ? this.nextNonce(payload.account) : payload.nonce;
+    r.inner_reject = verdict;
+    const events = this.apply(r);
+    const first = events[0];
+    if (first.type === 'accepted') this.payloads.set(first.order_id, payloadRequest(r));
+    return events;
+  }
+
+  /** A signed request of `kind` by `account` with the next nonce (fields to be filled in). */
+  request(kind: number, account: number, fields: Partial<Request> = {}): Request {
+    return Object.assign(this.signed(kind, account), fields);
   }
 
   state(): CanonicalState {

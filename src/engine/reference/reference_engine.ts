@@ -10,18 +10,26 @@
 //   changed are reported with the highest reason that touched them.
 //
 // The differential tests (test/engine/differential.test.ts) hold the fast engine to this one.
-import type {
-  CanonicalAccount,
-  CanonicalMarket,
-  CanonicalOrder,
-  CanonicalState,
-  EngineConfig,
-  MatchingEngine,
+import {
+  INBOX_ENTRIES_MAX_DEFAULT,
+  INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
+  type CanonicalAccount,
+  type CanonicalForcedRequest,
+  type CanonicalMarket,
+  type CanonicalOrder,
+  type CanonicalState,
+  type EngineConfig,
+  type MatchingEngine,
 } from '../api.js';
+import { forcedRequestOf, payloadRequest, requestOfForced } from '../programmes.js';
 import {
   BalanceReason,
   Code,
   FEE_ACCOUNT,
+  FORCE_INCLUSION_DEADLINE_MS,
+  REFERRAL_ACTIVE_MS,
+  REFERRAL_SHARE_PERCENT,
+  forcibleKind,
   NO_MARKET,
   OrderStatus,
   OrderType,
@@ -164,6 +172,14 @@ class ReferenceEngine implements MatchingEngine {
   private next_order_id = 1;
   private next_fill_id = 1;
   private next_priority_seq = 1;
+  private readonly referrals = new Map<number, { referrer: number; until_ms: number; earned: bigint[] }>();
+  private readonly inbox: {
+    entry_id: number; account: number; envelope_nonce: number; queued_ms: number; deadline_ms: number;
+    request: CanonicalForcedRequest;
+  }[] = [];
+  private next_inbox_entry_id = 1;
+  private readonly hold_ms: number;
+  private time_ms = 0;
 
   // Per-request scratch.
   private out: EventSink | null = null;
@@ -178,6 +194,7 @@ class ReferenceEngine implements MatchingEngine {
     this.taker_bps = BigInt(config.taker_fee_bps);
     this.deposits = config.assets.map(() => 0n);
     this.withdrawals = config.assets.map(() => 0n);
+    this.hold_ms = config.force_inclusion_hold_ms ?? 0;
     for (const m of config.markets) {
       this.markets.push({
         id: m.id, base: m.base, quote: m.quote,
@@ -318,6 +335,23 @@ class ReferenceEngine implements MatchingEngine {
     this.emitUpdate(o, OrderStatus.CANCELLED, reason);
   }
 
+  // ---------------------------------------------------------------- batches and the inbox
+
+  beginBatch(time_ms: number, out: EventSink): void {
+    if (!(Number.isSafeInteger(time_ms) && time_ms >= this.time_ms)) throw new Error('reference engine: batch time went back');
+    this.time_ms = time_ms;
+    // Every entry whose hold has passed, oldest first.
+    while (this.inbox.length > 0 && this.inbox[0].queued_ms + this.hold_ms <= time_ms) {
+      const e = this.inbox.shift()!;
+      const r = requestOfForced(e.account, e.request);
+      out.inboxIncluded(e.entry_id, r);
+      const reason = e.request.reject !== Reject.NONE ? e.request.reject
+        : forcibleKind(r.kind) ? Reject.NONE : Reject.FORCED_KIND_INVALID;
+      if (reason !== Reject.NONE) out.rejected(r.kind, r.account, REJECT_CODES[reason], reason);
+      else this.apply(r, out);
+    }
+  }
+
   // ---------------------------------------------------------------- apply
 
   apply(request: Request, out: EventSink): void {
@@ -340,6 +374,8 @@ class ReferenceEngine implements MatchingEngine {
         case RequestKind.SET_FEES: this.setFees(r); break;
         case RequestKind.SET_CREDIT: this.setCredit(r); break;
         case RequestKind.ADD_MARKET: this.addMarket(r); break;
+        case RequestKind.REFER: this.refer(r); break;
+        case RequestKind.FORCE_INCLUDE: this.forceInclude(r); break;
         default: throw new Rejection(Reject.KIND_UNKNOWN);
       }
     } catch (e) {
@@ -365,7 +401,7 @@ class ReferenceEngine implements MatchingEngine {
       r.kind, r.account, r.nonce, r.market, r.side, r.order_type, r.tif, r.price_units,
       r.quantity_units, r.order_id, r.asset, r.asset_quote, r.amount_units, r.maker_fee_bps,
       r.taker_fee_bps, r.credit_limit_units, r.auto_cancel_ratio_ppm, r.tick_size_units,
-      r.lot_size_units,
+      r.lot_size_units, r.referrer_account, r.inner_kind, r.inner_nonce, r.inner_reject,
     ];
     return fields.every((x) => Number.isSafeInteger(x)) && typeof r.client_order_id === 'string';
   }
@@ -423,6 +459,38 @@ class ReferenceEngine implements MatchingEngine {
     this.addAvailable(r.account, r.asset, -amount, BalanceReason.WITHDRAWAL);
     this.withdrawals[r.asset] += amount;
     this.pending.push({ account: r.account, nonce: r.nonce, asset: r.asset, amount });
+  }
+
+  // ---------------------------------------------------------------- REFER / FORCE_INCLUDE
+
+  private refer(r: Request): void {
+    this.checkSigned(r);
+    if (!(r.referrer_account >= 1 && r.referrer_account < this.limits.accounts_max)) throw new Rejection(Reject.REFERRER_UNKNOWN);
+    if (r.referrer_account === r.account) throw new Rejection(Reject.SELF_REFERRAL);
+    if (this.referrals.has(r.account)) throw new Rejection(Reject.REFERRAL_EXISTS);
+    this.acceptSigned(r, 0);
+    const until = this.time_ms + REFERRAL_ACTIVE_MS;
+    this.referrals.set(r.account, { referrer: r.referrer_account, until_ms: until, earned: this.assets.map(() => 0n) });
+    this.out!.referral(r.account, r.referrer_account, until);
+  }
+
+  private forceInclude(r: Request): void {
+    this.checkSigned(r);
+    if (!(Number.isSafeInteger(r.inner_reject) && r.inner_reject >= 0 && r.inner_reject < REJECT_CODES.length)) {
+      throw new Rejection(Reject.REQUEST_MALFORMED);
+    }
+    const max = this.limits.inbox_entries_max ?? INBOX_ENTRIES_MAX_DEFAULT;
+    const per_account = this.limits.inbox_entries_per_account_max ?? INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT;
+    if (this.inbox.length >= max) throw new Rejection(Reject.INBOX_FULL);
+    if (this.inbox.filter((e) => e.account === r.account).length >= per_account) throw new Rejection(Reject.INBOX_ACCOUNT_FULL);
+    const entry_id = this.next_inbox_entry_id++;
+    this.acceptSigned(r, entry_id);
+    const deadline = this.time_ms + FORCE_INCLUSION_DEADLINE_MS;
+    this.inbox.push({
+      entry_id, account: r.account, envelope_nonce: r.nonce, queued_ms: this.time_ms, deadline_ms: deadline,
+      request: forcedRequestOf(payloadRequest(r), r.inner_reject),
+    });
+    this.out!.inboxQueued(entry_id, r.account, r.inner_kind, r.inner_nonce, deadline);
   }
 
   // ---------------------------------------------------------------- credit
@@ -668,10 +736,23 @@ class ReferenceEngine implements MatchingEngine {
     }
     m.mark = p;
     this.filledThisRequest = true;
+    const fill_id = this.next_fill_id++;
     this.out!.fill(
-      this.next_fill_id++, taker.market, taker.order_id, maker.order_id, taker.account,
+      fill_id, taker.market, taker.order_id, maker.order_id, taker.account,
       maker.account, taker.side, num(p), num(q), num(ft), rebate > 0n ? num(-rebate) : num(fm),
     );
+    // Referral: 20% (floor) of the taker fee while the referral is active, at most what the fee
+    // account earned on this fill.
+    const referral = this.referrals.get(taker.account);
+    if (referral !== undefined && this.time_ms < referral.until_ms) {
+      const share = minBig((ft * BigInt(REFERRAL_SHARE_PERCENT)) / 100n, feeIncome);
+      if (share > 0n) {
+        this.addAvailable(FEE_ACCOUNT, m.quote, -share, F);
+        this.addAvailable(referral.referrer, m.quote, share, F);
+        referral.earned[m.quote] += share;
+        this.out!.referralShare(fill_id, taker.account, referral.referrer, m.quote, num(share));
+      }
+    }
     if (maker.remaining === 0n) {
       this.removeFromBook(maker);
       this.releaseLock(maker, F);
@@ -829,6 +910,7 @@ class ReferenceEngine implements MatchingEngine {
         balances: a.available.map((av, i): [number, number] => [num(av), num(a.locked[i])]),
       }));
     return {
+      batch_time_ms: this.time_ms,
       next_order_id: this.next_order_id,
       next_fill_id: this.next_fill_id,
       next_priority_seq: this.next_priority_seq,
@@ -844,6 +926,11 @@ class ReferenceEngine implements MatchingEngine {
         .slice()
         .sort((x, y) => x.account - y.account || x.nonce - y.nonce)
         .map((w) => ({ account: w.account, nonce: w.nonce, asset: w.asset, amount_units: num(w.amount) })),
+      referrals: [...this.referrals.entries()].sort((x, y) => x[0] - y[0]).map(([account, e]) => ({
+        account, referrer: e.referrer, active_until_ms: e.until_ms, earned_units: e.earned.map(num),
+      })),
+      inbox: this.inbox.map((e) => ({ ...e, request: { ...e.request } })),
+      next_inbox_entry_id: this.next_inbox_entry_id,
     };
   }
 }
