@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { EngineConfig } from './engine/api.js';
+import { FORCE_INCLUSION_DEADLINE_MS } from './engine/types.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -62,7 +63,15 @@ export interface RingbookConfig {
     ws_auth_failures_max: number;
     /** Levels per side in a book snapshot. */
     ws_book_depth_max: number;
+    /** Forced-inclusion entries waiting, in all and per account (engine limits). */
+    inbox_entries_max: number;
+    inbox_entries_per_account_max: number;
   };
+  /**
+   * How long the sequencer holds forced inclusions before the engine forces them in (0: the next
+   * batch). An engine rule: verifiers must use the same value. Below 24 hours (the deadline).
+   */
+  force_inclusion: { hold_ms: number };
   deposits: { open: boolean };
   settlement: { contract: string; chain_id: number };
   credit: { auto_cancel_ratio_default: number };
@@ -96,6 +105,8 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   ws_auth_grace_ms: 30_000,
   ws_auth_failures_max: 3,
   ws_book_depth_max: 1000,
+  inbox_entries_max: 10_000,
+  inbox_entries_per_account_max: 16,
 };
 
 export function defaultConfigPath(): string {
@@ -229,6 +240,9 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const credit = isObject(r.credit) ? r.credit : {};
   const ratio = credit.auto_cancel_ratio_default ?? 0.9;
   need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
+  const forced = isObject(r.force_inclusion) ? r.force_inclusion : {};
+  const hold_ms = forced.hold_ms === undefined ? 0 : int(forced.hold_ms, 'force_inclusion.hold_ms');
+  need(hold_ms >= 0 && hold_ms < FORCE_INCLUSION_DEADLINE_MS, null, 'force_inclusion.hold_ms must be 0 or more and below 86400000 (24 hours, the inclusion deadline)');
   const port = int(server.port, 'server.port');
   need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
   return {
@@ -254,6 +268,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
       chain_id: posInt(settlement.chain_id, 'settlement.chain_id'),
     },
     credit: { auto_cancel_ratio_default: ratio as number },
+    force_inclusion: { hold_ms },
     admin_token: null,
     operator_key: null,
   };
@@ -279,6 +294,9 @@ export function engineConfigOf(cfg: RingbookConfig): EngineConfig {
       orders_open_max: cfg.limits.orders_open_max,
       orders_open_per_account_max: cfg.limits.orders_open_per_account_max,
       price_levels_per_book_max: cfg.limits.price_levels_per_book_max,
+      inbox_entries_max: cfg.limits.inbox_entries_max,
+      inbox_entries_per_account_max: cfg.limits.inbox_entries_per_account_max,
     },
+    force_inclusion_hold_ms: cfg.force_inclusion.hold_ms,
   };
 }

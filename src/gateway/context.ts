@@ -252,9 +252,12 @@ export function postRoute(
 export function submit(
   ctx: GatewayContext, reply: Reply, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
   onOutcome: (o: Outcome) => void,
+  /** REFER (or a FORCE_INCLUDE carrying one): the referrer's lowercase address. */
+  referrer_hex: string | null = null,
 ): void {
   const bytes = Buffer.from(address_hex.slice(2), 'hex');
-  const p = ctx.link.submit(request, bytes, address_hex);
+  const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
+  const p = ctx.link.submit(request, bytes, address_hex, referrer);
   if (p === null) {
     replyOverloaded(reply);
     return;

@@ -1,6 +1,7 @@
 // The front thread's read model: everything GET endpoints answer, built only from the matcher's
 // event stream (so it can be rebuilt by replaying events, and never reads matcher memory).
 import { OrderStatus, Side } from '../engine/types.js';
+import { ProgrammesModel } from './programmes_model.js';
 import { EventType } from '../ring/records.js';
 
 export interface MarketView {
@@ -115,14 +116,23 @@ export class ReadModel {
   readonly changed_markets = new Set<number>();
   /** Listeners for committed trades and book changes (WebSocket fan-out, market data). */
   onTrade: ((t: TradeView) => void) | null = null;
+  /** Referrals and forced inclusions. */
+  readonly programmes: ProgrammesModel;
 
   constructor(assets: string[], limits: ReadModelLimits) {
     this.assets = assets;
     this.limits = limits;
+    this.programmes = new ProgrammesModel(assets.length);
   }
 
   apply(e: EventFields): void {
-    switch (e.type()) {
+    const type = e.type();
+    const programme_event = type >= EventType.REFERRAL && type <= EventType.INBOX_INCLUDED;
+    if (type === EventType.ACCEPTED || type === EventType.REJECTED || programme_event) {
+      this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+      if (programme_event) return;
+    }
+    switch (type) {
       case EventType.BATCH_BEGIN:
         this.batch_id = e.field(0);
         this.batch_time_ms = e.field(1);

@@ -7,6 +7,7 @@ import { openExchange, postRoute, replyRejected, submit, type GatewayContext } f
 import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
+import { pendingInclusions } from './routes_programmes.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -69,7 +70,7 @@ export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?:
       inflight_requests: ctx.link.inflight(),
       signatures_verified: ctx.signatures.verified,
       journal_bytes: null,
-      pending_forced_inclusions: [],
+      pending_forced_inclusions: pendingInclusions(rm),
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
     });
   });

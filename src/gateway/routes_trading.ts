@@ -16,7 +16,7 @@ import {
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
 
-const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
+export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
   orders: 'orders_per_wallet',
   cancels: 'cancels_per_wallet',
   withdrawals: 'withdrawals_per_wallet',
@@ -27,7 +27,7 @@ function replyBodyError(reply: Reply, e: BodyError): void {
 }
 
 /** Signature, then the wallet's rate limit, then the matcher. */
-function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedRequest | BodyError, onAccepted: (o: Outcome) => void): void {
+export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedRequest | BodyError, onAccepted: (o: Outcome) => void): void {
   if (isBodyError(parsed)) {
     replyBodyError(reply, parsed);
     return;
@@ -44,7 +44,7 @@ function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedRequest | Bo
     submit(ctx, reply, parsed.request, parsed.address, (o) => {
       if (!o.accepted) replyRejected(reply, o);
       else onAccepted(o);
-    });
+    }, parsed.referrer ?? null);
   }), (e: unknown) => ctx.arrival.release(parsed.address, ticket, () => {
     console.error('ringbook: signature check failed:', e);
     reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');

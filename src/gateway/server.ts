@@ -14,6 +14,7 @@ import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { registerPublicRoutes } from './routes_public.js';
 import { registerTradingRoutes } from './routes_trading.js';
+import { registerProgrammeRoutes } from './routes_programmes.js';
 import type { AssetInfo } from './signed_requests.js';
 import { registerWebSocket, type WsHub } from './ws/hub.js';
 import { createDaPublisher, type DaPublisher } from '../da/publisher.js';
@@ -98,6 +99,7 @@ export class RingbookServer {
     const app = uWS.App();
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
+    registerProgrammeRoutes(app, ctx);
     registerAdminRoutes(app, ctx, da);
     registerDaRoutes(app, ctx, da);
     registerMarketDataRoutes(app, ctx, md);

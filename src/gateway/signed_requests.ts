@@ -2,7 +2,8 @@
 // that need engine state (balances, ticks, lots, nonces) are the engine's to judge; this module
 // judges only types, presence and formats, before any signature is checked.
 import {
-  amendMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, withdrawalMessage,
+  amendMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
+  withdrawalMessage,
 } from '../auth/messages.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
 import {
@@ -21,8 +22,10 @@ export interface SignedRequest {
   signature_hex: string;
   /** Accepted message forms, most likely first (orders have two; DECISIONS). */
   messages: string[];
-  /** What to rate-limit it as. */
+  /** What to rate-limit it as (referrals and forced inclusions count as slow operations, like withdrawals). */
   limit: 'orders' | 'cancels' | 'withdrawals';
+  /** REFER: the referrer's lowercase 0x address (the matcher resolves it to an account). */
+  referrer?: string;
 }
 
 export interface MarketLookup {
@@ -309,6 +312,27 @@ export function parseWithdrawal(body: Body, assets: Map<string, AssetInfo>): Res
   return {
     request: r, address: user, signature_hex: sig, limit: 'withdrawals',
     messages: [withdrawalMessage({ address: body.address as string, asset: symbol, amount: amount_text, nonce: n })],
+  };
+}
+
+/** POST /referral/register: signed by the referred user over the addresses exactly as sent. */
+export function parseReferral(body: Body): Result<SignedRequest> {
+  const unknown = unknownField(body, ['referred', 'referrer', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const referred = address(body, 'referred', 'INVALID_REQUEST');
+  if (isBodyError(referred)) return referred;
+  const referrer = address(body, 'referrer', 'INVALID_REQUEST');
+  if (isBodyError(referrer)) return referrer;
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.REFER;
+  r.nonce = n;
+  return {
+    request: r, address: referred, referrer, signature_hex: sig, limit: 'withdrawals',
+    messages: [referralMessage({ referred: body.referred as string, referrer: body.referrer as string, nonce: n })],
   };
 }
 

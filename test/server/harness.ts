@@ -447,6 +447,27 @@ export class Wallet {
     const message = `ringbook:withdraw:${address}:${asset}:${amount}:${nonce}`;
     return { address, asset, amount, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
   }
+
+  /** POST /referral/register body: this wallet is the referred user. */
+  referral(referrer: string, opts: SignOptions = {}): Record<string, unknown> {
+    const nonce = opts.nonce ?? this.nextNonce();
+    const referred = opts.user ?? this.address;
+    const message = `ringbook:referral:${referred}:${referrer}:${nonce}`;
+    return { referred, referrer, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
+  }
+
+  /**
+   * POST /force-include body around `payload` (a signed body, or raw bytes/text to send as is).
+   * The envelope nonce is `opts.nonce` or the next one; sign the payload with a higher nonce.
+   */
+  forceInclude(payload: Record<string, unknown> | string, opts: SignOptions = {}): Record<string, unknown> {
+    const nonce = opts.nonce ?? this.nextNonce();
+    const user = opts.user ?? this.address;
+    const bytes = utf8ToBytes(typeof payload === 'string' ? payload : JSON.stringify(payload));
+    const payload_hex = '0x' + bytesToHex(bytes);
+    const message = `ringbook:force-include:${user}:0x${bytesToHex(keccak_256(bytes))}:${nonce}`;
+    return { user, payload: payload_hex, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
+  }
 }
 
 export interface OrderInput {

@@ -1,0 +1,134 @@
+// The front's view of referrals and forced inclusions, built (like the rest of the read model) only
+// from committed events: REFERRAL, REFERRAL_SHARE, INBOX_QUEUED, INBOX_INCLUDED, and the ACCEPTED /
+// REJECTED event that answers an included request. It rebuilds itself on a restart because the
+// journal replays the same events.
+import { EventType } from '../ring/records.js';
+import { RequestKind } from '../engine/types.js';
+import type { EventFields } from './read_model.js';
+
+export interface ReferralView {
+  referred: number;
+  referrer: number;
+  active_until_ms: number;
+  /** Shares paid to the referrer from this user's taker fees, per asset index. */
+  earned_units: number[];
+}
+
+export interface InclusionResult {
+  accepted: boolean;
+  /** Engine code and reject reason (0 when accepted). */
+  code: number;
+  reason: number;
+  /** The new or target order of an accepted order request (0 otherwise). */
+  order_id: number;
+}
+
+export interface InboxView {
+  entry_id: number;
+  account: number;
+  /** The payload's request kind (RequestKind) and nonce. */
+  kind: number;
+  payload_nonce: number;
+  envelope_nonce: number;
+  queued_ms: number;
+  queued_batch_id: number;
+  deadline_ms: number;
+  included_ms: number;
+  included_batch_id: number;
+  result: InclusionResult | null;
+}
+
+/** Included entries kept for GET /force-include/:id (pending ones are always kept). */
+const INCLUDED_ENTRIES_KEPT = 10_000;
+
+export class ProgrammesModel {
+  private readonly asset_count: number;
+  /** Referred account -> its referral. */
+  readonly referral_of = new Map<number, ReferralView>();
+  /** Referrer account -> the accounts it referred, in registration order. */
+  readonly referred_by = new Map<number, number[]>();
+  readonly entries = new Map<number, InboxView>();
+  /** Pending entries in inbox order (insertion order of the Map). */
+  readonly pending = new Map<number, InboxView>();
+  private readonly included_ids: number[] = [];
+  private included_head = 0;
+  /** The envelope nonce of the FORCE_INCLUDE just accepted (its ACCEPTED precedes INBOX_QUEUED). */
+  private envelope_nonce = 0;
+  /** The entry whose request's answer (ACCEPTED / REJECTED) comes next. */
+  private including: InboxView | null = null;
+
+  constructor(asset_count: number) {
+    this.asset_count = asset_count;
+  }
+
+  /** Takes the events it cares about; `batch_id` and `time_ms` are the current batch's. */
+  apply(e: EventFields, batch_id: number, time_ms: number): void {
+    switch (e.type()) {
+      case EventType.ACCEPTED:
+        if (this.including !== null) {
+          this.including.result = { accepted: true, code: 0, reason: 0, order_id: e.field(2) };
+          this.including = null;
+        }
+        if (e.field(0) === RequestKind.FORCE_INCLUDE) this.envelope_nonce = e.field(3);
+        return;
+      case EventType.REJECTED:
+        if (this.including !== null) {
+          this.including.result = { accepted: false, code: e.field(2), reason: e.field(3), order_id: 0 };
+          this.including = null;
+        }
+        return;
+      case EventType.REFERRAL: {
+        const referred = e.field(0);
+        const referrer = e.field(1);
+        this.referral_of.set(referred, {
+          referred, referrer, active_until_ms: e.field(2), earned_units: new Array<number>(this.asset_count).fill(0),
+        });
+        let list = this.referred_by.get(referrer);
+        if (list === undefined) {
+          list = [];
+          this.referred_by.set(referrer, list);
+        }
+        list.push(referred);
+        return;
+      }
+      case EventType.REFERRAL_SHARE: {
+        const view = this.referral_of.get(e.field(1));
+        if (view !== undefined) view.earned_units[e.field(3)] += e.field(4);
+        return;
+      }
+      case EventType.INBOX_QUEUED: {
+        const entry: InboxView = {
+          entry_id: e.field(0), account: e.field(1), kind: e.field(2), payload_nonce: e.field(3),
+          envelope_nonce: this.envelope_nonce, queued_ms: time_ms, queued_batch_id: batch_id, deadline_ms: e.field(4),
+          included_ms: 0, included_batch_id: 0, result: null,
+        };
+        this.entries.set(entry.entry_id, entry);
+        this.pending.set(entry.entry_id, entry);
+        return;
+      }
+      case EventType.INBOX_INCLUDED: {
+        const entry = this.entries.get(e.field(0));
+        if (entry === undefined) return;
+        this.pending.delete(entry.entry_id);
+        entry.included_ms = time_ms;
+        entry.included_batch_id = batch_id;
+        this.including = entry;
+        this.forgetOldIncluded(entry.entry_id);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private forgetOldIncluded(entry_id: number): void {
+    this.included_ids.push(entry_id);
+    if (this.included_ids.length - this.included_head > INCLUDED_ENTRIES_KEPT) {
+      this.entries.delete(this.included_ids[this.included_head++]);
+      if (this.included_head > 4096) {
+        this.included_ids.splice(0, this.included_head);
+        this.included_head = 0;
+      }
+    }
+  }
+}

@@ -1,0 +1,189 @@
+// Referral and forced-inclusion routes (docs/api.md, "Referrals", "Forced inclusion"):
+// POST /referral/register, GET /referral/:address, POST /force-include, GET /force-include/:id.
+// Answers come from the read model, which only ever holds committed state.
+import type { TemplatedApp } from 'uWebSockets.js';
+import {
+  CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind,
+} from '../engine/types.js';
+import {
+  allowWallet, getRoute, postRoute, replyRejected, submit, type GatewayContext,
+} from './context.js';
+import type { Reply } from './envelope.js';
+import {
+  forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForcedKindName,
+} from './forced_payload.js';
+import { parseAddress } from './params.js';
+import type { InboxView } from './programmes_model.js';
+import type { ReadModel } from './read_model.js';
+import { LIMITER_OF, runSigned } from './routes_trading.js';
+import { isBodyError, parseReferral } from './signed_requests.js';
+import { isoTime } from './views.js';
+
+const KIND_NAMES: Readonly<Record<number, ForcedKindName>> = {
+  [RequestKind.PLACE]: 'order',
+  [RequestKind.CANCEL]: 'cancel',
+  [RequestKind.AMEND]: 'amend',
+  [RequestKind.CANCEL_ALL]: 'cancel_all',
+  [RequestKind.WITHDRAW]: 'withdrawal',
+  [RequestKind.REFER]: 'referral',
+};
+
+function kindName(kind: number): string {
+  return KIND_NAMES[kind] ?? 'unknown';
+}
+
+function addressOf(rm: ReadModel, account: number): string {
+  return rm.address_by_account[account] ?? '';
+}
+
+function usdcIndex(rm: ReadModel): number {
+  return rm.assets.indexOf('USDC');
+}
+
+/** GET /referral/:address (docs/api.md): what the address earned as a referrer, and its own referrer. */
+export function referralStats(rm: ReadModel, address: string, now_ms: number): Record<string, unknown> {
+  const account = rm.account_by_address.get(address);
+  const usdc = usdcIndex(rm);
+  const p = rm.programmes;
+  const referrals: Record<string, unknown>[] = [];
+  const active: Record<string, unknown>[] = [];
+  let total = 0;
+  let latest_active_until = 0;
+  for (const referred of account === undefined ? [] : p.referred_by.get(account) ?? []) {
+    const v = p.referral_of.get(referred);
+    if (v === undefined) continue;
+    const earned = usdc >= 0 ? v.earned_units[usdc] : 0;
+    total += earned;
+    const is_active = now_ms < v.active_until_ms;
+    const row = { address: addressOf(rm, referred), active_until: isoTime(v.active_until_ms), earned_usdc: String(earned) };
+    referrals.push({ ...row, active: is_active });
+    if (is_active) {
+      active.push(row);
+      if (v.active_until_ms > latest_active_until) latest_active_until = v.active_until_ms;
+    }
+  }
+  const own = account === undefined ? undefined : p.referral_of.get(account);
+  return {
+    address,
+    referral_code: address,
+    referred_users: referrals.length,
+    total_earnings_usdc: String(total),
+    active_until: latest_active_until > 0 ? isoTime(latest_active_until) : null,
+    active_referrals: active,
+    referrals,
+    referred_by: own === undefined ? null : { referrer: addressOf(rm, own.referrer), active_until: isoTime(own.active_until_ms) },
+  };
+}
+
+/** An inbox entry as GET /force-include/:id and admin state show it. */
+export function inboxRecord(rm: ReadModel, e: InboxView): Record<string, unknown> {
+  const r = e.result;
+  return {
+    entry_id: e.entry_id,
+    user: addressOf(rm, e.account),
+    kind: kindName(e.kind),
+    nonce: e.envelope_nonce,
+    payload_nonce: e.payload_nonce,
+    queued_at: isoTime(e.queued_ms),
+    deadline: isoTime(e.deadline_ms),
+    status: e.included_batch_id > 0 ? 'included' : 'pending',
+    included_at: e.included_batch_id > 0 ? isoTime(e.included_ms) : null,
+    included_batch_id: e.included_batch_id > 0 ? e.included_batch_id : null,
+    result: r === null ? null : {
+      accepted: r.accepted,
+      error: r.accepted ? null : CODE_NAMES[r.code] ?? 'INTERNAL_ERROR',
+      message: r.accepted ? null : REJECT_MESSAGES[r.reason] ?? 'rejected',
+      order_id: r.accepted && r.order_id > 0 ? r.order_id : null,
+    },
+  };
+}
+
+export function pendingInclusions(rm: ReadModel): Record<string, unknown>[] {
+  return [...rm.programmes.pending.values()].map((e) => ({
+    entry_id: e.entry_id, user: addressOf(rm, e.account), kind: kindName(e.kind), payload_nonce: e.payload_nonce,
+    queued_at: isoTime(e.queued_ms), deadline: isoTime(e.deadline_ms),
+  }));
+}
+
+function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, unknown>): void {
+  const envelope = parseForceEnvelope(body);
+  if (isBodyError(envelope)) {
+    reply.error(envelope.code, envelope.message);
+    return;
+  }
+  const payload = parseForcedPayload(envelope, ctx.rm, ctx.assets);
+  const user = envelope.user;
+  const ticket = ctx.arrival.take(user);
+  const signed = payload.signed;
+  const checks = Promise.all([
+    ctx.signatures.verifyAny([envelope.message], envelope.signature_hex, user),
+    signed === null ? Promise.resolve(true) : ctx.signatures.verifyAny(signed.messages, signed.signature_hex, signed.address),
+  ]);
+  checks.then(([envelope_ok, payload_ok]) => ctx.arrival.release(user, ticket, () => {
+    if (reply.done) return;
+    if (!envelope_ok) {
+      reply.error('INVALID_SIGNATURE', 'the envelope signature does not recover to user over ringbook:force-include:{user}:{keccak256(payload)}:{nonce}');
+      return;
+    }
+    if (!allowWallet(ctx, reply, LIMITER_OF.withdrawals, user)) return;
+    const verdict = payload.verdict !== Reject.NONE ? payload.verdict : payload_ok ? Reject.NONE : Reject.FORCED_SIGNATURE_INVALID;
+    const r = forceIncludeRequest(envelope, payload, verdict, RequestKind.FORCE_INCLUDE);
+    submit(ctx, reply, r, user, (o) => {
+      if (!o.accepted) {
+        replyRejected(reply, o);
+        return;
+      }
+      reply.ok({
+        entry_id: o.order_id,
+        user,
+        kind: payload.kind_name ?? 'unknown',
+        payload_hash: envelope.payload_hash,
+        nonce: envelope.nonce,
+        payload_nonce: payload.request.nonce,
+        queued_at: isoTime(o.time_ms),
+        deadline: isoTime(o.time_ms + FORCE_INCLUSION_DEADLINE_MS),
+        status: 'pending',
+        batch_id: String(o.batch_id),
+      });
+    }, payload.referrer);
+  }), (e: unknown) => ctx.arrival.release(user, ticket, () => {
+    console.error('ringbook: signature check failed:', e);
+    reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
+  }));
+}
+
+export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext): void {
+  const rm = ctx.rm;
+  app.post('/referral/register', postRoute(ctx, { admin: false }, (reply, body) => {
+    const parsed = parseReferral(body);
+    runSigned(ctx, reply, parsed, (o) => {
+      if (isBodyError(parsed)) return;
+      reply.ok({
+        referred: parsed.address,
+        referrer: parsed.referrer,
+        active_until: isoTime(o.time_ms + REFERRAL_ACTIVE_MS),
+        batch_id: String(o.batch_id),
+      });
+    });
+  }));
+  app.get('/referral/:address', getRoute(ctx, (reply, req) => {
+    const a = parseAddress(req.getParameter(0) ?? '');
+    if (!a.ok) {
+      reply.error('INVALID_REQUEST', a.message);
+      return;
+    }
+    // Activity is judged at the engine's clock (the last committed batch), not the front's.
+    reply.ok(referralStats(rm, a.value, rm.batch_time_ms));
+  }));
+  app.post('/force-include', postRoute(ctx, { admin: false }, (reply, body) => forceInclude(ctx, reply, body)));
+  app.get('/force-include/:entry_id', getRoute(ctx, (reply, req) => {
+    const text = req.getParameter(0) ?? '';
+    const id = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : 0;
+    const e = id > 0 ? rm.programmes.entries.get(id) : undefined;
+    if (e === undefined) {
+      reply.error('NOT_FOUND', `forced-inclusion entry ${JSON.stringify(text).slice(0, 24)} not found`);
+      return;
+    }
+    reply.ok(inboxRecord(rm, e));
+  }));
+}
