@@ -8,18 +8,18 @@ import { MONEY_OVERFLOW, feeCeil, feeFloor, notionalCeil, notionalFloor } from '
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { NIL } from './book.js';
 import {
-  assert, clientKey, EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE,
+  assert, clientKey, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE,
 } from './engine_state.js';
-import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
+import { ProgrammeState } from './engine_programmes.js';
 import {
-  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, NO_MARKET, OrderStatus,
-  OrderType, REFERRAL_ACTIVE_MS, Reject, REJECT_CODES, RequestKind, Side, Tif, UpdateReason,
+  BalanceReason, FEE_ACCOUNT, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind,
+  Side, Tif, UpdateReason,
   type EventSink, type Request,
 } from './types.js';
 
 const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9_-]{1,36}$/;
 
-export class FastEngine extends EngineState implements MatchingEngine {
+export class FastEngine extends ProgrammeState implements MatchingEngine {
   // The order being matched (taker). Fields, not an object: no allocation per request.
   private tk_account = 0;
   private tk_order_id = 0;
@@ -68,32 +68,6 @@ export class FastEngine extends EngineState implements MatchingEngine {
     this.ledger.flush(out);
   }
 
-  beginBatch(time_ms: number, out: EventSink): void {
-    assert(Number.isSafeInteger(time_ms) && time_ms >= this.batch_time_ms, 'batch times are safe integers that never decrease');
-    this.batch_time_ms = time_ms;
-    const inbox = this.inbox;
-    while (inbox.size > 0 && inbox.peek().queued_ms + this.force_inclusion_hold_ms <= time_ms) {
-      this.include(inbox.shift(), out);
-    }
-  }
-
-  /** When the oldest inbox entry falls due (Infinity when the inbox is empty): the matcher starts a batch by then. */
-  inboxNextDueMs(): number {
-    return this.inbox.size === 0 ? Infinity : this.inbox.peek().queued_ms + this.force_inclusion_hold_ms;
-  }
-
-  /** Applies an inbox entry's request as if it had just arrived; a payload found bad is refused with its reason. */
-  private include(e: InboxEntry, out: EventSink): void {
-    const r = e.request;
-    out.inboxIncluded(e.entry_id, r);
-    if (e.reject !== Reject.NONE) {
-      out.rejected(r.kind, r.account, REJECT_CODES[e.reject], e.reject);
-    } else if (!forcibleKind(r.kind)) {
-      out.rejected(r.kind, r.account, REJECT_CODES[Reject.FORCED_KIND_INVALID], Reject.FORCED_KIND_INVALID);
-    } else {
-      this.apply(r, out);
-    }
-  }
 
   // ---------------------------------------------------------------------------------------------
   // Requests
@@ -418,39 +392,6 @@ export class FastEngine extends EngineState implements MatchingEngine {
     }
   }
 
-  private refer(r: Request, out: EventSink): void {
-    const reason = this.checkSigned(r);
-    if (reason !== Reject.NONE) return this.reject(r, out, reason);
-    const account = r.account;
-    const referrer = r.referrer_account;
-    if (!this.accountValid(referrer)) return this.reject(r, out, Reject.REFERRER_UNKNOWN);
-    if (referrer === account) return this.reject(r, out, Reject.SELF_REFERRAL);
-    if (this.referrals.get(account) !== undefined) return this.reject(r, out, Reject.REFERRAL_EXISTS);
-    this.ledger.nonce_high_water[account] = r.nonce;
-    this.ledger.ensure(referrer);
-    out.accepted(RequestKind.REFER, account, 0);
-    const until = this.batch_time_ms + REFERRAL_ACTIVE_MS;
-    this.referrals.add(account, referrer, until);
-    out.referral(account, referrer, until);
-  }
-
-  private forceInclude(r: Request, out: EventSink): void {
-    const reason = this.checkSigned(r);
-    if (reason !== Reject.NONE) return this.reject(r, out, reason);
-    if (!rejectReasonValid(r.inner_reject)) return this.reject(r, out, Reject.REQUEST_MALFORMED);
-    const account = r.account;
-    if (this.inbox.size >= this.inbox_entries_max) return this.reject(r, out, Reject.INBOX_FULL);
-    if (this.inbox.countOf(account) >= this.inbox_entries_per_account_max) return this.reject(r, out, Reject.INBOX_ACCOUNT_FULL);
-    this.ledger.nonce_high_water[account] = r.nonce;
-    const entry_id = this.inbox.next_entry_id++;
-    out.accepted(RequestKind.FORCE_INCLUDE, account, entry_id);
-    const deadline = this.batch_time_ms + FORCE_INCLUSION_DEADLINE_MS;
-    this.inbox.push({
-      entry_id, account, envelope_nonce: r.nonce, queued_ms: this.batch_time_ms, deadline_ms: deadline,
-      request: payloadRequest(r), reject: r.inner_reject,
-    });
-    out.inboxQueued(entry_id, account, r.inner_kind, r.inner_nonce, deadline);
-  }
 
   private addMarketRequest(r: Request, out: EventSink): void {
     const reason = this.addMarket(r.asset, r.asset_quote, r.tick_size_units, r.lot_size_units);
@@ -627,26 +568,6 @@ export class FastEngine extends EngineState implements MatchingEngine {
     }
   }
 
-  /**
-   * The referrer's share of a taker fee: 20% floored, moved from the fee account, and never more
-   * than the fee account earned on this fill (`fee_income`), so a large maker rebate cannot turn
-   * the fee account negative.
-   */
-  private referralShare(fill_id: number, taker: number, quote: number, taker_fee: number, fee_income: number, out: EventSink): void {
-    const ref = this.referrals.get(taker);
-    if (ref === undefined || this.batch_time_ms >= ref.active_until_ms) return;
-    // floor(fee x 20 / 100) = floor(fee / 5), computed exactly (fee / 5 in floats could round up).
-    let share = (taker_fee - (taker_fee % 5)) / 5;
-    if (share > fee_income) share = fee_income;
-    if (share <= 0) return;
-    const L = this.ledger;
-    const a = this.asset_count;
-    L.touch(ref.referrer, quote, BalanceReason.FILL);
-    L.available[FEE_ACCOUNT * a + quote] -= share;
-    L.available[ref.referrer * a + quote] += share;
-    ref.earned_units[quote] += share;
-    out.referralShare(fill_id, taker, ref.referrer, quote, share);
-  }
 
   /** After matching: rest the remainder, or cancel it, or report it filled; release its lock. */
   private finishTaker(out: EventSink, may_rest: boolean, rest_reason: number): void {

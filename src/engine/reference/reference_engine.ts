@@ -24,7 +24,6 @@ import {
 import { forcedRequestOf, payloadRequest, requestOfForced } from '../programmes.js';
 import {
   BalanceReason,
-  Code,
   FEE_ACCOUNT,
   FORCE_INCLUSION_DEADLINE_MS,
   REFERRAL_ACTIVE_MS,
@@ -428,10 +427,6 @@ class ReferenceEngine implements MatchingEngine {
   private acceptSigned(r: Request, order_id: number): void {
     this.account(r.account).nonce = r.nonce;
     this.out!.accepted(r.kind, r.account, order_id);
-  }
-
-  private supply(asset: number): bigint {
-    return this.deposits[asset] - this.withdrawals[asset];
   }
 
   // ---------------------------------------------------------------- DEPOSIT / WITHDRAW

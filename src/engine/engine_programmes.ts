@@ -1,0 +1,97 @@
+// The fast engine's referral and forced-inclusion handlers (docs/engine.md, "REFER",
+// "FORCE_INCLUDE", "Batch start", "Referrals"), between the state (engine_state.ts) and the
+// request handlers and matching loop (engine.ts), which call them. Their tables are in
+// programmes.ts.
+import { assert, EngineState } from './engine_state.js';
+import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
+import {
+  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, REFERRAL_ACTIVE_MS, Reject,
+  REJECT_CODES, RequestKind, type EventSink, type Request,
+} from './types.js';
+
+export abstract class ProgrammeState extends EngineState {
+  /** Applies one request (FastEngine): included inbox entries go through it like any request. */
+  abstract apply(r: Request, out: EventSink): void;
+
+  beginBatch(time_ms: number, out: EventSink): void {
+    assert(Number.isSafeInteger(time_ms) && time_ms >= this.batch_time_ms, 'batch times are safe integers that never decrease');
+    this.batch_time_ms = time_ms;
+    const inbox = this.inbox;
+    while (inbox.size > 0 && inbox.peek().queued_ms + this.force_inclusion_hold_ms <= time_ms) {
+      this.include(inbox.shift(), out);
+    }
+  }
+
+  /** When the oldest inbox entry falls due (Infinity when the inbox is empty): the matcher starts a batch by then. */
+  inboxNextDueMs(): number {
+    return this.inbox.size === 0 ? Infinity : this.inbox.peek().queued_ms + this.force_inclusion_hold_ms;
+  }
+
+  /** Applies an inbox entry's request as if it had just arrived; a payload found bad is refused with its reason. */
+  private include(e: InboxEntry, out: EventSink): void {
+    const r = e.request;
+    out.inboxIncluded(e.entry_id, r);
+    if (e.reject !== Reject.NONE) {
+      out.rejected(r.kind, r.account, REJECT_CODES[e.reject], e.reject);
+    } else if (!forcibleKind(r.kind)) {
+      out.rejected(r.kind, r.account, REJECT_CODES[Reject.FORCED_KIND_INVALID], Reject.FORCED_KIND_INVALID);
+    } else {
+      this.apply(r, out);
+    }
+  }
+
+  protected refer(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const account = r.account;
+    const referrer = r.referrer_account;
+    if (!this.accountValid(referrer)) return this.reject(r, out, Reject.REFERRER_UNKNOWN);
+    if (referrer === account) return this.reject(r, out, Reject.SELF_REFERRAL);
+    if (this.referrals.get(account) !== undefined) return this.reject(r, out, Reject.REFERRAL_EXISTS);
+    this.ledger.nonce_high_water[account] = r.nonce;
+    this.ledger.ensure(referrer);
+    out.accepted(RequestKind.REFER, account, 0);
+    const until = this.batch_time_ms + REFERRAL_ACTIVE_MS;
+    this.referrals.add(account, referrer, until);
+    out.referral(account, referrer, until);
+  }
+
+  protected forceInclude(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    if (!rejectReasonValid(r.inner_reject)) return this.reject(r, out, Reject.REQUEST_MALFORMED);
+    const account = r.account;
+    if (this.inbox.size >= this.inbox_entries_max) return this.reject(r, out, Reject.INBOX_FULL);
+    if (this.inbox.countOf(account) >= this.inbox_entries_per_account_max) return this.reject(r, out, Reject.INBOX_ACCOUNT_FULL);
+    this.ledger.nonce_high_water[account] = r.nonce;
+    const entry_id = this.inbox.next_entry_id++;
+    out.accepted(RequestKind.FORCE_INCLUDE, account, entry_id);
+    const deadline = this.batch_time_ms + FORCE_INCLUSION_DEADLINE_MS;
+    this.inbox.push({
+      entry_id, account, envelope_nonce: r.nonce, queued_ms: this.batch_time_ms, deadline_ms: deadline,
+      request: payloadRequest(r), reject: r.inner_reject,
+    });
+    out.inboxQueued(entry_id, account, r.inner_kind, r.inner_nonce, deadline);
+  }
+
+  /**
+   * The referrer's share of a taker fee: 20% floored, moved from the fee account, and never more
+   * than the fee account earned on this fill (`fee_income`), so a large maker rebate cannot turn
+   * the fee account negative.
+   */
+  protected referralShare(fill_id: number, taker: number, quote: number, taker_fee: number, fee_income: number, out: EventSink): void {
+    const ref = this.referrals.get(taker);
+    if (ref === undefined || this.batch_time_ms >= ref.active_until_ms) return;
+    // floor(fee x 20 / 100) = floor(fee / 5), computed exactly (fee / 5 in floats could round up).
+    let share = (taker_fee - (taker_fee % 5)) / 5;
+    if (share > fee_income) share = fee_income;
+    if (share <= 0) return;
+    const L = this.ledger;
+    const a = this.asset_count;
+    L.touch(ref.referrer, quote, BalanceReason.FILL);
+    L.available[FEE_ACCOUNT * a + quote] -= share;
+    L.available[ref.referrer * a + quote] += share;
+    ref.earned_units[quote] += share;
+    out.referralShare(fill_id, taker, ref.referrer, quote, share);
+  }
+}
