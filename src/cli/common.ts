@@ -1,5 +1,6 @@
 // Shared helpers of the `ringbook` trader commands (deposit, order, cancel, balances, book,
-// bench, market-maker): argument parsing, flag access with defaults, error reporting and tables.
+// bench, market-maker, referral, force-include): argument parsing, flag access with defaults,
+// error reporting and tables.
 // Kept apart from ringbook.ts, which runs its main() on import.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,7 @@ export const EXIT_USAGE = 64;
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 /** Flags that never take a value (so `--once ETH-USDC` keeps the market positional). */
-export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades'] as const;
+export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades', 'wait', 'no-kind'] as const;
 
 export interface ParsedArgs {
   positional: string[];

@@ -34,6 +34,11 @@ trader commands (--url defaults to http://127.0.0.1:8080; --help on each):
   order                      sign and place an order: --key --market --side --price --quantity
   cancel                     cancel an order: --key (--order-id N | --client-id ID)
   balances                   an account's balances: --address A | --key K
+  referral register          be referred: --key --referrer <address> (once, never changes)
+  referral show [<address>]  referral statistics: users referred, USDC earned, referred by
+  force-include <kind>       queue a signed order, cancel, amend, cancel-all, withdrawal or
+                             referral in the forced-inclusion inbox (--wait: until included)
+  force-include status <id>  an inbox entry and, once included, its result
   book <market>              live order book over the WebSocket (--once: one snapshot)
   bench                      small load loop against --url (--local: the full bench/load.ts)
   market-maker               example bot quoting around a reference price
@@ -119,6 +124,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./trader.js')).cancelCommand(args);
     case 'balances':
       return (await import('./trader.js')).balancesCommand(args);
+    case 'referral':
+      return (await import('./programmes.js')).referralCommand(args);
+    case 'force-include':
+      return (await import('./programmes.js')).forceIncludeCommand(args);
     case 'book':
       return (await import('./book.js')).bookCommand(args);
     case 'bench':

@@ -36,6 +36,10 @@ export class NotFoundError extends RingbookError {}
 export class InvalidRequestError extends RingbookError {}
 export class OverloadedError extends RingbookError {}
 export class InternalError extends RingbookError {}
+/** Self-referral, or the referrer is not an account (`POST /referral/register`). */
+export class InvalidReferralError extends RingbookError {}
+/** The referred user already has a referrer; it never changes. */
+export class ReferralExistsError extends RingbookError {}
 /** WebSocket only: the connection was not authenticated in time (fatal, close code 4001). */
 export class AuthTimeoutError extends RingbookError {}
 
@@ -66,6 +70,8 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   INVALID_REQUEST: InvalidRequestError,
   OVERLOADED: OverloadedError,
   INTERNAL_ERROR: InternalError,
+  INVALID_REFERRAL: InvalidReferralError,
+  REFERRAL_EXISTS: ReferralExistsError,
   AUTH_TIMEOUT: AuthTimeoutError,
 };
 
@@ -73,4 +79,14 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
 export function errorFromCode(init: RingbookErrorInit): RingbookError {
   const Cls = ERROR_CLASSES[init.code];
   return Cls ? new Cls(init) : new RingbookError(init);
+}
+
+/**
+ * The typed error of a forced request the engine refused at inclusion (`result` of
+ * `GET /force-include/:entry_id`), null when it was accepted or is still pending. Its `status`
+ * is 0 (the refusal was recorded, not answered over HTTP) and `request_id` null.
+ */
+export function forcedResultError(result: { accepted: boolean; error: string | null; message: string | null } | null): RingbookError | null {
+  if (result === null || result.accepted || result.error === null) return null;
+  return errorFromCode({ code: result.error, message: result.message ?? result.error, status: 0, request_id: null });
 }

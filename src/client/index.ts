@@ -5,6 +5,15 @@ export * from './errors.js';
 export { RingbookClient, type RingbookClientOptions, type FetchLike } from './rest.js';
 export * from './ws.js';
 export type * from './types.js';
+// Signed bodies exactly as the client sends them, and the forced-inclusion payload and envelope.
+export {
+  orderBody, cancelBody, amendBody, cancelAllBody, withdrawalBody, withdrawalAmountText, referralBody, referrerText, forcedRequestBody,
+  inferForcedKind, encodeForcedPayload, decodeForcedPayload, forceIncludeBody, forcedEnvelope, FORCED_KINDS,
+  FORCED_PAYLOAD_BYTES_MAX, type SyncSigner, type SignedBody, type ForcedRequest, type EncodeForcedPayloadOptions,
+} from './bodies.js';
 // Fixed-point helpers: the exact ones the server uses (units = value x 1,000,000).
 export { parseDecimalUnits, formatUnits, formatUnitsFixed6, UNITS_PER_WHOLE } from '../money/index.js';
-export { orderJsonMessage, cancelMessage, amendMessage, cancelAllMessage, withdrawalMessage, challengeMessage } from '../auth/messages.js';
+export {
+  orderJsonMessage, cancelMessage, amendMessage, cancelAllMessage, withdrawalMessage, referralMessage, forceIncludeMessage,
+  forceIncludePayloadHash, challengeMessage,
+} from '../auth/messages.js';

@@ -3,6 +3,10 @@
 import { DuplicateNonceError, errorFromCode, RateLimitedError, RingbookError, UnexpectedResponseError } from './errors.js';
 import { MonotonicNonce, type NonceSource } from './nonce.js';
 import type { Wallet } from './wallet.js';
+import {
+  amendBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
+  referrerText, withdrawalAmountText, withdrawalBody, type ForcedRequest,
+} from './bodies.js';
 import type {
   AccountFill,
   AdminMarket,
@@ -19,6 +23,9 @@ import type {
   DaProof,
   DepositInput,
   DepositResult,
+  ForceIncludeOptions,
+  ForceInclusion,
+  ForceInclusionStatus,
   Fees,
   Health,
   Market,
@@ -29,6 +36,9 @@ import type {
   OrderStatusFilter,
   PlaceOrderInput,
   PublicTrade,
+  ReferralRegistration,
+  ReferralStats,
+  RegisterReferralInput,
   ServerTime,
   WithdrawalResult,
   WithdrawalSignature,
@@ -46,7 +56,7 @@ export type FetchLike = (input: string, init?: { method?: string; headers?: Reco
 export interface RingbookClientOptions {
   /** `http://host:port` (a trailing slash is removed). */
   base_url: string;
-  /** Needed for signed requests (orders, cancels, amends, cancel-all, withdrawals). */
+  /** Needed for signed requests (orders, cancels, amends, cancel-all, withdrawals, referral registration, force-include). */
   wallet?: Wallet;
   /** `X-Admin-Token` for admin routes and `/deposit`. */
   admin_token?: string;
@@ -234,77 +244,109 @@ export class RingbookClient {
 
   async placeOrder(o: PlaceOrderInput): Promise<OrderResult> {
     const w = this.#signer();
-    const order_type = o.order_type ?? 'limit';
-    const time_in_force = o.time_in_force ?? (order_type === 'market' ? 'ioc' : 'gtc');
-    return this.#withNonce(o.nonce, (nonce) => {
-    const signature = w.signOrder({
-      market_id: o.market_id,
-      side: o.side,
-      price: order_type === 'market' ? 0 : o.price,
-      quantity: o.quantity,
-      order_type,
-      time_in_force,
-      nonce,
-    });
-    const body: Record<string, unknown> = { user: w.address, market_id: o.market_id, side: o.side };
-    if (order_type !== 'market' && o.price !== undefined) body.price = o.price;
-    body.quantity = o.quantity;
-    body.order_type = order_type;
-    body.time_in_force = time_in_force;
-    body.nonce = nonce;
-    if (o.client_order_id !== undefined) body.client_order_id = o.client_order_id;
-    body.signature = signature;
-    return this.request<OrderResult>('POST', '/orders', body);
-    });
+    return this.#withNonce(o.nonce, (nonce) => this.request<OrderResult>('POST', '/orders', orderBody(w, o, nonce)));
   }
 
   /** Cancel by `order_id` or `client_order_id` (or both, naming the same order). */
   async cancel(c: CancelInput): Promise<CancelResult> {
     const w = this.#signer();
-    const order_id = c.order_id === undefined ? '' : String(c.order_id);
-    const client_order_id = c.client_order_id ?? '';
-    return this.#withNonce(c.nonce, (nonce) => {
-      const signature = w.signCancel({ order_id, client_order_id, nonce });
-      return this.request<CancelResult>('POST', '/orders/cancel', { user: w.address, order_id, client_order_id, nonce, signature });
-    });
+    return this.#withNonce(c.nonce, (nonce) => this.request<CancelResult>('POST', '/orders/cancel', cancelBody(w, c, nonce)));
   }
 
   async amend(a: AmendInput): Promise<OrderResult> {
     const w = this.#signer();
-    const order_id = String(a.order_id);
-    return this.#withNonce(a.nonce, (nonce) => {
-      const signature = w.signAmend({ order_id, price: a.price, quantity: a.quantity, nonce });
-      return this.request<OrderResult>('POST', '/orders/amend', { user: w.address, order_id, price: a.price, quantity: a.quantity, nonce, signature });
-    });
+    return this.#withNonce(a.nonce, (nonce) => this.request<OrderResult>('POST', '/orders/amend', amendBody(w, a, nonce)));
   }
 
   /** Cancels the account's open orders in one market, or everywhere when `market_id` is omitted. */
   async cancelAll(market_id?: string, opts: { nonce?: number } = {}): Promise<CancelAllResult> {
     const w = this.#signer();
-    return this.#withNonce(opts.nonce, (nonce) => {
-      const signature = w.signCancelAll({ market_id: market_id ?? null, nonce });
-      const body: Record<string, unknown> = { user: w.address };
-      if (market_id !== undefined) body.market_id = market_id;
-      body.nonce = nonce;
-      body.signature = signature;
-      return this.request<CancelAllResult>('POST', '/orders/cancel-all', body);
-    });
+    return this.#withNonce(opts.nonce, (nonce) => this.request<CancelAllResult>('POST', '/orders/cancel-all', cancelAllBody(w, market_id, nonce)));
   }
 
   /** `amount` in the asset's smallest on-chain unit (wei for ETH). */
   async withdraw(wd: WithdrawInput): Promise<WithdrawalResult> {
     const w = this.#signer();
-    const amount = typeof wd.amount === 'bigint' ? wd.amount.toString() : typeof wd.amount === 'number' ? String(wd.amount) : wd.amount;
-    if (!/^[0-9]+$/.test(amount)) throw new TypeError('withdraw amount must be a non-negative integer of on-chain units');
-    return this.#withNonce(wd.nonce, (nonce) => {
-      const signature = w.signWithdrawal({ address: w.address, asset: wd.asset, amount, nonce });
-      return this.request<WithdrawalResult>('POST', '/withdrawals', { address: w.address, asset: wd.asset, amount, nonce, signature });
-    });
+    withdrawalAmountText(wd.amount); // a bad amount throws before any nonce is taken
+    return this.#withNonce(wd.nonce, (nonce) => this.request<WithdrawalResult>('POST', '/withdrawals', withdrawalBody(w, wd, nonce)));
   }
 
   /** The operator's signature for a pending withdrawal (amount: decimal whole units, e.g. "0.5"). */
   withdrawalSignature(i: WithdrawalSignatureInput): Promise<WithdrawalSignature> {
     return this.request('POST', '/withdrawal-signature', { user: this.#address(i.user), asset: i.asset, amount: i.amount, nonce: i.nonce });
+  }
+
+  // ------------------------------------------------------------------ referral programme
+
+  /**
+   * Registers the client's wallet as referred by `referrer` (both must be accounts; once set, the
+   * referrer never changes). Signed like every operation, with a nonce from the nonce source.
+   */
+  async registerReferral(r: RegisterReferralInput): Promise<ReferralRegistration> {
+    const w = this.#signer();
+    referrerText(r.referrer); // a malformed referrer throws before any nonce is taken
+    return this.#withNonce(r.nonce, (nonce) => this.request<ReferralRegistration>('POST', '/referral/register', referralBody(w, r.referrer, nonce)));
+  }
+
+  /** Referral statistics of `address` (default: the wallet); any well-formed address answers. */
+  referral(address?: string): Promise<ReferralStats> {
+    return this.request('GET', `/referral/${enc(this.#address(address))}`);
+  }
+
+  // ------------------------------------------------------------------ forced inclusion
+
+  /**
+   * Queues a request in the forced-inclusion inbox, past the sequencer. The request is signed with
+   * the same builder as the direct call (placeOrder, cancel, amend, cancelAll, withdraw,
+   * registerReferral) at nonce n + 1, written as the payload (with its `kind` member), and wrapped
+   * in an envelope signed at nonce n; the nonce source is moved past n + 1. The answer is the
+   * queued entry: the request itself runs when the entry is included (see forceInclusion and
+   * waitForInclusion). Do not send other signed requests until then: one accepted with a nonce at
+   * or above n + 1 makes the forced request fail with DUPLICATE_NONCE.
+   */
+  async forceInclude(r: ForcedRequest, opts: ForceIncludeOptions = {}): Promise<ForceInclusion> {
+    const w = this.#signer();
+    return this.#withNonce(opts.nonce, (nonce) => {
+      const { envelope, payload_nonce } = forcedEnvelope(w, r, nonce, opts);
+      this.nonces.observe(payload_nonce);
+      return this.request<ForceInclusion>('POST', '/force-include', envelope);
+    });
+  }
+
+  /**
+   * Queues a payload built elsewhere: a signed body (object, encoded as compact JSON; a `kind`
+   * member is kept when present) or its hex. The payload's nonce must be above the envelope's
+   * `nonce` (checked here when the payload is readable); pass the envelope nonce explicitly.
+   */
+  async forceIncludePayload(payload: string | Record<string, unknown>, opts: { nonce?: number } = {}): Promise<ForceInclusion> {
+    const w = this.#signer();
+    const hex = typeof payload === 'string' ? payload : encodeForcedPayload(payload, { kind: typeof payload.kind === 'string' });
+    return this.#withNonce(opts.nonce, (nonce) => this.request<ForceInclusion>('POST', '/force-include', forceIncludeBody(w, hex, nonce)));
+  }
+
+  /** An inbox entry: pending, or included with its result. */
+  forceInclusion(entry_id: number | string): Promise<ForceInclusionStatus> {
+    return this.request('GET', `/force-include/${enc(entry_id)}`);
+  }
+
+  /**
+   * Polls an entry until it is included (every `interval_ms`, default 250) and returns it; throws
+   * a TimeoutError-named Error after `timeout_ms` (default 30 s). `result.accepted` says whether
+   * the forced request itself was accepted; `forcedResultError` turns a refusal into its typed error.
+   */
+  async waitForInclusion(entry_id: number | string, opts: { interval_ms?: number; timeout_ms?: number } = {}): Promise<ForceInclusionStatus> {
+    const interval = opts.interval_ms ?? 250;
+    const deadline = Date.now() + (opts.timeout_ms ?? 30_000);
+    for (;;) {
+      const st = await this.forceInclusion(entry_id);
+      if (st.status === 'included') return st;
+      if (Date.now() + interval > deadline) {
+        const e = new Error(`forced-inclusion entry ${entry_id} still pending (deadline ${st.deadline})`);
+        e.name = 'TimeoutError';
+        throw e;
+      }
+      await new Promise((res) => setTimeout(res, interval));
+    }
   }
 
   // ------------------------------------------------------------------ admin

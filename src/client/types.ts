@@ -177,9 +177,110 @@ export interface AdminState {
   inflight_requests: number;
   signatures_verified: number;
   journal_bytes: number | null;
-  pending_forced_inclusions: unknown[];
+  /** Forced-inclusion entries still in the inbox, oldest first. */
+  pending_forced_inclusions: PendingForcedInclusion[];
   uptime_s: number;
   [key: string]: unknown;
+}
+
+// ---- referral programme ----
+
+/** `POST /referral/register`. */
+export interface ReferralRegistration {
+  /** Lowercase addresses. */
+  referred: string;
+  referrer: string;
+  /** Batch time of the registration + 90 days (ISO 8601). */
+  active_until: string;
+  batch_id: string;
+}
+
+/** One user referred by the address (`referrals`; `active_referrals` has no `active`). */
+export interface ReferralRecord {
+  address: string;
+  active_until: string;
+  active: boolean;
+  /** Shares earned from this user in USDC, as a digit string of units. */
+  earned_usdc: string;
+}
+
+export type ActiveReferral = Omit<ReferralRecord, 'active'>;
+
+/** `GET /referral/:address`. */
+export interface ReferralStats {
+  address: string;
+  /** The code to share: the address itself. */
+  referral_code: string;
+  /** Every user ever referred (active or not). */
+  referred_users: number;
+  /** USDC earned from all referred users, digit string of units (`"400000"` = 0.4 USDC). */
+  total_earnings_usdc: string;
+  /** The latest end among the active referrals, null when none is active. */
+  active_until: string | null;
+  /** The referrals still sharing fees. */
+  active_referrals: ActiveReferral[];
+  /** Every referral, in registration order. */
+  referrals: ReferralRecord[];
+  /** Who referred this address, null when nobody did. */
+  referred_by: { referrer: string; active_until: string } | null;
+}
+
+// ---- forced inclusion ----
+
+export type ForcedKind = 'order' | 'cancel' | 'amend' | 'cancel_all' | 'withdrawal' | 'referral';
+
+/** `POST /force-include`: the queued inbox entry. */
+export interface ForceInclusion {
+  entry_id: number;
+  user: string;
+  kind: ForcedKind;
+  /** keccak256 of the payload bytes (0x + 64 hex). */
+  payload_hash: string;
+  /** The envelope's nonce (consumed now). */
+  nonce: number;
+  /** The payload's own nonce (checked at inclusion). */
+  payload_nonce: number;
+  queued_at: string;
+  /** queued_at + 24 h: the latest time the entry is included. */
+  deadline: string;
+  status: 'pending';
+  batch_id: string;
+}
+
+/** What the included payload did. */
+export interface ForcedResult {
+  accepted: boolean;
+  /** The error code the request was refused with (e.g. `DUPLICATE_NONCE`), null when accepted. */
+  error: string | null;
+  message: string | null;
+  /** The order the payload placed or acted on, when there is one. */
+  order_id: number | null;
+}
+
+/** `GET /force-include/:entry_id`. */
+export interface ForceInclusionStatus {
+  entry_id: number;
+  user: string;
+  kind: ForcedKind;
+  nonce: number;
+  payload_nonce: number;
+  queued_at: string;
+  deadline: string;
+  status: 'pending' | 'included';
+  included_at: string | null;
+  /** Note: an integer here (batch ids are strings elsewhere). */
+  included_batch_id: number | null;
+  result: ForcedResult | null;
+}
+
+/** `GET /admin/state` `pending_forced_inclusions[]`. */
+export interface PendingForcedInclusion {
+  entry_id: number;
+  user: string;
+  kind: ForcedKind;
+  payload_nonce: number;
+  queued_at: string;
+  deadline: string;
 }
 
 export interface CreditResult {
@@ -291,4 +392,19 @@ export interface CreateMarketInput {
   quote: string;
   tick_size: number;
   lot_size: number;
+}
+
+export interface RegisterReferralInput {
+  /** The referrer's address (an account already). The client's wallet is the referred user. */
+  referrer: string;
+  nonce?: number;
+}
+
+export interface ForceIncludeOptions {
+  /** The envelope's nonce (default: the client's nonce source). */
+  nonce?: number;
+  /** The payload's nonce (default: envelope nonce + 1); must be above the envelope's. */
+  payload_nonce?: number;
+  /** Write the `kind` member into the payload (default true; false lets the server infer it). */
+  kind_member?: boolean;
 }

@@ -6,12 +6,16 @@ import {
   cancelAllMessage,
   cancelMessage,
   challengeMessage,
+  forceIncludeMessage,
   orderJsonMessage,
+  referralMessage,
   withdrawalMessage,
   type AmendMessageFields,
   type CancelAllMessageFields,
   type CancelMessageFields,
+  type ForceIncludeMessageFields,
   type OrderJsonMessageFields,
+  type ReferralMessageFields,
   type WithdrawalMessageFields,
 } from '../auth/messages.js';
 
@@ -56,6 +60,16 @@ export class Wallet implements Signer {
   /** `address` and `amount` must be exactly as they will be sent in the body. */
   signWithdrawal(f: WithdrawalMessageFields): string {
     return this.signMessage(withdrawalMessage(f));
+  }
+
+  /** Referral registration, signed by the referred user; addresses exactly as sent. */
+  signReferral(f: ReferralMessageFields): string {
+    return this.signMessage(referralMessage(f));
+  }
+
+  /** Force-include envelope: `ringbook:force-include:{user}:{keccak256(payload)}:{nonce}`. */
+  signForceInclude(f: ForceIncludeMessageFields): string {
+    return this.signMessage(forceIncludeMessage(f));
   }
 
   /** WebSocket auth: `Ringbook Exchange\nNonce: <nonce>`. */

@@ -41,7 +41,7 @@ describe('ringbook trader commands', () => {
   });
 
   it('--help works on every command', async () => {
-    const cmds = ['deposit', 'order', 'cancel', 'balances', 'book', 'bench', 'market-maker'];
+    const cmds = ['deposit', 'order', 'cancel', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
     const rs = await Promise.all(cmds.map((c) => cli([c, '--help'])));
     rs.forEach((r, i) => {
       expect(r.code, cmds[i]).toBe(0);
@@ -112,6 +112,29 @@ describe('ringbook trader commands', () => {
     const again = await cli(['cancel', ...U, '--key', maker.private_key, '--client-id', 'mm-ask-1']);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('NOT_FOUND');
+  });
+
+  it('referral register / show and force-include --wait', async () => {
+    const reg = await cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address, '--json']);
+    expect(reg.code, reg.stderr).toBe(0);
+    expect(JSON.parse(reg.stdout)).toMatchObject({ referred: taker.address, referrer: maker.address });
+    const again = await cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('REFERRAL_EXISTS');
+    const show = await cli(['referral', 'show', maker.address, ...U, '--json']);
+    expect(show.code, show.stderr).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({ referred_users: 1 });
+    const forced = await cli(['force-include', 'order', ...U, '--key', taker.private_key, '--market', 'ETH-USDC', '--side', 'bid',
+      '--price', '100', '--quantity', '0.1', '--client-id', 'cli-forced', '--wait', '--timeout', '15', '--json']);
+    expect(forced.code, forced.stderr).toBe(0);
+    const f = JSON.parse(forced.stdout);
+    expect(f.queued.status).toBe('pending');
+    expect(f.status).toMatchObject({ status: 'included', result: { accepted: true } });
+    // An order for more than the wallet holds is refused at inclusion: exit 1 with its code.
+    const refused = await cli(['force-include', 'order', ...U, '--key', taker.private_key, '--market', 'ETH-USDC', '--side', 'bid',
+      '--price', '100000', '--quantity', '100', '--wait', '--timeout', '15']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr + refused.stdout).toContain('INSUFFICIENT_BALANCE');
   });
 
   it('a rejected order exits 1 with the code', async () => {

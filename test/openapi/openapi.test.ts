@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 import {
   adminHeaders, api, deposit, REPO_ROOT, startServer, Wallet, type Api, type ApiResponse, type StartedServer,
 } from '../server/harness.js';
@@ -290,6 +291,43 @@ describe('docs/openapi.yaml against the real server', () => {
     expect(w.status).toBe('pending');
     await post('/withdrawal-signature', { user: taker.address, asset: 'ETH', amount: '0.0003', nonce: w.nonce });
 
+    // --- referral programme: the taker is referred by the maker, then takes 0.001 ETH at 2000 ---
+    const rn = taker.nextNonce();
+    const reg = await post('/referral/register', {
+      referred: taker.address, referrer: maker.address, nonce: rn,
+      signature: taker.sign(`ringbook:referral:${taker.address}:${maker.address}:${rn}`),
+    });
+    expect(reg.referrer).toBe(maker.address);
+    await post('/orders', maker.order({ market_id: 'ETH-USDC', side: 'ask', price: 2_000_000_000, quantity: 1000 }));
+    const referred_take = await post('/orders', taker.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 1000 }));
+    expect(referred_take.fills).toHaveLength(1);
+    const ref_stats = await get(`/referral/${maker.address}`);
+    expect(ref_stats.referred_users).toBe(1);
+    expect(ref_stats.total_earnings_usdc).toBe('200'); // 20% of the 1000-unit taker fee
+    const referred_stats = await get(`/referral/${taker.address}`);
+    expect(referred_stats.referred_by?.referrer).toBe(maker.address);
+    await get(`/referral/${Wallet.random().address}`);
+
+    // --- forced inclusion: a cancel-all, envelope nonce n, payload nonce n + 1 ---
+    const fn = taker.nextNonce();
+    const forced_body = taker.cancelAll(undefined, { nonce: fn + 1 });
+    taker.skipTo(fn + 1);
+    const forced_json = Buffer.from(JSON.stringify({ kind: 'cancel_all', ...forced_body }), 'utf8');
+    const forced_hash = '0x' + Buffer.from(keccak_256(forced_json)).toString('hex');
+    const queued = await post('/force-include', {
+      user: taker.address, payload: '0x' + forced_json.toString('hex'), nonce: fn,
+      signature: taker.sign(`ringbook:force-include:${taker.address}:${forced_hash}:${fn}`),
+    });
+    expect(queued).toMatchObject({ kind: 'cancel_all', nonce: fn, payload_nonce: fn + 1, payload_hash: forced_hash, status: 'pending' });
+    await get(`/force-include/${queued.entry_id}`);
+    let included: any;
+    for (let i = 0; i < 200 && included?.status !== 'included'; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+      included = await get(`/force-include/${queued.entry_id}`);
+    }
+    expect(included.status).toBe('included');
+    expect(included.result).toMatchObject({ accepted: true, error: null });
+
     // --- DA: batches and a fill proof (roots are built a few ms after the commit) ---
     const batches = await get('/da/batches?from=1&limit=100');
     expect(batches.length).toBeGreaterThan(0);
@@ -372,6 +410,22 @@ describe('docs/openapi.yaml against the real server', () => {
     await e('GET', '/admin/state', undefined, 401, 'UNAUTHORIZED', { 'X-Admin-Token': 'wrong' });
     await e('POST', '/deposit', { user: w.address, asset: 'USDC', amount: '1' }, 401, 'UNAUTHORIZED');
     await e('PUT', '/admin/fees', { maker_fee_bps: 0, taker_fee_bps: 5 }, 401, 'UNAUTHORIZED');
+    // Referral: INVALID_REFERRAL (self, referrer without an account), REFERRAL_EXISTS, malformed address.
+    const referral = (referrer: string) => {
+      const n = w.nextNonce();
+      return { referred: w.address, referrer, nonce: n, signature: w.sign(`ringbook:referral:${w.address}:${referrer}:${n}`) };
+    };
+    await e('POST', '/referral/register', referral(w.address), 400, 'INVALID_REFERRAL');
+    await e('POST', '/referral/register', referral(stranger.address), 400, 'INVALID_REFERRAL');
+    const referrer = Wallet.random();
+    await post('/deposit', { user: referrer.address, asset: 'USDC', amount: '1' }, 200, admin);
+    await post('/referral/register', referral(referrer.address));
+    await e('POST', '/referral/register', referral(referrer.address), 400, 'REFERRAL_EXISTS');
+    await e('GET', '/referral/0xabc', undefined, 400, 'INVALID_REQUEST');
+    // Forced inclusion: unknown entry, payload not hex.
+    await e('GET', '/force-include/999999', undefined, 404, 'NOT_FOUND');
+    const fn = w.nextNonce();
+    await e('POST', '/force-include', { user: w.address, payload: '0xzz', nonce: fn, signature: w.sign('x') }, 400, 'INVALID_REQUEST');
     // MARKET_PAUSED.
     await post('/admin/markets/BTC-USDC/pause', {}, 200, admin);
     await e('POST', '/orders', w.order({ market_id: 'BTC-USDC', side: 'bid', price: 30_000_000_000, quantity: 10 }), 400, 'MARKET_PAUSED');
