@@ -1,16 +1,15 @@
 // The DA publisher in its own worker thread (the server's default). The front thread only packs
 // each committed event (type and the numeric fields the state root reads; addresses of ACCOUNT
-// events aside) into a Float64Array and posts it once per event-loop turn; the worker
-// (src/da/da_worker.ts) runs DaPublisherCore over the stream: state roots, fills, journal reads,
-// DA store writes. So the hashing does not compete with HTTP on the front thread.
+// events and FORCE_INCLUDE client order ids aside: src/da/event_packing.ts) into a Float64Array
+// and posts it once per event-loop turn; the worker (src/da/da_worker.ts) runs DaPublisherCore
+// over the stream: state roots, fills, journal reads, DA store writes. So the hashing does not compete with HTTP on the front thread.
 //
 // Consequences: publication lags the answers a little. A client that has its answer may have
 // to wait for its batch to appear under /da (the worker reports each root back, and
 // GET /admin/state shows `state_root` with `state_root_batch_id`). Events are posted in commit
 // order, whole batches per message, so the worker sees exactly the stream the front applied.
 import { Worker } from 'node:worker_threads';
-import { EventType } from '../ring/records.js';
-import type { EventFields } from '../gateway/read_model.js';
+import { EventPacker } from './event_packing.js';
 import { LmdbDaStore } from './da_store.js';
 import { FillsTreeCache } from './fills_cache.js';
 import type { FillsTree } from './fills_tree.js';
@@ -24,29 +23,7 @@ export interface DaThreadOptions {
   journal_dir: string | null;
 }
 
-/** Doubles per packed event: type, then fields 0..12. */
-export const PACKED_STRIDE = 14;
-
-/** Fields the state root reads, per event type (the rest are not copied). */
-function fieldCount(type: number): number {
-  switch (type) {
-    case EventType.BALANCE: return 4;
-    case EventType.BATCH_BEGIN:
-    case EventType.BATCH_COMMITTED: return 3;
-    case EventType.FEES: return 2;
-    case EventType.CREDIT: return 3;
-    case EventType.ACCOUNT: return 1;
-    default: return 13;
-  }
-}
-
-export interface PackedEvents {
-  type: 'events';
-  events: Float64Array;
-  count: number;
-  /** [event index, address hex] of ACCOUNT events. */
-  addresses: [number, string][];
-}
+export { PACKED_STRIDE, type PackedEvents } from './event_packing.js';
 
 export type FromWorker =
   | { type: 'root'; batch_id: number; state_root: string | null; failure: string | null }
@@ -57,9 +34,7 @@ const CLOSE_WAIT_MS = 30_000;
 export class DaThreadPublisher implements DaPublisher {
   readonly store: LmdbDaStore | null;
   private readonly worker: Worker;
-  private buf = new Float64Array(PACKED_STRIDE * 4096);
-  private n = 0;
-  private addresses: [number, string][] = [];
+  private readonly packer = new EventPacker();
   private scheduled = false;
   private root: string | null = null;
   private root_batch = -1;
@@ -67,7 +42,9 @@ export class DaThreadPublisher implements DaPublisher {
   private readonly trees = new FillsTreeCache();
   private closed_signal: (() => void) | null = null;
   /** Highest batch id posted to the worker (lag = posted - stateRootBatchId()). */
-  posted_batch_id = -1;
+  get posted_batch_id(): number {
+    return this.packer.packed_batch_id;
+  }
 
   constructor(options: DaThreadOptions) {
     this.worker = new Worker(new URL('./da_worker.js', import.meta.url), { workerData: options });
@@ -91,26 +68,8 @@ export class DaThreadPublisher implements DaPublisher {
   }
 
   attach(link: EventSource): void {
-    link.addEventListener((e) => this.pack(e));
+    link.addEventListener((e) => this.packer.pack(e));
     link.addBatchListener(() => this.schedule());
-  }
-
-  private pack(e: EventFields): void {
-    const type = e.type();
-    if (type === EventType.REJECTED) return;
-    if ((this.n + 1) * PACKED_STRIDE > this.buf.length) {
-      const grown = new Float64Array(this.buf.length * 2);
-      grown.set(this.buf);
-      this.buf = grown;
-    }
-    const b = this.buf;
-    const at = this.n * PACKED_STRIDE;
-    b[at] = type;
-    const count = fieldCount(type);
-    for (let k = 0; k < count; k++) b[at + 1 + k] = e.field(k);
-    if (type === EventType.ACCOUNT) this.addresses.push([this.n, e.addressHex()]);
-    else if (type === EventType.BATCH_COMMITTED) this.posted_batch_id = b[at + 1];
-    this.n++;
   }
 
   private schedule(): void {
@@ -122,12 +81,9 @@ export class DaThreadPublisher implements DaPublisher {
   /** Posts what was packed (whole batches: events reach the listeners a batch at a time). */
   private flush(): void {
     this.scheduled = false;
-    if (this.n === 0) return;
-    const events = this.buf.slice(0, this.n * PACKED_STRIDE);
-    const msg: PackedEvents = { type: 'events', events, count: this.n, addresses: this.addresses };
-    this.worker.postMessage(msg, [events.buffer]);
-    this.n = 0;
-    this.addresses = [];
+    const msg = this.packer.take();
+    if (msg === null) return;
+    this.worker.postMessage(msg, [msg.events.buffer]);
   }
 
   stateRoot(): string | null {

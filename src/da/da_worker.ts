@@ -2,22 +2,12 @@
 // (src/da/da_thread.ts). It owns the DA store writes and reads the journal; after each message
 // it reports the newest state root back.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { EventFields } from '../gateway/read_model.js';
 import { EventType } from '../ring/records.js';
 import { LmdbDaStore } from './da_store.js';
-import { PACKED_STRIDE, type DaThreadOptions, type FromWorker, type PackedEvents } from './da_thread.js';
+import type { DaThreadOptions, FromWorker } from './da_thread.js';
+import { PackedFields, type PackedEvents } from './event_packing.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
-
-class PackedFields implements EventFields {
-  events: Float64Array = new Float64Array(0);
-  addresses = new Map<number, string>();
-  i = 0;
-  type(): number { return this.events[this.i * PACKED_STRIDE]; }
-  field(k: number): number { return this.events[this.i * PACKED_STRIDE + 1 + k]; }
-  clientOrderId(): string { return ''; }
-  addressHex(): string { return this.addresses.get(this.i) ?? ''; }
-}
 
 const data = workerData as DaThreadOptions;
 const port = parentPort;
@@ -36,8 +26,7 @@ function post(m: FromWorker): void {
 
 port.on('message', (m: PackedEvents | { type: 'close' }) => {
   if (m.type === 'events') {
-    fields.events = m.events;
-    fields.addresses = new Map(m.addresses);
+    fields.load(m);
     for (let i = 0; i < m.count; i++) {
       fields.i = i;
       core.onEvent(fields);

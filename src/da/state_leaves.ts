@@ -12,11 +12,17 @@ export const LeafKind = {
   GLOBAL_FEES: 0x06,
   CREDIT: 0x07,
   PENDING_WITHDRAWAL: 0x08,
+  /** A referred user's referral (programme_leaves.ts). */
+  REFERRAL: 0x09,
+  /** What a referred user's taker fees paid its referrer so far, per asset (programme_leaves.ts). */
+  REFERRAL_EARNED: 0x0a,
+  /** A forced-inclusion entry waiting in the inbox (programme_leaves.ts). */
+  INBOX_ENTRY: 0x0b,
 } as const;
 
 export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
-  8: 'pending_withdrawal',
+  8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry',
 };
 
 export const BUCKET_BITS = 12;
@@ -27,8 +33,12 @@ export const NODES = 2 * BUCKETS - 1;
 export const FIRST_LEAF_NODE = BUCKETS - 1;
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
-/** Request kinds (src/engine/types.ts RequestKind) whose ACCEPTED event sets the nonce high-water. */
-export const SIGNED_KINDS = new Set([2, 3, 4, 5, 6]);
+/**
+ * Request kinds (src/engine/types.ts RequestKind) whose ACCEPTED event sets the nonce high-water:
+ * withdraw, place, cancel, amend, cancel-all, refer, force-include. An included inbox entry's
+ * ACCEPTED is of the payload's kind and carries the payload's nonce, so it is covered too.
+ */
+export const SIGNED_KINDS = new Set([2, 3, 4, 5, 6, 12, 13]);
 export const KIND_WITHDRAW = 2;
 /** OrderStatus FILLED, CANCELLED, REJECTED: the order is no longer open. */
 export const STATUS_CLOSED_MIN = 2;
@@ -279,8 +289,44 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
       id = `pending_withdrawal/account=${getU32(key, 0)}/nonce=${getU64(key, 4)}`;
       if (value) { f.asset = getU16(value, 0); f.amount = getU64(value, 2); }
       break;
+    case LeafKind.REFERRAL:
+      id = `referral/account=${getU32(key, 0)}`;
+      if (value) { f.referrer = getU32(value, 0); f.active_until_ms = getU64(value, 4); }
+      break;
+    case LeafKind.REFERRAL_EARNED:
+      id = `referral_earned/account=${getU32(key, 0)}/asset=${getU16(key, 4)}`;
+      if (value) f.earned = getU64(value, 0);
+      break;
+    case LeafKind.INBOX_ENTRY:
+      id = `inbox_entry/entry_id=${getU64(key, 0)}`;
+      if (value) describeInboxValue(value, f);
+      break;
     default:
       id = `kind${kind}/${bytesToHex0x(key)}`;
   }
   return { id, fields: f };
+}
+
+/** Payload integers of an inbox entry leaf, in value order after the 28-byte envelope part. */
+export const INBOX_PAYLOAD_FIELDS = [
+  'kind', 'nonce', 'market', 'side', 'order_type', 'tif', 'price_units', 'quantity_units', 'order_id',
+  'asset', 'amount_units', 'referrer_account', 'reject',
+] as const;
+/** account u32, envelope nonce u64, queued u64, deadline u64. */
+export const INBOX_ENVELOPE_BYTES = 4 + 8 + 8 + 8;
+export const INBOX_CLIENT_ID_BYTES = 36;
+export const INBOX_VALUE_BYTES = INBOX_ENVELOPE_BYTES + 8 * INBOX_PAYLOAD_FIELDS.length + 1 + INBOX_CLIENT_ID_BYTES;
+
+function describeInboxValue(v: Uint8Array, f: Record<string, number | string>): void {
+  if (v.length !== INBOX_VALUE_BYTES) {
+    f.malformed = bytesToHex0x(v);
+    return;
+  }
+  f.account = getU32(v, 0); f.envelope_nonce = getU64(v, 4); f.queued_ms = getU64(v, 12); f.deadline_ms = getU64(v, 20);
+  INBOX_PAYLOAD_FIELDS.forEach((name, i) => { f[name] = getU64(v, INBOX_ENVELOPE_BYTES + 8 * i); });
+  const at = INBOX_ENVELOPE_BYTES + 8 * INBOX_PAYLOAD_FIELDS.length;
+  const len = Math.min(v[at], INBOX_CLIENT_ID_BYTES);
+  let s = '';
+  for (let i = 0; i < len; i++) s += String.fromCharCode(v[at + 1 + i]);
+  f.client_order_id = s;
 }

@@ -16,15 +16,15 @@
 import type { EventFields } from '../gateway/read_model.js';
 import { EventType } from '../ring/records.js';
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
-import { bytesToHex0x, hexToBytes } from './hex.js';
+import { bytesToHex0x } from './hex.js';
 import {
-  EMPTY_KEY, KIND_WITHDRAW, LEAF_KIND_NAMES, LeafKind, SIGNED_KINDS, STATUS_CLOSED_MIN, ZERO_ADDRESS,
-  accountKey, accountValue, balanceKey, balanceValue, changesToHex, creditValue, describeLeaf,
-  feesValue, hex, marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey,
-  withdrawalValue, type LeafChange, type LeafRecord, type MarketLeafValue, type OrderLeafValue,
-  type PendingLeaf, type RawLeaf,
+  KIND_WITHDRAW, LEAF_KIND_NAMES, SIGNED_KINDS, STATUS_CLOSED_MIN, ZERO_ADDRESS, changesToHex, describeLeaf,
+  getU64, hex, type LeafChange, type LeafRecord, type RawLeaf,
 } from './state_leaves.js';
 import { BucketTree, type Entry } from './bucket_tree.js';
+import { referralEarnedLeafId } from './programme_leaves.js';
+import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
+import { describeChange, firstDifferingChange } from './state_diff.js';
 // ---------------------------------------------------------------------------------------------
 // The builder: events -> leaves
 
@@ -38,33 +38,25 @@ export interface BatchRoots {
 }
 
 
-interface MarketState extends MarketLeafValue {
-  id: string;
+/** The payload fields of a FORCE_INCLUDE's ACCEPTED event, kept until its INBOX_QUEUED. */
+interface ForceAccepted {
+  entry_id: number;
+  account: number;
+  envelope_nonce: number;
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  price_units: number;
+  quantity_units: number;
+  asset: number;
+  amount_units: number;
+  order_id: number;
+  client_order_id: string;
 }
 
-/** Balance pending-map key: account (< 2^32) and asset (< 2^16) in one safe integer. */
-const BALANCE_KEY_SPAN = 65536;
-
-interface PendingOrder extends OrderLeafValue {
-  open: boolean;
-}
-
-/**
- * What a batch changed, per leaf kind, as plain numbers: events only overwrite these (numeric
- * keys, one small object per leaf at first touch); bytes are encoded once per changed leaf, at
- * `endBatch`.
- */
-class PendingSet {
-  balance = new Map<number, { available: number; locked: number }>();
-  nonce = new Map<number, number>();
-  account = new Map<number, string>();
-  order = new Map<number, PendingOrder>();
-  market = new Set<number>();
-  fees: { maker: number; taker: number } | null = null;
-  /** account -> [limit, ratio]; limit 0 removes. */
-  credit = new Map<number, { limit: number; ratio_ppm: number }>();
-  withdrawal = new Map<string, { account: number; nonce: number; asset: number; amount: number }>();
-}
+/** RequestKind.FORCE_INCLUDE (src/engine/types.ts). */
+const KIND_FORCE_INCLUDE = 13;
 
 export class StateRootBuilder {
   private readonly assets: readonly string[];
@@ -74,6 +66,10 @@ export class StateRootBuilder {
   private readonly addresses = new Map<number, string>([[0, ZERO_ADDRESS]]);
   private fills: FillLeaf[] = [];
   private batch_id = 0;
+  /** Time of the batch being read (its BATCH_BEGIN): an inbox entry's queued time. */
+  private batch_time_ms = 0;
+  /** The last FORCE_INCLUDE accepted, until its INBOX_QUEUED (the next event) consumes it. */
+  private force_accepted: ForceAccepted | null = null;
   private root_hex: string;
   /** Batches ended so far. */
   batches = 0;
@@ -116,6 +112,7 @@ export class StateRootBuilder {
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
         this.batch_id = e.field(0);
+        this.batch_time_ms = e.field(1);
         return;
       case EventType.BALANCE: {
         const key = e.field(0) * BALANCE_KEY_SPAN + e.field(1);
@@ -135,9 +132,47 @@ export class StateRootBuilder {
         p.nonce.set(account, nonce);
         if (kind === KIND_WITHDRAW) {
           p.withdrawal.set(`${account}:${nonce}`, { account, nonce, asset: e.field(10), amount: e.field(11) });
+        } else if (kind === KIND_FORCE_INCLUDE) {
+          // The envelope's ACCEPTED carries the payload's fields (EventWriter.accepted): the
+          // INBOX_QUEUED right after it adds the payload's kind, nonce, referrer and verdict.
+          this.force_accepted = {
+            entry_id: e.field(2), account, envelope_nonce: nonce, market: e.field(4), side: e.field(5),
+            order_type: e.field(6), tif: e.field(7), price_units: e.field(8), quantity_units: e.field(9),
+            asset: e.field(10), amount_units: e.field(11), order_id: e.field(12), client_order_id: e.clientOrderId(),
+          };
         }
         return;
       }
+      case EventType.REFERRAL:
+        p.referral.set(e.field(0), { referrer: e.field(1), active_until_ms: e.field(2) });
+        return;
+      case EventType.REFERRAL_SHARE: {
+        const referred = e.field(1);
+        const asset = e.field(3);
+        const key = referred * BALANCE_KEY_SPAN + asset;
+        const before = p.earned.get(key) ?? this.earnedLeaf(referred, asset);
+        p.earned.set(key, before + e.field(4));
+        return;
+      }
+      case EventType.INBOX_QUEUED: {
+        const entry_id = e.field(0);
+        const a = this.force_accepted;
+        this.force_accepted = null;
+        if (a === null || a.entry_id !== entry_id || a.account !== e.field(1)) {
+          throw new Error(`state root: inbox entry ${entry_id} queued without its FORCE_INCLUDE acceptance just before`);
+        }
+        p.inbox.set(entry_id, {
+          entry_id, account: a.account, envelope_nonce: a.envelope_nonce, queued_ms: this.batch_time_ms,
+          deadline_ms: e.field(4), kind: e.field(2), nonce: e.field(3), market: a.market, side: a.side,
+          order_type: a.order_type, tif: a.tif, price_units: a.price_units, quantity_units: a.quantity_units,
+          order_id: a.order_id, asset: a.asset, amount_units: a.amount_units, referrer_account: e.field(5),
+          reject: e.field(6), client_order_id: a.client_order_id,
+        });
+        return;
+      }
+      case EventType.INBOX_INCLUDED:
+        p.inbox.set(e.field(0), null);
+        return;
       case EventType.ACCOUNT: {
         const account = e.field(0);
         const address = e.addressHex();
@@ -211,34 +246,10 @@ export class StateRootBuilder {
     }
   }
 
-  /** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
-  private encodePending(p: PendingSet): [string, PendingLeaf][] {
-    const out: [string, PendingLeaf][] = [];
-    for (const [k, b] of p.balance) {
-      const account = Math.floor(k / BALANCE_KEY_SPAN);
-      const asset = k - account * BALANCE_KEY_SPAN;
-      out.push([`1:${account}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(b.available, b.locked) }]);
-    }
-    for (const [account, nonce] of p.nonce) {
-      out.push([`2:${account}`, { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
-    }
-    for (const [account, address] of p.account) {
-      out.push([`3:${account}`, { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
-    }
-    for (const [order_id, o] of p.order) {
-      out.push([`4:${order_id}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(order_id), value: o.open ? orderValue(o) : null }]);
-    }
-    for (const m of p.market) {
-      out.push([`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(this.markets[m]) }]);
-    }
-    if (p.fees !== null) out.push(['6', { kind: LeafKind.GLOBAL_FEES, key: EMPTY_KEY, value: feesValue(p.fees.maker, p.fees.taker) }]);
-    for (const [account, c] of p.credit) {
-      out.push([`7:${account}`, { kind: LeafKind.CREDIT, key: accountKey(account), value: c.limit === 0 ? null : creditValue(c.limit, c.ratio_ppm) }]);
-    }
-    for (const [id, w] of p.withdrawal) {
-      out.push([`8:${id}`, { kind: LeafKind.PENDING_WITHDRAWAL, key: withdrawalKey(w.account, w.nonce), value: withdrawalValue(w.asset, w.amount) }]);
-    }
-    return out;
+  /** A referral's earnings in an asset as the tree holds them (0 when no share was paid yet). */
+  private earnedLeaf(referred: number, asset: number): number {
+    const leaf = this.tree.get(referralEarnedLeafId(referred, asset));
+    return leaf === undefined ? 0 : getU64(leaf.value, 0);
   }
 
   /**
@@ -255,7 +266,7 @@ export class StateRootBuilder {
   endBatch(): BatchRoots {
     const pending = this.pending;
     this.pending = new PendingSet();
-    const changes = this.tree.update(this.encodePending(pending));
+    const changes = this.tree.update(encodePending(pending, this.markets));
     this.root_hex = bytesToHex0x(this.tree.root());
     const fills = this.fills;
     this.fills = [];
@@ -322,33 +333,7 @@ function recordOf(e: Entry): LeafRecord {
   };
 }
 
-/** Readable form of a published or recomputed change (fraud proofs). */
-export function describeChange(c: LeafChange | null): Record<string, unknown> | null {
-  if (c === null) return null;
-  const key = hexToBytes(c.key, undefined, 'leaf key');
-  const value = c.value === null ? null : hexToBytes(c.value, undefined, 'leaf value');
-  const d = describeLeaf(c.kind, key, value);
-  return { id: d.id, kind: LEAF_KIND_NAMES[c.kind] ?? String(c.kind), key: c.key, value: c.value, fields: value === null ? 'removed' : d.fields };
-}
-
-/** First leaf on which two state diffs disagree (canonical order = by leaf id string). */
-export function firstDifferingChange(ours: readonly LeafChange[], theirs: readonly LeafChange[]):
-  { id: string; expected: Record<string, unknown> | null; found: Record<string, unknown> | null } | null {
-  const idOf = (c: LeafChange): string => `${c.kind}:${c.key}`;
-  const a = new Map(ours.map((c) => [idOf(c), c]));
-  const b = new Map(theirs.map((c) => [idOf(c), c]));
-  // Walk in our order (sort-key order), then theirs for leaves only they changed.
-  for (const c of ours) {
-    const t = b.get(idOf(c));
-    if (t === undefined || t.value !== c.value) {
-      return { id: String(describeChange(c)?.id), expected: describeChange(c), found: t === undefined ? null : describeChange(t) };
-    }
-  }
-  for (const t of theirs) {
-    if (!a.has(idOf(t))) return { id: String(describeChange(t)?.id), expected: null, found: describeChange(t) };
-  }
-  return null;
-}
+export { describeChange, firstDifferingChange };
 
 // Leaf encodings and the tree are part of this module's public surface.
 export {

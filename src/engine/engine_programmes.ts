@@ -71,7 +71,7 @@ export abstract class ProgrammeState extends EngineState {
       entry_id, account, envelope_nonce: r.nonce, queued_ms: this.batch_time_ms, deadline_ms: deadline,
       request: payloadRequest(r), reject: r.inner_reject,
     });
-    out.inboxQueued(entry_id, account, r.inner_kind, r.inner_nonce, deadline);
+    out.inboxQueued(entry_id, account, r.inner_kind, r.inner_nonce, deadline, r.referrer_account, r.inner_reject);
   }
 
   /**

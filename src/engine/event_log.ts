@@ -80,6 +80,8 @@ export interface InboxQueuedEvent {
   kind: number;
   nonce: number;
   deadline_ms: number;
+  referrer_account: number;
+  reject: number;
 }
 
 /** `request` is reduced to the fields that identify the payload (the rest follow in its events). */
@@ -140,8 +142,9 @@ export class EventLog implements EventSink {
     this.events.push({ type: 'referralShare', fill_id, referred, referrer, asset, amount_units });
   }
 
-  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number): void {
-    this.events.push({ type: 'inboxQueued', entry_id, account, kind, nonce, deadline_ms });
+  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number,
+    referrer_account: number, reject: number): void {
+    this.events.push({ type: 'inboxQueued', entry_id, account, kind, nonce, deadline_ms, referrer_account, reject });
   }
 
   inboxIncluded(entry_id: number, request: Request): void {

@@ -452,7 +452,8 @@ export class OrderTracker {
         }
         case 'inboxQueued':
           if (request.kind !== RequestKind.FORCE_INCLUDE || i !== 1) v.push(`event ${i}: inbox entry outside an accepted FORCE_INCLUDE`);
-          else if (e.entry_id !== first.order_id || e.kind !== request.inner_kind || e.nonce !== request.inner_nonce) v.push('inbox entry differs from its request');
+          else if (e.entry_id !== first.order_id || e.kind !== request.inner_kind || e.nonce !== request.inner_nonce ||
+            e.referrer_account !== request.referrer_account || e.reject !== request.inner_reject) v.push('inbox entry differs from its request');
           break;
         case 'inboxIncluded':
           v.push(`event ${i}: an inclusion inside a request's events`);

@@ -345,8 +345,13 @@ export interface EventSink {
   referral(referred: number, referrer: number, active_until_ms: number): void;
   /** After a fill whose taker has an active referral: the share moved from the fee account. */
   referralShare(fill_id: number, referred: number, referrer: number, asset: number, amount_units: number): void;
-  /** After an accepted FORCE_INCLUDE: the new inbox entry. */
-  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number): void;
+  /**
+   * After an accepted FORCE_INCLUDE: the new inbox entry. `referrer_account` (the payload's
+   * resolved referrer, 0 unless a REFER) and `reject` (the front's verdict) are the two payload
+   * facts its ACCEPTED event does not carry; the state root commits to them (docs/verifiability.md).
+   */
+  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number,
+    referrer_account: number, reject: number): void;
   /**
    * An inbox entry leaves the inbox for execution; the events of its request follow (its own
    * accepted or rejected first). `request` is the payload's request, as the engine applies it.

@@ -82,7 +82,11 @@ export const EventType = {
   REFERRAL: 12,
   /** [fill_id, referred, referrer, asset, amount_units]: a referrer's share of a taker fee. */
   REFERRAL_SHARE: 13,
-  /** [entry_id, account, kind, nonce, deadline_ms]: a new forced-inclusion entry. */
+  /**
+   * [entry_id, account, kind, nonce, deadline_ms, referrer_account, reject]: a new forced-inclusion
+   * entry (the payload's kind, nonce, resolved referrer and the front's verdict; its other fields
+   * are in the FORCE_INCLUDE's ACCEPTED event just before).
+   */
   INBOX_QUEUED: 14,
   /** [entry_id, account, kind, nonce]: an entry leaves the inbox; its request's events follow. */
   INBOX_INCLUDED: 15,
@@ -430,8 +434,9 @@ export class EventWriter implements EventSink {
     this.numbers(EventType.REFERRAL_SHARE, [fill_id, referred, referrer, asset, amount_units]);
   }
 
-  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number): void {
-    this.numbers(EventType.INBOX_QUEUED, [entry_id, account, kind, nonce, deadline_ms]);
+  inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number,
+    referrer_account: number, reject: number): void {
+    this.numbers(EventType.INBOX_QUEUED, [entry_id, account, kind, nonce, deadline_ms, referrer_account, reject]);
   }
 
   /** The included request becomes `current`: its accepted event carries its fields and client id. */

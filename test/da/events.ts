@@ -31,4 +31,27 @@ export const ev = {
   fill: (fill_id: number, market: number, taker_order: number, maker_order: number, taker: number, maker: number, side: number, price: number, qty: number, taker_fee: number, maker_fee: number) =>
     new ArrayEvent(EventType.FILL, [fill_id, market, taker_order, maker_order, taker, maker, side, price, qty, taker_fee, maker_fee]),
   credit: (account: number, limit: number, ratio_ppm: number) => new ArrayEvent(EventType.CREDIT, [account, limit, ratio_ppm]),
+  /** [referred, referrer, active_until_ms] */
+  referral: (referred: number, referrer: number, until_ms: number) => new ArrayEvent(EventType.REFERRAL, [referred, referrer, until_ms]),
+  /** [fill_id, referred, referrer, asset, amount] */
+  share: (fill_id: number, referred: number, referrer: number, asset: number, amount: number) =>
+    new ArrayEvent(EventType.REFERRAL_SHARE, [fill_id, referred, referrer, asset, amount]),
+  /**
+   * A FORCE_INCLUDE's ACCEPTED: order_id = the entry id, nonce = the envelope's, the other fields
+   * and the client order id the payload's.
+   */
+  forceAccepted: (account: number, entry_id: number, envelope_nonce: number, p: Partial<ForcedPayload> = {}) =>
+    new ArrayEvent(EventType.ACCEPTED, [13, account, entry_id, envelope_nonce, p.market ?? 0, p.side ?? 0, p.order_type ?? 0,
+      p.tif ?? 0, p.price ?? 2_000_000_000, p.quantity ?? 100, p.asset ?? 0, p.amount ?? 0, p.order_id ?? 0], '', p.coid ?? ''),
+  /** [entry_id, account, kind, nonce, deadline_ms, referrer_account, reject] */
+  queued: (entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number, referrer = 0, reject = 0) =>
+    new ArrayEvent(EventType.INBOX_QUEUED, [entry_id, account, kind, nonce, deadline_ms, referrer, reject]),
+  /** [entry_id, account, kind, nonce] */
+  included: (entry_id: number, account: number, kind: number, nonce: number) =>
+    new ArrayEvent(EventType.INBOX_INCLUDED, [entry_id, account, kind, nonce]),
 };
+
+export interface ForcedPayload {
+  market: number; side: number; order_type: number; tif: number; price: number; quantity: number;
+  asset: number; amount: number; order_id: number; coid: string;
+}

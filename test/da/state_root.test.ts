@@ -2,13 +2,14 @@
 // incremental path checked against an independent from-scratch model written from the doc.
 import { describe, expect, it } from 'vitest';
 import { mulberry32 as rng } from '../../src/util/prng.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { EMPTY_FILLS_ROOT, FILL_LEAF_TYPES, FillsTree, fillLeafValues } from '../../src/da/fills_tree.js';
 import { LeafKind, StateRootBuilder, stateRootOfLeaves, ZERO_ADDRESS, firstDifferingChange } from '../../src/da/state_root.js';
+import { inboxFieldsOfCanonical, inboxLeaf } from '../../src/da/programme_leaves.js';
 import type { EventFields } from '../../src/gateway/read_model.js';
 import { EventType } from '../../src/ring/records.js';
 import { ArrayEvent, ev } from './events.js';
+import { Model } from './leaf_model.js';
 
 const ASSETS = ['ETH', 'BTC', 'USDC'];
 const A1 = '0x1111111111111111111111111111111111111111';
@@ -31,7 +32,7 @@ function genesis(): EventFields[] {
 function everything(o: Partial<Record<string, number | string>> = {}): EventFields[] {
   const n = (k: string, d: number): number => (o[k] as number | undefined) ?? d;
   return [
-    ev.begin(1),
+    ev.begin(1, n('time', 1_001)),
     ev.account(1, (o.addr as string | undefined) ?? A1),
     ev.accepted(1, 1, 0, 0),
     ev.balance(1, 2, n('bal', 1_000_000), n('locked', 0)),
@@ -43,92 +44,25 @@ function everything(o: Partial<Record<string, number | string>> = {}): EventFiel
     ev.credit(2, n('credit', 50_000_000), 900_000),
     ev.market(0, 0, 2, { status: n('mstatus', 0) }),
     ev.fees(n('fmaker', -1), 5),
+    ev.referral(2, n('referrer', 1), n('until', 1_001 + 90 * 86_400_000)),
+    ev.share(5, 2, 1, 2, n('earned', 40)),
+    ...forced(o),
     ev.committed(1),
   ];
 }
 
-// ---------------------------------------------------------------------------------------------
-// An independent model: leaves straight from the doc's table with DataView, root from scratch.
-
-function be(...parts: [string, number | string][]): Uint8Array {
-  const size = parts.reduce((s, [t]) => s + ({ u8: 1, u16: 2, u32: 4, i32: 4, u64: 8, addr: 20 } as Record<string, number>)[t], 0);
-  const out = new Uint8Array(size);
-  const dv = new DataView(out.buffer);
-  let o = 0;
-  for (const [t, v] of parts) {
-    if (t === 'u8') dv.setUint8(o, v as number), (o += 1);
-    else if (t === 'u16') dv.setUint16(o, v as number), (o += 2);
-    else if (t === 'u32') dv.setUint32(o, v as number), (o += 4);
-    else if (t === 'i32') dv.setInt32(o, v as number), (o += 4);
-    else if (t === 'u64') dv.setBigUint64(o, BigInt(v)), (o += 8);
-    else {
-      out.set(Buffer.from((v as string).slice(2), 'hex'), o);
-      o += 20;
-    }
-  }
-  return out;
+/** A queued forced inclusion (its ACCEPTED and INBOX_QUEUED: always adjacent). */
+function forced(o: Partial<Record<string, number | string>> = {}): EventFields[] {
+  const n = (k: string, d: number): number => (o[k] as number | undefined) ?? d;
+  return [
+    // Account 3: no other ACCEPTED of the batch touches its nonce leaf (last write wins).
+    ev.forceAccepted(3, 1, n('envelope_nonce', 4), {
+      market: n('imarket', -1), side: 1, price: n('iprice', 2_000_000_000), quantity: 300, order_id: n('iorder', 0),
+      coid: (o.icoid as string | undefined) ?? 'forced-1',
+    }),
+    ev.queued(1, 3, n('ikind', 3), n('inonce', 5), n('deadline', 1_001 + 86_400_000), n('ireferrer', 0), n('ireject', 0)),
+  ];
 }
-
-class Model {
-  leaves = new Map<string, { kind: number; key: Uint8Array; value: Uint8Array }>();
-  markets = new Map<number, number[]>();
-  mark = new Map<number, number>();
-  put(kind: number, key: Uint8Array, value: Uint8Array | null): void {
-    const id = kind + ':' + Buffer.from(key).toString('hex');
-    if (value === null) this.leaves.delete(id);
-    else this.leaves.set(id, { kind, key, value });
-  }
-  marketLeaf(m: number): void {
-    const f = this.markets.get(m)!;
-    this.put(5, be(['u16', m]), be(['u8', f[1]], ['u16', f[2]], ['u16', f[3]], ['u64', f[4]], ['u64', f[5]], ['u8', f[6]], ['i32', f[7]], ['i32', f[8]], ['u64', this.mark.get(m) ?? 0]));
-  }
-  apply(e: EventFields): void {
-    const f = (k: number): number => e.field(k);
-    switch (e.type()) {
-      case EventType.BALANCE: return this.put(1, be(['u32', f(0)], ['u16', f(1)]), be(['u64', f(2)], ['u64', f(3)]));
-      case EventType.ACCEPTED:
-        if (![2, 3, 4, 5, 6].includes(f(0))) return;
-        this.put(2, be(['u32', f(1)]), be(['u64', f(3)]));
-        if (f(0) === 2) this.put(8, be(['u32', f(1)], ['u64', f(3)]), be(['u16', f(10)], ['u64', f(11)]));
-        return;
-      case EventType.ACCOUNT: return this.put(3, be(['u32', f(0)]), be(['addr', e.addressHex()]));
-      case EventType.ORDER_UPDATE:
-        if (f(4) >= 2) return this.put(4, be(['u64', f(0)]), null);
-        return this.put(4, be(['u64', f(0)]), be(['u32', f(1)], ['u16', f(2)], ['u8', f(3)], ['u64', f(5)], ['u64', f(6)], ['u64', f(7)], ['u64', f(8)], ['u8', f(4)]));
-      case EventType.MARKET:
-        this.markets.set(f(0), [0, 1, 2, 3, 4, 5, 6, 7, 8].map(f));
-        return this.marketLeaf(f(0));
-      case EventType.FILL:
-        this.mark.set(f(1), f(7));
-        return this.marketLeaf(f(1));
-      case EventType.FEES: return this.put(6, new Uint8Array(0), be(['i32', f(0)], ['i32', f(1)]));
-      case EventType.CREDIT: return this.put(7, be(['u32', f(0)]), f(1) === 0 ? null : be(['u64', f(1)], ['u32', f(2)]));
-      default:
-    }
-  }
-  root(): string {
-    const cat = (...a: Uint8Array[]): Uint8Array => {
-      const out = new Uint8Array(a.reduce((s, x) => s + x.length, 0));
-      let o = 0;
-      for (const x of a) out.set(x, o), (o += x.length);
-      return out;
-    };
-    const buckets: { sk: string; h: Uint8Array }[][] = Array.from({ length: 4096 }, () => []);
-    for (const l of this.leaves.values()) {
-      const sk = keccak_256(cat(new Uint8Array([l.kind]), l.key));
-      const bucket = parseInt(Buffer.from(sk).toString('hex').slice(0, 3), 16);
-      buckets[bucket].push({ sk: Buffer.from(sk).toString('hex'), h: keccak_256(cat(new Uint8Array([l.kind]), l.key, l.value)) });
-    }
-    let level: Uint8Array[] = buckets.map((b) => (b.length === 0 ? new Uint8Array(32) : keccak_256(cat(...b.sort((x, y) => (x.sk < y.sk ? -1 : 1)).map((x) => x.h)))));
-    while (level.length > 1) {
-      const next: Uint8Array[] = [];
-      for (let i = 0; i < level.length; i += 2) next.push(keccak_256(cat(level[i], level[i + 1])));
-      level = next;
-    }
-    return '0x' + Buffer.from(level[0]).toString('hex');
-  }
-}
-
 
 function shuffle<T>(xs: T[], r: () => number): T[] {
   const a = xs.slice();
@@ -140,16 +74,22 @@ function shuffle<T>(xs: T[], r: () => number): T[] {
 }
 
 /** Random batches of events over a small universe, so leaves are rewritten and removed. */
+/** Inbox entries the random batches included after queueing them (the last run's). */
+let removed_inbox = 0;
+
 function randomBatches(seed: number, batches: number, per_batch: number): EventFields[][] {
+  removed_inbox = 0;
   const r = rng(seed);
   const int = (n: number): number => Math.floor(r() * n);
   const out: EventFields[][] = [genesis()];
   let accounts = 0;
   let fill_id = 1;
+  let entry_id = 0;
+  const included = new Set<number>();
   for (let b = 1; b <= batches; b++) {
-    const events: EventFields[] = [ev.begin(b)];
+    const events: EventFields[] = [ev.begin(b, 1_000 + b * 1_000 + int(500))];
     for (let i = 0; i < per_batch; i++) {
-      const x = int(10);
+      const x = int(14);
       if (accounts === 0 || x === 0) {
         accounts++;
         events.push(ev.account(accounts, '0x' + (accounts.toString(16).padStart(2, '0')).repeat(20)));
@@ -157,14 +97,32 @@ function randomBatches(seed: number, batches: number, per_batch: number): EventF
       }
       const acct = 1 + int(accounts);
       if (x === 1) events.push(ev.balance(acct, int(3), int(1e12), int(1e9)));
-      else if (x === 2) events.push(ev.accepted(3 + int(4), acct, int(50), 1 + int(1e6)));
+      else if (x === 2) events.push(ev.accepted([3, 4, 5, 6, 12][int(5)], acct, int(50), 1 + int(1e6)));
       else if (x === 3) events.push(ev.order(1 + int(200), acct, int(2), int(2), int(4), int(1e9), int(1e6), int(1e6), int(1e6)));
       else if (x === 4) events.push(ev.credit(acct, int(3) === 0 ? 0 : int(1e12), int(1_000_000)));
       else if (x === 5) events.push(ev.accepted(2, acct, 0, 1 + int(1e6), { asset: int(3), amount: int(1e9) }));
       else if (x === 6) events.push(ev.fill(fill_id++, int(2), int(100), int(100), acct, 1 + int(accounts), int(2), int(1e9), int(1e6), int(1e3), -int(1e3)));
       else if (x === 7) events.push(ev.market(int(2), 0, 2, { status: int(2), maker: -int(3), taker: int(10) }));
       else if (x === 8) events.push(ev.fees(-int(3), int(10)));
-      else events.push(ev.rejected(3, acct));
+      else if (x === 9) events.push(ev.rejected(3, acct));
+      else if (x === 10) events.push(ev.referral(acct, 1 + int(accounts), int(1e12)));
+      else if (x === 11) events.push(ev.share(fill_id, acct, 1 + int(accounts), int(3), 1 + int(1e6)));
+      else if (x === 12) {
+        // Payload fields may be anything a signed payload carries, NO_MARKET (-1) included.
+        entry_id++;
+        events.push(
+          ev.forceAccepted(acct, entry_id, 1 + int(1e6), {
+            market: int(3) - 1, side: int(2), order_type: int(2), tif: int(4), price: int(1e9), quantity: int(1e6),
+            asset: int(3), amount: int(1e9), order_id: int(100), coid: int(2) === 0 ? '' : 'c'.repeat(1 + int(36)),
+          }),
+          ev.queued(entry_id, acct, 2 + int(11), 1 + int(1e6), int(1e12), int(accounts), int(44)),
+        );
+      } else {
+        const id = 1 + int(entry_id + 2);
+        if (id <= entry_id && !included.has(id)) removed_inbox++;
+        included.add(id);
+        events.push(ev.included(id, acct, 3, 1));
+      }
     }
     events.push(ev.committed(b));
     out.push(events);
@@ -194,6 +152,21 @@ describe('StateRootBuilder', () => {
       global_fees: { fmaker: 0 },
       credit: { credit: 50_000_001 },
       pending_withdrawal: { wd: 1_001 },
+      referral_referrer: { referrer: 3 },
+      referral_until: { until: 1_002 + 90 * 86_400_000 },
+      referral_earned: { earned: 41 },
+      inbox_envelope_nonce: { envelope_nonce: 6 },
+      inbox_kind: { ikind: 4 },
+      inbox_nonce: { inonce: 6 },
+      inbox_market: { imarket: 0 },
+      inbox_price: { iprice: 2_000_010_000 },
+      inbox_order_id: { iorder: 7 },
+      inbox_client_id: { icoid: 'forced-2' },
+      inbox_no_client_id: { icoid: '' },
+      inbox_deadline: { deadline: 1_002 + 86_400_000 },
+      inbox_referrer: { ireferrer: 2 },
+      inbox_verdict: { ireject: 41 },
+      inbox_queued_ms: { time: 1_002 },
     };
     const seen = new Set([base]);
     for (const [name, v] of Object.entries(variants)) {
@@ -208,11 +181,14 @@ describe('StateRootBuilder', () => {
   });
 
   it('the order of touches within a batch does not matter', () => {
-    const body = everything().slice(1, -1);
+    // The forced inclusion's ACCEPTED and INBOX_QUEUED move as one unit (they are always adjacent).
+    const pair = forced();
+    const body = everything().slice(1, -1 - pair.length);
     const base = run([genesis(), everything()]).roots[1];
     const r = rng(7);
     for (let i = 0; i < 20; i++) {
-      const root = run([genesis(), [ev.begin(1), ...shuffle(body, r), ev.committed(1)]]).roots[1];
+      const units = shuffle([...body.map((e) => [e]), pair], r);
+      const root = run([genesis(), [ev.begin(1), ...units.flat(), ev.committed(1)]]).roots[1];
       expect(root).toBe(base);
     }
   });
@@ -243,7 +219,86 @@ describe('StateRootBuilder', () => {
         expect(stateRootOfLeaves(builder.rawLeaves())).toBe(state_root);
         expect(builder.leafCount()).toBe(model.leaves.size);
       });
+      // The runs did exercise the programme leaves (and removed inbox entries).
+      const kinds = new Set(builder.rawLeaves().map((l) => l.kind));
+      for (const k of [LeafKind.REFERRAL, LeafKind.REFERRAL_EARNED, LeafKind.INBOX_ENTRY]) expect(kinds.has(k), `kind ${k}`).toBe(true);
+      expect(removed_inbox, 'inbox entries removed').toBeGreaterThan(0);
     }
+  });
+
+  it('roots change when a referral is registered, a share paid, an entry queued and included', () => {
+    const setup = [ev.begin(1, 5_000), ev.account(1, A1), ev.account(2, A2), ev.balance(1, 2, 1_000_000, 0), ev.committed(1)];
+    const b = new StateRootBuilder(ASSETS);
+    const { roots } = run([genesis(), setup,
+      [ev.begin(2, 6_000), ev.accepted(12, 2, 0, 1), ev.referral(2, 1, 6_000 + 90 * 86_400_000), ev.committed(2)],
+      [ev.begin(3, 7_000), ev.share(1, 2, 1, 2, 40), ev.committed(3)],
+      [ev.begin(4, 8_000), ev.share(2, 2, 1, 2, 2), ev.committed(4)],
+      [ev.begin(5, 9_000), ev.forceAccepted(2, 1, 2, { coid: 'x' }), ev.queued(1, 2, 3, 3, 9_000 + 86_400_000), ev.committed(5)],
+      [ev.begin(6, 9_500), ev.included(1, 2, 3, 3), ev.committed(6)],
+    ], b);
+    expect(new Set(roots).size).toBe(roots.length);
+    const leaves = b.leaves();
+    expect(leaves.find((l) => l.id === 'referral/account=2')?.fields).toEqual({ referrer: 1, active_until_ms: 6_000 + 90 * 86_400_000 });
+    // Earnings are the running total (40 + 2), per asset.
+    expect(leaves.find((l) => l.id === 'referral_earned/account=2/asset=2')?.fields).toEqual({ earned: 42 });
+    expect(leaves.some((l) => l.kind === 'inbox_entry')).toBe(false);
+    expect(leaves.find((l) => l.id === 'nonce/account=2')?.fields).toEqual({ nonce: 2 });
+    // Inclusion leaves no trace: the same history with only the envelope's nonce use instead.
+    const without = run([genesis(), setup,
+      [ev.begin(2, 6_000), ev.accepted(12, 2, 0, 1), ev.referral(2, 1, 6_000 + 90 * 86_400_000), ev.committed(2)],
+      [ev.begin(3, 7_000), ev.share(1, 2, 1, 2, 40), ev.committed(3)],
+      [ev.begin(4, 8_000), ev.share(2, 2, 1, 2, 2), ev.committed(4)],
+      [ev.begin(5, 9_000), ev.accepted(4, 2, 0, 2), ev.committed(5)],
+    ]).roots;
+    expect(roots[6]).toBe(without[5]);
+  });
+
+  it('the queued entry commits to the batch time, the ACCEPTED payload fields and the INBOX_QUEUED ones', () => {
+    const b = new StateRootBuilder(ASSETS);
+    run([genesis(), [ev.begin(1, 123_456), ev.forceAccepted(4, 9, 17, {
+      market: -1, side: 1, order_type: 1, tif: 2, price: 5, quantity: 6, asset: 2, amount: 8, order_id: 77, coid: 'id-ü',
+    }), ev.queued(9, 4, 12, 18, 123_456 + 86_400_000, 3, 41), ev.committed(1)]], b);
+    const leaf = b.leaves().find((l) => l.id === 'inbox_entry/entry_id=9');
+    expect(leaf?.fields).toEqual({
+      account: 4, envelope_nonce: 17, queued_ms: 123_456, deadline_ms: 123_456 + 86_400_000, kind: 12, nonce: 18,
+      market: -1, side: 1, order_type: 1, tif: 2, price_units: 5, quantity_units: 6, order_id: 77, asset: 2,
+      amount_units: 8, referrer_account: 3, reject: 41, client_order_id: 'id-ü',
+    });
+    expect(leaf?.value.length).toBe(2 + 2 * 169);
+    // The canonical-side encoder gives the same bytes from the engine's plain fields.
+    const [id, canonical] = inboxLeaf(inboxFieldsOfCanonical({
+      entry_id: 9, account: 4, envelope_nonce: 17, queued_ms: 123_456, deadline_ms: 123_456 + 86_400_000,
+      request: {
+        kind: 12, nonce: 18, market: -1, side: 1, order_type: 1, tif: 2, price_units: 5, quantity_units: 6, order_id: 77,
+        client_order_id: 'id-ü', asset: 2, amount_units: 8, referrer_account: 3, reject: 41,
+      },
+    }));
+    expect(id).toBe('11:9');
+    expect('0x' + Buffer.from(canonical.value!).toString('hex')).toBe(leaf?.value);
+  });
+
+  it('an INBOX_QUEUED without its FORCE_INCLUDE acceptance just before it stops the builder', () => {
+    const b = new StateRootBuilder(ASSETS);
+    run([genesis()], b);
+    b.apply(ev.begin(1));
+    expect(() => b.apply(ev.queued(1, 2, 3, 3, 1))).toThrow(/queued without its FORCE_INCLUDE/);
+    const c = new StateRootBuilder(ASSETS);
+    c.apply(ev.forceAccepted(2, 1, 2));
+    expect(() => c.apply(ev.queued(2, 2, 3, 3, 1))).toThrow(/queued without/);
+  });
+
+  it('earnings add up across skipped batches and after a rehash', () => {
+    const shares = [[ev.begin(1), ev.share(1, 5, 6, 0, 10), ev.committed(1)], [ev.begin(2), ev.share(2, 5, 6, 0, 7), ev.share(3, 5, 6, 1, 1), ev.committed(2)],
+      [ev.begin(3), ev.share(4, 5, 6, 0, 3), ev.committed(3)]];
+    const live = run([genesis(), ...shares]);
+    const skipping = new StateRootBuilder(ASSETS);
+    run([genesis()], skipping);
+    for (const batch of shares.slice(0, 2)) {
+      for (const e of batch) skipping.apply(e);
+      skipping.skipBatch();
+    }
+    expect(run([shares[2]], skipping).roots[0]).toBe(live.roots[3]);
+    expect(live.builder.leaves().find((l) => l.id === 'referral_earned/account=5/asset=0')?.fields).toEqual({ earned: 20 });
   });
 
   it('builds fill leaves (addresses, fee account, market id, side, fees) and the fills root', () => {

@@ -127,7 +127,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
       const place = h.placeRequest(1, BID, OrderType.LIMIT, P2000, ONE, { client_order_id: 'forced-1' });
       expect(h.force(place)).toEqual([
         acc(K.FORCE_INCLUDE, 1, 1),
-        { type: 'inboxQueued', entry_id: 1, account: 1, kind: K.PLACE, nonce: 2, deadline_ms: T0 + FORCE_INCLUSION_DEADLINE_MS },
+        { type: 'inboxQueued', entry_id: 1, account: 1, kind: K.PLACE, nonce: 2, deadline_ms: T0 + FORCE_INCLUSION_DEADLINE_MS, referrer_account: 0, reject: RJ.NONE },
       ]);
       const s = h.state();
       expect(s.inbox).toEqual([{

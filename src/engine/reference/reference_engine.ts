@@ -485,7 +485,7 @@ class ReferenceEngine implements MatchingEngine {
       entry_id, account: r.account, envelope_nonce: r.nonce, queued_ms: this.time_ms, deadline_ms: deadline,
       request: forcedRequestOf(payloadRequest(r), r.inner_reject),
     });
-    this.out!.inboxQueued(entry_id, r.account, r.inner_kind, r.inner_nonce, deadline);
+    this.out!.inboxQueued(entry_id, r.account, r.inner_kind, r.inner_nonce, deadline, r.referrer_account, r.inner_reject);
   }
 
   // ---------------------------------------------------------------- credit

@@ -1,0 +1,104 @@
+// The committed events as the front thread posts them to the DA worker (src/da/da_thread.ts): per
+// event its type and the numeric fields the state root reads, in one Float64Array per message,
+// with the few strings the root reads on the side (ACCOUNT addresses; the client order id of a
+// FORCE_INCLUDE acceptance, which the inbox entry leaf commits to). `PackedFields` reads them back
+// as EventFields for the worker's StateRootBuilder; test/da/event_packing.test.ts checks that the
+// builder gives the same roots through the packing as over the events themselves.
+import { RequestKind } from '../engine/types.js';
+import type { EventFields } from '../gateway/read_model.js';
+import { EventType } from '../ring/records.js';
+
+/** Doubles per packed event: type, then fields 0..12. */
+export const PACKED_STRIDE = 14;
+
+/** Fields the state root reads, per event type (the rest are not copied). */
+function fieldCount(type: number): number {
+  switch (type) {
+    case EventType.BALANCE: return 4;
+    case EventType.BATCH_BEGIN:
+    case EventType.BATCH_COMMITTED: return 3;
+    case EventType.FEES: return 2;
+    case EventType.CREDIT: return 3;
+    case EventType.ACCOUNT: return 1;
+    default: return 13;
+  }
+}
+
+export interface PackedEvents {
+  type: 'events';
+  /** Transferred to the worker (a fresh copy per message). */
+  events: Float64Array<ArrayBuffer>;
+  count: number;
+  /** [event index, address hex] of ACCOUNT events. */
+  addresses: [number, string][];
+  /** [event index, client order id] of FORCE_INCLUDE ACCEPTED events that have one. */
+  client_ids: [number, string][];
+}
+
+/** Packs committed events (the front thread side). */
+export class EventPacker {
+  private buf = new Float64Array(PACKED_STRIDE * 4096);
+  private n = 0;
+  private addresses: [number, string][] = [];
+  private client_ids: [number, string][] = [];
+  /** Highest batch id packed (from its BATCH_COMMITTED). */
+  packed_batch_id = -1;
+
+  get count(): number {
+    return this.n;
+  }
+
+  pack(e: EventFields): void {
+    const type = e.type();
+    if (type === EventType.REJECTED) return;
+    if ((this.n + 1) * PACKED_STRIDE > this.buf.length) {
+      const grown = new Float64Array(this.buf.length * 2);
+      grown.set(this.buf);
+      this.buf = grown;
+    }
+    const b = this.buf;
+    const at = this.n * PACKED_STRIDE;
+    b[at] = type;
+    const count = fieldCount(type);
+    for (let k = 0; k < count; k++) b[at + 1 + k] = e.field(k);
+    if (type === EventType.ACCOUNT) this.addresses.push([this.n, e.addressHex()]);
+    else if (type === EventType.ACCEPTED && b[at + 1] === RequestKind.FORCE_INCLUDE) {
+      const coid = e.clientOrderId();
+      if (coid !== '') this.client_ids.push([this.n, coid]);
+    } else if (type === EventType.BATCH_COMMITTED) this.packed_batch_id = b[at + 1];
+    this.n++;
+  }
+
+  /** What was packed since the last take, as one message (null when nothing was). */
+  take(): PackedEvents | null {
+    if (this.n === 0) return null;
+    const msg: PackedEvents = {
+      type: 'events', events: this.buf.slice(0, this.n * PACKED_STRIDE), count: this.n,
+      addresses: this.addresses, client_ids: this.client_ids,
+    };
+    this.n = 0;
+    this.addresses = [];
+    this.client_ids = [];
+    return msg;
+  }
+}
+
+/** Reads a packed message's events (the worker side): set `i`, then read like any EventFields. */
+export class PackedFields implements EventFields {
+  events: Float64Array = new Float64Array(0);
+  addresses = new Map<number, string>();
+  client_ids = new Map<number, string>();
+  i = 0;
+
+  load(m: PackedEvents): void {
+    this.events = m.events;
+    this.addresses = new Map(m.addresses);
+    this.client_ids = new Map(m.client_ids);
+    this.i = 0;
+  }
+
+  type(): number { return this.events[this.i * PACKED_STRIDE]; }
+  field(k: number): number { return this.events[this.i * PACKED_STRIDE + 1 + k]; }
+  clientOrderId(): string { return this.client_ids.get(this.i) ?? ''; }
+  addressHex(): string { return this.addresses.get(this.i) ?? ''; }
+}

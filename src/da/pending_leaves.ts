@@ -1,0 +1,82 @@
+// What a batch changed, as plain numbers per leaf kind (the StateRootBuilder overwrites these as
+// events arrive: last write wins), and its encoding into leaves at the batch's end.
+import {
+  EMPTY_KEY, LeafKind, accountKey, accountValue, balanceKey, balanceValue, creditValue, feesValue,
+  marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
+  type MarketLeafValue, type OrderLeafValue, type PendingLeaf,
+} from './state_leaves.js';
+import {
+  inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
+} from './programme_leaves.js';
+
+export interface MarketState extends MarketLeafValue {
+  id: string;
+}
+
+/** Balance pending-map key: account (< 2^32) and asset (< 2^16) in one safe integer. */
+export const BALANCE_KEY_SPAN = 65536;
+
+export interface PendingOrder extends OrderLeafValue {
+  open: boolean;
+}
+
+/**
+ * What a batch changed, per leaf kind, as plain numbers: events only overwrite these (numeric
+ * keys, one small object per leaf at first touch); bytes are encoded once per changed leaf, at
+ * `endBatch`.
+ */
+export class PendingSet {
+  balance = new Map<number, { available: number; locked: number }>();
+  nonce = new Map<number, number>();
+  account = new Map<number, string>();
+  order = new Map<number, PendingOrder>();
+  market = new Set<number>();
+  fees: { maker: number; taker: number } | null = null;
+  /** account -> [limit, ratio]; limit 0 removes. */
+  credit = new Map<number, { limit: number; ratio_ppm: number }>();
+  withdrawal = new Map<string, { account: number; nonce: number; asset: number; amount: number }>();
+  /** referred account -> its referral (written once). */
+  referral = new Map<number, { referrer: number; active_until_ms: number }>();
+  /** referred * BALANCE_KEY_SPAN + asset -> total earned so far (not the batch's increment). */
+  earned = new Map<number, number>();
+  /** entry id -> the queued entry, or null when it left the inbox. */
+  inbox = new Map<number, InboxLeafFields | null>();
+}
+
+/** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
+export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]): [string, PendingLeaf][] {
+  const out: [string, PendingLeaf][] = [];
+  for (const [k, b] of p.balance) {
+    const account = Math.floor(k / BALANCE_KEY_SPAN);
+    const asset = k - account * BALANCE_KEY_SPAN;
+    out.push([`1:${account}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(b.available, b.locked) }]);
+  }
+  for (const [account, nonce] of p.nonce) {
+    out.push([`2:${account}`, { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
+  }
+  for (const [account, address] of p.account) {
+    out.push([`3:${account}`, { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
+  }
+  for (const [order_id, o] of p.order) {
+    out.push([`4:${order_id}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(order_id), value: o.open ? orderValue(o) : null }]);
+  }
+  for (const m of p.market) {
+    out.push([`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(markets[m]) }]);
+  }
+  if (p.fees !== null) out.push(['6', { kind: LeafKind.GLOBAL_FEES, key: EMPTY_KEY, value: feesValue(p.fees.maker, p.fees.taker) }]);
+  for (const [account, c] of p.credit) {
+    out.push([`7:${account}`, { kind: LeafKind.CREDIT, key: accountKey(account), value: c.limit === 0 ? null : creditValue(c.limit, c.ratio_ppm) }]);
+  }
+  for (const [id, w] of p.withdrawal) {
+    out.push([`8:${id}`, { kind: LeafKind.PENDING_WITHDRAWAL, key: withdrawalKey(w.account, w.nonce), value: withdrawalValue(w.asset, w.amount) }]);
+  }
+  for (const [referred, r] of p.referral) out.push(referralLeaf(referred, r.referrer, r.active_until_ms));
+  for (const [k, earned] of p.earned) {
+    const referred = Math.floor(k / BALANCE_KEY_SPAN);
+    out.push(referralEarnedLeaf(referred, k - referred * BALANCE_KEY_SPAN, earned));
+  }
+  for (const [entry_id, entry] of p.inbox) {
+    out.push(entry === null ? [inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null }] : inboxLeaf(entry));
+  }
+  return out;
+}

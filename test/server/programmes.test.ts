@@ -1,0 +1,235 @@
+// Referrals and forced inclusion on the real server, over HTTP: every rule of docs/api.md
+// ("Referrals", "Forced inclusion"), kill -9 survival, the state root, and the two clocks that
+// matter (the 90-day referral window and the 24-hour inclusion deadline) moved with the injected
+// sequencer clock (RINGBOOK_CLOCK_OFFSET_MS, read at start).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  Wallet, adminState, api, balances, deposit, startServer, type StartedServer,
+} from './harness.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+const HOUR_MS = 3600 * 1000;
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-programmes-'));
+  dirs.push(d);
+  return d;
+}
+
+async function start(data_dir: string, clock_offset_ms = 0, config: Record<string, unknown> = {}): Promise<StartedServer> {
+  return startServer({ config, env: { RINGBOOK_DATA_DIR: data_dir, RINGBOOK_CLOCK_OFFSET_MS: String(clock_offset_ms) } });
+}
+
+async function poll<T>(what: string, f: () => Promise<T | null>, timeout_ms = 15_000): Promise<T> {
+  const until = Date.now() + timeout_ms;
+  for (;;) {
+    const v = await f();
+    if (v !== null) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The state root once the state-root thread has caught up with the last committed batch. */
+async function settledRoot(s: StartedServer): Promise<string> {
+  return poll('the state root of the last batch', async () => {
+    const a = await adminState(s);
+    return a.state_root !== null && a.state_root_batch_id === a.batch_id ? (a.state_root as string) : null;
+  });
+}
+
+async function ok(p: Promise<{ status: number; body: any; text: string }>): Promise<any> {
+  const r = await p;
+  if (r.status !== 200) throw new Error(`expected 200, got ${r.status} ${r.text}`);
+  return r.body.data;
+}
+
+describe('referrals on the real server', () => {
+  it('registers once, shares 20% of taker fees for 90 days, survives kill -9, is in the state root', async () => {
+    const dir = dataDir();
+    const referred = Wallet.random();
+    const referrer = Wallet.random();
+    const maker = Wallet.random();
+    const stranger = Wallet.random();
+    let s = await start(dir);
+    let http = api(s.url);
+    await deposit(s, referred.address, 'USDC', '100000');
+    await deposit(s, referrer.address, 'USDC', '1');
+    await deposit(s, maker.address, 'ETH', '10');
+    await deposit(s, maker.address, 'USDC', '100000');
+
+    // Refusals first: none consumes a nonce.
+    let r = await http.post('/referral/register', stranger.referral(referrer.address));
+    expect([r.status, r.body.error]).toEqual([404, 'NOT_FOUND']);
+    r = await http.post('/referral/register', referred.referral(referred.address, { nonce: 1 }));
+    expect([r.status, r.body.error]).toEqual([400, 'INVALID_REFERRAL']);
+    r = await http.post('/referral/register', referred.referral(stranger.address, { nonce: 1 }));
+    expect([r.status, r.body.error]).toEqual([400, 'INVALID_REFERRAL']);
+    expect(r.body.message).toMatch(/referrer is not an account/);
+    r = await http.post('/referral/register', referred.referral(referrer.address, { nonce: 1, signer: (m) => referrer.sign(m) }));
+    expect([r.status, r.body.error]).toEqual([401, 'INVALID_SIGNATURE']);
+    r = await http.post('/referral/register', { referred: referred.address, referrer: 'nope', nonce: 1, signature: '0x' });
+    expect([r.status, r.body.error]).toEqual([400, 'INVALID_REQUEST']);
+
+    const before = await settledRoot(s);
+    const reg = await ok(http.post('/referral/register', referred.referral(referrer.address.toUpperCase().replace('0X', '0x'), { nonce: 1 })));
+    referred.skipTo(1);
+    expect(reg.referred).toBe(referred.address);
+    expect(reg.referrer).toBe(referrer.address);
+    const until_ms = Date.parse(reg.active_until);
+    expect(Math.abs(until_ms - (Date.now() + 90 * DAY_MS))).toBeLessThan(60_000);
+    r = await http.post('/referral/register', referred.referral(maker.address));
+    expect([r.status, r.body.error]).toEqual([400, 'REFERRAL_EXISTS']);
+    // The state root commits to the referral: the batch that registered it (and nothing else) changed it.
+    const after = await settledRoot(s);
+    expect(after).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(after).not.toBe(before);
+
+    // Taker fee 5 bps of 2000 USDC = 1 USDC; maker rebate 1 bp (0.2 USDC): the referrer gets
+    // 20% = 0.2 USDC, within the 0.8 USDC the fee account earned.
+    await ok(http.post('/orders', maker.order({ market_id: 'ETH-USDC', side: 'ask', price: 2000_000_000, quantity: 1_000_000 })));
+    await ok(http.post('/orders', referred.order({ market_id: 'ETH-USDC', side: 'bid', price: 2000_000_000, quantity: 1_000_000 })));
+    expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
+    // The referred user as maker: its fees are never shared.
+    await ok(http.post('/orders', referred.order({ market_id: 'ETH-USDC', side: 'ask', price: 2000_000_000, quantity: 1_000_000 })));
+    await ok(http.post('/orders', maker.order({ market_id: 'ETH-USDC', side: 'bid', price: 2000_000_000, quantity: 1_000_000 })));
+    expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
+
+    const stats = await ok(http.get(`/referral/${referrer.address}`));
+    expect(stats).toMatchObject({
+      address: referrer.address, referral_code: referrer.address, referred_users: 1, total_earnings_usdc: '200000',
+      active_referrals: [{ address: referred.address, active_until: reg.active_until, earned_usdc: '200000' }],
+      referred_by: null,
+    });
+    expect(stats.active_until).toBe(reg.active_until);
+    expect((await ok(http.get(`/referral/${referred.address}`))).referred_by).toEqual({ referrer: referrer.address, active_until: reg.active_until });
+    expect((await http.get('/referral/0x12')).status).toBe(400);
+
+    // kill -9: everything comes back from the journal.
+    await s.stop('SIGKILL');
+    s = await start(dir);
+    http = api(s.url);
+    expect(await ok(http.get(`/referral/${referrer.address}`))).toEqual(stats);
+    expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
+    r = await http.post('/referral/register', referred.referral(maker.address));
+    expect(r.body.error).toBe('REFERRAL_EXISTS');
+
+    // 91 days later (the sequencer clock moved): fee sharing has stopped, the relationship stays.
+    await s.stop('SIGKILL');
+    s = await start(dir, 91 * DAY_MS);
+    http = api(s.url);
+    await ok(http.post('/orders', maker.order({ market_id: 'ETH-USDC', side: 'ask', price: 2000_000_000, quantity: 1_000_000 })));
+    await ok(http.post('/orders', referred.order({ market_id: 'ETH-USDC', side: 'bid', price: 2000_000_000, quantity: 1_000_000 })));
+    expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
+    const late = await ok(http.get(`/referral/${referrer.address}`));
+    expect(late.active_referrals).toEqual([]);
+    expect(late.referrals).toEqual([{ address: referred.address, active_until: reg.active_until, active: false, earned_usdc: '200000' }]);
+    expect(late.active_until).toBeNull();
+    r = await http.post('/referral/register', referred.referral(maker.address));
+    expect(r.body.error).toBe('REFERRAL_EXISTS');
+    await s.stop();
+  });
+});
+
+describe('forced inclusion on the real server', () => {
+  it('includes entries in the next batch, in order, with their results; refuses bad payloads visibly', async () => {
+    const dir = dataDir();
+    const user = Wallet.random();
+    const other = Wallet.random();
+    const s = await start(dir);
+    const http = api(s.url);
+    await deposit(s, user.address, 'USDC', '10000');
+    await deposit(s, other.address, 'USDC', '10');
+
+    // Envelope n, payload n + 1 (the envelope's nonce is consumed first).
+    const order = user.order({ market_id: 'ETH-USDC', side: 'bid', price: 1000_000_000, quantity: 1_000_000, client_order_id: 'forced-a' }, { nonce: 2 });
+    const queued = await ok(http.post('/force-include', user.forceInclude(order, { nonce: 1 })));
+    expect(queued).toMatchObject({ user: user.address, kind: 'order', nonce: 1, payload_nonce: 2, status: 'pending' });
+    expect(Date.parse(queued.deadline) - Date.parse(queued.queued_at)).toBe(DAY_MS);
+    // Bad payloads: queued, then refused at inclusion with their reason.
+    const foreign = other.order({ market_id: 'ETH-USDC', side: 'bid', price: 1000_000_000, quantity: 1_000_000 }, { nonce: 4 });
+    const mismatch = await ok(http.post('/force-include', user.forceInclude(foreign, { nonce: 3 })));
+    const garbage = await ok(http.post('/force-include', user.forceInclude('{"not json', { nonce: 5 })));
+    const forged = user.cancel({ client_order_id: 'forced-a' }, { nonce: 7, signer: (m) => other.sign(m) });
+    const badsig = await ok(http.post('/force-include', user.forceInclude(forged, { nonce: 6 })));
+    const cancel = user.cancel({ client_order_id: 'forced-a' }, { nonce: 9 });
+    const last = await ok(http.post('/force-include', user.forceInclude(cancel, { nonce: 8 })));
+    expect([mismatch.entry_id, garbage.entry_id, badsig.entry_id, last.entry_id]).toEqual([2, 3, 4, 5].map((k) => queued.entry_id + k - 1));
+    // A bad envelope is refused at once.
+    let r = await http.post('/force-include', user.forceInclude(order, { nonce: 10, signer: (m) => other.sign(m) }));
+    expect([r.status, r.body.error]).toEqual([401, 'INVALID_SIGNATURE']);
+    r = await http.post('/force-include', { ...user.forceInclude(order, { nonce: 10 }), payload: '0xzz' });
+    expect([r.status, r.body.error]).toEqual([400, 'INVALID_REQUEST']);
+
+    const done = await poll('entry 5 included', async () => {
+      const e = await ok(http.get(`/force-include/${last.entry_id}`));
+      return e.status === 'included' ? e : null;
+    });
+    expect(done.result).toEqual({ accepted: true, error: null, message: null, order_id: expect.any(Number) });
+    const entries = await Promise.all([queued, mismatch, garbage, badsig].map((q) => ok(http.get(`/force-include/${q.entry_id}`))));
+    expect(entries.map((e) => e.result)).toEqual([
+      { accepted: true, error: null, message: null, order_id: expect.any(Number) },
+      { accepted: false, error: 'INVALID_SIGNATURE', message: 'the forced payload is signed by another address than the user', order_id: null },
+      { accepted: false, error: 'INVALID_REQUEST', message: 'the forced payload is not a well-formed signed request body', order_id: null },
+      { accepted: false, error: 'INVALID_SIGNATURE', message: 'the forced payload signature is invalid', order_id: null },
+    ]);
+    // In order: each included no earlier than the one before; all well before their deadline.
+    const all = [...entries, done];
+    for (let i = 1; i < all.length; i++) expect(all[i].included_batch_id).toBeGreaterThanOrEqual(all[i - 1].included_batch_id);
+    for (const e of all) expect(Date.parse(e.included_at)).toBeLessThan(Date.parse(e.deadline));
+    // The results are visible like any other request's: the order was placed, then cancelled.
+    const placed = await ok(http.get(`/account/${user.address}/orders/by-client-id/forced-a`)).catch(() => null);
+    if (placed !== null) expect(placed.status).toBe('cancelled');
+    expect((await balances(s, user.address)).USDC).toEqual({ available: 10_000_000_000, locked: 0 });
+    expect((await adminState(s)).pending_forced_inclusions).toEqual([]);
+    expect((await http.get('/force-include/999999')).status).toBe(404);
+    await s.stop();
+  });
+
+  it('an entry the sequencer withholds is forced in before its deadline, across a kill -9', async () => {
+    const dir = dataDir();
+    const user = Wallet.random();
+    // The sequencer holds entries as long as the engine lets it: 23 hours.
+    const config = { force_inclusion: { hold_ms: 23 * HOUR_MS } };
+    let s = await start(dir, 0, config);
+    let http = api(s.url);
+    await deposit(s, user.address, 'USDC', '10000');
+    const order = user.order({ market_id: 'ETH-USDC', side: 'bid', price: 1000_000_000, quantity: 1_000_000 }, { nonce: 2 });
+    const queued = await ok(http.post('/force-include', user.forceInclude(order, { nonce: 1 })));
+    // Other traffic makes batches; the entry stays pending, listed with its deadline.
+    await deposit(s, user.address, 'USDC', '1');
+    await new Promise((res) => setTimeout(res, 300));
+    await deposit(s, user.address, 'USDC', '1');
+    expect((await ok(http.get(`/force-include/${queued.entry_id}`))).status).toBe('pending');
+    const pending = (await adminState(s)).pending_forced_inclusions;
+    expect(pending).toEqual([{
+      entry_id: queued.entry_id, user: user.address, kind: 'order', payload_nonce: 2,
+      queued_at: queued.queued_at, deadline: queued.deadline,
+    }]);
+    expect((await balances(s, user.address)).USDC.locked).toBe(0);
+
+    // kill -9, then the clock reaches queued + 23 h: with no traffic at all, the matcher starts
+    // a batch for the entry, which is included an hour before its deadline.
+    await s.stop('SIGKILL');
+    s = await start(dir, 23 * HOUR_MS + 60_000, config);
+    http = api(s.url);
+    const done = await poll('the withheld entry included', async () => {
+      const e = await ok(http.get(`/force-include/${queued.entry_id}`));
+      return e.status === 'included' ? e : null;
+    });
+    expect(done.result.accepted).toBe(true);
+    expect(Date.parse(done.included_at)).toBeLessThan(Date.parse(queued.deadline));
+    expect(Date.parse(done.included_at)).toBeGreaterThanOrEqual(Date.parse(queued.queued_at) + 23 * HOUR_MS);
+    expect((await balances(s, user.address)).USDC.locked).toBeGreaterThan(0);
+    expect((await adminState(s)).pending_forced_inclusions).toEqual([]);
+    await s.stop();
+  });
+});
