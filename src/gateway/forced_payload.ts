@@ -6,7 +6,7 @@
 // signed body, is signed by someone else, or carries a bad signature is still queued, then refused
 // at inclusion with that reason (DECISIONS: never dropped silently). docs/api.md has the rules.
 import { forceIncludeMessage, forceIncludePayloadHash } from '../auth/messages.js';
-import { emptyRequest, Reject, type Request } from '../engine/types.js';
+import { emptyRequest, Reject, RequestKind, type Request } from '../engine/types.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseReferral, parseWithdrawal,
   type AssetInfo, type BodyError, type MarketLookup, type SignedRequest,
@@ -20,6 +20,11 @@ const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 
 export const FORCED_KIND_NAMES = ['order', 'cancel', 'amend', 'cancel_all', 'withdrawal', 'referral'] as const;
 export type ForcedKindName = (typeof FORCED_KIND_NAMES)[number];
+
+const KIND_OF_NAME: Readonly<Record<ForcedKindName, number>> = {
+  order: RequestKind.PLACE, cancel: RequestKind.CANCEL, amend: RequestKind.AMEND,
+  cancel_all: RequestKind.CANCEL_ALL, withdrawal: RequestKind.WITHDRAW, referral: RequestKind.REFER,
+};
 
 export interface ForceEnvelope {
   user: string;
@@ -82,9 +87,12 @@ function kindOf(body: Record<string, unknown>): ForcedKindName | null {
 export function parseForcedPayload(
   envelope: ForceEnvelope, markets: MarketLookup, assets: Map<string, AssetInfo>,
 ): ForcedPayload {
-  const malformed = (problem: string, kind_name: ForcedKindName | null = null): ForcedPayload => ({
-    request: emptyRequest(), kind_name, referrer: null, verdict: Reject.FORCED_PAYLOAD_MALFORMED, problem, signed: null,
-  });
+  const malformed = (problem: string, kind_name: ForcedKindName | null = null): ForcedPayload => {
+    // The kind stays known when only the body is bad, so the entry shows what was attempted.
+    const request = emptyRequest();
+    request.kind = kind_name === null ? 0 : KIND_OF_NAME[kind_name];
+    return { request, kind_name, referrer: null, verdict: Reject.FORCED_PAYLOAD_MALFORMED, problem, signed: null };
+  };
   let body: unknown;
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(envelope.payload_hex.slice(2), 'hex'));

@@ -178,8 +178,11 @@ export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext):
   app.post('/force-include', postRoute(ctx, { admin: false }, (reply, body) => forceInclude(ctx, reply, body)));
   app.get('/force-include/:entry_id', getRoute(ctx, (reply, req) => {
     const text = req.getParameter(0) ?? '';
-    const id = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : 0;
-    const e = id > 0 ? rm.programmes.entries.get(id) : undefined;
+    if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
+      reply.error('INVALID_REQUEST', 'entry_id must be a positive integer');
+      return;
+    }
+    const e = rm.programmes.entries.get(Number(text));
     if (e === undefined) {
       reply.error('NOT_FOUND', `forced-inclusion entry ${JSON.stringify(text).slice(0, 24)} not found`);
       return;

@@ -83,6 +83,8 @@ describe('parseForcedPayload', () => {
     const p = parseForcedPayload(envelope(text), markets, assets);
     expect(p.verdict).toBe(Reject.FORCED_PAYLOAD_MALFORMED);
     expect(p.signed).toBeNull();
+    // A readable order keeps its kind (the entry shows what was attempted); garbage has none.
+    expect(p.request.kind).toBe(text.includes('market_id') ? RequestKind.PLACE : 0);
   });
 
   it('finds a payload of another user a signer mismatch', () => {

@@ -190,7 +190,9 @@ describe('forced inclusion on the real server', () => {
     if (placed !== null) expect(placed.status).toBe('cancelled');
     expect((await balances(s, user.address)).USDC).toEqual({ available: 10_000_000_000, locked: 0 });
     expect((await adminState(s)).pending_forced_inclusions).toEqual([]);
+    expect(entries.map((e) => e.kind)).toEqual(['order', 'order', 'unknown', 'cancel']);
     expect((await http.get('/force-include/999999')).status).toBe(404);
+    expect((await http.get('/force-include/abc')).body.error).toBe('INVALID_REQUEST');
     await s.stop();
   });
 
