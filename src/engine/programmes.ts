@@ -125,40 +125,15 @@ export class ForcedInbox {
   }
 }
 
-/** The payload's request as a FORCE_INCLUDE record carried it (envelope fields replaced). */
-export function payloadRequest(envelope: Request): Request {
-  const r = emptyRequest();
-  r.kind = envelope.inner_kind;
-  r.account = envelope.account;
-  r.nonce = envelope.inner_nonce;
-  r.market = envelope.market;
-  r.side = envelope.side;
-  r.order_type = envelope.order_type;
-  r.tif = envelope.tif;
-  r.price_units = envelope.price_units;
-  r.quantity_units = envelope.quantity_units;
-  r.order_id = envelope.order_id;
-  r.client_order_id = envelope.client_order_id;
-  r.asset = envelope.asset;
-  r.amount_units = envelope.amount_units;
-  r.referrer_account = envelope.referrer_account;
-  return r;
-}
+/** The fields a payload request carries besides its kind, account and nonce. */
+type PayloadFields = Pick<Request, 'market' | 'side' | 'order_type' | 'tif' | 'price_units' | 'quantity_units' |
+  'order_id' | 'client_order_id' | 'asset' | 'amount_units' | 'referrer_account'>;
 
-export function forcedRequestOf(r: Request, reject: number): CanonicalForcedRequest {
-  return {
-    kind: r.kind, nonce: r.nonce, market: r.market, side: r.side, order_type: r.order_type, tif: r.tif,
-    price_units: r.price_units, quantity_units: r.quantity_units, order_id: r.order_id,
-    client_order_id: r.client_order_id, asset: r.asset, amount_units: r.amount_units,
-    referrer_account: r.referrer_account, reject,
-  };
-}
-
-export function requestOfForced(account: number, f: CanonicalForcedRequest): Request {
+function payloadOf(kind: number, account: number, nonce: number, f: PayloadFields): Request {
   const r = emptyRequest();
-  r.kind = f.kind;
+  r.kind = kind;
   r.account = account;
-  r.nonce = f.nonce;
+  r.nonce = nonce;
   r.market = f.market;
   r.side = f.side;
   r.order_type = f.order_type;
@@ -171,6 +146,24 @@ export function requestOfForced(account: number, f: CanonicalForcedRequest): Req
   r.amount_units = f.amount_units;
   r.referrer_account = f.referrer_account;
   return r;
+}
+
+/** The payload's request as a FORCE_INCLUDE record carried it (envelope fields replaced). */
+export function payloadRequest(envelope: Request): Request {
+  return payloadOf(envelope.inner_kind, envelope.account, envelope.inner_nonce, envelope);
+}
+
+export function forcedRequestOf(r: Request, reject: number): CanonicalForcedRequest {
+  return {
+    kind: r.kind, nonce: r.nonce, market: r.market, side: r.side, order_type: r.order_type, tif: r.tif,
+    price_units: r.price_units, quantity_units: r.quantity_units, order_id: r.order_id,
+    client_order_id: r.client_order_id, asset: r.asset, amount_units: r.amount_units,
+    referrer_account: r.referrer_account, reject,
+  };
+}
+
+export function requestOfForced(account: number, f: CanonicalForcedRequest): Request {
+  return payloadOf(f.kind, account, f.nonce, f);
 }
 
 /** A verdict the engine can record: a reject reason index (Reject.NONE = none). */
