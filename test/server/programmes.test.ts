@@ -2,12 +2,13 @@
 // ("Referrals", "Forced inclusion"), kill -9 survival, the state root, and the two clocks that
 // matter (the 90-day referral window and the 24-hour inclusion deadline) moved with the injected
 // sequencer clock (RINGBOOK_CLOCK_OFFSET_MS, read at start).
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  Wallet, adminState, api, balances, deposit, startServer, type StartedServer,
+  REPO_ROOT, Wallet, adminState, api, balances, deposit, startServer, type StartedServer,
 } from './harness.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -43,6 +44,22 @@ async function settledRoot(s: StartedServer): Promise<string> {
   return poll('the state root of the last batch', async () => {
     const a = await adminState(s);
     return a.state_root !== null && a.state_root_batch_id === a.batch_id ? (a.state_root as string) : null;
+  });
+}
+
+/**
+ * `ringbook verify` over everything the server published (once the state-root thread caught up),
+ * with the server's own config file: every batch re-executed, every root compared.
+ */
+async function verifyAll(s: StartedServer): Promise<{ code: number; output: string }> {
+  await settledRoot(s);
+  const config = path.join(s.data_dir, 'test-config.json');
+  const out = dataDir();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', s.url, '--config', config, '--out', out],
+      { cwd: REPO_ROOT, timeout: 60_000 }, (e, stdout, stderr) => {
+        resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : 1, output: stdout + stderr });
+      });
   });
 }
 
@@ -135,6 +152,10 @@ describe('referrals on the real server', () => {
     expect(late.active_until).toBeNull();
     r = await http.post('/referral/register', referred.referral(maker.address));
     expect(r.body.error).toBe('REFERRAL_EXISTS');
+    // An outside verifier re-executes every published batch (referrals, shares, the restarts)
+    // and agrees with every state root.
+    const v = await verifyAll(s);
+    expect(v.code, v.output).toBe(0);
     await s.stop();
   });
 });
@@ -232,6 +253,9 @@ describe('forced inclusion on the real server', () => {
     expect(Date.parse(done.included_at)).toBeGreaterThanOrEqual(Date.parse(queued.queued_at) + 23 * HOUR_MS);
     expect((await balances(s, user.address)).USDC.locked).toBeGreaterThan(0);
     expect((await adminState(s)).pending_forced_inclusions).toEqual([]);
+    // The verifier (same config, so the same hold) agrees, the empty batch that forced the entry in included.
+    const v = await verifyAll(s);
+    expect(v.code, v.output).toBe(0);
     await s.stop();
   });
 });
