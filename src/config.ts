@@ -66,6 +66,16 @@ export interface RingbookConfig {
   deposits: { open: boolean };
   settlement: { contract: string; chain_id: number };
   credit: { auto_cancel_ratio_default: number };
+  /**
+   * Engine snapshots (docs/operations.md, "Snapshots"): one after every `every_batches` batches
+   * (0: only on demand, POST /admin/snapshot), the `keep` newest kept.
+   */
+  snapshots: { every_batches: number; keep: number };
+  /**
+   * `trim`: delete journal batches at or below the oldest kept snapshot once the DA store has
+   * them (recovery then needs that snapshot or a newer one); false keeps the whole journal.
+   */
+  journal: { trim: boolean };
   /** From the environment only (never from files): admin token and operator key, when set. */
   admin_token: string | null;
   operator_key: string | null;
@@ -229,6 +239,13 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const credit = isObject(r.credit) ? r.credit : {};
   const ratio = credit.auto_cancel_ratio_default ?? 0.9;
   need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
+  const snapshots = isObject(r.snapshots) ? r.snapshots : {};
+  const every_batches = snapshots.every_batches ?? 10_000;
+  need(typeof every_batches === 'number' && Number.isSafeInteger(every_batches) && every_batches >= 0, null, 'snapshots.every_batches must be an integer >= 0 (0: on demand only)');
+  const keep = posInt(snapshots.keep ?? 3, 'snapshots.keep');
+  const journal = isObject(r.journal) ? r.journal : {};
+  const trim = journal.trim ?? false;
+  need(typeof trim === 'boolean', null, 'journal.trim must be true or false');
   const port = int(server.port, 'server.port');
   need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
   return {
@@ -254,6 +271,8 @@ export function validateConfig(raw: unknown): RingbookConfig {
       chain_id: posInt(settlement.chain_id, 'settlement.chain_id'),
     },
     credit: { auto_cancel_ratio_default: ratio as number },
+    snapshots: { every_batches: every_batches as number, keep },
+    journal: { trim: trim as boolean },
     admin_token: null,
     operator_key: null,
   };

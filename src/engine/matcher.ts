@@ -61,6 +61,29 @@ export class Matcher {
     this.writeCommitted(0, time, 0);
   }
 
+  /**
+   * Instead of genesis: continue after a snapshot at `batch_id` whose engine state this matcher's
+   * engine was restored from (restoreFastEngine). Re-registers the snapshot's accounts (20 address
+   * bytes per id, id 0 unused) so that ids stay what the journal's later batches expect. Writes no
+   * events: the front and the DA thread restore their own state from the same snapshot.
+   */
+  resume(batch_id: number, addresses: Uint8Array): void {
+    if (this.batch_id !== 0 || this.registry.size !== 1) throw new Error('resume needs a fresh matcher');
+    for (let at = 20; at + 20 <= addresses.length; at += 20) {
+      const id = this.registry.register(addresses, at);
+      if (id !== at / 20) throw new Error(`snapshot account ${at / 20} registered as ${id}`);
+    }
+    this.batch_id = batch_id;
+  }
+
+  /** The engine state and account addresses after the last applied batch (a snapshot's engine part). */
+  captureState(): { canonical: ReturnType<FastEngine['canonicalState']>; addresses: Uint8Array } {
+    const size = this.registry.size;
+    const addresses = new Uint8Array(size * 20);
+    for (let id = 1; id < size; id++) addresses.set(this.registry.addressBytes(id), id * 20);
+    return { canonical: this.engine.canonicalState(), addresses };
+  }
+
   /** Re-applies a journaled batch (already durable): same path as live, no commit hook. */
   replay(batch_id: number, time_ms: number, records: Int32Array, count: number): void {
     if (batch_id !== this.batch_id + 1) throw new Error(`replay of batch ${batch_id} after ${this.batch_id}`);

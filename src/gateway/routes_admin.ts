@@ -7,6 +7,7 @@ import { openExchange, postRoute, replyRejected, submit, type GatewayContext } f
 import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
+import type { SnapshotCoordinator } from '../snapshot/coordinator.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -43,7 +44,10 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
 
-export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number }): void {
+export function registerAdminRoutes(
+  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number },
+  snapshots?: SnapshotCoordinator | null,
+): void {
   const rm = ctx.rm;
   app.get('/admin/state', (res, req) => {
     const reply = openExchange(ctx, res);
@@ -70,9 +74,22 @@ export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?:
       signatures_verified: ctx.signatures.verified,
       journal_bytes: null,
       pending_forced_inclusions: [],
+      recovery: ctx.link.recovery,
+      snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, last: snapshots.last } : null,
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
     });
   });
+
+  // On demand: the matcher captures its state between two batches; answered once the file is
+  // written (docs/operations.md, "Snapshots").
+  app.post('/admin/snapshot', postRoute(ctx, { admin: true }, (reply, body) => {
+    if (!onlyFields(reply, body, [])) return;
+    if (!snapshots) return void reply.error('INVALID_REQUEST', 'snapshots need the journal (this server runs without one)');
+    snapshots.take().then(
+      (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
+      (e: unknown) => reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`, 503),
+    );
+  }));
 
   app.post('/admin/markets', postRoute(ctx, { admin: true }, (reply, body) => {
     if (!onlyFields(reply, body, ['id', 'base', 'quote', 'tick_size', 'lot_size'])) return;

@@ -20,6 +20,9 @@ import { createDaPublisher, type DaPublisher } from '../da/publisher.js';
 import { registerDaRoutes } from './routes_da.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { registerMarketDataRoutes } from './routes_marketdata.js';
+import { SnapshotCoordinator } from '../snapshot/coordinator.js';
+import { importFront } from '../snapshot/front_state.js';
+import { loadRecoverySnapshot } from '../snapshot/resume.js';
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -55,6 +58,9 @@ export class RingbookServer {
     const engine_config = engineConfigOf(cfg);
     const journal_dir = this.options.journal === false ? null : path.resolve(cfg.server.data_dir, 'journal');
     if (journal_dir !== null) mkdirSync(journal_dir, { recursive: true });
+    const snapshots_dir = path.resolve(cfg.server.data_dir, 'snapshots');
+    // Recovery: the newest usable snapshot (src/snapshot/recovery.ts), else genesis.
+    const resume = journal_dir === null ? null : await loadRecoverySnapshot(cfg, journal_dir, snapshots_dir);
     const link = new MatcherLink({
       journal_dir,
       engine_config,
@@ -66,15 +72,35 @@ export class RingbookServer {
         trades_per_market_kept: cfg.limits.trades_per_market_kept,
         closed_orders_kept: 100_000,
       },
+      snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
+      snapshot_every_batches: cfg.snapshots.every_batches,
     });
-    const da = createDaPublisher(cfg, journal_dir);
+    const da = createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
     da.attach(link);
-    // Before start: the journal replay rebuilds candles and the leaderboard.
+    // Before start: the journal replay rebuilds candles and the leaderboard (from the snapshot's).
     const md = new MarketData(link.read_model);
+    if (resume !== null) importFront(link.read_model, md, resume.front);
     link.addEventListener((e) => md.onEvent(e));
     this.da = da;
     await link.start();
     this.link = link;
+    // Resuming from a snapshot, the DA thread checked the root of its state against the published
+    // one; a difference stops the start here.
+    await da.ready();
+    let snapshots: SnapshotCoordinator | null = null;
+    if (journal_dir !== null) {
+      snapshots = new SnapshotCoordinator({
+        dir: snapshots_dir, every_batches: cfg.snapshots.every_batches, keep: cfg.snapshots.keep, trim_journal: cfg.journal.trim,
+        link, rm: link.read_model, md, da,
+      }, link.recovery?.batch_id ?? 0);
+      const coordinator = snapshots;
+      link.addBatchListener((batch_id) => coordinator.onBatchCommitted(batch_id));
+    }
+    const r = link.recovery;
+    if (r !== null) {
+      console.log(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
+        ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`);
+    }
     const pool = new VerifyPool(this.options.verify_threads ? { threads: this.options.verify_threads } : {});
     this.pool = pool;
     const assets = new Map<string, AssetInfo>();
@@ -98,7 +124,7 @@ export class RingbookServer {
     const app = uWS.App();
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
-    registerAdminRoutes(app, ctx, da);
+    registerAdminRoutes(app, ctx, da, snapshots);
     registerDaRoutes(app, ctx, da);
     registerMarketDataRoutes(app, ctx, md);
     const hub = registerWebSocket(app, ctx);
