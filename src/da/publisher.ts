@@ -54,6 +54,8 @@ export interface DaPublisher {
    * (rejects on a difference: the server must not run on a state whose root it cannot vouch for).
    */
   ready(): Promise<RestoreReport | null>;
+  /** Published headers that differed from the ones recomputed on start (0 in a healthy server). */
+  readonly recheck_mismatches: number;
   /** The batch `stateRoot()` belongs to (-1 before genesis). */
   stateRootBatchId(): number;
   /** The fills tree of a published batch (built on demand, a few kept). */

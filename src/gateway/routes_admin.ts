@@ -45,7 +45,7 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
 }
 
 export function registerAdminRoutes(
-  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number },
+  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
   snapshots?: SnapshotCoordinator | null,
 ): void {
   const rm = ctx.rm;
@@ -75,6 +75,8 @@ export function registerAdminRoutes(
       journal_bytes: null,
       pending_forced_inclusions: [],
       recovery: ctx.link.recovery,
+      // Published headers the DA thread recomputed differently on start (must stay 0).
+      state_root_rechecks_failed: da ? da.recheck_mismatches : null,
       snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, last: snapshots.last } : null,
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
     });
@@ -87,7 +89,7 @@ export function registerAdminRoutes(
     if (!snapshots) return void reply.error('INVALID_REQUEST', 'snapshots need the journal (this server runs without one)');
     snapshots.take().then(
       (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
-      (e: unknown) => reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`, 503),
+      (e: unknown) => reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`),
     );
   }));
 

@@ -68,6 +68,7 @@ describe('server recovery from snapshots', () => {
     const after_state = await settledState(s);
     expect(after_state.recovery).toMatchObject({ snapshot_batch_id: last_snapshot, replayed_batches: batch_id - last_snapshot, batch_id });
     expect(after_state.state_root).toBe(st.state_root);
+    expect(after_state.state_root_rechecks_failed).toBe(0);
     expect(after_state.batch_id).toBe(st.batch_id);
     expect(await readBack(s, t, filled)).toEqual(before);
     expect(s.output().stdout).toContain(`recovered from the snapshot at batch ${last_snapshot} + ${batch_id - last_snapshot} journal batches`);
