@@ -82,6 +82,9 @@ export interface EventFields {
   addressHex(): string;
 }
 
+/** Closed orders the server's read model keeps readable (the newest ones). */
+export const CLOSED_ORDERS_KEPT = 100_000;
+
 export interface ReadModelLimits {
   fills_per_account_kept: number;
   trades_per_market_kept: number;

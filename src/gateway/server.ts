@@ -10,6 +10,7 @@ import { AdminTokenCheck } from './admin_auth.js';
 import { ArrivalOrder, SignatureBatcher, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { MatcherLink } from './matcher_link.js';
+import { CLOSED_ORDERS_KEPT } from './read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { registerPublicRoutes } from './routes_public.js';
@@ -70,7 +71,7 @@ export class RingbookServer {
       read_model: {
         fills_per_account_kept: cfg.limits.fills_per_account_kept,
         trades_per_market_kept: cfg.limits.trades_per_market_kept,
-        closed_orders_kept: 100_000,
+        closed_orders_kept: CLOSED_ORDERS_KEPT,
       },
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
