@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
-import { listSnapshots } from '../../src/snapshot/snapshot_file.js';
+import { decodeEngine, encodeEngine, encodeSnapshot, listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
 import { ok } from '../server/checks.js';
 import { adminHeaders, adminState, api, REPO_ROOT, startServer, type StartedServer } from '../server/harness.js';
 import { fund, readBack, settledState, snapshotWritten, trade } from './traffic.js';
@@ -25,11 +25,11 @@ afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function verify(s: StartedServer): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function verify(s: StartedServer, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const config = path.join(s.data_dir, 'test-config.json');
   const out = dataDir();
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', s.url, '--config', config, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', s.url, '--config', config, '--out', out, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d) => (stdout += d));
@@ -82,6 +82,19 @@ describe('server recovery from snapshots', () => {
     const v = await verify(s);
     expect(v.code, v.stderr).toBe(0);
     expect(JSON.parse(v.stdout.trim().split('\n').pop() as string)).toMatchObject({ verify: 'ok', checked: Number(st2.batch_id), state_root: st2.state_root });
+    // The verifier can start from a snapshot: its root checked against the published one.
+    const [snap] = listSnapshots(path.join(data_dir, 'snapshots'));
+    const v2 = await verify(s, ['--snapshot', snap.file]);
+    expect(v2.code, v2.stderr).toBe(0);
+    expect(JSON.parse(v2.stdout.trim())).toMatchObject({ verify: 'ok', checked: Number(st2.batch_id) - snap.batch_id, state_root: st2.state_root });
+    const f = readSnapshotFile(snap.file);
+    const e = decodeEngine(f.engine);
+    e.canonical.accounts[0].balances[2][0] += 1; // a state that is not the published one
+    const forged = path.join(dataDir(), 'forged.msgpack');
+    fs.writeFileSync(forged, encodeSnapshot(f, encodeEngine(e), f.front));
+    const v3 = await verify(s, ['--snapshot', forged]);
+    expect(v3.code).toBe(1);
+    expect(v3.stderr).toMatch(new RegExp(`the published root of batch ${snap.batch_id} is 0x`));
     const before2 = await readBack(s, t, filled);
     await snapshotWritten(s, Math.floor(Number(st2.batch_id) / EVERY) * EVERY);
     await s.stop('SIGKILL');
