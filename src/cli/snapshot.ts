@@ -7,13 +7,12 @@
 // replayed offline; that server's own snapshots are the ones to use).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { pack } from 'msgpackr';
 import { loadConfig } from '../config.js';
 import type { CanonicalState } from '../engine/api.js';
 import { stateDigest } from '../engine/state.js';
 import { CLOSED_ORDERS_KEPT, ReadModel } from '../gateway/read_model.js';
 import { MarketData } from '../marketdata/market_data.js';
-import { exportFront } from '../snapshot/front_state.js';
+import { encodeFront } from '../snapshot/front_state.js';
 import {
   decodeEngine, decodeSnapshot, encodeEngine, encodeSnapshot, snapshotFileName, writeFileAtomic,
 } from '../snapshot/snapshot_file.js';
@@ -52,7 +51,7 @@ export async function writeSnapshot(data_dir: string): Promise<WrittenSnapshot> 
   const bytes = encodeSnapshot({
     batch_id: r.last_batch_id, batch_time_ms: rm.batch_time_ms, state_root: r.state_root,
     zero_balance_leaves: rm.zeroBalanceLeaves(), created_ms: Date.now(),
-  }, Uint8Array.from(encodeEngine(state)), Uint8Array.from(pack(exportFront(rm, md))));
+  }, new Uint8Array(encodeEngine(state)), encodeFront(rm, md));
   const dir = path.join(data_dir, 'snapshots');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, snapshotFileName(r.last_batch_id));

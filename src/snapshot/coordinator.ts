@@ -13,12 +13,11 @@
 // The matcher only walks its state and packs it; nothing here blocks it.
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { pack } from 'msgpackr';
 import type { DaStore } from '../da/da_store.js';
 import type { MatcherLink, SnapshotMessage } from '../gateway/matcher_link.js';
 import type { ReadModel } from '../gateway/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
-import { exportFront } from './front_state.js';
+import { encodeFront } from './front_state.js';
 import { encodeSnapshot, pruneSnapshots, snapshotFileName, writeFileAtomic } from './snapshot_file.js';
 
 export interface SnapshotResult {
@@ -113,8 +112,7 @@ export class SnapshotCoordinator {
     const t0 = performance.now();
     const rm = this.o.rm;
     if (rm.batch_id !== batch_id) throw new Error(`snapshot: read model at batch ${rm.batch_id}, not ${batch_id}`);
-    // Copied: msgpackr packs into a buffer it reuses.
-    const bytes = Uint8Array.from(pack(exportFront(rm, this.o.md)));
+    const bytes = encodeFront(rm, this.o.md);
     this.entry(batch_id).front = { bytes, zero_balance_leaves: rm.zeroBalanceLeaves(), ms: performance.now() - t0 };
   }
 
@@ -176,7 +174,7 @@ export class SnapshotCoordinator {
     const t0 = performance.now();
     const n = engine.batch_id;
     const state_root = await this.rootOf(n);
-    const bytes = Uint8Array.from(encodeSnapshot({
+    const bytes = new Uint8Array(encodeSnapshot({
       batch_id: n, batch_time_ms: engine.batch_time_ms, state_root, zero_balance_leaves: front.zero_balance_leaves,
       created_ms: Date.now(),
     }, engine.engine, front.bytes));

@@ -5,12 +5,11 @@
 // (engine part, zero balance leaves, the published root it must reproduce).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { unpack } from 'msgpackr';
 import type { RingbookConfig } from '../config.js';
 import { LmdbDaStore } from '../da/da_store.js';
 import { JournalReader } from '../da/journal_reader.js';
 import type { DaRestore } from '../da/publisher.js';
-import type { FrontState } from './front_state.js';
+import { decodeFront, type FrontState } from './front_state.js';
 import { chooseSnapshot } from './recovery.js';
 import { pruneSnapshots } from './snapshot_file.js';
 
@@ -45,7 +44,7 @@ export async function loadRecoverySnapshot(cfg: RingbookConfig, journal_dir: str
       batch_id: s.batch_id,
       file: choice.file,
       engine: s.engine,
-      front: unpack(s.front) as FrontState,
+      front: decodeFront(s.front),
       da: {
         batch_id: s.batch_id, engine: s.engine, zero_balance_leaves: s.zero_balance_leaves,
         expected_root: s.batch_id === 0 ? s.state_root : facts.publishedRoot(s.batch_id) ?? null,

@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pack, unpack } from 'msgpackr';
 import { readSnapshot } from '../../src/cli/snapshot.js';
+import { snapshotPackr } from '../../src/snapshot/snapshot_file.js';
 import { engineConfigOf, loadConfig } from '../../src/config.js';
 import { restoreFastEngine } from '../../src/engine/engine.js';
 import { stateDigest } from '../../src/engine/state.js';
@@ -98,9 +98,9 @@ describe('ringbook CLI', () => {
     const engine = restoreFastEngine(engineConfigOf(loadConfig({})), snap.engine_state.canonical);
     expect(stateDigest(engine.canonicalState())).toBe(j.engine_digest);
     // A tampered snapshot is refused.
-    const bad = unpack(fs.readFileSync(j.file)) as { engine: Uint8Array };
+    const bad = snapshotPackr.unpack(fs.readFileSync(j.file)) as { engine: Uint8Array };
     bad.engine[bad.engine.length >> 1] ^= 1;
-    expect(() => readSnapshot(pack(bad))).toThrow(/digest/);
+    expect(() => readSnapshot(snapshotPackr.pack(bad))).toThrow(/digest/);
   });
 
   it('refuses unknown commands with the usage exit code', async () => {
