@@ -239,7 +239,7 @@ async function main(): Promise<void> {
     const deferred = replay(dir, 'deferred', REPLAY_SECONDS);
     console.log(`state root deferred (restart): ${round(deferred.root_ms / 1000)} s wall, ${round(deferred.root_cpu_ms / 1000)} s CPU for ${deferred.batches} batches, ${deferred.leaves.toLocaleString('en-US')} leaves; replay with it ${round(deferred.seconds)} s`);
     const snap: SnapshotFigures = await snapshotPhase(dir);
-    console.log(`snapshot at batch ${snap.batch_id}: ${round(snap.bytes / 1e6, 1)} MB (${snap.open_orders.toLocaleString('en-US')} open orders, ${snap.accounts.toLocaleString('en-US')} accounts); matcher pause ${round(snap.capture_ms + snap.pack_ms)} ms (walk ${round(snap.capture_ms)}, pack ${round(snap.pack_ms)}), front ${round(snap.front_ms)} ms, write ${round(snap.write_ms)} ms`);
+    console.log(`snapshot at batch ${snap.batch_id}: ${round(snap.bytes / 1e6, 1)} MB (${snap.open_orders.toLocaleString('en-US')} open orders, ${snap.accounts.toLocaleString('en-US')} accounts); matcher pause ${round(snap.capture_ms + snap.pack_ms)} ms (walk ${round(snap.capture_ms)}, pack ${round(snap.pack_ms)}), front pause ${round(snap.front_ms)} ms (export), then off both threads: front pack ${round(snap.front_pack_ms)} ms, encode + write ${round(snap.write_ms)} ms`);
     console.log(`recovery from it: read + digest ${round(snap.read_ms)} ms, engine restore ${round(snap.engine_restore_ms)} ms, read model ${round(snap.front_restore_ms)} ms, leaves + root ${round(snap.leaves_root_ms)} ms (${snap.leaves.toLocaleString('en-US')} leaves); vs replay from genesis ${round(bare.seconds)} s + deferred root ${round(deferred.root_ms / 1000)} s`);
     const read_raw_s = readOnly(dir, false);
     const read_da_keccak_s = readOnly(dir, true);
@@ -275,6 +275,7 @@ async function main(): Promise<void> {
       snapshot_capture_ms: round(snap.capture_ms),
       snapshot_pack_ms: round(snap.pack_ms),
       snapshot_front_ms: round(snap.front_ms),
+      snapshot_front_pack_ms: round(snap.front_pack_ms),
       snapshot_write_ms: round(snap.write_ms),
       recovery_snapshot_read_ms: round(snap.read_ms),
       recovery_engine_restore_ms: round(snap.engine_restore_ms),

@@ -240,7 +240,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const ratio = credit.auto_cancel_ratio_default ?? 0.9;
   need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
   const snapshots = isObject(r.snapshots) ? r.snapshots : {};
-  const every_batches = snapshots.every_batches ?? 10_000;
+  const every_batches = snapshots.every_batches ?? 100_000;
   need(typeof every_batches === 'number' && Number.isSafeInteger(every_batches) && every_batches >= 0, null, 'snapshots.every_batches must be an integer >= 0 (0: on demand only)');
   const keep = posInt(snapshots.keep ?? 3, 'snapshots.keep');
   const journal = isObject(r.journal) ? r.journal : {};

@@ -48,6 +48,7 @@ export class RingbookServer {
   private ctx: GatewayContext | null = null;
   private ws_hub: WsHub | null = null;
   private da: DaPublisher | null = null;
+  private snapshots: SnapshotCoordinator | null = null;
   port = 0;
 
   constructor(options: ServerOptions) {
@@ -94,6 +95,7 @@ export class RingbookServer {
         dir: snapshots_dir, every_batches: cfg.snapshots.every_batches, keep: cfg.snapshots.keep, trim_journal: cfg.journal.trim,
         link, rm: link.read_model, md, da,
       }, link.recovery?.batch_id ?? 0);
+      this.snapshots = snapshots;
       const coordinator = snapshots;
       link.addBatchListener((batch_id) => coordinator.onBatchCommitted(batch_id));
     }
@@ -167,6 +169,7 @@ export class RingbookServer {
     const deadline = Date.now() + STOP_DRAIN_MS_MAX;
     const busy = (): boolean => (ctx !== null && ctx.open_exchanges > 0) || (link !== null && link.inflight() > 0);
     while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await this.snapshots?.close();
     if (link) await link.stop();
     await this.da?.close();
     this.ws_hub?.close();

@@ -8,17 +8,20 @@
 //   reaches N, or at once if it is there; a read model already past N cannot be used and the
 //   snapshot is dropped, which the caller sees);
 // - the published state root of batch N (read from the DA store once the DA thread reached N).
-// Then it writes the file atomically, keeps the `keep` newest, and, with `journal.trim`, asks the
-// matcher to delete journal batches through the oldest kept snapshot that the DA store holds.
-// The matcher only walks its state and packs it; nothing here blocks it.
+// Then the writer thread (src/snapshot/writer_worker.ts) packs the front's columns, writes the
+// file atomically and keeps the `keep` newest; with `journal.trim` the matcher is then asked to
+// delete journal batches through the oldest kept snapshot that the DA store holds. The matcher
+// only walks its state and packs it; the front only exports its read model into columns.
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import type { DaStore } from '../da/da_store.js';
 import type { MatcherLink, SnapshotMessage } from '../gateway/matcher_link.js';
 import type { ReadModel } from '../gateway/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
-import { encodeFront } from './front_state.js';
-import { encodeSnapshot, pruneSnapshots, snapshotFileName, writeFileAtomic } from './snapshot_file.js';
+import { exportFront, frontBuffers, type FrontState } from './front_state.js';
+import { snapshotFileName } from './snapshot_file.js';
+import type { WriteDone, WriteJob } from './writer_worker.js';
 
 export interface SnapshotResult {
   batch_id: number;
@@ -28,9 +31,11 @@ export interface SnapshotResult {
   /** Matcher: walk of the state, and msgpackr packing of it (the matcher's whole pause). */
   capture_ms: number;
   pack_ms: number;
-  /** Front thread: export and packing of the read model. */
+  /** Front thread: export of the read model into columns (the front's whole pause). */
   front_ms: number;
-  /** Waiting for the DA root, encoding and the atomic write (off both threads' critical paths). */
+  /** Writer thread: packing the front part and encoding the file with its digest. */
+  encode_ms: number;
+  /** From both parts present to the file written: the DA root, the writer thread, the disk. */
   write_ms: number;
 }
 
@@ -48,7 +53,7 @@ export interface CoordinatorOptions {
 
 interface Pending {
   engine: SnapshotMessage | null;
-  front: { bytes: Uint8Array; zero_balance_leaves: [number, number][]; ms: number } | null;
+  front: { state: FrontState; zero_balance_leaves: [number, number][]; ms: number } | null;
 }
 
 /** Snapshots waiting for a part; older ones are dropped past this (a part that never came). */
@@ -62,6 +67,8 @@ export class SnapshotCoordinator {
   private waiters: { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[] = [];
   private writing: Promise<void> = Promise.resolve();
   private readonly log: (m: string) => void;
+  private readonly writer: Worker;
+  private writer_done: ((d: WriteDone) => void) | null = null;
   /** Commits up to this batch were replayed at start (no snapshot is taken of them). */
   private readonly live_after: number;
   last: SnapshotResult | null = null;
@@ -74,6 +81,19 @@ export class SnapshotCoordinator {
     this.log = o.log ?? ((m) => console.error(m));
     mkdirSync(o.dir, { recursive: true });
     o.link.onSnapshot = (m) => this.onEngine(m);
+    this.writer = new Worker(new URL('./writer_worker.js', import.meta.url));
+    this.writer.on('message', (d: WriteDone) => this.writer_done?.(d));
+    this.writer.on('error', (e) => this.writer_done?.({ ok: false, error: `snapshot writer failed: ${e.message}` }));
+    // It must not keep the process alive on its own (a clean stop ends the other threads).
+    this.writer.unref();
+  }
+
+  /**
+   * Ends the writer thread at once: a write it interrupts leaves only a temporary file (deleted
+   * at the next start), never a partial snapshot.
+   */
+  async close(): Promise<void> {
+    await this.writer.terminate();
   }
 
   /** Batch listener: after batch `batch_id`'s commit was applied to the read model. */
@@ -112,8 +132,8 @@ export class SnapshotCoordinator {
     const t0 = performance.now();
     const rm = this.o.rm;
     if (rm.batch_id !== batch_id) throw new Error(`snapshot: read model at batch ${rm.batch_id}, not ${batch_id}`);
-    const bytes = encodeFront(rm, this.o.md);
-    this.entry(batch_id).front = { bytes, zero_balance_leaves: rm.zeroBalanceLeaves(), ms: performance.now() - t0 };
+    const state = exportFront(rm, this.o.md);
+    this.entry(batch_id).front = { state, zero_balance_leaves: rm.zeroBalanceLeaves(), ms: performance.now() - t0 };
   }
 
   private onEngine(m: SnapshotMessage): void {
@@ -174,16 +194,21 @@ export class SnapshotCoordinator {
     const t0 = performance.now();
     const n = engine.batch_id;
     const state_root = await this.rootOf(n);
-    const bytes = new Uint8Array(encodeSnapshot({
-      batch_id: n, batch_time_ms: engine.batch_time_ms, state_root, zero_balance_leaves: front.zero_balance_leaves,
-      created_ms: Date.now(),
-    }, engine.engine, front.bytes));
     const file = path.join(this.o.dir, snapshotFileName(n));
-    await writeFileAtomic(file, bytes);
-    const kept = pruneSnapshots(this.o.dir, this.o.keep);
+    const job: WriteJob = {
+      header: { batch_id: n, batch_time_ms: engine.batch_time_ms, state_root, zero_balance_leaves: front.zero_balance_leaves, created_ms: Date.now() },
+      engine: engine.engine, front: front.state, file, dir: this.o.dir, keep: this.o.keep,
+    };
+    const done = await new Promise<WriteDone>((resolve) => {
+      this.writer_done = resolve;
+      this.writer.postMessage(job, [...frontBuffers(front.state), engine.engine.buffer as ArrayBuffer]);
+    });
+    this.writer_done = null;
+    if (!done.ok) throw new Error(done.error);
+    const kept = done.kept;
     const r: SnapshotResult = {
-      batch_id: n, file, bytes: bytes.length, state_root, capture_ms: engine.capture_ms, pack_ms: engine.pack_ms,
-      front_ms: front.ms, write_ms: performance.now() - t0,
+      batch_id: n, file, bytes: done.bytes, state_root, capture_ms: engine.capture_ms, pack_ms: engine.pack_ms,
+      front_ms: front.ms, encode_ms: done.pack_ms, write_ms: performance.now() - t0,
     };
     this.last = r;
     this.written++;

@@ -274,8 +274,20 @@ const F64_FIELDS = [
 
 /** The front part's bytes (a copy: the packer reuses its buffer). */
 export function encodeFront(rm: ReadModel, md: MarketData): Uint8Array {
-  const s = exportFront(rm, md);
+  return packFront(exportFront(rm, md));
+}
+
+/** Packs an exported FrontState (the snapshot writer thread does this for the server). */
+export function packFront(s: FrontState): Uint8Array {
   return new Uint8Array(snapshotPackr.pack({ ...toWire(s), market_data: toWire(s.market_data) }));
+}
+
+/** The buffers of a FrontState's columns (transferred, not copied, to the writer thread). */
+export function frontBuffers(s: FrontState): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const k of F64_FIELDS) out.push(s[k].buffer as ArrayBuffer);
+  out.push(s.market_data.leaderboard_window.buffer as ArrayBuffer);
+  return out;
 }
 
 export function decodeFront(bytes: Uint8Array): FrontState {

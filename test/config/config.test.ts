@@ -19,7 +19,7 @@ describe('config', () => {
     expect(c.assets.map((a) => a.symbol)).toEqual(['ETH', 'BTC', 'USDC']);
     expect(c.rate_limits).toEqual({ orders_per_wallet: 20, cancels_per_wallet: 20, deposits_per_wallet: 5, withdrawals_per_wallet: 5, gets_per_ip: 100 });
     expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
-    expect(c.snapshots).toEqual({ every_batches: 10000, keep: 3 });
+    expect(c.snapshots).toEqual({ every_batches: 100000, keep: 3 });
     expect(c.journal).toEqual({ trim: false });
   });
 
