@@ -65,6 +65,8 @@ export class SnapshotCoordinator {
   private readonly o: CoordinatorOptions;
   private readonly pending = new Map<number, Pending>();
   private waiters: { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[] = [];
+  /** On-demand requests waiting for the snapshot of a given batch. */
+  private readonly batch_waiters = new Map<number, { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[]>();
   private writing: Promise<void> = Promise.resolve();
   private readonly log: (m: string) => void;
   private readonly writer: Worker;
@@ -123,6 +125,8 @@ export class SnapshotCoordinator {
         this.pending.delete(oldest);
         this.dropped++;
         this.log(`ringbook: snapshot at batch ${oldest} dropped (a part never arrived)`);
+        for (const w of this.batch_waiters.get(oldest) ?? []) w.reject(new Error(`snapshot at batch ${oldest} dropped; retry`));
+        this.batch_waiters.delete(oldest);
       }
     }
     return p;
@@ -157,8 +161,6 @@ export class SnapshotCoordinator {
     }
     this.maybeWrite(n, waiters);
   }
-
-  private readonly batch_waiters = new Map<number, { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[]>();
 
   private maybeWrite(n: number, waiters: { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[] = []): void {
     if (waiters.length > 0) this.batch_waiters.set(n, [...(this.batch_waiters.get(n) ?? []), ...waiters]);
