@@ -111,6 +111,14 @@ describe('server recovery from snapshots', () => {
     expect(await readBack(s, t, filled)).toEqual(before2);
     expect(s.output().stderr).toMatch(new RegExp(`${path.basename(newest.file)} not used: corrupt`));
     await s.stop('SIGTERM');
+
+    // A snapshot that is intact (digest recomputed) but whose engine state is not the one its
+    // batch's published root commits to: the DA thread's root check stops the start.
+    const g = readSnapshotFile(older.file);
+    const ge = decodeEngine(g.engine);
+    ge.canonical.accounts[0].balances[2][0] += 1;
+    fs.writeFileSync(older.file, encodeSnapshot(g, encodeEngine(ge), g.front));
+    await expect(startServer({ env, config })).rejects.toThrow(new RegExp(`snapshot at batch ${older.batch_id}: its state gives root 0x[0-9a-f]{64}, the published root is 0x`));
   }, 120_000);
 
   it('on demand: POST /admin/snapshot writes one at the current batch (admin token needed)', async () => {
