@@ -85,6 +85,15 @@ export interface EventFields {
 /** Closed orders the server's read model keeps readable (the newest ones). */
 export const CLOSED_ORDERS_KEPT = 100_000;
 
+/** The read model's private indexes in plain form (snapshots). */
+export interface ReadModelIndexes {
+  /** `account:client_order_id` -> the newest order using it. */
+  client_id_keys: string[];
+  client_id_orders: Float64Array;
+  /** Closed orders, oldest first (the next to be forgotten first). */
+  closed_order_ids: Float64Array;
+}
+
 export interface ReadModelLimits {
   fills_per_account_kept: number;
   trades_per_market_kept: number;
@@ -352,12 +361,15 @@ export class ReadModel {
   }
 
   /** The private indexes in plain form (src/snapshot/front_state.ts). */
-  exportIndexes(): { order_by_client_id: [string, number][]; closed_order_ids: number[] } {
-    return { order_by_client_id: [...this.order_by_client_id], closed_order_ids: this.closed_order_ids.slice(this.closed_head) };
+  exportIndexes(): ReadModelIndexes {
+    const keys: string[] = [];
+    const ids = new Float64Array(this.order_by_client_id.size);
+    for (const [k, v] of this.order_by_client_id) ids[keys.push(k) - 1] = v;
+    return { client_id_keys: keys, client_id_orders: ids, closed_order_ids: Float64Array.from(this.closed_order_ids.slice(this.closed_head)) };
   }
 
-  importIndexes(x: { order_by_client_id: [string, number][]; closed_order_ids: number[] }): void {
-    for (const [k, v] of x.order_by_client_id) this.order_by_client_id.set(k, v);
+  importIndexes(x: ReadModelIndexes): void {
+    x.client_id_keys.forEach((k, i) => this.order_by_client_id.set(k, x.client_id_orders[i]));
     this.closed_order_ids.length = 0;
     for (const id of x.closed_order_ids) this.closed_order_ids.push(id);
     this.closed_head = 0;

@@ -146,8 +146,23 @@ function rowsOfArrays(m: Map<number, ArrayLike<number>>, width: number): Float64
 }
 
 export function exportFront(rm: ReadModel, md: MarketData): FrontState {
+  // Written straight into preallocated columns: the front's heap is large, and every temporary
+  // array here is garbage the collector has to trace it for while the front thread waits.
   const indexes = rm.exportIndexes();
-  const orders = [...rm.orders.values()];
+  const orders = new Float64Array(rm.orders.size * ORDER_WIDTH);
+  const order_client_ids: string[] = [];
+  let order_at = 0;
+  for (const o of rm.orders.values()) {
+    putOrder(orders, order_at, o);
+    order_at += ORDER_WIDTH;
+    order_client_ids.push(o.client_order_id);
+  }
+  const nonces = new Float64Array(rm.nonce_high_water.size * 2);
+  let nonce_at = 0;
+  for (const [account, n] of rm.nonce_high_water) {
+    nonces[nonce_at++] = account;
+    nonces[nonce_at++] = n;
+  }
   let fill_count = 0;
   for (const list of rm.fills_by_account.values()) fill_count += list.length;
   const fills = new Float64Array(fill_count * FILL_WIDTH);
@@ -158,8 +173,18 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
       fill_at += FILL_WIDTH;
     }
   }
-  const trades: TradeView[] = [];
-  for (const list of rm.trades_by_market) if (list) for (const t of list) trades.push(t);
+  let trade_count = 0;
+  for (const list of rm.trades_by_market) if (list) trade_count += list.length;
+  const trades = new Float64Array(trade_count * TRADE_WIDTH);
+  let trade_at = 0;
+  for (const list of rm.trades_by_market) {
+    if (list) {
+      for (const t of list) {
+        putTrade(trades, trade_at, t);
+        trade_at += TRADE_WIDTH;
+      }
+    }
+  }
   const { leaderboard, ...market_data } = md.exportState();
   const a = rm.assets.length;
   return {
@@ -176,17 +201,17 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
     assets: a,
     balances: rowsOfArrays(rm.balances, a * 2),
     balance_seen: rowsOfArrays(rm.balance_seen, a),
-    nonce_high_water: Float64Array.from([...rm.nonce_high_water].flat()),
+    nonce_high_water: nonces,
     credit: [...rm.credit],
-    orders: rowsOf(orders, ORDER_WIDTH, putOrder),
-    order_client_ids: orders.map((o) => o.client_order_id),
+    orders,
+    order_client_ids,
     open_orders_by_account: runsOfSets(rm.open_orders_by_account),
     order_ids_by_account: runsOfSets(rm.order_ids_by_account),
-    order_by_client_id_keys: indexes.order_by_client_id.map(([k]) => k),
-    order_by_client_id_values: Float64Array.from(indexes.order_by_client_id, ([, v]) => v),
-    closed_order_ids: Float64Array.from(indexes.closed_order_ids),
+    order_by_client_id_keys: indexes.client_id_keys,
+    order_by_client_id_values: indexes.client_id_orders,
+    closed_order_ids: indexes.closed_order_ids,
     fills,
-    trades: rowsOf(trades, TRADE_WIDTH, putTrade),
+    trades,
     pending_withdrawals: [...rm.pending_withdrawals],
     market_data: { ...market_data, leaderboard_window: rowsOf(leaderboard.window, LEADER_WIDTH, putLeader), leaderboard_last_price: leaderboard.last_price },
   };
@@ -222,8 +247,7 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
   setsOfRuns(s.open_orders_by_account, rm.open_orders_by_account);
   setsOfRuns(s.order_ids_by_account, rm.order_ids_by_account);
   rm.importIndexes({
-    order_by_client_id: s.order_by_client_id_keys.map((k, i) => [k, s.order_by_client_id_values[i]]),
-    closed_order_ids: Array.from(s.closed_order_ids),
+    client_id_keys: s.order_by_client_id_keys, client_id_orders: s.order_by_client_id_values, closed_order_ids: s.closed_order_ids,
   });
   for (let at = 0; at < s.fills.length; at += FILL_WIDTH) {
     const account = s.fills[at];
