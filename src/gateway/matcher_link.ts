@@ -41,6 +41,11 @@ export interface MatcherLinkOptions {
   snapshot?: { batch_id: number; engine: Uint8Array } | null;
   /** The matcher captures a snapshot after every this many live batches (0 or absent: on request only). */
   snapshot_every_batches?: number;
+  /**
+   * Runs on this thread once the matcher thread is started and before any event is read: the
+   * read model's restore from a snapshot overlaps the matcher's own restore.
+   */
+  beforeEvents?: () => void;
 }
 
 /** What the matcher reported when it was ready. */
@@ -126,6 +131,7 @@ export class MatcherLink {
     };
     const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
+    this.options.beforeEvents?.();
     // The pump must run before 'ready': recovery replays the journal through the event ring.
     this.pump_done = this.pump(events);
     worker.on('message', (m: FromMatcher) => {

@@ -76,12 +76,15 @@ export class RingbookServer {
       },
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
+      // The read model's part of the snapshot, loaded while the matcher restores its own.
+      beforeEvents: () => {
+        if (resume !== null) importFront(link.read_model, md, resume.front);
+      },
     });
     const da = createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
     da.attach(link);
     // Before start: the journal replay rebuilds candles and the leaderboard (from the snapshot's).
     const md = new MarketData(link.read_model);
-    if (resume !== null) importFront(link.read_model, md, resume.front);
     link.addEventListener((e) => md.onEvent(e));
     this.da = da;
     await link.start();
