@@ -214,6 +214,8 @@ export class SnapshotCoordinator {
     };
     this.last = r;
     this.written++;
+    console.log(`ringbook: snapshot at batch ${n} written (${(r.bytes / 1e6).toFixed(1)} MB; matcher paused ` +
+      `${Math.round(r.capture_ms + r.pack_ms)} ms, front ${Math.round(r.front_ms)} ms)`);
     if (this.o.trim_journal && kept.length >= this.o.keep) {
       // Through the oldest kept snapshot, and only what the DA store already holds (the DA
       // thread reads inputs from the journal to publish them).
