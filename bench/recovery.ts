@@ -21,6 +21,12 @@
 // 5. Journal read alternatives (timed, no apply): every batch read raw (src/da/journal_reader.ts)
 //    with no hash check, and with the check done by src/da/keccak.ts instead of @noble/hashes:
 //    what the read part of phase 2 would cost with those.
+// 6. Snapshot (timed): after a replay that also feeds the front's read model and market data, a
+//    snapshot at the last batch as the server takes one: the matcher's capture (state walk) and
+//    msgpackr packing (its whole pause), the front's export + packing, the atomic write; then
+//    recovery from that file: read + digest check, engine restore (restoreFastEngine + registry),
+//    read model import, and the state leaves from the canonical state with their root (checked
+//    equal to the replayed root). On the server the last three run in three threads at once.
 // Wall-clock figures suffer from a shared machine; CPU seconds of the process (everything runs
 // on its main thread) are reported next to them. BENCH_KEEP=1 keeps the generated journal and
 // prints its directory; BENCH_JOURNAL=<dir> replays an existing one instead of generating.
@@ -35,6 +41,7 @@ import { ReplayExecutor } from '../src/da/replay.js';
 import { emptyRequest, RequestKind, Side, Tif, OrderType } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
 import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
 
 function envInt(name: string, fallback: number): number {
@@ -231,6 +238,9 @@ async function main(): Promise<void> {
     console.log(`state root per batch: ${round(per_batch, 1)} ms wall, ${round(per_batch_cpu, 1)} ms CPU per batch of <= ${BATCH} requests over ${rooted.batches} batches${rooted.complete ? '' : ` (stopped after ${ROOT_SECONDS} s)`}; ${rooted.leaves.toLocaleString('en-US')} leaves at the end, ${Math.round(rooted.hashes / rooted.batches)} keccak calls per batch`);
     const deferred = replay(dir, 'deferred', REPLAY_SECONDS);
     console.log(`state root deferred (restart): ${round(deferred.root_ms / 1000)} s wall, ${round(deferred.root_cpu_ms / 1000)} s CPU for ${deferred.batches} batches, ${deferred.leaves.toLocaleString('en-US')} leaves; replay with it ${round(deferred.seconds)} s`);
+    const snap: SnapshotFigures = await snapshotPhase(dir);
+    console.log(`snapshot at batch ${snap.batch_id}: ${round(snap.bytes / 1e6, 1)} MB (${snap.open_orders.toLocaleString('en-US')} open orders, ${snap.accounts.toLocaleString('en-US')} accounts); matcher pause ${round(snap.capture_ms + snap.pack_ms)} ms (walk ${round(snap.capture_ms)}, pack ${round(snap.pack_ms)}), front pause ${round(snap.front_ms)} ms (export), then off both threads: front pack ${round(snap.front_pack_ms)} ms, encode + write ${round(snap.write_ms)} ms`);
+    console.log(`recovery from it: read + digest ${round(snap.read_ms)} ms, engine restore ${round(snap.engine_restore_ms)} ms, read model ${round(snap.front_restore_ms)} ms, leaves + root ${round(snap.leaves_root_ms)} ms (${snap.leaves.toLocaleString('en-US')} leaves); vs replay from genesis ${round(bare.seconds)} s + deferred root ${round(deferred.root_ms / 1000)} s`);
     const read_raw_s = readOnly(dir, false);
     const read_da_keccak_s = readOnly(dir, true);
     console.log(`journal read alone: ${round(read_raw_s)} s without hash check, ${round(read_da_keccak_s)} s checked with src/da/keccak.ts (Journal.read with @noble/hashes: ${round(bare.read_s)} s)`);
@@ -259,6 +269,24 @@ async function main(): Promise<void> {
       deferred_root_s: round(deferred.root_ms / 1000),
       deferred_root_cpu_s: round(deferred.root_cpu_ms / 1000),
       deferred_leaves: deferred.leaves,
+      snapshot_bytes: snap.bytes,
+      snapshot_open_orders: snap.open_orders,
+      snapshot_matcher_pause_ms: round(snap.capture_ms + snap.pack_ms),
+      snapshot_capture_ms: round(snap.capture_ms),
+      snapshot_pack_ms: round(snap.pack_ms),
+      snapshot_front_ms: round(snap.front_ms),
+      snapshot_front_pack_ms: round(snap.front_pack_ms),
+      snapshot_write_ms: round(snap.write_ms),
+      recovery_snapshot_read_ms: round(snap.read_ms),
+      recovery_engine_restore_ms: round(snap.engine_restore_ms),
+      recovery_front_restore_ms: round(snap.front_restore_ms),
+      recovery_leaves_root_ms: round(snap.leaves_root_ms),
+      // Time to serve on the server. From the snapshot: read, then the three restores in their
+      // threads at once (the server waits for the DA thread's root check before it listens).
+      // From genesis: the matcher's replay (the DA thread's deferred root trails it, in parallel).
+      recovery_from_snapshot_s: round((snap.read_ms + Math.max(snap.engine_restore_ms, snap.front_restore_ms, snap.leaves_root_ms)) / 1000),
+      recovery_from_genesis_s: round(bare.seconds),
+      recovery_from_genesis_root_checked_s: round(Math.max(bare.seconds, deferred.root_ms / 1000)),
       journal_read_raw_s: round(read_raw_s),
       journal_read_da_keccak_s: round(read_da_keccak_s),
       node: process.version,

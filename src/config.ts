@@ -75,6 +75,16 @@ export interface RingbookConfig {
   deposits: { open: boolean };
   settlement: { contract: string; chain_id: number };
   credit: { auto_cancel_ratio_default: number };
+  /**
+   * Engine snapshots (docs/operations.md, "Snapshots"): one after every `every_batches` batches
+   * (0: only on demand, POST /admin/snapshot), the `keep` newest kept.
+   */
+  snapshots: { every_batches: number; keep: number };
+  /**
+   * `trim`: delete journal batches at or below the oldest kept snapshot once the DA store has
+   * them (recovery then needs that snapshot or a newer one); false keeps the whole journal.
+   */
+  journal: { trim: boolean };
   /** From the environment only (never from files): admin token and operator key, when set. */
   admin_token: string | null;
   operator_key: string | null;
@@ -243,6 +253,13 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const forced = isObject(r.force_inclusion) ? r.force_inclusion : {};
   const hold_ms = forced.hold_ms === undefined ? 0 : int(forced.hold_ms, 'force_inclusion.hold_ms');
   need(hold_ms >= 0 && hold_ms < FORCE_INCLUSION_DEADLINE_MS, null, 'force_inclusion.hold_ms must be 0 or more and below 86400000 (24 hours, the inclusion deadline)');
+  const snapshots = isObject(r.snapshots) ? r.snapshots : {};
+  const every_batches = snapshots.every_batches ?? 100_000;
+  need(typeof every_batches === 'number' && Number.isSafeInteger(every_batches) && every_batches >= 0, null, 'snapshots.every_batches must be an integer >= 0 (0: on demand only)');
+  const keep = posInt(snapshots.keep ?? 3, 'snapshots.keep');
+  const journal = isObject(r.journal) ? r.journal : {};
+  const trim = journal.trim ?? false;
+  need(typeof trim === 'boolean', null, 'journal.trim must be true or false');
   const port = int(server.port, 'server.port');
   need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
   return {
@@ -269,6 +286,8 @@ export function validateConfig(raw: unknown): RingbookConfig {
     },
     credit: { auto_cancel_ratio_default: ratio as number },
     force_inclusion: { hold_ms },
+    snapshots: { every_batches: every_batches as number, keep },
+    journal: { trim: trim as boolean },
     admin_token: null,
     operator_key: null,
   };

@@ -9,6 +9,7 @@ import { LmdbDaStore } from '../da/da_store.js';
 import { ReplayExecutor } from '../da/replay.js';
 import { Journal } from '../journal/journal.js';
 import { stateDigest } from '../engine/state.js';
+import type { EventFields } from '../gateway/read_model.js';
 
 export interface ReplayResult {
   batches: number;
@@ -44,13 +45,15 @@ export function replayJournal(data_dir: string, opts: {
   onRoot?: (batch_id: number, root: string) => void;
   /** Called with the executor after the last batch (snapshots read the engine and registry). */
   atEnd?: (executor: ReplayExecutor) => void;
+  /** Every replayed event, after the state root builder (snapshots feed a read model). */
+  onEvent?: (e: EventFields) => void;
 } = {}): ReplayResult {
   const t0 = Date.now();
   const cfg = loadConfig();
   const journal = Journal.open(path.join(data_dir, 'journal'));
   const da_dir = path.join(data_dir, 'da');
   const store = existsSync(da_dir) ? LmdbDaStore.open(da_dir, { reader: true }) : null;
-  const executor = new ReplayExecutor(engineConfigOf(cfg));
+  const executor = new ReplayExecutor(engineConfigOf(cfg), { onEvent: opts.onEvent });
   const progress = new Progress('replay', journal.lastBatchId());
   let roots = executor.genesis();
   let batches = 0;

@@ -23,8 +23,8 @@ commands:
   start                      run the server (config/default.json + RINGBOOK_* environment)
   keygen                     make a wallet: private key and address
   journal inspect            list the journal's batches (sizes, checksums, input hashes)
-  snapshot                   replay the journal and write a snapshot of the engine at its last
-                             batch (data dir snapshots/); prints the batch and its state root
+  snapshot                   replay the journal and write a snapshot at its last batch (data dir
+                             snapshots/, the server's format); prints the batch and its state root
   replay [--every N]         rebuild the state from the journal; print its state root (and every
                              N-th batch's), compared with the published roots when present
   verify --url <base_url>    re-execute published batches and compare state roots
@@ -154,11 +154,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     case 'snapshot': {
       const { writeSnapshot } = await import('./snapshot.js');
-      const w = writeSnapshot(dataDir(args));
+      const w = await writeSnapshot(dataDir(args));
       if (args.flags.has('json')) {
-        console.log(JSON.stringify({ file: w.file, bytes: w.bytes, batch_id: w.snapshot.batch_id, state_root: w.snapshot.state_root, engine_digest: w.snapshot.engine_digest }));
+        console.log(JSON.stringify(w));
       } else {
-        console.log(`snapshot of batch ${w.snapshot.batch_id}: state root ${w.snapshot.state_root}`);
+        console.log(`snapshot of batch ${w.batch_id}: state root ${w.state_root}`);
         console.log(`written to ${w.file} (${w.bytes} bytes)`);
       }
       return EXIT_OK;

@@ -1,59 +1,66 @@
 // `ringbook snapshot`: re-executes the journal offline with the real engine (`ringbook replay`)
-// and writes what a restart would need to resume at that batch: the engine's canonical state
-// (from which `restoreFastEngine` rebuilds an engine that behaves identically), the account
-// registry's addresses, the batch id and time, and the state root. msgpackr-encoded, written to a
-// temporary file and renamed, so a crash never leaves half a snapshot.
-//
-// The server itself does not load snapshots yet: its read model and state-root thread are built
-// from the event stream, so resuming from a snapshot also needs those two restored (see the
-// closing notes of the durability issue). Recovery replays the journal (1M requests in ~3 s).
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+// and writes, at its last batch, the same snapshot file a running server writes (format in
+// src/snapshot/snapshot_file.ts): the engine's canonical state and account addresses, the front's
+// read model and market data rebuilt from the replayed events, the zero balance leaves, the batch
+// and its state root. A server started on the data directory resumes from it. Written atomically.
+// It needs the journal from batch 1 (a journal trimmed by a server with `journal.trim` cannot be
+// replayed offline; that server's own snapshots are the ones to use).
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { pack, unpack } from 'msgpackr';
+import { loadConfig } from '../config.js';
 import type { CanonicalState } from '../engine/api.js';
 import { stateDigest } from '../engine/state.js';
+import { CLOSED_ORDERS_KEPT, ReadModel } from '../gateway/read_model.js';
+import { MarketData } from '../marketdata/market_data.js';
+import { encodeFront } from '../snapshot/front_state.js';
+import {
+  decodeEngine, decodeSnapshot, encodeEngine, encodeSnapshot, snapshotFileName, writeFileAtomic,
+} from '../snapshot/snapshot_file.js';
 import { replayJournal } from './replay.js';
 
-export const SNAPSHOT_VERSION = 1;
-
-export interface Snapshot {
-  version: number;
+export interface WrittenSnapshot {
+  file: string;
+  bytes: number;
   batch_id: number;
   state_root: string;
+  /** keccak256 of the canonical JSON of the engine state (src/engine/state.ts). */
   engine_digest: string;
-  /** Account id -> address (index 0, the fee account, is ''). */
-  accounts: string[];
-  engine: CanonicalState;
 }
 
-export function writeSnapshot(data_dir: string): { file: string; bytes: number; snapshot: Snapshot } {
-  let captured: { engine: CanonicalState; accounts: string[] } | null = null;
+export async function writeSnapshot(data_dir: string): Promise<WrittenSnapshot> {
+  const cfg = loadConfig();
+  const rm = new ReadModel(cfg.assets.map((a) => a.symbol), {
+    fills_per_account_kept: cfg.limits.fills_per_account_kept,
+    trades_per_market_kept: cfg.limits.trades_per_market_kept,
+    closed_orders_kept: CLOSED_ORDERS_KEPT,
+  });
+  const md = new MarketData(rm);
+  let engine: { canonical: CanonicalState; addresses: Uint8Array } | null = null;
   const r = replayJournal(data_dir, {
+    // Market data reads each event before the read model applies it, as on the server.
+    onEvent: (e) => {
+      md.onEvent(e);
+      rm.apply(e);
+    },
     atEnd: (executor) => {
-      const registry = executor.matcher.registry;
-      const accounts = [''];
-      for (let id = 1; id < registry.size; id++) accounts.push(registry.addressHex(id));
-      captured = { engine: executor.engine.canonicalState(), accounts };
+      engine = executor.matcher.captureState();
     },
   });
-  if (captured === null) throw new Error('replay produced no state');
-  const { engine, accounts } = captured as { engine: CanonicalState; accounts: string[] };
-  const snapshot: Snapshot = {
-    version: SNAPSHOT_VERSION, batch_id: r.last_batch_id, state_root: r.state_root,
-    engine_digest: stateDigest(engine), accounts, engine,
-  };
+  if (engine === null) throw new Error('replay produced no state');
+  const state = engine as { canonical: CanonicalState; addresses: Uint8Array };
+  const bytes = encodeSnapshot({
+    batch_id: r.last_batch_id, batch_time_ms: rm.batch_time_ms, state_root: r.state_root,
+    zero_balance_leaves: rm.zeroBalanceLeaves(), created_ms: Date.now(),
+  }, new Uint8Array(encodeEngine(state)), encodeFront(rm, md));
   const dir = path.join(data_dir, 'snapshots');
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `snapshot-${String(r.last_batch_id).padStart(12, '0')}.msgpack`);
-  const bytes = pack(snapshot);
-  writeFileSync(file + '.tmp', bytes);
-  renameSync(file + '.tmp', file);
-  return { file, bytes: bytes.length, snapshot };
+  const file = path.join(dir, snapshotFileName(r.last_batch_id));
+  await writeFileAtomic(file, bytes);
+  return { file, bytes: bytes.length, batch_id: r.last_batch_id, state_root: r.state_root, engine_digest: stateDigest(state.canonical) };
 }
 
-export function readSnapshot(bytes: Uint8Array): Snapshot {
-  const s = unpack(bytes) as Snapshot;
-  if (s === null || typeof s !== 'object' || s.version !== SNAPSHOT_VERSION) throw new Error('not a ringbook snapshot of this version');
-  if (stateDigest(s.engine) !== s.engine_digest) throw new Error('snapshot engine state does not match its digest');
-  return s;
+/** Reads a snapshot file's bytes (format and digest checked) with its engine part decoded. */
+export function readSnapshot(bytes: Uint8Array): ReturnType<typeof decodeSnapshot> & { engine_state: ReturnType<typeof decodeEngine> } {
+  const s = decodeSnapshot(bytes);
+  return { ...s, engine_state: decodeEngine(s.engine) };
 }

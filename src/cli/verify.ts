@@ -10,6 +10,9 @@
 //   --config  JSON merged over config/default.json, like the server's RINGBOOK_CONFIG (which is
 //             also honoured); the engine part (assets, markets, fees, limits) must be the server's
 //   --to      last batch to check (default: whatever is published when the verifier gets there)
+//   --snapshot  start from this snapshot file (docs/operations.md, "Snapshots") instead of
+//             genesis: its state is trusted as given, its root (computed from its own state) must
+//             be the published root of its batch, and re-execution starts after it
 //
 // Progress goes to stderr; one JSON summary line to stdout. Exit code: 0 all batches agree,
 // 2 fraud (a proof file was written), 1 error (network, config mismatch, bad arguments).
@@ -17,7 +20,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, engineConfigOf, loadConfig } from '../config.js';
 import { batchFromJson, MalformedBatch, type PublishedBatch } from '../da/published.js';
-import { getData, Verifier } from '../da/verifier.js';
+import { getData, Verifier, type VerifierOptions } from '../da/verifier.js';
+import { decodeEngine, readSnapshotFile } from '../snapshot/snapshot_file.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 
 interface Args {
@@ -26,16 +30,17 @@ interface Args {
   to: number;
   out: string;
   config: string | null;
+  snapshot: string | null;
 }
 
 class UsageError extends Error {}
 
 function usage(message: string): never {
-  throw new UsageError(`${message}\nusage: node dist/src/cli/verify.js --url <base_url> [--from N] [--to N] [--out <dir>] [--config <file>]`);
+  throw new UsageError(`${message}\nusage: node dist/src/cli/verify.js --url <base_url> [--from N] [--to N] [--out <dir>] [--config <file>] [--snapshot <file>]`);
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { url: '', from: 1, to: Number.MAX_SAFE_INTEGER, out: 'fraud-proofs', config: null };
+  const a: Args = { url: '', from: 1, to: Number.MAX_SAFE_INTEGER, out: 'fraud-proofs', config: null, snapshot: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
@@ -50,6 +55,7 @@ function parseArgs(argv: readonly string[]): Args {
       case '--to': a.to = int(); break;
       case '--out': if (v === undefined) usage('--out needs a value'); a.out = v; i++; break;
       case '--config': if (v === undefined) usage('--config needs a value'); a.config = v; i++; break;
+      case '--snapshot': if (v === undefined) usage('--snapshot needs a file'); a.snapshot = v; i++; break;
       case '--help': case '-h': usage('help');
       // falls through (usage exits)
       default: usage(`unknown argument ${k}`);
@@ -78,12 +84,32 @@ async function run(args: Args): Promise<number> {
   if (args.config !== null) env.RINGBOOK_CONFIG = path.resolve(args.config);
   const cfg = loadConfig(env);
   const log = (m: string): void => void process.stderr.write(m + '\n');
-  const verifier = new Verifier(engineConfigOf(cfg), { out_dir: path.resolve(args.out), source: args.url, log });
-  log(`ringbook-verify: ${args.url}: genesis root ${verifier.genesis_root}; checking from batch ${args.from}`);
+  let snapshot: VerifierOptions['snapshot'];
+  if (args.snapshot !== null) {
+    const s = readSnapshotFile(path.resolve(args.snapshot));
+    const e = decodeEngine(s.engine);
+    snapshot = { batch_id: s.batch_id, canonical: e.canonical, addresses: e.addresses, zero_balance_leaves: s.zero_balance_leaves };
+  }
+  const verifier = new Verifier(engineConfigOf(cfg), { out_dir: path.resolve(args.out), source: args.url, log, snapshot });
   const started = Date.now();
   let last_progress = started;
   let checked = 0;
   let next = 1;
+  if (snapshot !== undefined) {
+    // The snapshot's root, computed from its state, against the published root of its batch.
+    const n = snapshot.batch_id;
+    const published = n === 0 ? null : batchFromJson(await getData(args.url, `/da/batches/${n}`)).header.state_root;
+    log(`ringbook-verify: ${args.url}: snapshot at batch ${n}, root ${verifier.state_root}; checking from batch ${Math.max(args.from, n + 1)}`);
+    if (published !== null && published !== verifier.state_root) {
+      const error = `the snapshot's state gives root ${verifier.state_root}, the published root of batch ${n} is ${published}`;
+      log(`ringbook-verify: error: ${error}`);
+      process.stdout.write(JSON.stringify({ verify: 'error', url: args.url, error }) + '\n');
+      return 1;
+    }
+    next = n + 1;
+  } else {
+    log(`ringbook-verify: ${args.url}: genesis root ${verifier.genesis_root}; checking from batch ${args.from}`);
+  }
   const summary = (status: string, extra: Record<string, unknown> = {}): void => {
     process.stdout.write(JSON.stringify({
       verify: status, url: args.url, batches: verifier.batch_id, checked, state_root: verifier.state_root,

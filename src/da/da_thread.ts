@@ -14,19 +14,22 @@ import { LmdbDaStore } from './da_store.js';
 import { FillsTreeCache } from './fills_cache.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
-import type { DaPublisher, EventSource } from './publisher.js';
+import type { DaPublisher, DaRestore, EventSource, RestoreReport } from './publisher.js';
 
 export interface DaThreadOptions {
   assets: readonly string[];
   /** DA store directory (null: nothing is published). */
   da_dir: string | null;
   journal_dir: string | null;
+  /** Resume the state root from this snapshot instead of genesis (checked in the worker). */
+  restore: DaRestore | null;
 }
 
 export { PACKED_STRIDE, type PackedEvents } from './event_packing.js';
 
 export type FromWorker =
-  | { type: 'root'; batch_id: number; state_root: string | null; failure: string | null }
+  | { type: 'root'; batch_id: number; state_root: string | null; failure: string | null; recheck_mismatches: number }
+  | { type: 'restored'; report: RestoreReport | null; error: string | null }
   | { type: 'closed' };
 
 const CLOSE_WAIT_MS = 30_000;
@@ -45,13 +48,23 @@ export class DaThreadPublisher implements DaPublisher {
   get posted_batch_id(): number {
     return this.packer.packed_batch_id;
   }
+  /** Published headers that differed from the ones recomputed on start (0 in a healthy server). */
+  recheck_mismatches = 0;
+  private readonly restored: Promise<RestoreReport | null>;
+  private settleRestore: ((m: Extract<FromWorker, { type: 'restored' }>) => void) | null = null;
 
   constructor(options: DaThreadOptions) {
+    this.restored = new Promise<RestoreReport | null>((resolve, reject) => {
+      this.settleRestore = (m) => (m.error === null ? resolve(m.report) : reject(new Error(m.error)));
+    });
     this.worker = new Worker(new URL('./da_worker.js', import.meta.url), { workerData: options });
     this.worker.on('message', (m: FromWorker) => {
-      if (m.type === 'root') {
+      if (m.type === 'restored') {
+        this.settleRestore?.(m);
+      } else if (m.type === 'root') {
         this.root = m.state_root;
         this.root_batch = m.batch_id;
+        this.recheck_mismatches = m.recheck_mismatches;
         if (m.failure !== null) this.failure = m.failure;
       } else if (m.type === 'closed' && this.closed_signal) {
         this.closed_signal();
@@ -59,6 +72,7 @@ export class DaThreadPublisher implements DaPublisher {
     });
     this.worker.on('error', (e) => {
       this.failure = `DA worker failed: ${e instanceof Error ? e.message : String(e)}`;
+      this.settleRestore?.({ type: 'restored', report: null, error: this.failure });
       console.error(`ringbook: ${this.failure}`);
     });
     this.worker.on('exit', () => {
@@ -88,6 +102,10 @@ export class DaThreadPublisher implements DaPublisher {
 
   stateRoot(): string | null {
     return this.failure === null ? this.root : null;
+  }
+
+  ready(): Promise<RestoreReport | null> {
+    return this.restored;
   }
 
   stateRootBatchId(): number {

@@ -20,6 +20,18 @@ const core = new DaPublisherCore({
 });
 const fields = new PackedFields();
 
+// Resuming from a snapshot: load its leaves and check their root before any event is read (the
+// front waits for this report before it serves).
+if (data.restore === null) {
+  port.postMessage({ type: 'restored', report: null, error: null } satisfies FromWorker);
+} else {
+  try {
+    port.postMessage({ type: 'restored', report: core.restore(data.restore), error: null } satisfies FromWorker);
+  } catch (e) {
+    port.postMessage({ type: 'restored', report: null, error: e instanceof Error ? e.message : String(e) } satisfies FromWorker);
+  }
+}
+
 function post(m: FromWorker): void {
   port!.postMessage(m);
 }
@@ -32,7 +44,10 @@ port.on('message', (m: PackedEvents | { type: 'close' }) => {
       core.onEvent(fields);
       if (fields.type() === EventType.BATCH_COMMITTED) core.onBatch(fields.field(0), fields.field(1));
     }
-    const root = { type: 'root' as const, batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure };
+    const root: FromWorker = {
+      type: 'root', batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure,
+      recheck_mismatches: core.recheck_mismatches,
+    };
     // Report the root only once its batch is readable from the store.
     core.settled().then(() => post(root), () => post(root));
     return;

@@ -37,6 +37,13 @@ export class JournalReader {
     return 0;
   }
 
+  /** Id of the oldest batch held (batches below were trimmed after a snapshot); 0 when none. */
+  firstBatchId(): number {
+    this.root.resetReadTxn();
+    for (const key of this.batches.getKeys({ limit: 1 })) return key as number;
+    return 0;
+  }
+
   /** The batch as journaled, or undefined when absent. Throws on a malformed record. */
   get(batch_id: number): RawJournalBatch | undefined {
     let value = this.batches.getBinary(batch_id);

@@ -22,6 +22,8 @@ import { JournalReader } from './journal_reader.js';
 import { DaThreadPublisher } from './da_thread.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
+import { leavesFromCanonical } from './canonical_leaves.js';
+import { addressesHex, decodeEngine } from '../snapshot/snapshot_file.js';
 
 export interface PublisherOptions {
   /** Asset symbols in index order (config). */
@@ -46,11 +48,37 @@ export interface DaPublisher {
   attach(link: EventSource): void;
   /** State root after the last batch the publisher finished (null before genesis or after a failure). */
   stateRoot(): string | null;
+  /**
+   * Resolves once the publisher is ready for the event stream: at once, or, resuming from a
+   * snapshot, when its leaves are loaded and their root checked against the published one
+   * (rejects on a difference: the server must not run on a state whose root it cannot vouch for).
+   */
+  ready(): Promise<RestoreReport | null>;
+  /** Published headers that differed from the ones recomputed on start (0 in a healthy server). */
+  readonly recheck_mismatches: number;
   /** The batch `stateRoot()` belongs to (-1 before genesis). */
   stateRootBatchId(): number;
   /** The fills tree of a published batch (built on demand, a few kept). */
   fillsTree(batch: PublishedBatch): FillsTree;
   close(): Promise<void>;
+}
+
+/** What resuming from a snapshot found (src/da/canonical_leaves.ts builds the leaves). */
+export interface RestoreReport {
+  batch_id: number;
+  state_root: string;
+  /** The published root of the batch (null when unknown: then nothing was compared). */
+  expected_root: string | null;
+  leaves: number;
+  ms: number;
+}
+
+/** The snapshot the DA thread resumes from: the engine part (bytes) and what the front adds. */
+export interface DaRestore {
+  batch_id: number;
+  engine: Uint8Array;
+  zero_balance_leaves: [number, number][];
+  expected_root: string | null;
 }
 
 export class DaPublisherCore implements DaPublisher {
@@ -89,6 +117,43 @@ export class DaPublisherCore implements DaPublisher {
 
   get store(): DaStore | null {
     return this.options.store;
+  }
+
+  /**
+   * Starts the builder from a snapshot instead of genesis (before any event): its leaves from the
+   * canonical state, their root compared with the published root of the snapshot's batch.
+   * Throws on a difference.
+   */
+  restore(r: DaRestore): RestoreReport {
+    try {
+      return this.restoreChecked(r);
+    } catch (e) {
+      // Never publish roots over a builder that did not start where the store says it should.
+      this.fail(e);
+      throw e;
+    }
+  }
+
+  private restoreChecked(r: DaRestore): RestoreReport {
+    const t0 = performance.now();
+    const engine = decodeEngine(r.engine);
+    const leaves = leavesFromCanonical({
+      canonical: engine.canonical, addresses: addressesHex(engine.addresses), zero_balance_leaves: r.zero_balance_leaves,
+      assets: this.options.assets,
+    });
+    const root = this.builder.restore(leaves, r.batch_id);
+    if (r.expected_root !== null && root !== r.expected_root) {
+      throw new Error(`snapshot at batch ${r.batch_id}: its state gives root ${root}, the published root is ${r.expected_root}`);
+    }
+    this.state_root = root;
+    this.batch_id = r.batch_id;
+    return { batch_id: r.batch_id, state_root: root, expected_root: r.expected_root, leaves: leaves.entries.length, ms: performance.now() - t0 };
+  }
+
+  restore_report: RestoreReport | null = null;
+
+  ready(): Promise<RestoreReport | null> {
+    return Promise.resolve(this.restore_report);
   }
 
   /** Hooks the publisher to the link; call before the link starts (genesis and replay count). */
@@ -212,16 +277,18 @@ export class DaPublisherCore implements DaPublisher {
  * `<data_dir>/da` and the journal at `journal_dir` (null: journal off, roots computed but
  * nothing published). `in_thread: true` runs the core on the calling thread instead.
  */
-export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | null, opts: { in_thread?: boolean } = {}): DaPublisher {
+export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | null, opts: { in_thread?: boolean; restore?: DaRestore | null } = {}): DaPublisher {
   const assets = cfg.assets.map((a) => a.symbol);
   const da_dir = journal_dir === null ? null : path.resolve(cfg.server.data_dir, 'da');
   if (da_dir !== null) mkdirSync(da_dir, { recursive: true });
   if (opts.in_thread === true) {
-    return new DaPublisherCore({
+    const core = new DaPublisherCore({
       assets,
       store: da_dir === null ? null : LmdbDaStore.open(da_dir),
       journal: journal_dir === null ? null : JournalReader.open(journal_dir),
     });
+    if (opts.restore) core.restore_report = core.restore(opts.restore);
+    return core;
   }
-  return new DaThreadPublisher({ assets, da_dir, journal_dir });
+  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null });
 }

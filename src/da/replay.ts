@@ -7,7 +7,10 @@
 // the builder instead of sleeping. So a single request with a huge event burst (a pause that
 // cancels 100,000 orders) needs no ring sized for it and cannot deadlock the lone thread.
 import type { EngineConfig } from '../engine/api.js';
-import { FastEngine } from '../engine/engine.js';
+import type { CanonicalState } from '../engine/api.js';
+import { FastEngine, restoreFastEngine } from '../engine/engine.js';
+import { addressesHex } from '../snapshot/snapshot_file.js';
+import { leavesFromCanonical } from './canonical_leaves.js';
 import { Matcher } from '../engine/matcher.js';
 import type { EventFields } from '../gateway/read_model.js';
 import { createRecordRing, EventReader, EventType, RECORD_WORDS, viewsOfRing } from '../ring/records.js';
@@ -34,6 +37,11 @@ export interface ReplayOptions {
    * restart path); false measures bare replay.
    */
   state_root?: boolean | 'deferred';
+  /**
+   * Start from a snapshot at `batch_id` instead of genesis (do not call `genesis()`): engine and
+   * account registry restored, state leaves built from the canonical state.
+   */
+  restore?: { batch_id: number; canonical: CanonicalState; addresses: Uint8Array; zero_balance_leaves: [number, number][] };
 }
 
 export class ReplayExecutor {
@@ -52,7 +60,8 @@ export class ReplayExecutor {
   root_cpu_ms = 0;
 
   constructor(engine_config: EngineConfig, options: ReplayOptions = {}) {
-    this.engine = new FastEngine(engine_config);
+    const r = options.restore;
+    this.engine = r === undefined ? new FastEngine(engine_config) : restoreFastEngine(engine_config, r.canonical);
     this.ring = createRecordRing(options.event_ring_slots ?? 8192);
     const ring = this.ring;
     ring.waitForSpace = (): number => {
@@ -69,6 +78,12 @@ export class ReplayExecutor {
       accounts_max: engine_config.limits.accounts_max,
       now_ms: () => 0,
     });
+    if (r !== undefined) {
+      this.matcher.resume(r.batch_id, r.addresses, r.canonical.batch_time_ms);
+      this.builder.restore(leavesFromCanonical({
+        canonical: r.canonical, addresses: addressesHex(r.addresses), zero_balance_leaves: r.zero_balance_leaves, assets: engine_config.assets,
+      }), r.batch_id);
+    }
   }
 
   private drain(): void {

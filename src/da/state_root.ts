@@ -25,6 +25,7 @@ import { BucketTree, type Entry } from './bucket_tree.js';
 import { referralEarnedLeafId } from './programme_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
 import { describeChange, firstDifferingChange } from './state_diff.js';
+import type { CanonicalLeaves } from './canonical_leaves.js';
 // ---------------------------------------------------------------------------------------------
 // The builder: events -> leaves
 
@@ -280,6 +281,26 @@ export class StateRootBuilder {
         return diff;
       },
     };
+  }
+
+  /**
+   * Starts an empty builder from a snapshot's leaves (src/da/canonical_leaves.ts) as if it had
+   * read every event up to batch `batch_id`: one hash per leaf and per sort key, every bucket
+   * once. Returns the root.
+   */
+  restore(snapshot: CanonicalLeaves, batch_id: number): string {
+    if (this.tree.size !== 0 || this.batches !== 0) throw new Error('state root: restore needs an empty builder');
+    this.tree.update(snapshot.entries);
+    this.tree.last_revert = [];
+    snapshot.markets.forEach((m, i) => {
+      this.markets[i] = { ...m };
+    });
+    for (const [account, address] of snapshot.addresses) this.addresses.set(account, address);
+    this.pending = new PendingSet();
+    this.fills = [];
+    this.batch_id = batch_id;
+    this.root_hex = bytesToHex0x(this.tree.root());
+    return this.root_hex;
   }
 
   /** Root the state would have after applying `changes` to it now (between batches). */

@@ -16,7 +16,7 @@ import { FillsTree, fillLeafValues, type FillLeaf } from './fills_tree.js';
 import { bytesToHex0x } from './hex.js';
 import { keccak256 } from './keccak.js';
 import type { PublishedBatch } from './published.js';
-import { recordsOfBytes, ReplayExecutor } from './replay.js';
+import { recordsOfBytes, ReplayExecutor, type ReplayOptions } from './replay.js';
 import { firstDifferingChange, type BatchRoots } from './state_root.js';
 
 export interface FraudProof {
@@ -59,6 +59,8 @@ export interface VerifierOptions {
   /** A label for proofs (the DA base URL). */
   source?: string;
   log?: (message: string) => void;
+  /** Start from this snapshot (its batch, engine state, zero balance leaves) instead of genesis. */
+  snapshot?: NonNullable<ReplayOptions['restore']>;
 }
 
 function sameFill(a: FillLeaf, b: FillLeaf): boolean {
@@ -88,10 +90,17 @@ export class Verifier {
   proofs_written: string[] = [];
 
   constructor(engine_config: EngineConfig, options: VerifierOptions = {}) {
-    this.exec = new ReplayExecutor(engine_config);
+    this.exec = new ReplayExecutor(engine_config, { restore: options.snapshot });
     this.options = options;
-    this.genesis_root = this.exec.genesis().state_root;
-    this.state_root = this.genesis_root;
+    if (options.snapshot === undefined) {
+      this.genesis_root = this.exec.genesis().state_root;
+      this.state_root = this.genesis_root;
+    } else {
+      // The snapshot's root, from its own state: the next batch's prev_state_root must be it.
+      this.genesis_root = '';
+      this.state_root = this.exec.builder.stateRoot();
+      this.batch_id = options.snapshot.batch_id;
+    }
   }
 
   /**

@@ -35,7 +35,10 @@ export class Matcher {
   private readonly batch_records: Int32Array;
   private readonly batch_views: RecordViews;
   batch_id = 0;
-  /** The last batch's time: batch times never go back, even if the clock does (or across restarts). */
+  /**
+   * The last batch's time (set only when a batch starts, is replayed or resumed): batch times
+   * never go back, even if the clock does (or across restarts).
+   */
   last_time_ms = 0;
   requests_applied = 0;
   pending_commits = 0;
@@ -61,6 +64,30 @@ export class Matcher {
     for (let m = 0; m < this.engine.marketCount(); m++) w.numbers(EventType.MARKET, [m, ...this.engine.marketInfo(m)]);
     w.numbers(EventType.FEES, this.engine.globalFees());
     this.writeCommitted(0, time, 0);
+  }
+
+  /**
+   * Instead of genesis: continue after a snapshot at `batch_id` whose engine state this matcher's
+   * engine was restored from (restoreFastEngine). Re-registers the snapshot's accounts (20 address
+   * bytes per id, id 0 unused) so that ids stay what the journal's later batches expect. Writes no
+   * events: the front and the DA thread restore their own state from the same snapshot.
+   */
+  resume(batch_id: number, addresses: Uint8Array, batch_time_ms: number): void {
+    if (this.batch_id !== 0 || this.registry.size !== 1) throw new Error('resume needs a fresh matcher');
+    this.last_time_ms = batch_time_ms;
+    for (let at = 20; at + 20 <= addresses.length; at += 20) {
+      const id = this.registry.register(addresses, at);
+      if (id !== at / 20) throw new Error(`snapshot account ${at / 20} registered as ${id}`);
+    }
+    this.batch_id = batch_id;
+  }
+
+  /** The engine state and account addresses after the last applied batch (a snapshot's engine part). */
+  captureState(): { canonical: ReturnType<FastEngine['canonicalState']>; addresses: Uint8Array } {
+    const size = this.registry.size;
+    const addresses = new Uint8Array(size * 20);
+    for (let id = 1; id < size; id++) addresses.set(this.registry.addressBytes(id), id * 20);
+    return { canonical: this.engine.canonicalState(), addresses };
   }
 
   /** Re-applies a journaled batch (already durable): same path as live, no commit hook. */
@@ -90,17 +117,18 @@ export class Matcher {
    * inbox deadline holds on an idle exchange too. Returns whether it did.
    */
   runDueBatch(): boolean {
-    if (this.engine.inboxNextDueMs() > this.clock()) return false;
+    if (this.engine.inboxNextDueMs() > this.options.now_ms()) return false;
     this.commitBatch(0);
     return true;
   }
 
   /** How long the matcher may sleep before an inbox entry falls due (ms; capped by `max_ms`). */
   idleMs(max_ms: number): number {
-    const due = this.engine.inboxNextDueMs() - this.clock();
+    const due = this.engine.inboxNextDueMs() - this.options.now_ms();
     return due < max_ms ? Math.max(0, due) : max_ms;
   }
 
+  /** The time of a batch starting now: the sequencer's clock, never below the last batch's. */
   private clock(): number {
     const now = this.options.now_ms();
     if (now > this.last_time_ms) this.last_time_ms = now;

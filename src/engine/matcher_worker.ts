@@ -1,12 +1,20 @@
 // The matcher thread: owns the engine and all its state; talks to the front only via the rings.
-// Start: genesis, then replay of the journal (recovery), then live batches. Every live batch is
-// journaled; its commit marker goes out when the journal write is durable.
+// Start: genesis, or the engine state of a snapshot (chosen and checked by the front,
+// src/snapshot/recovery.ts); then replay of the journal after it (recovery), then live batches.
+// Every live batch is journaled; its commit marker goes out when the journal write is durable.
+//
+// Snapshots: after every `snapshot_every_batches`-th live batch, and when the front asks, the
+// matcher captures its state between two batches (a synchronous walk: canonicalState plus the
+// registry's addresses), packs it with msgpackr and posts the bytes to the front, which joins
+// them with its read model at the same batch and writes the file. Packing is the only work done
+// here besides the walk; the disk write happens on the front thread.
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Journal } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
+import { decodeEngine, encodeEngine } from '../snapshot/snapshot_file.js';
 import type { EngineConfig } from './api.js';
-import { FastEngine } from './engine.js';
+import { FastEngine, restoreFastEngine } from './engine.js';
 import { Matcher } from './matcher.js';
 
 export interface MatcherWorkerData {
@@ -16,7 +24,21 @@ export interface MatcherWorkerData {
   batch_requests_max: number;
   /** LMDB journal directory; null runs without durability (tests of the pipeline only). */
   journal_dir: string | null;
+  /** Resume from this snapshot (its engine part, already checked by the front) instead of genesis. */
+  snapshot: { batch_id: number; engine: Uint8Array } | null;
+  /** Capture a snapshot after every this many live batches (0: only on request). */
+  snapshot_every_batches: number;
 }
+
+/** Front -> matcher. */
+export type ToMatcher = { type: 'snapshot' } | { type: 'trim'; through_batch_id: number };
+
+/** Matcher -> front. */
+export type FromMatcher =
+  | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number }
+  | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array; capture_ms: number; pack_ms: number }
+  | { type: 'trimmed'; through_batch_id: number; deleted: number }
+  | { type: 'stopped'; batch_id: number; requests_applied: number };
 
 /** Batches applied but not yet durable; past this the matcher waits for the disk. */
 const PENDING_COMMITS_MAX = 64;
@@ -33,13 +55,19 @@ if (!Number.isSafeInteger(CLOCK_OFFSET_MS)) throw new Error('RINGBOOK_CLOCK_OFFS
 const data = workerData as MatcherWorkerData;
 const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
-const engine = new FastEngine(data.engine_config);
+const restored = data.snapshot === null ? null : decodeEngine(data.snapshot.engine);
+const engine = restored === null ? new FastEngine(data.engine_config) : restoreFastEngine(data.engine_config, restored.canonical);
 const journal = data.journal_dir === null ? null : Journal.open(data.journal_dir);
+let snapshot_requested = false;
 
 function fatal(e: unknown): never {
   // Acknowledging without durability would break the promise every answer makes: stop.
   console.error('ringbook: journal commit failed, stopping:', e);
   process.exit(70);
+}
+
+function post(m: FromMatcher, transfer: ArrayBuffer[] = []): void {
+  parentPort?.postMessage(m, transfer);
 }
 
 const matcher = new Matcher(engine, requests, events, {
@@ -50,26 +78,71 @@ const matcher = new Matcher(engine, requests, events, {
   onCommitFailure: fatal,
 });
 
-async function run(): Promise<void> {
-  // Atomics.waitAsync holds no libuv handle: without a timer the thread would exit when idle.
-  const keep_alive = setInterval(() => undefined, 1 << 30);
-  matcher.genesis();
+/** Captures the state after the last applied batch and posts it (the front writes the file). */
+function snapshot(): void {
+  const t0 = performance.now();
+  const state = matcher.captureState();
+  const t1 = performance.now();
+  // msgpackr packs into a shared buffer: copy out what is ours before transferring it.
+  const engine_bytes = new Uint8Array(encodeEngine(state));
+  const t2 = performance.now();
+  post({
+    type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: engine_bytes,
+    capture_ms: t1 - t0, pack_ms: t2 - t1,
+  }, [engine_bytes.buffer as ArrayBuffer]);
+}
+
+parentPort?.on('message', (m: ToMatcher) => {
+  if (m.type === 'snapshot') {
+    snapshot_requested = true;
+  } else if (m.type === 'trim' && journal !== null) {
+    journal.trimThrough(m.through_batch_id).then(
+      (deleted) => post({ type: 'trimmed', through_batch_id: m.through_batch_id, deleted }),
+      (e: unknown) => console.error('ringbook: journal trim failed (the journal is intact):', e),
+    );
+  }
+});
+
+function start(): void {
+  const t0 = performance.now();
+  let from = 1;
+  if (restored !== null && data.snapshot !== null) {
+    matcher.resume(data.snapshot.batch_id, restored.addresses, restored.canonical.batch_time_ms);
+    from = data.snapshot.batch_id + 1;
+    journal?.resumeAfter(data.snapshot.batch_id);
+  } else {
+    matcher.genesis();
+  }
   let replayed = 0;
   if (journal !== null) {
-    for (const b of journal.read(1)) {
+    for (const b of journal.read(from)) {
       matcher.replay(b.batch_id, b.time_ms, b.records, b.count);
       replayed++;
     }
   }
-  parentPort?.postMessage({ type: 'ready', replayed_batches: replayed, batch_id: matcher.batch_id });
+  post({
+    type: 'ready', replayed_batches: replayed, batch_id: matcher.batch_id,
+    snapshot_batch_id: data.snapshot === null ? null : data.snapshot.batch_id, replay_ms: performance.now() - t0,
+  });
+}
+
+async function run(): Promise<void> {
+  // Atomics.waitAsync holds no libuv handle: without a timer the thread would exit when idle.
+  const keep_alive = setInterval(() => undefined, 1 << 30);
+  start();
+  const every = data.snapshot_every_batches;
   let since_yield = 0;
   for (;;) {
+    if (snapshot_requested) {
+      snapshot_requested = false;
+      snapshot();
+    }
     if (matcher.pending_commits >= PENDING_COMMITS_MAX) {
       await yieldToEventLoop();
       continue;
     }
     if (requests.available() > 0) {
-      matcher.runBatch();
+      if (matcher.runBatch() > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
       if (++since_yield >= BATCHES_PER_YIELD) {
         since_yield = 0;
         await yieldToEventLoop();
@@ -84,13 +157,17 @@ async function run(): Promise<void> {
     }
     // Idle: a forced inclusion that is due gets its own batch; otherwise sleep on the ring
     // (without blocking the event loop: journal callbacks still run) until the next one is due.
-    if (matcher.runDueBatch()) continue;
+    if (matcher.runDueBatch()) {
+      // A periodic snapshot falls on batch numbers, empty batches included (the front expects it).
+      if (every > 0 && matcher.batch_id % every === 0) snapshot();
+      continue;
+    }
     await requests.waitForDataAsync(matcher.pending_commits > 0 ? 1 : matcher.idleMs(100));
   }
   if (journal !== null) await journal.close();
   clearInterval(keep_alive);
   events.close();
-  parentPort?.postMessage({ type: 'stopped', batch_id: matcher.batch_id, requests_applied: matcher.requests_applied });
+  post({ type: 'stopped', batch_id: matcher.batch_id, requests_applied: matcher.requests_applied });
 }
 
 run().catch(fatal);

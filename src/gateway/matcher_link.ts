@@ -4,7 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/api.js';
 import type { Request } from '../engine/types.js';
-import type { MatcherWorkerData } from '../engine/matcher_worker.js';
+import type { FromMatcher, MatcherWorkerData, ToMatcher } from '../engine/matcher_worker.js';
 import {
   createRecordRing, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter, viewsOfRing,
 } from '../ring/records.js';
@@ -37,7 +37,29 @@ export interface MatcherLinkOptions {
   read_model: ReadModelLimits;
   /** LMDB journal directory (null: no durability, pipeline tests only). */
   journal_dir: string | null;
+  /** Resume the matcher from this snapshot's engine part (the read model is restored by the caller). */
+  snapshot?: { batch_id: number; engine: Uint8Array } | null;
+  /** The matcher captures a snapshot after every this many live batches (0 or absent: on request only). */
+  snapshot_every_batches?: number;
+  /**
+   * Runs on this thread once the matcher thread is started and before any event is read: the
+   * read model's restore from a snapshot overlaps the matcher's own restore.
+   */
+  beforeEvents?: () => void;
 }
+
+/** What the matcher reported when it was ready. */
+export interface RecoveryInfo {
+  /** The snapshot the matcher resumed from (null: genesis). */
+  snapshot_batch_id: number | null;
+  /** Journal batches replayed after it. */
+  replayed_batches: number;
+  /** Last batch applied at start: batches after it are live. */
+  batch_id: number;
+  replay_ms: number;
+}
+
+export type SnapshotMessage = Extract<FromMatcher, { type: 'snapshot' }>;
 
 class RingEventFields implements EventFields {
   o = 0;
@@ -83,6 +105,9 @@ export class MatcherLink {
     this.writer?.flush();
   };
   replayed_batches = 0;
+  recovery: RecoveryInfo | null = null;
+  /** Receives each engine snapshot the matcher captured (src/snapshot/coordinator.ts). */
+  onSnapshot: ((m: SnapshotMessage) => void) | null = null;
 
   constructor(options: MatcherLinkOptions) {
     this.options = options;
@@ -101,13 +126,20 @@ export class MatcherLink {
       event_sab: events.sab,
       batch_requests_max: this.options.batch_requests_max,
       journal_dir: this.options.journal_dir,
+      snapshot: this.options.snapshot ?? null,
+      snapshot_every_batches: this.options.snapshot_every_batches ?? 0,
     };
     const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
+    this.options.beforeEvents?.();
     // The pump must run before 'ready': recovery replays the journal through the event ring.
     this.pump_done = this.pump(events);
-    const ready = await new Promise<{ replayed_batches: number; batch_id: number }>((resolve, reject) => {
-      const onMessage = (m: { type: string; replayed_batches: number; batch_id: number }): void => {
+    worker.on('message', (m: FromMatcher) => {
+      if (m.type === 'snapshot' && this.onSnapshot !== null) this.onSnapshot(m);
+      else if (m.type === 'trimmed') console.log(`ringbook: journal trimmed through batch ${m.through_batch_id} (${m.deleted} batches deleted)`);
+    });
+    const ready = await new Promise<RecoveryInfo>((resolve, reject) => {
+      const onMessage = (m: FromMatcher): void => {
         if (m.type === 'ready') {
           worker.off('error', reject);
           worker.off('exit', onExit);
@@ -120,6 +152,10 @@ export class MatcherLink {
       worker.once('exit', onExit);
     });
     this.replayed_batches = ready.replayed_batches;
+    this.recovery = {
+      snapshot_batch_id: ready.snapshot_batch_id, replayed_batches: ready.replayed_batches, batch_id: ready.batch_id,
+      replay_ms: ready.replay_ms,
+    };
     worker.on('error', (e) => {
       console.error('ringbook: matcher thread failed:', e);
       process.exit(70);
@@ -130,6 +166,18 @@ export class MatcherLink {
         process.exit(70);
       }
     });
+  }
+
+  /** Asks the matcher for a snapshot of its state now (it arrives through `onSnapshot`). */
+  requestSnapshot(): void {
+    const m: ToMatcher = { type: 'snapshot' };
+    this.worker?.postMessage(m);
+  }
+
+  /** Asks the matcher to delete journal batches 1..`through_batch_id` (retention after a snapshot). */
+  trimJournal(through_batch_id: number): void {
+    const m: ToMatcher = { type: 'trim', through_batch_id };
+    this.worker?.postMessage(m);
   }
 
   /** Ring depths for admin state. */

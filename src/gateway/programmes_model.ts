@@ -38,6 +38,17 @@ export interface InboxView {
   result: InclusionResult | null;
 }
 
+/** Everything the model holds, as plain data (a snapshot's front part; docs/operations.md). */
+export interface ProgrammesState {
+  /** In registration order. */
+  referrals: ReferralView[];
+  referred_by: [number, number[]][];
+  /** Every entry still held, ascending by id. */
+  entries: InboxView[];
+  /** Included entries still held, oldest inclusion first (the order they are forgotten in). */
+  included_ids: number[];
+}
+
 /** Included entries kept for GET /force-include/:id (pending ones are always kept). */
 const INCLUDED_ENTRIES_KEPT = 10_000;
 
@@ -119,6 +130,28 @@ export class ProgrammesModel {
       default:
         return;
     }
+  }
+
+  exportState(): ProgrammesState {
+    return {
+      referrals: [...this.referral_of.values()].map((v) => ({ ...v, earned_units: [...v.earned_units] })),
+      referred_by: [...this.referred_by].map(([k, list]) => [k, [...list]]),
+      entries: [...this.entries.values()].sort((x, y) => x.entry_id - y.entry_id).map((e) => ({ ...e, result: e.result === null ? null : { ...e.result } })),
+      included_ids: this.included_ids.slice(this.included_head),
+    };
+  }
+
+  /** Loads an exported state into this fresh model (between batches: nothing is half-included). */
+  importState(s: ProgrammesState): void {
+    if (this.entries.size !== 0 || this.referral_of.size !== 0) throw new Error('programmes model: import needs a fresh model');
+    for (const v of s.referrals) this.referral_of.set(v.referred, { ...v, earned_units: [...v.earned_units] });
+    for (const [k, list] of s.referred_by) this.referred_by.set(k, [...list]);
+    for (const e of s.entries) {
+      const entry = { ...e, result: e.result === null ? null : { ...e.result } };
+      this.entries.set(e.entry_id, entry);
+      if (e.included_batch_id === 0) this.pending.set(e.entry_id, entry);
+    }
+    this.included_ids.push(...s.included_ids);
   }
 
   private forgetOldIncluded(entry_id: number): void {

@@ -83,6 +83,18 @@ export interface EventFields {
   addressHex(): string;
 }
 
+/** Closed orders the server's read model keeps readable (the newest ones). */
+export const CLOSED_ORDERS_KEPT = 100_000;
+
+/** The read model's private indexes in plain form (snapshots). */
+export interface ReadModelIndexes {
+  /** `account:client_order_id` -> the newest order using it. */
+  client_id_keys: string[];
+  client_id_orders: Float64Array;
+  /** Closed orders, oldest first (the next to be forgotten first). */
+  closed_order_ids: Float64Array;
+}
+
 export interface ReadModelLimits {
   fills_per_account_kept: number;
   trades_per_market_kept: number;
@@ -97,6 +109,11 @@ export class ReadModel {
   readonly account_by_address = new Map<string, number>();
   readonly address_by_account: string[] = [''];
   readonly balances = new Map<number, Float64Array>();
+  /**
+   * Per account, 1 for each asset that had a BALANCE event: exactly the balance leaves of the
+   * state root (they are never removed), which a snapshot needs for its zero balances.
+   */
+  readonly balance_seen = new Map<number, Uint8Array>();
   readonly nonce_high_water = new Map<number, number>();
   readonly credit = new Map<number, { credit_limit: number; auto_cancel_ratio_ppm: number }>();
   readonly orders = new Map<number, OrderView>();
@@ -172,8 +189,10 @@ export class ReadModel {
         if (b === undefined) {
           b = new Float64Array(this.assets.length * 2);
           this.balances.set(account, b);
+          this.balance_seen.set(account, new Uint8Array(this.assets.length));
         }
         const asset = e.field(1);
+        (this.balance_seen.get(account) as Uint8Array)[asset] = 1;
         b[asset * 2] = e.field(2);
         b[asset * 2 + 1] = e.field(3);
         return;
@@ -339,6 +358,31 @@ export class ReadModel {
       this.order_ids_by_account.set(account, ids);
     }
     ids.add(order_id);
+  }
+
+  /** [account, asset] of every balance leaf whose value is zero (snapshots; see balance_seen). */
+  zeroBalanceLeaves(): [number, number][] {
+    const out: [number, number][] = [];
+    for (const [account, seen] of this.balance_seen) {
+      const b = this.balances.get(account) as Float64Array;
+      for (let k = 0; k < seen.length; k++) if (seen[k] === 1 && b[k * 2] === 0 && b[k * 2 + 1] === 0) out.push([account, k]);
+    }
+    return out;
+  }
+
+  /** The private indexes in plain form (src/snapshot/front_state.ts). */
+  exportIndexes(): ReadModelIndexes {
+    const keys: string[] = [];
+    const ids = new Float64Array(this.order_by_client_id.size);
+    for (const [k, v] of this.order_by_client_id) ids[keys.push(k) - 1] = v;
+    return { client_id_keys: keys, client_id_orders: ids, closed_order_ids: Float64Array.from(this.closed_order_ids.slice(this.closed_head)) };
+  }
+
+  importIndexes(x: ReadModelIndexes): void {
+    x.client_id_keys.forEach((k, i) => this.order_by_client_id.set(k, x.client_id_orders[i]));
+    this.closed_order_ids.length = 0;
+    for (const id of x.closed_order_ids) this.closed_order_ids.push(id);
+    this.closed_head = 0;
   }
 
   orderByClientId(account: number, client_order_id: string): OrderView | undefined {

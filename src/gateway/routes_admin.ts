@@ -8,6 +8,7 @@ import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
 import { pendingInclusions } from './routes_programmes.js';
+import type { SnapshotCoordinator } from '../snapshot/coordinator.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -44,7 +45,10 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
 
-export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number }): void {
+export function registerAdminRoutes(
+  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
+  snapshots?: SnapshotCoordinator | null,
+): void {
   const rm = ctx.rm;
   app.get('/admin/state', (res, req) => {
     const reply = openExchange(ctx, res);
@@ -71,9 +75,24 @@ export function registerAdminRoutes(app: TemplatedApp, ctx: GatewayContext, da?:
       signatures_verified: ctx.signatures.verified,
       journal_bytes: null,
       pending_forced_inclusions: pendingInclusions(rm),
+      recovery: ctx.link.recovery,
+      // Published headers the DA thread recomputed differently on start (must stay 0).
+      state_root_rechecks_failed: da ? da.recheck_mismatches : null,
+      snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, last: snapshots.last } : null,
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
     });
   });
+
+  // On demand: the matcher captures its state between two batches; answered once the file is
+  // written (docs/operations.md, "Snapshots").
+  app.post('/admin/snapshot', postRoute(ctx, { admin: true }, (reply, body) => {
+    if (!onlyFields(reply, body, [])) return;
+    if (!snapshots) return void reply.error('INVALID_REQUEST', 'snapshots need the journal (this server runs without one)');
+    snapshots.take().then(
+      (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
+      (e: unknown) => reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`),
+    );
+  }));
 
   app.post('/admin/markets', postRoute(ctx, { admin: true }, (reply, body) => {
     if (!onlyFields(reply, body, ['id', 'base', 'quote', 'tick_size', 'lot_size'])) return;

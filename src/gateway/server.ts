@@ -10,6 +10,7 @@ import { AdminTokenCheck } from './admin_auth.js';
 import { ArrivalOrder, SignatureBatcher, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { MatcherLink } from './matcher_link.js';
+import { CLOSED_ORDERS_KEPT } from './read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { registerPublicRoutes } from './routes_public.js';
@@ -21,6 +22,9 @@ import { createDaPublisher, type DaPublisher } from '../da/publisher.js';
 import { registerDaRoutes } from './routes_da.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { registerMarketDataRoutes } from './routes_marketdata.js';
+import { SnapshotCoordinator } from '../snapshot/coordinator.js';
+import { importFront } from '../snapshot/front_state.js';
+import { loadRecoverySnapshot } from '../snapshot/resume.js';
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -45,6 +49,7 @@ export class RingbookServer {
   private ctx: GatewayContext | null = null;
   private ws_hub: WsHub | null = null;
   private da: DaPublisher | null = null;
+  private snapshots: SnapshotCoordinator | null = null;
   port = 0;
 
   constructor(options: ServerOptions) {
@@ -56,6 +61,9 @@ export class RingbookServer {
     const engine_config = engineConfigOf(cfg);
     const journal_dir = this.options.journal === false ? null : path.resolve(cfg.server.data_dir, 'journal');
     if (journal_dir !== null) mkdirSync(journal_dir, { recursive: true });
+    const snapshots_dir = path.resolve(cfg.server.data_dir, 'snapshots');
+    // Recovery: the newest usable snapshot (src/snapshot/recovery.ts), else genesis.
+    const resume = journal_dir === null ? null : await loadRecoverySnapshot(cfg, journal_dir, snapshots_dir);
     const link = new MatcherLink({
       journal_dir,
       engine_config,
@@ -65,17 +73,41 @@ export class RingbookServer {
       read_model: {
         fills_per_account_kept: cfg.limits.fills_per_account_kept,
         trades_per_market_kept: cfg.limits.trades_per_market_kept,
-        closed_orders_kept: 100_000,
+        closed_orders_kept: CLOSED_ORDERS_KEPT,
+      },
+      snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
+      snapshot_every_batches: cfg.snapshots.every_batches,
+      // The read model's part of the snapshot, loaded while the matcher restores its own.
+      beforeEvents: () => {
+        if (resume !== null) importFront(link.read_model, md, resume.front);
       },
     });
-    const da = createDaPublisher(cfg, journal_dir);
+    const da = createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
     da.attach(link);
-    // Before start: the journal replay rebuilds candles and the leaderboard.
+    // Before start: the journal replay rebuilds candles and the leaderboard (from the snapshot's).
     const md = new MarketData(link.read_model);
     link.addEventListener((e) => md.onEvent(e));
     this.da = da;
     await link.start();
     this.link = link;
+    // Resuming from a snapshot, the DA thread checked the root of its state against the published
+    // one; a difference stops the start here.
+    await da.ready();
+    let snapshots: SnapshotCoordinator | null = null;
+    if (journal_dir !== null) {
+      snapshots = new SnapshotCoordinator({
+        dir: snapshots_dir, every_batches: cfg.snapshots.every_batches, keep: cfg.snapshots.keep, trim_journal: cfg.journal.trim,
+        link, rm: link.read_model, md, da,
+      }, link.recovery?.batch_id ?? 0);
+      this.snapshots = snapshots;
+      const coordinator = snapshots;
+      link.addBatchListener((batch_id) => coordinator.onBatchCommitted(batch_id));
+    }
+    const r = link.recovery;
+    if (r !== null) {
+      console.log(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
+        ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`);
+    }
     const pool = new VerifyPool(this.options.verify_threads ? { threads: this.options.verify_threads } : {});
     this.pool = pool;
     const assets = new Map<string, AssetInfo>();
@@ -100,7 +132,7 @@ export class RingbookServer {
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
     registerProgrammeRoutes(app, ctx);
-    registerAdminRoutes(app, ctx, da);
+    registerAdminRoutes(app, ctx, da, snapshots);
     registerDaRoutes(app, ctx, da);
     registerMarketDataRoutes(app, ctx, md);
     const hub = registerWebSocket(app, ctx);
@@ -142,6 +174,7 @@ export class RingbookServer {
     const deadline = Date.now() + STOP_DRAIN_MS_MAX;
     const busy = (): boolean => (ctx !== null && ctx.open_exchanges > 0) || (link !== null && link.inflight() > 0);
     while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await this.snapshots?.close();
     if (link) await link.stop();
     await this.da?.close();
     this.ws_hub?.close();

@@ -103,6 +103,44 @@ export class Journal {
     return this.last_batch_id;
   }
 
+  /** The oldest batch still held (batches below it were trimmed after a snapshot); 0 when empty. */
+  firstBatchId(): number {
+    for (const key of this.batches.getKeys({ limit: 1 })) return key as number;
+    return 0;
+  }
+
+  /**
+   * The matcher resumes after a snapshot at `batch_id`: the next append is `batch_id + 1`. A
+   * journal trimmed through the snapshot may be empty; one that ends before the snapshot (or
+   * leaves a gap after it) cannot continue it.
+   */
+  resumeAfter(batch_id: number): void {
+    const first = this.firstBatchId();
+    if (this.last_batch_id === 0) {
+      this.last_batch_id = batch_id;
+      return;
+    }
+    if (this.last_batch_id < batch_id || first > batch_id + 1) {
+      throw new JournalCorruption(`journal holds batches ${first}..${this.last_batch_id}, it cannot continue a snapshot at batch ${batch_id}`);
+    }
+  }
+
+  /**
+   * Deletes batches 1..`batch_id` (retention after a snapshot; never the newest batch, so the
+   * journal always knows where it is). Resolves with how many were deleted, once durable.
+   */
+  async trimThrough(batch_id: number): Promise<number> {
+    const through = Math.min(batch_id, this.last_batch_id - 1);
+    if (through < 1) return 0;
+    const keys: number[] = [];
+    for (const key of this.batches.getKeys({ end: through + 1 })) keys.push(key as number);
+    if (keys.length === 0) return 0;
+    await this.batches.transaction(() => {
+      for (const key of keys) this.batches.remove(key);
+    });
+    return keys.length;
+  }
+
   /**
    * Writes one batch; the promise resolves once it is durable on disk. Calls must come in batch
    * order (ids contiguous); writes are queued so their promises resolve in that order.

@@ -63,6 +63,11 @@ interface MarketCandles {
   mid_sampled_ms: number;
 }
 
+/** A candle as a row: start, o, h, l, c, volume (decimal string), live (1/0). */
+export type CandleRow = [number, number, number, number, number, string, number];
+/** Per market (index): its series per interval as rows, its mid; null for a market never seen. */
+export type CandlesState = ({ series: CandleRow[][]; mid: number; mid_sampled_ms: number } | null)[];
+
 function alignDown(ms: number, len: number): number {
   return Math.floor(ms / len) * len;
 }
@@ -120,6 +125,25 @@ export class CandleBuilder {
     mc.mid = mid;
     if (mid > 0) this.sampleMid(mc, time_ms);
     else mc.mid_sampled_ms = -1;
+  }
+
+  /** Everything kept, in plain form (snapshots: src/snapshot/front_state.ts); volumes as strings. */
+  exportState(): CandlesState {
+    return this.markets.map((mc) => (mc === undefined ? null : {
+      series: mc.series.map((series) => series.map((c) => [c.start_ms, c.o, c.h, c.l, c.c, c.v.toString(), c.live ? 1 : 0] as CandleRow)),
+      mid: mc.mid, mid_sampled_ms: mc.mid_sampled_ms,
+    }));
+  }
+
+  /** Loads what `exportState` gave into an empty builder. */
+  importState(state: CandlesState): void {
+    state.forEach((mc, m) => {
+      if (mc === null) return;
+      this.markets[m] = {
+        series: mc.series.map((rows) => rows.map(([start_ms, o, h, l, c, v, live]) => ({ start_ms, o, h, l, c, v: BigInt(v), live: live === 1 }))),
+        mid: mc.mid, mid_sampled_ms: mc.mid_sampled_ms,
+      };
+    });
   }
 
   /** The current mid of a market (0: not two-sided). */

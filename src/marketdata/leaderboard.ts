@@ -102,6 +102,22 @@ export class Leaderboard {
     return out;
   }
 
+  /** The window's fills and the last prices (snapshots); the per-account sums follow from them. */
+  exportState(): { window: LeaderTrade[]; last_price: number[] } {
+    return { window: this.window.slice(this.head), last_price: Array.from(this.last_price, (p) => p ?? 0) };
+  }
+
+  /** Loads what `exportState` gave into an empty leaderboard (the sums are recomputed). */
+  importState(state: { window: LeaderTrade[]; last_price: number[] }): void {
+    state.last_price.forEach((p, m) => {
+      this.last_price[m] = p;
+    });
+    for (const t of state.window) {
+      this.window.push(t);
+      this.apply(t, 1n);
+    }
+  }
+
   /** Fills in the window now. */
   get size(): number {
     return this.window.length - this.head;

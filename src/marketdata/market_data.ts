@@ -3,8 +3,16 @@
 import { OrderStatus, Side } from '../engine/types.js';
 import { EventType } from '../ring/records.js';
 import type { EventFields, ReadModel } from '../gateway/read_model.js';
-import { CandleBuilder, midpoint } from './candles.js';
-import { Leaderboard } from './leaderboard.js';
+import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
+import { Leaderboard, type LeaderTrade } from './leaderboard.js';
+
+export interface MarketDataState {
+  batch_time_ms: number;
+  candles: CandlesState;
+  leaderboard: { window: LeaderTrade[]; last_price: number[] };
+  best_bid: number[];
+  best_ask: number[];
+}
 
 export interface MarketDataOptions {
   /** Wall clock for request-time defaults (the default `since` of candles); Date.now by default. */
@@ -79,6 +87,27 @@ export class MarketData {
       default:
         return;
     }
+  }
+
+  /** Candles, leaderboard and cached best prices in plain form (snapshots). */
+  exportState(): MarketDataState {
+    return {
+      batch_time_ms: this.batch_time_ms, candles: this.candles.exportState(), leaderboard: this.leaderboard.exportState(),
+      best_bid: Array.from(this.best_bid, (p) => p ?? 0), best_ask: Array.from(this.best_ask, (p) => p ?? 0),
+    };
+  }
+
+  /** Loads what `exportState` gave into a fresh MarketData. */
+  importState(state: MarketDataState): void {
+    this.batch_time_ms = state.batch_time_ms;
+    this.candles.importState(state.candles);
+    this.leaderboard.importState(state.leaderboard);
+    state.best_bid.forEach((p, m) => {
+      this.best_bid[m] = p;
+    });
+    state.best_ask.forEach((p, m) => {
+      this.best_ask[m] = p;
+    });
   }
 
   /**

@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pack, unpack } from 'msgpackr';
 import { readSnapshot } from '../../src/cli/snapshot.js';
+import { snapshotPackr } from '../../src/snapshot/snapshot_file.js';
 import { engineConfigOf, loadConfig } from '../../src/config.js';
 import { restoreFastEngine } from '../../src/engine/engine.js';
 import { stateDigest } from '../../src/engine/state.js';
@@ -91,13 +91,16 @@ describe('ringbook CLI', () => {
     expect(j.batch_id).toBe(last_batch);
     expect(j.state_root).toBe(published_root);
     const snap = readSnapshot(fs.readFileSync(j.file));
-    expect(snap.accounts.length).toBe(3); // fee account + maker + taker
-    const engine = restoreFastEngine(engineConfigOf(loadConfig({})), snap.engine);
+    expect(snap.batch_id).toBe(last_batch);
+    expect(snap.state_root).toBe(published_root);
+    expect(snap.engine_state.addresses.length).toBe(3 * 20); // fee account + maker + taker
+    expect(snap.front).not.toBeNull();
+    const engine = restoreFastEngine(engineConfigOf(loadConfig({})), snap.engine_state.canonical);
     expect(stateDigest(engine.canonicalState())).toBe(j.engine_digest);
     // A tampered snapshot is refused.
-    const bad = unpack(fs.readFileSync(j.file)) as { engine: { next_order_id: number } };
-    bad.engine.next_order_id += 1;
-    expect(() => readSnapshot(pack(bad))).toThrow(/digest/);
+    const bad = snapshotPackr.unpack(fs.readFileSync(j.file)) as { engine: Uint8Array };
+    bad.engine[bad.engine.length >> 1] ^= 1;
+    expect(() => readSnapshot(snapshotPackr.pack(bad))).toThrow(/digest/);
   });
 
   it('refuses unknown commands with the usage exit code', async () => {

@@ -19,6 +19,8 @@ describe('config', () => {
     expect(c.assets.map((a) => a.symbol)).toEqual(['ETH', 'BTC', 'USDC']);
     expect(c.rate_limits).toEqual({ orders_per_wallet: 20, cancels_per_wallet: 20, deposits_per_wallet: 5, withdrawals_per_wallet: 5, gets_per_ip: 100 });
     expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    expect(c.snapshots).toEqual({ every_batches: 100000, keep: 3 });
+    expect(c.journal).toEqual({ trim: false });
   });
 
   it('takes RINGBOOK_* overrides and a merged RINGBOOK_CONFIG file', () => {
@@ -47,6 +49,9 @@ describe('config', () => {
     [{ assets: [] }, 'assets must be a non-empty array'],
     [{ settlement: { contract: '0x12', chain_id: 1 } }, 'settlement.contract'],
     [{ credit: { auto_cancel_ratio_default: 1.5 } }, 'auto_cancel_ratio_default'],
+    [{ snapshots: { every_batches: -1 } }, 'snapshots.every_batches'],
+    [{ snapshots: { keep: 0 } }, 'snapshots.keep must be a positive integer'],
+    [{ journal: { trim: 'yes' } }, 'journal.trim'],
   ])('refuses %j', (over, message) => {
     expect(() => validateConfig(withOverride(over))).toThrow(ConfigError);
     expect(() => validateConfig(withOverride(over))).toThrow(message);

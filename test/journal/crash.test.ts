@@ -1,15 +1,20 @@
 // kill -9 at random moments under steady signed load: after every restart each acknowledged
-// order is present exactly once, nonces survived, and nothing acknowledged was lost.
+// order is present exactly once, nonces survived, and nothing acknowledged was lost. Snapshots are
+// taken every few batches, so kills also land while one is captured or written, and restarts
+// resume from them (with the journal after them), not only from genesis.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mulberry32 as prng } from '../../src/util/prng.js';
 import { adminHeaders, api, startServer, Wallet, type StartedServer } from '../server/harness.js';
+import { settledState } from '../snapshot/traffic.js';
 
 const ROUNDS = Number(process.env.RINGBOOK_CRASH_ROUNDS ?? 20);
 const WALLETS = 6;
 const ORDERS_PER_WALLET_PER_ROUND_MAX = 40;
+/** Small: several snapshots per round, some interrupted by the kill. */
+const CONFIG = { snapshots: { every_batches: 15, keep: 2 } };
 
 interface Acked {
   order_id: number;
@@ -26,7 +31,8 @@ describe('crash recovery (SIGKILL under load)', () => {
     const random = prng(20261122);
     const wallets = Array.from({ length: WALLETS }, () => Wallet.random());
     const acked = new Map<string, Acked[]>(wallets.map((w) => [w.address, []]));
-    let server: StartedServer = await startServer({ env });
+    let server: StartedServer = await startServer({ env, config: CONFIG });
+    let from_snapshot = 0;
     for (const w of wallets) {
       const r = await api(server.url).post('/deposit', { user: w.address, asset: 'USDC', amount: '1000000' }, adminHeaders(server));
       expect(r.status).toBe(200);
@@ -73,7 +79,15 @@ describe('crash recovery (SIGKILL under load)', () => {
       await server.stop('SIGKILL');
       killed = true;
       await Promise.all(loops);
-      server = await startServer({ env });
+      server = await startServer({ env, config: CONFIG });
+      // The root recovered (snapshot + journal) is the published one: no recheck differed.
+      const state = await settledState(server);
+      expect(state.state_root_rechecks_failed).toBe(0);
+      const recovery = state.recovery as { snapshot_batch_id: number | null; batch_id: number };
+      if (recovery.snapshot_batch_id !== null) {
+        from_snapshot++;
+        expect(recovery.snapshot_batch_id).toBeLessThanOrEqual(recovery.batch_id);
+      }
     }
     // Final check after the last restart, including order details.
     const client = api(server.url);
@@ -84,5 +98,6 @@ describe('crash recovery (SIGKILL under load)', () => {
     }
     await server.stop('SIGTERM');
     expect(total_acked).toBeGreaterThan(ROUNDS);
+    expect(from_snapshot, 'restarts that resumed from a snapshot').toBeGreaterThan(ROUNDS / 2);
   }, 300_000);
 });

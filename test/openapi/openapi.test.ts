@@ -364,6 +364,8 @@ describe('docs/openapi.yaml against the real server', () => {
     await put(`/admin/accounts/${maker.address}/credit`, { credit_limit: 1_000_000_000_000, auto_cancel_ratio: 0.9 }, 200, admin);
     const bal = await get(`/account/${maker.address}/balances`);
     expect(bal.credit).not.toBeNull();
+    const snap = await post('/admin/snapshot', {}, 200, admin);
+    expect(Number(snap.batch_id)).toBeGreaterThan(0);
     await get('/admin/state', 200, admin);
     await get('/health');
   });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  REPO_ROOT, Wallet, adminState, api, balances, deposit, startServer, type StartedServer,
+  REPO_ROOT, Wallet, adminHeaders, adminState, api, balances, deposit, startServer, type StartedServer,
 } from './harness.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -130,10 +130,12 @@ describe('referrals on the real server', () => {
     expect((await ok(http.get(`/referral/${referred.address}`))).referred_by).toEqual({ referrer: referrer.address, active_until: reg.active_until });
     expect((await http.get('/referral/0x12')).status).toBe(400);
 
-    // kill -9: everything comes back from the journal.
+    // A snapshot, then kill -9: the restart resumes from the snapshot (its read model included).
+    const snap = await ok(http.post('/admin/snapshot', {}, adminHeaders(s)));
     await s.stop('SIGKILL');
     s = await start(dir);
     http = api(s.url);
+    expect((await adminState(s)).recovery).toMatchObject({ snapshot_batch_id: Number(snap.batch_id) });
     expect(await ok(http.get(`/referral/${referrer.address}`))).toEqual(stats);
     expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
     r = await http.post('/referral/register', referred.referral(maker.address));
@@ -239,11 +241,13 @@ describe('forced inclusion on the real server', () => {
     }]);
     expect((await balances(s, user.address)).USDC.locked).toBe(0);
 
-    // kill -9, then the clock reaches queued + 23 h: with no traffic at all, the matcher starts
-    // a batch for the entry, which is included an hour before its deadline.
+    // A snapshot holds the pending entry; kill -9, then the clock reaches queued + 23 h: with no
+    // traffic at all, the matcher starts a batch for the entry, included an hour before its deadline.
+    await ok(http.post('/admin/snapshot', {}, adminHeaders(s)));
     await s.stop('SIGKILL');
     s = await start(dir, 23 * HOUR_MS + 60_000, config);
     http = api(s.url);
+    expect((await adminState(s)).recovery.snapshot_batch_id).toBeGreaterThan(0);
     const done = await poll('the withheld entry included', async () => {
       const e = await ok(http.get(`/force-include/${queued.entry_id}`));
       return e.status === 'included' ? e : null;

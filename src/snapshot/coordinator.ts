@@ -1,0 +1,227 @@
+// Writes snapshots on the front thread (docs/operations.md, "Snapshots"). A snapshot at batch N
+// joins three things taken at the same batch boundary:
+// - the engine part, captured by the matcher between batches N and N+1 and posted as bytes
+//   (MatcherLink.onSnapshot);
+// - the front part: the read model and market data right after batch N's commit marker was
+//   applied (every N that is a multiple of `every_batches` is captured when it commits; for an
+//   on-demand snapshot the front learns N from the engine part and captures when its read model
+//   reaches N, or at once if it is there; a read model already past N cannot be used and the
+//   snapshot is dropped, which the caller sees);
+// - the published state root of batch N (read from the DA store once the DA thread reached N).
+// Then the writer thread (src/snapshot/writer_worker.ts) packs the front's columns, writes the
+// file atomically and keeps the `keep` newest; with `journal.trim` the matcher is then asked to
+// delete journal batches through the oldest kept snapshot that the DA store holds. The matcher
+// only walks its state and packs it; the front only exports its read model into columns.
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { DaStore } from '../da/da_store.js';
+import type { MatcherLink, SnapshotMessage } from '../gateway/matcher_link.js';
+import type { ReadModel } from '../gateway/read_model.js';
+import type { MarketData } from '../marketdata/market_data.js';
+import { exportFront, frontBuffers, type FrontState } from './front_state.js';
+import { snapshotFileName } from './snapshot_file.js';
+import type { WriteDone, WriteJob } from './writer_worker.js';
+
+export interface SnapshotResult {
+  batch_id: number;
+  file: string;
+  bytes: number;
+  state_root: string | null;
+  /** Matcher: walk of the state, and msgpackr packing of it (the matcher's whole pause). */
+  capture_ms: number;
+  pack_ms: number;
+  /** Front thread: export of the read model into columns (the front's whole pause). */
+  front_ms: number;
+  /** Writer thread: packing the front part and encoding the file with its digest. */
+  encode_ms: number;
+  /** From both parts present to the file written: the DA root, the writer thread, the disk. */
+  write_ms: number;
+}
+
+export interface CoordinatorOptions {
+  dir: string;
+  every_batches: number;
+  keep: number;
+  trim_journal: boolean;
+  link: MatcherLink;
+  rm: ReadModel;
+  md: MarketData;
+  da: { store: DaStore | null; stateRootBatchId(): number; stateRoot(): string | null };
+  log?: (m: string) => void;
+}
+
+interface Pending {
+  engine: SnapshotMessage | null;
+  front: { state: FrontState; zero_balance_leaves: [number, number][]; ms: number } | null;
+}
+
+/** Snapshots waiting for a part; older ones are dropped past this (a part that never came). */
+const PENDING_MAX = 4;
+/** How long a snapshot waits for the DA thread to publish its batch before it is written without its root. */
+const ROOT_WAIT_MS_MAX = 30_000;
+
+export class SnapshotCoordinator {
+  private readonly o: CoordinatorOptions;
+  private readonly pending = new Map<number, Pending>();
+  private waiters: { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[] = [];
+  /** On-demand requests waiting for the snapshot of a given batch. */
+  private readonly batch_waiters = new Map<number, { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[]>();
+  private writing: Promise<void> = Promise.resolve();
+  private readonly log: (m: string) => void;
+  private readonly writer: Worker;
+  private writer_done: ((d: WriteDone) => void) | null = null;
+  /** Commits up to this batch were replayed at start (no snapshot is taken of them). */
+  private readonly live_after: number;
+  last: SnapshotResult | null = null;
+  written = 0;
+  dropped = 0;
+
+  constructor(o: CoordinatorOptions, live_after: number) {
+    this.o = o;
+    this.live_after = live_after;
+    this.log = o.log ?? ((m) => console.error(m));
+    mkdirSync(o.dir, { recursive: true });
+    o.link.onSnapshot = (m) => this.onEngine(m);
+    this.writer = new Worker(new URL('./writer_worker.js', import.meta.url));
+    this.writer.on('message', (d: WriteDone) => this.writer_done?.(d));
+    this.writer.on('error', (e) => this.writer_done?.({ ok: false, error: `snapshot writer failed: ${e.message}` }));
+    // It must not keep the process alive on its own (a clean stop ends the other threads).
+    this.writer.unref();
+  }
+
+  /**
+   * Ends the writer thread at once: a write it interrupts leaves only a temporary file (deleted
+   * at the next start), never a partial snapshot.
+   */
+  async close(): Promise<void> {
+    await this.writer.terminate();
+  }
+
+  /** Batch listener: after batch `batch_id`'s commit was applied to the read model. */
+  onBatchCommitted(batch_id: number): void {
+    const p = this.pending.get(batch_id);
+    // Replayed batches are not snapshotted periodically (the matcher does not capture them).
+    const periodic = batch_id > this.live_after && this.o.every_batches > 0 && batch_id % this.o.every_batches === 0;
+    if ((periodic || p !== undefined) && (p === undefined || p.front === null)) this.captureFront(batch_id);
+    if (this.pending.has(batch_id)) this.maybeWrite(batch_id);
+  }
+
+  /** On demand: asks the matcher for its state now; resolves when that snapshot is written. */
+  take(): Promise<SnapshotResult> {
+    return new Promise<SnapshotResult>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.o.link.requestSnapshot();
+    });
+  }
+
+  private entry(batch_id: number): Pending {
+    let p = this.pending.get(batch_id);
+    if (p === undefined) {
+      p = { engine: null, front: null };
+      this.pending.set(batch_id, p);
+      while (this.pending.size > PENDING_MAX) {
+        const oldest = Math.min(...this.pending.keys());
+        this.pending.delete(oldest);
+        this.dropped++;
+        this.log(`ringbook: snapshot at batch ${oldest} dropped (a part never arrived)`);
+        for (const w of this.batch_waiters.get(oldest) ?? []) w.reject(new Error(`snapshot at batch ${oldest} dropped; retry`));
+        this.batch_waiters.delete(oldest);
+      }
+    }
+    return p;
+  }
+
+  private captureFront(batch_id: number): void {
+    const t0 = performance.now();
+    const rm = this.o.rm;
+    if (rm.batch_id !== batch_id) throw new Error(`snapshot: read model at batch ${rm.batch_id}, not ${batch_id}`);
+    const state = exportFront(rm, this.o.md);
+    this.entry(batch_id).front = { state, zero_balance_leaves: rm.zeroBalanceLeaves(), ms: performance.now() - t0 };
+  }
+
+  private onEngine(m: SnapshotMessage): void {
+    const n = m.batch_id;
+    const rm = this.o.rm;
+    const waiters = this.waiters;
+    this.waiters = [];
+    const p = this.entry(n);
+    p.engine = m;
+    if (p.front === null) {
+      if (rm.batch_id === n) {
+        this.captureFront(n);
+      } else if (rm.batch_id > n) {
+        // The read model already moved past the batch the matcher captured (rare: a request
+        // raced the capture); this snapshot cannot be made consistent.
+        this.pending.delete(n);
+        this.dropped++;
+        for (const w of waiters) w.reject(new Error(`snapshot at batch ${n} missed: the read model is at batch ${rm.batch_id}; retry`));
+        return;
+      }
+    }
+    this.maybeWrite(n, waiters);
+  }
+
+  private maybeWrite(n: number, waiters: { resolve: (r: SnapshotResult) => void; reject: (e: Error) => void }[] = []): void {
+    if (waiters.length > 0) this.batch_waiters.set(n, [...(this.batch_waiters.get(n) ?? []), ...waiters]);
+    const p = this.pending.get(n);
+    if (p === undefined || p.engine === null || p.front === null) return;
+    this.pending.delete(n);
+    const engine = p.engine;
+    const front = p.front;
+    const mine = this.batch_waiters.get(n) ?? [];
+    this.batch_waiters.delete(n);
+    // One write at a time, in batch order.
+    this.writing = this.writing.then(() => this.write(engine, front)).then(
+      (r) => {
+        for (const w of mine) w.resolve(r);
+      },
+      (e: unknown) => {
+        this.log(`ringbook: snapshot at batch ${n} not written: ${(e as Error).message}`);
+        for (const w of mine) w.reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  }
+
+  private async rootOf(n: number): Promise<string | null> {
+    const da = this.o.da;
+    const deadline = Date.now() + ROOT_WAIT_MS_MAX;
+    while (da.stateRootBatchId() < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const header = n > 0 ? da.store?.get(n)?.header : undefined;
+    if (header !== undefined) return header.state_root;
+    return da.stateRootBatchId() === n ? da.stateRoot() : null;
+  }
+
+  private async write(engine: SnapshotMessage, front: NonNullable<Pending['front']>): Promise<SnapshotResult> {
+    const t0 = performance.now();
+    const n = engine.batch_id;
+    const state_root = await this.rootOf(n);
+    const file = path.join(this.o.dir, snapshotFileName(n));
+    const job: WriteJob = {
+      header: { batch_id: n, batch_time_ms: engine.batch_time_ms, state_root, zero_balance_leaves: front.zero_balance_leaves, created_ms: Date.now() },
+      engine: engine.engine, front: front.state, file, dir: this.o.dir, keep: this.o.keep,
+    };
+    const done = await new Promise<WriteDone>((resolve) => {
+      this.writer_done = resolve;
+      this.writer.postMessage(job, [...frontBuffers(front.state), engine.engine.buffer as ArrayBuffer]);
+    });
+    this.writer_done = null;
+    if (!done.ok) throw new Error(done.error);
+    const kept = done.kept;
+    const r: SnapshotResult = {
+      batch_id: n, file, bytes: done.bytes, state_root, capture_ms: engine.capture_ms, pack_ms: engine.pack_ms,
+      front_ms: front.ms, encode_ms: done.pack_ms, write_ms: performance.now() - t0,
+    };
+    this.last = r;
+    this.written++;
+    console.log(`ringbook: snapshot at batch ${n} written (${(r.bytes / 1e6).toFixed(1)} MB; matcher paused ` +
+      `${Math.round(r.capture_ms + r.pack_ms)} ms, front ${Math.round(r.front_ms)} ms)`);
+    if (this.o.trim_journal && kept.length >= this.o.keep) {
+      // Through the oldest kept snapshot, and only what the DA store already holds (the DA
+      // thread reads inputs from the journal to publish them).
+      const through = Math.min(kept[kept.length - 1].batch_id, this.o.da.store?.latest() ?? 0);
+      if (through > 0) this.o.link.trimJournal(through);
+    }
+    return r;
+  }
+}

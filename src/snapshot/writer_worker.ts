@@ -1,0 +1,38 @@
+// The snapshot writer thread: packs the front's part (the FrontState columns arrive transferred,
+// not copied), encodes the file with its digest, writes it atomically and prunes old snapshots.
+// So the front thread only pays for exporting its read model into columns; msgpackr, SHA-256 and
+// the disk run here (src/snapshot/coordinator.ts posts the jobs, one at a time).
+import { parentPort } from 'node:worker_threads';
+import { packFront, type FrontState } from './front_state.js';
+import { encodeSnapshot, pruneSnapshots, writeFileAtomic, type SnapshotHeader } from './snapshot_file.js';
+
+export interface WriteJob {
+  header: SnapshotHeader;
+  engine: Uint8Array;
+  front: FrontState;
+  file: string;
+  dir: string;
+  keep: number;
+}
+
+export type WriteDone =
+  | { ok: true; bytes: number; pack_ms: number; write_ms: number; kept: { batch_id: number; file: string }[] }
+  | { ok: false; error: string };
+
+const port = parentPort;
+if (port === null) throw new Error('snapshot writer: not in a worker thread');
+
+port.on('message', (job: WriteJob) => {
+  void (async (): Promise<WriteDone> => {
+    try {
+      const t0 = performance.now();
+      const bytes = encodeSnapshot(job.header, job.engine, packFront(job.front));
+      const t1 = performance.now();
+      await writeFileAtomic(job.file, bytes);
+      const kept = pruneSnapshots(job.dir, job.keep);
+      return { ok: true, bytes: bytes.length, pack_ms: t1 - t0, write_ms: performance.now() - t1, kept };
+    } catch (e) {
+      return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+  })().then((done) => port.postMessage(done));
+});
