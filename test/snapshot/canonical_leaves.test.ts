@@ -7,39 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { leavesFromCanonical } from '../../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { StateRootBuilder, stateRootOfLeaves } from '../../src/da/state_root.js';
-import { RequestKind, type Request } from '../../src/engine/types.js';
 import { ReadModel } from '../../src/gateway/read_model.js';
-import { CLIENT_ORDER_ID_BYTES_MAX, createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../../src/ring/records.js';
+import { CLIENT_ORDER_ID_BYTES_MAX, EventType } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { addressesHex } from '../../src/snapshot/snapshot_file.js';
 import { generateSequence } from '../engine/generator.js';
+import { recordsOf } from '../da/records.js';
 
 const SEEDS = Number(process.env.RINGBOOK_LEAVES_SEEDS ?? 60);
-
-/** Generator account ids -> addresses; ids it uses as "unknown" get addresses too (rejected). */
-function addressOf(account: number): Uint8Array {
-  const a = new Uint8Array(20);
-  a[0] = 0xa5;
-  new DataView(a.buffer).setUint32(16, account >>> 0);
-  return a;
-}
-
-/** The requests as journal records (the front's codec), as the matcher reads them. */
-function recordsOf(requests: readonly Request[]): Int32Array {
-  const ring = createRecordRing(256);
-  const writer = new RequestWriter(ring);
-  const out = new Int32Array(requests.length * RECORD_WORDS);
-  requests.forEach((r, i) => {
-    const refers = r.kind === RequestKind.REFER || (r.kind === RequestKind.FORCE_INCLUDE && r.inner_kind === RequestKind.REFER);
-    if (!writer.tryWrite(i + 1, addressOf(r.account), 0, r, refers ? addressOf(r.referrer_account) : null)) throw new Error('ring full');
-    writer.flush();
-    if (ring.available() !== 1) throw new Error('record not published');
-    const o = ring.slotOffset(0);
-    out.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
-    ring.release(1);
-  });
-  return out;
-}
 
 function registryAddresses(ex: ReplayExecutor): string[] {
   const reg = ex.matcher.registry;

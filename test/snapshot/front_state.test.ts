@@ -3,35 +3,12 @@
 // answering alike when the same later events reach both.
 import { describe, expect, it } from 'vitest';
 import { ReplayExecutor } from '../../src/da/replay.js';
-import { RequestKind, type Request } from '../../src/engine/types.js';
 import { ReadModel } from '../../src/gateway/read_model.js';
 import { MarketData } from '../../src/marketdata/market_data.js';
-import { CLIENT_ORDER_ID_BYTES_MAX, createRecordRing, RECORD_WORDS, RequestWriter } from '../../src/ring/records.js';
+import { CLIENT_ORDER_ID_BYTES_MAX } from '../../src/ring/records.js';
 import { decodeFront, encodeFront, exportFront, importFront } from '../../src/snapshot/front_state.js';
 import { generateSequence } from '../engine/generator.js';
-
-function recordsOf(requests: readonly Request[]): Int32Array {
-  const ring = createRecordRing(256);
-  const writer = new RequestWriter(ring);
-  const out = new Int32Array(requests.length * RECORD_WORDS);
-  const addressOf = (account: number): Uint8Array => {
-    const a = new Uint8Array(20);
-    a[0] = 0x5a;
-    new DataView(a.buffer).setUint32(16, account >>> 0);
-    return a;
-  };
-  requests.forEach((r, i) => {
-    // Referrals carry the referrer's address (so the programmes' state is in the snapshots too).
-    const refers = r.kind === RequestKind.REFER || (r.kind === RequestKind.FORCE_INCLUDE && r.inner_kind === RequestKind.REFER);
-    writer.tryWrite(i + 1, addressOf(r.account), 0, r, refers ? addressOf(r.referrer_account) : null);
-    writer.flush();
-    if (ring.available() !== 1) throw new Error('record not published');
-    const o = ring.slotOffset(0);
-    out.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
-    ring.release(1);
-  });
-  return out;
-}
+import { recordsOf } from '../da/records.js';
 
 const LIMITS = { fills_per_account_kept: 5, trades_per_market_kept: 5, closed_orders_kept: 8 };
 
