@@ -289,8 +289,9 @@ export class RingbookClient {
   }
 
   /** Referral statistics of `address` (default: the wallet); any well-formed address answers. */
-  referral(address?: string): Promise<ReferralStats> {
-    return this.request('GET', `/referral/${enc(this.#address(address))}`);
+  referral(address?: string, opts: { limit?: number } = {}): Promise<ReferralStats> {
+    const q = opts.limit === undefined ? '' : `?limit=${opts.limit}`;
+    return this.request('GET', `/referral/${enc(this.#address(address))}${q}`);
   }
 
   // ------------------------------------------------------------------ forced inclusion

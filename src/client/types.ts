@@ -213,13 +213,15 @@ export interface ReferralStats {
   referral_code: string;
   /** Every user ever referred (active or not). */
   referred_users: number;
+  /** How many still share fees (all of them, not only the rows listed). */
+  active_referral_count: number;
   /** USDC earned from all referred users, digit string of units (`"400000"` = 0.4 USDC). */
   total_earnings_usdc: string;
   /** The latest end among the active referrals, null when none is active. */
   active_until: string | null;
-  /** The referrals still sharing fees. */
+  /** The listed referrals still sharing fees. */
   active_referrals: ActiveReferral[];
-  /** Every referral, in registration order. */
+  /** The `limit` most recent referrals (default 100), in registration order. */
   referrals: ReferralRecord[];
   /** Who referred this address, null when nobody did. */
   referred_by: { referrer: string; active_until: string } | null;
@@ -228,12 +230,14 @@ export interface ReferralStats {
 // ---- forced inclusion ----
 
 export type ForcedKind = 'order' | 'cancel' | 'amend' | 'cancel_all' | 'withdrawal' | 'referral';
+/** As the server reports an entry's kind: `unknown` for a payload it could not read at all. */
+export type ForcedKindReported = ForcedKind | 'unknown';
 
 /** `POST /force-include`: the queued inbox entry. */
 export interface ForceInclusion {
   entry_id: number;
   user: string;
-  kind: ForcedKind;
+  kind: ForcedKindReported;
   /** keccak256 of the payload bytes (0x + 64 hex). */
   payload_hash: string;
   /** The envelope's nonce (consumed now). */
@@ -261,7 +265,7 @@ export interface ForcedResult {
 export interface ForceInclusionStatus {
   entry_id: number;
   user: string;
-  kind: ForcedKind;
+  kind: ForcedKindReported;
   nonce: number;
   payload_nonce: number;
   queued_at: string;
@@ -277,7 +281,7 @@ export interface ForceInclusionStatus {
 export interface PendingForcedInclusion {
   entry_id: number;
   user: string;
-  kind: ForcedKind;
+  kind: ForcedKindReported;
   payload_nonce: number;
   queued_at: string;
   deadline: string;

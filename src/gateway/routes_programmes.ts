@@ -6,7 +6,7 @@ import {
   CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind,
 } from '../engine/types.js';
 import {
-  allowWallet, getRoute, postRoute, replyRejected, submit, type GatewayContext,
+  allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
 import type { Reply } from './envelope.js';
 import {
@@ -40,8 +40,15 @@ function usdcIndex(rm: ReadModel): number {
   return rm.assets.indexOf('USDC');
 }
 
-/** GET /referral/:address (docs/api.md): what the address earned as a referrer, and its own referrer. */
-export function referralStats(rm: ReadModel, address: string, now_ms: number): Record<string, unknown> {
+/** Rows of the referral lists in one answer (`limit`): the most recent registrations. */
+export const REFERRAL_ROWS_DEFAULT = 100;
+export const REFERRAL_ROWS_MAX = 1000;
+
+/**
+ * GET /referral/:address (docs/api.md): what the address earned as a referrer, and its own
+ * referrer. Counts and totals cover every referral; the lists the `rows_max` most recent.
+ */
+export function referralStats(rm: ReadModel, address: string, now_ms: number, rows_max = REFERRAL_ROWS_DEFAULT): Record<string, unknown> {
   const account = rm.account_by_address.get(address);
   const usdc = usdcIndex(rm);
   const p = rm.programmes;
@@ -49,24 +56,31 @@ export function referralStats(rm: ReadModel, address: string, now_ms: number): R
   const active: Record<string, unknown>[] = [];
   let total = 0;
   let latest_active_until = 0;
-  for (const referred of account === undefined ? [] : p.referred_by.get(account) ?? []) {
-    const v = p.referral_of.get(referred);
+  const all = account === undefined ? [] : p.referred_by.get(account) ?? [];
+  const first_row = Math.max(0, all.length - rows_max);
+  let active_count = 0;
+  for (let i = 0; i < all.length; i++) {
+    const v = p.referral_of.get(all[i]);
     if (v === undefined) continue;
     const earned = usdc >= 0 ? v.earned_units[usdc] : 0;
     total += earned;
     const is_active = now_ms < v.active_until_ms;
-    const row = { address: addressOf(rm, referred), active_until: isoTime(v.active_until_ms), earned_usdc: String(earned) };
-    referrals.push({ ...row, active: is_active });
     if (is_active) {
-      active.push(row);
+      active_count++;
+      // Registrations only grow later in the list, so the last active one ends last.
       if (v.active_until_ms > latest_active_until) latest_active_until = v.active_until_ms;
     }
+    if (i < first_row) continue;
+    const row = { address: addressOf(rm, all[i]), active_until: isoTime(v.active_until_ms), earned_usdc: String(earned) };
+    referrals.push({ ...row, active: is_active });
+    if (is_active) active.push(row);
   }
   const own = account === undefined ? undefined : p.referral_of.get(account);
   return {
     address,
     referral_code: address,
-    referred_users: referrals.length,
+    referred_users: all.length,
+    active_referral_count: active_count,
     total_earnings_usdc: String(total),
     active_until: latest_active_until > 0 ? isoTime(latest_active_until) : null,
     active_referrals: active,
@@ -172,8 +186,12 @@ export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext):
       reply.error('INVALID_REQUEST', a.message);
       return;
     }
+    const q = queryParams(reply, req.getQuery() ?? '');
+    if (q === null) return;
+    const limit = uintParam(reply, q.get('limit'), 'limit', REFERRAL_ROWS_DEFAULT, 1, REFERRAL_ROWS_MAX);
+    if (limit === null) return;
     // Activity is judged at the engine's clock (the last committed batch), not the front's.
-    reply.ok(referralStats(rm, a.value, rm.batch_time_ms));
+    reply.ok(referralStats(rm, a.value, rm.batch_time_ms, limit));
   }));
   app.post('/force-include', postRoute(ctx, { admin: false }, (reply, body) => forceInclude(ctx, reply, body)));
   app.get('/force-include/:entry_id', getRoute(ctx, (reply, req) => {

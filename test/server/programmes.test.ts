@@ -127,8 +127,21 @@ describe('referrals on the real server', () => {
       referred_by: null,
     });
     expect(stats.active_until).toBe(reg.active_until);
+    expect(stats.active_referral_count).toBe(1);
+    for (const bad of ['0', '1001', 'x']) expect((await http.get(`/referral/${referrer.address}?limit=${bad}`)).body.error).toBe('INVALID_REQUEST');
     expect((await ok(http.get(`/referral/${referred.address}`))).referred_by).toEqual({ referrer: referrer.address, active_until: reg.active_until });
     expect((await http.get('/referral/0x12')).status).toBe(400);
+
+    // A second referred user: the lists hold the most recent `limit`, the counts cover all.
+    const second = Wallet.random();
+    await deposit(s, second.address, 'USDC', '1');
+    await ok(http.post('/referral/register', second.referral(referrer.address)));
+    const two = await ok(http.get(`/referral/${referrer.address}?limit=1`));
+    expect(two).toMatchObject({ referred_users: 2, active_referral_count: 2, total_earnings_usdc: '200000' });
+    expect(two.referrals.map((x: { address: string }) => x.address)).toEqual([second.address]);
+    expect(two.active_referrals.map((x: { address: string }) => x.address)).toEqual([second.address]);
+    const stats_two = await ok(http.get(`/referral/${referrer.address}`));
+    expect(stats_two.referrals.map((x: { address: string }) => x.address)).toEqual([referred.address, second.address]);
 
     // A snapshot, then kill -9: the restart resumes from the snapshot (its read model included).
     const snap = await ok(http.post('/admin/snapshot', {}, adminHeaders(s)));
@@ -136,7 +149,7 @@ describe('referrals on the real server', () => {
     s = await start(dir);
     http = api(s.url);
     expect((await adminState(s)).recovery).toMatchObject({ snapshot_batch_id: Number(snap.batch_id) });
-    expect(await ok(http.get(`/referral/${referrer.address}`))).toEqual(stats);
+    expect(await ok(http.get(`/referral/${referrer.address}`))).toEqual(stats_two);
     expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
     r = await http.post('/referral/register', referred.referral(maker.address));
     expect(r.body.error).toBe('REFERRAL_EXISTS');
@@ -150,7 +163,9 @@ describe('referrals on the real server', () => {
     expect((await balances(s, referrer.address)).USDC.available).toBe(1_200_000);
     const late = await ok(http.get(`/referral/${referrer.address}`));
     expect(late.active_referrals).toEqual([]);
-    expect(late.referrals).toEqual([{ address: referred.address, active_until: reg.active_until, active: false, earned_usdc: '200000' }]);
+    expect(late.referrals[0]).toEqual({ address: referred.address, active_until: reg.active_until, active: false, earned_usdc: '200000' });
+    expect(late.referrals.map((x: { active: boolean }) => x.active)).toEqual([false, false]);
+    expect(late.active_referral_count).toBe(0);
     expect(late.active_until).toBeNull();
     r = await http.post('/referral/register', referred.referral(maker.address));
     expect(r.body.error).toBe('REFERRAL_EXISTS');
