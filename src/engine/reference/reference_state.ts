@@ -1,0 +1,411 @@
+// The reference engine's state and bookkeeping: plain objects and bigint money (see
+// reference_engine.ts for why), the account, balance and book helpers every rule uses, balance
+// events derived from before/after values, credit valuation, and the canonical state. The rules
+// themselves (request handlers, matching, batch start) are in reference_engine.ts.
+import type {
+  CanonicalAccount, CanonicalForcedRequest, CanonicalMarket, CanonicalOrder, CanonicalState, EngineConfig,
+  MatchingEngine,
+} from '../api.js';
+import { BalanceReason, FEE_ACCOUNT, OrderStatus, Reject, Side, UpdateReason } from '../types.js';
+import type { EventSink, RejectValue, Request } from '../types.js';
+
+export const UNITS = 1_000_000n;
+const BPS = 10_000n;
+export const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+export const CLIENT_ORDER_ID_RE = /^[A-Za-z0-9_-]{1,36}$/;
+
+/** A bigint leaving the engine: must be a safe integer. */
+export function num(x: bigint): number {
+  if (x > MAX_SAFE || x < -MAX_SAFE) throw new Error(`reference engine: ${x} is not a safe integer`);
+  return Number(x);
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  if (a < 0n || b <= 0n) throw new Error(`reference engine: ceilDiv(${a}, ${b})`);
+  return (a + b - 1n) / b;
+}
+
+export function refNotionalCeil(price: bigint, quantity: bigint): bigint {
+  return ceilDiv(price * quantity, UNITS);
+}
+export function refNotionalFloor(price: bigint, quantity: bigint): bigint {
+  return (price * quantity) / UNITS;
+}
+/** ceil(n x bps / 1e4) for bps >= 0. */
+export function refFeeCeil(n: bigint, bps: bigint): bigint {
+  return ceilDiv(n * bps, BPS);
+}
+/** floor(n x bps / 1e4) for bps >= 0. */
+export function refFeeFloor(n: bigint, bps: bigint): bigint {
+  if (bps < 0n || n < 0n) throw new Error('reference engine: feeFloor of a negative');
+  return (n * bps) / BPS;
+}
+/** What a limit bid locks: notionalCeil(price, quantity) + feeCeil(that, taker_bps). */
+export function bidLock(price: bigint, quantity: bigint, taker_bps: bigint): bigint {
+  const n = refNotionalCeil(price, quantity);
+  return n + refFeeCeil(n, taker_bps);
+}
+
+export function minBig(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
+
+export function isIndex(x: number, length: number): boolean {
+  return Number.isInteger(x) && x >= 0 && x < length;
+}
+
+export interface RefOrder {
+  order_id: number;
+  account: number;
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  /** Limit price; 0 for market orders. */
+  price: bigint;
+  quantity: bigint;
+  filled: bigint;
+  remaining: bigint;
+  locked: bigint;
+  priority_seq: number;
+  client_order_id: string;
+  /** Price of the order's latest fill, 0 before its first. */
+  last_fill_price: bigint;
+}
+
+export interface RefMarket {
+  id: string;
+  base: number;
+  quote: number;
+  tick: bigint;
+  lot: bigint;
+  status: 'active' | 'paused';
+  fees: { maker: bigint; taker: bigint } | null;
+  mark: bigint;
+  bids: RefOrder[];
+  asks: RefOrder[];
+}
+
+export interface RefAccount {
+  nonce: number;
+  available: bigint[];
+  locked: bigint[];
+}
+
+export interface CreditSetting {
+  limit: bigint;
+  ratio_ppm: bigint;
+}
+
+export class Rejection {
+  constructor(readonly reason: RejectValue) {}
+}
+
+/** Balance reasons ranked: fill > order_cancelled > order_placed > deposit / withdrawal. */
+export function reasonRank(reason: number): number {
+  switch (reason) {
+    case BalanceReason.FILL:
+      return 4;
+    case BalanceReason.ORDER_CANCELLED:
+      return 3;
+    case BalanceReason.ORDER_PLACED:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+function sortSide(orders: RefOrder[], side: number): void {
+  orders.sort((a, b) => {
+    if (a.price !== b.price) {
+      const better = side === Side.BID ? a.price > b.price : a.price < b.price;
+      return better ? -1 : 1;
+    }
+    return a.priority_seq - b.priority_seq;
+  });
+}
+
+export abstract class ReferenceState implements MatchingEngine {
+  protected readonly assets: string[];
+  protected readonly limits: EngineConfig['limits'];
+  protected readonly markets: RefMarket[] = [];
+  protected readonly accounts = new Map<number, RefAccount>();
+  protected readonly credit = new Map<number, CreditSetting>();
+  protected readonly pending: { account: number; nonce: number; asset: number; amount: bigint }[] = [];
+  protected readonly deposits: bigint[];
+  protected readonly withdrawals: bigint[];
+  protected maker_bps: bigint;
+  protected taker_bps: bigint;
+  protected next_order_id = 1;
+  protected next_fill_id = 1;
+  protected next_priority_seq = 1;
+  protected readonly referrals = new Map<number, { referrer: number; until_ms: number; earned: bigint[] }>();
+  protected readonly inbox: {
+    entry_id: number; account: number; envelope_nonce: number; queued_ms: number; deadline_ms: number;
+    request: CanonicalForcedRequest;
+  }[] = [];
+  protected next_inbox_entry_id = 1;
+  protected readonly hold_ms: number;
+  protected time_ms = 0;
+
+  // Per-request scratch.
+  protected out: EventSink | null = null;
+  protected before = new Map<number, [bigint, bigint]>();
+  protected touchReason = new Map<number, number>();
+  protected filledThisRequest = false;
+
+  constructor(config: EngineConfig) {
+    this.assets = config.assets.slice();
+    this.limits = { ...config.limits };
+    this.maker_bps = BigInt(config.maker_fee_bps);
+    this.taker_bps = BigInt(config.taker_fee_bps);
+    this.deposits = config.assets.map(() => 0n);
+    this.withdrawals = config.assets.map(() => 0n);
+    this.hold_ms = config.force_inclusion_hold_ms ?? 0;
+    for (const m of config.markets) {
+      this.markets.push({
+        id: m.id, base: m.base, quote: m.quote,
+        tick: BigInt(m.tick_size_units), lot: BigInt(m.lot_size_units),
+        status: 'active', fees: null, mark: 0n, bids: [], asks: [],
+      });
+    }
+    this.account(FEE_ACCOUNT);
+  }
+
+  // ---------------------------------------------------------------- accounts and balances
+
+  protected account(id: number): RefAccount {
+    let a = this.accounts.get(id);
+    if (a === undefined) {
+      a = { nonce: 0, available: this.assets.map(() => 0n), locked: this.assets.map(() => 0n) };
+      this.accounts.set(id, a);
+    }
+    return a;
+  }
+
+  protected touch(account: number, asset: number, reason: number): RefAccount {
+    const a = this.account(account);
+    const key = account * this.assets.length + asset;
+    if (!this.before.has(key)) this.before.set(key, [a.available[asset], a.locked[asset]]);
+    const prev = this.touchReason.get(key);
+    if (prev === undefined || reasonRank(reason) > reasonRank(prev)) this.touchReason.set(key, reason);
+    return a;
+  }
+
+  protected addAvailable(account: number, asset: number, delta: bigint, reason: number): void {
+    const a = this.touch(account, asset, reason);
+    a.available[asset] += delta;
+    if (a.available[asset] < 0n) throw new Error(`reference engine: negative available ${account}/${asset}`);
+  }
+
+  protected addLocked(account: number, asset: number, delta: bigint, reason: number): void {
+    const a = this.touch(account, asset, reason);
+    a.locked[asset] += delta;
+    if (a.locked[asset] < 0n) throw new Error(`reference engine: negative locked ${account}/${asset}`);
+  }
+
+  /** Moves `amount` from available to locked (negative: back). */
+  protected lock(account: number, asset: number, amount: bigint, reason: number): void {
+    this.addAvailable(account, asset, -amount, reason);
+    this.addLocked(account, asset, amount, reason);
+  }
+
+  protected available(account: number, asset: number): bigint {
+    const a = this.accounts.get(account);
+    return a === undefined ? 0n : a.available[asset];
+  }
+
+  protected nonceOf(account: number): number {
+    const a = this.accounts.get(account);
+    return a === undefined ? 0 : a.nonce;
+  }
+
+  // ---------------------------------------------------------------- books
+
+  protected fees(m: RefMarket): { maker: bigint; taker: bigint } {
+    return m.fees ?? { maker: this.maker_bps, taker: this.taker_bps };
+  }
+
+  protected sideOf(m: RefMarket, side: number): RefOrder[] {
+    return side === Side.BID ? m.bids : m.asks;
+  }
+
+  protected allOpenOrders(): RefOrder[] {
+    const all: RefOrder[] = [];
+    for (const m of this.markets) all.push(...m.bids, ...m.asks);
+    all.sort((a, b) => a.order_id - b.order_id);
+    return all;
+  }
+
+  protected openOrdersOf(account: number): RefOrder[] {
+    return this.allOpenOrders().filter((o) => o.account === account);
+  }
+
+  protected findOpen(order_id: number): RefOrder | undefined {
+    return this.allOpenOrders().find((o) => o.order_id === order_id);
+  }
+
+  /** Would a limit order at `price` on `side` cross the opposite best? */
+  protected crosses(m: RefMarket, side: number, price: bigint): boolean {
+    if (side === Side.BID) return m.asks.length > 0 && price >= m.asks[0].price;
+    return m.bids.length > 0 && price <= m.bids[0].price;
+  }
+
+  protected removeFromBook(o: RefOrder): void {
+    const m = this.markets[o.market];
+    const list = this.sideOf(m, o.side);
+    const i = list.indexOf(o);
+    if (i < 0) throw new Error(`reference engine: order ${o.order_id} not in its book`);
+    list.splice(i, 1);
+  }
+
+  protected rest(o: RefOrder): void {
+    const m = this.markets[o.market];
+    o.priority_seq = this.next_priority_seq++;
+    const list = this.sideOf(m, o.side);
+    list.push(o);
+    sortSide(list, o.side);
+  }
+
+  protected lockAsset(o: RefOrder): number {
+    const m = this.markets[o.market];
+    return o.side === Side.BID ? m.quote : m.base;
+  }
+
+  /** Releases the order's whole remaining lock to available. */
+  protected releaseLock(o: RefOrder, reason: number): void {
+    if (o.locked !== 0n) this.lock(o.account, this.lockAsset(o), -o.locked, reason);
+    o.locked = 0n;
+  }
+
+  /** Sets the order's lock to `amount`, moving the difference between available and locked. */
+  protected setLock(o: RefOrder, amount: bigint, reason: number): void {
+    const delta = amount - o.locked;
+    if (delta !== 0n) this.lock(o.account, this.lockAsset(o), delta, reason);
+    o.locked = amount;
+  }
+
+  // ---------------------------------------------------------------- events
+
+  protected emitUpdate(o: RefOrder, status: number, reason: number): void {
+    this.out!.orderUpdate(
+      o.order_id, o.account, o.market, o.side, status, num(o.price), num(o.quantity),
+      num(o.filled), num(o.remaining), num(o.last_fill_price), reason,
+    );
+  }
+
+  /** Removes a resting order, releases its lock and reports it cancelled. */
+  protected cancelResting(o: RefOrder, reason: number): void {
+    this.removeFromBook(o);
+    this.releaseLock(o, BalanceReason.ORDER_CANCELLED);
+    o.remaining = 0n;
+    this.emitUpdate(o, OrderStatus.CANCELLED, reason);
+  }
+
+  protected emitBalances(): void {
+    const n = this.assets.length;
+    const keys = [...this.before.keys()].sort((a, b) => a - b);
+    for (const key of keys) {
+      const account = Math.floor(key / n);
+      const asset = key % n;
+      const a = this.account(account);
+      const [av0, lk0] = this.before.get(key)!;
+      if (a.available[asset] === av0 && a.locked[asset] === lk0) continue;
+      this.out!.balance(account, asset, num(a.available[asset]), num(a.locked[asset]), this.touchReason.get(key)!);
+    }
+  }
+
+  /** Signed requests: account in [1, accounts_max), nonce above the high-water mark. */
+  protected checkSigned(r: Request): void {
+    if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    if (!(r.nonce > this.nonceOf(r.account))) throw new Rejection(Reject.NONCE_NOT_ABOVE_HIGH_WATER);
+  }
+
+  protected acceptSigned(r: Request, order_id: number): void {
+    this.account(r.account).nonce = r.nonce;
+    this.out!.accepted(r.kind, r.account, order_id);
+  }
+
+  // ---------------------------------------------------------------- credit
+
+  /** Quoted value Q of an account (docs/engine.md, "Credit"). */
+  protected quotedValue(account: number): bigint {
+    let q = 0n;
+    for (const m of this.markets) {
+      const mine = [...m.bids, ...m.asks].filter((o) => o.account === account);
+      if (mine.length === 0) continue;
+      if (m.mark > 0n) {
+        q += refNotionalCeil(m.mark, mine.reduce((s, o) => s + o.remaining, 0n));
+      } else {
+        for (const o of mine) q += refNotionalCeil(o.price, o.remaining);
+      }
+    }
+    return q;
+  }
+
+  /** Value an order of `quantity` at `price` adds to Q in market m. */
+  protected orderValue(m: RefMarket, price: bigint, quantity: bigint): bigint {
+    return refNotionalCeil(quantity, m.mark > 0n ? m.mark : price);
+  }
+
+  protected creditAutoCancel(): void {
+    const accounts = [...this.credit.keys()].sort((a, b) => a - b);
+    for (const account of accounts) {
+      const c = this.credit.get(account)!;
+      const threshold = (c.limit * c.ratio_ppm) / UNITS;
+      if (this.quotedValue(account) > threshold) {
+        for (const o of this.openOrdersOf(account)) this.cancelResting(o, UpdateReason.CREDIT_AUTO_CANCEL);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- canonical state
+
+  canonicalState(): CanonicalState {
+    const order = (o: RefOrder): CanonicalOrder => ({
+      order_id: o.order_id, account: o.account, side: o.side, tif: o.tif, price_units: num(o.price),
+      quantity_units: num(o.quantity), filled_units: num(o.filled), remaining_units: num(o.remaining),
+      locked_units: num(o.locked), priority_seq: o.priority_seq, client_order_id: o.client_order_id,
+      last_fill_price_units: num(o.last_fill_price),
+    });
+    const markets: CanonicalMarket[] = this.markets.map((m) => ({
+      id: m.id, base: m.base, quote: m.quote, tick_size_units: num(m.tick), lot_size_units: num(m.lot),
+      status: m.status,
+      fees: m.fees === null ? null : { maker_fee_bps: num(m.fees.maker), taker_fee_bps: num(m.fees.taker) },
+      mark_price_units: num(m.mark), bids: m.bids.map(order), asks: m.asks.map(order),
+    }));
+    const accounts: CanonicalAccount[] = [...this.accounts.entries()]
+      .filter(([id, a]) => id === FEE_ACCOUNT || a.nonce > 0 || a.available.some((x) => x !== 0n) || a.locked.some((x) => x !== 0n))
+      .sort((x, y) => x[0] - y[0])
+      .map(([id, a]) => ({
+        account: id, nonce_high_water: a.nonce,
+        balances: a.available.map((av, i): [number, number] => [num(av), num(a.locked[i])]),
+      }));
+    return {
+      batch_time_ms: this.time_ms,
+      next_order_id: this.next_order_id,
+      next_fill_id: this.next_fill_id,
+      next_priority_seq: this.next_priority_seq,
+      fees: { maker_fee_bps: num(this.maker_bps), taker_fee_bps: num(this.taker_bps) },
+      markets,
+      accounts,
+      deposits_units: this.deposits.map(num),
+      withdrawals_units: this.withdrawals.map(num),
+      credit: [...this.credit.entries()].sort((x, y) => x[0] - y[0]).map(([account, c]) => ({
+        account, credit_limit_units: num(c.limit), auto_cancel_ratio_ppm: num(c.ratio_ppm),
+      })),
+      pending_withdrawals: this.pending
+        .slice()
+        .sort((x, y) => x.account - y.account || x.nonce - y.nonce)
+        .map((w) => ({ account: w.account, nonce: w.nonce, asset: w.asset, amount_units: num(w.amount) })),
+      referrals: [...this.referrals.entries()].sort((x, y) => x[0] - y[0]).map(([account, e]) => ({
+        account, referrer: e.referrer, active_until_ms: e.until_ms, earned_units: e.earned.map(num),
+      })),
+      inbox: this.inbox.map((e) => ({ ...e, request: { ...e.request } })),
+      next_inbox_entry_id: this.next_inbox_entry_id,
+    };
+  }
+
+  abstract apply(request: Request, out: EventSink): void;
+  abstract beginBatch(time_ms: number, out: EventSink): void;
+}
