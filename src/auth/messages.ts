@@ -169,6 +169,30 @@ export interface ForceIncludeMessageFields {
   nonce: IntText;
 }
 
+/** The request kinds a force-include payload may carry, as its optional `kind` member names them. */
+export const FORCED_KINDS = ['order', 'cancel', 'amend', 'cancel_all', 'withdrawal', 'referral'] as const;
+export type ForcedKind = (typeof FORCED_KINDS)[number];
+
+/** Largest payload the server queues, in bytes (of the decoded payload, not of its hex). */
+export const FORCED_PAYLOAD_BYTES_MAX = 4096;
+
+function hasOwn(body: Record<string, unknown>, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(body, key);
+}
+
+/**
+ * The kind of a payload body without a `kind` member, from the members it has (docs/api.md,
+ * "POST /force-include"; first match wins). One rule for the server and the SDK.
+ */
+export function inferForcedKind(body: Record<string, unknown>): ForcedKind {
+  if (hasOwn(body, 'referred') && hasOwn(body, 'referrer')) return 'referral';
+  if (hasOwn(body, 'asset') && hasOwn(body, 'amount')) return 'withdrawal';
+  if (hasOwn(body, 'side')) return 'order';
+  if (hasOwn(body, 'order_id') && hasOwn(body, 'price') && hasOwn(body, 'quantity')) return 'amend';
+  if (hasOwn(body, 'order_id') || hasOwn(body, 'client_order_id')) return 'cancel';
+  return 'cancel_all';
+}
+
 /** `ringbook:force-include:{user}:{keccak256(payload) as 0x hex}:{nonce}`. */
 export function forceIncludeMessage(f: ForceIncludeMessageFields): string {
   return `${SERVICE_TOKEN}:force-include:${str(f.user, 'user')}:${forceIncludePayloadHash(f.payload)}:${intText(

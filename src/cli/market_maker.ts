@@ -13,7 +13,7 @@ import {
   type Market, type OrderRecord, type Side,
 } from '../client/index.js';
 import {
-  BOOLEAN_FLAGS, EXIT_OK, num, parseArgs, req, runCommand, sleep, str, UsageError, units, url, wallet, type ParsedArgs,
+  BOOLEAN_FLAGS, EXIT_OK, num, parseArgs, runCommand, sleep, str, UsageError, units, url, wallet, type ParsedArgs,
 } from './common.js';
 
 export interface MarketMakerOptions {

@@ -5,7 +5,8 @@
 // the body the direct call would have sent (plus the optional `kind` member).
 import { parseHexAnyLength, toHex0x } from '../auth/hex.js';
 import {
-  amendMessage, cancelAllMessage, cancelMessage, forceIncludeMessage, orderJsonMessage, referralMessage, withdrawalMessage,
+  amendMessage, cancelAllMessage, cancelMessage, FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage,
+  inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage,
 } from '../auth/messages.js';
 import type { AmendInput, CancelInput, ForcedKind, PlaceOrderInput, WithdrawInput } from './types.js';
 
@@ -105,11 +106,8 @@ export function referralBody(w: SyncSigner, referrer: string, nonce: number): Si
 
 // ------------------------------------------------------------------ forced inclusion
 
-/** The payload kinds, as the optional `kind` member of a payload names them. */
-export const FORCED_KINDS: readonly ForcedKind[] = ['order', 'cancel', 'amend', 'cancel_all', 'withdrawal', 'referral'];
-
-/** Largest payload the server queues, in bytes (of the decoded payload, not of its hex). */
-export const FORCED_PAYLOAD_BYTES_MAX = 4096;
+// The payload kinds, their inference and the size limit are the server's own (src/auth/messages.ts).
+export { FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, inferForcedKind };
 
 /** One request to force in, described like the direct call's input (its nonce is chosen for it). */
 export type ForcedRequest =
@@ -140,24 +138,6 @@ export function forcedRequestBody(w: SyncSigner, r: ForcedRequest, nonce: number
     default:
       throw new TypeError(`unknown forced request kind ${JSON.stringify((r as { kind?: unknown }).kind)}`);
   }
-}
-
-function has(body: Record<string, unknown>, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(body, key);
-}
-
-/**
- * The kind the server infers for a payload without a `kind` member, in this order: referred +
- * referrer → referral; asset + amount → withdrawal; side → order; order_id + price + quantity →
- * amend; order_id or client_order_id → cancel; anything else → cancel_all.
- */
-export function inferForcedKind(body: Record<string, unknown>): ForcedKind {
-  if (has(body, 'referred') && has(body, 'referrer')) return 'referral';
-  if (has(body, 'asset') && has(body, 'amount')) return 'withdrawal';
-  if (has(body, 'side')) return 'order';
-  if (has(body, 'order_id') && has(body, 'price') && has(body, 'quantity')) return 'amend';
-  if (has(body, 'order_id') || has(body, 'client_order_id')) return 'cancel';
-  return 'cancel_all';
 }
 
 export interface EncodeForcedPayloadOptions {

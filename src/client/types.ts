@@ -229,7 +229,8 @@ export interface ReferralStats {
 
 // ---- forced inclusion ----
 
-export type ForcedKind = 'order' | 'cancel' | 'amend' | 'cancel_all' | 'withdrawal' | 'referral';
+import type { ForcedKind } from '../auth/messages.js';
+export type { ForcedKind };
 /** As the server reports an entry's kind: `unknown` for a payload it could not read at all. */
 export type ForcedKindReported = ForcedKind | 'unknown';
 

@@ -3,7 +3,7 @@
 import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
 import { keccak256 as keccak_256, keccak256Into } from './keccak.js';
 import {
-  BUCKETS, BUCKET_BITS, FIRST_LEAF_NODE, HASH, NODES, bucketOf, hex, kindKey, leafHashOf,
+  BUCKETS, BUCKET_BITS, FIRST_LEAF_NODE, HASH, NODES, bucketOf, kindKey, leafHashOf,
   type LeafChange, type PendingLeaf, type RawChange, type RawLeaf,
 } from './state_leaves.js';
 // ---------------------------------------------------------------------------------------------

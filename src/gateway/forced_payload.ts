@@ -5,26 +5,30 @@
 // its verdict travels with the entry into the engine's inbox: a payload that is not a well-formed
 // signed body, is signed by someone else, or carries a bad signature is still queued, then refused
 // at inclusion with that reason (DECISIONS: never dropped silently). docs/api.md has the rules.
-import { forceIncludeMessage, forceIncludePayloadHash } from '../auth/messages.js';
+import {
+  FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage, forceIncludePayloadHash, inferForcedKind,
+  type ForcedKind,
+} from '../auth/messages.js';
 import { emptyRequest, Reject, RequestKind, type Request } from '../engine/types.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseReferral, parseWithdrawal,
   type AssetInfo, type BodyError, type MarketLookup, type SignedRequest,
 } from './signed_requests.js';
 
-/** Largest payload accepted, in bytes (a signed body is a few hundred). */
-export const FORCE_PAYLOAD_BYTES_MAX = 4096;
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 
-export const FORCED_KIND_NAMES = ['order', 'cancel', 'amend', 'cancel_all', 'withdrawal', 'referral'] as const;
-export type ForcedKindName = (typeof FORCED_KIND_NAMES)[number];
-
-const KIND_OF_NAME: Readonly<Record<ForcedKindName, number>> = {
+const KIND_OF_NAME: Readonly<Record<ForcedKind, number>> = {
   order: RequestKind.PLACE, cancel: RequestKind.CANCEL, amend: RequestKind.AMEND,
   cancel_all: RequestKind.CANCEL_ALL, withdrawal: RequestKind.WITHDRAW, referral: RequestKind.REFER,
 };
+
+/** The wire name of a payload's request kind (`unknown` for a payload that could not be read). */
+export function forcedKindName(kind: number): ForcedKind | 'unknown' {
+  for (const name of FORCED_KINDS) if (KIND_OF_NAME[name] === kind) return name;
+  return 'unknown';
+}
 
 export interface ForceEnvelope {
   user: string;
@@ -38,12 +42,10 @@ export interface ForceEnvelope {
 export interface ForcedPayload {
   /** The payload's request (its kind and nonce as signed; empty when malformed). */
   request: Request;
-  kind_name: ForcedKindName | null;
+  kind_name: ForcedKind | null;
   referrer: string | null;
   /** Reject.NONE, or why it will be refused at inclusion (before the signature check). */
   verdict: number;
-  /** Why the payload is malformed, for the log. */
-  problem: string;
   /** What to verify when the verdict is still NONE. */
   signed: SignedRequest | null;
 }
@@ -59,7 +61,7 @@ export function parseForceEnvelope(body: Record<string, unknown>): ForceEnvelope
   if (typeof payload !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(payload)) {
     return bad('payload must be 0x-prefixed hex of the signed request body (whole bytes)');
   }
-  if ((payload.length - 2) / 2 > FORCE_PAYLOAD_BYTES_MAX) return bad(`payload must be at most ${FORCE_PAYLOAD_BYTES_MAX} bytes`);
+  if ((payload.length - 2) / 2 > FORCED_PAYLOAD_BYTES_MAX) return bad(`payload must be at most ${FORCED_PAYLOAD_BYTES_MAX} bytes`);
   const nonce = body.nonce;
   if (typeof nonce !== 'number' || !Number.isSafeInteger(nonce) || nonce < 0) return bad('nonce must be a non-negative integer');
   const signature = body.signature;
@@ -70,40 +72,34 @@ export function parseForceEnvelope(body: Record<string, unknown>): ForceEnvelope
   };
 }
 
-/** The kind a payload body names (`kind` member) or has the shape of. */
-function kindOf(body: Record<string, unknown>): ForcedKindName | null {
-  if ('kind' in body) {
-    const k = body.kind;
-    return typeof k === 'string' && (FORCED_KIND_NAMES as readonly string[]).includes(k) ? (k as ForcedKindName) : null;
-  }
-  if ('referred' in body || 'referrer' in body) return 'referral';
-  if ('asset' in body || 'amount' in body) return 'withdrawal';
-  if ('side' in body) return 'order';
-  if ('order_id' in body && ('price' in body || 'quantity' in body)) return 'amend';
-  if ('order_id' in body || 'client_order_id' in body) return 'cancel';
-  return 'cancel_all';
+/** The kind a payload body names (`kind` member, null when it names none of them) or has the shape of. */
+function kindOf(body: Record<string, unknown>): ForcedKind | null {
+  if (!Object.prototype.hasOwnProperty.call(body, 'kind')) return inferForcedKind(body);
+  const k = body.kind;
+  return typeof k === 'string' && (FORCED_KINDS as readonly string[]).includes(k) ? (k as ForcedKind) : null;
 }
 
 export function parseForcedPayload(
   envelope: ForceEnvelope, markets: MarketLookup, assets: Map<string, AssetInfo>,
 ): ForcedPayload {
-  const malformed = (problem: string, kind_name: ForcedKindName | null = null): ForcedPayload => {
-    // The kind stays known when only the body is bad, so the entry shows what was attempted.
+  // A malformed payload keeps the kind it names or has the shape of, so the entry shows what was
+  // attempted; the reason it is refused is always FORCED_PAYLOAD_MALFORMED.
+  const malformed = (kind_name: ForcedKind | null = null): ForcedPayload => {
     const request = emptyRequest();
     request.kind = kind_name === null ? 0 : KIND_OF_NAME[kind_name];
-    return { request, kind_name, referrer: null, verdict: Reject.FORCED_PAYLOAD_MALFORMED, problem, signed: null };
+    return { request, kind_name, referrer: null, verdict: Reject.FORCED_PAYLOAD_MALFORMED, signed: null };
   };
   let body: unknown;
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(envelope.payload_hex.slice(2), 'hex'));
     body = JSON.parse(text);
   } catch {
-    return malformed('payload is not UTF-8 JSON');
+    return malformed(); // not UTF-8 JSON
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return malformed('payload is not a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return malformed();
   const fields = { ...(body as Record<string, unknown>) };
   const kind_name = kindOf(fields);
-  if (kind_name === null) return malformed(`kind must be one of ${FORCED_KIND_NAMES.join(', ')}`);
+  if (kind_name === null) return malformed(); // names a kind that is not one of FORCED_KINDS
   delete fields.kind;
   let parsed: SignedRequest | BodyError;
   switch (kind_name) {
@@ -114,13 +110,13 @@ export function parseForcedPayload(
     case 'withdrawal': parsed = parseWithdrawal(fields, assets); break;
     case 'referral': parsed = parseReferral(fields); break;
   }
-  if (isBodyError(parsed)) return malformed(`${parsed.code}: ${parsed.message}`, kind_name);
+  if (isBodyError(parsed)) return malformed(kind_name);
   const request = parsed.request;
   const referrer = parsed.referrer ?? null;
   if (parsed.address !== envelope.user) {
-    return { request, kind_name, referrer, verdict: Reject.FORCED_SIGNER_MISMATCH, problem: 'payload signer differs from user', signed: null };
+    return { request, kind_name, referrer, verdict: Reject.FORCED_SIGNER_MISMATCH, signed: null };
   }
-  return { request, kind_name, referrer, verdict: Reject.NONE, problem: '', signed: parsed };
+  return { request, kind_name, referrer, verdict: Reject.NONE, signed: parsed };
 }
 
 /** The FORCE_INCLUDE request: the envelope's account and nonce around the payload's fields. */

@@ -4,7 +4,6 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import { INTERVALS, type IntervalName } from '../marketdata/candles.js';
 import type { MarketData } from '../marketdata/market_data.js';
 import { getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
-import type { Reply } from './envelope.js';
 
 /** Candles per call: at most 500, default 100 (spec). */
 export const OHLCV_LIMIT_MAX = 500;

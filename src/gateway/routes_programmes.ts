@@ -10,7 +10,7 @@ import {
 } from './context.js';
 import type { Reply } from './envelope.js';
 import {
-  forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForcedKindName,
+  forceIncludeRequest, forcedKindName, parseForceEnvelope, parseForcedPayload,
 } from './forced_payload.js';
 import { parseAddress } from './params.js';
 import type { InboxView } from './programmes_model.js';
@@ -18,19 +18,6 @@ import type { ReadModel } from './read_model.js';
 import { LIMITER_OF, runSigned } from './routes_trading.js';
 import { isBodyError, parseReferral } from './signed_requests.js';
 import { isoTime } from './views.js';
-
-const KIND_NAMES: Readonly<Record<number, ForcedKindName>> = {
-  [RequestKind.PLACE]: 'order',
-  [RequestKind.CANCEL]: 'cancel',
-  [RequestKind.AMEND]: 'amend',
-  [RequestKind.CANCEL_ALL]: 'cancel_all',
-  [RequestKind.WITHDRAW]: 'withdrawal',
-  [RequestKind.REFER]: 'referral',
-};
-
-function kindName(kind: number): string {
-  return KIND_NAMES[kind] ?? 'unknown';
-}
 
 function addressOf(rm: ReadModel, account: number): string {
   return rm.address_by_account[account] ?? '';
@@ -95,7 +82,7 @@ export function inboxRecord(rm: ReadModel, e: InboxView): Record<string, unknown
   return {
     entry_id: e.entry_id,
     user: addressOf(rm, e.account),
-    kind: kindName(e.kind),
+    kind: forcedKindName(e.kind),
     nonce: e.envelope_nonce,
     payload_nonce: e.payload_nonce,
     queued_at: isoTime(e.queued_ms),
@@ -114,7 +101,7 @@ export function inboxRecord(rm: ReadModel, e: InboxView): Record<string, unknown
 
 export function pendingInclusions(rm: ReadModel): Record<string, unknown>[] {
   return [...rm.programmes.pending.values()].map((e) => ({
-    entry_id: e.entry_id, user: addressOf(rm, e.account), kind: kindName(e.kind), payload_nonce: e.payload_nonce,
+    entry_id: e.entry_id, user: addressOf(rm, e.account), kind: forcedKindName(e.kind), payload_nonce: e.payload_nonce,
     queued_at: isoTime(e.queued_ms), deadline: isoTime(e.deadline_ms),
   }));
 }

@@ -1,10 +1,10 @@
 // The force-include envelope and payload parser: kind inference, the `kind` member, and every way
 // a payload is found bad (which then travels with the entry as its verdict).
 import { describe, expect, it } from 'vitest';
-import { forceIncludePayloadHash } from '../../src/auth/messages.js';
+import { FORCED_PAYLOAD_BYTES_MAX, forceIncludePayloadHash } from '../../src/auth/messages.js';
 import { Reject, RequestKind } from '../../src/engine/types.js';
 import {
-  FORCE_PAYLOAD_BYTES_MAX, forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForceEnvelope,
+  forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForceEnvelope,
 } from '../../src/gateway/forced_payload.js';
 import { isBodyError } from '../../src/gateway/signed_requests.js';
 
@@ -40,7 +40,7 @@ describe('parseForceEnvelope', () => {
     [{ user: 'x', payload: '0x7b7d', nonce: 1, signature: SIG }, /user/],
     [{ user: USER, payload: '7b7d', nonce: 1, signature: SIG }, /payload/],
     [{ user: USER, payload: '0x7b7', nonce: 1, signature: SIG }, /whole bytes/],
-    [{ user: USER, payload: '0x' + '00'.repeat(FORCE_PAYLOAD_BYTES_MAX + 1), nonce: 1, signature: SIG }, /at most 4096 bytes/],
+    [{ user: USER, payload: '0x' + '00'.repeat(FORCED_PAYLOAD_BYTES_MAX + 1), nonce: 1, signature: SIG }, /at most 4096 bytes/],
     [{ user: USER, payload: '0x7b7d', nonce: -1, signature: SIG }, /nonce/],
     [{ user: USER, payload: '0x7b7d', nonce: 1, signature: '0x12' }, /signature/],
     [{ user: USER, payload: '0x7b7d', nonce: 1, signature: SIG, extra: 1 }, /unknown field/],

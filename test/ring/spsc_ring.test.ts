@@ -246,10 +246,6 @@ describe('SpscRing producer/consumer', () => {
   });
 
   it('matches a queue model under random claims, publishes and releases', () => {
-    type Op =
-      | { kind: 'claim'; n: number }
-      | { kind: 'publish'; n: number }
-      | { kind: 'consume'; n: number };
     const op = fc.oneof(
       fc.record({ kind: fc.constant('claim' as const), n: fc.integer({ min: 1, max: 20 }) }),
       fc.record({ kind: fc.constant('publish' as const), n: fc.integer({ min: 1, max: 20 }) }),
