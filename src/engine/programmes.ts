@@ -9,7 +9,7 @@
 import type {
   CanonicalForcedRequest, CanonicalInboxEntry, CanonicalReferral,
 } from './api.js';
-import { emptyRequest, Reject, type Request } from './types.js';
+import { emptyRequest, Reject, REJECT_CODES, type Request } from './types.js';
 
 export interface ReferralEntry {
   referrer: number;
@@ -168,5 +168,5 @@ export function requestOfForced(account: number, f: CanonicalForcedRequest): Req
 
 /** A verdict the engine can record: a reject reason index (Reject.NONE = none). */
 export function rejectReasonValid(reason: number): boolean {
-  return Number.isSafeInteger(reason) && reason >= Reject.NONE && reason <= Reject.FORCED_SIGNER_MISMATCH;
+  return Number.isSafeInteger(reason) && reason >= Reject.NONE && reason < REJECT_CODES.length;
 }

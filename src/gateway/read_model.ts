@@ -143,13 +143,7 @@ export class ReadModel {
   }
 
   apply(e: EventFields): void {
-    const type = e.type();
-    const programme_event = type >= EventType.REFERRAL && type <= EventType.INBOX_INCLUDED;
-    if (type === EventType.ACCEPTED || type === EventType.REJECTED || programme_event) {
-      this.programmes.apply(e, this.batch_id, this.batch_time_ms);
-      if (programme_event) return;
-    }
-    switch (type) {
+    switch (e.type()) {
       case EventType.BATCH_BEGIN:
         this.batch_id = e.field(0);
         this.batch_time_ms = e.field(1);
@@ -179,8 +173,16 @@ export class ReadModel {
         this.address_by_account[id] = address;
         return;
       }
-      case EventType.ACCEPTED: return this.applyAccepted(e);
-      case EventType.REJECTED: return;
+      case EventType.ACCEPTED:
+        // The programmes see answers too: one may close a forced inclusion.
+        this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+        return this.applyAccepted(e);
+      case EventType.REJECTED:
+      case EventType.REFERRAL:
+      case EventType.REFERRAL_SHARE:
+      case EventType.INBOX_QUEUED:
+      case EventType.INBOX_INCLUDED:
+        return this.programmes.apply(e, this.batch_id, this.batch_time_ms);
       case EventType.FILL: return this.applyFill(e);
       case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e);
       case EventType.BALANCE: {
