@@ -248,6 +248,23 @@ export function postRoute(
   };
 }
 
+/**
+ * The frame of every signed request: its place in the wallet's arrival order is taken now, the
+ * signature checks run (in the verify pool), and `then` runs with their result in arrival order
+ * (unless the client has gone). A failing check answers INTERNAL_ERROR.
+ */
+export function afterVerification<T>(
+  ctx: GatewayContext, reply: Reply, address: string, checks: Promise<T>, then: (result: T) => void,
+): void {
+  const ticket = ctx.arrival.take(address);
+  checks.then((result) => ctx.arrival.release(address, ticket, () => {
+    if (!reply.done) then(result);
+  }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
+    console.error('ringbook: signature check failed:', e);
+    reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
+  }));
+}
+
 /** Submits to the matcher and answers OVERLOADED when the ring is full. */
 export function submit(
   ctx: GatewayContext, reply: Reply, request: Parameters<MatcherLink['submit']>[0], address_hex: string,

@@ -6,7 +6,7 @@ import {
   CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind,
 } from '../engine/types.js';
 import {
-  allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
+  afterVerification, allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
 import type { Reply } from './envelope.js';
 import {
@@ -114,19 +114,18 @@ function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, un
   }
   const payload = parseForcedPayload(envelope, ctx.rm, ctx.assets);
   const user = envelope.user;
-  const ticket = ctx.arrival.take(user);
   const signed = payload.signed;
   const checks = Promise.all([
     ctx.signatures.verifyAny([envelope.message], envelope.signature_hex, user),
     signed === null ? Promise.resolve(true) : ctx.signatures.verifyAny(signed.messages, signed.signature_hex, signed.address),
   ]);
-  checks.then(([envelope_ok, payload_ok]) => ctx.arrival.release(user, ticket, () => {
-    if (reply.done) return;
+  afterVerification(ctx, reply, user, checks, ([envelope_ok, payload_ok]) => {
     if (!envelope_ok) {
       reply.error('INVALID_SIGNATURE', 'the envelope signature does not recover to user over ringbook:force-include:{user}:{keccak256(payload)}:{nonce}');
       return;
     }
     if (!allowWallet(ctx, reply, LIMITER_OF.withdrawals, user)) return;
+    // A bad payload signature is not an error of this request: it is the verdict the entry carries.
     const verdict = payload.verdict !== Reject.NONE ? payload.verdict : payload_ok ? Reject.NONE : Reject.FORCED_SIGNATURE_INVALID;
     const r = forceIncludeRequest(envelope, payload, verdict, RequestKind.FORCE_INCLUDE);
     submit(ctx, reply, r, user, (o) => {
@@ -147,10 +146,7 @@ function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, un
         batch_id: String(o.batch_id),
       });
     }, payload.referrer);
-  }), (e: unknown) => ctx.arrival.release(user, ticket, () => {
-    console.error('ringbook: signature check failed:', e);
-    reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
-  }));
+  });
 }
 
 export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext): void {

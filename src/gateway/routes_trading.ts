@@ -5,7 +5,7 @@ import { signWithdrawal, ETH_ASSET_ADDRESS } from '../auth/withdrawal.js';
 import { emptyRequest, RequestKind } from '../engine/types.js';
 import { MoneyFormatError, parseDecimalUnits } from '../money/index.js';
 import {
-  allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext, type LimiterName,
+  afterVerification, allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext, type LimiterName,
 } from './context.js';
 import type { Reply } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
@@ -32,10 +32,8 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
     replyBodyError(reply, parsed);
     return;
   }
-  const ticket = ctx.arrival.take(parsed.address);
-  const verdict = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address);
-  verdict.then((ok) => ctx.arrival.release(parsed.address, ticket, () => {
-    if (reply.done) return;
+  const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address);
+  afterVerification(ctx, reply, parsed.address, checks, (ok) => {
     if (!ok) {
       reply.error('INVALID_SIGNATURE', 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)');
       return;
@@ -45,10 +43,7 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
       if (!o.accepted) replyRejected(reply, o);
       else onAccepted(o);
     }, parsed.referrer ?? null);
-  }), (e: unknown) => ctx.arrival.release(parsed.address, ticket, () => {
-    console.error('ringbook: signature check failed:', e);
-    reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
-  }));
+  });
 }
 
 function orderReply(ctx: GatewayContext, reply: Reply, o: Outcome, with_fills: boolean): void {
