@@ -88,6 +88,11 @@ export interface RingbookConfig {
   /** From the environment only (never from files): admin token and operator key, when set. */
   admin_token: string | null;
   operator_key: string | null;
+  /**
+   * From RINGBOOK_CLOCK_OFFSET_MS only (a testing aid, docs/operations.md): shifts the sequencer's
+   * clock, so tests reach the end of the 90-day referral window or an inclusion deadline. 0 live.
+   */
+  clock_offset_ms: number;
 }
 
 export class ConfigError extends Error {}
@@ -172,6 +177,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
   if (env.RINGBOOK_OPERATOR_KEY) {
     if (!/^(0x)?[0-9a-fA-F]{64}$/.test(env.RINGBOOK_OPERATOR_KEY)) throw new ConfigError('RINGBOOK_OPERATOR_KEY must be 32 bytes of hex');
     cfg.operator_key = env.RINGBOOK_OPERATOR_KEY.startsWith('0x') ? env.RINGBOOK_OPERATOR_KEY : '0x' + env.RINGBOOK_OPERATOR_KEY;
+  }
+  if (env.RINGBOOK_CLOCK_OFFSET_MS !== undefined && env.RINGBOOK_CLOCK_OFFSET_MS !== '') {
+    const offset = Number(env.RINGBOOK_CLOCK_OFFSET_MS);
+    if (!/^-?[0-9]+$/.test(env.RINGBOOK_CLOCK_OFFSET_MS) || !Number.isSafeInteger(offset)) {
+      throw new ConfigError('RINGBOOK_CLOCK_OFFSET_MS must be an integer number of milliseconds');
+    }
+    cfg.clock_offset_ms = offset;
   }
   return cfg;
 }
@@ -290,6 +302,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
     journal: { trim: trim as boolean },
     admin_token: null,
     operator_key: null,
+    clock_offset_ms: 0,
   };
 }
 

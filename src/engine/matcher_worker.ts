@@ -28,6 +28,8 @@ export interface MatcherWorkerData {
   snapshot: { batch_id: number; engine: Uint8Array } | null;
   /** Capture a snapshot after every this many live batches (0: only on request). */
   snapshot_every_batches: number;
+  /** Added to the sequencer's clock (RINGBOOK_CLOCK_OFFSET_MS, a testing aid; 0 live). */
+  clock_offset_ms: number;
 }
 
 /** Front -> matcher. */
@@ -45,12 +47,6 @@ const PENDING_COMMITS_MAX = 64;
 /** Batches applied back to back before letting journal callbacks run. */
 const BATCHES_PER_YIELD = 8;
 
-/**
- * Testing aid: shifts the sequencer's clock (batch times) by this many ms. The tests of the
- * 90-day referral window and the 24-hour inclusion deadline restart the server with it set.
- */
-const CLOCK_OFFSET_MS = Number(process.env.RINGBOOK_CLOCK_OFFSET_MS ?? 0);
-if (!Number.isSafeInteger(CLOCK_OFFSET_MS)) throw new Error('RINGBOOK_CLOCK_OFFSET_MS must be an integer number of milliseconds');
 
 const data = workerData as MatcherWorkerData;
 const requests = attachRecordRing(data.request_sab);
@@ -73,7 +69,7 @@ function post(m: FromMatcher, transfer: ArrayBuffer[] = []): void {
 const matcher = new Matcher(engine, requests, events, {
   batch_requests_max: data.batch_requests_max,
   accounts_max: data.engine_config.limits.accounts_max,
-  now_ms: () => Date.now() + CLOCK_OFFSET_MS,
+  now_ms: () => Date.now() + data.clock_offset_ms,
   commit: journal === null ? undefined : (id, time, records, count) => journal.append(id, time, records, count),
   onCommitFailure: fatal,
 });

@@ -41,6 +41,8 @@ export interface MatcherLinkOptions {
   snapshot?: { batch_id: number; engine: Uint8Array } | null;
   /** The matcher captures a snapshot after every this many live batches (0 or absent: on request only). */
   snapshot_every_batches?: number;
+  /** Added to the sequencer's clock (a testing aid; 0 or absent live). */
+  clock_offset_ms?: number;
   /**
    * Runs on this thread once the matcher thread is started and before any event is read: the
    * read model's restore from a snapshot overlaps the matcher's own restore.
@@ -128,6 +130,7 @@ export class MatcherLink {
       journal_dir: this.options.journal_dir,
       snapshot: this.options.snapshot ?? null,
       snapshot_every_batches: this.options.snapshot_every_batches ?? 0,
+      clock_offset_ms: this.options.clock_offset_ms ?? 0,
     };
     const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;

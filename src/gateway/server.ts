@@ -77,6 +77,7 @@ export class RingbookServer {
       },
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
+      clock_offset_ms: cfg.clock_offset_ms,
       // The read model's part of the snapshot, loaded while the matcher restores its own.
       beforeEvents: () => {
         if (resume !== null) importFront(link.read_model, md, resume.front);

@@ -52,6 +52,12 @@ describe('config', () => {
     [{ snapshots: { every_batches: -1 } }, 'snapshots.every_batches'],
     [{ snapshots: { keep: 0 } }, 'snapshots.keep must be a positive integer'],
     [{ journal: { trim: 'yes' } }, 'journal.trim'],
+    [{ force_inclusion: { hold_ms: -1 } }, 'force_inclusion.hold_ms'],
+    [{ force_inclusion: { hold_ms: 86_400_000 } }, 'force_inclusion.hold_ms'],
+    [{ force_inclusion: { hold_ms: 1.5 } }, 'force_inclusion.hold_ms must be an integer'],
+    [{ force_inclusion: { hold_ms: '1h' } }, 'force_inclusion.hold_ms must be an integer'],
+    [{ limits: { inbox_entries_max: 0 } }, 'limits.inbox_entries_max must be a positive integer'],
+    [{ limits: { inbox_entries_per_account_max: -2 } }, 'limits.inbox_entries_per_account_max'],
   ])('refuses %j', (over, message) => {
     expect(() => validateConfig(withOverride(over))).toThrow(ConfigError);
     expect(() => validateConfig(withOverride(over))).toThrow(message);
@@ -61,6 +67,11 @@ describe('config', () => {
     expect(() => loadConfig({ RINGBOOK_PORT: 'eighty' })).toThrow('RINGBOOK_PORT');
     expect(() => loadConfig({ RINGBOOK_OPERATOR_KEY: '0x1234' })).toThrow('RINGBOOK_OPERATOR_KEY');
     expect(() => loadConfig({ RINGBOOK_CONFIG: '/nonexistent/ringbook.json' })).toThrow('cannot read config');
+    for (const bad of ['abc', '1.5', '1e3', '99999999999999999999']) {
+      expect(() => loadConfig({ RINGBOOK_CLOCK_OFFSET_MS: bad })).toThrow('RINGBOOK_CLOCK_OFFSET_MS');
+    }
+    expect(loadConfig({ RINGBOOK_CLOCK_OFFSET_MS: '-3600000' }).clock_offset_ms).toBe(-3_600_000);
+    expect(loadConfig({}).clock_offset_ms).toBe(0);
   });
 
   it('ignores prototype-polluting keys in a merged file', () => {
