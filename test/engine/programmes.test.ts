@@ -211,6 +211,32 @@ describe.each(engines)('%s engine', (_name, factory) => {
       expect(h.state().inbox).toEqual([]);
     });
 
+    it('refuses an envelope from an unknown account, a replayed nonce, or an out-of-table verdict', () => {
+      const h = make();
+      h.beginBatch(T0);
+      h.deposit(1, USDC, usdc(10));
+      const cancelAll = (account: number): ReturnType<Harness['request']> => h.request(K.CANCEL_ALL, account, { market: -1 });
+      expect(h.force(cancelAll(16))).toEqual([rej(K.FORCE_INCLUDE, 16, RJ.ACCOUNT_UNKNOWN)]);
+      expect(h.force(cancelAll(0))).toEqual([rej(K.FORCE_INCLUDE, 0, RJ.ACCOUNT_UNKNOWN)]);
+      expect(h.force(cancelAll(1), 9_999)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.REQUEST_MALFORMED)]);
+      expect(h.force(cancelAll(1), -1)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.REQUEST_MALFORMED)]);
+      expect(h.force(cancelAll(1))[0]).toMatchObject({ type: 'accepted' });
+      expect(h.force(cancelAll(1), RJ.NONE, 1)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.NONCE_NOT_ABOVE_HIGH_WATER)]);
+      expect(h.state().inbox).toHaveLength(1);
+    });
+
+    it('refuses a referral from an unknown account and fields that are not safe integers', () => {
+      const h = make();
+      h.beginBatch(T0);
+      h.deposit(1, USDC, usdc(10));
+      expect(h.refer(16, 1, 1)).toEqual([rej(K.REFER, 16, RJ.ACCOUNT_UNKNOWN)]);
+      const r = h.request(K.REFER, 1, { referrer_account: 2.5 });
+      expect(h.apply(r)).toEqual([rej(K.REFER, 1, RJ.REQUEST_MALFORMED)]);
+      const f = h.request(K.FORCE_INCLUDE, 1, { inner_kind: K.PLACE, inner_nonce: Number.MAX_SAFE_INTEGER + 2 });
+      expect(h.apply(f)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.REQUEST_MALFORMED)]);
+      expect(h.state().referrals).toEqual([]);
+    });
+
     it('a forced referral registers like a direct one', () => {
       const h = make();
       h.beginBatch(T0);

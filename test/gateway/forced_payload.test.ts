@@ -6,7 +6,7 @@ import { Reject, RequestKind } from '../../src/engine/types.js';
 import {
   forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForceEnvelope,
 } from '../../src/gateway/forced_payload.js';
-import { isBodyError } from '../../src/gateway/signed_requests.js';
+import { isBodyError, parseReferral } from '../../src/gateway/signed_requests.js';
 
 const USER = '0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a';
 const OTHER = '0x1563915e194d8cfba1943570603f7606a3115508';
@@ -90,5 +90,50 @@ describe('parseForcedPayload', () => {
   it('finds a payload of another user a signer mismatch', () => {
     const p = parseForcedPayload(envelope({ ...order, user: OTHER }), markets, assets);
     expect(p.verdict).toBe(Reject.FORCED_SIGNER_MISMATCH);
+  });
+});
+
+describe('parseReferral (POST /referral/register and forced referrals)', () => {
+  const good = { referred: USER, referrer: OTHER, nonce: 3, signature: SIG };
+  it('reads a well-formed body: the referred user signs, the referrer address travels lowercase', () => {
+    const p = parseReferral({ ...good, referrer: OTHER.toUpperCase().replace('0X', '0x') });
+    expect(isBodyError(p)).toBe(false);
+    if (isBodyError(p)) return;
+    expect([p.address, p.referrer, p.request.kind, p.request.nonce]).toEqual([USER, OTHER, RequestKind.REFER, 3]);
+    expect(p.messages).toEqual([`ringbook:referral:${USER}:${OTHER.toUpperCase().replace('0X', '0x')}:3`]);
+  });
+
+  it.each([
+    [{ referrer: OTHER, nonce: 3, signature: SIG }, 'INVALID_REQUEST', /referred is required/],
+    [{ referred: USER, nonce: 3, signature: SIG }, 'INVALID_REQUEST', /referrer is required/],
+    [{ ...good, referred: 42 }, 'INVALID_REQUEST', /referred must be/],
+    [{ ...good, referrer: '0x12' }, 'INVALID_REQUEST', /referrer must be/],
+    [{ ...good, nonce: '3' }, 'INVALID_REQUEST', /nonce must be an integer/],
+    [{ ...good, nonce: -1 }, 'INVALID_REQUEST', /non-negative/],
+    [{ ...good, nonce: 2 ** 53 }, 'INVALID_REQUEST', /2\^53/],
+    [{ ...good, signature: '0xabc' }, 'INVALID_SIGNATURE', /65 bytes/],
+    [{ ...good, code: 'x' }, 'INVALID_REQUEST', /unknown field/],
+  ])('refuses %j', (body, code, message) => {
+    const p = parseReferral(body as Record<string, unknown>);
+    expect(isBodyError(p)).toBe(true);
+    if (!isBodyError(p)) return;
+    expect(p.code).toBe(code);
+    expect(p.message).toMatch(message);
+  });
+});
+
+describe('parseForceEnvelope: missing and wrongly typed fields', () => {
+  it.each([
+    [{ payload: '0x7b7d', nonce: 1, signature: SIG }, /user/],
+    [{ user: USER, nonce: 1, signature: SIG }, /payload/],
+    [{ user: USER, payload: '0x', nonce: 1, signature: SIG }, /payload/],
+    [{ user: USER, payload: 7, nonce: 1, signature: SIG }, /payload/],
+    [{ user: USER, payload: '0x7b7d', signature: SIG }, /nonce/],
+    [{ user: USER, payload: '0x7b7d', nonce: '1', signature: SIG }, /nonce/],
+    [{ user: USER, payload: '0x7b7d', nonce: 2 ** 53, signature: SIG }, /nonce/],
+    [{ user: USER, payload: '0x7b7d', nonce: 1 }, /signature/],
+  ])('refuses %j', (body, pattern) => {
+    const e = parseForceEnvelope(body as Record<string, unknown>);
+    expect(isBodyError(e) && pattern.test(e.message)).toBe(true);
   });
 });

@@ -231,6 +231,12 @@ describe('forced inclusion on the real server', () => {
     expect(entries.map((e) => e.kind)).toEqual(['order', 'order', 'unknown', 'cancel']);
     expect((await http.get('/force-include/999999')).status).toBe(404);
     expect((await http.get('/force-include/abc')).body.error).toBe('INVALID_REQUEST');
+    expect((await http.get('/force-include/99999999999999999')).body.error).toBe('INVALID_REQUEST');
+    expect((await http.get('/force-include/0')).body.error).toBe('INVALID_REQUEST');
+    // A body that is not JSON, and one over the body limit, never reach the parser.
+    expect((await http.post('/force-include', '{"user":')).body.error).toBe('INVALID_REQUEST');
+    r = await http.post('/force-include', { ...user.forceInclude(order, { nonce: 20 }), payload: '0x' + '7b'.repeat(5000) });
+    expect([r.status, r.body.error]).toEqual([400, 'INVALID_REQUEST']);
     await s.stop();
   });
 
