@@ -2,11 +2,12 @@
 // "FORCE_INCLUDE", "Batch start", "Referrals"), between the state (engine_state.ts) and the
 // request handlers and matching loop (engine.ts), which call them. Their tables are in
 // programmes.ts.
+import { mulDivFloor } from '../money/index.js';
 import { assert, EngineState } from './engine_state.js';
 import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
 import {
-  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, REFERRAL_ACTIVE_MS, Reject,
-  REJECT_CODES, RequestKind, type EventSink, type Request,
+  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, REFERRAL_ACTIVE_MS,
+  REFERRAL_SHARE_PERCENT, Reject, REJECT_CODES, RequestKind, type EventSink, type Request,
 } from './types.js';
 
 export abstract class ProgrammeState extends EngineState {
@@ -82,8 +83,8 @@ export abstract class ProgrammeState extends EngineState {
   protected referralShare(fill_id: number, taker: number, quote: number, taker_fee: number, fee_income: number, out: EventSink): void {
     const ref = this.referrals.get(taker);
     if (ref === undefined || this.batch_time_ms >= ref.active_until_ms) return;
-    // floor(fee x 20 / 100) = floor(fee / 5), computed exactly (fee / 5 in floats could round up).
-    let share = (taker_fee - (taker_fee % 5)) / 5;
+    // Exact floor(fee x 20 / 100) (fee / 5 in floats could round up near 2^53).
+    let share = mulDivFloor(taker_fee, REFERRAL_SHARE_PERCENT, 100);
     if (share > fee_income) share = fee_income;
     if (share <= 0) return;
     const L = this.ledger;
