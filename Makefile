@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE ?= node
 
-.PHONY: install build run test bench clean
+.PHONY: install build native run test bench clean
 
 # `npm install` (not `npm ci`): npm 11 leaves msgpackr-extract's other-platform optional
 # packages out of the lock file and `npm ci` then refuses it as out of sync. `npm install`
@@ -16,13 +16,17 @@ install: node_modules/.installed
 build: install
 	npx tsc -p tsconfig.json
 
+# The C references and tools of native-bench/ (built with the machine's cc).
+native:
+	$(MAKE) -C native-bench
+
 run: build
 	$(NODE) dist/src/main.js
 
-test: build
+test: build native
 	npx vitest run
 
-bench: build
+bench: build native
 	@for b in $(BENCHES); do \
 	  if [ -f dist/bench/$$b.js ]; then echo "== $$b"; $(NODE) --expose-gc dist/bench/$$b.js || exit 1; \
 	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
@@ -32,3 +36,4 @@ BENCHES ?= money matcher ring verify fills_tree journal recovery ws_fanout load
 
 clean:
 	rm -rf dist node_modules
+	$(MAKE) -C native-bench clean
