@@ -2,7 +2,7 @@
 // (src/da/da_thread.ts). It owns the DA store writes and reads the journal; after each message
 // it reports the newest state root back.
 import { parentPort, workerData } from 'node:worker_threads';
-import { EventType } from '../ring/records.js';
+import { BatchField, EventType } from '../ring/records.js';
 import { LmdbDaStore } from './da_store.js';
 import type { DaThreadOptions, FromWorker } from './da_thread.js';
 import { PackedFields, type PackedEvents } from './event_packing.js';
@@ -42,7 +42,7 @@ port.on('message', (m: PackedEvents | { type: 'close' }) => {
     for (let i = 0; i < m.count; i++) {
       fields.i = i;
       core.onEvent(fields);
-      if (fields.type() === EventType.BATCH_COMMITTED) core.onBatch(fields.field(0), fields.field(1));
+      if (fields.type() === EventType.BATCH_COMMITTED) core.onBatch(fields.field(BatchField.BATCH_ID), fields.field(BatchField.TIME_MS));
     }
     const root: FromWorker = {
       type: 'root', batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure,

@@ -5,22 +5,27 @@
 // as EventFields for the worker's StateRootBuilder; test/da/event_packing.test.ts checks that the
 // builder gives the same roots through the packing as over the events themselves.
 import { RequestKind } from '../engine/types.js';
-import type { EventFields } from '../gateway/read_model.js';
-import { EventType } from '../ring/records.js';
+import {
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EVENT_FIELDS_MAX, EventType, FeesField,
+  type EventFields,
+} from '../ring/records.js';
 
-/** Doubles per packed event: type, then fields 0..12. */
-export const PACKED_STRIDE = 14;
+/** Doubles per packed event: type, then the record's fields. */
+export const PACKED_STRIDE = 1 + EVENT_FIELDS_MAX;
+/** Packed index of the type; field k is at 1 + k. */
+const PACKED_TYPE = 0;
+const PACKED_FIELD0 = 1;
 
 /** Fields the state root reads, per event type (the rest are not copied). */
 function fieldCount(type: number): number {
   switch (type) {
-    case EventType.BALANCE: return 4;
+    case EventType.BALANCE: return BalanceField.LOCKED_UNITS + 1;
     case EventType.BATCH_BEGIN:
-    case EventType.BATCH_COMMITTED: return 3;
-    case EventType.FEES: return 2;
-    case EventType.CREDIT: return 3;
-    case EventType.ACCOUNT: return 1;
-    default: return 13;
+    case EventType.BATCH_COMMITTED: return BatchField.REQUEST_COUNT + 1;
+    case EventType.FEES: return FeesField.TAKER_FEE_BPS + 1;
+    case EventType.CREDIT: return CreditField.AUTO_CANCEL_RATIO_PPM + 1;
+    case EventType.ACCOUNT: return AccountField.ACCOUNT + 1;
+    default: return EVENT_FIELDS_MAX;
   }
 }
 
@@ -58,14 +63,15 @@ export class EventPacker {
     }
     const b = this.buf;
     const at = this.n * PACKED_STRIDE;
-    b[at] = type;
+    b[at + PACKED_TYPE] = type;
     const count = fieldCount(type);
-    for (let k = 0; k < count; k++) b[at + 1 + k] = e.field(k);
+    // A copy of the record's fields, whatever they mean: the worker reads them by their names.
+    for (let k = 0; k < count; k++) b[at + PACKED_FIELD0 + k] = e.field(k);
     if (type === EventType.ACCOUNT) this.addresses.push([this.n, e.addressHex()]);
-    else if (type === EventType.ACCEPTED && b[at + 1] === RequestKind.FORCE_INCLUDE) {
+    else if (type === EventType.ACCEPTED && b[at + PACKED_FIELD0 + AcceptedField.KIND] === RequestKind.FORCE_INCLUDE) {
       const coid = e.clientOrderId();
       if (coid !== '') this.client_ids.push([this.n, coid]);
-    } else if (type === EventType.BATCH_COMMITTED) this.packed_batch_id = b[at + 1];
+    } else if (type === EventType.BATCH_COMMITTED) this.packed_batch_id = b[at + PACKED_FIELD0 + BatchField.BATCH_ID];
     this.n++;
   }
 
@@ -97,8 +103,8 @@ export class PackedFields implements EventFields {
     this.i = 0;
   }
 
-  type(): number { return this.events[this.i * PACKED_STRIDE]; }
-  field(k: number): number { return this.events[this.i * PACKED_STRIDE + 1 + k]; }
+  type(): number { return this.events[this.i * PACKED_STRIDE + PACKED_TYPE]; }
+  field(k: number): number { return this.events[this.i * PACKED_STRIDE + PACKED_FIELD0 + k]; }
   clientOrderId(): string { return this.client_ids.get(this.i) ?? ''; }
   addressHex(): string { return this.addresses.get(this.i) ?? ''; }
 }

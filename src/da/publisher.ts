@@ -14,7 +14,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { RingbookConfig } from '../config.js';
-import type { EventFields } from '../gateway/read_model.js';
+import type { EventFields } from '../ring/records.js';
 import { LmdbDaStore, type DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import { FillsTreeCache } from './fills_cache.js';

@@ -12,19 +12,11 @@ import { FastEngine, restoreFastEngine } from '../engine/engine.js';
 import { addressesHex } from '../snapshot/snapshot_file.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
 import { Matcher } from '../engine/matcher.js';
-import type { EventFields } from '../gateway/read_model.js';
-import { createRecordRing, EventReader, EventType, RECORD_WORDS, viewsOfRing } from '../ring/records.js';
+import {
+  BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, viewsOfRing, type EventFields,
+} from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
-
-class ReaderFields implements EventFields {
-  o = 0;
-  constructor(private readonly reader: EventReader) {}
-  type(): number { return this.reader.type(this.o); }
-  field(k: number): number { return this.reader.field(this.o, k); }
-  clientOrderId(): string { return this.reader.clientOrderId(this.o); }
-  addressHex(): string { return this.reader.addressHex(this.o); }
-}
 
 export interface ReplayOptions {
   /** Event ring slots (power of two); only a buffer, any size works. Default 8192. */
@@ -49,7 +41,7 @@ export class ReplayExecutor {
   readonly matcher: Matcher;
   readonly engine: FastEngine;
   private readonly ring: SpscRing;
-  private readonly fields: ReaderFields;
+  private readonly fields: EventCursor;
   private readonly on_event: ((e: EventFields) => void) | undefined;
   private readonly roots: boolean;
   private readonly deferred: boolean;
@@ -68,7 +60,7 @@ export class ReplayExecutor {
       this.drain();
       return ring.freeSlots();
     };
-    this.fields = new ReaderFields(new EventReader(viewsOfRing(ring)));
+    this.fields = new EventCursor(new EventReader(viewsOfRing(ring)));
     this.on_event = options.onEvent;
     this.roots = options.state_root !== false;
     this.deferred = options.state_root === 'deferred';
@@ -102,7 +94,7 @@ export class ReplayExecutor {
           this.finished.push(this.builder.endBatch());
         } else {
           if (this.deferred) this.builder.skipBatch();
-          this.finished.push({ batch_id: f.field(0), state_root: '', fills: [], fills_root: '', state_diff: [] });
+          this.finished.push({ batch_id: f.field(BatchField.BATCH_ID), state_root: '', fills: [], fills_root: '', state_diff: [] });
         }
       }
       if (this.on_event) this.on_event(f);

@@ -1,5 +1,6 @@
 // State leaves (docs/verifiability.md, "State root"): kinds, fixed-width big-endian key and
 // value encodings, leaf hashes and bucket choice, and decoding a leaf for fraud proofs.
+import { OrderStatus, RequestKind } from '../engine/types.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
 import { keccak256 as keccak_256 } from './keccak.js';
 
@@ -38,10 +39,12 @@ export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
  * withdraw, place, cancel, amend, cancel-all, refer, force-include. An included inbox entry's
  * ACCEPTED is of the payload's kind and carries the payload's nonce, so it is covered too.
  */
-export const SIGNED_KINDS = new Set([2, 3, 4, 5, 6, 12, 13]);
-export const KIND_WITHDRAW = 2;
+export const SIGNED_KINDS: ReadonlySet<number> = new Set<number>([
+  RequestKind.WITHDRAW, RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL,
+  RequestKind.REFER, RequestKind.FORCE_INCLUDE,
+]);
 /** OrderStatus FILLED, CANCELLED, REJECTED: the order is no longer open. */
-export const STATUS_CLOSED_MIN = 2;
+export const STATUS_CLOSED_MIN = OrderStatus.FILLED;
 
 // ---------------------------------------------------------------------------------------------
 // Fixed-width big-endian encoders

@@ -13,12 +13,16 @@
 // order of touches within a batch does not matter, and a leaf touched ten times is hashed once);
 // `endBatch` hashes the changed leaves, rehashes only the buckets they live in, and only those
 // buckets' 12-node paths to the root.
-import type { EventFields } from '../gateway/read_model.js';
-import { EventType } from '../ring/records.js';
+import { RequestKind, Side } from '../engine/types.js';
+import {
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField,
+  InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField,
+  type EventFields,
+} from '../ring/records.js';
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
 import { bytesToHex0x } from './hex.js';
 import {
-  KIND_WITHDRAW, LEAF_KIND_NAMES, SIGNED_KINDS, STATUS_CLOSED_MIN, ZERO_ADDRESS, changesToHex, describeLeaf,
+  LEAF_KIND_NAMES, SIGNED_KINDS, STATUS_CLOSED_MIN, ZERO_ADDRESS, changesToHex, describeLeaf,
   getU64, hex, type LeafChange, type LeafRecord, type RawLeaf,
 } from './state_leaves.js';
 import { BucketTree, type Entry } from './bucket_tree.js';
@@ -55,9 +59,6 @@ interface ForceAccepted {
   order_id: number;
   client_order_id: string;
 }
-
-/** RequestKind.FORCE_INCLUDE (src/engine/types.ts). */
-const KIND_FORCE_INCLUDE = 13;
 
 export class StateRootBuilder {
   private readonly assets: readonly string[];
@@ -112,133 +113,146 @@ export class StateRootBuilder {
     const p = this.pending;
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
-        this.batch_id = e.field(0);
-        this.batch_time_ms = e.field(1);
+        this.batch_id = e.field(BatchField.BATCH_ID);
+        this.batch_time_ms = e.field(BatchField.TIME_MS);
         return;
       case EventType.BALANCE: {
-        const key = e.field(0) * BALANCE_KEY_SPAN + e.field(1);
+        const key = e.field(BalanceField.ACCOUNT) * BALANCE_KEY_SPAN + e.field(BalanceField.ASSET);
+        const available = e.field(BalanceField.AVAILABLE_UNITS);
+        const locked = e.field(BalanceField.LOCKED_UNITS);
         const b = p.balance.get(key);
-        if (b === undefined) p.balance.set(key, { available: e.field(2), locked: e.field(3) });
+        if (b === undefined) p.balance.set(key, { available, locked });
         else {
-          b.available = e.field(2);
-          b.locked = e.field(3);
+          b.available = available;
+          b.locked = locked;
         }
         return;
       }
       case EventType.ACCEPTED: {
-        const kind = e.field(0);
+        const kind = e.field(AcceptedField.KIND);
         if (!SIGNED_KINDS.has(kind)) return;
-        const account = e.field(1);
-        const nonce = e.field(3);
+        const account = e.field(AcceptedField.ACCOUNT);
+        const nonce = e.field(AcceptedField.NONCE);
         p.nonce.set(account, nonce);
-        if (kind === KIND_WITHDRAW) {
-          p.withdrawal.set(`${account}:${nonce}`, { account, nonce, asset: e.field(10), amount: e.field(11) });
-        } else if (kind === KIND_FORCE_INCLUDE) {
+        if (kind === RequestKind.WITHDRAW) {
+          p.withdrawal.set(`${account}:${nonce}`, {
+            account, nonce, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS),
+          });
+        } else if (kind === RequestKind.FORCE_INCLUDE) {
           // The envelope's ACCEPTED carries the payload's fields (EventWriter.accepted): the
           // INBOX_QUEUED right after it adds the payload's kind, nonce, referrer and verdict.
           this.force_accepted = {
-            entry_id: e.field(2), account, envelope_nonce: nonce, market: e.field(4), side: e.field(5),
-            order_type: e.field(6), tif: e.field(7), price_units: e.field(8), quantity_units: e.field(9),
-            asset: e.field(10), amount_units: e.field(11), order_id: e.field(12), client_order_id: e.clientOrderId(),
+            entry_id: e.field(AcceptedField.ORDER_ID), account, envelope_nonce: nonce,
+            market: e.field(AcceptedField.MARKET), side: e.field(AcceptedField.SIDE),
+            order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF),
+            price_units: e.field(AcceptedField.PRICE_UNITS), quantity_units: e.field(AcceptedField.QUANTITY_UNITS),
+            asset: e.field(AcceptedField.ASSET), amount_units: e.field(AcceptedField.AMOUNT_UNITS),
+            order_id: e.field(AcceptedField.REQUEST_ORDER_ID), client_order_id: e.clientOrderId(),
           };
         }
         return;
       }
       case EventType.REFERRAL:
-        p.referral.set(e.field(0), { referrer: e.field(1), active_until_ms: e.field(2) });
+        p.referral.set(e.field(ReferralField.REFERRED), {
+          referrer: e.field(ReferralField.REFERRER), active_until_ms: e.field(ReferralField.ACTIVE_UNTIL_MS),
+        });
         return;
       case EventType.REFERRAL_SHARE: {
-        const referred = e.field(1);
-        const asset = e.field(3);
+        const referred = e.field(ReferralShareField.REFERRED);
+        const asset = e.field(ReferralShareField.ASSET);
         const key = referred * BALANCE_KEY_SPAN + asset;
         const before = p.earned.get(key) ?? this.earnedLeaf(referred, asset);
-        p.earned.set(key, before + e.field(4));
+        p.earned.set(key, before + e.field(ReferralShareField.AMOUNT_UNITS));
         return;
       }
       case EventType.INBOX_QUEUED: {
-        const entry_id = e.field(0);
+        const entry_id = e.field(InboxQueuedField.ENTRY_ID);
         const a = this.force_accepted;
         this.force_accepted = null;
-        if (a === null || a.entry_id !== entry_id || a.account !== e.field(1)) {
+        if (a === null || a.entry_id !== entry_id || a.account !== e.field(InboxQueuedField.ACCOUNT)) {
           throw new Error(`state root: inbox entry ${entry_id} queued without its FORCE_INCLUDE acceptance just before`);
         }
         p.inbox.set(entry_id, {
           entry_id, account: a.account, envelope_nonce: a.envelope_nonce, queued_ms: this.batch_time_ms,
-          deadline_ms: e.field(4), kind: e.field(2), nonce: e.field(3), market: a.market, side: a.side,
+          deadline_ms: e.field(InboxQueuedField.DEADLINE_MS), kind: e.field(InboxQueuedField.KIND),
+          nonce: e.field(InboxQueuedField.NONCE), market: a.market, side: a.side,
           order_type: a.order_type, tif: a.tif, price_units: a.price_units, quantity_units: a.quantity_units,
-          order_id: a.order_id, asset: a.asset, amount_units: a.amount_units, referrer_account: e.field(5),
-          reject: e.field(6), client_order_id: a.client_order_id,
+          order_id: a.order_id, asset: a.asset, amount_units: a.amount_units,
+          referrer_account: e.field(InboxQueuedField.REFERRER_ACCOUNT), reject: e.field(InboxQueuedField.REJECT), client_order_id: a.client_order_id,
         });
         return;
       }
       case EventType.INBOX_INCLUDED:
-        p.inbox.set(e.field(0), null);
+        p.inbox.set(e.field(InboxIncludedField.ENTRY_ID), null);
         return;
       case EventType.ACCOUNT: {
-        const account = e.field(0);
+        const account = e.field(AccountField.ACCOUNT);
         const address = e.addressHex();
         this.addresses.set(account, address);
         p.account.set(account, address);
         return;
       }
       case EventType.ORDER_UPDATE: {
-        const order_id = e.field(0);
-        const status = e.field(4);
+        const order_id = e.field(OrderUpdateField.ORDER_ID);
+        const status = e.field(OrderUpdateField.STATUS);
         let o = p.order.get(order_id);
         if (o === undefined) {
           o = { open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0 };
           p.order.set(order_id, o);
         }
         o.open = status < STATUS_CLOSED_MIN;
-        o.account = e.field(1);
-        o.market = e.field(2);
-        o.side = e.field(3);
+        o.account = e.field(OrderUpdateField.ACCOUNT);
+        o.market = e.field(OrderUpdateField.MARKET);
+        o.side = e.field(OrderUpdateField.SIDE);
         o.status = status;
-        o.price = e.field(5);
-        o.quantity = e.field(6);
-        o.filled = e.field(7);
-        o.remaining = e.field(8);
+        o.price = e.field(OrderUpdateField.PRICE_UNITS);
+        o.quantity = e.field(OrderUpdateField.QUANTITY_UNITS);
+        o.filled = e.field(OrderUpdateField.FILLED_UNITS);
+        o.remaining = e.field(OrderUpdateField.REMAINING_UNITS);
         return;
       }
       case EventType.MARKET: {
-        const m = e.field(0);
-        const base = e.field(2);
-        const quote = e.field(3);
+        const m = e.field(MarketField.MARKET);
+        const base = e.field(MarketField.BASE_ASSET);
+        const quote = e.field(MarketField.QUOTE_ASSET);
         const prev = this.markets[m];
         this.markets[m] = {
           id: `${this.assets[base] ?? `#${base}`}-${this.assets[quote] ?? `#${quote}`}`,
-          status: e.field(1), base, quote, tick: e.field(4), lot: e.field(5), fee_override: e.field(6),
-          maker_bps: e.field(7), taker_bps: e.field(8), mark_price: prev === undefined ? 0 : prev.mark_price,
+          status: e.field(MarketField.STATUS), base, quote, tick: e.field(MarketField.TICK_UNITS),
+          lot: e.field(MarketField.LOT_UNITS), fee_override: e.field(MarketField.FEE_OVERRIDE),
+          maker_bps: e.field(MarketField.MAKER_FEE_BPS), taker_bps: e.field(MarketField.TAKER_FEE_BPS), mark_price: prev === undefined ? 0 : prev.mark_price,
         };
         p.market.add(m);
         return;
       }
       case EventType.FEES:
-        p.fees = { maker: e.field(0), taker: e.field(1) };
+        p.fees = { maker: e.field(FeesField.MAKER_FEE_BPS), taker: e.field(FeesField.TAKER_FEE_BPS) };
         return;
       case EventType.CREDIT:
-        p.credit.set(e.field(0), { limit: e.field(1), ratio_ppm: e.field(2) });
+        p.credit.set(e.field(CreditField.ACCOUNT), {
+          limit: e.field(CreditField.CREDIT_LIMIT_UNITS), ratio_ppm: e.field(CreditField.AUTO_CANCEL_RATIO_PPM),
+        });
         return;
       case EventType.FILL: {
-        const m = e.field(1);
-        const price = e.field(7);
+        const m = e.field(FillField.MARKET);
+        const price = e.field(FillField.PRICE_UNITS);
         const mv = this.markets[m];
         if (mv === undefined) throw new Error(`state root: fill in market ${m} before its MARKET event`);
         mv.mark_price = price;
         p.market.add(m);
         this.fills.push({
           batch_id: this.batch_id,
-          fill_id: e.field(0),
-          taker_order_id: e.field(2),
-          maker_order_id: e.field(3),
-          taker: this.address(e.field(4)),
-          maker: this.address(e.field(5)),
+          fill_id: e.field(FillField.FILL_ID),
+          taker_order_id: e.field(FillField.TAKER_ORDER_ID),
+          maker_order_id: e.field(FillField.MAKER_ORDER_ID),
+          taker: this.address(e.field(FillField.TAKER_ACCOUNT)),
+          maker: this.address(e.field(FillField.MAKER_ACCOUNT)),
           market_id: mv.id,
-          taker_side: e.field(6) === 0 ? 'bid' : 'ask',
+          taker_side: e.field(FillField.TAKER_SIDE) === Side.BID ? 'bid' : 'ask',
           price,
-          quantity: e.field(8),
-          taker_fee: e.field(9),
-          maker_fee: e.field(10),
+          quantity: e.field(FillField.QUANTITY_UNITS),
+          taker_fee: e.field(FillField.TAKER_FEE_UNITS),
+          maker_fee: e.field(FillField.MAKER_FEE_UNITS),
         });
         return;
       }

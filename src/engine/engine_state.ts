@@ -15,7 +15,7 @@ import { Ledger } from './ledger.js';
 import { ForcedInbox, ReferralTable } from './programmes.js';
 import {
   BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, UpdateReason,
-  type EventSink, type Request,
+  type EventSink, type MarketInfo, type Request,
 } from './types.js';
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -394,12 +394,13 @@ export abstract class EngineState {
   }
 
   /** [status (0 active, 1 paused), base, quote, tick, lot, fee_override, maker_bps, taker_bps] */
-  marketInfo(m: number): number[] {
+  marketInfo(m: number): MarketInfo {
     this.loadFees(m);
-    return [
-      this.market_status[m], this.market_base[m], this.market_quote[m], this.market_tick[m],
-      this.market_lot[m], this.market_fee_override[m], this.fee_maker_bps, this.fee_taker_bps,
-    ];
+    return {
+      status: this.market_status[m], base_asset: this.market_base[m], quote_asset: this.market_quote[m],
+      tick_units: this.market_tick[m], lot_units: this.market_lot[m], fee_override: this.market_fee_override[m],
+      maker_fee_bps: this.fee_maker_bps, taker_fee_bps: this.fee_taker_bps,
+    };
   }
 
   globalFees(): [number, number] {

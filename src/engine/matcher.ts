@@ -4,7 +4,7 @@
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import type { SpscRing } from '../ring/spsc_ring.js';
 import {
-  EventType, EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, type RecordViews,
+  EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, type RecordViews,
 } from '../ring/records.js';
 import type { FastEngine } from './engine.js';
 import { AccountRegistry } from './registry.js';
@@ -60,9 +60,9 @@ export class Matcher {
     const time = this.clock();
     w.seq = 0;
     w.current = null;
-    w.numbers(EventType.BATCH_BEGIN, [0, time]);
-    for (let m = 0; m < this.engine.marketCount(); m++) w.numbers(EventType.MARKET, [m, ...this.engine.marketInfo(m)]);
-    w.numbers(EventType.FEES, this.engine.globalFees());
+    w.batchBegin(0, time);
+    for (let m = 0; m < this.engine.marketCount(); m++) w.market(m, this.engine.marketInfo(m));
+    w.fees(...this.engine.globalFees());
     this.writeCommitted(0, time, 0);
   }
 
@@ -169,7 +169,7 @@ export class Matcher {
     const r = this.request;
     w.seq = 0;
     w.current = null;
-    w.numbers(EventType.BATCH_BEGIN, [batch_id, time_ms]);
+    w.batchBegin(batch_id, time_ms);
     // Forced inclusions that are due go first, before any request of the batch.
     this.engine.beginBatch(time_ms, w);
     w.current = null;
@@ -192,7 +192,7 @@ export class Matcher {
     const w = this.writer;
     w.seq = 0;
     w.current = null;
-    w.numbers(EventType.BATCH_COMMITTED, [batch_id, time_ms, count]);
+    w.batchCommitted(batch_id, time_ms, count);
     w.flush();
   }
 
@@ -236,17 +236,17 @@ export class Matcher {
       case RequestKind.ADD_MARKET: {
         const count = this.engine.marketCount();
         if (r.kind === RequestKind.SET_FEES && r.market < 0) {
-          w.numbers(EventType.FEES, this.engine.globalFees());
-          for (let m = 0; m < count; m++) w.numbers(EventType.MARKET, [m, ...this.engine.marketInfo(m)]);
+          w.fees(...this.engine.globalFees());
+          for (let m = 0; m < count; m++) w.market(m, this.engine.marketInfo(m));
         } else if (r.kind === RequestKind.ADD_MARKET) {
-          w.numbers(EventType.MARKET, [count - 1, ...this.engine.marketInfo(count - 1)]);
+          w.market(count - 1, this.engine.marketInfo(count - 1));
         } else if (r.market >= 0 && r.market < count) {
-          w.numbers(EventType.MARKET, [r.market, ...this.engine.marketInfo(r.market)]);
+          w.market(r.market, this.engine.marketInfo(r.market));
         }
         break;
       }
       case RequestKind.SET_CREDIT:
-        w.numbers(EventType.CREDIT, [r.account, r.credit_limit_units, r.auto_cancel_ratio_ppm]);
+        w.credit(r.account, r.credit_limit_units, r.auto_cancel_ratio_ppm);
         break;
       default:
         break;

@@ -325,6 +325,21 @@ export function emptyRequest(): Request {
  * Where an engine writes the events of a request, in order. Implementations are allocation-free
  * writers into preallocated buffers (EventBuffer) or collectors used by tests.
  */
+/** A market's parameters as the MARKET event announces them (EngineState.marketInfo). */
+export interface MarketInfo {
+  /** 0 active, 1 paused. */
+  status: number;
+  base_asset: number;
+  quote_asset: number;
+  tick_units: number;
+  lot_units: number;
+  /** 1 when the market has its own fees. */
+  fee_override: number;
+  /** The market's effective fees (its own or the global ones). */
+  maker_fee_bps: number;
+  taker_fee_bps: number;
+}
+
 export interface EventSink {
   /** First event of an accepted request. order_id is the new or target order (0 when none). */
   accepted(kind: number, account: number, order_id: number): void;

@@ -6,10 +6,11 @@ import type { EngineConfig } from '../engine/api.js';
 import type { Request } from '../engine/types.js';
 import type { FromMatcher, MatcherWorkerData, ToMatcher } from '../engine/matcher_worker.js';
 import {
-  createRecordRing, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter, viewsOfRing,
+  AcceptedField, BatchField, createRecordRing, EventCursor, EventReader, EventType, FillField, OrderUpdateField,
+  RECORD_WORDS, RecordBuffer, RejectedField, RequestWriter, viewsOfRing, type EventFields,
 } from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { ReadModel, type EventFields, type FillView, type ReadModelLimits } from './read_model.js';
+import { ReadModel, type FillView, type ReadModelLimits } from './read_model.js';
 
 export interface Outcome {
   accepted: boolean;
@@ -62,16 +63,6 @@ export interface RecoveryInfo {
 }
 
 export type SnapshotMessage = Extract<FromMatcher, { type: 'snapshot' }>;
-
-class RingEventFields implements EventFields {
-  o = 0;
-  constructor(private readonly reader: EventReader) {}
-  type(): number { return this.reader.type(this.o); }
-  seq(): number { return this.reader.seq(this.o); }
-  field(k: number): number { return this.reader.field(this.o, k); }
-  clientOrderId(): string { return this.reader.clientOrderId(this.o); }
-  addressHex(): string { return this.reader.addressHex(this.o); }
-}
 
 export class MatcherLink {
   readonly read_model: ReadModel;
@@ -224,7 +215,7 @@ export class MatcherLink {
   private async pump(events: SpscRing): Promise<void> {
     const ring_views = viewsOfRing(events);
     const reader = new EventReader(ring_views);
-    const fields = new RingEventFields(reader);
+    const fields = new EventCursor(reader);
     const open_batches: { id: number; buffer: RecordBuffer }[] = [];
     const spare: RecordBuffer[] = [];
     for (;;) {
@@ -239,10 +230,10 @@ export class MatcherLink {
         if (type === EventType.BATCH_BEGIN) {
           const buffer = spare.pop() ?? new RecordBuffer(256);
           buffer.clear();
-          open_batches.push({ id: reader.field(o, 0), buffer });
+          open_batches.push({ id: reader.field(o, BatchField.BATCH_ID), buffer });
           buffer.push(ring_views, o);
         } else if (type === EventType.BATCH_COMMITTED) {
-          const id = reader.field(o, 0);
+          const id = reader.field(o, BatchField.BATCH_ID);
           const b = open_batches.shift();
           if (b === undefined || b.id !== id) throw new Error(`event stream: commit of batch ${id} out of order`);
           b.buffer.push(ring_views, o);
@@ -269,7 +260,7 @@ export class MatcherLink {
     if (this.listener_errors <= 10) console.error('ringbook: event stream listener failed:', e);
   }
 
-  private dispatch(fields: RingEventFields, o: number): void {
+  private dispatch(fields: EventCursor, o: number): void {
     fields.o = o;
     const seq = fields.seq();
     for (let i = 0; i < this.event_listeners.length; i++) {
@@ -283,11 +274,11 @@ export class MatcherLink {
     this.collect(fields, seq);
   }
 
-  private collect(e: RingEventFields, seq: number): void {
+  private collect(e: EventCursor, seq: number): void {
     const type = e.type();
     if (type === EventType.BATCH_COMMITTED) {
-      const batch_id = e.field(0);
-      const time_ms = e.field(1);
+      const batch_id = e.field(BatchField.BATCH_ID);
+      const time_ms = e.field(BatchField.TIME_MS);
       for (const s of this.batch_seqs) {
         const p = this.pending.get(s);
         if (p === undefined) continue;
@@ -311,19 +302,20 @@ export class MatcherLink {
     if (p === undefined) return;
     if (type === EventType.ACCEPTED) {
       p.outcome.accepted = true;
-      p.outcome.order_id = e.field(2);
+      p.outcome.order_id = e.field(AcceptedField.ORDER_ID);
       this.batch_seqs.push(seq);
     } else if (type === EventType.REJECTED) {
       p.outcome.accepted = false;
-      p.outcome.code = e.field(2);
-      p.outcome.reason = e.field(3);
+      p.outcome.code = e.field(RejectedField.CODE);
+      p.outcome.reason = e.field(RejectedField.REASON);
       this.batch_seqs.push(seq);
     } else if (type === EventType.ORDER_UPDATE) {
-      p.outcome.order_updates.push(e.field(0));
-    } else if (type === EventType.FILL && e.field(2) === p.outcome.order_id) {
+      p.outcome.order_updates.push(e.field(OrderUpdateField.ORDER_ID));
+    } else if (type === EventType.FILL && e.field(FillField.TAKER_ORDER_ID) === p.outcome.order_id) {
       p.outcome.fills.push({
-        fill_id: e.field(0), order_id: e.field(2), market: e.field(1), side: e.field(6),
-        price: e.field(7), quantity: e.field(8), fee: e.field(9), is_maker: false,
+        fill_id: e.field(FillField.FILL_ID), order_id: e.field(FillField.TAKER_ORDER_ID), market: e.field(FillField.MARKET),
+        side: e.field(FillField.TAKER_SIDE), price: e.field(FillField.PRICE_UNITS), quantity: e.field(FillField.QUANTITY_UNITS),
+        fee: e.field(FillField.TAKER_FEE_UNITS), is_maker: false,
         batch_id: this.read_model.batch_id, time_ms: this.read_model.batch_time_ms,
       });
     }

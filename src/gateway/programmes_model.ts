@@ -2,9 +2,11 @@
 // from committed events: REFERRAL, REFERRAL_SHARE, INBOX_QUEUED, INBOX_INCLUDED, and the ACCEPTED /
 // REJECTED event that answers an included request. It rebuilds itself on a restart because the
 // journal replays the same events.
-import { EventType } from '../ring/records.js';
+import {
+  AcceptedField, EventType, InboxIncludedField, InboxQueuedField, ReferralField, ReferralShareField, RejectedField,
+  type EventFields,
+} from '../ring/records.js';
 import { RequestKind } from '../engine/types.js';
-import type { EventFields } from './read_model.js';
 
 export interface ReferralView {
   referred: number;
@@ -77,22 +79,24 @@ export class ProgrammesModel {
     switch (e.type()) {
       case EventType.ACCEPTED:
         if (this.including !== null) {
-          this.including.result = { accepted: true, code: 0, reason: 0, order_id: e.field(2) };
+          this.including.result = { accepted: true, code: 0, reason: 0, order_id: e.field(AcceptedField.ORDER_ID) };
           this.including = null;
         }
-        if (e.field(0) === RequestKind.FORCE_INCLUDE) this.envelope_nonce = e.field(3);
+        if (e.field(AcceptedField.KIND) === RequestKind.FORCE_INCLUDE) this.envelope_nonce = e.field(AcceptedField.NONCE);
         return;
       case EventType.REJECTED:
         if (this.including !== null) {
-          this.including.result = { accepted: false, code: e.field(2), reason: e.field(3), order_id: 0 };
+          this.including.result = {
+            accepted: false, code: e.field(RejectedField.CODE), reason: e.field(RejectedField.REASON), order_id: 0,
+          };
           this.including = null;
         }
         return;
       case EventType.REFERRAL: {
-        const referred = e.field(0);
-        const referrer = e.field(1);
+        const referred = e.field(ReferralField.REFERRED);
+        const referrer = e.field(ReferralField.REFERRER);
         this.referral_of.set(referred, {
-          referred, referrer, active_until_ms: e.field(2), earned_units: new Array<number>(this.asset_count).fill(0),
+          referred, referrer, active_until_ms: e.field(ReferralField.ACTIVE_UNTIL_MS), earned_units: new Array<number>(this.asset_count).fill(0),
         });
         let list = this.referred_by.get(referrer);
         if (list === undefined) {
@@ -103,14 +107,16 @@ export class ProgrammesModel {
         return;
       }
       case EventType.REFERRAL_SHARE: {
-        const view = this.referral_of.get(e.field(1));
-        if (view !== undefined) view.earned_units[e.field(3)] += e.field(4);
+        const view = this.referral_of.get(e.field(ReferralShareField.REFERRED));
+        if (view !== undefined) view.earned_units[e.field(ReferralShareField.ASSET)] += e.field(ReferralShareField.AMOUNT_UNITS);
         return;
       }
       case EventType.INBOX_QUEUED: {
         const entry: InboxView = {
-          entry_id: e.field(0), account: e.field(1), kind: e.field(2), payload_nonce: e.field(3),
-          envelope_nonce: this.envelope_nonce, queued_ms: time_ms, queued_batch_id: batch_id, deadline_ms: e.field(4),
+          entry_id: e.field(InboxQueuedField.ENTRY_ID), account: e.field(InboxQueuedField.ACCOUNT),
+          kind: e.field(InboxQueuedField.KIND), payload_nonce: e.field(InboxQueuedField.NONCE),
+          envelope_nonce: this.envelope_nonce, queued_ms: time_ms, queued_batch_id: batch_id,
+          deadline_ms: e.field(InboxQueuedField.DEADLINE_MS),
           included_ms: 0, included_batch_id: 0, result: null,
         };
         this.entries.set(entry.entry_id, entry);
@@ -118,7 +124,7 @@ export class ProgrammesModel {
         return;
       }
       case EventType.INBOX_INCLUDED: {
-        const entry = this.entries.get(e.field(0));
+        const entry = this.entries.get(e.field(InboxIncludedField.ENTRY_ID));
         if (entry === undefined) return;
         this.pending.delete(entry.entry_id);
         entry.included_ms = time_ms;

@@ -1,8 +1,11 @@
 // The front thread's read model: everything GET endpoints answer, built only from the matcher's
 // event stream (so it can be rebuilt by replaying events, and never reads matcher memory).
-import { OrderStatus, Side } from '../engine/types.js';
+import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import { ProgrammesModel } from './programmes_model.js';
-import { EventType } from '../ring/records.js';
+import {
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField,
+  OrderUpdateField, type EventFields,
+} from '../ring/records.js';
 
 export interface MarketView {
   index: number;
@@ -75,14 +78,6 @@ export interface TradeView {
   batch_id: number;
 }
 
-/** Reads one event record's fields; implemented over the ring (EventReader) or over arrays. */
-export interface EventFields {
-  type(): number;
-  field(k: number): number;
-  clientOrderId(): string;
-  addressHex(): string;
-}
-
 /** Closed orders the server's read model keeps readable (the newest ones). */
 export const CLOSED_ORDERS_KEPT = 100_000;
 
@@ -145,8 +140,8 @@ export class ReadModel {
   apply(e: EventFields): void {
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
-        this.batch_id = e.field(0);
-        this.batch_time_ms = e.field(1);
+        this.batch_id = e.field(BatchField.BATCH_ID);
+        this.batch_time_ms = e.field(BatchField.TIME_MS);
         return;
       case EventType.BATCH_COMMITTED:
         for (const m of this.changed_markets) {
@@ -157,17 +152,18 @@ export class ReadModel {
         return;
       case EventType.MARKET: return this.applyMarket(e);
       case EventType.FEES:
-        this.maker_fee_bps = e.field(0);
-        this.taker_fee_bps = e.field(1);
+        this.maker_fee_bps = e.field(FeesField.MAKER_FEE_BPS);
+        this.taker_fee_bps = e.field(FeesField.TAKER_FEE_BPS);
         return;
       case EventType.CREDIT: {
-        const account = e.field(0);
-        if (e.field(1) === 0) this.credit.delete(account);
-        else this.credit.set(account, { credit_limit: e.field(1), auto_cancel_ratio_ppm: e.field(2) });
+        const account = e.field(CreditField.ACCOUNT);
+        const credit_limit = e.field(CreditField.CREDIT_LIMIT_UNITS);
+        if (credit_limit === 0) this.credit.delete(account);
+        else this.credit.set(account, { credit_limit, auto_cancel_ratio_ppm: e.field(CreditField.AUTO_CANCEL_RATIO_PPM) });
         return;
       }
       case EventType.ACCOUNT: {
-        const id = e.field(0);
+        const id = e.field(AccountField.ACCOUNT);
         const address = e.addressHex();
         this.account_by_address.set(address, id);
         this.address_by_account[id] = address;
@@ -186,17 +182,17 @@ export class ReadModel {
       case EventType.FILL: return this.applyFill(e);
       case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e);
       case EventType.BALANCE: {
-        const account = e.field(0);
+        const account = e.field(BalanceField.ACCOUNT);
         let b = this.balances.get(account);
         if (b === undefined) {
           b = new Float64Array(this.assets.length * 2);
           this.balances.set(account, b);
           this.balance_seen.set(account, new Uint8Array(this.assets.length));
         }
-        const asset = e.field(1);
+        const asset = e.field(BalanceField.ASSET);
         (this.balance_seen.get(account) as Uint8Array)[asset] = 1;
-        b[asset * 2] = e.field(2);
-        b[asset * 2 + 1] = e.field(3);
+        b[asset * 2] = e.field(BalanceField.AVAILABLE_UNITS);
+        b[asset * 2 + 1] = e.field(BalanceField.LOCKED_UNITS);
         return;
       }
       default:
@@ -205,9 +201,9 @@ export class ReadModel {
   }
 
   private applyMarket(e: EventFields): void {
-    const m = e.field(0);
-    const base = this.assets[e.field(2)];
-    const quote = this.assets[e.field(3)];
+    const m = e.field(MarketField.MARKET);
+    const base = this.assets[e.field(MarketField.BASE_ASSET)];
+    const quote = this.assets[e.field(MarketField.QUOTE_ASSET)];
     let mv = this.markets[m];
     if (mv === undefined) {
       mv = {
@@ -219,41 +215,48 @@ export class ReadModel {
       this.markets[m] = mv;
       this.trades_by_market[m] = [];
     }
-    mv.status = e.field(1) === 0 ? 'active' : 'paused';
-    mv.tick_size = e.field(4);
-    mv.lot_size = e.field(5);
-    mv.fee_override = e.field(6) === 1;
-    mv.maker_fee_bps = e.field(7);
-    mv.taker_fee_bps = e.field(8);
+    mv.status = e.field(MarketField.STATUS) === 0 ? 'active' : 'paused';
+    mv.tick_size = e.field(MarketField.TICK_UNITS);
+    mv.lot_size = e.field(MarketField.LOT_UNITS);
+    mv.fee_override = e.field(MarketField.FEE_OVERRIDE) === 1;
+    mv.maker_fee_bps = e.field(MarketField.MAKER_FEE_BPS);
+    mv.taker_fee_bps = e.field(MarketField.TAKER_FEE_BPS);
   }
 
   private applyAccepted(e: EventFields): void {
-    const kind = e.field(0);
-    const account = e.field(1);
-    const nonce = e.field(3);
+    const kind = e.field(AcceptedField.KIND);
+    const account = e.field(AcceptedField.ACCOUNT);
+    const nonce = e.field(AcceptedField.NONCE);
     if (nonce > 0) this.nonce_high_water.set(account, nonce);
     // PLACE: remember what only the request knows (type, tif, client id) for later updates.
-    if (kind === 3) {
-      const order_id = e.field(2);
+    if (kind === RequestKind.PLACE) {
+      const order_id = e.field(AcceptedField.ORDER_ID);
+      const quantity = e.field(AcceptedField.QUANTITY_UNITS);
       this.indexOrder(account, order_id);
       this.orders.set(order_id, {
-        order_id, account, market: e.field(4), side: e.field(5), order_type: e.field(6),
-        tif: e.field(7), price: e.field(8), quantity: e.field(9), filled: 0,
-        remaining: e.field(9), status: OrderStatus.OPEN, client_order_id: e.clientOrderId(),
+        order_id, account, market: e.field(AcceptedField.MARKET), side: e.field(AcceptedField.SIDE),
+        order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF),
+        price: e.field(AcceptedField.PRICE_UNITS), quantity, filled: 0,
+        remaining: quantity, status: OrderStatus.OPEN, client_order_id: e.clientOrderId(),
         last_fill_price: 0, created_ms: this.batch_time_ms, updated_ms: this.batch_time_ms,
         resting_price: 0, resting_quantity: 0,
       });
-    } else if (kind === 2) {
+    } else if (kind === RequestKind.WITHDRAW) {
       const key = `${account}:${nonce}`;
-      this.pending_withdrawals.set(key, { account, asset: e.field(10), amount: e.field(11), nonce });
+      this.pending_withdrawals.set(key, {
+        account, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS), nonce,
+      });
     }
   }
 
   private applyFill(e: EventFields): void {
     const t: TradeView = {
-      fill_id: e.field(0), market: e.field(1), taker_order_id: e.field(2), maker_order_id: e.field(3),
-      taker_account: e.field(4), maker_account: e.field(5), taker_side: e.field(6), price: e.field(7),
-      quantity: e.field(8), taker_fee: e.field(9), maker_fee: e.field(10), time_ms: this.batch_time_ms,
+      fill_id: e.field(FillField.FILL_ID), market: e.field(FillField.MARKET),
+      taker_order_id: e.field(FillField.TAKER_ORDER_ID), maker_order_id: e.field(FillField.MAKER_ORDER_ID),
+      taker_account: e.field(FillField.TAKER_ACCOUNT), maker_account: e.field(FillField.MAKER_ACCOUNT),
+      taker_side: e.field(FillField.TAKER_SIDE), price: e.field(FillField.PRICE_UNITS),
+      quantity: e.field(FillField.QUANTITY_UNITS), taker_fee: e.field(FillField.TAKER_FEE_UNITS),
+      maker_fee: e.field(FillField.MAKER_FEE_UNITS), time_ms: this.batch_time_ms,
       batch_id: this.batch_id,
     };
     const mv = this.markets[t.market];
@@ -281,28 +284,31 @@ export class ReadModel {
   }
 
   private applyOrderUpdate(e: EventFields): void {
-    const order_id = e.field(0);
-    const account = e.field(1);
-    const market = e.field(2);
-    const side = e.field(3);
-    const status = e.field(4);
+    const order_id = e.field(OrderUpdateField.ORDER_ID);
+    const account = e.field(OrderUpdateField.ACCOUNT);
+    const market = e.field(OrderUpdateField.MARKET);
+    const side = e.field(OrderUpdateField.SIDE);
+    const status = e.field(OrderUpdateField.STATUS);
+    const price = e.field(OrderUpdateField.PRICE_UNITS);
+    const quantity = e.field(OrderUpdateField.QUANTITY_UNITS);
+    const last_fill_price = e.field(OrderUpdateField.LAST_FILL_PRICE_UNITS);
     let o = this.orders.get(order_id);
     if (o === undefined) {
       // Only possible for an order accepted before this read model started: build what we can.
       o = {
-        order_id, account, market, side, order_type: 0, tif: 0, price: e.field(5), quantity: e.field(6),
+        order_id, account, market, side, order_type: 0, tif: 0, price, quantity,
         filled: 0, remaining: 0, status, client_order_id: '', last_fill_price: 0,
         created_ms: this.batch_time_ms, updated_ms: this.batch_time_ms, resting_price: 0, resting_quantity: 0,
       };
       this.orders.set(order_id, o);
       this.indexOrder(account, order_id);
     }
-    o.price = e.field(5);
-    o.quantity = e.field(6);
-    o.filled = e.field(7);
-    o.remaining = e.field(8);
+    o.price = price;
+    o.quantity = quantity;
+    o.filled = e.field(OrderUpdateField.FILLED_UNITS);
+    o.remaining = e.field(OrderUpdateField.REMAINING_UNITS);
     o.status = status;
-    if (e.field(9) > 0) o.last_fill_price = e.field(9);
+    if (last_fill_price > 0) o.last_fill_price = last_fill_price;
     o.updated_ms = this.batch_time_ms;
     // Book: take away what the order contributed, add what it contributes now. Only a real change
     // counts for the book's sequence (an IOC that never rested changes nothing).

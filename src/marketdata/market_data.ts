@@ -1,8 +1,8 @@
 // Market data on the front thread: candles and the leaderboard, built only from committed events
 // (MatcherLink.addEventListener), so a restart rebuilds them by replaying the journal.
 import { OrderStatus, Side } from '../engine/types.js';
-import { EventType } from '../ring/records.js';
-import type { EventFields, ReadModel } from '../gateway/read_model.js';
+import { BatchField, EventType, FillField, OrderUpdateField, type EventFields } from '../ring/records.js';
+import type { ReadModel } from '../gateway/read_model.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
 import { Leaderboard, type LeaderTrade } from './leaderboard.js';
 
@@ -46,29 +46,30 @@ export class MarketData {
   onEvent(e: EventFields): void {
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
-        this.batch_time_ms = e.field(1);
+        this.batch_time_ms = e.field(BatchField.TIME_MS);
         this.candles.onBatchBegin(this.batch_time_ms);
         this.leaderboard.advance(this.batch_time_ms);
         return;
       case EventType.FILL: {
-        const market = e.field(1);
-        const price = e.field(7);
-        const quantity = e.field(8);
+        const market = e.field(FillField.MARKET);
+        const price = e.field(FillField.PRICE_UNITS);
+        const quantity = e.field(FillField.QUANTITY_UNITS);
         this.candles.onTrade(market, this.batch_time_ms, price, quantity);
         const mv = this.rm.markets[market];
         this.leaderboard.onTrade({
-          market, time_ms: this.batch_time_ms, price, quantity, taker_account: e.field(4), maker_account: e.field(5),
-          taker_side: e.field(6), taker_fee: e.field(9), maker_fee: e.field(10),
+          market, time_ms: this.batch_time_ms, price, quantity, taker_account: e.field(FillField.TAKER_ACCOUNT),
+          maker_account: e.field(FillField.MAKER_ACCOUNT), taker_side: e.field(FillField.TAKER_SIDE),
+          taker_fee: e.field(FillField.TAKER_FEE_UNITS), maker_fee: e.field(FillField.MAKER_FEE_UNITS),
         }, mv !== undefined && mv.quote === 'USDC');
         return;
       }
       case EventType.ORDER_UPDATE: {
         // A price an order rests at after this update is a candidate best (checked at commit).
-        const status = e.field(4);
-        if ((status !== OrderStatus.OPEN && status !== OrderStatus.PARTIALLY_FILLED) || e.field(8) <= 0) return;
-        const m = e.field(2);
-        const price = e.field(5);
-        if (e.field(3) === Side.BID) {
+        const status = e.field(OrderUpdateField.STATUS);
+        if ((status !== OrderStatus.OPEN && status !== OrderStatus.PARTIALLY_FILLED) || e.field(OrderUpdateField.REMAINING_UNITS) <= 0) return;
+        const m = e.field(OrderUpdateField.MARKET);
+        const price = e.field(OrderUpdateField.PRICE_UNITS);
+        if (e.field(OrderUpdateField.SIDE) === Side.BID) {
           if (price > (this.best_bid[m] ?? 0)) this.best_bid[m] = price;
         } else if (this.best_ask[m] === undefined || this.best_ask[m] === 0 || price < this.best_ask[m]) {
           this.best_ask[m] = price;

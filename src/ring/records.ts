@@ -5,36 +5,41 @@
 // A record is `RECORD_WORDS` 32-bit words. Numbers that can reach 2^53 (prices, quantities,
 // balances, ids, nonces) sit in float64 words (exact for integers up to 2^53); small enums in
 // int32 words; addresses and client order ids as raw bytes.
-import type { EventSink, Request } from '../engine/types.js';
+import type { EventSink, MarketInfo, Request } from '../engine/types.js';
 import { SpscRing } from './spsc_ring.js';
 
 export const RECORD_WORDS = 48;
 
-// ---- Request record: float64 fields (index into f64 from the slot's f64 base).
-const RQ_SEQ = 0;
-const RQ_NONCE = 1;
-const RQ_PRICE = 2;
-const RQ_QUANTITY = 3;
-const RQ_ORDER_ID = 4;
-const RQ_AMOUNT = 5;
-const RQ_CREDIT_LIMIT = 6;
-const RQ_TICK = 7;
-const RQ_LOT = 8;
+// Offsets carry their index space in their name: `_F64` offsets index the Float64Array from the
+// slot's f64 base (word offset >> 1), `_WORD` offsets index the Int32Array from the slot's word
+// offset. (Without it, the float64 index 23 and the word index 23 read alike and are 23 words
+// apart.)
+
+// ---- Request record: float64 fields.
+const RQ_SEQ_F64 = 0;
+const RQ_NONCE_F64 = 1;
+const RQ_PRICE_F64 = 2;
+const RQ_QUANTITY_F64 = 3;
+const RQ_ORDER_ID_F64 = 4;
+const RQ_AMOUNT_F64 = 5;
+const RQ_CREDIT_LIMIT_F64 = 6;
+const RQ_TICK_F64 = 7;
+const RQ_LOT_F64 = 8;
 /** FORCE_INCLUDE: the payload's nonce (float64 index 23 = words 46..47). */
-const RQ_INNER_NONCE = 23;
-// int32 fields (word index from the slot's word offset).
-const RQ_KIND = 18;
-const RQ_ACCOUNT_HINT = 19;
-const RQ_MARKET = 20;
-const RQ_SIDE = 21;
-const RQ_ORDER_TYPE = 22;
-const RQ_TIF = 23;
-const RQ_ASSET = 24;
-const RQ_ASSET_QUOTE = 25;
-const RQ_MAKER_BPS = 26;
-const RQ_TAKER_BPS = 27;
-const RQ_RATIO_PPM = 28;
-const RQ_CLIENT_ID_LENGTH = 29;
+const RQ_INNER_NONCE_F64 = 23;
+// int32 fields.
+const RQ_KIND_WORD = 18;
+const RQ_ACCOUNT_HINT_WORD = 19;
+const RQ_MARKET_WORD = 20;
+const RQ_SIDE_WORD = 21;
+const RQ_ORDER_TYPE_WORD = 22;
+const RQ_TIF_WORD = 23;
+const RQ_ASSET_WORD = 24;
+const RQ_ASSET_QUOTE_WORD = 25;
+const RQ_MAKER_BPS_WORD = 26;
+const RQ_TAKER_BPS_WORD = 27;
+const RQ_RATIO_PPM_WORD = 28;
+const RQ_CLIENT_ID_LENGTH_WORD = 29;
 /** 20 address bytes in words 30..34. */
 export const RQ_ADDRESS_WORD = 30;
 /** Client order id bytes (ASCII, at most 36) in words 35..43. */
@@ -47,16 +52,18 @@ export const ADDRESS_BYTES = 20;
  */
 const RQ_SECOND_ADDRESS_WORD = RQ_CLIENT_ID_WORD;
 /** FORCE_INCLUDE: the payload's kind and the front's verdict on it (a Reject reason). */
-const RQ_INNER_KIND = 44;
-const RQ_INNER_REJECT = 45;
+const RQ_INNER_KIND_WORD = 44;
+const RQ_INNER_REJECT_WORD = 45;
 
 // ---- Event record.
-const EV_SEQ = 0; // f64: the request sequence this event answers (0 for batch markers)
-const EV_TYPE = 2; // int32 word
-/** f64 field k of an event is at f64 index (offset >> 1) + 2 + k. */
-const EV_FIELD0 = 2;
+const EV_SEQ_F64 = 0; // the request sequence this event answers (0 for batch markers)
+const EV_TYPE_WORD = 2;
+/** Field k of an event (the per-type `...Field` indices below) is at f64 index (offset >> 1) + 2 + k. */
+const EV_FIELD0_F64 = 2;
+/** Event fields per record at most (f64 indices 2..14 = words 4..29). */
+export const EVENT_FIELDS_MAX = 13;
 /** Accepted events carry the client order id (words 31..39) and its length (word 30). */
-const EV_CLIENT_ID_LENGTH = 30;
+const EV_CLIENT_ID_LENGTH_WORD = 30;
 const EV_CLIENT_ID_WORD = 31;
 /** Account events carry the address in words 31..35. */
 const EV_ADDRESS_WORD = 31;
@@ -92,15 +99,77 @@ export const EventType = {
   INBOX_INCLUDED: 15,
 } as const;
 
+// ---- Event fields by type: the index k of `EventFields.field(k)` / `EventReader.field(o, k)`.
+// The writer (EventWriter below) and every reader use these names; nobody outside this module
+// reads an event field by number.
+
+/** BATCH_BEGIN and BATCH_COMMITTED (EVENT_COUNT: committed only, the batch's request count). */
+export const BatchField = { BATCH_ID: 0, TIME_MS: 1, REQUEST_COUNT: 2 } as const;
+/**
+ * ACCEPTED: the request's kind, account and new order id (a FORCE_INCLUDE's: its inbox entry id),
+ * then the request's own fields (a FORCE_INCLUDE's: its payload's; NONCE stays the envelope's).
+ */
+export const AcceptedField = {
+  KIND: 0, ACCOUNT: 1, ORDER_ID: 2, NONCE: 3, MARKET: 4, SIDE: 5, ORDER_TYPE: 6, TIF: 7,
+  PRICE_UNITS: 8, QUANTITY_UNITS: 9, ASSET: 10, AMOUNT_UNITS: 11,
+  /** The request's order_id field (the order a CANCEL/AMEND targets; a payload's). */
+  REQUEST_ORDER_ID: 12,
+} as const;
+/** REJECTED: kind, account, the error code and the Reject reason. */
+export const RejectedField = { KIND: 0, ACCOUNT: 1, CODE: 2, REASON: 3 } as const;
+export const FillField = {
+  FILL_ID: 0, MARKET: 1, TAKER_ORDER_ID: 2, MAKER_ORDER_ID: 3, TAKER_ACCOUNT: 4, MAKER_ACCOUNT: 5,
+  TAKER_SIDE: 6, PRICE_UNITS: 7, QUANTITY_UNITS: 8, TAKER_FEE_UNITS: 9, MAKER_FEE_UNITS: 10,
+} as const;
+export const OrderUpdateField = {
+  ORDER_ID: 0, ACCOUNT: 1, MARKET: 2, SIDE: 3, STATUS: 4, PRICE_UNITS: 5, QUANTITY_UNITS: 6,
+  FILLED_UNITS: 7, REMAINING_UNITS: 8,
+  /** 0 when the update made no fill. */
+  LAST_FILL_PRICE_UNITS: 9,
+  REASON: 10,
+} as const;
+export const BalanceField = { ACCOUNT: 0, ASSET: 1, AVAILABLE_UNITS: 2, LOCKED_UNITS: 3, REASON: 4 } as const;
+/** ACCOUNT: the id; the address is in the record's address bytes (addressHex). */
+export const AccountField = { ACCOUNT: 0 } as const;
+/** MARKET: STATUS 0 active, 1 paused; FEE_OVERRIDE 0/1; the bps are the market's effective fees. */
+export const MarketField = {
+  MARKET: 0, STATUS: 1, BASE_ASSET: 2, QUOTE_ASSET: 3, TICK_UNITS: 4, LOT_UNITS: 5, FEE_OVERRIDE: 6,
+  MAKER_FEE_BPS: 7, TAKER_FEE_BPS: 8,
+} as const;
+export const FeesField = { MAKER_FEE_BPS: 0, TAKER_FEE_BPS: 1 } as const;
+/** CREDIT: a CREDIT_LIMIT_UNITS of 0 removes the account's credit. */
+export const CreditField = { ACCOUNT: 0, CREDIT_LIMIT_UNITS: 1, AUTO_CANCEL_RATIO_PPM: 2 } as const;
+export const ReferralField = { REFERRED: 0, REFERRER: 1, ACTIVE_UNTIL_MS: 2 } as const;
+export const ReferralShareField = { FILL_ID: 0, REFERRED: 1, REFERRER: 2, ASSET: 3, AMOUNT_UNITS: 4 } as const;
+export const InboxQueuedField = {
+  ENTRY_ID: 0, ACCOUNT: 1, KIND: 2, NONCE: 3, DEADLINE_MS: 4, REFERRER_ACCOUNT: 5, REJECT: 6,
+} as const;
+export const InboxIncludedField = { ENTRY_ID: 0, ACCOUNT: 1, KIND: 2, NONCE: 3 } as const;
+
+/**
+ * Reads one event record's fields (over the ring: EventCursor; over a packed copy: the DA
+ * worker's PackedFields; over arrays in tests). `k` is one of the `...Field` indices above.
+ */
+export interface EventFields {
+  type(): number;
+  field(k: number): number;
+  clientOrderId(): string;
+  addressHex(): string;
+}
+
 // Layout assertions (TIGER_STYLE: at load, not in the hot path).
-if (RQ_LOT * 2 + 2 > RQ_KIND) throw new Error('request record: float64 fields overlap int32 fields');
+if (RQ_LOT_F64 * 2 + 2 > RQ_KIND_WORD) throw new Error('request record: float64 fields overlap int32 fields');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('request record too small');
 if (RQ_ADDRESS_WORD + ADDRESS_BYTES / 4 > RQ_CLIENT_ID_WORD) throw new Error('request address overlaps client id');
-if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND || RQ_INNER_REJECT >= RQ_INNER_NONCE * 2 ||
-  RQ_INNER_NONCE * 2 + 2 > RECORD_WORDS) throw new Error('request record: forced-inclusion fields overlap');
-if ((EV_FIELD0 + 13) * 2 > EV_CLIENT_ID_LENGTH) throw new Error('event record: fields overlap the client id');
+if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND_WORD || RQ_INNER_REJECT_WORD >= RQ_INNER_NONCE_F64 * 2 ||
+  RQ_INNER_NONCE_F64 * 2 + 2 > RECORD_WORDS) throw new Error('request record: forced-inclusion fields overlap');
+if ((EV_FIELD0_F64 + EVENT_FIELDS_MAX) * 2 > EV_CLIENT_ID_LENGTH_WORD) throw new Error('event record: fields overlap the client id');
 if (EV_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('event record too small');
 if (RECORD_WORDS % 2 !== 0) throw new Error('records must be 8-byte aligned');
+for (const named of [BatchField, AcceptedField, RejectedField, FillField, OrderUpdateField, BalanceField, AccountField,
+  MarketField, FeesField, CreditField, ReferralField, ReferralShareField, InboxQueuedField, InboxIncludedField]) {
+  for (const k of Object.values(named)) if (k >= EVENT_FIELDS_MAX) throw new Error(`event field ${k} beyond the record's ${EVENT_FIELDS_MAX}`);
+}
 
 export function createRecordRing(capacity_slots: number): SpscRing {
   return SpscRing.create({ capacity_slots, slot_words: RECORD_WORDS });
@@ -166,29 +235,29 @@ export class RequestWriter {
     const f = this.ring.f64;
     const i = this.ring.i32;
     const fb = o >> 1;
-    f[fb + RQ_SEQ] = seq;
-    f[fb + RQ_NONCE] = r.nonce;
-    f[fb + RQ_PRICE] = r.price_units;
-    f[fb + RQ_QUANTITY] = r.quantity_units;
-    f[fb + RQ_ORDER_ID] = r.order_id;
-    f[fb + RQ_AMOUNT] = r.amount_units;
-    f[fb + RQ_CREDIT_LIMIT] = r.credit_limit_units;
-    f[fb + RQ_TICK] = r.tick_size_units;
-    f[fb + RQ_LOT] = r.lot_size_units;
-    i[o + RQ_KIND] = r.kind;
-    i[o + RQ_ACCOUNT_HINT] = account_hint;
-    i[o + RQ_MARKET] = r.market;
-    i[o + RQ_SIDE] = r.side;
-    i[o + RQ_ORDER_TYPE] = r.order_type;
-    i[o + RQ_TIF] = r.tif;
-    i[o + RQ_ASSET] = r.asset;
-    i[o + RQ_ASSET_QUOTE] = r.asset_quote;
-    i[o + RQ_MAKER_BPS] = r.maker_fee_bps;
-    i[o + RQ_TAKER_BPS] = r.taker_fee_bps;
-    i[o + RQ_RATIO_PPM] = r.auto_cancel_ratio_ppm;
+    f[fb + RQ_SEQ_F64] = seq;
+    f[fb + RQ_NONCE_F64] = r.nonce;
+    f[fb + RQ_PRICE_F64] = r.price_units;
+    f[fb + RQ_QUANTITY_F64] = r.quantity_units;
+    f[fb + RQ_ORDER_ID_F64] = r.order_id;
+    f[fb + RQ_AMOUNT_F64] = r.amount_units;
+    f[fb + RQ_CREDIT_LIMIT_F64] = r.credit_limit_units;
+    f[fb + RQ_TICK_F64] = r.tick_size_units;
+    f[fb + RQ_LOT_F64] = r.lot_size_units;
+    i[o + RQ_KIND_WORD] = r.kind;
+    i[o + RQ_ACCOUNT_HINT_WORD] = account_hint;
+    i[o + RQ_MARKET_WORD] = r.market;
+    i[o + RQ_SIDE_WORD] = r.side;
+    i[o + RQ_ORDER_TYPE_WORD] = r.order_type;
+    i[o + RQ_TIF_WORD] = r.tif;
+    i[o + RQ_ASSET_WORD] = r.asset;
+    i[o + RQ_ASSET_QUOTE_WORD] = r.asset_quote;
+    i[o + RQ_MAKER_BPS_WORD] = r.maker_fee_bps;
+    i[o + RQ_TAKER_BPS_WORD] = r.taker_fee_bps;
+    i[o + RQ_RATIO_PPM_WORD] = r.auto_cancel_ratio_ppm;
     const coid = r.client_order_id;
     if (coid.length > CLIENT_ORDER_ID_BYTES_MAX) throw new Error('client_order_id longer than the record allows');
-    i[o + RQ_CLIENT_ID_LENGTH] = coid.length;
+    i[o + RQ_CLIENT_ID_LENGTH_WORD] = coid.length;
     writeAscii(this.u8, (o + RQ_CLIENT_ID_WORD) * 4, coid);
     if (address.length !== ADDRESS_BYTES) throw new Error('address must be 20 bytes');
     this.u8.set(address, (o + RQ_ADDRESS_WORD) * 4);
@@ -196,9 +265,9 @@ export class RequestWriter {
       if (referrer.length !== ADDRESS_BYTES || coid.length > 0) throw new Error('a referrer address is 20 bytes and excludes a client id');
       this.u8.set(referrer, (o + RQ_SECOND_ADDRESS_WORD) * 4);
     }
-    i[o + RQ_INNER_KIND] = r.inner_kind;
-    i[o + RQ_INNER_REJECT] = r.inner_reject;
-    f[fb + RQ_INNER_NONCE] = r.inner_nonce;
+    i[o + RQ_INNER_KIND_WORD] = r.inner_kind;
+    i[o + RQ_INNER_REJECT_WORD] = r.inner_reject;
+    f[fb + RQ_INNER_NONCE_F64] = r.inner_nonce;
     this.unpublished++;
     return true;
   }
@@ -237,32 +306,32 @@ export class RequestReader {
     const f = this.v.f64;
     const i = this.v.i32;
     const fb = o >> 1;
-    r.nonce = f[fb + RQ_NONCE];
-    r.price_units = f[fb + RQ_PRICE];
-    r.quantity_units = f[fb + RQ_QUANTITY];
-    r.order_id = f[fb + RQ_ORDER_ID];
-    r.amount_units = f[fb + RQ_AMOUNT];
-    r.credit_limit_units = f[fb + RQ_CREDIT_LIMIT];
-    r.tick_size_units = f[fb + RQ_TICK];
-    r.lot_size_units = f[fb + RQ_LOT];
-    r.kind = i[o + RQ_KIND];
-    r.market = i[o + RQ_MARKET];
-    r.side = i[o + RQ_SIDE];
-    r.order_type = i[o + RQ_ORDER_TYPE];
-    r.tif = i[o + RQ_TIF];
-    r.asset = i[o + RQ_ASSET];
-    r.asset_quote = i[o + RQ_ASSET_QUOTE];
-    r.maker_fee_bps = i[o + RQ_MAKER_BPS];
-    r.taker_fee_bps = i[o + RQ_TAKER_BPS];
-    r.auto_cancel_ratio_ppm = i[o + RQ_RATIO_PPM];
-    const len = i[o + RQ_CLIENT_ID_LENGTH];
+    r.nonce = f[fb + RQ_NONCE_F64];
+    r.price_units = f[fb + RQ_PRICE_F64];
+    r.quantity_units = f[fb + RQ_QUANTITY_F64];
+    r.order_id = f[fb + RQ_ORDER_ID_F64];
+    r.amount_units = f[fb + RQ_AMOUNT_F64];
+    r.credit_limit_units = f[fb + RQ_CREDIT_LIMIT_F64];
+    r.tick_size_units = f[fb + RQ_TICK_F64];
+    r.lot_size_units = f[fb + RQ_LOT_F64];
+    r.kind = i[o + RQ_KIND_WORD];
+    r.market = i[o + RQ_MARKET_WORD];
+    r.side = i[o + RQ_SIDE_WORD];
+    r.order_type = i[o + RQ_ORDER_TYPE_WORD];
+    r.tif = i[o + RQ_TIF_WORD];
+    r.asset = i[o + RQ_ASSET_WORD];
+    r.asset_quote = i[o + RQ_ASSET_QUOTE_WORD];
+    r.maker_fee_bps = i[o + RQ_MAKER_BPS_WORD];
+    r.taker_fee_bps = i[o + RQ_TAKER_BPS_WORD];
+    r.auto_cancel_ratio_ppm = i[o + RQ_RATIO_PPM_WORD];
+    const len = i[o + RQ_CLIENT_ID_LENGTH_WORD];
     r.client_order_id = len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '';
-    r.inner_kind = i[o + RQ_INNER_KIND];
-    r.inner_reject = i[o + RQ_INNER_REJECT];
-    r.inner_nonce = f[fb + RQ_INNER_NONCE];
+    r.inner_kind = i[o + RQ_INNER_KIND_WORD];
+    r.inner_reject = i[o + RQ_INNER_REJECT_WORD];
+    r.inner_nonce = f[fb + RQ_INNER_NONCE_F64];
     // Resolved by the matcher from the referrer address (referrerByteOffset).
     r.referrer_account = 0;
-    return f[fb + RQ_SEQ];
+    return f[fb + RQ_SEQ_F64];
   }
 
   /** Byte offset of a REFER's referrer address in `u8`. */
@@ -271,7 +340,7 @@ export class RequestReader {
   }
 
   accountHint(o: number): number {
-    return this.v.i32[o + RQ_ACCOUNT_HINT];
+    return this.v.i32[o + RQ_ACCOUNT_HINT_WORD];
   }
 
   /** Byte offset of the record's 20 address bytes in `u8`. */
@@ -321,8 +390,8 @@ export class EventWriter implements EventSink {
       o = this.ring.tryClaim();
     }
     this.claimed++;
-    this.ring.f64[(o >> 1) + EV_SEQ] = this.seq;
-    this.ring.i32[o + EV_TYPE] = type;
+    this.ring.f64[(o >> 1) + EV_SEQ_F64] = this.seq;
+    this.ring.i32[o + EV_TYPE_WORD] = type;
     return o;
   }
 
@@ -335,7 +404,7 @@ export class EventWriter implements EventSink {
   }
 
   private fields(o: number): number {
-    return (o >> 1) + EV_FIELD0;
+    return (o >> 1) + EV_FIELD0_F64;
   }
 
   accepted(kind: number, account: number, order_id: number): void {
@@ -344,25 +413,25 @@ export class EventWriter implements EventSink {
     const f = this.ring.f64;
     const b = this.fields(o);
     const r = this.current;
-    f[b] = kind;
-    f[b + 1] = account;
-    f[b + 2] = order_id;
+    f[b + AcceptedField.KIND] = kind;
+    f[b + AcceptedField.ACCOUNT] = account;
+    f[b + AcceptedField.ORDER_ID] = order_id;
     if (r !== null) {
-      f[b + 3] = r.nonce;
-      f[b + 4] = r.market;
-      f[b + 5] = r.side;
-      f[b + 6] = r.order_type;
-      f[b + 7] = r.tif;
-      f[b + 8] = r.price_units;
-      f[b + 9] = r.quantity_units;
-      f[b + 10] = r.asset;
-      f[b + 11] = r.amount_units;
-      f[b + 12] = r.order_id;
+      f[b + AcceptedField.NONCE] = r.nonce;
+      f[b + AcceptedField.MARKET] = r.market;
+      f[b + AcceptedField.SIDE] = r.side;
+      f[b + AcceptedField.ORDER_TYPE] = r.order_type;
+      f[b + AcceptedField.TIF] = r.tif;
+      f[b + AcceptedField.PRICE_UNITS] = r.price_units;
+      f[b + AcceptedField.QUANTITY_UNITS] = r.quantity_units;
+      f[b + AcceptedField.ASSET] = r.asset;
+      f[b + AcceptedField.AMOUNT_UNITS] = r.amount_units;
+      f[b + AcceptedField.REQUEST_ORDER_ID] = r.order_id;
       const coid = r.client_order_id;
-      this.ring.i32[o + EV_CLIENT_ID_LENGTH] = coid.length;
+      this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = coid.length;
       writeAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, coid);
     } else {
-      this.ring.i32[o + EV_CLIENT_ID_LENGTH] = 0;
+      this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = 0;
     }
   }
 
@@ -371,10 +440,10 @@ export class EventWriter implements EventSink {
     const o = this.claim(EventType.REJECTED);
     const f = this.ring.f64;
     const b = this.fields(o);
-    f[b] = kind;
-    f[b + 1] = account;
-    f[b + 2] = code;
-    f[b + 3] = reason;
+    f[b + RejectedField.KIND] = kind;
+    f[b + RejectedField.ACCOUNT] = account;
+    f[b + RejectedField.CODE] = code;
+    f[b + RejectedField.REASON] = reason;
   }
 
   fill(fill_id: number, market: number, taker_order_id: number, maker_order_id: number,
@@ -383,17 +452,17 @@ export class EventWriter implements EventSink {
     const o = this.claim(EventType.FILL);
     const f = this.ring.f64;
     const b = this.fields(o);
-    f[b] = fill_id;
-    f[b + 1] = market;
-    f[b + 2] = taker_order_id;
-    f[b + 3] = maker_order_id;
-    f[b + 4] = taker_account;
-    f[b + 5] = maker_account;
-    f[b + 6] = taker_side;
-    f[b + 7] = price_units;
-    f[b + 8] = quantity_units;
-    f[b + 9] = taker_fee_units;
-    f[b + 10] = maker_fee_units;
+    f[b + FillField.FILL_ID] = fill_id;
+    f[b + FillField.MARKET] = market;
+    f[b + FillField.TAKER_ORDER_ID] = taker_order_id;
+    f[b + FillField.MAKER_ORDER_ID] = maker_order_id;
+    f[b + FillField.TAKER_ACCOUNT] = taker_account;
+    f[b + FillField.MAKER_ACCOUNT] = maker_account;
+    f[b + FillField.TAKER_SIDE] = taker_side;
+    f[b + FillField.PRICE_UNITS] = price_units;
+    f[b + FillField.QUANTITY_UNITS] = quantity_units;
+    f[b + FillField.TAKER_FEE_UNITS] = taker_fee_units;
+    f[b + FillField.MAKER_FEE_UNITS] = maker_fee_units;
   }
 
   orderUpdate(order_id: number, account: number, market: number, side: number, status: number,
@@ -402,61 +471,121 @@ export class EventWriter implements EventSink {
     const o = this.claim(EventType.ORDER_UPDATE);
     const f = this.ring.f64;
     const b = this.fields(o);
-    f[b] = order_id;
-    f[b + 1] = account;
-    f[b + 2] = market;
-    f[b + 3] = side;
-    f[b + 4] = status;
-    f[b + 5] = price_units;
-    f[b + 6] = quantity_units;
-    f[b + 7] = filled_units;
-    f[b + 8] = remaining_units;
-    f[b + 9] = last_fill_price_units;
-    f[b + 10] = reason;
+    f[b + OrderUpdateField.ORDER_ID] = order_id;
+    f[b + OrderUpdateField.ACCOUNT] = account;
+    f[b + OrderUpdateField.MARKET] = market;
+    f[b + OrderUpdateField.SIDE] = side;
+    f[b + OrderUpdateField.STATUS] = status;
+    f[b + OrderUpdateField.PRICE_UNITS] = price_units;
+    f[b + OrderUpdateField.QUANTITY_UNITS] = quantity_units;
+    f[b + OrderUpdateField.FILLED_UNITS] = filled_units;
+    f[b + OrderUpdateField.REMAINING_UNITS] = remaining_units;
+    f[b + OrderUpdateField.LAST_FILL_PRICE_UNITS] = last_fill_price_units;
+    f[b + OrderUpdateField.REASON] = reason;
   }
 
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
     const o = this.claim(EventType.BALANCE);
     const f = this.ring.f64;
     const b = this.fields(o);
-    f[b] = account;
-    f[b + 1] = asset;
-    f[b + 2] = available_units;
-    f[b + 3] = locked_units;
-    f[b + 4] = reason;
+    f[b + BalanceField.ACCOUNT] = account;
+    f[b + BalanceField.ASSET] = asset;
+    f[b + BalanceField.AVAILABLE_UNITS] = available_units;
+    f[b + BalanceField.LOCKED_UNITS] = locked_units;
+    f[b + BalanceField.REASON] = reason;
   }
 
   referral(referred: number, referrer: number, active_until_ms: number): void {
-    this.numbers(EventType.REFERRAL, [referred, referrer, active_until_ms]);
+    const b = this.fields(this.claim(EventType.REFERRAL));
+    const f = this.ring.f64;
+    f[b + ReferralField.REFERRED] = referred;
+    f[b + ReferralField.REFERRER] = referrer;
+    f[b + ReferralField.ACTIVE_UNTIL_MS] = active_until_ms;
   }
 
   referralShare(fill_id: number, referred: number, referrer: number, asset: number, amount_units: number): void {
-    this.numbers(EventType.REFERRAL_SHARE, [fill_id, referred, referrer, asset, amount_units]);
+    const b = this.fields(this.claim(EventType.REFERRAL_SHARE));
+    const f = this.ring.f64;
+    f[b + ReferralShareField.FILL_ID] = fill_id;
+    f[b + ReferralShareField.REFERRED] = referred;
+    f[b + ReferralShareField.REFERRER] = referrer;
+    f[b + ReferralShareField.ASSET] = asset;
+    f[b + ReferralShareField.AMOUNT_UNITS] = amount_units;
   }
 
   inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number,
     referrer_account: number, reject: number): void {
-    this.numbers(EventType.INBOX_QUEUED, [entry_id, account, kind, nonce, deadline_ms, referrer_account, reject]);
+    const b = this.fields(this.claim(EventType.INBOX_QUEUED));
+    const f = this.ring.f64;
+    f[b + InboxQueuedField.ENTRY_ID] = entry_id;
+    f[b + InboxQueuedField.ACCOUNT] = account;
+    f[b + InboxQueuedField.KIND] = kind;
+    f[b + InboxQueuedField.NONCE] = nonce;
+    f[b + InboxQueuedField.DEADLINE_MS] = deadline_ms;
+    f[b + InboxQueuedField.REFERRER_ACCOUNT] = referrer_account;
+    f[b + InboxQueuedField.REJECT] = reject;
   }
 
   /** The included request becomes `current`: its accepted event carries its fields and client id. */
   inboxIncluded(entry_id: number, request: Request): void {
     this.current = request;
-    this.numbers(EventType.INBOX_INCLUDED, [entry_id, request.account, request.kind, request.nonce]);
+    const b = this.fields(this.claim(EventType.INBOX_INCLUDED));
+    const f = this.ring.f64;
+    f[b + InboxIncludedField.ENTRY_ID] = entry_id;
+    f[b + InboxIncludedField.ACCOUNT] = request.account;
+    f[b + InboxIncludedField.KIND] = request.kind;
+    f[b + InboxIncludedField.NONCE] = request.nonce;
   }
 
   account(account: number, address: Uint8Array, address_offset: number): void {
     const o = this.claim(EventType.ACCOUNT);
-    this.ring.f64[this.fields(o)] = account;
+    this.ring.f64[this.fields(o) + AccountField.ACCOUNT] = account;
     this.u8.set(address.subarray(address_offset, address_offset + ADDRESS_BYTES), (o + EV_ADDRESS_WORD) * 4);
   }
 
-  /** A record of up to 13 numeric fields (batch markers, market, fees, credit). */
-  numbers(type: number, values: readonly number[]): void {
-    const o = this.claim(type);
+  /** BATCH_BEGIN (batch 0: the start-up announcements). */
+  batchBegin(batch_id: number, time_ms: number): void {
+    const b = this.fields(this.claim(EventType.BATCH_BEGIN));
     const f = this.ring.f64;
-    const b = this.fields(o);
-    for (let k = 0; k < values.length; k++) f[b + k] = values[k];
+    f[b + BatchField.BATCH_ID] = batch_id;
+    f[b + BatchField.TIME_MS] = time_ms;
+  }
+
+  batchCommitted(batch_id: number, time_ms: number, request_count: number): void {
+    const b = this.fields(this.claim(EventType.BATCH_COMMITTED));
+    const f = this.ring.f64;
+    f[b + BatchField.BATCH_ID] = batch_id;
+    f[b + BatchField.TIME_MS] = time_ms;
+    f[b + BatchField.REQUEST_COUNT] = request_count;
+  }
+
+  market(m: number, info: MarketInfo): void {
+    const b = this.fields(this.claim(EventType.MARKET));
+    const f = this.ring.f64;
+    f[b + MarketField.MARKET] = m;
+    f[b + MarketField.STATUS] = info.status;
+    f[b + MarketField.BASE_ASSET] = info.base_asset;
+    f[b + MarketField.QUOTE_ASSET] = info.quote_asset;
+    f[b + MarketField.TICK_UNITS] = info.tick_units;
+    f[b + MarketField.LOT_UNITS] = info.lot_units;
+    f[b + MarketField.FEE_OVERRIDE] = info.fee_override;
+    f[b + MarketField.MAKER_FEE_BPS] = info.maker_fee_bps;
+    f[b + MarketField.TAKER_FEE_BPS] = info.taker_fee_bps;
+  }
+
+  fees(maker_fee_bps: number, taker_fee_bps: number): void {
+    const b = this.fields(this.claim(EventType.FEES));
+    const f = this.ring.f64;
+    f[b + FeesField.MAKER_FEE_BPS] = maker_fee_bps;
+    f[b + FeesField.TAKER_FEE_BPS] = taker_fee_bps;
+  }
+
+  credit(account: number, credit_limit_units: number, auto_cancel_ratio_ppm: number): void {
+    const b = this.fields(this.claim(EventType.CREDIT));
+    const f = this.ring.f64;
+    f[b + CreditField.ACCOUNT] = account;
+    f[b + CreditField.CREDIT_LIMIT_UNITS] = credit_limit_units;
+    f[b + CreditField.AUTO_CANCEL_RATIO_PPM] = auto_cancel_ratio_ppm;
   }
 }
 
@@ -478,19 +607,19 @@ export class EventReader {
   }
 
   seq(o: number): number {
-    return this.v.f64[(o >> 1) + EV_SEQ];
+    return this.v.f64[(o >> 1) + EV_SEQ_F64];
   }
 
   type(o: number): number {
-    return this.v.i32[o + EV_TYPE];
+    return this.v.i32[o + EV_TYPE_WORD];
   }
 
   field(o: number, k: number): number {
-    return this.v.f64[(o >> 1) + EV_FIELD0 + k];
+    return this.v.f64[(o >> 1) + EV_FIELD0_F64 + k];
   }
 
   clientOrderId(o: number): string {
-    const len = this.v.i32[o + EV_CLIENT_ID_LENGTH];
+    const len = this.v.i32[o + EV_CLIENT_ID_LENGTH_WORD];
     return len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + EV_CLIENT_ID_WORD) * 4, len) : '';
   }
 
@@ -500,6 +629,17 @@ export class EventReader {
     for (let i = 0; i < ADDRESS_BYTES; i++) s += HEX_BYTE[this.v.u8[start + i]];
     return s;
   }
+}
+
+/** One event record of a RecordViews as EventFields: set `o` (the record's word offset), then read. */
+export class EventCursor implements EventFields {
+  o = 0;
+  constructor(private readonly reader: EventReader) {}
+  type(): number { return this.reader.type(this.o); }
+  seq(): number { return this.reader.seq(this.o); }
+  field(k: number): number { return this.reader.field(this.o, k); }
+  clientOrderId(): string { return this.reader.clientOrderId(this.o); }
+  addressHex(): string { return this.reader.addressHex(this.o); }
 }
 
 /**

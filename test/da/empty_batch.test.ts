@@ -15,7 +15,7 @@ import { LeafKind } from '../../src/da/state_root.js';
 import { Verifier } from '../../src/da/verifier.js';
 import { decodeBatch, encodeBatch, Journal } from '../../src/journal/journal.js';
 import { emptyRequest, OrderType, RequestKind, Side, type Request } from '../../src/engine/types.js';
-import { EventType } from '../../src/ring/records.js';
+import { BatchField, EventType } from '../../src/ring/records.js';
 import { ETH, standardConfig, USDC } from '../engine/generator.js';
 import { recordsOf } from './records.js';
 
@@ -83,7 +83,7 @@ describe('a batch with no records', () => {
       onEvent: (e) => {
         publisher.onEvent(e);
         if (e.type() === EventType.INBOX_INCLUDED && batch_time === T0 + 1_000) included_in_empty++;
-        if (e.type() === EventType.BATCH_COMMITTED) publisher.onBatch(e.field(0), e.field(1));
+        if (e.type() === EventType.BATCH_COMMITTED) publisher.onBatch(e.field(BatchField.BATCH_ID), e.field(BatchField.TIME_MS));
       },
     });
     exec.genesis();

@@ -1,5 +1,5 @@
 // Event records as plain arrays (EventFields over arrays), for the state root tests.
-import type { EventFields } from '../../src/gateway/read_model.js';
+import type { EventFields } from '../../src/ring/records.js';
 import { EventType } from '../../src/ring/records.js';
 
 export class ArrayEvent implements EventFields {

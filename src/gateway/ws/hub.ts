@@ -33,12 +33,13 @@
 import type {
   HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket,
 } from 'uWebSockets.js';
-import { EventType } from '../../ring/records.js';
+import {
+  BalanceField, BatchField, EventType, FillField, OrderUpdateField, type EventFields,
+} from '../../ring/records.js';
 import { Side } from '../../engine/types.js';
 import type { GatewayContext } from '../context.js';
 import { Reply } from '../envelope.js';
 import { clientIpKey } from '../rate_limit.js';
-import type { EventFields } from '../read_model.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
 import {
   authSuccessMessage, balanceUpdateMessage, bookSnapshotMessage, challengeReply, errorMessage,
@@ -457,8 +458,8 @@ export class WsHub {
   private dispatch(e: EventFields): void {
     switch (e.type()) {
       case EventType.BATCH_BEGIN:
-        this.batch_id = e.field(0);
-        this.batch_time_ms = e.field(1);
+        this.batch_id = e.field(BatchField.BATCH_ID);
+        this.batch_time_ms = e.field(BatchField.TIME_MS);
         this.batch_iso = null;
         return;
       case EventType.FILL:
@@ -475,34 +476,36 @@ export class WsHub {
   }
 
   private onFill(e: EventFields): void {
-    const m = e.field(1);
+    const m = e.field(FillField.MARKET);
     const trades = this.trades_subs[m] ?? 0;
     const rm = this.ctx.rm;
     const mv = rm.markets[m];
     if (mv === undefined) return;
+    const fill_id = e.field(FillField.FILL_ID);
+    const price = e.field(FillField.PRICE_UNITS);
+    const quantity = e.field(FillField.QUANTITY_UNITS);
+    const taker_side = e.field(FillField.TAKER_SIDE);
     if (trades > 0) {
-      this.publish(`trades:${mv.id}`, tradeMessage(mv.id, e.field(0), e.field(7), e.field(8), e.field(6), this.iso()), trades);
+      this.publish(`trades:${mv.id}`, tradeMessage(mv.id, fill_id, price, quantity, taker_side, this.iso()), trades);
     }
     if (this.private_subs.size === 0) return;
-    const taker = rm.address_by_account[e.field(4)];
-    const maker = rm.address_by_account[e.field(5)];
+    const taker = rm.address_by_account[e.field(FillField.TAKER_ACCOUNT)];
+    const maker = rm.address_by_account[e.field(FillField.MAKER_ACCOUNT)];
     const tc = taker === undefined ? undefined : this.private_subs.get(taker);
     const mc = maker === undefined ? undefined : this.private_subs.get(maker);
     if (tc !== undefined && tc[0] > 0) {
-      const order_id = e.field(2);
-      const quantity = e.field(8);
+      const order_id = e.field(FillField.TAKER_ORDER_ID);
       this.publish(`fills:${taker}`, fillMessage(
-        e.field(0), order_id, mv.id, e.field(6), e.field(7), quantity, this.cumulative(order_id, quantity), false,
-        e.field(9), this.batch_id, this.iso(),
+        fill_id, order_id, mv.id, taker_side, price, quantity, this.cumulative(order_id, quantity), false,
+        e.field(FillField.TAKER_FEE_UNITS), this.batch_id, this.iso(),
       ), tc[0]);
     }
     if (mc !== undefined && mc[0] > 0) {
-      const order_id = e.field(3);
-      const quantity = e.field(8);
-      const maker_side = e.field(6) === Side.BID ? Side.ASK : Side.BID;
+      const order_id = e.field(FillField.MAKER_ORDER_ID);
+      const maker_side = taker_side === Side.BID ? Side.ASK : Side.BID;
       this.publish(`fills:${maker}`, fillMessage(
-        e.field(0), order_id, mv.id, maker_side, e.field(7), quantity, this.cumulative(order_id, quantity), true,
-        e.field(10), this.batch_id, this.iso(),
+        fill_id, order_id, mv.id, maker_side, price, quantity, this.cumulative(order_id, quantity), true,
+        e.field(FillField.MAKER_FEE_UNITS), this.batch_id, this.iso(),
       ), mc[0]);
     }
   }
@@ -520,33 +523,37 @@ export class WsHub {
   }
 
   private onOrderUpdate(e: EventFields): void {
-    const order_id = e.field(0);
+    const order_id = e.field(OrderUpdateField.ORDER_ID);
     if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
     if (this.private_subs.size === 0) return;
     const rm = this.ctx.rm;
-    const address = rm.address_by_account[e.field(1)];
+    const address = rm.address_by_account[e.field(OrderUpdateField.ACCOUNT)];
     const counts = address === undefined ? undefined : this.private_subs.get(address);
     if (counts === undefined || counts[1] === 0) return;
-    const mv = rm.markets[e.field(2)];
+    const mv = rm.markets[e.field(OrderUpdateField.MARKET)];
     if (mv === undefined) return;
     const o = rm.orders.get(order_id);
     // As the read model does: an update without a fill keeps the last fill price.
-    const last_fill = e.field(9) > 0 ? e.field(9) : (o?.last_fill_price ?? 0);
+    const fill_price = e.field(OrderUpdateField.LAST_FILL_PRICE_UNITS);
+    const last_fill = fill_price > 0 ? fill_price : (o?.last_fill_price ?? 0);
     this.publish(`orders:${address}`, orderUpdateMessage(
-      order_id, o?.client_order_id ?? '', mv.id, e.field(3), e.field(4), e.field(5), e.field(6), e.field(7),
-      e.field(8), last_fill, e.field(10), this.iso(),
+      order_id, o?.client_order_id ?? '', mv.id, e.field(OrderUpdateField.SIDE), e.field(OrderUpdateField.STATUS),
+      e.field(OrderUpdateField.PRICE_UNITS), e.field(OrderUpdateField.QUANTITY_UNITS), e.field(OrderUpdateField.FILLED_UNITS),
+      e.field(OrderUpdateField.REMAINING_UNITS), last_fill, e.field(OrderUpdateField.REASON), this.iso(),
     ), counts[1]);
   }
 
   private onBalance(e: EventFields): void {
     if (this.private_subs.size === 0) return;
     const rm = this.ctx.rm;
-    const address = rm.address_by_account[e.field(0)];
+    const address = rm.address_by_account[e.field(BalanceField.ACCOUNT)];
     if (address === undefined || address === '') return;
     const counts = this.private_subs.get(address);
     if (counts === undefined || counts[2] === 0) return;
-    const asset = rm.assets[e.field(1)];
-    this.publish(`balances:${address}`, balanceUpdateMessage(asset, e.field(2), e.field(3), e.field(4), this.iso()), counts[2]);
+    const asset = rm.assets[e.field(BalanceField.ASSET)];
+    this.publish(`balances:${address}`, balanceUpdateMessage(
+      asset, e.field(BalanceField.AVAILABLE_UNITS), e.field(BalanceField.LOCKED_UNITS), e.field(BalanceField.REASON), this.iso(),
+    ), counts[2]);
   }
 
   /** After each committed batch (the read model has applied it): book snapshots. Never throws. */
