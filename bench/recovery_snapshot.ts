@@ -9,7 +9,7 @@ import { ReplayExecutor } from '../src/da/replay.js';
 import { StateRootBuilder } from '../src/da/state_root.js';
 import { restoreFastEngine } from '../src/engine/engine.js';
 import { Matcher } from '../src/engine/matcher.js';
-import { CLOSED_ORDERS_KEPT, ReadModel } from '../src/gateway/read_model.js';
+import { CLOSED_ORDERS_KEPT, ReadModel } from '../src/read_model/read_model.js';
 import { Journal } from '../src/journal/journal.js';
 import { MarketData } from '../src/marketdata/market_data.js';
 import { createRecordRing } from '../src/ring/records.js';

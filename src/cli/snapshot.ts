@@ -10,7 +10,7 @@ import path from 'node:path';
 import { loadConfig } from '../config.js';
 import type { CanonicalState } from '../engine/api.js';
 import { stateDigest } from '../engine/state.js';
-import { CLOSED_ORDERS_KEPT, ReadModel } from '../gateway/read_model.js';
+import { CLOSED_ORDERS_KEPT, ReadModel } from '../read_model/read_model.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { encodeFront } from '../snapshot/front_state.js';
 import {

@@ -10,7 +10,7 @@ import type { MatcherLink, Outcome } from './matcher_link.js';
 import type { RateLimiter } from './rate_limit.js';
 import { clientIpKey } from './rate_limit.js';
 import { parseQuery, parseUintString } from './params.js';
-import type { ReadModel } from './read_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
 
 export type LimiterName = keyof RingbookConfig['rate_limits'];

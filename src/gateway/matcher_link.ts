@@ -10,7 +10,7 @@ import {
   RECORD_WORDS, RecordBuffer, RejectedField, RequestWriter, viewsOfRing, type EventFields,
 } from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { ReadModel, type FillView, type ReadModelLimits } from './read_model.js';
+import { ReadModel, type FillView, type ReadModelLimits } from '../read_model/read_model.js';
 
 export interface Outcome {
   accepted: boolean;

@@ -13,8 +13,8 @@ import {
   forceIncludeRequest, forcedKindName, parseForceEnvelope, parseForcedPayload,
 } from './forced_payload.js';
 import { parseAddress } from './params.js';
-import type { InboxView } from './programmes_model.js';
-import type { ReadModel } from './read_model.js';
+import type { InboxView } from '../read_model/programmes_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
 import { LIMITER_OF, runSigned } from './routes_trading.js';
 import { isBodyError, parseReferral } from './signed_requests.js';
 import { isoTime } from './views.js';

@@ -10,7 +10,7 @@ import { AdminTokenCheck } from './admin_auth.js';
 import { ArrivalOrder, SignatureBatcher, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { MatcherLink } from './matcher_link.js';
-import { CLOSED_ORDERS_KEPT } from './read_model.js';
+import { CLOSED_ORDERS_KEPT } from '../read_model/read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { registerPublicRoutes } from './routes_public.js';

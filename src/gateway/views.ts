@@ -4,7 +4,7 @@ import { formatUnits } from '../money/index.js';
 import {
   ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, TIF_NAMES,
 } from '../engine/types.js';
-import type { FillView, MarketView, OrderView, ReadModel, TradeView } from './read_model.js';
+import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
 
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();

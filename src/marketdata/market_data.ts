@@ -2,7 +2,7 @@
 // (MatcherLink.addEventListener), so a restart rebuilds them by replaying the journal.
 import { OrderStatus, Side } from '../engine/types.js';
 import { BatchField, EventType, FillField, OrderUpdateField, type EventFields } from '../ring/records.js';
-import type { ReadModel } from '../gateway/read_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
 import { Leaderboard, type LeaderTrade } from './leaderboard.js';
 

@@ -17,7 +17,7 @@ import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { DaStore } from '../da/da_store.js';
 import type { MatcherLink, SnapshotMessage } from '../gateway/matcher_link.js';
-import type { ReadModel } from '../gateway/read_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
 import { exportFront, frontBuffers, type FrontState } from './front_state.js';
 import { snapshotFileName } from './snapshot_file.js';

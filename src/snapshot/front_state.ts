@@ -10,8 +10,8 @@
 import type { MarketData, MarketDataState } from '../marketdata/market_data.js';
 import { snapshotPackr } from './snapshot_file.js';
 import type { LeaderTrade } from '../marketdata/leaderboard.js';
-import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../gateway/read_model.js';
-import type { ProgrammesState } from '../gateway/programmes_model.js';
+import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
+import type { ProgrammesState } from '../read_model/programmes_model.js';
 
 type MarketRow = Omit<MarketView, 'bids' | 'asks' | 'sorted_cache' | 'book_changed_in_batch'> & {
   bids: [number, number][];

@@ -1,7 +1,7 @@
 // MarketData over a real ReadModel fed synthetic committed events (the path MatcherLink uses):
 // book mids sampled at batch commit, trades by batch time, USDC-quoted markets only, clock.
 import { describe, expect, it } from 'vitest';
-import { ReadModel } from '../../src/gateway/read_model.js';
+import { ReadModel } from '../../src/read_model/read_model.js';
 import type { EventFields } from '../../src/ring/records.js';
 import { EventType } from '../../src/ring/records.js';
 import { MarketData } from '../../src/marketdata/market_data.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { leavesFromCanonical } from '../../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { StateRootBuilder, stateRootOfLeaves } from '../../src/da/state_root.js';
-import { ReadModel } from '../../src/gateway/read_model.js';
+import { ReadModel } from '../../src/read_model/read_model.js';
 import { CLIENT_ORDER_ID_BYTES_MAX, EventType } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { addressesHex } from '../../src/snapshot/snapshot_file.js';

@@ -3,7 +3,7 @@
 // answering alike when the same later events reach both.
 import { describe, expect, it } from 'vitest';
 import { ReplayExecutor } from '../../src/da/replay.js';
-import { ReadModel } from '../../src/gateway/read_model.js';
+import { ReadModel } from '../../src/read_model/read_model.js';
 import { MarketData } from '../../src/marketdata/market_data.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../../src/ring/records.js';
 import { decodeFront, encodeFront, exportFront, importFront } from '../../src/snapshot/front_state.js';
