@@ -2,7 +2,7 @@
 // fees (global and per market, with exact fee arithmetic), credit limits and CREDIT_BREACH.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  adminHeaders, adminState, api, balances, deposit, request, startServer, Wallet, type Api, type StartedServer,
+  adminHeaders, adminState, api, settledAdminState, balances, deposit, request, startServer, Wallet, type Api, type StartedServer,
 } from './harness.js';
 import { fail, ok } from './checks.js';
 
@@ -41,7 +41,7 @@ describe('UNAUTHORIZED (401)', () => {
   ];
 
   it('every admin route refuses a missing, empty, wrong or wrong-case token, and nothing changes', async () => {
-    const before = await adminState(s);
+    const before = await settledAdminState(s);
     for (const [method, path, body] of routes) {
       const variants: Record<string, string>[] = [{}, { 'X-Admin-Token': '' }, { 'X-Admin-Token': 'wrong' }, { 'X-Admin-Token': s.admin_token.toUpperCase() },
         { 'X-Admin-Token': s.admin_token + ' x' }, { Authorization: `Bearer ${s.admin_token}` }];

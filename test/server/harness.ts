@@ -518,6 +518,18 @@ export async function adminState(s: StartedServer): Promise<any> {
   return r.body.data;
 }
 
+/** Admin state once the DA thread has published the latest committed batch's root: the root
+ *  trails the commit (it is computed off the answer path), so a test that compares roots before
+ *  and after waits for it to settle first. Bounded: 200 polls of 25 ms. */
+export async function settledAdminState(s: StartedServer): Promise<any> {
+  for (let i = 0; i < 200; i += 1) {
+    const st = await adminState(s);
+    if (st.state_root !== null) return st;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('admin state: no published state root after 5 s');
+}
+
 /** ceil(a / b) for non-negative bigints. */
 export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
