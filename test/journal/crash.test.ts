@@ -13,6 +13,8 @@ import { settledState } from '../snapshot/traffic.js';
 const ROUNDS = Number(process.env.RINGBOOK_CRASH_ROUNDS ?? 20);
 const WALLETS = 6;
 const ORDERS_PER_WALLET_PER_ROUND_MAX = 40;
+/** Acknowledged orders a round waits for before its kill (bounded by 10 s of polling). */
+const ROUND_ACKS_MIN = 30;
 /** Small: several snapshots per round, some interrupted by the kill. */
 const CONFIG = { snapshots: { every_batches: 15, keep: 2 } };
 
@@ -75,7 +77,12 @@ describe('crash recovery (SIGKILL under load)', () => {
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 100 + Math.floor(random() * 400)));
+      // Kill after a random delay, but only once this round has had some acknowledged traffic:
+      // on a loaded machine a fixed 100-500 ms window sometimes held too few batches for any
+      // snapshot to be taken, and the test then measured the machine, not the recovery.
+      const acked_before_round = total_acked;
+      for (let i = 0; i < 400 && total_acked - acked_before_round < ROUND_ACKS_MIN; i++) await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 400)));
       await server.stop('SIGKILL');
       killed = true;
       await Promise.all(loops);
