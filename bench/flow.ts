@@ -416,7 +416,8 @@ class TrackingSink implements EventSink {
 
 // ------------------------------------------------------------------------------ generator
 
-function allocFlow(n: number): Flow {
+/** An empty flow with room for `n` rows. */
+export function allocFlow(n: number): Flow {
   return {
     length: 0,
     setup_end: 0,
@@ -435,7 +436,8 @@ function allocFlow(n: number): Flow {
   };
 }
 
-function record(f: Flow, r: Request, new_order_id: number): void {
+/** Appends `r` as the next row (`new_order_id`: the id a PLACE got, else 0). */
+export function record(f: Flow, r: Request, new_order_id: number): void {
   const i = f.length++;
   f.kind[i] = r.kind;
   f.account[i] = r.account;
