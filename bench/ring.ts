@@ -13,17 +13,26 @@
 //      ring B, the main thread waits for the pong; HdrHistogram of the round trip
 //      (process.hrtime.bigint). Default wait strategy (spin, then Atomics.wait), then
 //      again with no spinning (every hand-off is an Atomics.wait/notify wake-up).
+//   3. native: the C reference (native-bench/spsc_ring.c: the same protocol between two threads
+//      over shared memory, the same words written and checked) at this bench's 32-byte slots and
+//      at src/ring's record size (RECORD_WORDS x 4 = 192 bytes), beside a JS batch run at 192
+//      bytes; native_ratio = JS / C at 192 bytes.
 // Every phase is bounded by a record/ping count and a wall-clock deadline. The last
-// line printed is one JSON object: {"bench":"ring","records_per_s":..,"rtt_us_p50":..,"rtt_us_p99":..}
+// line printed is one JSON object: {"bench":"ring","records_per_s":..,"rtt_us_p50":..,"rtt_us_p99":..,
+// "native_records_per_s":..,"native_ratio":..}
 import hdr from 'hdr-histogram-js';
 import { cpus, loadavg } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { RECORD_WORDS } from '../src/ring/records.js';
 import { RING_WAIT_SPIN_ITERATIONS_DEFAULT, SpscRing } from '../src/ring/spsc_ring.js';
+import { runNativeRing } from './native.js';
 
 const SLOT_WORDS = 8; // 32-byte records
 const THROUGHPUT_CAPACITY_SLOTS = 4096;
 const RECORDS_BATCH = 10_000_000;
 const RECORDS_SINGLE = 2_000_000;
+/** Runs at src/ring's record size (JS and C); fewer records: each is 6x larger. */
+const RECORDS_RECORD_SIZE = 5_000_000;
 const PRODUCER_BATCH_MAX = 256;
 const THROUGHPUT_DEADLINE_MS = 20_000;
 const RTT_CAPACITY_SLOTS = 64;
@@ -129,8 +138,8 @@ async function stopWorker(w: { worker: Worker; exited: Promise<void> }): Promise
   clearTimeout(timer);
 }
 
-async function throughput(count: number, batch: boolean): Promise<{ records: number; seconds: number; full: number }> {
-  const ring = SpscRing.create({ capacity_slots: THROUGHPUT_CAPACITY_SLOTS, slot_words: SLOT_WORDS });
+async function throughput(count: number, batch: boolean, slot_words = SLOT_WORDS): Promise<{ records: number; seconds: number; full: number }> {
+  const ring = SpscRing.create({ capacity_slots: THROUGHPUT_CAPACITY_SLOTS, slot_words });
   const control = new SharedArrayBuffer(4);
   const w = startWorker({ kind: 'produce', sab: ring.sab, control, count, batch });
   await untilMessage(w.messages, 1);
@@ -228,8 +237,27 @@ async function main(): Promise<void> {
     `round trip, Atomics.wait only (no spin): ${sleepy.pings} pings p50 ${sleepy.p50_us} us, ` +
       `p99 ${sleepy.p99_us} us, p99.9 ${sleepy.p999_us} us, max ${sleepy.max_us} us`,
   );
+  const record_bytes = RECORD_WORDS * 4;
+  const js_record = await throughput(RECORDS_RECORD_SIZE, true, RECORD_WORDS);
+  const js_record_per_s = Math.round(js_record.records / js_record.seconds);
+  const native_small = runNativeRing(RECORDS_BATCH, THROUGHPUT_CAPACITY_SLOTS, SLOT_WORDS * 4, PRODUCER_BATCH_MAX);
+  const native_record = runNativeRing(RECORDS_RECORD_SIZE, THROUGHPUT_CAPACITY_SLOTS, record_bytes, PRODUCER_BATCH_MAX);
+  const native_ratio = js_record_per_s / native_record.records_per_s;
+  console.log(
+    `native C ring (native-bench/spsc_ring.c), batch publish, ${THROUGHPUT_CAPACITY_SLOTS} slots: ` +
+      `${SLOT_WORDS * 4}-byte slots ${(native_small.records_per_s / 1e6).toFixed(2)} M records/s (JS / C ${(records_per_s / native_small.records_per_s).toFixed(3)}); ` +
+      `${record_bytes}-byte records (src/ring) ${(native_record.records_per_s / 1e6).toFixed(2)} M records/s vs JS ` +
+      `${(js_record_per_s / 1e6).toFixed(2)} M records/s (JS / C ${native_ratio.toFixed(3)})`,
+  );
   console.log(`load average at the end: ${load()} (figures are noisy when other processes share the cores)`);
-  console.log(JSON.stringify({ bench: 'ring', records_per_s, rtt_us_p50: rtt.p50_us, rtt_us_p99: rtt.p99_us }));
+  console.log(JSON.stringify({
+    bench: 'ring', records_per_s, rtt_us_p50: rtt.p50_us, rtt_us_p99: rtt.p99_us,
+    record_bytes, record_size_records_per_s: js_record_per_s,
+    native_records_per_s: Math.round(native_record.records_per_s),
+    native_ratio: Math.round(native_ratio * 1000) / 1000,
+    native_records_per_s_32b: Math.round(native_small.records_per_s),
+    native_ratio_32b: Math.round((records_per_s / native_small.records_per_s) * 1000) / 1000,
+  }));
 }
 
 if (isMainThread) {
