@@ -113,6 +113,101 @@ export class OrderIndex {
   }
 }
 
+/**
+ * (account, client order id) -> slot for open orders that carry a client id: open addressing in
+ * typed arrays (linear probing, backward-shift deletion) on a hash of both, each hit confirmed
+ * against the order's own columns, so no key string is built or stored. Replaces a Map keyed by
+ * `${account}:${id}`: building and hashing that string took ~25% of the journal replay's CPU
+ * (bench/recovery.ts: 75% of its requests carry a client id, 25% cancel by one).
+ */
+export class ClientIdIndex {
+  private hashes: Int32Array;
+  /** slot + 1; 0 marks an empty cell. */
+  private slots: Int32Array;
+  private mask: number;
+  size = 0;
+
+  constructor(private readonly store: OrderStore, capacity_initial: number) {
+    let n = 16;
+    while (n < capacity_initial * 2) n *= 2;
+    this.hashes = new Int32Array(n);
+    this.slots = new Int32Array(n);
+    this.mask = n - 1;
+  }
+
+  /** FNV-1a over the id's UTF-16 units, seeded with the account, then a murmur finaliser. */
+  static hash(account: number, client_order_id: string): number {
+    let h = Math.imul(account ^ 0x2545f491, 0x01000193);
+    for (let i = 0; i < client_order_id.length; i++) h = Math.imul(h ^ client_order_id.charCodeAt(i), 0x01000193);
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    return h | 0;
+  }
+
+  /** The slot of the account's open order with this client id, or NIL. */
+  find(account: number, client_order_id: string): number {
+    const h = ClientIdIndex.hash(account, client_order_id);
+    const mask = this.mask;
+    const st = this.store;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const v = this.slots[i];
+      if (v === 0) return NIL;
+      const s = v - 1;
+      if (this.hashes[i] === h && st.account[s] === account && st.client_order_id[s] === client_order_id) return s;
+    }
+  }
+
+  /** Indexes `slot` under its account and client id (both set, the id not already indexed). */
+  add(slot: number): void {
+    if ((this.size + 1) * 2 > this.slots.length) this.grow();
+    this.insert(ClientIdIndex.hash(this.store.account[slot], this.store.client_order_id[slot]), slot + 1);
+    this.size++;
+  }
+
+  /** Removes `slot` (indexed, its account and client id unchanged since `add`). */
+  remove(slot: number): void {
+    const mask = this.mask;
+    const hashes = this.hashes;
+    const slots = this.slots;
+    let i = ClientIdIndex.hash(this.store.account[slot], this.store.client_order_id[slot]) & mask;
+    while (slots[i] !== slot + 1) {
+      if (slots[i] === 0) return;
+      i = (i + 1) & mask;
+    }
+    let hole = i;
+    for (let j = (i + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
+      const home = hashes[j] & mask;
+      const between = hole <= j ? home > hole && home <= j : home > hole || home <= j;
+      if (!between) {
+        hashes[hole] = hashes[j];
+        slots[hole] = slots[j];
+        hole = j;
+      }
+    }
+    slots[hole] = 0;
+    this.size--;
+  }
+
+  private insert(h: number, v: number): void {
+    const mask = this.mask;
+    let i = h & mask;
+    while (this.slots[i] !== 0) i = (i + 1) & mask;
+    this.hashes[i] = h;
+    this.slots[i] = v;
+  }
+
+  private grow(): void {
+    const old_h = this.hashes;
+    const old_s = this.slots;
+    const n = old_s.length * 2;
+    this.hashes = new Int32Array(n);
+    this.slots = new Int32Array(n);
+    this.mask = n - 1;
+    for (let i = 0; i < old_s.length; i++) if (old_s[i] !== 0) this.insert(old_h[i], old_s[i]);
+  }
+}
+
 /** Resting orders. A slot is an index into every column; slots are recycled through a free list. */
 export class OrderStore {
   capacity: number;
@@ -142,6 +237,7 @@ export class OrderStore {
   private free_count: number;
   private used_high: number;
   readonly slot_by_id: OrderIndex;
+  readonly slot_by_client_id: ClientIdIndex;
 
   constructor(capacity_initial: number, capacity_max: number) {
     const n = Math.max(1, Math.min(capacity_initial, capacity_max));
@@ -169,6 +265,7 @@ export class OrderStore {
     this.free_count = 0;
     this.used_high = 0;
     this.slot_by_id = new OrderIndex(n);
+    this.slot_by_client_id = new ClientIdIndex(this, 1024);
   }
 
   /** Number of resting orders. */

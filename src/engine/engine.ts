@@ -8,7 +8,7 @@ import { MONEY_OVERFLOW, feeCeil, feeFloor, notionalCeil, notionalFloor } from '
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { NIL } from './book.js';
 import {
-  assert, clientKey, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE,
+  assert, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE,
 } from './engine_state.js';
 import { ProgrammeState } from './engine_programmes.js';
 import {
@@ -103,7 +103,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     const coid = r.client_order_id;
     if (coid !== '') {
       if (!CLIENT_ORDER_ID_PATTERN.test(coid)) return this.reject(r, out, Reject.CLIENT_ORDER_ID_INVALID);
-      if (this.slot_by_client_id.has(clientKey(account, coid))) return this.reject(r, out, Reject.CLIENT_ORDER_ID_DUPLICATE);
+      if (this.orders.slot_by_client_id.find(account, coid) !== NIL) return this.reject(r, out, Reject.CLIENT_ORDER_ID_DUPLICATE);
     }
     const may_rest = type === OrderType.LIMIT && (tif === Tif.GTC || tif === Tif.POST_ONLY);
     const own = side === Side.BID ? this.bids[m] : this.asks[m];

@@ -54,8 +54,6 @@ export abstract class EngineState {
   protected next_order_id = 1;
   protected next_fill_id = 1;
   protected next_priority_seq = 1;
-  /** `${account}:${client_order_id}` -> slot, for open orders that carry a client id. */
-  protected readonly slot_by_client_id = new Map<string, number>();
   /** Pending withdrawals, kept ascending by (account, nonce); rare, so plain objects. */
   protected readonly pending_withdrawals: { account: number; nonce: number; asset: number; amount_units: number }[] = [];
   protected readonly scratch_slots: number[] = [];
@@ -196,8 +194,7 @@ export abstract class EngineState {
     else o.acct_next[ap] = an;
     if (an !== NIL) o.acct_prev[an] = ap;
     L.open_orders[account]--;
-    const coid = o.client_order_id[s];
-    if (coid !== '') this.slot_by_client_id.delete(clientKey(account, coid));
+    if (o.client_order_id[s] !== '') o.slot_by_client_id.remove(s);
     o.release(s);
   }
 
@@ -359,8 +356,7 @@ export abstract class EngineState {
       return s;
     }
     if (client_order_id === '') return NIL;
-    s = this.slot_by_client_id.get(clientKey(account, client_order_id));
-    return s === undefined ? NIL : s;
+    return this.orders.slot_by_client_id.find(account, client_order_id);
   }
 
   /** Quoted value Q of a credit account (docs/engine.md, Credit), saturating at MAX_SAFE. */
@@ -551,7 +547,7 @@ export abstract class EngineState {
     if (head !== NIL) o.acct_prev[head] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
-    if (client_order_id !== '') this.slot_by_client_id.set(clientKey(account, client_order_id), s);
+    if (client_order_id !== '') o.slot_by_client_id.add(s);
   }
 
   protected canonicalSide(side: BookSide): CanonicalOrder[] {
@@ -575,10 +571,6 @@ export abstract class EngineState {
 export function feesValid(maker: number, taker: number): boolean {
   return Number.isSafeInteger(maker) && Number.isSafeInteger(taker) && maker >= -BPS_MAX &&
     taker <= BPS_MAX && Math.abs(maker) <= taker;
-}
-
-export function clientKey(account: number, client_order_id: string): string {
-  return account + ':' + client_order_id;
 }
 
 export function assert(condition: boolean, what: string): asserts condition {

@@ -1,7 +1,8 @@
-// The fast book's id -> slot table against a Map, on random insert/delete/lookup sequences.
+// The fast book's id -> slot and (account, client id) -> slot tables against a Map, on random
+// insert/delete/lookup sequences.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NIL, OrderIndex } from '../../src/engine/book.js';
+import { NIL, OrderIndex, OrderStore } from '../../src/engine/book.js';
 
 describe('OrderIndex', () => {
   it('agrees with a Map on random operation sequences (growth, backward-shift deletes, wrap-around)', () => {
@@ -47,5 +48,58 @@ describe('OrderIndex', () => {
     expect(index.get(48)).toBe(2);
     expect(index.get(64)).toBe(3);
     expect(index.get(33)).toBe(5);
+  });
+});
+
+describe('ClientIdIndex', () => {
+  it('agrees with a Map keyed by (account, client id) on random sequences (growth, shared hashes, deletes)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('add', 'remove', 'find'), fc.integer({ min: 1, max: 6 }), fc.constantFrom('a', 'b', 'c1', 'c2', 'c10', 'x-_9', 'A')), { maxLength: 300 }),
+        (ops) => {
+          const store = new OrderStore(4, 1000);
+          const index = store.slot_by_client_id;
+          const model = new Map<string, number>();
+          for (const [op, account, coid] of ops) {
+            const key = `${account}:${coid}`;
+            if (op === 'add' && !model.has(key)) {
+              const s = store.alloc(store.size + 1 + model.size * 7 + account);
+              store.account[s] = account;
+              store.client_order_id[s] = coid;
+              index.add(s);
+              model.set(key, s);
+            } else if (op === 'remove' && model.has(key)) {
+              const s = model.get(key) as number;
+              index.remove(s);
+              store.release(s);
+              model.delete(key);
+            }
+            expect(index.find(account, coid)).toBe(model.get(key) ?? NIL);
+            expect(index.size).toBe(model.size);
+          }
+          for (const [key, s] of model) {
+            const [account, coid] = key.split(':');
+            expect(index.find(Number(account), coid)).toBe(s);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('separates accounts and ids whose text would collide in a joined key', () => {
+    const store = new OrderStore(8, 100);
+    const put = (id: number, account: number, coid: string): number => {
+      const s = store.alloc(id);
+      store.account[s] = account;
+      store.client_order_id[s] = coid;
+      store.slot_by_client_id.add(s);
+      return s;
+    };
+    const a = put(1, 1, '23');
+    const b = put(2, 12, '3');
+    expect(store.slot_by_client_id.find(1, '23')).toBe(a);
+    expect(store.slot_by_client_id.find(12, '3')).toBe(b);
+    expect(store.slot_by_client_id.find(1, '3')).toBe(NIL);
   });
 });
