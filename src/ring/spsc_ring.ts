@@ -53,6 +53,7 @@ import {
   RING_WAIT_SPIN_ITERATIONS_DEFAULT,
   RING_WAIT_SPIN_ITERATIONS_MAX,
   RING_WAIT_TIMEOUT_MS_MAX,
+  RingError,
   ringAssert as assert,
   ringCheck,
   ringInit,
@@ -93,6 +94,15 @@ export interface SpscRingOptions {
 export interface SpscRingAttachOptions {
   /** Busy-spin iterations before sleeping in the wait methods. */
   spin_iterations?: number;
+}
+
+/**
+ * For checks on the per-record paths, as `if (!ok) fail(`...`)`: the message is built only on
+ * failure. A template passed to assert() was built on every call: ~60 bytes per event, most of
+ * the journal replay's garbage.
+ */
+function fail(message: string): never {
+  throw new RingError(message);
 }
 
 function assertTimeout(timeout_ms: number): void {
@@ -247,10 +257,7 @@ export class SpscRing {
    * Address them with claimedSlotOffset(i) and publish them with publishBatch(n).
    */
   claimBatch(max_slots: number): number {
-    assert(
-      Number.isInteger(max_slots) && max_slots > 0,
-      `ring claimBatch needs a positive integer, got ${max_slots}`,
-    );
+    if (!(Number.isInteger(max_slots) && max_slots > 0)) fail(`ring claimBatch needs a positive integer, got ${max_slots}`);
     let free = this.capacity_slots - ((this.producer_claimed - this.producer_cached_consumer) | 0);
     if (free < max_slots) {
       this.producer_cached_consumer = Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
@@ -267,10 +274,7 @@ export class SpscRing {
 
   /** Word offset of the i-th claimed, unpublished slot (0 = the next to be published). */
   claimedSlotOffset(i: number): number {
-    assert(
-      i >= 0 && i < ((this.producer_claimed - this.producer_published) | 0),
-      `ring claimedSlotOffset(${i}) outside the ${this.claimed()} claimed slots`,
-    );
+    if (!(i >= 0 && i < ((this.producer_claimed - this.producer_published) | 0))) fail(`ring claimedSlotOffset(${i}) outside the ${this.claimed()} claimed slots`);
     return RING_HEADER_WORDS + ((this.producer_published + i) & this.mask) * this.slot_words;
   }
 
@@ -281,10 +285,7 @@ export class SpscRing {
 
   /** Publish the `n` oldest claimed slots with one Atomics.store (and at most one notify). */
   publishBatch(n: number): void {
-    assert(
-      Number.isInteger(n) && n > 0 && n <= ((this.producer_claimed - this.producer_published) | 0),
-      `ring publishBatch(${n}) but ${this.claimed()} slots are claimed`,
-    );
+    if (!(Number.isInteger(n) && n > 0 && n <= ((this.producer_claimed - this.producer_published) | 0))) fail(`ring publishBatch(${n}) but ${this.claimed()} slots are claimed`);
     const sequence = (this.producer_published + n) | 0;
     this.producer_published = sequence;
     Atomics.store(this.i32, H_PRODUCER_SEQUENCE, sequence);
@@ -320,19 +321,13 @@ export class SpscRing {
 
   /** Word offset of the i-th available record (0 = oldest), i < the last available(). */
   slotOffset(i: number): number {
-    assert(
-      i >= 0 && i < this.consumer_available,
-      `ring slotOffset(${i}) outside the ${this.consumer_available} available records`,
-    );
+    if (!(i >= 0 && i < this.consumer_available)) fail(`ring slotOffset(${i}) outside the ${this.consumer_available} available records`);
     return RING_HEADER_WORDS + ((this.consumer_released + i) & this.mask) * this.slot_words;
   }
 
   /** Free the `n` oldest available records with one Atomics.store (and at most one notify). */
   release(n: number): void {
-    assert(
-      Number.isInteger(n) && n > 0 && n <= this.consumer_available,
-      `ring release(${n}) but ${this.consumer_available} records are available`,
-    );
+    if (!(Number.isInteger(n) && n > 0 && n <= this.consumer_available)) fail(`ring release(${n}) but ${this.consumer_available} records are available`);
     const sequence = (this.consumer_released + n) | 0;
     this.consumer_released = sequence;
     this.consumer_available -= n;
