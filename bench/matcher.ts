@@ -531,7 +531,7 @@ async function main(): Promise<void> {
       } else if (n === 'native') {
         // The C reference times its own measured rows (set-up untimed, fresh engine), one run per repeat.
         native = runNativeBook(flow_path, 1);
-        run = { ops: measured_ops, ms: measured_ops / native.ops_per_s * 1000, ops_per_s: native.ops_per_s, cpu_ops_per_s: NaN, counts: native.counts };
+        run = { ops: measured_ops, ms: measured_ops / native.ops_per_s * 1000, ops_per_s: native.ops_per_s, cpu_ops_per_s: native.cpu_ops_per_s, counts: native.counts };
       } else {
         const p = runPeer(flow, ids, peer_ops);
         peer_counts = p.peer;
@@ -600,7 +600,9 @@ async function main(): Promise<void> {
   }
   if (Number.isFinite(ref_ratio)) line(`  fast / reference: ${ref_ratio.toFixed(1)}x`);
   if (Number.isFinite(peer_ratio)) line(`  fast / ${PEER_NAME}: ${peer_ratio.toFixed(2)}x`);
-  if (Number.isFinite(native_ratio)) line(`  fast / native C: ${native_ratio.toFixed(3)}`);
+  if (Number.isFinite(native_ratio)) {
+    line(`  fast / native C: ${native_ratio.toFixed(3)} wall, ${(cmed('fast') / cmed('native')).toFixed(3)} per CPU-second`);
+  }
 
   let mem: MemoryResult | null = null;
   if (ONLY.has('memory')) {
@@ -652,6 +654,8 @@ async function main(): Promise<void> {
     native_ops_per_s: round(native_med, 0),
     native_ratio: round(native_ratio, 3),
     native_agrees,
+    native_cpu_ops_per_s: round(cmed('native'), 0),
+    native_cpu_ratio: round(cmed('fast') / cmed('native'), 3),
     heap_mb_per_million_orders: mem ? round(mem.mb_per_million, 1) : null,
     ops_per_s_best: rates.fast ? round(Math.max(...rates.fast), 0) : null,
     bare_loop_ops_per_s: round(bare, 0),

@@ -46,6 +46,8 @@ function num(o: Record<string, unknown>, key: string): number {
 export interface NativeBookResult {
   ops_per_s: number;
   ops_per_s_best: number;
+  /** Ops per CPU-second of the C process (median). */
+  cpu_ops_per_s: number;
   counts: EventCounts;
   digest: string;
 }
@@ -60,6 +62,7 @@ export function runNativeBook(flow_path: string, repeats: number, dump_state_pat
   return {
     ops_per_s: num(o, 'ops_per_s'),
     ops_per_s_best: num(o, 'ops_per_s_best'),
+    cpu_ops_per_s: num(o, 'cpu_ops_per_s'),
     counts: {
       requests: num(o, 'ops'), accepted: num(o, 'accepted'), rejected: num(o, 'rejected'), fills: num(o, 'fills'),
       order_updates: num(o, 'order_updates'), balances: num(o, 'balances'),

@@ -4,7 +4,12 @@
 //
 // Hot-path discipline: no allocation per request in steady state (the taker lives in fields, not
 // an object; events go straight to the sink), no bigint, no clock, no hash-order iteration.
-import { MONEY_OVERFLOW, feeCeil, feeFloor, notionalCeil, notionalFloor } from '../money/index.js';
+// Unchecked money arithmetic: every number reaching it passed wellFormed (safe integers) and the
+// sign checks of the request (src/money/muldiv.ts says why this matters).
+import {
+  MONEY_OVERFLOW, feeCeilUnchecked as feeCeil, feeFloorUnchecked as feeFloor, isMultiple,
+  notionalCeilUnchecked as notionalCeil, notionalFloorUnchecked as notionalFloor,
+} from '../money/index.js';
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { NIL } from './book.js';
 import {
@@ -86,13 +91,13 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     if (!(tif >= Tif.GTC && tif <= Tif.POST_ONLY) || (tif | 0) !== tif) return this.reject(r, out, Reject.TIF_INVALID);
     const q = r.quantity_units;
     if (!(q > 0)) return this.reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
-    if (q % this.market_lot[m] !== 0) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
+    if (!isMultiple(q, this.market_lot[m])) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
     this.loadFees(m);
     const p = r.price_units;
     let lock = 0;
     if (type === OrderType.LIMIT) {
       if (!(p > 0)) return this.reject(r, out, Reject.PRICE_NOT_POSITIVE);
-      if (p % this.market_tick[m] !== 0) return this.reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
+      if (!isMultiple(p, this.market_tick[m])) return this.reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
       lock = this.bidLock(p, q);
       if (lock === MONEY_OVERFLOW) return this.reject(r, out, Reject.NOTIONAL_TOO_LARGE);
     } else {
@@ -174,10 +179,10 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     if (this.market_status[m] !== MARKET_ACTIVE) return this.reject(r, out, Reject.MARKET_PAUSED);
     const q = r.quantity_units;
     if (!(q > 0)) return this.reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
-    if (q % this.market_lot[m] !== 0) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
+    if (!isMultiple(q, this.market_lot[m])) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
     const p = r.price_units;
     if (!(p > 0)) return this.reject(r, out, Reject.PRICE_NOT_POSITIVE);
-    if (p % this.market_tick[m] !== 0) return this.reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
+    if (!isMultiple(p, this.market_tick[m])) return this.reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
     this.loadFees(m);
     const bid_lock = this.bidLock(p, q);
     if (bid_lock === MONEY_OVERFLOW) return this.reject(r, out, Reject.NOTIONAL_TOO_LARGE);

@@ -1,8 +1,11 @@
 // The fast engine's state and the mechanics that keep it consistent: markets, the ledger, the
 // order store and books, credit, and the helpers every request handler shares; plus the
 // canonical state. The request handlers and the matching loop are in engine.ts (FastEngine).
+// Unchecked money arithmetic on validated inputs (engine.ts says why), except in addMarket,
+// which takes configuration and admin input.
 import {
-  MONEY_OVERFLOW, feeCeil, notionalCeil, notionalFloor,
+  MONEY_OVERFLOW, feeCeilUnchecked as feeCeil, notionalCeil as notionalCeilChecked, notionalCeilUnchecked as notionalCeil,
+  notionalFloor,
 } from '../money/index.js';
 import {
   INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
@@ -111,7 +114,7 @@ export abstract class EngineState {
     if (!Number.isSafeInteger(tick) || !Number.isSafeInteger(lot) || tick <= 0 || lot <= 0) return Reject.MARKET_INVALID;
     // tick x lot a multiple of 1e6 makes every fill notional an exact integer (docs/engine.md).
     const n = notionalFloor(tick, lot);
-    if (n === MONEY_OVERFLOW || n !== notionalCeil(tick, lot)) return Reject.MARKET_INVALID;
+    if (n === MONEY_OVERFLOW || n !== notionalCeilChecked(tick, lot)) return Reject.MARKET_INVALID;
     for (let i = 0; i < this.market_count; i++) {
       if (this.market_base[i] === base && this.market_quote[i] === quote) return Reject.MARKET_EXISTS;
     }

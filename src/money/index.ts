@@ -16,5 +16,10 @@ export {
   notionalCeil,
   feeCeil,
   feeFloor,
+  notionalFloorUnchecked,
+  notionalCeilUnchecked,
+  feeCeilUnchecked,
+  feeFloorUnchecked,
+  isMultiple,
   addChecked,
 } from './muldiv.js';
