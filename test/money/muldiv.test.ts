@@ -6,11 +6,16 @@ import {
   UNITS_PER_WHOLE,
   addChecked,
   feeCeil,
+  feeCeilUnchecked,
   feeFloor,
+  feeFloorUnchecked,
+  isMultiple,
   mulDivCeil,
   mulDivFloor,
   notionalCeil,
+  notionalCeilUnchecked,
   notionalFloor,
+  notionalFloorUnchecked,
 } from '../../src/money/index.js';
 import {
   EDGE_VALUES,
@@ -309,5 +314,37 @@ describe('addChecked', () => {
     ] as [number, number][]) {
       expect(() => addChecked(a, b), `addChecked(${a}, ${b})`).toThrow(RangeError);
     }
+  });
+});
+
+describe('unchecked notional and fees (the engine\'s hot paths)', () => {
+  it('equal the checked forms on non-negative safe integers, edge values included', () => {
+    const check = (a: number, b: number): void => {
+      const pairs: [number, number][] = [
+        [notionalFloorUnchecked(a, b), notionalFloor(a, b)], [notionalCeilUnchecked(a, b), notionalCeil(a, b)],
+        [feeCeilUnchecked(a, b), feeCeil(a, b)], [feeFloorUnchecked(a, b), feeFloor(a, b)],
+      ];
+      for (const [u, c] of pairs) if (u !== c) expect(u, `${a}, ${b}`).toBe(c);
+    };
+    for (const a of EDGE_VALUES) for (const b of EDGE_VALUES) check(a, b);
+    fc.assert(fc.property(safeNat, safeNat, (a, b) => check(a, b)), { numRuns: RUNS });
+  });
+});
+
+describe('isMultiple', () => {
+  it('agrees with BigInt remainder for 0 <= x < 2^53 and steps >= 1, near 2^53 included', () => {
+    const check = (x: number, step: number): void => {
+      const want = BigInt(x) % BigInt(step) === 0n;
+      if (isMultiple(x, step) !== want) expect(isMultiple(x, step), `${x} / ${step}`).toBe(want);
+    };
+    for (const x of EDGE_VALUES) for (const step of [1, 2, 3, 7, 10, 100, 10_000, 999_999, 2 ** 26 + 1, MAX]) check(x, step);
+    fc.assert(fc.property(safeNat, fc.integer({ min: 1, max: 1_000_000 }), (x, step) => {
+      check(x, step);
+      // A multiple near the top of the safe range, and its neighbours.
+      const top = Math.floor(MAX / step) * step;
+      check(top, step);
+      if (top > 0) check(top - 1, step);
+      if (top < MAX) check(top + 1, step);
+    }), { numRuns: RUNS });
   });
 });
