@@ -10,7 +10,7 @@
 //    25% CANCEL (by the client id of one of the account's recent orders). Records are written
 //    with RequestWriter (the front's codec) into a ring, copied out in batches of BENCH_BATCH
 //    [1000] and appended to a real Journal (durable, pipelined).
-// 2. Replay (timed, target < 10 s): a fresh FastEngine + Matcher replays every journaled batch
+// 2. Replay (timed, target < 1.5 s): a fresh FastEngine + Matcher replays every journaled batch
 //    (Journal.read checks every input hash); events are drained from an in-process ring and only
 //    counted. Reported: total, of which journal read + hash check, and apply.
 // 3. State root per batch (timed, at most BENCH_ROOT_SECONDS [30]): the same replay feeding a
@@ -57,7 +57,8 @@ const ACCOUNTS = envInt('BENCH_ACCOUNTS', 10_000);
 const BATCH = envInt('BENCH_BATCH', 1000);
 const ROOT_SECONDS = envInt('BENCH_ROOT_SECONDS', 30);
 const REPLAY_SECONDS = envInt('BENCH_REPLAY_SECONDS', 300);
-const TARGET_S = 10;
+// Issue 15: replay of 1,000,000 journaled requests in under 1.5 s (it was 3.2-3.7 s; 10 s before that).
+const TARGET_S = 1.5;
 const BASE = process.env.BENCH_DIR ?? os.tmpdir();
 
 
