@@ -11,6 +11,7 @@
 //   --warmup S         untimed closed-loop warm-up before the first run (default 1.5)
 //   --seed TEXT        wallet keys are sha256(seed:index) (default ringbook-load-1)
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
+//   --generator G      native (native-bench/build/loadgen, the default when built) or node
 // Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
 // -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop).
 // Signing happens only between timed phases (in worker threads, sized from the measured rates);
@@ -31,7 +32,8 @@ import {
   DEFAULT_MIX, DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, MARKET_ID, MID_UNITS, TICK_UNITS, LOT_UNITS,
   depositRequest, laneWallets, loadNativeSecp256k1, walletKey, type NativeSecp256k1, type WalletKey,
 } from './load/flow.js';
-import { Lane, runPhase, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
+import { Lane, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
+import { chooseGenerator, type GeneratorName } from './load/native_generator.js';
 import { cpuDelta, onSignalCleanup, removeDir, sampleMachine, sampleProc, startServer, type CpuDelta, type ServerChild } from './load/server_child.js';
 import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
 import type { SignReply, SignerInit, SignerReady } from './load/signer_worker.js';
@@ -51,6 +53,8 @@ interface Args {
   warmup_s: number;
   profile: boolean;
   seed: string;
+  /** null: native when built, else node. */
+  generator: GeneratorName | null;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -64,6 +68,7 @@ function parseArgs(argv: string[]): Args {
     warmup_s: 1.5,
     profile: false,
     seed: 'ringbook-load-1',
+    generator: null,
   };
   for (let i = 2; i < argv.length; i++) {
     const k = argv[i];
@@ -82,11 +87,17 @@ function parseArgs(argv: string[]): Args {
       case '--warmup': a.warmup_s = num(0, 30); break;
       case '--seed': a.seed = String(argv[++i]); break;
       case '--profile': a.profile = true; break;
+      case '--generator': a.generator = generatorArg(argv[++i]); break;
       default: throw new RangeError(`unknown option ${k}`);
     }
   }
   if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
   return a;
+}
+
+function generatorArg(v: string | undefined): GeneratorName {
+  if (v === 'native' || v === 'node') return v;
+  throw new RangeError(`--generator must be native or node, got ${v}`);
 }
 
 // ---- small helpers ----
@@ -332,7 +343,21 @@ interface PhaseCpu {
   machine_pct: number | null;
 }
 
-async function measured<T>(server: ServerChild, fn: () => Promise<T>): Promise<{ value: T; cpu: PhaseCpu }> {
+/**
+ * The generator's CPU over a phase: this process's, or what the native generator measured of
+ * itself (getrusage over its connects, window and drain), spread over the same wall time.
+ */
+function generatorCpu(value: PhaseResult, own: CpuDelta | null, wall_ms: number): CpuDelta | null {
+  if (value.generator_cpu_ms === undefined) return own;
+  return { wall_ms, cpu_ms: value.generator_cpu_ms, pct: (100 * value.generator_cpu_ms) / wall_ms, threads: [] };
+}
+
+/** Generator CPU per answered request of a phase (us), whichever generator ran it. */
+function generatorUsPerRequest(r: PhaseResult, cpu: PhaseCpu): number {
+  return ((cpu.generator?.cpu_ms ?? 0) * 1000) / Math.max(1, r.in_window.responses);
+}
+
+async function measured<T extends PhaseResult>(server: ServerChild, fn: () => Promise<T>): Promise<{ value: T; cpu: PhaseCpu }> {
   const m0 = sampleMachine();
   const s0 = sampleProc(server.pid);
   const g0 = sampleProc(process.pid, false);
@@ -342,7 +367,8 @@ async function measured<T>(server: ServerChild, fn: () => Promise<T>): Promise<{
   const m1 = sampleMachine();
   const server_cpu = cpuDelta(s0, s1);
   const machine_pct = m0 && m1 && server_cpu ? (100 * (m1.busy_ms - m0.busy_ms)) / server_cpu.wall_ms : null;
-  return { value, cpu: { server: server_cpu, generator: cpuDelta(g0, g1), machine_pct } };
+  const generator = generatorCpu(value, cpuDelta(g0, g1), server_cpu?.wall_ms ?? 1);
+  return { value, cpu: { server: server_cpu, generator, machine_pct } };
 }
 
 /** "server 95% + generator 30% + other processes 60% of 2 cores (200%)". */
@@ -439,6 +465,8 @@ async function main(): Promise<void> {
   say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
 
   const secp = loadNativeSecp256k1();
+  const gen = chooseGenerator(args.generator);
+  say(`generator: ${gen.note}`);
   const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
   const big = 1_000_000_000;
   const server = await startServer({
@@ -467,7 +495,7 @@ async function main(): Promise<void> {
     const keys_ms = performance.now() - t;
 
     // Funding: 2 deposits per wallet, concurrently over the same number of connections.
-    const fund = await guard(measured(server, () => runPhase({ port: server.port, lanes: depositLanes(addresses, args.connections, server.admin_token), mode: 'closed', duration_ms: Infinity })));
+    const fund = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: depositLanes(addresses, args.connections, server.admin_token), mode: 'closed', duration_ms: Infinity })));
     const dep = fund.value.stats.deposit;
     say(`setup: ${int(args.wallets)} wallets (keys ${f1(keys_ms)} ms), ${int(dep.ok)}/${int(dep.sent)} deposits OK in ${f1(fund.value.window_ms / 1000)} s (${int((dep.ok * 1000) / fund.value.window_ms)}/s)` +
       (dep.rejected() > 0 ? `, rejected: ${mapText(dep.rejects)}` : ''));
@@ -493,7 +521,7 @@ async function main(): Promise<void> {
 
     // Warm-up (JIT, pools, book): not reported beyond one line.
     if (args.warmup_s > 0) {
-      const w = await guard(runPhase({ port: server.port, lanes: signers.lanes, mode: 'closed', duration_ms: args.warmup_s * 1000 }));
+      const w = await guard(gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'closed', duration_ms: args.warmup_s * 1000 }));
       say(`warm-up: ${f1(w.window_ms / 1000)} s, ${int((w.in_window.responses * 1000) / w.window_ms)} requests/s` +
         `, orders ${int(w.stats.order.ok)} OK / ${int(w.stats.order.sent)}, rejects: ${mapText(mergeRejects([w]))}`);
       saneOrThrow('warm-up', w);
@@ -509,7 +537,7 @@ async function main(): Promise<void> {
       t = performance.now();
       const n = await guard(signers.ensurePerLane(perLane(est_rate * args.seconds), SIGN_BUDGET_MS));
       if (n > 0) say(`  (signed ${int(n)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
-      const m = await guard(measured(server, () => runPhase({ port: server.port, lanes: signers!.lanes, mode: 'closed', duration_ms: args.seconds * 1000 })));
+      const m = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'closed', duration_ms: args.seconds * 1000 })));
       const res = m.value;
       saneOrThrow(`run ${r + 1}`, res);
       const secs = res.window_ms / 1000;
@@ -523,7 +551,7 @@ async function main(): Promise<void> {
     t = performance.now();
     const n2 = await guard(signers.ensurePerLane(Math.ceil(fixed_total / C) + 2, SIGN_BUDGET_MS));
     if (n2 > 0) say(`  (signed ${int(n2)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
-    const fx = await guard(measured(server, () => runPhase({ port: server.port, lanes: signers!.lanes, mode: 'open', rate: args.rate, duration_ms: args.seconds * 1000 })));
+    const fx = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'open', rate: args.rate, duration_ms: args.seconds * 1000 })));
     const signed_total = signers.signed;
     const sign_s = signers.sign_wall_ms / 1000;
     await signers.close();
@@ -573,7 +601,7 @@ async function main(): Promise<void> {
     const answered = med_run.result.in_window.responses + 1e-9;
     const per_req = Object.entries(rc).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f1((v * 1000) / answered)}`).join(', ');
     say(`  server CPU per answered request (median max run): ${f1(((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered)} us = ${per_req} (us)`);
-    say(`  generator CPU per request (median max run): ${f1(((med_run.cpu.generator?.cpu_ms ?? 0) * 1000) / answered)} us`);
+    say(`  generator CPU per request (median max run, ${gen.name} generator): ${f1(generatorUsPerRequest(med_run.result, med_run.cpu))} us`);
     const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
     if (verify_us > 0) {
       say(`  verify worker: ${f1(verify_us)} us CPU per request -> ${int((1e6 / verify_us) * verify_threads)} requests/s if its ${verify_threads} thread(s) had whole cores` +
@@ -634,6 +662,8 @@ async function main(): Promise<void> {
       cores: os.availableParallelism(),
       orders_target_pass: orders_med >= TARGET_ORDERS_PER_S,
       p99_target_pass: fixed_p99 < TARGET_P99_MS,
+      generator: gen.name,
+      generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
     };
     console.log(JSON.stringify(json));
   } finally {

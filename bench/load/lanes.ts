@@ -52,6 +52,24 @@ export class Lane {
     return this.left;
   }
 
+  /**
+   * The requests still to send, in order, without consuming them (the native generator writes
+   * them to its request file and reports how many it sent; `skip` then consumes those).
+   */
+  *pending(): Generator<{ bytes: Buffer; kind: number }> {
+    for (let s = this.seg, i = this.idx; s < this.segs.length; s++, i = 0) {
+      const seg = this.segs[s];
+      for (; i < seg.kinds.length; i++) yield { bytes: seg.buf.subarray(seg.offsets[i], seg.offsets[i + 1]), kind: seg.kinds[i] };
+    }
+  }
+
+  /** Consumes `n` requests (sent by another generator); returns how many there were. */
+  skip(n: number): number {
+    let done = 0;
+    while (done < n && this.take() !== null) done++;
+    return done;
+  }
+
   take(): Buffer | null {
     while (this.seg < this.segs.length) {
       const s = this.segs[this.seg];
@@ -133,6 +151,8 @@ export interface PhaseResult {
   not_sent: number;
   socket_errors: number;
   connections_closed: number;
+  /** CPU the generator spent on the phase when it measures itself (the native one: getrusage). */
+  generator_cpu_ms?: number;
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n');

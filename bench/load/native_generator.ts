@@ -1,0 +1,267 @@
+// The native load generator (native-bench/loadgen.c) driven from Node: the lanes' pre-signed
+// request bytes go to a request file, the binary writes them over its keep-alive connections
+// (epoll, one request in flight per lane, the same rules as bench/load/lanes.ts), and its one JSON
+// line becomes the same PhaseResult the Node generator returns, so bench/load.ts reports both
+// alike. Why: the Node generator costs ~43 us of CPU per request on the cores the server needs;
+// the C one costs a fraction of that (docs/benchmarks.md, section "load generator").
+//
+// File format (little-endian; loadgen.c checks every length): "RBLG0001", u32 lanes, u32 0, then
+// per lane u32 count and count records { u8 kind, u32 length, bytes }.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KindStats, newHistogram, runPhase, type Histogram, type Lane, type PhaseOptions, type PhaseResult } from './lanes.js';
+
+const MAGIC = Buffer.from('RBLG0001', 'latin1');
+/** Bytes gathered before one write to the request file (a run's file is ~10-40 MB). */
+const WRITE_CHUNK_BYTES = 4 << 20;
+/** Time the binary gets beyond its window and drain before it is killed (connects, file load, output). */
+const CHILD_GRACE_MS = 30_000;
+/** Longest run the binary accepts for --until-empty phases (its own DURATION_MS_MAX is 10 min). */
+const UNTIL_EMPTY_BUDGET_MS = 600_000;
+
+function repoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'native-bench'))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error('native generator: repository root (package.json + native-bench/) not found above ' + fileURLToPath(import.meta.url));
+}
+
+/** Where `make native` puts the binary. */
+export const LOADGEN_BINARY = path.join(repoRoot(), 'native-bench', 'build', 'loadgen');
+
+export function nativeGeneratorAvailable(binary = LOADGEN_BINARY): boolean {
+  return existsSync(binary);
+}
+
+export interface NativeLatency {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface NativeKind {
+  sent: number;
+  ok: number;
+  with_fills: number;
+  rejects: Record<string, number>;
+}
+
+/** The binary's JSON line (microseconds unless named otherwise). */
+export interface NativeReport {
+  tool: 'loadgen';
+  mode: 'closed' | 'open';
+  connections: number;
+  requests_in_file: number;
+  rate_per_s?: number;
+  scheduled?: number;
+  window_ms: number;
+  run_ms: number;
+  ended_early: boolean;
+  requests_sent: number;
+  responses: number;
+  unanswered: number;
+  not_sent: number;
+  status_2xx: number;
+  status_4xx: number;
+  status_5xx: number;
+  status_other: number;
+  socket_errors: number;
+  connections_closed: number;
+  protocol_errors: number;
+  unexpected_responses: number;
+  in_window: { responses: number; orders_ok: number; cancels_ok: number };
+  kinds: Record<'order' | 'cancel' | 'deposit' | 'other', NativeKind>;
+  latency_us: Record<'latency' | 'service' | 'send_delay', NativeLatency>;
+  /** CPU of the run (connects, window, drain), not of loading the file. */
+  cpu_us: number;
+  cpu_user_us: number;
+  cpu_sys_us: number;
+  cpu_total_us: number;
+  generator_cpu_us_per_request: number;
+  lane_sent?: number[];
+  histograms?: Record<'latency' | 'service' | 'send_delay', [number, number][]>;
+}
+
+/** Writes every lane's pending requests (not consuming them); returns how many were written. */
+export function writeRequestFile(file: string, lanes: Lane[]): number {
+  const fd = openSync(file, 'w', 0o600);
+  let total = 0;
+  try {
+    const head = Buffer.alloc(16);
+    MAGIC.copy(head, 0);
+    head.writeUInt32LE(lanes.length, 8);
+    writeSync(fd, head);
+    let parts: Buffer[] = [];
+    let bytes = 0;
+    const flush = (): void => {
+      if (parts.length > 0) writeSync(fd, Buffer.concat(parts, bytes));
+      parts = [];
+      bytes = 0;
+    };
+    for (const lane of lanes) {
+      const reqs = [...lane.pending()];
+      const count = Buffer.alloc(4);
+      count.writeUInt32LE(reqs.length, 0);
+      parts.push(count);
+      bytes += 4;
+      for (const r of reqs) {
+        const rec = Buffer.alloc(5);
+        rec[0] = r.kind;
+        rec.writeUInt32LE(r.bytes.length, 1);
+        parts.push(rec, r.bytes);
+        bytes += 5 + r.bytes.length;
+        if (bytes >= WRITE_CHUNK_BYTES) flush();
+      }
+      total += reqs.length;
+    }
+    flush();
+  } finally {
+    closeSync(fd);
+  }
+  return total;
+}
+
+/** Runs the binary with `args` and returns its JSON line; a non-zero exit throws with its stderr. */
+export function runLoadgen(args: string[], timeout_ms: number, binary = LOADGEN_BINARY): Promise<NativeReport> {
+  if (!existsSync(binary)) throw new Error(`native load generator ${binary} not built: run \`make native\` (or \`make test\` / \`make bench\`)`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.on('data', (d: string) => {
+      err += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout_ms);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) {
+        reject(new Error(`loadgen exited with ${code ?? signal}: ${err.trim() || '(no stderr)'}`));
+        return;
+      }
+      const line = out.trim().split('\n').pop() ?? '';
+      try {
+        resolve(JSON.parse(line) as NativeReport);
+      } catch {
+        reject(new Error(`loadgen printed no JSON line: ${line.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
+function histogramOf(buckets: [number, number][] | undefined): Histogram {
+  const h = newHistogram();
+  for (const [value_us, count] of buckets ?? []) h.recordValueWithCount(Math.max(1, value_us), count);
+  return h;
+}
+
+function kindStats(k: NativeKind): KindStats {
+  const s = new KindStats();
+  s.sent = k.sent;
+  s.ok = k.ok;
+  s.with_fills = k.with_fills;
+  for (const [code, n] of Object.entries(k.rejects)) s.rejects.set(code, n);
+  return s;
+}
+
+/** The native report as the Node generator's PhaseResult (the lanes are advanced by what it sent). */
+export function phaseResultOf(rep: NativeReport, lanes: Lane[]): PhaseResult {
+  const sent = rep.lane_sent ?? [];
+  if (sent.length !== lanes.length) throw new Error(`loadgen reported ${sent.length} lanes, expected ${lanes.length}`);
+  lanes.forEach((l, i) => {
+    if (l.skip(sent[i]) !== sent[i]) throw new Error(`loadgen sent more requests on lane ${i} than it was given`);
+  });
+  const stats = {
+    order: kindStats(rep.kinds.order),
+    cancel: kindStats(rep.kinds.cancel),
+    deposit: kindStats(rep.kinds.deposit),
+  };
+  return {
+    mode: rep.mode,
+    connections: rep.connections,
+    window_ms: rep.window_ms,
+    ended_early: rep.ended_early,
+    stats,
+    in_window: { orders_ok: rep.in_window.orders_ok, cancels_ok: rep.in_window.cancels_ok, responses: rep.in_window.responses },
+    latency: histogramOf(rep.histograms?.latency),
+    service: histogramOf(rep.histograms?.service),
+    send_delay: histogramOf(rep.histograms?.send_delay),
+    unanswered: rep.unanswered,
+    not_sent: rep.not_sent,
+    // A malformed answer closes its connection like a socket error.
+    socket_errors: rep.socket_errors,
+    connections_closed: rep.connections_closed,
+    generator_cpu_ms: rep.cpu_us / 1000,
+  };
+}
+
+/** The binary's arguments for one phase (the same options as the Node generator's runPhase). */
+export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'): string[] {
+  const args = ['--target', `${host}:${opts.port}`, '--requests', file, '--mode', opts.mode, '--histograms', '--report-lanes'];
+  if (opts.mode === 'open') {
+    if (!(opts.rate !== undefined && opts.rate > 0 && Number.isFinite(opts.duration_ms))) throw new RangeError('open mode needs a rate and a finite duration');
+    args.push('--rate', String(opts.rate), '--duration-ms', String(opts.duration_ms));
+  } else if (Number.isFinite(opts.duration_ms)) {
+    args.push('--duration-ms', String(opts.duration_ms));
+  } else {
+    args.push('--until-empty');
+  }
+  if (opts.exhausted_share_end !== undefined) args.push('--exhausted-share', String(opts.exhausted_share_end));
+  if (opts.drain_ms !== undefined) args.push('--drain-ms', String(opts.drain_ms));
+  return args;
+}
+
+/** One phase on the native generator: the drop-in for lanes.ts's runPhase. */
+export async function runNativePhase(opts: PhaseOptions, binary = LOADGEN_BINARY): Promise<PhaseResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-loadgen-'));
+  try {
+    const file = path.join(dir, 'requests.bin');
+    writeRequestFile(file, opts.lanes);
+    const run_ms = Number.isFinite(opts.duration_ms) ? opts.duration_ms : UNTIL_EMPTY_BUDGET_MS;
+    const rep = await runLoadgen(loadgenArgs(opts, file), run_ms + (opts.drain_ms ?? 5000) + CHILD_GRACE_MS, binary);
+    return phaseResultOf(rep, opts.lanes);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export type GeneratorName = 'native' | 'node';
+
+export interface Generator {
+  name: GeneratorName;
+  runPhase(opts: PhaseOptions): Promise<PhaseResult>;
+  /** Why this generator (printed by the bench). */
+  note: string;
+}
+
+/**
+ * The generator for a bench run: the one asked for, else native when its binary is built, else
+ * Node (saying so: the Node generator's CPU comes out of the server's cores).
+ */
+export function chooseGenerator(requested: GeneratorName | null, binary = LOADGEN_BINARY): Generator {
+  const built = nativeGeneratorAvailable(binary);
+  if (requested === 'native' && !built) throw new Error(`--generator native: ${binary} not built (run \`make native\`)`);
+  if (requested === 'node') return { name: 'node', runPhase, note: 'Node generator (--generator node)' };
+  if (built) return { name: 'native', runPhase: (o) => runNativePhase(o, binary), note: `native generator ${binary}` };
+  return {
+    name: 'node',
+    runPhase,
+    note: `Node generator: ${binary} is not built (\`make native\` builds it); the Node generator costs ~40 us of CPU per request on the server's cores`,
+  };
+}
