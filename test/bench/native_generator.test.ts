@@ -1,0 +1,186 @@
+// The native load generator (native-bench/loadgen.c, driven by bench/load/native_generator.ts)
+// against the real server: every request answered, its counts equal what the server accepted
+// (read back through the GET routes), fixed-rate mode sends exactly the scheduled count over about
+// the requested time, per-wallet nonce order survives (no DUPLICATE_NONCE), and it refuses
+// non-loopback targets and malformed request files. `make test` builds the binary first.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, startServer, type Api, type StartedServer } from '../server/harness.js';
+import {
+  DEFAULT_MIX, KIND_CANCEL, KIND_ORDER, depositRequest, laneWallets, loadNativeSecp256k1, nextSignedRequest, walletKey, WalletFlow,
+  type NativeSecp256k1,
+} from '../../bench/load/flow.js';
+import { Lane } from '../../bench/load/lanes.js';
+import {
+  LOADGEN_BINARY, loadgenArgs, phaseResultOf, runLoadgen, runNativePhase, writeRequestFile,
+} from '../../bench/load/native_generator.js';
+
+const WALLETS = 8;
+const LANES = 4;
+/** 25 rounds x 8 wallets = 200 signed requests per phase. */
+const ROUNDS = 25;
+const RUN_TIMEOUT_MS = 30_000;
+
+let s: StartedServer;
+let http: Api;
+let secp: NativeSecp256k1;
+let flows: WalletFlow[];
+let dir: string;
+
+/** A lane's requests as one segment (the shape the signer workers produce). */
+function laneOf(id: number, texts: string[], kinds: number[]): Lane {
+  const lane = new Lane(id);
+  const offsets = new Uint32Array(texts.length + 1);
+  let at = 0;
+  texts.forEach((t, i) => {
+    offsets[i] = at;
+    at += t.length;
+  });
+  offsets[texts.length] = at;
+  lane.add({ buf: Buffer.from(texts.join(''), 'latin1'), offsets, kinds: Uint8Array.from(kinds) });
+  return lane;
+}
+
+/** `rounds` signed requests per wallet, each wallet always on its own lane, in nonce order. */
+function signedLanes(rounds: number): { lanes: Lane[]; kinds: number[]; last_order_nonce: number[] } {
+  const all: number[] = [];
+  const last_order_nonce = new Array<number>(WALLETS).fill(0);
+  const lanes = Array.from({ length: LANES }, (_, l) => {
+    const texts: string[] = [];
+    const kinds: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const w of laneWallets(l, LANES, WALLETS)) {
+        const req = nextSignedRequest(secp, flows[w]);
+        texts.push(req.text);
+        kinds.push(req.kind);
+        all.push(req.kind);
+        if (req.kind === KIND_ORDER) last_order_nonce[w] = Number(/"nonce":(\d+)/.exec(req.text)?.[1]);
+      }
+    }
+    return laneOf(l, texts, kinds);
+  });
+  return { lanes, kinds: all, last_order_nonce };
+}
+
+/** Orders the server holds for all wallets (any status) and each wallet's nonce high-water mark. */
+async function serverView(): Promise<{ orders: number; high_water: number[] }> {
+  let orders = 0;
+  const high_water: number[] = [];
+  for (const f of flows) {
+    const o = await http.get(`/account/${f.key.address}/orders?status=all&limit=1000`);
+    expect(o.status).toBe(200);
+    orders += (o.body.data as unknown[]).length;
+    const b = await http.get(`/account/${f.key.address}/balances`);
+    expect(b.status).toBe(200);
+    high_water.push(b.body.data.nonce_high_water as number);
+  }
+  return { orders, high_water };
+}
+
+beforeAll(async () => {
+  if (!existsSync(LOADGEN_BINARY)) {
+    throw new Error(`${LOADGEN_BINARY} is missing: build it with \`make native\` (\`make test\` does this before vitest)`);
+  }
+  secp = loadNativeSecp256k1();
+  flows = Array.from({ length: WALLETS }, (_, i) => new WalletFlow(walletKey(secp, 'native-generator-test', i), DEFAULT_MIX));
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-loadgen-test-'));
+  s = await startServer();
+  http = api(s.url);
+  // Funding through the native generator too: 2 admin deposits per wallet, until every lane is empty.
+  const lanes = Array.from({ length: LANES }, (_, l) => {
+    const texts = laneWallets(l, LANES, WALLETS).flatMap((w) => [
+      depositRequest(flows[w].key.address, 'USDC', '100000', s.admin_token),
+      depositRequest(flows[w].key.address, 'ETH', '100', s.admin_token),
+    ]);
+    return laneOf(l, texts, texts.map(() => 2));
+  });
+  const fund = await runNativePhase({ port: s.port, lanes, mode: 'closed', duration_ms: Infinity });
+  expect(fund.stats.deposit.ok).toBe(WALLETS * 2);
+  expect(lanes.every((l) => l.remaining === 0)).toBe(true);
+}, 60_000);
+
+afterAll(async () => {
+  await s?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('native load generator against the real server', () => {
+  it('closed loop: answers every one of 200 signed requests, in per-wallet nonce order, and its counts match the server', async () => {
+    const before = await serverView();
+    const { lanes, kinds, last_order_nonce } = signedLanes(ROUNDS);
+    const file = path.join(dir, 'closed.bin');
+    expect(writeRequestFile(file, lanes)).toBe(WALLETS * ROUNDS);
+    const rep = await runLoadgen(loadgenArgs({ port: s.port, lanes, mode: 'closed', duration_ms: Infinity }, file), RUN_TIMEOUT_MS);
+    const orders = kinds.filter((k) => k === KIND_ORDER).length;
+    const cancels = kinds.filter((k) => k === KIND_CANCEL).length;
+    expect(rep.requests_sent).toBe(WALLETS * ROUNDS);
+    expect(rep.responses).toBe(WALLETS * ROUNDS);
+    expect([rep.unanswered, rep.not_sent, rep.socket_errors, rep.protocol_errors, rep.connections_closed]).toEqual([0, 0, 0, 0, 0]);
+    expect(rep.status_2xx + rep.status_4xx).toBe(WALLETS * ROUNDS);
+    expect(rep.kinds.order.sent).toBe(orders);
+    expect(rep.kinds.cancel.sent).toBe(cancels);
+    // The flow's orders are always acceptable; a cancel may only miss an order that filled meanwhile.
+    expect(rep.kinds.order.ok).toBe(orders);
+    expect(Object.keys(rep.kinds.cancel.rejects).filter((c) => c !== 'NOT_FOUND')).toEqual([]);
+    expect(rep.kinds.cancel.ok + (rep.kinds.cancel.rejects.NOT_FOUND ?? 0)).toBe(cancels);
+    expect(rep.latency_us.latency.count).toBe(WALLETS * ROUNDS);
+    expect(rep.generator_cpu_us_per_request).toBeGreaterThan(0);
+    expect(rep.lane_sent).toEqual(lanes.map((l) => l.remaining));
+
+    const after = await serverView();
+    expect(after.orders - before.orders).toBe(rep.kinds.order.ok);
+    // Each wallet's nonces are 1..ROUNDS and its orders are all accepted: the mark sits at or above
+    // its last order's nonce (a later cancel may have missed) and never beyond ROUNDS.
+    after.high_water.forEach((hw, w) => {
+      expect(last_order_nonce[w]).toBeGreaterThan(0);
+      expect(hw).toBeGreaterThanOrEqual(last_order_nonce[w]);
+      expect(hw).toBeLessThanOrEqual(ROUNDS);
+    });
+
+    // The same report as the Node generator's PhaseResult: lanes consumed, counts carried over.
+    const res = phaseResultOf(rep, lanes);
+    expect(lanes.every((l) => l.remaining === 0)).toBe(true);
+    expect(res.stats.order.ok).toBe(rep.kinds.order.ok);
+    expect(res.latency.totalCount).toBe(WALLETS * ROUNDS);
+    expect(res.in_window.responses).toBe(WALLETS * ROUNDS);
+    expect(res.generator_cpu_ms).toBeCloseTo(rep.cpu_us / 1000, 6);
+  });
+
+  it('fixed rate: sends exactly rate x duration requests over about the requested time, latency from the schedule', async () => {
+    const before = await serverView();
+    const { lanes } = signedLanes(ROUNDS);
+    const file = path.join(dir, 'open.bin');
+    writeRequestFile(file, lanes);
+    const rate = 200;
+    const duration_ms = 1000;
+    const rep = await runLoadgen(loadgenArgs({ port: s.port, lanes, mode: 'open', rate, duration_ms }, file), RUN_TIMEOUT_MS);
+    expect(rep.mode).toBe('open');
+    expect(rep.scheduled).toBe(rate * (duration_ms / 1000));
+    expect(rep.requests_sent).toBe(rate);
+    expect(rep.responses).toBe(rate);
+    expect([rep.unanswered, rep.not_sent]).toEqual([0, 0]);
+    // The last request is scheduled at 995 ms; a busy machine may fire the timer late, never early.
+    expect(rep.window_ms).toBeGreaterThanOrEqual(990);
+    expect(rep.window_ms).toBeLessThan(duration_ms * 3);
+    // Latency from the scheduled time includes the generator's own send delay.
+    expect(rep.latency_us.latency.count).toBe(rate);
+    expect(rep.latency_us.send_delay.count).toBe(rate);
+    expect(rep.latency_us.latency.max).toBeGreaterThanOrEqual(rep.latency_us.service.max);
+    const after = await serverView();
+    expect(after.orders - before.orders).toBe(rep.kinds.order.ok);
+    expect(rep.kinds.order.rejects).toEqual({});
+  });
+
+  it('refuses a target that is not a loopback address, and a malformed request file', async () => {
+    for (const target of ['10.1.2.3:80', '192.168.0.1:8080', '[2001:db8::1]:80', 'example.com:80', '0.0.0.0:80']) {
+      await expect(runLoadgen(['--target', target, '--repeat-get', '/health', '--connections', '1'], RUN_TIMEOUT_MS)).rejects.toThrow(/refusing non-loopback|numeric loopback/);
+    }
+    const bad = path.join(dir, 'bad.bin');
+    writeFileSync(bad, Buffer.concat([Buffer.from('RBLG0001'), Buffer.from([1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0])]));
+    await expect(runLoadgen(['--target', `127.0.0.1:${s.port}`, '--requests', bad], RUN_TIMEOUT_MS)).rejects.toThrow(/claims 5 requests/);
+    writeFileSync(bad, 'GET / HTTP/1.1\r\n\r\n');
+    await expect(runLoadgen(['--target', `127.0.0.1:${s.port}`, '--requests', bad], RUN_TIMEOUT_MS)).rejects.toThrow(/not a loadgen request file/);
+  });
+});
