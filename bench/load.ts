@@ -590,7 +590,7 @@ async function main(): Promise<void> {
     say(`  latency from scheduled send: p50 ${pct(fr.latency, 50)} ms, p99 ${fixed_p99} ms, p999 ${pct(fr.latency, 99.9)} ms, max ${ms(fr.latency.maxValue)} ms;` +
       ` target p99 < ${TARGET_P99_MS} ms: ${fixed_p99 < TARGET_P99_MS ? 'PASS' : 'MISS'}`);
     say(`  (from actual write: p50 ${pct(fr.service, 50)} ms, p99 ${pct(fr.service, 99)} ms; generator send delay p50 ${pct(fr.send_delay, 50)} ms, p99 ${pct(fr.send_delay, 99)} ms)`);
-    say(`  CPU: ${shareText(fx.cpu)}`);
+    say(`  CPU: ${shareText(fx.cpu)}; generator ${f1(generatorUsPerRequest(fr, fx.cpu))} us per request`);
 
     say('');
     say('server CPU per thread (/proc/<pid>/task/*/stat utime+stime; % of one core; roles inferred, Node 20 leaves every comm "node"):');
@@ -664,6 +664,7 @@ async function main(): Promise<void> {
       p99_target_pass: fixed_p99 < TARGET_P99_MS,
       generator: gen.name,
       generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
+      fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,
     };
     console.log(JSON.stringify(json));
   } finally {
