@@ -32,7 +32,7 @@ import {
   DEFAULT_MIX, DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, MARKET_ID, MID_UNITS, TICK_UNITS, LOT_UNITS,
   depositRequest, laneWallets, loadNativeSecp256k1, walletKey, type NativeSecp256k1, type WalletKey,
 } from './load/flow.js';
-import { Lane, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
+import { Lane, textSegment, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
 import { chooseGenerator, type GeneratorName } from './load/native_generator.js';
 import { cpuDelta, onSignalCleanup, removeDir, sampleMachine, sampleProc, startServer, type CpuDelta, type ServerChild } from './load/server_child.js';
 import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
@@ -320,17 +320,7 @@ function depositLanes(addresses: string[], connections: number, admin_token: str
     per[i % connections].push(depositRequest(a, 'USDC', DEPOSIT_USDC, admin_token));
     per[i % connections].push(depositRequest(a, 'ETH', DEPOSIT_ETH, admin_token));
   });
-  lanes.forEach((l, i) => {
-    const texts = per[i];
-    const offsets = new Uint32Array(texts.length + 1);
-    let at = 0;
-    texts.forEach((t, j) => {
-      offsets[j] = at;
-      at += t.length;
-    });
-    offsets[texts.length] = at;
-    l.add({ buf: Buffer.from(texts.join(''), 'latin1'), offsets, kinds: new Uint8Array(texts.length).fill(KIND_DEPOSIT) });
-  });
+  lanes.forEach((l, i) => l.add(textSegment(per[i], new Uint8Array(per[i].length).fill(KIND_DEPOSIT))));
   return lanes;
 }
 

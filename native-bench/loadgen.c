@@ -865,12 +865,13 @@ int main(int argc, char **argv) {
     if (st->rejects_other) fprintf(o, "%s\"OTHER_CODES\":%llu", st->nrejects ? "," : "", (unsigned long long)st->rejects_other);
     fputs("}}", o);
   }
+  static const char *const hist_names[3] = {"latency", "service", "send_delay"};
+  const hist_t *hists[3] = {&r->latency, &r->service, &r->send_delay};
   fputs("},\"latency_us\":{", o);
-  hist_json(o, "latency", &r->latency);
-  fputc(',', o);
-  hist_json(o, "service", &r->service);
-  fputc(',', o);
-  hist_json(o, "send_delay", &r->send_delay);
+  for (int i = 0; i < 3; i++) {
+    if (i) fputc(',', o);
+    hist_json(o, hist_names[i], hists[i]);
+  }
   fputc('}', o);
   fprintf(o, ",\"cpu_us\":%lld,\"cpu_user_us\":%lld,\"cpu_sys_us\":%lld,\"cpu_total_us\":%lld", (long long)cpu_us, (long long)(u1 - u0), (long long)(s1 - s0),
           (long long)(cpu_total_user + cpu_total_sys));
@@ -883,11 +884,10 @@ int main(int argc, char **argv) {
   }
   if (r->o.histograms) {
     fputs(",\"histograms\":{", o);
-    hist_buckets_json(o, "latency", &r->latency);
-    fputc(',', o);
-    hist_buckets_json(o, "service", &r->service);
-    fputc(',', o);
-    hist_buckets_json(o, "send_delay", &r->send_delay);
+    for (int i = 0; i < 3; i++) {
+      if (i) fputc(',', o);
+      hist_buckets_json(o, hist_names[i], hists[i]);
+    }
     fputc('}', o);
   }
   fputs("}\n", o);

@@ -30,6 +30,18 @@ export interface Segment {
   kinds: Uint8Array;
 }
 
+/** One segment from ASCII request texts (one byte per character) and their kinds. */
+export function textSegment(texts: string[], kinds: ArrayLike<number>): Segment {
+  const offsets = new Uint32Array(texts.length + 1);
+  let at = 0;
+  texts.forEach((t, j) => {
+    offsets[j] = at;
+    at += t.length;
+  });
+  offsets[texts.length] = at;
+  return { buf: Buffer.from(texts.join(''), 'latin1'), offsets, kinds: Uint8Array.from(kinds) };
+}
+
 export class Lane {
   readonly id: number;
   private segs: Segment[] = [];

@@ -12,7 +12,7 @@ import {
   DEFAULT_MIX, KIND_CANCEL, KIND_ORDER, depositRequest, laneWallets, loadNativeSecp256k1, nextSignedRequest, walletKey, WalletFlow,
   type NativeSecp256k1,
 } from '../../bench/load/flow.js';
-import { Lane } from '../../bench/load/lanes.js';
+import { Lane, textSegment } from '../../bench/load/lanes.js';
 import {
   LOADGEN_BINARY, loadgenArgs, phaseResultOf, runLoadgen, runNativePhase, writeRequestFile,
 } from '../../bench/load/native_generator.js';
@@ -32,14 +32,7 @@ let dir: string;
 /** A lane's requests as one segment (the shape the signer workers produce). */
 function laneOf(id: number, texts: string[], kinds: number[]): Lane {
   const lane = new Lane(id);
-  const offsets = new Uint32Array(texts.length + 1);
-  let at = 0;
-  texts.forEach((t, i) => {
-    offsets[i] = at;
-    at += t.length;
-  });
-  offsets[texts.length] = at;
-  lane.add({ buf: Buffer.from(texts.join(''), 'latin1'), offsets, kinds: Uint8Array.from(kinds) });
+  lane.add(textSegment(texts, kinds));
   return lane;
 }
 
