@@ -60,6 +60,8 @@ export interface NativeReport {
   mode: 'closed' | 'open';
   connections: number;
   requests_in_file: number;
+  /** Congestion control of its sockets ("default": the system's). */
+  tcp_congestion: string;
   rate_per_s?: number;
   scheduled?: number;
   window_ms: number;
