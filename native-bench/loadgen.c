@@ -21,67 +21,20 @@
 //
 // Request file (little-endian): "RBLG0001", u32 lanes, u32 0, then per lane: u32 count and
 // count records of { u8 kind (0 order, 1 cancel, 2 deposit, 3 other), u32 length, bytes }.
-// Usage: see usage() below and native-bench/README.md.
-#include <arpa/inet.h>
-#include <errno.h>
+// Usage: usage() in loadgen_options.h and native-bench/README.md. The program's other parts:
+// loadgen_input.h (request file), loadgen_hist.h (histograms), loadgen_common.h (limits).
 #include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <time.h>
-#include <unistd.h>
-
-// ---- limits (every loop and buffer is bounded) ----
-/** Longest timed window: 10 minutes (the load bench uses 10 s phases). */
-#define DURATION_MS_MAX 600000.0
-/** Longest wait for outstanding answers after the window. */
-#define DRAIN_MS_MAX 60000.0
-/** Most requests one run may send (50 M x ~450 bytes would already be a 22 GB file). */
-#define REQUESTS_MAX 50000000ULL
-/** Most connections (each is one fd; the bench uses 256). */
-#define CONNECTIONS_MAX 4096
-/** Highest fixed rate, requests per second. */
-#define RATE_MAX 1000000.0
-/** Largest request file: 8 GiB. */
-#define FILE_BYTES_MAX (8ULL << 30)
-/** Largest single request or response: 16 MiB (the server refuses bodies over 16 KiB). */
-#define MESSAGE_BYTES_MAX (16u << 20)
-/** First size of a connection's read buffer; answers are ~200-600 bytes. */
-#define READ_BUF_INITIAL 16384u
-#define KINDS 4
-#define ERROR_CODES_MAX 32
-#define ERROR_CODE_LEN_MAX 40
-#define EVENTS_PER_WAIT 512
+#include "loadgen_common.h"
+#include "loadgen_hist.h"
+#include "loadgen_input.h"
+#include "loadgen_options.h"
 
 static const char *const KIND_NAMES[KINDS] = {"order", "cancel", "deposit", "other"};
 enum { KIND_ORDER = 0, KIND_CANCEL = 1 };
-
-static void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("loadgen: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(2);
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int64_t rusage_us(int64_t *user, int64_t *sys) {
   struct rusage ru;
@@ -91,89 +44,11 @@ static int64_t rusage_us(int64_t *user, int64_t *sys) {
   return *user + *sys;
 }
 
-// ---- latency histogram: HDR-like log buckets, 128 sub-buckets per power of two (< 0.8% error) ----
-#define SUB_BITS 7
-#define SUB (1u << SUB_BITS)
-/** Values are clamped to 2^40 us (12 days). */
-#define HIST_GROUPS 35
-#define HIST_BUCKETS (HIST_GROUPS * SUB)
+// ---- lanes ----
 
 typedef struct {
-  uint64_t counts[HIST_BUCKETS];
-  uint64_t total;
-  uint64_t max;
-} hist_t;
-
-static unsigned hist_index(uint64_t v) {
-  if (v < SUB) return (unsigned)v;
-  if (v >= (1ULL << 40)) v = (1ULL << 40) - 1;
-  unsigned e = 63u - (unsigned)__builtin_clzll(v); // v in [2^e, 2^(e+1)), e >= SUB_BITS
-  uint64_t m = v >> (e - SUB_BITS);                 // top 8 bits: [128, 256)
-  return (e - SUB_BITS + 1) * SUB + (unsigned)(m - SUB);
-}
-
-/** Highest value that falls into bucket `i` (what percentiles report, like HDR's highest equivalent value). */
-static uint64_t hist_upper(unsigned i) {
-  if (i < SUB) return i;
-  unsigned g = i / SUB;
-  uint64_t m = (i % SUB) + SUB;
-  return ((m + 1) << (g - 1)) - 1;
-}
-
-static void hist_record(hist_t *h, int64_t v_ns) {
-  uint64_t v = v_ns <= 0 ? 0 : (uint64_t)((v_ns + 500) / 1000);
-  h->counts[hist_index(v)]++;
-  h->total++;
-  if (v > h->max) h->max = v;
-}
-
-static uint64_t hist_percentile(const hist_t *h, double p) {
-  if (h->total == 0) return 0;
-  uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->total);
-  if (rank < 1) rank = 1;
-  uint64_t seen = 0;
-  for (unsigned i = 0; i < HIST_BUCKETS; i++) {
-    seen += h->counts[i];
-    if (seen >= rank) {
-      uint64_t u = hist_upper(i);
-      return u < h->max ? u : h->max;
-    }
-  }
-  return h->max;
-}
-
-static void hist_json(FILE *o, const char *name, const hist_t *h) {
-  fprintf(o, "\"%s\":{\"count\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"p999\":%llu,\"max\":%llu}", name,
-          (unsigned long long)h->total, (unsigned long long)hist_percentile(h, 50), (unsigned long long)hist_percentile(h, 90),
-          (unsigned long long)hist_percentile(h, 99), (unsigned long long)hist_percentile(h, 99.9), (unsigned long long)h->max);
-}
-
-/** Non-empty buckets as [upper value us, count] pairs, for a caller that rebuilds the histogram. */
-static void hist_buckets_json(FILE *o, const char *name, const hist_t *h) {
-  fprintf(o, "\"%s\":[", name);
-  int first = 1;
-  for (unsigned i = 0; i < HIST_BUCKETS; i++) {
-    if (h->counts[i] == 0) continue;
-    uint64_t u = hist_upper(i);
-    fprintf(o, "%s[%llu,%llu]", first ? "" : ",", (unsigned long long)(u < h->max ? u : h->max), (unsigned long long)h->counts[i]);
-    first = 0;
-  }
-  fputc(']', o);
-}
-
-// ---- requests and lanes ----
-
-typedef struct {
-  const uint8_t *p;
-  uint32_t len;
-  uint8_t kind;
-} req_t;
-
-typedef struct {
-  req_t *reqs;
-  uint32_t n;
+  req_queue_t q;   // its requests, in order
   uint32_t next;   // next request to send
-  int repeat;      // --repeat-get: reqs[0] stands for every request
   int fd;
   int closed;
   int busy;        // a request is in flight (written or being written)
@@ -199,204 +74,6 @@ typedef struct {
   int nrejects;
   uint64_t rejects_other; // distinct codes beyond ERROR_CODES_MAX
 } kind_stats_t;
-
-// ---- options ----
-
-typedef struct {
-  const char *host;
-  int port;
-  const char *file;
-  const char *repeat_get; // synthetic GET requests instead of a file
-  int connections;        // only with repeat_get (a file says how many lanes it has)
-  int open;
-  double rate;
-  double duration_ms;     // 0 with until_empty
-  int until_empty;
-  uint64_t max_requests;
-  double exhausted_share;
-  double drain_ms;
-  int histograms;
-  int report_lanes;
-  const char *tcp_congestion; // congestion control of the generator's sockets, or "default"
-} opts_t;
-
-static void usage(void) {
-  fputs(
-      "usage: loadgen --target 127.0.0.1:PORT (--requests FILE | --repeat-get PATH --connections N)\n"
-      "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
-      "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
-      "               [--tcp-congestion reno|default|NAME]\n"
-      "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
-      "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
-      "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
-      "  Prints one JSON line (see native-bench/README.md).\n",
-      stderr);
-}
-
-static double num_arg(const char *name, const char *v, double lo, double hi) {
-  char *end = NULL;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (errno != 0 || end == v || *end != '\0' || !(x >= lo && x <= hi)) die("%s must be a number in [%g, %g], got '%s'", name, lo, hi, v);
-  return x;
-}
-
-static void parse_args(int argc, char **argv, opts_t *o) {
-  memset(o, 0, sizeof *o);
-  o->duration_ms = 10000;
-  o->max_requests = REQUESTS_MAX;
-  o->exhausted_share = 0.1;
-  o->drain_ms = 5000;
-  o->tcp_congestion = "reno";
-  const char *target = NULL;
-  int duration_given = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *k = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE() do { if (v == NULL) die("%s needs a value", k); i++; } while (0)
-    if (strcmp(k, "--target") == 0) { NEED_VALUE(); target = v; }
-    else if (strcmp(k, "--requests") == 0) { NEED_VALUE(); o->file = v; }
-    else if (strcmp(k, "--repeat-get") == 0) { NEED_VALUE(); o->repeat_get = v; }
-    else if (strcmp(k, "--connections") == 0) { NEED_VALUE(); o->connections = (int)num_arg(k, v, 1, CONNECTIONS_MAX); }
-    else if (strcmp(k, "--mode") == 0) {
-      NEED_VALUE();
-      if (strcmp(v, "open") == 0) o->open = 1;
-      else if (strcmp(v, "closed") == 0) o->open = 0;
-      else die("--mode must be closed or open, got '%s'", v);
-    }
-    else if (strcmp(k, "--rate") == 0) { NEED_VALUE(); o->rate = num_arg(k, v, 1e-3, RATE_MAX); }
-    else if (strcmp(k, "--duration-ms") == 0) { NEED_VALUE(); o->duration_ms = num_arg(k, v, 1, DURATION_MS_MAX); duration_given = 1; }
-    else if (strcmp(k, "--until-empty") == 0) o->until_empty = 1;
-    else if (strcmp(k, "--max-requests") == 0) { NEED_VALUE(); o->max_requests = (uint64_t)num_arg(k, v, 1, (double)REQUESTS_MAX); }
-    else if (strcmp(k, "--exhausted-share") == 0) { NEED_VALUE(); o->exhausted_share = num_arg(k, v, 0, 1); }
-    else if (strcmp(k, "--drain-ms") == 0) { NEED_VALUE(); o->drain_ms = num_arg(k, v, 0, DRAIN_MS_MAX); }
-    else if (strcmp(k, "--histograms") == 0) o->histograms = 1;
-    else if (strcmp(k, "--tcp-congestion") == 0) {
-      NEED_VALUE();
-      if (strlen(v) == 0 || strlen(v) >= 16 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v)) die("--tcp-congestion must be a congestion control name (e.g. reno) or default");
-      o->tcp_congestion = v;
-    }
-    else if (strcmp(k, "--report-lanes") == 0) o->report_lanes = 1;
-    else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
-    else { usage(); die("unknown option %s", k); }
-#undef NEED_VALUE
-  }
-  if (target == NULL) { usage(); die("--target is required"); }
-  // HOST:PORT, or [V6]:PORT
-  static char host[64];
-  const char *colon = strrchr(target, ':');
-  if (colon == NULL) die("--target must be HOST:PORT, got '%s'", target);
-  size_t hl = (size_t)(colon - target);
-  if (hl >= 2 && target[0] == '[' && target[hl - 1] == ']') { target++; hl -= 2; }
-  if (hl == 0 || hl >= sizeof host) die("--target host is empty or too long");
-  memcpy(host, target, hl);
-  host[hl] = '\0';
-  o->host = host;
-  o->port = (int)num_arg("--target port", colon + 1, 1, 65535);
-  if ((o->file == NULL) == (o->repeat_get == NULL)) die("give exactly one of --requests FILE and --repeat-get PATH");
-  if (o->repeat_get != NULL) {
-    if (o->connections == 0) die("--repeat-get needs --connections N");
-    if (o->repeat_get[0] != '/' || strpbrk(o->repeat_get, " \r\n") != NULL) die("--repeat-get PATH must start with / and hold no spaces or line breaks");
-  } else if (o->connections != 0) {
-    die("--connections goes with --repeat-get only (a request file says how many lanes it has)");
-  }
-  if (o->open && o->rate <= 0) die("--mode open needs --rate R");
-  if (!o->open && o->rate > 0) die("--rate goes with --mode open only");
-  if (o->until_empty && (o->open || duration_given)) die("--until-empty is for closed mode, without --duration-ms");
-  if (o->until_empty) o->duration_ms = 0;
-}
-
-/** Loopback only: this tool floods its target and must never point at another machine. */
-static void resolve_loopback(const char *host, int port, struct sockaddr_storage *ss, socklen_t *sl) {
-  memset(ss, 0, sizeof *ss);
-  struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-  if (strcmp(host, "localhost") == 0) host = "127.0.0.1";
-  if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-    if ((ntohl(a4->sin_addr.s_addr) >> 24) != 127) die("refusing non-loopback target %s (only 127.0.0.0/8 and ::1)", host);
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)port);
-    *sl = sizeof *a4;
-    return;
-  }
-  if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-    if (!IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) die("refusing non-loopback target %s (only 127.0.0.0/8 and ::1)", host);
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)port);
-    *sl = sizeof *a6;
-    return;
-  }
-  die("target host must be a numeric loopback address (127.x.x.x, ::1 or localhost), got '%s'", host);
-}
-
-// ---- request file ----
-
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-
-static lane_t *load_file(const char *path, int *nlanes, uint64_t *nreqs) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) die("cannot open %s: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) die("cannot stat %s: %s", path, strerror(errno));
-  uint64_t size = (uint64_t)st.st_size;
-  if (size < 16) die("%s: too short for a request file (%llu bytes)", path, (unsigned long long)size);
-  if (size > FILE_BYTES_MAX) die("%s: larger than %llu bytes", path, (unsigned long long)FILE_BYTES_MAX);
-  const uint8_t *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (m == MAP_FAILED) die("cannot map %s: %s", path, strerror(errno));
-  close(fd);
-  if (memcmp(m, "RBLG0001", 8) != 0) die("%s: not a loadgen request file (magic RBLG0001 missing)", path);
-  uint32_t n = rd32(m + 8);
-  if (n < 1 || n > CONNECTIONS_MAX) die("%s: lane count %u not in [1, %d]", path, n, CONNECTIONS_MAX);
-  lane_t *lanes = calloc(n, sizeof *lanes);
-  if (lanes == NULL) die("out of memory");
-  uint64_t at = 16, total = 0;
-  for (uint32_t l = 0; l < n; l++) {
-    if (at + 4 > size) die("%s: truncated at lane %u", path, l);
-    uint32_t c = rd32(m + at);
-    at += 4;
-    if (total + c > REQUESTS_MAX) die("%s: more than %llu requests", path, (unsigned long long)REQUESTS_MAX);
-    // Each record is at least 5 bytes: a count larger than the rest of the file is corrupt.
-    if ((uint64_t)c * 5 > size - at) die("%s: lane %u claims %u requests, more than the file holds", path, l, c);
-    lanes[l].reqs = c ? malloc((size_t)c * sizeof(req_t)) : NULL;
-    if (c && lanes[l].reqs == NULL) die("out of memory");
-    lanes[l].n = c;
-    for (uint32_t i = 0; i < c; i++) {
-      if (at + 5 > size) die("%s: truncated in lane %u request %u", path, l, i);
-      uint8_t kind = m[at];
-      uint32_t len = rd32(m + at + 1);
-      at += 5;
-      if (kind >= KINDS) die("%s: lane %u request %u has kind %u (0..%d)", path, l, i, kind, KINDS - 1);
-      if (len == 0 || len > MESSAGE_BYTES_MAX || len > size - at) die("%s: lane %u request %u has a bad length %u", path, l, i, len);
-      lanes[l].reqs[i] = (req_t){m + at, len, kind};
-      at += len;
-    }
-    total += c;
-  }
-  if (at != size) die("%s: %llu trailing bytes after the last lane", path, (unsigned long long)(size - at));
-  *nlanes = (int)n;
-  *nreqs = total;
-  return lanes;
-}
-
-/** --repeat-get: every lane repeats one GET (one request record per lane, sent again and again). */
-static lane_t *synthetic_lanes(const char *path, int n, uint64_t max_requests, uint64_t *nreqs) {
-  static char text[512];
-  int tl = snprintf(text, sizeof text, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path);
-  if (tl <= 0 || (size_t)tl >= sizeof text) die("--repeat-get PATH too long");
-  lane_t *lanes = calloc((size_t)n, sizeof *lanes);
-  if (lanes == NULL) die("out of memory");
-  uint64_t per = (max_requests + (uint64_t)n - 1) / (uint64_t)n;
-  if (per > UINT32_MAX) per = UINT32_MAX;
-  for (int l = 0; l < n; l++) {
-    lanes[l].reqs = malloc(sizeof(req_t));
-    if (lanes[l].reqs == NULL) die("out of memory");
-    lanes[l].reqs[0] = (req_t){(const uint8_t *)text, (uint32_t)tl, 3};
-    lanes[l].repeat = 1;
-    lanes[l].n = (uint32_t)per;
-  }
-  *nreqs = per * (uint64_t)n;
-  return lanes;
-}
 
 // ---- the run ----
 
@@ -447,7 +124,7 @@ static void lane_closed(run_t *r, int li, int had_error);
 /** Writes what is left of the in-flight request; partial writes wait for EPOLLOUT. */
 static void flush(run_t *r, int li) {
   lane_t *l = &r->lanes[li];
-  const req_t *q = &l->reqs[l->repeat ? 0 : l->next - 1];
+  const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next - 1];
   while (l->woff < q->len) {
     ssize_t w = write(l->fd, q->p + l->woff, q->len - l->woff);
     if (w > 0) { l->woff += (uint32_t)w; continue; }
@@ -462,8 +139,8 @@ static void flush(run_t *r, int li) {
 /** Starts the lane's next request; returns 0 when the lane has none left. */
 static int send_next(run_t *r, int li, int64_t sched, int64_t now) {
   lane_t *l = &r->lanes[li];
-  if (l->next >= l->n || r->sent_total >= r->o.max_requests) return 0;
-  const req_t *q = &l->reqs[l->repeat ? 0 : l->next];
+  if (l->next >= l->q.n || r->sent_total >= r->o.max_requests) return 0;
+  const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next];
   l->next++;
   l->busy = 1;
   r->busy_count++;
@@ -778,11 +455,15 @@ int main(int argc, char **argv) {
   socklen_t sl;
   resolve_loopback(r->o.host, r->o.port, &ss, &sl);
   uint64_t nreqs = 0;
-  if (r->o.file != NULL) r->lanes = load_file(r->o.file, &r->nlanes, &nreqs);
+  req_queue_t *queues;
+  if (r->o.file != NULL) queues = load_request_file(r->o.file, &r->nlanes, &nreqs);
   else {
     r->nlanes = r->o.connections;
-    r->lanes = synthetic_lanes(r->o.repeat_get, r->nlanes, r->o.max_requests, &nreqs);
+    queues = repeat_get_queues(r->o.repeat_get, r->nlanes, r->o.max_requests, &nreqs);
   }
+  r->lanes = calloc((size_t)r->nlanes, sizeof *r->lanes);
+  if (r->lanes == NULL) die("out of memory");
+  for (int i = 0; i < r->nlanes; i++) r->lanes[i].q = queues[i];
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)r->nlanes + 16) {
     rl.rlim_cur = rl.rlim_max < (rlim_t)r->nlanes + 16 ? rl.rlim_max : (rlim_t)r->nlanes + 16;

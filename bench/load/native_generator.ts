@@ -3,7 +3,7 @@
 // (epoll, one request in flight per lane, the same rules as bench/load/lanes.ts), and its one JSON
 // line becomes the same PhaseResult the Node generator returns, so bench/load.ts reports both
 // alike. Why: the Node generator costs ~43 us of CPU per request on the cores the server needs;
-// the C one costs a fraction of that (docs/benchmarks.md, section "load generator").
+// the C one costs a fraction of that (docs/benchmarks.md, section "The load generator").
 //
 // File format (little-endian; loadgen.c checks every length): "RBLG0001", u32 lanes, u32 0, then
 // per lane u32 count and count records { u8 kind, u32 length, bytes }.

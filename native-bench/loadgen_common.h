@@ -1,0 +1,53 @@
+// loadgen's shared pieces: limits, the error exit, the clock (loadgen.c is the program;
+// native-bench/README.md describes it).
+#ifndef LOADGEN_COMMON_H
+#define LOADGEN_COMMON_H
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// ---- limits (every loop and buffer is bounded) ----
+/** Longest timed window: 10 minutes (the load bench uses 10 s phases). */
+#define DURATION_MS_MAX 600000.0
+/** Longest wait for outstanding answers after the window. */
+#define DRAIN_MS_MAX 60000.0
+/** Most requests one run may send (50 M x ~450 bytes would already be a 22 GB file). */
+#define REQUESTS_MAX 50000000ULL
+/** Most connections (each is one fd; the bench uses 256). */
+#define CONNECTIONS_MAX 4096
+/** Highest fixed rate, requests per second. */
+#define RATE_MAX 1000000.0
+/** Largest request file: 8 GiB. */
+#define FILE_BYTES_MAX (8ULL << 30)
+/** Largest single request or response: 16 MiB (the server refuses bodies over 16 KiB). */
+#define MESSAGE_BYTES_MAX (16u << 20)
+/** First size of a connection's read buffer; answers are ~200-600 bytes. */
+#define READ_BUF_INITIAL 16384u
+#define KINDS 4
+#define ERROR_CODES_MAX 32
+#define ERROR_CODE_LEN_MAX 40
+#define EVENTS_PER_WAIT 512
+
+/** Bad options, input or environment: a message on stderr and exit status 2. */
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("loadgen: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(2);
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+
+#endif
