@@ -100,6 +100,8 @@ typedef struct {
   uint64_t in_window_responses, in_window_orders_ok, in_window_cancels_ok;
   uint64_t unanswered, not_sent, socket_errors, connections_closed, protocol_errors;
   uint64_t waits, wait_events; // epoll_wait calls and the events they returned (wakeups per request)
+  uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
+  int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
 } run_t;
 
@@ -151,7 +153,12 @@ static int send_next(run_t *r, int li, int64_t sched, int64_t now) {
   l->sent_count++;
   r->sent_total++;
   r->stats[q->kind].sent++;
-  if (r->o.open) hist_record(&r->send_delay, now - sched);
+  if (r->o.open) {
+    hist_record(&r->send_delay, now - sched);
+    if (now < sched) r->early_sends++;
+  }
+  if (r->first_send_ns == 0) r->first_send_ns = now;
+  r->last_send_ns = now;
   flush(r, li);
   return 1;
 }
@@ -572,6 +579,8 @@ int main(int argc, char **argv) {
   fputc('}', o);
   fprintf(o, ",\"cpu_us\":%lld,\"cpu_user_us\":%lld,\"cpu_sys_us\":%lld,\"cpu_total_us\":%lld", (long long)cpu_us, (long long)(u1 - u0), (long long)(s1 - s0),
           (long long)(cpu_total_user + cpu_total_sys));
+  fprintf(o, ",\"first_send_ms\":%.3f,\"last_send_ms\":%.3f,\"early_sends\":%llu", r->first_send_ns ? (double)(r->first_send_ns - r->t0) / 1e6 : 0.0,
+          r->last_send_ns ? (double)(r->last_send_ns - r->t0) / 1e6 : 0.0, (unsigned long long)r->early_sends);
   fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);
   if (r->o.report_lanes) {

@@ -79,6 +79,11 @@ export interface NativeReport {
   connections_closed: number;
   protocol_errors: number;
   unexpected_responses: number;
+  /** First and last write, ms after the start of the window. */
+  first_send_ms: number;
+  last_send_ms: number;
+  /** Open mode: writes before their scheduled time (0 unless the scheduler is wrong). */
+  early_sends: number;
   in_window: { responses: number; orders_ok: number; cancels_ok: number };
   kinds: Record<'order' | 'cancel' | 'deposit' | 'other', NativeKind>;
   latency_us: Record<'latency' | 'service' | 'send_delay', NativeLatency>;

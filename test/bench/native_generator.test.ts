@@ -154,7 +154,12 @@ describe('native load generator against the real server', () => {
     expect(rep.requests_sent).toBe(rate);
     expect(rep.responses).toBe(rate);
     expect([rep.unanswered, rep.not_sent]).toEqual([0, 0]);
-    // The last request is scheduled at 995 ms; a busy machine may fire the timer late, never early.
+    // Spread over the second, not sent in a burst: request i goes out at or after t0 + i / rate
+    // (none early), so the last one (scheduled at 995 ms) leaves at 995 ms or later; a busy machine
+    // may fire the timer late, never early.
+    expect(rep.early_sends).toBe(0);
+    expect(rep.first_send_ms).toBeLessThan(duration_ms / 2);
+    expect(rep.last_send_ms).toBeGreaterThanOrEqual(995);
     expect(rep.window_ms).toBeGreaterThanOrEqual(990);
     expect(rep.window_ms).toBeLessThan(duration_ms * 3);
     // Latency from the scheduled time includes the generator's own send delay.
