@@ -14,7 +14,7 @@ import {
 } from '../../bench/load/flow.js';
 import { Lane, textSegment } from '../../bench/load/lanes.js';
 import {
-  LOADGEN_BINARY, loadgenArgs, phaseResultOf, runLoadgen, runNativePhase, writeRequestFile,
+  LOADGEN_BINARY, chooseGenerator, loadgenArgs, phaseResultOf, runLoadgen, runNativePhase, writeRequestFile,
 } from '../../bench/load/native_generator.js';
 
 const WALLETS = 8;
@@ -180,5 +180,15 @@ describe('native load generator against the real server', () => {
     await expect(runLoadgen(['--target', `127.0.0.1:${s.port}`, '--requests', bad], RUN_TIMEOUT_MS)).rejects.toThrow(/claims 5 requests/);
     writeFileSync(bad, 'GET / HTTP/1.1\r\n\r\n');
     await expect(runLoadgen(['--target', `127.0.0.1:${s.port}`, '--requests', bad], RUN_TIMEOUT_MS)).rejects.toThrow(/not a loadgen request file/);
+  });
+
+  it('load.ts picks native when the binary is built, else Node saying why; --generator native without it is an error', () => {
+    expect(chooseGenerator(null).name).toBe('native');
+    expect(chooseGenerator('node').name).toBe('node');
+    const missing = path.join(dir, 'no-such-loadgen');
+    const fallback = chooseGenerator(null, missing);
+    expect(fallback.name).toBe('node');
+    expect(fallback.note).toMatch(/not built.*make native/);
+    expect(() => chooseGenerator('native', missing)).toThrow(/not built/);
   });
 });
