@@ -8,7 +8,7 @@ import {
 } from '../ring/records.js';
 import type { FastEngine } from './engine.js';
 import { AccountRegistry } from './registry.js';
-import { emptyRequest, Reject, RequestKind, type Request } from './types.js';
+import { emptyRequest, RequestKind, type Request } from './types.js';
 
 export interface MatcherOptions {
   batch_requests_max: number;
@@ -34,6 +34,8 @@ export class Matcher {
   private readonly request: Request = emptyRequest();
   private readonly batch_records: Int32Array;
   private readonly batch_views: RecordViews;
+  /** Ids registered for the request being applied (kept only if it is accepted). */
+  private readonly tentative: number[] = [];
   batch_id = 0;
   /**
    * The last batch's time (set only when a batch starts, is replayed or resumed): batch times
@@ -180,6 +182,7 @@ export class Matcher {
       w.current = r;
       r.account = this.resolveAccount(r.kind, o);
       this.engine.apply(r, w);
+      this.releaseTentative();
       if (w.last_accepted) this.afterAdmin(r);
     }
     w.seq = 0;
@@ -197,33 +200,42 @@ export class Matcher {
   }
 
   /**
-   * Address -> account id. An address becomes an account with its first deposit (or credit
-   * setting); any other request from an unknown address gets an id the engine refuses
-   * (ACCOUNT_UNKNOWN), so hostile traffic cannot fill the registry.
+   * Address -> account id. Every well-formed address is an account (DECISIONS, "Accounts and
+   * money"): an unknown signer (or a referrer it names) gets the next id tentatively, and keeps it
+   * only if the engine accepts the request (its ACCOUNT event then follows the ACCEPTED); a refused
+   * request hands the id back (`releaseTentative`). So an address is stored from its first accepted
+   * request on and never forgotten (its nonce high-water mark never goes back), while any number
+   * of refused requests from fresh wallets store nothing (docs/engine.md, "Accounts").
+   * With the registry full, the id is accounts_max, which the engine refuses.
    */
   private resolveAccount(kind: number, o: number): number {
     if (kind === RequestKind.PAUSE_MARKET || kind === RequestKind.RESUME_MARKET ||
       kind === RequestKind.SET_FEES || kind === RequestKind.ADD_MARKET) return 0;
     const bytes = this.reader.u8;
-    const at = this.reader.addressByteOffset(o);
     if (kind === RequestKind.REFER || (kind === RequestKind.FORCE_INCLUDE && this.request.inner_kind === RequestKind.REFER)) {
-      // The referrer must already be an account: an unknown address gets the refused id.
-      const referrer = this.registry.find(bytes, this.reader.referrerByteOffset(o), -1);
-      this.request.referrer_account = referrer >= 0 ? referrer : this.options.accounts_max;
+      this.request.referrer_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
     }
-    let id = this.registry.find(bytes, at, this.reader.accountHint(o));
+    return this.findOrRegister(bytes, this.reader.addressByteOffset(o), this.reader.accountHint(o));
+  }
+
+  private findOrRegister(bytes: Uint8Array, at: number, hint: number): number {
+    const id = this.registry.find(bytes, at, hint);
     if (id >= 0) return id;
-    if (kind !== RequestKind.DEPOSIT && kind !== RequestKind.SET_CREDIT) return this.options.accounts_max;
-    // Register only when the request would be accepted: a refused deposit creates no account.
-    const r = this.request;
-    const reason = kind === RequestKind.DEPOSIT
-      ? this.engine.depositRejectReason(r.asset, r.amount_units)
-      : this.engine.creditRejectReason(r.credit_limit_units, r.auto_cancel_ratio_ppm);
-    if (reason !== Reject.NONE) return this.options.accounts_max;
-    id = this.registry.register(bytes, at);
-    if (id < 0) return this.options.accounts_max;
-    this.writer.account(id, bytes, at);
-    return id;
+    const fresh = this.registry.register(bytes, at);
+    if (fresh < 0) return this.options.accounts_max;
+    this.tentative.push(fresh);
+    this.writer.announceOnAccept(fresh, bytes, at);
+    return fresh;
+  }
+
+  /** After a request: a refused one gives its tentative ids back, newest first. */
+  private releaseTentative(): void {
+    const t = this.tentative;
+    if (t.length === 0) return;
+    if (this.writer.dropUnannounced() > 0) {
+      for (let i = t.length - 1; i >= 0; i--) this.registry.unregisterLast(t[i]);
+    }
+    t.length = 0;
   }
 
   /** After an admin request, tells the front the market/fee/credit state it changed. */

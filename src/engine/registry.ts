@@ -42,6 +42,18 @@ export class AccountRegistry {
     return id;
   }
 
+  /**
+   * Takes back the last registration (a tentative one whose request the engine refused): the id
+   * is handed out again to the next new address. Only the last id can be taken back.
+   */
+  unregisterLast(id: number): void {
+    if (id !== this.count - 1 || id < 1) throw new Error(`registry: ${id} is not the last registered id`);
+    const base = id * ADDRESS_BYTES;
+    this.id_by_hex.delete(hexOf(this.addresses, base));
+    this.addresses.fill(0, base, base + ADDRESS_BYTES);
+    this.count--;
+  }
+
   addressBytes(id: number): Uint8Array {
     return this.addresses.subarray(id * ADDRESS_BYTES, (id + 1) * ADDRESS_BYTES);
   }

@@ -375,6 +375,14 @@ export class EventWriter implements EventSink {
   last_accepted = false;
   private claimed = 0;
   wait_timeout_ms = 1000;
+  /**
+   * Addresses the matcher registered for the request being applied (the signer, and a referrer it
+   * names): their ACCOUNT events are written right after the request's ACCEPTED, before any event
+   * that uses the ids; a refused request writes none (the matcher then takes the ids back).
+   */
+  private readonly new_ids: number[] = [];
+  private readonly new_offsets: number[] = [];
+  private new_bytes: Uint8Array | null = null;
 
   constructor(ring: SpscRing) {
     this.ring = ring;
@@ -433,6 +441,29 @@ export class EventWriter implements EventSink {
     } else {
       this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = 0;
     }
+    if (this.new_ids.length > 0) this.announceNew();
+  }
+
+  /** Announces `account` (address at `bytes[offset..]`) if the current request is accepted. */
+  announceOnAccept(account: number, bytes: Uint8Array, offset: number): void {
+    this.new_bytes = bytes;
+    this.new_ids.push(account);
+    this.new_offsets.push(offset);
+  }
+
+  /** Forgets unannounced accounts; returns how many there were (the request was refused). */
+  dropUnannounced(): number {
+    const n = this.new_ids.length;
+    this.new_ids.length = 0;
+    this.new_offsets.length = 0;
+    this.new_bytes = null;
+    return n;
+  }
+
+  private announceNew(): void {
+    const bytes = this.new_bytes as Uint8Array;
+    for (let i = 0; i < this.new_ids.length; i++) this.account(this.new_ids[i], bytes, this.new_offsets[i]);
+    this.dropUnannounced();
   }
 
   rejected(kind: number, account: number, code: number, reason: number): void {

@@ -278,10 +278,10 @@ describe('INVALID_ORDER (400): the message names the failed check', () => {
   });
 });
 
-describe('NOT_FOUND (404)', () => {
-  it('an address without an account (no deposit yet) placing an order', async () => {
+describe('every address is an account', () => {
+  it('an address that never deposited placing an order is INSUFFICIENT_BALANCE (400), nonce unused', async () => {
     const fresh = Wallet.random();
-    fail(await a.post('/orders', fresh.order(limitBid)), 404, 'NOT_FOUND', 'account not found');
+    fail(await a.post('/orders', fresh.order(limitBid)), 400, 'INSUFFICIENT_BALANCE', 'insufficient balance');
     const b = await balances(s, fresh.address);
     expect(b.nonce_high_water).toBe(0);
   });

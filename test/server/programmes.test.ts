@@ -84,13 +84,8 @@ describe('referrals on the real server', () => {
     await deposit(s, maker.address, 'USDC', '100000');
 
     // Refusals first: none consumes a nonce.
-    let r = await http.post('/referral/register', stranger.referral(referrer.address));
-    expect([r.status, r.body.error]).toEqual([404, 'NOT_FOUND']);
-    r = await http.post('/referral/register', referred.referral(referred.address, { nonce: 1 }));
+    let r = await http.post('/referral/register', referred.referral(referred.address, { nonce: 1 }));
     expect([r.status, r.body.error]).toEqual([400, 'INVALID_REFERRAL']);
-    r = await http.post('/referral/register', referred.referral(stranger.address, { nonce: 1 }));
-    expect([r.status, r.body.error]).toEqual([400, 'INVALID_REFERRAL']);
-    expect(r.body.message).toMatch(/referrer is not an account/);
     r = await http.post('/referral/register', referred.referral(referrer.address, { nonce: 1, signer: (m) => referrer.sign(m) }));
     expect([r.status, r.body.error]).toEqual([401, 'INVALID_SIGNATURE']);
     r = await http.post('/referral/register', { referred: referred.address, referrer: 'nope', nonce: 1, signature: '0x' });
