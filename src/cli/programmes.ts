@@ -36,12 +36,15 @@ ${COMMON}
 ${EXITS}`;
 
 export const FORCE_INCLUDE_USAGE = `usage: ringbook force-include <kind> [kind options] [options]
+       ringbook force-include payload <0x hex of a signed request body> [options]
        ringbook force-include status <entry_id> [options]
 
 Queues a signed request in the forced-inclusion inbox, past the sequencer: the engine includes
-it in order, normally at the start of the next batch and always within 24 hours. The request is
-signed at nonce n + 1 and wrapped in an envelope signed at nonce n (the envelope's nonce is used
-now, the request's when it is included: send no other signed request until then).
+it in order, normally at the start of the next batch and always within 24 hours. Envelopes have
+their own nonce sequence per account, apart from the trading nonces: the envelope's nonce must be
+above the account's last envelope nonce; the request's own nonce is checked against the trading
+high-water mark when it is included. 'payload' wraps a request already signed (e.g. one the
+sequencer ignored) as is; a <kind> is signed now at the next trading nonce.
 
 kinds and their options (decimals in whole units, as for \`ringbook order\`):
   order       --market <id> --side bid|ask --quantity <d> [--price <d>] [--type limit|market]
@@ -53,7 +56,8 @@ kinds and their options (decimals in whole units, as for \`ringbook order\`):
   referral    --referrer <address>
 
 options:
-  --nonce <n>                the envelope's nonce (the request gets n + 1; default: the clock)
+  --nonce <n>                the envelope's nonce (default: the clock)
+  --payload-nonce <n>        the request's nonce (default: the clock)
   --no-kind                  leave the "kind" member out of the payload (the server infers it)
   --wait                     wait until the entry is included and print its result; exit 1 when
                              the engine refused the forced request
@@ -210,18 +214,27 @@ export async function forceIncludeCommand(args: ParsedArgs): Promise<number> {
       else printStatus(st);
       return EXIT_OK;
     }
-    if (sub === undefined) throw new UsageError('force-include needs a kind (order, cancel, amend, cancel-all, withdrawal, referral) or status');
-    const kind = KIND_ALIASES[sub];
-    if (kind === undefined) throw new UsageError(`unknown kind ${JSON.stringify(sub)}: order, cancel, amend, cancel-all, withdrawal, referral`);
-    const request = forcedRequestOf(kind, args);
+    if (sub === undefined) throw new UsageError('force-include needs a kind (order, cancel, amend, cancel-all, withdrawal, referral), payload or status');
     const nonce = nonceFlag(args);
     const wait = args.flags.has('wait');
     const timeout_s = int(args, 'timeout', 60, 1, 86_400 * 2);
     const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
-    const q = await client.forceInclude(request, {
-      ...(nonce !== undefined ? { nonce } : {}),
-      ...(args.flags.has('no-kind') ? { kind_member: false } : {}),
-    });
+    let q: ForceInclusion;
+    if (sub === 'payload') {
+      const hex = args.positional[2];
+      if (hex === undefined || !/^0x([0-9a-fA-F]{2})+$/.test(hex)) throw new UsageError('payload needs the 0x hex of a signed request body');
+      q = await client.forceIncludePayload(hex, nonce !== undefined ? { nonce } : {});
+    } else {
+      const kind = KIND_ALIASES[sub];
+      if (kind === undefined) throw new UsageError(`unknown kind ${JSON.stringify(sub)}: order, cancel, amend, cancel-all, withdrawal, referral, payload`);
+      const request = forcedRequestOf(kind, args);
+      const payload_nonce = str(args, 'payload-nonce') === undefined ? undefined : int(args, 'payload-nonce', 0, 1);
+      q = await client.forceInclude(request, {
+        ...(nonce !== undefined ? { nonce } : {}),
+        ...(payload_nonce !== undefined ? { payload_nonce } : {}),
+        ...(args.flags.has('no-kind') ? { kind_member: false } : {}),
+      });
+    }
     if (!wait) {
       if (json) console.log(JSON.stringify(q));
       else printQueued(q);

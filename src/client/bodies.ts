@@ -182,9 +182,10 @@ export function decodeForcedPayload(payload: string): Record<string, unknown> {
 
 /**
  * `POST /force-include` body: the envelope `{user, payload, nonce, signature}`, signed by `user`
- * over `ringbook:force-include:{user}:{keccak256(payload bytes)}:{nonce}`. When the payload's own
- * nonce can be read, it must be above the envelope's (RangeError otherwise): the envelope's nonce
- * is consumed when the entry is queued, the payload's when it is included.
+ * over `ringbook:force-include:{user}:{keccak256(payload bytes)}:{nonce}`. The envelope nonce is
+ * its own per-account sequence (above the account's last envelope nonce); the payload keeps the
+ * nonce it was signed with, checked against the trading mark when the entry is included. So the
+ * two are independent: payload n in envelope n + 1, or envelope n around payload n + 1.
  */
 export function forceIncludeBody(w: SyncSigner, payload: string, nonce: number): SignedBody {
   const bytes = typeof payload === 'string' ? parseHexAnyLength(payload) : null;
@@ -193,20 +194,11 @@ export function forceIncludeBody(w: SyncSigner, payload: string, nonce: number):
     throw new RangeError(`forced payload is ${bytes.byteLength} bytes; the limit is ${FORCED_PAYLOAD_BYTES_MAX}`);
   }
   const hex = toHex0x(bytes);
-  let inner: Record<string, unknown> | undefined;
-  try {
-    inner = decodeForcedPayload(hex);
-  } catch {
-    inner = undefined; // not ours to judge: the server queues it and refuses it at inclusion
-  }
-  if (inner !== undefined && typeof inner.nonce === 'number' && Number.isSafeInteger(inner.nonce) && inner.nonce <= nonce) {
-    throw new RangeError(`the payload's nonce ${inner.nonce} must be above the envelope's nonce ${nonce}`);
-  }
   const signature = w.signMessage(forceIncludeMessage({ user: w.address, payload: hex, nonce }));
   return { user: w.address, payload: hex, nonce, signature };
 }
 
-/** The payload and the envelope of one forced request: payload nonce `payload_nonce` (default envelope + 1). */
+/** The payload and the envelope of one forced request: payload nonce `payload_nonce` (default envelope + 1; any value is valid). */
 export function forcedEnvelope(
   w: SyncSigner,
   r: ForcedRequest,
@@ -214,8 +206,8 @@ export function forcedEnvelope(
   opts: { payload_nonce?: number; kind_member?: boolean } = {},
 ): { envelope: SignedBody; body: SignedBody; payload_nonce: number } {
   const payload_nonce = opts.payload_nonce ?? nonce + 1;
-  if (!Number.isSafeInteger(payload_nonce) || payload_nonce <= nonce) {
-    throw new RangeError(`payload_nonce (${payload_nonce}) must be above the envelope nonce (${nonce})`);
+  if (!Number.isSafeInteger(payload_nonce) || payload_nonce <= 0) {
+    throw new RangeError(`payload_nonce (${payload_nonce}) must be a positive safe integer`);
   }
   const body = forcedRequestBody(w, r, payload_nonce);
   const payload = encodeForcedPayload(body, { kind: opts.kind_member === false ? false : r.kind });

@@ -36,7 +36,7 @@ export class NotFoundError extends RingbookError {}
 export class InvalidRequestError extends RingbookError {}
 export class OverloadedError extends RingbookError {}
 export class InternalError extends RingbookError {}
-/** Self-referral, or the referrer is not an account (`POST /referral/register`). */
+/** Self-referral (`POST /referral/register`). */
 export class InvalidReferralError extends RingbookError {}
 /** The referred user already has a referrer; it never changes. */
 export class ReferralExistsError extends RingbookError {}

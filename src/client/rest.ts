@@ -64,6 +64,11 @@ export interface RingbookClientOptions {
   fetch?: FetchLike;
   /** Default: a MonotonicNonce (microsecond clock, strictly increasing). */
   nonces?: NonceSource;
+  /**
+   * Force-include envelope nonces: their own sequence per account, apart from the trading nonces
+   * (DECISIONS, "Forced inclusion"). Default: a MonotonicNonce.
+   */
+  envelope_nonces?: NonceSource;
   /** Re-sends with a fresh nonce after DUPLICATE_NONCE on an automatic nonce (default 5). */
   duplicate_nonce_retries?: number;
 }
@@ -82,6 +87,7 @@ export class RingbookClient {
   readonly base_url: string;
   readonly wallet: Wallet | undefined;
   readonly nonces: NonceSource;
+  readonly envelope_nonces: NonceSource;
   readonly duplicate_nonce_retries: number;
   #admin_token: string | undefined;
   readonly #fetch: FetchLike;
@@ -91,6 +97,7 @@ export class RingbookClient {
     this.wallet = opts.wallet;
     this.#admin_token = opts.admin_token;
     this.nonces = opts.nonces ?? new MonotonicNonce();
+    this.envelope_nonces = opts.envelope_nonces ?? new MonotonicNonce();
     this.duplicate_nonce_retries = opts.duplicate_nonce_retries ?? 5;
     const f = opts.fetch ?? (globalThis.fetch as unknown as FetchLike | undefined);
     if (!f) throw new TypeError('RingbookClient: no fetch available; pass options.fetch');
@@ -155,11 +162,11 @@ export class RingbookClient {
    * connection (docs/api.md "Nonces"); a refused request changed nothing, so it is re-signed with
    * a fresh nonce and sent again (at most `duplicate_nonce_retries` times).
    */
-  async #withNonce<T>(explicit: number | undefined, send: (nonce: number) => Promise<T>): Promise<T> {
+  async #withNonce<T>(explicit: number | undefined, send: (nonce: number) => Promise<T>, source: NonceSource = this.nonces): Promise<T> {
     if (explicit !== undefined) return send(explicit);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await send(this.nonces.next());
+        return await send(source.next());
       } catch (e) {
         if (!(e instanceof DuplicateNonceError) || attempt >= this.duplicate_nonce_retries) throw e;
       }
@@ -214,12 +221,16 @@ export class RingbookClient {
     const raw = await this.request<Record<string, unknown>>('GET', `/account/${enc(a)}/balances`);
     const assets: Record<string, AssetBalance> = {};
     for (const [k, v] of Object.entries(raw)) {
-      if (k === 'nonce_high_water' || k === 'credit') continue;
+      if (k === 'nonce_high_water' || k === 'envelope_nonce_high_water' || k === 'credit') continue;
       assets[k] = v as AssetBalance;
     }
     const nonce_high_water = Number(raw.nonce_high_water ?? 0);
-    if (this.wallet && a.toLowerCase() === this.wallet.address) this.nonces.observe(nonce_high_water);
-    return { assets, nonce_high_water, credit: (raw.credit ?? null) as CreditInfo | null };
+    const envelope_nonce_high_water = Number(raw.envelope_nonce_high_water ?? 0);
+    if (this.wallet && a.toLowerCase() === this.wallet.address) {
+      this.nonces.observe(nonce_high_water);
+      this.envelope_nonces.observe(envelope_nonce_high_water);
+    }
+    return { assets, nonce_high_water, envelope_nonce_high_water, credit: (raw.credit ?? null) as CreditInfo | null };
   }
 
   /** Seeds the nonce source from the server's `nonce_high_water`; returns it. */
@@ -299,30 +310,32 @@ export class RingbookClient {
   /**
    * Queues a request in the forced-inclusion inbox, past the sequencer. The request is signed with
    * the same builder as the direct call (placeOrder, cancel, amend, cancelAll, withdraw,
-   * registerReferral) at nonce n + 1, written as the payload (with its `kind` member), and wrapped
-   * in an envelope signed at nonce n; the nonce source is moved past n + 1. The answer is the
-   * queued entry: the request itself runs when the entry is included (see forceInclusion and
-   * waitForInclusion). Do not send other signed requests until then: one accepted with a nonce at
-   * or above n + 1 makes the forced request fail with DUPLICATE_NONCE.
+   * registerReferral) at the next trading nonce (or `payload_nonce`), written as the payload (with
+   * its `kind` member), and wrapped in an envelope signed at the next envelope nonce (or `nonce`):
+   * envelopes have their own nonce sequence, so the two never collide. The answer is the queued
+   * entry: the request itself runs when the entry is included (see forceInclusion and
+   * waitForInclusion), and its nonce is checked against the trading mark then.
    */
   async forceInclude(r: ForcedRequest, opts: ForceIncludeOptions = {}): Promise<ForceInclusion> {
     const w = this.#signer();
+    const payload_nonce = opts.payload_nonce ?? this.nonces.next();
+    this.nonces.observe(payload_nonce);
     return this.#withNonce(opts.nonce, (nonce) => {
-      const { envelope, payload_nonce } = forcedEnvelope(w, r, nonce, opts);
-      this.nonces.observe(payload_nonce);
+      const { envelope } = forcedEnvelope(w, r, nonce, { ...opts, payload_nonce });
       return this.request<ForceInclusion>('POST', '/force-include', envelope);
-    });
+    }, this.envelope_nonces);
   }
 
   /**
-   * Queues a payload built elsewhere: a signed body (object, encoded as compact JSON; a `kind`
-   * member is kept when present) or its hex. The payload's nonce must be above the envelope's
-   * `nonce` (checked here when the payload is readable); pass the envelope nonce explicitly.
+   * Queues a payload built elsewhere, typically a request already signed that the sequencer
+   * ignored: a signed body (object, encoded as compact JSON; a `kind` member is kept when
+   * present) or its hex, sent as is. The envelope takes the next envelope nonce (or `nonce`);
+   * the payload keeps whatever nonce it was signed with.
    */
   async forceIncludePayload(payload: string | Record<string, unknown>, opts: { nonce?: number } = {}): Promise<ForceInclusion> {
     const w = this.#signer();
     const hex = typeof payload === 'string' ? payload : encodeForcedPayload(payload, { kind: typeof payload.kind === 'string' });
-    return this.#withNonce(opts.nonce, (nonce) => this.request<ForceInclusion>('POST', '/force-include', forceIncludeBody(w, hex, nonce)));
+    return this.#withNonce(opts.nonce, (nonce) => this.request<ForceInclusion>('POST', '/force-include', forceIncludeBody(w, hex, nonce)), this.envelope_nonces);
   }
 
   /** An inbox entry: pending, or included with its result. */

@@ -76,6 +76,8 @@ export interface CreditInfo {
 export interface Balances {
   assets: Record<string, AssetBalance>;
   nonce_high_water: number;
+  /** The last force-include envelope nonce (its own sequence). */
+  envelope_nonce_high_water: number;
   credit: CreditInfo | null;
 }
 
@@ -406,9 +408,9 @@ export interface RegisterReferralInput {
 }
 
 export interface ForceIncludeOptions {
-  /** The envelope's nonce (default: the client's nonce source). */
+  /** The envelope's nonce (default: the client's envelope nonce source). */
   nonce?: number;
-  /** The payload's nonce (default: envelope nonce + 1); must be above the envelope's. */
+  /** The payload's nonce (default: the client's trading nonce source); any value, checked at inclusion. */
   payload_nonce?: number;
   /** Write the `kind` member into the payload (default true; false lets the server infer it). */
   kind_member?: boolean;

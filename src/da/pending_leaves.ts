@@ -6,7 +6,7 @@ import {
   type MarketLeafValue, type OrderLeafValue, type PendingLeaf,
 } from './state_leaves.js';
 import {
-  inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
+  envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
 
 export interface MarketState extends MarketLeafValue {
@@ -28,6 +28,8 @@ export interface PendingOrder extends OrderLeafValue {
 export class PendingSet {
   balance = new Map<number, { available: number; locked: number }>();
   nonce = new Map<number, number>();
+  /** account -> its last force-include envelope nonce. */
+  envelope_nonce = new Map<number, number>();
   account = new Map<number, string>();
   order = new Map<number, PendingOrder>();
   market = new Set<number>();
@@ -54,6 +56,7 @@ export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]
   for (const [account, nonce] of p.nonce) {
     out.push([`2:${account}`, { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
   }
+  for (const [account, nonce] of p.envelope_nonce) out.push(envelopeNonceLeaf(account, nonce));
   for (const [account, address] of p.account) {
     out.push([`3:${account}`, { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
   }

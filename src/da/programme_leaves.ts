@@ -3,11 +3,20 @@
 // forced-inclusion inbox. Encoders take plain fields, so the event-side builder (state_root.ts)
 // and a builder of leaves from a CanonicalState (snapshot restore) make byte-identical leaves; the
 // `*Leaf` helpers also name the builder's leaf id, which both sides must share.
-import type { CanonicalInboxEntry, CanonicalReferral } from '../engine/api.js';
+import type { CanonicalInboxEntry, CanonicalReferral, CanonicalState } from '../engine/api.js';
 import {
-  INBOX_CLIENT_ID_BYTES, INBOX_ENVELOPE_BYTES, INBOX_PAYLOAD_FIELDS, INBOX_VALUE_BYTES, LeafKind, need,
-  putU16, putU32, putU64, putU8, type PendingLeaf,
+  INBOX_CLIENT_ID_BYTES, INBOX_ENVELOPE_BYTES, INBOX_PAYLOAD_FIELDS, INBOX_VALUE_BYTES, LeafKind, accountKey, need,
+  nonceValue, putU16, putU32, putU64, putU8, type PendingLeaf,
 } from './state_leaves.js';
+
+// ---------------------------------------------------------------------------------------------
+// Envelope nonce: key account u32; value the account's last force-include envelope nonce u64
+// (its own sequence, apart from the trading mark's NONCE leaf). Exists once the account sent an
+// accepted envelope; never removed (the mark never goes back).
+
+export function envelopeNonceLeaf(account: number, envelope_nonce: number): [string, PendingLeaf] {
+  return [`12:${account}`, { kind: LeafKind.ENVELOPE_NONCE, key: accountKey(account), value: nonceValue(envelope_nonce) }];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Referral: key referred account u32; value referrer account u32, active_until_ms u64.
@@ -126,8 +135,9 @@ export function inboxFieldsOfCanonical(e: CanonicalInboxEntry): InboxLeafFields 
 }
 
 /** Every programme leaf of a canonical state (referrals, their earnings, the inbox). */
-export function programmeLeavesOfCanonical(s: { referrals: readonly CanonicalReferral[]; inbox: readonly CanonicalInboxEntry[] }): [string, PendingLeaf][] {
+export function programmeLeavesOfCanonical(s: Pick<CanonicalState, 'referrals' | 'inbox' | 'envelope_nonces'>): [string, PendingLeaf][] {
   const out: [string, PendingLeaf][] = [];
+  for (const e of s.envelope_nonces) out.push(envelopeNonceLeaf(e.account, e.envelope_nonce));
   for (const r of s.referrals) out.push(...referralLeavesOfCanonical(r));
   for (const e of s.inbox) out.push(inboxLeaf(inboxFieldsOfCanonical(e)));
   return out;

@@ -19,11 +19,13 @@ export const LeafKind = {
   REFERRAL_EARNED: 0x0a,
   /** A forced-inclusion entry waiting in the inbox (programme_leaves.ts). */
   INBOX_ENTRY: 0x0b,
+  /** An account's last force-include envelope nonce, its own sequence (programme_leaves.ts). */
+  ENVELOPE_NONCE: 0x0c,
 } as const;
 
 export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
-  8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry',
+  8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry', 12: 'envelope_nonce',
 };
 
 export const BUCKET_BITS = 12;
@@ -35,9 +37,10 @@ export const FIRST_LEAF_NODE = BUCKETS - 1;
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 /**
- * Request kinds (src/engine/types.ts RequestKind) whose ACCEPTED event sets the nonce high-water:
- * withdraw, place, cancel, amend, cancel-all, refer, force-include. An included inbox entry's
- * ACCEPTED is of the payload's kind and carries the payload's nonce, so it is covered too.
+ * Request kinds (src/engine/types.ts RequestKind) whose ACCEPTED event sets a nonce mark:
+ * withdraw, place, cancel, amend, cancel-all, refer set the trading high-water mark, force-include
+ * the envelope mark (its own sequence). An included inbox entry's ACCEPTED is of the payload's
+ * kind and carries the payload's nonce, so it sets the trading mark.
  */
 export const SIGNED_KINDS: ReadonlySet<number> = new Set<number>([
   RequestKind.WITHDRAW, RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL,
@@ -303,6 +306,10 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
     case LeafKind.INBOX_ENTRY:
       id = `inbox_entry/entry_id=${getU64(key, 0)}`;
       if (value) describeInboxValue(value, f);
+      break;
+    case LeafKind.ENVELOPE_NONCE:
+      id = `envelope_nonce/account=${getU32(key, 0)}`;
+      if (value) f.envelope_nonce = getU64(value, 0);
       break;
     default:
       id = `kind${kind}/${bytesToHex0x(key)}`;

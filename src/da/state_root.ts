@@ -133,7 +133,8 @@ export class StateRootBuilder {
         if (!SIGNED_KINDS.has(kind)) return;
         const account = e.field(AcceptedField.ACCOUNT);
         const nonce = e.field(AcceptedField.NONCE);
-        p.nonce.set(account, nonce);
+        if (kind === RequestKind.FORCE_INCLUDE) p.envelope_nonce.set(account, nonce);
+        else p.nonce.set(account, nonce);
         if (kind === RequestKind.WITHDRAW) {
           p.withdrawal.set(`${account}:${nonce}`, {
             account, nonce, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS),

@@ -116,6 +116,11 @@ export interface CanonicalState {
   /** The forced-inclusion inbox, oldest first. */
   inbox: CanonicalInboxEntry[];
   next_inbox_entry_id: number;
+  /**
+   * Per account, the last force-include envelope nonce (its own sequence, apart from the trading
+   * high-water mark: DECISIONS, "Forced inclusion"); ascending by account, accounts above 0 only.
+   */
+  envelope_nonces: { account: number; envelope_nonce: number }[];
 }
 
 export interface CanonicalReferral {

@@ -57,14 +57,21 @@ export abstract class ProgrammeState extends EngineState {
     out.referral(account, referrer, until);
   }
 
+  /**
+   * The envelope has its own nonce sequence per account (DECISIONS, "Forced inclusion"): it never
+   * touches the trading high-water mark, which the payload's own nonce is checked against when the
+   * entry is included. So a request signed at n and ignored can be wrapped at n + 1, or an
+   * envelope at n can carry a payload signed at n + 1.
+   */
   protected forceInclude(r: Request, out: EventSink): void {
-    const reason = this.checkSigned(r);
-    if (reason !== Reject.NONE) return this.reject(r, out, reason);
-    if (!rejectReasonValid(r.inner_reject)) return this.reject(r, out, Reject.REQUEST_MALFORMED);
     const account = r.account;
+    if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
+    this.ledger.ensure(account);
+    if (!(r.nonce > (this.envelope_high_water.get(account) ?? 0))) return this.reject(r, out, Reject.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER);
+    if (!rejectReasonValid(r.inner_reject)) return this.reject(r, out, Reject.REQUEST_MALFORMED);
     if (this.inbox.size >= this.inbox_entries_max) return this.reject(r, out, Reject.INBOX_FULL);
     if (this.inbox.countOf(account) >= this.inbox_entries_per_account_max) return this.reject(r, out, Reject.INBOX_ACCOUNT_FULL);
-    this.ledger.nonce_high_water[account] = r.nonce;
+    this.envelope_high_water.set(account, r.nonce);
     const entry_id = this.inbox.next_entry_id++;
     out.accepted(RequestKind.FORCE_INCLUDE, account, entry_id);
     const deadline = this.batch_time_ms + FORCE_INCLUSION_DEADLINE_MS;

@@ -62,6 +62,8 @@ export abstract class EngineState {
   protected readonly scratch_slots: number[] = [];
   protected readonly referrals: ReferralTable;
   protected readonly inbox = new ForcedInbox();
+  /** Account -> its last force-include envelope nonce (accounts that sent one). */
+  protected readonly envelope_high_water = new Map<number, number>();
   protected readonly inbox_entries_max: number;
   protected readonly inbox_entries_per_account_max: number;
   protected readonly force_inclusion_hold_ms: number;
@@ -459,6 +461,8 @@ export abstract class EngineState {
       referrals: this.referrals.canonical(),
       inbox: this.inbox.canonical(),
       next_inbox_entry_id: this.inbox.next_entry_id,
+      envelope_nonces: [...this.envelope_high_water.entries()].sort((x, y) => x[0] - y[0])
+        .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
     };
   }
 
@@ -505,6 +509,10 @@ export abstract class EngineState {
     this.referrals.load(s.referrals);
     for (const e of s.inbox) L.ensure(e.account);
     this.inbox.load(s.inbox, s.next_inbox_entry_id);
+    for (const e of s.envelope_nonces) {
+      L.ensure(e.account);
+      this.envelope_high_water.set(e.account, e.envelope_nonce);
+    }
     s.markets.forEach((mk, m) => {
       assert(mk.tick_size_units === this.market_tick[m] && mk.lot_size_units === this.market_lot[m], `market ${mk.id} matches`);
       this.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;

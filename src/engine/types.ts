@@ -109,6 +109,7 @@ export const Reject = {
   FORCED_PAYLOAD_MALFORMED: 41,
   FORCED_SIGNATURE_INVALID: 42,
   FORCED_SIGNER_MISMATCH: 43,
+  ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER: 44,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -156,6 +157,7 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the forced payload is not a well-formed signed request body',
   'the forced payload signature is invalid',
   'the forced payload is signed by another address than the user',
+  'the envelope nonce must be greater than the account last force-include envelope nonce',
 ];
 
 /** The code each reject reason answers with. */
@@ -204,6 +206,7 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.INVALID_REQUEST,
   Code.INVALID_SIGNATURE,
   Code.INVALID_SIGNATURE,
+  Code.DUPLICATE_NONCE,
 ];
 if (REJECT_MESSAGES.length !== REJECT_CODES.length || REJECT_CODES.length !== Object.keys(Reject).length) {
   throw new Error('every reject reason needs one message and one code');

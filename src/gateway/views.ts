@@ -98,6 +98,7 @@ export function balancesRecord(rm: ReadModel, account: number): Record<string, u
     out[symbol] = { available: b ? b[i * 2] : 0, locked: b ? b[i * 2 + 1] : 0 };
   });
   out.nonce_high_water = account >= 0 ? rm.nonce_high_water.get(account) ?? 0 : 0;
+  out.envelope_nonce_high_water = account >= 0 ? rm.programmes.envelope_high_water.get(account) ?? 0 : 0;
   const credit = account >= 0 ? rm.credit.get(account) : undefined;
   if (credit === undefined) {
     out.credit = null;

@@ -49,6 +49,8 @@ export interface ProgrammesState {
   entries: InboxView[];
   /** Included entries still held, oldest inclusion first (the order they are forgotten in). */
   included_ids: number[];
+  /** [account, last envelope nonce], ascending by account. */
+  envelope_nonces: [number, number][];
 }
 
 /** Included entries kept for GET /force-include/:id (pending ones are always kept). */
@@ -67,6 +69,8 @@ export class ProgrammesModel {
   private included_head = 0;
   /** The envelope nonce of the FORCE_INCLUDE just accepted (its ACCEPTED precedes INBOX_QUEUED). */
   private envelope_nonce = 0;
+  /** Account -> its last force-include envelope nonce (apart from the trading mark). */
+  readonly envelope_high_water = new Map<number, number>();
   /** The entry whose request's answer (ACCEPTED / REJECTED) comes next. */
   private including: InboxView | null = null;
 
@@ -82,7 +86,10 @@ export class ProgrammesModel {
           this.including.result = { accepted: true, code: 0, reason: 0, order_id: e.field(AcceptedField.ORDER_ID) };
           this.including = null;
         }
-        if (e.field(AcceptedField.KIND) === RequestKind.FORCE_INCLUDE) this.envelope_nonce = e.field(AcceptedField.NONCE);
+        if (e.field(AcceptedField.KIND) === RequestKind.FORCE_INCLUDE) {
+          this.envelope_nonce = e.field(AcceptedField.NONCE);
+          this.envelope_high_water.set(e.field(AcceptedField.ACCOUNT), e.field(AcceptedField.NONCE));
+        }
         return;
       case EventType.REJECTED:
         if (this.including !== null) {
@@ -144,6 +151,7 @@ export class ProgrammesModel {
       referred_by: [...this.referred_by].map(([k, list]) => [k, [...list]]),
       entries: [...this.entries.values()].sort((x, y) => x.entry_id - y.entry_id).map((e) => ({ ...e, result: e.result === null ? null : { ...e.result } })),
       included_ids: this.included_ids.slice(this.included_head),
+      envelope_nonces: [...this.envelope_high_water].sort((x, y) => x[0] - y[0]),
     };
   }
 
@@ -158,6 +166,7 @@ export class ProgrammesModel {
       if (e.included_batch_id === 0) this.pending.set(e.entry_id, entry);
     }
     this.included_ids.push(...s.included_ids);
+    for (const [account, n] of s.envelope_nonces) this.envelope_high_water.set(account, n);
   }
 
   private forgetOldIncluded(entry_id: number): void {

@@ -227,7 +227,8 @@ export class ReadModel {
     const kind = e.field(AcceptedField.KIND);
     const account = e.field(AcceptedField.ACCOUNT);
     const nonce = e.field(AcceptedField.NONCE);
-    if (nonce > 0) this.nonce_high_water.set(account, nonce);
+    // A force-include envelope's nonce is its own sequence (the programmes model keeps it).
+    if (nonce > 0 && kind !== RequestKind.FORCE_INCLUDE) this.nonce_high_water.set(account, nonce);
     // PLACE: remember what only the request knows (type, tif, client id) for later updates.
     if (kind === RequestKind.PLACE) {
       const order_id = e.field(AcceptedField.ORDER_ID);

@@ -19,7 +19,7 @@ import { Packr } from 'msgpackr';
 import type { CanonicalState } from '../engine/api.js';
 
 export const SNAPSHOT_FORMAT = 'ringbook-snapshot';
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 const FILE_RE = /^snapshot-(\d{12})\.msgpack$/;
 
 /**

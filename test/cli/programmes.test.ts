@@ -100,17 +100,22 @@ describe('ringbook force-include', () => {
     expect(calls).toHaveLength(0);
   });
 
-  it('queues an order: envelope --nonce n, payload n + 1 with its kind; --no-kind leaves it out', async () => {
+  it('queues an order: envelope --nonce, payload --payload-nonce (any order) with its kind; --no-kind leaves it out; payload wraps a signed body', async () => {
     answers = [(c) => ok({ entry_id: 3, user: ME, kind: 'order', payload_hash: '0x' + '0'.repeat(64), nonce: c.body.nonce, payload_nonce: c.body.nonce + 1,
       queued_at: STATUS.queued_at, deadline: STATUS.deadline, status: 'pending', batch_id: '11' })()];
-    const argv = ['force-include', 'order', ...U, '--market', 'ETH-USDC', '--side', 'bid', '--price', '2000.01', '--quantity', '0.0003', '--nonce', '10'];
+    const argv = ['force-include', 'order', ...U, '--market', 'ETH-USDC', '--side', 'bid', '--price', '2000.01', '--quantity', '0.0003', '--nonce', '10', '--payload-nonce', '9'];
     expect(await forceIncludeCommand(args(argv))).toBe(0);
     expect(calls[0].url).toBe('http://stub:1/force-include');
     expect(calls[0].body).toMatchObject({ user: ME, nonce: 10 });
-    expect(decodeForcedPayload(calls[0].body.payload)).toMatchObject({ kind: 'order', user: ME, price: 2000010000, quantity: 300, nonce: 11 });
+    expect(decodeForcedPayload(calls[0].body.payload)).toMatchObject({ kind: 'order', user: ME, price: 2000010000, quantity: 300, nonce: 9 });
     expect(out.join('\n')).toContain('queued forced-inclusion entry 3 (order)');
     expect(await forceIncludeCommand(args(['force-include', 'cancel-all', ...U, '--no-kind', '--nonce', '20']))).toBe(0);
     expect(decodeForcedPayload(calls[1].body.payload)).not.toHaveProperty('kind');
+    // A request signed earlier, wrapped as is.
+    const signed = '0x' + Buffer.from(JSON.stringify({ user: ME, market_id: '*', nonce: 5, signature: '0x00' })).toString('hex');
+    expect(await forceIncludeCommand(args(['force-include', 'payload', signed, ...U, '--nonce', '30']))).toBe(0);
+    expect(calls[2].body).toMatchObject({ user: ME, nonce: 30, payload: signed });
+    expect(await forceIncludeCommand(args(['force-include', 'payload', 'nothex', ...U]))).toBe(64);
   });
 
   it('--wait polls until included and exits 1 when the forced request was refused; status reads', async () => {

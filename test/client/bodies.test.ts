@@ -133,9 +133,8 @@ describe('forced-inclusion payloads', () => {
     expect(forceIncludeMessage({ user: w.address, payload, nonce: 10 })).toBe(text);
     expect(signer(text, env.signature)).toBe(w.address);
     expect(w.signForceInclude({ user: w.address, payload, nonce: 10 })).toBe(env.signature);
-    // The payload's nonce must be above the envelope's.
-    expect(() => forceIncludeBody(w, payload, 11)).toThrow(RangeError);
-    expect(() => forceIncludeBody(w, payload, 12)).toThrow(RangeError);
+    // Envelope nonces are their own sequence: any envelope nonce wraps the payload signed at 11.
+    for (const n of [11, 12, 3]) expect(signer(forceIncludeMessage({ user: w.address, payload, nonce: n }), forceIncludeBody(w, payload, n).signature)).toBe(w.address);
     // An unreadable payload is not the client's to judge (the server queues and refuses it).
     expect(forceIncludeBody(w, '0x00ff', 10).payload).toBe('0x00ff');
     expect(() => forceIncludeBody(w, 'xyz', 10)).toThrow(TypeError);
@@ -152,7 +151,9 @@ describe('forced-inclusion payloads', () => {
     expect(decodeForcedPayload(envelope.payload as string)).toEqual({ kind: 'order', ...body });
     expect(decodeForcedPayload(forcedEnvelope(w, r, 100, { kind_member: false }).envelope.payload as string)).toEqual(body);
     expect(forcedEnvelope(w, r, 100, { payload_nonce: 500 }).body.nonce).toBe(500);
-    expect(() => forcedEnvelope(w, r, 100, { payload_nonce: 100 })).toThrow(RangeError);
+    // Both orders: the payload may be signed below the envelope's nonce (a request signed earlier).
+    expect(forcedEnvelope(w, r, 100, { payload_nonce: 99 }).body.nonce).toBe(99);
+    expect(() => forcedEnvelope(w, r, 100, { payload_nonce: 0 })).toThrow(RangeError);
   });
 });
 
@@ -205,31 +206,34 @@ describe('RingbookClient: referral and force-include requests (fake fetch)', () 
     }
   });
 
-  it('forceInclude: envelope n, payload n + 1, the nonce source moved past n + 1; DUPLICATE_NONCE re-signs both', async () => {
+  it('forceInclude: the envelope from the envelope nonces, the payload from the trading nonces; DUPLICATE_NONCE re-signs the envelope', async () => {
     const { fetch, sent } = fakeFetch([err(400, 'DUPLICATE_NONCE'), (s) => ({ status: 200, body: { ok: true, data: { entry_id: 1, nonce: s.body.nonce } } })]);
-    const nonces = new MonotonicNonce({ scale: 0 });
-    const c = new RingbookClient({ base_url: 'http://x', wallet: w, fetch, nonces });
+    const nonces = new MonotonicNonce({ scale: 0, start: 40 });
+    const envelope_nonces = new MonotonicNonce({ scale: 0 });
+    const c = new RingbookClient({ base_url: 'http://x', wallet: w, fetch, nonces, envelope_nonces });
     await c.forceInclude({ kind: 'cancel', order_id: 17 });
     expect(sent.map((s) => s.url)).toEqual(['http://x/force-include', 'http://x/force-include']);
-    expect(sent.map((s) => s.body.nonce)).toEqual([1, 3]);
+    expect(sent.map((s) => s.body.nonce)).toEqual([1, 2]);
     for (const s of sent) {
       const inner = decodeForcedPayload(s.body.payload);
-      expect(inner).toEqual({ kind: 'cancel', ...cancelBody(w, { order_id: 17 }, s.body.nonce + 1) });
+      expect(inner).toEqual({ kind: 'cancel', ...cancelBody(w, { order_id: 17 }, 41) });
       expect(signer(forceIncludeMessage({ user: w.address, payload: s.body.payload, nonce: s.body.nonce }), s.body.signature)).toBe(w.address);
     }
-    expect(nonces.next()).toBe(5);
+    expect(nonces.next()).toBe(42);
+    expect(envelope_nonces.next()).toBe(3);
   });
 
   it('forceInclude with an explicit nonce, forceIncludePayload, forceInclusion, forcedResultError', async () => {
     const { fetch, sent } = fakeFetch([ok({ entry_id: 7 })]);
     const c = new RingbookClient({ base_url: 'http://x', wallet: w, fetch, nonces: new MonotonicNonce({ scale: 0 }) });
-    await c.forceInclude({ kind: 'withdrawal', asset: 'USDC', amount: '5000000' }, { nonce: 40 });
+    await c.forceInclude({ kind: 'withdrawal', asset: 'USDC', amount: '5000000' }, { nonce: 40, payload_nonce: 41 });
     expect(sent[0].body.nonce).toBe(40);
     expect(decodeForcedPayload(sent[0].body.payload)).toMatchObject({ kind: 'withdrawal', address: w.address, amount: '5000000', nonce: 41 });
+    // A request signed earlier at 61, wrapped as is at envelope 62 (or any envelope nonce).
     const pre = amendBody(w, { order_id: 3, price: 2000000000, quantity: 100 }, 61);
-    await c.forceIncludePayload(pre, { nonce: 60 });
+    await c.forceIncludePayload(pre, { nonce: 62 });
     expect(decodeForcedPayload(sent[1].body.payload)).toEqual(pre); // no kind member added
-    await expect(c.forceIncludePayload(pre, { nonce: 61 })).rejects.toThrow(RangeError);
+    expect(sent[1].body.nonce).toBe(62);
     await c.forceInclusion(7);
     expect(sent[2]).toMatchObject({ method: 'GET', url: 'http://x/force-include/7' });
 

@@ -66,7 +66,7 @@ describe('typed errors', () => {
 
   it('NOT_FOUND, UNAUTHORIZED, INVALID_SIGNATURE, INVALID_REQUEST, MARKET_PAUSED', async () => {
     const stranger = new RingbookClient({ base_url: s.url, wallet: randomWallet() });
-    expect(await caught(stranger.placeOrder({ market_id: 'ETH-USDC', side: 'bid', price: 1000000000, quantity: 100 }))).toBeInstanceOf(NotFoundError);
+    expect(await caught(stranger.placeOrder({ market_id: 'ETH-USDC', side: 'bid', price: 1000000000, quantity: 100 }))).toBeInstanceOf(InsufficientBalanceError);
     expect(await caught(c.cancel({ order_id: 999999 }))).toBeInstanceOf(NotFoundError);
 
     const wrong = new RingbookClient({ base_url: s.url, admin_token: 'nope' });

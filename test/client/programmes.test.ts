@@ -34,12 +34,13 @@ describe('RingbookClient: referrals and forced inclusion (real server)', () => {
     expect((await user.referral()).referred_by?.referrer).toBe(referrer.wallet!.address);
   });
 
-  it('forces an order in and waits for its inclusion; the nonce source moves past both nonces', async () => {
+  it('forces an order in and waits for its inclusion; envelope and payload nonces are separate sequences', async () => {
     const queued = await user.forceInclude({
       kind: 'order', market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 500_000, client_order_id: 'sdk-forced',
     });
     expect(queued.status).toBe('pending');
-    expect(queued.payload_nonce).toBeGreaterThan(queued.nonce);
+    expect(queued.nonce).toBe(user.envelope_nonces.last);
+    expect(queued.payload_nonce).toBe(user.nonces.last);
     const done = await user.waitForInclusion(queued.entry_id, { interval_ms: 50, timeout_ms: 10_000 });
     expect(done.result?.accepted).toBe(true);
     const order = await user.orderByClientId('sdk-forced');
@@ -47,5 +48,8 @@ describe('RingbookClient: referrals and forced inclusion (real server)', () => {
     // A plain signed request right after uses a nonce above the payload's.
     await user.cancel({ order_id: done.result!.order_id! });
     expect((await user.orders({ status: 'all' })).find((o) => o.order_id === done.result!.order_id)?.status).toBe('cancelled');
+    const b = await user.balances();
+    expect(b.envelope_nonce_high_water).toBe(queued.nonce);
+    expect(b.nonce_high_water).toBe(user.nonces.last);
   });
 });

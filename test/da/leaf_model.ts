@@ -58,7 +58,9 @@ export class Model {
         return;
       case EventType.ACCEPTED:
         if (![2, 3, 4, 5, 6, 12, 13].includes(f(0))) return;
-        this.put(2, be(['u32', f(1)]), be(['u64', f(3)]));
+        // Doc: a force-include envelope sets the account's envelope_nonce leaf (0x0c), its own
+        // sequence; every other signed kind the nonce leaf (0x02).
+        this.put(f(0) === 13 ? 12 : 2, be(['u32', f(1)]), be(['u64', f(3)]));
         if (f(0) === 2) this.put(8, be(['u32', f(1)], ['u64', f(3)]), be(['u16', f(10)], ['u64', f(11)]));
         if (f(0) === 13) this.force = { f: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map(f), coid: e.clientOrderId() };
         return;

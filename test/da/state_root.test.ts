@@ -242,13 +242,15 @@ describe('StateRootBuilder', () => {
     // Earnings are the running total (40 + 2), per asset.
     expect(leaves.find((l) => l.id === 'referral_earned/account=2/asset=2')?.fields).toEqual({ earned: 42 });
     expect(leaves.some((l) => l.kind === 'inbox_entry')).toBe(false);
-    expect(leaves.find((l) => l.id === 'nonce/account=2')?.fields).toEqual({ nonce: 2 });
-    // Inclusion leaves no trace: the same history with only the envelope's nonce use instead.
+    // The envelope's nonce is its own sequence: the trading mark stays the referral's.
+    expect(leaves.find((l) => l.id === 'nonce/account=2')?.fields).toEqual({ nonce: 1 });
+    expect(leaves.find((l) => l.id === 'envelope_nonce/account=2')?.fields).toEqual({ envelope_nonce: 2 });
+    // Inclusion leaves no trace: the same history with the entry queued and included at once.
     const without = run([genesis(), setup,
       [ev.begin(2, 6_000), ev.accepted(12, 2, 0, 1), ev.referral(2, 1, 6_000 + 90 * 86_400_000), ev.committed(2)],
       [ev.begin(3, 7_000), ev.share(1, 2, 1, 2, 40), ev.committed(3)],
       [ev.begin(4, 8_000), ev.share(2, 2, 1, 2, 2), ev.committed(4)],
-      [ev.begin(5, 9_000), ev.accepted(4, 2, 0, 2), ev.committed(5)],
+      [ev.begin(5, 9_000), ev.forceAccepted(2, 1, 2, { coid: 'x' }), ev.queued(1, 2, 3, 3, 9_000 + 86_400_000), ev.included(1, 2, 3, 3), ev.committed(5)],
     ]).roots;
     expect(roots[6]).toBe(without[5]);
   });

@@ -135,6 +135,8 @@ export class RequestGenerator {
   private readonly rng: Rng;
   private readonly markets: GenMarket[];
   private readonly nonces: number[];
+  /** Per account, the last force-include envelope nonce handed out (index 0: bad accounts). */
+  private readonly envelope_nonces: number[];
   private readonly open = new Map<number, OpenOrder>();
   private readonly clientIdsUsed: string[][];
   private step = 0;
@@ -171,6 +173,7 @@ export class RequestGenerator {
       { base: BTC, quote: USDC, tick: 100_000, lot: 10, mid: 600_000 + rng.int(-500, 500), lots: 30, paused: false },
     ];
     this.nonces = new Array<number>(this.accounts + 1).fill(0);
+    this.envelope_nonces = new Array<number>(this.accounts + 1).fill(0);
     this.clientIdsUsed = Array.from({ length: this.accounts + 1 }, () => []);
     this.poor = Array.from({ length: this.accounts + 1 }, () => rng.chance(0.3));
   }
@@ -351,7 +354,11 @@ export class RequestGenerator {
     return r;
   }
 
-  /** A FORCE_INCLUDE: the envelope takes a nonce, the payload the next one above it. */
+  /**
+   * A FORCE_INCLUDE: the envelope takes the next nonce of its own sequence (sometimes a reuse or
+   * zero); the payload keeps the trading nonce it was signed with (this.nonce(): mostly fresh,
+   * sometimes stale, so some fail DUPLICATE_NONCE at inclusion).
+   */
   private force(): Request {
     const x = this.rng.float();
     const inner = x < 0.45 ? this.place() : x < 0.6 ? this.cancel() : x < 0.7 ? this.amend() : x < 0.77 ? this.cancelAll()
@@ -361,9 +368,12 @@ export class RequestGenerator {
     r.kind = RequestKind.FORCE_INCLUDE;
     r.inner_kind = inner.kind;
     if (!(r.account >= 1 && r.account <= this.accounts)) r.account = this.rng.chance(0.5) ? this.account() : r.account;
-    r.nonce = this.rng.chance(0.05) ? 0 : inner.nonce;
-    r.inner_nonce = inner.nonce + 1;
-    if (r.account >= 1 && r.account <= this.accounts && this.nonces[r.account] === inner.nonce) this.nonces[r.account]++;
+    r.inner_nonce = inner.nonce;
+    const e = r.account >= 1 && r.account <= this.accounts ? r.account : 0;
+    const y = this.rng.float();
+    if (y < 0.05) r.nonce = 0;
+    else if (y < 0.1 && this.envelope_nonces[e] > 0) r.nonce = this.rng.int(1, this.envelope_nonces[e]);
+    else r.nonce = this.envelope_nonces[e] += this.rng.chance(0.1) ? this.rng.int(2, 5) : 1;
     const v = this.rng.float();
     r.inner_reject = v < 0.85 ? Reject.NONE : this.rng.pick([
       Reject.FORCED_PAYLOAD_MALFORMED, Reject.FORCED_SIGNATURE_INVALID, Reject.FORCED_SIGNER_MISMATCH,

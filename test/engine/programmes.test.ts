@@ -127,27 +127,30 @@ describe.each(engines)('%s engine', (_name, factory) => {
       const place = h.placeRequest(1, BID, OrderType.LIMIT, P2000, ONE, { client_order_id: 'forced-1' });
       expect(h.force(place)).toEqual([
         acc(K.FORCE_INCLUDE, 1, 1),
-        { type: 'inboxQueued', entry_id: 1, account: 1, kind: K.PLACE, nonce: 2, deadline_ms: T0 + FORCE_INCLUSION_DEADLINE_MS, referrer_account: 0, reject: RJ.NONE },
+        { type: 'inboxQueued', entry_id: 1, account: 1, kind: K.PLACE, nonce: 1, deadline_ms: T0 + FORCE_INCLUSION_DEADLINE_MS, referrer_account: 0, reject: RJ.NONE },
       ]);
       const s = h.state();
       expect(s.inbox).toEqual([{
         entry_id: 1, account: 1, envelope_nonce: 1, queued_ms: T0, deadline_ms: T0 + FORCE_INCLUSION_DEADLINE_MS,
         request: {
-          kind: K.PLACE, nonce: 2, market: 0, side: BID, order_type: OrderType.LIMIT, tif: 0, price_units: P2000,
+          kind: K.PLACE, nonce: 1, market: 0, side: BID, order_type: OrderType.LIMIT, tif: 0, price_units: P2000,
           quantity_units: ONE, order_id: 0, client_order_id: 'forced-1', asset: 0, amount_units: 0, referrer_account: 0, reject: RJ.NONE,
         },
       }]);
-      expect(s.accounts.find((a) => a.account === 1)?.nonce_high_water).toBe(1);
+      // The envelope used its own sequence: the trading mark is untouched until inclusion.
+      expect(s.accounts.find((a) => a.account === 1)?.nonce_high_water ?? 0).toBe(0);
+      expect(s.envelope_nonces).toEqual([{ account: 1, envelope_nonce: 1 }]);
       expect(s.markets[0].bids).toEqual([]);
       const included = h.beginBatch(T0 + 1);
       expect(included.slice(0, 2)).toEqual([
-        { type: 'inboxIncluded', entry_id: 1, account: 1, kind: K.PLACE, nonce: 2, client_order_id: 'forced-1' },
+        { type: 'inboxIncluded', entry_id: 1, account: 1, kind: K.PLACE, nonce: 1, client_order_id: 'forced-1' },
         acc(K.PLACE, 1, 1),
       ]);
       const after = h.state();
       expect(after.inbox).toEqual([]);
       expect(after.markets[0].bids.map((o) => o.client_order_id)).toEqual(['forced-1']);
-      expect(after.accounts.find((a) => a.account === 1)?.nonce_high_water).toBe(2);
+      expect(after.accounts.find((a) => a.account === 1)?.nonce_high_water).toBe(1);
+      expect(after.envelope_nonces).toEqual([{ account: 1, envelope_nonce: 1 }]);
       expect(h.beginBatch(T0 + 2)).toEqual([]);
     });
 
@@ -172,13 +175,40 @@ describe.each(engines)('%s engine', (_name, factory) => {
       expect(h.state().deposits_units[USDC]).toBe(usdc(10_000));
     });
 
-    it('checks the payload nonce at inclusion: at or below the envelope nonce it is a duplicate', () => {
+    it('checks the payload nonce at inclusion against the trading mark only', () => {
       const h = make();
       h.beginBatch(T0);
       h.deposit(1, USDC, usdc(10_000));
+      // A payload whose nonce the account already used directly: a duplicate at inclusion.
       const place = h.placeRequest(1, BID, OrderType.LIMIT, P2000, ONE);
-      h.force(place, RJ.NONE, h.nextNonce(1));
+      expect(h.apply({ ...place })[0]).toMatchObject({ type: 'accepted' });
+      h.force(place, RJ.NONE, 1);
       expect(h.beginBatch(T0 + 1)[1]).toEqual(rej(K.PLACE, 1, RJ.NONCE_NOT_ABOVE_HIGH_WATER));
+    });
+
+    it('both signing orders work: payload n in envelope n + 1, and envelope n around payload n + 1', () => {
+      const h = make();
+      h.beginBatch(T0);
+      h.deposit(1, USDC, usdc(10_000));
+      const rest = h.limit(1, BID, P2000, ONE);
+      expect(rest[0]).toMatchObject({ type: 'accepted', order_id: 1 });
+      // The user signed a cancel at n = 2 that the sequencer ignored, and wraps it at n + 1 = 3.
+      const cancel = h.request(K.CANCEL, 1, { order_id: 1 });
+      expect(cancel.nonce).toBe(2);
+      expect(h.force(cancel, RJ.NONE, 3)[0]).toMatchObject({ type: 'accepted' });
+      const first = h.beginBatch(T0 + 1);
+      expect(first[1]).toEqual(acc(K.CANCEL, 1, 1));
+      expect(h.state().markets[0].bids).toEqual([]);
+      // Envelope 4 around a cancel-all signed at 5: the other order.
+      const all = h.request(K.CANCEL_ALL, 1, { market: -1, nonce: 5 });
+      expect(h.force(all, RJ.NONE, 4)[0]).toMatchObject({ type: 'accepted' });
+      expect(h.beginBatch(T0 + 2)[1]).toEqual(acc(K.CANCEL_ALL, 1, 0));
+      const s = h.state();
+      expect(s.accounts.find((a) => a.account === 1)?.nonce_high_water).toBe(5);
+      expect(s.envelope_nonces).toEqual([{ account: 1, envelope_nonce: 4 }]);
+      // An envelope at or below the last envelope nonce is a duplicate, whatever the trading mark.
+      expect(h.force(h.request(K.CANCEL_ALL, 1, { market: -1 }), RJ.NONE, 4)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER)]);
+      expect(rej(K.FORCE_INCLUDE, 1, RJ.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER).code).toBe(Code.DUPLICATE_NONCE);
     });
 
     it('holds entries for force_inclusion_hold_ms, then includes them in order', () => {
@@ -221,7 +251,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
       expect(h.force(cancelAll(1), 9_999)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.REQUEST_MALFORMED)]);
       expect(h.force(cancelAll(1), -1)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.REQUEST_MALFORMED)]);
       expect(h.force(cancelAll(1))[0]).toMatchObject({ type: 'accepted' });
-      expect(h.force(cancelAll(1), RJ.NONE, 1)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.NONCE_NOT_ABOVE_HIGH_WATER)]);
+      expect(h.force(cancelAll(1), RJ.NONE, 1)).toEqual([rej(K.FORCE_INCLUDE, 1, RJ.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER)]);
       expect(h.state().inbox).toHaveLength(1);
     });
 

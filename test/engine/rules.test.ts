@@ -993,6 +993,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
         referrals: [],
         inbox: [],
         next_inbox_entry_id: 1,
+        envelope_nonces: [],
       });
     });
 

@@ -27,6 +27,8 @@ export class Harness {
   readonly log = new EventLog();
   readonly tracker: OrderTracker;
   private readonly nonces = new Map<number, number>();
+  /** Force-include envelope nonces: their own sequence per account. */
+  private readonly envelope_nonces = new Map<number, number>();
   /** Forced-inclusion payloads by entry id, to check their events when included. */
   private readonly payloads = new Map<number, Request>();
 
@@ -83,8 +85,13 @@ export class Harness {
     const r: Request = { ...payload };
     r.kind = RequestKind.FORCE_INCLUDE;
     r.inner_kind = payload.kind;
-    r.nonce = envelope_nonce ?? payload.nonce;
-    r.inner_nonce = envelope_nonce === undefined ? this.nextNonce(payload.account) : payload.nonce;
+    // The envelope's nonce comes from its own sequence; the payload keeps the nonce it was signed with.
+    if (envelope_nonce === undefined) {
+      envelope_nonce = (this.envelope_nonces.get(payload.account) ?? 0) + 1;
+      this.envelope_nonces.set(payload.account, envelope_nonce);
+    }
+    r.nonce = envelope_nonce;
+    r.inner_nonce = payload.nonce;
     r.inner_reject = verdict;
     const events = this.apply(r);
     const first = events[0];

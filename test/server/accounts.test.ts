@@ -98,3 +98,47 @@ describe('referrals before any deposit', () => {
     expect(after.body.data.total_earnings_usdc).toBe(String(share));
   });
 });
+
+async function included(entry_id: number): Promise<any> {
+  for (let i = 0; i < 200; i++) {
+    const e = await a.get(`/force-include/${entry_id}`);
+    if (e.body.data.status === 'included') return e.body.data;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`entry ${entry_id} not included within 10 s`);
+}
+
+describe('force-include envelopes have their own nonce sequence', () => {
+  it('a cancel signed at n and ignored, forced with an envelope at n + 1, is applied; and the other order', async () => {
+    const user = Wallet.random();
+    expect((await deposit(s, user.address, 'USDC', '10000')).status).toBe(200);
+    const placed = await a.post('/orders', user.order({ ...limitBid, price: 1000_000_000 }, { nonce: 1 }));
+    expect(placed.status).toBe(200);
+    const order_id = placed.body.data.order_id;
+    // The user signs a cancel at n = 2; the sequencer "ignores" it (it is never sent directly).
+    const cancel = user.cancel({ order_id }, { nonce: 2 });
+    const queued = await a.post('/force-include', user.forceInclude(cancel, { nonce: 3 }));
+    expect(queued.status).toBe(200);
+    expect(queued.body.data).toMatchObject({ kind: 'cancel', nonce: 3, payload_nonce: 2 });
+    const done = await included(queued.body.data.entry_id);
+    expect(done.result).toMatchObject({ accepted: true, error: null });
+    const orders = await a.get(`/account/${user.address}/orders?status=all`);
+    expect(orders.body.data.find((x: { order_id: number }) => x.order_id === order_id)?.status).toBe('cancelled');
+    let b = await balances(s, user.address);
+    expect([b.nonce_high_water, b.envelope_nonce_high_water]).toEqual([2, 3]);
+
+    // Envelope n = 4 around a cancel-all signed at n + 1 = 5.
+    const all = await a.post('/force-include', user.forceInclude(user.cancelAll(undefined, { nonce: 5 }), { nonce: 4 }));
+    expect((await included(all.body.data.entry_id)).result).toMatchObject({ accepted: true });
+    b = await balances(s, user.address);
+    expect([b.nonce_high_water, b.envelope_nonce_high_water]).toEqual([5, 4]);
+
+    // An envelope at or below the last envelope nonce is a duplicate; a payload whose nonce the
+    // trading mark passed is queued and refused at inclusion.
+    const dup = await a.post('/force-include', user.forceInclude(user.cancelAll(undefined, { nonce: 9 }), { nonce: 4 }));
+    expect([dup.status, dup.body.error]).toEqual([400, 'DUPLICATE_NONCE']);
+    const stale = await a.post('/force-include', user.forceInclude(user.cancelAll(undefined, { nonce: 5 }), { nonce: 6 }));
+    expect(stale.status).toBe(200);
+    expect((await included(stale.body.data.entry_id)).result).toMatchObject({ accepted: false, error: 'DUPLICATE_NONCE' });
+  });
+});

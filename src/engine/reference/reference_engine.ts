@@ -152,8 +152,10 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
     this.out!.referral(r.account, r.referrer_account, until);
   }
 
+  /** The envelope's nonce is its own per-account sequence; the trading mark is not touched. */
   private forceInclude(r: Request): void {
-    this.checkSigned(r);
+    if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    if (!(r.nonce > (this.envelope_nonces.get(r.account) ?? 0))) throw new Rejection(Reject.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER);
     if (!(Number.isSafeInteger(r.inner_reject) && r.inner_reject >= 0 && r.inner_reject < REJECT_CODES.length)) {
       throw new Rejection(Reject.REQUEST_MALFORMED);
     }
@@ -162,7 +164,8 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
     if (this.inbox.length >= max) throw new Rejection(Reject.INBOX_FULL);
     if (this.inbox.filter((e) => e.account === r.account).length >= per_account) throw new Rejection(Reject.INBOX_ACCOUNT_FULL);
     const entry_id = this.next_inbox_entry_id++;
-    this.acceptSigned(r, entry_id);
+    this.envelope_nonces.set(r.account, r.nonce);
+    this.out!.accepted(r.kind, r.account, entry_id);
     const deadline = this.time_ms + FORCE_INCLUSION_DEADLINE_MS;
     this.inbox.push({
       entry_id, account: r.account, envelope_nonce: r.nonce, queued_ms: this.time_ms, deadline_ms: deadline,

@@ -145,6 +145,8 @@ export abstract class ReferenceState implements MatchingEngine {
     request: CanonicalForcedRequest;
   }[] = [];
   protected next_inbox_entry_id = 1;
+  /** Account -> its last force-include envelope nonce. */
+  protected readonly envelope_nonces = new Map<number, number>();
   protected readonly hold_ms: number;
   protected time_ms = 0;
 
@@ -403,6 +405,8 @@ export abstract class ReferenceState implements MatchingEngine {
       })),
       inbox: this.inbox.map((e) => ({ ...e, request: { ...e.request } })),
       next_inbox_entry_id: this.next_inbox_entry_id,
+      envelope_nonces: [...this.envelope_nonces.entries()].sort((x, y) => x[0] - y[0])
+        .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
     };
   }
 
