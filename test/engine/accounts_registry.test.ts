@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import type { EngineConfig } from '../../src/engine/api.js';
 import { Code, emptyRequest, REJECT_CODES, Reject, RequestKind, Side, type Request } from '../../src/engine/types.js';
-import { EventType } from '../../src/ring/records.js';
+import { AccountField, EventType, ReferralField, RejectedField } from '../../src/ring/records.js';
 import { recordsOf } from '../da/records.js';
 
 const ACCOUNTS_MAX = 8;
@@ -26,12 +26,22 @@ function req(kind: number, address_no: number, fields: Partial<Request> = {}): R
   return Object.assign(emptyRequest(), { kind, account: address_no }, fields);
 }
 
+/** An event's type and the ids the test reads: a = ACCOUNT's account, or a REFERRAL's referred; b = REJECTED's account, or a REFERRAL's referrer. */
 interface Seen { type: number; a: number; b: number }
+
+function seen(type: number, field: (k: number) => number): Seen {
+  switch (type) {
+    case EventType.ACCOUNT: return { type, a: field(AccountField.ACCOUNT), b: -1 };
+    case EventType.REJECTED: return { type, a: -1, b: field(RejectedField.ACCOUNT) };
+    case EventType.REFERRAL: return { type, a: field(ReferralField.REFERRED), b: field(ReferralField.REFERRER) };
+    default: return { type, a: -1, b: -1 };
+  }
+}
 
 function run(batches: Request[][]): { ex: ReplayExecutor; events: Seen[] } {
   const events: Seen[] = [];
   const ex = new ReplayExecutor(config(), {
-    onEvent: (e) => events.push({ type: e.type(), a: e.field(0), b: e.field(1) }),
+    onEvent: (e) => events.push(seen(e.type(), (k) => e.field(k))),
   });
   ex.genesis();
   batches.forEach((b, i) => ex.apply(i + 1, 1000 * (i + 1), recordsOf(b), b.length));
