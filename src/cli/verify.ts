@@ -21,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError, engineConfigOf, loadConfig } from '../config.js';
 import { batchFromJson, MalformedBatch, type PublishedBatch } from '../da/published.js';
 import { getData, Verifier, type VerifierOptions } from '../da/verifier.js';
+import { ConsentPool } from '../da/consent_pool.js';
 import { decodeEngine, readSnapshotFile } from '../snapshot/snapshot_file.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 
@@ -90,7 +91,22 @@ async function run(args: Args): Promise<number> {
     const e = decodeEngine(s.engine);
     snapshot = { batch_id: s.batch_id, canonical: e.canonical, addresses: e.addresses, zero_balance_leaves: s.zero_balance_leaves };
   }
-  const verifier = new Verifier(engineConfigOf(cfg), { out_dir: path.resolve(args.out), source: args.url, log, snapshot });
+  const verifier = new Verifier(engineConfigOf(cfg), {
+    out_dir: path.resolve(args.out), source: args.url, log, snapshot,
+    consent_assets: cfg.assets.map((a) => ({ symbol: a.symbol, onchain_decimals: a.onchain_decimals })),
+  });
+  // Signatures are re-checked across every core, a page of batches at a time.
+  const pool = new ConsentPool();
+  try {
+    return await runPages(args, verifier, pool, snapshot, log);
+  } finally {
+    await pool.close();
+  }
+}
+
+async function runPages(
+  args: Args, verifier: Verifier, pool: ConsentPool, snapshot: VerifierOptions['snapshot'], log: (m: string) => void,
+): Promise<number> {
   const started = Date.now();
   let last_progress = started;
   let checked = 0;
@@ -148,6 +164,11 @@ async function run(args: Args): Promise<number> {
         return 2;
       }
       next = verdict.batch_id + 1;
+    }
+    const consent = await verifier.checkConsent(pool);
+    if (consent.length > 0) {
+      summary('fraud', { fraud_batch: consent[0].batch_id, proof: verifier.proofs_written[verifier.proofs_written.length - 1] ?? null });
+      return 2;
     }
     const now = Date.now();
     if (now - last_progress >= 1000) {

@@ -6,8 +6,11 @@
 //      the configs differ and is an error, not fraud);
 //   2. the inputs are whole request records and hash to the header's input_hash;
 //   3. re-executing the inputs gives the header's state_root and fills_root;
-//   4. the published fills are exactly the re-executed fills, and hash to the header's fills_root.
-// Any failure of 2-4 (or of 1 beyond batch 1) is fraud: a fraud proof names the batch, the
+//   4. the published fills are exactly the re-executed fills, and hash to the header's fills_root;
+//   5. consent (when `consent_assets` is given): every user request carries a signature over a
+//      message that says exactly it, recovering to its user (checked across cores, a page of
+//      batches at a time, by `checkConsent`); operator requests only cancel (consent_check.ts).
+// Any failure of 2-5 (or of 1 beyond batch 1) is fraud: a fraud proof names the batch, the
 // expected (re-executed) and found (published) roots, the inputs, and the first differing leaf.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +19,8 @@ import { FillsTree, fillLeafValues, type FillLeaf } from './fills_tree.js';
 import { bytesToHex0x } from './hex.js';
 import { keccak256 } from './keccak.js';
 import type { PublishedBatch } from './published.js';
+import { consentOf, type BatchConsent, type ConsentLookup } from './consent_check.js';
+import type { ConsentPool } from './consent_pool.js';
 import { recordsOfBytes, ReplayExecutor, type ReplayOptions } from './replay.js';
 import { firstDifferingChange, type BatchRoots } from './state_root.js';
 
@@ -41,6 +46,8 @@ export interface FraudProof {
   /** Whether the operator's published state diff, applied to the agreed previous state, gives its claimed root. */
   published_diff_gives_claimed_root: boolean | null;
   first_differing_fill: { index: number; expected: string[] | null; found: string[] | null } | null;
+  /** Signatures that do not recover to the request's user (consent fraud); absent otherwise. */
+  consent_failures?: { request: string; expected_signer: string; recovered_signer: string | null }[];
   /** The re-executed fills (the published ones are in the DA batch). */
   expected_fills: string[][] | null;
 }
@@ -61,6 +68,8 @@ export interface VerifierOptions {
   log?: (message: string) => void;
   /** Start from this snapshot (its batch, engine state, zero balance leaves) instead of genesis. */
   snapshot?: NonNullable<ReplayOptions['restore']>;
+  /** The config's assets (symbols, on-chain decimals): turns the consent checks on. */
+  consent_assets?: ConsentLookup['assets'];
 }
 
 function sameFill(a: FillLeaf, b: FillLeaf): boolean {
@@ -88,10 +97,22 @@ export class Verifier {
   /** Last batch id re-executed. */
   batch_id = 0;
   proofs_written: string[] = [];
+  /** Batches verified whose consent is still to be checked (checkConsent). */
+  private pending_consent: { b: PublishedBatch; consent: BatchConsent; count: number | null }[] = [];
+  private readonly lookup: ConsentLookup | null;
 
   constructor(engine_config: EngineConfig, options: VerifierOptions = {}) {
     this.exec = new ReplayExecutor(engine_config, { restore: options.snapshot });
     this.options = options;
+    const engine = this.exec.engine;
+    this.lookup = options.consent_assets === undefined ? null : {
+      assets: options.consent_assets,
+      marketId: (m: number) => {
+        if (!(m >= 0 && m < engine.marketCount())) return null;
+        const info = engine.marketInfo(m);
+        return `${engine_config.assets[info.base_asset]}-${engine_config.assets[info.quote_asset]}`;
+      },
+    };
     if (options.snapshot === undefined) {
       this.genesis_root = this.exec.genesis().state_root;
       this.state_root = this.genesis_root;
@@ -140,6 +161,8 @@ export class Verifier {
     this.batch_id = id;
     if (roots !== null) this.state_root = roots.state_root;
     if (!check) return { batch_id: id, ok: true };
+    // After execution: markets this batch added are known. Recovery waits for checkConsent.
+    if (this.lookup !== null) this.pending_consent.push({ b, consent: consentOf(bytes, this.lookup), count });
     let first_fill: FraudProof['first_differing_fill'] = null;
     let first_leaf: FraudProof['first_differing_leaf'] = null;
     let diff_gives_claimed: boolean | null = null;
@@ -201,6 +224,39 @@ export class Verifier {
     return { batch_id: id, ok: false, fraud };
   }
 
+  /**
+   * Checks the consent of every batch verified since the last call: recovers all their
+   * signatures at once across the pool's cores, then writes one fraud proof per batch with a
+   * consent problem. Returns those verdicts (empty: all consent holds).
+   */
+  async checkConsent(pool: ConsentPool): Promise<BatchVerdict[]> {
+    const pending = this.pending_consent;
+    this.pending_consent = [];
+    const jobs = pending.flatMap((p) => p.consent.jobs);
+    const failures = await pool.failures(jobs);
+    const verdicts: BatchVerdict[] = [];
+    for (const p of pending) {
+      const mine = failures.filter((f) => p.consent.jobs.includes(f.job));
+      if (mine.length === 0 && p.consent.problems.length === 0) continue;
+      const h = p.b.header;
+      const fraud: FraudProof = {
+        type: 'ringbook-fraud-proof', version: 1, batch_id: h.batch_id, detected_at: new Date().toISOString(),
+        source: this.options.source ?? '',
+        reasons: [
+          ...p.consent.problems,
+          ...mine.map((f) => `${f.job.label}: the signature recovers to ${f.recovered ?? 'nothing (invalid signature)'}, not to the user`),
+        ],
+        expected: { prev_state_root: h.prev_state_root, state_root: null, fills_root: null, input_hash: h.input_hash },
+        found: h, inputs_hex: p.b.inputs_hex, input_count: p.count, first_differing_leaf: null,
+        published_diff_gives_claimed_root: null, first_differing_fill: null, expected_fills: null,
+        consent_failures: mine.map((f) => ({ request: f.job.label, expected_signer: f.job.expected, recovered_signer: f.recovered })),
+      };
+      this.writeProof(fraud);
+      verdicts.push({ batch_id: h.batch_id, ok: false, fraud });
+    }
+    return verdicts;
+  }
+
   private writeProof(p: FraudProof): void {
     const log = this.options.log ?? ((m: string) => console.error(m));
     log(`ringbook-verify: FRAUD in batch ${p.batch_id}: ${p.reasons.join('; ')}`);
@@ -209,7 +265,7 @@ export class Verifier {
     const dir = this.options.out_dir;
     if (dir === null || dir === undefined) return;
     mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `fraud-batch-${p.batch_id}.json`);
+    const file = path.join(dir, `fraud-batch-${p.batch_id}${p.consent_failures !== undefined ? '-consent' : ''}.json`);
     writeFileSync(file, JSON.stringify(p, null, 2) + '\n');
     this.proofs_written.push(file);
     log(`ringbook-verify: fraud proof written to ${file}`);

@@ -4,9 +4,10 @@
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import type { SpscRing } from '../ring/spsc_ring.js';
 import {
-  EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, type RecordViews,
+  EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, viewsOfRing, type RecordViews,
 } from '../ring/records.js';
 import type { FastEngine } from './engine.js';
+import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';
 import { emptyRequest, RequestKind, type Request } from './types.js';
 
@@ -29,6 +30,8 @@ export class Matcher {
   readonly registry: AccountRegistry;
   private readonly requests: SpscRing | null;
   private readonly reader: RequestReader;
+  /** Reads the request ring's slots in place (to keep a request with its consent slots). */
+  private readonly ring_reader: RequestReader | null;
   private readonly writer: EventWriter;
   private readonly options: MatcherOptions;
   private readonly request: Request = emptyRequest();
@@ -49,9 +52,11 @@ export class Matcher {
     this.engine = engine;
     this.registry = new AccountRegistry(options.accounts_max);
     this.requests = requests;
-    this.batch_records = new Int32Array(options.batch_requests_max * RECORD_WORDS);
+    // A batch may run past batch_requests_max by the consent slots of its last request.
+    this.batch_records = new Int32Array((options.batch_requests_max + CONSENT_SLOTS_MAX) * RECORD_WORDS);
     this.batch_views = viewsOfRecords(this.batch_records);
     this.reader = new RequestReader(this.batch_views);
+    this.ring_reader = requests === null ? null : new RequestReader(viewsOfRing(requests));
     this.writer = new EventWriter(events);
     this.options = options;
   }
@@ -109,7 +114,9 @@ export class Matcher {
     if (ring === null) return 0;
     const available = ring.available();
     if (available === 0) return 0;
-    const n = available < this.options.batch_requests_max ? available : this.options.batch_requests_max;
+    let n = available < this.options.batch_requests_max ? available : this.options.batch_requests_max;
+    // Never cut a request from its consent slots (published with it, so they are available).
+    while (n < available && (this.ring_reader as RequestReader).isConsent(ring.slotOffset(n))) n++;
     this.commitBatch(n);
     return n;
   }
@@ -177,6 +184,7 @@ export class Matcher {
     w.current = null;
     for (let i = 0; i < count; i++) {
       const o = i * RECORD_WORDS;
+      if (this.reader.isConsent(o)) continue; // who asked: for the journal and the verifier
       const seq = this.reader.read(o, r);
       w.seq = seq;
       w.current = r;

@@ -1,4 +1,5 @@
 // What every route handler needs, built once by the server; plus the few helpers routes share.
+import { encodeConsent, type Consent } from '../ring/consent.js';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { RingbookConfig } from '../config.js';
 import type { VerifyPool } from '../auth/verify_pool.js';
@@ -126,12 +127,15 @@ export class SignatureBatcher {
     });
   }
 
-  /** True when any of `messages` was signed by `address` (tried in order). */
-  async verifyAny(messages: readonly string[], signature_hex: string, address: string): Promise<boolean> {
+  /**
+   * The message of `messages` that `address` signed (tried in order), or null: the journal keeps
+   * it with the signature (consent on the record).
+   */
+  async verifyAny(messages: readonly string[], signature_hex: string, address: string): Promise<string | null> {
     for (const m of messages) {
-      if (await this.verify(m, signature_hex, address)) return true;
+      if (await this.verify(m, signature_hex, address)) return m;
     }
-    return false;
+    return null;
   }
 
   private flush(): void {
@@ -271,10 +275,12 @@ export function submit(
   onOutcome: (o: Outcome) => void,
   /** REFER (or a FORCE_INCLUDE carrying one): the referrer's lowercase address. */
   referrer_hex: string | null = null,
+  /** Signed requests: who asked for it (src/ring/consent.ts), journaled and published with it. */
+  consent: Consent | null = null,
 ): void {
   const bytes = Buffer.from(address_hex.slice(2), 'hex');
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
-  const p = ctx.link.submit(request, bytes, address_hex, referrer);
+  const p = ctx.link.submit(request, bytes, address_hex, referrer, consent === null ? null : encodeConsent(consent));
   if (p === null) {
     replyOverloaded(reply);
     return;

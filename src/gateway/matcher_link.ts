@@ -187,11 +187,12 @@ export class MatcherLink {
    * Sends one request to the matcher. Returns null when the request ring is full
    * (backpressure: the caller answers with a clear error; nothing was sent).
    */
-  submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null): Promise<Outcome> | null {
+  submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null,
+    consent: Uint8Array | null = null): Promise<Outcome> | null {
     if (this.writer === null || this.stopping) return null;
     const seq = this.next_seq++;
     const hint = this.read_model.account_by_address.get(address_hex) ?? 0;
-    if (!this.writer.tryWrite(seq, address, hint, request, referrer)) {
+    if (!this.writer.tryWrite(seq, address, hint, request, referrer, consent)) {
       this.ring_full_count++;
       return null;
     }

@@ -1,5 +1,6 @@
 // Data availability routes: published batches (the embedded DA layer) and fill proofs.
-//   GET /da/batches/:id                 one published batch (NOT_FOUND when not published)
+//   GET /da/batches/:id                 one published batch (NOT_FOUND when not published), with
+//                                       `requests`: who asked for each request (consent_check.ts)
 //   GET /da/batches?from=&limit=        consecutive batches from `from` (default 1), at most
 //                                       `limit` (default and max 100) and about 8 MB of inputs
 //   GET /orders/:id/da-proof[?fill_id=] proof of the order's latest fill (or of `fill_id`)
@@ -7,6 +8,7 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import type { DaPublisher } from '../da/publisher.js';
 import { FILL_LEAF_TYPES, fillLeafValues } from '../da/fills_tree.js';
 import { batchToJson } from '../da/published.js';
+import { consentOf, type ConsentLookup } from '../da/consent_check.js';
 import { getRoute, uintParam, type GatewayContext } from './context.js';
 import { parseQuery } from './params.js';
 
@@ -16,13 +18,18 @@ const DA_PAGE_INPUT_CHARS_MAX = 8 * 1024 * 1024;
 
 export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publisher: DaPublisher): void {
   const store = publisher.store;
+  const lookup: ConsentLookup = {
+    assets: ctx.cfg.assets,
+    marketId: (m) => ctx.rm.markets[m]?.id ?? null,
+  };
 
   app.get('/da/batches/:id', getRoute(ctx, (reply, req) => {
     const id = uintParam(reply, req.getParameter(0) ?? '', 'batch id', 0, 1, Number.MAX_SAFE_INTEGER);
     if (id === null) return;
     const b = store?.get(id);
     if (b === undefined) return void reply.error('NOT_FOUND', `batch ${id} is not published`);
-    reply.ok(batchToJson(b));
+    const consent = consentOf(Buffer.from(b.inputs_hex, 'hex'), lookup);
+    reply.ok({ ...batchToJson(b), requests: consent.requests });
   }));
 
   app.get('/da/batches', getRoute(ctx, (reply, req) => {

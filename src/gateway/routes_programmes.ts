@@ -1,6 +1,7 @@
 // Referral and forced-inclusion routes (docs/api.md, "Referrals", "Forced inclusion"):
 // POST /referral/register, GET /referral/:address, POST /force-include, GET /force-include/:id.
 // Answers come from the read model, which only ever holds committed state.
+import { signatureBytes, type Consent } from '../ring/consent.js';
 import type { TemplatedApp } from 'uWebSockets.js';
 import {
   CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind,
@@ -117,16 +118,20 @@ function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, un
   const signed = payload.signed;
   const checks = Promise.all([
     ctx.signatures.verifyAny([envelope.message], envelope.signature_hex, user),
-    signed === null ? Promise.resolve(true) : ctx.signatures.verifyAny(signed.messages, signed.signature_hex, signed.address),
+    signed === null ? Promise.resolve(null) : ctx.signatures.verifyAny(signed.messages, signed.signature_hex, signed.address),
   ]);
-  afterVerification(ctx, reply, user, checks, ([envelope_ok, payload_ok]) => {
-    if (!envelope_ok) {
+  afterVerification(ctx, reply, user, checks, ([envelope_message, payload_message]) => {
+    if (envelope_message === null) {
       reply.error('INVALID_SIGNATURE', 'the envelope signature does not recover to user over ringbook:force-include:{user}:{keccak256(payload)}:{nonce}');
       return;
     }
     if (!allowWallet(ctx, reply, LIMITER_OF.withdrawals, user)) return;
     // A bad payload signature is not an error of this request: it is the verdict the entry carries.
-    const verdict = payload.verdict !== Reject.NONE ? payload.verdict : payload_ok ? Reject.NONE : Reject.FORCED_SIGNATURE_INVALID;
+    const verdict = payload.verdict !== Reject.NONE ? payload.verdict : payload_message !== null ? Reject.NONE : Reject.FORCED_SIGNATURE_INVALID;
+    // The payload's consent is journaled when it will be applied (a refused payload does nothing).
+    const payload_consent = signed !== null && payload_message !== null && verdict === Reject.NONE
+      ? { signature: signatureBytes(signed.signature_hex), message: payload_message } : null;
+    const consent: Consent = { origin: 'user', request: { signature: signatureBytes(envelope.signature_hex), message: envelope_message }, payload: payload_consent };
     const r = forceIncludeRequest(envelope, payload, verdict, RequestKind.FORCE_INCLUDE);
     submit(ctx, reply, r, user, (o) => {
       if (!o.accepted) {
@@ -145,7 +150,7 @@ function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, un
         status: 'pending',
         batch_id: String(o.batch_id),
       });
-    }, payload.referrer);
+    }, payload.referrer, consent);
   });
 }
 

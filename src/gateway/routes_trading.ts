@@ -10,6 +10,7 @@ import {
 import type { Reply } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { clientIpKey } from './rate_limit.js';
+import { signatureBytes } from '../ring/consent.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseWithdrawal,
   type AssetInfo, type BodyError, type SignedRequest,
@@ -33,8 +34,8 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
     return;
   }
   const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address);
-  afterVerification(ctx, reply, parsed.address, checks, (ok) => {
-    if (!ok) {
+  afterVerification(ctx, reply, parsed.address, checks, (message) => {
+    if (message === null) {
       reply.error('INVALID_SIGNATURE', 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)');
       return;
     }
@@ -42,7 +43,7 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
     submit(ctx, reply, parsed.request, parsed.address, (o) => {
       if (!o.accepted) replyRejected(reply, o);
       else onAccepted(o);
-    }, parsed.referrer ?? null);
+    }, parsed.referrer ?? null, { origin: 'user', request: { signature: signatureBytes(parsed.signature_hex), message }, payload: null });
   });
 }
 

@@ -17,7 +17,13 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { RECORD_WORDS } from '../ring/records.js';
 
 const MAGIC = 0x524a4e4c; // "RJNL"
-const VERSION = 2;
+/**
+ * 3: signed requests are followed by consent slots (src/ring/consent.ts), and the rules changed
+ * with them (every address is an account; force-include envelopes have their own nonces), so a
+ * version 2 journal would re-execute differently: it is refused, never misread.
+ */
+export const JOURNAL_VERSION = 3;
+const VERSION = JOURNAL_VERSION;
 /** magic, version, count, record_words, crc32 (u32 each), batch_id, time_ms (f64). */
 const HEADER_BYTES = 5 * 4 + 8 * 2;
 
@@ -59,7 +65,14 @@ export function inputHash(records: Int32Array): string {
 export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatch {
   if (value.length < HEADER_BYTES) throw new JournalCorruption(`batch ${expected_id}: ${value.length} bytes, shorter than a header`);
   const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
-  if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION) throw new JournalCorruption(`batch ${expected_id}: bad magic or version`);
+  if (buf.readUInt32LE(0) !== MAGIC) throw new JournalCorruption(`batch ${expected_id}: bad magic`);
+  const version = buf.readUInt32LE(4);
+  if (version !== VERSION) {
+    throw new JournalCorruption(`batch ${expected_id}: journal format version ${version}, this server reads version ${VERSION} only ` +
+      (version < VERSION
+        ? '(version 3 journals consent and changed the account and force-include nonce rules, so an older journal would re-execute differently): replay it with the release that wrote it, or start from a new data dir'
+        : '(written by a newer release)'));
+  }
   const count = buf.readUInt32LE(8);
   if (buf.readUInt32LE(12) !== RECORD_WORDS) throw new JournalCorruption(`batch ${expected_id}: record size ${buf.readUInt32LE(12)} words, expected ${RECORD_WORDS}`);
   const batch_id = buf.readDoubleLE(20);

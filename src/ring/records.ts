@@ -7,6 +7,7 @@
 // int32 words; addresses and client order ids as raw bytes.
 import type { EventSink, MarketInfo, Request } from '../engine/types.js';
 import { SpscRing } from './spsc_ring.js';
+import { CONSENT_KIND, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
 
 export const RECORD_WORDS = 48;
 
@@ -159,6 +160,7 @@ export interface EventFields {
 
 // Layout assertions (TIGER_STYLE: at load, not in the hot path).
 if (RQ_LOT_F64 * 2 + 2 > RQ_KIND_WORD) throw new Error('request record: float64 fields overlap int32 fields');
+if (CONSENT_KIND_WORD !== RQ_KIND_WORD) throw new Error('consent slots mark themselves in the request kind word');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('request record too small');
 if (RQ_ADDRESS_WORD + ADDRESS_BYTES / 4 > RQ_CLIENT_ID_WORD) throw new Error('request address overlaps client id');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND_WORD || RQ_INNER_REJECT_WORD >= RQ_INNER_NONCE_F64 * 2 ||
@@ -228,8 +230,12 @@ export class RequestWriter {
   /**
    * Writes one record (published by the next flush); false when the ring is full (backpressure).
    * `referrer` is the referrer's address of a REFER (or a FORCE_INCLUDE carrying one), else null.
+   * `consent` (src/ring/consent.ts) follows the record in its own slots, published together.
    */
-  tryWrite(seq: number, address: Uint8Array, account_hint: number, r: Request, referrer: Uint8Array | null = null): boolean {
+  tryWrite(seq: number, address: Uint8Array, account_hint: number, r: Request, referrer: Uint8Array | null = null,
+    consent: Uint8Array | null = null): boolean {
+    const extra = consent === null ? 0 : consentSlotCount(consent.length);
+    if (extra > 0 && this.ring.freeSlots() < 1 + extra) return false;
     const o = this.ring.tryClaim();
     if (o < 0) return false;
     const f = this.ring.f64;
@@ -269,6 +275,12 @@ export class RequestWriter {
     i[o + RQ_INNER_REJECT_WORD] = r.inner_reject;
     f[fb + RQ_INNER_NONCE_F64] = r.inner_nonce;
     this.unpublished++;
+    if (consent !== null) {
+      const slots: number[] = [];
+      for (let j = 0; j < extra; j++) slots.push(this.ring.tryClaim() * 4);
+      writeConsentSlots(this.u8, i, (j) => slots[j], consent);
+      this.unpublished += extra;
+    }
     return true;
   }
 
@@ -299,6 +311,11 @@ export class RequestReader {
 
   get u8(): Uint8Array {
     return this.v.u8;
+  }
+
+  /** Whether the record at word offset `o` is a consent slot (the matcher skips it). */
+  isConsent(o: number): boolean {
+    return this.v.i32[o + RQ_KIND_WORD] === CONSENT_KIND;
   }
 
   /** Fills `r` from the record at word offset `o`; returns the record's seq. */

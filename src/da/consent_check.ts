@@ -1,0 +1,223 @@
+// Reading consent out of published batch inputs (docs/verifiability.md, "Consent"): which request
+// was asked for by whom. For each request record of a batch:
+//   - admin kinds (deposit, credit, fees, markets, pause/resume) carry no consent slot: admin;
+//   - every user-signed kind carries a consent slot: origin user (signature over a message text
+//     that must say exactly this request), or origin operator (a rule that allows it without a
+//     signature: it may only cancel);
+//   - a FORCE_INCLUDE's payload, when it will be applied (verdict NONE), has its own signature.
+// `consentOf` lists them (GET /da/batches/:id shows them) and names every semantic problem; the
+// signatures themselves are recovered in parallel by the verifier (consent_pool.ts).
+import {
+  amendMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage, withdrawalMessage,
+} from '../auth/messages.js';
+import { eip191Hash } from '../auth/eip191.js';
+import {
+  ConsentMalformed, decodeConsent, OPERATOR_RULE_NAMES, readConsentBlob, type Consent, type SignedMessage,
+} from '../ring/consent.js';
+import { RECORD_WORDS, RequestReader, viewsOfRecords, ADDRESS_BYTES, RQ_ADDRESS_WORD } from '../ring/records.js';
+import {
+  emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, Reject, RequestKind, SIDE_NAMES, TIF_NAMES, type Request,
+} from '../engine/types.js';
+import { bytesToHex0x } from './hex.js';
+
+/** What the checker needs to write a request's message: market ids and asset symbols/decimals. */
+export interface ConsentLookup {
+  /** Market id of an index (markets added at runtime included), or null when unknown. */
+  marketId(index: number): string | null;
+  assets: readonly { symbol: string; onchain_decimals: number }[];
+}
+
+export const USER_SIGNED_KINDS: ReadonlySet<number> = new Set([
+  RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL, RequestKind.WITHDRAW,
+  RequestKind.REFER, RequestKind.FORCE_INCLUDE,
+]);
+/** What an operator request may do (DECISIONS: cancel, never place, move funds or withdraw). */
+export const OPERATOR_KINDS: ReadonlySet<number> = new Set([RequestKind.CANCEL, RequestKind.CANCEL_ALL]);
+
+const KIND_NAMES: Readonly<Record<number, string>> = {
+  1: 'deposit', 2: 'withdrawal', 3: 'order', 4: 'cancel', 5: 'amend', 6: 'cancel_all', 7: 'pause_market',
+  8: 'resume_market', 9: 'set_fees', 10: 'set_credit', 11: 'add_market', 12: 'referral', 13: 'force_include',
+};
+
+/** One signature to recover: it must give `expected`. */
+export interface RecoveryJob {
+  hash: Uint8Array;
+  signature: Uint8Array;
+  expected: string;
+  /** Where it is, for the fraud proof ("request 3 (seq 17, order by 0x..)"). */
+  label: string;
+}
+
+export interface RequestConsentView {
+  index: number;
+  seq: number;
+  kind: string;
+  user: string;
+  nonce: number;
+  origin: 'user' | 'operator' | 'admin';
+  signature: string | null;
+  message: string | null;
+  message_form: string | null;
+  operator_rule: string | null;
+  payload_signature: string | null;
+  payload_message: string | null;
+}
+
+export interface BatchConsent {
+  requests: RequestConsentView[];
+  jobs: RecoveryJob[];
+  /** Fraud reasons found without recovering anything (missing consent, a message that says another request, an operator request that does more than cancel). */
+  problems: string[];
+}
+
+function messageForm(kind: number, message: string): string {
+  if (kind === RequestKind.PLACE) return message.startsWith('{') ? 'json' : 'colon';
+  return 'colon';
+}
+
+/** The texts a signed request of these fields may have been signed over (orders: two forms). */
+function expectedMessages(r: Request, user: string, referrer: string, look: ConsentLookup): string[] | null {
+  const market = r.market === NO_MARKET ? null : look.marketId(r.market);
+  switch (r.kind) {
+    case RequestKind.PLACE: {
+      if (market === null) return null;
+      const price = r.order_type === OrderType.MARKET ? 0 : r.price_units;
+      const base = { market_id: market, side: SIDE_NAMES[r.side] ?? '?', price, quantity: r.quantity_units, nonce: r.nonce };
+      return [
+        orderJsonMessage({ ...base, order_type: ORDER_TYPE_NAMES[r.order_type] ?? '?', time_in_force: TIF_NAMES[r.tif] ?? '?' }),
+        orderMessage(base),
+      ];
+    }
+    case RequestKind.CANCEL:
+      return [cancelMessage({ order_id: r.order_id === 0 ? '' : r.order_id, client_order_id: r.client_order_id, nonce: r.nonce })];
+    case RequestKind.AMEND:
+      return [amendMessage({ order_id: r.order_id, price: r.price_units, quantity: r.quantity_units, nonce: r.nonce })];
+    case RequestKind.CANCEL_ALL:
+      if (r.market !== NO_MARKET && market === null) return null;
+      return [cancelAllMessage({ market_id: market, nonce: r.nonce })];
+    case RequestKind.WITHDRAW: {
+      const a = look.assets[r.asset];
+      if (a === undefined) return null;
+      const wei = (BigInt(r.amount_units) * 10n ** BigInt(a.onchain_decimals - 6)).toString();
+      return [withdrawalMessage({ address: user, asset: a.symbol, amount: wei, nonce: r.nonce })];
+    }
+    case RequestKind.REFER:
+      return [referralMessage({ referred: user, referrer, nonce: r.nonce })];
+    default:
+      return null;
+  }
+}
+
+/** Addresses may be written in any case in a signed text; everything else must be exact. */
+function sameText(kind: number, found: string, expected: string): boolean {
+  if (kind === RequestKind.WITHDRAW || kind === RequestKind.REFER || kind === RequestKind.FORCE_INCLUDE) {
+    return found.toLowerCase() === expected.toLowerCase();
+  }
+  return found === expected;
+}
+
+const FORCE_RE = /^ringbook:force-include:(0x[0-9a-fA-F]{40}):0x[0-9a-f]{64}:(0|[1-9][0-9]*)$/;
+
+function addressAt(u8: Uint8Array, byte_offset: number): string {
+  return bytesToHex0x(u8.subarray(byte_offset, byte_offset + ADDRESS_BYTES));
+}
+
+/** Consent of every request in a batch's input records (`bytes`: whole records). */
+export function consentOf(bytes: Uint8Array, look: ConsentLookup): BatchConsent {
+  const record_bytes = RECORD_WORDS * 4;
+  // A fresh, aligned copy (a Buffer may be a view into a shared pool at any offset).
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  const views = viewsOfRecords(new Int32Array(copy.buffer, 0, copy.length >> 2));
+  const reader = new RequestReader(views);
+  const out: BatchConsent = { requests: [], jobs: [], problems: [] };
+  const count = copy.length / record_bytes;
+  const r = emptyRequest();
+  let index = 0;
+  for (let k = 0; k < count; k++) {
+    const o = k * RECORD_WORDS;
+    if (reader.isConsent(o)) {
+      out.problems.push(`record ${k} is a consent slot that follows no request`);
+      continue;
+    }
+    const seq = reader.read(o, r);
+    const user = addressAt(copy, (o + RQ_ADDRESS_WORD) * 4);
+    const referrer = addressAt(copy, reader.referrerByteOffset(o));
+    const kind = KIND_NAMES[r.kind] ?? `kind ${r.kind}`;
+    const label = `request ${index} (seq ${seq}, ${kind} by ${user}, nonce ${r.nonce})`;
+    let consent: Consent | null = null;
+    if (k + 1 < count && reader.isConsent(o + RECORD_WORDS)) {
+      try {
+        const c = readConsentBlob(copy, views.i32, (k + 1) * record_bytes, record_bytes, copy.length);
+        consent = decodeConsent(c.blob);
+        k += c.slots;
+      } catch (e) {
+        if (!(e instanceof ConsentMalformed)) throw e;
+        out.problems.push(`${label}: ${e.message}`);
+        while (k + 1 < count && reader.isConsent((k + 1) * RECORD_WORDS)) k++;
+      }
+    }
+    const view: RequestConsentView = {
+      index, seq, kind, user, nonce: r.nonce, origin: 'admin', signature: null, message: null, message_form: null,
+      operator_rule: null, payload_signature: null, payload_message: null,
+    };
+    index++;
+    out.requests.push(view);
+    if (!USER_SIGNED_KINDS.has(r.kind)) {
+      if (consent !== null) out.problems.push(`${label}: an admin request carries a consent slot`);
+      continue;
+    }
+    if (consent === null) {
+      out.problems.push(`${label}: a user request without consent (no signature and no operator rule)`);
+      continue;
+    }
+    if (consent.origin === 'operator') {
+      view.origin = 'operator';
+      view.operator_rule = OPERATOR_RULE_NAMES[consent.rule] ?? `rule ${consent.rule}`;
+      if (OPERATOR_RULE_NAMES[consent.rule] === undefined) out.problems.push(`${label}: operator request under unknown rule ${consent.rule}`);
+      if (!OPERATOR_KINDS.has(r.kind)) out.problems.push(`${label}: an operator request may only cancel, not ${kind}`);
+      continue;
+    }
+    view.origin = 'user';
+    checkSigned(out, view, r, user, referrer, consent.request, consent.payload, look, label);
+  }
+  return out;
+}
+
+function job(out: BatchConsent, s: SignedMessage, expected: string, label: string): void {
+  out.jobs.push({ hash: eip191Hash(s.message), signature: s.signature, expected, label });
+}
+
+function checkSigned(
+  out: BatchConsent, view: RequestConsentView, r: Request, user: string, referrer: string,
+  request: SignedMessage, payload: SignedMessage | null, look: ConsentLookup, label: string,
+): void {
+  view.signature = bytesToHex0x(request.signature);
+  view.message = request.message;
+  view.message_form = messageForm(r.kind, request.message);
+  if (r.kind === RequestKind.FORCE_INCLUDE) {
+    const m = FORCE_RE.exec(request.message);
+    if (m === null || m[1].toLowerCase() !== user || Number(m[2]) !== r.nonce) {
+      out.problems.push(`${label}: the signed message ${JSON.stringify(request.message)} is not this envelope`);
+    }
+    job(out, request, user, label);
+    if (payload === null) {
+      if (r.inner_reject === Reject.NONE) out.problems.push(`${label}: a payload to be applied without its signature`);
+      return;
+    }
+    view.payload_signature = bytesToHex0x(payload.signature);
+    view.payload_message = payload.message;
+    const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce };
+    const candidates = expectedMessages(inner, user, referrer, look);
+    if (candidates === null || !candidates.some((c) => sameText(inner.kind, payload.message, c))) {
+      out.problems.push(`${label}: the payload's signed message ${JSON.stringify(payload.message)} does not say the payload request`);
+    }
+    job(out, payload, user, `${label}, payload`);
+    return;
+  }
+  const candidates = expectedMessages(r, user, referrer, look);
+  if (candidates === null || !candidates.some((c) => sameText(r.kind, request.message, c))) {
+    out.problems.push(`${label}: the signed message ${JSON.stringify(request.message)} does not say this request`);
+  }
+  job(out, request, user, label);
+}

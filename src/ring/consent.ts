@@ -1,0 +1,177 @@
+// Consent on the record (DECISIONS, "Batches, state roots and data availability"; docs/
+// verifiability.md, "Consent"): every signed request crosses the request ring, and so the journal
+// and the published batch inputs, followed by consent slots that hold who asked for it and how:
+//
+//   origin user:      the signature (65 bytes) and the exact message text it was made over;
+//                     a FORCE_INCLUDE also carries its payload's signature and message text.
+//   origin operator:  the rule that lets the operator issue it without a user signature
+//                     (OperatorRule); such a request may only cancel.
+//
+// Requests of the admin kinds (deposits, credit, fees, markets) carry no consent slot: they are
+// admin requests, authorised by the admin token, and the batch marks them so.
+//
+// A consent slot is a whole ring record (RECORD_WORDS words) whose kind word holds CONSENT_KIND,
+// so the matcher skips it; its other 188 bytes carry the consent blob, `u16 length || blob`,
+// continued over as many slots as it needs (CONSENT_SLOTS_MAX at most). Blob:
+//   u8 origin (1 user, 2 operator)
+//   user:     65 signature, u16 message length, message (UTF-8), u8 has_payload,
+//             [65 payload signature, u16 payload message length, payload message]
+//   operator: u8 rule
+export const CONSENT_KIND = 250;
+/** The word of a record holding its kind (RQ_KIND_WORD in records.ts; asserted there). */
+export const CONSENT_KIND_WORD = 18;
+const KIND_BYTE = CONSENT_KIND_WORD * 4;
+/** Data bytes per consent slot: a 192-byte record less its 4-byte kind word. */
+export const CONSENT_SLOT_BYTES = 188;
+/**
+ * Slots one request's consent may take: a message is at most MESSAGE_BYTES_MAX, so a
+ * force-include (two signatures, two messages) fits in 2 + 1 + 2 x (65 + 2 + 512) + 1 bytes.
+ */
+export const CONSENT_SLOTS_MAX = 7;
+/** Longest message text journaled (the longest signed form today is ~250 bytes). */
+export const MESSAGE_BYTES_MAX = 512;
+export const SIGNATURE_BYTES = 65;
+
+export const OperatorRule = {
+  CREDIT_AUTO_CANCEL: 1,
+  CANCEL_ON_DISCONNECT: 2,
+  EXPIRY: 3,
+  DEAD_MAN_SWITCH: 4,
+} as const;
+export const OPERATOR_RULE_NAMES: Readonly<Record<number, string>> = {
+  1: 'credit_auto_cancel', 2: 'cancel_on_disconnect', 3: 'expiry', 4: 'dead_man_switch',
+};
+
+/** 0x + 130 hex digits (already shape-checked) -> 65 bytes. */
+export function signatureBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(SIGNATURE_BYTES);
+  for (let k = 0; k < SIGNATURE_BYTES; k++) out[k] = parseInt(hex.substr(2 + 2 * k, 2), 16);
+  return out;
+}
+
+export interface SignedMessage {
+  signature: Uint8Array;
+  message: string;
+}
+
+export type Consent =
+  | { origin: 'user'; request: SignedMessage; payload: SignedMessage | null }
+  | { origin: 'operator'; rule: number };
+
+const ORIGIN_USER = 1;
+const ORIGIN_OPERATOR = 2;
+
+const utf8 = new TextEncoder();
+const utf8d = new TextDecoder('utf-8', { fatal: true });
+
+function putSigned(out: number[], s: SignedMessage): void {
+  if (s.signature.length !== SIGNATURE_BYTES) throw new Error('consent: a signature is 65 bytes');
+  const m = utf8.encode(s.message);
+  if (m.length > MESSAGE_BYTES_MAX) throw new Error(`consent: message of ${m.length} bytes exceeds ${MESSAGE_BYTES_MAX}`);
+  for (const b of s.signature) out.push(b);
+  out.push(m.length >>> 8, m.length & 255);
+  for (const b of m) out.push(b);
+}
+
+export function encodeConsent(c: Consent): Uint8Array {
+  const out: number[] = [];
+  if (c.origin === 'operator') {
+    out.push(ORIGIN_OPERATOR, c.rule);
+  } else {
+    out.push(ORIGIN_USER);
+    putSigned(out, c.request);
+    out.push(c.payload === null ? 0 : 1);
+    if (c.payload !== null) putSigned(out, c.payload);
+  }
+  return Uint8Array.from(out);
+}
+
+export class ConsentMalformed extends Error {}
+
+export function decodeConsent(blob: Uint8Array): Consent {
+  let at = 0;
+  const need = (n: number): void => {
+    if (at + n > blob.length) throw new ConsentMalformed('consent blob truncated');
+  };
+  const u8 = (): number => {
+    need(1);
+    return blob[at++];
+  };
+  const signed = (): SignedMessage => {
+    need(SIGNATURE_BYTES + 2);
+    const signature = blob.slice(at, at + SIGNATURE_BYTES);
+    at += SIGNATURE_BYTES;
+    const len = (blob[at] << 8) | blob[at + 1];
+    at += 2;
+    need(len);
+    let message: string;
+    try {
+      message = utf8d.decode(blob.subarray(at, at + len));
+    } catch {
+      throw new ConsentMalformed('consent message is not UTF-8');
+    }
+    at += len;
+    return { signature, message };
+  };
+  const origin = u8();
+  let c: Consent;
+  if (origin === ORIGIN_OPERATOR) c = { origin: 'operator', rule: u8() };
+  else if (origin === ORIGIN_USER) {
+    const request = signed();
+    const payload = u8() === 1 ? signed() : null;
+    c = { origin: 'user', request, payload };
+  } else throw new ConsentMalformed(`consent origin ${origin} is neither user (1) nor operator (2)`);
+  if (at !== blob.length) throw new ConsentMalformed('consent blob has trailing bytes');
+  return c;
+}
+
+/** Slots a blob of `blob_bytes` takes (its u16 length prefix included). */
+export function consentSlotCount(blob_bytes: number): number {
+  return Math.ceil((blob_bytes + 2) / CONSENT_SLOT_BYTES);
+}
+
+/** Byte `k` of the slot data -> its byte offset in the slot (skipping the kind word). */
+function slotByte(k: number): number {
+  return k < KIND_BYTE ? k : k + 4;
+}
+
+/**
+ * Writes the blob over consent slots; `slotByteOffset(j)` is the byte offset of the j-th slot in
+ * `u8` (ring slots need not be contiguous). `i32` and `u8` view the same memory.
+ */
+export function writeConsentSlots(u8: Uint8Array, i32: Int32Array, slotByteOffset: (j: number) => number, blob: Uint8Array): number {
+  const n = consentSlotCount(blob.length);
+  if (n > CONSENT_SLOTS_MAX) throw new Error(`consent of ${blob.length} bytes needs ${n} slots (max ${CONSENT_SLOTS_MAX})`);
+  const data = new Uint8Array(n * CONSENT_SLOT_BYTES);
+  data[0] = blob.length >>> 8;
+  data[1] = blob.length & 255;
+  data.set(blob, 2);
+  for (let j = 0; j < n; j++) {
+    const base = slotByteOffset(j);
+    i32[(base + KIND_BYTE) >> 2] = CONSENT_KIND;
+    for (let k = 0; k < CONSENT_SLOT_BYTES; k++) u8[base + slotByte(k)] = data[j * CONSENT_SLOT_BYTES + k];
+  }
+  return n;
+}
+
+/** Whether the record at byte offset `base` is a consent slot. */
+export function isConsentSlot(i32: Int32Array, base: number): boolean {
+  return i32[(base + KIND_BYTE) >> 2] === CONSENT_KIND;
+}
+
+/**
+ * Reads the blob starting at the consent slot at byte offset `first` of contiguous records
+ * (`record_bytes` each, `end` = byte end of the records). Returns the blob and the slots used.
+ */
+export function readConsentBlob(u8: Uint8Array, i32: Int32Array, first: number, record_bytes: number, end: number): { blob: Uint8Array; slots: number } {
+  const len = (u8[first + slotByte(0)] << 8) | u8[first + slotByte(1)];
+  const n = consentSlotCount(len);
+  if (n > CONSENT_SLOTS_MAX || first + n * record_bytes > end) throw new ConsentMalformed('consent slots run past the batch');
+  const data = new Uint8Array(n * CONSENT_SLOT_BYTES);
+  for (let j = 0; j < n; j++) {
+    const base = first + j * record_bytes;
+    if (!isConsentSlot(i32, base)) throw new ConsentMalformed('a consent blob continues into a record that is not a consent slot');
+    for (let k = 0; k < CONSENT_SLOT_BYTES; k++) data[j * CONSENT_SLOT_BYTES + k] = u8[base + slotByte(k)];
+  }
+  return { blob: data.slice(2, 2 + len), slots: n };
+}
