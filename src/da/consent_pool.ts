@@ -23,7 +23,10 @@ export class ConsentPool {
 
   constructor(threads = os.availableParallelism()) {
     this.threads = Math.max(1, threads);
-    this.workers = Array.from({ length: this.threads }, () => new Worker(new URL('./consent_worker.js', import.meta.url)));
+    // Run from TypeScript source (vitest), the compiled worker is in the tsc output mirror dist/.
+    const here = import.meta.url;
+    const file = here.endsWith('.ts') ? new URL('../../dist/src/da/consent_worker.js', here) : new URL('./consent_worker.js', here);
+    this.workers = Array.from({ length: this.threads }, () => new Worker(file));
     for (const w of this.workers) w.unref();
   }
 

@@ -1,0 +1,129 @@
+// consentOf (src/da/consent_check.ts) rule by rule, on records built with the real codec: what
+// each origin may do, messages that must say their request, and the journal/snapshot version
+// refusals that keep an older format from being misread.
+import { describe, expect, it } from 'vitest';
+import { eip191Hash } from '../../src/auth/eip191.js';
+import { recoverAddress, signPersonalMessage, addressFromPrivateKey } from '../../src/auth/recover.js';
+import { consentOf, type ConsentLookup } from '../../src/da/consent_check.js';
+import { ConsentPool } from '../../src/da/consent_pool.js';
+import { emptyRequest, NO_MARKET, Reject, RequestKind, Side, type Request } from '../../src/engine/types.js';
+import { decodeBatch, encodeBatch, JOURNAL_VERSION } from '../../src/journal/journal.js';
+import { encodeConsent, OperatorRule, signatureBytes, type Consent, type SignedMessage } from '../../src/ring/consent.js';
+import { createRecordRing, RECORD_WORDS, RequestWriter } from '../../src/ring/records.js';
+
+const KEY = '0x' + '11'.repeat(32);
+const OTHER = '0x' + '22'.repeat(32);
+const USER = addressFromPrivateKey(KEY);
+const look: ConsentLookup = {
+  marketId: (m) => (m === 0 ? 'ETH-USDC' : null),
+  assets: [{ symbol: 'ETH', onchain_decimals: 18 }, { symbol: 'BTC', onchain_decimals: 8 }, { symbol: 'USDC', onchain_decimals: 6 }],
+};
+
+function sm(message: string, key = KEY): SignedMessage {
+  return { signature: signatureBytes(signPersonalMessage(key, message)), message };
+}
+
+function signed(message: string, key = KEY): Consent {
+  return { origin: 'user', request: sm(message, key), payload: null };
+}
+
+function bytesOf(items: { r: Request; consent: Consent | null }[]): Uint8Array {
+  const ring = createRecordRing(64);
+  const w = new RequestWriter(ring);
+  items.forEach(({ r, consent }, i) => {
+    expect(w.tryWrite(i + 1, Buffer.from(USER.slice(2), 'hex'), 0, r, null, consent === null ? null : encodeConsent(consent))).toBe(true);
+  });
+  w.flush();
+  const n = ring.available();
+  const out = new Int32Array(n * RECORD_WORDS);
+  for (let i = 0; i < n; i++) out.set(ring.i32.subarray(ring.slotOffset(i), ring.slotOffset(i) + RECORD_WORDS), i * RECORD_WORDS);
+  return new Uint8Array(out.buffer);
+}
+
+function req(kind: number, f: Partial<Request>): Request {
+  return Object.assign(emptyRequest(), { kind }, f);
+}
+
+const place = req(RequestKind.PLACE, { nonce: 5, market: 0, side: Side.BID, price_units: 2_000_000_000, quantity_units: 100 });
+const placeJson = '{"market_id":"ETH-USDC","side":"bid","price":2000000000,"quantity":100,"order_type":"limit","time_in_force":"gtc","nonce":5}';
+
+describe('consentOf', () => {
+  it('a user request signed over its own message is clean; both order forms; the job recovers to the user', () => {
+    const c = consentOf(bytesOf([
+      { r: place, consent: signed(placeJson) },
+      { r: place, consent: signed('ringbook:order:ETH-USDC:bid:2000000000:100:5') },
+      { r: req(RequestKind.WITHDRAW, { nonce: 6, asset: 0, amount_units: 3 }), consent: signed(`ringbook:withdraw:${USER.toUpperCase().replace('0X', '0x')}:ETH:3000000000000:6`) },
+      { r: req(RequestKind.DEPOSIT, { asset: 2, amount_units: 9 }), consent: null },
+    ]), look);
+    expect(c.problems).toEqual([]);
+    expect(c.requests.map((r) => [r.kind, r.origin, r.message_form])).toEqual([
+      ['order', 'user', 'json'], ['order', 'user', 'colon'], ['withdrawal', 'user', 'colon'], ['deposit', 'admin', null],
+    ]);
+    expect(c.jobs).toHaveLength(3);
+    for (const j of c.jobs) expect(recoverAddress(j.hash, j.signature)).toBe(USER);
+    expect(c.jobs[0].hash).toEqual(eip191Hash(placeJson));
+  });
+
+  it('names a message that says another request, a missing consent, and an admin request with one', () => {
+    const c = consentOf(bytesOf([
+      { r: place, consent: signed(placeJson.replace('"price":2000000000', '"price":1000000000')) },
+      { r: req(RequestKind.CANCEL, { nonce: 7, order_id: 3 }), consent: null },
+      { r: req(RequestKind.SET_FEES, { market: NO_MARKET }), consent: signed('x') },
+    ]), look);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 0 .*does not say this request/),
+      expect.stringMatching(/request 1 .*a user request without consent/),
+      expect.stringMatching(/request 2 .*an admin request carries a consent slot/),
+    ]);
+  });
+
+  it('an operator request may cancel, never place, withdraw or move funds', () => {
+    const op = (rule: number): Consent => ({ origin: 'operator', rule });
+    const c = consentOf(bytesOf([
+      { r: req(RequestKind.CANCEL, { nonce: 0, order_id: 3 }), consent: op(OperatorRule.CREDIT_AUTO_CANCEL) },
+      { r: req(RequestKind.CANCEL_ALL, { nonce: 0, market: NO_MARKET }), consent: op(OperatorRule.CANCEL_ON_DISCONNECT) },
+      { r: place, consent: op(OperatorRule.DEAD_MAN_SWITCH) },
+      { r: req(RequestKind.WITHDRAW, { nonce: 9, asset: 2, amount_units: 1 }), consent: op(OperatorRule.EXPIRY) },
+      { r: req(RequestKind.CANCEL, { nonce: 0, order_id: 3 }), consent: op(99) },
+    ]), look);
+    expect(c.requests.map((r) => [r.origin, r.operator_rule])).toEqual([
+      ['operator', 'credit_auto_cancel'], ['operator', 'cancel_on_disconnect'], ['operator', 'dead_man_switch'], ['operator', 'expiry'], ['operator', 'rule 99'],
+    ]);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 2 .*may only cancel, not order/),
+      expect.stringMatching(/request 3 .*may only cancel, not withdrawal/),
+      expect.stringMatching(/request 4 .*unknown rule 99/),
+    ]);
+    expect(c.jobs).toEqual([]);
+  });
+
+  it('a force-include checks the envelope text and the payload it will apply', async () => {
+    const hash = '0x' + 'ab'.repeat(32);
+    const env = `ringbook:force-include:${USER}:${hash}:4`;
+    const fi = req(RequestKind.FORCE_INCLUDE, { nonce: 4, inner_kind: RequestKind.CANCEL, inner_nonce: 2, order_id: 9, inner_reject: Reject.NONE });
+    const payload = 'ringbook:cancel:9::2';
+    const good: Consent = { origin: 'user', request: sm(env), payload: sm(payload) };
+    const stranger: Consent = { origin: 'user', request: sm(env), payload: sm(payload, OTHER) };
+    const c = consentOf(bytesOf([{ r: fi, consent: good }, { r: fi, consent: stranger }, { r: fi, consent: signed(env) }]), look);
+    expect(c.requests[0]).toMatchObject({ kind: 'force_include', payload_message: payload });
+    expect(c.problems).toEqual([expect.stringMatching(/request 2 .*a payload to be applied without its signature/)]);
+    const pool = new ConsentPool(2);
+    try {
+      const bad = await pool.failures(c.jobs);
+      expect(bad.map((f) => [f.job.label.replace(/ \(.*\)/, ''), f.recovered])).toEqual([['request 1, payload', addressFromPrivateKey(OTHER)]]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('format versions', () => {
+  it('a journal batch of version 2 is refused with a message naming the version', () => {
+    const records = new Int32Array(RECORD_WORDS);
+    const buf = encodeBatch(1, 0, records, 1);
+    expect(decodeBatch(buf, 1).count).toBe(1);
+    buf.writeUInt32LE(2, 4);
+    expect(() => decodeBatch(buf, 1)).toThrow(/journal format version 2, this server reads version 3 only/);
+    expect(JOURNAL_VERSION).toBe(3);
+  });
+});
