@@ -1,14 +1,17 @@
 // Recovers consent signatures across cores (docs/verifiability.md, "Consent"): one worker thread
 // per core, each with the native secp256k1 recoverer (src/auth/recover.ts), fed jobs in chunks
-// of hash || signature (97 bytes each) and answering the 20-byte signer (or 20 zero bytes for an
-// invalid signature). The jobs are split evenly over the workers, so a page of batches keeps
-// every core busy; bench/verify_consent.ts measures the rate against one core's.
+// of hash || signature || expected signer (JOB_BYTES each). The jobs are split evenly over the workers, so a page of batches keeps
+// every core busy; bench/verify_consent.ts measures the rate against one core's. Each worker
+// compares the signer with the expected one and answers only the failures.
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { bytesToHex0x } from './hex.js';
 import type { RecoveryJob } from './consent_check.js';
 
-const JOB_BYTES = 32 + 65;
+/** hash (32) || signature (65) || expected signer (20). */
+export const JOB_BYTES = 32 + 65 + 20;
+/** u32 job index || recovered signer (20). */
+export const FAILURE_BYTES = 4 + 20;
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 export interface RecoveryFailure {
@@ -30,36 +33,36 @@ export class ConsentPool {
     for (const w of this.workers) w.unref();
   }
 
-  /** Recovered signer per job (lowercase 0x address, or null for an invalid signature), in job order. */
-  async recover(jobs: readonly RecoveryJob[]): Promise<(string | null)[]> {
+  /**
+   * The jobs whose signature does not recover to their expected signer. The workers compare, so
+   * the calling thread only packs the jobs and reads back the (rare) failures.
+   */
+  async failures(jobs: readonly RecoveryJob[]): Promise<RecoveryFailure[]> {
     if (jobs.length === 0) return [];
     const per = Math.ceil(jobs.length / this.threads);
     const parts: Promise<Uint8Array>[] = [];
     for (let t = 0; t * per < jobs.length; t++) {
-      const slice = jobs.slice(t * per, (t + 1) * per);
-      const input = new Uint8Array(slice.length * JOB_BYTES);
-      slice.forEach((j, i) => {
-        input.set(j.hash, i * JOB_BYTES);
-        input.set(j.signature, i * JOB_BYTES + 32);
-      });
+      const first = t * per;
+      const n = Math.min(per, jobs.length - first);
+      const input = new Uint8Array(n * JOB_BYTES);
+      for (let i = 0; i < n; i++) {
+        const j = jobs[first + i];
+        const at = i * JOB_BYTES;
+        input.set(j.hash, at);
+        input.set(j.signature, at + 32);
+        input.set(addressBytes(j.expected), at + 97);
+      }
       parts.push(this.run(this.workers[t], input));
     }
-    const out: (string | null)[] = [];
-    for (const p of await Promise.all(parts)) {
-      for (let i = 0; i < p.length; i += 20) {
-        const a = bytesToHex0x(p.subarray(i, i + 20));
-        out.push(a === ZERO_ADDRESS ? null : a);
-      }
-    }
-    return out;
-  }
-
-  /** The jobs whose signature does not recover to their expected signer. */
-  async failures(jobs: readonly RecoveryJob[]): Promise<RecoveryFailure[]> {
-    const got = await this.recover(jobs);
     const bad: RecoveryFailure[] = [];
-    jobs.forEach((job, i) => {
-      if (got[i] !== job.expected) bad.push({ job, recovered: got[i] });
+    const answers = await Promise.all(parts);
+    answers.forEach((a, t) => {
+      // Failures: u32 index (little-endian) || 20 recovered bytes (zeros: invalid signature).
+      const view = new DataView(a.buffer, a.byteOffset, a.byteLength);
+      for (let at = 0; at < a.length; at += FAILURE_BYTES) {
+        const recovered = bytesToHex0x(a.subarray(at + 4, at + FAILURE_BYTES));
+        bad.push({ job: jobs[t * per + view.getUint32(at, true)], recovered: recovered === ZERO_ADDRESS ? null : recovered });
+      }
     });
     return bad;
   }
@@ -83,4 +86,10 @@ export class ConsentPool {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
+}
+
+function addressBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(20);
+  for (let k = 0; k < 20; k++) out[k] = parseInt(hex.substr(2 + 2 * k, 2), 16);
+  return out;
 }
