@@ -2,6 +2,7 @@
 // `ringbook`: the operator and trader command line. Each command prints a human table by
 // default and JSON with --json; exit codes: 0 ok, 1 error, 2 verification found fraud,
 // 64 usage error.
+import { RECORD_WORDS, RequestReader, viewsOfRecords } from '../ring/records.js';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/recover.js';
@@ -67,13 +68,18 @@ function keygen(args: ParsedArgs): number {
 function journalInspect(args: ParsedArgs): number {
   const dir = path.join(dataDir(args), 'journal');
   const journal = Journal.open(dir);
-  const rows: { batch_id: number; time: string; requests: number; bytes: number; input_hash: string }[] = [];
+  const rows: { batch_id: number; time: string; requests: number; consent_slots: number; bytes: number; input_hash: string }[] = [];
   let requests = 0;
   let bytes = 0;
   try {
     for (const b of journal.read(1)) {
-      rows.push({ batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: b.count, bytes: b.bytes, input_hash: b.input_hash });
-      requests += b.count;
+      // Records are requests and the consent slots that follow signed ones (src/ring/consent.ts).
+      const reader = new RequestReader(viewsOfRecords(b.records));
+      let consent_slots = 0;
+      for (let k = 0; k < b.count; k++) if (reader.isConsent(k * RECORD_WORDS)) consent_slots++;
+      const n = b.count - consent_slots;
+      rows.push({ batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: n, consent_slots, bytes: b.bytes, input_hash: b.input_hash });
+      requests += n;
       bytes += b.bytes;
     }
   } finally {

@@ -17,7 +17,7 @@ import { batchFromJson, RECORD_BYTES, type PublishedBatch } from '../../src/da/p
 import { Verifier, type BatchVerdict } from '../../src/da/verifier.js';
 import type { EngineConfig } from '../../src/engine/api.js';
 import { RequestKind } from '../../src/engine/types.js';
-import { adminHeaders, api, deposit, REPO_ROOT, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { adminHeaders, api, deposit, REPO_ROOT, runVerifier as runHarnessVerifier, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
 
 const VERIFY_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js');
@@ -38,16 +38,8 @@ function tmp(): string {
   return d;
 }
 
-function runVerifier(url: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [VERIFY_MAIN, '--url', url, '--config', config_file, ...extra], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+function runVerifier(url: string, extra: string[] = []): ReturnType<typeof runHarnessVerifier> {
+  return runHarnessVerifier(url, config_file, extra);
 }
 
 async function fetchBatches(url: string): Promise<PublishedBatch[]> {

@@ -2,7 +2,6 @@
 // an order shows the order's signature and message; `ringbook verify` agrees on an honest run,
 // and finds a fraud proof when a signature is tampered with (served by a proxy that keeps the
 // input hash consistent) and when a request nobody signed is written into the journal.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -13,10 +12,9 @@ import { createRecordRing, RECORD_WORDS, RequestWriter } from '../../src/ring/re
 import { emptyRequest, RequestKind, Side } from '../../src/engine/types.js';
 import { Journal } from '../../src/journal/journal.js';
 import {
-  REPO_ROOT, Wallet, adminState, api, deposit, hexToBytes, keccak_256, bytesToHex, startServer, type StartedServer,
+  Wallet, adminState, runVerifier, api, deposit, hexToBytes, keccak_256, bytesToHex, startServer, type StartedServer,
 } from './harness.js';
 
-const VERIFY_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js');
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -36,16 +34,8 @@ async function settled(s: StartedServer): Promise<void> {
   throw new Error('the DA thread did not catch up');
 }
 
-function verify(url: string, config: string, out: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [VERIFY_MAIN, '--url', url, '--config', config, '--out', out], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+function verify(url: string, config: string, out: string): ReturnType<typeof runVerifier> {
+  return runVerifier(url, config, ['--out', out]);
 }
 
 /** A proxy in front of `upstream` that lets `edit` change each served batch (JSON). */

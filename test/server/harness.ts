@@ -534,3 +534,18 @@ export async function settledAdminState(s: StartedServer): Promise<any> {
 export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
 }
+
+/** `ringbook verify` (dist/src/cli/verify.js) against `url` with `config_file`; its exit code and output. */
+export function runVerifier(url: string, config_file: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', url, '--config', config_file, ...extra], {
+      cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout!.on('data', (d) => (stdout += d));
+    p.stderr!.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

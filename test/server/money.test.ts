@@ -146,9 +146,9 @@ describe('POST /withdrawals and POST /withdrawal-signature', () => {
     expect((await balances(s, w.address)).USDC).toEqual({ available: 0, locked: 1_000_500 });
   });
 
-  it('an address without an account cannot withdraw (NOT_FOUND)', async () => {
+  it('an address that never deposited cannot withdraw (INSUFFICIENT_BALANCE: every address is an account)', async () => {
     const fresh = Wallet.random();
-    fail(await a.post('/withdrawals', fresh.withdraw('USDC', '1')), 404, 'NOT_FOUND');
+    fail(await a.post('/withdrawals', fresh.withdraw('USDC', '1')), 400, 'INSUFFICIENT_BALANCE');
   });
 
   it('withdrawal-signature answers only a matching pending withdrawal', async () => {

@@ -174,6 +174,7 @@ describe('account reads', () => {
         BTC: { available: 0, locked: 0 },
         USDC: { available: 0, locked: 0 },
         nonce_high_water: 0,
+        envelope_nonce_high_water: 0,
         credit: null,
       },
     });

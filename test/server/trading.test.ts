@@ -45,7 +45,7 @@ describe('POST /deposit', () => {
     const b = await balances(s, w.address);
     expect(b).toEqual({
       ETH: { available: 0, locked: 0 }, BTC: { available: 0, locked: 0 }, USDC: { available: 1_234_500_001, locked: 0 },
-      nonce_high_water: 0, credit: null,
+      nonce_high_water: 0, envelope_nonce_high_water: 0, credit: null,
     });
   });
 

@@ -3,7 +3,6 @@
 // chain published after the restart re-executes from genesis (ringbook verify); a corrupt newest
 // snapshot is reported and the older one is used; a journal trimmed after snapshots still
 // recovers, and without any snapshot it refuses to start, saying why.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { decodeEngine, encodeEngine, encodeSnapshot, listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
 import { ok } from '../server/checks.js';
-import { adminHeaders, adminState, api, REPO_ROOT, startServer, type StartedServer } from '../server/harness.js';
+import { adminHeaders, adminState, api, runVerifier, startServer, type StartedServer } from '../server/harness.js';
 import { fund, readBack, settledState, snapshotWritten, trade } from './traffic.js';
 
 const EVERY = 4;
@@ -27,16 +26,7 @@ afterAll(() => {
 
 function verify(s: StartedServer, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const config = path.join(s.data_dir, 'test-config.json');
-  const out = dataDir();
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', s.url, '--config', config, '--out', out, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runVerifier(s.url, config, ['--out', dataDir(), ...extra]);
 }
 
 describe('server recovery from snapshots', () => {
