@@ -15,6 +15,7 @@
 import type { CanonicalState } from '../engine/api.js';
 import { OrderStatus } from '../engine/types.js';
 import { programmeLeavesOfCanonical } from './programme_leaves.js';
+import { engineLeavesOfCanonical } from './engine_leaves.js';
 import {
   EMPTY_KEY, LeafKind, ZERO_ADDRESS, accountKey, accountValue, balanceKey, balanceValue, creditValue,
   feesValue, marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
@@ -96,5 +97,7 @@ export function leavesFromCanonical(input: CanonicalLeavesInput): CanonicalLeave
   }
   // Referrals, their earnings and the forced-inclusion inbox: all in the canonical state.
   entries.push(...programmeLeavesOfCanonical(s));
+  // Counters, supply, open orders' terms.
+  entries.push(...engineLeavesOfCanonical(s));
   return { entries, markets, addresses };
 }

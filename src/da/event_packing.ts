@@ -1,7 +1,7 @@
 // The committed events as the front thread posts them to the DA worker (src/da/da_thread.ts): per
 // event its type and the numeric fields the state root reads, in one Float64Array per message,
 // with the few strings the root reads on the side (ACCOUNT addresses; the client order id of a
-// FORCE_INCLUDE acceptance, which the inbox entry leaf commits to). `PackedFields` reads them back
+// FORCE_INCLUDE or PLACE acceptance, which the inbox entry and order terms leaves commit to). `PackedFields` reads them back
 // as EventFields for the worker's StateRootBuilder; test/da/event_packing.test.ts checks that the
 // builder gives the same roots through the packing as over the events themselves.
 import { RequestKind } from '../engine/types.js';
@@ -68,7 +68,8 @@ export class EventPacker {
     // A copy of the record's fields, whatever they mean: the worker reads them by their names.
     for (let k = 0; k < count; k++) b[at + PACKED_FIELD0 + k] = e.field(k);
     if (type === EventType.ACCOUNT) this.addresses.push([this.n, e.addressHex()]);
-    else if (type === EventType.ACCEPTED && b[at + PACKED_FIELD0 + AcceptedField.KIND] === RequestKind.FORCE_INCLUDE) {
+    else if (type === EventType.ACCEPTED && (b[at + PACKED_FIELD0 + AcceptedField.KIND] === RequestKind.FORCE_INCLUDE ||
+      b[at + PACKED_FIELD0 + AcceptedField.KIND] === RequestKind.PLACE)) {
       const coid = e.clientOrderId();
       if (coid !== '') this.client_ids.push([this.n, coid]);
     } else if (type === EventType.BATCH_COMMITTED) this.packed_batch_id = b[at + PACKED_FIELD0 + BatchField.BATCH_ID];

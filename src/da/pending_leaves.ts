@@ -5,6 +5,7 @@ import {
   marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
   type MarketLeafValue, type OrderLeafValue, type PendingLeaf,
 } from './state_leaves.js';
+import { countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
 import {
   envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
@@ -43,6 +44,12 @@ export class PendingSet {
   earned = new Map<number, number>();
   /** entry id -> the queued entry, or null when it left the inbox. */
   inbox = new Map<number, InboxLeafFields | null>();
+  /** The id counters, once the batch moved one (the whole value, not an increment). */
+  counters: Counters | null = null;
+  /** asset -> [deposits, withdrawals] totals so far. */
+  supply = new Map<number, [number, number]>();
+  /** order id -> its terms, or null once it is no longer open. */
+  terms = new Map<number, OrderTerms | null>();
 }
 
 /** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
@@ -78,6 +85,9 @@ export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]
     const referred = Math.floor(k / BALANCE_KEY_SPAN);
     out.push(referralEarnedLeaf(referred, k - referred * BALANCE_KEY_SPAN, earned));
   }
+  if (p.counters !== null) out.push(countersLeaf(p.counters));
+  for (const [asset, [d, w]] of p.supply) out.push(supplyLeaf(asset, d, w));
+  for (const [order_id, t] of p.terms) out.push(orderTermsLeaf(order_id, t));
   for (const [entry_id, entry] of p.inbox) {
     out.push(entry === null ? [inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null }] : inboxLeaf(entry));
   }

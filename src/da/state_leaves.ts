@@ -21,11 +21,18 @@ export const LeafKind = {
   INBOX_ENTRY: 0x0b,
   /** An account's last force-include envelope nonce, its own sequence (programme_leaves.ts). */
   ENVELOPE_NONCE: 0x0c,
+  /** The id counters: next order id, next fill id, next inbox entry id (engine_leaves.ts). */
+  COUNTERS: 0x0d,
+  /** Per asset, lifetime deposits and withdrawals (engine_leaves.ts). */
+  SUPPLY: 0x0e,
+  /** An open order's terms the open-order leaf lacks: order type, time in force, client id. */
+  ORDER_TERMS: 0x0f,
 } as const;
 
 export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
   8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry', 12: 'envelope_nonce',
+  13: 'counters', 14: 'supply', 15: 'order_terms',
 };
 
 export const BUCKET_BITS = 12;
@@ -306,6 +313,23 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
     case LeafKind.INBOX_ENTRY:
       id = `inbox_entry/entry_id=${getU64(key, 0)}`;
       if (value) describeInboxValue(value, f);
+      break;
+    case LeafKind.COUNTERS:
+      id = 'counters';
+      if (value) { f.next_order_id = getU64(value, 0); f.next_fill_id = getU64(value, 8); f.next_inbox_entry_id = getU64(value, 16); }
+      break;
+    case LeafKind.SUPPLY:
+      id = `supply/asset=${getU16(key, 0)}`;
+      if (value) { f.deposits = getU64(value, 0); f.withdrawals = getU64(value, 8); }
+      break;
+    case LeafKind.ORDER_TERMS:
+      id = `order_terms/order_id=${getU64(key, 0)}`;
+      if (value) {
+        f.order_type = value[0]; f.tif = value[1];
+        let c = '';
+        for (let i = 0; i < Math.min(value[2], 36); i++) c += String.fromCharCode(value[3 + i]);
+        f.client_order_id = c;
+      }
       break;
     case LeafKind.ENVELOPE_NONCE:
       id = `envelope_nonce/account=${getU32(key, 0)}`;

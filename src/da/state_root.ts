@@ -27,6 +27,7 @@ import {
 } from './state_leaves.js';
 import { BucketTree, type Entry } from './bucket_tree.js';
 import { referralEarnedLeafId } from './programme_leaves.js';
+import { COUNTERS_START, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
 import { describeChange, firstDifferingChange } from './state_diff.js';
 import type { CanonicalLeaves } from './canonical_leaves.js';
@@ -130,6 +131,7 @@ export class StateRootBuilder {
       }
       case EventType.ACCEPTED: {
         const kind = e.field(AcceptedField.KIND);
+        this.acceptedEngineLeaves(e, kind);
         if (!SIGNED_KINDS.has(kind)) return;
         const account = e.field(AcceptedField.ACCOUNT);
         const nonce = e.field(AcceptedField.NONCE);
@@ -202,6 +204,7 @@ export class StateRootBuilder {
           p.order.set(order_id, o);
         }
         o.open = status < STATUS_CLOSED_MIN;
+        if (!o.open) p.terms.set(order_id, null);
         o.account = e.field(OrderUpdateField.ACCOUNT);
         o.market = e.field(OrderUpdateField.MARKET);
         o.side = e.field(OrderUpdateField.SIDE);
@@ -235,6 +238,7 @@ export class StateRootBuilder {
         });
         return;
       case EventType.FILL: {
+        this.counters().next_fill_id = e.field(FillField.FILL_ID) + 1;
         const m = e.field(FillField.MARKET);
         const price = e.field(FillField.PRICE_UNITS);
         const mv = this.markets[m];
@@ -260,6 +264,39 @@ export class StateRootBuilder {
       default:
         return;
     }
+  }
+
+  /** Counters, supply and order terms (engine_leaves.ts) from an ACCEPTED event. */
+  private acceptedEngineLeaves(e: EventFields, kind: number): void {
+    const p = this.pending;
+    if (kind === RequestKind.PLACE) {
+      const order_id = e.field(AcceptedField.ORDER_ID);
+      this.counters().next_order_id = order_id + 1;
+      p.terms.set(order_id, { order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF), client_order_id: e.clientOrderId() });
+    } else if (kind === RequestKind.FORCE_INCLUDE) {
+      this.counters().next_inbox_entry_id = e.field(AcceptedField.ORDER_ID) + 1;
+    } else if (kind === RequestKind.DEPOSIT || kind === RequestKind.WITHDRAW) {
+      const asset = e.field(AcceptedField.ASSET);
+      let s = p.supply.get(asset);
+      if (s === undefined) {
+        const leaf = this.tree.get(supplyLeafId(asset));
+        s = leaf === undefined ? [0, 0] : [getU64(leaf.value, 0), getU64(leaf.value, 8)];
+        p.supply.set(asset, s);
+      }
+      s[kind === RequestKind.DEPOSIT ? 0 : 1] += e.field(AcceptedField.AMOUNT_UNITS);
+    }
+  }
+
+  /** The batch's counters, starting from the tree's leaf (or from 1 before any). */
+  private counters(): Counters {
+    const p = this.pending;
+    if (p.counters === null) {
+      const leaf = this.tree.get('13');
+      p.counters = leaf === undefined
+        ? { next_order_id: COUNTERS_START, next_fill_id: COUNTERS_START, next_inbox_entry_id: COUNTERS_START }
+        : { next_order_id: getU64(leaf.value, 0), next_fill_id: getU64(leaf.value, 8), next_inbox_entry_id: getU64(leaf.value, 16) };
+    }
+    return p.counters;
   }
 
   /** A referral's earnings in an asset as the tree holds them (0 when no share was paid yet). */

@@ -40,6 +40,13 @@ export class Model {
   earned = new Map<string, number>();
   /** The last FORCE_INCLUDE ACCEPTED: [fields 0..12], client id. */
   force: { f: number[]; coid: string } | null = null;
+  /** Doc: counters leaf 0x0d = next order id, next fill id, next inbox entry id (from 1). */
+  counters = [1, 1, 1];
+  /** Doc: supply leaf 0x0e per asset = lifetime deposits, withdrawals. */
+  supply = new Map<number, [number, number]>();
+  countersLeaf(): void {
+    this.put(13, new Uint8Array(0), be(['u64', this.counters[0]], ['u64', this.counters[1]], ['u64', this.counters[2]]));
+  }
   put(kind: number, key: Uint8Array, value: Uint8Array | null): void {
     const id = kind + ':' + Buffer.from(key).toString('hex');
     if (value === null) this.leaves.delete(id);
@@ -57,6 +64,20 @@ export class Model {
         this.time = f(1);
         return;
       case EventType.ACCEPTED:
+        if (f(0) === 3) {
+          // Doc: an order's terms leaf 0x0f = order type u8, tif u8, client id (length + 36 bytes).
+          this.counters[0] = f(2) + 1;
+          this.countersLeaf();
+          this.put(15, be(['u64', f(2)]), be(['u8', f(6)], ['u8', f(7)], ['ascii36', e.clientOrderId()]));
+        } else if (f(0) === 13) {
+          this.counters[2] = f(2) + 1;
+          this.countersLeaf();
+        } else if (f(0) === 1 || f(0) === 2) {
+          const s = this.supply.get(f(10)) ?? [0, 0];
+          s[f(0) - 1] += f(11);
+          this.supply.set(f(10), s);
+          this.put(14, be(['u16', f(10)]), be(['u64', s[0]], ['u64', s[1]]));
+        }
         if (![2, 3, 4, 5, 6, 12, 13].includes(f(0))) return;
         // Doc: a force-include envelope sets the account's envelope_nonce leaf (0x0c), its own
         // sequence; every other signed kind the nonce leaf (0x02).
@@ -85,12 +106,17 @@ export class Model {
         return this.put(11, be(['u64', f(0)]), null);
       case EventType.ACCOUNT: return this.put(3, be(['u32', f(0)]), be(['addr', e.addressHex()]));
       case EventType.ORDER_UPDATE:
-        if (f(4) >= 2) return this.put(4, be(['u64', f(0)]), null);
+        if (f(4) >= 2) {
+          this.put(15, be(['u64', f(0)]), null);
+          return this.put(4, be(['u64', f(0)]), null);
+        }
         return this.put(4, be(['u64', f(0)]), be(['u32', f(1)], ['u16', f(2)], ['u8', f(3)], ['u64', f(5)], ['u64', f(6)], ['u64', f(7)], ['u64', f(8)], ['u8', f(4)]));
       case EventType.MARKET:
         this.markets.set(f(0), [0, 1, 2, 3, 4, 5, 6, 7, 8].map(f));
         return this.marketLeaf(f(0));
       case EventType.FILL:
+        this.counters[1] = f(0) + 1;
+        this.countersLeaf();
         this.mark.set(f(1), f(7));
         return this.marketLeaf(f(1));
       case EventType.FEES: return this.put(6, new Uint8Array(0), be(['i32', f(0)], ['i32', f(1)]));

@@ -1,0 +1,72 @@
+// Leaves for engine state that changes later answers but that the balance, order and market leaves
+// do not hold (docs/verifiability.md, "Engine counters and order terms"): the id counters, the
+// per-asset deposit and withdrawal totals, and an open order's type, time in force and client id.
+// All three come from events the engine already writes (ACCEPTED, FILL), so the event-side
+// builder (state_root.ts) and the canonical side (canonical_leaves.ts) make the same leaves.
+import type { CanonicalState } from '../engine/api.js';
+import { EMPTY_KEY, LeafKind, need, orderKey, putU16, putU64, putU8, type PendingLeaf } from './state_leaves.js';
+
+/** Counters as they start: ids are handed out from 1. No leaf while all are at their start. */
+export const COUNTERS_START = 1;
+
+export interface Counters {
+  next_order_id: number;
+  next_fill_id: number;
+  next_inbox_entry_id: number;
+}
+
+export function countersLeaf(c: Counters): [string, PendingLeaf] {
+  const v = new Uint8Array(24);
+  putU64(v, 0, c.next_order_id); putU64(v, 8, c.next_fill_id); putU64(v, 16, c.next_inbox_entry_id);
+  return ['13', { kind: LeafKind.COUNTERS, key: EMPTY_KEY, value: v }];
+}
+
+export function supplyLeafId(asset: number): string {
+  return `14:${asset}`;
+}
+
+export function supplyLeaf(asset: number, deposits_units: number, withdrawals_units: number): [string, PendingLeaf] {
+  const k = new Uint8Array(2);
+  putU16(k, 0, asset);
+  const v = new Uint8Array(16);
+  putU64(v, 0, deposits_units); putU64(v, 8, withdrawals_units);
+  return [supplyLeafId(asset), { kind: LeafKind.SUPPLY, key: k, value: v }];
+}
+
+/** Client order ids are at most 36 ASCII characters (records.ts CLIENT_ORDER_ID_BYTES_MAX). */
+const TERMS_CLIENT_ID_BYTES = 36;
+
+export interface OrderTerms {
+  order_type: number;
+  tif: number;
+  client_order_id: string;
+}
+
+/** order type u8, tif u8, client id length u8, client id bytes zero-padded to 36. Null removes. */
+export function orderTermsLeaf(order_id: number, t: OrderTerms | null): [string, PendingLeaf] {
+  let v: Uint8Array | null = null;
+  if (t !== null) {
+    v = new Uint8Array(3 + TERMS_CLIENT_ID_BYTES);
+    putU8(v, 0, t.order_type); putU8(v, 1, t.tif);
+    need(t.client_order_id.length <= TERMS_CLIENT_ID_BYTES, 'client order id longer than 36');
+    putU8(v, 2, t.client_order_id.length);
+    for (let i = 0; i < t.client_order_id.length; i++) putU8(v, 3 + i, t.client_order_id.charCodeAt(i));
+  }
+  return [`15:${order_id}`, { kind: LeafKind.ORDER_TERMS, key: orderKey(order_id), value: v }];
+}
+
+/** These leaves of a canonical state (resting orders are limit orders: type 0). */
+export function engineLeavesOfCanonical(s: CanonicalState): [string, PendingLeaf][] {
+  const out: [string, PendingLeaf][] = [];
+  if (s.next_order_id !== COUNTERS_START || s.next_fill_id !== COUNTERS_START || s.next_inbox_entry_id !== COUNTERS_START) {
+    out.push(countersLeaf(s));
+  }
+  s.deposits_units.forEach((d, asset) => {
+    const w = s.withdrawals_units[asset];
+    if (d !== 0 || w !== 0) out.push(supplyLeaf(asset, d, w));
+  });
+  for (const m of s.markets) {
+    for (const o of [...m.bids, ...m.asks]) out.push(orderTermsLeaf(o.order_id, { order_type: 0, tif: o.tif, client_order_id: o.client_order_id }));
+  }
+  return out;
+}
