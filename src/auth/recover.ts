@@ -7,9 +7,9 @@
 // the native addon cannot load. Both return the same address for every input (property-tested).
 import { createRequire } from 'node:module';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { eip191Hash, eip191HashBytes } from './eip191.js';
 import { parseHexAnyLength, parsePrefixedHex, toHex0x } from './hex.js';
+import { keccak256WasmOne } from '../util/keccak_wasm.js';
 
 export type RecoverBackendName = 'native' | 'noble';
 
@@ -89,7 +89,7 @@ export function nativeBackendAvailable(): boolean {
 }
 
 function addressFromUncompressed(pub65: Uint8Array, out20: Uint8Array): void {
-  const h = keccak_256(pub65.subarray(1, 65));
+  const h = keccak256WasmOne(pub65.subarray(1, 65));
   out20.set(h.subarray(12, 32));
 }
 
