@@ -16,7 +16,7 @@ import {
 } from '../src/auth/recover.js';
 import { toHex0x } from '../src/auth/hex.js';
 import type { SignedMessage } from '../src/auth/verify.js';
-import { encodePackedBatch, verifyPackedBatch } from '../src/auth/verify_codec.js';
+import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../src/auth/verify_codec.js';
 import { createVerifyPool, type VerifyPoolOptions } from '../src/auth/verify_pool.js';
 
 const DISTINCT = 256; // distinct signed messages (keys and texts), cycled
@@ -107,7 +107,7 @@ function inThreadPacked(r: Recoverer, items: SignedMessage[]): number {
   for (let s = 0; s < n; s += 100) buffers.push(encodePackedBatch(items, s, Math.min(n, s + 100)));
   const t0 = performance.now();
   for (const b of buffers) {
-    if (verifyPackedBatch(b, r).includes(0)) throw new Error('in-thread verify refused a valid signature');
+    if (splitTaskAnswer(verifyPackedBatch(b, r)).verdicts.includes(0)) throw new Error('in-thread verify refused a valid signature');
   }
   return (n * 1000) / (performance.now() - t0);
 }

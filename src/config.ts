@@ -3,6 +3,7 @@
 // so the rest of the code can trust its limits (TIGER_STYLE: assert at the boundary).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import path from 'node:path';
 import type { EngineConfig } from './engine/api.js';
 import { FORCE_INCLUSION_DEADLINE_MS } from './engine/types.js';
@@ -85,6 +86,16 @@ export interface RingbookConfig {
    * them (recovery then needs that snapshot or a newer one); false keeps the whole journal.
    */
   journal: { trim: boolean };
+  /**
+   * `cpu`: pin the matcher thread to this CPU (Linux, `taskset`; docs/operations.md "Pinning the
+   * matcher thread"); null (the default) leaves it to the scheduler. Below the machine's CPU count.
+   */
+  matcher: { cpu: number | null };
+  /**
+   * `stage_timings`: stamp every signed request at each pipeline stage and write them to
+   * `<data_dir>/stage_timings.f64` at a clean stop (bench/load.ts reads them; off by default).
+   */
+  diagnostics: { stage_timings: boolean };
   /** From the environment only (never from files): admin token and operator key, when set. */
   admin_token: string | null;
   operator_key: string | null;
@@ -208,6 +219,17 @@ function str(x: unknown, what: string, pattern: RegExp): string {
 const SYMBOL = /^[A-Z0-9]{1,12}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
+/**
+ * `matcher.cpu`: null/absent (no pinning) or a CPU number the process may run on. Checked against
+ * os.availableParallelism() (`cores`): pinning to a CPU this machine lacks would fail at start.
+ */
+export function matcherCpu(x: unknown, cores: number = os.availableParallelism()): number | null {
+  if (x === undefined || x === null) return null;
+  need(typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x < cores, null,
+    `matcher.cpu must be null or an integer CPU number in [0, ${cores - 1}] (this machine has ${cores} CPUs)`);
+  return x as number;
+}
+
 export function validateConfig(raw: unknown): RingbookConfig {
   need(isObject(raw), null, 'top level must be an object');
   const r = raw as Record<string, unknown>;
@@ -272,6 +294,11 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const journal = isObject(r.journal) ? r.journal : {};
   const trim = journal.trim ?? false;
   need(typeof trim === 'boolean', null, 'journal.trim must be true or false');
+  const matcher = isObject(r.matcher) ? r.matcher : {};
+  const cpu = matcherCpu(matcher.cpu);
+  const diagnostics = isObject(r.diagnostics) ? r.diagnostics : {};
+  const stage_timings = diagnostics.stage_timings ?? false;
+  need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
   const port = int(server.port, 'server.port');
   need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
   return {
@@ -300,6 +327,8 @@ export function validateConfig(raw: unknown): RingbookConfig {
     force_inclusion: { hold_ms },
     snapshots: { every_batches: every_batches as number, keep },
     journal: { trim: trim as boolean },
+    matcher: { cpu },
+    diagnostics: { stage_timings: stage_timings as boolean },
     admin_token: null,
     operator_key: null,
     clock_offset_ms: 0,

@@ -7,6 +7,10 @@
 //   The front thread only runs TextEncoder.encodeInto; all hex parsing and hashing happen in the
 //   worker, which hashes the UTF-8 bytes directly (EIP-191 needs bytes, not a string).
 // 'clone': the items array itself, structured-cloned by postMessage (kept for the benchmark).
+//
+// The answer, either way: one verdict byte per item, then TASK_TIMES_BYTES: the worker's start
+// and end of the task as two f64 epoch milliseconds (performance.timeOrigin + now(): comparable
+// across threads), for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
 import { parseHexBytesInto } from './hex.js';
 import type { Recoverer } from './recover.js';
 import { verifyMessageBytes, verifySignedMessage, type SignedMessage } from './verify.js';
@@ -61,14 +65,36 @@ function isPrefix0x(bytes: Uint8Array, at: number): boolean {
   return bytes[at] === 48 && bytes[at + 1] === 120; // "0x"
 }
 
-/** Worker side: one verdict byte per item (1 valid, 0 invalid). */
+/** Bytes after the verdicts of a task's answer: the task's start and end (f64 epoch ms each). */
+export const TASK_TIMES_BYTES = 16;
+
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** The verdicts of an answer and the task's [start, end] epoch ms. */
+export function splitTaskAnswer(answer: Uint8Array): { verdicts: Uint8Array; start_ms: number; end_ms: number } {
+  const count = answer.length - TASK_TIMES_BYTES;
+  const view = new DataView(answer.buffer, answer.byteOffset + count, TASK_TIMES_BYTES);
+  return { verdicts: answer.subarray(0, count), start_ms: view.getFloat64(0, true), end_ms: view.getFloat64(8, true) };
+}
+
+function stampTask(out: Uint8Array, count: number, start_ms: number): Uint8Array {
+  const view = new DataView(out.buffer, out.byteOffset + count, TASK_TIMES_BYTES);
+  view.setFloat64(0, start_ms, true);
+  view.setFloat64(8, epochMs(), true);
+  return out;
+}
+
+/** Worker side: one verdict byte per item (1 valid, 0 invalid), then the task's times. */
 export function verifyPackedBatch(buffer: ArrayBuffer, recoverer: Recoverer): Uint8Array {
+  const start_ms = epochMs();
   const bytes = new Uint8Array(buffer);
   const count = new Uint32Array(buffer, 0, 1)[0];
   const offsets = new Uint32Array(buffer, 4, count + 1);
   const fixedAt = 4 + 4 * (count + 1);
   const messagesAt = fixedAt + count * RECORD;
-  const out = new Uint8Array(count);
+  const out = new Uint8Array(count + TASK_TIMES_BYTES);
   const sig = new Uint8Array(65);
   const addr = new Uint8Array(20);
   for (let k = 0; k < count; k++) {
@@ -79,14 +105,15 @@ export function verifyPackedBatch(buffer: ArrayBuffer, recoverer: Recoverer): Ui
     const message = bytes.subarray(messagesAt + offsets[k], messagesAt + offsets[k + 1]);
     out[k] = verifyMessageBytes(message, sig, addr, recoverer) ? 1 : 0;
   }
-  return out;
+  return stampTask(out, count, start_ms);
 }
 
 /** Worker side for the 'clone' transport. */
 export function verifyClonedBatch(items: readonly SignedMessage[], recoverer: Recoverer): Uint8Array {
-  const out = new Uint8Array(items.length);
+  const start_ms = epochMs();
+  const out = new Uint8Array(items.length + TASK_TIMES_BYTES);
   for (let k = 0; k < items.length; k++) out[k] = verifySignedMessage(items[k], recoverer) ? 1 : 0;
-  return out;
+  return stampTask(out, items.length, start_ms);
 }
 
 /** Worker side entry (tasks come only from encodePackedBatch / the pool, never from the wire). */

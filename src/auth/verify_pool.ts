@@ -5,7 +5,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { RecoverBackendName } from './recover.js';
-import { encodePackedBatch, type VerifyTask, type VerifyTransport } from './verify_codec.js';
+import { encodePackedBatch, splitTaskAnswer, type VerifyTask, type VerifyTransport } from './verify_codec.js';
 import type { SignedMessage } from './verify.js';
 
 export interface VerifyPoolOptions {
@@ -78,16 +78,26 @@ export class VerifyPool {
   /**
    * Verdicts for `items`, in order: 1 when the message was signed (EIP-191, low-s) by the item's
    * expected address, else 0. Malformed items are 0; the promise rejects only if a worker dies or
-   * the pool is closed.
+   * the pool is closed. With `times_ms` (2 per item), item i gets the worker's start and end of the
+   * task that checked it at [2i] and [2i + 1] (epoch ms; the per-stage latency of the load bench).
    */
-  async verifyBatch(items: readonly SignedMessage[]): Promise<Uint8Array> {
+  async verifyBatch(items: readonly SignedMessage[], times_ms?: Float64Array): Promise<Uint8Array> {
     if (this.#closed) throw new Error('verify pool is closed');
     if (!Array.isArray(items)) throw new TypeError('items must be an array');
     const out = new Uint8Array(items.length);
     const runs: Promise<void>[] = [];
     for (let start = 0; start < items.length; start += this.taskSize) {
       const end = Math.min(items.length, start + this.taskSize);
-      runs.push(this.#runTask(items, start, end).then((verdicts) => out.set(verdicts, start)));
+      runs.push(this.#runTask(items, start, end).then((answer) => {
+        const { verdicts, start_ms, end_ms } = splitTaskAnswer(answer);
+        out.set(verdicts, start);
+        if (times_ms !== undefined) {
+          for (let i = start; i < end; i++) {
+            times_ms[2 * i] = start_ms;
+            times_ms[2 * i + 1] = end_ms;
+          }
+        }
+      }));
     }
     await Promise.all(runs);
     return out;

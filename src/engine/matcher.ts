@@ -23,6 +23,15 @@ export interface MatcherOptions {
   commit?: (batch_id: number, time_ms: number, records: Int32Array, count: number) => Promise<void>;
   /** Called when a commit fails: the process cannot go on acknowledging. */
   onCommitFailure?: (e: unknown) => void;
+  /**
+   * Stage timings (docs/benchmarks.md, load): BATCH_COMMITTED carries the batch's start, applied
+   * and durable times in fields 3-5 (epoch ms, performance.timeOrigin + now()); 0 when off.
+   */
+  stamp_batches?: boolean;
+}
+
+function stampMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 export class Matcher {
@@ -150,6 +159,8 @@ export class Matcher {
     if (ring === null) return;
     // Copy the batch out of the ring and free the slots at once: the front can refill them while
     // this batch is applied and journaled.
+    const stamp = this.options.stamp_batches === true;
+    const started_ms = stamp ? stampMs() : 0;
     for (let i = 0; i < n; i++) {
       const o = ring.slotOffset(i);
       this.batch_records.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
@@ -158,15 +169,16 @@ export class Matcher {
     const batch_id = ++this.batch_id;
     const time = this.clock();
     this.applyBatch(batch_id, time, n);
+    const applied_ms = stamp ? stampMs() : 0;
     const commit = this.options.commit;
     if (commit === undefined) {
-      this.writeCommitted(batch_id, time, n);
+      this.writeCommitted(batch_id, time, n, started_ms, applied_ms, applied_ms);
       return;
     }
     this.pending_commits++;
     commit(batch_id, time, this.batch_records, n).then(() => {
       this.pending_commits--;
-      this.writeCommitted(batch_id, time, n);
+      this.writeCommitted(batch_id, time, n, started_ms, applied_ms, stamp ? stampMs() : 0);
     }, (e: unknown) => {
       if (this.options.onCommitFailure) this.options.onCommitFailure(e);
       else throw e;
@@ -199,11 +211,11 @@ export class Matcher {
     this.requests_applied += count;
   }
 
-  private writeCommitted(batch_id: number, time_ms: number, count: number): void {
+  private writeCommitted(batch_id: number, time_ms: number, count: number, started_ms = 0, applied_ms = 0, durable_ms = 0): void {
     const w = this.writer;
     w.seq = 0;
     w.current = null;
-    w.batchCommitted(batch_id, time_ms, count);
+    w.batchCommitted(batch_id, time_ms, count, started_ms, applied_ms, durable_ms);
     w.flush();
   }
 

@@ -30,6 +30,10 @@ export interface MatcherWorkerData {
   snapshot_every_batches: number;
   /** Added to the sequencer's clock (RINGBOOK_CLOCK_OFFSET_MS, a testing aid; 0 live). */
   clock_offset_ms: number;
+  /** Stamp batch start / applied / durable on BATCH_COMMITTED (config diagnostics.stage_timings). */
+  stamp_batches: boolean;
+  /** Pin this thread to one CPU (config matcher.cpu), null: leave it to the scheduler. */
+  cpu: number | null;
 }
 
 /** Front -> matcher. */
@@ -72,6 +76,7 @@ const matcher = new Matcher(engine, requests, events, {
   now_ms: () => Date.now() + data.clock_offset_ms,
   commit: journal === null ? undefined : (id, time, records, count) => journal.append(id, time, records, count),
   onCommitFailure: fatal,
+  stamp_batches: data.stamp_batches,
 });
 
 /** Captures the state after the last applied batch and posts it (the front writes the file). */

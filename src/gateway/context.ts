@@ -13,6 +13,7 @@ import { clientIpKey } from './rate_limit.js';
 import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
+import { stampMs, StageStamps, type StageRecorder } from './stage_timings.js';
 
 export type LimiterName = keyof RingbookConfig['rate_limits'];
 
@@ -33,6 +34,8 @@ export interface GatewayContext {
   closing: boolean;
   /** Keeps each wallet's signed requests in arrival order across signature checks. */
   arrival: ArrivalOrder;
+  /** Per-stage latency rows of signed requests (config diagnostics.stage_timings), else null. */
+  stages: StageRecorder | null;
 }
 
 /**
@@ -81,6 +84,10 @@ export class ArrivalOrder {
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
 export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
   const reply = new Reply(res);
+  if (ctx.stages !== null) {
+    reply.stamps = new StageStamps();
+    reply.stamps.arrive = stampMs();
+  }
   ctx.open_exchanges++;
   reply.onFinish(() => {
     ctx.open_exchanges--;
@@ -100,6 +107,9 @@ export class SignatureBatcher {
   private readonly pool: VerifyPool;
   private readonly batch_max: number;
   private items: { message: string; signature_hex: string; expected_address: string }[] = [];
+  /** Parallel to items: where to put the worker's start/end of the task (stage timings), or null. */
+  private stamps: (StageStamps | null)[] = [];
+  private any_stamps = false;
   /** Signatures queued or being checked. */
   pending = 0;
   private waiters: ((ok: boolean) => void)[] = [];
@@ -111,9 +121,11 @@ export class SignatureBatcher {
     this.batch_max = batch_max;
   }
 
-  verify(message: string, signature_hex: string, expected_address: string): Promise<boolean> {
+  verify(message: string, signature_hex: string, expected_address: string, stamps: StageStamps | null = null): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       this.items.push({ message, signature_hex, expected_address });
+      this.stamps.push(stamps);
+      if (stamps !== null) this.any_stamps = true;
       this.pending++;
       this.waiters.push((ok) => {
         this.pending--;
@@ -131,9 +143,9 @@ export class SignatureBatcher {
    * The message of `messages` that `address` signed (tried in order), or null: the journal keeps
    * it with the signature (consent on the record).
    */
-  async verifyAny(messages: readonly string[], signature_hex: string, address: string): Promise<string | null> {
+  async verifyAny(messages: readonly string[], signature_hex: string, address: string, stamps: StageStamps | null = null): Promise<string | null> {
     for (const m of messages) {
-      if (await this.verify(m, signature_hex, address)) return m;
+      if (await this.verify(m, signature_hex, address, stamps)) return m;
     }
     return null;
   }
@@ -143,11 +155,23 @@ export class SignatureBatcher {
     if (this.items.length === 0) return;
     const items = this.items;
     const waiters = this.waiters;
+    const stamps = this.stamps;
+    const times_ms = this.any_stamps ? new Float64Array(2 * items.length) : undefined;
     this.items = [];
     this.waiters = [];
+    this.stamps = [];
+    this.any_stamps = false;
     this.verified += items.length;
-    this.pool.verifyBatch(items).then(
+    this.pool.verifyBatch(items, times_ms).then(
       (verdicts) => {
+        if (times_ms !== undefined) {
+          for (let i = 0; i < stamps.length; i++) {
+            const s = stamps[i];
+            if (s === null) continue;
+            s.verify_start = times_ms[2 * i];
+            s.verify_end = times_ms[2 * i + 1];
+          }
+        }
         for (let i = 0; i < waiters.length; i++) waiters[i](verdicts[i] === 1);
       },
       (err: unknown) => {
@@ -280,7 +304,7 @@ export function submit(
 ): void {
   const bytes = Buffer.from(address_hex.slice(2), 'hex');
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
-  const p = ctx.link.submit(request, bytes, address_hex, referrer, consent === null ? null : encodeConsent(consent));
+  const p = ctx.link.submit(request, bytes, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps);
   if (p === null) {
     replyOverloaded(reply);
     return;

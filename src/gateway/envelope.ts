@@ -32,6 +32,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
 import { onAbort, parseJsonObject, readBody, watchAbort, type AbortWatch } from './http_body.js';
 import { nextRequestId } from './request_id.js';
+import type { StageStamps } from './stage_timings.js';
 
 /** Reason phrases for the status line. Statuses not listed get a generic phrase by class. */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
@@ -85,6 +86,8 @@ export class Reply {
   ignored_after_abort = 0;
   /** HTTP status written, 0 until a reply is written. */
   status = 0;
+  /** Pipeline stage stamps of a signed request (config diagnostics.stage_timings), else null. */
+  stamps: StageStamps | null = null;
   private readonly watch: AbortWatch;
   private written = false;
 

@@ -11,6 +11,7 @@ import {
 } from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { ReadModel, type FillView, type ReadModelLimits } from '../read_model/read_model.js';
+import { stampMs, type StageStamps } from './stage_timings.js';
 
 export interface Outcome {
   accepted: boolean;
@@ -28,6 +29,8 @@ export interface Outcome {
 interface Pending {
   resolve: (o: Outcome) => void;
   outcome: Outcome;
+  /** Stage stamps (config diagnostics.stage_timings), else null. */
+  stamps: StageStamps | null;
 }
 
 export interface MatcherLinkOptions {
@@ -44,6 +47,10 @@ export interface MatcherLinkOptions {
   snapshot_every_batches?: number;
   /** Added to the sequencer's clock (a testing aid; 0 or absent live). */
   clock_offset_ms?: number;
+  /** The matcher stamps each batch's start, applied and durable times (stage timings). */
+  stamp_batches?: boolean;
+  /** Pin the matcher thread to this CPU (config matcher.cpu; null: no pinning). */
+  cpu?: number | null;
   /**
    * Runs on this thread once the matcher thread is started and before any event is read: the
    * read model's restore from a snapshot overlaps the matcher's own restore.
@@ -92,9 +99,17 @@ export class MatcherLink {
   ring_full_count = 0;
   listener_errors = 0;
   private flush_scheduled = false;
+  /** Stamped requests written since the last flush (stage timings only). */
+  private unflushed_stamps: StageStamps[] = [];
   /** Publishes this turn's requests to the matcher at once (one wake-up per turn, not per request). */
   private readonly flush_requests = (): void => {
     this.flush_scheduled = false;
+    // Stamped just before the publish: the matcher may start the batch before flush() returns.
+    if (this.unflushed_stamps.length > 0) {
+      const now = stampMs();
+      for (const s of this.unflushed_stamps) s.published = now;
+      this.unflushed_stamps = [];
+    }
     this.writer?.flush();
   };
   replayed_batches = 0;
@@ -122,6 +137,8 @@ export class MatcherLink {
       snapshot: this.options.snapshot ?? null,
       snapshot_every_batches: this.options.snapshot_every_batches ?? 0,
       clock_offset_ms: this.options.clock_offset_ms ?? 0,
+      stamp_batches: this.options.stamp_batches ?? false,
+      cpu: this.options.cpu ?? null,
     };
     const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
@@ -188,7 +205,7 @@ export class MatcherLink {
    * (backpressure: the caller answers with a clear error; nothing was sent).
    */
   submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null,
-    consent: Uint8Array | null = null): Promise<Outcome> | null {
+    consent: Uint8Array | null = null, stamps: StageStamps | null = null): Promise<Outcome> | null {
     if (this.writer === null || this.stopping) return null;
     const seq = this.next_seq++;
     const hint = this.read_model.account_by_address.get(address_hex) ?? 0;
@@ -196,6 +213,7 @@ export class MatcherLink {
       this.ring_full_count++;
       return null;
     }
+    if (stamps !== null) this.unflushed_stamps.push(stamps);
     if (!this.flush_scheduled) {
       this.flush_scheduled = true;
       setImmediate(this.flush_requests);
@@ -204,6 +222,7 @@ export class MatcherLink {
       this.pending.set(seq, {
         resolve,
         outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: [], order_updates: [], batch_id: 0, time_ms: 0 },
+        stamps,
       });
     });
   }
@@ -286,6 +305,12 @@ export class MatcherLink {
         this.pending.delete(s);
         p.outcome.batch_id = batch_id;
         p.outcome.time_ms = time_ms;
+        if (p.stamps !== null) {
+          // The matcher's batch stamps (0 unless it stamps batches: MatcherWorkerData.stamp_batches).
+          p.stamps.batch_start = e.field(BatchField.STARTED_MS);
+          p.stamps.applied = e.field(BatchField.APPLIED_MS);
+          p.stamps.durable = e.field(BatchField.DURABLE_MS);
+        }
         p.resolve(p.outcome);
       }
       this.batch_seqs = [];

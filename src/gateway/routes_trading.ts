@@ -16,6 +16,7 @@ import {
   type AssetInfo, type BodyError, type SignedRequest,
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
+import { stampMs } from './stage_timings.js';
 
 export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
   orders: 'orders_per_wallet',
@@ -33,7 +34,9 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
     replyBodyError(reply, parsed);
     return;
   }
-  const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address);
+  const stamps = reply.stamps;
+  if (stamps !== null) stamps.parsed = stampMs();
+  const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address, stamps);
   afterVerification(ctx, reply, parsed.address, checks, (message) => {
     if (message === null) {
       reply.error('INVALID_SIGNATURE', 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)');
@@ -43,6 +46,10 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
     submit(ctx, reply, parsed.request, parsed.address, (o) => {
       if (!o.accepted) replyRejected(reply, o);
       else onAccepted(o);
+      if (stamps !== null && ctx.stages !== null) {
+        stamps.answered = stampMs();
+        ctx.stages.record(stamps);
+      }
     }, parsed.referrer ?? null, { origin: 'user', request: { signature: signatureBytes(parsed.signature_hex), message }, payload: null });
   });
 }

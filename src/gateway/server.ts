@@ -25,6 +25,7 @@ import { registerMarketDataRoutes } from './routes_marketdata.js';
 import { SnapshotCoordinator } from '../snapshot/coordinator.js';
 import { importFront } from '../snapshot/front_state.js';
 import { loadRecoverySnapshot } from '../snapshot/resume.js';
+import { StageRecorder } from './stage_timings.js';
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -78,6 +79,8 @@ export class RingbookServer {
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
       clock_offset_ms: cfg.clock_offset_ms,
+      stamp_batches: cfg.diagnostics.stage_timings,
+      cpu: cfg.matcher.cpu,
       // The read model's part of the snapshot, loaded while the matcher restores its own.
       beforeEvents: () => {
         if (resume !== null) importFront(link.read_model, md, resume.front);
@@ -127,6 +130,7 @@ export class RingbookServer {
       open_exchanges: 0,
       closing: false,
       arrival: new ArrivalOrder(),
+      stages: cfg.diagnostics.stage_timings ? new StageRecorder() : null,
     };
     this.ctx = ctx;
     const app = uWS.App();
@@ -180,5 +184,11 @@ export class RingbookServer {
     await this.da?.close();
     this.ws_hub?.close();
     if (this.pool) await this.pool.close();
+    if (ctx?.stages) {
+      const file = path.resolve(this.options.cfg.server.data_dir, 'stage_timings.f64');
+      ctx.stages.writeFile(file);
+      console.log(`ringbook: ${ctx.stages.count} stage timing rows written to ${file}` +
+        (ctx.stages.dropped > 0 ? ` (${ctx.stages.dropped} more not kept)` : ''));
+    }
   }
 }

@@ -105,7 +105,11 @@ export const EventType = {
 // reads an event field by number.
 
 /** BATCH_BEGIN and BATCH_COMMITTED (EVENT_COUNT: committed only, the batch's request count). */
-export const BatchField = { BATCH_ID: 0, TIME_MS: 1, REQUEST_COUNT: 2 } as const;
+export const BatchField = {
+  BATCH_ID: 0, TIME_MS: 1, REQUEST_COUNT: 2,
+  /** BATCH_COMMITTED, stage timings only (else 0): the batch's start, applied and durable times, epoch ms. */
+  STARTED_MS: 3, APPLIED_MS: 4, DURABLE_MS: 5,
+} as const;
 /**
  * ACCEPTED: the request's kind, account and new order id (a FORCE_INCLUDE's: its inbox entry id),
  * then the request's own fields (a FORCE_INCLUDE's: its payload's; NONCE stays the envelope's).
@@ -599,12 +603,15 @@ export class EventWriter implements EventSink {
     f[b + BatchField.TIME_MS] = time_ms;
   }
 
-  batchCommitted(batch_id: number, time_ms: number, request_count: number): void {
+  batchCommitted(batch_id: number, time_ms: number, request_count: number, started_ms = 0, applied_ms = 0, durable_ms = 0): void {
     const b = this.fields(this.claim(EventType.BATCH_COMMITTED));
     const f = this.ring.f64;
     f[b + BatchField.BATCH_ID] = batch_id;
     f[b + BatchField.TIME_MS] = time_ms;
     f[b + BatchField.REQUEST_COUNT] = request_count;
+    f[b + BatchField.STARTED_MS] = started_ms;
+    f[b + BatchField.APPLIED_MS] = applied_ms;
+    f[b + BatchField.DURABLE_MS] = durable_ms;
   }
 
   market(m: number, info: MarketInfo): void {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eip191Hash } from '../../src/auth/eip191.js';
 import { addressFromPrivateKey, createRecoverer, signHash, signPersonalMessage } from '../../src/auth/recover.js';
 import { verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
-import { encodePackedBatch, verifyPackedBatch } from '../../src/auth/verify_codec.js';
+import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../../src/auth/verify_codec.js';
 import { createVerifyPool, defaultWorkerFile, VerifyPool } from '../../src/auth/verify_pool.js';
 import { hex } from './vectors.js';
 
@@ -105,16 +105,20 @@ describe('packed codec (in-thread)', () => {
   it('round-trips a mixed batch to the same verdicts as verifySignedMessage', () => {
     const { items, expected } = mixedBatch(200);
     const r = createRecoverer();
-    const verdicts = verifyPackedBatch(encodePackedBatch(items, 0, items.length), r);
+    const before = performance.timeOrigin + performance.now();
+    const { verdicts, start_ms, end_ms } = splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 0, items.length), r));
+    const after = performance.timeOrigin + performance.now();
     expect(Array.from(verdicts)).toEqual(expected);
+    // The task's own times (stage timings): inside the call, start before end.
+    expect(before <= start_ms && start_ms <= end_ms && end_ms <= after).toBe(true);
     expect(items.map((it) => (verifySignedMessage(it, r) ? 1 : 0))).toEqual(expected);
   });
 
   it('encodes a sub-range and an empty range', () => {
     const { items, expected } = mixedBatch(50);
     const r = createRecoverer({ backend: 'noble' });
-    expect(Array.from(verifyPackedBatch(encodePackedBatch(items, 13, 37), r))).toEqual(expected.slice(13, 37));
-    expect(verifyPackedBatch(encodePackedBatch(items, 5, 5), r).length).toBe(0);
+    expect(Array.from(splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 13, 37), r)).verdicts)).toEqual(expected.slice(13, 37));
+    expect(splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 5, 5), r)).verdicts.length).toBe(0);
   });
 });
 
@@ -147,6 +151,24 @@ describe('verify pool (compiled worker)', () => {
     const [va, vb] = await Promise.all([pool.verifyBatch(a.items), pool.verifyBatch(b.items.slice().reverse())]);
     expect(Array.from(va)).toEqual(a.expected);
     expect(Array.from(vb)).toEqual(b.expected.slice().reverse());
+  });
+
+  it('reports each item\'s task start and end in times_ms (stage timings), tasks of taskSize items', async () => {
+    const { items, expected } = mixedBatch(250);
+    const times = new Float64Array(2 * items.length);
+    const before = performance.timeOrigin + performance.now();
+    const verdicts = await pool.verifyBatch(items, times);
+    const after = performance.timeOrigin + performance.now();
+    expect(Array.from(verdicts)).toEqual(expected);
+    for (let i = 0; i < items.length; i++) {
+      const [start, end] = [times[2 * i], times[2 * i + 1]];
+      // Another thread's clock: same epoch, allow a millisecond of skew between timeOrigins.
+      expect(start, `item ${i}`).toBeGreaterThan(before - 1);
+      expect(end, `item ${i}`).toBeLessThan(after + 1);
+      expect(end).toBeGreaterThanOrEqual(start);
+      // Items of one task (100 by default) share its times.
+      if (i % pool.taskSize !== 0) expect([times[2 * i - 2], times[2 * i - 1]]).toEqual([start, end]);
+    }
   });
 
   it('an empty batch answers an empty array', async () => {

@@ -1,0 +1,101 @@
+// Stage timings (config diagnostics.stage_timings): the real server stamps each signed request at
+// every pipeline stage and writes the rows at a clean stop; off (the default) it writes nothing.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  parseStageFile, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
+} from '../../src/gateway/stage_timings.js';
+import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
+
+/** SIGTERM, wait for the exit, and read the stage file before the harness removes the data dir. */
+async function stopAndRead(s: StartedServer): Promise<{ rows: Float64Array | null; code: number | null }> {
+  const exited = new Promise<number | null>((resolve) => s.proc.once('exit', (code) => resolve(code)));
+  s.proc.kill('SIGTERM');
+  const code = await exited;
+  const file = path.join(s.data_dir, 'stage_timings.f64');
+  const rows = fs.existsSync(file) ? parseStageFile(fs.readFileSync(file)) : null;
+  await s.stop();
+  return { rows, code };
+}
+
+describe('stage timings on the real server', () => {
+  it('writes one ordered row per signed request that reached the matcher, none for refused signatures', async () => {
+    const s = await startServer({ config: { diagnostics: { stage_timings: true } } });
+    const t0 = performance.timeOrigin + performance.now();
+    const a = api(s.url);
+    const w = Wallet.random();
+    expect((await deposit(s, w.address, 'USDC', '100000')).status).toBe(200);
+    const orders = [0, 1, 2].map((i) => w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000 + i * 10_000, quantity: 100_000 }));
+    for (const o of orders) expect((await a.post('/orders', o)).status).toBe(200);
+    // A refused signature never reaches the matcher: no row.
+    const bad = w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100_000 }, { signer: () => '0x' + '11'.repeat(65) });
+    expect((await a.post('/orders', bad)).status).toBe(401);
+    const t1 = performance.timeOrigin + performance.now();
+    const { rows, code } = await stopAndRead(s);
+    expect(code).toBe(0);
+    expect(rows).not.toBeNull();
+    const r = rows as Float64Array;
+    expect(r.length).toBe(3 * STAGE_STAMPS);
+    for (let at = 0; at < r.length; at += STAGE_STAMPS) {
+      expect(r[at]).toBeGreaterThanOrEqual(t0 - 1);
+      expect(r[at + STAGE_STAMPS - 1]).toBeLessThanOrEqual(t1 + 1);
+      for (let k = 1; k < STAGE_STAMPS; k++) {
+        // Stamps come from three threads' clocks (same epoch): allow 1 ms of skew between them.
+        expect(r[at + k], `stamp ${k} (after ${STAGES[k - 1]})`).toBeGreaterThan(0);
+        expect(r[at + k] - r[at + k - 1], `stage ${STAGES[k - 1]}`).toBeGreaterThan(-1);
+      }
+    }
+    const p = stagePercentiles(r, t0 - 1, t1 + 1);
+    expect(p.count).toBe(3);
+    expect(p.stages.journal_fsync.p99_us).toBeGreaterThan(0);
+  });
+
+  it('writes no file when off (the default)', async () => {
+    const s = await startServer();
+    const w = Wallet.random();
+    expect((await deposit(s, w.address, 'USDC', '100000')).status).toBe(200);
+    expect((await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100_000 }))).status).toBe(200);
+    const { rows, code } = await stopAndRead(s);
+    expect(code).toBe(0);
+    expect(rows).toBeNull();
+  });
+});
+
+describe('stage rows and percentiles', () => {
+  function stamps(arrive: number, step_ms: number): StageStamps {
+    const s = new StageStamps();
+    const keys = ['arrive', 'parsed', 'verify_start', 'verify_end', 'published', 'batch_start', 'applied', 'durable', 'answered'] as const;
+    keys.forEach((k, i) => {
+      s[k] = arrive + i * step_ms;
+    });
+    return s;
+  }
+
+  it('keeps complete rows only, round-trips the file, and picks rows by arrival window', () => {
+    const rec = new StageRecorder();
+    for (let i = 0; i < 100; i++) rec.record(stamps(1000 + i, (i + 1) / 1000)); // stage i: (i+1) µs
+    const incomplete = stamps(1050, 1);
+    incomplete.durable = 0;
+    rec.record(incomplete);
+    expect(rec.count).toBe(100);
+    const dir = fs.mkdtempSync('/tmp/ringbook-stages-');
+    try {
+      const file = path.join(dir, 'stage_timings.f64');
+      rec.writeFile(file);
+      const rows = parseStageFile(fs.readFileSync(file));
+      expect(rows).toEqual(rec.view());
+      const all = stagePercentiles(rows, 0, 1e9);
+      expect(all.count).toBe(100);
+      for (const name of STAGES) expect(all.stages[name]).toEqual({ p50_us: 50, p99_us: 99 });
+      const late = stagePercentiles(rows, 1090, 1e9); // arrivals 1090..1099: steps 91..100 µs
+      expect(late.count).toBe(10);
+      expect(late.stages.answer).toEqual({ p50_us: 95, p99_us: 100 });
+      const bytes = fs.readFileSync(file);
+      expect(() => parseStageFile(bytes.subarray(0, bytes.length - 8))).toThrow(/truncated/);
+      expect(() => parseStageFile(new Uint8Array(64))).toThrow(/header/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
