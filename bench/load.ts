@@ -12,8 +12,11 @@
 //   --seed TEXT        wallet keys are sha256(seed:index) (default ringbook-load-1)
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
+//   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 // Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
-// -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop).
+// -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop)
+// -> 1,000 requests/s (open loop) -> half the max rate (open loop). The server runs with
+// diagnostics.stage_timings on, and the 1,000/s phase's latency per stage is read from its rows.
 // Signing happens only between timed phases (in worker threads, sized from the measured rates);
 // the timed phases only write pre-built bytes (bench/load/lanes.ts explains the client: one
 // request in flight per connection because the server's uWS drops pipelined async requests).
@@ -33,10 +36,13 @@ import {
   depositRequest, laneWallets, loadNativeSecp256k1, walletKey, type NativeSecp256k1, type WalletKey,
 } from './load/flow.js';
 import { Lane, textSegment, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
-import { chooseGenerator, type GeneratorName } from './load/native_generator.js';
+import { chooseGenerator, type Generator, type GeneratorName } from './load/native_generator.js';
 import { cpuDelta, onSignalCleanup, removeDir, sampleMachine, sampleProc, startServer, type CpuDelta, type ServerChild } from './load/server_child.js';
 import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
 import type { SignReply, SignerInit, SignerReady } from './load/signer_worker.js';
+import {
+  ceilingFigures, ceilingLines, epochNowMs, latencyFigures, latencyLines, LIGHT_RATE_PER_S, stageFigures, stageLines,
+} from './load/targets.js';
 
 const TARGET_ORDERS_PER_S = 15_000;
 const TARGET_P99_MS = 5;
@@ -55,6 +61,8 @@ interface Args {
   seed: string;
   /** null: native when built, else node. */
   generator: GeneratorName | null;
+  /** config matcher.cpu for the server (null: no pinning). */
+  matcher_cpu: number | null;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -69,6 +77,7 @@ function parseArgs(argv: string[]): Args {
     profile: false,
     seed: 'ringbook-load-1',
     generator: null,
+    matcher_cpu: null,
   };
   for (let i = 2; i < argv.length; i++) {
     const k = argv[i];
@@ -88,6 +97,7 @@ function parseArgs(argv: string[]): Args {
       case '--seed': a.seed = String(argv[++i]); break;
       case '--profile': a.profile = true; break;
       case '--generator': a.generator = generatorArg(argv[++i]); break;
+      case '--matcher-cpu': a.matcher_cpu = Math.floor(num(0, os.availableParallelism() - 1)); break;
       default: throw new RangeError(`unknown option ${k}`);
     }
   }
@@ -434,6 +444,30 @@ function saneOrThrow(what: string, r: PhaseResult): void {
   }
 }
 
+// ---- latency phases (issue 11): a light fixed rate, then half the max rate ----
+
+interface LatencyPhases {
+  light: PhaseResult;
+  /** The light phase's window in epoch ms (the server's stage rows are picked by arrival in it). */
+  light_from_ms: number;
+  light_to_ms: number;
+  half: PhaseResult;
+  half_rate: number;
+}
+
+async function latencyPhases(gen: Generator, port: number, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
+  const C = args.connections;
+  const half_rate = Math.max(1, max_requests_per_s / 2);
+  await signers.ensurePerLane(Math.ceil(((LIGHT_RATE_PER_S + half_rate) * args.seconds) / C) + 2, SIGN_BUDGET_MS);
+  const light_from_ms = epochNowMs();
+  const light = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000 });
+  const light_to_ms = epochNowMs();
+  saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
+  const half = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000 });
+  saneOrThrow('half-max-rate phase', half);
+  return { light, light_from_ms, light_to_ms, half, half_rate };
+}
+
 // ---- main ----
 
 interface MaxRun {
@@ -464,6 +498,8 @@ async function main(): Promise<void> {
     admin_token: 'load-bench-admin-token',
     config: {
       rate_limits: { orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big },
+      diagnostics: { stage_timings: true },
+      matcher: { cpu: args.matcher_cpu },
     },
     node_flags: profile_dir ? ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`] : [],
   });
@@ -542,6 +578,7 @@ async function main(): Promise<void> {
     const n2 = await guard(signers.ensurePerLane(Math.ceil(fixed_total / C) + 2, SIGN_BUDGET_MS));
     if (n2 > 0) say(`  (signed ${int(n2)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
     const fx = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'open', rate: args.rate, duration_ms: args.seconds * 1000 })));
+    const lat = await guard(latencyPhases(gen, server.port, signers, args, median(runs.map((x) => x.requests_per_s))));
     const signed_total = signers.signed;
     const sign_s = signers.sign_wall_ms / 1000;
     await signers.close();
@@ -627,6 +664,15 @@ async function main(): Promise<void> {
     say('');
     say(`machine at the end: ${machineLoad()}`);
     say(`bench wall time ${f1(total_s)} s; ${int(signed_total)} requests pre-signed in ${f1(sign_s)} s (${int(signed_total / Math.max(sign_s, 1e-3))}/s on ${args.signers} thread(s))`);
+    const med_answered = med_run.result.in_window.responses;
+    const ceiling = ceilingFigures(vs.recover_per_cpu_s, os.availableParallelism(),
+      (med_run.result.in_window.orders_ok + med_run.result.in_window.cancels_ok) / (med_run.result.window_ms / 1000),
+      med_run.cpu.server?.cpu_ms ?? 0, med_answered);
+    const latency = latencyFigures(lat.light.latency, lat.half.latency, lat.half_rate);
+    const stages = stageFigures(path.join(server.dir, 'data'), lat.light_from_ms, lat.light_to_ms);
+    say('');
+    for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages)]) say(line);
+    if (args.matcher_cpu !== null) say(`(server ran with matcher.cpu ${args.matcher_cpu}: ${server.stdout_lines.find((l) => l.includes('matcher thread')) ?? 'no pinning line in its log'})`);
     const json = {
       bench: 'load',
       orders_per_s: Math.round(orders_med),
@@ -655,6 +701,10 @@ async function main(): Promise<void> {
       generator: gen.name,
       generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
       fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,
+      ...ceiling,
+      ...latency,
+      ...stages,
+      matcher_cpu: args.matcher_cpu,
     };
     console.log(JSON.stringify(json));
   } finally {

@@ -13,6 +13,8 @@ export interface ServerChild {
   admin_token: string;
   /** stderr lines of the child (also echoed), for error reports. */
   stderr: string[];
+  /** The first stdout lines of the child (startup log: recovery, matcher pinning). */
+  stdout_lines: string[];
   exited: Promise<number | null>;
   stop(): Promise<void>;
 }
@@ -91,6 +93,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
   });
   live.add(child);
   const stderr: string[] = [];
+  const stdout_lines: string[] = [];
   let echoed = 0;
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -115,6 +118,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
     const timer = setTimeout(() => reject(new Error(`server did not start within ${opts.startup_timeout_ms ?? 30000} ms: ${out}`)), opts.startup_timeout_ms ?? 30000);
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (d: string) => {
+      for (const line of d.split('\n')) if (line.trim() !== '' && stdout_lines.length < 200) stdout_lines.push(line);
       out += d;
       const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
       if (m) {
@@ -143,7 +147,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
     await exited;
     clearTimeout(t);
   };
-  return { child, pid: child.pid as number, port, dir, admin_token: opts.admin_token, stderr, exited, stop };
+  return { child, pid: child.pid as number, port, dir, admin_token: opts.admin_token, stderr, stdout_lines, exited, stop };
 }
 
 export function removeDir(dir: string): void {

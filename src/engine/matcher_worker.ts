@@ -16,6 +16,7 @@ import { decodeEngine, encodeEngine } from '../snapshot/snapshot_file.js';
 import type { EngineConfig } from './api.js';
 import { FastEngine, restoreFastEngine } from './engine.js';
 import { Matcher } from './matcher.js';
+import { pinCurrentThread, type PinResult } from './pin_thread.js';
 
 export interface MatcherWorkerData {
   engine_config: EngineConfig;
@@ -41,7 +42,7 @@ export type ToMatcher = { type: 'snapshot' } | { type: 'trim'; through_batch_id:
 
 /** Matcher -> front. */
 export type FromMatcher =
-  | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number }
+  | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number; pin: PinResult | null }
   | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array; capture_ms: number; pack_ms: number }
   | { type: 'trimmed'; through_batch_id: number; deleted: number }
   | { type: 'stopped'; batch_id: number; requests_applied: number };
@@ -106,6 +107,8 @@ parentPort?.on('message', (m: ToMatcher) => {
 
 function start(): void {
   const t0 = performance.now();
+  // First, so the replay already runs where the live batches will.
+  const pin = data.cpu === null ? null : pinCurrentThread(data.cpu);
   let from = 1;
   if (restored !== null && data.snapshot !== null) {
     matcher.resume(data.snapshot.batch_id, restored.addresses, restored.canonical.batch_time_ms);
@@ -123,7 +126,7 @@ function start(): void {
   }
   post({
     type: 'ready', replayed_batches: replayed, batch_id: matcher.batch_id,
-    snapshot_batch_id: data.snapshot === null ? null : data.snapshot.batch_id, replay_ms: performance.now() - t0,
+    snapshot_batch_id: data.snapshot === null ? null : data.snapshot.batch_id, replay_ms: performance.now() - t0, pin,
   });
 }
 

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/api.js';
 import type { Request } from '../engine/types.js';
 import type { FromMatcher, MatcherWorkerData, ToMatcher } from '../engine/matcher_worker.js';
+import type { PinResult } from '../engine/pin_thread.js';
 import {
   AcceptedField, BatchField, createRecordRing, EventCursor, EventReader, EventType, FillField, OrderUpdateField,
   RECORD_WORDS, RecordBuffer, RejectedField, RequestWriter, viewsOfRing, type EventFields,
@@ -114,6 +115,8 @@ export class MatcherLink {
   };
   replayed_batches = 0;
   recovery: RecoveryInfo | null = null;
+  /** What pinning the matcher thread did (config matcher.cpu), null when not asked. */
+  pin: PinResult | null = null;
   /** Receives each engine snapshot the matcher captured (src/snapshot/coordinator.ts). */
   onSnapshot: ((m: SnapshotMessage) => void) | null = null;
 
@@ -149,7 +152,7 @@ export class MatcherLink {
       if (m.type === 'snapshot' && this.onSnapshot !== null) this.onSnapshot(m);
       else if (m.type === 'trimmed') console.log(`ringbook: journal trimmed through batch ${m.through_batch_id} (${m.deleted} batches deleted)`);
     });
-    const ready = await new Promise<RecoveryInfo>((resolve, reject) => {
+    const ready = await new Promise<Extract<FromMatcher, { type: 'ready' }>>((resolve, reject) => {
       const onMessage = (m: FromMatcher): void => {
         if (m.type === 'ready') {
           worker.off('error', reject);
@@ -163,6 +166,11 @@ export class MatcherLink {
       worker.once('exit', onExit);
     });
     this.replayed_batches = ready.replayed_batches;
+    this.pin = ready.pin;
+    if (ready.pin !== null) {
+      if (ready.pin.pinned) console.log(`ringbook: matcher thread ${ready.pin.message}`);
+      else console.error(`ringbook: matcher thread ${ready.pin.message} (config matcher.cpu); running unpinned`);
+    }
     this.recovery = {
       snapshot_batch_id: ready.snapshot_batch_id, replayed_batches: ready.replayed_batches, batch_id: ready.batch_id,
       replay_ms: ready.replay_ms,

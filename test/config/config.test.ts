@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfigPath, loadConfig, mergeConfig, validateConfig } from '../../src/config.js';
+import { ConfigError, defaultConfigPath, loadConfig, matcherCpu, mergeConfig, validateConfig } from '../../src/config.js';
 
 const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;
 
@@ -21,6 +21,20 @@ describe('config', () => {
     expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
     expect(c.snapshots).toEqual({ every_batches: 100000, keep: 3 });
     expect(c.journal).toEqual({ trim: false });
+    expect(c.matcher).toEqual({ cpu: null });
+    expect(c.diagnostics).toEqual({ stage_timings: false });
+  });
+
+  it('matcher.cpu: null or a CPU number below the machine\'s CPU count', () => {
+    const cores = os.availableParallelism();
+    expect(validateConfig(withOverride({ matcher: { cpu: 0 } })).matcher).toEqual({ cpu: 0 });
+    expect(validateConfig(withOverride({ matcher: { cpu: cores - 1 } })).matcher).toEqual({ cpu: cores - 1 });
+    expect(validateConfig(withOverride({ matcher: { cpu: null } })).matcher).toEqual({ cpu: null });
+    expect(() => validateConfig(withOverride({ matcher: { cpu: cores } }))).toThrow(`matcher.cpu must be null or an integer CPU number in [0, ${cores - 1}]`);
+    for (const bad of [-1, 1.5, '0', true, 4096]) expect(() => matcherCpu(bad, 4)).toThrow(ConfigError);
+    expect(matcherCpu(3, 4)).toBe(3);
+    expect(() => matcherCpu(2, 2)).toThrow('(this machine has 2 CPUs)');
+    expect(matcherCpu(undefined, 2)).toBeNull();
   });
 
   it('takes RINGBOOK_* overrides and a merged RINGBOOK_CONFIG file', () => {
@@ -52,6 +66,7 @@ describe('config', () => {
     [{ snapshots: { every_batches: -1 } }, 'snapshots.every_batches'],
     [{ snapshots: { keep: 0 } }, 'snapshots.keep must be a positive integer'],
     [{ journal: { trim: 'yes' } }, 'journal.trim'],
+    [{ diagnostics: { stage_timings: 1 } }, 'diagnostics.stage_timings must be true or false'],
     [{ force_inclusion: { hold_ms: -1 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 86_400_000 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 1.5 } }, 'force_inclusion.hold_ms must be an integer'],
