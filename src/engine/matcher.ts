@@ -207,7 +207,8 @@ export class Matcher {
     }
     w.seq = 0;
     w.current = null;
-    w.flush();
+    // Quiet: the front wakes once per batch, at its commit marker (writeCommitted), not twice.
+    w.flush(true);
     this.requests_applied += count;
   }
 

@@ -424,10 +424,15 @@ export class EventWriter implements EventSink {
     return o;
   }
 
-  /** Publishes everything claimed so far. */
-  flush(): void {
+  /**
+   * Publishes everything claimed so far; `quiet` does not wake a sleeping front (a batch's events
+   * before its commit marker: the front can answer nothing before the marker, so one wake-up per
+   * batch is enough; SpscRing "Quiet publishing").
+   */
+  flush(quiet = false): void {
     if (this.claimed > 0) {
-      this.ring.publishBatch(this.claimed);
+      if (quiet) this.ring.publishBatchQuiet(this.claimed);
+      else this.ring.publishBatch(this.claimed);
       this.claimed = 0;
     }
   }

@@ -35,6 +35,13 @@
 // the notifier sees the waiter, or the waiter's re-read sees the new sequence; and
 // Atomics.wait itself returns "not-equal" when the sequence moved before it slept.
 //
+// Quiet publishing. publishBatchQuiet() publishes without the wake-up: for records the consumer
+// cannot act on alone (a batch's events before its commit marker), so a sleeping consumer is
+// woken once per batch, not once per flush. A consumer that is awake sees quiet records at once
+// (available() reads the sequence); a sleeping one sees them at the next loud publish, or when
+// the producer has to wait for space: every producer wait first wakes a sleeping consumer when
+// quiet records are pending, so a full ring can never wait on a consumer that was not told.
+//
 // Layout, limits and header checks live in ring_layout.ts (re-exported here).
 //
 // Roles: one thread uses the producer methods, one thread uses the consumer methods,
@@ -143,6 +150,7 @@ export class SpscRing {
   private producer_published: number; // last value stored to the producer sequence
   private producer_claimed: number; // next sequence to claim
   private producer_cached_consumer: number; // consumer sequence as last loaded
+  private producer_quiet_pending = false; // records published without a wake-up since the last one
 
   // Consumer-private state.
   private consumer_released: number; // last value stored to the consumer sequence
@@ -285,13 +293,32 @@ export class SpscRing {
 
   /** Publish the `n` oldest claimed slots with one Atomics.store (and at most one notify). */
   publishBatch(n: number): void {
+    this.publishQuietly(n);
+    this.wakeConsumer();
+  }
+
+  /**
+   * Publish like publishBatch, without waking a sleeping consumer (see "Quiet publishing" above):
+   * it learns of these records at the next publishBatch or wakeConsumer, or a producer wait.
+   */
+  publishBatchQuiet(n: number): void {
+    this.publishQuietly(n);
+    this.producer_quiet_pending = true;
+  }
+
+  /** Wakes the consumer if it sleeps (one notify at most; none when it is awake). */
+  wakeConsumer(): void {
+    this.producer_quiet_pending = false;
+    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
+      Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
+    }
+  }
+
+  private publishQuietly(n: number): void {
     if (!(Number.isInteger(n) && n > 0 && n <= ((this.producer_claimed - this.producer_published) | 0))) fail(`ring publishBatch(${n}) but ${this.claimed()} slots are claimed`);
     const sequence = (this.producer_published + n) | 0;
     this.producer_published = sequence;
     Atomics.store(this.i32, H_PRODUCER_SEQUENCE, sequence);
-    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
-      Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
-    }
   }
 
   /**
@@ -366,6 +393,7 @@ export class SpscRing {
 
   private waitSync(producer: boolean, min: number, timeout_ms: number): number {
     assertTimeout(timeout_ms);
+    if (producer && this.producer_quiet_pending) this.wakeConsumer();
     let n = this.count(producer);
     for (let spin = 0; n < min && spin < this.spin_iterations; spin++) n = this.count(producer);
     if (n >= min) return n;
@@ -389,6 +417,7 @@ export class SpscRing {
 
   private async waitAsync(producer: boolean, min: number, timeout_ms: number): Promise<number> {
     assertTimeout(timeout_ms);
+    if (producer && this.producer_quiet_pending) this.wakeConsumer();
     assert(atomicsWaitAsync !== undefined, 'Atomics.waitAsync is not available on this runtime');
     const index = producer ? H_CONSUMER_SEQUENCE : H_PRODUCER_SEQUENCE;
     const waiters = producer ? H_PRODUCER_WAITERS : H_CONSUMER_WAITERS;

@@ -143,6 +143,31 @@ describe('SpscRing across threads', () => {
     );
   });
 
+  it('quiet publishing (one wake-up per 16 batches): no lost wake-up, a full ring wakes the consumer', async () => {
+    assertDistFresh();
+    const count = 400_000;
+    const seed = 0x0dd5eed;
+    const ring = SpscRing.create({ capacity_slots: 128, slot_words: RECORD_WORDS });
+    const worker = startWorker(
+      {
+        role: 'producer', sab: ring.sab, seed, count, mode: 'quiet', loud_every: 16, batch_max: 24,
+        wait_timeout_ms: WAIT_TIMEOUT_MS,
+      },
+      () => ring.close(),
+    );
+    // Stalls make the consumer fall asleep with quiet records pending and let the ring fill.
+    const consumed = consumeAsync(ring, seed, count, { max_batch: 40, stall_every: 20_000, stall_ms: 2 });
+    const [report, got] = await Promise.all([worker, consumed]);
+    expect(report.error).toBeNull();
+    expect(got.received).toBe(count);
+    expect(report.full_count).toBeGreaterThan(0);
+    expect(ring.consumer_sleep_count).toBeGreaterThan(0);
+    // Any lost wake-up would make a wait run into its 3 s timeout.
+    expect(report.max_wait_ms).toBeLessThan(WAKE_BOUND_MS);
+    expect(got.max_wait_ms).toBeLessThan(WAKE_BOUND_MS);
+    expect(ring.depth()).toBe(0);
+  });
+
   it('slow main consumer: the producer sees a full ring and waits, nothing is dropped', async () => {
     assertDistFresh();
     const count = 20_000;

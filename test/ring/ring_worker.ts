@@ -12,8 +12,13 @@ export interface RingWorkerData {
   sab: SharedArrayBuffer;
   seed: number;
   count: number;
-  /** Producer: 'batch' uses claimBatch/publishBatch with random batch sizes, 'single' tryClaim/publish. */
-  mode: 'batch' | 'single';
+  /**
+   * Producer: 'batch' uses claimBatch/publishBatch with random batch sizes, 'single'
+   * tryClaim/publish, 'quiet' like 'batch' but only every `loud_every`-th batch wakes the consumer
+   * (publishBatchQuiet otherwise) and a final wakeConsumer, as the matcher does per commit marker.
+   */
+  mode: 'batch' | 'single' | 'quiet';
+  loud_every?: number;
   batch_max: number;
   wait_timeout_ms: number;
 }
@@ -44,6 +49,7 @@ function produce(d: RingWorkerData, ring: SpscRing): number {
   const sizes = new Prng(d.seed ^ 0x5bd1e995);
   let wait_calls = 0;
   let index = 0;
+  let batches = 0;
   while (index < d.count) {
     if (d.mode === 'single') {
       const off = ring.tryClaim();
@@ -63,9 +69,12 @@ function produce(d: RingWorkerData, ring: SpscRing): number {
         continue;
       }
       for (let i = 0; i < n; i++) writeRecord(ring, ring.claimedSlotOffset(i), index++, rng);
-      ring.publishBatch(n);
+      batches++;
+      if (d.mode === 'quiet' && batches % (d.loud_every ?? 8) !== 0) ring.publishBatchQuiet(n);
+      else ring.publishBatch(n);
     }
   }
+  if (d.mode === 'quiet') ring.wakeConsumer();
   return wait_calls;
 }
 

@@ -234,6 +234,41 @@ describe('SpscRing producer/consumer', () => {
     expect(performance.now() - t).toBeLessThan(2_000);
   });
 
+  it('a quiet publish leaves a sleeping consumer asleep; a loud one or wakeConsumer wakes it', async () => {
+    const ring = SpscRing.create({ capacity_slots: 4, slot_words: 2 });
+    const claimOne = (v: number): void => {
+      expect(ring.claimBatch(1)).toBe(1);
+      ring.i32[ring.claimedSlotOffset(0)] = v;
+    };
+    let woke_at = 0;
+    const pending = ring.waitForDataAsync(5_000).then((n) => {
+      woke_at = performance.now();
+      return n;
+    });
+    claimOne(1);
+    ring.publishBatchQuiet(1);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(woke_at).toBe(0); // still asleep: nobody told it
+    expect(ring.available()).toBe(1); // yet an awake reader sees the record at once
+    const t = performance.now();
+    ring.wakeConsumer();
+    expect(await pending).toBe(1);
+    expect(woke_at - t).toBeLessThan(1_000);
+    // A producer that must wait for space first wakes the consumer it kept quiet.
+    drain(ring);
+    const consumer = ring.waitForDataAsync(5_000);
+    for (let v = 0; v < 4; v++) {
+      claimOne(v);
+      ring.publishBatchQuiet(1);
+    }
+    const t2 = performance.now();
+    const space = ring.waitForSpaceAsync(5_000);
+    expect(await consumer).toBe(4);
+    expect(performance.now() - t2).toBeLessThan(1_000);
+    drain(ring);
+    expect(await space).toBe(4);
+  });
+
   it('close wakes waiters and leaves records readable', async () => {
     const ring = SpscRing.create({ capacity_slots: 4, slot_words: 2 });
     const pending = ring.waitForDataAsync(5_000);
