@@ -1,6 +1,7 @@
 // Piscina worker: verifies one batch task per call. Loaded from the compiled JS
 // (dist/src/auth/verify_worker.js); the backend comes from workerData.backend when set.
 import { workerData } from 'node:worker_threads';
+import { move } from 'piscina';
 import { createRecoverer, type RecoverBackendName } from './recover.js';
 import { runVerifyTask, type VerifyTask } from './verify_codec.js';
 
@@ -15,6 +16,7 @@ function backendFrom(data: unknown): RecoverBackendName | undefined {
 const recoverer = createRecoverer({ backend: backendFrom(workerData) });
 
 export default function verifyTask(task: VerifyTask): Uint8Array {
-  return runVerifyTask(task, recoverer);
+  // Transferred back, not cloned (the answer is this task's own buffer).
+  return move(runVerifyTask(task, recoverer)) as Uint8Array;
 }
 

@@ -3,6 +3,7 @@ import { encodeConsent, type Consent } from '../ring/consent.js';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { RingbookConfig } from '../config.js';
 import type { VerifyPool } from '../auth/verify_pool.js';
+import { parseHexStringInto } from '../auth/hex.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
@@ -293,6 +294,8 @@ export function afterVerification<T>(
   }));
 }
 
+const SUBMIT_ADDRESS = new Uint8Array(20);
+
 /** Submits to the matcher and answers OVERLOADED when the ring is full. */
 export function submit(
   ctx: GatewayContext, reply: Reply, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
@@ -302,9 +305,13 @@ export function submit(
   /** Signed requests: who asked for it (src/ring/consent.ts), journaled and published with it. */
   consent: Consent | null = null,
 ): void {
-  const bytes = Buffer.from(address_hex.slice(2), 'hex');
+  // Scratch bytes: the ring write copies them at once (no allocation per request).
+  if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
+    reply.error('INVALID_REQUEST', 'address must be 0x followed by 40 hex digits');
+    return;
+  }
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
-  const p = ctx.link.submit(request, bytes, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps);
+  const p = ctx.link.submit(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps);
   if (p === null) {
     replyOverloaded(reply);
     return;

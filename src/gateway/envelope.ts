@@ -54,6 +54,10 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
 
 /** The status line for `status`, e.g. `429 Too Many Requests`. */
 export function statusLine(status: number): string {
+  return STATUS_LINES.get(status) ?? makeStatusLine(status);
+}
+
+function makeStatusLine(status: number): string {
   const text = STATUS_TEXT[status];
   if (text !== undefined) return `${status} ${text}`;
   if (status >= 500) return `${status} Server Error`;
@@ -67,6 +71,14 @@ export function httpStatusOf(code_name: string): number {
   if (index <= 0) return 500;
   return CODE_HTTP_STATUS[index];
 }
+
+// Pre-built reply bytes: every reply writes these, and uWS copies a string's UTF-8 on each call
+// but takes a byte array as it is (the front's `send` was 15% of its time, issue 11).
+const STATUS_LINES = new Map<number, string>(Object.keys(STATUS_TEXT).map((k) => [Number(k), makeStatusLine(Number(k))]));
+const STATUS_LINE_BYTES = new Map<number, Uint8Array>([...STATUS_LINES].map(([k, v]) => [k, Buffer.from(v, 'latin1')]));
+const X_REQUEST_ID = Buffer.from('X-Request-Id', 'latin1');
+const CONTENT_TYPE = Buffer.from('Content-Type', 'latin1');
+const APPLICATION_JSON = Buffer.from('application/json', 'latin1');
 
 export type Header = readonly [name: string, value: string];
 
@@ -180,9 +192,9 @@ export class Reply {
     const res = this.res;
     const request_id = this.request_id;
     res.cork(() => {
-      res.writeStatus(statusLine(http_status));
-      res.writeHeader('X-Request-Id', request_id);
-      res.writeHeader('Content-Type', 'application/json');
+      res.writeStatus(STATUS_LINE_BYTES.get(http_status) ?? statusLine(http_status));
+      res.writeHeader(X_REQUEST_ID, request_id);
+      res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
       if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
       res.end(body_json, close_connection);
     });
