@@ -166,7 +166,9 @@ async function run(): Promise<void> {
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
       continue;
     }
-    await requests.waitForDataAsync(matcher.pending_commits > 0 ? 1 : matcher.idleMs(100));
+    // Commits still pending need no polling: their callbacks run while this await sleeps (it does
+    // not block the event loop). A 1 ms poll here woke the thread ~1,000 times a second under load.
+    await requests.waitForDataAsync(matcher.idleMs(100));
   }
   if (journal !== null) await journal.close();
   clearInterval(keep_alive);
