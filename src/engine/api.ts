@@ -45,8 +45,9 @@ export interface MatchingEngine {
   apply(request: Request, out: EventSink): void;
   /**
    * Starts a batch at `time_ms` (the sequencer's clock, never read by the engine itself; batch
-   * times never decrease): referral windows are judged at this time, and forced-inclusion entries
-   * that are due are included now, in order, their events written to `out`.
+   * times never decrease): referral windows are judged at this time, dead-man switches that are
+   * due fire (their cancels first), and forced-inclusion entries that are due are included now, in
+   * order, their events written to `out`.
    */
   beginBatch(time_ms: number, out: EventSink): void;
   /** The whole state in canonical form (see docs/engine.md, "Canonical state"). */
@@ -121,6 +122,14 @@ export interface CanonicalState {
    * high-water mark: DECISIONS, "Forced inclusion"); ascending by account, accounts above 0 only.
    */
   envelope_nonces: { account: number; envelope_nonce: number }[];
+  /** Armed dead-man switches, ascending by account. */
+  dead_man: CanonicalDeadMan[];
+}
+
+/** An armed dead-man switch: at the first batch stamped at or after `deadline_ms`, the account's orders are cancelled. */
+export interface CanonicalDeadMan {
+  account: number;
+  deadline_ms: number;
 }
 
 export interface CanonicalReferral {

@@ -6,8 +6,9 @@ import { mulDivFloor } from '../money/index.js';
 import { assert, EngineState } from './engine_state.js';
 import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
 import {
-  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, REFERRAL_ACTIVE_MS,
-  REFERRAL_SHARE_PERCENT, Reject, REJECT_CODES, RequestKind, type EventSink, type Request,
+  BalanceReason, deadManTimeoutValid, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, NO_MARKET,
+  REFERRAL_ACTIVE_MS, REFERRAL_SHARE_PERCENT, Reject, REJECT_CODES, RequestKind, UpdateReason,
+  type EventSink, type Request,
 } from './types.js';
 
 export abstract class ProgrammeState extends EngineState {
@@ -17,15 +18,42 @@ export abstract class ProgrammeState extends EngineState {
   beginBatch(time_ms: number, out: EventSink): void {
     assert(Number.isSafeInteger(time_ms) && time_ms >= this.batch_time_ms, 'batch times are safe integers that never decrease');
     this.batch_time_ms = time_ms;
+    // Dead-man switches first: their deadlines passed before anything of this batch.
+    if (this.dead_man.next_due_ms <= time_ms) {
+      for (const account of this.dead_man.due(time_ms)) this.fireDeadMan(account, out);
+    }
     const inbox = this.inbox;
     while (inbox.size > 0 && inbox.peek().queued_ms + this.force_inclusion_hold_ms <= time_ms) {
       this.include(inbox.shift(), out);
     }
   }
 
-  /** When the oldest inbox entry falls due (Infinity when the inbox is empty): the matcher starts a batch by then. */
-  inboxNextDueMs(): number {
-    return this.inbox.size === 0 ? Infinity : this.inbox.peek().queued_ms + this.force_inclusion_hold_ms;
+  /**
+   * When the oldest inbox entry or the earliest dead-man switch falls due (Infinity when neither
+   * exists): the matcher starts a batch by then, even on an idle exchange.
+   */
+  nextDueMs(): number {
+    const inbox = this.inbox.size === 0 ? Infinity : this.inbox.peek().queued_ms + this.force_inclusion_hold_ms;
+    return Math.min(inbox, this.dead_man.next_due_ms);
+  }
+
+  /** A due switch: an engine-issued DEAD_MAN_CANCEL of every resting order of the account; the switch disarms. */
+  private fireDeadMan(account: number, out: EventSink): void {
+    this.dead_man.set(account, null);
+    this.ledger.beginRequest();
+    out.accepted(RequestKind.DEAD_MAN_CANCEL, account, 0);
+    this.cancelAccountOrders(account, NO_MARKET, UpdateReason.DEAD_MAN_SWITCH, out);
+    this.ledger.flush(out);
+  }
+
+  protected cancelAfter(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const timeout_ms = r.amount_units;
+    if (!deadManTimeoutValid(timeout_ms)) return this.reject(r, out, Reject.TIMEOUT_INVALID);
+    this.ledger.nonce_high_water[r.account] = r.nonce;
+    out.accepted(RequestKind.CANCEL_AFTER, r.account, 0);
+    this.dead_man.set(r.account, timeout_ms === 0 ? null : this.batch_time_ms + timeout_ms);
   }
 
   /** Applies an inbox entry's request as if it had just arrived; a payload found bad is refused with its reason. */

@@ -15,7 +15,7 @@ import {
 import { BookSide, LevelStore, NIL, OrderStore } from './book.js';
 import { CreditTable } from './credit.js';
 import { Ledger } from './ledger.js';
-import { ForcedInbox, ReferralTable } from './programmes.js';
+import { DeadManTable, ForcedInbox, ReferralTable } from './programmes.js';
 import {
   BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, UpdateReason,
   type EventSink, type MarketInfo, type Request,
@@ -64,6 +64,7 @@ export abstract class EngineState {
   protected readonly inbox = new ForcedInbox();
   /** Account -> its last force-include envelope nonce (accounts that sent one). */
   protected readonly envelope_high_water = new Map<number, number>();
+  protected readonly dead_man = new DeadManTable();
   protected readonly inbox_entries_max: number;
   protected readonly inbox_entries_per_account_max: number;
   protected readonly force_inclusion_hold_ms: number;
@@ -463,6 +464,7 @@ export abstract class EngineState {
       next_inbox_entry_id: this.inbox.next_entry_id,
       envelope_nonces: [...this.envelope_high_water.entries()].sort((x, y) => x[0] - y[0])
         .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
+      dead_man: this.dead_man.canonical(),
     };
   }
 
@@ -513,6 +515,8 @@ export abstract class EngineState {
       L.ensure(e.account);
       this.envelope_high_water.set(e.account, e.envelope_nonce);
     }
+    for (const d of s.dead_man) L.ensure(d.account);
+    this.dead_man.load(s.dead_man);
     s.markets.forEach((mk, m) => {
       assert(mk.tick_size_units === this.market_tick[m] && mk.lot_size_units === this.market_lot[m], `market ${mk.id} matches`);
       this.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;

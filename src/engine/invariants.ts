@@ -260,6 +260,13 @@ function checkProgrammes(state: CanonicalState, config: EngineConfig, v: string[
     if (!(e.request.reject >= 0 && e.request.reject < REJECT_CODES.length)) v.push(`inbox entry ${e.entry_id}: verdict ${e.request.reject}`);
   }
   for (const [account, n] of per_account) if (n > per_account_max) v.push(`account ${account} has ${n} inbox entries, limit ${per_account_max}`);
+  let prevDeadMan = 0;
+  for (const d of state.dead_man) {
+    if (!(d.account > prevDeadMan && d.account < limits.accounts_max)) v.push(`dead-man switch of account ${d.account} out of order or not an account id`);
+    prevDeadMan = d.account;
+    // Armed at batch time + at least 1 s, fired by the first batch at or past it: never due now.
+    if (!(isSafeNat(d.deadline_ms) && d.deadline_ms > state.batch_time_ms)) v.push(`dead-man switch of account ${d.account}: deadline ${d.deadline_ms} not after the batch time ${state.batch_time_ms}`);
+  }
 }
 
 function marketAt(mi: number, id: string): string {
@@ -479,10 +486,11 @@ export class OrderTracker {
       const o = this.orders.get(first.order_id);
       if (o !== undefined && !o.done) v.push(`CANCEL of ${first.order_id} left it live`);
     }
-    if (request.kind === RequestKind.CANCEL_ALL) {
+    if (request.kind === RequestKind.CANCEL_ALL || request.kind === RequestKind.DEAD_MAN_CANCEL) {
+      const market = request.kind === RequestKind.CANCEL_ALL ? request.market : NO_MARKET;
       for (const o of this.orders.values()) {
-        if (!o.done && o.account === request.account && (request.market === NO_MARKET || o.market === request.market)) {
-          v.push(`CANCEL_ALL left order ${o.order_id} live`);
+        if (!o.done && o.account === request.account && (market === NO_MARKET || o.market === market)) {
+          v.push(`${request.kind === RequestKind.CANCEL_ALL ? 'CANCEL_ALL' : 'DEAD_MAN_CANCEL'} left order ${o.order_id} live`);
         }
       }
     }

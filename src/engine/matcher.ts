@@ -131,18 +131,19 @@ export class Matcher {
   }
 
   /**
-   * With no requests waiting: starts an empty batch when a forced-inclusion entry is due, so the
-   * inbox deadline holds on an idle exchange too. Returns whether it did.
+   * With no requests waiting: starts an empty batch when a forced-inclusion entry or a dead-man
+   * switch is due, so inbox deadlines hold and switches fire on an idle exchange too. Returns
+   * whether it did.
    */
   runDueBatch(): boolean {
-    if (this.engine.inboxNextDueMs() > this.options.now_ms()) return false;
+    if (this.engine.nextDueMs() > this.options.now_ms()) return false;
     this.commitBatch(0);
     return true;
   }
 
-  /** How long the matcher may sleep before an inbox entry falls due (ms; capped by `max_ms`). */
+  /** How long the matcher may sleep before an inbox entry or a dead-man switch falls due (ms; capped by `max_ms`). */
   idleMs(max_ms: number): number {
-    const due = this.engine.inboxNextDueMs() - this.options.now_ms();
+    const due = this.engine.nextDueMs() - this.options.now_ms();
     return due < max_ms ? Math.max(0, due) : max_ms;
   }
 

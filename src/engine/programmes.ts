@@ -7,7 +7,7 @@
 // Both tables are small and cold next to the books: a Map lookup per fill (skipped while nobody
 // is referred) and an array per batch start are all the hot path pays.
 import type {
-  CanonicalForcedRequest, CanonicalInboxEntry, CanonicalReferral,
+  CanonicalDeadMan, CanonicalForcedRequest, CanonicalInboxEntry, CanonicalReferral,
 } from './api.js';
 import { emptyRequest, Reject, REJECT_CODES, type Request } from './types.js';
 
@@ -169,4 +169,48 @@ export function requestOfForced(account: number, f: CanonicalForcedRequest): Req
 /** A verdict the engine can record: a reject reason index (Reject.NONE = none). */
 export function rejectReasonValid(reason: number): boolean {
   return Number.isSafeInteger(reason) && reason >= Reject.NONE && reason < REJECT_CODES.length;
+}
+
+/**
+ * Armed dead-man switches: account -> deadline (batch time + timeout). Few accounts arm one (market
+ * makers), so the earliest deadline is recomputed by a scan when the table changes, not kept in a
+ * heap; the hot path reads only the cached `next_due_ms`.
+ */
+export class DeadManTable {
+  private readonly deadlines = new Map<number, number>();
+  /** The earliest deadline, Infinity when none is armed. */
+  next_due_ms = Infinity;
+
+  get size(): number {
+    return this.deadlines.size;
+  }
+
+  get(account: number): number | undefined {
+    return this.deadlines.get(account);
+  }
+
+  /** Arms (deadline_ms > 0) or disarms (null) the account's switch. */
+  set(account: number, deadline_ms: number | null): void {
+    if (deadline_ms === null) this.deadlines.delete(account);
+    else this.deadlines.set(account, deadline_ms);
+    let min = Infinity;
+    for (const d of this.deadlines.values()) if (d < min) min = d;
+    this.next_due_ms = min;
+  }
+
+  /** Accounts whose deadline is at or before `time_ms`, by (deadline, account) ascending. */
+  due(time_ms: number): number[] {
+    if (this.next_due_ms > time_ms) return [];
+    const rows = [...this.deadlines.entries()].filter(([, d]) => d <= time_ms);
+    rows.sort((x, y) => x[1] - y[1] || x[0] - y[0]);
+    return rows.map(([account]) => account);
+  }
+
+  canonical(): CanonicalDeadMan[] {
+    return [...this.deadlines.entries()].sort((x, y) => x[0] - y[0]).map(([account, deadline_ms]) => ({ account, deadline_ms }));
+  }
+
+  load(rows: readonly CanonicalDeadMan[]): void {
+    for (const row of rows) this.set(row.account, row.deadline_ms);
+  }
 }

@@ -19,6 +19,16 @@ export const RequestKind = {
   REFER: 12,
   /** Signed envelope around another signed request: queued in the forced-inclusion inbox. */
   FORCE_INCLUDE: 13,
+  /**
+   * Signed: arms (or with timeout 0 disarms) the account's dead-man switch; `amount_units` carries
+   * the timeout in ms (the request record has no free word, and no other field of it is used).
+   */
+  CANCEL_AFTER: 14,
+  /**
+   * Engine-issued at batch start, never accepted from the ring: a dead-man switch fell due. Its
+   * ACCEPTED event (account, no nonce) opens the group of its cancels (reason dead_man_switch).
+   */
+  DEAD_MAN_CANCEL: 15,
 } as const;
 export type RequestKindValue = (typeof RequestKind)[keyof typeof RequestKind];
 
@@ -110,6 +120,7 @@ export const Reject = {
   FORCED_SIGNATURE_INVALID: 42,
   FORCED_SIGNER_MISMATCH: 43,
   ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER: 44,
+  TIMEOUT_INVALID: 45,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -158,6 +169,7 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the forced payload signature is invalid',
   'the forced payload is signed by another address than the user',
   'the envelope nonce must be greater than the account last force-include envelope nonce',
+  'timeout_ms must be 0 (disarm) or 1000 to 86400000',
 ];
 
 /** The code each reject reason answers with. */
@@ -207,6 +219,7 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.INVALID_SIGNATURE,
   Code.INVALID_SIGNATURE,
   Code.DUPLICATE_NONCE,
+  Code.INVALID_REQUEST,
 ];
 if (REJECT_MESSAGES.length !== REJECT_CODES.length || REJECT_CODES.length !== Object.keys(Reject).length) {
   throw new Error('every reject reason needs one message and one code');
@@ -218,6 +231,12 @@ export const REFERRAL_ACTIVE_MS = 90 * 24 * 3600 * 1000;
 export const REFERRAL_SHARE_PERCENT = 20;
 /** A forced-inclusion entry is included at the latest this long after it was queued (DECISIONS). */
 export const FORCE_INCLUSION_DEADLINE_MS = 24 * 3600 * 1000;
+/** Dead-man switch timeouts (DECISIONS, "Dead-man switch"): 1 s to 24 h; 0 disarms. */
+export const DEAD_MAN_TIMEOUT_MS_MIN = 1_000;
+export const DEAD_MAN_TIMEOUT_MS_MAX = 86_400_000;
+export function deadManTimeoutValid(timeout_ms: number): boolean {
+  return timeout_ms === 0 || (timeout_ms >= DEAD_MAN_TIMEOUT_MS_MIN && timeout_ms <= DEAD_MAN_TIMEOUT_MS_MAX);
+}
 /** The request kinds a forced-inclusion payload may carry: the user-signed ones. */
 export function forcibleKind(kind: number): boolean {
   return kind === RequestKind.PLACE || kind === RequestKind.CANCEL || kind === RequestKind.AMEND ||
@@ -246,10 +265,12 @@ export const UpdateReason = {
   /** A market bid stopped because the next fill would exceed the available quote balance. */
   INSUFFICIENT_BALANCE: 7,
   AMENDED: 8,
+  /** The account's dead-man switch fell due (POST /orders/cancel-after). */
+  DEAD_MAN_SWITCH: 9,
 } as const;
 export const UPDATE_REASON_NAMES = [
   'placed', 'fill', 'user_cancel', 'cancel_all', 'market_paused', 'credit_auto_cancel',
-  'unfilled_remainder', 'insufficient_balance', 'amended',
+  'unfilled_remainder', 'insufficient_balance', 'amended', 'dead_man_switch',
 ] as const;
 
 /** Why a balance changed (the spec's balance_update reasons). */

@@ -108,13 +108,22 @@ export function runSequence(
       if (!eventsEqual(a, b)) {
         fail(seed, requests.length - 1, requests, `batch start events differ\n  reference:\n${show(a, b)}\n  candidate:\n${show(b, a)}`);
       }
-      for (const { entry_id, events } of splitInclusions(a)) {
-        const payload = payloads.get(entry_id);
-        if (payload === undefined) fail(seed, requests.length - 1, requests, `inclusion of unknown entry ${entry_id}`);
-        payloads.delete(entry_id);
-        const tv = tracker.observe(payload, events);
-        if (tv.length > 0) fail(seed, requests.length - 1, requests, `event invariants broken in inclusion ${entry_id}:\n  ${tv.join('\n  ')}\n  events:\n${show(events)}`);
-        gen.observe(payload, events);
+      for (const { entry_id, account, events } of splitBatchStart(a)) {
+        let request: Request;
+        if (entry_id === null) {
+          // A dead-man switch fired: an engine-issued cancel of the account's orders.
+          request = emptyRequest();
+          request.kind = RequestKind.DEAD_MAN_CANCEL;
+          request.account = account;
+        } else {
+          const payload = payloads.get(entry_id);
+          if (payload === undefined) fail(seed, requests.length - 1, requests, `inclusion of unknown entry ${entry_id}`);
+          payloads.delete(entry_id);
+          request = payload;
+        }
+        const tv = tracker.observe(request, events);
+        if (tv.length > 0) fail(seed, requests.length - 1, requests, `event invariants broken in batch start group (entry ${entry_id}, account ${account}):\n  ${tv.join('\n  ')}\n  events:\n${show(events)}`);
+        gen.observe(request, events);
         for (const e of events) if (e.type === 'fill') stats.fills++;
       }
       if (a.length > 0) {
@@ -176,11 +185,16 @@ export function runSequence(
  * The events of a batch start, split per included entry: each `inboxIncluded` and the events of
  * its request up to the next inclusion. Anything before the first inclusion is an error.
  */
-export function splitInclusions(events: readonly EngineEvent[]): { entry_id: number; events: EngineEvent[] }[] {
-  const out: { entry_id: number; events: EngineEvent[] }[] = [];
+/**
+ * Splits batch-start events into groups: a fired dead-man switch (its DEAD_MAN_CANCEL acceptance
+ * and cancels; entry_id null) or an inbox inclusion (the events after its inboxIncluded).
+ */
+export function splitBatchStart(events: readonly EngineEvent[]): { entry_id: number | null; account: number; events: EngineEvent[] }[] {
+  const out: { entry_id: number | null; account: number; events: EngineEvent[] }[] = [];
   for (const e of events) {
-    if (e.type === 'inboxIncluded') out.push({ entry_id: e.entry_id, events: [] });
-    else if (out.length === 0) throw new DifferentialFailure(`batch start event ${e.type} before any inclusion`);
+    if (e.type === 'inboxIncluded') out.push({ entry_id: e.entry_id, account: e.account, events: [] });
+    else if (e.type === 'accepted' && e.kind === RequestKind.DEAD_MAN_CANCEL) out.push({ entry_id: null, account: e.account, events: [e] });
+    else if (out.length === 0) throw new DifferentialFailure(`batch start event ${e.type} before any inclusion or dead-man cancel`);
     else out[out.length - 1].events.push(e);
   }
   return out;

@@ -118,11 +118,12 @@ const ADDED_MARKET = { base: ETH, quote: BTC, tick: 100, lot: 10_000, mid: 500, 
 
 type Action =
   | 'deposit' | 'withdraw' | 'place' | 'cancel' | 'amend' | 'cancel_all' | 'pause' | 'resume'
-  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force';
+  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force' | 'cancel_after';
 
 const ACTIONS = weightTable<Action>({
   deposit: 5, withdraw: 3, place: 46, cancel: 9, amend: 9, cancel_all: 2, pause: 0.6, resume: 3,
   set_fees: 2, set_credit: 3, add_market: 1, bad_place: 12, bad_other: 5, refer: 2, force: 4,
+  cancel_after: 2,
 });
 const DAY_MS = 24 * 3600 * 1000;
 /** Batch times start here (any date works; a real one reads better in failures). */
@@ -341,7 +342,23 @@ export class RequestGenerator {
       case 'bad_other': return this.badOther();
       case 'refer': return this.refer(this.account());
       case 'force': return this.force();
+      case 'cancel_after': return this.cancelAfter();
     }
+  }
+
+  /**
+   * Arms a dead-man switch: mostly 1-3 s (batch steps are 0-3 s, so switches fire within a few
+   * batches, often on accounts with resting orders), sometimes disarms, hours, or an invalid timeout.
+   */
+  private cancelAfter(): Request {
+    const r = emptyRequest();
+    r.kind = RequestKind.CANCEL_AFTER;
+    r.account = this.rng.chance(0.03) ? this.badAccount() : this.ownerOrAny();
+    r.nonce = this.nonce(r.account);
+    const x = this.rng.float();
+    r.amount_units = x < 0.6 ? this.rng.int(1_000, 3_000) : x < 0.75 ? 0 : x < 0.85 ? this.rng.int(1, 24) * 3600 * 1000
+      : this.rng.pick([1, 999, 86_400_001, -1_000]);
+    return r;
   }
 
   private refer(account: number): Request {

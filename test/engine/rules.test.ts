@@ -994,6 +994,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
         inbox: [],
         next_inbox_entry_id: 1,
         envelope_nonces: [],
+        dead_man: [],
       });
     });
 

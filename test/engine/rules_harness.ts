@@ -48,26 +48,44 @@ export class Harness {
     return events;
   }
 
-  /** Starts a batch; checks each inclusion's events like a request's; returns all events. */
+  /**
+   * Starts a batch; checks each fired dead-man switch's and each inclusion's events like a
+   * request's; returns all events.
+   */
   beginBatch(time_ms: number): EngineEvent[] {
     this.engine.beginBatch(time_ms, this.log);
     const events = this.log.take();
+    const opens = (e: EngineEvent): boolean => e.type === 'inboxIncluded' || (e.type === 'accepted' && e.kind === RequestKind.DEAD_MAN_CANCEL);
     let at = 0;
     while (at < events.length) {
       const head = events[at];
-      expect(head.type, 'batch start events begin with an inclusion').toBe('inboxIncluded');
+      expect(opens(head), 'batch start events begin with a dead-man cancel or an inclusion').toBe(true);
       let end = at + 1;
-      while (end < events.length && events[end].type !== 'inboxIncluded') end++;
-      const entry_id = head.type === 'inboxIncluded' ? head.entry_id : -1;
-      const payload = this.payloads.get(entry_id);
-      expect(payload, `payload of entry ${entry_id}`).toBeDefined();
-      expect(this.tracker.observe(payload!, events.slice(at + 1, end)), 'event invariants').toEqual([]);
+      while (end < events.length && !opens(events[end])) end++;
+      if (head.type === 'accepted') {
+        const r = emptyRequest();
+        r.kind = RequestKind.DEAD_MAN_CANCEL;
+        r.account = head.account;
+        expect(this.tracker.observe(r, events.slice(at, end)), 'event invariants').toEqual([]);
+      } else {
+        const entry_id = head.type === 'inboxIncluded' ? head.entry_id : -1;
+        const payload = this.payloads.get(entry_id);
+        expect(payload, `payload of entry ${entry_id}`).toBeDefined();
+        expect(this.tracker.observe(payload!, events.slice(at + 1, end)), 'event invariants').toEqual([]);
+      }
       at = end;
     }
     const state = this.engine.canonicalState();
     expect(checkInvariants(state, this.config), 'state invariants').toEqual([]);
     expect(this.tracker.checkAgainstState(state), 'events account for the state').toEqual([]);
     return events;
+  }
+
+  /** Arms (timeout_ms > 0) or disarms (0) the account's dead-man switch. */
+  cancelAfter(account: number, timeout_ms: number, nonce?: number): EngineEvent[] {
+    const r = this.signed(RequestKind.CANCEL_AFTER, account, nonce);
+    r.amount_units = timeout_ms;
+    return this.apply(r);
   }
 
   refer(account: number, referrer: number, nonce?: number): EngineEvent[] {

@@ -19,6 +19,8 @@ import {
 import { forcedRequestOf, payloadRequest, requestOfForced } from '../programmes.js';
 import {
   BalanceReason,
+  DEAD_MAN_TIMEOUT_MS_MAX,
+  DEAD_MAN_TIMEOUT_MS_MIN,
   FEE_ACCOUNT,
   FORCE_INCLUSION_DEADLINE_MS,
   REFERRAL_ACTIVE_MS,
@@ -46,6 +48,19 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
   beginBatch(time_ms: number, out: EventSink): void {
     if (!(Number.isSafeInteger(time_ms) && time_ms >= this.time_ms)) throw new Error('reference engine: batch time went back');
     this.time_ms = time_ms;
+    // Dead-man switches whose deadline has come, by (deadline, account): each cancels every
+    // resting order of its account and disarms, before the inbox.
+    const due = [...this.dead_man.entries()].filter(([, d]) => d <= time_ms).sort((x, y) => x[1] - y[1] || x[0] - y[0]);
+    for (const [account] of due) {
+      this.dead_man.delete(account);
+      this.out = out;
+      this.before = new Map();
+      this.touchReason = new Map();
+      out.accepted(RequestKind.DEAD_MAN_CANCEL, account, 0);
+      for (const o of this.openOrdersOf(account)) this.cancelResting(o, UpdateReason.DEAD_MAN_SWITCH);
+      this.emitBalances();
+      this.out = null;
+    }
     // Every entry whose hold has passed, oldest first.
     while (this.inbox.length > 0 && this.inbox[0].queued_ms + this.hold_ms <= time_ms) {
       const e = this.inbox.shift()!;
@@ -82,6 +97,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
         case RequestKind.ADD_MARKET: this.addMarket(r); break;
         case RequestKind.REFER: this.refer(r); break;
         case RequestKind.FORCE_INCLUDE: this.forceInclude(r); break;
+        case RequestKind.CANCEL_AFTER: this.cancelAfter(r); break;
         default: throw new Rejection(Reject.KIND_UNKNOWN);
       }
     } catch (e) {
@@ -172,6 +188,16 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
       request: forcedRequestOf(payloadRequest(r), r.inner_reject),
     });
     this.out!.inboxQueued(entry_id, r.account, r.inner_kind, r.inner_nonce, deadline, r.referrer_account, r.inner_reject);
+  }
+
+  /** Arms the dead-man switch at batch time + timeout (amount_units); 0 disarms. */
+  private cancelAfter(r: Request): void {
+    this.checkSigned(r);
+    const t = r.amount_units;
+    if (!(t === 0 || (t >= DEAD_MAN_TIMEOUT_MS_MIN && t <= DEAD_MAN_TIMEOUT_MS_MAX))) throw new Rejection(Reject.TIMEOUT_INVALID);
+    this.acceptSigned(r, 0);
+    if (t === 0) this.dead_man.delete(r.account);
+    else this.dead_man.set(r.account, this.time_ms + t);
   }
 
   // ---------------------------------------------------------------- PLACE

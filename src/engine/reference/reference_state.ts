@@ -147,6 +147,8 @@ export abstract class ReferenceState implements MatchingEngine {
   protected next_inbox_entry_id = 1;
   /** Account -> its last force-include envelope nonce. */
   protected readonly envelope_nonces = new Map<number, number>();
+  /** Armed dead-man switches: account -> deadline ms. */
+  protected readonly dead_man = new Map<number, number>();
   protected readonly hold_ms: number;
   protected time_ms = 0;
 
@@ -407,6 +409,7 @@ export abstract class ReferenceState implements MatchingEngine {
       next_inbox_entry_id: this.next_inbox_entry_id,
       envelope_nonces: [...this.envelope_nonces.entries()].sort((x, y) => x[0] - y[0])
         .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
+      dead_man: [...this.dead_man.entries()].sort((x, y) => x[0] - y[0]).map(([account, deadline_ms]) => ({ account, deadline_ms })),
     };
   }
 
