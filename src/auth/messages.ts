@@ -121,6 +121,17 @@ export function cancelAllMessage(f: CancelAllMessageFields): string {
   return `${SERVICE_TOKEN}:cancel-all:${market}:${intText(f.nonce, 'nonce')}`;
 }
 
+export interface CancelAfterMessageFields {
+  /** 0 disarms; otherwise 1,000 to 86,400,000 (the server judges the range). */
+  timeout_ms: IntText;
+  nonce: IntText;
+}
+
+/** `ringbook:cancel-after:{timeout_ms}:{nonce}` (the dead-man switch, POST /orders/cancel-after). */
+export function cancelAfterMessage(f: CancelAfterMessageFields): string {
+  return `${SERVICE_TOKEN}:cancel-after:${intText(f.timeout_ms, 'timeout_ms')}:${intText(f.nonce, 'nonce')}`;
+}
+
 export interface ReferralMessageFields {
   referred: string;
   referrer: string;

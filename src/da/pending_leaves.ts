@@ -7,7 +7,7 @@ import {
 } from './state_leaves.js';
 import { countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
 import {
-  envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
+  deadManLeaf, envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
 
 export interface MarketState extends MarketLeafValue {
@@ -50,6 +50,8 @@ export class PendingSet {
   supply = new Map<number, [number, number]>();
   /** order id -> its terms, or null once it is no longer open. */
   terms = new Map<number, OrderTerms | null>();
+  /** account -> its dead-man deadline, or null when disarmed or fired. */
+  dead_man = new Map<number, number | null>();
 }
 
 /** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
@@ -91,5 +93,6 @@ export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]
   for (const [entry_id, entry] of p.inbox) {
     out.push(entry === null ? [inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null }] : inboxLeaf(entry));
   }
+  for (const [account, deadline_ms] of p.dead_man) out.push(deadManLeaf(account, deadline_ms));
   return out;
 }

@@ -134,11 +134,29 @@ export function inboxFieldsOfCanonical(e: CanonicalInboxEntry): InboxLeafFields 
   };
 }
 
-/** Every programme leaf of a canonical state (referrals, their earnings, the inbox). */
-export function programmeLeavesOfCanonical(s: Pick<CanonicalState, 'referrals' | 'inbox' | 'envelope_nonces'>): [string, PendingLeaf][] {
+// ---------------------------------------------------------------------------------------------
+// Dead-man switch: key account u32; value deadline_ms u64. Set by an accepted CANCEL_AFTER with a
+// timeout (batch time + timeout), removed by one with timeout 0 and by the DEAD_MAN_CANCEL that
+// fires it.
+
+export function deadManLeafId(account: number): string {
+  return `16:${account}`;
+}
+
+/** The account's switch leaf; `deadline_ms` null removes it. */
+export function deadManLeaf(account: number, deadline_ms: number | null): [string, PendingLeaf] {
+  const k = new Uint8Array(4); putU32(k, 0, account);
+  let v: Uint8Array | null = null;
+  if (deadline_ms !== null) { v = new Uint8Array(8); putU64(v, 0, deadline_ms); }
+  return [deadManLeafId(account), { kind: LeafKind.DEAD_MAN, key: k, value: v }];
+}
+
+/** Every programme leaf of a canonical state (envelope nonces, referrals, their earnings, the inbox, dead-man switches). */
+export function programmeLeavesOfCanonical(s: Pick<CanonicalState, 'referrals' | 'inbox' | 'envelope_nonces' | 'dead_man'>): [string, PendingLeaf][] {
   const out: [string, PendingLeaf][] = [];
   for (const e of s.envelope_nonces) out.push(envelopeNonceLeaf(e.account, e.envelope_nonce));
   for (const r of s.referrals) out.push(...referralLeavesOfCanonical(r));
   for (const e of s.inbox) out.push(inboxLeaf(inboxFieldsOfCanonical(e)));
+  for (const d of s.dead_man) out.push(deadManLeaf(d.account, d.deadline_ms));
   return out;
 }

@@ -27,12 +27,14 @@ export const LeafKind = {
   SUPPLY: 0x0e,
   /** An open order's terms the open-order leaf lacks: order type, time in force, client id. */
   ORDER_TERMS: 0x0f,
+  /** An armed dead-man switch: its deadline (programme_leaves.ts). */
+  DEAD_MAN: 0x10,
 } as const;
 
 export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
   8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry', 12: 'envelope_nonce',
-  13: 'counters', 14: 'supply', 15: 'order_terms',
+  13: 'counters', 14: 'supply', 15: 'order_terms', 16: 'dead_man',
 };
 
 export const BUCKET_BITS = 12;
@@ -45,13 +47,13 @@ export const FIRST_LEAF_NODE = BUCKETS - 1;
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 /**
  * Request kinds (src/engine/types.ts RequestKind) whose ACCEPTED event sets a nonce mark:
- * withdraw, place, cancel, amend, cancel-all, refer set the trading high-water mark, force-include
+ * withdraw, place, cancel, amend, cancel-all, refer, cancel-after set the trading high-water mark, force-include
  * the envelope mark (its own sequence). An included inbox entry's ACCEPTED is of the payload's
  * kind and carries the payload's nonce, so it sets the trading mark.
  */
 export const SIGNED_KINDS: ReadonlySet<number> = new Set<number>([
   RequestKind.WITHDRAW, RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL,
-  RequestKind.REFER, RequestKind.FORCE_INCLUDE,
+  RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER,
 ]);
 /** OrderStatus FILLED, CANCELLED, REJECTED: the order is no longer open. */
 export const STATUS_CLOSED_MIN = OrderStatus.FILLED;
@@ -334,6 +336,10 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
     case LeafKind.ENVELOPE_NONCE:
       id = `envelope_nonce/account=${getU32(key, 0)}`;
       if (value) f.envelope_nonce = getU64(value, 0);
+      break;
+    case LeafKind.DEAD_MAN:
+      id = `dead_man/account=${getU32(key, 0)}`;
+      if (value) f.deadline_ms = getU64(value, 0);
       break;
     default:
       id = `kind${kind}/${bytesToHex0x(key)}`;

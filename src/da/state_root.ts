@@ -131,13 +131,21 @@ export class StateRootBuilder {
       }
       case EventType.ACCEPTED: {
         const kind = e.field(AcceptedField.KIND);
+        if (kind === RequestKind.DEAD_MAN_CANCEL) {
+          p.dead_man.set(e.field(AcceptedField.ACCOUNT), null);
+          return;
+        }
         this.acceptedEngineLeaves(e, kind);
         if (!SIGNED_KINDS.has(kind)) return;
         const account = e.field(AcceptedField.ACCOUNT);
         const nonce = e.field(AcceptedField.NONCE);
         if (kind === RequestKind.FORCE_INCLUDE) p.envelope_nonce.set(account, nonce);
         else p.nonce.set(account, nonce);
-        if (kind === RequestKind.WITHDRAW) {
+        if (kind === RequestKind.CANCEL_AFTER) {
+          // The request's timeout rides in AMOUNT_UNITS (RequestKind.CANCEL_AFTER); 0 disarms.
+          const timeout_ms = e.field(AcceptedField.AMOUNT_UNITS);
+          p.dead_man.set(account, timeout_ms === 0 ? null : this.batch_time_ms + timeout_ms);
+        } else if (kind === RequestKind.WITHDRAW) {
           p.withdrawal.set(`${account}:${nonce}`, {
             account, nonce, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS),
           });

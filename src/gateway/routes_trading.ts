@@ -12,7 +12,7 @@ import type { Outcome } from './matcher_link.js';
 import { clientIpKey } from './rate_limit.js';
 import { signatureBytes } from '../ring/consent.js';
 import {
-  isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseWithdrawal,
+  isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder, parseWithdrawal,
   type AssetInfo, type BodyError, type SignedRequest,
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
@@ -112,6 +112,18 @@ export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): v
         if (order) cancelled.push(orderRecord(rm, order));
       }
       reply.ok({ cancelled, batch_id: String(o.batch_id) });
+    });
+  }));
+  app.post('/orders/cancel-after', postRoute(ctx, { admin: false }, (reply, body) => {
+    const parsed = parseCancelAfter(body);
+    runSigned(ctx, reply, parsed, (o) => {
+      if (isBodyError(parsed)) return;
+      // The engine armed the switch at the batch's time + timeout (docs/engine.md, CANCEL_AFTER).
+      const timeout_ms = parsed.request.amount_units;
+      reply.ok({
+        deadline: timeout_ms === 0 ? null : new Date(o.time_ms + timeout_ms).toISOString(),
+        batch_id: String(o.batch_id),
+      });
     });
   }));
   app.post('/withdrawals', postRoute(ctx, { admin: false }, (reply, body) => {

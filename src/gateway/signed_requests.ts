@@ -2,7 +2,7 @@
 // that need engine state (balances, ticks, lots, nonces) are the engine's to judge; this module
 // judges only types, presence and formats, before any signature is checked.
 import {
-  amendMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
+  amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
   withdrawalMessage,
 } from '../auth/messages.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
@@ -272,6 +272,32 @@ export function parseCancelAll(body: Body, lookup: MarketLookup): Result<SignedR
   return {
     request: r, address: user, signature_hex: sig, limit: 'cancels',
     messages: [cancelAllMessage({ market_id: market_text, nonce: n })],
+  };
+}
+
+/**
+ * POST /orders/cancel-after `{user, timeout_ms, nonce, signature}`: the dead-man switch. The range
+ * (0, or 1,000 to 86,400,000) is the engine's rule (TIMEOUT_INVALID); the timeout rides in the
+ * request's amount_units (RequestKind.CANCEL_AFTER).
+ */
+export function parseCancelAfter(body: Body): Result<SignedRequest> {
+  const unknown = unknownField(body, ['user', 'timeout_ms', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  const timeout_ms = integer(body, 'timeout_ms', 'INVALID_REQUEST');
+  if (isBodyError(timeout_ms)) return timeout_ms;
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.CANCEL_AFTER;
+  r.nonce = n;
+  r.amount_units = timeout_ms;
+  return {
+    request: r, address: user, signature_hex: sig, limit: 'cancels',
+    messages: [cancelAfterMessage({ timeout_ms, nonce: n })],
   };
 }
 

@@ -265,6 +265,8 @@ describe('docs/openapi.yaml against the real server', () => {
     expect(ca.cancelled).toHaveLength(1);
     const ca2 = await post('/orders/cancel-all', taker.cancelAll());
     expect(ca2.cancelled).toEqual([]);
+    expect((await post('/orders/cancel-after', taker.cancelAfter(3_600_000))).deadline).toMatch(/Z$/);
+    expect((await post('/orders/cancel-after', taker.cancelAfter(0))).deadline).toBeNull();
 
     // --- every read ---
     const trades = await get('/trades/ETH-USDC?limit=5');

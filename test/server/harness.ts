@@ -448,6 +448,13 @@ export class Wallet {
     return { address, asset, amount, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
   }
 
+  /** POST /orders/cancel-after body (the dead-man switch; 0 disarms). */
+  cancelAfter(timeout_ms: number, opts: SignOptions = {}): Record<string, unknown> {
+    const nonce = opts.nonce ?? this.nextNonce();
+    const message = `ringbook:cancel-after:${timeout_ms}:${nonce}`;
+    return { user: opts.user ?? this.address, timeout_ms, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
+  }
+
   /** POST /referral/register body: this wallet is the referred user. */
   referral(referrer: string, opts: SignOptions = {}): Record<string, unknown> {
     const nonce = opts.nonce ?? this.nextNonce();

@@ -29,6 +29,7 @@ describe('leavesFromCanonical', () => {
     let orders_seen = 0;
     let referrals_seen = 0;
     let inbox_seen = 0;
+    let dead_man_seen = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const generated = generateSequence(seed, 300);
       const config = generated.config;
@@ -60,6 +61,7 @@ describe('leavesFromCanonical', () => {
         orders_seen += canonical.markets.reduce((s, m) => s + m.bids.length + m.asks.length, 0);
         referrals_seen += canonical.referrals.length;
         inbox_seen += canonical.inbox.length;
+        dead_man_seen += canonical.dead_man.length;
         const leaves = leavesFromCanonical({
           canonical, addresses: registryAddresses(ex), zero_balance_leaves: rm.zeroBalanceLeaves(), assets: config.assets,
         });
@@ -80,5 +82,6 @@ describe('leavesFromCanonical', () => {
     // The programmes' leaves were in the compared states too.
     expect(referrals_seen).toBeGreaterThan(0);
     expect(inbox_seen).toBeGreaterThan(0);
+    expect(dead_man_seen).toBeGreaterThan(0);
   });
 });

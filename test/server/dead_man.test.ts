@@ -1,0 +1,106 @@
+// The dead-man switch on the real server (DECISIONS "Dead-man switch"): POST /orders/cancel-after
+// arms a deadline at batch time + timeout; on an idle server the sequencer opens a batch by itself
+// when it falls due and cancels every resting order of the user; the cancel is engine state, so
+// a restart replays it identically (same root) and `ringbook verify` re-executes the chain.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fail, ok } from './checks.js';
+import { api, balances, deposit, REPO_ROOT, startServer, type StartedServer, Wallet } from './harness.js';
+import { settledState } from '../snapshot/traffic.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-deadman-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function verify(s: StartedServer): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const config = path.join(s.data_dir, 'test-config.json');
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', s.url, '--config', config, '--out', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function openOrders(s: StartedServer, w: Wallet): Promise<{ order_id: string; status: string }[]> {
+  return ok(await api(s.url).get(`/account/${w.address}/orders?status=open&limit=100`));
+}
+
+describe('dead-man switch (POST /orders/cancel-after)', () => {
+  it('a 1-second switch on an idle server cancels within 2 s; the cancel replays identically after a restart; verify agrees', async () => {
+    const data_dir = tempDir();
+    const env = { RINGBOOK_DATA_DIR: data_dir };
+    let s = await startServer({ env });
+    try {
+      const a = api(s.url);
+      const mm = Wallet.random();
+      const other = Wallet.random();
+      ok(await deposit(s, mm.address, 'USDC', '100000'));
+      ok(await deposit(s, mm.address, 'ETH', '10'));
+      ok(await deposit(s, other.address, 'USDC', '100000'));
+      const bid = ok(await a.post('/orders', mm.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_900_000_000, quantity: 100_000 })));
+      ok(await a.post('/orders', mm.order({ market_id: 'ETH-USDC', side: 'ask', price: 2_100_000_000, quantity: 100_000 })));
+      ok(await a.post('/orders', other.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_800_000_000, quantity: 100_000 })));
+
+      // Bad input first: nothing is armed by a refused request.
+      fail(await a.post('/orders/cancel-after', mm.cancelAfter(999)), 400, 'INVALID_REQUEST', /timeout_ms/);
+      fail(await a.post('/orders/cancel-after', mm.cancelAfter(86_400_001)), 400, 'INVALID_REQUEST');
+      fail(await a.post('/orders/cancel-after', mm.cancelAfter(5_000, { signer: (m) => other.sign(m) })), 401, 'INVALID_SIGNATURE');
+      fail(await a.post('/orders/cancel-after', { ...mm.cancelAfter(5_000), timeout_ms: '5000' }), 400, 'INVALID_REQUEST');
+      // Arm for an hour, then disarm: the answer says so.
+      expect(ok(await a.post('/orders/cancel-after', mm.cancelAfter(3_600_000))).deadline).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(ok(await a.post('/orders/cancel-after', mm.cancelAfter(0))).deadline).toBeNull();
+      expect((await openOrders(s, mm)).length).toBe(2);
+
+      const armed_at = Date.now();
+      const armed = ok(await a.post('/orders/cancel-after', mm.cancelAfter(1_000)));
+      const deadline_ms = Date.parse(armed.deadline);
+      expect(Math.abs(deadline_ms - (armed_at + 1_000))).toBeLessThan(1_000);
+      // Nothing else is sent: the server is idle, the sequencer must open the batch itself.
+      let gone_ms = -1;
+      for (let i = 0; i < 60; i++) {
+        if ((await openOrders(s, mm)).length === 0) {
+          gone_ms = Date.now() - armed_at;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(gone_ms).toBeGreaterThanOrEqual(900);
+      expect(gone_ms).toBeLessThan(2_000);
+      const all: { order_id: string; status: string }[] = ok(await a.get(`/account/${mm.address}/orders?status=all&limit=100`));
+      expect(all.find((o) => String(o.order_id) === String(bid.order_id))?.status).toBe('cancelled');
+      // Only the armed user's orders go; the switch disarmed itself.
+      expect((await openOrders(s, other)).length).toBe(1);
+      const bal = await balances(s, mm.address);
+      expect(bal.USDC.locked).toBe(0);
+      expect(bal.ETH.locked).toBe(0);
+
+      const before = await settledState(s);
+      await s.stop('SIGKILL');
+      s = await startServer({ env });
+      const after = await settledState(s);
+      expect(after.batch_id).toBe(before.batch_id);
+      expect(after.state_root).toBe(before.state_root);
+      expect((await openOrders(s, mm)).length).toBe(0);
+      expect((await openOrders(s, other)).length).toBe(1);
+
+      const v = await verify(s);
+      expect(v.code, v.stderr).toBe(0);
+      expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok', state_root: after.state_root });
+    } finally {
+      await s.stop();
+    }
+  }, 60_000);
+});
