@@ -8,7 +8,7 @@
 // `consentOf` lists them (GET /da/batches/:id shows them) and names every semantic problem; the
 // signatures themselves are recovered in parallel by the verifier (consent_pool.ts).
 import {
-  amendMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage, withdrawalMessage,
+  amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage, withdrawalMessage,
 } from '../auth/messages.js';
 import { eip191Hash } from '../auth/eip191.js';
 import {
@@ -29,7 +29,7 @@ export interface ConsentLookup {
 
 export const USER_SIGNED_KINDS: ReadonlySet<number> = new Set([
   RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL, RequestKind.WITHDRAW,
-  RequestKind.REFER, RequestKind.FORCE_INCLUDE,
+  RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER,
 ]);
 /** What an operator request may do (DECISIONS: cancel, never place, move funds or withdraw). */
 export const OPERATOR_KINDS: ReadonlySet<number> = new Set([RequestKind.CANCEL, RequestKind.CANCEL_ALL]);
@@ -37,6 +37,7 @@ export const OPERATOR_KINDS: ReadonlySet<number> = new Set([RequestKind.CANCEL, 
 const KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'deposit', 2: 'withdrawal', 3: 'order', 4: 'cancel', 5: 'amend', 6: 'cancel_all', 7: 'pause_market',
   8: 'resume_market', 9: 'set_fees', 10: 'set_credit', 11: 'add_market', 12: 'referral', 13: 'force_include',
+  14: 'cancel_after',
 };
 
 /** One signature to recover: it must give `expected`. */
@@ -103,6 +104,9 @@ function expectedMessages(r: Request, user: string, referrer: string, look: Cons
     }
     case RequestKind.REFER:
       return [referralMessage({ referred: user, referrer, nonce: r.nonce })];
+    case RequestKind.CANCEL_AFTER:
+      // The timeout rides in amount_units (RequestKind.CANCEL_AFTER).
+      return [cancelAfterMessage({ timeout_ms: r.amount_units, nonce: r.nonce })];
     default:
       return null;
   }
