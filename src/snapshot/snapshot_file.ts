@@ -19,7 +19,8 @@ import { Packr } from 'msgpackr';
 import type { CanonicalState } from '../engine/api.js';
 
 export const SNAPSHOT_FORMAT = 'ringbook-snapshot';
-export const SNAPSHOT_VERSION = 3;
+/** 4: the canonical state carries `dead_man` (armed dead-man switches); a v3 snapshot lacks it. */
+export const SNAPSHOT_VERSION = 4;
 const FILE_RE = /^snapshot-(\d{12})\.msgpack$/;
 
 /**
