@@ -32,12 +32,14 @@ export const USER_SIGNED_KINDS: ReadonlySet<number> = new Set([
   RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER,
 ]);
 /** What an operator request may do (DECISIONS: cancel, never place, move funds or withdraw). */
-export const OPERATOR_KINDS: ReadonlySet<number> = new Set([RequestKind.CANCEL, RequestKind.CANCEL_ALL]);
+export const OPERATOR_KINDS: ReadonlySet<number> = new Set([RequestKind.CANCEL, RequestKind.CANCEL_ALL, RequestKind.DISCONNECT_CANCEL]);
+/** Kinds only the operator issues (under a rule); they carry an operator consent slot. */
+export const OPERATOR_ONLY_KINDS: ReadonlySet<number> = new Set([RequestKind.DISCONNECT_CANCEL]);
 
 const KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'deposit', 2: 'withdrawal', 3: 'order', 4: 'cancel', 5: 'amend', 6: 'cancel_all', 7: 'pause_market',
   8: 'resume_market', 9: 'set_fees', 10: 'set_credit', 11: 'add_market', 12: 'referral', 13: 'force_include',
-  14: 'cancel_after',
+  14: 'cancel_after', 15: 'dead_man_cancel', 16: 'disconnect_cancel',
 };
 
 /** One signature to recover: it must give `expected`. */
@@ -167,8 +169,13 @@ export function consentOf(bytes: Uint8Array, look: ConsentLookup): BatchConsent 
     };
     index++;
     out.requests.push(view);
-    if (!USER_SIGNED_KINDS.has(r.kind)) {
+    const operator_only = OPERATOR_ONLY_KINDS.has(r.kind);
+    if (!USER_SIGNED_KINDS.has(r.kind) && !operator_only) {
       if (consent !== null) out.problems.push(`${label}: an admin request carries a consent slot`);
+      continue;
+    }
+    if (operator_only && consent !== null && consent.origin !== 'operator') {
+      out.problems.push(`${label}: ${kind} is issued by the operator only, under a rule`);
       continue;
     }
     if (consent === null) {

@@ -68,6 +68,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
       case RequestKind.REFER: this.refer(r, out); break;
       case RequestKind.FORCE_INCLUDE: this.forceInclude(r, out); break;
       case RequestKind.CANCEL_AFTER: this.cancelAfter(r, out); break;
+      case RequestKind.DISCONNECT_CANCEL: this.disconnectCancel(r, out); break;
       default: this.reject(r, out, Reject.KIND_UNKNOWN); return;
     }
     if (this.had_fill && this.credit.count > 0) this.creditSweep(out);

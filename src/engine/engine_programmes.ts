@@ -46,6 +46,16 @@ export abstract class ProgrammeState extends EngineState {
     this.ledger.flush(out);
   }
 
+  /** An opted-in connection closed: cancel every resting order; refused (nothing changes) when there is none. */
+  protected disconnectCancel(r: Request, out: EventSink): void {
+    const account = r.account;
+    if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
+    // Refused rather than accepted-empty, so an address that never traded is not registered.
+    if (this.ledger.open_orders[account] === 0) return this.reject(r, out, Reject.NOTHING_TO_CANCEL);
+    out.accepted(RequestKind.DISCONNECT_CANCEL, account, 0);
+    this.cancelAccountOrders(account, NO_MARKET, UpdateReason.DISCONNECT, out);
+  }
+
   protected cancelAfter(r: Request, out: EventSink): void {
     const reason = this.checkSigned(r);
     if (reason !== Reject.NONE) return this.reject(r, out, reason);

@@ -486,11 +486,11 @@ export class OrderTracker {
       const o = this.orders.get(first.order_id);
       if (o !== undefined && !o.done) v.push(`CANCEL of ${first.order_id} left it live`);
     }
-    if (request.kind === RequestKind.CANCEL_ALL || request.kind === RequestKind.DEAD_MAN_CANCEL) {
+    if (request.kind === RequestKind.CANCEL_ALL || request.kind === RequestKind.DEAD_MAN_CANCEL || request.kind === RequestKind.DISCONNECT_CANCEL) {
       const market = request.kind === RequestKind.CANCEL_ALL ? request.market : NO_MARKET;
       for (const o of this.orders.values()) {
         if (!o.done && o.account === request.account && (market === NO_MARKET || o.market === market)) {
-          v.push(`${request.kind === RequestKind.CANCEL_ALL ? 'CANCEL_ALL' : 'DEAD_MAN_CANCEL'} left order ${o.order_id} live`);
+          v.push(`cancel-all of kind ${request.kind} left order ${o.order_id} live`);
         }
       }
     }

@@ -29,6 +29,11 @@ export const RequestKind = {
    * ACCEPTED event (account, no nonce) opens the group of its cancels (reason dead_man_switch).
    */
   DEAD_MAN_CANCEL: 15,
+  /**
+   * Operator request (no signature, no nonce; consent origin operator, rule cancel_on_disconnect):
+   * the account's opted-in WebSocket closed; every resting order is cancelled (reason disconnect).
+   */
+  DISCONNECT_CANCEL: 16,
 } as const;
 export type RequestKindValue = (typeof RequestKind)[keyof typeof RequestKind];
 
@@ -121,6 +126,7 @@ export const Reject = {
   FORCED_SIGNER_MISMATCH: 43,
   ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER: 44,
   TIMEOUT_INVALID: 45,
+  NOTHING_TO_CANCEL: 46,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -170,6 +176,7 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the forced payload is signed by another address than the user',
   'the envelope nonce must be greater than the account last force-include envelope nonce',
   'timeout_ms must be 0 (disarm) or 1000 to 86400000',
+  'the account has no resting order to cancel',
 ];
 
 /** The code each reject reason answers with. */
@@ -220,6 +227,7 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.INVALID_SIGNATURE,
   Code.DUPLICATE_NONCE,
   Code.INVALID_REQUEST,
+  Code.NOT_FOUND,
 ];
 if (REJECT_MESSAGES.length !== REJECT_CODES.length || REJECT_CODES.length !== Object.keys(Reject).length) {
   throw new Error('every reject reason needs one message and one code');
@@ -267,10 +275,12 @@ export const UpdateReason = {
   AMENDED: 8,
   /** The account's dead-man switch fell due (POST /orders/cancel-after). */
   DEAD_MAN_SWITCH: 9,
+  /** The account's opted-in WebSocket connection closed (cancel_on_disconnect). */
+  DISCONNECT: 10,
 } as const;
 export const UPDATE_REASON_NAMES = [
   'placed', 'fill', 'user_cancel', 'cancel_all', 'market_paused', 'credit_auto_cancel',
-  'unfilled_remainder', 'insufficient_balance', 'amended', 'dead_man_switch',
+  'unfilled_remainder', 'insufficient_balance', 'amended', 'dead_man_switch', 'disconnect',
 ] as const;
 
 /** Why a balance changed (the spec's balance_update reasons). */

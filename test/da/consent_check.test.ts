@@ -97,6 +97,26 @@ describe('consentOf', () => {
     expect(c.jobs).toEqual([]);
   });
 
+  it('cancel-after is user-signed over its own text; a disconnect cancel needs the operator and its rule', () => {
+    const c = consentOf(bytesOf([
+      { r: req(RequestKind.CANCEL_AFTER, { nonce: 4, amount_units: 5_000 }), consent: signed('ringbook:cancel-after:5000:4') },
+      { r: req(RequestKind.CANCEL_AFTER, { nonce: 5, amount_units: 5_000 }), consent: signed('ringbook:cancel-after:60000:5') },
+      { r: req(RequestKind.DISCONNECT_CANCEL, {}), consent: { origin: 'operator', rule: OperatorRule.CANCEL_ON_DISCONNECT } },
+      { r: req(RequestKind.DISCONNECT_CANCEL, {}), consent: signed('ringbook:cancel-all:*:0') },
+      { r: req(RequestKind.DISCONNECT_CANCEL, {}), consent: null },
+    ]), look);
+    expect(c.requests.map((r) => [r.kind, r.origin])).toEqual([
+      ['cancel_after', 'user'], ['cancel_after', 'user'], ['disconnect_cancel', 'operator'], ['disconnect_cancel', 'admin'], ['disconnect_cancel', 'admin'],
+    ]);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 1 .*does not say this request/),
+      expect.stringMatching(/request 3 .*issued by the operator only/),
+      expect.stringMatching(/request 4 .*without consent/),
+    ]);
+    // Both signed texts are recovered (a wrong text is a problem on its own); the operator's need none.
+    expect(c.jobs).toHaveLength(2);
+  });
+
   it('a force-include checks the envelope text and the payload it will apply', async () => {
     const hash = '0x' + 'ab'.repeat(32);
     const env = `ringbook:force-include:${USER}:${hash}:4`;

@@ -100,3 +100,26 @@ describe.each(engines)('%s engine: dead-man switch', (_name, factory) => {
     expect(h.apply(h.request(K.DEAD_MAN_CANCEL, 1))).toEqual([rej(K.DEAD_MAN_CANCEL, 1, RJ.KIND_UNKNOWN)]);
   });
 });
+
+describe.each(engines)('%s engine: cancel on disconnect (operator request)', (_name, factory) => {
+  it('cancels every resting order of the account (reason disconnect); refused when none rests or the account is unknown', () => {
+    const h = new Harness(factory, standardConfig({}, { maker: 0, taker: 10 }));
+    h.beginBatch(T0);
+    h.deposit(1, USDC, 100_000 * ONE);
+    h.deposit(1, ETH, 100 * ONE);
+    h.deposit(2, USDC, 100_000 * ONE);
+    h.limit(1, Side.BID, P2000, ONE);
+    h.limit(1, Side.ASK, P2000 + 100_000_000, ONE);
+    h.limit(2, Side.BID, P2000, ONE);
+    const nonce_before = h.state().accounts.find((a) => a.account === 1)!.nonce_high_water;
+    const r = h.request(K.DISCONNECT_CANCEL, 1, { nonce: 0 });
+    const events = h.apply(r);
+    expect(events[0]).toEqual(acc(K.DISCONNECT_CANCEL, 1, 0));
+    expect(events.filter((e) => e.type === 'orderUpdate' && e.reason === UpdateReason.DISCONNECT && e.status === OrderStatus.CANCELLED)).toHaveLength(2);
+    // No nonce: an operator request never moves the user's mark.
+    expect(h.state().accounts.find((a) => a.account === 1)!.nonce_high_water).toBe(nonce_before);
+    expect(h.apply(h.request(K.DISCONNECT_CANCEL, 1, { nonce: 0 }))).toEqual([rej(K.DISCONNECT_CANCEL, 1, RJ.NOTHING_TO_CANCEL)]);
+    expect(h.apply(h.request(K.DISCONNECT_CANCEL, 16, { nonce: 0 }))).toEqual([rej(K.DISCONNECT_CANCEL, 16, RJ.ACCOUNT_UNKNOWN)]);
+    expect(h.state().markets[0].bids.map((o) => o.account)).toEqual([2]);
+  });
+});

@@ -118,12 +118,12 @@ const ADDED_MARKET = { base: ETH, quote: BTC, tick: 100, lot: 10_000, mid: 500, 
 
 type Action =
   | 'deposit' | 'withdraw' | 'place' | 'cancel' | 'amend' | 'cancel_all' | 'pause' | 'resume'
-  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force' | 'cancel_after';
+  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force' | 'cancel_after' | 'disconnect';
 
 const ACTIONS = weightTable<Action>({
   deposit: 5, withdraw: 3, place: 46, cancel: 9, amend: 9, cancel_all: 2, pause: 0.6, resume: 3,
   set_fees: 2, set_credit: 3, add_market: 1, bad_place: 12, bad_other: 5, refer: 2, force: 4,
-  cancel_after: 2,
+  cancel_after: 2, disconnect: 1,
 });
 const DAY_MS = 24 * 3600 * 1000;
 /** Batch times start here (any date works; a real one reads better in failures). */
@@ -343,6 +343,13 @@ export class RequestGenerator {
       case 'refer': return this.refer(this.account());
       case 'force': return this.force();
       case 'cancel_after': return this.cancelAfter();
+      case 'disconnect': {
+        // An opted-in connection of an account (mostly one with resting orders) closed.
+        const r = emptyRequest();
+        r.kind = RequestKind.DISCONNECT_CANCEL;
+        r.account = this.rng.chance(0.03) ? this.badAccount() : this.ownerOrAny();
+        return r;
+      }
     }
   }
 

@@ -98,6 +98,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
         case RequestKind.REFER: this.refer(r); break;
         case RequestKind.FORCE_INCLUDE: this.forceInclude(r); break;
         case RequestKind.CANCEL_AFTER: this.cancelAfter(r); break;
+        case RequestKind.DISCONNECT_CANCEL: this.disconnectCancel(r); break;
         default: throw new Rejection(Reject.KIND_UNKNOWN);
       }
     } catch (e) {
@@ -188,6 +189,15 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
       request: forcedRequestOf(payloadRequest(r), r.inner_reject),
     });
     this.out!.inboxQueued(entry_id, r.account, r.inner_kind, r.inner_nonce, deadline, r.referrer_account, r.inner_reject);
+  }
+
+  /** Operator request: the account's opted-in WebSocket closed. Refused when nothing rests. */
+  private disconnectCancel(r: Request): void {
+    if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    const open = this.openOrdersOf(r.account);
+    if (open.length === 0) throw new Rejection(Reject.NOTHING_TO_CANCEL);
+    this.out!.accepted(r.kind, r.account, 0);
+    for (const o of open) this.cancelResting(o, UpdateReason.DISCONNECT);
   }
 
   /** Arms the dead-man switch at batch time + timeout (amount_units); 0 disarms. */
