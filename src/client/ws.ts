@@ -118,7 +118,7 @@ type Listener<T> = (v: T) => void;
 interface Pending {
   resolve: (v: any) => void;
   reject: (e: Error) => void;
-  kind: 'challenge' | 'auth' | 'subscribe' | 'unsubscribe' | 'ping';
+  kind: 'challenge' | 'auth' | 'subscribe' | 'unsubscribe' | 'ping' | 'cancel_on_disconnect';
   channels?: string[];
   errors: RingbookError[];
 }
@@ -142,6 +142,7 @@ export class RingbookSocket {
   #ws: WebSocketLike | null = null;
   #state: SocketState = 'idle';
   #channels = new Set<string>();
+  #cancel_on_disconnect = false;
   #books = new Map<string, BookView>();
   /** Markets whose next snapshot is the first of a new connection (authoritative). */
   #fresh = new Set<string>();
@@ -284,6 +285,8 @@ export class RingbookSocket {
     this.#startPing();
     try {
       if (this.#opts.wallet) await this.#authenticate();
+      // A reconnect opts in again: the opt-in belongs to the connection, not the address.
+      if (this.#cancel_on_disconnect) await this.#send('cancel_on_disconnect', { enabled: true });
       for (const c of this.#channels) if (c.startsWith('book:')) this.#fresh.add(c.slice(5).toUpperCase());
       if (this.#channels.size > 0) await this.#send('subscribe', { channels: [...this.#channels] }).catch((e) => this.#emit('error', e));
     } catch (e) {
@@ -403,6 +406,21 @@ export class RingbookSocket {
     return r.channels as string[];
   }
 
+  /**
+   * Opts this (authenticated) connection into cancel on disconnect: when it closes for any reason,
+   * the server cancels every resting order of the wallet's address within one second (reason
+   * `disconnect`). Kept across reconnects. Needs the `wallet` option.
+   */
+  async cancelOnDisconnect(enabled = true): Promise<void> {
+    if (!this.#opts.wallet) throw new Error('cancelOnDisconnect needs the wallet option (an authenticated connection)');
+    this.#cancel_on_disconnect = enabled;
+    if (!this.#ws || this.#state !== 'open') {
+      await this.connect();
+      return;
+    }
+    await this.#send('cancel_on_disconnect', { enabled });
+  }
+
   /** Round trip: resolves with the server time of the `pong`. */
   async ping(): Promise<string> {
     const r = await this.#send('ping', {});
@@ -447,6 +465,7 @@ export class RingbookSocket {
       case 'auth_success':
       case 'subscribed':
       case 'unsubscribed':
+      case 'cancel_on_disconnect':
       case 'pong':
         if (p) {
           this.#pending.delete(rid!);

@@ -175,6 +175,10 @@ export class RingbookServer {
     // batch waiting for its commit) are finished and answered; new ones get 503 at once.
     const ctx = this.ctx;
     if (ctx) ctx.closing = true;
+    // WebSockets close first: a connection that opted into cancel_on_disconnect submits its
+    // cancel as it closes, and the drain below waits for it like any request in flight.
+    this.ws_hub?.close();
+    await new Promise((r) => setImmediate(r));
     const link = this.link;
     const deadline = Date.now() + STOP_DRAIN_MS_MAX;
     const busy = (): boolean => (ctx !== null && ctx.open_exchanges > 0) || (link !== null && link.inflight() > 0);
@@ -182,7 +186,6 @@ export class RingbookServer {
     await this.snapshots?.close();
     if (link) await link.stop();
     await this.da?.close();
-    this.ws_hub?.close();
     if (this.pool) await this.pool.close();
     if (ctx?.stages) {
       const file = path.resolve(this.options.cfg.server.data_dir, 'stage_timings.f64');

@@ -2,13 +2,12 @@
 // arms a deadline at batch time + timeout; on an idle server the sequencer opens a batch by itself
 // when it falls due and cancels every resting order of the user; the cancel is engine state, so
 // a restart replays it identically (same root) and `ringbook verify` re-executes the chain.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fail, ok } from './checks.js';
-import { api, balances, deposit, REPO_ROOT, startServer, type StartedServer, Wallet } from './harness.js';
+import { api, balances, deposit, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
 import { settledState } from '../snapshot/traffic.js';
 
 const dirs: string[] = [];
@@ -20,19 +19,6 @@ function tempDir(): string {
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-function verify(s: StartedServer): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const config = path.join(s.data_dir, 'test-config.json');
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js'), '--url', s.url, '--config', config, '--out', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 async function openOrders(s: StartedServer, w: Wallet): Promise<{ order_id: string; status: string }[]> {
   return ok(await api(s.url).get(`/account/${w.address}/orders?status=open&limit=100`));
@@ -96,7 +82,7 @@ describe('dead-man switch (POST /orders/cancel-after)', () => {
       expect((await openOrders(s, mm)).length).toBe(0);
       expect((await openOrders(s, other)).length).toBe(1);
 
-      const v = await verify(s);
+      const v = await runVerifier(s.url, path.join(s.data_dir, 'test-config.json'));
       expect(v.code, v.stderr).toBe(0);
       expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok', state_root: after.state_root });
     } finally {

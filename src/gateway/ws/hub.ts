@@ -36,13 +36,14 @@ import type {
 import {
   BalanceField, BatchField, EventType, FillField, OrderUpdateField, type EventFields,
 } from '../../ring/records.js';
-import { Side } from '../../engine/types.js';
+import { emptyRequest, RequestKind, Side } from '../../engine/types.js';
+import { encodeConsent, OperatorRule } from '../../ring/consent.js';
 import type { GatewayContext } from '../context.js';
 import { Reply } from '../envelope.js';
 import { clientIpKey } from '../rate_limit.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
 import {
-  authSuccessMessage, balanceUpdateMessage, bookSnapshotMessage, challengeReply, errorMessage,
+  authSuccessMessage, balanceUpdateMessage, cancelOnDisconnectReply, bookSnapshotMessage, challengeReply, errorMessage,
   fillMessage, orderUpdateMessage, parseChannel, parseClientMessage, pongMessage, PRIVATE_INDEX,
   subscribedMessage, tradeMessage, unsubscribedMessage, type Channel,
 } from './messages.js';
@@ -85,10 +86,18 @@ export interface Conn {
   auth: AuthState;
   last_seen_ms: number;
   closed: boolean;
+  /** Opted into cancel_on_disconnect (authenticated connections only): its close cancels the address's orders. */
+  cancel_on_disconnect: boolean;
 }
 
 /** uWS send status: the message was dropped because the connection is over maxBackpressure. */
 const SEND_DROPPED = 2;
+/**
+ * A cancel on disconnect that finds the request ring full is retried every 20 ms for up to 500 ms
+ * after the close: half of the promised second, leaving the other half for the batch to commit.
+ */
+const DISCONNECT_RETRY_EVERY_MS = 20;
+const DISCONNECT_RETRY_MS_MAX = 500;
 
 export interface WsStats {
   connections: number;
@@ -100,6 +109,9 @@ export interface WsStats {
   dropped_slow: number;
   closed_idle: number;
   closed_auth_timeout: number;
+  /** Cancel-on-disconnect requests submitted, and those lost to a request ring full for 500 ms. */
+  disconnect_cancels: number;
+  disconnect_cancels_lost: number;
   refused_ip_limit: number;
 }
 
@@ -132,6 +144,7 @@ export class WsHub {
 
   readonly stats: WsStats = {
     connections: 0, published: 0, delivered: 0, dropped_slow: 0, closed_idle: 0, closed_auth_timeout: 0,
+    disconnect_cancels: 0, disconnect_cancels_lost: 0,
     refused_ip_limit: 0,
   };
 
@@ -212,7 +225,7 @@ export class WsHub {
     }
     const conn: Conn = {
       id: this.next_id++, ip, ws: null, channels: new Map(), auth: new AuthState(this.limits),
-      last_seen_ms: Date.now(), closed: false,
+      last_seen_ms: Date.now(), closed: false, cancel_on_disconnect: false,
     };
     res.upgrade(conn, key, protocol, extensions, context);
   }
@@ -238,6 +251,31 @@ export class WsHub {
     for (const ch of c.channels.values()) this.count(ch, -1);
     c.channels.clear();
     this.stats.connections = this.conns.size;
+    if (c.cancel_on_disconnect && c.auth.address !== null) this.cancelOnDisconnect(c.auth.address, Date.now());
+  }
+
+  /**
+   * Submits the DISCONNECT_CANCEL operator request for `address` (rule cancel_on_disconnect,
+   * journaled and published as such). A full request ring is retried every 20 ms until 500 ms
+   * after the close, so the cancel still lands within the promised second under load.
+   */
+  private cancelOnDisconnect(address: string, closed_ms: number): void {
+    const r = emptyRequest();
+    r.kind = RequestKind.DISCONNECT_CANCEL;
+    const bytes = Buffer.from(address.slice(2), 'hex');
+    const consent = encodeConsent({ origin: 'operator', rule: OperatorRule.CANCEL_ON_DISCONNECT });
+    const p = this.ctx.link.submit(r, bytes, address, null, consent);
+    if (p !== null) {
+      this.stats.disconnect_cancels++;
+      p.catch((e: unknown) => console.error('ringbook: cancel on disconnect failed:', e));
+      return;
+    }
+    if (Date.now() - closed_ms < DISCONNECT_RETRY_MS_MAX) {
+      setTimeout(() => this.cancelOnDisconnect(address, closed_ms), DISCONNECT_RETRY_EVERY_MS);
+    } else {
+      this.stats.disconnect_cancels_lost++;
+      console.error(`ringbook: cancel on disconnect of ${address} not submitted: the request ring stayed full`);
+    }
   }
 
   /** Sends one message; a connection over its backpressure limit is dropped. */
@@ -307,6 +345,14 @@ export class WsHub {
         return;
       case 'auth':
         this.authStep(c, c.auth.auth(m.address, m.signature, now), m.request_id);
+        return;
+      case 'cancel_on_disconnect':
+        if (c.auth.address === null) {
+          this.send(c, errorMessage('UNAUTHORIZED', 'cancel_on_disconnect needs an authenticated connection (request_challenge, then auth)', m.request_id));
+          return;
+        }
+        c.cancel_on_disconnect = m.enabled;
+        this.send(c, cancelOnDisconnectReply(m.enabled, m.request_id));
         return;
     }
   }

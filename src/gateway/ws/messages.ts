@@ -82,14 +82,15 @@ export type ClientMessage =
   | { type: 'subscribe' | 'unsubscribe'; channels: unknown[]; request_id: string | null }
   | { type: 'request_challenge'; address: unknown; request_id: string | null }
   | { type: 'auth'; address: unknown; signature: unknown; request_id: string | null }
-  | { type: 'ping'; request_id: string | null };
+  | { type: 'ping'; request_id: string | null }
+  | { type: 'cancel_on_disconnect'; enabled: boolean; request_id: string | null };
 
 export type ParsedClientMessage =
   | { ok: true; message: ClientMessage }
   | { ok: false; message: string; request_id: string | null };
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
-export const CLIENT_TYPES = ['subscribe', 'unsubscribe', 'request_challenge', 'auth', 'ping'] as const;
+export const CLIENT_TYPES = ['subscribe', 'unsubscribe', 'request_challenge', 'auth', 'ping', 'cancel_on_disconnect'] as const;
 
 /** Parses one client frame; failures are sentences for an INVALID_REQUEST error. */
 export function parseClientMessage(data: ArrayBuffer): ParsedClientMessage {
@@ -118,6 +119,9 @@ export function parseClientMessage(data: ArrayBuffer): ParsedClientMessage {
       return { ok: true, message: { type, address: o.address, signature: o.signature, request_id } };
     case 'ping':
       return { ok: true, message: { type, request_id } };
+    case 'cancel_on_disconnect':
+      if (typeof o.enabled !== 'boolean') return { ok: false, message: 'cancel_on_disconnect needs enabled: true or false', request_id };
+      return { ok: true, message: { type, enabled: o.enabled, request_id } };
     default:
       if (type === undefined) return { ok: false, message: 'message has no type', request_id };
       return {
@@ -134,6 +138,11 @@ export function parseClientMessage(data: ArrayBuffer): ParsedClientMessage {
 function withRequestId(o: Record<string, unknown>, request_id: string | null): string {
   if (request_id !== null) o.request_id = request_id;
   return JSON.stringify(o);
+}
+
+/** The acknowledgement of a cancel_on_disconnect message: the same message. */
+export function cancelOnDisconnectReply(enabled: boolean, request_id: string | null): string {
+  return withRequestId({ type: 'cancel_on_disconnect', enabled }, request_id);
 }
 
 /** `{"type":"error","code","message","request_id"}`; a server id when the client gave none. */
