@@ -2,7 +2,9 @@
 //
 // It quotes a post-only bid and ask around a reference price, amends both when the reference
 // moves (a slow random walk, or the last trade with `follow_trades`), re-quotes a side that was
-// filled, and cancels all its orders on SIGINT/SIGTERM.
+// filled, and cancels all its orders on SIGINT/SIGTERM. It arms the exchange's dead-man switch
+// (`dead_man_ms`, default 15 s, re-armed every third of it), so if the bot is killed or loses the
+// exchange, its quotes are cancelled by the exchange itself.
 //
 // The implementation lives in src/cli/market_maker.ts so that the project's tsc build compiles
 // it (tsconfig.json includes src, bench and test only). Run the compiled bot with:

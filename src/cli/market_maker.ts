@@ -34,6 +34,11 @@ export interface MarketMakerOptions {
   follow_trades?: boolean;
   /** Minimum reference move before amending, in ticks (default 1). */
   requote_ticks?: number;
+  /**
+   * Dead-man switch (ms, default 15,000; 0 = none): armed at start and re-armed every third of
+   * it, so if the bot dies or loses the exchange its quotes are cancelled by the exchange.
+   */
+  dead_man_ms?: number;
   log?: (line: string) => void;
 }
 
@@ -71,6 +76,11 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
   await client.syncNonce();
   const stale = await client.cancelAll(o.market_id);
   if (stale.cancelled.length > 0) log(`cancelled ${stale.cancelled.length} stale orders`);
+  const dead_man_ms = o.dead_man_ms ?? 15_000;
+  const keep_alive = dead_man_ms > 0
+    ? await client.keepDeadManAlive(dead_man_ms, { onError: (e) => log(`dead-man re-arm failed: ${e instanceof Error ? e.message : String(e)}`) })
+    : null;
+  if (keep_alive) log(`dead-man switch armed: ${dead_man_ms} ms, deadline ${keep_alive.last?.deadline ?? '?'}`);
 
   const priceFor = (side: Side): number => {
     const half = Math.max(tick, Math.round((reference * spread_bps) / 20_000 / tick) * tick);
@@ -175,6 +185,9 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
     if (wake) (wake as () => void)();
     stopped = (async () => {
       await loop;
+      // Disarmed only after a clean cancel below would be pointless: stop re-arming now, and
+      // let the switch fire if the cancel-all fails every attempt.
+      if (keep_alive) await keep_alive.stop().catch(() => undefined);
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
           const r = await client.cancelAll(o.market_id);
@@ -212,6 +225,7 @@ options:
   --follow-trades            use the last trade as the reference instead of a random walk
   --requote-ticks <n>        minimum reference move before amending (default 1)
   --duration <s>             stop by itself after this long (default: run until a signal)
+  --dead-man-ms <n>          dead-man switch, re-armed every third of it (default 15000; 0 off)
   --key <private_key>        signing key (default: RINGBOOK_KEY)
   --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
   --help                     this text
@@ -232,6 +246,7 @@ export async function marketMakerCommand(args: ParsedArgs): Promise<number> {
       walk_bps: num(args, 'walk-bps', 5, 0, 10_000),
       follow_trades: args.flags.has('follow-trades'),
       requote_ticks: num(args, 'requote-ticks', 1, 0, 1e9),
+      dead_man_ms: num(args, 'dead-man-ms', 15_000, 0, 86_400_000),
     });
     const onSignal = (sig: NodeJS.Signals): void => {
       console.log(`${new Date().toISOString()} ${sig}: shutting down`);

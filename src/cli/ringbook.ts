@@ -34,6 +34,7 @@ trader commands (--url defaults to http://127.0.0.1:8080; --help on each):
   deposit                    operator deposit: --user --asset --amount (admin token)
   order                      sign and place an order: --key --market --side --price --quantity
   cancel                     cancel an order: --key (--order-id N | --client-id ID)
+  cancel-after <timeout_ms>  arm the dead-man switch: --key (0 disarms)
   balances                   an account's balances: --address A | --key K
   referral register          be referred: --key --referrer <address> (once, never changes)
   referral show [<address>]  referral statistics: users referred, USDC earned, referred by
@@ -128,6 +129,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./trader.js')).orderCommand(args);
     case 'cancel':
       return (await import('./trader.js')).cancelCommand(args);
+    case 'cancel-after':
+      return (await import('./trader.js')).cancelAfterCommand(args);
     case 'balances':
       return (await import('./trader.js')).balancesCommand(args);
     case 'referral':

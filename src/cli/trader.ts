@@ -156,6 +156,27 @@ export async function cancelCommand(args: ParsedArgs): Promise<number> {
   });
 }
 
+export const CANCEL_AFTER_USAGE = `usage: ringbook cancel-after <timeout_ms> [options]
+
+Arms the dead-man switch of the key's account: unless re-armed within <timeout_ms> (1000 to
+86400000), every resting order is cancelled (reason dead_man_switch). 0 disarms.
+
+options:
+${KEY}
+${COMMON}`;
+
+export async function cancelAfterCommand(args: ParsedArgs): Promise<number> {
+  return runCommand(args, CANCEL_AFTER_USAGE, async () => {
+    const text = args.positional[1];
+    if (text === undefined || !/^[0-9]+$/.test(text)) throw new UsageError('<timeout_ms> is required: a non-negative integer (0 disarms)');
+    const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
+    const r = await client.armDeadMan(Number(text));
+    if (args.flags.has('json')) console.log(JSON.stringify(r));
+    else console.log(r.deadline === null ? `dead-man switch disarmed (batch ${r.batch_id})` : `dead-man switch armed: deadline ${r.deadline} (batch ${r.batch_id})`);
+    return EXIT_OK;
+  });
+}
+
 export async function balancesCommand(args: ParsedArgs): Promise<number> {
   return runCommand(args, BALANCES_USAGE, async () => {
     let address = str(args, 'address');

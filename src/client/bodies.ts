@@ -5,7 +5,7 @@
 // the body the direct call would have sent (plus the optional `kind` member).
 import { parseHexAnyLength, toHex0x } from '../auth/hex.js';
 import {
-  amendMessage, cancelAllMessage, cancelMessage, FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage,
+  amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage,
   inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage,
 } from '../auth/messages.js';
 import type { AmendInput, CancelInput, ForcedKind, PlaceOrderInput, WithdrawInput } from './types.js';
@@ -67,6 +67,12 @@ export function cancelAllBody(w: SyncSigner, market_id: string | undefined, nonc
   body.nonce = nonce;
   body.signature = signature;
   return body as SignedBody;
+}
+
+/** `POST /orders/cancel-after` (the dead-man switch; 0 disarms). */
+export function cancelAfterBody(w: SyncSigner, timeout_ms: number, nonce: number): SignedBody {
+  const signature = w.signMessage(cancelAfterMessage({ timeout_ms, nonce }));
+  return { user: w.address, timeout_ms, nonce, signature } as SignedBody;
 }
 
 /** The on-chain amount as the digit string the body carries (wei for ETH). */

@@ -4,7 +4,7 @@ import { DuplicateNonceError, errorFromCode, RateLimitedError, RingbookError, Un
 import { MonotonicNonce, type NonceSource } from './nonce.js';
 import type { Wallet } from './wallet.js';
 import {
-  amendBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
+  amendBody, cancelAfterBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
   referrerText, withdrawalAmountText, withdrawalBody, type ForcedRequest,
 } from './bodies.js';
 import type {
@@ -14,6 +14,8 @@ import type {
   AmendInput,
   Balances,
   CancelAllResult,
+  DeadManKeepAlive,
+  DeadManResult,
   CancelInput,
   CancelResult,
   CreateMarketInput,
@@ -273,6 +275,37 @@ export class RingbookClient {
   async cancelAll(market_id?: string, opts: { nonce?: number } = {}): Promise<CancelAllResult> {
     const w = this.#signer();
     return this.#withNonce(opts.nonce, (nonce) => this.request<CancelAllResult>('POST', '/orders/cancel-all', cancelAllBody(w, market_id, nonce)));
+  }
+
+  /**
+   * Arms the dead-man switch: unless re-armed within `timeout_ms` (1,000 to 86,400,000; 0
+   * disarms), every resting order of the wallet's address is cancelled (reason dead_man_switch).
+   */
+  async armDeadMan(timeout_ms: number, opts: { nonce?: number } = {}): Promise<DeadManResult> {
+    const w = this.#signer();
+    return this.#withNonce(opts.nonce, (nonce) => this.request<DeadManResult>('POST', '/orders/cancel-after', cancelAfterBody(w, timeout_ms, nonce)));
+  }
+
+  /**
+   * Keeps the dead-man switch armed while this process lives: arms `timeout_ms` now and re-arms
+   * every `every_ms` (default a third of the timeout, so two re-arms may fail before it fires).
+   * If the process dies or loses the exchange, the switch fires. Errors go to `onError`.
+   */
+  async keepDeadManAlive(timeout_ms: number, opts: { every_ms?: number; onError?: (e: unknown) => void } = {}): Promise<DeadManKeepAlive> {
+    const every_ms = opts.every_ms ?? Math.floor(timeout_ms / 3);
+    if (!(every_ms > 0 && every_ms < timeout_ms)) throw new RangeError('keepDeadManAlive: every_ms must be in (0, timeout_ms)');
+    let last: DeadManResult | null = await this.armDeadMan(timeout_ms);
+    const timer = setInterval(() => {
+      this.armDeadMan(timeout_ms).then((r) => { last = r; }, (e: unknown) => opts.onError?.(e));
+    }, every_ms);
+    if (typeof timer.unref === 'function') timer.unref();
+    return {
+      get last() { return last; },
+      stop: async ({ disarm = false } = {}) => {
+        clearInterval(timer);
+        if (disarm) last = await this.armDeadMan(0);
+      },
+    };
   }
 
   /** `amount` in the asset's smallest on-chain unit (wei for ETH). */

@@ -115,6 +115,20 @@ export interface CancelResult extends OrderRecord {
   batch_id: string;
 }
 
+export interface DeadManResult {
+  /** ISO 8601 deadline now armed, or null when disarmed. */
+  deadline: string | null;
+  batch_id: string;
+}
+
+/** A running keep-alive of the dead-man switch (RingbookClient.keepDeadManAlive). */
+export interface DeadManKeepAlive {
+  /** Stops re-arming; with `disarm`, also sends timeout 0 (resolves when answered). */
+  stop(opts?: { disarm?: boolean }): Promise<void>;
+  /** The last answer (null before the first). */
+  readonly last: DeadManResult | null;
+}
+
 export interface CancelAllResult {
   cancelled: OrderRecord[];
   batch_id: string;

@@ -41,7 +41,7 @@ describe('ringbook trader commands', () => {
   });
 
   it('--help works on every command', async () => {
-    const cmds = ['deposit', 'order', 'cancel', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
+    const cmds = ['deposit', 'order', 'cancel', 'cancel-after', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
     const rs = await Promise.all(cmds.map((c) => cli([c, '--help'])));
     rs.forEach((r, i) => {
       expect(r.code, cmds[i]).toBe(0);
@@ -114,6 +114,20 @@ describe('ringbook trader commands', () => {
     expect(again.stderr).toContain('NOT_FOUND');
   });
 
+  it('cancel-after arms and disarms the dead-man switch; a bad timeout is the server\'s INVALID_REQUEST', async () => {
+    const armed = await cli(['cancel-after', '60000', ...U, '--key', taker.private_key, '--json']);
+    expect(armed.code, armed.stderr).toBe(0);
+    const deadline = Date.parse(JSON.parse(armed.stdout).deadline);
+    expect(Math.abs(deadline - (Date.now() + 60_000))).toBeLessThan(10_000);
+    const off = await cli(['cancel-after', '0', ...U, '--key', taker.private_key]);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toContain('disarmed');
+    const bad = await cli(['cancel-after', '10', ...U, '--key', taker.private_key]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('INVALID_REQUEST');
+    expect((await cli(['cancel-after', ...U, '--key', taker.private_key])).code).toBe(64);
+  });
+
   it('referral register / show and force-include --wait', async () => {
     const reg = await cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address, '--json']);
     expect(reg.code, reg.stderr).toBe(0);
@@ -181,5 +195,36 @@ describe('ringbook trader commands', () => {
     const after = JSON.parse((await cli(['balances', ...U, '--address', mm.address, '--json'])).stdout);
     expect(after.assets.ETH).toEqual({ available: 5_000_000, locked: 0 });
     expect(after.assets.USDC.locked).toBe(0);
+  }, 20_000);
+
+  it('the market maker arms the dead-man switch: after kill -9 the exchange cancels its quotes', async () => {
+    const mm = await keygen();
+    for (const [asset, amount] of [['ETH', '5'], ['USDC', '20000']]) {
+      const d = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', mm.address, '--asset', asset, '--amount', amount]);
+      expect(d.code, d.stderr).toBe(0);
+    }
+    const child = spawn(process.execPath, [
+      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, '--key', mm.private_key, '--market', 'ETH-USDC',
+      '--price', '1980', '--quantity', '0.1', '--interval', '5', '--dead-man-ms', '1500',
+    ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const deadline = Date.now() + 10_000;
+    while (!/placed ask/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(out).toMatch(/dead-man switch armed: 1500 ms/);
+    // Re-armed every 500 ms: the quotes outlive the first timeout while the bot lives.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const live = JSON.parse((await cli(['balances', ...U, '--address', mm.address, '--json'])).stdout);
+    expect(live.assets.ETH.locked).toBe(100_000);
+    child.kill('SIGKILL');
+    let locked = -1;
+    for (let i = 0; i < 40; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const b = JSON.parse((await cli(['balances', ...U, '--address', mm.address, '--json'])).stdout);
+      locked = b.assets.ETH.locked + b.assets.USDC.locked;
+      if (locked === 0) break;
+    }
+    expect(locked, out).toBe(0);
   }, 20_000);
 });
