@@ -169,57 +169,52 @@ describe('ringbook trader commands', () => {
     expect(b.p99_ms).toBeGreaterThanOrEqual(b.p50_ms);
   }, 20_000);
 
-  it('the market maker quotes, requotes and leaves no open orders after SIGTERM', async () => {
+  /** A funded key and the example market maker running on it with `flags`; `out()` is its output so far. */
+  async function runMarketMaker(flags: string[]): Promise<{ mm: { private_key: string; address: string }; child: ReturnType<typeof spawn>; out: () => string }> {
     const mm = await keygen();
     for (const [asset, amount] of [['ETH', '5'], ['USDC', '20000']]) {
       const d = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', mm.address, '--asset', asset, '--amount', amount]);
       expect(d.code, d.stderr).toBe(0);
     }
     const child = spawn(process.execPath, [
-      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, '--key', mm.private_key, '--market', 'ETH-USDC',
-      '--price', '1990', '--quantity', '0.1', '--interval', '0.3', '--walk-bps', '20',
+      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, '--key', mm.private_key, '--market', 'ETH-USDC', ...flags,
     ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    return { mm, child, out: () => out };
+  }
+
+  it('the market maker quotes, requotes and leaves no open orders after SIGTERM', async () => {
+    const { mm, child, out: output } = await runMarketMaker(['--price', '1990', '--quantity', '0.1', '--interval', '0.3', '--walk-bps', '20']);
+    let out = output();
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const deadline = Date.now() + 10_000;
-    while (!/amended/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!/amended/.test(out = output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(out).toMatch(/placed bid/);
     expect(out).toMatch(/placed ask/);
     const during = await cli(['balances', ...U, '--address', mm.address, '--json']);
     expect(JSON.parse(during.stdout).assets.ETH.locked).toBe(100_000);
     child.kill('SIGTERM');
-    expect(await exited, out).toBe(0);
-    expect(out).toContain('shutdown: cancelled 2 orders');
+    expect(await exited, output()).toBe(0);
+    expect(output()).toContain('shutdown: cancelled 2 orders');
     const after = JSON.parse((await cli(['balances', ...U, '--address', mm.address, '--json'])).stdout);
     expect(after.assets.ETH).toEqual({ available: 5_000_000, locked: 0 });
     expect(after.assets.USDC.locked).toBe(0);
   }, 20_000);
 
   it('the market maker arms the dead-man switch: after kill -9 the exchange cancels its quotes', async () => {
-    const mm = await keygen();
-    for (const [asset, amount] of [['ETH', '5'], ['USDC', '20000']]) {
-      const d = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', mm.address, '--asset', asset, '--amount', amount]);
-      expect(d.code, d.stderr).toBe(0);
-    }
-    const child = spawn(process.execPath, [
-      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, '--key', mm.private_key, '--market', 'ETH-USDC',
-      '--price', '1980', '--quantity', '0.1', '--interval', '5', '--dead-man-ms', '3000',
-    ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const { mm, child, out } = await runMarketMaker(['--price', '1980', '--quantity', '0.1', '--interval', '5', '--dead-man-ms', '3000']);
     const locked = async (): Promise<number> => {
       const b = (await api(s.url).get(`/account/${mm.address}/balances`)).body.data;
       return b.ETH.locked + b.USDC.locked;
     };
     const deadline = Date.now() + 15_000;
-    while (!/placed ask/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(out).toMatch(/dead-man switch armed: 3000 ms/);
+    while (!/placed ask/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(out()).toMatch(/dead-man switch armed: 3000 ms/);
     // Re-armed every second: the quotes outlive the first timeout while the bot lives.
     await new Promise((r) => setTimeout(r, 3_500));
-    expect(await locked(), out).toBeGreaterThan(0);
+    expect(await locked(), out()).toBeGreaterThan(0);
     child.kill('SIGKILL');
     let left = -1;
     for (let i = 0; i < 100; i++) {
@@ -227,6 +222,6 @@ describe('ringbook trader commands', () => {
       left = await locked();
       if (left === 0) break;
     }
-    expect(left, out).toBe(0);
+    expect(left, out()).toBe(0);
   }, 45_000);
 });
