@@ -230,7 +230,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
         this.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
       out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-        p, filled + q, filled, q, o.last_fill_price[s], UpdateReason.AMENDED);
+        p, filled + q, filled, q, o.last_fill_price[s], UpdateReason.AMENDED, new_lock, o.priority_seq[s]);
       return;
     }
     // Anything else re-enters the book as if placed now, keeping its id and filled quantity.
@@ -567,11 +567,11 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
         o.locked[s] = 0;
       }
       out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.FILLED, o.price[s], o.quantity[s],
-        o.filled[s], 0, price, UpdateReason.FILL);
+        o.filled[s], 0, price, UpdateReason.FILL, 0, 0);
       this.removeResting(s);
     } else {
       out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.PARTIALLY_FILLED, o.price[s],
-        o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL);
+        o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL, o.locked[s], o.priority_seq[s]);
     }
   }
 
@@ -582,10 +582,11 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     const m = this.tk_market;
     const lock_asset = this.tk_side === Side.BID ? this.market_quote[m] : this.market_base[m];
     if (this.tk_remaining > 0 && may_rest) {
-      this.rest();
+      const s = this.rest();
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
         this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
-        this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason);
+        this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason,
+        this.orders.locked[s], this.orders.priority_seq[s]);
       return;
     }
     if (this.tk_lock > 0) {
@@ -600,18 +601,19 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     }
     if (this.tk_remaining > 0) {
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.CANCELLED, this.tk_limit,
-        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, this.tk_stop_reason);
+        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, this.tk_stop_reason, 0, 0);
     } else {
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.FILLED, this.tk_limit,
-        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, UpdateReason.FILL);
+        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, UpdateReason.FILL, 0, 0);
     }
   }
 
   /**
    * Puts the taker's remainder on its side of the book, at the tail of its price level. An
    * amended order keeps the slot it had (tk_slot), so an amend does not churn the order index.
+   * Returns the order's slot.
    */
-  private rest(): void {
+  private rest(): number {
     const o = this.orders;
     const m = this.tk_market;
     const account = this.tk_account;
@@ -632,6 +634,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     o.priority_seq[s] = this.next_priority_seq++;
     o.last_fill_price[s] = this.tk_last_price;
     this.linkLevel(s);
+    return s;
   }
 
 }

@@ -217,7 +217,7 @@ export abstract class EngineState {
     const lock_asset = o.side[s] === Side.BID ? this.market_quote[m] : this.market_base[m];
     if (o.locked[s] > 0) this.releaseLock(account, lock_asset, o.locked[s], BalanceReason.ORDER_CANCELLED);
     out.orderUpdate(o.id[s], account, m, o.side[s], OrderStatus.CANCELLED, o.price[s], o.quantity[s],
-      o.filled[s], 0, o.last_fill_price[s], reason);
+      o.filled[s], 0, o.last_fill_price[s], reason, 0, 0);
     this.removeResting(s);
   }
 

@@ -46,6 +46,8 @@ export interface OrderUpdateEvent {
   remaining_units: number;
   last_fill_price_units: number;
   reason: number;
+  locked_units: number;
+  priority_seq: number;
 }
 
 export interface BalanceEvent {
@@ -122,11 +124,11 @@ export class EventLog implements EventSink {
   orderUpdate(
     order_id: number, account: number, market: number, side: number, status: number,
     price_units: number, quantity_units: number, filled_units: number, remaining_units: number,
-    last_fill_price_units: number, reason: number,
+    last_fill_price_units: number, reason: number, locked_units: number, priority_seq: number,
   ): void {
     this.events.push({
       type: 'orderUpdate', order_id, account, market, side, status, price_units, quantity_units,
-      filled_units, remaining_units, last_fill_price_units, reason,
+      filled_units, remaining_units, last_fill_price_units, reason, locked_units, priority_seq,
     });
   }
 

@@ -294,6 +294,10 @@ interface TrackedOrder {
   /** Sum of the order's fills seen in fill events. */
   filled: number;
   remaining: number;
+  /** Lock, time priority and last fill price as its last update carried them. */
+  locked: number;
+  priority_seq: number;
+  last_fill_price: number;
   done: boolean;
 }
 
@@ -304,7 +308,9 @@ interface TrackedOrder {
  * - post_only orders never take; FOK takers fill completely or not at all; ioc, fok and market
  *   orders never end open or partially filled;
  * - every order update: filled + remaining + cancelled = quantity, remaining 0 when terminal,
- *   filled equal to the sum of the order's fills, nothing after a terminal update;
+ *   filled equal to the sum of the order's fills, nothing after a terminal update; a live one has
+ *   a time priority, a terminal one neither lock nor priority (checkAgainstState then holds each
+ *   resting order's lock, priority and last fill price, and next_priority_seq, to its updates);
  * - fills at the maker's price, never worse than the taker's limit, fill ids consecutive.
  */
 export class OrderTracker {
@@ -312,6 +318,8 @@ export class OrderTracker {
   /** Balances rebuilt from balance events: key account * nAssets + asset. */
   private readonly balances = new Map<number, [number, number]>();
   private nextFillId = -1;
+  /** 1 + the highest time priority an order update carried (every order entering a book gets one). */
+  private next_priority_seq = 1;
 
   constructor(private readonly config: EngineConfig) {}
 
@@ -336,7 +344,8 @@ export class OrderTracker {
         order_id: takerId, account: request.account, market: request.market, side: request.side,
         order_type: request.order_type, tif: request.tif,
         price: request.order_type === OrderType.MARKET ? 0 : request.price_units,
-        quantity: request.quantity_units, filled: 0, remaining: request.quantity_units, done: false,
+        quantity: request.quantity_units, filled: 0, remaining: request.quantity_units,
+        locked: 0, priority_seq: 0, last_fill_price: 0, done: false,
       });
     } else if (request.kind === RequestKind.AMEND) {
       takerId = first.order_id;
@@ -437,7 +446,13 @@ export class OrderTracker {
               v.push(`${at}: FOK partially filled`);
             }
           }
+          if (terminal && (e.locked_units !== 0 || e.priority_seq !== 0)) v.push(`${at}: closed with lock ${e.locked_units}, priority ${e.priority_seq}`);
+          if (!terminal && !(e.priority_seq >= 1)) v.push(`${at}: live without a time priority`);
           o.remaining = e.remaining_units;
+          o.locked = e.locked_units;
+          o.priority_seq = e.priority_seq;
+          o.last_fill_price = e.last_fill_price_units;
+          if (e.priority_seq >= this.next_priority_seq) this.next_priority_seq = e.priority_seq + 1;
           if (terminal) o.done = true;
           break;
         }
@@ -530,12 +545,16 @@ export class OrderTracker {
         continue;
       }
       if (s.remaining_units !== o.remaining || s.filled_units !== o.filled || s.price_units !== o.price ||
-        s.quantity_units !== o.quantity || s.account !== o.account || s.side !== o.side) {
+        s.quantity_units !== o.quantity || s.account !== o.account || s.side !== o.side ||
+        s.locked_units !== o.locked || s.priority_seq !== o.priority_seq || s.last_fill_price_units !== o.last_fill_price) {
         v.push(`order ${o.order_id}: book ${JSON.stringify(s)} disagrees with its events ${JSON.stringify(o)}`);
       }
       resting.delete(o.order_id);
     }
     for (const id of resting.keys()) v.push(`order ${id} rests without an open/partially_filled update`);
+    if (state.next_priority_seq !== this.next_priority_seq) {
+      v.push(`next_priority_seq ${state.next_priority_seq}, order updates say ${this.next_priority_seq}`);
+    }
     return v;
   }
 

@@ -384,10 +384,15 @@ export interface EventSink {
     taker_account: number, maker_account: number, taker_side: number, price_units: number,
     quantity_units: number, taker_fee_units: number, maker_fee_units: number,
   ): void;
+  /**
+   * An order's new state. `last_fill_price_units` is its latest fill's price (0 before any);
+   * `locked_units` what it holds locked now and `priority_seq` its time priority, both 0 once the
+   * update closes it (filled, cancelled): the state root's open-order leaf commits to all three.
+   */
   orderUpdate(
     order_id: number, account: number, market: number, side: number, status: number,
     price_units: number, quantity_units: number, filled_units: number, remaining_units: number,
-    last_fill_price_units: number, reason: number,
+    last_fill_price_units: number, reason: number, locked_units: number, priority_seq: number,
   ): void;
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void;
   /** After an accepted REFER: the relationship and the end of its fee sharing. */

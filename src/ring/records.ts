@@ -129,9 +129,13 @@ export const FillField = {
 export const OrderUpdateField = {
   ORDER_ID: 0, ACCOUNT: 1, MARKET: 2, SIDE: 3, STATUS: 4, PRICE_UNITS: 5, QUANTITY_UNITS: 6,
   FILLED_UNITS: 7, REMAINING_UNITS: 8,
-  /** 0 when the update made no fill. */
+  /** The order's latest fill price (0 before its first fill), whether or not this update filled. */
   LAST_FILL_PRICE_UNITS: 9,
   REASON: 10,
+  /** What the order holds locked after the update (quote for bids, base for asks); 0 once closed. */
+  LOCKED_UNITS: 11,
+  /** Its time priority while it rests (stamped each time it enters a book); 0 once closed. */
+  PRIORITY_SEQ: 12,
 } as const;
 export const BalanceField = { ACCOUNT: 0, ASSET: 1, AVAILABLE_UNITS: 2, LOCKED_UNITS: 3, REASON: 4 } as const;
 /** ACCOUNT: the id; the address is in the record's address bytes (addressHex). */
@@ -524,7 +528,7 @@ export class EventWriter implements EventSink {
 
   orderUpdate(order_id: number, account: number, market: number, side: number, status: number,
     price_units: number, quantity_units: number, filled_units: number, remaining_units: number,
-    last_fill_price_units: number, reason: number): void {
+    last_fill_price_units: number, reason: number, locked_units: number, priority_seq: number): void {
     const o = this.claim(EventType.ORDER_UPDATE);
     const f = this.ring.f64;
     const b = this.fields(o);
@@ -539,6 +543,8 @@ export class EventWriter implements EventSink {
     f[b + OrderUpdateField.REMAINING_UNITS] = remaining_units;
     f[b + OrderUpdateField.LAST_FILL_PRICE_UNITS] = last_fill_price_units;
     f[b + OrderUpdateField.REASON] = reason;
+    f[b + OrderUpdateField.LOCKED_UNITS] = locked_units;
+    f[b + OrderUpdateField.PRIORITY_SEQ] = priority_seq;
   }
 
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {

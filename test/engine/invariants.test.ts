@@ -77,7 +77,7 @@ describe('OrderTracker', () => {
   const rest = (t: OrderTracker): void => {
     // Order 1: a resting ask of 200 at 2000.
     expect(t.observe(place(2, Side.ASK, Tif.GTC, 2_000_000_000, 200), [
-      acc(K.PLACE, 2, 1), upd(1, 2, 0, Side.ASK, S.OPEN, 2_000_000_000, 200, 0, 200, 0, UR.PLACED),
+      acc(K.PLACE, 2, 1), upd(1, 2, 0, Side.ASK, S.OPEN, 2_000_000_000, 200, 0, 200, 0, UR.PLACED, 200, 1),
       bal(2, ETH, 0, 200, BR.ORDER_PLACED),
     ])).toEqual([]);
   };
@@ -105,10 +105,10 @@ describe('OrderTracker', () => {
       upd(2, 1, 0, Side.BID, S.CANCELLED, 2_000_000_000, 300, 200, 0, 2_000_000_000, UR.UNFILLED_REMAINDER),
     ], /FOK partially filled/],
     ['IOC left live', place(1, Side.BID, Tif.IOC, 1_000_000_000, 300), [
-      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 1_000_000_000, 300, 0, 300, 0, UR.PLACED),
+      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 1_000_000_000, 300, 0, 300, 0, UR.PLACED, 300_000, 2),
     ], /ioc\/fok order left live/],
     ['market order left live', place(1, Side.BID, Tif.IOC, 0, 300, OrderType.MARKET), [
-      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 0, 300, 0, 300, 0, UR.PLACED),
+      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 0, 300, 0, 300, 0, UR.PLACED, 300_000, 2),
     ], /market order left live/],
     ['fill above a bid limit', place(1, Side.BID, Tif.GTC, 1_990_000_000, 200), [
       acc(K.PLACE, 1, 2), fil(1, 0, 2, 1, 1, 2, Side.BID, 2_000_000_000, 200, 0, 0),
@@ -121,16 +121,22 @@ describe('OrderTracker', () => {
       upd(2, 1, 0, Side.BID, S.FILLED, 2_010_000_000, 200, 200, 0, 2_010_000_000, UR.FILL),
     ], /is not the maker price/],
     ['filled + remaining != quantity', place(1, Side.BID, Tif.GTC, 1_000_000_000, 300), [
-      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 1_000_000_000, 300, 0, 200, 0, UR.PLACED),
+      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 1_000_000_000, 300, 0, 200, 0, UR.PLACED, 200_000, 2),
     ], /filled \+ remaining != quantity/],
     ['terminal with remaining', place(1, Side.BID, Tif.IOC, 1_000_000_000, 300), [
       acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.CANCELLED, 1_000_000_000, 300, 0, 300, 0, UR.UNFILLED_REMAINDER),
     ], /terminal with remaining 300/],
     ['filled differs from the fills', place(1, Side.BID, Tif.IOC, 2_000_000_000, 300), [
       acc(K.PLACE, 1, 2), fil(1, 0, 2, 1, 1, 2, Side.BID, 2_000_000_000, 100, 0, 0),
-      upd(1, 2, 0, Side.ASK, S.PARTIALLY_FILLED, 2_000_000_000, 200, 100, 100, 2_000_000_000, UR.FILL),
+      upd(1, 2, 0, Side.ASK, S.PARTIALLY_FILLED, 2_000_000_000, 200, 100, 100, 2_000_000_000, UR.FILL, 100, 1),
       upd(2, 1, 0, Side.BID, S.CANCELLED, 2_000_000_000, 300, 200, 0, 2_000_000_000, UR.UNFILLED_REMAINDER),
     ], /filled 200, fills sum to 100/],
+    ['a closing update with a lock', place(1, Side.BID, Tif.IOC, 1_000_000_000, 300), [
+      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.CANCELLED, 1_000_000_000, 300, 0, 0, 0, UR.UNFILLED_REMAINDER, 5, 0),
+    ], /closed with lock 5, priority 0/],
+    ['a live update without a priority', place(1, Side.BID, Tif.GTC, 1_000_000_000, 300), [
+      acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.OPEN, 1_000_000_000, 300, 0, 300, 0, UR.PLACED, 300_000, 0),
+    ], /live without a time priority/],
     ['balance events out of order', place(1, Side.BID, Tif.IOC, 1_000_000_000, 300), [
       acc(K.PLACE, 1, 2), upd(2, 1, 0, Side.BID, S.CANCELLED, 1_000_000_000, 300, 0, 0, 0, UR.UNFILLED_REMAINDER),
       bal(3, USDC, 1, 0, BR.FILL), bal(1, USDC, 1, 0, BR.FILL),

@@ -9,7 +9,7 @@ import type {
 import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
 import { payloadRequest } from '../../src/engine/programmes.js';
 import {
-  NO_MARKET, OrderType, Reject, REJECT_CODES, RequestKind, Tif, emptyRequest,
+  NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind, Tif, emptyRequest,
 } from '../../src/engine/types.js';
 import type { Request } from '../../src/engine/types.js';
 
@@ -251,14 +251,23 @@ export function fil(
   };
 }
 
+/**
+ * An order update. A closing one (filled, cancelled) carries lock and priority 0. For an open one,
+ * `locked_units` and `priority_seq` may be left out: then any number matches, and the harness's
+ * OrderTracker still checks them against the state after every request ("events account for the
+ * state"); pass them to pin them.
+ */
 export function upd(
   order_id: number, account: number, market: number, side: number, status: number, price_units: number,
   quantity_units: number, filled_units: number, remaining_units: number, last_fill_price_units: number,
-  reason: number,
+  reason: number, locked_units?: number, priority_seq?: number,
 ): OrderUpdateEvent {
+  const open = status === OrderStatus.OPEN || status === OrderStatus.PARTIALLY_FILLED;
+  const unpinned: number = open ? expect.any(Number) : 0;
   return {
     type: 'orderUpdate', order_id, account, market, side, status, price_units, quantity_units,
     filled_units, remaining_units, last_fill_price_units, reason,
+    locked_units: locked_units ?? unpinned, priority_seq: priority_seq ?? unpinned,
   };
 }
 

@@ -39,7 +39,7 @@ describe('event records by field name', () => {
       w.accepted(RequestKind.PLACE, 5, 1001);
       w.rejected(RequestKind.CANCEL, 5, 7, 3);
       w.fill(88, 1, 1001, 900, 5, 6, 1, 2_000_000, 300, 4, 2);
-      w.orderUpdate(1001, 5, 1, 1, 1, 2_000_000, 300, 100, 200, 1_990_000, 2);
+      w.orderUpdate(1001, 5, 1, 1, 1, 2_000_000, 300, 100, 200, 1_990_000, 2, 400_000, 17);
       w.balance(5, 2, 1234, 567, 3);
       w.account(6, new Uint8Array(20).fill(0xab), 0);
       w.market(1, { status: 1, base_asset: 0, quote_asset: 2, tick_units: 10_000, lot_units: 100, fee_override: 1, maker_fee_bps: -1, taker_fee_bps: 5 });
@@ -69,8 +69,9 @@ describe('event records by field name', () => {
       .toEqual([RequestKind.CANCEL, 5, 7, 3]);
     expect(Object.values(FillField).map((k) => fill.field(k))).toEqual([88, 1, 1001, 900, 5, 6, 1, 2_000_000, 300, 4, 2]);
     expect(fill.field(FillField.MAKER_FEE_UNITS)).toBe(2);
-    expect(Object.values(OrderUpdateField).map((k) => upd.field(k))).toEqual([1001, 5, 1, 1, 1, 2_000_000, 300, 100, 200, 1_990_000, 2]);
+    expect(Object.values(OrderUpdateField).map((k) => upd.field(k))).toEqual([1001, 5, 1, 1, 1, 2_000_000, 300, 100, 200, 1_990_000, 2, 400_000, 17]);
     expect(upd.field(OrderUpdateField.LAST_FILL_PRICE_UNITS)).toBe(1_990_000);
+    expect([upd.field(OrderUpdateField.LOCKED_UNITS), upd.field(OrderUpdateField.PRIORITY_SEQ)]).toEqual([400_000, 17]);
     expect(Object.values(BalanceField).map((k) => bal.field(k))).toEqual([5, 2, 1234, 567, 3]);
     expect([account.field(AccountField.ACCOUNT), account.addressHex()]).toEqual([6, '0x' + 'ab'.repeat(20)]);
     expect([market.field(MarketField.MARKET), market.field(MarketField.STATUS), market.field(MarketField.QUOTE_ASSET),

@@ -291,10 +291,13 @@ export abstract class ReferenceState implements MatchingEngine {
 
   // ---------------------------------------------------------------- events
 
+  /** A closing update (filled, cancelled) carries no lock and no priority: the order left the book. */
   protected emitUpdate(o: RefOrder, status: number, reason: number): void {
+    const open = status === OrderStatus.OPEN || status === OrderStatus.PARTIALLY_FILLED;
     this.out!.orderUpdate(
       o.order_id, o.account, o.market, o.side, status, num(o.price), num(o.quantity),
       num(o.filled), num(o.remaining), num(o.last_fill_price), reason,
+      open ? num(o.locked) : 0, open ? o.priority_seq : 0,
     );
   }
 
