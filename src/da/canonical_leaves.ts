@@ -82,7 +82,8 @@ export function leavesFromCanonical(input: CanonicalLeavesInput): CanonicalLeave
         kind: LeafKind.OPEN_ORDER, key: orderKey(o.order_id),
         value: orderValue({
           account: o.account, market: index, side: o.side, price: o.price_units, quantity: o.quantity_units,
-          filled: o.filled_units, remaining: o.remaining_units, status,
+          filled: o.filled_units, remaining: o.remaining_units, status, locked: o.locked_units,
+          priority_seq: o.priority_seq, last_fill_price: o.last_fill_price_units,
         }),
       }]);
     }

@@ -1,10 +1,10 @@
 // Leaves for engine state that changes later answers but that the balance, order and market leaves
-// do not hold (docs/verifiability.md, "Engine counters and order terms"): the id counters, the
+// do not hold (docs/verifiability.md, "Engine counters and order terms"): the counters, the
 // per-asset deposit and withdrawal totals, and an open order's type, time in force and client id.
-// All three come from events the engine already writes (ACCEPTED, FILL), so the event-side
+// All three come from events the engine already writes (ACCEPTED, FILL, ORDER_UPDATE), so the event-side
 // builder (state_root.ts) and the canonical side (canonical_leaves.ts) make the same leaves.
 import type { CanonicalState } from '../engine/api.js';
-import { EMPTY_KEY, LeafKind, need, orderKey, putU16, putU64, putU8, type PendingLeaf } from './state_leaves.js';
+import { EMPTY_KEY, LeafKind, getU64, need, orderKey, putU16, putU64, putU8, type PendingLeaf } from './state_leaves.js';
 
 /** Counters as they start: ids are handed out from 1. No leaf while all are at their start. */
 export const COUNTERS_START = 1;
@@ -13,12 +13,24 @@ export interface Counters {
   next_order_id: number;
   next_fill_id: number;
   next_inbox_entry_id: number;
+  /** The time priority the next order entering a book gets. */
+  next_priority_seq: number;
 }
 
+export const COUNTERS_LEAF_ID = '13';
+
 export function countersLeaf(c: Counters): [string, PendingLeaf] {
-  const v = new Uint8Array(24);
+  const v = new Uint8Array(32);
   putU64(v, 0, c.next_order_id); putU64(v, 8, c.next_fill_id); putU64(v, 16, c.next_inbox_entry_id);
-  return ['13', { kind: LeafKind.COUNTERS, key: EMPTY_KEY, value: v }];
+  putU64(v, 24, c.next_priority_seq);
+  return [COUNTERS_LEAF_ID, { kind: LeafKind.COUNTERS, key: EMPTY_KEY, value: v }];
+}
+
+/** The counters a counters leaf holds (all at their start without one). */
+export function countersOfLeaf(value: Uint8Array | undefined): Counters {
+  return value === undefined
+    ? { next_order_id: COUNTERS_START, next_fill_id: COUNTERS_START, next_inbox_entry_id: COUNTERS_START, next_priority_seq: COUNTERS_START }
+    : { next_order_id: getU64(value, 0), next_fill_id: getU64(value, 8), next_inbox_entry_id: getU64(value, 16), next_priority_seq: getU64(value, 24) };
 }
 
 export function supplyLeafId(asset: number): string {
@@ -58,7 +70,8 @@ export function orderTermsLeaf(order_id: number, t: OrderTerms | null): [string,
 /** These leaves of a canonical state (resting orders are limit orders: type 0). */
 export function engineLeavesOfCanonical(s: CanonicalState): [string, PendingLeaf][] {
   const out: [string, PendingLeaf][] = [];
-  if (s.next_order_id !== COUNTERS_START || s.next_fill_id !== COUNTERS_START || s.next_inbox_entry_id !== COUNTERS_START) {
+  if (s.next_order_id !== COUNTERS_START || s.next_fill_id !== COUNTERS_START || s.next_inbox_entry_id !== COUNTERS_START ||
+    s.next_priority_seq !== COUNTERS_START) {
     out.push(countersLeaf(s));
   }
   s.deposits_units.forEach((d, asset) => {

@@ -21,7 +21,7 @@ export const LeafKind = {
   INBOX_ENTRY: 0x0b,
   /** An account's last force-include envelope nonce, its own sequence (programme_leaves.ts). */
   ENVELOPE_NONCE: 0x0c,
-  /** The id counters: next order id, next fill id, next inbox entry id (engine_leaves.ts). */
+  /** The counters: next order id, fill id, inbox entry id, time priority (engine_leaves.ts). */
   COUNTERS: 0x0d,
   /** Per asset, lifetime deposits and withdrawals (engine_leaves.ts). */
   SUPPLY: 0x0e,
@@ -160,11 +160,16 @@ export function accountValue(address: string): Uint8Array {
 export interface OrderLeafValue {
   account: number; market: number; side: number; price: number; quantity: number; filled: number;
   remaining: number; status: number;
+  /** What the order holds locked, its time priority and its latest fill price (0 before any). */
+  locked: number; priority_seq: number; last_fill_price: number;
 }
+/** account u32, market u16, side u8, price, quantity, filled, remaining u64, status u8, locked, priority_seq, last_fill_price u64. */
+export const ORDER_VALUE_BYTES = 4 + 2 + 1 + 8 * 4 + 1 + 8 * 3;
 export function orderValue(o: OrderLeafValue): Uint8Array {
-  const v = new Uint8Array(4 + 2 + 1 + 8 * 4 + 1);
+  const v = new Uint8Array(ORDER_VALUE_BYTES);
   putU32(v, 0, o.account); putU16(v, 4, o.market); putU8(v, 6, o.side); putU64(v, 7, o.price);
   putU64(v, 15, o.quantity); putU64(v, 23, o.filled); putU64(v, 31, o.remaining); putU8(v, 39, o.status);
+  putU64(v, 40, o.locked); putU64(v, 48, o.priority_seq); putU64(v, 56, o.last_fill_price);
   return v;
 }
 export interface MarketLeafValue {
@@ -282,6 +287,7 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
       if (value) {
         f.account = getU32(value, 0); f.market = getU16(value, 4); f.side = value[6]; f.price = getU64(value, 7);
         f.quantity = getU64(value, 15); f.filled = getU64(value, 23); f.remaining = getU64(value, 31); f.status = value[39];
+        f.locked = getU64(value, 40); f.priority_seq = getU64(value, 48); f.last_fill_price = getU64(value, 56);
       }
       break;
     case LeafKind.MARKET:
@@ -318,7 +324,10 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
       break;
     case LeafKind.COUNTERS:
       id = 'counters';
-      if (value) { f.next_order_id = getU64(value, 0); f.next_fill_id = getU64(value, 8); f.next_inbox_entry_id = getU64(value, 16); }
+      if (value) {
+        f.next_order_id = getU64(value, 0); f.next_fill_id = getU64(value, 8); f.next_inbox_entry_id = getU64(value, 16);
+        f.next_priority_seq = getU64(value, 24);
+      }
       break;
     case LeafKind.SUPPLY:
       id = `supply/asset=${getU16(key, 0)}`;

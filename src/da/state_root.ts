@@ -27,7 +27,7 @@ import {
 } from './state_leaves.js';
 import { BucketTree, type Entry } from './bucket_tree.js';
 import { referralEarnedLeafId } from './programme_leaves.js';
-import { COUNTERS_START, supplyLeafId, type Counters } from './engine_leaves.js';
+import { COUNTERS_LEAF_ID, countersOfLeaf, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
 import { describeChange, firstDifferingChange } from './state_diff.js';
 import type { CanonicalLeaves } from './canonical_leaves.js';
@@ -208,7 +208,10 @@ export class StateRootBuilder {
         const status = e.field(OrderUpdateField.STATUS);
         let o = p.order.get(order_id);
         if (o === undefined) {
-          o = { open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0 };
+          o = {
+            open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0,
+            locked: 0, priority_seq: 0, last_fill_price: 0,
+          };
           p.order.set(order_id, o);
         }
         o.open = status < STATUS_CLOSED_MIN;
@@ -221,6 +224,12 @@ export class StateRootBuilder {
         o.quantity = e.field(OrderUpdateField.QUANTITY_UNITS);
         o.filled = e.field(OrderUpdateField.FILLED_UNITS);
         o.remaining = e.field(OrderUpdateField.REMAINING_UNITS);
+        o.locked = e.field(OrderUpdateField.LOCKED_UNITS);
+        o.priority_seq = e.field(OrderUpdateField.PRIORITY_SEQ);
+        o.last_fill_price = e.field(OrderUpdateField.LAST_FILL_PRICE_UNITS);
+        // Every order entering a book is stamped the next priority and reported open at once, so
+        // the counter is one past the highest priority an update carried.
+        if (o.open && o.priority_seq >= this.countersNow().next_priority_seq) this.counters().next_priority_seq = o.priority_seq + 1;
         return;
       }
       case EventType.MARKET: {
@@ -295,16 +304,16 @@ export class StateRootBuilder {
     }
   }
 
-  /** The batch's counters, starting from the tree's leaf (or from 1 before any). */
+  /** The batch's counters to change, starting from the tree's leaf (or from 1 before any). */
   private counters(): Counters {
     const p = this.pending;
-    if (p.counters === null) {
-      const leaf = this.tree.get('13');
-      p.counters = leaf === undefined
-        ? { next_order_id: COUNTERS_START, next_fill_id: COUNTERS_START, next_inbox_entry_id: COUNTERS_START }
-        : { next_order_id: getU64(leaf.value, 0), next_fill_id: getU64(leaf.value, 8), next_inbox_entry_id: getU64(leaf.value, 16) };
-    }
+    if (p.counters === null) p.counters = this.countersNow();
     return p.counters;
+  }
+
+  /** The counters as they stand, to read (a copy when the batch has not changed them yet). */
+  private countersNow(): Counters {
+    return this.pending.counters ?? countersOfLeaf(this.tree.get(COUNTERS_LEAF_ID)?.value);
   }
 
   /** A referral's earnings in an asset as the tree holds them (0 when no share was paid yet). */

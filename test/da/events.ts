@@ -24,9 +24,11 @@ export const ev = {
   accepted: (kind: number, account: number, order_id: number, nonce: number, o: Partial<{ asset: number; amount: number }> = {}) =>
     new ArrayEvent(EventType.ACCEPTED, [kind, account, order_id, nonce, 0, 0, 0, 0, 0, 0, o.asset ?? 0, o.amount ?? 0, 0]),
   rejected: (kind: number, account: number) => new ArrayEvent(EventType.REJECTED, [kind, account, 5, 9]),
-  /** [order_id, account, market, side, status, price, quantity, filled, remaining, last_fill_price, reason] */
-  order: (order_id: number, account: number, market: number, side: number, status: number, price: number, quantity: number, filled: number, remaining: number) =>
-    new ArrayEvent(EventType.ORDER_UPDATE, [order_id, account, market, side, status, price, quantity, filled, remaining, 0, 0]),
+  /** [order_id, account, market, side, status, price, quantity, filled, remaining, last_fill_price, reason, locked, priority_seq] */
+  order: (order_id: number, account: number, market: number, side: number, status: number, price: number, quantity: number, filled: number, remaining: number,
+    o: Partial<{ last_fill: number; locked: number; priority: number }> = {}) =>
+    new ArrayEvent(EventType.ORDER_UPDATE, [order_id, account, market, side, status, price, quantity, filled, remaining, o.last_fill ?? 0, 0,
+      o.locked ?? 0, o.priority ?? 0]),
   /** [fill_id, market, taker_order, maker_order, taker_account, maker_account, taker_side, price, qty, taker_fee, maker_fee] */
   fill: (fill_id: number, market: number, taker_order: number, maker_order: number, taker: number, maker: number, side: number, price: number, qty: number, taker_fee: number, maker_fee: number) =>
     new ArrayEvent(EventType.FILL, [fill_id, market, taker_order, maker_order, taker, maker, side, price, qty, taker_fee, maker_fee]),

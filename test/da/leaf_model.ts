@@ -40,12 +40,12 @@ export class Model {
   earned = new Map<string, number>();
   /** The last FORCE_INCLUDE ACCEPTED: [fields 0..12], client id. */
   force: { f: number[]; coid: string } | null = null;
-  /** Doc: counters leaf 0x0d = next order id, next fill id, next inbox entry id (from 1). */
-  counters = [1, 1, 1];
+  /** Doc: counters leaf 0x0d = next order id, next fill id, next inbox entry id, next priority (from 1). */
+  counters = [1, 1, 1, 1];
   /** Doc: supply leaf 0x0e per asset = lifetime deposits, withdrawals. */
   supply = new Map<number, [number, number]>();
   countersLeaf(): void {
-    this.put(13, new Uint8Array(0), be(['u64', this.counters[0]], ['u64', this.counters[1]], ['u64', this.counters[2]]));
+    this.put(13, new Uint8Array(0), be(['u64', this.counters[0]], ['u64', this.counters[1]], ['u64', this.counters[2]], ['u64', this.counters[3]]));
   }
   put(kind: number, key: Uint8Array, value: Uint8Array | null): void {
     const id = kind + ':' + Buffer.from(key).toString('hex');
@@ -110,7 +110,14 @@ export class Model {
           this.put(15, be(['u64', f(0)]), null);
           return this.put(4, be(['u64', f(0)]), null);
         }
-        return this.put(4, be(['u64', f(0)]), be(['u32', f(1)], ['u16', f(2)], ['u8', f(3)], ['u64', f(5)], ['u64', f(6)], ['u64', f(7)], ['u64', f(8)], ['u8', f(4)]));
+        // Doc: the next priority counter is one past the highest priority an open update carried.
+        if (f(12) + 1 > this.counters[3]) {
+          this.counters[3] = f(12) + 1;
+          this.countersLeaf();
+        }
+        // Doc: ..., status u8, then locked (field 11), priority (field 12), last fill price (field 9) u64.
+        return this.put(4, be(['u64', f(0)]), be(['u32', f(1)], ['u16', f(2)], ['u8', f(3)], ['u64', f(5)], ['u64', f(6)],
+          ['u64', f(7)], ['u64', f(8)], ['u8', f(4)], ['u64', f(11)], ['u64', f(12)], ['u64', f(9)]));
       case EventType.MARKET:
         this.markets.set(f(0), [0, 1, 2, 3, 4, 5, 6, 7, 8].map(f));
         return this.marketLeaf(f(0));

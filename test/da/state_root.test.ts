@@ -39,7 +39,8 @@ function everything(o: Partial<Record<string, number | string>> = {}): EventFiel
     ev.account(2, A2),
     ev.balance(2, 0, 5_000, 0),
     ev.accepted(3, 1, 7, n('nonce', 3)),
-    ev.order(7, 1, 0, 0, 0, n('price', 2_000_000_000), 100, 0, n('remaining', 100)),
+    ev.order(7, 1, 0, 0, 0, n('price', 2_000_000_000), 100, 0, n('remaining', 100),
+      { locked: n('olocked', 200_100), priority: n('opriority', 3), last_fill: n('olast', 1_990_000_000) }),
     ev.accepted(2, 2, 0, 9, { asset: 0, amount: n('wd', 1_000) }),
     ev.credit(2, n('credit', 50_000_000), 900_000),
     ev.market(0, 0, 2, { status: n('mstatus', 0) }),
@@ -98,7 +99,10 @@ function randomBatches(seed: number, batches: number, per_batch: number): EventF
       const acct = 1 + int(accounts);
       if (x === 1) events.push(ev.balance(acct, int(3), int(1e12), int(1e9)));
       else if (x === 2) events.push(ev.accepted([3, 4, 5, 6, 12][int(5)], acct, int(50), 1 + int(1e6)));
-      else if (x === 3) events.push(ev.order(1 + int(200), acct, int(2), int(2), int(4), int(1e9), int(1e6), int(1e6), int(1e6)));
+      else if (x === 3) {
+        events.push(ev.order(1 + int(200), acct, int(2), int(2), int(4), int(1e9), int(1e6), int(1e6), int(1e6),
+          { last_fill: int(1e9), locked: int(1e9), priority: 1 + int(1e4) }));
+      }
       else if (x === 4) events.push(ev.credit(acct, int(3) === 0 ? 0 : int(1e12), int(1_000_000)));
       else if (x === 5) events.push(ev.accepted(2, acct, 0, 1 + int(1e6), { asset: int(3), amount: int(1e9) }));
       else if (x === 6) events.push(ev.fill(fill_id++, int(2), int(100), int(100), acct, 1 + int(accounts), int(2), int(1e9), int(1e6), int(1e3), -int(1e3)));
@@ -148,6 +152,9 @@ describe('StateRootBuilder', () => {
       account_address: { addr: '0x1111111111111111111111111111111111111112' },
       open_order_price: { price: 2_000_010_000 },
       open_order_remaining: { remaining: 99 },
+      open_order_locked: { olocked: 200_101 },
+      open_order_priority: { opriority: 4 },
+      open_order_last_fill_price: { olast: 1_990_010_000 },
       market_status: { mstatus: 1 },
       global_fees: { fmaker: 0 },
       credit: { credit: 50_000_001 },
@@ -178,6 +185,23 @@ describe('StateRootBuilder', () => {
     // The mark price (from fills) is part of the market leaf.
     const withFill = run([genesis(), [...everything().slice(0, -1), ev.fill(1, 0, 8, 7, 2, 1, 1, 2_000_000_000, 100, 1, 0), ev.committed(1)]]);
     expect(withFill.roots[1]).not.toBe(base);
+  });
+
+  it('an open order commits to its lock, time priority and last fill price; the counters to the next priority', () => {
+    const b = new StateRootBuilder(ASSETS);
+    run([genesis(), everything(), [
+      ev.begin(2),
+      // Order 7 partly filled as a maker keeps its priority; order 8 rests behind it; order 9 never rests.
+      ev.order(7, 1, 0, 0, 1, 2_000_000_000, 100, 40, 60, { last_fill: 2_000_000_000, locked: 120_060, priority: 3 }),
+      ev.order(8, 1, 0, 0, 0, 1_990_000_000, 100, 0, 100, { locked: 199_100, priority: 5 }),
+      ev.order(9, 1, 0, 1, 3, 1_990_000_000, 100, 100, 0, { last_fill: 1_990_000_000 }),
+      ev.committed(2),
+    ]], b);
+    const leaves = b.leaves();
+    expect(leaves.find((l) => l.id === 'open_order/order_id=7')?.fields).toMatchObject({ status: 1, filled: 40, remaining: 60, locked: 120_060, priority_seq: 3, last_fill_price: 2_000_000_000 });
+    expect(leaves.find((l) => l.id === 'open_order/order_id=8')?.fields).toMatchObject({ locked: 199_100, priority_seq: 5, last_fill_price: 0 });
+    expect(leaves.some((l) => l.id === 'open_order/order_id=9')).toBe(false);
+    expect(leaves.find((l) => l.id === 'counters')?.fields).toMatchObject({ next_priority_seq: 6 });
   });
 
   it('the order of touches within a batch does not matter', () => {
