@@ -99,6 +99,33 @@ describe.each(engines)('%s engine', (_name, factory) => {
     });
   });
 
+  describe('order updates carry the lock and the time priority (the state root commits to them)', () => {
+    it('stamped on resting, kept by an amend in place, renewed by one that re-enters, 0 once closed', () => {
+      const h = make({ maker: 0, taker: 0 });
+      h.deposit(1, USDC, usdc(10_000));
+      h.deposit(2, ETH, ONE);
+      const updates = (events: ReturnType<Harness['apply']>) => events.filter((e) => e.type === 'orderUpdate');
+      // Without fees a bid locks its notional: 2000 x 0.5 = 1000 USDC.
+      expect(updates(h.limit(1, BID, P2000, 500_000))).toEqual([
+        upd(1, 1, ETH_USDC, BID, S.OPEN, P2000, 500_000, 0, 500_000, 0, UR.PLACED, usdc(1000), 1)]);
+      expect(updates(h.limit(1, BID, P2000, 250_000))).toEqual([
+        upd(2, 1, ETH_USDC, BID, S.OPEN, P2000, 250_000, 0, 250_000, 0, UR.PLACED, usdc(500), 2)]);
+      expect(updates(h.amend(1, 1, P2000, 400_000))).toEqual([
+        upd(1, 1, ETH_USDC, BID, S.OPEN, P2000, 400_000, 0, 400_000, 0, UR.AMENDED, usdc(800), 1)]);
+      // The taker never rests: its closing update has neither lock nor priority.
+      expect(updates(h.limit(2, ASK, P2000, 100_000))).toEqual([
+        upd(1, 1, ETH_USDC, BID, S.PARTIALLY_FILLED, P2000, 400_000, 100_000, 300_000, P2000, UR.FILL, usdc(600), 1),
+        upd(3, 2, ETH_USDC, ASK, S.FILLED, P2000, 100_000, 100_000, 0, P2000, UR.FILL, 0, 0),
+      ]);
+      expect(updates(h.amend(1, 1, P2000, 350_000))).toEqual([
+        upd(1, 1, ETH_USDC, BID, S.PARTIALLY_FILLED, P2000, 450_000, 100_000, 350_000, P2000, UR.AMENDED, usdc(700), 3)]);
+      expect(h.state().next_priority_seq).toBe(4);
+      expect(updates(h.cancel(1, 1))).toEqual([
+        upd(1, 1, ETH_USDC, BID, S.CANCELLED, P2000, 450_000, 100_000, 0, P2000, UR.USER_CANCEL, 0, 0)]);
+      expect(h.state().markets[ETH_USDC].bids.map((o) => [o.order_id, o.priority_seq, o.locked_units])).toEqual([[2, 2, usdc(500)]]);
+    });
+  });
+
   describe('placing limit orders', () => {
     it('a limit bid locks notionalCeil + feeCeil(taker); one unit less is INSUFFICIENT_BALANCE', () => {
       // notional = 2000.01 x 0.5 = 1000.005 USDC; fee = ceil(1_000_005_000 x 5 / 1e4) = 500_003.
