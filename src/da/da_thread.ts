@@ -8,29 +8,22 @@
 // to wait for its batch to appear under /da (the worker reports each root back, and
 // GET /admin/state shows `state_root` with `state_root_batch_id`). Events are posted in commit
 // order, whole batches per message, so the worker sees exactly the stream the front applied.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { RingbookConfig } from '../config.js';
 import { EventPacker } from './event_packing.js';
 import { LmdbDaStore } from './da_store.js';
 import { FillsTreeCache } from './fills_cache.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
-import type { DaPublisher, DaRestore, EventSource, RestoreReport } from './publisher.js';
-
-export interface DaThreadOptions {
-  assets: readonly string[];
-  /** DA store directory (null: nothing is published). */
-  da_dir: string | null;
-  journal_dir: string | null;
-  /** Resume the state root from this snapshot instead of genesis (checked in the worker). */
-  restore: DaRestore | null;
-}
+import type {
+  DaPublisher, DaRestore, DaThreadOptions, EventSource, FromWorker, RestoreReport,
+} from './da_interfaces.js';
+import { JournalReader } from './journal_reader.js';
+import { DaPublisherCore } from './publisher.js';
 
 export { PACKED_STRIDE, type PackedEvents } from './event_packing.js';
-
-export type FromWorker =
-  | { type: 'root'; batch_id: number; state_root: string | null; failure: string | null; recheck_mismatches: number }
-  | { type: 'restored'; report: RestoreReport | null; error: string | null }
-  | { type: 'closed' };
 
 const CLOSE_WAIT_MS = 30_000;
 
@@ -129,4 +122,25 @@ export class DaThreadPublisher implements DaPublisher {
     await this.worker.terminate();
     await this.store?.close();
   }
+}
+
+/**
+ * The server's publisher: a worker thread (src/da/da_thread.ts) with the DA store at
+ * `<data_dir>/da` and the journal at `journal_dir` (null: journal off, roots computed but
+ * nothing published). `in_thread: true` runs the core on the calling thread instead.
+ */
+export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | null, opts: { in_thread?: boolean; restore?: DaRestore | null } = {}): DaPublisher {
+  const assets = cfg.assets.map((a) => a.symbol);
+  const da_dir = journal_dir === null ? null : path.resolve(cfg.server.data_dir, 'da');
+  if (da_dir !== null) mkdirSync(da_dir, { recursive: true });
+  if (opts.in_thread === true) {
+    const core = new DaPublisherCore({
+      assets,
+      store: da_dir === null ? null : LmdbDaStore.open(da_dir),
+      journal: journal_dir === null ? null : JournalReader.open(journal_dir),
+    });
+    if (opts.restore) core.restore_report = core.restore(opts.restore);
+    return core;
+  }
+  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null });
 }

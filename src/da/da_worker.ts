@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchField, EventType } from '../ring/records.js';
 import { LmdbDaStore } from './da_store.js';
-import type { DaThreadOptions, FromWorker } from './da_thread.js';
+import type { DaThreadOptions, FromWorker } from './da_interfaces.js';
 import { PackedFields, type PackedEvents } from './event_packing.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';

@@ -7,19 +7,19 @@
 // (`src/da/da_thread.ts`): the front thread only packs the committed events and posts them, so the
 // hashing (the bulk of the cost) does not compete with HTTP on the front thread.
 //
+// `DaPublisher` and the types around it are in src/da/da_interfaces.ts; `createDaPublisher` (which
+// picks the thread or the core) is in da_thread.ts.
+//
 // Start and recovery: the link replays genesis and every journaled batch through the event stream
 // before it serves; the publisher sees them like live batches. A batch the DA store already holds
 // is not submitted again: its recomputed header is compared with the stored one, and a difference
 // is reported loudly (the code that computes roots changed, or the store was altered).
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import type { RingbookConfig } from '../config.js';
-import type { EventFields } from '../ring/records.js';
-import { LmdbDaStore, type DaStore } from './da_store.js';
+import type { DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import { FillsTreeCache } from './fills_cache.js';
 import { JournalReader } from './journal_reader.js';
-import { DaThreadPublisher } from './da_thread.js';
+import type { EventFields } from '../ring/records.js';
+import type { DaPublisher, DaRestore, EventSource, RestoreReport } from './da_interfaces.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
@@ -32,53 +32,6 @@ export interface PublisherOptions {
   store: DaStore | null;
   journal: JournalReader | null;
   log?: (message: string) => void;
-}
-
-/** The link's listener API (MatcherLink). */
-export interface EventSource {
-  addEventListener(fn: (e: EventFields, seq: number) => void): void;
-  addBatchListener(fn: (batch_id: number, time_ms: number) => void): void;
-}
-
-/** What the server and the routes use (in-thread core or the worker-thread publisher). */
-export interface DaPublisher {
-  /** The DA store to read published batches from (null: nothing is published). */
-  readonly store: DaStore | null;
-  /** Hooks the publisher to the link; call before the link starts (genesis and replay count). */
-  attach(link: EventSource): void;
-  /** State root after the last batch the publisher finished (null before genesis or after a failure). */
-  stateRoot(): string | null;
-  /**
-   * Resolves once the publisher is ready for the event stream: at once, or, resuming from a
-   * snapshot, when its leaves are loaded and their root checked against the published one
-   * (rejects on a difference: the server must not run on a state whose root it cannot vouch for).
-   */
-  ready(): Promise<RestoreReport | null>;
-  /** Published headers that differed from the ones recomputed on start (0 in a healthy server). */
-  readonly recheck_mismatches: number;
-  /** The batch `stateRoot()` belongs to (-1 before genesis). */
-  stateRootBatchId(): number;
-  /** The fills tree of a published batch (built on demand, a few kept). */
-  fillsTree(batch: PublishedBatch): FillsTree;
-  close(): Promise<void>;
-}
-
-/** What resuming from a snapshot found (src/da/canonical_leaves.ts builds the leaves). */
-export interface RestoreReport {
-  batch_id: number;
-  state_root: string;
-  /** The published root of the batch (null when unknown: then nothing was compared). */
-  expected_root: string | null;
-  leaves: number;
-  ms: number;
-}
-
-/** The snapshot the DA thread resumes from: the engine part (bytes) and what the front adds. */
-export interface DaRestore {
-  batch_id: number;
-  engine: Uint8Array;
-  zero_balance_leaves: [number, number][];
-  expected_root: string | null;
 }
 
 export class DaPublisherCore implements DaPublisher {
@@ -270,25 +223,4 @@ export class DaPublisherCore implements DaPublisher {
     await this.options.store?.close();
     await this.options.journal?.close();
   }
-}
-
-/**
- * The server's publisher: a worker thread (src/da/da_thread.ts) with the DA store at
- * `<data_dir>/da` and the journal at `journal_dir` (null: journal off, roots computed but
- * nothing published). `in_thread: true` runs the core on the calling thread instead.
- */
-export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | null, opts: { in_thread?: boolean; restore?: DaRestore | null } = {}): DaPublisher {
-  const assets = cfg.assets.map((a) => a.symbol);
-  const da_dir = journal_dir === null ? null : path.resolve(cfg.server.data_dir, 'da');
-  if (da_dir !== null) mkdirSync(da_dir, { recursive: true });
-  if (opts.in_thread === true) {
-    const core = new DaPublisherCore({
-      assets,
-      store: da_dir === null ? null : LmdbDaStore.open(da_dir),
-      journal: journal_dir === null ? null : JournalReader.open(journal_dir),
-    });
-    if (opts.restore) core.restore_report = core.restore(opts.restore);
-    return core;
-  }
-  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null });
 }

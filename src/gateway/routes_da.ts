@@ -5,7 +5,7 @@
 //                                       `limit` (default and max 100) and about 8 MB of inputs
 //   GET /orders/:id/da-proof[?fill_id=] proof of the order's latest fill (or of `fill_id`)
 import type { TemplatedApp } from 'uWebSockets.js';
-import type { DaPublisher } from '../da/publisher.js';
+import type { DaPublisher } from '../da/da_interfaces.js';
 import { FILL_LEAF_TYPES, fillLeafValues } from '../da/fills_tree.js';
 import { batchToJson } from '../da/published.js';
 import { consentOf, type ConsentLookup } from '../da/consent_check.js';

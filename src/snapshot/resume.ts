@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { RingbookConfig } from '../config.js';
 import { LmdbDaStore } from '../da/da_store.js';
 import { JournalReader } from '../da/journal_reader.js';
-import type { DaRestore } from '../da/publisher.js';
+import type { DaRestore } from '../da/da_interfaces.js';
 import { decodeFront, type FrontState } from './front_state.js';
 import { chooseSnapshot } from './recovery.js';
 import { pruneSnapshots } from './snapshot_file.js';

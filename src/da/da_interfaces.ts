@@ -1,0 +1,69 @@
+// The DA publisher's interfaces, apart from both implementations (DaPublisherCore in
+// publisher.ts, DaThreadPublisher in da_thread.ts) and the worker thread's messages, so that
+// neither implementation imports the other for its types.
+import type { EventFields } from '../ring/records.js';
+import type { DaStore } from './da_store.js';
+import type { FillsTree } from './fills_tree.js';
+import type { PublishedBatch } from './published.js';
+
+/** The link's listener API (MatcherLink). */
+export interface EventSource {
+  addEventListener(fn: (e: EventFields, seq: number) => void): void;
+  addBatchListener(fn: (batch_id: number, time_ms: number) => void): void;
+}
+
+/** What the server and the routes use (in-thread core or the worker-thread publisher). */
+export interface DaPublisher {
+  /** The DA store to read published batches from (null: nothing is published). */
+  readonly store: DaStore | null;
+  /** Hooks the publisher to the link; call before the link starts (genesis and replay count). */
+  attach(link: EventSource): void;
+  /** State root after the last batch the publisher finished (null before genesis or after a failure). */
+  stateRoot(): string | null;
+  /**
+   * Resolves once the publisher is ready for the event stream: at once, or, resuming from a
+   * snapshot, when its leaves are loaded and their root checked against the published one
+   * (rejects on a difference: the server must not run on a state whose root it cannot vouch for).
+   */
+  ready(): Promise<RestoreReport | null>;
+  /** Published headers that differed from the ones recomputed on start (0 in a healthy server). */
+  readonly recheck_mismatches: number;
+  /** The batch `stateRoot()` belongs to (-1 before genesis). */
+  stateRootBatchId(): number;
+  /** The fills tree of a published batch (built on demand, a few kept). */
+  fillsTree(batch: PublishedBatch): FillsTree;
+  close(): Promise<void>;
+}
+
+/** What resuming from a snapshot found (src/da/canonical_leaves.ts builds the leaves). */
+export interface RestoreReport {
+  batch_id: number;
+  state_root: string;
+  /** The published root of the batch (null when unknown: then nothing was compared). */
+  expected_root: string | null;
+  leaves: number;
+  ms: number;
+}
+
+/** The snapshot the DA thread resumes from: the engine part (bytes) and what the front adds. */
+export interface DaRestore {
+  batch_id: number;
+  engine: Uint8Array;
+  zero_balance_leaves: [number, number][];
+  expected_root: string | null;
+}
+
+export interface DaThreadOptions {
+  assets: readonly string[];
+  /** DA store directory (null: nothing is published). */
+  da_dir: string | null;
+  journal_dir: string | null;
+  /** Resume the state root from this snapshot instead of genesis (checked in the worker). */
+  restore: DaRestore | null;
+}
+
+/** What the DA worker thread (da_worker.ts) posts back to DaThreadPublisher. */
+export type FromWorker =
+  | { type: 'root'; batch_id: number; state_root: string | null; failure: string | null; recheck_mismatches: number }
+  | { type: 'restored'; report: RestoreReport | null; error: string | null }
+  | { type: 'closed' };
