@@ -14,6 +14,7 @@
 // timed runs execute has only ever seen the cheap counting sink (no polymorphic sink calls left
 // behind in the JIT's feedback by the tracking sink).
 import { Worker } from 'node:worker_threads';
+import { Rng } from '../src/util/prng.js';
 import type { EngineConfig, MatchingEngine } from '../src/engine/api.js';
 import { createFastEngine } from '../src/engine/engine.js';
 import {
@@ -144,57 +145,6 @@ export interface FlowStats {
   /** Highest order id used: ids in [1, max_order_id]. */
   max_order_id: number;
   generate_ms: number;
-}
-
-// ------------------------------------------------------------------------------ PRNG
-
-/** sfc32 (Small Fast Chaotic, PractRand-clean), seeded through splitmix32. Deterministic. */
-export class Rng {
-  private a: number;
-  private b: number;
-  private c: number;
-  private d: number;
-
-  constructor(seed: number) {
-    let s = seed >>> 0;
-    const next = (): number => {
-      s = (s + 0x9e3779b9) >>> 0;
-      let z = s;
-      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-      return (z ^ (z >>> 16)) >>> 0;
-    };
-    this.a = next();
-    this.b = next();
-    this.c = next();
-    this.d = next();
-    for (let i = 0; i < 16; i++) this.u32();
-  }
-
-  u32(): number {
-    const t = (((this.a + this.b) | 0) + this.d) | 0;
-    this.d = (this.d + 1) | 0;
-    this.a = this.b ^ (this.b >>> 9);
-    this.b = (this.c + (this.c << 3)) | 0;
-    this.c = (this.c << 21) | (this.c >>> 11);
-    this.c = (this.c + t) | 0;
-    return t >>> 0;
-  }
-
-  /** Uniform in [0, 1). */
-  float(): number {
-    return this.u32() / 4_294_967_296;
-  }
-
-  /** Uniform integer in [0, n). */
-  int(n: number): number {
-    return Math.floor(this.float() * n);
-  }
-
-  /** Exponential with the given mean. */
-  expo(mean: number): number {
-    return -Math.log(1 - this.float()) * mean;
-  }
 }
 
 // ------------------------------------------------------------------------------ replay helpers
@@ -495,7 +445,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
     const new_id = r.kind === RequestKind.PLACE && !sink.last_rejected ? sink.last_accepted_id : 0;
     record(flow, r, new_id);
   };
-  const size = (m: number): number => SIZE_UNIT[m] * (1 + rng.int(SIZE_STEPS_MAX));
+  const size = (m: number): number => SIZE_UNIT[m] * (1 + rng.int(0, SIZE_STEPS_MAX - 1));
   const passiveTicks = (): number => 1 + Math.min(PASSIVE_OFFSET_MAX_TICKS, Math.floor(rng.expo(PASSIVE_OFFSET_MEAN_TICKS)));
   /** A resting price on `side`: below the mid for bids, above for asks. */
   const passivePrice = (m: number, side: number): number => {
@@ -504,7 +454,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
   };
   /** A marketable price: 0..`reach` ticks through the opposite best (the mid when that side is empty). */
   const aggressivePrice = (m: number, side: number, reach: number): number => {
-    const k = rng.int(reach + 1);
+    const k = rng.int(0, reach);
     const best = live.best(m, side === Side.BID ? Side.ASK : Side.BID);
     const from = Number.isNaN(best) ? mid[m] : best;
     return side === Side.BID ? from + k * TICK[m] : from - k * TICK[m];
@@ -534,7 +484,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
   const placeGtc = (m: number): void => {
     clear();
     r.kind = RequestKind.PLACE;
-    signed(1 + rng.int(accounts));
+    signed(1 + rng.int(0, accounts - 1));
     r.market = m;
     r.side = pickSide(m);
     r.order_type = OrderType.LIMIT;
@@ -561,7 +511,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
     for (let m = 0; m < MARKETS; m++) {
       clear();
       r.kind = RequestKind.PLACE;
-      signed(1 + rng.int(accounts));
+      signed(1 + rng.int(0, accounts - 1));
       r.market = m;
       r.side = i % 2 === 0 ? Side.BID : Side.ASK;
       r.order_type = OrderType.LIMIT;
@@ -578,7 +528,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
   const live_min = live.count.slice();
   const live_max = live.count.slice();
   for (let op = 0; op < options.ops; op++) {
-    const m = rng.int(MARKETS);
+    const m = rng.int(0, MARKETS - 1);
     // Random walk of the mid, kept inside the spread (between the best bid and the best ask), so
     // passive orders priced off it never cross and takers are exactly the orders meant to take.
     const u = rng.float();
@@ -590,7 +540,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
     if (!Number.isNaN(best_ask) && mid[m] > best_ask) mid[m] = best_ask;
     if (mid[m] < 1_000 * TICK[m]) mid[m] = 1_000 * TICK[m];
 
-    let pick = rng.int(1000);
+    let pick = rng.int(0, 999);
     if (pick >= MIX_GTC + MIX_IOC_FOK && live.count[m] === 0) {
       mix.substituted++;
       pick = 0;
@@ -602,11 +552,11 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
       // Takers: half limit IOC, a quarter limit FOK, a quarter market orders (1/3 of those FOK).
       clear();
       r.kind = RequestKind.PLACE;
-      signed(1 + rng.int(accounts));
+      signed(1 + rng.int(0, accounts - 1));
       r.market = m;
-      r.side = rng.int(2);
+      r.side = rng.int(0, 1);
       // Taker size steers the depth too: smaller while the book is below its target.
-      r.quantity_units = live.count[m] < target ? SIZE_UNIT[m] * (1 + rng.int(SIZE_STEPS_MAX / 4)) : size(m);
+      r.quantity_units = live.count[m] < target ? SIZE_UNIT[m] * (1 + rng.int(0, SIZE_STEPS_MAX / 4 - 1)) : size(m);
       const v = rng.float();
       if (v < 0.75) {
         r.order_type = OrderType.LIMIT;
@@ -624,7 +574,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
       apply();
     } else {
       const list = live.list[m];
-      const id = list[rng.int(live.count[m])];
+      const id = list[rng.int(0, live.count[m] - 1)];
       const side = live.side[id];
       clear();
       signed(live.account[id]);
@@ -648,7 +598,7 @@ export function generateFlow(options: FlowOptions): { flow: Flow; stats: FlowSta
         r.kind = RequestKind.AMEND;
         r.price_units = live.price[id];
         const rem = live.remaining[id];
-        const step = SIZE_UNIT[m] * (1 + rng.int(20));
+        const step = SIZE_UNIT[m] * (1 + rng.int(0, 19));
         let q = rng.float() < 0.5 ? rem - step : rem + step;
         if (q <= 0) q = rem > LOT[m] ? rem - LOT[m] : rem + SIZE_UNIT[m];
         r.quantity_units = q;

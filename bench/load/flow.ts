@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { eip191Hash } from '../../src/auth/eip191.js';
 import { cancelMessage, orderJsonMessage } from '../../src/auth/messages.js';
+import { Rng } from '../../src/util/prng.js';
 
 export type NativeSecp256k1 = typeof import('secp256k1');
 
@@ -73,30 +74,6 @@ export function walletKey(secp: NativeSecp256k1, seed: string, index: number): W
   return { index, priv, address };
 }
 
-/** xorshift32: a tiny deterministic PRNG per wallet. */
-class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = (seed ^ 0x9e3779b9) >>> 0 || 1;
-  }
-  u32(): number {
-    let x = this.s;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.s = x >>> 0;
-    return this.s;
-  }
-  /** Uniform in [0, 1). */
-  next(): number {
-    return this.u32() / 4294967296;
-  }
-  /** Uniform integer in [lo, hi]. */
-  int(lo: number, hi: number): number {
-    return lo + (this.u32() % (hi - lo + 1));
-  }
-}
-
 /** Resting orders a wallet remembers as cancel candidates (oldest dropped beyond this). */
 const RESTING_KEPT_MAX = 64;
 
@@ -120,7 +97,7 @@ export class WalletFlow {
     const nonce = ++this.nonce;
     const user = this.key.address;
     const rng = this.rng;
-    if (this.resting.length > 0 && rng.next() < this.mix.cancel_share) {
+    if (this.resting.length > 0 && rng.float() < this.mix.cancel_share) {
       // Oldest first: the orders nearest the mid are the ones takers fill, so the oldest far ones
       // are most likely still resting; a filled one answers NOT_FOUND (counted as a reject).
       const coid = this.resting.shift() as string;
@@ -131,13 +108,13 @@ export class WalletFlow {
         bodyHead: `{"user":"${user}","client_order_id":"${coid}","nonce":${nonce}`,
       };
     }
-    const bid = rng.next() < 0.5;
+    const bid = rng.float() < 0.5;
     const side = bid ? 'bid' : 'ask';
     const quantity = rng.int(1, this.mix.lots_max) * LOT_UNITS;
     let price: number;
     let tif: string;
     let coid = '';
-    if (rng.next() < this.mix.cross_share) {
+    if (rng.float() < this.mix.cross_share) {
       const k = rng.int(1, this.mix.cross_ticks_max);
       price = bid ? MID_UNITS + k * TICK_UNITS : MID_UNITS - k * TICK_UNITS;
       tif = 'ioc';

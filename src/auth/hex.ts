@@ -1,16 +1,9 @@
 // Strict hex helpers for the auth hot path. Parsers never throw: they report failure, so a hostile
 // signature or address string costs one pass and a `false`, never an exception.
 
-/** Nibble value per char code (0..255); 255 marks a non-hex character. */
-const NIBBLE = new Uint8Array(256).fill(255);
-for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i;
-for (let i = 0; i < 6; i++) {
-  NIBBLE[65 + i] = 10 + i; // A-F
-  NIBBLE[97 + i] = 10 + i; // a-f
-}
+import { HEX_NIBBLE as NIBBLE, toHex0x } from '../util/hex.js';
 
-const BYTE_HEX: string[] = [];
-for (let i = 0; i < 256; i++) BYTE_HEX.push(i.toString(16).padStart(2, '0'));
+export { toHex0x };
 
 /**
  * Parses `byteCount` bytes of hex from `text` starting at char `start` into `out` at `outOffset`.
@@ -85,9 +78,3 @@ export function parseHexAnyLength(text: string): Uint8Array | null {
   return parseHexStringInto(text, start, digits / 2, out, 0) ? out : null;
 }
 
-/** Lowercase hex of `bytes[start, end)`, with a `0x` prefix. */
-export function toHex0x(bytes: Uint8Array, start = 0, end = bytes.length): string {
-  let s = '0x';
-  for (let i = start; i < end; i++) s += BYTE_HEX[bytes[i]];
-  return s;
-}

@@ -9,13 +9,13 @@ import {
 import {
   EXIT_ERROR, EXIT_OK, int, oneOf, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
 } from './common.js';
+import { isAddress } from '../util/address.js';
 
 const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
   --json                     machine-readable output
   --help                     this text`;
 const KEY = `  --key <private_key>        signing key (default: RINGBOOK_KEY)`;
 const EXITS = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 export const REFERRAL_USAGE = `usage: ringbook referral register --referrer <address> [options]
        ringbook referral show [<address>] [options]
@@ -94,7 +94,7 @@ export async function referralCommand(args: ParsedArgs): Promise<number> {
     const sub = args.positional[1];
     if (sub === 'register') {
       const referrer = req(args, 'referrer');
-      if (!ADDRESS.test(referrer)) throw new UsageError('--referrer must be 0x + 40 hex digits');
+      if (!isAddress(referrer)) throw new UsageError('--referrer must be 0x + 40 hex digits');
       const nonce = nonceFlag(args);
       const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
       const r = await client.registerReferral({ referrer, ...(nonce !== undefined ? { nonce } : {}) });
@@ -108,7 +108,7 @@ export async function referralCommand(args: ParsedArgs): Promise<number> {
         if (!args.flags.has('key') && !process.env.RINGBOOK_KEY) throw new UsageError('give an address (or --key)');
         address = wallet(args).address;
       }
-      if (!ADDRESS.test(address)) throw new UsageError('the address must be 0x + 40 hex digits');
+      if (!isAddress(address)) throw new UsageError('the address must be 0x + 40 hex digits');
       const s = await new RingbookClient({ base_url: url(args) }).referral(address);
       if (args.flags.has('json')) console.log(JSON.stringify(s));
       else printStats(s);
@@ -174,7 +174,7 @@ export function forcedRequestOf(kind: ForcedRequest['kind'], args: ParsedArgs): 
     }
     case 'referral': {
       const referrer = req(args, 'referrer');
-      if (!ADDRESS.test(referrer)) throw new UsageError('--referrer must be 0x + 40 hex digits');
+      if (!isAddress(referrer)) throw new UsageError('--referrer must be 0x + 40 hex digits');
       return { kind, referrer };
     }
   }

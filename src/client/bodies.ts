@@ -9,6 +9,7 @@ import {
   inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage,
 } from '../auth/messages.js';
 import type { AmendInput, CancelInput, ForcedKind, PlaceOrderInput, WithdrawInput } from './types.js';
+import { isAddress } from '../util/address.js';
 
 /** A signer that answers at once (the SDK's Wallet). */
 export interface SyncSigner {
@@ -91,11 +92,9 @@ export function withdrawalBody(w: SyncSigner, wd: Omit<WithdrawInput, 'nonce'>, 
   return { address: w.address, asset: wd.asset, amount, nonce, signature };
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-
 /** The referrer as the SDK sends and signs it (lowercase); TypeError when it is not an address. */
 export function referrerText(referrer: string): string {
-  if (typeof referrer !== 'string' || !ADDRESS.test(referrer)) throw new TypeError('referrer must be 0x + 40 hex digits');
+  if (typeof referrer !== 'string' || !isAddress(referrer)) throw new TypeError('referrer must be 0x + 40 hex digits');
   return referrer.toLowerCase();
 }
 

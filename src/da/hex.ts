@@ -6,30 +6,11 @@
  * an odd number of digits or a non-hex character is an error (or `null` for the `try*` forms).
  */
 
-const HEX_DIGITS = '0123456789abcdef';
-
-/** byte -> two lowercase hex chars. */
-const BYTE_TO_HEX: readonly string[] = Array.from(
-  { length: 256 },
-  (_, b) => HEX_DIGITS[b >> 4]! + HEX_DIGITS[b & 15]!,
-);
-
-/** char code -> nibble value, or -1. */
-const CHAR_TO_NIBBLE: Int8Array = (() => {
-  const t = new Int8Array(128).fill(-1);
-  for (let i = 0; i < 10; i++) t[48 + i] = i;
-  for (let i = 0; i < 6; i++) {
-    t[65 + i] = 10 + i;
-    t[97 + i] = 10 + i;
-  }
-  return t;
-})();
+import { HEX_NIBBLE, NOT_HEX, toHex0x } from '../util/hex.js';
 
 /** Lowercase `0x`-prefixed hex of `bytes`. */
 export function bytesToHex0x(bytes: Uint8Array): string {
-  let out = '0x';
-  for (let i = 0; i < bytes.length; i++) out += BYTE_TO_HEX[bytes[i]!]!;
-  return out;
+  return toHex0x(bytes);
 }
 
 /**
@@ -47,9 +28,9 @@ export function tryHexToBytes(hex: string, expected_length?: number): Uint8Array
   for (let i = 0; i < n; i++) {
     const c1 = hex.charCodeAt(start + 2 * i);
     const c2 = hex.charCodeAt(start + 2 * i + 1);
-    const hi = c1 < 128 ? CHAR_TO_NIBBLE[c1]! : -1;
-    const lo = c2 < 128 ? CHAR_TO_NIBBLE[c2]! : -1;
-    if (hi < 0 || lo < 0) return null;
+    const hi = c1 < 256 ? HEX_NIBBLE[c1] : NOT_HEX;
+    const lo = c2 < 256 ? HEX_NIBBLE[c2] : NOT_HEX;
+    if (hi === NOT_HEX || lo === NOT_HEX) return null;
     out[i] = (hi << 4) | lo;
   }
   return out;

@@ -3,7 +3,7 @@
 // forced-inclusion inbox. Encoders take plain fields, so the event-side builder (state_root.ts)
 // and a builder of leaves from a CanonicalState (snapshot restore) make byte-identical leaves; the
 // `*Leaf` helpers also name the builder's leaf id, which both sides must share.
-import type { CanonicalInboxEntry, CanonicalReferral, CanonicalState } from '../engine/api.js';
+import type { CanonicalForcedRequest, CanonicalInboxEntry, CanonicalReferral, CanonicalState } from '../engine/api.js';
 import {
   INBOX_CLIENT_ID_BYTES, INBOX_ENVELOPE_BYTES, INBOX_PAYLOAD_FIELDS, INBOX_VALUE_BYTES, LeafKind, accountKey, need,
   nonceValue, putU16, putU32, putU64, putU8, type PendingLeaf,
@@ -77,26 +77,12 @@ export function referralLeavesOfCanonical(r: CanonicalReferral): [string, Pendin
 // Added by INBOX_QUEUED, removed by INBOX_INCLUDED.
 
 /** An inbox entry as plain fields (CanonicalInboxEntry's, with the request flattened). */
-export interface InboxLeafFields {
+export interface InboxLeafFields extends CanonicalForcedRequest {
   entry_id: number;
   account: number;
   envelope_nonce: number;
   queued_ms: number;
   deadline_ms: number;
-  kind: number;
-  nonce: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
-  price_units: number;
-  quantity_units: number;
-  order_id: number;
-  asset: number;
-  amount_units: number;
-  referrer_account: number;
-  reject: number;
-  client_order_id: string;
 }
 
 export function inboxKey(entry_id: number): Uint8Array {
@@ -124,13 +110,9 @@ export function inboxLeaf(e: InboxLeafFields): [string, PendingLeaf] {
 }
 
 export function inboxFieldsOfCanonical(e: CanonicalInboxEntry): InboxLeafFields {
-  const r = e.request;
   return {
     entry_id: e.entry_id, account: e.account, envelope_nonce: e.envelope_nonce, queued_ms: e.queued_ms,
-    deadline_ms: e.deadline_ms, kind: r.kind, nonce: r.nonce, market: r.market, side: r.side,
-    order_type: r.order_type, tif: r.tif, price_units: r.price_units, quantity_units: r.quantity_units,
-    order_id: r.order_id, asset: r.asset, amount_units: r.amount_units, referrer_account: r.referrer_account,
-    reject: r.reject, client_order_id: r.client_order_id,
+    deadline_ms: e.deadline_ms, ...e.request,
   };
 }
 

@@ -1,5 +1,6 @@
 // State leaves (docs/verifiability.md, "State root"): kinds, fixed-width big-endian key and
 // value encodings, leaf hashes and bucket choice, and decoding a leaf for fraud proofs.
+import { FORCED_PAYLOAD_FIELDS } from '../engine/api.js';
 import { OrderStatus, RequestKind } from '../engine/types.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
 import { keccak256 as keccak_256 } from './keccak.js';
@@ -357,10 +358,7 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
 }
 
 /** Payload integers of an inbox entry leaf, in value order after the 28-byte envelope part. */
-export const INBOX_PAYLOAD_FIELDS = [
-  'kind', 'nonce', 'market', 'side', 'order_type', 'tif', 'price_units', 'quantity_units', 'order_id',
-  'asset', 'amount_units', 'referrer_account', 'reject',
-] as const;
+export const INBOX_PAYLOAD_FIELDS = FORCED_PAYLOAD_FIELDS;
 /** account u32, envelope nonce u64, queued u64, deadline u64. */
 export const INBOX_ENVELOPE_BYTES = 4 + 8 + 8 + 8;
 export const INBOX_CLIENT_ID_BYTES = 36;

@@ -26,7 +26,7 @@ import {
   getU64, hex, type LeafChange, type LeafRecord, type RawLeaf,
 } from './state_leaves.js';
 import { BucketTree, type Entry } from './bucket_tree.js';
-import { referralEarnedLeafId } from './programme_leaves.js';
+import { referralEarnedLeafId, type InboxLeafFields } from './programme_leaves.js';
 import { COUNTERS_LEAF_ID, countersOfLeaf, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
 import { describeChange, firstDifferingChange } from './state_diff.js';
@@ -43,23 +43,11 @@ export interface BatchRoots {
   readonly state_diff: LeafChange[];
 }
 
-
-/** The payload fields of a FORCE_INCLUDE's ACCEPTED event, kept until its INBOX_QUEUED. */
-interface ForceAccepted {
-  entry_id: number;
-  account: number;
-  envelope_nonce: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
-  price_units: number;
-  quantity_units: number;
-  asset: number;
-  amount_units: number;
-  order_id: number;
-  client_order_id: string;
-}
+/**
+ * The payload fields of a FORCE_INCLUDE's ACCEPTED event, kept until its INBOX_QUEUED (which
+ * brings the rest: kind, nonce, referrer_account, reject).
+ */
+type ForceAccepted = Omit<InboxLeafFields, 'queued_ms' | 'deadline_ms' | 'kind' | 'nonce' | 'referrer_account' | 'reject'>;
 
 export class StateRootBuilder {
   private readonly assets: readonly string[];

@@ -142,23 +142,21 @@ export interface CanonicalReferral {
   earned_units: number[];
 }
 
+/**
+ * The integer fields a forced-inclusion payload carries into the inbox, in the order the inbox
+ * entry leaf encodes them (src/da/state_leaves.ts). The one list: the engine's inbox, the
+ * canonical state, the state leaves and the state root all derive their field sets from it.
+ * `reject` is the front's verdict on the payload: Reject.NONE, or the reason it will be refused with.
+ */
+export const FORCED_PAYLOAD_FIELDS = [
+  'kind', 'nonce', 'market', 'side', 'order_type', 'tif', 'price_units', 'quantity_units', 'order_id',
+  'asset', 'amount_units', 'referrer_account', 'reject',
+] as const;
+export type ForcedPayloadFields = Record<(typeof FORCED_PAYLOAD_FIELDS)[number], number>;
+
 /** The request a forced-inclusion payload carries, as the engine will apply it. */
-export interface CanonicalForcedRequest {
-  kind: number;
-  nonce: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
-  price_units: number;
-  quantity_units: number;
-  order_id: number;
+export interface CanonicalForcedRequest extends ForcedPayloadFields {
   client_order_id: string;
-  asset: number;
-  amount_units: number;
-  referrer_account: number;
-  /** The front's verdict on the payload: Reject.NONE, or the reason it will be refused with. */
-  reject: number;
 }
 
 export interface CanonicalInboxEntry {

@@ -125,9 +125,8 @@ export class ForcedInbox {
   }
 }
 
-/** The fields a payload request carries besides its kind, account and nonce. */
-type PayloadFields = Pick<Request, 'market' | 'side' | 'order_type' | 'tif' | 'price_units' | 'quantity_units' |
-  'order_id' | 'client_order_id' | 'asset' | 'amount_units' | 'referrer_account'>;
+/** The fields a payload request carries besides its kind, account and nonce (and the verdict). */
+type PayloadFields = Omit<CanonicalForcedRequest, 'kind' | 'nonce' | 'reject'>;
 
 function payloadOf(kind: number, account: number, nonce: number, f: PayloadFields): Request {
   const r = emptyRequest();

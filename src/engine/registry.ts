@@ -4,6 +4,8 @@
 //
 // Hot path: the front sends an id hint it learned from earlier ACCOUNT events; checking the hint
 // is five int32 compares, no string. Only a miss builds a hex key for the Map.
+import { toHex } from '../util/hex.js';
+
 export const ADDRESS_BYTES = 20;
 
 export class AccountRegistry {
@@ -69,10 +71,6 @@ export class AccountRegistry {
   }
 }
 
-const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
 function hexOf(bytes: Uint8Array, offset: number): string {
-  let s = '';
-  for (let i = 0; i < ADDRESS_BYTES; i++) s += HEX[bytes[offset + i]];
-  return s;
+  return toHex(bytes, offset, offset + ADDRESS_BYTES);
 }

@@ -14,9 +14,8 @@ import {
   isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseReferral, parseWithdrawal,
   type AssetInfo, type BodyError, type MarketLookup, type SignedRequest,
 } from './signed_requests.js';
+import { isAddress } from '../util/address.js';
 
-
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 
 const KIND_OF_NAME: Readonly<Record<ForcedKind, number>> = {
@@ -56,7 +55,7 @@ export function parseForceEnvelope(body: Record<string, unknown>): ForceEnvelope
     if (!['user', 'payload', 'nonce', 'signature'].includes(k)) return bad(`unknown field ${JSON.stringify(k).slice(0, 40)}`);
   }
   const user = body.user;
-  if (typeof user !== 'string' || !ADDRESS.test(user)) return bad('user must be a 0x-prefixed 20-byte hex address');
+  if (typeof user !== 'string' || !isAddress(user)) return bad('user must be a 0x-prefixed 20-byte hex address');
   const payload = body.payload;
   if (typeof payload !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(payload)) {
     return bad('payload must be 0x-prefixed hex of the signed request body (whole bytes)');

@@ -23,6 +23,7 @@
 // - Path parameters from uWS `getParameter()` are raw (not percent-decoded); the address and
 //   market id shapes contain no characters that need decoding, so a percent sign simply fails
 //   validation.
+import { isAddress } from '../util/address.js';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -54,7 +55,6 @@ export function describeValue(value: unknown): string {
   }
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const MARKET_ID = /^[A-Z0-9]{1,12}-[A-Z0-9]{1,12}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const UINT_STRING = /^(?:0|[1-9][0-9]{0,15})$/;
@@ -62,7 +62,7 @@ const UINT_STRING = /^(?:0|[1-9][0-9]{0,15})$/;
 /** `0x` + 40 hex digits, any case; returns the lowercase form. */
 export function parseAddress(text: unknown, field = 'address'): Parsed<string> {
   if (typeof text !== 'string') return fail(`${field} must be a string, got ${describeValue(text)}`);
-  if (!ADDRESS.test(text)) {
+  if (!isAddress(text)) {
     return fail(`${field} must be 0x followed by 40 hexadecimal digits, got ${describeValue(text)}`);
   }
   return ok(text.toLowerCase());

@@ -17,6 +17,7 @@ import {
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
 import { stampMs } from './stage_timings.js';
+import { isAddress } from '../util/address.js';
 
 export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
   orders: 'orders_per_wallet',
@@ -81,7 +82,7 @@ function parseUserAssetAmount(
   for (const k of Object.keys(body)) {
     if (!allowed.includes(k)) return refuse(`unknown field ${JSON.stringify(k).slice(0, 40)}`);
   }
-  const user = typeof body.user === 'string' && /^0x[0-9a-fA-F]{40}$/.test(body.user) ? body.user.toLowerCase() : null;
+  const user = isAddress(body.user) ? body.user.toLowerCase() : null;
   if (user === null) return refuse('user must be a 0x-prefixed 20-byte hex address');
   const asset = typeof body.asset === 'string' ? ctx.assets.get(body.asset) : undefined;
   if (asset === undefined) return refuse('asset must be one of ' + [...ctx.assets.keys()].join(', '));

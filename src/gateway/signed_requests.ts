@@ -9,6 +9,7 @@ import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
 import {
   emptyRequest, NO_MARKET, OrderType, RequestKind, Side, Tif, type Request,
 } from '../engine/types.js';
+import { isAddress } from '../util/address.js';
 
 export interface BodyError {
   code: 'INVALID_REQUEST' | 'INVALID_ORDER' | 'INVALID_SIGNATURE' | 'MARKET_NOT_FOUND';
@@ -37,7 +38,6 @@ export interface AssetInfo {
   onchain_decimals: number;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const CLIENT_ORDER_ID = /^[A-Za-z0-9_-]{1,36}$/;
 const DIGITS = /^(0|[1-9][0-9]{0,29})$/;
@@ -63,7 +63,7 @@ function unknownField(body: Body, allowed: readonly string[]): BodyError | null 
 function address(body: Body, field: string, missing: BodyError['code']): Result<string> {
   const v = body[field];
   if (v === undefined) return fail(missing, `${field} is required`);
-  if (typeof v !== 'string' || !ADDRESS.test(v)) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
+  if (typeof v !== 'string' || !isAddress(v)) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
   return v.toLowerCase();
 }
 

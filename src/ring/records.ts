@@ -6,6 +6,7 @@
 // balances, ids, nonces) sit in float64 words (exact for integers up to 2^53); small enums in
 // int32 words; addresses and client order ids as raw bytes.
 import type { EventSink, MarketInfo, Request } from '../engine/types.js';
+import { toHex0x } from '../util/hex.js';
 import { SpscRing } from './spsc_ring.js';
 import { CONSENT_KIND, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
 
@@ -691,9 +692,7 @@ export class EventReader {
 
   addressHex(o: number): string {
     const start = (o + EV_ADDRESS_WORD) * 4;
-    let s = '0x';
-    for (let i = 0; i < ADDRESS_BYTES; i++) s += HEX_BYTE[this.v.u8[start + i]];
-    return s;
+    return toHex0x(this.v.u8, start, start + ADDRESS_BYTES);
   }
 }
 
@@ -744,4 +743,3 @@ export class RecordBuffer {
   }
 }
 
-const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

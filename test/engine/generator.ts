@@ -18,45 +18,9 @@ import {
   emptyRequest,
 } from '../../src/engine/types.js';
 import type { Request } from '../../src/engine/types.js';
-import { mulberry32 } from '../../src/util/prng.js';
+import { mulberry32, Rng, type WeightTable } from '../../src/util/prng.js';
 
-export { mulberry32 };
-
-
-export class Rng {
-  private readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed ^ 0x9e3779b9);
-  }
-  float(): number {
-    return this.next();
-  }
-  /** Integer in [lo, hi]. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[Math.floor(this.next() * xs.length)];
-  }
-  /** Picks a key of the table with probability proportional to its weight. */
-  weighted<K extends string>(table: WeightTable<K>): K {
-    let x = this.next() * table.sum;
-    for (let i = 0; i < table.keys.length; i++) {
-      x -= table.weights[i];
-      if (x < 0) return table.keys[i];
-    }
-    return table.keys[table.keys.length - 1];
-  }
-}
-
-export interface WeightTable<K extends string> {
-  keys: K[];
-  weights: number[];
-  sum: number;
-}
+export { mulberry32, Rng, type WeightTable };
 
 export function weightTable<K extends string>(weights: Record<K, number>): WeightTable<K> {
   const entries = Object.entries(weights) as [K, number][];

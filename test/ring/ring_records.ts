@@ -7,49 +7,16 @@
 //   f64 at w4..w5: u, an exact integer in [0, 2^53]
 //   f64 at w6..w7: -u
 import type { SpscRing } from '../../src/ring/spsc_ring.js';
+import { Rng } from '../../src/util/prng.js';
+
+export { Rng };
 
 export const RECORD_WORDS = 8;
 const TWO_32 = 2 ** 32;
 const TWO_53 = 2 ** 53;
 
-/** xorshift128 seeded by splitmix32: small, fast and identical on every thread. */
-export class Prng {
-  private x: number;
-  private y: number;
-  private z: number;
-  private w: number;
-  constructor(seed: number) {
-    let s = seed | 0;
-    const next = (): number => {
-      s = (s + 0x9e3779b9) | 0;
-      let t = s ^ (s >>> 16);
-      t = Math.imul(t, 0x21f0aaad);
-      t ^= t >>> 15;
-      t = Math.imul(t, 0x735a2d97);
-      return (t ^ (t >>> 15)) | 0;
-    };
-    this.x = next();
-    this.y = next();
-    this.z = next();
-    this.w = next() | 1;
-  }
-  /** Next int32. */
-  int32(): number {
-    const t = this.x ^ (this.x << 11);
-    this.x = this.y;
-    this.y = this.z;
-    this.z = this.w;
-    this.w = (this.w ^ (this.w >>> 19) ^ (t ^ (t >>> 8))) | 0;
-    return this.w;
-  }
-  /** Integer in [1, max]. */
-  between1(max: number): number {
-    return ((this.int32() >>> 0) % max) + 1;
-  }
-}
-
 /** Field values of record `index` (draws three int32 from `rng`). */
-function fields(index: number, rng: Prng): { a: number; b: number; u: number } {
+function fields(index: number, rng: Rng): { a: number; b: number; u: number } {
   const a = rng.int32();
   const b = rng.int32();
   const hi = rng.int32() & 0x1fffff;
@@ -66,7 +33,7 @@ function checksum(i32: Int32Array, off: number): number {
   return h;
 }
 
-export function writeRecord(ring: SpscRing, off: number, index: number, rng: Prng): void {
+export function writeRecord(ring: SpscRing, off: number, index: number, rng: Rng): void {
   const { a, b, u } = fields(index, rng);
   const i32 = ring.i32;
   const f = off >> 1;
@@ -79,7 +46,7 @@ export function writeRecord(ring: SpscRing, off: number, index: number, rng: Prn
 }
 
 /** Returns null when the record at `off` is record `index`, else what is wrong. */
-export function checkRecord(ring: SpscRing, off: number, index: number, rng: Prng): string | null {
+export function checkRecord(ring: SpscRing, off: number, index: number, rng: Rng): string | null {
   const { a, b, u } = fields(index, rng);
   const i32 = ring.i32;
   const f = off >> 1;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { Prng, RECORD_WORDS, checkRecord, writeRecord } from './ring_records.js';
+import { Rng, RECORD_WORDS, checkRecord, writeRecord } from './ring_records.js';
 import type { RingWorkerData, RingWorkerResult } from './ring_worker.js';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -74,7 +74,7 @@ async function consumeAsync(
   count: number,
   opts: { max_batch: number; stall_every: number; stall_ms: number },
 ): Promise<{ received: number; batches: number; max_wait_ms: number }> {
-  const rng = new Prng(seed);
+  const rng = new Rng(seed);
   let max_wait_ms = 0;
   let index = 0;
   let batches = 0;
@@ -210,13 +210,13 @@ describe('SpscRing across threads', () => {
       },
       () => ring.close(),
     );
-    const rng = new Prng(seed);
-    const sizes = new Prng(seed + 1);
+    const rng = new Rng(seed);
+    const sizes = new Rng(seed + 1);
     let index = 0;
     let space_waits = 0;
     let max_wait_ms = 0;
     while (index < count) {
-      const n = ring.claimBatch(Math.min(sizes.between1(100), count - index));
+      const n = ring.claimBatch(Math.min(sizes.int(1, 100), count - index));
       if (n === 0) {
         space_waits++;
         const t = performance.now();

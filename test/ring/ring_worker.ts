@@ -5,7 +5,7 @@
 // two builds of one codec, meeting only through the SharedArrayBuffer header.
 import { parentPort, workerData } from 'node:worker_threads';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { Prng, checkRecord, writeRecord } from './ring_records.js';
+import { Rng, checkRecord, writeRecord } from './ring_records.js';
 
 export interface RingWorkerData {
   role: 'producer' | 'consumer';
@@ -45,8 +45,8 @@ function timed<T>(f: () => T): T {
 }
 
 function produce(d: RingWorkerData, ring: SpscRing): number {
-  const rng = new Prng(d.seed);
-  const sizes = new Prng(d.seed ^ 0x5bd1e995);
+  const rng = new Rng(d.seed);
+  const sizes = new Rng(d.seed ^ 0x5bd1e995);
   let wait_calls = 0;
   let index = 0;
   let batches = 0;
@@ -61,7 +61,7 @@ function produce(d: RingWorkerData, ring: SpscRing): number {
       writeRecord(ring, off, index++, rng);
       ring.publish();
     } else {
-      const want = Math.min(sizes.between1(d.batch_max), d.count - index);
+      const want = Math.min(sizes.int(1, d.batch_max), d.count - index);
       const n = ring.claimBatch(want);
       if (n === 0) {
         wait_calls++;
@@ -79,7 +79,7 @@ function produce(d: RingWorkerData, ring: SpscRing): number {
 }
 
 function consume(d: RingWorkerData, ring: SpscRing): { records: number; error: string | null; wait_calls: number } {
-  const rng = new Prng(d.seed);
+  const rng = new Rng(d.seed);
   let wait_calls = 0;
   let index = 0;
   while (index < d.count) {

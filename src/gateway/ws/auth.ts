@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { challengeMessage } from '../../auth/messages.js';
 import { describe } from './messages.js';
+import { isAddress } from '../../util/address.js';
 
 export interface AuthLimits {
   challenge_ttl_ms: number;
@@ -26,7 +27,6 @@ export interface AuthLimits {
   auth_failures_max: number;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 
 /** What the connection must do with an auth step. */
@@ -57,7 +57,7 @@ export class AuthState {
 
   requestChallenge(address: unknown, now_ms: number): AuthStep {
     if (this.address !== null) return { kind: 'error', code: 'INVALID_REQUEST', message: `already authenticated as ${this.address}` };
-    if (typeof address !== 'string' || !ADDRESS.test(address)) {
+    if (typeof address !== 'string' || !isAddress(address)) {
       return { kind: 'error', code: 'INVALID_REQUEST', message: `address must be 0x followed by 40 hexadecimal digits, got ${describe(address)}` };
     }
     const nonce = randomBytes(16).toString('hex');
@@ -72,7 +72,7 @@ export class AuthState {
     if (this.verifying) return { kind: 'error', code: 'INVALID_REQUEST', message: 'an auth is already being verified on this connection' };
     const challenge = this.challenge;
     this.challenge = null;
-    if (typeof address !== 'string' || !ADDRESS.test(address)) {
+    if (typeof address !== 'string' || !isAddress(address)) {
       return this.failed('INVALID_REQUEST', `address must be 0x followed by 40 hexadecimal digits, got ${describe(address)}`);
     }
     if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {

@@ -17,6 +17,7 @@ import {
 } from '../../engine/types.js';
 import { parseJsonObject } from '../http_body.js';
 import { nextRequestId } from '../request_id.js';
+import { isAddress } from '../../util/address.js';
 
 // ---------------------------------------------------------------------------------------------
 // Channels
@@ -33,7 +34,6 @@ export type Channel =
   | { kind: PublicKind; private: false; market: number; market_id: string; name: string }
   | { kind: PrivateKind; private: true; address: string; name: string };
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const CHANNEL_TEXT_MAX = 64;
 
 /**
@@ -59,7 +59,7 @@ export function parseChannel(text: unknown, marketIndex: (id: string) => number)
     return { kind, private: false, market: m, market_id: id, name: `${kind}:${id}` };
   }
   if (kind === 'fills' || kind === 'orders' || kind === 'balances') {
-    if (!ADDRESS.test(arg)) return `channel ${describe(text)} must name an address: 0x followed by 40 hexadecimal digits`;
+    if (!isAddress(arg)) return `channel ${describe(text)} must name an address: 0x followed by 40 hexadecimal digits`;
     const address = arg.toLowerCase();
     return { kind, private: true, address, name: `${kind}:${address}` };
   }
