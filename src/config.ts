@@ -6,7 +6,11 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import type { EngineConfig } from './engine/api.js';
-import { FORCE_INCLUSION_DEADLINE_MS } from './engine/types.js';
+import { INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT } from './engine/api.js';
+import { feesValid } from './engine/engine_state.js';
+import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
+import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
+import { ADDRESS_PATTERN } from './util/address.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -75,7 +79,8 @@ export interface RingbookConfig {
   force_inclusion: { hold_ms: number };
   deposits: { open: boolean };
   settlement: { contract: string; chain_id: number };
-  credit: { auto_cancel_ratio_default: number };
+  /** Default auto-cancel ratio of SET_CREDIT, parts per million (config JSON: a fraction, `auto_cancel_ratio_default`). */
+  credit: { auto_cancel_ratio_default_ppm: number };
   /**
    * Engine snapshots (docs/operations.md, "Snapshots"): one after every `every_batches` batches
    * (0: only on demand, POST /admin/snapshot), the `keep` newest kept.
@@ -131,9 +136,28 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   ws_auth_grace_ms: 30_000,
   ws_auth_failures_max: 3,
   ws_book_depth_max: 1000,
-  inbox_entries_max: 10_000,
-  inbox_entries_per_account_max: 16,
+  inbox_entries_max: INBOX_ENTRIES_MAX_DEFAULT,
+  inbox_entries_per_account_max: INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
 };
+
+/** credit.auto_cancel_ratio_default when the config names none (a fraction, as the config writes it). */
+const AUTO_CANCEL_RATIO_DEFAULT = 0.9;
+
+/**
+ * Limits that bound each other (each is also checked alone). A batch is drained from the request
+ * ring, so it cannot hold more requests than the ring; a WebSocket book snapshot carries at least
+ * the levels GET /markets/:id/book can answer, so a subscriber never sees less than a poller.
+ */
+function checkLimitRelations(l: RingbookConfig['limits']): void {
+  need(l.batch_requests_max <= l.request_ring_slots, null,
+    `limits.batch_requests_max (${l.batch_requests_max}) must not exceed limits.request_ring_slots (${l.request_ring_slots})`);
+  need(l.book_depth_max <= l.ws_book_depth_max, null,
+    `limits.book_depth_max (${l.book_depth_max}) must not exceed limits.ws_book_depth_max (${l.ws_book_depth_max})`);
+  need(l.inbox_entries_per_account_max <= l.inbox_entries_max, null,
+    `limits.inbox_entries_per_account_max (${l.inbox_entries_per_account_max}) must not exceed limits.inbox_entries_max (${l.inbox_entries_max})`);
+  need(l.orders_open_per_account_max <= l.orders_open_max, null,
+    `limits.orders_open_per_account_max (${l.orders_open_per_account_max}) must not exceed limits.orders_open_max (${l.orders_open_max})`);
+}
 
 export function defaultConfigPath(): string {
   // dist/src/config.js and src/config.ts both sit two levels below the repo root.
@@ -217,7 +241,6 @@ function str(x: unknown, what: string, pattern: RegExp): string {
 }
 
 const SYMBOL = /^[A-Z0-9]{1,12}$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /**
  * `matcher.cpu`: null/absent (no pinning) or a CPU number the process may run on. Checked against
@@ -240,7 +263,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
     const o = a as Record<string, unknown>;
     return {
       symbol: str(o.symbol, `assets[${i}].symbol`, SYMBOL),
-      token_address: str(o.token_address, `assets[${i}].token_address`, ADDRESS).toLowerCase(),
+      token_address: str(o.token_address, `assets[${i}].token_address`, ADDRESS_PATTERN).toLowerCase(),
       onchain_decimals: int(o.onchain_decimals, `assets[${i}].onchain_decimals`),
     };
   });
@@ -268,7 +291,9 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const fees = need(isObject(r.fees), r.fees as Record<string, unknown>, 'fees must be an object');
   const maker = int(fees.maker_fee_bps, 'fees.maker_fee_bps');
   const taker = int(fees.taker_fee_bps, 'fees.taker_fee_bps');
-  need(maker >= -10000 && taker <= 10000 && Math.abs(maker) <= taker, null, 'fees need -10000 <= maker, |maker| <= taker <= 10000');
+  // The engine's own rule (SET_FEES is judged by the same function), so a start cannot accept fees
+  // the engine would refuse.
+  need(feesValid(maker, taker), null, 'fees need -10000 <= maker, |maker| <= taker <= 10000');
   const rl = need(isObject(r.rate_limits), r.rate_limits as Record<string, unknown>, 'rate_limits must be an object');
   const limits_raw = isObject(r.limits) ? r.limits : {};
   const limits = { ...LIMIT_DEFAULTS };
@@ -277,12 +302,15 @@ export function validateConfig(raw: unknown): RingbookConfig {
   }
   for (const k of ['request_ring_slots', 'event_ring_slots'] as const) {
     need((limits[k] & (limits[k] - 1)) === 0, null, `limits.${k} must be a power of two`);
+    need(limits[k] >= RING_CAPACITY_SLOTS_MIN && limits[k] <= RING_CAPACITY_SLOTS_MAX, null,
+      `limits.${k} must be ${RING_CAPACITY_SLOTS_MIN}..${RING_CAPACITY_SLOTS_MAX} (the ring's bounds)`);
   }
+  checkLimitRelations(limits);
   need(markets.length <= limits.markets_max, null, 'more markets than limits.markets_max');
   const settlement = need(isObject(r.settlement), r.settlement as Record<string, unknown>, 'settlement must be an object');
   const deposits = isObject(r.deposits) ? r.deposits : {};
   const credit = isObject(r.credit) ? r.credit : {};
-  const ratio = credit.auto_cancel_ratio_default ?? 0.9;
+  const ratio = credit.auto_cancel_ratio_default ?? AUTO_CANCEL_RATIO_DEFAULT;
   need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
   const forced = isObject(r.force_inclusion) ? r.force_inclusion : {};
   const hold_ms = forced.hold_ms === undefined ? 0 : int(forced.hold_ms, 'force_inclusion.hold_ms');
@@ -320,10 +348,10 @@ export function validateConfig(raw: unknown): RingbookConfig {
     limits,
     deposits: { open: deposits.open === true },
     settlement: {
-      contract: str(settlement.contract, 'settlement.contract', ADDRESS).toLowerCase(),
+      contract: str(settlement.contract, 'settlement.contract', ADDRESS_PATTERN).toLowerCase(),
       chain_id: posInt(settlement.chain_id, 'settlement.chain_id'),
     },
-    credit: { auto_cancel_ratio_default: ratio as number },
+    credit: { auto_cancel_ratio_default_ppm: ratioToPpm(ratio as number) },
     force_inclusion: { hold_ms },
     snapshots: { every_batches: every_batches as number, keep },
     journal: { trim: trim as boolean },

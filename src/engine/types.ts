@@ -251,6 +251,21 @@ export function forcibleKind(kind: number): boolean {
     kind === RequestKind.CANCEL_ALL || kind === RequestKind.WITHDRAW || kind === RequestKind.REFER;
 }
 
+/** Parts per million in one (auto_cancel_ratio_ppm: the engine's unit for a ratio). */
+export const PPM_ONE = 1_000_000;
+
+/**
+ * A ratio in (0, 1] as the wire and config write it -> the engine's parts per million. The one
+ * conversion (config, the admin route); the answer converts back with ppmToRatio.
+ */
+export function ratioToPpm(ratio: number): number {
+  return Math.round(ratio * PPM_ONE);
+}
+
+export function ppmToRatio(ppm: number): number {
+  return ppm / PPM_ONE;
+}
+
 export const OrderStatus = {
   OPEN: 0,
   PARTIALLY_FILLED: 1,

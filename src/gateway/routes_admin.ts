@@ -1,7 +1,7 @@
 // Operator routes (X-Admin-Token, compared in constant time): markets, pause/resume, fees, credit,
 // and the engine's vital signs.
 import type { TemplatedApp } from 'uWebSockets.js';
-import { emptyRequest, NO_MARKET, RequestKind, type Request } from '../engine/types.js';
+import { emptyRequest, NO_MARKET, ppmToRatio, ratioToPpm, RequestKind, type Request } from '../engine/types.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
 import { openExchange, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
@@ -158,13 +158,15 @@ export function registerAdminRoutes(
     if (!a.ok) return void reply.error('INVALID_REQUEST', a.message);
     const limit = safeInt(reply, body, 'credit_limit');
     if (limit === null) return;
-    const ratio = body.auto_cancel_ratio === undefined ? ctx.cfg.credit.auto_cancel_ratio_default : body.auto_cancel_ratio;
-    if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) return void reply.error('INVALID_REQUEST', 'auto_cancel_ratio must be a number in (0, 1]');
+    const ratio = body.auto_cancel_ratio;
+    if (ratio !== undefined && (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1))) {
+      return void reply.error('INVALID_REQUEST', 'auto_cancel_ratio must be a number in (0, 1]');
+    }
     const r = emptyRequest();
     r.kind = RequestKind.SET_CREDIT;
     r.credit_limit_units = limit;
     // Parts per million: the engine compares with integers only.
-    r.auto_cancel_ratio_ppm = Math.round(ratio * 1_000_000);
-    submitAdmin(ctx, reply, r, a.value, () => reply.ok({ address: a.value, credit_limit: limit, auto_cancel_ratio: r.auto_cancel_ratio_ppm / 1_000_000 }));
+    r.auto_cancel_ratio_ppm = ratio === undefined ? ctx.cfg.credit.auto_cancel_ratio_default_ppm : ratioToPpm(ratio);
+    submitAdmin(ctx, reply, r, a.value, () => reply.ok({ address: a.value, credit_limit: limit, auto_cancel_ratio: ppmToRatio(r.auto_cancel_ratio_ppm) }));
   }, 1));
 }

@@ -2,7 +2,7 @@
 // in units (fixed-point x 1e6) over HTTP; display strings where the spec says so.
 import { formatUnits } from '../money/index.js';
 import {
-  ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, TIF_NAMES,
+  ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, ppmToRatio, SIDE_NAMES, TIF_NAMES,
 } from '../engine/types.js';
 import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
 
@@ -106,7 +106,7 @@ export function balancesRecord(rm: ReadModel, account: number): Record<string, u
     const quoted = rm.quotedValue(account);
     out.credit = {
       credit_limit: credit.credit_limit,
-      auto_cancel_ratio: credit.auto_cancel_ratio_ppm / 1_000_000,
+      auto_cancel_ratio: ppmToRatio(credit.auto_cancel_ratio_ppm),
       quoted_value: quoted,
       // A display ratio, not money: the engine decides with exact integers.
       utilization: credit.credit_limit > 0 ? quoted / credit.credit_limit : 0,

@@ -73,9 +73,25 @@ describe('config', () => {
     [{ force_inclusion: { hold_ms: '1h' } }, 'force_inclusion.hold_ms must be an integer'],
     [{ limits: { inbox_entries_max: 0 } }, 'limits.inbox_entries_max must be a positive integer'],
     [{ limits: { inbox_entries_per_account_max: -2 } }, 'limits.inbox_entries_per_account_max'],
+    // Limits that bound each other.
+    [{ limits: { request_ring_slots: 1 << 21 } }, 'the ring\'s bounds'],
+    [{ limits: { event_ring_slots: 1 } }, 'the ring\'s bounds'],
+    [{ limits: { request_ring_slots: 1024, batch_requests_max: 2048 } }, 'batch_requests_max (2048) must not exceed limits.request_ring_slots (1024)'],
+    [{ limits: { book_depth_max: 2000, ws_book_depth_max: 1000 } }, 'book_depth_max (2000) must not exceed limits.ws_book_depth_max'],
+    [{ limits: { inbox_entries_max: 8, inbox_entries_per_account_max: 16 } }, 'inbox_entries_per_account_max (16) must not exceed'],
+    [{ limits: { orders_open_max: 100, orders_open_per_account_max: 1000 } }, 'orders_open_per_account_max (1000) must not exceed'],
   ])('refuses %j', (over, message) => {
     expect(() => validateConfig(withOverride(over))).toThrow(ConfigError);
     expect(() => validateConfig(withOverride(over))).toThrow(message);
+  });
+
+  it('takes the limit defaults from one place and the ratio default in parts per million', () => {
+    const c = loadConfig({});
+    expect(c.limits.inbox_entries_max).toBe(10_000);
+    expect(c.limits.batch_requests_max).toBeLessThanOrEqual(c.limits.request_ring_slots);
+    expect(c.credit.auto_cancel_ratio_default_ppm).toBe(900_000);
+    expect(validateConfig(withOverride({ credit: { auto_cancel_ratio_default: 0.95 } })).credit.auto_cancel_ratio_default_ppm).toBe(950_000);
+    expect(validateConfig(withOverride({ limits: { request_ring_slots: 4096, batch_requests_max: 4096 } })).limits.batch_requests_max).toBe(4096);
   });
 
   it('refuses bad environment values', () => {
