@@ -44,11 +44,9 @@ export async function snapshotPhase(journal_dir: string): Promise<SnapshotFigure
   const limits = { fills_per_account_kept: cfg.limits.fills_per_account_kept, trades_per_market_kept: cfg.limits.trades_per_market_kept, closed_orders_kept: CLOSED_ORDERS_KEPT };
   const rm = new ReadModel(assets, limits);
   const md = new MarketData(rm);
+  rm.observe([md]);
   const exec = new ReplayExecutor(engine_config, {
-    state_root: 'deferred', event_ring_slots: 1 << 14, onEvent: (e) => {
-      md.onEvent(e);
-      rm.apply(e);
-    },
+    state_root: 'deferred', event_ring_slots: 1 << 14, onEvent: (e) => rm.apply(e),
   });
   exec.genesis();
   const journal = Journal.open(journal_dir);

@@ -35,13 +35,11 @@ export async function writeSnapshot(data_dir: string): Promise<WrittenSnapshot> 
     closed_orders_kept: CLOSED_ORDERS_KEPT,
   });
   const md = new MarketData(rm);
+  // Market data observes what the read model decodes, as on the server.
+  rm.observe([md]);
   let engine: { canonical: CanonicalState; addresses: Uint8Array } | null = null;
   const r = replayJournal(data_dir, {
-    // Market data reads each event before the read model applies it, as on the server.
-    onEvent: (e) => {
-      md.onEvent(e);
-      rm.apply(e);
-    },
+    onEvent: (e) => rm.apply(e),
     atEnd: (executor) => {
       engine = executor.matcher.captureState();
     },

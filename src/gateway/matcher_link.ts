@@ -7,11 +7,14 @@ import type { Request } from '../engine/types.js';
 import type { FromMatcher, MatcherWorkerData, ToMatcher } from '../engine/matcher_worker.js';
 import type { PinResult } from '../engine/pin_thread.js';
 import {
-  AcceptedField, BatchField, createRecordRing, EventCursor, EventReader, EventType, FillField, OrderUpdateField,
-  RECORD_WORDS, RecordBuffer, RejectedField, RequestWriter, viewsOfRing, type EventFields,
+  BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter,
+  viewsOfRing, type EventFields,
 } from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { ReadModel, type FillView, type ReadModelLimits } from '../read_model/read_model.js';
+import {
+  ReadModel, type BatchStages, type OrderView, type ReadModelLimits, type ReadModelObserver, type TradeView,
+} from '../read_model/read_model.js';
+import type { FillView } from '../read_model/read_model.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
 
 export interface Outcome {
@@ -86,15 +89,31 @@ export class MatcherLink {
   private stopping = false;
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
   private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
+  /** The HTTP answers: the last of the read model's observers (consumers()). */
+  private readonly answers: ReadModelObserver;
 
-  /** Adds a listener called after each committed batch was applied (WebSocket fan-out, DA). */
+  /**
+   * Adds a listener called after each committed batch was applied and its answers released (the
+   * DA thread's flush, snapshots).
+   */
   addBatchListener(fn: (batch_id: number, time_ms: number) => void): void {
     this.batch_listeners.push(fn);
   }
 
-  /** Adds a listener called for every committed event record, before the read model applies it. */
+  /**
+   * Adds a reader of the raw committed records, called before the read model applies each (the
+   * DA packer: the state root is computed from the records themselves, not from the front's view).
+   */
   addEventListener(fn: (e: EventFields, seq: number) => void): void {
     this.event_listeners.push(fn);
+  }
+
+  /**
+   * Declares the read model's observers, in the order each decoded event reaches them; the HTTP
+   * answers always come last (an answer may go out once everything else has seen its batch).
+   */
+  consumers(observers: readonly ReadModelObserver[]): void {
+    this.read_model.observe([...observers, this.answers]);
   }
 
   ring_full_count = 0;
@@ -123,6 +142,9 @@ export class MatcherLink {
   constructor(options: MatcherLinkOptions) {
     this.options = options;
     this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
+    this.read_model.onObserverError = (e) => this.listenerFailed(e);
+    this.answers = this.answerObserver();
+    this.consumers([]);
   }
 
   async start(): Promise<void> {
@@ -298,60 +320,72 @@ export class MatcherLink {
         this.listenerFailed(e);
       }
     }
-    this.read_model.apply(fields);
-    this.collect(fields, seq);
+    this.read_model.apply(fields, seq);
   }
 
-  private collect(e: EventCursor, seq: number): void {
-    const type = e.type();
-    if (type === EventType.BATCH_COMMITTED) {
-      const batch_id = e.field(BatchField.BATCH_ID);
-      const time_ms = e.field(BatchField.TIME_MS);
-      for (const s of this.batch_seqs) {
-        const p = this.pending.get(s);
-        if (p === undefined) continue;
-        this.pending.delete(s);
-        p.outcome.batch_id = batch_id;
-        p.outcome.time_ms = time_ms;
-        if (p.stamps !== null) {
-          // The matcher's batch stamps (0 unless it stamps batches: MatcherWorkerData.stamp_batches).
-          p.stamps.batch_start = e.field(BatchField.STARTED_MS);
-          p.stamps.applied = e.field(BatchField.APPLIED_MS);
-          p.stamps.durable = e.field(BatchField.DURABLE_MS);
-        }
-        p.resolve(p.outcome);
+  /**
+   * The answer path: each waiting request's outcome collected from what the read model decoded,
+   * released when its batch commits (then the batch listeners run).
+   */
+  private answerObserver(): ReadModelObserver {
+    const pendingOf = (seq: number): Pending | undefined => (seq === 0 ? undefined : this.pending.get(seq));
+    return {
+      batchBegin: () => {},
+      accepted: (seq: number, _kind: number, _account: number, order_id: number) => {
+        const p = pendingOf(seq);
+        if (p === undefined) return;
+        p.outcome.accepted = true;
+        p.outcome.order_id = order_id;
+        this.batch_seqs.push(seq);
+      },
+      rejected: (seq: number, code: number, reason: number) => {
+        const p = pendingOf(seq);
+        if (p === undefined) return;
+        p.outcome.accepted = false;
+        p.outcome.code = code;
+        p.outcome.reason = reason;
+        this.batch_seqs.push(seq);
+      },
+      orderUpdate: (seq: number, o: OrderView) => {
+        pendingOf(seq)?.outcome.order_updates.push(o.order_id);
+      },
+      fill: (seq: number, t: TradeView) => {
+        const p = pendingOf(seq);
+        if (p === undefined || t.taker_order_id !== p.outcome.order_id) return;
+        p.outcome.fills.push({
+          fill_id: t.fill_id, order_id: t.taker_order_id, market: t.market, side: t.taker_side, price: t.price,
+          quantity: t.quantity, fee: t.taker_fee, is_maker: false, batch_id: t.batch_id, time_ms: t.time_ms,
+        });
+      },
+      balance: () => {},
+      batchCommitted: (batch_id: number, time_ms: number, _changed: ReadonlySet<number>, stages: BatchStages) =>
+        this.release(batch_id, time_ms, stages),
+    };
+  }
+
+  /** The batch is durable: its answers go out, then the batch listeners run. */
+  private release(batch_id: number, time_ms: number, stages: BatchStages): void {
+    for (const s of this.batch_seqs) {
+      const p = this.pending.get(s);
+      if (p === undefined) continue;
+      this.pending.delete(s);
+      p.outcome.batch_id = batch_id;
+      p.outcome.time_ms = time_ms;
+      if (p.stamps !== null) {
+        // The matcher's batch stamps (0 unless it stamps batches: MatcherWorkerData.stamp_batches).
+        p.stamps.batch_start = stages.started_ms;
+        p.stamps.applied = stages.applied_ms;
+        p.stamps.durable = stages.durable_ms;
       }
-      this.batch_seqs = [];
-      for (let i = 0; i < this.batch_listeners.length; i++) {
-        try {
-          this.batch_listeners[i](batch_id, time_ms);
-        } catch (e) {
-          this.listenerFailed(e);
-        }
-      }
-      return;
+      p.resolve(p.outcome);
     }
-    if (seq === 0) return;
-    const p = this.pending.get(seq);
-    if (p === undefined) return;
-    if (type === EventType.ACCEPTED) {
-      p.outcome.accepted = true;
-      p.outcome.order_id = e.field(AcceptedField.ORDER_ID);
-      this.batch_seqs.push(seq);
-    } else if (type === EventType.REJECTED) {
-      p.outcome.accepted = false;
-      p.outcome.code = e.field(RejectedField.CODE);
-      p.outcome.reason = e.field(RejectedField.REASON);
-      this.batch_seqs.push(seq);
-    } else if (type === EventType.ORDER_UPDATE) {
-      p.outcome.order_updates.push(e.field(OrderUpdateField.ORDER_ID));
-    } else if (type === EventType.FILL && e.field(FillField.TAKER_ORDER_ID) === p.outcome.order_id) {
-      p.outcome.fills.push({
-        fill_id: e.field(FillField.FILL_ID), order_id: e.field(FillField.TAKER_ORDER_ID), market: e.field(FillField.MARKET),
-        side: e.field(FillField.TAKER_SIDE), price: e.field(FillField.PRICE_UNITS), quantity: e.field(FillField.QUANTITY_UNITS),
-        fee: e.field(FillField.TAKER_FEE_UNITS), is_maker: false,
-        batch_id: this.read_model.batch_id, time_ms: this.read_model.batch_time_ms,
-      });
+    this.batch_seqs = [];
+    for (let i = 0; i < this.batch_listeners.length; i++) {
+      try {
+        this.batch_listeners[i](batch_id, time_ms);
+      } catch (e) {
+        this.listenerFailed(e);
+      }
     }
   }
 

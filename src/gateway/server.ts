@@ -87,11 +87,19 @@ export class RingbookServer {
         if (resume !== null) importFront(link.read_model, md, resume.front);
       },
     });
+    // The consumers of the committed event stream, in the order each event reaches them:
+    //   1. the DA packer reads the raw record (da.attach; the state root is computed from the
+    //      records themselves, in the DA thread);
+    //   2. the read model decodes the event once and applies it, then hands what it decoded to
+    //      its observers, in this order: (a) market data, (b) the WebSocket fan-out (added below,
+    //      once the app exists: the journal replay has no subscribers), (c) the HTTP answers
+    //      (always last, MatcherLink.consumers);
+    //   3. after each commit, once its answers are released: the DA thread's flush, snapshots.
     const da = createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
     da.attach(link);
     // Before start: the journal replay rebuilds candles and the leaderboard (from the snapshot's).
     const md = new MarketData(link.read_model);
-    link.addEventListener((e) => md.onEvent(e));
+    link.consumers([md]);
     this.da = da;
     await link.start();
     this.link = link;
@@ -143,8 +151,7 @@ export class RingbookServer {
     registerMarketDataRoutes(app, ctx, md);
     const hub = registerWebSocket(app, ctx);
     this.ws_hub = hub;
-    link.addEventListener((e) => hub.onEvent(e));
-    link.addBatchListener((batch_id, time_ms) => hub.onBatchCommitted(batch_id, time_ms));
+    link.consumers([md, hub]);
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
       reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);

@@ -1,8 +1,8 @@
 // Market data on the front thread: candles and the leaderboard, built only from committed events
-// (MatcherLink.addEventListener), so a restart rebuilds them by replaying the journal.
+// (an observer of the read model, which decodes them), so a restart rebuilds them by replaying
+// the journal.
 import { OrderStatus, Side } from '../engine/types.js';
-import { BatchField, EventType, FillField, OrderUpdateField, type EventFields } from '../ring/records.js';
-import type { ReadModel } from '../read_model/read_model.js';
+import type { OrderView, ReadModel, ReadModelObserver, TradeView } from '../read_model/read_model.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
 import { Leaderboard, type LeaderTrade } from './leaderboard.js';
 
@@ -21,7 +21,7 @@ export interface MarketDataOptions {
   leaderboard_trades_max?: number;
 }
 
-export class MarketData {
+export class MarketData implements ReadModelObserver {
   readonly candles: CandleBuilder;
   readonly leaderboard: Leaderboard;
   readonly now: () => number;
@@ -38,57 +38,50 @@ export class MarketData {
     this.leaderboard = new Leaderboard({ trades_max: opts.leaderboard_trades_max });
   }
 
-  /**
-   * One committed event, called before the read model applies it (MatcherLink event listeners):
-   * at BATCH_COMMITTED the read model's books already hold the batch and `changed_markets` names
-   * the markets whose book it changed.
-   */
-  onEvent(e: EventFields): void {
-    switch (e.type()) {
-      case EventType.BATCH_BEGIN:
-        this.batch_time_ms = e.field(BatchField.TIME_MS);
-        this.candles.onBatchBegin(this.batch_time_ms);
-        this.leaderboard.advance(this.batch_time_ms);
-        return;
-      case EventType.FILL: {
-        const market = e.field(FillField.MARKET);
-        const price = e.field(FillField.PRICE_UNITS);
-        const quantity = e.field(FillField.QUANTITY_UNITS);
-        this.candles.onTrade(market, this.batch_time_ms, price, quantity);
-        const mv = this.rm.markets[market];
-        this.leaderboard.onTrade({
-          market, time_ms: this.batch_time_ms, price, quantity, taker_account: e.field(FillField.TAKER_ACCOUNT),
-          maker_account: e.field(FillField.MAKER_ACCOUNT), taker_side: e.field(FillField.TAKER_SIDE),
-          taker_fee: e.field(FillField.TAKER_FEE_UNITS), maker_fee: e.field(FillField.MAKER_FEE_UNITS),
-        }, mv !== undefined && mv.quote === 'USDC');
-        return;
-      }
-      case EventType.ORDER_UPDATE: {
-        // A price an order rests at after this update is a candidate best (checked at commit).
-        const status = e.field(OrderUpdateField.STATUS);
-        if ((status !== OrderStatus.OPEN && status !== OrderStatus.PARTIALLY_FILLED) || e.field(OrderUpdateField.REMAINING_UNITS) <= 0) return;
-        const m = e.field(OrderUpdateField.MARKET);
-        const price = e.field(OrderUpdateField.PRICE_UNITS);
-        if (e.field(OrderUpdateField.SIDE) === Side.BID) {
-          if (price > (this.best_bid[m] ?? 0)) this.best_bid[m] = price;
-        } else if (this.best_ask[m] === undefined || this.best_ask[m] === 0 || price < this.best_ask[m]) {
-          this.best_ask[m] = price;
-        }
-        return;
-      }
-      case EventType.BATCH_COMMITTED:
-        for (const m of this.rm.changed_markets) {
-          const mv = this.rm.markets[m];
-          if (mv === undefined) continue;
-          const bid = this.best(m, mv.bids, this.best_bid, true);
-          const ask = this.best(m, mv.asks, this.best_ask, false);
-          this.candles.onBookMid(m, this.batch_time_ms, bid > 0 && ask > 0 ? midpoint(bid, ask) : 0);
-        }
-        return;
-      default:
-        return;
+  // ReadModelObserver: the read model decoded the event and applied it.
+
+  batchBegin(_batch_id: number, time_ms: number): void {
+    this.batch_time_ms = time_ms;
+    this.candles.onBatchBegin(time_ms);
+    this.leaderboard.advance(time_ms);
+  }
+
+  fill(_seq: number, t: TradeView): void {
+    this.candles.onTrade(t.market, this.batch_time_ms, t.price, t.quantity);
+    const mv = this.rm.markets[t.market];
+    this.leaderboard.onTrade({
+      market: t.market, time_ms: this.batch_time_ms, price: t.price, quantity: t.quantity,
+      taker_account: t.taker_account, maker_account: t.maker_account, taker_side: t.taker_side,
+      taker_fee: t.taker_fee, maker_fee: t.maker_fee,
+    }, mv !== undefined && mv.quote === 'USDC');
+  }
+
+  /** A price an order rests at after this update is a candidate best (checked at commit). */
+  orderUpdate(_seq: number, o: OrderView): void {
+    if ((o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) || o.remaining <= 0) return;
+    const m = o.market;
+    const price = o.price;
+    if (o.side === Side.BID) {
+      if (price > (this.best_bid[m] ?? 0)) this.best_bid[m] = price;
+    } else if (this.best_ask[m] === undefined || this.best_ask[m] === 0 || price < this.best_ask[m]) {
+      this.best_ask[m] = price;
     }
   }
+
+  /** The read model's books hold the batch; `changed_markets` names the markets whose book it changed. */
+  batchCommitted(_batch_id: number, _time_ms: number, changed_markets: ReadonlySet<number>): void {
+    for (const m of changed_markets) {
+      const mv = this.rm.markets[m];
+      if (mv === undefined) continue;
+      const bid = this.best(m, mv.bids, this.best_bid, true);
+      const ask = this.best(m, mv.asks, this.best_ask, false);
+      this.candles.onBookMid(m, this.batch_time_ms, bid > 0 && ask > 0 ? midpoint(bid, ask) : 0);
+    }
+  }
+
+  accepted(): void {}
+  rejected(): void {}
+  balance(): void {}
 
   /** Candles, leaderboard and cached best prices in plain form (snapshots). */
   exportState(): MarketDataState {

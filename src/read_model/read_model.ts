@@ -1,10 +1,16 @@
 // The front thread's read model: everything GET endpoints answer, built only from the matcher's
 // event stream (so it can be rebuilt by replaying events, and never reads matcher memory).
+//
+// It is also the front's one decoder of events: `apply` reads each record once, updates the
+// model, then hands what it decoded (typed views, never record fields) to its observers in their
+// declared order (gateway/server.ts: market data, WebSocket fan-out, the HTTP answers). So an
+// observer sees the model as it is after the event, and needs no rule of its own about what an
+// event means (the filled quantity after a fill, the last fill price an update keeps).
 import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import { ProgrammesModel } from './programmes_model.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField,
-  OrderUpdateField, type EventFields,
+  OrderUpdateField, RejectedField, type EventFields,
 } from '../ring/records.js';
 
 export interface MarketView {
@@ -78,6 +84,35 @@ export interface TradeView {
   batch_id: number;
 }
 
+/**
+ * What the read model tells the front's other consumers about each event, after applying it.
+ * `seq` is the front's number of the request the event answers (0 for batch markers and events of
+ * no request). Called in the observers' declared order; an observer that throws is reported
+ * (`onObserverError`) and the others still run.
+ */
+export interface ReadModelObserver {
+  batchBegin(batch_id: number, time_ms: number): void;
+  accepted(seq: number, kind: number, account: number, order_id: number): void;
+  rejected(seq: number, code: number, reason: number): void;
+  /** `*_filled_units`: each order's filled quantity after this fill (its update comes later). */
+  fill(seq: number, t: TradeView, taker_filled_units: number, maker_filled_units: number): void;
+  /** `o` as updated (it stays valid even if the model forgets the order right after). */
+  orderUpdate(seq: number, o: OrderView, reason: number): void;
+  balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void;
+  /**
+   * After the batch's books got their new `book_sequence`; `changed_markets`: whose book changed;
+   * `stages`: the matcher's stage timings of the batch (zeros unless it stamps them).
+   */
+  batchCommitted(batch_id: number, time_ms: number, changed_markets: ReadonlySet<number>, stages: BatchStages): void;
+}
+
+/** A committed batch's stage timings, epoch ms (BATCH_COMMITTED; 0 unless stage timings are on). */
+export interface BatchStages {
+  started_ms: number;
+  applied_ms: number;
+  durable_ms: number;
+}
+
 /** Closed orders the server's read model keeps readable (the newest ones). */
 export const CLOSED_ORDERS_KEPT = 100_000;
 
@@ -126,8 +161,19 @@ export class ReadModel {
   batch_time_ms = 0;
   /** Markets whose book changed in the batch being read (for snapshots at commit). */
   readonly changed_markets = new Set<number>();
-  /** Listeners for committed trades and book changes (WebSocket fan-out, market data). */
-  onTrade: ((t: TradeView) => void) | null = null;
+  /** The consumers of what `apply` decodes, in order (observe()). */
+  private observers: ReadModelObserver[] = [];
+  /** Receives what an observer threw (the model and the other observers carry on). */
+  onObserverError: (e: unknown) => void = (e) => {
+    throw e;
+  };
+  /**
+   * Filled quantity of orders filled earlier in the batch, until their ORDER_UPDATE: a taker's
+   * update comes after all of its fills, and `filled` only moves with updates.
+   */
+  private readonly batch_filled = new Map<number, number>();
+  /** Reused for every commit (observers read it during the call). */
+  private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
   /** Referrals and forced inclusions. */
   readonly programmes: ProgrammesModel;
 
@@ -137,19 +183,29 @@ export class ReadModel {
     this.programmes = new ProgrammesModel(assets.length);
   }
 
-  apply(e: EventFields): void {
+  /** Declares the observers, in the order each event reaches them (replaces any before). */
+  observe(observers: readonly ReadModelObserver[]): void {
+    this.observers = [...observers];
+  }
+
+  /** Applies one committed event; `seq` is the request it answers (0: none). */
+  apply(e: EventFields, seq = 0): void {
     switch (e.type()) {
-      case EventType.BATCH_BEGIN:
+      case EventType.BATCH_BEGIN: {
         this.batch_id = e.field(BatchField.BATCH_ID);
         this.batch_time_ms = e.field(BatchField.TIME_MS);
-        return;
-      case EventType.BATCH_COMMITTED:
-        for (const m of this.changed_markets) {
-          const mv = this.markets[m];
-          if (mv) mv.book_sequence++;
+        const obs = this.observers;
+        for (let i = 0; i < obs.length; i++) {
+          try {
+            obs[i].batchBegin(this.batch_id, this.batch_time_ms);
+          } catch (err) {
+            this.onObserverError(err);
+          }
         }
-        this.changed_markets.clear();
         return;
+      }
+      case EventType.BATCH_COMMITTED:
+        return this.applyCommitted(e);
       case EventType.MARKET: return this.applyMarket(e);
       case EventType.FEES:
         this.maker_fee_bps = e.field(FeesField.MAKER_FEE_BPS);
@@ -172,15 +228,17 @@ export class ReadModel {
       case EventType.ACCEPTED:
         // The programmes see answers too: one may close a forced inclusion.
         this.programmes.apply(e, this.batch_id, this.batch_time_ms);
-        return this.applyAccepted(e);
+        return this.applyAccepted(e, seq);
       case EventType.REJECTED:
+        this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+        return this.notifyRejected(seq, e.field(RejectedField.CODE), e.field(RejectedField.REASON));
       case EventType.REFERRAL:
       case EventType.REFERRAL_SHARE:
       case EventType.INBOX_QUEUED:
       case EventType.INBOX_INCLUDED:
         return this.programmes.apply(e, this.batch_id, this.batch_time_ms);
-      case EventType.FILL: return this.applyFill(e);
-      case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e);
+      case EventType.FILL: return this.applyFill(e, seq);
+      case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e, seq);
       case EventType.BALANCE: {
         const account = e.field(BalanceField.ACCOUNT);
         let b = this.balances.get(account);
@@ -190,13 +248,57 @@ export class ReadModel {
           this.balance_seen.set(account, new Uint8Array(this.assets.length));
         }
         const asset = e.field(BalanceField.ASSET);
+        const available = e.field(BalanceField.AVAILABLE_UNITS);
+        const locked = e.field(BalanceField.LOCKED_UNITS);
         (this.balance_seen.get(account) as Uint8Array)[asset] = 1;
-        b[asset * 2] = e.field(BalanceField.AVAILABLE_UNITS);
-        b[asset * 2 + 1] = e.field(BalanceField.LOCKED_UNITS);
+        b[asset * 2] = available;
+        b[asset * 2 + 1] = locked;
+        const obs = this.observers;
+        const reason = e.field(BalanceField.REASON);
+        for (let i = 0; i < obs.length; i++) {
+          try {
+            obs[i].balance(account, asset, available, locked, reason);
+          } catch (err) {
+            this.onObserverError(err);
+          }
+        }
         return;
       }
       default:
         throw new Error(`read model: unknown event type ${e.type()}`);
+    }
+  }
+
+  private applyCommitted(e: EventFields): void {
+    for (const m of this.changed_markets) {
+      const mv = this.markets[m];
+      if (mv) mv.book_sequence++;
+    }
+    this.batch_filled.clear();
+    const batch_id = e.field(BatchField.BATCH_ID);
+    const time_ms = e.field(BatchField.TIME_MS);
+    this.stages.started_ms = e.field(BatchField.STARTED_MS);
+    this.stages.applied_ms = e.field(BatchField.APPLIED_MS);
+    this.stages.durable_ms = e.field(BatchField.DURABLE_MS);
+    const obs = this.observers;
+    for (let i = 0; i < obs.length; i++) {
+      try {
+        obs[i].batchCommitted(batch_id, time_ms, this.changed_markets, this.stages);
+      } catch (err) {
+        this.onObserverError(err);
+      }
+    }
+    this.changed_markets.clear();
+  }
+
+  private notifyRejected(seq: number, code: number, reason: number): void {
+    const obs = this.observers;
+    for (let i = 0; i < obs.length; i++) {
+      try {
+        obs[i].rejected(seq, code, reason);
+      } catch (err) {
+        this.onObserverError(err);
+      }
     }
   }
 
@@ -223,7 +325,7 @@ export class ReadModel {
     mv.taker_fee_bps = e.field(MarketField.TAKER_FEE_BPS);
   }
 
-  private applyAccepted(e: EventFields): void {
+  private applyAccepted(e: EventFields, seq: number): void {
     const kind = e.field(AcceptedField.KIND);
     const account = e.field(AcceptedField.ACCOUNT);
     const nonce = e.field(AcceptedField.NONCE);
@@ -248,9 +350,18 @@ export class ReadModel {
         account, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS), nonce,
       });
     }
+    const order_id = e.field(AcceptedField.ORDER_ID);
+    const obs = this.observers;
+    for (let i = 0; i < obs.length; i++) {
+      try {
+        obs[i].accepted(seq, kind, account, order_id);
+      } catch (err) {
+        this.onObserverError(err);
+      }
+    }
   }
 
-  private applyFill(e: EventFields): void {
+  private applyFill(e: EventFields, seq: number): void {
     const t: TradeView = {
       fill_id: e.field(FillField.FILL_ID), market: e.field(FillField.MARKET),
       taker_order_id: e.field(FillField.TAKER_ORDER_ID), maker_order_id: e.field(FillField.MAKER_ORDER_ID),
@@ -272,7 +383,23 @@ export class ReadModel {
       fill_id: t.fill_id, order_id: t.maker_order_id, market: t.market, side: maker_side, price: t.price,
       quantity: t.quantity, fee: t.maker_fee, is_maker: true, batch_id: t.batch_id, time_ms: t.time_ms,
     });
-    if (this.onTrade) this.onTrade(t);
+    const taker_filled = this.filledAfter(t.taker_order_id, t.quantity);
+    const maker_filled = this.filledAfter(t.maker_order_id, t.quantity);
+    const obs = this.observers;
+    for (let i = 0; i < obs.length; i++) {
+      try {
+        obs[i].fill(seq, t, taker_filled, maker_filled);
+      } catch (err) {
+        this.onObserverError(err);
+      }
+    }
+  }
+
+  /** An order's filled quantity after a fill of `quantity` (see batch_filled). */
+  private filledAfter(order_id: number, quantity: number): number {
+    const after = (this.batch_filled.get(order_id) ?? this.orders.get(order_id)?.filled ?? 0) + quantity;
+    this.batch_filled.set(order_id, after);
+    return after;
   }
 
   private addFill(account: number, f: FillView): void {
@@ -284,7 +411,7 @@ export class ReadModel {
     pushBounded(list, f, this.limits.fills_per_account_kept);
   }
 
-  private applyOrderUpdate(e: EventFields): void {
+  private applyOrderUpdate(e: EventFields, seq: number): void {
     const order_id = e.field(OrderUpdateField.ORDER_ID);
     const account = e.field(OrderUpdateField.ACCOUNT);
     const market = e.field(OrderUpdateField.MARKET);
@@ -338,6 +465,16 @@ export class ReadModel {
     } else {
       open.delete(order_id);
       this.rememberClosed(order_id);
+    }
+    if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
+    const reason = e.field(OrderUpdateField.REASON);
+    const obs = this.observers;
+    for (let i = 0; i < obs.length; i++) {
+      try {
+        obs[i].orderUpdate(seq, o, reason);
+      } catch (err) {
+        this.onObserverError(err);
+      }
     }
   }
 

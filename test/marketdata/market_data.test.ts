@@ -20,10 +20,8 @@ const MIN = 60_000;
 function setup(): { rm: ReadModel; md: MarketData; feed: (e: Ev) => void; batch: (id: number, t: number, body: Ev[]) => void } {
   const rm = new ReadModel(['ETH', 'BTC', 'USDC'], { fills_per_account_kept: 100, trades_per_market_kept: 100, closed_orders_kept: 100 });
   const md = new MarketData(rm, { now: () => T0 + 10 * MIN });
-  const feed = (e: Ev): void => {
-    md.onEvent(e);
-    rm.apply(e);
-  };
+  rm.observe([md]);
+  const feed = (e: Ev): void => rm.apply(e);
   const batch = (id: number, t: number, body: Ev[]): void => {
     feed(new Ev(EventType.BATCH_BEGIN, [id, t]));
     for (const e of body) feed(e);

@@ -21,16 +21,13 @@ describe('front snapshot part', () => {
       const requests = g.requests.filter((r) => r.client_order_id.length <= CLIENT_ORDER_ID_BYTES_MAX);
       const rm = new ReadModel(g.config.assets, LIMITS);
       const md = new MarketData(rm, { now: () => 0 });
+      rm.observe([md]);
       let copy: { rm: ReadModel; md: MarketData } | null = null;
       const ex = new ReplayExecutor(g.config, {
         state_root: false,
         onEvent: (e) => {
-          md.onEvent(e);
           rm.apply(e);
-          if (copy !== null) {
-            copy.md.onEvent(e);
-            copy.rm.apply(e);
-          }
+          if (copy !== null) copy.rm.apply(e);
         },
       });
       ex.genesis();
@@ -42,6 +39,7 @@ describe('front snapshot part', () => {
         if (copy === null && at + 7 >= half) {
           const rm2 = new ReadModel(g.config.assets, LIMITS);
           const md2 = new MarketData(rm2, { now: () => 0 });
+          rm2.observe([md2]);
           // From a Node Buffer at an odd offset, as read back from a file.
           const bytes = encodeFront(rm, md);
           const file = Buffer.alloc(bytes.length + 3);

@@ -6,9 +6,9 @@
 //   exactly as the channel (`book:ETH-USDC`, `fills:0xabc...`), so fan-out is one
 //   `app.publish(topic, message)` per message: each message is serialized once, whatever the
 //   number of subscribers, and uWS copies it into the subscribers' buffers in C++.
-// - The hub learns about events from the matcher link (`onEvent` for every record of a committed
-//   batch, in order, then `onBatchCommitted`): nothing uncommitted ever reaches a subscriber, and
-//   events go out in batch order. trade, fill, order_update and balance_update are published as
+// - The hub observes the read model (ReadModelObserver: what it decoded from each record of a
+//   committed batch, in order, then `batchCommitted`): nothing uncommitted ever reaches a
+//   subscriber, and events go out in batch order. trade, fill, order_update and balance_update are published as
 //   their events are read; book snapshots at the batch's commit, at most one per market per batch
 //   and only for a market whose book changed in it (the read model's `book_sequence` moved).
 // - The hub keeps its own subscriber counters per market and per address, so an event nobody
@@ -33,12 +33,10 @@
 import type {
   HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket,
 } from 'uWebSockets.js';
-import {
-  BalanceField, BatchField, EventType, FillField, OrderUpdateField, type EventFields,
-} from '../../ring/records.js';
 import { emptyRequest, RequestKind, Side } from '../../engine/types.js';
 import { encodeConsent, OperatorRule } from '../../ring/consent.js';
 import type { GatewayContext } from '../context.js';
+import type { OrderView, ReadModelObserver, TradeView } from '../../read_model/read_model.js';
 import { Reply } from '../envelope.js';
 import { clientIpKey } from '../rate_limit.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
@@ -115,7 +113,7 @@ export interface WsStats {
   refused_ip_limit: number;
 }
 
-export class WsHub {
+export class WsHub implements ReadModelObserver {
   private readonly app: TemplatedApp;
   private readonly ctx: GatewayContext;
   readonly limits: WsLimits;
@@ -139,8 +137,6 @@ export class WsHub {
   private batch_id = 0;
   private batch_time_ms = 0;
   private batch_iso: string | null = null;
-  /** Cumulative filled quantity of orders filled earlier in this batch (subscribed accounts only). */
-  private readonly batch_filled = new Map<number, number>();
 
   readonly stats: WsStats = {
     connections: 0, published: 0, delivered: 0, dropped_slow: 0, closed_idle: 0, closed_auth_timeout: 0,
@@ -482,137 +478,76 @@ export class WsHub {
     return this.batch_iso;
   }
 
-  /**
-   * Every event record of a committed batch, in order, before the read model applies it. Never
-   * throws: an exception here would stop the link's event pump (and every HTTP answer with it).
-   */
-  onEvent(e: EventFields): void {
-    try {
-      this.dispatch(e);
-    } catch (err) {
-      this.fanoutFailed(err);
-    }
+  // ReadModelObserver: the read model decoded each committed event and applied it; the hub
+  // publishes what it decoded (nothing uncommitted, in batch order).
+
+  batchBegin(batch_id: number, time_ms: number): void {
+    this.batch_id = batch_id;
+    this.batch_time_ms = time_ms;
+    this.batch_iso = null;
   }
 
-  private fanout_errors = 0;
-
-  private fanoutFailed(err: unknown): void {
-    // Logged with a cap: a bug here must neither stop the pump nor flood the log.
-    if (this.fanout_errors++ < 10) console.error('ringbook: ws fan-out failed:', err);
-  }
-
-  private dispatch(e: EventFields): void {
-    switch (e.type()) {
-      case EventType.BATCH_BEGIN:
-        this.batch_id = e.field(BatchField.BATCH_ID);
-        this.batch_time_ms = e.field(BatchField.TIME_MS);
-        this.batch_iso = null;
-        return;
-      case EventType.FILL:
-        this.onFill(e);
-        return;
-      case EventType.ORDER_UPDATE:
-        this.onOrderUpdate(e);
-        return;
-      case EventType.BALANCE:
-        this.onBalance(e);
-        return;
-      default:
-    }
-  }
-
-  private onFill(e: EventFields): void {
-    const m = e.field(FillField.MARKET);
-    const trades = this.trades_subs[m] ?? 0;
+  fill(_seq: number, t: TradeView, taker_filled_units: number, maker_filled_units: number): void {
+    const trades = this.trades_subs[t.market] ?? 0;
     const rm = this.ctx.rm;
-    const mv = rm.markets[m];
+    const mv = rm.markets[t.market];
     if (mv === undefined) return;
-    const fill_id = e.field(FillField.FILL_ID);
-    const price = e.field(FillField.PRICE_UNITS);
-    const quantity = e.field(FillField.QUANTITY_UNITS);
-    const taker_side = e.field(FillField.TAKER_SIDE);
     if (trades > 0) {
-      this.publish(`trades:${mv.id}`, tradeMessage(mv.id, fill_id, price, quantity, taker_side, this.iso()), trades);
+      this.publish(`trades:${mv.id}`, tradeMessage(mv.id, t.fill_id, t.price, t.quantity, t.taker_side, this.iso()), trades);
     }
     if (this.private_subs.size === 0) return;
-    const taker = rm.address_by_account[e.field(FillField.TAKER_ACCOUNT)];
-    const maker = rm.address_by_account[e.field(FillField.MAKER_ACCOUNT)];
+    const taker = rm.address_by_account[t.taker_account];
+    const maker = rm.address_by_account[t.maker_account];
     const tc = taker === undefined ? undefined : this.private_subs.get(taker);
     const mc = maker === undefined ? undefined : this.private_subs.get(maker);
     if (tc !== undefined && tc[0] > 0) {
-      const order_id = e.field(FillField.TAKER_ORDER_ID);
       this.publish(`fills:${taker}`, fillMessage(
-        fill_id, order_id, mv.id, taker_side, price, quantity, this.cumulative(order_id, quantity), false,
-        e.field(FillField.TAKER_FEE_UNITS), this.batch_id, this.iso(),
+        t.fill_id, t.taker_order_id, mv.id, t.taker_side, t.price, t.quantity, taker_filled_units, false,
+        t.taker_fee, this.batch_id, this.iso(),
       ), tc[0]);
     }
     if (mc !== undefined && mc[0] > 0) {
-      const order_id = e.field(FillField.MAKER_ORDER_ID);
-      const maker_side = taker_side === Side.BID ? Side.ASK : Side.BID;
+      const maker_side = t.taker_side === Side.BID ? Side.ASK : Side.BID;
       this.publish(`fills:${maker}`, fillMessage(
-        fill_id, order_id, mv.id, maker_side, price, quantity, this.cumulative(order_id, quantity), true,
-        e.field(FillField.MAKER_FEE_UNITS), this.batch_id, this.iso(),
+        t.fill_id, t.maker_order_id, mv.id, maker_side, t.price, t.quantity, maker_filled_units, true,
+        t.maker_fee, this.batch_id, this.iso(),
       ), mc[0]);
     }
   }
 
-  /**
-   * The order's filled quantity after this fill. The read model holds the quantity as of the
-   * order's last update; a taker's update comes after all of its fills, so fills earlier in the
-   * batch are added here until it arrives.
-   */
-  private cumulative(order_id: number, quantity: number): number {
-    const before = this.batch_filled.get(order_id) ?? this.ctx.rm.orders.get(order_id)?.filled ?? 0;
-    const after = before + quantity;
-    this.batch_filled.set(order_id, after);
-    return after;
-  }
-
-  private onOrderUpdate(e: EventFields): void {
-    const order_id = e.field(OrderUpdateField.ORDER_ID);
-    if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
+  orderUpdate(_seq: number, o: OrderView, reason: number): void {
     if (this.private_subs.size === 0) return;
     const rm = this.ctx.rm;
-    const address = rm.address_by_account[e.field(OrderUpdateField.ACCOUNT)];
+    const address = rm.address_by_account[o.account];
     const counts = address === undefined ? undefined : this.private_subs.get(address);
     if (counts === undefined || counts[1] === 0) return;
-    const mv = rm.markets[e.field(OrderUpdateField.MARKET)];
+    const mv = rm.markets[o.market];
     if (mv === undefined) return;
-    const o = rm.orders.get(order_id);
-    // As the read model does: an update without a fill keeps the last fill price.
-    const fill_price = e.field(OrderUpdateField.LAST_FILL_PRICE_UNITS);
-    const last_fill = fill_price > 0 ? fill_price : (o?.last_fill_price ?? 0);
     this.publish(`orders:${address}`, orderUpdateMessage(
-      order_id, o?.client_order_id ?? '', mv.id, e.field(OrderUpdateField.SIDE), e.field(OrderUpdateField.STATUS),
-      e.field(OrderUpdateField.PRICE_UNITS), e.field(OrderUpdateField.QUANTITY_UNITS), e.field(OrderUpdateField.FILLED_UNITS),
-      e.field(OrderUpdateField.REMAINING_UNITS), last_fill, e.field(OrderUpdateField.REASON), this.iso(),
+      o.order_id, o.client_order_id, mv.id, o.side, o.status, o.price, o.quantity, o.filled, o.remaining,
+      o.last_fill_price, reason, this.iso(),
     ), counts[1]);
   }
 
-  private onBalance(e: EventFields): void {
+  balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
     if (this.private_subs.size === 0) return;
     const rm = this.ctx.rm;
-    const address = rm.address_by_account[e.field(BalanceField.ACCOUNT)];
+    const address = rm.address_by_account[account];
     if (address === undefined || address === '') return;
     const counts = this.private_subs.get(address);
     if (counts === undefined || counts[2] === 0) return;
-    const asset = rm.assets[e.field(BalanceField.ASSET)];
-    this.publish(`balances:${address}`, balanceUpdateMessage(
-      asset, e.field(BalanceField.AVAILABLE_UNITS), e.field(BalanceField.LOCKED_UNITS), e.field(BalanceField.REASON), this.iso(),
-    ), counts[2]);
+    this.publish(`balances:${address}`, balanceUpdateMessage(rm.assets[asset], available_units, locked_units, reason, this.iso()), counts[2]);
   }
 
-  /** After each committed batch (the read model has applied it): book snapshots. Never throws. */
-  onBatchCommitted(batch_id: number, time_ms: number): void {
-    try {
-      this.snapshots(batch_id, time_ms);
-    } catch (err) {
-      this.fanoutFailed(err);
-    }
+  /** The read model's books hold the batch: book snapshots of the markets whose book changed. */
+  batchCommitted(batch_id: number, time_ms: number): void {
+    this.snapshots(batch_id, time_ms);
   }
+
+  accepted(): void {}
+  rejected(): void {}
 
   private snapshots(_batch_id: number, time_ms: number): void {
-    this.batch_filled.clear();
     const markets = this.ctx.rm.markets;
     for (let m = 0; m < markets.length; m++) {
       const mv = markets[m];
