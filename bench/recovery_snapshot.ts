@@ -8,7 +8,7 @@ import { leavesFromCanonical } from '../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { StateRootBuilder } from '../src/da/state_root.js';
 import { restoreFastEngine } from '../src/engine/engine.js';
-import { Matcher } from '../src/engine/matcher.js';
+import { Matcher } from '../src/matcher/matcher.js';
 import { CLOSED_ORDERS_KEPT, ReadModel } from '../src/read_model/read_model.js';
 import { Journal } from '../src/journal/journal.js';
 import { MarketData } from '../src/marketdata/market_data.js';

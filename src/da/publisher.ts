@@ -23,7 +23,7 @@ import type { DaPublisher, DaRestore, EventSource, RestoreReport } from './da_in
 import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
-import { addressesHex, decodeEngine } from '../snapshot/snapshot_file.js';
+import { addressesHex, decodeEngine } from '../matcher/engine_snapshot.js';
 
 export interface PublisherOptions {
   /** Asset symbols in index order (config). */

@@ -9,9 +9,9 @@
 import type { EngineConfig } from '../engine/api.js';
 import type { CanonicalState } from '../engine/api.js';
 import { FastEngine, restoreFastEngine } from '../engine/engine.js';
-import { addressesHex } from '../snapshot/snapshot_file.js';
+import { addressesHex } from '../matcher/engine_snapshot.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
-import { Matcher } from '../engine/matcher.js';
+import { Matcher } from '../matcher/matcher.js';
 import {
   BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, viewsOfRing, type EventFields,
 } from '../ring/records.js';

@@ -4,8 +4,8 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/api.js';
 import type { Request } from '../engine/types.js';
-import type { FromMatcher, MatcherWorkerData, ToMatcher } from '../engine/matcher_worker.js';
-import type { PinResult } from '../engine/pin_thread.js';
+import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
+import type { PinResult } from '../matcher/pin_thread.js';
 import {
   BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter,
   viewsOfRing, type EventFields,
@@ -73,7 +73,7 @@ export interface RecoveryInfo {
   replay_ms: number;
 }
 
-export type SnapshotMessage = Extract<FromMatcher, { type: 'snapshot' }>;
+export type { SnapshotMessage };
 
 export class MatcherLink {
   readonly read_model: ReadModel;
@@ -165,7 +165,7 @@ export class MatcherLink {
       stamp_batches: this.options.stamp_batches ?? false,
       cpu: this.options.cpu ?? null,
     };
-    const worker = new Worker(new URL('../engine/matcher_worker.js', import.meta.url), { workerData: data });
+    const worker = new Worker(new URL('../matcher/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
     this.options.beforeEvents?.();
     // The pump must run before 'ready': recovery replays the journal through the event ring.

@@ -16,7 +16,15 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { DaStore } from '../da/da_store.js';
-import type { MatcherLink, SnapshotMessage } from '../gateway/matcher_link.js';
+import type { SnapshotMessage } from '../matcher/matcher_worker.js';
+
+/** What the coordinator needs of the matcher link (gateway/matcher_link.ts). */
+export interface SnapshotSource {
+  /** Receives each engine snapshot the matcher captured. */
+  onSnapshot: ((m: SnapshotMessage) => void) | null;
+  requestSnapshot(): void;
+  trimJournal(through_batch_id: number): void;
+}
 import type { ReadModel } from '../read_model/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
 import { exportFront, frontBuffers, type FrontState } from './front_state.js';
@@ -44,7 +52,7 @@ export interface CoordinatorOptions {
   every_batches: number;
   keep: number;
   trim_journal: boolean;
-  link: MatcherLink;
+  link: SnapshotSource;
   rm: ReadModel;
   md: MarketData;
   da: { store: DaStore | null; stateRootBatchId(): number; stateRoot(): string | null };

@@ -7,34 +7,24 @@
 //   front   (bytes: msgpackr of the front's FrontState, or null for an engine-only snapshot),
 //   digest  (sha256 of the header fields, engine bytes and front bytes).
 //
-// The engine state is serialized whole (generic over CanonicalState: new engine state needs no
-// change here); the parts stay bytes inside the file so that the front thread can check the
+// The engine part's codec is src/matcher/engine_snapshot.ts (the matcher writes it, the DA thread
+// and the verifier read it); the parts stay bytes inside the file so that the front thread can check the
 // digest and hand the engine part on to the matcher and the DA thread without decoding it.
 // Written to a temporary file, fsynced, renamed, and the directory fsynced: a crash leaves either
 // the whole new file or none (a stale `.tmp` is deleted at the next start).
 import { createHash } from 'node:crypto';
 import { promises as fsp, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { Packr } from 'msgpackr';
-import type { CanonicalState } from '../engine/api.js';
+import { SnapshotInvalid, snapshotPackr } from '../matcher/engine_snapshot.js';
+
+export {
+  addressesHex, decodeEngine, encodeEngine, SnapshotInvalid, snapshotPackr, type EngineSnapshot,
+} from '../matcher/engine_snapshot.js';
 
 export const SNAPSHOT_FORMAT = 'ringbook-snapshot';
 /** 4: the canonical state carries `dead_man` (armed dead-man switches); a v3 snapshot lacks it. */
 export const SNAPSHOT_VERSION = 4;
 const FILE_RE = /^snapshot-(\d{12})\.msgpack$/;
-
-/**
- * msgpackr with records: an object shape is written once and its instances as values only (a
- * third of the bytes and time for lists of orders). Typed arrays are one binary blob each.
- * `pack` writes into a buffer it reuses: callers copy what they keep (`new Uint8Array(...)`).
- */
-export const snapshotPackr = new Packr({ useRecords: true });
-
-export interface EngineSnapshot {
-  canonical: CanonicalState;
-  /** Account registry: 20 address bytes per account id, in id order (id 0, the fee account, zeros). */
-  addresses: Uint8Array;
-}
 
 export interface SnapshotHeader {
   batch_id: number;
@@ -52,37 +42,12 @@ export interface SnapshotFile extends SnapshotHeader {
   digest: string;
 }
 
-export class SnapshotInvalid extends Error {
-  override name = 'SnapshotInvalid';
-}
-
 function digestOf(h: SnapshotHeader, engine: Uint8Array, front: Uint8Array | null): string {
   const hash = createHash('sha256');
   hash.update(JSON.stringify([SNAPSHOT_FORMAT, SNAPSHOT_VERSION, h.batch_id, h.batch_time_ms, h.state_root, h.zero_balance_leaves, h.created_ms]));
   hash.update(engine);
   if (front !== null) hash.update(front);
   return hash.digest('hex');
-}
-
-export function encodeEngine(e: EngineSnapshot): Uint8Array {
-  return snapshotPackr.pack(e);
-}
-
-export function decodeEngine(bytes: Uint8Array): EngineSnapshot {
-  const e = snapshotPackr.unpack(bytes) as EngineSnapshot;
-  if (e === null || typeof e !== 'object' || !(e.addresses instanceof Uint8Array) || typeof e.canonical !== 'object') {
-    throw new SnapshotInvalid('engine part is not { canonical, addresses }');
-  }
-  return e;
-}
-
-/** Account id -> 0x address ('' for the fee account 0). */
-export function addressesHex(addresses: Uint8Array): string[] {
-  const out: string[] = [''];
-  for (let id = 1; id * 20 < addresses.length; id++) {
-    out.push('0x' + Buffer.from(addresses.buffer, addresses.byteOffset + id * 20, 20).toString('hex'));
-  }
-  return out;
 }
 
 export function encodeSnapshot(h: SnapshotHeader, engine: Uint8Array, front: Uint8Array | null): Buffer {

@@ -5,9 +5,9 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { PinResult } from '../../src/engine/pin_thread.js';
+import type { PinResult } from '../../src/matcher/pin_thread.js';
 
-const PIN_JS = fileURLToPath(new URL('../../dist/src/engine/pin_thread.js', import.meta.url));
+const PIN_JS = fileURLToPath(new URL('../../dist/src/matcher/pin_thread.js', import.meta.url));
 
 /** Runs pinCurrentThread(cpu) in a fresh worker; also reports the worker's tid as seen there. */
 function pinInWorker(cpu: number): Promise<{ pin: PinResult; tid: number | null }> {

@@ -12,9 +12,9 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Journal } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
-import { decodeEngine, encodeEngine } from '../snapshot/snapshot_file.js';
-import type { EngineConfig } from './api.js';
-import { FastEngine, restoreFastEngine } from './engine.js';
+import { decodeEngine, encodeEngine } from './engine_snapshot.js';
+import type { EngineConfig } from '../engine/api.js';
+import { FastEngine, restoreFastEngine } from '../engine/engine.js';
 import { Matcher } from './matcher.js';
 import { pinCurrentThread, type PinResult } from './pin_thread.js';
 
@@ -46,6 +46,9 @@ export type FromMatcher =
   | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array; capture_ms: number; pack_ms: number }
   | { type: 'trimmed'; through_batch_id: number; deleted: number }
   | { type: 'stopped'; batch_id: number; requests_applied: number };
+
+/** The engine snapshot the matcher captured (src/snapshot/coordinator.ts writes it to a file). */
+export type SnapshotMessage = Extract<FromMatcher, { type: 'snapshot' }>;
 
 /** Batches applied but not yet durable; past this the matcher waits for the disk. */
 const PENDING_COMMITS_MAX = 64;

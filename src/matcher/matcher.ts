@@ -6,10 +6,10 @@ import type { SpscRing } from '../ring/spsc_ring.js';
 import {
   EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, viewsOfRing, type RecordViews,
 } from '../ring/records.js';
-import type { FastEngine } from './engine.js';
+import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';
-import { emptyRequest, RequestKind, type Request } from './types.js';
+import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
 
 export interface MatcherOptions {
   batch_requests_max: number;
