@@ -151,7 +151,7 @@ export class RingbookServer {
     registerMarketDataRoutes(app, ctx, md);
     const hub = registerWebSocket(app, ctx);
     this.ws_hub = hub;
-    link.consumers([md, hub]);
+    link.consumers([md, hub.fanout]);
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
       reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);

@@ -1,18 +1,21 @@
-// The WebSocket API (spec "Events", DECISIONS "WebSocket"): connections, subscriptions, the
-// challenge auth, keepalive, limits, and the fan-out of committed events to subscribers.
+// The WebSocket API (spec "Events", DECISIONS "WebSocket"): connections, the subscription
+// protocol, the challenge auth, keepalive and limits. The fan-out of committed events to
+// subscribers is WsFanout (fanout.ts), which this hub owns and moves the subscriber counts of.
 //
 // Decisions:
 // - `GET /ws` upgrades on the same uWS app as the HTTP API. Every channel is a uWS topic named
 //   exactly as the channel (`book:ETH-USDC`, `fills:0xabc...`), so fan-out is one
 //   `app.publish(topic, message)` per message: each message is serialized once, whatever the
 //   number of subscribers, and uWS copies it into the subscribers' buffers in C++.
-// - The hub observes the read model (ReadModelObserver: what it decoded from each record of a
-//   committed batch, in order, then `batchCommitted`): nothing uncommitted ever reaches a
-//   subscriber, and events go out in batch order. trade, fill, order_update and balance_update are published as
-//   their events are read; book snapshots at the batch's commit, at most one per market per batch
-//   and only for a market whose book changed in it (the read model's `book_sequence` moved).
-// - The hub keeps its own subscriber counters per market and per address, so an event nobody
-//   listens to costs a couple of array reads and is never serialized.
+// - The fan-out (`fanout`, WsFanout) observes the read model (ReadModelObserver: what it decoded
+//   from each record of a committed batch, in order, then `batchCommitted`): nothing uncommitted
+//   ever reaches a subscriber, and events go out in batch order. trade, fill, order_update and
+//   balance_update are published as their events are read; book snapshots at the batch's commit,
+//   at most one per market per batch and only for a market whose book changed in it (the read
+//   model's `book_sequence` moved).
+// - The fan-out keeps subscriber counters per market and per address (this hub moves them as
+//   channels are subscribed), so an event nobody listens to costs a couple of array reads and is
+//   never serialized.
 // - `sequence` of a snapshot is the read model's `book_sequence`, the same number as
 //   `GET /orderbook/:market_id`. It grows by one per committed batch that changed the book. A
 //   subscriber receives the current book at subscribe time and then every later sequence: the
@@ -33,17 +36,16 @@
 import type {
   HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket,
 } from 'uWebSockets.js';
-import { emptyRequest, RequestKind, Side } from '../../engine/types.js';
+import { emptyRequest, RequestKind } from '../../engine/types.js';
 import { encodeConsent, OperatorRule } from '../../ring/consent.js';
 import type { GatewayContext } from '../context.js';
-import type { OrderView, ReadModelObserver, TradeView } from '../../read_model/read_model.js';
 import { Reply } from '../envelope.js';
 import { clientIpKey } from '../rate_limit.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
+import { WsFanout, type FanoutStats } from './fanout.js';
 import {
-  authSuccessMessage, balanceUpdateMessage, cancelOnDisconnectReply, bookSnapshotMessage, challengeReply, errorMessage,
-  fillMessage, orderUpdateMessage, parseChannel, parseClientMessage, pongMessage, PRIVATE_INDEX,
-  subscribedMessage, tradeMessage, unsubscribedMessage, type Channel,
+  authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseChannel, parseClientMessage,
+  pongMessage, subscribedMessage, unsubscribedMessage, type Channel,
 } from './messages.js';
 
 export interface WsLimits extends AuthLimits {
@@ -97,12 +99,8 @@ const SEND_DROPPED = 2;
 const DISCONNECT_RETRY_EVERY_MS = 20;
 const DISCONNECT_RETRY_MS_MAX = 500;
 
-export interface WsStats {
+export interface WsStats extends FanoutStats {
   connections: number;
-  /** Messages handed to app.publish (one per message, whatever the subscriber count). */
-  published: number;
-  /** Messages queued to subscribers: sum over publishes of the subscriber count. */
-  delivered: number;
   /** Connections closed for backpressure (slow readers). */
   dropped_slow: number;
   closed_idle: number;
@@ -113,30 +111,17 @@ export interface WsStats {
   refused_ip_limit: number;
 }
 
-export class WsHub implements ReadModelObserver {
+export class WsHub {
   private readonly app: TemplatedApp;
   private readonly ctx: GatewayContext;
+  /** Publishes what the read model decodes (an observer of it: gateway/server.ts). */
+  readonly fanout: WsFanout;
   readonly limits: WsLimits;
   private readonly conns = new Set<Conn>();
   private readonly per_ip = new Map<string, number>();
   private next_id = 1;
   private sweep_timer: NodeJS.Timeout | null = null;
   private stopped = false;
-
-  // Subscriber counts, per market index and per address ([fills, orders, balances]).
-  private readonly book_subs: number[] = [];
-  private readonly trades_subs: number[] = [];
-  private readonly private_subs = new Map<string, Int32Array>();
-
-  // Book snapshot state per market index.
-  private readonly book_seq: number[] = [];
-  private readonly book_time_ms: number[] = [];
-  private readonly snapshot_cache: ({ sequence: number; json: string } | null)[] = [];
-
-  // The batch being read.
-  private batch_id = 0;
-  private batch_time_ms = 0;
-  private batch_iso: string | null = null;
 
   readonly stats: WsStats = {
     connections: 0, published: 0, delivered: 0, dropped_slow: 0, closed_idle: 0, closed_auth_timeout: 0,
@@ -148,12 +133,7 @@ export class WsHub implements ReadModelObserver {
     this.app = app;
     this.ctx = ctx;
     this.limits = limits;
-    const rm = ctx.rm;
-    for (const mv of rm.markets) {
-      if (mv === undefined) continue;
-      this.book_seq[mv.index] = mv.book_sequence;
-      this.book_time_ms[mv.index] = rm.batch_time_ms > 0 ? rm.batch_time_ms : Date.now();
-    }
+    this.fanout = new WsFanout(app, ctx.rm, limits.book_depth_max, this.stats);
   }
 
   /** Registers `GET /ws` and starts the sweep timer. */
@@ -244,7 +224,7 @@ export class WsHub implements ReadModelObserver {
     const n = (this.per_ip.get(c.ip) ?? 1) - 1;
     if (n <= 0) this.per_ip.delete(c.ip);
     else this.per_ip.set(c.ip, n);
-    for (const ch of c.channels.values()) this.count(ch, -1);
+    for (const ch of c.channels.values()) this.fanout.count(ch, -1);
     c.channels.clear();
     this.stats.connections = this.conns.size;
     if (c.cancel_on_disconnect && c.auth.address !== null) this.cancelOnDisconnect(c.auth.address, Date.now());
@@ -418,13 +398,13 @@ export class WsHub implements ReadModelObserver {
         }
         c.channels.set(ch.name, ch);
         ws.subscribe(ch.name);
-        this.count(ch, 1);
+        this.fanout.count(ch, 1);
       }
       accepted.push(ch.name);
       if (ch.kind === 'book') books.push(ch.market);
     }
     if (accepted.length > 0) this.send(c, subscribedMessage(accepted, request_id));
-    for (const m of books) this.send(c, this.snapshot(m));
+    for (const m of books) this.send(c, this.fanout.snapshot(m));
   }
 
   private unsubscribe(c: Conn, channels: unknown[], request_id: string | null): void {
@@ -442,136 +422,13 @@ export class WsHub implements ReadModelObserver {
       if (had !== undefined) {
         c.channels.delete(ch.name);
         ws.unsubscribe(ch.name);
-        this.count(had, -1);
+        this.fanout.count(had, -1);
       }
       if (!done.includes(ch.name)) done.push(ch.name);
     }
     if (done.length > 0) this.send(c, unsubscribedMessage(done, request_id));
   }
 
-  private count(ch: Channel, delta: number): void {
-    if (ch.private) {
-      let counts = this.private_subs.get(ch.address);
-      if (counts === undefined) {
-        counts = new Int32Array(3);
-        this.private_subs.set(ch.address, counts);
-      }
-      counts[PRIVATE_INDEX[ch.kind]] += delta;
-      if (counts[0] === 0 && counts[1] === 0 && counts[2] === 0) this.private_subs.delete(ch.address);
-    } else {
-      const list = ch.kind === 'book' ? this.book_subs : this.trades_subs;
-      list[ch.market] = (list[ch.market] ?? 0) + delta;
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Fan-out (called by the matcher link, after the batch is committed)
-
-  private publish(topic: string, message: string, subscribers: number): void {
-    this.app.publish(topic, message, false, false);
-    this.stats.published++;
-    this.stats.delivered += subscribers;
-  }
-
-  private iso(): string {
-    if (this.batch_iso === null) this.batch_iso = new Date(this.batch_time_ms).toISOString();
-    return this.batch_iso;
-  }
-
-  // ReadModelObserver: the read model decoded each committed event and applied it; the hub
-  // publishes what it decoded (nothing uncommitted, in batch order).
-
-  batchBegin(batch_id: number, time_ms: number): void {
-    this.batch_id = batch_id;
-    this.batch_time_ms = time_ms;
-    this.batch_iso = null;
-  }
-
-  fill(_seq: number, t: TradeView, taker_filled_units: number, maker_filled_units: number): void {
-    const trades = this.trades_subs[t.market] ?? 0;
-    const rm = this.ctx.rm;
-    const mv = rm.markets[t.market];
-    if (mv === undefined) return;
-    if (trades > 0) {
-      this.publish(`trades:${mv.id}`, tradeMessage(mv.id, t.fill_id, t.price, t.quantity, t.taker_side, this.iso()), trades);
-    }
-    if (this.private_subs.size === 0) return;
-    const taker = rm.address_by_account[t.taker_account];
-    const maker = rm.address_by_account[t.maker_account];
-    const tc = taker === undefined ? undefined : this.private_subs.get(taker);
-    const mc = maker === undefined ? undefined : this.private_subs.get(maker);
-    if (tc !== undefined && tc[0] > 0) {
-      this.publish(`fills:${taker}`, fillMessage(
-        t.fill_id, t.taker_order_id, mv.id, t.taker_side, t.price, t.quantity, taker_filled_units, false,
-        t.taker_fee, this.batch_id, this.iso(),
-      ), tc[0]);
-    }
-    if (mc !== undefined && mc[0] > 0) {
-      const maker_side = t.taker_side === Side.BID ? Side.ASK : Side.BID;
-      this.publish(`fills:${maker}`, fillMessage(
-        t.fill_id, t.maker_order_id, mv.id, maker_side, t.price, t.quantity, maker_filled_units, true,
-        t.maker_fee, this.batch_id, this.iso(),
-      ), mc[0]);
-    }
-  }
-
-  orderUpdate(_seq: number, o: OrderView, reason: number): void {
-    if (this.private_subs.size === 0) return;
-    const rm = this.ctx.rm;
-    const address = rm.address_by_account[o.account];
-    const counts = address === undefined ? undefined : this.private_subs.get(address);
-    if (counts === undefined || counts[1] === 0) return;
-    const mv = rm.markets[o.market];
-    if (mv === undefined) return;
-    this.publish(`orders:${address}`, orderUpdateMessage(
-      o.order_id, o.client_order_id, mv.id, o.side, o.status, o.price, o.quantity, o.filled, o.remaining,
-      o.last_fill_price, reason, this.iso(),
-    ), counts[1]);
-  }
-
-  balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
-    if (this.private_subs.size === 0) return;
-    const rm = this.ctx.rm;
-    const address = rm.address_by_account[account];
-    if (address === undefined || address === '') return;
-    const counts = this.private_subs.get(address);
-    if (counts === undefined || counts[2] === 0) return;
-    this.publish(`balances:${address}`, balanceUpdateMessage(rm.assets[asset], available_units, locked_units, reason, this.iso()), counts[2]);
-  }
-
-  /** The read model's books hold the batch: book snapshots of the markets whose book changed. */
-  batchCommitted(batch_id: number, time_ms: number): void {
-    this.snapshots(batch_id, time_ms);
-  }
-
-  accepted(): void {}
-  rejected(): void {}
-
-  private snapshots(_batch_id: number, time_ms: number): void {
-    const markets = this.ctx.rm.markets;
-    for (let m = 0; m < markets.length; m++) {
-      const mv = markets[m];
-      if (mv === undefined || mv.book_sequence === this.book_seq[m]) continue;
-      this.book_seq[m] = mv.book_sequence;
-      this.book_time_ms[m] = time_ms;
-      this.snapshot_cache[m] = null;
-      const subs = this.book_subs[m] ?? 0;
-      if (subs > 0) this.publish(`book:${mv.id}`, this.snapshot(m), subs);
-    }
-  }
-
-  /** The current snapshot of market `m`, serialized once per sequence. */
-  private snapshot(m: number): string {
-    const rm = this.ctx.rm;
-    const mv = rm.markets[m];
-    const cached = this.snapshot_cache[m];
-    if (cached !== null && cached !== undefined && cached.sequence === mv.book_sequence) return cached.json;
-    const book = rm.sortedBook(m, this.limits.book_depth_max);
-    const time_ms = this.book_seq[m] === mv.book_sequence ? this.book_time_ms[m] : rm.batch_time_ms;
-    const json = bookSnapshotMessage(mv.id, mv.book_sequence, book.bids, book.asks, new Date(time_ms || Date.now()).toISOString());
-    this.snapshot_cache[m] = { sequence: mv.book_sequence, json };
-    return json;
-  }
 }
 
 /** Registers the WebSocket API on `app`; hook the returned hub to the matcher link. */
