@@ -161,7 +161,7 @@ export class ReadModel {
   batch_time_ms = 0;
   /** Markets whose book changed in the batch being read (for snapshots at commit). */
   readonly changed_markets = new Set<number>();
-  /** The consumers of what `apply` decodes, in order (observe()). */
+  /** The consumers of what `apply` decodes, in order, each guarded (observe()). */
   private observers: ReadModelObserver[] = [];
   /** Receives what an observer threw (the model and the other observers carry on). */
   onObserverError: (e: unknown) => void = (e) => {
@@ -183,9 +183,12 @@ export class ReadModel {
     this.programmes = new ProgrammesModel(assets.length);
   }
 
-  /** Declares the observers, in the order each event reaches them (replaces any before). */
+  /**
+   * Declares the observers, in the order each event reaches them (replaces any before). Each is
+   * guarded: what one throws goes to `onObserverError`, and the model and the others carry on.
+   */
   observe(observers: readonly ReadModelObserver[]): void {
-    this.observers = [...observers];
+    this.observers = observers.map((o) => new GuardedObserver(o, (e) => this.onObserverError(e)));
   }
 
   /** Applies one committed event; `seq` is the request it answers (0: none). */
@@ -195,13 +198,7 @@ export class ReadModel {
         this.batch_id = e.field(BatchField.BATCH_ID);
         this.batch_time_ms = e.field(BatchField.TIME_MS);
         const obs = this.observers;
-        for (let i = 0; i < obs.length; i++) {
-          try {
-            obs[i].batchBegin(this.batch_id, this.batch_time_ms);
-          } catch (err) {
-            this.onObserverError(err);
-          }
-        }
+        for (let i = 0; i < obs.length; i++) obs[i].batchBegin(this.batch_id, this.batch_time_ms);
         return;
       }
       case EventType.BATCH_COMMITTED:
@@ -253,15 +250,9 @@ export class ReadModel {
         (this.balance_seen.get(account) as Uint8Array)[asset] = 1;
         b[asset * 2] = available;
         b[asset * 2 + 1] = locked;
-        const obs = this.observers;
         const reason = e.field(BalanceField.REASON);
-        for (let i = 0; i < obs.length; i++) {
-          try {
-            obs[i].balance(account, asset, available, locked, reason);
-          } catch (err) {
-            this.onObserverError(err);
-          }
-        }
+        const obs = this.observers;
+        for (let i = 0; i < obs.length; i++) obs[i].balance(account, asset, available, locked, reason);
         return;
       }
       default:
@@ -281,25 +272,13 @@ export class ReadModel {
     this.stages.applied_ms = e.field(BatchField.APPLIED_MS);
     this.stages.durable_ms = e.field(BatchField.DURABLE_MS);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) {
-      try {
-        obs[i].batchCommitted(batch_id, time_ms, this.changed_markets, this.stages);
-      } catch (err) {
-        this.onObserverError(err);
-      }
-    }
+    for (let i = 0; i < obs.length; i++) obs[i].batchCommitted(batch_id, time_ms, this.changed_markets, this.stages);
     this.changed_markets.clear();
   }
 
   private notifyRejected(seq: number, code: number, reason: number): void {
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) {
-      try {
-        obs[i].rejected(seq, code, reason);
-      } catch (err) {
-        this.onObserverError(err);
-      }
-    }
+    for (let i = 0; i < obs.length; i++) obs[i].rejected(seq, code, reason);
   }
 
   private applyMarket(e: EventFields): void {
@@ -352,13 +331,7 @@ export class ReadModel {
     }
     const order_id = e.field(AcceptedField.ORDER_ID);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) {
-      try {
-        obs[i].accepted(seq, kind, account, order_id);
-      } catch (err) {
-        this.onObserverError(err);
-      }
-    }
+    for (let i = 0; i < obs.length; i++) obs[i].accepted(seq, kind, account, order_id);
   }
 
   private applyFill(e: EventFields, seq: number): void {
@@ -386,13 +359,7 @@ export class ReadModel {
     const taker_filled = this.filledAfter(t.taker_order_id, t.quantity);
     const maker_filled = this.filledAfter(t.maker_order_id, t.quantity);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) {
-      try {
-        obs[i].fill(seq, t, taker_filled, maker_filled);
-      } catch (err) {
-        this.onObserverError(err);
-      }
-    }
+    for (let i = 0; i < obs.length; i++) obs[i].fill(seq, t, taker_filled, maker_filled);
   }
 
   /** An order's filled quantity after a fill of `quantity` (see batch_filled). */
@@ -469,13 +436,7 @@ export class ReadModel {
     if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
     const reason = e.field(OrderUpdateField.REASON);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) {
-      try {
-        obs[i].orderUpdate(seq, o, reason);
-      } catch (err) {
-        this.onObserverError(err);
-      }
-    }
+    for (let i = 0; i < obs.length; i++) obs[i].orderUpdate(seq, o, reason);
   }
 
   /** Closed orders stay readable until `closed_orders_kept` newer ones closed. */
@@ -572,6 +533,18 @@ export class ReadModel {
     }
     return Number(q);
   }
+}
+
+/** An observer whose exceptions are reported instead of thrown into the event pump. */
+class GuardedObserver implements ReadModelObserver {
+  constructor(private readonly o: ReadModelObserver, private readonly failed: (e: unknown) => void) {}
+  batchBegin(batch_id: number, time_ms: number): void { try { this.o.batchBegin(batch_id, time_ms); } catch (e) { this.failed(e); } }
+  accepted(seq: number, kind: number, account: number, order_id: number): void { try { this.o.accepted(seq, kind, account, order_id); } catch (e) { this.failed(e); } }
+  rejected(seq: number, code: number, reason: number): void { try { this.o.rejected(seq, code, reason); } catch (e) { this.failed(e); } }
+  fill(seq: number, t: TradeView, taker_filled: number, maker_filled: number): void { try { this.o.fill(seq, t, taker_filled, maker_filled); } catch (e) { this.failed(e); } }
+  orderUpdate(seq: number, o: OrderView, reason: number): void { try { this.o.orderUpdate(seq, o, reason); } catch (e) { this.failed(e); } }
+  balance(account: number, asset: number, available: number, locked: number, reason: number): void { try { this.o.balance(account, asset, available, locked, reason); } catch (e) { this.failed(e); } }
+  batchCommitted(batch_id: number, time_ms: number, changed: ReadonlySet<number>, stages: BatchStages): void { try { this.o.batchCommitted(batch_id, time_ms, changed, stages); } catch (e) { this.failed(e); } }
 }
 
 function ceilDiv(a: bigint, b: bigint): bigint {

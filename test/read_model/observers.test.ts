@@ -1,0 +1,80 @@
+// The read model as the front's one decoder: its observers get, in their declared order, what it
+// decoded, after it applied the event; an observer that throws is reported and the others and the
+// model carry on.
+import { describe, expect, it } from 'vitest';
+import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
+import { ReadModel, type OrderView, type ReadModelObserver, type TradeView } from '../../src/read_model/read_model.js';
+import { ev } from '../da/events.js';
+
+class Recorder implements ReadModelObserver {
+  readonly log: string[] = [];
+  constructor(private readonly name: string, private readonly rm: ReadModel | null = null) {}
+  batchBegin(batch_id: number): void { this.log.push(`${this.name} begin ${batch_id}`); }
+  accepted(seq: number, kind: number, _account: number, order_id: number): void { this.log.push(`${this.name} accepted ${seq} ${kind} ${order_id}`); }
+  rejected(seq: number, code: number): void { this.log.push(`${this.name} rejected ${seq} ${code}`); }
+  fill(seq: number, t: TradeView, taker_filled: number, maker_filled: number): void {
+    this.log.push(`${this.name} fill ${seq} ${t.fill_id} ${taker_filled} ${maker_filled}`);
+  }
+  orderUpdate(seq: number, o: OrderView, reason: number): void {
+    // The model already holds the update when an observer hears of it.
+    const held = this.rm?.orders.get(o.order_id)?.filled;
+    this.log.push(`${this.name} update ${seq} ${o.order_id} filled ${o.filled} held ${held} last ${o.last_fill_price} reason ${reason}`);
+  }
+  balance(account: number, asset: number, available: number): void { this.log.push(`${this.name} balance ${account} ${asset} ${available}`); }
+  batchCommitted(batch_id: number, _t: number, changed: ReadonlySet<number>): void {
+    this.log.push(`${this.name} committed ${batch_id} [${[...changed].join(',')}]`);
+  }
+}
+
+class Thrower extends Recorder {
+  override fill(): void { throw new Error('observer bug'); }
+}
+
+describe('read model observers', () => {
+  it('hear each decoded event in order, with the filled quantity after each fill; a throwing one is reported', () => {
+    const rm = new ReadModel(['ETH', 'USDC'], { fills_per_account_kept: 10, trades_per_market_kept: 10, closed_orders_kept: 10 });
+    const errors: unknown[] = [];
+    rm.onObserverError = (e) => errors.push(e);
+    const first = new Thrower('first');
+    const second = new Recorder('second', rm);
+    rm.observe([first, second]);
+    const events = [
+      ev.begin(1),
+      ev.market(0, 0, 1),
+      ev.account(1, '0x' + '11'.repeat(20)),
+      ev.account(2, '0x' + '22'.repeat(20)),
+      ev.accepted(RequestKind.PLACE, 1, 10, 1),
+      ev.order(10, 1, 0, Side.ASK, OrderStatus.OPEN, 2_000_000, 500, 0, 500),
+      ev.accepted(RequestKind.PLACE, 2, 11, 1),
+      // Two fills of the taker (order 11) before its update: 100 then 100 + 200.
+      ev.fill(1, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 100, 1, 0),
+      ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 100, 400),
+      ev.fill(2, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 200, 1, 0),
+      ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 300, 200),
+      ev.order(11, 2, 0, Side.BID, OrderStatus.FILLED, 2_000_000, 300, 300, 0),
+      ev.balance(2, 0, 300, 0),
+      ev.rejected(RequestKind.CANCEL, 2),
+      ev.committed(1),
+    ];
+    events.forEach((e, i) => rm.apply(e, i));
+    expect(errors.map((e) => (e as Error).message)).toEqual(['observer bug', 'observer bug']);
+    expect(second.log).toEqual([
+      'second begin 1',
+      'second accepted 4 3 10',
+      'second update 5 10 filled 0 held 0 last 0 reason 0',
+      'second accepted 6 3 11',
+      'second fill 7 1 100 100',
+      'second update 8 10 filled 100 held 100 last 0 reason 0',
+      'second fill 9 2 300 300',
+      'second update 10 10 filled 300 held 300 last 0 reason 0',
+      'second update 11 11 filled 300 held 300 last 0 reason 0',
+      'second balance 2 0 300',
+      'second rejected 13 5',
+      'second committed 1 [0]',
+    ]);
+    // The model applied everything, the throwing observer notwithstanding.
+    expect(rm.orders.get(10)?.remaining).toBe(200);
+    expect(rm.trades_by_market[0].map((t) => t.fill_id)).toEqual([1, 2]);
+    expect(rm.markets[0].book_sequence).toBe(1);
+  });
+});
