@@ -19,9 +19,13 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { keccak256 } from '../src/da/keccak.js';
 import { Journal } from '../src/journal/journal.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
+import { Knobs } from './knobs.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const BASE = process.env.BENCH_DIR ?? os.tmpdir();
+// bench/knobs.ts: `--seconds S` or BENCH_SECONDS=S; `--dir D` or BENCH_DIR=D.
+const knobs = new Knobs();
+const SECONDS = knobs.number('seconds', 2, 0.1, 600, { integer: false });
+const BASE = knobs.string('dir', os.tmpdir());
+knobs.finish();
 const INFLIGHT = 64;
 
 function records(n: number): Int32Array {

@@ -38,6 +38,7 @@ import {
 import { Lane, textSegment, type Histogram, type PhaseResult, type Segment } from './load/lanes.js';
 import { chooseGenerator, type Generator, type GeneratorName } from './load/native_generator.js';
 import { cpuDelta, onSignalCleanup, removeDir, sampleMachine, sampleProc, startServer, type CpuDelta, type ServerChild } from './load/server_child.js';
+import { Knobs } from './knobs.js';
 import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
 import type { SignReply, SignerInit, SignerReady } from './load/signer_worker.js';
 import {
@@ -65,47 +66,32 @@ interface Args {
   matcher_cpu: number | null;
 }
 
-function parseArgs(argv: string[]): Args {
+/** bench/knobs.ts: `--wallets N` or BENCH_WALLETS=N, and so on. */
+function parseArgs(): Args {
+  const knobs = new Knobs();
+  const num = { integer: false };
   const a: Args = {
-    wallets: 4000,
-    connections: 256,
-    seconds: 10,
-    runs: 3,
-    rate: 5000,
-    signers: Math.max(1, os.availableParallelism()),
-    warmup_s: 1.5,
-    profile: false,
-    seed: 'ringbook-load-1',
-    generator: null,
-    matcher_cpu: null,
+    wallets: knobs.number('wallets', 4000, 16, 100_000),
+    connections: knobs.number('connections', 256, 1, 4096),
+    seconds: knobs.number('seconds', 10, 0.5, 60, num),
+    runs: knobs.number('runs', 3, 1, 9),
+    rate: knobs.number('rate', 5000, 1, 200_000, num),
+    signers: knobs.number('signers', Math.max(1, os.availableParallelism()), 1, 64),
+    warmup_s: knobs.number('warmup', 1.5, 0, 30, num),
+    profile: knobs.flag('profile'),
+    seed: knobs.string('seed', 'ringbook-load-1'),
+    generator: generatorArg(knobs.optionalString('generator')),
+    matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
+      : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
   };
-  for (let i = 2; i < argv.length; i++) {
-    const k = argv[i];
-    const num = (min: number, max: number): number => {
-      const v = Number(argv[++i]);
-      if (!Number.isFinite(v) || v < min || v > max) throw new RangeError(`${k} must be a number in [${min}, ${max}]`);
-      return v;
-    };
-    switch (k) {
-      case '--wallets': a.wallets = Math.floor(num(16, 100_000)); break;
-      case '--connections': a.connections = Math.floor(num(1, 4096)); break;
-      case '--seconds': a.seconds = num(0.5, 60); break;
-      case '--runs': a.runs = Math.floor(num(1, 9)); break;
-      case '--rate': a.rate = num(1, 200_000); break;
-      case '--signers': a.signers = Math.floor(num(1, 64)); break;
-      case '--warmup': a.warmup_s = num(0, 30); break;
-      case '--seed': a.seed = String(argv[++i]); break;
-      case '--profile': a.profile = true; break;
-      case '--generator': a.generator = generatorArg(argv[++i]); break;
-      case '--matcher-cpu': a.matcher_cpu = Math.floor(num(0, os.availableParallelism() - 1)); break;
-      default: throw new RangeError(`unknown option ${k}`);
-    }
-  }
+  knobs.finish();
   if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
   return a;
 }
 
-function generatorArg(v: string | undefined): GeneratorName {
+/** undefined (not given): null, native when built, else node. */
+function generatorArg(v: string | undefined): GeneratorName | null {
+  if (v === undefined) return null;
   if (v === 'native' || v === 'node') return v;
   throw new RangeError(`--generator must be native or node, got ${v}`);
 }
@@ -478,7 +464,7 @@ interface MaxRun {
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv);
+  const args = parseArgs();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const repo_root = path.resolve(here, '../..');
   const main_js = path.resolve(here, '../src/main.js');

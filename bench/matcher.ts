@@ -51,29 +51,25 @@ import {
   type EventCounts, type Flow, type FlowStats,
 } from './flow.js';
 import { readFlowFile, writeFlowFile } from './flow_file.js';
+import { Knobs } from './knobs.js';
 import { runNativeBook, type NativeBookResult } from './native.js';
 import { PEER_NAME, PeerBooks, PeerCounts, idStrings } from './peer_nodejs_order_book.js';
 
 // ------------------------------------------------------------------------------ knobs
 
-function envInt(name: string, fallback: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v.replace(/_/g, ''));
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${v}`);
-  return Math.floor(n);
-}
-
-const OPS = envInt('BENCH_OPS', FLOW_DEFAULTS.ops);
-const REPEATS = Math.max(1, envInt('BENCH_REPEATS', 5));
-const SEED = envInt('BENCH_SEED', FLOW_DEFAULTS.seed);
-const MEMORY_ORDERS = envInt('BENCH_MEMORY_ORDERS', 1_000_000);
-const REF_TARGET_MS = envInt('BENCH_REF_TARGET_MS', 1_500);
+// bench/knobs.ts: `--ops N` or BENCH_OPS=N, and so on.
+const knobs = new Knobs();
+const OPS = knobs.number('ops', FLOW_DEFAULTS.ops, 1, 100_000_000);
+const REPEATS = knobs.number('repeats', 5, 1, 100);
+const SEED = knobs.number('seed', FLOW_DEFAULTS.seed, 0, 2 ** 32 - 1);
+const MEMORY_ORDERS = knobs.number('memory-orders', 1_000_000, 1, 10_000_000);
+const REF_TARGET_MS = knobs.number('ref-target-ms', 1_500, 1, 600_000);
 const REF_PROBE_OPS = 300;
 const REF_CHUNK_MIN = 200;
 const PEER_PROBE_OPS = 20_000;
-const PEER_TARGET_MS = envInt('BENCH_PEER_TARGET_MS', 2_500);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'bare,fast,reference,peer,native,memory,alloc').split(',').map((s) => s.trim()));
+const PEER_TARGET_MS = knobs.number('peer-target-ms', 2_500, 1, 600_000);
+const ONLY = new Set(knobs.string('only', 'bare,fast,reference,peer,native,memory,alloc').split(',').map((s) => s.trim()));
+knobs.finish();
 
 // Targets of issue 15: exchange-core reports 5 M ops/s on its mix in Java; half the speed of the
 // same book in C on this machine.

@@ -43,23 +43,22 @@ import { Journal } from '../src/journal/journal.js';
 import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
+import { Knobs } from './knobs.js';
 
-function envInt(name: string, fallback: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v.replace(/_/g, ''));
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
-  return Math.floor(n);
-}
-
-const REQUESTS = envInt('BENCH_REQUESTS', 1_000_000);
-const ACCOUNTS = envInt('BENCH_ACCOUNTS', 10_000);
-const BATCH = envInt('BENCH_BATCH', 1000);
-const ROOT_SECONDS = envInt('BENCH_ROOT_SECONDS', 30);
-const REPLAY_SECONDS = envInt('BENCH_REPLAY_SECONDS', 300);
+// bench/knobs.ts: `--requests N` or BENCH_REQUESTS=N, and so on.
+const knobs = new Knobs();
+const REQUESTS = knobs.number('requests', 1_000_000, 1, 100_000_000);
+const ACCOUNTS = knobs.number('accounts', 10_000, 2, 1_000_000);
+const BATCH = knobs.number('batch', 1000, 1, 1_000_000);
+const ROOT_SECONDS = knobs.number('root-seconds', 30, 0, 3600);
+const REPLAY_SECONDS = knobs.number('replay-seconds', 300, 0, 3600);
 // Issue 15: replay of 1,000,000 journaled requests in under 1.5 s (it was 3.2-3.7 s; 10 s before that).
 const TARGET_S = 1.5;
-const BASE = process.env.BENCH_DIR ?? os.tmpdir();
+const BASE = knobs.string('dir', os.tmpdir());
+/** Replay this journal instead of writing one; keep the written journal. */
+const REUSE_JOURNAL = knobs.optionalString('journal');
+const KEEP = knobs.flag('keep');
+knobs.finish();
 
 
 function address(i: number): Uint8Array {
@@ -221,7 +220,7 @@ function round(x: number, d = 2): number {
 }
 
 async function main(): Promise<void> {
-  const reuse = process.env.BENCH_JOURNAL;
+  const reuse = REUSE_JOURNAL;
   const dir = reuse ?? fs.mkdtempSync(path.join(BASE, 'ringbook-bench-recovery-'));
   try {
     let gen = { batches: 0, records: 0, seconds: 0 };
@@ -245,7 +244,7 @@ async function main(): Promise<void> {
     const read_raw_s = readOnly(dir, false);
     const read_da_keccak_s = readOnly(dir, true);
     console.log(`journal read alone: ${round(read_raw_s)} s without hash check, ${round(read_da_keccak_s)} s checked with src/da/keccak.ts (Journal.read with @noble/hashes: ${round(bare.read_s)} s)`);
-    if (process.env.BENCH_KEEP === '1' && reuse === undefined) console.log(`journal kept in ${dir}`);
+    if (KEEP && reuse === undefined) console.log(`journal kept in ${dir}`);
     console.log(JSON.stringify({
       bench: 'recovery',
       requests: REQUESTS,
@@ -295,7 +294,7 @@ async function main(): Promise<void> {
       load_avg_1m: round(os.loadavg()[0], 1),
     }));
   } finally {
-    if (reuse === undefined && process.env.BENCH_KEEP !== '1') fs.rmSync(dir, { recursive: true, force: true });
+    if (reuse === undefined && !KEEP) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -18,14 +18,14 @@ import { toHex0x } from '../src/auth/hex.js';
 import type { SignedMessage } from '../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../src/auth/verify_codec.js';
 import { createVerifyPool, type VerifyPoolOptions } from '../src/auth/verify_pool.js';
+import { Knobs } from './knobs.js';
 
 const DISTINCT = 256; // distinct signed messages (keys and texts), cycled
 const PHASE_MS = 1500;
-const poolItemsArg = process.argv.indexOf('--pool-items');
-const POOL_ITEMS = poolItemsArg > 0 ? Number(process.argv[poolItemsArg + 1]) : 20_000;
-if (!Number.isSafeInteger(POOL_ITEMS) || POOL_ITEMS < 2000 || POOL_ITEMS > 1_000_000) {
-  throw new RangeError('--pool-items must be an integer in [2000, 1000000]');
-}
+// bench/knobs.ts: `--pool-items N` or BENCH_POOL_ITEMS=N.
+const knobs = new Knobs();
+const POOL_ITEMS = knobs.number('pool-items', 20_000, 2000, 1_000_000);
+knobs.finish();
 
 interface Case {
   hash: Uint8Array;

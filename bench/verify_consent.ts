@@ -15,17 +15,15 @@ import { addressFromPrivateKey, createRecoverer, signHash } from '../src/auth/re
 import { toHex0x } from '../src/auth/hex.js';
 import type { RecoveryJob } from '../src/da/consent_check.js';
 import { ConsentPool } from '../src/da/consent_pool.js';
+import { Knobs } from './knobs.js';
 
 const DISTINCT = 256;
 const SINGLE_MS = 1500;
-function arg(name: string, dflt: number, min: number, max: number): number {
-  const i = process.argv.indexOf(name);
-  const v = i > 0 ? Number(process.argv[i + 1]) : dflt;
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw new RangeError(`${name} must be an integer in [${min}, ${max}]`);
-  return v;
-}
-const JOBS = arg('--jobs', 40_000, 1000, 2_000_000);
-const ROUNDS = arg('--rounds', 5, 1, 50);
+// bench/knobs.ts: `--jobs N` or BENCH_JOBS=N, `--rounds N` or BENCH_ROUNDS=N.
+const knobs = new Knobs();
+const JOBS = knobs.number('jobs', 40_000, 1000, 2_000_000);
+const ROUNDS = knobs.number('rounds', 5, 1, 50);
+knobs.finish();
 
 function makeJobs(): RecoveryJob[] {
   const jobs: RecoveryJob[] = [];

@@ -34,6 +34,7 @@ import type { MatcherLink } from '../src/gateway/matcher_link.js';
 import { RingbookServer } from '../src/gateway/server.js';
 import { EventType } from '../src/ring/records.js';
 import type { WsHub } from '../src/gateway/ws/hub.js';
+import { Knobs } from './knobs.js';
 
 const TARGET_DELIVERED_PER_S = 1_000_000;
 let SUBSCRIBER_COUNTS = [100, 1000];
@@ -226,18 +227,17 @@ interface Args {
   workers: number;
 }
 
-function parseArgs(argv: string[]): Args {
-  const args: Args = { seconds: 5, rate: 1000, latency_rate: 100, workers: 2 };
-  for (let i = 2; i < argv.length; i++) {
-    const v = Number(argv[i + 1]);
-    if (argv[i] === '--seconds') args.seconds = v;
-    else if (argv[i] === '--rate') args.rate = v;
-    else if (argv[i] === '--latency-rate') args.latency_rate = v;
-    else if (argv[i] === '--workers') args.workers = v;
-    else if (argv[i] === '--subscribers') SUBSCRIBER_COUNTS = argv[i + 1].split(',').map(Number);
-    else continue;
-    i++;
-  }
+/** bench/knobs.ts: `--seconds S` or BENCH_SECONDS=S, and so on. */
+function parseArgs(): Args {
+  const knobs = new Knobs();
+  const args: Args = {
+    seconds: knobs.number('seconds', 5, 0.5, 600, { integer: false }),
+    rate: knobs.number('rate', 1000, 1, 200_000),
+    latency_rate: knobs.number('latency-rate', 100, 1, 200_000),
+    workers: knobs.number('workers', 2, 1, 64),
+  };
+  SUBSCRIBER_COUNTS = knobs.numbers('subscribers', SUBSCRIBER_COUNTS, 1, 1_000_000);
+  knobs.finish();
   return args;
 }
 
@@ -291,7 +291,7 @@ interface PhaseResult {
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv);
+  const args = parseArgs();
   const say = (s = ''): void => console.log(s);
   say(`ringbook ws_fanout bench: node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   say(`flow: ${args.rate} maker+taker pairs/s (one trade each), ${args.seconds} s per phase; subscribers in ${args.workers} worker threads; book:ETH-USDC + trades:ETH-USDC`);
