@@ -33,7 +33,8 @@ const KNOWN_BACK_EDGES: ReadonlyMap<string, string> = new Map([
   ['journal/journal.ts -> da/keccak.ts', 'keccak stays in src/da until the hash-wasm rewrite lands, then moves to src/util'],
 ]);
 
-const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s[^;'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+/** Static imports and re-exports, dynamic import(), and bare side-effect imports of relative paths. */
+const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s[^;'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** file (relative to src/) -> the src files it imports. */
 function importGraph(root: string): Map<string, string[]> {
@@ -51,7 +52,7 @@ function importGraph(root: string): Map<string, string[]> {
     const text = fs.readFileSync(f, 'utf8');
     const targets: string[] = [];
     for (const m of text.matchAll(IMPORT_RE)) {
-      const spec = m[1] ?? m[2];
+      const spec = m[1] ?? m[2] ?? m[3];
       const target = path.resolve(path.dirname(f), spec).replace(/\.js$/, '.ts');
       if (!target.startsWith(root + path.sep)) throw new Error(`${path.relative(root, f)} imports outside src/: ${spec}`);
       if (!fs.existsSync(target)) throw new Error(`${path.relative(root, f)} imports a missing file: ${spec}`);
