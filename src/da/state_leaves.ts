@@ -1,9 +1,8 @@
 // State leaves (docs/verifiability.md, "State root"): kinds, fixed-width big-endian key and
-// value encodings, leaf hashes and bucket choice, and decoding a leaf for fraud proofs.
+// value encodings, and decoding a leaf for fraud proofs (hashing and the trie: state_tree.ts).
 import { FORCED_PAYLOAD_FIELDS } from '../engine/api.js';
 import { OrderStatus, RequestKind } from '../engine/types.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
-import { keccak256 as keccak_256 } from './keccak.js';
 
 export const LeafKind = {
   BALANCE: 0x01,
@@ -38,12 +37,7 @@ export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   13: 'counters', 14: 'supply', 15: 'order_terms', 16: 'dead_man',
 };
 
-export const BUCKET_BITS = 12;
-export const BUCKETS = 1 << BUCKET_BITS;
 export const HASH = 32;
-/** Heap layout: node i has children 2i+1, 2i+2; bucket b is node BUCKETS - 1 + b. */
-export const NODES = 2 * BUCKETS - 1;
-export const FIRST_LEAF_NODE = BUCKETS - 1;
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 /**
@@ -194,26 +188,6 @@ export function withdrawalValue(asset: number, amount: number): Uint8Array {
   const v = new Uint8Array(10); putU16(v, 0, asset); putU64(v, 2, amount); return v;
 }
 
-/** kind || key (the input of the sort key). */
-export function kindKey(kind: number, key: Uint8Array): Uint8Array {
-  const b = new Uint8Array(1 + key.length);
-  b[0] = kind;
-  b.set(key, 1);
-  return b;
-}
-
-export function leafHashOf(kind: number, key: Uint8Array, value: Uint8Array): Uint8Array {
-  const b = new Uint8Array(1 + key.length + value.length);
-  b[0] = kind;
-  b.set(key, 1);
-  b.set(value, 1 + key.length);
-  return keccak_256(b);
-}
-
-export function bucketOf(sort_key: Uint8Array): number {
-  return (sort_key[0] << 4) | (sort_key[1] >> 4);
-}
-
 /** A leaf in raw form (what `leaves()` dumps, what `stateRootOfLeaves` takes). */
 export interface RawLeaf {
   kind: number;
@@ -262,7 +236,6 @@ export interface LeafRecord {
   value: string;
   leaf_hash: string;
   sort_key: string;
-  bucket: number;
   fields: Record<string, number | string>;
 }
 

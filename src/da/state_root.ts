@@ -3,16 +3,12 @@
 // front's DA publisher, the verifier re-executing published batches, the recovery bench).
 //
 // Leaves: kind byte || key || value, fixed-width big-endian integers (see LeafKind and the
-// encoders below). leaf_hash = keccak256(kind || key || value). A leaf's bucket is the first 12
-// bits of sort_key = keccak256(kind || key) (4,096 buckets); a bucket's hash is keccak256 of its
-// leaf hashes sorted by sort_key ascending (32 zero bytes for an empty bucket); the root is the
-// binary Merkle root (keccak256(left || right), unsorted pairs) over the 4,096 bucket hashes in
-// bucket order.
+// encoders below). leaf_hash = keccak256(kind || key || value); the leaves sit in a compact
+// sparse Merkle trie of arity 4 at path keccak256(kind || key) (src/da/state_tree.ts).
 //
 // Incremental: `apply` only records the latest value of each leaf the batch touched (so the
 // order of touches within a batch does not matter, and a leaf touched ten times is hashed once);
-// `endBatch` hashes the changed leaves, rehashes only the buckets they live in, and only those
-// buckets' 12-node paths to the root.
+// `endBatch` hashes the changed leaves and each trie node on their paths once.
 import { RequestKind, Side } from '../engine/types.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField,
@@ -20,12 +16,12 @@ import {
   type EventFields,
 } from '../ring/records.js';
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
-import { bytesToHex0x } from './hex.js';
+import { bytesToHex0x, hexToBytes } from './hex.js';
 import {
   LEAF_KIND_NAMES, SIGNED_KINDS, STATUS_CLOSED_MIN, ZERO_ADDRESS, changesToHex, describeLeaf,
   getU64, hex, type LeafChange, type LeafRecord, type RawLeaf,
 } from './state_leaves.js';
-import { BucketTree, type Entry } from './bucket_tree.js';
+import { StateTree, type LeafView } from './state_tree.js';
 import { referralEarnedLeafId, type InboxLeafFields } from './programme_leaves.js';
 import { COUNTERS_LEAF_ID, countersOfLeaf, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
@@ -51,7 +47,7 @@ type ForceAccepted = Omit<InboxLeafFields, 'queued_ms' | 'deadline_ms' | 'kind' 
 
 export class StateRootBuilder {
   private readonly assets: readonly string[];
-  private readonly tree = new BucketTree();
+  private readonly tree = new StateTree();
   private pending = new PendingSet();
   private readonly markets: MarketState[] = [];
   private readonly addresses = new Map<number, string>([[0, ZERO_ADDRESS]]);
@@ -284,8 +280,8 @@ export class StateRootBuilder {
       const asset = e.field(AcceptedField.ASSET);
       let s = p.supply.get(asset);
       if (s === undefined) {
-        const leaf = this.tree.get(supplyLeafId(asset));
-        s = leaf === undefined ? [0, 0] : [getU64(leaf.value, 0), getU64(leaf.value, 8)];
+        const value = this.tree.value(supplyLeafId(asset));
+        s = value === undefined ? [0, 0] : [getU64(value, 0), getU64(value, 8)];
         p.supply.set(asset, s);
       }
       s[kind === RequestKind.DEPOSIT ? 0 : 1] += e.field(AcceptedField.AMOUNT_UNITS);
@@ -301,13 +297,13 @@ export class StateRootBuilder {
 
   /** The counters as they stand, to read (a copy when the batch has not changed them yet). */
   private countersNow(): Counters {
-    return this.pending.counters ?? countersOfLeaf(this.tree.get(COUNTERS_LEAF_ID)?.value);
+    return this.pending.counters ?? countersOfLeaf(this.tree.value(COUNTERS_LEAF_ID));
   }
 
   /** A referral's earnings in an asset as the tree holds them (0 when no share was paid yet). */
   private earnedLeaf(referred: number, asset: number): number {
-    const leaf = this.tree.get(referralEarnedLeafId(referred, asset));
-    return leaf === undefined ? 0 : getU64(leaf.value, 0);
+    const value = this.tree.value(referralEarnedLeafId(referred, asset));
+    return value === undefined ? 0 : getU64(value, 0);
   }
 
   /**
@@ -342,7 +338,7 @@ export class StateRootBuilder {
 
   /**
    * Starts an empty builder from a snapshot's leaves (src/da/canonical_leaves.ts) as if it had
-   * read every event up to batch `batch_id`: one hash per leaf and per sort key, every bucket
+   * read every event up to batch `batch_id`: one hash per leaf and per path, every trie node
    * once. Returns the root.
    */
   restore(snapshot: CanonicalLeaves, batch_id: number): string {
@@ -382,13 +378,11 @@ export class StateRootBuilder {
 
   /** The current leaf of a change's key (for fraud proofs), or null when absent. */
   leafOf(kind: number, key_hex: string): LeafRecord | null {
-    for (const e of this.tree.all()) {
-      if (e.kind === kind && hex(e.key) === key_hex.toLowerCase()) return recordOf(e);
-    }
-    return null;
+    const leaf = this.tree.find(kind, hexToBytes(key_hex, undefined, 'leaf key'));
+    return leaf === undefined ? null : recordOf(leaf);
   }
 
-  /** Every leaf, canonical order (bucket, then sort key), decoded: for debugging fraud proofs. */
+  /** Every leaf, canonical order (by sort key = path), decoded: for debugging fraud proofs. */
   leaves(): LeafRecord[] {
     const out: LeafRecord[] = [];
     for (const e of this.tree.all()) out.push(recordOf(e));
@@ -403,11 +397,11 @@ export class StateRootBuilder {
   }
 }
 
-function recordOf(e: Entry): LeafRecord {
+function recordOf(e: LeafView): LeafRecord {
   const d = describeLeaf(e.kind, e.key, e.value);
   return {
     id: d.id, kind: LEAF_KIND_NAMES[e.kind] ?? String(e.kind), key: hex(e.key), value: hex(e.value),
-    leaf_hash: hex(e.hash), sort_key: hex(e.sort_key), bucket: e.bucket, fields: d.fields,
+    leaf_hash: hex(e.hash), sort_key: hex(e.sort_key), fields: d.fields,
   };
 }
 
@@ -415,10 +409,10 @@ export { describeChange, firstDifferingChange };
 
 // Leaf encodings and the tree are part of this module's public surface.
 export {
-  LeafKind, LEAF_KIND_NAMES, BUCKET_BITS, BUCKETS, ZERO_ADDRESS, balanceKey, accountKey, orderKey,
+  LeafKind, LEAF_KIND_NAMES, ZERO_ADDRESS, balanceKey, accountKey, orderKey,
   marketKey, withdrawalKey, balanceValue, nonceValue, accountValue, orderValue, marketValue,
   feesValue, creditValue, withdrawalValue, changesToHex, describeLeaf,
   type OrderLeafValue, type MarketLeafValue, type RawLeaf, type PendingLeaf, type RawChange,
   type LeafChange, type LeafRecord,
 } from './state_leaves.js';
-export { BucketTree, stateRootOfLeaves } from './bucket_tree.js';
+export { StateTree, stateRootOfLeaves } from './state_tree.js';

@@ -1,5 +1,5 @@
 // The state root's keccak256 against @noble/hashes' keccak_256: every length around the rate
-// boundaries, random contents, offsets, and in-place output (as the bucket tree uses it).
+// boundaries, random contents, offsets, and in-place output (as the state trie uses it).
 import { describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { keccak256, keccak256Into } from '../../src/da/keccak.js';

@@ -138,18 +138,19 @@ export class Model {
       for (const x of a) out.set(x, o), (o += x.length);
       return out;
     };
-    const buckets: { sk: string; h: Uint8Array }[][] = Array.from({ length: 4096 }, () => []);
-    for (const l of this.leaves.values()) {
-      const sk = keccak_256(cat(new Uint8Array([l.kind]), l.key));
-      const bucket = parseInt(Buffer.from(sk).toString('hex').slice(0, 3), 16);
-      buckets[bucket].push({ sk: Buffer.from(sk).toString('hex'), h: keccak_256(cat(new Uint8Array([l.kind]), l.key, l.value)) });
-    }
-    let level: Uint8Array[] = buckets.map((b) => (b.length === 0 ? new Uint8Array(32) : keccak_256(cat(...b.sort((x, y) => (x.sk < y.sk ? -1 : 1)).map((x) => x.h)))));
-    while (level.length > 1) {
-      const next: Uint8Array[] = [];
-      for (let i = 0; i < level.length; i += 2) next.push(keccak_256(cat(level[i], level[i + 1])));
-      level = next;
-    }
-    return '0x' + Buffer.from(level[0]).toString('hex');
+    // The trie of the doc, from scratch: path = keccak(kind || key) as 128 base-4 digits; an
+    // empty set is 32 zero bytes, one leaf its leaf hash, more keccak(0x00 || 4 child hashes).
+    const all = [...this.leaves.values()].map((l) => ({
+      path: Buffer.from(keccak_256(cat(new Uint8Array([l.kind]), l.key))).toString('hex'),
+      h: keccak_256(cat(new Uint8Array([l.kind]), l.key, l.value)),
+    }));
+    const digit = (path: string, d: number): number => (parseInt(path[d >> 1], 16) >> (d % 2 === 0 ? 2 : 0)) & 3;
+    const H = (set: typeof all, d: number): Uint8Array => {
+      if (set.length === 0) return new Uint8Array(32);
+      if (set.length === 1) return set[0].h;
+      const kids = [0, 1, 2, 3].map((i) => H(set.filter((x) => digit(x.path, d) === i), d + 1));
+      return keccak_256(cat(new Uint8Array([0]), ...kids));
+    };
+    return '0x' + Buffer.from(H(all, 0)).toString('hex');
   }
 }

@@ -1,4 +1,4 @@
-// StateRootBuilder: the leaves of docs/verifiability.md from events, the bucketed root, and the
+// StateRootBuilder: the leaves of docs/verifiability.md from events, the trie's root, and the
 // incremental path checked against an independent from-scratch model written from the doc.
 import { describe, expect, it } from 'vitest';
 import { mulberry32 as rng } from '../../src/util/prng.js';
