@@ -25,8 +25,8 @@
  * but the verifier does not even try: a 0 leaf with an empty proof would otherwise "verify").
  */
 
-// keccak256 from ./keccak.js: byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts), faster.
-import { keccak256 as keccak_256 } from './keccak.js';
+// keccak256 from ./keccak.js (hash-wasm): byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts).
+import { keccak256 as keccak_256, keccak256Into } from './keccak.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from './abi.js';
 import { bytesEqual, bytesToHex0x, compareBytes, tryHexToBytes } from './hex.js';
 
@@ -176,7 +176,7 @@ function hashPairInto(nodes: Uint8Array, a: number, b: number, out: number, scra
     scratch.set(nodes.subarray(b, b + HASH), 0);
     scratch.set(nodes.subarray(a, a + HASH), HASH);
   }
-  nodes.set(keccak_256(scratch), out);
+  keccak256Into(scratch, 0, 2 * HASH, nodes, out);
 }
 
 export class FillsTree {

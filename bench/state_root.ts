@@ -1,0 +1,311 @@
+// State commitment benchmark (docs/verifiability.md, "State root"; docs/benchmarks.md).
+//
+//   npx tsc -p tsconfig.json && node dist/bench/state_root.js
+//
+// 1. keccak256 per call, 64 and 129 bytes (a binary and a 4-ary trie node): @noble/hashes
+//    against src/da/keccak.ts (hash-wasm).
+// 2. Cost per touched leaf at BENCH_SMALL [10,000] and BENCH_LARGE [1,000,000] leaves, in the
+//    same run: a StateRootBuilder restored from a synthetic state (accounts with an account, a
+//    nonce and two balance leaves, and as many open orders) closes batches of BENCH_BATCHES
+//    [1,20,200] requests; each request is an order that fills a resting one (ACCEPTED, its own
+//    ORDER_UPDATE resting, the maker's ORDER_UPDATE filled = removed, FILL, four BALANCE), so
+//    the order count stays constant. Reported: CPU µs of apply + endBatch per leaf the batch
+//    changed, and the ratio large / small per batch size (target <= 2).
+// 3. The DA thread's CPU per request under a realistic batch: BENCH_REQUESTS [40,000] requests
+//    (75% place, 25% cancel, 10,000 accounts, as bench/recovery.ts) journaled in batches of
+//    BENCH_DA_BATCH [20], replayed through the real Matcher; the DA core (DaPublisherCore: the
+//    state root, the fills tree, the journal read, the submit to a memory DA store) consumes the
+//    events. Its CPU = CPU of the replay with it minus CPU without it (best of BENCH_RUNS [3]).
+// The last line printed is one JSON object.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { engineConfigOf, loadConfig } from '../src/config.js';
+import { MemoryDaStore } from '../src/da/da_store.js';
+import { JournalReader } from '../src/da/journal_reader.js';
+import { keccak256Into } from '../src/da/keccak.js';
+import { DaPublisherCore } from '../src/da/publisher.js';
+import { ReplayExecutor } from '../src/da/replay.js';
+import {
+  LeafKind, StateRootBuilder, accountKey, accountValue, balanceKey, balanceValue, marketKey, marketValue, nonceValue,
+  orderKey, orderValue, type PendingLeaf,
+} from '../src/da/state_root.js';
+import { emptyRequest, OrderType, RequestKind, Side, Tif } from '../src/engine/types.js';
+import type { EventFields } from '../src/gateway/read_model.js';
+import { Journal } from '../src/journal/journal.js';
+import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+import { mulberry32 as rng } from '../src/util/prng.js';
+
+function envInt(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v.replace(/_/g, ''));
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+  return Math.floor(n);
+}
+
+const SMALL = envInt('BENCH_SMALL', 10_000);
+const LARGE = envInt('BENCH_LARGE', 1_000_000);
+const BATCHES = (process.env.BENCH_BATCHES ?? '1,20,200').split(',').map(Number);
+/** Requests timed per (state size, batch size): ~7 changed leaves each. */
+const TIMED_REQUESTS = envInt('BENCH_TIMED_REQUESTS', 20_000);
+const REQUESTS = envInt('BENCH_REQUESTS', 40_000);
+const DA_BATCH = envInt('BENCH_DA_BATCH', 20);
+const DA_ACCOUNTS = 10_000;
+const RUNS = envInt('BENCH_RUNS', 3);
+const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d;
+const cpuUs = (c: NodeJS.CpuUsage): number => c.user + c.system;
+
+// ---------------------------------------------------------------------------------------------
+// 1. keccak per call
+
+function keccakPhase(): { noble_64: number; wasm_64: number; noble_129: number; wasm_129: number } {
+  const out = new Uint8Array(32);
+  const time = (n: number, f: (d: Uint8Array) => void): number => {
+    const d = new Uint8Array(n).map((_, i) => i * 13);
+    const calls = 50_000;
+    for (let i = 0; i < 5_000; i++) f(d);
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) f(d);
+    return ((performance.now() - t0) * 1000) / calls;
+  };
+  const noble = (d: Uint8Array): void => out.set(keccak_256(d));
+  const wasm = (d: Uint8Array): void => keccak256Into(d, 0, d.length, out, 0);
+  return { noble_64: time(64, noble), wasm_64: time(64, wasm), noble_129: time(129, noble), wasm_129: time(129, wasm) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Cost per touched leaf against the state size
+
+class Ev implements EventFields {
+  t = 0;
+  f: number[] = [];
+  type(): number { return this.t; }
+  field(k: number): number { return this.f[k] ?? 0; }
+  clientOrderId(): string { return ''; }
+  addressHex(): string { return ''; }
+  set(t: number, f: number[]): this { this.t = t; this.f = f; return this; }
+}
+
+const MARKET = { id: 'ETH-USDC', status: 0, base: 0, quote: 1, tick: 10_000, lot: 100, fee_override: 0, maker_bps: 1, taker_bps: 5, mark_price: 0 };
+
+/** A builder holding `leaves` leaves: leaves/5 accounts (account, nonce, 2 balances) and as many open orders. */
+function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts: number; restore_ms: number } {
+  const accounts = Math.max(2, Math.floor(leaves / 5));
+  const entries: [string, PendingLeaf][] = [];
+  const addresses = new Map<number, string>([[0, '0x' + '00'.repeat(20)]]);
+  for (let a = 1; a <= accounts; a++) {
+    const address = '0x' + a.toString(16).padStart(40, '0');
+    addresses.set(a, address);
+    entries.push([`3:${a}`, { kind: LeafKind.ACCOUNT, key: accountKey(a), value: accountValue(address) }]);
+    entries.push([`2:${a}`, { kind: LeafKind.NONCE, key: accountKey(a), value: nonceValue(1) }]);
+    for (const asset of [0, 1]) entries.push([`1:${a}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(a, asset), value: balanceValue(1e9, 1e6) }]);
+    entries.push([`4:${a}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(a), value: orderValue({ account: a, market: 0, side: 1, price: 2e9, quantity: 100, filled: 0, remaining: 100, status: 0 }) }]);
+  }
+  entries.push(['5:0', { kind: LeafKind.MARKET, key: marketKey(0), value: marketValue(MARKET) }]);
+  const builder = new StateRootBuilder(['ETH', 'USDC']);
+  const t0 = performance.now();
+  builder.restore({ entries, markets: [MARKET], addresses }, 0);
+  return { builder, accounts, restore_ms: performance.now() - t0 };
+}
+
+interface LeafCost { leaves: number; batch: number; us_per_leaf: number; leaves_per_request: number; keccaks_per_leaf: number }
+
+/** Batches of `batch` requests on the builder; every request fills a resting order and rests a new one. */
+function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: number, seed: number): LeafCost {
+  const { builder, accounts } = s;
+  const r = rng(seed);
+  const e = new Ev();
+  // Resting order ids: order id a belongs to account ((id - 1) % accounts) + 1; new ones continue.
+  const resting: number[] = Array.from({ length: accounts }, (_, i) => i + 1);
+  let next_order = accounts + 1;
+  let fill_id = 1;
+  let batch_id = builder.currentBatchId();
+  let nonce = 2;
+  const run = (requests: number): { us: number; changed: number; keccaks: number } => {
+    let changed = 0;
+    const k0 = builder.hashCount();
+    // One CPU reading per run: a cpuUsage() per batch cost 14% of the run (profiled).
+    const c0 = process.cpuUsage();
+    for (let done = 0; done < requests; done += batch) {
+      builder.apply(e.set(EventType.BATCH_BEGIN, [++batch_id, 1_700_000_000_000 + batch_id]));
+      for (let i = 0; i < batch; i++) {
+        const taker = 1 + Math.floor(r() * accounts);
+        const slot = Math.floor(r() * resting.length);
+        const maker_order = resting[slot];
+        const maker = ((maker_order - 1) % accounts) + 1;
+        const order = next_order++;
+        resting[slot] = order;
+        builder.apply(e.set(EventType.ACCEPTED, [3, taker, order, nonce++, 0, 0, 0, 0, 2e9, 200, 0, 0, 0]));
+        builder.apply(e.set(EventType.FILL, [fill_id++, 0, order, maker_order, taker, maker, 0, 2e9, 100, 5, 1]));
+        builder.apply(e.set(EventType.ORDER_UPDATE, [maker_order, maker, 0, 1, 2, 2e9, 100, 100, 0, 2e9, 0]));
+        builder.apply(e.set(EventType.ORDER_UPDATE, [order, taker, 0, 0, 1, 2e9, 200, 100, 100, 2e9, 0]));
+        for (const [a, asset] of [[taker, 0], [taker, 1], [maker, 0], [maker, 1]]) {
+          builder.apply(e.set(EventType.BALANCE, [a, asset, 1e9 + fill_id, 1e6 + i, 3]));
+        }
+      }
+      // state_diff: the hex diff the publisher publishes with every batch.
+      changed += builder.endBatch().state_diff.length;
+    }
+    return { us: cpuUs(process.cpuUsage(c0)), changed, keccaks: builder.hashCount() - k0 };
+  };
+  run(Math.min(2_000, TIMED_REQUESTS)); // warm-up
+  const m = run(TIMED_REQUESTS);
+  return { leaves: builder.leafCount(), batch, us_per_leaf: m.us / m.changed, leaves_per_request: m.changed / TIMED_REQUESTS, keccaks_per_leaf: m.keccaks / m.changed };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The DA core's CPU per request
+
+function address(i: number): Uint8Array {
+  const a = new Uint8Array(20);
+  new DataView(a.buffer).setUint32(16, i);
+  a[0] = 0xab;
+  return a;
+}
+
+/** Deposits for every account, then REQUESTS place/cancel requests, journaled in batches of DA_BATCH. */
+async function generateJournal(dir: string): Promise<number> {
+  const journal = Journal.open(dir);
+  const ring = createRecordRing(1 << Math.ceil(Math.log2(Math.max(2, DA_BATCH))));
+  const writer = new RequestWriter(ring);
+  const records = new Int32Array(DA_BATCH * RECORD_WORDS);
+  const req = emptyRequest();
+  const rand = rng(42);
+  const nonce = new Float64Array(DA_ACCOUNTS + 1);
+  const placed = new Uint32Array(DA_ACCOUNTS + 1);
+  let batch_id = 0;
+  let pending = 0;
+  let seq = 0;
+  let last: Promise<void> = Promise.resolve();
+  const flush = (): void => {
+    writer.flush();
+    const n = ring.available();
+    if (n === 0) return;
+    for (let i = 0; i < n; i++) records.set(ring.i32.subarray(ring.slotOffset(i), ring.slotOffset(i) + RECORD_WORDS), i * RECORD_WORDS);
+    ring.release(n);
+    last = journal.append(++batch_id, 1_700_000_000_000 + batch_id, records, n);
+    pending = 0;
+  };
+  const push = (account: number): void => {
+    if (!writer.tryWrite(++seq, address(account), account, req)) throw new Error('ring full');
+    if (++pending === DA_BATCH) flush();
+  };
+  for (let a = 1; a <= DA_ACCOUNTS; a++) {
+    for (const [asset, amount] of [[0, 1e9], [1, 1e8], [2, 1e11]] as const) {
+      Object.assign(req, emptyRequest(), { kind: RequestKind.DEPOSIT, asset, amount_units: amount });
+      push(a);
+    }
+  }
+  const first_timed = batch_id + 1;
+  for (let i = 0; i < REQUESTS; i++) {
+    const a = 1 + Math.floor(rand() * DA_ACCOUNTS);
+    Object.assign(req, emptyRequest());
+    req.nonce = ++nonce[a];
+    if (rand() < 0.25 && placed[a] > 0) {
+      req.kind = RequestKind.CANCEL;
+      req.client_order_id = `c${placed[a] - Math.floor(rand() * Math.min(placed[a], 8))}`;
+    } else {
+      req.kind = RequestKind.PLACE;
+      req.market = 0;
+      req.side = rand() < 0.5 ? Side.BID : Side.ASK;
+      req.order_type = OrderType.LIMIT;
+      req.tif = Tif.GTC;
+      req.price_units = (200_000 + Math.floor(rand() * 41) - 20) * 10_000;
+      req.quantity_units = 100 * (1 + Math.floor(rand() * 10));
+      req.client_order_id = `c${++placed[a]}`;
+    }
+    push(a);
+  }
+  flush();
+  await last;
+  await journal.close();
+  return first_timed;
+}
+
+/** CPU µs of replaying batches >= first_timed, with the DA core fed or not. */
+function replayCpu(dir: string, first_timed: number, with_core: boolean): { us: number; requests: number; published: number } {
+  const store = new MemoryDaStore();
+  const reader = with_core ? JournalReader.open(dir) : null;
+  const core = with_core ? new DaPublisherCore({ assets: ['ETH', 'BTC', 'USDC'], store, journal: reader, log: (m) => console.error(m) }) : null;
+  const exec = new ReplayExecutor(engineConfigOf(loadConfig({})), {
+    state_root: false,
+    event_ring_slots: 1 << 14,
+    onEvent: core === null ? undefined : (e) => {
+      core.onEvent(e);
+      if (e.type() === EventType.BATCH_COMMITTED) core.onBatch(e.field(0), e.field(1));
+    },
+  });
+  exec.genesis();
+  const journal = Journal.open(dir);
+  let us = 0;
+  let requests = 0;
+  for (const b of journal.read(1)) {
+    const c0 = process.cpuUsage();
+    exec.apply(b.batch_id, b.time_ms, b.records, b.count);
+    if (b.batch_id >= first_timed) {
+      us += cpuUs(process.cpuUsage(c0));
+      requests += b.count;
+    }
+  }
+  void journal.close();
+  if (core !== null && core.failure !== null) throw new Error(`DA core failed: ${core.failure}`);
+  return { us, requests, published: core?.published ?? 0 };
+}
+
+async function main(): Promise<void> {
+  const k = keccakPhase();
+  console.log(`keccak256 per call: 64 bytes noble ${round(k.noble_64)} µs, hash-wasm ${round(k.wasm_64)} µs; 129 bytes noble ${round(k.noble_129)} µs, hash-wasm ${round(k.wasm_129)} µs`);
+
+  const per_size: LeafCost[][] = [];
+  for (const size of [SMALL, LARGE]) {
+    const s = syntheticBuilder(size);
+    console.log(`state of ${s.builder.leafCount().toLocaleString('en-US')} leaves restored in ${round(s.restore_ms, 0)} ms`);
+    const costs = BATCHES.map((b, i) => touchPhase(s, b, 100 + i));
+    for (const c of costs) {
+      console.log(`  batch of ${c.batch} requests: ${round(c.us_per_leaf)} µs CPU per changed leaf (${round(c.keccaks_per_leaf, 1)} keccaks, ${round(c.leaves_per_request, 1)} leaves per request)`);
+    }
+    per_size.push(costs);
+  }
+  const ratios = BATCHES.map((_, i) => per_size[1][i].us_per_leaf / per_size[0][i].us_per_leaf);
+  console.log(`ratio ${LARGE.toLocaleString('en-US')} / ${SMALL.toLocaleString('en-US')} leaves per changed leaf: ${BATCHES.map((b, i) => `batch ${b}: ${round(ratios[i])}`).join(', ')} (target <= 2)`);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-'));
+  try {
+    const first_timed = await generateJournal(dir);
+    let best_with = Infinity;
+    let best_without = Infinity;
+    let requests = 0;
+    let published = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const a = replayCpu(dir, first_timed, false);
+      const b = replayCpu(dir, first_timed, true);
+      best_without = Math.min(best_without, a.us);
+      best_with = Math.min(best_with, b.us);
+      requests = b.requests;
+      published = b.published;
+    }
+    const da_us = (best_with - best_without) / requests;
+    console.log(`DA core per request (batches of ${DA_BATCH}, ${DA_ACCOUNTS.toLocaleString('en-US')} accounts, ${requests.toLocaleString('en-US')} requests, ${published.toLocaleString('en-US')} batches published): ${round(da_us, 1)} µs CPU (replay alone ${round(best_without / requests, 1)} µs)`);
+    const field = (i: number, size: number): number => round(per_size[size][i].us_per_leaf);
+    const fields: Record<string, number> = {};
+    BATCHES.forEach((b, i) => {
+      fields[`us_per_leaf_small_batch${b}`] = field(i, 0);
+      fields[`us_per_leaf_large_batch${b}`] = field(i, 1);
+      fields[`ratio_large_small_batch${b}`] = round(ratios[i]);
+    });
+    console.log(JSON.stringify({
+      bench: 'state_root',
+      keccak_us_64_noble: round(k.noble_64), keccak_us_64: round(k.wasm_64), keccak_us_129: round(k.wasm_129),
+      small_leaves: per_size[0][0].leaves, large_leaves: per_size[1][0].leaves,
+      ...fields,
+      ratio_large_small_max: round(Math.max(...ratios)),
+      da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH,
+    }));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
