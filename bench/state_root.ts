@@ -31,10 +31,12 @@ import {
   LeafKind, StateRootBuilder, accountKey, accountValue, balanceKey, balanceValue, marketKey, marketValue, nonceValue,
   orderKey, orderValue, type PendingLeaf,
 } from '../src/da/state_root.js';
-import { emptyRequest, OrderType, RequestKind, Side, Tif } from '../src/engine/types.js';
-import type { EventFields } from '../src/gateway/read_model.js';
+import { emptyRequest, OrderStatus, OrderType, RequestKind, Side, Tif } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
-import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+import {
+  AcceptedField, BalanceField, BatchField, createRecordRing, EventType, FillField, OrderUpdateField, RECORD_WORDS, RequestWriter,
+  type EventFields,
+} from '../src/ring/records.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
 
 function envInt(name: string, fallback: number): number {
@@ -78,14 +80,20 @@ function keccakPhase(): { noble_64: number; wasm_64: number; noble_129: number; 
 // ---------------------------------------------------------------------------------------------
 // 2. Cost per touched leaf against the state size
 
+/** One event at a time: its type and fields by name (the records.ts field tables). */
 class Ev implements EventFields {
   t = 0;
-  f: number[] = [];
+  readonly f = new Float64Array(16);
   type(): number { return this.t; }
-  field(k: number): number { return this.f[k] ?? 0; }
+  field(k: number): number { return this.f[k]; }
   clientOrderId(): string { return ''; }
   addressHex(): string { return ''; }
-  set(t: number, f: number[]): this { this.t = t; this.f = f; return this; }
+  set<T extends Record<string, number>>(t: number, table: T, values: Partial<Record<keyof T, number>>): this {
+    this.t = t;
+    this.f.fill(0);
+    for (const name in values) this.f[table[name]] = values[name]!;
+    return this;
+  }
 }
 
 const MARKET = { id: 'ETH-USDC', status: 0, base: 0, quote: 1, tick: 10_000, lot: 100, fee_override: 0, maker_bps: 1, taker_bps: 5, mark_price: 0 };
@@ -129,7 +137,7 @@ function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: n
     // One CPU reading per run: a cpuUsage() per batch cost 14% of the run (profiled).
     const c0 = process.cpuUsage();
     for (let done = 0; done < requests; done += batch) {
-      builder.apply(e.set(EventType.BATCH_BEGIN, [++batch_id, 1_700_000_000_000 + batch_id]));
+      builder.apply(e.set(EventType.BATCH_BEGIN, BatchField, { BATCH_ID: ++batch_id, TIME_MS: 1_700_000_000_000 + batch_id }));
       for (let i = 0; i < batch; i++) {
         const taker = 1 + Math.floor(r() * accounts);
         const slot = Math.floor(r() * resting.length);
@@ -137,12 +145,23 @@ function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: n
         const maker = ((maker_order - 1) % accounts) + 1;
         const order = next_order++;
         resting[slot] = order;
-        builder.apply(e.set(EventType.ACCEPTED, [3, taker, order, nonce++, 0, 0, 0, 0, 2e9, 200, 0, 0, 0]));
-        builder.apply(e.set(EventType.FILL, [fill_id++, 0, order, maker_order, taker, maker, 0, 2e9, 100, 5, 1]));
-        builder.apply(e.set(EventType.ORDER_UPDATE, [maker_order, maker, 0, 1, 2, 2e9, 100, 100, 0, 2e9, 0]));
-        builder.apply(e.set(EventType.ORDER_UPDATE, [order, taker, 0, 0, 1, 2e9, 200, 100, 100, 2e9, 0]));
+        builder.apply(e.set(EventType.ACCEPTED, AcceptedField, {
+          KIND: RequestKind.PLACE, ACCOUNT: taker, ORDER_ID: order, NONCE: nonce++, PRICE_UNITS: 2e9, QUANTITY_UNITS: 200,
+        }));
+        builder.apply(e.set(EventType.FILL, FillField, {
+          FILL_ID: fill_id++, TAKER_ORDER_ID: order, MAKER_ORDER_ID: maker_order, TAKER_ACCOUNT: taker, MAKER_ACCOUNT: maker,
+          PRICE_UNITS: 2e9, QUANTITY_UNITS: 100, TAKER_FEE_UNITS: 5, MAKER_FEE_UNITS: 1,
+        }));
+        builder.apply(e.set(EventType.ORDER_UPDATE, OrderUpdateField, {
+          ORDER_ID: maker_order, ACCOUNT: maker, SIDE: Side.ASK, STATUS: OrderStatus.FILLED, PRICE_UNITS: 2e9,
+          QUANTITY_UNITS: 100, FILLED_UNITS: 100, LAST_FILL_PRICE_UNITS: 2e9,
+        }));
+        builder.apply(e.set(EventType.ORDER_UPDATE, OrderUpdateField, {
+          ORDER_ID: order, ACCOUNT: taker, SIDE: Side.BID, STATUS: OrderStatus.PARTIALLY_FILLED, PRICE_UNITS: 2e9,
+          QUANTITY_UNITS: 200, FILLED_UNITS: 100, REMAINING_UNITS: 100, LAST_FILL_PRICE_UNITS: 2e9,
+        }));
         for (const [a, asset] of [[taker, 0], [taker, 1], [maker, 0], [maker, 1]]) {
-          builder.apply(e.set(EventType.BALANCE, [a, asset, 1e9 + fill_id, 1e6 + i, 3]));
+          builder.apply(e.set(EventType.BALANCE, BalanceField, { ACCOUNT: a, ASSET: asset, AVAILABLE_UNITS: 1e9 + fill_id, LOCKED_UNITS: 1e6 + i }));
         }
       }
       // state_diff: the hex diff the publisher publishes with every batch.
