@@ -99,7 +99,7 @@ class Ev implements EventFields {
 const MARKET = { id: 'ETH-USDC', status: 0, base: 0, quote: 1, tick: 10_000, lot: 100, fee_override: 0, maker_bps: 1, taker_bps: 5, mark_price: 0 };
 
 /** A builder holding `leaves` leaves: leaves/5 accounts (account, nonce, 2 balances) and as many open orders. */
-function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts: number; restore_ms: number } {
+function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts: number; restore_ms: number; restore_cpu_ms: number } {
   const accounts = Math.max(2, Math.floor(leaves / 5));
   const entries: [string, PendingLeaf][] = [];
   const addresses = new Map<number, string>([[0, '0x' + '00'.repeat(20)]]);
@@ -114,8 +114,9 @@ function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts
   entries.push(['5:0', { kind: LeafKind.MARKET, key: marketKey(0), value: marketValue(MARKET) }]);
   const builder = new StateRootBuilder(['ETH', 'USDC']);
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   builder.restore({ entries, markets: [MARKET], addresses }, 0);
-  return { builder, accounts, restore_ms: performance.now() - t0 };
+  return { builder, accounts, restore_ms: performance.now() - t0, restore_cpu_ms: cpuUs(process.cpuUsage(c0)) / 1000 };
 }
 
 interface LeafCost { leaves: number; batch: number; us_per_leaf: number; leaves_per_request: number; keccaks_per_leaf: number }
@@ -277,9 +278,11 @@ async function main(): Promise<void> {
   console.log(`keccak256 per call: 64 bytes noble ${round(k.noble_64)} µs, hash-wasm ${round(k.wasm_64)} µs; 129 bytes noble ${round(k.noble_129)} µs, hash-wasm ${round(k.wasm_129)} µs`);
 
   const per_size: LeafCost[][] = [];
+  const restore_cpu_ms: number[] = [];
   for (const size of [SMALL, LARGE]) {
     const s = syntheticBuilder(size);
-    console.log(`state of ${s.builder.leafCount().toLocaleString('en-US')} leaves restored in ${round(s.restore_ms, 0)} ms`);
+    console.log(`state of ${s.builder.leafCount().toLocaleString('en-US')} leaves restored (snapshot path) in ${round(s.restore_ms, 0)} ms, ${round(s.restore_cpu_ms, 0)} ms CPU`);
+    restore_cpu_ms.push(s.restore_cpu_ms);
     const costs = BATCHES.map((b, i) => touchPhase(s, b, 100 + i));
     for (const c of costs) {
       console.log(`  batch of ${c.batch} requests: ${round(c.us_per_leaf)} µs CPU per changed leaf (${round(c.keccaks_per_leaf, 1)} keccaks, ${round(c.leaves_per_request, 1)} leaves per request)`);
@@ -317,6 +320,7 @@ async function main(): Promise<void> {
       bench: 'state_root',
       keccak_us_64_noble: round(k.noble_64), keccak_us_64: round(k.wasm_64), keccak_us_129: round(k.wasm_129),
       small_leaves: per_size[0][0].leaves, large_leaves: per_size[1][0].leaves,
+      restore_cpu_ms_small: round(restore_cpu_ms[0], 0), restore_cpu_ms_large: round(restore_cpu_ms[1], 0),
       ...fields,
       ratio_large_small_max: round(Math.max(...ratios)),
       da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH,
