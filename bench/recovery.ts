@@ -38,11 +38,10 @@ import { engineConfigOf, loadConfig } from '../src/config.js';
 import { JournalReader } from '../src/da/journal_reader.js';
 import { keccak256 } from '../src/da/keccak.js';
 import { ReplayExecutor } from '../src/da/replay.js';
-import { emptyRequest, RequestKind, Side, Tif, OrderType } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
-import { createRecordRing, EventType, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+import { EventType } from '../src/ring/records.js';
+import { generateJournal } from './journal_flow.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
-import { mulberry32 as rng } from '../src/util/prng.js';
 import { Knobs } from './knobs.js';
 
 // bench/knobs.ts: `--requests N` or BENCH_REQUESTS=N, and so on.
@@ -60,86 +59,6 @@ const REUSE_JOURNAL = knobs.optionalString('journal');
 const KEEP = knobs.flag('keep');
 knobs.finish();
 
-
-function address(i: number): Uint8Array {
-  const a = new Uint8Array(20);
-  new DataView(a.buffer).setUint32(16, i);
-  a[0] = 0xab;
-  return a;
-}
-
-async function generate(dir: string): Promise<{ batches: number; records: number; seconds: number }> {
-  const t0 = performance.now();
-  const journal = Journal.open(dir);
-  const ring_slots = 1 << Math.ceil(Math.log2(Math.max(2, BATCH)));
-  const ring = createRecordRing(ring_slots);
-  const writer = new RequestWriter(ring);
-  const batch = new Int32Array(BATCH * RECORD_WORDS);
-  const r = emptyRequest();
-  const rand = rng(42);
-  const nonce = new Float64Array(ACCOUNTS + 1);
-  const placed = new Uint32Array(ACCOUNTS + 1);
-  let batch_id = 0;
-  let pending = 0;
-  let records = 0;
-  let seq = 0;
-  const inflight = new Set<Promise<void>>();
-  const flush = async (): Promise<void> => {
-    writer.flush();
-    const n = ring.available();
-    if (n === 0) return;
-    for (let i = 0; i < n; i++) {
-      const o = ring.slotOffset(i);
-      batch.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
-    }
-    ring.release(n);
-    const p: Promise<void> = journal.append(++batch_id, 1_700_000_000_000 + batch_id, batch, n).then(() => {
-      inflight.delete(p);
-    });
-    inflight.add(p);
-    records += n;
-    pending = 0;
-    if (inflight.size >= 64) await Promise.race(inflight);
-  };
-  const push = async (account: number): Promise<void> => {
-    if (!writer.tryWrite(++seq, address(account), account, r)) throw new Error('ring full');
-    if (++pending === BATCH) await flush();
-  };
-  // Deposits: accounts 1..ACCOUNTS in order (the registry hands out ids in that order).
-  for (let a = 1; a <= ACCOUNTS; a++) {
-    for (const [asset, amount] of [[0, 1e9], [1, 1e8], [2, 1e11]] as const) {
-      Object.assign(r, emptyRequest(), { kind: RequestKind.DEPOSIT, asset, amount_units: amount });
-      await push(a);
-    }
-  }
-  for (let i = 0; i < REQUESTS; i++) {
-    const a = 1 + Math.floor(rand() * ACCOUNTS);
-    Object.assign(r, emptyRequest());
-    r.nonce = ++nonce[a];
-    if (rand() < 0.25 && placed[a] > 0) {
-      r.kind = RequestKind.CANCEL;
-      const back = Math.floor(rand() * Math.min(placed[a], 8));
-      r.client_order_id = `c${placed[a] - back}`;
-    } else {
-      const btc = rand() < 0.2;
-      r.kind = RequestKind.PLACE;
-      r.market = btc ? 1 : 0;
-      r.side = rand() < 0.5 ? Side.BID : Side.ASK;
-      r.order_type = OrderType.LIMIT;
-      r.tif = Tif.GTC;
-      const tick = btc ? 100_000 : 10_000;
-      const mid_ticks = btc ? 300_000 : 200_000;
-      r.price_units = (mid_ticks + Math.floor(rand() * 41) - 20) * tick;
-      r.quantity_units = (btc ? 10 : 100) * (1 + Math.floor(rand() * 10));
-      r.client_order_id = `c${++placed[a]}`;
-    }
-    await push(a);
-  }
-  await flush();
-  await Promise.all(inflight);
-  await journal.close();
-  return { batches: batch_id, records, seconds: (performance.now() - t0) / 1000 };
-}
 
 interface ReplayResult {
   batches: number;
@@ -225,7 +144,7 @@ async function main(): Promise<void> {
   try {
     let gen = { batches: 0, records: 0, seconds: 0 };
     if (reuse === undefined) {
-      gen = await generate(dir);
+      gen = await generateJournal(dir, { accounts: ACCOUNTS, requests: REQUESTS, batch: BATCH });
       console.log(`generated ${gen.records.toLocaleString('en-US')} records (${REQUESTS.toLocaleString('en-US')} orders + ${(ACCOUNTS * 3).toLocaleString('en-US')} deposits) in ${gen.batches} batches of <= ${BATCH}, journaled in ${round(gen.seconds)} s`);
     }
     const bare = replay(dir, false, REPLAY_SECONDS);

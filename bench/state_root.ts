@@ -12,7 +12,7 @@
 //    the order count stays constant. Reported: CPU µs of apply + endBatch per leaf the batch
 //    changed, and the ratio large / small per batch size (target <= 2).
 // 3. The DA thread's CPU per request under a realistic batch: BENCH_REQUESTS [40,000] requests
-//    (75% place, 25% cancel, 10,000 accounts, as bench/recovery.ts) journaled in batches of
+//    (75% place, 25% cancel, 10,000 accounts: bench/journal_flow.ts, as bench/recovery.ts) journaled in batches of
 //    BENCH_DA_BATCH [20], replayed through the real Matcher; the DA core (DaPublisherCore: the
 //    state root, the fills tree, the journal read, the submit to a memory DA store) consumes the
 //    events. Its CPU = CPU of the replay with it minus CPU without it (best of BENCH_RUNS [3]).
@@ -31,21 +31,13 @@ import {
   LeafKind, StateRootBuilder, accountKey, accountValue, balanceKey, balanceValue, marketKey, marketValue, nonceValue,
   orderKey, orderValue, type PendingLeaf,
 } from '../src/da/state_root.js';
-import { emptyRequest, OrderStatus, OrderType, RequestKind, Side, Tif } from '../src/engine/types.js';
+import { OrderStatus, RequestKind, Side } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
 import {
-  AcceptedField, BalanceField, BatchField, createRecordRing, EventType, FillField, OrderUpdateField, RECORD_WORDS, RequestWriter,
-  type EventFields,
+  AcceptedField, BalanceField, BatchField, EventType, FillField, OrderUpdateField, type EventFields,
 } from '../src/ring/records.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
-
-function envInt(name: string, fallback: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v.replace(/_/g, ''));
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
-  return Math.floor(n);
-}
+import { envInt, generateJournal } from './journal_flow.js';
 
 const SMALL = envInt('BENCH_SMALL', 10_000);
 const LARGE = envInt('BENCH_LARGE', 1_000_000);
@@ -178,72 +170,6 @@ function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: n
 // ---------------------------------------------------------------------------------------------
 // 3. The DA core's CPU per request
 
-function address(i: number): Uint8Array {
-  const a = new Uint8Array(20);
-  new DataView(a.buffer).setUint32(16, i);
-  a[0] = 0xab;
-  return a;
-}
-
-/** Deposits for every account, then REQUESTS place/cancel requests, journaled in batches of DA_BATCH. */
-async function generateJournal(dir: string): Promise<number> {
-  const journal = Journal.open(dir);
-  const ring = createRecordRing(1 << Math.ceil(Math.log2(Math.max(2, DA_BATCH))));
-  const writer = new RequestWriter(ring);
-  const records = new Int32Array(DA_BATCH * RECORD_WORDS);
-  const req = emptyRequest();
-  const rand = rng(42);
-  const nonce = new Float64Array(DA_ACCOUNTS + 1);
-  const placed = new Uint32Array(DA_ACCOUNTS + 1);
-  let batch_id = 0;
-  let pending = 0;
-  let seq = 0;
-  let last: Promise<void> = Promise.resolve();
-  const flush = (): void => {
-    writer.flush();
-    const n = ring.available();
-    if (n === 0) return;
-    for (let i = 0; i < n; i++) records.set(ring.i32.subarray(ring.slotOffset(i), ring.slotOffset(i) + RECORD_WORDS), i * RECORD_WORDS);
-    ring.release(n);
-    last = journal.append(++batch_id, 1_700_000_000_000 + batch_id, records, n);
-    pending = 0;
-  };
-  const push = (account: number): void => {
-    if (!writer.tryWrite(++seq, address(account), account, req)) throw new Error('ring full');
-    if (++pending === DA_BATCH) flush();
-  };
-  for (let a = 1; a <= DA_ACCOUNTS; a++) {
-    for (const [asset, amount] of [[0, 1e9], [1, 1e8], [2, 1e11]] as const) {
-      Object.assign(req, emptyRequest(), { kind: RequestKind.DEPOSIT, asset, amount_units: amount });
-      push(a);
-    }
-  }
-  const first_timed = batch_id + 1;
-  for (let i = 0; i < REQUESTS; i++) {
-    const a = 1 + Math.floor(rand() * DA_ACCOUNTS);
-    Object.assign(req, emptyRequest());
-    req.nonce = ++nonce[a];
-    if (rand() < 0.25 && placed[a] > 0) {
-      req.kind = RequestKind.CANCEL;
-      req.client_order_id = `c${placed[a] - Math.floor(rand() * Math.min(placed[a], 8))}`;
-    } else {
-      req.kind = RequestKind.PLACE;
-      req.market = 0;
-      req.side = rand() < 0.5 ? Side.BID : Side.ASK;
-      req.order_type = OrderType.LIMIT;
-      req.tif = Tif.GTC;
-      req.price_units = (200_000 + Math.floor(rand() * 41) - 20) * 10_000;
-      req.quantity_units = 100 * (1 + Math.floor(rand() * 10));
-      req.client_order_id = `c${++placed[a]}`;
-    }
-    push(a);
-  }
-  flush();
-  await last;
-  await journal.close();
-  return first_timed;
-}
-
 /** CPU µs of replaying batches >= first_timed, with the DA core fed or not. */
 function replayCpu(dir: string, first_timed: number, with_core: boolean): { us: number; requests: number; published: number } {
   const store = new MemoryDaStore();
@@ -294,7 +220,7 @@ async function main(): Promise<void> {
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-'));
   try {
-    const first_timed = await generateJournal(dir);
+    const first_timed = (await generateJournal(dir, { accounts: DA_ACCOUNTS, requests: REQUESTS, batch: DA_BATCH })).first_request_batch;
     let best_with = Infinity;
     let best_without = Infinity;
     let requests = 0;
