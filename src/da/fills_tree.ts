@@ -26,7 +26,7 @@
  */
 
 // keccak256 from ./keccak.js (hash-wasm): byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts).
-import { keccak256 as keccak_256, keccak256Into } from './keccak.js';
+import { keccak256Into } from './keccak.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from './abi.js';
 import { bytesEqual, bytesToHex0x, compareBytes, tryHexToBytes } from './hex.js';
 
@@ -113,7 +113,16 @@ export function encodeFillLeaf(leaf: FillLeaf): Uint8Array {
 
 /** `fill_hash`: keccak256(keccak256(abi.encode(fill))). */
 export function fillLeafHash(leaf: FillLeaf): Uint8Array {
-  return keccak_256(keccak_256(encodeFillLeaf(leaf)));
+  const out = new Uint8Array(HASH);
+  fillLeafHashInto(leaf, out, 0);
+  return out;
+}
+
+/** `fill_hash` written to `out[at .. at+32)` (the second hash in place). */
+function fillLeafHashInto(leaf: FillLeaf, out: Uint8Array, at: number): void {
+  const encoded = encodeFillLeaf(leaf);
+  keccak256Into(encoded, 0, encoded.length, out, at);
+  keccak256Into(out, at, HASH, out, at);
 }
 
 /**
@@ -195,7 +204,7 @@ export class FillsTree {
   static build(leaves: readonly FillLeaf[]): FillsTree {
     const n = leaves.length;
     const hashes = new Uint8Array(n * HASH);
-    for (let i = 0; i < n; i++) hashes.set(fillLeafHash(leaves[i]!), i * HASH);
+    for (let i = 0; i < n; i++) fillLeafHashInto(leaves[i]!, hashes, i * HASH);
     return FillsTree.fromFlatHashes(hashes, n);
   }
 

@@ -176,14 +176,24 @@ export class StateTree {
    * Applies changes (value null = remove; ids are the builder's leaf ids, one per kind and key)
    * and hashes what they changed; returns the changes that really changed a leaf, by path.
    */
-  update(changes: Iterable<[string, PendingLeaf]>): RawChange[] {
+  update(changes: readonly [string, PendingLeaf][]): RawChange[] {
     const applied: RawChange[] = [];
     const revert: RawChange[] = [];
+    // The changes' sort keys share one buffer (views into it): one allocation per batch instead
+    // of one ArrayBuffer per change (allocations were ~20% of the state root's CPU, profiled).
+    const sort_keys = new Uint8Array(changes.length * HASH);
+    let used = 0;
+    const sortKeyOf = (slot: number): Uint8Array => {
+      const at = used;
+      used += HASH;
+      sort_keys.set(this.paths.subarray(slot * HASH, slot * HASH + HASH), at);
+      return sort_keys.subarray(at, at + HASH);
+    };
     for (const [id, c] of changes) {
       const slot = this.index.get(id);
       if (c.value === null) {
         if (slot === undefined) continue;
-        const sort_key = this.paths.slice(slot * HASH, slot * HASH + HASH);
+        const sort_key = sortKeyOf(slot);
         revert.push({ sort_key, kind: c.kind, key: c.key, value: this.values[slot]! });
         applied.push({ sort_key, kind: c.kind, key: c.key, value: null });
         this.remove(slot);
@@ -193,7 +203,7 @@ export class StateTree {
       if (slot !== undefined) {
         const old = this.values[slot]!;
         if (sameValue(old, c.value)) continue;
-        const sort_key = this.paths.slice(slot * HASH, slot * HASH + HASH);
+        const sort_key = sortKeyOf(slot);
         revert.push({ sort_key, kind: c.kind, key: c.key, value: old });
         applied.push({ sort_key, kind: c.kind, key: c.key, value: c.value });
         this.values[slot] = c.value;
@@ -205,7 +215,7 @@ export class StateTree {
       const s = this.newSlot(c.kind, c.key, c.value);
       this.insert(s);
       this.index.set(id, s);
-      const sort_key = this.paths.slice(s * HASH, s * HASH + HASH);
+      const sort_key = sortKeyOf(s);
       applied.push({ sort_key, kind: c.kind, key: c.key, value: c.value });
       revert.push({ sort_key, kind: c.kind, key: c.key, value: null });
     }
