@@ -415,4 +415,5 @@ export {
   type OrderLeafValue, type MarketLeafValue, type RawLeaf, type PendingLeaf, type RawChange,
   type LeafChange, type LeafRecord,
 } from './state_leaves.js';
-export { StateTree, stateRootOfLeaves } from './state_tree.js';
+export { StateTree } from './state_tree.js';
+export { stateRootOfLeaves } from './state_tree_hash.js';

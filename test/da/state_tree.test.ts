@@ -1,11 +1,12 @@
-// The state trie (src/da/state_tree.ts) under random batches of inserts, updates, removals and
+// The state trie (src/da/state_tree.ts, state_tree_hash.ts) under random batches of inserts, updates, removals and
 // reinserts: the incremental root always equals the from-scratch root of the leaf set
 // (stateRootOfLeaves) and an independent model of the doc's definition; two different histories
 // that end with the same leaves give the same root; rootAfter predicts the next root without
 // changing the tree.
 import { describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { StateTree, stateRootOfLeaves } from '../../src/da/state_tree.js';
+import { StateTree } from '../../src/da/state_tree.js';
+import { stateRootOfLeaves } from '../../src/da/state_tree_hash.js';
 import { changesToHex, type PendingLeaf, type RawLeaf } from '../../src/da/state_leaves.js';
 import { mulberry32 } from '../../src/util/prng.js';
 
@@ -33,10 +34,6 @@ function modelRoot(leaves: RawLeaf[]): string {
     s.length === 0 ? new Uint8Array(32) : s.length === 1 ? s[0].h
       : keccak_256(cat(Uint8Array.of(0), ...[0, 1, 2, 3].map((i) => H(s.filter((x) => digit(x.path, d) === i), d + 1))));
   return hex(H(all, 0));
-}
-
-function rawLeaves(t: StateTree): RawLeaf[] {
-  return [...t.all()].map((l) => ({ kind: l.kind, key: l.key, value: l.value }));
 }
 
 describe('StateTree', () => {
