@@ -101,7 +101,7 @@ function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts
     entries.push([`3:${a}`, { kind: LeafKind.ACCOUNT, key: accountKey(a), value: accountValue(address) }]);
     entries.push([`2:${a}`, { kind: LeafKind.NONCE, key: accountKey(a), value: nonceValue(1) }]);
     for (const asset of [0, 1]) entries.push([`1:${a}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(a, asset), value: balanceValue(1e9, 1e6) }]);
-    entries.push([`4:${a}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(a), value: orderValue({ account: a, market: 0, side: 1, price: 2e9, quantity: 100, filled: 0, remaining: 100, status: 0 }) }]);
+    entries.push([`4:${a}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(a), value: orderValue({ account: a, market: 0, side: 1, price: 2e9, quantity: 100, filled: 0, remaining: 100, status: 0, locked: 100, priority_seq: a, last_fill_price: 0 }) }]);
   }
   entries.push(['5:0', { kind: LeafKind.MARKET, key: marketKey(0), value: marketValue(MARKET) }]);
   const builder = new StateRootBuilder(['ETH', 'USDC']);
