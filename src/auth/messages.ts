@@ -45,6 +45,9 @@ export interface OrderMessageFields {
 export interface OrderJsonMessageFields extends OrderMessageFields {
   order_type: string;
   time_in_force: string;
+  /** Optional members, signed only when the body carries them (DECISIONS "Market-maker features"). */
+  stp?: string | null;
+  expires_after_ms?: IntText | null;
 }
 
 /** `ringbook:order:{market_id}:{side}:{price}:{quantity}:{nonce}` (price 0 for market orders). */
@@ -57,8 +60,10 @@ export function orderMessage(f: OrderMessageFields): string {
 
 /**
  * Compact JSON form, keys in exactly this order, numbers as JSON integers, no spaces:
- * `{"market_id":..,"side":..,"price":..,"quantity":..,"order_type":..,"time_in_force":..,"nonce":..}`.
- * Price is 0 for market orders. This is the form the client SDK signs.
+ * `{"market_id":..,"side":..,"price":..,"quantity":..,"order_type":..,"time_in_force":..,"nonce":..}`,
+ * then `,"stp":..` and `,"expires_after_ms":..` when the order carries them (in that order).
+ * Price is 0 for market orders. This is the form the client SDK signs; the colon form has no
+ * place for the optional members, so an order carrying them must be signed in this one.
  */
 export function orderJsonMessage(f: OrderJsonMessageFields): string {
   return (
@@ -68,7 +73,10 @@ export function orderJsonMessage(f: OrderJsonMessageFields): string {
     `,"quantity":${jsonInt(f.quantity, 'quantity')}` +
     `,"order_type":${JSON.stringify(str(f.order_type, 'order_type'))}` +
     `,"time_in_force":${JSON.stringify(str(f.time_in_force, 'time_in_force'))}` +
-    `,"nonce":${jsonInt(f.nonce, 'nonce')}}`
+    `,"nonce":${jsonInt(f.nonce, 'nonce')}` +
+    (f.stp === undefined || f.stp === null ? '' : `,"stp":${JSON.stringify(str(f.stp, 'stp'))}`) +
+    (f.expires_after_ms === undefined || f.expires_after_ms === null ? '' : `,"expires_after_ms":${jsonInt(f.expires_after_ms, 'expires_after_ms')}`) +
+    '}'
   );
 }
 

@@ -33,6 +33,8 @@ export function orderBody(w: SyncSigner, o: Omit<PlaceOrderInput, 'nonce'>, nonc
     order_type,
     time_in_force,
     nonce,
+    stp: o.stp,
+    expires_after_ms: o.expires_after_ms,
   }));
   const body: Record<string, unknown> = { user: w.address, market_id: o.market_id, side: o.side };
   if (order_type !== 'market' && o.price !== undefined) body.price = o.price;
@@ -41,6 +43,8 @@ export function orderBody(w: SyncSigner, o: Omit<PlaceOrderInput, 'nonce'>, nonc
   body.time_in_force = time_in_force;
   body.nonce = nonce;
   if (o.client_order_id !== undefined) body.client_order_id = o.client_order_id;
+  if (o.stp !== undefined) body.stp = o.stp;
+  if (o.expires_after_ms !== undefined) body.expires_after_ms = o.expires_after_ms;
   body.signature = signature;
   return body as SignedBody;
 }

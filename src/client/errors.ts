@@ -40,6 +40,8 @@ export class InternalError extends RingbookError {}
 export class InvalidReferralError extends RingbookError {}
 /** The referred user already has a referrer; it never changes. */
 export class ReferralExistsError extends RingbookError {}
+/** The order's `expires_after_ms` was before the batch that would have applied it (nothing changed). */
+export class ExpiredError extends RingbookError {}
 /** WebSocket only: the connection was not authenticated in time (fatal, close code 4001). */
 export class AuthTimeoutError extends RingbookError {}
 
@@ -73,6 +75,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   INVALID_REFERRAL: InvalidReferralError,
   REFERRAL_EXISTS: ReferralExistsError,
   AUTH_TIMEOUT: AuthTimeoutError,
+  EXPIRED: ExpiredError,
 };
 
 /** The typed error for a code (unknown codes give a plain RingbookError). */

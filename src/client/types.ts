@@ -366,9 +366,15 @@ export interface PlaceOrderInput {
   /** Default `gtc` (limit) / `ioc` (market). */
   time_in_force?: TimeInForce;
   client_order_id?: string;
+  /** Self-trade prevention (server default `expire_maker`); signed in the JSON form when set. */
+  stp?: SelfTradePrevention;
+  /** Stale-order guard, epoch ms: refused with EXPIRED when the engine's batch is later. */
+  expires_after_ms?: number;
   /** Explicit nonce (default: the client's nonce source). */
   nonce?: number;
 }
+
+export type SelfTradePrevention = 'expire_maker' | 'expire_taker' | 'expire_both';
 
 export interface CancelInput {
   order_id?: number | string;

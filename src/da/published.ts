@@ -20,7 +20,7 @@ export interface BatchHeader {
 
 export interface PublishedBatch {
   header: BatchHeader;
-  /** The batch's request records, exactly as journaled (count x 48 words, little-endian). */
+  /** The batch's request records, exactly as journaled (count x RECORD_WORDS words, little-endian). */
   inputs_hex: string;
   fills: FillLeaf[];
   /**

@@ -18,7 +18,7 @@ import {
 import { ProgrammeState } from './engine_programmes.js';
 import {
   BalanceReason, FEE_ACCOUNT, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind,
-  Side, Tif, UpdateReason,
+  Side, Stp, Tif, UpdateReason,
   type EventSink, type Request,
 } from './types.js';
 
@@ -40,6 +40,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
   private tk_last_price = 0;
   private tk_stop_reason = 0;
   private tk_client_order_id = '';
+  /** The taker's self-trade prevention mode (Stp); an amend re-enters with expire_maker. */
+  private tk_stp = 0;
   /** The amended order's own slot (kept out of its level while it matches), else NIL. */
   private tk_slot = NIL;
   private had_fill = false;
@@ -82,6 +84,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
   private place(r: Request, out: EventSink): void {
     const reason = this.checkSigned(r);
     if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    // The stale-order guard is judged at the batch time, so a replay refuses exactly the same orders.
+    if (r.expires_after_ms !== 0 && this.batch_time_ms > r.expires_after_ms) return this.reject(r, out, Reject.EXPIRED);
     const m = r.market;
     if (!this.marketValid(m)) return this.reject(r, out, Reject.MARKET_UNKNOWN);
     if (this.market_status[m] !== MARKET_ACTIVE) return this.reject(r, out, Reject.MARKET_PAUSED);
@@ -91,6 +95,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     if (side !== Side.BID && side !== Side.ASK) return this.reject(r, out, Reject.SIDE_INVALID);
     if (type !== OrderType.LIMIT && type !== OrderType.MARKET) return this.reject(r, out, Reject.ORDER_TYPE_INVALID);
     if (!(tif >= Tif.GTC && tif <= Tif.POST_ONLY) || (tif | 0) !== tif) return this.reject(r, out, Reject.TIF_INVALID);
+    const stp = r.stp;
+    if (stp !== Stp.EXPIRE_MAKER && stp !== Stp.EXPIRE_TAKER && stp !== Stp.EXPIRE_BOTH) return this.reject(r, out, Reject.STP_INVALID);
     const q = r.quantity_units;
     if (!(q > 0)) return this.reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
     if (!isMultiple(q, this.market_lot[m])) return this.reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
@@ -138,10 +144,10 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     }
     let fok_unfilled = false;
     if (tif === Tif.FOK) {
-      if (this.liquidity(opposite, type === OrderType.LIMIT, side, p, q) < q) {
+      if (this.liquidity(opposite, type === OrderType.LIMIT, side, p, q, account, stp) < q) {
         fok_unfilled = true;
       } else if (side === Side.BID && type === OrderType.MARKET) {
-        const cost = this.marketBidCost(opposite, q);
+        const cost = this.marketBidCost(opposite, q, account);
         if (cost > this.ledger.available[account * a + quote]) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
       }
     }
@@ -165,6 +171,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     this.tk_last_price = 0;
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = coid;
+    this.tk_stp = stp;
     this.tk_slot = NIL;
     if (!fok_unfilled) this.matchTaker(out);
     this.finishTaker(out, may_rest, UpdateReason.PLACED);
@@ -254,6 +261,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     this.tk_last_price = last_fill_price;
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = coid;
+    this.tk_stp = Stp.EXPIRE_MAKER;
     this.tk_slot = s;
     this.matchTaker(out);
     this.finishTaker(out, true, UpdateReason.AMENDED);
@@ -427,6 +435,16 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
       let s = levels.head[lvl];
       while (s !== NIL && this.tk_remaining > 0) {
         const next = o.next[s];
+        if (o.account[s] === this.tk_account) {
+          // Self-trade prevention: never a fill with one account on both sides.
+          if (this.tk_stp !== Stp.EXPIRE_TAKER) this.cancelResting(s, UpdateReason.SELF_TRADE_PREVENTED, out);
+          if (this.tk_stp !== Stp.EXPIRE_MAKER) {
+            this.tk_stop_reason = UpdateReason.SELF_TRADE_PREVENTED;
+            return;
+          }
+          s = next;
+          continue;
+        }
         let q = this.tk_remaining < o.remaining[s] ? this.tk_remaining : o.remaining[s];
         if (is_market && taker_bid) {
           q = this.affordable(price, q, this.ledger.available[quote_key], lot);
@@ -581,7 +599,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     const account = this.tk_account;
     const m = this.tk_market;
     const lock_asset = this.tk_side === Side.BID ? this.market_quote[m] : this.market_base[m];
-    if (this.tk_remaining > 0 && may_rest) {
+    // A remainder stopped by self-trade prevention is cancelled even when it could rest.
+    if (this.tk_remaining > 0 && may_rest && this.tk_stop_reason !== UpdateReason.SELF_TRADE_PREVENTED) {
       const s = this.rest();
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
         this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
@@ -665,6 +684,7 @@ function wellFormed(r: Request): boolean {
     isSafe(r.order_id) && isSafe(r.asset) && isSafe(r.asset_quote) && isSafe(r.amount_units) &&
     isSafe(r.maker_fee_bps) && isSafe(r.taker_fee_bps) && isSafe(r.credit_limit_units) &&
     isSafe(r.auto_cancel_ratio_ppm) && isSafe(r.tick_size_units) && isSafe(r.lot_size_units) &&
-    isSafe(r.referrer_account) && isSafe(r.inner_kind) && isSafe(r.inner_nonce) && isSafe(r.inner_reject);
+    isSafe(r.referrer_account) && isSafe(r.inner_kind) && isSafe(r.inner_nonce) && isSafe(r.inner_reject) &&
+    isSafe(r.stp) && isSafe(r.expires_after_ms);
 }
 

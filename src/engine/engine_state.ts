@@ -17,7 +17,7 @@ import { CreditTable } from './credit.js';
 import { Ledger } from './ledger.js';
 import { DeadManTable, ForcedInbox, ReferralTable } from './programmes.js';
 import {
-  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, UpdateReason,
+  BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, Stp, UpdateReason,
   type EventSink, type MarketInfo, type Request,
 } from './types.js';
 
@@ -304,14 +304,26 @@ export abstract class EngineState {
     return side === Side.BID ? p >= bp : p <= bp;
   }
 
-  /** Resting quantity on `book` a taker could reach, counted up to `enough`. */
-  protected liquidity(book: BookSide, limited: boolean, side: number, limit: number, enough: number): number {
+  /**
+   * Resting quantity on `book` a taker of `account` could fill, counted up to `enough`. Under
+   * self-trade prevention the account's own orders are never filled: expire_maker skips them (they
+   * would be cancelled and matching goes on), expire_taker / expire_both stop at the first one.
+   * Only FOK orders ask (rare), so the walk goes order by order.
+   */
+  protected liquidity(book: BookSide, limited: boolean, side: number, limit: number, enough: number, account: number, stp: number): number {
     let total = 0;
+    const o = this.orders;
     for (let i = book.count - 1; i >= 0 && total < enough; i--) {
       const lvl = book.levels[i];
       const price = this.levels.price[lvl];
       if (limited && (side === Side.BID ? price > limit : price < limit)) break;
-      total += this.levels.quantity[lvl];
+      for (let s = this.levels.head[lvl]; s !== NIL && total < enough; s = o.next[s]) {
+        if (o.account[s] === account) {
+          if (stp !== Stp.EXPIRE_MAKER) return total;
+          continue;
+        }
+        total += o.remaining[s];
+      }
     }
     return total;
   }
@@ -322,8 +334,8 @@ export abstract class EngineState {
     return n + feeCeil(n, this.fee_taker_bps);
   }
 
-  /** What a market bid for `q` would pay over the fills it would make. Needs loadFees. */
-  protected marketBidCost(book: BookSide, q: number): number {
+  /** What a market bid for `q` by `account` would pay over the fills it would make (own orders as in liquidity). Needs loadFees. */
+  protected marketBidCost(book: BookSide, q: number, account: number): number {
     let left = q;
     let cost = 0;
     const o = this.orders;
@@ -331,6 +343,7 @@ export abstract class EngineState {
       const lvl = book.levels[i];
       const price = this.levels.price[lvl];
       for (let s = this.levels.head[lvl]; s !== NIL && left > 0; s = o.next[s]) {
+        if (o.account[s] === account) continue;
         const take = left < o.remaining[s] ? left : o.remaining[s];
         cost += this.marketBidFillCost(price, take);
         left -= take;

@@ -391,6 +391,8 @@ export class OrderTracker {
           if (t.side === m.side || e.taker_side !== t.side) v.push(`fill ${e.fill_id}: sides wrong`);
           if (t.market !== m.market || e.market !== t.market) v.push(`fill ${e.fill_id}: markets differ`);
           if (e.taker_account !== t.account || e.maker_account !== m.account) v.push(`fill ${e.fill_id}: accounts wrong`);
+          // Self-trade prevention (DECISIONS "Market-maker features"): never one account on both sides.
+          if (e.taker_account === e.maker_account) v.push(`fill ${e.fill_id}: account ${e.taker_account} on both sides (a self-trade)`);
           if (e.price_units !== m.price) v.push(`fill ${e.fill_id}: price ${e.price_units} is not the maker price ${m.price}`);
           if (t.order_type === OrderType.LIMIT) {
             const worse = t.side === Side.BID ? e.price_units > t.price : e.price_units < t.price;

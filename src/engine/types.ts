@@ -41,6 +41,13 @@ export const Side = { BID: 0, ASK: 1 } as const;
 export const OrderType = { LIMIT: 0, MARKET: 1 } as const;
 export const Tif = { GTC: 0, IOC: 1, FOK: 2, POST_ONLY: 3 } as const;
 
+/**
+ * Self-trade prevention: what happens when a taker would meet a resting order of its own account
+ * (DECISIONS "Market-maker features"; the taker's mode decides, as on Binance and Coinbase).
+ */
+export const Stp = { EXPIRE_MAKER: 0, EXPIRE_TAKER: 1, EXPIRE_BOTH: 2 } as const;
+export const STP_NAMES = ['expire_maker', 'expire_taker', 'expire_both'] as const;
+
 export const SIDE_NAMES = ['bid', 'ask'] as const;
 export const ORDER_TYPE_NAMES = ['limit', 'market'] as const;
 export const TIF_NAMES = ['gtc', 'ioc', 'fok', 'post_only'] as const;
@@ -63,16 +70,18 @@ export const Code = {
   INVALID_REFERRAL: 13,
   REFERRAL_EXISTS: 14,
   AUTH_TIMEOUT: 15,
+  /** The order's expires_after_ms is before the time of the batch that would apply it. */
+  EXPIRED: 16,
 } as const;
 export type CodeValue = (typeof Code)[keyof typeof Code];
 export const CODE_NAMES: readonly string[] = [
   'OK', 'INVALID_SIGNATURE', 'INSUFFICIENT_BALANCE', 'DUPLICATE_NONCE', 'MARKET_NOT_FOUND',
   'INVALID_ORDER', 'CREDIT_BREACH', 'MARKET_PAUSED', 'RATE_LIMITED', 'INTERNAL_ERROR',
   'UNAUTHORIZED', 'NOT_FOUND', 'INVALID_REQUEST', 'INVALID_REFERRAL', 'REFERRAL_EXISTS',
-  'AUTH_TIMEOUT',
+  'AUTH_TIMEOUT', 'EXPIRED',
 ];
 export const CODE_HTTP_STATUS: readonly number[] = [
-  200, 401, 400, 400, 404, 400, 400, 400, 429, 500, 401, 404, 400, 400, 400, 401,
+  200, 401, 400, 400, 404, 400, 400, 400, 429, 500, 401, 404, 400, 400, 400, 401, 400,
 ];
 
 /**
@@ -127,6 +136,8 @@ export const Reject = {
   ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER: 44,
   TIMEOUT_INVALID: 45,
   NOTHING_TO_CANCEL: 46,
+  EXPIRED: 47,
+  STP_INVALID: 48,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -177,6 +188,8 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the envelope nonce must be greater than the account last force-include envelope nonce',
   'timeout_ms must be 0 (disarm) or 1000 to 86400000',
   'the account has no resting order to cancel',
+  'the order expired: the batch time is past its expires_after_ms',
+  'stp must be expire_maker, expire_taker or expire_both',
 ];
 
 /** The code each reject reason answers with. */
@@ -228,6 +241,8 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.DUPLICATE_NONCE,
   Code.INVALID_REQUEST,
   Code.NOT_FOUND,
+  Code.EXPIRED,
+  Code.INVALID_ORDER,
 ];
 if (REJECT_MESSAGES.length !== REJECT_CODES.length || REJECT_CODES.length !== Object.keys(Reject).length) {
   throw new Error('every reject reason needs one message and one code');
@@ -292,10 +307,12 @@ export const UpdateReason = {
   DEAD_MAN_SWITCH: 9,
   /** The account's opted-in WebSocket connection closed (cancel_on_disconnect). */
   DISCONNECT: 10,
+  /** Self-trade prevention cancelled the order (a maker, the taker's remainder, or both). */
+  SELF_TRADE_PREVENTED: 11,
 } as const;
 export const UPDATE_REASON_NAMES = [
   'placed', 'fill', 'user_cancel', 'cancel_all', 'market_paused', 'credit_auto_cancel',
-  'unfilled_remainder', 'insufficient_balance', 'amended', 'dead_man_switch', 'disconnect',
+  'unfilled_remainder', 'insufficient_balance', 'amended', 'dead_man_switch', 'disconnect', 'self_trade_prevented',
 ] as const;
 
 /** Why a balance changed (the spec's balance_update reasons). */
@@ -358,6 +375,10 @@ export interface Request {
   inner_kind: number;
   inner_nonce: number;
   inner_reject: number;
+  /** PLACE: self-trade prevention mode (Stp; 0 = expire_maker, the default). */
+  stp: number;
+  /** PLACE: refused with EXPIRED when the batch time is later (epoch ms; 0 = no guard). */
+  expires_after_ms: number;
 }
 
 export function emptyRequest(): Request {
@@ -366,7 +387,7 @@ export function emptyRequest(): Request {
     price_units: 0, quantity_units: 0, order_id: 0, client_order_id: '', asset: 0, asset_quote: 0,
     amount_units: 0, maker_fee_bps: 0, taker_fee_bps: 0, credit_limit_units: 0,
     auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0, referrer_account: 0,
-    inner_kind: 0, inner_nonce: 0, inner_reject: 0,
+    inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0,
   };
 }
 

@@ -110,6 +110,9 @@ export function parseForcedPayload(
     case 'referral': parsed = parseReferral(fields); break;
   }
   if (isBodyError(parsed)) return malformed(kind_name);
+  // The inbox keeps a payload's order fields only (docs/api.md): an order that asks for stp or
+  // expires_after_ms could not be honoured after a hold of up to 24 h, so it is refused visibly.
+  if (parsed.json_form_only === true) return malformed(kind_name);
   const request = parsed.request;
   const referrer = parsed.referrer ?? null;
   if (parsed.address !== envelope.user) {

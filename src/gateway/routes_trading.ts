@@ -43,6 +43,10 @@ export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedReque
       reply.error('INVALID_SIGNATURE', 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)');
       return;
     }
+    if (message !== parsed.messages[0] && parsed.json_form_only === true) {
+      reply.error('INVALID_ORDER', 'an order with stp or expires_after_ms must be signed in the JSON form (the colon form cannot carry them)');
+      return;
+    }
     if (!allowWallet(ctx, reply, LIMITER_OF[parsed.limit], parsed.address)) return;
     submit(ctx, reply, parsed.request, parsed.address, (o) => {
       if (!o.accepted) replyRejected(reply, o);

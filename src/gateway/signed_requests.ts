@@ -7,7 +7,7 @@ import {
 } from '../auth/messages.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
 import {
-  emptyRequest, NO_MARKET, OrderType, RequestKind, Side, Tif, type Request,
+  emptyRequest, NO_MARKET, OrderType, RequestKind, Side, Stp, Tif, type Request,
 } from '../engine/types.js';
 import { isAddress } from '../util/address.js';
 
@@ -27,6 +27,12 @@ export interface SignedRequest {
   limit: 'orders' | 'cancels' | 'withdrawals';
   /** REFER: the referrer's lowercase 0x address (the matcher resolves it to an account). */
   referrer?: string;
+  /**
+   * The order carries stp / expires_after_ms: only messages[0] (the JSON form) may sign it. The
+   * colon form is still checked, to answer INVALID_ORDER ("needs the JSON form") rather than
+   * INVALID_SIGNATURE when that is what the client signed (DECISIONS).
+   */
+  json_form_only?: boolean;
 }
 
 export interface MarketLookup {
@@ -110,12 +116,16 @@ function market(lookup: MarketLookup, id: string): Result<number> {
 const SIDES: Record<string, number> = { bid: Side.BID, ask: Side.ASK };
 const TYPES: Record<string, number> = { limit: OrderType.LIMIT, market: OrderType.MARKET };
 const TIFS: Record<string, number> = { gtc: Tif.GTC, ioc: Tif.IOC, fok: Tif.FOK, post_only: Tif.POST_ONLY };
+const STPS: Record<string, number> = { expire_maker: Stp.EXPIRE_MAKER, expire_taker: Stp.EXPIRE_TAKER, expire_both: Stp.EXPIRE_BOTH };
 
 function pick(table: Record<string, number>, value: string): number {
   return Object.prototype.hasOwnProperty.call(table, value) ? table[value] : -1;
 }
 
-const ORDER_FIELDS = ['user', 'market_id', 'side', 'price', 'quantity', 'order_type', 'time_in_force', 'nonce', 'signature', 'client_order_id'] as const;
+const ORDER_FIELDS = [
+  'user', 'market_id', 'side', 'price', 'quantity', 'order_type', 'time_in_force', 'nonce', 'signature', 'client_order_id',
+  'stp', 'expires_after_ms',
+] as const;
 
 export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedRequest> {
   const unknown = unknownField(body, ORDER_FIELDS);
@@ -155,12 +165,29 @@ export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedReque
     }
     coid = body.client_order_id;
   }
+  let stp_text: string | null = null;
+  let stp: number = Stp.EXPIRE_MAKER;
+  if (body.stp !== undefined) {
+    stp = typeof body.stp === 'string' ? pick(STPS, body.stp) : -1;
+    if (stp < 0) return fail('INVALID_ORDER', 'stp must be expire_maker, expire_taker or expire_both');
+    stp_text = body.stp as string;
+  }
+  let expires: number | null = null;
+  if (body.expires_after_ms !== undefined) {
+    const v = body.expires_after_ms;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
+      return fail('INVALID_ORDER', 'expires_after_ms must be a positive integer (epoch milliseconds)');
+    }
+    expires = v;
+  }
   const sig = signature(body);
   if (isBodyError(sig)) return sig;
   const m = market(lookup, market_id);
   if (isBodyError(m)) return m;
   const r = emptyRequest();
   r.kind = RequestKind.PLACE;
+  r.stp = stp;
+  r.expires_after_ms = expires ?? 0;
   r.nonce = n;
   r.market = m;
   r.side = side;
@@ -169,10 +196,14 @@ export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedReque
   r.price_units = price;
   r.quantity_units = quantity;
   r.client_order_id = coid;
-  const fields = { market_id, side: side_text, price, quantity, nonce: n, order_type: type_text, time_in_force: tif_text };
+  const fields = {
+    market_id, side: side_text, price, quantity, nonce: n, order_type: type_text, time_in_force: tif_text,
+    stp: stp_text, expires_after_ms: expires,
+  };
   return {
     request: r, address: user, signature_hex: sig, limit: 'orders',
     messages: [orderJsonMessage(fields), orderMessage(fields)],
+    json_form_only: stp_text !== null || expires !== null,
   };
 }
 

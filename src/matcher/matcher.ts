@@ -4,7 +4,8 @@
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import type { SpscRing } from '../ring/spsc_ring.js';
 import {
-  EventWriter, RECORD_WORDS, RequestReader, viewsOfRecords, viewsOfRing, type RecordViews,
+  EventWriter, groupFollowingAt, RECORD_WORDS, REQUEST_GROUP_MAX, RequestReader, viewsOfRecords, viewsOfRing,
+  type RecordViews,
 } from '../ring/records.js';
 import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
@@ -61,8 +62,11 @@ export class Matcher {
     this.engine = engine;
     this.registry = new AccountRegistry(options.accounts_max);
     this.requests = requests;
-    // A batch may run past batch_requests_max by the consent slots of its last request.
-    this.batch_records = new Int32Array((options.batch_requests_max + CONSENT_SLOTS_MAX) * RECORD_WORDS);
+    // A batch may run past batch_requests_max by the consent slots of its last request, or by the
+    // rest of a group (POST /orders/batch) starting at its last slot, each request with its slots.
+    this.batch_records = new Int32Array(
+      (options.batch_requests_max + CONSENT_SLOTS_MAX + REQUEST_GROUP_MAX * (1 + CONSENT_SLOTS_MAX)) * RECORD_WORDS,
+    );
     this.batch_views = viewsOfRecords(this.batch_records);
     this.reader = new RequestReader(this.batch_views);
     this.ring_reader = requests === null ? null : new RequestReader(viewsOfRing(requests));
@@ -124,8 +128,20 @@ export class Matcher {
     const available = ring.available();
     if (available === 0) return 0;
     let n = available < this.options.batch_requests_max ? available : this.options.batch_requests_max;
+    const reader = this.ring_reader as RequestReader;
+    // A group (POST /orders/batch) is applied contiguously in one batch: never cut it. The group
+    // count is on its requests (not on their consent slots); its records were published together.
+    let last = n - 1;
+    while (last > 0 && reader.isConsent(ring.slotOffset(last))) last--;
+    let following = reader.isConsent(ring.slotOffset(last)) ? 0 : groupFollowingAt(ring.i32, ring.slotOffset(last));
+    while (following > 0) {
+      while (n < available && reader.isConsent(ring.slotOffset(n))) n++;
+      if (n >= available) throw new Error('request ring: a group was published in part');
+      n++;
+      following--;
+    }
     // Never cut a request from its consent slots (published with it, so they are available).
-    while (n < available && (this.ring_reader as RequestReader).isConsent(ring.slotOffset(n))) n++;
+    while (n < available && reader.isConsent(ring.slotOffset(n))) n++;
     this.commitBatch(n);
     return n;
   }

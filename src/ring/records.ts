@@ -10,7 +10,7 @@ import { toHex0x } from '../util/hex.js';
 import { SpscRing } from './spsc_ring.js';
 import { CONSENT_KIND, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
 
-export const RECORD_WORDS = 48;
+export const RECORD_WORDS = 52;
 
 // Offsets carry their index space in their name: `_F64` offsets index the Float64Array from the
 // slot's f64 base (word offset >> 1), `_WORD` offsets index the Int32Array from the slot's word
@@ -56,6 +56,22 @@ const RQ_SECOND_ADDRESS_WORD = RQ_CLIENT_ID_WORD;
 /** FORCE_INCLUDE: the payload's kind and the front's verdict on it (a Reject reason). */
 const RQ_INNER_KIND_WORD = 44;
 const RQ_INNER_REJECT_WORD = 45;
+/** PLACE: the stale-order guard, epoch ms (float64 index 24 = words 48..49; 0 = none). */
+const RQ_EXPIRES_AFTER_F64 = 24;
+/** PLACE: the self-trade prevention mode (Stp). */
+const RQ_STP_WORD = 50;
+/**
+ * How many records after this one belong to the same group (POST /orders/batch): the matcher
+ * never ends a batch inside a group, so a group is applied contiguously in one batch.
+ */
+const RQ_GROUP_FOLLOWING_WORD = 51;
+/** Most records in one group: POST /orders/batch's item limit (config) may not exceed it. */
+export const REQUEST_GROUP_MAX = 64;
+
+/** Records after the request record at word offset `o` of `i32` that belong to its group. */
+export function groupFollowingAt(i32: Int32Array, o: number): number {
+  return i32[o + RQ_GROUP_FOLLOWING_WORD];
+}
 
 // ---- Event record.
 const EV_SEQ_F64 = 0; // the request sequence this event answers (0 for batch markers)
@@ -177,6 +193,10 @@ if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND_WORD || RQ
 if ((EV_FIELD0_F64 + EVENT_FIELDS_MAX) * 2 > EV_CLIENT_ID_LENGTH_WORD) throw new Error('event record: fields overlap the client id');
 if (EV_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('event record too small');
 if (RECORD_WORDS % 2 !== 0) throw new Error('records must be 8-byte aligned');
+if (RQ_EXPIRES_AFTER_F64 !== RQ_INNER_NONCE_F64 + 1 || RQ_STP_WORD !== RQ_EXPIRES_AFTER_F64 * 2 + 2 ||
+  RQ_GROUP_FOLLOWING_WORD !== RQ_STP_WORD + 1 || RQ_GROUP_FOLLOWING_WORD + 1 > RECORD_WORDS) {
+  throw new Error('request record: market-maker fields misplaced');
+}
 for (const named of [BatchField, AcceptedField, RejectedField, FillField, OrderUpdateField, BalanceField, AccountField,
   MarketField, FeesField, CreditField, ReferralField, ReferralShareField, InboxQueuedField, InboxIncludedField]) {
   for (const k of Object.values(named)) if (k >= EVENT_FIELDS_MAX) throw new Error(`event field ${k} beyond the record's ${EVENT_FIELDS_MAX}`);
@@ -241,8 +261,10 @@ export class RequestWriter {
    * `referrer` is the referrer's address of a REFER (or a FORCE_INCLUDE carrying one), else null.
    * `consent` (src/ring/consent.ts) follows the record in its own slots, published together.
    */
-  tryWrite(seq: number, address: Uint8Array, account_hint: number, r: Request, referrer: Uint8Array | null = null,
-    consent: Uint8Array | null = null): boolean {
+  tryWrite(
+    seq: number, address: Uint8Array, account_hint: number, r: Request, referrer: Uint8Array | null = null,
+    consent: Uint8Array | null = null, group_following = 0,
+  ): boolean {
     const extra = consent === null ? 0 : consentSlotCount(consent.length);
     if (extra > 0 && this.ring.freeSlots() < 1 + extra) return false;
     const o = this.ring.tryClaim();
@@ -283,6 +305,10 @@ export class RequestWriter {
     i[o + RQ_INNER_KIND_WORD] = r.inner_kind;
     i[o + RQ_INNER_REJECT_WORD] = r.inner_reject;
     f[fb + RQ_INNER_NONCE_F64] = r.inner_nonce;
+    f[fb + RQ_EXPIRES_AFTER_F64] = r.expires_after_ms;
+    i[o + RQ_STP_WORD] = r.stp;
+    if (!(group_following >= 0 && group_following < REQUEST_GROUP_MAX)) throw new Error('request group too large');
+    i[o + RQ_GROUP_FOLLOWING_WORD] = group_following;
     this.unpublished++;
     if (consent !== null) {
       const slots: number[] = [];
@@ -291,6 +317,11 @@ export class RequestWriter {
       this.unpublished += extra;
     }
     return true;
+  }
+
+  /** Slots free now: a group is written only when all of it fits (never half a batch). */
+  freeSlots(): number {
+    return this.ring.freeSlots();
   }
 
   /**
@@ -355,6 +386,8 @@ export class RequestReader {
     r.inner_kind = i[o + RQ_INNER_KIND_WORD];
     r.inner_reject = i[o + RQ_INNER_REJECT_WORD];
     r.inner_nonce = f[fb + RQ_INNER_NONCE_F64];
+    r.expires_after_ms = f[fb + RQ_EXPIRES_AFTER_F64];
+    r.stp = i[o + RQ_STP_WORD];
     // Resolved by the matcher from the referrer address (referrerByteOffset).
     r.referrer_account = 0;
     return f[fb + RQ_SEQ_F64];

@@ -92,6 +92,16 @@ describe('message builders', () => {
     );
   });
 
+  it('order JSON form: stp and expires_after_ms appended after nonce, in that order, only when present', () => {
+    const base = { market_id: 'ETH-USDC', side: 'bid', price: 5, quantity: 1, order_type: 'limit', time_in_force: 'gtc', nonce: 3 };
+    const head = '{"market_id":"ETH-USDC","side":"bid","price":5,"quantity":1,"order_type":"limit","time_in_force":"gtc","nonce":3';
+    expect(orderJsonMessage({ ...base, stp: 'expire_both', expires_after_ms: 1_764_000_000_000 }))
+      .toBe(`${head},"stp":"expire_both","expires_after_ms":1764000000000}`);
+    expect(orderJsonMessage({ ...base, stp: 'expire_taker' })).toBe(`${head},"stp":"expire_taker"}`);
+    expect(orderJsonMessage({ ...base, expires_after_ms: 7 })).toBe(`${head},"expires_after_ms":7}`);
+    expect(orderJsonMessage({ ...base, stp: null, expires_after_ms: null })).toBe(`${head}}`);
+  });
+
   it('JSON form equals JSON.stringify of the fields in key order, for any strings and integers', () => {
     const safe = fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
     fc.assert(

@@ -7,12 +7,14 @@ import { BalanceReason, Reject, UpdateReason } from '../../src/engine/types.js';
 import type { Request } from '../../src/engine/types.js';
 import { RequestGenerator, generateSequence, mulberry32, sequenceLength } from './generator.js';
 
-function followReference(seed: number): { requests: Request[]; events: ReturnType<EventLog['take']>[] } {
+function followReference(seed: number): { requests: Request[]; events: ReturnType<EventLog['take']>[]; answers: ReturnType<EventLog['take']>[] } {
   const gen = new RequestGenerator(seed);
   const engine = createReferenceEngine(gen.config);
   const log = new EventLog();
   const requests: Request[] = [];
   const events: ReturnType<EventLog['take']>[] = [];
+  /** The events of requests[i], without the inclusions between them. */
+  const answers: ReturnType<EventLog['take']>[] = [];
   for (let i = 0; i < sequenceLength(seed); i++) {
     const time_ms = gen.batch();
     if (time_ms !== null) {
@@ -26,8 +28,9 @@ function followReference(seed: number): { requests: Request[]; events: ReturnTyp
     gen.observe(r, e);
     requests.push(r);
     events.push(e);
+    answers.push(e);
   }
-  return { requests, events };
+  return { requests, events, answers };
 }
 
 describe('request generator', () => {
@@ -55,8 +58,16 @@ describe('request generator', () => {
     let fills = 0;
     let shares = 0;
     let inclusions = 0;
+    /** Requests whose events include a self-trade-prevention cancel, per the taker's stp mode. */
+    const stp_requests = [0, 0, 0];
     for (let seed = 1; seed <= 300; seed++) {
-      for (const list of followReference(seed).events) {
+      const run = followReference(seed);
+      run.answers.forEach((list, i) => {
+        if (list.some((e) => e.type === 'orderUpdate' && e.reason === UpdateReason.SELF_TRADE_PREVENTED)) {
+          stp_requests[run.requests[i].stp]++;
+        }
+      });
+      for (const list of run.events) {
         for (const e of list) {
           if (e.type === 'referralShare') shares++;
           if (e.type === 'inboxIncluded') inclusions++;
@@ -79,5 +90,7 @@ describe('request generator', () => {
     // Referral shares and forced inclusions happen often enough to be compared meaningfully.
     expect(shares).toBeGreaterThan(100);
     expect(inclusions).toBeGreaterThan(300);
+    // Self-crossing flow meets every self-trade prevention mode (an amend counts as expire_maker).
+    for (const n of stp_requests) expect(n).toBeGreaterThan(50);
   }, 120_000);
 });

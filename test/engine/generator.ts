@@ -14,6 +14,7 @@ import {
   Reject,
   RequestKind,
   Side,
+  Stp,
   Tif,
   emptyRequest,
 } from '../../src/engine/types.js';
@@ -93,6 +94,9 @@ const DAY_MS = 24 * 3600 * 1000;
 /** Batch times start here (any date works; a real one reads better in failures). */
 const TIME_START_MS = Date.UTC(2026, 10, 1);
 const TIFS = weightTable({ gtc: 55, ioc: 15, fok: 12, post_only: 18 });
+/** Self-trade prevention modes: mostly the default, every mode often enough to meet itself. */
+const STPS = weightTable({ expire_maker: 50, expire_taker: 25, expire_both: 25 });
+const STP_OF = { expire_maker: Stp.EXPIRE_MAKER, expire_taker: Stp.EXPIRE_TAKER, expire_both: Stp.EXPIRE_BOTH } as const;
 
 export class RequestGenerator {
   readonly config: EngineConfig;
@@ -353,6 +357,9 @@ export class RequestGenerator {
       : x < 0.85 ? this.withdraw() : x < 0.93 ? this.refer(this.account())
       : this.rng.pick([this.deposit(this.account(), USDC, false), this.setFees(), this.badPlace()]);
     const r = { ...inner };
+    // A forced payload carries no stp / expires_after_ms (the front refuses them; docs/api.md).
+    r.stp = 0;
+    r.expires_after_ms = 0;
     r.kind = RequestKind.FORCE_INCLUDE;
     r.inner_kind = inner.kind;
     if (!(r.account >= 1 && r.account <= this.accounts)) r.account = this.rng.chance(0.5) ? this.account() : r.account;
@@ -421,8 +428,35 @@ export class RequestGenerator {
     return r;
   }
 
+  /**
+   * The market-maker guards of an order: an stp mode, and sometimes an expires_after_ms just
+   * before or after the current batch time (the engine refuses the stale ones with EXPIRED).
+   */
+  private guards(r: Request): Request {
+    r.stp = STP_OF[this.rng.weighted(STPS)];
+    if (this.rng.chance(0.1)) r.expires_after_ms = this.time_ms + this.rng.int(-2_000, 2_000);
+    return r;
+  }
+
+  /**
+   * An order crossing a resting order of its own account (self-trade prevention's case): the
+   * opposite side of some open order, at or through its price.
+   */
+  private selfCross(): Request {
+    const target = this.rng.pick(this.openOf(null));
+    const r = this.basePlace(target.account, target.market);
+    r.side = 1 - target.side;
+    if (r.order_type === OrderType.LIMIT) {
+      const tick = this.markets[target.market].tick;
+      const through = this.rng.int(0, 2) * tick;
+      r.price_units = r.side === Side.BID ? target.price + through : Math.max(tick, target.price - through);
+    }
+    return this.guards(r);
+  }
+
   private place(): Request {
-    const r = this.basePlace(this.account(), this.market());
+    if (this.open.size > 0 && this.rng.chance(0.15)) return this.selfCross();
+    const r = this.guards(this.basePlace(this.account(), this.market()));
     // post_only at the touch sometimes, to rest without crossing when following.
     if (r.tif === Tif.POST_ONLY && this.rng.chance(0.5)) {
       const opp = this.bestPrice(r.market, 1 - r.side);
@@ -437,7 +471,7 @@ export class RequestGenerator {
     const account = this.account();
     const r = this.basePlace(account, this.market());
     const m = this.markets[r.market];
-    const kind = this.rng.int(0, 19);
+    const kind = this.rng.int(0, 21);
     switch (kind) {
       case 0: r.order_type = OrderType.LIMIT; r.price_units = this.price(r.market, r.side) + Math.floor(m.tick / 2); break;
       case 1: r.quantity_units += this.rng.int(1, m.lot - 1); break;
@@ -487,6 +521,8 @@ export class RequestGenerator {
         r.quantity_units = m.lot * m.lots * this.rng.int(5, 50);
         break;
       }
+      case 20: r.stp = this.rng.pick([3, -1, 9, 0.5]); break;
+      case 21: r.expires_after_ms = this.time_ms - this.rng.int(1, 10_000); break;
       default: {
         // Maximum-size price: notional check boundary.
         r.order_type = OrderType.LIMIT;

@@ -72,7 +72,7 @@ describe('OrderTracker', () => {
     kind: K.PLACE, account, nonce: 1, market: 0, side, order_type, tif, price_units: price, quantity_units: quantity,
     order_id: 0, client_order_id: '', asset: 0, asset_quote: 0, amount_units: 0, maker_fee_bps: 0, taker_fee_bps: 0,
     credit_limit_units: 0, auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0,
-    referrer_account: 0, inner_kind: 0, inner_nonce: 0, inner_reject: 0,
+    referrer_account: 0, inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0,
   });
   const rest = (t: OrderTracker): void => {
     // Order 1: a resting ask of 200 at 2000.
@@ -99,6 +99,11 @@ describe('OrderTracker', () => {
       upd(1, 2, 0, Side.ASK, S.FILLED, 2_000_000_000, 200, 200, 0, 2_000_000_000, UR.FILL),
       upd(2, 1, 0, Side.BID, S.FILLED, 2_000_000_000, 200, 200, 0, 2_000_000_000, UR.FILL),
     ], /post_only order 2 took liquidity/],
+    ['a self-trade', place(2, Side.BID, Tif.IOC, 2_000_000_000, 200), [
+      acc(K.PLACE, 2, 2), fil(1, 0, 2, 1, 2, 2, Side.BID, 2_000_000_000, 200, 0, 0),
+      upd(1, 2, 0, Side.ASK, S.FILLED, 2_000_000_000, 200, 200, 0, 2_000_000_000, UR.FILL),
+      upd(2, 2, 0, Side.BID, S.FILLED, 2_000_000_000, 200, 200, 0, 2_000_000_000, UR.FILL),
+    ], /account 2 on both sides/],
     ['FOK partially filled', place(1, Side.BID, Tif.FOK, 2_000_000_000, 300), [
       acc(K.PLACE, 1, 2), fil(1, 0, 2, 1, 1, 2, Side.BID, 2_000_000_000, 200, 0, 0),
       upd(1, 2, 0, Side.ASK, S.FILLED, 2_000_000_000, 200, 200, 0, 2_000_000_000, UR.FILL),

@@ -442,9 +442,9 @@ describe.each(engines)('%s engine', (_name, factory) => {
       ]);
     });
 
-    it('a market bid keeps taking from the head of the book while it can pay (self-trade proceeds count)', () => {
-      // 0.6 USDC buys 10 units at 60000; 3 USDC buys 50. Selling to itself gives the money back,
-      // so the bid takes its own ask in two fills before the second ask (price-time priority).
+    it('a market bid meeting its own ask cancels it (self-trade prevention) and takes the next one', () => {
+      // 3 USDC buys 50 units at 60000. The account's own ask comes first in price-time priority:
+      // expire_maker (the default) cancels it, then the bid takes what it can pay of the second.
       const h = make({ maker: 0, taker: 0 });
       h.deposit(1, BTC, 100);
       h.deposit(2, BTC, 100);
@@ -453,14 +453,16 @@ describe.each(engines)('%s engine', (_name, factory) => {
       h.limit(2, ASK, 60_000_000_000, 100, { market: BTC_USDC }); // id 2
       expect(h.market(1, BID, 100, { market: BTC_USDC })).toEqual([
         acc(K.PLACE, 1, 3),
-        fil(1, BTC_USDC, 3, 1, 1, 1, BID, 60_000_000_000, 50, 0, 0),
-        upd(1, 1, BTC_USDC, ASK, S.PARTIALLY_FILLED, 60_000_000_000, 100, 50, 50, 60_000_000_000, UR.FILL),
-        fil(2, BTC_USDC, 3, 1, 1, 1, BID, 60_000_000_000, 50, 0, 0),
-        upd(1, 1, BTC_USDC, ASK, S.FILLED, 60_000_000_000, 100, 100, 0, 60_000_000_000, UR.FILL),
-        upd(3, 1, BTC_USDC, BID, S.FILLED, 0, 100, 100, 0, 60_000_000_000, UR.FILL),
-        bal(1, BTC, 100, 0, BR.FILL),
+        upd(1, 1, BTC_USDC, ASK, S.CANCELLED, 60_000_000_000, 100, 0, 0, 0, UR.SELF_TRADE_PREVENTED),
+        fil(1, BTC_USDC, 3, 2, 1, 2, BID, 60_000_000_000, 50, 0, 0),
+        upd(2, 2, BTC_USDC, ASK, S.PARTIALLY_FILLED, 60_000_000_000, 100, 50, 50, 60_000_000_000, UR.FILL),
+        upd(3, 1, BTC_USDC, BID, S.CANCELLED, 0, 100, 50, 0, 60_000_000_000, UR.INSUFFICIENT_BALANCE),
+        bal(1, BTC, 150, 0, BR.FILL),
+        bal(1, USDC, 0, 0, BR.FILL),
+        bal(2, BTC, 0, 50, BR.FILL),
+        bal(2, USDC, 3_000_000, 0, BR.FILL),
       ]);
-      expect(h.state().markets[BTC_USDC].asks.map((o) => [o.order_id, o.remaining_units])).toEqual([[2, 100]]);
+      expect(h.state().markets[BTC_USDC].asks.map((o) => [o.order_id, o.remaining_units])).toEqual([[2, 50]]);
     });
 
     it('a market ask sells into bids at any price and cancels what is left', () => {

@@ -20,6 +20,9 @@ export interface PlaceOptions {
   tif?: number;
   client_order_id?: string;
   nonce?: number;
+  /** Self-trade prevention mode (Stp); default expire_maker. */
+  stp?: number;
+  expires_after_ms?: number;
 }
 
 export class Harness {
@@ -171,6 +174,8 @@ export class Harness {
     r.price_units = price;
     r.quantity_units = quantity;
     r.client_order_id = o.client_order_id ?? '';
+    r.stp = o.stp ?? 0;
+    r.expires_after_ms = o.expires_after_ms ?? 0;
     return r;
   }
 

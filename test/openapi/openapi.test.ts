@@ -257,12 +257,16 @@ describe('docs/openapi.yaml against the real server', () => {
     expect(c2.status).toBe('cancelled');
     await post('/orders', maker.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_990_000_000, quantity: 300, client_order_id: 'mk-bid-2' }));
     await post('/orders', maker.order({ market_id: 'BTC-USDC', side: 'bid', price: 30_000_000_000, quantity: 10 }));
+    // The optional signed members (self-trade prevention, stale-order guard).
+    await post('/orders', maker.order({
+      market_id: 'BTC-USDC', side: 'bid', price: 29_000_000_000, quantity: 10, stp: 'expire_both', expires_after_ms: Date.now() + 60_000,
+    }));
     // The book is now two-sided: bids 1990 (ETH), asks 2000.50 rest (100 left) and 2100.01.
     await get('/markets');
     await get('/orderbook/ETH-USDC?depth=10');
     await get('/markets/ETH-USDC/book');
     const ca = await post('/orders/cancel-all', maker.cancelAll('BTC-USDC'));
-    expect(ca.cancelled).toHaveLength(1);
+    expect(ca.cancelled).toHaveLength(2);
     const ca2 = await post('/orders/cancel-all', taker.cancelAll());
     expect(ca2.cancelled).toEqual([]);
     expect((await post('/orders/cancel-after', taker.cancelAfter(3_600_000))).deadline).toMatch(/Z$/);
@@ -382,6 +386,7 @@ describe('docs/openapi.yaml against the real server', () => {
     };
     // INVALID_ORDER: engine check (tick) and shape check (missing side).
     await e('POST', '/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_001, quantity: 100 }), 400, 'INVALID_ORDER');
+    await e('POST', '/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 100, expires_after_ms: 1 }), 400, 'EXPIRED');
     const no_side = w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 100 });
     delete no_side.side;
     await e('POST', '/orders', no_side, 400, 'INVALID_ORDER');

@@ -392,7 +392,9 @@ export class Wallet {
     const time_in_force = o.time_in_force ?? 'gtc';
     const signed_price = o.price ?? 0;
     const message = (opts.form ?? 'json') === 'json'
-      ? `{"market_id":${JSON.stringify(o.market_id)},"side":${JSON.stringify(o.side)},"price":${signed_price},"quantity":${o.quantity},"order_type":${JSON.stringify(order_type)},"time_in_force":${JSON.stringify(time_in_force)},"nonce":${nonce}}`
+      ? `{"market_id":${JSON.stringify(o.market_id)},"side":${JSON.stringify(o.side)},"price":${signed_price},"quantity":${o.quantity},"order_type":${JSON.stringify(order_type)},"time_in_force":${JSON.stringify(time_in_force)},"nonce":${nonce}` +
+        (o.stp !== undefined ? `,"stp":${JSON.stringify(o.stp)}` : '') +
+        (o.expires_after_ms !== undefined ? `,"expires_after_ms":${o.expires_after_ms}` : '') + '}'
       : `ringbook:order:${o.market_id}:${o.side}:${signed_price}:${o.quantity}:${nonce}`;
     const body: Record<string, unknown> = {
       user: opts.user ?? this.address,
@@ -405,6 +407,8 @@ export class Wallet {
     body.time_in_force = time_in_force;
     body.nonce = nonce;
     if (o.client_order_id !== undefined) body.client_order_id = o.client_order_id;
+    if (o.stp !== undefined) body.stp = o.stp;
+    if (o.expires_after_ms !== undefined) body.expires_after_ms = o.expires_after_ms;
     body.signature = opts.signer ? opts.signer(message) : this.sign(message);
     return body;
   }
@@ -485,6 +489,8 @@ export interface OrderInput {
   order_type?: 'limit' | 'market' | string;
   time_in_force?: 'gtc' | 'ioc' | 'fok' | 'post_only' | string;
   client_order_id?: string;
+  stp?: 'expire_maker' | 'expire_taker' | 'expire_both' | string;
+  expires_after_ms?: number;
 }
 
 export interface SignOptions {

@@ -33,6 +33,7 @@ import {
   Reject,
   RequestKind,
   Side,
+  Stp,
   Tif,
   UpdateReason,
 } from '../types.js';
@@ -124,7 +125,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
       r.kind, r.account, r.nonce, r.market, r.side, r.order_type, r.tif, r.price_units,
       r.quantity_units, r.order_id, r.asset, r.asset_quote, r.amount_units, r.maker_fee_bps,
       r.taker_fee_bps, r.credit_limit_units, r.auto_cancel_ratio_ppm, r.tick_size_units,
-      r.lot_size_units, r.referrer_account, r.inner_kind, r.inner_nonce, r.inner_reject,
+      r.lot_size_units, r.referrer_account, r.inner_kind, r.inner_nonce, r.inner_reject, r.stp, r.expires_after_ms,
     ];
     return fields.every((x) => Number.isSafeInteger(x)) && typeof r.client_order_id === 'string';
   }
@@ -214,12 +215,15 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
 
   private place(r: Request): void {
     this.checkSigned(r);
+    // Judged at the batch time: a replay of the same batches refuses the same orders.
+    if (r.expires_after_ms !== 0 && this.time_ms > r.expires_after_ms) throw new Rejection(Reject.EXPIRED);
     if (!isIndex(r.market, this.markets.length)) throw new Rejection(Reject.MARKET_UNKNOWN);
     const m = this.markets[r.market];
     if (m.status !== 'active') throw new Rejection(Reject.MARKET_PAUSED);
     if (r.side !== Side.BID && r.side !== Side.ASK) throw new Rejection(Reject.SIDE_INVALID);
     if (r.order_type !== OrderType.LIMIT && r.order_type !== OrderType.MARKET) throw new Rejection(Reject.ORDER_TYPE_INVALID);
     if (!isIndex(r.tif, 4)) throw new Rejection(Reject.TIF_INVALID);
+    if (!isIndex(r.stp, 3)) throw new Rejection(Reject.STP_INVALID);
     const quantity = BigInt(r.quantity_units);
     const price = BigInt(r.price_units);
     if (quantity <= 0n) throw new Rejection(Reject.QUANTITY_NOT_POSITIVE);
@@ -272,15 +276,20 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
     }
     let fokUnfillable = false;
     if (r.tif === Tif.FOK) {
+      // What the order can really fill: never its own orders (self-trade prevention). expire_maker
+      // passes over them (they get cancelled); expire_taker and expire_both stop at the first.
       const opposite = this.sideOf(m, 1 - r.side);
       const crossing = opposite.filter((o) => !isLimit || (r.side === Side.BID ? o.price <= price : o.price >= price));
-      const depth = crossing.reduce((s, o) => s + o.remaining, 0n);
+      const own = crossing.findIndex((o) => o.account === r.account);
+      const reachable = (r.stp === Stp.EXPIRE_MAKER || own < 0 ? crossing : crossing.slice(0, own))
+        .filter((o) => o.account !== r.account);
+      const depth = reachable.reduce((s, o) => s + o.remaining, 0n);
       if (depth < quantity) {
         fokUnfillable = true;
       } else if (!isLimit && r.side === Side.BID) {
         let left = quantity;
         let cost = 0n;
-        for (const maker of crossing) {
+        for (const maker of reachable) {
           if (left === 0n) break;
           const q = minBig(left, maker.remaining);
           const n = refNotionalCeil(maker.price, q);
@@ -305,33 +314,36 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
       this.emitUpdate(o, OrderStatus.CANCELLED, UpdateReason.UNFILLED_REMAINDER);
       return;
     }
-    this.takeAndFinish(o, m, UpdateReason.PLACED);
+    this.takeAndFinish(o, m, UpdateReason.PLACED, r.stp);
   }
 
   /**
    * Matches `o` as a taker, then rests it (gtc / post_only), or cancels its remainder, and emits its
-   * one order update. `restReason` is PLACED for a new order, AMENDED for an amend.
+   * one order update. `restReason` is PLACED for a new order, AMENDED for an amend; `stp` is the
+   * taker's self-trade prevention mode (an amend's is expire_maker: the amend wire carries none).
    */
-  private takeAndFinish(o: RefOrder, m: RefMarket, restReason: number): void {
-    const stoppedForBalance = this.match(o, m);
+  private takeAndFinish(o: RefOrder, m: RefMarket, restReason: number, stp: number): void {
+    const stop = this.match(o, m, stp);
     if (o.remaining === 0n) {
       this.releaseLock(o, BalanceReason.FILL);
       this.emitUpdate(o, OrderStatus.FILLED, UpdateReason.FILL);
-    } else if (o.order_type === OrderType.LIMIT && (o.tif === Tif.GTC || o.tif === Tif.POST_ONLY)) {
+    } else if (o.order_type === OrderType.LIMIT && (o.tif === Tif.GTC || o.tif === Tif.POST_ONLY) &&
+      stop !== UpdateReason.SELF_TRADE_PREVENTED) {
       this.rest(o);
       this.emitUpdate(o, o.filled > 0n ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, restReason);
     } else {
       this.releaseLock(o, BalanceReason.ORDER_CANCELLED);
       o.remaining = 0n;
-      this.emitUpdate(
-        o, OrderStatus.CANCELLED,
-        stoppedForBalance ? UpdateReason.INSUFFICIENT_BALANCE : UpdateReason.UNFILLED_REMAINDER,
-      );
+      this.emitUpdate(o, OrderStatus.CANCELLED, stop);
     }
   }
 
-  /** Price-time matching of taker `o`. Returns true when a market bid stopped for lack of quote. */
-  private match(o: RefOrder, m: RefMarket): boolean {
+  /**
+   * Price-time matching of taker `o`; returns why it stopped short (the reason its remainder is
+   * cancelled with): INSUFFICIENT_BALANCE when a market bid ran out of quote, SELF_TRADE_PREVENTED
+   * when it met its own account's order under expire_taker / expire_both, else UNFILLED_REMAINDER.
+   */
+  private match(o: RefOrder, m: RefMarket, stp: number): number {
     const fees = this.fees(m);
     const opposite = this.sideOf(m, 1 - o.side);
     const isLimit = o.order_type === OrderType.LIMIT;
@@ -341,14 +353,20 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
         if (o.side === Side.BID && maker.price > o.price) break;
         if (o.side === Side.ASK && maker.price < o.price) break;
       }
+      if (maker.account === o.account) {
+        // Self-trade prevention: no fill ever has one account on both sides.
+        if (stp !== Stp.EXPIRE_TAKER) this.cancelResting(maker, UpdateReason.SELF_TRADE_PREVENTED);
+        if (stp !== Stp.EXPIRE_MAKER) return UpdateReason.SELF_TRADE_PREVENTED;
+        continue;
+      }
       let q = minBig(o.remaining, maker.remaining);
       if (!isLimit && o.side === Side.BID) {
         q = this.affordable(maker.price, q, m.lot, fees.taker, this.available(o.account, m.quote));
-        if (q === 0n) return true;
+        if (q === 0n) return UpdateReason.INSUFFICIENT_BALANCE;
       }
       this.fill(o, maker, m, q, fees);
     }
-    return false;
+    return UpdateReason.UNFILLED_REMAINDER;
   }
 
   /** Largest lot multiple q' <= q with notionalCeil(p, q') + feeCeil(that, bps) <= budget. */
@@ -504,7 +522,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
     o.price = price;
     o.remaining = quantity;
     this.setLock(o, newLock, BalanceReason.ORDER_PLACED);
-    this.takeAndFinish(o, m, UpdateReason.AMENDED);
+    this.takeAndFinish(o, m, UpdateReason.AMENDED, Stp.EXPIRE_MAKER);
   }
 
   private cancelAll(r: Request): void {
