@@ -11,6 +11,7 @@ import { feesValid } from './engine/engine_state.js';
 import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
+import { REQUEST_GROUP_MAX } from './ring/records.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -71,6 +72,10 @@ export interface RingbookConfig {
     /** Forced-inclusion entries waiting, in all and per account (engine limits). */
     inbox_entries_max: number;
     inbox_entries_per_account_max: number;
+    /** Items in one POST /orders/batch (DECISIONS: 20); at most REQUEST_GROUP_MAX (64). */
+    orders_batch_items_max: number;
+    /** WebSocket `post` requests one connection may have waiting for their answers. */
+    ws_posts_in_flight_max: number;
   };
   /**
    * How long the sequencer holds forced inclusions before the engine forces them in (0: the next
@@ -138,6 +143,10 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   ws_book_depth_max: 1000,
   inbox_entries_max: INBOX_ENTRIES_MAX_DEFAULT,
   inbox_entries_per_account_max: INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
+  orders_batch_items_max: 20,
+  // A market maker requoting ~20 markets with one batch each keeps ~20 in flight; 64 leaves room
+  // for cancels on top, and bounds what one socket can queue in the verify pool (64 x 20 items).
+  ws_posts_in_flight_max: 64,
 };
 
 /** credit.auto_cancel_ratio_default when the config names none (a fraction, as the config writes it). */
@@ -307,6 +316,8 @@ export function validateConfig(raw: unknown): RingbookConfig {
   }
   checkLimitRelations(limits);
   need(markets.length <= limits.markets_max, null, 'more markets than limits.markets_max');
+  // One batch is one request group on the ring (src/ring/records.ts).
+  need(limits.orders_batch_items_max <= REQUEST_GROUP_MAX, null, `limits.orders_batch_items_max must be at most ${REQUEST_GROUP_MAX}`);
   const settlement = need(isObject(r.settlement), r.settlement as Record<string, unknown>, 'settlement must be an object');
   const deposits = isObject(r.deposits) ? r.deposits : {};
   const credit = isObject(r.credit) ? r.credit : {};

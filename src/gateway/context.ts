@@ -7,7 +7,7 @@ import { parseHexStringInto } from '../auth/hex.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
-import { readJsonBody, Reply } from './envelope.js';
+import { readJsonBody, Reply, type Answer } from './envelope.js';
 import type { MatcherLink, Outcome } from './matcher_link.js';
 import type { RateLimiter } from './rate_limit.js';
 import { clientIpKey } from './rate_limit.js';
@@ -184,7 +184,7 @@ export class SignatureBatcher {
 }
 
 /** The request's query parameters; null after answering INVALID_REQUEST for a malformed query. */
-export function queryParams(reply: Reply, text: string): Map<string, string> | null {
+export function queryParams(reply: Answer, text: string): Map<string, string> | null {
   const q = parseQuery(text);
   if (!q.ok) {
     reply.error('INVALID_REQUEST', q.message);
@@ -197,7 +197,7 @@ export function queryParams(reply: Reply, text: string): Map<string, string> | n
  * An integer query or path parameter in [min, max]; `fallback` when absent. Answers
  * INVALID_REQUEST (naming the parameter) and returns null when it is malformed or out of range.
  */
-export function uintParam(reply: Reply, text: string | undefined, name: string, fallback: number, min: number, max: number): number | null {
+export function uintParam(reply: Answer, text: string | undefined, name: string, fallback: number, min: number, max: number): number | null {
   if (text === undefined) return fallback;
   const v = parseUintString(text, name, { min, max });
   if (!v.ok) {
@@ -208,24 +208,24 @@ export function uintParam(reply: Reply, text: string | undefined, name: string, 
 }
 
 /** Answers an engine rejection (or acceptance via `onAccepted`) with the right code and status. */
-export function replyRejected(reply: Reply, outcome: Outcome): void {
+export function replyRejected(reply: Answer, outcome: Outcome): void {
   reply.error(CODE_NAMES[outcome.code] ?? 'INTERNAL_ERROR', REJECT_MESSAGES[outcome.reason] ?? 'rejected');
 }
 
 /** The ring was full: nothing was sent to the engine, the client may retry. */
-export function replyOverloaded(reply: Reply): void {
+export function replyOverloaded(reply: Answer): void {
   reply.error('OVERLOADED', 'the engine is at capacity (request ring full); retry shortly', 503);
 }
 
 /** Per-IP limit for GET routes; returns false (and answers 429) when over it. */
-export function allowGet(ctx: GatewayContext, reply: Reply, ip: string): boolean {
+export function allowGet(ctx: GatewayContext, reply: Answer, ip: string): boolean {
   const d = ctx.limiters.gets_per_ip.take(ip);
   if (d.allowed) return true;
   reply.rateLimited(d.retry_after_s, `Too many requests from this IP: the limit is ${ctx.cfg.rate_limits.gets_per_ip} GET requests per minute.`);
   return false;
 }
 
-export function allowWallet(ctx: GatewayContext, reply: Reply, name: LimiterName, address: string): boolean {
+export function allowWallet(ctx: GatewayContext, reply: Answer, name: LimiterName, address: string): boolean {
   const d = ctx.limiters[name].take(address);
   if (d.allowed) return true;
   const what = name.replace(/_per_wallet$/, '');
@@ -283,7 +283,7 @@ export function postRoute(
  * (unless the client has gone). A failing check answers INTERNAL_ERROR.
  */
 export function afterVerification<T>(
-  ctx: GatewayContext, reply: Reply, address: string, checks: Promise<T>, then: (result: T) => void,
+  ctx: GatewayContext, reply: Answer, address: string, checks: Promise<T>, then: (result: T) => void,
 ): void {
   const ticket = ctx.arrival.take(address);
   checks.then((result) => ctx.arrival.release(address, ticket, () => {
@@ -298,7 +298,7 @@ const SUBMIT_ADDRESS = new Uint8Array(20);
 
 /** Submits to the matcher and answers OVERLOADED when the ring is full. */
 export function submit(
-  ctx: GatewayContext, reply: Reply, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
+  ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
   onOutcome: (o: Outcome) => void,
   /** REFER (or a FORCE_INCLUDE carrying one): the referrer's lowercase address. */
   referrer_hex: string | null = null,

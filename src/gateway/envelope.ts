@@ -89,8 +89,13 @@ export function doubleReplyTotal(): number {
   return double_reply_total;
 }
 
-export class Reply {
-  readonly res: HttpResponse;
+/**
+ * The envelope of one answer, whatever carries it: an HTTP response (Reply), a WebSocket
+ * `response` (src/gateway/ws/post.ts) or one item of POST /orders/batch (src/gateway/batch.ts).
+ * Route code answers through this class only, so the body is byte for byte the same on every
+ * transport (DECISIONS "Order entry over WebSocket").
+ */
+export abstract class Answer {
   readonly request_id: string;
   /** Replies attempted after the first one was written (each ignored). */
   double_reply_count = 0;
@@ -100,37 +105,17 @@ export class Reply {
   status = 0;
   /** Pipeline stage stamps of a signed request (config diagnostics.stage_timings), else null. */
   stamps: StageStamps | null = null;
-  private readonly watch: AbortWatch;
   private written = false;
 
-  /** Construct synchronously inside the route handler: it registers the abort watch. */
-  constructor(res: HttpResponse, request_id: string = nextRequestId()) {
-    this.res = res;
+  constructor(request_id: string) {
     this.request_id = request_id;
-    this.watch = watchAbort(res);
   }
 
-  private finish_listener: (() => void) | null = null;
+  /** True once the client went away; nothing may be written any more. */
+  abstract get aborted(): boolean;
 
-  /**
-   * Calls `listener` once when this exchange ends: the reply was written or the client aborted.
-   * The server counts open exchanges with it, so a clean stop can wait for every one of them.
-   */
-  onFinish(listener: () => void): void {
-    this.finish_listener = listener;
-    onAbort(this.res, () => this.finished());
-  }
-
-  private finished(): void {
-    const l = this.finish_listener;
-    this.finish_listener = null;
-    if (l) l();
-  }
-
-  /** True once the client aborted; the response must not be touched any more. */
-  get aborted(): boolean {
-    return this.watch.aborted;
-  }
+  /** Writes the answer to the transport (called once, after the envelope checks). */
+  protected abstract transmit(http_status: number, body_json: string, headers: readonly Header[] | undefined, close_connection: boolean): void;
 
   /** True once a reply was written. */
   get sent(): boolean {
@@ -139,7 +124,7 @@ export class Reply {
 
   /** True when no reply can be written any more (sent or aborted). */
   get done(): boolean {
-    return this.written || this.watch.aborted;
+    return this.written || this.aborted;
   }
 
   /** `{"ok":true,"data":<data>}`; `undefined` data is sent as null. */
@@ -182,13 +167,67 @@ export class Reply {
   }
 
   /**
-   * The primitive: writes status line, `X-Request-Id`, `Content-Type: application/json`, the
-   * extra headers and `body_json`, corked, once. Returns true when this call wrote the reply.
+   * The primitive: writes status, body and the extra headers, once. Returns true when this call
+   * wrote the reply.
    */
   send(http_status: number, body_json: string, headers?: readonly Header[], close_connection = false): boolean {
     if (!this.canWrite()) return false;
     this.written = true;
     this.status = http_status;
+    this.transmit(http_status, body_json, headers, close_connection);
+    return true;
+  }
+
+  private canWrite(): boolean {
+    if (this.aborted) {
+      this.ignored_after_abort++;
+      return false;
+    }
+    if (this.written) {
+      this.double_reply_count++;
+      double_reply_total++;
+      return false;
+    }
+    return true;
+  }
+}
+
+/** An answer on a uWS HTTP response. */
+export class Reply extends Answer {
+  readonly res: HttpResponse;
+  private readonly watch: AbortWatch;
+
+  /** Construct synchronously inside the route handler: it registers the abort watch. */
+  constructor(res: HttpResponse, request_id: string = nextRequestId()) {
+    super(request_id);
+    this.res = res;
+    this.watch = watchAbort(res);
+  }
+
+  private finish_listener: (() => void) | null = null;
+
+  /**
+   * Calls `listener` once when this exchange ends: the reply was written or the client aborted.
+   * The server counts open exchanges with it, so a clean stop can wait for every one of them.
+   */
+  onFinish(listener: () => void): void {
+    this.finish_listener = listener;
+    onAbort(this.res, () => this.finished());
+  }
+
+  private finished(): void {
+    const l = this.finish_listener;
+    this.finish_listener = null;
+    if (l) l();
+  }
+
+  /** True once the client aborted; the response must not be touched any more. */
+  get aborted(): boolean {
+    return this.watch.aborted;
+  }
+
+  /** Status line, `X-Request-Id`, `Content-Type: application/json`, the extra headers and the body, corked. */
+  protected transmit(http_status: number, body_json: string, headers: readonly Header[] | undefined, close_connection: boolean): void {
     const res = this.res;
     const request_id = this.request_id;
     res.cork(() => {
@@ -199,20 +238,6 @@ export class Reply {
       res.end(body_json, close_connection);
     });
     this.finished();
-    return true;
-  }
-
-  private canWrite(): boolean {
-    if (this.watch.aborted) {
-      this.ignored_after_abort++;
-      return false;
-    }
-    if (this.written) {
-      this.double_reply_count++;
-      double_reply_total++;
-      return false;
-    }
-    return true;
   }
 }
 
@@ -273,7 +298,7 @@ export function setRouteErrorReporter(reporter: RouteErrorReporter): void {
 }
 
 /** Reports `err` and answers 500 INTERNAL_ERROR if nothing was answered yet. */
-export function failInternal(reply: Reply, err: unknown): void {
+export function failInternal(reply: Answer, err: unknown): void {
   report_route_error(err, reply.request_id);
   if (!reply.done) reply.error('INTERNAL_ERROR', 'internal error');
 }

@@ -10,6 +10,7 @@ import {
   BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter,
   viewsOfRing, type EventFields,
 } from '../ring/records.js';
+import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import {
   ReadModel, type BatchStages, type OrderView, type ReadModelLimits, type ReadModelObserver, type TradeView,
@@ -237,9 +238,42 @@ export class MatcherLink {
   submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null,
     consent: Uint8Array | null = null, stamps: StageStamps | null = null): Promise<Outcome> | null {
     if (this.writer === null || this.stopping) return null;
+    return this.write(this.writer, request, address, address_hex, referrer, consent, stamps, 0);
+  }
+
+  /**
+   * Sends `items` as one group (POST /orders/batch): written back to back and published together,
+   * marked so the matcher applies them contiguously in one batch. All or nothing: null when the
+   * ring has no room for the whole group (nothing was sent).
+   */
+  submitGroup(
+    items: readonly { request: Request; address: Uint8Array; address_hex: string; consent: Uint8Array | null }[],
+  ): Promise<Outcome>[] | null {
+    const writer = this.writer;
+    if (writer === null || this.stopping) return null;
+    let slots = 0;
+    for (const it of items) slots += 1 + (it.consent === null ? 0 : consentSlotCount(it.consent.length));
+    if (writer.freeSlots() < slots) {
+      this.ring_full_count++;
+      return null;
+    }
+    const out: Promise<Outcome>[] = [];
+    for (let k = 0; k < items.length; k++) {
+      const it = items[k];
+      const p = this.write(writer, it.request, it.address, it.address_hex, null, it.consent, null, items.length - 1 - k);
+      if (p === null) throw new Error('request ring: room for the group was checked');
+      out.push(p);
+    }
+    return out;
+  }
+
+  private write(
+    writer: RequestWriter, request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
+    consent: Uint8Array | null, stamps: StageStamps | null, group_following: number,
+  ): Promise<Outcome> | null {
     const seq = this.next_seq++;
     const hint = this.read_model.account_by_address.get(address_hex) ?? 0;
-    if (!this.writer.tryWrite(seq, address, hint, request, referrer, consent)) {
+    if (!writer.tryWrite(seq, address, hint, request, referrer, consent, group_following)) {
       this.ring_full_count++;
       return null;
     }

@@ -16,7 +16,7 @@ import {
 import { parseAddress } from './params.js';
 import type { InboxView } from '../read_model/programmes_model.js';
 import type { ReadModel } from '../read_model/read_model.js';
-import { LIMITER_OF, runSigned } from './routes_trading.js';
+import { LIMITER_OF, runSigned } from './order_entry.js';
 import { isBodyError, parseReferral } from './signed_requests.js';
 import { isoTime } from './views.js';
 

@@ -1,75 +1,16 @@
-// Signed trading routes (orders, cancels, amends, cancel-all, withdrawals) and deposits. Each one:
-// shape check -> signature (verify pool) -> per-wallet limit -> matcher -> answer after commit.
+// Trading routes: order entry (orders, cancels, amends, cancel-all, batches: order_entry.ts, shared
+// with the WebSocket `post` message), withdrawals, and deposits. Each signed one: shape check ->
+// signature (verify pool) -> per-wallet limit -> matcher -> answer after commit.
 import type { TemplatedApp } from 'uWebSockets.js';
 import { signWithdrawal, ETH_ASSET_ADDRESS } from '../auth/withdrawal.js';
 import { emptyRequest, RequestKind } from '../engine/types.js';
 import { MoneyFormatError, parseDecimalUnits } from '../money/index.js';
-import {
-  afterVerification, allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext, type LimiterName,
-} from './context.js';
+import { allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
-import type { Outcome } from './matcher_link.js';
 import { clientIpKey } from './rate_limit.js';
-import { signatureBytes } from '../ring/consent.js';
-import {
-  isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder, parseWithdrawal,
-  type AssetInfo, type BodyError, type SignedRequest,
-} from './signed_requests.js';
-import { orderRecord, immediateFill } from './views.js';
-import { stampMs } from './stage_timings.js';
+import { ORDER_ENTRY_PATHS, runOrderEntry, runSigned } from './order_entry.js';
+import { isBodyError, parseWithdrawal, type AssetInfo } from './signed_requests.js';
 import { isAddress } from '../util/address.js';
-
-export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
-  orders: 'orders_per_wallet',
-  cancels: 'cancels_per_wallet',
-  withdrawals: 'withdrawals_per_wallet',
-};
-
-function replyBodyError(reply: Reply, e: BodyError): void {
-  reply.error(e.code, e.message);
-}
-
-/** Signature, then the wallet's rate limit, then the matcher. */
-export function runSigned(ctx: GatewayContext, reply: Reply, parsed: SignedRequest | BodyError, onAccepted: (o: Outcome) => void): void {
-  if (isBodyError(parsed)) {
-    replyBodyError(reply, parsed);
-    return;
-  }
-  const stamps = reply.stamps;
-  if (stamps !== null) stamps.parsed = stampMs();
-  const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address, stamps);
-  afterVerification(ctx, reply, parsed.address, checks, (message) => {
-    if (message === null) {
-      reply.error('INVALID_SIGNATURE', 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)');
-      return;
-    }
-    if (message !== parsed.messages[0] && parsed.json_form_only === true) {
-      reply.error('INVALID_ORDER', 'an order with stp or expires_after_ms must be signed in the JSON form (the colon form cannot carry them)');
-      return;
-    }
-    if (!allowWallet(ctx, reply, LIMITER_OF[parsed.limit], parsed.address)) return;
-    submit(ctx, reply, parsed.request, parsed.address, (o) => {
-      if (!o.accepted) replyRejected(reply, o);
-      else onAccepted(o);
-      if (stamps !== null && ctx.stages !== null) {
-        stamps.answered = stampMs();
-        ctx.stages.record(stamps);
-      }
-    }, parsed.referrer ?? null, { origin: 'user', request: { signature: signatureBytes(parsed.signature_hex), message }, payload: null });
-  });
-}
-
-function orderReply(ctx: GatewayContext, reply: Reply, o: Outcome, with_fills: boolean): void {
-  const order = ctx.rm.orders.get(o.order_id);
-  if (order === undefined) {
-    reply.error('INTERNAL_ERROR', 'accepted order missing from the read model');
-    return;
-  }
-  const record = orderRecord(ctx.rm, order);
-  if (with_fills) record.fills = o.fills.map(immediateFill);
-  record.batch_id = String(o.batch_id);
-  reply.ok(record);
-}
 
 /**
  * The unsigned money bodies (/deposit, /withdrawal-signature): only `allowed` fields, a `user`
@@ -100,37 +41,12 @@ function parseUserAssetAmount(
 
 export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const rm = ctx.rm;
-  app.post('/orders', postRoute(ctx, { admin: false }, (reply, body) => {
-    runSigned(ctx, reply, parseOrder(body, rm), (o) => orderReply(ctx, reply, o, true));
-  }));
-  app.post('/orders/cancel', postRoute(ctx, { admin: false }, (reply, body) => {
-    runSigned(ctx, reply, parseCancel(body), (o) => orderReply(ctx, reply, o, false));
-  }));
-  app.post('/orders/amend', postRoute(ctx, { admin: false }, (reply, body) => {
-    runSigned(ctx, reply, parseAmend(body), (o) => orderReply(ctx, reply, o, true));
-  }));
-  app.post('/orders/cancel-all', postRoute(ctx, { admin: false }, (reply, body) => {
-    runSigned(ctx, reply, parseCancelAll(body, rm), (o) => {
-      const cancelled = [];
-      for (const id of o.order_updates) {
-        const order = rm.orders.get(id);
-        if (order) cancelled.push(orderRecord(rm, order));
-      }
-      reply.ok({ cancelled, batch_id: String(o.batch_id) });
-    });
-  }));
-  app.post('/orders/cancel-after', postRoute(ctx, { admin: false }, (reply, body) => {
-    const parsed = parseCancelAfter(body);
-    runSigned(ctx, reply, parsed, (o) => {
-      if (isBodyError(parsed)) return;
-      // The engine armed the switch at the batch's time + timeout (docs/engine.md, CANCEL_AFTER).
-      const timeout_ms = parsed.request.amount_units;
-      reply.ok({
-        deadline: timeout_ms === 0 ? null : new Date(o.time_ms + timeout_ms).toISOString(),
-        batch_id: String(o.batch_id),
-      });
-    });
-  }));
+  // Order entry: one implementation for HTTP and the WebSocket `post` message (order_entry.ts).
+  for (const path of ORDER_ENTRY_PATHS) {
+    app.post(path, postRoute(ctx, { admin: false }, (reply, body) => {
+      runOrderEntry(ctx, reply, path, body);
+    }));
+  }
   app.post('/withdrawals', postRoute(ctx, { admin: false }, (reply, body) => {
     const parsed = parseWithdrawal(body, ctx.assets);
     runSigned(ctx, reply, parsed, () => {

@@ -261,6 +261,14 @@ describe('docs/openapi.yaml against the real server', () => {
     await post('/orders', maker.order({
       market_id: 'BTC-USDC', side: 'bid', price: 29_000_000_000, quantity: 10, stp: 'expire_both', expires_after_ms: Date.now() + 60_000,
     }));
+    // A batch: an order, its cancel, a refused item, a cancel-all.
+    const batch = await post('/orders/batch', { requests: [
+      { kind: 'order', ...maker.order({ market_id: 'BTC-USDC', side: 'bid', price: 28_000_000_000, quantity: 10, client_order_id: 'bt-1' }) },
+      { kind: 'cancel', ...maker.cancel({ client_order_id: 'bt-1' }) },
+      { kind: 'order', ...maker.order({ market_id: 'BTC-USDC', side: 'bid', price: 28_000_000_001, quantity: 10 }) },
+      { kind: 'cancel_all', ...taker.cancelAll('BTC-USDC') },
+    ] });
+    expect(batch.map((x: { ok: boolean }) => x.ok)).toEqual([true, true, false, true]);
     // The book is now two-sided: bids 1990 (ETH), asks 2000.50 rest (100 left) and 2100.01.
     await get('/markets');
     await get('/orderbook/ETH-USDC?depth=10');

@@ -159,17 +159,17 @@ describe('a match, with exact balances and fees (maker -1 bps, taker 5 bps)', ()
     ok(await a.post('/orders/cancel', maker.cancel({ order_id: ask.order_id })));
   });
 
-  it('self-trades are allowed: a wallet can take its own resting order', async () => {
+  it('no self-trades: a wallet\'s bid meeting its own ask cancels the ask (stp expire_maker, the default)', async () => {
     const w = await funded({ ETH: '1', USDC: '10000' });
     const ask = ok(await a.post('/orders', w.order({ market_id: 'ETH-USDC', side: 'ask', price: 3_333_330_000, quantity: 100 })));
     const bid = ok(await a.post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 3_333_330_000, quantity: 100, time_in_force: 'ioc' })));
-    expect(bid.status).toBe('filled');
-    expect(bid.fills).toHaveLength(1);
-    const f = ok(await a.get(`/account/${w.address}/fills`));
-    expect(f.map((x: any) => [x.order_id, x.is_maker]).sort()).toEqual([[ask.order_id, true], [bid.order_id, false]].sort());
+    expect(bid.status).toBe('cancelled');
+    expect(bid.fills).toEqual([]);
+    expect(ok(await a.get(`/account/${w.address}/fills`))).toEqual([]);
+    const orders = ok(await a.get(`/account/${w.address}/orders?status=cancelled`));
+    expect(orders.map((o: any) => o.order_id).sort()).toEqual([ask.order_id, bid.order_id].sort());
     const b = await balances(s, w.address);
-    // notional 333333 units; pays 333333 + ceil(166.6665) = 167, receives 333333 + rebate 33.
-    expect(b.USDC).toEqual({ available: 10_000_000_000 - 167 + 33, locked: 0 });
+    expect(b.USDC).toEqual({ available: 10_000_000_000, locked: 0 });
     expect(b.ETH).toEqual({ available: 1_000_000, locked: 0 });
   });
 });
