@@ -43,6 +43,7 @@ import { Reply } from '../envelope.js';
 import { clientIpKey } from '../rate_limit.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
 import { WsFanout, type FanoutStats } from './fanout.js';
+import { abandonPosts, runPost } from './post.js';
 import {
   authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseChannel, parseClientMessage,
   pongMessage, subscribedMessage, unsubscribedMessage, type Channel,
@@ -88,6 +89,8 @@ export interface Conn {
   closed: boolean;
   /** Opted into cancel_on_disconnect (authenticated connections only): its close cancels the address's orders. */
   cancel_on_disconnect: boolean;
+  /** `post` requests waiting for their answers (ws/post.ts). */
+  posts: Set<() => void>;
 }
 
 /** uWS send status: the message was dropped because the connection is over maxBackpressure. */
@@ -201,7 +204,7 @@ export class WsHub {
     }
     const conn: Conn = {
       id: this.next_id++, ip, ws: null, channels: new Map(), auth: new AuthState(this.limits),
-      last_seen_ms: Date.now(), closed: false, cancel_on_disconnect: false,
+      last_seen_ms: Date.now(), closed: false, cancel_on_disconnect: false, posts: new Set(),
     };
     res.upgrade(conn, key, protocol, extensions, context);
   }
@@ -226,6 +229,7 @@ export class WsHub {
     else this.per_ip.set(c.ip, n);
     for (const ch of c.channels.values()) this.fanout.count(ch, -1);
     c.channels.clear();
+    abandonPosts(c);
     this.stats.connections = this.conns.size;
     if (c.cancel_on_disconnect && c.auth.address !== null) this.cancelOnDisconnect(c.auth.address, Date.now());
   }
@@ -309,6 +313,9 @@ export class WsHub {
     switch (m.type) {
       case 'ping':
         this.send(c, pongMessage(now, m.request_id));
+        return;
+      case 'post':
+        runPost(this.ctx, c, m.id, m.path, m.body, (message) => this.send(c, message));
         return;
       case 'subscribe':
         this.subscribe(c, m.channels, m.request_id);

@@ -83,14 +83,17 @@ export type ClientMessage =
   | { type: 'request_challenge'; address: unknown; request_id: string | null }
   | { type: 'auth'; address: unknown; signature: unknown; request_id: string | null }
   | { type: 'ping'; request_id: string | null }
-  | { type: 'cancel_on_disconnect'; enabled: boolean; request_id: string | null };
+  | { type: 'cancel_on_disconnect'; enabled: boolean; request_id: string | null }
+  | { type: 'post'; id: string; path: unknown; body: unknown; request_id: string | null };
 
 export type ParsedClientMessage =
   | { ok: true; message: ClientMessage }
   | { ok: false; message: string; request_id: string | null };
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
-export const CLIENT_TYPES = ['subscribe', 'unsubscribe', 'request_challenge', 'auth', 'ping', 'cancel_on_disconnect'] as const;
+export const CLIENT_TYPES = ['subscribe', 'unsubscribe', 'request_challenge', 'auth', 'ping', 'cancel_on_disconnect', 'post'] as const;
+/** A post's `id` (DECISIONS: 1 to 64 characters). */
+const POST_ID_LENGTH_MAX = 64;
 
 /** Parses one client frame; failures are sentences for an INVALID_REQUEST error. */
 export function parseClientMessage(data: ArrayBuffer): ParsedClientMessage {
@@ -122,6 +125,11 @@ export function parseClientMessage(data: ArrayBuffer): ParsedClientMessage {
     case 'cancel_on_disconnect':
       if (typeof o.enabled !== 'boolean') return { ok: false, message: 'cancel_on_disconnect needs enabled: true or false', request_id };
       return { ok: true, message: { type, enabled: o.enabled, request_id } };
+    case 'post':
+      if (typeof o.id !== 'string' || o.id.length === 0 || o.id.length > POST_ID_LENGTH_MAX) {
+        return { ok: false, message: `post needs id: a string of 1 to ${POST_ID_LENGTH_MAX} characters`, request_id };
+      }
+      return { ok: true, message: { type, id: o.id, path: o.path, body: o.body, request_id } };
     default:
       if (type === undefined) return { ok: false, message: 'message has no type', request_id };
       return {
