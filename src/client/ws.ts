@@ -1,7 +1,10 @@
 // WebSocket client for Ringbook (docs/api.md "WebSocket"): challenge authentication, channel
-// subscriptions kept across reconnects (exponential backoff), keepalive pings, and order books
-// kept in sync by `sequence` (stale snapshots dropped; on a gap the book is re-fetched over HTTP
-// and the newer of the two kept).
+// subscriptions kept across reconnects (exponential backoff), keepalive pings, order books kept in
+// sync by `sequence` (stale snapshots dropped; on a gap the book is re-fetched over HTTP and the
+// newer of the two kept) or by `book_delta` (applied on the book held when `prev_sequence` chains,
+// checked against the checksum; a gap or a mismatch re-fetches the book), and order entry with
+// `post` (answers correlated by id).
+import { applyLevels, checksumMatches, type BookDeltaMessage } from './book_sync.js';
 import { errorFromCode, RingbookError } from './errors.js';
 import { RingbookClient, type FetchLike } from './rest.js';
 import type { Signer } from './wallet.js';
@@ -25,7 +28,15 @@ export interface BookSnapshotMessage {
   sequence: number;
   bids: BookLevel[];
   asks: BookLevel[];
+  /** CRC-32 of the best 25 levels per side (docs/api.md); absent from older servers. */
+  checksum?: number;
   timestamp: string;
+}
+export type { BookDeltaMessage };
+/** The answer to a `post`: the HTTP status and exactly the HTTP body. */
+export interface PostResponse {
+  status: number;
+  body: { ok: boolean; data?: unknown; error?: string | null; message?: string; request_id?: string };
 }
 export interface TradeMessage {
   type: 'trade';
@@ -111,6 +122,15 @@ export interface RingbookSocketOptions {
   max_backoff_ms?: number;
   /** Test hook: return true to drop an incoming book snapshot as if it had been lost. */
   dropSnapshot?: (msg: BookSnapshotMessage) => boolean;
+  /** Test hook: return true to drop an incoming book delta as if it had been lost. */
+  dropDelta?: (msg: BookDeltaMessage) => boolean;
+}
+
+/** The market of a `book:` or `book_delta:` channel (uppercased), else null. */
+function bookMarketOf(channel: string): string | null {
+  if (channel.startsWith('book:')) return channel.slice(5).toUpperCase();
+  if (channel.startsWith('book_delta:')) return channel.slice(11).toUpperCase();
+  return null;
 }
 
 type Listener<T> = (v: T) => void;
@@ -136,7 +156,12 @@ export class RingbookSocket {
   readonly ws_url: string;
   readonly http: RingbookClient;
   /** Counters for monitoring and tests. */
-  readonly stats = { connects: 0, reconnects: 0, resyncs: 0, stale_dropped: 0, gaps: 0, pings_sent: 0 };
+  readonly stats = {
+    connects: 0, reconnects: 0, resyncs: 0, stale_dropped: 0, gaps: 0, pings_sent: 0, deltas_applied: 0, checksum_mismatches: 0,
+  };
+  /** Deltas that arrived while their market's book was being re-fetched, replayed after it. */
+  #held_deltas = new Map<string, BookDeltaMessage[]>();
+  #posts = new Map<string, { resolve: (r: PostResponse) => void; reject: (e: Error) => void }>();
 
   #opts: RingbookSocketOptions;
   #ws: WebSocketLike | null = null;
@@ -287,7 +312,7 @@ export class RingbookSocket {
       if (this.#opts.wallet) await this.#authenticate();
       // A reconnect opts in again: the opt-in belongs to the connection, not the address.
       if (this.#cancel_on_disconnect) await this.#send('cancel_on_disconnect', { enabled: true });
-      for (const c of this.#channels) if (c.startsWith('book:')) this.#fresh.add(c.slice(5).toUpperCase());
+      for (const c of this.#channels) this.#markFresh(c);
       if (this.#channels.size > 0) await this.#send('subscribe', { channels: [...this.#channels] }).catch((e) => this.#emit('error', e));
     } catch (e) {
       ws.close();
@@ -334,6 +359,13 @@ export class RingbookSocket {
   #failPending(e: Error): void {
     for (const p of this.#pending.values()) p.reject(e);
     this.#pending.clear();
+    for (const p of this.#posts.values()) p.reject(e);
+    this.#posts.clear();
+  }
+
+  #markFresh(channel: string): void {
+    const market = bookMarketOf(channel);
+    if (market !== null) this.#fresh.add(market);
   }
 
   #startPing(): void {
@@ -389,7 +421,7 @@ export class RingbookSocket {
       await this.connect();
       return channels;
     }
-    for (const c of channels) if (c.startsWith('book:')) this.#fresh.add(c.slice(5).toUpperCase());
+    for (const c of channels) this.#markFresh(c);
     try {
       const r = await this.#send('subscribe', { channels });
       return r.channels as string[];
@@ -421,6 +453,22 @@ export class RingbookSocket {
     await this.#send('cancel_on_disconnect', { enabled });
   }
 
+  /**
+   * Order entry over this connection (`post`): `path` is an order-entry path (`/orders`,
+   * `/orders/cancel`, `/orders/amend`, `/orders/cancel-all`, `/orders/batch`, `/orders/cancel-after`) and `body` its signed
+   * HTTP body (the SDK's `orderBody` etc.). Resolves with the HTTP status and body the server
+   * answered (errors and 429 included); rejects only when the connection is lost first.
+   */
+  post(path: string, body: Record<string, unknown>): Promise<PostResponse> {
+    const ws = this.#ws;
+    if (!ws) return Promise.reject(new Error('not connected'));
+    const id = `post-${++this.#seq}`;
+    return new Promise((resolve, reject) => {
+      this.#posts.set(id, { resolve, reject });
+      ws.send(JSON.stringify({ type: 'post', id, path, body }));
+    });
+  }
+
   /** Round trip: resolves with the server time of the `pong`. */
   async ping(): Promise<string> {
     const r = await this.#send('ping', {});
@@ -449,6 +497,17 @@ export class RingbookSocket {
       case 'book_snapshot':
         this.#onSnapshot(msg as BookSnapshotMessage);
         return;
+      case 'book_delta':
+        this.#onDelta(msg as BookDeltaMessage);
+        return;
+      case 'response': {
+        const post = typeof msg.id === 'string' ? this.#posts.get(msg.id) : undefined;
+        if (post) {
+          this.#posts.delete(msg.id);
+          post.resolve({ status: msg.status, body: msg.body });
+        }
+        return;
+      }
       case 'trade':
         this.#emit('trade', msg);
         return;
@@ -505,10 +564,72 @@ export class RingbookSocket {
     }
     const gap = cur !== undefined && msg.sequence > cur.sequence + 1;
     this.#apply({ market_id: market, sequence: msg.sequence, bids: msg.bids, asks: msg.asks, source: 'ws', timestamp: msg.timestamp });
-    if (gap) {
+    if (msg.checksum !== undefined && !checksumMatches(msg.bids, msg.asks, msg.checksum)) {
+      this.stats.checksum_mismatches++;
+      void this.resync(market);
+    } else if (gap) {
       this.stats.gaps++;
       void this.resync(market);
     }
+  }
+
+  /**
+   * A `book_delta`: applied when its prev_sequence is the book held, then checked against its
+   * checksum; a stale one (not newer than the book) is dropped; anything else is a gap. A gap or
+   * a mismatch re-fetches the book over HTTP; deltas arriving meanwhile are held and replayed on
+   * the fetched book.
+   */
+  #onDelta(msg: BookDeltaMessage): void {
+    if (this.#opts.dropDelta?.(msg)) return;
+    const market = msg.market_id;
+    const held = this.#held_deltas.get(market);
+    if (held !== undefined) {
+      held.push(msg);
+      return;
+    }
+    const cur = this.#books.get(market);
+    if (cur !== undefined && msg.sequence <= cur.sequence) {
+      this.stats.stale_dropped++;
+      return;
+    }
+    if (cur === undefined || msg.prev_sequence !== cur.sequence) {
+      this.stats.gaps++;
+      void this.#refetch(market, msg);
+      return;
+    }
+    if (!this.#applyDelta(cur, msg)) void this.#refetch(market, null);
+  }
+
+  /** Applies `msg` on `cur`; false (nothing applied) when the result fails the checksum. */
+  #applyDelta(cur: BookView, msg: BookDeltaMessage): boolean {
+    const bids = applyLevels(cur.bids, msg.bids, true);
+    const asks = applyLevels(cur.asks, msg.asks, false);
+    if (!checksumMatches(bids, asks, msg.checksum)) {
+      this.stats.checksum_mismatches++;
+      return false;
+    }
+    this.stats.deltas_applied++;
+    this.#apply({ market_id: msg.market_id, sequence: msg.sequence, bids, asks, source: 'ws', timestamp: msg.timestamp });
+    return true;
+  }
+
+  /** Re-fetches the book, holding the deltas that arrive meanwhile (`first` included), then replays them. */
+  async #refetch(market: string, first: BookDeltaMessage | null): Promise<void> {
+    if (this.#held_deltas.has(market)) {
+      if (first) this.#held_deltas.get(market)!.push(first);
+      return;
+    }
+    const held: BookDeltaMessage[] = first ? [first] : [];
+    this.#held_deltas.set(market, held);
+    try {
+      const b = await this.http.orderbook(market);
+      this.stats.resyncs++;
+      this.#apply({ market_id: market, sequence: b.sequence, bids: b.bids, asks: b.asks, source: 'http', timestamp: null });
+    } catch (e) {
+      this.#emit('error', e as Error);
+    }
+    this.#held_deltas.delete(market);
+    for (const d of held) this.#onDelta(d);
   }
 
   #apply(view: BookView): void {
@@ -535,6 +656,7 @@ export class RingbookSocket {
 /** Channel names. */
 export const channels = {
   book: (market_id: string) => `book:${market_id}`,
+  bookDelta: (market_id: string) => `book_delta:${market_id}`,
   trades: (market_id: string) => `trades:${market_id}`,
   fills: (address: string) => `fills:${address.toLowerCase()}`,
   orders: (address: string) => `orders:${address.toLowerCase()}`,

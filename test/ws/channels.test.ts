@@ -4,6 +4,7 @@
 // before auth and for another address.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { bookChecksum } from '../../src/marketdata/book_checksum.js';
 import { DIGITS, ISO, sleep, WsClient, type Msg } from './client.js';
 
 let s: StartedServer;
@@ -97,7 +98,7 @@ describe('place, match and cancel', () => {
     const http_book0 = (await a.get(`/orderbook/${MARKET}`)).body.data;
     expect(first).toEqual({
       type: 'book_snapshot', market_id: MARKET, sequence: http_book0.sequence, bids: http_book0.bids, asks: http_book0.asks,
-      timestamp: expect.stringMatching(ISO),
+      checksum: bookChecksum(http_book0.bids, http_book0.asks), timestamp: expect.stringMatching(ISO),
     });
     const seq0 = first.sequence as number;
     await cm.request({ type: 'subscribe', channels: privateChannels(M) }, 'subscribed');
@@ -123,7 +124,7 @@ describe('place, match and cancel', () => {
     const snap1 = await pub.nextType('book_snapshot');
     expect(snap1).toEqual({
       type: 'book_snapshot', market_id: MARKET, sequence: seq0 + 1, bids: [], asks: [[String(P), '1000000']],
-      timestamp: placed.created_at,
+      checksum: bookChecksum([], [[String(P), '1000000']]), timestamp: placed.created_at,
     });
 
     // 2. Taker bids 0.4 ETH at 2000: one fill. Taker fee 5 bps, maker rebate 1 bp (config defaults).
@@ -174,7 +175,8 @@ describe('place, match and cancel', () => {
     const mb = [await cm.next(), await cm.next()];
     expect(mb.map((m) => [m.type, m.asset, m.reason])).toEqual([['balance_update', 'ETH', 'fill'], ['balance_update', 'USDC', 'fill']]);
     expect(await pub.nextType('book_snapshot')).toEqual({
-      type: 'book_snapshot', market_id: MARKET, sequence: seq0 + 2, bids: [], asks: [[String(P), '600000']], timestamp: t1,
+      type: 'book_snapshot', market_id: MARKET, sequence: seq0 + 2, bids: [], asks: [[String(P), '600000']],
+      checksum: bookChecksum([], [[String(P), '600000']]), timestamp: t1,
     });
 
     // HTTP agrees: fills (fee - rebate = the signed HTTP fee), balances, order records.

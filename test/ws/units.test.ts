@@ -1,6 +1,9 @@
 // The WebSocket pieces that need no server: channel names, client message parsing, the auth
 // state machine on a fake clock, and the hot-path serializers (valid JSON, exact strings).
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { bookChecksum, bookChecksumText } from '../../src/marketdata/book_checksum.js';
+import { BookDeltaViews } from '../../src/gateway/ws/book_delta.js';
 import { AuthState } from '../../src/gateway/ws/auth.js';
 import {
   balanceUpdateMessage, bookSnapshotMessage, fillMessage, orderUpdateMessage, parseChannel, parseClientMessage,
@@ -86,7 +89,7 @@ describe('serializers', () => {
   it('write valid JSON with string amounts', () => {
     const iso = '2026-01-02T03:04:05.678Z';
     const msgs = [
-      bookSnapshotMessage('ETH-USDC', 7, [[2000_000000, 5], [1999_990000, 9_007_199_254_740_991]], [], iso),
+      bookSnapshotMessage('ETH-USDC', 7, [[2000_000000, 5], [1999_990000, 9_007_199_254_740_991]], [], 4_294_967_295, iso),
       tradeMessage('ETH-USDC', 12, 2000_000000, 400000, 1, iso),
       fillMessage(12, 3, 'ETH-USDC', 0, 2000_000000, 400000, 500000, true, -80000, 9, iso),
       orderUpdateMessage(3, 'c-1', 'ETH-USDC', 1, 1, 2000_000000, 1_000000, 400000, 600000, 0, 1, iso),
@@ -94,11 +97,36 @@ describe('serializers', () => {
     ].map((m) => JSON.parse(m));
     expect(msgs[0]).toEqual({
       type: 'book_snapshot', market_id: 'ETH-USDC', sequence: 7,
-      bids: [['2000000000', '5'], ['1999990000', '9007199254740991']], asks: [], timestamp: iso,
+      bids: [['2000000000', '5'], ['1999990000', '9007199254740991']], asks: [], checksum: 4_294_967_295, timestamp: iso,
     });
     expect(msgs[1]).toEqual({ type: 'trade', market_id: 'ETH-USDC', trade_id: '12', price: '2000000000', quantity: '400000', side: 'ask', timestamp: iso });
     expect(msgs[2]).toMatchObject({ fill_id: '12', order_id: '3', side: 'bid', is_maker: true, fee: '0', rebate: '80000', filled_quantity_cumulative: '500000', batch_id: '9' });
     expect(msgs[3]).toMatchObject({ order_id: '3', client_order_id: 'c-1', side: 'ask', status: 'partially_filled', reason: 'fill', last_fill_price: '0' });
     expect(msgs[4]).toEqual({ type: 'balance_update', asset: 'USDC', total: '12', available: '5', reserved: '7', reason: 'fill', timestamp: iso });
+  });
+});
+
+describe('book checksum and deltas', () => {
+  it('is zlib CRC-32 of the best 25 levels per side as price:quantity, joined by , and |', () => {
+    expect(bookChecksumText([[2, 5], [1, 7]], [[3, 1]])).toBe('2:5,1:7|3:1');
+    expect(bookChecksum([], [])).toBe(crc32('|'));
+    // CRC-32 check value of "123456789" (IEEE): 0xCBF43926, unsigned.
+    expect(crc32('123456789')).toBe(0xcbf43926);
+    const deep = Array.from({ length: 30 }, (_, i): [number, number] => [100 - i, i + 1]);
+    const text = bookChecksumText(deep, deep);
+    expect(text.split('|')[0].split(',')).toHaveLength(25);
+    expect(bookChecksum(deep, [])).toBe(crc32(bookChecksumText(deep.slice(0, 25), [])));
+    expect(bookChecksum([[2_000_000_000, 4_000_000_000_000]], [])).toBeGreaterThan(0);
+  });
+
+  it('sends changed levels, 0 for a level that left, and chains prev_sequence', () => {
+    const v = new BookDeltaViews();
+    expect(v.advance(0, 2, [], [])).toBeNull(); // nobody holds market 0
+    v.hold(0, 5, [[10, 1], [9, 2]], [[11, 3]]);
+    const d = v.advance(0, 6, [[10, 4], [8, 1]], [[11, 3]]);
+    expect(d).toEqual({ prev_sequence: 5, bids: [[10, 4], [9, 0], [8, 1]], asks: [], checksum: bookChecksum([[10, 4], [8, 1]], [[11, 3]]) });
+    expect(v.advance(0, 7, [[10, 4], [8, 1]], [[11, 3]])).toMatchObject({ prev_sequence: 6, bids: [], asks: [] });
+    v.release(0);
+    expect(v.advance(0, 8, [], [])).toBeNull();
   });
 });

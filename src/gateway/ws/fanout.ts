@@ -6,8 +6,10 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { Side } from '../../engine/types.js';
 import type { OrderView, ReadModel, ReadModelObserver, TradeView } from '../../read_model/read_model.js';
+import { bookChecksum } from '../../marketdata/book_checksum.js';
+import { BookDeltaViews } from './book_delta.js';
 import {
-  balanceUpdateMessage, bookSnapshotMessage, fillMessage, orderUpdateMessage, PRIVATE_INDEX, tradeMessage, type Channel,
+  balanceUpdateMessage, bookDeltaMessage, bookSnapshotMessage, fillMessage, orderUpdateMessage, PRIVATE_INDEX, tradeMessage, type Channel,
 } from './messages.js';
 
 /** The counters the fan-out moves (part of the hub's WsStats). */
@@ -26,6 +28,8 @@ export class WsFanout implements ReadModelObserver {
 
   // Subscriber counts, per market index and per address ([fills, orders, balances]).
   private readonly book_subs: number[] = [];
+  private readonly delta_subs: number[] = [];
+  private readonly delta_views = new BookDeltaViews();
   private readonly trades_subs: number[] = [];
   private readonly private_subs = new Map<string, Int32Array>();
 
@@ -63,8 +67,16 @@ export class WsFanout implements ReadModelObserver {
       counts[PRIVATE_INDEX[ch.kind]] += delta;
       if (counts[0] === 0 && counts[1] === 0 && counts[2] === 0) this.private_subs.delete(ch.address);
     } else {
-      const list = ch.kind === 'book' ? this.book_subs : this.trades_subs;
+      const list = ch.kind === 'book' ? this.book_subs : ch.kind === 'book_delta' ? this.delta_subs : this.trades_subs;
       list[ch.market] = (list[ch.market] ?? 0) + delta;
+      if (ch.kind === 'book_delta') {
+        if (list[ch.market] === 0) this.delta_views.release(ch.market);
+        else if (delta > 0) {
+          // The first subscriber's snapshot (sent right after) is the book the deltas start from.
+          const book = this.rm.sortedBook(ch.market, this.book_depth_max);
+          this.delta_views.hold(ch.market, this.rm.markets[ch.market].book_sequence, book.bids, book.asks);
+        }
+      }
     }
   }
 
@@ -161,6 +173,16 @@ export class WsFanout implements ReadModelObserver {
       this.snapshot_cache[m] = null;
       const subs = this.book_subs[m] ?? 0;
       if (subs > 0) this.publish(`book:${mv.id}`, this.snapshot(m), subs);
+      const delta_subs = this.delta_subs[m] ?? 0;
+      if (delta_subs > 0) {
+        const book = this.rm.sortedBook(m, this.book_depth_max);
+        const d = this.delta_views.advance(m, mv.book_sequence, book.bids, book.asks);
+        if (d !== null) {
+          this.publish(`book_delta:${mv.id}`, bookDeltaMessage(
+            mv.id, mv.book_sequence, d.prev_sequence, d.bids, d.asks, d.checksum, new Date(time_ms).toISOString(),
+          ), delta_subs);
+        }
+      }
     }
   }
 
@@ -172,7 +194,9 @@ export class WsFanout implements ReadModelObserver {
     if (cached !== null && cached !== undefined && cached.sequence === mv.book_sequence) return cached.json;
     const book = rm.sortedBook(m, this.book_depth_max);
     const time_ms = this.book_seq[m] === mv.book_sequence ? this.book_time_ms[m] : rm.batch_time_ms;
-    const json = bookSnapshotMessage(mv.id, mv.book_sequence, book.bids, book.asks, new Date(time_ms || Date.now()).toISOString());
+    const json = bookSnapshotMessage(
+      mv.id, mv.book_sequence, book.bids, book.asks, bookChecksum(book.bids, book.asks), new Date(time_ms || Date.now()).toISOString(),
+    );
     this.snapshot_cache[m] = { sequence: mv.book_sequence, json };
     return json;
   }

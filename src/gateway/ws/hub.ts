@@ -408,7 +408,7 @@ export class WsHub {
         this.fanout.count(ch, 1);
       }
       accepted.push(ch.name);
-      if (ch.kind === 'book') books.push(ch.market);
+      if (ch.kind === 'book' || ch.kind === 'book_delta') books.push(ch.market);
     }
     if (accepted.length > 0) this.send(c, subscribedMessage(accepted, request_id));
     for (const m of books) this.send(c, this.fanout.snapshot(m));

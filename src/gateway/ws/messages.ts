@@ -22,7 +22,7 @@ import { isAddress } from '../../util/address.js';
 // ---------------------------------------------------------------------------------------------
 // Channels
 
-export const PUBLIC_KINDS = ['book', 'trades'] as const;
+export const PUBLIC_KINDS = ['book', 'book_delta', 'trades'] as const;
 export const PRIVATE_KINDS = ['fills', 'orders', 'balances'] as const;
 export type PublicKind = (typeof PUBLIC_KINDS)[number];
 export type PrivateKind = (typeof PRIVATE_KINDS)[number];
@@ -45,10 +45,10 @@ export function parseChannel(text: unknown, marketIndex: (id: string) => number)
   if (typeof text !== 'string') return `a channel must be a string, got ${describe(text)}`;
   if (text.length > CHANNEL_TEXT_MAX) return `unknown channel ${describe(text)}`;
   const colon = text.indexOf(':');
-  if (colon <= 0) return `unknown channel ${describe(text)}: channels are book:<market>, trades:<market>, fills:<address>, orders:<address>, balances:<address>`;
+  if (colon <= 0) return `unknown channel ${describe(text)}: channels are book:<market>, book_delta:<market>, trades:<market>, fills:<address>, orders:<address>, balances:<address>`;
   const kind = text.slice(0, colon);
   const arg = text.slice(colon + 1);
-  if (kind === 'book' || kind === 'trades') {
+  if (kind === 'book' || kind === 'book_delta' || kind === 'trades') {
     let m = marketIndex(arg);
     let id = arg;
     if (m < 0) {
@@ -63,7 +63,7 @@ export function parseChannel(text: unknown, marketIndex: (id: string) => number)
     const address = arg.toLowerCase();
     return { kind, private: true, address, name: `${kind}:${address}` };
   }
-  return `unknown channel ${describe(text)}: channels are book:<market>, trades:<market>, fills:<address>, orders:<address>, balances:<address>`;
+  return `unknown channel ${describe(text)}: channels are book:<market>, book_delta:<market>, trades:<market>, fills:<address>, orders:<address>, balances:<address>`;
 }
 
 /** A short, safe rendering of client text for an error sentence. */
@@ -194,8 +194,19 @@ function levelsJson(levels: Levels): string {
   return s + ']';
 }
 
-export function bookSnapshotMessage(market_id: string, sequence: number, bids: Levels, asks: Levels, iso: string): string {
-  return `{"type":"book_snapshot","market_id":"${market_id}","sequence":${sequence},"bids":${levelsJson(bids)},"asks":${levelsJson(asks)},"timestamp":"${iso}"}`;
+/** `checksum`: src/marketdata/book_checksum.ts over the best 25 levels of each side. */
+export function bookSnapshotMessage(market_id: string, sequence: number, bids: Levels, asks: Levels, checksum: number, iso: string): string {
+  return `{"type":"book_snapshot","market_id":"${market_id}","sequence":${sequence},"bids":${levelsJson(bids)},"asks":${levelsJson(asks)},"checksum":${checksum},"timestamp":"${iso}"}`;
+}
+
+/**
+ * The levels of one market that changed in a committed batch (quantity 0: the level is gone),
+ * `prev_sequence` the sequence of the previous message on the channel, `checksum` of the book after.
+ */
+export function bookDeltaMessage(
+  market_id: string, sequence: number, prev_sequence: number, bids: Levels, asks: Levels, checksum: number, iso: string,
+): string {
+  return `{"type":"book_delta","market_id":"${market_id}","sequence":${sequence},"prev_sequence":${prev_sequence},"bids":${levelsJson(bids)},"asks":${levelsJson(asks)},"checksum":${checksum},"timestamp":"${iso}"}`;
 }
 
 export function tradeMessage(market_id: string, fill_id: number, price: number, quantity: number, taker_side: number, iso: string): string {
