@@ -1,10 +1,11 @@
 // Example market-making bot for Ringbook, on the client SDK (src/client).
 //
-// It quotes a post-only bid and ask around a reference price, amends both when the reference
-// moves (a slow random walk, or the last trade with `follow_trades`), re-quotes a side that was
-// filled, and cancels all its orders on SIGINT/SIGTERM. It arms the exchange's dead-man switch
-// (`dead_man_ms`, default 15 s, re-armed every third of it), so if the bot is killed or loses the
-// exchange, its quotes are cancelled by the exchange itself.
+// It quotes a post-only bid and ask around a reference price and requotes when the reference
+// moves (a slow random walk, or the last trade with `follow_trades`) or a quote was filled: each
+// requote is ONE POST /orders/batch (cancel-all, bid, ask) sent as a `post` over its WebSocket,
+// applied in one engine batch. It cancels all its orders on SIGINT/SIGTERM. It arms the exchange's
+// dead-man switch (`dead_man_ms`, default 15 s, re-armed every third of it), so if the bot is
+// killed or loses the exchange, its quotes are cancelled by the exchange itself.
 //
 // The implementation lives in src/cli/market_maker.ts so that the project's tsc build compiles
 // it (tsconfig.json includes src, bench and test only). Run the compiled bot with:
@@ -38,7 +39,7 @@ const mm = await startMarketMaker({
   reference: parseDecimalUnits('2000', { allow_negative: false }),
   quantity: parseDecimalUnits('0.1', { allow_negative: false }),
   spread_bps: 20, // 0.2 % between bid and ask
-  interval_ms: 5000, // amends count against the orders rate limit (20/min per wallet by default)
+  interval_ms: 6000, // a requote (one batch) counts 2 orders + 1 cancel: 10 a minute stay under 20/min
   walk_bps: 5,
 });
 

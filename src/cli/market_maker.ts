@@ -1,16 +1,23 @@
-// An example market-making bot on the SDK: quotes one bid and one ask around a reference price,
-// amends them when the reference moves (a slow random walk, or the last trade with
-// --follow-trades), re-places a quote that was filled, and cancels everything on shutdown.
+// An example market-making bot on the SDK: quotes one post-only bid and one ask around a reference
+// price and requotes when the reference moves (a slow random walk, or the last trade with
+// --follow-trades) or a quote was filled, and cancels everything on shutdown.
+//
+// Each requote is ONE `POST /orders/batch` sent over the WebSocket it already holds (`post`):
+// cancel-all of the market, then the new bid and ask, applied contiguously in one engine batch, so
+// the book never shows the bot without quotes in between and a cycle costs one message. Its quotes
+// use stp expire_maker (the default): if the reference jumps so that a new quote would cross the
+// bot's own old one, the old one is cancelled instead of trading with itself. Fills are seen on the
+// `orders:<address>` channel of the same connection.
 //
 // Run it as `ringbook market-maker ...` or `node dist/src/cli/market_maker.js ...` (same flags);
 // examples/market_maker.ts is the documented entry that imports startMarketMaker from here.
-// Amends count against the orders rate limit (default 20 per wallet per minute): the default
-// interval of 5 s with a requote threshold keeps the bot under it.
+// A requote costs 2 orders and 1 cancel against the rate limits (default 20 orders per wallet per
+// minute): the default interval of 6 s (at most 10 requotes a minute) keeps the bot under it.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
-  formatUnits, NotFoundError, RateLimitedError, RingbookClient, RingbookError, Wallet,
-  type Market, type OrderRecord, type Side,
+  formatUnits, RateLimitedError, RingbookClient, RingbookError, RingbookSocket, Wallet,
+  type BatchItemResult, type BatchRequest, type Market, type Side,
 } from '../client/index.js';
 import {
   BOOLEAN_FLAGS, EXIT_OK, num, parseArgs, runCommand, sleep, str, UsageError, units, url, wallet, type ParsedArgs,
@@ -26,7 +33,7 @@ export interface MarketMakerOptions {
   spread_bps?: number;
   /** Quantity of each quote, units. */
   quantity: number;
-  /** Period of the reference update, ms (default 5000). */
+  /** Period of the reference update, ms (default 6000). */
   interval_ms?: number;
   /** Random-walk step per interval, basis points of the reference (default 5). */
   walk_bps?: number;
@@ -47,7 +54,7 @@ export interface MarketMaker {
   stop(): Promise<void>;
   /** Resolves after stop() has finished. */
   readonly done: Promise<void>;
-  readonly stats: { placed: number; amended: number; replaced: number; errors: number; cancelled: number };
+  readonly stats: { requotes: number; placed: number; filled: number; errors: number; cancelled: number };
 }
 
 function roundTo(x: number, step: number): number {
@@ -63,57 +70,71 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
   const tick = market.tick_size;
   const quantity = roundTo(o.quantity, market.lot_size);
   const spread_bps = o.spread_bps ?? 20;
-  const interval_ms = o.interval_ms ?? 5000;
+  const interval_ms = o.interval_ms ?? 6000;
   const walk_bps = o.walk_bps ?? 5;
   const requote = (o.requote_ticks ?? 1) * tick;
   let reference = roundTo(o.reference, tick);
-  const stats = { placed: 0, amended: 0, replaced: 0, errors: 0, cancelled: 0 };
-  const quotes: Record<Side, OrderRecord | null> = { bid: null, ask: null };
+  const stats = { requotes: 0, placed: 0, filled: 0, errors: 0, cancelled: 0 };
+  /** The resting quotes' order ids (null: none resting on that side). */
+  const quotes: Record<Side, number | null> = { bid: null, ask: null };
   let quoted_ref = 0;
   let stopping = false;
   let wake: (() => void) | null = null;
 
   await client.syncNonce();
-  const stale = await client.cancelAll(o.market_id);
-  if (stale.cancelled.length > 0) log(`cancelled ${stale.cancelled.length} stale orders`);
   const dead_man_ms = o.dead_man_ms ?? 15_000;
   const keep_alive = dead_man_ms > 0
     ? await client.keepDeadManAlive(dead_man_ms, { onError: (e) => log(`dead-man re-arm failed: ${e instanceof Error ? e.message : String(e)}`) })
     : null;
   if (keep_alive) log(`dead-man switch armed: ${dead_man_ms} ms, deadline ${keep_alive.last?.deadline ?? '?'}`);
+  // One connection for order entry (post) and the bot's own order updates.
+  const sock = new RingbookSocket({ url: o.url, wallet: o.wallet, channels: [`orders:${o.wallet.address}`] });
+  sock.onOrder((u) => {
+    for (const side of ['bid', 'ask'] as const) {
+      if (quotes[side] !== null && u.order_id === String(quotes[side]) && (u.status === 'filled' || u.status === 'cancelled')) {
+        if (u.status === 'filled') stats.filled++;
+        log(`${side} order ${u.order_id} ${u.status} (${u.reason})`);
+        quotes[side] = null;
+      }
+    }
+  });
+  await sock.connect();
 
   const priceFor = (side: Side): number => {
     const half = Math.max(tick, Math.round((reference * spread_bps) / 20_000 / tick) * tick);
     return side === 'bid' ? Math.max(tick, reference - half) : reference + half;
   };
 
-  async function place(side: Side): Promise<void> {
-    const price = priceFor(side);
-    const r = await client.placeOrder({ market_id: o.market_id, side, price, quantity, time_in_force: 'post_only' });
-    stats.placed++;
-    quotes[side] = r.status === 'open' || r.status === 'partially_filled' ? r : null;
-    log(`placed ${side} ${formatUnits(quantity)} @ ${formatUnits(price)} (order ${r.order_id}, ${r.status})`);
-  }
-
-  async function requoteSide(side: Side): Promise<void> {
-    const q = quotes[side];
-    const price = priceFor(side);
-    if (q === null) return place(side);
-    if (q.price === price) return;
-    try {
-      const r = await client.amend({ order_id: q.order_id, price, quantity });
-      stats.amended++;
-      quotes[side] = r.status === 'open' || r.status === 'partially_filled' ? r : null;
-      log(`amended ${side} order ${q.order_id} -> ${formatUnits(price)} (${r.status}${r.fills.length ? `, ${r.fills.length} fills` : ''})`);
-      if (quotes[side] === null) await place(side);
-    } catch (e) {
-      if (!(e instanceof NotFoundError)) throw e;
-      // Filled (or cancelled) since: quote again.
-      stats.replaced++;
-      log(`${side} order ${q.order_id} is gone (filled?): placing a new one`);
-      quotes[side] = null;
-      await place(side);
+  /** One batch over the WebSocket: cancel-all of the market, then the new bid and ask. */
+  async function requoteBoth(): Promise<void> {
+    const bid = priceFor('bid');
+    const ask = priceFor('ask');
+    const items: BatchRequest[] = [
+      { kind: 'cancel_all', market_id: o.market_id },
+      { kind: 'order', market_id: o.market_id, side: 'bid', price: bid, quantity, time_in_force: 'post_only' },
+      { kind: 'order', market_id: o.market_id, side: 'ask', price: ask, quantity, time_in_force: 'post_only' },
+    ];
+    const r = await sock.post('/orders/batch', client.batchRequestBody(items));
+    if (r.status === 429) throw new RateLimitedError({ code: 'RATE_LIMITED', message: String(r.body.error), status: 429, request_id: null, retry_after_s: interval_ms / 1000 });
+    if (r.status !== 200) throw new RingbookError({ code: String(r.body.error), message: String(r.body.message), status: r.status, request_id: r.body.request_id ?? null });
+    const results = r.body.data as BatchItemResult[];
+    stats.requotes++;
+    const cancelled = results[0].ok ? (results[0].data as { cancelled: unknown[] }).cancelled.length : 0;
+    stats.cancelled += cancelled;
+    const parts: string[] = [];
+    for (const [k, side, price] of [[1, 'bid', bid], [2, 'ask', ask]] as const) {
+      const x = results[k];
+      if (x.ok) {
+        const d = x.data as { order_id: number; status: string };
+        stats.placed++;
+        quotes[side] = d.status === 'open' || d.status === 'partially_filled' ? d.order_id : null;
+        parts.push(`${side} ${formatUnits(quantity)} @ ${formatUnits(price)} (order ${d.order_id}, ${d.status})`);
+      } else {
+        quotes[side] = null;
+        parts.push(`${side} refused: ${x.error} ${x.message}`);
+      }
     }
+    log(`requoted in one batch: cancelled ${cancelled}, ${parts.join(', ')}`);
   }
 
   async function step(): Promise<void> {
@@ -124,20 +145,10 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
       const move = reference * (walk_bps / 10_000) * (Math.random() * 2 - 1);
       reference = roundTo(reference + move, tick);
     }
-    // Detect fills of resting quotes (cheap: one GET of the open orders).
-    const open = await client.orders({ market_id: o.market_id, status: 'open' }); // includes partially_filled
-    for (const side of ['bid', 'ask'] as const) {
-      const q = quotes[side];
-      if (q && !open.some((x) => x.order_id === q.order_id)) {
-        stats.replaced++;
-        log(`${side} order ${q.order_id} filled: quoting again`);
-        quotes[side] = null;
-      }
-    }
     const moved = Math.abs(reference - quoted_ref) >= requote;
     if (moved || quotes.bid === null || quotes.ask === null) {
       if (moved) log(`reference ${formatUnits(reference)}`);
-      for (const side of ['bid', 'ask'] as const) if (moved || quotes[side] === null) await requoteSide(side);
+      await requoteBoth();
       quoted_ref = reference;
     }
   }
@@ -185,8 +196,8 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
     if (wake) (wake as () => void)();
     stopped = (async () => {
       await loop;
-      // Disarmed only after a clean cancel below would be pointless: stop re-arming now, and
-      // let the switch fire if the cancel-all fails every attempt.
+      sock.close();
+      // Stop re-arming now, and let the switch fire if the cancel-all below fails every attempt.
       if (keep_alive) await keep_alive.stop().catch(() => undefined);
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
@@ -210,8 +221,9 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
 export const MARKET_MAKER_USAGE = `usage: ringbook market-maker --market <id> --price <decimal> --quantity <decimal> [options]
        node dist/src/cli/market_maker.js (same options)
 
-Example bot: quotes a post-only bid and ask around a reference price, amends them when the
-reference moves, re-quotes a side that was filled, cancels all its orders on SIGINT/SIGTERM.
+Example bot: quotes a post-only bid and ask around a reference price and requotes when the
+reference moves or a quote was filled, with one batch (cancel-all, bid, ask) per requote sent over
+its WebSocket; cancels all its orders on SIGINT/SIGTERM.
 The account needs both assets deposited (ringbook deposit).
 
 options:
@@ -219,13 +231,13 @@ options:
   --price <decimal>          starting reference price (required)
   --quantity <decimal>       size of each quote (required)
   --spread-bps <n>           total spread around the reference (default 20)
-  --interval <s>             reference update period (default 5; amends count against the
-                             orders rate limit, 20 per wallet per minute by default)
+  --interval <s>             reference update period (default 6; a requote counts 2 orders and
+                             1 cancel against the rate limits, 20 per wallet per minute by default)
   --walk-bps <n>             random-walk step per interval (default 5)
   --follow-trades            use the last trade as the reference instead of a random walk
-  --requote-ticks <n>        minimum reference move before amending (default 1)
-  --duration <s>             stop by itself after this long (default: run until a signal)
+  --requote-ticks <n>        minimum reference move before requoting (default 1)
   --dead-man-ms <n>          dead-man switch, re-armed every third of it (default 15000; 0 off)
+  --duration <s>             stop by itself after this long (default: run until a signal)
   --key <private_key>        signing key (default: RINGBOOK_KEY)
   --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
   --help                     this text
@@ -242,7 +254,7 @@ export async function marketMakerCommand(args: ParsedArgs): Promise<number> {
       reference: units(args, 'price'),
       quantity: units(args, 'quantity'),
       spread_bps: num(args, 'spread-bps', 20, 0, 10_000),
-      interval_ms: num(args, 'interval', 5, 0.05, 3600) * 1000,
+      interval_ms: num(args, 'interval', 6, 0.05, 3600) * 1000,
       walk_bps: num(args, 'walk-bps', 5, 0, 10_000),
       follow_trades: args.flags.has('follow-trades'),
       requote_ticks: num(args, 'requote-ticks', 1, 0, 1e9),

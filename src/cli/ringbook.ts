@@ -33,8 +33,10 @@ commands:
 trader commands (--url defaults to http://127.0.0.1:8080; --help on each):
   deposit                    operator deposit: --user --asset --amount (admin token)
   order                      sign and place an order: --key --market --side --price --quantity
+                             (--stp expire_maker|expire_taker|expire_both, --expires-after-ms T)
   cancel                     cancel an order: --key (--order-id N | --client-id ID)
   cancel-after <timeout_ms>  arm the dead-man switch: --key (0 disarms)
+  batch <file>               up to 20 orders/cancels/amends/cancel-alls in one call (JSON file)
   balances                   an account's balances: --address A | --key K
   referral register          be referred: --key --referrer <address> (once, never changes)
   referral show [<address>]  referral statistics: users referred, USDC earned, referred by
@@ -131,6 +133,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./trader.js')).cancelCommand(args);
     case 'cancel-after':
       return (await import('./trader.js')).cancelAfterCommand(args);
+    case 'batch':
+      return (await import('./batch.js')).batchCommand(args);
     case 'balances':
       return (await import('./trader.js')).balancesCommand(args);
     case 'referral':

@@ -2,7 +2,7 @@
 // (src/client). Decimal prices and quantities are converted with the money module.
 import { formatUnits, RingbookClient, type OrderRecord, type OrderResult, type TakerFill } from '../client/index.js';
 import {
-  adminToken, EXIT_OK, oneOf, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
+  adminToken, EXIT_OK, int, oneOf, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
 } from './common.js';
 
 const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
@@ -37,6 +37,9 @@ options:
   --type limit|market        default limit
   --tif gtc|ioc|fok|post_only  default gtc (limit) / ioc (market)
   --client-id <id>           your own order id (cancel it with --client-id)
+  --stp <mode>               self-trade prevention: expire_maker (server default), expire_taker,
+                             expire_both
+  --expires-after-ms <ms>    refused with EXPIRED if the engine applies it later (epoch ms)
 ${KEY}
 ${COMMON}
 
@@ -120,11 +123,15 @@ export async function orderCommand(args: ParsedArgs): Promise<number> {
     if (order_type === 'limit') price = units(args, 'price');
     else if (args.flags.has('price')) throw new UsageError('--price is not allowed with --type market');
     const client_order_id = str(args, 'client-id');
+    const stp = args.flags.has('stp') ? oneOf(args, 'stp', ['expire_maker', 'expire_taker', 'expire_both'] as const, 'expire_maker') : undefined;
+    const expires_after_ms = args.flags.has('expires-after-ms') ? int(args, 'expires-after-ms', 0, 1) : undefined;
     const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
     const r: OrderResult = await client.placeOrder({
       market_id, side, quantity, order_type, time_in_force,
       ...(price !== undefined ? { price } : {}),
       ...(client_order_id !== undefined ? { client_order_id } : {}),
+      ...(stp !== undefined ? { stp } : {}),
+      ...(expires_after_ms !== undefined ? { expires_after_ms } : {}),
     });
     if (args.flags.has('json')) console.log(JSON.stringify(r));
     else {

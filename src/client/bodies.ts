@@ -222,3 +222,16 @@ export function forcedEnvelope(
   const payload = encodeForcedPayload(body, { kind: opts.kind_member === false ? false : r.kind });
   return { envelope: forceIncludeBody(w, payload, nonce), body, payload_nonce };
 }
+
+// ------------------------------------------------------------------ batches
+
+/** One item of `POST /orders/batch`, described like the direct call's input. */
+export type BatchRequest = Extract<ForcedRequest, { kind: 'order' | 'cancel' | 'amend' | 'cancel_all' }>;
+
+/**
+ * `POST /orders/batch`: each item signed with the same builder as its direct call, plus its
+ * `kind`; `nextNonce` gives the items their nonces in order (the engine applies them in order).
+ */
+export function batchBody(w: SyncSigner, items: readonly BatchRequest[], nextNonce: () => number): { requests: SignedBody[] } {
+  return { requests: items.map((item) => ({ kind: item.kind, ...forcedRequestBody(w, item, nextNonce()) })) };
+}

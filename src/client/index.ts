@@ -7,9 +7,9 @@ export * from './ws.js';
 export type * from './types.js';
 // Signed bodies exactly as the client sends them, and the forced-inclusion payload and envelope.
 export {
-  orderBody, cancelBody, amendBody, cancelAllBody, cancelAfterBody, withdrawalBody, withdrawalAmountText, referralBody, referrerText, forcedRequestBody,
+  orderBody, cancelBody, amendBody, cancelAllBody, cancelAfterBody, batchBody, withdrawalBody, withdrawalAmountText, referralBody, referrerText, forcedRequestBody,
   inferForcedKind, encodeForcedPayload, decodeForcedPayload, forceIncludeBody, forcedEnvelope, FORCED_KINDS,
-  FORCED_PAYLOAD_BYTES_MAX, type SyncSigner, type SignedBody, type ForcedRequest, type EncodeForcedPayloadOptions,
+  FORCED_PAYLOAD_BYTES_MAX, type SyncSigner, type SignedBody, type ForcedRequest, type BatchRequest, type EncodeForcedPayloadOptions,
 } from './bodies.js';
 // Fixed-point helpers: the exact ones the server uses (units = value x 1,000,000).
 export { parseDecimalUnits, formatUnits, formatUnitsFixed6, UNITS_PER_WHOLE } from '../money/index.js';

@@ -4,11 +4,12 @@ import { DuplicateNonceError, errorFromCode, RateLimitedError, RingbookError, Un
 import { MonotonicNonce, type NonceSource } from './nonce.js';
 import type { Wallet } from './wallet.js';
 import {
-  amendBody, cancelAfterBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
-  referrerText, withdrawalAmountText, withdrawalBody, type ForcedRequest,
+  amendBody, batchBody, cancelAfterBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
+  referrerText, withdrawalAmountText, withdrawalBody, type BatchRequest, type ForcedRequest, type SignedBody,
 } from './bodies.js';
 import type {
   AccountFill,
+  BatchItemResult,
   AdminMarket,
   AdminState,
   AmendInput,
@@ -269,6 +270,25 @@ export class RingbookClient {
   async amend(a: AmendInput): Promise<OrderResult> {
     const w = this.#signer();
     return this.#withNonce(a.nonce, (nonce) => this.request<OrderResult>('POST', '/orders/amend', amendBody(w, a, nonce)));
+  }
+
+  /**
+   * `POST /orders/batch`: up to 20 orders, cancels, amends and cancel-alls applied in order,
+   * contiguously, in one engine batch; one result per item (`ok` with the direct call's data, or
+   * the item's error). Items take consecutive nonces from the client's nonce source.
+   */
+  batch(items: readonly BatchRequest[]): Promise<BatchItemResult[]> {
+    return this.request<BatchItemResult[]>('POST', '/orders/batch', this.batchRequestBody(items));
+  }
+
+  /** Several orders in one call (a batch of `order` items). */
+  placeOrders(orders: readonly Omit<PlaceOrderInput, 'nonce'>[]): Promise<BatchItemResult<OrderResult>[]> {
+    return this.batch(orders.map((o) => ({ kind: 'order' as const, ...o }))) as Promise<BatchItemResult<OrderResult>[]>;
+  }
+
+  /** The signed body of a batch (for `RingbookSocket.post('/orders/batch', ...)`), nonces taken now. */
+  batchRequestBody(items: readonly BatchRequest[]): { requests: SignedBody[] } {
+    return batchBody(this.#signer(), items, () => this.nonces.next());
   }
 
   /** Cancels the account's open orders in one market, or everywhere when `market_id` is omitted. */

@@ -129,6 +129,11 @@ export interface DeadManKeepAlive {
   readonly last: DeadManResult | null;
 }
 
+/** One item's answer in `POST /orders/batch`. */
+export type BatchItemResult<T = OrderResult | CancelResult | CancelAllResult> =
+  | { ok: true; data: T }
+  | { ok: false; error: string; message: string };
+
 export interface CancelAllResult {
   cancelled: OrderRecord[];
   batch_id: string;

@@ -1,6 +1,7 @@
 // The trader commands of the ringbook CLI (deposit, order, cancel, balances, book, bench) and the
 // example market maker, as child processes against a real server.
 import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ describe('ringbook trader commands', () => {
   });
 
   it('--help works on every command', async () => {
-    const cmds = ['deposit', 'order', 'cancel', 'cancel-after', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
+    const cmds = ['deposit', 'order', 'cancel', 'cancel-after', 'batch', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
     const rs = await Promise.all(cmds.map((c) => cli([c, '--help'])));
     rs.forEach((r, i) => {
       expect(r.code, cmds[i]).toBe(0);
@@ -169,6 +170,41 @@ describe('ringbook trader commands', () => {
     expect(b.p99_ms).toBeGreaterThanOrEqual(b.p50_ms);
   }, 20_000);
 
+  it('order --stp and --expires-after-ms; batch FILE answers per item', async () => {
+    const w = await keygen();
+    for (const [asset, amount] of [['ETH', '1'], ['USDC', '10000']]) {
+      expect((await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', w.address, '--asset', asset, '--amount', amount])).code).toBe(0);
+    }
+    const K = ['--key', w.private_key];
+    const ask = await cli(['order', ...U, ...K, '--market', 'BTC-USDC', '--side', 'ask', '--price', '1', '--quantity', '0.0001', '--json']);
+    expect(ask.code, ask.stderr).toBe(1); // no BTC: INSUFFICIENT_BALANCE
+    const own = JSON.parse((await cli(['order', ...U, ...K, '--market', 'ETH-USDC', '--side', 'ask', '--price', '3333.33', '--quantity', '0.01', '--json'])).stdout);
+    const taker = await cli(['order', ...U, ...K, '--market', 'ETH-USDC', '--side', 'bid', '--price', '3333.33', '--quantity', '0.01', '--stp', 'expire_taker', '--json']);
+    expect(taker.code, taker.stderr).toBe(0);
+    expect(JSON.parse(taker.stdout)).toMatchObject({ status: 'cancelled', filled_quantity: 0 });
+    const stale = await cli(['order', ...U, ...K, '--market', 'ETH-USDC', '--side', 'bid', '--price', '1000', '--quantity', '0.01', '--expires-after-ms', '1000']);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('EXPIRED');
+    expect((await cli(['order', ...U, ...K, '--market', 'ETH-USDC', '--side', 'bid', '--price', '1', '--quantity', '1', '--stp', 'never'])).code).toBe(64);
+
+    const file = path.join(s.data_dir, 'batch.json');
+    fs.writeFileSync(file, JSON.stringify([
+      { kind: 'order', market_id: 'ETH-USDC', side: 'bid', price: '1000', quantity: '0.01', client_order_id: 'cli-b1', time_in_force: 'post_only' },
+      { kind: 'order', market_id: 'ETH-USDC', side: 'bid', price: '1000.001', quantity: '0.01' },
+      { kind: 'cancel', client_order_id: 'cli-b1' },
+      { kind: 'cancel_all', market_id: 'ETH-USDC' },
+    ]));
+    const b = await cli(['batch', file, ...U, ...K, '--json']);
+    expect(b.code).toBe(1); // one item failed
+    const results = JSON.parse(b.stdout);
+    expect(results.map((r: { ok: boolean }) => r.ok)).toEqual([true, false, true, true]);
+    expect(results[1].error).toBe('INVALID_ORDER');
+    expect(results[3].data.cancelled.map((o: { order_id: number }) => o.order_id)).toEqual([own.order_id]);
+    const table = await cli(['batch', file, ...U, ...K]);
+    expect(table.stdout).toMatch(/INVALID_ORDER/);
+    expect((await cli(['batch', path.join(s.data_dir, 'missing.json'), ...U, ...K])).code).toBe(64);
+  });
+
   /** A funded key and the example market maker running on it with `flags`; `out()` is its output so far. */
   async function runMarketMaker(flags: string[]): Promise<{ mm: { private_key: string; address: string }; child: ReturnType<typeof spawn>; out: () => string }> {
     const mm = await keygen();
@@ -190,9 +226,10 @@ describe('ringbook trader commands', () => {
     let out = output();
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const deadline = Date.now() + 10_000;
-    while (!/amended/.test(out = output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(out).toMatch(/placed bid/);
-    expect(out).toMatch(/placed ask/);
+    while (((out = output()).match(/requoted in one batch/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    // Each requote is one batch over the WebSocket: cancel-all, then the bid and the ask.
+    expect(out).toMatch(/requoted in one batch: cancelled 0, bid 0\.1 @ [\d.]+ \(order \d+, open\), ask 0\.1 @ [\d.]+ \(order \d+, open\)/);
+    expect(out).toMatch(/requoted in one batch: cancelled 2, bid/);
     const during = await cli(['balances', ...U, '--address', mm.address, '--json']);
     expect(JSON.parse(during.stdout).assets.ETH.locked).toBe(100_000);
     child.kill('SIGTERM');
@@ -210,7 +247,7 @@ describe('ringbook trader commands', () => {
       return b.ETH.locked + b.USDC.locked;
     };
     const deadline = Date.now() + 15_000;
-    while (!/placed ask/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!/requoted in one batch: .*ask 0\.1/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(out()).toMatch(/dead-man switch armed: 3000 ms/);
     // Re-armed every second: the quotes outlive the first timeout while the bot lives.
     await new Promise((r) => setTimeout(r, 3_500));
