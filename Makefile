@@ -32,7 +32,7 @@ bench: build native
 	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
 
 # One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
-BENCHES ?= money matcher ring verify fills_tree journal recovery state_root ws_fanout load
+BENCHES ?= money matcher ring verify fills_tree journal recovery state_root ws_fanout load order_entry
 
 clean:
 	rm -rf dist node_modules
