@@ -233,14 +233,20 @@ function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unkn
   const live = items.filter((x): x is BatchItem => x !== null);
   if (live.length === 0) return finish();
   // Every wallet of the batch keeps its arrival order: the group goes to the engine once each of
-  // them has reached this batch's turn.
+  // them has reached this batch's turn, and each wallet's later requests wait until it is sent.
   const wallets = [...new Set(live.map((x) => x.parsed.address))];
   const tickets = wallets.map((w) => ctx.arrival.take(w));
   const checks = Promise.all(live.map((x) => ctx.signatures.verifyAny(x.parsed.messages, x.parsed.signature_hex, x.parsed.address)));
   const afterTurns = (then: () => void): void => {
-    let waiting = wallets.length;
-    wallets.forEach((w, k) => ctx.arrival.release(w, tickets[k], () => {
-      if (--waiting === 0) then();
+    const dones: (() => void)[] = [];
+    wallets.forEach((w, k) => ctx.arrival.releaseHeld(w, tickets[k], (done) => {
+      dones.push(done);
+      if (dones.length < wallets.length) return;
+      try {
+        then();
+      } finally {
+        for (const d of dones) d();
+      }
     }));
   };
   checks.then((forms) => afterTurns(() => {

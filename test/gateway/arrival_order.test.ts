@@ -53,4 +53,30 @@ describe('ArrivalOrder', () => {
     });
     expect(ran).toEqual([1]);
   });
+
+  it('a held continuation keeps the wallet\'s later tickets waiting until done (a batch of two wallets)', () => {
+    const order = new ArrivalOrder();
+    const ran: string[] = [];
+    const b_earlier = order.take('b'); // b has a request in flight before the batch
+    const batch_a = order.take('a');
+    const batch_b = order.take('b');
+    const a_later = order.take('a'); // a sends again after the batch
+    const dones: (() => void)[] = [];
+    const part = (done: () => void): void => {
+      dones.push(done);
+      if (dones.length === 2) {
+        ran.push('batch');
+        for (const d of dones) d();
+      }
+    };
+    order.releaseHeld('a', batch_a, part);
+    order.release('a', a_later, () => ran.push('a_later'));
+    // a's batch ticket ran but is held: a_later waits although it is ready.
+    expect(ran).toEqual([]);
+    order.releaseHeld('b', batch_b, part);
+    expect(ran).toEqual([]);
+    order.release('b', b_earlier, () => ran.push('b_earlier'));
+    expect(ran).toEqual(['b_earlier', 'batch', 'a_later']);
+    expect(order.size).toBe(0);
+  });
 });
