@@ -87,6 +87,14 @@ describe('parseForcedPayload', () => {
     expect(p.request.kind).toBe(text.includes('market_id') ? RequestKind.PLACE : 0);
   });
 
+  it('refuses an order payload carrying stp or expires_after_ms as malformed (the inbox keeps plain orders)', () => {
+    for (const extra of [{ stp: 'expire_taker' }, { expires_after_ms: 1_764_000_000_000 }]) {
+      const p = parseForcedPayload(envelope({ ...order, ...extra }), markets, assets);
+      expect(p.verdict).toBe(Reject.FORCED_PAYLOAD_MALFORMED);
+      expect(p.request.kind).toBe(RequestKind.PLACE);
+    }
+  });
+
   it('finds a payload of another user a signer mismatch', () => {
     const p = parseForcedPayload(envelope({ ...order, user: OTHER }), markets, assets);
     expect(p.verdict).toBe(Reject.FORCED_SIGNER_MISMATCH);
