@@ -3,7 +3,9 @@
 // The same price-time book and accounting rules as src/engine (engine.ts, engine_state.ts,
 // ledger.ts, book.ts) for the requests the bench flow holds: DEPOSIT, PLACE (limit GTC / IOC /
 // FOK / post-only, market IOC / FOK), CANCEL and AMEND, with balances, locks, maker rebates and
-// taker fees, nonces, and one balance event per changed (account, asset) pair per request. It
+// taker fees, nonces, self-trade prevention (the flow carries no stp, so every taker uses the
+// default expire_maker: an own resting order met is cancelled and matching goes on), and one
+// balance event per changed (account, asset) pair per request. It
 // replays the flow file bench/matcher.ts writes (bench/flow_file.ts has the format), counts the
 // events of the measured rows, and ends with keccak256 of the canonical state JSON
 // (src/engine/state.ts canonicalJson), so the bench can require the same counts and digest.
@@ -44,7 +46,7 @@ enum { BID = 0, ASK = 1 };
 enum { LIMIT = 0, MARKET = 1 };
 enum { GTC = 0, IOC = 1, FOK = 2, POST_ONLY = 3 };
 enum { ST_OPEN = 0, ST_PARTIALLY_FILLED = 1, ST_FILLED = 2, ST_CANCELLED = 3 };
-enum { UR_PLACED = 0, UR_FILL = 1, UR_USER_CANCEL = 2, UR_UNFILLED_REMAINDER = 6, UR_INSUFFICIENT_BALANCE = 7, UR_AMENDED = 8 };
+enum { UR_PLACED = 0, UR_FILL = 1, UR_USER_CANCEL = 2, UR_UNFILLED_REMAINDER = 6, UR_INSUFFICIENT_BALANCE = 7, UR_AMENDED = 8, UR_SELF_TRADE_PREVENTED = 9 };
 enum { BR_FILL = 0, BR_ORDER_PLACED = 1, BR_ORDER_CANCELLED = 2, BR_DEPOSIT = 3 };
 // The reject reasons of src/engine/types.ts that these requests can meet (only counted here).
 enum {
@@ -655,12 +657,15 @@ static inline int crosses(Engine *e, const BookSide *opposite, int side, i64 p) 
   return side == BID ? p >= bp : p <= bp;
 }
 
-static i64 liquidity(Engine *e, const BookSide *book, int limited, int side, i64 limit, i64 enough) {
+// What a FOK of `account` can fill: its own orders are never liquidity (expire_maker passes over them).
+static i64 liquidity(Engine *e, const BookSide *book, int limited, int side, i64 limit, i64 enough, int32_t account) {
   i64 total = 0;
   for (int32_t i = book->count - 1; i >= 0 && total < enough; i--) {
     const Level *l = &e->lv[book->levels[i]];
     if (limited && (side == BID ? l->price > limit : l->price < limit)) break;
-    total += l->quantity;
+    for (int32_t s = l->head; s != NIL && total < enough; s = e->o[s].next) {
+      if (e->o[s].account != account) total += e->o[s].remaining;
+    }
   }
   return total;
 }
@@ -670,12 +675,13 @@ static inline i64 market_bid_fill_cost(Engine *e, i64 price, i64 q) {
   return n + fee_ceil(n, e->fee_taker_bps);
 }
 
-static i64 market_bid_cost(Engine *e, const BookSide *book, i64 q) {
+static i64 market_bid_cost(Engine *e, const BookSide *book, i64 q, int32_t account) {
   i64 left = q;
   i64 cost = 0;
   for (int32_t i = book->count - 1; i >= 0 && left > 0; i--) {
     const Level *l = &e->lv[book->levels[i]];
     for (int32_t s = l->head; s != NIL && left > 0; s = e->o[s].next) {
+      if (e->o[s].account == account) continue;
       i64 take = left < e->o[s].remaining ? left : e->o[s].remaining;
       cost += market_bid_fill_cost(e, l->price, take);
       left -= take;
@@ -812,6 +818,12 @@ static void match_taker(Engine *e) {
     int32_t s = e->lv[lvl].head;
     while (s != NIL && e->tk_remaining > 0) {
       int32_t next = e->o[s].next;
+      if (e->o[s].account == e->tk_account) {
+        // Self-trade prevention, expire_maker: the own resting order is cancelled.
+        cancel_resting(e, s, UR_SELF_TRADE_PREVENTED);
+        s = next;
+        continue;
+      }
       i64 q = e->tk_remaining < e->o[s].remaining ? e->tk_remaining : e->o[s].remaining;
       if (is_market && taker_bid) {
         q = affordable(e, price, q, e->available[quote_key], lot);
@@ -924,10 +936,10 @@ static void place(Engine *e, const Request *r) {
   }
   int fok_unfilled = 0;
   if (tif == FOK) {
-    if (liquidity(e, opposite, type == LIMIT, side, p, q) < q) {
+    if (liquidity(e, opposite, type == LIMIT, side, p, q, account) < q) {
       fok_unfilled = 1;
     } else if (side == BID && type == MARKET) {
-      if (market_bid_cost(e, opposite, q) > e->available[account * A + quote]) return reject(e);
+      if (market_bid_cost(e, opposite, q, account) > e->available[account * A + quote]) return reject(e);
     }
   }
 
