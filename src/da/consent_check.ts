@@ -16,7 +16,7 @@ import {
 } from '../ring/consent.js';
 import { RECORD_WORDS, RequestReader, viewsOfRecords, ADDRESS_BYTES, RQ_ADDRESS_WORD } from '../ring/records.js';
 import {
-  emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, Reject, RequestKind, SIDE_NAMES, TIF_NAMES, type Request,
+  emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, Reject, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
 } from '../engine/types.js';
 import { bytesToHex0x } from './hex.js';
 
@@ -86,10 +86,16 @@ function expectedMessages(r: Request, user: string, referrer: string, look: Cons
       if (market === null) return null;
       const price = r.order_type === OrderType.MARKET ? 0 : r.price_units;
       const base = { market_id: market, side: SIDE_NAMES[r.side] ?? '?', price, quantity: r.quantity_units, nonce: r.nonce };
-      return [
-        orderJsonMessage({ ...base, order_type: ORDER_TYPE_NAMES[r.order_type] ?? '?', time_in_force: TIF_NAMES[r.tif] ?? '?' }),
-        orderMessage(base),
-      ];
+      const json = { ...base, order_type: ORDER_TYPE_NAMES[r.order_type] ?? '?', time_in_force: TIF_NAMES[r.tif] ?? '?' };
+      const expires = r.expires_after_ms === 0 ? null : r.expires_after_ms;
+      // stp 0 (expire_maker) is both the default and a mode the body may name: the message may
+      // omit it or carry it. The optional members have no place in the colon form (DECISIONS).
+      if (r.stp === 0) {
+        const out = [orderJsonMessage({ ...json, expires_after_ms: expires }), orderJsonMessage({ ...json, stp: STP_NAMES[0], expires_after_ms: expires })];
+        if (expires === null) out.push(orderMessage(base));
+        return out;
+      }
+      return [orderJsonMessage({ ...json, stp: STP_NAMES[r.stp] ?? '?', expires_after_ms: expires })];
     }
     case RequestKind.CANCEL:
       return [cancelMessage({ order_id: r.order_id === 0 ? '' : r.order_id, client_order_id: r.client_order_id, nonce: r.nonce })];

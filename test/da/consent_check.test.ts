@@ -64,6 +64,24 @@ describe('consentOf', () => {
     expect(c.jobs[0].hash).toEqual(eip191Hash(placeJson));
   });
 
+  it('an order\'s stp and expires_after_ms must be in its JSON message; the colon form cannot carry them', () => {
+    const guarded = req(RequestKind.PLACE, { ...place, stp: 1, expires_after_ms: 1_764_000_000_000 });
+    const json = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_taker","expires_after_ms":1764000000000}');
+    const default_named = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_maker"}');
+    const c = consentOf(bytesOf([
+      { r: guarded, consent: signed(json) },
+      { r: place, consent: signed(default_named) }, // expire_maker named: the same request as omitted
+      { r: guarded, consent: signed(placeJson) }, // the signed order had no guard: the operator added one
+      { r: guarded, consent: signed('ringbook:order:ETH-USDC:bid:2000000000:100:5') },
+      { r: req(RequestKind.PLACE, { ...place, stp: 2 }), consent: signed(json) }, // another mode than signed
+    ]), look);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 2 .*does not say this request/),
+      expect.stringMatching(/request 3 .*does not say this request/),
+      expect.stringMatching(/request 4 .*does not say this request/),
+    ]);
+  });
+
   it('names a message that says another request, a missing consent, and an admin request with one', () => {
     const c = consentOf(bytesOf([
       { r: place, consent: signed(placeJson.replace('"price":2000000000', '"price":1000000000')) },
