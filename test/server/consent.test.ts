@@ -73,6 +73,14 @@ describe('consent on the record', () => {
     expect(placed.status).toBe(200);
     const colon = await a.post('/orders', user.order(bid, { form: 'colon' }));
     expect(colon.status).toBe(200);
+    // The market-maker members are signed in the JSON form and verified with it; a batch's items
+    // carry their own consent slots.
+    const guarded = await a.post('/orders', user.order({ ...bid, stp: 'expire_both', expires_after_ms: Date.now() + 600_000 }));
+    expect(guarded.status).toBe(200);
+    const batched = await a.post('/orders/batch', { requests: [
+      { kind: 'order', ...user.order({ ...bid, stp: 'expire_maker' }) }, { kind: 'cancel_all', ...user.cancelAll() },
+    ] });
+    expect(batched.body.data.map((x: { ok: boolean }) => x.ok)).toEqual([true, true]);
     await settled(s);
 
     // 1. The batch of the order lists the order with its signature and message.
