@@ -125,7 +125,8 @@ describe('book_delta', () => {
       const last = raw.all.filter((m: Msg) => m.type === 'book_snapshot' || m.type === 'book_delta').pop();
       return last === undefined ? -1 : last.sequence as number;
     };
-    for (let i = 0; i < 200 && ([clean, lossy, corrupt].some((c) => c.book(MARKET)?.sequence !== book.sequence) || rawSequence() !== book.sequence); i++) {
+    for (let i = 0; i < 200 && ([clean, lossy, corrupt].some((c) => c.book(MARKET)?.sequence !== book.sequence) ||
+      (raw.closed === null && rawSequence() !== book.sequence)); i++) {
       await sleep(50);
       book = await http();
     }
@@ -164,8 +165,15 @@ describe('book_delta', () => {
       expect(m.checksum).toBe(checksumOf(sorted(bids, true), sorted(asks, false)));
       seq = m.sequence;
     }
-    expect(seq).toBe(book.sequence);
-    expect({ bids: sorted(bids, true), asks: sorted(asks, false) }).toEqual({ bids: book.bids, asks: book.asks });
+    // The raw client parses every message on the test's busy thread: on a saturated machine the
+    // server may drop it as a slow reader (1 MiB behind, docs/api.md). Then what it received is
+    // still checked above, and the SDK clients (which did keep up) carry the end-to-end check.
+    if (raw.closed === null) {
+      expect(seq).toBe(book.sequence);
+      expect({ bids: sorted(bids, true), asks: sorted(asks, false) }).toEqual({ bids: book.bids, asks: book.asks });
+    } else {
+      expect(msgs.length).toBeGreaterThan(100);
+    }
     bids = new Map();
     asks = new Map();
     raw.close();
