@@ -46,7 +46,7 @@ enum { BID = 0, ASK = 1 };
 enum { LIMIT = 0, MARKET = 1 };
 enum { GTC = 0, IOC = 1, FOK = 2, POST_ONLY = 3 };
 enum { ST_OPEN = 0, ST_PARTIALLY_FILLED = 1, ST_FILLED = 2, ST_CANCELLED = 3 };
-enum { UR_PLACED = 0, UR_FILL = 1, UR_USER_CANCEL = 2, UR_UNFILLED_REMAINDER = 6, UR_INSUFFICIENT_BALANCE = 7, UR_AMENDED = 8, UR_SELF_TRADE_PREVENTED = 9 };
+enum { UR_PLACED = 0, UR_FILL = 1, UR_USER_CANCEL = 2, UR_UNFILLED_REMAINDER = 6, UR_INSUFFICIENT_BALANCE = 7, UR_AMENDED = 8, UR_SELF_TRADE_PREVENTED = 11 };
 enum { BR_FILL = 0, BR_ORDER_PLACED = 1, BR_ORDER_CANCELLED = 2, BR_DEPOSIT = 3 };
 // The reject reasons of src/engine/types.ts that these requests can meet (only counted here).
 enum {
