@@ -1,7 +1,7 @@
 // Book sync by deltas (docs/api.md "book_delta"): applying a `book_delta` to the book held, and
 // checking a book against the server's checksum (the server's own function, so the two cannot
 // differ). RingbookSocket (ws.ts) decides when to apply, drop or re-fetch.
-import { bookChecksum } from '../marketdata/book_checksum.js';
+import { bookChecksum } from '../util/book_checksum.js';
 import type { BookLevel } from './types.js';
 
 export interface BookDeltaMessage {

@@ -4,7 +4,7 @@
 // before auth and for another address.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
-import { bookChecksum } from '../../src/marketdata/book_checksum.js';
+import { bookChecksum } from '../../src/util/book_checksum.js';
 import { DIGITS, ISO, sleep, WsClient, type Msg } from './client.js';
 
 let s: StartedServer;

@@ -2,7 +2,7 @@
 // state machine on a fake clock, and the hot-path serializers (valid JSON, exact strings).
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { bookChecksum, bookChecksumText } from '../../src/marketdata/book_checksum.js';
+import { bookChecksum, bookChecksumText } from '../../src/util/book_checksum.js';
 import { BookDeltaViews } from '../../src/gateway/ws/book_delta.js';
 import { AuthState } from '../../src/gateway/ws/auth.js';
 import {

@@ -17,7 +17,7 @@
 //   even one whose change lies deeper than the window (its level lists are then empty): the
 //   channel's sequences are then exactly the book's, and a subscribe snapshot (taken at the
 //   current sequence) always joins the chain.
-import { bookChecksum } from '../../marketdata/book_checksum.js';
+import { bookChecksum } from '../../util/book_checksum.js';
 
 type Level = [number, number];
 

@@ -6,7 +6,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { Side } from '../../engine/types.js';
 import type { OrderView, ReadModel, ReadModelObserver, TradeView } from '../../read_model/read_model.js';
-import { bookChecksum } from '../../marketdata/book_checksum.js';
+import { bookChecksum } from '../../util/book_checksum.js';
 import { BookDeltaViews } from './book_delta.js';
 import {
   balanceUpdateMessage, bookDeltaMessage, bookSnapshotMessage, fillMessage, orderUpdateMessage, PRIVATE_INDEX, tradeMessage, type Channel,
