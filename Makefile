@@ -15,6 +15,7 @@ install: node_modules/.installed
 
 build: install
 	npx tsc -p tsconfig.json
+	$(NODE) dist/src/settlement/compile_contracts.js
 
 # The C references and tools of native-bench/ (built with the machine's cc).
 native:
@@ -32,7 +33,7 @@ bench: build native
 	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
 
 # One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
-BENCHES ?= money matcher ring verify fills_tree journal recovery state_root ws_fanout load order_entry
+BENCHES ?= money matcher ring verify fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas
 
 clean:
 	rm -rf dist node_modules

@@ -83,7 +83,7 @@ export interface RingbookConfig {
    */
   force_inclusion: { hold_ms: number };
   deposits: { open: boolean };
-  settlement: { contract: string; chain_id: number };
+  settlement: SettlementSettings;
   /** Default auto-cancel ratio of SET_CREDIT, parts per million (config JSON: a fraction, `auto_cancel_ratio_default`). */
   credit: { auto_cancel_ratio_default_ppm: number };
   /**
@@ -114,6 +114,25 @@ export interface RingbookConfig {
    * clock, so tests reach the end of the 90-day referral window or an inclusion deadline. 0 live.
    */
   clock_offset_ms: number;
+}
+
+/**
+ * The settlement contract (docs/settlement.md). With `rpc_url` set, the server watches the
+ * contract (deposits, forced inclusions) and posts each published batch's roots to it.
+ */
+export interface SettlementSettings {
+  contract: string;
+  chain_id: number;
+  /** JSON-RPC endpoint of the chain (null: no chain link; withdrawal signatures still work). */
+  rpc_url: string | null;
+  /** How often the chain link polls the endpoint. */
+  poll_ms: number;
+  /** The block the contract was deployed in: where the watcher starts reading its events. */
+  start_block: number;
+  /** Most blocks one eth_getLogs call covers (public endpoints refuse wider ranges). */
+  logs_blocks_max: number;
+  /** Most batches whose roots one postRoots transaction carries (64: ~1.6M gas). */
+  roots_per_tx_max: number;
 }
 
 export class ConfigError extends Error {}
@@ -361,6 +380,12 @@ export function validateConfig(raw: unknown): RingbookConfig {
     settlement: {
       contract: str(settlement.contract, 'settlement.contract', ADDRESS_PATTERN).toLowerCase(),
       chain_id: posInt(settlement.chain_id, 'settlement.chain_id'),
+      rpc_url: settlement.rpc_url === undefined || settlement.rpc_url === null ? null : str(settlement.rpc_url, 'settlement.rpc_url', /^https?:\/\/\S+$/),
+      poll_ms: posInt(settlement.poll_ms ?? 1000, 'settlement.poll_ms'),
+      start_block: need(Number.isSafeInteger(settlement.start_block ?? 0) && (settlement.start_block ?? 0) as number >= 0,
+        (settlement.start_block ?? 0) as number, 'settlement.start_block must be an integer >= 0'),
+      logs_blocks_max: posInt(settlement.logs_blocks_max ?? 1000, 'settlement.logs_blocks_max'),
+      roots_per_tx_max: posInt(settlement.roots_per_tx_max ?? 64, 'settlement.roots_per_tx_max'),
     },
     credit: { auto_cancel_ratio_default_ppm: ratioToPpm(ratio as number) },
     force_inclusion: { hold_ms },

@@ -40,6 +40,18 @@ function putUint(out: Uint8Array, word: number, value: bigint | number, field: s
   }
 }
 
+/**
+ * The asset address and wei amount the digest names for `units` engine units of an asset
+ * (DECISIONS: ETH is the zero address; 1 engine unit = 10^(onchain_decimals - 6) base units).
+ */
+export function onchainAmount(asset: { symbol: string; token_address: string; onchain_decimals: number }, units: number):
+  { asset_address: string; amount_wei: bigint } {
+  return {
+    asset_address: asset.symbol === 'ETH' ? ETH_ASSET_ADDRESS : asset.token_address,
+    amount_wei: BigInt(units) * 10n ** BigInt(asset.onchain_decimals - 6),
+  };
+}
+
 /** abi.encode of the six fields: six 32-byte words, addresses left-padded with zeros. */
 export function encodeWithdrawal(f: WithdrawalDigestFields): Uint8Array {
   const out = new Uint8Array(6 * 32);

@@ -30,6 +30,11 @@ commands:
                              N-th batch's), compared with the published roots when present
   verify --url <base_url>    re-execute published batches and compare state roots
 
+settlement contract commands (--help on each; docs/settlement.md):
+  contract deploy            deploy contracts/Settlement.sol to --rpc for the config's assets
+  withdraw-onchain           pay a pending withdrawal on chain with the operator signature
+  escape                     once the contract is frozen: prove and claim your balances
+
 trader commands (--url defaults to http://127.0.0.1:8080; --help on each):
   deposit                    operator deposit: --user --asset --amount (admin token)
   order                      sign and place an order: --key --market --side --price --quantity
@@ -147,6 +152,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./bench.js')).benchCommand(args, argv);
     case 'market-maker':
       return (await import('./market_maker.js')).marketMakerCommand(args);
+    case 'contract':
+    case 'withdraw-onchain':
+    case 'escape':
+      return (await import('./settlement.js')).settlementCommand(command, args);
     case 'replay': {
       const { replayJournal } = await import('./replay.js');
       const every = args.flags.get('every');

@@ -1,7 +1,8 @@
 // Leaves for engine state that changes later answers but that the balance, order and market leaves
 // do not hold (docs/verifiability.md, "Engine counters and order terms"): the counters, the
-// per-asset deposit and withdrawal totals, and an open order's type, time in force and client id.
-// All three come from events the engine already writes (ACCEPTED, FILL, ORDER_UPDATE), so the event-side
+// per-asset deposit and withdrawal totals, an open order's type, time in force and client id, and
+// the last on-chain deposit id credited.
+// All of them come from events the engine already writes (ACCEPTED, FILL, ORDER_UPDATE), so the event-side
 // builder (state_root.ts) and the canonical side (canonical_leaves.ts) make the same leaves.
 import type { CanonicalState } from '../engine/api.js';
 import { EMPTY_KEY, LeafKind, getU64, need, orderKey, putU16, putU64, putU8, type PendingLeaf } from './state_leaves.js';
@@ -45,6 +46,13 @@ export function supplyLeaf(asset: number, deposits_units: number, withdrawals_un
   return [supplyLeafId(asset), { kind: LeafKind.SUPPLY, key: k, value: v }];
 }
 
+/** The chain deposit leaf (`0x11`, empty key): the last on-chain deposit id credited, u64 (docs/settlement.md). */
+export function chainDepositLeaf(deposit_id: number): [string, PendingLeaf] {
+  const v = new Uint8Array(8);
+  putU64(v, 0, deposit_id);
+  return ['16', { kind: LeafKind.CHAIN_DEPOSIT, key: EMPTY_KEY, value: v }];
+}
+
 /** Client order ids are at most 36 ASCII characters (records.ts CLIENT_ORDER_ID_BYTES_MAX). */
 const TERMS_CLIENT_ID_BYTES = 36;
 
@@ -78,6 +86,7 @@ export function engineLeavesOfCanonical(s: CanonicalState): [string, PendingLeaf
     const w = s.withdrawals_units[asset];
     if (d !== 0 || w !== 0) out.push(supplyLeaf(asset, d, w));
   });
+  if (s.chain_deposit_high_water > 0) out.push(chainDepositLeaf(s.chain_deposit_high_water));
   for (const m of s.markets) {
     for (const o of [...m.bids, ...m.asks]) out.push(orderTermsLeaf(o.order_id, { order_type: 0, tif: o.tif, client_order_id: o.client_order_id }));
   }

@@ -5,7 +5,7 @@ import {
   marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
   type MarketLeafValue, type OrderLeafValue, type PendingLeaf,
 } from './state_leaves.js';
-import { countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
+import { chainDepositLeaf, countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
 import {
   deadManLeaf, envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
@@ -46,6 +46,8 @@ export class PendingSet {
   inbox = new Map<number, InboxLeafFields | null>();
   /** The id counters, once the batch moved one (the whole value, not an increment). */
   counters: Counters | null = null;
+  /** The last on-chain deposit id credited, when the batch credited one. */
+  chain_deposit: number | null = null;
   /** asset -> [deposits, withdrawals] totals so far. */
   supply = new Map<number, [number, number]>();
   /** order id -> its terms, or null once it is no longer open. */
@@ -88,6 +90,7 @@ export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]
     out.push(referralEarnedLeaf(referred, k - referred * BALANCE_KEY_SPAN, earned));
   }
   if (p.counters !== null) out.push(countersLeaf(p.counters));
+  if (p.chain_deposit !== null) out.push(chainDepositLeaf(p.chain_deposit));
   for (const [asset, [d, w]] of p.supply) out.push(supplyLeaf(asset, d, w));
   for (const [order_id, t] of p.terms) out.push(orderTermsLeaf(order_id, t));
   for (const [entry_id, entry] of p.inbox) {

@@ -29,12 +29,14 @@ export const LeafKind = {
   ORDER_TERMS: 0x0f,
   /** An armed dead-man switch: its deadline (programme_leaves.ts). */
   DEAD_MAN: 0x10,
+  /** The last on-chain deposit id the engine credited (engine_leaves.ts, docs/settlement.md). */
+  CHAIN_DEPOSIT: 0x11,
 } as const;
 
 export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
   8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry', 12: 'envelope_nonce',
-  13: 'counters', 14: 'supply', 15: 'order_terms', 16: 'dead_man',
+  13: 'counters', 14: 'supply', 15: 'order_terms', 16: 'dead_man', 17: 'chain_deposit',
 };
 
 export const HASH = 32;
@@ -295,6 +297,10 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
     case LeafKind.INBOX_ENTRY:
       id = `inbox_entry/entry_id=${getU64(key, 0)}`;
       if (value) describeInboxValue(value, f);
+      break;
+    case LeafKind.CHAIN_DEPOSIT:
+      id = 'chain_deposit';
+      if (value) f.deposit_id = getU64(value, 0);
       break;
     case LeafKind.COUNTERS:
       id = 'counters';

@@ -21,7 +21,7 @@ import {
   LEAF_KIND_NAMES, SIGNED_KINDS, STATUS_CLOSED_MIN, ZERO_ADDRESS, changesToHex, describeLeaf,
   getU64, hex, type LeafChange, type LeafRecord, type RawLeaf,
 } from './state_leaves.js';
-import { StateTree, type LeafView } from './state_tree.js';
+import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { referralEarnedLeafId, type InboxLeafFields } from './programme_leaves.js';
 import { COUNTERS_LEAF_ID, countersOfLeaf, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
@@ -277,6 +277,8 @@ export class StateRootBuilder {
     } else if (kind === RequestKind.FORCE_INCLUDE) {
       this.counters().next_inbox_entry_id = e.field(AcceptedField.ORDER_ID) + 1;
     } else if (kind === RequestKind.DEPOSIT || kind === RequestKind.WITHDRAW) {
+      // An on-chain deposit (its nonce is the contract's deposit id) moves the chain cursor.
+      if (kind === RequestKind.DEPOSIT && e.field(AcceptedField.NONCE) > 0) p.chain_deposit = e.field(AcceptedField.NONCE);
       const asset = e.field(AcceptedField.ASSET);
       let s = p.supply.get(asset);
       if (s === undefined) {
@@ -380,6 +382,11 @@ export class StateRootBuilder {
   leafOf(kind: number, key_hex: string): LeafRecord | null {
     const leaf = this.tree.find(kind, hexToBytes(key_hex, undefined, 'leaf key'));
     return leaf === undefined ? null : recordOf(leaf);
+  }
+
+  /** The membership proof of one leaf against stateRoot() (null: no such leaf). */
+  proofOfLeaf(kind: number, key: Uint8Array): LeafProof | null {
+    return this.tree.proofOfLeaf(kind, key);
   }
 
   /** Every leaf, canonical order (by sort key = path), decoded: for debugging fraud proofs. */

@@ -27,6 +27,13 @@ import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, leafHashInto, pathInto 
 const INITIAL_NODES = 1024;
 const INITIAL_LEAVES = 1024;
 
+/** See StateTree.proofOfLeaf. */
+export interface LeafProof {
+  value: Uint8Array;
+  /** 3 per level, lowest level first. */
+  siblings: Uint8Array[];
+}
+
 /** A leaf as stored (copies). */
 export interface LeafView {
   kind: number;
@@ -93,6 +100,25 @@ export class StateTree {
     if (ref >= 0) return undefined;
     const slot = -ref - 1;
     return compareBytes(this.paths, slot * HASH, this.probe, 0, HASH) === 0 ? this.view(slot) : undefined;
+  }
+
+  /**
+   * The membership proof of leaf (kind, key), or null when absent: its value and, per level from
+   * the leaf's depth up to the root, the hashes of its three siblings in digit order (the leaf's
+   * own digit left out). contracts/StateProof.sol recomputes the root from exactly this.
+   */
+  proofOfLeaf(kind: number, key: Uint8Array): LeafProof | null {
+    const leaf = this.find(kind, key);
+    if (leaf === undefined) return null;
+    // find() walked the leaf's path: walk_nodes/walk_digits hold its internal nodes.
+    const siblings: Uint8Array[] = [];
+    for (let d = this.walk_depth - 1; d >= 0; d--) {
+      const at = this.walk_nodes[d] * NODE_BYTES + 1;
+      for (let digit = 0; digit < ARITY; digit++) {
+        if (digit !== this.walk_digits[d]) siblings.push(this.pre.slice(at + HASH * digit, at + HASH * (digit + 1)));
+      }
+    }
+    return { value: leaf.value, siblings };
   }
 
   /**

@@ -22,7 +22,7 @@ import type { PublishedBatch } from './published.js';
 import { consentOf, type BatchConsent, type ConsentLookup } from './consent_check.js';
 import type { ConsentPool } from './consent_pool.js';
 import { recordsOfBytes, ReplayExecutor, type ReplayOptions } from './replay.js';
-import { firstDifferingChange, type BatchRoots } from './state_root.js';
+import { firstDifferingChange, type BatchRoots, type StateRootBuilder } from './state_root.js';
 
 export interface FraudProof {
   type: 'ringbook-fraud-proof';
@@ -122,6 +122,11 @@ export class Verifier {
       this.state_root = this.exec.builder.stateRoot();
       this.batch_id = options.snapshot.batch_id;
     }
+  }
+
+  /** The re-executed state's leaves (escape-hatch proofs are built from them). */
+  get builder(): StateRootBuilder {
+    return this.exec.builder;
   }
 
   /**

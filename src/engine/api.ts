@@ -124,6 +124,11 @@ export interface CanonicalState {
   envelope_nonces: { account: number; envelope_nonce: number }[];
   /** Armed dead-man switches, ascending by account. */
   dead_man: CanonicalDeadMan[];
+  /**
+   * The id of the last on-chain deposit credited (the settlement contract numbers deposits from
+   * 1; 0: none). A DEPOSIT whose `nonce` is a chain deposit id must be above it (docs/settlement.md).
+   */
+  chain_deposit_high_water: number;
 }
 
 /** An armed dead-man switch: at the first batch stamped at or after `deadline_ms`, the account's orders are cancelled. */

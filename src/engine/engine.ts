@@ -291,7 +291,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
   private deposit(r: Request, out: EventSink): void {
     // Asset and amount before the account: the matcher registers a new address only for a
     // deposit that would be accepted (depositRejectReason), so its reason must come first.
-    const reason = this.depositRejectReason(r.asset, r.amount_units);
+    const reason = this.depositRejectReason(r.asset, r.amount_units, r.nonce);
     if (reason !== Reject.NONE) return this.reject(r, out, reason);
     const account = r.account;
     if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
@@ -299,13 +299,19 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     const amount = r.amount_units;
     this.ledger.ensure(account);
     out.accepted(RequestKind.DEPOSIT, account, 0);
+    if (r.nonce > 0) this.chain_deposit_high_water = r.nonce;
     this.ledger.touch(account, asset, BalanceReason.DEPOSIT);
     this.ledger.available[account * this.asset_count + asset] += amount;
     this.deposits[asset] += amount;
   }
 
-  /** The deposit checks that do not depend on the account (Reject.NONE when they pass). */
-  depositRejectReason(asset: number, amount: number): number {
+  /**
+   * The deposit checks that do not depend on the account (Reject.NONE when they pass).
+   * `chain_deposit_id` > 0: an on-chain deposit, credited once (above the high-water mark).
+   */
+  depositRejectReason(asset: number, amount: number, chain_deposit_id: number): number {
+    if (!(chain_deposit_id >= 0)) return Reject.REQUEST_MALFORMED;
+    if (chain_deposit_id > 0 && !(chain_deposit_id > this.chain_deposit_high_water)) return Reject.NONCE_NOT_ABOVE_HIGH_WATER;
     if (!this.assetValid(asset)) return Reject.ASSET_UNKNOWN;
     if (!(amount > 0)) return Reject.AMOUNT_NOT_POSITIVE;
     // Lifetime deposits stay a safe integer; so then does the supply (deposits - withdrawals) and

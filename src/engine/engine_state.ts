@@ -70,6 +70,8 @@ export abstract class EngineState {
   protected readonly force_inclusion_hold_ms: number;
   /** The current batch's time (beginBatch); 0 until the first batch. */
   protected batch_time_ms = 0;
+  /** The last on-chain deposit id credited (CanonicalState.chain_deposit_high_water). */
+  protected chain_deposit_high_water = 0;
 
   // Effective fees of the market being matched.
   protected fee_maker_bps = 0;
@@ -478,6 +480,7 @@ export abstract class EngineState {
       envelope_nonces: [...this.envelope_high_water.entries()].sort((x, y) => x[0] - y[0])
         .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
       dead_man: this.dead_man.canonical(),
+      chain_deposit_high_water: this.chain_deposit_high_water,
     };
   }
 
@@ -492,6 +495,8 @@ export abstract class EngineState {
     assert(this.next_order_id === 1 && this.orders.size === 0, 'loadCanonical needs a fresh engine');
     assert(s.markets.length === this.market_count, 'the engine was built with the state\'s markets');
     this.batch_time_ms = s.batch_time_ms;
+    // `?? 0`: snapshots written before the field existed had credited no chain deposit.
+    this.chain_deposit_high_water = s.chain_deposit_high_water ?? 0;
     this.next_order_id = s.next_order_id;
     this.next_fill_id = s.next_fill_id;
     this.next_priority_seq = s.next_priority_seq;

@@ -29,6 +29,7 @@ export function canonicalJson(s: CanonicalState): string {
     s.deposits_units, s.withdrawals_units,
     s.credit.map((c) => [c.account, c.credit_limit_units, c.auto_cancel_ratio_ppm]),
     s.pending_withdrawals.map((w) => [w.account, w.nonce, w.asset, w.amount_units]),
+    s.chain_deposit_high_water,
   ]);
 }
 

@@ -338,7 +338,11 @@ export interface Request {
   kind: number;
   /** Account id (>= 1 for users; the fee account 0 never signs). */
   account: number;
-  /** Signed requests: strictly above the account's high-water mark. Unsigned (admin, deposit): 0. */
+  /**
+   * Signed requests: strictly above the account's high-water mark. DEPOSIT: the settlement
+   * contract's deposit id when the deposit comes from the chain (strictly above the engine's
+   * chain deposit high-water mark), 0 for an admin deposit. Other unsigned requests: 0.
+   */
   nonce: number;
   /** Market index, or NO_MARKET. */
   market: number;

@@ -37,6 +37,13 @@ export interface GatewayContext {
   arrival: ArrivalOrder;
   /** Per-stage latency rows of signed requests (config diagnostics.stage_timings), else null. */
   stages: StageRecorder | null;
+  /** What the settlement chain link did (src/gateway/chain_link.ts); null when it is off. */
+  settlement_status: (() => object) | null;
+  /**
+   * With a chain link: the last batch whose roots are posted on chain (-1 until the link read
+   * it). POST /withdrawal-signature waits for it (docs/settlement.md). Null: no chain link.
+   */
+  settlement_posted_batch: (() => number) | null;
 }
 
 /**

@@ -66,7 +66,10 @@ export function registerAdminRoutes(
       state_root: da ? da.stateRoot() : null,
       state_root_batch_id: da ? String(da.stateRootBatchId()) : null,
       operator_address: ctx.operator_address,
-      settlement: { contract: ctx.cfg.settlement.contract, chain_id: ctx.cfg.settlement.chain_id, assets },
+      settlement: {
+        contract: ctx.cfg.settlement.contract, chain_id: ctx.cfg.settlement.chain_id, assets,
+        link: ctx.settlement_status === null ? null : ctx.settlement_status(),
+      },
       markets: rm.markets.map((mv) => ({ ...marketRecord(rm, mv), maker_fee_bps: mv.maker_fee_bps, taker_fee_bps: mv.taker_fee_bps })),
       accounts: rm.account_by_address.size,
       open_orders,

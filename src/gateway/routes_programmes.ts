@@ -4,20 +4,20 @@
 import { signatureBytes, type Consent } from '../ring/consent.js';
 import type { TemplatedApp } from 'uWebSockets.js';
 import {
-  CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind,
+  CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind, type Request,
 } from '../engine/types.js';
 import {
   afterVerification, allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
 import type { Reply } from './envelope.js';
 import {
-  forceIncludeRequest, forcedKindName, parseForceEnvelope, parseForcedPayload,
+  forceIncludeRequest, forcedKindName, parseForceEnvelope, parseForcedPayload, type ForceEnvelope, type ForcedPayload,
 } from './forced_payload.js';
 import { parseAddress } from './params.js';
 import type { InboxView } from '../read_model/programmes_model.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import { LIMITER_OF, runSigned } from './order_entry.js';
-import { isBodyError, parseReferral } from './signed_requests.js';
+import { isBodyError, parseReferral, type BodyError } from './signed_requests.js';
 import { isoTime } from './views.js';
 
 function addressOf(rm: ReadModel, account: number): string {
@@ -107,33 +107,61 @@ export function pendingInclusions(rm: ReadModel): Record<string, unknown>[] {
   }));
 }
 
-function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, unknown>): void {
+/** A force-include body checked as far as the front can: its request, or why it is refused. */
+export type ForceIncludeCheck =
+  | { ok: true; user: string; request: Request; envelope: ForceEnvelope; payload: ForcedPayload; consent: Consent }
+  | { ok: false; code: 'INVALID_REQUEST' | 'INVALID_SIGNATURE'; message: string };
+
+/** What the two signature checks found: the message each signature is over (null: none). */
+type ForceChecks = [string | null, string | null];
+
+/**
+ * The checks of POST /force-include (one implementation for the route and the settlement chain
+ * link, src/gateway/chain_link.ts): the envelope's shape now, then (after `checks`) the
+ * envelope signature, the payload's verdict and the consent journaled with the request.
+ */
+export function prepareForceInclude(ctx: GatewayContext, body: Record<string, unknown>):
+  { error: BodyError } | { user: string; checks: Promise<ForceChecks>; finish: (r: ForceChecks) => ForceIncludeCheck } {
   const envelope = parseForceEnvelope(body);
-  if (isBodyError(envelope)) {
-    reply.error(envelope.code, envelope.message);
-    return;
-  }
+  if (isBodyError(envelope)) return { error: envelope };
   const payload = parseForcedPayload(envelope, ctx.rm, ctx.assets);
   const user = envelope.user;
   const signed = payload.signed;
-  const checks = Promise.all([
+  const checks: Promise<ForceChecks> = Promise.all([
     ctx.signatures.verifyAny([envelope.message], envelope.signature_hex, user),
     signed === null ? Promise.resolve(null) : ctx.signatures.verifyAny(signed.messages, signed.signature_hex, signed.address),
   ]);
-  afterVerification(ctx, reply, user, checks, ([envelope_message, payload_message]) => {
+  const finish = ([envelope_message, payload_message]: ForceChecks): ForceIncludeCheck => {
     if (envelope_message === null) {
-      reply.error('INVALID_SIGNATURE', 'the envelope signature does not recover to user over ringbook:force-include:{user}:{keccak256(payload)}:{nonce}');
-      return;
+      return { ok: false, code: 'INVALID_SIGNATURE', message: 'the envelope signature does not recover to user over ringbook:force-include:{user}:{keccak256(payload)}:{nonce}' };
     }
-    if (!allowWallet(ctx, reply, LIMITER_OF.withdrawals, user)) return;
     // A bad payload signature is not an error of this request: it is the verdict the entry carries.
     const verdict = payload.verdict !== Reject.NONE ? payload.verdict : payload_message !== null ? Reject.NONE : Reject.FORCED_SIGNATURE_INVALID;
     // The payload's consent is journaled when it will be applied (a refused payload does nothing).
     const payload_consent = signed !== null && payload_message !== null && verdict === Reject.NONE
       ? { signature: signatureBytes(signed.signature_hex), message: payload_message } : null;
     const consent: Consent = { origin: 'user', request: { signature: signatureBytes(envelope.signature_hex), message: envelope_message }, payload: payload_consent };
-    const r = forceIncludeRequest(envelope, payload, verdict, RequestKind.FORCE_INCLUDE);
-    submit(ctx, reply, r, user, (o) => {
+    return { ok: true, user, envelope, payload, consent, request: forceIncludeRequest(envelope, payload, verdict, RequestKind.FORCE_INCLUDE) };
+  };
+  return { user, checks, finish };
+}
+
+function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, unknown>): void {
+  const prepared = prepareForceInclude(ctx, body);
+  if ('error' in prepared) {
+    reply.error(prepared.error.code, prepared.error.message);
+    return;
+  }
+  const user = prepared.user;
+  afterVerification(ctx, reply, user, prepared.checks, (results) => {
+    const c = prepared.finish(results);
+    if (!c.ok) {
+      reply.error(c.code, c.message);
+      return;
+    }
+    if (!allowWallet(ctx, reply, LIMITER_OF.withdrawals, user)) return;
+    const { envelope, payload } = c;
+    submit(ctx, reply, c.request, user, (o) => {
       if (!o.accepted) {
         replyRejected(reply, o);
         return;
@@ -150,7 +178,7 @@ function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, un
         status: 'pending',
         batch_id: String(o.batch_id),
       });
-    }, payload.referrer, consent);
+    }, payload.referrer, c.consent);
   });
 }
 

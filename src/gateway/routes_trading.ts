@@ -2,7 +2,7 @@
 // with the WebSocket `post` message), withdrawals, and deposits. Each signed one: shape check ->
 // signature (verify pool) -> per-wallet limit -> matcher -> answer after commit.
 import type { TemplatedApp } from 'uWebSockets.js';
-import { signWithdrawal, ETH_ASSET_ADDRESS } from '../auth/withdrawal.js';
+import { onchainAmount, signWithdrawal } from '../auth/withdrawal.js';
 import { emptyRequest, RequestKind } from '../engine/types.js';
 import { MoneyFormatError, parseDecimalUnits } from '../money/index.js';
 import { allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
@@ -103,9 +103,13 @@ export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): v
     if (pending === undefined || pending.asset !== asset.index || pending.amount !== units) {
       return void reply.error('NOT_FOUND', 'no pending withdrawal of this user with this asset, amount and nonce');
     }
-    const settings = ctx.cfg.assets[asset.index];
-    const asset_address = settings.symbol === 'ETH' ? ETH_ASSET_ADDRESS : settings.token_address;
-    const amount_wei = BigInt(units) * 10n ** BigInt(settings.onchain_decimals - 6);
+    // Signed only once the batch that debited it is in a posted root: a frozen contract pays the
+    // last posted root's balances, which must not still hold money already paid out.
+    const posted = ctx.settlement_posted_batch === null ? null : ctx.settlement_posted_batch();
+    if (posted !== null && pending.batch_id > posted) {
+      return void reply.error('NOT_FOUND', `no signature yet: the withdrawal's batch ${pending.batch_id} is not in a root posted on chain (posted up to ${posted}); retry shortly`);
+    }
+    const { asset_address, amount_wei } = onchainAmount(ctx.cfg.assets[asset.index], units);
     const signature = signWithdrawal(ctx.operator_key, {
       settlement_contract: ctx.cfg.settlement.contract,
       chain_id: ctx.cfg.settlement.chain_id,

@@ -27,6 +27,7 @@ import { SnapshotCoordinator } from '../snapshot/coordinator.js';
 import { importFront } from '../snapshot/front_state.js';
 import { loadRecoverySnapshot } from '../snapshot/resume.js';
 import { StageRecorder } from './stage_timings.js';
+import { ChainLink } from './chain_link.js';
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -52,6 +53,7 @@ export class RingbookServer {
   private ws_hub: WsHub | null = null;
   private da: DaPublisher | null = null;
   private snapshots: SnapshotCoordinator | null = null;
+  private chain: ChainLink | null = null;
   port = 0;
 
   constructor(options: ServerOptions) {
@@ -140,8 +142,16 @@ export class RingbookServer {
       closing: false,
       arrival: new ArrivalOrder(),
       stages: cfg.diagnostics.stage_timings ? new StageRecorder() : null,
+      settlement_status: null,
+      settlement_posted_batch: null,
     };
     this.ctx = ctx;
+    if (cfg.settlement.rpc_url !== null) {
+      const chain = new ChainLink(ctx, da.store, cfg.settlement);
+      ctx.settlement_status = () => ({ ...chain.status });
+      ctx.settlement_posted_batch = () => chain.posted_batch_id;
+      this.chain = chain;
+    }
     const app = uWS.App();
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
@@ -152,6 +162,7 @@ export class RingbookServer {
     const hub = registerWebSocket(app, ctx);
     this.ws_hub = hub;
     link.consumers([md, hub.fanout]);
+    this.chain?.start();
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
       reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);
@@ -183,6 +194,7 @@ export class RingbookServer {
     // batch waiting for its commit) are finished and answered; new ones get 503 at once.
     const ctx = this.ctx;
     if (ctx) ctx.closing = true;
+    await this.chain?.stop();
     // WebSockets close first: a connection that opted into cancel_on_disconnect submits its
     // cancel as it closes, and the drain below waits for it like any request in flight.
     this.ws_hub?.close();

@@ -131,6 +131,15 @@ export interface ReadModelLimits {
   closed_orders_kept: number;
 }
 
+export interface PendingWithdrawalView {
+  account: number;
+  asset: number;
+  amount: number;
+  nonce: number;
+  /** The batch that debited it (0: before a snapshot that did not record it). */
+  batch_id: number;
+}
+
 export class ReadModel {
   readonly assets: string[];
   readonly markets: MarketView[] = [];
@@ -155,10 +164,13 @@ export class ReadModel {
   private closed_head = 0;
   readonly fills_by_account = new Map<number, FillView[]>();
   readonly trades_by_market: TradeView[][] = [];
-  readonly pending_withdrawals = new Map<string, { account: number; asset: number; amount: number; nonce: number }>();
+  /** `${account}:${nonce}` -> a pending withdrawal and the batch that debited it. */
+  readonly pending_withdrawals = new Map<string, PendingWithdrawalView>();
   private readonly limits: ReadModelLimits;
   batch_id = 0;
   batch_time_ms = 0;
+  /** The last on-chain deposit id the engine credited (the chain watcher resumes after it). */
+  chain_deposit_high_water = 0;
   /** Markets whose book changed in the batch being read (for snapshots at commit). */
   readonly changed_markets = new Set<number>();
   /** The consumers of what `apply` decodes, in order, each guarded (observe()). */
@@ -223,6 +235,7 @@ export class ReadModel {
         return;
       }
       case EventType.ACCEPTED:
+        if (e.field(AcceptedField.KIND) === RequestKind.DEPOSIT && e.field(AcceptedField.NONCE) > 0) this.chain_deposit_high_water = e.field(AcceptedField.NONCE);
         // The programmes see answers too: one may close a forced inclusion.
         this.programmes.apply(e, this.batch_id, this.batch_time_ms);
         return this.applyAccepted(e, seq);
@@ -326,7 +339,7 @@ export class ReadModel {
     } else if (kind === RequestKind.WITHDRAW) {
       const key = `${account}:${nonce}`;
       this.pending_withdrawals.set(key, {
-        account, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS), nonce,
+        account, asset: e.field(AcceptedField.ASSET), amount: e.field(AcceptedField.AMOUNT_UNITS), nonce, batch_id: this.batch_id,
       });
     }
     const order_id = e.field(AcceptedField.ORDER_ID);

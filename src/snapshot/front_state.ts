@@ -83,6 +83,8 @@ function rowsOf<T>(rows: readonly T[], width: number, put: (f: Float64Array, at:
 export interface FrontState {
   batch_id: number;
   batch_time_ms: number;
+  /** ReadModel.chain_deposit_high_water (absent in snapshots written before it: 0). */
+  chain_deposit_high_water?: number;
   maker_fee_bps: number;
   taker_fee_bps: number;
   markets: MarketRow[];
@@ -108,7 +110,8 @@ export interface FrontState {
   fills: Float64Array;
   /** Trade rows (putTrade), every market (regrouped by `market` on import, order kept). */
   trades: Float64Array;
-  pending_withdrawals: [string, { account: number; asset: number; amount: number; nonce: number }][];
+  /** `batch_id` absent in snapshots written before it (read as 0). */
+  pending_withdrawals: [string, { account: number; asset: number; amount: number; nonce: number; batch_id?: number }][];
   market_data: Omit<MarketDataState, 'leaderboard'> & { leaderboard_window: Float64Array; leaderboard_last_price: number[] };
   /** Referrals (with earnings) and forced-inclusion entries, as GET /referral and /force-include answer them. */
   programmes: ProgrammesState;
@@ -193,6 +196,7 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
   return {
     batch_id: rm.batch_id,
     batch_time_ms: rm.batch_time_ms,
+    chain_deposit_high_water: rm.chain_deposit_high_water,
     maker_fee_bps: rm.maker_fee_bps,
     taker_fee_bps: rm.taker_fee_bps,
     markets: rm.markets.map((mv) => ({
@@ -227,6 +231,7 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
   if (s.assets !== rm.assets.length) throw new Error(`snapshot: ${s.assets} assets, the config has ${rm.assets.length}`);
   rm.batch_id = s.batch_id;
   rm.batch_time_ms = s.batch_time_ms;
+  rm.chain_deposit_high_water = s.chain_deposit_high_water ?? 0;
   rm.maker_fee_bps = s.maker_fee_bps;
   rm.taker_fee_bps = s.taker_fee_bps;
   for (const m of s.markets) {
@@ -266,7 +271,7 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
     const t = getTrade(s.trades, at);
     rm.trades_by_market[t.market].push(t);
   }
-  for (const [k, w] of s.pending_withdrawals) rm.pending_withdrawals.set(k, w);
+  for (const [k, w] of s.pending_withdrawals) rm.pending_withdrawals.set(k, { ...w, batch_id: w.batch_id ?? 0 });
   rm.programmes.importState(s.programmes);
   const { leaderboard_window, leaderboard_last_price, ...market_data } = s.market_data;
   const window: LeaderTrade[] = [];

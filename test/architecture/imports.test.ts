@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['journal', 'read_model', 'config.ts', 'client'],
   ['matcher', 'marketdata'],
   ['da'],
-  ['snapshot'],
+  ['snapshot', 'settlement'],
   ['gateway'],
   ['main.ts'],
   ['cli'],

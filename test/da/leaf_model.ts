@@ -64,6 +64,8 @@ export class Model {
         this.time = f(1);
         return;
       case EventType.ACCEPTED:
+        // Doc: an on-chain deposit (nonce = its contract deposit id) writes leaf 0x11, empty key, u64.
+        if (f(0) === 1 && f(3) > 0) this.put(17, new Uint8Array(0), be(['u64', f(3)]));
         if (f(0) === 3) {
           // Doc: an order's terms leaf 0x0f = order type u8, tif u8, client id (length + 36 bytes).
           this.counters[0] = f(2) + 1;

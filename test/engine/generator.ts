@@ -115,6 +115,8 @@ export class RequestGenerator {
   private readonly poor: boolean[];
   private time_ms = TIME_START_MS;
   private batches = 0;
+  /** The last on-chain deposit id handed out (chain deposits carry it as their nonce). */
+  private chain_deposit_id = 0;
 
   constructor(readonly seed: number) {
     const rng = new Rng(seed);
@@ -391,6 +393,12 @@ export class RequestGenerator {
       r.amount_units = poor ? this.rng.int(1, 50) * 100 : this.rng.int(10, 500) * 10_000;
     } else {
       r.amount_units = poor ? this.rng.int(1, 50) * 10 : this.rng.int(10, 500) * 1_000;
+    }
+    // Every third deposit comes from the chain with the next deposit id; now and then the chain
+    // watcher replays an id already credited (a restart): DUPLICATE_NONCE, nothing credited.
+    // Chosen by the step counter, not the rng, so every seed's other requests stay as they were.
+    if (this.step % 3 === 0) {
+      r.nonce = this.step % 17 === 0 && this.chain_deposit_id > 0 ? this.chain_deposit_id : ++this.chain_deposit_id;
     }
     return r;
   }

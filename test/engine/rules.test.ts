@@ -39,6 +39,22 @@ describe.each(engines)('%s engine', (_name, factory) => {
   const make = (fees = { maker: 2, taker: 5 }, limits = {}): Harness => new Harness(factory, standardConfig(limits, fees));
 
   describe('deposits and withdrawals', () => {
+    it('an on-chain deposit (nonce = contract deposit id) is credited once; ids only go up', () => {
+      const h = make();
+      const chain = (account: number, id: number, amount: number) => h.apply(h.request(K.DEPOSIT, account, { asset: USDC, amount_units: amount, nonce: id }));
+      expect(chain(1, 1, usdc(10))).toEqual([acc(K.DEPOSIT, 1, 0), bal(1, USDC, usdc(10), 0, BR.DEPOSIT)]);
+      // The watcher replays id 1 after a restart: refused, nothing credited.
+      expect(chain(1, 1, usdc(10))).toEqual([rej(K.DEPOSIT, 1, RJ.NONCE_NOT_ABOVE_HIGH_WATER)]);
+      // A gap is allowed (a deposit the engine refused stays refused); older ids are not.
+      expect(chain(2, 3, usdc(5))).toEqual([acc(K.DEPOSIT, 2, 0), bal(2, USDC, usdc(5), 0, BR.DEPOSIT)]);
+      expect(chain(2, 2, usdc(5))).toEqual([rej(K.DEPOSIT, 2, RJ.NONCE_NOT_ABOVE_HIGH_WATER)]);
+      // Admin deposits (nonce 0) do not touch the chain mark; a negative id is malformed.
+      expect(h.deposit(1, USDC, usdc(1))).toEqual([acc(K.DEPOSIT, 1, 0), bal(1, USDC, usdc(11), 0, BR.DEPOSIT)]);
+      expect(chain(1, -1, usdc(1))).toEqual([rej(K.DEPOSIT, 1, RJ.REQUEST_MALFORMED)]);
+      expect(h.state().chain_deposit_high_water).toBe(3);
+      expect(h.state().deposits_units[USDC]).toBe(usdc(16));
+    });
+
     it('deposit credits available; withdraw debits it and records a pending withdrawal', () => {
       const h = make();
       expect(h.deposit(1, USDC, usdc(1000))).toEqual([acc(K.DEPOSIT, 1, 0), bal(1, USDC, usdc(1000), 0, BR.DEPOSIT)]);
@@ -1024,6 +1040,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
         next_inbox_entry_id: 1,
         envelope_nonces: [],
         dead_man: [],
+        chain_deposit_high_water: 0,
       });
     });
 

@@ -74,6 +74,8 @@ describe('GET /admin/state', () => {
         BTC: '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599',
         USDC: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
       },
+      // No chain link configured (settlement.rpc_url null).
+      link: null,
     });
     expect(st.markets[0]).toMatchObject({ id: 'ETH-USDC', status: 'active', maker_fee_bps: -1, taker_fee_bps: 5, tick_size: 10000, lot_size: 100 });
     expect(st.rings).toEqual({ request_ring: expect.any(Number), event_ring: expect.any(Number) });

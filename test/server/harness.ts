@@ -194,6 +194,21 @@ export async function startServer(opts: StartOptions = {}): Promise<StartedServe
   };
 }
 
+/** Runs a compiled script of dist/ (`node <script> ...args`) to its exit; its output collected. */
+export function runScript(script: string, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', script), ...args], {
+      cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout!.on('data', (d: Buffer) => (stdout += d));
+    p.stderr!.on('data', (d: Buffer) => (stderr += d));
+    p.on('error', reject);
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP client
 

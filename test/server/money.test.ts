@@ -54,7 +54,7 @@ describe('operator identity', () => {
   it('admin state reports the operator address of RINGBOOK_OPERATOR_KEY and the configured settlement', async () => {
     const st = await adminState(s);
     expect(st.operator_address).toBe(OPERATOR_ADDRESS);
-    expect(st.settlement).toEqual({ contract: CONTRACT, chain_id: CHAIN_ID, assets: { ETH: ZERO, BTC: BTC_TOKEN, USDC: USDC_TOKEN } });
+    expect(st.settlement).toEqual({ contract: CONTRACT, chain_id: CHAIN_ID, assets: { ETH: ZERO, BTC: BTC_TOKEN, USDC: USDC_TOKEN }, link: null });
   });
 });
 

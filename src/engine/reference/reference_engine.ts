@@ -133,6 +133,9 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
   // ---------------------------------------------------------------- DEPOSIT / WITHDRAW
 
   private deposit(r: Request): void {
+    // An on-chain deposit (nonce = its contract deposit id) is credited once: ids only go up.
+    if (r.nonce < 0) throw new Rejection(Reject.REQUEST_MALFORMED);
+    if (r.nonce > 0 && r.nonce <= this.chain_deposit_high_water) throw new Rejection(Reject.NONCE_NOT_ABOVE_HIGH_WATER);
     if (!isIndex(r.asset, this.assets.length)) throw new Rejection(Reject.ASSET_UNKNOWN);
     const amount = BigInt(r.amount_units);
     if (amount <= 0n) throw new Rejection(Reject.AMOUNT_NOT_POSITIVE);
@@ -141,6 +144,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
     // The account comes last (docs/engine.md): a refused deposit never registers an address.
     if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
     this.out!.accepted(r.kind, r.account, 0);
+    if (r.nonce > 0) this.chain_deposit_high_water = r.nonce;
     this.addAvailable(r.account, r.asset, amount, BalanceReason.DEPOSIT);
     this.deposits[r.asset] += amount;
   }

@@ -133,6 +133,8 @@ export abstract class ReferenceState implements MatchingEngine {
   protected readonly credit = new Map<number, CreditSetting>();
   protected readonly pending: { account: number; nonce: number; asset: number; amount: bigint }[] = [];
   protected readonly deposits: bigint[];
+  /** The last on-chain deposit id credited (0: none). */
+  protected chain_deposit_high_water = 0;
   protected readonly withdrawals: bigint[];
   protected maker_bps: bigint;
   protected taker_bps: bigint;
@@ -413,6 +415,7 @@ export abstract class ReferenceState implements MatchingEngine {
       envelope_nonces: [...this.envelope_nonces.entries()].sort((x, y) => x[0] - y[0])
         .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
       dead_man: [...this.dead_man.entries()].sort((x, y) => x[0] - y[0]).map(([account, deadline_ms]) => ({ account, deadline_ms })),
+      chain_deposit_high_water: this.chain_deposit_high_water,
     };
   }
 

@@ -1,0 +1,153 @@
+// `ringbook contract deploy`, `ringbook withdraw-onchain`, `ringbook escape`: the settlement
+// contract from the command line (docs/settlement.md). The chain is any JSON-RPC endpoint
+// (--rpc, else settlement.rpc_url); transactions are signed locally with --key.
+import path from 'node:path';
+import { ConfigError, engineConfigOf, loadConfig, type RingbookConfig } from '../config.js';
+import { addressFromPrivateKey } from '../auth/recover.js';
+import { onchainAmount } from '../auth/withdrawal.js';
+import { parseDecimalUnits } from '../money/index.js';
+import { deploySettlement, SettlementContract } from '../settlement/contract.js';
+import { escape, EscapeError } from '../settlement/escape.js';
+import { JsonRpc, RevertError } from '../settlement/rpc.js';
+import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, UsageError, type ParsedArgs } from './common.js';
+
+const USAGE = `usage:
+  ringbook contract deploy --key <deployer key> [--operator <address>] [--rpc <url>] [--config <file>]
+      deploys contracts/Settlement.sol for the config's assets (in config order); the operator
+      (default: the deployer) signs withdrawals and posts roots. Prints {contract, block, ...}:
+      put contract and block into the config (settlement.contract, settlement.start_block).
+  ringbook withdraw-onchain --key <user key> --asset <SYMBOL> --amount <decimal> --nonce <n>
+      [--signature <0x..> | --url <server>] [--contract <address>] [--rpc <url>] [--config <file>]
+      pays a pending withdrawal on chain with the operator's signature (fetched from the
+      server's POST /withdrawal-signature unless --signature is given).
+  ringbook escape --key <user key> --url <DA source> [--contract <address>] [--rpc <url>] [--config <file>]
+      once the contract is frozen: re-executes the published batches up to the last posted
+      root, proves the key's balances and pending withdrawals against it and claims each once.
+exit codes: 0 ok, 1 error (a revert names the contract's error), 64 usage`;
+
+function configOf(args: ParsedArgs): RingbookConfig {
+  const file = str(args, 'config');
+  return loadConfig(file === undefined ? process.env : { ...process.env, RINGBOOK_CONFIG: path.resolve(file) });
+}
+
+function rpcOf(args: ParsedArgs, cfg: RingbookConfig): JsonRpc {
+  const url = str(args, 'rpc') ?? cfg.settlement.rpc_url;
+  if (url === null) throw new UsageError('--rpc is required (no settlement.rpc_url in the config)');
+  return new JsonRpc(url);
+}
+
+function keyOf(args: ParsedArgs): string {
+  const key = req(args, 'key');
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new UsageError('--key must be 0x + 64 hex digits');
+  return key;
+}
+
+function contractOf(args: ParsedArgs, cfg: RingbookConfig, rpc: JsonRpc): SettlementContract {
+  const address = str(args, 'contract') ?? cfg.settlement.contract;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new UsageError('--contract must be an address');
+  return new SettlementContract(rpc, address.toLowerCase());
+}
+
+function print(args: ParsedArgs, value: Record<string, unknown>, text: string): void {
+  console.log(args.flags.has('json') ? JSON.stringify(value) : text);
+}
+
+async function deploy(args: ParsedArgs): Promise<number> {
+  const cfg = configOf(args);
+  const rpc = rpcOf(args, cfg);
+  const key = keyOf(args);
+  const operator = (str(args, 'operator') ?? addressFromPrivateKey(key)).toLowerCase();
+  if (!/^0x[0-9a-f]{40}$/.test(operator)) throw new UsageError('--operator must be an address');
+  const chain_id = await rpc.chainId();
+  if (chain_id !== cfg.settlement.chain_id) {
+    throw new UsageError(`the endpoint's chain id is ${chain_id}, the config's settlement.chain_id is ${cfg.settlement.chain_id}`);
+  }
+  const assets = cfg.assets.map((a) => ({ address: onchainAmount(a, 0).asset_address, decimals: a.onchain_decimals }));
+  const { address, receipt } = await deploySettlement(rpc, key, operator, assets);
+  const out = { contract: address, block: Number(receipt.blockNumber), chain_id, operator, gas_used: Number(receipt.gasUsed) };
+  print(args, out, `Settlement deployed at ${address} (block ${out.block}, chain ${chain_id}, operator ${operator}, gas ${out.gas_used})`);
+  return EXIT_OK;
+}
+
+/** The server would not sign (no such pending withdrawal, or not posted in time). */
+class SignatureUnavailable extends Error {}
+
+/** How long withdraw-onchain waits for the server to sign (it signs once the root is posted). */
+const SIGNATURE_WAIT_MS = 60_000;
+const SIGNATURE_POLL_MS = 500;
+
+async function fetchSignature(server: string, body: { user: string; asset: string; amount: string; nonce: number }): Promise<string> {
+  const deadline = Date.now() + SIGNATURE_WAIT_MS;
+  for (;;) {
+    const res = await fetch(server.replace(/\/$/, '') + '/withdrawal-signature', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    const r = (await res.json()) as { ok: boolean; data?: { signature: string }; error?: string; message?: string };
+    if (r.ok && r.data !== undefined) return r.data.signature;
+    const later = typeof r.message === 'string' && r.message.startsWith('no signature yet');
+    if (!later || Date.now() > deadline) throw new SignatureUnavailable(`POST /withdrawal-signature: ${r.error}: ${r.message}`);
+    await new Promise((resolve) => setTimeout(resolve, SIGNATURE_POLL_MS));
+  }
+}
+
+async function withdrawOnchain(args: ParsedArgs): Promise<number> {
+  const cfg = configOf(args);
+  const rpc = rpcOf(args, cfg);
+  const key = keyOf(args);
+  const user = addressFromPrivateKey(key);
+  const symbol = req(args, 'asset');
+  const asset = cfg.assets.find((a) => a.symbol === symbol);
+  if (asset === undefined) throw new UsageError(`--asset must be one of ${cfg.assets.map((a) => a.symbol).join(', ')}`);
+  const amount = req(args, 'amount');
+  const units = parseDecimalUnits(amount, { allow_negative: false });
+  const nonce = int(args, 'nonce', -1, 0);
+  if (nonce < 0) throw new UsageError('--nonce is required');
+  let signature = str(args, 'signature');
+  if (signature === undefined) signature = await fetchSignature(req(args, 'url'), { user, asset: symbol, amount, nonce });
+  const { asset_address, amount_wei } = onchainAmount(asset, units);
+  const c = contractOf(args, cfg, rpc);
+  const r = await c.withdraw(key, user, asset_address, amount_wei, nonce, signature);
+  const out = { tx: r.transactionHash, user, asset: asset_address, amount_wei: amount_wei.toString(), nonce, gas_used: Number(r.gasUsed) };
+  print(args, out, `paid ${amount} ${symbol} (${amount_wei} base units) to ${user}, nonce ${nonce} (tx ${r.transactionHash}, gas ${out.gas_used})`);
+  return EXIT_OK;
+}
+
+async function escapeCommand(args: ParsedArgs): Promise<number> {
+  const cfg = configOf(args);
+  const rpc = rpcOf(args, cfg);
+  const key = keyOf(args);
+  const c = contractOf(args, cfg, rpc);
+  const report = await escape(c, key, engineConfigOf(cfg), req(args, 'url'));
+  const lines = report.paid.map((p) => `  ${cfg.assets[p.asset]?.symbol ?? p.asset} ${p.kind}${p.nonce === null ? '' : ` nonce ${p.nonce}`}: ${p.amount} base units (gas ${p.gas_used})`);
+  print(args, report as unknown as Record<string, unknown>,
+    `escape of ${report.user} against batch ${report.escape_batch_id} (root ${report.escape_root}):\n` +
+    (lines.length === 0 ? '  nothing left to claim' : lines.join('\n')) + (report.already_paid > 0 ? `\n  ${report.already_paid} claim(s) already paid` : ''));
+  return EXIT_OK;
+}
+
+export async function settlementCommand(command: string, args: ParsedArgs): Promise<number> {
+  if (args.flags.has('help')) {
+    console.log(USAGE);
+    return EXIT_OK;
+  }
+  try {
+    if (command === 'contract') {
+      if (args.positional[1] !== 'deploy') throw new UsageError('ringbook contract deploy ...');
+      return await deploy(args);
+    }
+    if (command === 'withdraw-onchain') return await withdrawOnchain(args);
+    return await escapeCommand(args);
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof ConfigError) {
+      console.error(`ringbook: ${e.message}\n\n${USAGE}`);
+      return EXIT_USAGE;
+    }
+    if (e instanceof RevertError || e instanceof EscapeError || e instanceof SignatureUnavailable) {
+      const error = e instanceof RevertError ? e.error_name : e instanceof EscapeError ? 'ESCAPE' : 'NO_SIGNATURE';
+      if (args.flags.has('json')) console.log(JSON.stringify({ ok: false, error, message: e.message }));
+      console.error(`ringbook: ${e.message}`);
+      return EXIT_ERROR;
+    }
+    throw e;
+  }
+}

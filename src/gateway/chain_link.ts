@@ -1,0 +1,181 @@
+// The server's link to the settlement contract (docs/settlement.md), polled on the front thread:
+//  - deposits: each Deposit event becomes a DEPOSIT request through the same matcher path as
+//    POST /deposit, with the contract's deposit id as its nonce; the engine credits an id once
+//    (its chain deposit high-water mark is engine state, journaled with the request), so a
+//    restart that reads the same events again credits nothing twice;
+//  - forced inclusions: each ForcedQueued event goes through POST /force-include's checks into
+//    the engine's inbox;
+//  - roots: every published batch's state and fills roots are posted, up to roots_per_tx_max
+//    batches per transaction, with the count of queue entries the posted batches took in.
+import type { SettlementSettings } from '../config.js';
+import type { DaStore } from '../da/da_store.js';
+import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
+import type { GatewayContext } from './context.js';
+import type { Outcome } from './matcher_link.js';
+import { prepareForceInclude } from './routes_programmes.js';
+import { encodeConsent, type Consent } from '../ring/consent.js';
+import { SettlementContract, type DepositLog, type ForcedLog } from '../settlement/contract.js';
+import { JsonRpc } from '../settlement/rpc.js';
+
+/** What the link did so far (GET /admin/state `settlement.link`). */
+export interface ChainLinkStatus {
+  block: number;
+  deposits_credited: number;
+  forced_submitted: number;
+  /** The contract's last posted batch (as this process last read or posted it). */
+  roots_posted_batch_id: number;
+  forced_processed: number;
+  last_error: string | null;
+}
+
+export class ChainLink {
+  private readonly contract: SettlementContract;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  /** Next block whose events are read. */
+  private next_block: number;
+  /** Next queue id to submit (starts at the contract's forcedProcessed). */
+  private next_forced = -1;
+  /**
+   * Queue id -> the batch that took it in: the entry's INBOX_INCLUDED batch, or the batch of the
+   * engine's refusal; null while the entry waits in the engine's inbox (entry id kept).
+   */
+  private readonly forced_batch = new Map<number, { batch: number | null; entry_id: number }>();
+  /** The contract's lastBatchId as last read (-1: not read yet). */
+  posted_batch_id = -1;
+  readonly status: ChainLinkStatus = {
+    block: 0, deposits_credited: 0, forced_submitted: 0, roots_posted_batch_id: 0, forced_processed: 0, last_error: null,
+  };
+
+  constructor(private readonly ctx: GatewayContext, private readonly store: DaStore | null, private readonly s: SettlementSettings) {
+    if (s.rpc_url === null) throw new Error('ChainLink needs settlement.rpc_url');
+    this.contract = new SettlementContract(new JsonRpc(s.rpc_url), s.contract);
+    this.next_block = s.start_block;
+  }
+
+  start(): void {
+    const tick = (): void => {
+      if (this.stopped) return;
+      this.running = this.poll().catch((e: unknown) => {
+        const message = (e as Error).message;
+        // Logged when it changes, not every poll_ms while an endpoint stays down.
+        if (message !== this.status.last_error) console.error('ringbook: settlement link:', message);
+        this.status.last_error = message;
+      }).finally(() => {
+        this.running = null;
+        if (!this.stopped) this.timer = setTimeout(tick, this.s.poll_ms);
+      });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One round: new events in chain order, then the roots of newly published batches. */
+  async poll(): Promise<void> {
+    if (this.next_forced < 0) {
+      this.next_forced = Number(await this.contract.readNumber('forcedProcessed'));
+      this.status.forced_processed = this.next_forced;
+    }
+    const head = await this.contract.rpc.blockNumber();
+    while (this.next_block <= head && !this.stopped) {
+      const to = Math.min(head, this.next_block + this.s.logs_blocks_max - 1);
+      const { deposits, forced } = await this.contract.events(this.next_block, to);
+      for (const d of deposits) await this.credit(d);
+      for (const f of forced) await this.queueForced(f);
+      this.next_block = to + 1;
+      this.status.block = to;
+    }
+    if (this.store !== null) await this.postRoots(this.store);
+    this.status.last_error = null;
+  }
+
+  /** Deposits carry no consent (an unsigned request, like POST /deposit's); forced entries the user's. */
+  private submit(r: Request, user: string, referrer: string | null = null, consent: Consent | null = null): Promise<Outcome> {
+    const p = this.ctx.link.submit(r, Buffer.from(user.slice(2), 'hex'), user, referrer === null ? null : Buffer.from(referrer.slice(2), 'hex'),
+      consent === null ? null : encodeConsent(consent));
+    if (p === null) throw new Error('the request ring is full; retried on the next poll');
+    return p;
+  }
+
+  private async credit(d: DepositLog): Promise<void> {
+    // Already credited (the engine would refuse it anyway: its id is at or below the mark).
+    if (d.deposit_id <= this.ctx.rm.chain_deposit_high_water) return;
+    const r = emptyRequest();
+    r.kind = RequestKind.DEPOSIT;
+    r.asset = d.asset;
+    r.amount_units = d.units;
+    r.nonce = d.deposit_id;
+    const o = await this.submit(r, d.user);
+    if (o.accepted) this.status.deposits_credited++;
+    else console.error(`ringbook: settlement link: chain deposit ${d.deposit_id} of ${d.user} refused (code ${o.code}, reason ${o.reason})`);
+  }
+
+  private async queueForced(f: ForcedLog): Promise<void> {
+    if (f.forced_id < this.next_forced) return;
+    // next_forced moves only once the entry is handled: a round that fails midway (the ring
+    // full, the endpoint gone) retries it, never skips it (a skipped entry would let anyone
+    // freeze the contract 24 h later).
+    const body = { user: f.user, payload: f.payload, nonce: f.nonce, signature: f.signature };
+    const prepared = prepareForceInclude(this.ctx, body);
+    // The contract checked the envelope signature, so a refusal here is a payload the front
+    // cannot queue at all: nothing to include, processed now.
+    const now = { batch: this.ctx.rm.batch_id, entry_id: 0 };
+    const c = 'error' in prepared ? null : prepared.finish(await prepared.checks);
+    if (c === null || !c.ok) {
+      this.forced_batch.set(f.forced_id, now);
+    } else {
+      const o = await this.submit(c.request, c.user, c.payload.referrer, c.consent);
+      this.status.forced_submitted++;
+      // Refused by the engine (an envelope nonce already used: say, queued before a restart).
+      this.forced_batch.set(f.forced_id, o.accepted ? { batch: null, entry_id: o.order_id } : { batch: o.batch_id, entry_id: 0 });
+    }
+    this.next_forced = f.forced_id + 1;
+  }
+
+  /** How many queue entries, from the contract's count on, batches up to `batch_id` took in. */
+  private forcedCountAt(batch_id: number, from: number): number {
+    let k = from;
+    for (;;) {
+      const f = this.forced_batch.get(k);
+      if (f === undefined) return k;
+      if (f.batch === null) {
+        const e = this.ctx.rm.programmes.entries.get(f.entry_id);
+        if (e === undefined || e.included_batch_id <= 0) return k;
+        f.batch = e.included_batch_id;
+      }
+      if (f.batch > batch_id) return k;
+      k++;
+    }
+  }
+
+  private async postRoots(store: DaStore): Promise<void> {
+    const posted = Number(await this.contract.readNumber('lastBatchId'));
+    this.posted_batch_id = posted;
+    this.status.roots_posted_batch_id = posted;
+    const latest = store.latest();
+    if (latest <= posted) return;
+    const last = Math.min(latest, posted + this.s.roots_per_tx_max);
+    const states: string[] = [];
+    const fills: string[] = [];
+    for (let id = posted + 1; id <= last; id++) {
+      const b = store.get(id);
+      if (b === undefined) throw new Error(`published batch ${id} missing from the DA store`);
+      states.push(b.header.state_root);
+      fills.push(b.header.fills_root);
+    }
+    const processed = Number(await this.contract.readNumber('forcedProcessed'));
+    const count = this.forcedCountAt(last, processed);
+    const key = this.ctx.operator_key;
+    await this.contract.postRoots(key, posted + 1, states, fills, count);
+    for (let k = processed; k < count; k++) this.forced_batch.delete(k);
+    this.status.roots_posted_batch_id = last;
+    this.posted_batch_id = last;
+    this.status.forced_processed = count;
+  }
+}

@@ -1,0 +1,166 @@
+// An in-process Ethereum chain for tests: @ethereumjs/vm behind a small JSON-RPC shim on a
+// loopback port. Every transaction is mined at once in its own block (like anvil's automine);
+// the clock is the test's (increaseTime moves it, as evm_increaseTime does). Only the methods
+// the settlement code uses are served.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createVM, runTx, type VM } from '@ethereumjs/vm';
+import { createBlock } from '@ethereumjs/block';
+import { createCustomCommon, Mainnet, type Common } from '@ethereumjs/common';
+import { createTxFromRLP } from '@ethereumjs/tx';
+import { Account, createAddressFromString, bytesToHex } from '@ethereumjs/util';
+import { hexToBytes } from '../../src/da/hex.js';
+import type { RpcLog, TxReceipt } from '../../src/settlement/rpc.js';
+
+const GAS_PRICE = 1_000_000_000n;
+const BLOCK_GAS_LIMIT = 30_000_000n;
+
+export class DevChain {
+  private constructor(readonly vm: VM, readonly common: Common, readonly chain_id: number) {}
+  private number = 1n;
+  /** Seconds; starts at the machine's clock. */
+  time_s = BigInt(Math.floor(Date.now() / 1000));
+  private readonly logs: RpcLog[] = [];
+  private readonly receipts = new Map<string, TxReceipt>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private server: http.Server | null = null;
+  url = '';
+
+  static async create(chain_id: number, funded: readonly string[]): Promise<DevChain> {
+    const common = createCustomCommon({ chainId: chain_id }, Mainnet, { hardfork: 'cancun' });
+    const vm = await createVM({ common });
+    const chain = new DevChain(vm, common, chain_id);
+    for (const a of funded) await chain.fund(a, 10n ** 24n);
+    return chain;
+  }
+
+  async fund(address: string, wei: bigint): Promise<void> {
+    const addr = createAddressFromString(address);
+    const acc = (await this.vm.stateManager.getAccount(addr)) ?? new Account();
+    acc.balance += wei;
+    await this.vm.stateManager.putAccount(addr, acc);
+  }
+
+  /** Copies the code (not the storage) of the contract at `from` to `to` (anvil_setCode). */
+  async copyCode(from: string, to: string): Promise<void> {
+    const code = await this.vm.stateManager.getCode(createAddressFromString(from));
+    await this.vm.stateManager.putCode(createAddressFromString(to), code);
+  }
+
+  increaseTime(seconds: number): void {
+    this.time_s += BigInt(seconds);
+  }
+
+  private block(): ReturnType<typeof createBlock> {
+    return createBlock({
+      header: { number: this.number, timestamp: this.time_s, gasLimit: BLOCK_GAS_LIMIT, baseFeePerGas: GAS_PRICE },
+    }, { common: this.common, skipConsensusFormatValidation: true });
+  }
+
+  private serial<T>(f: () => Promise<T>): Promise<T> {
+    const p = this.queue.then(f, f);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  private async sendRaw(raw: string): Promise<string> {
+    const tx = createTxFromRLP(hexToBytes(raw, undefined, 'raw tx'), { common: this.common });
+    const hash = bytesToHex(tx.hash());
+    const block = this.block();
+    const r = await runTx(this.vm, { tx, block, skipHardForkValidation: true });
+    const number = '0x' + this.number.toString(16);
+    this.number++;
+    const logs: RpcLog[] = (r.execResult.exceptionError ? [] : r.receipt.logs).map((l, i) => ({
+      address: bytesToHex(l[0]).toLowerCase(), topics: l[1].map((t) => bytesToHex(t)), data: bytesToHex(l[2]),
+      blockNumber: number, transactionHash: hash, logIndex: '0x' + i.toString(16),
+    }));
+    this.logs.push(...logs);
+    this.receipts.set(hash, {
+      status: r.execResult.exceptionError ? '0x0' : '0x1',
+      gasUsed: '0x' + r.totalGasSpent.toString(16),
+      blockNumber: number,
+      transactionHash: hash,
+      contractAddress: r.createdAddress ? r.createdAddress.toString() : null,
+      logs,
+    });
+    return hash;
+  }
+
+  private async ethCall(p: { to?: string | null; data?: string; from?: string | null; value?: string }): Promise<string> {
+    await this.vm.stateManager.checkpoint();
+    try {
+      const r = await this.vm.evm.runCall({
+        to: p.to ? createAddressFromString(p.to) : undefined,
+        caller: p.from ? createAddressFromString(p.from) : undefined,
+        origin: p.from ? createAddressFromString(p.from) : undefined,
+        data: hexToBytes(p.data ?? '0x', undefined, 'data'),
+        value: p.value ? BigInt(p.value) : 0n,
+        gasLimit: BLOCK_GAS_LIMIT,
+        block: this.block(),
+        skipBalance: true,
+      });
+      const out = bytesToHex(r.execResult.returnValue);
+      if (r.execResult.exceptionError) throw Object.assign(new Error('execution reverted'), { rpc_code: 3, rpc_data: out });
+      return out;
+    } finally {
+      await this.vm.stateManager.revert();
+    }
+  }
+
+  /** One JSON-RPC method (the shim's dispatcher; tests may call it directly). */
+  async rpc(method: string, params: unknown[]): Promise<unknown> {
+    switch (method) {
+      case 'eth_chainId': return '0x' + this.chain_id.toString(16);
+      case 'eth_blockNumber': return '0x' + (this.number - 1n).toString(16);
+      case 'eth_gasPrice': return '0x' + GAS_PRICE.toString(16);
+      case 'eth_getTransactionCount': {
+        const acc = await this.vm.stateManager.getAccount(createAddressFromString(params[0] as string));
+        return '0x' + (acc?.nonce ?? 0n).toString(16);
+      }
+      case 'eth_getBalance': {
+        const acc = await this.vm.stateManager.getAccount(createAddressFromString(params[0] as string));
+        return '0x' + (acc?.balance ?? 0n).toString(16);
+      }
+      case 'eth_sendRawTransaction': return this.serial(() => this.sendRaw(params[0] as string));
+      case 'eth_getTransactionReceipt': return this.receipts.get(params[0] as string) ?? null;
+      case 'eth_call': return this.serial(() => this.ethCall(params[0] as Parameters<DevChain['ethCall']>[0]));
+      case 'eth_getLogs': {
+        const f = params[0] as { address?: string; fromBlock?: string; toBlock?: string };
+        const from = BigInt(f.fromBlock ?? '0x0');
+        const to = f.toBlock === undefined || f.toBlock === 'latest' ? this.number : BigInt(f.toBlock);
+        return this.logs.filter((l) => BigInt(l.blockNumber) >= from && BigInt(l.blockNumber) <= to &&
+          (f.address === undefined || l.address === f.address.toLowerCase()));
+      }
+      default: throw Object.assign(new Error(`method ${method} not served by the dev chain`), { rpc_code: -32601 });
+    }
+  }
+
+  /** Serves the JSON-RPC shim on 127.0.0.1 (a free port). */
+  async listen(): Promise<string> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        let id: unknown = null;
+        void (async () => {
+          try {
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string; params?: unknown[] };
+            id = body.id;
+            const result = await this.rpc(body.method, body.params ?? []);
+            res.end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+          } catch (e) {
+            const err = e as Error & { rpc_code?: number; rpc_data?: string };
+            res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: err.rpc_code ?? -32000, message: err.message, data: err.rpc_data } }));
+          }
+        })();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async close(): Promise<void> {
+    if (this.server !== null) await new Promise<void>((r) => this.server!.close(() => r()));
+  }
+}
