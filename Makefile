@@ -17,8 +17,10 @@ build: install
 	npx tsc -p tsconfig.json
 	$(NODE) dist/src/settlement/compile_contracts.js
 
-# The C references and tools of native-bench/ (built with the machine's cc).
+# The C references and tools of native-bench/ (built with the machine's cc). A machine without
+# a C compiler gets Debian's build-essential first, so a fresh clone needs nothing by hand.
 native:
+	@command -v cc >/dev/null 2>&1 || { apt-get update && apt-get install -y build-essential; }
 	$(MAKE) -C native-bench
 
 run: build
@@ -33,7 +35,7 @@ bench: build native
 	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
 
 # One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
-BENCHES ?= money matcher ring verify fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas
+BENCHES ?= money matcher ring verify verify_consent fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas
 
 clean:
 	rm -rf dist node_modules
