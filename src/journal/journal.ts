@@ -12,7 +12,7 @@
 // batch's keccak256 input hash, which the DA header commits to, is computed off the matcher by
 // whoever reads the batch (`inputHash`).
 import { crc32 } from 'node:zlib';
-import { keccak256 } from '../da/keccak.js';
+import { keccak256WasmOne as keccak256 } from '../util/keccak_wasm.js';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { RECORD_WORDS } from '../ring/records.js';
 
