@@ -1,22 +1,17 @@
 // Self-trade prevention and the stale-order guard on the real server: each stp mode with the
 // orders and balances it leaves, the order_update reason on the WebSocket, the signed JSON form's
 // optional members (the colon form refused), and an EXPIRED order that locks nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WsClient, type Msg } from '../ws/client.js';
-import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
 import { fail, ok } from './checks.js';
+import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
 let a: Api;
-
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
 });
 
 const MARKET = 'ETH-USDC';

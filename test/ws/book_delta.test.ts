@@ -5,11 +5,12 @@
 // the gap and re-fetches; a client fed a corrupted delta sees the checksum mismatch and re-fetches.
 // The checksum is also checked here independently (zlib over the text DECISIONS describes).
 import { crc32 } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RingbookSocket, type BookDeltaMessage, type BookView } from '../../src/client/ws.js';
 import { mulberry32 } from '../../src/util/prng.js';
-import { api, deposit, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { deposit, Wallet, type Api, type StartedServer } from '../server/harness.js';
 import { fastSigner, sleep, WsClient, type Msg } from './client.js';
+import { serverPerFile } from '../server/per_file.js';
 
 const REQUESTS = 10_000;
 const WALLETS = 8;
@@ -20,15 +21,9 @@ const MID_TICKS = 200_000; // 2000.00
 
 let s: StartedServer;
 let a: Api;
-
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
 });
 
 /** The DECISIONS checksum, written here from the text of the rule (not with the server's code). */
