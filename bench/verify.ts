@@ -1,5 +1,5 @@
 // Verify-stage benchmark: single-thread recoveries/s on native libsecp256k1 vs @noble/curves, then
-// signatures/s through the Piscina pool in batch tasks (packed and clone transports).
+// signatures/s through the verify pool (one SharedArrayBuffer ring per worker, src/auth/verify_ring.ts).
 // Run: npx tsc -p tsconfig.json && node dist/bench/verify.js [--pool-items N]
 // Bounded: each single-thread phase runs ~1.5 s, each pool phase a fixed item count.
 import os from 'node:os';
@@ -130,15 +130,13 @@ async function main(): Promise<void> {
 
   console.log(`in-thread full verify (packed, native): ${round(inThreadPacked(nativeR, items))}/s`);
 
-  const packed = await poolRun({ transport: 'packed' }, items);
-  console.log(`pool packed: ${POOL_ITEMS} sigs in ${round(packed.ms)} ms on ${packed.threads} thread(s): ${round(packed.perS)}/s`);
-  // Comparisons on half the items, to keep the run bounded.
+  const packed = await poolRun({}, items);
+  console.log(`pool (verify rings): ${POOL_ITEMS} sigs in ${round(packed.ms)} ms on ${packed.threads} thread(s): ${round(packed.perS)}/s`);
+  // The comparison on half the items, to keep the run bounded.
   const half = items.slice(0, Math.max(2000, items.length >> 1));
-  const cloned = await poolRun({ transport: 'clone' }, half);
-  console.log(`pool clone:  ${half.length} sigs in ${round(cloned.ms)} ms on ${cloned.threads} thread(s): ${round(cloned.perS)}/s`);
   const all = os.availableParallelism();
   if (all > packed.threads) {
-    const full = await poolRun({ transport: 'packed', threads: all }, half);
+    const full = await poolRun({ threads: all }, half);
     console.log(`pool packed, all ${all} cores: ${round(full.perS)}/s (front thread shares a core)`);
   }
 

@@ -48,10 +48,11 @@ export interface ThreadProfile {
 /**
  * Functions that sleep in Atomics.wait: V8's sampler attributes the blocked time to the JS frame
  * that called Atomics.wait (it is wall time, not CPU), so they are reported apart.
- * waitSync: the ring's spin-then-wait (src/ring/spsc_ring.ts); atomicsWaitLoop: Piscina's idle
- * worker loop.
+ * waitSync: the ring's spin-then-wait (src/ring/spsc_ring.ts); sleepUntilPublished: an idle verify
+ * worker (src/auth/verify_worker.ts); atomicsWaitLoop: Piscina's idle worker loop (no longer used
+ * by the server, kept for profiles of older builds).
  */
-const BLOCKING_FUNCTIONS = new Set(['waitSync', 'atomicsWaitLoop']);
+const BLOCKING_FUNCTIONS = new Set(['waitSync', 'sleepUntilPublished', 'atomicsWaitLoop']);
 
 // ---- source maps (VLQ "mappings", version 3) ----
 

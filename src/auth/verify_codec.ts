@@ -1,25 +1,17 @@
-// Task format between the verify pool (front thread) and its workers: one task = one batch.
-//
-// 'packed' (default): the whole batch in one ArrayBuffer, transferred (not copied) to the worker.
+// The packed batch format between the front thread and the verify workers: one task = one batch,
+// written straight into the worker's verify ring (a SharedArrayBuffer, verify_ring.ts).
 //   u32 count | u32 message offsets[count + 1] (relative to the message area)
 //   | count fixed records of RECORD bytes: 132 signature hex chars, 42 address chars, 1 shape flag
 //   | message area: each message's UTF-8 bytes, back to back.
-//   The front thread only runs TextEncoder.encodeInto; all hex parsing and hashing happen in the
-//   worker, which hashes the UTF-8 bytes directly (EIP-191 needs bytes, not a string).
-// 'clone': the items array itself, structured-cloned by postMessage (kept for the benchmark).
+// The front thread only runs TextEncoder.encodeInto; all hex parsing and hashing happen in the
+// worker, which hashes the UTF-8 bytes directly (EIP-191 needs bytes, not a string).
 //
-// The answer, either way: one verdict byte per item, then TASK_TIMES_BYTES: the worker's start
-// and end of the task as two f64 epoch milliseconds (performance.timeOrigin + now(): comparable
-// across threads), for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
+// The answer: one verdict byte per item, then TASK_TIMES_BYTES: the worker's start and end of the
+// task as two f64 epoch milliseconds (performance.timeOrigin + now(): comparable across threads),
+// for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
 import { parseHexBytesInto } from './hex.js';
 import type { Recoverer } from './recover.js';
-import { verifyMessageBytes, verifySignedMessage, type SignedMessage } from './verify.js';
-
-export type VerifyTransport = 'packed' | 'clone';
-
-export type VerifyTask =
-  | { readonly kind: 'packed'; readonly buffer: ArrayBuffer }
-  | { readonly kind: 'clone'; readonly items: readonly SignedMessage[] };
+import { verifyMessageBytes, type SignedMessage } from './verify.js';
 
 const SIG_CHARS = 132; // "0x" + 130
 const ADDR_CHARS = 42; // "0x" + 40
@@ -28,36 +20,55 @@ const FLAG_AT = SIG_CHARS + ADDR_CHARS;
 
 const utf8 = new TextEncoder();
 
-/** Encodes `items[start, end)` into one packed buffer. Never throws on bad item shapes. */
-export function encodePackedBatch(items: readonly SignedMessage[], start: number, end: number): ArrayBuffer {
+/** Bytes one item adds to a packed batch at most: offset word, fixed record, message at 3 bytes per char. */
+export function packedItemCapacity(item: SignedMessage | null | undefined): number {
+  const m = item?.message;
+  return 4 + RECORD + (typeof m === 'string' ? 3 * m.length : 0); // UTF-8 worst case per UTF-16 unit
+}
+
+/** Bytes encodePackedBatchInto may need for `items[start, end)`. */
+export function packedBatchCapacity(items: readonly SignedMessage[], start: number, end: number): number {
+  let capacity = 8; // count and the closing offset
+  for (let i = start; i < end; i++) capacity += packedItemCapacity(items[i]);
+  return capacity;
+}
+
+/**
+ * Encodes `items[start, end)` into `bytes` (4-byte aligned, at least
+ * packedBatchCapacity long; a view into the verify ring or a fresh buffer) and returns the bytes
+ * used. Never throws on bad item shapes: such an item keeps its flag 0 and is refused.
+ */
+export function encodePackedBatchInto(bytes: Uint8Array, items: readonly SignedMessage[], start: number, end: number): number {
   const count = end - start;
   const fixedAt = 4 + 4 * (count + 1);
   const messagesAt = fixedAt + count * RECORD;
-  let capacity = 0;
-  for (let i = start; i < end; i++) {
-    const m = items[i]?.message;
-    if (typeof m === 'string') capacity += 3 * m.length; // UTF-8 worst case per UTF-16 unit
-  }
-  const buffer = new ArrayBuffer(messagesAt + capacity);
-  const words = new Uint32Array(buffer, 0, 1 + count + 1);
-  const bytes = new Uint8Array(buffer);
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, 1 + count + 1);
   words[0] = count;
   let pos = 0;
   for (let k = 0; k < count; k++) {
     words[1 + k] = pos;
+    const rec = fixedAt + k * RECORD;
+    // The ring's bytes are reused: the flag says "refused" until the item is written whole.
+    bytes[rec + FLAG_AT] = 0;
     const item = items[start + k];
     if (item === null || typeof item !== 'object') continue;
     const { message, signature_hex: sig, expected_address: addr } = item;
     if (typeof message !== 'string' || typeof sig !== 'string' || typeof addr !== 'string') continue;
     if (sig.length !== SIG_CHARS || addr.length !== ADDR_CHARS) continue;
-    const rec = fixedAt + k * RECORD;
-    // A non-ASCII char leaves a byte >= 0x80 or a 0 in the slot, which the hex parser refuses.
-    utf8.encodeInto(sig, bytes.subarray(rec, rec + SIG_CHARS));
-    utf8.encodeInto(addr, bytes.subarray(rec + SIG_CHARS, rec + FLAG_AT));
+    // A non-ASCII char does not fit its slot (fewer chars read than the length): refused.
+    if (utf8.encodeInto(sig, bytes.subarray(rec, rec + SIG_CHARS)).read !== SIG_CHARS) continue;
+    if (utf8.encodeInto(addr, bytes.subarray(rec + SIG_CHARS, rec + FLAG_AT)).read !== ADDR_CHARS) continue;
     bytes[rec + FLAG_AT] = 1;
     pos += utf8.encodeInto(message, bytes.subarray(messagesAt + pos)).written;
   }
   words[1 + count] = pos;
+  return messagesAt + pos;
+}
+
+/** Encodes `items[start, end)` into one fresh packed buffer (tests, benches, the in-thread path). */
+export function encodePackedBatch(items: readonly SignedMessage[], start: number, end: number): ArrayBuffer {
+  const buffer = new ArrayBuffer(packedBatchCapacity(items, start, end));
+  encodePackedBatchInto(new Uint8Array(buffer), items, start, end);
   return buffer;
 }
 
@@ -79,45 +90,40 @@ export function splitTaskAnswer(answer: Uint8Array): { verdicts: Uint8Array; sta
   return { verdicts: answer.subarray(0, count), start_ms: view.getFloat64(0, true), end_ms: view.getFloat64(8, true) };
 }
 
-function stampTask(out: Uint8Array, count: number, start_ms: number): Uint8Array {
+/**
+ * Worker side: checks the packed batch in `batch` (4-byte aligned) and writes one verdict byte per
+ * item (1 valid, 0 invalid) into `out`, then the task's start and end times (TASK_TIMES_BYTES).
+ * `out` holds at least count + TASK_TIMES_BYTES bytes. Returns the item count.
+ */
+export function verifyPackedInto(batch: Uint8Array, out: Uint8Array, recoverer: Recoverer): number {
+  const start_ms = epochMs();
+  const count = new Uint32Array(batch.buffer, batch.byteOffset, 1)[0];
+  const offsets = new Uint32Array(batch.buffer, batch.byteOffset + 4, count + 1);
+  const fixedAt = 4 + 4 * (count + 1);
+  const messagesAt = fixedAt + count * RECORD;
+  for (let k = 0; k < count; k++) {
+    out[k] = 0;
+    const rec = fixedAt + k * RECORD;
+    if (batch[rec + FLAG_AT] !== 1) continue;
+    if (!isPrefix0x(batch, rec) || !parseHexBytesInto(batch, rec + 2, 65, SIG, 0)) continue;
+    if (!isPrefix0x(batch, rec + SIG_CHARS) || !parseHexBytesInto(batch, rec + SIG_CHARS + 2, 20, ADDR, 0)) continue;
+    const message = batch.subarray(messagesAt + offsets[k], messagesAt + offsets[k + 1]);
+    out[k] = verifyMessageBytes(message, SIG, ADDR, recoverer) ? 1 : 0;
+  }
   const view = new DataView(out.buffer, out.byteOffset + count, TASK_TIMES_BYTES);
   view.setFloat64(0, start_ms, true);
   view.setFloat64(8, epochMs(), true);
-  return out;
+  return count;
 }
 
-/** Worker side: one verdict byte per item (1 valid, 0 invalid), then the task's times. */
+const SIG = new Uint8Array(65);
+const ADDR = new Uint8Array(20);
+
+/** verifyPackedInto on a fresh packed buffer, answering a fresh array (tests, benches). */
 export function verifyPackedBatch(buffer: ArrayBuffer, recoverer: Recoverer): Uint8Array {
-  const start_ms = epochMs();
-  const bytes = new Uint8Array(buffer);
+  const batch = new Uint8Array(buffer);
   const count = new Uint32Array(buffer, 0, 1)[0];
-  const offsets = new Uint32Array(buffer, 4, count + 1);
-  const fixedAt = 4 + 4 * (count + 1);
-  const messagesAt = fixedAt + count * RECORD;
   const out = new Uint8Array(count + TASK_TIMES_BYTES);
-  const sig = new Uint8Array(65);
-  const addr = new Uint8Array(20);
-  for (let k = 0; k < count; k++) {
-    const rec = fixedAt + k * RECORD;
-    if (bytes[rec + FLAG_AT] !== 1) continue;
-    if (!isPrefix0x(bytes, rec) || !parseHexBytesInto(bytes, rec + 2, 65, sig, 0)) continue;
-    if (!isPrefix0x(bytes, rec + SIG_CHARS) || !parseHexBytesInto(bytes, rec + SIG_CHARS + 2, 20, addr, 0)) continue;
-    const message = bytes.subarray(messagesAt + offsets[k], messagesAt + offsets[k + 1]);
-    out[k] = verifyMessageBytes(message, sig, addr, recoverer) ? 1 : 0;
-  }
-  return stampTask(out, count, start_ms);
-}
-
-/** Worker side for the 'clone' transport. */
-export function verifyClonedBatch(items: readonly SignedMessage[], recoverer: Recoverer): Uint8Array {
-  const start_ms = epochMs();
-  const out = new Uint8Array(items.length + TASK_TIMES_BYTES);
-  for (let k = 0; k < items.length; k++) out[k] = verifySignedMessage(items[k], recoverer) ? 1 : 0;
-  return stampTask(out, items.length, start_ms);
-}
-
-/** Worker side entry (tasks come only from encodePackedBatch / the pool, never from the wire). */
-export function runVerifyTask(task: VerifyTask, recoverer: Recoverer): Uint8Array {
-  if (task.kind === 'packed') return verifyPackedBatch(task.buffer, recoverer);
-  return verifyClonedBatch(task.items, recoverer);
+  verifyPackedInto(batch, out, recoverer);
+  return out;
 }

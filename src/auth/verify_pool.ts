@@ -1,11 +1,23 @@
-// The verify pool: Piscina workers that check EIP-191 signatures in batch tasks (~100 per task),
-// so the front thread pays one message post per batch, not per signature.
+// The verify pool: Piscina worker threads that check EIP-191 signatures, fed through one
+// SharedArrayBuffer ring each (verify_ring.ts). Piscina starts, watches and replaces the threads;
+// each runs one task for the pool's whole life (serving its ring), so no message crosses per
+// batch. The front thread encodes a batch of checks straight into the ring (no per-task buffer, no
+// structured clone), publishes it with one store and wakes the worker only when it sleeps; the
+// answers come back in the same bytes, and the front learns of them through one Atomics.waitAsync
+// per ring. Before (one Piscina task per ~100 checks, a transferred ArrayBuffer each way) the
+// message passing was ~12% of the worker and ~15% of the front thread (issue 11,
+// docs/benchmarks.md).
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { RecoverBackendName } from './recover.js';
-import { encodePackedBatch, splitTaskAnswer, type VerifyTask, type VerifyTransport } from './verify_codec.js';
+import { encodePackedBatchInto, packedItemCapacity, TASK_TIMES_BYTES } from './verify_codec.js';
+import {
+  align8, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MAX, VERIFY_RING_DATA_BYTES_MIN,
+  VERIFY_RING_HEADER_BYTES, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
+  type VerifyWorkerData,
+} from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
 
 export interface VerifyPoolOptions {
@@ -15,8 +27,8 @@ export interface VerifyPoolOptions {
   taskSize?: number;
   /** Force the workers' recovery backend (default: native, else noble). */
   backend?: RecoverBackendName;
-  /** How a batch travels to a worker; default 'packed' (see verify_codec.ts, bench/verify.ts). */
-  transport?: VerifyTransport;
+  /** Bytes of each worker's ring data area (default VERIFY_RING_DATA_BYTES_DEFAULT). */
+  ringBytes?: number;
   /** The compiled worker module; default dist's verify_worker.js next to this module. */
   workerFile?: string | URL;
 }
@@ -39,40 +51,170 @@ export function defaultThreadCount(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }
 
-function positiveInt(value: number | undefined, fallback: number, max: number, name: string): number {
+function positiveInt(value: number | undefined, fallback: number, min: number, max: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new RangeError(`${name} must be an integer in [1, ${max}]`);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}]`);
   }
   return value;
+}
+
+// lib ES2022 does not declare Atomics.waitAsync; Node >= 16 has it.
+type WaitAsyncFn = (array: Int32Array, index: number, value: number) =>
+  | { async: false; value: 'not-equal' | 'timed-out' }
+  | { async: true; value: Promise<'ok' | 'timed-out'> };
+const waitAsync = (Atomics as unknown as { waitAsync: WaitAsyncFn }).waitAsync;
+
+/** One verifyBatch call: its verdicts fill in as its tasks are answered. */
+interface Batch {
+  readonly out: Uint8Array;
+  readonly times_ms: Float64Array | undefined;
+  remaining: number;
+  settled: boolean;
+  resolve(verdicts: Uint8Array): void;
+  reject(err: Error): void;
+}
+
+/** Items [start, end) of a batch's list, checked as one task in one worker's ring. */
+interface Task {
+  readonly batch: Batch;
+  readonly items: readonly SignedMessage[];
+  readonly start: number;
+  readonly end: number;
+  /** Upper bound of the task's bytes in a ring (header, answer area, packed batch). */
+  readonly need: number;
+  /** Where the answer area is (set when written). */
+  answer_at: number;
+  /** The ring's byte total after this task (its bytes are free once it is answered). */
+  end_total: number;
+}
+
+/** One worker's ring and the task that serves it; the front's side of verify_ring.ts. */
+class Lane {
+  readonly i32: Int32Array;
+  readonly area: Uint8Array;
+  readonly words: Uint32Array;
+  /** The worker's serveRing task: settles when the ring is closed (or the worker dies). */
+  readonly serving: Promise<unknown>;
+  /** Bytes handed out (wrap waste included) and bytes freed, monotonic. */
+  head_total = 0;
+  tail_total = 0;
+  published = 0;
+  done_seen = 0;
+  readonly outstanding: Task[] = [];
+  waiting = false;
+  dead = false;
+
+  constructor(readonly data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined) {
+    const sab = new SharedArrayBuffer(VERIFY_RING_HEADER_BYTES + data_bytes);
+    this.i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
+    this.area = new Uint8Array(sab, VERIFY_RING_HEADER_BYTES);
+    this.words = new Uint32Array(sab, VERIFY_RING_HEADER_BYTES);
+    this.serving = piscina.run({ ring: sab, backend });
+  }
+
+  /** Whether a worker ever started serving this ring. */
+  get ready(): boolean {
+    return Atomics.load(this.i32, VR_READY) === 1;
+  }
+
+  get usedBytes(): number {
+    return this.head_total - this.tail_total;
+  }
+
+  /** Writes and publishes `task` when it fits now; false when the ring lacks the room. */
+  tryWrite(task: Task): boolean {
+    const cap = this.data_bytes;
+    let pos = this.head_total % cap;
+    let waste = 0;
+    if (pos + task.need > cap) {
+      waste = cap - pos;
+      pos = 0;
+    }
+    if (this.usedBytes + waste + task.need > cap) return false;
+    if (waste > 0) this.words[(cap - waste) >>> 2] = VR_WRAP_MARKER; // waste >= 8: offsets are 8-aligned
+    const count = task.end - task.start;
+    const answer_bytes = align8(count + TASK_TIMES_BYTES);
+    const batch_at = pos + VR_TASK_HEADER_BYTES + answer_bytes;
+    const used = encodePackedBatchInto(this.area.subarray(batch_at, pos + task.need), task.items, task.start, task.end);
+    const size = align8(VR_TASK_HEADER_BYTES + answer_bytes + used);
+    this.words[pos >>> 2] = size;
+    this.words[(pos >>> 2) + 1] = answer_bytes;
+    this.head_total += waste + size;
+    task.answer_at = pos + VR_TASK_HEADER_BYTES;
+    task.end_total = this.head_total;
+    this.outstanding.push(task);
+    this.published = (this.published + 1) | 0;
+    Atomics.store(this.i32, VR_PUBLISHED, this.published);
+    if (Atomics.load(this.i32, VR_WAITERS) !== 0) Atomics.notify(this.i32, VR_PUBLISHED);
+    return true;
+  }
 }
 
 export class VerifyPool {
   readonly threads: number;
   readonly taskSize: number;
-  readonly transport: VerifyTransport;
-  readonly #pool: Piscina<VerifyTask, Uint8Array>;
+  readonly ringBytes: number;
+  readonly #piscina: Piscina<VerifyWorkerData, number>;
+  readonly #backend: RecoverBackendName | undefined;
+  readonly #lanes: Lane[] = [];
+  /** Tasks that found no room in any ring yet, oldest first (written as answers free room). */
+  readonly #backlog: Task[] = [];
   #closed = false;
+  #broken: Error | null = null;
   #inFlight = 0;
+  #idle: (() => void) | null = null;
 
   constructor(options: VerifyPoolOptions = {}) {
-    this.threads = positiveInt(options.threads, defaultThreadCount(), 256, 'threads');
-    this.taskSize = positiveInt(options.taskSize, DEFAULT_TASK_SIZE, MAX_TASK_SIZE, 'taskSize');
-    this.transport = options.transport ?? 'packed';
-    if (this.transport !== 'packed' && this.transport !== 'clone') throw new RangeError('unknown transport');
+    this.threads = positiveInt(options.threads, defaultThreadCount(), 1, 256, 'threads');
+    this.taskSize = positiveInt(options.taskSize, DEFAULT_TASK_SIZE, 1, MAX_TASK_SIZE, 'taskSize');
+    this.ringBytes = align8(positiveInt(options.ringBytes, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MIN, VERIFY_RING_DATA_BYTES_MAX, 'ringBytes'));
     const file = options.workerFile ?? defaultWorkerFile();
     const url = typeof file === 'string' && !file.startsWith('file:') ? null : new URL(file);
     const path = url === null ? (file as string) : fileURLToPath(url);
     if (!existsSync(path)) {
       throw new Error(`verify worker not found at ${path}: compile first (npx tsc -p tsconfig.json)`);
     }
-    this.#pool = new Piscina<VerifyTask, Uint8Array>({
+    // One long task per thread: threads = tasks, and no idle timeout.
+    this.#piscina = new Piscina<VerifyWorkerData, number>({
       filename: url === null ? path : url.href,
       minThreads: this.threads,
       maxThreads: this.threads,
+      concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
-      workerData: { backend: options.backend },
     });
+    this.#backend = options.backend;
+    for (let i = 0; i < this.threads; i++) this.#lanes.push(this.#startLane(i));
+  }
+
+  #startLane(index: number): Lane {
+    const lane = new Lane(this.ringBytes, this.#piscina, this.#backend);
+    lane.serving.then(
+      () => this.#laneEnded(index, lane, new Error('verify worker stopped serving its ring')),
+      (err: unknown) => this.#laneEnded(index, lane, err instanceof Error ? err : new Error(String(err))),
+    );
+    return lane;
+  }
+
+  /**
+   * A worker that dies takes its unanswered batches with it: they reject (the gateway answers
+   * INTERNAL_ERROR) and a fresh ring is served by the thread Piscina starts in its place. A ring
+   * whose worker died before it ever served (a broken build) breaks the pool instead of restarting
+   * forever. After close() the tasks end normally and nothing restarts.
+   */
+  #laneEnded(index: number, lane: Lane, err: Error): void {
+    lane.dead = true;
+    for (const t of lane.outstanding.splice(0)) this.#fail(t, err);
+    Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
+    if (this.#closed) return;
+    console.error('ringbook: verify worker failed:', err);
+    if (!lane.ready) {
+      this.#broken = err;
+      for (const t of this.#backlog.splice(0)) this.#fail(t, err);
+      return;
+    }
+    this.#lanes[index] = this.#startLane(index);
+    this.#drainBacklog();
   }
 
   /**
@@ -81,39 +223,121 @@ export class VerifyPool {
    * the pool is closed. With `times_ms` (2 per item), item i gets the worker's start and end of the
    * task that checked it at [2i] and [2i + 1] (epoch ms; the per-stage latency of the load bench).
    */
-  async verifyBatch(items: readonly SignedMessage[], times_ms?: Float64Array): Promise<Uint8Array> {
-    if (this.#closed) throw new Error('verify pool is closed');
-    if (!Array.isArray(items)) throw new TypeError('items must be an array');
-    const out = new Uint8Array(items.length);
-    const runs: Promise<void>[] = [];
-    for (let start = 0; start < items.length; start += this.taskSize) {
-      const end = Math.min(items.length, start + this.taskSize);
-      runs.push(this.#runTask(items, start, end).then((answer) => {
-        const { verdicts, start_ms, end_ms } = splitTaskAnswer(answer);
-        out.set(verdicts, start);
-        if (times_ms !== undefined) {
-          for (let i = start; i < end; i++) {
-            times_ms[2 * i] = start_ms;
-            times_ms[2 * i + 1] = end_ms;
-          }
+  verifyBatch(items: readonly SignedMessage[], times_ms?: Float64Array): Promise<Uint8Array> {
+    if (this.#closed) return Promise.reject(new Error('verify pool is closed'));
+    if (this.#broken !== null) return Promise.reject(this.#broken);
+    if (!Array.isArray(items)) return Promise.reject(new TypeError('items must be an array'));
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const batch: Batch = { out: new Uint8Array(items.length), times_ms, remaining: 0, settled: false, resolve, reject };
+      // Tasks of at most taskSize items and half a ring's bytes; a lone item larger than that (a
+      // message of over ~170,000 chars with the default ring; request bodies are far smaller) is
+      // refused: its verdict stays 0.
+      const max_need = this.ringBytes >>> 1;
+      const base = VR_TASK_HEADER_BYTES + 8 + TASK_TIMES_BYTES + 8;
+      let start = 0;
+      let need = base;
+      for (let i = 0; i < items.length; i++) {
+        const item_need = packedItemCapacity(items[i]) + 1; // + its verdict byte
+        if (base + item_need > max_need) {
+          if (i > start) this.#submit(batch, items, start, i, need);
+          start = i + 1;
+          need = base;
+          continue;
         }
-      }));
-    }
-    await Promise.all(runs);
-    return out;
+        if (i - start === this.taskSize || need + item_need > max_need) {
+          this.#submit(batch, items, start, i, need);
+          start = i;
+          need = base;
+        }
+        need += item_need;
+      }
+      if (items.length > start) this.#submit(batch, items, start, items.length, need);
+      if (batch.remaining === 0) resolve(batch.out);
+    });
   }
 
-  async #runTask(items: readonly SignedMessage[], start: number, end: number): Promise<Uint8Array> {
+  #submit(batch: Batch, items: readonly SignedMessage[], start: number, end: number, need: number): void {
+    batch.remaining++;
     this.#inFlight++;
-    try {
-      if (this.transport === 'clone') {
-        return await this.#pool.run({ kind: 'clone', items: items.slice(start, end) });
-      }
-      const buffer = encodePackedBatch(items, start, end);
-      return await this.#pool.run({ kind: 'packed', buffer }, { transferList: [buffer] });
-    } finally {
-      this.#inFlight--;
+    const task: Task = { batch, items, start, end, need: align8(need), answer_at: 0, end_total: 0 };
+    if (this.#backlog.length > 0 || !this.#write(task)) this.#backlog.push(task);
+  }
+
+  /** Into the live ring with the fewest bytes in use that has room; false when none has. */
+  #write(task: Task): boolean {
+    let best: Lane | null = null;
+    for (const lane of this.#lanes) {
+      if (!lane.dead && (best === null || lane.usedBytes < best.usedBytes)) best = lane;
     }
+    if (best === null || !best.tryWrite(task)) return false;
+    this.#arm(best);
+    return true;
+  }
+
+  #drainBacklog(): void {
+    while (this.#backlog.length > 0 && this.#write(this.#backlog[0])) this.#backlog.shift();
+  }
+
+  /** One waitAsync per ring while it holds tasks. */
+  #arm(lane: Lane): void {
+    if (lane.waiting || lane.dead) return;
+    lane.waiting = true;
+    const r = waitAsync(lane.i32, VR_DONE, lane.done_seen);
+    if (r.async) r.value.then(() => this.#collect(lane));
+    else queueMicrotask(() => this.#collect(lane));
+  }
+
+  /** Reads the answers the worker has published, in task order, and frees their bytes. */
+  #collect(lane: Lane): void {
+    lane.waiting = false;
+    if (lane.dead) return;
+    const done = Atomics.load(lane.i32, VR_DONE);
+    while (lane.done_seen !== done) {
+      const task = lane.outstanding.shift() as Task;
+      lane.done_seen = (lane.done_seen + 1) | 0;
+      lane.tail_total = task.end_total;
+      this.#answer(lane.area, task);
+    }
+    this.#drainBacklog();
+    if (lane.outstanding.length > 0) this.#arm(lane);
+  }
+
+  #answer(area: Uint8Array, task: Task): void {
+    const { batch, start, end } = task;
+    const count = end - start;
+    const at = task.answer_at;
+    if (!batch.settled) {
+      batch.out.set(area.subarray(at, at + count), start);
+      const times = batch.times_ms;
+      if (times !== undefined) {
+        const view = new DataView(area.buffer, area.byteOffset + at + count, TASK_TIMES_BYTES);
+        const start_ms = view.getFloat64(0, true);
+        const end_ms = view.getFloat64(8, true);
+        for (let i = start; i < end; i++) {
+          times[2 * i] = start_ms;
+          times[2 * i + 1] = end_ms;
+        }
+      }
+    }
+    this.#finished(task);
+  }
+
+  #fail(task: Task, err: Error): void {
+    if (!task.batch.settled) {
+      task.batch.settled = true;
+      task.batch.reject(err);
+    }
+    this.#finished(task);
+  }
+
+  #finished(task: Task): void {
+    this.#inFlight--;
+    const batch = task.batch;
+    if (--batch.remaining === 0 && !batch.settled) {
+      batch.settled = true;
+      batch.resolve(batch.out);
+    }
+    if (this.#inFlight === 0 && this.#idle !== null) this.#idle();
   }
 
   /** Tasks submitted and not yet answered (queued or running): for back-pressure in the caller. */
@@ -121,11 +345,21 @@ export class VerifyPool {
     return this.#inFlight;
   }
 
-  /** Waits for running tasks, then stops the workers. */
+  /** Waits for the tasks in flight, then stops the workers. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#pool.close();
+    if (this.#inFlight > 0 && this.#broken === null) {
+      await new Promise<void>((resolve) => {
+        this.#idle = resolve;
+      });
+    }
+    for (const lane of this.#lanes) {
+      Atomics.store(lane.i32, VR_CLOSED, 1);
+      Atomics.notify(lane.i32, VR_PUBLISHED);
+    }
+    await Promise.allSettled(this.#lanes.map((lane) => lane.serving));
+    await this.#piscina.close();
   }
 }
 

@@ -1,22 +1,60 @@
-// Piscina worker: verifies one batch task per call. Loaded from the compiled JS
-// (dist/src/auth/verify_worker.js); the backend comes from workerData.backend when set.
-import { workerData } from 'node:worker_threads';
-import { move } from 'piscina';
-import { createRecoverer, type RecoverBackendName } from './recover.js';
-import { runVerifyTask, type VerifyTask } from './verify_codec.js';
+// A verify worker (a Piscina worker, loaded from the compiled dist/src/auth/verify_worker.js): its
+// one task, `serveRing`, runs for the pool's whole life. It drains its verify ring
+// (verify_ring.ts) batch by batch, answering each in place, and sleeps in Atomics.wait when the
+// ring is empty; it returns when the front closes the ring. The thread does nothing else, so
+// blocking its event loop is the point: no message per batch either way, one futex wake-up when
+// the front finds it asleep, one waitAsync resolution on the front per answered burst.
+import { createRecoverer, type Recoverer } from './recover.js';
+import { verifyPackedInto } from './verify_codec.js';
+import {
+  VERIFY_RING_HEADER_BYTES, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
+  type VerifyWorkerData,
+} from './verify_ring.js';
 
-function backendFrom(data: unknown): RecoverBackendName | undefined {
-  if (data !== null && typeof data === 'object' && 'backend' in data) {
-    const b = (data as { backend: unknown }).backend;
-    if (b === 'native' || b === 'noble') return b;
+/**
+ * Sleeps until the front publishes past `done` or closes the ring. Its own function so that CPU
+ * profiles can tell the blocked time apart (bench/load/profile.ts BLOCKING_FUNCTIONS).
+ */
+function sleepUntilPublished(i32: Int32Array, done: number): void {
+  Atomics.store(i32, VR_WAITERS, 1); // announce, re-check, then sleep
+  if (Atomics.load(i32, VR_PUBLISHED) === done && Atomics.load(i32, VR_CLOSED) === 0) {
+    Atomics.wait(i32, VR_PUBLISHED, done);
   }
-  return undefined;
+  Atomics.store(i32, VR_WAITERS, 0);
 }
 
-const recoverer = createRecoverer({ backend: backendFrom(workerData) });
-
-export default function verifyTask(task: VerifyTask): Uint8Array {
-  // Transferred back, not cloned (the answer is this task's own buffer).
-  return move(runVerifyTask(task, recoverer)) as Uint8Array;
+function runRing(sab: SharedArrayBuffer, recoverer: Recoverer): void {
+  const i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
+  Atomics.store(i32, VR_READY, 1);
+  const area = new Uint8Array(sab, VERIFY_RING_HEADER_BYTES);
+  const words = new Uint32Array(sab, VERIFY_RING_HEADER_BYTES);
+  let done = Atomics.load(i32, VR_DONE);
+  let at = 0; // byte offset of the next task in the data area (the front starts at 0 too)
+  for (;;) {
+    if (Atomics.load(i32, VR_PUBLISHED) === done) {
+      if (Atomics.load(i32, VR_CLOSED) !== 0) return;
+      sleepUntilPublished(i32, done);
+      continue;
+    }
+    if (at >= area.length) at = 0; // the last task ended exactly at the end
+    let size = words[at >>> 2];
+    if (size === VR_WRAP_MARKER) {
+      at = 0;
+      size = words[0];
+    }
+    const answer_bytes = words[(at >>> 2) + 1];
+    const answer_at = at + VR_TASK_HEADER_BYTES;
+    const batch_at = answer_at + answer_bytes;
+    verifyPackedInto(area.subarray(batch_at, at + size), area.subarray(answer_at, batch_at), recoverer);
+    at += size;
+    done = (done + 1) | 0;
+    Atomics.store(i32, VR_DONE, done);
+    Atomics.notify(i32, VR_DONE); // the front's waitAsync, when it waits
+  }
 }
 
+/** The worker's one task: serves `data.ring` until the front closes it. */
+export default function serveRing(data: VerifyWorkerData): number {
+  runRing(data.ring, createRecoverer({ backend: data.backend }));
+  return 0;
+}

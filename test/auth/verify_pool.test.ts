@@ -1,4 +1,4 @@
-// The real Piscina pool, workers loaded from the compiled dist/src/auth/verify_worker.js
+// The real verify pool (one SharedArrayBuffer ring per worker), workers loaded from the compiled dist/src/auth/verify_worker.js
 // (the test command compiles with tsc first), plus the packed codec in-thread.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -175,8 +175,8 @@ describe('verify pool (compiled worker)', () => {
     expect((await pool.verifyBatch([])).length).toBe(0);
   });
 
-  it('the clone transport on the noble backend gives the same verdicts', async () => {
-    const p = createVerifyPool({ threads: 1, transport: 'clone', backend: 'noble', taskSize: 64 });
+  it('the noble backend gives the same verdicts', async () => {
+    const p = createVerifyPool({ threads: 1, backend: 'noble', taskSize: 64 });
     try {
       const { items, expected } = mixedBatch(300);
       expect(Array.from(await p.verifyBatch(items))).toEqual(expected);
@@ -201,5 +201,43 @@ describe('verify pool (compiled worker)', () => {
     await p.close();
     await expect(p.verifyBatch([])).rejects.toThrow(/closed/);
     await expect(pool.verifyBatch('nope' as never)).rejects.toThrow(TypeError);
+  });
+
+  it('wraps around a small ring and queues what does not fit, every verdict right', async () => {
+    // 64 KiB rings: ~130 items of ~500 bytes per half ring, so 3,000 items in tasks of 50 go
+    // round each ring many times and most tasks wait in the front's backlog first.
+    const p = createVerifyPool({ threads: 2, ringBytes: 64 * 1024, taskSize: 50 });
+    try {
+      const runs = [mixedBatch(1000), mixedBatch(1200), mixedBatch(800)];
+      const verdicts = await Promise.all(runs.map((r) => p.verifyBatch(r.items)));
+      runs.forEach((r, k) => expect(Array.from(verdicts[k])).toEqual(r.expected));
+      expect(p.pendingTasks).toBe(0);
+      // A lone item larger than half a ring is refused, its neighbours still checked.
+      const big = { ...signed[0], message: 'x'.repeat(20_000) };
+      const [ok] = mixedBatch(1).items;
+      const v = await p.verifyBatch([ok, { message: big.message, signature_hex: hex(big.sig), expected_address: big.address }, ok]);
+      expect(Array.from(v)).toEqual([1, 0, 1]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a worker that dies fails its batch (no hang) and is replaced; one that never starts breaks the pool', async () => {
+    const exits = createVerifyPool({ threads: 1, workerFile: new URL('./fixtures/verify_worker_exits.mjs', import.meta.url) });
+    try {
+      await new Promise((r) => setTimeout(r, 300)); // let it come up (READY), so it is replaced
+      await expect(exits.verifyBatch(mixedBatch(5).items)).rejects.toThrow(/exited with code: 3/);
+      // The replacement takes the next task (and dies the same way): still an answer, not a hang.
+      await new Promise((r) => setTimeout(r, 300));
+      await expect(exits.verifyBatch(mixedBatch(5).items)).rejects.toThrow(/exited with code: 3/);
+      expect(exits.pendingTasks).toBe(0);
+    } finally {
+      await exits.close();
+    }
+    const broken = createVerifyPool({ threads: 1, workerFile: new URL('./fixtures/verify_worker_broken.mjs', import.meta.url) });
+    const first = broken.verifyBatch(mixedBatch(3).items);
+    await expect(first).rejects.toThrow(/broken verify worker build/);
+    await expect(broken.verifyBatch(mixedBatch(3).items)).rejects.toThrow(/broken verify worker build/);
+    await broken.close();
   });
 });

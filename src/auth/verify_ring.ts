@@ -1,0 +1,56 @@
+// The verify ring: how the front thread hands signature checks to one verify worker without a
+// message per task (issue 11). One SharedArrayBuffer per worker, one producer (the front) and one
+// consumer (the worker):
+//
+//   header (VERIFY_RING_HEADER_BYTES): int32 words, each on its own 64-byte line
+//     PUBLISHED  tasks the front has written (wrapping int32 count)
+//     DONE       tasks the worker has answered (wrapping int32 count)
+//     WAITERS    1 while the worker sleeps in Atomics.wait on PUBLISHED (the front notifies only then)
+//     CLOSED     set by the front's close(): the worker's task returns when it has nothing left
+//     READY      set by the worker when it starts serving (a worker that dies before is a broken build)
+//   data area: tasks back to back, each at an 8-byte aligned offset:
+//     u32 task bytes (8-aligned, header included) | u32 answer bytes
+//     | answer area (the worker writes the verdicts and its times here, verify_codec.ts)
+//     | the packed batch (verify_codec.ts encodePackedBatchInto)
+//   A task that does not fit before the end of the area starts at offset 0; the front writes
+//   WRAP_MARKER where it would have started so the worker follows it.
+//
+// The front alone decides where tasks go and when their bytes are free again (after it read their
+// answers, in order), so the worker only reads PUBLISHED, writes DONE and follows the records.
+// Ordering: the front writes a task's bytes, then Atomics.store(PUBLISHED); the worker
+// Atomics.load(PUBLISHED), then reads them (sequentially consistent atomics: the plain writes
+// happen-before). The same the other way for the answers and DONE. Sleeping: the worker sets
+// WAITERS, re-reads PUBLISHED, then Atomics.wait; the front stores PUBLISHED, then notifies only
+// when WAITERS is set (no wake-up while the worker is busy, none lost: the spsc_ring.ts argument).
+// The front waits for DONE with Atomics.waitAsync (its event loop stays free).
+
+/** Int32 word indices of the header fields. */
+export const VR_PUBLISHED = 0;
+export const VR_DONE = 16;
+export const VR_WAITERS = 32;
+export const VR_CLOSED = 48;
+export const VR_READY = 49;
+export const VERIFY_RING_HEADER_BYTES = 256;
+/** Bytes before a task's answer area: its size and its answer area's size. */
+export const VR_TASK_HEADER_BYTES = 8;
+/** In a task's size word: the next task starts at offset 0 of the data area. */
+export const VR_WRAP_MARKER = 0xffffffff;
+
+/**
+ * Default data area per worker: 1 MiB. A task of 100 signed orders is ~50 KB (176 bytes of fixed
+ * record and ~300 of message per item, messages reserved at 3 bytes per char), so ~20 tasks fit
+ * before the front keeps further tasks in its own backlog.
+ */
+export const VERIFY_RING_DATA_BYTES_DEFAULT = 1 << 20;
+export const VERIFY_RING_DATA_BYTES_MIN = 64 * 1024;
+export const VERIFY_RING_DATA_BYTES_MAX = 64 << 20;
+
+/** The one task the front gives each verify worker: the ring it serves. */
+export interface VerifyWorkerData {
+  ring: SharedArrayBuffer;
+  backend?: 'native' | 'noble';
+}
+
+export function align8(n: number): number {
+  return (n + 7) & ~7;
+}
