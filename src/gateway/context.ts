@@ -2,7 +2,6 @@
 import { encodeConsent, type Consent } from '../ring/consent.js';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { RingbookConfig } from '../config.js';
-import type { VerifyPool } from '../auth/verify_pool.js';
 import { parseHexStringInto } from '../auth/hex.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
 import type { AdminTokenCheck } from './admin_auth.js';
@@ -15,6 +14,8 @@ import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
 import { stampMs, StageStamps, type StageRecorder } from './stage_timings.js';
+import type { ArrivalOrder } from './arrival_order.js';
+import type { SignatureBatcher } from './signature_batcher.js';
 
 export type LimiterName = keyof RingbookConfig['rate_limits'];
 
@@ -46,89 +47,6 @@ export interface GatewayContext {
   settlement_posted_batch: (() => number) | null;
 }
 
-/**
- * Per-wallet arrival order. Signature checks can finish out of order (batches, the second
- * message form of an order, several pool threads); a market maker sending nonces 5, 6, 7 at once
- * must not see 6 reach the engine before 5 and get DUPLICATE_NONCE. Each signed request takes a
- * ticket on arrival; its continuation runs only after every earlier ticket of the same wallet.
- */
-export class ArrivalOrder {
-  private readonly queues = new Map<string, {
-    next_ticket: number; next_release: number; ready: Map<number, (done: () => void) => void>;
-    /** A continuation has run and not yet called its `done`: later tickets wait. */
-    held: boolean;
-    draining: boolean;
-  }>();
-
-  take(wallet: string): number {
-    let q = this.queues.get(wallet);
-    if (q === undefined) {
-      q = { next_ticket: 0, next_release: 0, ready: new Map(), held: false, draining: false };
-      this.queues.set(wallet, q);
-    }
-    return q.next_ticket++;
-  }
-
-  /** Runs `action` now if `ticket` is next for `wallet`, else when the earlier ones are done. */
-  release(wallet: string, ticket: number, action: () => void): void {
-    this.releaseHeld(wallet, ticket, (done) => {
-      try {
-        action();
-      } finally {
-        done();
-      }
-    });
-  }
-
-  /**
-   * Like `release`, but the wallet's later tickets wait until `action` calls `done`. A batch
-   * (POST /orders/batch) holds the queue of each of its wallets until its group is on the ring, so
-   * a request that arrived after the batch never reaches the engine before it. Tickets of one
-   * batch are all taken at its arrival, so the waits never form a cycle.
-   */
-  releaseHeld(wallet: string, ticket: number, action: (done: () => void) => void): void {
-    const q = this.queues.get(wallet);
-    if (q === undefined) throw new Error('arrival order: release without a ticket');
-    q.ready.set(ticket, action);
-    this.drain(wallet);
-  }
-
-  private drain(wallet: string): void {
-    const q = this.queues.get(wallet);
-    if (q === undefined || q.draining) return;
-    q.draining = true;
-    while (!q.held) {
-      const next = q.ready.get(q.next_release);
-      if (next === undefined) break;
-      q.ready.delete(q.next_release);
-      q.next_release++;
-      q.held = true;
-      let called = false;
-      const done = (): void => {
-        if (called) return;
-        called = true;
-        q.held = false;
-        this.drain(wallet);
-      };
-      try {
-        next(done);
-      } catch (e) {
-        console.error('ringbook: request continuation failed:', e);
-        done();
-      }
-    }
-    q.draining = false;
-    // A `done` that came while draining found `draining` set: go on for it.
-    if (!q.held && q.ready.has(q.next_release)) return this.drain(wallet);
-    if (!q.held && q.next_release === q.next_ticket) this.queues.delete(wallet);
-  }
-
-  /** Wallets with requests waiting (bounded by requests in flight). */
-  get size(): number {
-    return this.queues.size;
-  }
-}
-
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
 export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
   const reply = new Reply(res);
@@ -145,89 +63,6 @@ export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | nu
     return null;
   }
   return reply;
-}
-
-/**
- * Collects signatures from one turn of the event loop and checks them in one pool call (the pool
- * splits it into tasks of ~100): one message post per batch instead of per request.
- */
-export class SignatureBatcher {
-  private readonly pool: VerifyPool;
-  private readonly batch_max: number;
-  private items: { message: string; signature_hex: string; expected_address: string }[] = [];
-  /** Parallel to items: where to put the worker's start/end of the task (stage timings), or null. */
-  private stamps: (StageStamps | null)[] = [];
-  private any_stamps = false;
-  /** Signatures queued or being checked. */
-  pending = 0;
-  private waiters: ((ok: boolean) => void)[] = [];
-  private scheduled = false;
-  verified = 0;
-
-  constructor(pool: VerifyPool, batch_max: number) {
-    this.pool = pool;
-    this.batch_max = batch_max;
-  }
-
-  verify(message: string, signature_hex: string, expected_address: string, stamps: StageStamps | null = null): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      this.items.push({ message, signature_hex, expected_address });
-      this.stamps.push(stamps);
-      if (stamps !== null) this.any_stamps = true;
-      this.pending++;
-      this.waiters.push((ok) => {
-        this.pending--;
-        resolve(ok);
-      });
-      if (this.items.length >= this.batch_max) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  /**
-   * The message of `messages` that `address` signed (tried in order), or null: the journal keeps
-   * it with the signature (consent on the record).
-   */
-  async verifyAny(messages: readonly string[], signature_hex: string, address: string, stamps: StageStamps | null = null): Promise<string | null> {
-    for (const m of messages) {
-      if (await this.verify(m, signature_hex, address, stamps)) return m;
-    }
-    return null;
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    if (this.items.length === 0) return;
-    const items = this.items;
-    const waiters = this.waiters;
-    const stamps = this.stamps;
-    const times_ms = this.any_stamps ? new Float64Array(2 * items.length) : undefined;
-    this.items = [];
-    this.waiters = [];
-    this.stamps = [];
-    this.any_stamps = false;
-    this.verified += items.length;
-    this.pool.verifyBatch(items, times_ms).then(
-      (verdicts) => {
-        if (times_ms !== undefined) {
-          for (let i = 0; i < stamps.length; i++) {
-            const s = stamps[i];
-            if (s === null) continue;
-            s.verify_start = times_ms[2 * i];
-            s.verify_end = times_ms[2 * i + 1];
-          }
-        }
-        for (let i = 0; i < waiters.length; i++) waiters[i](verdicts[i] === 1);
-      },
-      (err: unknown) => {
-        console.error('ringbook: verify pool failed:', err);
-        for (const w of waiters) w(false);
-      },
-    );
-  }
 }
 
 /** The request's query parameters; null after answering INVALID_REQUEST for a malformed query. */
@@ -322,23 +157,6 @@ export function postRoute(
       }
     });
   };
-}
-
-/**
- * The frame of every signed request: its place in the wallet's arrival order is taken now, the
- * signature checks run (in the verify pool), and `then` runs with their result in arrival order
- * (unless the client has gone). A failing check answers INTERNAL_ERROR.
- */
-export function afterVerification<T>(
-  ctx: GatewayContext, reply: Answer, address: string, checks: Promise<T>, then: (result: T) => void,
-): void {
-  const ticket = ctx.arrival.take(address);
-  checks.then((result) => ctx.arrival.release(address, ticket, () => {
-    if (!reply.done) then(result);
-  }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
-    console.error('ringbook: signature check failed:', e);
-    reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
-  }));
 }
 
 const SUBMIT_ADDRESS = new Uint8Array(20);

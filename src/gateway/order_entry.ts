@@ -2,74 +2,18 @@
 // /orders/cancel-all, /orders/batch) as one implementation, answered through an `Answer`. The HTTP
 // routes (routes_trading.ts) and the WebSocket `post` message (ws/post.ts) both call
 // `runOrderEntry`, so validation, signatures, rate limits, codes and bodies cannot differ
-// (DECISIONS "Order entry over WebSocket"). Each request: shape check -> signature (verify pool)
-// -> per-wallet limit -> matcher -> answer after commit.
-import {
-  afterVerification, allowWallet, replyRejected, submit, type GatewayContext, type LimiterName,
-} from './context.js';
+// (DECISIONS "Order entry over WebSocket"). Each request then takes the signed path of
+// signed_route.ts: signature (verify pool) -> per-wallet limit -> matcher -> answer after commit.
+import type { GatewayContext } from './context.js';
 import { CODE_NAMES, type CodeValue } from '../engine/types.js';
-import { encodeConsent, signatureBytes, type Consent } from '../ring/consent.js';
 import { Answer, httpStatusOf } from './envelope.js';
-import { stampMs } from './stage_timings.js';
 import type { Outcome } from './matcher_link.js';
+import { runSigned, runSignedGroup } from './signed_route.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder,
   type BodyError, type SignedRequest,
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
-
-export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
-  orders: 'orders_per_wallet',
-  cancels: 'cancels_per_wallet',
-  withdrawals: 'withdrawals_per_wallet',
-};
-
-const BAD_SIGNATURE = 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)';
-const COLON_FORM_REFUSED = 'an order with stp or expires_after_ms must be signed in the JSON form (the colon form cannot carry them)';
-
-/**
- * After the verify pool: the signature verdict (`message`: the message form that verified, or
- * null), the JSON-form rule for the optional order members, then the wallet's rate limit.
- * Answers and returns false on the first failure.
- */
-export function admitSigned(ctx: GatewayContext, answer: Answer, parsed: SignedRequest, message: string | null): boolean {
-  if (message === null) {
-    answer.error('INVALID_SIGNATURE', BAD_SIGNATURE);
-    return false;
-  }
-  if (message !== parsed.messages[0] && parsed.json_form_only === true) {
-    answer.error('INVALID_ORDER', COLON_FORM_REFUSED);
-    return false;
-  }
-  return allowWallet(ctx, answer, LIMITER_OF[parsed.limit], parsed.address);
-}
-
-/** Signature, then the wallet's rate limit, then the matcher. */
-export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedRequest | BodyError, onAccepted: (o: Outcome) => void): void {
-  if (isBodyError(parsed)) {
-    answer.error(parsed.code, parsed.message);
-    return;
-  }
-  const stamps = answer.stamps;
-  if (stamps !== null) stamps.parsed = stampMs();
-  const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address, stamps);
-  afterVerification(ctx, answer, parsed.address, checks, (message) => {
-    if (!admitSigned(ctx, answer, parsed, message)) return;
-    submit(ctx, answer, parsed.request, parsed.address, (o) => {
-      if (!o.accepted) replyRejected(answer, o);
-      else onAccepted(o);
-      if (stamps !== null && ctx.stages !== null) {
-        stamps.answered = stampMs();
-        ctx.stages.record(stamps);
-      }
-    }, parsed.referrer ?? null, userConsent(parsed, message as string));
-  });
-}
-
-/** Who asked for a signed request (journaled and published with it: src/ring/consent.ts). */
-function userConsent(parsed: SignedRequest, message: string): Consent {
-  return { origin: 'user', request: { signature: signatureBytes(parsed.signature_hex), message }, payload: null };
-}
 
 /** One signed trading request kind: how its body is read and how an accepted outcome is answered. */
 export interface OrderEntryKind {
@@ -190,11 +134,11 @@ interface BatchItem {
 }
 
 /**
- * `{"requests":[...]}`: each item verified on its own (in the verify pool, all in one pool call
- * when they arrive together), rate-limited against its own wallet, then the admitted items are
- * written to the request ring as one group, which the matcher applies contiguously in one batch.
- * One answer, 200, `data` holding one result per item in the given order. A malformed envelope
- * (not an array, empty, too many items, other members) is a 400 for the whole call.
+ * `{"requests":[...]}`: each item parsed here, then the well-formed ones go to the engine as one
+ * group (signed_route.ts `runSignedGroup`: verified and rate-limited each on its own, applied
+ * contiguously in one batch). One answer, 200, `data` holding one result per item in the given
+ * order. A malformed envelope (not an array, empty, too many items, other members) is a 400 for
+ * the whole call.
  */
 function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unknown>): void {
   const max = ctx.cfg.limits.orders_batch_items_max;
@@ -232,50 +176,5 @@ function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unkn
   };
   const live = items.filter((x): x is BatchItem => x !== null);
   if (live.length === 0) return finish();
-  // Every wallet of the batch keeps its arrival order: the group goes to the engine once each of
-  // them has reached this batch's turn, and each wallet's later requests wait until it is sent.
-  const wallets = [...new Set(live.map((x) => x.parsed.address))];
-  const tickets = wallets.map((w) => ctx.arrival.take(w));
-  const checks = Promise.all(live.map((x) => ctx.signatures.verifyAny(x.parsed.messages, x.parsed.signature_hex, x.parsed.address)));
-  const afterTurns = (then: () => void): void => {
-    const dones: (() => void)[] = [];
-    wallets.forEach((w, k) => ctx.arrival.releaseHeld(w, tickets[k], (done) => {
-      dones.push(done);
-      if (dones.length < wallets.length) return;
-      try {
-        then();
-      } finally {
-        for (const d of dones) d();
-      }
-    }));
-  };
-  checks.then((forms) => afterTurns(() => {
-    if (answer.done) return;
-    const admitted: (BatchItem & { message: string })[] = [];
-    live.forEach((x, k) => {
-      if (admitSigned(ctx, x.answer, x.parsed, forms[k])) admitted.push({ ...x, message: forms[k] as string });
-    });
-    if (admitted.length === 0) return finish();
-    const outcomes = ctx.link.submitGroup(admitted.map((x) => ({
-      request: x.parsed.request, address: Buffer.from(x.parsed.address.slice(2), 'hex'), address_hex: x.parsed.address,
-      consent: encodeConsent(userConsent(x.parsed, x.message)),
-    })));
-    if (outcomes === null) {
-      for (const x of admitted) x.answer.error('OVERLOADED', 'the engine is at capacity (request ring full); retry shortly', 503);
-      return finish();
-    }
-    Promise.all(outcomes).then((os) => {
-      admitted.forEach((x, k) => {
-        if (!os[k].accepted) replyRejected(x.answer, os[k]);
-        else x.kind.answer(ctx, x.answer, os[k], x.parsed);
-      });
-      finish();
-    }, (e: unknown) => {
-      console.error('ringbook: batch request failed:', e);
-      answer.error('INTERNAL_ERROR', 'unexpected engine failure');
-    });
-  }), (e: unknown) => afterTurns(() => {
-    console.error('ringbook: signature check failed:', e);
-    answer.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
-  }));
+  runSignedGroup(ctx, answer, live, (k, o) => live[k].kind.answer(ctx, live[k].answer, o, live[k].parsed), finish);
 }

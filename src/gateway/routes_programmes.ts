@@ -7,7 +7,7 @@ import {
   CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind, type Request,
 } from '../engine/types.js';
 import {
-  afterVerification, allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
+  allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
 import type { Reply } from './envelope.js';
 import {
@@ -16,7 +16,7 @@ import {
 import { parseAddress } from './params.js';
 import type { InboxView } from '../read_model/programmes_model.js';
 import type { ReadModel } from '../read_model/read_model.js';
-import { LIMITER_OF, runSigned } from './order_entry.js';
+import { afterVerification, LIMITER_OF, runSigned } from './signed_route.js';
 import { isBodyError, parseReferral, type BodyError } from './signed_requests.js';
 import { isoTime } from './views.js';
 

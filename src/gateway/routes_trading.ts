@@ -8,7 +8,8 @@ import { MoneyFormatError, parseDecimalUnits } from '../money/index.js';
 import { allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
 import { clientIpKey } from './rate_limit.js';
-import { ORDER_ENTRY_PATHS, runOrderEntry, runSigned } from './order_entry.js';
+import { ORDER_ENTRY_PATHS, runOrderEntry } from './order_entry.js';
+import { runSigned } from './signed_route.js';
 import { isBodyError, parseWithdrawal, type AssetInfo } from './signed_requests.js';
 import { isAddress } from '../util/address.js';
 

@@ -2,7 +2,7 @@
 // signature checks finish in; wallets do not wait for each other.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ArrivalOrder } from '../../src/gateway/context.js';
+import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
 
 describe('ArrivalOrder', () => {
   it('releases each wallet in ticket order for any completion order', () => {

@@ -1,0 +1,85 @@
+// Per-wallet arrival order of signed requests across their signature checks (the signed path,
+// signed_route.ts).
+/**
+ * Per-wallet arrival order. Signature checks can finish out of order (batches, the second
+ * message form of an order, several pool threads); a market maker sending nonces 5, 6, 7 at once
+ * must not see 6 reach the engine before 5 and get DUPLICATE_NONCE. Each signed request takes a
+ * ticket on arrival; its continuation runs only after every earlier ticket of the same wallet.
+ */
+export class ArrivalOrder {
+  private readonly queues = new Map<string, {
+    next_ticket: number; next_release: number; ready: Map<number, (done: () => void) => void>;
+    /** A continuation has run and not yet called its `done`: later tickets wait. */
+    held: boolean;
+    draining: boolean;
+  }>();
+
+  take(wallet: string): number {
+    let q = this.queues.get(wallet);
+    if (q === undefined) {
+      q = { next_ticket: 0, next_release: 0, ready: new Map(), held: false, draining: false };
+      this.queues.set(wallet, q);
+    }
+    return q.next_ticket++;
+  }
+
+  /** Runs `action` now if `ticket` is next for `wallet`, else when the earlier ones are done. */
+  release(wallet: string, ticket: number, action: () => void): void {
+    this.releaseHeld(wallet, ticket, (done) => {
+      try {
+        action();
+      } finally {
+        done();
+      }
+    });
+  }
+
+  /**
+   * Like `release`, but the wallet's later tickets wait until `action` calls `done`. A batch
+   * (POST /orders/batch) holds the queue of each of its wallets until its group is on the ring, so
+   * a request that arrived after the batch never reaches the engine before it. Tickets of one
+   * batch are all taken at its arrival, so the waits never form a cycle.
+   */
+  releaseHeld(wallet: string, ticket: number, action: (done: () => void) => void): void {
+    const q = this.queues.get(wallet);
+    if (q === undefined) throw new Error('arrival order: release without a ticket');
+    q.ready.set(ticket, action);
+    this.drain(wallet);
+  }
+
+  private drain(wallet: string): void {
+    const q = this.queues.get(wallet);
+    if (q === undefined || q.draining) return;
+    q.draining = true;
+    while (!q.held) {
+      const next = q.ready.get(q.next_release);
+      if (next === undefined) break;
+      q.ready.delete(q.next_release);
+      q.next_release++;
+      q.held = true;
+      let called = false;
+      const done = (): void => {
+        if (called) return;
+        called = true;
+        q.held = false;
+        this.drain(wallet);
+      };
+      try {
+        next(done);
+      } catch (e) {
+        console.error('ringbook: request continuation failed:', e);
+        done();
+      }
+    }
+    q.draining = false;
+    // A `done` that came while draining found `draining` set: go on for it.
+    if (!q.held && q.ready.has(q.next_release)) return this.drain(wallet);
+    if (!q.held && q.next_release === q.next_ticket) this.queues.delete(wallet);
+  }
+
+  /** Wallets with requests waiting (bounded by requests in flight). */
+  get size(): number {
+    return this.queues.size;
+  }
+}
+

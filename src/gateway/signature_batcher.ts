@@ -1,0 +1,119 @@
+// The front thread's side of the verify pool (the signed path, signed_route.ts): the signature
+// checks of one event-loop turn go to the pool as one batch.
+import type { VerifyPool } from '../auth/verify_pool.js';
+import type { SignedMessage } from '../auth/verify.js';
+import type { StageStamps } from './stage_timings.js';
+
+/** A check's answer: VALID, INVALID, or FAILED when the pool could not check it (a worker died). */
+export const VALID = 1;
+export const INVALID = 0;
+export const FAILED = -1;
+type Verdict = (verdict: number) => void;
+/** The signed form found (null: none verified); `failed`: the pool could not check it. */
+export type Found = (message: string | null, failed: boolean) => void;
+
+/**
+ * Collects signatures from one turn of the event loop and checks them in one pool call (the pool
+ * splits it into tasks of ~100 and writes them into its rings): one hand-off per turn, not per
+ * request. Callbacks, not promises, on the per-request path: a signed request costs one queued
+ * item and one closure here (issue 11: the front's allocations).
+ */
+export class SignatureBatcher {
+  private readonly pool: VerifyPool;
+  private readonly batch_max: number;
+  private items: SignedMessage[] = [];
+  /** Parallel to items: where to put the worker's start/end of the task (stage timings), or null. */
+  private stamps: (StageStamps | null)[] = [];
+  private any_stamps = false;
+  private verdicts: Verdict[] = [];
+  private scheduled = false;
+  private readonly flush_now = (): void => this.flush();
+  /** Signatures queued or being checked. */
+  pending = 0;
+  verified = 0;
+
+  constructor(pool: VerifyPool, batch_max: number) {
+    this.pool = pool;
+    this.batch_max = batch_max;
+  }
+
+  /** Queues one check for this turn's batch; `verdict` runs when the pool answers. */
+  check(message: string, signature_hex: string, expected_address: string, stamps: StageStamps | null, verdict: Verdict): void {
+    this.items.push({ message, signature_hex, expected_address });
+    this.stamps.push(stamps);
+    if (stamps !== null) this.any_stamps = true;
+    this.verdicts.push(verdict);
+    this.pending++;
+    if (this.items.length >= this.batch_max) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush_now);
+    }
+  }
+
+  /**
+   * Calls `found` with the message of `messages` that `address` signed (tried in order: the next
+   * form is checked only when the one before failed), or null. The journal keeps it with the
+   * signature (consent on the record).
+   */
+  checkAny(messages: readonly string[], signature_hex: string, address: string, stamps: StageStamps | null, found: Found): void {
+    let k = 0;
+    const next = (verdict: number): void => {
+      if (verdict === VALID) return found(messages[k], false);
+      if (verdict === FAILED) return found(null, true);
+      if (++k >= messages.length) return found(null, false);
+      this.check(messages[k], signature_hex, address, stamps, next);
+    };
+    if (messages.length === 0) return found(null, false);
+    this.check(messages[0], signature_hex, address, stamps, next);
+  }
+
+  /** One check as a promise (the WebSocket auth); rejects when the pool could not check it. */
+  verify(message: string, signature_hex: string, expected_address: string): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => this.check(message, signature_hex, expected_address, null, (v) => {
+      if (v === FAILED) reject(new Error('the verify pool could not check the signature'));
+      else resolve(v === VALID);
+    }));
+  }
+
+  /** checkAny as a promise (the forced-inclusion checks); rejects when the pool could not check. */
+  verifyAny(messages: readonly string[], signature_hex: string, address: string): Promise<string | null> {
+    return new Promise<string | null>((resolve, reject) => this.checkAny(messages, signature_hex, address, null, (m, failed) => {
+      if (failed) reject(new Error('the verify pool could not check the signature'));
+      else resolve(m);
+    }));
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.items.length === 0) return;
+    const items = this.items;
+    const verdicts = this.verdicts;
+    const stamps = this.stamps;
+    const times_ms = this.any_stamps ? new Float64Array(2 * items.length) : undefined;
+    this.items = [];
+    this.verdicts = [];
+    this.stamps = [];
+    this.any_stamps = false;
+    this.verified += items.length;
+    this.pool.verifyBatch(items, times_ms).then(
+      (ok) => {
+        if (times_ms !== undefined) {
+          for (let i = 0; i < stamps.length; i++) {
+            const s = stamps[i];
+            if (s === null) continue;
+            s.verify_start = times_ms[2 * i];
+            s.verify_end = times_ms[2 * i + 1];
+          }
+        }
+        this.pending -= verdicts.length;
+        for (let i = 0; i < verdicts.length; i++) verdicts[i](ok[i] === 1 ? VALID : INVALID);
+      },
+      (err: unknown) => {
+        console.error('ringbook: verify pool failed:', err);
+        this.pending -= verdicts.length;
+        for (const v of verdicts) v(FAILED);
+      },
+    );
+  }
+}

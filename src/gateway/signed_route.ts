@@ -1,0 +1,169 @@
+// The path of a signed request on the front thread, one implementation for every way one arrives
+// (issue 19): the HTTP routes (routes_trading.ts, routes_programmes.ts), POST /orders/batch and
+// the WebSocket `post` message (order_entry.ts, ws/post.ts). Whatever the transport:
+//
+//   parsed body (signed_requests.ts, answered here when malformed)
+//   -> a ticket in the wallet's arrival order (arrival_order.ts), taken on arrival
+//   -> the signature checks, batched per event-loop turn into the verify pool's rings
+//      (signature_batcher.ts -> auth/verify_pool.ts)
+//   -> in arrival order: admission (the verdict, the JSON-form rule, the wallet's rate limit)
+//   -> the request ring with its consent slots (context.ts `submit` -> matcher_link.ts)
+//   -> the answer, after the batch holding it is committed.
+//
+// A group (POST /orders/batch) takes the same steps, with one ticket per wallet held until the
+// whole group is on the ring, so the group reaches the engine contiguously and in every wallet's
+// order.
+import { encodeConsent, signatureBytes, type Consent } from '../ring/consent.js';
+import { allowWallet, replyRejected, submit, type GatewayContext, type LimiterName } from './context.js';
+import type { Answer } from './envelope.js';
+import type { Outcome } from './matcher_link.js';
+import type { Found } from './signature_batcher.js';
+import { isBodyError, type BodyError, type SignedRequest } from './signed_requests.js';
+import { stampMs } from './stage_timings.js';
+
+export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
+  orders: 'orders_per_wallet',
+  cancels: 'cancels_per_wallet',
+  withdrawals: 'withdrawals_per_wallet',
+};
+
+const BAD_SIGNATURE = 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)';
+const COLON_FORM_REFUSED = 'an order with stp or expires_after_ms must be signed in the JSON form (the colon form cannot carry them)';
+const CHECK_FAILED = 'signature verification failed unexpectedly';
+
+/**
+ * The frame of every signed request: its place in the wallet's arrival order is taken now, the
+ * signature checks run (in the verify pool), and `then` runs with their result in arrival order
+ * (unless the client has gone). A check that could not run answers INTERNAL_ERROR.
+ */
+export function afterVerification<T>(
+  ctx: GatewayContext, reply: Answer, address: string, checks: Promise<T>, then: (result: T) => void,
+): void {
+  const ticket = ctx.arrival.take(address);
+  checks.then((result) => ctx.arrival.release(address, ticket, () => {
+    if (!reply.done) then(result);
+  }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
+    console.error('ringbook: signature check failed:', e);
+    reply.error('INTERNAL_ERROR', CHECK_FAILED);
+  }));
+}
+
+/**
+ * After the verify pool: the signature verdict (`message`: the message form that verified, or
+ * null), the JSON-form rule for the optional order members, then the wallet's rate limit.
+ * Answers and returns false on the first failure.
+ */
+export function admitSigned(ctx: GatewayContext, answer: Answer, parsed: SignedRequest, message: string | null): boolean {
+  if (message === null) {
+    answer.error('INVALID_SIGNATURE', BAD_SIGNATURE);
+    return false;
+  }
+  if (message !== parsed.messages[0] && parsed.json_form_only === true) {
+    answer.error('INVALID_ORDER', COLON_FORM_REFUSED);
+    return false;
+  }
+  return allowWallet(ctx, answer, LIMITER_OF[parsed.limit], parsed.address);
+}
+
+/** Who asked for a signed request (journaled and published with it: src/ring/consent.ts). */
+function userConsent(parsed: SignedRequest, message: string): Consent {
+  return { origin: 'user', request: { signature: signatureBytes(parsed.signature_hex), message }, payload: null };
+}
+
+/**
+ * One signed request: signature, then the wallet's rate limit, then the matcher; `onAccepted`
+ * answers an accepted, committed outcome (a rejection is answered here). The per-request path
+ * uses callbacks, not promises: one closure per step.
+ */
+export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedRequest | BodyError, onAccepted: (o: Outcome) => void): void {
+  if (isBodyError(parsed)) {
+    answer.error(parsed.code, parsed.message);
+    return;
+  }
+  const stamps = answer.stamps;
+  if (stamps !== null) stamps.parsed = stampMs();
+  const address = parsed.address;
+  const ticket = ctx.arrival.take(address);
+  const onOutcome = (o: Outcome): void => {
+    if (!o.accepted) replyRejected(answer, o);
+    else onAccepted(o);
+    if (stamps !== null && ctx.stages !== null) {
+      stamps.answered = stampMs();
+      ctx.stages.record(stamps);
+    }
+  };
+  const found: Found = (message, failed) => ctx.arrival.release(address, ticket, () => {
+    if (answer.done) return;
+    if (failed) return void answer.error('INTERNAL_ERROR', CHECK_FAILED);
+    if (!admitSigned(ctx, answer, parsed, message)) return;
+    submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, userConsent(parsed, message as string));
+  });
+  ctx.signatures.checkAny(parsed.messages, parsed.signature_hex, address, stamps, found);
+}
+
+/** One request of a group (POST /orders/batch) and where its own answer goes. */
+export interface SignedGroupItem {
+  parsed: SignedRequest;
+  answer: Answer;
+}
+
+/**
+ * A group of signed requests: each verified on its own (all in this turn's pool batch), admitted
+ * against its own wallet, then the admitted ones written to the request ring as one group, which
+ * the matcher applies contiguously in one batch. `onOutcome(k, o)` gets each admitted item's
+ * committed outcome; `finish` runs once every item is answered (or `whole` was, on a failure).
+ * Every wallet of the group keeps its arrival order: the group goes to the engine once each of
+ * them has reached this group's turn, and each wallet's later requests wait until it is sent.
+ */
+export function runSignedGroup(
+  ctx: GatewayContext, whole: Answer, items: readonly SignedGroupItem[],
+  onOutcome: (k: number, o: Outcome) => void, finish: () => void,
+): void {
+  const wallets = [...new Set(items.map((x) => x.parsed.address))];
+  const tickets = wallets.map((w) => ctx.arrival.take(w));
+  const checks = Promise.all(items.map((x) => ctx.signatures.verifyAny(x.parsed.messages, x.parsed.signature_hex, x.parsed.address)));
+  const afterTurns = (then: () => void): void => {
+    const dones: (() => void)[] = [];
+    wallets.forEach((w, k) => ctx.arrival.releaseHeld(w, tickets[k], (done) => {
+      dones.push(done);
+      if (dones.length < wallets.length) return;
+      try {
+        then();
+      } finally {
+        for (const d of dones) d();
+      }
+    }));
+  };
+  checks.then((forms) => afterTurns(() => {
+    if (whole.done) return;
+    const admitted: number[] = [];
+    items.forEach((x, k) => {
+      if (admitSigned(ctx, x.answer, x.parsed, forms[k])) admitted.push(k);
+    });
+    if (admitted.length === 0) return finish();
+    const outcomes = ctx.link.submitGroup(admitted.map((k) => {
+      const p = items[k].parsed;
+      return {
+        request: p.request, address: Buffer.from(p.address.slice(2), 'hex'), address_hex: p.address,
+        consent: encodeConsent(userConsent(p, forms[k] as string)),
+      };
+    }));
+    if (outcomes === null) {
+      for (const k of admitted) items[k].answer.error('OVERLOADED', 'the engine is at capacity (request ring full); retry shortly', 503);
+      return finish();
+    }
+    Promise.all(outcomes).then((os) => {
+      admitted.forEach((k, j) => {
+        if (!os[j].accepted) replyRejected(items[k].answer, os[j]);
+        else onOutcome(k, os[j]);
+      });
+      finish();
+    }, (e: unknown) => {
+      console.error('ringbook: batch request failed:', e);
+      whole.error('INTERNAL_ERROR', 'unexpected engine failure');
+    });
+  }), (e: unknown) => afterTurns(() => {
+    console.error('ringbook: signature check failed:', e);
+    whole.error('INTERNAL_ERROR', CHECK_FAILED);
+  }));
+}
