@@ -6,9 +6,15 @@
  * must not see 6 reach the engine before 5 and get DUPLICATE_NONCE. Each signed request takes a
  * ticket on arrival; its continuation runs only after every earlier ticket of the same wallet.
  */
+type Continuation = (done: () => void) => void;
+
 export class ArrivalOrder {
   private readonly queues = new Map<string, {
-    next_ticket: number; next_release: number; ready: Map<number, (done: () => void) => void>;
+    next_ticket: number; next_release: number;
+    /** The continuation of ticket `next_release`, when it has arrived: the common case, no map. */
+    next_action: Continuation | null;
+    /** Continuations that arrived ahead of their turn (made only when that happens). */
+    ready: Map<number, Continuation> | null;
     /** A continuation has run and not yet called its `done`: later tickets wait. */
     held: boolean;
     draining: boolean;
@@ -17,7 +23,7 @@ export class ArrivalOrder {
   take(wallet: string): number {
     let q = this.queues.get(wallet);
     if (q === undefined) {
-      q = { next_ticket: 0, next_release: 0, ready: new Map(), held: false, draining: false };
+      q = { next_ticket: 0, next_release: 0, next_action: null, ready: null, held: false, draining: false };
       this.queues.set(wallet, q);
     }
     return q.next_ticket++;
@@ -43,7 +49,8 @@ export class ArrivalOrder {
   releaseHeld(wallet: string, ticket: number, action: (done: () => void) => void): void {
     const q = this.queues.get(wallet);
     if (q === undefined) throw new Error('arrival order: release without a ticket');
-    q.ready.set(ticket, action);
+    if (ticket === q.next_release) q.next_action = action;
+    else (q.ready ??= new Map()).set(ticket, action);
     this.drain(wallet);
   }
 
@@ -52,9 +59,13 @@ export class ArrivalOrder {
     if (q === undefined || q.draining) return;
     q.draining = true;
     while (!q.held) {
-      const next = q.ready.get(q.next_release);
-      if (next === undefined) break;
-      q.ready.delete(q.next_release);
+      let next = q.next_action;
+      q.next_action = null;
+      if (next === null) {
+        next = q.ready?.get(q.next_release) ?? null;
+        if (next === null) break;
+        q.ready?.delete(q.next_release);
+      }
       q.next_release++;
       q.held = true;
       let called = false;
@@ -73,7 +84,7 @@ export class ArrivalOrder {
     }
     q.draining = false;
     // A `done` that came while draining found `draining` set: go on for it.
-    if (!q.held && q.ready.has(q.next_release)) return this.drain(wallet);
+    if (!q.held && (q.next_action !== null || q.ready?.has(q.next_release) === true)) return this.drain(wallet);
     if (!q.held && q.next_release === q.next_ticket) this.queues.delete(wallet);
   }
 

@@ -6,8 +6,16 @@ import {
 } from '../engine/types.js';
 import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
 
+let last_iso_ms = NaN;
+let last_iso = '';
+
+/** ISO 8601 of epoch `ms`. The last one is kept: a batch's answers share its time (1.7% of the front). */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== last_iso_ms) {
+    last_iso = new Date(ms).toISOString();
+    last_iso_ms = ms;
+  }
+  return last_iso;
 }
 
 export function orderRecord(rm: ReadModel, o: OrderView): Record<string, unknown> {
