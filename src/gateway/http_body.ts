@@ -43,18 +43,25 @@ interface AbortState {
   listeners: Array<() => void>;
 }
 
-const ABORT_STATES = new WeakMap<HttpResponse, AbortState>();
+/**
+ * The state lives on the response object itself under a private symbol (uWS responses are plain
+ * JS objects that take properties; its own examples set `res.aborted`): a WeakMap entry per
+ * request was an ephemeron for the garbage collector to trace on every request (issue 11).
+ */
+const ABORT_STATE = Symbol('ringbook.abort_state');
+type WatchedResponse = HttpResponse & { [ABORT_STATE]?: AbortState };
 
 /**
  * Registers the response's onAborted handler (once per response) and returns its abort state.
  * Must be called synchronously in the route handler, before anything asynchronous.
  */
 export function watchAbort(res: HttpResponse): AbortWatch {
-  let state = ABORT_STATES.get(res);
+  const watched = res as WatchedResponse;
+  let state = watched[ABORT_STATE];
   if (state === undefined) {
     const created: AbortState = { aborted: false, listeners: [] };
     state = created;
-    ABORT_STATES.set(res, created);
+    watched[ABORT_STATE] = created;
     res.onAborted(() => {
       created.aborted = true;
       const listeners = created.listeners;
