@@ -121,6 +121,11 @@ export class VerifyPool {
     return this.#inFlight;
   }
 
+  /** Tasks waiting for a free worker thread (Piscina's queue; metrics). */
+  get queuedTasks(): number {
+    return this.#pool.queueSize;
+  }
+
   /** Waits for running tasks, then stops the workers. */
   async close(): Promise<void> {
     if (this.#closed) return;

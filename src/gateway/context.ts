@@ -15,6 +15,10 @@ import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
 import { stampMs, StageStamps, type StageRecorder } from './stage_timings.js';
+import type { Metrics } from './metrics/metrics.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
 
 export type LimiterName = keyof RingbookConfig['rate_limits'];
 
@@ -37,6 +41,10 @@ export interface GatewayContext {
   arrival: ArrivalOrder;
   /** Per-stage latency rows of signed requests (config diagnostics.stage_timings), else null. */
   stages: StageRecorder | null;
+  /** Prometheus metrics (config metrics.enabled), else null. */
+  metrics: Metrics | null;
+  /** One debug line per HTTP exchange (log level debug or trace), with its request id. */
+  access_log: boolean;
   /** What the settlement chain link did (src/gateway/chain_link.ts); null when it is off. */
   settlement_status: (() => object) | null;
   /**
@@ -113,7 +121,7 @@ export class ArrivalOrder {
       try {
         next(done);
       } catch (e) {
-        console.error('ringbook: request continuation failed:', e);
+        log.error('ringbook: request continuation failed', e);
         done();
       }
     }
@@ -132,13 +140,20 @@ export class ArrivalOrder {
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
 export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
   const reply = new Reply(res);
-  if (ctx.stages !== null) {
+  if (ctx.stages !== null || (ctx.metrics !== null && ctx.metrics.recording)) {
     reply.stamps = new StageStamps();
     reply.stamps.arrive = stampMs();
   }
   ctx.open_exchanges++;
+  const arrive_ms = ctx.access_log ? performance.now() : 0;
   reply.onFinish(() => {
     ctx.open_exchanges--;
+    if (ctx.access_log) {
+      log.debug('request', {
+        request_id: reply.request_id, route: reply.route, status: reply.status,
+        duration_us: Math.round((performance.now() - arrive_ms) * 1000),
+      });
+    }
   });
   if (ctx.closing) {
     reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
@@ -223,7 +238,7 @@ export class SignatureBatcher {
         for (let i = 0; i < waiters.length; i++) waiters[i](verdicts[i] === 1);
       },
       (err: unknown) => {
-        console.error('ringbook: verify pool failed:', err);
+        log.error('ringbook: verify pool failed', err);
         for (const w of waiters) w(false);
       },
     );
@@ -290,7 +305,7 @@ export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpReques
     try {
       fn(reply, req);
     } catch (e) {
-      console.error('ringbook: GET handler failed:', e);
+      log.error('ringbook: GET handler failed', e, { request_id: reply.request_id });
       reply.error('INTERNAL_ERROR', 'unexpected server error');
     }
   };
@@ -317,7 +332,7 @@ export function postRoute(
       try {
         fn(reply, body, params);
       } catch (e) {
-        console.error('ringbook: POST handler failed:', e);
+        log.error('ringbook: POST handler failed', e, { request_id: reply.request_id });
         reply.error('INTERNAL_ERROR', 'unexpected server error');
       }
     });
@@ -336,7 +351,7 @@ export function afterVerification<T>(
   checks.then((result) => ctx.arrival.release(address, ticket, () => {
     if (!reply.done) then(result);
   }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
-    console.error('ringbook: signature check failed:', e);
+    log.error('ringbook: signature check failed', e, { request_id: reply.request_id });
     reply.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
   }));
 }
@@ -364,7 +379,7 @@ export function submit(
     return;
   }
   p.then(onOutcome, (e: unknown) => {
-    console.error('ringbook: request failed:', e);
+    log.error('ringbook: request failed', e, { request_id: reply.request_id });
     reply.error('INTERNAL_ERROR', 'unexpected engine failure');
   });
 }

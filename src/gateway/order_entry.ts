@@ -17,6 +17,9 @@ import {
   type BodyError, type SignedRequest,
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
 
 export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
   orders: 'orders_per_wallet',
@@ -58,9 +61,10 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     submit(ctx, answer, parsed.request, parsed.address, (o) => {
       if (!o.accepted) replyRejected(answer, o);
       else onAccepted(o);
-      if (stamps !== null && ctx.stages !== null) {
+      if (stamps !== null) {
         stamps.answered = stampMs();
-        ctx.stages.record(stamps);
+        ctx.stages?.record(stamps);
+        ctx.metrics?.observeStages(stamps);
       }
     }, parsed.referrer ?? null, userConsent(parsed, message as string));
   });
@@ -271,11 +275,11 @@ function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unkn
       });
       finish();
     }, (e: unknown) => {
-      console.error('ringbook: batch request failed:', e);
+      log.error('ringbook: batch request failed', e, { request_id: answer.request_id });
       answer.error('INTERNAL_ERROR', 'unexpected engine failure');
     });
   }), (e: unknown) => afterTurns(() => {
-    console.error('ringbook: signature check failed:', e);
+    log.error('ringbook: signature check failed', e, { request_id: answer.request_id });
     answer.error('INTERNAL_ERROR', 'signature verification failed unexpectedly');
   }));
 }
