@@ -23,6 +23,8 @@ const core = new DaPublisherCore({
 });
 const fields = new PackedFields();
 
+log.debug('ringbook: DA thread started', { publishing: data.da_dir !== null });
+
 // Resuming from a snapshot: load its leaves and check their root before any event is read (the
 // front waits for this report before it serves).
 if (data.restore === null) {

@@ -92,7 +92,9 @@ export class MatcherLink {
   private pump_done: Promise<void> = Promise.resolve();
   private stopping = false;
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
-  private readonly batch_stage_listeners: ((stages: BatchStages) => void)[] = [];
+  private readonly batch_stage_listeners: ((requests: number, stages: BatchStages) => void)[] = [];
+  /** Requests of the batch being read (each has one ACCEPTED or REJECTED event). */
+  private batch_requests = 0;
   private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
   /** The HTTP answers: the last of the read model's observers (consumers()). */
   private readonly answers: ReadModelObserver;
@@ -106,10 +108,10 @@ export class MatcherLink {
   }
 
   /**
-   * Adds a listener of each committed batch's size and stage stamps (metrics), called once its
+   * Adds a listener of each committed batch's request count and stage stamps (metrics), called once its
    * answers went out. `stages` is reused: read it during the call.
    */
-  addBatchStagesListener(fn: (stages: BatchStages) => void): void {
+  addBatchStagesListener(fn: (requests: number, stages: BatchStages) => void): void {
     this.batch_stage_listeners.push(fn);
   }
 
@@ -382,6 +384,7 @@ export class MatcherLink {
     return {
       batchBegin: () => {},
       accepted: (seq: number, _kind: number, _account: number, order_id: number) => {
+        this.batch_requests++;
         const p = pendingOf(seq);
         if (p === undefined) return;
         p.outcome.accepted = true;
@@ -389,6 +392,7 @@ export class MatcherLink {
         this.batch_seqs.push(seq);
       },
       rejected: (seq: number, code: number, reason: number) => {
+        this.batch_requests++;
         const p = pendingOf(seq);
         if (p === undefined) return;
         p.outcome.accepted = false;
@@ -430,9 +434,11 @@ export class MatcherLink {
       p.resolve(p.outcome);
     }
     this.batch_seqs = [];
+    const requests = this.batch_requests;
+    this.batch_requests = 0;
     for (let i = 0; i < this.batch_stage_listeners.length; i++) {
       try {
-        this.batch_stage_listeners[i](stages);
+        this.batch_stage_listeners[i](requests, stages);
       } catch (e) {
         this.listenerFailed(e);
       }

@@ -132,6 +132,7 @@ function start(): void {
       replayed++;
     }
   }
+  log.debug(`ringbook: matcher thread ready at batch ${matcher.batch_id}`, { batch_id: matcher.batch_id, replayed_batches: replayed });
   post({
     type: 'ready', replayed_batches: replayed, batch_id: matcher.batch_id,
     snapshot_batch_id: data.snapshot === null ? null : data.snapshot.batch_id, replay_ms: performance.now() - t0, pin,

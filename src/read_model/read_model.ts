@@ -111,8 +111,6 @@ export interface BatchStages {
   started_ms: number;
   applied_ms: number;
   durable_ms: number;
-  /** Requests the batch applied (always set). */
-  request_count: number;
 }
 
 /** Closed orders the server's read model keeps readable (the newest ones). */
@@ -187,7 +185,7 @@ export class ReadModel {
    */
   private readonly batch_filled = new Map<number, number>();
   /** Reused for every commit (observers read it during the call). */
-  private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0, request_count: 0 };
+  private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
   /** Referrals and forced inclusions. */
   readonly programmes: ProgrammesModel;
 
@@ -286,7 +284,6 @@ export class ReadModel {
     this.stages.started_ms = e.field(BatchField.STARTED_MS);
     this.stages.applied_ms = e.field(BatchField.APPLIED_MS);
     this.stages.durable_ms = e.field(BatchField.DURABLE_MS);
-    this.stages.request_count = e.field(BatchField.REQUEST_COUNT);
     const obs = this.observers;
     for (let i = 0; i < obs.length; i++) obs[i].batchCommitted(batch_id, time_ms, this.changed_markets, this.stages);
     this.changed_markets.clear();

@@ -28,7 +28,12 @@ export interface LogSettings {
 export const LOG_SETTINGS_DEFAULT: LogSettings = { level: 'info', pretty: false };
 
 function stream(fd: 1 | 2, pretty_lines: boolean): DestinationStream {
-  if (pretty_lines) return pretty({ destination: fd, sync: true, colorize: false, translateTime: 'SYS:standard' });
+  if (pretty_lines) {
+    return pretty({
+      destination: fd, sync: true, colorize: false, translateTime: 'SYS:standard',
+      messageFormat: '[{component}] {msg}', ignore: 'pid,hostname,component',
+    });
+  }
   return pino.destination({ dest: fd, sync: true });
 }
 

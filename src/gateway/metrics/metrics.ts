@@ -104,7 +104,7 @@ export class Metrics {
 
   bind(sources: MetricSources): void {
     this.sources = sources;
-    sources.link.addBatchStagesListener((s) => this.observeBatch(s));
+    sources.link.addBatchStagesListener((requests, s) => this.observeBatch(requests, s));
     if (sources.da !== null) sources.da.onRootTimes = (ms) => this.observeRootTimes(ms);
   }
 
@@ -137,10 +137,10 @@ export class Metrics {
     this.signed_total.observe((s.answered - s.arrive) / 1000);
   }
 
-  private observeBatch(s: BatchStages): void {
+  private observeBatch(requests: number, s: BatchStages): void {
     if (!this.recording) return;
     this.batches++;
-    this.batch_size.observe(s.request_count);
+    this.batch_size.observe(requests);
     if (s.durable_ms > 0) this.journal_commit.observe((s.durable_ms - s.applied_ms) / 1000);
   }
 
