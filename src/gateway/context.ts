@@ -140,7 +140,9 @@ export class ArrivalOrder {
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
 export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
   const reply = new Reply(res);
-  if (ctx.stages !== null || (ctx.metrics !== null && ctx.metrics.recording)) {
+  // Stamped for the stage rows (diagnostics.stage_timings) and the metrics' stage histograms;
+  // SIGUSR2's recording off stops both (bench/load.ts measures instrumentation on against none).
+  if (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording) {
     reply.stamps = new StageStamps();
     reply.stamps.arrive = stampMs();
   }

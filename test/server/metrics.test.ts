@@ -215,6 +215,35 @@ describe('metrics on the real server', () => {
     expect(other).toBe(404);
   });
 
+  it('SIGUSR2 stops request-path recording and starts it again; the scrape works either way', async () => {
+    const healthCount = async (): Promise<{ count: number; recording: number | undefined }> => {
+      const samples = parseSamples((await scrape(port)).text);
+      return {
+        count: value(samples, 'ringbook_http_requests_total', { route: 'GET /health', status: '200' }) ?? 0,
+        recording: value(samples, 'ringbook_metrics_recording'),
+      };
+    };
+    const waitRecording = async (want: number): Promise<number> => {
+      let now = await healthCount();
+      for (let i = 0; i < 100 && now.recording !== want; i++) {
+        await sleep(20);
+        now = await healthCount();
+      }
+      expect(now.recording).toBe(want);
+      return now.count;
+    };
+    const before = await waitRecording(1);
+    s.proc.kill('SIGUSR2');
+    expect(await waitRecording(0)).toBe(before);
+    for (let i = 0; i < 3; i++) expect((await a.get('/health')).status).toBe(200);
+    expect((await healthCount()).count).toBe(before);
+    s.proc.kill('SIGUSR2');
+    expect(await waitRecording(1)).toBe(before);
+    expect((await a.get('/health')).status).toBe(200);
+    expect((await healthCount()).count).toBe(before + 1);
+    expect(s.output().stdout).toMatch(/"msg":"ringbook: metrics recording off"/);
+  });
+
   it('queries only metrics a scrape has in the Grafana dashboard (docs/grafana-dashboard.json)', async () => {
     const dashboard = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'docs', 'grafana-dashboard.json'), 'utf8')) as {
       panels: { title: string; targets?: { expr: string }[] }[];
