@@ -49,6 +49,11 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGUSR2', () => void server.toggleMetricsRecording());
+  // What Node would print on stderr and exit 1 for, as one JSON line (the exit stays the same).
+  process.on('uncaughtException', (e) => {
+    log.fatal('ringbook: uncaught exception', e);
+    process.exit(1);
+  });
 }
 
 main().catch((e: unknown) => {

@@ -218,31 +218,25 @@ export class Metrics {
     });
     gauge('ringbook_ws_connections', 'WebSocket connections open', (s) => s.ws?.connections ?? 0);
     gauge('ringbook_ws_subscriptions', 'WebSocket channel subscriptions held', (s) => s.ws?.subscriptions ?? 0);
-    new Counter({
-      name: 'ringbook_ws_messages_total', help: 'WebSocket messages: in = received from clients, out = queued to subscribers (one per subscriber)',
-      labelNames: ['direction'], registers,
-      collect() {
-        const ws = src()?.ws;
-        if (ws == null) return;
-        this.reset();
-        this.inc({ direction: 'in' }, ws.received);
-        this.inc({ direction: 'out' }, ws.delivered);
-      },
-    });
+    /** A counter with one label whose values are read from the WebSocket hub's counters. */
+    const wsCounter = (name: string, help: string, label: string, read: (ws: WsCounters) => Record<string, number>): void => {
+      new Counter({
+        name, help, labelNames: [label], registers,
+        collect() {
+          const ws = src()?.ws;
+          if (ws == null) return;
+          this.reset();
+          for (const [v, n] of Object.entries(read(ws))) this.inc({ [label]: v }, n);
+        },
+      });
+    };
+    wsCounter('ringbook_ws_messages_total', 'WebSocket messages: in = received from clients, out = queued to subscribers (one per subscriber)',
+      'direction', (ws) => ({ in: ws.received, out: ws.delivered }));
     counter('ringbook_ws_published_total', 'WebSocket messages published (once per message, whatever the subscriber count)', (s) => s.ws?.published ?? 0);
-    new Counter({
-      name: 'ringbook_ws_dropped_total', help: 'WebSocket connections the server closed: backpressure (slow reader), idle, auth_timeout; refused: over the per-IP limit',
-      labelNames: ['reason'], registers,
-      collect() {
-        const ws = src()?.ws;
-        if (ws == null) return;
-        this.reset();
-        this.inc({ reason: 'backpressure' }, ws.dropped_slow);
-        this.inc({ reason: 'idle' }, ws.closed_idle);
-        this.inc({ reason: 'auth_timeout' }, ws.closed_auth_timeout);
-        this.inc({ reason: 'refused_ip_limit' }, ws.refused_ip_limit);
-      },
-    });
+    wsCounter('ringbook_ws_dropped_total', 'WebSocket connections the server closed: backpressure (slow reader), idle, auth_timeout; refused: over the per-IP limit',
+      'reason', (ws) => ({
+        backpressure: ws.dropped_slow, idle: ws.closed_idle, auth_timeout: ws.closed_auth_timeout, refused_ip_limit: ws.refused_ip_limit,
+      }));
     gauge('ringbook_accounts', 'Accounts registered (engine, as the front\'s read model mirrors it)', (s) => s.rm.account_by_address.size);
     gauge('ringbook_open_orders', 'Orders resting in the books', (s) => {
       let n = 0;
