@@ -75,9 +75,9 @@ export class BucketHistogram extends Histogram<string> {
       let acc = 0;
       for (let i = 0; i < this.upper.length; i++) {
         acc += s.counts[i];
-        out.push({ labels: { ...base, le: this.upper[i] }, value: acc, metricName: bucket });
+        out.push({ labels: { le: this.upper[i], ...base }, value: acc, metricName: bucket });
       }
-      out.push({ labels: { ...base, le: '+Inf' }, value: s.count, metricName: bucket });
+      out.push({ labels: { le: '+Inf', ...base }, value: s.count, metricName: bucket });
       out.push({ labels: base, value: s.sum, metricName: `${this.family}_sum` });
       out.push({ labels: base, value: s.count, metricName: `${this.family}_count` });
     }

@@ -15,7 +15,7 @@
 // `recording` (SIGUSR2 flips it: docs/operations.md) stops the request-path part while the
 // listener keeps answering; bench/load.ts uses it to measure what metrics cost in one run.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior } from 'uWebSockets.js';
 import type { VerifyPool } from '../../auth/verify_pool.js';
 import type { DaPublisher } from '../../da/da_interfaces.js';
 import { exchanges } from '../envelope.js';
@@ -276,6 +276,25 @@ function labelRoutes(app: TemplatedApp): TemplatedApp {
             } finally {
               exchanges.route = '';
             }
+          });
+          return wrapped;
+        };
+      }
+      if (prop === 'ws') {
+        // The upgrade handler answers refusals (429 over the per-IP limit) with a Reply.
+        return (pattern: string, behavior: WebSocketBehavior<unknown>) => {
+          const upgrade = behavior.upgrade;
+          const label = `WS ${pattern}`;
+          target.ws(pattern, upgrade === undefined ? behavior : {
+            ...behavior,
+            upgrade: (res, req, context) => {
+              exchanges.route = label;
+              try {
+                upgrade(res, req, context);
+              } finally {
+                exchanges.route = '';
+              }
+            },
           });
           return wrapped;
         };
