@@ -5,9 +5,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, deposit, REPO_ROOT, startServer, Wallet, type Api, type StartedServer } from './harness.js';
 import { WsClient, sleep } from '../ws/client.js';
+import { serverPerFile } from './per_file.js';
 
 /** One sample line of the text format: `name{labels} value`. */
 interface Sample {
@@ -97,13 +98,10 @@ describe('metrics on the real server', () => {
   let a: Api;
   let port: number;
 
-  beforeAll(async () => {
-    s = await startServer();
-    a = api(s.url);
-    port = metricsPort(s);
-  });
-  afterAll(async () => {
-    expect((await s.stop()).code).toBe(0);
+  serverPerFile((started, client) => {
+    s = started;
+    a = client;
+    port = metricsPort(started);
   });
 
   it('counts a load of signed requests by route and status, and times each committed one per stage', async () => {
