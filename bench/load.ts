@@ -13,9 +13,12 @@
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
+//   --metrics-pairs N  metrics on/off comparison: N pairs of closed-loop runs (default 2; 0: skip)
+//   --metrics-seconds S  length of each of those runs (default 5)
 // Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
 // -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop)
-// -> 1,000 requests/s (open loop) -> half the max rate (open loop). The server runs with
+// -> metrics on/off (closed loop, A B B A: bench/load/metrics_cost.ts) -> 1,000 requests/s (open
+// loop) -> half the max rate (open loop). The server runs with metrics on (the default) and
 // diagnostics.stage_timings on, and the 1,000/s phase's latency per stage is read from its rows.
 // Signing happens only between timed phases (in worker threads, sized from the measured rates);
 // the timed phases only write pre-built bytes (bench/load/lanes.ts explains the client: one
@@ -39,6 +42,7 @@ import { Lane, textSegment, type Histogram, type PhaseResult, type Segment } fro
 import { chooseGenerator, type Generator, type GeneratorName } from './load/native_generator.js';
 import { cpuDelta, onSignalCleanup, removeDir, sampleMachine, sampleProc, startServer, type CpuDelta, type ServerChild } from './load/server_child.js';
 import { Knobs } from './knobs.js';
+import { costFigures, costLines, costOrder, metricsPortOf, setRecording, type CostRun } from './load/metrics_cost.js';
 import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
 import type { SignReply, SignerInit, SignerReady } from './load/signer_worker.js';
 import {
@@ -64,6 +68,8 @@ interface Args {
   generator: GeneratorName | null;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
+  metrics_pairs: number;
+  metrics_seconds: number;
 }
 
 /** bench/knobs.ts: `--wallets N` or BENCH_WALLETS=N, and so on. */
@@ -83,6 +89,8 @@ function parseArgs(): Args {
     generator: generatorArg(knobs.optionalString('generator')),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
+    metrics_pairs: knobs.number('metrics-pairs', 2, 0, 10),
+    metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
   };
   knobs.finish();
   if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
@@ -486,6 +494,8 @@ async function main(): Promise<void> {
       rate_limits: { orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big },
       diagnostics: { stage_timings: true },
       matcher: { cpu: args.matcher_cpu },
+      // On (as by default) on a free port: the on/off comparison flips its recording.
+      metrics: { enabled: true, port: 0 },
     },
     node_flags: profile_dir ? ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`] : [],
   });
@@ -555,6 +565,25 @@ async function main(): Promise<void> {
       const secs = res.window_ms / 1000;
       runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs });
     }
+
+    // Metrics on/off, closed loop, A B B A (recording is back on afterwards).
+    const cost_runs: CostRun[] = [];
+    const metrics_port = metricsPortOf(server.stdout_lines);
+    if (args.metrics_pairs > 0 && metrics_port === null) throw new Error('the server logged no metrics port');
+    for (const recording of costOrder(args.metrics_pairs)) {
+      const n = await guard(signers.ensurePerLane(perLane(est_rate * args.metrics_seconds), SIGN_BUDGET_MS));
+      if (n > 0) say(`  (signed ${int(n)} more requests)`);
+      await guard(setRecording(server.pid, metrics_port as number, recording));
+      const m = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'closed', duration_ms: args.metrics_seconds * 1000 })));
+      saneOrThrow(`metrics ${recording ? 'on' : 'off'} run`, m.value);
+      const answered = Math.max(1, m.value.in_window.responses);
+      cost_runs.push({
+        recording, requests_per_s: m.value.in_window.responses / (m.value.window_ms / 1000),
+        server_cpu_us_per_request: ((m.cpu.server?.cpu_ms ?? 0) * 1000) / answered,
+        front_cpu_us_per_request: ((m.cpu.server?.threads.find((t) => t.tid === server.pid)?.cpu_ms ?? 0) * 1000) / answered,
+      });
+    }
+    if (metrics_port !== null) await guard(setRecording(server.pid, metrics_port, true));
 
     // Fixed rate, open loop.
     // It can only take what the server answers: at most the rate, at most ~1.5x the best max run.
@@ -658,6 +687,11 @@ async function main(): Promise<void> {
     const stages = stageFigures(path.join(server.dir, 'data'), lat.light_from_ms, lat.light_to_ms);
     say('');
     for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages)]) say(line);
+    const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
+    if (cost !== null) {
+      say('');
+      for (const line of costLines(cost_runs, cost, args.metrics_seconds)) say(line);
+    }
     if (args.matcher_cpu !== null) say(`(server ran with matcher.cpu ${args.matcher_cpu}: ${server.stdout_lines.find((l) => l.includes('matcher thread')) ?? 'no pinning line in its log'})`);
     const json = {
       bench: 'load',
@@ -691,6 +725,7 @@ async function main(): Promise<void> {
       ...latency,
       ...stages,
       matcher_cpu: args.matcher_cpu,
+      ...(cost ?? {}),
     };
     console.log(JSON.stringify(json));
   } finally {

@@ -12,6 +12,7 @@ import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
 import { REQUEST_GROUP_MAX } from './ring/records.js';
+import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -106,6 +107,13 @@ export interface RingbookConfig {
    * `<data_dir>/stage_timings.f64` at a clean stop (bench/load.ts reads them; off by default).
    */
   diagnostics: { stage_timings: boolean };
+  /**
+   * Prometheus metrics on their own listener (src/metrics/, docs/operations.md "Metrics"):
+   * `enabled` false turns them off (no listener, nothing recorded on the request path).
+   */
+  metrics: { enabled: boolean; host: string; port: number };
+  /** Structured logs (src/util/log.ts): pino level, and pino-pretty lines instead of JSON. */
+  log: LogSettings;
   /** From the environment only (never from files): admin token and operator key, when set. */
   admin_token: string | null;
   operator_key: string | null;
@@ -248,6 +256,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
     }
     cfg.clock_offset_ms = offset;
   }
+  if (env.RINGBOOK_LOG_LEVEL) {
+    const level = parseLogLevel(env.RINGBOOK_LOG_LEVEL);
+    if (level === null) throw new ConfigError(`RINGBOOK_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+    cfg.log.level = level;
+  }
+  if (env.RINGBOOK_LOG_PRETTY === '1') cfg.log.pretty = true;
   return cfg;
 }
 
@@ -269,6 +283,9 @@ function str(x: unknown, what: string, pattern: RegExp): string {
 }
 
 const SYMBOL = /^[A-Z0-9]{1,12}$/;
+const HOST_PATTERN = /^[0-9a-zA-Z.:[\]-]+$/;
+/** The Prometheus exporters' customary port range starts at 9100; 9464 is the OpenTelemetry exporter's default. */
+const METRICS_PORT_DEFAULT = 9464;
 
 /**
  * `matcher.cpu`: null/absent (no pinning) or a CPU number the process may run on. Checked against
@@ -359,9 +376,19 @@ export function validateConfig(raw: unknown): RingbookConfig {
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
   const port = int(server.port, 'server.port');
   need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
+  const metrics = isObject(r.metrics) ? r.metrics : {};
+  const metrics_enabled = metrics.enabled ?? true;
+  need(typeof metrics_enabled === 'boolean', null, 'metrics.enabled must be true or false');
+  const metrics_port = int(metrics.port ?? METRICS_PORT_DEFAULT, 'metrics.port');
+  need(metrics_port >= 0 && metrics_port <= 65535, null, 'metrics.port must be 0..65535');
+  const log = isObject(r.log) ? r.log : {};
+  const log_level = parseLogLevel(log.level ?? 'info');
+  need(log_level !== null, null, `log.level must be one of ${LOG_LEVELS.join(', ')}`);
+  const log_pretty = log.pretty ?? false;
+  need(typeof log_pretty === 'boolean', null, 'log.pretty must be true or false');
   return {
     server: {
-      host: str(server.host, 'server.host', /^[0-9a-zA-Z.:[\]-]+$/),
+      host: str(server.host, 'server.host', HOST_PATTERN),
       port,
       data_dir: need(typeof server.data_dir === 'string' && server.data_dir !== '', server.data_dir as string, 'server.data_dir must be a path'),
     },
@@ -393,6 +420,12 @@ export function validateConfig(raw: unknown): RingbookConfig {
     journal: { trim: trim as boolean },
     matcher: { cpu },
     diagnostics: { stage_timings: stage_timings as boolean },
+    metrics: {
+      enabled: metrics_enabled as boolean,
+      host: str(metrics.host ?? '127.0.0.1', 'metrics.host', HOST_PATTERN),
+      port: metrics_port,
+    },
+    log: { level: log_level as LogSettings['level'], pretty: log_pretty as boolean },
     admin_token: null,
     operator_key: null,
     clock_offset_ms: 0,

@@ -1,9 +1,13 @@
 // `make run`: the Ringbook server on its embedded defaults (config/default.json + RINGBOOK_* env).
+// `--pretty`: human-readable log lines instead of JSON (as config log.pretty).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, ConfigError } from './config.js';
 import { RingbookServer } from './gateway/server.js';
+import { componentLog, configureLogs } from './util/log.js';
+
+const log = componentLog('server');
 
 /** A secret from the environment, else from the data dir, else generated and kept there. */
 function secret(data_dir: string, file: string, from_env: string | null, make: () => string): { value: string; generated: boolean } {
@@ -17,34 +21,43 @@ function secret(data_dir: string, file: string, from_env: string | null, make: (
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
+  if (process.argv.includes('--pretty')) cfg.log.pretty = true;
+  configureLogs(cfg.log);
   const data_dir = path.resolve(cfg.server.data_dir);
   mkdirSync(data_dir, { recursive: true });
   const admin = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));
   const operator = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
   const server = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
   const port = await server.start();
-  console.log(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`);
+  log.info(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`, { port, data_dir });
   if (!cfg.admin_token) {
-    console.log(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
+    log.info(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
   }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    console.log(`ringbook: ${signal}: finishing in-flight requests`);
+    log.info(`ringbook: ${signal}: finishing in-flight requests`);
     server.stop().then(() => {
-      console.log('ringbook: stopped cleanly');
+      log.info('ringbook: stopped cleanly');
       process.exit(0);
     }, (e: unknown) => {
-      console.error('ringbook: unclean stop:', e);
+      log.fatal('ringbook: unclean stop', e);
       process.exit(1);
     });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGUSR2', () => void server.toggleMetricsRecording());
+  // What Node would print on stderr and exit 1 for, as one JSON line (the exit stays the same).
+  process.on('uncaughtException', (e) => {
+    log.fatal('ringbook: uncaught exception', e);
+    process.exit(1);
+  });
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof ConfigError ? e.message : e);
+  if (e instanceof ConfigError) log.fatal(e.message);
+  else log.fatal('ringbook: start failed', e);
   process.exit(1);
 });

@@ -345,6 +345,11 @@ export class VerifyPool {
     return this.#inFlight;
   }
 
+  /** Batches waiting for room in a verify ring (the front-side backlog; metrics). */
+  get queuedTasks(): number {
+    return this.#backlog.length;
+  }
+
   /** Waits for the tasks in flight, then stops the workers. */
   async close(): Promise<void> {
     if (this.#closed) return;

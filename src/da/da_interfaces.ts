@@ -5,6 +5,7 @@ import type { EventFields } from '../ring/records.js';
 import type { DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
+import type { LogSettings } from '../util/log.js';
 
 /** The link's listener API (MatcherLink). */
 export interface EventSource {
@@ -30,6 +31,8 @@ export interface DaPublisher {
   readonly recheck_mismatches: number;
   /** The batch `stateRoot()` belongs to (-1 before genesis). */
   stateRootBatchId(): number;
+  /** Receives the state-root time of each batch (ms) as the DA thread reports them (metrics); the in-thread core never calls it. */
+  onRootTimes?: ((root_ms: readonly number[]) => void) | null;
   /** The fills tree of a published batch (built on demand, a few kept). */
   fillsTree(batch: PublishedBatch): FillsTree;
   close(): Promise<void>;
@@ -60,10 +63,16 @@ export interface DaThreadOptions {
   journal_dir: string | null;
   /** Resume the state root from this snapshot instead of genesis (checked in the worker). */
   restore: DaRestore | null;
+  /** The worker's log settings (the front's: src/util/log.ts). */
+  log: LogSettings;
 }
 
 /** What the DA worker thread (da_worker.ts) posts back to DaThreadPublisher. */
 export type FromWorker =
-  | { type: 'root'; batch_id: number; state_root: string | null; failure: string | null; recheck_mismatches: number }
+  | {
+    type: 'root'; batch_id: number; state_root: string | null; failure: string | null; recheck_mismatches: number;
+    /** Milliseconds each batch of the message took to compute its state root (metrics), in order. */
+    root_ms: number[];
+  }
   | { type: 'restored'; report: RestoreReport | null; error: string | null }
   | { type: 'closed' };

@@ -22,6 +22,9 @@ import type {
 } from './da_interfaces.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
+import { componentLog, logSettings } from '../util/log.js';
+
+const log = componentLog('da');
 
 export { PACKED_STRIDE, type PackedEvents } from './event_packing.js';
 
@@ -43,6 +46,7 @@ export class DaThreadPublisher implements DaPublisher {
   }
   /** Published headers that differed from the ones recomputed on start (0 in a healthy server). */
   recheck_mismatches = 0;
+  onRootTimes: ((root_ms: readonly number[]) => void) | null = null;
   private readonly restored: Promise<RestoreReport | null>;
   private settleRestore: ((m: Extract<FromWorker, { type: 'restored' }>) => void) | null = null;
 
@@ -59,6 +63,7 @@ export class DaThreadPublisher implements DaPublisher {
         this.root_batch = m.batch_id;
         this.recheck_mismatches = m.recheck_mismatches;
         if (m.failure !== null) this.failure = m.failure;
+        if (this.onRootTimes) this.onRootTimes(m.root_ms);
       } else if (m.type === 'closed' && this.closed_signal) {
         this.closed_signal();
       }
@@ -66,7 +71,7 @@ export class DaThreadPublisher implements DaPublisher {
     this.worker.on('error', (e) => {
       this.failure = `DA worker failed: ${e instanceof Error ? e.message : String(e)}`;
       this.settleRestore?.({ type: 'restored', report: null, error: this.failure });
-      console.error(`ringbook: ${this.failure}`);
+      log.error(`ringbook: ${this.failure}`, e);
     });
     this.worker.on('exit', () => {
       if (this.closed_signal) this.closed_signal();
@@ -142,5 +147,5 @@ export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | nul
     if (opts.restore) core.restore_report = core.restore(opts.restore);
     return core;
   }
-  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null });
+  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null, log: logSettings() });
 }

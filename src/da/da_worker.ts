@@ -8,17 +8,22 @@ import type { DaThreadOptions, FromWorker } from './da_interfaces.js';
 import { PackedFields, type PackedEvents } from './event_packing.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
+import { componentLog, configureLogs } from '../util/log.js';
 
 const data = workerData as DaThreadOptions;
 const port = parentPort;
 if (port === null) throw new Error('da_worker: not in a worker thread');
+configureLogs(data.log);
+const log = componentLog('da');
 const core = new DaPublisherCore({
   assets: data.assets,
   store: data.da_dir === null ? null : LmdbDaStore.open(data.da_dir),
   journal: data.journal_dir === null ? null : JournalReader.open(data.journal_dir),
-  log: (m) => console.error(m),
+  log: (m) => log.error(m),
 });
 const fields = new PackedFields();
+
+log.debug('ringbook: DA thread started', { publishing: data.da_dir !== null });
 
 // Resuming from a snapshot: load its leaves and check their root before any event is read (the
 // front waits for this report before it serves).
@@ -39,21 +44,26 @@ function post(m: FromWorker): void {
 port.on('message', (m: PackedEvents | { type: 'close' }) => {
   if (m.type === 'events') {
     fields.load(m);
+    const root_ms: number[] = [];
     for (let i = 0; i < m.count; i++) {
       fields.i = i;
       core.onEvent(fields);
-      if (fields.type() === EventType.BATCH_COMMITTED) core.onBatch(fields.field(BatchField.BATCH_ID), fields.field(BatchField.TIME_MS));
+      if (fields.type() === EventType.BATCH_COMMITTED) {
+        const before_ms = core.root_ms;
+        core.onBatch(fields.field(BatchField.BATCH_ID), fields.field(BatchField.TIME_MS));
+        root_ms.push(core.root_ms - before_ms);
+      }
     }
     const root: FromWorker = {
       type: 'root', batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure,
-      recheck_mismatches: core.recheck_mismatches,
+      recheck_mismatches: core.recheck_mismatches, root_ms,
     };
     // Report the root only once its batch is readable from the store.
     core.settled().then(() => post(root), () => post(root));
     return;
   }
   core.close().then(() => post({ type: 'closed' }), (e: unknown) => {
-    console.error('ringbook: DA worker close failed:', e);
+    log.error('ringbook: DA worker close failed', e);
     post({ type: 'closed' });
   });
 });

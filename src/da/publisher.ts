@@ -24,6 +24,9 @@ import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
 import { addressesHex, decodeEngine } from '../matcher/engine_snapshot.js';
+import { componentLog } from '../util/log.js';
+
+const DA_LOG = componentLog('da');
 
 export interface PublisherOptions {
   /** Asset symbols in index order (config). */
@@ -62,7 +65,7 @@ export class DaPublisherCore implements DaPublisher {
   constructor(options: PublisherOptions) {
     this.options = options;
     this.builder = new StateRootBuilder(options.assets);
-    this.log = options.log ?? ((m) => console.error(m));
+    this.log = options.log ?? ((m) => DA_LOG.error(m));
     const published = options.store?.latest() ?? 0;
     const journaled = options.journal?.lastBatchId() ?? 0;
     this.skip_below = Math.min(published, journaled);

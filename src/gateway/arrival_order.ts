@@ -6,6 +6,10 @@
  * must not see 6 reach the engine before 5 and get DUPLICATE_NONCE. Each signed request takes a
  * ticket on arrival; its continuation runs only after every earlier ticket of the same wallet.
  */
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
+
 type Continuation = (done: () => void) => void;
 
 export class ArrivalOrder {
@@ -78,7 +82,7 @@ export class ArrivalOrder {
       try {
         next(done);
       } catch (e) {
-        console.error('ringbook: request continuation failed:', e);
+        log.error('ringbook: request continuation failed', e);
         done();
       }
     }

@@ -16,6 +16,9 @@ import { prepareForceInclude } from './routes_programmes.js';
 import { encodeConsent, type Consent } from '../ring/consent.js';
 import { SettlementContract, type DepositLog, type ForcedLog } from '../settlement/contract.js';
 import { JsonRpc } from '../settlement/rpc.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('settlement');
 
 /** What the link did so far (GET /admin/state `settlement.link`). */
 export interface ChainLinkStatus {
@@ -60,7 +63,7 @@ export class ChainLink {
       this.running = this.poll().catch((e: unknown) => {
         const message = (e as Error).message;
         // Logged when it changes, not every poll_ms while an endpoint stays down.
-        if (message !== this.status.last_error) console.error('ringbook: settlement link:', message);
+        if (message !== this.status.last_error) log.error(`ringbook: settlement link: ${message}`);
         this.status.last_error = message;
       }).finally(() => {
         this.running = null;
@@ -113,7 +116,7 @@ export class ChainLink {
     r.nonce = d.deposit_id;
     const o = await this.submit(r, d.user);
     if (o.accepted) this.status.deposits_credited++;
-    else console.error(`ringbook: settlement link: chain deposit ${d.deposit_id} of ${d.user} refused (code ${o.code}, reason ${o.reason})`);
+    else log.error(`ringbook: settlement link: chain deposit ${d.deposit_id} of ${d.user} refused (code ${o.code}, reason ${o.reason})`);
   }
 
   private async queueForced(f: ForcedLog): Promise<void> {

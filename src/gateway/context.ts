@@ -16,6 +16,10 @@ import type { AssetInfo } from './signed_requests.js';
 import { stampMs, StageStamps, type StageRecorder } from './stage_timings.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
+import type { Metrics } from './metrics/metrics.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
 
 export type LimiterName = keyof RingbookConfig['rate_limits'];
 
@@ -38,6 +42,10 @@ export interface GatewayContext {
   arrival: ArrivalOrder;
   /** Per-stage latency rows of signed requests (config diagnostics.stage_timings), else null. */
   stages: StageRecorder | null;
+  /** Prometheus metrics (config metrics.enabled), else null. */
+  metrics: Metrics | null;
+  /** One debug line per HTTP exchange (log level debug or trace), with its request id. */
+  access_log: boolean;
   /** What the settlement chain link did (src/gateway/chain_link.ts); null when it is off. */
   settlement_status: (() => object) | null;
   /**
@@ -50,13 +58,22 @@ export interface GatewayContext {
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
 export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
   const reply = new Reply(res);
-  if (ctx.stages !== null) {
+  // Stamped for the stage rows (diagnostics.stage_timings) and the metrics' stage histograms;
+  // SIGUSR2's recording off stops both (bench/load.ts measures instrumentation on against none).
+  if (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording) {
     reply.stamps = new StageStamps();
     reply.stamps.arrive = stampMs();
   }
   ctx.open_exchanges++;
+  const arrive_ms = ctx.access_log ? performance.now() : 0;
   reply.onFinish(() => {
     ctx.open_exchanges--;
+    if (ctx.access_log) {
+      log.debug('request', {
+        request_id: reply.request_id, route: reply.route, status: reply.status,
+        duration_us: Math.round((performance.now() - arrive_ms) * 1000),
+      });
+    }
   });
   if (ctx.closing) {
     reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
@@ -125,7 +142,7 @@ export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpReques
     try {
       fn(reply, req);
     } catch (e) {
-      console.error('ringbook: GET handler failed:', e);
+      log.error('ringbook: GET handler failed', e, { request_id: reply.request_id });
       reply.error('INTERNAL_ERROR', 'unexpected server error');
     }
   };
@@ -152,7 +169,7 @@ export function postRoute(
       try {
         fn(reply, body, params);
       } catch (e) {
-        console.error('ringbook: POST handler failed:', e);
+        log.error('ringbook: POST handler failed', e, { request_id: reply.request_id });
         reply.error('INTERNAL_ERROR', 'unexpected server error');
       }
     });
@@ -182,7 +199,7 @@ export function submit(
     return;
   }
   p.then(onOutcome, (e: unknown) => {
-    console.error('ringbook: request failed:', e);
+    log.error('ringbook: request failed', e, { request_id: reply.request_id });
     reply.error('INTERNAL_ERROR', 'unexpected engine failure');
   });
 }

@@ -26,13 +26,16 @@
 //   attached makes uWS terminate the process outright. `route()` wraps a handler so the Reply (and
 //   its abort handler) exists before any route code runs, and a throw (or a rejected promise)
 //   becomes 500 INTERNAL_ERROR "internal error" (no details leak) plus a report to the error
-//   reporter (default: console.error with the request id; replace with `setRouteErrorReporter`).
+//   reporter (default: the `http` component's error log with the request id; replace with `setRouteErrorReporter`).
 //   `readJsonBody` does the same for its callback.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
 import { onAbort, parseJsonObject, readBody, watchAbort, type AbortWatch } from './http_body.js';
 import { nextRequestId } from './request_id.js';
 import type { StageStamps } from './stage_timings.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
 
 /** Reason phrases for the status line. Statuses not listed get a generic phrase by class. */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
@@ -81,6 +84,17 @@ const CONTENT_TYPE = Buffer.from('Content-Type', 'latin1');
 const APPLICATION_JSON = Buffer.from('application/json', 'latin1');
 
 export type Header = readonly [name: string, value: string];
+
+/**
+ * Request accounting (src/metrics/): which route the handler running now serves, and a hook
+ * called once per HTTP exchange when its reply is written or the client aborts (status 0).
+ * Both stay unset when metrics are off.
+ */
+export const exchanges = {
+  /** Set by the metrics' route wrapper around each handler call; '' outside one. */
+  route: '',
+  finished: null as ((route: string, status: number) => void) | null,
+};
 
 let double_reply_total = 0;
 
@@ -196,6 +210,9 @@ export abstract class Answer {
 export class Reply extends Answer {
   readonly res: HttpResponse;
   private readonly watch: AbortWatch;
+  /** The route label of the handler that made this reply (request accounting). */
+  readonly route: string = exchanges.route;
+  private accounted = false;
 
   /** Construct synchronously inside the route handler: it registers the abort watch. */
   constructor(res: HttpResponse, request_id: string = nextRequestId()) {
@@ -216,6 +233,10 @@ export class Reply extends Answer {
   }
 
   private finished(): void {
+    if (!this.accounted) {
+      this.accounted = true;
+      exchanges.finished?.(this.route, this.status);
+    }
     const l = this.finish_listener;
     this.finish_listener = null;
     if (l) l();
@@ -289,7 +310,7 @@ export function readJsonBody(
 export type RouteErrorReporter = (err: unknown, request_id: string) => void;
 
 let report_route_error: RouteErrorReporter = (err, request_id) => {
-  console.error(`[gateway] request ${request_id} failed:`, err);
+  log.error(`[gateway] request ${request_id} failed`, err, { request_id });
 };
 
 /** Replaces the reporter of exceptions thrown by route code (logging, metrics). */

@@ -17,6 +17,9 @@ import {
 } from '../read_model/read_model.js';
 import type { FillView } from '../read_model/read_model.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
+import { componentLog, logSettings } from '../util/log.js';
+
+const log = componentLog('matcher_link');
 
 export interface Outcome {
   accepted: boolean;
@@ -89,6 +92,9 @@ export class MatcherLink {
   private pump_done: Promise<void> = Promise.resolve();
   private stopping = false;
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
+  private readonly batch_stage_listeners: ((requests: number, stages: BatchStages) => void)[] = [];
+  /** Requests of the batch being read (each has one ACCEPTED or REJECTED event). */
+  private batch_requests = 0;
   private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
   /** The HTTP answers: the last of the read model's observers (consumers()). */
   private readonly answers: ReadModelObserver;
@@ -99,6 +105,14 @@ export class MatcherLink {
    */
   addBatchListener(fn: (batch_id: number, time_ms: number) => void): void {
     this.batch_listeners.push(fn);
+  }
+
+  /**
+   * Adds a listener of each committed batch's request count and stage stamps (metrics), called once its
+   * answers went out. `stages` is reused: read it during the call.
+   */
+  addBatchStagesListener(fn: (requests: number, stages: BatchStages) => void): void {
+    this.batch_stage_listeners.push(fn);
   }
 
   /**
@@ -165,6 +179,7 @@ export class MatcherLink {
       clock_offset_ms: this.options.clock_offset_ms ?? 0,
       stamp_batches: this.options.stamp_batches ?? false,
       cpu: this.options.cpu ?? null,
+      log: logSettings(),
     };
     const worker = new Worker(new URL('../matcher/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
@@ -173,7 +188,10 @@ export class MatcherLink {
     this.pump_done = this.pump(events);
     worker.on('message', (m: FromMatcher) => {
       if (m.type === 'snapshot' && this.onSnapshot !== null) this.onSnapshot(m);
-      else if (m.type === 'trimmed') console.log(`ringbook: journal trimmed through batch ${m.through_batch_id} (${m.deleted} batches deleted)`);
+      else if (m.type === 'trimmed') {
+        log.info(`ringbook: journal trimmed through batch ${m.through_batch_id} (${m.deleted} batches deleted)`,
+          { through_batch_id: m.through_batch_id, deleted: m.deleted });
+      }
     });
     const ready = await new Promise<Extract<FromMatcher, { type: 'ready' }>>((resolve, reject) => {
       const onMessage = (m: FromMatcher): void => {
@@ -191,20 +209,20 @@ export class MatcherLink {
     this.replayed_batches = ready.replayed_batches;
     this.pin = ready.pin;
     if (ready.pin !== null) {
-      if (ready.pin.pinned) console.log(`ringbook: matcher thread ${ready.pin.message}`);
-      else console.error(`ringbook: matcher thread ${ready.pin.message} (config matcher.cpu); running unpinned`);
+      if (ready.pin.pinned) log.info(`ringbook: matcher thread ${ready.pin.message}`);
+      else log.error(`ringbook: matcher thread ${ready.pin.message} (config matcher.cpu); running unpinned`);
     }
     this.recovery = {
       snapshot_batch_id: ready.snapshot_batch_id, replayed_batches: ready.replayed_batches, batch_id: ready.batch_id,
       replay_ms: ready.replay_ms,
     };
     worker.on('error', (e) => {
-      console.error('ringbook: matcher thread failed:', e);
+      log.fatal('ringbook: matcher thread failed', e);
       process.exit(70);
     });
     worker.on('exit', (code) => {
       if (!this.stopping) {
-        console.error(`ringbook: matcher thread exited (code ${code})`);
+        log.fatal(`ringbook: matcher thread exited (code ${code})`, undefined, { code });
         process.exit(70);
       }
     });
@@ -341,7 +359,7 @@ export class MatcherLink {
    */
   private listenerFailed(e: unknown): void {
     this.listener_errors++;
-    if (this.listener_errors <= 10) console.error('ringbook: event stream listener failed:', e);
+    if (this.listener_errors <= 10) log.error('ringbook: event stream listener failed', e);
   }
 
   private dispatch(fields: EventCursor, o: number): void {
@@ -366,6 +384,7 @@ export class MatcherLink {
     return {
       batchBegin: () => {},
       accepted: (seq: number, _kind: number, _account: number, order_id: number) => {
+        this.batch_requests++;
         const p = pendingOf(seq);
         if (p === undefined) return;
         p.outcome.accepted = true;
@@ -373,6 +392,7 @@ export class MatcherLink {
         this.batch_seqs.push(seq);
       },
       rejected: (seq: number, code: number, reason: number) => {
+        this.batch_requests++;
         const p = pendingOf(seq);
         if (p === undefined) return;
         p.outcome.accepted = false;
@@ -414,6 +434,15 @@ export class MatcherLink {
       p.resolve(p.outcome);
     }
     this.batch_seqs = [];
+    const requests = this.batch_requests;
+    this.batch_requests = 0;
+    for (let i = 0; i < this.batch_stage_listeners.length; i++) {
+      try {
+        this.batch_stage_listeners[i](requests, stages);
+      } catch (e) {
+        this.listenerFailed(e);
+      }
+    }
     for (let i = 0; i < this.batch_listeners.length; i++) {
       try {
         this.batch_listeners[i](batch_id, time_ms);

@@ -30,6 +30,11 @@ import { importFront } from '../snapshot/front_state.js';
 import { loadRecoverySnapshot } from '../snapshot/resume.js';
 import { StageRecorder } from './stage_timings.js';
 import { ChainLink } from './chain_link.js';
+import { Metrics } from './metrics/metrics.js';
+import { MetricsListener } from './metrics/listener.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('server');
 
 export interface ServerOptions {
   cfg: RingbookConfig;
@@ -56,7 +61,11 @@ export class RingbookServer {
   private da: DaPublisher | null = null;
   private snapshots: SnapshotCoordinator | null = null;
   private chain: ChainLink | null = null;
+  private metrics: Metrics | null = null;
+  private metrics_listener: MetricsListener | null = null;
   port = 0;
+  /** The metrics listener's port (0: metrics off or not listening). */
+  metrics_port = 0;
 
   constructor(options: ServerOptions) {
     this.options = options;
@@ -84,7 +93,8 @@ export class RingbookServer {
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
       clock_offset_ms: cfg.clock_offset_ms,
-      stamp_batches: cfg.diagnostics.stage_timings,
+      // Metrics read each batch's journal commit time from these stamps (3 clock reads a batch).
+      stamp_batches: cfg.diagnostics.stage_timings || cfg.metrics.enabled,
       cpu: cfg.matcher.cpu,
       // The read model's part of the snapshot, loaded while the matcher restores its own.
       beforeEvents: () => {
@@ -122,11 +132,13 @@ export class RingbookServer {
     }
     const r = link.recovery;
     if (r !== null) {
-      console.log(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
-        ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`);
+      log.info(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
+        ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`, { ...r });
     }
     const pool = new VerifyPool(this.options.verify_threads ? { threads: this.options.verify_threads } : {});
     this.pool = pool;
+    const metrics = cfg.metrics.enabled ? new Metrics() : null;
+    this.metrics = metrics;
     const assets = new Map<string, AssetInfo>();
     cfg.assets.forEach((a, index) => assets.set(a.symbol, { index, onchain_decimals: a.onchain_decimals }));
     const ctx: GatewayContext = {
@@ -144,6 +156,8 @@ export class RingbookServer {
       closing: false,
       arrival: new ArrivalOrder(),
       stages: cfg.diagnostics.stage_timings ? new StageRecorder() : null,
+      metrics,
+      access_log: componentLog('http').enabled('debug'),
       settlement_status: null,
       settlement_posted_batch: null,
     };
@@ -154,7 +168,7 @@ export class RingbookServer {
       ctx.settlement_posted_batch = () => chain.posted_batch_id;
       this.chain = chain;
     }
-    const app = uWS.App();
+    const app = metrics === null ? uWS.App() : metrics.attach(uWS.App());
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
     registerProgrammeRoutes(app, ctx);
@@ -164,6 +178,10 @@ export class RingbookServer {
     const hub = registerWebSocket(app, ctx);
     this.ws_hub = hub;
     link.consumers([md, hub.fanout]);
+    metrics?.bind({
+      link, rm: link.read_model, pool, ws: hub.stats, da,
+      pendingSignatures: () => ctx.signatures.pending, verifiedSignatures: () => ctx.signatures.verified,
+    });
     this.chain?.start();
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
@@ -180,7 +198,32 @@ export class RingbookServer {
         resolve();
       });
     });
+    if (metrics !== null) await this.listenMetrics(metrics);
     return this.port;
+  }
+
+  /**
+   * The metrics listener. An address in use (a second server on one machine, parallel tests) is
+   * logged and leaves the server running without it: metrics are for watching, not for trading.
+   */
+  private async listenMetrics(metrics: Metrics): Promise<void> {
+    const { host, port } = this.options.cfg.metrics;
+    try {
+      this.metrics_listener = await MetricsListener.start(metrics, host, port);
+      this.metrics_port = this.metrics_listener.port;
+      log.info(`ringbook: metrics on http://${host}:${this.metrics_port}/metrics`, { metrics_port: this.metrics_port });
+    } catch (e) {
+      log.error(`ringbook: metrics listener: cannot listen on ${host}:${port}; running without metrics (config metrics.port)`, e);
+    }
+  }
+
+  /** SIGUSR2: request-path metrics recording off, or back on (docs/operations.md); the new state. */
+  toggleMetricsRecording(): boolean | null {
+    const m = this.metrics;
+    if (m === null) return null;
+    m.recording = !m.recording;
+    log.info(`ringbook: metrics recording ${m.recording ? 'on' : 'off'}`, { recording: m.recording });
+    return m.recording;
   }
 
   /**
@@ -197,6 +240,8 @@ export class RingbookServer {
     const ctx = this.ctx;
     if (ctx) ctx.closing = true;
     await this.chain?.stop();
+    await this.metrics_listener?.close();
+    this.metrics?.detach();
     // WebSockets close first: a connection that opted into cancel_on_disconnect submits its
     // cancel as it closes, and the drain below waits for it like any request in flight.
     this.ws_hub?.close();
@@ -212,8 +257,8 @@ export class RingbookServer {
     if (ctx?.stages) {
       const file = path.resolve(this.options.cfg.server.data_dir, 'stage_timings.f64');
       ctx.stages.writeFile(file);
-      console.log(`ringbook: ${ctx.stages.count} stage timing rows written to ${file}` +
-        (ctx.stages.dropped > 0 ? ` (${ctx.stages.dropped} more not kept)` : ''));
+      log.info(`ringbook: ${ctx.stages.count} stage timing rows written to ${file}` +
+        (ctx.stages.dropped > 0 ? ` (${ctx.stages.dropped} more not kept)` : ''), { file, rows: ctx.stages.count });
     }
   }
 }

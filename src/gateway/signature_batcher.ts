@@ -3,6 +3,9 @@
 import type { VerifyPool } from '../auth/verify_pool.js';
 import type { SignedMessage } from '../auth/verify.js';
 import type { StageStamps } from './stage_timings.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
 
 /** A check's answer: VALID, INVALID, or FAILED when the pool could not check it (a worker died). */
 export const VALID = 1;
@@ -110,7 +113,7 @@ export class SignatureBatcher {
         for (let i = 0; i < verdicts.length; i++) verdicts[i](ok[i] === 1 ? VALID : INVALID);
       },
       (err: unknown) => {
-        console.error('ringbook: verify pool failed:', err);
+        log.error('ringbook: verify pool failed', err);
         this.pending -= verdicts.length;
         for (const v of verdicts) v(FAILED);
       },

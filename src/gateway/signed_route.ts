@@ -20,6 +20,9 @@ import type { Outcome } from './matcher_link.js';
 import type { Found } from './signature_batcher.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_requests.js';
 import { stampMs } from './stage_timings.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('http');
 
 export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
   orders: 'orders_per_wallet',
@@ -43,7 +46,7 @@ export function afterVerification<T>(
   checks.then((result) => ctx.arrival.release(address, ticket, () => {
     if (!reply.done) then(result);
   }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
-    console.error('ringbook: signature check failed:', e);
+    log.error('ringbook: signature check failed', e, { request_id: reply.request_id });
     reply.error('INTERNAL_ERROR', CHECK_FAILED);
   }));
 }
@@ -87,9 +90,10 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
   const onOutcome = (o: Outcome): void => {
     if (!o.accepted) replyRejected(answer, o);
     else onAccepted(o);
-    if (stamps !== null && ctx.stages !== null) {
+    if (stamps !== null) {
       stamps.answered = stampMs();
-      ctx.stages.record(stamps);
+      ctx.stages?.record(stamps);
+      ctx.metrics?.observeStages(stamps);
     }
   };
   const found: Found = (message, failed) => ctx.arrival.release(address, ticket, () => {
@@ -159,11 +163,11 @@ export function runSignedGroup(
       });
       finish();
     }, (e: unknown) => {
-      console.error('ringbook: batch request failed:', e);
+      log.error('ringbook: batch request failed', e, { request_id: whole.request_id });
       whole.error('INTERNAL_ERROR', 'unexpected engine failure');
     });
   }), (e: unknown) => afterTurns(() => {
-    console.error('ringbook: signature check failed:', e);
+    log.error('ringbook: signature check failed', e, { request_id: whole.request_id });
     whole.error('INTERNAL_ERROR', CHECK_FAILED);
   }));
 }

@@ -17,6 +17,7 @@ import type { EngineConfig } from '../engine/api.js';
 import { FastEngine, restoreFastEngine } from '../engine/engine.js';
 import { Matcher } from './matcher.js';
 import { pinCurrentThread, type PinResult } from './pin_thread.js';
+import { componentLog, configureLogs, type LogSettings } from '../util/log.js';
 
 export interface MatcherWorkerData {
   engine_config: EngineConfig;
@@ -35,6 +36,8 @@ export interface MatcherWorkerData {
   stamp_batches: boolean;
   /** Pin this thread to one CPU (config matcher.cpu), null: leave it to the scheduler. */
   cpu: number | null;
+  /** This thread's log settings (the front's: src/util/log.ts). */
+  log: LogSettings;
 }
 
 /** Front -> matcher. */
@@ -57,6 +60,8 @@ const BATCHES_PER_YIELD = 8;
 
 
 const data = workerData as MatcherWorkerData;
+configureLogs(data.log);
+const log = componentLog('matcher');
 const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
 const restored = data.snapshot === null ? null : decodeEngine(data.snapshot.engine);
@@ -66,7 +71,7 @@ let snapshot_requested = false;
 
 function fatal(e: unknown): never {
   // Acknowledging without durability would break the promise every answer makes: stop.
-  console.error('ringbook: journal commit failed, stopping:', e);
+  log.fatal('ringbook: journal commit failed, stopping', e);
   process.exit(70);
 }
 
@@ -103,7 +108,7 @@ parentPort?.on('message', (m: ToMatcher) => {
   } else if (m.type === 'trim' && journal !== null) {
     journal.trimThrough(m.through_batch_id).then(
       (deleted) => post({ type: 'trimmed', through_batch_id: m.through_batch_id, deleted }),
-      (e: unknown) => console.error('ringbook: journal trim failed (the journal is intact):', e),
+      (e: unknown) => log.error('ringbook: journal trim failed (the journal is intact)', e),
     );
   }
 });
@@ -127,6 +132,7 @@ function start(): void {
       replayed++;
     }
   }
+  log.debug(`ringbook: matcher thread ready at batch ${matcher.batch_id}`, { batch_id: matcher.batch_id, replayed_batches: replayed });
   post({
     type: 'ready', replayed_batches: replayed, batch_id: matcher.batch_id,
     snapshot_batch_id: data.snapshot === null ? null : data.snapshot.batch_id, replay_ms: performance.now() - t0, pin,

@@ -30,6 +30,9 @@ import type { MarketData } from '../marketdata/market_data.js';
 import { exportFront, frontBuffers, type FrontState } from './front_state.js';
 import { snapshotFileName } from './snapshot_file.js';
 import type { WriteDone, WriteJob } from './writer_worker.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('snapshot');
 
 export interface SnapshotResult {
   batch_id: number;
@@ -88,7 +91,7 @@ export class SnapshotCoordinator {
   constructor(o: CoordinatorOptions, live_after: number) {
     this.o = o;
     this.live_after = live_after;
-    this.log = o.log ?? ((m) => console.error(m));
+    this.log = o.log ?? ((m) => log.error(m));
     mkdirSync(o.dir, { recursive: true });
     o.link.onSnapshot = (m) => this.onEngine(m);
     this.writer = new Worker(new URL('./writer_worker.js', import.meta.url));
@@ -222,8 +225,8 @@ export class SnapshotCoordinator {
     };
     this.last = r;
     this.written++;
-    console.log(`ringbook: snapshot at batch ${n} written (${(r.bytes / 1e6).toFixed(1)} MB; matcher paused ` +
-      `${Math.round(r.capture_ms + r.pack_ms)} ms, front ${Math.round(r.front_ms)} ms)`);
+    log.info(`ringbook: snapshot at batch ${n} written (${(r.bytes / 1e6).toFixed(1)} MB; matcher paused ` +
+      `${Math.round(r.capture_ms + r.pack_ms)} ms, front ${Math.round(r.front_ms)} ms)`, { batch_id: n, file, bytes: r.bytes });
     if (this.o.trim_journal && kept.length >= this.o.keep) {
       // Through the oldest kept snapshot, and only what the DA store already holds (the DA
       // thread reads inputs from the journal to publish them).

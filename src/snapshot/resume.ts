@@ -12,6 +12,9 @@ import type { DaRestore } from '../da/da_interfaces.js';
 import { decodeFront, type FrontState } from './front_state.js';
 import { chooseSnapshot } from './recovery.js';
 import { pruneSnapshots } from './snapshot_file.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('snapshot');
 
 export interface ResumePlan {
   batch_id: number;
@@ -37,7 +40,7 @@ export async function loadRecoverySnapshot(cfg: RingbookConfig, journal_dir: str
       publishedRoot: (id: number) => store.get(id)?.header.state_root,
     };
     const choice = chooseSnapshot(snapshots_dir, facts);
-    for (const r of choice.rejected) console.error(`ringbook: snapshot ${r.file} not used: ${r.reason}`);
+    for (const r of choice.rejected) log.error(`ringbook: snapshot ${r.file} not used: ${r.reason}`, undefined, { file: r.file });
     const s = choice.snapshot;
     if (s === null || choice.file === null || s.front === null) return null;
     return {

@@ -111,6 +111,24 @@ describe('config', () => {
     expect(loadConfig({}).clock_offset_ms).toBe(0);
   });
 
+  it('metrics: on at 127.0.0.1:9464 by default, an off switch, ports checked', () => {
+    expect(loadConfig({}).metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    expect(validateConfig(withOverride({ metrics: { enabled: false } })).metrics.enabled).toBe(false);
+    expect(validateConfig(withOverride({ metrics: { port: 0 } })).metrics.port).toBe(0);
+    expect(() => validateConfig(withOverride({ metrics: { enabled: 'yes' } }))).toThrow('metrics.enabled must be true or false');
+    expect(() => validateConfig(withOverride({ metrics: { port: 70000 } }))).toThrow('metrics.port must be 0..65535');
+    expect(() => validateConfig(withOverride({ metrics: { host: 'a b' } }))).toThrow('metrics.host');
+  });
+
+  it('log: level and pretty from config, RINGBOOK_LOG_LEVEL and RINGBOOK_LOG_PRETTY over them', () => {
+    expect(loadConfig({}).log).toEqual({ level: 'info', pretty: false });
+    expect(validateConfig(withOverride({ log: { level: 'debug', pretty: true } })).log).toEqual({ level: 'debug', pretty: true });
+    expect(() => validateConfig(withOverride({ log: { level: 'verbose' } }))).toThrow('log.level must be one of fatal, error, warn, info, debug, trace, silent');
+    expect(() => validateConfig(withOverride({ log: { pretty: 1 } }))).toThrow('log.pretty must be true or false');
+    expect(loadConfig({ RINGBOOK_LOG_LEVEL: 'warn', RINGBOOK_LOG_PRETTY: '1' }).log).toEqual({ level: 'warn', pretty: true });
+    expect(() => loadConfig({ RINGBOOK_LOG_LEVEL: 'loud' })).toThrow('RINGBOOK_LOG_LEVEL');
+  });
+
   it('ignores prototype-polluting keys in a merged file', () => {
     const merged = mergeConfig(defaults, JSON.parse('{"__proto__":{"polluted":true},"fees":{"maker_fee_bps":0,"taker_fee_bps":3}}')) as Record<string, unknown>;
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

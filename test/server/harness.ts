@@ -99,7 +99,8 @@ export async function startServer(opts: StartOptions = {}): Promise<StartedServe
     throw new Error(`harness: ${SERVER_MAIN} does not exist: compile first with \`npx tsc -p tsconfig.json\``);
   }
   const data_dir = fs.mkdtempSync(os.tmpdir() + '/ringbook-');
-  const config = deepMerge({ rate_limits: HIGH_RATE_LIMITS }, opts.config ?? {});
+  // Metrics on a free port (the default 9464 is one per machine; tests run servers in parallel).
+  const config = deepMerge({ rate_limits: HIGH_RATE_LIMITS, metrics: { port: 0 } }, opts.config ?? {});
   const config_file = path.join(data_dir, 'test-config.json');
   fs.writeFileSync(config_file, JSON.stringify(config, null, 2));
   const admin_token = opts.env?.RINGBOOK_ADMIN_TOKEN ?? TEST_ADMIN_TOKEN;

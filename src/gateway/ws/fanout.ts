@@ -18,6 +18,8 @@ export interface FanoutStats {
   published: number;
   /** Messages queued to subscribers: sum over publishes of the subscriber count. */
   delivered: number;
+  /** Subscriptions held now, over all connections and channels. */
+  subscriptions: number;
 }
 
 export class WsFanout implements ReadModelObserver {
@@ -58,6 +60,7 @@ export class WsFanout implements ReadModelObserver {
 
   /** A subscription to `ch` was added (+1) or removed (-1). */
   count(ch: Channel, delta: number): void {
+    this.stats.subscriptions += delta;
     if (ch.private) {
       let counts = this.private_subs.get(ch.address);
       if (counts === undefined) {

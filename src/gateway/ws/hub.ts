@@ -48,6 +48,9 @@ import {
   authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseChannel, parseClientMessage,
   pongMessage, subscribedMessage, unsubscribedMessage, type Channel,
 } from './messages.js';
+import { componentLog } from '../../util/log.js';
+
+const log = componentLog('ws');
 
 export interface WsLimits extends AuthLimits {
   message_bytes_max: number;
@@ -112,6 +115,8 @@ export interface WsStats extends FanoutStats {
   disconnect_cancels: number;
   disconnect_cancels_lost: number;
   refused_ip_limit: number;
+  /** Client messages received (every frame handed to the message handler). */
+  received: number;
 }
 
 export class WsHub {
@@ -129,7 +134,7 @@ export class WsHub {
   readonly stats: WsStats = {
     connections: 0, published: 0, delivered: 0, dropped_slow: 0, closed_idle: 0, closed_auth_timeout: 0,
     disconnect_cancels: 0, disconnect_cancels_lost: 0,
-    refused_ip_limit: 0,
+    refused_ip_limit: 0, subscriptions: 0, received: 0,
   };
 
   constructor(app: TemplatedApp, ctx: GatewayContext, limits: WsLimits = wsLimitsOf(ctx.cfg)) {
@@ -153,11 +158,12 @@ export class WsHub {
       upgrade: (res, req, context) => this.upgrade(res, req, context),
       open: (ws) => this.open(ws),
       message: (ws, data) => {
+        this.stats.received++;
         try {
           this.message(ws, data);
         } catch (e) {
           // A bug must not take the server down (uWS rethrows into the process).
-          console.error('ringbook: ws message handler failed:', e);
+          log.error('ringbook: ws message handler failed', e);
         }
       },
       ping: (ws) => {
@@ -247,14 +253,14 @@ export class WsHub {
     const p = this.ctx.link.submit(r, bytes, address, null, consent);
     if (p !== null) {
       this.stats.disconnect_cancels++;
-      p.catch((e: unknown) => console.error('ringbook: cancel on disconnect failed:', e));
+      p.catch((e: unknown) => log.error('ringbook: cancel on disconnect failed', e, { address }));
       return;
     }
     if (Date.now() - closed_ms < DISCONNECT_RETRY_MS_MAX) {
       setTimeout(() => this.cancelOnDisconnect(address, closed_ms), DISCONNECT_RETRY_EVERY_MS);
     } else {
       this.stats.disconnect_cancels_lost++;
-      console.error(`ringbook: cancel on disconnect of ${address} not submitted: the request ring stayed full`);
+      log.error(`ringbook: cancel on disconnect of ${address} not submitted: the request ring stayed full`, undefined, { address });
     }
   }
 
@@ -361,7 +367,7 @@ export class WsHub {
           });
         };
         this.ctx.signatures.verify(step.message, step.signature, step.address).then(done, (e: unknown) => {
-          console.error('ringbook: ws auth verify failed:', e);
+          log.error('ringbook: ws auth verify failed', e);
           done(false);
         });
         return;

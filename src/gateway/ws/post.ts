@@ -21,6 +21,9 @@ import type { GatewayContext } from '../context.js';
 import { Answer, type Header } from '../envelope.js';
 import { runOrderEntry } from '../order_entry.js';
 import { nextRequestId } from '../request_id.js';
+import { componentLog } from '../../util/log.js';
+
+const log = componentLog('ws');
 
 /** What a post needs from its connection. */
 export interface PostConnection {
@@ -80,7 +83,7 @@ export function runPost(
       answer.error('NOT_FOUND', `no route POST ${typeof path === 'string' ? path.slice(0, 100) : String(path)}`);
     }
   } catch (e) {
-    console.error('ringbook: ws post failed:', e);
+    log.error('ringbook: ws post failed', e, { request_id: answer.request_id });
     answer.error('INTERNAL_ERROR', 'unexpected server error');
   }
 }
