@@ -97,7 +97,6 @@ describe('web view in Chromium', () => {
     await open('#/');
     await page.waitForSelector(`#markets tr[data-market="${MARKET}"]`, { timeout: WAIT_MS });
     expect(await page.locator('#key-address').getAttribute('data-address')).toBe(dev.address);
-    await screenshot(page, 'markets');
     expect(problems.take()).toEqual([]);
   });
 
@@ -135,6 +134,9 @@ describe('web view in Chromium', () => {
 
   it('shows the fill on the account page of an address typed in', async () => {
     await open('#/account');
+    await page.fill('#address', '0x1234');
+    await page.click('#account-form button[type="submit"]');
+    await page.waitForSelector('text=not an address: 0x1234', { timeout: WAIT_MS });
     await page.fill('#address', taker.address);
     await page.click('#account-form button[type="submit"]');
     await page.waitForSelector('#fills tr[data-price="2000000000"][data-quantity="300000"]', { timeout: WAIT_MS });
@@ -182,6 +184,19 @@ describe('web view in Chromium', () => {
     await page.waitForSelector(`#leaderboard tr[data-address="${maker.address}"]`, { timeout: WAIT_MS });
     await page.waitForSelector(`#leaderboard tr[data-address="${taker.address}"]`, { timeout: WAIT_MS });
     await screenshot(page, 'leaderboard');
+    expect(problems.take()).toEqual([]);
+  });
+
+  it('keeps the best bid and ask live on the markets page', async () => {
+    await open('#/');
+    const row = `#markets tr[data-market="${MARKET}"]`;
+    await page.waitForSelector(`${row} td:nth-child(3):text-is("1999.99")`, { timeout: WAIT_MS });
+    await page.waitForSelector(`${row} td:nth-child(4):text-is("2000.2")`, { timeout: WAIT_MS });
+    await place(maker, 'bid', 2_000_010_000, 100_000); // a better bid: 2000.01
+    await page.waitForSelector(`${row} td:nth-child(3):text-is("2000.01")`, { timeout: BOOK_VISIBLE_MS_MAX });
+    expect(await page.locator(`${row} td:nth-child(5)`).textContent()).toBe('0.19');
+    expect(await page.locator(`${row} td:nth-child(6)`).textContent()).toBe('2000.05');
+    await screenshot(page, 'markets');
     expect(problems.take()).toEqual([]);
   });
 });

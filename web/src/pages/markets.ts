@@ -36,31 +36,38 @@ export function marketsPage(root: HTMLElement, s: Session): () => void {
     if (v !== undefined) showBook(v);
   }
   const offBook = s.socket.onBook(showBook);
+  /** Markets with a trade seen on the socket since the page opened: newer than any HTTP answer. */
+  const traded = new Set<string>();
   const offTrade = s.socket.onTrade((t) => {
     const c = cells.get(t.market_id);
-    if (c !== undefined) c.last.textContent = fmt(t.price);
+    if (c === undefined) return;
+    traded.add(t.market_id);
+    c.last.textContent = fmt(t.price);
   });
   hold(s, live.flatMap((id) => [`book_delta:${id}`, `trades:${id}`])).catch((e: unknown) => {
     status.textContent = errorText(e);
   });
-  // Markets the socket does not follow, and each market's status (paused or active).
-  const timer = setInterval(() => {
+  // Each market's status and last price, and the books the socket does not follow (or not yet).
+  const refresh = (): void => {
     s.client.markets().then((ms: Market[]) => {
+      s.markets = ms;
       for (const m of ms) {
         const c = cells.get(m.id);
         if (c === undefined) continue;
         c.status.textContent = m.status;
-        if (!live.includes(m.id)) {
+        if (!traded.has(m.id)) c.last.textContent = m.last_price ?? '—';
+        if (!live.includes(m.id) || s.socket.book(m.id) === undefined) {
           c.bid.textContent = m.best_bid ?? '—';
           c.ask.textContent = m.best_ask ?? '—';
           c.spread.textContent = m.spread ?? '—';
-          c.last.textContent = m.last_price ?? '—';
         }
       }
     }, (e: unknown) => {
       status.textContent = errorText(e);
     });
-  }, MARKETS_REFRESH_MS);
+  };
+  refresh();
+  const timer = setInterval(refresh, MARKETS_REFRESH_MS);
   return () => {
     offBook();
     offTrade();
