@@ -179,6 +179,19 @@ describe('web view in Chromium', () => {
     expect(problems.take()).toEqual([]);
   });
 
+  it('follows the development key\'s own account over its authenticated socket', async () => {
+    await open(`#/account/${dev.address}`);
+    await page.waitForSelector('#fund-hint', { timeout: WAIT_MS });
+    await page.waitForSelector('#orders p', { timeout: WAIT_MS }); // "none": the page's order was cancelled
+    // An order of the key placed elsewhere (over HTTP here) shows without a reload: the page
+    // reads the account again on the key's order_update, well before its once-a-minute read.
+    dev.skipTo(Date.now() * 1000); // above the page's nonces (the SDK's are microsecond clock readings)
+    const o = await place(dev, 'ask', 2_100_000_000, 100_000);
+    await page.waitForSelector(`#orders tr[data-order-id="${o.order_id}"]`, { timeout: 5_000 });
+    expect(await page.locator('#balances tr[data-asset="ETH"] td').nth(2).textContent()).toBe('0.1'); // locked
+    expect(problems.take()).toEqual([]);
+  });
+
   it('lists both traders on the leaderboard', async () => {
     await open('#/leaderboard');
     await page.waitForSelector(`#leaderboard tr[data-address="${maker.address}"]`, { timeout: WAIT_MS });

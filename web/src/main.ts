@@ -24,24 +24,21 @@ function route(s: Session, root: HTMLElement): () => void {
   }
 }
 
-function renderKey(s: Session, el: HTMLElement, rerender: () => void): void {
+function renderKey(s: Session, el: HTMLElement): void {
   fill(el,
     h('span', { class: 'tag', title: 'A private key kept unencrypted in this browser (localStorage): for local testing only, never for real funds.' }, 'development key'),
     h('a', { href: `#/account/${s.wallet.address}`, id: 'key-address', 'data-address': s.wallet.address }, shortAddress(s.wallet.address)),
-    h('button', { type: 'button', onclick: () => { useKey(s); renderKey(s, el, rerender); rerender(); } }, 'New key'),
+    h('button', { type: 'button', onclick: () => useKey() }, 'New key'),
     h('button', {
       type: 'button',
       onclick: () => {
         const k = prompt('Private key (0x + 64 hex). It stays in this browser only.');
         if (k === null) return;
         try {
-          useKey(s, k.trim());
+          useKey(k.trim());
         } catch (e) {
           alert(errorText(e));
-          return;
         }
-        renderKey(s, el, rerender);
-        rerender();
       },
     }, 'Use a key'));
 }
@@ -66,7 +63,7 @@ async function start(): Promise<void> {
     leave();
     leave = route(s, root);
   };
-  renderKey(s, document.getElementById('key')!, show);
+  renderKey(s, document.getElementById('key')!);
   window.addEventListener('hashchange', show);
   show();
   const st = s.socket.stats;

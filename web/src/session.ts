@@ -14,8 +14,8 @@ export interface Session {
   /** Public reads. */
   readonly client: RingbookClient;
   /** Signed requests with the development key. */
-  trader: RingbookClient;
-  wallet: Wallet;
+  readonly trader: RingbookClient;
+  readonly wallet: Wallet;
   readonly socket: RingbookSocket;
   markets: Market[];
 }
@@ -53,11 +53,25 @@ export function newDevWallet(key?: string): Wallet {
   throw new Error('could not draw a valid key');
 }
 
+/** The private channels of an address: its order updates, fills and balance changes. */
+export function privateChannels(address: string): string[] {
+  return [`orders:${address}`, `fills:${address}`, `balances:${address}`];
+}
+
+/**
+ * The session: the socket authenticates with the development key (challenge flow, on every
+ * reconnect) and holds its private channels, so the pages follow the key's orders, fills and
+ * balances without polling (GETs are limited to rate_limits.gets_per_ip a minute per IP, 100 by
+ * default, shared with every other client on the machine).
+ */
 export async function openSession(): Promise<Session> {
   const base_url = location.origin;
   const wallet = loadDevWallet();
   const client = new RingbookClient({ base_url, fetch: fetch.bind(globalThis) });
-  const socket = new RingbookSocket({ url: base_url, WebSocket: WebSocket as unknown as WebSocketConstructor, fetch: fetch.bind(globalThis) });
+  const socket = new RingbookSocket({
+    url: base_url, wallet, channels: privateChannels(wallet.address),
+    WebSocket: WebSocket as unknown as WebSocketConstructor, fetch: fetch.bind(globalThis),
+  });
   const s: Session = {
     client,
     trader: new RingbookClient({ base_url, wallet, fetch: fetch.bind(globalThis) }),
@@ -69,10 +83,10 @@ export async function openSession(): Promise<Session> {
   return s;
 }
 
-/** Switches the session to another development key (a new random one when none is given). */
-export function useKey(s: Session, key?: string): void {
-  s.wallet = newDevWallet(key);
-  s.trader = new RingbookClient({ base_url: location.origin, wallet: s.wallet, fetch: fetch.bind(globalThis) });
+/** Stores another development key (a new random one when none is given) and reloads the page with it. */
+export function useKey(key?: string): void {
+  newDevWallet(key);
+  location.reload();
 }
 
 /** A fixed-point amount (integer units, 1,000,000 per whole) as a decimal text. */

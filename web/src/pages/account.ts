@@ -1,10 +1,16 @@
 // An account, by an address typed in: balances, open orders (cancellable when the address is the
 // development key's), recent fills and referral stats, refreshed every few seconds.
 import { isAddress } from '../../../src/util/address.js';
-import { errorText, fill, h, table } from '../dom.js';
+import { debounce, errorText, fill, h, table } from '../dom.js';
 import { fmt, timeOf, type Session } from '../session.js';
 
-const ACCOUNT_REFRESH_MS = 2_000;
+/**
+ * Another address is read again this often (four GETs: 16 a minute of the 100 that
+ * rate_limits.gets_per_ip allows per IP by default); the development key's own account follows its
+ * order, fill and balance messages on the socket and is read again only after them.
+ */
+const ACCOUNT_REFRESH_MS = 15_000;
+const OWN_ACCOUNT_REFRESH_MS = 60_000;
 const FILLS_SHOWN = 50;
 
 export function accountPage(root: HTMLElement, s: Session, address: string): () => void {
@@ -80,9 +86,13 @@ export function accountPage(root: HTMLElement, s: Session, address: string): () 
     status.classList.add('error');
   });
   void refresh();
-  const timer = setInterval(() => void refresh(), ACCOUNT_REFRESH_MS);
+  const timer = setInterval(() => void refresh(), own ? OWN_ACCOUNT_REFRESH_MS : ACCOUNT_REFRESH_MS);
+  const soon = debounce(() => void refresh(), 250);
+  const offs = own ? [s.socket.onOrder(soon), s.socket.onFill(soon), s.socket.onBalance(soon)] : [];
   return () => {
     closed = true;
     clearInterval(timer);
+    soon.cancel();
+    for (const off of offs) off();
   };
 }

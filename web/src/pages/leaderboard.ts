@@ -3,7 +3,8 @@ import { errorText, fill, h, table } from '../dom.js';
 import { fmt, type Session } from '../session.js';
 
 const LEADERBOARD_ROWS = 50;
-const LEADERBOARD_REFRESH_MS = 5_000;
+/** Read again this often (GETs are limited per IP: rate_limits.gets_per_ip, 100 a minute by default). */
+const LEADERBOARD_REFRESH_MS = 15_000;
 
 interface Entry { rank: number; address: string; volume_usdc: string; pnl_usdc: string; trades: number }
 

@@ -1,24 +1,17 @@
 // One market: the live order book and depth chart (book_delta over the socket, checksummed by
 // the SDK), candles (lightweight-charts over GET /ohlcv, redrawn on each trade), recent trades,
 // and an order form signing with the development key, with that key's open orders to cancel.
-import { CandlestickSeries, createChart, type IChartApi, type UTCTimestamp } from 'lightweight-charts';
 import { parseDecimalUnits, type BookLevel, type BookView, type OrderRecord, type PublicTrade, type TradeMessage } from '../../../src/client/index.js';
+import type { IntervalName } from '../../../src/marketdata/candles.js';
+import { CandleChart, CHART_INTERVALS } from '../candle_chart.js';
 import { drawDepth } from '../depth_chart.js';
 import { debounce, errorText, fill, h, table } from '../dom.js';
-import { chartValue, fmt, hold, timeOf, type Session } from '../session.js';
+import { fmt, hold, timeOf, type Session } from '../session.js';
 
 /** Levels per side in the book table. */
 const BOOK_ROWS = 15;
 /** Trades listed. */
 const TRADES_SHOWN = 30;
-/** Candles asked for (the most GET /ohlcv gives). */
-const CANDLES_MAX = 500;
-const INTERVAL_MS: Record<string, number> = { '1m': 60_000, '5m': 300_000, '15m': 900_000, '1h': 3_600_000 };
-/** Candles also refresh without trades (simulated ones from the book, the clock moving on). */
-const CANDLES_REFRESH_MS = 15_000;
-
-interface Candle { t: string; o: string; h: string; l: string; c: string; v: string; source: string }
-
 function bookRows(levels: readonly BookLevel[], side: 'bid' | 'ask'): HTMLTableRowElement[] {
   let total = 0n;
   return levels.slice(0, BOOK_ROWS).map(([p, q]) => {
@@ -38,7 +31,7 @@ export function marketPage(root: HTMLElement, s: Session, market_id: string): ()
   const depth = h('canvas', { id: 'depth' });
   const candlesEl = h('div', { id: 'candles' });
   const legend = h('div', { id: 'candle-legend', class: 'muted' }, 'no candles yet');
-  const intervalSel = h('select', { id: 'interval' }, ...Object.keys(INTERVAL_MS).map((k) => h('option', { value: k }, k)));
+  const intervalSel = h('select', { id: 'interval' }, ...CHART_INTERVALS.map((k) => h('option', { value: k }, k)));
   const tradesBody = h('tbody');
   const mine = h('div', { id: 'my-orders' });
   const status = h('div', { id: 'order-status', class: 'status' });
@@ -65,6 +58,8 @@ export function marketPage(root: HTMLElement, s: Session, market_id: string): ()
         h('h3', { style: 'margin-top:12px' }, 'Recent trades'),
         h('table', { id: 'trades' }, h('thead', {}, h('tr', {}, h('th', {}, 'Price'), h('th', {}, 'Quantity'), h('th', {}, 'Time'))), tradesBody))));
 
+  let closed = false;
+
   // ---- book and depth
   const renderBook = (v: BookView): void => {
     const asks = bookRows(v.asks, 'ask').reverse();
@@ -79,43 +74,11 @@ export function marketPage(root: HTMLElement, s: Session, market_id: string): ()
   const offBook = s.socket.onBook((v) => {
     if (v.market_id !== market.id) return;
     renderBook(v);
-    refreshMine();
   });
 
   // ---- candles
-  const chart: IChartApi = createChart(candlesEl, {
-    autoSize: true,
-    layout: { background: { color: '#171e26' }, textColor: '#d8dee6', attributionLogo: false },
-    grid: { vertLines: { color: '#1f2833' }, horzLines: { color: '#1f2833' } },
-    timeScale: { timeVisible: true, secondsVisible: false, barSpacing: 12, rightOffset: 4 },
-  });
-  const series = chart.addSeries(CandlestickSeries, {
-    upColor: '#26a69a', downColor: '#ef5350', wickUpColor: '#26a69a', wickDownColor: '#ef5350', borderVisible: false,
-    // Only the candles are drawn in the candle colours in the pane (the browser test counts them).
-    priceLineVisible: false,
-  });
-  let closed = false;
-  const loadCandles = async (): Promise<void> => {
-    const interval = intervalSel.value;
-    const since = new Date(Date.now() - CANDLES_MAX * INTERVAL_MS[interval]).toISOString();
-    const candles = await s.client.request<Candle[]>('GET', `/ohlcv/${encodeURIComponent(market.id)}?interval=${interval}&limit=${CANDLES_MAX}&since=${since}`);
-    if (closed) return;
-    series.setData(candles.map((c) => ({
-      time: (Date.parse(c.t) / 1000) as UTCTimestamp,
-      open: chartValue(c.o), high: chartValue(c.h), low: chartValue(c.l), close: chartValue(c.c),
-    })));
-    candlesEl.dataset.candles = String(candles.length);
-    const live = candles.filter((c) => c.source === 'LIVE').length;
-    candlesEl.dataset.liveCandles = String(live);
-    const last = candles[candles.length - 1];
-    if (last !== undefined) {
-      candlesEl.dataset.lastClose = last.c;
-      fill(legend, `${interval} · ${candles.length} candles (${live} with trades) · last O ${fmt(last.o)} H ${fmt(last.h)} L ${fmt(last.l)} C ${fmt(last.c)} V ${fmt(last.v)}`);
-    }
-  };
-  const candlesSoon = debounce(() => void loadCandles().catch(showError), 150);
-  intervalSel.addEventListener('change', candlesSoon);
-  const candleTimer = setInterval(candlesSoon, CANDLES_REFRESH_MS);
+  const candles = new CandleChart(candlesEl, legend, s.client, market.id, (e) => showError(e));
+  intervalSel.addEventListener('change', () => void candles.setInterval(intervalSel.value as IntervalName).catch(showError));
 
   // ---- trades
   const tradeRow = (t: PublicTrade | TradeMessage): HTMLTableRowElement =>
@@ -132,7 +95,11 @@ export function marketPage(root: HTMLElement, s: Session, market_id: string): ()
   const offTrade = s.socket.onTrade((t) => {
     if (t.market_id !== market.id) return;
     addTrade(t, true);
-    candlesSoon();
+    candles.trade(t);
+  });
+  // The key's own orders change (placed, filled, cancelled): its order_update channel.
+  const offOrder = s.socket.onOrder((o) => {
+    if (o.market_id === market.id) refreshMine();
   });
 
   // ---- my orders
@@ -193,7 +160,7 @@ export function marketPage(root: HTMLElement, s: Session, market_id: string): ()
       const trades = await s.client.trades(market.id, { limit: TRADES_SHOWN });
       if (closed) return;
       for (const t of trades) addTrade(t, false);
-      await loadCandles();
+      await candles.load();
       refreshMine();
     } catch (e) {
       showError(e);
@@ -204,9 +171,8 @@ export function marketPage(root: HTMLElement, s: Session, market_id: string): ()
     closed = true;
     offBook();
     offTrade();
-    candlesSoon.cancel();
+    offOrder();
     refreshMine.cancel();
-    clearInterval(candleTimer);
-    chart.remove();
+    candles.destroy();
   };
 }

@@ -4,8 +4,8 @@ import type { BookView, Market } from '../../../src/client/index.js';
 import { errorText, fill, h, table } from '../dom.js';
 import { fmt, hold, MARKETS_LIVE_MAX, type Session } from '../session.js';
 
-/** Markets beyond the live ones refresh over HTTP this often. */
-const MARKETS_REFRESH_MS = 5_000;
+/** Markets beyond the live ones refresh over HTTP this often (GETs are limited per IP: 100 a minute by default). */
+const MARKETS_REFRESH_MS = 15_000;
 
 export function marketsPage(root: HTMLElement, s: Session): () => void {
   const cells = new Map<string, { bid: HTMLElement; ask: HTMLElement; spread: HTMLElement; last: HTMLElement; status: HTMLElement }>();
