@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE ?= node
 
-.PHONY: install build native run test bench clean
+.PHONY: install build native chromium run test bench clean
 
 # `npm install` (not `npm ci`): npm 11 leaves msgpackr-extract's other-platform optional
 # packages out of the lock file and `npm ci` then refuses it as out of sync. `npm install`
@@ -15,6 +15,8 @@ install: node_modules/.installed
 
 build: install
 	npx tsc -p tsconfig.json
+	npx tsc -p web/tsconfig.json
+	$(NODE) dist/src/web/bundle.js
 	$(NODE) dist/src/settlement/compile_contracts.js
 
 # The C references and tools of native-bench/ (built with the machine's cc). A machine without
@@ -23,10 +25,22 @@ native:
 	@command -v cc >/dev/null 2>&1 || { apt-get update && apt-get install -y build-essential; }
 	$(MAKE) -C native-bench
 
+# Debian's Chromium for the web view's browser tests (test/web/, docs/web.md), when it is missing.
+CHROMIUM ?= $(or $(RINGBOOK_CHROMIUM),/usr/bin/chromium)
+chromium:
+	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
+	echo "installing Debian's chromium for the browser tests (test/web)"; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else SUDO=none; fi; \
+	if [ "$$SUDO" = none ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "cannot install Chromium here (needs apt-get as root or with sudo): install Debian's chromium so that $(CHROMIUM) exists, or point RINGBOOK_CHROMIUM at a Chromium binary" >&2; exit 1; fi; \
+	$$SUDO apt-get update && $$SUDO apt-get install -y chromium || { \
+	  echo "apt-get could not install chromium: the browser tests (test/web) need $(CHROMIUM)" >&2; exit 1; }; \
+	[ -x $(CHROMIUM) ] || { echo "chromium is installed but $(CHROMIUM) is not there: set RINGBOOK_CHROMIUM to its path" >&2; exit 1; }
+
 run: build
 	$(NODE) dist/src/main.js
 
-test: build native
+test: build native chromium
 	npx vitest run
 
 bench: build native

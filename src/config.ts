@@ -84,6 +84,8 @@ export interface RingbookConfig {
    */
   force_inclusion: { hold_ms: number };
   deposits: { open: boolean };
+  /** `enabled`: serve the web view at `/` (docs/web.md); config/default.json turns it on, absent is off. */
+  web: { enabled: boolean };
   settlement: SettlementSettings;
   /** Default auto-cancel ratio of SET_CREDIT, parts per million (config JSON: a fraction, `auto_cancel_ratio_default`). */
   credit: { auto_cancel_ratio_default_ppm: number };
@@ -356,6 +358,8 @@ export function validateConfig(raw: unknown): RingbookConfig {
   need(limits.orders_batch_items_max <= REQUEST_GROUP_MAX, null, `limits.orders_batch_items_max must be at most ${REQUEST_GROUP_MAX}`);
   const settlement = need(isObject(r.settlement), r.settlement as Record<string, unknown>, 'settlement must be an object');
   const deposits = isObject(r.deposits) ? r.deposits : {};
+  const web = isObject(r.web) ? r.web : {};
+  need(web.enabled === undefined || typeof web.enabled === 'boolean', null, 'web.enabled must be true or false');
   const credit = isObject(r.credit) ? r.credit : {};
   const ratio = credit.auto_cancel_ratio_default ?? AUTO_CANCEL_RATIO_DEFAULT;
   need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
@@ -404,6 +408,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
     },
     limits,
     deposits: { open: deposits.open === true },
+    web: { enabled: web.enabled === true },
     settlement: {
       contract: str(settlement.contract, 'settlement.contract', ADDRESS_PATTERN).toLowerCase(),
       chain_id: posInt(settlement.chain_id, 'settlement.chain_id'),

@@ -7,19 +7,18 @@
 // so the signed text is exactly what the gateway reconstructs; orders are signed in the compact
 // JSON form, the first form the gateway tries, so every signature verifies on the first try.
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { eip191Hash } from '../../src/auth/eip191.js';
 import { cancelMessage, orderJsonMessage } from '../../src/auth/messages.js';
+import { loadNativeSecp256k1 as loadAddon, type NativeSecp256k1 } from '../../src/auth/secp256k1_native.js';
 import { Rng } from '../../src/util/prng.js';
 
-export type NativeSecp256k1 = typeof import('secp256k1');
+export type { NativeSecp256k1 };
 
-/** The libsecp256k1 addon itself (`secp256k1/index.js` silently falls back to pure JS). */
+/** The libsecp256k1 addon itself (the server's loader, src/auth/secp256k1_native.ts); throws when it does not load. */
 export function loadNativeSecp256k1(): NativeSecp256k1 {
-  const require = createRequire(import.meta.url);
-  const m = require('secp256k1/bindings') as NativeSecp256k1;
-  if (typeof m.ecdsaSign !== 'function') throw new Error('native secp256k1 addon not available');
+  const m = loadAddon();
+  if (m === null || typeof m.ecdsaSign !== 'function') throw new Error('native secp256k1 addon not available');
   return m;
 }
 

@@ -5,11 +5,13 @@
 //   - 1 <= r < n and 1 <= s <= n/2 (high-s refused: malleability), whatever the backend allows.
 // Backends: native libsecp256k1 (`secp256k1` prebuilds) chosen once at start, @noble/curves when
 // the native addon cannot load. Both return the same address for every input (property-tested).
-import { createRequire } from 'node:module';
+// The addon is loaded by ./secp256k1_native.ts; browser bundles get secp256k1_native.browser.ts
+// (no addon: noble), so the SDK signs in a browser (src/web/bundle.ts).
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { eip191Hash, eip191HashBytes } from './eip191.js';
 import { parseHexAnyLength, parsePrefixedHex, toHex0x } from './hex.js';
 import { keccak256WasmOne } from '../util/keccak_wasm.js';
+import { loadNativeSecp256k1, type NativeSecp256k1 } from './secp256k1_native.js';
 
 export type RecoverBackendName = 'native' | 'noble';
 
@@ -64,22 +66,10 @@ export function acceptedRecoveryId(signature65: Uint8Array): number {
   return recid;
 }
 
-type NativeSecp256k1 = typeof import('secp256k1');
-const requireCjs = createRequire(import.meta.url);
 let nativeModule: NativeSecp256k1 | null | undefined;
 
-/**
- * Loads the libsecp256k1 addon itself. `secp256k1/index.js` silently falls back to the pure-JS
- * `elliptic` build when the addon is missing, so the bindings entry is required directly.
- */
 function loadNative(): NativeSecp256k1 | null {
-  if (nativeModule !== undefined) return nativeModule;
-  try {
-    const m = requireCjs('secp256k1/bindings') as NativeSecp256k1;
-    nativeModule = typeof m.ecdsaRecover === 'function' ? m : null;
-  } catch {
-    nativeModule = null;
-  }
+  if (nativeModule === undefined) nativeModule = loadNativeSecp256k1();
   return nativeModule;
 }
 

@@ -23,6 +23,7 @@ import { registerWebSocket, type WsHub } from './ws/hub.js';
 import type { DaPublisher } from '../da/da_interfaces.js';
 import { createDaPublisher } from '../da/da_thread.js';
 import { registerDaRoutes } from './routes_da.js';
+import { registerWebRoutes } from './routes_web.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { registerMarketDataRoutes } from './routes_marketdata.js';
 import { SnapshotCoordinator } from '../snapshot/coordinator.js';
@@ -175,6 +176,7 @@ export class RingbookServer {
     registerAdminRoutes(app, ctx, da, snapshots);
     registerDaRoutes(app, ctx, da);
     registerMarketDataRoutes(app, ctx, md);
+    if (cfg.web.enabled) registerWebRoutes(app);
     const hub = registerWebSocket(app, ctx);
     this.ws_hub = hub;
     link.consumers([md, hub.fanout]);

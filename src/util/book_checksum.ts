@@ -2,8 +2,9 @@
 // after Kraken's CRC32 book checksum): CRC-32 (IEEE, zlib's crc32) of the UTF-8 text made of the
 // best 25 bid levels then the best 25 ask levels, each `price:quantity` (fixed-point integer
 // strings), levels joined by `,`, the two sides joined by `|`; an unsigned integer. One
-// implementation for the server (ws/hub.ts) and the SDK's book sync (client/ws.ts).
-import { crc32 } from 'node:zlib';
+// implementation for the server (ws/hub.ts) and the SDK's book sync (client/ws.ts); the CRC itself
+// is zlib's on Node and a table in browser bundles (crc32.ts).
+import { crc32Text } from './crc32.js';
 
 /** Levels per side the checksum covers. */
 export const BOOK_CHECKSUM_LEVELS = 25;
@@ -25,5 +26,5 @@ export function bookChecksumText(bids: ChecksumLevels, asks: ChecksumLevels): st
 
 /** CRC-32 of bookChecksumText, unsigned (0 to 2^32 - 1). */
 export function bookChecksum(bids: ChecksumLevels, asks: ChecksumLevels): number {
-  return crc32(bookChecksumText(bids, asks)) >>> 0;
+  return crc32Text(bookChecksumText(bids, asks));
 }

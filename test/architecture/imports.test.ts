@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['snapshot', 'settlement'],
   ['gateway'],
   ['main.ts'],
-  ['cli'],
+  ['cli', 'web'],
 ];
 
 /** Back edges the rule tolerates, each with its reason (none today: keep it that way). */

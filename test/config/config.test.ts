@@ -37,6 +37,15 @@ describe('config', () => {
     expect(matcherCpu(undefined, 2)).toBeNull();
   });
 
+  it('web.enabled: on in the embedded defaults (make run), off when a config leaves it out, a boolean', () => {
+    expect(loadConfig({}).web).toEqual({ enabled: true });
+    const without = { ...defaults };
+    delete without.web;
+    expect(validateConfig(without).web).toEqual({ enabled: false });
+    expect(validateConfig(withOverride({ web: { enabled: false } })).web).toEqual({ enabled: false });
+    expect(() => validateConfig(withOverride({ web: { enabled: 'yes' } }))).toThrow('web.enabled must be true or false');
+  });
+
   it('takes RINGBOOK_* overrides and a merged RINGBOOK_CONFIG file', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-config-'));
     const file = path.join(dir, 'c.json');
