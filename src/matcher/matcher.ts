@@ -252,6 +252,16 @@ export class Matcher {
     const bytes = this.reader.u8;
     if (kind === RequestKind.REFER || (kind === RequestKind.FORCE_INCLUDE && this.request.inner_kind === RequestKind.REFER)) {
       this.request.referrer_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
+    } else if (kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT) {
+      // The agent is an address like any other: an approval registers it (kept only if accepted).
+      this.request.agent_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
+    }
+    // An agent's signature: an approved agent is registered (its approval registered it), so an
+    // unknown signer is no agent of anyone; accounts_max is never an agent (the engine refuses).
+    const signer_at = this.reader.signerByteOffset(o);
+    if (signer_at >= 0) {
+      const id = this.registry.find(bytes, signer_at, -1);
+      this.request.signer = id >= 0 ? id : this.options.accounts_max;
     }
     return this.findOrRegister(bytes, this.reader.addressByteOffset(o), this.reader.accountHint(o));
   }
