@@ -17,6 +17,7 @@ import {
   type BodyError, type SignedRequest,
 } from './signed_requests.js';
 import { orderRecord, immediateFill } from './views.js';
+import { verifySigner } from './agent_signer.js';
 
 export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
   orders: 'orders_per_wallet',
@@ -52,8 +53,8 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
   }
   const stamps = answer.stamps;
   if (stamps !== null) stamps.parsed = stampMs();
-  const checks = ctx.signatures.verifyAny(parsed.messages, parsed.signature_hex, parsed.address, stamps);
-  afterVerification(ctx, answer, parsed.address, checks, (message) => {
+  const checks = verifySigner(ctx, parsed, stamps);
+  afterVerification(ctx, answer, parsed.address, checks, ({ message, signer }) => {
     if (!admitSigned(ctx, answer, parsed, message)) return;
     submit(ctx, answer, parsed.request, parsed.address, (o) => {
       if (!o.accepted) replyRejected(answer, o);
@@ -62,7 +63,7 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
         stamps.answered = stampMs();
         ctx.stages.record(stamps);
       }
-    }, parsed.referrer ?? null, userConsent(parsed, message as string));
+    }, parsed.referrer ?? null, userConsent(parsed, message as string), signer);
   });
 }
 
@@ -236,7 +237,7 @@ function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unkn
   // them has reached this batch's turn, and each wallet's later requests wait until it is sent.
   const wallets = [...new Set(live.map((x) => x.parsed.address))];
   const tickets = wallets.map((w) => ctx.arrival.take(w));
-  const checks = Promise.all(live.map((x) => ctx.signatures.verifyAny(x.parsed.messages, x.parsed.signature_hex, x.parsed.address)));
+  const checks = Promise.all(live.map((x) => verifySigner(ctx, x.parsed)));
   const afterTurns = (then: () => void): void => {
     const dones: (() => void)[] = [];
     wallets.forEach((w, k) => ctx.arrival.releaseHeld(w, tickets[k], (done) => {
@@ -251,14 +252,15 @@ function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unkn
   };
   checks.then((forms) => afterTurns(() => {
     if (answer.done) return;
-    const admitted: (BatchItem & { message: string })[] = [];
+    const admitted: (BatchItem & { message: string; signer: string | null })[] = [];
     live.forEach((x, k) => {
-      if (admitSigned(ctx, x.answer, x.parsed, forms[k])) admitted.push({ ...x, message: forms[k] as string });
+      if (admitSigned(ctx, x.answer, x.parsed, forms[k].message)) admitted.push({ ...x, message: forms[k].message as string, signer: forms[k].signer });
     });
     if (admitted.length === 0) return finish();
     const outcomes = ctx.link.submitGroup(admitted.map((x) => ({
       request: x.parsed.request, address: Buffer.from(x.parsed.address.slice(2), 'hex'), address_hex: x.parsed.address,
       consent: encodeConsent(userConsent(x.parsed, x.message)),
+      signer: x.signer === null ? null : Buffer.from(x.signer.slice(2), 'hex'),
     })));
     if (outcomes === null) {
       for (const x of admitted) x.answer.error('OVERLOADED', 'the engine is at capacity (request ring full); retry shortly', 503);
