@@ -2,6 +2,7 @@
 // value encodings, and decoding a leaf for fraud proofs (hashing and the trie: state_tree.ts).
 import { FORCED_PAYLOAD_FIELDS } from '../engine/api.js';
 import { OrderStatus, RequestKind } from '../engine/types.js';
+import { AGENT_NAME_BYTES_MAX } from '../engine/agents.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
 
 export const LeafKind = {
@@ -338,10 +339,11 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
       break;
     case LeafKind.AGENT:
       id = `agent/account=${getU32(key, 0)}/agent=${getU32(key, 4)}`;
-      if (value && value.length === 8 + 8 + 1 + 16) {
+      // valid_until u64, nonce u64, name length u8, name (agent_leaves.ts, which imports this module).
+      if (value && value.length === 8 + 8 + 1 + AGENT_NAME_BYTES_MAX) {
         f.valid_until_ms = getU64(value, 0); f.nonce_high_water = getU64(value, 8);
         let s = '';
-        for (let i = 0; i < Math.min(value[16], 16); i++) s += String.fromCharCode(value[17 + i]);
+        for (let i = 0; i < Math.min(value[16], AGENT_NAME_BYTES_MAX); i++) s += String.fromCharCode(value[17 + i]);
         f.name = s;
       }
       break;
