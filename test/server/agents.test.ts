@@ -4,10 +4,15 @@
 // and expiry end it; each signer has its own nonce mark; at most 10 live agents; `ringbook verify`
 // re-executes every batch (agent signatures recovered to the signer the record names, the
 // approvals judged by the re-executed engine) and agrees on every root.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fail, ok } from './checks.js';
-import { deposit, runVerifier, settledAdminState, type Api, type StartedServer, Wallet } from './harness.js';
+import {
+  adminHeaders, api, deposit, runVerifier, settledAdminState, startServer, type Api, type StartedServer, Wallet,
+} from './harness.js';
+import { settledState } from '../snapshot/traffic.js';
 import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
@@ -27,8 +32,8 @@ async function funded(): Promise<Wallet> {
   return w;
 }
 
-async function openOrders(w: Wallet): Promise<{ order_id: string }[]> {
-  return ok(await a.get(`/account/${w.address}/orders?status=open&limit=100`));
+async function openOrders(w: Wallet, client: Api = a): Promise<{ order_id: string }[]> {
+  return ok(await client.get(`/account/${w.address}/orders?status=open&limit=100`));
 }
 
 describe('agent keys', () => {
@@ -138,4 +143,55 @@ describe('agent keys', () => {
     expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok' });
     expect(st.state_root).toMatch(/^0x[0-9a-f]{64}$/);
   }, 60_000);
+});
+
+describe('agent keys across a snapshot and kill -9', () => {
+  it('the agents, their marks and the floor come back from the snapshot and the journal after it; same root; verify agrees', async () => {
+    const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-agents-'));
+    const env = { RINGBOOK_DATA_DIR: data_dir };
+    const config = { snapshots: { every_batches: 0, keep: 2 } };
+    let srv = await startServer({ env, config });
+    try {
+      const c = api(srv.url);
+      const mm = Wallet.random();
+      ok(await deposit(srv, mm.address, 'USDC', '100000'));
+      const kept = Wallet.random();
+      const gone = Wallet.random();
+      ok(await c.post('/agents', mm.approveAgent(kept.address, 'kept', Date.now() + HOUR_MS)));
+      ok(await c.post('/agents', mm.approveAgent(gone.address, 'gone', Date.now() + HOUR_MS)));
+      ok(await c.post('/orders', gone.order(ETH_BID, { user: mm.address, nonce: 40 })));
+      ok(await c.post('/agents/revoke', mm.revokeAgent(gone.address)));
+      ok(await c.post('/orders', kept.order(ETH_BID, { user: mm.address, nonce: 7 })));
+      // Snapshot here; then more agent flow goes only to the journal.
+      ok(await c.post('/admin/snapshot', {}, adminHeaders(srv)));
+      ok(await c.post('/orders', kept.order(ETH_BID, { user: mm.address, nonce: 8 })));
+      const before = await settledState(srv);
+      const listed = ok(await c.get(`/account/${mm.address}/agents`));
+      expect(listed).toMatchObject({ nonce_floor: 40, agents: [{ agent: kept.address, name: 'kept', nonce_high_water: 8 }] });
+      await srv.stop('SIGKILL');
+
+      srv = await startServer({ env, config });
+      const after = await settledState(srv);
+      expect(after.state_root).toBe(before.state_root);
+      expect(after.recovery).toMatchObject({ snapshot_batch_id: expect.any(Number) });
+      const d = api(srv.url);
+      expect(ok(await d.get(`/account/${mm.address}/agents`))).toEqual(listed);
+      // The marks survived: the kept agent's 8 is spent, the revoked agent approved again starts above 40.
+      fail(await d.post('/orders', kept.order(ETH_BID, { user: mm.address, nonce: 8 })), 400, 'DUPLICATE_NONCE');
+      ok(await d.post('/orders', kept.order(ETH_BID, { user: mm.address, nonce: 9 })));
+      fail(await d.post('/orders', gone.order(ETH_BID, { user: mm.address, nonce: 41 })), 401, 'INVALID_SIGNATURE');
+      ok(await d.post('/agents', mm.approveAgent(gone.address, 'back', Date.now() + HOUR_MS)));
+      fail(await d.post('/orders', gone.order(ETH_BID, { user: mm.address, nonce: 40 })), 400, 'DUPLICATE_NONCE');
+      ok(await d.post('/orders', gone.order(ETH_BID, { user: mm.address, nonce: 41 })));
+      expect((await openOrders(mm, d)).length).toBe(5);
+
+      await settledState(srv);
+      const v = await runVerifier(srv.url, path.join(srv.data_dir, 'test-config.json'));
+      expect(v.code, v.stderr).toBe(0);
+      expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok' });
+    } finally {
+      await srv.stop();
+      fs.rmSync(data_dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
