@@ -7,7 +7,7 @@
 //   - a FORCE_INCLUDE's payload, when it will be applied (verdict NONE), has its own signature.
 // `consentOf` lists them (GET /da/batches/:id shows them) and names every semantic problem; the
 // signatures themselves are recovered in parallel by the verifier (consent_pool.ts).
-import { agentMaySign } from '../engine/agents.js';
+import { agentMaySign, signerChecked } from '../engine/agents.js';
 import {
   amendMessage, approveAgentMessage, revokeAgentMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage, withdrawalMessage,
 } from '../auth/messages.js';
@@ -169,7 +169,8 @@ export function consentOf(bytes: Uint8Array, look: ConsentLookup): BatchConsent 
     }
     const seq = reader.read(o, r);
     const user = addressAt(copy, (o + RQ_ADDRESS_WORD) * 4);
-    const signer_at = reader.signerByteOffset(o);
+    // As the matcher reads it: the signer words count only on the kinds whose signer the engine checks.
+    const signer_at = signerChecked(r.kind) ? reader.signerByteOffset(o) : -1;
     const signer = signer_at < 0 ? null : addressAt(copy, signer_at);
     const referrer = addressAt(copy, reader.referrerByteOffset(o));
     const kind = KIND_NAMES[r.kind] ?? `kind ${r.kind}`;

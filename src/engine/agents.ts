@@ -37,6 +37,15 @@ export function agentMaySign(kind: number): boolean {
     kind === RequestKind.CANCEL_ALL || kind === RequestKind.CANCEL_AFTER;
 }
 
+/**
+ * The kinds whose signer the engine checks (the user-signed kinds): only for these does the
+ * matcher resolve the record's signer words; on any other kind they mean nothing and stay 0.
+ */
+export function signerChecked(kind: number): boolean {
+  return agentMaySign(kind) || kind === RequestKind.WITHDRAW || kind === RequestKind.REFER ||
+    kind === RequestKind.FORCE_INCLUDE || kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT;
+}
+
 /** Reject.NONE, or why APPROVE_AGENT's own values are refused (before any state is read). */
 export function approvalRejectReason(name: string, valid_until_ms: number, batch_time_ms: number): number {
   if (!AGENT_NAME_PATTERN.test(name)) return Reject.AGENT_NAME_INVALID;

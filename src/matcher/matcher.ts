@@ -2,6 +2,7 @@
 // write its events to the event ring, and close the batch with a commit marker once the journal
 // says it is durable. The sequencer part (batch number and time) lives here, outside the engine:
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
+import { signerChecked } from '../engine/agents.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import {
   EventWriter, groupFollowingAt, RECORD_WORDS, REQUEST_GROUP_MAX, RequestReader, viewsOfRecords, viewsOfRing,
@@ -258,7 +259,7 @@ export class Matcher {
     }
     // An agent's signature: an approved agent is registered (its approval registered it), so an
     // unknown signer is no agent of anyone; accounts_max is never an agent (the engine refuses).
-    const signer_at = this.reader.signerByteOffset(o);
+    const signer_at = signerChecked(kind) ? this.reader.signerByteOffset(o) : -1;
     if (signer_at >= 0) {
       const id = this.registry.find(bytes, signer_at, -1);
       this.request.signer = id >= 0 ? id : this.options.accounts_max;
