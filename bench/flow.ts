@@ -193,6 +193,7 @@ export class CountingSink implements EventSink {
   referralShare(): void {}
   inboxQueued(): void {}
   inboxIncluded(): void {}
+  agent(): void {}
 
   reset(): void {
     this.accepted_n = 0;
@@ -348,6 +349,7 @@ class TrackingSink implements EventSink {
   referralShare(): void {}
   inboxQueued(): void {}
   inboxIncluded(): void {}
+  agent(): void {}
   orderUpdate(
     order_id: number, account: number, market: number, side: number, status: number,
     price: number, _quantity: number, _filled: number, remaining: number,

@@ -7,6 +7,12 @@
 // dead-man switch (`dead_man_ms`, default 15 s, re-armed every third of it), so if the bot is
 // killed or loses the exchange, its quotes are cancelled by the exchange itself.
 //
+// It trades through an AGENT KEY (docs/api.md "Agent keys"): the funded wallet (RINGBOOK_KEY)
+// only approves a hot key for a day (POST /agents, signed by the wallet), and the bot quotes with
+// that key. The hot key can place and cancel for the wallet, arm its dead-man switch, and nothing
+// else: it can never withdraw, register a referral, approve other keys or force-include. Give it
+// RINGBOOK_AGENT_KEY to reuse one; otherwise a fresh key is made and approved at each start.
+//
 // The implementation lives in src/cli/market_maker.ts so that the project's tsc build compiles
 // it (tsconfig.json includes src, bench and test only). Run the compiled bot with:
 //
@@ -15,7 +21,9 @@
 //   $RB keygen --json                              # the bot's key and address
 //   $RB deposit --user <address> --asset ETH --amount 5 --data-dir data
 //   $RB deposit --user <address> --asset USDC --amount 20000 --data-dir data
-//   node dist/src/cli/market_maker.js --key <private_key> --market ETH-USDC \
+//   $RB keygen --json                              # the bot's agent key
+//   $RB agent approve <agent address> --name mm --key <private_key>
+//   node dist/src/cli/market_maker.js --key <agent private key> --for <address> --market ETH-USDC \
 //        --price 2000 --quantity 0.1 --spread-bps 20 --interval 5
 //   # (or: $RB market-maker ... with the same flags; Ctrl-C cancels its orders and exits)
 //
@@ -23,18 +31,24 @@
 //   npx tsc --ignoreConfig --outDir dist --rootDir . --module NodeNext --moduleResolution NodeNext \
 //     --target ES2022 --types node --skipLibCheck examples/market_maker.ts
 //   RINGBOOK_KEY=0x... node dist/examples/market_maker.js
-import { parseDecimalUnits, Wallet } from '../src/client/index.js';
+import { randomBytes } from 'node:crypto';
+import { Agent, parseDecimalUnits, RingbookClient, Wallet } from '../src/client/index.js';
 import { startMarketMaker } from '../src/cli/market_maker.js';
 
 const key = process.env.RINGBOOK_KEY;
 if (!key) {
-  console.error('set RINGBOOK_KEY to the bot\'s private key');
+  console.error('set RINGBOOK_KEY to the private key of the funded wallet (it only approves the bot\'s agent key)');
   process.exit(64);
 }
+const url = process.env.RINGBOOK_URL ?? 'http://127.0.0.1:8080';
+const user = new Wallet(key);
+const agent = new Agent(process.env.RINGBOOK_AGENT_KEY ?? '0x' + randomBytes(32).toString('hex'), user.address);
+// The wallet signs one approval; from here on only the hot key signs (for a day at most).
+await new RingbookClient({ base_url: url, wallet: user }).approveAgent(agent.agent_address, 'example-mm', Date.now() + 24 * 3600 * 1000);
 
 const mm = await startMarketMaker({
-  url: process.env.RINGBOOK_URL ?? 'http://127.0.0.1:8080',
-  wallet: new Wallet(key),
+  url,
+  wallet: agent,
   market_id: 'ETH-USDC',
   reference: parseDecimalUnits('2000', { allow_negative: false }),
   quantity: parseDecimalUnits('0.1', { allow_negative: false }),

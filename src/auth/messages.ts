@@ -140,6 +140,24 @@ export function cancelAfterMessage(f: CancelAfterMessageFields): string {
   return `${SERVICE_TOKEN}:cancel-after:${intText(f.timeout_ms, 'timeout_ms')}:${intText(f.nonce, 'nonce')}`;
 }
 
+export interface ApproveAgentMessageFields {
+  /** The agent's address exactly as the body carries it. */
+  agent: string;
+  name: string;
+  valid_until_ms: IntText;
+  nonce: IntText;
+}
+
+/** `ringbook:approve-agent:{agent}:{name}:{valid_until_ms}:{nonce}` (POST /agents, signed by the user). */
+export function approveAgentMessage(f: ApproveAgentMessageFields): string {
+  return `${SERVICE_TOKEN}:approve-agent:${str(f.agent, 'agent')}:${str(f.name, 'name')}:${intText(f.valid_until_ms, 'valid_until_ms')}:${intText(f.nonce, 'nonce')}`;
+}
+
+/** `ringbook:revoke-agent:{agent}:{nonce}` (POST /agents/revoke, signed by the user). */
+export function revokeAgentMessage(f: { agent: string; nonce: IntText }): string {
+  return `${SERVICE_TOKEN}:revoke-agent:${str(f.agent, 'agent')}:${intText(f.nonce, 'nonce')}`;
+}
+
 export interface ReferralMessageFields {
   referred: string;
   referrer: string;

@@ -4,7 +4,8 @@
 // Kept apart from ringbook.ts, which runs its main() on import.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDecimalUnits, RingbookError, Wallet } from '../client/index.js';
+import { Agent, parseDecimalUnits, RingbookError, Wallet } from '../client/index.js';
+import { isAddress } from '../util/address.js';
 import { loadConfig } from '../config.js';
 
 export const EXIT_OK = 0;
@@ -113,6 +114,22 @@ export function wallet(args: ParsedArgs): Wallet {
     return new Wallet(k);
   } catch {
     throw new UsageError('--key: not a valid private key (0x + 64 hex)');
+  }
+}
+
+/**
+ * The trading signer: the --key wallet, or with `--for <user address>` that key as an agent of
+ * the user (it must be approved: ringbook agent approve). Orders, cancels, cancel-after only.
+ */
+export function tradingSigner(args: ParsedArgs): Wallet | Agent {
+  const w = wallet(args);
+  const user = str(args, 'for');
+  if (user === undefined) return w;
+  if (!isAddress(user)) throw new UsageError('--for: not an address (0x + 40 hex)');
+  try {
+    return new Agent(str(args, 'key') ?? (process.env.RINGBOOK_KEY as string), user);
+  } catch (e) {
+    throw new UsageError(`--for: ${(e as Error).message}`);
   }
 }
 

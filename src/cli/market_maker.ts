@@ -9,6 +9,11 @@
 // bot's own old one, the old one is cancelled instead of trading with itself. Fills are seen on the
 // `orders:<address>` channel of the same connection.
 //
+// It may run on an agent key (`--for <user>`, the SDK's Agent; docs/api.md "Agent keys"): a hot
+// key that can quote and cancel for the user but never withdraw. An agent cannot authenticate a
+// WebSocket as its user, so it does not subscribe `orders:<address>`; it sees its quotes go by
+// reading the user's open orders (a public GET) each interval instead.
+//
 // Run it as `ringbook market-maker ...` or `node dist/src/cli/market_maker.js ...` (same flags);
 // examples/market_maker.ts is the documented entry that imports startMarketMaker from here.
 // A requote costs 2 orders and 1 cancel against the rate limits (default 20 orders per wallet per
@@ -16,16 +21,17 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
-  formatUnits, RateLimitedError, RingbookClient, RingbookError, RingbookSocket, Wallet,
+  Agent, formatUnits, RateLimitedError, RingbookClient, RingbookError, RingbookSocket, Wallet,
   type BatchItemResult, type BatchRequest, type Market, type Side,
 } from '../client/index.js';
 import {
-  BOOLEAN_FLAGS, EXIT_OK, num, parseArgs, runCommand, sleep, str, UsageError, units, url, wallet, type ParsedArgs,
+  BOOLEAN_FLAGS, EXIT_OK, num, parseArgs, runCommand, sleep, str, tradingSigner, UsageError, units, url, type ParsedArgs,
 } from './common.js';
 
 export interface MarketMakerOptions {
   url: string;
-  wallet: Wallet;
+  /** The user's wallet, or an agent key approved by the user (it trades for `wallet.address`). */
+  wallet: Wallet | Agent;
   market_id: string;
   /** Starting reference price, units. */
   reference: number;
@@ -87,8 +93,11 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
     ? await client.keepDeadManAlive(dead_man_ms, { onError: (e) => log(`dead-man re-arm failed: ${e instanceof Error ? e.message : String(e)}`) })
     : null;
   if (keep_alive) log(`dead-man switch armed: ${dead_man_ms} ms, deadline ${keep_alive.last?.deadline ?? '?'}`);
-  // One connection for order entry (post) and the bot's own order updates.
-  const sock = new RingbookSocket({ url: o.url, wallet: o.wallet, channels: [`orders:${o.wallet.address}`] });
+  // One connection for order entry (post) and, with the user's own wallet, the bot's order updates.
+  const agent_mode = o.wallet instanceof Agent;
+  const sock = agent_mode
+    ? new RingbookSocket({ url: o.url })
+    : new RingbookSocket({ url: o.url, wallet: o.wallet, channels: [`orders:${o.wallet.address}`] });
   sock.onOrder((u) => {
     for (const side of ['bid', 'ask'] as const) {
       if (quotes[side] !== null && u.order_id === String(quotes[side]) && (u.status === 'filled' || u.status === 'cancelled')) {
@@ -137,7 +146,19 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
     log(`requoted in one batch: cancelled ${cancelled}, ${parts.join(', ')}`);
   }
 
+  /** Agent mode: a quote no longer among the user's open orders was filled or cancelled. */
+  async function pollQuotes(): Promise<void> {
+    const open = new Set((await client.orders({ status: 'open', market_id: o.market_id, limit: 100 })).map((x) => String(x.order_id)));
+    for (const side of ['bid', 'ask'] as const) {
+      if (quotes[side] !== null && !open.has(String(quotes[side]))) {
+        log(`${side} order ${quotes[side]} left the book`);
+        quotes[side] = null;
+      }
+    }
+  }
+
   async function step(): Promise<void> {
+    if (agent_mode) await pollQuotes();
     if (o.follow_trades) {
       const t = await client.trades(o.market_id, { limit: 1 });
       if (t.length > 0) reference = roundTo(Number(t[0].price), tick);
@@ -214,7 +235,7 @@ export async function startMarketMaker(o: MarketMakerOptions): Promise<MarketMak
     })();
     return stopped;
   };
-  log(`market maker ${o.wallet.address} on ${o.market_id}: reference ${formatUnits(reference)}, spread ${spread_bps} bps, size ${formatUnits(quantity)}`);
+  log(`market maker ${o.wallet.address}${o.wallet instanceof Agent ? ` (agent key ${o.wallet.agent_address})` : ''} on ${o.market_id}: reference ${formatUnits(reference)}, spread ${spread_bps} bps, size ${formatUnits(quantity)}`);
   return { stop, done, stats };
 }
 
@@ -239,6 +260,8 @@ options:
   --dead-man-ms <n>          dead-man switch, re-armed every third of it (default 15000; 0 off)
   --duration <s>             stop by itself after this long (default: run until a signal)
   --key <private_key>        signing key (default: RINGBOOK_KEY)
+  --for <user address>       --key is an agent key of this user (ringbook agent approve): the bot
+                             quotes for the user and can never withdraw its funds
   --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
   --help                     this text
 
@@ -249,7 +272,7 @@ export async function marketMakerCommand(args: ParsedArgs): Promise<number> {
     const duration = num(args, 'duration', 0, 0, 1e9);
     const mm = await startMarketMaker({
       url: url(args),
-      wallet: wallet(args),
+      wallet: tradingSigner(args),
       market_id: str(args, 'market') ?? 'ETH-USDC',
       reference: units(args, 'price'),
       quantity: units(args, 'quantity'),

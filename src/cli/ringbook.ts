@@ -41,6 +41,8 @@ trader commands (--url defaults to http://127.0.0.1:8080; --help on each):
                              (--stp expire_maker|expire_taker|expire_both, --expires-after-ms T)
   cancel                     cancel an order: --key (--order-id N | --client-id ID)
   cancel-after <timeout_ms>  arm the dead-man switch: --key (0 disarms)
+  agent approve|revoke|list  agent keys: approve <address> --name N, revoke <address>, list [<address>]
+                             (trade as an agent: order/cancel/cancel-after --key <agent key> --for <user>)
   batch <file>               up to 20 orders/cancels/amends/cancel-alls in one call (JSON file)
   balances                   an account's balances: --address A | --key K
   referral register          be referred: --key --referrer <address> (once, never changes)
@@ -138,6 +140,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./trader.js')).cancelCommand(args);
     case 'cancel-after':
       return (await import('./trader.js')).cancelAfterCommand(args);
+    case 'agent':
+      return (await import('./agent.js')).agentCommand(args);
     case 'batch':
       return (await import('./batch.js')).batchCommand(args);
     case 'balances':

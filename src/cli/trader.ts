@@ -2,13 +2,14 @@
 // (src/client). Decimal prices and quantities are converted with the money module.
 import { formatUnits, RingbookClient, type OrderRecord, type OrderResult, type TakerFill } from '../client/index.js';
 import {
-  adminToken, EXIT_OK, int, oneOf, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
+  adminToken, EXIT_OK, int, oneOf, req, runCommand, str, table, tradingSigner, UsageError, units, url, wallet, type ParsedArgs,
 } from './common.js';
 
 const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
   --json                     machine-readable output
   --help                     this text`;
 const KEY = `  --key <private_key>        signing key (default: RINGBOOK_KEY)`;
+const FOR = `  --for <user address>       sign as an agent key of this user (ringbook agent approve)`;
 const EXITS = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
 
 export const DEPOSIT_USAGE = `usage: ringbook deposit --user <address> --asset <asset> --amount <decimal> [options]
@@ -41,6 +42,7 @@ options:
                              expire_both
   --expires-after-ms <ms>    refused with EXPIRED if the engine applies it later (epoch ms)
 ${KEY}
+${FOR}
 ${COMMON}
 
 ${EXITS}`;
@@ -53,6 +55,7 @@ options:
   --order-id <n>             the exchange's order id
   --client-id <id>           the client order id given at placement
 ${KEY}
+${FOR}
 ${COMMON}
 
 ${EXITS}`;
@@ -125,7 +128,7 @@ export async function orderCommand(args: ParsedArgs): Promise<number> {
     const client_order_id = str(args, 'client-id');
     const stp = args.flags.has('stp') ? oneOf(args, 'stp', ['expire_maker', 'expire_taker', 'expire_both'] as const, 'expire_maker') : undefined;
     const expires_after_ms = args.flags.has('expires-after-ms') ? int(args, 'expires-after-ms', 0, 1) : undefined;
-    const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
+    const client = new RingbookClient({ base_url: url(args), wallet: tradingSigner(args) });
     const r: OrderResult = await client.placeOrder({
       market_id, side, quantity, order_type, time_in_force,
       ...(price !== undefined ? { price } : {}),
@@ -149,7 +152,7 @@ export async function cancelCommand(args: ParsedArgs): Promise<number> {
     const client_order_id = str(args, 'client-id');
     if (order_id === undefined && client_order_id === undefined) throw new UsageError('--order-id or --client-id is required');
     if (order_id !== undefined && !/^[0-9]+$/.test(order_id)) throw new UsageError('--order-id must be a non-negative integer');
-    const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
+    const client = new RingbookClient({ base_url: url(args), wallet: tradingSigner(args) });
     const r = await client.cancel({
       ...(order_id !== undefined ? { order_id } : {}),
       ...(client_order_id !== undefined ? { client_order_id } : {}),
@@ -170,13 +173,14 @@ Arms the dead-man switch of the key's account: unless re-armed within <timeout_m
 
 options:
 ${KEY}
+${FOR}
 ${COMMON}`;
 
 export async function cancelAfterCommand(args: ParsedArgs): Promise<number> {
   return runCommand(args, CANCEL_AFTER_USAGE, async () => {
     const text = args.positional[1];
     if (text === undefined || !/^[0-9]+$/.test(text)) throw new UsageError('<timeout_ms> is required: a non-negative integer (0 disarms)');
-    const client = new RingbookClient({ base_url: url(args), wallet: wallet(args) });
+    const client = new RingbookClient({ base_url: url(args), wallet: tradingSigner(args) });
     const r = await client.armDeadMan(Number(text));
     if (args.flags.has('json')) console.log(JSON.stringify(r));
     else console.log(r.deadline === null ? `dead-man switch disarmed (batch ${r.batch_id})` : `dead-man switch armed: deadline ${r.deadline} (batch ${r.batch_id})`);

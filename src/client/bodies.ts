@@ -6,7 +6,7 @@
 import { parseHexAnyLength, toHex0x } from '../auth/hex.js';
 import {
   amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage,
-  inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage,
+  inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage, approveAgentMessage, revokeAgentMessage,
 } from '../auth/messages.js';
 import type { AmendInput, CancelInput, ForcedKind, PlaceOrderInput, WithdrawInput } from './types.js';
 import { isAddress } from '../util/address.js';
@@ -72,6 +72,18 @@ export function cancelAllBody(w: SyncSigner, market_id: string | undefined, nonc
   body.nonce = nonce;
   body.signature = signature;
   return body as SignedBody;
+}
+
+/** `POST /agents`: the user approves `agent` (sent as given, signed as sent) until `valid_until_ms`. */
+export function approveAgentBody(w: SyncSigner, agent: string, name: string, valid_until_ms: number, nonce: number): SignedBody {
+  const signature = w.signMessage(approveAgentMessage({ agent, name, valid_until_ms, nonce }));
+  return { user: w.address, agent, name, valid_until_ms, nonce, signature } as SignedBody;
+}
+
+/** `POST /agents/revoke`. */
+export function revokeAgentBody(w: SyncSigner, agent: string, nonce: number): SignedBody {
+  const signature = w.signMessage(revokeAgentMessage({ agent, nonce }));
+  return { user: w.address, agent, nonce, signature } as SignedBody;
 }
 
 /** `POST /orders/cancel-after` (the dead-man switch; 0 disarms). */

@@ -2,9 +2,9 @@
 // errors thrown as the typed classes of errors.ts.
 import { DuplicateNonceError, errorFromCode, RateLimitedError, RingbookError, UnexpectedResponseError } from './errors.js';
 import { MonotonicNonce, type NonceSource } from './nonce.js';
-import type { Wallet } from './wallet.js';
+import { Agent, type Wallet } from './wallet.js';
 import {
-  amendBody, batchBody, cancelAfterBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
+  amendBody, approveAgentBody, revokeAgentBody, batchBody, cancelAfterBody, cancelAllBody, cancelBody, encodeForcedPayload, forcedEnvelope, forceIncludeBody, orderBody, referralBody,
   referrerText, withdrawalAmountText, withdrawalBody, type BatchRequest, type ForcedRequest, type SignedBody,
 } from './bodies.js';
 import type {
@@ -17,6 +17,9 @@ import type {
   CancelAllResult,
   DeadManKeepAlive,
   DeadManResult,
+  AgentApproval,
+  AgentList,
+  AgentRevocation,
   CancelInput,
   CancelResult,
   CreateMarketInput,
@@ -59,8 +62,12 @@ export type FetchLike = (input: string, init?: { method?: string; headers?: Reco
 export interface RingbookClientOptions {
   /** `http://host:port` (a trailing slash is removed). */
   base_url: string;
-  /** Needed for signed requests (orders, cancels, amends, cancel-all, withdrawals, referral registration, force-include). */
-  wallet?: Wallet;
+  /**
+   * Needed for signed requests (orders, cancels, amends, cancel-all, withdrawals, referral
+   * registration, force-include, agent approvals). An `Agent` trades for its user: orders, cancels,
+   * amends, cancel-all, cancel-after and batches only.
+   */
+  wallet?: Wallet | Agent;
   /** `X-Admin-Token` for admin routes and `/deposit`. */
   admin_token?: string;
   /** Default: the global fetch (Node 20, browsers). */
@@ -88,7 +95,7 @@ function query(params: Record<string, string | number | undefined | null>): stri
 
 export class RingbookClient {
   readonly base_url: string;
-  readonly wallet: Wallet | undefined;
+  readonly wallet: Wallet | Agent | undefined;
   readonly nonces: NonceSource;
   readonly envelope_nonces: NonceSource;
   readonly duplicate_nonce_retries: number;
@@ -176,7 +183,7 @@ export class RingbookClient {
     }
   }
 
-  #signer(): Wallet {
+  #signer(): Wallet | Agent {
     if (!this.wallet) throw new TypeError('this call needs a wallet (RingbookClient({wallet}))');
     return this.wallet;
   }
@@ -229,15 +236,18 @@ export class RingbookClient {
     }
     const nonce_high_water = Number(raw.nonce_high_water ?? 0);
     const envelope_nonce_high_water = Number(raw.envelope_nonce_high_water ?? 0);
-    if (this.wallet && a.toLowerCase() === this.wallet.address) {
+    // An agent's nonce mark is its own (agents()), not the user's.
+    if (this.wallet && !(this.wallet instanceof Agent) && a.toLowerCase() === this.wallet.address) {
       this.nonces.observe(nonce_high_water);
       this.envelope_nonces.observe(envelope_nonce_high_water);
     }
     return { assets, nonce_high_water, envelope_nonce_high_water, credit: (raw.credit ?? null) as CreditInfo | null };
   }
 
-  /** Seeds the nonce source from the server's `nonce_high_water`; returns it. */
+  /** Seeds the nonce source from the server's `nonce_high_water` (an `Agent`'s: its own mark); returns it. */
   async syncNonce(): Promise<number> {
+    const w = this.wallet;
+    if (w instanceof Agent) return (await this.agents()).agents.find((x) => x.agent === w.agent_address)?.nonce_high_water ?? 0;
     return (await this.balances()).nonce_high_water;
   }
 
@@ -304,6 +314,36 @@ export class RingbookClient {
   async armDeadMan(timeout_ms: number, opts: { nonce?: number } = {}): Promise<DeadManResult> {
     const w = this.#signer();
     return this.#withNonce(opts.nonce, (nonce) => this.request<DeadManResult>('POST', '/orders/cancel-after', cancelAfterBody(w, timeout_ms, nonce)));
+  }
+
+  /**
+   * Approves `agent` (an address; an `Agent`'s `agent_address`) to sign this wallet's orders,
+   * cancels, amends, cancel-all, cancel-after and batches until `valid_until_ms` (epoch ms, at most
+   * 180 days ahead). At most 10 live agents; approving one again renames it and moves its expiry.
+   */
+  async approveAgent(agent: string, name: string, valid_until_ms: number, opts: { nonce?: number } = {}): Promise<AgentApproval> {
+    const w = this.#signer();
+    return this.#withNonce(opts.nonce, (nonce) => this.request<AgentApproval>('POST', '/agents', approveAgentBody(w, agent, name, valid_until_ms, nonce)));
+  }
+
+  async revokeAgent(agent: string, opts: { nonce?: number } = {}): Promise<AgentRevocation> {
+    const w = this.#signer();
+    return this.#withNonce(opts.nonce, (nonce) => this.request<AgentRevocation>('POST', '/agents/revoke', revokeAgentBody(w, agent, nonce)));
+  }
+
+  /**
+   * The live agents of `address` (default: the wallet's user). With an `Agent` client, also
+   * raises the nonce floor to the agent's own mark.
+   */
+  async agents(address?: string): Promise<AgentList> {
+    const a = this.#address(address);
+    const list = await this.request<AgentList>('GET', `/account/${enc(a)}/agents`);
+    const w = this.wallet;
+    if (w instanceof Agent && a.toLowerCase() === w.address) {
+      const mine = list.agents.find((x) => x.agent === w.agent_address);
+      if (mine !== undefined) this.nonces.observe(mine.nonce_high_water);
+    }
+    return list;
   }
 
   /**

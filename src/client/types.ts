@@ -129,6 +129,33 @@ export interface DeadManKeepAlive {
   readonly last: DeadManResult | null;
 }
 
+/** `POST /agents`. */
+export interface AgentApproval {
+  user: string;
+  agent: string;
+  name: string;
+  /** ISO 8601. */
+  valid_until: string;
+  valid_until_ms: number;
+  batch_id: string;
+}
+
+/** `POST /agents/revoke`. */
+export interface AgentRevocation {
+  user: string;
+  agent: string;
+  revoked: true;
+  batch_id: string;
+}
+
+/** `GET /account/:address/agents`: the live agents (at the last batch's time). */
+export interface AgentList {
+  address: string;
+  agents: { agent: string; name: string; valid_until: string; valid_until_ms: number; nonce_high_water: number }[];
+  /** The nonce mark a newly approved agent starts at (the highest mark of the agents that left). */
+  nonce_floor: number;
+}
+
 /** One item's answer in `POST /orders/batch`. */
 export type BatchItemResult<T = OrderResult | CancelResult | CancelAllResult> =
   | { ok: true; data: T }

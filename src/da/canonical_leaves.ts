@@ -16,6 +16,7 @@ import type { CanonicalState } from '../engine/api.js';
 import { OrderStatus } from '../engine/types.js';
 import { programmeLeavesOfCanonical } from './programme_leaves.js';
 import { engineLeavesOfCanonical } from './engine_leaves.js';
+import { agentLeavesOfCanonical } from './agent_leaves.js';
 import {
   EMPTY_KEY, LeafKind, ZERO_ADDRESS, accountKey, accountValue, balanceKey, balanceValue, creditValue,
   feesValue, marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
@@ -100,5 +101,7 @@ export function leavesFromCanonical(input: CanonicalLeavesInput): CanonicalLeave
   entries.push(...programmeLeavesOfCanonical(s));
   // Counters, supply, open orders' terms.
   entries.push(...engineLeavesOfCanonical(s));
+  // Agent keys and their users' nonce floors.
+  entries.push(...agentLeavesOfCanonical(s));
   return { entries, markets, addresses };
 }

@@ -7,8 +7,9 @@
 //   - a FORCE_INCLUDE's payload, when it will be applied (verdict NONE), has its own signature.
 // `consentOf` lists them (GET /da/batches/:id shows them) and names every semantic problem; the
 // signatures themselves are recovered in parallel by the verifier (consent_pool.ts).
+import { agentMaySign, signerChecked } from '../engine/agents.js';
 import {
-  amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage, withdrawalMessage,
+  amendMessage, approveAgentMessage, revokeAgentMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage, withdrawalMessage,
 } from '../auth/messages.js';
 import { eip191Hash } from '../auth/eip191.js';
 import {
@@ -29,7 +30,7 @@ export interface ConsentLookup {
 
 export const USER_SIGNED_KINDS: ReadonlySet<number> = new Set([
   RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL, RequestKind.WITHDRAW,
-  RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER,
+  RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER, RequestKind.APPROVE_AGENT, RequestKind.REVOKE_AGENT,
 ]);
 /** What an operator request may do (DECISIONS: cancel, never place, move funds or withdraw). */
 export const OPERATOR_KINDS: ReadonlySet<number> = new Set([RequestKind.CANCEL, RequestKind.CANCEL_ALL, RequestKind.DISCONNECT_CANCEL]);
@@ -39,7 +40,7 @@ export const OPERATOR_ONLY_KINDS: ReadonlySet<number> = new Set([RequestKind.DIS
 const KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'deposit', 2: 'withdrawal', 3: 'order', 4: 'cancel', 5: 'amend', 6: 'cancel_all', 7: 'pause_market',
   8: 'resume_market', 9: 'set_fees', 10: 'set_credit', 11: 'add_market', 12: 'referral', 13: 'force_include',
-  14: 'cancel_after', 15: 'dead_man_cancel', 16: 'disconnect_cancel',
+  14: 'cancel_after', 15: 'dead_man_cancel', 16: 'disconnect_cancel', 17: 'approve_agent', 18: 'revoke_agent',
 };
 
 /** One signature to recover: it must give `expected`. */
@@ -56,6 +57,8 @@ export interface RequestConsentView {
   seq: number;
   kind: string;
   user: string;
+  /** The agent that signed for the user (the record's signer words), or null: the user signed. */
+  signer: string | null;
   nonce: number;
   origin: 'user' | 'operator' | 'admin';
   signature: string | null;
@@ -115,6 +118,11 @@ function expectedMessages(r: Request, user: string, referrer: string, look: Cons
     case RequestKind.CANCEL_AFTER:
       // The timeout rides in amount_units (RequestKind.CANCEL_AFTER).
       return [cancelAfterMessage({ timeout_ms: r.amount_units, nonce: r.nonce })];
+    case RequestKind.APPROVE_AGENT:
+      // The agent is the second address; valid_until_ms rides in amount_units, the name in client_order_id.
+      return [approveAgentMessage({ agent: referrer, name: r.client_order_id, valid_until_ms: r.amount_units, nonce: r.nonce })];
+    case RequestKind.REVOKE_AGENT:
+      return [revokeAgentMessage({ agent: referrer, nonce: r.nonce })];
     default:
       return null;
   }
@@ -125,8 +133,15 @@ function sameText(kind: number, found: string, expected: string): boolean {
   if (kind === RequestKind.WITHDRAW || kind === RequestKind.REFER || kind === RequestKind.FORCE_INCLUDE) {
     return found.toLowerCase() === expected.toLowerCase();
   }
+  if (kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT) {
+    // Only the agent's address may differ in case; the name must be exact.
+    const m = AGENT_RE.exec(found);
+    return m !== null && `${m[1]}${m[2].toLowerCase()}${m[3]}` === expected;
+  }
   return found === expected;
 }
+
+const AGENT_RE = /^(ringbook:(?:approve|revoke)-agent:)(0x[0-9a-fA-F]{40})(:.*)$/s;
 
 const FORCE_RE = /^ringbook:force-include:(0x[0-9a-fA-F]{40}):0x[0-9a-f]{64}:(0|[1-9][0-9]*)$/;
 
@@ -154,9 +169,12 @@ export function consentOf(bytes: Uint8Array, look: ConsentLookup): BatchConsent 
     }
     const seq = reader.read(o, r);
     const user = addressAt(copy, (o + RQ_ADDRESS_WORD) * 4);
+    // As the matcher reads it: the signer words count only on the kinds whose signer the engine checks.
+    const signer_at = signerChecked(r.kind) ? reader.signerByteOffset(o) : -1;
+    const signer = signer_at < 0 ? null : addressAt(copy, signer_at);
     const referrer = addressAt(copy, reader.referrerByteOffset(o));
     const kind = KIND_NAMES[r.kind] ?? `kind ${r.kind}`;
-    const label = `request ${index} (seq ${seq}, ${kind} by ${user}, nonce ${r.nonce})`;
+    const label = `request ${index} (seq ${seq}, ${kind} by ${user}${signer === null ? '' : ` signed by its agent ${signer}`}, nonce ${r.nonce})`;
     let consent: Consent | null = null;
     if (k + 1 < count && reader.isConsent(o + RECORD_WORDS)) {
       try {
@@ -170,7 +188,7 @@ export function consentOf(bytes: Uint8Array, look: ConsentLookup): BatchConsent 
       }
     }
     const view: RequestConsentView = {
-      index, seq, kind, user, nonce: r.nonce, origin: 'admin', signature: null, message: null, message_form: null,
+      index, seq, kind, user, signer, nonce: r.nonce, origin: 'admin', signature: null, message: null, message_form: null,
       operator_rule: null, payload_signature: null, payload_message: null,
     };
     index++;
@@ -196,7 +214,8 @@ export function consentOf(bytes: Uint8Array, look: ConsentLookup): BatchConsent 
       continue;
     }
     view.origin = 'user';
-    checkSigned(out, view, r, user, referrer, consent.request, consent.payload, look, label);
+    if (signer !== null && !agentMaySign(r.kind)) out.problems.push(`${label}: an agent may not sign ${kind}`);
+    checkSigned(out, view, r, user, signer ?? user, referrer, consent.request, consent.payload, look, label);
   }
   return out;
 }
@@ -205,8 +224,12 @@ function job(out: BatchConsent, s: SignedMessage, expected: string, label: strin
   out.jobs.push({ hash: eip191Hash(s.message), signature: s.signature, expected, label });
 }
 
+/**
+ * `signer`: whom the signature must recover to: the user, or the agent the record names (whether
+ * that agent was live for the user at the batch is the engine's rule, re-executed by the verifier).
+ */
 function checkSigned(
-  out: BatchConsent, view: RequestConsentView, r: Request, user: string, referrer: string,
+  out: BatchConsent, view: RequestConsentView, r: Request, user: string, signer: string, referrer: string,
   request: SignedMessage, payload: SignedMessage | null, look: ConsentLookup, label: string,
 ): void {
   view.signature = bytesToHex0x(request.signature);
@@ -236,5 +259,5 @@ function checkSigned(
   if (candidates === null || !candidates.some((c) => sameText(r.kind, request.message, c))) {
     out.problems.push(`${label}: the signed message ${JSON.stringify(request.message)} does not say this request`);
   }
-  job(out, request, user, label);
+  job(out, request, signer, label);
 }

@@ -36,7 +36,7 @@ export interface PackedEvents {
   count: number;
   /** [event index, address hex] of ACCOUNT events. */
   addresses: [number, string][];
-  /** [event index, client order id] of FORCE_INCLUDE ACCEPTED events that have one. */
+  /** [event index, client order id] of FORCE_INCLUDE and PLACE ACCEPTED events that have one; an AGENT event's name. */
   client_ids: [number, string][];
 }
 
@@ -72,6 +72,10 @@ export class EventPacker {
       b[at + PACKED_FIELD0 + AcceptedField.KIND] === RequestKind.PLACE)) {
       const coid = e.clientOrderId();
       if (coid !== '') this.client_ids.push([this.n, coid]);
+    } else if (type === EventType.AGENT) {
+      // The agent's name: the agent leaf commits to it.
+      const name = e.clientOrderId();
+      if (name !== '') this.client_ids.push([this.n, name]);
     } else if (type === EventType.BATCH_COMMITTED) this.packed_batch_id = b[at + PACKED_FIELD0 + BatchField.BATCH_ID];
     this.n++;
   }

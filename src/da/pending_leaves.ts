@@ -5,6 +5,7 @@ import {
   marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
   type MarketLeafValue, type OrderLeafValue, type PendingLeaf,
 } from './state_leaves.js';
+import { agentFloorLeaf, agentLeaf, type AgentLeafFields } from './agent_leaves.js';
 import { chainDepositLeaf, countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
 import {
   deadManLeaf, envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
@@ -54,6 +55,10 @@ export class PendingSet {
   terms = new Map<number, OrderTerms | null>();
   /** account -> its dead-man deadline, or null when disarmed or fired. */
   dead_man = new Map<number, number | null>();
+  /** `${user}:${agent}` -> the agent entry, or null once it left. */
+  agent = new Map<string, { user: number; agent: number; entry: AgentLeafFields | null }>();
+  /** user -> its agent nonce floor (only once above 0). */
+  agent_floor = new Map<number, number>();
 }
 
 /** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
@@ -97,5 +102,7 @@ export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]
     out.push(entry === null ? [inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null }] : inboxLeaf(entry));
   }
   for (const [account, deadline_ms] of p.dead_man) out.push(deadManLeaf(account, deadline_ms));
+  for (const a of p.agent.values()) out.push(agentLeaf(a.user, a.agent, a.entry));
+  for (const [user, floor] of p.agent_floor) out.push(agentFloorLeaf(user, floor));
   return out;
 }

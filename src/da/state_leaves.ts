@@ -2,6 +2,7 @@
 // value encodings, and decoding a leaf for fraud proofs (hashing and the trie: state_tree.ts).
 import { FORCED_PAYLOAD_FIELDS } from '../engine/api.js';
 import { OrderStatus, RequestKind } from '../engine/types.js';
+import { AGENT_NAME_BYTES_MAX } from '../engine/agents.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
 
 export const LeafKind = {
@@ -31,12 +32,17 @@ export const LeafKind = {
   DEAD_MAN: 0x10,
   /** The last on-chain deposit id the engine credited (engine_leaves.ts, docs/settlement.md). */
   CHAIN_DEPOSIT: 0x11,
+  /** A user's agent key: its validity, nonce mark and name (agent_leaves.ts). */
+  AGENT: 0x12,
+  /** The nonce mark a user's new agent starts at (agent_leaves.ts). */
+  AGENT_NONCE_FLOOR: 0x13,
 } as const;
 
 export const LEAF_KIND_NAMES: Readonly<Record<number, string>> = {
   1: 'balance', 2: 'nonce', 3: 'account', 4: 'open_order', 5: 'market', 6: 'global_fees', 7: 'credit',
   8: 'pending_withdrawal', 9: 'referral', 10: 'referral_earned', 11: 'inbox_entry', 12: 'envelope_nonce',
-  13: 'counters', 14: 'supply', 15: 'order_terms', 16: 'dead_man', 17: 'chain_deposit',
+  13: 'counters', 14: 'supply', 15: 'order_terms', 16: 'dead_man', 17: 'chain_deposit', 18: 'agent',
+  19: 'agent_nonce_floor',
 };
 
 export const HASH = 32;
@@ -50,7 +56,8 @@ export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
  */
 export const SIGNED_KINDS: ReadonlySet<number> = new Set<number>([
   RequestKind.WITHDRAW, RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL,
-  RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER,
+  RequestKind.REFER, RequestKind.FORCE_INCLUDE, RequestKind.CANCEL_AFTER, RequestKind.APPROVE_AGENT,
+  RequestKind.REVOKE_AGENT,
 ]);
 /** OrderStatus FILLED, CANCELLED, REJECTED: the order is no longer open. */
 export const STATUS_CLOSED_MIN = OrderStatus.FILLED;
@@ -329,6 +336,20 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
     case LeafKind.DEAD_MAN:
       id = `dead_man/account=${getU32(key, 0)}`;
       if (value) f.deadline_ms = getU64(value, 0);
+      break;
+    case LeafKind.AGENT:
+      id = `agent/account=${getU32(key, 0)}/agent=${getU32(key, 4)}`;
+      // valid_until u64, nonce u64, name length u8, name (agent_leaves.ts, which imports this module).
+      if (value && value.length === 8 + 8 + 1 + AGENT_NAME_BYTES_MAX) {
+        f.valid_until_ms = getU64(value, 0); f.nonce_high_water = getU64(value, 8);
+        let s = '';
+        for (let i = 0; i < Math.min(value[16], AGENT_NAME_BYTES_MAX); i++) s += String.fromCharCode(value[17 + i]);
+        f.name = s;
+      }
+      break;
+    case LeafKind.AGENT_NONCE_FLOOR:
+      id = `agent_nonce_floor/account=${getU32(key, 0)}`;
+      if (value) f.nonce_floor = getU64(value, 0);
       break;
     default:
       id = `kind${kind}/${bytesToHex0x(key)}`;

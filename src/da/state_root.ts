@@ -11,7 +11,7 @@
 // `endBatch` hashes the changed leaves and each trie node on their paths once.
 import { RequestKind, Side } from '../engine/types.js';
 import {
-  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField,
+  AcceptedField, AccountField, AgentField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField,
   InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField,
   type EventFields,
 } from '../ring/records.js';
@@ -124,7 +124,8 @@ export class StateRootBuilder {
         const account = e.field(AcceptedField.ACCOUNT);
         const nonce = e.field(AcceptedField.NONCE);
         if (kind === RequestKind.FORCE_INCLUDE) p.envelope_nonce.set(account, nonce);
-        else p.nonce.set(account, nonce);
+        // NONCE 0: an agent signed it; its mark is in the AGENT event that follows.
+        else if (nonce > 0) p.nonce.set(account, nonce);
         if (kind === RequestKind.CANCEL_AFTER) {
           // The request's timeout rides in AMOUNT_UNITS (RequestKind.CANCEL_AFTER); 0 disarms.
           const timeout_ms = e.field(AcceptedField.AMOUNT_UNITS);
@@ -180,6 +181,18 @@ export class StateRootBuilder {
       case EventType.INBOX_INCLUDED:
         p.inbox.set(e.field(InboxIncludedField.ENTRY_ID), null);
         return;
+      case EventType.AGENT: {
+        const user = e.field(AgentField.ACCOUNT);
+        const agent = e.field(AgentField.AGENT);
+        const valid_until_ms = e.field(AgentField.VALID_UNTIL_MS);
+        p.agent.set(`${user}:${agent}`, {
+          user, agent,
+          entry: valid_until_ms === 0 ? null : { valid_until_ms, nonce_high_water: e.field(AgentField.NONCE_HIGH_WATER), name: e.clientOrderId() },
+        });
+        const floor = e.field(AgentField.NONCE_FLOOR);
+        if (floor > 0) p.agent_floor.set(user, floor);
+        return;
+      }
       case EventType.ACCOUNT: {
         const account = e.field(AccountField.ACCOUNT);
         const address = e.addressHex();

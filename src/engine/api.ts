@@ -12,6 +12,11 @@ export interface EngineLimits {
   /** Forced-inclusion entries waiting in the inbox, in all (default 10,000) and per account (16). */
   inbox_entries_max?: number;
   inbox_entries_per_account_max?: number;
+  /**
+   * Live agent keys per user (default AGENTS_LIVE_MAX = 10, DECISIONS; src/engine/agents.ts). The
+   * server keeps the default; the differential tests lower it so that generated flow reaches it.
+   */
+  agents_live_per_account_max?: number;
 }
 
 export const INBOX_ENTRIES_MAX_DEFAULT = 10_000;
@@ -125,6 +130,11 @@ export interface CanonicalState {
   /** Armed dead-man switches, ascending by account. */
   dead_man: CanonicalDeadMan[];
   /**
+   * Agent keys (src/engine/agents.ts), ascending by user account: users with an agent entry or a
+   * nonce floor above 0 only.
+   */
+  agents: CanonicalAgentUser[];
+  /**
    * The id of the last on-chain deposit credited (the settlement contract numbers deposits from
    * 1; 0: none). A DEPOSIT whose `nonce` is a chain deposit id must be above it (docs/settlement.md).
    */
@@ -135,6 +145,21 @@ export interface CanonicalState {
 export interface CanonicalDeadMan {
   account: number;
   deadline_ms: number;
+}
+
+/** A user's agent keys and the floor new agents' nonce marks start at. */
+export interface CanonicalAgentUser {
+  account: number;
+  nonce_floor: number;
+  /** Ascending by agent account; some may have expired (valid_until_ms <= batch time) and wait to be pruned. */
+  agents: CanonicalAgent[];
+}
+
+export interface CanonicalAgent {
+  agent: number;
+  name: string;
+  valid_until_ms: number;
+  nonce_high_water: number;
 }
 
 export interface CanonicalReferral {

@@ -71,6 +71,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
       case RequestKind.FORCE_INCLUDE: this.forceInclude(r, out); break;
       case RequestKind.CANCEL_AFTER: this.cancelAfter(r, out); break;
       case RequestKind.DISCONNECT_CANCEL: this.disconnectCancel(r, out); break;
+      case RequestKind.APPROVE_AGENT: this.approveAgent(r, out); break;
+      case RequestKind.REVOKE_AGENT: this.revokeAgent(r, out); break;
       default: this.reject(r, out, Reject.KIND_UNKNOWN); return;
     }
     if (this.had_fill && this.credit.count > 0) this.creditSweep(out);
@@ -153,9 +155,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     }
 
     // Accepted: from here on nothing can fail.
-    this.ledger.nonce_high_water[account] = r.nonce;
     const order_id = this.next_order_id++;
-    out.accepted(RequestKind.PLACE, account, order_id);
+    this.acceptSigned(r, order_id, out);
     if (lock > 0) this.moveToLocked(account, side === Side.BID ? quote : base, lock, BalanceReason.ORDER_PLACED);
     this.tk_account = account;
     this.tk_order_id = order_id;
@@ -219,9 +220,8 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     }
 
     // Accepted.
-    this.ledger.nonce_high_water[account] = r.nonce;
     const order_id = o.id[s];
-    out.accepted(RequestKind.AMEND, account, order_id);
+    this.acceptSigned(r, order_id, out);
     const filled = o.filled[s];
     if (p === old_price && q <= old_remaining) {
       // Same price, not larger: keeps its place in the queue.
@@ -273,8 +273,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     if (reason !== Reject.NONE) return this.reject(r, out, reason);
     const s = this.ownOpenOrder(r.account, r.order_id, r.client_order_id);
     if (s === NIL) return this.reject(r, out, Reject.ORDER_NOT_FOUND);
-    this.ledger.nonce_high_water[r.account] = r.nonce;
-    out.accepted(RequestKind.CANCEL, r.account, this.orders.id[s]);
+    this.acceptSigned(r, this.orders.id[s], out);
     this.cancelResting(s, UpdateReason.USER_CANCEL, out);
   }
 
@@ -283,8 +282,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     if (reason !== Reject.NONE) return this.reject(r, out, reason);
     const m = r.market;
     if (m !== NO_MARKET && !this.marketValid(m)) return this.reject(r, out, Reject.MARKET_UNKNOWN);
-    this.ledger.nonce_high_water[r.account] = r.nonce;
-    out.accepted(RequestKind.CANCEL_ALL, r.account, 0);
+    this.acceptSigned(r, 0, out);
     this.cancelAccountOrders(r.account, m, UpdateReason.CANCEL_ALL, out);
   }
 
@@ -338,8 +336,7 @@ export class FastEngine extends ProgrammeState implements MatchingEngine {
     if (!(amount > 0)) return this.reject(r, out, Reject.AMOUNT_NOT_POSITIVE);
     const key = account * this.asset_count + asset;
     if (!(this.ledger.available[key] >= amount)) return this.reject(r, out, Reject.INSUFFICIENT_BALANCE);
-    this.ledger.nonce_high_water[account] = r.nonce;
-    out.accepted(RequestKind.WITHDRAW, account, 0);
+    this.acceptSigned(r, 0, out);
     this.ledger.touch(account, asset, BalanceReason.WITHDRAWAL);
     this.ledger.available[key] -= amount;
     this.withdrawals[asset] += amount;
@@ -691,6 +688,6 @@ function wellFormed(r: Request): boolean {
     isSafe(r.maker_fee_bps) && isSafe(r.taker_fee_bps) && isSafe(r.credit_limit_units) &&
     isSafe(r.auto_cancel_ratio_ppm) && isSafe(r.tick_size_units) && isSafe(r.lot_size_units) &&
     isSafe(r.referrer_account) && isSafe(r.inner_kind) && isSafe(r.inner_nonce) && isSafe(r.inner_reject) &&
-    isSafe(r.stp) && isSafe(r.expires_after_ms);
+    isSafe(r.stp) && isSafe(r.expires_after_ms) && isSafe(r.signer) && isSafe(r.agent_account);
 }
 

@@ -4,6 +4,7 @@
 // programmes.ts.
 import { mulDivFloor } from '../money/index.js';
 import { assert, EngineState } from './engine_state.js';
+import { approvalRejectReason } from './agents.js';
 import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
 import {
   BalanceReason, deadManTimeoutValid, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, NO_MARKET,
@@ -61,9 +62,34 @@ export abstract class ProgrammeState extends EngineState {
     if (reason !== Reject.NONE) return this.reject(r, out, reason);
     const timeout_ms = r.amount_units;
     if (!deadManTimeoutValid(timeout_ms)) return this.reject(r, out, Reject.TIMEOUT_INVALID);
-    this.ledger.nonce_high_water[r.account] = r.nonce;
-    out.accepted(RequestKind.CANCEL_AFTER, r.account, 0);
+    this.acceptSigned(r, 0, out);
     this.dead_man.set(r.account, timeout_ms === 0 ? null : this.batch_time_ms + timeout_ms);
+  }
+
+  /** APPROVE_AGENT (src/engine/agents.ts): signed by the user; the agent is the second address. */
+  protected approveAgent(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    const agent = r.agent_account;
+    if (!this.accountValid(agent)) return this.reject(r, out, Reject.ACCOUNTS_MAX);
+    if (agent === r.account) return this.reject(r, out, Reject.AGENT_SELF);
+    const valid_until_ms = r.amount_units;
+    const bad = approvalRejectReason(r.client_order_id, valid_until_ms, this.batch_time_ms);
+    if (bad !== Reject.NONE) return this.reject(r, out, bad);
+    const full = this.agents.checkApprove(r.account, agent, this.batch_time_ms);
+    if (full !== Reject.NONE) return this.reject(r, out, full);
+    this.ledger.ensure(agent);
+    this.acceptSigned(r, 0, out);
+    this.agents.approve(r.account, agent, r.client_order_id, valid_until_ms, this.batch_time_ms, out);
+  }
+
+  /** REVOKE_AGENT: signed by the user; the agent's entry (live or expired) leaves. */
+  protected revokeAgent(r: Request, out: EventSink): void {
+    const reason = this.checkSigned(r);
+    if (reason !== Reject.NONE) return this.reject(r, out, reason);
+    if (!this.agents.has(r.account, r.agent_account)) return this.reject(r, out, Reject.AGENT_NOT_FOUND);
+    this.acceptSigned(r, 0, out);
+    this.agents.revoke(r.account, r.agent_account, out);
   }
 
   /** Applies an inbox entry's request as if it had just arrived; a payload found bad is refused with its reason. */
@@ -87,9 +113,8 @@ export abstract class ProgrammeState extends EngineState {
     if (!this.accountValid(referrer)) return this.reject(r, out, Reject.REFERRER_UNKNOWN);
     if (referrer === account) return this.reject(r, out, Reject.SELF_REFERRAL);
     if (this.referrals.get(account) !== undefined) return this.reject(r, out, Reject.REFERRAL_EXISTS);
-    this.ledger.nonce_high_water[account] = r.nonce;
     this.ledger.ensure(referrer);
-    out.accepted(RequestKind.REFER, account, 0);
+    this.acceptSigned(r, 0, out);
     const until = this.batch_time_ms + REFERRAL_ACTIVE_MS;
     this.referrals.add(account, referrer, until);
     out.referral(account, referrer, until);
@@ -104,6 +129,7 @@ export abstract class ProgrammeState extends EngineState {
   protected forceInclude(r: Request, out: EventSink): void {
     const account = r.account;
     if (!this.accountValid(account)) return this.reject(r, out, Reject.ACCOUNT_UNKNOWN);
+    if (r.signer !== 0) return this.reject(r, out, Reject.AGENT_NOT_ALLOWED);
     this.ledger.ensure(account);
     if (!(r.nonce > (this.envelope_high_water.get(account) ?? 0))) return this.reject(r, out, Reject.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER);
     if (!rejectReasonValid(r.inner_reject)) return this.reject(r, out, Reject.REQUEST_MALFORMED);

@@ -16,6 +16,7 @@ import { BookSide, LevelStore, NIL, OrderStore } from './book.js';
 import { CreditTable } from './credit.js';
 import { Ledger } from './ledger.js';
 import { DeadManTable, ForcedInbox, ReferralTable } from './programmes.js';
+import { AGENTS_LIVE_MAX, AgentTable } from './agents.js';
 import {
   BalanceReason, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, NO_MARKET, OrderStatus, Reject, REJECT_CODES, Side, Stp, UpdateReason,
   type EventSink, type MarketInfo, type Request,
@@ -65,6 +66,7 @@ export abstract class EngineState {
   /** Account -> its last force-include envelope nonce (accounts that sent one). */
   protected readonly envelope_high_water = new Map<number, number>();
   protected readonly dead_man = new DeadManTable();
+  protected readonly agents: AgentTable;
   protected readonly inbox_entries_max: number;
   protected readonly inbox_entries_per_account_max: number;
   protected readonly force_inclusion_hold_ms: number;
@@ -104,6 +106,7 @@ export abstract class EngineState {
     this.referrals = new ReferralTable(this.asset_count);
     this.inbox_entries_max = this.limits.inbox_entries_max ?? INBOX_ENTRIES_MAX_DEFAULT;
     this.inbox_entries_per_account_max = this.limits.inbox_entries_per_account_max ?? INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT;
+    this.agents = new AgentTable(this.limits.agents_live_per_account_max ?? AGENTS_LIVE_MAX);
     this.force_inclusion_hold_ms = config.force_inclusion_hold_ms ?? 0;
     assert(Number.isSafeInteger(this.force_inclusion_hold_ms) && this.force_inclusion_hold_ms >= 0 &&
       this.force_inclusion_hold_ms < FORCE_INCLUSION_DEADLINE_MS, 'force_inclusion_hold_ms is in [0, 24 h)');
@@ -264,8 +267,17 @@ export abstract class EngineState {
     const account = r.account;
     if (!this.accountValid(account)) return Reject.ACCOUNT_UNKNOWN;
     this.ledger.ensure(account);
+    // An agent's signature: judged against the agents live at this batch's time, its own mark.
+    if (r.signer !== 0) return this.agents.checkSigner(account, r.signer, r.kind, r.nonce, this.batch_time_ms);
     if (!(r.nonce > this.ledger.nonce_high_water[account])) return Reject.NONCE_NOT_ABOVE_HIGH_WATER;
     return Reject.NONE;
+  }
+
+  /** A signed request is accepted: its signer's nonce mark moves, then its ACCEPTED (and an agent's AGENT event). */
+  protected acceptSigned(r: Request, order_id: number, out: EventSink): void {
+    if (r.signer === 0) this.ledger.nonce_high_water[r.account] = r.nonce;
+    out.accepted(r.kind, r.account, order_id);
+    if (r.signer !== 0) this.agents.markNonce(r.account, r.signer, r.nonce, out);
   }
 
   protected accountValid(account: number): boolean {
@@ -480,6 +492,7 @@ export abstract class EngineState {
       envelope_nonces: [...this.envelope_high_water.entries()].sort((x, y) => x[0] - y[0])
         .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
       dead_man: this.dead_man.canonical(),
+      agents: this.agents.canonical(),
       chain_deposit_high_water: this.chain_deposit_high_water,
     };
   }
@@ -535,6 +548,11 @@ export abstract class EngineState {
     }
     for (const d of s.dead_man) L.ensure(d.account);
     this.dead_man.load(s.dead_man);
+    for (const u of s.agents) {
+      L.ensure(u.account);
+      for (const a of u.agents) L.ensure(a.agent);
+    }
+    this.agents.load(s.agents);
     s.markets.forEach((mk, m) => {
       assert(mk.tick_size_units === this.market_tick[m] && mk.lot_size_units === this.market_lot[m], `market ${mk.id} matches`);
       this.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;

@@ -96,8 +96,18 @@ export interface InboxIncludedEvent {
   client_order_id: string;
 }
 
+export interface AgentEvent {
+  type: 'agent';
+  account: number;
+  agent: number;
+  valid_until_ms: number;
+  nonce_high_water: number;
+  nonce_floor: number;
+  name: string;
+}
+
 export type EngineEvent = AcceptedEvent | RejectedEvent | FillEvent | OrderUpdateEvent | BalanceEvent |
-  ReferralEvent | ReferralShareEvent | InboxQueuedEvent | InboxIncludedEvent;
+  ReferralEvent | ReferralShareEvent | InboxQueuedEvent | InboxIncludedEvent | AgentEvent;
 
 export class EventLog implements EventSink {
   private events: EngineEvent[] = [];
@@ -154,6 +164,10 @@ export class EventLog implements EventSink {
       type: 'inboxIncluded', entry_id, account: request.account, kind: request.kind, nonce: request.nonce,
       client_order_id: request.client_order_id,
     });
+  }
+
+  agent(account: number, agent: number, valid_until_ms: number, nonce_high_water: number, nonce_floor: number, name: string): void {
+    this.events.push({ type: 'agent', account, agent, valid_until_ms, nonce_high_water, nonce_floor, name });
   }
 
   /** The events collected since the last take, in order; clears the log. */

@@ -5,6 +5,7 @@
 //   events are a faithful account of every state change.
 // Independent of src/money/ and of both engines: notionals are bigint; sums of balances and locks
 // use numbers only where that is provably exact (see checkInvariants).
+import { AGENT_NAME_PATTERN, AGENTS_LIVE_MAX } from './agents.js';
 import {
   INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
   type CanonicalOrder, type CanonicalState, type EngineConfig,
@@ -266,6 +267,35 @@ function checkProgrammes(state: CanonicalState, config: EngineConfig, v: string[
     prevDeadMan = d.account;
     // Armed at batch time + at least 1 s, fired by the first batch at or past it: never due now.
     if (!(isSafeNat(d.deadline_ms) && d.deadline_ms > state.batch_time_ms)) v.push(`dead-man switch of account ${d.account}: deadline ${d.deadline_ms} not after the batch time ${state.batch_time_ms}`);
+  }
+  checkAgents(state, config, v);
+}
+
+/**
+ * Agent keys (src/engine/agents.ts): ascending users and agents, account ids, never the user
+ * itself; names of the pattern; at most the limit of entries (an approval prunes the expired ones
+ * first, so even the expired entries awaiting pruning stay within it).
+ */
+function checkAgents(state: CanonicalState, config: EngineConfig, v: string[]): void {
+  const limits = config.limits;
+  const live_max = limits.agents_live_per_account_max ?? AGENTS_LIVE_MAX;
+  let prev = 0;
+  for (const u of state.agents) {
+    if (!(u.account > prev && u.account < limits.accounts_max)) v.push(`agents of account ${u.account} out of order or not an account id`);
+    prev = u.account;
+    if (!isSafeNat(u.nonce_floor)) v.push(`agents of account ${u.account}: nonce floor ${u.nonce_floor}`);
+    if (u.agents.length === 0 && u.nonce_floor === 0) v.push(`agents of account ${u.account}: an empty row`);
+    if (u.agents.length > live_max) v.push(`account ${u.account} has ${u.agents.length} agent entries, limit ${live_max}`);
+    let prevAgent = 0;
+    for (const a of u.agents) {
+      const at = `agent ${a.agent} of account ${u.account}`;
+      if (!(a.agent > prevAgent && a.agent < limits.accounts_max)) v.push(`${at}: out of order or not an account id`);
+      prevAgent = a.agent;
+      if (a.agent === u.account) v.push(`${at}: the user itself`);
+      if (!AGENT_NAME_PATTERN.test(a.name)) v.push(`${at}: name ${JSON.stringify(a.name)}`);
+      if (!(isSafeNat(a.valid_until_ms) && a.valid_until_ms > 0)) v.push(`${at}: valid_until ${a.valid_until_ms}`);
+      if (!isSafeNat(a.nonce_high_water)) v.push(`${at}: nonce ${a.nonce_high_water}`);
+    }
   }
 }
 

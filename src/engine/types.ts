@@ -34,6 +34,14 @@ export const RequestKind = {
    * the account's opted-in WebSocket closed; every resting order is cancelled (reason disconnect).
    */
   DISCONNECT_CANCEL: 16,
+  /**
+   * Signed by the user (never an agent): approves `agent_account` (the second address) as an agent
+   * key until `amount_units` ms (epoch; valid_until_ms rides there, as CANCEL_AFTER's timeout does),
+   * named `client_order_id` (the agent's name; src/engine/agents.ts).
+   */
+  APPROVE_AGENT: 17,
+  /** Signed by the user (never an agent): revokes `agent_account` (the second address). */
+  REVOKE_AGENT: 18,
 } as const;
 export type RequestKindValue = (typeof RequestKind)[keyof typeof RequestKind];
 
@@ -138,6 +146,15 @@ export const Reject = {
   NOTHING_TO_CANCEL: 46,
   EXPIRED: 47,
   STP_INVALID: 48,
+  /** The request's signer is not an approved, unexpired agent of its user (at the batch time). */
+  AGENT_NOT_APPROVED: 49,
+  /** An agent signed a kind only the user may sign (withdrawal, referral, agent change, force-include). */
+  AGENT_NOT_ALLOWED: 50,
+  AGENTS_MAX: 51,
+  AGENT_VALIDITY_INVALID: 52,
+  AGENT_NAME_INVALID: 53,
+  AGENT_NOT_FOUND: 54,
+  AGENT_SELF: 55,
 } as const;
 export type RejectValue = (typeof Reject)[keyof typeof Reject];
 export const REJECT_MESSAGES: readonly string[] = [
@@ -190,6 +207,13 @@ export const REJECT_MESSAGES: readonly string[] = [
   'the account has no resting order to cancel',
   'the order expired: the batch time is past its expires_after_ms',
   'stp must be expire_maker, expire_taker or expire_both',
+  'the signature is not the user\'s nor that of an approved, unexpired agent of the user',
+  'an agent may sign orders, cancels, amends, cancel-all and cancel-after only, never withdrawals, referrals, agent changes or force-include',
+  'the user already has 10 live agents (revoke one first)',
+  'valid_until_ms must be after the batch time and at most 180 days after it',
+  'name must be 1 to 16 characters of [A-Za-z0-9_.-]',
+  'this address is not an agent of the user',
+  'a user cannot approve its own address as its agent',
 ];
 
 /** The code each reject reason answers with. */
@@ -243,6 +267,13 @@ export const REJECT_CODES: readonly CodeValue[] = [
   Code.NOT_FOUND,
   Code.EXPIRED,
   Code.INVALID_ORDER,
+  Code.INVALID_SIGNATURE,
+  Code.INVALID_SIGNATURE,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.INVALID_REQUEST,
+  Code.NOT_FOUND,
+  Code.INVALID_REQUEST,
 ];
 if (REJECT_MESSAGES.length !== REJECT_CODES.length || REJECT_CODES.length !== Object.keys(Reject).length) {
   throw new Error('every reject reason needs one message and one code');
@@ -383,6 +414,14 @@ export interface Request {
   stp: number;
   /** PLACE: refused with EXPIRED when the batch time is later (epoch ms; 0 = no guard). */
   expires_after_ms: number;
+  /**
+   * Who signed: 0 = the user itself; else the account id of the agent key that signed for the user
+   * (the matcher resolves the record's signer address; unknown = accounts_max, never an agent).
+   * The engine re-checks at apply time that it is an approved, unexpired agent (src/engine/agents.ts).
+   */
+  signer: number;
+  /** APPROVE_AGENT / REVOKE_AGENT: the agent's account id (the matcher resolves the second address). */
+  agent_account: number;
 }
 
 export function emptyRequest(): Request {
@@ -391,7 +430,7 @@ export function emptyRequest(): Request {
     price_units: 0, quantity_units: 0, order_id: 0, client_order_id: '', asset: 0, asset_quote: 0,
     amount_units: 0, maker_fee_bps: 0, taker_fee_bps: 0, credit_limit_units: 0,
     auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0, referrer_account: 0,
-    inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0,
+    inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0, signer: 0, agent_account: 0,
   };
 }
 
@@ -451,4 +490,11 @@ export interface EventSink {
    * accepted or rejected first). `request` is the payload's request, as the engine applies it.
    */
   inboxIncluded(entry_id: number, request: Request): void;
+  /**
+   * An agent entry of `account` changed (src/engine/agents.ts): after an accepted APPROVE_AGENT
+   * (one per entry it pruned, then the approved one), REVOKE_AGENT, and every accepted request an
+   * agent signed (its new nonce mark). `valid_until_ms` 0 = the entry is gone; `nonce_floor` is the
+   * user's floor for new agents' nonce marks after the change.
+   */
+  agent(account: number, agent: number, valid_until_ms: number, nonce_high_water: number, nonce_floor: number, name: string): void;
 }

@@ -186,6 +186,8 @@ export function submit(
   referrer_hex: string | null = null,
   /** Signed requests: who asked for it (src/ring/consent.ts), journaled and published with it. */
   consent: Consent | null = null,
+  /** An agent signed it for the user (src/gateway/agent_signer.ts): its lowercase address. */
+  signer_hex: string | null = null,
 ): void {
   // Scratch bytes: the ring write copies them at once (no allocation per request).
   if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
@@ -193,7 +195,8 @@ export function submit(
     return;
   }
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
-  const p = ctx.link.submit(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps);
+  const signer = signer_hex === null ? null : Buffer.from(signer_hex.slice(2), 'hex');
+  const p = ctx.link.submit(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps, signer);
   if (p === null) {
     replyOverloaded(reply);
     return;

@@ -254,9 +254,9 @@ export class MatcherLink {
    * (backpressure: the caller answers with a clear error; nothing was sent).
    */
   submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null,
-    consent: Uint8Array | null = null, stamps: StageStamps | null = null): Promise<Outcome> | null {
+    consent: Uint8Array | null = null, stamps: StageStamps | null = null, signer: Uint8Array | null = null): Promise<Outcome> | null {
     if (this.writer === null || this.stopping) return null;
-    return this.write(this.writer, request, address, address_hex, referrer, consent, stamps, 0);
+    return this.write(this.writer, request, address, address_hex, referrer, consent, stamps, 0, signer);
   }
 
   /**
@@ -265,7 +265,7 @@ export class MatcherLink {
    * ring has no room for the whole group (nothing was sent).
    */
   submitGroup(
-    items: readonly { request: Request; address: Uint8Array; address_hex: string; consent: Uint8Array | null }[],
+    items: readonly { request: Request; address: Uint8Array; address_hex: string; consent: Uint8Array | null; signer?: Uint8Array | null }[],
   ): Promise<Outcome>[] | null {
     const writer = this.writer;
     if (writer === null || this.stopping) return null;
@@ -278,7 +278,7 @@ export class MatcherLink {
     const out: Promise<Outcome>[] = [];
     for (let k = 0; k < items.length; k++) {
       const it = items[k];
-      const p = this.write(writer, it.request, it.address, it.address_hex, null, it.consent, null, items.length - 1 - k);
+      const p = this.write(writer, it.request, it.address, it.address_hex, null, it.consent, null, items.length - 1 - k, it.signer ?? null);
       if (p === null) throw new Error('request ring: room for the group was checked');
       out.push(p);
     }
@@ -287,11 +287,11 @@ export class MatcherLink {
 
   private write(
     writer: RequestWriter, request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
-    consent: Uint8Array | null, stamps: StageStamps | null, group_following: number,
+    consent: Uint8Array | null, stamps: StageStamps | null, group_following: number, signer: Uint8Array | null = null,
   ): Promise<Outcome> | null {
     const seq = this.next_seq++;
     const hint = this.read_model.account_by_address.get(address_hex) ?? 0;
-    if (!writer.tryWrite(seq, address, hint, request, referrer, consent, group_following)) {
+    if (!writer.tryWrite(seq, address, hint, request, referrer, consent, group_following, signer)) {
       this.ring_full_count++;
       return null;
     }

@@ -18,6 +18,7 @@ import { registerAdminRoutes } from './routes_admin.js';
 import { registerPublicRoutes } from './routes_public.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
+import { registerAgentRoutes } from './routes_agents.js';
 import type { AssetInfo } from './signed_requests.js';
 import { registerWebSocket, type WsHub } from './ws/hub.js';
 import type { DaPublisher } from '../da/da_interfaces.js';
@@ -173,6 +174,7 @@ export class RingbookServer {
     registerPublicRoutes(app, ctx);
     registerTradingRoutes(app, ctx);
     registerProgrammeRoutes(app, ctx);
+    registerAgentRoutes(app, ctx);
     registerAdminRoutes(app, ctx, da, snapshots);
     registerDaRoutes(app, ctx, da);
     registerMarketDataRoutes(app, ctx, md);

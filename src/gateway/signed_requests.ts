@@ -2,7 +2,7 @@
 // that need engine state (balances, ticks, lots, nonces) are the engine's to judge; this module
 // judges only types, presence and formats, before any signature is checked.
 import {
-  amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
+  amendMessage, approveAgentMessage, cancelAfterMessage, revokeAgentMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
   withdrawalMessage,
 } from '../auth/messages.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
@@ -25,7 +25,10 @@ export interface SignedRequest {
   messages: string[];
   /** What to rate-limit it as (referrals and forced inclusions count as slow operations, like withdrawals). */
   limit: 'orders' | 'cancels' | 'withdrawals';
-  /** REFER: the referrer's lowercase 0x address (the matcher resolves it to an account). */
+  /**
+   * The record's second address, lowercase 0x (the matcher resolves it to an account): REFER's
+   * referrer, APPROVE_AGENT's and REVOKE_AGENT's agent.
+   */
   referrer?: string;
   /**
    * The order carries stp / expires_after_ms: only messages[0] (the JSON form) may sign it. The
@@ -369,6 +372,61 @@ export function parseWithdrawal(body: Body, assets: Map<string, AssetInfo>): Res
   return {
     request: r, address: user, signature_hex: sig, limit: 'withdrawals',
     messages: [withdrawalMessage({ address: body.address as string, asset: symbol, amount: amount_text, nonce: n })],
+  };
+}
+
+const AGENT_NAME = /^[A-Za-z0-9_.-]{1,16}$/;
+
+/**
+ * POST /agents `{user, agent, name, valid_until_ms, nonce, signature}`, signed by the user over the
+ * agent address exactly as sent. valid_until_ms rides in amount_units and the name in
+ * client_order_id (RequestKind.APPROVE_AGENT); its range is the engine's rule (batch time).
+ */
+export function parseApproveAgent(body: Body): Result<SignedRequest> {
+  const unknown = unknownField(body, ['user', 'agent', 'name', 'valid_until_ms', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  const agent = address(body, 'agent', 'INVALID_REQUEST');
+  if (isBodyError(agent)) return agent;
+  const name = text(body, 'name', 'INVALID_REQUEST');
+  if (isBodyError(name)) return name;
+  if (!AGENT_NAME.test(name)) return fail('INVALID_REQUEST', 'name must be 1 to 16 characters of [A-Za-z0-9_.-]');
+  const valid_until_ms = integer(body, 'valid_until_ms', 'INVALID_REQUEST');
+  if (isBodyError(valid_until_ms)) return valid_until_ms;
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.APPROVE_AGENT;
+  r.nonce = n;
+  r.amount_units = valid_until_ms;
+  r.client_order_id = name;
+  return {
+    request: r, address: user, referrer: agent, signature_hex: sig, limit: 'withdrawals',
+    messages: [approveAgentMessage({ agent: body.agent as string, name, valid_until_ms, nonce: n })],
+  };
+}
+
+/** POST /agents/revoke `{user, agent, nonce, signature}`, signed by the user. */
+export function parseRevokeAgent(body: Body): Result<SignedRequest> {
+  const unknown = unknownField(body, ['user', 'agent', 'nonce', 'signature']);
+  if (unknown) return unknown;
+  const user = address(body, 'user', 'INVALID_REQUEST');
+  if (isBodyError(user)) return user;
+  const agent = address(body, 'agent', 'INVALID_REQUEST');
+  if (isBodyError(agent)) return agent;
+  const n = nonce(body);
+  if (isBodyError(n)) return n;
+  const sig = signature(body);
+  if (isBodyError(sig)) return sig;
+  const r = emptyRequest();
+  r.kind = RequestKind.REVOKE_AGENT;
+  r.nonce = n;
+  return {
+    request: r, address: user, referrer: agent, signature_hex: sig, limit: 'withdrawals',
+    messages: [revokeAgentMessage({ agent: body.agent as string, nonce: n })],
   };
 }
 

@@ -17,7 +17,7 @@ import { encodeConsent, signatureBytes, type Consent } from '../ring/consent.js'
 import { allowWallet, replyRejected, submit, type GatewayContext, type LimiterName } from './context.js';
 import type { Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
-import type { Found } from './signature_batcher.js';
+import { agentCandidates, verifySigner } from './agent_signer.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_requests.js';
 import { stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
@@ -96,13 +96,19 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
       ctx.metrics?.observeStages(stamps);
     }
   };
-  const found: Found = (message, failed) => ctx.arrival.release(address, ticket, () => {
+  const found = (message: string | null, failed: boolean, signer: string | null): void => ctx.arrival.release(address, ticket, () => {
     if (answer.done) return;
     if (failed) return void answer.error('INTERNAL_ERROR', CHECK_FAILED);
     if (!admitSigned(ctx, answer, parsed, message)) return;
-    submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, userConsent(parsed, message as string));
+    submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, userConsent(parsed, message as string), signer);
   });
-  ctx.signatures.checkAny(parsed.messages, parsed.signature_hex, address, stamps, found);
+  // A user with live agents (agent kinds only) needs "who signed?": the slower promise path of
+  // agent_signer.ts. Everyone else takes the callback path, one recovery, no promise.
+  if (agentCandidates(ctx, parsed)) {
+    verifySigner(ctx, parsed).then((v) => found(v.message, false, v.signer), () => found(null, true, null));
+  } else {
+    ctx.signatures.checkAny(parsed.messages, parsed.signature_hex, address, stamps, (m, failed) => found(m, failed, null));
+  }
 }
 
 /** One request of a group (POST /orders/batch) and where its own answer goes. */
@@ -125,7 +131,7 @@ export function runSignedGroup(
 ): void {
   const wallets = [...new Set(items.map((x) => x.parsed.address))];
   const tickets = wallets.map((w) => ctx.arrival.take(w));
-  const checks = Promise.all(items.map((x) => ctx.signatures.verifyAny(x.parsed.messages, x.parsed.signature_hex, x.parsed.address)));
+  const checks = Promise.all(items.map((x) => verifySigner(ctx, x.parsed)));
   const afterTurns = (then: () => void): void => {
     const dones: (() => void)[] = [];
     wallets.forEach((w, k) => ctx.arrival.releaseHeld(w, tickets[k], (done) => {
@@ -142,14 +148,15 @@ export function runSignedGroup(
     if (whole.done) return;
     const admitted: number[] = [];
     items.forEach((x, k) => {
-      if (admitSigned(ctx, x.answer, x.parsed, forms[k])) admitted.push(k);
+      if (admitSigned(ctx, x.answer, x.parsed, forms[k].message)) admitted.push(k);
     });
     if (admitted.length === 0) return finish();
     const outcomes = ctx.link.submitGroup(admitted.map((k) => {
       const p = items[k].parsed;
       return {
         request: p.request, address: Buffer.from(p.address.slice(2), 'hex'), address_hex: p.address,
-        consent: encodeConsent(userConsent(p, forms[k] as string)),
+        consent: encodeConsent(userConsent(p, forms[k].message as string)),
+        signer: forms[k].signer === null ? null : Buffer.from((forms[k].signer as string).slice(2), 'hex'),
       };
     }));
     if (outcomes === null) {

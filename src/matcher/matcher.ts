@@ -2,6 +2,7 @@
 // write its events to the event ring, and close the batch with a commit marker once the journal
 // says it is durable. The sequencer part (batch number and time) lives here, outside the engine:
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
+import { signerChecked } from '../engine/agents.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import {
   EventWriter, groupFollowingAt, RECORD_WORDS, REQUEST_GROUP_MAX, RequestReader, viewsOfRecords, viewsOfRing,
@@ -252,6 +253,16 @@ export class Matcher {
     const bytes = this.reader.u8;
     if (kind === RequestKind.REFER || (kind === RequestKind.FORCE_INCLUDE && this.request.inner_kind === RequestKind.REFER)) {
       this.request.referrer_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
+    } else if (kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT) {
+      // The agent is an address like any other: an approval registers it (kept only if accepted).
+      this.request.agent_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
+    }
+    // An agent's signature: an approved agent is registered (its approval registered it), so an
+    // unknown signer is no agent of anyone; accounts_max is never an agent (the engine refuses).
+    const signer_at = signerChecked(kind) ? this.reader.signerByteOffset(o) : -1;
+    if (signer_at >= 0) {
+      const id = this.registry.find(bytes, signer_at, -1);
+      this.request.signer = id >= 0 ? id : this.options.accounts_max;
     }
     return this.findOrRegister(bytes, this.reader.addressByteOffset(o), this.reader.accountHint(o));
   }

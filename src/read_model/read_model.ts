@@ -8,6 +8,7 @@
 // event means (the filled quantity after a fill, the last fill price an update keeps).
 import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import { ProgrammesModel } from './programmes_model.js';
+import { AgentsModel } from './agents_model.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField,
   OrderUpdateField, RejectedField, type EventFields,
@@ -188,6 +189,8 @@ export class ReadModel {
   private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
   /** Referrals and forced inclusions. */
   readonly programmes: ProgrammesModel;
+  /** Agent keys (AGENT events). */
+  readonly agents = new AgentsModel();
 
   constructor(assets: string[], limits: ReadModelLimits) {
     this.assets = assets;
@@ -242,6 +245,8 @@ export class ReadModel {
       case EventType.REJECTED:
         this.programmes.apply(e, this.batch_id, this.batch_time_ms);
         return this.notifyRejected(seq, e.field(RejectedField.CODE), e.field(RejectedField.REASON));
+      case EventType.AGENT:
+        return this.agents.apply(e);
       case EventType.REFERRAL:
       case EventType.REFERRAL_SHARE:
       case EventType.INBOX_QUEUED:

@@ -5,7 +5,8 @@
 // A record is `RECORD_WORDS` 32-bit words. Numbers that can reach 2^53 (prices, quantities,
 // balances, ids, nonces) sit in float64 words (exact for integers up to 2^53); small enums in
 // int32 words; addresses and client order ids as raw bytes.
-import type { EventSink, MarketInfo, Request } from '../engine/types.js';
+import { RequestKind, type EventSink, type MarketInfo, type Request } from '../engine/types.js';
+import { AGENT_NAME_BYTES_MAX } from '../engine/agents.js';
 import { toHex0x } from '../util/hex.js';
 import { SpscRing } from './spsc_ring.js';
 import { CONSENT_KIND, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
@@ -27,6 +28,22 @@ const RQ_AMOUNT_F64 = 5;
 const RQ_CREDIT_LIMIT_F64 = 6;
 const RQ_TICK_F64 = 7;
 const RQ_LOT_F64 = 8;
+/**
+ * Who signed, when not the user: the agent's 20 address bytes in words 12..16 (all zero = the
+ * user signed). They overlay the credit limit, tick and lot (float64 indices 6..8 = words 12..17),
+ * which only the admin kinds (SET_CREDIT, ADD_MARKET) carry, and an agent can never sign an admin
+ * request: so the record stays at 52 words (asserted below; ADMIN_KINDS_WITH_WIDE_FIELDS).
+ */
+export const RQ_SIGNER_WORD = 12;
+/** The admin kinds that use float64 indices 6..8 (and so carry no signer). */
+function usesWideAdminFields(kind: number): boolean {
+  return kind === RequestKind.SET_CREDIT || kind === RequestKind.ADD_MARKET;
+}
+/**
+ * APPROVE_AGENT: the agent's name (at most AGENT_NAME_BYTES_MAX = 16 ASCII bytes, its length in the
+ * client-id length word) in words 40..43, after the agent's address in the second-address words.
+ */
+const RQ_AGENT_NAME_WORD = 40;
 /** FORCE_INCLUDE: the payload's nonce (float64 index 23 = words 46..47). */
 const RQ_INNER_NONCE_F64 = 23;
 // int32 fields.
@@ -115,6 +132,11 @@ export const EventType = {
   INBOX_QUEUED: 14,
   /** [entry_id, account, kind, nonce]: an entry leaves the inbox; its request's events follow. */
   INBOX_INCLUDED: 15,
+  /**
+   * [account, agent, valid_until_ms, nonce_high_water, nonce_floor], the agent's name in the client
+   * id bytes: an agent entry changed (EventSink.agent; valid_until_ms 0 = the entry is gone).
+   */
+  AGENT: 16,
 } as const;
 
 // ---- Event fields by type: the index k of `EventFields.field(k)` / `EventReader.field(o, k)`.
@@ -171,6 +193,7 @@ export const InboxQueuedField = {
   ENTRY_ID: 0, ACCOUNT: 1, KIND: 2, NONCE: 3, DEADLINE_MS: 4, REFERRER_ACCOUNT: 5, REJECT: 6,
 } as const;
 export const InboxIncludedField = { ENTRY_ID: 0, ACCOUNT: 1, KIND: 2, NONCE: 3 } as const;
+export const AgentField = { ACCOUNT: 0, AGENT: 1, VALID_UNTIL_MS: 2, NONCE_HIGH_WATER: 3, NONCE_FLOOR: 4 } as const;
 
 /**
  * Reads one event record's fields (over the ring: EventCursor; over a packed copy: the DA
@@ -193,12 +216,18 @@ if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND_WORD || RQ
 if ((EV_FIELD0_F64 + EVENT_FIELDS_MAX) * 2 > EV_CLIENT_ID_LENGTH_WORD) throw new Error('event record: fields overlap the client id');
 if (EV_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('event record too small');
 if (RECORD_WORDS % 2 !== 0) throw new Error('records must be 8-byte aligned');
+if (RQ_SIGNER_WORD !== RQ_CREDIT_LIMIT_F64 * 2 || RQ_SIGNER_WORD + ADDRESS_BYTES / 4 > (RQ_LOT_F64 + 1) * 2) {
+  throw new Error('request record: the signer must lie within the admin-only float64 fields 6..8');
+}
+if (RQ_AGENT_NAME_WORD !== RQ_SECOND_ADDRESS_WORD + ADDRESS_BYTES / 4 || RQ_AGENT_NAME_WORD + AGENT_NAME_BYTES_MAX / 4 > RQ_INNER_KIND_WORD) {
+  throw new Error('request record: the agent name must follow the agent address, before the forced-inclusion fields');
+}
 if (RQ_EXPIRES_AFTER_F64 !== RQ_INNER_NONCE_F64 + 1 || RQ_STP_WORD !== RQ_EXPIRES_AFTER_F64 * 2 + 2 ||
   RQ_GROUP_FOLLOWING_WORD !== RQ_STP_WORD + 1 || RQ_GROUP_FOLLOWING_WORD + 1 > RECORD_WORDS) {
   throw new Error('request record: market-maker fields misplaced');
 }
 for (const named of [BatchField, AcceptedField, RejectedField, FillField, OrderUpdateField, BalanceField, AccountField,
-  MarketField, FeesField, CreditField, ReferralField, ReferralShareField, InboxQueuedField, InboxIncludedField]) {
+  MarketField, FeesField, CreditField, ReferralField, ReferralShareField, InboxQueuedField, InboxIncludedField, AgentField]) {
   for (const k of Object.values(named)) if (k >= EVENT_FIELDS_MAX) throw new Error(`event field ${k} beyond the record's ${EVENT_FIELDS_MAX}`);
 }
 
@@ -263,7 +292,7 @@ export class RequestWriter {
    */
   tryWrite(
     seq: number, address: Uint8Array, account_hint: number, r: Request, referrer: Uint8Array | null = null,
-    consent: Uint8Array | null = null, group_following = 0,
+    consent: Uint8Array | null = null, group_following = 0, signer: Uint8Array | null = null,
   ): boolean {
     const extra = consent === null ? 0 : consentSlotCount(consent.length);
     if (extra > 0 && this.ring.freeSlots() < 1 + extra) return false;
@@ -295,12 +324,18 @@ export class RequestWriter {
     const coid = r.client_order_id;
     if (coid.length > CLIENT_ORDER_ID_BYTES_MAX) throw new Error('client_order_id longer than the record allows');
     i[o + RQ_CLIENT_ID_LENGTH_WORD] = coid.length;
-    writeAscii(this.u8, (o + RQ_CLIENT_ID_WORD) * 4, coid);
+    const named = r.kind === RequestKind.APPROVE_AGENT;
+    if (named && coid.length > AGENT_NAME_BYTES_MAX) throw new Error('an agent name longer than the record allows');
+    writeAscii(this.u8, (o + (named ? RQ_AGENT_NAME_WORD : RQ_CLIENT_ID_WORD)) * 4, coid);
     if (address.length !== ADDRESS_BYTES) throw new Error('address must be 20 bytes');
     this.u8.set(address, (o + RQ_ADDRESS_WORD) * 4);
     if (referrer !== null) {
-      if (referrer.length !== ADDRESS_BYTES || coid.length > 0) throw new Error('a referrer address is 20 bytes and excludes a client id');
+      if (referrer.length !== ADDRESS_BYTES || (coid.length > 0 && !named)) throw new Error('a second address is 20 bytes and excludes a client id');
       this.u8.set(referrer, (o + RQ_SECOND_ADDRESS_WORD) * 4);
+    }
+    if (signer !== null) {
+      if (signer.length !== ADDRESS_BYTES || usesWideAdminFields(r.kind)) throw new Error('a signer is 20 bytes, on a non-admin request');
+      this.u8.set(signer, (o + RQ_SIGNER_WORD) * 4);
     }
     i[o + RQ_INNER_KIND_WORD] = r.inner_kind;
     i[o + RQ_INNER_REJECT_WORD] = r.inner_reject;
@@ -368,10 +403,14 @@ export class RequestReader {
     r.quantity_units = f[fb + RQ_QUANTITY_F64];
     r.order_id = f[fb + RQ_ORDER_ID_F64];
     r.amount_units = f[fb + RQ_AMOUNT_F64];
-    r.credit_limit_units = f[fb + RQ_CREDIT_LIMIT_F64];
-    r.tick_size_units = f[fb + RQ_TICK_F64];
-    r.lot_size_units = f[fb + RQ_LOT_F64];
     r.kind = i[o + RQ_KIND_WORD];
+    // Words 12..17: the admin kinds' wide fields, else the signer (resolved by the matcher: signerByteOffset).
+    const wide = usesWideAdminFields(r.kind);
+    r.credit_limit_units = wide ? f[fb + RQ_CREDIT_LIMIT_F64] : 0;
+    r.tick_size_units = wide ? f[fb + RQ_TICK_F64] : 0;
+    r.lot_size_units = wide ? f[fb + RQ_LOT_F64] : 0;
+    r.signer = 0;
+    r.agent_account = 0;
     r.market = i[o + RQ_MARKET_WORD];
     r.side = i[o + RQ_SIDE_WORD];
     r.order_type = i[o + RQ_ORDER_TYPE_WORD];
@@ -382,7 +421,9 @@ export class RequestReader {
     r.taker_fee_bps = i[o + RQ_TAKER_BPS_WORD];
     r.auto_cancel_ratio_ppm = i[o + RQ_RATIO_PPM_WORD];
     const len = i[o + RQ_CLIENT_ID_LENGTH_WORD];
-    r.client_order_id = len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '';
+    r.client_order_id = r.kind === RequestKind.APPROVE_AGENT
+      ? (len > 0 && len <= AGENT_NAME_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_AGENT_NAME_WORD) * 4, len) : '')
+      : (len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '');
     r.inner_kind = i[o + RQ_INNER_KIND_WORD];
     r.inner_reject = i[o + RQ_INNER_REJECT_WORD];
     r.inner_nonce = f[fb + RQ_INNER_NONCE_F64];
@@ -391,6 +432,17 @@ export class RequestReader {
     // Resolved by the matcher from the referrer address (referrerByteOffset).
     r.referrer_account = 0;
     return f[fb + RQ_SEQ_F64];
+  }
+
+  /**
+   * Byte offset of the record's signer address in `u8`, or -1 when the user signed (all zero) or
+   * the kind is an admin kind (whose words these are).
+   */
+  signerByteOffset(o: number): number {
+    const i = this.v.i32;
+    if (usesWideAdminFields(i[o + RQ_KIND_WORD])) return -1;
+    const w = o + RQ_SIGNER_WORD;
+    return (i[w] | i[w + 1] | i[w + 2] | i[w + 3] | i[w + 4]) === 0 ? -1 : w * 4;
   }
 
   /** Byte offset of a REFER's referrer address in `u8`. */
@@ -489,7 +541,9 @@ export class EventWriter implements EventSink {
     f[b + AcceptedField.ACCOUNT] = account;
     f[b + AcceptedField.ORDER_ID] = order_id;
     if (r !== null) {
-      f[b + AcceptedField.NONCE] = r.nonce;
+      // An agent's nonce is not the user's: NONCE is 0 (no accepted request has nonce 0) and the
+      // AGENT event right after carries the agent's new mark.
+      f[b + AcceptedField.NONCE] = r.signer === 0 ? r.nonce : 0;
       f[b + AcceptedField.MARKET] = r.market;
       f[b + AcceptedField.SIDE] = r.side;
       f[b + AcceptedField.ORDER_TYPE] = r.order_type;
@@ -632,6 +686,19 @@ export class EventWriter implements EventSink {
     f[b + InboxIncludedField.ACCOUNT] = request.account;
     f[b + InboxIncludedField.KIND] = request.kind;
     f[b + InboxIncludedField.NONCE] = request.nonce;
+  }
+
+  agent(account: number, agent: number, valid_until_ms: number, nonce_high_water: number, nonce_floor: number, name: string): void {
+    const o = this.claim(EventType.AGENT);
+    const b = this.fields(o);
+    const f = this.ring.f64;
+    f[b + AgentField.ACCOUNT] = account;
+    f[b + AgentField.AGENT] = agent;
+    f[b + AgentField.VALID_UNTIL_MS] = valid_until_ms;
+    f[b + AgentField.NONCE_HIGH_WATER] = nonce_high_water;
+    f[b + AgentField.NONCE_FLOOR] = nonce_floor;
+    this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = name.length;
+    writeAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, name);
   }
 
   account(account: number, address: Uint8Array, address_offset: number): void {

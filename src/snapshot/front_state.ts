@@ -12,6 +12,7 @@ import { snapshotPackr } from './snapshot_file.js';
 import type { LeaderTrade } from '../marketdata/leaderboard.js';
 import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
 import type { ProgrammesState } from '../read_model/programmes_model.js';
+import type { CanonicalAgentUser } from '../engine/api.js';
 
 type MarketRow = Omit<MarketView, 'bids' | 'asks' | 'sorted_cache' | 'book_changed_in_batch'> & {
   bids: [number, number][];
@@ -115,6 +116,8 @@ export interface FrontState {
   market_data: Omit<MarketDataState, 'leaderboard'> & { leaderboard_window: Float64Array; leaderboard_last_price: number[] };
   /** Referrals (with earnings) and forced-inclusion entries, as GET /referral and /force-include answer them. */
   programmes: ProgrammesState;
+  /** Agent keys as GET /account/:address/agents answers them (absent in snapshots before format 5). */
+  agents?: CanonicalAgentUser[];
 }
 
 /** Map<number, Set<number>> as runs (key, size, members...): empty sets kept, orders kept. */
@@ -221,6 +224,7 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
     trades,
     pending_withdrawals: [...rm.pending_withdrawals],
     programmes: rm.programmes.exportState(),
+    agents: rm.agents.exportState(),
     market_data: { ...market_data, leaderboard_window: rowsOf(leaderboard.window, LEADER_WIDTH, putLeader), leaderboard_last_price: leaderboard.last_price },
   };
 }
@@ -273,6 +277,7 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
   }
   for (const [k, w] of s.pending_withdrawals) rm.pending_withdrawals.set(k, { ...w, batch_id: w.batch_id ?? 0 });
   rm.programmes.importState(s.programmes);
+  rm.agents.importState(s.agents ?? []);
   const { leaderboard_window, leaderboard_last_price, ...market_data } = s.market_data;
   const window: LeaderTrade[] = [];
   for (let at = 0; at < leaderboard_window.length; at += LEADER_WIDTH) window.push(getLeader(leaderboard_window, at));

@@ -22,8 +22,11 @@ export {
 } from '../matcher/engine_snapshot.js';
 
 export const SNAPSHOT_FORMAT = 'ringbook-snapshot';
-/** 4: the canonical state carries `dead_man` (armed dead-man switches); a v3 snapshot lacks it. */
-export const SNAPSHOT_VERSION = 4;
+/**
+ * 5: the canonical state carries `agents` (agent keys and nonce floors); a v4 snapshot lacks them
+ * and is passed over (4 added `dead_man`).
+ */
+export const SNAPSHOT_VERSION = 5;
 const FILE_RE = /^snapshot-(\d{12})\.msgpack$/;
 
 export interface SnapshotHeader {

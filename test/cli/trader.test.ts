@@ -20,6 +20,11 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   }
 }
 
+function ok(r: { code: number; stdout: string; stderr: string }): { code: number; stdout: string; stderr: string } {
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
+
 async function keygen(): Promise<{ private_key: string; address: string }> {
   const r = await cli(['keygen', '--json']);
   return JSON.parse(r.stdout);
@@ -42,7 +47,7 @@ describe('ringbook trader commands', () => {
   });
 
   it('--help works on every command', async () => {
-    const cmds = ['deposit', 'order', 'cancel', 'cancel-after', 'batch', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
+    const cmds = ['deposit', 'order', 'cancel', 'cancel-after', 'agent', 'batch', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
     const rs = await Promise.all(cmds.map((c) => cli([c, '--help'])));
     rs.forEach((r, i) => {
       expect(r.code, cmds[i]).toBe(0);
@@ -129,6 +134,36 @@ describe('ringbook trader commands', () => {
     expect((await cli(['cancel-after', ...U, '--key', taker.private_key])).code).toBe(64);
   });
 
+  it('agent approve / list / revoke; an agent key orders and cancels with --for, and is refused once revoked', async () => {
+    const user = await keygen();
+    const hot = await keygen();
+    ok(await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', user.address, '--asset', 'USDC', '--amount', '1000']));
+    const approved = await cli(['agent', 'approve', hot.address, '--name', 'cli-bot', ...U, '--key', user.private_key, '--json']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ user: user.address, agent: hot.address, name: 'cli-bot' });
+    const listed = await cli(['agent', 'list', user.address, ...U]);
+    expect(listed.stdout).toContain(hot.address);
+    expect(listed.stdout).toContain('cli-bot');
+    const placed = await cli(['order', ...U, '--key', hot.private_key, '--for', user.address, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1', '--client-id', 'via-agent', '--json']);
+    expect(placed.code, placed.stderr).toBe(0);
+    expect(JSON.parse(placed.stdout)).toMatchObject({ client_order_id: 'via-agent', status: 'open' });
+    // The user's order (the body's user), not the key's.
+    expect((await api(s.url).get(`/account/${user.address}/orders/by-client-id/via-agent`)).status).toBe(200);
+    const cancelled = await cli(['cancel', ...U, '--key', hot.private_key, '--for', user.address, '--client-id', 'via-agent']);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    // The agent key alone is no account of its own.
+    const own = await cli(['order', ...U, '--key', hot.private_key, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1']);
+    expect(own.code).toBe(1);
+    expect(own.stderr).toContain('INSUFFICIENT_BALANCE');
+    const revoked = await cli(['agent', 'revoke', hot.address, ...U, '--key', user.private_key]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const refused = await cli(['order', ...U, '--key', hot.private_key, '--for', user.address, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('INVALID_SIGNATURE');
+    expect((await cli(['agent', 'list', user.address, ...U])).stdout).toContain('no live agents');
+    expect((await cli(['agent', 'approve', 'nope', ...U, '--key', user.private_key])).code).toBe(64);
+  });
+
   it('referral register / show and force-include --wait', async () => {
     const reg = await cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address, '--json']);
     expect(reg.code, reg.stderr).toBe(0);
@@ -205,15 +240,24 @@ describe('ringbook trader commands', () => {
     expect((await cli(['batch', path.join(s.data_dir, 'missing.json'), ...U, ...K])).code).toBe(64);
   });
 
-  /** A funded key and the example market maker running on it with `flags`; `out()` is its output so far. */
-  async function runMarketMaker(flags: string[]): Promise<{ mm: { private_key: string; address: string }; child: ReturnType<typeof spawn>; out: () => string }> {
+  /**
+   * A funded key and the example market maker running on it with `flags` (with `agent`: on a hot
+   * key the funded key approved, `--for` it); `out()` is its output so far.
+   */
+  async function runMarketMaker(flags: string[], agent = false): Promise<{ mm: { private_key: string; address: string }; child: ReturnType<typeof spawn>; out: () => string }> {
     const mm = await keygen();
     for (const [asset, amount] of [['ETH', '5'], ['USDC', '20000']]) {
       const d = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', mm.address, '--asset', asset, '--amount', amount]);
       expect(d.code, d.stderr).toBe(0);
     }
+    let key = ['--key', mm.private_key];
+    if (agent) {
+      const hot = await keygen();
+      ok(await cli(['agent', 'approve', hot.address, '--name', 'mm-bot', ...U, '--key', mm.private_key]));
+      key = ['--key', hot.private_key, '--for', mm.address];
+    }
     const child = spawn(process.execPath, [
-      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, '--key', mm.private_key, '--market', 'ETH-USDC', ...flags,
+      path.join(REPO_ROOT, 'dist', 'src', 'cli', 'market_maker.js'), ...U, ...key, '--market', 'ETH-USDC', ...flags,
     ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -240,8 +284,8 @@ describe('ringbook trader commands', () => {
     expect(after.assets.USDC.locked).toBe(0);
   }, 20_000);
 
-  it('the market maker arms the dead-man switch: after kill -9 the exchange cancels its quotes', async () => {
-    const { mm, child, out } = await runMarketMaker(['--price', '1980', '--quantity', '0.1', '--interval', '5', '--dead-man-ms', '3000']);
+  it('the market maker on an agent key arms the dead-man switch: after kill -9 the exchange cancels its quotes', async () => {
+    const { mm, child, out } = await runMarketMaker(['--price', '1980', '--quantity', '0.1', '--interval', '5', '--dead-man-ms', '3000'], true);
     const locked = async (): Promise<number> => {
       const b = (await api(s.url).get(`/account/${mm.address}/balances`)).body.data;
       return b.ETH.locked + b.USDC.locked;
@@ -249,6 +293,7 @@ describe('ringbook trader commands', () => {
     const deadline = Date.now() + 15_000;
     while (!/requoted in one batch: .*ask 0\.1/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(out()).toMatch(/dead-man switch armed: 3000 ms/);
+    expect(out()).toMatch(/market maker 0x[0-9a-f]{40} \(agent key 0x[0-9a-f]{40}\)/);
     // Re-armed every second: the quotes outlive the first timeout while the bot lives.
     await new Promise((r) => setTimeout(r, 3_500));
     expect(await locked(), out()).toBeGreaterThan(0);

@@ -27,11 +27,12 @@ function signed(message: string, key = KEY): Consent {
   return { origin: 'user', request: sm(message, key), payload: null };
 }
 
-function bytesOf(items: { r: Request; consent: Consent | null }[]): Uint8Array {
+function bytesOf(items: { r: Request; consent: Consent | null; signer?: string; second?: string }[]): Uint8Array {
   const ring = createRecordRing(64);
   const w = new RequestWriter(ring);
-  items.forEach(({ r, consent }, i) => {
-    expect(w.tryWrite(i + 1, Buffer.from(USER.slice(2), 'hex'), 0, r, null, consent === null ? null : encodeConsent(consent))).toBe(true);
+  const bytes20 = (a: string | undefined): Uint8Array | null => (a === undefined ? null : Buffer.from(a.slice(2), 'hex'));
+  items.forEach(({ r, consent, signer, second }, i) => {
+    expect(w.tryWrite(i + 1, Buffer.from(USER.slice(2), 'hex'), 0, r, bytes20(second), consent === null ? null : encodeConsent(consent), 0, bytes20(signer))).toBe(true);
   });
   w.flush();
   const n = ring.available();
@@ -48,6 +49,33 @@ const place = req(RequestKind.PLACE, { nonce: 5, market: 0, side: Side.BID, pric
 const placeJson = '{"market_id":"ETH-USDC","side":"bid","price":2000000000,"quantity":100,"order_type":"limit","time_in_force":"gtc","nonce":5}';
 
 describe('consentOf', () => {
+  it('agent keys: approvals say the agent, name and expiry; an agent\'s signature recovers to the signer the record names; an agent may not sign a withdrawal', () => {
+    const AGENT = addressFromPrivateKey(OTHER);
+    const approve = req(RequestKind.APPROVE_AGENT, { nonce: 7, amount_units: 1_800_000_000_000, client_order_id: 'quoter-1' });
+    const agentPlace = req(RequestKind.PLACE, { ...place, nonce: 1 });
+    const agentJson = placeJson.replace('"nonce":5', '"nonce":1');
+    const c = consentOf(bytesOf([
+      { r: approve, second: AGENT, consent: signed(`ringbook:approve-agent:${AGENT.toUpperCase().replace('0X', '0x')}:quoter-1:1800000000000:7`) },
+      { r: agentPlace, signer: AGENT, consent: signed(agentJson, OTHER) },
+      { r: req(RequestKind.REVOKE_AGENT, { nonce: 8 }), second: AGENT, consent: signed(`ringbook:revoke-agent:${AGENT}:8`) },
+      // The name is exact (only the address may change case).
+      { r: approve, second: AGENT, consent: signed(`ringbook:approve-agent:${AGENT}:Quoter-1:1800000000000:7`) },
+      { r: req(RequestKind.WITHDRAW, { nonce: 2, asset: 0, amount_units: 3 }), signer: AGENT, consent: signed(`ringbook:withdraw:${USER}:ETH:3000000000000:2`, OTHER) },
+      // The operator claims the agent signed what the user signed: the job expects the agent.
+      { r: agentPlace, signer: AGENT, consent: signed(agentJson) },
+    ]), look);
+    expect(c.requests.map((r) => [r.kind, r.signer])).toEqual([
+      ['approve_agent', null], ['order', AGENT], ['revoke_agent', null], ['approve_agent', null], ['withdrawal', AGENT], ['order', AGENT],
+    ]);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 3 .*does not say this request/),
+      expect.stringMatching(/request 4 .*signed by its agent .*an agent may not sign withdrawal/),
+    ]);
+    expect(c.jobs.map((j) => j.expected)).toEqual([USER, AGENT, USER, USER, AGENT, AGENT]);
+    const recovered = c.jobs.map((j) => recoverAddress(j.hash, j.signature));
+    expect(recovered.map((x, i) => x === c.jobs[i].expected)).toEqual([true, true, true, true, true, false]);
+  });
+
   it('a user request signed over its own message is clean; both order forms; the job recovers to the user', () => {
     const c = consentOf(bytesOf([
       { r: place, consent: signed(placeJson) },

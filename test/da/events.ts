@@ -32,6 +32,9 @@ export const ev = {
   /** [fill_id, market, taker_order, maker_order, taker_account, maker_account, taker_side, price, qty, taker_fee, maker_fee] */
   fill: (fill_id: number, market: number, taker_order: number, maker_order: number, taker: number, maker: number, side: number, price: number, qty: number, taker_fee: number, maker_fee: number) =>
     new ArrayEvent(EventType.FILL, [fill_id, market, taker_order, maker_order, taker, maker, side, price, qty, taker_fee, maker_fee]),
+  /** [account, agent, valid_until_ms, nonce_high_water, nonce_floor], the name as the client id */
+  agent: (account: number, agent: number, until_ms: number, nonce: number, floor: number, name: string) =>
+    new ArrayEvent(EventType.AGENT, [account, agent, until_ms, nonce, floor], '', name),
   credit: (account: number, limit: number, ratio_ppm: number) => new ArrayEvent(EventType.CREDIT, [account, limit, ratio_ppm]),
   /** [referred, referrer, active_until_ms] */
   referral: (referred: number, referrer: number, until_ms: number) => new ArrayEvent(EventType.REFERRAL, [referred, referrer, until_ms]),

@@ -80,13 +80,30 @@ export class Model {
           this.supply.set(f(10), s);
           this.put(14, be(['u16', f(10)]), be(['u64', s[0]], ['u64', s[1]]));
         }
-        if (![2, 3, 4, 5, 6, 12, 13].includes(f(0))) return;
+        if (![2, 3, 4, 5, 6, 12, 13, 17, 18].includes(f(0))) return;
+        // Doc: an agent-signed request's ACCEPTED carries nonce 0 (its mark is in the AGENT event).
+        if (f(3) === 0) return;
         // Doc: a force-include envelope sets the account's envelope_nonce leaf (0x0c), its own
         // sequence; every other signed kind the nonce leaf (0x02).
         this.put(f(0) === 13 ? 12 : 2, be(['u32', f(1)]), be(['u64', f(3)]));
         if (f(0) === 2) this.put(8, be(['u32', f(1)], ['u64', f(3)]), be(['u16', f(10)], ['u64', f(11)]));
         if (f(0) === 13) this.force = { f: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map(f), coid: e.clientOrderId() };
         return;
+      case EventType.AGENT: {
+        // Doc: agent leaf 0x12 = key user u32, agent u32; value valid_until u64, nonce u64, name
+        // (length u8 + 16 bytes); removed at valid_until 0. Floor leaf 0x13 = key user, u64, once > 0.
+        if (f(4) > 0) this.put(19, be(['u32', f(0)]), be(['u64', f(4)]));
+        let value: Uint8Array | null = null;
+        if (f(2) !== 0) {
+          value = new Uint8Array(33);
+          const dv = new DataView(value.buffer);
+          dv.setBigUint64(0, BigInt(f(2))); dv.setBigUint64(8, BigInt(f(3)));
+          const name = e.clientOrderId();
+          dv.setUint8(16, name.length);
+          for (let i = 0; i < name.length; i++) dv.setUint8(17 + i, name.charCodeAt(i));
+        }
+        return this.put(18, be(['u32', f(0)], ['u32', f(1)]), value);
+      }
       case EventType.REFERRAL:
         return this.put(9, be(['u32', f(0)]), be(['u32', f(1)], ['u64', f(2)]));
       case EventType.REFERRAL_SHARE: {

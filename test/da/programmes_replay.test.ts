@@ -18,10 +18,10 @@ import { ReplayExecutor } from '../../src/da/replay.js';
 import { LeafKind, StateRootBuilder, type RawLeaf } from '../../src/da/state_root.js';
 import { Verifier } from '../../src/da/verifier.js';
 import { RequestKind, type Request } from '../../src/engine/types.js';
-import { CLIENT_ORDER_ID_BYTES_MAX, EventType, RECORD_WORDS } from '../../src/ring/records.js';
+import { EventType, RECORD_WORDS } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { RequestGenerator } from '../engine/generator.js';
-import { recordsOf } from './records.js';
+import { recordsOf, recordable } from './records.js';
 
 const SEEDS = Number(process.env.RINGBOOK_DA_PROGRAMME_SEEDS ?? 30);
 const STEPS = 260;
@@ -46,7 +46,7 @@ function plan(gen: RequestGenerator, seed: number): PlannedBatch[] {
     }
     const r = gen.next();
     // The front refuses client ids longer than a record holds; the engine never sees them.
-    if (r.client_order_id.length <= CLIENT_ORDER_ID_BYTES_MAX) out[out.length - 1].requests.push(r);
+    if (recordable(r)) out[out.length - 1].requests.push(r);
   }
   return out;
 }

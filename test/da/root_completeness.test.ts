@@ -8,11 +8,10 @@ import { leavesFromCanonical } from '../../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { stateRootOfLeaves } from '../../src/da/state_root.js';
 import type { CanonicalState } from '../../src/engine/api.js';
-import { CLIENT_ORDER_ID_BYTES_MAX } from '../../src/ring/records.js';
 import { addressesHex } from '../../src/snapshot/snapshot_file.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { generateSequence } from '../engine/generator.js';
-import { recordsOf } from './records.js';
+import { recordsOf, recordable } from './records.js';
 
 const SEEDS = 6;
 /** Mutations tried per state (a random sample of its fields; every field kind is met over the seeds). */
@@ -72,7 +71,7 @@ describe('the root commits to the whole engine state', () => {
     let tried = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const g = generateSequence(seed, 300);
-      const requests = g.requests.filter((r) => r.client_order_id.length <= CLIENT_ORDER_ID_BYTES_MAX);
+      const requests = g.requests.filter(recordable);
       const ex = new ReplayExecutor(g.config, { state_root: false });
       ex.genesis();
       for (let at = 0, b = 1; at < requests.length; at += 5, b++) {

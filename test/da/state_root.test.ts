@@ -90,7 +90,7 @@ function randomBatches(seed: number, batches: number, per_batch: number): EventF
   for (let b = 1; b <= batches; b++) {
     const events: EventFields[] = [ev.begin(b, 1_000 + b * 1_000 + int(500))];
     for (let i = 0; i < per_batch; i++) {
-      const x = int(14);
+      const x = int(16);
       if (accounts === 0 || x === 0) {
         accounts++;
         events.push(ev.account(accounts, '0x' + (accounts.toString(16).padStart(2, '0')).repeat(20)));
@@ -111,6 +111,11 @@ function randomBatches(seed: number, batches: number, per_batch: number): EventF
       else if (x === 9) events.push(ev.rejected(3, acct));
       else if (x === 10) events.push(ev.referral(acct, 1 + int(accounts), int(1e12)));
       else if (x === 11) events.push(ev.share(fill_id, acct, 1 + int(accounts), int(3), 1 + int(1e6)));
+      else if (x === 14) events.push(ev.accepted([3, 4, 17, 18][int(4)], acct, int(50), int(2) === 0 ? 0 : 1 + int(1e6)));
+      else if (x === 15) {
+        // An agent entry set (or removed at valid_until 0), with the user's floor.
+        events.push(ev.agent(acct, 1 + int(accounts), int(3) === 0 ? 0 : int(1e12), int(1e6), int(2) === 0 ? 0 : int(1e6), 'mm-'.repeat(1 + int(4)).slice(0, 16)));
+      }
       else if (x === 12) {
         // Payload fields may be anything a signed payload carries, NO_MARKET (-1) included.
         entry_id++;
@@ -245,7 +250,7 @@ describe('StateRootBuilder', () => {
       });
       // The runs did exercise the programme leaves (and removed inbox entries).
       const kinds = new Set(builder.rawLeaves().map((l) => l.kind));
-      for (const k of [LeafKind.REFERRAL, LeafKind.REFERRAL_EARNED, LeafKind.INBOX_ENTRY]) expect(kinds.has(k), `kind ${k}`).toBe(true);
+      for (const k of [LeafKind.REFERRAL, LeafKind.REFERRAL_EARNED, LeafKind.INBOX_ENTRY, LeafKind.AGENT, LeafKind.AGENT_NONCE_FLOOR]) expect(kinds.has(k), `kind ${k}`).toBe(true);
       expect(removed_inbox, 'inbox entries removed').toBeGreaterThan(0);
     }
   });

@@ -83,13 +83,16 @@ const ADDED_MARKET = { base: ETH, quote: BTC, tick: 100, lot: 10_000, mid: 500, 
 
 type Action =
   | 'deposit' | 'withdraw' | 'place' | 'cancel' | 'amend' | 'cancel_all' | 'pause' | 'resume'
-  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force' | 'cancel_after' | 'disconnect';
+  | 'set_fees' | 'set_credit' | 'add_market' | 'bad_place' | 'bad_other' | 'refer' | 'force' | 'cancel_after' | 'disconnect'
+  | 'approve_agent' | 'revoke_agent' | 'agent_signed';
 
 const ACTIONS = weightTable<Action>({
   deposit: 5, withdraw: 3, place: 46, cancel: 9, amend: 9, cancel_all: 2, pause: 0.6, resume: 3,
-  set_fees: 2, set_credit: 3, add_market: 1, bad_place: 12, bad_other: 5, refer: 2, force: 4,
-  cancel_after: 2, disconnect: 1,
+  set_fees: 2, set_credit: 3, add_market: 1, bad_place: 12, bad_other: 5, refer: 3, force: 4,
+  cancel_after: 2, disconnect: 1, approve_agent: 3, revoke_agent: 0.7, agent_signed: 6,
 });
+const AGENT_NAMES = ['mm', 'quoter-1', 'hedge.bot', 'A_b-c.9', 'x'.repeat(16)];
+const AGENT_NAMES_BAD = ['', 'has space', 'x'.repeat(17), 'a:b'];
 const DAY_MS = 24 * 3600 * 1000;
 /** Batch times start here (any date works; a real one reads better in failures). */
 const TIME_START_MS = Date.UTC(2026, 10, 1);
@@ -117,6 +120,10 @@ export class RequestGenerator {
   private batches = 0;
   /** The last on-chain deposit id handed out (chain deposits carry it as their nonce). */
   private chain_deposit_id = 0;
+  /** user -> agent -> valid_until_ms, as the AGENT events said (expired ones stay until pruned). */
+  private readonly agents = new Map<number, Map<number, number>>();
+  /** `${user}:${agent}` -> the agent's last nonce handed out (raised to the engine's mark by AGENT events). */
+  private readonly agent_nonces = new Map<string, number>();
 
   constructor(readonly seed: number) {
     const rng = new Rng(seed);
@@ -135,6 +142,8 @@ export class RequestGenerator {
       price_levels_per_book_max: tight ? rng.int(2, 4) : 100,
       inbox_entries_max: tight ? rng.int(1, 4) : 100,
       inbox_entries_per_account_max: tight ? rng.int(1, 2) : 8,
+      // Few enough that approvals reach the limit among this seed's 4 to 8 accounts.
+      agents_live_per_account_max: rng.int(1, 3),
     }, fees);
     // How long the sequencer holds forced inclusions: mostly the next batch, sometimes seconds, or
     // nearly the whole 24 hours (entries then pile up and the inbox limits are reached).
@@ -161,6 +170,15 @@ export class RequestGenerator {
       if (request.kind === RequestKind.RESUME_MARKET) this.markets[request.market].paused = false;
     }
     for (const e of events) {
+      if (e.type === 'agent') {
+        let mine = this.agents.get(e.account);
+        if (mine === undefined) this.agents.set(e.account, mine = new Map());
+        if (e.valid_until_ms === 0) mine.delete(e.agent);
+        else mine.set(e.agent, e.valid_until_ms);
+        const key = `${e.account}:${e.agent}`;
+        if (e.valid_until_ms !== 0) this.agent_nonces.set(key, Math.max(this.agent_nonces.get(key) ?? 0, e.nonce_high_water));
+        continue;
+      }
       if (e.type !== 'orderUpdate') continue;
       if (e.status === OrderStatus.OPEN || e.status === OrderStatus.PARTIALLY_FILLED) {
         const known = this.open.get(e.order_id);
@@ -313,6 +331,9 @@ export class RequestGenerator {
       case 'refer': return this.refer(this.account());
       case 'force': return this.force();
       case 'cancel_after': return this.cancelAfter();
+      case 'approve_agent': return this.approveAgent();
+      case 'revoke_agent': return this.revokeAgent();
+      case 'agent_signed': return this.agentSigned();
       case 'disconnect': {
         // An opted-in connection of an account (mostly one with resting orders) closed.
         const r = emptyRequest();
@@ -336,6 +357,77 @@ export class RequestGenerator {
     r.amount_units = x < 0.6 ? this.rng.int(1_000, 3_000) : x < 0.75 ? 0 : x < 0.85 ? this.rng.int(1, 24) * 3600 * 1000
       : this.rng.pick([1, 999, 86_400_001, -1_000]);
     return r;
+  }
+
+  /**
+   * APPROVE_AGENT: mostly another account of the seed as the agent, valid for a few seconds (so it
+   * expires within a few batches) or hours; sometimes a bad name, a bad validity, itself, an
+   * unknown agent, or signed by an agent (refused: only the user approves).
+   */
+  private approveAgent(): Request {
+    const r = emptyRequest();
+    r.kind = RequestKind.APPROVE_AGENT;
+    r.account = this.rng.chance(0.03) ? this.badAccount() : this.account();
+    r.nonce = this.nonce(r.account);
+    const x = this.rng.float();
+    r.agent_account = x < 0.85 ? this.account() : x < 0.92 ? r.account : this.accounts + 1;
+    r.client_order_id = this.rng.chance(0.06) ? this.rng.pick(AGENT_NAMES_BAD) : this.rng.pick(AGENT_NAMES);
+    const y = this.rng.float();
+    r.amount_units = y < 0.35 ? this.time_ms + this.rng.int(1_000, 8_000) : y < 0.9 ? this.time_ms + this.rng.int(1, 48) * 3600 * 1000
+      : this.rng.pick([this.time_ms, this.time_ms - 1, this.time_ms + 180 * DAY_MS, this.time_ms + 180 * DAY_MS + 1, 0]);
+    if (this.rng.chance(0.04)) this.signAsAgent(r);
+    return r;
+  }
+
+  /** REVOKE_AGENT: mostly an agent the user has (live or expired), sometimes one it has not. */
+  private revokeAgent(): Request {
+    const r = emptyRequest();
+    r.kind = RequestKind.REVOKE_AGENT;
+    r.account = this.account();
+    r.nonce = this.nonce(r.account);
+    const mine = [...(this.agents.get(r.account)?.keys() ?? [])];
+    r.agent_account = mine.length > 0 && this.rng.chance(0.8) ? this.rng.pick(mine) : this.account();
+    if (this.rng.chance(0.04)) this.signAsAgent(r);
+    return r;
+  }
+
+  /**
+   * A request an agent signs for its user: mostly the agent kinds (order, cancel, amend,
+   * cancel-all, cancel-after) by one of the user's agents with the agent's next nonce; sometimes
+   * a kind an agent may not sign, a signer that is no agent (or an unknown address), a stale nonce.
+   */
+  private agentSigned(): Request {
+    const x = this.rng.float();
+    const inner = x < 0.5 ? this.place() : x < 0.62 ? this.cancel() : x < 0.74 ? this.amend() : x < 0.8 ? this.cancelAll()
+      : x < 0.9 ? this.cancelAfter() : this.rng.pick([this.withdraw(), this.refer(this.account()), this.force()]);
+    const r = { ...inner };
+    // Mostly for a user that has a live agent (its own orders as the targets).
+    const users = [...this.agents.entries()].filter(([, m]) => [...m.values()].some((until) => until > this.time_ms)).map(([u]) => u);
+    if (users.length > 0 && this.rng.chance(0.85) && r.account >= 1 && r.account <= this.accounts) {
+      r.account = this.rng.pick(users.sort((a, b) => a - b));
+      if (r.kind === RequestKind.CANCEL || r.kind === RequestKind.AMEND) {
+        r.order_id = this.someOrderId(r.account);
+        r.client_order_id = '';
+      }
+    }
+    this.signAsAgent(r);
+    return r;
+  }
+
+  private signAsAgent(r: Request): void {
+    const all = [...(this.agents.get(r.account)?.entries() ?? [])];
+    const live = all.filter(([, until]) => until > this.time_ms);
+    const mine = (live.length > 0 && this.rng.chance(0.9) ? live : all).map(([a]) => a);
+    const y = this.rng.float();
+    r.signer = mine.length > 0 && y < 0.85 ? this.rng.pick(mine) : y < 0.95 ? this.account() : this.accounts + 1;
+    const key = `${r.account}:${r.signer}`;
+    const last = this.agent_nonces.get(key) ?? 0;
+    if (this.rng.chance(0.05) && last > 0) {
+      r.nonce = this.rng.int(0, last);
+    } else {
+      r.nonce = last + (this.rng.chance(0.1) ? this.rng.int(2, 5) : 1);
+      this.agent_nonces.set(key, r.nonce);
+    }
   }
 
   private refer(account: number): Request {

@@ -72,7 +72,7 @@ describe('OrderTracker', () => {
     kind: K.PLACE, account, nonce: 1, market: 0, side, order_type, tif, price_units: price, quantity_units: quantity,
     order_id: 0, client_order_id: '', asset: 0, asset_quote: 0, amount_units: 0, maker_fee_bps: 0, taker_fee_bps: 0,
     credit_limit_units: 0, auto_cancel_ratio_ppm: 0, tick_size_units: 0, lot_size_units: 0,
-    referrer_account: 0, inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0,
+    referrer_account: 0, inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0, signer: 0, agent_account: 0,
   });
   const rest = (t: OrderTracker): void => {
     // Order 1: a resting ask of 200 at 2000.

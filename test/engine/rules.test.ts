@@ -1040,6 +1040,7 @@ describe.each(engines)('%s engine', (_name, factory) => {
         next_inbox_entry_id: 1,
         envelope_nonces: [],
         dead_man: [],
+        agents: [],
         chain_deposit_high_water: 0,
       });
     });

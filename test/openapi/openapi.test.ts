@@ -279,6 +279,12 @@ describe('docs/openapi.yaml against the real server', () => {
     expect(ca2.cancelled).toEqual([]);
     expect((await post('/orders/cancel-after', taker.cancelAfter(3_600_000))).deadline).toMatch(/Z$/);
     expect((await post('/orders/cancel-after', taker.cancelAfter(0))).deadline).toBeNull();
+    // Agent keys: approve, trade and list, revoke.
+    const hot = Wallet.random();
+    expect((await post('/agents', taker.approveAgent(hot.address, 'api-bot', Date.now() + 3_600_000))).agent).toBe(hot.address);
+    await post('/orders/cancel-after', hot.cancelAfter(0, { user: taker.address }));
+    expect((await get(`/account/${taker.address}/agents`)).agents).toHaveLength(1);
+    expect((await post('/agents/revoke', taker.revokeAgent(hot.address))).revoked).toBe(true);
 
     // --- every read ---
     const trades = await get('/trades/ETH-USDC?limit=5');

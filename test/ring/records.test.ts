@@ -1,11 +1,11 @@
 // The event codec by name: what EventWriter writes under each field name is what a reader gets
 // back under the same name (one codec, so the names cannot drift between writer and readers).
 import { describe, expect, it } from 'vitest';
-import { emptyRequest, RequestKind } from '../../src/engine/types.js';
+import { emptyRequest, RequestKind, type Request } from '../../src/engine/types.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, createRecordRing, CreditField, EventCursor, EventReader,
   EventType, EventWriter, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField,
-  ReferralField, ReferralShareField, RejectedField, viewsOfRing,
+  ReferralField, ReferralShareField, RejectedField, viewsOfRing, AgentField, RequestReader, RequestWriter,
 } from '../../src/ring/records.js';
 
 /** Writes with `write`, then reads every published record back as [type, cursor]. */
@@ -93,5 +93,68 @@ describe('event records by field name', () => {
       const k = Object.values(named);
       expect(new Set(k).size).toBe(k.length);
     }
+  });
+});
+
+describe('agent keys in the records', () => {
+  const ADDR = new Uint8Array(20).fill(0x11);
+  const AGENT = new Uint8Array(20).fill(0xa7);
+  /** Writes one request record and reads it back with RequestReader. */
+  function requestRoundTrip(r: Request, second: Uint8Array | null, signer: Uint8Array | null): { back: Request; reader: RequestReader; o: number } {
+    const ring = createRecordRing(4);
+    const w = new RequestWriter(ring);
+    expect(w.tryWrite(1, ADDR, 0, r, second, null, 0, signer)).toBe(true);
+    w.flush();
+    expect(ring.available()).toBe(1);
+    const reader = new RequestReader(viewsOfRing(ring));
+    const back = emptyRequest();
+    reader.read(ring.slotOffset(0), back);
+    return { back, reader, o: ring.slotOffset(0) };
+  }
+
+  it('the signer rides in words 12..16 of a trading request (all zero: the user signed)', () => {
+    const r = Object.assign(emptyRequest(), { kind: RequestKind.PLACE, nonce: 9, price_units: 5, quantity_units: 7 });
+    const signed = requestRoundTrip(r, null, AGENT);
+    const at = signed.reader.signerByteOffset(signed.o);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect([...signed.reader.u8.subarray(at, at + 20)]).toEqual([...AGENT]);
+    expect(signed.back).toMatchObject({ nonce: 9, price_units: 5, quantity_units: 7, credit_limit_units: 0, tick_size_units: 0, lot_size_units: 0 });
+    const own = requestRoundTrip(r, null, null);
+    expect(own.reader.signerByteOffset(own.o)).toBe(-1);
+  });
+
+  it('the admin kinds keep their credit limit, tick and lot there, and can carry no signer', () => {
+    const credit = Object.assign(emptyRequest(), { kind: RequestKind.SET_CREDIT, credit_limit_units: 123_456_789, auto_cancel_ratio_ppm: 900_000 });
+    const back = requestRoundTrip(credit, null, null);
+    expect(back.back.credit_limit_units).toBe(123_456_789);
+    expect(back.reader.signerByteOffset(back.o)).toBe(-1);
+    const add = Object.assign(emptyRequest(), { kind: RequestKind.ADD_MARKET, tick_size_units: 100, lot_size_units: 10_000 });
+    expect(requestRoundTrip(add, null, null).back).toMatchObject({ tick_size_units: 100, lot_size_units: 10_000 });
+    expect(() => requestRoundTrip(credit, null, AGENT)).toThrow(/signer/);
+  });
+
+  it('an approval carries the agent (second address) and its name (words 40..43, at most 16 bytes)', () => {
+    const approve = Object.assign(emptyRequest(), { kind: RequestKind.APPROVE_AGENT, nonce: 3, amount_units: 1_800_000_000_000, client_order_id: 'x'.repeat(16) });
+    const { back, reader, o } = requestRoundTrip(approve, AGENT, null);
+    expect(back).toMatchObject({ kind: RequestKind.APPROVE_AGENT, amount_units: 1_800_000_000_000, client_order_id: 'x'.repeat(16) });
+    const at = reader.referrerByteOffset(o);
+    expect([...reader.u8.subarray(at, at + 20)]).toEqual([...AGENT]);
+    expect(() => requestRoundTrip({ ...approve, client_order_id: 'x'.repeat(17) }, AGENT, null)).toThrow(/agent name/);
+  });
+
+  it('the AGENT event round-trips its fields and the name', () => {
+    const [agent] = roundTrip((w) => w.agent(4, 9, 1_800_000_000_000, 17, 5, 'quoter-1'));
+    expect(agent.type).toBe(EventType.AGENT);
+    expect(Object.values(AgentField).map((k) => agent.e.field(k))).toEqual([4, 9, 1_800_000_000_000, 17, 5]);
+    expect(agent.e.clientOrderId()).toBe('quoter-1');
+  });
+
+  it('an agent-signed request\'s ACCEPTED carries nonce 0 (the agent\'s mark is in its AGENT event)', () => {
+    const [own, agents] = [0, 9].map((signer) => roundTrip((w) => {
+      w.current = Object.assign(emptyRequest(), { kind: RequestKind.PLACE, nonce: 42, signer });
+      w.accepted(RequestKind.PLACE, 4, 1);
+    })[0]);
+    expect(own.e.field(AcceptedField.NONCE)).toBe(42);
+    expect(agents.e.field(AcceptedField.NONCE)).toBe(0);
   });
 });

@@ -475,6 +475,20 @@ export class Wallet {
     return { user: opts.user ?? this.address, timeout_ms, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
   }
 
+  /** POST /agents body: this wallet (the user) approves `agent` until `valid_until_ms`. */
+  approveAgent(agent: string, name: string, valid_until_ms: number, opts: SignOptions = {}): Record<string, unknown> {
+    const nonce = opts.nonce ?? this.nextNonce();
+    const message = `ringbook:approve-agent:${agent}:${name}:${valid_until_ms}:${nonce}`;
+    return { user: opts.user ?? this.address, agent, name, valid_until_ms, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
+  }
+
+  /** POST /agents/revoke body. */
+  revokeAgent(agent: string, opts: SignOptions = {}): Record<string, unknown> {
+    const nonce = opts.nonce ?? this.nextNonce();
+    const message = `ringbook:revoke-agent:${agent}:${nonce}`;
+    return { user: opts.user ?? this.address, agent, nonce, signature: opts.signer ? opts.signer(message) : this.sign(message) };
+  }
+
   /** POST /referral/register body: this wallet is the referred user. */
   referral(referrer: string, opts: SignOptions = {}): Record<string, unknown> {
     const nonce = opts.nonce ?? this.nextNonce();

@@ -8,11 +8,11 @@ import { leavesFromCanonical } from '../../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { StateRootBuilder, stateRootOfLeaves } from '../../src/da/state_root.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
-import { CLIENT_ORDER_ID_BYTES_MAX, EventType } from '../../src/ring/records.js';
+import { EventType } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { addressesHex } from '../../src/snapshot/snapshot_file.js';
 import { generateSequence } from '../engine/generator.js';
-import { recordsOf } from '../da/records.js';
+import { recordsOf, recordable } from '../da/records.js';
 
 const SEEDS = Number(process.env.RINGBOOK_LEAVES_SEEDS ?? 60);
 
@@ -38,7 +38,7 @@ describe('leavesFromCanonical', () => {
       const generated = generateSequence(seed, 300);
       const config = generated.config;
       // The front refuses client ids longer than a record holds; the engine never sees them.
-      const requests = generated.requests.filter((r) => r.client_order_id.length <= CLIENT_ORDER_ID_BYTES_MAX);
+      const requests = generated.requests.filter(recordable);
       const rm = new ReadModel(config.assets, { fills_per_account_kept: 10, trades_per_market_kept: 10, closed_orders_kept: 10 });
       let restored: StateRootBuilder | null = null;
       let restored_root = '';

@@ -5,10 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
 import { MarketData } from '../../src/marketdata/market_data.js';
-import { CLIENT_ORDER_ID_BYTES_MAX } from '../../src/ring/records.js';
 import { decodeFront, encodeFront, exportFront, importFront } from '../../src/snapshot/front_state.js';
 import { generateSequence } from '../engine/generator.js';
-import { recordsOf } from '../da/records.js';
+import { recordsOf, recordable } from '../da/records.js';
 
 const LIMITS = { fills_per_account_kept: 5, trades_per_market_kept: 5, closed_orders_kept: 8 };
 
@@ -18,7 +17,7 @@ describe('front snapshot part', () => {
     let programme_rows = 0;
     for (let seed = 1; seed <= 25; seed++) {
       const g = generateSequence(seed, 400);
-      const requests = g.requests.filter((r) => r.client_order_id.length <= CLIENT_ORDER_ID_BYTES_MAX);
+      const requests = g.requests.filter(recordable);
       const rm = new ReadModel(g.config.assets, LIMITS);
       const md = new MarketData(rm, { now: () => 0 });
       rm.observe([md]);

@@ -17,6 +17,7 @@ import {
   type MatchingEngine,
 } from '../api.js';
 import { forcedRequestOf, payloadRequest, requestOfForced } from '../programmes.js';
+import { AGENT_VALIDITY_MS_MAX, AGENTS_LIVE_MAX } from '../agents.js';
 import {
   BalanceReason,
   DEAD_MAN_TIMEOUT_MS_MAX,
@@ -100,6 +101,8 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
         case RequestKind.FORCE_INCLUDE: this.forceInclude(r); break;
         case RequestKind.CANCEL_AFTER: this.cancelAfter(r); break;
         case RequestKind.DISCONNECT_CANCEL: this.disconnectCancel(r); break;
+        case RequestKind.APPROVE_AGENT: this.approveAgent(r); break;
+        case RequestKind.REVOKE_AGENT: this.revokeAgent(r); break;
         default: throw new Rejection(Reject.KIND_UNKNOWN);
       }
     } catch (e) {
@@ -126,6 +129,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
       r.quantity_units, r.order_id, r.asset, r.asset_quote, r.amount_units, r.maker_fee_bps,
       r.taker_fee_bps, r.credit_limit_units, r.auto_cancel_ratio_ppm, r.tick_size_units,
       r.lot_size_units, r.referrer_account, r.inner_kind, r.inner_nonce, r.inner_reject, r.stp, r.expires_after_ms,
+      r.signer, r.agent_account,
     ];
     return fields.every((x) => Number.isSafeInteger(x)) && typeof r.client_order_id === 'string';
   }
@@ -177,6 +181,7 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
   /** The envelope's nonce is its own per-account sequence; the trading mark is not touched. */
   private forceInclude(r: Request): void {
     if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    if (r.signer !== 0) throw new Rejection(Reject.AGENT_NOT_ALLOWED);
     if (!(r.nonce > (this.envelope_nonces.get(r.account) ?? 0))) throw new Rejection(Reject.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER);
     if (!(Number.isSafeInteger(r.inner_reject) && r.inner_reject >= 0 && r.inner_reject < REJECT_CODES.length)) {
       throw new Rejection(Reject.REQUEST_MALFORMED);
@@ -203,6 +208,51 @@ class ReferenceEngine extends ReferenceState implements MatchingEngine {
     if (open.length === 0) throw new Rejection(Reject.NOTHING_TO_CANCEL);
     this.out!.accepted(r.kind, r.account, 0);
     for (const o of open) this.cancelResting(o, UpdateReason.DISCONNECT);
+  }
+
+  // ---------------------------------------------------------------- agent keys
+
+  /**
+   * The user approves `agent_account` until amount_units (epoch ms), named client_order_id. Entries
+   * not live at the batch time leave first (their marks raise the floor); a new entry's nonce mark
+   * starts at the floor, so an agent approved again cannot have its old signatures replayed.
+   */
+  private approveAgent(r: Request): void {
+    this.checkSigned(r);
+    const agent = r.agent_account;
+    if (!(agent >= 1 && agent < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNTS_MAX);
+    if (agent === r.account) throw new Rejection(Reject.AGENT_SELF);
+    if (!/^[A-Za-z0-9_.-]{1,16}$/.test(r.client_order_id)) throw new Rejection(Reject.AGENT_NAME_INVALID);
+    const until = r.amount_units;
+    if (!(until > this.time_ms && until - this.time_ms <= AGENT_VALIDITY_MS_MAX)) throw new Rejection(Reject.AGENT_VALIDITY_INVALID);
+    const u = this.agent_keys.get(r.account) ?? { floor: 0, agents: new Map() };
+    const live = [...u.agents.entries()].filter(([, e]) => e.until_ms > this.time_ms);
+    if (!live.some(([a]) => a === agent) && live.length >= (this.limits.agents_live_per_account_max ?? AGENTS_LIVE_MAX)) throw new Rejection(Reject.AGENTS_MAX);
+    this.agent_keys.set(r.account, u);
+    this.acceptSigned(r, 0);
+    for (const a of [...u.agents.keys()].sort((x, y) => x - y)) {
+      if (u.agents.get(a)!.until_ms <= this.time_ms) this.dropAgent(r.account, a);
+    }
+    const e = u.agents.get(agent) ?? { name: '', until_ms: 0, nonce: u.floor };
+    e.name = r.client_order_id;
+    e.until_ms = until;
+    u.agents.set(agent, e);
+    this.out!.agent(r.account, agent, until, e.nonce, u.floor, e.name);
+  }
+
+  private revokeAgent(r: Request): void {
+    this.checkSigned(r);
+    if (this.agent_keys.get(r.account)?.agents.has(r.agent_account) !== true) throw new Rejection(Reject.AGENT_NOT_FOUND);
+    this.acceptSigned(r, 0);
+    this.dropAgent(r.account, r.agent_account);
+  }
+
+  private dropAgent(account: number, agent: number): void {
+    const u = this.agent_keys.get(account)!;
+    const e = u.agents.get(agent)!;
+    u.agents.delete(agent);
+    u.floor = Math.max(u.floor, e.nonce);
+    this.out!.agent(account, agent, 0, 0, u.floor, '');
   }
 
   /** Arms the dead-man switch at batch time + timeout (amount_units); 0 disarms. */

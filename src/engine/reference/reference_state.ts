@@ -6,7 +6,7 @@ import type {
   CanonicalAccount, CanonicalForcedRequest, CanonicalMarket, CanonicalOrder, CanonicalState, EngineConfig,
   MatchingEngine,
 } from '../api.js';
-import { BalanceReason, FEE_ACCOUNT, OrderStatus, Reject, Side, UpdateReason } from '../types.js';
+import { BalanceReason, FEE_ACCOUNT, OrderStatus, Reject, RequestKind, Side, UpdateReason } from '../types.js';
 import type { EventSink, RejectValue, Request } from '../types.js';
 
 export const UNITS = 1_000_000n;
@@ -151,6 +151,8 @@ export abstract class ReferenceState implements MatchingEngine {
   protected readonly envelope_nonces = new Map<number, number>();
   /** Armed dead-man switches: account -> deadline ms. */
   protected readonly dead_man = new Map<number, number>();
+  /** Agent keys: user -> its nonce floor and agent -> entry (docs/engine.md, "Agent keys"). */
+  protected readonly agent_keys = new Map<number, { floor: number; agents: Map<number, { name: string; until_ms: number; nonce: number }> }>();
   protected readonly hold_ms: number;
   protected time_ms = 0;
 
@@ -324,15 +326,33 @@ export abstract class ReferenceState implements MatchingEngine {
     }
   }
 
-  /** Signed requests: account in [1, accounts_max), nonce above the high-water mark. */
+  /**
+   * Signed requests: account in [1, accounts_max), nonce above the signer's high-water mark. The
+   * signer is the user (0) or an agent: then only the agent kinds, and only while the agent's
+   * entry is live at the batch time.
+   */
   protected checkSigned(r: Request): void {
     if (!(r.account >= 1 && r.account < this.limits.accounts_max)) throw new Rejection(Reject.ACCOUNT_UNKNOWN);
+    if (r.signer !== 0) {
+      const kinds: number[] = [RequestKind.PLACE, RequestKind.CANCEL, RequestKind.AMEND, RequestKind.CANCEL_ALL, RequestKind.CANCEL_AFTER];
+      if (!kinds.includes(r.kind)) throw new Rejection(Reject.AGENT_NOT_ALLOWED);
+      const e = this.agent_keys.get(r.account)?.agents.get(r.signer);
+      if (e === undefined || !(e.until_ms > this.time_ms)) throw new Rejection(Reject.AGENT_NOT_APPROVED);
+      if (!(r.nonce > e.nonce)) throw new Rejection(Reject.NONCE_NOT_ABOVE_HIGH_WATER);
+      return;
+    }
     if (!(r.nonce > this.nonceOf(r.account))) throw new Rejection(Reject.NONCE_NOT_ABOVE_HIGH_WATER);
   }
 
   protected acceptSigned(r: Request, order_id: number): void {
-    this.account(r.account).nonce = r.nonce;
+    if (r.signer === 0) this.account(r.account).nonce = r.nonce;
     this.out!.accepted(r.kind, r.account, order_id);
+    if (r.signer !== 0) {
+      const u = this.agent_keys.get(r.account)!;
+      const e = u.agents.get(r.signer)!;
+      e.nonce = r.nonce;
+      this.out!.agent(r.account, r.signer, e.until_ms, e.nonce, u.floor, e.name);
+    }
   }
 
   // ---------------------------------------------------------------- credit
@@ -414,6 +434,12 @@ export abstract class ReferenceState implements MatchingEngine {
       next_inbox_entry_id: this.next_inbox_entry_id,
       envelope_nonces: [...this.envelope_nonces.entries()].sort((x, y) => x[0] - y[0])
         .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
+      agents: [...this.agent_keys.entries()].filter(([, u]) => u.floor > 0 || u.agents.size > 0).sort((x, y) => x[0] - y[0])
+        .map(([account, u]) => ({
+          account, nonce_floor: u.floor,
+          agents: [...u.agents.entries()].sort((x, y) => x[0] - y[0])
+            .map(([agent, e]) => ({ agent, name: e.name, valid_until_ms: e.until_ms, nonce_high_water: e.nonce })),
+        })),
       dead_man: [...this.dead_man.entries()].sort((x, y) => x[0] - y[0]).map(([account, deadline_ms]) => ({ account, deadline_ms })),
       chain_deposit_high_water: this.chain_deposit_high_water,
     };
