@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const server = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
   const port = await server.start();
   console.log(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`);
+  if (server.health_port !== null) console.log(`ringbook: health checks on http://${cfg.server.host}:${server.health_port}/health`);
   if (!cfg.admin_token) {
     console.log(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
   }

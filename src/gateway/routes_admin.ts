@@ -3,7 +3,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { emptyRequest, NO_MARKET, ppmToRatio, ratioToPpm, RequestKind, type Request } from '../engine/types.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
-import { openExchange, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
+import { getAndHead, markHead, openExchange, postRoute, queryWithinLimits, replyRejected, submit, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
@@ -50,13 +50,15 @@ export function registerAdminRoutes(
   snapshots?: SnapshotCoordinator | null,
 ): void {
   const rm = ctx.rm;
-  app.get('/admin/state', (res, req) => {
+  getAndHead(app, '/admin/state', (res, req) => {
     const reply = openExchange(ctx, res);
     if (reply === null) return;
+    markHead(reply, req);
     if (!ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
       reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token');
       return;
     }
+    if (!queryWithinLimits(reply, req)) return;
     let open_orders = 0;
     for (const s of rm.open_orders_by_account.values()) open_orders += s.size;
     const assets: Record<string, string> = {};

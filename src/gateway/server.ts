@@ -7,13 +7,14 @@ import { addressFromPrivateKey } from '../auth/recover.js';
 import { VerifyPool } from '../auth/verify_pool.js';
 import { engineConfigOf, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
-import { ArrivalOrder, SignatureBatcher, type GatewayContext } from './context.js';
+import { ArrivalOrder, markHead, SignatureBatcher, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { MatcherLink } from './matcher_link.js';
 import { CLOSED_ORDERS_KEPT } from '../read_model/read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
-import { registerPublicRoutes } from './routes_public.js';
+import { healthRecord, registerPublicRoutes } from './routes_public.js';
+import { HealthListener } from './health_listener.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
 import type { AssetInfo } from './signed_requests.js';
@@ -54,7 +55,10 @@ export class RingbookServer {
   private da: DaPublisher | null = null;
   private snapshots: SnapshotCoordinator | null = null;
   private chain: ChainLink | null = null;
+  private health: HealthListener | null = null;
   port = 0;
+  /** The health listener's port (config server.health_port), null without one. */
+  health_port: number | null = null;
 
   constructor(options: ServerOptions) {
     this.options = options;
@@ -163,8 +167,11 @@ export class RingbookServer {
     this.ws_hub = hub;
     link.consumers([md, hub.fanout]);
     this.chain?.start();
+    // Every other request of the nine methods uWS routes (docs/api.md "Connections": the others
+    // never reach here). HEAD gets the headers of the 404 without its body.
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
+      markHead(reply, req);
       reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);
     });
     await new Promise<void>((resolve, reject) => {
@@ -178,6 +185,10 @@ export class RingbookServer {
         resolve();
       });
     });
+    if (cfg.server.health_port !== null) {
+      this.health = new HealthListener(() => healthRecord(ctx));
+      this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
+    }
     return this.port;
   }
 
@@ -194,6 +205,7 @@ export class RingbookServer {
     // batch waiting for its commit) are finished and answered; new ones get 503 at once.
     const ctx = this.ctx;
     if (ctx) ctx.closing = true;
+    await this.health?.close();
     await this.chain?.stop();
     // WebSockets close first: a connection that opted into cancel_on_disconnect submits its
     // cancel as it closes, and the drain below waits for it like any request in flight.
