@@ -8,7 +8,7 @@ import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
 import { pendingInclusions } from './routes_programmes.js';
-import type { SnapshotCoordinator } from '../snapshot/coordinator.js';
+import { SnapshotMissedError, type SnapshotCoordinator } from '../snapshot/coordinator.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -44,6 +44,9 @@ function marketOf(ctx: GatewayContext, reply: Reply, id: string): number | null 
 function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: string, done: () => void): void {
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
+
+/** On-demand snapshot attempts before POST /admin/snapshot answers 503 (each misses only under a flow). */
+const SNAPSHOT_ATTEMPTS_MAX = 3;
 
 export function registerAdminRoutes(
   app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
@@ -93,10 +96,20 @@ export function registerAdminRoutes(
   app.post('/admin/snapshot', postRoute(ctx, { admin: true }, (reply, body) => {
     if (!onlyFields(reply, body, [])) return;
     if (!snapshots) return void reply.error('INVALID_REQUEST', 'snapshots need the journal (this server runs without one)');
-    snapshots.take().then(
-      (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
-      (e: unknown) => reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`),
-    );
+    const coordinator = snapshots;
+    const attempt = (left: number): void => {
+      coordinator.take().then(
+        (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
+        (e: unknown) => {
+          // Under a steady flow the read model can pass the captured batch (the fuzzer met it
+          // twice in 1,500 requests): a busy condition, retried, then 503 OVERLOADED, never 500.
+          if (!(e instanceof SnapshotMissedError)) return void reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`);
+          if (left > 0 && !reply.done) return attempt(left - 1);
+          reply.error('OVERLOADED', `${e.message} (${SNAPSHOT_ATTEMPTS_MAX} attempts)`, 503);
+        },
+      );
+    };
+    attempt(SNAPSHOT_ATTEMPTS_MAX - 1);
   }));
 
   app.post('/admin/markets', postRoute(ctx, { admin: true }, (reply, body) => {

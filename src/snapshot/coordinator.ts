@@ -59,6 +59,12 @@ export interface CoordinatorOptions {
   log?: (m: string) => void;
 }
 
+/**
+ * A snapshot that could not be made consistent because the flow moved on (the read model passed
+ * the captured batch, or a part never came): nothing is wrong, a retry takes a later batch.
+ */
+export class SnapshotMissedError extends Error {}
+
 interface Pending {
   engine: SnapshotMessage | null;
   front: { state: FrontState; zero_balance_leaves: [number, number][]; ms: number } | null;
@@ -133,7 +139,7 @@ export class SnapshotCoordinator {
         this.pending.delete(oldest);
         this.dropped++;
         this.log(`ringbook: snapshot at batch ${oldest} dropped (a part never arrived)`);
-        for (const w of this.batch_waiters.get(oldest) ?? []) w.reject(new Error(`snapshot at batch ${oldest} dropped; retry`));
+        for (const w of this.batch_waiters.get(oldest) ?? []) w.reject(new SnapshotMissedError(`snapshot at batch ${oldest} dropped; retry`));
         this.batch_waiters.delete(oldest);
       }
     }
@@ -163,7 +169,7 @@ export class SnapshotCoordinator {
         // raced the capture); this snapshot cannot be made consistent.
         this.pending.delete(n);
         this.dropped++;
-        for (const w of waiters) w.reject(new Error(`snapshot at batch ${n} missed: the read model is at batch ${rm.batch_id}; retry`));
+        for (const w of waiters) w.reject(new SnapshotMissedError(`snapshot at batch ${n} missed: the read model is at batch ${rm.batch_id}; retry`));
         return;
       }
     }
