@@ -385,6 +385,10 @@ export function submit(
   /** Signed requests: who asked for it (src/ring/consent.ts), journaled and published with it. */
   consent: Consent | null = null,
 ): void {
+  if (ctx.link.journal_fault !== null) {
+    reply.error('OVERLOADED', 'the journal cannot write (disk full or I/O error): writes are refused until it can; reads are served', 503);
+    return;
+  }
   // Scratch bytes: the ring write copies them at once (no allocation per request).
   if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
     reply.error('INVALID_REQUEST', 'address must be 0x followed by 40 hex digits');

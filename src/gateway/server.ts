@@ -74,6 +74,8 @@ export class RingbookServer {
     const resume = journal_dir === null ? null : await loadRecoverySnapshot(cfg, journal_dir, snapshots_dir);
     const link = new MatcherLink({
       journal_dir,
+      // Test seam only (test/journal/faults.test.ts): a control file that fails chosen writes.
+      journal_fault_file: process.env.RINGBOOK_TEST_JOURNAL_FAULT_FILE ?? null,
       engine_config,
       request_ring_slots: cfg.limits.request_ring_slots,
       event_ring_slots: cfg.limits.event_ring_slots,

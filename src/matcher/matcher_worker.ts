@@ -10,7 +10,7 @@
 // here besides the walk; the disk write happens on the front thread.
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
-import { Journal } from '../journal/journal.js';
+import { Journal, type JournalFault } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
 import { decodeEngine, encodeEngine } from './engine_snapshot.js';
 import type { EngineConfig } from '../engine/api.js';
@@ -25,6 +25,8 @@ export interface MatcherWorkerData {
   batch_requests_max: number;
   /** LMDB journal directory; null runs without durability (tests of the pipeline only). */
   journal_dir: string | null;
+  /** Test seam of the journal (JournalOptions.fault_file); null in production. */
+  journal_fault_file: string | null;
   /** Resume from this snapshot (its engine part, already checked by the front) instead of genesis. */
   snapshot: { batch_id: number; engine: Uint8Array } | null;
   /** Capture a snapshot after every this many live batches (0: only on request). */
@@ -45,6 +47,7 @@ export type FromMatcher =
   | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number; pin: PinResult | null }
   | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array; capture_ms: number; pack_ms: number }
   | { type: 'trimmed'; through_batch_id: number; deleted: number }
+  | { type: 'journal_fault'; fault: JournalFault | null }
   | { type: 'stopped'; batch_id: number; requests_applied: number };
 
 /** The engine snapshot the matcher captured (src/snapshot/coordinator.ts writes it to a file). */
@@ -61,7 +64,18 @@ const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
 const restored = data.snapshot === null ? null : decodeEngine(data.snapshot.engine);
 const engine = restored === null ? new FastEngine(data.engine_config) : restoreFastEngine(data.engine_config, restored.canonical);
-const journal = data.journal_dir === null ? null : Journal.open(data.journal_dir);
+const journal = data.journal_dir === null ? null : Journal.open(data.journal_dir, {
+  // The front refuses new writes while a journal write is failing (docs/operations.md).
+  onFault: (fault) => post({ type: 'journal_fault', fault }),
+  fault_file: data.journal_fault_file,
+});
+// lmdb-js rejects internal promises of a failed commit that nobody can await; the journal has
+// the cause and retries the write. Any other unhandled rejection stays fatal.
+process.on('unhandledRejection', (e: unknown) => {
+  if (e instanceof Error && e.message.startsWith('Commit failed')) return;
+  console.error('ringbook: matcher thread: unhandled rejection:', e);
+  process.exit(70);
+});
 let snapshot_requested = false;
 
 function fatal(e: unknown): never {
