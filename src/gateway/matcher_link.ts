@@ -238,6 +238,12 @@ export class MatcherLink {
     this.worker?.postMessage(m);
   }
 
+  /** The front holds its part of an on-demand snapshot: the matcher may go on (matcher_worker.ts). */
+  snapshotCaptured(): void {
+    const m: ToMatcher = { type: 'snapshot_captured' };
+    this.worker?.postMessage(m);
+  }
+
   /** Asks the matcher to delete journal batches 1..`through_batch_id` (retention after a snapshot). */
   trimJournal(through_batch_id: number): void {
     const m: ToMatcher = { type: 'trim', through_batch_id };

@@ -23,6 +23,8 @@ export interface SnapshotSource {
   /** Receives each engine snapshot the matcher captured. */
   onSnapshot: ((m: SnapshotMessage) => void) | null;
   requestSnapshot(): void;
+  /** The front has (or will have, at the batch's commit) its part of an on-demand snapshot. */
+  snapshotCaptured(): void;
   trimJournal(through_batch_id: number): void;
 }
 import type { ReadModel } from '../read_model/read_model.js';
@@ -155,6 +157,12 @@ export class SnapshotCoordinator {
   }
 
   private onEngine(m: SnapshotMessage): void {
+    this.onEngineMessage(m);
+    // The matcher holds its next batch after an on-demand capture until the front has its part.
+    if (m.on_demand) this.o.link.snapshotCaptured();
+  }
+
+  private onEngineMessage(m: SnapshotMessage): void {
     const n = m.batch_id;
     const rm = this.o.rm;
     const waiters = this.waiters;
