@@ -45,6 +45,11 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
 
+function memoryRecord(): { rss_bytes: number; heap_used_bytes: number; heap_total_bytes: number; external_bytes: number; array_buffers_bytes: number } {
+  const m = process.memoryUsage();
+  return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, external_bytes: m.external, array_buffers_bytes: m.arrayBuffers };
+}
+
 /** On-demand snapshot attempts before POST /admin/snapshot answers 503 (each misses only under a flow). */
 const SNAPSHOT_ATTEMPTS_MAX = 3;
 
@@ -88,6 +93,8 @@ export function registerAdminRoutes(
       state_root_rechecks_failed: da ? da.recheck_mismatches : null,
       snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, last: snapshots.last } : null,
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
+      // The long soak samples these every minute (bench/flood.ts --soak).
+      memory: memoryRecord(),
     });
   });
 
