@@ -6,9 +6,9 @@
 // Each mode checks what the issue asks (answers correct, memory bounded, latency back to normal
 // after the flood; for the soak, no growth past the retention plateau) and ends with one JSON line
 // {"bench":"flood_ws"|"flood_wallets"|"soak_hour",...}; exit code 1 when a check failed.
-import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { Rng } from '../src/util/prng.js';
+import { runIfMain } from './cli_args.js';
 import { adminHeaders, adminState, api, startServer, Wallet, type StartedServer } from '../test/server/harness.js';
 import { fastSigner } from '../test/ws/client.js';
 
@@ -233,9 +233,4 @@ async function main(): Promise<void> {
   process.exit(results.every((r) => r.failures === 0) ? 0 : 1);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, main);

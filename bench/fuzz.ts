@@ -9,9 +9,9 @@
 //   node dist/bench/fuzz.js --long          # 200,000 HTTP requests and 20,000 WebSocket frames
 //   node dist/bench/fuzz.js --seed 7 --http 5000 --ws 1000
 // Ends with one JSON line {"bench":"fuzz",...}; exit code 1 when anything failed.
-import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { Rng } from '../src/util/prng.js';
+import { numberArg, runIfMain, shortOrLong } from './cli_args.js';
 import { adminHeaders, api, startServer, Wallet, type StartedServer } from '../test/server/harness.js';
 import { parseResponses, rawExchange } from '../test/server/raw_http.js';
 import { nextHttpCase, nextWsFrame, type FuzzWorld, type HttpCase } from './fuzz_cases.js';
@@ -259,14 +259,10 @@ export async function runFuzz(s: StartedServer, opts: FuzzOptions): Promise<Fuzz
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const opts: FuzzOptions = { ...(args.includes('--long') ? LONG : SHORT) };
-  const arg = (name: string): number | undefined => {
-    const i = args.indexOf(name);
-    return i >= 0 ? Number(args[i + 1]) : undefined;
-  };
-  opts.seed = arg('--seed') ?? opts.seed;
-  opts.http_requests = arg('--http') ?? opts.http_requests;
-  opts.ws_frames = arg('--ws') ?? opts.ws_frames;
+  const opts = shortOrLong<FuzzOptions>(args, SHORT, LONG);
+  opts.seed = numberArg(args, '--seed') ?? opts.seed;
+  opts.http_requests = numberArg(args, '--http') ?? opts.http_requests;
+  opts.ws_frames = numberArg(args, '--ws') ?? opts.ws_frames;
   const s = await startServer();
   let report: FuzzReport;
   try {
@@ -284,9 +280,4 @@ async function main(): Promise<void> {
   process.exit(report.failures.length === 0 ? 0 : 1);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, main);

@@ -19,9 +19,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { Rng } from '../src/util/prng.js';
+import { numberArg, runIfMain, shortOrLong } from './cli_args.js';
 import { adminHeaders, adminState, api, runVerifier, startServer, Wallet, type StartedServer } from '../test/server/harness.js';
 import { fastSigner } from '../test/ws/client.js';
 
@@ -253,22 +253,13 @@ export async function runSoak(opts: SoakOptions, log: (m: string) => void = () =
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const opts: SoakOptions = { ...(args.includes('--long') ? LONG : SHORT) };
-  const arg = (name: string): number | undefined => {
-    const i = args.indexOf(name);
-    return i >= 0 ? Number(args[i + 1]) : undefined;
-  };
-  opts.seed = arg('--seed') ?? opts.seed;
-  opts.kills = arg('--kills') ?? opts.kills;
+  const opts = shortOrLong<SoakOptions>(args, SHORT, LONG);
+  opts.seed = numberArg(args, '--seed') ?? opts.seed;
+  opts.kills = numberArg(args, '--kills') ?? opts.kills;
   const report = await runSoak(opts, (m) => console.error(m));
   for (const f of report.failures) console.error(`FAIL ${f}`);
   console.log(JSON.stringify({ bench: 'soak', ...report, failures: report.failures.length }));
   process.exit(report.failures.length === 0 ? 0 : 1);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, main);
