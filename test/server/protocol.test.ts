@@ -17,9 +17,9 @@ serverPerFile((started, client) => {
 }, { config: { server: { health_port: 0 }, limits: { http_body_bytes_max: 16 * 1024 } } });
 
 const BODY_LIMIT = 16 * 1024;
-/** uWS 20.30 closes a connection with an unfinished request after its 10 s idle timeout (checked every 4 s). */
-const UWS_IDLE_CLOSE_MS_MIN = 8_000;
-const UWS_IDLE_CLOSE_MS_MAX = 14_000;
+/** uWS 20.30 closes a connection with an unfinished request after its 10 s idle timeout (on 4 s ticks: 8-12 s measured; 6-16 s allowed for a loaded machine). */
+const UWS_IDLE_CLOSE_MS_MIN = 6_000;
+const UWS_IDLE_CLOSE_MS_MAX = 16_000;
 
 async function alive(): Promise<void> {
   const r = await a.get('/health');
@@ -103,8 +103,8 @@ describe('requests uWS 20.30 never parses', () => {
       const r = results[i];
       expect(r.text, name).toBe('');
       expect(r.closed, name).toBe(true);
-      expect(r.ms, name).toBeGreaterThanOrEqual(UWS_IDLE_CLOSE_MS_MIN);
-      expect(r.ms, name).toBeLessThanOrEqual(UWS_IDLE_CLOSE_MS_MAX);
+      expect(r.ms, `${name}: closed after ${r.ms} ms`).toBeGreaterThanOrEqual(UWS_IDLE_CLOSE_MS_MIN);
+      expect(r.ms, `${name}: closed after ${r.ms} ms`).toBeLessThanOrEqual(UWS_IDLE_CLOSE_MS_MAX);
     });
     await alive();
   }, 30_000);
