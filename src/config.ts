@@ -29,7 +29,12 @@ export interface MarketSettings {
 }
 
 export interface RingbookConfig {
-  server: { host: string; port: number; data_dir: string };
+  /**
+   * `health_port`: a second listener (node:http) answering only GET/HEAD /health, also over
+   * HTTP/1.0 and without Host, for load balancers; the uWS port cannot (docs/api.md
+   * "Connections"). null: none; 0: any free port.
+   */
+  server: { host: string; port: number; data_dir: string; health_port: number | null };
   assets: AssetSettings[];
   markets: MarketSettings[];
   fees: { maker_fee_bps: number; taker_fee_bps: number };
@@ -47,6 +52,13 @@ export interface RingbookConfig {
     orders_open_per_account_max: number;
     price_levels_per_book_max: number;
     http_body_bytes_max: number;
+    /**
+     * A body over http_body_bytes_max but within this many bytes is read to its end and dropped
+     * before the 400 answer (so the client reads it); a larger one is answered and cut off.
+     */
+    http_body_drain_bytes_max: number;
+    /** Channels one WebSocket subscribe/unsubscribe message may name (more: one error, nothing done). */
+    ws_channels_per_message_max: number;
     request_ring_slots: number;
     event_ring_slots: number;
     batch_requests_max: number;
@@ -154,6 +166,12 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   orders_open_per_account_max: 10_000,
   price_levels_per_book_max: 100_000,
   http_body_bytes_max: 16 * 1024,
+  // 4 MiB: a 1 MiB body (the size hostile clients tried, issue 20) is still answered; draining
+  // it costs the front thread ~1 ms on loopback, and a larger one is cut off at once.
+  http_body_drain_bytes_max: 4 * 1024 * 1024,
+  // Every channel kind of every market and one private address fits in 64 for the default two
+  // markets (2 x 3 public + 3 private = 9); 1,100 in one message was an amplifier (issue 20).
+  ws_channels_per_message_max: 64,
   request_ring_slots: 1 << 14,
   event_ring_slots: 1 << 16,
   batch_requests_max: 4096,
@@ -189,6 +207,8 @@ const AUTO_CANCEL_RATIO_DEFAULT = 0.9;
 function checkLimitRelations(l: RingbookConfig['limits']): void {
   need(l.batch_requests_max <= l.request_ring_slots, null,
     `limits.batch_requests_max (${l.batch_requests_max}) must not exceed limits.request_ring_slots (${l.request_ring_slots})`);
+  need(l.http_body_bytes_max <= l.http_body_drain_bytes_max, null,
+    `limits.http_body_bytes_max (${l.http_body_bytes_max}) must not exceed limits.http_body_drain_bytes_max (${l.http_body_drain_bytes_max})`);
   need(l.book_depth_max <= l.ws_book_depth_max, null,
     `limits.book_depth_max (${l.book_depth_max}) must not exceed limits.ws_book_depth_max (${l.ws_book_depth_max})`);
   need(l.inbox_entries_per_account_max <= l.inbox_entries_max, null,
@@ -390,11 +410,14 @@ export function validateConfig(raw: unknown): RingbookConfig {
   need(log_level !== null, null, `log.level must be one of ${LOG_LEVELS.join(', ')}`);
   const log_pretty = log.pretty ?? false;
   need(typeof log_pretty === 'boolean', null, 'log.pretty must be true or false');
+  const health_port = server.health_port === undefined || server.health_port === null ? null : int(server.health_port, 'server.health_port');
+  need(health_port === null || (health_port >= 0 && health_port <= 65535), null, 'server.health_port must be null or 0..65535');
   return {
     server: {
       host: str(server.host, 'server.host', HOST_PATTERN),
       port,
       data_dir: need(typeof server.data_dir === 'string' && server.data_dir !== '', server.data_dir as string, 'server.data_dir must be a path'),
+      health_port,
     },
     assets,
     markets,

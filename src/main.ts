@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   const server = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
   const port = await server.start();
   log.info(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`, { port, data_dir });
+  if (server.health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${server.health_port}/health`, { health_port: server.health_port });
   if (!cfg.admin_token) {
     log.info(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
   }

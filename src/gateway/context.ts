@@ -1,12 +1,13 @@
 // What every route handler needs, built once by the server; plus the few helpers routes share.
 import { encodeConsent, type Consent } from '../ring/consent.js';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { RingbookConfig } from '../config.js';
 import { parseHexStringInto } from '../auth/hex.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
 import { readJsonBody, Reply, type Answer } from './envelope.js';
+import { readBody } from './http_body.js';
 import type { MatcherLink, Outcome } from './matcher_link.js';
 import type { RateLimiter } from './rate_limit.js';
 import { clientIpKey } from './rate_limit.js';
@@ -134,11 +135,33 @@ export function allowWallet(ctx: GatewayContext, reply: Answer, name: LimiterNam
 
 export type Handler = (res: HttpResponse, req: HttpRequest) => void;
 
-/** A GET route: reply object, per-IP limit, then the handler (synchronous reads only). */
+/**
+ * The query-string limits (params.ts: names once, at most 32 parameters, 2,048 characters) on
+ * every route, also those that read no parameter; false after answering INVALID_REQUEST.
+ */
+export function queryWithinLimits(reply: Answer, req: HttpRequest): boolean {
+  const query = req.getQuery();
+  return query === undefined || query.length === 0 || queryParams(reply, query) !== null;
+}
+
+/** Registers a GET route and its HEAD twin (the same answer without the body, RFC 9110 9.3.2). */
+export function getAndHead(app: TemplatedApp, pattern: string, handler: Handler): void {
+  app.get(pattern, handler);
+  app.head(pattern, handler);
+}
+
+/** Marks the reply of a HEAD request (no body is written); call before anything is answered. */
+export function markHead(reply: Reply, req: HttpRequest): void {
+  if (req.getMethod() === 'head') reply.head = true;
+}
+
+/** A GET (and HEAD) route: reply object, query limits, per-IP limit, then the handler (synchronous reads only). */
 export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpRequest) => void): Handler {
   return (res, req) => {
     const reply = openExchange(ctx, res);
-    if (reply === null || !allowGet(ctx, reply, clientIpKey(res))) return;
+    if (reply === null) return;
+    markHead(reply, req);
+    if (!queryWithinLimits(reply, req) || !allowGet(ctx, reply, clientIpKey(res))) return;
     try {
       fn(reply, req);
     } catch (e) {
@@ -151,7 +174,7 @@ export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpReques
 /** A POST route with a JSON object body; `admin` routes check X-Admin-Token first. */
 export function postRoute(
   ctx: GatewayContext,
-  opts: { admin: boolean },
+  opts: { admin: boolean; unauthorized?: string },
   fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void,
   param_count = 0,
 ): Handler {
@@ -161,18 +184,28 @@ export function postRoute(
     const params: string[] = [];
     for (let i = 0; i < param_count; i++) params.push(req.getParameter(i) ?? '');
     if (opts.admin && !ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
-      // Drain nothing: answer at once and close, the body is not wanted.
-      reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token', 401, true);
+      // The body is not wanted: dropped (within the drain bound) so the 401 reaches the client.
+      const message = opts.unauthorized ?? 'missing or wrong X-Admin-Token';
+      readBody(reply.res, 0, () => reply.error('UNAUTHORIZED', message, 401), (kind) => {
+        if (kind !== 'aborted') reply.error('UNAUTHORIZED', message, 401, kind === 'too_large');
+      }, req.getHeader('content-length'), ctx.cfg.limits.http_body_drain_bytes_max);
       return;
     }
+    // Judged once the body is in, so the answer comes on a connection still in step.
+    const query = req.getQuery();
+    const query_checked = query === undefined || query.length === 0 ? null : parseQuery(query);
     readJsonBody(reply, ctx.cfg.limits.http_body_bytes_max, req.getHeader('content-length'), (body) => {
+      if (query_checked !== null && !query_checked.ok) {
+        reply.error('INVALID_REQUEST', query_checked.message);
+        return;
+      }
       try {
         fn(reply, body, params);
       } catch (e) {
         log.error('ringbook: POST handler failed', e, { request_id: reply.request_id });
         reply.error('INTERNAL_ERROR', 'unexpected server error');
       }
-    });
+    }, ctx.cfg.limits.http_body_drain_bytes_max);
   };
 }
 
@@ -189,6 +222,10 @@ export function submit(
   /** An agent signed it for the user (src/gateway/agent_signer.ts): its lowercase address. */
   signer_hex: string | null = null,
 ): void {
+  if (ctx.link.journal_fault !== null) {
+    reply.error('OVERLOADED', 'the journal cannot write (disk full or I/O error): writes are refused until it can; reads are served', 503);
+    return;
+  }
   // Scratch bytes: the ring write copies them at once (no allocation per request).
   if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
     reply.error('INVALID_REQUEST', 'address must be 0x followed by 40 hex digits');

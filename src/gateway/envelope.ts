@@ -19,8 +19,12 @@
 //   HTTP 500 and the given name.
 // - Data that JSON.stringify cannot encode (bigint, cycles) is answered with 500 INTERNAL_ERROR
 //   "the response could not be encoded" instead of throwing inside a uWS callback.
-// - A body over the limit is answered with 400 INVALID_REQUEST and the connection is closed after
-//   the reply (`Connection: close`), so the rest of an oversized body is never drained.
+// - A body over the limit is answered with 400 INVALID_REQUEST (DECISIONS: "body too large" is
+//   INVALID_REQUEST, not 413). Up to `limits.http_body_drain_bytes_max` the rest of the body is
+//   read and dropped before the answer, so the client reads it on a connection still in step;
+//   beyond that the answer goes at once and the connection is closed, so no client can make the
+//   server drain an unbounded body. (Answering and closing while the client still sends made the
+//   kernel reset the socket and the answer was lost: 20 of 20 1 MiB bodies, issue 20.)
 // - uWS hands an exception thrown in a route handler or body callback to `uncaughtException`
 //   (which ends the process by default), and a handler that throws before an abort handler is
 //   attached makes uWS terminate the process outright. `route()` wraps a handler so the Reply (and
@@ -82,6 +86,7 @@ const STATUS_LINE_BYTES = new Map<number, Uint8Array>([...STATUS_LINES].map(([k,
 const X_REQUEST_ID = Buffer.from('X-Request-Id', 'latin1');
 const CONTENT_TYPE = Buffer.from('Content-Type', 'latin1');
 const APPLICATION_JSON = Buffer.from('application/json', 'latin1');
+const CONTENT_LENGTH = Buffer.from('Content-Length', 'latin1');
 
 export type Header = readonly [name: string, value: string];
 
@@ -221,6 +226,12 @@ export class Reply extends Answer {
     this.watch = watchAbort(res);
   }
 
+  /**
+   * A HEAD request: the reply is the status line and headers the GET would get, with
+   * `Content-Length` of its body but no body (a body would break the framing of the next answer).
+   */
+  head = false;
+
   private finish_listener: (() => void) | null = null;
 
   /**
@@ -256,7 +267,14 @@ export class Reply extends Answer {
       res.writeHeader(X_REQUEST_ID, request_id);
       res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
       if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
-      res.end(body_json, close_connection);
+      if (this.head) {
+        // uWS 20.30's endWithoutBody(length) sends nothing at all: the length header is written
+        // here and endWithoutBody() called bare (a HEAD request has no body, nothing to cut off).
+        res.writeHeader(CONTENT_LENGTH, String(Buffer.byteLength(body_json)));
+        res.endWithoutBody();
+      } else {
+        res.end(body_json, close_connection);
+      }
     });
     this.finished();
   }
@@ -270,7 +288,10 @@ export function bodyTooLargeMessage(limit_bytes: number): string {
 /**
  * The standard POST-body path: reads the body of `reply.res` (at most `limit_bytes`), parses it as
  * a JSON object and calls `onObject` with it. Failures are answered here:
- * - over the limit: 400 INVALID_REQUEST "body too large: the limit is N bytes", connection closed;
+ * - over the limit: 400 INVALID_REQUEST "body too large: the limit is N bytes"; a body within
+ *   `drain_bytes_max` is read to its end and dropped first, so the answer arrives on an open
+ *   connection; a larger one is answered at once and the connection closed (uWS shuts the socket
+ *   down and closes it: a client still sending may see a TCP reset instead of the answer);
  * - not a JSON object (malformed, not UTF-8, array, forbidden key, ...): 400 INVALID_REQUEST with
  *   the parser's sentence;
  * - aborted: nothing (the response is gone).
@@ -281,6 +302,7 @@ export function readJsonBody(
   limit_bytes: number,
   content_length: string | undefined,
   onObject: (value: Record<string, unknown>) => void,
+  drain_bytes_max = 0,
 ): void {
   readBody(
     reply.res,
@@ -299,8 +321,10 @@ export function readJsonBody(
     },
     (kind) => {
       if (kind === 'too_large') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400, true);
+      else if (kind === 'too_large_drained') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400);
     },
     content_length,
+    drain_bytes_max,
   );
 }
 

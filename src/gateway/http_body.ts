@@ -85,7 +85,12 @@ export function onAbort(res: HttpResponse, listener: () => void): void {
 // ---------------------------------------------------------------------------------------------
 // Body collection
 
-export type BodyErrorKind = 'too_large' | 'aborted';
+/**
+ * `too_large`: over the limit and not drained (the reply must close the connection);
+ * `too_large_drained`: over the limit, but the whole body arrived and was discarded within the
+ * drain bound, so the connection is still in step and the reply can keep it open; `aborted`.
+ */
+export type BodyErrorKind = 'too_large' | 'too_large_drained' | 'aborted';
 
 /**
  * Parses a Content-Length header value: the length, -1 when absent or not plain digits (uWS itself
@@ -105,9 +110,12 @@ export function parseContentLength(header: string | undefined): number {
 /**
  * Collects the request body of `res`, then calls exactly one of `onDone(body)` or `onError(kind)`,
  * exactly once:
- * - `onError('too_large')` as soon as more than `limit_bytes` arrived, or synchronously (before
- *   readBody returns) when `content_length` already says so. The response is still usable: the
- *   caller replies (see `readJsonBody` in envelope.ts for the standard 400 reply).
+ * - over `limit_bytes`: with `drain_bytes_max` above the limit, the rest of the body is read and
+ *   dropped, and `onError('too_large_drained')` comes with its last byte (the client reads the
+ *   answer on a connection still in step); a body (declared or sent) beyond `drain_bytes_max` is
+ *   `onError('too_large')` at once (synchronously, before readBody returns, when
+ *   `content_length` already says so), and the reply must close the connection. The response is
+ *   still usable either way (see `readJsonBody` in envelope.ts for the standard 400 reply).
  * - `onError('aborted')` when the client went away first; the response must not be touched after.
  * - `onDone(body)` with the whole body (a Buffer the caller owns) once the last chunk arrived.
  *
@@ -121,6 +129,7 @@ export function readBody(
   onDone: (body: Buffer) => void,
   onError: (kind: BodyErrorKind) => void,
   content_length?: string,
+  drain_bytes_max = 0,
 ): void {
   if (!Number.isSafeInteger(limit_bytes) || limit_bytes < 0) {
     throw new RangeError(`limit_bytes must be a non-negative safe integer, got ${limit_bytes}`);
@@ -145,22 +154,35 @@ export function readBody(
   });
 
   const declared = parseContentLength(content_length);
+  // Over the limit but within the drain bound: the rest is read and dropped, then answered.
+  let draining = false;
   if (declared > limit_bytes) {
-    finished = true;
-    onError('too_large');
-    return;
+    if (declared > drain_bytes_max) {
+      finished = true;
+      onError('too_large');
+      return;
+    }
+    draining = true;
   }
-  if (declared >= 0) prealloc = Buffer.allocUnsafe(declared);
+  if (declared >= 0 && !draining) prealloc = Buffer.allocUnsafe(declared);
 
   res.onData((chunk: ArrayBuffer, is_last: boolean) => {
     if (finished) return;
     const n = chunk.byteLength;
     total += n;
-    if (total > limit_bytes) {
-      finished = true;
+    if (total > limit_bytes && !draining) {
       prealloc = null;
       chunks = null;
-      onError('too_large');
+      draining = true;
+    }
+    if (draining) {
+      if (total > drain_bytes_max) {
+        finished = true;
+        onError('too_large');
+      } else if (is_last) {
+        finished = true;
+        onError('too_large_drained');
+      }
       return;
     }
     if (n > 0) {

@@ -4,6 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/api.js';
 import type { Request } from '../engine/types.js';
+import type { JournalFault } from '../journal/journal.js';
 import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
 import {
@@ -49,6 +50,8 @@ export interface MatcherLinkOptions {
   read_model: ReadModelLimits;
   /** LMDB journal directory (null: no durability, pipeline tests only). */
   journal_dir: string | null;
+  /** Test seam of the journal (src/journal/journal.ts JournalOptions.fault_file). */
+  journal_fault_file?: string | null;
   /** Resume the matcher from this snapshot's engine part (the read model is restored by the caller). */
   snapshot?: { batch_id: number; engine: Uint8Array } | null;
   /** The matcher captures a snapshot after every this many live batches (0 or absent: on request only). */
@@ -149,6 +152,12 @@ export class MatcherLink {
   };
   replayed_batches = 0;
   recovery: RecoveryInfo | null = null;
+  /**
+   * A journal write failing and being retried (disk full, I/O error), else null. While set the
+   * gateway refuses new writes with 503; what is in flight is answered once it is durable.
+   */
+  journal_fault: JournalFault | null = null;
+  private journal_fault_since_ms = 0;
   /** What pinning the matcher thread did (config matcher.cpu), null when not asked. */
   pin: PinResult | null = null;
   /** Receives each engine snapshot the matcher captured (src/snapshot/coordinator.ts). */
@@ -174,6 +183,7 @@ export class MatcherLink {
       event_sab: events.sab,
       batch_requests_max: this.options.batch_requests_max,
       journal_dir: this.options.journal_dir,
+      journal_fault_file: this.options.journal_fault_file ?? null,
       snapshot: this.options.snapshot ?? null,
       snapshot_every_batches: this.options.snapshot_every_batches ?? 0,
       clock_offset_ms: this.options.clock_offset_ms ?? 0,
@@ -192,6 +202,7 @@ export class MatcherLink {
         log.info(`ringbook: journal trimmed through batch ${m.through_batch_id} (${m.deleted} batches deleted)`,
           { through_batch_id: m.through_batch_id, deleted: m.deleted });
       }
+      else if (m.type === 'journal_fault') this.journalFault(m.fault);
     });
     const ready = await new Promise<Extract<FromMatcher, { type: 'ready' }>>((resolve, reject) => {
       const onMessage = (m: FromMatcher): void => {
@@ -228,9 +239,26 @@ export class MatcherLink {
     });
   }
 
+  private journalFault(fault: JournalFault | null): void {
+    if (fault !== null && this.journal_fault === null) {
+      this.journal_fault_since_ms = Date.now();
+      log.error(`ringbook: journal write of batch ${fault.batch_id} failed (${fault.message}): ` +
+        'refusing new writes with 503 OVERLOADED and retrying; reads are served; nothing is acknowledged until it is durable');
+    } else if (fault === null && this.journal_fault !== null) {
+      log.info(`ringbook: journal writes succeed again after ${Date.now() - this.journal_fault_since_ms} ms: accepting writes`);
+    }
+    this.journal_fault = fault;
+  }
+
   /** Asks the matcher for a snapshot of its state now (it arrives through `onSnapshot`). */
   requestSnapshot(): void {
     const m: ToMatcher = { type: 'snapshot' };
+    this.worker?.postMessage(m);
+  }
+
+  /** The front holds its part of an on-demand snapshot: the matcher may go on (matcher_worker.ts). */
+  snapshotCaptured(): void {
+    const m: ToMatcher = { type: 'snapshot_captured' };
     this.worker?.postMessage(m);
   }
 

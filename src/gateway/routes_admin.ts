@@ -3,12 +3,12 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { emptyRequest, NO_MARKET, ppmToRatio, ratioToPpm, RequestKind, type Request } from '../engine/types.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
-import { openExchange, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
+import { getAndHead, markHead, openExchange, postRoute, queryWithinLimits, replyRejected, submit, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
 import { pendingInclusions } from './routes_programmes.js';
-import type { SnapshotCoordinator } from '../snapshot/coordinator.js';
+import { SnapshotMissedError, type SnapshotCoordinator } from '../snapshot/coordinator.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -45,18 +45,28 @@ function submitAdmin(ctx: GatewayContext, reply: Reply, r: Request, address: str
   submit(ctx, reply, r, address, (o) => (o.accepted ? done() : replyRejected(reply, o)));
 }
 
+function memoryRecord(): { rss_bytes: number; heap_used_bytes: number; heap_total_bytes: number; external_bytes: number; array_buffers_bytes: number } {
+  const m = process.memoryUsage();
+  return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, external_bytes: m.external, array_buffers_bytes: m.arrayBuffers };
+}
+
+/** On-demand snapshot attempts before POST /admin/snapshot answers 503 (each misses only under a flow). */
+const SNAPSHOT_ATTEMPTS_MAX = 3;
+
 export function registerAdminRoutes(
   app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
   snapshots?: SnapshotCoordinator | null,
 ): void {
   const rm = ctx.rm;
-  app.get('/admin/state', (res, req) => {
+  getAndHead(app, '/admin/state', (res, req) => {
     const reply = openExchange(ctx, res);
     if (reply === null) return;
+    markHead(reply, req);
     if (!ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
       reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token');
       return;
     }
+    if (!queryWithinLimits(reply, req)) return;
     let open_orders = 0;
     for (const s of rm.open_orders_by_account.values()) open_orders += s.size;
     const assets: Record<string, string> = {};
@@ -83,6 +93,8 @@ export function registerAdminRoutes(
       state_root_rechecks_failed: da ? da.recheck_mismatches : null,
       snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, last: snapshots.last } : null,
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
+      // The long soak samples these every minute (bench/flood.ts --soak).
+      memory: memoryRecord(),
     });
   });
 
@@ -91,10 +103,20 @@ export function registerAdminRoutes(
   app.post('/admin/snapshot', postRoute(ctx, { admin: true }, (reply, body) => {
     if (!onlyFields(reply, body, [])) return;
     if (!snapshots) return void reply.error('INVALID_REQUEST', 'snapshots need the journal (this server runs without one)');
-    snapshots.take().then(
-      (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
-      (e: unknown) => reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`),
-    );
+    const coordinator = snapshots;
+    const attempt = (left: number): void => {
+      coordinator.take().then(
+        (r) => reply.ok({ ...r, batch_id: String(r.batch_id) }),
+        (e: unknown) => {
+          // Under a steady flow the read model can pass the captured batch (the fuzzer met it
+          // twice in 1,500 requests): a busy condition, retried, then 503 OVERLOADED, never 500.
+          if (!(e instanceof SnapshotMissedError)) return void reply.error('INTERNAL_ERROR', `snapshot failed: ${(e as Error).message}`);
+          if (left > 0 && !reply.done) return attempt(left - 1);
+          reply.error('OVERLOADED', `${e.message} (${SNAPSHOT_ATTEMPTS_MAX} attempts)`, 503);
+        },
+      );
+    };
+    attempt(SNAPSHOT_ATTEMPTS_MAX - 1);
   }));
 
   app.post('/admin/markets', postRoute(ctx, { admin: true }, (reply, body) => {

@@ -9,7 +9,7 @@ import type { DaPublisher } from '../da/da_interfaces.js';
 import { FILL_LEAF_TYPES, fillLeafValues } from '../da/fills_tree.js';
 import { batchToJson } from '../da/published.js';
 import { consentOf, type ConsentLookup } from '../da/consent_check.js';
-import { getRoute, uintParam, type GatewayContext } from './context.js';
+import { getAndHead, getRoute, uintParam, type GatewayContext } from './context.js';
 import { parseQuery } from './params.js';
 
 export const DA_BATCHES_PER_PAGE_MAX = 100;
@@ -23,7 +23,7 @@ export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publish
     marketId: (m) => ctx.rm.markets[m]?.id ?? null,
   };
 
-  app.get('/da/batches/:id', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/da/batches/:id', getRoute(ctx, (reply, req) => {
     const id = uintParam(reply, req.getParameter(0) ?? '', 'batch id', 0, 1, Number.MAX_SAFE_INTEGER);
     if (id === null) return;
     const b = store?.get(id);
@@ -32,7 +32,7 @@ export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publish
     reply.ok({ ...batchToJson(b), requests: consent.requests });
   }));
 
-  app.get('/da/batches', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/da/batches', getRoute(ctx, (reply, req) => {
     const q = parseQuery(req.getQuery() ?? '');
     if (!q.ok) return void reply.error('INVALID_REQUEST', q.message);
     const from = uintParam(reply, q.value.get('from'), 'from', 1, 1, Number.MAX_SAFE_INTEGER);
@@ -51,7 +51,7 @@ export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publish
     reply.ok(out);
   }));
 
-  app.get('/orders/:id/da-proof', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/orders/:id/da-proof', getRoute(ctx, (reply, req) => {
     const order_id = uintParam(reply, req.getParameter(0) ?? '', 'order id', 0, 1, Number.MAX_SAFE_INTEGER);
     if (order_id === null) return;
     const q = parseQuery(req.getQuery() ?? '');

@@ -3,7 +3,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { INTERVALS, type IntervalName } from '../marketdata/candles.js';
 import type { MarketData } from '../marketdata/market_data.js';
-import { getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
+import { getAndHead, getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
 
 /** Candles per call: at most 500, default 100 (spec). */
 export const OHLCV_LIMIT_MAX = 500;
@@ -30,7 +30,7 @@ export function parseIsoTime(text: string): number | null {
 
 export function registerMarketDataRoutes(app: TemplatedApp, ctx: GatewayContext, md: MarketData): void {
   const rm = ctx.rm;
-  app.get('/ohlcv/:market_id', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/ohlcv/:market_id', getRoute(ctx, (reply, req) => {
     const id = req.getParameter(0) ?? '';
     const m = rm.marketIndex(id);
     if (m < 0) {
@@ -59,7 +59,7 @@ export function registerMarketDataRoutes(app: TemplatedApp, ctx: GatewayContext,
     }
     reply.ok(md.candles.query(m, interval as IntervalName, since, limit, now));
   }));
-  app.get('/leaderboard', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/leaderboard', getRoute(ctx, (reply, req) => {
     const q = queryParams(reply, req.getQuery() ?? '');
     if (q === null) return;
     const limit = uintParam(reply, q.get('limit'), 'limit', LEADERBOARD_LIMIT_DEFAULT, 1, LEADERBOARD_LIMIT_MAX);

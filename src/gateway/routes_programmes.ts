@@ -7,7 +7,7 @@ import {
   CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind, type Request,
 } from '../engine/types.js';
 import {
-  allowWallet, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
+  allowWallet, getAndHead, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
 import type { Reply } from './envelope.js';
 import {
@@ -196,7 +196,7 @@ export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext):
       });
     });
   }));
-  app.get('/referral/:address', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/referral/:address', getRoute(ctx, (reply, req) => {
     const a = parseAddress(req.getParameter(0) ?? '');
     if (!a.ok) {
       reply.error('INVALID_REQUEST', a.message);
@@ -210,7 +210,7 @@ export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext):
     reply.ok(referralStats(rm, a.value, rm.batch_time_ms, limit));
   }));
   app.post('/force-include', postRoute(ctx, { admin: false }, (reply, body) => forceInclude(ctx, reply, body)));
-  app.get('/force-include/:entry_id', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/force-include/:entry_id', getRoute(ctx, (reply, req) => {
     const text = req.getParameter(0) ?? '';
     if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
       reply.error('INVALID_REQUEST', 'entry_id must be a positive integer');

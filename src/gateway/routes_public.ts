@@ -1,7 +1,7 @@
 // Public and account GET routes: answered from the read model, never by the matcher.
 import type { TemplatedApp } from 'uWebSockets.js';
 import { OrderStatus } from '../engine/types.js';
-import { getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
+import { getAndHead, getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
 import type { MarketView } from '../read_model/read_model.js';
@@ -37,16 +37,21 @@ const STATUS_FILTERS: Record<string, number[]> = {
   all: [OrderStatus.OPEN, OrderStatus.PARTIALLY_FILLED, OrderStatus.FILLED, OrderStatus.CANCELLED],
 };
 
+/** The data of GET /health (also served by the health listener, health_listener.ts). */
+export function healthRecord(ctx: GatewayContext): { status: 'ok'; batch_id: string; uptime_s: number } {
+  return { status: 'ok', batch_id: String(ctx.rm.batch_id), uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000) };
+}
+
 export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const rm = ctx.rm;
-  app.get('/health', getRoute(ctx, (reply) => {
-    reply.ok({ status: 'ok', batch_id: String(rm.batch_id), uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000) });
+  getAndHead(app, '/health', getRoute(ctx, (reply) => {
+    reply.ok(healthRecord(ctx));
   }));
-  app.get('/time', getRoute(ctx, (reply) => {
+  getAndHead(app, '/time', getRoute(ctx, (reply) => {
     const now = Date.now();
     reply.ok({ time_ms: now, iso: new Date(now).toISOString() });
   }));
-  app.get('/markets', getRoute(ctx, (reply) => {
+  getAndHead(app, '/markets', getRoute(ctx, (reply) => {
     reply.ok(rm.markets.map((mv) => marketRecord(rm, mv)));
   }));
   const book = getRoute(ctx, (reply, req) => {
@@ -58,16 +63,16 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     if (depth === null) return;
     reply.ok(bookRecord(rm, mv, depth));
   });
-  app.get('/orderbook/:market_id', book);
-  app.get('/markets/:market_id/book', book);
-  app.get('/fees', getRoute(ctx, (reply) => {
+  getAndHead(app, '/orderbook/:market_id', book);
+  getAndHead(app, '/markets/:market_id/book', book);
+  getAndHead(app, '/fees', getRoute(ctx, (reply) => {
     reply.ok({ maker_fee_bps: rm.maker_fee_bps, taker_fee_bps: rm.taker_fee_bps });
   }));
-  app.get('/markets/:market_id/fees', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/markets/:market_id/fees', getRoute(ctx, (reply, req) => {
     const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
     if (mv !== null) reply.ok(feesRecord(mv));
   }));
-  app.get('/trades/:market_id', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/trades/:market_id', getRoute(ctx, (reply, req) => {
     const mv = marketParam(ctx, reply, req.getParameter(0) ?? '');
     if (mv === null) return;
     const q = queryParams(reply, req.getQuery() ?? '');
@@ -79,11 +84,11 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     for (let i = trades.length - 1; i >= 0 && out.length < limit; i--) out.push(publicTrade(rm, trades[i]));
     reply.ok(out);
   }));
-  app.get('/account/:address/balances', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/account/:address/balances', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a !== null) reply.ok(balancesRecord(rm, a.account));
   }));
-  app.get('/account/:address/orders', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/account/:address/orders', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a === null) return;
     const q = queryParams(reply, req.getQuery() ?? '');
@@ -122,7 +127,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     }
     reply.ok(out);
   }));
-  app.get('/account/:address/orders/by-client-id/:client_order_id', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/account/:address/orders/by-client-id/:client_order_id', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a === null) return;
     let coid: string;
@@ -139,7 +144,7 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     }
     reply.ok(orderRecord(rm, o));
   }));
-  app.get('/account/:address/fills', getRoute(ctx, (reply, req) => {
+  getAndHead(app, '/account/:address/fills', getRoute(ctx, (reply, req) => {
     const a = accountParam(ctx, reply, req.getParameter(0) ?? '');
     if (a === null) return;
     const q = queryParams(reply, req.getQuery() ?? '');

@@ -63,33 +63,29 @@ export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): v
       });
     });
   }));
-  app.post('/deposit', (res, req) => {
-    const admin_ok = ctx.cfg.deposits.open || ctx.admin.check(req.getHeader('x-admin-token'));
-    postRoute(ctx, { admin: false }, (reply, body) => {
-      if (!admin_ok) {
-        reply.error('UNAUTHORIZED', 'deposits need X-Admin-Token (or a server with deposits.open)');
-        return;
-      }
-      const parsed = parseUserAssetAmount(ctx, reply, body, ['user', 'asset', 'amount'], 'amount must be a decimal string, e.g. "1.5"');
-      if (parsed === null) return;
-      const { user, asset, units } = parsed;
-      if (!allowWallet(ctx, reply, 'deposits_per_wallet', user)) return;
-      const r = emptyRequest();
-      r.kind = RequestKind.DEPOSIT;
-      r.asset = asset.index;
-      r.amount_units = units;
-      submit(ctx, reply, r, user, (o) => {
-        if (!o.accepted) return replyRejected(reply, o);
-        const account = rm.account_by_address.get(user) ?? -1;
-        const b = rm.balances.get(account);
-        reply.ok({
-          user, asset: body.asset, amount: units,
-          balance: { available: b ? b[asset.index * 2] : 0, locked: b ? b[asset.index * 2 + 1] : 0 },
-          batch_id: String(o.batch_id),
-        });
+  // The admin token is checked first, like on every admin route: before the body is read.
+  app.post('/deposit', postRoute(ctx, {
+    admin: !ctx.cfg.deposits.open, unauthorized: 'deposits need X-Admin-Token (or a server with deposits.open)',
+  }, (reply, body) => {
+    const parsed = parseUserAssetAmount(ctx, reply, body, ['user', 'asset', 'amount'], 'amount must be a decimal string, e.g. "1.5"');
+    if (parsed === null) return;
+    const { user, asset, units } = parsed;
+    if (!allowWallet(ctx, reply, 'deposits_per_wallet', user)) return;
+    const r = emptyRequest();
+    r.kind = RequestKind.DEPOSIT;
+    r.asset = asset.index;
+    r.amount_units = units;
+    submit(ctx, reply, r, user, (o) => {
+      if (!o.accepted) return replyRejected(reply, o);
+      const account = rm.account_by_address.get(user) ?? -1;
+      const b = rm.balances.get(account);
+      reply.ok({
+        user, asset: body.asset, amount: units,
+        balance: { available: b ? b[asset.index * 2] : 0, locked: b ? b[asset.index * 2 + 1] : 0 },
+        batch_id: String(o.batch_id),
       });
-    })(res, req);
-  });
+    });
+  }));
   app.post('/withdrawal-signature', postRoute(ctx, { admin: false }, (reply, body) => {
     // Reads only (it can only release what the user signed); limited like a GET, per IP.
     if (!allowGet(ctx, reply, clientIpKey(reply.res))) return;

@@ -10,12 +10,14 @@ import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
 import { ArrivalOrder } from './arrival_order.js';
 import { SignatureBatcher } from './signature_batcher.js';
+import { markHead } from './context.js';
 import { Reply } from './envelope.js';
 import { MatcherLink } from './matcher_link.js';
 import { CLOSED_ORDERS_KEPT } from '../read_model/read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
-import { registerPublicRoutes } from './routes_public.js';
+import { healthRecord, registerPublicRoutes } from './routes_public.js';
+import { HealthListener } from './health_listener.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
 import { registerAgentRoutes } from './routes_agents.js';
@@ -65,9 +67,12 @@ export class RingbookServer {
   private chain: ChainLink | null = null;
   private metrics: Metrics | null = null;
   private metrics_listener: MetricsListener | null = null;
+  private health: HealthListener | null = null;
   port = 0;
   /** The metrics listener's port (0: metrics off or not listening). */
   metrics_port = 0;
+  /** The health listener's port (config server.health_port), null without one. */
+  health_port: number | null = null;
 
   constructor(options: ServerOptions) {
     this.options = options;
@@ -83,6 +88,8 @@ export class RingbookServer {
     const resume = journal_dir === null ? null : await loadRecoverySnapshot(cfg, journal_dir, snapshots_dir);
     const link = new MatcherLink({
       journal_dir,
+      // Test seam only (test/journal/faults.test.ts): a control file that fails chosen writes.
+      journal_fault_file: process.env.RINGBOOK_TEST_JOURNAL_FAULT_FILE ?? null,
       engine_config,
       request_ring_slots: cfg.limits.request_ring_slots,
       event_ring_slots: cfg.limits.event_ring_slots,
@@ -187,8 +194,11 @@ export class RingbookServer {
       pendingSignatures: () => ctx.signatures.pending, verifiedSignatures: () => ctx.signatures.verified,
     });
     this.chain?.start();
+    // Every other request of the nine methods uWS routes (docs/api.md "Connections": the others
+    // never reach here). HEAD gets the headers of the 404 without its body.
     app.any('/*', (res, req) => {
       const reply = new Reply(res);
+      markHead(reply, req);
       reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);
     });
     await new Promise<void>((resolve, reject) => {
@@ -203,6 +213,10 @@ export class RingbookServer {
       });
     });
     if (metrics !== null) await this.listenMetrics(metrics);
+    if (cfg.server.health_port !== null) {
+      this.health = new HealthListener(() => healthRecord(ctx));
+      this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
+    }
     return this.port;
   }
 
@@ -243,6 +257,7 @@ export class RingbookServer {
     // batch waiting for its commit) are finished and answered; new ones get 503 at once.
     const ctx = this.ctx;
     if (ctx) ctx.closing = true;
+    await this.health?.close();
     await this.chain?.stop();
     await this.metrics_listener?.close();
     this.metrics?.detach();

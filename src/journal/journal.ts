@@ -11,6 +11,7 @@
 // ids are contiguous, so a torn or altered tail is reported, never silently replayed. The
 // batch's keccak256 input hash, which the DA header commits to, is computed off the matcher by
 // whoever reads the batch (`inputHash`).
+import { readFileSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { keccak256WasmOne as keccak256 } from '../util/keccak_wasm.js';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -92,24 +93,81 @@ export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatc
   };
 }
 
+/** A write that failed (disk full, I/O error) and is being retried; null once writes succeed again. */
+export interface JournalFault {
+  batch_id: number;
+  message: string;
+}
+
+export interface JournalOptions {
+  /** Called when a write first fails (fault) and when the retried write succeeds (null). */
+  onFault?: (fault: JournalFault | null) => void;
+  /**
+   * Test seam (issue 20): a control file read before each write. `write` fails the write before
+   * LMDB sees it; `fsync` lets LMDB write and sync, then reports a failure (as an fsync error
+   * leaves a write's durability unknown). Absent or empty: no fault. Never set in production.
+   */
+  fault_file?: string | null;
+}
+
+/** First retry delay of a failed write, doubled up to JOURNAL_RETRY_MS_MAX. */
+const JOURNAL_RETRY_MS_MIN = 50;
+/** Longest wait between retries: a disk that frees space is noticed within a second. */
+const JOURNAL_RETRY_MS_MAX = 1000;
+
 export class Journal {
   private readonly root: RootDatabase;
   private readonly batches: Database<Buffer, number>;
   private last_batch_id: number;
   private last_write: Promise<unknown> = Promise.resolve();
+  private readonly options: JournalOptions;
+  /** The write being retried, else null (new writes then queue behind the durable ones). */
+  fault: JournalFault | null = null;
+  /** Writes that failed and were retried, since open. */
+  failed_writes = 0;
+  /** Batches dropped at open after a gap (never acknowledged: see `dropAfterGap`). */
+  readonly dropped_after_gap: number;
 
-  private constructor(root: RootDatabase, batches: Database<Buffer, number>) {
+  private constructor(root: RootDatabase, batches: Database<Buffer, number>, options: JournalOptions) {
     this.root = root;
     this.batches = batches;
+    this.options = options;
+    this.dropped_after_gap = this.dropAfterGap();
     let last = 0;
     for (const key of batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
     this.last_batch_id = last;
   }
 
-  static open(dir: string): Journal {
+  static open(dir: string, options: JournalOptions = {}): Journal {
     const root = open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 });
     const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
-    return new Journal(root, batches);
+    return new Journal(root, batches, options);
+  }
+
+  /**
+   * Writes go to LMDB concurrently (group commit), so when one fails (disk full) a later one may
+   * still land, and a kill before the retry succeeds leaves a gap. Answers go out in batch order
+   * only once every earlier batch is durable, so nothing after a gap was ever acknowledged (nor
+   * published to the DA store, which follows the commits): those batches are deleted here and
+   * the journal continues from the gap.
+   */
+  private dropAfterGap(): number {
+    let expected = -1;
+    let missing = 0;
+    const tail: number[] = [];
+    for (const key of this.batches.getKeys()) {
+      const k = key as number;
+      if (tail.length === 0 && expected >= 0 && k !== expected) missing = expected;
+      if (missing > 0) tail.push(k);
+      expected = k + 1;
+    }
+    if (tail.length === 0) return 0;
+    console.error(`ringbook: journal: batch ${missing} is missing (a write failed before the process stopped); ` +
+      `the ${tail.length} batches after it (${tail[0]}..${tail[tail.length - 1]}) were never acknowledged and are dropped`);
+    this.batches.transactionSync(() => {
+      for (const k of tail) this.batches.removeSync(k);
+    });
+    return tail.length;
   }
 
   lastBatchId(): number {
@@ -164,12 +222,55 @@ export class Journal {
     }
     this.last_batch_id = batch_id;
     const value = encodeBatch(batch_id, time_ms, records, count);
-    const write = this.batches.put(batch_id, value).then((ok) => {
-      if (!ok) throw new Error(`journal write of batch ${batch_id} failed`);
-    });
+    // While a write is failing, the next ones wait for it instead of racing past it.
+    const write = this.fault === null ? this.writeDurably(batch_id, value) : this.last_write.then(() => this.writeDurably(batch_id, value));
     const ordered = Promise.all([this.last_write, write]).then(() => undefined);
     this.last_write = ordered;
     return ordered;
+  }
+
+  /**
+   * Puts one batch and retries until it is durable: a full disk or an I/O error makes the server
+   * refuse new writes (the front sees `onFault`), never acknowledge this batch early, and resume
+   * by itself once a retry succeeds. The same key and bytes are written again, so a write that
+   * did land before its error was reported is simply rewritten.
+   */
+  private async writeDurably(batch_id: number, value: Buffer): Promise<void> {
+    let delay_ms = JOURNAL_RETRY_MS_MIN;
+    for (;;) {
+      try {
+        await this.putOnce(batch_id, value);
+        if (this.fault !== null && this.fault.batch_id === batch_id) {
+          this.fault = null;
+          this.options.onFault?.(null);
+        }
+        return;
+      } catch (e) {
+        this.failed_writes++;
+        if (this.fault === null) {
+          this.fault = { batch_id, message: describeWriteError(e) };
+          this.options.onFault?.(this.fault);
+        }
+        await new Promise((r) => setTimeout(r, delay_ms));
+        delay_ms = Math.min(JOURNAL_RETRY_MS_MAX, delay_ms * 2);
+      }
+    }
+  }
+
+  private async putOnce(batch_id: number, value: Buffer): Promise<void> {
+    const injected = this.options.fault_file ? injectedFault(this.options.fault_file) : null;
+    if (injected === 'write') throw new Error('injected write failure (test seam)');
+    let ok: boolean;
+    try {
+      ok = await this.batches.put(batch_id, value);
+    } catch (e) {
+      // lmdb-js also rejects a separate promise with the cause (ENOSPC, EIO): take it here.
+      const cause = (e as { commitError?: Promise<unknown> }).commitError;
+      if (cause !== undefined) await cause.then(() => undefined, (c: unknown) => { throw c; });
+      throw e;
+    }
+    if (!ok) throw new Error(`journal write of batch ${batch_id} failed`);
+    if (injected === 'fsync') throw new Error('injected fsync failure (test seam): durability unknown');
   }
 
   /** Batches from `from` (inclusive) in order, each checked (hash, contiguity). */
@@ -193,4 +294,20 @@ export class Journal {
     await this.last_write.catch(() => undefined);
     await this.root.close();
   }
+}
+
+function describeWriteError(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const message = e instanceof Error ? e.message : String(e);
+  return code === undefined ? message : `${message} (code ${String(code)})`;
+}
+
+function injectedFault(file: string): 'write' | 'fsync' | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    return null;
+  }
+  return text === 'write' || text === 'fsync' ? text : null;
 }

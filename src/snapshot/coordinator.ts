@@ -23,6 +23,8 @@ export interface SnapshotSource {
   /** Receives each engine snapshot the matcher captured. */
   onSnapshot: ((m: SnapshotMessage) => void) | null;
   requestSnapshot(): void;
+  /** The front has (or will have, at the batch's commit) its part of an on-demand snapshot. */
+  snapshotCaptured(): void;
   trimJournal(through_batch_id: number): void;
 }
 import type { ReadModel } from '../read_model/read_model.js';
@@ -61,6 +63,12 @@ export interface CoordinatorOptions {
   da: { store: DaStore | null; stateRootBatchId(): number; stateRoot(): string | null };
   log?: (m: string) => void;
 }
+
+/**
+ * A snapshot that could not be made consistent because the flow moved on (the read model passed
+ * the captured batch, or a part never came): nothing is wrong, a retry takes a later batch.
+ */
+export class SnapshotMissedError extends Error {}
 
 interface Pending {
   engine: SnapshotMessage | null;
@@ -136,7 +144,7 @@ export class SnapshotCoordinator {
         this.pending.delete(oldest);
         this.dropped++;
         this.log(`ringbook: snapshot at batch ${oldest} dropped (a part never arrived)`);
-        for (const w of this.batch_waiters.get(oldest) ?? []) w.reject(new Error(`snapshot at batch ${oldest} dropped; retry`));
+        for (const w of this.batch_waiters.get(oldest) ?? []) w.reject(new SnapshotMissedError(`snapshot at batch ${oldest} dropped; retry`));
         this.batch_waiters.delete(oldest);
       }
     }
@@ -152,6 +160,12 @@ export class SnapshotCoordinator {
   }
 
   private onEngine(m: SnapshotMessage): void {
+    this.onEngineMessage(m);
+    // The matcher holds its next batch after an on-demand capture until the front has its part.
+    if (m.on_demand) this.o.link.snapshotCaptured();
+  }
+
+  private onEngineMessage(m: SnapshotMessage): void {
     const n = m.batch_id;
     const rm = this.o.rm;
     const waiters = this.waiters;
@@ -166,7 +180,7 @@ export class SnapshotCoordinator {
         // raced the capture); this snapshot cannot be made consistent.
         this.pending.delete(n);
         this.dropped++;
-        for (const w of waiters) w.reject(new Error(`snapshot at batch ${n} missed: the read model is at batch ${rm.batch_id}; retry`));
+        for (const w of waiters) w.reject(new SnapshotMissedError(`snapshot at batch ${n} missed: the read model is at batch ${rm.batch_id}; retry`));
         return;
       }
     }

@@ -54,7 +54,7 @@ describe('config', () => {
     expect(c.rate_limits.orders_per_wallet).toBe(7);
     expect(c.rate_limits.cancels_per_wallet).toBe(20);
     expect(c.deposits.open).toBe(true);
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 0, data_dir: dir });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 0, data_dir: dir, health_port: null });
     expect(c.admin_token).toBe('t');
     expect(c.operator_key).toBe('0x' + '11'.repeat(32));
     fs.rmSync(dir, { recursive: true, force: true });
@@ -65,6 +65,8 @@ describe('config', () => {
     [{ markets: [{ id: 'ETH-DOGE', base: 'ETH', quote: 'DOGE', tick_size: 10000, lot_size: 100 }] }, 'distinct listed assets'],
     [{ markets: [{ id: 'ETH-BTC', base: 'ETH', quote: 'USDC', tick_size: 10000, lot_size: 100 }] }, 'BASE-QUOTE'],
     [{ fees: { maker_fee_bps: -6, taker_fee_bps: 5 } }, 'fees need'],
+    [{ server: { health_port: 70000 } }, 'server.health_port must be null or 0..65535'],
+    [{ limits: { http_body_bytes_max: 8 * 1024 * 1024 } }, 'must not exceed limits.http_body_drain_bytes_max'],
     [{ fees: { maker_fee_bps: 0, taker_fee_bps: 1.5 } }, 'taker_fee_bps must be an integer'],
     [{ rate_limits: { orders_per_wallet: 0 } }, 'orders_per_wallet must be a positive integer'],
     [{ limits: { request_ring_slots: 1000 } }, 'power of two'],

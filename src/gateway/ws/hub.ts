@@ -46,7 +46,7 @@ import { WsFanout, type FanoutStats } from './fanout.js';
 import { abandonPosts, runPost } from './post.js';
 import {
   authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseChannel, parseClientMessage,
-  pongMessage, subscribedMessage, unsubscribedMessage, type Channel,
+  pongMessage, Refusals, subscribedMessage, unsubscribedMessage, type Channel,
 } from './messages.js';
 import { componentLog } from '../../util/log.js';
 
@@ -55,6 +55,7 @@ const log = componentLog('ws');
 export interface WsLimits extends AuthLimits {
   message_bytes_max: number;
   subscriptions_per_connection_max: number;
+  channels_per_message_max: number;
   connections_per_ip_max: number;
   backpressure_bytes_max: number;
   idle_timeout_ms: number;
@@ -66,6 +67,7 @@ export function wsLimitsOf(cfg: GatewayContext['cfg']): WsLimits {
   return {
     message_bytes_max: l.ws_message_bytes_max,
     subscriptions_per_connection_max: l.ws_subscriptions_per_connection_max,
+    channels_per_message_max: l.ws_channels_per_message_max,
     connections_per_ip_max: l.ws_connections_per_ip_max,
     backpressure_bytes_max: l.ws_backpressure_bytes_max,
     idle_timeout_ms: l.ws_idle_timeout_ms,
@@ -377,18 +379,29 @@ export class WsHub {
 
   private marketIndex = (id: string): number => this.ctx.rm.marketIndex(id);
 
+  /**
+   * One `subscribe`/`unsubscribe` is answered with at most one error frame, whatever the number of
+   * channels it names (one frame per refused channel let 1,100 names bring back 146 KB, issue 20),
+   * and a message naming more than limits.ws_channels_per_message_max channels is refused whole.
+   */
+  private tooManyChannels(c: Conn, channels: unknown[], request_id: string | null): boolean {
+    const max = this.limits.channels_per_message_max;
+    if (channels.length <= max) return false;
+    this.send(c, errorMessage('INVALID_REQUEST', `at most ${max} channels per message, got ${channels.length}; nothing was changed`, request_id));
+    return true;
+  }
+
   private subscribe(c: Conn, channels: unknown[], request_id: string | null): void {
     const ws = c.ws;
-    if (ws === null) return;
+    if (ws === null || this.tooManyChannels(c, channels, request_id)) return;
     const accepted: string[] = [];
     const books: number[] = [];
     const seen = new Set<string>();
+    const refused = new Refusals();
     for (const text of channels) {
-      // A send can find the connection over its backpressure limit and drop it.
-      if (c.closed) return;
       const ch = parseChannel(text, this.marketIndex);
       if (typeof ch === 'string') {
-        this.send(c, errorMessage('INVALID_REQUEST', ch, request_id));
+        refused.add('INVALID_REQUEST', ch);
         continue;
       }
       if (seen.has(ch.name)) continue;
@@ -396,17 +409,17 @@ export class WsHub {
       if (ch.private) {
         const own = c.auth.address;
         if (own === null) {
-          this.send(c, errorMessage('UNAUTHORIZED', `channel ${ch.name} is private: authenticate first (request_challenge, then auth)`, request_id));
+          refused.add('UNAUTHORIZED', `channel ${ch.name} is private: authenticate first (request_challenge, then auth)`);
           continue;
         }
         if (own !== ch.address) {
-          this.send(c, errorMessage('UNAUTHORIZED', `channel ${ch.name} belongs to another address; this connection is authenticated as ${own}`, request_id));
+          refused.add('UNAUTHORIZED', `channel ${ch.name} belongs to another address; this connection is authenticated as ${own}`);
           continue;
         }
       }
       if (!c.channels.has(ch.name)) {
         if (c.channels.size >= this.limits.subscriptions_per_connection_max) {
-          this.send(c, errorMessage('INVALID_REQUEST', `cannot subscribe to ${ch.name}: at most ${this.limits.subscriptions_per_connection_max} channels per connection`, request_id));
+          refused.add('INVALID_REQUEST', `cannot subscribe to ${ch.name}: at most ${this.limits.subscriptions_per_connection_max} channels per connection`);
           continue;
         }
         c.channels.set(ch.name, ch);
@@ -416,19 +429,25 @@ export class WsHub {
       accepted.push(ch.name);
       if (ch.kind === 'book' || ch.kind === 'book_delta') books.push(ch.market);
     }
+    if (refused.code !== null) this.send(c, errorMessage(refused.code, refused.sentence(channels.length), request_id));
+    // A send can find the connection over its backpressure limit and drop it.
+    if (c.closed) return;
     if (accepted.length > 0) this.send(c, subscribedMessage(accepted, request_id));
-    for (const m of books) this.send(c, this.fanout.snapshot(m));
+    for (const m of books) {
+      if (c.closed) return;
+      this.send(c, this.fanout.snapshot(m));
+    }
   }
 
   private unsubscribe(c: Conn, channels: unknown[], request_id: string | null): void {
     const ws = c.ws;
-    if (ws === null) return;
+    if (ws === null || this.tooManyChannels(c, channels, request_id)) return;
     const done: string[] = [];
+    const refused = new Refusals();
     for (const text of channels) {
-      if (c.closed) return;
       const ch = parseChannel(text, this.marketIndex);
       if (typeof ch === 'string') {
-        this.send(c, errorMessage('INVALID_REQUEST', ch, request_id));
+        refused.add('INVALID_REQUEST', ch);
         continue;
       }
       const had = c.channels.get(ch.name);
@@ -439,6 +458,8 @@ export class WsHub {
       }
       if (!done.includes(ch.name)) done.push(ch.name);
     }
+    if (refused.code !== null) this.send(c, errorMessage(refused.code, refused.sentence(channels.length), request_id));
+    if (c.closed) return;
     if (done.length > 0) this.send(c, unsubscribedMessage(done, request_id));
   }
 

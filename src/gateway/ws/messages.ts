@@ -236,3 +236,25 @@ export function orderUpdateMessage(
 export function balanceUpdateMessage(asset: string, available: number, locked: number, reason: number, iso: string): string {
   return `{"type":"balance_update","asset":"${asset}","total":"${available + locked}","available":"${available}","reserved":"${locked}","reason":"${BALANCE_REASON_NAMES[reason] ?? 'unknown'}","timestamp":"${iso}"}`;
 }
+
+/** Reasons shown in the one error frame of a message with refused channels. */
+const REFUSALS_SHOWN_MAX = 3;
+
+/** The refused channels of one subscribe/unsubscribe: the first code, the first few reasons. */
+export class Refusals {
+  code: 'INVALID_REQUEST' | 'UNAUTHORIZED' | null = null;
+  count = 0;
+  private readonly shown: string[] = [];
+
+  add(code: 'INVALID_REQUEST' | 'UNAUTHORIZED', reason: string): void {
+    if (this.code === null) this.code = code;
+    this.count++;
+    if (this.shown.length < REFUSALS_SHOWN_MAX) this.shown.push(reason);
+  }
+
+  sentence(named: number): string {
+    const more = this.count - this.shown.length;
+    const prefix = this.count === 1 ? '' : `${this.count} of ${named} channels refused: `;
+    return prefix + this.shown.join('; ') + (more > 0 ? `; and ${more} more` : '');
+  }
+}

@@ -1,0 +1,153 @@
+// Journal faults (issue 20) on the real server: write and fsync failures injected at the journal
+// boundary (the real LMDB environment; the seam in src/journal/journal.ts fails chosen writes),
+// and a real full disk (a 16 MiB tmpfs mounted by the test on the journal directory: the tests
+// run as root). In each case the server refuses new writes with 503 and a log line, serves reads,
+// does not acknowledge the batch that is not durable, and resumes by itself once writes succeed;
+// after a kill -9 everything acknowledged is there, once.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adminHeaders, api, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
+import { sleep } from '../ws/client.js';
+
+const dirs: string[] = [];
+const mounts: string[] = [];
+afterAll(() => {
+  for (const m of mounts) execFileSync('umount', [m]);
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(prefix: string): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+
+/** Resolves with the answer, or with 'pending' if none came within `ms`. */
+async function within(p: Promise<ApiResponse>, ms: number): Promise<ApiResponse | 'pending'> {
+  return Promise.race([p, sleep(ms).then(() => 'pending' as const)]);
+}
+
+async function orderIds(s: StartedServer, w: Wallet): Promise<number[]> {
+  const r = await api(s.url).get(`/account/${w.address}/orders?status=all&limit=1000`);
+  expect(r.status).toBe(200);
+  return (r.body.data as { order_id: number }[]).map((o) => o.order_id);
+}
+
+const bid = (w: Wallet, price_ticks: number): Record<string, unknown> => w.order({ market_id: 'ETH-USDC', side: 'bid', price: price_ticks * 10_000, quantity: 100 });
+
+/**
+ * The common check while a write fails: the order sent is not answered, new writes are 503,
+ * reads are served and the log says why. Returns the pending order's promise.
+ */
+async function checkRefusing(s: StartedServer, w: Wallet, pending: Promise<ApiResponse>): Promise<void> {
+  const a = api(s.url);
+  expect(await within(pending, 1500)).toBe('pending');
+  for (let i = 0; i < 50 && !/journal write of batch \d+ failed/.test(s.output().stderr); i++) await sleep(20);
+  expect(s.output().stderr).toMatch(/journal write of batch \d+ failed .*refusing new writes with 503/);
+  const refused = await a.post('/orders', bid(w, 3));
+  expect(refused.status).toBe(503);
+  expect(refused.body).toMatchObject({ ok: false, error: 'OVERLOADED', message: expect.stringContaining('journal cannot write') });
+  const dep = await a.post('/deposit', { user: w.address, asset: 'USDC', amount: '1' }, adminHeaders(s));
+  expect(dep.status).toBe(503);
+  expect((await a.get('/health')).status).toBe(200);
+  expect((await a.get(`/account/${w.address}/balances`)).status).toBe(200);
+  expect((await a.get('/markets')).status).toBe(200);
+}
+
+describe('injected journal faults (test seam over the real LMDB environment)', () => {
+  for (const kind of ['write', 'fsync'] as const) {
+    it(`${kind} failures: 503 for new writes, reads served, the pending order answered only once durable, nothing lost after kill -9`, async () => {
+      const data_dir = tempDir('ringbook-fault-');
+      const fault_file = path.join(data_dir, 'fault');
+      const env = { RINGBOOK_DATA_DIR: data_dir, RINGBOOK_TEST_JOURNAL_FAULT_FILE: fault_file };
+      let s = await startServer({ env });
+      const w = Wallet.random();
+      const a = api(s.url);
+      expect((await a.post('/deposit', { user: w.address, asset: 'USDC', amount: '100000' }, adminHeaders(s))).status).toBe(200);
+      const before = await a.post('/orders', bid(w, 1));
+      expect(before.status).toBe(200);
+
+      fs.writeFileSync(fault_file, kind);
+      const pending = a.post('/orders', bid(w, 2));
+      await checkRefusing(s, w, pending);
+
+      fs.rmSync(fault_file);
+      const answered = await within(pending, 10_000);
+      expect(answered).not.toBe('pending');
+      expect((answered as ApiResponse).status).toBe(200);
+      for (let i = 0; i < 50 && !/journal writes succeed again/.test(s.output().stderr); i++) await sleep(20);
+      expect(s.output().stderr).toMatch(/journal writes succeed again after \d+ ms: accepting writes/);
+      const after = await a.post('/orders', bid(w, 4));
+      expect(after.status).toBe(200);
+
+      const acked = [before, answered as ApiResponse, after].map((r) => r.body.data.order_id as number);
+      await s.stop('SIGKILL');
+      s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
+      try {
+        const ids = await orderIds(s, w);
+        expect(new Set(ids).size).toBe(ids.length);
+        for (const id of acked) expect(ids).toContain(id);
+        expect(ids.length).toBe(3); // the refused one never reached the engine
+      } finally {
+        await s.stop('SIGKILL');
+      }
+    }, 60_000);
+  }
+});
+
+describe('a full disk (tmpfs on the journal directory)', () => {
+  it('refuses writes with 503 while the disk is full, serves reads, and resumes by itself when space returns', async () => {
+    const data_dir = tempDir('ringbook-full-');
+    const journal_dir = path.join(data_dir, 'journal');
+    fs.mkdirSync(journal_dir);
+    // Root only (the suite runs as root, like CI on this machine): a real ENOSPC, not a mock.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', journal_dir]);
+    mounts.push(journal_dir);
+    const s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
+    try {
+      const a = api(s.url);
+      const w = Wallet.random();
+      expect((await a.post('/deposit', { user: w.address, asset: 'USDC', amount: '100000' }, adminHeaders(s))).status).toBe(200);
+      // Fill what is left of the tmpfs.
+      const filler = path.join(journal_dir, 'filler');
+      const fd = fs.openSync(filler, 'w');
+      const chunk = Buffer.alloc(64 * 1024);
+      try {
+        for (let i = 0; i < 1000; i++) fs.writeSync(fd, chunk);
+      } catch (e) {
+        expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      } finally {
+        fs.closeSync(fd);
+      }
+      // Orders until one is not answered (LMDB may still have a few free pages).
+      let pending: Promise<ApiResponse> | null = null;
+      const acked: number[] = [];
+      for (let i = 0; i < 200 && pending === null; i++) {
+        const p = a.post('/orders', bid(w, 10 + i));
+        const r = await within(p, 1500);
+        if (r === 'pending') pending = p;
+        else {
+          expect(r.status).toBe(200);
+          acked.push(r.body.data.order_id as number);
+        }
+      }
+      expect(pending).not.toBeNull();
+      await checkRefusing(s, w, pending!);
+      expect(s.output().stderr).toMatch(/journal write of batch \d+ failed \(.*(code 5|code 28|Input\/output|No space)/);
+
+      fs.rmSync(filler);
+      const answered = await within(pending!, 10_000);
+      expect(answered).not.toBe('pending');
+      expect((answered as ApiResponse).status).toBe(200);
+      const after = await a.post('/orders', bid(w, 500));
+      expect(after.status).toBe(200);
+      const ids = await orderIds(s, w);
+      for (const id of [...acked, (answered as ApiResponse).body.data.order_id, after.body.data.order_id]) expect(ids).toContain(id);
+    } finally {
+      await s.stop('SIGKILL');
+    }
+  }, 90_000);
+});
