@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE ?= node
 
-.PHONY: install build native run test bench clean
+.PHONY: install build native nats run test bench clean
 
 # `npm install` (not `npm ci`): npm 11 leaves msgpackr-extract's other-platform optional
 # packages out of the lock file and `npm ci` then refuses it as out of sync. `npm install`
@@ -23,10 +23,14 @@ native:
 	@command -v cc >/dev/null 2>&1 || { apt-get update && apt-get install -y build-essential; }
 	$(MAKE) -C native-bench
 
+# NATS JetStream for the cluster roles and their tests (docs/scale-out.md): Debian's nats-server.
+nats:
+	@command -v nats-server >/dev/null 2>&1 || { apt-get update && apt-get install -y nats-server; }
+
 run: build
 	$(NODE) dist/src/main.js
 
-test: build native
+test: build native nats
 	npx vitest run
 
 bench: build native

@@ -4,12 +4,13 @@
 // event stream into the event ring, where the link's pump answers and updates the read model.
 // A batch reaches the event stream only once JetStream stored it on a quorum of its replicas,
 // so an answer given here is never for a batch that one failure can lose.
-import type { JetStreamClient, JetStreamManager, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MatcherBackend } from '../gateway/matcher_link.js';
 import {
   groupFollowingAt, RECORD_WORDS, RequestReader, requestSeqAt, viewsOfRing, type RecordViews,
 } from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
+import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
 
 export interface GatewayBackendOptions {
@@ -24,6 +25,8 @@ export interface GatewayBackendOptions {
   publish_give_up_ms: number;
 }
 
+/** Batch messages pulled ahead of the one being written into the event ring. */
+const EVENTS_PULLED_MAX = 256;
 /** Waits between publish retries: one NATS node's restart or a stream leader election. */
 const RETRY_WAIT_MS = [50, 100, 250, 500, 1000];
 
@@ -34,14 +37,14 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   private requests: SpscRing | null = null;
   private reader: RequestReader | null = null;
   private request_views: RecordViews | null = null;
-  private messages: ConsumerMessages | null = null;
-  private event_loop: Promise<void> = Promise.resolve();
+  private reader_events: LogReader | null = null;
   private publishes_in_flight = 0;
   private publishes_idle: (() => void) | null = null;
   /** Requests published (acknowledged by the stream) and given up. */
   published = 0;
   duplicates = 0;
   given_up = 0;
+  retried = 0;
   /** The last event stream sequence written into the event ring. */
   events_through = 0;
 
@@ -57,27 +60,24 @@ export class JetStreamGatewayBackend implements MatcherBackend {
     this.reader = new RequestReader(this.request_views);
     // Ready once the read model holds every batch committed before this start.
     const through = (await this.jsm.streams.info(EVENT_STREAM)).state.last_seq;
-    const consumer = await this.js.consumers.get(EVENT_STREAM, { opt_start_seq: 1 });
-    const messages = await consumer.consume({ max_messages: 256 });
-    this.messages = messages;
     let caught_up: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => {
       caught_up = resolve;
     });
     if (through === 0) caught_up();
     const event_views = viewsOfRing(events);
-    this.event_loop = (async () => {
-      for await (const m of messages) {
-        await this.writeBatch(events, event_views, m);
-        this.events_through = m.seq;
-        if (m.seq >= through) caught_up();
-      }
-    })();
+    const reader = new LogReader(this.js, this.jsm, EVENT_STREAM, 1, `gateway ${this.options.gateway_id}`, EVENTS_PULLED_MAX, async (m) => {
+      await this.writeBatch(events, event_views, m);
+      this.events_through = m.seq;
+      if (m.seq >= through) caught_up();
+    });
+    this.reader_events = reader;
+    await reader.start();
     await ready;
   }
 
   /** Copies one batch's event records into the event ring (waiting for room, never dropping). */
-  private async writeBatch(ring: SpscRing, views: RecordViews, m: JsMsg): Promise<void> {
+  private async writeBatch(ring: SpscRing, views: RecordViews, m: LogMessage): Promise<void> {
     const h = readBatchHeader(m.headers, m.data.length);
     const body = m.data;
     let at = h.input_records * RECORD_BYTES;
@@ -145,6 +145,7 @@ export class JetStreamGatewayBackend implements MatcherBackend {
           this.publishDone();
           return;
         }
+        if (tries === 0 && this.retried++ < 10) console.error(`ringbook gateway: request ${msg_id} not stored yet (${String(e)}), retrying`);
         setTimeout(() => attempt(tries + 1), RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
       });
     };
@@ -166,7 +167,6 @@ export class JetStreamGatewayBackend implements MatcherBackend {
         this.publishes_idle = resolve;
       });
     }
-    await this.messages?.close();
-    await this.event_loop;
+    await this.reader_events?.close();
   }
 }

@@ -28,6 +28,12 @@ export const RECORD_BYTES = RECORD_WORDS * 4;
  * many: 32 MiB keeps ~160 k events per batch. nats-server's max_payload must allow it.
  */
 export const LOG_MESSAGE_BYTES_MAX = 32 * 1024 * 1024;
+/**
+ * A consumer's pull requests expire after this (its idle heartbeat is half of it): two missed
+ * heartbeats make the client recreate an ordered consumer whose NATS node died (the default 30 s
+ * would stall a gateway's answers for a minute after one node's loss).
+ */
+export const CONSUMER_EXPIRES_MS = 2_000;
 /** JetStream's de-duplication window for request message ids: a retry within it is stored once. */
 export const DUPLICATE_WINDOW_MS = 120_000;
 
@@ -149,3 +155,4 @@ export async function ensureStreams(nc: NatsConnection, settings: LogSettings): 
   }
   return jsm;
 }
+

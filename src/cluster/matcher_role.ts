@@ -11,12 +11,13 @@
 // expected-last-sequence set to the last one it applied: if anyone else wrote in between, the
 // publish fails and this matcher stops (it may have applied a batch the log does not hold).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { EngineConfig } from '../engine/api.js';
 import { recordsOfBytes, ReplayExecutor } from '../da/replay.js';
 import type { BatchRoots } from '../da/state_root.js';
 import { RecordBuffer, type RecordViews } from '../ring/records.js';
+import { LogReader, type LogMessage } from './log_reader.js';
 import { MatcherLease, isWrongLastSequence } from './lease.js';
 import {
   batchHeaders, batchMessageId, ensureStreams, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_STREAM,
@@ -61,10 +62,17 @@ interface RequestUnit {
 
 /** Idle wait of the leader when no request arrives (a forced inclusion or dead-man switch may fall due). */
 const IDLE_WAIT_MS_MAX = 100;
+/** Batch messages a standby pulls ahead of the one it re-executes. */
+const EVENTS_PULLED_MAX = 256;
+/** Request messages the leader pulls ahead (four batches of single requests at the default 1,024). */
+const REQUESTS_PULLED_MAX = 4096;
+/** Request units read and not yet in a batch, at most (16 batches of single requests). */
+const UNITS_QUEUED_MAX = 16_384;
 /** Waits between publish retries (a NATS node restarting, a stream leader election). */
 const RETRY_WAIT_MS = [20, 50, 100, 250, 500];
 /** One publish attempt waits this long for its acknowledgement. */
 const PUBLISH_TIMEOUT_MS = 2_000;
+
 
 export class ClusterMatcher {
   private readonly options: ClusterMatcherOptions;
@@ -75,9 +83,7 @@ export class ClusterMatcher {
   private readonly executor: ReplayExecutor;
   /** The event records of the batch being applied (ReplayExecutor's onRecord). */
   private readonly events = new RecordBuffer(1024);
-  private follow_messages: ConsumerMessages | null = null;
-  private follow_done: Promise<void> = Promise.resolve();
-  private request_messages: ConsumerMessages | null = null;
+  private follower: LogReader | null = null;
   private readonly units: RequestUnit[] = [];
   private wake: (() => void) | null = null;
   private stopping = false;
@@ -118,17 +124,14 @@ export class ClusterMatcher {
   // ---------------------------------------------------------------- standby: follow the log
 
   private async follow(): Promise<void> {
-    const js = this.js as JetStreamClient;
-    const consumer = await js.consumers.get(EVENT_STREAM, { opt_start_seq: this.status.events_through + 1 });
-    const messages = await consumer.consume({ max_messages: 256 });
-    this.follow_messages = messages;
-    this.follow_done = (async () => {
-      for await (const m of messages) this.applyPublished(m);
-    })();
+    const reader = new LogReader(this.js as JetStreamClient, this.jsm as JetStreamManager, EVENT_STREAM, this.status.events_through + 1,
+      `matcher ${this.options.node_id}`, EVENTS_PULLED_MAX, (m) => this.applyPublished(m));
+    this.follower = reader;
+    await reader.start();
   }
 
   /** Re-executes one published batch and compares it with what the leader published. */
-  private applyPublished(m: JsMsg): void {
+  private applyPublished(m: LogMessage): void {
     const h = readBatchHeader(m.headers, m.data.length);
     const s = this.status;
     if (h.batch_id !== s.batch_id + 1) {
@@ -171,6 +174,16 @@ export class ClusterMatcher {
   // ---------------------------------------------------------------- the lease
 
   private leasing = false;
+  /** When the lease was last confirmed (acquired or renewed). */
+  private renewed_ms = 0;
+  /** lead() runs (from taking the lease until it follows the log again after stepping down). */
+  private in_lead = false;
+
+  private stepDown(why: string): void {
+    console.error(`ringbook matcher ${this.options.node_id}: lease ${why === 'lost' ? 'lost' : 'not confirmed for a TTL'} at batch ${this.status.batch_id}: back to standby`);
+    this.status.role = 'standby';
+    this.wake?.();
+  }
 
   private async leaseTick(): Promise<void> {
     if (this.leasing || this.stopping) return;
@@ -178,12 +191,20 @@ export class ClusterMatcher {
     try {
       const lease = this.lease as MatcherLease;
       if (this.status.role === 'leader') {
-        if ((await lease.renew()) === 'lost') this.onFatal('lost the matcher lease while leading: stopping (restart me as a standby)');
-      } else if (await lease.tryAcquire()) {
+        const r = await lease.renew();
+        if (r === 'held') this.renewed_ms = Date.now();
+        // Lost, or not confirmed for a whole TTL (the key may have expired): another matcher may
+        // lead now. Stop cutting batches; the batch in flight still ends in the log or stops us.
+        if (r === 'lost' || Date.now() - this.renewed_ms > this.options.lease_ttl_ms) this.stepDown(r);
+      } else if (!this.in_lead && await lease.tryAcquire()) {
+        this.in_lead = true;
+        this.renewed_ms = Date.now();
         this.status.role = 'leader';
         this.status.leader_since_ms = Date.now();
         console.log(`ringbook matcher ${this.options.node_id}: leader from batch ${this.status.batch_id}`);
-        this.lead_done = this.lead().catch((e: unknown) => this.onFatal(`leading failed: ${String(e)}`));
+        this.lead_done = this.lead().then(() => {
+          this.in_lead = false;
+        }, (e: unknown) => this.onFatal(`leading failed: ${String(e)}`));
       }
     } finally {
       this.leasing = false;
@@ -198,19 +219,18 @@ export class ClusterMatcher {
     // Apply the whole stream first: the previous leader's last batches may still be in flight.
     const last = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
     while (this.status.events_through < last && !this.stopping) await sleep(2);
-    await this.follow_messages?.close();
-    await this.follow_done;
+    await this.follower?.close();
+    this.follower = null;
     if (this.status.batch_id < 0) await this.publishBatch(0, 0, new Uint8Array(0), 0);
-    const consumer = await js.consumers.get(REQUEST_STREAM, { opt_start_seq: this.status.requests_through + 1 });
-    const messages = await consumer.consume({ max_messages: 4096 });
-    this.request_messages = messages;
-    void (async () => {
-      for await (const m of messages) {
+    const requests = new LogReader(js, jsm, REQUEST_STREAM, this.status.requests_through + 1, `matcher ${this.options.node_id}`,
+      REQUESTS_PULLED_MAX, async (m) => {
+        // Backpressure: the request stream holds what the leader has not taken yet.
+        while (this.units.length >= UNITS_QUEUED_MAX && !this.stopping && this.status.role === 'leader') await sleep(1);
         this.units.push({ seq: m.seq, data: m.data });
         this.wake?.();
-      }
-    })();
-    while (!this.stopping) {
+      });
+    await requests.start();
+    while (!this.stopping && this.status.role === 'leader') {
       if (this.units.length === 0) {
         const engine = this.executor.engine;
         const due = engine.nextDueMs() - Date.now();
@@ -230,6 +250,10 @@ export class ClusterMatcher {
       }
       await this.cut();
     }
+    // Stepped down (or stopping): what this matcher applied is all in the log; follow it again.
+    await requests.close();
+    this.units.length = 0;
+    if (!this.stopping) await this.follow();
   }
 
   /** Takes the waiting request units (whole, up to batch_records_max records) as the next batch. */
@@ -287,6 +311,7 @@ export class ClusterMatcher {
           return;
         }
         if (this.stopping) throw e;
+        if (tries === 0 || tries % 50 === 0) console.error(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored yet (${String(e)}), retrying`);
         await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
       }
     }
@@ -305,10 +330,8 @@ export class ClusterMatcher {
     this.stopping = true;
     if (this.lease_timer !== null) clearInterval(this.lease_timer);
     this.wake?.();
-    await this.request_messages?.close();
     await this.lead_done;
-    await this.follow_messages?.close();
-    await this.follow_done;
+    await this.follower?.close();
     await this.lease?.release();
     this.status.role = 'stopped';
     await this.nc?.drain();

@@ -1,0 +1,165 @@
+// Reads a stream in order from a sequence on, through NATS node failures. An ordered consumer
+// is one ephemeral R1 consumer on one node: when that node dies, the client sees missed
+// heartbeats but (nats.js 3.4 against nats-server 2.9) keeps pulling from the vanished consumer.
+// So after two missed heartbeats, or when the stream holds messages past the reader's position and
+// none arrived for STALL_MS (a client reconnected to another node may not even notice missed
+// heartbeats), this reader drops the consumer and makes a new one at the next sequence it has not
+// yet handled, which is what an ordered consumer promises anyway: every message once, in order.
+// Until the new consumer delivers, the reader fetches the missing messages one by one from the
+// stream's leader (STREAM.MSG.GET): right after a node's death the cluster may place the new
+// consumer on the dead node (nats-server 2.9 takes seconds to mark it offline), and the reader
+// must not wait for that.
+import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { MsgHdrs } from '@nats-io/transport-node';
+
+/** One stored message, from a consumer or fetched by sequence. */
+export interface LogMessage {
+  seq: number;
+  data: Uint8Array;
+  headers: MsgHdrs | undefined;
+}
+import { CONSUMER_EXPIRES_MS } from './log_format.js';
+
+/** Missed idle heartbeats (each CONSUMER_EXPIRES_MS / 2) before the consumer is recreated. */
+const HEARTBEATS_MISSED_MAX = 2;
+/** Waits between attempts to create the consumer (the stream may be electing a leader). */
+const CREATE_RETRY_MS = [50, 100, 250, 500, 1000];
+/** No message for this long while the stream has more: the consumer is stuck (2 heartbeat periods). */
+const STALL_MS = CONSUMER_EXPIRES_MS / 2;
+/** How often the stall check asks the stream for its last sequence. */
+const STALL_CHECK_MS = 250;
+/** Notifications logged per reader at most. */
+const NOTES_LOGGED_MAX = 20;
+
+export class LogReader {
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+  private readonly stream: string;
+  private readonly label: string;
+  private readonly handle: (m: LogMessage) => void | Promise<void>;
+  private readonly max_messages: number;
+  private messages: ConsumerMessages | null = null;
+  private closed = false;
+  private done: Promise<void> = Promise.resolve();
+  private notes_logged = 0;
+  /** The next stream sequence to hand over. */
+  next_seq: number;
+  recreated = 0;
+
+  private last_message_ms = Date.now();
+  private stall_timer: NodeJS.Timeout | null = null;
+  private checking = false;
+
+  constructor(js: JetStreamClient, jsm: JetStreamManager, stream: string, from_seq: number, label: string, max_messages: number,
+    handle: (m: LogMessage) => void | Promise<void>) {
+    this.js = js;
+    this.jsm = jsm;
+    this.stream = stream;
+    this.next_seq = from_seq;
+    this.label = label;
+    this.max_messages = max_messages;
+    this.handle = handle;
+  }
+
+  /** Starts reading; resolves once the first consumer exists. The handler runs for each message, in order, awaited. */
+  async start(): Promise<void> {
+    await this.open();
+    this.done = this.run();
+    this.stall_timer = setInterval(() => void this.checkStall(), STALL_CHECK_MS);
+  }
+
+  private async checkStall(): Promise<void> {
+    if (this.checking || this.closed || Date.now() - this.last_message_ms < STALL_MS) return;
+    this.checking = true;
+    try {
+      const last = (await this.jsm.streams.info(this.stream)).state.last_seq;
+      const messages = this.messages;
+      if (last >= this.next_seq && Date.now() - this.last_message_ms >= STALL_MS && messages !== null && !this.closed) {
+        this.note(`${this.stream} consumer stalled at sequence ${this.next_seq} (stream at ${last}): recreating it`);
+        this.last_message_ms = Date.now();
+        await messages.close();
+      }
+    } catch {
+      // The stream is electing a leader: check again later.
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private note(what: string): void {
+    if (this.notes_logged >= NOTES_LOGGED_MAX) return;
+    this.notes_logged++;
+    console.error(`ringbook ${this.label}: ${what}`);
+  }
+
+  private async open(): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      try {
+        const consumer = await this.js.consumers.get(this.stream, { opt_start_seq: this.next_seq });
+        const messages = await consumer.consume({ max_messages: this.max_messages, expires: CONSUMER_EXPIRES_MS });
+        this.messages = messages;
+        void (async () => {
+          for await (const n of messages.status()) {
+            if (n.type === 'heartbeats_missed' && n.count >= HEARTBEATS_MISSED_MAX) {
+              this.note(`${this.stream} consumer missed ${n.count} heartbeats: recreating it at sequence ${this.next_seq}`);
+              void messages.close();
+              return;
+            }
+          }
+        })().catch(() => undefined);
+        return;
+      } catch (e) {
+        if (this.closed) return;
+        if (tries === 0) this.note(`${this.stream} consumer not created yet (${String(e)}), retrying`);
+        await new Promise((r) => setTimeout(r, CREATE_RETRY_MS[Math.min(tries, CREATE_RETRY_MS.length - 1)]));
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.closed) {
+      const messages = this.messages;
+      if (messages === null) return;
+      try {
+        for await (const m of messages) {
+          // A recreated consumer starts at next_seq; anything older is a repeat.
+          this.last_message_ms = Date.now();
+          if (m.seq < this.next_seq) continue;
+          await this.handle(m);
+          this.next_seq = m.seq + 1;
+          if (this.closed) break;
+        }
+      } catch (e) {
+        this.note(`${this.stream} consumer ended (${String(e)})`);
+      }
+      if (this.closed) return;
+      this.recreated++;
+      await this.fetchMissing();
+      await this.open();
+    }
+  }
+
+  /** Hands over the stored messages from next_seq on, fetched one by one, until the stream has no more. */
+  private async fetchMissing(): Promise<void> {
+    while (!this.closed) {
+      let m;
+      try {
+        m = await this.jsm.streams.getMessage(this.stream, { seq: this.next_seq });
+      } catch {
+        return;
+      }
+      if (m === null) return;
+      this.last_message_ms = Date.now();
+      await this.handle({ seq: m.seq, data: m.data, headers: m.header });
+      this.next_seq = m.seq + 1;
+    }
+  }
+
+  /** Stops reading (the message being handled finishes first). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.stall_timer !== null) clearInterval(this.stall_timer);
+    await this.messages?.close();
+    await this.done;
+  }
+}
