@@ -77,7 +77,7 @@ export class LogReader {
       if (last >= this.next_seq && Date.now() - this.last_message_ms >= STALL_MS && messages !== null && !this.closed) {
         this.note(`${this.stream} consumer stalled at sequence ${this.next_seq} (stream at ${last}): recreating it`);
         this.last_message_ms = Date.now();
-        await messages.close();
+        this.drop(messages);
       }
     } catch {
       // The stream is electing a leader: check again later.
@@ -102,7 +102,7 @@ export class LogReader {
           for await (const n of messages.status()) {
             if (n.type === 'heartbeats_missed' && n.count >= HEARTBEATS_MISSED_MAX) {
               this.note(`${this.stream} consumer missed ${n.count} heartbeats: recreating it at sequence ${this.next_seq}`);
-              void messages.close();
+              this.drop(messages);
               return;
             }
           }
@@ -114,6 +114,15 @@ export class LogReader {
         await new Promise((r) => setTimeout(r, CREATE_RETRY_MS[Math.min(tries, CREATE_RETRY_MS.length - 1)]));
       }
     }
+  }
+
+  /**
+   * Ends the iteration over a consumer at once (close() waits for the pull in flight, which a
+   * consumer on a dead node never answers), then lets the client clean up in the background.
+   */
+  private drop(messages: ConsumerMessages): void {
+    messages.stop();
+    void messages.close().catch(() => undefined);
   }
 
   private async run(): Promise<void> {
@@ -141,14 +150,19 @@ export class LogReader {
 
   /** Hands over the stored messages from next_seq on, fetched one by one, until the stream has no more. */
   private async fetchMissing(): Promise<void> {
+    const from = this.next_seq;
     while (!this.closed) {
       let m;
       try {
         m = await this.jsm.streams.getMessage(this.stream, { seq: this.next_seq });
-      } catch {
+      } catch (e) {
+        this.note(`${this.stream} message ${this.next_seq} not fetched (${String(e)})`);
         return;
       }
-      if (m === null) return;
+      if (m === null) {
+        if (this.next_seq > from) this.note(`${this.stream} messages ${from}..${this.next_seq - 1} fetched by sequence`);
+        return;
+      }
       this.last_message_ms = Date.now();
       await this.handle({ seq: m.seq, data: m.data, headers: m.header });
       this.next_seq = m.seq + 1;
@@ -159,7 +173,7 @@ export class LogReader {
   async close(): Promise<void> {
     this.closed = true;
     if (this.stall_timer !== null) clearInterval(this.stall_timer);
-    await this.messages?.close();
+    if (this.messages !== null) this.drop(this.messages);
     await this.done;
   }
 }

@@ -84,6 +84,7 @@ export class ClusterMatcher {
   /** The event records of the batch being applied (ReplayExecutor's onRecord). */
   private readonly events = new RecordBuffer(1024);
   private follower: LogReader | null = null;
+  private request_reader: LogReader | null = null;
   private readonly units: RequestUnit[] = [];
   private wake: (() => void) | null = null;
   private stopping = false;
@@ -183,6 +184,8 @@ export class ClusterMatcher {
     console.error(`ringbook matcher ${this.options.node_id}: lease ${why === 'lost' ? 'lost' : 'not confirmed for a TTL'} at batch ${this.status.batch_id}: back to standby`);
     this.status.role = 'standby';
     this.wake?.();
+    // lead() may be waiting for the request stream's consumer: stop that wait too.
+    void this.request_reader?.close();
   }
 
   private async leaseTick(): Promise<void> {
@@ -217,8 +220,8 @@ export class ClusterMatcher {
     const jsm = this.jsm as JetStreamManager;
     const js = this.js as JetStreamClient;
     // Apply the whole stream first: the previous leader's last batches may still be in flight.
-    const last = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
-    while (this.status.events_through < last && !this.stopping) await sleep(2);
+    const last = await this.untilDone(() => jsm.streams.info(EVENT_STREAM)).then((i) => i.state.last_seq);
+    while (this.status.events_through < last && !this.stopping && this.status.role === 'leader') await sleep(2);
     await this.follower?.close();
     this.follower = null;
     if (this.status.batch_id < 0) await this.publishBatch(0, 0, new Uint8Array(0), 0);
@@ -229,7 +232,8 @@ export class ClusterMatcher {
         this.units.push({ seq: m.seq, data: m.data });
         this.wake?.();
       });
-    await requests.start();
+    this.request_reader = requests;
+    if (this.status.role === 'leader') await requests.start();
     while (!this.stopping && this.status.role === 'leader') {
       if (this.units.length === 0) {
         const engine = this.executor.engine;
@@ -252,8 +256,21 @@ export class ClusterMatcher {
     }
     // Stepped down (or stopping): what this matcher applied is all in the log; follow it again.
     await requests.close();
+    this.request_reader = null;
     this.units.length = 0;
     if (!this.stopping) await this.follow();
+  }
+
+  /** Runs `fn` until it succeeds (a NATS election answers with timeouts for a few seconds). */
+  private async untilDone<T>(fn: () => Promise<T>): Promise<T> {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (this.stopping) throw e;
+        await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
+      }
+    }
   }
 
   /** Takes the waiting request units (whole, up to batch_records_max records) as the next batch. */
@@ -330,6 +347,7 @@ export class ClusterMatcher {
     this.stopping = true;
     if (this.lease_timer !== null) clearInterval(this.lease_timer);
     this.wake?.();
+    void this.request_reader?.close();
     await this.lead_done;
     await this.follower?.close();
     await this.lease?.release();

@@ -18,7 +18,7 @@ import {
 
 let c: TestCluster;
 /** How long orders are sent after one NATS node's kill: the elections it causes, plus 2 s of service. */
-const NATS_NODE_LOSS_WINDOW_MS = 9_000;
+const NATS_NODE_LOSS_WINDOW_MS = 12_000;
 
 beforeAll(async () => {
   c = await startTestCluster();
@@ -150,7 +150,7 @@ describe('cluster on NATS JetStream', () => {
     let running = true;
     const load = orderLoad(wallets, c.gateways, () => running, 20_000);
     // Streams and the lease whose leader was on the dead node elect a new one (nats-server 2.9:
-    // up to ~6 s here); requests wait in the gateways' retries meanwhile, none is lost.
+    // 2-8 s here when it led them); requests wait in the gateways' retries meanwhile, none is lost.
     await new Promise((r) => setTimeout(r, NATS_NODE_LOSS_WINDOW_MS));
     const stopped_at = Date.now();
     running = false;
