@@ -24,6 +24,7 @@ import { orderJsonMessage } from '../src/auth/messages.js';
 import { LocalNatsCluster } from '../src/cluster/local_nats.js';
 import { RECORD_BYTES } from '../src/cluster/log_format.js';
 import { loadNativeSecp256k1, walletKey, type WalletKey } from './load/flow.js';
+import { Knobs } from './knobs.js';
 import { sampleProc, startServer, type ServerChild } from './load/server_child.js';
 
 const MARKET = 'ETH-USDC';
@@ -42,19 +43,14 @@ interface Args {
   cpu_prof: string | null;
 }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = { orders: 3000, lanes: 32, cpu_prof: null };
-  for (let i = 0; i < argv.length; i++) {
-    const v = Number(argv[i + 1]);
-    if (argv[i] === '--cpu-prof') a.cpu_prof = path.resolve(argv[i + 1] ?? '.');
-    else if (argv[i] === '--orders') a.orders = v;
-    else if (argv[i] === '--lanes') a.lanes = v;
-    else continue;
-    i++;
-  }
-  if (!(Number.isSafeInteger(a.orders) && a.orders >= 100 && a.orders <= 200_000)) throw new Error('--orders must be in [100, 200000]');
-  if (!(Number.isSafeInteger(a.lanes) && a.lanes >= 1 && a.lanes <= 512)) throw new Error('--lanes must be in [1, 512]');
-  return a;
+function parseArgs(): Args {
+  // bench/knobs.ts: `--orders N` or BENCH_ORDERS, `--lanes N` or BENCH_LANES, `--cpu-prof D` or BENCH_CPU_PROF.
+  const knobs = new Knobs();
+  const orders = knobs.number('orders', 3000, 100, 200_000);
+  const lanes = knobs.number('lanes', 32, 1, 512);
+  const prof = knobs.optionalString('cpu-prof');
+  knobs.finish();
+  return { orders, lanes, cpu_prof: prof === undefined ? null : path.resolve(prof) };
 }
 
 type Body = Record<string, unknown>;
@@ -147,7 +143,7 @@ async function rawPublish(urls: string[]): Promise<{ messages: number; per_s: nu
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs();
   const main_js = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
   const admin_token = 'bench-cluster-admin-token';
   const high = 1_000_000_000;

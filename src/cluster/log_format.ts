@@ -130,6 +130,8 @@ function streamConfig(name: string, subject: string, replicas: number): Partial<
     num_replicas: replicas,
     max_msg_size: LOG_MESSAGE_BYTES_MAX,
     duplicate_window: DUPLICATE_WINDOW_MS * 1_000_000,
+    // Readers fetch by sequence from any replica while no consumer can be created (log_reader.ts).
+    allow_direct: true,
   };
 }
 

@@ -5,10 +5,10 @@
 // none arrived for STALL_MS (a client reconnected to another node may not even notice missed
 // heartbeats), this reader drops the consumer and makes a new one at the next sequence it has not
 // yet handled, which is what an ordered consumer promises anyway: every message once, in order.
-// Until the new consumer delivers, the reader fetches the missing messages one by one from the
-// stream's leader (STREAM.MSG.GET): right after a node's death the cluster may place the new
-// consumer on the dead node (nats-server 2.9 takes seconds to mark it offline), and the reader
-// must not wait for that.
+// Until a new consumer exists, the reader fetches the missing messages one by one with direct
+// gets (DIRECT.GET, any replica answers): creating a consumer needs the cluster's meta leader,
+// which may be the node that died (nats-server 2.9 takes seconds to elect another), and the
+// cluster may first place the new consumer on the dead node.
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 
@@ -49,6 +49,8 @@ export class LogReader {
   private last_message_ms = Date.now();
   private stall_timer: NodeJS.Timeout | null = null;
   private checking = false;
+  /** Ends the current iteration (drop()). */
+  private dropped: (() => void) | null = null;
 
   constructor(js: JetStreamClient, jsm: JetStreamManager, stream: string, from_seq: number, label: string, max_messages: number,
     handle: (m: LogMessage) => void | Promise<void>) {
@@ -92,8 +94,9 @@ export class LogReader {
     console.error(`ringbook ${this.label}: ${what}`);
   }
 
-  private async open(): Promise<void> {
-    for (let tries = 0; ; tries++) {
+  /** Creates the consumer; `attempts` bounds the tries (the first start waits for it, a recreation fetches meanwhile). Returns whether it exists. */
+  private async open(attempts = Infinity): Promise<boolean> {
+    for (let tries = 0; tries < attempts; tries++) {
       try {
         const consumer = await this.js.consumers.get(this.stream, { opt_start_seq: this.next_seq });
         const messages = await consumer.consume({ max_messages: this.max_messages, expires: CONSUMER_EXPIRES_MS });
@@ -107,13 +110,14 @@ export class LogReader {
             }
           }
         })().catch(() => undefined);
-        return;
+        return true;
       } catch (e) {
-        if (this.closed) return;
+        if (this.closed) return false;
         if (tries === 0) this.note(`${this.stream} consumer not created yet (${String(e)}), retrying`);
         await new Promise((r) => setTimeout(r, CREATE_RETRY_MS[Math.min(tries, CREATE_RETRY_MS.length - 1)]));
       }
     }
+    return false;
   }
 
   /**
@@ -121,6 +125,7 @@ export class LogReader {
    * consumer on a dead node never answers), then lets the client clean up in the background.
    */
   private drop(messages: ConsumerMessages): void {
+    this.dropped?.();
     messages.stop();
     void messages.close().catch(() => undefined);
   }
@@ -129,10 +134,18 @@ export class LogReader {
     while (!this.closed) {
       const messages = this.messages;
       if (messages === null) return;
+      // The iteration races a drop: a consumer on a dead node may never end its iterator.
+      const dropped = new Promise<null>((resolve) => {
+        this.dropped = () => resolve(null);
+      });
+      const it = messages[Symbol.asyncIterator]();
       try {
-        for await (const m of messages) {
-          // A recreated consumer starts at next_seq; anything older is a repeat.
+        for (;;) {
+          const r = await Promise.race([it.next(), dropped]);
+          if (r === null || r.done === true) break;
+          const m = r.value;
           this.last_message_ms = Date.now();
+          // A recreated consumer starts at next_seq; anything older is a repeat.
           if (m.seq < this.next_seq) continue;
           await this.handle(m);
           this.next_seq = m.seq + 1;
@@ -141,10 +154,15 @@ export class LogReader {
       } catch (e) {
         this.note(`${this.stream} consumer ended (${String(e)})`);
       }
+      this.dropped = null;
       if (this.closed) return;
       this.recreated++;
-      await this.fetchMissing();
-      await this.open();
+      // Creating a consumer needs the cluster's meta leader, which may be the node that died:
+      // until it is elected again, keep handing over what the stream's replicas hold.
+      for (;;) {
+        await this.fetchMissing();
+        if (this.closed || await this.open(1)) break;
+      }
     }
   }
 
@@ -154,7 +172,9 @@ export class LogReader {
     while (!this.closed) {
       let m;
       try {
-        m = await this.jsm.streams.getMessage(this.stream, { seq: this.next_seq });
+        // Direct get: any replica answers (no stream or meta leader needed); one that lags
+        // answers "none yet" and the next round asks again.
+        m = await this.jsm.direct.getMessage(this.stream, { seq: this.next_seq });
       } catch (e) {
         this.note(`${this.stream} message ${this.next_seq} not fetched (${String(e)})`);
         return;
