@@ -8,6 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
+import { freePort } from '../util/free_port.js';
 import { jetStreamReady, JETSTREAM_READY_MS_MAX, LOG_MESSAGE_BYTES_MAX } from './log_format.js';
 
 /** How long one node may take to accept client connections. */
@@ -21,18 +22,6 @@ export interface NatsNode {
   cluster_port: number;
   proc: ChildProcess | null;
   log: string;
-}
-
-/** A free loopback port (bound then released: another process could take it, rarely). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function portOpen(port: number): Promise<boolean> {
