@@ -22,12 +22,14 @@ import { CONSUMER_EXPIRES_MS } from './log_format.js';
 
 /** Missed idle heartbeats (each CONSUMER_EXPIRES_MS / 2) before the consumer is recreated. */
 const HEARTBEATS_MISSED_MAX = 2;
-/** Waits between attempts to create the consumer (the stream may be electing a leader). */
-const CREATE_RETRY_MS = [50, 100, 250, 500, 1000];
+/** Wait after a failed attempt to create the consumer (the fetches by sequence go on meanwhile). */
+const CREATE_RETRY_MS_MIN = 100;
 /** No message for this long while the stream has more: the consumer is stuck (2 heartbeat periods). */
 const STALL_MS = CONSUMER_EXPIRES_MS / 2;
 /** How often the stall check asks the stream for its last sequence. */
 const STALL_CHECK_MS = 250;
+/** Creating a consumer may take this long before the attempt counts as failed. */
+const OPEN_MS_MAX = 2 * CONSUMER_EXPIRES_MS;
 /** Notifications logged per reader at most. */
 const NOTES_LOGGED_MAX = 20;
 
@@ -63,9 +65,8 @@ export class LogReader {
     this.handle = handle;
   }
 
-  /** Starts reading; resolves once the first consumer exists. The handler runs for each message, in order, awaited. */
+  /** Starts reading (at once: messages are fetched by sequence until a consumer exists). The handler runs for each message, in order, awaited. */
   async start(): Promise<void> {
-    await this.open();
     this.done = this.run();
     this.stall_timer = setInterval(() => void this.checkStall(), STALL_CHECK_MS);
   }
@@ -94,46 +95,52 @@ export class LogReader {
     console.error(`ringbook ${this.label}: ${what}`);
   }
 
-  /** Creates the consumer; `attempts` bounds the tries (the first start waits for it, a recreation fetches meanwhile). Returns whether it exists. */
-  private async open(attempts = Infinity): Promise<boolean> {
-    for (let tries = 0; tries < attempts; tries++) {
-      try {
+  /** Creates a consumer at next_seq (one attempt, bounded); false when it could not. */
+  private async open(): Promise<boolean> {
+    try {
+      // Bounded: under an election the client's own create can wait without end.
+      const messages = await withDeadline(OPEN_MS_MAX, async () => {
         const consumer = await this.js.consumers.get(this.stream, { opt_start_seq: this.next_seq });
-        const messages = await consumer.consume({ max_messages: this.max_messages, expires: CONSUMER_EXPIRES_MS });
-        this.messages = messages;
-        void (async () => {
-          for await (const n of messages.status()) {
-            if (n.type === 'heartbeats_missed' && n.count >= HEARTBEATS_MISSED_MAX) {
-              this.note(`${this.stream} consumer missed ${n.count} heartbeats: recreating it at sequence ${this.next_seq}`);
-              this.drop(messages);
-              return;
-            }
+        return consumer.consume({ max_messages: this.max_messages, expires: CONSUMER_EXPIRES_MS });
+      }, (late) => this.drop(late));
+      this.messages = messages;
+      void (async () => {
+        for await (const n of messages.status()) {
+          if (n.type === 'heartbeats_missed' && n.count >= HEARTBEATS_MISSED_MAX) {
+            this.note(`${this.stream} consumer missed ${n.count} heartbeats: recreating it at sequence ${this.next_seq}`);
+            this.drop(messages);
+            return;
           }
-        })().catch(() => undefined);
-        return true;
-      } catch (e) {
-        if (this.closed) return false;
-        if (tries === 0) this.note(`${this.stream} consumer not created yet (${String(e)}), retrying`);
-        await new Promise((r) => setTimeout(r, CREATE_RETRY_MS[Math.min(tries, CREATE_RETRY_MS.length - 1)]));
-      }
+        }
+      })().catch(() => undefined);
+      return true;
+    } catch (e) {
+      if (!this.closed) this.note(`${this.stream} consumer not created yet (${String(e)}), fetching by sequence meanwhile`);
+      return false;
     }
-    return false;
   }
+
 
   /**
    * Ends the iteration over a consumer at once (close() waits for the pull in flight, which a
    * consumer on a dead node never answers), then lets the client clean up in the background.
    */
   private drop(messages: ConsumerMessages): void {
-    this.dropped?.();
+    if (messages === this.messages) this.dropped?.();
     messages.stop();
     void messages.close().catch(() => undefined);
   }
 
   private async run(): Promise<void> {
     while (!this.closed) {
+      // No consumer: creating one needs the cluster's meta leader, which may be the node that
+      // died; until it is elected again, keep handing over what the stream's replicas hold.
+      while (this.messages === null) {
+        await this.fetchMissing();
+        if (this.closed) return;
+        if (!(await this.open())) await new Promise((r) => setTimeout(r, CREATE_RETRY_MS_MIN));
+      }
       const messages = this.messages;
-      if (messages === null) return;
       // The iteration races a drop: a consumer on a dead node may never end its iterator.
       const dropped = new Promise<null>((resolve) => {
         this.dropped = () => resolve(null);
@@ -155,14 +162,8 @@ export class LogReader {
         this.note(`${this.stream} consumer ended (${String(e)})`);
       }
       this.dropped = null;
-      if (this.closed) return;
+      this.messages = null;
       this.recreated++;
-      // Creating a consumer needs the cluster's meta leader, which may be the node that died:
-      // until it is elected again, keep handing over what the stream's replicas hold.
-      for (;;) {
-        await this.fetchMissing();
-        if (this.closed || await this.open(1)) break;
-      }
     }
   }
 
@@ -194,6 +195,29 @@ export class LogReader {
     this.closed = true;
     if (this.stall_timer !== null) clearInterval(this.stall_timer);
     if (this.messages !== null) this.drop(this.messages);
+    else this.dropped?.();
     await this.done;
   }
+}
+
+/**
+ * `work()` with a deadline: rejects after `ms`; a result that arrives later is handed to
+ * `discard` (a consumer created after its caller gave up must not leak).
+ */
+function withDeadline<T>(ms: number, work: () => Promise<T>, discard: (late: T) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      reject(new Error(`no answer within ${ms} ms`));
+    }, ms);
+    work().then((v) => {
+      clearTimeout(timer);
+      if (expired) discard(v);
+      else resolve(v);
+    }, (e: unknown) => {
+      clearTimeout(timer);
+      if (!expired) reject(e);
+    });
+  });
 }

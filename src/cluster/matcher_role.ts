@@ -80,7 +80,7 @@ export class ClusterMatcher {
   private js: JetStreamClient | null = null;
   private jsm: JetStreamManager | null = null;
   private lease: MatcherLease | null = null;
-  private readonly executor: ReplayExecutor;
+  private executor: ReplayExecutor;
   /** The event records of the batch being applied (ReplayExecutor's onRecord). */
   private readonly events = new RecordBuffer(1024);
   private follower: LogReader | null = null;
@@ -91,6 +91,8 @@ export class ClusterMatcher {
   private lease_timer: NodeJS.Timeout | null = null;
   private lead_done: Promise<void> = Promise.resolve();
   private last_time_ms = 0;
+  /** Times this matcher was fenced out and started over (rebuild). */
+  rebuilds = 0;
   /** Called when this matcher must stop (lost the log or the lease while leading). */
   onFatal: (why: string) => void = (why) => {
     console.error(`ringbook matcher: ${why}`);
@@ -100,15 +102,37 @@ export class ClusterMatcher {
 
   constructor(options: ClusterMatcherOptions) {
     this.options = options;
-    this.executor = new ReplayExecutor(options.engine_config, {
-      onRecord: (views: RecordViews, o: number) => {
-        this.events.push(views, o);
-      },
-    });
+    this.executor = this.freshExecutor();
     this.status = {
       node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
       mismatches: 0, leader_since_ms: 0, batches_cut: 0,
     };
+  }
+
+  /** The engine at genesis, with the state root builder, collecting each batch's event records. */
+  private freshExecutor(): ReplayExecutor {
+    return new ReplayExecutor(this.options.engine_config, {
+      onRecord: (views: RecordViews, o: number) => {
+        this.events.push(views, o);
+      },
+    });
+  }
+
+  /**
+   * Fenced out: another matcher wrote the batch this one applied, so this engine is ahead of the
+   * log. Start over from genesis as a standby: the next follow() re-executes the stream.
+   */
+  private rebuild(why: string): void {
+    console.error(`ringbook matcher ${this.options.node_id}: ${why}: rebuilding from the event stream as a standby`);
+    this.status.role = 'standby';
+    this.executor = this.freshExecutor();
+    const s = this.status;
+    s.batch_id = -1;
+    s.state_root = '';
+    s.events_through = 0;
+    s.requests_through = 0;
+    this.last_time_ms = 0;
+    this.rebuilds++;
   }
 
   async start(): Promise<void> {
@@ -175,13 +199,11 @@ export class ClusterMatcher {
   // ---------------------------------------------------------------- the lease
 
   private leasing = false;
-  /** When the lease was last confirmed (acquired or renewed). */
-  private renewed_ms = 0;
   /** lead() runs (from taking the lease until it follows the log again after stepping down). */
   private in_lead = false;
 
-  private stepDown(why: string): void {
-    console.error(`ringbook matcher ${this.options.node_id}: lease ${why === 'lost' ? 'lost' : 'not confirmed for a TTL'} at batch ${this.status.batch_id}: back to standby`);
+  private stepDown(): void {
+    console.error(`ringbook matcher ${this.options.node_id}: lease lost at batch ${this.status.batch_id}: back to standby`);
     this.status.role = 'standby';
     this.wake?.();
     // lead() may be waiting for the request stream's consumer: stop that wait too.
@@ -194,14 +216,13 @@ export class ClusterMatcher {
     try {
       const lease = this.lease as MatcherLease;
       if (this.status.role === 'leader') {
-        const r = await lease.renew();
-        if (r === 'held') this.renewed_ms = Date.now();
-        // Lost, or not confirmed for a whole TTL (the key may have expired): another matcher may
-        // lead now. Stop cutting batches; the batch in flight still ends in the log or stops us.
-        if (r === 'lost' || Date.now() - this.renewed_ms > this.options.lease_ttl_ms) this.stepDown(r);
+        // Only a refusal ends leadership. A renewal NATS did not answer (the bucket electing a
+        // leader after a node's death) changes nothing: the fence keeps the log linear if another
+        // matcher takes the expired key meanwhile, and stepping down on silence would hand the
+        // exchange to a standby that must first create consumers in the same election.
+        if ((await lease.renew()) === 'lost') this.stepDown();
       } else if (!this.in_lead && await lease.tryAcquire()) {
         this.in_lead = true;
-        this.renewed_ms = Date.now();
         this.status.role = 'leader';
         this.status.leader_since_ms = Date.now();
         console.log(`ringbook matcher ${this.options.node_id}: leader from batch ${this.status.batch_id}`);
@@ -324,7 +345,7 @@ export class ClusterMatcher {
             this.applied(h, expected + 1, roots.state_root);
             return;
           }
-          this.onFatal(`batch ${batch_id}: the event stream moved past sequence ${expected} under this leader: stopping`);
+          this.rebuild(`batch ${batch_id}: the event stream moved past sequence ${expected} under this leader`);
           return;
         }
         if (this.stopping) throw e;

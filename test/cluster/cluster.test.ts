@@ -56,6 +56,12 @@ async function expectExactlyAnswered(answered: Answered[]): Promise<void> {
   }
 }
 
+/** What every role said (the diagnosis of a failed cluster test). */
+function dumpOutputs(): void {
+  const roles: [string, StartedServer][] = [...c.matchers.entries(), ...c.gateways.map((g, i): [string, StartedServer] => [`g${i + 1}`, g])];
+  for (const [id, s] of roles) console.error(`${id} (exit ${s.proc.exitCode ?? s.proc.signalCode}):\n${s.output().stderr.slice(-3000)}`);
+}
+
 /** The longest time between two consecutive answers (the service's outage, as clients saw it). */
 function longestGapMs(answered: Answered[]): number {
   const at = answered.map((a) => a.at_ms).sort((x, y) => x - y);
@@ -66,8 +72,7 @@ function longestGapMs(answered: Answered[]): number {
 
 async function expectReplicasAgree(): Promise<void> {
   const s = await settledMatchers(liveMatchers(), 15_000).catch((e: unknown) => {
-    // What the matchers said is the diagnosis.
-    for (const [id, m] of c.matchers) console.error(`${id} (exit ${m.proc.exitCode ?? m.proc.signalCode}):\n${m.output().stderr.slice(-3000)}`);
+    dumpOutputs();
     throw e;
   });
   expect(s.length).toBeGreaterThanOrEqual(2);
@@ -157,7 +162,9 @@ describe('cluster on NATS JetStream', () => {
     const answered = await load;
     console.log(`cluster NATS node kill: ${answered.length} orders answered in ${stopped_at - killed_at} ms, longest answer gap ${longestGapMs(answered)} ms`);
     // Still serving at the end of the window, not just before the kill took effect.
-    expect(answered.filter((a) => a.at_ms > stopped_at - 2000).length).toBeGreaterThan(wallets.length);
+    const late = answered.filter((a) => a.at_ms > stopped_at - 2000).length;
+    if (late <= wallets.length) dumpOutputs();
+    expect(late).toBeGreaterThan(wallets.length);
     await expectExactlyAnswered(answered);
     await expectReplicasAgree();
   });
