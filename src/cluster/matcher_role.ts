@@ -9,7 +9,8 @@
 // from the position after the last batch, cuts batches (number and time are its own, written in
 // the batch message), applies them, and publishes each batch message with JetStream's
 // expected-last-sequence set to the last one it applied: if anyone else wrote in between, the
-// publish fails and this matcher stops (it may have applied a batch the log does not hold).
+// publish fails and this matcher starts over as a standby from genesis (it applied a batch the
+// log does not hold).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
