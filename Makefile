@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE ?= node
 
-.PHONY: install build native chromium run test bench clean
+.PHONY: install build native chromium nats run test bench clean
 
 # `npm install` (not `npm ci`): npm 11 leaves msgpackr-extract's other-platform optional
 # packages out of the lock file and `npm ci` then refuses it as out of sync. `npm install`
@@ -37,10 +37,14 @@ chromium:
 	  echo "apt-get could not install chromium: the browser tests (test/web) need $(CHROMIUM)" >&2; exit 1; }; \
 	[ -x $(CHROMIUM) ] || { echo "chromium is installed but $(CHROMIUM) is not there: set RINGBOOK_CHROMIUM to its path" >&2; exit 1; }
 
+# NATS JetStream for the cluster roles and their tests (docs/scale-out.md): Debian's nats-server.
+nats:
+	@command -v nats-server >/dev/null 2>&1 || { apt-get update && apt-get install -y nats-server; }
+
 run: build
 	$(NODE) dist/src/main.js
 
-test: build native chromium
+test: build native chromium nats
 	npx vitest run
 
 bench: build native

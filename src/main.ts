@@ -8,6 +8,7 @@ import { RingbookServer } from './gateway/server.js';
 import { componentLog, configureLogs } from './util/log.js';
 
 const log = componentLog('server');
+import { clusterSettings, roleOf, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
 
 /** A secret from the environment, else from the data dir, else generated and kept there. */
 function secret(data_dir: string, file: string, from_env: string | null, make: () => string): { value: string; generated: boolean } {
@@ -27,10 +28,22 @@ async function main(): Promise<void> {
   mkdirSync(data_dir, { recursive: true });
   const admin = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));
   const operator = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
-  const server = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
-  const port = await server.start();
+  // A cluster role (docs/scale-out.md), else the single process.
+  const role = roleOf(process.argv, process.env);
+  let server: RunningRole;
+  if (role === null) {
+    const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
+    server = { port: await single.start(), stop: () => single.stop() };
+    if (single.health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${single.health_port}/health`, { health_port: single.health_port });
+  } else {
+    const settings = clusterSettings(role);
+    server = role === 'gateway'
+      ? await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value })
+      : await startMatcher(cfg, settings);
+    log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
+  }
+  const port = server.port;
   log.info(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`, { port, data_dir });
-  if (server.health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${server.health_port}/health`, { health_port: server.health_port });
   if (!cfg.admin_token) {
     log.info(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
   }

@@ -73,6 +73,8 @@ export interface StartOptions {
   /** Extra node flags for the child (e.g. --cpu-prof). */
   node_flags?: string[];
   startup_timeout_ms?: number;
+  /** Extra environment (e.g. the cluster roles' RINGBOOK_ROLE, RINGBOOK_NATS_URLS). */
+  env?: Record<string, string>;
 }
 
 export async function startServer(opts: StartOptions): Promise<ServerChild> {
@@ -88,6 +90,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
       RINGBOOK_DATA_DIR: path.join(dir, 'data'),
       RINGBOOK_ADMIN_TOKEN: opts.admin_token,
       RINGBOOK_CONFIG: config_file,
+      ...(opts.env ?? {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

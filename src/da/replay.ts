@@ -13,7 +13,7 @@ import { addressesHex } from '../matcher/engine_snapshot.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
 import { Matcher } from '../matcher/matcher.js';
 import {
-  BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, viewsOfRing, type EventFields,
+  BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, viewsOfRing, type EventFields, type RecordViews,
 } from '../ring/records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
@@ -23,6 +23,8 @@ export interface ReplayOptions {
   event_ring_slots?: number;
   /** Extra consumer of every event (after the builder), e.g. counters in benches. */
   onEvent?: (e: EventFields) => void;
+  /** Extra consumer of every raw event record (the cluster matcher publishes them), before the builder. */
+  onRecord?: (views: RecordViews, o: number) => void;
   /**
    * Feed the StateRootBuilder: true (default) closes every batch with its root; 'deferred' only
    * applies events (skipBatch) until `finishDeferred()` computes one root (the publisher's
@@ -43,6 +45,8 @@ export class ReplayExecutor {
   private readonly ring: SpscRing;
   private readonly fields: EventCursor;
   private readonly on_event: ((e: EventFields) => void) | undefined;
+  private readonly on_record: ((views: RecordViews, o: number) => void) | undefined;
+  private readonly ring_views: RecordViews;
   private readonly roots: boolean;
   private readonly deferred: boolean;
   private finished: BatchRoots[] = [];
@@ -62,6 +66,8 @@ export class ReplayExecutor {
     };
     this.fields = new EventCursor(new EventReader(viewsOfRing(ring)));
     this.on_event = options.onEvent;
+    this.on_record = options.onRecord;
+    this.ring_views = viewsOfRing(ring);
     this.roots = options.state_root !== false;
     this.deferred = options.state_root === 'deferred';
     this.builder = new StateRootBuilder(engine_config.assets);
@@ -87,6 +93,7 @@ export class ReplayExecutor {
     const c0 = this.roots ? process.cpuUsage() : null;
     for (let i = 0; i < n; i++) {
       f.o = ring.slotOffset(i);
+      if (this.on_record) this.on_record(this.ring_views, f.o);
       const committed = f.type() === EventType.BATCH_COMMITTED;
       if (this.roots) this.builder.apply(f);
       if (committed) {

@@ -67,6 +67,32 @@ export interface MatcherLinkOptions {
    * read model's restore from a snapshot overlaps the matcher's own restore.
    */
   beforeEvents?: () => void;
+  /**
+   * Where the matcher runs: absent, a thread of this process (the single-process mode, journaled);
+   * present, elsewhere (the cluster gateway, src/cluster/: the backend carries the request ring's
+   * records to the replicated request log and writes the event stream's committed batches into
+   * the event ring, which this link reads exactly as it reads the local matcher's).
+   */
+  backend?: MatcherBackend;
+  /**
+   * First request seq is seq_base + 1. Gateways of one cluster share the event stream, so each
+   * numbers its requests in its own range (events carry the seq back; a float64, exact to 2^53).
+   */
+  seq_base?: number;
+}
+
+/** A matcher outside this process, reached through the two rings (the cluster gateway's). */
+export interface MatcherBackend {
+  /**
+   * Takes over the matcher's ends of the rings: drains `requests` when told (requestsPublished)
+   * and writes each committed batch's event records, BATCH_BEGIN to BATCH_COMMITTED, into
+   * `events`. Resolves once the events committed so far are in the ring.
+   */
+  start(requests: SpscRing, events: SpscRing): Promise<void>;
+  /** The front published records to the request ring. */
+  requestsPublished(): void;
+  /** Clean stop: the request ring is closed; send what it holds, then stop writing events. */
+  stop(): Promise<void>;
 }
 
 /** What the matcher reported when it was ready. */
@@ -89,7 +115,7 @@ export class MatcherLink {
   private event_ring: SpscRing | null = null;
   private writer: RequestWriter | null = null;
   private worker: Worker | null = null;
-  private next_seq = 1;
+  private next_seq: number;
   private readonly pending = new Map<number, Pending>();
   private batch_seqs: number[] = [];
   private pump_done: Promise<void> = Promise.resolve();
@@ -149,6 +175,7 @@ export class MatcherLink {
       this.unflushed_stamps = [];
     }
     this.writer?.flush();
+    this.options.backend?.requestsPublished();
   };
   replayed_batches = 0;
   recovery: RecoveryInfo | null = null;
@@ -165,6 +192,7 @@ export class MatcherLink {
 
   constructor(options: MatcherLinkOptions) {
     this.options = options;
+    this.next_seq = (options.seq_base ?? 0) + 1;
     this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
     this.read_model.onObserverError = (e) => this.listenerFailed(e);
     this.answers = this.answerObserver();
@@ -177,6 +205,13 @@ export class MatcherLink {
     this.request_ring = requests;
     this.event_ring = events;
     this.writer = new RequestWriter(requests);
+    const backend = this.options.backend;
+    if (backend !== undefined) {
+      this.options.beforeEvents?.();
+      this.pump_done = this.pump(events);
+      await backend.start(requests, events);
+      return;
+    }
     const data: MatcherWorkerData = {
       engine_config: this.options.engine_config,
       request_sab: requests.sab,
@@ -486,6 +521,15 @@ export class MatcherLink {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    const backend = this.options.backend;
+    if (backend !== undefined && this.request_ring !== null && this.event_ring !== null) {
+      this.writer?.flush();
+      this.request_ring.close();
+      await backend.stop();
+      this.event_ring.close();
+      await this.pump_done;
+      return;
+    }
     if (this.request_ring === null || this.worker === null) return;
     const worker = this.worker;
     const stopped = new Promise<void>((resolve) => {

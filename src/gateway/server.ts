@@ -12,7 +12,7 @@ import { ArrivalOrder } from './arrival_order.js';
 import { SignatureBatcher } from './signature_batcher.js';
 import { markHead } from './context.js';
 import { Reply } from './envelope.js';
-import { MatcherLink } from './matcher_link.js';
+import { MatcherLink, type MatcherBackend } from './matcher_link.js';
 import { CLOSED_ORDERS_KEPT } from '../read_model/read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
@@ -48,6 +48,13 @@ export interface ServerOptions {
   journal?: boolean;
   /** Verify pool threads (default: cores - 1). */
   verify_threads?: number;
+  /**
+   * The cluster gateway (src/cluster/): the matcher runs elsewhere, reached through this backend;
+   * this process keeps no journal and takes no snapshots (the replicated logs are the record).
+   */
+  backend?: MatcherBackend;
+  /** First request seq minus one (MatcherLinkOptions.seq_base). */
+  seq_base?: number;
 }
 
 /** Most keys each rate limiter remembers (bounded memory under a flood of wallets or IPs). */
@@ -81,7 +88,7 @@ export class RingbookServer {
   async start(): Promise<number> {
     const cfg = this.options.cfg;
     const engine_config = engineConfigOf(cfg);
-    const journal_dir = this.options.journal === false ? null : path.resolve(cfg.server.data_dir, 'journal');
+    const journal_dir = this.options.journal === false || this.options.backend !== undefined ? null : path.resolve(cfg.server.data_dir, 'journal');
     if (journal_dir !== null) mkdirSync(journal_dir, { recursive: true });
     const snapshots_dir = path.resolve(cfg.server.data_dir, 'snapshots');
     // Recovery: the newest usable snapshot (src/snapshot/recovery.ts), else genesis.
@@ -105,6 +112,8 @@ export class RingbookServer {
       // Metrics read each batch's journal commit time from these stamps (3 clock reads a batch).
       stamp_batches: cfg.diagnostics.stage_timings || cfg.metrics.enabled,
       cpu: cfg.matcher.cpu,
+      backend: this.options.backend,
+      seq_base: this.options.seq_base,
       // The read model's part of the snapshot, loaded while the matcher restores its own.
       beforeEvents: () => {
         if (resume !== null) importFront(link.read_model, md, resume.front);

@@ -85,6 +85,11 @@ const RQ_GROUP_FOLLOWING_WORD = 51;
 /** Most records in one group: POST /orders/batch's item limit (config) may not exceed it. */
 export const REQUEST_GROUP_MAX = 64;
 
+/** The seq of the request record at word offset `o` (the front's number, carried back by its events). */
+export function requestSeqAt(views: RecordViews, o: number): number {
+  return views.f64[(o >> 1) + RQ_SEQ_F64];
+}
+
 /** Records after the request record at word offset `o` of `i32` that belong to its group. */
 export function groupFollowingAt(i32: Int32Array, o: number): number {
   return i32[o + RQ_GROUP_FOLLOWING_WORD];

@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['da'],
   ['snapshot', 'settlement'],
   ['gateway'],
+  ['cluster'],
   ['main.ts'],
   ['cli', 'web'],
 ];

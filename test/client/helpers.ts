@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { Wallet } from '../../src/client/index.js';
 
 export function randomWallet(): Wallet {
@@ -22,13 +21,4 @@ export async function waitFor<T>(f: () => T | undefined | null | false, timeout_
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/util/free_port.js';

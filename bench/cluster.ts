@@ -1,0 +1,222 @@
+// Cluster benchmark (issue 18, docs/scale-out.md): signed orders through the cluster roles on a
+// real 3-node JetStream cluster on this machine, with 1 and then 2 gateways in front of one
+// leader matcher and one hot standby; and the raw JetStream publish rate of request-sized
+// messages (R3, file storage, a message id each) that bounds the request stream.
+//
+// Every process of the cluster runs on this one machine (3 nats-server, 2 matchers, 1-2
+// gateways, the client): the figures are what this box does with all of them sharing its
+// cores, not what N machines do (docs/scale-out.md has that arithmetic, fed by the per-order
+// CPU this bench reports per role).
+//
+// Run: npx tsc -p tsconfig.json && node dist/bench/cluster.js [--orders N] [--lanes N]
+//   --orders N   orders per phase (default 3000)
+//   --lanes N    concurrent HTTP clients, one order in flight each (default 32)
+//   --cpu-prof D each role writes a V8 CPU profile under D/<node id>/
+// Ends with ONE JSON line {"bench":"cluster",...}. Results: docs/benchmarks.md "cluster".
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { eip191Hash } from '../src/auth/eip191.js';
+import { orderJsonMessage } from '../src/auth/messages.js';
+import { LocalNatsCluster } from '../src/cluster/local_nats.js';
+import { RECORD_BYTES } from '../src/cluster/log_format.js';
+import { loadNativeSecp256k1, walletKey, type WalletKey } from './load/flow.js';
+import { Knobs } from './knobs.js';
+import { sampleProc, startServer, type ServerChild } from './load/server_child.js';
+
+const MARKET = 'ETH-USDC';
+const TICK = 10_000;
+const LOT = 100;
+/** 1000.00 USDC and below: far under any ask, so post-only bids rest. */
+const PRICE_TOP_TICKS = 100_000;
+/** Request-sized messages published in the raw JetStream phase, with this many acks outstanding. */
+const RAW_MESSAGES = 20_000;
+const RAW_IN_FLIGHT = 256;
+
+interface Args {
+  orders: number;
+  lanes: number;
+  /** --cpu-prof DIR: every role writes a V8 CPU profile under DIR/<node id>/ (node --cpu-prof). */
+  cpu_prof: string | null;
+}
+
+function parseArgs(): Args {
+  // bench/knobs.ts: `--orders N` or BENCH_ORDERS, `--lanes N` or BENCH_LANES, `--cpu-prof D` or BENCH_CPU_PROF.
+  const knobs = new Knobs();
+  const orders = knobs.number('orders', 3000, 100, 200_000);
+  const lanes = knobs.number('lanes', 32, 1, 512);
+  const prof = knobs.optionalString('cpu-prof');
+  knobs.finish();
+  return { orders, lanes, cpu_prof: prof === undefined ? null : path.resolve(prof) };
+}
+
+type Body = Record<string, unknown>;
+
+function signOrder(secp: ReturnType<typeof loadNativeSecp256k1>, w: WalletKey, nonce: number, seed: number): Body {
+  const price = (PRICE_TOP_TICKS - (seed % 5000)) * TICK;
+  const f = { market_id: MARKET, side: 'bid', price, quantity: LOT, order_type: 'limit', time_in_force: 'post_only', nonce };
+  const s = secp.ecdsaSign(eip191Hash(orderJsonMessage(f)), w.priv);
+  return { user: w.address, ...f, signature: '0x' + Buffer.from(s.signature).toString('hex') + (27 + s.recid).toString(16) };
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+/** CPU ms of each process now (null once it is gone). */
+function cpuOf(pids: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, pid] of Object.entries(pids)) out[k] = sampleProc(pid, false)?.cpu_ms ?? 0;
+  return out;
+}
+
+interface PhaseResult {
+  gateways: number;
+  orders: number;
+  wall_ms: number;
+  orders_per_s: number;
+  latency_ms_p50: number;
+  latency_ms_p99: number;
+  failed: number;
+  /** CPU µs per order of each role (all gateways summed, the leader, the standby, all NATS nodes). */
+  cpu_us_per_order: Record<string, number>;
+}
+
+async function phase(gateways: string[], lanes: number, work: Body[], pids: Record<string, number>): Promise<PhaseResult> {
+  const latencies: number[] = [];
+  let failed = 0;
+  const before = cpuOf(pids);
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
+    const base = gateways[lane % gateways.length];
+    for (let i = lane; i < work.length; i += lanes) {
+      const s = performance.now();
+      const r = await fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(work[i]) });
+      if (r.status !== 200) failed++;
+      await r.text();
+      latencies.push(performance.now() - s);
+    }
+  }));
+  const wall_ms = performance.now() - t0;
+  const after = cpuOf(pids);
+  latencies.sort((a, b) => a - b);
+  const per = (keys: string[]): number => Number(((keys.reduce((t, k) => t + after[k] - before[k], 0) * 1000) / work.length).toFixed(1));
+  const keys = Object.keys(pids);
+  return {
+    gateways: gateways.length, orders: work.length, wall_ms: Math.round(wall_ms), orders_per_s: Math.round((work.length * 1000) / wall_ms),
+    latency_ms_p50: Number(quantile(latencies, 0.5).toFixed(2)), latency_ms_p99: Number(quantile(latencies, 0.99).toFixed(2)), failed,
+    cpu_us_per_order: {
+      gateways: per(keys.filter((k) => k.startsWith('g'))), leader: per(['m1']), standby: per(['m2']), nats: per(keys.filter((k) => k.startsWith('n'))),
+    },
+  };
+}
+
+/** Raw JetStream: request-sized messages with message ids to an R3 file stream, RAW_IN_FLIGHT acks outstanding. */
+async function rawPublish(urls: string[]): Promise<{ messages: number; per_s: number; ack_ms_p50: number; ack_ms_p99: number }> {
+  const nc = await connect({ servers: urls });
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: 'RB_BENCH', subjects: ['rb.bench'], storage: 'file' as never, num_replicas: 3 });
+  const js = jetstream(nc);
+  const payload = new Uint8Array(RECORD_BYTES * 2); // a request and its consent slot
+  const acks: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: RAW_IN_FLIGHT }, async () => {
+    while (next < RAW_MESSAGES) {
+      const id = next++;
+      const s = performance.now();
+      await js.publish('rb.bench', payload, { msgID: `bench.${id}` });
+      acks.push(performance.now() - s);
+    }
+  }));
+  const wall_ms = performance.now() - t0;
+  await jsm.streams.delete('RB_BENCH');
+  await nc.close();
+  acks.sort((a, b) => a - b);
+  return {
+    messages: RAW_MESSAGES, per_s: Math.round((RAW_MESSAGES * 1000) / wall_ms),
+    ack_ms_p50: Number(quantile(acks, 0.5).toFixed(2)), ack_ms_p99: Number(quantile(acks, 0.99).toFixed(2)),
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs();
+  const main_js = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+  const admin_token = 'bench-cluster-admin-token';
+  const high = 1_000_000_000;
+  const config = { rate_limits: { orders_per_wallet: high, cancels_per_wallet: high, deposits_per_wallet: high, withdrawals_per_wallet: high, gets_per_ip: high } };
+  const nats = await LocalNatsCluster.start(3);
+  const env = { RINGBOOK_NATS_URLS: nats.urls().join(','), RINGBOOK_OPERATOR_KEY: '42'.repeat(32) };
+  const servers: ServerChild[] = [];
+  const role = async (r: string, id: string): Promise<ServerChild> => {
+    const s = await startServer({ main_js, admin_token, config, env: { ...env, RINGBOOK_ROLE: r, RINGBOOK_NODE_ID: id }, node_flags: args.cpu_prof === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.join(args.cpu_prof, id)}`] });
+    servers.push(s);
+    return s;
+  };
+  try {
+    const m1 = await role('matcher', 'm1');
+    // m1 takes the lease first (it starts alone); m2 is the hot standby.
+    await new Promise((r) => setTimeout(r, 500));
+    const m2 = await role('matcher', 'm2');
+    const [g1, g2] = [await role('gateway', 'g1'), await role('gateway', 'g2')];
+    const urls = [g1, g2].map((g) => `http://127.0.0.1:${g.port}`);
+    const secp = loadNativeSecp256k1();
+    const wallets = Array.from({ length: args.lanes }, (_, i) => walletKey(secp, 'ringbook-cluster', i));
+    for (const w of wallets) {
+      const r = await fetch(`${urls[0]}/deposit`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-admin-token': admin_token },
+        body: JSON.stringify({ user: w.address, asset: 'USDC', amount: '100000000' }),
+      });
+      if (r.status !== 200) throw new Error(`deposit failed: ${r.status} ${await r.text()}`);
+    }
+    // Lane k always sends wallet k's orders, in nonce order.
+    const nonces = wallets.map(() => 0);
+    const build = (n: number, seed: number): Body[] => Array.from({ length: n }, (_, i) => {
+      const k = i % args.lanes;
+      return signOrder(secp, wallets[k], ++nonces[k], seed + i);
+    });
+    const t_sign = performance.now();
+    const warm = build(args.lanes * 8, 0);
+    const one = build(args.orders, 1000);
+    const two = build(args.orders, 2000);
+    const sign_ms = performance.now() - t_sign;
+    const pids: Record<string, number> = { g1: g1.pid, g2: g2.pid, m1: m1.pid, m2: m2.pid };
+    nats.nodes.forEach((n, i) => {
+      if (n.proc?.pid !== undefined) pids[`n${i + 1}`] = n.proc.pid;
+    });
+    // Wallet k's warm-up and phases alternate gateways by lane, so nonces of one wallet always
+    // reach the same gateway in order within a phase.
+    await phase(urls, args.lanes, warm, pids);
+    const one_r = await phase([urls[0]], args.lanes, one, pids);
+    const two_r = await phase(urls, args.lanes, two, pids);
+    const raw = await rawPublish(nats.urls());
+    const m1_status = await (await fetch(`http://127.0.0.1:${m1.port}/status`)).json() as { batch_id: number; batches_cut: number; state_root: string };
+    const m2_status = await (await fetch(`http://127.0.0.1:${m2.port}/status`)).json() as { batch_id: number; mismatches: number; state_root: string };
+    const line = {
+      bench: 'cluster',
+      date: new Date().toISOString(),
+      machine: `${os.cpus().length} cpu ${os.cpus()[0]?.model ?? '?'}`,
+      note: 'all roles, 3 nats-server and the client on this one machine, shared with other work',
+      lanes: args.lanes,
+      sign_ms: Math.round(sign_ms),
+      gateways_1: one_r,
+      gateways_2: two_r,
+      jetstream_publish_r3: raw,
+      batches: m1_status.batches_cut,
+      orders_per_batch: Number(((args.lanes * 8 + 2 * args.orders) / Math.max(1, m1_status.batches_cut)).toFixed(1)),
+      standby_agrees: m2_status.mismatches === 0,
+    };
+    console.log(JSON.stringify(line));
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await nats.stop();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,172 @@
+// The cluster gateway's matcher backend (MatcherBackend, src/gateway/matcher_link.ts): the front
+// writes verified requests into its request ring exactly as in the single process; this backend
+// drains the ring into the replicated request stream, and feeds every committed batch of the
+// event stream into the event ring, where the link's pump answers and updates the read model.
+// A batch reaches the event stream only once JetStream stored it on a quorum of its replicas,
+// so an answer given here is never for a batch that one failure can lose.
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { MatcherBackend } from '../gateway/matcher_link.js';
+import {
+  groupFollowingAt, RECORD_WORDS, RequestReader, requestSeqAt, viewsOfRing, type RecordViews,
+} from '../ring/records.js';
+import type { SpscRing } from '../ring/spsc_ring.js';
+import { LogReader, type LogMessage } from './log_reader.js';
+import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
+
+export interface GatewayBackendOptions {
+  /** This gateway's name: the first part of its request message ids. */
+  gateway_id: string;
+  /** One publish attempt waits this long for JetStream's acknowledgement. */
+  publish_timeout_ms: number;
+  /**
+   * A request whose publish keeps failing (no stream quorum) is retried, with the same message
+   * id, for this long; then it is given up and counted (its client times out unanswered).
+   */
+  publish_give_up_ms: number;
+}
+
+/** Batch messages pulled ahead of the one being written into the event ring. */
+const EVENTS_PULLED_MAX = 256;
+/** Waits between publish retries: one NATS node's restart or a stream leader election. */
+const RETRY_WAIT_MS = [50, 100, 250, 500, 1000];
+
+export class JetStreamGatewayBackend implements MatcherBackend {
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+  private readonly options: GatewayBackendOptions;
+  private requests: SpscRing | null = null;
+  private reader: RequestReader | null = null;
+  private request_views: RecordViews | null = null;
+  private reader_events: LogReader | null = null;
+  private publishes_in_flight = 0;
+  private publishes_idle: (() => void) | null = null;
+  /** Requests published (acknowledged by the stream) and given up. */
+  published = 0;
+  duplicates = 0;
+  given_up = 0;
+  retried = 0;
+  /** The last event stream sequence written into the event ring. */
+  events_through = 0;
+
+  constructor(js: JetStreamClient, jsm: JetStreamManager, options: GatewayBackendOptions) {
+    this.js = js;
+    this.jsm = jsm;
+    this.options = options;
+  }
+
+  async start(requests: SpscRing, events: SpscRing): Promise<void> {
+    this.requests = requests;
+    this.request_views = viewsOfRing(requests);
+    this.reader = new RequestReader(this.request_views);
+    // Ready once the read model holds every batch committed before this start.
+    const through = (await this.jsm.streams.info(EVENT_STREAM)).state.last_seq;
+    let caught_up: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      caught_up = resolve;
+    });
+    if (through === 0) caught_up();
+    const event_views = viewsOfRing(events);
+    const reader = new LogReader(this.js, this.jsm, EVENT_STREAM, 1, `gateway ${this.options.gateway_id}`, EVENTS_PULLED_MAX, async (m) => {
+      await this.writeBatch(events, event_views, m);
+      this.events_through = m.seq;
+      if (m.seq >= through) caught_up();
+    });
+    this.reader_events = reader;
+    await reader.start();
+    await ready;
+  }
+
+  /** Copies one batch's event records into the event ring (waiting for room, never dropping). */
+  private async writeBatch(ring: SpscRing, views: RecordViews, m: LogMessage): Promise<void> {
+    const h = readBatchHeader(m.headers, m.data.length);
+    const body = m.data;
+    let at = h.input_records * RECORD_BYTES;
+    while (at < body.length) {
+      const n = ring.claimBatch((body.length - at) / RECORD_BYTES);
+      if (n === 0) {
+        await ring.waitForSpaceAsync(1000);
+        if (ring.isClosed()) return;
+        continue;
+      }
+      for (let i = 0; i < n; i++) {
+        const o = ring.claimedSlotOffset(i);
+        // The body is a view into the connection's buffer, unaligned in general: copy bytes.
+        views.u8.set(body.subarray(at, at + RECORD_BYTES), o * 4);
+        at += RECORD_BYTES;
+      }
+      ring.publishBatch(n);
+    }
+  }
+
+  /** Sends what the front published: one message per request unit, in ring order. */
+  requestsPublished(): void {
+    const ring = this.requests;
+    const reader = this.reader;
+    const views = this.request_views;
+    if (ring === null || reader === null || views === null) return;
+    const available = ring.available();
+    let i = 0;
+    while (i < available) {
+      const first = ring.slotOffset(i);
+      const seq = requestSeqAt(views, first);
+      // The unit: this request, its consent slots, and the rest of its group with theirs.
+      let following = groupFollowingAt(ring.i32, first);
+      let end = i + 1;
+      for (;;) {
+        while (end < available && reader.isConsent(ring.slotOffset(end))) end++;
+        if (following === 0) break;
+        if (end >= available) throw new Error('request ring: a group was published in part');
+        end++;
+        following--;
+      }
+      const bytes = new Uint8Array((end - i) * RECORD_BYTES);
+      for (let k = i; k < end; k++) {
+        const o = ring.slotOffset(k);
+        bytes.set(views.u8.subarray(o * 4, (o + RECORD_WORDS) * 4), (k - i) * RECORD_BYTES);
+      }
+      this.publish(bytes, `${this.options.gateway_id}.${seq}`);
+      i = end;
+    }
+    if (available > 0) ring.release(available);
+  }
+
+  private publish(bytes: Uint8Array, msg_id: string): void {
+    this.publishes_in_flight++;
+    const give_up_at = Date.now() + this.options.publish_give_up_ms;
+    const attempt = (tries: number): void => {
+      this.js.publish(REQUEST_SUBJECT, bytes, { msgID: msg_id, timeout: this.options.publish_timeout_ms }).then((ack) => {
+        if (ack.duplicate) this.duplicates++;
+        this.published++;
+        this.publishDone();
+      }, (e: unknown) => {
+        if (Date.now() >= give_up_at) {
+          this.given_up++;
+          if (this.given_up <= 10) console.error(`ringbook gateway: request ${msg_id} not stored after ${this.options.publish_give_up_ms} ms, given up:`, e);
+          this.publishDone();
+          return;
+        }
+        if (tries === 0 && this.retried++ < 10) console.error(`ringbook gateway: request ${msg_id} not stored yet (${String(e)}), retrying`);
+        setTimeout(() => attempt(tries + 1), RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
+      });
+    };
+    attempt(0);
+  }
+
+  private publishDone(): void {
+    this.publishes_in_flight--;
+    if (this.publishes_in_flight === 0 && this.publishes_idle !== null) {
+      this.publishes_idle();
+      this.publishes_idle = null;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.requestsPublished();
+    if (this.publishes_in_flight > 0) {
+      await new Promise<void>((resolve) => {
+        this.publishes_idle = resolve;
+      });
+    }
+    await this.reader_events?.close();
+  }
+}

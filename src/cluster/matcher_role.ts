@@ -1,0 +1,385 @@
+// The cluster matcher (`ringbook start --role matcher`): one leader, any number of hot standbys,
+// all running the same deterministic engine over the same batches (docs/scale-out.md).
+//
+// Every matcher follows the event stream from its first batch and re-executes each batch's
+// input records with ReplayExecutor (the verifier's engine + state root builder), comparing its
+// own events byte for byte and its state root with the published ones; a difference is an alarm
+// (counted, logged, shown in /status). The matcher that takes the lease (lease.ts) stops
+// following once it has applied the whole stream, then sequences: it consumes the request stream
+// from the position after the last batch, cuts batches (number and time are its own, written in
+// the batch message), applies them, and publishes each batch message with JetStream's
+// expected-last-sequence set to the last one it applied: if anyone else wrote in between, the
+// publish fails and this matcher starts over as a standby from genesis (it applied a batch the
+// log does not hold).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { EngineConfig } from '../engine/api.js';
+import { recordsOfBytes, ReplayExecutor } from '../da/replay.js';
+import type { BatchRoots } from '../da/state_root.js';
+import { RecordBuffer, type RecordViews } from '../ring/records.js';
+import { LogReader, type LogMessage } from './log_reader.js';
+import { MatcherLease, isWrongLastSequence } from './lease.js';
+import {
+  batchHeaders, batchMessageId, ensureStreams, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_STREAM,
+  type BatchHeader,
+} from './log_format.js';
+
+export interface ClusterMatcherOptions {
+  nats_urls: string[];
+  /** This matcher's name (the lease value; logged). */
+  node_id: string;
+  engine_config: EngineConfig;
+  replicas: number;
+  /** The lease's time to live; renewed every quarter of it. A dead leader is replaced after about this. */
+  lease_ttl_ms: number;
+  /** Most request records in one batch (a batch message holds them and their events). */
+  batch_records_max: number;
+}
+
+export type MatcherRoleState = 'standby' | 'leader' | 'stopped';
+
+export interface MatcherStatus {
+  node_id: string;
+  role: MatcherRoleState;
+  /** The last batch applied (-1: none yet; 0 is genesis). */
+  batch_id: number;
+  state_root: string;
+  /** Event stream sequence of that batch; request stream sequence it consumed through. */
+  events_through: number;
+  requests_through: number;
+  /** Batches whose re-execution disagreed with the published events or roots (an alarm each). */
+  mismatches: number;
+  /** When this matcher became leader (epoch ms; 0 never). */
+  leader_since_ms: number;
+  batches_cut: number;
+}
+
+/** One request unit from the request stream: its stream sequence and records. */
+interface RequestUnit {
+  seq: number;
+  data: Uint8Array;
+}
+
+/** Idle wait of the leader when no request arrives (a forced inclusion or dead-man switch may fall due). */
+const IDLE_WAIT_MS_MAX = 100;
+/** Batch messages a standby pulls ahead of the one it re-executes. */
+const EVENTS_PULLED_MAX = 256;
+/** Request messages the leader pulls ahead (four batches of single requests at the default 1,024). */
+const REQUESTS_PULLED_MAX = 4096;
+/** Request units read and not yet in a batch, at most (16 batches of single requests). */
+const UNITS_QUEUED_MAX = 16_384;
+/** Waits between publish retries (a NATS node restarting, a stream leader election). */
+const RETRY_WAIT_MS = [20, 50, 100, 250, 500];
+/** One publish attempt waits this long for its acknowledgement. */
+const PUBLISH_TIMEOUT_MS = 2_000;
+
+
+export class ClusterMatcher {
+  private readonly options: ClusterMatcherOptions;
+  private nc: NatsConnection | null = null;
+  private js: JetStreamClient | null = null;
+  private jsm: JetStreamManager | null = null;
+  private lease: MatcherLease | null = null;
+  private executor: ReplayExecutor;
+  /** The event records of the batch being applied (ReplayExecutor's onRecord). */
+  private readonly events = new RecordBuffer(1024);
+  private follower: LogReader | null = null;
+  private request_reader: LogReader | null = null;
+  private readonly units: RequestUnit[] = [];
+  private wake: (() => void) | null = null;
+  private stopping = false;
+  private lease_timer: NodeJS.Timeout | null = null;
+  private lead_done: Promise<void> = Promise.resolve();
+  private last_time_ms = 0;
+  /** Times this matcher was fenced out and started over (rebuild). */
+  rebuilds = 0;
+  /** Called when this matcher must stop (lost the log or the lease while leading). */
+  onFatal: (why: string) => void = (why) => {
+    console.error(`ringbook matcher: ${why}`);
+    process.exit(75);
+  };
+  readonly status: MatcherStatus;
+
+  constructor(options: ClusterMatcherOptions) {
+    this.options = options;
+    this.executor = this.freshExecutor();
+    this.status = {
+      node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
+      mismatches: 0, leader_since_ms: 0, batches_cut: 0,
+    };
+  }
+
+  /** The engine at genesis, with the state root builder, collecting each batch's event records. */
+  private freshExecutor(): ReplayExecutor {
+    return new ReplayExecutor(this.options.engine_config, {
+      onRecord: (views: RecordViews, o: number) => {
+        this.events.push(views, o);
+      },
+    });
+  }
+
+  /**
+   * Fenced out: another matcher wrote the batch this one applied, so this engine is ahead of the
+   * log. Start over from genesis as a standby: the next follow() re-executes the stream.
+   */
+  private rebuild(why: string): void {
+    console.error(`ringbook matcher ${this.options.node_id}: ${why}: rebuilding from the event stream as a standby`);
+    this.status.role = 'standby';
+    this.executor = this.freshExecutor();
+    const s = this.status;
+    s.batch_id = -1;
+    s.state_root = '';
+    s.events_through = 0;
+    s.requests_through = 0;
+    this.last_time_ms = 0;
+    this.rebuilds++;
+  }
+
+  async start(): Promise<void> {
+    const o = this.options;
+    const nc = await connect({ servers: o.nats_urls, name: `ringbook-matcher-${o.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    this.nc = nc;
+    this.jsm = await ensureStreams(nc, { replicas: o.replicas });
+    this.js = jetstream(nc);
+    this.lease = await MatcherLease.open(nc, o.node_id, o.lease_ttl_ms, o.replicas);
+    await this.follow();
+    this.lease_timer = setInterval(() => void this.leaseTick(), Math.max(10, Math.floor(o.lease_ttl_ms / 4)));
+  }
+
+  // ---------------------------------------------------------------- standby: follow the log
+
+  private async follow(): Promise<void> {
+    const reader = new LogReader(this.js as JetStreamClient, this.jsm as JetStreamManager, EVENT_STREAM, this.status.events_through + 1,
+      `matcher ${this.options.node_id}`, EVENTS_PULLED_MAX, (m) => this.applyPublished(m));
+    this.follower = reader;
+    await reader.start();
+  }
+
+  /** Re-executes one published batch and compares it with what the leader published. */
+  private applyPublished(m: LogMessage): void {
+    const h = readBatchHeader(m.headers, m.data.length);
+    const s = this.status;
+    if (h.batch_id !== s.batch_id + 1) {
+      this.onFatal(`event stream: batch ${h.batch_id} follows batch ${s.batch_id} (sequence ${m.seq})`);
+      return;
+    }
+    const inputs = m.data.subarray(0, h.input_records * RECORD_BYTES);
+    const roots = this.execute(h.batch_id, h.time_ms, inputs);
+    const published_events = m.data.subarray(h.input_records * RECORD_BYTES);
+    const own = this.eventBytes();
+    if (roots.state_root !== h.state_root || roots.fills_root !== h.fills_root || !sameBytes(own, published_events)) {
+      s.mismatches++;
+      console.error(`ringbook matcher ${this.options.node_id}: ALARM batch ${h.batch_id} re-executed differently: ` +
+        `state root ${roots.state_root} vs published ${h.state_root} (leader ${h.leader}), ` +
+        `fills root ${roots.fills_root} vs ${h.fills_root}, ${own.length / RECORD_BYTES} vs ${published_events.length / RECORD_BYTES} events`);
+    }
+    this.applied(h, m.seq, roots.state_root);
+  }
+
+  private execute(batch_id: number, time_ms: number, inputs: Uint8Array): BatchRoots {
+    this.events.clear();
+    if (batch_id === 0) return this.executor.genesis();
+    const { records, count } = recordsOfBytes(inputs);
+    return this.executor.apply(batch_id, time_ms, records, count);
+  }
+
+  private eventBytes(): Uint8Array {
+    return this.events.views.u8.subarray(0, this.events.count * RECORD_BYTES);
+  }
+
+  private applied(h: BatchHeader, event_seq: number, state_root: string): void {
+    const s = this.status;
+    s.batch_id = h.batch_id;
+    s.state_root = state_root;
+    s.events_through = event_seq;
+    if (h.requests_through > 0) s.requests_through = h.requests_through;
+    if (h.time_ms > this.last_time_ms) this.last_time_ms = h.time_ms;
+  }
+
+  // ---------------------------------------------------------------- the lease
+
+  private leasing = false;
+  /** lead() runs (from taking the lease until it follows the log again after stepping down). */
+  private in_lead = false;
+
+  private stepDown(): void {
+    console.error(`ringbook matcher ${this.options.node_id}: lease lost at batch ${this.status.batch_id}: back to standby`);
+    this.status.role = 'standby';
+    this.wake?.();
+    // lead() may be waiting for the request stream's consumer: stop that wait too.
+    void this.request_reader?.close();
+  }
+
+  private async leaseTick(): Promise<void> {
+    if (this.leasing || this.stopping) return;
+    this.leasing = true;
+    try {
+      const lease = this.lease as MatcherLease;
+      if (this.status.role === 'leader') {
+        // Only a refusal ends leadership. A renewal NATS did not answer (the bucket electing a
+        // leader after a node's death) changes nothing: the fence keeps the log linear if another
+        // matcher takes the expired key meanwhile, and stepping down on silence would hand the
+        // exchange to a standby that must first create consumers in the same election.
+        if ((await lease.renew()) === 'lost') this.stepDown();
+      } else if (!this.in_lead && await lease.tryAcquire()) {
+        this.in_lead = true;
+        this.status.role = 'leader';
+        this.status.leader_since_ms = Date.now();
+        console.log(`ringbook matcher ${this.options.node_id}: leader from batch ${this.status.batch_id}`);
+        this.lead_done = this.lead().then(() => {
+          this.in_lead = false;
+        }, (e: unknown) => this.onFatal(`leading failed: ${String(e)}`));
+      }
+    } finally {
+      this.leasing = false;
+    }
+  }
+
+  // ---------------------------------------------------------------- leader: sequence
+
+  private async lead(): Promise<void> {
+    const jsm = this.jsm as JetStreamManager;
+    const js = this.js as JetStreamClient;
+    // Apply the whole stream first: the previous leader's last batches may still be in flight.
+    const last = await this.untilDone(() => jsm.streams.info(EVENT_STREAM)).then((i) => i.state.last_seq);
+    while (this.status.events_through < last && !this.stopping && this.status.role === 'leader') await sleep(2);
+    await this.follower?.close();
+    this.follower = null;
+    if (this.status.batch_id < 0) await this.publishBatch(0, 0, new Uint8Array(0), 0);
+    const requests = new LogReader(js, jsm, REQUEST_STREAM, this.status.requests_through + 1, `matcher ${this.options.node_id}`,
+      REQUESTS_PULLED_MAX, async (m) => {
+        // Backpressure: the request stream holds what the leader has not taken yet.
+        while (this.units.length >= UNITS_QUEUED_MAX && !this.stopping && this.status.role === 'leader') await sleep(1);
+        this.units.push({ seq: m.seq, data: m.data });
+        this.wake?.();
+      });
+    this.request_reader = requests;
+    if (this.status.role === 'leader') await requests.start();
+    while (!this.stopping && this.status.role === 'leader') {
+      if (this.units.length === 0) {
+        const engine = this.executor.engine;
+        const due = engine.nextDueMs() - Date.now();
+        if (due <= 0) {
+          await this.cut();
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(due, IDLE_WAIT_MS_MAX));
+          this.wake = () => {
+            clearTimeout(timer);
+            this.wake = null;
+            resolve();
+          };
+        });
+        continue;
+      }
+      await this.cut();
+    }
+    // Stepped down (or stopping): what this matcher applied is all in the log; follow it again.
+    await requests.close();
+    this.request_reader = null;
+    this.units.length = 0;
+    if (!this.stopping) await this.follow();
+  }
+
+  /** Runs `fn` until it succeeds (a NATS election answers with timeouts for a few seconds). */
+  private async untilDone<T>(fn: () => Promise<T>): Promise<T> {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (this.stopping) throw e;
+        await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
+      }
+    }
+  }
+
+  /** Takes the waiting request units (whole, up to batch_records_max records) as the next batch. */
+  private async cut(): Promise<void> {
+    const max_bytes = this.options.batch_records_max * RECORD_BYTES;
+    let bytes = 0;
+    let n = 0;
+    while (n < this.units.length && (n === 0 || bytes + this.units[n].data.length <= max_bytes)) {
+      bytes += this.units[n].data.length;
+      n++;
+    }
+    const taken = this.units.splice(0, n);
+    const inputs = new Uint8Array(bytes);
+    let at = 0;
+    for (const u of taken) {
+      inputs.set(u.data, at);
+      at += u.data.length;
+    }
+    const now = Date.now();
+    if (now > this.last_time_ms) this.last_time_ms = now;
+    const through = taken.length > 0 ? taken[taken.length - 1].seq : this.status.requests_through;
+    await this.publishBatch(this.status.batch_id + 1, this.last_time_ms, inputs, through);
+    this.status.batches_cut++;
+  }
+
+  /** Applies a batch, publishes it fenced on the last event sequence, and retries what failed in transit. */
+  private async publishBatch(batch_id: number, time_ms: number, inputs: Uint8Array, requests_through: number): Promise<void> {
+    const roots = this.execute(batch_id, time_ms, inputs);
+    const events = this.eventBytes();
+    const body = new Uint8Array(inputs.length + events.length);
+    body.set(inputs, 0);
+    body.set(events, inputs.length);
+    const h: BatchHeader = {
+      batch_id, time_ms, requests_through, input_records: inputs.length / RECORD_BYTES, state_root: roots.state_root,
+      fills_root: roots.fills_root, leader: this.options.node_id,
+    };
+    const js = this.js as JetStreamClient;
+    const expected = this.status.events_through;
+    for (let tries = 0; ; tries++) {
+      try {
+        const ack = await js.publish(EVENT_SUBJECT, body, {
+          msgID: batchMessageId(batch_id), expect: { lastSequence: expected }, headers: batchHeaders(h), timeout: PUBLISH_TIMEOUT_MS,
+        });
+        this.applied(h, ack.seq, roots.state_root);
+        return;
+      } catch (e) {
+        if (isWrongLastSequence(e)) {
+          // Our own earlier attempt may have been stored with its acknowledgement lost.
+          const stored = await this.storedAfter(expected);
+          if (stored !== null && stored.batch_id === batch_id && stored.state_root === roots.state_root && stored.leader === h.leader) {
+            this.applied(h, expected + 1, roots.state_root);
+            return;
+          }
+          this.rebuild(`batch ${batch_id}: the event stream moved past sequence ${expected} under this leader`);
+          return;
+        }
+        if (this.stopping) throw e;
+        if (tries === 0 || tries % 50 === 0) console.error(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored yet (${String(e)}), retrying`);
+        await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
+      }
+    }
+  }
+
+  /** The header of the event stream's message right after `seq` (null when there is none). */
+  private async storedAfter(seq: number): Promise<BatchHeader | null> {
+    const m = await (this.jsm as JetStreamManager).streams.getMessage(EVENT_STREAM, { seq: seq + 1 }).catch(() => null);
+    if (m === null) return null;
+    return readBatchHeader(m.header, m.data.length);
+  }
+
+  /** Clean stop: finish the batch in flight, hand the lease over, close the connection. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.lease_timer !== null) clearInterval(this.lease_timer);
+    this.wake?.();
+    void this.request_reader?.close();
+    await this.lead_done;
+    await this.follower?.close();
+    await this.lease?.release();
+    this.status.role = 'stopped';
+    await this.nc?.drain();
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

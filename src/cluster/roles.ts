@@ -1,0 +1,121 @@
+// `ringbook start --role gateway|matcher` (or RINGBOOK_ROLE): the cluster roles of the same
+// program (docs/scale-out.md). Without a role, main.ts runs the single process (journal on LMDB).
+// Cluster settings come from the environment only, so the config file stays the same on every
+// machine of a cluster and in the single process.
+import http from 'node:http';
+import os from 'node:os';
+import { randomInt } from 'node:crypto';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { engineConfigOf, ConfigError, type RingbookConfig } from '../config.js';
+import { RingbookServer } from '../gateway/server.js';
+import { JetStreamGatewayBackend } from './gateway_backend.js';
+import { ensureStreams } from './log_format.js';
+import { ClusterMatcher } from './matcher_role.js';
+
+export const ROLES = ['gateway', 'matcher'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface ClusterSettings {
+  /** RINGBOOK_NATS_URLS: every node's client URL, comma separated (clients fail over between them). */
+  nats_urls: string[];
+  /** RINGBOOK_NODE_ID: this process's name in message ids, the lease and logs. */
+  node_id: string;
+  /** RINGBOOK_CLUSTER_REPLICAS: copies of each stream and of the lease (3 survives one NATS node). */
+  replicas: number;
+  /** RINGBOOK_LEASE_TTL_MS: a dead leader matcher is replaced after about this. */
+  lease_ttl_ms: number;
+  /** RINGBOOK_BATCH_RECORDS_MAX: most request records in one batch message. */
+  batch_records_max: number;
+}
+
+/** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
+const LEASE_TTL_MS_DEFAULT = 1000;
+/** 1,024 records: 213 KB of inputs per batch message; the leader's batch also waits one R3 round trip. */
+const BATCH_RECORDS_MAX_DEFAULT = 1024;
+/** A request publish that keeps failing is retried this long (a NATS node restart, an election). */
+const PUBLISH_GIVE_UP_MS = 30_000;
+const PUBLISH_TIMEOUT_MS = 2_000;
+
+function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!/^[0-9]+$/.test(v) || n < min || n > max) throw new ConfigError(`${name} must be an integer in ${min}..${max}`);
+  return n;
+}
+
+export function roleOf(argv: readonly string[], env: NodeJS.ProcessEnv): Role | null {
+  const at = argv.indexOf('--role');
+  const role = at >= 0 ? argv[at + 1] : env.RINGBOOK_ROLE;
+  if (role === undefined || role === '' || role === 'single') return null;
+  if (!(ROLES as readonly string[]).includes(role)) throw new ConfigError(`--role must be one of ${ROLES.join(', ')} (or absent: the single process)`);
+  return role as Role;
+}
+
+export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env): ClusterSettings {
+  const urls = (env.RINGBOOK_NATS_URLS ?? '').split(',').map((u) => u.trim()).filter((u) => u !== '');
+  if (urls.length === 0) throw new ConfigError('the cluster roles need RINGBOOK_NATS_URLS (nats://host:port,...)');
+  for (const u of urls) if (!/^nats:\/\/[^\s,]+:[0-9]+$/.test(u)) throw new ConfigError(`RINGBOOK_NATS_URLS: ${u} is not nats://host:port`);
+  const node_id = env.RINGBOOK_NODE_ID ?? `${role}-${os.hostname()}-${process.pid}`;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(node_id)) throw new ConfigError('RINGBOOK_NODE_ID must be 1..64 of A-Z a-z 0-9 _ -');
+  return {
+    nats_urls: urls,
+    node_id,
+    replicas: intEnv(env, 'RINGBOOK_CLUSTER_REPLICAS', 3, 1, 5),
+    lease_ttl_ms: intEnv(env, 'RINGBOOK_LEASE_TTL_MS', LEASE_TTL_MS_DEFAULT, 200, 60_000),
+    batch_records_max: intEnv(env, 'RINGBOOK_BATCH_RECORDS_MAX', BATCH_RECORDS_MAX_DEFAULT, 1, 16_384),
+  };
+}
+
+export interface RunningRole {
+  /** The HTTP port (the gateway's API; the matcher's /status). */
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A gateway: the front of the single process with its matcher behind the replicated logs. */
+export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }): Promise<RunningRole> {
+  const nc = await connect({ servers: s.nats_urls, name: `ringbook-${s.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const jsm = await ensureStreams(nc, { replicas: s.replicas });
+  const backend = new JetStreamGatewayBackend(jetstream(nc), jsm, {
+    gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: PUBLISH_GIVE_UP_MS,
+  });
+  // Each gateway numbers its requests in its own 2^32 range (a random one of 2^20): events
+  // carry the seq back, and every gateway reads every event.
+  const seq_base = randomInt(1, 1 << 20) * 2 ** 32;
+  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base });
+  const port = await server.start();
+  return {
+    port,
+    stop: async () => {
+      await server.stop();
+      await nc.drain();
+    },
+  };
+}
+
+/** A matcher (leader or hot standby) with its /status on the configured HTTP port. */
+export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
+  const matcher = new ClusterMatcher({
+    nats_urls: s.nats_urls, node_id: s.node_id, engine_config: engineConfigOf(cfg), replicas: s.replicas,
+    lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max,
+  });
+  await matcher.start();
+  const status = http.createServer((req, res) => {
+    const ok = req.method === 'GET' && req.url === '/status';
+    res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(ok ? matcher.status : { error: { code: 'NOT_FOUND', message: 'only GET /status' } }));
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    status.once('error', reject);
+    status.listen(cfg.server.port, cfg.server.host, () => resolve((status.address() as { port: number }).port));
+  });
+  return {
+    port,
+    stop: async () => {
+      status.close();
+      await matcher.stop();
+    },
+  };
+}

@@ -1,0 +1,201 @@
+// The cluster (issue 18, docs/scale-out.md) on a real 3-node JetStream cluster of nats-server
+// processes on loopback ports, with matcher and gateway roles as real processes: two gateways
+// serve the same books; kill -9 of the leader matcher under load is taken over by a standby
+// within 2 s with every answered request in the final state and every replica on the same root;
+// kill -9 of one NATS node leaves the service running; a batch that re-executes differently
+// raises the standbys' alarm. The tests share one cluster and run in
+// order (each leaves it running for the next).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader } from '../../src/cluster/log_format.js';
+import { api, type StartedServer } from '../server/harness.js';
+import { ok } from '../server/checks.js';
+import {
+  fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, orderLoad, P, settledMatchers, startTestCluster,
+  waitFor, type Answered, type TestCluster,
+} from './cluster_helpers.js';
+
+let c: TestCluster;
+/** How long orders are sent after one NATS node's kill: the elections it causes, plus 2 s of service. */
+const NATS_NODE_LOSS_WINDOW_MS = 12_000;
+
+beforeAll(async () => {
+  c = await startTestCluster();
+  // m1 first, so it takes the lease and publishes genesis; then two hot standbys and two gateways.
+  const m1 = await c.startMatcher('m1');
+  await waitFor('m1 to lead from genesis', 10_000, async () => {
+    const s = await matcherStatus(m1);
+    return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
+  });
+  await Promise.all([c.startMatcher('m2'), c.startMatcher('m3'), c.startGateway('g1'), c.startGateway('g2')]);
+}, 60_000);
+
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** The matchers still running (not killed). */
+function liveMatchers(): StartedServer[] {
+  return [...c.matchers.values()].filter((m) => m.proc.exitCode === null && m.proc.signalCode === null);
+}
+
+/** Every answered order is in both gateways' final state, and nothing unanswered was applied. */
+async function expectExactlyAnswered(answered: Answered[]): Promise<void> {
+  const by_address = new Map<string, number[]>();
+  for (const a of answered) by_address.set(a.address, [...(by_address.get(a.address) ?? []), a.order_id]);
+  for (const g of c.gateways) {
+    for (const [address, ids] of by_address) {
+      const want = [...ids].sort((x, y) => x - y);
+      const have = await waitFor(`${address}'s orders on ${g.url}`, 10_000, async () => {
+        const got = await orderIdsOf(g, address);
+        return got.length >= want.length ? got : undefined;
+      });
+      expect(have).toEqual(want);
+    }
+  }
+}
+
+/** What every role said (the diagnosis of a failed cluster test). */
+function dumpOutputs(): void {
+  const roles: [string, StartedServer][] = [...c.matchers.entries(), ...c.gateways.map((g, i): [string, StartedServer] => [`g${i + 1}`, g])];
+  for (const [id, s] of roles) console.error(`${id} (exit ${s.proc.exitCode ?? s.proc.signalCode}):\n${s.output().stderr.slice(-3000)}`);
+}
+
+/** The longest time between two consecutive answers (the service's outage, as clients saw it). */
+function longestGapMs(answered: Answered[]): number {
+  const at = answered.map((a) => a.at_ms).sort((x, y) => x - y);
+  let gap_ms = 0;
+  for (let i = 1; i < at.length; i++) gap_ms = Math.max(gap_ms, at[i] - at[i - 1]);
+  return gap_ms;
+}
+
+async function expectReplicasAgree(): Promise<void> {
+  const s = await settledMatchers(liveMatchers(), 15_000).catch((e: unknown) => {
+    dumpOutputs();
+    throw e;
+  });
+  expect(s.length).toBeGreaterThanOrEqual(2);
+  for (const x of s) {
+    expect(x.state_root, `${x.node_id} at batch ${x.batch_id}`).toBe(s[0].state_root);
+    expect(x.mismatches, `${x.node_id} mismatches`).toBe(0);
+  }
+  expect(s.filter((x) => x.role === 'leader')).toHaveLength(1);
+}
+
+describe('cluster on NATS JetStream', () => {
+  it('two gateways on different ports serve the same books', async () => {
+    const [g1, g2] = c.gateways;
+    expect(g1.port).not.toBe(g2.port);
+    const maker = await fundedWallet(g1);
+    const taker = await fundedWallet(g2);
+    const placed = ok(await api(g2.url).post('/orders', maker.order({ market_id: MARKET, side: 'ask', price: P, quantity: 200 })));
+    // g1 learns the ask from the event stream alone.
+    const book = await waitFor('the ask in g1\'s book', 5_000, async () => {
+      const b = ok(await api(g1.url).get(`/orderbook/${MARKET}`));
+      return b.asks.length > 0 ? b : undefined;
+    });
+    expect(book.asks[0]).toEqual([String(P), '200']);
+    // A taker on g1 fills against it; both gateways then show the same trade.
+    const took = ok(await api(g1.url).post('/orders', taker.order({ market_id: MARKET, side: 'bid', price: P, quantity: 100 })));
+    expect(took.fills).toHaveLength(1);
+    for (const g of [g1, g2]) {
+      const trades = await waitFor('the trade on both gateways', 5_000, async () => {
+        const t = ok(await api(g.url).get(`/trades/${MARKET}`));
+        return t.length > 0 ? t : undefined;
+      });
+      expect(Number(trades[0].quantity)).toBe(Number(took.fills[0].quantity));
+      const orders = await orderIdsOf(g, maker.address);
+      expect(orders).toEqual([Number(placed.order_id)]);
+    }
+  });
+
+  it('kill -9 of the leader matcher under load: a standby takes over within 2 s, no answered request lost, replicas agree', async () => {
+    const wallets = await Promise.all(Array.from({ length: 6 }, (_, k) => fundedWallet(c.gateways[k % 2])));
+    let running = true;
+    const load = orderLoad(wallets, c.gateways, () => running, 20_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const statuses = await Promise.all(liveMatchers().map(async (m) => ({ m, s: await matcherStatus(m) })));
+    const leader = statuses.find((x) => x.s.role === 'leader');
+    expect(leader, 'a leader').toBeDefined();
+    const killed_at = Date.now();
+    leader!.m.proc.kill('SIGKILL');
+    const standbys = statuses.filter((x) => x !== leader).map((x) => x.m);
+    const successor = await waitFor('a standby to lead', 5_000, async () => {
+      for (const m of standbys) {
+        const s = await matcherStatus(m);
+        if (s.role === 'leader' && s.batches_cut > 0) return s;
+      }
+      return undefined;
+    });
+    const takeover_ms = successor.leader_since_ms - killed_at;
+    // Keep the load on the new leader for a while, then let every request in flight be answered.
+    await new Promise((r) => setTimeout(r, 1000));
+    running = false;
+    const answered = await load;
+    const before = answered.filter((a) => a.at_ms < killed_at).length;
+    const after = answered.filter((a) => a.at_ms > successor.leader_since_ms).length;
+    const gap_ms = longestGapMs(answered);
+    console.log(`cluster failover: takeover ${takeover_ms} ms after kill -9 (lease TTL ${LEASE_TTL_MS} ms), longest answer gap ${gap_ms} ms, ` +
+      `${answered.length} orders answered (${before} before the kill, ${after} after the takeover)`);
+    expect(takeover_ms).toBeLessThan(2000);
+    expect(before).toBeGreaterThan(0);
+    expect(after).toBeGreaterThan(0);
+    await expectExactlyAnswered(answered);
+    // The killed matcher comes back as a standby under a new name: it re-executes the whole
+    // event stream and lands on the same root.
+    await c.startMatcher('m1b');
+    await expectReplicasAgree();
+  });
+
+  it('kill -9 of one NATS node: the service continues', async () => {
+    const wallets = await Promise.all(Array.from({ length: 4 }, (_, k) => fundedWallet(c.gateways[k % 2])));
+    await c.nats.kill(0);
+    const killed_at = Date.now();
+    let running = true;
+    const load = orderLoad(wallets, c.gateways, () => running, 20_000);
+    // Streams and the lease whose leader was on the dead node elect a new one (nats-server 2.9:
+    // 2-8 s here when it led them); requests wait in the gateways' retries meanwhile, none is lost.
+    await new Promise((r) => setTimeout(r, NATS_NODE_LOSS_WINDOW_MS));
+    const stopped_at = Date.now();
+    running = false;
+    const answered = await load;
+    console.log(`cluster NATS node kill: ${answered.length} orders answered in ${stopped_at - killed_at} ms, longest answer gap ${longestGapMs(answered)} ms`);
+    // Still serving at the end of the window, not just before the kill took effect.
+    const late = answered.filter((a) => a.at_ms > stopped_at - 2000).length;
+    if (late <= wallets.length) dumpOutputs();
+    expect(late).toBeGreaterThan(wallets.length);
+    await expectExactlyAnswered(answered);
+    await expectReplicasAgree();
+  });
+
+  it('a batch that re-executes differently raises the alarm on every standby', async () => {
+    // A forged batch (a writer that is not a Ringbook matcher, or a leader with a bug): the next
+    // batch number, no inputs, no events and a made-up root, fenced like a leader's.
+    const nc = await connect({ servers: c.nats.urls().slice(1) });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const last_seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
+      const last = await jsm.streams.getMessage(EVENT_STREAM, { seq: last_seq });
+      const h = readBatchHeader(last!.header, last!.data.length);
+      const forged = { ...h, batch_id: h.batch_id + 1, time_ms: h.time_ms + 1, input_records: 0, state_root: '0x' + 'ab'.repeat(32), leader: 'forger' };
+      await jetstream(nc).publish(EVENT_SUBJECT, new Uint8Array(0), {
+        msgID: batchMessageId(forged.batch_id), expect: { lastSequence: last_seq }, headers: batchHeaders(forged),
+      });
+      const standbys = [];
+      for (const m of liveMatchers()) if ((await matcherStatus(m)).role === 'standby') standbys.push(m);
+      expect(standbys.length).toBeGreaterThanOrEqual(2);
+      for (const m of standbys) {
+        const s = await waitFor('the standby to re-execute the forged batch', 5_000, async () => {
+          const x = await matcherStatus(m);
+          return x.batch_id === forged.batch_id ? x : undefined;
+        });
+        expect(s.mismatches).toBe(1);
+        expect(m.output().stderr).toContain(`ALARM batch ${forged.batch_id} re-executed differently`);
+        expect(s.state_root).not.toBe(forged.state_root);
+      }
+    } finally {
+      await nc.close();
+    }
+  });
+});

@@ -1,0 +1,142 @@
+// Set-up shared by the cluster tests: a real 3-node JetStream cluster (LocalNatsCluster), matcher
+// and gateway roles as real processes (the harness's startServer with RINGBOOK_ROLE), their
+// /status, bounded waits, and a load of signed orders from several wallets.
+import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
+import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
+import { api, deposit, request, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
+
+/** One operator key for every gateway of a cluster (each signs the same operator rules). */
+const OPERATOR_KEY = '0x' + '42'.repeat(32);
+/** Short enough that a kill -9'd leader is replaced well within the 2 s target. */
+export const LEASE_TTL_MS = 1000;
+export const MARKET = 'ETH-USDC';
+/** 1,500 USDC: on the tick; bids under it never meet an ask in these tests. */
+export const P = 1_500_000_000;
+const TICK = 10_000;
+
+export interface TestCluster {
+  nats: LocalNatsCluster;
+  matchers: Map<string, StartedServer>;
+  gateways: StartedServer[];
+  startMatcher(id: string): Promise<StartedServer>;
+  startGateway(id: string): Promise<StartedServer>;
+  stop(): Promise<void>;
+}
+
+export async function startTestCluster(): Promise<TestCluster> {
+  const nats = await LocalNatsCluster.start(3);
+  const env = {
+    RINGBOOK_NATS_URLS: nats.urls().join(','), RINGBOOK_LEASE_TTL_MS: String(LEASE_TTL_MS), RINGBOOK_OPERATOR_KEY: OPERATOR_KEY,
+  };
+  const c: TestCluster = {
+    nats,
+    matchers: new Map(),
+    gateways: [],
+    startMatcher: async (id) => {
+      const m = await startServer({ env: { ...env, RINGBOOK_ROLE: 'matcher', RINGBOOK_NODE_ID: id } });
+      c.matchers.set(id, m);
+      return m;
+    },
+    startGateway: async (id) => {
+      const g = await startServer({ env: { ...env, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
+      c.gateways.push(g);
+      return g;
+    },
+    stop: async () => {
+      await Promise.all([...c.gateways, ...c.matchers.values()].map((s) => s.stop('SIGKILL')));
+      await nats.stop();
+    },
+  };
+  return c;
+}
+
+export async function matcherStatus(m: StartedServer): Promise<MatcherStatus> {
+  const r = await request('GET', m.url + '/status');
+  if (r.status !== 200) throw new Error(`matcher /status: ${r.status} ${r.text}`);
+  return r.body as MatcherStatus;
+}
+
+/** Polls `check` every `every_ms` until it returns a value (not undefined) or `ms` pass. */
+export async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>, every_ms = 20): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last_error: unknown = null;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last_error = e;
+    }
+    if (Date.now() >= deadline) throw new Error(`waited ${ms} ms for ${what}${last_error === null ? '' : `: ${String(last_error)}`}`);
+    await new Promise((r) => setTimeout(r, every_ms));
+  }
+}
+
+/** A request that fails the test instead of hanging it. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    p.then((v) => {
+      clearTimeout(t);
+      resolve(v);
+    }, (e: unknown) => {
+      clearTimeout(t);
+      reject(e);
+    });
+  });
+}
+
+export async function fundedWallet(g: StartedServer): Promise<Wallet> {
+  const w = Wallet.random();
+  for (const [asset, amount] of [['ETH', '10'], ['USDC', '1000000']]) {
+    const r = await deposit(g, w.address, asset, amount);
+    if (r.status !== 200) throw new Error(`deposit: ${r.status} ${r.text}`);
+  }
+  return w;
+}
+
+export interface Answered {
+  address: string;
+  order_id: number;
+  gateway: number;
+  at_ms: number;
+}
+
+/**
+ * Each wallet sends resting bids one at a time (the next once the previous is answered),
+ * alternating gateways, until `running()` is false. Every answer is recorded; a request with
+ * no answer within `answer_ms` fails the load.
+ */
+export async function orderLoad(wallets: Wallet[], gateways: StartedServer[], running: () => boolean, answer_ms: number): Promise<Answered[]> {
+  const answered: Answered[] = [];
+  await Promise.all(wallets.map(async (w, k) => {
+    for (let i = 0; running(); i++) {
+      const gi = (k + i) % gateways.length;
+      const price = P - (1 + ((k * 97 + i) % 500)) * TICK;
+      const r: ApiResponse = await withTimeout(
+        api(gateways[gi].url).post('/orders', w.order({ market_id: MARKET, side: 'bid', price, quantity: 100 })), answer_ms, `order ${i} of ${w.address}`);
+      if (r.status !== 200) throw new Error(`order refused: ${r.status} ${r.text}`);
+      answered.push({ address: w.address, order_id: Number(r.body.data.order_id), gateway: gi, at_ms: Date.now() });
+    }
+  }));
+  return answered;
+}
+
+/** The order ids a gateway's read model holds for `address` (all statuses). */
+export async function orderIdsOf(g: StartedServer, address: string): Promise<number[]> {
+  const r = await api(g.url).get(`/account/${address}/orders?status=all&limit=1000`);
+  if (r.status !== 200) throw new Error(`orders: ${r.status} ${r.text}`);
+  return (r.body.data as { order_id: number | string }[]).map((o) => Number(o.order_id)).sort((a, b) => a - b);
+}
+
+/** Waits until every live matcher reports the same last batch, then returns their statuses. */
+export async function settledMatchers(matchers: StartedServer[], ms: number): Promise<MatcherStatus[]> {
+  let last: MatcherStatus[] = [];
+  return waitFor('the matchers to agree on their last batch', ms, async () => {
+    const s = await Promise.all(matchers.map(matcherStatus));
+    last = s;
+    return s.every((x) => x.batch_id === s[0].batch_id && x.batch_id >= 0) ? s : undefined;
+  }, 50).catch((e: unknown) => {
+    throw new Error(`${String(e)}; last statuses: ${JSON.stringify(last)}`);
+  });
+}
