@@ -30,10 +30,10 @@ async function main(): Promise<void> {
   const operator = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
   // A cluster role (docs/scale-out.md), else the single process.
   const role = roleOf(process.argv, process.env);
-  let server: RunningRole;
+  let server: RunningRole & { toggleMetricsRecording?: () => boolean | null };
   if (role === null) {
     const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
-    server = { port: await single.start(), stop: () => single.stop() };
+    server = { port: await single.start(), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
     if (single.health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${single.health_port}/health`, { health_port: single.health_port });
   } else {
     const settings = clusterSettings(role);
@@ -62,7 +62,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGUSR2', () => void server.toggleMetricsRecording());
+  // SIGUSR2: request-path metrics recording off/on (single process; docs/operations.md).
+  process.on('SIGUSR2', () => void server.toggleMetricsRecording?.());
   // What Node would print on stderr and exit 1 for, as one JSON line (the exit stays the same).
   process.on('uncaughtException', (e) => {
     log.fatal('ringbook: uncaught exception', e);
