@@ -280,7 +280,7 @@ export class MatcherLink {
       log.error(`ringbook: journal write of batch ${fault.batch_id} failed (${fault.message}): ` +
         'refusing new writes with 503 OVERLOADED and retrying; reads are served; nothing is acknowledged until it is durable');
     } else if (fault === null && this.journal_fault !== null) {
-      log.info(`ringbook: journal writes succeed again after ${Date.now() - this.journal_fault_since_ms} ms: accepting writes`);
+      log.warn(`ringbook: journal writes succeed again after ${Date.now() - this.journal_fault_since_ms} ms: accepting writes`);
     }
     this.journal_fault = fault;
   }
