@@ -469,6 +469,9 @@ interface MaxRun {
   cpu: PhaseCpu;
   orders_per_s: number;
   requests_per_s: number;
+  /** The run's window on the server's stage clock (epoch ms). */
+  from_ms: number;
+  to_ms: number;
 }
 
 async function main(): Promise<void> {
@@ -559,11 +562,12 @@ async function main(): Promise<void> {
       t = performance.now();
       const n = await guard(signers.ensurePerLane(perLane(est_rate * args.seconds), SIGN_BUDGET_MS));
       if (n > 0) say(`  (signed ${int(n)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
+      const from_ms = epochNowMs();
       const m = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'closed', duration_ms: args.seconds * 1000 })));
       const res = m.value;
       saneOrThrow(`run ${r + 1}`, res);
       const secs = res.window_ms / 1000;
-      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs });
+      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs, from_ms, to_ms: epochNowMs() });
     }
 
     // Metrics on/off, closed loop, A B B A (recording is back on afterwards).
@@ -684,7 +688,7 @@ async function main(): Promise<void> {
       (med_run.result.in_window.orders_ok + med_run.result.in_window.cancels_ok) / (med_run.result.window_ms / 1000),
       med_run.cpu.server?.cpu_ms ?? 0, med_answered);
     const latency = latencyFigures(lat.light.latency, lat.half.latency, lat.half_rate);
-    const stages = stageFigures(path.join(server.dir, 'data'), lat.light_from_ms, lat.light_to_ms);
+    const stages = stageFigures(path.join(server.dir, 'data'), { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run);
     say('');
     for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages)]) say(line);
     const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;

@@ -33,6 +33,8 @@ export type StageName = (typeof STAGES)[number];
 export const STAGE_STAMPS = STAGES.length + 1;
 /** Rows kept at most (36 MB of f64): ~2 minutes at 4,000 signed requests/s; later ones are counted, not kept. */
 export const STAGE_ROWS_MAX = 1 << 19;
+/** Index of `batch_start` in a row (arrive, parsed, verify_start, verify_end, published, batch_start, ...). */
+const BATCH_START_STAMP = 5;
 const FILE_MAGIC = 0x54534252; // "RBST"
 const FILE_VERSION = 1;
 const HEADER_F64 = 4;
@@ -121,13 +123,18 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /**
- * p50/p99 of each stage (µs, rounded to 0.1) over the rows that arrived in [from_ms, to_ms), and
- * how many rows that was.
+ * p50/p99 of each stage (µs, rounded to 0.1) over the rows that arrived in [from_ms, to_ms), how
+ * many rows that was, and in how many matcher batches they were applied (distinct batch start
+ * stamps: every DA root and journal commit is per batch, so requests per batch sets their cost).
  */
-export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: number): { count: number; stages: Record<StageName, StagePercentiles> } {
+export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: number): { count: number; batches: number; stages: Record<StageName, StagePercentiles> } {
   const picked: number[] = [];
+  const batch_starts = new Set<number>();
   for (let at = 0; at + STAGE_STAMPS <= rows.length; at += STAGE_STAMPS) {
-    if (rows[at] >= from_ms && rows[at] < to_ms) picked.push(at);
+    if (rows[at] >= from_ms && rows[at] < to_ms) {
+      picked.push(at);
+      batch_starts.add(rows[at + BATCH_START_STAMP]);
+    }
   }
   const stages = {} as Record<StageName, StagePercentiles>;
   const values = new Float64Array(picked.length);
@@ -137,5 +144,5 @@ export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: num
     const round = (x: number): number => Math.round(x * 10) / 10;
     stages[name] = { p50_us: round(percentile(sorted, 50)), p99_us: round(percentile(sorted, 99)) };
   });
-  return { count: picked.length, stages };
+  return { count: picked.length, batches: batch_starts.size, stages };
 }

@@ -72,6 +72,19 @@ describe('stage rows and percentiles', () => {
     return s;
   }
 
+  it('counts the batches the picked rows were applied in (distinct batch starts)', () => {
+    const rec = new StageRecorder();
+    for (let i = 0; i < 12; i++) {
+      const s = stamps(2000 + i, 0.001);
+      s.batch_start = 5000 + Math.floor(i / 4); // rows 0-3, 4-7, 8-11 share a batch
+      rec.record(s);
+    }
+    const rows = rec.view();
+    expect(stagePercentiles(rows, 0, 1e9)).toMatchObject({ count: 12, batches: 3 });
+    expect(stagePercentiles(rows, 2006, 1e9)).toMatchObject({ count: 6, batches: 2 }); // rows 6..11
+    expect(stagePercentiles(rows, 3000, 1e9)).toMatchObject({ count: 0, batches: 0 });
+  });
+
   it('keeps complete rows only, round-trips the file, and picks rows by arrival window', () => {
     const rec = new StageRecorder();
     for (let i = 0; i < 100; i++) rec.record(stamps(1000 + i, (i + 1) / 1000)); // stage i: (i+1) µs
@@ -88,8 +101,10 @@ describe('stage rows and percentiles', () => {
       const all = stagePercentiles(rows, 0, 1e9);
       expect(all.count).toBe(100);
       for (const name of STAGES) expect(all.stages[name]).toEqual({ p50_us: 50, p99_us: 99 });
+      expect(all.batches).toBe(100); // every row its own batch start
       const late = stagePercentiles(rows, 1090, 1e9); // arrivals 1090..1099: steps 91..100 µs
       expect(late.count).toBe(10);
+      expect(late.batches).toBe(10);
       expect(late.stages.answer).toEqual({ p50_us: 95, p99_us: 100 });
       const bytes = fs.readFileSync(file);
       expect(() => parseStageFile(bytes.subarray(0, bytes.length - 8))).toThrow(/truncated/);
