@@ -29,6 +29,16 @@ const log = componentLog('da');
 export { PACKED_STRIDE, type PackedEvents } from './event_packing.js';
 
 const CLOSE_WAIT_MS = 30_000;
+/**
+ * The front posts the packed events to the DA worker at most this often (ms), not once per
+ * event-loop turn: each message costs the DA worker a wake-up, a DA store write transaction (and
+ * its sync) and a root message back to the front, whatever the number of batches in it. At
+ * 1,000 requests/s the matcher cuts one batch per request, and per-message costs made the DA
+ * side ~0.5 ms of CPU per request (docs/benchmarks.md, "DA thread"); 5 ms bundles ~5 batches per
+ * message there at the price of <= 5 ms more lag before a batch shows under /da. Roots are still
+ * one per journal batch.
+ */
+export const DA_POST_INTERVAL_MS = 5;
 
 export class DaThreadPublisher implements DaPublisher {
   readonly store: LmdbDaStore | null;
@@ -87,7 +97,7 @@ export class DaThreadPublisher implements DaPublisher {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => this.flush());
+    setTimeout(() => this.flush(), DA_POST_INTERVAL_MS);
   }
 
   /** Posts what was packed (whole batches: events reach the listeners a batch at a time). */
