@@ -18,8 +18,12 @@ export interface FillRef {
 }
 
 export interface DaStore {
-  /** Publishes the next batch (ids contiguous from 1). Resolves when stored. */
-  submit(batch: PublishedBatch): Promise<void>;
+  /**
+   * Publishes the next batch (ids contiguous from 1). Resolves when stored. `inputs`: the same
+   * bytes as `batch.inputs_hex`, when the caller has them (the DA worker), so the hex need not be
+   * decoded (or, with a lazy `inputs_hex`, even made).
+   */
+  submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void>;
   get(id: number): PublishedBatch | undefined;
   /** Id of the last submitted batch (0 when none). */
   latest(): number;
@@ -121,7 +125,7 @@ export class LmdbDaStore implements DaStore {
     return this.last_id;
   }
 
-  submit(batch: PublishedBatch): Promise<void> {
+  submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void> {
     try {
       if (this.reader) throw new Error('DA store: this handle only reads');
       checkNext(this, batch);
@@ -139,7 +143,7 @@ export class LmdbDaStore implements DaStore {
     }
     const stored: StoredBatch = {
       header: batch.header,
-      inputs: Buffer.from(batch.inputs_hex, 'hex'),
+      inputs: inputs ?? Buffer.from(batch.inputs_hex, 'hex'),
       fills: batch.fills,
       state_diff: batch.state_diff ?? [],
     };

@@ -74,7 +74,22 @@ describe('DA store', () => {
     expect(again.fillsOfOrder(9).map((r) => r.fill_id)).toEqual([1, 2, 3]);
     await again.submit(batch(4));
     expect(again.latest()).toBe(4);
+    // The publisher's form: the input bytes alongside, the hex made only if read back.
+    const bytes = Buffer.alloc(RECORD_WORDS * 4, 0xcd);
+    let hex_made = 0;
+    const lazy: PublishedBatch = {
+      ...batch(5),
+      get inputs_hex(): string {
+        hex_made++;
+        return bytes.toString('hex');
+      },
+    };
+    await again.submit(lazy, bytes);
+    expect(hex_made).toBe(0);
     await again.close();
+    const third = LmdbDaStore.open(dir);
+    expect(third.get(5)?.inputs_hex).toBe('cd'.repeat(RECORD_WORDS * 4));
+    await third.close();
   });
 });
 
