@@ -31,10 +31,9 @@ function lastAgents(ctx: GatewayContext): Map<string, string> {
 
 /** The user's live agents now, as lowercase addresses (none when the kind is not an agent kind). */
 function liveAgents(ctx: GatewayContext, parsed: SignedRequest): string[] {
-  if (!agentMaySign(parsed.request.kind)) return [];
+  if (!agentCandidates(ctx, parsed)) return [];
   const rm = ctx.rm;
-  const user = rm.account_by_address.get(parsed.address);
-  if (user === undefined || !rm.agents.hasAny(user)) return [];
+  const user = rm.account_by_address.get(parsed.address) as number;
   const now_ms = Date.now();
   return rm.agents.of(user).filter((a) => a.valid_until_ms > now_ms).map((a) => rm.address_by_account[a.agent]);
 }

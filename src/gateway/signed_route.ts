@@ -96,7 +96,8 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
       ctx.metrics?.observeStages(stamps);
     }
   };
-  const found = (message: string | null, failed: boolean, signer: string | null): void => ctx.arrival.release(address, ticket, () => {
+  // `signer` defaults to the user, so `found` is itself the batcher's `Found` callback (no extra closure).
+  const found = (message: string | null, failed: boolean, signer: string | null = null): void => ctx.arrival.release(address, ticket, () => {
     if (answer.done) return;
     if (failed) return void answer.error('INTERNAL_ERROR', CHECK_FAILED);
     if (!admitSigned(ctx, answer, parsed, message)) return;
@@ -107,7 +108,7 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
   if (agentCandidates(ctx, parsed)) {
     verifySigner(ctx, parsed).then((v) => found(v.message, false, v.signer), () => found(null, true, null));
   } else {
-    ctx.signatures.checkAny(parsed.messages, parsed.signature_hex, address, stamps, (m, failed) => found(m, failed, null));
+    ctx.signatures.checkAny(parsed.messages, parsed.signature_hex, address, stamps, found);
   }
 }
 
