@@ -83,6 +83,30 @@ describe('agent keys', () => {
     fail(await a.post('/agents/revoke', mm.revokeAgent(Wallet.random().address)), 404, 'NOT_FOUND');
   }, 60_000);
 
+  it('hostile agent bodies: wrong types, missing or unknown fields, too long, too far ahead are 400 and change nothing', async () => {
+    const mm = await funded();
+    const agent = Wallet.random();
+    const until = Date.now() + HOUR_MS;
+    const good = mm.approveAgent(agent.address, 'ok', until) as Record<string, unknown>;
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ ...good, name: 7 }, /name/],
+      [{ ...good, name: 'x'.repeat(17) }, /name/],
+      [{ ...good, agent: 'not-an-address' }, /agent/],
+      [{ ...good, valid_until_ms: '1e30' }, /valid_until_ms/],
+      // Signed as it stands (a changed signed field would be 401 first): beyond the 180-day limit.
+      [mm.approveAgent(agent.address, 'far', Date.now() + 181 * 24 * HOUR_MS) as Record<string, unknown>, /valid_until_ms/],
+      [{ ...good, extra: 1 }, /extra/],
+      [Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'agent')), /agent/],
+    ];
+    for (const [body, why] of bad) fail(await a.post('/agents', body), 400, 'INVALID_REQUEST', why);
+    const revoke = mm.revokeAgent(agent.address) as Record<string, unknown>;
+    fail(await a.post('/agents/revoke', { ...revoke, agent: 42 }), 400, 'INVALID_REQUEST', /agent/);
+    fail(await a.post('/agents/revoke', Object.fromEntries(Object.entries(revoke).filter(([k]) => k !== 'nonce'))), 400, 'INVALID_REQUEST', /nonce/);
+    const listed = ok(await a.get(`/account/${mm.address}/agents`)) as { agents: unknown[] };
+    expect(listed.agents).toEqual([]);
+    fail(await a.get('/account/0xnothex/agents'), 400, 'INVALID_REQUEST');
+  }, 30_000);
+
   it('a wallet and two agents sign concurrently with the same nonce values: no DUPLICATE_NONCE between them', async () => {
     const mm = await funded();
     const agents = [Wallet.random(), Wallet.random()];
