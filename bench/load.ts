@@ -26,6 +26,7 @@
 // Server CPU comes from /proc/<pid>/task/*/stat. Ends with one JSON line. Bounded: ~1-2 minutes.
 // Results and what limits them: docs/benchmarks.md, section "load".
 import { Worker } from 'node:worker_threads';
+import { THREAD_NAMES } from '../src/util/thread_name.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -375,26 +376,28 @@ function shareText(c: PhaseCpu): string {
 }
 
 /**
- * Node 20 does not name its threads (every /proc comm is "node"), so roles come from creation
- * order: the main thread is tid == pid; the server creates the matcher worker (MatcherLink.start)
- * and then the verify pool's threads (Piscina, cores - 1 by default) after everything else it
- * starts with (V8 platform, libuv pool), so the last 1 + verify_threads threads are the matcher
- * and the verify workers. The label says "?" unless the activity agrees: verify workers are busy
- * under signed load and idle while only unsigned deposits flow.
+ * Roles of the server's threads. The main thread is tid == pid; the matcher and the DA worker name
+ * themselves (src/util/thread_name.ts: `rb-matcher`, `rb-da`); the verify pool's threads (Piscina,
+ * cores - 1 by default) are created last, so they are the last `verify_threads` threads still
+ * called "node" (the V8 platform's and libuv's pool threads, GC helpers and LMDB commits among
+ * them, were created before and stay "other"). The label says "?" unless the activity agrees:
+ * verify workers are busy under signed load and idle while only unsigned deposits flow.
  */
 function inferRoles(pid: number, verify_threads: number, funding: CpuDelta | null, loaded: CpuDelta | null): Map<number, string> {
   const roles = new Map<number, string>();
   roles.set(pid, 'main (uWS front + gateway)');
   if (loaded === null) return roles;
+  for (const t of loaded.threads) {
+    if (t.comm === THREAD_NAMES.matcher) roles.set(t.tid, 'matcher');
+    else if (t.comm === THREAD_NAMES.da) roles.set(t.tid, 'DA worker');
+  }
   const fund = new Map((funding?.threads ?? []).map((t) => [t.tid, t.pct] as const));
   // Sorted by (start, tid); only threads still called "node" (with --cpu-prof each isolate also
   // gets a "v8:ProfEvntProc" thread).
   const order = loaded.threads.filter((t) => t.tid !== pid && t.comm === 'node');
-  const last = order.slice(Math.max(0, order.length - 1 - verify_threads));
-  if (last.length === verify_threads + 1) {
-    const verify = last.slice(1);
+  const verify = order.slice(Math.max(0, order.length - verify_threads));
+  if (verify.length === verify_threads) {
     const consistent = verify.every((t) => t.pct >= 2 && (fund.get(t.tid) ?? 0) <= Math.max(2, t.pct / 4));
-    roles.set(last[0].tid, consistent ? 'matcher (by creation order)' : 'matcher? (creation order)');
     for (const t of verify) roles.set(t.tid, consistent ? 'verify worker (by creation order)' : 'verify? (creation order)');
   }
   return roles;
@@ -413,6 +416,13 @@ function threadTable(label: string, d: CpuDelta | null, roles: Map<number, strin
   }
   if (rest > 0) lines.push(`    (other threads, each < ${min_pct}%: ${f1(rest)}% together)`);
   return lines;
+}
+
+/** µs of server CPU per answered request by thread role (rounded to 0.1). */
+function usPerRequestByRole(d: CpuDelta | null, roles: Map<number, string>, answered: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(roleCpu(d, roles))) out[k] = Math.round((v * 10000) / answered) / 10;
+  return out;
 }
 
 function roleCpu(d: CpuDelta | null, roles: Map<number, string>): Record<string, number> {
@@ -442,6 +452,7 @@ function saneOrThrow(what: string, r: PhaseResult): void {
 
 interface LatencyPhases {
   light: PhaseResult;
+  light_cpu: PhaseCpu;
   /** The light phase's window in epoch ms (the server's stage rows are picked by arrival in it). */
   light_from_ms: number;
   light_to_ms: number;
@@ -449,17 +460,19 @@ interface LatencyPhases {
   half_rate: number;
 }
 
-async function latencyPhases(gen: Generator, port: number, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
+async function latencyPhases(gen: Generator, server: ServerChild, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
+  const port = server.port;
   const C = args.connections;
   const half_rate = Math.max(1, max_requests_per_s / 2);
   await signers.ensurePerLane(Math.ceil(((LIGHT_RATE_PER_S + half_rate) * args.seconds) / C) + 2, SIGN_BUDGET_MS);
   const light_from_ms = epochNowMs();
-  const light = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000 });
+  const m = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000 }));
+  const light = m.value;
   const light_to_ms = epochNowMs();
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
   const half = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000 });
   saneOrThrow('half-max-rate phase', half);
-  return { light, light_from_ms, light_to_ms, half, half_rate };
+  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_rate };
 }
 
 // ---- main ----
@@ -597,7 +610,7 @@ async function main(): Promise<void> {
     const n2 = await guard(signers.ensurePerLane(Math.ceil(fixed_total / C) + 2, SIGN_BUDGET_MS));
     if (n2 > 0) say(`  (signed ${int(n2)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
     const fx = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'open', rate: args.rate, duration_ms: args.seconds * 1000 })));
-    const lat = await guard(latencyPhases(gen, server.port, signers, args, median(runs.map((x) => x.requests_per_s))));
+    const lat = await guard(latencyPhases(gen, server, signers, args, median(runs.map((x) => x.requests_per_s))));
     const signed_total = signers.signed;
     const sign_s = signers.sign_wall_ms / 1000;
     await signers.close();
@@ -643,10 +656,15 @@ async function main(): Promise<void> {
     for (const line of threadTable('funding (unsigned deposits)', fund.cpu.server, roles)) say(line);
     for (const line of threadTable('max throughput (median run)', med_run.cpu.server, roles)) say(line);
     for (const line of threadTable(`fixed rate ${int(args.rate)}/s`, fx.cpu.server, roles)) say(line);
-    const rc = roleCpu(med_run.cpu.server, roles);
+    for (const line of threadTable(`${int(LIGHT_RATE_PER_S)}/s`, lat.light_cpu.server, roles)) say(line);
     const answered = med_run.result.in_window.responses + 1e-9;
-    const per_req = Object.entries(rc).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f1((v * 1000) / answered)}`).join(', ');
-    say(`  server CPU per answered request (median max run): ${f1(((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered)} us = ${per_req} (us)`);
+    const by_role_max = usPerRequestByRole(med_run.cpu.server, roles, answered);
+    const light_answered = lat.light.in_window.responses + 1e-9;
+    const by_role_light = usPerRequestByRole(lat.light_cpu.server, roles, light_answered);
+    const roleText = (r: Record<string, number>): string => Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+    say(`  server CPU per answered request (median max run): ${f1(((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered)} us = ${roleText(by_role_max)} (us)`);
+    say(`  server CPU per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${f1(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered)} us = ${roleText(by_role_light)} (us)`);
+    const rc = roleCpu(med_run.cpu.server, roles);
     say(`  generator CPU per request (median max run, ${gen.name} generator): ${f1(generatorUsPerRequest(med_run.result, med_run.cpu))} us`);
     const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
     if (verify_us > 0) {
@@ -728,6 +746,9 @@ async function main(): Promise<void> {
       ...ceiling,
       ...latency,
       ...stages,
+      server_cpu_us_per_request_by_thread: by_role_max,
+      server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
+      server_cpu_us_per_request_at_1000_by_thread: by_role_light,
       matcher_cpu: args.matcher_cpu,
       ...(cost ?? {}),
     };

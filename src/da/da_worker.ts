@@ -9,8 +9,10 @@ import { PackedFields, type PackedEvents } from './event_packing.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
 import { componentLog, configureLogs } from '../util/log.js';
+import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
 
 const data = workerData as DaThreadOptions;
+nameThisThread(THREAD_NAMES.da);
 const port = parentPort;
 if (port === null) throw new Error('da_worker: not in a worker thread');
 configureLogs(data.log);

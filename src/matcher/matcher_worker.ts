@@ -18,6 +18,7 @@ import { FastEngine, restoreFastEngine } from '../engine/engine.js';
 import { Matcher } from './matcher.js';
 import { pinCurrentThread, type PinResult } from './pin_thread.js';
 import { componentLog, configureLogs, type LogSettings } from '../util/log.js';
+import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
 
 export interface MatcherWorkerData {
   engine_config: EngineConfig;
@@ -65,6 +66,7 @@ const BATCHES_PER_YIELD = 8;
 const data = workerData as MatcherWorkerData;
 configureLogs(data.log);
 const log = componentLog('matcher');
+nameThisThread(THREAD_NAMES.matcher);
 const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
 const restored = data.snapshot === null ? null : decodeEngine(data.snapshot.engine);
