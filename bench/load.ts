@@ -15,6 +15,8 @@
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --metrics-pairs N  metrics on/off comparison: N pairs of closed-loop runs (default 2; 0: skip)
 //   --metrics-seconds S  length of each of those runs (default 5)
+//   --server-flags F   extra node flags for the server, space-separated (e.g. "--trace-gc")
+//   --server-log FILE  copy the server's stdout to FILE (with --trace-gc: every GC pause, timed)
 // Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
 // -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop)
 // -> metrics on/off (closed loop, A B B A: bench/load/metrics_cost.ts) -> 1,000 requests/s (open
@@ -64,6 +66,8 @@ interface Args {
   signers: number;
   warmup_s: number;
   profile: boolean;
+  server_flags: string[];
+  server_log: string | null;
   seed: string;
   /** null: native when built, else node. */
   generator: GeneratorName | null;
@@ -86,6 +90,8 @@ function parseArgs(): Args {
     signers: knobs.number('signers', Math.max(1, os.availableParallelism()), 1, 64),
     warmup_s: knobs.number('warmup', 1.5, 0, 30, num),
     profile: knobs.flag('profile'),
+    server_flags: (knobs.optionalString('server-flags') ?? '').split(' ').filter((f) => f !== ''),
+    server_log: knobs.optionalString('server-log') ?? null,
     seed: knobs.string('seed', 'ringbook-load-1'),
     generator: generatorArg(knobs.optionalString('generator')),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
@@ -513,7 +519,8 @@ async function main(): Promise<void> {
       // On (as by default) on a free port: the on/off comparison flips its recording.
       metrics: { enabled: true, port: 0 },
     },
-    node_flags: profile_dir ? ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`] : [],
+    node_flags: [...(profile_dir ? ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`] : []), ...args.server_flags],
+    stdout_file: args.server_log,
   });
   let signers: Signers | null = null;
   try {

@@ -1,7 +1,7 @@
 // The server under test as a child process (always killed at the end, also on errors and
 // signals), and CPU accounting from /proc: process and per-thread utime + stime.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -72,6 +72,8 @@ export interface StartOptions {
   admin_token: string;
   /** Extra node flags for the child (e.g. --cpu-prof). */
   node_flags?: string[];
+  /** Copy the child's whole stdout here (e.g. its --trace-gc lines, with their times). */
+  stdout_file?: string | null;
   startup_timeout_ms?: number;
   /** Extra environment (e.g. the cluster roles' RINGBOOK_ROLE, RINGBOOK_NATS_URLS). */
   env?: Record<string, string>;
@@ -104,6 +106,8 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
       resolve(code ?? (signal ? -1 : null));
     });
   });
+  const copy = opts.stdout_file ? createWriteStream(opts.stdout_file) : null;
+  if (copy !== null) child.stdout?.on('data', (d: string) => copy.write(d));
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => {
     for (const line of d.split('\n')) {

@@ -93,6 +93,8 @@ export interface StageFigures {
   /** Signed requests per matcher batch (= per journal commit and per DA root) at 1,000/s and in the median max run. */
   requests_per_batch_at_1000: number | null;
   requests_per_batch_at_max: number | null;
+  /** Arrival (route handler) to answer written, at 1,000/s: the part of the latency the server's stamps see. */
+  server_us_at_1000: StagePercentiles | null;
 }
 
 function perBatch(p: { count: number; batches: number }): number | null {
@@ -105,13 +107,14 @@ function perBatch(p: { count: number; batches: number }): number | null {
  */
 export function stageFigures(data_dir: string, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number }): StageFigures {
   const file = path.join(data_dir, 'stage_timings.f64');
-  if (!existsSync(file)) return { stage_rows_at_1000: 0, stages_us_at_1000: null, requests_per_batch_at_1000: null, requests_per_batch_at_max: null };
+  if (!existsSync(file)) return { stage_rows_at_1000: 0, stages_us_at_1000: null, requests_per_batch_at_1000: null, requests_per_batch_at_max: null, server_us_at_1000: null };
   const rows = parseStageFile(readFileSync(file));
   const p = stagePercentiles(rows, light.from_ms, light.to_ms);
   const m = stagePercentiles(rows, max_run.from_ms, max_run.to_ms);
   return {
     stage_rows_at_1000: p.count, stages_us_at_1000: p.count > 0 ? p.stages : null,
     requests_per_batch_at_1000: perBatch(p), requests_per_batch_at_max: perBatch(m),
+    server_us_at_1000: p.count > 0 ? p.server_total : null,
   };
 }
 
@@ -119,7 +122,9 @@ export function stageLines(s: StageFigures): string[] {
   if (s.stages_us_at_1000 === null) return ['latency per stage: no stage timings (server without diagnostics.stage_timings?)'];
   const st = s.stages_us_at_1000;
   const lines = [`latency per stage at ${LIGHT_RATE_PER_S.toLocaleString('en-US')} requests/s (${s.stage_rows_at_1000.toLocaleString('en-US')} signed requests; server clocks, us):`];
-  for (const name of STAGES) lines.push(`  ${name.padEnd(14)} p50 ${String(st[name].p50_us).padStart(8)}   p99 ${String(st[name].p99_us).padStart(8)}`);
+  for (const name of STAGES) lines.push(`  ${name.padEnd(14)} p50 ${String(st[name].p50_us).padStart(8)}   p99 ${String(st[name].p99_us).padStart(8)}   p999 ${String(st[name].p999_us).padStart(8)}`);
+  const t = s.server_us_at_1000;
+  if (t !== null) lines.push(`  ${'arrive->answer'.padEnd(14)} p50 ${String(t.p50_us).padStart(8)}   p99 ${String(t.p99_us).padStart(8)}   p999 ${String(t.p999_us).padStart(8)}   (the client's latency beyond this is outside the server's stamps)`);
   lines.push(`signed requests per matcher batch (journal commit, DA root): ${s.requests_per_batch_at_1000 ?? '-'} at 1,000/s, ${s.requests_per_batch_at_max ?? '-'} in the median max run`);
   return lines;
 }

@@ -114,6 +114,7 @@ export function parseStageFile(bytes: Uint8Array): Float64Array {
 export interface StagePercentiles {
   p50_us: number;
   p99_us: number;
+  p999_us: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -127,7 +128,9 @@ function percentile(sorted: Float64Array, p: number): number {
  * many rows that was, and in how many matcher batches they were applied (distinct batch start
  * stamps: every DA root and journal commit is per batch, so requests per batch sets their cost).
  */
-export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: number): { count: number; batches: number; stages: Record<StageName, StagePercentiles> } {
+export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: number): {
+  count: number; batches: number; stages: Record<StageName, StagePercentiles>; server_total: StagePercentiles;
+} {
   const picked: number[] = [];
   const batch_starts = new Set<number>();
   for (let at = 0; at + STAGE_STAMPS <= rows.length; at += STAGE_STAMPS) {
@@ -138,11 +141,18 @@ export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: num
   }
   const stages = {} as Record<StageName, StagePercentiles>;
   const values = new Float64Array(picked.length);
+  const round = (x: number): number => Math.round(x * 10) / 10;
+  const summary = (): StagePercentiles => {
+    const sorted = values.slice().sort();
+    return { p50_us: round(percentile(sorted, 50)), p99_us: round(percentile(sorted, 99)), p999_us: round(percentile(sorted, 99.9)) };
+  };
   STAGES.forEach((name, k) => {
     for (let i = 0; i < picked.length; i++) values[i] = (rows[picked[i] + k + 1] - rows[picked[i] + k]) * 1000;
-    const sorted = values.slice().sort();
-    const round = (x: number): number => Math.round(x * 10) / 10;
-    stages[name] = { p50_us: round(percentile(sorted, 50)), p99_us: round(percentile(sorted, 99)) };
+    stages[name] = summary();
   });
-  return { count: picked.length, batches: batch_starts.size, stages };
+  // Arrival to answer: what the server's stamps see of a request (a stall before the route
+  // handler runs, or after the answer is written, is only in the client's latency).
+  for (let i = 0; i < picked.length; i++) values[i] = (rows[picked[i] + STAGE_STAMPS - 1] - rows[picked[i]]) * 1000;
+  const server_total = summary();
+  return { count: picked.length, batches: batch_starts.size, stages, server_total };
 }

@@ -100,12 +100,14 @@ describe('stage rows and percentiles', () => {
       expect(rows).toEqual(rec.view());
       const all = stagePercentiles(rows, 0, 1e9);
       expect(all.count).toBe(100);
-      for (const name of STAGES) expect(all.stages[name]).toEqual({ p50_us: 50, p99_us: 99 });
+      for (const name of STAGES) expect(all.stages[name]).toEqual({ p50_us: 50, p99_us: 99, p999_us: 100 });
+      // arrival to answer: 8 stages of (i+1) µs each for row i
+      expect(all.server_total).toEqual({ p50_us: 400, p99_us: 792, p999_us: 800 });
       expect(all.batches).toBe(100); // every row its own batch start
       const late = stagePercentiles(rows, 1090, 1e9); // arrivals 1090..1099: steps 91..100 µs
       expect(late.count).toBe(10);
       expect(late.batches).toBe(10);
-      expect(late.stages.answer).toEqual({ p50_us: 95, p99_us: 100 });
+      expect(late.stages.answer).toEqual({ p50_us: 95, p99_us: 100, p999_us: 100 });
       const bytes = fs.readFileSync(file);
       expect(() => parseStageFile(bytes.subarray(0, bytes.length - 8))).toThrow(/truncated/);
       expect(() => parseStageFile(new Uint8Array(64))).toThrow(/header/);
