@@ -10,7 +10,16 @@ export interface SignedMessage {
   signature_hex: string;
   /** The address the request claims (`user`, or `address` for withdrawals); any case. */
   expected_address: string;
+  /**
+   * Other addresses that may have signed (a user's live agents), `0x` + 40 hex chars each, at most
+   * SIGNERS_PER_CHECK_MAX - 1. The check still costs one recovery: the recovered address is
+   * compared with each, and the verdict says which matched (verify_codec.ts).
+   */
+  other_addresses?: readonly string[];
 }
+
+/** Candidate signers one check may compare (the verdict byte numbers them 1..this; 0: none). */
+export const SIGNERS_PER_CHECK_MAX = 255;
 
 /** Parses `0x` + 40 hex chars (either case) into `out20`; false when malformed. */
 export function parseAddressInto(text: unknown, out20: Uint8Array): boolean {
@@ -40,6 +49,20 @@ export function verifyMessageBytes(
     recoverer.recoverAddressInto(eip191HashBytes(messageBytes), signature65, recovered) &&
     equal20(recovered, expectedAddress20)
   );
+}
+
+/**
+ * Recovers the signer of the EIP-191 hash of `messageBytes` into `out20`; false when the signature
+ * is not accepted (recover.ts). One recovery answers "which of these signed?" for any number of
+ * candidates.
+ */
+export function recoverMessageBytesInto(
+  messageBytes: Uint8Array,
+  signature65: Uint8Array,
+  out20: Uint8Array,
+  recoverer: Recoverer = defaultRecovererInstance(),
+): boolean {
+  return recoverer.recoverAddressInto(eip191HashBytes(messageBytes), signature65, out20);
 }
 
 /** Verifies one signed message; false for any malformed field (never throws). */

@@ -6,11 +6,12 @@
 // earlier in the same batch wins there), and the verifier re-checks that the signature recovers to
 // the signer the record names (src/da/consent_check.ts).
 //
-// Cost: the pool answers "did X sign this?" (one recovery per question), not "who signed?", so the
-// candidates are asked in turn: first the signer that last signed for this user (a market maker
-// signs with one agent: one recovery per request), then, when that fails, the others at once.
+// Cost: one recovery per message form whatever the number of agents: the pool compares the
+// recovered address with the user and each live agent (signature_batcher.ts checkSigners), so a
+// bad signature for a user with ten agents costs what it costs for a user with none.
 import { agentMaySign } from '../engine/agents.js';
 import type { GatewayContext } from './context.js';
+import type { StageStamps } from './stage_timings.js';
 import type { SignedRequest } from './signed_requests.js';
 
 export interface SignerVerdict {
@@ -20,46 +21,34 @@ export interface SignerVerdict {
   signer: string | null;
 }
 
-/** User -> the agent that last signed for it (absent: the user itself). Bounded by the users with agents. */
-const last_agent = new WeakMap<GatewayContext, Map<string, string>>();
+/** Runs with the form that verified (null: none), whether the pool failed, and the agent that signed (null: the user). */
+export type SignerFound = (message: string | null, failed: boolean, signer: string | null) => void;
 
-function lastAgents(ctx: GatewayContext): Map<string, string> {
-  let m = last_agent.get(ctx);
-  if (m === undefined) last_agent.set(ctx, m = new Map());
-  return m;
-}
-
-/** The user's live agents now, as lowercase addresses (none when the kind is not an agent kind). */
-function liveAgents(ctx: GatewayContext, parsed: SignedRequest): string[] {
-  if (!agentCandidates(ctx, parsed)) return [];
+/**
+ * The user's agents that may sign this request now, as lowercase addresses: none unless the kind
+ * is one an agent may sign and the user has live agents.
+ */
+export function liveAgents(ctx: GatewayContext, parsed: SignedRequest): readonly string[] {
+  if (!agentMaySign(parsed.request.kind)) return NO_AGENTS;
   const rm = ctx.rm;
-  const user = rm.account_by_address.get(parsed.address) as number;
+  const user = rm.account_by_address.get(parsed.address);
+  if (user === undefined || !rm.agents.hasAny(user)) return NO_AGENTS;
   const now_ms = Date.now();
   return rm.agents.of(user).filter((a) => a.valid_until_ms > now_ms).map((a) => rm.address_by_account[a.agent]);
 }
 
-/** Whether the request's user has live agents that may sign its kind (then `verifySigner` is needed). */
-export function agentCandidates(ctx: GatewayContext, parsed: SignedRequest): boolean {
-  if (!agentMaySign(parsed.request.kind)) return false;
-  const user = ctx.rm.account_by_address.get(parsed.address);
-  return user !== undefined && ctx.rm.agents.hasAny(user);
+const NO_AGENTS: readonly string[] = [];
+
+/** Who signed `parsed`: the user or one of its live agents (callback form: the per-request path). */
+export function checkSigner(ctx: GatewayContext, parsed: SignedRequest, stamps: StageStamps | null, found: SignerFound): void {
+  const agents = liveAgents(ctx, parsed);
+  ctx.signatures.checkSigners(parsed.messages, parsed.signature_hex, parsed.address, agents.length === 0 ? undefined : agents, stamps, found);
 }
 
-export async function verifySigner(ctx: GatewayContext, parsed: SignedRequest): Promise<SignerVerdict> {
-  const sigs = ctx.signatures;
-  const agents = liveAgents(ctx, parsed);
-  const last = lastAgents(ctx);
-  const preferred = last.get(parsed.address);
-  const first = preferred !== undefined && agents.includes(preferred) ? preferred : null;
-  const m0 = await sigs.verifyAny(parsed.messages, parsed.signature_hex, first ?? parsed.address);
-  if (m0 !== null) return { message: m0, signer: first };
-  const rest = [...(first === null ? [] : [parsed.address]), ...agents.filter((a) => a !== first)];
-  if (rest.length === 0) return { message: null, signer: null };
-  const found = await Promise.all(rest.map((a) => sigs.verifyAny(parsed.messages, parsed.signature_hex, a)));
-  const k = found.findIndex((m) => m !== null);
-  if (k < 0) return { message: null, signer: null };
-  const signer = rest[k] === parsed.address ? null : rest[k];
-  if (signer === null) last.delete(parsed.address);
-  else last.set(parsed.address, signer);
-  return { message: found[k], signer };
+/** checkSigner as a promise (POST /orders/batch); rejects when the pool could not check. */
+export function verifySigner(ctx: GatewayContext, parsed: SignedRequest): Promise<SignerVerdict> {
+  return new Promise<SignerVerdict>((resolve, reject) => checkSigner(ctx, parsed, null, (message, failed, signer) => {
+    if (failed) reject(new Error('the verify pool could not check the signature'));
+    else resolve({ message, signer });
+  }));
 }

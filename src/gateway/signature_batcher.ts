@@ -7,13 +7,22 @@ import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
 
-/** A check's answer: VALID, INVALID, or FAILED when the pool could not check it (a worker died). */
+/**
+ * A check's answer: VALID (the expected address signed), 1 + i (the check's other_addresses[i - 1]
+ * signed), INVALID, or FAILED when the pool could not check it (a worker died).
+ */
 export const VALID = 1;
 export const INVALID = 0;
 export const FAILED = -1;
 type Verdict = (verdict: number) => void;
 /** The signed form found (null: none verified); `failed`: the pool could not check it. */
 export type Found = (message: string | null, failed: boolean) => void;
+/**
+ * The signed form found and who signed it: `signer` null for the expected address, else the one of
+ * the other candidates that signed (null too when `message` is null); `failed`: the pool could not
+ * check it. A `Found` is a `FoundSigner` that ignores the signer.
+ */
+export type FoundSigner = (message: string | null, failed: boolean, signer: string | null) => void;
 
 /**
  * Collects signatures from one turn of the event loop and checks them in one pool call (the pool
@@ -41,8 +50,13 @@ export class SignatureBatcher {
   }
 
   /** Queues one check for this turn's batch; `verdict` runs when the pool answers. */
-  check(message: string, signature_hex: string, expected_address: string, stamps: StageStamps | null, verdict: Verdict): void {
-    this.items.push({ message, signature_hex, expected_address });
+  check(
+    message: string, signature_hex: string, expected_address: string, stamps: StageStamps | null, verdict: Verdict,
+    other_addresses?: readonly string[],
+  ): void {
+    this.items.push(other_addresses === undefined
+      ? { message, signature_hex, expected_address }
+      : { message, signature_hex, expected_address, other_addresses });
     this.stamps.push(stamps);
     if (stamps !== null) this.any_stamps = true;
     this.verdicts.push(verdict);
@@ -60,15 +74,29 @@ export class SignatureBatcher {
    * signature (consent on the record).
    */
   checkAny(messages: readonly string[], signature_hex: string, address: string, stamps: StageStamps | null, found: Found): void {
+    this.checkSigners(messages, signature_hex, address, undefined, stamps, found);
+  }
+
+  /**
+   * checkAny for several candidate signers: `address` or one of `others` (a user's live agents).
+   * Each message form costs one recovery whatever the number of candidates: the worker compares the
+   * recovered address with each (verify_codec.ts), so a hostile signature costs no more for a user
+   * with ten agents than for one with none.
+   */
+  checkSigners(
+    messages: readonly string[], signature_hex: string, address: string, others: readonly string[] | undefined,
+    stamps: StageStamps | null, found: FoundSigner,
+  ): void {
     let k = 0;
     const next = (verdict: number): void => {
-      if (verdict === VALID) return found(messages[k], false);
-      if (verdict === FAILED) return found(null, true);
-      if (++k >= messages.length) return found(null, false);
-      this.check(messages[k], signature_hex, address, stamps, next);
+      if (verdict === VALID) return found(messages[k], false, null);
+      if (verdict > VALID) return found(messages[k], false, (others as readonly string[])[verdict - VALID - 1]);
+      if (verdict === FAILED) return found(null, true, null);
+      if (++k >= messages.length) return found(null, false, null);
+      this.check(messages[k], signature_hex, address, stamps, next, others);
     };
-    if (messages.length === 0) return found(null, false);
-    this.check(messages[0], signature_hex, address, stamps, next);
+    if (messages.length === 0) return found(null, false, null);
+    this.check(messages[0], signature_hex, address, stamps, next, others);
   }
 
   /** One check as a promise (the WebSocket auth); rejects when the pool could not check it. */
@@ -110,7 +138,7 @@ export class SignatureBatcher {
           }
         }
         this.pending -= verdicts.length;
-        for (let i = 0; i < verdicts.length; i++) verdicts[i](ok[i] === 1 ? VALID : INVALID);
+        for (let i = 0; i < verdicts.length; i++) verdicts[i](ok[i]); // 0 INVALID, 1 VALID, 1 + i another candidate
       },
       (err: unknown) => {
         log.error('ringbook: verify pool failed', err);

@@ -17,7 +17,7 @@ import { encodeConsent, signatureBytes, type Consent } from '../ring/consent.js'
 import { allowWallet, replyRejected, submit, type GatewayContext, type LimiterName } from './context.js';
 import type { Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
-import { agentCandidates, verifySigner } from './agent_signer.js';
+import { checkSigner, verifySigner } from './agent_signer.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_requests.js';
 import { stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
@@ -96,20 +96,14 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
       ctx.metrics?.observeStages(stamps);
     }
   };
-  // `signer` defaults to the user, so `found` is itself the batcher's `Found` callback (no extra closure).
+  // `found` is itself the batcher's callback (checkSigners: `signer` null for the user), no extra closure.
   const found = (message: string | null, failed: boolean, signer: string | null = null): void => ctx.arrival.release(address, ticket, () => {
     if (answer.done) return;
     if (failed) return void answer.error('INTERNAL_ERROR', CHECK_FAILED);
     if (!admitSigned(ctx, answer, parsed, message)) return;
     submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, userConsent(parsed, message as string), signer);
   });
-  // A user with live agents (agent kinds only) needs "who signed?": the slower promise path of
-  // agent_signer.ts. Everyone else takes the callback path, one recovery, no promise.
-  if (agentCandidates(ctx, parsed)) {
-    verifySigner(ctx, parsed).then((v) => found(v.message, false, v.signer), () => found(null, true, null));
-  } else {
-    ctx.signatures.checkAny(parsed.messages, parsed.signature_hex, address, stamps, found);
-  }
+  checkSigner(ctx, parsed, stamps, found);
 }
 
 /** One request of a group (POST /orders/batch) and where its own answer goes. */

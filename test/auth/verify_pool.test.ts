@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eip191Hash } from '../../src/auth/eip191.js';
-import { addressFromPrivateKey, createRecoverer, signHash, signPersonalMessage } from '../../src/auth/recover.js';
-import { verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
+import { addressFromPrivateKey, createRecoverer, signHash, signPersonalMessage, type Recoverer } from '../../src/auth/recover.js';
+import { SIGNERS_PER_CHECK_MAX, verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../../src/auth/verify_codec.js';
 import { createVerifyPool, defaultWorkerFile, VerifyPool } from '../../src/auth/verify_pool.js';
 import { hex } from './vectors.js';
@@ -119,6 +119,58 @@ describe('packed codec (in-thread)', () => {
     const r = createRecoverer({ backend: 'noble' });
     expect(Array.from(splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 13, 37), r)).verdicts)).toEqual(expected.slice(13, 37));
     expect(splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 5, 5), r)).verdicts.length).toBe(0);
+  });
+});
+
+describe('candidate signers (a user and its agents): one recovery per item', () => {
+  const sigHex = (s: Signed): string => hex(s.sig);
+  /** A recoverer that counts its recoveries. */
+  function counting(): { r: Recoverer; count: () => number } {
+    const inner = createRecoverer();
+    let n = 0;
+    const r: Recoverer = {
+      backend: inner.backend,
+      recoverAddressInto: (h, sig, out) => (n++, inner.recoverAddressInto(h, sig, out)),
+      recoverAddress: (h, sig) => (n++, inner.recoverAddress(h, sig)),
+    };
+    return { r, count: () => n };
+  }
+  const verdictsOf = (items: SignedMessage[], r: Recoverer): number[] =>
+    Array.from(splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 0, items.length), r)).verdicts);
+
+  it('answers 1 for the expected address, 1 + i for other_addresses[i - 1], 0 for none, with one recovery each', () => {
+    const by = (k: number): Signed => signed[10 * k + 3]; // key k's signature of the same message
+    const others = [ADDRS[1], ADDRS[2].toUpperCase().replace('0X', '0x'), ADDRS[3]];
+    const items: SignedMessage[] = [
+      { message: by(0).message, signature_hex: sigHex(by(0)), expected_address: ADDRS[0], other_addresses: others },
+      { message: by(2).message, signature_hex: sigHex(by(2)), expected_address: ADDRS[0], other_addresses: others },
+      { message: by(3).message, signature_hex: sigHex(by(3)), expected_address: ADDRS[0], other_addresses: others },
+      { message: by(3).message, signature_hex: sigHex(by(3)), expected_address: ADDRS[0], other_addresses: others.slice(0, 2) },
+      { message: by(3).message + 'x', signature_hex: sigHex(by(3)), expected_address: ADDRS[0], other_addresses: others },
+      { message: by(1).message, signature_hex: sigHex(by(1)), expected_address: ADDRS[0] }, // no candidates: as before
+    ];
+    const { r, count } = counting();
+    expect(verdictsOf(items, r)).toEqual([1, 3, 4, 0, 0, 0]);
+    expect(count()).toBe(items.length);
+  });
+
+  it('refuses an item whose candidates are malformed (not 42 ASCII chars, not hex, too many) and keeps its neighbours', () => {
+    const s = signed[10 * 1 + 4];
+    const good: SignedMessage = { message: s.message, signature_hex: sigHex(s), expected_address: ADDRS[0], other_addresses: [ADDRS[1]] };
+    const bad = (other_addresses: unknown): SignedMessage => ({ ...good, other_addresses: other_addresses as string[] });
+    const items = [
+      good,
+      bad([ADDRS[1].slice(0, 41)]),
+      bad(['0x' + 'zz'.repeat(20)]),
+      bad([ADDRS[1].slice(0, 41) + 'é']),
+      bad([42]),
+      bad('not an array'),
+      bad(new Array<string>(SIGNERS_PER_CHECK_MAX).fill(ADDRS[1])),
+      // the most candidates an item may name: the last of them signed, verdict 255
+      bad(new Array<string>(SIGNERS_PER_CHECK_MAX - 2).fill(ADDRS[2]).concat([ADDRS[1]])),
+      good,
+    ];
+    expect(verdictsOf(items, createRecoverer())).toEqual([2, 0, 0, 0, 0, 0, 0, SIGNERS_PER_CHECK_MAX, 2]);
   });
 });
 
