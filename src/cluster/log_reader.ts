@@ -5,12 +5,15 @@
 // none arrived for STALL_MS (a client reconnected to another node may not even notice missed
 // heartbeats), this reader drops the consumer and makes a new one at the next sequence it has not
 // yet handled, which is what an ordered consumer promises anyway: every message once, in order.
-// Until a new consumer exists, the reader fetches the missing messages one by one with direct
-// gets (DIRECT.GET, any replica answers): creating a consumer needs the cluster's meta leader,
+// Until a new consumer exists (also while an attempt to create one waits), the reader fetches the
+// missing messages one by one with direct gets (DIRECT.GET, any replica answers), polling for new ones: creating a consumer needs the cluster's meta leader,
 // which may be the node that died (nats-server 2.9 takes seconds to elect another), and the
 // cluster may first place the new consumer on the dead node.
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('cluster');
 
 /** One stored message, from a consumer or fetched by sequence. */
 export interface LogMessage {
@@ -24,6 +27,8 @@ import { CONSUMER_EXPIRES_MS } from './log_format.js';
 const HEARTBEATS_MISSED_MAX = 2;
 /** Wait after a failed attempt to create the consumer (the fetches by sequence go on meanwhile). */
 const CREATE_RETRY_MS_MIN = 100;
+/** While no consumer exists, the stream is asked for its next message this often (a direct get each). */
+const FETCH_POLL_MS = 10;
 /** No message for this long while the stream has more: the consumer is stuck (2 heartbeat periods). */
 const STALL_MS = CONSUMER_EXPIRES_MS / 2;
 /** How often the stall check asks the stream for its last sequence. */
@@ -92,7 +97,7 @@ export class LogReader {
   private note(what: string): void {
     if (this.notes_logged >= NOTES_LOGGED_MAX) return;
     this.notes_logged++;
-    console.error(`ringbook ${this.label}: ${what}`);
+    log.warn(`ringbook ${this.label}: ${what}`, { stream: this.stream });
   }
 
   /** Creates a consumer at next_seq (one attempt, bounded); false when it could not. */
@@ -136,9 +141,27 @@ export class LogReader {
       // No consumer: creating one needs the cluster's meta leader, which may be the node that
       // died; until it is elected again, keep handing over what the stream's replicas hold.
       while (this.messages === null) {
-        await this.fetchMissing();
+        // The attempt to create a consumer may wait its whole bound (OPEN_MS_MAX: 4 s) in an
+        // election; the fetches by sequence go on meanwhile, or a leader matcher would read one
+        // burst of requests per attempt (seen: a loaded run whose new leader answered ~1 order
+        // per wallet per 4 s for the whole 12 s after a NATS node's kill).
+        let opened: boolean | null = null;
+        const opening = this.open().then((ok) => {
+          opened = ok;
+        });
+        const from = this.next_seq;
+        let fetch_error: string | null = null;
+        while (opened === null && !this.closed) {
+          const error = await this.fetchMissing();
+          if (error !== null) fetch_error ??= error;
+          if (opened === null) await Promise.race([opening, new Promise((r) => setTimeout(r, FETCH_POLL_MS))]);
+        }
+        await opening;
+        // One line per attempt, not per poll (a reader logs NOTES_LOGGED_MAX lines in all).
+        if (fetch_error !== null) this.note(`${this.stream} ${fetch_error}`);
+        if (this.next_seq > from) this.note(`${this.stream} messages ${from}..${this.next_seq - 1} fetched by sequence`);
         if (this.closed) return;
-        if (!(await this.open())) await new Promise((r) => setTimeout(r, CREATE_RETRY_MS_MIN));
+        if (opened === false) await new Promise((r) => setTimeout(r, CREATE_RETRY_MS_MIN));
       }
       const messages = this.messages;
       // The iteration races a drop: a consumer on a dead node may never end its iterator.
@@ -167,9 +190,11 @@ export class LogReader {
     }
   }
 
-  /** Hands over the stored messages from next_seq on, fetched one by one, until the stream has no more. */
-  private async fetchMissing(): Promise<void> {
-    const from = this.next_seq;
+  /**
+   * Hands over the stored messages from next_seq on, fetched one by one, until the stream has no
+   * more; the error of a fetch that failed (an election: asked again at the next poll), else null.
+   */
+  private async fetchMissing(): Promise<string | null> {
     while (!this.closed) {
       let m;
       try {
@@ -177,17 +202,14 @@ export class LogReader {
         // answers "none yet" and the next round asks again.
         m = await this.jsm.direct.getMessage(this.stream, { seq: this.next_seq });
       } catch (e) {
-        this.note(`${this.stream} message ${this.next_seq} not fetched (${String(e)})`);
-        return;
+        return `message ${this.next_seq} not fetched (${String(e)})`;
       }
-      if (m === null) {
-        if (this.next_seq > from) this.note(`${this.stream} messages ${from}..${this.next_seq - 1} fetched by sequence`);
-        return;
-      }
+      if (m === null) return null;
       this.last_message_ms = Date.now();
       await this.handle({ seq: m.seq, data: m.data, headers: m.header });
       this.next_seq = m.seq + 1;
     }
+    return null;
   }
 
   /** Stops reading (the message being handled finishes first). */

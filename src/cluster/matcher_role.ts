@@ -19,6 +19,7 @@ import { recordsOfBytes, ReplayExecutor } from '../da/replay.js';
 import type { BatchRoots } from '../da/state_root.js';
 import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
+import { componentLog } from '../util/log.js';
 import { MatcherLease, isWrongLastSequence } from './lease.js';
 import {
   batchHeaders, batchMessageId, ensureStreams, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_STREAM,
@@ -63,6 +64,7 @@ interface RequestUnit {
 
 /** Idle wait of the leader when no request arrives (a forced inclusion or dead-man switch may fall due). */
 const IDLE_WAIT_MS_MAX = 100;
+const log = componentLog('cluster');
 /** Batch messages a standby pulls ahead of the one it re-executes. */
 const EVENTS_PULLED_MAX = 256;
 /** Request messages the leader pulls ahead (four batches of single requests at the default 1,024). */
@@ -96,7 +98,7 @@ export class ClusterMatcher {
   rebuilds = 0;
   /** Called when this matcher must stop (lost the log or the lease while leading). */
   onFatal: (why: string) => void = (why) => {
-    console.error(`ringbook matcher: ${why}`);
+    log.fatal(`ringbook matcher ${this.options.node_id}: ${why}`);
     process.exit(75);
   };
   readonly status: MatcherStatus;
@@ -124,7 +126,7 @@ export class ClusterMatcher {
    * log. Start over from genesis as a standby: the next follow() re-executes the stream.
    */
   private rebuild(why: string): void {
-    console.error(`ringbook matcher ${this.options.node_id}: ${why}: rebuilding from the event stream as a standby`);
+    log.error(`ringbook matcher ${this.options.node_id}: ${why}: rebuilding from the event stream as a standby`);
     this.status.role = 'standby';
     this.executor = this.freshExecutor();
     const s = this.status;
@@ -170,9 +172,10 @@ export class ClusterMatcher {
     const own = this.eventBytes();
     if (roots.state_root !== h.state_root || roots.fills_root !== h.fills_root || !sameBytes(own, published_events)) {
       s.mismatches++;
-      console.error(`ringbook matcher ${this.options.node_id}: ALARM batch ${h.batch_id} re-executed differently: ` +
+      log.error(`ringbook matcher ${this.options.node_id}: ALARM batch ${h.batch_id} re-executed differently: ` +
         `state root ${roots.state_root} vs published ${h.state_root} (leader ${h.leader}), ` +
-        `fills root ${roots.fills_root} vs ${h.fills_root}, ${own.length / RECORD_BYTES} vs ${published_events.length / RECORD_BYTES} events`);
+        `fills root ${roots.fills_root} vs ${h.fills_root}, ${own.length / RECORD_BYTES} vs ${published_events.length / RECORD_BYTES} events`,
+      undefined, { batch_id: h.batch_id });
     }
     this.applied(h, m.seq, roots.state_root);
   }
@@ -204,7 +207,7 @@ export class ClusterMatcher {
   private in_lead = false;
 
   private stepDown(): void {
-    console.error(`ringbook matcher ${this.options.node_id}: lease lost at batch ${this.status.batch_id}: back to standby`);
+    log.warn(`ringbook matcher ${this.options.node_id}: lease lost at batch ${this.status.batch_id}: back to standby`);
     this.status.role = 'standby';
     this.wake?.();
     // lead() may be waiting for the request stream's consumer: stop that wait too.
@@ -226,7 +229,7 @@ export class ClusterMatcher {
         this.in_lead = true;
         this.status.role = 'leader';
         this.status.leader_since_ms = Date.now();
-        console.log(`ringbook matcher ${this.options.node_id}: leader from batch ${this.status.batch_id}`);
+        log.info(`ringbook matcher ${this.options.node_id}: leader from batch ${this.status.batch_id}`, { batch_id: this.status.batch_id });
         this.lead_done = this.lead().then(() => {
           this.in_lead = false;
         }, (e: unknown) => this.onFatal(`leading failed: ${String(e)}`));
@@ -350,7 +353,7 @@ export class ClusterMatcher {
           return;
         }
         if (this.stopping) throw e;
-        if (tries === 0 || tries % 50 === 0) console.error(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored yet (${String(e)}), retrying`);
+        if (tries === 0 || tries % 50 === 0) log.warn(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored yet (${String(e)}), retrying`);
         await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
       }
     }
