@@ -4,6 +4,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { stopChild } from '../../src/util/child_stop.js';
 
 export interface ServerChild {
   child: ChildProcess;
@@ -147,13 +148,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
     removeDir(dir);
     throw e;
   }
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(t);
-  };
+  const stop = (): Promise<void> => stopChild(child, 'SIGTERM', 15_000);
   return { child, pid: child.pid as number, port, dir, admin_token: opts.admin_token, stderr, stdout_lines, exited, stop };
 }
 

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { freePort } from '../util/free_port.js';
+import { stopChild } from '../util/child_stop.js';
 import { jetStreamReady, JETSTREAM_READY_MS_MAX, LOG_MESSAGE_BYTES_MAX } from './log_format.js';
 
 /** How long one node may take to accept client connections. */
@@ -110,23 +111,16 @@ export class LocalNatsCluster {
   /** kill -9 node `i` (a machine that dies). */
   async kill(i: number): Promise<void> {
     const proc = this.nodes[i].proc;
-    if (proc === null || proc.exitCode !== null) return;
-    const exited = new Promise((r) => proc.once('exit', r));
-    proc.kill('SIGKILL');
-    await exited;
+    if (proc === null) return;
+    await stopChild(proc, 'SIGKILL', 0);
     this.nodes[i].proc = null;
   }
 
   /** Stops every node and removes the directory. */
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map(async (n) => {
-      const proc = n.proc;
-      if (proc === null || proc.exitCode !== null) return;
-      const exited = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), NODE_STOP_MS_MAX);
-      await exited;
-      clearTimeout(timer);
+      if (n.proc === null) return;
+      await stopChild(n.proc, 'SIGTERM', NODE_STOP_MS_MAX);
       n.proc = null;
     }));
     fs.rmSync(this.dir, { recursive: true, force: true });
