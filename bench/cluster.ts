@@ -8,9 +8,16 @@
 // cores, not what N machines do (docs/scale-out.md has that arithmetic, fed by the per-order
 // CPU this bench reports per role).
 //
-// Run: npx tsc -p tsconfig.json && node dist/bench/cluster.js [--orders N] [--lanes N]
+// Request publishing is measured both ways in the same run, alternating: gateways g1/g2 send
+// every request unit as its own request stream message (RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX=1,
+// the first release's way), g3/g4 pack the units of one event-loop turn into one message (the
+// default); each round runs 1 then 2 gateways of each kind, and the JSON line has every phase and
+// the medians per kind.
+//
+// Run: npx tsc -p tsconfig.json && node dist/bench/cluster.js [--orders N] [--lanes N] [--rounds N]
 //   --orders N   orders per phase (default 3000)
 //   --lanes N    concurrent HTTP clients, one order in flight each (default 32)
+//   --rounds N   rounds of the four phases (default 2)
 //   --cpu-prof D each role writes a V8 CPU profile under D/<node id>/
 // Ends with ONE JSON line {"bench":"cluster",...}. Results: docs/benchmarks.md "cluster".
 import os from 'node:os';
@@ -39,6 +46,7 @@ const RAW_IN_FLIGHT = 256;
 interface Args {
   orders: number;
   lanes: number;
+  rounds: number;
   /** --cpu-prof DIR: every role writes a V8 CPU profile under DIR/<node id>/ (node --cpu-prof). */
   cpu_prof: string | null;
 }
@@ -48,9 +56,10 @@ function parseArgs(): Args {
   const knobs = new Knobs();
   const orders = knobs.number('orders', 3000, 100, 200_000);
   const lanes = knobs.number('lanes', 32, 1, 512);
+  const rounds = knobs.number('rounds', 2, 1, 20);
   const prof = knobs.optionalString('cpu-prof');
   knobs.finish();
-  return { orders, lanes, cpu_prof: prof === undefined ? null : path.resolve(prof) };
+  return { orders, lanes, rounds, cpu_prof: prof === undefined ? null : path.resolve(prof) };
 }
 
 type Body = Record<string, unknown>;
@@ -74,6 +83,8 @@ function cpuOf(pids: Record<string, number>): Record<string, number> {
 }
 
 interface PhaseResult {
+  /** 'per_unit' (one message per request unit) or 'batched' (one message per gateway turn). */
+  publish: string;
   gateways: number;
   orders: number;
   wall_ms: number;
@@ -81,13 +92,32 @@ interface PhaseResult {
   latency_ms_p50: number;
   latency_ms_p99: number;
   failed: number;
-  /** CPU µs per order of each role (all gateways summed, the leader, the standby, all NATS nodes). */
+  /** Request stream messages per order (1 or more per order: per_unit; below 1: batched). */
+  messages_per_order: number;
+  /**
+   * CPU µs per order of each role: the serving gateways summed, the idle gateways (they read
+   * every event too), the leader, the standby, all NATS nodes.
+   */
   cpu_us_per_order: Record<string, number>;
 }
 
-async function phase(gateways: string[], lanes: number, work: Body[], pids: Record<string, number>): Promise<PhaseResult> {
+interface PhaseSetup {
+  publish: string;
+  /** Serving gateways: node id -> base URL. */
+  gateways: [string, string][];
+  lanes: number;
+  pids: Record<string, number>;
+  /** Messages in the request stream now. */
+  requestMessages: () => Promise<number>;
+}
+
+async function phase(setup: PhaseSetup, work: Body[]): Promise<PhaseResult> {
+  const { lanes, pids } = setup;
+  const gateways = setup.gateways.map(([, url]) => url);
+  const serving = new Set(setup.gateways.map(([id]) => id));
   const latencies: number[] = [];
   let failed = 0;
+  const messages_before = await setup.requestMessages();
   const before = cpuOf(pids);
   const t0 = performance.now();
   await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
@@ -102,16 +132,37 @@ async function phase(gateways: string[], lanes: number, work: Body[], pids: Reco
   }));
   const wall_ms = performance.now() - t0;
   const after = cpuOf(pids);
+  const messages = (await setup.requestMessages()) - messages_before;
   latencies.sort((a, b) => a - b);
   const per = (keys: string[]): number => Number(((keys.reduce((t, k) => t + after[k] - before[k], 0) * 1000) / work.length).toFixed(1));
   const keys = Object.keys(pids);
   return {
-    gateways: gateways.length, orders: work.length, wall_ms: Math.round(wall_ms), orders_per_s: Math.round((work.length * 1000) / wall_ms),
+    publish: setup.publish, gateways: gateways.length, orders: work.length, wall_ms: Math.round(wall_ms),
+    orders_per_s: Math.round((work.length * 1000) / wall_ms),
     latency_ms_p50: Number(quantile(latencies, 0.5).toFixed(2)), latency_ms_p99: Number(quantile(latencies, 0.99).toFixed(2)), failed,
+    messages_per_order: Number((messages / work.length).toFixed(3)),
     cpu_us_per_order: {
-      gateways: per(keys.filter((k) => k.startsWith('g'))), leader: per(['m1']), standby: per(['m2']), nats: per(keys.filter((k) => k.startsWith('n'))),
+      gateways: per(keys.filter((k) => serving.has(k))), idle_gateways: per(keys.filter((k) => k.startsWith('g') && !serving.has(k))),
+      leader: per(['m1']), standby: per(['m2']), nats: per(keys.filter((k) => k.startsWith('n'))),
     },
   };
+}
+
+/** The median of each phase kind's orders/s, p99 and serving gateways' CPU per order. */
+function medians(results: PhaseResult[]): Record<string, { orders_per_s: number; latency_ms_p99: number; gateway_cpu_us_per_order: number }> {
+  const out: Record<string, { orders_per_s: number; latency_ms_p99: number; gateway_cpu_us_per_order: number }> = {};
+  const median = (xs: number[]): number => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  for (const kind of new Set(results.map((r) => `${r.publish}_${r.gateways}gw`))) {
+    const rs = results.filter((r) => `${r.publish}_${r.gateways}gw` === kind);
+    out[kind] = {
+      orders_per_s: median(rs.map((r) => r.orders_per_s)), latency_ms_p99: median(rs.map((r) => r.latency_ms_p99)),
+      gateway_cpu_us_per_order: median(rs.map((r) => r.cpu_us_per_order.gateways)),
+    };
+  }
+  return out;
 }
 
 /** Raw JetStream: request-sized messages with message ids to an R3 file stream, RAW_IN_FLIGHT acks outstanding. */
@@ -151,8 +202,8 @@ async function main(): Promise<void> {
   const nats = await LocalNatsCluster.start(3);
   const env = { RINGBOOK_NATS_URLS: nats.urls().join(','), RINGBOOK_OPERATOR_KEY: '42'.repeat(32) };
   const servers: ServerChild[] = [];
-  const role = async (r: string, id: string): Promise<ServerChild> => {
-    const s = await startServer({ main_js, admin_token, config, env: { ...env, RINGBOOK_ROLE: r, RINGBOOK_NODE_ID: id }, node_flags: args.cpu_prof === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.join(args.cpu_prof, id)}`] });
+  const role = async (r: string, id: string, extra: Record<string, string> = {}): Promise<ServerChild> => {
+    const s = await startServer({ main_js, admin_token, config, env: { ...env, ...extra, RINGBOOK_ROLE: r, RINGBOOK_NODE_ID: id }, node_flags: args.cpu_prof === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.join(args.cpu_prof, id)}`] });
     servers.push(s);
     return s;
   };
@@ -161,8 +212,10 @@ async function main(): Promise<void> {
     // m1 takes the lease first (it starts alone); m2 is the hot standby.
     await new Promise((r) => setTimeout(r, 500));
     const m2 = await role('matcher', 'm2');
-    const [g1, g2] = [await role('gateway', 'g1'), await role('gateway', 'g2')];
-    const urls = [g1, g2].map((g) => `http://127.0.0.1:${g.port}`);
+    // g1, g2: one message per request unit; g3, g4: the units of a turn in one message (default).
+    const per_unit = { RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX: '1' };
+    const gw = [await role('gateway', 'g1', per_unit), await role('gateway', 'g2', per_unit), await role('gateway', 'g3'), await role('gateway', 'g4')];
+    const urls = gw.map((g) => `http://127.0.0.1:${g.port}`);
     const secp = loadNativeSecp256k1();
     const wallets = Array.from({ length: args.lanes }, (_, i) => walletKey(secp, 'ringbook-cluster', i));
     for (const w of wallets) {
@@ -178,20 +231,38 @@ async function main(): Promise<void> {
       const k = i % args.lanes;
       return signOrder(secp, wallets[k], ++nonces[k], seed + i);
     });
-    const t_sign = performance.now();
-    const warm = build(args.lanes * 8, 0);
-    const one = build(args.orders, 1000);
-    const two = build(args.orders, 2000);
-    const sign_ms = performance.now() - t_sign;
-    const pids: Record<string, number> = { g1: g1.pid, g2: g2.pid, m1: m1.pid, m2: m2.pid };
+    const pids: Record<string, number> = { m1: m1.pid, m2: m2.pid };
+    gw.forEach((g, i) => {
+      pids[`g${i + 1}`] = g.pid;
+    });
     nats.nodes.forEach((n, i) => {
       if (n.proc?.pid !== undefined) pids[`n${i + 1}`] = n.proc.pid;
     });
-    // Wallet k's warm-up and phases alternate gateways by lane, so nonces of one wallet always
-    // reach the same gateway in order within a phase.
-    await phase(urls, args.lanes, warm, pids);
-    const one_r = await phase([urls[0]], args.lanes, one, pids);
-    const two_r = await phase(urls, args.lanes, two, pids);
+    const nc = await connect({ servers: nats.urls() });
+    const jsm = await jetstreamManager(nc);
+    const requestMessages = async (): Promise<number> => (await jsm.streams.info('RB_REQUESTS')).state.last_seq;
+    const kinds: { publish: string; gateways: [string, string][] }[] = [
+      { publish: 'per_unit', gateways: [['g1', urls[0]]] },
+      { publish: 'batched', gateways: [['g3', urls[2]]] },
+      { publish: 'per_unit', gateways: [['g1', urls[0]], ['g2', urls[1]]] },
+      { publish: 'batched', gateways: [['g3', urls[2]], ['g4', urls[3]]] },
+    ];
+    // Signed up front (nonces in the order the phases send them), outside every measurement.
+    const t_sign = performance.now();
+    const warm = build(args.lanes * 8, 0);
+    const work = Array.from({ length: args.rounds * kinds.length }, (_, i) => build(args.orders, 1000 * (i + 1)));
+    const sign_ms = performance.now() - t_sign;
+    // Warm-up over all four gateways (wallet k's orders reach one gateway in order within a phase).
+    await phase({ publish: 'warm', gateways: urls.map((u, i): [string, string] => [`g${i + 1}`, u]), lanes: args.lanes, pids, requestMessages }, warm);
+    const results: PhaseResult[] = [];
+    for (let i = 0; i < work.length; i++) {
+      const k = kinds[i % kinds.length];
+      const r = await phase({ ...k, lanes: args.lanes, pids, requestMessages }, work[i]);
+      console.error(`cluster bench: ${r.publish} ${r.gateways} gateway(s): ${r.orders_per_s} orders/s, p99 ${r.latency_ms_p99} ms, ` +
+        `gateway CPU ${r.cpu_us_per_order.gateways} µs/order, ${r.messages_per_order} messages/order`);
+      results.push(r);
+    }
+    await nc.close();
     const raw = await rawPublish(nats.urls());
     const m1_status = await (await fetch(`http://127.0.0.1:${m1.port}/status`)).json() as { batch_id: number; batches_cut: number; state_root: string };
     const m2_status = await (await fetch(`http://127.0.0.1:${m2.port}/status`)).json() as { batch_id: number; mismatches: number; state_root: string };
@@ -202,11 +273,12 @@ async function main(): Promise<void> {
       note: 'all roles, 3 nats-server and the client on this one machine, shared with other work',
       lanes: args.lanes,
       sign_ms: Math.round(sign_ms),
-      gateways_1: one_r,
-      gateways_2: two_r,
+      rounds: args.rounds,
+      medians: medians(results),
+      phases: results,
       jetstream_publish_r3: raw,
       batches: m1_status.batches_cut,
-      orders_per_batch: Number(((args.lanes * 8 + 2 * args.orders) / Math.max(1, m1_status.batches_cut)).toFixed(1)),
+      orders_per_batch: Number(((args.lanes * 8 + work.length * args.orders) / Math.max(1, m1_status.batches_cut)).toFixed(1)),
       standby_agrees: m2_status.mismatches === 0,
     };
     console.log(JSON.stringify(line));

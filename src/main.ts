@@ -8,7 +8,7 @@ import { RingbookServer } from './gateway/server.js';
 import { componentLog, configureLogs } from './util/log.js';
 
 const log = componentLog('server');
-import { clusterSettings, roleOf, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
+import { clusterSettings, roleOf, startDa, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
 
 /** A secret from the environment, else from the data dir, else generated and kept there. */
 function secret(data_dir: string, file: string, from_env: string | null, make: () => string): { value: string; generated: boolean } {
@@ -37,9 +37,9 @@ async function main(): Promise<void> {
     if (single.health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${single.health_port}/health`, { health_port: single.health_port });
   } else {
     const settings = clusterSettings(role);
-    server = role === 'gateway'
-      ? await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value })
-      : await startMatcher(cfg, settings);
+    if (role === 'gateway') server = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value });
+    else if (role === 'matcher') server = await startMatcher(cfg, settings);
+    else server = await startDa(cfg, settings);
     log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
   }
   const port = server.port;

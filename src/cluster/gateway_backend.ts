@@ -12,6 +12,9 @@ import {
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('cluster');
 
 export interface GatewayBackendOptions {
   /** This gateway's name: the first part of its request message ids. */
@@ -23,6 +26,11 @@ export interface GatewayBackendOptions {
    * id, for this long; then it is given up and counted (its client times out unanswered).
    */
   publish_give_up_ms: number;
+  /**
+   * Most request records in one request stream message (RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX):
+   * the units of one turn share a message up to this; 1 sends every unit alone.
+   */
+  message_records_max: number;
 }
 
 /** Batch messages pulled ahead of the one being written into the event ring. */
@@ -40,11 +48,14 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   private reader_events: LogReader | null = null;
   private publishes_in_flight = 0;
   private publishes_idle: (() => void) | null = null;
-  /** Requests published (acknowledged by the stream) and given up. */
+  /** Request stream messages acknowledged by the stream, and given up. */
   published = 0;
   duplicates = 0;
   given_up = 0;
   retried = 0;
+  /** Request stream messages sent and the request units in them (units per message: the batching). */
+  messages_sent = 0;
+  units_sent = 0;
   /** The last event stream sequence written into the event ring. */
   events_through = 0;
 
@@ -98,26 +109,31 @@ export class JetStreamGatewayBackend implements MatcherBackend {
     }
   }
 
-  /** Sends what the front published: one message per request unit, in ring order. */
+  /**
+   * Sends what the front published this event-loop turn (the link calls this once per turn), in
+   * ring order: whole request units packed into messages of at most `message_records_max` records
+   * (a unit is never split: one larger than that goes alone). Each message's id is
+   * `<gateway>.<seq of its first request>`: the units of one gateway are numbered in one range and
+   * every unit is in exactly one message, so a retried message is stored once (JetStream's
+   * de-duplication) and no unit can be stored twice.
+   */
   requestsPublished(): void {
     const ring = this.requests;
     const reader = this.reader;
     const views = this.request_views;
     if (ring === null || reader === null || views === null) return;
     const available = ring.available();
+    const records_max = this.options.message_records_max;
     let i = 0;
     while (i < available) {
-      const first = ring.slotOffset(i);
-      const seq = requestSeqAt(views, first);
-      // The unit: this request, its consent slots, and the rest of its group with theirs.
-      let following = groupFollowingAt(ring.i32, first);
-      let end = i + 1;
-      for (;;) {
-        while (end < available && reader.isConsent(ring.slotOffset(end))) end++;
-        if (following === 0) break;
-        if (end >= available) throw new Error('request ring: a group was published in part');
-        end++;
-        following--;
+      const seq = requestSeqAt(views, ring.slotOffset(i));
+      let end = i;
+      // Whole units while the message has room (at least one).
+      while (end < available) {
+        const unit_end = this.unitEnd(ring, reader, end, available);
+        if (end > i && unit_end - i > records_max) break;
+        end = unit_end;
+        this.units_sent++;
       }
       const bytes = new Uint8Array((end - i) * RECORD_BYTES);
       for (let k = i; k < end; k++) {
@@ -125,9 +141,24 @@ export class JetStreamGatewayBackend implements MatcherBackend {
         bytes.set(views.u8.subarray(o * 4, (o + RECORD_WORDS) * 4), (k - i) * RECORD_BYTES);
       }
       this.publish(bytes, `${this.options.gateway_id}.${seq}`);
+      this.messages_sent++;
       i = end;
     }
     if (available > 0) ring.release(available);
+  }
+
+  /** The slot after the unit starting at slot `i`: the request, its consent slots, and the rest of its group with theirs. */
+  private unitEnd(ring: SpscRing, reader: RequestReader, i: number, available: number): number {
+    let following = groupFollowingAt(ring.i32, ring.slotOffset(i));
+    let end = i + 1;
+    for (;;) {
+      while (end < available && reader.isConsent(ring.slotOffset(end))) end++;
+      if (following === 0) break;
+      if (end >= available) throw new Error('request ring: a group was published in part');
+      end++;
+      following--;
+    }
+    return end;
   }
 
   private publish(bytes: Uint8Array, msg_id: string): void {
@@ -141,11 +172,11 @@ export class JetStreamGatewayBackend implements MatcherBackend {
       }, (e: unknown) => {
         if (Date.now() >= give_up_at) {
           this.given_up++;
-          if (this.given_up <= 10) console.error(`ringbook gateway: request ${msg_id} not stored after ${this.options.publish_give_up_ms} ms, given up:`, e);
+          if (this.given_up <= 10) log.error(`ringbook gateway: request ${msg_id} not stored after ${this.options.publish_give_up_ms} ms, given up`, e);
           this.publishDone();
           return;
         }
-        if (tries === 0 && this.retried++ < 10) console.error(`ringbook gateway: request ${msg_id} not stored yet (${String(e)}), retrying`);
+        if (tries === 0 && this.retried++ < 10) log.warn(`ringbook gateway: request ${msg_id} not stored yet (${String(e)}), retrying`);
         setTimeout(() => attempt(tries + 1), RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
       });
     };

@@ -21,6 +21,8 @@ export interface NatsNode {
   name: string;
   client_port: number;
   cluster_port: number;
+  /** nats-server's monitoring port (loopback): GET /jsz says who leads the JetStream meta layer. */
+  monitor_port: number;
   proc: ChildProcess | null;
   log: string;
 }
@@ -50,7 +52,9 @@ export class LocalNatsCluster {
   static async start(size = 3, binary = 'nats-server'): Promise<LocalNatsCluster> {
     const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary);
     for (let i = 0; i < size; i++) {
-      c.nodes.push({ name: `n${i + 1}`, client_port: await freePort(), cluster_port: await freePort(), proc: null, log: '' });
+      c.nodes.push({
+        name: `n${i + 1}`, client_port: await freePort(), cluster_port: await freePort(), monitor_port: await freePort(), proc: null, log: '',
+      });
     }
     await Promise.all(c.nodes.map((_, i) => c.startNode(i)));
     await c.waitForJetStream();
@@ -69,6 +73,7 @@ export class LocalNatsCluster {
     return [
       `server_name: ${n.name}`,
       `listen: 127.0.0.1:${n.client_port}`,
+      `http: 127.0.0.1:${n.monitor_port}`,
       `max_payload: ${LOG_MESSAGE_BYTES_MAX}`,
       // Clients hold the connection while a large batch message is written.
       `max_pending: ${LOG_MESSAGE_BYTES_MAX * 4}`,
@@ -106,6 +111,25 @@ export class LocalNatsCluster {
     } finally {
       await nc.close();
     }
+  }
+
+  /**
+   * The index of the node leading the JetStream meta layer (stream and consumer creation, the
+   * placement of new assets), as a live node's GET /jsz reports it; null when none answers one.
+   */
+  async metaLeader(): Promise<number | null> {
+    for (const n of this.nodes) {
+      if (n.proc === null) continue;
+      try {
+        const r = await fetch(`http://127.0.0.1:${n.monitor_port}/jsz`, { signal: AbortSignal.timeout(1000) });
+        const leader = ((await r.json()) as { meta_cluster?: { leader?: string } }).meta_cluster?.leader;
+        const i = this.nodes.findIndex((x) => x.name === leader);
+        if (i >= 0) return i;
+      } catch {
+        // this node is busy or electing: ask the next
+      }
+    }
+    return null;
   }
 
   /** kill -9 node `i` (a machine that dies). */

@@ -48,6 +48,11 @@ export class LogReader {
   private messages: ConsumerMessages | null = null;
   private closed = false;
   private done: Promise<void> = Promise.resolve();
+  /** Resolves when close() is called (ends the wait for a consumer being created). */
+  private signal_closed: () => void = () => undefined;
+  private readonly closed_signal = new Promise<void>((resolve) => {
+    this.signal_closed = resolve;
+  });
   private notes_logged = 0;
   /** The next stream sequence to hand over. */
   next_seq: number;
@@ -156,11 +161,17 @@ export class LogReader {
           if (error !== null) fetch_error ??= error;
           if (opened === null) await Promise.race([opening, new Promise((r) => setTimeout(r, FETCH_POLL_MS))]);
         }
-        await opening;
+        // close() does not wait for the attempt's bound: a consumer it makes after that is dropped.
+        await Promise.race([opening, this.closed_signal]);
+        if (this.closed) {
+          void opening.then(() => {
+            if (this.messages !== null) this.drop(this.messages);
+          });
+          return;
+        }
         // One line per attempt, not per poll (a reader logs NOTES_LOGGED_MAX lines in all).
         if (fetch_error !== null) this.note(`${this.stream} ${fetch_error}`);
         if (this.next_seq > from) this.note(`${this.stream} messages ${from}..${this.next_seq - 1} fetched by sequence`);
-        if (this.closed) return;
         if (opened === false) await new Promise((r) => setTimeout(r, CREATE_RETRY_MS_MIN));
       }
       const messages = this.messages;
@@ -215,6 +226,7 @@ export class LogReader {
   /** Stops reading (the message being handled finishes first). */
   async close(): Promise<void> {
     this.closed = true;
+    this.signal_closed();
     if (this.stall_timer !== null) clearInterval(this.stall_timer);
     if (this.messages !== null) this.drop(this.messages);
     else this.dropped?.();

@@ -1,9 +1,11 @@
-// `ringbook start --role gateway|matcher` (or RINGBOOK_ROLE): the cluster roles of the same
+// `ringbook start --role gateway|matcher|da` (or RINGBOOK_ROLE): the cluster roles of the same
 // program (docs/scale-out.md). Without a role, main.ts runs the single process (journal on LMDB).
 // Cluster settings come from the environment only, so the config file stays the same on every
 // machine of a cluster and in the single process.
 import http from 'node:http';
 import os from 'node:os';
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -12,8 +14,9 @@ import { RingbookServer } from '../gateway/server.js';
 import { JetStreamGatewayBackend } from './gateway_backend.js';
 import { ensureStreams } from './log_format.js';
 import { ClusterMatcher } from './matcher_role.js';
+import { ClusterDa } from './da_role.js';
 
-export const ROLES = ['gateway', 'matcher'] as const;
+export const ROLES = ['gateway', 'matcher', 'da'] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface ClusterSettings {
@@ -27,12 +30,20 @@ export interface ClusterSettings {
   lease_ttl_ms: number;
   /** RINGBOOK_BATCH_RECORDS_MAX: most request records in one batch message. */
   batch_records_max: number;
+  /** RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX: most request records a gateway packs into one request stream message. */
+  request_message_records_max: number;
 }
 
 /** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
 const LEASE_TTL_MS_DEFAULT = 1000;
 /** 1,024 records: 213 KB of inputs per batch message; the leader's batch also waits one R3 round trip. */
 const BATCH_RECORDS_MAX_DEFAULT = 1024;
+/**
+ * 256 records (53 KB): a gateway's turn rarely holds more (the verify pool hands results over in
+ * batches of config limits.verify_batch_max), and four such messages fit the default batch of
+ * 1,024 records (the leader never splits a message: one larger than its batch forms a batch alone).
+ */
+const REQUEST_MESSAGE_RECORDS_MAX_DEFAULT = 256;
 /** A request publish that keeps failing is retried this long (a NATS node restart, an election). */
 const PUBLISH_GIVE_UP_MS = 30_000;
 const PUBLISH_TIMEOUT_MS = 2_000;
@@ -65,6 +76,7 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     replicas: intEnv(env, 'RINGBOOK_CLUSTER_REPLICAS', 3, 1, 5),
     lease_ttl_ms: intEnv(env, 'RINGBOOK_LEASE_TTL_MS', LEASE_TTL_MS_DEFAULT, 200, 60_000),
     batch_records_max: intEnv(env, 'RINGBOOK_BATCH_RECORDS_MAX', BATCH_RECORDS_MAX_DEFAULT, 1, 16_384),
+    request_message_records_max: intEnv(env, 'RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX', REQUEST_MESSAGE_RECORDS_MAX_DEFAULT, 1, 16_384),
   };
 }
 
@@ -80,6 +92,7 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   const jsm = await ensureStreams(nc, { replicas: s.replicas });
   const backend = new JetStreamGatewayBackend(jetstream(nc), jsm, {
     gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: PUBLISH_GIVE_UP_MS,
+    message_records_max: s.request_message_records_max,
   });
   // Each gateway numbers its requests in its own 2^32 range (a random one of 2^20): events
   // carry the seq back, and every gateway reads every event.
@@ -118,4 +131,13 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
       await matcher.stop();
     },
   };
+}
+
+/** The DA publisher: the event stream into the DA store at `<data_dir>/da`, served on the configured HTTP port. */
+export async function startDa(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
+  const da_dir = path.resolve(cfg.server.data_dir, 'da');
+  mkdirSync(da_dir, { recursive: true });
+  const da = new ClusterDa({ nats_urls: s.nats_urls, node_id: s.node_id, replicas: s.replicas, cfg, da_dir });
+  const port = await da.start();
+  return { port, stop: () => da.stop() };
 }

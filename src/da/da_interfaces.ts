@@ -7,6 +7,28 @@ import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
 import type { LogSettings } from '../util/log.js';
 
+export interface RawJournalBatch {
+  batch_id: number;
+  time_ms: number;
+  count: number;
+  /** The records' bytes (a copy). */
+  inputs: Buffer;
+  /** 0x hex, as stored. */
+  input_hash: string;
+}
+
+/**
+ * Where the publisher reads a committed batch's input records: the journal in the single process
+ * (JournalReader), the event stream's batch message in the cluster's DA role (src/cluster/da_role.ts).
+ */
+export interface BatchInputSource {
+  /** The batch's inputs, or undefined when this source does not hold it. */
+  get(batch_id: number): RawJournalBatch | undefined;
+  /** The last batch the source holds (0: none); with the store's latest, what start may skip. */
+  lastBatchId(): number;
+  close(): Promise<void>;
+}
+
 /** The link's listener API (MatcherLink). */
 export interface EventSource {
   addEventListener(fn: (e: EventFields, seq: number) => void): void;

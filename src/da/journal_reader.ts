@@ -5,19 +5,11 @@
 // which trusts nothing, recomputes it from the published bytes.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { decodeBatch } from '../journal/journal.js';
+import type { BatchInputSource, RawJournalBatch } from './da_interfaces.js';
 
+export type { RawJournalBatch } from './da_interfaces.js';
 
-export interface RawJournalBatch {
-  batch_id: number;
-  time_ms: number;
-  count: number;
-  /** The records' bytes (a copy). */
-  inputs: Buffer;
-  /** 0x hex, as stored. */
-  input_hash: string;
-}
-
-export class JournalReader {
+export class JournalReader implements BatchInputSource {
   private readonly root: RootDatabase;
   private readonly batches: Database<Buffer, number>;
 

@@ -17,9 +17,8 @@
 import type { DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import { FillsTreeCache } from './fills_cache.js';
-import { JournalReader } from './journal_reader.js';
 import type { EventFields } from '../ring/records.js';
-import type { DaPublisher, DaRestore, EventSource, RestoreReport } from './da_interfaces.js';
+import type { BatchInputSource, DaPublisher, DaRestore, EventSource, RestoreReport } from './da_interfaces.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
@@ -33,7 +32,8 @@ export interface PublisherOptions {
   assets: readonly string[];
   /** Null: roots are computed but nothing is published (no journal to read inputs from). */
   store: DaStore | null;
-  journal: JournalReader | null;
+  /** Each committed batch's inputs: the journal (single process) or the event stream (cluster DA role). */
+  journal: BatchInputSource | null;
   log?: (message: string) => void;
 }
 
@@ -173,7 +173,7 @@ export class DaPublisherCore implements DaPublisher {
     }
   }
 
-  private publish(store: DaStore, journal: JournalReader, batch_id: number, time_ms: number, prev: string, roots: BatchRoots): void {
+  private publish(store: DaStore, journal: BatchInputSource, batch_id: number, time_ms: number, prev: string, roots: BatchRoots): void {
     const existing = batch_id <= store.latest() ? store.get(batch_id) : undefined;
     if (existing === undefined && batch_id !== store.latest() + 1) {
       throw new Error(`DA store holds batches up to ${store.latest()}, cannot publish batch ${batch_id}`);

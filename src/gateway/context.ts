@@ -56,8 +56,16 @@ export interface GatewayContext {
   settlement_posted_batch: (() => number) | null;
 }
 
+/**
+ * What a GET route needs of the context (reply bookkeeping, stage stamps, the per-IP limit): the
+ * gateway's whole context, or the cluster DA role's few fields (src/cluster/da_role.ts).
+ */
+export type RouteBasics = Pick<GatewayContext, 'cfg' | 'metrics' | 'stages' | 'open_exchanges' | 'access_log' | 'closing'> & {
+  limiters: Pick<GatewayContext['limiters'], 'gets_per_ip'>;
+};
+
 /** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
-export function openExchange(ctx: GatewayContext, res: HttpResponse): Reply | null {
+export function openExchange(ctx: RouteBasics, res: HttpResponse): Reply | null {
   const reply = new Reply(res);
   // Stamped for the stage rows (diagnostics.stage_timings) and the metrics' stage histograms;
   // SIGUSR2's recording off stops both (bench/load.ts measures instrumentation on against none).
@@ -118,7 +126,7 @@ export function replyOverloaded(reply: Answer): void {
 }
 
 /** Per-IP limit for GET routes; returns false (and answers 429) when over it. */
-export function allowGet(ctx: GatewayContext, reply: Answer, ip: string): boolean {
+export function allowGet(ctx: RouteBasics, reply: Answer, ip: string): boolean {
   const d = ctx.limiters.gets_per_ip.take(ip);
   if (d.allowed) return true;
   reply.rateLimited(d.retry_after_s, `Too many requests from this IP: the limit is ${ctx.cfg.rate_limits.gets_per_ip} GET requests per minute.`);
@@ -156,7 +164,7 @@ export function markHead(reply: Reply, req: HttpRequest): void {
 }
 
 /** A GET (and HEAD) route: reply object, query limits, per-IP limit, then the handler (synchronous reads only). */
-export function getRoute(ctx: GatewayContext, fn: (reply: Reply, req: HttpRequest) => void): Handler {
+export function getRoute(ctx: RouteBasics, fn: (reply: Reply, req: HttpRequest) => void): Handler {
   return (res, req) => {
     const reply = openExchange(ctx, res);
     if (reply === null) return;

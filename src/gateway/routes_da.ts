@@ -9,19 +9,20 @@ import type { DaPublisher } from '../da/da_interfaces.js';
 import { FILL_LEAF_TYPES, fillLeafValues } from '../da/fills_tree.js';
 import { batchToJson } from '../da/published.js';
 import { consentOf, type ConsentLookup } from '../da/consent_check.js';
-import { getAndHead, getRoute, uintParam, type GatewayContext } from './context.js';
+import { getAndHead, getRoute, uintParam, type RouteBasics } from './context.js';
 import { parseQuery } from './params.js';
 
 export const DA_BATCHES_PER_PAGE_MAX = 100;
 /** Inputs hex characters per page beyond which no further batch is added (always at least one). */
 const DA_PAGE_INPUT_CHARS_MAX = 8 * 1024 * 1024;
 
-export function registerDaRoutes(app: TemplatedApp, ctx: GatewayContext, publisher: DaPublisher): void {
+/**
+ * `marketId`: a market index's name (`ETH-USDC`) for the consent view of a batch; the gateway reads
+ * its read model, the cluster DA role the MARKET events it saw.
+ */
+export function registerDaRoutes(app: TemplatedApp, ctx: RouteBasics, publisher: DaPublisher, marketId: ConsentLookup['marketId']): void {
   const store = publisher.store;
-  const lookup: ConsentLookup = {
-    assets: ctx.cfg.assets,
-    marketId: (m) => ctx.rm.markets[m]?.id ?? null,
-  };
+  const lookup: ConsentLookup = { assets: ctx.cfg.assets, marketId };
 
   getAndHead(app, '/da/batches/:id', getRoute(ctx, (reply, req) => {
     const id = uintParam(reply, req.getParameter(0) ?? '', 'batch id', 0, 1, Number.MAX_SAFE_INTEGER);

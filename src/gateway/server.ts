@@ -192,7 +192,7 @@ export class RingbookServer {
     registerProgrammeRoutes(app, ctx);
     registerAgentRoutes(app, ctx);
     registerAdminRoutes(app, ctx, da, snapshots);
-    registerDaRoutes(app, ctx, da);
+    registerDaRoutes(app, ctx, da, (m) => ctx.rm.markets[m]?.id ?? null);
     registerMarketDataRoutes(app, ctx, md);
     if (cfg.web.enabled) registerWebRoutes(app);
     const hub = registerWebSocket(app, ctx);

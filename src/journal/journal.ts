@@ -60,7 +60,12 @@ export function encodeBatch(batch_id: number, time_ms: number, records: Int32Arr
 
 /** keccak256 of a batch's record bytes, 0x hex: the input hash of its DA header. */
 export function inputHash(records: Int32Array): string {
-  return '0x' + Buffer.from(keccak256(new Uint8Array(records.buffer, records.byteOffset, records.byteLength))).toString('hex');
+  return inputHashOfBytes(new Uint8Array(records.buffer, records.byteOffset, records.byteLength));
+}
+
+/** The same hash over the records' bytes (the cluster's DA role reads them from a batch message). */
+export function inputHashOfBytes(bytes: Uint8Array): string {
+  return '0x' + Buffer.from(keccak256(bytes)).toString('hex');
 }
 
 export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatch {

@@ -9,14 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader } from '../../src/cluster/log_format.js';
-import { api, type StartedServer } from '../server/harness.js';
-import { ok } from '../server/checks.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { api, runVerifier, type StartedServer } from '../server/harness.js';
+import { fail, ok } from '../server/checks.js';
 import {
-  fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, orderLoad, P, settledMatchers, startTestCluster,
+  daStatus, fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, orderLoad, P, settledMatchers, startTestCluster,
   waitFor, type Answered, type TestCluster,
 } from './cluster_helpers.js';
 
 let c: TestCluster;
+/** The maker order of the first test's trade (its fill's proof is asked of the DA role). */
+let filled_order_id = 0;
 /** How long orders are sent after one NATS node's kill: the elections it causes, plus 2 s of service. */
 const NATS_NODE_LOSS_WINDOW_MS = 12_000;
 
@@ -28,7 +33,7 @@ beforeAll(async () => {
     const s = await matcherStatus(m1);
     return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
   });
-  await Promise.all([c.startMatcher('m2'), c.startMatcher('m3'), c.startGateway('g1'), c.startGateway('g2')]);
+  await Promise.all([c.startMatcher('m2'), c.startMatcher('m3'), c.startGateway('g1'), c.startGateway('g2'), c.startDa('d1')]);
 }, 60_000);
 
 afterAll(async () => {
@@ -70,17 +75,19 @@ function longestGapMs(answered: Answered[]): number {
   return gap_ms;
 }
 
-async function expectReplicasAgree(): Promise<void> {
+async function expectReplicasAgree(): Promise<Awaited<ReturnType<typeof settledMatchers>>> {
   const s = await settledMatchers(liveMatchers(), 15_000).catch((e: unknown) => {
     dumpOutputs();
     throw e;
   });
   expect(s.length).toBeGreaterThanOrEqual(2);
+  if (s.some((x) => x.mismatches > 0)) dumpOutputs();
   for (const x of s) {
     expect(x.state_root, `${x.node_id} at batch ${x.batch_id}`).toBe(s[0].state_root);
     expect(x.mismatches, `${x.node_id} mismatches`).toBe(0);
   }
   expect(s.filter((x) => x.role === 'leader')).toHaveLength(1);
+  return s;
 }
 
 describe('cluster on NATS JetStream', () => {
@@ -99,6 +106,7 @@ describe('cluster on NATS JetStream', () => {
     // A taker on g1 fills against it; both gateways then show the same trade.
     const took = ok(await api(g1.url).post('/orders', taker.order({ market_id: MARKET, side: 'bid', price: P, quantity: 100 })));
     expect(took.fills).toHaveLength(1);
+    filled_order_id = Number(placed.order_id);
     for (const g of [g1, g2]) {
       const trades = await waitFor('the trade on both gateways', 5_000, async () => {
         const t = ok(await api(g.url).get(`/trades/${MARKET}`));
@@ -150,7 +158,12 @@ describe('cluster on NATS JetStream', () => {
 
   it('kill -9 of one NATS node: the service continues', async () => {
     const wallets = await Promise.all(Array.from({ length: 4 }, (_, k) => fundedWallet(c.gateways[k % 2])));
-    await c.nats.kill(0);
+    // The worst single node to lose: the JetStream meta leader (until another is elected, no
+    // consumer can be created and publishes are refused: a loaded run that killed it once stalled
+    // the new leader matcher's reading, log_reader.ts), as the nodes' monitoring port reports it.
+    const victim = await waitFor('a JetStream meta leader', 10_000, async () => (await c.nats.metaLeader()) ?? undefined);
+    const leader = c.nats.nodes[victim].name;
+    await c.nats.kill(victim);
     const killed_at = Date.now();
     let running = true;
     const load = orderLoad(wallets, c.gateways, () => running, 20_000);
@@ -159,8 +172,11 @@ describe('cluster on NATS JetStream', () => {
     await new Promise((r) => setTimeout(r, NATS_NODE_LOSS_WINDOW_MS));
     const stopped_at = Date.now();
     running = false;
-    const answered = await load;
-    console.log(`cluster NATS node kill: ${answered.length} orders answered in ${stopped_at - killed_at} ms, longest answer gap ${longestGapMs(answered)} ms`);
+    const answered = await load.catch((e: unknown) => {
+      dumpOutputs();
+      throw e;
+    });
+    console.log(`cluster NATS node kill (${leader}, the JetStream meta leader): ${answered.length} orders answered in ${stopped_at - killed_at} ms, longest answer gap ${longestGapMs(answered)} ms`);
     // Still serving at the end of the window, not just before the kill took effect.
     const late = answered.filter((a) => a.at_ms > stopped_at - 2000).length;
     if (late <= wallets.length) dumpOutputs();
@@ -169,10 +185,39 @@ describe('cluster on NATS JetStream', () => {
     await expectReplicasAgree();
   });
 
+  it('the DA role publishes every batch of the run: ringbook verify agrees on every root, and its roots are the matchers\'', async () => {
+    const [d] = c.das;
+    const s = await expectReplicasAgree();
+    const last = s[0];
+    const da = await waitFor(`the DA role at batch ${last.batch_id}`, 15_000, async () => {
+      const x = await daStatus(d);
+      return x.batch_id >= last.batch_id || x.failure !== null ? x : undefined;
+    });
+    expect(da.failure).toBeNull();
+    expect(da.mismatches).toBe(0);
+    expect(da.batch_id).toBe(last.batch_id);
+    expect(da.state_root).toBe(last.state_root);
+    // Every batch's published header carries the matchers' roots: the verifier re-executes them all.
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-verify-'));
+    try {
+      const v = await runVerifier(d.url, path.join(d.data_dir, 'test-config.json'), ['--out', out]);
+      expect(v.code, v.stderr.slice(-2000)).toBe(0);
+      const summary = JSON.parse(v.stdout.trim().split('\n').pop() as string);
+      expect(summary).toMatchObject({ verify: 'ok', batches: last.batch_id, checked: last.batch_id, state_root: last.state_root });
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+    // The proof of the first test's fill, against the fills root of the batch that holds it.
+    const proof = ok(await api(d.url).get(`/orders/${filled_order_id}/da-proof`));
+    const batch = ok(await api(d.url).get(`/da/batches/${proof.batch_id}`));
+    expect(proof.merkle_root).toBe(batch.header.fills_root);
+    expect(batch.requests.length).toBeGreaterThan(0);
+  });
+
   it('a batch that re-executes differently raises the alarm on every standby', async () => {
     // A forged batch (a writer that is not a Ringbook matcher, or a leader with a bug): the next
     // batch number, no inputs, no events and a made-up root, fenced like a leader's.
-    const nc = await connect({ servers: c.nats.urls().slice(1) });
+    const nc = await connect({ servers: c.nats.urls().filter((_, i) => c.nats.nodes[i].proc !== null) });
     try {
       const jsm = await jetstreamManager(nc);
       const last_seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
@@ -194,6 +239,14 @@ describe('cluster on NATS JetStream', () => {
         expect(m.output().stderr).toContain(`ALARM batch ${forged.batch_id} re-executed differently`);
         expect(s.state_root).not.toBe(forged.state_root);
       }
+      // The DA role publishes nothing for it (no commit event to close the batch with) and says why.
+      const da = await waitFor('the DA role to refuse the forged batch', 5_000, async () => {
+        const x = await daStatus(c.das[0]);
+        return x.failure !== null ? x : undefined;
+      });
+      expect(da.batch_id).toBe(h.batch_id);
+      expect(da.failure).toContain(`batch ${forged.batch_id} has no commit event`);
+      fail(await api(c.das[0].url).get(`/da/batches/${forged.batch_id}`), 404, 'NOT_FOUND');
     } finally {
       await nc.close();
     }

@@ -3,6 +3,7 @@
 // /status, bounded waits, and a load of signed orders from several wallets.
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
+import type { DaRoleStatus } from '../../src/cluster/da_role.js';
 import { api, deposit, request, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
 
 /** One operator key for every gateway of a cluster (each signs the same operator rules). */
@@ -18,7 +19,10 @@ export interface TestCluster {
   nats: LocalNatsCluster;
   matchers: Map<string, StartedServer>;
   gateways: StartedServer[];
+  /** The DA publisher roles started (`--role da`). */
+  das: StartedServer[];
   startMatcher(id: string): Promise<StartedServer>;
+  startDa(id: string): Promise<StartedServer>;
   startGateway(id: string): Promise<StartedServer>;
   stop(): Promise<void>;
 }
@@ -32,6 +36,7 @@ export async function startTestCluster(): Promise<TestCluster> {
     nats,
     matchers: new Map(),
     gateways: [],
+    das: [],
     startMatcher: async (id) => {
       const m = await startServer({ env: { ...env, RINGBOOK_ROLE: 'matcher', RINGBOOK_NODE_ID: id } });
       c.matchers.set(id, m);
@@ -42,8 +47,13 @@ export async function startTestCluster(): Promise<TestCluster> {
       c.gateways.push(g);
       return g;
     },
+    startDa: async (id) => {
+      const d = await startServer({ env: { ...env, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
+      c.das.push(d);
+      return d;
+    },
     stop: async () => {
-      await Promise.all([...c.gateways, ...c.matchers.values()].map((s) => s.stop('SIGKILL')));
+      await Promise.all([...c.gateways, ...c.das, ...c.matchers.values()].map((s) => s.stop('SIGKILL')));
       await nats.stop();
     },
   };
@@ -54,6 +64,12 @@ export async function matcherStatus(m: StartedServer): Promise<MatcherStatus> {
   const r = await request('GET', m.url + '/status');
   if (r.status !== 200) throw new Error(`matcher /status: ${r.status} ${r.text}`);
   return r.body as MatcherStatus;
+}
+
+export async function daStatus(d: StartedServer): Promise<DaRoleStatus> {
+  const r = await request('GET', d.url + '/status');
+  if (r.status !== 200) throw new Error(`da /status: ${r.status} ${r.text}`);
+  return r.body.data as DaRoleStatus;
 }
 
 /** Polls `check` every `every_ms` until it returns a value (not undefined) or `ms` pass. */
