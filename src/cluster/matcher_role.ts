@@ -339,13 +339,24 @@ export class ClusterMatcher {
         const ack = await js.publish(EVENT_SUBJECT, body, {
           msgID: batchMessageId(batch_id), expect: { lastSequence: expected }, headers: batchHeaders(h), timeout: PUBLISH_TIMEOUT_MS,
         });
+        if (ack.duplicate) {
+          // JetStream checks the message id before the expected last sequence: a duplicate ack
+          // means some batch <batch_id> is stored, ours (an earlier attempt whose ack was lost) or
+          // another leader's (after a lease overlap), which this leader must never take for its
+          // own (seen: a leader that did answered nothing more, its engine off the log).
+          const stored = await this.storedAt(ack.seq);
+          if (stored === null || !this.isOwn(stored, batch_id, roots.state_root)) {
+            this.rebuild(`batch ${batch_id}: the event stream holds another leader's batch ${batch_id} (sequence ${ack.seq})`);
+            return;
+          }
+        }
         this.applied(h, ack.seq, roots.state_root);
         return;
       } catch (e) {
         if (isWrongLastSequence(e)) {
           // Our own earlier attempt may have been stored with its acknowledgement lost.
-          const stored = await this.storedAfter(expected);
-          if (stored !== null && stored.batch_id === batch_id && stored.state_root === roots.state_root && stored.leader === h.leader) {
+          const stored = await this.storedAt(expected + 1);
+          if (stored !== null && this.isOwn(stored, batch_id, roots.state_root)) {
             this.applied(h, expected + 1, roots.state_root);
             return;
           }
@@ -359,11 +370,16 @@ export class ClusterMatcher {
     }
   }
 
-  /** The header of the event stream's message right after `seq` (null when there is none). */
-  private async storedAfter(seq: number): Promise<BatchHeader | null> {
-    const m = await (this.jsm as JetStreamManager).streams.getMessage(EVENT_STREAM, { seq: seq + 1 }).catch(() => null);
+  /** The header of the event stream's message at `seq` (null when there is none or it could not be read). */
+  private async storedAt(seq: number): Promise<BatchHeader | null> {
+    const m = await (this.jsm as JetStreamManager).streams.getMessage(EVENT_STREAM, { seq }).catch(() => null);
     if (m === null) return null;
     return readBatchHeader(m.header, m.data.length);
+  }
+
+  /** Whether a stored batch header is this leader's batch `batch_id` with this root. */
+  private isOwn(stored: BatchHeader, batch_id: number, state_root: string): boolean {
+    return stored.batch_id === batch_id && stored.state_root === state_root && stored.leader === this.options.node_id;
   }
 
   /** Clean stop: finish the batch in flight, hand the lease over, close the connection. */

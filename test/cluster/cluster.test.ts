@@ -15,7 +15,7 @@ import path from 'node:path';
 import { api, runVerifier, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
 import {
-  daStatus, fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, orderLoad, P, settledMatchers, startTestCluster,
+  daStatus, fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, TICK, withTimeout, orderIdsOf, orderLoad, P, settledMatchers, startTestCluster,
   waitFor, type Answered, type TestCluster,
 } from './cluster_helpers.js';
 
@@ -247,6 +247,22 @@ describe('cluster on NATS JetStream', () => {
       expect(da.batch_id).toBe(h.batch_id);
       expect(da.failure).toContain(`batch ${forged.batch_id} has no commit event`);
       fail(await api(c.das[0].url).get(`/da/batches/${forged.batch_id}`), 404, 'NOT_FOUND');
+      // The leader's next batch has the forged one's number, so its message id: JetStream answers
+      // "duplicate" (the id check comes before the fence) with the forged batch's sequence. The
+      // leader must not take that batch for its own: it starts over from the log, and a matcher
+      // that follows the log answers the order.
+      const placed = ok(await withTimeout((async () => {
+        const w = await fundedWallet(c.gateways[0]);
+        return api(c.gateways[0].url).post('/orders', w.order({ market_id: MARKET, side: 'bid', price: P - 7 * TICK, quantity: 100 }));
+      })(), 15_000, 'a deposit and an order after the forged batch'));
+      const s = await settledMatchers(liveMatchers(), 15_000);
+      for (const x of s) {
+        expect(x.state_root, `${x.node_id} at batch ${x.batch_id}`).toBe(s[0].state_root);
+        expect(x.mismatches, `${x.node_id}: the forged batch is its only alarm`).toBe(1);
+      }
+      expect(s.filter((x) => x.role === 'leader')).toHaveLength(1);
+      expect(s[0].batch_id).toBeGreaterThan(forged.batch_id);
+      expect(Number(placed.order_id)).toBeGreaterThan(0);
     } finally {
       await nc.close();
     }

@@ -13,7 +13,7 @@ export const LEASE_TTL_MS = 1000;
 export const MARKET = 'ETH-USDC';
 /** 1,500 USDC: on the tick; bids under it never meet an ask in these tests. */
 export const P = 1_500_000_000;
-const TICK = 10_000;
+export const TICK = 10_000;
 
 export interface TestCluster {
   nats: LocalNatsCluster;
