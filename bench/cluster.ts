@@ -8,16 +8,19 @@
 // cores, not what N machines do (docs/scale-out.md has that arithmetic, fed by the per-order
 // CPU this bench reports per role).
 //
-// Request publishing is measured both ways in the same run, alternating: gateways g1/g2 send
-// every request unit as its own request stream message (RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX=1,
-// the first release's way), g3/g4 pack the units of one event-loop turn into one message (the
-// default); each round runs 1 then 2 gateways of each kind, and the JSON line has every phase and
+// The first release's gateway and today's are measured in the same run, alternating: gateways
+// g1/g2 send every request unit as its own request stream message
+// (RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX=1) and run a DA thread (RINGBOOK_GATEWAY_STATE_ROOTS=1),
+// g3/g4 pack the units of one event-loop turn into one message and compute no roots (the
+// defaults); each round runs 1 then 2 gateways of each kind, and the JSON line has every phase and
 // the medians per kind.
 //
 // Run: npx tsc -p tsconfig.json && node dist/bench/cluster.js [--orders N] [--lanes N] [--rounds N]
 //   --orders N   orders per phase (default 3000)
 //   --lanes N    concurrent HTTP clients, one order in flight each (default 32)
 //   --rounds N   rounds of the four phases (default 2)
+//   --old-gateway-roots 0|1  the per-unit gateways run the DA thread too (1, default: the first
+//                release's gateway); 0 isolates the batching
 //   --cpu-prof D each role writes a V8 CPU profile under D/<node id>/
 // Ends with ONE JSON line {"bench":"cluster",...}. Results: docs/benchmarks.md "cluster".
 import os from 'node:os';
@@ -47,6 +50,8 @@ interface Args {
   orders: number;
   lanes: number;
   rounds: number;
+  /** 1: the per-unit gateways also run the DA thread (the first release's gateway); 0: they do not. */
+  old_gateway_roots: number;
   /** --cpu-prof DIR: every role writes a V8 CPU profile under DIR/<node id>/ (node --cpu-prof). */
   cpu_prof: string | null;
 }
@@ -57,9 +62,10 @@ function parseArgs(): Args {
   const orders = knobs.number('orders', 3000, 100, 200_000);
   const lanes = knobs.number('lanes', 32, 1, 512);
   const rounds = knobs.number('rounds', 2, 1, 20);
+  const old_gateway_roots = knobs.number('old-gateway-roots', 1, 0, 1);
   const prof = knobs.optionalString('cpu-prof');
   knobs.finish();
-  return { orders, lanes, rounds, cpu_prof: prof === undefined ? null : path.resolve(prof) };
+  return { orders, lanes, rounds, old_gateway_roots, cpu_prof: prof === undefined ? null : path.resolve(prof) };
 }
 
 type Body = Record<string, unknown>;
@@ -212,8 +218,10 @@ async function main(): Promise<void> {
     // m1 takes the lease first (it starts alone); m2 is the hot standby.
     await new Promise((r) => setTimeout(r, 500));
     const m2 = await role('matcher', 'm2');
-    // g1, g2: one message per request unit; g3, g4: the units of a turn in one message (default).
-    const per_unit = { RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX: '1' };
+    // g1, g2: the first release's gateway (one message per request unit, and a DA thread computing
+    // state roots), unless --old-gateway-roots 0; g3, g4: today's defaults (the units of a turn in
+    // one message; no DA thread: the matchers and the DA role compute roots).
+    const per_unit = { RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX: '1', RINGBOOK_GATEWAY_STATE_ROOTS: String(args.old_gateway_roots) };
     const gw = [await role('gateway', 'g1', per_unit), await role('gateway', 'g2', per_unit), await role('gateway', 'g3'), await role('gateway', 'g4')];
     const urls = gw.map((g) => `http://127.0.0.1:${g.port}`);
     const secp = loadNativeSecp256k1();
@@ -274,6 +282,7 @@ async function main(): Promise<void> {
       lanes: args.lanes,
       sign_ms: Math.round(sign_ms),
       rounds: args.rounds,
+      old_gateway_roots: args.old_gateway_roots === 1,
       medians: medians(results),
       phases: results,
       jetstream_publish_r3: raw,

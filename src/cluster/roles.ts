@@ -32,6 +32,12 @@ export interface ClusterSettings {
   batch_records_max: number;
   /** RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX: most request records a gateway packs into one request stream message. */
   request_message_records_max: number;
+  /**
+   * RINGBOOK_GATEWAY_STATE_ROOTS=1: a gateway also runs the DA thread over the event stream (its
+   * own state roots in GET /admin/state), as the first cluster release did; 0 (default): roots
+   * come from the matchers and the DA role only.
+   */
+  gateway_state_roots: boolean;
 }
 
 /** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
@@ -77,6 +83,7 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     lease_ttl_ms: intEnv(env, 'RINGBOOK_LEASE_TTL_MS', LEASE_TTL_MS_DEFAULT, 200, 60_000),
     batch_records_max: intEnv(env, 'RINGBOOK_BATCH_RECORDS_MAX', BATCH_RECORDS_MAX_DEFAULT, 1, 16_384),
     request_message_records_max: intEnv(env, 'RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX', REQUEST_MESSAGE_RECORDS_MAX_DEFAULT, 1, 16_384),
+    gateway_state_roots: intEnv(env, 'RINGBOOK_GATEWAY_STATE_ROOTS', 0, 0, 1) === 1,
   };
 }
 
@@ -97,7 +104,7 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   // Each gateway numbers its requests in its own 2^32 range (a random one of 2^20): events
   // carry the seq back, and every gateway reads every event.
   const seq_base = randomInt(1, 1 << 20) * 2 ** 32;
-  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base });
+  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots });
   const port = await server.start();
   return {
     port,

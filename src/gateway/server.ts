@@ -55,6 +55,11 @@ export interface ServerOptions {
   backend?: MatcherBackend;
   /** First request seq minus one (MatcherLinkOptions.seq_base). */
   seq_base?: number;
+  /**
+   * Run the DA thread (state roots, GET /da/*; default true). False only with a `backend`: the
+   * cluster gateway leaves roots to the matchers and the DA role (docs/scale-out.md).
+   */
+  state_roots?: boolean;
 }
 
 /** Most keys each rate limiter remembers (bounded memory under a flood of wallets or IPs). */
@@ -127,8 +132,10 @@ export class RingbookServer {
     //      once the app exists: the journal replay has no subscribers), (c) the HTTP answers
     //      (always last, MatcherLink.consumers);
     //   3. after each commit, once its answers are released: the DA thread's flush, snapshots.
-    const da = createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
-    da.attach(link);
+    // Without a DA thread (a cluster gateway by default) no state root is computed here: the
+    // cluster's DA role publishes them and every matcher computes them (docs/scale-out.md).
+    const da = this.options.state_roots === false ? null : createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
+    da?.attach(link);
     // Before start: the journal replay rebuilds candles and the leaderboard (from the snapshot's).
     const md = new MarketData(link.read_model);
     link.consumers([md]);
@@ -137,9 +144,9 @@ export class RingbookServer {
     this.link = link;
     // Resuming from a snapshot, the DA thread checked the root of its state against the published
     // one; a difference stops the start here.
-    await da.ready();
+    await da?.ready();
     let snapshots: SnapshotCoordinator | null = null;
-    if (journal_dir !== null) {
+    if (journal_dir !== null && da !== null) {
       snapshots = new SnapshotCoordinator({
         dir: snapshots_dir, every_batches: cfg.snapshots.every_batches, keep: cfg.snapshots.keep, trim_journal: cfg.journal.trim,
         link, rm: link.read_model, md, da,
@@ -181,7 +188,7 @@ export class RingbookServer {
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {
-      const chain = new ChainLink(ctx, da.store, cfg.settlement);
+      const chain = new ChainLink(ctx, da?.store ?? null, cfg.settlement);
       ctx.settlement_status = () => ({ ...chain.status });
       ctx.settlement_posted_batch = () => chain.posted_batch_id;
       this.chain = chain;
@@ -191,8 +198,8 @@ export class RingbookServer {
     registerTradingRoutes(app, ctx);
     registerProgrammeRoutes(app, ctx);
     registerAgentRoutes(app, ctx);
-    registerAdminRoutes(app, ctx, da, snapshots);
-    registerDaRoutes(app, ctx, da, (m) => ctx.rm.markets[m]?.id ?? null);
+    registerAdminRoutes(app, ctx, da ?? undefined, snapshots);
+    if (da !== null) registerDaRoutes(app, ctx, da, (m) => ctx.rm.markets[m]?.id ?? null);
     registerMarketDataRoutes(app, ctx, md);
     if (cfg.web.enabled) registerWebRoutes(app);
     const hub = registerWebSocket(app, ctx);
