@@ -21,8 +21,8 @@ import { LmdbDaStore } from '../da/da_store.js';
 import { DaPublisherCore } from '../da/publisher.js';
 import { inputHashOfBytes } from '../journal/journal.js';
 import { BatchField, EventCursor, EventReader, EventType, MarketField, RECORD_WORDS, viewsOfRecords } from '../ring/records.js';
-import { getAndHead, getRoute, markHead, type RouteBasics } from '../gateway/context.js';
-import { Reply } from '../gateway/envelope.js';
+import { getAndHead, getRoute, type RouteBasics } from '../gateway/context.js';
+import { listenApp, registerNotFound } from '../gateway/listen.js';
 import { createRateLimiters } from '../gateway/rate_limit.js';
 import { registerDaRoutes } from '../gateway/routes_da.js';
 import { componentLog } from '../util/log.js';
@@ -216,21 +216,10 @@ export class ClusterDa {
     const app = uWS.App();
     registerDaRoutes(app, ctx, core, (m) => this.markets[m] ?? null);
     getAndHead(app, '/status', getRoute(ctx, (reply) => void reply.ok(this.status)));
-    app.any('/*', (res, req) => {
-      const reply = new Reply(res);
-      markHead(reply, req);
-      reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)} (a DA role serves /da/*, /orders/:id/da-proof and /status)`);
-    });
-    return new Promise<number>((resolve, reject) => {
-      app.listen(cfg.server.host, cfg.server.port, (socket) => {
-        if (!socket) {
-          reject(new Error(`cannot listen on ${cfg.server.host}:${cfg.server.port}`));
-          return;
-        }
-        this.listen_socket = socket;
-        resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
-      });
-    });
+    registerNotFound(app, ' (a DA role serves /da/*, /orders/:id/da-proof and /status)');
+    const listening = await listenApp(app, cfg.server.host, cfg.server.port);
+    this.listen_socket = listening.socket;
+    return listening.port;
   }
 
   /** Clean stop: stop reading, let the store finish its writes, stop serving. */

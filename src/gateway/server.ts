@@ -10,8 +10,6 @@ import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
 import { ArrivalOrder } from './arrival_order.js';
 import { SignatureBatcher } from './signature_batcher.js';
-import { markHead } from './context.js';
-import { Reply } from './envelope.js';
 import { MatcherLink, type MatcherBackend } from './matcher_link.js';
 import { CLOSED_ORDERS_KEPT } from '../read_model/read_model.js';
 import { createRateLimiters } from './rate_limit.js';
@@ -26,6 +24,7 @@ import { registerWebSocket, type WsHub } from './ws/hub.js';
 import type { DaPublisher } from '../da/da_interfaces.js';
 import { createDaPublisher } from '../da/da_thread.js';
 import { registerDaRoutes } from './routes_da.js';
+import { listenApp, registerNotFound } from './listen.js';
 import { registerWebRoutes } from './routes_web.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { registerMarketDataRoutes } from './routes_marketdata.js';
@@ -210,24 +209,10 @@ export class RingbookServer {
       pendingSignatures: () => ctx.signatures.pending, verifiedSignatures: () => ctx.signatures.verified,
     });
     this.chain?.start();
-    // Every other request of the nine methods uWS routes (docs/api.md "Connections": the others
-    // never reach here). HEAD gets the headers of the 404 without its body.
-    app.any('/*', (res, req) => {
-      const reply = new Reply(res);
-      markHead(reply, req);
-      reply.error('NOT_FOUND', `no route ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 100)}`);
-    });
-    await new Promise<void>((resolve, reject) => {
-      app.listen(cfg.server.host, cfg.server.port, (socket) => {
-        if (!socket) {
-          reject(new Error(`cannot listen on ${cfg.server.host}:${cfg.server.port}`));
-          return;
-        }
-        this.listen_socket = socket;
-        this.port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
-        resolve();
-      });
-    });
+    registerNotFound(app);
+    const listening = await listenApp(app, cfg.server.host, cfg.server.port);
+    this.listen_socket = listening.socket;
+    this.port = listening.port;
     if (metrics !== null) await this.listenMetrics(metrics);
     if (cfg.server.health_port !== null) {
       this.health = new HealthListener(() => healthRecord(ctx));

@@ -22,7 +22,8 @@ export interface TestCluster {
   /** The DA publisher roles started (`--role da`). */
   das: StartedServer[];
   startMatcher(id: string): Promise<StartedServer>;
-  startDa(id: string): Promise<StartedServer>;
+  /** `env`: extra variables (a restart on an existing data dir: RINGBOOK_DATA_DIR, RINGBOOK_CONFIG). */
+  startDa(id: string, env?: Record<string, string>): Promise<StartedServer>;
   startGateway(id: string): Promise<StartedServer>;
   stop(): Promise<void>;
 }
@@ -47,8 +48,8 @@ export async function startTestCluster(): Promise<TestCluster> {
       c.gateways.push(g);
       return g;
     },
-    startDa: async (id) => {
-      const d = await startServer({ env: { ...env, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
+    startDa: async (id, extra = {}) => {
+      const d = await startServer({ env: { ...env, ...extra, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
       c.das.push(d);
       return d;
     },
