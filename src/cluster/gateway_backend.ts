@@ -1,6 +1,6 @@
 // The cluster gateway's matcher backend (MatcherBackend, src/gateway/matcher_link.ts): the front
 // writes verified requests into its request ring exactly as in the single process; this backend
-// drains the ring into the replicated request stream, and feeds every committed batch of the
+// drains the ring into the replicated request stream (one message per event-loop turn), and feeds every committed batch of the
 // event stream into the event ring, where the link's pump answers and updates the read model.
 // A batch reaches the event stream only once JetStream stored it on a quorum of its replicas,
 // so an answer given here is never for a batch that one failure can lose.
@@ -53,9 +53,6 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   duplicates = 0;
   given_up = 0;
   retried = 0;
-  /** Request stream messages sent and the request units in them (units per message: the batching). */
-  messages_sent = 0;
-  units_sent = 0;
   /** The last event stream sequence written into the event ring. */
   events_through = 0;
 
@@ -133,7 +130,6 @@ export class JetStreamGatewayBackend implements MatcherBackend {
         const unit_end = this.unitEnd(ring, reader, end, available);
         if (end > i && unit_end - i > records_max) break;
         end = unit_end;
-        this.units_sent++;
       }
       const bytes = new Uint8Array((end - i) * RECORD_BYTES);
       for (let k = i; k < end; k++) {
@@ -141,7 +137,6 @@ export class JetStreamGatewayBackend implements MatcherBackend {
         bytes.set(views.u8.subarray(o * 4, (o + RECORD_WORDS) * 4), (k - i) * RECORD_BYTES);
       }
       this.publish(bytes, `${this.options.gateway_id}.${seq}`);
-      this.messages_sent++;
       i = end;
     }
     if (available > 0) ring.release(available);

@@ -1,8 +1,9 @@
 // The two replicated logs of a Ringbook cluster (docs/scale-out.md), on NATS JetStream:
-//   - the request stream: one message per request unit (a request, its consent slots, and for
-//     POST /orders/batch the whole group), the unit's fixed-layout records (src/ring/records.ts)
-//     as they were written to the gateway's request ring; message id `<gateway>.<seq>` so a
-//     retried publish is stored once (JetStream's de-duplication window);
+//   - the request stream: one message per gateway event-loop turn, holding whole request units
+//     (a request, its consent slots, and for POST /orders/batch the whole group) as the fixed-layout
+//     records (src/ring/records.ts) written to the gateway's request ring; message id
+//     `<gateway>.<seq of its first request>` so a retried publish is stored once (JetStream's
+//     de-duplication window);
 //   - the event stream: one message per batch, written by the leader matcher only: the batch's
 //     input records followed by its event records (BATCH_BEGIN .. BATCH_COMMITTED), and headers
 //     with the batch number, time, the request stream position it consumed through and its

@@ -56,7 +56,7 @@ export interface MatcherStatus {
   batches_cut: number;
 }
 
-/** One request unit from the request stream: its stream sequence and records. */
+/** One request stream message (whole request units, never split across batches): its stream sequence and records. */
 interface RequestUnit {
   seq: number;
   data: Uint8Array;
