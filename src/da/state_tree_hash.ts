@@ -9,7 +9,7 @@
 // `stateRootOfLeaves` is the verifier's and the tests' reference; src/da/state_tree.ts keeps the
 // same root incrementally.
 import { bytesToHex0x, compareBytes } from './hex.js';
-import { keccak256Into } from './keccak.js';
+import { KECCAK_INPUT, keccak256Into, keccak256OfInput } from './keccak.js';
 import { HASH, type RawLeaf } from './state_leaves.js';
 
 export const ARITY = 4;
@@ -23,26 +23,28 @@ export function digitOf(paths: Uint8Array, at: number, d: number): number {
   return (paths[at + (d >> 2)] >> (6 - 2 * (d & 3))) & 3;
 }
 
-/** Writes kind || key || value into a reusable buffer; returns it (bytes [0, 1 + key + value)). */
-let encode_scratch = new Uint8Array(256);
-function encodeLeaf(kind: number, key: Uint8Array, value: Uint8Array | null): Uint8Array {
+/**
+ * Writes kind || key || value into keccak's own input buffer (KECCAK_INPUT: no scratch copy, no
+ * allocation; leaves are far below its 16 KiB); returns the preimage's length.
+ */
+function encodeLeaf(kind: number, key: Uint8Array, value: Uint8Array | null): number {
   if (!Number.isInteger(kind) || kind < 1 || kind > 255) throw new RangeError(`state root: leaf kind ${kind} is not 1..255 (0x00 prefixes nodes)`);
   const n = 1 + key.length + (value === null ? 0 : value.length);
-  if (encode_scratch.length < n) encode_scratch = new Uint8Array(2 * n);
-  encode_scratch[0] = kind;
-  encode_scratch.set(key, 1);
-  if (value !== null) encode_scratch.set(value, 1 + key.length);
-  return encode_scratch;
+  if (n > KECCAK_INPUT.length) throw new RangeError(`state root: leaf of ${n} bytes exceeds ${KECCAK_INPUT.length}`);
+  KECCAK_INPUT[0] = kind;
+  KECCAK_INPUT.set(key, 1);
+  if (value !== null) KECCAK_INPUT.set(value, 1 + key.length);
+  return n;
 }
 
 /** leaf_hash = keccak256(kind || key || value) into `out[at..]`. */
 export function leafHashInto(kind: number, key: Uint8Array, value: Uint8Array, out: Uint8Array, at: number): void {
-  keccak256Into(encodeLeaf(kind, key, value), 0, 1 + key.length + value.length, out, at);
+  keccak256OfInput(encodeLeaf(kind, key, value), out, at);
 }
 
 /** path = keccak256(kind || key) into `out[at..]`. */
 export function pathInto(kind: number, key: Uint8Array, out: Uint8Array, at: number): void {
-  keccak256Into(encodeLeaf(kind, key, null), 0, 1 + key.length, out, at);
+  keccak256OfInput(encodeLeaf(kind, key, null), out, at);
 }
 
 /**

@@ -1,34 +1,127 @@
 // keccak-256 through hash-wasm's WebAssembly build: 0.93 µs per 64-byte block here vs 8.2 µs in
 // @noble/hashes (issue 11), so it is the keccak of every hot path (the verify workers' EIP-191
 // message and signer address; the state trie, fills tree, input hash and verifier through
-// src/da/keccak.ts, which names these for src/da). Its JS glue costs ~0.3 µs and three small
-// allocations per call (0.77 µs for one 64-byte block, 1.69 µs for three): the trees make one
-// call per node and keep a node's preimage contiguous. hash-wasm's instances load asynchronously; this module awaits that
-// once at import (top-level await, once per thread), after which every call is synchronous.
+// src/da/keccak.ts, which names these for src/da).
 //
-// One hasher per thread, used only synchronously (init/update/digest never interleave on a
+// We call the module's exports directly instead of hash-wasm's public hasher: that hasher's JS
+// glue (init/update/digest: a view of the input, a chunk view, the `exports` getter on every
+// call, and a fresh 32-byte copy per digest) was ~11% of the DA thread's CPU at max rate and a
+// share of its GC (profile of bench/load.ts, 2026-11-26), and 0.82 µs against 0.61 µs per
+// 129-byte trie node (tmp micro-bench, same machine). So: the WebAssembly binary is hash-wasm's
+// own keccak build (`sha3` in dist/keccak.umd.min.js, the same bytes `createKeccak` compiles),
+// instantiated once per thread here; a hash is one copy into its 16 KiB input buffer, one
+// `Hash_Calculate` call and one copy out of its digest, no allocation. A wrong binary (another
+// hash-wasm layout) fails loudly at import: the two known answers below are checked.
+//
+// One instance per thread, used only synchronously (init/update/final never interleave on a
 // thread), so sharing it needs no locking.
-import { createKeccak, type IHasher } from 'hash-wasm';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
-const hasher: IHasher = await createKeccak(256);
-
-/** keccak256 of the concatenation of `parts` (32 fresh bytes). */
-export function keccak256Wasm(...parts: Uint8Array[]): Uint8Array {
-  hasher.init();
-  for (let i = 0; i < parts.length; i++) hasher.update(parts[i]);
-  return hasher.digest('binary');
+interface KeccakExports {
+  memory: { buffer: ArrayBuffer };
+  Hash_GetBuffer(): number;
+  Hash_Init(bits: number): void;
+  Hash_Update(length: number): void;
+  Hash_Final(padding: number): void;
+  Hash_Calculate(length: number, bits: number, padding: number): void;
 }
 
-/** keccak256 of one byte range, without the rest-parameter array of keccak256Wasm. */
-export function keccak256WasmOne(data: Uint8Array): Uint8Array {
-  hasher.init();
-  hasher.update(data);
-  return hasher.digest('binary');
+/** The WebAssembly JS API (a global in Node; tsconfig's libs leave it untyped). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+}
+const WASM = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** hash-wasm's input buffer (MAIN_BUFFER_SIZE in its src/hash-wasm.h). */
+const INPUT_BYTES = 16 * 1024;
+const BITS = 256;
+/** Keccak's padding byte (SHA-3 would be 0x06): what hash-wasm's createKeccak passes to Hash_Final. */
+const KECCAK_PADDING = 0x01;
+const DIGEST_BYTES = 32;
+
+function loadExports(): KeccakExports {
+  const dist = path.dirname(createRequire(import.meta.url).resolve('hash-wasm'));
+  const bundle = readFileSync(path.join(dist, 'keccak.umd.min.js'), 'utf8');
+  const m = /name:"sha3",data:"([A-Za-z0-9+/=]+)"/.exec(bundle);
+  if (m === null) throw new Error(`keccak: hash-wasm's keccak WebAssembly not found in ${dist}/keccak.umd.min.js`);
+  const instance = new WASM.Instance(new WASM.Module(Buffer.from(m[1], 'base64')), {});
+  const x = instance.exports as unknown as KeccakExports;
+  for (const f of ['Hash_GetBuffer', 'Hash_Init', 'Hash_Update', 'Hash_Final', 'Hash_Calculate'] as const) {
+    if (typeof x[f] !== 'function') throw new Error(`keccak: hash-wasm's keccak module lacks ${f}`);
+  }
+  return x;
+}
+
+const wasm = loadExports();
+const base = wasm.Hash_GetBuffer();
+// The module never grows its memory (hash-wasm's keccak has no allocator), so these views stay valid.
+/**
+ * The module's input buffer: write a preimage of up to 16 KiB here and hash it in place with
+ * {@link keccak256OfInput} (no copy from a scratch buffer). Overwritten by every hash.
+ */
+export const KECCAK_INPUT: Uint8Array = new Uint8Array(wasm.memory.buffer, base, INPUT_BYTES);
+/** Hash_Final leaves the digest at the start of the buffer. */
+const digest = new Uint8Array(wasm.memory.buffer, base, DIGEST_BYTES);
+const calculate = wasm.Hash_Calculate;
+const hashInit = wasm.Hash_Init;
+const hashUpdate = wasm.Hash_Update;
+const hashFinal = wasm.Hash_Final;
+
+/** keccak256 of `KECCAK_INPUT[0 .. length)` (length <= 16 KiB) written to `out[out_offset .. +32)`. */
+export function keccak256OfInput(length: number, out: Uint8Array, out_offset: number): void {
+  calculate(length, BITS, KECCAK_PADDING);
+  out.set(digest, out_offset);
+}
+
+/** Feeds `data[offset .. offset+length)` to a hash begun with hashInit, 16 KiB at a time. */
+function absorb(data: Uint8Array, offset: number, length: number): void {
+  for (let at = offset, end = offset + length; at < end; at += INPUT_BYTES) {
+    const n = Math.min(INPUT_BYTES, end - at);
+    KECCAK_INPUT.set(data.subarray(at, at + n));
+    hashUpdate(n);
+  }
 }
 
 /** keccak256 of `data[offset .. offset+length)` written to `out[out_offset .. +32)` (may overlap `data`). */
 export function keccak256Into(data: Uint8Array, offset: number, length: number, out: Uint8Array, out_offset: number): void {
-  hasher.init();
-  hasher.update(offset === 0 && length === data.length ? data : data.subarray(offset, offset + length));
-  out.set(hasher.digest('binary'), out_offset);
+  if (length <= INPUT_BYTES) {
+    KECCAK_INPUT.set(offset === 0 && length === data.length ? data : data.subarray(offset, offset + length));
+    calculate(length, BITS, KECCAK_PADDING);
+  } else {
+    hashInit(BITS);
+    absorb(data, offset, length);
+    hashFinal(KECCAK_PADDING);
+  }
+  out.set(digest, out_offset);
 }
+
+/** keccak256 of one byte range (32 fresh bytes). */
+export function keccak256WasmOne(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(DIGEST_BYTES);
+  keccak256Into(data, 0, data.length, out, 0);
+  return out;
+}
+
+/** keccak256 of the concatenation of `parts` (32 fresh bytes). */
+export function keccak256Wasm(...parts: Uint8Array[]): Uint8Array {
+  hashInit(BITS);
+  for (let i = 0; i < parts.length; i++) absorb(parts[i], 0, parts[i].length);
+  hashFinal(KECCAK_PADDING);
+  return digest.slice();
+}
+
+// Known answers (keccak256 of '' and of 'abc'): a different binary or padding fails here, at import.
+function selfCheck(): void {
+  const want: [string, string][] = [
+    ['', 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470'],
+    ['abc', '4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45'],
+  ];
+  for (const [text, hex] of want) {
+    const got = Buffer.from(keccak256WasmOne(Buffer.from(text))).toString('hex');
+    if (got !== hex) throw new Error(`keccak: hash-wasm's keccak module gives ${got} for '${text}', expected ${hex}`);
+  }
+}
+selfCheck();

@@ -5,7 +5,8 @@
 //
 // Browser variants: a relative import `./x.js` whose folder holds `x.browser.ts` gets that file
 // instead (src/auth/secp256k1_native.browser.ts: no native addon; src/util/crc32.browser.ts: no
-// zlib). Any `node:` import left in the graph fails the build, so a Node-only path cannot slip
+// zlib; src/util/keccak_wasm.browser.ts: hash-wasm's public hasher, no file read). Any `node:`
+// import left in the graph fails the build, so a Node-only path cannot slip
 // into the page unnoticed.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,0 +1,36 @@
+// The browser's keccak_wasm.ts (src/web/bundle.ts swaps it in: a page cannot read hash-wasm's
+// bundle from disk to instantiate its module directly). hash-wasm's public hasher: the same
+// WebAssembly keccak, through its JS glue, which costs a little per call and does not matter for
+// the few hashes a page makes when it signs. Same exports as the server's module.
+import { createKeccak, type IHasher } from 'hash-wasm';
+
+const hasher: IHasher = await createKeccak(256);
+
+/** Scratch for preimages written in place (the server's module hashes this buffer itself). */
+export const KECCAK_INPUT: Uint8Array = new Uint8Array(16 * 1024);
+
+/** keccak256 of `KECCAK_INPUT[0 .. length)` written to `out[out_offset .. +32)`. */
+export function keccak256OfInput(length: number, out: Uint8Array, out_offset: number): void {
+  keccak256Into(KECCAK_INPUT, 0, length, out, out_offset);
+}
+
+/** keccak256 of `data[offset .. offset+length)` written to `out[out_offset .. +32)` (may overlap `data`). */
+export function keccak256Into(data: Uint8Array, offset: number, length: number, out: Uint8Array, out_offset: number): void {
+  hasher.init();
+  hasher.update(data.subarray(offset, offset + length));
+  out.set(hasher.digest('binary'), out_offset);
+}
+
+/** keccak256 of one byte range (32 fresh bytes). */
+export function keccak256WasmOne(data: Uint8Array): Uint8Array {
+  hasher.init();
+  hasher.update(data);
+  return hasher.digest('binary');
+}
+
+/** keccak256 of the concatenation of `parts` (32 fresh bytes). */
+export function keccak256Wasm(...parts: Uint8Array[]): Uint8Array {
+  hasher.init();
+  for (let i = 0; i < parts.length; i++) hasher.update(parts[i]);
+  return hasher.digest('binary');
+}
