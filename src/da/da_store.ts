@@ -1,7 +1,8 @@
 // The embedded DA layer: published batches kept locally and served over HTTP
 // (docs/verifiability.md, "DA store"). LMDB at `<data_dir>/da`:
 //   - database `batches`: key = batch id (uint32), value = msgpack {header, inputs (bytes), fills,
-//     state_diff};
+//     state_diff (bytes: src/da/state_diff.ts encodeChanges; batches written before 2026-11-26 hold
+//     the hex objects, read as they are)};
 //   - database `order_fills`: key = [order_id, fill_id] (ordered-binary), value = batch id; one
 //     row for the taker order and one for the maker order of every fill (for /orders/:id/da-proof).
 // Writes are asynchronous (lmdb-js groups them); a submitted batch is readable at once from a
@@ -11,6 +12,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import type { FillLeaf } from './fills_tree.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
+import { decodeChanges } from './state_diff.js';
 
 export interface FillRef {
   fill_id: number;
@@ -82,7 +84,7 @@ interface StoredBatch {
   header: BatchHeader;
   inputs: Uint8Array;
   fills: FillLeaf[];
-  state_diff: LeafChange[];
+  state_diff: Uint8Array | LeafChange[];
 }
 
 export class LmdbDaStore implements DaStore {
@@ -145,7 +147,7 @@ export class LmdbDaStore implements DaStore {
       header: batch.header,
       inputs: inputs ?? Buffer.from(batch.inputs_hex, 'hex'),
       fills: batch.fills,
-      state_diff: batch.state_diff ?? [],
+      state_diff: batch.state_diff_bytes ?? batch.state_diff ?? [],
     };
     const write = this.root.transaction(() => {
       void this.batches.put(id, stored);
@@ -176,7 +178,7 @@ export class LmdbDaStore implements DaStore {
       header: s.header,
       inputs_hex: Buffer.from(s.inputs.buffer, s.inputs.byteOffset, s.inputs.byteLength).toString('hex'),
       fills: s.fills,
-      state_diff: s.state_diff,
+      state_diff: s.state_diff instanceof Uint8Array ? decodeChanges(s.state_diff) : s.state_diff,
     };
   }
 

@@ -28,6 +28,11 @@ export interface PublishedBatch {
    * header: lets a verifier name the first leaf on which it and the operator disagree.
    */
   state_diff?: LeafChange[];
+  /**
+   * The same diff in binary form (src/da/state_diff.ts encodeChanges), when the producer has it
+   * (the DA publisher): the DA store keeps these bytes instead of hex. Not part of the JSON form.
+   */
+  readonly state_diff_bytes?: Uint8Array;
 }
 
 export const RECORD_BYTES = RECORD_WORDS * 4;

@@ -20,7 +20,7 @@ import { FillsTreeCache } from './fills_cache.js';
 import type { EventFields } from '../ring/records.js';
 import type { BatchInputSource, DaPublisher, DaRestore, EventSource, RestoreReport } from './da_interfaces.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
-import { StateRootBuilder, type BatchRoots } from './state_root.js';
+import { StateRootBuilder, type BatchRoots, type LeafChange } from './state_root.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
 import { addressesHex, decodeEngine } from '../matcher/engine_snapshot.js';
 import { componentLog } from '../util/log.js';
@@ -203,7 +203,14 @@ export class DaPublisherCore implements DaPublisher {
       get inputs_hex(): string {
         return (hex ??= raw.inputs.toString('hex'));
       },
-      fills: roots.fills, state_diff: roots.state_diff,
+      fills: roots.fills,
+      // Both forms on demand: the LMDB store takes the bytes, a reader of this handle the hex.
+      get state_diff(): LeafChange[] {
+        return roots.state_diff;
+      },
+      get state_diff_bytes(): Uint8Array {
+        return roots.state_diff_bytes;
+      },
     };
     this.published++;
     this.last_submit = store.submit(batch, raw.inputs).catch((err: unknown) => this.fail(err));

@@ -1,7 +1,68 @@
-// Reading state diffs for fraud proofs: a change decoded into named fields, and the first leaf on
-// which two diffs (re-executed and published) disagree.
+// State diffs: their compact binary form (what the DA store keeps), and for fraud proofs a change
+// decoded into named fields and the first leaf on which two diffs (re-executed and published)
+// disagree.
 import { hexToBytes } from './hex.js';
-import { LEAF_KIND_NAMES, describeLeaf, type LeafChange } from './state_leaves.js';
+import { LEAF_KIND_NAMES, describeLeaf, hex, type LeafChange, type RawChange } from './state_leaves.js';
+
+/** Value length marking a removed leaf in the binary form. */
+const REMOVED = 0xffff;
+
+/**
+ * A batch's changes in one buffer: per change kind (u8), key length (u8), key, value length
+ * (u16 big-endian, 0xffff = removed), value. The DA worker stores this instead of the hex objects
+ * of `changesToHex`: hex-encoding every changed leaf and msgpack-packing the strings was ~8% of
+ * its CPU at max rate (profile of bench/load.ts, 2026-11-26); the hex is made when a batch is read.
+ */
+export function encodeChanges(changes: readonly RawChange[]): Uint8Array {
+  let n = 0;
+  for (const c of changes) n += 4 + c.key.length + (c.value === null ? 0 : c.value.length);
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const c of changes) {
+    if (c.key.length > 0xff || (c.value !== null && c.value.length >= REMOVED)) throw new RangeError('state diff: key or value too long to encode');
+    out[at] = c.kind;
+    out[at + 1] = c.key.length;
+    out.set(c.key, at + 2);
+    at += 2 + c.key.length;
+    const len = c.value === null ? REMOVED : c.value.length;
+    out[at] = len >> 8;
+    out[at + 1] = len & 0xff;
+    at += 2;
+    if (c.value !== null) {
+      out.set(c.value, at);
+      at += c.value.length;
+    }
+  }
+  return out;
+}
+
+/** The published (hex) form of {@link encodeChanges}' bytes. Throws on truncated or trailing bytes. */
+export function decodeChanges(b: Uint8Array): LeafChange[] {
+  const out: LeafChange[] = [];
+  let at = 0;
+  const need = (n: number): void => {
+    if (at + n > b.length) throw new RangeError(`state diff: truncated at byte ${at}`);
+  };
+  while (at < b.length) {
+    need(2);
+    const kind = b[at];
+    const key_len = b[at + 1];
+    at += 2;
+    need(key_len + 2);
+    const key = hex(b.subarray(at, at + key_len));
+    at += key_len;
+    const len = (b[at] << 8) | b[at + 1];
+    at += 2;
+    let value: string | null = null;
+    if (len !== REMOVED) {
+      need(len);
+      value = hex(b.subarray(at, at + len));
+      at += len;
+    }
+    out.push({ kind, key, value });
+  }
+  return out;
+}
 
 /** Readable form of a published or recomputed change (fraud proofs). */
 export function describeChange(c: LeafChange | null): Record<string, unknown> | null {

@@ -25,7 +25,7 @@ import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { referralEarnedLeafId, type InboxLeafFields } from './programme_leaves.js';
 import { COUNTERS_LEAF_ID, countersOfLeaf, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
-import { describeChange, firstDifferingChange } from './state_diff.js';
+import { describeChange, encodeChanges, firstDifferingChange } from './state_diff.js';
 import type { CanonicalLeaves } from './canonical_leaves.js';
 // ---------------------------------------------------------------------------------------------
 // The builder: events -> leaves
@@ -37,6 +37,8 @@ export interface BatchRoots {
   fills_root: string;
   /** The leaves this batch changed, in sort-key order (value null = removed); hex made on first read. */
   readonly state_diff: LeafChange[];
+  /** The same changes in binary form (state_diff.ts encodeChanges), made on first read: what the DA store keeps. */
+  readonly state_diff_bytes: Uint8Array;
 }
 
 /**
@@ -342,11 +344,14 @@ export class StateRootBuilder {
     const fills_root = fills.length === 0 ? EMPTY_FILLS_ROOT : FillsTree.build(fills).root();
     this.batches++;
     let diff: LeafChange[] | null = null;
+    let diff_bytes: Uint8Array | null = null;
     return {
       batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root,
       get state_diff(): LeafChange[] {
-        if (diff === null) diff = changesToHex(changes);
-        return diff;
+        return (diff ??= changesToHex(changes));
+      },
+      get state_diff_bytes(): Uint8Array {
+        return (diff_bytes ??= encodeChanges(changes));
       },
     };
   }
