@@ -24,6 +24,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { engineConfigOf, loadConfig } from '../src/config.js';
 import { MemoryDaStore } from '../src/da/da_store.js';
 import { JournalReader } from '../src/da/journal_reader.js';
+import { accountLeafId, balanceLeafId, nonceLeafId, orderLeafId, type LeafId } from '../src/da/leaf_ids.js';
 import { keccak256Into } from '../src/da/keccak.js';
 import { DaPublisherCore } from '../src/da/publisher.js';
 import { ReplayExecutor } from '../src/da/replay.js';
@@ -93,15 +94,15 @@ const MARKET = { id: 'ETH-USDC', status: 0, base: 0, quote: 1, tick: 10_000, lot
 /** A builder holding `leaves` leaves: leaves/5 accounts (account, nonce, 2 balances) and as many open orders. */
 function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts: number; restore_ms: number; restore_cpu_ms: number } {
   const accounts = Math.max(2, Math.floor(leaves / 5));
-  const entries: [string, PendingLeaf][] = [];
+  const entries: [LeafId, PendingLeaf][] = [];
   const addresses = new Map<number, string>([[0, '0x' + '00'.repeat(20)]]);
   for (let a = 1; a <= accounts; a++) {
     const address = '0x' + a.toString(16).padStart(40, '0');
     addresses.set(a, address);
-    entries.push([`3:${a}`, { kind: LeafKind.ACCOUNT, key: accountKey(a), value: accountValue(address) }]);
-    entries.push([`2:${a}`, { kind: LeafKind.NONCE, key: accountKey(a), value: nonceValue(1) }]);
-    for (const asset of [0, 1]) entries.push([`1:${a}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(a, asset), value: balanceValue(1e9, 1e6) }]);
-    entries.push([`4:${a}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(a), value: orderValue({ account: a, market: 0, side: 1, price: 2e9, quantity: 100, filled: 0, remaining: 100, status: 0, locked: 100, priority_seq: a, last_fill_price: 0 }) }]);
+    entries.push([accountLeafId(a), { kind: LeafKind.ACCOUNT, key: accountKey(a), value: accountValue(address) }]);
+    entries.push([nonceLeafId(a), { kind: LeafKind.NONCE, key: accountKey(a), value: nonceValue(1) }]);
+    for (const asset of [0, 1]) entries.push([balanceLeafId(a, asset), { kind: LeafKind.BALANCE, key: balanceKey(a, asset), value: balanceValue(1e9, 1e6) }]);
+    entries.push([orderLeafId(a), { kind: LeafKind.OPEN_ORDER, key: orderKey(a), value: orderValue({ account: a, market: 0, side: 1, price: 2e9, quantity: 100, filled: 0, remaining: 100, status: 0, locked: 100, priority_seq: a, last_fill_price: 0 }) }]);
   }
   entries.push(['5:0', { kind: LeafKind.MARKET, key: marketKey(0), value: marketValue(MARKET) }]);
   const builder = new StateRootBuilder(['ETH', 'USDC']);
@@ -157,8 +158,10 @@ function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: n
           builder.apply(e.set(EventType.BALANCE, BalanceField, { ACCOUNT: a, ASSET: asset, AVAILABLE_UNITS: 1e9 + fill_id, LOCKED_UNITS: 1e6 + i }));
         }
       }
-      // state_diff: the hex diff the publisher publishes with every batch.
-      changed += builder.endBatch().state_diff.length;
+      // state_diff_bytes: the diff the publisher hands the DA store with every batch.
+      const roots = builder.endBatch();
+      if (roots.state_diff_bytes.length === 0 && roots.leaves_changed > 0) throw new Error('state diff lost');
+      changed += roots.leaves_changed;
     }
     return { us: cpuUs(process.cpuUsage(c0)), changed, keccaks: builder.hashCount() - k0 };
   };

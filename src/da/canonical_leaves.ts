@@ -17,6 +17,7 @@ import { OrderStatus } from '../engine/types.js';
 import { programmeLeavesOfCanonical } from './programme_leaves.js';
 import { engineLeavesOfCanonical } from './engine_leaves.js';
 import { agentLeavesOfCanonical } from './agent_leaves.js';
+import { accountLeafId, balanceLeafId, nonceLeafId, orderLeafId, type LeafId } from './leaf_ids.js';
 import {
   EMPTY_KEY, LeafKind, ZERO_ADDRESS, accountKey, accountValue, balanceKey, balanceValue, creditValue,
   feesValue, marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
@@ -35,7 +36,7 @@ export interface CanonicalLeavesInput {
 
 export interface CanonicalLeaves {
   /** Leaves keyed by the builder's leaf ids (the ids StateRootBuilder's encodePending uses). */
-  entries: [string, PendingLeaf][];
+  entries: [LeafId, PendingLeaf][];
   /** Per market: what the builder keeps to write market leaves and fill leaves later. */
   markets: (MarketLeafValue & { id: string })[];
   /** Account id -> address, as the builder keeps them for fill leaves (0 = zero address). */
@@ -44,24 +45,24 @@ export interface CanonicalLeaves {
 
 export function leavesFromCanonical(input: CanonicalLeavesInput): CanonicalLeaves {
   const s = input.canonical;
-  const entries: [string, PendingLeaf][] = [];
+  const entries: [LeafId, PendingLeaf][] = [];
   const addresses = new Map<number, string>([[0, ZERO_ADDRESS]]);
   for (let id = 1; id < input.addresses.length; id++) {
     const address = input.addresses[id];
     addresses.set(id, address);
-    entries.push([`3:${id}`, { kind: LeafKind.ACCOUNT, key: accountKey(id), value: accountValue(address) }]);
+    entries.push([accountLeafId(id), { kind: LeafKind.ACCOUNT, key: accountKey(id), value: accountValue(address) }]);
   }
   for (const a of s.accounts) {
     a.balances.forEach(([available, locked], asset) => {
       if (available === 0 && locked === 0) return; // a leaf only if listed in zero_balance_leaves
-      entries.push([`1:${a.account}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(a.account, asset), value: balanceValue(available, locked) }]);
+      entries.push([balanceLeafId(a.account, asset), { kind: LeafKind.BALANCE, key: balanceKey(a.account, asset), value: balanceValue(available, locked) }]);
     });
     if (a.nonce_high_water > 0) {
-      entries.push([`2:${a.account}`, { kind: LeafKind.NONCE, key: accountKey(a.account), value: nonceValue(a.nonce_high_water) }]);
+      entries.push([nonceLeafId(a.account), { kind: LeafKind.NONCE, key: accountKey(a.account), value: nonceValue(a.nonce_high_water) }]);
     }
   }
   for (const [account, asset] of input.zero_balance_leaves) {
-    entries.push([`1:${account}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(0, 0) }]);
+    entries.push([balanceLeafId(account, asset), { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(0, 0) }]);
   }
   const markets: (MarketLeafValue & { id: string })[] = [];
   s.markets.forEach((m, index) => {
@@ -79,7 +80,7 @@ export function leavesFromCanonical(input: CanonicalLeavesInput): CanonicalLeave
     for (const o of [...m.bids, ...m.asks]) {
       // Resting orders are the open ones; their status is what their last ORDER_UPDATE said.
       const status = o.filled_units > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN;
-      entries.push([`4:${o.order_id}`, {
+      entries.push([orderLeafId(o.order_id), {
         kind: LeafKind.OPEN_ORDER, key: orderKey(o.order_id),
         value: orderValue({
           account: o.account, market: index, side: o.side, price: o.price_units, quantity: o.quantity_units,

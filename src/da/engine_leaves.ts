@@ -6,6 +6,7 @@
 // builder (state_root.ts) and the canonical side (canonical_leaves.ts) make the same leaves.
 import type { CanonicalState } from '../engine/api.js';
 import { EMPTY_KEY, LeafKind, getU64, need, orderKey, putU16, putU64, putU8, type PendingLeaf } from './state_leaves.js';
+import { orderTermsLeafId, type LeafId } from './leaf_ids.js';
 
 /** Counters as they start: ids are handed out from 1. No leaf while all are at their start. */
 export const COUNTERS_START = 1;
@@ -63,7 +64,7 @@ export interface OrderTerms {
 }
 
 /** order type u8, tif u8, client id length u8, client id bytes zero-padded to 36. Null removes. */
-export function orderTermsLeaf(order_id: number, t: OrderTerms | null): [string, PendingLeaf] {
+export function orderTermsLeaf(order_id: number, t: OrderTerms | null): [LeafId, PendingLeaf] {
   let v: Uint8Array | null = null;
   if (t !== null) {
     v = new Uint8Array(3 + TERMS_CLIENT_ID_BYTES);
@@ -72,12 +73,12 @@ export function orderTermsLeaf(order_id: number, t: OrderTerms | null): [string,
     putU8(v, 2, t.client_order_id.length);
     for (let i = 0; i < t.client_order_id.length; i++) putU8(v, 3 + i, t.client_order_id.charCodeAt(i));
   }
-  return [`15:${order_id}`, { kind: LeafKind.ORDER_TERMS, key: orderKey(order_id), value: v }];
+  return [orderTermsLeafId(order_id), { kind: LeafKind.ORDER_TERMS, key: orderKey(order_id), value: v }];
 }
 
 /** These leaves of a canonical state (resting orders are limit orders: type 0). */
-export function engineLeavesOfCanonical(s: CanonicalState): [string, PendingLeaf][] {
-  const out: [string, PendingLeaf][] = [];
+export function engineLeavesOfCanonical(s: CanonicalState): [LeafId, PendingLeaf][] {
+  const out: [LeafId, PendingLeaf][] = [];
   if (s.next_order_id !== COUNTERS_START || s.next_fill_id !== COUNTERS_START || s.next_inbox_entry_id !== COUNTERS_START ||
     s.next_priority_seq !== COUNTERS_START) {
     out.push(countersLeaf(s));

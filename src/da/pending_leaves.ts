@@ -7,6 +7,7 @@ import {
 } from './state_leaves.js';
 import { agentFloorLeaf, agentLeaf, type AgentLeafFields } from './agent_leaves.js';
 import { chainDepositLeaf, countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
+import { BALANCE_KEY_SPAN, accountLeafId, balanceLeafIdOf, nonceLeafId, orderLeafId, type LeafId } from './leaf_ids.js';
 import {
   deadManLeaf, envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
@@ -15,8 +16,7 @@ export interface MarketState extends MarketLeafValue {
   id: string;
 }
 
-/** Balance pending-map key: account (< 2^32) and asset (< 2^16) in one safe integer. */
-export const BALANCE_KEY_SPAN = 65536;
+export { BALANCE_KEY_SPAN };
 
 export interface PendingOrder extends OrderLeafValue {
   open: boolean;
@@ -62,22 +62,22 @@ export class PendingSet {
 }
 
 /** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
-export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]): [string, PendingLeaf][] {
-  const out: [string, PendingLeaf][] = [];
+export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]): [LeafId, PendingLeaf][] {
+  const out: [LeafId, PendingLeaf][] = [];
   for (const [k, b] of p.balance) {
     const account = Math.floor(k / BALANCE_KEY_SPAN);
     const asset = k - account * BALANCE_KEY_SPAN;
-    out.push([`1:${account}:${asset}`, { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(b.available, b.locked) }]);
+    out.push([balanceLeafIdOf(k), { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(b.available, b.locked) }]);
   }
   for (const [account, nonce] of p.nonce) {
-    out.push([`2:${account}`, { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
+    out.push([nonceLeafId(account), { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
   }
   for (const [account, nonce] of p.envelope_nonce) out.push(envelopeNonceLeaf(account, nonce));
   for (const [account, address] of p.account) {
-    out.push([`3:${account}`, { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
+    out.push([accountLeafId(account), { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
   }
   for (const [order_id, o] of p.order) {
-    out.push([`4:${order_id}`, { kind: LeafKind.OPEN_ORDER, key: orderKey(order_id), value: o.open ? orderValue(o) : null }]);
+    out.push([orderLeafId(order_id), { kind: LeafKind.OPEN_ORDER, key: orderKey(order_id), value: o.open ? orderValue(o) : null }]);
   }
   for (const m of p.market) {
     out.push([`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(markets[m]) }]);

@@ -101,7 +101,7 @@ export class ReplayExecutor {
           this.finished.push(this.builder.endBatch());
         } else {
           if (this.deferred) this.builder.skipBatch();
-          this.finished.push({ batch_id: f.field(BatchField.BATCH_ID), state_root: '', fills: [], fills_root: '', state_diff: [], state_diff_bytes: new Uint8Array(0) });
+          this.finished.push({ batch_id: f.field(BatchField.BATCH_ID), state_root: '', fills: [], fills_root: '', leaves_changed: 0, state_diff: [], state_diff_bytes: new Uint8Array(0) });
         }
       }
       if (this.on_event) this.on_event(f);

@@ -37,6 +37,8 @@ export interface BatchRoots {
   fills_root: string;
   /** The leaves this batch changed, in sort-key order (value null = removed); hex made on first read. */
   readonly state_diff: LeafChange[];
+  /** How many leaves the batch changed (the diff's length). */
+  leaves_changed: number;
   /** The same changes in binary form (state_diff.ts encodeChanges), made on first read: what the DA store keeps. */
   readonly state_diff_bytes: Uint8Array;
 }
@@ -346,7 +348,7 @@ export class StateRootBuilder {
     let diff: LeafChange[] | null = null;
     let diff_bytes: Uint8Array | null = null;
     return {
-      batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root,
+      batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root, leaves_changed: changes.length,
       get state_diff(): LeafChange[] {
         return (diff ??= changesToHex(changes));
       },

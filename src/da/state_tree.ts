@@ -22,6 +22,7 @@
 import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
 import { keccak256Into } from './keccak.js';
 import { HASH, type LeafChange, type PendingLeaf, type RawChange } from './state_leaves.js';
+import type { LeafId } from './leaf_ids.js';
 import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, leafHashInto, pathInto } from './state_tree_hash.js';
 
 const INITIAL_NODES = 1024;
@@ -65,7 +66,7 @@ export class StateTree {
   private slot_count = 0;
   private readonly free_slots: number[] = [];
   /** Builder leaf id -> slot. */
-  private readonly index = new Map<string, number>();
+  private readonly index = new Map<LeafId, number>();
   private root_ref = 0;
   private readonly root_hash = new Uint8Array(HASH);
   // The path walked by `descend`: node and digit per depth.
@@ -87,7 +88,7 @@ export class StateTree {
   }
 
   /** Current value of the leaf with builder id `id`. */
-  value(id: string): Uint8Array | undefined {
+  value(id: LeafId): Uint8Array | undefined {
     const slot = this.index.get(id);
     return slot === undefined ? undefined : this.values[slot]!;
   }
@@ -125,7 +126,7 @@ export class StateTree {
    * Applies changes (value null = remove; ids are the builder's leaf ids, one per kind and key)
    * and hashes what they changed; returns the changes that really changed a leaf, by path.
    */
-  update(changes: readonly [string, PendingLeaf][]): RawChange[] {
+  update(changes: readonly [LeafId, PendingLeaf][]): RawChange[] {
     const applied: RawChange[] = [];
     const revert: RawChange[] = [];
     // The changes' sort keys share one buffer (views into it): one allocation per batch instead
