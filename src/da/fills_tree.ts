@@ -26,7 +26,7 @@
  */
 
 // keccak256 from ./keccak.js (hash-wasm): byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts).
-import { keccak256Into } from './keccak.js';
+import { KECCAK_INPUT, keccak256Into, keccak256OfInput } from './keccak.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from './abi.js';
 import { bytesEqual, bytesToHex0x, compareBytes, tryHexToBytes } from './hex.js';
 
@@ -84,14 +84,32 @@ function marketBytes(market_id: string): Uint8Array {
  * Same bytes as the generic `abiEncode` of the 12 values, written directly into one buffer.
  */
 export function encodeFillLeaf(leaf: FillLeaf): Uint8Array {
+  const buf = new Uint8Array(encodedFillLength(leaf));
+  writeFillLeaf(leaf, buf);
+  return buf;
+}
+
+function sideBytes(leaf: FillLeaf): Uint8Array {
   const side = leaf.taker_side === 'bid' || leaf.taker_side === 'ask' ? SIDE_BYTES[leaf.taker_side] : undefined;
   if (side === undefined) {
     throw new TypeError(`invalid taker_side ${JSON.stringify(String(leaf.taker_side))}: expected 'bid' or 'ask'`);
   }
+  return side;
+}
+
+function encodedFillLength(leaf: FillLeaf): number {
+  return HEAD + tailLength(marketBytes(leaf.market_id).length) + tailLength(sideBytes(leaf).length);
+}
+
+/** Writes the encoding at `buf[0..)` (zeroing it first: the buffer may be reused); returns its length. */
+function writeFillLeaf(leaf: FillLeaf, buf: Uint8Array): number {
+  const side = sideBytes(leaf);
   const market = marketBytes(leaf.market_id);
   const market_off = HEAD;
   const side_off = market_off + tailLength(market.length);
-  const buf = new Uint8Array(side_off + tailLength(side.length));
+  const n = side_off + tailLength(side.length);
+  if (n > buf.length) throw new RangeError(`fill leaf of ${n} bytes exceeds its buffer`);
+  buf.fill(0, 0, n);
   writeUintWord(buf, 0 * WORD, leaf.batch_id, 64);
   writeUintWord(buf, 1 * WORD, leaf.fill_id, 64);
   writeUintWord(buf, 2 * WORD, leaf.taker_order_id, 64);
@@ -108,7 +126,7 @@ export function encodeFillLeaf(leaf: FillLeaf): Uint8Array {
   buf.set(market, market_off + WORD);
   writeUintWord(buf, side_off, side.length);
   buf.set(side, side_off + WORD);
-  return buf;
+  return n;
 }
 
 /** `fill_hash`: keccak256(keccak256(abi.encode(fill))). */
@@ -120,8 +138,8 @@ export function fillLeafHash(leaf: FillLeaf): Uint8Array {
 
 /** `fill_hash` written to `out[at .. at+32)` (the second hash in place). */
 function fillLeafHashInto(leaf: FillLeaf, out: Uint8Array, at: number): void {
-  const encoded = encodeFillLeaf(leaf);
-  keccak256Into(encoded, 0, encoded.length, out, at);
+  // Encoded straight into keccak's input buffer (a fill is ~512 bytes): no buffer per fill.
+  keccak256OfInput(writeFillLeaf(leaf, KECCAK_INPUT), out, at);
   keccak256Into(out, at, HASH, out, at);
 }
 
