@@ -366,7 +366,7 @@ export class StateRootBuilder {
   restore(snapshot: CanonicalLeaves, batch_id: number): string {
     if (this.tree.size !== 0 || this.batches !== 0) throw new Error('state root: restore needs an empty builder');
     this.tree.update(snapshot.entries);
-    this.tree.last_revert = [];
+    this.tree.forgetLastUpdate();
     snapshot.markets.forEach((m, i) => {
       this.markets[i] = { ...m };
     });
