@@ -365,8 +365,7 @@ export class StateRootBuilder {
    */
   restore(snapshot: CanonicalLeaves, batch_id: number): string {
     if (this.tree.size !== 0 || this.batches !== 0) throw new Error('state root: restore needs an empty builder');
-    this.tree.update(snapshot.entries);
-    this.tree.forgetLastUpdate();
+    this.tree.update(snapshot.entries, false);
     snapshot.markets.forEach((m, i) => {
       this.markets[i] = { ...m };
     });
