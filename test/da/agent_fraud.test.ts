@@ -45,7 +45,8 @@ type Cheat = 'none' | 'ignore_expiry' | 'ignore_revocation';
  */
 function operate(cheat: Cheat): PublishedBatch[] {
   const op = new ReplayExecutor(config);
-  const agents = (op.engine as unknown as { agents: AgentTable }).agents;
+  // The fast engine holds its agent table in its state part (engine_state.ts).
+  const agents = (op.engine as unknown as { st: { agents: AgentTable } }).st.agents;
   if (cheat === 'ignore_expiry') {
     const honest = agents.checkSigner.bind(agents);
     agents.checkSigner = (user, signer, kind, nonce) => honest(user, signer, kind, nonce, 0);

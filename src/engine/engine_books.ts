@@ -1,0 +1,270 @@
+// The fast engine's books: linking an order into its price level and its account's list,
+// taking it out again, cancelling resting orders (one, an account's, a market's) and the
+// read-only walks the checks before a match need (crossing, FOK liquidity, a market bid's cost,
+// credit). The storage is book.ts; the data lives in the engine state (engine_state.ts), which
+// this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
+import { MONEY_OVERFLOW, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { NIL, type BookSide } from './book.js';
+import { assert, MAX_SAFE, type EngineState } from './engine_state.js';
+import {
+  BalanceReason, NO_MARKET, OrderStatus, Side, Stp, UpdateReason, type EventSink,
+} from './types.js';
+
+export class Books {
+  private readonly st: EngineState;
+  /** Slots collected for a cancel in order id order (reused: no allocation per request). */
+  private readonly scratch_slots: number[] = [];
+
+  constructor(state: EngineState) {
+    this.st = state;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Linking
+
+  /** Appends a slot (price, remaining set) at the tail of its price level, creating the level. */
+  linkLevel(s: number): void {
+    const st = this.st;
+    const o = st.orders;
+    const m = o.market[s];
+    const price = o.price[s];
+    const side = o.side[s] === Side.BID ? st.bids[m] : st.asks[m];
+    const i = side.find(price);
+    let lvl: number;
+    if (i >= 0) {
+      lvl = side.levels[i];
+    } else {
+      lvl = st.levels.alloc(price);
+      side.insertAt(-i - 1, lvl, price);
+    }
+    const levels = st.levels;
+    o.level[s] = lvl;
+    o.next[s] = NIL;
+    o.prev[s] = levels.tail[lvl];
+    if (levels.tail[lvl] === NIL) levels.head[lvl] = s;
+    else o.next[levels.tail[lvl]] = s;
+    levels.tail[lvl] = s;
+    const remaining = o.remaining[s];
+    levels.quantity[lvl] += remaining;
+    const account = o.account[s];
+    if (st.ledger.has_credit[account] === 1) {
+      st.credit.onRestChange(account, m, remaining, notionalCeil(price, remaining));
+    }
+  }
+
+  /** Takes a resting order out of its price level (removing the level when it empties). */
+  unlinkLevel(s: number): void {
+    const st = this.st;
+    const o = st.orders;
+    const levels = st.levels;
+    const lvl = o.level[s];
+    const prev = o.prev[s];
+    const next = o.next[s];
+    if (prev === NIL) levels.head[lvl] = next;
+    else o.next[prev] = next;
+    if (next === NIL) levels.tail[lvl] = prev;
+    else o.prev[next] = prev;
+    levels.quantity[lvl] -= o.remaining[s];
+    if (levels.head[lvl] === NIL) {
+      const m = o.market[s];
+      const side = o.side[s] === Side.BID ? st.bids[m] : st.asks[m];
+      const i = side.count > 0 && side.levels[side.count - 1] === lvl ? side.count - 1 : side.find(levels.price[lvl]);
+      assert(i >= 0 && side.levels[i] === lvl, 'a resting order belongs to a level of its side');
+      side.removeAt(i);
+      levels.release(lvl);
+    }
+    const account = o.account[s];
+    if (st.ledger.has_credit[account] === 1 && o.remaining[s] > 0) {
+      st.credit.onRestChange(account, o.market[s], -o.remaining[s], -notionalCeil(o.price[s], o.remaining[s]));
+    }
+  }
+
+  /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
+  linkAccount(s: number, account: number, client_order_id: string): void {
+    const o = this.st.orders;
+    const L = this.st.ledger;
+    o.account[s] = account;
+    o.client_order_id[s] = client_order_id;
+    const head = L.order_head[account];
+    o.acct_prev[s] = NIL;
+    o.acct_next[s] = head;
+    if (head !== NIL) o.acct_prev[head] = s;
+    L.order_head[account] = s;
+    L.open_orders[account]++;
+    if (client_order_id !== '') o.slot_by_client_id.add(s);
+  }
+
+  /** Drops an order (already out of its level) from its account, the indexes, and frees its slot. */
+  forget(s: number): void {
+    const o = this.st.orders;
+    const account = o.account[s];
+    const L = this.st.ledger;
+    const ap = o.acct_prev[s];
+    const an = o.acct_next[s];
+    if (ap === NIL) L.order_head[account] = an;
+    else o.acct_next[ap] = an;
+    if (an !== NIL) o.acct_prev[an] = ap;
+    L.open_orders[account]--;
+    if (o.client_order_id[s] !== '') o.slot_by_client_id.remove(s);
+    o.release(s);
+  }
+
+  /** Unlinks a resting order from its level, its account and the indexes, and frees its slot. */
+  removeResting(s: number): void {
+    this.unlinkLevel(s);
+    this.forget(s);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Cancelling
+
+  cancelResting(s: number, reason: number, out: EventSink): void {
+    const st = this.st;
+    const o = st.orders;
+    const m = o.market[s];
+    const account = o.account[s];
+    const lock_asset = o.side[s] === Side.BID ? st.market_quote[m] : st.market_base[m];
+    if (o.locked[s] > 0) st.releaseLock(account, lock_asset, o.locked[s], BalanceReason.ORDER_CANCELLED);
+    out.orderUpdate(o.id[s], account, m, o.side[s], OrderStatus.CANCELLED, o.price[s], o.quantity[s],
+      o.filled[s], 0, o.last_fill_price[s], reason, 0, 0);
+    this.removeResting(s);
+  }
+
+  /** Cancels every resting order of the account (in market `market`, or all with NO_MARKET). */
+  cancelAccountOrders(account: number, market: number, reason: number, out: EventSink): void {
+    const slots = this.scratch_slots;
+    slots.length = 0;
+    const o = this.st.orders;
+    for (let s = this.st.ledger.order_head[account]; s !== NIL; s = o.acct_next[s]) {
+      if (market === NO_MARKET || o.market[s] === market) slots.push(s);
+    }
+    this.cancelSlotsById(slots, reason, out);
+  }
+
+  /** Cancels every resting order of market `m`, both sides. */
+  cancelMarketOrders(m: number, reason: number, out: EventSink): void {
+    const st = this.st;
+    const slots = this.scratch_slots;
+    slots.length = 0;
+    for (const book of [st.bids[m], st.asks[m]]) {
+      for (let i = 0; i < book.count; i++) {
+        for (let s = st.levels.head[book.levels[i]]; s !== NIL; s = st.orders.next[s]) slots.push(s);
+      }
+    }
+    this.cancelSlotsById(slots, reason, out);
+  }
+
+  /** Cancels the given slots in ascending order id (the documented, replayable order). */
+  private cancelSlotsById(slots: number[], reason: number, out: EventSink): void {
+    const ids = this.st.orders.id;
+    slots.sort((x, y) => ids[x] - ids[y]);
+    for (let i = 0; i < slots.length; i++) this.cancelResting(slots[i], reason, out);
+    slots.length = 0;
+  }
+
+  /** After a request with fills: every credit account whose quoted value passed its threshold loses its orders. */
+  creditSweep(out: EventSink): void {
+    const st = this.st;
+    const accounts = st.credit.accounts_ascending;
+    for (let i = 0; i < accounts.length; i++) {
+      const account = accounts[i];
+      if (st.ledger.order_head[account] === NIL) continue;
+      const entry = st.credit.get(account);
+      if (this.quotedValue(entry.rest_quantity, entry.rest_value) > entry.threshold_units) {
+        this.cancelAccountOrders(account, NO_MARKET, UpdateReason.CREDIT_AUTO_CANCEL, out);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Walks for the checks before a match
+
+  /** The account's open order by id (and client id when given), or by client id alone; NIL when none. */
+  ownOpenOrder(account: number, order_id: number, client_order_id: string): number {
+    const o = this.st.orders;
+    let s: number | undefined;
+    if (order_id !== 0) {
+      s = o.slot_by_id.get(order_id);
+      if (s === NIL || o.account[s] !== account) return NIL;
+      if (client_order_id !== '' && o.client_order_id[s] !== client_order_id) return NIL;
+      return s;
+    }
+    if (client_order_id === '') return NIL;
+    return o.slot_by_client_id.find(account, client_order_id);
+  }
+
+  crosses(opposite: BookSide, side: number, p: number): boolean {
+    const best = opposite.best();
+    if (best === NIL) return false;
+    const bp = this.st.levels.price[best];
+    return side === Side.BID ? p >= bp : p <= bp;
+  }
+
+  /**
+   * Resting quantity on `book` a taker of `account` could fill, counted up to `enough`. Under
+   * self-trade prevention the account's own orders are never filled: expire_maker skips them (they
+   * would be cancelled and matching goes on), expire_taker / expire_both stop at the first one.
+   * Only FOK orders ask (rare), so the walk goes order by order.
+   */
+  liquidity(book: BookSide, limited: boolean, side: number, limit: number, enough: number, account: number, stp: number): number {
+    let total = 0;
+    const o = this.st.orders;
+    const levels = this.st.levels;
+    for (let i = book.count - 1; i >= 0 && total < enough; i--) {
+      const lvl = book.levels[i];
+      const price = levels.price[lvl];
+      if (limited && (side === Side.BID ? price > limit : price < limit)) break;
+      for (let s = levels.head[lvl]; s !== NIL && total < enough; s = o.next[s]) {
+        if (o.account[s] === account) {
+          if (stp !== Stp.EXPIRE_MAKER) return total;
+          continue;
+        }
+        total += o.remaining[s];
+      }
+    }
+    return total;
+  }
+
+  /** What a market bid for `q` by `account` would pay over the fills it would make (own orders as in liquidity). Needs loadFees. */
+  marketBidCost(book: BookSide, q: number, account: number): number {
+    let left = q;
+    let cost = 0;
+    const o = this.st.orders;
+    const levels = this.st.levels;
+    for (let i = book.count - 1; i >= 0 && left > 0; i--) {
+      const lvl = book.levels[i];
+      const price = levels.price[lvl];
+      for (let s = levels.head[lvl]; s !== NIL && left > 0; s = o.next[s]) {
+        if (o.account[s] === account) continue;
+        const take = left < o.remaining[s] ? left : o.remaining[s];
+        cost += this.st.marketBidFillCost(price, take);
+        left -= take;
+      }
+    }
+    return cost;
+  }
+
+  /** Quoted value Q of a credit account (docs/engine.md, Credit), saturating at MAX_SAFE. */
+  quotedValue(rest_quantity: Float64Array, rest_value: Float64Array): number {
+    const st = this.st;
+    let q = 0;
+    for (let m = 0; m < st.market_count; m++) {
+      const mark = st.market_mark[m];
+      const v = mark > 0 ? notionalCeil(mark, rest_quantity[m]) : rest_value[m];
+      if (v === MONEY_OVERFLOW || q + v > MAX_SAFE) return MAX_SAFE;
+      q += v;
+    }
+    return q;
+  }
+
+  /** Whether adding (quantity, own-price value) in market m would bring Q to the limit or above. */
+  creditWouldBreach(account: number, m: number, d_quantity: number, d_value: number): boolean {
+    const entry = this.st.credit.get(account);
+    entry.rest_quantity[m] += d_quantity;
+    entry.rest_value[m] += d_value;
+    const q = this.quotedValue(entry.rest_quantity, entry.rest_value);
+    entry.rest_quantity[m] -= d_quantity;
+    entry.rest_value[m] -= d_value;
+    return q >= entry.credit_limit_units;
+  }
+}

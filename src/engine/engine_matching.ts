@@ -1,0 +1,345 @@
+// The fast engine's matching: one taker order (a placed order, or an amended one re-entering the
+// book) against the opposite side, fill by fill at the makers' prices, then its remainder rested,
+// cancelled or reported filled (docs/engine.md, "Matching"). One part of the engine (engine.ts),
+// holding the state, the books and the programmes (a fill pays the taker's referrer its share).
+//
+// Hot path: the taker lives in fields of this object, not in an object per request; events go
+// straight to the sink. Unchecked money arithmetic on validated inputs (engine.ts says why).
+import {
+  feeCeilUnchecked as feeCeil, feeFloorUnchecked as feeFloor,
+  notionalCeilUnchecked as notionalCeil, notionalFloorUnchecked as notionalFloor,
+} from '../money/index.js';
+import { NIL } from './book.js';
+import type { Books } from './engine_books.js';
+import type { Programmes } from './engine_programmes.js';
+import { assert, type EngineState } from './engine_state.js';
+import {
+  BalanceReason, FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, UpdateReason, type EventSink, type Request,
+} from './types.js';
+
+export class Matching {
+  private readonly st: EngineState;
+  private readonly books: Books;
+  private readonly programmes: Programmes;
+  /** Whether a fill happened since the engine last cleared it (the credit sweep runs after a request with fills). */
+  had_fill = false;
+
+  // The order being matched (taker). Fields, not an object: no allocation per request.
+  private tk_account = 0;
+  private tk_order_id = 0;
+  private tk_market = 0;
+  private tk_side = 0;
+  private tk_type = 0;
+  private tk_tif = 0;
+  private tk_limit = 0;
+  private tk_quantity = 0;
+  private tk_filled = 0;
+  private tk_remaining = 0;
+  private tk_lock = 0;
+  private tk_last_price = 0;
+  private tk_stop_reason = 0;
+  private tk_client_order_id = '';
+  /** The taker's self-trade prevention mode (Stp); an amend re-enters with expire_maker. */
+  private tk_stp = 0;
+  /** The amended order's own slot (kept out of its level while it matches), else NIL. */
+  private tk_slot = NIL;
+
+  constructor(state: EngineState, books: Books, programmes: Programmes) {
+    this.st = state;
+    this.books = books;
+    this.programmes = programmes;
+  }
+
+  /**
+   * An accepted PLACE (`order_id` given, `lock` already moved to locked) as the taker: matched
+   * unless `match` is false (an FOK that cannot fill), then its remainder rests when `may_rest`.
+   */
+  takePlaced(r: Request, order_id: number, lock: number, match: boolean, may_rest: boolean, out: EventSink): void {
+    this.tk_account = r.account;
+    this.tk_order_id = order_id;
+    this.tk_market = r.market;
+    this.tk_side = r.side;
+    this.tk_type = r.order_type;
+    this.tk_tif = r.tif;
+    this.tk_limit = r.order_type === OrderType.LIMIT ? r.price_units : 0;
+    this.tk_quantity = r.quantity_units;
+    this.tk_filled = 0;
+    this.tk_remaining = r.quantity_units;
+    this.tk_lock = lock;
+    this.tk_last_price = 0;
+    this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
+    this.tk_client_order_id = r.client_order_id;
+    this.tk_stp = r.stp;
+    this.tk_slot = NIL;
+    if (match) this.matchTaker(out);
+    this.finishTaker(out, may_rest, UpdateReason.PLACED);
+  }
+
+  /**
+   * An accepted AMEND that re-enters the book: the order in slot `s` (already out of its level,
+   * its lock already `new_lock`) matches as if placed now at price `p` for `q` more, keeping its
+   * id and filled quantity, with expire_maker self-trade prevention.
+   */
+  takeAmended(s: number, p: number, q: number, new_lock: number, out: EventSink): void {
+    const o = this.st.orders;
+    const filled = o.filled[s];
+    this.tk_account = o.account[s];
+    this.tk_order_id = o.id[s];
+    this.tk_market = o.market[s];
+    this.tk_side = o.side[s];
+    this.tk_type = OrderType.LIMIT;
+    this.tk_tif = o.tif[s];
+    this.tk_limit = p;
+    this.tk_quantity = filled + q;
+    this.tk_filled = filled;
+    this.tk_remaining = q;
+    this.tk_lock = new_lock;
+    this.tk_last_price = o.last_fill_price[s];
+    this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
+    this.tk_client_order_id = o.client_order_id[s];
+    this.tk_stp = Stp.EXPIRE_MAKER;
+    this.tk_slot = s;
+    this.matchTaker(out);
+    this.finishTaker(out, true, UpdateReason.AMENDED);
+    this.tk_slot = NIL;
+  }
+
+  /** Matches the taker held in the tk_* fields against the opposite side. */
+  private matchTaker(out: EventSink): void {
+    const m = this.tk_market;
+    const taker_bid = this.tk_side === Side.BID;
+    const book = taker_bid ? this.st.asks[m] : this.st.bids[m];
+    const is_market = this.tk_type === OrderType.MARKET;
+    const limit = this.tk_limit;
+    const levels = this.st.levels;
+    const o = this.st.orders;
+    const quote_key = this.tk_account * this.st.asset_count + this.st.market_quote[m];
+    const lot = this.st.market_lot[m];
+    while (this.tk_remaining > 0 && book.count > 0) {
+      const lvl = book.levels[book.count - 1];
+      const price = levels.price[lvl];
+      if (!is_market && (taker_bid ? price > limit : price < limit)) return;
+      let s = levels.head[lvl];
+      while (s !== NIL && this.tk_remaining > 0) {
+        const next = o.next[s];
+        if (o.account[s] === this.tk_account) {
+          // Self-trade prevention: never a fill with one account on both sides.
+          if (this.tk_stp !== Stp.EXPIRE_TAKER) this.books.cancelResting(s, UpdateReason.SELF_TRADE_PREVENTED, out);
+          if (this.tk_stp !== Stp.EXPIRE_MAKER) {
+            this.tk_stop_reason = UpdateReason.SELF_TRADE_PREVENTED;
+            return;
+          }
+          s = next;
+          continue;
+        }
+        let q = this.tk_remaining < o.remaining[s] ? this.tk_remaining : o.remaining[s];
+        if (is_market && taker_bid) {
+          q = this.affordable(price, q, this.st.ledger.available[quote_key], lot);
+          if (q === 0) {
+            this.tk_stop_reason = UpdateReason.INSUFFICIENT_BALANCE;
+            return;
+          }
+        }
+        this.fill(s, price, q, out);
+        // A market bid may have taken less than the maker has (what it could pay); its own
+        // proceeds (a self-trade) can pay for more of the same maker, so stay on it while it rests.
+        // (A filled maker's slot was freed with remaining 0, so this only keeps a partial maker.)
+        if (o.remaining[s] > 0) continue;
+        s = next;
+      }
+    }
+  }
+
+  /** Largest lot multiple <= q whose cost (notional + taker fee) fits `available`. */
+  private affordable(price: number, q: number, available: number, lot: number): number {
+    if (this.st.marketBidFillCost(price, q) <= available) return q;
+    let lo = 0;
+    let hi = q / lot - 1; // q itself is not affordable
+    while (lo < hi) {
+      const mid = lo + Math.ceil((hi - lo) / 2);
+      if (this.st.marketBidFillCost(price, mid * lot) <= available) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo * lot;
+  }
+
+
+  /** One fill between the taker (tk_*) and the resting order in `s`, at the maker's price. */
+  private fill(s: number, price: number, q: number, out: EventSink): void {
+    const o = this.st.orders;
+    const L = this.st.ledger;
+    const a = this.st.asset_count;
+    const m = this.tk_market;
+    const base = this.st.market_base[m];
+    const quote = this.st.market_quote[m];
+    const taker = this.tk_account;
+    const maker = o.account[s];
+    const taker_bid = this.tk_side === Side.BID;
+    const buyer = taker_bid ? taker : maker;
+    const seller = taker_bid ? maker : taker;
+    const n_ceil = notionalCeil(price, q);
+    const n_floor = notionalFloor(price, q);
+    const maker_rem_after = o.remaining[s] - q;
+    const taker_rem_after = this.tk_remaining - q;
+    const tb = this.st.fee_taker_bps;
+    const mb = this.st.fee_maker_bps;
+
+    // Taker fee, capped for a locked bid so its lock still covers the rest (docs/engine.md).
+    let taker_fee: number;
+    if (taker_bid) {
+      taker_fee = feeCeil(n_ceil, tb);
+      if (this.tk_type === OrderType.LIMIT) {
+        const cap = this.tk_lock - n_ceil - notionalCeil(this.tk_limit, taker_rem_after);
+        if (taker_fee > cap) taker_fee = cap;
+      }
+    } else {
+      taker_fee = feeCeil(n_floor, tb);
+    }
+    let maker_fee = 0;
+    let rebate = 0;
+    if (mb >= 0) {
+      if (taker_bid) {
+        maker_fee = feeCeil(n_floor, mb);
+      } else {
+        maker_fee = feeCeil(n_ceil, mb);
+        const cap = o.locked[s] - n_ceil - notionalCeil(o.price[s], maker_rem_after);
+        if (maker_fee > cap) maker_fee = cap;
+      }
+    } else {
+      rebate = feeFloor(taker_bid ? n_floor : n_ceil, -mb);
+      if (rebate > taker_fee) rebate = taker_fee;
+    }
+    const buyer_fee = taker_bid ? taker_fee : maker_fee;
+    const seller_fee = taker_bid ? maker_fee : taker_fee;
+    const buyer_rebate = taker_bid ? 0 : rebate;
+    const seller_rebate = taker_bid ? rebate : 0;
+
+    L.touch(buyer, quote, BalanceReason.FILL);
+    L.touch(buyer, base, BalanceReason.FILL);
+    L.touch(seller, quote, BalanceReason.FILL);
+    L.touch(seller, base, BalanceReason.FILL);
+    L.touch(FEE_ACCOUNT, quote, BalanceReason.FILL);
+
+    // Buyer pays notional + fee: from the order's lock, or from available for a market bid.
+    const buyer_cost = n_ceil + buyer_fee;
+    if (taker_bid) {
+      if (this.tk_type === OrderType.LIMIT) {
+        this.tk_lock -= buyer_cost;
+        L.locked[buyer * a + quote] -= buyer_cost;
+      } else {
+        L.available[buyer * a + quote] -= buyer_cost;
+      }
+    } else {
+      o.locked[s] -= buyer_cost;
+      L.locked[buyer * a + quote] -= buyer_cost;
+    }
+    L.available[buyer * a + quote] += buyer_rebate;
+    L.available[buyer * a + base] += q;
+    // Seller delivers the base it locked and receives notional - fee (+ rebate).
+    if (taker_bid) o.locked[s] -= q;
+    else this.tk_lock -= q;
+    L.locked[seller * a + base] -= q;
+    L.available[seller * a + quote] += n_floor - seller_fee + seller_rebate;
+    L.available[FEE_ACCOUNT * a + quote] += n_ceil - n_floor + taker_fee + maker_fee - rebate;
+
+    const fill_id = this.st.next_fill_id++;
+    out.fill(fill_id, m, this.tk_order_id, o.id[s], taker, maker, this.tk_side, price, q,
+      taker_fee, mb >= 0 || rebate === 0 ? maker_fee : -rebate);
+    if (this.st.referrals.size > 0 && taker_fee > 0) {
+      this.programmes.referralShare(fill_id, taker, quote, taker_fee, n_ceil - n_floor + taker_fee + maker_fee - rebate, out);
+    }
+    this.had_fill = true;
+    this.st.market_mark[m] = price;
+    this.tk_remaining = taker_rem_after;
+    this.tk_filled += q;
+    this.tk_last_price = price;
+
+    // Maker side of the book.
+    o.remaining[s] = maker_rem_after;
+    o.filled[s] += q;
+    o.last_fill_price[s] = price;
+    this.st.levels.quantity[o.level[s]] -= q;
+    if (L.has_credit[maker] === 1) {
+      this.st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
+    }
+    if (maker_rem_after === 0) {
+      const left = o.locked[s];
+      if (left > 0) {
+        const lock_asset = o.side[s] === Side.BID ? quote : base;
+        L.touch(maker, lock_asset, BalanceReason.FILL);
+        L.locked[maker * a + lock_asset] -= left;
+        L.available[maker * a + lock_asset] += left;
+        o.locked[s] = 0;
+      }
+      out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.FILLED, o.price[s], o.quantity[s],
+        o.filled[s], 0, price, UpdateReason.FILL, 0, 0);
+      this.books.removeResting(s);
+    } else {
+      out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.PARTIALLY_FILLED, o.price[s],
+        o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL, o.locked[s], o.priority_seq[s]);
+    }
+  }
+
+
+  /** After matching: rest the remainder, or cancel it, or report it filled; release its lock. */
+  private finishTaker(out: EventSink, may_rest: boolean, rest_reason: number): void {
+    const account = this.tk_account;
+    const m = this.tk_market;
+    const lock_asset = this.tk_side === Side.BID ? this.st.market_quote[m] : this.st.market_base[m];
+    // A remainder stopped by self-trade prevention is cancelled even when it could rest.
+    if (this.tk_remaining > 0 && may_rest && this.tk_stop_reason !== UpdateReason.SELF_TRADE_PREVENTED) {
+      const s = this.rest();
+      out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
+        this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
+        this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason,
+        this.st.orders.locked[s], this.st.orders.priority_seq[s]);
+      return;
+    }
+    if (this.tk_lock > 0) {
+      this.st.releaseLock(account, lock_asset, this.tk_lock,
+        this.tk_remaining > 0 ? BalanceReason.ORDER_CANCELLED : BalanceReason.FILL);
+      this.tk_lock = 0;
+    }
+    if (this.tk_slot !== NIL) {
+      // An amended order that filled completely leaves the store.
+      this.books.forget(this.tk_slot);
+      this.tk_slot = NIL;
+    }
+    if (this.tk_remaining > 0) {
+      out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.CANCELLED, this.tk_limit,
+        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, this.tk_stop_reason, 0, 0);
+    } else {
+      out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.FILLED, this.tk_limit,
+        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, UpdateReason.FILL, 0, 0);
+    }
+  }
+
+  /**
+   * Puts the taker's remainder on its side of the book, at the tail of its price level. An
+   * amended order keeps the slot it had (tk_slot), so an amend does not churn the order index.
+   * Returns the order's slot.
+   */
+  private rest(): number {
+    const o = this.st.orders;
+    const m = this.tk_market;
+    const account = this.tk_account;
+    let s = this.tk_slot;
+    if (s === NIL) {
+      s = o.alloc(this.tk_order_id);
+      assert(s !== NIL, 'capacity was checked before acceptance');
+      o.market[s] = m;
+      o.side[s] = this.tk_side;
+      o.tif[s] = this.tk_tif;
+      this.books.linkAccount(s, account, this.tk_client_order_id);
+    }
+    o.price[s] = this.tk_limit;
+    o.quantity[s] = this.tk_quantity;
+    o.filled[s] = this.tk_filled;
+    o.remaining[s] = this.tk_remaining;
+    o.locked[s] = this.tk_lock;
+    o.priority_seq[s] = this.st.next_priority_seq++;
+    o.last_fill_price[s] = this.tk_last_price;
+    this.books.linkLevel(s);
+    return s;
+  }
+}
