@@ -7,18 +7,17 @@
 // Unchecked money arithmetic: every number reaching it passed wellFormed (safe integers) and the
 // sign checks of the request (src/money/muldiv.ts says why this matters).
 import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
-import type {
-  CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState, EngineConfig, MatchingEngine,
-} from './api.js';
-import { NIL, type BookSide } from './book.js';
+import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
+import { NIL } from './book.js';
+import { canonicalStateOf, loadCanonical } from './canonical.js';
 import { Books } from './engine_books.js';
 import { Matching } from './engine_matching.js';
 import { Programmes, type RequestApplier } from './engine_programmes.js';
 import {
-  assert, EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE, reject,
+  EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE, reject,
 } from './engine_state.js';
 import {
-  BalanceReason, FEE_ACCOUNT, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind,
+  BalanceReason, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind,
   Side, Stp, Tif, UpdateReason,
   type EventSink, type MarketInfo, type Request,
 } from './types.js';
@@ -397,168 +396,14 @@ export class FastEngine implements MatchingEngine, RequestApplier {
   // Canonical state
 
   canonicalState(): CanonicalState {
-    const markets: CanonicalMarket[] = [];
-    for (let m = 0; m < this.st.market_count; m++) {
-      markets.push({
-        id: this.st.market_id[m],
-        base: this.st.market_base[m],
-        quote: this.st.market_quote[m],
-        tick_size_units: this.st.market_tick[m],
-        lot_size_units: this.st.market_lot[m],
-        status: this.st.market_status[m] === MARKET_ACTIVE ? 'active' : 'paused',
-        fees: this.st.market_fee_override[m] === 1
-          ? { maker_fee_bps: this.st.market_maker_bps[m], taker_fee_bps: this.st.market_taker_bps[m] }
-          : null,
-        mark_price_units: this.st.market_mark[m],
-        bids: this.canonicalSide(this.st.bids[m]),
-        asks: this.canonicalSide(this.st.asks[m]),
-      });
-    }
-    const accounts: CanonicalAccount[] = [];
-    const L = this.st.ledger;
-    const a = this.st.asset_count;
-    for (let acct = 0; acct < L.account_high; acct++) {
-      const balances: [number, number][] = [];
-      let any = acct === FEE_ACCOUNT || L.nonce_high_water[acct] > 0;
-      for (let k = 0; k < a; k++) {
-        const av = L.available[acct * a + k];
-        const lk = L.locked[acct * a + k];
-        if (av !== 0 || lk !== 0) any = true;
-        balances.push([av, lk]);
-      }
-      if (any) accounts.push({ account: acct, nonce_high_water: L.nonce_high_water[acct], balances });
-    }
-    return {
-      batch_time_ms: this.st.batch_time_ms,
-      next_order_id: this.st.next_order_id,
-      next_fill_id: this.st.next_fill_id,
-      next_priority_seq: this.st.next_priority_seq,
-      fees: { maker_fee_bps: this.st.maker_bps_global, taker_fee_bps: this.st.taker_bps_global },
-      markets,
-      accounts,
-      deposits_units: Array.from(this.st.deposits),
-      withdrawals_units: Array.from(this.st.withdrawals),
-      credit: this.st.credit.accounts_ascending.map((account) => {
-        const e = this.st.credit.get(account);
-        return { account, credit_limit_units: e.credit_limit_units, auto_cancel_ratio_ppm: e.auto_cancel_ratio_ppm };
-      }),
-      pending_withdrawals: this.st.pending_withdrawals.map((w) => ({ ...w })),
-      referrals: this.st.referrals.canonical(),
-      inbox: this.st.inbox.canonical(),
-      next_inbox_entry_id: this.st.inbox.next_entry_id,
-      envelope_nonces: [...this.st.envelope_high_water.entries()].sort((x, y) => x[0] - y[0])
-        .map(([account, envelope_nonce]) => ({ account, envelope_nonce })),
-      dead_man: this.st.dead_man.canonical(),
-      agents: this.st.agents.canonical(),
-      chain_deposit_high_water: this.st.chain_deposit_high_water,
-    };
+    return canonicalStateOf(this.st);
   }
 
-  /**
-   * Loads a canonical state into this freshly constructed engine (built with the state's markets,
-   * in index order, and no request applied yet). Everything the engine can observe comes back:
-   * balances, nonces, counters, fees, marks, credit, pending withdrawals, and every resting order
-   * at its place in its level's queue (rows are best first, then time priority). Slot and level
-   * numbering inside the pools may differ; nothing depends on it. This is what a snapshot holds.
-   */
-  loadCanonical(s: CanonicalState): void {
-    assert(this.st.next_order_id === 1 && this.st.orders.size === 0, 'loadCanonical needs a fresh engine');
-    assert(s.markets.length === this.st.market_count, 'the engine was built with the state\'s markets');
-    this.st.batch_time_ms = s.batch_time_ms;
-    // `?? 0`: snapshots written before the field existed had credited no chain deposit.
-    this.st.chain_deposit_high_water = s.chain_deposit_high_water ?? 0;
-    this.st.next_order_id = s.next_order_id;
-    this.st.next_fill_id = s.next_fill_id;
-    this.st.next_priority_seq = s.next_priority_seq;
-    this.st.maker_bps_global = s.fees.maker_fee_bps;
-    this.st.taker_bps_global = s.fees.taker_fee_bps;
-    const a = this.st.asset_count;
-    const L = this.st.ledger;
-    for (const acc of s.accounts) {
-      L.ensure(acc.account);
-      L.nonce_high_water[acc.account] = acc.nonce_high_water;
-      for (let k = 0; k < a; k++) {
-        L.available[acc.account * a + k] = acc.balances[k][0];
-        L.locked[acc.account * a + k] = acc.balances[k][1];
-      }
-    }
-    for (let k = 0; k < a; k++) {
-      this.st.deposits[k] = s.deposits_units[k];
-      this.st.withdrawals[k] = s.withdrawals_units[k];
-    }
-    for (const c of s.credit) {
-      L.ensure(c.account);
-      this.st.credit.set(c.account, c.credit_limit_units, c.auto_cancel_ratio_ppm);
-      L.has_credit[c.account] = 1;
-    }
-    for (const w of s.pending_withdrawals) this.st.pending_withdrawals.push({ ...w });
-    for (const r of s.referrals) {
-      L.ensure(r.account);
-      L.ensure(r.referrer);
-    }
-    this.st.referrals.load(s.referrals);
-    for (const e of s.inbox) L.ensure(e.account);
-    this.st.inbox.load(s.inbox, s.next_inbox_entry_id);
-    for (const e of s.envelope_nonces) {
-      L.ensure(e.account);
-      this.st.envelope_high_water.set(e.account, e.envelope_nonce);
-    }
-    for (const d of s.dead_man) L.ensure(d.account);
-    this.st.dead_man.load(s.dead_man);
-    for (const u of s.agents) {
-      L.ensure(u.account);
-      for (const a of u.agents) L.ensure(a.agent);
-    }
-    this.st.agents.load(s.agents);
-    s.markets.forEach((mk, m) => {
-      assert(mk.tick_size_units === this.st.market_tick[m] && mk.lot_size_units === this.st.market_lot[m], `market ${mk.id} matches`);
-      this.st.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;
-      if (mk.fees !== null) {
-        this.st.market_fee_override[m] = 1;
-        this.st.market_maker_bps[m] = mk.fees.maker_fee_bps;
-        this.st.market_taker_bps[m] = mk.fees.taker_fee_bps;
-      }
-      this.st.market_mark[m] = mk.mark_price_units;
-      for (const row of [...mk.bids, ...mk.asks]) this.restoreOrder(m, row);
-    });
+  /** Loads a canonical state into this freshly constructed engine (canonical.ts, loadCanonical). */
+  loadCanonical(state: CanonicalState): void {
+    loadCanonical(this.st, this.books, state);
   }
 
-  private restoreOrder(m: number, row: CanonicalOrder): void {
-    const o = this.st.orders;
-    const s = o.alloc(row.order_id);
-    assert(s !== NIL, 'restored orders fit orders_open_max');
-    const account = row.account;
-    this.st.ledger.ensure(account);
-    o.market[s] = m;
-    o.side[s] = row.side;
-    o.tif[s] = row.tif;
-    o.price[s] = row.price_units;
-    o.quantity[s] = row.quantity_units;
-    o.filled[s] = row.filled_units;
-    o.remaining[s] = row.remaining_units;
-    o.locked[s] = row.locked_units;
-    o.priority_seq[s] = row.priority_seq;
-    o.last_fill_price[s] = row.last_fill_price_units;
-    this.books.linkAccount(s, account, row.client_order_id);
-    this.books.linkLevel(s);
-  }
-
-  private canonicalSide(side: BookSide): CanonicalOrder[] {
-    const rows: CanonicalOrder[] = [];
-    const o = this.st.orders;
-    for (let i = side.count - 1; i >= 0; i--) {
-      for (let s = this.st.levels.head[side.levels[i]]; s !== NIL; s = o.next[s]) {
-        rows.push({
-          order_id: o.id[s], account: o.account[s], side: o.side[s], tif: o.tif[s],
-          price_units: o.price[s], quantity_units: o.quantity[s], filled_units: o.filled[s],
-          remaining_units: o.remaining[s], locked_units: o.locked[s],
-          priority_seq: o.priority_seq[s], client_order_id: o.client_order_id[s],
-          last_fill_price_units: o.last_fill_price[s],
-        });
-      }
-    }
-    return rows;
-  }
 }
 
 /**
