@@ -164,122 +164,136 @@ export class Matching {
   }
 
 
-  /** One fill between the taker (tk_*) and the resting order in `s`, at the maker's price. */
+  /**
+   * One fill between the taker (tk_*) and the resting order in `s`, at the maker's price: the
+   * fees, the balances, the fill event (and the taker's referrer's share), then both orders.
+   */
   private fill(s: number, price: number, q: number, out: EventSink): void {
-    const o = this.st.orders;
-    const L = this.st.ledger;
-    const a = this.st.asset_count;
+    const st = this.st;
     const m = this.tk_market;
-    const base = this.st.market_base[m];
-    const quote = this.st.market_quote[m];
+    const quote = st.market_quote[m];
     const taker = this.tk_account;
-    const maker = o.account[s];
-    const taker_bid = this.tk_side === Side.BID;
-    const buyer = taker_bid ? taker : maker;
-    const seller = taker_bid ? maker : taker;
     const n_ceil = notionalCeil(price, q);
     const n_floor = notionalFloor(price, q);
-    const maker_rem_after = o.remaining[s] - q;
-    const taker_rem_after = this.tk_remaining - q;
+    const taker_fee = this.takerFee(n_ceil, n_floor, this.tk_remaining - q);
+    const maker_fee = st.fee_maker_bps >= 0 ? this.makerFee(s, n_ceil, n_floor, q) : 0;
+    const rebate = st.fee_maker_bps >= 0 ? 0 : this.makerRebate(n_ceil, n_floor, taker_fee);
+    this.settle(s, q, n_ceil, n_floor, taker_fee, maker_fee, rebate);
+
+    const fill_id = st.next_fill_id++;
+    out.fill(fill_id, m, this.tk_order_id, st.orders.id[s], taker, st.orders.account[s], this.tk_side, price, q,
+      taker_fee, st.fee_maker_bps >= 0 || rebate === 0 ? maker_fee : -rebate);
+    if (st.referrals.size > 0 && taker_fee > 0) {
+      this.programmes.referralShare(fill_id, taker, quote, taker_fee, n_ceil - n_floor + taker_fee + maker_fee - rebate, out);
+    }
+    this.had_fill = true;
+    st.market_mark[m] = price;
+    this.tk_remaining -= q;
+    this.tk_filled += q;
+    this.tk_last_price = price;
+    this.fillMaker(s, price, q, out);
+  }
+
+  /** The taker's fee, capped for a locked bid so its lock still covers the rest (docs/engine.md). */
+  private takerFee(n_ceil: number, n_floor: number, taker_rem_after: number): number {
     const tb = this.st.fee_taker_bps;
+    if (this.tk_side !== Side.BID) return feeCeil(n_floor, tb);
+    const fee = feeCeil(n_ceil, tb);
+    if (this.tk_type !== OrderType.LIMIT) return fee;
+    const cap = this.tk_lock - n_ceil - notionalCeil(this.tk_limit, taker_rem_after);
+    return fee > cap ? cap : fee;
+  }
+
+  /** A non-negative maker fee, capped for a maker bid so its lock still covers the rest. */
+  private makerFee(s: number, n_ceil: number, n_floor: number, q: number): number {
     const mb = this.st.fee_maker_bps;
+    if (this.tk_side === Side.BID) return feeCeil(n_floor, mb);
+    const o = this.st.orders;
+    const fee = feeCeil(n_ceil, mb);
+    const cap = o.locked[s] - n_ceil - notionalCeil(o.price[s], o.remaining[s] - q);
+    return fee > cap ? cap : fee;
+  }
 
-    // Taker fee, capped for a locked bid so its lock still covers the rest (docs/engine.md).
-    let taker_fee: number;
-    if (taker_bid) {
-      taker_fee = feeCeil(n_ceil, tb);
-      if (this.tk_type === OrderType.LIMIT) {
-        const cap = this.tk_lock - n_ceil - notionalCeil(this.tk_limit, taker_rem_after);
-        if (taker_fee > cap) taker_fee = cap;
-      }
-    } else {
-      taker_fee = feeCeil(n_floor, tb);
-    }
-    let maker_fee = 0;
-    let rebate = 0;
-    if (mb >= 0) {
-      if (taker_bid) {
-        maker_fee = feeCeil(n_floor, mb);
-      } else {
-        maker_fee = feeCeil(n_ceil, mb);
-        const cap = o.locked[s] - n_ceil - notionalCeil(o.price[s], maker_rem_after);
-        if (maker_fee > cap) maker_fee = cap;
-      }
-    } else {
-      rebate = feeFloor(taker_bid ? n_floor : n_ceil, -mb);
-      if (rebate > taker_fee) rebate = taker_fee;
-    }
-    const buyer_fee = taker_bid ? taker_fee : maker_fee;
-    const seller_fee = taker_bid ? maker_fee : taker_fee;
-    const buyer_rebate = taker_bid ? 0 : rebate;
-    const seller_rebate = taker_bid ? rebate : 0;
+  /** A negative maker fee paid as a rebate, never more than the taker fee it comes out of. */
+  private makerRebate(n_ceil: number, n_floor: number, taker_fee: number): number {
+    const rebate = feeFloor(this.tk_side === Side.BID ? n_floor : n_ceil, -this.st.fee_maker_bps);
+    return rebate > taker_fee ? taker_fee : rebate;
+  }
 
+  /**
+   * The balances of one fill: the buyer pays notional (ceil) + fee from its order's lock, or from
+   * available for a market bid; the seller delivers the base it locked and receives notional
+   * (floor) - fee; a rebate goes to the maker; the fee account keeps the rounding and the fees.
+   */
+  private settle(s: number, q: number, n_ceil: number, n_floor: number, taker_fee: number, maker_fee: number, rebate: number): void {
+    const st = this.st;
+    const o = st.orders;
+    const L = st.ledger;
+    const a = st.asset_count;
+    const m = this.tk_market;
+    const base = st.market_base[m];
+    const quote = st.market_quote[m];
+    const taker_bid = this.tk_side === Side.BID;
+    const buyer = taker_bid ? this.tk_account : o.account[s];
+    const seller = taker_bid ? o.account[s] : this.tk_account;
     L.touch(buyer, quote, BalanceReason.FILL);
     L.touch(buyer, base, BalanceReason.FILL);
     L.touch(seller, quote, BalanceReason.FILL);
     L.touch(seller, base, BalanceReason.FILL);
     L.touch(FEE_ACCOUNT, quote, BalanceReason.FILL);
 
-    // Buyer pays notional + fee: from the order's lock, or from available for a market bid.
-    const buyer_cost = n_ceil + buyer_fee;
-    if (taker_bid) {
-      if (this.tk_type === OrderType.LIMIT) {
-        this.tk_lock -= buyer_cost;
-        L.locked[buyer * a + quote] -= buyer_cost;
-      } else {
-        L.available[buyer * a + quote] -= buyer_cost;
-      }
-    } else {
+    const buyer_cost = n_ceil + (taker_bid ? taker_fee : maker_fee);
+    if (!taker_bid) {
       o.locked[s] -= buyer_cost;
       L.locked[buyer * a + quote] -= buyer_cost;
+    } else if (this.tk_type === OrderType.LIMIT) {
+      this.tk_lock -= buyer_cost;
+      L.locked[buyer * a + quote] -= buyer_cost;
+    } else {
+      L.available[buyer * a + quote] -= buyer_cost;
     }
-    L.available[buyer * a + quote] += buyer_rebate;
+    L.available[buyer * a + quote] += taker_bid ? 0 : rebate;
     L.available[buyer * a + base] += q;
-    // Seller delivers the base it locked and receives notional - fee (+ rebate).
     if (taker_bid) o.locked[s] -= q;
     else this.tk_lock -= q;
     L.locked[seller * a + base] -= q;
-    L.available[seller * a + quote] += n_floor - seller_fee + seller_rebate;
+    L.available[seller * a + quote] += n_floor - (taker_bid ? maker_fee : taker_fee) + (taker_bid ? rebate : 0);
     L.available[FEE_ACCOUNT * a + quote] += n_ceil - n_floor + taker_fee + maker_fee - rebate;
+  }
 
-    const fill_id = this.st.next_fill_id++;
-    out.fill(fill_id, m, this.tk_order_id, o.id[s], taker, maker, this.tk_side, price, q,
-      taker_fee, mb >= 0 || rebate === 0 ? maker_fee : -rebate);
-    if (this.st.referrals.size > 0 && taker_fee > 0) {
-      this.programmes.referralShare(fill_id, taker, quote, taker_fee, n_ceil - n_floor + taker_fee + maker_fee - rebate, out);
-    }
-    this.had_fill = true;
-    this.st.market_mark[m] = price;
-    this.tk_remaining = taker_rem_after;
-    this.tk_filled += q;
-    this.tk_last_price = price;
-
-    // Maker side of the book.
+  /** The maker's side of a fill: its order and level updated; filled, it releases what is left of its lock and leaves the book. */
+  private fillMaker(s: number, price: number, q: number, out: EventSink): void {
+    const st = this.st;
+    const o = st.orders;
+    const L = st.ledger;
+    const m = this.tk_market;
+    const maker = o.account[s];
+    const maker_rem_after = o.remaining[s] - q;
     o.remaining[s] = maker_rem_after;
     o.filled[s] += q;
     o.last_fill_price[s] = price;
-    this.st.levels.quantity[o.level[s]] -= q;
+    st.levels.quantity[o.level[s]] -= q;
     if (L.has_credit[maker] === 1) {
-      this.st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
+      st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
     }
-    if (maker_rem_after === 0) {
-      const left = o.locked[s];
-      if (left > 0) {
-        const lock_asset = o.side[s] === Side.BID ? quote : base;
-        L.touch(maker, lock_asset, BalanceReason.FILL);
-        L.locked[maker * a + lock_asset] -= left;
-        L.available[maker * a + lock_asset] += left;
-        o.locked[s] = 0;
-      }
-      out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.FILLED, o.price[s], o.quantity[s],
-        o.filled[s], 0, price, UpdateReason.FILL, 0, 0);
-      this.books.removeResting(s);
-    } else {
+    if (maker_rem_after > 0) {
       out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.PARTIALLY_FILLED, o.price[s],
         o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL, o.locked[s], o.priority_seq[s]);
+      return;
     }
+    const left = o.locked[s];
+    if (left > 0) {
+      const a = st.asset_count;
+      const lock_asset = o.side[s] === Side.BID ? st.market_quote[m] : st.market_base[m];
+      L.touch(maker, lock_asset, BalanceReason.FILL);
+      L.locked[maker * a + lock_asset] -= left;
+      L.available[maker * a + lock_asset] += left;
+      o.locked[s] = 0;
+    }
+    out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.FILLED, o.price[s], o.quantity[s],
+      o.filled[s], 0, price, UpdateReason.FILL, 0, 0);
+    this.books.removeResting(s);
   }
-
 
   /** After matching: rest the remainder, or cancel it, or report it filled; release its lock. */
   private finishTaker(out: EventSink, may_rest: boolean, rest_reason: number): void {
