@@ -6,23 +6,21 @@
 // an object; events go straight to the sink), no bigint, no clock, no hash-order iteration.
 // Unchecked money arithmetic: every number reaching it passed wellFormed (safe integers) and the
 // sign checks of the request (src/money/muldiv.ts says why this matters).
-import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { notionalCeilUnchecked as notionalCeil } from '../money/index.js';
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { NIL } from './book.js';
 import { canonicalStateOf, loadCanonical } from './canonical.js';
 import { Books } from './engine_books.js';
 import { Matching } from './engine_matching.js';
+import { OrderRequests } from './engine_orders.js';
 import { Programmes, type RequestApplier } from './engine_programmes.js';
 import {
   EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE, reject,
 } from './engine_state.js';
 import {
-  BalanceReason, NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind,
-  Side, Stp, Tif, UpdateReason,
+  BalanceReason, NO_MARKET, Reject, REJECT_CODES, RequestKind, UpdateReason,
   type EventSink, type MarketInfo, type Request,
 } from './types.js';
-
-const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9_-]{1,36}$/;
 
 export class FastEngine implements MatchingEngine, RequestApplier {
   // The engine's parts, each an object with its own job, all over the one state:
@@ -33,12 +31,15 @@ export class FastEngine implements MatchingEngine, RequestApplier {
   private readonly programmes: Programmes;
   /** One taker order against the book. */
   private readonly matching: Matching;
+  /** Place, amend, cancel, cancel-all. */
+  private readonly orders: OrderRequests;
 
   constructor(config: EngineConfig) {
     this.st = new EngineState(config);
     this.books = new Books(this.st);
     this.programmes = new Programmes(this.st, this.books, this);
     this.matching = new Matching(this.st, this.books, this.programmes);
+    this.orders = new OrderRequests(this.st, this.books, this.matching);
   }
 
   apply(r: Request, out: EventSink): void {
@@ -51,10 +52,10 @@ export class FastEngine implements MatchingEngine, RequestApplier {
       return;
     }
     switch (r.kind) {
-      case RequestKind.PLACE: this.place(r, out); break;
-      case RequestKind.AMEND: this.amend(r, out); break;
-      case RequestKind.CANCEL: this.cancel(r, out); break;
-      case RequestKind.CANCEL_ALL: this.cancelAll(r, out); break;
+      case RequestKind.PLACE: this.orders.place(r, out); break;
+      case RequestKind.AMEND: this.orders.amend(r, out); break;
+      case RequestKind.CANCEL: this.orders.cancel(r, out); break;
+      case RequestKind.CANCEL_ALL: this.orders.cancelAll(r, out); break;
       case RequestKind.DEPOSIT: this.deposit(r, out); break;
       case RequestKind.WITHDRAW: this.withdraw(r, out); break;
       case RequestKind.PAUSE_MARKET: this.pauseOrResume(r, out, true); break;
@@ -77,172 +78,6 @@ export class FastEngine implements MatchingEngine, RequestApplier {
 
   // ---------------------------------------------------------------------------------------------
   // Requests
-
-  private place(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
-    // The stale-order guard is judged at the batch time, so a replay refuses exactly the same orders.
-    if (r.expires_after_ms !== 0 && this.st.batch_time_ms > r.expires_after_ms) return reject(r, out, Reject.EXPIRED);
-    const m = r.market;
-    if (!this.st.marketValid(m)) return reject(r, out, Reject.MARKET_UNKNOWN);
-    if (this.st.market_status[m] !== MARKET_ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
-    const side = r.side;
-    const type = r.order_type;
-    const tif = r.tif;
-    if (side !== Side.BID && side !== Side.ASK) return reject(r, out, Reject.SIDE_INVALID);
-    if (type !== OrderType.LIMIT && type !== OrderType.MARKET) return reject(r, out, Reject.ORDER_TYPE_INVALID);
-    if (!(tif >= Tif.GTC && tif <= Tif.POST_ONLY) || (tif | 0) !== tif) return reject(r, out, Reject.TIF_INVALID);
-    const stp = r.stp;
-    if (stp !== Stp.EXPIRE_MAKER && stp !== Stp.EXPIRE_TAKER && stp !== Stp.EXPIRE_BOTH) return reject(r, out, Reject.STP_INVALID);
-    const q = r.quantity_units;
-    if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
-    if (!isMultiple(q, this.st.market_lot[m])) return reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
-    this.st.loadFees(m);
-    const p = r.price_units;
-    let lock = 0;
-    if (type === OrderType.LIMIT) {
-      if (!(p > 0)) return reject(r, out, Reject.PRICE_NOT_POSITIVE);
-      if (!isMultiple(p, this.st.market_tick[m])) return reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
-      lock = this.st.bidLock(p, q);
-      if (lock === MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
-    } else {
-      if (tif !== Tif.IOC && tif !== Tif.FOK) return reject(r, out, Reject.MARKET_ORDER_TIF);
-      if (p !== 0) return reject(r, out, Reject.MARKET_ORDER_WITH_PRICE);
-    }
-    const account = r.account;
-    const coid = r.client_order_id;
-    if (coid !== '') {
-      if (!CLIENT_ORDER_ID_PATTERN.test(coid)) return reject(r, out, Reject.CLIENT_ORDER_ID_INVALID);
-      if (this.st.orders.slot_by_client_id.find(account, coid) !== NIL) return reject(r, out, Reject.CLIENT_ORDER_ID_DUPLICATE);
-    }
-    const may_rest = type === OrderType.LIMIT && (tif === Tif.GTC || tif === Tif.POST_ONLY);
-    const own = side === Side.BID ? this.st.bids[m] : this.st.asks[m];
-    const opposite = side === Side.BID ? this.st.asks[m] : this.st.bids[m];
-    if (may_rest) {
-      if (this.st.ledger.open_orders[account] >= this.st.limits.orders_open_per_account_max) return reject(r, out, Reject.ACCOUNT_OPEN_ORDERS_MAX);
-      if (this.st.orders.size >= this.st.limits.orders_open_max) return reject(r, out, Reject.ENGINE_OPEN_ORDERS_MAX);
-      // Count first: the search runs only when the side is full (rare), not on every order.
-      if (own.count >= this.st.limits.price_levels_per_book_max && own.find(p) < 0) return reject(r, out, Reject.BOOK_LEVELS_MAX);
-    }
-    if (tif === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
-    const base = this.st.market_base[m];
-    const quote = this.st.market_quote[m];
-    const a = this.st.asset_count;
-    if (side === Side.ASK) {
-      if (this.st.ledger.available[account * a + base] < q) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-      lock = q;
-    } else if (type === OrderType.LIMIT) {
-      if (this.st.ledger.available[account * a + quote] < lock) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-    }
-    if (may_rest && this.st.ledger.has_credit[account] === 1) {
-      if (this.books.creditWouldBreach(account, m, q, notionalCeil(p, q))) {
-        return reject(r, out, Reject.CREDIT_BREACH);
-      }
-    }
-    let fok_unfilled = false;
-    if (tif === Tif.FOK) {
-      if (this.books.liquidity(opposite, type === OrderType.LIMIT, side, p, q, account, stp) < q) {
-        fok_unfilled = true;
-      } else if (side === Side.BID && type === OrderType.MARKET) {
-        const cost = this.books.marketBidCost(opposite, q, account);
-        if (cost > this.st.ledger.available[account * a + quote]) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-      }
-    }
-
-    // Accepted: from here on nothing can fail.
-    const order_id = this.st.next_order_id++;
-    this.st.acceptSigned(r, order_id, out);
-    if (lock > 0) this.st.moveToLocked(account, side === Side.BID ? quote : base, lock, BalanceReason.ORDER_PLACED);
-    this.matching.takePlaced(r, order_id, lock, !fok_unfilled, may_rest, out);
-  }
-
-  private amend(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
-    const account = r.account;
-    const s = this.books.ownOpenOrder(account, r.order_id, '');
-    if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
-    const o = this.st.orders;
-    const m = o.market[s];
-    if (this.st.market_status[m] !== MARKET_ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
-    const q = r.quantity_units;
-    if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
-    if (!isMultiple(q, this.st.market_lot[m])) return reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);
-    const p = r.price_units;
-    if (!(p > 0)) return reject(r, out, Reject.PRICE_NOT_POSITIVE);
-    if (!isMultiple(p, this.st.market_tick[m])) return reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
-    this.st.loadFees(m);
-    const bid_lock = this.st.bidLock(p, q);
-    if (bid_lock === MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
-    const side = o.side[s];
-    const own = side === Side.BID ? this.st.bids[m] : this.st.asks[m];
-    const opposite = side === Side.BID ? this.st.asks[m] : this.st.bids[m];
-    const old_price = o.price[s];
-    // Moving to a new price level is refused when the side is full, unless the order leaves a
-    // level it is alone at (the count of levels then does not grow).
-    const alone = this.st.levels.head[o.level[s]] === s && this.st.levels.tail[o.level[s]] === s;
-    if (p !== old_price && !alone && own.count >= this.st.limits.price_levels_per_book_max && own.find(p) < 0) {
-      return reject(r, out, Reject.BOOK_LEVELS_MAX);
-    }
-    const tif = o.tif[s];
-    if (tif === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
-    const lock_asset = side === Side.BID ? this.st.market_quote[m] : this.st.market_base[m];
-    const new_lock = side === Side.BID ? bid_lock : q;
-    const old_lock = o.locked[s];
-    const key = account * this.st.asset_count + lock_asset;
-    if (new_lock > this.st.ledger.available[key] + old_lock) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-    const old_remaining = o.remaining[s];
-    if (this.st.ledger.has_credit[account] === 1) {
-      const value_delta = notionalCeil(p, q) - notionalCeil(old_price, old_remaining);
-      if (this.books.creditWouldBreach(account, m, q - old_remaining, value_delta)) return reject(r, out, Reject.CREDIT_BREACH);
-    }
-
-    // Accepted.
-    const order_id = o.id[s];
-    this.st.acceptSigned(r, order_id, out);
-    const filled = o.filled[s];
-    if (p === old_price && q <= old_remaining) {
-      // Same price, not larger: keeps its place in the queue.
-      this.st.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
-      this.st.ledger.available[key] -= new_lock - old_lock;
-      this.st.ledger.locked[key] += new_lock - old_lock;
-      o.locked[s] = new_lock;
-      const dq = old_remaining - q;
-      o.remaining[s] = q;
-      o.quantity[s] = filled + q;
-      this.st.levels.quantity[o.level[s]] -= dq;
-      if (this.st.ledger.has_credit[account] === 1) {
-        this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
-      }
-      out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-        p, filled + q, filled, q, o.last_fill_price[s], UpdateReason.AMENDED, new_lock, o.priority_seq[s]);
-      return;
-    }
-    // Anything else re-enters the book as if placed now, keeping its id and filled quantity.
-    this.st.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
-    this.st.ledger.available[key] += old_lock - new_lock;
-    this.st.ledger.locked[key] += new_lock - old_lock;
-    this.books.unlinkLevel(s);
-    this.matching.takeAmended(s, p, q, new_lock, out);
-  }
-
-  private cancel(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
-    const s = this.books.ownOpenOrder(r.account, r.order_id, r.client_order_id);
-    if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
-    this.st.acceptSigned(r, this.st.orders.id[s], out);
-    this.books.cancelResting(s, UpdateReason.USER_CANCEL, out);
-  }
-
-  private cancelAll(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
-    const m = r.market;
-    if (m !== NO_MARKET && !this.st.marketValid(m)) return reject(r, out, Reject.MARKET_UNKNOWN);
-    this.st.acceptSigned(r, 0, out);
-    this.books.cancelAccountOrders(r.account, m, UpdateReason.CANCEL_ALL, out);
-  }
 
   private deposit(r: Request, out: EventSink): void {
     // Asset and amount before the account: the matcher registers a new address only for a

@@ -1,0 +1,283 @@
+// The fast engine's order requests: PLACE, AMEND, CANCEL and CANCEL_ALL (docs/engine.md,
+// "Requests, in validation order"). One part of the engine (engine.ts), holding the state, the
+// books and the matching. Each request is its checks, in the documented order, as a few named
+// steps that return the first reject reason (Reject.NONE when they pass), then what an accepted
+// request does. Unchecked money arithmetic on validated inputs (engine.ts says why).
+import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { NIL } from './book.js';
+import type { Books } from './engine_books.js';
+import type { Matching } from './engine_matching.js';
+import { MARKET_ACTIVE, reject, type EngineState } from './engine_state.js';
+import {
+  BalanceReason, NO_MARKET, OrderStatus, OrderType, Reject, RequestKind, Side, Stp, Tif, UpdateReason,
+  type EventSink, type Request,
+} from './types.js';
+
+const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9_-]{1,36}$/;
+
+/** A limit order that may rest after matching (GTC or post-only). */
+function mayRest(r: Request): boolean {
+  return r.order_type === OrderType.LIMIT && (r.tif === Tif.GTC || r.tif === Tif.POST_ONLY);
+}
+
+export class OrderRequests {
+  private readonly st: EngineState;
+  private readonly books: Books;
+  private readonly matching: Matching;
+  // What the checks of the request being applied found (fields: no allocation per request).
+  /** The amount a PLACE or AMEND locks: quote (notional + worst-case fee) for a limit bid, base for an ask. */
+  private lock = 0;
+  /** A PLACE FOK that the book cannot fill: accepted, then cancelled without matching. */
+  private fok_unfilled = false;
+
+  constructor(state: EngineState, books: Books, matching: Matching) {
+    this.st = state;
+    this.books = books;
+    this.matching = matching;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // PLACE
+
+  place(r: Request, out: EventSink): void {
+    let reason = this.placeTermsReason(r);
+    if (reason === Reject.NONE) reason = this.placePriceReason(r);
+    if (reason === Reject.NONE) reason = this.placeRoomReason(r);
+    if (reason === Reject.NONE) reason = this.placeFundsReason(r);
+    if (reason !== Reject.NONE) return reject(r, out, reason);
+
+    // Accepted: from here on nothing can fail.
+    const st = this.st;
+    const account = r.account;
+    const order_id = st.next_order_id++;
+    st.acceptSigned(r, order_id, out);
+    const lock = this.lock;
+    if (lock > 0) {
+      const lock_asset = r.side === Side.BID ? st.market_quote[r.market] : st.market_base[r.market];
+      st.moveToLocked(account, lock_asset, lock, BalanceReason.ORDER_PLACED);
+    }
+    this.matching.takePlaced(r, order_id, lock, !this.fok_unfilled, mayRest(r), out);
+  }
+
+  /** The signature and expiry, the market, the order's kind (side, type, time in force, self-trade mode), its quantity. */
+  private placeTermsReason(r: Request): number {
+    const st = this.st;
+    const reason = st.checkSigned(r);
+    if (reason !== Reject.NONE) return reason;
+    // The stale-order guard is judged at the batch time, so a replay refuses exactly the same orders.
+    if (r.expires_after_ms !== 0 && st.batch_time_ms > r.expires_after_ms) return Reject.EXPIRED;
+    const m = r.market;
+    if (!st.marketValid(m)) return Reject.MARKET_UNKNOWN;
+    if (st.market_status[m] !== MARKET_ACTIVE) return Reject.MARKET_PAUSED;
+    const tif = r.tif;
+    const stp = r.stp;
+    if (r.side !== Side.BID && r.side !== Side.ASK) return Reject.SIDE_INVALID;
+    if (r.order_type !== OrderType.LIMIT && r.order_type !== OrderType.MARKET) return Reject.ORDER_TYPE_INVALID;
+    if (!(tif >= Tif.GTC && tif <= Tif.POST_ONLY) || (tif | 0) !== tif) return Reject.TIF_INVALID;
+    if (stp !== Stp.EXPIRE_MAKER && stp !== Stp.EXPIRE_TAKER && stp !== Stp.EXPIRE_BOTH) return Reject.STP_INVALID;
+    const q = r.quantity_units;
+    if (!(q > 0)) return Reject.QUANTITY_NOT_POSITIVE;
+    if (!isMultiple(q, st.market_lot[m])) return Reject.QUANTITY_NOT_LOT_MULTIPLE;
+    return Reject.NONE;
+  }
+
+  /** Loads the market's fees; a limit price on the tick with a bid lock below 2^53 (sets `lock`), or a market order's terms. */
+  private placePriceReason(r: Request): number {
+    const st = this.st;
+    st.loadFees(r.market);
+    const p = r.price_units;
+    this.lock = 0;
+    if (r.order_type === OrderType.LIMIT) {
+      if (!(p > 0)) return Reject.PRICE_NOT_POSITIVE;
+      if (!isMultiple(p, st.market_tick[r.market])) return Reject.PRICE_NOT_TICK_MULTIPLE;
+      this.lock = st.bidLock(p, r.quantity_units);
+      if (this.lock === MONEY_OVERFLOW) return Reject.NOTIONAL_TOO_LARGE;
+      return Reject.NONE;
+    }
+    if (r.tif !== Tif.IOC && r.tif !== Tif.FOK) return Reject.MARKET_ORDER_TIF;
+    if (p !== 0) return Reject.MARKET_ORDER_WITH_PRICE;
+    return Reject.NONE;
+  }
+
+  /** The client order id; room for an order that may rest (the account's, the engine's, the book's levels); post-only must not take. */
+  private placeRoomReason(r: Request): number {
+    const st = this.st;
+    const account = r.account;
+    const coid = r.client_order_id;
+    if (coid !== '') {
+      if (!CLIENT_ORDER_ID_PATTERN.test(coid)) return Reject.CLIENT_ORDER_ID_INVALID;
+      if (st.orders.slot_by_client_id.find(account, coid) !== NIL) return Reject.CLIENT_ORDER_ID_DUPLICATE;
+    }
+    const m = r.market;
+    const p = r.price_units;
+    if (mayRest(r)) {
+      const own = r.side === Side.BID ? st.bids[m] : st.asks[m];
+      if (st.ledger.open_orders[account] >= st.limits.orders_open_per_account_max) return Reject.ACCOUNT_OPEN_ORDERS_MAX;
+      if (st.orders.size >= st.limits.orders_open_max) return Reject.ENGINE_OPEN_ORDERS_MAX;
+      // Count first: the search runs only when the side is full (rare), not on every order.
+      if (own.count >= st.limits.price_levels_per_book_max && own.find(p) < 0) return Reject.BOOK_LEVELS_MAX;
+    }
+    const opposite = r.side === Side.BID ? st.asks[m] : st.bids[m];
+    if (r.tif === Tif.POST_ONLY && this.books.crosses(opposite, r.side, p)) return Reject.POST_ONLY_WOULD_TAKE;
+    return Reject.NONE;
+  }
+
+  /**
+   * The balance for the lock (an ask locks its quantity: sets `lock`), the credit limit for an
+   * order that may rest, and for an FOK whether the book can fill it (sets `fok_unfilled`) and a
+   * market FOK bid can pay for it.
+   */
+  private placeFundsReason(r: Request): number {
+    const st = this.st;
+    const account = r.account;
+    const m = r.market;
+    const p = r.price_units;
+    const q = r.quantity_units;
+    const a = st.asset_count;
+    const quote_key = account * a + st.market_quote[m];
+    if (r.side === Side.ASK) {
+      if (st.ledger.available[account * a + st.market_base[m]] < q) return Reject.INSUFFICIENT_BALANCE;
+      this.lock = q;
+    } else if (r.order_type === OrderType.LIMIT) {
+      if (st.ledger.available[quote_key] < this.lock) return Reject.INSUFFICIENT_BALANCE;
+    }
+    if (mayRest(r) && st.ledger.has_credit[account] === 1) {
+      if (this.books.creditWouldBreach(account, m, q, notionalCeil(p, q))) return Reject.CREDIT_BREACH;
+    }
+    this.fok_unfilled = false;
+    if (r.tif !== Tif.FOK) return Reject.NONE;
+    const opposite = r.side === Side.BID ? st.asks[m] : st.bids[m];
+    if (this.books.liquidity(opposite, r.order_type === OrderType.LIMIT, r.side, p, q, account, r.stp) < q) {
+      this.fok_unfilled = true;
+    } else if (r.side === Side.BID && r.order_type === OrderType.MARKET) {
+      if (this.books.marketBidCost(opposite, q, account) > st.ledger.available[quote_key]) return Reject.INSUFFICIENT_BALANCE;
+    }
+    return Reject.NONE;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // AMEND
+
+  amend(r: Request, out: EventSink): void {
+    const st = this.st;
+    let reason = st.checkSigned(r);
+    if (reason !== Reject.NONE) return reject(r, out, reason);
+    const s = this.books.ownOpenOrder(r.account, r.order_id, '');
+    if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
+    reason = this.amendReason(r, s);
+    if (reason !== Reject.NONE) return reject(r, out, reason);
+
+    // Accepted.
+    st.acceptSigned(r, st.orders.id[s], out);
+    const p = r.price_units;
+    const q = r.quantity_units;
+    if (p === st.orders.price[s] && q <= st.orders.remaining[s]) this.amendInPlace(s, p, q, out);
+    else this.amendReenter(s, p, q, out);
+  }
+
+  /** The new terms of the order in slot `s`: quantity, price, room at a new level, post-only, balance and credit (sets `lock`). */
+  private amendReason(r: Request, s: number): number {
+    const st = this.st;
+    const o = st.orders;
+    const m = o.market[s];
+    if (st.market_status[m] !== MARKET_ACTIVE) return Reject.MARKET_PAUSED;
+    const q = r.quantity_units;
+    if (!(q > 0)) return Reject.QUANTITY_NOT_POSITIVE;
+    if (!isMultiple(q, st.market_lot[m])) return Reject.QUANTITY_NOT_LOT_MULTIPLE;
+    const p = r.price_units;
+    if (!(p > 0)) return Reject.PRICE_NOT_POSITIVE;
+    if (!isMultiple(p, st.market_tick[m])) return Reject.PRICE_NOT_TICK_MULTIPLE;
+    st.loadFees(m);
+    const bid_lock = st.bidLock(p, q);
+    if (bid_lock === MONEY_OVERFLOW) return Reject.NOTIONAL_TOO_LARGE;
+    const side = o.side[s];
+    const own = side === Side.BID ? st.bids[m] : st.asks[m];
+    const opposite = side === Side.BID ? st.asks[m] : st.bids[m];
+    const old_price = o.price[s];
+    // Moving to a new price level is refused when the side is full, unless the order leaves a
+    // level it is alone at (the count of levels then does not grow).
+    const alone = st.levels.head[o.level[s]] === s && st.levels.tail[o.level[s]] === s;
+    if (p !== old_price && !alone && own.count >= st.limits.price_levels_per_book_max && own.find(p) < 0) {
+      return Reject.BOOK_LEVELS_MAX;
+    }
+    if (o.tif[s] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return Reject.POST_ONLY_WOULD_TAKE;
+    const account = r.account;
+    const lock_asset = side === Side.BID ? st.market_quote[m] : st.market_base[m];
+    this.lock = side === Side.BID ? bid_lock : q;
+    if (this.lock > st.ledger.available[account * st.asset_count + lock_asset] + o.locked[s]) return Reject.INSUFFICIENT_BALANCE;
+    const old_remaining = o.remaining[s];
+    if (st.ledger.has_credit[account] === 1) {
+      const value_delta = notionalCeil(p, q) - notionalCeil(old_price, old_remaining);
+      if (this.books.creditWouldBreach(account, m, q - old_remaining, value_delta)) return Reject.CREDIT_BREACH;
+    }
+    return Reject.NONE;
+  }
+
+  /** Same price, not larger: the order keeps its place in the queue; its lock becomes `lock`. */
+  private amendInPlace(s: number, p: number, q: number, out: EventSink): void {
+    const st = this.st;
+    const o = st.orders;
+    const account = o.account[s];
+    const m = o.market[s];
+    const side = o.side[s];
+    const lock_asset = side === Side.BID ? st.market_quote[m] : st.market_base[m];
+    const key = account * st.asset_count + lock_asset;
+    const new_lock = this.lock;
+    const old_lock = o.locked[s];
+    const old_remaining = o.remaining[s];
+    const filled = o.filled[s];
+    st.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
+    st.ledger.available[key] -= new_lock - old_lock;
+    st.ledger.locked[key] += new_lock - old_lock;
+    o.locked[s] = new_lock;
+    const dq = old_remaining - q;
+    o.remaining[s] = q;
+    o.quantity[s] = filled + q;
+    st.levels.quantity[o.level[s]] -= dq;
+    if (st.ledger.has_credit[account] === 1) {
+      st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
+    }
+    out.orderUpdate(o.id[s], account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
+      p, filled + q, filled, q, o.last_fill_price[s], UpdateReason.AMENDED, new_lock, o.priority_seq[s]);
+  }
+
+  /** Anything else re-enters the book as if placed now, keeping its id and filled quantity. */
+  private amendReenter(s: number, p: number, q: number, out: EventSink): void {
+    const st = this.st;
+    const o = st.orders;
+    const account = o.account[s];
+    const m = o.market[s];
+    const lock_asset = o.side[s] === Side.BID ? st.market_quote[m] : st.market_base[m];
+    const key = account * st.asset_count + lock_asset;
+    const new_lock = this.lock;
+    const old_lock = o.locked[s];
+    st.ledger.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
+    st.ledger.available[key] += old_lock - new_lock;
+    st.ledger.locked[key] += new_lock - old_lock;
+    this.books.unlinkLevel(s);
+    this.matching.takeAmended(s, p, q, new_lock, out);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // CANCEL, CANCEL_ALL
+
+  cancel(r: Request, out: EventSink): void {
+    const st = this.st;
+    const reason = st.checkSigned(r);
+    if (reason !== Reject.NONE) return reject(r, out, reason);
+    const s = this.books.ownOpenOrder(r.account, r.order_id, r.client_order_id);
+    if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
+    st.acceptSigned(r, st.orders.id[s], out);
+    this.books.cancelResting(s, UpdateReason.USER_CANCEL, out);
+  }
+
+  cancelAll(r: Request, out: EventSink): void {
+    const st = this.st;
+    const reason = st.checkSigned(r);
+    if (reason !== Reject.NONE) return reject(r, out, reason);
+    const m = r.market;
+    if (m !== NO_MARKET && !st.marketValid(m)) return reject(r, out, Reject.MARKET_UNKNOWN);
+    st.acceptSigned(r, 0, out);
+    this.books.cancelAccountOrders(r.account, m, UpdateReason.CANCEL_ALL, out);
+  }
+}
