@@ -23,7 +23,7 @@ import type { SignedMessage } from './verify.js';
 export interface VerifyPoolOptions {
   /** Worker threads; default max(1, availableParallelism - 1): one core stays with the front thread. */
   threads?: number;
-  /** Items per task; default 100, at most MAX_TASK_SIZE. */
+  /** Items per task; default 100, at most TASK_SIZE_MAX. */
   taskSize?: number;
   /** Force the workers' recovery backend (default: native, else noble). */
   backend?: RecoverBackendName;
@@ -33,8 +33,10 @@ export interface VerifyPoolOptions {
   workerFile?: string | URL;
 }
 
-export const DEFAULT_TASK_SIZE = 100;
-export const MAX_TASK_SIZE = 10_000;
+// Limits named unit-first, limit last (TIGER_STYLE, ../shared/STYLE.md): items per task, threads.
+export const TASK_SIZE_DEFAULT = 100;
+export const TASK_SIZE_MAX = 10_000;
+export const THREADS_MAX = 256;
 
 /**
  * The compiled worker next to this module. Run from TypeScript source (vitest, tsx), this module
@@ -166,8 +168,8 @@ export class VerifyPool {
   #idle: (() => void) | null = null;
 
   constructor(options: VerifyPoolOptions = {}) {
-    this.threads = positiveInt(options.threads, defaultThreadCount(), 1, 256, 'threads');
-    this.taskSize = positiveInt(options.taskSize, DEFAULT_TASK_SIZE, 1, MAX_TASK_SIZE, 'taskSize');
+    this.threads = positiveInt(options.threads, defaultThreadCount(), 1, THREADS_MAX, 'threads');
+    this.taskSize = positiveInt(options.taskSize, TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX, 'taskSize');
     this.ringBytes = align8(positiveInt(options.ringBytes, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MIN, VERIFY_RING_DATA_BYTES_MAX, 'ringBytes'));
     const file = options.workerFile ?? defaultWorkerFile();
     const url = typeof file === 'string' && !file.startsWith('file:') ? null : new URL(file);
