@@ -4,19 +4,27 @@
 // credit). The storage is book.ts; the data lives in the engine state (engine_state.ts), which
 // this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
 import { MONEY_OVERFLOW, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
-import { NIL, type BookSide } from './book.js';
+import { NIL, type BookSide, type LevelStore, type OrderStore } from './book.js';
 import { assert, MAX_SAFE, type EngineState } from './engine_state.js';
+import type { Ledger } from './ledger.js';
 import {
   BalanceReason, NO_MARKET, OrderStatus, Side, Stp, UpdateReason, type EventSink,
 } from './types.js';
 
 export class Books {
   private readonly st: EngineState;
+  // The state's stores, held directly: the hot paths read them on every request (one load, not two).
+  private readonly orders: OrderStore;
+  private readonly levels: LevelStore;
+  private readonly ledger: Ledger;
   /** Slots collected for a cancel in order id order (reused: no allocation per request). */
   private readonly scratch_slots: number[] = [];
 
   constructor(state: EngineState) {
     this.st = state;
+    this.orders = state.orders;
+    this.levels = state.levels;
+    this.ledger = state.ledger;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -25,7 +33,7 @@ export class Books {
   /** Appends a slot (price, remaining set) at the tail of its price level, creating the level. */
   linkLevel(s: number): void {
     const st = this.st;
-    const o = st.orders;
+    const o = this.orders;
     const m = o.market[s];
     const price = o.price[s];
     const side = o.side[s] === Side.BID ? st.bids[m] : st.asks[m];
@@ -34,10 +42,10 @@ export class Books {
     if (i >= 0) {
       lvl = side.levels[i];
     } else {
-      lvl = st.levels.alloc(price);
+      lvl = this.levels.alloc(price);
       side.insertAt(-i - 1, lvl, price);
     }
-    const levels = st.levels;
+    const levels = this.levels;
     o.level[s] = lvl;
     o.next[s] = NIL;
     o.prev[s] = levels.tail[lvl];
@@ -47,7 +55,7 @@ export class Books {
     const remaining = o.remaining[s];
     levels.quantity[lvl] += remaining;
     const account = o.account[s];
-    if (st.ledger.has_credit[account] === 1) {
+    if (this.ledger.has_credit[account] === 1) {
       st.credit.onRestChange(account, m, remaining, notionalCeil(price, remaining));
     }
   }
@@ -55,8 +63,8 @@ export class Books {
   /** Takes a resting order out of its price level (removing the level when it empties). */
   unlinkLevel(s: number): void {
     const st = this.st;
-    const o = st.orders;
-    const levels = st.levels;
+    const o = this.orders;
+    const levels = this.levels;
     const lvl = o.level[s];
     const prev = o.prev[s];
     const next = o.next[s];
@@ -74,15 +82,15 @@ export class Books {
       levels.release(lvl);
     }
     const account = o.account[s];
-    if (st.ledger.has_credit[account] === 1 && o.remaining[s] > 0) {
+    if (this.ledger.has_credit[account] === 1 && o.remaining[s] > 0) {
       st.credit.onRestChange(account, o.market[s], -o.remaining[s], -notionalCeil(o.price[s], o.remaining[s]));
     }
   }
 
   /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
   linkAccount(s: number, account: number, client_order_id: string): void {
-    const o = this.st.orders;
-    const L = this.st.ledger;
+    const o = this.orders;
+    const L = this.ledger;
     o.account[s] = account;
     o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
@@ -96,9 +104,9 @@ export class Books {
 
   /** Drops an order (already out of its level) from its account, the indexes, and frees its slot. */
   forget(s: number): void {
-    const o = this.st.orders;
+    const o = this.orders;
     const account = o.account[s];
-    const L = this.st.ledger;
+    const L = this.ledger;
     const ap = o.acct_prev[s];
     const an = o.acct_next[s];
     if (ap === NIL) L.order_head[account] = an;
@@ -120,7 +128,7 @@ export class Books {
 
   cancelResting(s: number, reason: number, out: EventSink): void {
     const st = this.st;
-    const o = st.orders;
+    const o = this.orders;
     const m = o.market[s];
     const account = o.account[s];
     const lock_asset = o.side[s] === Side.BID ? st.market_quote[m] : st.market_base[m];
@@ -134,8 +142,8 @@ export class Books {
   cancelAccountOrders(account: number, market: number, reason: number, out: EventSink): void {
     const slots = this.scratch_slots;
     slots.length = 0;
-    const o = this.st.orders;
-    for (let s = this.st.ledger.order_head[account]; s !== NIL; s = o.acct_next[s]) {
+    const o = this.orders;
+    for (let s = this.ledger.order_head[account]; s !== NIL; s = o.acct_next[s]) {
       if (market === NO_MARKET || o.market[s] === market) slots.push(s);
     }
     this.cancelSlotsById(slots, reason, out);
@@ -148,7 +156,7 @@ export class Books {
     slots.length = 0;
     for (const book of [st.bids[m], st.asks[m]]) {
       for (let i = 0; i < book.count; i++) {
-        for (let s = st.levels.head[book.levels[i]]; s !== NIL; s = st.orders.next[s]) slots.push(s);
+        for (let s = this.levels.head[book.levels[i]]; s !== NIL; s = this.orders.next[s]) slots.push(s);
       }
     }
     this.cancelSlotsById(slots, reason, out);
@@ -156,7 +164,7 @@ export class Books {
 
   /** Cancels the given slots in ascending order id (the documented, replayable order). */
   private cancelSlotsById(slots: number[], reason: number, out: EventSink): void {
-    const ids = this.st.orders.id;
+    const ids = this.orders.id;
     slots.sort((x, y) => ids[x] - ids[y]);
     for (let i = 0; i < slots.length; i++) this.cancelResting(slots[i], reason, out);
     slots.length = 0;
@@ -168,7 +176,7 @@ export class Books {
     const accounts = st.credit.accounts_ascending;
     for (let i = 0; i < accounts.length; i++) {
       const account = accounts[i];
-      if (st.ledger.order_head[account] === NIL) continue;
+      if (this.ledger.order_head[account] === NIL) continue;
       const entry = st.credit.get(account);
       if (this.quotedValue(entry.rest_quantity, entry.rest_value) > entry.threshold_units) {
         this.cancelAccountOrders(account, NO_MARKET, UpdateReason.CREDIT_AUTO_CANCEL, out);
@@ -181,7 +189,7 @@ export class Books {
 
   /** The account's open order by id (and client id when given), or by client id alone; NIL when none. */
   ownOpenOrder(account: number, order_id: number, client_order_id: string): number {
-    const o = this.st.orders;
+    const o = this.orders;
     let s: number | undefined;
     if (order_id !== 0) {
       s = o.slot_by_id.get(order_id);
@@ -196,7 +204,7 @@ export class Books {
   crosses(opposite: BookSide, side: number, p: number): boolean {
     const best = opposite.best();
     if (best === NIL) return false;
-    const bp = this.st.levels.price[best];
+    const bp = this.levels.price[best];
     return side === Side.BID ? p >= bp : p <= bp;
   }
 
@@ -208,8 +216,8 @@ export class Books {
    */
   liquidity(book: BookSide, limited: boolean, side: number, limit: number, enough: number, account: number, stp: number): number {
     let total = 0;
-    const o = this.st.orders;
-    const levels = this.st.levels;
+    const o = this.orders;
+    const levels = this.levels;
     for (let i = book.count - 1; i >= 0 && total < enough; i--) {
       const lvl = book.levels[i];
       const price = levels.price[lvl];
@@ -229,8 +237,8 @@ export class Books {
   marketBidCost(book: BookSide, q: number, account: number): number {
     let left = q;
     let cost = 0;
-    const o = this.st.orders;
-    const levels = this.st.levels;
+    const o = this.orders;
+    const levels = this.levels;
     for (let i = book.count - 1; i >= 0 && left > 0; i--) {
       const lvl = book.levels[i];
       const price = levels.price[lvl];

@@ -9,16 +9,21 @@ import {
   feeCeilUnchecked as feeCeil, feeFloorUnchecked as feeFloor,
   notionalCeilUnchecked as notionalCeil, notionalFloorUnchecked as notionalFloor,
 } from '../money/index.js';
-import { NIL } from './book.js';
+import { NIL, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
 import { assert, type EngineState } from './engine_state.js';
+import type { Ledger } from './ledger.js';
 import {
   BalanceReason, FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, UpdateReason, type EventSink, type Request,
 } from './types.js';
 
 export class Matching {
   private readonly st: EngineState;
+  // The state's stores, held directly: the hot paths read them on every request (one load, not two).
+  private readonly orders: OrderStore;
+  private readonly levels: LevelStore;
+  private readonly ledger: Ledger;
   private readonly books: Books;
   private readonly programmes: Programmes;
   /** Whether a fill happened since the engine last cleared it (the credit sweep runs after a request with fills). */
@@ -46,6 +51,9 @@ export class Matching {
 
   constructor(state: EngineState, books: Books, programmes: Programmes) {
     this.st = state;
+    this.orders = state.orders;
+    this.levels = state.levels;
+    this.ledger = state.ledger;
     this.books = books;
     this.programmes = programmes;
   }
@@ -81,7 +89,7 @@ export class Matching {
    * id and filled quantity, with expire_maker self-trade prevention.
    */
   takeAmended(s: number, p: number, q: number, new_lock: number, out: EventSink): void {
-    const o = this.st.orders;
+    const o = this.orders;
     const filled = o.filled[s];
     this.tk_account = o.account[s];
     this.tk_order_id = o.id[s];
@@ -111,8 +119,8 @@ export class Matching {
     const book = taker_bid ? this.st.asks[m] : this.st.bids[m];
     const is_market = this.tk_type === OrderType.MARKET;
     const limit = this.tk_limit;
-    const levels = this.st.levels;
-    const o = this.st.orders;
+    const levels = this.levels;
+    const o = this.orders;
     const quote_key = this.tk_account * this.st.asset_count + this.st.market_quote[m];
     const lot = this.st.market_lot[m];
     while (this.tk_remaining > 0 && book.count > 0) {
@@ -134,7 +142,7 @@ export class Matching {
         }
         let q = this.tk_remaining < o.remaining[s] ? this.tk_remaining : o.remaining[s];
         if (is_market && taker_bid) {
-          q = this.affordable(price, q, this.st.ledger.available[quote_key], lot);
+          q = this.affordable(price, q, this.ledger.available[quote_key], lot);
           if (q === 0) {
             this.tk_stop_reason = UpdateReason.INSUFFICIENT_BALANCE;
             return;
@@ -181,7 +189,7 @@ export class Matching {
     this.settle(s, q, n_ceil, n_floor, taker_fee, maker_fee, rebate);
 
     const fill_id = st.next_fill_id++;
-    out.fill(fill_id, m, this.tk_order_id, st.orders.id[s], taker, st.orders.account[s], this.tk_side, price, q,
+    out.fill(fill_id, m, this.tk_order_id, this.orders.id[s], taker, this.orders.account[s], this.tk_side, price, q,
       taker_fee, st.fee_maker_bps >= 0 || rebate === 0 ? maker_fee : -rebate);
     if (st.referrals.size > 0 && taker_fee > 0) {
       this.programmes.referralShare(fill_id, taker, quote, taker_fee, n_ceil - n_floor + taker_fee + maker_fee - rebate, out);
@@ -208,7 +216,7 @@ export class Matching {
   private makerFee(s: number, n_ceil: number, n_floor: number, q: number): number {
     const mb = this.st.fee_maker_bps;
     if (this.tk_side === Side.BID) return feeCeil(n_floor, mb);
-    const o = this.st.orders;
+    const o = this.orders;
     const fee = feeCeil(n_ceil, mb);
     const cap = o.locked[s] - n_ceil - notionalCeil(o.price[s], o.remaining[s] - q);
     return fee > cap ? cap : fee;
@@ -227,8 +235,8 @@ export class Matching {
    */
   private settle(s: number, q: number, n_ceil: number, n_floor: number, taker_fee: number, maker_fee: number, rebate: number): void {
     const st = this.st;
-    const o = st.orders;
-    const L = st.ledger;
+    const o = this.orders;
+    const L = this.ledger;
     const a = st.asset_count;
     const m = this.tk_market;
     const base = st.market_base[m];
@@ -264,15 +272,15 @@ export class Matching {
   /** The maker's side of a fill: its order and level updated; filled, it releases what is left of its lock and leaves the book. */
   private fillMaker(s: number, price: number, q: number, out: EventSink): void {
     const st = this.st;
-    const o = st.orders;
-    const L = st.ledger;
+    const o = this.orders;
+    const L = this.ledger;
     const m = this.tk_market;
     const maker = o.account[s];
     const maker_rem_after = o.remaining[s] - q;
     o.remaining[s] = maker_rem_after;
     o.filled[s] += q;
     o.last_fill_price[s] = price;
-    st.levels.quantity[o.level[s]] -= q;
+    this.levels.quantity[o.level[s]] -= q;
     if (L.has_credit[maker] === 1) {
       st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
     }
@@ -306,7 +314,7 @@ export class Matching {
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
         this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
         this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason,
-        this.st.orders.locked[s], this.st.orders.priority_seq[s]);
+        this.orders.locked[s], this.orders.priority_seq[s]);
       return;
     }
     if (this.tk_lock > 0) {
@@ -334,7 +342,7 @@ export class Matching {
    * Returns the order's slot.
    */
   private rest(): number {
-    const o = this.st.orders;
+    const o = this.orders;
     const m = this.tk_market;
     const account = this.tk_account;
     let s = this.tk_slot;
