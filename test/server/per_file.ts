@@ -3,14 +3,20 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { api, startServer, type Api, type StartedServer } from './harness.js';
 
-/** Registers the hooks; `onStarted` receives the server and a client for it before any test runs. */
-export function serverPerFile(onStarted: (s: StartedServer, a: Api) => void, options?: Parameters<typeof startServer>[0]): void {
+export type ServerOptions = Parameters<typeof startServer>[0];
+
+/**
+ * Registers the hooks; `onStarted` receives the server and a client for it before any test runs,
+ * `beforeStop` (when given) runs after the file's tests, just before the server is stopped.
+ */
+export function serverPerFile(onStarted: (s: StartedServer, a: Api) => void, options?: ServerOptions, beforeStop?: () => void): void {
   let started: StartedServer | undefined;
   beforeAll(async () => {
     started = await startServer(options);
     onStarted(started, api(started.url));
   });
   afterAll(async () => {
+    beforeStop?.();
     const r = await started?.stop();
     expect(r?.code).toBe(0);
   });

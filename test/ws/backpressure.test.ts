@@ -1,8 +1,9 @@
 // A slow reader is dropped and never holds up the others: one subscriber stops reading its socket
 // while book snapshots of a deep book flow; the server closes it once what it buffers for it
 // passes `ws_backpressure_bytes_max`, and a normal subscriber keeps receiving every sequence.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { describe, expect, it } from 'vitest';
+import { deposit, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { serverPerFile } from '../server/per_file.js';
 import { fastSigner, WsClient } from './client.js';
 
 const BACKPRESSURE_MAX = 128 * 1024;
@@ -13,15 +14,10 @@ const PREFILL_BYTES = 3_000_000;
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer({ config: { limits: { ws_backpressure_bytes_max: BACKPRESSURE_MAX } } });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
-});
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+}, { config: { limits: { ws_backpressure_bytes_max: BACKPRESSURE_MAX } } });
 
 async function post(path: string, body: unknown): Promise<any> {
   const r = await a.post(path, body);

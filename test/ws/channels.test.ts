@@ -2,31 +2,17 @@
 // messages and fields after a place, a match and a cancel; the order of events; book sequences
 // strictly increasing without gaps; WS values equal to the HTTP answers; private channels refused
 // before auth and for another address.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { describe, expect, it } from 'vitest';
+import { balances, deposit, Wallet, type Api, type StartedServer } from '../server/harness.js';
 import { bookChecksum } from '../../src/util/book_checksum.js';
-import { DIGITS, ISO, sleep, WsClient, type Msg } from './client.js';
+import { DIGITS, ISO, sleep, wsServerPerFile, type Msg, type WsClient } from './client.js';
 
 let s: StartedServer;
 let a: Api;
-const clients: WsClient[] = [];
-
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
+const { connect } = wsServerPerFile((started, client) => {
+  s = started;
+  a = client;
 });
-
-afterAll(async () => {
-  for (const c of clients) c.close();
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
-});
-
-async function connect(): Promise<WsClient> {
-  const c = await WsClient.connect(s.url);
-  clients.push(c);
-  return c;
-}
 
 function privateChannels(w: Wallet): string[] {
   return [`fills:${w.address}`, `orders:${w.address}`, `balances:${w.address}`];

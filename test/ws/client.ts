@@ -2,7 +2,8 @@
 // tests wait for the next message matching a predicate (with a timeout), or for the close.
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import WebSocket from 'ws';
-import { bytesToHex, personalHash, utf8ToBytes, type Wallet } from '../server/harness.js';
+import { bytesToHex, personalHash, utf8ToBytes, type Api, type StartedServer, type Wallet } from '../server/harness.js';
+import { serverPerFile, type ServerOptions } from '../server/per_file.js';
 
 export type Msg = Record<string, any>;
 
@@ -132,5 +133,35 @@ export function fastSigner(w: Wallet): (message: string) => string {
   return (message: string) => {
     const sig = secp256k1.sign(personalHash(utf8ToBytes(message)), w.priv, { prehash: false, lowS: true, format: 'recovered' });
     return '0x' + bytesToHex(sig.subarray(1, 65)) + (27 + sig[0]).toString(16);
+  };
+}
+
+/** The WebSocket clients a test file opens on its one server. */
+export interface WsClients {
+  /** A new client on the file's server, closed with the others. */
+  connect(): Promise<WsClient>;
+  /** Closes every client opened so far. */
+  closeAll(): void;
+}
+
+/** One real server per test file (serverPerFile); the clients opened through it are closed before it stops. */
+export function wsServerPerFile(onStarted: (s: StartedServer, a: Api) => void, options?: ServerOptions): WsClients {
+  let url = '';
+  const clients: WsClient[] = [];
+  const closeAll = (): void => {
+    for (const c of clients) c.close();
+    clients.length = 0;
+  };
+  serverPerFile((s, a) => {
+    url = s.url;
+    onStarted(s, a);
+  }, options, closeAll);
+  return {
+    async connect(): Promise<WsClient> {
+      const c = await WsClient.connect(url);
+      clients.push(c);
+      return c;
+    },
+    closeAll,
   };
 }

@@ -1,9 +1,9 @@
 // WebSocket connection rules on the real server with short timings from config: the challenge
 // flow (expiry, single use, grace period, failure count), ping/pong and the idle close, malformed
 // and unknown messages answered without closing, and the per-connection and per-IP limits.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { ISO, sleep, WsClient } from './client.js';
+import { describe, expect, it } from 'vitest';
+import { Wallet, type StartedServer } from '../server/harness.js';
+import { ISO, sleep, WsClient, wsServerPerFile } from './client.js';
 
 const CHALLENGE_TTL_MS = 600;
 const AUTH_GRACE_MS = 1500;
@@ -13,34 +13,20 @@ const CONNECTIONS_PER_IP_MAX = 12;
 const MESSAGE_BYTES_MAX = 2048;
 
 let s: StartedServer;
-const clients: WsClient[] = [];
-
-beforeAll(async () => {
-  s = await startServer({
-    config: {
-      limits: {
-        ws_challenge_ttl_ms: CHALLENGE_TTL_MS,
-        ws_auth_grace_ms: AUTH_GRACE_MS,
-        ws_idle_timeout_ms: IDLE_MS,
-        ws_subscriptions_per_connection_max: SUBSCRIPTIONS_MAX,
-        ws_connections_per_ip_max: CONNECTIONS_PER_IP_MAX,
-        ws_message_bytes_max: MESSAGE_BYTES_MAX,
-      },
+const { connect, closeAll } = wsServerPerFile((started) => {
+  s = started;
+}, {
+  config: {
+    limits: {
+      ws_challenge_ttl_ms: CHALLENGE_TTL_MS,
+      ws_auth_grace_ms: AUTH_GRACE_MS,
+      ws_idle_timeout_ms: IDLE_MS,
+      ws_subscriptions_per_connection_max: SUBSCRIPTIONS_MAX,
+      ws_connections_per_ip_max: CONNECTIONS_PER_IP_MAX,
+      ws_message_bytes_max: MESSAGE_BYTES_MAX,
     },
-  });
+  },
 });
-
-afterAll(async () => {
-  for (const c of clients) c.close();
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
-});
-
-async function connect(): Promise<WsClient> {
-  const c = await WsClient.connect(s.url);
-  clients.push(c);
-  return c;
-}
 
 function challengeText(nonce: string): string {
   return `Ringbook Exchange\nNonce: ${nonce}`;
@@ -268,7 +254,7 @@ describe('limits', () => {
   });
 
   it('caps connections per IP with HTTP 429 and frees the slot on close', async () => {
-    for (const c of clients) c.close();
+    closeAll();
     await sleep(200);
     const open: WsClient[] = [];
     for (let i = 0; i < CONNECTIONS_PER_IP_MAX; i++) open.push(await connect());

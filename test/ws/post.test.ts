@@ -2,34 +2,18 @@
 // by a `response` with the same id, the HTTP status and exactly the HTTP body (successes, shape
 // errors, signature errors, engine errors and 429), with the per-wallet rate limit shared with
 // HTTP, the connection's in-flight limit, an unknown path (404) and a batch.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, startServer, Wallet, type Api, type ApiResponse, type StartedServer } from '../server/harness.js';
-import { WsClient, type Msg } from './client.js';
+import { describe, expect, it } from 'vitest';
+import { deposit, Wallet, type Api, type ApiResponse, type StartedServer } from '../server/harness.js';
+import { wsServerPerFile, type Msg, type WsClient } from './client.js';
 
 const ORDERS_PER_WALLET = 6;
 const IN_FLIGHT_MAX = 2;
 let s: StartedServer;
 let a: Api;
-const clients: WsClient[] = [];
-
-beforeAll(async () => {
-  s = await startServer({
-    config: { rate_limits: { orders_per_wallet: ORDERS_PER_WALLET }, limits: { ws_posts_in_flight_max: IN_FLIGHT_MAX } },
-  });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  for (const c of clients) c.close();
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
-});
-
-async function connect(): Promise<WsClient> {
-  const c = await WsClient.connect(s.url);
-  clients.push(c);
-  return c;
-}
+const { connect } = wsServerPerFile((started, client) => {
+  s = started;
+  a = client;
+}, { config: { rate_limits: { orders_per_wallet: ORDERS_PER_WALLET }, limits: { ws_posts_in_flight_max: IN_FLIGHT_MAX } } });
 
 let next_id = 0;
 async function post(c: WsClient, path: string, body: unknown): Promise<Msg> {
