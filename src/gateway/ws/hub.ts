@@ -1,6 +1,7 @@
-// The WebSocket API (spec "Events", DECISIONS "WebSocket"): connections, the subscription
-// protocol, the challenge auth, keepalive and limits. The fan-out of committed events to
-// subscribers is WsFanout (fanout.ts), which this hub owns and moves the subscriber counts of.
+// The WebSocket API (spec "Events", DECISIONS "WebSocket"): connections, their messages, the
+// challenge auth, keepalive and limits. The subscription protocol is subscriptions.ts, order entry
+// post.ts, cancel on disconnect disconnect_cancel.ts; the fan-out of committed events to
+// subscribers is WsFanout (fanout.ts), which this hub owns.
 //
 // Decisions:
 // - `GET /ws` upgrades on the same uWS app as the HTTP API. Every channel is a uWS topic named
@@ -36,18 +37,18 @@
 import type {
   HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket,
 } from 'uWebSockets.js';
-import { emptyRequest, RequestKind } from '../../engine/types.js';
-import { encodeConsent, OperatorRule } from '../../ring/consent.js';
 import type { GatewayContext } from '../context.js';
 import { Reply } from '../envelope.js';
 import { clientIpKey } from '../rate_limit.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
+import { cancelOnDisconnect, type DisconnectCancelStats } from './disconnect_cancel.js';
 import { WsFanout, type FanoutStats } from './fanout.js';
 import { abandonPosts, runPost } from './post.js';
 import {
-  authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseChannel, parseClientMessage,
-  pongMessage, Refusals, subscribedMessage, unsubscribedMessage, type Channel,
+  authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseClientMessage, pongMessage,
+  type Channel,
 } from './messages.js';
+import { Subscriptions } from './subscriptions.js';
 import { componentLog } from '../../util/log.js';
 
 const log = componentLog('ws');
@@ -100,22 +101,13 @@ export interface Conn {
 
 /** uWS send status: the message was dropped because the connection is over maxBackpressure. */
 const SEND_DROPPED = 2;
-/**
- * A cancel on disconnect that finds the request ring full is retried every 20 ms for up to 500 ms
- * after the close: half of the promised second, leaving the other half for the batch to commit.
- */
-const DISCONNECT_RETRY_EVERY_MS = 20;
-const DISCONNECT_RETRY_MS_MAX = 500;
 
-export interface WsStats extends FanoutStats {
+export interface WsStats extends FanoutStats, DisconnectCancelStats {
   connections: number;
   /** Connections closed for backpressure (slow readers). */
   dropped_slow: number;
   closed_idle: number;
   closed_auth_timeout: number;
-  /** Cancel-on-disconnect requests submitted, and those lost to a request ring full for 500 ms. */
-  disconnect_cancels: number;
-  disconnect_cancels_lost: number;
   refused_ip_limit: number;
   /** Client messages received (every frame handed to the message handler). */
   received: number;
@@ -127,6 +119,7 @@ export class WsHub {
   /** Publishes what the read model decodes (an observer of it: gateway/server.ts). */
   readonly fanout: WsFanout;
   readonly limits: WsLimits;
+  private readonly subscriptions: Subscriptions<Conn>;
   private readonly conns = new Set<Conn>();
   private readonly per_ip = new Map<string, number>();
   private next_id = 1;
@@ -144,6 +137,7 @@ export class WsHub {
     this.ctx = ctx;
     this.limits = limits;
     this.fanout = new WsFanout(app, ctx.rm, limits.book_depth_max, this.stats);
+    this.subscriptions = new Subscriptions(this.fanout, limits, (id) => ctx.rm.marketIndex(id), (c, message) => this.send(c, message));
   }
 
   /** Registers `GET /ws` and starts the sweep timer. */
@@ -235,35 +229,10 @@ export class WsHub {
     const n = (this.per_ip.get(c.ip) ?? 1) - 1;
     if (n <= 0) this.per_ip.delete(c.ip);
     else this.per_ip.set(c.ip, n);
-    for (const ch of c.channels.values()) this.fanout.count(ch, -1);
-    c.channels.clear();
+    this.subscriptions.dropAll(c);
     abandonPosts(c);
     this.stats.connections = this.conns.size;
-    if (c.cancel_on_disconnect && c.auth.address !== null) this.cancelOnDisconnect(c.auth.address, Date.now());
-  }
-
-  /**
-   * Submits the DISCONNECT_CANCEL operator request for `address` (rule cancel_on_disconnect,
-   * journaled and published as such). A full request ring is retried every 20 ms until 500 ms
-   * after the close, so the cancel still lands within the promised second under load.
-   */
-  private cancelOnDisconnect(address: string, closed_ms: number): void {
-    const r = emptyRequest();
-    r.kind = RequestKind.DISCONNECT_CANCEL;
-    const bytes = Buffer.from(address.slice(2), 'hex');
-    const consent = encodeConsent({ origin: 'operator', rule: OperatorRule.CANCEL_ON_DISCONNECT });
-    const p = this.ctx.link.submit(r, bytes, address, null, consent);
-    if (p !== null) {
-      this.stats.disconnect_cancels++;
-      p.catch((e: unknown) => log.error('ringbook: cancel on disconnect failed', e, { address }));
-      return;
-    }
-    if (Date.now() - closed_ms < DISCONNECT_RETRY_MS_MAX) {
-      setTimeout(() => this.cancelOnDisconnect(address, closed_ms), DISCONNECT_RETRY_EVERY_MS);
-    } else {
-      this.stats.disconnect_cancels_lost++;
-      log.error(`ringbook: cancel on disconnect of ${address} not submitted: the request ring stayed full`, undefined, { address });
-    }
+    if (c.cancel_on_disconnect && c.auth.address !== null) cancelOnDisconnect(this.ctx.link, c.auth.address, Date.now(), this.stats);
   }
 
   /** Sends one message; a connection over its backpressure limit is dropped. */
@@ -326,10 +295,10 @@ export class WsHub {
         runPost(this.ctx, c, m.id, m.path, m.body, (message) => this.send(c, message));
         return;
       case 'subscribe':
-        this.subscribe(c, m.channels, m.request_id);
+        this.subscriptions.subscribe(c, m.channels, m.request_id);
         return;
       case 'unsubscribe':
-        this.unsubscribe(c, m.channels, m.request_id);
+        this.subscriptions.unsubscribe(c, m.channels, m.request_id);
         return;
       case 'request_challenge':
         this.authStep(c, c.auth.requestChallenge(m.address, now), m.request_id);
@@ -376,93 +345,6 @@ export class WsHub {
       }
     }
   }
-
-  private marketIndex = (id: string): number => this.ctx.rm.marketIndex(id);
-
-  /**
-   * One `subscribe`/`unsubscribe` is answered with at most one error frame, whatever the number of
-   * channels it names (one frame per refused channel let 1,100 names bring back 146 KB, issue 20),
-   * and a message naming more than limits.ws_channels_per_message_max channels is refused whole.
-   */
-  private tooManyChannels(c: Conn, channels: unknown[], request_id: string | null): boolean {
-    const max = this.limits.channels_per_message_max;
-    if (channels.length <= max) return false;
-    this.send(c, errorMessage('INVALID_REQUEST', `at most ${max} channels per message, got ${channels.length}; nothing was changed`, request_id));
-    return true;
-  }
-
-  private subscribe(c: Conn, channels: unknown[], request_id: string | null): void {
-    const ws = c.ws;
-    if (ws === null || this.tooManyChannels(c, channels, request_id)) return;
-    const accepted: string[] = [];
-    const books: number[] = [];
-    const seen = new Set<string>();
-    const refused = new Refusals();
-    for (const text of channels) {
-      const ch = parseChannel(text, this.marketIndex);
-      if (typeof ch === 'string') {
-        refused.add('INVALID_REQUEST', ch);
-        continue;
-      }
-      if (seen.has(ch.name)) continue;
-      seen.add(ch.name);
-      if (ch.private) {
-        const own = c.auth.address;
-        if (own === null) {
-          refused.add('UNAUTHORIZED', `channel ${ch.name} is private: authenticate first (request_challenge, then auth)`);
-          continue;
-        }
-        if (own !== ch.address) {
-          refused.add('UNAUTHORIZED', `channel ${ch.name} belongs to another address; this connection is authenticated as ${own}`);
-          continue;
-        }
-      }
-      if (!c.channels.has(ch.name)) {
-        if (c.channels.size >= this.limits.subscriptions_per_connection_max) {
-          refused.add('INVALID_REQUEST', `cannot subscribe to ${ch.name}: at most ${this.limits.subscriptions_per_connection_max} channels per connection`);
-          continue;
-        }
-        c.channels.set(ch.name, ch);
-        ws.subscribe(ch.name);
-        this.fanout.count(ch, 1);
-      }
-      accepted.push(ch.name);
-      if (ch.kind === 'book' || ch.kind === 'book_delta') books.push(ch.market);
-    }
-    if (refused.code !== null) this.send(c, errorMessage(refused.code, refused.sentence(channels.length), request_id));
-    // A send can find the connection over its backpressure limit and drop it.
-    if (c.closed) return;
-    if (accepted.length > 0) this.send(c, subscribedMessage(accepted, request_id));
-    for (const m of books) {
-      if (c.closed) return;
-      this.send(c, this.fanout.snapshot(m));
-    }
-  }
-
-  private unsubscribe(c: Conn, channels: unknown[], request_id: string | null): void {
-    const ws = c.ws;
-    if (ws === null || this.tooManyChannels(c, channels, request_id)) return;
-    const done: string[] = [];
-    const refused = new Refusals();
-    for (const text of channels) {
-      const ch = parseChannel(text, this.marketIndex);
-      if (typeof ch === 'string') {
-        refused.add('INVALID_REQUEST', ch);
-        continue;
-      }
-      const had = c.channels.get(ch.name);
-      if (had !== undefined) {
-        c.channels.delete(ch.name);
-        ws.unsubscribe(ch.name);
-        this.fanout.count(had, -1);
-      }
-      if (!done.includes(ch.name)) done.push(ch.name);
-    }
-    if (refused.code !== null) this.send(c, errorMessage(refused.code, refused.sentence(channels.length), request_id));
-    if (c.closed) return;
-    if (done.length > 0) this.send(c, unsubscribedMessage(done, request_id));
-  }
-
 }
 
 /** Registers the WebSocket API on `app`; hook the returned hub to the matcher link. */
