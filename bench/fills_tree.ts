@@ -7,16 +7,12 @@
 
 import { Bench, type Task } from 'tinybench';
 import { type FillLeaf, FillsTree, fillLeafHash, verifyFillProof } from '../src/da/fills_tree.js';
+import { Rng } from '../src/util/prng.js';
 
-/** Deterministic pseudo-random fills (xorshift32), shaped like real ones. */
+/** Deterministic pseudo-random fills (the project's seeded PRNG), shaped like real ones. */
 function makeFills(n: number, seed = 0x9e3779b9): FillLeaf[] {
-  let s = seed >>> 0;
-  const next = (): number => {
-    s ^= s << 13; s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5; s >>>= 0;
-    return s;
-  };
+  const rng = new Rng(seed);
+  const next = (): number => rng.u32();
   const addr = (): string => {
     let h = '0x';
     for (let i = 0; i < 5; i++) h += next().toString(16).padStart(8, '0');

@@ -7,23 +7,16 @@
 // Last line of output is one JSON object: {"bench":"money", ...}.
 
 import { mulDivFloor, notionalCeil, notionalFloor } from '../src/money/index.js';
+import { Rng } from '../src/util/prng.js';
 
 const SAMPLES = 4_096; // power of two so the index wraps with a mask
 const MASK = SAMPLES - 1;
 const ITERATIONS = 2_000_000;
 const ROUNDS = 5; // best of N, to shrug off GC and JIT noise
 
-// Deterministic inputs (xorshift) so runs are comparable.
-let seed = 0x2545f491;
-function random(): number {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 4_294_967_296;
-}
-function randomInt(min: number, max: number): number {
-  return min + Math.floor(random() * (max - min + 1));
-}
+// Deterministic inputs (the project's seeded PRNG) so runs are comparable.
+const rng = new Rng(0x2545f491);
+const randomInt = (min: number, max: number): number => rng.int(min, max);
 
 interface Inputs {
   a: Float64Array;

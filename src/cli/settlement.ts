@@ -9,6 +9,7 @@ import { parseDecimalUnits } from '../money/index.js';
 import { deploySettlement, SettlementContract } from '../settlement/contract.js';
 import { escape, EscapeError } from '../settlement/escape.js';
 import { JsonRpc, RevertError } from '../settlement/rpc.js';
+import { isAddress } from '../util/address.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, UsageError, type ParsedArgs } from './common.js';
 
 const USAGE = `usage:
@@ -44,7 +45,7 @@ function keyOf(args: ParsedArgs): string {
 
 function contractOf(args: ParsedArgs, cfg: RingbookConfig, rpc: JsonRpc): SettlementContract {
   const address = str(args, 'contract') ?? cfg.settlement.contract;
-  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new UsageError('--contract must be an address');
+  if (!isAddress(address)) throw new UsageError('--contract must be an address');
   return new SettlementContract(rpc, address.toLowerCase());
 }
 
@@ -57,7 +58,7 @@ async function deploy(args: ParsedArgs): Promise<number> {
   const rpc = rpcOf(args, cfg);
   const key = keyOf(args);
   const operator = (str(args, 'operator') ?? addressFromPrivateKey(key)).toLowerCase();
-  if (!/^0x[0-9a-f]{40}$/.test(operator)) throw new UsageError('--operator must be an address');
+  if (!isAddress(operator)) throw new UsageError('--operator must be an address');
   const chain_id = await rpc.chainId();
   if (chain_id !== cfg.settlement.chain_id) {
     throw new UsageError(`the endpoint's chain id is ${chain_id}, the config's settlement.chain_id is ${cfg.settlement.chain_id}`);
