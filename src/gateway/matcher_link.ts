@@ -13,10 +13,8 @@ import {
 } from '../ring/records.js';
 import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import {
-  ReadModel, type BatchStages, type OrderView, type ReadModelLimits, type ReadModelObserver, type TradeView,
-} from '../read_model/read_model.js';
-import type { FillView } from '../read_model/read_model.js';
+import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
+import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
 import { componentLog, logSettings } from '../util/log.js';
 

@@ -4,7 +4,7 @@ import { OrderStatus } from '../engine/types.js';
 import { getAndHead, getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
 import type { Reply } from './envelope.js';
 import { parseAddress } from './params.js';
-import type { MarketView } from '../read_model/read_model.js';
+import type { MarketView } from '../read_model/views.js';
 import {
   accountFill, balancesRecord, bookRecord, feesRecord, marketRecord, orderRecord, publicTrade,
 } from './views.js';

@@ -4,7 +4,8 @@ import { formatUnits } from '../money/index.js';
 import {
   ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, ppmToRatio, SIDE_NAMES, TIF_NAMES,
 } from '../engine/types.js';
-import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
+import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
 
 let last_iso_ms = NaN;
 let last_iso = '';

@@ -2,7 +2,8 @@
 // (an observer of the read model, which decodes them), so a restart rebuilds them by replaying
 // the journal.
 import { OrderStatus, Side } from '../engine/types.js';
-import type { OrderView, ReadModel, ReadModelObserver, TradeView } from '../read_model/read_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
+import type { OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
 import { Leaderboard, type LeaderTrade } from './leaderboard.js';
 

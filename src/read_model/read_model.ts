@@ -13,106 +13,10 @@ import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField,
   OrderUpdateField, RejectedField, type EventFields,
 } from '../ring/records.js';
-
-export interface MarketView {
-  index: number;
-  id: string;
-  base: string;
-  quote: string;
-  tick_size: number;
-  lot_size: number;
-  status: 'active' | 'paused';
-  fee_override: boolean;
-  maker_fee_bps: number;
-  taker_fee_bps: number;
-  mark_price: number;
-  /** price -> open quantity */
-  bids: Map<number, number>;
-  asks: Map<number, number>;
-  /** Increases once per committed batch that changed the book. */
-  book_sequence: number;
-  book_changed_in_batch: boolean;
-  sorted_cache: { bids: [number, number][]; asks: [number, number][] } | null;
-}
-
-export interface OrderView {
-  order_id: number;
-  account: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
-  price: number;
-  quantity: number;
-  filled: number;
-  remaining: number;
-  status: number;
-  client_order_id: string;
-  last_fill_price: number;
-  created_ms: number;
-  updated_ms: number;
-  /** Price and quantity this order contributes to the book (0 when not resting). */
-  resting_price: number;
-  resting_quantity: number;
-}
-
-export interface FillView {
-  fill_id: number;
-  order_id: number;
-  market: number;
-  side: number;
-  price: number;
-  quantity: number;
-  fee: number;
-  is_maker: boolean;
-  batch_id: number;
-  time_ms: number;
-}
-
-export interface TradeView {
-  fill_id: number;
-  market: number;
-  price: number;
-  quantity: number;
-  taker_side: number;
-  time_ms: number;
-  taker_order_id: number;
-  maker_order_id: number;
-  taker_account: number;
-  maker_account: number;
-  taker_fee: number;
-  maker_fee: number;
-  batch_id: number;
-}
-
-/**
- * What the read model tells the front's other consumers about each event, after applying it.
- * `seq` is the front's number of the request the event answers (0 for batch markers and events of
- * no request). Called in the observers' declared order; an observer that throws is reported
- * (`onObserverError`) and the others still run.
- */
-export interface ReadModelObserver {
-  batchBegin(batch_id: number, time_ms: number): void;
-  accepted(seq: number, kind: number, account: number, order_id: number): void;
-  rejected(seq: number, code: number, reason: number): void;
-  /** `*_filled_units`: each order's filled quantity after this fill (its update comes later). */
-  fill(seq: number, t: TradeView, taker_filled_units: number, maker_filled_units: number): void;
-  /** `o` as updated (it stays valid even if the model forgets the order right after). */
-  orderUpdate(seq: number, o: OrderView, reason: number): void;
-  balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void;
-  /**
-   * After the batch's books got their new `book_sequence`; `changed_markets`: whose book changed;
-   * `stages`: the matcher's stage timings of the batch (zeros unless it stamps them).
-   */
-  batchCommitted(batch_id: number, time_ms: number, changed_markets: ReadonlySet<number>, stages: BatchStages): void;
-}
-
-/** A committed batch's stage timings, epoch ms (BATCH_COMMITTED; 0 unless stage timings are on). */
-export interface BatchStages {
-  started_ms: number;
-  applied_ms: number;
-  durable_ms: number;
-}
+import {
+  GuardedObserver, type BatchStages, type FillView, type MarketView, type OrderView, type PendingWithdrawalView,
+  type ReadModelObserver, type TradeView,
+} from './views.js';
 
 /** Closed orders the server's read model keeps readable (the newest ones). */
 export const CLOSED_ORDERS_KEPT = 100_000;
@@ -130,15 +34,6 @@ export interface ReadModelLimits {
   fills_per_account_kept: number;
   trades_per_market_kept: number;
   closed_orders_kept: number;
-}
-
-export interface PendingWithdrawalView {
-  account: number;
-  asset: number;
-  amount: number;
-  nonce: number;
-  /** The batch that debited it (0: before a snapshot that did not record it). */
-  batch_id: number;
 }
 
 export class ReadModel {
@@ -551,18 +446,6 @@ export class ReadModel {
     }
     return Number(q);
   }
-}
-
-/** An observer whose exceptions are reported instead of thrown into the event pump. */
-class GuardedObserver implements ReadModelObserver {
-  constructor(private readonly o: ReadModelObserver, private readonly failed: (e: unknown) => void) {}
-  batchBegin(batch_id: number, time_ms: number): void { try { this.o.batchBegin(batch_id, time_ms); } catch (e) { this.failed(e); } }
-  accepted(seq: number, kind: number, account: number, order_id: number): void { try { this.o.accepted(seq, kind, account, order_id); } catch (e) { this.failed(e); } }
-  rejected(seq: number, code: number, reason: number): void { try { this.o.rejected(seq, code, reason); } catch (e) { this.failed(e); } }
-  fill(seq: number, t: TradeView, taker_filled: number, maker_filled: number): void { try { this.o.fill(seq, t, taker_filled, maker_filled); } catch (e) { this.failed(e); } }
-  orderUpdate(seq: number, o: OrderView, reason: number): void { try { this.o.orderUpdate(seq, o, reason); } catch (e) { this.failed(e); } }
-  balance(account: number, asset: number, available: number, locked: number, reason: number): void { try { this.o.balance(account, asset, available, locked, reason); } catch (e) { this.failed(e); } }
-  batchCommitted(batch_id: number, time_ms: number, changed: ReadonlySet<number>, stages: BatchStages): void { try { this.o.batchCommitted(batch_id, time_ms, changed, stages); } catch (e) { this.failed(e); } }
 }
 
 function ceilDiv(a: bigint, b: bigint): bigint {

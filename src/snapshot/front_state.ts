@@ -10,7 +10,8 @@
 import type { MarketData, MarketDataState } from '../marketdata/market_data.js';
 import { snapshotPackr } from './snapshot_file.js';
 import type { LeaderTrade } from '../marketdata/leaderboard.js';
-import type { FillView, MarketView, OrderView, ReadModel, TradeView } from '../read_model/read_model.js';
+import type { ReadModel } from '../read_model/read_model.js';
+import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
 import type { ProgrammesState } from '../read_model/programmes_model.js';
 import type { CanonicalAgentUser } from '../engine/api.js';
 

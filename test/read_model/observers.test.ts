@@ -3,7 +3,8 @@
 // model carry on.
 import { describe, expect, it } from 'vitest';
 import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
-import { ReadModel, type OrderView, type ReadModelObserver, type TradeView } from '../../src/read_model/read_model.js';
+import { ReadModel } from '../../src/read_model/read_model.js';
+import type { OrderView, ReadModelObserver, TradeView } from '../../src/read_model/views.js';
 import { ev } from '../da/events.js';
 
 class Recorder implements ReadModelObserver {

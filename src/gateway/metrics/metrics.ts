@@ -21,7 +21,8 @@ import type { DaPublisher } from '../../da/da_interfaces.js';
 import { exchanges } from '../envelope.js';
 import type { MatcherLink } from '../matcher_link.js';
 import { STAGES, type StageStamps } from '../stage_timings.js';
-import type { BatchStages, ReadModel } from '../../read_model/read_model.js';
+import type { ReadModel } from '../../read_model/read_model.js';
+import type { BatchStages } from '../../read_model/views.js';
 import { BucketHistogram, type BucketSeries } from './buckets.js';
 
 /** Latency buckets, seconds: 10 µs .. 1 s (the signed path's stages run from ~5 µs to ~10 ms). */

@@ -5,7 +5,8 @@
 // the book snapshots per market (one serialization per book sequence).
 import type { TemplatedApp } from 'uWebSockets.js';
 import { Side } from '../../engine/types.js';
-import type { OrderView, ReadModel, ReadModelObserver, TradeView } from '../../read_model/read_model.js';
+import type { ReadModel } from '../../read_model/read_model.js';
+import type { OrderView, ReadModelObserver, TradeView } from '../../read_model/views.js';
 import { bookChecksum } from '../../util/book_checksum.js';
 import { BookDeltaViews } from './book_delta.js';
 import {
