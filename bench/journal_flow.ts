@@ -2,7 +2,8 @@
 // and cancels from many accounts, written to a real Journal in batches.
 import { emptyRequest, OrderType, RequestKind, Side, Tif } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
-import { createRecordRing, RECORD_WORDS, RequestWriter } from '../src/ring/records.js';
+import { createRecordRing, RECORD_WORDS } from '../src/ring/records.js';
+import { RequestWriter } from '../src/ring/request_records.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
 
 /** A non-negative integer from the environment (underscores allowed), or `fallback`. */

@@ -39,7 +39,7 @@ import { JournalReader } from '../src/da/journal_reader.js';
 import { keccak256 } from '../src/da/keccak.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
-import { EventType } from '../src/ring/records.js';
+import { EventType } from '../src/ring/event_records.js';
 import { generateJournal } from './journal_flow.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
 import { Knobs } from './knobs.js';

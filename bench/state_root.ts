@@ -36,7 +36,7 @@ import { OrderStatus, RequestKind, Side } from '../src/engine/types.js';
 import { Journal } from '../src/journal/journal.js';
 import {
   AcceptedField, BalanceField, BatchField, EventType, FillField, OrderUpdateField, type EventFields,
-} from '../src/ring/records.js';
+} from '../src/ring/event_records.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
 import { envInt, generateJournal } from './journal_flow.js';
 

@@ -32,7 +32,7 @@ import { defaultConfigPath, mergeConfig, validateConfig } from '../src/config.js
 import { emptyRequest, OrderType, RequestKind, Side, Tif } from '../src/engine/types.js';
 import type { MatcherLink } from '../src/gateway/matcher_link.js';
 import { RingbookServer } from '../src/gateway/server.js';
-import { EventType } from '../src/ring/records.js';
+import { EventType } from '../src/ring/event_records.js';
 import type { WsHub } from '../src/gateway/ws/hub.js';
 import { Knobs } from './knobs.js';
 

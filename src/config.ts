@@ -11,7 +11,7 @@ import { feesValid } from './engine/engine_state.js';
 import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
-import { REQUEST_GROUP_MAX } from './ring/records.js';
+import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 
 export interface AssetSettings {

@@ -9,7 +9,7 @@ import { LmdbDaStore } from '../da/da_store.js';
 import { ReplayExecutor } from '../da/replay.js';
 import { Journal } from '../journal/journal.js';
 import { stateDigest } from '../engine/state.js';
-import type { EventFields } from '../ring/records.js';
+import type { EventFields } from '../ring/event_records.js';
 
 export interface ReplayResult {
   batches: number;

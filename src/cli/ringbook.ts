@@ -2,7 +2,8 @@
 // `ringbook`: the operator and trader command line. Each command prints a human table by
 // default and JSON with --json; exit codes: 0 ok, 1 error, 2 verification found fraud,
 // 64 usage error.
-import { RECORD_WORDS, RequestReader, viewsOfRecords } from '../ring/records.js';
+import { RECORD_WORDS, viewsOfRecords } from '../ring/records.js';
+import { RequestReader } from '../ring/request_records.js';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/recover.js';

@@ -6,9 +6,8 @@
 // so an answer given here is never for a batch that one failure can lose.
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MatcherBackend } from '../gateway/matcher_link.js';
-import {
-  groupFollowingAt, RECORD_WORDS, RequestReader, requestSeqAt, viewsOfRing, type RecordViews,
-} from '../ring/records.js';
+import { RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
+import { groupFollowingAt, RequestReader, requestSeqAt } from '../ring/request_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';

@@ -1,7 +1,7 @@
 // The two replicated logs of a Ringbook cluster (docs/scale-out.md), on NATS JetStream:
 //   - the request stream: one message per gateway event-loop turn, holding whole request units
 //     (a request, its consent slots, and for POST /orders/batch the whole group) as the fixed-layout
-//     records (src/ring/records.ts) written to the gateway's request ring; message id
+//     records (src/ring/records.ts, request_records.ts) written to the gateway's request ring; message id
 //     `<gateway>.<seq of its first request>` so a retried publish is stored once (JetStream's
 //     de-duplication window);
 //   - the event stream: one message per batch, written by the leader matcher only: the batch's

@@ -15,7 +15,8 @@ import { eip191Hash } from '../auth/eip191.js';
 import {
   ConsentMalformed, decodeConsent, OPERATOR_RULE_NAMES, readConsentBlob, type Consent, type SignedMessage,
 } from '../ring/consent.js';
-import { RECORD_WORDS, RequestReader, viewsOfRecords, ADDRESS_BYTES, RQ_ADDRESS_WORD } from '../ring/records.js';
+import { RECORD_WORDS, viewsOfRecords, ADDRESS_BYTES } from '../ring/records.js';
+import { RequestReader, RQ_ADDRESS_WORD } from '../ring/request_records.js';
 import {
   emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, Reject, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
 } from '../engine/types.js';

@@ -1,7 +1,7 @@
 // The DA publisher's interfaces, apart from both implementations (DaPublisherCore in
 // publisher.ts, DaThreadPublisher in da_thread.ts) and the worker thread's messages, so that
 // neither implementation imports the other for its types.
-import type { EventFields } from '../ring/records.js';
+import type { EventFields } from '../ring/event_records.js';
 import type { DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';

@@ -2,7 +2,7 @@
 // (src/da/da_thread.ts). It owns the DA store writes and reads the journal; after each message
 // it reports the newest state root back.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BatchField, EventType } from '../ring/records.js';
+import { BatchField, EventType } from '../ring/event_records.js';
 import { LmdbDaStore } from './da_store.js';
 import type { DaThreadOptions, FromWorker } from './da_interfaces.js';
 import { PackedFields, type PackedEvents } from './event_packing.js';

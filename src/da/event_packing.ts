@@ -6,9 +6,8 @@
 // builder gives the same roots through the packing as over the events themselves.
 import { RequestKind } from '../engine/types.js';
 import {
-  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EVENT_FIELDS_MAX, EventType, FeesField,
-  type EventFields,
-} from '../ring/records.js';
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EVENT_FIELDS_MAX, EventType, FeesField, type EventFields,
+} from '../ring/event_records.js';
 
 /** Doubles per packed event: type, then the record's fields. */
 export const PACKED_STRIDE = 1 + EVENT_FIELDS_MAX;

@@ -17,7 +17,7 @@
 import type { DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import { FillsTreeCache } from './fills_cache.js';
-import type { EventFields } from '../ring/records.js';
+import type { EventFields } from '../ring/event_records.js';
 import type { BatchInputSource, DaPublisher, DaRestore, EventSource, RestoreReport } from './da_interfaces.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots, type LeafChange } from './state_root.js';

@@ -12,9 +12,8 @@ import { FastEngine, restoreFastEngine } from '../engine/engine.js';
 import { addressesHex } from '../matcher/engine_snapshot.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
 import { Matcher } from '../matcher/matcher.js';
-import {
-  BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, viewsOfRing, type EventFields, type RecordViews,
-} from '../ring/records.js';
+import { createRecordRing, RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
+import { BatchField, EventCursor, EventReader, EventType, type EventFields } from '../ring/event_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 

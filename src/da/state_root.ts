@@ -11,10 +11,8 @@
 // `endBatch` hashes the changed leaves and each trie node on their paths once.
 import { RequestKind, Side } from '../engine/types.js';
 import {
-  AcceptedField, AccountField, AgentField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField,
-  InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField,
-  type EventFields,
-} from '../ring/records.js';
+  AcceptedField, AccountField, AgentField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField, type EventFields,
+} from '../ring/event_records.js';
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
 import {

@@ -26,7 +26,7 @@ export const AGENTS_LIVE_MAX = 10;
 export const AGENT_VALIDITY_MS_MAX = 180 * 24 * 3600 * 1000;
 /**
  * An agent's name: 1 to 16 of [A-Za-z0-9_.-]. 16 bytes is what the request record has room for
- * next to the agent's address (src/ring/records.ts); no colon, the signed message's separator.
+ * next to the agent's address (src/ring/request_records.ts); no colon, the signed message's separator.
  */
 export const AGENT_NAME_BYTES_MAX = 16;
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,16}$/;

@@ -7,10 +7,9 @@ import type { Request } from '../engine/types.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
-import {
-  BatchField, createRecordRing, EventCursor, EventReader, EventType, RECORD_WORDS, RecordBuffer, RequestWriter,
-  viewsOfRing, type EventFields,
-} from '../ring/records.js';
+import { createRecordRing, RECORD_WORDS, RecordBuffer, viewsOfRing } from '../ring/records.js';
+import { RequestWriter } from '../ring/request_records.js';
+import { BatchField, EventCursor, EventReader, EventType, type EventFields } from '../ring/event_records.js';
 import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';

@@ -4,10 +4,9 @@
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import { signerChecked } from '../engine/agents.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import {
-  EventWriter, groupFollowingAt, RECORD_WORDS, REQUEST_GROUP_MAX, RequestReader, viewsOfRecords, viewsOfRing,
-  type RecordViews,
-} from '../ring/records.js';
+import { RECORD_WORDS, viewsOfRecords, viewsOfRing, type RecordViews } from '../ring/records.js';
+import { groupFollowingAt, REQUEST_GROUP_MAX, RequestReader } from '../ring/request_records.js';
+import { EventWriter } from '../ring/event_records.js';
 import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';

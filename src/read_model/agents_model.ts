@@ -3,7 +3,7 @@
 // against it before the request goes to the engine. The engine re-checks at apply time (by batch
 // time), so this view being a batch behind never lets a revoked or expired agent through.
 import type { CanonicalAgentUser } from '../engine/api.js';
-import { AgentField, type EventFields } from '../ring/records.js';
+import { AgentField, type EventFields } from '../ring/event_records.js';
 
 export interface AgentView {
   agent: number;

@@ -3,9 +3,8 @@
 // REJECTED event that answers an included request. It rebuilds itself on a restart because the
 // journal replays the same events.
 import {
-  AcceptedField, EventType, InboxIncludedField, InboxQueuedField, ReferralField, ReferralShareField, RejectedField,
-  type EventFields,
-} from '../ring/records.js';
+  AcceptedField, EventType, InboxIncludedField, InboxQueuedField, ReferralField, ReferralShareField, RejectedField, type EventFields,
+} from '../ring/event_records.js';
 import { RequestKind } from '../engine/types.js';
 
 export interface ReferralView {

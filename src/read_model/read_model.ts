@@ -10,9 +10,8 @@ import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import { ProgrammesModel } from './programmes_model.js';
 import { AgentsModel } from './agents_model.js';
 import {
-  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField,
-  OrderUpdateField, RejectedField, type EventFields,
-} from '../ring/records.js';
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField, OrderUpdateField, RejectedField, type EventFields,
+} from '../ring/event_records.js';
 import {
   GuardedObserver, type BatchStages, type FillView, type MarketView, type OrderView, type PendingWithdrawalView,
   type ReadModelObserver, type TradeView,

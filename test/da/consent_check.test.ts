@@ -9,7 +9,8 @@ import { ConsentPool } from '../../src/da/consent_pool.js';
 import { emptyRequest, NO_MARKET, Reject, RequestKind, Side, type Request } from '../../src/engine/types.js';
 import { decodeBatch, encodeBatch, JOURNAL_VERSION } from '../../src/journal/journal.js';
 import { encodeConsent, OperatorRule, signatureBytes, type Consent, type SignedMessage } from '../../src/ring/consent.js';
-import { createRecordRing, RECORD_WORDS, RequestWriter } from '../../src/ring/records.js';
+import { createRecordRing, RECORD_WORDS } from '../../src/ring/records.js';
+import { RequestWriter } from '../../src/ring/request_records.js';
 
 const KEY = '0x' + '11'.repeat(32);
 const OTHER = '0x' + '22'.repeat(32);

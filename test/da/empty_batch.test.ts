@@ -15,7 +15,7 @@ import { LeafKind } from '../../src/da/state_root.js';
 import { Verifier } from '../../src/da/verifier.js';
 import { decodeBatch, encodeBatch, Journal } from '../../src/journal/journal.js';
 import { emptyRequest, OrderType, RequestKind, Side, type Request } from '../../src/engine/types.js';
-import { BatchField, EventType } from '../../src/ring/records.js';
+import { BatchField, EventType } from '../../src/ring/event_records.js';
 import { ETH, standardConfig, USDC } from '../engine/generator.js';
 import { recordsOf } from './records.js';
 

@@ -1,6 +1,6 @@
 // Event records as plain arrays (EventFields over arrays), for the state root tests.
-import type { EventFields } from '../../src/ring/records.js';
-import { EventType } from '../../src/ring/records.js';
+import type { EventFields } from '../../src/ring/event_records.js';
+import { EventType } from '../../src/ring/event_records.js';
 
 export class ArrayEvent implements EventFields {
   constructor(readonly t: number, readonly f: number[], readonly address = '', readonly coid = '') {}

@@ -1,8 +1,8 @@
 // An independent model of the state leaves, written from docs/verifiability.md's table with
 // DataView (not the builder's encoders): leaves straight from events, the root from scratch.
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import type { EventFields } from '../../src/ring/records.js';
-import { EventType } from '../../src/ring/records.js';
+import type { EventFields } from '../../src/ring/event_records.js';
+import { EventType } from '../../src/ring/event_records.js';
 
 function be(...parts: [string, number | string][]): Uint8Array {
   const width = (t: string): number =>

@@ -5,7 +5,8 @@
 import type { Request } from '../../src/engine/types.js';
 import { RequestKind } from '../../src/engine/types.js';
 import { AGENT_NAME_BYTES_MAX } from '../../src/engine/agents.js';
-import { CLIENT_ORDER_ID_BYTES_MAX, createRecordRing, RECORD_WORDS, RequestWriter } from '../../src/ring/records.js';
+import { CLIENT_ORDER_ID_BYTES_MAX, createRecordRing, RECORD_WORDS } from '../../src/ring/records.js';
+import { RequestWriter } from '../../src/ring/request_records.js';
 
 export function addressOf(account: number): Uint8Array {
   const a = new Uint8Array(20);

@@ -6,8 +6,8 @@ import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { EMPTY_FILLS_ROOT, FILL_LEAF_TYPES, FillsTree, fillLeafValues } from '../../src/da/fills_tree.js';
 import { LeafKind, StateRootBuilder, stateRootOfLeaves, ZERO_ADDRESS, firstDifferingChange } from '../../src/da/state_root.js';
 import { inboxFieldsOfCanonical, inboxLeaf } from '../../src/da/programme_leaves.js';
-import type { EventFields } from '../../src/ring/records.js';
-import { EventType } from '../../src/ring/records.js';
+import type { EventFields } from '../../src/ring/event_records.js';
+import { EventType } from '../../src/ring/event_records.js';
 import { ArrayEvent, ev } from './events.js';
 import { Model } from './leaf_model.js';
 

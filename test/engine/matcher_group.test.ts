@@ -5,7 +5,9 @@ import { FastEngine } from '../../src/engine/engine.js';
 import { Matcher } from '../../src/matcher/matcher.js';
 import { emptyRequest, RequestKind } from '../../src/engine/types.js';
 import { encodeConsent } from '../../src/ring/consent.js';
-import { BatchField, createRecordRing, EventReader, EventType, RequestWriter, viewsOfRing } from '../../src/ring/records.js';
+import { createRecordRing, viewsOfRing } from '../../src/ring/records.js';
+import { RequestWriter } from '../../src/ring/request_records.js';
+import { BatchField, EventReader, EventType } from '../../src/ring/event_records.js';
 import { standardConfig, USDC } from './generator.js';
 
 function deposit(amount: number) {

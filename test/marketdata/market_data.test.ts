@@ -2,8 +2,8 @@
 // book mids sampled at batch commit, trades by batch time, USDC-quoted markets only, clock.
 import { describe, expect, it } from 'vitest';
 import { ReadModel } from '../../src/read_model/read_model.js';
-import type { EventFields } from '../../src/ring/records.js';
-import { EventType } from '../../src/ring/records.js';
+import type { EventFields } from '../../src/ring/event_records.js';
+import { EventType } from '../../src/ring/event_records.js';
 import { MarketData } from '../../src/marketdata/market_data.js';
 
 class Ev implements EventFields {

@@ -2,11 +2,11 @@
 // back under the same name (one codec, so the names cannot drift between writer and readers).
 import { describe, expect, it } from 'vitest';
 import { emptyRequest, RequestKind, type Request } from '../../src/engine/types.js';
+import { createRecordRing, viewsOfRing } from '../../src/ring/records.js';
+import { RequestReader, RequestWriter } from '../../src/ring/request_records.js';
 import {
-  AcceptedField, AccountField, BalanceField, BatchField, createRecordRing, CreditField, EventCursor, EventReader,
-  EventType, EventWriter, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField,
-  ReferralField, ReferralShareField, RejectedField, viewsOfRing, AgentField, RequestReader, RequestWriter,
-} from '../../src/ring/records.js';
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventCursor, EventReader, EventType, EventWriter, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField, RejectedField, AgentField,
+} from '../../src/ring/event_records.js';
 
 /** Writes with `write`, then reads every published record back as [type, cursor]. */
 function roundTrip(write: (w: EventWriter) => void): { type: number; seq: number; e: EventCursor }[] {

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeConsent } from '../../src/ring/consent.js';
-import { createRecordRing, RECORD_WORDS, RequestWriter } from '../../src/ring/records.js';
+import { createRecordRing, RECORD_WORDS } from '../../src/ring/records.js';
+import { RequestWriter } from '../../src/ring/request_records.js';
 import { emptyRequest, RequestKind, Side } from '../../src/engine/types.js';
 import { Journal } from '../../src/journal/journal.js';
 import {

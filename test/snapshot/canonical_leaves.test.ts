@@ -8,7 +8,7 @@ import { leavesFromCanonical } from '../../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { StateRootBuilder, stateRootOfLeaves } from '../../src/da/state_root.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
-import { EventType } from '../../src/ring/records.js';
+import { EventType } from '../../src/ring/event_records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { addressesHex } from '../../src/snapshot/snapshot_file.js';
 import { generateSequence } from '../engine/generator.js';
