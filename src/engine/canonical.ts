@@ -5,7 +5,7 @@
 import type {
   CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState,
 } from './api.js';
-import { NIL, type BookSide } from './book.js';
+import { NIL, OF, OI, type BookSide } from './book.js';
 import type { Books } from './engine_books.js';
 import { assert, MARKET_ACTIVE, MARKET_PAUSED, type EngineState } from './engine_state.js';
 import { FEE_ACCOUNT } from './types.js';
@@ -143,16 +143,16 @@ function restoreOrder(st: EngineState, books: Books, m: number, row: CanonicalOr
   assert(s !== NIL, 'restored orders fit orders_open_max');
   const account = row.account;
   st.ledger.ensure(account);
-  o.market[s] = m;
-  o.side[s] = row.side;
-  o.tif[s] = row.tif;
-  o.price[s] = row.price_units;
-  o.quantity[s] = row.quantity_units;
-  o.filled[s] = row.filled_units;
-  o.remaining[s] = row.remaining_units;
-  o.locked[s] = row.locked_units;
-  o.priority_seq[s] = row.priority_seq;
-  o.last_fill_price[s] = row.last_fill_price_units;
+  o.i[s * OI.STRIDE + OI.MARKET] = m;
+  o.i[s * OI.STRIDE + OI.SIDE] = row.side;
+  o.i[s * OI.STRIDE + OI.TIF] = row.tif;
+  o.f[s * OF.STRIDE + OF.PRICE] = row.price_units;
+  o.f[s * OF.STRIDE + OF.QUANTITY] = row.quantity_units;
+  o.f[s * OF.STRIDE + OF.FILLED] = row.filled_units;
+  o.f[s * OF.STRIDE + OF.REMAINING] = row.remaining_units;
+  o.f[s * OF.STRIDE + OF.LOCKED] = row.locked_units;
+  o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = row.priority_seq;
+  o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = row.last_fill_price_units;
   books.linkAccount(s, account, row.client_order_id);
   books.linkLevel(s);
 }
@@ -161,13 +161,13 @@ function canonicalSide(st: EngineState, side: BookSide): CanonicalOrder[] {
   const rows: CanonicalOrder[] = [];
   const o = st.orders;
   for (let i = side.count - 1; i >= 0; i--) {
-    for (let s = st.levels.head[side.levels[i]]; s !== NIL; s = o.next[s]) {
+    for (let s = st.levels.head[side.levels[i]]; s !== NIL; s = o.i[s * OI.STRIDE + OI.NEXT]) {
       rows.push({
-        order_id: o.id[s], account: o.account[s], side: o.side[s], tif: o.tif[s],
-        price_units: o.price[s], quantity_units: o.quantity[s], filled_units: o.filled[s],
-        remaining_units: o.remaining[s], locked_units: o.locked[s],
-        priority_seq: o.priority_seq[s], client_order_id: o.client_order_id[s],
-        last_fill_price_units: o.last_fill_price[s],
+        order_id: o.f[s * OF.STRIDE + OF.ID], account: o.i[s * OI.STRIDE + OI.ACCOUNT], side: o.i[s * OI.STRIDE + OI.SIDE], tif: o.i[s * OI.STRIDE + OI.TIF],
+        price_units: o.f[s * OF.STRIDE + OF.PRICE], quantity_units: o.f[s * OF.STRIDE + OF.QUANTITY], filled_units: o.f[s * OF.STRIDE + OF.FILLED],
+        remaining_units: o.f[s * OF.STRIDE + OF.REMAINING], locked_units: o.f[s * OF.STRIDE + OF.LOCKED],
+        priority_seq: o.f[s * OF.STRIDE + OF.PRIORITY_SEQ], client_order_id: o.client_order_id[s],
+        last_fill_price_units: o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE],
       });
     }
   }

@@ -4,7 +4,7 @@
 // credit). The storage is book.ts; the data lives in the engine state (engine_state.ts), which
 // this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
 import { MONEY_OVERFLOW, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
-import { NIL, type BookSide, type LevelStore, type OrderStore } from './book.js';
+import { NIL, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
 import { assert, MAX_SAFE, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import {
@@ -34,9 +34,9 @@ export class Books {
   linkLevel(s: number): void {
     const st = this.st;
     const o = this.orders;
-    const m = o.market[s];
-    const price = o.price[s];
-    const side = o.side[s] === Side.BID ? st.bids[m] : st.asks[m];
+    const m = o.i[s * OI.STRIDE + OI.MARKET];
+    const price = o.f[s * OF.STRIDE + OF.PRICE];
+    const side = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.bids[m] : st.asks[m];
     const i = side.find(price);
     let lvl: number;
     if (i >= 0) {
@@ -46,15 +46,15 @@ export class Books {
       side.insertAt(-i - 1, lvl, price);
     }
     const levels = this.levels;
-    o.level[s] = lvl;
-    o.next[s] = NIL;
-    o.prev[s] = levels.tail[lvl];
+    o.i[s * OI.STRIDE + OI.LEVEL] = lvl;
+    o.i[s * OI.STRIDE + OI.NEXT] = NIL;
+    o.i[s * OI.STRIDE + OI.PREV] = levels.tail[lvl];
     if (levels.tail[lvl] === NIL) levels.head[lvl] = s;
-    else o.next[levels.tail[lvl]] = s;
+    else o.i[(levels.tail[lvl]) * OI.STRIDE + OI.NEXT] = s;
     levels.tail[lvl] = s;
-    const remaining = o.remaining[s];
+    const remaining = o.f[s * OF.STRIDE + OF.REMAINING];
     levels.quantity[lvl] += remaining;
-    const account = o.account[s];
+    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
     if (this.ledger.has_credit[account] === 1) {
       st.credit.onRestChange(account, m, remaining, notionalCeil(price, remaining));
     }
@@ -65,25 +65,25 @@ export class Books {
     const st = this.st;
     const o = this.orders;
     const levels = this.levels;
-    const lvl = o.level[s];
-    const prev = o.prev[s];
-    const next = o.next[s];
+    const lvl = o.i[s * OI.STRIDE + OI.LEVEL];
+    const prev = o.i[s * OI.STRIDE + OI.PREV];
+    const next = o.i[s * OI.STRIDE + OI.NEXT];
     if (prev === NIL) levels.head[lvl] = next;
-    else o.next[prev] = next;
+    else o.i[prev * OI.STRIDE + OI.NEXT] = next;
     if (next === NIL) levels.tail[lvl] = prev;
-    else o.prev[next] = prev;
-    levels.quantity[lvl] -= o.remaining[s];
+    else o.i[next * OI.STRIDE + OI.PREV] = prev;
+    levels.quantity[lvl] -= o.f[s * OF.STRIDE + OF.REMAINING];
     if (levels.head[lvl] === NIL) {
-      const m = o.market[s];
-      const side = o.side[s] === Side.BID ? st.bids[m] : st.asks[m];
+      const m = o.i[s * OI.STRIDE + OI.MARKET];
+      const side = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.bids[m] : st.asks[m];
       const i = side.count > 0 && side.levels[side.count - 1] === lvl ? side.count - 1 : side.find(levels.price[lvl]);
       assert(i >= 0 && side.levels[i] === lvl, 'a resting order belongs to a level of its side');
       side.removeAt(i);
       levels.release(lvl);
     }
-    const account = o.account[s];
-    if (this.ledger.has_credit[account] === 1 && o.remaining[s] > 0) {
-      st.credit.onRestChange(account, o.market[s], -o.remaining[s], -notionalCeil(o.price[s], o.remaining[s]));
+    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
+    if (this.ledger.has_credit[account] === 1 && o.f[s * OF.STRIDE + OF.REMAINING] > 0) {
+      st.credit.onRestChange(account, o.i[s * OI.STRIDE + OI.MARKET], -o.f[s * OF.STRIDE + OF.REMAINING], -notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.REMAINING]));
     }
   }
 
@@ -91,12 +91,12 @@ export class Books {
   linkAccount(s: number, account: number, client_order_id: string): void {
     const o = this.orders;
     const L = this.ledger;
-    o.account[s] = account;
+    o.i[s * OI.STRIDE + OI.ACCOUNT] = account;
     o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
-    o.acct_prev[s] = NIL;
-    o.acct_next[s] = head;
-    if (head !== NIL) o.acct_prev[head] = s;
+    o.i[s * OI.STRIDE + OI.ACCT_PREV] = NIL;
+    o.i[s * OI.STRIDE + OI.ACCT_NEXT] = head;
+    if (head !== NIL) o.i[head * OI.STRIDE + OI.ACCT_PREV] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
     if (client_order_id !== '') o.slot_by_client_id.add(s);
@@ -105,13 +105,13 @@ export class Books {
   /** Drops an order (already out of its level) from its account, the indexes, and frees its slot. */
   forget(s: number): void {
     const o = this.orders;
-    const account = o.account[s];
+    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
     const L = this.ledger;
-    const ap = o.acct_prev[s];
-    const an = o.acct_next[s];
+    const ap = o.i[s * OI.STRIDE + OI.ACCT_PREV];
+    const an = o.i[s * OI.STRIDE + OI.ACCT_NEXT];
     if (ap === NIL) L.order_head[account] = an;
-    else o.acct_next[ap] = an;
-    if (an !== NIL) o.acct_prev[an] = ap;
+    else o.i[ap * OI.STRIDE + OI.ACCT_NEXT] = an;
+    if (an !== NIL) o.i[an * OI.STRIDE + OI.ACCT_PREV] = ap;
     L.open_orders[account]--;
     if (o.client_order_id[s] !== '') o.slot_by_client_id.remove(s);
     o.release(s);
@@ -129,12 +129,12 @@ export class Books {
   cancelResting(s: number, reason: number, out: EventSink): void {
     const st = this.st;
     const o = this.orders;
-    const m = o.market[s];
-    const account = o.account[s];
-    const lock_asset = o.side[s] === Side.BID ? st.market_quote[m] : st.market_base[m];
-    if (o.locked[s] > 0) st.releaseLock(account, lock_asset, o.locked[s], BalanceReason.ORDER_CANCELLED);
-    out.orderUpdate(o.id[s], account, m, o.side[s], OrderStatus.CANCELLED, o.price[s], o.quantity[s],
-      o.filled[s], 0, o.last_fill_price[s], reason, 0, 0);
+    const m = o.i[s * OI.STRIDE + OI.MARKET];
+    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
+    const lock_asset = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.market_quote[m] : st.market_base[m];
+    if (o.f[s * OF.STRIDE + OF.LOCKED] > 0) st.releaseLock(account, lock_asset, o.f[s * OF.STRIDE + OF.LOCKED], BalanceReason.ORDER_CANCELLED);
+    out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], account, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.CANCELLED, o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.QUANTITY],
+      o.f[s * OF.STRIDE + OF.FILLED], 0, o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE], reason, 0, 0);
     this.removeResting(s);
   }
 
@@ -143,8 +143,8 @@ export class Books {
     const slots = this.scratch_slots;
     slots.length = 0;
     const o = this.orders;
-    for (let s = this.ledger.order_head[account]; s !== NIL; s = o.acct_next[s]) {
-      if (market === NO_MARKET || o.market[s] === market) slots.push(s);
+    for (let s = this.ledger.order_head[account]; s !== NIL; s = o.i[s * OI.STRIDE + OI.ACCT_NEXT]) {
+      if (market === NO_MARKET || o.i[s * OI.STRIDE + OI.MARKET] === market) slots.push(s);
     }
     this.cancelSlotsById(slots, reason, out);
   }
@@ -156,7 +156,7 @@ export class Books {
     slots.length = 0;
     for (const book of [st.bids[m], st.asks[m]]) {
       for (let i = 0; i < book.count; i++) {
-        for (let s = this.levels.head[book.levels[i]]; s !== NIL; s = this.orders.next[s]) slots.push(s);
+        for (let s = this.levels.head[book.levels[i]]; s !== NIL; s = this.orders.i[s * OI.STRIDE + OI.NEXT]) slots.push(s);
       }
     }
     this.cancelSlotsById(slots, reason, out);
@@ -164,8 +164,8 @@ export class Books {
 
   /** Cancels the given slots in ascending order id (the documented, replayable order). */
   private cancelSlotsById(slots: number[], reason: number, out: EventSink): void {
-    const ids = this.orders.id;
-    slots.sort((x, y) => ids[x] - ids[y]);
+    const f = this.orders.f;
+    slots.sort((x, y) => f[x * OF.STRIDE + OF.ID] - f[y * OF.STRIDE + OF.ID]);
     for (let i = 0; i < slots.length; i++) this.cancelResting(slots[i], reason, out);
     slots.length = 0;
   }
@@ -193,7 +193,7 @@ export class Books {
     let s: number | undefined;
     if (order_id !== 0) {
       s = o.slot_by_id.get(order_id);
-      if (s === NIL || o.account[s] !== account) return NIL;
+      if (s === NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return NIL;
       if (client_order_id !== '' && o.client_order_id[s] !== client_order_id) return NIL;
       return s;
     }
@@ -222,12 +222,12 @@ export class Books {
       const lvl = book.levels[i];
       const price = levels.price[lvl];
       if (limited && (side === Side.BID ? price > limit : price < limit)) break;
-      for (let s = levels.head[lvl]; s !== NIL && total < enough; s = o.next[s]) {
-        if (o.account[s] === account) {
+      for (let s = levels.head[lvl]; s !== NIL && total < enough; s = o.i[s * OI.STRIDE + OI.NEXT]) {
+        if (o.i[s * OI.STRIDE + OI.ACCOUNT] === account) {
           if (stp !== Stp.EXPIRE_MAKER) return total;
           continue;
         }
-        total += o.remaining[s];
+        total += o.f[s * OF.STRIDE + OF.REMAINING];
       }
     }
     return total;
@@ -242,9 +242,9 @@ export class Books {
     for (let i = book.count - 1; i >= 0 && left > 0; i--) {
       const lvl = book.levels[i];
       const price = levels.price[lvl];
-      for (let s = levels.head[lvl]; s !== NIL && left > 0; s = o.next[s]) {
-        if (o.account[s] === account) continue;
-        const take = left < o.remaining[s] ? left : o.remaining[s];
+      for (let s = levels.head[lvl]; s !== NIL && left > 0; s = o.i[s * OI.STRIDE + OI.NEXT]) {
+        if (o.i[s * OI.STRIDE + OI.ACCOUNT] === account) continue;
+        const take = left < o.f[s * OF.STRIDE + OF.REMAINING] ? left : o.f[s * OF.STRIDE + OF.REMAINING];
         cost += this.st.marketBidFillCost(price, take);
         left -= take;
       }

@@ -9,7 +9,7 @@ import {
   feeCeilUnchecked as feeCeil, feeFloorUnchecked as feeFloor,
   notionalCeilUnchecked as notionalCeil, notionalFloorUnchecked as notionalFloor,
 } from '../money/index.js';
-import { NIL, type LevelStore, type OrderStore } from './book.js';
+import { NIL, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
 import { assert, type EngineState } from './engine_state.js';
@@ -30,18 +30,22 @@ export class Matching {
   had_fill = false;
 
   // The order being matched (taker). Fields, not an object: no allocation per request.
+  // Money and id fields start at -0, a float64, where 0 would be a small integer: V8 gives a field
+  // the representation of its first value, and the first price stored into a small-integer field
+  // moved every new engine to a fresh hidden class (FastEngine.shapes, docs/engine.md). The fields
+  // are always written before they are read.
   private tk_account = 0;
-  private tk_order_id = 0;
+  private tk_order_id = -0;
   private tk_market = 0;
   private tk_side = 0;
   private tk_type = 0;
   private tk_tif = 0;
-  private tk_limit = 0;
-  private tk_quantity = 0;
-  private tk_filled = 0;
-  private tk_remaining = 0;
-  private tk_lock = 0;
-  private tk_last_price = 0;
+  private tk_limit = -0;
+  private tk_quantity = -0;
+  private tk_filled = -0;
+  private tk_remaining = -0;
+  private tk_lock = -0;
+  private tk_last_price = -0;
   private tk_stop_reason = 0;
   private tk_client_order_id = '';
   /** The taker's self-trade prevention mode (Stp); an amend re-enters with expire_maker. */
@@ -90,19 +94,19 @@ export class Matching {
    */
   takeAmended(s: number, p: number, q: number, new_lock: number, out: EventSink): void {
     const o = this.orders;
-    const filled = o.filled[s];
-    this.tk_account = o.account[s];
-    this.tk_order_id = o.id[s];
-    this.tk_market = o.market[s];
-    this.tk_side = o.side[s];
+    const filled = o.f[s * OF.STRIDE + OF.FILLED];
+    this.tk_account = o.i[s * OI.STRIDE + OI.ACCOUNT];
+    this.tk_order_id = o.f[s * OF.STRIDE + OF.ID];
+    this.tk_market = o.i[s * OI.STRIDE + OI.MARKET];
+    this.tk_side = o.i[s * OI.STRIDE + OI.SIDE];
     this.tk_type = OrderType.LIMIT;
-    this.tk_tif = o.tif[s];
+    this.tk_tif = o.i[s * OI.STRIDE + OI.TIF];
     this.tk_limit = p;
     this.tk_quantity = filled + q;
     this.tk_filled = filled;
     this.tk_remaining = q;
     this.tk_lock = new_lock;
-    this.tk_last_price = o.last_fill_price[s];
+    this.tk_last_price = o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE];
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = o.client_order_id[s];
     this.tk_stp = Stp.EXPIRE_MAKER;
@@ -129,8 +133,8 @@ export class Matching {
       if (!is_market && (taker_bid ? price > limit : price < limit)) return;
       let s = levels.head[lvl];
       while (s !== NIL && this.tk_remaining > 0) {
-        const next = o.next[s];
-        if (o.account[s] === this.tk_account) {
+        const next = o.i[s * OI.STRIDE + OI.NEXT];
+        if (o.i[s * OI.STRIDE + OI.ACCOUNT] === this.tk_account) {
           // Self-trade prevention: never a fill with one account on both sides.
           if (this.tk_stp !== Stp.EXPIRE_TAKER) this.books.cancelResting(s, UpdateReason.SELF_TRADE_PREVENTED, out);
           if (this.tk_stp !== Stp.EXPIRE_MAKER) {
@@ -140,7 +144,7 @@ export class Matching {
           s = next;
           continue;
         }
-        let q = this.tk_remaining < o.remaining[s] ? this.tk_remaining : o.remaining[s];
+        let q = this.tk_remaining < o.f[s * OF.STRIDE + OF.REMAINING] ? this.tk_remaining : o.f[s * OF.STRIDE + OF.REMAINING];
         if (is_market && taker_bid) {
           q = this.affordable(price, q, this.ledger.available[quote_key], lot);
           if (q === 0) {
@@ -152,7 +156,7 @@ export class Matching {
         // A market bid may have taken less than the maker has (what it could pay); its own
         // proceeds (a self-trade) can pay for more of the same maker, so stay on it while it rests.
         // (A filled maker's slot was freed with remaining 0, so this only keeps a partial maker.)
-        if (o.remaining[s] > 0) continue;
+        if (o.f[s * OF.STRIDE + OF.REMAINING] > 0) continue;
         s = next;
       }
     }
@@ -189,7 +193,7 @@ export class Matching {
     this.settle(s, q, n_ceil, n_floor, taker_fee, maker_fee, rebate);
 
     const fill_id = st.next_fill_id++;
-    out.fill(fill_id, m, this.tk_order_id, this.orders.id[s], taker, this.orders.account[s], this.tk_side, price, q,
+    out.fill(fill_id, m, this.tk_order_id, this.orders.f[s * OF.STRIDE + OF.ID], taker, this.orders.i[s * OI.STRIDE + OI.ACCOUNT], this.tk_side, price, q,
       taker_fee, st.fee_maker_bps >= 0 || rebate === 0 ? maker_fee : -rebate);
     if (st.referrals.size > 0 && taker_fee > 0) {
       this.programmes.referralShare(fill_id, taker, quote, taker_fee, n_ceil - n_floor + taker_fee + maker_fee - rebate, out);
@@ -218,7 +222,7 @@ export class Matching {
     if (this.tk_side === Side.BID) return feeCeil(n_floor, mb);
     const o = this.orders;
     const fee = feeCeil(n_ceil, mb);
-    const cap = o.locked[s] - n_ceil - notionalCeil(o.price[s], o.remaining[s] - q);
+    const cap = o.f[s * OF.STRIDE + OF.LOCKED] - n_ceil - notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.REMAINING] - q);
     return fee > cap ? cap : fee;
   }
 
@@ -242,8 +246,8 @@ export class Matching {
     const base = st.market_base[m];
     const quote = st.market_quote[m];
     const taker_bid = this.tk_side === Side.BID;
-    const buyer = taker_bid ? this.tk_account : o.account[s];
-    const seller = taker_bid ? o.account[s] : this.tk_account;
+    const buyer = taker_bid ? this.tk_account : o.i[s * OI.STRIDE + OI.ACCOUNT];
+    const seller = taker_bid ? o.i[s * OI.STRIDE + OI.ACCOUNT] : this.tk_account;
     L.touch(buyer, quote, BalanceReason.FILL);
     L.touch(buyer, base, BalanceReason.FILL);
     L.touch(seller, quote, BalanceReason.FILL);
@@ -252,7 +256,7 @@ export class Matching {
 
     const buyer_cost = n_ceil + (taker_bid ? taker_fee : maker_fee);
     if (!taker_bid) {
-      o.locked[s] -= buyer_cost;
+      o.f[s * OF.STRIDE + OF.LOCKED] -= buyer_cost;
       L.locked[buyer * a + quote] -= buyer_cost;
     } else if (this.tk_type === OrderType.LIMIT) {
       this.tk_lock -= buyer_cost;
@@ -262,7 +266,7 @@ export class Matching {
     }
     L.available[buyer * a + quote] += taker_bid ? 0 : rebate;
     L.available[buyer * a + base] += q;
-    if (taker_bid) o.locked[s] -= q;
+    if (taker_bid) o.f[s * OF.STRIDE + OF.LOCKED] -= q;
     else this.tk_lock -= q;
     L.locked[seller * a + base] -= q;
     L.available[seller * a + quote] += n_floor - (taker_bid ? maker_fee : taker_fee) + (taker_bid ? rebate : 0);
@@ -275,31 +279,31 @@ export class Matching {
     const o = this.orders;
     const L = this.ledger;
     const m = this.tk_market;
-    const maker = o.account[s];
-    const maker_rem_after = o.remaining[s] - q;
-    o.remaining[s] = maker_rem_after;
-    o.filled[s] += q;
-    o.last_fill_price[s] = price;
-    this.levels.quantity[o.level[s]] -= q;
+    const maker = o.i[s * OI.STRIDE + OI.ACCOUNT];
+    const maker_rem_after = o.f[s * OF.STRIDE + OF.REMAINING] - q;
+    o.f[s * OF.STRIDE + OF.REMAINING] = maker_rem_after;
+    o.f[s * OF.STRIDE + OF.FILLED] += q;
+    o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = price;
+    this.levels.quantity[o.i[s * OI.STRIDE + OI.LEVEL]] -= q;
     if (L.has_credit[maker] === 1) {
-      st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.price[s], q)));
+      st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], q)));
     }
     if (maker_rem_after > 0) {
-      out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.PARTIALLY_FILLED, o.price[s],
-        o.quantity[s], o.filled[s], maker_rem_after, price, UpdateReason.FILL, o.locked[s], o.priority_seq[s]);
+      out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], maker, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.PARTIALLY_FILLED, o.f[s * OF.STRIDE + OF.PRICE],
+        o.f[s * OF.STRIDE + OF.QUANTITY], o.f[s * OF.STRIDE + OF.FILLED], maker_rem_after, price, UpdateReason.FILL, o.f[s * OF.STRIDE + OF.LOCKED], o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
       return;
     }
-    const left = o.locked[s];
+    const left = o.f[s * OF.STRIDE + OF.LOCKED];
     if (left > 0) {
       const a = st.asset_count;
-      const lock_asset = o.side[s] === Side.BID ? st.market_quote[m] : st.market_base[m];
+      const lock_asset = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.market_quote[m] : st.market_base[m];
       L.touch(maker, lock_asset, BalanceReason.FILL);
       L.locked[maker * a + lock_asset] -= left;
       L.available[maker * a + lock_asset] += left;
-      o.locked[s] = 0;
+      o.f[s * OF.STRIDE + OF.LOCKED] = 0;
     }
-    out.orderUpdate(o.id[s], maker, m, o.side[s], OrderStatus.FILLED, o.price[s], o.quantity[s],
-      o.filled[s], 0, price, UpdateReason.FILL, 0, 0);
+    out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], maker, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.FILLED, o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.QUANTITY],
+      o.f[s * OF.STRIDE + OF.FILLED], 0, price, UpdateReason.FILL, 0, 0);
     this.books.removeResting(s);
   }
 
@@ -314,7 +318,7 @@ export class Matching {
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
         this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
         this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason,
-        this.orders.locked[s], this.orders.priority_seq[s]);
+        this.orders.f[s * OF.STRIDE + OF.LOCKED], this.orders.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
       return;
     }
     if (this.tk_lock > 0) {
@@ -349,18 +353,18 @@ export class Matching {
     if (s === NIL) {
       s = o.alloc(this.tk_order_id);
       assert(s !== NIL, 'capacity was checked before acceptance');
-      o.market[s] = m;
-      o.side[s] = this.tk_side;
-      o.tif[s] = this.tk_tif;
+      o.i[s * OI.STRIDE + OI.MARKET] = m;
+      o.i[s * OI.STRIDE + OI.SIDE] = this.tk_side;
+      o.i[s * OI.STRIDE + OI.TIF] = this.tk_tif;
       this.books.linkAccount(s, account, this.tk_client_order_id);
     }
-    o.price[s] = this.tk_limit;
-    o.quantity[s] = this.tk_quantity;
-    o.filled[s] = this.tk_filled;
-    o.remaining[s] = this.tk_remaining;
-    o.locked[s] = this.tk_lock;
-    o.priority_seq[s] = this.st.next_priority_seq++;
-    o.last_fill_price[s] = this.tk_last_price;
+    o.f[s * OF.STRIDE + OF.PRICE] = this.tk_limit;
+    o.f[s * OF.STRIDE + OF.QUANTITY] = this.tk_quantity;
+    o.f[s * OF.STRIDE + OF.FILLED] = this.tk_filled;
+    o.f[s * OF.STRIDE + OF.REMAINING] = this.tk_remaining;
+    o.f[s * OF.STRIDE + OF.LOCKED] = this.tk_lock;
+    o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = this.st.next_priority_seq++;
+    o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = this.tk_last_price;
     this.books.linkLevel(s);
     return s;
   }

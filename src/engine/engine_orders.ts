@@ -5,7 +5,7 @@
 // does; AMEND stays one function (it says why). Unchecked money arithmetic on validated inputs
 // (engine.ts says why).
 import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
-import { NIL, type LevelStore, type OrderStore } from './book.js';
+import { NIL, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
 import { MARKET_ACTIVE, reject, type EngineState } from './engine_state.js';
@@ -180,7 +180,7 @@ export class OrderRequests {
     const s = this.books.ownOpenOrder(account, r.order_id, '');
     if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
     const o = this.orders;
-    const m = o.market[s];
+    const m = o.i[s * OI.STRIDE + OI.MARKET];
     if (st.market_status[m] !== MARKET_ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
     const q = r.quantity_units;
     if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
@@ -191,31 +191,31 @@ export class OrderRequests {
     st.loadFees(m);
     const bid_lock = st.bidLock(p, q);
     if (bid_lock === MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
-    const side = o.side[s];
+    const side = o.i[s * OI.STRIDE + OI.SIDE];
     const own = side === Side.BID ? st.bids[m] : st.asks[m];
     const opposite = side === Side.BID ? st.asks[m] : st.bids[m];
-    const old_price = o.price[s];
+    const old_price = o.f[s * OF.STRIDE + OF.PRICE];
     // Moving to a new price level is refused when the side is full, unless the order leaves a
     // level it is alone at (the count of levels then does not grow).
-    const alone = this.levels.head[o.level[s]] === s && this.levels.tail[o.level[s]] === s;
+    const alone = this.levels.head[o.i[s * OI.STRIDE + OI.LEVEL]] === s && this.levels.tail[o.i[s * OI.STRIDE + OI.LEVEL]] === s;
     if (p !== old_price && !alone && own.count >= st.limits.price_levels_per_book_max && own.find(p) < 0) {
       return reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
-    if (o.tif[s] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
+    if (o.i[s * OI.STRIDE + OI.TIF] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
     const lock_asset = side === Side.BID ? st.market_quote[m] : st.market_base[m];
     const new_lock = side === Side.BID ? bid_lock : q;
-    const old_lock = o.locked[s];
+    const old_lock = o.f[s * OF.STRIDE + OF.LOCKED];
     const key = account * st.asset_count + lock_asset;
     const L = this.ledger;
     if (new_lock > L.available[key] + old_lock) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-    const old_remaining = o.remaining[s];
+    const old_remaining = o.f[s * OF.STRIDE + OF.REMAINING];
     if (L.has_credit[account] === 1) {
       const value_delta = notionalCeil(p, q) - notionalCeil(old_price, old_remaining);
       if (this.books.creditWouldBreach(account, m, q - old_remaining, value_delta)) return reject(r, out, Reject.CREDIT_BREACH);
     }
 
     // Accepted.
-    const order_id = o.id[s];
+    const order_id = o.f[s * OF.STRIDE + OF.ID];
     st.acceptSigned(r, order_id, out);
     L.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
     L.available[key] -= new_lock - old_lock;
@@ -227,17 +227,17 @@ export class OrderRequests {
       return;
     }
     // Same price, not larger: keeps its place in the queue.
-    const filled = o.filled[s];
-    o.locked[s] = new_lock;
+    const filled = o.f[s * OF.STRIDE + OF.FILLED];
+    o.f[s * OF.STRIDE + OF.LOCKED] = new_lock;
     const dq = old_remaining - q;
-    o.remaining[s] = q;
-    o.quantity[s] = filled + q;
-    this.levels.quantity[o.level[s]] -= dq;
+    o.f[s * OF.STRIDE + OF.REMAINING] = q;
+    o.f[s * OF.STRIDE + OF.QUANTITY] = filled + q;
+    this.levels.quantity[o.i[s * OI.STRIDE + OI.LEVEL]] -= dq;
     if (L.has_credit[account] === 1) {
       this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
     }
     out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-      p, filled + q, filled, q, o.last_fill_price[s], UpdateReason.AMENDED, new_lock, o.priority_seq[s]);
+      p, filled + q, filled, q, o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE], UpdateReason.AMENDED, new_lock, o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ export class OrderRequests {
     if (reason !== Reject.NONE) return reject(r, out, reason);
     const s = this.books.ownOpenOrder(r.account, r.order_id, r.client_order_id);
     if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
-    st.acceptSigned(r, this.orders.id[s], out);
+    st.acceptSigned(r, this.orders.f[s * OF.STRIDE + OF.ID], out);
     this.books.cancelResting(s, UpdateReason.USER_CANCEL, out);
   }
 

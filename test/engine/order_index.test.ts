@@ -2,7 +2,7 @@
 // insert/delete/lookup sequences.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NIL, OrderIndex, OrderStore } from '../../src/engine/book.js';
+import { NIL, OI, OrderIndex, OrderStore } from '../../src/engine/book.js';
 
 describe('OrderIndex', () => {
   it('agrees with a Map on random operation sequences (growth, backward-shift deletes, wrap-around)', () => {
@@ -64,7 +64,7 @@ describe('ClientIdIndex', () => {
             const key = `${account}:${coid}`;
             if (op === 'add' && !model.has(key)) {
               const s = store.alloc(store.size + 1 + model.size * 7 + account);
-              store.account[s] = account;
+              store.i[s * OI.STRIDE + OI.ACCOUNT] = account;
               store.client_order_id[s] = coid;
               index.add(s);
               model.set(key, s);
@@ -91,7 +91,7 @@ describe('ClientIdIndex', () => {
     const store = new OrderStore(8, 100);
     const put = (id: number, account: number, coid: string): number => {
       const s = store.alloc(id);
-      store.account[s] = account;
+      store.i[s * OI.STRIDE + OI.ACCOUNT] = account;
       store.client_order_id[s] = coid;
       store.slot_by_client_id.add(s);
       return s;
