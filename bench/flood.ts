@@ -6,7 +6,7 @@
 // Each mode checks what the issue asks (answers correct, memory bounded, latency back to normal
 // after the flood; for the soak, no growth past the retention plateau) and ends with one JSON line
 // {"bench":"flood_ws"|"flood_wallets"|"soak_hour",...}; exit code 1 when a check failed.
-import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import WebSocket from 'ws';
 import { Rng } from '../src/util/prng.js';
 import { runIfMain } from './cli_args.js';
@@ -41,21 +41,23 @@ function round(x: number): number {
   return Math.round(x * 100) / 100;
 }
 
-/**
- * The server's memory: RSS and the front's heap (GET /admin/state), and from /proc the anonymous
- * part of the RSS: LMDB maps the journal and the DA store, and the pages it touched count in RSS
- * as file-backed (reclaimable) memory that grows with the files, not with what the process holds.
- */
-async function memory(s: StartedServer): Promise<{ rss_bytes: number; heap_used_bytes: number; rss_anon_bytes: number }> {
-  const m = (await adminState(s)).memory as { rss_bytes: number; heap_used_bytes: number };
-  let rss_anon_bytes = 0;
-  try {
-    const kb = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'));
-    if (kb) rss_anon_bytes = Number(kb[1]) * 1024;
-  } catch {
-    // not Linux: RSS only
-  }
-  return { rss_bytes: m.rss_bytes, heap_used_bytes: m.heap_used_bytes, rss_anon_bytes };
+interface ServerMemory {
+  rss_bytes: number;
+  /** Anonymous pages (heaps, malloc arenas); the rest of the RSS is file-backed: LMDB maps the journal and the DA store, and the pages it touched count in RSS as reclaimable cache. */
+  rss_anon_bytes: number;
+  /** The front's heap. */
+  heap_used_bytes: number;
+  /** Each answering thread's heap (GET /admin/memory): front, matcher, da, snapshot_writer, consent. */
+  threads: { thread: string; heap_used_bytes: number; heap_total_bytes: number; external_bytes: number }[];
+}
+
+/** The server's memory, from GET /admin/memory (which asks every worker thread for its heap). */
+async function memory(s: StartedServer): Promise<ServerMemory> {
+  const r = await api(s.url).get('/admin/memory', adminHeaders(s));
+  if (r.status !== 200) throw new Error(`/admin/memory answered ${r.status}`);
+  const m = (JSON.parse(r.text) as { data: { rss_bytes: number; rss_anon_bytes: number | null; threads: ServerMemory['threads'] } }).data;
+  const front = m.threads.find((t) => t.thread === 'front');
+  return { rss_bytes: m.rss_bytes, rss_anon_bytes: m.rss_anon_bytes ?? 0, heap_used_bytes: front?.heap_used_bytes ?? 0, threads: m.threads };
 }
 
 function recovered(before: { p50_ms: number }, after: { p50_ms: number }): boolean {
@@ -176,7 +178,10 @@ export async function floodWallets(n: number): Promise<Record<string, unknown>> 
 export async function soakHour(minutes: number): Promise<Record<string, unknown>> {
   const failures: string[] = [];
   const s = await startServer({ config: { snapshots: { every_batches: 1000, keep: 2 }, journal: { trim: true } } });
-  const samples: { minute: number; rss_mb: number; rss_anon_mb: number; heap_mb: number; p99_ms: number; p50_ms: number; requests: number }[] = [];
+  const samples: {
+    minute: number; rss_mb: number; rss_anon_mb: number; heap_mb: number; heaps_mb: Record<string, number>;
+    p99_ms: number; p50_ms: number; requests: number; load_avg_1m: number;
+  }[] = [];
   try {
     const a = api(s.url);
     const r = new Rng(20261125);
@@ -187,10 +192,21 @@ export async function soakHour(minutes: number): Promise<Record<string, unknown>
       }
     }
     const signers = new Map(wallets.map((w) => [w.address, fastSigner(w)]));
-    const end = Date.now() + minutes * 60_000;
     let lat: number[] = [];
-    let minute_end = Date.now() + 60_000;
     let minute = 0;
+    const sample = async (): Promise<void> => {
+      const m = await memory(s);
+      // heap_mb: every answering thread's heap together (front, matcher, DA, snapshot writer).
+      const heaps_mb = Object.fromEntries(m.threads.map((t) => [t.thread, round(t.heap_used_bytes / 1048576)]));
+      samples.push({
+        minute, rss_mb: mb(m.rss_bytes), rss_anon_mb: mb(m.rss_anon_bytes), heap_mb: mb(m.threads.reduce((x, t) => x + t.heap_used_bytes, 0)), heaps_mb,
+        p99_ms: round(quantile(lat, 0.99)), p50_ms: round(quantile(lat, 0.5)), requests: lat.length, load_avg_1m: round(loadavg()[0]),
+      });
+      console.error(JSON.stringify(samples[samples.length - 1]));
+    };
+    await sample(); // minute 0: the server with its 20 funded wallets, before the flow
+    const end = Date.now() + minutes * 60_000;
+    let minute_end = Date.now() + 60_000;
     while (Date.now() < end) {
       const w = r.pick(wallets);
       const signer = signers.get(w.address)!;
@@ -204,10 +220,8 @@ export async function soakHour(minutes: number): Promise<Record<string, unknown>
       // ~50 requests per second: a steady flow, not a load test.
       await new Promise((res2) => setTimeout(res2, 20));
       if (Date.now() >= minute_end) {
-        const m = await memory(s);
         minute++;
-        samples.push({ minute, rss_mb: mb(m.rss_bytes), rss_anon_mb: mb(m.rss_anon_bytes), heap_mb: mb(m.heap_used_bytes), p99_ms: round(quantile(lat, 0.99)), p50_ms: round(quantile(lat, 0.5)), requests: lat.length });
-        console.error(JSON.stringify(samples[samples.length - 1]));
+        await sample();
         lat = [];
         minute_end += 60_000;
       }

@@ -3,12 +3,14 @@
 // zero bytes for an invalid signature). Native secp256k1 when it loads.
 import { parentPort } from 'node:worker_threads';
 import { createRecoverer } from '../auth/recover.js';
+import { answerMemoryQuestions } from '../util/thread_memory.js';
 
 const JOB_BYTES = 117;
 const FAILURE_BYTES = 24;
 const recoverer = createRecoverer();
 const port = parentPort;
 if (port === null) throw new Error('consent_worker runs in a worker thread');
+answerMemoryQuestions('consent');
 const got = new Uint8Array(20);
 port.on('message', (input: Uint8Array) => {
   const n = input.length / JOB_BYTES;

@@ -9,6 +9,7 @@ import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
 import { pendingInclusions } from './routes_programmes.js';
 import { SnapshotMissedError, type SnapshotCoordinator } from '../snapshot/coordinator.js';
+import { processMemory } from '../util/thread_memory.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -49,6 +50,12 @@ function memoryRecord(): { rss_bytes: number; heap_used_bytes: number; heap_tota
   const m = process.memoryUsage();
   return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, external_bytes: m.external, array_buffers_bytes: m.arrayBuffers };
 }
+
+/**
+ * How long GET /admin/memory waits for the worker threads' heaps: an idle thread answers in well
+ * under 1 ms; a thread busy with a long task (a snapshot restore) is left out rather than waited for.
+ */
+const THREAD_MEMORY_WAIT_MS = 200;
 
 /** On-demand snapshot attempts before POST /admin/snapshot answers 503 (each misses only under a flow). */
 const SNAPSHOT_ATTEMPTS_MAX = 3;
@@ -95,6 +102,22 @@ export function registerAdminRoutes(
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
       // The long soak samples these every minute (bench/flood.ts --soak).
       memory: memoryRecord(),
+    });
+  });
+
+  // Which thread holds memory: the process's RSS split into anonymous and file-backed pages, and
+  // each answering thread's heap (the long soak samples this every minute: bench/flood.ts --soak).
+  getAndHead(app, '/admin/memory', (res, req) => {
+    const reply = openExchange(ctx, res);
+    if (reply === null) return;
+    markHead(reply, req);
+    if (!ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
+      reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token');
+      return;
+    }
+    if (!queryWithinLimits(reply, req)) return;
+    void processMemory(THREAD_MEMORY_WAIT_MS).then((m) => {
+      if (!reply.done) reply.ok(m);
     });
   });
 

@@ -19,6 +19,7 @@ import { Matcher } from './matcher.js';
 import { pinCurrentThread, type PinResult } from './pin_thread.js';
 import { componentLog, configureLogs, type LogSettings } from '../util/log.js';
 import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
+import { answerMemoryQuestions } from '../util/thread_memory.js';
 
 export interface MatcherWorkerData {
   engine_config: EngineConfig;
@@ -67,6 +68,7 @@ const data = workerData as MatcherWorkerData;
 configureLogs(data.log);
 const log = componentLog('matcher');
 nameThisThread(THREAD_NAMES.matcher);
+answerMemoryQuestions('matcher');
 const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
 const restored = data.snapshot === null ? null : decodeEngine(data.snapshot.engine);

@@ -5,6 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import { packFront, type FrontState } from './front_state.js';
 import { encodeSnapshot, pruneSnapshots, writeFileAtomic, type SnapshotHeader } from './snapshot_file.js';
+import { answerMemoryQuestions } from '../util/thread_memory.js';
 
 export interface WriteJob {
   header: SnapshotHeader;
@@ -21,6 +22,7 @@ export type WriteDone =
 
 const port = parentPort;
 if (port === null) throw new Error('snapshot writer: not in a worker thread');
+answerMemoryQuestions('snapshot_writer');
 
 port.on('message', (job: WriteJob) => {
   void (async (): Promise<WriteDone> => {

@@ -371,6 +371,8 @@ describe('docs/openapi.yaml against the real server', () => {
     // --- admin ---
     const st = await get('/admin/state', 200, admin);
     expect(st.state_root).not.toBeNull();
+    const mem = await get('/admin/memory', 200, admin);
+    expect(mem.threads.map((t: { thread: string }) => t.thread)).toEqual(expect.arrayContaining(['front', 'matcher', 'da']));
     expect(st.markets.length).toBeGreaterThanOrEqual(2);
     const created = await post('/admin/markets', { base: 'ETH', quote: 'BTC', tick_size: 100, lot_size: 10_000 }, 200, admin);
     expect(created.id).toBe('ETH-BTC');
@@ -430,6 +432,7 @@ describe('docs/openapi.yaml against the real server', () => {
     await e('POST', '/admin/markets/NOPE-USDC/pause', {}, 404, 'MARKET_NOT_FOUND', admin);
     // UNAUTHORIZED: admin routes and deposits without the token.
     await e('GET', '/admin/state', undefined, 401, 'UNAUTHORIZED');
+    await e('GET', '/admin/memory', undefined, 401, 'UNAUTHORIZED');
     await e('GET', '/admin/state', undefined, 401, 'UNAUTHORIZED', { 'X-Admin-Token': 'wrong' });
     await e('POST', '/deposit', { user: w.address, asset: 'USDC', amount: '1' }, 401, 'UNAUTHORIZED');
     await e('PUT', '/admin/fees', { maker_fee_bps: 0, taker_fee_bps: 5 }, 401, 'UNAUTHORIZED');

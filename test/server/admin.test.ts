@@ -31,6 +31,7 @@ describe('UNAUTHORIZED (401)', () => {
   const addr = '0x' + '12'.repeat(20);
   const routes: [string, string, unknown][] = [
     ['GET', '/admin/state', undefined],
+    ['GET', '/admin/memory', undefined],
     ['POST', '/admin/markets', { base: 'ETH', quote: 'BTC', tick_size: 100, lot_size: 10000 }],
     ['POST', '/admin/markets/ETH-USDC/pause', {}],
     ['POST', '/admin/markets/ETH-USDC/resume', {}],
@@ -93,6 +94,28 @@ describe('GET /admin/state', () => {
     expect(after.open_orders).toBe(before.open_orders + 1);
     expect(Number(after.batch_id)).toBeGreaterThan(Number(before.batch_id));
     ok(await a.post('/orders/cancel-all', w.cancelAll()));
+  });
+});
+
+describe('GET /admin/memory', () => {
+  it('splits the RSS and answers for the front, matcher and DA threads with their own heaps', async () => {
+    const m = ok(await a.get('/admin/memory', admin));
+    expect(m.rss_bytes).toBeGreaterThan(0);
+    // Linux (CI): the split comes from /proc and adds up to no more than the RSS read at about the same time.
+    expect(m.rss_anon_bytes).toBeGreaterThan(0);
+    expect(m.rss_file_bytes).toBeGreaterThan(0);
+    expect(m.rss_anon_bytes + m.rss_file_bytes).toBeLessThan(m.rss_bytes * 1.5);
+    const names = m.threads.map((t: { thread: string }) => t.thread);
+    expect(names).toEqual(expect.arrayContaining(['front', 'matcher', 'da']));
+    expect(new Set(names).size).toBe(names.length);
+    const ids = m.threads.map((t: { thread_id: number }) => t.thread_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const t of m.threads) {
+      expect(t.heap_used_bytes).toBeGreaterThan(1 << 20);
+      expect(t.heap_used_bytes).toBeLessThanOrEqual(t.heap_total_bytes);
+    }
+    // Each isolate reports its own heap: the three are not one number repeated.
+    expect(new Set(m.threads.map((t: { heap_used_bytes: number }) => t.heap_used_bytes)).size).toBeGreaterThan(1);
   });
 });
 
