@@ -14,10 +14,18 @@
 //   market's latest trade price.
 // - Ranking: volume descending, then address ascending; only accounts with a fill in the window.
 // - Memory: the window keeps at most LEADERBOARD_TRADES_MAX fills; beyond that, the oldest drop
-//   out early. Arithmetic is bigint (exact).
+//   out early. Arithmetic is bigint (exact). The window is a ring of Float64 rows
+//   (LEADER_ROW_WIDTH = 9 numbers, 72 bytes a fill), not an object per fill: a LeaderTrade object
+//   with its boxed numbers cost ~240 bytes of the front's heap (heap snapshot of the soak, issue
+//   20), so a full window (2,000,000 fills) held ~480 MB; as rows it is 144 MB, and a snapshot
+//   copies the rows instead of building 2,000,000 objects.
 
 export const LEADERBOARD_WINDOW_MS = 30 * 86_400_000;
 export const LEADERBOARD_TRADES_MAX = 2_000_000;
+/** Numbers per fill in the window's rows (and in a snapshot's leaderboard_window): see putRow. */
+export const LEADER_ROW_WIDTH = 9;
+/** Rows the ring starts with; it doubles up to trades_max. */
+const RING_ROWS_INITIAL = 1024;
 
 const UNITS = 1_000_000n;
 
@@ -55,9 +63,17 @@ function floorDiv(a: bigint, b: bigint): bigint {
   return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
 }
 
+function putRow(f: Float64Array, at: number, t: LeaderTrade): void {
+  f[at] = t.market; f[at + 1] = t.time_ms; f[at + 2] = t.price; f[at + 3] = t.quantity; f[at + 4] = t.taker_account;
+  f[at + 5] = t.maker_account; f[at + 6] = t.taker_side; f[at + 7] = t.taker_fee; f[at + 8] = t.maker_fee;
+}
+
 export class Leaderboard {
-  private readonly window: LeaderTrade[] = [];
+  /** The window's fills, oldest at `head`, `count` of them, wrapping at `capacity` rows. */
+  private rows = new Float64Array(RING_ROWS_INITIAL * LEADER_ROW_WIDTH);
+  private capacity = RING_ROWS_INITIAL;
   private head = 0;
+  private count = 0;
   private readonly stats = new Map<number, AccountStats>();
   private readonly last_price: number[] = [];
   private readonly trades_max: number;
@@ -72,7 +88,7 @@ export class Leaderboard {
   /** The batch clock moved to `time_ms`: fills older than the window drop out. */
   advance(time_ms: number): void {
     const cutoff = time_ms - this.window_ms;
-    while (this.head < this.window.length && this.window[this.head].time_ms < cutoff) this.dropOldest();
+    while (this.count > 0 && this.rows[this.head * LEADER_ROW_WIDTH + 1] < cutoff) this.dropOldest();
   }
 
   /** A committed fill of a market; `usdc_quoted` says whether it counts. */
@@ -80,9 +96,9 @@ export class Leaderboard {
     this.last_price[t.market] = t.price;
     if (!usdc_quoted) return;
     this.advance(t.time_ms);
-    this.window.push(t);
+    this.push(t);
     this.apply(t, 1n);
-    if (this.window.length - this.head > this.trades_max) this.dropOldest();
+    if (this.count > this.trades_max) this.dropOldest();
   }
 
   /** Ranked entries, at most `limit`; `addressOf` names an account. */
@@ -102,25 +118,52 @@ export class Leaderboard {
     return out;
   }
 
-  /** The window's fills and the last prices (snapshots); the per-account sums follow from them. */
-  exportState(): { window: LeaderTrade[]; last_price: number[] } {
-    return { window: this.window.slice(this.head), last_price: Array.from(this.last_price, (p) => p ?? 0) };
+  /** The window's fills as rows, oldest first (LEADER_ROW_WIDTH each), and the last prices (snapshots); the per-account sums follow from them. */
+  exportState(): { window: Float64Array; last_price: number[] } {
+    const out = new Float64Array(this.count * LEADER_ROW_WIDTH);
+    const first = Math.min(this.count, this.capacity - this.head);
+    out.set(this.rows.subarray(this.head * LEADER_ROW_WIDTH, (this.head + first) * LEADER_ROW_WIDTH));
+    if (first < this.count) out.set(this.rows.subarray(0, (this.count - first) * LEADER_ROW_WIDTH), first * LEADER_ROW_WIDTH);
+    return { window: out, last_price: Array.from(this.last_price, (p) => p ?? 0) };
   }
 
   /** Loads what `exportState` gave into an empty leaderboard (the sums are recomputed). */
-  importState(state: { window: LeaderTrade[]; last_price: number[] }): void {
+  importState(state: { window: Float64Array; last_price: number[] }): void {
     state.last_price.forEach((p, m) => {
       this.last_price[m] = p;
     });
-    for (const t of state.window) {
-      this.window.push(t);
+    for (let at = 0; at + LEADER_ROW_WIDTH <= state.window.length; at += LEADER_ROW_WIDTH) {
+      const t = this.rowAt(state.window, at);
+      this.push(t);
       this.apply(t, 1n);
     }
   }
 
   /** Fills in the window now. */
   get size(): number {
-    return this.window.length - this.head;
+    return this.count;
+  }
+
+  private rowAt(f: Float64Array, at: number): LeaderTrade {
+    return {
+      market: f[at], time_ms: f[at + 1], price: f[at + 2], quantity: f[at + 3], taker_account: f[at + 4],
+      maker_account: f[at + 5], taker_side: f[at + 6], taker_fee: f[at + 7], maker_fee: f[at + 8],
+    };
+  }
+
+  /** Appends a fill, doubling the ring (up to one row past trades_max) when full. */
+  private push(t: LeaderTrade): void {
+    if (this.count === this.capacity) {
+      const grown = new Float64Array(Math.min(this.capacity * 2, this.trades_max + 1) * LEADER_ROW_WIDTH);
+      const first = this.capacity - this.head;
+      grown.set(this.rows.subarray(this.head * LEADER_ROW_WIDTH));
+      grown.set(this.rows.subarray(0, this.head * LEADER_ROW_WIDTH), first * LEADER_ROW_WIDTH);
+      this.rows = grown;
+      this.capacity = grown.length / LEADER_ROW_WIDTH;
+      this.head = 0;
+    }
+    putRow(this.rows, ((this.head + this.count) % this.capacity) * LEADER_ROW_WIDTH, t);
+    this.count++;
   }
 
   private pnl(s: AccountStats): bigint {
@@ -133,12 +176,10 @@ export class Leaderboard {
   }
 
   private dropOldest(): void {
-    const t = this.window[this.head++];
+    const t = this.rowAt(this.rows, this.head * LEADER_ROW_WIDTH);
+    this.head = (this.head + 1) % this.capacity;
+    this.count--;
     this.apply(t, -1n);
-    if (this.head > 4096 && this.head * 2 > this.window.length) {
-      this.window.splice(0, this.head);
-      this.head = 0;
-    }
   }
 
   /** Adds (sign 1) or removes (sign -1) one fill's contribution to both accounts. */

@@ -5,12 +5,13 @@ import { OrderStatus, Side } from '../engine/types.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
-import { Leaderboard, type LeaderTrade } from './leaderboard.js';
+import { Leaderboard } from './leaderboard.js';
 
 export interface MarketDataState {
   batch_time_ms: number;
   candles: CandlesState;
-  leaderboard: { window: LeaderTrade[]; last_price: number[] };
+  /** window: the fills as rows, LEADER_ROW_WIDTH numbers each, oldest first. */
+  leaderboard: { window: Float64Array; last_price: number[] };
   best_bid: number[];
   best_ask: number[];
 }

@@ -9,7 +9,6 @@
 // paused while this runs). Strings (client order ids, addresses) stay arrays of strings.
 import type { MarketData, MarketDataState } from '../marketdata/market_data.js';
 import { snapshotPackr } from './snapshot_file.js';
-import type { LeaderTrade } from '../marketdata/leaderboard.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
 import type { ProgrammesState } from '../read_model/programmes_model.js';
@@ -64,18 +63,6 @@ function getTrade(f: Float64Array, at: number): TradeView {
     taker_fee: f[at + 10], maker_fee: f[at + 11], batch_id: f[at + 12],
   };
 }
-const LEADER_WIDTH = 9;
-function putLeader(f: Float64Array, at: number, t: LeaderTrade): void {
-  f[at] = t.market; f[at + 1] = t.time_ms; f[at + 2] = t.price; f[at + 3] = t.quantity; f[at + 4] = t.taker_account;
-  f[at + 5] = t.maker_account; f[at + 6] = t.taker_side; f[at + 7] = t.taker_fee; f[at + 8] = t.maker_fee;
-}
-function getLeader(f: Float64Array, at: number): LeaderTrade {
-  return {
-    market: f[at], time_ms: f[at + 1], price: f[at + 2], quantity: f[at + 3], taker_account: f[at + 4],
-    maker_account: f[at + 5], taker_side: f[at + 6], taker_fee: f[at + 7], maker_fee: f[at + 8],
-  };
-}
-
 function rowsOf<T>(rows: readonly T[], width: number, put: (f: Float64Array, at: number, x: T) => void): Float64Array {
   const out = new Float64Array(rows.length * width);
   for (let i = 0; i < rows.length; i++) put(out, i * width, rows[i]);
@@ -226,7 +213,7 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
     pending_withdrawals: [...rm.pending_withdrawals],
     programmes: rm.programmes.exportState(),
     agents: rm.agents.exportState(),
-    market_data: { ...market_data, leaderboard_window: rowsOf(leaderboard.window, LEADER_WIDTH, putLeader), leaderboard_last_price: leaderboard.last_price },
+    market_data: { ...market_data, leaderboard_window: leaderboard.window, leaderboard_last_price: leaderboard.last_price },
   };
 }
 
@@ -280,9 +267,7 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
   rm.programmes.importState(s.programmes);
   rm.agents.importState(s.agents ?? []);
   const { leaderboard_window, leaderboard_last_price, ...market_data } = s.market_data;
-  const window: LeaderTrade[] = [];
-  for (let at = 0; at < leaderboard_window.length; at += LEADER_WIDTH) window.push(getLeader(leaderboard_window, at));
-  md.importState({ ...market_data, leaderboard: { window, last_price: leaderboard_last_price } });
+  md.importState({ ...market_data, leaderboard: { window: leaderboard_window, last_price: leaderboard_last_price } });
 }
 
 // msgpackr's own typed-array extension did not round-trip Float64Arrays here (it decoded other

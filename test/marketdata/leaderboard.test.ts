@@ -1,7 +1,7 @@
 // Leaderboard with synthetic fills: volume on both sides, USDC-quoted markets only, the 30-day
 // window on batch time, ranking and ties, pnl with fees and rebates, limit, bounded memory.
 import { describe, expect, it } from 'vitest';
-import { Leaderboard, LEADERBOARD_WINDOW_MS, type LeaderTrade } from '../../src/marketdata/leaderboard.js';
+import { Leaderboard, LEADER_ROW_WIDTH, LEADERBOARD_WINDOW_MS, type LeaderTrade } from '../../src/marketdata/leaderboard.js';
 
 const T0 = Date.UTC(2026, 10, 1);
 const DAY = 86_400_000;
@@ -89,5 +89,43 @@ describe('leaderboard', () => {
     const top = lb.top(100, addr);
     expect(top[0]).toMatchObject({ address: addr(1), trades: 10 });
     expect(top.length).toBe(11);
+  });
+
+  it('the window ring wraps and grows: exported rows are the kept fills, oldest first, and reload to the same ranking', () => {
+    // 5,000 fills through a 3,000-fill cap: the ring grows 1,024 -> 2,048 -> 3,001 rows, then
+    // wraps; some fills also age out of a 1-day window in the middle.
+    const lb = new Leaderboard({ trades_max: 3000, window_ms: DAY });
+    const all: LeaderTrade[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const t = fill({ time_ms: T0 + i * 20_000, taker_account: 1 + (i % 7), maker_account: 10 + (i % 3), taker_side: i % 2, quantity: 1000 + i, taker_fee: i % 5, maker_fee: -(i % 2) });
+      all.push(t);
+      lb.onTrade(t, true);
+    }
+    // 20 s apart: a day holds 4,320 of them, so the 3,000 cap is what bounds the window here.
+    expect(lb.size).toBe(3000);
+    const { window } = lb.exportState();
+    expect(window.length).toBe(3000 * LEADER_ROW_WIDTH);
+    const kept = all.slice(2000);
+    for (const i of [0, 1, 1499, 2999]) {
+      const t = kept[i];
+      expect(Array.from(window.subarray(i * LEADER_ROW_WIDTH, (i + 1) * LEADER_ROW_WIDTH))).toEqual([
+        t.market, t.time_ms, t.price, t.quantity, t.taker_account, t.maker_account, t.taker_side, t.taker_fee, t.maker_fee,
+      ]);
+    }
+    // The sums equal those of a leaderboard fed only the kept fills; a reload gives the same.
+    const fresh = new Leaderboard({ trades_max: 3000, window_ms: DAY });
+    for (const t of kept) fresh.onTrade(t, true);
+    const reloaded = new Leaderboard({ trades_max: 3000, window_ms: DAY });
+    reloaded.importState(lb.exportState());
+    expect(lb.top(100, addr)).toEqual(fresh.top(100, addr));
+    expect(reloaded.top(100, addr)).toEqual(fresh.top(100, addr));
+    // Time moves 12 hours past the last fill: what is older than a day drops out, across the wrap.
+    const later = T0 + 4999 * 20_000 + DAY / 2;
+    lb.advance(later);
+    const in_day = kept.filter((t) => t.time_ms >= later - DAY);
+    expect(lb.size).toBe(in_day.length);
+    const check = new Leaderboard({ trades_max: 3000, window_ms: DAY });
+    for (const t of in_day) check.onTrade(t, true);
+    expect(lb.top(100, addr)).toEqual(check.top(100, addr));
   });
 });
