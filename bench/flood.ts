@@ -45,6 +45,7 @@ interface ServerMemory {
   rss_bytes: number;
   /** Anonymous pages (heaps, malloc arenas); the rest of the RSS is file-backed: LMDB maps the journal and the DA store, and the pages it touched count in RSS as reclaimable cache. */
   rss_anon_bytes: number;
+  rss_file_bytes: number;
   /** The front's heap. */
   heap_used_bytes: number;
   /** Each answering thread's heap (GET /admin/memory): front, matcher, da, snapshot_writer, consent. */
@@ -55,9 +56,9 @@ interface ServerMemory {
 async function memory(s: StartedServer): Promise<ServerMemory> {
   const r = await api(s.url).get('/admin/memory', adminHeaders(s));
   if (r.status !== 200) throw new Error(`/admin/memory answered ${r.status}`);
-  const m = (JSON.parse(r.text) as { data: { rss_bytes: number; rss_anon_bytes: number | null; threads: ServerMemory['threads'] } }).data;
+  const m = (JSON.parse(r.text) as { data: { rss_bytes: number; rss_anon_bytes: number | null; rss_file_bytes: number | null; threads: ServerMemory['threads'] } }).data;
   const front = m.threads.find((t) => t.thread === 'front');
-  return { rss_bytes: m.rss_bytes, rss_anon_bytes: m.rss_anon_bytes ?? 0, heap_used_bytes: front?.heap_used_bytes ?? 0, threads: m.threads };
+  return { rss_bytes: m.rss_bytes, rss_anon_bytes: m.rss_anon_bytes ?? 0, rss_file_bytes: m.rss_file_bytes ?? 0, heap_used_bytes: front?.heap_used_bytes ?? 0, threads: m.threads };
 }
 
 function recovered(before: { p50_ms: number }, after: { p50_ms: number }): boolean {
@@ -179,7 +180,7 @@ export async function soakHour(minutes: number): Promise<Record<string, unknown>
   const failures: string[] = [];
   const s = await startServer({ config: { snapshots: { every_batches: 1000, keep: 2 }, journal: { trim: true } } });
   const samples: {
-    minute: number; rss_mb: number; rss_anon_mb: number; heap_mb: number; heaps_mb: Record<string, number>;
+    minute: number; rss_mb: number; rss_anon_mb: number; rss_file_mb: number; heap_mb: number; heaps_mb: Record<string, number>;
     p99_ms: number; p50_ms: number; requests: number; load_avg_1m: number;
   }[] = [];
   try {
@@ -199,7 +200,7 @@ export async function soakHour(minutes: number): Promise<Record<string, unknown>
       // heap_mb: every answering thread's heap together (front, matcher, DA, snapshot writer).
       const heaps_mb = Object.fromEntries(m.threads.map((t) => [t.thread, round(t.heap_used_bytes / 1048576)]));
       samples.push({
-        minute, rss_mb: mb(m.rss_bytes), rss_anon_mb: mb(m.rss_anon_bytes), heap_mb: mb(m.threads.reduce((x, t) => x + t.heap_used_bytes, 0)), heaps_mb,
+        minute, rss_mb: mb(m.rss_bytes), rss_anon_mb: mb(m.rss_anon_bytes), rss_file_mb: mb(m.rss_file_bytes), heap_mb: mb(m.threads.reduce((x, t) => x + t.heap_used_bytes, 0)), heaps_mb,
         p99_ms: round(quantile(lat, 0.99)), p50_ms: round(quantile(lat, 0.5)), requests: lat.length, load_avg_1m: round(loadavg()[0]),
       });
       console.error(JSON.stringify(samples[samples.length - 1]));
