@@ -164,6 +164,13 @@ export async function floodWallets(n: number): Promise<Record<string, unknown>> 
       health_before: before, health_after: after,
       rss_mb: { before: mb(mem0.rss_bytes), after: mb(mem1.rss_bytes) }, heap_mb: { before: mb(mem0.heap_used_bytes), after: mb(mem1.heap_used_bytes) },
       rss_per_wallet_bytes: Math.round((mem1.rss_bytes - mem0.rss_bytes) / n),
+      rss_anon_per_wallet_bytes: Math.round((mem1.rss_anon_bytes - mem0.rss_anon_bytes) / n),
+      // Where the bytes went: each thread's heap growth per wallet (garbage not yet collected
+      // counts too, so small N is noisy; 20,000 wallets gives a stable ratio).
+      heap_per_wallet_bytes: Object.fromEntries(mem1.threads.map((t) => {
+        const t0 = mem0.threads.find((x) => x.thread === t.thread);
+        return [t.thread, Math.round((t.heap_used_bytes - (t0?.heap_used_bytes ?? 0)) / n)];
+      })),
     };
   } finally {
     await s.stop();
