@@ -15,8 +15,8 @@
 // Storage: typed arrays, no object per node. Internal node n (n >= 1) has 4 child refs in `kids`
 // (0 empty, > 0 internal node, < 0 leaf slot -(slot+1)) and its 129-byte preimage in `pre`; a
 // child's hash is written into its parent's preimage, so hashing a node is one in-place call.
-// Leaves live in slots (path and leaf hash in typed arrays; kind, key and value kept for diffs
-// and dumps). A batch's changes walk their paths (marking nodes dirty, splitting or collapsing
+// Leaves live in slots (path, leaf hash, kind, key and value in typed arrays; a value longer than
+// VALUE_INLINE_BYTES, an open order's for instance, in a side map). A batch's changes walk their paths (marking nodes dirty, splitting or collapsing
 // single-leaf subtrees), then `finish` hashes each dirty node once, children first: upper
 // levels are shared by the batch's leaves. Hashing and the from-scratch root: state_tree_hash.ts.
 import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
@@ -28,6 +28,17 @@ import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, leafHashInto, pathInto 
 
 const INITIAL_NODES = 1024;
 const INITIAL_LEAVES = 1024;
+/**
+ * Key bytes kept in the slot itself (the longest key, a pending withdrawal's, is 12). A key or
+ * value as its own Uint8Array cost ~180 bytes of heap (the typed array and its buffer object),
+ * two per leaf: with ~2 leaves per account (ACCOUNT and NONCE) that was ~700 bytes of the DA
+ * thread's ~1 KB per account (issue 20's wallet flood); in slots it is 12 + 32 bytes a leaf.
+ */
+const KEY_INLINE_BYTES = 12;
+/** Value bytes kept in the slot: balances (16), nonces (8), addresses (20) and most others fit. */
+const VALUE_INLINE_BYTES = 32;
+/** value_len of a slot whose value is in `long_values`. */
+const VALUE_LONG = 255;
 
 /** See StateTree.proofOfLeaf. */
 export interface LeafProof {
@@ -67,8 +78,12 @@ export class StateTree {
   private paths = new Uint8Array(INITIAL_LEAVES * HASH);
   private lhash = new Uint8Array(INITIAL_LEAVES * HASH);
   private kinds = new Uint8Array(INITIAL_LEAVES);
-  private keys: (Uint8Array | null)[] = [];
-  private values: (Uint8Array | null)[] = [];
+  private key_bytes = new Uint8Array(INITIAL_LEAVES * KEY_INLINE_BYTES);
+  private key_len = new Uint8Array(INITIAL_LEAVES);
+  private value_bytes = new Uint8Array(INITIAL_LEAVES * VALUE_INLINE_BYTES);
+  private value_len = new Uint8Array(INITIAL_LEAVES);
+  /** Values longer than VALUE_INLINE_BYTES, by slot (value_len VALUE_LONG). */
+  private readonly long_values = new Map<number, Uint8Array>();
   private slot_count = 0;
   private readonly free_slots: number[] = [];
   /** Builder leaf id -> slot. */
@@ -101,7 +116,7 @@ export class StateTree {
   /** Current value of the leaf with builder id `id`. */
   value(id: LeafId): Uint8Array | undefined {
     const slot = this.index.get(id);
-    return slot < 0 ? undefined : this.values[slot]!;
+    return slot < 0 ? undefined : this.valueOf(slot);
   }
 
   /** The leaf of (kind, key), found by its path. */
@@ -155,16 +170,15 @@ export class StateTree {
       const slot = this.index.get(id);
       if (c.value === null) {
         if (slot < 0) continue;
-        applied.push({ sort_key: sortKeyOf(slot), kind: c.kind, key: c.key, value: null, old: this.values[slot]! });
+        applied.push({ sort_key: sortKeyOf(slot), kind: c.kind, key: c.key, value: null, old: this.valueOf(slot) });
         this.remove(slot);
         this.index.delete(id);
         continue;
       }
       if (slot >= 0) {
-        const old = this.values[slot]!;
-        if (sameValue(old, c.value)) continue;
-        applied.push({ sort_key: sortKeyOf(slot), kind: c.kind, key: c.key, value: c.value, old });
-        this.values[slot] = c.value;
+        if (this.valueIs(slot, c.value)) continue;
+        applied.push({ sort_key: sortKeyOf(slot), kind: c.kind, key: c.key, value: c.value, old: this.valueOf(slot) });
+        this.setValue(slot, c.value);
         leafHashInto(c.kind, c.key, c.value, this.lhash, slot * HASH);
         this.hashes++;
         this.rewriteLeafHash(slot);
@@ -229,8 +243,9 @@ export class StateTree {
   // -------------------------------------------------------------------------------------------
 
   private view(slot: number): LeafView {
+    const k = slot * KEY_INLINE_BYTES;
     return {
-      kind: this.kinds[slot], key: this.keys[slot]!, value: this.values[slot]!,
+      kind: this.kinds[slot], key: this.key_bytes.slice(k, k + this.key_len[slot]), value: this.valueOf(slot),
       sort_key: this.paths.slice(slot * HASH, slot * HASH + HASH), hash: this.lhash.slice(slot * HASH, slot * HASH + HASH),
     };
   }
@@ -243,15 +258,46 @@ export class StateTree {
         this.paths = grow(this.paths, 2 * s * HASH);
         this.lhash = grow(this.lhash, 2 * s * HASH);
         this.kinds = grow(this.kinds, 2 * s);
+        this.key_bytes = grow(this.key_bytes, 2 * s * KEY_INLINE_BYTES);
+        this.key_len = grow(this.key_len, 2 * s);
+        this.value_bytes = grow(this.value_bytes, 2 * s * VALUE_INLINE_BYTES);
+        this.value_len = grow(this.value_len, 2 * s);
       }
     }
+    if (key.length > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key.length} bytes (at most ${KEY_INLINE_BYTES})`);
     this.kinds[s] = kind;
-    this.keys[s] = key;
-    this.values[s] = value;
+    this.key_bytes.set(key, s * KEY_INLINE_BYTES);
+    this.key_len[s] = key.length;
+    this.setValue(s, value);
     pathInto(kind, key, this.paths, s * HASH);
     leafHashInto(kind, key, value, this.lhash, s * HASH);
     this.hashes += 2;
     return s;
+  }
+
+  /** A copy of the slot's value (the slot's bytes change with later updates). */
+  private valueOf(slot: number): Uint8Array {
+    const n = this.value_len[slot];
+    if (n === VALUE_LONG) return this.long_values.get(slot)!;
+    return this.value_bytes.slice(slot * VALUE_INLINE_BYTES, slot * VALUE_INLINE_BYTES + n);
+  }
+
+  private valueIs(slot: number, v: Uint8Array): boolean {
+    const n = this.value_len[slot];
+    if (n === VALUE_LONG) return sameValue(this.long_values.get(slot)!, v);
+    return n === v.length && compareBytes(this.value_bytes, slot * VALUE_INLINE_BYTES, v, 0, n) === 0;
+  }
+
+  private setValue(slot: number, v: Uint8Array): void {
+    if (v.length > VALUE_INLINE_BYTES) {
+      // Kept as given: the caller hands over a fresh array per change and never writes to it again.
+      this.long_values.set(slot, v);
+      this.value_len[slot] = VALUE_LONG;
+      return;
+    }
+    this.long_values.delete(slot);
+    this.value_bytes.set(v, slot * VALUE_INLINE_BYTES);
+    this.value_len[slot] = v.length;
   }
 
   private newNode(): number {
@@ -354,8 +400,8 @@ export class StateTree {
     if (ref !== -slot - 1) throw new Error('state root: a leaf is not where its path leads');
     let d = this.walk_depth;
     this.setChild(this.parentAt(d), this.digitAt(d), 0, null, 0);
-    this.keys[slot] = null;
-    this.values[slot] = null;
+    this.long_values.delete(slot);
+    this.value_len[slot] = 0;
     this.free_slots.push(slot);
     // A node left with a single leaf (and nothing else) becomes that leaf, up the path.
     while (d > 0) {
