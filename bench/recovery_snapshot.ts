@@ -3,13 +3,13 @@
 // snapshot's canonical state differs from the replayed one.
 import fs from 'node:fs';
 import path from 'node:path';
-import { engineConfigOf, loadConfig } from '../src/config.js';
+import { engineConfigOf, loadConfig, readModelLimits } from '../src/config.js';
 import { leavesFromCanonical } from '../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { StateRootBuilder } from '../src/da/state_root.js';
 import { restoreFastEngine } from '../src/engine/engine.js';
 import { Matcher } from '../src/matcher/matcher.js';
-import { CLOSED_ORDERS_KEPT, ReadModel } from '../src/read_model/read_model.js';
+import { ReadModel } from '../src/read_model/read_model.js';
 import { Journal } from '../src/journal/journal.js';
 import { MarketData } from '../src/marketdata/market_data.js';
 import { createRecordRing } from '../src/ring/records.js';
@@ -41,9 +41,10 @@ export async function snapshotPhase(journal_dir: string): Promise<SnapshotFigure
   const cfg = loadConfig({});
   const engine_config = engineConfigOf(cfg);
   const assets = engine_config.assets;
-  const limits = { fills_per_account_kept: cfg.limits.fills_per_account_kept, trades_per_market_kept: cfg.limits.trades_per_market_kept, closed_orders_kept: CLOSED_ORDERS_KEPT };
+  const limits = readModelLimits(cfg);
+  const md_options = { leaderboard_trades_max: cfg.limits.leaderboard_trades_max };
   const rm = new ReadModel(assets, limits);
-  const md = new MarketData(rm);
+  const md = new MarketData(rm, md_options);
   rm.observe([md]);
   const exec = new ReplayExecutor(engine_config, {
     state_root: 'deferred', event_ring_slots: 1 << 14, onEvent: (e) => rm.apply(e),
@@ -90,7 +91,7 @@ export async function snapshotPhase(journal_dir: string): Promise<SnapshotFigure
   const engine_restore_ms = performance.now() - t;
   t = performance.now();
   const rm2 = new ReadModel(assets, limits);
-  importFront(rm2, new MarketData(rm2), decodeFront(snap.front as Uint8Array));
+  importFront(rm2, new MarketData(rm2, md_options), decodeFront(snap.front as Uint8Array));
   const front_restore_ms = performance.now() - t;
   t = performance.now();
   const canonical = decodeEngine(snap.engine);

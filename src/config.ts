@@ -13,6 +13,8 @@ import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_la
 import { ADDRESS_PATTERN } from './util/address.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
+import { CLOSED_ORDERS_KEPT, type ReadModelLimits } from './read_model/read_model.js';
+import { LEADERBOARD_TRADES_MAX } from './marketdata/leaderboard.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -66,6 +68,10 @@ export interface RingbookConfig {
     book_depth_max: number;
     fills_per_account_kept: number;
     trades_per_market_kept: number;
+    /** Closed orders the read model keeps readable (GET /orders/:id), the newest ones. */
+    closed_orders_kept: number;
+    /** Fills the leaderboard's 30-day window keeps at most (72 bytes each); older ones drop out early. */
+    leaderboard_trades_max: number;
     /** WebSocket (src/gateway/ws/): largest client frame (uWS maxPayloadLength), bytes. */
     ws_message_bytes_max: number;
     ws_subscriptions_per_connection_max: number;
@@ -179,6 +185,8 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   book_depth_max: 500,
   fills_per_account_kept: 1000,
   trades_per_market_kept: 1000,
+  closed_orders_kept: CLOSED_ORDERS_KEPT,
+  leaderboard_trades_max: LEADERBOARD_TRADES_MAX,
   ws_message_bytes_max: 16 * 1024,
   ws_subscriptions_per_connection_max: 100,
   ws_connections_per_ip_max: 256,
@@ -195,6 +203,12 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   // for cancels on top, and bounds what one socket can queue in the verify pool (64 x 20 items).
   ws_posts_in_flight_max: 64,
 };
+
+/** What the front's read model keeps (the server, `ringbook snapshot` and the benches build it alike). */
+export function readModelLimits(cfg: RingbookConfig): ReadModelLimits {
+  const l = cfg.limits;
+  return { fills_per_account_kept: l.fills_per_account_kept, trades_per_market_kept: l.trades_per_market_kept, closed_orders_kept: l.closed_orders_kept };
+}
 
 /** credit.auto_cancel_ratio_default when the config names none (a fraction, as the config writes it). */
 const AUTO_CANCEL_RATIO_DEFAULT = 0.9;

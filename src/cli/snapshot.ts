@@ -7,10 +7,10 @@
 // replayed offline; that server's own snapshots are the ones to use).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../config.js';
+import { loadConfig, readModelLimits } from '../config.js';
 import type { CanonicalState } from '../engine/api.js';
 import { stateDigest } from '../engine/state.js';
-import { CLOSED_ORDERS_KEPT, ReadModel } from '../read_model/read_model.js';
+import { ReadModel } from '../read_model/read_model.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { encodeFront } from '../snapshot/front_state.js';
 import {
@@ -29,12 +29,8 @@ export interface WrittenSnapshot {
 
 export async function writeSnapshot(data_dir: string): Promise<WrittenSnapshot> {
   const cfg = loadConfig();
-  const rm = new ReadModel(cfg.assets.map((a) => a.symbol), {
-    fills_per_account_kept: cfg.limits.fills_per_account_kept,
-    trades_per_market_kept: cfg.limits.trades_per_market_kept,
-    closed_orders_kept: CLOSED_ORDERS_KEPT,
-  });
-  const md = new MarketData(rm);
+  const rm = new ReadModel(cfg.assets.map((a) => a.symbol), readModelLimits(cfg));
+  const md = new MarketData(rm, { leaderboard_trades_max: cfg.limits.leaderboard_trades_max });
   // Market data observes what the read model decodes, as on the server.
   rm.observe([md]);
   let engine: { canonical: CanonicalState; addresses: Uint8Array } | null = null;

@@ -5,13 +5,12 @@ import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
 import { VerifyPool } from '../auth/verify_pool.js';
-import { engineConfigOf, type RingbookConfig } from '../config.js';
+import { engineConfigOf, readModelLimits, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
 import { ArrivalOrder } from './arrival_order.js';
 import { SignatureBatcher } from './signature_batcher.js';
 import { MatcherLink, type MatcherBackend } from './matcher_link.js';
-import { CLOSED_ORDERS_KEPT } from '../read_model/read_model.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { healthRecord, registerPublicRoutes } from './routes_public.js';
@@ -105,11 +104,7 @@ export class RingbookServer {
       request_ring_slots: cfg.limits.request_ring_slots,
       event_ring_slots: cfg.limits.event_ring_slots,
       batch_requests_max: cfg.limits.batch_requests_max,
-      read_model: {
-        fills_per_account_kept: cfg.limits.fills_per_account_kept,
-        trades_per_market_kept: cfg.limits.trades_per_market_kept,
-        closed_orders_kept: CLOSED_ORDERS_KEPT,
-      },
+      read_model: readModelLimits(cfg),
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
       clock_offset_ms: cfg.clock_offset_ms,
@@ -136,7 +131,7 @@ export class RingbookServer {
     const da = this.options.state_roots === false ? null : createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });
     da?.attach(link);
     // Before start: the journal replay rebuilds candles and the leaderboard (from the snapshot's).
-    const md = new MarketData(link.read_model);
+    const md = new MarketData(link.read_model, { leaderboard_trades_max: cfg.limits.leaderboard_trades_max });
     link.consumers([md]);
     this.da = da;
     await link.start();

@@ -90,6 +90,8 @@ describe('config', () => {
     [{ force_inclusion: { hold_ms: '1h' } }, 'force_inclusion.hold_ms must be an integer'],
     [{ limits: { inbox_entries_max: 0 } }, 'limits.inbox_entries_max must be a positive integer'],
     [{ limits: { inbox_entries_per_account_max: -2 } }, 'limits.inbox_entries_per_account_max'],
+    [{ limits: { closed_orders_kept: 0 } }, 'limits.closed_orders_kept must be a positive integer'],
+    [{ limits: { leaderboard_trades_max: 2.5 } }, 'limits.leaderboard_trades_max must be a positive integer'],
     // Limits that bound each other.
     [{ limits: { request_ring_slots: 1 << 21 } }, 'the ring\'s bounds'],
     [{ limits: { event_ring_slots: 1 } }, 'the ring\'s bounds'],
