@@ -143,7 +143,12 @@ export async function floodWallets(n: number): Promise<Record<string, unknown>> 
     const lat: number[] = [];
     const statuses: Record<string, number> = {};
     const t0 = Date.now();
+    // The marginal cost per account: memory after the first third against the end, so the
+    // one-time growth (V8's young generation reaching its size, the allocator's arenas) is left out.
+    let mem_third: ServerMemory | null = null;
+    let done = 0;
     await pool(n, async () => {
+      if (++done === Math.floor(n / 3)) mem_third = await memory(s);
       const w = Wallet.random();
       const body = w.cancelAll('ETH-USDC', { signer: fastSigner(w) });
       const t = performance.now();
@@ -165,6 +170,8 @@ export async function floodWallets(n: number): Promise<Record<string, unknown>> 
       rss_mb: { before: mb(mem0.rss_bytes), after: mb(mem1.rss_bytes) }, heap_mb: { before: mb(mem0.heap_used_bytes), after: mb(mem1.heap_used_bytes) },
       rss_per_wallet_bytes: Math.round((mem1.rss_bytes - mem0.rss_bytes) / n),
       rss_anon_per_wallet_bytes: Math.round((mem1.rss_anon_bytes - mem0.rss_anon_bytes) / n),
+      marginal_rss_per_wallet_bytes: mem_third === null ? null : Math.round((mem1.rss_bytes - (mem_third as ServerMemory).rss_bytes) / (n - Math.floor(n / 3))),
+      marginal_rss_anon_per_wallet_bytes: mem_third === null ? null : Math.round((mem1.rss_anon_bytes - (mem_third as ServerMemory).rss_anon_bytes) / (n - Math.floor(n / 3))),
       // Where the bytes went: each thread's heap growth per wallet (garbage not yet collected
       // counts too, so small N is noisy; 20,000 wallets gives a stable ratio).
       heap_per_wallet_bytes: Object.fromEntries(mem1.threads.map((t) => {
