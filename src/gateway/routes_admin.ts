@@ -60,12 +60,9 @@ const THREAD_MEMORY_WAIT_MS = 200;
 /** On-demand snapshot attempts before POST /admin/snapshot answers 503 (each misses only under a flow). */
 const SNAPSHOT_ATTEMPTS_MAX = 3;
 
-export function registerAdminRoutes(
-  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
-  snapshots?: SnapshotCoordinator | null,
-): void {
-  const rm = ctx.rm;
-  getAndHead(app, '/admin/state', (res, req) => {
+/** An admin GET (and HEAD) route: the token first, then the query limits, then `fn`. */
+function adminGet(app: TemplatedApp, ctx: GatewayContext, pattern: string, fn: (reply: Reply) => void): void {
+  getAndHead(app, pattern, (res, req) => {
     const reply = openExchange(ctx, res);
     if (reply === null) return;
     markHead(reply, req);
@@ -74,6 +71,16 @@ export function registerAdminRoutes(
       return;
     }
     if (!queryWithinLimits(reply, req)) return;
+    fn(reply);
+  });
+}
+
+export function registerAdminRoutes(
+  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
+  snapshots?: SnapshotCoordinator | null,
+): void {
+  const rm = ctx.rm;
+  adminGet(app, ctx, '/admin/state', (reply) => {
     let open_orders = 0;
     for (const s of rm.open_orders_by_account.values()) open_orders += s.size;
     const assets: Record<string, string> = {};
@@ -107,15 +114,7 @@ export function registerAdminRoutes(
 
   // Which thread holds memory: the process's RSS split into anonymous and file-backed pages, and
   // each answering thread's heap (the long soak samples this every minute: bench/flood.ts --soak).
-  getAndHead(app, '/admin/memory', (res, req) => {
-    const reply = openExchange(ctx, res);
-    if (reply === null) return;
-    markHead(reply, req);
-    if (!ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
-      reply.error('UNAUTHORIZED', 'missing or wrong X-Admin-Token');
-      return;
-    }
-    if (!queryWithinLimits(reply, req)) return;
+  adminGet(app, ctx, '/admin/memory', (reply) => {
     void processMemory(THREAD_MEMORY_WAIT_MS).then((m) => {
       if (!reply.done) reply.ok(m);
     });
