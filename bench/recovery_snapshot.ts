@@ -3,13 +3,13 @@
 // snapshot's canonical state differs from the replayed one.
 import fs from 'node:fs';
 import path from 'node:path';
-import { engineConfigOf, loadConfig, readModelLimits } from '../src/config.js';
+import { engineConfigOf, loadConfig } from '../src/config.js';
 import { leavesFromCanonical } from '../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { StateRootBuilder } from '../src/da/state_root.js';
 import { restoreFastEngine } from '../src/engine/engine.js';
 import { Matcher } from '../src/matcher/matcher.js';
-import { ReadModel } from '../src/read_model/read_model.js';
+import { ReadModel, readModelLimits } from '../src/read_model/read_model.js';
 import { Journal } from '../src/journal/journal.js';
 import { MarketData } from '../src/marketdata/market_data.js';
 import { createRecordRing } from '../src/ring/records.js';
@@ -41,7 +41,7 @@ export async function snapshotPhase(journal_dir: string): Promise<SnapshotFigure
   const cfg = loadConfig({});
   const engine_config = engineConfigOf(cfg);
   const assets = engine_config.assets;
-  const limits = readModelLimits(cfg);
+  const limits = readModelLimits(cfg.limits);
   const md_options = { leaderboard_trades_max: cfg.limits.leaderboard_trades_max };
   const rm = new ReadModel(assets, limits);
   const md = new MarketData(rm, md_options);

@@ -13,8 +13,6 @@ import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_la
 import { ADDRESS_PATTERN } from './util/address.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
-import { CLOSED_ORDERS_KEPT, type ReadModelLimits } from './read_model/read_model.js';
-import { LEADERBOARD_TRADES_MAX } from './marketdata/leaderboard.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -165,6 +163,12 @@ export interface SettlementSettings {
 
 export class ConfigError extends Error {}
 
+/**
+ * The leaderboard's window at most (30 days of fills otherwise): 72 bytes a fill, 144 MB when full
+ * (src/marketdata/leaderboard.ts, which takes it as its default too).
+ */
+export const LEADERBOARD_TRADES_MAX_DEFAULT = 2_000_000;
+
 const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   accounts_max: 1_000_000,
   markets_max: 256,
@@ -185,8 +189,9 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   book_depth_max: 500,
   fills_per_account_kept: 1000,
   trades_per_market_kept: 1000,
-  closed_orders_kept: CLOSED_ORDERS_KEPT,
-  leaderboard_trades_max: LEADERBOARD_TRADES_MAX,
+  // ~350 bytes a closed order in the front's heap (heap snapshot, issue 20): ~35 MB when full.
+  closed_orders_kept: 100_000,
+  leaderboard_trades_max: LEADERBOARD_TRADES_MAX_DEFAULT,
   ws_message_bytes_max: 16 * 1024,
   ws_subscriptions_per_connection_max: 100,
   ws_connections_per_ip_max: 256,
@@ -203,12 +208,6 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   // for cancels on top, and bounds what one socket can queue in the verify pool (64 x 20 items).
   ws_posts_in_flight_max: 64,
 };
-
-/** What the front's read model keeps (the server, `ringbook snapshot` and the benches build it alike). */
-export function readModelLimits(cfg: RingbookConfig): ReadModelLimits {
-  const l = cfg.limits;
-  return { fills_per_account_kept: l.fills_per_account_kept, trades_per_market_kept: l.trades_per_market_kept, closed_orders_kept: l.closed_orders_kept };
-}
 
 /** credit.auto_cancel_ratio_default when the config names none (a fraction, as the config writes it). */
 const AUTO_CANCEL_RATIO_DEFAULT = 0.9;

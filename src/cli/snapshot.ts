@@ -7,10 +7,10 @@
 // replayed offline; that server's own snapshots are the ones to use).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, readModelLimits } from '../config.js';
+import { loadConfig } from '../config.js';
 import type { CanonicalState } from '../engine/api.js';
 import { stateDigest } from '../engine/state.js';
-import { ReadModel } from '../read_model/read_model.js';
+import { ReadModel, readModelLimits } from '../read_model/read_model.js';
 import { MarketData } from '../marketdata/market_data.js';
 import { encodeFront } from '../snapshot/front_state.js';
 import {
@@ -29,7 +29,7 @@ export interface WrittenSnapshot {
 
 export async function writeSnapshot(data_dir: string): Promise<WrittenSnapshot> {
   const cfg = loadConfig();
-  const rm = new ReadModel(cfg.assets.map((a) => a.symbol), readModelLimits(cfg));
+  const rm = new ReadModel(cfg.assets.map((a) => a.symbol), readModelLimits(cfg.limits));
   const md = new MarketData(rm, { leaderboard_trades_max: cfg.limits.leaderboard_trades_max });
   // Market data observes what the read model decodes, as on the server.
   rm.observe([md]);

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
 import { VerifyPool } from '../auth/verify_pool.js';
-import { engineConfigOf, readModelLimits, type RingbookConfig } from '../config.js';
+import { engineConfigOf, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
 import { ArrivalOrder } from './arrival_order.js';
@@ -26,6 +26,7 @@ import { registerDaRoutes } from './routes_da.js';
 import { listenApp, registerNotFound } from './listen.js';
 import { registerWebRoutes } from './routes_web.js';
 import { MarketData } from '../marketdata/market_data.js';
+import { readModelLimits } from '../read_model/read_model.js';
 import { registerMarketDataRoutes } from './routes_marketdata.js';
 import { SnapshotCoordinator } from '../snapshot/coordinator.js';
 import { importFront } from '../snapshot/front_state.js';
@@ -104,7 +105,7 @@ export class RingbookServer {
       request_ring_slots: cfg.limits.request_ring_slots,
       event_ring_slots: cfg.limits.event_ring_slots,
       batch_requests_max: cfg.limits.batch_requests_max,
-      read_model: readModelLimits(cfg),
+      read_model: readModelLimits(cfg.limits),
       snapshot: resume === null ? null : { batch_id: resume.batch_id, engine: resume.engine },
       snapshot_every_batches: cfg.snapshots.every_batches,
       clock_offset_ms: cfg.clock_offset_ms,

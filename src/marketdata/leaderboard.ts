@@ -13,15 +13,16 @@
 //   pnl = cash + floor(position x last_price / 1e6), summed over markets. last_price is the
 //   market's latest trade price.
 // - Ranking: volume descending, then address ascending; only accounts with a fill in the window.
-// - Memory: the window keeps at most LEADERBOARD_TRADES_MAX fills; beyond that, the oldest drop
+// - Memory: the window keeps at most `limits.leaderboard_trades_max` fills (2,000,000); beyond that, the oldest drop
 //   out early. Arithmetic is bigint (exact). The window is a ring of Float64 rows
 //   (LEADER_ROW_WIDTH = 9 numbers, 72 bytes a fill), not an object per fill: a LeaderTrade object
 //   with its boxed numbers cost ~240 bytes of the front's heap (heap snapshot of the soak, issue
 //   20), so a full window (2,000,000 fills) held ~480 MB; as rows it is 144 MB, and a snapshot
 //   copies the rows instead of building 2,000,000 objects.
 
+import { LEADERBOARD_TRADES_MAX_DEFAULT } from '../config.js';
+
 export const LEADERBOARD_WINDOW_MS = 30 * 86_400_000;
-export const LEADERBOARD_TRADES_MAX = 2_000_000;
 /** Numbers per fill in the window's rows (and in a snapshot's leaderboard_window): see putRow. */
 export const LEADER_ROW_WIDTH = 9;
 /** Rows the ring starts with; it doubles up to trades_max. */
@@ -81,7 +82,7 @@ export class Leaderboard {
   private sorted: { account: number; volume: bigint }[] | null = null;
 
   constructor(opts: { trades_max?: number; window_ms?: number } = {}) {
-    this.trades_max = opts.trades_max ?? LEADERBOARD_TRADES_MAX;
+    this.trades_max = opts.trades_max ?? LEADERBOARD_TRADES_MAX_DEFAULT;
     this.window_ms = opts.window_ms ?? LEADERBOARD_WINDOW_MS;
   }
 

@@ -17,8 +17,6 @@ import {
   type ReadModelObserver, type TradeView,
 } from './views.js';
 
-/** Closed orders the server's read model keeps readable (the newest ones). */
-export const CLOSED_ORDERS_KEPT = 100_000;
 
 /** The read model's private indexes in plain form (snapshots). */
 export interface ReadModelIndexes {
@@ -32,7 +30,13 @@ export interface ReadModelIndexes {
 export interface ReadModelLimits {
   fills_per_account_kept: number;
   trades_per_market_kept: number;
+  /** Closed orders kept readable (the newest ones): config `limits.closed_orders_kept`. */
   closed_orders_kept: number;
+}
+
+/** The read model's part of the config's limits (the server, `ringbook snapshot` and the benches build it alike). */
+export function readModelLimits(l: ReadModelLimits): ReadModelLimits {
+  return { fills_per_account_kept: l.fills_per_account_kept, trades_per_market_kept: l.trades_per_market_kept, closed_orders_kept: l.closed_orders_kept };
 }
 
 export class ReadModel {
