@@ -1,15 +1,13 @@
 // Journal benchmark: committed batches/s and requests/s with durable flush (the server's
-// settings: `Journal.open`, overlappingSync off, sync on: a batch counts once its write promise
-// resolved, i.e. after fsync), at batch sizes 1, 100 and 1000 request records.
+// settings: `Journal.open`, overlappingSync off, sync on: a batch counts once `append` returned,
+// i.e. after its synchronous transaction's fdatasync and O_DSYNC meta write), at batch sizes 1,
+// 100 and 1000 request records, one append after the other as the matcher thread does (a batch
+// is durable before the next is written; requests arriving meanwhile make the next batch larger).
 //
 //   npx tsc -p tsconfig.json && node dist/bench/journal.js
 //
-// Two modes per size:
-//   - pipelined: up to 64 batches in flight, as the matcher keeps them (PENDING_COMMITS_MAX);
-//     lmdb-js groups the queued writes into one transaction per flush (group commit);
-//   - sequential (size 1 only): each append awaited before the next, i.e. one fsync per batch.
 // Also: the input hash alone (keccak256 over a 1000-request batch, 192 KB), with @noble/hashes
-// (what encodeBatch uses, on the matcher thread) and with src/da/keccak.ts, in MB/s.
+// and with src/da/keccak.ts, in MB/s.
 // Knobs: BENCH_SECONDS [2] per measurement; BENCH_DIR [os tmpdir] (same disk as the data dir
 // matters: fsync cost is the disk's). The last line printed is one JSON object.
 import fs from 'node:fs';
@@ -26,7 +24,6 @@ const knobs = new Knobs();
 const SECONDS = knobs.number('seconds', 2, 0.1, 600, { integer: false });
 const BASE = knobs.string('dir', os.tmpdir());
 knobs.finish();
-const INFLIGHT = 64;
 
 function records(n: number): Int32Array {
   const r = new Int32Array(n * RECORD_WORDS);
@@ -36,53 +33,42 @@ function records(n: number): Int32Array {
 
 interface Result {
   batch_requests: number;
-  mode: 'pipelined' | 'sequential';
   batches: number;
   seconds: number;
   batches_per_s: number;
   requests_per_s: number;
   mb_per_s: number;
+  /** Median and 99th percentile of one append (µs): what a batch waits for its durability. */
+  append_us_p50: number;
+  append_us_p99: number;
   journal_mb: number;
 }
 
-async function measure(size: number, mode: 'pipelined' | 'sequential'): Promise<Result> {
+function measure(size: number): Result {
   const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-journal-'));
   const j = Journal.open(dir);
   const recs = records(size);
+  const append_us: number[] = [];
   let next = 1;
-  let done = 0;
   const t0 = performance.now();
   const deadline = t0 + SECONDS * 1000;
-  if (mode === 'sequential') {
-    while (performance.now() < deadline) {
-      await j.append(next, Date.now(), recs, size);
-      next++;
-      done++;
-    }
-  } else {
-    const inflight = new Set<Promise<void>>();
-    while (performance.now() < deadline) {
-      while (inflight.size < INFLIGHT && performance.now() < deadline) {
-        const p: Promise<void> = j.append(next, Date.now(), recs, size).then(() => {
-          done++;
-          inflight.delete(p);
-        });
-        inflight.add(p);
-        next++;
-      }
-      await Promise.race(inflight);
-    }
-    await Promise.all(inflight);
+  while (performance.now() < deadline) {
+    const t = performance.now();
+    j.append(next++, Date.now(), recs, size);
+    append_us.push((performance.now() - t) * 1000);
   }
   const seconds = (performance.now() - t0) / 1000;
+  const done = append_us.length;
   const journal_mb = j.sizeBytes() / 1e6;
-  await j.close();
+  void j.close();
   fs.rmSync(dir, { recursive: true, force: true });
+  append_us.sort((a, b) => a - b);
+  const at = (p: number): number => Math.round(append_us[Math.min(done - 1, Math.floor(done * p))]);
   const bytes = done * (size * RECORD_WORDS * 4 + 64);
   return {
-    batch_requests: size, mode, batches: done, seconds: round(seconds, 3),
+    batch_requests: size, batches: done, seconds: round(seconds, 3),
     batches_per_s: Math.round(done / seconds), requests_per_s: Math.round((done * size) / seconds),
-    mb_per_s: round(bytes / 1e6 / seconds, 1), journal_mb: round(journal_mb, 1),
+    mb_per_s: round(bytes / 1e6 / seconds, 1), append_us_p50: at(0.5), append_us_p99: at(0.99), journal_mb: round(journal_mb, 1),
   };
 }
 
@@ -103,25 +89,23 @@ function hashRate(fn: (b: Uint8Array) => Uint8Array): number {
   return round((n * bytes.length) / 1e6 / ((performance.now() - t0) / 1000), 1);
 }
 
-async function main(): Promise<void> {
+function main(): void {
   const hash_noble = hashRate(keccak_256);
   const hash_da = hashRate(keccak256);
   console.log(`input hash of a 1000-request batch: @noble/hashes ${hash_noble} MB/s, src/da/keccak.ts ${hash_da} MB/s`);
-  const results: Result[] = [];
-  results.push(await measure(1, 'sequential'));
-  for (const size of [1, 100, 1000]) results.push(await measure(size, 'pipelined'));
+  const results = [1, 100, 1000].map((size) => measure(size));
   for (const r of results) {
-    console.log(`batch ${String(r.batch_requests).padStart(4)} ${r.mode.padEnd(10)} ${String(r.batches_per_s).padStart(7)} batches/s ` +
-      `${String(r.requests_per_s).padStart(9)} requests/s ${String(r.mb_per_s).padStart(7)} MB/s (${r.batches} batches in ${r.seconds} s)`);
+    console.log(`batch ${String(r.batch_requests).padStart(4)} ${String(r.batches_per_s).padStart(7)} batches/s ` +
+      `${String(r.requests_per_s).padStart(9)} requests/s ${String(r.mb_per_s).padStart(7)} MB/s, append p50 ${r.append_us_p50} us ` +
+      `p99 ${r.append_us_p99} us (${r.batches} batches in ${r.seconds} s)`);
   }
-  const by = (size: number, mode: string): Result => results.find((r) => r.batch_requests === size && r.mode === mode)!;
   console.log(JSON.stringify({
     bench: 'journal',
-    inflight_max: INFLIGHT,
     seconds_per_run: SECONDS,
-    sequential_1: { batches_per_s: by(1, 'sequential').batches_per_s },
-    pipelined: Object.fromEntries([1, 100, 1000].map((s) => [String(s), {
-      batches_per_s: by(s, 'pipelined').batches_per_s, requests_per_s: by(s, 'pipelined').requests_per_s, mb_per_s: by(s, 'pipelined').mb_per_s,
+    sequential_1: { batches_per_s: results[0].batches_per_s },
+    sequential: Object.fromEntries(results.map((r) => [String(r.batch_requests), {
+      batches_per_s: r.batches_per_s, requests_per_s: r.requests_per_s, mb_per_s: r.mb_per_s,
+      append_us_p50: r.append_us_p50, append_us_p99: r.append_us_p99,
     }])),
     input_hash_mb_per_s: { noble: hash_noble, da_keccak: hash_da },
     node: process.version,
@@ -130,7 +114,9 @@ async function main(): Promise<void> {
   }));
 }
 
-main().catch((e: unknown) => {
+try {
+  main();
+} catch (e: unknown) {
   console.error(e);
   process.exit(1);
-});
+}

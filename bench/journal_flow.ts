@@ -34,7 +34,8 @@ export interface JournalFlow {
  * Writes a durable journal at `dir`: three deposits for each of `accounts` accounts, then
  * `requests` requests: 75% PLACE (limit GTC, random side, price within +-20 ticks of a fixed mid,
  * 1-10 lots, 80% ETH-USDC / 20% BTC-USDC, a client order id) and 25% CANCEL (by the client id of
- * one of the account's recent orders), in batches of `batch` (pipelined appends).
+ * one of the account's recent orders), in batches of `batch` (each append durable before the next,
+ * as the matcher writes them).
  * `first_request_batch` is the first batch holding requests after the deposits.
  */
 export async function generateJournal(dir: string, flow: JournalFlow): Promise<{ batches: number; records: number; seconds: number; first_request_batch: number }> {
@@ -53,8 +54,7 @@ export async function generateJournal(dir: string, flow: JournalFlow): Promise<{
   let pending = 0;
   let records = 0;
   let seq = 0;
-  const inflight = new Set<Promise<void>>();
-  const flush = async (): Promise<void> => {
+  const flush = (): void => {
     writer.flush();
     const n = ring.available();
     if (n === 0) return;
@@ -63,23 +63,19 @@ export async function generateJournal(dir: string, flow: JournalFlow): Promise<{
       batch.set(ring.i32.subarray(o, o + RECORD_WORDS), i * RECORD_WORDS);
     }
     ring.release(n);
-    const p: Promise<void> = journal.append(++batch_id, 1_700_000_000_000 + batch_id, batch, n).then(() => {
-      inflight.delete(p);
-    });
-    inflight.add(p);
+    journal.append(++batch_id, 1_700_000_000_000 + batch_id, batch, n);
     records += n;
     pending = 0;
-    if (inflight.size >= 64) await Promise.race(inflight);
   };
-  const push = async (account: number): Promise<void> => {
+  const push = (account: number): void => {
     if (!writer.tryWrite(++seq, address(account), account, r)) throw new Error('ring full');
-    if (++pending === BATCH) await flush();
+    if (++pending === BATCH) flush();
   };
   // Deposits: accounts 1..ACCOUNTS in order (the registry hands out ids in that order).
   for (let a = 1; a <= ACCOUNTS; a++) {
     for (const [asset, amount] of [[0, 1e9], [1, 1e8], [2, 1e11]] as const) {
       Object.assign(r, emptyRequest(), { kind: RequestKind.DEPOSIT, asset, amount_units: amount });
-      await push(a);
+      push(a);
     }
   }
   // The batch being filled (the last deposits may share it with the first requests).
@@ -105,10 +101,9 @@ export async function generateJournal(dir: string, flow: JournalFlow): Promise<{
       r.quantity_units = (btc ? 10 : 100) * (1 + Math.floor(rand() * 10));
       r.client_order_id = `c${++placed[a]}`;
     }
-    await push(a);
+    push(a);
   }
-  await flush();
-  await Promise.all(inflight);
+  flush();
   await journal.close();
   return { batches: batch_id, records, seconds: (performance.now() - t0) / 1000, first_request_batch };
 }

@@ -284,20 +284,27 @@ export class MatcherLink {
 
   /** Asks the matcher for a snapshot of its state now (it arrives through `onSnapshot`). */
   requestSnapshot(): void {
-    const m: ToMatcher = { type: 'snapshot' };
-    this.worker?.postMessage(m);
+    this.toMatcher({ type: 'snapshot' });
   }
 
   /** The front holds its part of an on-demand snapshot: the matcher may go on (matcher_worker.ts). */
   snapshotCaptured(): void {
-    const m: ToMatcher = { type: 'snapshot_captured' };
-    this.worker?.postMessage(m);
+    this.toMatcher({ type: 'snapshot_captured' });
   }
 
   /** Asks the matcher to delete journal batches 1..`through_batch_id` (retention after a snapshot). */
   trimJournal(through_batch_id: number): void {
-    const m: ToMatcher = { type: 'trim', through_batch_id };
-    this.worker?.postMessage(m);
+    this.toMatcher({ type: 'trim', through_batch_id });
+  }
+
+  /**
+   * The matcher reads its messages between batches and sleeps on the request ring, not in its
+   * event loop: wake it if it sleeps, so the message is read now.
+   */
+  private toMatcher(m: ToMatcher): void {
+    if (this.worker === null) return;
+    this.worker.postMessage(m);
+    this.request_ring?.wakeConsumer();
   }
 
   /** Ring depths for admin state. */

@@ -18,12 +18,11 @@ export interface MatcherOptions {
   /** The sequencer's clock (ms since epoch); injected so tests and replays control it. */
   now_ms: () => number;
   /**
-   * Makes a batch's records durable (the journal). It must copy `records` before returning. The
-   * commit marker (and so every answer of the batch) waits for the returned promise.
+   * Makes a batch's records durable (the journal) and returns once they are: the commit marker
+   * (and so every answer of the batch) is published right after it, on this thread, with no turn
+   * of an event loop in between. It throws only when the process cannot go on acknowledging.
    */
-  commit?: (batch_id: number, time_ms: number, records: Int32Array, count: number) => Promise<void>;
-  /** Called when a commit fails: the process cannot go on acknowledging. */
-  onCommitFailure?: (e: unknown) => void;
+  commit?: (batch_id: number, time_ms: number, records: Int32Array, count: number) => void;
   /**
    * Stage timings (docs/benchmarks.md, load): BATCH_COMMITTED carries the batch's start, applied
    * and durable times in fields 3-5 (epoch ms, performance.timeOrigin + now()); 0 when off.
@@ -56,7 +55,6 @@ export class Matcher {
    */
   last_time_ms = 0;
   requests_applied = 0;
-  pending_commits = 0;
 
   constructor(engine: FastEngine, requests: SpscRing | null, events: SpscRing, options: MatcherOptions) {
     this.engine = engine;
@@ -188,18 +186,8 @@ export class Matcher {
     this.applyBatch(batch_id, time, n);
     const applied_ms = stamp ? stampMs() : 0;
     const commit = this.options.commit;
-    if (commit === undefined) {
-      this.writeCommitted(batch_id, time, n, started_ms, applied_ms, applied_ms);
-      return;
-    }
-    this.pending_commits++;
-    commit(batch_id, time, this.batch_records, n).then(() => {
-      this.pending_commits--;
-      this.writeCommitted(batch_id, time, n, started_ms, applied_ms, stamp ? stampMs() : 0);
-    }, (e: unknown) => {
-      if (this.options.onCommitFailure) this.options.onCommitFailure(e);
-      else throw e;
-    });
+    if (commit !== undefined) commit(batch_id, time, this.batch_records, n);
+    this.writeCommitted(batch_id, time, n, started_ms, applied_ms, commit !== undefined && stamp ? stampMs() : applied_ms);
   }
 
   private applyBatch(batch_id: number, time_ms: number, count: number): void {

@@ -3,13 +3,19 @@
 // src/snapshot/recovery.ts); then replay of the journal after it (recovery), then live batches.
 // Every live batch is journaled; its commit marker goes out when the journal write is durable.
 //
+// The loop never returns to this thread's event loop while it runs (issue 11): it sleeps in
+// Atomics.wait on the request ring (a producer's notify is one futex wake, where waking an
+// Atomics.waitAsync posted a task to this event loop), commits each batch synchronously and
+// publishes the marker at once. The front's messages (snapshot, trim) are read with
+// receiveMessageOnPort between batches; the front nudges the ring after posting one, so a
+// sleeping matcher sees it at once.
+//
 // Snapshots: after every `snapshot_every_batches`-th live batch, and when the front asks, the
 // matcher captures its state between two batches (a synchronous walk: canonicalState plus the
 // registry's addresses), packs it with msgpackr and posts the bytes to the front, which joins
 // them with its read model at the same batch and writes the file. Packing is the only work done
 // here besides the walk; the disk write happens on the front thread.
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { Journal, type JournalFault } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
 import { decodeEngine, encodeEngine } from './engine_snapshot.js';
@@ -58,11 +64,6 @@ export type FromMatcher =
 /** The engine snapshot the matcher captured (src/snapshot/coordinator.ts writes it to a file). */
 export type SnapshotMessage = Extract<FromMatcher, { type: 'snapshot' }>;
 
-/** Batches applied but not yet durable; past this the matcher waits for the disk. */
-const PENDING_COMMITS_MAX = 64;
-/** Batches applied back to back before letting journal callbacks run. */
-const BATCHES_PER_YIELD = 8;
-
 
 const data = workerData as MatcherWorkerData;
 configureLogs(data.log);
@@ -78,13 +79,6 @@ const journal = data.journal_dir === null ? null : Journal.open(data.journal_dir
   onFault: (fault) => post({ type: 'journal_fault', fault }),
   fault_file: data.journal_fault_file,
 });
-// lmdb-js rejects internal promises of a failed commit that nobody can await; the journal has
-// the cause and retries the write. Any other unhandled rejection stays fatal.
-process.on('unhandledRejection', (e: unknown) => {
-  if (e instanceof Error && e.message.startsWith('Commit failed')) return;
-  console.error('ringbook: matcher thread: unhandled rejection:', e);
-  process.exit(70);
-});
 let snapshot_requested = false;
 /**
  * After an on-demand snapshot the next batch waits until the front has captured its part at the
@@ -98,8 +92,9 @@ let front_capture_deadline_ms = 0;
 const FRONT_CAPTURE_WAIT_MS_MAX = 2_000;
 
 function fatal(e: unknown): never {
-  // Acknowledging without durability would break the promise every answer makes: stop.
-  log.fatal('ringbook: journal commit failed, stopping', e);
+  // A batch that cannot be applied and journaled in order cannot be acknowledged: stop (a failing
+  // journal write is retried inside Journal.append and never lands here).
+  log.fatal('ringbook: matcher thread failed, stopping', e);
   process.exit(70);
 }
 
@@ -112,7 +107,6 @@ const matcher = new Matcher(engine, requests, events, {
   accounts_max: data.engine_config.limits.accounts_max,
   now_ms: () => Date.now() + data.clock_offset_ms,
   commit: journal === null ? undefined : (id, time, records, count) => journal.append(id, time, records, count),
-  onCommitFailure: fatal,
   stamp_batches: data.stamp_batches,
 });
 
@@ -131,18 +125,31 @@ function snapshot(on_demand = false): void {
   if (on_demand) front_capture_deadline_ms = Date.now() + FRONT_CAPTURE_WAIT_MS_MAX;
 }
 
-parentPort?.on('message', (m: ToMatcher) => {
+function handle(m: ToMatcher): void {
   if (m.type === 'snapshot') {
     snapshot_requested = true;
   } else if (m.type === 'snapshot_captured') {
     front_capture_deadline_ms = 0;
   } else if (m.type === 'trim' && journal !== null) {
-    journal.trimThrough(m.through_batch_id).then(
-      (deleted) => post({ type: 'trimmed', through_batch_id: m.through_batch_id, deleted }),
-      (e: unknown) => log.error('ringbook: journal trim failed (the journal is intact)', e),
-    );
+    try {
+      const deleted = journal.trimThrough(m.through_batch_id);
+      post({ type: 'trimmed', through_batch_id: m.through_batch_id, deleted });
+    } catch (e) {
+      log.error('ringbook: journal trim failed (the journal is intact)', e);
+    }
   }
-});
+}
+
+/** Handles the front's messages that arrived; true when there was one. */
+function pollMessages(): boolean {
+  if (parentPort === null) return false;
+  let any = false;
+  for (let m = receiveMessageOnPort(parentPort); m !== undefined; m = receiveMessageOnPort(parentPort)) {
+    handle(m.message as ToMatcher);
+    any = true;
+  }
+  return any;
+}
 
 function start(): void {
   const t0 = performance.now();
@@ -171,54 +178,38 @@ function start(): void {
 }
 
 async function run(): Promise<void> {
-  // Atomics.waitAsync holds no libuv handle: without a timer the thread would exit when idle.
-  const keep_alive = setInterval(() => undefined, 1 << 30);
   start();
   const every = data.snapshot_every_batches;
-  let since_yield = 0;
   for (;;) {
+    pollMessages();
     if (snapshot_requested) {
       snapshot_requested = false;
       snapshot(true);
     }
     if (front_capture_deadline_ms !== 0) {
-      if (Date.now() < front_capture_deadline_ms) {
-        await new Promise((r) => setTimeout(r, 1));
+      const left_ms = front_capture_deadline_ms - Date.now();
+      // The front's snapshot_captured comes with a nudge of the ring: this sleep ends with it.
+      if (left_ms > 0) {
+        requests.waitForDataOnce(Math.min(left_ms, 10), pollMessages);
         continue;
       }
       front_capture_deadline_ms = 0;
     }
-    if (matcher.pending_commits >= PENDING_COMMITS_MAX) {
-      await yieldToEventLoop();
-      continue;
-    }
     if (requests.available() > 0) {
       if (matcher.runBatch() > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
-      if (++since_yield >= BATCHES_PER_YIELD) {
-        since_yield = 0;
-        await yieldToEventLoop();
-      }
       continue;
     }
-    since_yield = 0;
-    if (requests.isClosed()) {
-      if (matcher.pending_commits === 0) break;
-      await yieldToEventLoop();
-      continue;
-    }
-    // Idle: a forced inclusion that is due gets its own batch; otherwise sleep on the ring
-    // (without blocking the event loop: journal callbacks still run) until the next one is due.
+    if (requests.isClosed()) break;
+    // Idle: a forced inclusion that is due gets its own batch; otherwise sleep on the ring until
+    // a request, a message from the front, or the next due time.
     if (matcher.runDueBatch()) {
       // A periodic snapshot falls on batch numbers, empty batches included (the front expects it).
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
       continue;
     }
-    // Commits still pending need no polling: their callbacks run while this await sleeps (it does
-    // not block the event loop). A 1 ms poll here woke the thread ~1,000 times a second under load.
-    await requests.waitForDataAsync(matcher.idleMs(100));
+    requests.waitForDataOnce(matcher.idleMs(100), pollMessages);
   }
   if (journal !== null) await journal.close();
-  clearInterval(keep_alive);
   events.close();
   post({ type: 'stopped', batch_id: matcher.batch_id, requests_applied: matcher.requests_applied });
 }

@@ -7,7 +7,8 @@
 //           [4] header_words  [5] total_words                       (read-only)
 //   line 1  [16] producer sequence                                  (producer writes)
 //   line 2  [32] consumer sequence                                  (consumer writes)
-//   line 3  [48] consumer waiters  [49] producer waiters  [50] closed (written rarely)
+//   line 3  [48] consumer waiters  [49] producer waiters  [50] closed  [51] doorbell
+//                                                                   (written rarely)
 // Slots follow the header at word 64 (byte 256): slot s starts at word
 // RING_HEADER_WORDS + s * slot_words, 8-byte aligned because slot_words is even.
 
@@ -50,6 +51,8 @@ export const H_CONSUMER_SEQUENCE = 32; // byte 128
 export const H_CONSUMER_WAITERS = 48; // byte 192
 export const H_PRODUCER_WAITERS = 49;
 export const H_CLOSED = 50;
+/** Bumped by every wake-up of a sleeping consumer (spsc_ring.ts, waitForDataOnce). */
+export const H_DOORBELL = 51;
 
 /** Thrown by the ring for a layout or usage error (never for a full ring: that is -1 / 0). */
 export class RingError extends Error {

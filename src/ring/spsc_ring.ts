@@ -35,6 +35,14 @@
 // the notifier sees the waiter, or the waiter's re-read sees the new sequence; and
 // Atomics.wait itself returns "not-equal" when the sequence moved before it slept.
 //
+// Sleeping on the doorbell (waitForDataOnce, the matcher's idle sleep). A consumer that must also
+// wake for news that is not a record (a message the producer's thread posted) cannot sleep on the
+// producer sequence: a notify made between its last check and its Atomics.wait would be lost, as
+// the sequence did not move. So every wake-up of a sleeping consumer (wakeConsumer, close) first
+// bumps the doorbell word, and this sleep waits on the doorbell value read right after announcing
+// itself: a wake-up after that point either finds it asleep or makes its Atomics.wait return at
+// once ("not-equal").
+//
 // Quiet publishing. publishBatchQuiet() publishes without the wake-up: for records the consumer
 // cannot act on alone (a batch's events before its commit marker), so a sleeping consumer is
 // woken once per batch, not once per flush. A consumer that is awake sees quiet records at once
@@ -53,6 +61,7 @@ import {
   H_CLOSED,
   H_CONSUMER_SEQUENCE,
   H_CONSUMER_WAITERS,
+  H_DOORBELL,
   H_PRODUCER_SEQUENCE,
   H_PRODUCER_WAITERS,
   H_SLOT_WORDS,
@@ -222,6 +231,8 @@ export class SpscRing {
   /** Mark the ring closed (either side) and wake any sleeper. Records already in it stay readable. */
   close(): void {
     Atomics.store(this.i32, H_CLOSED, 1);
+    Atomics.add(this.i32, H_DOORBELL, 1);
+    Atomics.notify(this.i32, H_DOORBELL);
     Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
   }
@@ -306,10 +317,16 @@ export class SpscRing {
     this.producer_quiet_pending = true;
   }
 
-  /** Wakes the consumer if it sleeps (one notify at most; none when it is awake). */
+  /**
+   * Wakes the consumer if it sleeps (nothing when it is awake), on the producer sequence and on the
+   * doorbell (see "Sleeping on the doorbell"). Also the way to tell a sleeping consumer of news
+   * that is not a record.
+   */
   wakeConsumer(): void {
     this.producer_quiet_pending = false;
     if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
+      Atomics.add(this.i32, H_DOORBELL, 1);
+      Atomics.notify(this.i32, H_DOORBELL);
       Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     }
   }
@@ -371,6 +388,27 @@ export class SpscRing {
    */
   waitForData(timeout_ms: number): number {
     return this.waitSync(false, 1, timeout_ms);
+  }
+
+  /**
+   * Worker threads: like waitForData, but sleeps at most once, on the doorbell, and returns
+   * whatever woke it (a publish, a wakeConsumer() from a producer with other news, close, the
+   * timeout). `before_sleep` runs after the sleep is announced and may cancel it (true): news it
+   * checks for, posted before a wakeConsumer(), is never slept through. Returns available().
+   */
+  waitForDataOnce(timeout_ms: number, before_sleep?: () => boolean): number {
+    assertTimeout(timeout_ms);
+    let n = this.available();
+    for (let spin = 0; n === 0 && spin < this.spin_iterations; spin++) n = this.available();
+    if (n > 0 || this.isClosed()) return n;
+    Atomics.add(this.i32, H_CONSUMER_WAITERS, 1); // announce, then re-check, then sleep
+    const bell = Atomics.load(this.i32, H_DOORBELL);
+    if (this.available() === 0 && !this.isClosed() && !(before_sleep !== undefined && before_sleep())) {
+      this.consumer_sleep_count++;
+      Atomics.wait(this.i32, H_DOORBELL, bell, timeout_ms);
+    }
+    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
+    return this.available();
   }
 
   /** Event-loop form of waitForData (Atomics.waitAsync, no spin): never blocks the thread. */

@@ -102,7 +102,7 @@ describe('journal reader', () => {
       const r = new Int32Array(RECORD_WORDS * b);
       for (let i = 0; i < r.length; i++) r[i] = (i * 7919 + b) | 0;
       recs.push(r);
-      await j.append(b, 1000 + b, r, b);
+      j.append(b, 1000 + b, r, b);
     }
     const reader = JournalReader.open(dir);
     for (let b = 1; b <= 3; b++) {

@@ -65,7 +65,7 @@ describe('a batch with no records', () => {
       { time_ms: T0 + 2_000, requests: [deposit(2, USDC, 5_000_000)] },
     ];
     const journal = Journal.open(path.join(dir, 'journal'));
-    for (const [i, b] of plan.entries()) await journal.append(i + 1, b.time_ms, recordsOf(b.requests), b.requests.length);
+    for (const [i, b] of plan.entries()) journal.append(i + 1, b.time_ms, recordsOf(b.requests), b.requests.length);
     expect([...journal.read()].map((b) => b.count)).toEqual([3, 0, 1]);
     const codec = decodeBatch(encodeBatch(2, T0, new Int32Array(0), 0), 2);
     expect([codec.count, codec.records.length, codec.input_hash]).toEqual([0, 0, EMPTY_INPUT_HASH]);

@@ -194,6 +194,44 @@ describe('SpscRing across threads', () => {
     expect(got.max_wait_ms).toBeLessThan(WAKE_BOUND_MS);
   });
 
+  it('a worker asleep in waitForDataOnce is woken by wakeConsumer alone (the front nudging the matcher), then by a record', async () => {
+    assertDistFresh();
+    const wakes = 50;
+    const ring = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS });
+    const progress = new Int32Array(new SharedArrayBuffer(4));
+    const worker = startWorker(
+      {
+        role: 'doorbell', sab: ring.sab, seed: 1, count: wakes, mode: 'batch', batch_max: 1, wait_timeout_ms: WAIT_TIMEOUT_MS,
+        progress: progress.buffer as SharedArrayBuffer,
+      },
+      () => ring.close(),
+    );
+    // Each wake-up waits until the worker is in its i-th sleep (it returned from i wake-ups and
+    // announced itself in the consumer waiters word), then rings; the ones rung without the 2 ms
+    // pause may land between its announcement and its Atomics.wait.
+    const waiters = ring.i32.subarray(48, 49);
+    const sleepingAfter = async (i: number): Promise<void> => {
+      const deadline = performance.now() + WAKE_BOUND_MS;
+      while ((Atomics.load(progress, 0) !== i || Atomics.load(waiters, 0) === 0) && performance.now() < deadline) {
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    for (let i = 0; i < wakes; i++) {
+      await sleepingAfter(i);
+      if (i % 2 === 0) await new Promise((r) => setTimeout(r, 2));
+      ring.wakeConsumer();
+    }
+    await sleepingAfter(wakes);
+    writeRecord(ring, ring.tryClaim(), 0, new Rng(1));
+    ring.publish();
+    const report = await worker;
+    expect(report.error).toBeNull();
+    expect(report.records).toBe(1);
+    // A lost wake-up would have slept the whole WAIT_TIMEOUT_MS.
+    expect(report.max_wait_ms).toBeLessThan(WAKE_BOUND_MS);
+    expect(report.consumer_sleep_count).toBeGreaterThanOrEqual(wakes);
+  });
+
   it('main producer -> worker consumer blocking in Atomics.wait: 500,000 records', async () => {
     assertDistFresh();
     const count = 500_000;

@@ -8,7 +8,11 @@ import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { Rng, checkRecord, writeRecord } from './ring_records.js';
 
 export interface RingWorkerData {
-  role: 'producer' | 'consumer';
+  /**
+   * 'doorbell': a consumer that sleeps in waitForDataOnce `count` times, each ended by a
+   * wakeConsumer() with no record, then expects one record (the matcher's idle sleep).
+   */
+  role: 'producer' | 'consumer' | 'doorbell';
   sab: SharedArrayBuffer;
   seed: number;
   count: number;
@@ -21,6 +25,8 @@ export interface RingWorkerData {
   loud_every?: number;
   batch_max: number;
   wait_timeout_ms: number;
+  /** 'doorbell': word 0 counts the wake-ups the worker has returned from. */
+  progress?: SharedArrayBuffer;
 }
 
 export interface RingWorkerResult {
@@ -99,6 +105,25 @@ function consume(d: RingWorkerData, ring: SpscRing): { records: number; error: s
   return { records: index, error: null, wait_calls };
 }
 
+function doorbell(d: RingWorkerData, ring: SpscRing): { records: number; error: string | null; wait_calls: number } {
+  let wait_calls = 0;
+  const progress = new Int32Array(d.progress ?? new SharedArrayBuffer(4));
+  for (let i = 0; i < d.count; i++) {
+    wait_calls++;
+    const n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms));
+    if (n !== 0) return { records: 0, error: `doorbell: ${n} records at wake-up ${i}, none were sent`, wait_calls };
+    Atomics.store(progress, 0, i + 1);
+  }
+  let n = 0;
+  for (let i = 0; i < 3 && n === 0; i++) {
+    wait_calls++;
+    n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms));
+  }
+  if (n !== 1) return { records: n, error: `doorbell: ${n} records after the wake-ups, expected 1`, wait_calls };
+  ring.release(1);
+  return { records: 1, error: null, wait_calls };
+}
+
 const d = workerData as RingWorkerData;
 const ring = SpscRing.attach(d.sab);
 const t0 = performance.now();
@@ -111,7 +136,7 @@ if (d.role === 'producer') {
     elapsed_ms: performance.now() - t0,
   };
 } else {
-  const r = consume(d, ring);
+  const r = d.role === 'doorbell' ? doorbell(d, ring) : consume(d, ring);
   result = {
     done: true, records: r.records, error: r.error, full_count: 0, producer_sleep_count: 0,
     consumer_sleep_count: ring.consumer_sleep_count, wait_calls: r.wait_calls, max_wait_ms,

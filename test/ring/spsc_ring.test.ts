@@ -269,6 +269,51 @@ describe('SpscRing producer/consumer', () => {
     expect(await space).toBe(4);
   });
 
+  it('waitForDataOnce: data at once, one sleep that a wake-up after the last check cannot be lost to, before_sleep may cancel it', () => {
+    const ring = SpscRing.create({ capacity_slots: 4, slot_words: 2, spin_iterations: 5 });
+    produce(ring, [7]);
+    expect(ring.waitForDataOnce(5_000)).toBe(1);
+    drain(ring);
+    // Nothing and no news: one sleep, to the timeout.
+    let t = performance.now();
+    expect(ring.waitForDataOnce(20)).toBe(0);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(15);
+    expect(ring.consumer_sleep_count).toBe(1);
+    // News found after announcing the sleep cancels it.
+    let asked = 0;
+    t = performance.now();
+    expect(ring.waitForDataOnce(5_000, () => ++asked > 0)).toBe(0);
+    expect(asked).toBe(1);
+    expect(ring.consumer_sleep_count).toBe(1);
+    expect(performance.now() - t).toBeLessThan(1_000);
+    // A producer's wake-up that lands between the last check and the sleep (here: inside
+    // before_sleep, the worst moment) ends the sleep at once: it rang the doorbell first. Had the
+    // sleep been on the producer sequence, which did not move, it would have slept 5 s.
+    t = performance.now();
+    expect(ring.waitForDataOnce(5_000, () => {
+      ring.wakeConsumer();
+      return false;
+    })).toBe(0);
+    expect(ring.consumer_sleep_count).toBe(2);
+    expect(performance.now() - t).toBeLessThan(1_000);
+    // The same for a record published at that moment: it is returned.
+    expect(ring.waitForDataOnce(5_000, () => {
+      const off = ring.tryClaim();
+      ring.i32[off] = 9;
+      ring.publish();
+      return false;
+    })).toBe(1);
+    expect(drain(ring)).toEqual([9]);
+    // And for close.
+    t = performance.now();
+    expect(ring.waitForDataOnce(5_000, () => {
+      ring.close();
+      return false;
+    })).toBe(0);
+    expect(performance.now() - t).toBeLessThan(1_000);
+    expect(ring.waitForDataOnce(5_000)).toBe(0); // closed: no sleep at all
+  });
+
   it('close wakes waiters and leaves records readable', async () => {
     const ring = SpscRing.create({ capacity_slots: 4, slot_words: 2 });
     const pending = ring.waitForDataAsync(5_000);

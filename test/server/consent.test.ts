@@ -140,7 +140,7 @@ describe('consent on the record', () => {
     const n = ring.available();
     const records = new Int32Array(n * RECORD_WORDS);
     for (let i = 0; i < n; i++) records.set(ring.i32.subarray(ring.slotOffset(i), ring.slotOffset(i) + RECORD_WORDS), i * RECORD_WORDS);
-    await journal.append(next, Date.now(), records, n);
+    journal.append(next, Date.now(), records, n);
     await journal.close();
     s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
     try {
