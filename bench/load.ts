@@ -17,6 +17,8 @@
 //   --metrics-seconds S  length of each of those runs (default 5)
 //   --server-flags F   extra node flags for the server, space-separated (e.g. "--trace-gc")
 //   --server-log FILE  copy the server's stdout to FILE (with --trace-gc: every GC pause, timed)
+//   --server-main F    run this compiled server instead of this build's dist/src/main.js (an A/B
+//                      of two builds with one measuring client: e.g. /work/main/dist/src/main.js)
 // Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
 // -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop)
 // -> metrics on/off (closed loop, A B B A: bench/load/metrics_cost.ts) -> 1,000 requests/s (open
@@ -68,6 +70,8 @@ interface Args {
   profile: boolean;
   server_flags: string[];
   server_log: string | null;
+  /** null: this build's dist/src/main.js. */
+  server_main: string | null;
   seed: string;
   /** null: native when built, else node. */
   generator: GeneratorName | null;
@@ -92,6 +96,7 @@ function parseArgs(): Args {
     profile: knobs.flag('profile'),
     server_flags: (knobs.optionalString('server-flags') ?? '').split(' ').filter((f) => f !== ''),
     server_log: knobs.optionalString('server-log') ?? null,
+    server_main: knobs.optionalString('server-main') ?? null,
     seed: knobs.string('seed', 'ringbook-load-1'),
     generator: generatorArg(knobs.optionalString('generator')),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
@@ -431,13 +436,25 @@ function usPerRequestByRole(d: CpuDelta | null, roles: Map<number, string>, answ
   return out;
 }
 
-function roleCpu(d: CpuDelta | null, roles: Map<number, string>): Record<string, number> {
+function roleCpu(d: CpuDelta | null, roles: Map<number, string>, what: 'cpu_ms' | 'sleeps' = 'cpu_ms'): Record<string, number> {
   const out: Record<string, number> = {};
   if (d === null) return out;
   for (const t of d.threads) {
     const r = (roles.get(t.tid) ?? 'other').replace(/\?? \(.*$/, '');
-    out[r] = (out[r] ?? 0) + t.cpu_ms;
+    out[r] = (out[r] ?? 0) + t[what];
   }
+  return out;
+}
+
+/**
+ * Sleeps (voluntary context switches, i.e. wake-ups) per answered request by thread role, rounded
+ * to 0.01: the hand-offs between threads a request costs, which CPU contention does not change
+ * (issue 11: each wake-up of a sleeping thread costs the waker a futex call and the woken thread a
+ * scheduling round, tens of µs on this KVM guest).
+ */
+function sleepsPerRequestByRole(d: CpuDelta | null, roles: Map<number, string>, answered: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(roleCpu(d, roles, 'sleeps'))) out[k] = Math.round((v * 100) / answered) / 100;
   return out;
 }
 
@@ -497,7 +514,7 @@ async function main(): Promise<void> {
   const args = parseArgs();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const repo_root = path.resolve(here, '../..');
-  const main_js = path.resolve(here, '../src/main.js');
+  const main_js = args.server_main === null ? path.resolve(here, '../src/main.js') : path.resolve(args.server_main);
   if (!existsSync(main_js)) throw new Error(`${main_js} not found: compile first (npx tsc -p tsconfig.json)`);
   const t_start = performance.now();
   const cpu_model = os.cpus()[0]?.model ?? 'unknown';
@@ -671,6 +688,9 @@ async function main(): Promise<void> {
     const roleText = (r: Record<string, number>): string => Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
     say(`  server CPU per answered request (median max run): ${f1(((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered)} us = ${roleText(by_role_max)} (us)`);
     say(`  server CPU per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${f1(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered)} us = ${roleText(by_role_light)} (us)`);
+    const sleeps_light = sleepsPerRequestByRole(lat.light_cpu.server, roles, light_answered);
+    const sleeps_light_total = Math.round(Object.values(sleeps_light).reduce((a, b) => a + b, 0) * 100) / 100;
+    say(`  server wake-ups (voluntary context switches) per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${sleeps_light_total} = ${roleText(sleeps_light)}`);
     const rc = roleCpu(med_run.cpu.server, roles);
     say(`  generator CPU per request (median max run, ${gen.name} generator): ${f1(generatorUsPerRequest(med_run.result, med_run.cpu))} us`);
     const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
@@ -698,7 +718,7 @@ async function main(): Promise<void> {
       say('');
       say(`server CPU profile (--cpu-prof, whole server life incl. setup; self time, TypeScript file:line via source maps; ${profile_dir}):`);
       for (const p of profiles) {
-        say(`  ${p.role} (${p.file}): ${int(p.sampled_ms)} ms sampled: idle ${int(p.idle_ms)} ms, blocked in Atomics.wait ${int(p.blocked_ms)} ms` +
+        say(`  ${p.role} (${p.file}): ${int(p.sampled_ms)} ms sampled: idle ${int(p.idle_ms)} ms, blocked (Atomics.wait, disk sync) ${int(p.blocked_ms)} ms` +
           ` (${p.blocked.join(', ') || 'none'}), running ${int(p.busy_ms)} ms; top self time (% of running):`);
         for (const h of p.top) say(`    ${f1(h.pct).padStart(5)}%  ${int(h.self_ms).padStart(6)} ms  ${h.name}  ${h.where}`);
       }
@@ -756,6 +776,8 @@ async function main(): Promise<void> {
       server_cpu_us_per_request_by_thread: by_role_max,
       server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
       server_cpu_us_per_request_at_1000_by_thread: by_role_light,
+      server_wakeups_per_request_at_1000: sleeps_light_total,
+      server_wakeups_per_request_at_1000_by_thread: sleeps_light,
       matcher_cpu: args.matcher_cpu,
       ...(cost ?? {}),
     };

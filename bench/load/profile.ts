@@ -37,7 +37,7 @@ export interface ThreadProfile {
   role: string;
   sampled_ms: number;
   idle_ms: number;
-  /** Samples inside functions that block in Atomics.wait (the sampler counts blocked wall time). */
+  /** Samples inside functions that block (Atomics.wait, a disk sync; the sampler counts blocked wall time). */
   blocked_ms: number;
   blocked: string[];
   /** sampled - idle - blocked: time the thread was really running. */
@@ -46,13 +46,15 @@ export interface ThreadProfile {
 }
 
 /**
- * Functions that sleep in Atomics.wait: V8's sampler attributes the blocked time to the JS frame
- * that called Atomics.wait (it is wall time, not CPU), so they are reported apart.
- * waitSync: the ring's spin-then-wait (src/ring/spsc_ring.ts); sleepUntilPublished: an idle verify
- * worker (src/auth/verify_worker.ts); atomicsWaitLoop: Piscina's idle worker loop (no longer used
- * by the server, kept for profiles of older builds).
+ * Functions that block the thread (Atomics.wait, or a synchronous disk sync): V8's sampler
+ * attributes the blocked time to the JS frame that blocked (it is wall time, not CPU), so they are
+ * reported apart. waitSync and waitForDataOnce: the ring's spin-then-wait (src/ring/spsc_ring.ts;
+ * the second is the matcher's idle sleep); sleepUntilPublished: an idle verify worker
+ * (src/auth/verify_worker.ts); atomicsWaitLoop: Piscina's idle worker loop (no longer used by the
+ * server, kept for profiles of older builds); finishTxn: lmdb-js's synchronous commit, where the
+ * matcher waits for the journal's fdatasync and O_DSYNC meta write (src/journal/journal.ts).
  */
-const BLOCKING_FUNCTIONS = new Set(['waitSync', 'sleepUntilPublished', 'atomicsWaitLoop']);
+const BLOCKING_FUNCTIONS = new Set(['waitSync', 'waitForDataOnce', 'sleepUntilPublished', 'atomicsWaitLoop', 'finishTxn']);
 
 // ---- source maps (VLQ "mappings", version 3) ----
 

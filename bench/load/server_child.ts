@@ -182,6 +182,17 @@ export interface ThreadCpu {
   cpu_ms: number;
   /** Start time after boot, in clock ticks (creation order). */
   start: number;
+  /**
+   * Voluntary context switches (/proc status): each is the thread going to sleep (futex, epoll,
+   * a blocking syscall) and being woken again, so their count is the thread's wake-ups.
+   */
+  sleeps: number;
+}
+
+/** voluntary_ctxt_switches of a /proc/<pid>/task/<tid>/status text (0 when absent). */
+function voluntarySwitches(status: string): number {
+  const m = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(status);
+  return m === null ? 0 : Number(m[1]);
 }
 
 export interface ProcSample {
@@ -209,7 +220,8 @@ export function sampleProc(pid: number, with_threads = true): ProcSample | null 
         try {
           const f = statFields(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
           const comm = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
-          threads.set(Number(t), { tid: Number(t), comm, cpu_ms: cpuOf(f), start: Number(f[19]) });
+          const sleeps = voluntarySwitches(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8'));
+          threads.set(Number(t), { tid: Number(t), comm, cpu_ms: cpuOf(f), start: Number(f[19]), sleeps });
         } catch {
           // thread ended between readdir and read
         }
@@ -226,16 +238,16 @@ export interface CpuDelta {
   cpu_ms: number;
   /** Percent of one core. */
   pct: number;
-  threads: { tid: number; comm: string; cpu_ms: number; pct: number; start: number }[];
+  threads: { tid: number; comm: string; cpu_ms: number; pct: number; start: number; sleeps: number }[];
 }
 
 export function cpuDelta(a: ProcSample | null, b: ProcSample | null): CpuDelta | null {
   if (a === null || b === null) return null;
   const wall = b.at_ms - a.at_ms;
   const threads = [...b.threads.values()].map((t) => {
-    const before = a.threads.get(t.tid)?.cpu_ms ?? 0;
-    const cpu = t.cpu_ms - before;
-    return { tid: t.tid, comm: t.comm, cpu_ms: cpu, pct: (100 * cpu) / wall, start: t.start };
+    const before = a.threads.get(t.tid);
+    const cpu = t.cpu_ms - (before?.cpu_ms ?? 0);
+    return { tid: t.tid, comm: t.comm, cpu_ms: cpu, pct: (100 * cpu) / wall, start: t.start, sleeps: t.sleeps - (before?.sleeps ?? 0) };
   });
   threads.sort((x, y) => x.start - y.start || x.tid - y.tid);
   return { wall_ms: wall, cpu_ms: b.cpu_ms - a.cpu_ms, pct: (100 * (b.cpu_ms - a.cpu_ms)) / wall, threads };
