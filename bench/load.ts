@@ -481,6 +481,9 @@ interface LatencyPhases {
   light_to_ms: number;
   half: PhaseResult;
   half_rate: number;
+  /** The half-max phase's window in epoch ms (its stage rows: where its p99 comes from). */
+  half_from_ms: number;
+  half_to_ms: number;
 }
 
 async function latencyPhases(gen: Generator, server: ServerChild, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
@@ -493,9 +496,11 @@ async function latencyPhases(gen: Generator, server: ServerChild, signers: Signe
   const light = m.value;
   const light_to_ms = epochNowMs();
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
+  const half_from_ms = epochNowMs();
   const half = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000 });
+  const half_to_ms = epochNowMs();
   saneOrThrow('half-max-rate phase', half);
-  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_rate };
+  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_rate, half_from_ms, half_to_ms };
 }
 
 // ---- main ----
@@ -733,7 +738,8 @@ async function main(): Promise<void> {
       (med_run.result.in_window.orders_ok + med_run.result.in_window.cancels_ok) / (med_run.result.window_ms / 1000),
       med_run.cpu.server?.cpu_ms ?? 0, med_answered);
     const latency = latencyFigures(lat.light.latency, lat.half.latency, lat.half_rate);
-    const stages = stageFigures(path.join(server.dir, 'data'), { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run);
+    const stages = stageFigures(path.join(server.dir, 'data'), { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
+      { from_ms: lat.half_from_ms, to_ms: lat.half_to_ms });
     say('');
     for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages)]) say(line);
     const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;

@@ -95,6 +95,10 @@ export interface StageFigures {
   requests_per_batch_at_max: number | null;
   /** Arrival (route handler) to answer written, at 1,000/s: the part of the latency the server's stamps see. */
   server_us_at_1000: StagePercentiles | null;
+  /** The same for the half-max phase: where its p99 goes. */
+  stages_us_at_half_max: Record<StageName, StagePercentiles> | null;
+  requests_per_batch_at_half_max: number | null;
+  server_us_at_half_max: StagePercentiles | null;
 }
 
 function perBatch(p: { count: number; batches: number }): number | null {
@@ -105,27 +109,47 @@ function perBatch(p: { count: number; batches: number }): number | null {
  * Reads `<data_dir>/stage_timings.f64` (written by the server's clean stop) and picks the light
  * phase's window [from, to) (and the median max run's, for its requests per batch).
  */
-export function stageFigures(data_dir: string, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number }): StageFigures {
+export function stageFigures(
+  data_dir: string, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number },
+  half: { from_ms: number; to_ms: number },
+): StageFigures {
   const file = path.join(data_dir, 'stage_timings.f64');
-  if (!existsSync(file)) return { stage_rows_at_1000: 0, stages_us_at_1000: null, requests_per_batch_at_1000: null, requests_per_batch_at_max: null, server_us_at_1000: null };
+  if (!existsSync(file)) {
+    return {
+      stage_rows_at_1000: 0, stages_us_at_1000: null, requests_per_batch_at_1000: null, requests_per_batch_at_max: null, server_us_at_1000: null,
+      stages_us_at_half_max: null, requests_per_batch_at_half_max: null, server_us_at_half_max: null,
+    };
+  }
   const rows = parseStageFile(readFileSync(file));
   const p = stagePercentiles(rows, light.from_ms, light.to_ms);
   const m = stagePercentiles(rows, max_run.from_ms, max_run.to_ms);
+  const h = stagePercentiles(rows, half.from_ms, half.to_ms);
   return {
     stage_rows_at_1000: p.count, stages_us_at_1000: p.count > 0 ? p.stages : null,
     requests_per_batch_at_1000: perBatch(p), requests_per_batch_at_max: perBatch(m),
     server_us_at_1000: p.count > 0 ? p.server_total : null,
+    stages_us_at_half_max: h.count > 0 ? h.stages : null, requests_per_batch_at_half_max: perBatch(h),
+    server_us_at_half_max: h.count > 0 ? h.server_total : null,
   };
+}
+
+function stageTable(st: Record<StageName, StagePercentiles>, total: StagePercentiles | null): string[] {
+  const lines: string[] = [];
+  for (const name of STAGES) lines.push(`  ${name.padEnd(14)} p50 ${String(st[name].p50_us).padStart(8)}   p99 ${String(st[name].p99_us).padStart(8)}   p999 ${String(st[name].p999_us).padStart(8)}`);
+  if (total !== null) lines.push(`  ${'arrive->answer'.padEnd(14)} p50 ${String(total.p50_us).padStart(8)}   p99 ${String(total.p99_us).padStart(8)}   p999 ${String(total.p999_us).padStart(8)}   (the client's latency beyond this is outside the server's stamps)`);
+  return lines;
 }
 
 export function stageLines(s: StageFigures): string[] {
   if (s.stages_us_at_1000 === null) return ['latency per stage: no stage timings (server without diagnostics.stage_timings?)'];
-  const st = s.stages_us_at_1000;
   const lines = [`latency per stage at ${LIGHT_RATE_PER_S.toLocaleString('en-US')} requests/s (${s.stage_rows_at_1000.toLocaleString('en-US')} signed requests; server clocks, us):`];
-  for (const name of STAGES) lines.push(`  ${name.padEnd(14)} p50 ${String(st[name].p50_us).padStart(8)}   p99 ${String(st[name].p99_us).padStart(8)}   p999 ${String(st[name].p999_us).padStart(8)}`);
-  const t = s.server_us_at_1000;
-  if (t !== null) lines.push(`  ${'arrive->answer'.padEnd(14)} p50 ${String(t.p50_us).padStart(8)}   p99 ${String(t.p99_us).padStart(8)}   p999 ${String(t.p999_us).padStart(8)}   (the client's latency beyond this is outside the server's stamps)`);
-  lines.push(`signed requests per matcher batch (journal commit, DA root): ${s.requests_per_batch_at_1000 ?? '-'} at 1,000/s, ${s.requests_per_batch_at_max ?? '-'} in the median max run`);
+  lines.push(...stageTable(s.stages_us_at_1000, s.server_us_at_1000));
+  if (s.stages_us_at_half_max !== null) {
+    lines.push('latency per stage at half the max rate (server clocks, us):');
+    lines.push(...stageTable(s.stages_us_at_half_max, s.server_us_at_half_max));
+  }
+  lines.push(`signed requests per matcher batch (journal commit, DA root): ${s.requests_per_batch_at_1000 ?? '-'} at 1,000/s, ` +
+    `${s.requests_per_batch_at_half_max ?? '-'} at half the max rate, ${s.requests_per_batch_at_max ?? '-'} in the median max run`);
   return lines;
 }
 
