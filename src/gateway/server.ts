@@ -4,7 +4,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
-import { VerifyPool } from '../auth/verify_pool.js';
+import { VerifyPool, VERIFY_INLINE_ITEMS_MAX } from '../auth/verify_pool.js';
 import { engineConfigOf, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
@@ -155,7 +155,10 @@ export class RingbookServer {
       log.info(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
         ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`, { ...r });
     }
-    const pool = new VerifyPool(this.options.verify_threads ? { threads: this.options.verify_threads } : {});
+    const pool = new VerifyPool({
+      ...(this.options.verify_threads ? { threads: this.options.verify_threads } : {}),
+      inlineItemsMax: VERIFY_INLINE_ITEMS_MAX,
+    });
     this.pool = pool;
     const metrics = cfg.metrics.enabled ? new Metrics() : null;
     this.metrics = metrics;
