@@ -6,6 +6,10 @@
 //
 //   npx tsc -p tsconfig.json && node dist/bench/journal.js
 //
+// The commit hop: the same batch of one request written durably by `Journal.append` (lmdb-js
+// `putSync`, what the matcher does) and by lmdb-js's asynchronous `put` awaited (what the matcher
+// did before issue 11: a setImmediate, a hop to a libuv pool thread for the commit and a callback
+// back on the event loop), alternating in one loop so both see the same disk and machine.
 // Also: the input hash alone (keccak256 over a 1000-request batch, 192 KB), with @noble/hashes
 // and with src/da/keccak.ts, in MB/s.
 // Knobs: BENCH_SECONDS [2] per measurement; BENCH_DIR [os tmpdir] (same disk as the data dir
@@ -15,7 +19,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { keccak256 } from '../src/da/keccak.js';
-import { Journal } from '../src/journal/journal.js';
+import { open } from 'lmdb';
+import { encodeBatch, Journal } from '../src/journal/journal.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
 import { Knobs } from './knobs.js';
 
@@ -72,6 +77,45 @@ function measure(size: number): Result {
   };
 }
 
+interface CommitHop {
+  commits: number;
+  sync_us_p50: number;
+  sync_us_p99: number;
+  async_us_p50: number;
+  async_us_p99: number;
+}
+
+async function commitHop(): Promise<CommitHop> {
+  const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-journal-'));
+  const j = Journal.open(path.join(dir, 'sync'));
+  // The journal's own settings, as Journal.open sets them.
+  const root = open({ path: path.join(dir, 'async'), overlappingSync: false, noSync: false, compression: false, mapSize: 1 << 30 });
+  const db = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+  const recs = records(1);
+  const sync_us: number[] = [];
+  const async_us: number[] = [];
+  const deadline = performance.now() + SECONDS * 1000;
+  for (let id = 1; performance.now() < deadline; id++) {
+    let t = performance.now();
+    j.append(id, Date.now(), recs, 1);
+    sync_us.push((performance.now() - t) * 1000);
+    t = performance.now();
+    await db.put(id, encodeBatch(id, Date.now(), recs, 1));
+    async_us.push((performance.now() - t) * 1000);
+  }
+  await j.close();
+  await root.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  const at = (a: number[], p: number): number => {
+    const sorted = [...a].sort((x, y) => x - y);
+    return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
+  };
+  return {
+    commits: sync_us.length, sync_us_p50: at(sync_us, 0.5), sync_us_p99: at(sync_us, 0.99),
+    async_us_p50: at(async_us, 0.5), async_us_p99: at(async_us, 0.99),
+  };
+}
+
 function round(x: number, digits: number): number {
   const k = 10 ** digits;
   return Math.round(x * k) / k;
@@ -89,7 +133,7 @@ function hashRate(fn: (b: Uint8Array) => Uint8Array): number {
   return round((n * bytes.length) / 1e6 / ((performance.now() - t0) / 1000), 1);
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const hash_noble = hashRate(keccak_256);
   const hash_da = hashRate(keccak256);
   console.log(`input hash of a 1000-request batch: @noble/hashes ${hash_noble} MB/s, src/da/keccak.ts ${hash_da} MB/s`);
@@ -99,8 +143,12 @@ function main(): void {
       `${String(r.requests_per_s).padStart(9)} requests/s ${String(r.mb_per_s).padStart(7)} MB/s, append p50 ${r.append_us_p50} us ` +
       `p99 ${r.append_us_p99} us (${r.batches} batches in ${r.seconds} s)`);
   }
+  const hop = await commitHop();
+  console.log(`commit of a one-request batch, alternating (${hop.commits} each): Journal.append (putSync) p50 ${hop.sync_us_p50} us ` +
+    `p99 ${hop.sync_us_p99} us; lmdb-js put awaited p50 ${hop.async_us_p50} us p99 ${hop.async_us_p99} us`);
   console.log(JSON.stringify({
     bench: 'journal',
+    commit_hop: hop,
     seconds_per_run: SECONDS,
     sequential_1: { batches_per_s: results[0].batches_per_s },
     sequential: Object.fromEntries(results.map((r) => [String(r.batch_requests), {
@@ -114,9 +162,7 @@ function main(): void {
   }));
 }
 
-try {
-  main();
-} catch (e: unknown) {
+main().catch((e: unknown) => {
   console.error(e);
   process.exit(1);
-}
+});
