@@ -20,7 +20,7 @@
 //                     arrival order, rate limit, ring write, the turn's flush)
 //   batch_wait     -> the matcher starts the batch holding it
 //   matcher        -> the batch is applied (events written)
-//   journal_fsync  -> the journal says the batch is durable (LMDB group commit)
+//   journal_fsync  -> the journal says the batch is durable (one synchronous LMDB commit)
 //   answer         -> the front wrote the HTTP answer (event ring, read model, reply)
 import { writeFileSync } from 'node:fs';
 

@@ -86,7 +86,7 @@ export class Metrics {
     }).series('');
     this.journal_commit = new BucketHistogram({
       name: 'ringbook_journal_commit_seconds', label: null, buckets: LATENCY_BUCKETS_S, registry,
-      help: 'Per batch: applied to durable in the journal (LMDB group commit)',
+      help: 'Per batch: applied to durable in the journal (one synchronous LMDB commit)',
     }).series('');
     this.state_root = new BucketHistogram({
       name: 'ringbook_state_root_seconds', label: null, buckets: LATENCY_BUCKETS_S, registry,
