@@ -90,6 +90,8 @@ let snapshot_requested = false;
 let front_capture_deadline_ms = 0;
 /** Longest wait for the front (a front that never answers must not stop the exchange). */
 const FRONT_CAPTURE_WAIT_MS_MAX = 2_000;
+/** Nobody notifies it: Atomics.wait on it is a sleep of this thread. */
+const capture_pause = new Int32Array(new SharedArrayBuffer(4));
 
 function fatal(e: unknown): never {
   // A batch that cannot be applied and journaled in order cannot be acknowledged: stop (a failing
@@ -188,9 +190,9 @@ async function run(): Promise<void> {
     }
     if (front_capture_deadline_ms !== 0) {
       const left_ms = front_capture_deadline_ms - Date.now();
-      // The front's snapshot_captured comes with a nudge of the ring: this sleep ends with it.
+      // Polls every 1 ms (as before): a sleep on the ring would return at once while requests wait.
       if (left_ms > 0) {
-        requests.waitForDataOnce(Math.min(left_ms, 10), pollMessages);
+        Atomics.wait(capture_pause, 0, 0, Math.min(left_ms, 1));
         continue;
       }
       front_capture_deadline_ms = 0;
