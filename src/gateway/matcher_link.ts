@@ -297,6 +297,11 @@ export class MatcherLink {
     this.toMatcher({ type: 'trim', through_batch_id });
   }
 
+  /** Passes a memory question (util/thread_memory.ts) to the matcher, which answers on the channel. */
+  askMemory(ask: number): void {
+    this.toMatcher({ type: 'memory', ask });
+  }
+
   /**
    * The matcher reads its messages between batches and sleeps on the request ring, not in its
    * event loop: wake it if it sleeps, so the message is read now.

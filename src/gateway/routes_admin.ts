@@ -115,7 +115,7 @@ export function registerAdminRoutes(
   // Which thread holds memory: the process's RSS split into anonymous and file-backed pages, and
   // each answering thread's heap (the long soak samples this every minute: bench/flood.ts --soak).
   adminGet(app, ctx, '/admin/memory', (reply) => {
-    void processMemory(THREAD_MEMORY_WAIT_MS).then((m) => {
+    void processMemory(THREAD_MEMORY_WAIT_MS, (ask) => ctx.link.askMemory(ask)).then((m) => {
       if (!reply.done) reply.ok(m);
     });
   });

@@ -25,7 +25,7 @@ import { Matcher } from './matcher.js';
 import { pinCurrentThread, type PinResult } from './pin_thread.js';
 import { componentLog, configureLogs, type LogSettings } from '../util/log.js';
 import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
-import { answerMemoryQuestions } from '../util/thread_memory.js';
+import { answerMemoryQuestion } from '../util/thread_memory.js';
 
 export interface MatcherWorkerData {
   engine_config: EngineConfig;
@@ -51,7 +51,9 @@ export interface MatcherWorkerData {
 }
 
 /** Front -> matcher. */
-export type ToMatcher = { type: 'snapshot' } | { type: 'snapshot_captured' } | { type: 'trim'; through_batch_id: number };
+export type ToMatcher =
+  | { type: 'snapshot' } | { type: 'snapshot_captured' } | { type: 'trim'; through_batch_id: number }
+  | { type: 'memory'; ask: number };
 
 /** Matcher -> front. */
 export type FromMatcher =
@@ -69,7 +71,6 @@ const data = workerData as MatcherWorkerData;
 configureLogs(data.log);
 const log = componentLog('matcher');
 nameThisThread(THREAD_NAMES.matcher);
-answerMemoryQuestions('matcher');
 const requests = attachRecordRing(data.request_sab);
 const events = attachRecordRing(data.event_sab);
 const restored = data.snapshot === null ? null : decodeEngine(data.snapshot.engine);
@@ -132,6 +133,8 @@ function handle(m: ToMatcher): void {
     snapshot_requested = true;
   } else if (m.type === 'snapshot_captured') {
     front_capture_deadline_ms = 0;
+  } else if (m.type === 'memory') {
+    answerMemoryQuestion('matcher', m.ask); // its event loop never runs: the channel would not reach it
   } else if (m.type === 'trim' && journal !== null) {
     try {
       const deleted = journal.trimThrough(m.through_batch_id);

@@ -38,6 +38,17 @@ function heapOf(thread: string): ThreadHeap {
   };
 }
 
+/**
+ * Answers question `ask` as `thread` on the channel, from a thread that does not run its event loop
+ * (the matcher sleeps on its request ring and reads its port between batches: the front passes the
+ * question there, see processMemory's `nudge`). Posting needs no event loop; receiving would.
+ */
+export function answerMemoryQuestion(thread: string, ask: number): void {
+  const ch = new BroadcastChannel(CHANNEL);
+  ch.postMessage({ answer: ask, heap: heapOf(thread) });
+  ch.close();
+}
+
 /** In a worker thread: answer memory questions as `thread` (the channel does not keep the thread alive). */
 export function answerMemoryQuestions(thread: string): void {
   const ch = new BroadcastChannel(CHANNEL);
@@ -50,8 +61,11 @@ export function answerMemoryQuestions(thread: string): void {
 
 let next_question = 1;
 
-/** The process's memory and each answering thread's heap (this thread first), within `wait_ms`. */
-export function processMemory(wait_ms: number): Promise<ProcessMemory> {
+/**
+ * The process's memory and each answering thread's heap (this thread first), within `wait_ms`.
+ * `nudge` passes the question to threads that do not listen on the channel (answerMemoryQuestion).
+ */
+export function processMemory(wait_ms: number, nudge?: (ask: number) => void): Promise<ProcessMemory> {
   const ask = next_question++;
   const threads: ThreadHeap[] = [heapOf('front')];
   const ch = new BroadcastChannel(CHANNEL);
@@ -60,6 +74,7 @@ export function processMemory(wait_ms: number): Promise<ProcessMemory> {
     if (data?.answer === ask && data.heap !== undefined) threads.push(data.heap);
   };
   ch.postMessage({ ask });
+  nudge?.(ask);
   return new Promise((resolve) => {
     setTimeout(() => {
       ch.close();
