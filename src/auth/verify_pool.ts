@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { createRecoverer, type RecoverBackendName, type Recoverer } from './recover.js';
 import {
-  encodePackedBatch, encodePackedBatchInto, packedItemCapacity, splitTaskAnswer, TASK_TIMES_BYTES, verifyPackedBatch,
+  encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, splitTaskAnswer, TASK_TIMES_BYTES, verifyPackedInto,
 } from './verify_codec.js';
 import {
   align8, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MAX, VERIFY_RING_DATA_BYTES_MIN,
@@ -178,6 +178,8 @@ export class VerifyPool {
   /** Items checked on the calling thread (the pool was idle and the call small). */
   inlineChecked = 0;
   #inlineRecoverer: Recoverer | null = null;
+  /** Where #verifyHere packs a call (grown when a call needs more): no buffer per checked request. */
+  #inlinePacked = new Uint8Array(0);
   readonly #piscina: Piscina<VerifyWorkerData, number>;
   readonly #backend: RecoverBackendName | undefined;
   readonly #lanes: Lane[] = [];
@@ -290,7 +292,13 @@ export class VerifyPool {
    */
   #verifyHere(items: readonly SignedMessage[], times_ms: Float64Array | undefined): Uint8Array {
     const recoverer = this.#inlineRecoverer ?? (this.#inlineRecoverer = createRecoverer({ backend: this.#backend }));
-    const answer = splitTaskAnswer(verifyPackedBatch(encodePackedBatch(items, 0, items.length), recoverer));
+    const need = align8(packedBatchCapacity(items, 0, items.length));
+    if (this.#inlinePacked.length < need) this.#inlinePacked = new Uint8Array(Math.max(need, 2 * this.#inlinePacked.length));
+    const used = encodePackedBatchInto(this.#inlinePacked, items, 0, items.length);
+    // The verdicts are the caller's (its promise settles later): a fresh answer, count + 16 bytes.
+    const out = new Uint8Array(items.length + TASK_TIMES_BYTES);
+    verifyPackedInto(this.#inlinePacked.subarray(0, used), out, recoverer);
+    const answer = splitTaskAnswer(out);
     this.inlineChecked += items.length;
     if (times_ms !== undefined) {
       for (let i = 0; i < items.length; i++) {
