@@ -44,12 +44,7 @@ export class Subscriptions<C extends SubscriberConnection> {
     const books: number[] = [];
     const seen = new Set<string>();
     const refused = new Refusals();
-    for (const text of channels) {
-      const ch = parseChannel(text, this.marketIndex);
-      if (typeof ch === 'string') {
-        refused.add('INVALID_REQUEST', ch);
-        continue;
-      }
+    for (const ch of this.parsed(channels, refused)) {
       if (seen.has(ch.name)) continue;
       seen.add(ch.name);
       if (ch.private) {
@@ -90,12 +85,7 @@ export class Subscriptions<C extends SubscriberConnection> {
     if (ws === null || this.tooManyChannels(c, channels, request_id)) return;
     const done: string[] = [];
     const refused = new Refusals();
-    for (const text of channels) {
-      const ch = parseChannel(text, this.marketIndex);
-      if (typeof ch === 'string') {
-        refused.add('INVALID_REQUEST', ch);
-        continue;
-      }
+    for (const ch of this.parsed(channels, refused)) {
       const had = c.channels.get(ch.name);
       if (had !== undefined) {
         c.channels.delete(ch.name);
@@ -107,6 +97,19 @@ export class Subscriptions<C extends SubscriberConnection> {
     if (refused.code !== null) this.send(c, errorMessage(refused.code, refused.sentence(channels.length), request_id));
     if (c.closed) return;
     if (done.length > 0) this.send(c, unsubscribedMessage(done, request_id));
+  }
+
+  /**
+   * The channels of a subscribe/unsubscribe that parse, in order; each one that does not is refused
+   * as INVALID_REQUEST when the walk reaches it (lazily: refusals keep the message's order, and
+   * the first one's code is the frame's).
+   */
+  private *parsed(channels: unknown[], refused: Refusals): Generator<Channel> {
+    for (const text of channels) {
+      const ch = parseChannel(text, this.marketIndex);
+      if (typeof ch === 'string') refused.add('INVALID_REQUEST', ch);
+      else yield ch;
+    }
   }
 
   /** A closed connection's channels leave the fan-out's counts (uWS drops its topics itself). */
