@@ -31,8 +31,14 @@ export class OrderRequests {
   private readonly books: Books;
   private readonly matching: Matching;
   // What the checks of the request being applied found (fields: no allocation per request).
-  /** The amount a PLACE locks: quote (notional + worst-case fee) for a limit bid, base for an ask. */
-  private lock = 0;
+  /**
+   * The amount a PLACE locks: quote (notional + worst-case fee) for a limit bid, base for an ask.
+   * Starts at -0, a float64, as Matching's taker fields do: a lock beyond V8's small integers
+   * would otherwise give this object a new hidden class, which dies with the last engine that has
+   * it, and the next engine's code is rebuilt (the matcher bench's fast engine ran ~15% slower
+   * after another contender's run; docs/benchmarks.md, 2026-11-26 03:55).
+   */
+  private lock = -0;
   /** A PLACE FOK that the book cannot fill: accepted, then cancelled without matching. */
   private fok_unfilled = false;
 

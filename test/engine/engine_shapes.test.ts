@@ -57,6 +57,13 @@ console.log(JSON.stringify({
   ledger_same: %HaveSameMap(second.st.ledger, kept.st.ledger),
   orders_same: %HaveSameMap(second.st.orders, kept.st.orders),
   matching_same: %HaveSameMap(second.matching, kept.matching),
+  requests_same: %HaveSameMap(second.orders, kept.orders),
+  books_same: %HaveSameMap(second.books, kept.books),
+  state_same: %HaveSameMap(second.st, kept.st),
+  levels_same: %HaveSameMap(second.st.levels, kept.st.levels),
+  index_same: %HaveSameMap(second.st.orders.slot_by_id, kept.st.orders.slot_by_id),
+  bids_same: %HaveSameMap(second.st.bids[0], kept.st.bids[0]),
+  programmes_same: %HaveSameMap(second.programmes, kept.programmes),
 }));
 `;
 
@@ -78,5 +85,10 @@ describe('fast engine hidden classes', () => {
     expect(out.ledger_same).toBe(true);
     expect(out.orders_same).toBe(true);
     expect(out.matching_same).toBe(true);
+    // Every part of the engine: OrderRequests' bid lock (a small integer at first, then a price-sized
+    // value) gave it a new map per engine until the field started as a float64.
+    for (const part of ['requests', 'books', 'state', 'levels', 'index', 'bids', 'programmes']) {
+      expect(out[`${part}_same`], part).toBe(true);
+    }
   });
 });
