@@ -64,7 +64,8 @@ export class DaPublisherCore implements DaPublisher {
 
   constructor(options: PublisherOptions) {
     this.options = options;
-    this.builder = new StateRootBuilder(options.assets);
+    // No revert copies: fraud proofs are the verifier's, which keeps its own builder.
+    this.builder = new StateRootBuilder(options.assets, { keep_revert: false });
     this.log = options.log ?? ((m) => DA_LOG.error(m));
     const published = options.store?.latest() ?? 0;
     const journaled = options.journal?.lastBatchId() ?? 0;

@@ -213,7 +213,6 @@ export interface PendingLeaf {
 
 /** A change in raw form (value null = removed). */
 export interface RawChange {
-  sort_key: Uint8Array;
   kind: number;
   key: Uint8Array;
   value: Uint8Array | null;

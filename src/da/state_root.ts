@@ -49,7 +49,7 @@ type ForceAccepted = Omit<InboxLeafFields, 'queued_ms' | 'deadline_ms' | 'kind' 
 
 export class StateRootBuilder {
   private readonly assets: readonly string[];
-  private readonly tree = new StateTree();
+  private readonly tree: StateTree;
   private pending = new PendingSet();
   private readonly markets: MarketState[] = [];
   private readonly addresses = new Map<number, string>([[0, ZERO_ADDRESS]]);
@@ -63,9 +63,14 @@ export class StateRootBuilder {
   /** Batches ended so far. */
   batches = 0;
 
-  /** `assets`: the asset symbols in index order (config), for market ids in fill leaves. */
-  constructor(assets: readonly string[]) {
+  /**
+   * `assets`: the asset symbols in index order (config), for market ids in fill leaves.
+   * `keep_revert` false: the last batch's previous values are not kept (`rootIfLastBatchMade`
+   * and `previousValue` then throw); the DA publisher, which never asks, saves their copies.
+   */
+  constructor(assets: readonly string[], opts: { keep_revert?: boolean } = {}) {
     this.assets = assets;
+    this.tree = new StateTree({ keep_revert: opts.keep_revert ?? true });
     this.root_hex = bytesToHex0x(this.tree.root());
   }
 

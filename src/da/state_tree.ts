@@ -13,20 +13,27 @@
 // start at 0x01). Depth ~ log4(leaves) + 1: ~8 at 10,000 leaves, ~11 at 1,000,000.
 //
 // Storage: typed arrays, no object per node. Internal node n (n >= 1) has 4 child refs in `kids`
-// (0 empty, > 0 internal node, < 0 leaf slot -(slot+1)) and its 129-byte preimage in `pre`; a
+// (0 empty, > 0 internal node, < 0 leaf slot -(slot+1)) and its 129-byte preimage in `pre` (132 bytes apart); a
 // child's hash is written into its parent's preimage, so hashing a node is one in-place call.
 // Leaves live in slots (path, leaf hash, kind, key and value in typed arrays; a value longer than
 // VALUE_INLINE_BYTES, an open order's for instance, in a side map). A batch's changes walk their paths (marking nodes dirty, splitting or collapsing
 // single-leaf subtrees), then `finish` hashes each dirty node once, children first: upper
 // levels are shared by the batch's leaves. Hashing and the from-scratch root: state_tree_hash.ts.
 import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
-import { keccak256Into } from './keccak.js';
+import { keccak256Into, keccak256OfWords } from './keccak.js';
 import { HASH, type LeafChange, type PendingLeaf, type RawChange } from './state_leaves.js';
 import type { LeafId } from './leaf_ids.js';
 import { LeafIndex } from './leaf_index.js';
 import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, leafHashInto, pathInto } from './state_tree_hash.js';
 
 const INITIAL_NODES = 1024;
+/**
+ * Bytes per node in `pre`: the 129-byte preimage padded to a whole number of 32-bit words, so a
+ * node is copied into keccak's input as 33 words (keccak256OfWords) instead of through a fresh
+ * `subarray` view per hash.
+ */
+const NODE_STRIDE = 132;
+const NODE_WORDS = NODE_STRIDE / 4;
 const INITIAL_LEAVES = 1024;
 /**
  * Key bytes kept in the slot itself (the longest key, a pending withdrawal's, is 12). A key or
@@ -57,9 +64,18 @@ export interface LeafView {
   hash: Uint8Array;
 }
 
-/** A change as `update` applied it, with the value it replaced (null: the leaf was new). */
+/**
+ * A change as `update` applied it, with the value it replaced (null: the leaf was new; also null
+ * when the tree keeps no revert) and where its path is in the batch's sort-key buffer.
+ */
 interface AppliedChange extends RawChange {
   old: Uint8Array | null;
+  at: number;
+}
+
+/** Copies 32 bytes (a hash) without a `subarray` view (see keccak256OfWords for why). */
+function copyHash(src: Uint8Array, at: number, dst: Uint8Array, off: number): void {
+  for (let i = 0; i < HASH; i++) dst[off + i] = src[at + i];
 }
 
 function sameValue(a: Uint8Array, b: Uint8Array): boolean {
@@ -70,7 +86,8 @@ function sameValue(a: Uint8Array, b: Uint8Array): boolean {
 export class StateTree {
   // Internal nodes (index 0 unused: ref 0 means empty).
   private kids = new Int32Array(INITIAL_NODES * ARITY);
-  private pre = new Uint8Array(INITIAL_NODES * NODE_BYTES);
+  private pre = new Uint8Array(INITIAL_NODES * NODE_STRIDE);
+  private pre32 = new Int32Array(this.pre.buffer);
   private dirty = new Uint8Array(INITIAL_NODES);
   private node_count = 1;
   private readonly free_nodes: number[] = [];
@@ -99,10 +116,21 @@ export class StateTree {
   hashes = 0;
   /** The last `update`'s changes with each leaf's previous value (null = it did not exist). */
   private last_applied: AppliedChange[] = [];
+  /**
+   * Whether `update` keeps each changed leaf's previous value (`last_revert`: fraud proofs, the
+   * verifier). The DA publisher never asks, and the copies were ~5% of the DA thread's allocated
+   * bytes (sampling heap profile, 2026-11-26).
+   */
+  private readonly keep_revert: boolean;
+
+  constructor(opts: { keep_revert?: boolean } = {}) {
+    this.keep_revert = opts.keep_revert ?? true;
+  }
 
   /** Changes that undo the last `update` (previous values; null = the leaf did not exist). */
   get last_revert(): RawChange[] {
-    return this.last_applied.map((c) => ({ sort_key: c.sort_key, kind: c.kind, key: c.key, value: c.old }));
+    if (!this.keep_revert) throw new Error('state tree: built without keep_revert, the last batch cannot be reverted');
+    return this.last_applied.map((c) => ({ kind: c.kind, key: c.key, value: c.old }));
   }
 
   get size(): number {
@@ -140,7 +168,7 @@ export class StateTree {
     // find() walked the leaf's path: walk_nodes/walk_digits hold its internal nodes.
     const siblings: Uint8Array[] = [];
     for (let d = this.walk_depth - 1; d >= 0; d--) {
-      const at = this.walk_nodes[d] * NODE_BYTES + 1;
+      const at = this.walk_nodes[d] * NODE_STRIDE + 1;
       for (let digit = 0; digit < ARITY; digit++) {
         if (digit !== this.walk_digits[d]) siblings.push(this.pre.slice(at + HASH * digit, at + HASH * (digit + 1)));
       }
@@ -156,28 +184,29 @@ export class StateTree {
   update(changes: readonly [LeafId, PendingLeaf][], diff = true): RawChange[] {
     // One object per change, its previous value alongside (last_revert is made from these on demand).
     const applied: AppliedChange[] = [];
-    // The changes' sort keys share one buffer (views into it): one allocation per batch instead
-    // of one ArrayBuffer per change (allocations were ~20% of the state root's CPU, profiled).
+    // The changes' sort keys (paths) share one buffer, each change holding its offset: one
+    // allocation per batch, no view per change (allocations were ~20% of the state root's CPU).
     const sort_keys = new Uint8Array(changes.length * HASH);
     let used = 0;
-    const sortKeyOf = (slot: number): Uint8Array => {
+    const sortKeyOf = (slot: number): number => {
       const at = used;
       used += HASH;
-      sort_keys.set(this.paths.subarray(slot * HASH, slot * HASH + HASH), at);
-      return sort_keys.subarray(at, at + HASH);
+      copyHash(this.paths, slot * HASH, sort_keys, at);
+      return at;
     };
+    const keep = this.keep_revert;
     for (const [id, c] of changes) {
       const slot = this.index.get(id);
       if (c.value === null) {
         if (slot < 0) continue;
-        applied.push({ sort_key: sortKeyOf(slot), kind: c.kind, key: c.key, value: null, old: this.valueOf(slot) });
+        applied.push({ at: sortKeyOf(slot), kind: c.kind, key: c.key, value: null, old: keep ? this.valueOf(slot) : null });
         this.remove(slot);
         this.index.delete(id);
         continue;
       }
       if (slot >= 0) {
         if (this.valueIs(slot, c.value)) continue;
-        applied.push({ sort_key: sortKeyOf(slot), kind: c.kind, key: c.key, value: c.value, old: this.valueOf(slot) });
+        applied.push({ at: sortKeyOf(slot), kind: c.kind, key: c.key, value: c.value, old: keep ? this.valueOf(slot) : null });
         this.setValue(slot, c.value);
         leafHashInto(c.kind, c.key, c.value, this.lhash, slot * HASH);
         this.hashes++;
@@ -187,7 +216,7 @@ export class StateTree {
       const s = this.newSlot(c.kind, c.key, c.value);
       this.insert(s);
       this.index.set(id, s);
-      applied.push({ sort_key: sortKeyOf(s), kind: c.kind, key: c.key, value: c.value, old: null });
+      applied.push({ at: sortKeyOf(s), kind: c.kind, key: c.key, value: c.value, old: null });
     }
     this.last_applied = applied;
     this.finish();
@@ -196,7 +225,7 @@ export class StateTree {
       this.last_applied = [];
       return [];
     }
-    applied.sort((a, b) => compareBytes(a.sort_key, 0, b.sort_key, 0, HASH));
+    applied.sort((a, b) => compareBytes(sort_keys, a.at, sort_keys, b.at, HASH));
     return applied;
   }
 
@@ -306,12 +335,13 @@ export class StateTree {
       n = this.node_count++;
       if (n === this.dirty.length) {
         this.kids = grow(this.kids, 2 * n * ARITY);
-        this.pre = grow(this.pre, 2 * n * NODE_BYTES);
+        this.pre = grow(this.pre, 2 * n * NODE_STRIDE);
+        this.pre32 = new Int32Array(this.pre.buffer);
         this.dirty = grow(this.dirty, 2 * n);
       }
     }
     this.kids.fill(0, n * ARITY, n * ARITY + ARITY);
-    this.pre.fill(0, n * NODE_BYTES, n * NODE_BYTES + NODE_BYTES);
+    this.pre.fill(0, n * NODE_STRIDE, n * NODE_STRIDE + NODE_BYTES);
     this.dirty[n] = 1;
     return n;
   }
@@ -339,11 +369,11 @@ export class StateTree {
   /** Sets child `digit` of `parent` (0 = the root) to `ref`, with its hash from `src[at..]` (null: zeros). */
   private setChild(parent: number, digit: number, ref: number, src: Uint8Array | null, at: number): void {
     const dst = parent === 0 ? this.root_hash : this.pre;
-    const off = parent === 0 ? 0 : parent * NODE_BYTES + 1 + HASH * digit;
+    const off = parent === 0 ? 0 : parent * NODE_STRIDE + 1 + HASH * digit;
     if (parent === 0) this.root_ref = ref;
     else this.kids[parent * ARITY + digit] = ref;
     if (src === null) dst.fill(0, off, off + HASH);
-    else dst.set(src.subarray(at, at + HASH), off);
+    else copyHash(src, at, dst, off);
   }
 
   private parentAt(depth: number): number {
@@ -432,10 +462,10 @@ export class StateTree {
   private rehash(node: number, out: Uint8Array, off: number): void {
     for (let digit = 0; digit < ARITY; digit++) {
       const c = this.kids[node * ARITY + digit];
-      if (c > 0 && this.dirty[c] === 1) this.rehash(c, this.pre, node * NODE_BYTES + 1 + HASH * digit);
+      if (c > 0 && this.dirty[c] === 1) this.rehash(c, this.pre, node * NODE_STRIDE + 1 + HASH * digit);
     }
     this.dirty[node] = 0;
-    keccak256Into(this.pre, node * NODE_BYTES, NODE_BYTES, out, off);
+    keccak256OfWords(this.pre32, node * NODE_WORDS, NODE_BYTES, out, off);
     this.hashes++;
   }
 
@@ -483,7 +513,7 @@ export class StateTree {
       let e = s;
       while (e < hi && digitOf(items[e].path, 0, d) === digit) e++;
       const at = 1 + HASH * digit;
-      const n = this.merge(this.kids[ref * ARITY + digit], d + 1, items, s, e, node, at, this.pre, ref * NODE_BYTES + at);
+      const n = this.merge(this.kids[ref * ARITY + digit], d + 1, items, s, e, node, at, this.pre, ref * NODE_STRIDE + at);
       if (n === 1) single = at;
       total += n;
       s = e;

@@ -63,6 +63,12 @@ const base = wasm.Hash_GetBuffer();
  * {@link keccak256OfInput} (no copy from a scratch buffer). Overwritten by every hash.
  */
 export const KECCAK_INPUT: Uint8Array = new Uint8Array(wasm.memory.buffer, base, INPUT_BYTES);
+/**
+ * The same input buffer as 32-bit words (its offset in the module's memory is a multiple of 4:
+ * checked below), for {@link keccak256OfWords}.
+ */
+if (base % 4 !== 0) throw new Error(`keccak: hash-wasm's input buffer at ${base} is not 4-byte aligned`);
+const INPUT_WORDS = new Int32Array(wasm.memory.buffer, base, INPUT_BYTES / 4);
 /** Hash_Final leaves the digest at the start of the buffer. */
 const digest = new Uint8Array(wasm.memory.buffer, base, DIGEST_BYTES);
 const calculate = wasm.Hash_Calculate;
@@ -72,6 +78,21 @@ const hashFinal = wasm.Hash_Final;
 
 /** keccak256 of `KECCAK_INPUT[0 .. length)` (length <= 16 KiB) written to `out[out_offset .. +32)`. */
 export function keccak256OfInput(length: number, out: Uint8Array, out_offset: number): void {
+  calculate(length, BITS, KECCAK_PADDING);
+  out.set(digest, out_offset);
+}
+
+/**
+ * keccak256 of the `length` bytes (<= 16 KiB) starting at word `word_offset` of `words`, written
+ * to `out[out_offset .. +32)`. A word loop instead of `set(subarray(..))`: the state trie hashes
+ * ~16 nodes per request at max rate, and the view each `subarray` made was the largest single
+ * source of the DA thread's garbage (15% of its allocated bytes, sampling heap profile of
+ * bench/state_root.ts-like replay, 2026-11-26); the copy itself is 26 against 50 ns per
+ * 129-byte node (micro-bench, same machine). Reads up to 3 bytes past `length` (the word's rest).
+ */
+export function keccak256OfWords(words: Int32Array, word_offset: number, length: number, out: Uint8Array, out_offset: number): void {
+  const n = (length + 3) >> 2;
+  for (let i = 0; i < n; i++) INPUT_WORDS[i] = words[word_offset + i];
   calculate(length, BITS, KECCAK_PADDING);
   out.set(digest, out_offset);
 }

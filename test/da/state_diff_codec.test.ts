@@ -18,7 +18,7 @@ afterAll(() => {
 });
 
 const bytes = (...b: number[]): Uint8Array => Uint8Array.from(b);
-const raw = (kind: number, key: Uint8Array, value: Uint8Array | null): RawChange => ({ sort_key: new Uint8Array(32), kind, key, value });
+const raw = (kind: number, key: Uint8Array, value: Uint8Array | null): RawChange => ({ kind, key, value });
 
 const CHANGES: RawChange[] = [
   raw(1, bytes(0, 0, 0, 7, 0, 1), new Uint8Array(16).fill(0xab)),
