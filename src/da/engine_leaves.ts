@@ -67,13 +67,22 @@ export interface OrderTerms {
 export function orderTermsLeaf(order_id: number, t: OrderTerms | null): [LeafId, PendingLeaf] {
   let v: Uint8Array | null = null;
   if (t !== null) {
-    v = new Uint8Array(3 + TERMS_CLIENT_ID_BYTES);
-    putU8(v, 0, t.order_type); putU8(v, 1, t.tif);
-    need(t.client_order_id.length <= TERMS_CLIENT_ID_BYTES, 'client order id longer than 36');
-    putU8(v, 2, t.client_order_id.length);
-    for (let i = 0; i < t.client_order_id.length; i++) putU8(v, 3 + i, t.client_order_id.charCodeAt(i));
+    v = new Uint8Array(TERMS_VALUE_BYTES);
+    writeTermsValue(v, 0, t);
   }
   return [orderTermsLeafId(order_id), { kind: LeafKind.ORDER_TERMS, key: orderKey(order_id), value: v }];
+}
+
+/** Bytes of an order-terms value. */
+export const TERMS_VALUE_BYTES = 3 + TERMS_CLIENT_ID_BYTES;
+
+/** orderTermsLeaf's value written at `v[at..]` (TERMS_VALUE_BYTES, the client id zero-padded). */
+export function writeTermsValue(v: Uint8Array, at: number, t: OrderTerms): void {
+  putU8(v, at, t.order_type); putU8(v, at + 1, t.tif);
+  need(t.client_order_id.length <= TERMS_CLIENT_ID_BYTES, 'client order id longer than 36');
+  putU8(v, at + 2, t.client_order_id.length);
+  for (let i = 0; i < t.client_order_id.length; i++) putU8(v, at + 3 + i, t.client_order_id.charCodeAt(i));
+  v.fill(0, at + 3 + t.client_order_id.length, at + TERMS_VALUE_BYTES);
 }
 
 /** These leaves of a canonical state (resting orders are limit orders: type 0). */

@@ -1,13 +1,15 @@
 // What a batch changed, as plain numbers per leaf kind (the StateRootBuilder overwrites these as
 // events arrive: last write wins), and its encoding into leaves at the batch's end.
 import {
-  EMPTY_KEY, LeafKind, accountKey, accountValue, balanceKey, balanceValue, creditValue, feesValue,
-  marketKey, marketValue, nonceValue, orderKey, orderValue, withdrawalKey, withdrawalValue,
-  type MarketLeafValue, type OrderLeafValue, type PendingLeaf,
+  EMPTY_KEY, LeafKind, ORDER_VALUE_BYTES, accountKey, accountValue, creditValue, feesValue, marketKey, marketValue,
+  putU16, putU32, putU64, withdrawalKey, withdrawalValue, writeOrderValue, type MarketLeafValue, type OrderLeafValue,
 } from './state_leaves.js';
 import { agentFloorLeaf, agentLeaf, type AgentLeafFields } from './agent_leaves.js';
-import { chainDepositLeaf, countersLeaf, orderTermsLeaf, supplyLeaf, type Counters, type OrderTerms } from './engine_leaves.js';
-import { BALANCE_KEY_SPAN, accountLeafId, balanceLeafIdOf, nonceLeafId, orderLeafId, type LeafId } from './leaf_ids.js';
+import {
+  TERMS_VALUE_BYTES, chainDepositLeaf, countersLeaf, supplyLeaf, writeTermsValue, type Counters, type OrderTerms,
+} from './engine_leaves.js';
+import { BALANCE_KEY_SPAN, accountLeafId, balanceLeafIdOf, nonceLeafId, orderLeafId, orderTermsLeafId } from './leaf_ids.js';
+import { REMOVED_LEAF, type LeafBatch } from './leaf_batch.js';
 import {
   deadManLeaf, envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
@@ -61,48 +63,67 @@ export class PendingSet {
   agent_floor = new Map<number, number>();
 }
 
-/** The pending changes as encoded leaves (id, kind, key, value or null = remove). */
-export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]): [LeafId, PendingLeaf][] {
-  const out: [LeafId, PendingLeaf][] = [];
+/**
+ * The pending changes as encoded leaves (id, kind, key, value or REMOVED_LEAF) appended to
+ * `out`. The kinds nearly every request changes (balances, nonces, open orders, order terms) are
+ * written straight into the batch's arena; the rest go through their leaf functions.
+ */
+export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[], out: LeafBatch): void {
   for (const [k, b] of p.balance) {
     const account = Math.floor(k / BALANCE_KEY_SPAN);
     const asset = k - account * BALANCE_KEY_SPAN;
-    out.push([balanceLeafIdOf(k), { kind: LeafKind.BALANCE, key: balanceKey(account, asset), value: balanceValue(b.available, b.locked) }]);
+    // balanceKey, balanceValue
+    const at = out.add(balanceLeafIdOf(k), LeafKind.BALANCE, 6, 16);
+    const v = out.bytes;
+    putU32(v, at, account); putU16(v, at + 4, asset); putU64(v, at + 6, b.available); putU64(v, at + 14, b.locked);
   }
   for (const [account, nonce] of p.nonce) {
-    out.push([nonceLeafId(account), { kind: LeafKind.NONCE, key: accountKey(account), value: nonceValue(nonce) }]);
+    // accountKey, nonceValue
+    const at = out.add(nonceLeafId(account), LeafKind.NONCE, 4, 8);
+    const v = out.bytes;
+    putU32(v, at, account); putU64(v, at + 4, nonce);
   }
-  for (const [account, nonce] of p.envelope_nonce) out.push(envelopeNonceLeaf(account, nonce));
+  for (const [account, nonce] of p.envelope_nonce) out.push(...envelopeNonceLeaf(account, nonce));
   for (const [account, address] of p.account) {
-    out.push([accountLeafId(account), { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) }]);
+    out.push(accountLeafId(account), { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) });
   }
   for (const [order_id, o] of p.order) {
-    out.push([orderLeafId(order_id), { kind: LeafKind.OPEN_ORDER, key: orderKey(order_id), value: o.open ? orderValue(o) : null }]);
+    // orderKey, orderValue
+    const at = out.add(orderLeafId(order_id), LeafKind.OPEN_ORDER, 8, o.open ? ORDER_VALUE_BYTES : REMOVED_LEAF);
+    const v = out.bytes;
+    putU64(v, at, order_id);
+    if (o.open) writeOrderValue(v, at + 8, o);
   }
   for (const m of p.market) {
-    out.push([`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(markets[m]) }]);
+    out.push(`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(markets[m]) });
   }
-  if (p.fees !== null) out.push(['6', { kind: LeafKind.GLOBAL_FEES, key: EMPTY_KEY, value: feesValue(p.fees.maker, p.fees.taker) }]);
+  if (p.fees !== null) out.push('6', { kind: LeafKind.GLOBAL_FEES, key: EMPTY_KEY, value: feesValue(p.fees.maker, p.fees.taker) });
   for (const [account, c] of p.credit) {
-    out.push([`7:${account}`, { kind: LeafKind.CREDIT, key: accountKey(account), value: c.limit === 0 ? null : creditValue(c.limit, c.ratio_ppm) }]);
+    out.push(`7:${account}`, { kind: LeafKind.CREDIT, key: accountKey(account), value: c.limit === 0 ? null : creditValue(c.limit, c.ratio_ppm) });
   }
   for (const [id, w] of p.withdrawal) {
-    out.push([`8:${id}`, { kind: LeafKind.PENDING_WITHDRAWAL, key: withdrawalKey(w.account, w.nonce), value: withdrawalValue(w.asset, w.amount) }]);
+    out.push(`8:${id}`, { kind: LeafKind.PENDING_WITHDRAWAL, key: withdrawalKey(w.account, w.nonce), value: withdrawalValue(w.asset, w.amount) });
   }
-  for (const [referred, r] of p.referral) out.push(referralLeaf(referred, r.referrer, r.active_until_ms));
+  for (const [referred, r] of p.referral) out.push(...referralLeaf(referred, r.referrer, r.active_until_ms));
   for (const [k, earned] of p.earned) {
     const referred = Math.floor(k / BALANCE_KEY_SPAN);
-    out.push(referralEarnedLeaf(referred, k - referred * BALANCE_KEY_SPAN, earned));
+    out.push(...referralEarnedLeaf(referred, k - referred * BALANCE_KEY_SPAN, earned));
   }
-  if (p.counters !== null) out.push(countersLeaf(p.counters));
-  if (p.chain_deposit !== null) out.push(chainDepositLeaf(p.chain_deposit));
-  for (const [asset, [d, w]] of p.supply) out.push(supplyLeaf(asset, d, w));
-  for (const [order_id, t] of p.terms) out.push(orderTermsLeaf(order_id, t));
+  if (p.counters !== null) out.push(...countersLeaf(p.counters));
+  if (p.chain_deposit !== null) out.push(...chainDepositLeaf(p.chain_deposit));
+  for (const [asset, [d, w]] of p.supply) out.push(...supplyLeaf(asset, d, w));
+  for (const [order_id, t] of p.terms) {
+    // orderTermsLeaf
+    const at = out.add(orderTermsLeafId(order_id), LeafKind.ORDER_TERMS, 8, t === null ? REMOVED_LEAF : TERMS_VALUE_BYTES);
+    const v = out.bytes;
+    putU64(v, at, order_id);
+    if (t !== null) writeTermsValue(v, at + 8, t);
+  }
   for (const [entry_id, entry] of p.inbox) {
-    out.push(entry === null ? [inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null }] : inboxLeaf(entry));
+    if (entry === null) out.push(inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null });
+    else out.push(...inboxLeaf(entry));
   }
-  for (const [account, deadline_ms] of p.dead_man) out.push(deadManLeaf(account, deadline_ms));
-  for (const a of p.agent.values()) out.push(agentLeaf(a.user, a.agent, a.entry));
-  for (const [user, floor] of p.agent_floor) out.push(agentFloorLeaf(user, floor));
-  return out;
+  for (const [account, deadline_ms] of p.dead_man) out.push(...deadManLeaf(account, deadline_ms));
+  for (const a of p.agent.values()) out.push(...agentLeaf(a.user, a.agent, a.entry));
+  for (const [user, floor] of p.agent_floor) out.push(...agentFloorLeaf(user, floor));
 }

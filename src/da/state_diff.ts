@@ -2,6 +2,7 @@
 // decoded into named fields and the first leaf on which two diffs (re-executed and published)
 // disagree.
 import { hexToBytes } from './hex.js';
+import { LeafBatch, REMOVED_LEAF } from './leaf_batch.js';
 import { LEAF_KIND_NAMES, describeLeaf, hex, type LeafChange, type RawChange } from './state_leaves.js';
 
 /** Value length marking a removed leaf in the binary form. */
@@ -14,23 +15,41 @@ const REMOVED = 0xffff;
  * its CPU at max rate (profile of bench/load.ts, 2026-11-26); the hex is made when a batch is read.
  */
 export function encodeChanges(changes: readonly RawChange[]): Uint8Array {
-  let n = 0;
-  for (const c of changes) n += 4 + c.key.length + (c.value === null ? 0 : c.value.length);
-  const out = new Uint8Array(n);
+  const batch = new LeafBatch();
+  for (const c of changes) batch.push(0, c);
+  return encodeLeafBatch(batch, Array.from({ length: batch.count }, (_, i) => i), batch.count);
+}
+
+/** The binary form of leaves `order[0..n)` of `batch`, in that order (the state tree's diff). */
+export function encodeLeafBatch(batch: LeafBatch, order: ArrayLike<number>, n: number): Uint8Array {
+  let size = 0;
+  for (let j = 0; j < n; j++) {
+    const i = order[j];
+    size += 4 + batch.key_len[i] + Math.max(batch.value_len[i], 0);
+  }
+  const out = new Uint8Array(size);
+  const src = batch.bytes;
   let at = 0;
-  for (const c of changes) {
-    if (c.key.length > 0xff || (c.value !== null && c.value.length >= REMOVED)) throw new RangeError('state diff: key or value too long to encode');
-    out[at] = c.kind;
-    out[at + 1] = c.key.length;
-    out.set(c.key, at + 2);
-    at += 2 + c.key.length;
-    const len = c.value === null ? REMOVED : c.value.length;
+  for (let j = 0; j < n; j++) {
+    const i = order[j];
+    const key_len = batch.key_len[i];
+    const value_len = batch.value_len[i];
+    if (value_len >= REMOVED) throw new RangeError('state diff: value too long to encode');
+    out[at] = batch.kinds[i];
+    out[at + 1] = key_len;
+    const from = batch.at[i];
+    at += 2;
+    // Byte loops, not set(subarray(..)): no view per change (keys <= 12 bytes, values ~8-64).
+    for (let k = 0; k < key_len; k++) out[at + k] = src[from + k];
+    at += key_len;
+    const len = value_len === REMOVED_LEAF ? REMOVED : value_len;
     out[at] = len >> 8;
     out[at + 1] = len & 0xff;
     at += 2;
-    if (c.value !== null) {
-      out.set(c.value, at);
-      at += c.value.length;
+    if (value_len !== REMOVED_LEAF) {
+      const v = from + key_len;
+      for (let k = 0; k < value_len; k++) out[at + k] = src[v + k];
+      at += value_len;
     }
   }
   return out;

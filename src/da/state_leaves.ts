@@ -171,10 +171,14 @@ export interface OrderLeafValue {
 export const ORDER_VALUE_BYTES = 4 + 2 + 1 + 8 * 4 + 1 + 8 * 3;
 export function orderValue(o: OrderLeafValue): Uint8Array {
   const v = new Uint8Array(ORDER_VALUE_BYTES);
-  putU32(v, 0, o.account); putU16(v, 4, o.market); putU8(v, 6, o.side); putU64(v, 7, o.price);
-  putU64(v, 15, o.quantity); putU64(v, 23, o.filled); putU64(v, 31, o.remaining); putU8(v, 39, o.status);
-  putU64(v, 40, o.locked); putU64(v, 48, o.priority_seq); putU64(v, 56, o.last_fill_price);
+  writeOrderValue(v, 0, o);
   return v;
+}
+/** orderValue's bytes written at `v[at..]`. */
+export function writeOrderValue(v: Uint8Array, at: number, o: OrderLeafValue): void {
+  putU32(v, at, o.account); putU16(v, at + 4, o.market); putU8(v, at + 6, o.side); putU64(v, at + 7, o.price);
+  putU64(v, at + 15, o.quantity); putU64(v, at + 23, o.filled); putU64(v, at + 31, o.remaining); putU8(v, at + 39, o.status);
+  putU64(v, at + 40, o.locked); putU64(v, at + 48, o.priority_seq); putU64(v, at + 56, o.last_fill_price);
 }
 export interface MarketLeafValue {
   status: number; base: number; quote: number; tick: number; lot: number; fee_override: number;

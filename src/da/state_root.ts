@@ -23,7 +23,8 @@ import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { referralEarnedLeafId, type InboxLeafFields } from './programme_leaves.js';
 import { COUNTERS_LEAF_ID, countersOfLeaf, supplyLeafId, type Counters } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, PendingSet, encodePending, type MarketState } from './pending_leaves.js';
-import { describeChange, encodeChanges, firstDifferingChange } from './state_diff.js';
+import { decodeChanges, describeChange, firstDifferingChange } from './state_diff.js';
+import { LeafBatch } from './leaf_batch.js';
 import type { CanonicalLeaves } from './canonical_leaves.js';
 // ---------------------------------------------------------------------------------------------
 // The builder: events -> leaves
@@ -37,7 +38,7 @@ export interface BatchRoots {
   readonly state_diff: LeafChange[];
   /** How many leaves the batch changed (the diff's length). */
   leaves_changed: number;
-  /** The same changes in binary form (state_diff.ts encodeChanges), made on first read: what the DA store keeps. */
+  /** The same changes in binary form (state_diff.ts encodeLeafBatch): what the DA store keeps. */
   readonly state_diff_bytes: Uint8Array;
 }
 
@@ -51,6 +52,8 @@ export class StateRootBuilder {
   private readonly assets: readonly string[];
   private readonly tree: StateTree;
   private pending = new PendingSet();
+  /** The batch's leaves as encoded at endBatch (one arena, reused). */
+  private readonly leaf_batch = new LeafBatch();
   private readonly markets: MarketState[] = [];
   private readonly addresses = new Map<number, string>([[0, ZERO_ADDRESS]]);
   private fills: FillLeaf[] = [];
@@ -342,22 +345,22 @@ export class StateRootBuilder {
   endBatch(): BatchRoots {
     const pending = this.pending;
     this.pending = new PendingSet();
-    const changes = this.tree.update(encodePending(pending, this.markets));
+    const leaves = this.leaf_batch;
+    leaves.clear();
+    encodePending(pending, this.markets, leaves);
+    const changes = this.tree.update(leaves);
     this.root_hex = bytesToHex0x(this.tree.root());
     const fills = this.fills;
     this.fills = [];
     const fills_root = fills.length === 0 ? EMPTY_FILLS_ROOT : FillsTree.build(fills).root();
     this.batches++;
     let diff: LeafChange[] | null = null;
-    let diff_bytes: Uint8Array | null = null;
     return {
-      batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root, leaves_changed: changes.length,
+      batch_id: this.batch_id, state_root: this.root_hex, fills, fills_root, leaves_changed: changes.count,
       get state_diff(): LeafChange[] {
-        return (diff ??= changesToHex(changes));
+        return (diff ??= decodeChanges(changes.bytes));
       },
-      get state_diff_bytes(): Uint8Array {
-        return (diff_bytes ??= encodeChanges(changes));
-      },
+      state_diff_bytes: changes.bytes,
     };
   }
 
@@ -368,7 +371,7 @@ export class StateRootBuilder {
    */
   restore(snapshot: CanonicalLeaves, batch_id: number): string {
     if (this.tree.size !== 0 || this.batches !== 0) throw new Error('state root: restore needs an empty builder');
-    this.tree.update(snapshot.entries, false);
+    this.tree.update(LeafBatch.of(snapshot.entries), false);
     snapshot.markets.forEach((m, i) => {
       this.markets[i] = { ...m };
     });

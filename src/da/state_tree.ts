@@ -23,8 +23,10 @@ import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
 import { keccak256Into, keccak256OfWords } from './keccak.js';
 import { HASH, type LeafChange, type PendingLeaf, type RawChange } from './state_leaves.js';
 import type { LeafId } from './leaf_ids.js';
+import { grown, LeafBatch, REMOVED_LEAF } from './leaf_batch.js';
+import { encodeLeafBatch } from './state_diff.js';
 import { LeafIndex } from './leaf_index.js';
-import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, leafHashInto, pathInto } from './state_tree_hash.js';
+import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, kindHashInto, leafHashInto, pathInto } from './state_tree_hash.js';
 
 const INITIAL_NODES = 1024;
 /**
@@ -64,22 +66,15 @@ export interface LeafView {
   hash: Uint8Array;
 }
 
-/**
- * A change as `update` applied it, with the value it replaced (null: the leaf was new; also null
- * when the tree keeps no revert) and where its path is in the batch's sort-key buffer.
- */
-interface AppliedChange extends RawChange {
-  old: Uint8Array | null;
-  at: number;
+/** What `update` changed: how many leaves, in the binary diff form (state_diff.ts). */
+export interface TreeDiff {
+  count: number;
+  bytes: Uint8Array;
 }
 
 /** Copies 32 bytes (a hash) without a `subarray` view (see keccak256OfWords for why). */
 function copyHash(src: Uint8Array, at: number, dst: Uint8Array, off: number): void {
   for (let i = 0; i < HASH; i++) dst[off + i] = src[at + i];
-}
-
-function sameValue(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && compareBytes(a, 0, b, 0, a.length) === 0;
 }
 
 /** The leaf set and its trie, updated a batch at a time. */
@@ -114,8 +109,8 @@ export class StateTree {
   private readonly probe = new Uint8Array(HASH);
   /** keccak calls (leaf, path, node): cost accounting for benches. */
   hashes = 0;
-  /** The last `update`'s changes with each leaf's previous value (null = it did not exist). */
-  private last_applied: AppliedChange[] = [];
+  /** Changes that undo the last `update` (kept only with keep_revert). */
+  private last_revert_changes: RawChange[] = [];
   /**
    * Whether `update` keeps each changed leaf's previous value (`last_revert`: fraud proofs, the
    * verifier). The DA publisher never asks, and the copies were ~5% of the DA thread's allocated
@@ -130,7 +125,7 @@ export class StateTree {
   /** Changes that undo the last `update` (previous values; null = the leaf did not exist). */
   get last_revert(): RawChange[] {
     if (!this.keep_revert) throw new Error('state tree: built without keep_revert, the last batch cannot be reverted');
-    return this.last_applied.map((c) => ({ kind: c.kind, key: c.key, value: c.old }));
+    return this.last_revert_changes;
   }
 
   get size(): number {
@@ -177,56 +172,63 @@ export class StateTree {
   }
 
   /**
-   * Applies changes (value null = remove; ids are the builder's leaf ids, one per kind and key)
-   * and hashes what they changed; returns the changes that really changed a leaf, by path.
-   * `diff` false (a restore loading a snapshot's leaves): returns nothing and keeps no revert.
+   * Applies a batch of changes (REMOVED_LEAF or value null = remove; ids are the builder's leaf
+   * ids, one per kind and key; an array is copied into a LeafBatch first) and hashes what they changed; returns the changes that really changed a leaf,
+   * by path, in the binary diff form (state_diff.ts). `diff` false (a restore loading a
+   * snapshot's leaves): returns no diff and keeps no revert.
    */
-  update(changes: readonly [LeafId, PendingLeaf][], diff = true): RawChange[] {
-    // One object per change, its previous value alongside (last_revert is made from these on demand).
-    const applied: AppliedChange[] = [];
-    // The changes' sort keys (paths) share one buffer, each change holding its offset: one
-    // allocation per batch, no view per change (allocations were ~20% of the state root's CPU).
-    const sort_keys = new Uint8Array(changes.length * HASH);
-    let used = 0;
-    const sortKeyOf = (slot: number): number => {
-      const at = used;
-      used += HASH;
-      copyHash(this.paths, slot * HASH, sort_keys, at);
-      return at;
-    };
-    const keep = this.keep_revert;
-    for (const [id, c] of changes) {
-      const slot = this.index.get(id);
-      if (c.value === null) {
+  update(changes: LeafBatch | readonly (readonly [LeafId, PendingLeaf])[], diff = true): TreeDiff {
+    const batch = changes instanceof LeafBatch ? changes : LeafBatch.of(changes);
+    const n = batch.count;
+    // Which batch entries changed a leaf, and their paths (sort keys) side by side in one
+    // buffer: no object or view per change (allocations were ~20% of the state root's CPU).
+    const changed = new Int32Array(n);
+    const sort_keys = diff ? new Uint8Array(n * HASH) : null;
+    let m = 0;
+    const keep = this.keep_revert && diff;
+    const revert: RawChange[] = [];
+    const bytes = batch.bytes;
+    for (let i = 0; i < n; i++) {
+      const id = batch.ids[i];
+      const kind = batch.kinds[i];
+      const key_at = batch.at[i];
+      const key_len = batch.key_len[i];
+      const value_len = batch.value_len[i];
+      const value_at = key_at + key_len;
+      let slot = this.index.get(id);
+      if (value_len === REMOVED_LEAF) {
         if (slot < 0) continue;
-        applied.push({ at: sortKeyOf(slot), kind: c.kind, key: c.key, value: null, old: keep ? this.valueOf(slot) : null });
+        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: this.valueOf(slot) });
+        if (sort_keys !== null) copyHash(this.paths, slot * HASH, sort_keys, m * HASH);
+        changed[m++] = i;
         this.remove(slot);
         this.index.delete(id);
         continue;
       }
       if (slot >= 0) {
-        if (this.valueIs(slot, c.value)) continue;
-        applied.push({ at: sortKeyOf(slot), kind: c.kind, key: c.key, value: c.value, old: keep ? this.valueOf(slot) : null });
-        this.setValue(slot, c.value);
-        leafHashInto(c.kind, c.key, c.value, this.lhash, slot * HASH);
+        if (this.valueIs(slot, bytes, value_at, value_len)) continue;
+        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: this.valueOf(slot) });
+        this.setValue(slot, bytes, value_at, value_len);
+        kindHashInto(kind, bytes, key_at, key_len + value_len, this.lhash, slot * HASH);
         this.hashes++;
         this.rewriteLeafHash(slot);
-        continue;
+      } else {
+        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: null });
+        slot = this.newSlot(kind, bytes, key_at, key_len, value_len);
+        this.insert(slot);
+        this.index.set(id, slot);
       }
-      const s = this.newSlot(c.kind, c.key, c.value);
-      this.insert(s);
-      this.index.set(id, s);
-      applied.push({ at: sortKeyOf(s), kind: c.kind, key: c.key, value: c.value, old: null });
+      if (sort_keys !== null) copyHash(this.paths, slot * HASH, sort_keys, m * HASH);
+      changed[m++] = i;
     }
-    this.last_applied = applied;
+    this.last_revert_changes = revert;
     this.finish();
-    if (!diff) {
-      // Sorting a million changes nobody reads was ~60% of a 1M-leaf restore's CPU (profile).
-      this.last_applied = [];
-      return [];
-    }
-    applied.sort((a, b) => compareBytes(sort_keys, a.at, sort_keys, b.at, HASH));
-    return applied;
+    if (sort_keys === null) return { count: 0, bytes: new Uint8Array(0) };
+    // Sorting a million changes nobody reads was ~60% of a 1M-leaf restore's CPU: diff only.
+    const order = Array.from({ length: m }, (_, j) => j);
+    order.sort((a, b) => compareBytes(sort_keys, a * HASH, sort_keys, b * HASH, HASH));
+    for (let j = 0; j < m; j++) order[j] = changed[order[j]];
+    return { count: m, bytes: encodeLeafBatch(batch, order, m) };
   }
 
   /** Every leaf in canonical order (by path). */
@@ -279,27 +281,29 @@ export class StateTree {
     };
   }
 
-  private newSlot(kind: number, key: Uint8Array, value: Uint8Array): number {
+  /** A slot for a new leaf: kind, key `src[at..at+key_len)`, its value right after. */
+  private newSlot(kind: number, src: Uint8Array, at: number, key_len: number, value_len: number): number {
     let s = this.free_slots.pop();
     if (s === undefined) {
       s = this.slot_count++;
       if (s === this.kinds.length) {
-        this.paths = grow(this.paths, 2 * s * HASH);
-        this.lhash = grow(this.lhash, 2 * s * HASH);
-        this.kinds = grow(this.kinds, 2 * s);
-        this.key_bytes = grow(this.key_bytes, 2 * s * KEY_INLINE_BYTES);
-        this.key_len = grow(this.key_len, 2 * s);
-        this.value_bytes = grow(this.value_bytes, 2 * s * VALUE_INLINE_BYTES);
-        this.value_len = grow(this.value_len, 2 * s);
+        this.paths = grown(this.paths, 2 * s * HASH);
+        this.lhash = grown(this.lhash, 2 * s * HASH);
+        this.kinds = grown(this.kinds, 2 * s);
+        this.key_bytes = grown(this.key_bytes, 2 * s * KEY_INLINE_BYTES);
+        this.key_len = grown(this.key_len, 2 * s);
+        this.value_bytes = grown(this.value_bytes, 2 * s * VALUE_INLINE_BYTES);
+        this.value_len = grown(this.value_len, 2 * s);
       }
     }
-    if (key.length > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key.length} bytes (at most ${KEY_INLINE_BYTES})`);
+    if (key_len > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key_len} bytes (at most ${KEY_INLINE_BYTES})`);
     this.kinds[s] = kind;
-    this.key_bytes.set(key, s * KEY_INLINE_BYTES);
-    this.key_len[s] = key.length;
-    this.setValue(s, value);
-    pathInto(kind, key, this.paths, s * HASH);
-    leafHashInto(kind, key, value, this.lhash, s * HASH);
+    const k = s * KEY_INLINE_BYTES;
+    for (let i = 0; i < key_len; i++) this.key_bytes[k + i] = src[at + i];
+    this.key_len[s] = key_len;
+    this.setValue(s, src, at + key_len, value_len);
+    kindHashInto(kind, src, at, key_len, this.paths, s * HASH);
+    kindHashInto(kind, src, at, key_len + value_len, this.lhash, s * HASH);
     this.hashes += 2;
     return s;
   }
@@ -311,22 +315,27 @@ export class StateTree {
     return this.value_bytes.slice(slot * VALUE_INLINE_BYTES, slot * VALUE_INLINE_BYTES + n);
   }
 
-  private valueIs(slot: number, v: Uint8Array): boolean {
-    const n = this.value_len[slot];
-    if (n === VALUE_LONG) return sameValue(this.long_values.get(slot)!, v);
-    return n === v.length && compareBytes(this.value_bytes, slot * VALUE_INLINE_BYTES, v, 0, n) === 0;
+  /** Whether the slot's value is `src[at..at+n)`. */
+  private valueIs(slot: number, src: Uint8Array, at: number, n: number): boolean {
+    const len = this.value_len[slot];
+    if (len === VALUE_LONG) {
+      const v = this.long_values.get(slot)!;
+      return v.length === n && compareBytes(v, 0, src, at, n) === 0;
+    }
+    return len === n && compareBytes(this.value_bytes, slot * VALUE_INLINE_BYTES, src, at, n) === 0;
   }
 
-  private setValue(slot: number, v: Uint8Array): void {
-    if (v.length > VALUE_INLINE_BYTES) {
-      // Kept as given: the caller hands over a fresh array per change and never writes to it again.
-      this.long_values.set(slot, v);
+  /** Sets the slot's value to a copy of `src[at..at+n)`. */
+  private setValue(slot: number, src: Uint8Array, at: number, n: number): void {
+    if (n > VALUE_INLINE_BYTES) {
+      this.long_values.set(slot, src.slice(at, at + n));
       this.value_len[slot] = VALUE_LONG;
       return;
     }
     this.long_values.delete(slot);
-    this.value_bytes.set(v, slot * VALUE_INLINE_BYTES);
-    this.value_len[slot] = v.length;
+    const o = slot * VALUE_INLINE_BYTES;
+    for (let i = 0; i < n; i++) this.value_bytes[o + i] = src[at + i];
+    this.value_len[slot] = n;
   }
 
   private newNode(): number {
@@ -334,10 +343,10 @@ export class StateTree {
     if (n === undefined) {
       n = this.node_count++;
       if (n === this.dirty.length) {
-        this.kids = grow(this.kids, 2 * n * ARITY);
-        this.pre = grow(this.pre, 2 * n * NODE_STRIDE);
+        this.kids = grown(this.kids, 2 * n * ARITY);
+        this.pre = grown(this.pre, 2 * n * NODE_STRIDE);
         this.pre32 = new Int32Array(this.pre.buffer);
-        this.dirty = grow(this.dirty, 2 * n);
+        this.dirty = grown(this.dirty, 2 * n);
       }
     }
     this.kids.fill(0, n * ARITY, n * ARITY + ARITY);
@@ -523,10 +532,4 @@ export class StateTree {
     else keccak256Into(node, 0, NODE_BYTES, out, off);
     return Math.min(total, 2);
   }
-}
-
-function grow<T extends Uint8Array | Int32Array>(a: T, length: number): T {
-  const b = new (a.constructor as new (n: number) => T)(length);
-  b.set(a);
-  return b;
 }

@@ -37,6 +37,20 @@ function encodeLeaf(kind: number, key: Uint8Array, value: Uint8Array | null): nu
   return n;
 }
 
+/**
+ * keccak256(kind || src[from .. from+length)) into `out[at..]`: a leaf hash (key and value
+ * contiguous, as in a LeafBatch) or a path (the key alone). A byte loop into keccak's input, no
+ * view or copy per leaf.
+ */
+export function kindHashInto(kind: number, src: Uint8Array, from: number, length: number, out: Uint8Array, at: number): void {
+  if (!Number.isInteger(kind) || kind < 1 || kind > 255) throw new RangeError(`state root: leaf kind ${kind} is not 1..255 (0x00 prefixes nodes)`);
+  if (1 + length > KECCAK_INPUT.length) throw new RangeError(`state root: leaf of ${1 + length} bytes exceeds ${KECCAK_INPUT.length}`);
+  const input = KECCAK_INPUT;
+  input[0] = kind;
+  for (let i = 0; i < length; i++) input[1 + i] = src[from + i];
+  keccak256OfInput(1 + length, out, at);
+}
+
 /** leaf_hash = keccak256(kind || key || value) into `out[at..]`. */
 export function leafHashInto(kind: number, key: Uint8Array, value: Uint8Array, out: Uint8Array, at: number): void {
   keccak256OfInput(encodeLeaf(kind, key, value), out, at);

@@ -1,0 +1,86 @@
+// A batch's leaf changes in one reusable byte arena: what the StateRootBuilder encodes at the end
+// of each batch (src/da/pending_leaves.ts) and the StateTree applies (src/da/state_tree.ts).
+//
+// Why not an array of `[id, {kind, key, value}]` with a Uint8Array per key and value: that was
+// four to five objects per changed leaf, ~30% of the DA thread's allocated bytes at max rate
+// (sampling heap profile of a replay of bench/journal_flow.ts's flow in batches of 70, the load
+// bench's batch size, 2026-11-26), and the DA thread's largest CPU item after keccak was the
+// garbage collector. Here a leaf is a few numbers in typed arrays and its key and value bytes,
+// contiguous (kind || key || value is the leaf's hash preimage), in `bytes`; all reused from
+// batch to batch.
+import type { LeafId } from './leaf_ids.js';
+import type { PendingLeaf } from './state_leaves.js';
+
+const INITIAL_LEAVES = 256;
+const INITIAL_BYTES = 16 * 1024;
+/** value_len of a removal. */
+export const REMOVED_LEAF = -1;
+
+export class LeafBatch {
+  /** Leaves in the batch. */
+  count = 0;
+  readonly ids: LeafId[] = [];
+  kinds = new Uint8Array(INITIAL_LEAVES);
+  /** Where the leaf's key starts in `bytes`; its value follows the key. */
+  at = new Int32Array(INITIAL_LEAVES);
+  key_len = new Uint8Array(INITIAL_LEAVES);
+  /** Value length in bytes, or REMOVED_LEAF. */
+  value_len = new Int32Array(INITIAL_LEAVES);
+  bytes = new Uint8Array(INITIAL_BYTES);
+  private used = 0;
+
+  /** Empties the batch (keeps its buffers). */
+  clear(): void {
+    this.count = 0;
+    this.used = 0;
+    this.ids.length = 0;
+  }
+
+  /**
+   * Adds leaf `id` (kind, a key of `key_len` bytes, a value of `value_len` bytes or REMOVED_LEAF)
+   * and returns the offset in `bytes` where the caller writes its key, the value right after it.
+   * Read `bytes` after this call: it may have grown.
+   */
+  add(id: LeafId, kind: number, key_len: number, value_len: number): number {
+    if (key_len > 0xff) throw new RangeError(`leaf batch: a key of ${key_len} bytes is too long (at most 255)`);
+    const n = this.count;
+    if (n === this.kinds.length) {
+      this.kinds = grown(this.kinds, 2 * n);
+      this.at = grown(this.at, 2 * n);
+      this.key_len = grown(this.key_len, 2 * n);
+      this.value_len = grown(this.value_len, 2 * n);
+    }
+    const at = this.used;
+    const end = at + key_len + Math.max(value_len, 0);
+    if (end > this.bytes.length) this.bytes = grown(this.bytes, Math.max(2 * this.bytes.length, end));
+    this.used = end;
+    this.ids[n] = id;
+    this.kinds[n] = kind;
+    this.at[n] = at;
+    this.key_len[n] = key_len;
+    this.value_len[n] = value_len;
+    this.count = n + 1;
+    return at;
+  }
+
+  /** Adds a leaf given as arrays (the rarer kinds, restores, tests): its bytes are copied. */
+  push(id: LeafId, leaf: PendingLeaf): void {
+    const at = this.add(id, leaf.kind, leaf.key.length, leaf.value === null ? REMOVED_LEAF : leaf.value.length);
+    this.bytes.set(leaf.key, at);
+    if (leaf.value !== null) this.bytes.set(leaf.value, at + leaf.key.length);
+  }
+
+  /** A batch of these leaves (in this order). */
+  static of(entries: Iterable<readonly [LeafId, PendingLeaf]>): LeafBatch {
+    const b = new LeafBatch();
+    for (const [id, leaf] of entries) b.push(id, leaf);
+    return b;
+  }
+}
+
+/** A copy of `a` in a longer array of its type. */
+export function grown<T extends Uint8Array | Int32Array>(a: T, length: number): T {
+  const b = new (a.constructor as new (n: number) => T)(length);
+  b.set(a);
+  return b;
+}
