@@ -12,17 +12,21 @@
 //    the order count stays constant. Reported: CPU µs of apply + endBatch per leaf the batch
 //    changed, and the ratio large / small per batch size (target <= 2).
 // 3. The DA thread's CPU per request under a realistic batch: BENCH_REQUESTS [40,000] requests
-//    (75% place, 25% cancel, 10,000 accounts: bench/journal_flow.ts, as bench/recovery.ts) journaled in batches of
-//    BENCH_DA_BATCH [20], replayed through the real Matcher; the DA core (DaPublisherCore: the
-//    state root, the fills tree, the journal read, the submit to a memory DA store) consumes the
-//    events. Its CPU = CPU of the replay with it minus CPU without it (best of BENCH_RUNS [3]).
+//    (75% place, 25% cancel, BENCH_DA_ACCOUNTS [10,000] accounts: bench/journal_flow.ts, as
+//    bench/recovery.ts) journaled in batches of BENCH_DA_BATCH [20], replayed through the real
+//    Matcher; the DA core (DaPublisherCore: the state root, the fills tree, the journal read, the
+//    submit to the DA store: in memory, or BENCH_DA_STORE=lmdb for the server's LMDB store, its
+//    asynchronous writes let through every 4 batches as the DA worker does between messages)
+//    consumes the events. Its CPU = CPU of the replay with it minus CPU without it (best of
+//    BENCH_RUNS [3]). BENCH_DA_BATCH=70 BENCH_DA_ACCOUNTS=4000 BENCH_DA_STORE=lmdb is the load
+//    bench's max-rate case (~70 requests per matcher batch, 4,000 wallets).
 // The last line printed is one JSON object.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { engineConfigOf, loadConfig } from '../src/config.js';
-import { MemoryDaStore } from '../src/da/da_store.js';
+import { LmdbDaStore, MemoryDaStore } from '../src/da/da_store.js';
 import { JournalReader } from '../src/da/journal_reader.js';
 import { accountLeafId, balanceLeafId, nonceLeafId, orderLeafId, type LeafId } from '../src/da/leaf_ids.js';
 import { keccak256Into } from '../src/da/keccak.js';
@@ -47,7 +51,10 @@ const BATCHES = (process.env.BENCH_BATCHES ?? '1,20,200').split(',').map(Number)
 const TIMED_REQUESTS = envInt('BENCH_TIMED_REQUESTS', 20_000);
 const REQUESTS = envInt('BENCH_REQUESTS', 40_000);
 const DA_BATCH = envInt('BENCH_DA_BATCH', 20);
-const DA_ACCOUNTS = 10_000;
+const DA_ACCOUNTS = envInt('BENCH_DA_ACCOUNTS', 10_000);
+const DA_LMDB = process.env.BENCH_DA_STORE === 'lmdb';
+/** Batches between two yields to the event loop (LMDB's write callbacks run then). */
+const YIELD_BATCHES = 4;
 const RUNS = envInt('BENCH_RUNS', 3);
 const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d;
 const cpuUs = (c: NodeJS.CpuUsage): number => c.user + c.system;
@@ -174,8 +181,9 @@ function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: n
 // 3. The DA core's CPU per request
 
 /** CPU µs of replaying batches >= first_timed, with the DA core fed or not. */
-function replayCpu(dir: string, first_timed: number, with_core: boolean): { us: number; requests: number; published: number } {
-  const store = new MemoryDaStore();
+async function replayCpu(dir: string, first_timed: number, with_core: boolean): Promise<{ us: number; requests: number; published: number }> {
+  const da_dir = DA_LMDB ? fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-da-')) : null;
+  const store = da_dir === null ? new MemoryDaStore() : LmdbDaStore.open(da_dir);
   const reader = with_core ? JournalReader.open(dir) : null;
   const core = with_core ? new DaPublisherCore({ assets: ['ETH', 'BTC', 'USDC'], store, journal: reader, log: (m) => console.error(m) }) : null;
   const exec = new ReplayExecutor(engineConfigOf(loadConfig({})), {
@@ -190,15 +198,20 @@ function replayCpu(dir: string, first_timed: number, with_core: boolean): { us: 
   const journal = Journal.open(dir);
   let requests = 0;
   let c0: NodeJS.CpuUsage | null = null;
+  let batches = 0;
   for (const b of journal.read(1)) {
     // One CPU reading for the timed part (the deposits before it are set-up).
     if (b.batch_id === first_timed) c0 = process.cpuUsage();
     exec.apply(b.batch_id, b.time_ms, b.records, b.count);
     if (b.batch_id >= first_timed) requests += b.count;
+    if (++batches % YIELD_BATCHES === 0) await new Promise((resolve) => setImmediate(resolve));
   }
+  if (core !== null) await core.settled();
   const us = c0 === null ? 0 : cpuUs(process.cpuUsage(c0));
   void journal.close();
   if (core !== null && core.failure !== null) throw new Error(`DA core failed: ${core.failure}`);
+  await store.close();
+  if (da_dir !== null) fs.rmSync(da_dir, { recursive: true, force: true });
   return { us, requests, published: core?.published ?? 0 };
 }
 
@@ -229,15 +242,15 @@ async function main(): Promise<void> {
     let requests = 0;
     let published = 0;
     for (let i = 0; i < RUNS; i++) {
-      const a = replayCpu(dir, first_timed, false);
-      const b = replayCpu(dir, first_timed, true);
+      const a = await replayCpu(dir, first_timed, false);
+      const b = await replayCpu(dir, first_timed, true);
       best_without = Math.min(best_without, a.us);
       best_with = Math.min(best_with, b.us);
       requests = b.requests;
       published = b.published;
     }
     const da_us = (best_with - best_without) / requests;
-    console.log(`DA core per request (batches of ${DA_BATCH}, ${DA_ACCOUNTS.toLocaleString('en-US')} accounts, ${requests.toLocaleString('en-US')} requests, ${published.toLocaleString('en-US')} batches published): ${round(da_us, 1)} µs CPU (replay alone ${round(best_without / requests, 1)} µs)`);
+    console.log(`DA core per request (batches of ${DA_BATCH}, ${DA_ACCOUNTS.toLocaleString('en-US')} accounts, ${DA_LMDB ? 'LMDB' : 'memory'} DA store, ${requests.toLocaleString('en-US')} requests, ${published.toLocaleString('en-US')} batches published): ${round(da_us, 1)} µs CPU (replay alone ${round(best_without / requests, 1)} µs)`);
     const field = (i: number, size: number): number => round(per_size[size][i].us_per_leaf);
     const fields: Record<string, number> = {};
     BATCHES.forEach((b, i) => {
@@ -252,7 +265,7 @@ async function main(): Promise<void> {
       restore_cpu_ms_small: round(restore_cpu_ms[0], 0), restore_cpu_ms_large: round(restore_cpu_ms[1], 0),
       ...fields,
       ratio_large_small_max: round(Math.max(...ratios)),
-      da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH,
+      da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory',
     }));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

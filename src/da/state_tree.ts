@@ -332,7 +332,8 @@ export class StateTree {
       this.value_len[slot] = VALUE_LONG;
       return;
     }
-    this.long_values.delete(slot);
+    // Most slots never held a long value: a Map delete per change was ~1% of the DA thread.
+    if (this.value_len[slot] === VALUE_LONG) this.long_values.delete(slot);
     const o = slot * VALUE_INLINE_BYTES;
     for (let i = 0; i < n; i++) this.value_bytes[o + i] = src[at + i];
     this.value_len[slot] = n;
