@@ -46,7 +46,16 @@ const INITIAL_LEAVES = 1024;
 const KEY_INLINE_BYTES = 12;
 /** Value bytes kept in the slot: balances (16), nonces (8), addresses (20) and most others fit. */
 const VALUE_INLINE_BYTES = 32;
-/** value_len of a slot whose value is in `long_values`. */
+/**
+ * Values of VALUE_INLINE_BYTES+1 .. POOL_VALUE_BYTES bytes (an open order's 64, an order's terms'
+ * 39) live in a pool of fixed records, the slot holding the record's number: at 1,000,000 leaves
+ * a Map of Uint8Arrays (a hash lookup, the entry, the array object, its bytes: several cache
+ * misses and ~150 bytes of heap per open order) made the cost per changed leaf grow with the
+ * state (bench/state_root.ts, the 1M / 10k ratio).
+ */
+const POOL_VALUE_BYTES = 64;
+const INITIAL_POOL = 256;
+/** value_len of a slot whose value is in `long_values` (longer than POOL_VALUE_BYTES). */
 const VALUE_LONG = 255;
 
 /** See StateTree.proofOfLeaf. */
@@ -94,7 +103,13 @@ export class StateTree {
   private key_len = new Uint8Array(INITIAL_LEAVES);
   private value_bytes = new Uint8Array(INITIAL_LEAVES * VALUE_INLINE_BYTES);
   private value_len = new Uint8Array(INITIAL_LEAVES);
-  /** Values longer than VALUE_INLINE_BYTES, by slot (value_len VALUE_LONG). */
+  /** Pooled values (see POOL_VALUE_BYTES): record r at r x POOL_VALUE_BYTES. */
+  private value_pool = new Uint8Array(INITIAL_POOL * POOL_VALUE_BYTES);
+  /** The slot's pool record + 1 (0: none). */
+  private pool_ref = new Int32Array(INITIAL_LEAVES);
+  private pool_count = 0;
+  private readonly pool_free: number[] = [];
+  /** Values longer than POOL_VALUE_BYTES, by slot (value_len VALUE_LONG). */
   private readonly long_values = new Map<number, Uint8Array>();
   private slot_count = 0;
   private readonly free_slots: number[] = [];
@@ -294,6 +309,7 @@ export class StateTree {
         this.key_len = grown(this.key_len, 2 * s);
         this.value_bytes = grown(this.value_bytes, 2 * s * VALUE_INLINE_BYTES);
         this.value_len = grown(this.value_len, 2 * s);
+        this.pool_ref = grown(this.pool_ref, 2 * s);
       }
     }
     if (key_len > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key_len} bytes (at most ${KEY_INLINE_BYTES})`);
@@ -312,6 +328,10 @@ export class StateTree {
   private valueOf(slot: number): Uint8Array {
     const n = this.value_len[slot];
     if (n === VALUE_LONG) return this.long_values.get(slot)!;
+    if (n > VALUE_INLINE_BYTES) {
+      const o = (this.pool_ref[slot] - 1) * POOL_VALUE_BYTES;
+      return this.value_pool.slice(o, o + n);
+    }
     return this.value_bytes.slice(slot * VALUE_INLINE_BYTES, slot * VALUE_INLINE_BYTES + n);
   }
 
@@ -322,21 +342,53 @@ export class StateTree {
       const v = this.long_values.get(slot)!;
       return v.length === n && compareBytes(v, 0, src, at, n) === 0;
     }
-    return len === n && compareBytes(this.value_bytes, slot * VALUE_INLINE_BYTES, src, at, n) === 0;
+    if (len !== n) return false;
+    if (n > VALUE_INLINE_BYTES) return compareBytes(this.value_pool, (this.pool_ref[slot] - 1) * POOL_VALUE_BYTES, src, at, n) === 0;
+    return compareBytes(this.value_bytes, slot * VALUE_INLINE_BYTES, src, at, n) === 0;
   }
 
   /** Sets the slot's value to a copy of `src[at..at+n)`. */
   private setValue(slot: number, src: Uint8Array, at: number, n: number): void {
-    if (n > VALUE_INLINE_BYTES) {
+    const old = this.value_len[slot];
+    if (n > POOL_VALUE_BYTES) {
+      if (old !== VALUE_LONG) this.dropValue(slot);
       this.long_values.set(slot, src.slice(at, at + n));
       this.value_len[slot] = VALUE_LONG;
       return;
     }
-    // Most slots never held a long value: a Map delete per change was ~1% of the DA thread.
-    if (this.value_len[slot] === VALUE_LONG) this.long_values.delete(slot);
-    const o = slot * VALUE_INLINE_BYTES;
-    for (let i = 0; i < n; i++) this.value_bytes[o + i] = src[at + i];
+    let dst = this.value_bytes;
+    let o = slot * VALUE_INLINE_BYTES;
+    if (n > VALUE_INLINE_BYTES) {
+      if (old === VALUE_LONG || old <= VALUE_INLINE_BYTES) {
+        this.dropValue(slot);
+        this.pool_ref[slot] = this.newRecord() + 1;
+      }
+      dst = this.value_pool;
+      o = (this.pool_ref[slot] - 1) * POOL_VALUE_BYTES;
+    } else {
+      this.dropValue(slot);
+    }
+    for (let i = 0; i < n; i++) dst[o + i] = src[at + i];
     this.value_len[slot] = n;
+  }
+
+  /** Releases the slot's pooled or mapped value, if it has one (value_len is the caller's to set). */
+  private dropValue(slot: number): void {
+    const n = this.value_len[slot];
+    if (n === VALUE_LONG) {
+      this.long_values.delete(slot);
+    } else if (n > VALUE_INLINE_BYTES) {
+      this.pool_free.push(this.pool_ref[slot] - 1);
+      this.pool_ref[slot] = 0;
+    }
+  }
+
+  private newRecord(): number {
+    const r = this.pool_free.pop();
+    if (r !== undefined) return r;
+    const n = this.pool_count++;
+    if ((n + 1) * POOL_VALUE_BYTES > this.value_pool.length) this.value_pool = grown(this.value_pool, 2 * this.value_pool.length);
+    return n;
   }
 
   private newNode(): number {
@@ -440,7 +492,7 @@ export class StateTree {
     if (ref !== -slot - 1) throw new Error('state root: a leaf is not where its path leads');
     let d = this.walk_depth;
     this.setChild(this.parentAt(d), this.digitAt(d), 0, null, 0);
-    this.long_values.delete(slot);
+    this.dropValue(slot);
     this.value_len[slot] = 0;
     this.free_slots.push(slot);
     // A node left with a single leaf (and nothing else) becomes that leaf, up the path.

@@ -12,13 +12,17 @@ import { mulberry32 } from '../../src/util/prng.js';
 
 const hex = (b: Uint8Array): string => '0x' + Buffer.from(b).toString('hex');
 
-/** A leaf of kind 1..11 with a 4-byte key from `k`, and a value of 1..60 bytes from `v`. */
+/**
+ * A leaf of kind 1..11 with a 4-byte key from `k`, and a value of 1..100 bytes from `v`: the
+ * tree keeps values of up to 32 bytes in the slot, 33..64 in its pool and longer ones in a map,
+ * so updates move leaves between the three.
+ */
 function leaf(k: number, v: number | null): [string, PendingLeaf] {
   const kind = 1 + (k % 11);
   const key = new Uint8Array(4);
   new DataView(key.buffer).setUint32(0, k);
   if (v === null) return [`${kind}:${k}`, { kind, key, value: null }];
-  const value = new Uint8Array(1 + (v % 60)).map((_, i) => (v * 31 + i) & 255);
+  const value = new Uint8Array(1 + (v % 100)).map((_, i) => (v * 31 + i) & 255);
   return [`${kind}:${k}`, { kind, key, value }];
 }
 
@@ -75,6 +79,14 @@ describe('StateTree', () => {
       // Canonical order is by path.
       const paths = [...t.all()].map((l) => hex(l.sort_key));
       expect(paths).toEqual([...paths].sort());
+      // The stored values (slot, pool or map) are the last ones written.
+      if (batch % 10 === 0) {
+        const stored = new Map([...t.all()].map((l) => [`${l.kind}:${hex(l.key)}`, hex(l.value)]));
+        for (const [k, v] of live) {
+          const [, l] = leaf(k, v);
+          expect(stored.get(`${l.kind}:${hex(l.key)}`), `batch ${batch} leaf ${k}`).toBe(hex(l.value!));
+        }
+      }
     }
     expect(removed).toBeGreaterThan(500);
     expect(reinserted).toBeGreaterThan(50);
