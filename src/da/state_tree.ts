@@ -13,12 +13,14 @@
 // start at 0x01). Depth ~ log4(leaves) + 1: ~8 at 10,000 leaves, ~11 at 1,000,000.
 //
 // Storage: typed arrays, no object per node. Internal node n (n >= 1) has 4 child refs in `kids`
-// (0 empty, > 0 internal node, < 0 leaf slot -(slot+1)) and its 129-byte preimage in `pre` (132 bytes apart); a
-// child's hash is written into its parent's preimage, so hashing a node is one in-place call.
-// Leaves live in slots (path, leaf hash, kind, key and value in typed arrays; a value longer than
-// VALUE_INLINE_BYTES, an open order's for instance, in a side map). A batch's changes walk their paths (marking nodes dirty, splitting or collapsing
-// single-leaf subtrees), then `finish` hashes each dirty node once, children first: upper
-// levels are shared by the batch's leaves. Hashing and the from-scratch root: state_tree_hash.ts.
+// (0 empty, > 0 internal node, < 0 leaf slot -(slot+1)), its 129-byte preimage in `pre` (132
+// bytes apart) and in `dirty` which of its children lie on a changed path; a child's hash is
+// written into its parent's preimage, so hashing a node is one in-place call. Leaves live in
+// slots (path, leaf hash, kind and key in typed arrays, values in src/da/slot_values.ts). A
+// batch's changes (a LeafBatch, src/da/leaf_batch.ts) walk their paths (marking them, splitting
+// or collapsing single-leaf subtrees), then `finish` hashes each marked node once, children
+// first: upper levels are shared by the batch's leaves. Hashing and the from-scratch root:
+// state_tree_hash.ts.
 import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
 import { keccak256Into, keccak256OfWords } from './keccak.js';
 import { HASH, type LeafChange, type PendingLeaf, type RawChange } from './state_leaves.js';
@@ -26,6 +28,7 @@ import type { LeafId } from './leaf_ids.js';
 import { grown, LeafBatch, REMOVED_LEAF } from './leaf_batch.js';
 import { encodeLeafBatch } from './state_diff.js';
 import { LeafIndex } from './leaf_index.js';
+import { SlotValues } from './slot_values.js';
 import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, kindHashInto, leafHashInto, pathInto } from './state_tree_hash.js';
 
 const INITIAL_NODES = 1024;
@@ -44,19 +47,6 @@ const INITIAL_LEAVES = 1024;
  * thread's ~1 KB per account (issue 20's wallet flood); in slots it is 12 + 32 bytes a leaf.
  */
 const KEY_INLINE_BYTES = 12;
-/** Value bytes kept in the slot: balances (16), nonces (8), addresses (20) and most others fit. */
-const VALUE_INLINE_BYTES = 32;
-/**
- * Values of VALUE_INLINE_BYTES+1 .. POOL_VALUE_BYTES bytes (an open order's 64, an order's terms'
- * 39) live in a pool of fixed records, the slot holding the record's number: at 1,000,000 leaves
- * a Map of Uint8Arrays (a hash lookup, the entry, the array object, its bytes: several cache
- * misses and ~150 bytes of heap per open order) made the cost per changed leaf grow with the
- * state (bench/state_root.ts, the 1M / 10k ratio).
- */
-const POOL_VALUE_BYTES = 64;
-const INITIAL_POOL = 256;
-/** value_len of a slot whose value is in `long_values` (longer than POOL_VALUE_BYTES). */
-const VALUE_LONG = 255;
 
 /** See StateTree.proofOfLeaf. */
 export interface LeafProof {
@@ -107,16 +97,8 @@ export class StateTree {
   private kinds = new Uint8Array(INITIAL_LEAVES);
   private key_bytes = new Uint8Array(INITIAL_LEAVES * KEY_INLINE_BYTES);
   private key_len = new Uint8Array(INITIAL_LEAVES);
-  private value_bytes = new Uint8Array(INITIAL_LEAVES * VALUE_INLINE_BYTES);
-  private value_len = new Uint8Array(INITIAL_LEAVES);
-  /** Pooled values (see POOL_VALUE_BYTES): record r at r x POOL_VALUE_BYTES. */
-  private value_pool = new Uint8Array(INITIAL_POOL * POOL_VALUE_BYTES);
-  /** The slot's pool record + 1 (0: none). */
-  private pool_ref = new Int32Array(INITIAL_LEAVES);
-  private pool_count = 0;
-  private readonly pool_free: number[] = [];
-  /** Values longer than POOL_VALUE_BYTES, by slot (value_len VALUE_LONG). */
-  private readonly long_values = new Map<number, Uint8Array>();
+  /** Each slot's value (src/da/slot_values.ts). */
+  private readonly values = new SlotValues(INITIAL_LEAVES);
   private slot_count = 0;
   private readonly free_slots: number[] = [];
   /** Builder leaf id -> slot. */
@@ -160,7 +142,7 @@ export class StateTree {
   /** Current value of the leaf with builder id `id`. */
   value(id: LeafId): Uint8Array | undefined {
     const slot = this.index.get(id);
-    return slot < 0 ? undefined : this.valueOf(slot);
+    return slot < 0 ? undefined : this.values.get(slot);
   }
 
   /** The leaf of (kind, key), found by its path. */
@@ -219,7 +201,7 @@ export class StateTree {
       let slot = this.index.get(id);
       if (value_len === REMOVED_LEAF) {
         if (slot < 0) continue;
-        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: this.valueOf(slot) });
+        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: this.values.get(slot) });
         if (sort_keys !== null) copyHash(this.paths, slot * HASH, sort_keys, m * HASH);
         changed[m++] = i;
         this.remove(slot);
@@ -227,9 +209,9 @@ export class StateTree {
         continue;
       }
       if (slot >= 0) {
-        if (this.valueIs(slot, bytes, value_at, value_len)) continue;
-        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: this.valueOf(slot) });
-        this.setValue(slot, bytes, value_at, value_len);
+        if (this.values.equals(slot, bytes, value_at, value_len)) continue;
+        if (keep) revert.push({ kind, key: bytes.slice(key_at, value_at), value: this.values.get(slot) });
+        this.values.set(slot, bytes, value_at, value_len);
         kindHashInto(kind, bytes, key_at, key_len + value_len, this.lhash, slot * HASH);
         this.hashes++;
         this.rewriteLeafHash(slot);
@@ -297,7 +279,7 @@ export class StateTree {
   private view(slot: number): LeafView {
     const k = slot * KEY_INLINE_BYTES;
     return {
-      kind: this.kinds[slot], key: this.key_bytes.slice(k, k + this.key_len[slot]), value: this.valueOf(slot),
+      kind: this.kinds[slot], key: this.key_bytes.slice(k, k + this.key_len[slot]), value: this.values.get(slot),
       sort_key: this.paths.slice(slot * HASH, slot * HASH + HASH), hash: this.lhash.slice(slot * HASH, slot * HASH + HASH),
     };
   }
@@ -313,9 +295,7 @@ export class StateTree {
         this.kinds = grown(this.kinds, 2 * s);
         this.key_bytes = grown(this.key_bytes, 2 * s * KEY_INLINE_BYTES);
         this.key_len = grown(this.key_len, 2 * s);
-        this.value_bytes = grown(this.value_bytes, 2 * s * VALUE_INLINE_BYTES);
-        this.value_len = grown(this.value_len, 2 * s);
-        this.pool_ref = grown(this.pool_ref, 2 * s);
+        this.values.grow(2 * s);
       }
     }
     if (key_len > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key_len} bytes (at most ${KEY_INLINE_BYTES})`);
@@ -323,78 +303,11 @@ export class StateTree {
     const k = s * KEY_INLINE_BYTES;
     for (let i = 0; i < key_len; i++) this.key_bytes[k + i] = src[at + i];
     this.key_len[s] = key_len;
-    this.setValue(s, src, at + key_len, value_len);
+    this.values.set(s, src, at + key_len, value_len);
     kindHashInto(kind, src, at, key_len, this.paths, s * HASH);
     kindHashInto(kind, src, at, key_len + value_len, this.lhash, s * HASH);
     this.hashes += 2;
     return s;
-  }
-
-  /** A copy of the slot's value (the slot's bytes change with later updates). */
-  private valueOf(slot: number): Uint8Array {
-    const n = this.value_len[slot];
-    if (n === VALUE_LONG) return this.long_values.get(slot)!;
-    if (n > VALUE_INLINE_BYTES) {
-      const o = (this.pool_ref[slot] - 1) * POOL_VALUE_BYTES;
-      return this.value_pool.slice(o, o + n);
-    }
-    return this.value_bytes.slice(slot * VALUE_INLINE_BYTES, slot * VALUE_INLINE_BYTES + n);
-  }
-
-  /** Whether the slot's value is `src[at..at+n)`. */
-  private valueIs(slot: number, src: Uint8Array, at: number, n: number): boolean {
-    const len = this.value_len[slot];
-    if (len === VALUE_LONG) {
-      const v = this.long_values.get(slot)!;
-      return v.length === n && compareBytes(v, 0, src, at, n) === 0;
-    }
-    if (len !== n) return false;
-    if (n > VALUE_INLINE_BYTES) return compareBytes(this.value_pool, (this.pool_ref[slot] - 1) * POOL_VALUE_BYTES, src, at, n) === 0;
-    return compareBytes(this.value_bytes, slot * VALUE_INLINE_BYTES, src, at, n) === 0;
-  }
-
-  /** Sets the slot's value to a copy of `src[at..at+n)`. */
-  private setValue(slot: number, src: Uint8Array, at: number, n: number): void {
-    const old = this.value_len[slot];
-    if (n > POOL_VALUE_BYTES) {
-      if (old !== VALUE_LONG) this.dropValue(slot);
-      this.long_values.set(slot, src.slice(at, at + n));
-      this.value_len[slot] = VALUE_LONG;
-      return;
-    }
-    let dst = this.value_bytes;
-    let o = slot * VALUE_INLINE_BYTES;
-    if (n > VALUE_INLINE_BYTES) {
-      if (old === VALUE_LONG || old <= VALUE_INLINE_BYTES) {
-        this.dropValue(slot);
-        this.pool_ref[slot] = this.newRecord() + 1;
-      }
-      dst = this.value_pool;
-      o = (this.pool_ref[slot] - 1) * POOL_VALUE_BYTES;
-    } else {
-      this.dropValue(slot);
-    }
-    for (let i = 0; i < n; i++) dst[o + i] = src[at + i];
-    this.value_len[slot] = n;
-  }
-
-  /** Releases the slot's pooled or mapped value, if it has one (value_len is the caller's to set). */
-  private dropValue(slot: number): void {
-    const n = this.value_len[slot];
-    if (n === VALUE_LONG) {
-      this.long_values.delete(slot);
-    } else if (n > VALUE_INLINE_BYTES) {
-      this.pool_free.push(this.pool_ref[slot] - 1);
-      this.pool_ref[slot] = 0;
-    }
-  }
-
-  private newRecord(): number {
-    const r = this.pool_free.pop();
-    if (r !== undefined) return r;
-    const n = this.pool_count++;
-    if ((n + 1) * POOL_VALUE_BYTES > this.value_pool.length) this.value_pool = grown(this.value_pool, 2 * this.value_pool.length);
-    return n;
   }
 
   private newNode(): number {
@@ -498,8 +411,7 @@ export class StateTree {
     if (ref !== -slot - 1) throw new Error('state root: a leaf is not where its path leads');
     let d = this.walk_depth;
     this.setChild(this.parentAt(d), this.digitAt(d), 0, null, 0);
-    this.dropValue(slot);
-    this.value_len[slot] = 0;
+    this.values.clear(slot);
     this.free_slots.push(slot);
     // A node left with a single leaf (and nothing else) becomes that leaf, up the path.
     while (d > 0) {
