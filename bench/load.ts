@@ -13,6 +13,8 @@
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
+//   --background P     run the server with threads.background P, "nice,policy" (e.g. "10,batch";
+//                      "0,other": the default priority; absent: the server's default)
 //   --metrics-pairs N  metrics on/off comparison: N pairs of closed-loop runs (default 2; 0: skip)
 //   --metrics-seconds S  length of each of those runs (default 5)
 //   --server-flags F   extra node flags for the server, space-separated (e.g. "--trace-gc")
@@ -31,6 +33,9 @@
 // Results and what limits them: docs/benchmarks.md, section "load".
 import { Worker } from 'node:worker_threads';
 import { THREAD_NAMES } from '../src/util/thread_name.js';
+import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../src/config.js';
+import { daLag, type DaLag } from './load/da_lag.js';
+import type { ThreadPriority } from '../src/util/thread_priority.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -77,6 +82,8 @@ interface Args {
   generator: GeneratorName | null;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
+  /** config threads.background for the server (null: the server's default). */
+  background: ThreadPriority | null;
   metrics_pairs: number;
   metrics_seconds: number;
 }
@@ -101,12 +108,20 @@ function parseArgs(): Args {
     generator: generatorArg(knobs.optionalString('generator')),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
+    background: backgroundArg(knobs.optionalString('background')),
     metrics_pairs: knobs.number('metrics-pairs', 2, 0, 10),
     metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
   };
   knobs.finish();
   if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
   return a;
+}
+
+/** `--background nice,policy` (checked by the server's own rule, config.ts threadPriority). */
+function backgroundArg(v: string | undefined): ThreadPriority | null {
+  if (v === undefined) return null;
+  const [nice, policy] = v.split(',');
+  return threadPriority({ nice: Number(nice), policy: policy ?? 'other' }, '--background', THREAD_BACKGROUND_DEFAULT);
 }
 
 /** undefined (not given): null, native when built, else node. */
@@ -513,6 +528,8 @@ interface MaxRun {
   /** The run's window on the server's stage clock (epoch ms). */
   from_ms: number;
   to_ms: number;
+  /** The DA thread's backlog right after the run (bench/load/da_lag.ts). */
+  da: DaLag;
 }
 
 async function main(): Promise<void> {
@@ -538,6 +555,7 @@ async function main(): Promise<void> {
       rate_limits: { orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big },
       diagnostics: { stage_timings: true },
       matcher: { cpu: args.matcher_cpu },
+      ...(args.background === null ? {} : { threads: { background: args.background } }),
       // On (as by default) on a free port: the on/off comparison flips its recording.
       metrics: { enabled: true, port: 0 },
     },
@@ -609,7 +627,9 @@ async function main(): Promise<void> {
       const res = m.value;
       saneOrThrow(`run ${r + 1}`, res);
       const secs = res.window_ms / 1000;
-      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs, from_ms, to_ms: epochNowMs() });
+      const to_ms = epochNowMs();
+      const da = await guard(daLag(server.port, server.admin_token));
+      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs, from_ms, to_ms, da });
     }
 
     // Metrics on/off, closed loop, A B B A (recording is back on afterwards).
@@ -661,6 +681,7 @@ async function main(): Promise<void> {
         ` rejects: ${mapText(mergeRejects([r]))}` +
         (r.unanswered + r.socket_errors > 0 ? `; unanswered ${r.unanswered}, socket errors ${r.socket_errors}` : ''));
       say(`         CPU: ${shareText(x.cpu)}`);
+      say(`         DA thread after the run: ${int(x.da.lag_batches)} batch(es) behind, caught up in ${int(x.da.catch_up_ms)} ms`);
     });
     const orders_med = median(runs.map((x) => x.orders_per_s));
     const med_run = [...runs].sort((a, b) => a.orders_per_s - b.orders_per_s)[Math.floor((runs.length - 1) / 2)];
@@ -747,6 +768,7 @@ async function main(): Promise<void> {
       say('');
       for (const line of costLines(cost_runs, cost, args.metrics_seconds)) say(line);
     }
+    if (args.background !== null) say(`(server ran with threads.background nice ${args.background.nice}, policy ${args.background.policy}: ${server.stdout_lines.filter((l) => l.includes('config threads.background')).map((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? l).join('; ') || 'no priority line in its log'})`);
     if (args.matcher_cpu !== null) say(`(server ran with matcher.cpu ${args.matcher_cpu}: ${server.stdout_lines.find((l) => l.includes('matcher thread')) ?? 'no pinning line in its log'})`);
     const json = {
       bench: 'load',
@@ -785,6 +807,9 @@ async function main(): Promise<void> {
       server_wakeups_per_request_at_1000: sleeps_light_total,
       server_wakeups_per_request_at_1000_by_thread: sleeps_light,
       matcher_cpu: args.matcher_cpu,
+      threads_background: args.background,
+      da_lag_batches_after_max: Math.max(...runs.map((x) => x.da.lag_batches)),
+      da_catch_up_ms_after_max: Math.max(...runs.map((x) => x.da.catch_up_ms)),
       ...(cost ?? {}),
     };
     console.log(JSON.stringify(json));

@@ -13,6 +13,7 @@ import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_la
 import { ADDRESS_PATTERN } from './util/address.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
+import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -120,6 +121,12 @@ export interface RingbookConfig {
    * matcher thread"); null (the default) leaves it to the scheduler. Below the machine's CPU count.
    */
   matcher: { cpu: number | null };
+  /**
+   * `background`: the scheduling priority the background threads (DA/state-root worker, snapshot
+   * writer) give themselves at start (src/util/thread_priority.ts; docs/operations.md "Thread
+   * priorities"), so that on few cores they yield to the threads an answer waits for.
+   */
+  threads: { background: ThreadPriority };
   /**
    * `stage_timings`: stamp every signed request at each pipeline stage and write them to
    * `<data_dir>/stage_timings.f64` at a clean stop (bench/load.ts reads them; off by default).
@@ -333,6 +340,27 @@ export function matcherCpu(x: unknown, cores: number = os.availableParallelism()
   return x as number;
 }
 
+/** threads.background when the config does not say (measured: docs/benchmarks.md "load", thread priorities). */
+export const THREAD_BACKGROUND_DEFAULT: ThreadPriority = { nice: 0, policy: 'other' };
+
+/**
+ * `threads.background`: `{ nice, policy }`, each optional (absent: THREAD_BACKGROUND_DEFAULT's).
+ * A negative nice is accepted (it needs CAP_SYS_NICE; without it the thread logs that it was not
+ * set and runs at the default priority).
+ */
+export function threadPriority(x: unknown, key: string, dflt: ThreadPriority): ThreadPriority {
+  if (x === undefined || x === null) return { ...dflt };
+  need(isObject(x), null, `${key} must be an object { nice, policy }`);
+  const o = x as Record<string, unknown>;
+  const nice = o.nice ?? dflt.nice;
+  need(typeof nice === 'number' && Number.isSafeInteger(nice) && nice >= NICE_MIN && nice <= NICE_MAX, null,
+    `${key}.nice must be an integer in [${NICE_MIN}, ${NICE_MAX}]`);
+  const policy = o.policy ?? dflt.policy;
+  need(typeof policy === 'string' && (SCHED_POLICIES as readonly string[]).includes(policy), null,
+    `${key}.policy must be one of ${SCHED_POLICIES.join(', ')}`);
+  return { nice: nice as number, policy: policy as SchedPolicy };
+}
+
 export function validateConfig(raw: unknown): RingbookConfig {
   need(isObject(raw), null, 'top level must be an object');
   const r = raw as Record<string, unknown>;
@@ -408,6 +436,8 @@ export function validateConfig(raw: unknown): RingbookConfig {
   need(typeof trim === 'boolean', null, 'journal.trim must be true or false');
   const matcher = isObject(r.matcher) ? r.matcher : {};
   const cpu = matcherCpu(matcher.cpu);
+  const threads = isObject(r.threads) ? r.threads : {};
+  const background = threadPriority(threads.background, 'threads.background', THREAD_BACKGROUND_DEFAULT);
   const diagnostics = isObject(r.diagnostics) ? r.diagnostics : {};
   const stage_timings = diagnostics.stage_timings ?? false;
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
@@ -460,6 +490,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
     snapshots: { every_batches: every_batches as number, keep },
     journal: { trim: trim as boolean },
     matcher: { cpu },
+    threads: { background },
     diagnostics: { stage_timings: stage_timings as boolean },
     metrics: {
       enabled: metrics_enabled as boolean,

@@ -5,6 +5,7 @@ import type { EventFields } from '../ring/event_records.js';
 import type { DaStore } from './da_store.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
+import type { ThreadPriority } from '../util/thread_priority.js';
 import type { LogSettings } from '../util/log.js';
 
 export interface RawJournalBatch {
@@ -87,6 +88,8 @@ export interface DaThreadOptions {
   restore: DaRestore | null;
   /** The worker's log settings (the front's: src/util/log.ts). */
   log: LogSettings;
+  /** The worker's own scheduling priority (config threads.background; null: left as it is). */
+  priority: ThreadPriority | null;
 }
 
 /** What the DA worker thread (da_worker.ts) posts back to DaThreadPublisher. */

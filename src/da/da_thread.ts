@@ -157,5 +157,5 @@ export function createDaPublisher(cfg: RingbookConfig, journal_dir: string | nul
     if (opts.restore) core.restore_report = core.restore(opts.restore);
     return core;
   }
-  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null, log: logSettings() });
+  return new DaThreadPublisher({ assets, da_dir, journal_dir, restore: opts.restore ?? null, log: logSettings(), priority: cfg.threads.background });
 }

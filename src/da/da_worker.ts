@@ -10,6 +10,7 @@ import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
 import { componentLog, configureLogs } from '../util/log.js';
 import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
+import { prioritizeBackgroundThread } from '../util/thread_priority.js';
 import { answerMemoryQuestions } from '../util/thread_memory.js';
 
 const data = workerData as DaThreadOptions;
@@ -17,6 +18,7 @@ nameThisThread(THREAD_NAMES.da);
 const port = parentPort;
 if (port === null) throw new Error('da_worker: not in a worker thread');
 configureLogs(data.log);
+prioritizeBackgroundThread('DA', data.priority);
 const log = componentLog('da');
 answerMemoryQuestions('da');
 const core = new DaPublisherCore({

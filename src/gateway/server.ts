@@ -144,7 +144,7 @@ export class RingbookServer {
     if (journal_dir !== null && da !== null) {
       snapshots = new SnapshotCoordinator({
         dir: snapshots_dir, every_batches: cfg.snapshots.every_batches, keep: cfg.snapshots.keep, trim_journal: cfg.journal.trim,
-        link, rm: link.read_model, md, da,
+        link, rm: link.read_model, md, da, priority: cfg.threads.background,
       }, link.recovery?.batch_id ?? 0);
       this.snapshots = snapshots;
       const coordinator = snapshots;

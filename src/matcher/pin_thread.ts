@@ -3,9 +3,10 @@
 // Linux the thread reads its own kernel thread id from /proc/thread-self and runs util-linux
 // `taskset -pc <cpu> <tid>` (sched_setaffinity on that one thread, not the process), then reads
 // /proc/thread-self/status back to check the kernel took it. Elsewhere it reports "not pinned".
-import { execFileSync } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { currentThreadId, runThreadTool } from '../util/thread_name.js';
+
+export { currentThreadId };
 
 export interface PinResult {
   pinned: boolean;
@@ -15,16 +16,6 @@ export interface PinResult {
   cpus_allowed: string | null;
   /** One line for the log: what was done, or why not. */
   message: string;
-}
-
-/** This thread's kernel thread id (Linux), from the /proc/thread-self link ("<pid>/task/<tid>"). */
-export function currentThreadId(): number | null {
-  try {
-    const tid = Number(path.basename(readlinkSync('/proc/thread-self')));
-    return Number.isSafeInteger(tid) && tid > 0 ? tid : null;
-  } catch {
-    return null;
-  }
 }
 
 function cpusAllowed(): string | null {
@@ -46,13 +37,8 @@ export function pinCurrentThread(cpu: number): PinResult {
   }
   const tid = currentThreadId();
   if (tid === null) return { pinned: false, tid: null, cpus_allowed: null, message: 'not pinned: /proc/thread-self is not readable' };
-  try {
-    execFileSync('taskset', ['-pc', String(cpu), String(tid)], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
-  } catch (e) {
-    const err = e as { code?: string; stderr?: Buffer };
-    const why = err.code === 'ENOENT' ? 'taskset (util-linux) is not installed' : (err.stderr?.toString().trim() || String(e)).slice(0, 200);
-    return { pinned: false, tid, cpus_allowed: cpusAllowed(), message: `not pinned to CPU ${cpu}: ${why}` };
-  }
+  const why = runThreadTool('taskset', ['-pc', String(cpu), String(tid)]);
+  if (why !== null) return { pinned: false, tid, cpus_allowed: cpusAllowed(), message: `not pinned to CPU ${cpu}: ${why}` };
   const allowed = cpusAllowed();
   const pinned = allowed === String(cpu);
   return {

@@ -31,8 +31,9 @@ import type { ReadModel } from '../read_model/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
 import { exportFront, frontBuffers, type FrontState } from './front_state.js';
 import { snapshotFileName } from './snapshot_file.js';
-import type { WriteDone, WriteJob } from './writer_worker.js';
-import { componentLog } from '../util/log.js';
+import type { WriteDone, WriteJob, WriterData } from './writer_worker.js';
+import { componentLog, logSettings } from '../util/log.js';
+import type { ThreadPriority } from '../util/thread_priority.js';
 
 const log = componentLog('snapshot');
 
@@ -62,6 +63,8 @@ export interface CoordinatorOptions {
   md: MarketData;
   da: { store: DaStore | null; stateRootBatchId(): number; stateRoot(): string | null };
   log?: (m: string) => void;
+  /** The writer thread's scheduling priority (config threads.background; absent: left as it is). */
+  priority?: ThreadPriority | null;
 }
 
 /**
@@ -102,7 +105,7 @@ export class SnapshotCoordinator {
     this.log = o.log ?? ((m) => log.error(m));
     mkdirSync(o.dir, { recursive: true });
     o.link.onSnapshot = (m) => this.onEngine(m);
-    this.writer = new Worker(new URL('./writer_worker.js', import.meta.url));
+    this.writer = new Worker(new URL('./writer_worker.js', import.meta.url), { workerData: { priority: o.priority ?? null, log: logSettings() } satisfies WriterData });
     this.writer.on('message', (d: WriteDone) => this.writer_done?.(d));
     this.writer.on('error', (e) => this.writer_done?.({ ok: false, error: `snapshot writer failed: ${e.message}` }));
     // It must not keep the process alive on its own (a clean stop ends the other threads).

@@ -2,10 +2,19 @@
 // not copied), encodes the file with its digest, writes it atomically and prunes old snapshots.
 // So the front thread only pays for exporting its read model into columns; msgpackr, SHA-256 and
 // the disk run here (src/snapshot/coordinator.ts posts the jobs, one at a time).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { packFront, type FrontState } from './front_state.js';
 import { encodeSnapshot, pruneSnapshots, writeFileAtomic, type SnapshotHeader } from './snapshot_file.js';
 import { answerMemoryQuestions } from '../util/thread_memory.js';
+import { configureLogs, type LogSettings } from '../util/log.js';
+import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
+import { prioritizeBackgroundThread, type ThreadPriority } from '../util/thread_priority.js';
+
+/** What the coordinator passes the thread at start. */
+export interface WriterData {
+  priority: ThreadPriority | null;
+  log: LogSettings;
+}
 
 export interface WriteJob {
   header: SnapshotHeader;
@@ -22,6 +31,12 @@ export type WriteDone =
 
 const port = parentPort;
 if (port === null) throw new Error('snapshot writer: not in a worker thread');
+const data = workerData as WriterData | null;
+nameThisThread(THREAD_NAMES.snapshot_writer);
+if (data !== null) {
+  configureLogs(data.log);
+  prioritizeBackgroundThread('snapshot writer', data.priority);
+}
 answerMemoryQuestions('snapshot_writer');
 
 port.on('message', (job: WriteJob) => {
