@@ -32,11 +32,12 @@ export type WriteDone =
 const port = parentPort;
 if (port === null) throw new Error('snapshot writer: not in a worker thread');
 const data = workerData as WriterData | null;
-nameThisThread(THREAD_NAMES.snapshot_writer);
 if (data !== null) {
   configureLogs(data.log);
   prioritizeBackgroundThread('snapshot writer', data.priority);
 }
+// Named once its priority is set (a test waits for the name, then reads the priority).
+nameThisThread(THREAD_NAMES.snapshot_writer);
 answerMemoryQuestions('snapshot_writer');
 
 port.on('message', (job: WriteJob) => {

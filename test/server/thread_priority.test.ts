@@ -3,6 +3,7 @@
 // /proc/<pid>/task/<tid>/stat; a priority that cannot be applied is logged and the server serves.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { THREAD_BACKGROUND_DEFAULT } from '../../src/config.js';
 import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
 interface TaskView { tid: number; comm: string; nice: number; policy: number }
@@ -53,6 +54,18 @@ describe.runIf(process.platform === 'linux')('threads.background', () => {
       const out = s.output().stdout;
       expect(out).toContain(`ringbook: DA thread set to nice 6, policy batch (thread ${t.get('rb-da')?.tid}) (config threads.background)`);
       await ordersFlow(s);
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+    }
+  });
+
+  it('without the key: the DA thread at nice 10, SCHED_BATCH (THREAD_BACKGROUND_DEFAULT)', async () => {
+    const s = await startServer();
+    try {
+      const t = await named(s.proc.pid as number, ['rb-da', 'rb-matcher']);
+      expect(t.get('rb-da')).toMatchObject({ nice: THREAD_BACKGROUND_DEFAULT.nice, policy: 3 });
+      expect(THREAD_BACKGROUND_DEFAULT.policy).toBe('batch');
+      expect(t.get('rb-matcher')).toMatchObject({ nice: 0, policy: 0 });
     } finally {
       expect((await s.stop()).code).toBe(0);
     }
