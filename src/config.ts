@@ -344,8 +344,9 @@ export function matcherCpu(x: unknown, cores: number = os.availableParallelism()
  * threads.background when the config does not say. Nice 10 gives the DA thread ~1/10 of a
  * latency-path thread's CPU share while both want a core (CFS weights 110 vs 1024), and
  * SCHED_BATCH keeps its wake-ups from preempting them. Measured on 2 cores (docs/benchmarks.md
- * "load", "Thread priorities"): p99 at half the max rate 133-545 ms -> 30-70 ms in 5 of 5
- * alternated pairs, the DA backlog after a full-speed run <= ~200 batches, drained in < 0.5 s.
+ * "load", "Thread priorities and GC settings"): p99 at half the max rate 166 -> 56 ms (medians of 8
+ * alternated pairs, better in 7), the DA backlog after a full-speed run <= 185 batches, drained
+ * in < 0.3 s.
  */
 export const THREAD_BACKGROUND_DEFAULT: ThreadPriority = { nice: 10, policy: 'batch' };
 
