@@ -6,7 +6,7 @@ import { parseHexStringInto } from '../auth/hex.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
-import { readJsonBody, Reply, type Answer } from './envelope.js';
+import { failInternal, readJsonBody, Reply, type Answer } from './envelope.js';
 import { readBody } from './http_body.js';
 import type { MatcherLink, Outcome } from './matcher_link.js';
 import type { RateLimiter } from './rate_limit.js';
@@ -241,13 +241,16 @@ export function submit(
   }
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
   const signer = signer_hex === null ? null : Buffer.from(signer_hex.slice(2), 'hex');
-  const p = ctx.link.submit(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps, signer);
-  if (p === null) {
+  // A callback, not a promise: one closure per request instead of a promise, its reactions and a
+  // microtask (issue 11). A throw while answering is answered 500 (and logged), like a route's.
+  const done = (o: Outcome): void => {
+    try {
+      onOutcome(o);
+    } catch (e) {
+      failInternal(reply, e);
+    }
+  };
+  if (!ctx.link.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps, signer, done)) {
     replyOverloaded(reply);
-    return;
   }
-  p.then(onOutcome, (e: unknown) => {
-    log.error('ringbook: request failed', e, { request_id: reply.request_id });
-    reply.error('INTERNAL_ERROR', 'unexpected engine failure');
-  });
 }

@@ -416,6 +416,16 @@ export class SpscRing {
     return this.waitAsync(false, 1, timeout_ms);
   }
 
+  /**
+   * waitForDataAsync without a timeout: resolves once a record is available or the ring is closed
+   * (close() notifies the sequence this waits on). For a consumer that waits all its life (the
+   * front's event pump): V8 arms a platform timer for every timed Atomics.waitAsync, which cost a
+   * uv timer start and stop and a task allocation per wake-up.
+   */
+  waitForDataAsyncUntilClosed(): Promise<number> {
+    return this.waitAsync(false, 1, Infinity);
+  }
+
   // ---------------------------------------------------------------- wait strategy
   // `producer` true: wait on the consumer sequence until `min` slots are free.
   // `producer` false: wait on the producer sequence until `min` records are available.
@@ -453,8 +463,9 @@ export class SpscRing {
     }
   }
 
+  /** `timeout_ms` Infinity: no timeout (waitForDataAsyncUntilClosed). */
   private async waitAsync(producer: boolean, min: number, timeout_ms: number): Promise<number> {
-    assertTimeout(timeout_ms);
+    if (timeout_ms !== Infinity) assertTimeout(timeout_ms);
     if (producer && this.producer_quiet_pending) this.wakeConsumer();
     assert(atomicsWaitAsync !== undefined, 'Atomics.waitAsync is not available on this runtime');
     const index = producer ? H_CONSUMER_SEQUENCE : H_PRODUCER_SEQUENCE;

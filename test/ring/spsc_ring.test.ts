@@ -234,6 +234,26 @@ describe('SpscRing producer/consumer', () => {
     expect(performance.now() - t).toBeLessThan(2_000);
   });
 
+  it('the untimed async wait ends only on a publish or on close', async () => {
+    const ring = SpscRing.create({ capacity_slots: 4, slot_words: 2 });
+    produce(ring, [1]);
+    expect(await ring.waitForDataAsyncUntilClosed()).toBe(1); // data already there
+    drain(ring);
+    let settled = false;
+    const woken = ring.waitForDataAsyncUntilClosed().then((n) => {
+      settled = true;
+      return n;
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(settled).toBe(false); // nothing published: still waiting
+    produce(ring, [2]);
+    expect(await woken).toBe(1);
+    drain(ring);
+    const closed = ring.waitForDataAsyncUntilClosed();
+    setTimeout(() => ring.close(), 5);
+    expect(await closed).toBe(0);
+  });
+
   it('a quiet publish leaves a sleeping consumer asleep; a loud one or wakeConsumer wakes it', async () => {
     const ring = SpscRing.create({ capacity_slots: 4, slot_words: 2 });
     const claimOne = (v: number): void => {
