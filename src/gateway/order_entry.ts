@@ -13,7 +13,7 @@ import {
   isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder,
   type BodyError, type SignedRequest,
 } from './signed_requests.js';
-import { orderRecord, immediateFill } from './views.js';
+import { orderAnswerJson, orderRecord } from './views.js';
 
 /** One signed trading request kind: how its body is read and how an accepted outcome is answered. */
 export interface OrderEntryKind {
@@ -30,10 +30,7 @@ function orderAnswer(ctx: GatewayContext, answer: Answer, o: Outcome, with_fills
     answer.error('INTERNAL_ERROR', 'accepted order missing from the read model');
     return;
   }
-  const record = orderRecord(ctx.rm, order);
-  if (with_fills) record.fills = o.fills.map(immediateFill);
-  record.batch_id = String(o.batch_id);
-  answer.ok(record);
+  answer.okJson(orderAnswerJson(ctx.rm, order, with_fills ? o.fills : null, o.batch_id));
 }
 
 export const ORDER_ENTRY_KINDS: Readonly<Record<

@@ -42,6 +42,51 @@ export function immediateFill(f: FillView): Record<string, unknown> {
   return { fill_id: f.fill_id, price: f.price, quantity: f.quantity, fee: f.fee, is_maker: f.is_maker };
 }
 
+const quoted = (names: readonly string[]): readonly string[] => names.map((n) => JSON.stringify(n));
+const STATUS_JSON = quoted(ORDER_STATUS_NAMES);
+const SIDE_JSON = quoted(SIDE_NAMES);
+const TYPE_JSON = quoted(ORDER_TYPE_NAMES);
+const TIF_JSON = quoted(TIF_NAMES);
+
+/** A number as JSON.stringify writes it (null for NaN and the infinities). */
+function num(x: number): string {
+  return Number.isFinite(x) ? String(x) : 'null';
+}
+
+/**
+ * The answer of an accepted order, cancel or amend: exactly
+ * `JSON.stringify({ ...orderRecord(rm, o), fills: fills.map(immediateFill), batch_id: String(batch_id) })`
+ * (no `fills` member when `fills` is null), written straight to text: no record object per answer
+ * and no generic serializer walk over it (issue 11: the front's per-request allocations).
+ * test/gateway/views.test.ts compares the two on generated orders.
+ */
+export function orderAnswerJson(rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): string {
+  const status = STATUS_JSON[o.status];
+  const side = SIDE_JSON[o.side];
+  const type = TYPE_JSON[o.order_type];
+  const tif = TIF_JSON[o.tif];
+  if (status === undefined || side === undefined || type === undefined || tif === undefined) {
+    // A value outside the tables (JSON.stringify drops the member): the generic path.
+    const record = orderRecord(rm, o);
+    if (fills !== null) record.fills = fills.map(immediateFill);
+    record.batch_id = String(batch_id);
+    return JSON.stringify(record);
+  }
+  let text = `{"order_id":${num(o.order_id)},"client_order_id":${JSON.stringify(o.client_order_id)},"status":${status}` +
+    `,"market_id":${JSON.stringify(rm.markets[o.market]?.id ?? '')},"side":${side},"order_type":${type},"time_in_force":${tif}` +
+    `,"price":${num(o.price)},"quantity":${num(o.quantity)},"filled_quantity":${num(o.filled)},"remaining_quantity":${num(o.remaining)}` +
+    `,"last_fill_price":${num(o.last_fill_price)},"created_at":"${isoTime(o.created_ms)}","updated_at":"${isoTime(o.updated_ms)}"`;
+  if (fills !== null) {
+    text += ',"fills":[';
+    for (let i = 0; i < fills.length; i++) {
+      const f = fills[i];
+      text += `${i === 0 ? '' : ','}{"fill_id":${num(f.fill_id)},"price":${num(f.price)},"quantity":${num(f.quantity)},"fee":${num(f.fee)},"is_maker":${f.is_maker ? 'true' : 'false'}}`;
+    }
+    text += ']';
+  }
+  return `${text},"batch_id":"${String(batch_id)}"}`;
+}
+
 export function accountFill(rm: ReadModel, f: FillView): Record<string, unknown> {
   return {
     fill_id: f.fill_id,

@@ -1,0 +1,63 @@
+// The order answer written straight to text (orderAnswerJson) must be byte for byte what the
+// generic path wrote: JSON.stringify of orderRecord plus fills and batch_id.
+import { describe, expect, it } from 'vitest';
+import { immediateFill, orderAnswerJson, orderRecord } from '../../src/gateway/views.js';
+import type { ReadModel } from '../../src/read_model/read_model.js';
+import type { FillView, OrderView } from '../../src/read_model/views.js';
+import { Rng } from '../../src/util/prng.js';
+
+function generic(rm: ReadModel, o: OrderView, fills: FillView[] | null, batch_id: number): string {
+  const record = orderRecord(rm, o);
+  if (fills !== null) record.fills = fills.map(immediateFill);
+  record.batch_id = String(batch_id);
+  return JSON.stringify(record);
+}
+
+// Only `markets[i].id` is read by both paths.
+const rm = { markets: [{ id: 'ETH-USDC' }, { id: 'BTC-"quoted"\\x' }] } as unknown as ReadModel;
+
+function number(rng: Rng): number {
+  const pick = rng.int(0, 9);
+  if (pick === 0) return 0;
+  if (pick === 1) return Number.MAX_SAFE_INTEGER;
+  if (pick === 2) return -rng.int(1, 1_000_000);
+  if (pick === 3) return NaN; // never produced by the read model; both paths must still agree
+  return rng.int(1, 2_000_000_000);
+}
+
+function order(rng: Rng): OrderView {
+  const coids = ['', 'c17', 'a_b-C', 'é"\\\n'];
+  return {
+    order_id: rng.int(1, 10_000_000), account: rng.int(1, 100), market: rng.int(0, 2), side: rng.int(0, 2),
+    order_type: rng.int(0, 2), tif: rng.int(0, 4), price: number(rng), quantity: number(rng), filled: number(rng),
+    remaining: number(rng), status: rng.int(0, 5), client_order_id: coids[rng.int(0, 3)], last_fill_price: number(rng),
+    created_ms: 1_764_000_000_000 + rng.int(0, 1_000_000), updated_ms: 1_764_000_000_000 + rng.int(0, 1_000_000),
+    resting_price: 0, resting_quantity: 0,
+  } as OrderView;
+}
+
+function fill(rng: Rng): FillView {
+  return {
+    fill_id: rng.int(1, 1_000_000), order_id: 1, market: 0, side: 0, price: number(rng), quantity: number(rng),
+    fee: number(rng), is_maker: rng.chance(0.5), batch_id: 1, time_ms: 0,
+  };
+}
+
+describe('orderAnswerJson', () => {
+  it('writes the same bytes as JSON.stringify of the order record, with and without fills', () => {
+    const rng = new Rng(11);
+    let fast_path = 0;
+    for (let i = 0; i < 3000; i++) {
+      const o = order(rng);
+      const fills = rng.chance(0.3) ? null : Array.from({ length: rng.int(0, 3) }, () => fill(rng));
+      const batch_id = rng.int(0, 1_000_000);
+      const text = orderAnswerJson(rm, o, fills, batch_id);
+      expect(text).toBe(generic(rm, o, fills, batch_id));
+      expect(() => JSON.parse(text)).not.toThrow();
+      if (o.status <= 4 && o.side <= 1 && o.order_type <= 1 && o.tif <= 3) fast_path++;
+    }
+    // The generator reaches both the direct path and the fallback often.
+    expect(fast_path).toBeGreaterThan(500);
+    expect(fast_path).toBeLessThan(3000);
+  });
+});
