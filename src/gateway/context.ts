@@ -225,8 +225,11 @@ export function submit(
   onOutcome: (o: Outcome) => void,
   /** REFER (or a FORCE_INCLUDE carrying one): the referrer's lowercase address. */
   referrer_hex: string | null = null,
-  /** Signed requests: who asked for it (src/ring/consent.ts), journaled and published with it. */
-  consent: Consent | null = null,
+  /**
+   * Signed requests: who asked for it (src/ring/consent.ts), journaled and published with it; or
+   * its encoded blob (copied into the ring before this returns).
+   */
+  consent: Consent | Uint8Array | null = null,
   /** An agent signed it for the user (src/gateway/agent_signer.ts): its lowercase address. */
   signer_hex: string | null = null,
 ): void {
@@ -250,7 +253,7 @@ export function submit(
       failInternal(reply, e);
     }
   };
-  if (!ctx.link.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null ? null : encodeConsent(consent), reply.stamps, signer, done)) {
+  if (!ctx.link.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done)) {
     replyOverloaded(reply);
   }
 }

@@ -13,7 +13,7 @@
 // A group (POST /orders/batch) takes the same steps, with one ticket per wallet held until the
 // whole group is on the ring, so the group reaches the engine contiguously and in every wallet's
 // order.
-import { encodeConsent, signatureBytes, type Consent } from '../ring/consent.js';
+import { encodeConsent, signatureBytes, UserConsentEncoder, type Consent } from '../ring/consent.js';
 import { allowWallet, replyRejected, submit, type GatewayContext, type LimiterName } from './context.js';
 import type { Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
@@ -68,6 +68,9 @@ export function admitSigned(ctx: GatewayContext, answer: Answer, parsed: SignedR
   return allowWallet(ctx, answer, LIMITER_OF[parsed.limit], parsed.address);
 }
 
+/** The lone signed request's consent blob, encoded in place (submit copies it into the ring at once). */
+const consent_encoder = new UserConsentEncoder();
+
 /** Who asked for a signed request (journaled and published with it: src/ring/consent.ts). */
 function userConsent(parsed: SignedRequest, message: string): Consent {
   return { origin: 'user', request: { signature: signatureBytes(parsed.signature_hex), message }, payload: null };
@@ -101,7 +104,7 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     if (answer.done) return;
     if (failed) return void answer.error('INTERNAL_ERROR', CHECK_FAILED);
     if (!admitSigned(ctx, answer, parsed, message)) return;
-    submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, userConsent(parsed, message as string), signer);
+    submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, consent_encoder.encode(parsed.signature_hex, message as string), signer);
   });
   checkSigner(ctx, parsed, stamps, found);
 }

@@ -95,6 +95,34 @@ export function encodeConsent(c: Consent): Uint8Array {
   return out;
 }
 
+/**
+ * encodeConsent of a user's own signed request (origin user, no payload), written from the
+ * signature's hex straight into a buffer this encoder keeps: the view returned is valid until the
+ * next call (the front's signed path copies it into the request ring at once). Same bytes as
+ * `encodeConsent({ origin: 'user', request: { signature: signatureBytes(hex), message }, payload:
+ * null })` without its three fresh buffers per request (signature, UTF-8 message, blob: each over
+ * V8's 64-byte limit for on-heap typed arrays, so malloc'd and later swept; issue 11).
+ */
+export class UserConsentEncoder {
+  private buf = new Uint8Array(512);
+
+  encode(signature_hex: string, message: string): Uint8Array {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: room for any message, checked against the limit below.
+    const room = 2 + signedBytes(message.length * 3);
+    if (this.buf.length < room) this.buf = new Uint8Array(Math.max(room, 2 * this.buf.length));
+    const out = this.buf;
+    out[0] = ORIGIN_USER;
+    if (!parseHexStringInto(signature_hex, 2, SIGNATURE_BYTES, out, 1)) throw new Error('consent: a signature is 0x and 130 hex digits');
+    const at = 1 + SIGNATURE_BYTES;
+    const written = utf8.encodeInto(message, out.subarray(at + 2)).written;
+    if (written > MESSAGE_BYTES_MAX) throw new Error(`consent: message of ${written} bytes exceeds ${MESSAGE_BYTES_MAX}`);
+    out[at] = written >>> 8;
+    out[at + 1] = written & 255;
+    out[at + 2 + written] = 0; // no payload
+    return out.subarray(0, at + 3 + written);
+  }
+}
+
 export class ConsentMalformed extends Error {}
 
 export function decodeConsent(blob: Uint8Array): Consent {
