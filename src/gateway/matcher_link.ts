@@ -171,7 +171,8 @@ export class MatcherLink {
    * callbacks go together: the verdicts of one verify batch (delivered in one callback), a POST
    * /orders/batch group, one uWS handler's writes. A setImmediate here cost a lone request at
    * 1,000/s a whole extra event-loop turn (an epoll_pwait, the timer and immediate queues) between
-   * its verdict and the matcher (issue 11).
+   * its verdict and the matcher (issue 11). With a cluster backend (one NATS message per flush)
+   * the flush stays once per event-loop turn (setImmediate), as gateway_backend.ts expects.
    */
   private readonly flush_requests = (): void => {
     this.flush_scheduled = false;
@@ -402,7 +403,9 @@ export class MatcherLink {
     if (stamps !== null) this.unflushed_stamps.push(stamps);
     if (!this.flush_scheduled) {
       this.flush_scheduled = true;
-      queueMicrotask(this.flush_requests);
+      // A cluster backend sends one NATS message per flush: it keeps one flush per turn.
+      if (this.options.backend === undefined) queueMicrotask(this.flush_requests);
+      else setImmediate(this.flush_requests);
     }
     this.pending.set(seq, {
       resolve: done,
