@@ -71,6 +71,11 @@ export interface RingbookConfig {
     closed_orders_kept: number;
     /** Fills the leaderboard's 30-day window keeps at most (72 bytes each); older ones drop out early. */
     leaderboard_trades_max: number;
+    /**
+     * Committed batches that may wait for their state root (the DA thread's queue); while that
+     * many wait, new writes are answered 503 OVERLOADED until the DA thread catches up.
+     */
+    da_backlog_batches_max: number;
     /** WebSocket (src/gateway/ws/): largest client frame (uWS maxPayloadLength), bytes. */
     ws_message_bytes_max: number;
     ws_subscriptions_per_connection_max: number;
@@ -199,6 +204,10 @@ const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   // ~350 bytes a closed order in the front's heap (heap snapshot, issue 20): ~35 MB when full.
   closed_orders_kept: 100_000,
   leaderboard_trades_max: LEADERBOARD_TRADES_MAX_DEFAULT,
+  // The DA thread runs at a lower priority (threads.background) and lagged by <= 185 batches
+  // after 10 s at full speed on 2 cores (docs/benchmarks.md); 4,096 is ~30 s of max-rate
+  // batches (~70 requests, ~13 KB of packed events each: ~50 MB queued at most).
+  da_backlog_batches_max: 4096,
   ws_message_bytes_max: 16 * 1024,
   ws_subscriptions_per_connection_max: 100,
   ws_connections_per_ip_max: 256,

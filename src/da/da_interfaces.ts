@@ -54,6 +54,14 @@ export interface DaPublisher {
   readonly recheck_mismatches: number;
   /** The batch `stateRoot()` belongs to (-1 before genesis). */
   stateRootBatchId(): number;
+  /**
+   * Committed batches handed to the publisher whose root it has not reported yet (0 when it
+   * publishes in the caller's thread). The gateway refuses new writes while this reaches
+   * config `limits.da_backlog_batches_max`: the DA thread runs at a lower priority
+   * (`threads.background`), so without a bound a load that never lets up would grow its queue
+   * of posted events without end.
+   */
+  backlogBatches(): number;
   /** Receives the state-root time of each batch (ms) as the DA thread reports them (metrics); the in-thread core never calls it. */
   onRootTimes?: ((root_ms: readonly number[]) => void) | null;
   /** The fills tree of a published batch (built on demand, a few kept). */

@@ -120,6 +120,11 @@ export class DaThreadPublisher implements DaPublisher {
     return this.root_batch;
   }
 
+  backlogBatches(): number {
+    // Before genesis both are -1; the packer counts batches as the link delivers them.
+    return Math.max(0, this.posted_batch_id - this.root_batch);
+  }
+
   fillsTree(batch: PublishedBatch): FillsTree {
     return this.trees.get(batch);
   }

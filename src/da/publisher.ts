@@ -128,6 +128,11 @@ export class DaPublisherCore implements DaPublisher {
     return this.batch_id;
   }
 
+  /** Publishes in the caller's thread: a batch has its root before the caller moves on. */
+  backlogBatches(): number {
+    return 0;
+  }
+
   onEvent(e: EventFields): void {
     if (this.failure !== null) return;
     try {

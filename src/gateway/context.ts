@@ -54,6 +54,8 @@ export interface GatewayContext {
    * it). POST /withdrawal-signature waits for it (docs/settlement.md). Null: no chain link.
    */
   settlement_posted_batch: (() => number) | null;
+  /** Committed batches waiting for their state root (the DA thread's backlog); null: no DA thread. */
+  da_backlog_batches: (() => number) | null;
 }
 
 /**
@@ -219,6 +221,25 @@ export function postRoute(
 
 const SUBMIT_ADDRESS = new Uint8Array(20);
 
+/**
+ * Answers 503 OVERLOADED and returns true when writes are refused for now: the journal cannot
+ * write, or the DA thread has `limits.da_backlog_batches_max` committed batches waiting for their
+ * state root (backpressure: without it the DA thread's queue would grow without end under a load
+ * that never lets up). Reads are served either way.
+ */
+export function refuseWrite(ctx: Pick<GatewayContext, 'link' | 'cfg' | 'da_backlog_batches'>, reply: Answer): boolean {
+  if (ctx.link.journal_fault !== null) {
+    reply.error('OVERLOADED', 'the journal cannot write (disk full or I/O error): writes are refused until it can; reads are served', 503);
+    return true;
+  }
+  const backlog = ctx.da_backlog_batches === null ? 0 : ctx.da_backlog_batches();
+  if (backlog >= ctx.cfg.limits.da_backlog_batches_max) {
+    reply.error('OVERLOADED', `${backlog} committed batch${backlog === 1 ? '' : 'es'} await their state root (limits.da_backlog_batches_max ${ctx.cfg.limits.da_backlog_batches_max}): writes are refused until the roots catch up; reads are served; retry shortly`, 503);
+    return true;
+  }
+  return false;
+}
+
 /** Submits to the matcher and answers OVERLOADED when the ring is full. */
 export function submit(
   ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
@@ -233,10 +254,7 @@ export function submit(
   /** An agent signed it for the user (src/gateway/agent_signer.ts): its lowercase address. */
   signer_hex: string | null = null,
 ): void {
-  if (ctx.link.journal_fault !== null) {
-    reply.error('OVERLOADED', 'the journal cannot write (disk full or I/O error): writes are refused until it can; reads are served', 503);
-    return;
-  }
+  if (refuseWrite(ctx, reply)) return;
   // Scratch bytes: the ring write copies them at once (no allocation per request).
   if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
     reply.error('INVALID_REQUEST', 'address must be 0x followed by 40 hex digits');

@@ -183,6 +183,7 @@ export class RingbookServer {
       access_log: componentLog('http').enabled('debug'),
       settlement_status: null,
       settlement_posted_batch: null,
+      da_backlog_batches: da === null ? null : () => da.backlogBatches(),
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {

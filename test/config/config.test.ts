@@ -92,6 +92,7 @@ describe('config', () => {
     [{ limits: { inbox_entries_per_account_max: -2 } }, 'limits.inbox_entries_per_account_max'],
     [{ limits: { closed_orders_kept: 0 } }, 'limits.closed_orders_kept must be a positive integer'],
     [{ limits: { leaderboard_trades_max: 2.5 } }, 'limits.leaderboard_trades_max must be a positive integer'],
+    [{ limits: { da_backlog_batches_max: 0 } }, 'limits.da_backlog_batches_max must be a positive integer'],
     // Limits that bound each other.
     [{ limits: { request_ring_slots: 1 << 21 } }, 'the ring\'s bounds'],
     [{ limits: { event_ring_slots: 1 } }, 'the ring\'s bounds'],

@@ -1,0 +1,83 @@
+// Backpressure from the DA thread (limits.da_backlog_batches_max): while that many committed
+// batches wait for their state root, new writes are answered 503 OVERLOADED, nothing of a refused
+// request is applied, reads are served, and writes are taken again once the roots catch up.
+// With the limit at 1, a write is refused from the moment a batch commits until its root comes
+// back (the front posts events to the DA thread after DA_POST_INTERVAL_MS = 5 ms, then the DA
+// thread hashes): back-to-back writes on loopback land in that window.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, deposit, settledAdminState, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { ok } from './checks.js';
+
+let s: StartedServer;
+let a: Api;
+const ATTEMPTS = 40;
+
+beforeAll(async () => {
+  s = await startServer({ config: { limits: { da_backlog_batches_max: 1 } } });
+  a = api(s.url);
+});
+
+afterAll(async () => {
+  await s?.stop();
+});
+
+async function rootsCaughtUp(): Promise<void> {
+  for (let i = 0; i < 200; i += 1) {
+    const st = await settledAdminState(s);
+    if (st.state_root_batch_id === st.batch_id) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('state roots did not catch up with the journal in 5 s');
+}
+
+describe('DA backlog bound', () => {
+  it('refuses writes with 503 OVERLOADED while a batch awaits its root, applies nothing of them, then takes writes again', async () => {
+    const w = Wallet.random();
+    await rootsCaughtUp();
+    ok(await deposit(s, w.address, 'USDC', '1000'));
+    const accepted: string[] = [];
+    const refused: string[] = [];
+    for (let i = 0; i < ATTEMPTS; i++) {
+      const id = `bp-${i}`;
+      const r = await a.post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100, client_order_id: id }));
+      if (r.status === 503) {
+        expect(r.body.error).toBe('OVERLOADED');
+        expect(r.body.message).toMatch(/^\d+ committed batch(es)? await their state root \(limits\.da_backlog_batches_max 1\)/);
+        refused.push(id);
+      } else {
+        expect(r.status).toBe(200);
+        accepted.push(id);
+      }
+    }
+    expect(refused.length).toBeGreaterThan(0);
+    expect(accepted.length).toBeGreaterThan(0);
+    // Reads are served meanwhile; a refused order never reached the engine.
+    for (const id of refused) expect((await a.get(`/account/${w.address}/orders/by-client-id/${id}`)).status).toBe(404);
+    for (const id of accepted) expect(ok(await a.get(`/account/${w.address}/orders/by-client-id/${id}`)).status).toBe('open');
+    const open = ok(await a.get(`/account/${w.address}/orders`)) as unknown[];
+    expect(open.length).toBe(accepted.length);
+    // Once every committed batch has its root, the next write is taken.
+    await rootsCaughtUp();
+    const next = await a.post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100, client_order_id: 'after' }));
+    expect(next.status).toBe(200);
+  });
+
+  it('a signed batch is refused whole', async () => {
+    const w = Wallet.random();
+    await rootsCaughtUp();
+    ok(await deposit(s, w.address, 'USDC', '1000'));
+    let refused_whole = false;
+    for (let i = 0; i < ATTEMPTS && !refused_whole; i++) {
+      const requests = [0, 1].map((k) => ({ kind: 'order', ...w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100, client_order_id: `g-${i}-${k}` }) }));
+      const items = ok(await a.post('/orders/batch', { requests })) as { ok: boolean; error?: string; message?: string }[];
+      const codes = items.map((x) => (x.ok ? 'OK' : x.error));
+      if (codes.every((c) => c === 'OVERLOADED')) {
+        refused_whole = true;
+        for (const k of [0, 1]) expect((await a.get(`/account/${w.address}/orders/by-client-id/g-${i}-${k}`)).status).toBe(404);
+      } else {
+        expect(codes.filter((c) => c === 'OVERLOADED')).toEqual([]);
+      }
+    }
+    expect(refused_whole).toBe(true);
+  });
+});
