@@ -16,10 +16,12 @@
 // batch's keccak256 input hash, which the DA header commits to, is computed off the matcher by
 // whoever reads the batch (`inputHash`).
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { keccak256WasmOne as keccak256 } from '../util/keccak_wasm.js';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { RECORD_WORDS } from '../ring/records.js';
+import { JournalReserve } from './reserve.js';
 
 const MAGIC = 0x524a4e4c; // "RJNL"
 /**
@@ -137,11 +139,18 @@ export class Journal {
   readonly dropped_after_gap: number;
   /** Sleeps between retries (Atomics.wait on a word nobody notifies). */
   private readonly retry_sleeper = new Int32Array(new SharedArrayBuffer(4));
+  /** Written zeros past LMDB's last page, so that commits do not grow the file (reserve.ts). */
+  readonly reserve: JournalReserve;
 
-  private constructor(root: RootDatabase, batches: Database<Buffer, number>, options: JournalOptions) {
+  private constructor(dir: string, root: RootDatabase, batches: Database<Buffer, number>, options: JournalOptions) {
     this.root = root;
     this.batches = batches;
     this.options = options;
+    this.reserve = new JournalReserve(path.join(dir, 'data.mdb'), () => {
+      const stat = this.root.getStats() as { pageSize?: number; lastPageNumber?: number };
+      const page_bytes = stat.pageSize ?? 4096;
+      return { used_bytes: ((stat.lastPageNumber ?? 0) + 1) * page_bytes, page_bytes };
+    });
     this.dropped_after_gap = this.dropAfterGap();
     let last = 0;
     for (const key of batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
@@ -151,7 +160,7 @@ export class Journal {
   static open(dir: string, options: JournalOptions = {}): Journal {
     const root = open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 });
     const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
-    return new Journal(root, batches, options);
+    return new Journal(dir, root, batches, options);
   }
 
   /**
@@ -251,6 +260,7 @@ export class Journal {
       }
     }
     this.last_batch_id = batch_id;
+    this.reserve.consumed(value.length);
     if (this.fault !== null) {
       this.fault = null;
       this.options.onFault?.(null);
@@ -284,7 +294,16 @@ export class Journal {
     return pages * (stat.pageSize ?? 4096);
   }
 
+  /**
+   * Between batches (the matcher thread): tops up the zeros ahead of LMDB's last page when they
+   * run low (`idle`: no request is waiting). Returns whether it wrote (~1.6 ms per MB here).
+   */
+  reserveAhead(idle: boolean): boolean {
+    return this.reserve.reserveAhead(idle);
+  }
+
   async close(): Promise<void> {
+    this.reserve.close();
     await this.root.close();
   }
 }

@@ -202,6 +202,9 @@ async function run(): Promise<void> {
     }
     if (requests.available() > 0) {
       if (matcher.runBatch() > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
+      // Requests keep coming: top the journal's reserve up only when it is nearly used (its
+      // answers are out; the next batch waits ~1.6 ms per MB written).
+      journal?.reserveAhead(false);
       continue;
     }
     if (requests.isClosed()) break;
@@ -212,6 +215,9 @@ async function run(): Promise<void> {
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
       continue;
     }
+    // Nothing waits: a moment to top the journal's reserve up (src/journal/reserve.ts), then look
+    // at the ring again before sleeping.
+    if (journal?.reserveAhead(true) === true) continue;
     requests.waitForDataOnce(matcher.idleMs(100), pollMessages);
   }
   if (journal !== null) await journal.close();

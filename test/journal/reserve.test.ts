@@ -1,0 +1,127 @@
+// The journal's reserve (src/journal/reserve.ts): zeros written past LMDB's last page between
+// batches, so that commits overwrite allocated blocks instead of growing data.mdb. Checked on the
+// real LMDB environment: the reserve is a bounded fraction of the journal, appends land inside it
+// (the file's size does not move while they do), and what was appended reads back intact, also
+// after a reopen of a file that ends in zeros.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/journal/journal.js';
+import { JOURNAL_RESERVE_BYTES_MAX, JOURNAL_RESERVE_STEP_BYTES_MAX } from '../../src/journal/reserve.js';
+import { RECORD_WORDS } from '../../src/ring/records.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-reserve-'));
+  dirs.push(d);
+  return d;
+}
+
+function records(count: number, seed: number): Int32Array {
+  const r = new Int32Array(count * RECORD_WORDS);
+  for (let i = 0; i < r.length; i++) r[i] = (Math.imul(i + seed, 2654435761) ^ seed) | 0;
+  return r;
+}
+
+const fileBytes = (dir: string): number => fs.statSync(path.join(dir, 'data.mdb')).size;
+
+/** Appends `n` batches of `size` records after the journal's last; returns the last id. */
+function appendBatches(j: Journal, n: number, size: number): number {
+  let id = j.lastBatchId();
+  for (let i = 0; i < n; i++) {
+    id++;
+    j.append(id, 1_000 + id, records(size, id), size);
+  }
+  return id;
+}
+
+function reserveUntilDone(j: Journal): number {
+  let steps = 0;
+  while (j.reserveAhead(true)) {
+    steps++;
+    if (steps > 64) throw new Error('reserve never filled');
+  }
+  return steps;
+}
+
+describe('journal reserve', () => {
+  it('keeps at most an eighth of a small journal in zeros, and none for an empty one', () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    try {
+      const before = fileBytes(dir);
+      expect(reserveUntilDone(j)).toBe(0);
+      expect(fileBytes(dir)).toBe(before);
+      appendBatches(j, 200, 10); // ~420 KB of values
+      const used = fileBytes(dir);
+      expect(reserveUntilDone(j)).toBeGreaterThan(0);
+      const grown = fileBytes(dir) - used;
+      expect(grown).toBeGreaterThan(0);
+      expect(grown).toBeLessThanOrEqual(used / 8);
+      expect(grown % 4096).toBe(0);
+      expect(j.reserve.failures).toBe(0);
+    } finally {
+      void j.close();
+    }
+  });
+
+  it('lets appends land in the zeros (the file does not grow) and reads them back, also after a reopen', async () => {
+    const dir = tempDir();
+    let j = Journal.open(dir);
+    // ~40 MB of 200-request batches: the reserve's cap is a fraction of that.
+    const last_big = appendBatches(j, 1000, 200);
+    const used = fileBytes(dir);
+    const steps = reserveUntilDone(j);
+    // An eighth of ~42 MB (~5.2 MB), in steps of at most 1 MB.
+    const reserved_size = fileBytes(dir);
+    expect(reserved_size - used).toBe(j.reserve.written_bytes);
+    expect(j.reserve.written_bytes).toBeGreaterThan(used / 8 - 64 * 4096);
+    expect(j.reserve.written_bytes).toBeLessThanOrEqual(Math.min(used / 8, JOURNAL_RESERVE_BYTES_MAX));
+    expect(steps).toBe(Math.ceil(j.reserve.written_bytes / JOURNAL_RESERVE_STEP_BYTES_MAX));
+    // ~100 KB of small batches fit in the reserve: LMDB writes inside the file.
+    const last_small = appendBatches(j, 300, 2);
+    expect(fileBytes(dir)).toBe(reserved_size);
+    await j.close();
+
+    j = Journal.open(dir);
+    try {
+      expect(j.lastBatchId()).toBe(last_small);
+      let expected = 1;
+      for (const b of j.read(1)) {
+        expect(b.batch_id).toBe(expected);
+        const size = b.batch_id <= last_big ? 200 : 2;
+        expect(b.count).toBe(size);
+        expect(Array.from(b.records.subarray(0, 8))).toEqual(Array.from(records(size, b.batch_id).subarray(0, 8)));
+        expected++;
+      }
+      expect(expected - 1).toBe(last_small);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+
+  it('tops up only when nearly used while requests wait (a quarter), and at half when idle', () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    try {
+      appendBatches(j, 400, 200); // ~16 MB: a 2 MB reserve
+      reserveUntilDone(j);
+      const full = fileBytes(dir);
+      // Use more than half and less than three quarters of the ~2.2 MB reserve (30 x ~42 KB values
+      // in overflow pages: ~1.36 MB of pages).
+      appendBatches(j, 30, 200);
+      const after = fileBytes(dir);
+      expect(after).toBe(full); // still inside the reserve
+      expect(j.reserveAhead(false)).toBe(false); // busy: more than a quarter left
+      expect(j.reserveAhead(true)).toBe(true); // idle: below half, topped up
+      expect(fileBytes(dir)).toBeGreaterThan(full);
+    } finally {
+      void j.close();
+    }
+  }, 60_000);
+});
