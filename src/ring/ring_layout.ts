@@ -48,11 +48,14 @@ export const H_HEADER_WORDS = 4;
 export const H_TOTAL_WORDS = 5;
 export const H_PRODUCER_SEQUENCE = 16; // byte 64
 export const H_CONSUMER_SEQUENCE = 32; // byte 128
+/** Consumers asleep on the producer sequence (waitForData, waitForDataAsync). */
 export const H_CONSUMER_WAITERS = 48; // byte 192
 export const H_PRODUCER_WAITERS = 49;
 export const H_CLOSED = 50;
 /** Bumped by every wake-up of a sleeping consumer (spsc_ring.ts, waitForDataOnce). */
 export const H_DOORBELL = 51;
+/** Consumers asleep on the doorbell (waitForDataOnce). */
+export const H_DOORBELL_WAITERS = 52;
 
 /** Thrown by the ring for a layout or usage error (never for a full ring: that is -1 / 0). */
 export class RingError extends Error {

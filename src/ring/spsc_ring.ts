@@ -38,10 +38,13 @@
 // Sleeping on the doorbell (waitForDataOnce, the matcher's idle sleep). A consumer that must also
 // wake for news that is not a record (a message the producer's thread posted) cannot sleep on the
 // producer sequence: a notify made between its last check and its Atomics.wait would be lost, as
-// the sequence did not move. So every wake-up of a sleeping consumer (wakeConsumer, close) first
+// the sequence did not move. So every wake-up of a doorbell sleeper (wakeConsumer, close) first
 // bumps the doorbell word, and this sleep waits on the doorbell value read right after announcing
 // itself: a wake-up after that point either finds it asleep or makes its Atomics.wait return at
-// once ("not-equal").
+// once ("not-equal"). The two kinds of consumer sleep announce themselves in two words (doorbell
+// waiters, consumer waiters), so a wake-up notifies only the word a sleeper waits on: each
+// Atomics.notify takes V8's one process-wide futex mutex, which the matcher thread was seen
+// blocking on (~40 times a second at 1,000 requests/s, perf sched_switch, issue 11).
 //
 // Quiet publishing. publishBatchQuiet() publishes without the wake-up: for records the consumer
 // cannot act on alone (a batch's events before its commit marker), so a sleeping consumer is
@@ -62,6 +65,7 @@ import {
   H_CONSUMER_SEQUENCE,
   H_CONSUMER_WAITERS,
   H_DOORBELL,
+  H_DOORBELL_WAITERS,
   H_PRODUCER_SEQUENCE,
   H_PRODUCER_WAITERS,
   H_SLOT_WORDS,
@@ -324,11 +328,11 @@ export class SpscRing {
    */
   wakeConsumer(): void {
     this.producer_quiet_pending = false;
-    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
+    if (Atomics.load(this.i32, H_DOORBELL_WAITERS) !== 0) {
       Atomics.add(this.i32, H_DOORBELL, 1);
       Atomics.notify(this.i32, H_DOORBELL);
-      Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     }
+    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
   }
 
   private publishQuietly(n: number): void {
@@ -401,13 +405,13 @@ export class SpscRing {
     let n = this.available();
     for (let spin = 0; n === 0 && spin < this.spin_iterations; spin++) n = this.available();
     if (n > 0 || this.isClosed()) return n;
-    Atomics.add(this.i32, H_CONSUMER_WAITERS, 1); // announce, then re-check, then sleep
+    Atomics.add(this.i32, H_DOORBELL_WAITERS, 1); // announce, then re-check, then sleep
     const bell = Atomics.load(this.i32, H_DOORBELL);
     if (this.available() === 0 && !this.isClosed() && !(before_sleep !== undefined && before_sleep())) {
       this.consumer_sleep_count++;
       Atomics.wait(this.i32, H_DOORBELL, bell, timeout_ms);
     }
-    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
+    Atomics.sub(this.i32, H_DOORBELL_WAITERS, 1);
     return this.available();
   }
 

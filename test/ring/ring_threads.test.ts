@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
+import { H_DOORBELL_WAITERS } from '../../src/ring/ring_layout.js';
 import { Rng, RECORD_WORDS, checkRecord, writeRecord } from './ring_records.js';
 import type { RingWorkerData, RingWorkerResult } from './ring_worker.js';
 
@@ -207,9 +208,9 @@ describe('SpscRing across threads', () => {
       () => ring.close(),
     );
     // Each wake-up waits until the worker is in its i-th sleep (it returned from i wake-ups and
-    // announced itself in the consumer waiters word), then rings; the ones rung without the 2 ms
+    // announced itself in the doorbell waiters word), then rings; the ones rung without the 2 ms
     // pause may land between its announcement and its Atomics.wait.
-    const waiters = ring.i32.subarray(48, 49);
+    const waiters = ring.i32.subarray(H_DOORBELL_WAITERS, H_DOORBELL_WAITERS + 1);
     const sleepingAfter = async (i: number): Promise<void> => {
       const deadline = performance.now() + WAKE_BOUND_MS;
       while ((Atomics.load(progress, 0) !== i || Atomics.load(waiters, 0) === 0) && performance.now() < deadline) {
