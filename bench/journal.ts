@@ -10,6 +10,9 @@
 // `putSync`, what the matcher does) and by lmdb-js's asynchronous `put` awaited (what the matcher
 // did before issue 11: a setImmediate, a hop to a libuv pool thread for the commit and a callback
 // back on the event loop), alternating in one loop so both see the same disk and machine.
+// The reserve (src/journal/reserve.ts): appends of 1 and 20 requests ~1 ms apart, alternating
+// between a journal that keeps written zeros ahead of LMDB's last page and one that does not; the
+// count of appends that grew data.mdb (each such commit also writes the inode).
 // Also: the input hash alone (keccak256 over a 1000-request batch, 192 KB), with @noble/hashes
 // and with src/da/keccak.ts, in MB/s.
 // Knobs: BENCH_SECONDS [2] per measurement; BENCH_DIR [os tmpdir] (same disk as the data dir
@@ -116,6 +119,53 @@ async function commitHop(): Promise<CommitHop> {
   };
 }
 
+interface ReserveVariant {
+  appends: number;
+  /** Appends after which data.mdb was longer than before (LMDB grew it: the inode is written too). */
+  grew_file: number;
+  append_us_p50: number;
+  append_us_p99: number;
+}
+
+/**
+ * The journal's reserve (src/journal/reserve.ts): two journals filled alike (~16 MB, so the
+ * reserve is 2 MB), then appends of `size` requests alternating between them, ~1 ms apart as at
+ * 1,000 batches/s; one tops its reserve up between appends as the matcher does, the other never.
+ */
+function reservePhase(size: number): { with_reserve: ReserveVariant; without: ReserveVariant } {
+  const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-journal-'));
+  const fill = records(200);
+  const variants = ['with', 'without'].map((name) => {
+    const d = path.join(dir, name);
+    const j = Journal.open(d);
+    for (let id = 1; id <= 400; id++) j.append(id, Date.now(), fill, 200);
+    if (name === 'with') while (j.reserveAhead(true));
+    return { name, file: path.join(d, 'data.mdb'), j, next: 401, us: [] as number[], grew: 0 };
+  });
+  const recs = records(size);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = performance.now() + SECONDS * 1000;
+  while (performance.now() < deadline) {
+    for (const v of variants) {
+      const before = fs.statSync(v.file).size;
+      const t = performance.now();
+      v.j.append(v.next++, Date.now(), recs, size);
+      v.us.push((performance.now() - t) * 1000);
+      if (fs.statSync(v.file).size > before) v.grew++;
+      if (v.name === 'with') v.j.reserveAhead(true);
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+  const out = variants.map((v): ReserveVariant => {
+    const sorted = [...v.us].sort((x, y) => x - y);
+    const at = (p: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
+    void v.j.close();
+    return { appends: v.us.length, grew_file: v.grew, append_us_p50: at(0.5), append_us_p99: at(0.99) };
+  });
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { with_reserve: out[0], without: out[1] };
+}
+
 function round(x: number, digits: number): number {
   const k = 10 ** digits;
   return Math.round(x * k) / k;
@@ -146,9 +196,16 @@ async function main(): Promise<void> {
   const hop = await commitHop();
   console.log(`commit of a one-request batch, alternating (${hop.commits} each): Journal.append (putSync) p50 ${hop.sync_us_p50} us ` +
     `p99 ${hop.sync_us_p99} us; lmdb-js put awaited p50 ${hop.async_us_p50} us p99 ${hop.async_us_p99} us`);
+  const reserve = Object.fromEntries([1, 20].map((size) => [String(size), reservePhase(size)]));
+  for (const [size, r] of Object.entries(reserve)) {
+    console.log(`reserve, ${size}-request batches ~1 ms apart, alternating: with it p50 ${r.with_reserve.append_us_p50} us ` +
+      `p99 ${r.with_reserve.append_us_p99} us, file grew on ${r.with_reserve.grew_file}/${r.with_reserve.appends} appends; ` +
+      `without p50 ${r.without.append_us_p50} us p99 ${r.without.append_us_p99} us, grew on ${r.without.grew_file}/${r.without.appends}`);
+  }
   console.log(JSON.stringify({
     bench: 'journal',
     commit_hop: hop,
+    reserve,
     seconds_per_run: SECONDS,
     sequential_1: { batches_per_s: results[0].batches_per_s },
     sequential: Object.fromEntries(results.map((r) => [String(r.batch_requests), {
