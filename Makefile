@@ -19,11 +19,13 @@ build: install
 	$(NODE) dist/src/web/bundle.js
 	$(NODE) dist/src/settlement/compile_contracts.js
 
-# The C references and tools of native-bench/ (built with the machine's cc). A machine without
+# The C references and tools of native-bench/ and the server's native module native/ (the ring's
+# doorbell futex; without it the ring uses Atomics), built with the machine's cc. A machine without
 # a C compiler gets Debian's build-essential first, so a fresh clone needs nothing by hand.
 native:
 	@command -v cc >/dev/null 2>&1 || { apt-get update && apt-get install -y build-essential; }
 	$(MAKE) -C native-bench
+	$(MAKE) -C native
 
 # Debian's Chromium for the web view's browser tests (test/web/, docs/web.md), when it is missing.
 CHROMIUM ?= $(or $(RINGBOOK_CHROMIUM),/usr/bin/chromium)
@@ -41,7 +43,7 @@ chromium:
 nats:
 	@command -v nats-server >/dev/null 2>&1 || { apt-get update && apt-get install -y nats-server; }
 
-run: build
+run: build native
 	$(NODE) dist/src/main.js
 
 test: build native chromium nats
@@ -58,3 +60,4 @@ BENCHES ?= money matcher ring verify verify_consent fills_tree journal recovery 
 clean:
 	rm -rf dist node_modules
 	$(MAKE) -C native-bench clean
+	$(MAKE) -C native clean

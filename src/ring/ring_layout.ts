@@ -56,6 +56,8 @@ export const H_CLOSED = 50;
 export const H_DOORBELL = 51;
 /** Consumers asleep on the doorbell (waitForDataOnce). */
 export const H_DOORBELL_WAITERS = 52;
+/** 1: the doorbell sleeps and wakes with the native futex (src/ring/futex.ts), 0: with Atomics. */
+export const H_DOORBELL_FUTEX = 53;
 
 /** Thrown by the ring for a layout or usage error (never for a full ring: that is -1 / 0). */
 export class RingError extends Error {

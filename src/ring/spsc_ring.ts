@@ -44,7 +44,10 @@
 // once ("not-equal"). The two kinds of consumer sleep announce themselves in two words (doorbell
 // waiters, consumer waiters), so a wake-up notifies only the word a sleeper waits on: each
 // Atomics.notify takes V8's one process-wide futex mutex, which the matcher thread was seen
-// blocking on (~40 times a second at 1,000 requests/s, perf sched_switch, issue 11).
+// blocking on (~40 times a second at 1,000 requests/s, perf sched_switch, issue 11). The doorbell
+// itself sleeps and wakes with a raw futex when native/build/ring_futex.node is built
+// (src/ring/futex.ts: one context switch per wake-up instead of ~1.45 through V8's mutex and
+// condition variable); the ring's header records which, so both sides agree.
 //
 // Quiet publishing. publishBatchQuiet() publishes without the wake-up: for records the consumer
 // cannot act on alone (a batch's events before its commit marker), so a sleeping consumer is
@@ -65,6 +68,7 @@ import {
   H_CONSUMER_SEQUENCE,
   H_CONSUMER_WAITERS,
   H_DOORBELL,
+  H_DOORBELL_FUTEX,
   H_DOORBELL_WAITERS,
   H_PRODUCER_SEQUENCE,
   H_PRODUCER_WAITERS,
@@ -78,6 +82,7 @@ import {
   ringCheck,
   ringInit,
 } from './ring_layout.js';
+import { nativeFutex, type NativeFutex } from './futex.js';
 
 export {
   RING_BYTES_MAX,
@@ -104,6 +109,11 @@ export interface SpscRingOptions {
   capacity_slots: number;
   /** Words (int32) per slot, even, in [RING_SLOT_WORDS_MIN, RING_SLOT_WORDS_MAX]. */
   slot_words: number;
+  /**
+   * How the doorbell (waitForDataOnce) sleeps and wakes: 'futex' (the native futex, when this
+   * thread can load it: src/ring/futex.ts) or 'atomics'. Default: 'futex' when available.
+   */
+  doorbell?: 'futex' | 'atomics';
   /**
    * TEST ONLY: the value both sequences start at (any int32). Production rings start at
    * 0; tests start near 2^31 / 2^32 to cross the signed and unsigned wrap points.
@@ -158,6 +168,8 @@ export class SpscRing {
   spin_iterations: number;
 
   private readonly mask: number;
+  /** The doorbell's futex when the ring's header says it uses one, else null (Atomics). */
+  private readonly futex: NativeFutex | null;
 
   // Producer-private state.
   private producer_published: number; // last value stored to the producer sequence
@@ -191,6 +203,13 @@ export class SpscRing {
         `got ${spin_iterations}`,
     );
     this.spin_iterations = spin_iterations;
+    if (Atomics.load(this.i32, H_DOORBELL_FUTEX) === 1) {
+      this.futex = nativeFutex();
+      // Both sides must sleep and wake the doorbell the same way, or a wake-up is lost.
+      if (this.futex === null) throw new RingError('ring: its doorbell uses the native futex (native/build/ring_futex.node), which this thread cannot load');
+    } else {
+      this.futex = null;
+    }
     const producer = Atomics.load(this.i32, H_PRODUCER_SEQUENCE);
     const consumer = Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
     this.producer_published = producer;
@@ -203,6 +222,7 @@ export class SpscRing {
   /** Allocate and initialise a new ring. */
   static create(options: SpscRingOptions & SpscRingAttachOptions): SpscRing {
     const sab = ringInit(options.capacity_slots, options.slot_words, options.initial_sequence ?? 0);
+    if (options.doorbell !== 'atomics' && nativeFutex() !== null) Atomics.store(new Int32Array(sab), H_DOORBELL_FUTEX, 1);
     return new SpscRing(sab, options.spin_iterations ?? RING_WAIT_SPIN_ITERATIONS_DEFAULT);
   }
 
@@ -236,7 +256,7 @@ export class SpscRing {
   close(): void {
     Atomics.store(this.i32, H_CLOSED, 1);
     Atomics.add(this.i32, H_DOORBELL, 1);
-    Atomics.notify(this.i32, H_DOORBELL);
+    this.ringDoorbell();
     Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
   }
@@ -330,9 +350,20 @@ export class SpscRing {
     this.producer_quiet_pending = false;
     if (Atomics.load(this.i32, H_DOORBELL_WAITERS) !== 0) {
       Atomics.add(this.i32, H_DOORBELL, 1);
-      Atomics.notify(this.i32, H_DOORBELL);
+      this.ringDoorbell();
     }
     if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
+  }
+
+  /** Wakes every doorbell sleeper (after the doorbell word was bumped). */
+  private ringDoorbell(): void {
+    if (this.futex !== null) this.futex.wake(this.i32, H_DOORBELL, 0x7fffffff);
+    else Atomics.notify(this.i32, H_DOORBELL);
+  }
+
+  /** Whether the doorbell uses the native futex (src/ring/futex.ts) rather than Atomics. */
+  doorbellFutex(): boolean {
+    return this.futex !== null;
   }
 
   private publishQuietly(n: number): void {
@@ -409,7 +440,8 @@ export class SpscRing {
     const bell = Atomics.load(this.i32, H_DOORBELL);
     if (this.available() === 0 && !this.isClosed() && !(before_sleep !== undefined && before_sleep())) {
       this.consumer_sleep_count++;
-      Atomics.wait(this.i32, H_DOORBELL, bell, timeout_ms);
+      if (this.futex !== null) this.futex.wait(this.i32, H_DOORBELL, bell, timeout_ms);
+      else Atomics.wait(this.i32, H_DOORBELL, bell, timeout_ms);
     }
     Atomics.sub(this.i32, H_DOORBELL_WAITERS, 1);
     return this.available();

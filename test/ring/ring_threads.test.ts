@@ -195,10 +195,12 @@ describe('SpscRing across threads', () => {
     expect(got.max_wait_ms).toBeLessThan(WAKE_BOUND_MS);
   });
 
-  it('a worker asleep in waitForDataOnce is woken by wakeConsumer alone (the front nudging the matcher), then by a record', async () => {
+  it.each(['futex', 'atomics'] as const)('a worker asleep in waitForDataOnce (doorbell: %s) is woken by wakeConsumer alone (the front nudging the matcher), then by a record', async (doorbell) => {
     assertDistFresh();
     const wakes = 50;
-    const ring = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS });
+    const ring = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS, doorbell });
+    // `make native` builds native/build/ring_futex.node (Linux): the doorbell then uses it.
+    expect(ring.doorbellFutex(), 'native/build/ring_futex.node loads (make native)').toBe(doorbell === 'futex' && process.platform === 'linux');
     const progress = new Int32Array(new SharedArrayBuffer(4));
     const worker = startWorker(
       {
