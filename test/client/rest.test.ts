@@ -212,7 +212,14 @@ describe('RingbookClient against a real server', () => {
   });
 
   it('data availability: batches and a fill proof', async () => {
-    const b1 = await pub.daBatch(1);
+    // Roots (and so published batches) are computed behind the commit, by a DA thread at a lower
+    // priority (threads.background): on a busy machine batch 1 may not be out yet. Retry briefly.
+    let b1;
+    for (let i = 0; i < 100 && !b1; i++) {
+      b1 = await pub.daBatch(1).catch(() => undefined);
+      if (!b1) await new Promise((r) => setTimeout(r, 20));
+    }
+    if (!b1) b1 = await pub.daBatch(1);
     expect(b1.header.batch_id).toBe('1');
     expect(b1.header.state_root).toMatch(/^0x[0-9a-f]{64}$/);
     const list = await pub.daBatches({ from: 1, limit: 3 });
