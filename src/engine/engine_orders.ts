@@ -198,7 +198,9 @@ export class OrderRequests {
   /**
    * One function on purpose, unlike place: AMEND is 82% of the matcher bench's mix, and split into
    * check and accept steps (three calls V8 did not inline) the bench lost ~10% of cpu_ops_per_s
-   * against main; as one function, ~5% (medians of alternated runs, docs/benchmarks.md).
+   * against main; as one function, ~5% (medians of alternated runs, docs/benchmarks.md). All its
+   * checks in one call of their own, to leave V8's inlining budget to the relinking, lost 7-8%
+   * (docs/benchmarks.md, h15d).
    */
   amend(r: Request, out: EventSink): void {
     const st = this.st;
