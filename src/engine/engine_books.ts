@@ -87,6 +87,22 @@ export class Books {
     }
   }
 
+  /**
+   * A new slot for an accepted order that is about to rest (its market, side, time in force, and
+   * one of the account's open orders); the caller writes its prices and quantities and links its
+   * level. Room was checked before acceptance.
+   */
+  openSlot(order_id: number, account: number, m: number, side: number, tif: number, client_order_id: string): number {
+    const o = this.orders;
+    const s = o.alloc(order_id);
+    assert(s !== NIL, 'capacity was checked before acceptance');
+    o.i[s * OI.STRIDE + OI.MARKET] = m;
+    o.i[s * OI.STRIDE + OI.SIDE] = side;
+    o.i[s * OI.STRIDE + OI.TIF] = tif;
+    this.linkAccount(s, account, client_order_id);
+    return s;
+  }
+
   /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
   linkAccount(s: number, account: number, client_order_id: string): void {
     const o = this.orders;

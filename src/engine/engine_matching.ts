@@ -12,7 +12,7 @@ import {
 import { NIL, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
-import { assert, type EngineState } from './engine_state.js';
+import type { EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import {
   BalanceReason, FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, UpdateReason, type EventSink, type Request,
@@ -350,14 +350,7 @@ export class Matching {
     const m = this.tk_market;
     const account = this.tk_account;
     let s = this.tk_slot;
-    if (s === NIL) {
-      s = o.alloc(this.tk_order_id);
-      assert(s !== NIL, 'capacity was checked before acceptance');
-      o.i[s * OI.STRIDE + OI.MARKET] = m;
-      o.i[s * OI.STRIDE + OI.SIDE] = this.tk_side;
-      o.i[s * OI.STRIDE + OI.TIF] = this.tk_tif;
-      this.books.linkAccount(s, account, this.tk_client_order_id);
-    }
+    if (s === NIL) s = this.books.openSlot(this.tk_order_id, account, m, this.tk_side, this.tk_tif, this.tk_client_order_id);
     o.f[s * OF.STRIDE + OF.PRICE] = this.tk_limit;
     o.f[s * OF.STRIDE + OF.QUANTITY] = this.tk_quantity;
     o.f[s * OF.STRIDE + OF.FILLED] = this.tk_filled;

@@ -71,6 +71,28 @@ export class OrderRequests {
       const lock_asset = r.side === Side.BID ? st.market_quote[r.market] : st.market_base[r.market];
       st.moveToLocked(account, lock_asset, lock, BalanceReason.ORDER_PLACED);
     }
+    const m = r.market;
+    const side = r.side;
+    const p = r.price_units;
+    if (mayRest(r) && !this.books.crosses(side === Side.BID ? st.asks[m] : st.bids[m], side, p)) {
+      // Nothing to match (most GTC places): the order rests at once, as Matching.takePlaced would
+      // leave it (matchTaker would stop at the opposite best, finishTaker would rest it). Written
+      // here, not through the taker's fields and three calls (as amend's move; docs/engine.md).
+      const o = this.orders;
+      const q = r.quantity_units;
+      const s = this.books.openSlot(order_id, account, m, side, r.tif, r.client_order_id);
+      o.f[s * OF.STRIDE + OF.PRICE] = p;
+      o.f[s * OF.STRIDE + OF.QUANTITY] = q;
+      o.f[s * OF.STRIDE + OF.FILLED] = 0;
+      o.f[s * OF.STRIDE + OF.REMAINING] = q;
+      o.f[s * OF.STRIDE + OF.LOCKED] = lock;
+      o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = st.next_priority_seq++;
+      o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = 0;
+      this.books.linkLevel(s);
+      out.orderUpdate(order_id, account, m, side, OrderStatus.OPEN, p, q, 0, q, 0, UpdateReason.PLACED, lock,
+        o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
+      return;
+    }
     this.matching.takePlaced(r, order_id, lock, !this.fok_unfilled, mayRest(r), out);
   }
 
@@ -176,7 +198,9 @@ export class OrderRequests {
   /**
    * One function on purpose, unlike place: AMEND is 82% of the matcher bench's mix, and split into
    * check and accept steps (three calls V8 did not inline) the bench lost ~10% of cpu_ops_per_s
-   * against main; as one function, ~5% (medians of alternated runs, docs/benchmarks.md).
+   * against main; as one function, ~5% (medians of alternated runs, docs/benchmarks.md). All its
+   * checks in one call of their own, to leave V8's inlining budget to the relinking, lost 7-8%
+   * (docs/benchmarks.md, h15d).
    */
   amend(r: Request, out: EventSink): void {
     const st = this.st;
