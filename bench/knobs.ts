@@ -1,4 +1,5 @@
-// The one way a bench takes its knobs: `--name value` on the command line, else the environment
+// The one way a bench takes its knobs: `--name value` (or `--name=value`, the form for a value
+// that itself starts with `--`: `--server-flags=--trace-gc`) on the command line, else the environment
 // variable BENCH_NAME (the name upper-cased, dashes as underscores: `--ref-target-ms` or
 // BENCH_REF_TARGET_MS), else the default. Numbers are checked against their range (`_` allowed as
 // a digit separator) and an option nobody read is an error at finish(): a typo must not silently
@@ -17,10 +18,16 @@ export class Knobs {
   /** The raw text of knob `name` (undefined: not given). */
   private raw(name: string): string | undefined {
     this.read.add(`--${name}`);
+    const joined = this.argv.find((a) => a.startsWith(`--${name}=`));
+    if (joined !== undefined) {
+      const v = joined.slice(name.length + 3);
+      if (v === '') throw new RangeError(`--${name} needs a value`);
+      return v;
+    }
     const at = this.argv.indexOf(`--${name}`);
     if (at >= 0) {
       const v = this.argv[at + 1];
-      if (v === undefined || v.startsWith('--')) throw new RangeError(`--${name} needs a value`);
+      if (v === undefined || v.startsWith('--')) throw new RangeError(`--${name} needs a value (one starting with -- goes as --${name}=value)`);
       return v;
     }
     const v = this.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
@@ -66,7 +73,8 @@ export class Knobs {
   /** Throws on a command-line option no knob read (call after reading them all). */
   finish(): void {
     for (const a of this.argv) {
-      if (a.startsWith('--') && !this.read.has(a)) throw new RangeError(`unknown option ${a}`);
+      const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+      if (a.startsWith('--') && !this.read.has(name)) throw new RangeError(`unknown option ${name}`);
     }
   }
 }

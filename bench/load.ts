@@ -17,7 +17,8 @@
 //                      "0,other": the default priority; absent: the server's default)
 //   --metrics-pairs N  metrics on/off comparison: N pairs of closed-loop runs (default 2; 0: skip)
 //   --metrics-seconds S  length of each of those runs (default 5)
-//   --server-flags F   extra node flags for the server, space-separated (e.g. "--trace-gc")
+//   --server-flags=F   extra node flags for the server, space-separated (e.g. --server-flags="--trace-gc":
+//                      a value that starts with -- takes the = form; BENCH_SERVER_FLAGS works too)
 //   --server-log FILE  copy the server's stdout to FILE (with --trace-gc: every GC pause, timed)
 //   --server-main F    run this compiled server instead of this build's dist/src/main.js (an A/B
 //                      of two builds with one measuring client: e.g. /work/main/dist/src/main.js)

@@ -24,4 +24,16 @@ describe('bench knobs', () => {
     k.number('seconds', 10, 0.5, 60);
     expect(() => k.finish()).toThrow('unknown option --sconds');
   });
+
+  it('takes --name=value, the form for a value that starts with --', () => {
+    const k = new Knobs(['--server-flags=--trace-gc --max-semi-space-size=32', '--runs=2']);
+    expect(k.string('server-flags', '')).toBe('--trace-gc --max-semi-space-size=32');
+    expect(k.number('runs', 3, 1, 9)).toBe(2);
+    k.finish();
+    expect(() => new Knobs(['--server-flags', '--trace-gc']).string('server-flags', '')).toThrow('goes as --server-flags=value');
+    expect(() => new Knobs(['--runs=']).number('runs', 3, 1, 9)).toThrow('--runs needs a value');
+    const typo = new Knobs(['--rnus=2']);
+    typo.number('runs', 3, 1, 9);
+    expect(() => typo.finish()).toThrow('unknown option --rnus');
+  });
 });
