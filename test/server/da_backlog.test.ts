@@ -35,6 +35,8 @@ describe('DA backlog bound', () => {
     const w = Wallet.random();
     await rootsCaughtUp();
     ok(await deposit(s, w.address, 'USDC', '1000'));
+    // The first write below then finds no batch waiting (accepted), the ones right after it one.
+    await rootsCaughtUp();
     const accepted: string[] = [];
     const refused: string[] = [];
     for (let i = 0; i < ATTEMPTS; i++) {
@@ -66,6 +68,8 @@ describe('DA backlog bound', () => {
     const w = Wallet.random();
     await rootsCaughtUp();
     ok(await deposit(s, w.address, 'USDC', '1000'));
+    // The first write below then finds no batch waiting (accepted), the ones right after it one.
+    await rootsCaughtUp();
     let refused_whole = false;
     for (let i = 0; i < ATTEMPTS && !refused_whole; i++) {
       const requests = [0, 1].map((k) => ({ kind: 'order', ...w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100, client_order_id: `g-${i}-${k}` }) }));
