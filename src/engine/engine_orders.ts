@@ -266,13 +266,9 @@ export class OrderRequests {
     } else {
       // Re-enters the book as if placed now, keeping its id and filled quantity.
       this.books.unlinkLevel(s);
-      const best = opposite.count - 1;
-      if (best >= 0) {
-        const bp = this.levels.price[opposite.levels[best]];
-        if (side === Side.BID ? p >= bp : p <= bp) {
-          this.matching.takeAmended(s, p, q, new_lock, out);
-          return;
-        }
+      if (this.books.crosses(opposite, side, p)) {
+        this.matching.takeAmended(s, p, q, new_lock, out);
+        return;
       }
       // Nothing to match (most moves): the order rests at once at its new price, as
       // Matching.rest would leave it (matchTaker would stop at the opposite best). Written here,
