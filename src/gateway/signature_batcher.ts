@@ -3,6 +3,7 @@
 import type { VerifyPool } from '../auth/verify_pool.js';
 import type { SignedMessage } from '../auth/verify.js';
 import type { StageStamps } from './stage_timings.js';
+import type { MessageForms } from './signed_requests.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -70,10 +71,10 @@ export class SignatureBatcher {
 
   /**
    * Calls `found` with the message of `messages` that `address` signed (tried in order: the next
-   * form is checked only when the one before failed), or null. The journal keeps it with the
+   * form is asked for and checked only when the one before failed), or null. The journal keeps it with the
    * signature (consent on the record).
    */
-  checkAny(messages: readonly string[], signature_hex: string, address: string, stamps: StageStamps | null, found: Found): void {
+  checkAny(messages: MessageForms, signature_hex: string, address: string, stamps: StageStamps | null, found: Found): void {
     this.checkSigners(messages, signature_hex, address, undefined, stamps, found);
   }
 
@@ -84,19 +85,21 @@ export class SignatureBatcher {
    * with ten agents than for one with none.
    */
   checkSigners(
-    messages: readonly string[], signature_hex: string, address: string, others: readonly string[] | undefined,
+    messages: MessageForms, signature_hex: string, address: string, others: readonly string[] | undefined,
     stamps: StageStamps | null, found: FoundSigner,
   ): void {
     let k = 0;
+    let message = messages.at(0);
     const next = (verdict: number): void => {
-      if (verdict === VALID) return found(messages[k], false, null);
-      if (verdict > VALID) return found(messages[k], false, (others as readonly string[])[verdict - VALID - 1]);
+      if (verdict === VALID) return found(message as string, false, null);
+      if (verdict > VALID) return found(message as string, false, (others as readonly string[])[verdict - VALID - 1]);
       if (verdict === FAILED) return found(null, true, null);
-      if (++k >= messages.length) return found(null, false, null);
-      this.check(messages[k], signature_hex, address, stamps, next, others);
+      message = messages.at(++k);
+      if (message === undefined) return found(null, false, null);
+      this.check(message, signature_hex, address, stamps, next, others);
     };
-    if (messages.length === 0) return found(null, false, null);
-    this.check(messages[0], signature_hex, address, stamps, next, others);
+    if (message === undefined) return found(null, false, null);
+    this.check(message, signature_hex, address, stamps, next, others);
   }
 
   /** One check as a promise (the WebSocket auth); rejects when the pool could not check it. */
@@ -108,7 +111,7 @@ export class SignatureBatcher {
   }
 
   /** checkAny as a promise (the forced-inclusion checks); rejects when the pool could not check. */
-  verifyAny(messages: readonly string[], signature_hex: string, address: string): Promise<string | null> {
+  verifyAny(messages: MessageForms, signature_hex: string, address: string): Promise<string | null> {
     return new Promise<string | null>((resolve, reject) => this.checkAny(messages, signature_hex, address, null, (m, failed) => {
       if (failed) reject(new Error('the verify pool could not check the signature'));
       else resolve(m);

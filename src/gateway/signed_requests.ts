@@ -3,7 +3,7 @@
 // judges only types, presence and formats, before any signature is checked.
 import {
   amendMessage, approveAgentMessage, cancelAfterMessage, revokeAgentMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
-  withdrawalMessage,
+  withdrawalMessage, type OrderJsonMessageFields,
 } from '../auth/messages.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
 import {
@@ -22,7 +22,7 @@ export interface SignedRequest {
   address: string;
   signature_hex: string;
   /** Accepted message forms, most likely first (orders have two; DECISIONS). */
-  messages: string[];
+  messages: MessageForms;
   /** What to rate-limit it as (referrals and forced inclusions count as slow operations, like withdrawals). */
   limit: 'orders' | 'cancels' | 'withdrawals';
   /**
@@ -36,6 +36,38 @@ export interface SignedRequest {
    * INVALID_SIGNATURE when that is what the client signed (DECISIONS).
    */
   json_form_only?: boolean;
+}
+
+/**
+ * The message forms a signature may be over, most likely first: an array, or forms built only when
+ * asked (OrderForms). `at(k)` is undefined past the last form.
+ */
+export interface MessageForms {
+  readonly length: number;
+  at(k: number): string | undefined;
+}
+
+/**
+ * An order's two forms (DECISIONS "Signatures"): the JSON form, which the SDK signs, first; the
+ * colon form is written only when the JSON form did not verify (the signature batcher asks for
+ * form 1 after form 0 failed), not for every order (issue 11: ~440 bytes and a dozen strings per
+ * order on the front thread for a form the SDK never signs).
+ */
+class OrderForms implements MessageForms, OrderJsonMessageFields {
+  readonly length = 2;
+  private json: string | null = null;
+  private colon: string | null = null;
+  constructor(
+    readonly market_id: string, readonly side: string, readonly price: number, readonly quantity: number,
+    readonly nonce: number, readonly order_type: string, readonly time_in_force: string,
+    readonly stp: string | null, readonly expires_after_ms: number | null,
+  ) {}
+
+  at(k: number): string | undefined {
+    if (k === 0) return this.json ??= orderJsonMessage(this);
+    if (k === 1) return this.colon ??= orderMessage(this);
+    return undefined;
+  }
 }
 
 export interface MarketLookup {
@@ -63,7 +95,9 @@ function fail(code: BodyError['code'], message: string): BodyError {
 }
 
 function unknownField(body: Body, allowed: readonly string[]): BodyError | null {
-  for (const k of Object.keys(body)) {
+  // for-in, not Object.keys: no key array per request (issue 11); own keys only, as Object.keys.
+  for (const k in body) {
+    if (!Object.prototype.hasOwnProperty.call(body, k)) continue;
     if (!allowed.includes(k)) return fail('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
   }
   return null;
@@ -199,13 +233,9 @@ export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedReque
   r.price_units = price;
   r.quantity_units = quantity;
   r.client_order_id = coid;
-  const fields = {
-    market_id, side: side_text, price, quantity, nonce: n, order_type: type_text, time_in_force: tif_text,
-    stp: stp_text, expires_after_ms: expires,
-  };
   return {
     request: r, address: user, signature_hex: sig, limit: 'orders',
-    messages: [orderJsonMessage(fields), orderMessage(fields)],
+    messages: new OrderForms(market_id, side_text, price, quantity, n, type_text, tif_text, stp_text, expires),
     json_form_only: stp_text !== null || expires !== null,
   };
 }

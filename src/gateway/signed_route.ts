@@ -61,7 +61,7 @@ export function admitSigned(ctx: GatewayContext, answer: Answer, parsed: SignedR
     answer.error('INVALID_SIGNATURE', BAD_SIGNATURE);
     return false;
   }
-  if (message !== parsed.messages[0] && parsed.json_form_only === true) {
+  if (parsed.json_form_only === true && message !== parsed.messages.at(0)) {
     answer.error('INVALID_ORDER', COLON_FORM_REFUSED);
     return false;
   }
