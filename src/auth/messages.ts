@@ -6,6 +6,7 @@
 // unsafe number, a non-hex payload): the gateway validates shapes before it builds a message.
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { parseHexAnyLength, toHex0x } from './hex.js';
+import { JsonText } from '../util/json_text.js';
 
 /** Service token, the first segment of every colon-form message. */
 export const SERVICE_TOKEN = 'ringbook';
@@ -66,18 +67,25 @@ export function orderMessage(f: OrderMessageFields): string {
  * place for the optional members, so an order carrying them must be signed in this one.
  */
 export function orderJsonMessage(f: OrderJsonMessageFields): string {
-  return (
-    `{"market_id":${JSON.stringify(str(f.market_id, 'market_id'))}` +
-    `,"side":${JSON.stringify(str(f.side, 'side'))}` +
-    `,"price":${jsonInt(f.price ?? 0, 'price')}` +
-    `,"quantity":${jsonInt(f.quantity, 'quantity')}` +
-    `,"order_type":${JSON.stringify(str(f.order_type, 'order_type'))}` +
-    `,"time_in_force":${JSON.stringify(str(f.time_in_force, 'time_in_force'))}` +
-    `,"nonce":${jsonInt(f.nonce, 'nonce')}` +
-    (f.stp === undefined || f.stp === null ? '' : `,"stp":${JSON.stringify(str(f.stp, 'stp'))}`) +
-    (f.expires_after_ms === undefined || f.expires_after_ms === null ? '' : `,"expires_after_ms":${jsonInt(f.expires_after_ms, 'expires_after_ms')}`) +
-    '}'
-  );
+  // Written into one reused buffer (util/json_text.ts): the server builds this text for every
+  // order, and a template literal of ~20 parts left ~20 partial strings behind each time (issue 11).
+  const t = json_form.begin();
+  t.raw('{"market_id":').str(str(f.market_id, 'market_id')).raw(',"side":').str(str(f.side, 'side'));
+  jsonIntInto(t.raw(',"price":'), f.price ?? 0, 'price');
+  jsonIntInto(t.raw(',"quantity":'), f.quantity, 'quantity');
+  t.raw(',"order_type":').str(str(f.order_type, 'order_type')).raw(',"time_in_force":').str(str(f.time_in_force, 'time_in_force'));
+  jsonIntInto(t.raw(',"nonce":'), f.nonce, 'nonce');
+  if (f.stp !== undefined && f.stp !== null) t.raw(',"stp":').str(str(f.stp, 'stp'));
+  if (f.expires_after_ms !== undefined && f.expires_after_ms !== null) jsonIntInto(t.raw(',"expires_after_ms":'), f.expires_after_ms, 'expires_after_ms');
+  return t.raw('}').text();
+}
+
+const json_form = new JsonText();
+
+/** jsonInt's text written into `t` (a safe-integer number without a string of its own). */
+function jsonIntInto(t: JsonText, value: IntText, field: string): void {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) t.num(value);
+  else t.raw(jsonInt(value, field));
 }
 
 /** A JSON integer: as intText, but "-0" and leading zeros (not valid JSON numbers) are refused. */

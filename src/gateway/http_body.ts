@@ -341,7 +341,9 @@ function checkKeys(root: object): string | null {
       for (const x of v) if (x !== null && typeof x === 'object') stack.push(x as object);
     } else {
       const record = v as Record<string, unknown>;
-      for (const k of Object.keys(record)) {
+      // for-in over a parsed object walks its map's key cache; Object.keys built an array per body.
+      for (const k in record) {
+        if (!Object.prototype.hasOwnProperty.call(record, k)) continue;
         if (FORBIDDEN_JSON_KEYS.has(k)) return `body contains the forbidden key "${k}"`;
         const x = record[k];
         if (x !== null && typeof x === 'object') stack.push(x as object);

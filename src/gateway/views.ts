@@ -6,6 +6,7 @@ import {
 } from '../engine/types.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
+import { JsonText } from '../util/json_text.js';
 
 let last_iso_ms = NaN;
 let last_iso = '';
@@ -42,49 +43,51 @@ export function immediateFill(f: FillView): Record<string, unknown> {
   return { fill_id: f.fill_id, price: f.price, quantity: f.quantity, fee: f.fee, is_maker: f.is_maker };
 }
 
-const quoted = (names: readonly string[]): readonly string[] => names.map((n) => JSON.stringify(n));
-const STATUS_JSON = quoted(ORDER_STATUS_NAMES);
-const SIDE_JSON = quoted(SIDE_NAMES);
-const TYPE_JSON = quoted(ORDER_TYPE_NAMES);
-const TIF_JSON = quoted(TIF_NAMES);
+const answer_text = new JsonText();
 
-/** A number as JSON.stringify writes it (null for NaN and the infinities). */
-function num(x: number): string {
-  return Number.isFinite(x) ? String(x) : 'null';
+/** The generic answer of an accepted order: what orderAnswerJson writes, through JSON.stringify. */
+function orderAnswerGeneric(rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): string {
+  const record = orderRecord(rm, o);
+  if (fills !== null) record.fills = fills.map(immediateFill);
+  record.batch_id = String(batch_id);
+  return JSON.stringify(record);
 }
 
 /**
  * The answer of an accepted order, cancel or amend: exactly
  * `JSON.stringify({ ...orderRecord(rm, o), fills: fills.map(immediateFill), batch_id: String(batch_id) })`
- * (no `fills` member when `fills` is null), written straight to text: no record object per answer
- * and no generic serializer walk over it (issue 11: the front's per-request allocations).
- * test/gateway/views.test.ts compares the two on generated orders.
+ * (no `fills` member when `fills` is null), written as bytes into one reused buffer and read out
+ * as one string (util/json_text.ts): no record object, no serializer walk and no chain of partial
+ * strings per answer (issue 11: the front's per-request allocations). A name outside the tables
+ * (a member JSON.stringify would drop) takes the generic path. test/gateway/views.test.ts compares
+ * the two on generated orders.
  */
 export function orderAnswerJson(rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): string {
-  const status = STATUS_JSON[o.status];
-  const side = SIDE_JSON[o.side];
-  const type = TYPE_JSON[o.order_type];
-  const tif = TIF_JSON[o.tif];
-  if (status === undefined || side === undefined || type === undefined || tif === undefined) {
-    // A value outside the tables (JSON.stringify drops the member): the generic path.
-    const record = orderRecord(rm, o);
-    if (fills !== null) record.fills = fills.map(immediateFill);
-    record.batch_id = String(batch_id);
-    return JSON.stringify(record);
+  const status = ORDER_STATUS_NAMES[o.status];
+  const side = SIDE_NAMES[o.side];
+  const type = ORDER_TYPE_NAMES[o.order_type];
+  const tif = TIF_NAMES[o.tif];
+  if (status === undefined || side === undefined || type === undefined || tif === undefined || !Number.isSafeInteger(batch_id)) {
+    return orderAnswerGeneric(rm, o, fills, batch_id); // JSON.stringify drops such a member; String(NaN) is not num(NaN)
   }
-  let text = `{"order_id":${num(o.order_id)},"client_order_id":${JSON.stringify(o.client_order_id)},"status":${status}` +
-    `,"market_id":${JSON.stringify(rm.markets[o.market]?.id ?? '')},"side":${side},"order_type":${type},"time_in_force":${tif}` +
-    `,"price":${num(o.price)},"quantity":${num(o.quantity)},"filled_quantity":${num(o.filled)},"remaining_quantity":${num(o.remaining)}` +
-    `,"last_fill_price":${num(o.last_fill_price)},"created_at":"${isoTime(o.created_ms)}","updated_at":"${isoTime(o.updated_ms)}"`;
+  const t = answer_text.begin();
+  t.raw('{"order_id":').num(o.order_id).raw(',"client_order_id":').str(o.client_order_id)
+    .raw(',"status":').str(status).raw(',"market_id":').str(rm.markets[o.market]?.id ?? '')
+    .raw(',"side":').str(side).raw(',"order_type":').str(type).raw(',"time_in_force":').str(tif)
+    .raw(',"price":').num(o.price).raw(',"quantity":').num(o.quantity).raw(',"filled_quantity":').num(o.filled)
+    .raw(',"remaining_quantity":').num(o.remaining).raw(',"last_fill_price":').num(o.last_fill_price)
+    .raw(',"created_at":').str(isoTime(o.created_ms)).raw(',"updated_at":').str(isoTime(o.updated_ms));
   if (fills !== null) {
-    text += ',"fills":[';
+    t.raw(',"fills":[');
     for (let i = 0; i < fills.length; i++) {
       const f = fills[i];
-      text += `${i === 0 ? '' : ','}{"fill_id":${num(f.fill_id)},"price":${num(f.price)},"quantity":${num(f.quantity)},"fee":${num(f.fee)},"is_maker":${f.is_maker ? 'true' : 'false'}}`;
+      t.raw(i === 0 ? '{"fill_id":' : ',{"fill_id":').num(f.fill_id).raw(',"price":').num(f.price)
+        .raw(',"quantity":').num(f.quantity).raw(',"fee":').num(f.fee).raw(f.is_maker ? ',"is_maker":true}' : ',"is_maker":false}');
     }
-    text += ']';
+    t.raw(']');
   }
-  return `${text},"batch_id":"${String(batch_id)}"}`;
+  t.raw(',"batch_id":"').num(batch_id).raw('"}');
+  return t.text();
 }
 
 export function accountFill(rm: ReadModel, f: FillView): Record<string, unknown> {
