@@ -12,6 +12,7 @@ import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
+import { ringFutexChoice } from './ring/futex.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
 
@@ -313,6 +314,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
     cfg.log.level = level;
   }
   if (env.RINGBOOK_LOG_PRETTY === '1') cfg.log.pretty = true;
+  // Read by each thread that makes or attaches a ring (ring/futex.ts); refused here so that a
+  // misspelt value stops the start instead of silently leaving the native futex on.
+  const futex = ringFutexChoice(env);
+  if ('error' in futex) throw new ConfigError(futex.error);
   return cfg;
 }
 

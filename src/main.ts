@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, ConfigError } from './config.js';
 import { RingbookServer } from './gateway/server.js';
+import { nativeFutex } from './ring/futex.js';
 import { componentLog, configureLogs } from './util/log.js';
 
 const log = componentLog('server');
@@ -24,6 +25,13 @@ async function main(): Promise<void> {
   const cfg = loadConfig();
   if (process.argv.includes('--pretty')) cfg.log.pretty = true;
   configureLogs(cfg.log);
+  // RINGBOOK_RING_FUTEX=native without a module this process can load: one clear line now rather
+  // than a stack from the first ring made.
+  try {
+    nativeFutex();
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
   const data_dir = path.resolve(cfg.server.data_dir);
   mkdirSync(data_dir, { recursive: true });
   const admin = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));

@@ -8,7 +8,9 @@
 //
 // Loaded once per thread; null off Linux, when not built, or with RINGBOOK_RING_FUTEX=atomics (the
 // ring then uses Atomics). A ring records at create() which one its doorbell uses, so both sides
-// always agree (spsc_ring.ts).
+// always agree (spsc_ring.ts). RINGBOOK_RING_FUTEX takes only the values of RING_FUTEX_CHOICES:
+// a misspelt one (`atomic`) would otherwise silently leave the native futex on; the server
+// refuses it at start (config.ts, main.ts), and a thread that meets it here throws.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -23,28 +25,56 @@ export interface NativeFutex {
 
 const ADDON = path.join('native', 'build', 'ring_futex.node');
 
-function load(): NativeFutex | null {
-  if (process.platform !== 'linux' || process.env.RINGBOOK_RING_FUTEX === 'atomics') return null;
+/**
+ * RINGBOOK_RING_FUTEX's values (unset or empty: `auto`). `auto`: the native futex when it loads,
+ * else Atomics; `native`: the native futex or no start; `atomics`: Atomics even when it is built.
+ */
+export const RING_FUTEX_CHOICES = ['auto', 'native', 'atomics'] as const;
+export type RingFutexChoice = (typeof RING_FUTEX_CHOICES)[number];
+
+/** The doorbell `env` asks for, or an error message naming the accepted values. */
+export function ringFutexChoice(env: NodeJS.ProcessEnv): { choice: RingFutexChoice } | { error: string } {
+  const v = env.RINGBOOK_RING_FUTEX;
+  if (v === undefined || v === '') return { choice: 'auto' };
+  if ((RING_FUTEX_CHOICES as readonly string[]).includes(v)) return { choice: v as RingFutexChoice };
+  return { error: `RINGBOOK_RING_FUTEX must be one of ${RING_FUTEX_CHOICES.join(', ')} (or unset: auto), not ${JSON.stringify(v)}` };
+}
+
+/** The module, or why there is none; throws for a RINGBOOK_RING_FUTEX it must not guess at. */
+function load(): { futex: NativeFutex } | { absent: string } {
+  const asked = ringFutexChoice(process.env);
+  if ('error' in asked) throw new Error(asked.error);
+  if (asked.choice === 'atomics') return { absent: 'RINGBOOK_RING_FUTEX=atomics' };
+  const found = find();
+  if ('absent' in found && asked.choice === 'native') throw new Error(`RINGBOOK_RING_FUTEX=native, but ${found.absent}`);
+  return found;
+}
+
+function find(): { futex: NativeFutex } | { absent: string } {
+  if (process.platform !== 'linux') return { absent: `the native futex is Linux only (this is ${process.platform})` };
   // src/ring and dist/src/ring both sit below the repository root.
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
     const file = path.join(dir, ADDON);
     if (existsSync(file)) {
       try {
-        return createRequire(import.meta.url)(file) as NativeFutex;
-      } catch {
-        return null;
+        return { futex: createRequire(import.meta.url)(file) as NativeFutex };
+      } catch (e) {
+        return { absent: `${file} does not load: ${(e as Error).message}` };
       }
     }
     dir = path.dirname(dir);
   }
-  return null;
+  return { absent: `${ADDON} is not built (make native)` };
 }
 
-let loaded: NativeFutex | null | undefined;
+let loaded: { futex: NativeFutex } | { absent: string } | undefined;
 
-/** The native futex of this thread, or null (the ring then uses Atomics). */
+/**
+ * The native futex of this thread, or null (the ring then uses Atomics). Throws when
+ * RINGBOOK_RING_FUTEX is not one of RING_FUTEX_CHOICES, or is `native` and the module is not there.
+ */
 export function nativeFutex(): NativeFutex | null {
-  if (loaded === undefined) loaded = load();
-  return loaded;
+  loaded ??= load();
+  return 'futex' in loaded ? loaded.futex : null;
 }

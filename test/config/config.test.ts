@@ -143,6 +143,11 @@ describe('config', () => {
     expect(() => loadConfig({ RINGBOOK_LOG_LEVEL: 'loud' })).toThrow('RINGBOOK_LOG_LEVEL');
   });
 
+  it('RINGBOOK_RING_FUTEX: auto, native or atomics; a misspelt value stops the start', () => {
+    for (const v of ['', 'auto', 'native', 'atomics']) expect(() => loadConfig({ RINGBOOK_RING_FUTEX: v })).not.toThrow();
+    expect(() => loadConfig({ RINGBOOK_RING_FUTEX: 'atomic' })).toThrow('RINGBOOK_RING_FUTEX must be one of auto, native, atomics (or unset: auto), not "atomic"');
+  });
+
   it('ignores prototype-polluting keys in a merged file', () => {
     const merged = mergeConfig(defaults, JSON.parse('{"__proto__":{"polluted":true},"fees":{"maker_fee_bps":0,"taker_fee_bps":3}}')) as Record<string, unknown>;
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
