@@ -289,7 +289,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
   let raw = readJson(defaultConfigPath());
   if (env.RINGBOOK_CONFIG) raw = mergeConfig(raw, readJson(env.RINGBOOK_CONFIG));
   const cfg = validateConfig(raw);
-  if (env.RINGBOOK_HOST) cfg.server.host = env.RINGBOOK_HOST;
+  if (env.RINGBOOK_HOST) {
+    // The pattern server.host is held to: `not a host` once reached the listen call and stopped
+    // the start with a stack ('cannot listen on not a host:0') instead of a line naming the variable.
+    if (!HOST_PATTERN.test(env.RINGBOOK_HOST)) throw new ConfigError('RINGBOOK_HOST must be an IP address or a host name (no port: RINGBOOK_PORT)');
+    cfg.server.host = env.RINGBOOK_HOST;
+  }
   if (env.RINGBOOK_PORT !== undefined && env.RINGBOOK_PORT !== '') {
     const port = Number(env.RINGBOOK_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('RINGBOOK_PORT must be 0..65535');
@@ -313,7 +318,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
     if (level === null) throw new ConfigError(`RINGBOOK_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
     cfg.log.level = level;
   }
-  if (env.RINGBOOK_LOG_PRETTY === '1') cfg.log.pretty = true;
+  if (env.RINGBOOK_LOG_PRETTY !== undefined && env.RINGBOOK_LOG_PRETTY !== '') {
+    if (env.RINGBOOK_LOG_PRETTY !== '0' && env.RINGBOOK_LOG_PRETTY !== '1') throw new ConfigError('RINGBOOK_LOG_PRETTY must be 1 (pretty lines) or 0 (JSON lines)');
+    cfg.log.pretty = env.RINGBOOK_LOG_PRETTY === '1';
+  }
   // Read by each thread that makes or attaches a ring (ring/futex.ts); refused here so that a
   // misspelt value stops the start instead of silently leaving the native futex on.
   const futex = ringFutexChoice(env);

@@ -96,24 +96,30 @@ export function units(args: ParsedArgs, name: string): number {
   return u;
 }
 
+/** --url, else RINGBOOK_URL, else DEFAULT_URL: an http(s) URL; a bad one is refused naming where it came from. */
 export function url(args: ParsedArgs): string {
-  const u = str(args, 'url') ?? process.env.RINGBOOK_URL ?? DEFAULT_URL;
+  const flag = str(args, 'url');
+  const env = process.env.RINGBOOK_URL;
+  const [u, from] = flag !== undefined ? [flag, '--url'] : env !== undefined && env !== '' ? [env, 'RINGBOOK_URL'] : [DEFAULT_URL, 'the default URL'];
+  let protocol: string;
   try {
-    new URL(u);
+    protocol = new URL(u).protocol;
   } catch {
-    throw new UsageError(`--url: not a URL: ${u}`);
+    throw new UsageError(`${from}: not a URL: ${u}`);
   }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`${from}: not an http:// or https:// URL: ${u}`);
   return u;
 }
 
 /** --key, else RINGBOOK_KEY. */
 export function wallet(args: ParsedArgs): Wallet {
-  const k = str(args, 'key') ?? process.env.RINGBOOK_KEY;
+  const flag = str(args, 'key');
+  const k = flag ?? process.env.RINGBOOK_KEY;
   if (k === undefined || k === '') throw new UsageError('--key (or RINGBOOK_KEY) is required');
   try {
     return new Wallet(k);
   } catch {
-    throw new UsageError('--key: not a valid private key (0x + 64 hex)');
+    throw new UsageError(`${flag !== undefined ? '--key' : 'RINGBOOK_KEY'}: not a valid private key (0x + 64 hex)`);
   }
 }
 

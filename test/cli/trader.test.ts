@@ -65,6 +65,13 @@ describe('ringbook trader commands', () => {
     expect((await cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'up', '--price', '1', '--quantity', '1'])).code).toBe(64);
     expect((await cli(['cancel', ...U, '--key', maker.private_key])).code).toBe(64);
     expect((await cli(['balances', ...U])).code).toBe(64);
+    // A bad RINGBOOK_URL or RINGBOOK_KEY is named as such (not as the flag the user never gave).
+    const bad_url = await cli(['balances', '--address', maker.address], { RINGBOOK_URL: 'ftp://127.0.0.1:1' });
+    expect(bad_url.code).toBe(64);
+    expect(bad_url.stderr).toContain('RINGBOOK_URL: not an http:// or https:// URL: ftp://127.0.0.1:1');
+    const bad_key = await cli(['balances', ...U], { RINGBOOK_KEY: '0x1234' });
+    expect(bad_key.code).toBe(64);
+    expect(bad_key.stderr).toContain('RINGBOOK_KEY: not a valid private key');
   });
 
   it('deposit, two crossing orders, balances show the trade', async () => {

@@ -116,6 +116,8 @@ describe('config', () => {
 
   it('refuses bad environment values', () => {
     expect(() => loadConfig({ RINGBOOK_PORT: 'eighty' })).toThrow('RINGBOOK_PORT');
+    for (const bad of ['not a host', '127.0.0.1/8', 'host;rm']) expect(() => loadConfig({ RINGBOOK_HOST: bad })).toThrow('RINGBOOK_HOST must be an IP address or a host name');
+    expect(loadConfig({ RINGBOOK_HOST: '::1' }).server.host).toBe('::1');
     expect(() => loadConfig({ RINGBOOK_OPERATOR_KEY: '0x1234' })).toThrow('RINGBOOK_OPERATOR_KEY');
     expect(() => loadConfig({ RINGBOOK_CONFIG: '/nonexistent/ringbook.json' })).toThrow('cannot read config');
     for (const bad of ['abc', '1.5', '1e3', '99999999999999999999']) {
@@ -141,6 +143,14 @@ describe('config', () => {
     expect(() => validateConfig(withOverride({ log: { pretty: 1 } }))).toThrow('log.pretty must be true or false');
     expect(loadConfig({ RINGBOOK_LOG_LEVEL: 'warn', RINGBOOK_LOG_PRETTY: '1' }).log).toEqual({ level: 'warn', pretty: true });
     expect(() => loadConfig({ RINGBOOK_LOG_LEVEL: 'loud' })).toThrow('RINGBOOK_LOG_LEVEL');
+    // 0 turns off a config's pretty lines; any other value (true, yes) is refused, not ignored.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-cfg-'));
+    const pretty_file = path.join(dir, 'c.json');
+    fs.writeFileSync(pretty_file, JSON.stringify({ log: { pretty: true } }));
+    expect(loadConfig({ RINGBOOK_CONFIG: pretty_file }).log.pretty).toBe(true);
+    expect(loadConfig({ RINGBOOK_CONFIG: pretty_file, RINGBOOK_LOG_PRETTY: '0' }).log.pretty).toBe(false);
+    fs.rmSync(dir, { recursive: true, force: true });
+    for (const bad of ['true', 'yes', '2']) expect(() => loadConfig({ RINGBOOK_LOG_PRETTY: bad })).toThrow('RINGBOOK_LOG_PRETTY must be 1 (pretty lines) or 0 (JSON lines)');
   });
 
   it('RINGBOOK_RING_FUTEX: auto, native or atomics; a misspelt value stops the start', () => {
