@@ -15,8 +15,8 @@ import path from 'node:path';
 import { api, runVerifier, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
 import {
-  daStatus, fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, TICK, withTimeout, orderIdsOf, orderLoad, P, settledMatchers, startTestCluster,
-  waitFor, type Answered, type TestCluster,
+  daStatus, fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, TICK, withTimeout, orderIdsOf, P, settledMatchers, startTestCluster,
+  waitFor, withOrderLoad, type Answered, type TestCluster,
 } from './cluster_helpers.js';
 
 let c: TestCluster;
@@ -123,27 +123,26 @@ describe('cluster on NATS JetStream', () => {
 
   it('kill -9 of the leader matcher under load: a standby takes over within 2 s, no answered request lost, replicas agree', async () => {
     const wallets = await Promise.all(Array.from({ length: 6 }, (_, k) => fundedWallet(c.gateways[k % 2])));
-    let running = true;
-    const load = orderLoad(wallets, c.gateways, () => running, 20_000);
-    await new Promise((r) => setTimeout(r, 1000));
-    const statuses = await Promise.all(liveMatchers().map(async (m) => ({ m, s: await matcherStatus(m) })));
-    const leader = statuses.find((x) => x.s.role === 'leader');
-    expect(leader, 'a leader').toBeDefined();
-    const killed_at = Date.now();
-    leader!.m.proc.kill('SIGKILL');
-    const standbys = statuses.filter((x) => x !== leader).map((x) => x.m);
-    const successor = await waitFor('a standby to lead', 5_000, async () => {
-      for (const m of standbys) {
-        const s = await matcherStatus(m);
-        if (s.role === 'leader' && s.batches_cut > 0) return s;
-      }
-      return undefined;
+    const { answered, killed_at, successor } = await withOrderLoad(wallets, c.gateways, 20_000, async (stopLoad) => {
+      await new Promise((r) => setTimeout(r, 1000));
+      const statuses = await Promise.all(liveMatchers().map(async (m) => ({ m, s: await matcherStatus(m) })));
+      const leader = statuses.find((x) => x.s.role === 'leader');
+      expect(leader, 'a leader').toBeDefined();
+      const killed_at = Date.now();
+      leader!.m.proc.kill('SIGKILL');
+      const standbys = statuses.filter((x) => x !== leader).map((x) => x.m);
+      const successor = await waitFor('a standby to lead', 5_000, async () => {
+        for (const m of standbys) {
+          const s = await matcherStatus(m);
+          if (s.role === 'leader' && s.batches_cut > 0) return s;
+        }
+        return undefined;
+      });
+      // Keep the load on the new leader for a while, then let every request in flight be answered.
+      await new Promise((r) => setTimeout(r, 1000));
+      return { answered: await stopLoad(), killed_at, successor };
     });
     const takeover_ms = successor.leader_since_ms - killed_at;
-    // Keep the load on the new leader for a while, then let every request in flight be answered.
-    await new Promise((r) => setTimeout(r, 1000));
-    running = false;
-    const answered = await load;
     const before = answered.filter((a) => a.at_ms < killed_at).length;
     const after = answered.filter((a) => a.at_ms > successor.leader_since_ms).length;
     const gap_ms = longestGapMs(answered);
@@ -168,16 +167,16 @@ describe('cluster on NATS JetStream', () => {
     const leader = c.nats.nodes[victim].name;
     await c.nats.kill(victim);
     const killed_at = Date.now();
-    let running = true;
-    const load = orderLoad(wallets, c.gateways, () => running, 20_000);
-    // Streams and the lease whose leader was on the dead node elect a new one (nats-server 2.9:
-    // 2-8 s here when it led them); requests wait in the gateways' retries meanwhile, none is lost.
-    await new Promise((r) => setTimeout(r, NATS_NODE_LOSS_WINDOW_MS));
-    const stopped_at = Date.now();
-    running = false;
-    const answered = await load.catch((e: unknown) => {
-      dumpOutputs();
-      throw e;
+    const { answered, stopped_at } = await withOrderLoad(wallets, c.gateways, 20_000, async (stopLoad) => {
+      // Streams and the lease whose leader was on the dead node elect a new one (nats-server 2.9:
+      // 2-8 s here when it led them); requests wait in the gateways' retries meanwhile, none is lost.
+      await new Promise((r) => setTimeout(r, NATS_NODE_LOSS_WINDOW_MS));
+      const stopped_at = Date.now();
+      const answered = await stopLoad().catch((e: unknown) => {
+        dumpOutputs();
+        throw e;
+      });
+      return { answered, stopped_at };
     });
     console.log(`cluster NATS node kill (${leader}, the JetStream meta leader): ${answered.length} orders answered in ${stopped_at - killed_at} ms, longest answer gap ${longestGapMs(answered)} ms`);
     // Still serving at the end of the window, not just before the kill took effect.

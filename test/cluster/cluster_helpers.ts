@@ -139,6 +139,29 @@ export async function orderLoad(wallets: Wallet[], gateways: StartedServer[], ru
   return answered;
 }
 
+/**
+ * `orderLoad` for as long as `body` runs: `body` gets a stop() that ends the load and returns what
+ * was answered. However `body` ends, the load stops: a failed test must not leave it sending into
+ * the next test, which shares the cluster (one loaded run's first failure, a /status request
+ * that hung up, left it running and three later tests then failed on the batches it kept adding).
+ */
+export async function withOrderLoad<T>(wallets: Wallet[], gateways: StartedServer[], answer_ms: number,
+  body: (stop: () => Promise<Answered[]>) => Promise<T>): Promise<T> {
+  let running = true;
+  const load = orderLoad(wallets, gateways, () => running, answer_ms);
+  const stop = (): Promise<Answered[]> => {
+    running = false;
+    return load;
+  };
+  try {
+    return await body(stop);
+  } finally {
+    running = false;
+    // Settled either way; if `body` failed first its error is the one reported.
+    await load.catch(() => undefined);
+  }
+}
+
 /** The order ids a gateway's read model holds for `address` (all statuses). */
 export async function orderIdsOf(g: StartedServer, address: string): Promise<number[]> {
   const r = await api(g.url).get(`/account/${address}/orders?status=all&limit=1000`);
