@@ -6,9 +6,9 @@
 import { parseHexAnyLength, toHex0x } from '../auth/hex.js';
 import {
   amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage,
-  inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage, approveAgentMessage, revokeAgentMessage,
+  inferForcedKind, orderJsonMessage, referralMessage, withdrawalMessage, approveAgentMessage, revokeAgentMessage, type ForcedKind,
 } from '../auth/messages.js';
-import type { AmendInput, CancelInput, ForcedKind, PlaceOrderInput, WithdrawInput } from './types.js';
+import type { AmendInput, CancelInput, PlaceOrderInput, WithdrawInput } from './input_types.js';
 import { isAddress } from '../util/address.js';
 
 /** A signer that answers at once (the SDK's Wallet). */

@@ -5,6 +5,8 @@ export * from './errors.js';
 export { RingbookClient, type RingbookClientOptions, type FetchLike } from './rest.js';
 export * from './ws.js';
 export type * from './types.js';
+export type * from './programme_types.js';
+export type * from './input_types.js';
 // Signed bodies exactly as the client sends them, and the forced-inclusion payload and envelope.
 export {
   orderBody, cancelBody, amendBody, cancelAllBody, cancelAfterBody, approveAgentBody, revokeAgentBody, batchBody, withdrawalBody, withdrawalAmountText, referralBody, referrerText, forcedRequestBody,
