@@ -9,10 +9,20 @@ import { api, REPO_ROOT, startServer, type StartedServer } from '../server/harne
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
+/**
+ * Every test here runs CLI processes one after another, each a fresh Node start: ~0.3 s apiece on
+ * an idle machine, 3-4 s measured on the 2-core machine loaded with other suites (load average
+ * 15-23), where the 13 processes of the --stp test took 54 s and the market maker's test ran past
+ * its old 20 s. The time is the processes' start-up, so the tests get room for it; a process
+ * that hangs is still killed after CLI_PROCESS_MS.
+ */
+const CLI_TEST_MS = 150_000;
+/** One CLI process: start-up (up to ~4 s loaded) plus the longest wait one asks for (force-include --timeout 15). */
+const CLI_PROCESS_MS = 40_000;
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 20_000 });
+    const r = await run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: CLI_PROCESS_MS });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -30,7 +40,7 @@ async function keygen(): Promise<{ private_key: string; address: string }> {
   return JSON.parse(r.stdout);
 }
 
-describe('ringbook trader commands', () => {
+describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
   let s: StartedServer;
   let U: string[];
   let maker: { private_key: string; address: string };
@@ -40,7 +50,7 @@ describe('ringbook trader commands', () => {
     s = await startServer();
     U = ['--url', s.url];
     [maker, taker] = await Promise.all([keygen(), keygen()]);
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   afterAll(async () => {
     await s?.stop();
@@ -210,7 +220,7 @@ describe('ringbook trader commands', () => {
     expect(b.accepted).toBe(20);
     expect(b.orders_per_s).toBeGreaterThan(0);
     expect(b.p99_ms).toBeGreaterThanOrEqual(b.p50_ms);
-  }, 20_000);
+  });
 
   it('order --stp and --expires-after-ms; batch FILE answers per item', async () => {
     const w = await keygen();
@@ -276,7 +286,8 @@ describe('ringbook trader commands', () => {
     const { mm, child, out: output } = await runMarketMaker(['--price', '1990', '--quantity', '0.1', '--interval', '0.3', '--walk-bps', '20']);
     let out = output();
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const deadline = Date.now() + 10_000;
+    // Two requotes 0.3 s apart once the bot runs; its start and first quotes take seconds on a loaded machine.
+    const deadline = Date.now() + 60_000;
     while (((out = output()).match(/requoted in one batch/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     // Each requote is one batch over the WebSocket: cancel-all, then the bid and the ask.
     expect(out).toMatch(/requoted in one batch: cancelled 0, bid 0\.1 @ [\d.]+ \(order \d+, open\), ask 0\.1 @ [\d.]+ \(order \d+, open\)/);
@@ -289,7 +300,7 @@ describe('ringbook trader commands', () => {
     const after = JSON.parse((await cli(['balances', ...U, '--address', mm.address, '--json'])).stdout);
     expect(after.assets.ETH).toEqual({ available: 5_000_000, locked: 0 });
     expect(after.assets.USDC.locked).toBe(0);
-  }, 20_000);
+  });
 
   it('the market maker on an agent key arms the dead-man switch: after kill -9 the exchange cancels its quotes', async () => {
     const { mm, child, out } = await runMarketMaker(['--price', '1980', '--quantity', '0.1', '--interval', '5', '--dead-man-ms', '3000'], true);
@@ -297,7 +308,7 @@ describe('ringbook trader commands', () => {
       const b = (await api(s.url).get(`/account/${mm.address}/balances`)).body.data;
       return b.ETH.locked + b.USDC.locked;
     };
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 60_000;
     while (!/requoted in one batch: .*ask 0\.1/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(out()).toMatch(/dead-man switch armed: 3000 ms/);
     expect(out()).toMatch(/market maker 0x[0-9a-f]{40} \(agent key 0x[0-9a-f]{40}\)/);
@@ -312,5 +323,5 @@ describe('ringbook trader commands', () => {
       if (left === 0) break;
     }
     expect(left, out()).toBe(0);
-  }, 45_000);
+  });
 });
