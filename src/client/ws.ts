@@ -1,104 +1,17 @@
 // WebSocket client for Ringbook (docs/api.md "WebSocket"): challenge authentication, channel
 // subscriptions kept across reconnects (exponential backoff), keepalive pings, order books kept in
-// sync by `sequence` (stale snapshots dropped; on a gap the book is re-fetched over HTTP and the
-// newer of the two kept) or by `book_delta` (applied on the book held when `prev_sequence` chains,
-// checked against the checksum; a gap or a mismatch re-fetches the book), and order entry with
-// `post` (answers correlated by id).
-import { applyLevels, checksumMatches, type BookDeltaMessage } from './book_sync.js';
+// sync (BookSync, book_sync.ts), and order entry with `post` (answers correlated by id). The
+// messages and channel names are ws_messages.ts, re-exported here.
+import { BookSync } from './book_sync.js';
 import { errorFromCode, RingbookError } from './errors.js';
 import { RingbookClient, type FetchLike } from './rest.js';
 import type { Signer } from './wallet.js';
-import type { BookLevel, OrderStatus, Side } from './types.js';
+import type {
+  BalanceUpdateMessage, BookDeltaMessage, BookSnapshotMessage, BookView, FillMessage, OrderUpdateMessage, PostResponse, SocketState,
+  TradeMessage, WebSocketConstructor, WebSocketLike,
+} from './ws_messages.js';
 
-/** The subset of the browser WebSocket API the socket uses (the `ws` package implements it too). */
-export interface WebSocketLike {
-  readonly readyState: number;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  onopen: ((ev: any) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason?: string }) => void) | null;
-  onerror: ((ev: any) => void) | null;
-}
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
-
-export interface BookSnapshotMessage {
-  type: 'book_snapshot';
-  market_id: string;
-  sequence: number;
-  bids: BookLevel[];
-  asks: BookLevel[];
-  /** CRC-32 of the best 25 levels per side (docs/api.md); absent from older servers. */
-  checksum?: number;
-  timestamp: string;
-}
-export type { BookDeltaMessage };
-/** The answer to a `post`: the HTTP status and exactly the HTTP body. */
-export interface PostResponse {
-  status: number;
-  body: { ok: boolean; data?: unknown; error?: string | null; message?: string; request_id?: string };
-}
-export interface TradeMessage {
-  type: 'trade';
-  market_id: string;
-  trade_id: string;
-  price: string;
-  quantity: string;
-  side: Side;
-  timestamp: string;
-}
-export interface FillMessage {
-  type: 'fill';
-  fill_id: string;
-  order_id: string;
-  market_id: string;
-  side: Side;
-  price: string;
-  quantity: string;
-  filled_quantity_cumulative: string;
-  is_maker: boolean;
-  fee: string;
-  rebate: string;
-  batch_id: string;
-  timestamp: string;
-}
-export interface OrderUpdateMessage {
-  type: 'order_update';
-  order_id: string;
-  client_order_id: string;
-  market_id: string;
-  side: Side;
-  status: OrderStatus;
-  price: string;
-  quantity: string;
-  filled_quantity: string;
-  remaining_quantity: string;
-  last_fill_price: string;
-  reason: string;
-  timestamp: string;
-}
-export interface BalanceUpdateMessage {
-  type: 'balance_update';
-  asset: string;
-  total: string;
-  available: string;
-  reserved: string;
-  reason: string;
-  timestamp: string;
-}
-
-/** A synchronized book: the last applied whole snapshot of one market. */
-export interface BookView {
-  market_id: string;
-  sequence: number;
-  bids: BookLevel[];
-  asks: BookLevel[];
-  /** Where it came from: a WebSocket snapshot or an HTTP re-fetch after a gap. */
-  source: 'ws' | 'http';
-  timestamp: string | null;
-}
-
-export type SocketState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+export * from './ws_messages.js';
 
 export interface RingbookSocketOptions {
   /** `http://host:port`, `ws://host:port` or `ws://host:port/ws`. */
@@ -124,13 +37,6 @@ export interface RingbookSocketOptions {
   dropSnapshot?: (msg: BookSnapshotMessage) => boolean;
   /** Test hook: return true to drop an incoming book delta as if it had been lost. */
   dropDelta?: (msg: BookDeltaMessage) => boolean;
-}
-
-/** The market of a `book:` or `book_delta:` channel (uppercased), else null. */
-function bookMarketOf(channel: string): string | null {
-  if (channel.startsWith('book:')) return channel.slice(5).toUpperCase();
-  if (channel.startsWith('book_delta:')) return channel.slice(11).toUpperCase();
-  return null;
 }
 
 type Listener<T> = (v: T) => void;
@@ -159,8 +65,6 @@ export class RingbookSocket {
   readonly stats = {
     connects: 0, reconnects: 0, resyncs: 0, stale_dropped: 0, gaps: 0, pings_sent: 0, deltas_applied: 0, checksum_mismatches: 0,
   };
-  /** Deltas that arrived while their market's book was being re-fetched, replayed after it. */
-  #held_deltas = new Map<string, BookDeltaMessage[]>();
   #posts = new Map<string, { resolve: (r: PostResponse) => void; reject: (e: Error) => void }>();
 
   #opts: RingbookSocketOptions;
@@ -168,9 +72,7 @@ export class RingbookSocket {
   #state: SocketState = 'idle';
   #channels = new Set<string>();
   #cancel_on_disconnect = false;
-  #books = new Map<string, BookView>();
-  /** Markets whose next snapshot is the first of a new connection (authoritative). */
-  #fresh = new Set<string>();
+  readonly #books: BookSync;
   #pending = new Map<string, Pending>();
   #seq = 0;
   #ping_timer: ReturnType<typeof setInterval> | null = null;
@@ -196,6 +98,11 @@ export class RingbookSocket {
     this.ws_url = `${proto}//${u.host}/ws`;
     const http_url = opts.http_url ?? `${proto === 'wss:' ? 'https:' : 'http:'}//${u.host}`;
     this.http = new RingbookClient({ base_url: http_url, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+    this.#books = new BookSync({
+      stats: this.stats, fetchBook: (market_id) => this.http.orderbook(market_id),
+      onBook: (view) => this.#emit('book', view), onError: (e) => this.#emit('error', e),
+      ...(opts.dropSnapshot ? { dropSnapshot: opts.dropSnapshot } : {}), ...(opts.dropDelta ? { dropDelta: opts.dropDelta } : {}),
+    });
     for (const c of opts.channels ?? []) this.#channels.add(c);
     this.#backoff_ms = opts.min_backoff_ms ?? 250;
   }
@@ -215,7 +122,7 @@ export class RingbookSocket {
 
   /** The synchronized book of a market (after a `book:<market>` subscription). */
   book(market_id: string): BookView | undefined {
-    return this.#books.get(market_id);
+    return this.#books.book(market_id);
   }
 
   onBook(cb: Listener<BookView>): () => void {
@@ -312,7 +219,7 @@ export class RingbookSocket {
       if (this.#opts.wallet) await this.#authenticate();
       // A reconnect opts in again: the opt-in belongs to the connection, not the address.
       if (this.#cancel_on_disconnect) await this.#send('cancel_on_disconnect', { enabled: true });
-      for (const c of this.#channels) this.#markFresh(c);
+      for (const c of this.#channels) this.#books.markFresh(c);
       if (this.#channels.size > 0) await this.#send('subscribe', { channels: [...this.#channels] }).catch((e) => this.#emit('error', e));
     } catch (e) {
       ws.close();
@@ -361,11 +268,6 @@ export class RingbookSocket {
     this.#pending.clear();
     for (const p of this.#posts.values()) p.reject(e);
     this.#posts.clear();
-  }
-
-  #markFresh(channel: string): void {
-    const market = bookMarketOf(channel);
-    if (market !== null) this.#fresh.add(market);
   }
 
   #startPing(): void {
@@ -421,7 +323,7 @@ export class RingbookSocket {
       await this.connect();
       return channels;
     }
-    for (const c of channels) this.#markFresh(c);
+    for (const c of channels) this.#books.markFresh(c);
     try {
       const r = await this.#send('subscribe', { channels });
       return r.channels as string[];
@@ -495,10 +397,10 @@ export class RingbookSocket {
     const p = rid ? this.#pending.get(rid) : undefined;
     switch (msg.type) {
       case 'book_snapshot':
-        this.#onSnapshot(msg as BookSnapshotMessage);
+        this.#books.snapshot(msg as BookSnapshotMessage);
         return;
       case 'book_delta':
-        this.#onDelta(msg as BookDeltaMessage);
+        this.#books.delta(msg as BookDeltaMessage);
         return;
       case 'response': {
         const post = typeof msg.id === 'string' ? this.#posts.get(msg.id) : undefined;
@@ -551,114 +453,8 @@ export class RingbookSocket {
     }
   }
 
-  #onSnapshot(msg: BookSnapshotMessage): void {
-    if (this.#opts.dropSnapshot?.(msg)) return;
-    const market = msg.market_id;
-    const cur = this.#books.get(market);
-    const fresh = this.#fresh.delete(market);
-    if (cur && msg.sequence <= cur.sequence && !(fresh && msg.sequence < cur.sequence)) {
-      // Stale or repeated. (The first snapshot of a new connection below the last applied one
-      // means the server's counter restarted: it is taken as authoritative.)
-      this.stats.stale_dropped++;
-      return;
-    }
-    const gap = cur !== undefined && msg.sequence > cur.sequence + 1;
-    this.#apply({ market_id: market, sequence: msg.sequence, bids: msg.bids, asks: msg.asks, source: 'ws', timestamp: msg.timestamp });
-    if (msg.checksum !== undefined && !checksumMatches(msg.bids, msg.asks, msg.checksum)) {
-      this.stats.checksum_mismatches++;
-      void this.resync(market);
-    } else if (gap) {
-      this.stats.gaps++;
-      void this.resync(market);
-    }
-  }
-
-  /**
-   * A `book_delta`: applied when its prev_sequence is the book held, then checked against its
-   * checksum; a stale one (not newer than the book) is dropped; anything else is a gap. A gap or
-   * a mismatch re-fetches the book over HTTP; deltas arriving meanwhile are held and replayed on
-   * the fetched book.
-   */
-  #onDelta(msg: BookDeltaMessage): void {
-    if (this.#opts.dropDelta?.(msg)) return;
-    const market = msg.market_id;
-    const held = this.#held_deltas.get(market);
-    if (held !== undefined) {
-      held.push(msg);
-      return;
-    }
-    const cur = this.#books.get(market);
-    if (cur !== undefined && msg.sequence <= cur.sequence) {
-      this.stats.stale_dropped++;
-      return;
-    }
-    if (cur === undefined || msg.prev_sequence !== cur.sequence) {
-      this.stats.gaps++;
-      void this.#refetch(market, msg);
-      return;
-    }
-    if (!this.#applyDelta(cur, msg)) void this.#refetch(market, null);
-  }
-
-  /** Applies `msg` on `cur`; false (nothing applied) when the result fails the checksum. */
-  #applyDelta(cur: BookView, msg: BookDeltaMessage): boolean {
-    const bids = applyLevels(cur.bids, msg.bids, true);
-    const asks = applyLevels(cur.asks, msg.asks, false);
-    if (!checksumMatches(bids, asks, msg.checksum)) {
-      this.stats.checksum_mismatches++;
-      return false;
-    }
-    this.stats.deltas_applied++;
-    this.#apply({ market_id: msg.market_id, sequence: msg.sequence, bids, asks, source: 'ws', timestamp: msg.timestamp });
-    return true;
-  }
-
-  /** Re-fetches the book, holding the deltas that arrive meanwhile (`first` included), then replays them. */
-  async #refetch(market: string, first: BookDeltaMessage | null): Promise<void> {
-    if (this.#held_deltas.has(market)) {
-      if (first) this.#held_deltas.get(market)!.push(first);
-      return;
-    }
-    const held: BookDeltaMessage[] = first ? [first] : [];
-    this.#held_deltas.set(market, held);
-    try {
-      const b = await this.http.orderbook(market);
-      this.stats.resyncs++;
-      this.#apply({ market_id: market, sequence: b.sequence, bids: b.bids, asks: b.asks, source: 'http', timestamp: null });
-    } catch (e) {
-      this.#emit('error', e as Error);
-    }
-    this.#held_deltas.delete(market);
-    for (const d of held) this.#onDelta(d);
-  }
-
-  #apply(view: BookView): void {
-    this.#books.set(view.market_id, view);
-    this.#emit('book', view);
-  }
-
   /** Re-fetches a book over HTTP and keeps it when newer than the one applied. */
-  async resync(market_id: string): Promise<BookView | undefined> {
-    try {
-      const b = await this.http.orderbook(market_id);
-      this.stats.resyncs++;
-      const cur = this.#books.get(market_id);
-      if (!cur || b.sequence > cur.sequence) {
-        this.#apply({ market_id, sequence: b.sequence, bids: b.bids, asks: b.asks, source: 'http', timestamp: null });
-      }
-    } catch (e) {
-      this.#emit('error', e as Error);
-    }
-    return this.#books.get(market_id);
+  resync(market_id: string): Promise<BookView | undefined> {
+    return this.#books.resync(market_id);
   }
 }
-
-/** Channel names. */
-export const channels = {
-  book: (market_id: string) => `book:${market_id}`,
-  bookDelta: (market_id: string) => `book_delta:${market_id}`,
-  trades: (market_id: string) => `trades:${market_id}`,
-  fills: (address: string) => `fills:${address.toLowerCase()}`,
-  orders: (address: string) => `orders:${address.toLowerCase()}`,
-  balances: (address: string) => `balances:${address.toLowerCase()}`,
-};
