@@ -1,6 +1,8 @@
-// HTTP client for the Ringbook API (docs/api.md): typed methods per endpoint, envelopes parsed,
-// errors thrown as the typed classes of errors.ts.
-import { DuplicateNonceError, errorFromCode, RateLimitedError, RingbookError, UnexpectedResponseError } from './errors.js';
+// HTTP client for the Ringbook API (docs/api.md): typed methods per endpoint, signed requests
+// with nonces from a NonceSource (re-sent on DUPLICATE_NONCE); the transport (envelopes, typed
+// errors) is http.ts.
+import { DuplicateNonceError, RingbookError } from './errors.js';
+import { enc, HttpTransport, query, type FetchLike } from './http.js';
 import { MonotonicNonce, type NonceSource } from './nonce.js';
 import { Agent, type Wallet } from './wallet.js';
 import {
@@ -20,12 +22,6 @@ import type {
   AmendInput, CancelInput, CreateMarketInput, DepositInput, ForceIncludeOptions, PlaceOrderInput,
   RegisterReferralInput, WithdrawalSignatureInput, WithdrawInput,
 } from './input_types.js';
-
-export type FetchLike = (input: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<{
-  status: number;
-  headers: { get(name: string): string | null };
-  text(): Promise<string>;
-}>;
 
 export interface RingbookClientOptions {
   /** `http://host:port` (a trailing slash is removed). */
@@ -51,87 +47,30 @@ export interface RingbookClientOptions {
   duplicate_nonce_retries?: number;
 }
 
-function enc(s: string | number): string {
-  return encodeURIComponent(String(s));
-}
-
-function query(params: Record<string, string | number | undefined | null>): string {
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) parts.push(`${enc(k)}=${enc(v)}`);
-  return parts.length === 0 ? '' : '?' + parts.join('&');
-}
-
 export class RingbookClient {
   readonly base_url: string;
   readonly wallet: Wallet | Agent | undefined;
   readonly nonces: NonceSource;
   readonly envelope_nonces: NonceSource;
   readonly duplicate_nonce_retries: number;
-  #admin_token: string | undefined;
-  readonly #fetch: FetchLike;
+  readonly #http: HttpTransport;
 
   constructor(opts: RingbookClientOptions) {
     this.base_url = opts.base_url.replace(/\/+$/, '');
     this.wallet = opts.wallet;
-    this.#admin_token = opts.admin_token;
     this.nonces = opts.nonces ?? new MonotonicNonce();
     this.envelope_nonces = opts.envelope_nonces ?? new MonotonicNonce();
     this.duplicate_nonce_retries = opts.duplicate_nonce_retries ?? 5;
     const f = opts.fetch ?? (globalThis.fetch as unknown as FetchLike | undefined);
     if (!f) throw new TypeError('RingbookClient: no fetch available; pass options.fetch');
-    this.#fetch = f;
+    this.#http = new HttpTransport(this.base_url, f, opts.admin_token);
   }
 
   // ------------------------------------------------------------------ transport
 
   /** One request; resolves with `data` of a success envelope, throws a RingbookError otherwise. */
-  async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, opts: { admin?: boolean } = {}): Promise<T> {
-    const headers: Record<string, string> = {};
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    if (opts.admin) {
-      if (this.#admin_token === undefined) throw new TypeError(`${method} ${path} needs admin_token`);
-      headers['X-Admin-Token'] = this.#admin_token;
-    }
-    const res = await this.#fetch(this.base_url + path, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    const header_id = res.headers.get('x-request-id');
-    let parsed: any = undefined;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON
-    }
-    if (res.status === 429) {
-      const ra = Number(res.headers.get('retry-after'));
-      throw new RateLimitedError({
-        code: 'RATE_LIMITED',
-        message: typeof parsed?.error === 'string' ? parsed.error : 'rate limited',
-        status: 429,
-        request_id: header_id,
-        retry_after_s: Number.isFinite(ra) && ra >= 1 ? ra : 1,
-      });
-    }
-    if (parsed && typeof parsed === 'object' && parsed.ok === true && res.status >= 200 && res.status < 300) {
-      return parsed.data as T;
-    }
-    if (parsed && typeof parsed === 'object' && parsed.ok === false && typeof parsed.error === 'string') {
-      throw errorFromCode({
-        code: parsed.error,
-        message: typeof parsed.message === 'string' ? parsed.message : parsed.error,
-        status: res.status,
-        request_id: typeof parsed.request_id === 'string' ? parsed.request_id : header_id,
-      });
-    }
-    throw new UnexpectedResponseError({
-      code: 'UNEXPECTED_RESPONSE',
-      message: `unexpected ${res.status} response: ${text.slice(0, 200)}`,
-      status: res.status,
-      request_id: header_id,
-    });
+  request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, opts: { admin?: boolean } = {}): Promise<T> {
+    return this.#http.request<T>(method, path, body, opts);
   }
 
   /**
@@ -428,7 +367,7 @@ export class RingbookClient {
 
   /** Operator deposit (X-Admin-Token). `amount` is a decimal string in whole units. */
   deposit(d: DepositInput): Promise<DepositResult> {
-    return this.request('POST', '/deposit', { user: d.user, asset: d.asset, amount: d.amount }, { admin: this.#admin_token !== undefined });
+    return this.request('POST', '/deposit', { user: d.user, asset: d.asset, amount: d.amount }, { admin: this.#http.has_admin_token });
   }
 
   adminState(): Promise<AdminState> {
@@ -482,5 +421,5 @@ export class RingbookClient {
   }
 }
 
-export type { AdminMarket };
+export type { AdminMarket, FetchLike };
 export { RingbookError };

@@ -4,7 +4,8 @@
 // messages and channel names are ws_messages.ts, re-exported here.
 import { BookSync } from './book_sync.js';
 import { errorFromCode, RingbookError } from './errors.js';
-import { RingbookClient, type FetchLike } from './rest.js';
+import type { FetchLike } from './http.js';
+import { RingbookClient } from './rest.js';
 import type { Signer } from './wallet.js';
 import type {
   BalanceUpdateMessage, BookDeltaMessage, BookSnapshotMessage, BookView, FillMessage, OrderUpdateMessage, PostResponse, SocketState,
