@@ -229,7 +229,16 @@ export interface RequestOptions {
   agent?: http.Agent | false;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+/**
+ * A kept-alive socket idle for 2 s is closed by this side. uWS closes an idle connection after
+ * its 10 s timeout on 4 s ticks (6-16 s seen: protocol.test.ts), a Node http server (a cluster
+ * matcher's /status) after its 5 s keepAliveTimeout; a request written on a socket the server is
+ * closing at that moment fails with "socket hang up" (ECONNRESET). Loaded runs of the cluster
+ * test met it (m1's /status socket sat idle ~5 s while the other roles started), so the client
+ * lets go first.
+ */
+const KEEP_ALIVE_IDLE_MS = 2_000;
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: KEEP_ALIVE_IDLE_MS });
 
 /** One HTTP request. `body`: an object (sent as JSON), a string or Buffer (sent as is), or undefined. */
 export function request(method: string, url: string, body?: unknown, opts: RequestOptions = {}): Promise<ApiResponse> {
