@@ -11,7 +11,7 @@ import { snapshotPackr } from '../../src/snapshot/snapshot_file.js';
 import { engineConfigOf, loadConfig } from '../../src/config.js';
 import { restoreFastEngine } from '../../src/engine/engine.js';
 import { stateDigest } from '../../src/engine/state.js';
-import { adminHeaders, adminState, api, REPO_ROOT, startServer, Wallet } from '../server/harness.js';
+import { adminHeaders, api, caughtUpState, REPO_ROOT, startServer, Wallet } from '../server/harness.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
@@ -41,15 +41,9 @@ describe('ringbook CLI', () => {
     expect((await a.post('/orders', maker.order({ market_id: 'ETH-USDC', side: 'ask', price: 2_000_000_000, quantity: 1_000_000 }))).status).toBe(200);
     expect((await a.post('/orders', taker.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 400_000 }))).status).toBe(200);
     // The state root is computed in its own thread a moment after the commit: wait for it.
-    for (let i = 0; i < 100; i++) {
-      const st = await adminState(s);
-      if (st.state_root !== null && st.state_root_batch_id === st.batch_id) {
-        published_root = st.state_root;
-        last_batch = Number(st.batch_id);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const st = await caughtUpState(s);
+    published_root = st.state_root;
+    last_batch = Number(st.batch_id);
     expect(published_root).toMatch(/^0x[0-9a-f]{64}$/);
     const stopped = await s.stop('SIGTERM');
     expect(stopped.code).toBe(0);

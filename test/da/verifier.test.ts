@@ -17,7 +17,7 @@ import { batchFromJson, RECORD_BYTES, type PublishedBatch } from '../../src/da/p
 import { Verifier, type BatchVerdict } from '../../src/da/verifier.js';
 import type { EngineConfig } from '../../src/engine/api.js';
 import { RequestKind } from '../../src/engine/types.js';
-import { adminHeaders, api, deposit, REPO_ROOT, runVerifier as runHarnessVerifier, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
+import { adminHeaders, api, caughtUpState, deposit, REPO_ROOT, runVerifier as runHarnessVerifier, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
 
 const VERIFY_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js');
@@ -52,15 +52,7 @@ async function fetchBatches(url: string): Promise<PublishedBatch[]> {
 }
 
 /** The DA worker publishes a little after the answers: wait until it has the last batch. */
-async function waitForDa(server: StartedServer): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const st = ok(await api(server.url).get('/admin/state', adminHeaders(server)));
-    if (st.state_root !== null && st.state_root_batch_id === st.batch_id) return st;
-    if (Date.now() > deadline) throw new Error(`DA did not catch up: ${JSON.stringify(st)}\n${server.output().stderr}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const waitForDa = (server: StartedServer): Promise<any> => caughtUpState(server);
 
 function noteFills(order: any): void {
   for (const f of order.fills ?? []) {

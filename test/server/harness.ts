@@ -588,6 +588,24 @@ export async function settledAdminState(s: StartedServer): Promise<any> {
   throw new Error('admin state: no published state root after 5 s');
 }
 
+/**
+ * How long the DA thread's root may trail the last committed batch in a test: it runs at a lower
+ * priority (threads.background: nice 10, SCHED_BATCH), so on the 2-core machine busy with other
+ * suites it gets a small share of a core; a 5 s bound failed there. Idle, it is a few ms.
+ */
+export const ROOTS_CAUGHT_UP_MS = 30_000;
+
+/** Admin state once the DA thread has published the root of the last committed batch (bounded). */
+export async function caughtUpState(s: StartedServer, ms = ROOTS_CAUGHT_UP_MS): Promise<any> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const st = await adminState(s);
+    if (st.state_root !== null && st.state_root_batch_id === st.batch_id) return st;
+    if (Date.now() > deadline) throw new Error(`the DA thread's root did not catch up in ${ms} ms: ${JSON.stringify(st)}\n${s.output().stderr.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** ceil(a / b) for non-negative bigints. */
 export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
