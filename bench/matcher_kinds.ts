@@ -4,8 +4,9 @@
 // Why sampling and not a timer per request: performance.now() costs 90-150 ns a call here, as
 // much as a request, and would swamp what it measures. Instead the timed replay stores the row
 // index it is on in a SharedArrayBuffer word (one store per row), and a worker thread reads that
-// word every ~20 µs asked (Atomics.wait's timeout; the kernel's timer slack makes it ~70 µs): the
-// samples per kind are each kind's share of the replay's time. The C reference does the same
+// word every ~20 µs asked (Atomics.wait's timeout; the kernel's timer slack makes it ~70 µs) and
+// credits that row's kind with the CPU time the replaying thread used since its previous reading:
+// each kind's share of the replay's CPU time. The C reference does the same
 // (native-bench/matcher_book.c --sample-kinds: one relaxed store per row, a pthread that sleeps
 // and reads), on the same classes file, so both sides are split by one method. A kind's time per
 // request = its share x the engine's ns per request (from the bench's unsampled runs) / its
@@ -155,20 +156,36 @@ function kindOf(r: Request, size_only: boolean, fills: number): number {
 
 // ------------------------------------------------------------------------------ the JS side
 
-// The sampler: a CommonJS worker reading the row word until told to stop.
+// The sampler: a CommonJS worker reading the row word until told to stop. Each sample records
+// the row and the CPU time the replaying (main) thread used since the previous sample (its
+// schedstat), so that a sample taken while the replay was descheduled weighs ~0: on a loaded
+// machine a preemption of milliseconds would otherwise credit one row's kind with dozens of samples.
 const SAMPLER_SOURCE = `
 const { workerData } = require('node:worker_threads');
+const { openSync, readSync, closeSync } = require('node:fs');
 const row = new Int32Array(workerData.row);
 const ctl = new Int32Array(workerData.ctl);
 const out = new Int32Array(workerData.out);
+const out_ns = new Float64Array(workerData.out_ns);
+const fd = openSync('/proc/' + process.pid + '/task/' + process.pid + '/schedstat', 'r');
+const buf = Buffer.alloc(128);
+const cpuNs = () => Number(buf.toString('latin1', 0, readSync(fd, buf, 0, 128, 0)).split(' ')[0]);
 let n = 0;
+let last = cpuNs();
 Atomics.store(ctl, 1, 1);
 Atomics.notify(ctl, 1);
 while (Atomics.load(ctl, 0) === 0) {
   Atomics.wait(ctl, 0, 0, workerData.period_ms);
   const i = Atomics.load(row, 0);
-  if (i >= 0 && n < out.length) out[n++] = i;
+  const now = cpuNs();
+  if (i >= 0 && n < out.length) {
+    out[n] = i;
+    out_ns[n] = now - last;
+    n++;
+  }
+  last = now;
 }
+closeSync(fd);
 Atomics.store(ctl, 2, n);
 `;
 
@@ -193,6 +210,8 @@ function threadCpuNs(): number {
 export interface KindSamples {
   /** Samples per kind, over all sampled replays. */
   samples: number[];
+  /** CPU ns of the replaying thread credited to each kind (each sample weighs the CPU time since the previous one). */
+  cpu_ns: number[];
   /** Ops per CPU-second of the replaying thread during the sampled replays (median): the sampling's own cost shows here. */
   cpu_ops_per_s: number;
 }
@@ -204,6 +223,7 @@ export interface KindSamples {
 export async function sampleFastKinds(f: Flow, fk: FlowKinds, repeats: number, setUp: () => MatchingEngine,
   gc: () => void): Promise<KindSamples> {
   const samples = new Array<number>(KIND_COUNT).fill(0);
+  const cpu_ns = new Array<number>(KIND_COUNT).fill(0);
   const rates: number[] = [];
   for (let rep = 0; rep < repeats; rep++) {
     const engine = setUp();
@@ -211,8 +231,10 @@ export async function sampleFastKinds(f: Flow, fk: FlowKinds, repeats: number, s
     row[0] = -1;
     const ctl = new Int32Array(new SharedArrayBuffer(12));
     const out = new Int32Array(new SharedArrayBuffer(4 * SAMPLES_MAX));
+    const out_ns = new Float64Array(new SharedArrayBuffer(8 * SAMPLES_MAX));
     const worker = new Worker(SAMPLER_SOURCE, {
-      eval: true, workerData: { row: row.buffer, ctl: ctl.buffer, out: out.buffer, period_ms: SAMPLE_PERIOD_MS },
+      eval: true,
+      workerData: { row: row.buffer, ctl: ctl.buffer, out: out.buffer, out_ns: out_ns.buffer, period_ms: SAMPLE_PERIOD_MS },
     });
     const exited = new Promise<void>((resolve, reject) => {
       worker.once('exit', () => resolve());
@@ -231,10 +253,13 @@ export async function sampleFastKinds(f: Flow, fk: FlowKinds, repeats: number, s
     await exited;
     rates.push((f.length - f.setup_end) / ((c1 - c0) / 1e9));
     const n = Atomics.load(ctl, 2);
-    for (let s = 0; s < n; s++) samples[fk.kinds[out[s] - f.setup_end]]++;
+    for (let s = 0; s < n; s++) {
+      samples[fk.kinds[out[s] - f.setup_end]]++;
+      cpu_ns[fk.kinds[out[s] - f.setup_end]] += out_ns[s];
+    }
   }
   rates.sort((a, b) => a - b);
-  return { samples, cpu_ops_per_s: rates[rates.length >> 1] };
+  return { samples, cpu_ns, cpu_ops_per_s: rates[rates.length >> 1] };
 }
 
 // ------------------------------------------------------------------------------ the C side
@@ -245,10 +270,13 @@ export function sampleNativeKinds(flow_path: string, kinds_path: string, fk: Flo
   const out = execFileSync(nativeTool('matcher_book'), [flow_path, '--repeats', String(repeats), '--sample-kinds', kinds_path], {
     encoding: 'utf8', timeout: 300_000, maxBuffer: 1 << 20,
   });
-  const o = JSON.parse(out.trim().split('\n').pop() ?? '') as { kind_samples?: unknown; cpu_ops_per_s?: unknown };
-  if (!Array.isArray(o.kind_samples) || typeof o.cpu_ops_per_s !== 'number') throw new Error('native output: no kind_samples');
+  const o = JSON.parse(out.trim().split('\n').pop() ?? '') as { kind_samples?: unknown; kind_cpu_ns?: unknown; cpu_ops_per_s?: unknown };
+  if (!Array.isArray(o.kind_samples) || !Array.isArray(o.kind_cpu_ns) || typeof o.cpu_ops_per_s !== 'number') {
+    throw new Error('native output: no kind_samples');
+  }
   const samples = (o.kind_samples as number[]).slice(0, KIND_COUNT);
-  return { samples, cpu_ops_per_s: o.cpu_ops_per_s };
+  const cpu_ns = (o.kind_cpu_ns as number[]).slice(0, KIND_COUNT);
+  return { samples, cpu_ns, cpu_ops_per_s: o.cpu_ops_per_s };
 }
 
 // ------------------------------------------------------------------------------ the table
@@ -271,15 +299,15 @@ export interface KindRow {
  */
 export function kindTable(fk: FlowKinds, js: KindSamples, c: KindSamples, js_ns_per_op: number, c_ns_per_op: number): KindRow[] {
   const total_rows = fk.kinds.length;
-  const js_total = js.samples.reduce((a, b) => a + b, 0);
-  const c_total = c.samples.reduce((a, b) => a + b, 0);
+  const js_total = js.cpu_ns.reduce((a, b) => a + b, 0);
+  const c_total = c.cpu_ns.reduce((a, b) => a + b, 0);
   const rows: KindRow[] = [];
   let gap_total = 0;
   for (let k = 0; k < KIND_COUNT; k++) {
     if (fk.rows[k] === 0) continue;
     const row_share = fk.rows[k] / total_rows;
-    const js_ns = (js.samples[k] / js_total) * js_ns_per_op / row_share;
-    const c_ns = (c.samples[k] / c_total) * c_ns_per_op / row_share;
+    const js_ns = (js.cpu_ns[k] / js_total) * js_ns_per_op / row_share;
+    const c_ns = (c.cpu_ns[k] / c_total) * c_ns_per_op / row_share;
     rows.push({
       kind: KIND_NAMES[k], rows: fk.rows[k], fills_per_row: fk.fills[k] / fk.rows[k], js_ns, c_ns, ratio: js_ns / c_ns, gap_share: 0,
     });

@@ -21,8 +21,10 @@
 // --sample-kinds (a measurement, not a rule): CLASSES_PATH holds one byte per measured row, the
 // row's kind (bench/matcher_kinds.ts writes it: limit that rests, crosses, IOC, ..., amend that
 // moves). During each timed replay the loop stores the row index it is on in a shared word, and
-// a second thread reads that word every SAMPLE_PERIOD_NS: the samples per kind are the kinds'
-// shares of the replay's time (the JSON gains "kind_samples"). The JS side samples its replay the
+// a second thread reads that word every SAMPLE_PERIOD_NS and credits the row's kind with the CPU
+// time the replaying thread used since its previous reading: the kinds' shares of the replay's
+// CPU time (a sample taken while the replay was descheduled weighs nothing; the JSON gains
+// "kind_samples" and "kind_cpu_ns"). The JS side samples its replay the
 // same way, so the two are compared per kind by one method.
 //
 // Prints one JSON line: {"ops":..,"ops_per_s":..(median),"ops_per_s_best":..,"accepted":..,...,
@@ -1123,18 +1125,35 @@ static _Atomic int sample_stop = 0;
 typedef struct {
   const uint8_t *kinds; // one per measured row
   uint32_t setup_end, length;
+  /** The replaying thread's CPU clock: each sample is weighted by the CPU time it used since the previous one. */
+  clockid_t replay_clock;
   int64_t counts[KINDS_MAX];
+  /** CPU ns of the replaying thread per kind: a sample taken while it was descheduled weighs ~0. */
+  double cpu_ns[KINDS_MAX];
   int64_t outside;
 } Sampler;
+
+static double clock_ns(clockid_t id) {
+  struct timespec t;
+  clock_gettime(id, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
 
 static void *sampler_main(void *arg) {
   Sampler *sm = (Sampler *)arg;
   const struct timespec period = {0, SAMPLE_PERIOD_NS};
+  double last = clock_ns(sm->replay_clock);
   while (!atomic_load_explicit(&sample_stop, memory_order_relaxed)) {
     nanosleep(&period, NULL);
     int32_t row = atomic_load_explicit(&sample_row, memory_order_relaxed);
-    if (row >= (int32_t)sm->setup_end && (uint32_t)row < sm->length) sm->counts[sm->kinds[row - sm->setup_end]]++;
-    else sm->outside++;
+    double now = clock_ns(sm->replay_clock);
+    if (row >= (int32_t)sm->setup_end && (uint32_t)row < sm->length) {
+      sm->counts[sm->kinds[row - sm->setup_end]]++;
+      sm->cpu_ns[sm->kinds[row - sm->setup_end]] += now - last;
+    } else {
+      sm->outside++;
+    }
+    last = now;
   }
   return NULL;
 }
@@ -1401,6 +1420,7 @@ int main(int argc, char **argv) {
     pthread_t sampler_thread;
     if (kinds_image != NULL) {
       atomic_store(&sample_stop, 0);
+      if (pthread_getcpuclockid(pthread_self(), &sampler.replay_clock) != 0) die("no CPU clock for the replaying thread");
       if (pthread_create(&sampler_thread, NULL, sampler_main, &sampler) != 0) die("cannot start the sampler thread");
     }
     // This thread's CPU time: with the sampler on, the process's would count the sampler too.
@@ -1442,6 +1462,8 @@ int main(int argc, char **argv) {
     // Printed ahead of the rest of the line: the same one JSON object.
     printf("{\"kind_samples\":[");
     for (int k = 0; k < KINDS_MAX; k++) printf("%s%lld", k > 0 ? "," : "", (long long)sampler.counts[k]);
+    printf("],\"kind_cpu_ns\":[");
+    for (int k = 0; k < KINDS_MAX; k++) printf("%s%.0f", k > 0 ? "," : "", sampler.cpu_ns[k]);
     printf("],\"samples_outside\":%lld,", (long long)sampler.outside);
     free(kinds_image);
   } else {

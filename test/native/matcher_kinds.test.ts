@@ -64,6 +64,8 @@ describe('time per kind of request (matcher bench)', () => {
     expect(c.samples.length).toBe(KIND_NAMES.length);
     expect(c.samples[kind('cancel')]).toBeGreaterThan(0);
     expect(c.samples.reduce((a, b) => a + b, 0)).toBe(c.samples[kind('cancel')]);
+    expect(c.cpu_ns[kind('cancel')]).toBeGreaterThan(0);
+    expect(c.cpu_ns.reduce((a, b) => a + b, 0)).toBe(c.cpu_ns[kind('cancel')]);
     writeFileSync(join(dir, 'short.bin'), new Uint8Array(10));
     expect(() => execFileSync(nativeTool('matcher_book'), [flow_path, '--sample-kinds', join(dir, 'short.bin')], { stdio: 'pipe' }))
       .toThrow(/one byte per measured row/);
