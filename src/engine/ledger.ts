@@ -58,9 +58,9 @@ export class Ledger {
   }
 
   /**
-   * Makes room for `account` (valid ids are checked by the caller against accounts_max). Every
-   * signed request calls it: the check alone stays here, small enough (under V8's 27 bytes of
-   * bytecode) to be inlined into its callers without spending their inlining budget.
+   * Makes room for `account` (valid ids are checked by the caller against accounts_max). The
+   * check alone stays here (growth is `admit`): under V8's 27 bytes of bytecode, so it is inlined
+   * into its callers without spending their inlining budget.
    */
   ensure(account: number): void {
     if (account >= this.account_high) this.admit(account);
