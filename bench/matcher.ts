@@ -8,7 +8,8 @@
 // bare,fast,reference,peer,memory,alloc) [all]; BENCH_MEMORY_ORDERS [1000000];
 // BENCH_REF_TARGET_MS [1500] and BENCH_PEER_TARGET_MS [2500]: wall time aimed at per run of the
 // two slow contenders, which run on a leading part of the flow (rates are per op); BENCH_ONLY may
-// also name `native` (the C reference, on by default).
+// also name `native` (the C reference, on by default) and `kinds` (off by default: the time per
+// kind of request, JS and C, by sampling; needs fast and native; bench/matcher_kinds.ts).
 //
 // 1. The flow (bench/flow.ts) is generated in a worker by driving a fast engine with a tracking
 //    sink, and recorded into typed-array columns: 6,000 deposits + 2,000 pre-fill orders
@@ -52,6 +53,9 @@ import {
 } from './flow.js';
 import { readFlowFile, writeFlowFile } from './flow_file.js';
 import { Knobs } from './knobs.js';
+import {
+  classifyFlowInWorker, kindTable, sampleFastKinds, sampleNativeKinds, type KindRow,
+} from './matcher_kinds.js';
 import { runNativeBook, type NativeBookResult } from './native.js';
 import { PEER_NAME, PeerBooks, PeerCounts, idStrings } from './peer_nodejs_order_book.js';
 
@@ -562,6 +566,26 @@ async function main(): Promise<void> {
     line(`native (C) vs fast engine on the whole flow: events ${sameCounts(fast_sink.counts(measured_ops), native.counts) ? 'identical' : 'DIFFERENT'}, ` +
       `final state digest ${fast_digest === native.digest ? 'identical' : `DIFFERENT (fast ${fast_digest}, native ${native.digest})`}`);
   }
+  // Time per kind of request (`--only ...,kinds`): after every timed run, so it changes none of them.
+  let kind_rows: KindRow[] | null = null;
+  if (ONLY.has('kinds')) {
+    if (!rates.fast || !rates.native) throw new Error('--only kinds needs fast and native too');
+    const fk = await classifyFlowInWorker(flow_path);
+    const js = await sampleFastKinds(flow, fk, REPEATS, () => setUp(createFastEngine, replayFast, flow), gc);
+    // The C replays ~3x faster: 4x the repeats give it about as many samples as the JS side.
+    const c = sampleNativeKinds(flow_path, join(flow_dir, 'kinds.bin'), fk, Math.min(99, REPEATS * 4));
+    kind_rows = kindTable(fk, js, c, 1e9 / median(cpu_rates.fast), 1e9 / median(cpu_rates.native));
+    line('');
+    line(`time per kind of request (sampled; ${js.samples.reduce((a, b) => a + b, 0)} JS and ` +
+      `${c.samples.reduce((a, b) => a + b, 0)} C samples; sampled replays at ${fmtOps(js.cpu_ops_per_s)} JS, ` +
+      `${fmtOps(c.cpu_ops_per_s)} C per CPU-second of the replaying thread):`);
+    line(`  ${'kind'.padEnd(28)} ${'rows'.padStart(8)} ${'fills/row'.padStart(9)} ${'JS ns'.padStart(7)} ${'C ns'.padStart(7)} ` +
+      `${'JS/C'.padStart(6)} ${'gap share'.padStart(9)}`);
+    for (const k of kind_rows) {
+      line(`  ${k.kind.padEnd(28)} ${String(k.rows).padStart(8)} ${k.fills_per_row.toFixed(2).padStart(9)} ${k.js_ns.toFixed(0).padStart(7)} ` +
+        `${k.c_ns.toFixed(0).padStart(7)} ${k.ratio.toFixed(2).padStart(6)} ${(100 * k.gap_share).toFixed(1).padStart(8)}%`);
+    }
+  }
   rmSync(flow_dir, { recursive: true, force: true });
 
   const med = (n: string): number => (rates[n] ? median(rates[n]) : NaN);
@@ -672,6 +696,11 @@ async function main(): Promise<void> {
     fast_alloc_bytes_per_op: alloc ? round(alloc.bytes_per_op, 0) : null,
     heap_used_mb: mem ? round(mem.heap_used_mb, 1) : null,
     array_buffers_mb: mem ? round(mem.array_buffers_mb, 1) : null,
+    ...(kind_rows !== null ? {
+      kinds: Object.fromEntries(kind_rows.map((k) => [k.kind, {
+        rows: k.rows, js_ns: round(k.js_ns, 0), c_ns: round(k.c_ns, 0), ratio: round(k.ratio, 2), gap_share: round(k.gap_share, 3),
+      }])),
+    } : {}),
     targets: {
       ops_per_s: verdict(t_ops).trim(), peer_ratio: verdict(t_peer).trim(), native_ratio: verdict(t_native).trim(),
       memory: verdict(t_mem).trim(),

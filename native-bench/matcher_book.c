@@ -16,12 +16,23 @@
 // client order ids, programmes and admin requests are not in the bench flow: a row of another
 // kind stops the run with an error rather than being skipped.
 //
-//   build/matcher_book FLOW_FILE [--repeats N] [--dump-state PATH]
+//   build/matcher_book FLOW_FILE [--repeats N] [--dump-state PATH] [--sample-kinds CLASSES_PATH]
+//
+// --sample-kinds (a measurement, not a rule): CLASSES_PATH holds one byte per measured row, the
+// row's kind (bench/matcher_kinds.ts writes it: limit that rests, crosses, IOC, ..., amend that
+// moves). During each timed replay the loop stores the row index it is on in a shared word, and
+// a second thread reads that word every SAMPLE_PERIOD_NS and credits the row's kind with the CPU
+// time the replaying thread used since its previous reading: the kinds' shares of the replay's
+// CPU time (a sample taken while the replay was descheduled weighs nothing; the JSON gains
+// "kind_samples" and "kind_cpu_ns"). The JS side samples its replay the
+// same way, so the two are compared per kind by one method.
 //
 // Prints one JSON line: {"ops":..,"ops_per_s":..(median),"ops_per_s_best":..,"accepted":..,...,
 // "digest":"0x.."}. Each repeat starts from a fresh engine, replays the set-up rows untimed and
 // times the measured rows.
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1101,6 +1112,63 @@ static void replay(Engine *e, const Flow *f, uint32_t from, uint32_t to) {
   }
 }
 
+// ------------------------------------------------------------------------------ sampling by kind
+
+#define KINDS_MAX 32
+/** Period of the kind sampler: ~20 µs asked (the kernel's timer slack makes it ~70-80 µs). */
+#define SAMPLE_PERIOD_NS 20000
+
+/** The measured row the replay is on (-1 outside a sampled replay), read by the sampler thread. */
+static _Atomic int32_t sample_row = -1;
+static _Atomic int sample_stop = 0;
+
+typedef struct {
+  const uint8_t *kinds; // one per measured row
+  uint32_t setup_end, length;
+  /** The replaying thread's CPU clock: each sample is weighted by the CPU time it used since the previous one. */
+  clockid_t replay_clock;
+  int64_t counts[KINDS_MAX];
+  /** CPU ns of the replaying thread per kind: a sample taken while it was descheduled weighs ~0. */
+  double cpu_ns[KINDS_MAX];
+  int64_t outside;
+} Sampler;
+
+static double clock_ns(clockid_t id) {
+  struct timespec t;
+  clock_gettime(id, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static void *sampler_main(void *arg) {
+  Sampler *sm = (Sampler *)arg;
+  const struct timespec period = {0, SAMPLE_PERIOD_NS};
+  double last = clock_ns(sm->replay_clock);
+  while (!atomic_load_explicit(&sample_stop, memory_order_relaxed)) {
+    nanosleep(&period, NULL);
+    int32_t row = atomic_load_explicit(&sample_row, memory_order_relaxed);
+    double now = clock_ns(sm->replay_clock);
+    if (row >= (int32_t)sm->setup_end && (uint32_t)row < sm->length) {
+      sm->counts[sm->kinds[row - sm->setup_end]]++;
+      sm->cpu_ns[sm->kinds[row - sm->setup_end]] += now - last;
+    } else {
+      sm->outside++;
+    }
+    last = now;
+  }
+  return NULL;
+}
+
+/** replay() with the row index published for the sampler: one relaxed store per row. */
+static void replay_sampled(Engine *e, const Flow *f, uint32_t from, uint32_t to) {
+  Request r;
+  for (uint32_t i = from; i < to; i++) {
+    atomic_store_explicit(&sample_row, (int32_t)i, memory_order_relaxed);
+    load_request(&r, f, i);
+    apply(e, &r);
+  }
+  atomic_store_explicit(&sample_row, -1, memory_order_relaxed);
+}
+
 // ------------------------------------------------------------------------------ canonical state
 
 typedef struct {
@@ -1302,6 +1370,7 @@ static double median_of(double *xs, int n) {
 int main(int argc, char **argv) {
   const char *path = NULL;
   const char *dump = NULL;
+  const char *kinds_path = NULL;
   int repeats = 5;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
@@ -1311,18 +1380,32 @@ int main(int argc, char **argv) {
       repeats = (int)v;
     } else if (strcmp(argv[i], "--dump-state") == 0 && i + 1 < argc) {
       dump = argv[++i];
+    } else if (strcmp(argv[i], "--sample-kinds") == 0 && i + 1 < argc) {
+      kinds_path = argv[++i];
     } else if (path == NULL && argv[i][0] != '-') {
       path = argv[i];
     } else {
-      die("usage: matcher_book FLOW_FILE [--repeats N] [--dump-state PATH]");
+      die("usage: matcher_book FLOW_FILE [--repeats N] [--dump-state PATH] [--sample-kinds CLASSES_PATH]");
     }
   }
-  if (path == NULL) die("usage: matcher_book FLOW_FILE [--repeats N] [--dump-state PATH]");
+  if (path == NULL) die("usage: matcher_book FLOW_FILE [--repeats N] [--dump-state PATH] [--sample-kinds CLASSES_PATH]");
   size_t size;
   uint8_t *image = read_file(path, &size);
   Flow flow;
   load_flow(&flow, image, size);
   const uint32_t ops = flow.length - flow.setup_end;
+  Sampler sampler;
+  memset(&sampler, 0, sizeof sampler);
+  uint8_t *kinds_image = NULL;
+  if (kinds_path != NULL) {
+    size_t kinds_size;
+    kinds_image = read_file(kinds_path, &kinds_size);
+    if (kinds_size != ops) die("--sample-kinds: the file must hold one byte per measured row");
+    for (uint32_t i = 0; i < ops; i++) if (kinds_image[i] >= KINDS_MAX) die("--sample-kinds: a kind out of range");
+    sampler.kinds = kinds_image;
+    sampler.setup_end = flow.setup_end;
+    sampler.length = flow.length;
+  }
 
   double rates[REPEATS_MAX];
   // Ops per CPU-second of this process too: on a shared machine less sensitive to other load.
@@ -1334,11 +1417,23 @@ int main(int argc, char **argv) {
     replay(e, &flow, 0, flow.setup_end);
     if (e->n_rejected != 0) die("the set-up had rejected requests");
     e->n_accepted = e->n_rejected = e->n_fills = e->n_order_updates = e->n_balances = 0;
+    pthread_t sampler_thread;
+    if (kinds_image != NULL) {
+      atomic_store(&sample_stop, 0);
+      if (pthread_getcpuclockid(pthread_self(), &sampler.replay_clock) != 0) die("no CPU clock for the replaying thread");
+      if (pthread_create(&sampler_thread, NULL, sampler_main, &sampler) != 0) die("cannot start the sampler thread");
+    }
+    // This thread's CPU time: with the sampler on, the process's would count the sampler too.
     double t0 = clock_s(CLOCK_MONOTONIC);
-    double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    replay(e, &flow, flow.setup_end, flow.length);
+    double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    if (kinds_image != NULL) replay_sampled(e, &flow, flow.setup_end, flow.length);
+    else replay(e, &flow, flow.setup_end, flow.length);
     double dt = clock_s(CLOCK_MONOTONIC) - t0;
-    double dc = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double dc = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+    if (kinds_image != NULL) {
+      atomic_store(&sample_stop, 1);
+      pthread_join(sampler_thread, NULL);
+    }
     rates[rep] = ops / (dt > 0 ? dt : 1e-9);
     cpu_rates[rep] = ops / (dc > 0 ? dc : 1e-9);
     i64 c[5] = {e->n_accepted, e->n_rejected, e->n_fills, e->n_order_updates, e->n_balances};
@@ -1363,7 +1458,18 @@ int main(int argc, char **argv) {
   for (int i = 0; i < repeats; i++) if (rates[i] > best) best = rates[i];
   double median = median_of(rates, repeats);
   double cpu_median = median_of(cpu_rates, repeats);
-  printf("{\"bench\":\"native_matcher_book\",\"ops\":%u,\"repeats\":%d,\"ops_per_s\":%.0f,\"ops_per_s_best\":%.0f,\"cpu_ops_per_s\":%.0f,"
+  if (kinds_image != NULL) {
+    // Printed ahead of the rest of the line: the same one JSON object.
+    printf("{\"kind_samples\":[");
+    for (int k = 0; k < KINDS_MAX; k++) printf("%s%lld", k > 0 ? "," : "", (long long)sampler.counts[k]);
+    printf("],\"kind_cpu_ns\":[");
+    for (int k = 0; k < KINDS_MAX; k++) printf("%s%.0f", k > 0 ? "," : "", sampler.cpu_ns[k]);
+    printf("],\"samples_outside\":%lld,", (long long)sampler.outside);
+    free(kinds_image);
+  } else {
+    printf("{");
+  }
+  printf("\"bench\":\"native_matcher_book\",\"ops\":%u,\"repeats\":%d,\"ops_per_s\":%.0f,\"ops_per_s_best\":%.0f,\"cpu_ops_per_s\":%.0f,"
          "\"accepted\":%lld,\"rejected\":%lld,\"fills\":%lld,\"order_updates\":%lld,\"balances\":%lld,\"digest\":\"%s\"}\n",
          ops, repeats, median, best, cpu_median, (long long)counts[0], (long long)counts[1], (long long)counts[2],
          (long long)counts[3], (long long)counts[4], digest);

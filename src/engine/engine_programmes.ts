@@ -71,8 +71,6 @@ export class Programmes {
   }
 
   cancelAfter(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
     const timeout_ms = r.amount_units;
     if (!deadManTimeoutValid(timeout_ms)) return reject(r, out, Reject.TIMEOUT_INVALID);
     this.st.acceptSigned(r, 0, out);
@@ -81,8 +79,6 @@ export class Programmes {
 
   /** APPROVE_AGENT (src/engine/agents.ts): signed by the user; the agent is the second address. */
   approveAgent(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
     const agent = r.agent_account;
     if (!this.st.accountValid(agent)) return reject(r, out, Reject.ACCOUNTS_MAX);
     if (agent === r.account) return reject(r, out, Reject.AGENT_SELF);
@@ -98,8 +94,6 @@ export class Programmes {
 
   /** REVOKE_AGENT: signed by the user; the agent's entry (live or expired) leaves. */
   revokeAgent(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
     if (!this.st.agents.has(r.account, r.agent_account)) return reject(r, out, Reject.AGENT_NOT_FOUND);
     this.st.acceptSigned(r, 0, out);
     this.st.agents.revoke(r.account, r.agent_account, out);
@@ -119,8 +113,6 @@ export class Programmes {
   }
 
   refer(r: Request, out: EventSink): void {
-    const reason = this.st.checkSigned(r);
-    if (reason !== Reject.NONE) return reject(r, out, reason);
     const account = r.account;
     const referrer = r.referrer_account;
     if (!this.st.accountValid(referrer)) return reject(r, out, Reject.REFERRER_UNKNOWN);
