@@ -124,8 +124,12 @@ export class StateTree {
   private key_len = new Uint8Array(INITIAL_LEAVES);
   /** Each slot's value (src/da/slot_values.ts). */
   private readonly values = new SlotValues(INITIAL_LEAVES);
-  /** Per slot, 1 + its change's index in the batch being applied (0: not changed by it). */
+  /**
+   * Per slot, 1 + its change's index in the batch being applied (0: not changed by it); not kept
+   * for a batch of distinct ids (LeafBatch.distinct).
+   */
   private touch = new Int32Array(INITIAL_LEAVES);
+  private marked = false;
   private slot_count = 0;
   private readonly free_slots: number[] = [];
   /** Builder leaf id -> slot. */
@@ -292,6 +296,8 @@ export class StateTree {
     const revert: RawChange[] = [];
     const bytes = batch.bytes;
     const values = this.values;
+    const marked = !batch.distinct;
+    this.marked = marked;
     let m = 0;
     for (let i = 0; i < batch.count; i++) {
       const id = batch.ids[i];
@@ -299,7 +305,7 @@ export class StateTree {
       const value_at = key_at + batch.key_len[i];
       const value_len = batch.value_len[i];
       let slot = this.index.get(id);
-      let j = slot < 0 ? -1 : this.touch[slot] - 1;
+      let j = slot < 0 || !marked ? -1 : this.touch[slot] - 1;
       if (value_len === REMOVED_LEAF) {
         if (slot < 0) continue;
         if (j < 0) {
@@ -344,7 +350,7 @@ export class StateTree {
   private touched(j: number, slot: number, id: LeafId): number {
     this.ch_slot[j] = slot;
     this.ch_ids[j] = id;
-    this.touch[slot] = j + 1;
+    if (this.marked) this.touch[slot] = j + 1;
     return j;
   }
 
@@ -520,7 +526,7 @@ export class StateTree {
   private release(m: number): void {
     for (let j = 0; j < m; j++) {
       const slot = this.ch_slot[j];
-      this.touch[slot] = 0;
+      if (this.marked) this.touch[slot] = 0;
       const op = this.ch_op[j];
       if (op === OP_REMOVE || op === OP_DROP) {
         if (op === OP_REMOVE) this.index.delete(this.ch_ids[j]);

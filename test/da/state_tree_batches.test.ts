@@ -13,6 +13,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { StateTree } from '../../src/da/state_tree.js';
 import { stateRootOfLeaves } from '../../src/da/state_tree_hash.js';
 import type { LeafId } from '../../src/da/leaf_ids.js';
+import { LeafBatch } from '../../src/da/leaf_batch.js';
 import type { PendingLeaf, RawLeaf } from '../../src/da/state_leaves.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { keccak256Wasm } from '../../src/util/keccak_wasm.js';
@@ -137,7 +138,10 @@ describe('StateTree batches', () => {
           hashes.set(k, hashed(leafOf(k).kind, leafOf(k).key, valueOf(v)));
         }
       }
-      const diff = tree.update(entries);
+      // Batches without a repeated id go in as the builder's do (distinct: no per-slot marks).
+      const leaf_batch = LeafBatch.of(entries);
+      leaf_batch.distinct = !with_dups;
+      const diff = tree.update(leaf_batch);
       const root = '0x' + hex(tree.root());
       expect(tree.size, `batch ${batch}`).toBe(live.size);
       const sorted = [...hashes.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
@@ -215,6 +219,13 @@ describe('StateTree batches', () => {
       }
       expect(tree.size).toBe(0);
     }
+  });
+
+  it('a batch that promised distinct ids and repeats one fails loudly', () => {
+    const tree = new StateTree();
+    const b = LeafBatch.of([[leafOf(1).id, { ...leafOf(1), value: valueOf(1) }], [leafOf(1).id, { ...leafOf(1), value: valueOf(2) }]]);
+    b.distinct = true;
+    expect(() => tree.update(b)).toThrow(/same path/);
   });
 
   it('removing every leaf in one batch empties the tree; the leaves back in another give the same root', () => {
