@@ -25,15 +25,16 @@
 // onto a single leaf, or hashed) as soon as the walk leaves its subtree, children first. So each
 // node on a changed path is visited and hashed once, while its row is still in cache, and upper
 // levels are shared by the batch's leaves. Hashing and the from-scratch root: state_tree_hash.ts.
-import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
-import { keccak256Into, keccak256OfWords } from './keccak.js';
+import { compareBytes } from './hex.js';
+import { keccak256OfWords } from './keccak.js';
 import { HASH, type LeafChange, type PendingLeaf, type RawChange } from './state_leaves.js';
 import type { LeafId } from './leaf_ids.js';
 import { grown, LeafBatch, REMOVED_LEAF } from './leaf_batch.js';
 import { encodeLeafBatch } from './state_diff.js';
 import { LeafIndex } from './leaf_index.js';
-import { SlotValues } from './slot_values.js';
-import { ARITY, DIGITS, NODE_BYTES, digitOf, hashSorted, kindHashInto, leafHashInto, pathInto } from './state_tree_hash.js';
+import { LeafSlots, type LeafView } from './leaf_slots.js';
+import { ARITY, DIGITS, NODE_BYTES, digitOf, kindHashInto, pathInto } from './state_tree_hash.js';
+import { rootAfterChanges } from './state_tree_after.js';
 
 const INITIAL_NODES = 1024;
 /**
@@ -48,13 +49,6 @@ const NODE_WORDS = NODE_STRIDE / 4;
 /** Word of child 0's ref in a row. */
 const KIDS_WORD = 33;
 const INITIAL_LEAVES = 1024;
-/**
- * Key bytes kept in the slot itself (the longest key, a pending withdrawal's, is 12). A key or
- * value as its own Uint8Array cost ~180 bytes of heap (the typed array and its buffer object),
- * two per leaf: with ~2 leaves per account (ACCOUNT and NONCE) that was ~700 bytes of the DA
- * thread's ~1 KB per account (issue 20's wallet flood); in slots it is 12 + 32 bytes a leaf.
- */
-const KEY_INLINE_BYTES = 12;
 const INITIAL_CHANGES = 256;
 /** A batch's scratch arrays are let go after a batch larger than this (a restore's million). */
 const CHANGES_KEPT = 1 << 16;
@@ -75,15 +69,7 @@ export interface LeafProof {
   siblings: Uint8Array[];
 }
 
-/** A leaf as stored (copies). */
-export interface LeafView {
-  kind: number;
-  key: Uint8Array;
-  value: Uint8Array;
-  /** keccak256(kind || key): the leaf's path. */
-  sort_key: Uint8Array;
-  hash: Uint8Array;
-}
+export type { LeafView };
 
 /** What `update` changed: how many leaves, in the binary diff form (state_diff.ts). */
 export interface TreeDiff {
@@ -117,21 +103,10 @@ export class StateTree {
   private rows32 = new Int32Array(this.rows.buffer);
   private node_count = 1;
   private readonly free_nodes: number[] = [];
-  // Leaf slots.
-  private paths = new Uint8Array(INITIAL_LEAVES * HASH);
-  private kinds = new Uint8Array(INITIAL_LEAVES);
-  private key_bytes = new Uint8Array(INITIAL_LEAVES * KEY_INLINE_BYTES);
-  private key_len = new Uint8Array(INITIAL_LEAVES);
-  /** Each slot's value (src/da/slot_values.ts). */
-  private readonly values = new SlotValues(INITIAL_LEAVES);
-  /**
-   * Per slot, 1 + its change's index in the batch being applied (0: not changed by it); not kept
-   * for a batch of distinct ids (LeafBatch.distinct).
-   */
-  private touch = new Int32Array(INITIAL_LEAVES);
+  /** The leaves (src/da/leaf_slots.ts). */
+  private readonly slots = new LeafSlots(INITIAL_LEAVES);
+  /** Whether the batch being applied marks its slots (`slots.touch`): not for a batch of distinct ids (LeafBatch.distinct). */
   private marked = false;
-  private slot_count = 0;
-  private readonly free_slots: number[] = [];
   /** Builder leaf id -> slot. */
   private readonly index = new LeafIndex();
   private root_ref = 0;
@@ -186,7 +161,7 @@ export class StateTree {
   /** Current value of the leaf with builder id `id`. */
   value(id: LeafId): Uint8Array | undefined {
     const slot = this.index.get(id);
-    return slot < 0 ? undefined : this.values.get(slot);
+    return slot < 0 ? undefined : this.slots.values.get(slot);
   }
 
   /** The leaf of (kind, key), found by its path. */
@@ -196,9 +171,9 @@ export class StateTree {
     const ref = this.walk(this.probe, 0);
     if (ref >= 0) return undefined;
     const slot = -ref - 1;
-    if (compareBytes(this.paths, slot * HASH, this.probe, 0, HASH) !== 0) return undefined;
+    if (compareBytes(this.slots.paths, slot * HASH, this.probe, 0, HASH) !== 0) return undefined;
     const d = this.walk_depth;
-    return d === 0 ? this.view(slot, this.root_hash, 0) : this.view(slot, this.rows, this.hashAt(this.walk_nodes[d - 1], this.walk_digits[d - 1]));
+    return d === 0 ? this.slots.view(slot, this.root_hash, 0) : this.slots.view(slot, this.rows, this.hashAt(this.walk_nodes[d - 1], this.walk_digits[d - 1]));
   }
 
   /**
@@ -252,7 +227,7 @@ export class StateTree {
     while (stack.length > 0) {
       const [ref, at] = stack.pop()!;
       if (ref < 0) {
-        yield at < 0 ? this.view(-ref - 1, this.root_hash, 0) : this.view(-ref - 1, this.rows, at);
+        yield at < 0 ? this.slots.view(-ref - 1, this.root_hash, 0) : this.slots.view(-ref - 1, this.rows, at);
         continue;
       }
       for (let digit = ARITY - 1; digit >= 0; digit--) {
@@ -267,22 +242,10 @@ export class StateTree {
    * wins), without changing it: the untouched subtrees' hashes are reused. Between batches only.
    */
   rootAfter(changes: readonly LeafChange[]): Uint8Array {
-    const by_path = new Map<string, { path: Uint8Array; hash: Uint8Array | null }>();
-    for (const ch of changes) {
-      const key = hexToBytes(ch.key, undefined, 'leaf key');
-      const path = new Uint8Array(HASH);
-      pathInto(ch.kind, key, path, 0);
-      let hash: Uint8Array | null = null;
-      if (ch.value !== null) {
-        hash = new Uint8Array(HASH);
-        leafHashInto(ch.kind, key, hexToBytes(ch.value, undefined, 'leaf value'), hash, 0);
-      }
-      by_path.set(bytesToHex0x(path), { path, hash });
-    }
-    const items = [...by_path.values()].sort((a, b) => compareBytes(a.path, 0, b.path, 0, HASH));
-    const out = new Uint8Array(HASH);
-    this.merge(this.root_ref, 0, items, 0, items.length, out, 0, this.root_hash, 0);
-    return out;
+    return rootAfterChanges({
+      root_ref: this.root_ref, root_hash: this.root_hash, rows: this.rows, paths: this.slots.paths,
+      kid: (node: number, digit: number) => this.kid(node, digit), hashAt: (node: number, digit: number) => this.hashAt(node, digit),
+    }, changes);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -295,7 +258,7 @@ export class StateTree {
   private collect(batch: LeafBatch, keep: boolean): number {
     const revert: RawChange[] = [];
     const bytes = batch.bytes;
-    const values = this.values;
+    const values = this.slots.values;
     const marked = !batch.distinct;
     this.marked = marked;
     let m = 0;
@@ -305,7 +268,7 @@ export class StateTree {
       const value_at = key_at + batch.key_len[i];
       const value_len = batch.value_len[i];
       let slot = this.index.get(id);
-      let j = slot < 0 || !marked ? -1 : this.touch[slot] - 1;
+      let j = slot < 0 || !marked ? -1 : this.slots.touch[slot] - 1;
       if (value_len === REMOVED_LEAF) {
         if (slot < 0) continue;
         if (j < 0) {
@@ -324,7 +287,8 @@ export class StateTree {
       }
       if (slot < 0) {
         if (keep) revert.push({ kind: batch.kinds[i], key: bytes.slice(key_at, value_at), value: null });
-        slot = this.newSlot(batch.kinds[i], bytes, key_at, batch.key_len[i], value_len);
+        slot = this.slots.add(batch.kinds[i], bytes, key_at, batch.key_len[i], value_len);
+        this.hashes++;
         this.index.set(id, slot);
         j = this.touched(m++, slot, id);
         this.ch_op[j] = OP_INSERT;
@@ -350,7 +314,7 @@ export class StateTree {
   private touched(j: number, slot: number, id: LeafId): number {
     this.ch_slot[j] = slot;
     this.ch_ids[j] = id;
-    if (this.marked) this.touch[slot] = j + 1;
+    if (this.marked) this.slots.touch[slot] = j + 1;
     return j;
   }
 
@@ -372,7 +336,7 @@ export class StateTree {
    * whole paths. Equal paths of two changes (two ids for one kind and key) throw.
    */
   private sortChanges(m: number): Int32Array {
-    const paths = this.paths;
+    const paths = this.slots.paths;
     let n = 0;
     for (let j = 0; j < m; j++) if (this.ch_op[j] !== OP_DROP) n++;
     const order = new Int32Array(n);
@@ -408,7 +372,7 @@ export class StateTree {
    * before; nodes the walk leaves behind are finished on the way (children before parents).
    */
   private walkChanges(batch: LeafBatch, order: Int32Array): void {
-    const paths = this.paths;
+    const paths = this.slots.paths;
     this.sp = 0;
     for (let q = 0; q < order.length; q++) {
       const j = order[q];
@@ -526,12 +490,11 @@ export class StateTree {
   private release(m: number): void {
     for (let j = 0; j < m; j++) {
       const slot = this.ch_slot[j];
-      if (this.marked) this.touch[slot] = 0;
+      if (this.marked) this.slots.touch[slot] = 0;
       const op = this.ch_op[j];
       if (op === OP_REMOVE || op === OP_DROP) {
         if (op === OP_REMOVE) this.index.delete(this.ch_ids[j]);
-        this.values.clear(slot);
-        this.free_slots.push(slot);
+        this.slots.free(slot);
       }
     }
     this.ch_ids.length = 0;
@@ -566,39 +529,6 @@ export class StateTree {
     else this.rows.fill(0, this.hashAt(parent, digit), this.hashAt(parent, digit) + HASH);
   }
 
-  private view(slot: number, hash_src: Uint8Array, hash_at: number): LeafView {
-    const k = slot * KEY_INLINE_BYTES;
-    return {
-      kind: this.kinds[slot], key: this.key_bytes.slice(k, k + this.key_len[slot]), value: this.values.get(slot),
-      sort_key: this.paths.slice(slot * HASH, slot * HASH + HASH), hash: hash_src.slice(hash_at, hash_at + HASH),
-    };
-  }
-
-  /** A slot for a new leaf: kind, key `src[at..at+key_len)`, its value right after; its path computed. */
-  private newSlot(kind: number, src: Uint8Array, at: number, key_len: number, value_len: number): number {
-    if (key_len > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key_len} bytes (at most ${KEY_INLINE_BYTES})`);
-    let s = this.free_slots.pop();
-    if (s === undefined) {
-      s = this.slot_count++;
-      if (s === this.kinds.length) {
-        this.paths = grown(this.paths, 2 * s * HASH);
-        this.kinds = grown(this.kinds, 2 * s);
-        this.key_bytes = grown(this.key_bytes, 2 * s * KEY_INLINE_BYTES);
-        this.key_len = grown(this.key_len, 2 * s);
-        this.touch = grown(this.touch, 2 * s);
-        this.values.grow(2 * s);
-      }
-    }
-    kindHashInto(kind, src, at, key_len, this.paths, s * HASH);
-    this.hashes++;
-    this.kinds[s] = kind;
-    const k = s * KEY_INLINE_BYTES;
-    for (let i = 0; i < key_len; i++) this.key_bytes[k + i] = src[at + i];
-    this.key_len[s] = key_len;
-    this.values.set(s, src, at + key_len, value_len);
-    return s;
-  }
-
   private newNode(): number {
     let n = this.free_nodes.pop();
     if (n === undefined) {
@@ -630,58 +560,4 @@ export class StateTree {
     return ref;
   }
 
-  /**
-   * H of the subtree `ref` at depth d with `items[lo..hi)` (sorted, routed here) applied, into
-   * `out[off..]`; its unchanged hash is at `ex[ex_off..]`. Returns its leaf count, capped at 2.
-   */
-  private merge(
-    ref: number, d: number, items: readonly { path: Uint8Array; hash: Uint8Array | null }[], lo: number, hi: number,
-    out: Uint8Array, off: number, ex: Uint8Array, ex_off: number,
-  ): number {
-    if (lo === hi) {
-      out.set(ex.subarray(ex_off, ex_off + HASH), off);
-      return ref === 0 ? 0 : ref < 0 ? 1 : 2;
-    }
-    if (ref <= 0) {
-      // An empty position or a single leaf (its hash is the position's): the few leaves there, from scratch.
-      const set: { path: Uint8Array; hash: Uint8Array }[] = [];
-      if (ref < 0) {
-        const slot = -ref - 1;
-        const path = this.paths.subarray(slot * HASH, slot * HASH + HASH);
-        if (!items.slice(lo, hi).some((it) => compareBytes(it.path, 0, path, 0, HASH) === 0)) {
-          set.push({ path, hash: ex.subarray(ex_off, ex_off + HASH) });
-        }
-      }
-      for (let i = lo; i < hi; i++) {
-        const h = items[i].hash;
-        if (h !== null) set.push({ path: items[i].path, hash: h });
-      }
-      set.sort((a, b) => compareBytes(a.path, 0, b.path, 0, HASH));
-      const paths = new Uint8Array(set.length * HASH);
-      const hashes = new Uint8Array(set.length * HASH);
-      set.forEach((l, i) => {
-        paths.set(l.path, i * HASH);
-        hashes.set(l.hash, i * HASH);
-      });
-      hashSorted(paths, hashes, Int32Array.from(set.keys()), 0, set.length, d, out, off);
-      return Math.min(set.length, 2);
-    }
-    const node = new Uint8Array(NODE_BYTES);
-    let total = 0;
-    let single = 0;
-    let s = lo;
-    for (let digit = 0; digit < ARITY; digit++) {
-      let e = s;
-      while (e < hi && digitOf(items[e].path, 0, d) === digit) e++;
-      const at = 1 + HASH * digit;
-      const n = this.merge(this.kid(ref, digit), d + 1, items, s, e, node, at, this.rows, this.hashAt(ref, digit));
-      if (n === 1) single = at;
-      total += n;
-      s = e;
-    }
-    if (total === 1) out.set(node.subarray(single, single + HASH), off);
-    else if (total === 0) out.fill(0, off, off + HASH);
-    else keccak256Into(node, 0, NODE_BYTES, out, off);
-    return Math.min(total, 2);
-  }
 }
