@@ -6,7 +6,7 @@
 //    against src/da/keccak.ts (hash-wasm).
 // 2. Cost per touched leaf at BENCH_SMALL [10,000] and BENCH_LARGE [1,000,000] leaves, in the
 //    same run: a StateRootBuilder restored from a synthetic state (accounts with an account, a
-//    nonce and two balance leaves, and as many open orders) closes batches of BENCH_BATCHES
+//    nonce and two balance leaves, and as many open orders with their terms) closes batches of BENCH_BATCHES
 //    [1,20,200] requests; each request is an order that fills a resting one (ACCEPTED, its own
 //    ORDER_UPDATE resting, the maker's ORDER_UPDATE filled = removed, FILL, four BALANCE), so
 //    the order count stays constant. Reported: CPU µs of apply + endBatch per leaf the batch
@@ -20,6 +20,7 @@
 //    consumes the events. Its CPU = CPU of the replay with it minus CPU without it (best of
 //    BENCH_RUNS [3]). BENCH_DA_BATCH=70 BENCH_DA_ACCOUNTS=4000 BENCH_DA_STORE=lmdb is the load
 //    bench's max-rate case (~70 requests per matcher batch, 4,000 wallets).
+// BENCH_PHASES [keccak,leaves,da] picks the phases (same-run A/B of one phase is quicker).
 // The last line printed is one JSON object.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,6 +30,7 @@ import { engineConfigOf, loadConfig } from '../src/config.js';
 import { LmdbDaStore, MemoryDaStore } from '../src/da/da_store.js';
 import { JournalReader } from '../src/da/journal_reader.js';
 import { accountLeafId, balanceLeafId, nonceLeafId, orderLeafId, type LeafId } from '../src/da/leaf_ids.js';
+import { orderTermsLeaf } from '../src/da/engine_leaves.js';
 import { keccak256Into } from '../src/da/keccak.js';
 import { DaPublisherCore } from '../src/da/publisher.js';
 import { ReplayExecutor } from '../src/da/replay.js';
@@ -56,6 +58,9 @@ const DA_LMDB = process.env.BENCH_DA_STORE === 'lmdb';
 /** Batches between two yields to the event loop (LMDB's write callbacks run then). */
 const YIELD_BATCHES = 4;
 const RUNS = envInt('BENCH_RUNS', 3);
+/** Which phases run (all by default): `keccak`, `leaves`, `da`; a skipped phase's JSON fields are left out. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'keccak,leaves,da').split(','));
+for (const p of PHASES) if (!['keccak', 'leaves', 'da'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (keccak, leaves, da)`);
 const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d;
 const cpuUs = (c: NodeJS.CpuUsage): number => c.user + c.system;
 
@@ -98,9 +103,15 @@ class Ev implements EventFields {
 
 const MARKET = { id: 'ETH-USDC', status: 0, base: 0, quote: 1, tick: 10_000, lot: 100, fee_override: 0, maker_bps: 1, taker_bps: 5, mark_price: 0 };
 
-/** A builder holding `leaves` leaves: leaves/5 accounts (account, nonce, 2 balances) and as many open orders. */
-function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts: number; restore_ms: number; restore_cpu_ms: number } {
-  const accounts = Math.max(2, Math.floor(leaves / 5));
+/**
+ * A builder holding `leaves` leaves: leaves/6 accounts (account, nonce, 2 balances) and as many
+ * open orders, each with its order-terms leaf as in a real state (leavesFromCanonical). Without
+ * the terms leaves (before 2026-11-26) the two sizes measured different requests: at 10,000
+ * leaves the run soon replaces every resting order by one placed with terms, so a fill also
+ * removed a terms leaf (8.3 changed leaves per request), at 1,000,000 it mostly did not (6.9).
+ */
+function syntheticBuilder(leaves: number): Synthetic {
+  const accounts = Math.max(2, Math.floor(leaves / 6));
   const entries: [LeafId, PendingLeaf][] = [];
   const addresses = new Map<number, string>([[0, '0x' + '00'.repeat(20)]]);
   for (let a = 1; a <= accounts; a++) {
@@ -110,28 +121,47 @@ function syntheticBuilder(leaves: number): { builder: StateRootBuilder; accounts
     entries.push([nonceLeafId(a), { kind: LeafKind.NONCE, key: accountKey(a), value: nonceValue(1) }]);
     for (const asset of [0, 1]) entries.push([balanceLeafId(a, asset), { kind: LeafKind.BALANCE, key: balanceKey(a, asset), value: balanceValue(1e9, 1e6) }]);
     entries.push([orderLeafId(a), { kind: LeafKind.OPEN_ORDER, key: orderKey(a), value: orderValue({ account: a, market: 0, side: 1, price: 2e9, quantity: 100, filled: 0, remaining: 100, status: 0, locked: 100, priority_seq: a, last_fill_price: 0 }) }]);
+    entries.push(orderTermsLeaf(a, { order_type: 0, tif: 0, client_order_id: '' }));
   }
   entries.push(['5:0', { kind: LeafKind.MARKET, key: marketKey(0), value: marketValue(MARKET) }]);
   const builder = new StateRootBuilder(['ETH', 'USDC']);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   builder.restore({ entries, markets: [MARKET], addresses }, 0);
-  return { builder, accounts, restore_ms: performance.now() - t0, restore_cpu_ms: cpuUs(process.cpuUsage(c0)) / 1000 };
+  return {
+    builder, accounts, resting: Array.from({ length: accounts }, (_, i) => i + 1), next_order: accounts + 1, fill_id: 1, nonce: 2,
+    restore_ms: performance.now() - t0, restore_cpu_ms: cpuUs(process.cpuUsage(c0)) / 1000,
+  };
+}
+
+/**
+ * A synthetic state and where its flow stands: the resting order ids (order id a <= accounts
+ * belongs to account a; a resting order's owner is read as ((id - 1) % accounts) + 1) and the
+ * next ids, carried from one batch size's run to the next. (Before 2026-11-26 every run started
+ * again from orders 1..accounts and the same new ids: the later runs filled orders an earlier run
+ * had already closed and placed ids that already rested, changing fewer leaves than they claimed,
+ * and fewer at 10,000 leaves than at 1,000,000.)
+ */
+interface Synthetic {
+  builder: StateRootBuilder;
+  accounts: number;
+  resting: number[];
+  next_order: number;
+  fill_id: number;
+  nonce: number;
+  restore_ms: number;
+  restore_cpu_ms: number;
 }
 
 interface LeafCost { leaves: number; batch: number; us_per_leaf: number; leaves_per_request: number; keccaks_per_leaf: number }
 
 /** Batches of `batch` requests on the builder; every request fills a resting order and rests a new one. */
-function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: number, seed: number): LeafCost {
-  const { builder, accounts } = s;
+function touchPhase(s: Synthetic, batch: number, seed: number): LeafCost {
+  const { builder, accounts, resting } = s;
   const r = rng(seed);
   const e = new Ev();
-  // Resting order ids: order id a belongs to account ((id - 1) % accounts) + 1; new ones continue.
-  const resting: number[] = Array.from({ length: accounts }, (_, i) => i + 1);
-  let next_order = accounts + 1;
-  let fill_id = 1;
+  let { next_order, fill_id, nonce } = s;
   let batch_id = builder.currentBatchId();
-  let nonce = 2;
   const run = (requests: number): { us: number; changed: number; keccaks: number } => {
     let changed = 0;
     const k0 = builder.hashCount();
@@ -174,6 +204,7 @@ function touchPhase(s: { builder: StateRootBuilder; accounts: number }, batch: n
   };
   run(Math.min(2_000, TIMED_REQUESTS)); // warm-up
   const m = run(TIMED_REQUESTS);
+  Object.assign(s, { next_order, fill_id, nonce });
   return { leaves: builder.leafCount(), batch, us_per_leaf: m.us / m.changed, leaves_per_request: m.changed / TIMED_REQUESTS, keccaks_per_leaf: m.keccaks / m.changed };
 }
 
@@ -215,10 +246,8 @@ async function replayCpu(dir: string, first_timed: number, with_core: boolean): 
   return { us, requests, published: core?.published ?? 0 };
 }
 
-async function main(): Promise<void> {
-  const k = keccakPhase();
-  console.log(`keccak256 per call: 64 bytes noble ${round(k.noble_64)} µs, hash-wasm ${round(k.wasm_64)} µs; 129 bytes noble ${round(k.noble_129)} µs, hash-wasm ${round(k.wasm_129)} µs`);
-
+/** Phase 2 at both sizes: JSON fields, per batch size. */
+function leavesPhase(): Record<string, number> {
   const per_size: LeafCost[][] = [];
   const restore_cpu_ms: number[] = [];
   for (const size of [SMALL, LARGE]) {
@@ -233,7 +262,21 @@ async function main(): Promise<void> {
   }
   const ratios = BATCHES.map((_, i) => per_size[1][i].us_per_leaf / per_size[0][i].us_per_leaf);
   console.log(`ratio ${LARGE.toLocaleString('en-US')} / ${SMALL.toLocaleString('en-US')} leaves per changed leaf: ${BATCHES.map((b, i) => `batch ${b}: ${round(ratios[i])}`).join(', ')} (target <= 2)`);
+  const fields: Record<string, number> = {
+    small_leaves: per_size[0][0].leaves, large_leaves: per_size[1][0].leaves,
+    restore_cpu_ms_small: round(restore_cpu_ms[0], 0), restore_cpu_ms_large: round(restore_cpu_ms[1], 0),
+  };
+  BATCHES.forEach((b, i) => {
+    fields[`us_per_leaf_small_batch${b}`] = round(per_size[0][i].us_per_leaf);
+    fields[`us_per_leaf_large_batch${b}`] = round(per_size[1][i].us_per_leaf);
+    fields[`ratio_large_small_batch${b}`] = round(ratios[i]);
+  });
+  fields.ratio_large_small_max = round(Math.max(...ratios));
+  return fields;
+}
 
+/** Phase 3: JSON fields. */
+async function daPhase(): Promise<Record<string, number | string>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-'));
   try {
     const first_timed = (await generateJournal(dir, { accounts: DA_ACCOUNTS, requests: REQUESTS, batch: DA_BATCH })).first_request_batch;
@@ -251,25 +294,22 @@ async function main(): Promise<void> {
     }
     const da_us = (best_with - best_without) / requests;
     console.log(`DA core per request (batches of ${DA_BATCH}, ${DA_ACCOUNTS.toLocaleString('en-US')} accounts, ${DA_LMDB ? 'LMDB' : 'memory'} DA store, ${requests.toLocaleString('en-US')} requests, ${published.toLocaleString('en-US')} batches published): ${round(da_us, 1)} µs CPU (replay alone ${round(best_without / requests, 1)} µs)`);
-    const field = (i: number, size: number): number => round(per_size[size][i].us_per_leaf);
-    const fields: Record<string, number> = {};
-    BATCHES.forEach((b, i) => {
-      fields[`us_per_leaf_small_batch${b}`] = field(i, 0);
-      fields[`us_per_leaf_large_batch${b}`] = field(i, 1);
-      fields[`ratio_large_small_batch${b}`] = round(ratios[i]);
-    });
-    console.log(JSON.stringify({
-      bench: 'state_root',
-      keccak_us_64_noble: round(k.noble_64), keccak_us_64: round(k.wasm_64), keccak_us_129: round(k.wasm_129),
-      small_leaves: per_size[0][0].leaves, large_leaves: per_size[1][0].leaves,
-      restore_cpu_ms_small: round(restore_cpu_ms[0], 0), restore_cpu_ms_large: round(restore_cpu_ms[1], 0),
-      ...fields,
-      ratio_large_small_max: round(Math.max(...ratios)),
-      da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory',
-    }));
+    return { da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory' };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<void> {
+  let fields: Record<string, number | string> = {};
+  if (PHASES.has('keccak')) {
+    const k = keccakPhase();
+    console.log(`keccak256 per call: 64 bytes noble ${round(k.noble_64)} µs, hash-wasm ${round(k.wasm_64)} µs; 129 bytes noble ${round(k.noble_129)} µs, hash-wasm ${round(k.wasm_129)} µs`);
+    fields = { keccak_us_64_noble: round(k.noble_64), keccak_us_64: round(k.wasm_64), keccak_us_129: round(k.wasm_129) };
+  }
+  if (PHASES.has('leaves')) fields = { ...fields, ...leavesPhase() };
+  if (PHASES.has('da')) fields = { ...fields, ...(await daPhase()) };
+  console.log(JSON.stringify({ bench: 'state_root', ...fields }));
 }
 
 await main();

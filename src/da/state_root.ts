@@ -346,7 +346,8 @@ export class StateRootBuilder {
     const pending = this.pending;
     this.pending = new PendingSet();
     const leaves = this.leaf_batch;
-    leaves.clear();
+    // encodePending adds each leaf once (one pending entry per leaf id).
+    leaves.clear(true);
     encodePending(pending, this.markets, leaves);
     const changes = this.tree.update(leaves);
     this.root_hex = bytesToHex0x(this.tree.root());
