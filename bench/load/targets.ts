@@ -105,22 +105,26 @@ function perBatch(p: { count: number; batches: number }): number | null {
   return p.batches > 0 ? Math.round((p.count / p.batches) * 100) / 100 : null;
 }
 
+/** The rows of `<data_dir>/stage_timings.f64` (written by the server's clean stop), null without the file. */
+export function readStageRows(data_dir: string): Float64Array | null {
+  const file = path.join(data_dir, 'stage_timings.f64');
+  return existsSync(file) ? parseStageFile(readFileSync(file)) : null;
+}
+
 /**
- * Reads `<data_dir>/stage_timings.f64` (written by the server's clean stop) and picks the light
- * phase's window [from, to) (and the median max run's, for its requests per batch).
+ * Picks the light phase's window [from, to) of the server's stage rows (and the median max
+ * run's, for its requests per batch).
  */
 export function stageFigures(
-  data_dir: string, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number },
+  rows: Float64Array | null, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number },
   half: { from_ms: number; to_ms: number },
 ): StageFigures {
-  const file = path.join(data_dir, 'stage_timings.f64');
-  if (!existsSync(file)) {
+  if (rows === null) {
     return {
       stage_rows_at_1000: 0, stages_us_at_1000: null, requests_per_batch_at_1000: null, requests_per_batch_at_max: null, server_us_at_1000: null,
       stages_us_at_half_max: null, requests_per_batch_at_half_max: null, server_us_at_half_max: null,
     };
   }
-  const rows = parseStageFile(readFileSync(file));
   const p = stagePercentiles(rows, light.from_ms, light.to_ms);
   const m = stagePercentiles(rows, max_run.from_ms, max_run.to_ms);
   const h = stagePercentiles(rows, half.from_ms, half.to_ms);

@@ -31,12 +31,21 @@ export type StageName = (typeof STAGES)[number];
 
 /** Stamps per row: one more than stages (the arrival). */
 export const STAGE_STAMPS = STAGES.length + 1;
+/**
+ * Values per row: the stamps, then the request's number (the counter of its `X-Request-Id`,
+ * src/gateway/request_id.ts), by which the load bench joins a slow answer it read with the
+ * server's stamps of that request (bench/load/tail.ts).
+ */
+export const STAGE_ROW_F64 = STAGE_STAMPS + 1;
+/** Index of the request number in a row. */
+export const REQUEST_NO_AT = STAGE_STAMPS;
 /** Rows kept at most (36 MB of f64): ~2 minutes at 4,000 signed requests/s; later ones are counted, not kept. */
 export const STAGE_ROWS_MAX = 1 << 19;
 /** Index of `batch_start` in a row (arrive, parsed, verify_start, verify_end, published, batch_start, ...). */
 const BATCH_START_STAMP = 5;
 const FILE_MAGIC = 0x54534252; // "RBST"
-const FILE_VERSION = 1;
+/** 2: rows carry the request number; a version 1 file (an older server's) reads with number 0. */
+const FILE_VERSION = 2;
 const HEADER_F64 = 4;
 
 /** Epoch ms with sub-µs resolution, comparable across threads. */
@@ -55,10 +64,12 @@ export class StageStamps {
   applied = 0;
   durable = 0;
   answered = 0;
+  /** The counter of the request's X-Request-Id (0: unknown). */
+  request_no = 0;
 }
 
 export class StageRecorder {
-  private rows = new Float64Array(STAGE_STAMPS * 1024);
+  private rows = new Float64Array(STAGE_ROW_F64 * 1024);
   count = 0;
   dropped = 0;
 
@@ -69,46 +80,54 @@ export class StageRecorder {
       this.dropped++;
       return;
     }
-    let at = this.count * STAGE_STAMPS;
-    if (at + STAGE_STAMPS > this.rows.length) {
-      const grown = new Float64Array(Math.min(this.rows.length * 2, STAGE_ROWS_MAX * STAGE_STAMPS));
+    let at = this.count * STAGE_ROW_F64;
+    if (at + STAGE_ROW_F64 > this.rows.length) {
+      const grown = new Float64Array(Math.min(this.rows.length * 2, STAGE_ROWS_MAX * STAGE_ROW_F64));
       grown.set(this.rows);
       this.rows = grown;
     }
     const r = this.rows;
     r[at++] = s.arrive; r[at++] = s.parsed; r[at++] = s.verify_start; r[at++] = s.verify_end;
     r[at++] = s.published; r[at++] = s.batch_start; r[at++] = s.applied; r[at++] = s.durable;
-    r[at] = s.answered;
+    r[at++] = s.answered; r[at] = s.request_no;
     this.count++;
   }
 
-  /** The kept rows, STAGE_STAMPS values each. */
+  /** The kept rows, STAGE_ROW_F64 values each. */
   view(): Float64Array {
-    return this.rows.subarray(0, this.count * STAGE_STAMPS);
+    return this.rows.subarray(0, this.count * STAGE_ROW_F64);
   }
 
-  /** Writes the rows: [magic, version, stamps per row, rows] then the rows, as f64. */
+  /** Writes the rows: [magic, version, values per row, rows] then the rows, as f64. */
   writeFile(file: string): void {
-    const out = new Float64Array(HEADER_F64 + this.count * STAGE_STAMPS);
+    const out = new Float64Array(HEADER_F64 + this.count * STAGE_ROW_F64);
     out[0] = FILE_MAGIC;
     out[1] = FILE_VERSION;
-    out[2] = STAGE_STAMPS;
+    out[2] = STAGE_ROW_F64;
     out[3] = this.count;
     out.set(this.view(), HEADER_F64);
     writeFileSync(file, new Uint8Array(out.buffer));
   }
 }
 
-/** The rows of a stage_timings.f64 file; throws on a foreign or truncated file. */
+/**
+ * The rows of a stage_timings.f64 file, STAGE_ROW_F64 values each (a version 1 file, written by
+ * an older server that `bench/load --server-main` may run, gets request number 0); throws on a
+ * foreign or truncated file.
+ */
 export function parseStageFile(bytes: Uint8Array): Float64Array {
   if (bytes.byteLength < HEADER_F64 * 8 || bytes.byteLength % 8 !== 0) throw new Error('stage timings file: bad size');
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
   const f = new Float64Array(copy.buffer);
-  if (f[0] !== FILE_MAGIC || f[1] !== FILE_VERSION || f[2] !== STAGE_STAMPS) throw new Error('stage timings file: bad header');
+  const per_row = f[1] === 1 ? STAGE_STAMPS : STAGE_ROW_F64;
+  if (f[0] !== FILE_MAGIC || (f[1] !== 1 && f[1] !== FILE_VERSION) || f[2] !== per_row) throw new Error('stage timings file: bad header');
   const rows = f[3];
-  if (f.length !== HEADER_F64 + rows * STAGE_STAMPS) throw new Error('stage timings file: truncated');
-  return f.subarray(HEADER_F64);
+  if (f.length !== HEADER_F64 + rows * per_row) throw new Error('stage timings file: truncated');
+  if (per_row === STAGE_ROW_F64) return f.subarray(HEADER_F64);
+  const out = new Float64Array(rows * STAGE_ROW_F64);
+  for (let i = 0; i < rows; i++) out.set(f.subarray(HEADER_F64 + i * per_row, HEADER_F64 + (i + 1) * per_row), i * STAGE_ROW_F64);
+  return out;
 }
 
 export interface StagePercentiles {
@@ -133,7 +152,7 @@ export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: num
 } {
   const picked: number[] = [];
   const batch_starts = new Set<number>();
-  for (let at = 0; at + STAGE_STAMPS <= rows.length; at += STAGE_STAMPS) {
+  for (let at = 0; at + STAGE_ROW_F64 <= rows.length; at += STAGE_ROW_F64) {
     if (rows[at] >= from_ms && rows[at] < to_ms) {
       picked.push(at);
       batch_starts.add(rows[at + BATCH_START_STAMP]);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  parseStageFile, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
+  parseStageFile, STAGE_ROW_F64, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
 } from '../../src/gateway/stage_timings.js';
 import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
@@ -36,8 +36,10 @@ describe('stage timings on the real server', () => {
     expect(code).toBe(0);
     expect(rows).not.toBeNull();
     const r = rows as Float64Array;
-    expect(r.length).toBe(3 * STAGE_STAMPS);
-    for (let at = 0; at < r.length; at += STAGE_STAMPS) {
+    expect(r.length).toBe(3 * STAGE_ROW_F64);
+    const numbers = new Set<number>();
+    for (let at = 0; at < r.length; at += STAGE_ROW_F64) {
+      numbers.add(r[at + STAGE_STAMPS]); // the request's X-Request-Id number
       expect(r[at]).toBeGreaterThanOrEqual(t0 - 1);
       expect(r[at + STAGE_STAMPS - 1]).toBeLessThanOrEqual(t1 + 1);
       for (let k = 1; k < STAGE_STAMPS; k++) {
@@ -46,6 +48,8 @@ describe('stage timings on the real server', () => {
         expect(r[at + k] - r[at + k - 1], `stage ${STAGES[k - 1]}`).toBeGreaterThan(-1);
       }
     }
+    expect(numbers.size).toBe(3);
+    for (const no of numbers) expect(no).toBeGreaterThan(0);
     const p = stagePercentiles(r, t0 - 1, t1 + 1);
     expect(p.count).toBe(3);
     expect(p.stages.journal_fsync.p99_us).toBeGreaterThan(0);
@@ -111,6 +115,14 @@ describe('stage rows and percentiles', () => {
       const bytes = fs.readFileSync(file);
       expect(() => parseStageFile(bytes.subarray(0, bytes.length - 8))).toThrow(/truncated/);
       expect(() => parseStageFile(new Uint8Array(64))).toThrow(/header/);
+      // A version 1 file (an older server's: 9 stamps per row, no request number) reads with number 0.
+      const v1 = new Float64Array(4 + 2 * STAGE_STAMPS);
+      v1.set([0x54534252, 1, STAGE_STAMPS, 2]);
+      for (let k = 0; k < 2 * STAGE_STAMPS; k++) v1[4 + k] = 1000 + k;
+      const old = parseStageFile(new Uint8Array(v1.buffer));
+      expect(old.length).toBe(2 * STAGE_ROW_F64);
+      expect(Array.from(old.subarray(STAGE_ROW_F64, 2 * STAGE_ROW_F64))).toEqual([...Array.from({ length: STAGE_STAMPS }, (_, k) => 1000 + STAGE_STAMPS + k), 0]);
+      expect(stagePercentiles(old, 0, 1e9).count).toBe(2);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
