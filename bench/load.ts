@@ -508,6 +508,9 @@ async function latencyPhases(gen: Generator, server: ServerChild, signers: Signe
   const C = args.connections;
   const half_rate = Math.max(1, max_requests_per_s / 2);
   await signers.ensurePerLane(Math.ceil(((LIGHT_RATE_PER_S + half_rate) * args.seconds) / C) + 2, SIGN_BUDGET_MS);
+  // Progress on stderr (the report comes at the end): lets a tool attached to the server (perf,
+  // strace) find the light phase.
+  console.error(`load: ${LIGHT_RATE_PER_S}/s phase starts (${args.seconds} s)`);
   const light_from_ms = epochNowMs();
   const m = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true }));
   const light = m.value;
