@@ -9,9 +9,11 @@
 //
 //   npx tsc -p tsconfig.json && node dist/bench/da_store_sync.js [--seconds 2] [--rounds 4] [--dir D]
 //
-// Per variant: journal commit p50/p99/p999 (µs, every commit of every round), and the DA lag
-// (submit -> stored, ms p50/p99: how long a root waits before it is reported). Ends with one
-// JSON line.
+// Per variant: journal commit p50/p99/p999 (µs, every commit of every round), the DA store's
+// commits, and the DA lag (submit -> stored, ms p50/p99: how long a root waits before it is
+// reported). The disk's side of a commit is counted from outside, e.g.
+//   perf stat -e syscalls:sys_enter_fdatasync,block:block_rq_issue node dist/bench/da_store_sync.js
+// Ends with one JSON line.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -126,12 +128,12 @@ async function main(): Promise<void> {
       const c = rig.commit_us;
       out[v === null ? 'none' : `commit_${v}_ms`] = {
         journal_commit_us_p50: Math.round(pct(c, 50)), journal_commit_us_p99: Math.round(pct(c, 99)), journal_commit_us_p999: Math.round(pct(c, 99.9)),
-        commits: c.length, da_lag_ms_p50: rig.store === null ? null : Math.round(pct(rig.lag_ms, 50) * 10) / 10,
+        commits: c.length, da_commits: rig.store?.commits ?? 0, da_batches: rig.store === null ? 0 : rig.next_id - 1, da_lag_ms_p50: rig.store === null ? null : Math.round(pct(rig.lag_ms, 50) * 10) / 10,
         da_lag_ms_p99: rig.store === null ? null : Math.round(pct(rig.lag_ms, 99) * 10) / 10,
       };
         console.log(`${nameOf(v).padEnd(16)} journal commit p50 ${Math.round(pct(c, 50))} us, ` +
         `p99 ${Math.round(pct(c, 99))} us, p999 ${Math.round(pct(c, 99.9))} us over ${c.length} commits` +
-        (rig.store === null ? '' : `; DA lag p50 ${pct(rig.lag_ms, 50).toFixed(1)} ms, p99 ${pct(rig.lag_ms, 99).toFixed(1)} ms`));
+        (rig.store === null ? '' : `; ${rig.store.commits} DA commits for ${rig.next_id - 1} batches, DA lag p50 ${pct(rig.lag_ms, 50).toFixed(1)} ms, p99 ${pct(rig.lag_ms, 99).toFixed(1)} ms`));
     }
     console.log(JSON.stringify({ bench: 'da_store_sync', seconds: SECONDS, rounds: ROUNDS, variants: out }));
   } finally {

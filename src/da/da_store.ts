@@ -121,6 +121,8 @@ export class LmdbDaStore implements DaStore {
   /** Submitted batches waiting for the next commit (DA_STORE_COMMIT_INTERVAL_MS), and its timer. */
   private group: CommitGroup | null = null;
   private group_timer: NodeJS.Timeout | null = null;
+  /** LMDB commits started by this handle (each: the disk's block requests and flushes). */
+  commits = 0;
 
   private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number) {
     this.root = root;
@@ -195,6 +197,7 @@ export class LmdbDaStore implements DaStore {
     this.group = null;
     if (this.group_timer !== null) clearTimeout(this.group_timer);
     this.group_timer = null;
+    this.commits++;
     const write = this.root.transaction(() => {
       for (const { id, stored, rows } of group.items) {
         void this.batches.put(id, stored);
