@@ -765,9 +765,9 @@ async function main(): Promise<void> {
       med_run.cpu.server?.cpu_ms ?? 0, med_answered);
     const latency = latencyFigures(lat.light.latency, lat.half.latency, lat.half_rate);
     const stage_rows = readStageRows(path.join(server.dir, 'data'));
-    const stages = stageFigures(stage_rows, { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
+    const stages = stageFigures(stage_rows?.rows ?? null, { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
       { from_ms: lat.half_from_ms, to_ms: lat.half_to_ms });
-    const tail = stage_rows !== null && lat.light.records !== undefined ? tailFigures(stage_rows, lat.light.records) : null;
+    const tail = stage_rows !== null && lat.light.records !== undefined ? tailFigures(stage_rows.rows, lat.light.records, stage_rows.gc_pauses) : null;
     say('');
     for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail)]) say(line);
     const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;

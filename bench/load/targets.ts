@@ -4,7 +4,7 @@
 // server's stage timings (src/gateway/stage_timings.ts). Pure functions over what load.ts measured.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseStageFile, stagePercentiles, STAGES, type StageName, type StagePercentiles } from '../../src/gateway/stage_timings.js';
+import { readStageFile, stagePercentiles, STAGES, type StageName, type StagePercentiles } from '../../src/gateway/stage_timings.js';
 import type { Histogram } from './lanes.js';
 
 /** Light fixed rate of the latency targets (requests/s). */
@@ -105,10 +105,13 @@ function perBatch(p: { count: number; batches: number }): number | null {
   return p.batches > 0 ? Math.round((p.count / p.batches) * 100) / 100 : null;
 }
 
-/** The rows of `<data_dir>/stage_timings.f64` (written by the server's clean stop), null without the file. */
-export function readStageRows(data_dir: string): Float64Array | null {
+/**
+ * The rows and the front's GC pauses of `<data_dir>/stage_timings.f64` (written by the server's
+ * clean stop), null without the file.
+ */
+export function readStageRows(data_dir: string): { rows: Float64Array; gc_pauses: Float64Array } | null {
   const file = path.join(data_dir, 'stage_timings.f64');
-  return existsSync(file) ? parseStageFile(readFileSync(file)) : null;
+  return existsSync(file) ? readStageFile(readFileSync(file)) : null;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
 import { Lane, textSegment, type AnswerRecords } from '../../bench/load/lanes.js';
 import { LOADGEN_BINARY, runNativePhase } from '../../bench/load/native_generator.js';
 import { readStageRows } from '../../bench/load/targets.js';
-import { TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
+import { overlapUs, TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
 import { REQUEST_NO_AT, STAGE_ROW_F64, StageRecorder, StageStamps } from '../../src/gateway/stage_timings.js';
 
 const WALLETS = 6;
@@ -68,9 +68,10 @@ describe('tail attribution against the real server', () => {
       const exited = new Promise<number | null>((resolve) => s.proc.once('exit', (code) => resolve(code)));
       s.proc.kill('SIGTERM');
       expect(await exited).toBe(0);
-      const rows = readStageRows(s.data_dir) as Float64Array;
-      expect(rows).not.toBeNull();
-      const t = tailFigures(rows, rec);
+      const file = readStageRows(s.data_dir);
+      expect(file).not.toBeNull();
+      if (file === null) return;
+      const t = tailFigures(file.rows, rec, file.gc_pauses);
       expect(t).not.toBeNull();
       if (t === null) return;
       // Every answer was a signed request that reached the matcher (orders and cancels): all join.
@@ -130,7 +131,10 @@ describe('tail figures on made-up rows', () => {
     const rows = rec.view();
     expect(rows.length).toBe(N * STAGE_ROW_F64);
     expect(rows[REQUEST_NO_AT]).toBe(1);
-    const t = tailFigures(rows, records);
+    // Front GC pauses: 3 ms from the written time of request 900 (its answer stage), and one
+    // outside the phase.
+    const gc = Float64Array.of(records.sent_ms[900] + 0.5, 3, 5_000_000, 1);
+    const t = tailFigures(rows, records, gc);
     expect(t).not.toBeNull();
     if (t === null) return;
     expect([t.joined, t.unjoined]).toEqual([N, 1]);
@@ -141,12 +145,25 @@ describe('tail figures on made-up rows', () => {
     expect(t.above_p99.count).toBe(11);
     expect(t.above_p99.largest).toEqual({ journal_fsync: 10, answer: 1 });
     expect(t.above_p99.episodes).toBe(3); // 500..504, 900, 995..999
+    expect(t.front_gc).toEqual({ pauses: 1, total_ms: 3, max_ms: 3 });
+    expect(t.above_p99.with_front_gc).toBe(1);
+    expect(t.above_p99.front_gc_us_mean).toBeCloseTo(3000 / 11, 0);
+    expect(t.above_p999.with_front_gc).toBe(0);
     // p999 (rank ceil(99.9 / 100 x 1,000) in floating point: the 1,000th): request 504 (a 5.3 ms journal commit).
     expect(t.above_p999.count).toBe(1);
     expect(t.above_p999.mean_us.journal_fsync).toBeCloseTo(5300, 0);
     expect(t.above_p999.episodes).toBe(1);
     expect(t.above_p999.latency_us_mean).toBeCloseTo(10 + 40 + 25.04 + 10 + 70 + 10 + 10 + 10 + 5300 + 80 + 30, 0);
     expect(t.above_p999.largest).toEqual({ journal_fsync: 1 });
+  });
+
+  it('counts the GC pause time inside a span, pauses in start order', () => {
+    const p = Float64Array.of(10, 2, 20, 1, 30, 5); // [10,12], [20,21], [30,35] ms
+    expect(overlapUs(p, 0, 9)).toBe(0);
+    expect(overlapUs(p, 11, 20.5)).toBeCloseTo(1500, 6); // 1 ms of the first, 0.5 of the second
+    expect(overlapUs(p, 0, 100)).toBeCloseTo(8000, 6);
+    expect(overlapUs(p, 32, 33)).toBeCloseTo(1000, 6); // inside one pause
+    expect(overlapUs(new Float64Array(0), 0, 100)).toBe(0);
   });
 
   it('is null when nothing joins (an older server whose rows carry no request numbers)', () => {
