@@ -57,8 +57,9 @@ import { costFigures, costLines, costOrder, metricsPortOf, setRecording, type Co
 import { summarizeProfileDir, type ThreadProfile } from './load/profile.js';
 import type { SignReply, SignerInit, SignerReady } from './load/signer_worker.js';
 import {
-  ceilingFigures, ceilingLines, epochNowMs, latencyFigures, latencyLines, LIGHT_RATE_PER_S, stageFigures, stageLines,
+  ceilingFigures, ceilingLines, epochNowMs, latencyFigures, latencyLines, LIGHT_RATE_PER_S, readStageRows, stageFigures, stageLines,
 } from './load/targets.js';
+import { tailFigures, tailLines } from './load/tail.js';
 
 const TARGET_ORDERS_PER_S = 15_000;
 const TARGET_P99_MS = 5;
@@ -507,8 +508,11 @@ async function latencyPhases(gen: Generator, server: ServerChild, signers: Signe
   const C = args.connections;
   const half_rate = Math.max(1, max_requests_per_s / 2);
   await signers.ensurePerLane(Math.ceil(((LIGHT_RATE_PER_S + half_rate) * args.seconds) / C) + 2, SIGN_BUDGET_MS);
+  // Progress on stderr (the report comes at the end): lets a tool attached to the server (perf,
+  // strace) find the light phase.
+  console.error(`load: ${LIGHT_RATE_PER_S}/s phase starts (${args.seconds} s)`);
   const light_from_ms = epochNowMs();
-  const m = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000 }));
+  const m = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true }));
   const light = m.value;
   const light_to_ms = epochNowMs();
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
@@ -760,10 +764,12 @@ async function main(): Promise<void> {
       (med_run.result.in_window.orders_ok + med_run.result.in_window.cancels_ok) / (med_run.result.window_ms / 1000),
       med_run.cpu.server?.cpu_ms ?? 0, med_answered);
     const latency = latencyFigures(lat.light.latency, lat.half.latency, lat.half_rate);
-    const stages = stageFigures(path.join(server.dir, 'data'), { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
+    const stage_rows = readStageRows(path.join(server.dir, 'data'));
+    const stages = stageFigures(stage_rows?.rows ?? null, { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
       { from_ms: lat.half_from_ms, to_ms: lat.half_to_ms });
+    const tail = stage_rows !== null && lat.light.records !== undefined ? tailFigures(stage_rows.rows, lat.light.records, stage_rows.gc_pauses) : null;
     say('');
-    for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages)]) say(line);
+    for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail)]) say(line);
     const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
     if (cost !== null) {
       say('');
@@ -802,6 +808,7 @@ async function main(): Promise<void> {
       ...ceiling,
       ...latency,
       ...stages,
+      tail_stages_us_at_1000: tail,
       server_cpu_us_per_request_by_thread: by_role_max,
       server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
       server_cpu_us_per_request_at_1000_by_thread: by_role_light,

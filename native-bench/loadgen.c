@@ -32,6 +32,7 @@
 #include "loadgen_hist.h"
 #include "loadgen_input.h"
 #include "loadgen_options.h"
+#include "loadgen_records.h"
 
 static const char *const KIND_NAMES[KINDS] = {"order", "cancel", "deposit", "other"};
 enum { KIND_ORDER = 0, KIND_CANCEL = 1 };
@@ -103,6 +104,7 @@ typedef struct {
   uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
   int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
+  records_t records; // --records: one per answer
 } run_t;
 
 enum { TIMER_SCHEDULE, TIMER_WINDOW_END, TIMER_DRAIN };
@@ -245,7 +247,7 @@ static void reject_code(kind_stats_t *st, int status, const uint8_t *body, size_
   count_reject(st, code, (size_t)n);
 }
 
-static void on_response(run_t *r, int li, int status, const uint8_t *body, size_t blen) {
+static void on_response(run_t *r, int li, int status, const uint8_t *body, size_t blen, uint64_t request_no) {
   lane_t *l = &r->lanes[li];
   int64_t now = now_ns();
   r->responses++;
@@ -265,6 +267,10 @@ static void on_response(run_t *r, int li, int status, const uint8_t *body, size_
   }
   hist_record(&r->latency, now - (r->o.open ? l->sched_ns : l->sent_ns));
   if (r->o.open) hist_record(&r->service, now - l->sent_ns);
+  if (r->o.records != NULL) {
+    records_add(&r->records, (answer_record_t){.sched_ns = r->o.open ? l->sched_ns : l->sent_ns, .sent_ns = l->sent_ns, .done_ns = now,
+                                               .request_no = request_no, .lane = (uint32_t)li, .status = (uint16_t)status, .kind = l->kind});
+  }
   if (now <= r->t_end) {
     r->in_window_responses++;
     if (status == 200 && l->kind == KIND_ORDER) r->in_window_orders_ok++;
@@ -341,7 +347,12 @@ static void on_readable(run_t *r, int li) {
       }
       break;
     }
-    on_response(r, li, status, b + head, (size_t)len);
+    uint64_t request_no = 0;
+    if (r->o.records != NULL) {
+      const uint8_t *id = find_header(b, he + 2, "X-Request-Id:", 13);
+      if (id != NULL) request_no = request_number(id, he + 2);
+    }
+    on_response(r, li, status, b + head, (size_t)len, request_no);
     pos += (uint32_t)(head + len);
   }
   if (l->closed) return;
@@ -485,6 +496,7 @@ int main(int argc, char **argv) {
   r->exhausted_end = (int)ceil(r->o.exhausted_share * r->nlanes);
   if (r->exhausted_end < 1) r->exhausted_end = 1;
 
+  int64_t clock_offset_ns = realtime_minus_monotonic_ns();
   int64_t u0, s0, cpu_total_user, cpu_total_sys;
   int64_t cpu0 = rusage_us(&u0, &s0);
   connect_all(r, &ss, sl);
@@ -539,6 +551,7 @@ int main(int argc, char **argv) {
   int64_t end_ns = now_ns();
   for (int i = 0; i < r->nlanes; i++) if (r->lanes[i].fd >= 0) close(r->lanes[i].fd);
   rusage_us(&cpu_total_user, &cpu_total_sys);
+  if (r->o.records != NULL) records_write(&r->records, r->o.records, clock_offset_ns);
 
   // ---- one JSON line ----
   FILE *o = stdout;
@@ -582,6 +595,7 @@ int main(int argc, char **argv) {
   fprintf(o, ",\"first_send_ms\":%.3f,\"last_send_ms\":%.3f,\"early_sends\":%llu", r->first_send_ns ? (double)(r->first_send_ns - r->t0) / 1e6 : 0.0,
           r->last_send_ns ? (double)(r->last_send_ns - r->t0) / 1e6 : 0.0, (unsigned long long)r->early_sends);
   fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events);
+  if (r->o.records != NULL) fprintf(o, ",\"records\":%llu,\"clock_realtime_minus_monotonic_ns\":%lld", (unsigned long long)r->records.n, (long long)clock_offset_ns);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);
   if (r->o.report_lanes) {
     fputs(",\"lane_sent\":[", o);

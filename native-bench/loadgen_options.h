@@ -24,6 +24,7 @@ typedef struct {
   int histograms;
   int report_lanes;
   const char *tcp_congestion; // congestion control of the generator's sockets, or "default"
+  const char *records;        // per-request records file (--records), or NULL
 } opts_t;
 
 static void usage(void) {
@@ -31,10 +32,11 @@ static void usage(void) {
       "usage: loadgen --target 127.0.0.1:PORT (--requests FILE | --repeat-get PATH --connections N)\n"
       "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
       "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
-      "               [--tcp-congestion reno|default|NAME]\n"
+      "               [--tcp-congestion reno|default|NAME] [--records FILE]\n"
       "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
       "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
       "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
+      "  --records FILE: one record per answer (scheduled/written/read times, the server's X-Request-Id number).\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }
@@ -83,6 +85,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
       o->tcp_congestion = v;
     }
     else if (strcmp(k, "--report-lanes") == 0) o->report_lanes = 1;
+    else if (strcmp(k, "--records") == 0) { NEED_VALUE(); o->records = v; }
     else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
     else { usage(); die("unknown option %s", k); }
 #undef NEED_VALUE

@@ -140,6 +140,8 @@ export interface PhaseOptions {
   exhausted_share_end?: number;
   /** How long to wait for outstanding answers after the window (default 5 s). */
   drain_ms?: number;
+  /** Keep one record per answer (times and the server's request number: bench/load/tail.ts); native generator only. */
+  records?: boolean;
 }
 
 export interface PhaseResult {
@@ -165,6 +167,17 @@ export interface PhaseResult {
   connections_closed: number;
   /** CPU the generator spent on the phase when it measures itself (the native one: getrusage). */
   generator_cpu_ms?: number;
+  /** One record per answer, when asked for (`records`) and the generator keeps them. */
+  records?: AnswerRecords;
+}
+
+/** Per answer, epoch ms (the server's stage clock): scheduled, written, read; the X-Request-Id number (0: none). */
+export interface AnswerRecords {
+  sched_ms: Float64Array;
+  sent_ms: Float64Array;
+  done_ms: Float64Array;
+  request_no: Float64Array;
+  status: Uint16Array;
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n');

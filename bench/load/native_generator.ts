@@ -8,13 +8,17 @@
 // File format (little-endian; loadgen.c checks every length): "RBLG0001", u32 lanes, u32 0, then
 // per lane u32 count and count records { u8 kind, u32 length, bytes }.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KindStats, newHistogram, runPhase, type Histogram, type Lane, type PhaseOptions, type PhaseResult } from './lanes.js';
+import { KindStats, newHistogram, runPhase, type AnswerRecords, type Histogram, type Lane, type PhaseOptions, type PhaseResult } from './lanes.js';
 
 const MAGIC = Buffer.from('RBLG0001', 'latin1');
+const RECORDS_MAGIC = 'RBLR0001';
+/** Bytes per answer record in loadgen's --records file (native-bench/loadgen_records.h). */
+const RECORD_BYTES = 40;
+const RECORDS_HEADER_BYTES = 24;
 /** Bytes gathered before one write to the request file (a run's file is ~10-40 MB). */
 const WRITE_CHUNK_BYTES = 4 << 20;
 /** Time the binary gets beyond its window and drain before it is killed (connects, file load, output). */
@@ -94,6 +98,9 @@ export interface NativeReport {
   cpu_total_us: number;
   generator_cpu_us_per_request: number;
   lane_sent?: number[];
+  /** With --records: answers recorded, and the offset that puts its monotonic stamps on the wall clock. */
+  records?: number;
+  clock_realtime_minus_monotonic_ns?: number;
   histograms?: Record<'latency' | 'service' | 'send_delay', [number, number][]>;
 }
 
@@ -172,6 +179,32 @@ export function runLoadgen(args: string[], timeout_ms: number, binary = LOADGEN_
   });
 }
 
+/**
+ * loadgen's --records file as epoch-ms arrays (its CLOCK_MONOTONIC stamps plus the realtime offset
+ * it read at its start: the server's stage stamps are on that same wall clock).
+ */
+export function readRecordsFile(file: string): AnswerRecords {
+  const b = readFileSync(file);
+  if (b.length < RECORDS_HEADER_BYTES || b.toString('latin1', 0, 8) !== RECORDS_MAGIC) throw new Error(`${file}: not a loadgen records file`);
+  const offset_ns = b.readBigInt64LE(8);
+  const n = Number(b.readBigUInt64LE(16));
+  if (b.length !== RECORDS_HEADER_BYTES + n * RECORD_BYTES) throw new Error(`${file}: ${n} records do not fill ${b.length} bytes`);
+  const out: AnswerRecords = {
+    sched_ms: new Float64Array(n), sent_ms: new Float64Array(n), done_ms: new Float64Array(n),
+    request_no: new Float64Array(n), status: new Uint16Array(n),
+  };
+  // ns since boot + offset stays exact in bigint; the epoch ms as f64 keep ~0.2 µs.
+  const ms = (at: number): number => Number(b.readBigInt64LE(at) + offset_ns) / 1e6;
+  for (let i = 0, at = RECORDS_HEADER_BYTES; i < n; i++, at += RECORD_BYTES) {
+    out.sched_ms[i] = ms(at);
+    out.sent_ms[i] = ms(at + 8);
+    out.done_ms[i] = ms(at + 16);
+    out.request_no[i] = Number(b.readBigUInt64LE(at + 24));
+    out.status[i] = b.readUInt16LE(at + 36);
+  }
+  return out;
+}
+
 function histogramOf(buckets: [number, number][] | undefined): Histogram {
   const h = newHistogram();
   for (const [value_us, count] of buckets ?? []) h.recordValueWithCount(Math.max(1, value_us), count);
@@ -218,9 +251,13 @@ export function phaseResultOf(rep: NativeReport, lanes: Lane[]): PhaseResult {
   };
 }
 
-/** The binary's arguments for one phase (the same options as the Node generator's runPhase). */
-export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'): string[] {
+/** The binary's arguments for one phase (the same options as the Node generator's runPhase); `records_file` with opts.records. */
+export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1', records_file: string | null = null): string[] {
   const args = ['--target', `${host}:${opts.port}`, '--requests', file, '--mode', opts.mode, '--histograms', '--report-lanes'];
+  if (opts.records === true) {
+    if (records_file === null) throw new RangeError('records asked for without a records file');
+    args.push('--records', records_file);
+  }
   if (opts.mode === 'open') {
     if (!(opts.rate !== undefined && opts.rate > 0 && Number.isFinite(opts.duration_ms))) throw new RangeError('open mode needs a rate and a finite duration');
     args.push('--rate', String(opts.rate), '--duration-ms', String(opts.duration_ms));
@@ -241,8 +278,11 @@ export async function runNativePhase(opts: PhaseOptions, binary = LOADGEN_BINARY
     const file = path.join(dir, 'requests.bin');
     writeRequestFile(file, opts.lanes);
     const run_ms = Number.isFinite(opts.duration_ms) ? opts.duration_ms : UNTIL_EMPTY_BUDGET_MS;
-    const rep = await runLoadgen(loadgenArgs(opts, file), run_ms + (opts.drain_ms ?? 5000) + CHILD_GRACE_MS, binary);
-    return phaseResultOf(rep, opts.lanes);
+    const records_file = path.join(dir, 'records.bin');
+    const rep = await runLoadgen(loadgenArgs(opts, file, '127.0.0.1', records_file), run_ms + (opts.drain_ms ?? 5000) + CHILD_GRACE_MS, binary);
+    const res = phaseResultOf(rep, opts.lanes);
+    if (opts.records === true) res.records = readRecordsFile(records_file);
+    return res;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@
 // server's stage timings (src/gateway/stage_timings.ts). Pure functions over what load.ts measured.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseStageFile, stagePercentiles, STAGES, type StageName, type StagePercentiles } from '../../src/gateway/stage_timings.js';
+import { readStageFile, stagePercentiles, STAGES, type StageName, type StagePercentiles } from '../../src/gateway/stage_timings.js';
 import type { Histogram } from './lanes.js';
 
 /** Light fixed rate of the latency targets (requests/s). */
@@ -106,21 +106,28 @@ function perBatch(p: { count: number; batches: number }): number | null {
 }
 
 /**
- * Reads `<data_dir>/stage_timings.f64` (written by the server's clean stop) and picks the light
- * phase's window [from, to) (and the median max run's, for its requests per batch).
+ * The rows and the front's GC pauses of `<data_dir>/stage_timings.f64` (written by the server's
+ * clean stop), null without the file.
+ */
+export function readStageRows(data_dir: string): { rows: Float64Array; gc_pauses: Float64Array } | null {
+  const file = path.join(data_dir, 'stage_timings.f64');
+  return existsSync(file) ? readStageFile(readFileSync(file)) : null;
+}
+
+/**
+ * Picks the light phase's window [from, to) of the server's stage rows (and the median max
+ * run's, for its requests per batch).
  */
 export function stageFigures(
-  data_dir: string, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number },
+  rows: Float64Array | null, light: { from_ms: number; to_ms: number }, max_run: { from_ms: number; to_ms: number },
   half: { from_ms: number; to_ms: number },
 ): StageFigures {
-  const file = path.join(data_dir, 'stage_timings.f64');
-  if (!existsSync(file)) {
+  if (rows === null) {
     return {
       stage_rows_at_1000: 0, stages_us_at_1000: null, requests_per_batch_at_1000: null, requests_per_batch_at_max: null, server_us_at_1000: null,
       stages_us_at_half_max: null, requests_per_batch_at_half_max: null, server_us_at_half_max: null,
     };
   }
-  const rows = parseStageFile(readFileSync(file));
   const p = stagePercentiles(rows, light.from_ms, light.to_ms);
   const m = stagePercentiles(rows, max_run.from_ms, max_run.to_ms);
   const h = stagePercentiles(rows, half.from_ms, half.to_ms);

@@ -5,14 +5,27 @@
 //     the hex objects, read as they are)};
 //   - database `order_fills`: key = [order_id, fill_id] (ordered-binary), value = batch id; one
 //     row for the taker order and one for the maker order of every fill (for /orders/:id/da-proof).
-// Writes are asynchronous (lmdb-js groups them); a submitted batch is readable at once from a
-// small in-memory map until its write has committed, so a proof can be asked for as soon as the
-// order's answer went out. The DA store is not on the acknowledgement path: the journal is.
+// Writes are asynchronous and grouped: one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
+// batch submitted meanwhile; a submitted batch is readable at once from a small in-memory map
+// through this handle until its commit is done. The DA store is not on the acknowledgement path:
+// the journal is, and a batch a crash kept out of the store is published again at the restart.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { FillLeaf } from './fills_tree.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
 import { decodeChanges } from './state_diff.js';
+
+/**
+ * The DA store's writes are grouped into one LMDB commit per this many milliseconds (issue 11).
+ * Each commit costs the disk ~7 block requests and two flushes (data pages, freelist and branch
+ * pages, LMDB's meta page) whatever it holds, and they queue with the journal's commit, which
+ * every answer waits for. Committing per DA post (every 5 ms) cost 561-568 block requests and
+ * 78-82 fdatasyncs per 400 one-request batches; per 20 ms 135-142 and 21-22; per 50 ms 58-62 and
+ * 10 (perf stat, docs/benchmarks.md "Issue 11, the tail at 1,000/s"). What waits longer is only
+ * the published root (reported once its batch is readable) and the batch's place in `da/`, which
+ * the journal covers: a batch a crash kept out of the store is published again at the restart.
+ */
+export const DA_STORE_COMMIT_INTERVAL_MS = 50;
 
 export interface FillRef {
   fill_id: number;
@@ -80,6 +93,12 @@ export class MemoryDaStore implements DaStore {
   }
 }
 
+interface CommitGroup {
+  items: { id: number; stored: StoredBatch; rows: [number, number][] }[];
+  done: Promise<void>;
+  settle: (err: unknown) => void;
+}
+
 interface StoredBatch {
   header: BatchHeader;
   inputs: Uint8Array;
@@ -98,10 +117,17 @@ export class LmdbDaStore implements DaStore {
   private last_write: Promise<void> = Promise.resolve();
   /** Reader of a store another thread writes: every read starts from the newest snapshot. */
   private readonly reader: boolean;
+  private readonly commit_interval_ms: number;
+  /** Submitted batches waiting for the next commit (DA_STORE_COMMIT_INTERVAL_MS), and its timer. */
+  private group: CommitGroup | null = null;
+  private group_timer: NodeJS.Timeout | null = null;
+  /** LMDB commits started by this handle (each: the disk's block requests and flushes). */
+  commits = 0;
 
-  private constructor(root: RootDatabase, reader: boolean) {
+  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number) {
     this.root = root;
     this.reader = reader;
+    this.commit_interval_ms = commit_interval_ms;
     this.batches = root.openDB<StoredBatch, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
     this.order_fills = root.openDB<number, [number, number]>({ name: 'order_fills', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
     let last = 0;
@@ -109,8 +135,9 @@ export class LmdbDaStore implements DaStore {
     this.last_id = last;
   }
 
-  static open(dir: string, opts: { reader?: boolean } = {}): LmdbDaStore {
-    return new LmdbDaStore(open({ path: dir, compression: false }), opts.reader === true);
+  /** `commit_interval_ms`: writes submitted within it share one commit (0: at the end of the current turn). */
+  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number } = {}): LmdbDaStore {
+    return new LmdbDaStore(open({ path: dir, compression: false }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS);
   }
 
   /** Reader mode: renew the read snapshot (lmdb-js keeps one per event-loop turn). */
@@ -149,22 +176,52 @@ export class LmdbDaStore implements DaStore {
       fills: batch.fills,
       state_diff: batch.state_diff_bytes ?? batch.state_diff ?? [],
     };
+    let group = this.group;
+    if (group === null) {
+      let settle!: (err: unknown) => void;
+      const done = new Promise<void>((resolve, reject) => {
+        settle = (err) => (err === null ? resolve() : reject(err));
+      });
+      group = this.group = { items: [], done, settle };
+      if (this.commit_interval_ms > 0) this.group_timer = setTimeout(() => this.commitGroup(), this.commit_interval_ms);
+      else queueMicrotask(() => this.commitGroup());
+    }
+    group.items.push({ id, stored, rows });
+    return group.done;
+  }
+
+  /** Writes the waiting batches in one transaction; each submit's promise settles with it. */
+  private commitGroup(): void {
+    const group = this.group;
+    if (group === null) return;
+    this.group = null;
+    if (this.group_timer !== null) clearTimeout(this.group_timer);
+    this.group_timer = null;
+    this.commits++;
     const write = this.root.transaction(() => {
-      void this.batches.put(id, stored);
-      for (const [order_id, fill_id] of rows) void this.order_fills.put([order_id, fill_id], id);
-    }).then(() => {
-      this.pending.delete(id);
-      for (const [order_id, fill_id] of rows) {
-        const list = this.pending_fills.get(order_id);
-        if (list === undefined) continue;
-        const i = list.findIndex((r) => r.fill_id === fill_id);
-        if (i >= 0) list.splice(i, 1);
-        if (list.length === 0) this.pending_fills.delete(order_id);
+      for (const { id, stored, rows } of group.items) {
+        void this.batches.put(id, stored);
+        for (const [order_id, fill_id] of rows) void this.order_fills.put([order_id, fill_id], id);
       }
+    }).then(() => {
+      for (const { id, rows } of group.items) this.forgetPending(id, rows);
     });
+    // Commits complete in order (lmdb-js runs them in order); each submit settles with its own.
     const ordered = Promise.all([this.last_write, write]).then(() => undefined);
     this.last_write = ordered.catch(() => undefined);
-    return ordered;
+    ordered.then(() => group.settle(null), (e: unknown) => group.settle(e));
+  }
+
+  /** The batch is readable from LMDB now: drop it from the in-memory maps. */
+  private forgetPending(id: number, rows: readonly [number, number][]): void {
+    this.pending.delete(id);
+    for (const [order_id, fill_id] of rows) {
+      const list = this.pending_fills.get(order_id);
+      if (list === undefined) continue;
+      const i = list.findIndex((r) => r.fill_id === fill_id);
+      if (i >= 0) list.splice(i, 1);
+      if (list.length === 0) this.pending_fills.delete(order_id);
+    }
   }
 
   get(id: number): PublishedBatch | undefined {
@@ -197,8 +254,14 @@ export class LmdbDaStore implements DaStore {
     return out;
   }
 
+  /** Commits what is waiting now; resolves once every batch submitted so far is committed. */
+  written(): Promise<void> {
+    this.commitGroup();
+    return this.last_write;
+  }
+
   async close(): Promise<void> {
-    await this.last_write;
+    await this.written();
     await this.root.close();
   }
 }

@@ -15,6 +15,7 @@ import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
 import { stampMs, StageStamps, type StageRecorder } from './stage_timings.js';
+import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
 import type { Metrics } from './metrics/metrics.js';
@@ -74,6 +75,7 @@ export function openExchange(ctx: RouteBasics, res: HttpResponse): Reply | null 
   if (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording) {
     reply.stamps = new StageStamps();
     reply.stamps.arrive = stampMs();
+    reply.stamps.request_no = lastRequestNumber(); // the Reply just drew its id
   }
   ctx.open_exchanges++;
   const arrive_ms = ctx.access_log ? performance.now() : 0;

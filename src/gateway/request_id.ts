@@ -19,3 +19,8 @@ export function nextRequestId(): string {
   counter += 1;
   return `${REQUEST_ID_PREFIX}-${counter.toString(36)}`;
 }
+
+/** The counter of the id nextRequestId returned last (the stage rows keep it as a number). */
+export function lastRequestNumber(): number {
+  return counter;
+}

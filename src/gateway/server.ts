@@ -178,7 +178,7 @@ export class RingbookServer {
       open_exchanges: 0,
       closing: false,
       arrival: new ArrivalOrder(),
-      stages: cfg.diagnostics.stage_timings ? new StageRecorder() : null,
+      stages: cfg.diagnostics.stage_timings ? new StageRecorder({ observe_gc: true }) : null,
       metrics,
       access_log: componentLog('http').enabled('debug'),
       settlement_status: null,
@@ -276,6 +276,7 @@ export class RingbookServer {
     if (this.pool) await this.pool.close();
     if (ctx?.stages) {
       const file = path.resolve(this.options.cfg.server.data_dir, 'stage_timings.f64');
+      ctx.stages.close();
       ctx.stages.writeFile(file);
       log.info(`ringbook: ${ctx.stages.count} stage timing rows written to ${file}` +
         (ctx.stages.dropped > 0 ? ` (${ctx.stages.dropped} more not kept)` : ''), { file, rows: ctx.stages.count });

@@ -9,8 +9,9 @@
 // Off, and with metrics off, the cost is one test per signed request (no stamps, no clock reads);
 // metrics on (the default) stamp every signed request for their stage histograms
 // (src/gateway/metrics/metrics.ts), and the rows are kept only when this is on.
-// On, the rows are kept in memory (at most STAGE_ROWS_MAX) and written at a clean stop to
-// `<data_dir>/stage_timings.f64`; the bench filters them by arrival time to its phase.
+// On, the rows are kept in memory (at most STAGE_ROWS_MAX), with the front thread's GC pauses,
+// and written at a clean stop to `<data_dir>/stage_timings.f64`; the bench filters them by
+// arrival time to its phase.
 //
 // The eight stages are the intervals between consecutive stamps:
 //   http_parse     route handler entry -> body read, JSON parsed, shape checked (verify asked)
@@ -23,6 +24,7 @@
 //   journal_fsync  -> the journal says the batch is durable (one synchronous LMDB commit)
 //   answer         -> the front wrote the HTTP answer (event ring, read model, reply)
 import { writeFileSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 
 export const STAGES = [
   'http_parse', 'verify_queue', 'verify', 'request_ring', 'batch_wait', 'matcher', 'journal_fsync', 'answer',
@@ -31,13 +33,28 @@ export type StageName = (typeof STAGES)[number];
 
 /** Stamps per row: one more than stages (the arrival). */
 export const STAGE_STAMPS = STAGES.length + 1;
-/** Rows kept at most (36 MB of f64): ~2 minutes at 4,000 signed requests/s; later ones are counted, not kept. */
+/**
+ * Values per row: the stamps, then the request's number (the counter of its `X-Request-Id`,
+ * src/gateway/request_id.ts), by which the load bench joins a slow answer it read with the
+ * server's stamps of that request (bench/load/tail.ts).
+ */
+export const STAGE_ROW_F64 = STAGE_STAMPS + 1;
+/** Index of the request number in a row. */
+export const REQUEST_NO_AT = STAGE_STAMPS;
+/** Rows kept at most (40 MB of f64): ~2 minutes at 4,000 signed requests/s; later ones are counted, not kept. */
 export const STAGE_ROWS_MAX = 1 << 19;
 /** Index of `batch_start` in a row (arrive, parsed, verify_start, verify_end, published, batch_start, ...). */
 const BATCH_START_STAMP = 5;
 const FILE_MAGIC = 0x54534252; // "RBST"
-const FILE_VERSION = 1;
-const HEADER_F64 = 4;
+/**
+ * 2: rows carry the request number, and the front's GC pauses follow the rows; a version 1 file
+ * (an older server's: a 4-value header, rows only) reads with number 0 and no pauses.
+ */
+const FILE_VERSION = 2;
+const HEADER_F64_V1 = 4;
+const HEADER_F64 = 5;
+/** GC pauses of the front kept at most (start, duration pairs): over 18 hours at one per second. */
+export const GC_PAUSES_MAX = 1 << 16;
 
 /** Epoch ms with sub-µs resolution, comparable across threads. */
 export function stampMs(): number {
@@ -55,12 +72,54 @@ export class StageStamps {
   applied = 0;
   durable = 0;
   answered = 0;
+  /** The counter of the request's X-Request-Id (0: unknown). */
+  request_no = 0;
 }
 
 export class StageRecorder {
-  private rows = new Float64Array(STAGE_STAMPS * 1024);
+  private rows = new Float64Array(STAGE_ROW_F64 * 1024);
   count = 0;
   dropped = 0;
+  private gc = new Float64Array(2 * 256);
+  gc_count = 0;
+  private observer: PerformanceObserver | null = null;
+
+  /**
+   * `observe_gc`: also keep this thread's GC pauses (the server's front thread: a pause stops
+   * every request it holds), so the load bench can tell a slow answer that waited for one.
+   */
+  constructor(opts: { observe_gc?: boolean } = {}) {
+    if (opts.observe_gc === true) {
+      this.observer = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) this.recordGcPause(performance.timeOrigin + e.startTime, e.duration);
+      });
+      this.observer.observe({ type: 'gc' });
+    }
+  }
+
+  /** One GC pause of this thread: start (epoch ms, the stamps' clock) and duration (ms). */
+  recordGcPause(start_ms: number, duration_ms: number): void {
+    if (this.gc_count >= GC_PAUSES_MAX) return;
+    if (2 * this.gc_count + 2 > this.gc.length) {
+      const grown = new Float64Array(Math.min(this.gc.length * 2, 2 * GC_PAUSES_MAX));
+      grown.set(this.gc);
+      this.gc = grown;
+    }
+    this.gc[2 * this.gc_count] = start_ms;
+    this.gc[2 * this.gc_count + 1] = duration_ms;
+    this.gc_count++;
+  }
+
+  /** The kept GC pauses, (start epoch ms, duration ms) pairs in the order they happened. */
+  gcPauses(): Float64Array {
+    return this.gc.subarray(0, 2 * this.gc_count);
+  }
+
+  /** Stops observing GC pauses. */
+  close(): void {
+    this.observer?.disconnect();
+    this.observer = null;
+  }
 
   /** Keeps a complete row (a request answered after its commit); incomplete ones are not stages. */
   record(s: StageStamps): void {
@@ -69,46 +128,66 @@ export class StageRecorder {
       this.dropped++;
       return;
     }
-    let at = this.count * STAGE_STAMPS;
-    if (at + STAGE_STAMPS > this.rows.length) {
-      const grown = new Float64Array(Math.min(this.rows.length * 2, STAGE_ROWS_MAX * STAGE_STAMPS));
+    let at = this.count * STAGE_ROW_F64;
+    if (at + STAGE_ROW_F64 > this.rows.length) {
+      const grown = new Float64Array(Math.min(this.rows.length * 2, STAGE_ROWS_MAX * STAGE_ROW_F64));
       grown.set(this.rows);
       this.rows = grown;
     }
     const r = this.rows;
     r[at++] = s.arrive; r[at++] = s.parsed; r[at++] = s.verify_start; r[at++] = s.verify_end;
     r[at++] = s.published; r[at++] = s.batch_start; r[at++] = s.applied; r[at++] = s.durable;
-    r[at] = s.answered;
+    r[at++] = s.answered; r[at] = s.request_no;
     this.count++;
   }
 
-  /** The kept rows, STAGE_STAMPS values each. */
+  /** The kept rows, STAGE_ROW_F64 values each. */
   view(): Float64Array {
-    return this.rows.subarray(0, this.count * STAGE_STAMPS);
+    return this.rows.subarray(0, this.count * STAGE_ROW_F64);
   }
 
-  /** Writes the rows: [magic, version, stamps per row, rows] then the rows, as f64. */
+  /** Writes [magic, version, values per row, rows, GC pauses], the rows, then the pauses' pairs, as f64. */
   writeFile(file: string): void {
-    const out = new Float64Array(HEADER_F64 + this.count * STAGE_STAMPS);
+    const out = new Float64Array(HEADER_F64 + this.count * STAGE_ROW_F64 + 2 * this.gc_count);
     out[0] = FILE_MAGIC;
     out[1] = FILE_VERSION;
-    out[2] = STAGE_STAMPS;
+    out[2] = STAGE_ROW_F64;
     out[3] = this.count;
+    out[4] = this.gc_count;
     out.set(this.view(), HEADER_F64);
+    out.set(this.gcPauses(), HEADER_F64 + this.count * STAGE_ROW_F64);
     writeFileSync(file, new Uint8Array(out.buffer));
   }
 }
 
-/** The rows of a stage_timings.f64 file; throws on a foreign or truncated file. */
-export function parseStageFile(bytes: Uint8Array): Float64Array {
-  if (bytes.byteLength < HEADER_F64 * 8 || bytes.byteLength % 8 !== 0) throw new Error('stage timings file: bad size');
+/**
+ * A stage_timings.f64 file: its rows, STAGE_ROW_F64 values each, and the front's GC pauses
+ * (start epoch ms, duration ms pairs). A version 1 file, written by an older server that
+ * `bench/load --server-main` may run, gets request number 0 and no pauses. Throws on a foreign
+ * or truncated file.
+ */
+export function readStageFile(bytes: Uint8Array): { rows: Float64Array; gc_pauses: Float64Array } {
+  if (bytes.byteLength < HEADER_F64_V1 * 8 || bytes.byteLength % 8 !== 0) throw new Error('stage timings file: bad size');
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
   const f = new Float64Array(copy.buffer);
-  if (f[0] !== FILE_MAGIC || f[1] !== FILE_VERSION || f[2] !== STAGE_STAMPS) throw new Error('stage timings file: bad header');
+  const v1 = f[1] === 1;
+  const per_row = v1 ? STAGE_STAMPS : STAGE_ROW_F64;
+  const header = v1 ? HEADER_F64_V1 : HEADER_F64;
+  if (f[0] !== FILE_MAGIC || (!v1 && f[1] !== FILE_VERSION) || f[2] !== per_row || f.length < header) throw new Error('stage timings file: bad header');
   const rows = f[3];
-  if (f.length !== HEADER_F64 + rows * STAGE_STAMPS) throw new Error('stage timings file: truncated');
-  return f.subarray(HEADER_F64);
+  const pauses = v1 ? 0 : f[4];
+  if (f.length !== header + rows * per_row + 2 * pauses) throw new Error('stage timings file: truncated');
+  const gc_pauses = f.subarray(header + rows * per_row);
+  if (!v1) return { rows: f.subarray(header, header + rows * per_row), gc_pauses };
+  const out = new Float64Array(rows * STAGE_ROW_F64);
+  for (let i = 0; i < rows; i++) out.set(f.subarray(header + i * per_row, header + (i + 1) * per_row), i * STAGE_ROW_F64);
+  return { rows: out, gc_pauses };
+}
+
+/** The rows of a stage_timings.f64 file (readStageFile). */
+export function parseStageFile(bytes: Uint8Array): Float64Array {
+  return readStageFile(bytes).rows;
 }
 
 export interface StagePercentiles {
@@ -133,7 +212,7 @@ export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: num
 } {
   const picked: number[] = [];
   const batch_starts = new Set<number>();
-  for (let at = 0; at + STAGE_STAMPS <= rows.length; at += STAGE_STAMPS) {
+  for (let at = 0; at + STAGE_ROW_F64 <= rows.length; at += STAGE_ROW_F64) {
     if (rows[at] >= from_ms && rows[at] < to_ms) {
       picked.push(at);
       batch_starts.add(rows[at + BATCH_START_STAMP]);

@@ -93,6 +93,36 @@ describe('DA store', () => {
   });
 });
 
+describe('DA store commits', () => {
+  it('LMDB: batches submitted within the commit interval share one commit; another handle reads them once it is done', async () => {
+    const dir = tmp();
+    const w = LmdbDaStore.open(dir, { commit_interval_ms: 60_000 }); // only written() commits here
+    const r = LmdbDaStore.open(dir, { reader: true });
+    const submitted = [1, 2, 3, 4, 5].map((id) => w.submit(batch(id, id === 3 ? [fill(3, 1, 10, 9)] : [])));
+    expect(w.commits).toBe(0);
+    // The writing handle serves them from memory meanwhile; the reader does not see them yet.
+    expect(w.get(5)).toEqual(batch(5));
+    expect(w.fillsOfOrder(10)).toEqual([{ fill_id: 1, batch_id: 3 }]);
+    expect(r.latest()).toBe(0);
+    expect(r.get(1)).toBeUndefined();
+    await w.written();
+    await Promise.all(submitted);
+    expect(w.commits).toBe(1);
+    expect(r.latest()).toBe(5);
+    expect(r.get(3)).toEqual(batch(3, [fill(3, 1, 10, 9)]));
+    expect(r.fillsOfOrder(9)).toEqual([{ fill_id: 1, batch_id: 3 }]);
+    // Interval 0: what one turn submits is one commit, at the end of the turn.
+    await w.close();
+    const z = LmdbDaStore.open(dir, { commit_interval_ms: 0 });
+    const more = [6, 7, 8].map((id) => z.submit(batch(id)));
+    await Promise.all(more);
+    expect(z.commits).toBe(1);
+    expect(r.latest()).toBe(8);
+    await z.close();
+    await r.close();
+  });
+});
+
 describe('journal reader', () => {
   it('reads what Journal wrote: same bytes and stored hash as decodeBatch', async () => {
     const dir = tmp();

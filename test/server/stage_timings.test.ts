@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  parseStageFile, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
+  parseStageFile, readStageFile, STAGE_ROW_F64, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
 } from '../../src/gateway/stage_timings.js';
 import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
@@ -36,8 +36,10 @@ describe('stage timings on the real server', () => {
     expect(code).toBe(0);
     expect(rows).not.toBeNull();
     const r = rows as Float64Array;
-    expect(r.length).toBe(3 * STAGE_STAMPS);
-    for (let at = 0; at < r.length; at += STAGE_STAMPS) {
+    expect(r.length).toBe(3 * STAGE_ROW_F64);
+    const numbers = new Set<number>();
+    for (let at = 0; at < r.length; at += STAGE_ROW_F64) {
+      numbers.add(r[at + STAGE_STAMPS]); // the request's X-Request-Id number
       expect(r[at]).toBeGreaterThanOrEqual(t0 - 1);
       expect(r[at + STAGE_STAMPS - 1]).toBeLessThanOrEqual(t1 + 1);
       for (let k = 1; k < STAGE_STAMPS; k++) {
@@ -46,6 +48,8 @@ describe('stage timings on the real server', () => {
         expect(r[at + k] - r[at + k - 1], `stage ${STAGES[k - 1]}`).toBeGreaterThan(-1);
       }
     }
+    expect(numbers.size).toBe(3);
+    for (const no of numbers) expect(no).toBeGreaterThan(0);
     const p = stagePercentiles(r, t0 - 1, t1 + 1);
     expect(p.count).toBe(3);
     expect(p.stages.journal_fsync.p99_us).toBeGreaterThan(0);
@@ -72,6 +76,25 @@ describe('stage rows and percentiles', () => {
     return s;
   }
 
+  it('keeps the GC pauses of its thread when asked (start on the stamps\' clock, duration)', async () => {
+    const rec = new StageRecorder({ observe_gc: true });
+    const t0 = performance.timeOrigin + performance.now();
+    let keep: unknown[] = [];
+    for (let i = 0; i < 2_000_000; i++) { // ~100 MB of short-lived objects: several scavenges
+      keep.push({ i, s: 'x' + i });
+      if (keep.length > 1000) keep = [];
+    }
+    await new Promise((r) => setTimeout(r, 50)); // the observer reports asynchronously
+    rec.close();
+    expect(rec.gc_count).toBeGreaterThan(0);
+    const p = rec.gcPauses();
+    for (let k = 0; k < rec.gc_count; k++) {
+      expect(p[2 * k]).toBeGreaterThanOrEqual(t0 - 1);
+      expect(p[2 * k + 1]).toBeGreaterThan(0);
+    }
+    expect(new StageRecorder().gc_count).toBe(0);
+  });
+
   it('counts the batches the picked rows were applied in (distinct batch starts)', () => {
     const rec = new StageRecorder();
     for (let i = 0; i < 12; i++) {
@@ -95,9 +118,12 @@ describe('stage rows and percentiles', () => {
     const dir = fs.mkdtempSync('/tmp/ringbook-stages-');
     try {
       const file = path.join(dir, 'stage_timings.f64');
+      rec.recordGcPause(1010.5, 1.25);
+      rec.recordGcPause(1020, 0.5);
       rec.writeFile(file);
       const rows = parseStageFile(fs.readFileSync(file));
       expect(rows).toEqual(rec.view());
+      expect(Array.from(readStageFile(fs.readFileSync(file)).gc_pauses)).toEqual([1010.5, 1.25, 1020, 0.5]);
       const all = stagePercentiles(rows, 0, 1e9);
       expect(all.count).toBe(100);
       for (const name of STAGES) expect(all.stages[name]).toEqual({ p50_us: 50, p99_us: 99, p999_us: 100 });
@@ -111,6 +137,15 @@ describe('stage rows and percentiles', () => {
       const bytes = fs.readFileSync(file);
       expect(() => parseStageFile(bytes.subarray(0, bytes.length - 8))).toThrow(/truncated/);
       expect(() => parseStageFile(new Uint8Array(64))).toThrow(/header/);
+      // A version 1 file (an older server's: 9 stamps per row, no request number) reads with number 0.
+      const v1 = new Float64Array(4 + 2 * STAGE_STAMPS);
+      v1.set([0x54534252, 1, STAGE_STAMPS, 2]);
+      for (let k = 0; k < 2 * STAGE_STAMPS; k++) v1[4 + k] = 1000 + k;
+      expect(readStageFile(new Uint8Array(v1.buffer)).gc_pauses.length).toBe(0);
+      const old = parseStageFile(new Uint8Array(v1.buffer));
+      expect(old.length).toBe(2 * STAGE_ROW_F64);
+      expect(Array.from(old.subarray(STAGE_ROW_F64, 2 * STAGE_ROW_F64))).toEqual([...Array.from({ length: STAGE_STAMPS }, (_, k) => 1000 + STAGE_STAMPS + k), 0]);
+      expect(stagePercentiles(old, 0, 1e9).count).toBe(2);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,206 @@
+// Where the slowest requests of the 1,000/s phase spend their time (issue 11): each answer the
+// native generator read (its --records: scheduled, written, read, and the number of the
+// server's X-Request-Id) is joined with the server's stage row of that request (same number,
+// src/gateway/stage_timings.ts), which splits its end-to-end latency exactly into
+//   send_delay  the generator writing it late against its schedule
+//   to_server   written -> the server's route handler runs (loopback, the front's event loop busy)
+//   the eight server stages (http_parse ... answer)
+//   to_client   the server wrote the answer -> the generator has read all of it
+// Both sides stamp on the wall clock (the server: performance.timeOrigin + now(); the generator:
+// CLOCK_MONOTONIC plus the realtime offset it read at its start), so the parts add up to the
+// latency; `clock_check_us` gives the smallest to_server and to_client seen: a few µs each when
+// the clocks agree. A negative to_client can also be the server's front thread losing its core
+// between writing an answer and stamping it (seen on a saturated machine: the generator read the
+// answer first); that time then counts in `answer` instead. Pure functions over the two record sets.
+import { REQUEST_NO_AT, STAGE_ROW_F64, STAGE_STAMPS, STAGES } from '../../src/gateway/stage_timings.js';
+import type { AnswerRecords } from './lanes.js';
+
+export const TAIL_PARTS = ['send_delay', 'to_server', ...STAGES, 'to_client'] as const;
+export type TailPart = (typeof TAIL_PARTS)[number];
+
+/** Slow answers closer together than this (by schedule) count as one episode (one stall). */
+export const EPISODE_GAP_MS = 10;
+
+export interface TailGroup {
+  /** The group's lower bound on the end-to-end latency (µs), and how many answers are at or above it. */
+  threshold_us: number;
+  count: number;
+  latency_us_mean: number;
+  /** Mean µs per part over the group: the parts add up to latency_us_mean. */
+  mean_us: Record<TailPart, number>;
+  /** For how many of the group each part was the largest. */
+  largest: Partial<Record<TailPart, number>>;
+  /** Runs of slow answers scheduled within EPISODE_GAP_MS of each other. */
+  episodes: number;
+  /** Mean µs of front GC pause inside each answer's written -> read span, and how many had any. */
+  front_gc_us_mean: number;
+  with_front_gc: number;
+}
+
+export interface TailFigures {
+  joined: number;
+  /** Answers without a stage row (not a signed request that reached the matcher, or an older server's rows). */
+  unjoined: number;
+  clock_check_us: { to_server_min: number; to_client_min: number };
+  /** Median µs per part over every joined answer (medians do not add up). */
+  median_us: Record<TailPart, number>;
+  /** The front's GC pauses during the phase (first scheduled -> last read): count, total and longest ms. */
+  front_gc: { pauses: number; total_ms: number; max_ms: number };
+  above_p99: TailGroup;
+  above_p999: TailGroup;
+}
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+/** The parts (µs) of one joined answer: rec index i, stage row at `at`. */
+function partsOf(rec: AnswerRecords, i: number, rows: Float64Array, at: number, out: Float64Array): void {
+  out[0] = (rec.sent_ms[i] - rec.sched_ms[i]) * 1000;
+  out[1] = (rows[at] - rec.sent_ms[i]) * 1000;
+  for (let k = 0; k < STAGES.length; k++) out[2 + k] = (rows[at + k + 1] - rows[at + k]) * 1000;
+  out[TAIL_PARTS.length - 1] = (rec.done_ms[i] - rows[at + STAGE_STAMPS - 1]) * 1000;
+}
+
+/** µs of the pauses (start, duration pairs, ms, in start order) that fall inside [from, to] ms. */
+export function overlapUs(pauses: Float64Array, from: number, to: number): number {
+  let lo = 0;
+  let hi = pauses.length / 2;
+  while (lo < hi) { // first pause ending after `from`
+    const mid = (lo + hi) >> 1;
+    if (pauses[2 * mid] + pauses[2 * mid + 1] <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  let us = 0;
+  for (let k = lo; k < pauses.length / 2 && pauses[2 * k] < to; k++) {
+    us += (Math.min(to, pauses[2 * k] + pauses[2 * k + 1]) - Math.max(from, pauses[2 * k])) * 1000;
+  }
+  return us;
+}
+
+function groupOf(threshold_us: number, picked: number[], latency_us: Float64Array, parts: Float64Array[], sched_ms: Float64Array, gc_us: Float64Array): TailGroup {
+  const P = TAIL_PARTS.length;
+  const sum = new Float64Array(P);
+  const largest: Partial<Record<TailPart, number>> = {};
+  let lat = 0;
+  let gc = 0;
+  let with_gc = 0;
+  for (const j of picked) {
+    lat += latency_us[j];
+    gc += gc_us[j];
+    if (gc_us[j] > 0) with_gc++;
+    let top = 0;
+    for (let k = 0; k < P; k++) {
+      sum[k] += parts[j][k];
+      if (parts[j][k] > parts[j][top]) top = k;
+    }
+    largest[TAIL_PARTS[top]] = (largest[TAIL_PARTS[top]] ?? 0) + 1;
+  }
+  const n = Math.max(1, picked.length);
+  const mean_us = {} as Record<TailPart, number>;
+  TAIL_PARTS.forEach((name, k) => {
+    mean_us[name] = round1(sum[k] / n);
+  });
+  const times = picked.map((j) => sched_ms[j]).sort((a, b) => a - b);
+  let episodes = 0;
+  for (let k = 0; k < times.length; k++) if (k === 0 || times[k] - times[k - 1] > EPISODE_GAP_MS) episodes++;
+  return {
+    threshold_us: round1(threshold_us), count: picked.length, latency_us_mean: round1(lat / n), mean_us, largest, episodes,
+    front_gc_us_mean: round1(gc / n), with_front_gc: with_gc,
+  };
+}
+
+/**
+ * Joins the phase's answers with the stage rows (by request number) and summarises the answers
+ * at or above the phase's p99 and p999 end-to-end latency (scheduled -> read, over the joined
+ * answers); null when nothing joins (no records, or a server whose rows carry no numbers).
+ */
+export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: Float64Array = new Float64Array(0)): TailFigures | null {
+  const row_of = new Map<number, number>();
+  for (let at = 0; at + STAGE_ROW_F64 <= rows.length; at += STAGE_ROW_F64) {
+    const no = rows[at + REQUEST_NO_AT];
+    if (no > 0) row_of.set(no, at);
+  }
+  const parts: Float64Array[] = [];
+  const latency: number[] = [];
+  const sched: number[] = [];
+  const gc: number[] = [];
+  let first_ms = Infinity;
+  let last_ms = -Infinity;
+  let unjoined = 0;
+  for (let i = 0; i < rec.request_no.length; i++) {
+    const at = rec.request_no[i] > 0 ? row_of.get(rec.request_no[i]) : undefined;
+    if (at === undefined) {
+      unjoined++;
+      continue;
+    }
+    const p = new Float64Array(TAIL_PARTS.length);
+    partsOf(rec, i, rows, at, p);
+    parts.push(p);
+    latency.push((rec.done_ms[i] - rec.sched_ms[i]) * 1000);
+    sched.push(rec.sched_ms[i]);
+    gc.push(overlapUs(gc_pauses, rec.sent_ms[i], rec.done_ms[i]));
+    first_ms = Math.min(first_ms, rec.sched_ms[i]);
+    last_ms = Math.max(last_ms, rec.done_ms[i]);
+  }
+  const n = parts.length;
+  if (n === 0) return null;
+  const latency_us = Float64Array.from(latency);
+  const sched_ms = Float64Array.from(sched);
+  const gc_us = Float64Array.from(gc);
+  let pauses = 0;
+  let gc_total_ms = 0;
+  let gc_max_ms = 0;
+  for (let k = 0; k < gc_pauses.length / 2; k++) {
+    if (gc_pauses[2 * k] + gc_pauses[2 * k + 1] < first_ms || gc_pauses[2 * k] > last_ms) continue;
+    pauses++;
+    gc_total_ms += gc_pauses[2 * k + 1];
+    gc_max_ms = Math.max(gc_max_ms, gc_pauses[2 * k + 1]);
+  }
+  const sorted = latency_us.slice().sort();
+  const at_pct = (p: number): number => sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+  const median_us = {} as Record<TailPart, number>;
+  const column = new Float64Array(n);
+  TAIL_PARTS.forEach((name, k) => {
+    for (let j = 0; j < n; j++) column[j] = parts[j][k];
+    median_us[name] = round1(column.slice().sort()[Math.floor((n - 1) / 2)]);
+  });
+  let to_server_min = Infinity;
+  let to_client_min = Infinity;
+  for (const p of parts) {
+    to_server_min = Math.min(to_server_min, p[1]);
+    to_client_min = Math.min(to_client_min, p[TAIL_PARTS.length - 1]);
+  }
+  const above = (threshold: number): TailGroup => {
+    const picked: number[] = [];
+    for (let j = 0; j < n; j++) if (latency_us[j] >= threshold) picked.push(j);
+    return groupOf(threshold, picked, latency_us, parts, sched_ms, gc_us);
+  };
+  return {
+    joined: n,
+    unjoined,
+    clock_check_us: { to_server_min: round1(to_server_min), to_client_min: round1(to_client_min) },
+    median_us,
+    front_gc: { pauses, total_ms: round1(gc_total_ms), max_ms: round1(gc_max_ms) },
+    above_p99: above(at_pct(99)),
+    above_p999: above(at_pct(99.9)),
+  };
+}
+
+/** The human table: per part the median of all, the mean above p99 and above p999, and how often it was the largest. */
+export function tailLines(t: TailFigures | null): string[] {
+  if (t === null) return ['tail at 1,000/s: no joined answers (Node generator, or a server whose stage rows carry no request numbers)'];
+  const g99 = t.above_p99;
+  const g999 = t.above_p999;
+  const lines = [
+    `where the slowest requests at 1,000/s spend their time (${t.joined.toLocaleString('en-US')} answers joined with the server's stage rows, ${t.unjoined} not; us):`,
+    `  ${'part'.padEnd(14)} ${'median all'.padStart(10)} ${`mean >=p99 (${g99.count})`.padStart(18)} ${`mean >=p999 (${g999.count})`.padStart(18)}   largest in >=p99`,
+  ];
+  for (const name of TAIL_PARTS) {
+    lines.push(`  ${name.padEnd(14)} ${String(t.median_us[name]).padStart(10)} ${String(g99.mean_us[name]).padStart(18)} ${String(g999.mean_us[name]).padStart(18)}   ${g99.largest[name] ?? 0}`);
+  }
+  lines.push(`  ${'latency'.padEnd(14)} ${''.padStart(10)} ${String(g99.latency_us_mean).padStart(18)} ${String(g999.latency_us_mean).padStart(18)}` +
+    `   (p99 ${g99.threshold_us} us in ${g99.episodes} episodes, p999 ${g999.threshold_us} us in ${g999.episodes}; episode: slow answers < ${EPISODE_GAP_MS} ms apart)`);
+  lines.push(`  front GC pauses in the phase: ${t.front_gc.pauses} (${t.front_gc.total_ms} ms, longest ${t.front_gc.max_ms} ms); ` +
+    `inside the slow answers: >=p99 ${g99.with_front_gc} of ${g99.count} (mean ${g99.front_gc_us_mean} us), >=p999 ${g999.with_front_gc} of ${g999.count} (mean ${g999.front_gc_us_mean} us)`);
+  lines.push(`  clock check: smallest to_server ${t.clock_check_us.to_server_min} us, to_client ${t.clock_check_us.to_client_min} us (a few us when the clocks agree; negative: a clock skew, or a thread descheduled between its write and its stamp)`);
+  return lines;
+}

@@ -1,0 +1,176 @@
+// The load bench's tail attribution (bench/load/tail.ts): the native generator's per-answer
+// records joined with the server's stage rows by the X-Request-Id number, against the real
+// server (every answer joins, the parts add up to the latency, the two clocks agree), and the
+// summary of the slowest answers on made-up rows (which part was largest, episodes, unjoined).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServer } from '../server/harness.js';
+import {
+  DEFAULT_MIX, depositRequest, laneWallets, loadNativeSecp256k1, nextSignedRequest, walletKey, WalletFlow,
+} from '../../bench/load/flow.js';
+import { Lane, textSegment, type AnswerRecords } from '../../bench/load/lanes.js';
+import { LOADGEN_BINARY, runNativePhase } from '../../bench/load/native_generator.js';
+import { readStageRows } from '../../bench/load/targets.js';
+import { overlapUs, TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
+import { REQUEST_NO_AT, STAGE_ROW_F64, StageRecorder, StageStamps } from '../../src/gateway/stage_timings.js';
+
+const WALLETS = 6;
+const LANES = 3;
+const ROUNDS = 10;
+
+function laneOf(id: number, texts: string[], kinds: number[]): Lane {
+  const lane = new Lane(id);
+  lane.add(textSegment(texts, kinds));
+  return lane;
+}
+
+describe('tail attribution against the real server', () => {
+  it('joins every signed answer of an open-loop phase with its stage row; the parts add up to the latency', async () => {
+    expect(existsSync(LOADGEN_BINARY), `${LOADGEN_BINARY} (make native)`).toBe(true);
+    const secp = loadNativeSecp256k1();
+    const flows = Array.from({ length: WALLETS }, (_, i) => new WalletFlow(walletKey(secp, 'tail-test', i), DEFAULT_MIX));
+    const s = await startServer({ config: { diagnostics: { stage_timings: true } } });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-tail-test-'));
+    try {
+      const fund = Array.from({ length: LANES }, (_, l) => {
+        const texts = laneWallets(l, LANES, WALLETS).flatMap((w) => [
+          depositRequest(flows[w].key.address, 'USDC', '100000', s.admin_token),
+          depositRequest(flows[w].key.address, 'ETH', '100', s.admin_token),
+        ]);
+        return laneOf(l, texts, texts.map(() => 2));
+      });
+      expect((await runNativePhase({ port: s.port, lanes: fund, mode: 'closed', duration_ms: Infinity })).stats.deposit.ok).toBe(WALLETS * 2);
+      const lanes = Array.from({ length: LANES }, (_, l) => {
+        const texts: string[] = [];
+        const kinds: number[] = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          for (const w of laneWallets(l, LANES, WALLETS)) {
+            const req = nextSignedRequest(secp, flows[w]);
+            texts.push(req.text);
+            kinds.push(req.kind);
+          }
+        }
+        return laneOf(l, texts, kinds);
+      });
+      const n = WALLETS * ROUNDS;
+      const res = await runNativePhase({ port: s.port, lanes, mode: 'open', rate: 200, duration_ms: (n / 200) * 1000, records: true });
+      const rec = res.records as AnswerRecords;
+      expect(rec.request_no.length).toBe(n);
+      expect(new Set(rec.request_no).size).toBe(n); // one server request number per answer
+      for (let i = 0; i < n; i++) {
+        expect(rec.request_no[i]).toBeGreaterThan(0);
+        expect(rec.sent_ms[i]).toBeGreaterThanOrEqual(rec.sched_ms[i]);
+        expect(rec.done_ms[i]).toBeGreaterThan(rec.sent_ms[i]);
+      }
+      // The stage rows are written at the clean stop.
+      const exited = new Promise<number | null>((resolve) => s.proc.once('exit', (code) => resolve(code)));
+      s.proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const file = readStageRows(s.data_dir);
+      expect(file).not.toBeNull();
+      if (file === null) return;
+      const t = tailFigures(file.rows, rec, file.gc_pauses);
+      expect(t).not.toBeNull();
+      if (t === null) return;
+      // Every answer was a signed request that reached the matcher (orders and cancels): all join.
+      expect([t.joined, t.unjoined]).toEqual([n, 0]);
+      // The generator and the server stamp on the same wall clock: a request reaches the route
+      // handler after it was written, and is read after the server wrote its answer.
+      expect(t.clock_check_us.to_server_min).toBeGreaterThan(0);
+      expect(t.above_p99.count).toBeGreaterThanOrEqual(1);
+      const sum = TAIL_PARTS.reduce((a, k) => a + t.above_p99.mean_us[k], 0);
+      expect(Math.abs(sum - t.above_p99.latency_us_mean)).toBeLessThan(1); // rounding of 11 parts to 0.1 µs
+    } finally {
+      await s.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('tail figures on made-up rows', () => {
+  /** A stage row for request `no` arriving at `arrive` ms whose stage k lasts step_us[k] µs. */
+  function row(no: number, arrive: number, step_us: number[]): StageStamps {
+    const st = new StageStamps();
+    const keys = ['arrive', 'parsed', 'verify_start', 'verify_end', 'published', 'batch_start', 'applied', 'durable', 'answered'] as const;
+    let t = arrive;
+    keys.forEach((k, i) => {
+      if (i > 0) t += step_us[i - 1] / 1000;
+      st[k] = t;
+    });
+    st.request_no = no;
+    return st;
+  }
+
+  it('splits each answer into its parts, names the largest part of the slow ones, and counts episodes', () => {
+    const rec = new StageRecorder();
+    const N = 1000;
+    const records: AnswerRecords = {
+      sched_ms: new Float64Array(N + 1), sent_ms: new Float64Array(N + 1), done_ms: new Float64Array(N + 1),
+      request_no: new Float64Array(N + 1), status: new Uint16Array(N + 1).fill(200),
+    };
+    for (let i = 0; i < N; i++) {
+      const sched = 1_000_000 + i; // 1 ms apart
+      const steps = [20 + i / 100, 10, 70, 10, 10, 10, 300, 80]; // parse 20..30 µs: no ties
+      // Requests 500..504 (one episode) wait 5 ms in the journal; request 900 4 ms in the answer.
+      if (i >= 500 && i < 505) steps[6] += 5000;
+      if (i === 900) steps[7] += 4000;
+      const st = row(i + 1, sched + 0.05, steps); // sent 10 µs late, 40 µs on the way in
+      rec.record(st);
+      records.sched_ms[i] = sched;
+      records.sent_ms[i] = sched + 0.01;
+      records.request_no[i] = i + 1;
+      records.done_ms[i] = st.answered + 0.03; // 30 µs on the way out
+    }
+    // One answer the server has no row for (e.g. a GET): counted, not joined.
+    records.sched_ms[N] = 2_000_000;
+    records.sent_ms[N] = 2_000_000;
+    records.done_ms[N] = 2_000_001;
+    records.request_no[N] = 5000;
+    const rows = rec.view();
+    expect(rows.length).toBe(N * STAGE_ROW_F64);
+    expect(rows[REQUEST_NO_AT]).toBe(1);
+    // Front GC pauses: 3 ms from the written time of request 900 (its answer stage), and one
+    // outside the phase.
+    const gc = Float64Array.of(records.sent_ms[900] + 0.5, 3, 5_000_000, 1);
+    const t = tailFigures(rows, records, gc);
+    expect(t).not.toBeNull();
+    if (t === null) return;
+    expect([t.joined, t.unjoined]).toEqual([N, 1]);
+    expect(t.median_us).toMatchObject({ send_delay: 10, to_server: 40, http_parse: 25, journal_fsync: 300, answer: 80, to_client: 30 });
+    expect(t.clock_check_us.to_server_min).toBeCloseTo(40, 0);
+    // p99 of 1,000 answers: the 990th value, so 11 at or above it: the six slow ones and the five
+    // latest of the rest (their parse is slowest), whose largest part is the journal's usual 300 µs.
+    expect(t.above_p99.count).toBe(11);
+    expect(t.above_p99.largest).toEqual({ journal_fsync: 10, answer: 1 });
+    expect(t.above_p99.episodes).toBe(3); // 500..504, 900, 995..999
+    expect(t.front_gc).toEqual({ pauses: 1, total_ms: 3, max_ms: 3 });
+    expect(t.above_p99.with_front_gc).toBe(1);
+    expect(t.above_p99.front_gc_us_mean).toBeCloseTo(3000 / 11, 0);
+    expect(t.above_p999.with_front_gc).toBe(0);
+    // p999 (rank ceil(99.9 / 100 x 1,000) in floating point: the 1,000th): request 504 (a 5.3 ms journal commit).
+    expect(t.above_p999.count).toBe(1);
+    expect(t.above_p999.mean_us.journal_fsync).toBeCloseTo(5300, 0);
+    expect(t.above_p999.episodes).toBe(1);
+    expect(t.above_p999.latency_us_mean).toBeCloseTo(10 + 40 + 25.04 + 10 + 70 + 10 + 10 + 10 + 5300 + 80 + 30, 0);
+    expect(t.above_p999.largest).toEqual({ journal_fsync: 1 });
+  });
+
+  it('counts the GC pause time inside a span, pauses in start order', () => {
+    const p = Float64Array.of(10, 2, 20, 1, 30, 5); // [10,12], [20,21], [30,35] ms
+    expect(overlapUs(p, 0, 9)).toBe(0);
+    expect(overlapUs(p, 11, 20.5)).toBeCloseTo(1500, 6); // 1 ms of the first, 0.5 of the second
+    expect(overlapUs(p, 0, 100)).toBeCloseTo(8000, 6);
+    expect(overlapUs(p, 32, 33)).toBeCloseTo(1000, 6); // inside one pause
+    expect(overlapUs(new Float64Array(0), 0, 100)).toBe(0);
+  });
+
+  it('is null when nothing joins (an older server whose rows carry no request numbers)', () => {
+    const rec = new StageRecorder();
+    const st = row(0, 1000, [1, 1, 1, 1, 1, 1, 1, 1]);
+    rec.record(st);
+    const one = (x: number): Float64Array => Float64Array.of(x);
+    expect(tailFigures(rec.view(), { sched_ms: one(999), sent_ms: one(999), done_ms: one(1001), request_no: one(7), status: Uint16Array.of(200) })).toBeNull();
+  });
+});
