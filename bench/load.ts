@@ -417,7 +417,11 @@ function inferRoles(pid: number, verify_threads: number, funding: CpuDelta | nul
   for (const t of loaded.threads) {
     if (t.comm === THREAD_NAMES.matcher) roles.set(t.tid, 'matcher');
     else if (t.comm === THREAD_NAMES.da) roles.set(t.tid, 'DA worker');
+    else if (t.comm === THREAD_NAMES.verify) roles.set(t.tid, 'verify worker');
   }
+  // A build that names its verify workers (rb-verify) needs no guess; an older one (an A/B through
+  // --server-main) leaves them "node", and they are the last threads created.
+  if ([...roles.values()].includes('verify worker')) return roles;
   const fund = new Map((funding?.threads ?? []).map((t) => [t.tid, t.pct] as const));
   // Sorted by (start, tid); only threads still called "node" (with --cpu-prof each isolate also
   // gets a "v8:ProfEvntProc" thread).

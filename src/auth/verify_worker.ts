@@ -5,6 +5,7 @@
 // blocking its event loop is the point: no message per batch either way, one futex wake-up when
 // the front finds it asleep, one waitAsync resolution on the front per answered burst.
 import { createRecoverer, type Recoverer } from './recover.js';
+import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
 import { verifyPackedInto } from './verify_codec.js';
 import {
   VERIFY_RING_HEADER_BYTES, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
@@ -55,6 +56,7 @@ function runRing(sab: SharedArrayBuffer, recoverer: Recoverer): void {
 
 /** The worker's one task: serves `data.ring` until the front closes it. */
 export default function serveRing(data: VerifyWorkerData): number {
+  nameThisThread(THREAD_NAMES.verify);
   runRing(data.ring, createRecoverer({ backend: data.backend }));
   return 0;
 }
