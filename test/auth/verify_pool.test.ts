@@ -357,8 +357,9 @@ describe('the front checks tasks that waited too long (stealAfterUs)', () => {
   });
 
   it('a task behind one the worker holds is checked by the front and answered first; the held one by the worker', async () => {
-    // 50 ms limit: far longer than the worker needs to claim the first task, far shorter than it holds it (300 ms).
-    const p = createVerifyPool({ threads: 1, taskSize: 10, stealAfterUs: 50_000, workerFile: fixture('verify_worker_holds_first.mjs') });
+    // A 250 ms limit: the worker claims the first task long before (it is woken at once); it holds
+    // it until the front has taken the later ones.
+    const p = createVerifyPool({ threads: 1, taskSize: 10, stealAfterUs: 250_000, workerFile: fixture('verify_worker_holds_first.mjs') });
     try {
       await ready(p);
       const first = mixedBatch(10);

@@ -75,10 +75,11 @@ describe('SignatureBatcher', () => {
   });
 
   it('keeps a wallet\'s order when the front checks a later task itself and answers it first', async () => {
-    // The worker claims the first task and holds it 300 ms; the second waits past the 50 ms limit
-    // and is checked by the front (VerifyPool.stealLate), so its verdicts arrive first.
+    // The worker claims the first task and holds it until the front has taken the later one, which
+    // waits past the 250 ms limit and is checked by the front (VerifyPool.stealLate): its verdicts
+    // arrive first.
     const p = createVerifyPool({
-      threads: 1, taskSize: 2, stealAfterUs: 50_000, workerFile: new URL('../auth/fixtures/verify_worker_holds_first.mjs', import.meta.url),
+      threads: 1, taskSize: 2, stealAfterUs: 250_000, workerFile: new URL('../auth/fixtures/verify_worker_holds_first.mjs', import.meta.url),
     });
     try {
       for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
