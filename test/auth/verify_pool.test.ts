@@ -356,21 +356,29 @@ describe('the front checks tasks that waited too long (stealAfterUs)', () => {
     }
   });
 
+  /**
+   * A first batch (one task, which the holds-first worker claims and holds), then, 20 ms later, a
+   * second (two tasks); both verdicts checked. Returns which batch was answered first.
+   */
+  async function firstThenSecond(p: VerifyPool): Promise<string[]> {
+    await ready(p);
+    const first = mixedBatch(10);
+    const second = mixedBatch(20); // two tasks of 10
+    const order: string[] = [];
+    const a = p.verifyBatch(first.items).then((v) => (order.push('first'), v));
+    await new Promise((r) => setTimeout(r, 20));
+    const b = p.verifyBatch(second.items).then((v) => (order.push('second'), v));
+    expect(Array.from(await a)).toEqual(first.expected);
+    expect(Array.from(await b)).toEqual(second.expected);
+    return order;
+  }
+
   it('a task behind one the worker holds is checked by the front and answered first; the held one by the worker', async () => {
     // A 250 ms limit: the worker claims the first task long before (it is woken at once); it holds
     // it until the front has taken the later ones.
     const p = createVerifyPool({ threads: 1, taskSize: 10, stealAfterUs: 250_000, workerFile: fixture('verify_worker_holds_first.mjs') });
     try {
-      await ready(p);
-      const first = mixedBatch(10);
-      const second = mixedBatch(20); // two tasks of 10
-      const order: string[] = [];
-      const a = p.verifyBatch(first.items).then((v) => (order.push('first'), v));
-      await new Promise((r) => setTimeout(r, 20));
-      const b = p.verifyBatch(second.items).then((v) => (order.push('second'), v));
-      expect(Array.from(await b)).toEqual(second.expected);
-      expect(Array.from(await a)).toEqual(first.expected);
-      expect(order).toEqual(['second', 'first']);
+      expect(await firstThenSecond(p)).toEqual(['second', 'first']);
       expect(p.stolenChecked).toBe(20);
       // The worker goes on serving its ring (it passed over the tasks the front took).
       const after = mixedBatch(30);
@@ -384,17 +392,8 @@ describe('the front checks tasks that waited too long (stealAfterUs)', () => {
   it('with stealing off (0, the pool default) the worker checks everything, in order', async () => {
     const p = createVerifyPool({ threads: 1, taskSize: 10, workerFile: fixture('verify_worker_holds_first.mjs') });
     try {
-      await ready(p);
       expect(p.stealAfterUs).toBe(0);
-      const first = mixedBatch(10);
-      const second = mixedBatch(20);
-      const order: string[] = [];
-      const a = p.verifyBatch(first.items).then((v) => (order.push('first'), v));
-      await new Promise((r) => setTimeout(r, 20));
-      const b = p.verifyBatch(second.items).then((v) => (order.push('second'), v));
-      expect(Array.from(await a)).toEqual(first.expected);
-      expect(Array.from(await b)).toEqual(second.expected);
-      expect(order).toEqual(['first', 'second']);
+      expect(await firstThenSecond(p)).toEqual(['first', 'second']);
       expect(p.stolenChecked).toBe(0);
     } finally {
       await p.close();
