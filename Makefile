@@ -55,7 +55,7 @@ bench: build native
 	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
 
 # One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
-BENCHES ?= money matcher ring verify verify_consent fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas metrics
+BENCHES ?= money matcher ring verify verify_queue verify_consent fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas metrics
 
 clean:
 	rm -rf dist node_modules

@@ -15,6 +15,9 @@
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --background P     run the server with threads.background P, "nice,policy" (e.g. "10,batch";
 //                      "0,other": the default priority; absent: the server's default)
+//   --verify-steal-after-us N  run the server with verify.steal_after_us N (0: the front never checks
+//                      a waiting verify task itself; absent: the server's default)
+//   --verify-task-items N  run the server with verify.task_items_max N (absent: the server's default)
 //   --metrics-pairs N  metrics on/off comparison: N pairs of closed-loop runs (default 2; 0: skip)
 //   --metrics-seconds S  length of each of those runs (default 5)
 //   --server-flags=F   extra node flags for the server, space-separated (e.g. --server-flags="--trace-gc":
@@ -35,6 +38,7 @@
 import { Worker } from 'node:worker_threads';
 import { THREAD_NAMES } from '../src/util/thread_name.js';
 import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../src/config.js';
+import { STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from '../src/auth/verify_limits.js';
 import { daLag, type DaLag } from './load/da_lag.js';
 import type { ThreadPriority } from '../src/util/thread_priority.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -86,6 +90,9 @@ interface Args {
   matcher_cpu: number | null;
   /** config threads.background for the server (null: the server's default). */
   background: ThreadPriority | null;
+  /** config verify.steal_after_us and verify.task_items_max for the server (null: the server's default). */
+  verify_steal_after_us: number | null;
+  verify_task_items: number | null;
   metrics_pairs: number;
   metrics_seconds: number;
 }
@@ -111,6 +118,10 @@ function parseArgs(): Args {
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
     background: backgroundArg(knobs.optionalString('background')),
+    verify_steal_after_us: knobs.optionalString('verify-steal-after-us') === undefined ? null
+      : knobs.number('verify-steal-after-us', STEAL_AFTER_US_DEFAULT, 0, STEAL_AFTER_US_MAX),
+    verify_task_items: knobs.optionalString('verify-task-items') === undefined ? null
+      : knobs.number('verify-task-items', TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX),
     metrics_pairs: knobs.number('metrics-pairs', 2, 0, 10),
     metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
   };
@@ -418,7 +429,11 @@ function inferRoles(pid: number, verify_threads: number, funding: CpuDelta | nul
   for (const t of loaded.threads) {
     if (t.comm === THREAD_NAMES.matcher) roles.set(t.tid, 'matcher');
     else if (t.comm === THREAD_NAMES.da) roles.set(t.tid, 'DA worker');
+    else if (t.comm === THREAD_NAMES.verify) roles.set(t.tid, 'verify worker');
   }
+  // A build that names its verify workers (rb-verify) needs no guess; an older one (an A/B through
+  // --server-main) leaves them "node", and they are the last threads created.
+  if ([...roles.values()].includes('verify worker')) return roles;
   const fund = new Map((funding?.threads ?? []).map((t) => [t.tid, t.pct] as const));
   // Sorted by (start, tid); only threads still called "node" (with --cpu-prof each isolate also
   // gets a "v8:ProfEvntProc" thread).
@@ -561,6 +576,10 @@ async function main(): Promise<void> {
       diagnostics: { stage_timings: true },
       matcher: { cpu: args.matcher_cpu },
       ...(args.background === null ? {} : { threads: { background: args.background } }),
+      verify: {
+        ...(args.verify_steal_after_us === null ? {} : { steal_after_us: args.verify_steal_after_us }),
+        ...(args.verify_task_items === null ? {} : { task_items_max: args.verify_task_items }),
+      },
       // On (as by default) on a free port: the on/off comparison flips its recording.
       metrics: { enabled: true, port: 0 },
     },
@@ -816,6 +835,8 @@ async function main(): Promise<void> {
       server_wakeups_per_request_at_1000_by_thread: sleeps_light,
       matcher_cpu: args.matcher_cpu,
       threads_background: args.background,
+      verify_steal_after_us: args.verify_steal_after_us,
+      verify_task_items: args.verify_task_items,
       da_lag_batches_after_max: Math.max(...runs.map((x) => x.da.lag_batches)),
       da_catch_up_ms_after_max: Math.max(...runs.map((x) => x.da.catch_up_ms)),
       ...(cost ?? {}),

@@ -4,21 +4,12 @@
 // Bounded: each single-thread phase runs ~1.5 s, each pool phase a fixed item count.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { eip191Hash } from '../src/auth/eip191.js';
-import { orderJsonMessage } from '../src/auth/messages.js';
-import {
-  addressFromPrivateKey,
-  createRecoverer,
-  nativeBackendAvailable,
-  signHash,
-  type Recoverer,
-} from '../src/auth/recover.js';
-import { toHex0x } from '../src/auth/hex.js';
+import { createRecoverer, nativeBackendAvailable, type Recoverer } from '../src/auth/recover.js';
 import type { SignedMessage } from '../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../src/auth/verify_codec.js';
 import { createVerifyPool, type VerifyPoolOptions } from '../src/auth/verify_pool.js';
 import { Knobs } from './knobs.js';
+import { makeCases, type Case } from './verify_cases.js';
 
 const DISTINCT = 256; // distinct signed messages (keys and texts), cycled
 const PHASE_MS = 1500;
@@ -26,34 +17,6 @@ const PHASE_MS = 1500;
 const knobs = new Knobs();
 const POOL_ITEMS = knobs.number('pool-items', 20_000, 2000, 1_000_000);
 knobs.finish();
-
-interface Case {
-  hash: Uint8Array;
-  sig: Uint8Array;
-  address: string;
-  item: SignedMessage;
-}
-
-function makeCases(): Case[] {
-  const cases: Case[] = [];
-  for (let i = 0; i < DISTINCT; i++) {
-    const key = toHex0x(secp256k1.utils.randomSecretKey());
-    const address = addressFromPrivateKey(key);
-    const message = orderJsonMessage({
-      market_id: i % 2 === 0 ? 'ETH-USDC' : 'BTC-USDC',
-      side: i % 3 === 0 ? 'ask' : 'bid',
-      price: 2_000_000_000 + i * 10_000,
-      quantity: 500_000 + i,
-      order_type: 'limit',
-      time_in_force: 'gtc',
-      nonce: 1_700_000_000_000 + i,
-    });
-    const hash = eip191Hash(message);
-    const sig = signHash(key, hash);
-    cases.push({ hash, sig, address, item: { message, signature_hex: toHex0x(sig), expected_address: address } });
-  }
-  return cases;
-}
 
 /** Recoveries per second on one thread for ~PHASE_MS, after a short warm-up. */
 function singleThread(r: Recoverer, cases: Case[]): number {
@@ -116,7 +79,7 @@ const round = (x: number, d = 0): number => Number(x.toFixed(d));
 
 async function main(): Promise<void> {
   console.log(`verify bench: node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}`);
-  const cases = makeCases();
+  const cases = makeCases(DISTINCT);
   if (!nativeBackendAvailable()) console.log('native secp256k1 unavailable: native figure is noble');
   const nativeR = createRecoverer(nativeBackendAvailable() ? { backend: 'native' } : { backend: 'noble' });
   const nobleR = createRecoverer({ backend: 'noble' });

@@ -15,6 +15,7 @@ import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { ringFutexChoice } from './ring/futex.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
+import { STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './auth/verify_limits.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -138,6 +139,13 @@ export interface RingbookConfig {
    * `<data_dir>/stage_timings.f64` at a clean stop (bench/load.ts reads them; off by default).
    */
   diagnostics: { stage_timings: boolean };
+  /**
+   * The verify pool (src/auth/verify_pool.ts; docs/operations.md "The verify pool"):
+   * `task_items_max` signature checks per task (a task's requests get their verdicts together when
+   * it ends), `steal_after_us` how long a task may wait unstarted in a worker's ring before the
+   * front thread checks it itself (0: never).
+   */
+  verify: { task_items_max: number; steal_after_us: number };
   /**
    * Prometheus metrics on their own listener (src/metrics/, docs/operations.md "Metrics"):
    * `enabled` false turns them off (no listener, nothing recorded on the request path).
@@ -467,6 +475,13 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const cpu = matcherCpu(matcher.cpu);
   const threads = isObject(r.threads) ? r.threads : {};
   const background = threadPriority(threads.background, 'threads.background', THREAD_BACKGROUND_DEFAULT);
+  const verify = isObject(r.verify) ? r.verify : {};
+  const task_items_max = verify.task_items_max === undefined ? TASK_SIZE_DEFAULT : verify.task_items_max;
+  need(typeof task_items_max === 'number' && Number.isSafeInteger(task_items_max) && task_items_max >= 1 && task_items_max <= TASK_SIZE_MAX, null,
+    `verify.task_items_max must be an integer in 1..${TASK_SIZE_MAX}`);
+  const steal_after_us = verify.steal_after_us === undefined ? STEAL_AFTER_US_DEFAULT : verify.steal_after_us;
+  need(typeof steal_after_us === 'number' && Number.isSafeInteger(steal_after_us) && steal_after_us >= 0 && steal_after_us <= STEAL_AFTER_US_MAX, null,
+    `verify.steal_after_us must be an integer in 0..${STEAL_AFTER_US_MAX} (0: the front never checks a waiting task itself)`);
   const diagnostics = isObject(r.diagnostics) ? r.diagnostics : {};
   const stage_timings = diagnostics.stage_timings ?? false;
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
@@ -521,6 +536,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
     matcher: { cpu },
     threads: { background },
     diagnostics: { stage_timings: stage_timings as boolean },
+    verify: { task_items_max: task_items_max as number, steal_after_us: steal_after_us as number },
     metrics: {
       enabled: metrics_enabled as boolean,
       host: str(metrics.host ?? '127.0.0.1', 'metrics.host', HOST_PATTERN),

@@ -15,18 +15,24 @@ import { createRecoverer, type RecoverBackendName, type Recoverer } from './reco
 import {
   encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, splitTaskAnswer, TASK_TIMES_BYTES, verifyPackedInto,
 } from './verify_codec.js';
+import { Lane, type Batch, type Task } from './verify_lane.js';
+import { STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './verify_limits.js';
 import {
   align8, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MAX, VERIFY_RING_DATA_BYTES_MIN,
-  VERIFY_RING_HEADER_BYTES, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
-  type VerifyWorkerData,
+  VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_TASK_HEADER_BYTES, type VerifyWorkerData,
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
 
 export interface VerifyPoolOptions {
   /** Worker threads; default max(1, availableParallelism - 1): one core stays with the front thread. */
   threads?: number;
-  /** Items per task; default 100, at most TASK_SIZE_MAX. */
+  /** Items per task; default TASK_SIZE_DEFAULT, at most TASK_SIZE_MAX. */
   taskSize?: number;
+  /**
+   * The front checks a published task itself once it has waited this long unclaimed (µs; default
+   * 0: never). See STEAL_AFTER_US_DEFAULT.
+   */
+  stealAfterUs?: number;
   /** Force the workers' recovery backend (default: native, else noble). */
   backend?: RecoverBackendName;
   /** Bytes of each worker's ring data area (default VERIFY_RING_DATA_BYTES_DEFAULT). */
@@ -50,9 +56,6 @@ export interface VerifyPoolOptions {
  */
 export const VERIFY_INLINE_ITEMS_MAX = 1;
 
-// Limits named unit-first, limit last (TIGER_STYLE, ../shared/STYLE.md): items per task, threads.
-export const TASK_SIZE_DEFAULT = 100;
-export const TASK_SIZE_MAX = 10_000;
 export const THREADS_MAX = 256;
 
 /**
@@ -84,102 +87,24 @@ type WaitAsyncFn = (array: Int32Array, index: number, value: number) =>
   | { async: true; value: Promise<'ok' | 'timed-out'> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsyncFn }).waitAsync;
 
-/** One verifyBatch call: its verdicts fill in as its tasks are answered. */
-interface Batch {
-  readonly out: Uint8Array;
-  readonly times_ms: Float64Array | undefined;
-  remaining: number;
-  settled: boolean;
-  resolve(verdicts: Uint8Array): void;
-  reject(err: Error): void;
-}
-
-/** Items [start, end) of a batch's list, checked as one task in one worker's ring. */
-interface Task {
-  readonly batch: Batch;
-  readonly items: readonly SignedMessage[];
-  readonly start: number;
-  readonly end: number;
-  /** Upper bound of the task's bytes in a ring (header, answer area, packed batch). */
-  readonly need: number;
-  /** Where the answer area is (set when written). */
-  answer_at: number;
-  /** The ring's byte total after this task (its bytes are free once it is answered). */
-  end_total: number;
-}
-
-/** One worker's ring and the task that serves it; the front's side of verify_ring.ts. */
-class Lane {
-  readonly i32: Int32Array;
-  readonly area: Uint8Array;
-  readonly words: Uint32Array;
-  /** The worker's serveRing task: settles when the ring is closed (or the worker dies). */
-  readonly serving: Promise<unknown>;
-  /** Bytes handed out (wrap waste included) and bytes freed, monotonic. */
-  head_total = 0;
-  tail_total = 0;
-  published = 0;
-  done_seen = 0;
-  readonly outstanding: Task[] = [];
-  waiting = false;
-  dead = false;
-
-  constructor(readonly data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined) {
-    const sab = new SharedArrayBuffer(VERIFY_RING_HEADER_BYTES + data_bytes);
-    this.i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
-    this.area = new Uint8Array(sab, VERIFY_RING_HEADER_BYTES);
-    this.words = new Uint32Array(sab, VERIFY_RING_HEADER_BYTES);
-    this.serving = piscina.run({ ring: sab, backend });
-  }
-
-  /** Whether a worker ever started serving this ring. */
-  get ready(): boolean {
-    return Atomics.load(this.i32, VR_READY) === 1;
-  }
-
-  get usedBytes(): number {
-    return this.head_total - this.tail_total;
-  }
-
-  /** Writes and publishes `task` when it fits now; false when the ring lacks the room. */
-  tryWrite(task: Task): boolean {
-    const cap = this.data_bytes;
-    let pos = this.head_total % cap;
-    let waste = 0;
-    if (pos + task.need > cap) {
-      waste = cap - pos;
-      pos = 0;
-    }
-    if (this.usedBytes + waste + task.need > cap) return false;
-    if (waste > 0) this.words[(cap - waste) >>> 2] = VR_WRAP_MARKER; // waste >= 8: offsets are 8-aligned
-    const count = task.end - task.start;
-    const answer_bytes = align8(count + TASK_TIMES_BYTES);
-    const batch_at = pos + VR_TASK_HEADER_BYTES + answer_bytes;
-    const used = encodePackedBatchInto(this.area.subarray(batch_at, pos + task.need), task.items, task.start, task.end);
-    const size = align8(VR_TASK_HEADER_BYTES + answer_bytes + used);
-    this.words[pos >>> 2] = size;
-    this.words[(pos >>> 2) + 1] = answer_bytes;
-    this.head_total += waste + size;
-    task.answer_at = pos + VR_TASK_HEADER_BYTES;
-    task.end_total = this.head_total;
-    this.outstanding.push(task);
-    this.published = (this.published + 1) | 0;
-    Atomics.store(this.i32, VR_PUBLISHED, this.published);
-    if (Atomics.load(this.i32, VR_WAITERS) !== 0) Atomics.notify(this.i32, VR_PUBLISHED);
-    return true;
-  }
-}
-
 export class VerifyPool {
   readonly threads: number;
   readonly taskSize: number;
   readonly ringBytes: number;
   readonly inlineItemsMax: number;
+  readonly stealAfterUs: number;
   /** Items checked on the calling thread (the pool was idle and the call small). */
   inlineChecked = 0;
+  /** Items of published tasks the calling thread checked itself (they waited past stealAfterUs). */
+  stolenChecked = 0;
+  #stealTimer: NodeJS.Timeout | null = null;
+  readonly #stealNow = (): void => {
+    this.#stealTimer = null;
+    this.stealLate();
+  };
   #inlineRecoverer: Recoverer | null = null;
-  /** Where #verifyHere packs a call (grown when a call needs more): no buffer per checked request. */
-  #inlinePacked = new Uint8Array(0);
+  /** Where #packHere packs and answers a call on this thread (grown when a call needs more). */
+  #scratch = new Uint8Array(0);
   readonly #piscina: Piscina<VerifyWorkerData, number>;
   readonly #backend: RecoverBackendName | undefined;
   readonly #lanes: Lane[] = [];
@@ -196,6 +121,7 @@ export class VerifyPool {
     this.ringBytes = align8(positiveInt(options.ringBytes, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MIN, VERIFY_RING_DATA_BYTES_MAX, 'ringBytes'));
     this.inlineItemsMax = options.inlineItemsMax === 0 || options.inlineItemsMax === undefined ? 0
       : positiveInt(options.inlineItemsMax, 0, 1, TASK_SIZE_MAX, 'inlineItemsMax');
+    this.stealAfterUs = positiveInt(options.stealAfterUs, 0, 0, STEAL_AFTER_US_MAX, 'stealAfterUs');
     const file = options.workerFile ?? defaultWorkerFile();
     const url = typeof file === 'string' && !file.startsWith('file:') ? null : new URL(file);
     const path = url === null ? (file as string) : fileURLToPath(url);
@@ -231,7 +157,7 @@ export class VerifyPool {
    */
   #laneEnded(index: number, lane: Lane, err: Error): void {
     lane.dead = true;
-    for (const t of lane.outstanding.splice(0)) this.#fail(t, err);
+    for (const t of lane.outstanding.splice(0)) if (t.claim !== VR_CLAIM_FRONT) this.#fail(t, err); // the front's are answered
     Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
     if (this.#closed) return;
     console.error('ringbook: verify worker failed:', err);
@@ -291,14 +217,8 @@ export class VerifyPool {
    * candidate signed, refusals of malformed items), with the task's start and end in times_ms.
    */
   #verifyHere(items: readonly SignedMessage[], times_ms: Float64Array | undefined): Uint8Array {
-    const recoverer = this.#inlineRecoverer ?? (this.#inlineRecoverer = createRecoverer({ backend: this.#backend }));
-    const need = align8(packedBatchCapacity(items, 0, items.length));
-    if (this.#inlinePacked.length < need) this.#inlinePacked = new Uint8Array(Math.max(need, 2 * this.#inlinePacked.length));
-    const used = encodePackedBatchInto(this.#inlinePacked, items, 0, items.length);
     // The verdicts are the caller's (its promise settles later): a fresh answer, count + 16 bytes.
-    const out = new Uint8Array(items.length + TASK_TIMES_BYTES);
-    verifyPackedInto(this.#inlinePacked.subarray(0, used), out, recoverer);
-    const answer = splitTaskAnswer(out);
+    const answer = splitTaskAnswer(this.#packHere(items, 0, items.length).slice(0, items.length + TASK_TIMES_BYTES));
     this.inlineChecked += items.length;
     if (times_ms !== undefined) {
       for (let i = 0; i < items.length; i++) {
@@ -309,10 +229,33 @@ export class VerifyPool {
     return answer.verdicts;
   }
 
+  /**
+   * Checks items [start, end) on this thread through the worker's packed codec (so the same
+   * verdicts: which candidate signed, refusals of malformed items). Returns this thread's scratch
+   * bytes (grown when a call needs more: no buffer per check) holding the answer area at offset
+   * 0, verdicts then the start and end times, as a task's in a ring; valid until the next call.
+   */
+  #packHere(items: readonly SignedMessage[], start: number, end: number): Uint8Array {
+    const answer_bytes = align8(end - start + TASK_TIMES_BYTES);
+    const need = answer_bytes + align8(packedBatchCapacity(items, start, end));
+    if (this.#scratch.length < need) this.#scratch = new Uint8Array(Math.max(need, 2 * this.#scratch.length));
+    const used = encodePackedBatchInto(this.#scratch.subarray(answer_bytes), items, start, end);
+    verifyPackedInto(this.#scratch.subarray(answer_bytes, answer_bytes + used), this.#scratch.subarray(0, answer_bytes), this.#recoverer());
+    return this.#scratch;
+  }
+
+  /** The recoverer of this (the calling) thread, made on first use. */
+  #recoverer(): Recoverer {
+    return this.#inlineRecoverer ?? (this.#inlineRecoverer = createRecoverer({ backend: this.#backend }));
+  }
+
   #submit(batch: Batch, items: readonly SignedMessage[], start: number, end: number, need: number): void {
     batch.remaining++;
     this.#inFlight++;
-    const task: Task = { batch, items, start, end, need: align8(need), answer_at: 0, end_total: 0 };
+    const task: Task = {
+      batch, items, start, end, need: align8(need), at: 0, answer_at: 0, batch_at: 0, batch_end: 0, end_total: 0,
+      queued_ms: performance.now(), claim: VR_CLAIM_OPEN,
+    };
     if (this.#backlog.length > 0 || !this.#write(task)) this.#backlog.push(task);
   }
 
@@ -324,7 +267,59 @@ export class VerifyPool {
     }
     if (best === null || !best.tryWrite(task)) return false;
     this.#arm(best);
+    this.#armSteal();
     return true;
+  }
+
+  /**
+   * The calling (front) thread checks the oldest waiting task nobody has started, if it was queued
+   * stealAfterUs ago or longer: one task per call, so the front's own turn stays short (a task is
+   * at most taskSize recoveries). A task in a worker's ring is claimed first (the worker skips it,
+   * verify_ring.ts "Claims"); one still in the front's backlog (the rings were full) is simply
+   * taken. Its verdicts are answered at once. Called by the signature batcher after each turn's
+   * flush, by the pool after reading answers, and by a timer while tasks wait (so a worker that
+   * gets no core, or never comes back, is covered when nothing else happens). Returns the items
+   * checked (0: nothing waited that long, or stealing is off).
+   */
+  stealLate(): number {
+    if (this.stealAfterUs === 0) return 0;
+    const queued_by_ms = performance.now() - this.stealAfterUs / 1000;
+    let checked = 0;
+    for (const lane of this.#lanes) {
+      const task = lane.dead ? null : lane.claimOldest(queued_by_ms);
+      if (task === null) continue;
+      verifyPackedInto(lane.area.subarray(task.batch_at, task.batch_end), lane.area.subarray(task.answer_at, task.batch_at), this.#recoverer());
+      this.#answer(lane.area, task);
+      checked = task.end - task.start;
+      break;
+    }
+    const head = this.#backlog[0];
+    if (checked === 0 && head !== undefined && head.queued_ms <= queued_by_ms) {
+      this.#backlog.shift();
+      head.claim = VR_CLAIM_FRONT;
+      this.#answer(this.#packHere(head.items, head.start, head.end), { ...head, answer_at: 0 });
+      checked = head.end - head.start;
+    }
+    this.stolenChecked += checked;
+    this.#armSteal();
+    return checked;
+  }
+
+  /** A timer for the oldest waiting task's steal time, while one waits (one timer at a time). */
+  #armSteal(): void {
+    if (this.stealAfterUs === 0 || this.#stealTimer !== null) return;
+    let oldest = this.#backlog.length > 0 ? this.#backlog[0].queued_ms : Infinity;
+    for (const lane of this.#lanes) {
+      for (const t of lane.outstanding) {
+        if (t.claim !== VR_CLAIM_OPEN) continue;
+        if (t.queued_ms < oldest) oldest = t.queued_ms;
+        break;
+      }
+    }
+    if (oldest === Infinity) return;
+    const due_ms = Math.max(1, Math.ceil(oldest + this.stealAfterUs / 1000 - performance.now()));
+    this.#stealTimer = setTimeout(this.#stealNow, due_ms);
+    this.#stealTimer.unref();
   }
 
   #drainBacklog(): void {
@@ -349,10 +344,11 @@ export class VerifyPool {
       const task = lane.outstanding.shift() as Task;
       lane.done_seen = (lane.done_seen + 1) | 0;
       lane.tail_total = task.end_total;
-      this.#answer(lane.area, task);
+      if (task.claim !== VR_CLAIM_FRONT) this.#answer(lane.area, task); // the front's: answered when taken
     }
     this.#drainBacklog();
     if (lane.outstanding.length > 0) this.#arm(lane);
+    this.stealLate();
   }
 
   #answer(area: Uint8Array, task: Task): void {
@@ -398,6 +394,11 @@ export class VerifyPool {
     return this.#inFlight;
   }
 
+  /** Whether every worker has started serving its ring (a fresh pool's threads take ~0.1 s to load). */
+  get workersReady(): boolean {
+    return this.#lanes.every((lane) => lane.ready);
+  }
+
   /** Batches waiting for room in a verify ring (the front-side backlog; metrics). */
   get queuedTasks(): number {
     return this.#backlog.length;
@@ -412,6 +413,9 @@ export class VerifyPool {
         this.#idle = resolve;
       });
     }
+    // Stealing went on while the last tasks finished (a worker that never comes back is covered).
+    if (this.#stealTimer !== null) clearTimeout(this.#stealTimer);
+    this.#stealTimer = null;
     for (const lane of this.#lanes) {
       Atomics.store(lane.i32, VR_CLOSED, 1);
       Atomics.notify(lane.i32, VR_PUBLISHED);

@@ -9,8 +9,8 @@
 //     CLOSED     set by the front's close(): the worker's task returns when it has nothing left
 //     READY      set by the worker when it starts serving (a worker that dies before is a broken build)
 //   data area: tasks back to back, each at an 8-byte aligned offset:
-//     u32 task bytes (8-aligned, header included) | u32 answer bytes
-//     | answer area (the worker writes the verdicts and its times here, verify_codec.ts)
+//     u32 task bytes (8-aligned, header included) | u32 answer bytes | u32 claim | u32 unused
+//     | answer area (the checker writes the verdicts and its times here, verify_codec.ts)
 //     | the packed batch (verify_codec.ts encodePackedBatchInto)
 //   A task that does not fit before the end of the area starts at offset 0; the front writes
 //   WRAP_MARKER where it would have started so the worker follows it.
@@ -23,6 +23,12 @@
 // WAITERS, re-reads PUBLISHED, then Atomics.wait; the front stores PUBLISHED, then notifies only
 // when WAITERS is set (no wake-up while the worker is busy, none lost: the spsc_ring.ts argument).
 // The front waits for DONE with Atomics.waitAsync (its event loop stays free).
+//
+// Claims: a task is checked by whoever first swaps its claim word from OPEN (Atomics.compareExchange):
+// the worker (WORKER) before it checks a task, or the front (FRONT) when the task has waited past
+// `verify.steal_after_us` (verify_pool.ts). A task the front took is skipped by the worker, which
+// still counts it in DONE, so DONE stays "tasks passed, in order" and the front frees bytes as
+// before. The answer area is written only by the claim's winner.
 
 /** Int32 word indices of the header fields. */
 export const VR_PUBLISHED = 0;
@@ -31,8 +37,14 @@ export const VR_WAITERS = 32;
 export const VR_CLOSED = 48;
 export const VR_READY = 49;
 export const VERIFY_RING_HEADER_BYTES = 256;
-/** Bytes before a task's answer area: its size and its answer area's size. */
-export const VR_TASK_HEADER_BYTES = 8;
+/** Bytes before a task's answer area: its size, its answer area's size, its claim, one unused word. */
+export const VR_TASK_HEADER_BYTES = 16;
+/** Uint32 index of the claim word within a task's header. */
+export const VR_TASK_CLAIM_WORD = 2;
+/** Claim word values: nobody yet, the worker, the front thread. */
+export const VR_CLAIM_OPEN = 0;
+export const VR_CLAIM_WORKER = 1;
+export const VR_CLAIM_FRONT = 2;
 /** In a task's size word: the next task starts at offset 0 of the data area. */
 export const VR_WRAP_MARKER = 0xffffffff;
 

@@ -5,9 +5,11 @@
 // blocking its event loop is the point: no message per batch either way, one futex wake-up when
 // the front finds it asleep, one waitAsync resolution on the front per answered burst.
 import { createRecoverer, type Recoverer } from './recover.js';
+import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
 import { verifyPackedInto } from './verify_codec.js';
 import {
-  VERIFY_RING_HEADER_BYTES, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
+  VERIFY_RING_HEADER_BYTES, VR_CLAIM_OPEN, VR_CLAIM_WORKER, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD,
+  VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
   type VerifyWorkerData,
 } from './verify_ring.js';
 
@@ -45,7 +47,10 @@ function runRing(sab: SharedArrayBuffer, recoverer: Recoverer): void {
     const answer_bytes = words[(at >>> 2) + 1];
     const answer_at = at + VR_TASK_HEADER_BYTES;
     const batch_at = answer_at + answer_bytes;
-    verifyPackedInto(area.subarray(batch_at, at + size), area.subarray(answer_at, batch_at), recoverer);
+    // The front may have taken a task that waited too long (verify_ring.ts "Claims"): then skip it.
+    if (Atomics.compareExchange(words, (at >>> 2) + VR_TASK_CLAIM_WORD, VR_CLAIM_OPEN, VR_CLAIM_WORKER) === VR_CLAIM_OPEN) {
+      verifyPackedInto(area.subarray(batch_at, at + size), area.subarray(answer_at, batch_at), recoverer);
+    }
     at += size;
     done = (done + 1) | 0;
     Atomics.store(i32, VR_DONE, done);
@@ -55,6 +60,7 @@ function runRing(sab: SharedArrayBuffer, recoverer: Recoverer): void {
 
 /** The worker's one task: serves `data.ring` until the front closes it. */
 export default function serveRing(data: VerifyWorkerData): number {
+  nameThisThread(THREAD_NAMES.verify);
   runRing(data.ring, createRecoverer({ backend: data.backend }));
   return 0;
 }

@@ -158,6 +158,8 @@ export class RingbookServer {
     const pool = new VerifyPool({
       ...(this.options.verify_threads ? { threads: this.options.verify_threads } : {}),
       inlineItemsMax: VERIFY_INLINE_ITEMS_MAX,
+      taskSize: cfg.verify.task_items_max,
+      stealAfterUs: cfg.verify.steal_after_us,
     });
     this.pool = pool;
     const metrics = cfg.metrics.enabled ? new Metrics() : null;

@@ -8,7 +8,7 @@ import { readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Thread names the server sets (the bench reads them back). */
-export const THREAD_NAMES = { matcher: 'rb-matcher', da: 'rb-da', snapshot_writer: 'rb-snapshot' } as const;
+export const THREAD_NAMES = { matcher: 'rb-matcher', da: 'rb-da', snapshot_writer: 'rb-snapshot', verify: 'rb-verify' } as const;
 
 export function nameThisThread(name: string): void {
   try {

@@ -218,7 +218,7 @@ describe('verify pool (compiled worker)', () => {
       expect(start, `item ${i}`).toBeGreaterThan(before - 1);
       expect(end, `item ${i}`).toBeLessThan(after + 1);
       expect(end).toBeGreaterThanOrEqual(start);
-      // Items of one task (100 by default) share its times.
+      // Items of one task (taskSize of them) share its times.
       if (i % pool.taskSize !== 0) expect([times[2 * i - 2], times[2 * i - 1]]).toEqual([start, end]);
     }
   });
@@ -326,5 +326,83 @@ describe('verify pool (compiled worker)', () => {
     await expect(first).rejects.toThrow(/broken verify worker build/);
     await expect(broken.verifyBatch(mixedBatch(3).items)).rejects.toThrow(/broken verify worker build/);
     await broken.close();
+  });
+});
+
+describe('the front checks tasks that waited too long (stealAfterUs)', () => {
+  const fixture = (name: string): URL => new URL(`./fixtures/${name}`, import.meta.url);
+  /** Waits (bounded) until the pool's workers serve their rings: one still loading claims nothing. */
+  async function ready(p: VerifyPool): Promise<void> {
+    for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(p.workersReady).toBe(true);
+  }
+
+  it('a worker that never checks: every task, in the ring or in the backlog, is checked by the calling thread after the limit', async () => {
+    // 64 KiB ring, tasks of 50 (~25 KB): two tasks fit, the other ten wait in the front's backlog.
+    const p = createVerifyPool({ threads: 1, ringBytes: 64 * 1024, taskSize: 50, stealAfterUs: 1000, workerFile: fixture('verify_worker_stalled.mjs') });
+    try {
+      const { items, expected } = mixedBatch(600);
+      const times = new Float64Array(2 * items.length);
+      const asked = performance.timeOrigin + performance.now();
+      const verdicts = await p.verifyBatch(items, times);
+      expect(Array.from(verdicts)).toEqual(expected);
+      expect(p.stolenChecked).toBe(600);
+      expect(p.pendingTasks).toBe(0);
+      expect(p.queuedTasks).toBe(0);
+      // None was checked before it had waited the limit (1 ms).
+      for (let i = 0; i < items.length; i++) expect(times[2 * i], `item ${i}`).toBeGreaterThanOrEqual(asked + 1 - 0.05);
+    } finally {
+      await p.close();
+    }
+  });
+
+  /**
+   * A first batch (one task, which the holds-first worker claims and holds), then, 20 ms later, a
+   * second (two tasks); both verdicts checked. Returns which batch was answered first.
+   */
+  async function firstThenSecond(p: VerifyPool): Promise<string[]> {
+    await ready(p);
+    const first = mixedBatch(10);
+    const second = mixedBatch(20); // two tasks of 10
+    const order: string[] = [];
+    const a = p.verifyBatch(first.items).then((v) => (order.push('first'), v));
+    await new Promise((r) => setTimeout(r, 20));
+    const b = p.verifyBatch(second.items).then((v) => (order.push('second'), v));
+    expect(Array.from(await a)).toEqual(first.expected);
+    expect(Array.from(await b)).toEqual(second.expected);
+    return order;
+  }
+
+  it('a task behind one the worker holds is checked by the front and answered first; the held one by the worker', async () => {
+    // A 250 ms limit: the worker claims the first task long before (it is woken at once); it holds
+    // it until the front has taken the later ones.
+    const p = createVerifyPool({ threads: 1, taskSize: 10, stealAfterUs: 250_000, workerFile: fixture('verify_worker_holds_first.mjs') });
+    try {
+      expect(await firstThenSecond(p)).toEqual(['second', 'first']);
+      expect(p.stolenChecked).toBe(20);
+      // The worker goes on serving its ring (it passed over the tasks the front took).
+      const after = mixedBatch(30);
+      expect(Array.from(await p.verifyBatch(after.items))).toEqual(after.expected);
+      expect(p.stolenChecked).toBe(20);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('with stealing off (0, the pool default) the worker checks everything, in order', async () => {
+    const p = createVerifyPool({ threads: 1, taskSize: 10, workerFile: fixture('verify_worker_holds_first.mjs') });
+    try {
+      expect(p.stealAfterUs).toBe(0);
+      expect(await firstThenSecond(p)).toEqual(['first', 'second']);
+      expect(p.stolenChecked).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('refuses a steal limit out of range', () => {
+    expect(() => createVerifyPool({ stealAfterUs: -1 })).toThrow(RangeError);
+    expect(() => createVerifyPool({ stealAfterUs: 1.5 })).toThrow(RangeError);
+    expect(() => createVerifyPool({ stealAfterUs: 1_000_001 })).toThrow(RangeError);
   });
 });

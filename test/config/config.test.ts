@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, defaultConfigPath, loadConfig, matcherCpu, mergeConfig, validateConfig } from '../../src/config.js';
+import { STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../../src/auth/verify_limits.js';
 
 const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;
 
@@ -84,6 +85,13 @@ describe('config', () => {
     [{ snapshots: { keep: 0 } }, 'snapshots.keep must be a positive integer'],
     [{ journal: { trim: 'yes' } }, 'journal.trim'],
     [{ diagnostics: { stage_timings: 1 } }, 'diagnostics.stage_timings must be true or false'],
+    [{ verify: { task_items_max: 0 } }, 'verify.task_items_max must be an integer in 1..10000'],
+    [{ verify: { task_items_max: 10_001 } }, 'verify.task_items_max must be an integer in 1..10000'],
+    [{ verify: { task_items_max: '32' } }, 'verify.task_items_max'],
+    [{ verify: { steal_after_us: -1 } }, 'verify.steal_after_us must be an integer in 0..1000000'],
+    [{ verify: { steal_after_us: 2.5 } }, 'verify.steal_after_us must be an integer'],
+    [{ verify: { steal_after_us: 1_000_001 } }, 'verify.steal_after_us'],
+    [{ verify: { steal_after_us: null } }, 'verify.steal_after_us'],
     [{ force_inclusion: { hold_ms: -1 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 86_400_000 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 1.5 } }, 'force_inclusion.hold_ms must be an integer'],
@@ -103,6 +111,13 @@ describe('config', () => {
   ])('refuses %j', (over, message) => {
     expect(() => validateConfig(withOverride(over))).toThrow(ConfigError);
     expect(() => validateConfig(withOverride(over))).toThrow(message);
+  });
+
+  it('takes the verify pool\'s task size and steal limit from config, 0 turning stealing off', () => {
+    const c = loadConfig({});
+    expect(c.verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: STEAL_AFTER_US_DEFAULT });
+    expect(validateConfig(withOverride({ verify: { task_items_max: 1, steal_after_us: 0 } })).verify).toEqual({ task_items_max: 1, steal_after_us: 0 });
+    expect(validateConfig(withOverride({ verify: { steal_after_us: 250 } })).verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: 250 });
   });
 
   it('takes the limit defaults from one place and the ratio default in parts per million', () => {

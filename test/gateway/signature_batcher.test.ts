@@ -4,7 +4,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/recover.js';
 import { createVerifyPool } from '../../src/auth/verify_pool.js';
-import { SignatureBatcher } from '../../src/gateway/signature_batcher.js';
+import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
+import { SignatureBatcher, VALID } from '../../src/gateway/signature_batcher.js';
 
 const KEY = '0x' + '7b'.repeat(32);
 const ADDRESS = addressFromPrivateKey(KEY);
@@ -55,6 +56,60 @@ describe('SignatureBatcher', () => {
       await expect(b.verify('x', sig, ADDRESS)).rejects.toThrow(/could not check/);
     } finally {
       await dying.close();
+    }
+  });
+
+  it('sends a large turn in pieces of the task size, each answered on its own', async () => {
+    const p = createVerifyPool({ threads: 1, taskSize: 4 });
+    try {
+      const b = new SignatureBatcher(p, 128);
+      const sig = signPersonalMessage(KEY, 'piece');
+      const checks = Array.from({ length: 10 }, () => b.verify('piece', sig, ADDRESS));
+      // 10 checks in one turn: three pieces (4 + 3 + 3), three tasks.
+      await new Promise((r) => setImmediate(r));
+      expect(p.pendingTasks).toBe(3);
+      expect(await Promise.all(checks)).toEqual(new Array(10).fill(true));
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('keeps a wallet\'s order when the front checks a later task itself and answers it first', async () => {
+    // The worker claims the first task and holds it until the front has taken the later one, which
+    // waits past the 250 ms limit and is checked by the front (VerifyPool.stealLate): its verdicts
+    // arrive first.
+    const p = createVerifyPool({
+      threads: 1, taskSize: 2, stealAfterUs: 250_000, workerFile: new URL('../auth/fixtures/verify_worker_holds_first.mjs', import.meta.url),
+    });
+    try {
+      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(p.workersReady).toBe(true);
+      const b = new SignatureBatcher(p, 128);
+      const arrival = new ArrivalOrder();
+      const verdicts: number[] = [];
+      const ran: [number, number][] = [];
+      const done: Promise<void>[] = [];
+      const send = (k: number): void => {
+        const message = `ringbook:cancel::order-${k}:${k}`;
+        const ticket = arrival.take(ADDRESS);
+        done.push(new Promise((resolve) => b.check(message, signPersonalMessage(KEY, message), ADDRESS, null, (v) => {
+          verdicts.push(k);
+          arrival.release(ADDRESS, ticket, () => {
+            ran.push([k, v]);
+            resolve();
+          });
+        })));
+      };
+      send(1); // this turn: the first task
+      await new Promise((r) => setTimeout(r, 20));
+      send(2); // a later turn: the second task
+      send(3);
+      await Promise.all(done);
+      expect(verdicts).toEqual([2, 3, 1]);
+      expect(ran).toEqual([[1, VALID], [2, VALID], [3, VALID]]);
+      expect(p.stolenChecked).toBe(2);
+    } finally {
+      await p.close();
     }
   });
 });

@@ -74,6 +74,7 @@ export const RINGBOOK_FAMILIES: Readonly<Record<string, string>> = {
   ringbook_verify_pool_pending_tasks: 'gauge',
   ringbook_verify_pending_signatures: 'gauge',
   ringbook_signatures_verified_total: 'counter',
+  ringbook_verify_front_checks_total: 'counter',
   ringbook_journal_commit_seconds: 'histogram',
   ringbook_state_root_seconds: 'histogram',
   ringbook_committed_batch_id: 'gauge',

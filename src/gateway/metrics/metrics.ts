@@ -211,6 +211,18 @@ export class Metrics {
     gauge('ringbook_verify_pool_pending_tasks', 'Verify pool tasks submitted and not yet answered (queued or running)', (s) => s.pool.pendingTasks);
     gauge('ringbook_verify_pending_signatures', 'Signatures waiting in the front\'s batcher or being checked', (s) => s.pendingSignatures());
     counter('ringbook_signatures_verified_total', 'Signatures sent to the verify pool', (s) => s.verifiedSignatures());
+    new Counter({
+      name: 'ringbook_verify_front_checks_total',
+      help: 'Signatures the front thread checked itself: inline = a lone one found the verify pool idle, stolen = its task waited in a worker\'s ring past verify.steal_after_us',
+      labelNames: ['reason'], registers,
+      collect() {
+        const s = src();
+        if (s === null) return;
+        this.reset();
+        this.inc({ reason: 'inline' }, s.pool.inlineChecked);
+        this.inc({ reason: 'stolen' }, s.pool.stolenChecked);
+      },
+    });
     gauge('ringbook_committed_batch_id', 'Last batch committed and applied by the front', (s) => s.rm.batch_id);
     gauge('ringbook_da_published_batch_id', 'Last batch whose state root the DA thread published (-1 before genesis)', (s) => s.da?.stateRootBatchId() ?? -1);
     gauge('ringbook_da_lag_batches', 'Batches committed but not yet published by the DA thread', (s) => {

@@ -1,0 +1,36 @@
+// Signed order messages for the verify benches (bench/verify.ts, bench/verify_queue.ts): fresh keys,
+// the JSON order form, each with its EIP-191 hash and signature.
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { eip191Hash } from '../src/auth/eip191.js';
+import { orderJsonMessage } from '../src/auth/messages.js';
+import { addressFromPrivateKey, signHash } from '../src/auth/recover.js';
+import { toHex0x } from '../src/auth/hex.js';
+import type { SignedMessage } from '../src/auth/verify.js';
+
+export interface Case {
+  hash: Uint8Array;
+  sig: Uint8Array;
+  address: string;
+  item: SignedMessage;
+}
+
+export function makeCases(count: number): Case[] {
+  const cases: Case[] = [];
+  for (let i = 0; i < count; i++) {
+    const key = toHex0x(secp256k1.utils.randomSecretKey());
+    const address = addressFromPrivateKey(key);
+    const message = orderJsonMessage({
+      market_id: i % 2 === 0 ? 'ETH-USDC' : 'BTC-USDC',
+      side: i % 3 === 0 ? 'ask' : 'bid',
+      price: 2_000_000_000 + i * 10_000,
+      quantity: 500_000 + i,
+      order_type: 'limit',
+      time_in_force: 'gtc',
+      nonce: 1_700_000_000_000 + i,
+    });
+    const hash = eip191Hash(message);
+    const sig = signHash(key, hash);
+    cases.push({ hash, sig, address, item: { message, signature_hex: toHex0x(sig), expected_address: address } });
+  }
+  return cases;
+}
