@@ -6,8 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { currentThreadId, runThreadTool } from '../util/thread_name.js';
 
-export { currentThreadId };
-
 export interface PinResult {
   pinned: boolean;
   /** Kernel thread id (null when unknown, off Linux). */

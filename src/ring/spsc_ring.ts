@@ -506,10 +506,12 @@ export class SpscRing {
     assert(atomicsWaitAsync !== undefined, 'Atomics.waitAsync is not available on this runtime');
     const index = producer ? H_CONSUMER_SEQUENCE : H_PRODUCER_SEQUENCE;
     const waiters = producer ? H_PRODUCER_WAITERS : H_CONSUMER_WAITERS;
-    const deadline = performance.now() + timeout_ms;
+    // No deadline and no clock read per wake-up when there is no timeout (the front's event pump).
+    const bounded = timeout_ms !== Infinity;
+    const deadline = bounded ? performance.now() + timeout_ms : Infinity;
     for (;;) {
       const n = this.count(producer);
-      const remaining = deadline - performance.now();
+      const remaining = bounded ? deadline - performance.now() : Infinity;
       if (n >= min || remaining <= 0 || this.isClosed()) return n;
       Atomics.add(this.i32, waiters, 1);
       try {
