@@ -392,7 +392,7 @@ export class StateTree {
         ref = this.stack_nodes[depth];
       }
       while (ref > 0) {
-        digit = (paths[at + (depth >> 2)] >> (6 - 2 * (depth & 3))) & 3;
+        digit = digitOf(paths, at, depth);
         this.stack_nodes[depth] = ref;
         this.stack_digits[depth] = digit;
         parent = ref;

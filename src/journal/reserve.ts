@@ -77,7 +77,10 @@ export class JournalReserve {
       fd = this.fd ?? (this.fd = fs.openSync(this.file, 'r+'));
       size = fs.fstatSync(fd).size;
     } catch {
+      // Look again only after the next stretch of appends, not at every batch: a file that cannot
+      // be opened would otherwise cost an open and a stat per batch on the matcher thread.
       this.failures++;
+      this.until_look_bytes = JOURNAL_RESERVE_LOOK_BYTES_MIN;
       return false;
     }
     const left = Math.max(0, size - used_bytes);

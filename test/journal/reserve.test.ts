@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
-import { JOURNAL_RESERVE_BYTES_MAX, JOURNAL_RESERVE_STEP_BYTES_MAX } from '../../src/journal/reserve.js';
+import { JOURNAL_RESERVE_BYTES_MAX, JOURNAL_RESERVE_STEP_BYTES_MAX, JournalReserve } from '../../src/journal/reserve.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 
 const dirs: string[] = [];
@@ -124,4 +124,20 @@ describe('journal reserve', () => {
       void j.close();
     }
   }, 60_000);
+});
+
+describe('a reserve whose file cannot be opened', () => {
+  it('counts the failure and looks again only after the next stretch of appends, not at every batch', () => {
+    let looks = 0;
+    const reserve = new JournalReserve(path.join(tempDir(), 'missing', 'data.mdb'), () => {
+      looks++;
+      return { used_bytes: 1 << 20, page_bytes: 4096 };
+    });
+    for (let batch = 0; batch < 50; batch++) {
+      reserve.consumed(100); // small batches: far below a look's stretch of appends
+      reserve.reserveAhead(false);
+    }
+    expect(reserve.failures).toBe(1);
+    expect(looks).toBe(1);
+  });
 });
