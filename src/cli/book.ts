@@ -1,7 +1,7 @@
 // `ringbook book <market>`: a live order book over the WebSocket (RingbookSocket keeps it in
 // sync by sequence), redrawn on every snapshot; `--once` prints one snapshot and exits.
 import { formatUnits, RingbookSocket, type BookView } from '../client/index.js';
-import { EXIT_ERROR, EXIT_OK, int, num, runCommand, UsageError, url, type ParsedArgs } from './common.js';
+import { EXIT_ERROR, EXIT_OK, int, num, runCommand, SOCKET_PROTOCOLS, UsageError, url, type ParsedArgs } from './common.js';
 
 export const BOOK_USAGE = `usage: ringbook book <market> [options]
 
@@ -55,7 +55,7 @@ export async function bookCommand(args: ParsedArgs): Promise<number> {
     const timeout_s = num(args, 'timeout', 10, 0.1, 3600);
     const json = args.flags.has('json');
     const once = args.flags.has('once');
-    const sock = new RingbookSocket({ url: url(args), channels: [`book:${market}`] });
+    const sock = new RingbookSocket({ url: url(args, SOCKET_PROTOCOLS), channels: [`book:${market}`] });
     const errors: string[] = [];
     sock.onError((e) => errors.push(e.message));
 

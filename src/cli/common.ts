@@ -96,8 +96,15 @@ export function units(args: ParsedArgs, name: string): number {
   return u;
 }
 
-/** --url, else RINGBOOK_URL, else DEFAULT_URL: an http(s) URL; a bad one is refused naming where it came from. */
-export function url(args: ParsedArgs): string {
+const HTTP_PROTOCOLS: readonly string[] = ['http:', 'https:'];
+/** What a command that only opens a WebSocket (RingbookSocket) accepts: it maps http(s) to ws(s). */
+export const SOCKET_PROTOCOLS: readonly string[] = ['http:', 'https:', 'ws:', 'wss:'];
+
+/**
+ * --url, else RINGBOOK_URL, else DEFAULT_URL: a URL of one of `protocols` (http(s) by default); a
+ * bad one is refused naming where it came from.
+ */
+export function url(args: ParsedArgs, protocols: readonly string[] = HTTP_PROTOCOLS): string {
   const flag = str(args, 'url');
   const env = process.env.RINGBOOK_URL;
   const [u, from] = flag !== undefined ? [flag, '--url'] : env !== undefined && env !== '' ? [env, 'RINGBOOK_URL'] : [DEFAULT_URL, 'the default URL'];
@@ -107,7 +114,7 @@ export function url(args: ParsedArgs): string {
   } catch {
     throw new UsageError(`${from}: not a URL: ${u}`);
   }
-  if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`${from}: not an http:// or https:// URL: ${u}`);
+  if (!protocols.includes(protocol)) throw new UsageError(`${from}: not an ${protocols.map((p) => `${p}//`).join(' or ')} URL: ${u}`);
   return u;
 }
 
