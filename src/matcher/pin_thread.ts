@@ -6,6 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { currentThreadId, runThreadTool } from '../util/thread_name.js';
 
+// Re-exported for test/engine/pin_thread.test.ts, which loads this module alone in a fresh worker.
+export { currentThreadId };
+
 export interface PinResult {
   pinned: boolean;
   /** Kernel thread id (null when unknown, off Linux). */
