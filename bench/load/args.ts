@@ -1,0 +1,82 @@
+// The load bench's options (bench/load.ts lists them): parsed through bench/knobs.ts, so each is
+// a flag (`--wallets N`) or an environment variable (BENCH_WALLETS=N).
+import os from 'node:os';
+import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../../src/config.js';
+import { STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from '../../src/auth/verify_limits.js';
+import type { ThreadPriority } from '../../src/util/thread_priority.js';
+import { Knobs } from '../knobs.js';
+import type { GeneratorName } from './native_generator.js';
+
+export interface Args {
+  wallets: number;
+  connections: number;
+  seconds: number;
+  runs: number;
+  rate: number;
+  signers: number;
+  warmup_s: number;
+  profile: boolean;
+  server_flags: string[];
+  server_log: string | null;
+  /** null: this build's dist/src/main.js. */
+  server_main: string | null;
+  seed: string;
+  /** null: native when built, else node. */
+  generator: GeneratorName | null;
+  /** config matcher.cpu for the server (null: no pinning). */
+  matcher_cpu: number | null;
+  /** config threads.background for the server (null: the server's default). */
+  background: ThreadPriority | null;
+  /** config verify.steal_after_us and verify.task_items_max for the server (null: the server's default). */
+  verify_steal_after_us: number | null;
+  verify_task_items: number | null;
+  metrics_pairs: number;
+  metrics_seconds: number;
+}
+
+/** bench/knobs.ts: `--wallets N` or BENCH_WALLETS=N, and so on. */
+export function parseArgs(): Args {
+  const knobs = new Knobs();
+  const num = { integer: false };
+  const a: Args = {
+    wallets: knobs.number('wallets', 4000, 16, 100_000),
+    connections: knobs.number('connections', 256, 1, 4096),
+    seconds: knobs.number('seconds', 10, 0.5, 60, num),
+    runs: knobs.number('runs', 3, 1, 9),
+    rate: knobs.number('rate', 5000, 1, 200_000, num),
+    signers: knobs.number('signers', Math.max(1, os.availableParallelism()), 1, 64),
+    warmup_s: knobs.number('warmup', 1.5, 0, 30, num),
+    profile: knobs.flag('profile'),
+    server_flags: (knobs.optionalString('server-flags') ?? '').split(' ').filter((f) => f !== ''),
+    server_log: knobs.optionalString('server-log') ?? null,
+    server_main: knobs.optionalString('server-main') ?? null,
+    seed: knobs.string('seed', 'ringbook-load-1'),
+    generator: generatorArg(knobs.optionalString('generator')),
+    matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
+      : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
+    background: backgroundArg(knobs.optionalString('background')),
+    verify_steal_after_us: knobs.optionalString('verify-steal-after-us') === undefined ? null
+      : knobs.number('verify-steal-after-us', STEAL_AFTER_US_DEFAULT, 0, STEAL_AFTER_US_MAX),
+    verify_task_items: knobs.optionalString('verify-task-items') === undefined ? null
+      : knobs.number('verify-task-items', TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX),
+    metrics_pairs: knobs.number('metrics-pairs', 2, 0, 10),
+    metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
+  };
+  knobs.finish();
+  if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
+  return a;
+}
+
+/** `--background nice,policy` (checked by the server's own rule, config.ts threadPriority). */
+function backgroundArg(v: string | undefined): ThreadPriority | null {
+  if (v === undefined) return null;
+  const [nice, policy] = v.split(',');
+  return threadPriority({ nice: Number(nice), policy: policy ?? 'other' }, '--background', THREAD_BACKGROUND_DEFAULT);
+}
+
+/** undefined (not given): null, native when built, else node. */
+function generatorArg(v: string | undefined): GeneratorName | null {
+  if (v === undefined) return null;
+  if (v === 'native' || v === 'node') return v;
+  throw new RangeError(`--generator must be native or node, got ${v}`);
+}

@@ -1,0 +1,55 @@
+// The load bench's untimed funding phase and its two latency phases (issue 11): a light fixed
+// rate, then half the max rate.
+import type { Args } from './args.js';
+import { DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, depositRequest } from './flow.js';
+import { Lane, textSegment, type PhaseResult } from './lanes.js';
+import type { Generator } from './native_generator.js';
+import { measured, type PhaseCpu } from './phase_cpu.js';
+import type { ServerChild } from './server_child.js';
+import { SIGN_BUDGET_MS, type Signers } from './signers.js';
+import { epochNowMs, LIGHT_RATE_PER_S } from './targets.js';
+import { saneOrThrow } from './text.js';
+
+export function depositLanes(addresses: string[], connections: number, admin_token: string): Lane[] {
+  const lanes = Array.from({ length: connections }, (_, i) => new Lane(i));
+  const per: string[][] = lanes.map(() => []);
+  addresses.forEach((a, i) => {
+    per[i % connections].push(depositRequest(a, 'USDC', DEPOSIT_USDC, admin_token));
+    per[i % connections].push(depositRequest(a, 'ETH', DEPOSIT_ETH, admin_token));
+  });
+  lanes.forEach((l, i) => l.add(textSegment(per[i], new Uint8Array(per[i].length).fill(KIND_DEPOSIT))));
+  return lanes;
+}
+
+export interface LatencyPhases {
+  light: PhaseResult;
+  light_cpu: PhaseCpu;
+  /** The light phase's window in epoch ms (the server's stage rows are picked by arrival in it). */
+  light_from_ms: number;
+  light_to_ms: number;
+  half: PhaseResult;
+  half_rate: number;
+  /** The half-max phase's window in epoch ms (its stage rows: where its p99 comes from). */
+  half_from_ms: number;
+  half_to_ms: number;
+}
+
+export async function latencyPhases(gen: Generator, server: ServerChild, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
+  const port = server.port;
+  const C = args.connections;
+  const half_rate = Math.max(1, max_requests_per_s / 2);
+  await signers.ensurePerLane(Math.ceil(((LIGHT_RATE_PER_S + half_rate) * args.seconds) / C) + 2, SIGN_BUDGET_MS);
+  // Progress on stderr (the report comes at the end): lets a tool attached to the server (perf,
+  // strace) find the light phase.
+  console.error(`load: ${LIGHT_RATE_PER_S}/s phase starts (${args.seconds} s)`);
+  const light_from_ms = epochNowMs();
+  const m = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true }));
+  const light = m.value;
+  const light_to_ms = epochNowMs();
+  saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
+  const half_from_ms = epochNowMs();
+  const half = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000 });
+  const half_to_ms = epochNowMs();
+  saneOrThrow('half-max-rate phase', half);
+  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_rate, half_from_ms, half_to_ms };
+}

@@ -1,0 +1,214 @@
+// The load bench's report: what every phase measured, as text lines and as the one JSON line
+// (bench/load.ts runs the phases and prints the JSON this returns). Pure over the results, apart
+// from reading the server's stage rows from its data dir and its CPU profiles, if any.
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Args } from './args.js';
+import type { DaLag } from './da_lag.js';
+import type { PhaseResult } from './lanes.js';
+import { costFigures, costLines, type CostRun } from './metrics_cost.js';
+import type { Generator } from './native_generator.js';
+import {
+  generatorUsPerRequest, inferRoles, roleCpu, shareText, sleepsPerRequestByRole, threadTable, usPerRequestByRole, type PhaseCpu,
+} from './phase_cpu.js';
+import type { LatencyPhases } from './phases.js';
+import { summarizeProfileDir, type ThreadProfile } from './profile.js';
+import type { ServerChild } from './server_child.js';
+import { tailFigures, tailLines } from './tail.js';
+import {
+  ceilingFigures, ceilingLines, latencyFigures, latencyLines, LIGHT_RATE_PER_S, readStageRows, stageFigures, stageLines,
+} from './targets.js';
+import { f1, int, machineLoad, mapText, median, mergeRejects, ms, pct } from './text.js';
+import type { VerifyStage } from './verify_stage.js';
+
+const TARGET_ORDERS_PER_S = 15_000;
+const TARGET_P99_MS = 5;
+
+export interface MaxRun {
+  result: PhaseResult;
+  cpu: PhaseCpu;
+  orders_per_s: number;
+  requests_per_s: number;
+  /** The run's window on the server's stage clock (epoch ms). */
+  from_ms: number;
+  to_ms: number;
+  /** The DA thread's backlog right after the run (bench/load/da_lag.ts). */
+  da: DaLag;
+}
+
+/** Everything the phases measured (bench/load.ts main). */
+export interface LoadResults {
+  args: Args;
+  /** Stopped by now: its pid, data dir and log lines are read. */
+  server: ServerChild;
+  gen: Generator;
+  vs: VerifyStage;
+  verify_threads: number;
+  fund: { value: PhaseResult; cpu: PhaseCpu };
+  runs: MaxRun[];
+  fx: { value: PhaseResult; cpu: PhaseCpu };
+  lat: LatencyPhases;
+  cost_runs: CostRun[];
+  signed_total: number;
+  sign_s: number;
+  profile_dir: string | null;
+  repo_root: string;
+  /** performance.now() when the bench started (its wall time is reported). */
+  t_start: number;
+}
+
+/** Says the report's lines and returns the bench's JSON line (as an object). */
+export function report(res: LoadResults, say: (line?: string) => void): Record<string, unknown> {
+  const { args, server, gen, vs, verify_threads, fund, runs, fx, lat, cost_runs, signed_total, sign_s, profile_dir, repo_root, t_start } = res;
+  const C = args.connections;
+  const roles = inferRoles(server.pid, verify_threads, fund.cpu.server, runs[Math.floor(runs.length / 2)]?.cpu.server ?? null);
+  say('');
+  say(`max throughput: closed loop, ${C} connections (one request in flight each), ${args.seconds} s per run, ${args.runs} run(s)`);
+  runs.forEach((x, i) => {
+    const r = x.result;
+    say(`  run ${i + 1}: ${int(x.orders_per_s)} accepted orders/s, ${int(x.requests_per_s)} answered requests/s` +
+      ` (orders ${int(r.stats.order.ok)} OK / ${int(r.stats.order.sent)}, ${int(r.stats.order.with_fills)} traded as taker;` +
+      ` cancels ${int(r.stats.cancel.ok)} OK / ${int(r.stats.cancel.sent)}) over ${f1(r.window_ms / 1000)} s${r.ended_early ? ' (pre-signed pool ran out: window shortened)' : ''}`);
+    say(`         latency p50 ${pct(r.latency, 50)} ms, p99 ${pct(r.latency, 99)} ms, p999 ${pct(r.latency, 99.9)} ms, max ${ms(r.latency.maxValue)} ms;` +
+      ` rejects: ${mapText(mergeRejects([r]))}` +
+      (r.unanswered + r.socket_errors > 0 ? `; unanswered ${r.unanswered}, socket errors ${r.socket_errors}` : ''));
+    say(`         CPU: ${shareText(x.cpu)}`);
+    say(`         DA thread after the run: ${int(x.da.lag_batches)} batch(es) behind, caught up in ${int(x.da.catch_up_ms)} ms`);
+  });
+  const orders_med = median(runs.map((x) => x.orders_per_s));
+  const med_run = [...runs].sort((a, b) => a.orders_per_s - b.orders_per_s)[Math.floor((runs.length - 1) / 2)];
+  say(`  median: ${int(orders_med)} accepted orders/s (${int(median(runs.map((x) => x.requests_per_s)))} requests/s);` +
+    ` target >= ${int(TARGET_ORDERS_PER_S)} signed orders/s: ${orders_med >= TARGET_ORDERS_PER_S ? 'PASS' : 'MISS'}`);
+
+  const fr = fx.value;
+  const fsecs = fr.window_ms / 1000;
+  const fixed_p99 = pct(fr.latency, 99);
+  say('');
+  say(`fixed rate: open loop, ${int(args.rate)} signed requests/s (orders + cancels) for ${args.seconds} s over ${C} connections`);
+  say(`  sent ${int(fr.stats.order.sent + fr.stats.cancel.sent)} (orders ${int(fr.stats.order.ok)} OK / ${int(fr.stats.order.sent)}, cancels ${int(fr.stats.cancel.ok)} OK / ${int(fr.stats.cancel.sent)}),` +
+    ` ${int(fr.in_window.orders_ok / fsecs)} accepted orders/s; rejects: ${mapText(mergeRejects([fr]))}` +
+    (fr.unanswered + fr.not_sent > 0 ? `; unanswered ${fr.unanswered}, never sent ${fr.not_sent}` : ''));
+  say(`  latency from scheduled send: p50 ${pct(fr.latency, 50)} ms, p99 ${fixed_p99} ms, p999 ${pct(fr.latency, 99.9)} ms, max ${ms(fr.latency.maxValue)} ms;` +
+    ` target p99 < ${TARGET_P99_MS} ms: ${fixed_p99 < TARGET_P99_MS ? 'PASS' : 'MISS'}`);
+  say(`  (from actual write: p50 ${pct(fr.service, 50)} ms, p99 ${pct(fr.service, 99)} ms; generator send delay p50 ${pct(fr.send_delay, 50)} ms, p99 ${pct(fr.send_delay, 99)} ms)`);
+  say(`  CPU: ${shareText(fx.cpu)}; generator ${f1(generatorUsPerRequest(fr, fx.cpu))} us per request`);
+
+  say('');
+  say('server CPU per thread (/proc/<pid>/task/*/stat utime+stime; % of one core; roles inferred, Node 20 leaves every comm "node"):');
+  for (const line of threadTable('funding (unsigned deposits)', fund.cpu.server, roles)) say(line);
+  for (const line of threadTable('max throughput (median run)', med_run.cpu.server, roles)) say(line);
+  for (const line of threadTable(`fixed rate ${int(args.rate)}/s`, fx.cpu.server, roles)) say(line);
+  for (const line of threadTable(`${int(LIGHT_RATE_PER_S)}/s`, lat.light_cpu.server, roles)) say(line);
+  const answered = med_run.result.in_window.responses + 1e-9;
+  const by_role_max = usPerRequestByRole(med_run.cpu.server, roles, answered);
+  const light_answered = lat.light.in_window.responses + 1e-9;
+  const by_role_light = usPerRequestByRole(lat.light_cpu.server, roles, light_answered);
+  const roleText = (r: Record<string, number>): string => Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+  say(`  server CPU per answered request (median max run): ${f1(((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered)} us = ${roleText(by_role_max)} (us)`);
+  say(`  server CPU per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${f1(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered)} us = ${roleText(by_role_light)} (us)`);
+  const sleeps_light = sleepsPerRequestByRole(lat.light_cpu.server, roles, light_answered);
+  const sleeps_light_total = Math.round(Object.values(sleeps_light).reduce((a, b) => a + b, 0) * 100) / 100;
+  say(`  server wake-ups (voluntary context switches) per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${sleeps_light_total} = ${roleText(sleeps_light)}`);
+  const rc = roleCpu(med_run.cpu.server, roles);
+  say(`  generator CPU per request (median max run, ${gen.name} generator): ${f1(generatorUsPerRequest(med_run.result, med_run.cpu))} us`);
+  const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
+  if (verify_us > 0) {
+    say(`  verify worker: ${f1(verify_us)} us CPU per request -> ${int((1e6 / verify_us) * verify_threads)} requests/s if its ${verify_threads} thread(s) had whole cores` +
+      ` (in-process measurement: ${f1(1e6 / vs.full_per_cpu_s)} us per signature)`);
+  }
+  const total_us = ((med_run.cpu.server?.cpu_ms ?? 0) * 1000) / answered + ((med_run.cpu.generator?.cpu_ms ?? 0) * 1000) / answered;
+  say(`  whole-machine bound: (server + generator) ${f1(total_us)} us CPU per request on ${os.availableParallelism()} cores -> at most ~${int((os.availableParallelism() * 1e6) / total_us)} requests/s with nothing else running`);
+  const busiest = [...(med_run.cpu.server?.threads ?? [])].sort((a, b) => b.pct - a.pct)[0];
+  if (busiest !== undefined) {
+    const cores_pct = os.availableParallelism() * 100;
+    const mp = med_run.cpu.machine_pct ?? 0;
+    const verdict = busiest.pct >= 85
+      ? `the ${roles.get(busiest.tid) ?? 'other'} thread is saturated`
+      : mp >= cores_pct * 0.9
+        ? 'every core is busy: the server is bound by the CPU share it gets (its threads wait for a core), not by one saturated thread'
+        : 'no thread and not the machine is saturated: bound by concurrency/latency (try more --connections)';
+    say(`  limit: busiest server thread ${roles.get(busiest.tid) ?? 'other'} (tid ${busiest.tid}) at ${f1(busiest.pct)}% of a core; machine ${f1(mp)}% of ${cores_pct}% busy -> ${verdict}`);
+  }
+
+  let profiles: ThreadProfile[] = [];
+  if (profile_dir) {
+    profiles = summarizeProfileDir(profile_dir, repo_root, 12);
+    say('');
+    say(`server CPU profile (--cpu-prof, whole server life incl. setup; self time, TypeScript file:line via source maps; ${profile_dir}):`);
+    for (const p of profiles) {
+      say(`  ${p.role} (${p.file}): ${int(p.sampled_ms)} ms sampled: idle ${int(p.idle_ms)} ms, blocked (Atomics.wait, disk sync) ${int(p.blocked_ms)} ms` +
+        ` (${p.blocked.join(', ') || 'none'}), running ${int(p.busy_ms)} ms; top self time (% of running):`);
+      for (const h of p.top) say(`    ${f1(h.pct).padStart(5)}%  ${int(h.self_ms).padStart(6)} ms  ${h.name}  ${h.where}`);
+    }
+  }
+
+  const total_s = (performance.now() - t_start) / 1000;
+  say('');
+  say(`machine at the end: ${machineLoad()}`);
+  say(`bench wall time ${f1(total_s)} s; ${int(signed_total)} requests pre-signed in ${f1(sign_s)} s (${int(signed_total / Math.max(sign_s, 1e-3))}/s on ${args.signers} thread(s))`);
+  const med_answered = med_run.result.in_window.responses;
+  const ceiling = ceilingFigures(vs.recover_per_cpu_s, os.availableParallelism(),
+    (med_run.result.in_window.orders_ok + med_run.result.in_window.cancels_ok) / (med_run.result.window_ms / 1000),
+    med_run.cpu.server?.cpu_ms ?? 0, med_answered);
+  const latency = latencyFigures(lat.light.latency, lat.half.latency, lat.half_rate);
+  const stage_rows = readStageRows(path.join(server.dir, 'data'));
+  const stages = stageFigures(stage_rows?.rows ?? null, { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
+    { from_ms: lat.half_from_ms, to_ms: lat.half_to_ms });
+  const tail = stage_rows !== null && lat.light.records !== undefined ? tailFigures(stage_rows.rows, lat.light.records, stage_rows.gc_pauses) : null;
+  say('');
+  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail)]) say(line);
+  const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
+  if (cost !== null) {
+    say('');
+    for (const line of costLines(cost_runs, cost, args.metrics_seconds)) say(line);
+  }
+  if (args.background !== null) say(`(server ran with threads.background nice ${args.background.nice}, policy ${args.background.policy}: ${server.stdout_lines.filter((l) => l.includes('config threads.background')).map((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? l).join('; ') || 'no priority line in its log'})`);
+  if (args.matcher_cpu !== null) say(`(server ran with matcher.cpu ${args.matcher_cpu}: ${server.stdout_lines.find((l) => l.includes('matcher thread')) ?? 'no pinning line in its log'})`);
+  const json = {
+    bench: 'load',
+    orders_per_s: Math.round(orders_med),
+    p50_ms: pct(fr.latency, 50),
+    p99_ms: fixed_p99,
+    p999_ms: pct(fr.latency, 99.9),
+    fixed_rate_per_s: args.rate,
+    fixed_unanswered: fr.unanswered,
+    fixed_not_sent: fr.not_sent,
+    max_rate_p50_ms: pct(med_run.result.latency, 50),
+    max_rate_p99_ms: pct(med_run.result.latency, 99),
+    max_rate_p999_ms: pct(med_run.result.latency, 99.9),
+    max_rate_runs_orders_per_s: runs.map((x) => Math.round(x.orders_per_s)),
+    requests_per_s: Math.round(median(runs.map((x) => x.requests_per_s))),
+    wallets: args.wallets,
+    connections: C,
+    rejected: [...mergeRejects([...runs.map((x) => x.result), fr]).values()].reduce((s, v) => s + v, 0),
+    server_cpu_pct: Math.round(med_run.cpu.server?.pct ?? 0),
+    other_processes_cpu_pct: med_run.cpu.machine_pct === null ? null
+      : Math.round(Math.max(0, med_run.cpu.machine_pct - (med_run.cpu.server?.pct ?? 0) - (med_run.cpu.generator?.pct ?? 0))),
+    generator_cpu_pct: Math.round(med_run.cpu.generator?.pct ?? 0),
+    verify_per_cpu_s_1thread: Math.round(vs.full_per_cpu_s),
+    cores: os.availableParallelism(),
+    orders_target_pass: orders_med >= TARGET_ORDERS_PER_S,
+    p99_target_pass: fixed_p99 < TARGET_P99_MS,
+    generator: gen.name,
+    generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
+    fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,
+    ...ceiling,
+    ...latency,
+    ...stages,
+    tail_stages_us_at_1000: tail,
+    server_cpu_us_per_request_by_thread: by_role_max,
+    server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
+    server_cpu_us_per_request_at_1000_by_thread: by_role_light,
+    server_wakeups_per_request_at_1000: sleeps_light_total,
+    server_wakeups_per_request_at_1000_by_thread: sleeps_light,
+    matcher_cpu: args.matcher_cpu,
+    threads_background: args.background,
+    verify_steal_after_us: args.verify_steal_after_us,
+    verify_task_items: args.verify_task_items,
+    da_lag_batches_after_max: Math.max(...runs.map((x) => x.da.lag_batches)),
+    da_catch_up_ms_after_max: Math.max(...runs.map((x) => x.da.catch_up_ms)),
+    ...(cost ?? {}),
+  };
+  return json;
+}
