@@ -1,9 +1,9 @@
 // WebSocket client for Ringbook (docs/api.md "WebSocket"): challenge authentication, channel
 // subscriptions kept across reconnects (exponential backoff), keepalive pings, order books kept in
-// sync (BookSync, book_sync.ts), and order entry with `post` (answers correlated by id). The
-// messages and channel names are ws_messages.ts, re-exported here.
+// sync (BookSync, book_sync.ts), and order entry with `post` (answers correlated by id,
+// ws_requests.ts). The messages and channel names are ws_messages.ts, re-exported here.
 import { BookSync } from './book_sync.js';
-import { errorFromCode, RingbookError } from './errors.js';
+import { RingbookError } from './errors.js';
 import type { FetchLike } from './http.js';
 import { RingbookClient } from './rest.js';
 import type { Signer } from './wallet.js';
@@ -11,6 +11,7 @@ import type {
   BalanceUpdateMessage, BookDeltaMessage, BookSnapshotMessage, BookView, FillMessage, OrderUpdateMessage, PostResponse, SocketState,
   TradeMessage, WebSocketConstructor, WebSocketLike,
 } from './ws_messages.js';
+import { WsRequests, type RequestKind } from './ws_requests.js';
 
 export * from './ws_messages.js';
 
@@ -42,23 +43,6 @@ export interface RingbookSocketOptions {
 
 type Listener<T> = (v: T) => void;
 
-interface Pending {
-  resolve: (v: any) => void;
-  reject: (e: Error) => void;
-  kind: 'challenge' | 'auth' | 'subscribe' | 'unsubscribe' | 'ping' | 'cancel_on_disconnect';
-  channels?: string[];
-  errors: RingbookError[];
-}
-
-function wsErr(msg: any): RingbookError {
-  return errorFromCode({
-    code: typeof msg.code === 'string' ? msg.code : 'INTERNAL_ERROR',
-    message: typeof msg.message === 'string' ? msg.message : String(msg.code),
-    status: 0,
-    request_id: typeof msg.request_id === 'string' ? msg.request_id : null,
-  });
-}
-
 export class RingbookSocket {
   readonly ws_url: string;
   readonly http: RingbookClient;
@@ -66,16 +50,13 @@ export class RingbookSocket {
   readonly stats = {
     connects: 0, reconnects: 0, resyncs: 0, stale_dropped: 0, gaps: 0, pings_sent: 0, deltas_applied: 0, checksum_mismatches: 0,
   };
-  #posts = new Map<string, { resolve: (r: PostResponse) => void; reject: (e: Error) => void }>();
-
   #opts: RingbookSocketOptions;
   #ws: WebSocketLike | null = null;
   #state: SocketState = 'idle';
   #channels = new Set<string>();
   #cancel_on_disconnect = false;
   readonly #books: BookSync;
-  #pending = new Map<string, Pending>();
-  #seq = 0;
+  readonly #requests = new WsRequests();
   #ping_timer: ReturnType<typeof setInterval> | null = null;
   #reconnect_timer: ReturnType<typeof setTimeout> | null = null;
   #backoff_ms: number;
@@ -239,7 +220,7 @@ export class RingbookSocket {
     const ws = this.#ws;
     this.#ws = null;
     if (ws) ws.close(1000, 'client close');
-    this.#failPending(new Error('socket closed'));
+    this.#requests.failAll(new Error('socket closed'));
   }
 
   #onClose(ws: WebSocketLike, _code: number): void {
@@ -247,7 +228,7 @@ export class RingbookSocket {
     this.#ws = null;
     this.#authenticated = null;
     this.#stopPing();
-    this.#failPending(new Error('connection lost'));
+    this.#requests.failAll(new Error('connection lost'));
     if (this.#state === 'closed') return;
     this.#scheduleReconnect();
   }
@@ -262,13 +243,6 @@ export class RingbookSocket {
       this.#reconnect_timer = null;
       this.connect().catch((e) => this.#emit('error', e));
     }, delay);
-  }
-
-  #failPending(e: Error): void {
-    for (const p of this.#pending.values()) p.reject(e);
-    this.#pending.clear();
-    for (const p of this.#posts.values()) p.reject(e);
-    this.#posts.clear();
   }
 
   #startPing(): void {
@@ -296,17 +270,10 @@ export class RingbookSocket {
 
   // ------------------------------------------------------------------ requests
 
-  #send(type: Pending['kind'] | 'request_challenge', fields: Record<string, unknown>): Promise<any> {
+  #send(type: RequestKind | 'request_challenge', fields: Record<string, unknown>): Promise<any> {
     const ws = this.#ws;
     if (!ws) return Promise.reject(new Error('not connected'));
-    const request_id = `sdk-${++this.#seq}`;
-    const kind: Pending['kind'] = type === 'request_challenge' ? 'challenge' : type;
-    return new Promise((resolve, reject) => {
-      const p: Pending = { resolve, reject, kind, errors: [] };
-      if (Array.isArray(fields.channels)) p.channels = fields.channels as string[];
-      this.#pending.set(request_id, p);
-      ws.send(JSON.stringify({ type, ...fields, request_id }));
-    });
+    return this.#requests.send(ws, type, fields);
   }
 
   async #authenticate(): Promise<void> {
@@ -365,11 +332,7 @@ export class RingbookSocket {
   post(path: string, body: Record<string, unknown>): Promise<PostResponse> {
     const ws = this.#ws;
     if (!ws) return Promise.reject(new Error('not connected'));
-    const id = `post-${++this.#seq}`;
-    return new Promise((resolve, reject) => {
-      this.#posts.set(id, { resolve, reject });
-      ws.send(JSON.stringify({ type: 'post', id, path, body }));
-    });
+    return this.#requests.post(ws, path, body);
   }
 
   /** Round trip: resolves with the server time of the `pong`. */
@@ -394,8 +357,6 @@ export class RingbookSocket {
       this.#emit('error', new Error('unparseable frame from server'));
       return;
     }
-    const rid = typeof msg.request_id === 'string' ? msg.request_id : null;
-    const p = rid ? this.#pending.get(rid) : undefined;
     switch (msg.type) {
       case 'book_snapshot':
         this.#books.snapshot(msg as BookSnapshotMessage);
@@ -403,14 +364,9 @@ export class RingbookSocket {
       case 'book_delta':
         this.#books.delta(msg as BookDeltaMessage);
         return;
-      case 'response': {
-        const post = typeof msg.id === 'string' ? this.#posts.get(msg.id) : undefined;
-        if (post) {
-          this.#posts.delete(msg.id);
-          post.resolve({ status: msg.status, body: msg.body });
-        }
+      case 'response':
+        this.#requests.response(msg);
         return;
-      }
       case 'trade':
         this.#emit('trade', msg);
         return;
@@ -429,26 +385,11 @@ export class RingbookSocket {
       case 'unsubscribed':
       case 'cancel_on_disconnect':
       case 'pong':
-        if (p) {
-          this.#pending.delete(rid!);
-          p.resolve(msg);
-        }
+        this.#requests.answer(msg);
         return;
-      case 'error': {
-        const err = wsErr(msg);
-        if (p) {
-          if (p.kind === 'subscribe' && p.channels && p.errors.length + 1 < p.channels.length) {
-            p.errors.push(err); // more channels in this request: `subscribed` may follow
-            this.#emit('error', err);
-            return;
-          }
-          this.#pending.delete(rid!);
-          p.reject(err);
-        } else {
-          this.#emit('error', err);
-        }
+      case 'error':
+        this.#requests.error(msg, (err) => this.#emit('error', err));
         return;
-      }
       default:
         return;
     }
