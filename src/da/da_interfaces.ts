@@ -107,5 +107,9 @@ export type FromWorker =
     /** Milliseconds each batch of the message took to compute its state root (metrics), in order. */
     root_ms: number[];
   }
-  | { type: 'restored'; report: RestoreReport | null; error: string | null }
+  | {
+    type: 'restored'; report: RestoreReport | null; error: string | null;
+    /** DaPublisherCore.rootKnownBatchId() once restored: the backlog is counted from this batch. */
+    root_known_batch_id: number;
+  }
   | { type: 'closed' };

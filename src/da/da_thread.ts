@@ -47,6 +47,8 @@ export class DaThreadPublisher implements DaPublisher {
   private scheduled = false;
   private root: string | null = null;
   private root_batch = -1;
+  /** The worker's rootKnownBatchId() at start: the backlog counts the batches posted after it. */
+  private root_known_batch = -1;
   private failure: string | null = null;
   private readonly trees = new FillsTreeCache();
   private closed_signal: (() => void) | null = null;
@@ -67,6 +69,13 @@ export class DaThreadPublisher implements DaPublisher {
     this.worker = new Worker(new URL('./da_worker.js', import.meta.url), { workerData: options });
     this.worker.on('message', (m: FromWorker) => {
       if (m.type === 'restored') {
+        // Resumed from a snapshot: its root (checked against the published one) is the current
+        // root until the worker reports a newer one, as in the in-thread core.
+        if (m.report !== null && this.root_batch < m.report.batch_id) {
+          this.root = m.report.state_root;
+          this.root_batch = m.report.batch_id;
+        }
+        this.root_known_batch = m.root_known_batch_id;
         this.settleRestore?.(m);
       } else if (m.type === 'root') {
         this.root = m.state_root;
@@ -80,7 +89,7 @@ export class DaThreadPublisher implements DaPublisher {
     });
     this.worker.on('error', (e) => {
       this.failure = `DA worker failed: ${e instanceof Error ? e.message : String(e)}`;
-      this.settleRestore?.({ type: 'restored', report: null, error: this.failure });
+      this.settleRestore?.({ type: 'restored', report: null, error: this.failure, root_known_batch_id: -1 });
       log.error(`ringbook: ${this.failure}`, e);
     });
     this.worker.on('exit', () => {
@@ -121,8 +130,11 @@ export class DaThreadPublisher implements DaPublisher {
   }
 
   backlogBatches(): number {
-    // Before genesis both are -1; the packer counts batches as the link delivers them.
-    return Math.max(0, this.posted_batch_id - this.root_batch);
+    // Before genesis all are -1; the packer counts batches as the link delivers them. After a
+    // restart the replayed batches up to root_known_batch already have their roots (published, or
+    // the snapshot's): counting them from -1 until the worker's first report made a journal of
+    // >= limits.da_backlog_batches_max batches refuse writes right after start.
+    return Math.max(0, this.posted_batch_id - Math.max(this.root_batch, this.root_known_batch));
   }
 
   fillsTree(batch: PublishedBatch): FillsTree {

@@ -33,13 +33,15 @@ log.debug('ringbook: DA thread started', { publishing: data.da_dir !== null });
 
 // Resuming from a snapshot: load its leaves and check their root before any event is read (the
 // front waits for this report before it serves).
+// The report also says from which batch on the replay has roots to compute (the front's backlog).
 if (data.restore === null) {
-  port.postMessage({ type: 'restored', report: null, error: null } satisfies FromWorker);
+  port.postMessage({ type: 'restored', report: null, error: null, root_known_batch_id: core.rootKnownBatchId() } satisfies FromWorker);
 } else {
   try {
-    port.postMessage({ type: 'restored', report: core.restore(data.restore), error: null } satisfies FromWorker);
+    const report = core.restore(data.restore);
+    port.postMessage({ type: 'restored', report, error: null, root_known_batch_id: core.rootKnownBatchId() } satisfies FromWorker);
   } catch (e) {
-    port.postMessage({ type: 'restored', report: null, error: e instanceof Error ? e.message : String(e) } satisfies FromWorker);
+    port.postMessage({ type: 'restored', report: null, error: e instanceof Error ? e.message : String(e), root_known_batch_id: -1 } satisfies FromWorker);
   }
 }
 

@@ -72,6 +72,17 @@ export class DaPublisherCore implements DaPublisher {
     this.skip_below = Math.min(published, journaled);
   }
 
+  /**
+   * The last batch whose state root is known before any event arrives: the batch of the snapshot
+   * it resumed from, or the last batch the DA store already publishes (and the journal holds),
+   * whose root the replay takes from the store; -1 when neither (a fresh start). The batches after
+   * it are the ones the replay must compute: the DA thread's backlog right after a restart is
+   * counted from here, not from -1 (da_thread.ts backlogBatches).
+   */
+  rootKnownBatchId(): number {
+    return Math.max(this.batch_id, this.skip_below >= 1 ? this.skip_below : -1);
+  }
+
   get store(): DaStore | null {
     return this.options.store;
   }
