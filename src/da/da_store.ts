@@ -9,6 +9,8 @@
 // batch submitted meanwhile; a submitted batch is readable at once from a small in-memory map
 // through this handle until its commit is done. The DA store is not on the acknowledgement path:
 // the journal is, and a batch a crash kept out of the store is published again at the restart.
+// A commit that fails writes nothing of its group (and nothing after it: the ids stay contiguous);
+// every submit of the group rejects with the error and every later submit is refused.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { FillLeaf } from './fills_tree.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
@@ -121,6 +123,11 @@ export class LmdbDaStore implements DaStore {
   /** Submitted batches waiting for the next commit (DA_STORE_COMMIT_INTERVAL_MS), and its timer. */
   private group: CommitGroup | null = null;
   private group_timer: NodeJS.Timeout | null = null;
+  /** Last batch id LMDB holds (found at open, then each commit's last). */
+  private committed_id: number;
+  /** The first commit that failed: nothing more is written through this handle. */
+  private failure: Error | null = null;
+  private closing: Promise<void> | null = null;
   /** LMDB commits started by this handle (each: the disk's block requests and flushes). */
   commits = 0;
 
@@ -133,6 +140,7 @@ export class LmdbDaStore implements DaStore {
     let last = 0;
     for (const key of this.batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
     this.last_id = last;
+    this.committed_id = last;
   }
 
   /** `commit_interval_ms`: writes submitted within it share one commit (0: at the end of the current turn). */
@@ -157,6 +165,8 @@ export class LmdbDaStore implements DaStore {
   submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void> {
     try {
       if (this.reader) throw new Error('DA store: this handle only reads');
+      if (this.closing !== null) throw new Error('DA store: closed');
+      if (this.failure !== null) throw new Error(`DA store: an earlier commit failed, nothing more is written: ${this.failure.message}`);
       checkNext(this, batch);
     } catch (e) {
       return Promise.reject(e);
@@ -183,33 +193,73 @@ export class LmdbDaStore implements DaStore {
         settle = (err) => (err === null ? resolve() : reject(err));
       });
       group = this.group = { items: [], done, settle };
-      if (this.commit_interval_ms > 0) this.group_timer = setTimeout(() => this.commitGroup(), this.commit_interval_ms);
-      else queueMicrotask(() => this.commitGroup());
+      if (this.commit_interval_ms > 0) {
+        this.group_timer = setTimeout(() => this.commitGroup(), this.commit_interval_ms);
+        // The wait must not keep a process alive (or a stop waiting): close() and written() commit
+        // what waits, and the journal holds every batch a process ending without them leaves out.
+        this.group_timer.unref();
+      } else queueMicrotask(() => this.commitGroup());
     }
     group.items.push({ id, stored, rows });
     return group.done;
   }
 
-  /** Writes the waiting batches in one transaction; each submit's promise settles with it. */
+  /**
+   * Writes the waiting batches in one transaction; each submit's promise settles with it. One
+   * commit at a time, each only after the one before succeeded: after a failed one nothing is
+   * written (a later group would leave a gap in the ids).
+   */
   private commitGroup(): void {
     const group = this.group;
     if (group === null) return;
     this.group = null;
     if (this.group_timer !== null) clearTimeout(this.group_timer);
     this.group_timer = null;
-    this.commits++;
-    const write = this.root.transaction(() => {
-      for (const { id, stored, rows } of group.items) {
-        void this.batches.put(id, stored);
-        for (const [order_id, fill_id] of rows) void this.order_fills.put([order_id, fill_id], id);
-      }
-    }).then(() => {
-      for (const { id, rows } of group.items) this.forgetPending(id, rows);
+    const first = group.items[0].id;
+    const last = group.items[group.items.length - 1].id;
+    const write = this.last_write.then(() => {
+      if (this.failure !== null) throw new Error(`DA store: batches ${first}..${last} not written: an earlier commit failed: ${this.failure.message}`);
+      this.commits++;
+      return this.root.transaction(() => this.putGroup(group.items));
     });
-    // Commits complete in order (lmdb-js runs them in order); each submit settles with its own.
-    const ordered = Promise.all([this.last_write, write]).then(() => undefined);
-    this.last_write = ordered.catch(() => undefined);
-    ordered.then(() => group.settle(null), (e: unknown) => group.settle(e));
+    this.last_write = write.then(() => {
+      for (const { id, rows } of group.items) this.forgetPending(id, rows);
+      this.committed_id = last;
+      group.settle(null);
+    }, (e: unknown) => {
+      // This group's own commit failed, or (failure already set) it was not tried.
+      const err = this.failure !== null && e instanceof Error ? e
+        : new Error(`DA store: the commit of batches ${first}..${last} failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.failed(err);
+      group.settle(err);
+    });
+  }
+
+  /** The group's puts (inside the transaction). */
+  private putGroup(items: CommitGroup['items']): void {
+    let i = 0;
+    try {
+      for (; i < items.length; i++) {
+        void this.batches.put(items[i].id, items[i].stored);
+        for (const [order_id, fill_id] of items[i].rows) void this.order_fills.put([order_id, fill_id], items[i].id);
+      }
+    } catch (e) {
+      // lmdb-js commits what a callback wrote before it threw: take this group's writes back, so
+      // no batch of it is half there (seen: a batch msgpack cannot encode after one it could).
+      for (let k = 0; k <= i && k < items.length; k++) {
+        void this.batches.remove(items[k].id);
+        for (const [order_id, fill_id] of items[k].rows) void this.order_fills.remove([order_id, fill_id]);
+      }
+      throw e;
+    }
+  }
+
+  /** A commit failed: no uncommitted batch stays readable or counted, nothing more is written. */
+  private failed(e: Error): void {
+    this.failure ??= e;
+    this.pending.clear();
+    this.pending_fills.clear();
+    this.last_id = this.committed_id;
   }
 
   /** The batch is readable from LMDB now: drop it from the in-memory maps. */
@@ -260,8 +310,8 @@ export class LmdbDaStore implements DaStore {
     return this.last_write;
   }
 
-  async close(): Promise<void> {
-    await this.written();
-    await this.root.close();
+  close(): Promise<void> {
+    this.closing ??= this.written().then(() => this.root.close());
+    return this.closing;
   }
 }

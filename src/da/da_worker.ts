@@ -62,12 +62,9 @@ port.on('message', (m: PackedEvents | { type: 'close' }) => {
         root_ms.push(core.root_ms - before_ms);
       }
     }
-    const root: FromWorker = {
-      type: 'root', batch_id: core.stateRootBatchId(), state_root: core.stateRoot(), failure: core.failure,
-      recheck_mismatches: core.recheck_mismatches, root_ms,
-    };
-    // Report the root only once its batch is readable from the store.
-    core.settled().then(() => post(root), () => post(root));
+    // Report the root only once its batch is readable from the store (rootReport: a batch whose
+    // store commit failed is not reported published; the failure is).
+    void core.rootReport().then((r) => post({ type: 'root', ...r, recheck_mismatches: core.recheck_mismatches, root_ms }));
     return;
   }
   core.close().then(() => post({ type: 'closed' }), (e: unknown) => {

@@ -230,7 +230,12 @@ export class DaPublisherCore implements DaPublisher {
       },
     };
     this.published++;
-    this.last_submit = store.submit(batch, raw.inputs).catch((err: unknown) => this.fail(err));
+    this.last_submit = store.submit(batch, raw.inputs).catch((err: unknown) => {
+      this.fail(err);
+      // The store's commit failed: this batch (and any after it) is not published; the root
+      // belongs to the last batch the store holds (and stateRoot() is null from now on).
+      this.batch_id = Math.min(this.batch_id, store.latest());
+    });
   }
 
   private last_submit: Promise<void> = Promise.resolve();
@@ -241,6 +246,20 @@ export class DaPublisherCore implements DaPublisher {
    */
   settled(): Promise<void> {
     return this.last_submit;
+  }
+
+  /**
+   * What the DA thread reports after a message: the root and the batch reached now, once every
+   * batch so far is in the store (settled). If a store commit (or anything else) failed by then:
+   * no root, the failure, and the last batch the store holds: a batch whose commit failed is
+   * never reported published.
+   */
+  async rootReport(): Promise<{ batch_id: number; state_root: string | null; failure: string | null }> {
+    const batch_id = this.batch_id;
+    const state_root = this.stateRoot();
+    await this.settled();
+    if (this.failure === null) return { batch_id, state_root, failure: null };
+    return { batch_id: Math.min(batch_id, this.batch_id), state_root: null, failure: this.failure };
   }
 
   private fail(err: unknown): void {
