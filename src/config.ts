@@ -342,6 +342,17 @@ function need<T>(ok: boolean, value: T, what: string): T {
   return value;
 }
 
+/**
+ * An optional section (`verify`, `threads`, ...): absent is `{}` (every key at its default);
+ * anything else but an object (`"verify": 3`, `null`, an array) is refused, naming the key, instead
+ * of silently running on the defaults.
+ */
+function section(r: Record<string, unknown>, key: string): Record<string, unknown> {
+  const x = r[key];
+  if (x === undefined) return {};
+  return need(isObject(x), x as Record<string, unknown>, `${key} must be an object`);
+}
+
 function posInt(x: unknown, what: string): number {
   return need(typeof x === 'number' && Number.isSafeInteger(x) && x > 0, x as number, `${what} must be a positive integer`);
 }
@@ -440,7 +451,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
   // the engine would refuse.
   need(feesValid(maker, taker), null, 'fees need -10000 <= maker, |maker| <= taker <= 10000');
   const rl = need(isObject(r.rate_limits), r.rate_limits as Record<string, unknown>, 'rate_limits must be an object');
-  const limits_raw = isObject(r.limits) ? r.limits : {};
+  const limits_raw = section(r, 'limits');
   const limits = { ...LIMIT_DEFAULTS };
   for (const k of Object.keys(LIMIT_DEFAULTS) as (keyof RingbookConfig['limits'])[]) {
     if (limits_raw[k] !== undefined) limits[k] = posInt(limits_raw[k], `limits.${k}`);
@@ -455,44 +466,45 @@ export function validateConfig(raw: unknown): RingbookConfig {
   // One batch is one request group on the ring (src/ring/records.ts).
   need(limits.orders_batch_items_max <= REQUEST_GROUP_MAX, null, `limits.orders_batch_items_max must be at most ${REQUEST_GROUP_MAX}`);
   const settlement = need(isObject(r.settlement), r.settlement as Record<string, unknown>, 'settlement must be an object');
-  const deposits = isObject(r.deposits) ? r.deposits : {};
-  const web = isObject(r.web) ? r.web : {};
+  const deposits = section(r, 'deposits');
+  need(deposits.open === undefined || typeof deposits.open === 'boolean', null, 'deposits.open must be true or false');
+  const web = section(r, 'web');
   need(web.enabled === undefined || typeof web.enabled === 'boolean', null, 'web.enabled must be true or false');
-  const credit = isObject(r.credit) ? r.credit : {};
+  const credit = section(r, 'credit');
   const ratio = credit.auto_cancel_ratio_default ?? AUTO_CANCEL_RATIO_DEFAULT;
   need(typeof ratio === 'number' && ratio > 0 && ratio <= 1, null, 'credit.auto_cancel_ratio_default must be in (0, 1]');
-  const forced = isObject(r.force_inclusion) ? r.force_inclusion : {};
+  const forced = section(r, 'force_inclusion');
   const hold_ms = forced.hold_ms === undefined ? 0 : int(forced.hold_ms, 'force_inclusion.hold_ms');
   need(hold_ms >= 0 && hold_ms < FORCE_INCLUSION_DEADLINE_MS, null, 'force_inclusion.hold_ms must be 0 or more and below 86400000 (24 hours, the inclusion deadline)');
-  const snapshots = isObject(r.snapshots) ? r.snapshots : {};
+  const snapshots = section(r, 'snapshots');
   const every_batches = snapshots.every_batches ?? 100_000;
   need(typeof every_batches === 'number' && Number.isSafeInteger(every_batches) && every_batches >= 0, null, 'snapshots.every_batches must be an integer >= 0 (0: on demand only)');
   const keep = posInt(snapshots.keep ?? 3, 'snapshots.keep');
-  const journal = isObject(r.journal) ? r.journal : {};
+  const journal = section(r, 'journal');
   const trim = journal.trim ?? false;
   need(typeof trim === 'boolean', null, 'journal.trim must be true or false');
-  const matcher = isObject(r.matcher) ? r.matcher : {};
+  const matcher = section(r, 'matcher');
   const cpu = matcherCpu(matcher.cpu);
-  const threads = isObject(r.threads) ? r.threads : {};
+  const threads = section(r, 'threads');
   const background = threadPriority(threads.background, 'threads.background', THREAD_BACKGROUND_DEFAULT);
-  const verify = isObject(r.verify) ? r.verify : {};
+  const verify = section(r, 'verify');
   const task_items_max = verify.task_items_max === undefined ? TASK_SIZE_DEFAULT : verify.task_items_max;
   need(typeof task_items_max === 'number' && Number.isSafeInteger(task_items_max) && task_items_max >= 1 && task_items_max <= TASK_SIZE_MAX, null,
     `verify.task_items_max must be an integer in 1..${TASK_SIZE_MAX}`);
   const steal_after_us = verify.steal_after_us === undefined ? STEAL_AFTER_US_DEFAULT : verify.steal_after_us;
   need(typeof steal_after_us === 'number' && Number.isSafeInteger(steal_after_us) && steal_after_us >= 0 && steal_after_us <= STEAL_AFTER_US_MAX, null,
     `verify.steal_after_us must be an integer in 0..${STEAL_AFTER_US_MAX} (0: the front never checks a waiting task itself)`);
-  const diagnostics = isObject(r.diagnostics) ? r.diagnostics : {};
+  const diagnostics = section(r, 'diagnostics');
   const stage_timings = diagnostics.stage_timings ?? false;
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
   const port = int(server.port, 'server.port');
   need(port >= 0 && port <= 65535, null, 'server.port must be 0..65535');
-  const metrics = isObject(r.metrics) ? r.metrics : {};
+  const metrics = section(r, 'metrics');
   const metrics_enabled = metrics.enabled ?? true;
   need(typeof metrics_enabled === 'boolean', null, 'metrics.enabled must be true or false');
   const metrics_port = int(metrics.port ?? METRICS_PORT_DEFAULT, 'metrics.port');
   need(metrics_port >= 0 && metrics_port <= 65535, null, 'metrics.port must be 0..65535');
-  const log = isObject(r.log) ? r.log : {};
+  const log = section(r, 'log');
   const log_level = parseLogLevel(log.level ?? 'info');
   need(log_level !== null, null, `log.level must be one of ${LOG_LEVELS.join(', ')}`);
   const log_pretty = log.pretty ?? false;

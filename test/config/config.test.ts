@@ -113,6 +113,25 @@ describe('config', () => {
     expect(() => validateConfig(withOverride(over))).toThrow(message);
   });
 
+  // An optional section that is not an object used to run silently on its defaults.
+  const OPTIONAL_SECTIONS = ['limits', 'deposits', 'web', 'credit', 'force_inclusion', 'snapshots', 'journal', 'matcher', 'threads', 'verify', 'diagnostics', 'metrics', 'log'];
+  it.each(OPTIONAL_SECTIONS.flatMap((key) => [3, 'on', null, true, [1]].map((v) => [key, v] as const)))('refuses section %s: %j', (key, v) => {
+    expect(() => validateConfig(withOverride({ [key]: v }))).toThrow(new ConfigError(`config: ${key} must be an object`));
+  });
+
+  it('an optional section left out is its defaults; deposits.open is a boolean', () => {
+    const c = loadConfig({});
+    const bare = { ...defaults };
+    for (const key of OPTIONAL_SECTIONS) delete bare[key];
+    const v = validateConfig(bare);
+    expect(v.verify).toEqual(c.verify);
+    expect(v.threads).toEqual(c.threads);
+    expect(v.limits).toEqual(c.limits);
+    expect(v.deposits.open).toBe(false);
+    expect(validateConfig(withOverride({ deposits: { open: true } })).deposits.open).toBe(true);
+    expect(() => validateConfig(withOverride({ deposits: { open: 'yes' } }))).toThrow('deposits.open must be true or false');
+  });
+
   it('takes the verify pool\'s task size and steal limit from config, 0 turning stealing off', () => {
     const c = loadConfig({});
     expect(c.verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: STEAL_AFTER_US_DEFAULT });
