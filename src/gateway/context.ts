@@ -230,16 +230,19 @@ const SUBMIT_ADDRESS = new Uint8Array(20);
  * that never lets up). Reads are served either way.
  */
 export function refuseWrite(ctx: Pick<GatewayContext, 'link' | 'cfg' | 'da_backlog_batches'>, reply: Answer): boolean {
-  if (ctx.link.journal_fault !== null) {
-    reply.error('OVERLOADED', 'the journal cannot write (disk full or I/O error): writes are refused until it can; reads are served', 503);
-    return true;
-  }
+  const refusal = writeRefusal(ctx);
+  if (refusal !== null) reply.error('OVERLOADED', refusal, 503);
+  return refusal !== null;
+}
+
+/** Why writes are refused now (refuseWrite's 503 OVERLOADED message), or null: one decision a group's items all share. */
+export function writeRefusal(ctx: Pick<GatewayContext, 'link' | 'cfg' | 'da_backlog_batches'>): string | null {
+  if (ctx.link.journal_fault !== null) return 'the journal cannot write (disk full or I/O error): writes are refused until it can; reads are served';
   const backlog = ctx.da_backlog_batches === null ? 0 : ctx.da_backlog_batches();
   if (backlog >= ctx.cfg.limits.da_backlog_batches_max) {
-    reply.error('OVERLOADED', `${backlog} committed batch${backlog === 1 ? '' : 'es'} await their state root (limits.da_backlog_batches_max ${ctx.cfg.limits.da_backlog_batches_max}): writes are refused until the roots catch up; reads are served; retry shortly`, 503);
-    return true;
+    return `${backlog} committed batch${backlog === 1 ? '' : 'es'} await their state root (limits.da_backlog_batches_max ${ctx.cfg.limits.da_backlog_batches_max}): writes are refused until the roots catch up; reads are served; retry shortly`;
   }
-  return false;
+  return null;
 }
 
 /** Submits to the matcher and answers OVERLOADED when the ring is full. */

@@ -14,7 +14,7 @@
 // whole group is on the ring, so the group reaches the engine contiguously and in every wallet's
 // order.
 import { encodeConsent, signatureBytes, UserConsentEncoder, type Consent } from '../ring/consent.js';
-import { allowWallet, refuseWrite, replyRejected, submit, type GatewayContext, type LimiterName } from './context.js';
+import { allowWallet, replyRejected, submit, writeRefusal, type GatewayContext, type LimiterName } from './context.js';
 import type { Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
@@ -149,9 +149,11 @@ export function runSignedGroup(
       if (admitSigned(ctx, x.answer, x.parsed, forms[k].message)) admitted.push(k);
     });
     if (admitted.length === 0) return finish();
-    // The whole group or none of it: journal fault or DA backlog (context.ts refuseWrite).
-    if (refuseWrite(ctx, items[admitted[0]].answer)) {
-      for (const k of admitted.slice(1)) refuseWrite(ctx, items[k].answer);
+    // The whole group or none of it: journal fault or DA backlog (context.ts writeRefusal), decided
+    // once for the group and given to each admitted item.
+    const refusal = writeRefusal(ctx);
+    if (refusal !== null) {
+      for (const k of admitted) items[k].answer.error('OVERLOADED', refusal, 503);
       return finish();
     }
     const outcomes = ctx.link.submitGroup(admitted.map((k) => {

@@ -77,6 +77,9 @@ describe('DA backlog bound', () => {
       const codes = items.map((x) => (x.ok ? 'OK' : x.error));
       if (codes.every((c) => c === 'OVERLOADED')) {
         refused_whole = true;
+        // One decision for the group: each item carries the same reason.
+        expect(items[0].message).toMatch(/^\d+ committed batch(es)? await their state root/);
+        expect(items[1].message).toBe(items[0].message);
         for (const k of [0, 1]) expect((await a.get(`/account/${w.address}/orders/by-client-id/g-${i}-${k}`)).status).toBe(404);
       } else {
         expect(codes.filter((c) => c === 'OVERLOADED')).toEqual([]);
