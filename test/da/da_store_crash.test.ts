@@ -10,8 +10,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ok } from '../server/checks.js';
 import { LmdbDaStore } from '../../src/da/da_store.js';
-import { adminState, api, startServer, type StartedServer } from '../server/harness.js';
-import { fund, settledState } from '../snapshot/traffic.js';
+import { adminState, api, caughtUpState, startServer, type StartedServer } from '../server/harness.js';
+import { fund } from '../snapshot/traffic.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -64,7 +64,7 @@ describe('DA store across kill -9', () => {
       await store.close();
 
       s = await startServer({ env });
-      const after = await settledState(s);
+      const after = await caughtUpState(s);
       expect(Number(after.batch_id)).toBe(last_committed);
       expect(after.state_root_rechecks_failed).toBe(0);
       const again = await batchTexts(s, 1, last_committed);

@@ -10,9 +10,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fail, ok } from './checks.js';
 import {
-  adminHeaders, api, deposit, runVerifier, settledAdminState, startServer, type Api, type StartedServer, Wallet,
+  adminHeaders, api, caughtUpState, deposit, runVerifier, settledAdminState, startServer, type Api, type StartedServer, Wallet,
 } from './harness.js';
-import { settledState } from '../snapshot/traffic.js';
 import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
@@ -189,13 +188,13 @@ describe('agent keys across a snapshot and kill -9', () => {
       // Snapshot here; then more agent flow goes only to the journal.
       ok(await c.post('/admin/snapshot', {}, adminHeaders(srv)));
       ok(await c.post('/orders', kept.order(ETH_BID, { user: mm.address, nonce: 8 })));
-      const before = await settledState(srv);
+      const before = await caughtUpState(srv);
       const listed = ok(await c.get(`/account/${mm.address}/agents`));
       expect(listed).toMatchObject({ nonce_floor: 40, agents: [{ agent: kept.address, name: 'kept', nonce_high_water: 8 }] });
       await srv.stop('SIGKILL');
 
       srv = await startServer({ env, config });
-      const after = await settledState(srv);
+      const after = await caughtUpState(srv);
       expect(after.state_root).toBe(before.state_root);
       expect(after.recovery).toMatchObject({ snapshot_batch_id: expect.any(Number) });
       const d = api(srv.url);
@@ -209,7 +208,7 @@ describe('agent keys across a snapshot and kill -9', () => {
       ok(await d.post('/orders', gone.order(ETH_BID, { user: mm.address, nonce: 41 })));
       expect((await openOrders(mm, d)).length).toBe(5);
 
-      await settledState(srv);
+      await caughtUpState(srv);
       const v = await runVerifier(srv.url, path.join(srv.data_dir, 'test-config.json'));
       expect(v.code, v.stderr).toBe(0);
       expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok' });

@@ -11,8 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RingbookSocket, Wallet as SdkWallet } from '../../src/client/index.js';
 import { ok } from './checks.js';
-import { api, bytesToHex, deposit, REPO_ROOT, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
-import { settledState } from '../snapshot/traffic.js';
+import { api, bytesToHex, caughtUpState, deposit, REPO_ROOT, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -97,7 +96,7 @@ describe('cancel on disconnect (WebSocket)', () => {
       expect(await openCount(s, other.address)).toBe(1);
 
       // The cancel is an operator request under its rule in the published batch.
-      const st = await settledState(s);
+      const st = await caughtUpState(s);
       let found = false;
       for (let id = Number(st.batch_id); id >= 1 && !found; id--) {
         const b = ok(await api(s.url).get(`/da/batches/${id}`));

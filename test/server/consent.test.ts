@@ -13,7 +13,7 @@ import { RequestWriter } from '../../src/ring/request_records.js';
 import { emptyRequest, RequestKind, Side } from '../../src/engine/types.js';
 import { Journal } from '../../src/journal/journal.js';
 import {
-  Wallet, adminState, runVerifier, api, deposit, hexToBytes, keccak_256, bytesToHex, startServer, type StartedServer,
+  Wallet, caughtUpState, runVerifier, api, deposit, hexToBytes, keccak_256, bytesToHex, startServer,
 } from './harness.js';
 
 const dirs: string[] = [];
@@ -24,15 +24,6 @@ function tmp(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-consent-'));
   dirs.push(d);
   return d;
-}
-
-async function settled(s: StartedServer): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const st = await adminState(s);
-    if (st.state_root_batch_id === st.batch_id) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the DA thread did not catch up');
 }
 
 function verify(url: string, config: string, out: string): ReturnType<typeof runVerifier> {
@@ -82,7 +73,7 @@ describe('consent on the record', () => {
       { kind: 'order', ...user.order({ ...bid, stp: 'expire_maker' }) }, { kind: 'cancel_all', ...user.cancelAll() },
     ] });
     expect(batched.body.data.map((x: { ok: boolean }) => x.ok)).toEqual([true, true]);
-    await settled(s);
+    await caughtUpState(s);
 
     // 1. The batch of the order lists the order with its signature and message.
     const batch_id = placed.body.data.batch_id;
@@ -144,7 +135,7 @@ describe('consent on the record', () => {
     await journal.close();
     s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
     try {
-      await settled(s);
+      await caughtUpState(s);
       // The engine applied it (the journal is the operator's word): the order rests...
       const orders = (await api(s.url).get(`/account/${user.address}/orders`)).body.data;
       expect(orders.some((o: { price: number }) => o.price === 1000_000_000)).toBe(true);

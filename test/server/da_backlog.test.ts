@@ -5,7 +5,7 @@
 // back (the front posts events to the DA thread after DA_POST_INTERVAL_MS = 5 ms, then the DA
 // thread hashes): back-to-back writes on loopback land in that window.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, settledAdminState, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { api, caughtUpState, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
 
 let s: StartedServer;
@@ -21,22 +21,13 @@ afterAll(async () => {
   await s?.stop();
 });
 
-async function rootsCaughtUp(): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    const st = await settledAdminState(s);
-    if (st.state_root_batch_id === st.batch_id) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('state roots did not catch up with the journal in 5 s');
-}
-
 describe('DA backlog bound', () => {
   it('refuses writes with 503 OVERLOADED while a batch awaits its root, applies nothing of them, then takes writes again', async () => {
     const w = Wallet.random();
-    await rootsCaughtUp();
+    await caughtUpState(s);
     ok(await deposit(s, w.address, 'USDC', '1000'));
     // The first write below then finds no batch waiting (accepted), the ones right after it one.
-    await rootsCaughtUp();
+    await caughtUpState(s);
     const accepted: string[] = [];
     const refused: string[] = [];
     for (let i = 0; i < ATTEMPTS; i++) {
@@ -59,17 +50,17 @@ describe('DA backlog bound', () => {
     const open = ok(await a.get(`/account/${w.address}/orders`)) as unknown[];
     expect(open.length).toBe(accepted.length);
     // Once every committed batch has its root, the next write is taken.
-    await rootsCaughtUp();
+    await caughtUpState(s);
     const next = await a.post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100, client_order_id: 'after' }));
     expect(next.status).toBe(200);
   });
 
   it('a signed batch is refused whole', async () => {
     const w = Wallet.random();
-    await rootsCaughtUp();
+    await caughtUpState(s);
     ok(await deposit(s, w.address, 'USDC', '1000'));
     // The first write below then finds no batch waiting (accepted), the ones right after it one.
-    await rootsCaughtUp();
+    await caughtUpState(s);
     let refused_whole = false;
     for (let i = 0; i < ATTEMPTS && !refused_whole; i++) {
       const requests = [0, 1].map((k) => ({ kind: 'order', ...w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100, client_order_id: `g-${i}-${k}` }) }));

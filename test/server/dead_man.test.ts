@@ -7,8 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fail, ok } from './checks.js';
-import { api, balances, deposit, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
-import { settledState } from '../snapshot/traffic.js';
+import { api, balances, caughtUpState, deposit, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -73,10 +72,10 @@ describe('dead-man switch (POST /orders/cancel-after)', () => {
       expect(bal.USDC.locked).toBe(0);
       expect(bal.ETH.locked).toBe(0);
 
-      const before = await settledState(s);
+      const before = await caughtUpState(s);
       await s.stop('SIGKILL');
       s = await startServer({ env });
-      const after = await settledState(s);
+      const after = await caughtUpState(s);
       expect(after.batch_id).toBe(before.batch_id);
       expect(after.state_root).toBe(before.state_root);
       expect((await openOrders(s, mm)).length).toBe(0);

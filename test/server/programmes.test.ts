@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  REPO_ROOT, Wallet, adminHeaders, adminState, api, balances, deposit, startServer, type StartedServer,
+  REPO_ROOT, Wallet, adminHeaders, adminState, api, balances, caughtUpState, deposit, startServer, type StartedServer,
 } from './harness.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -39,20 +39,12 @@ async function poll<T>(what: string, f: () => Promise<T | null>, timeout_ms = 15
   }
 }
 
-/** The state root once the state-root thread has caught up with the last committed batch. */
-async function settledRoot(s: StartedServer): Promise<string> {
-  return poll('the state root of the last batch', async () => {
-    const a = await adminState(s);
-    return a.state_root !== null && a.state_root_batch_id === a.batch_id ? (a.state_root as string) : null;
-  });
-}
-
 /**
  * `ringbook verify` over everything the server published (once the state-root thread caught up),
  * with the server's own config file: every batch re-executed, every root compared.
  */
 async function verifyAll(s: StartedServer): Promise<{ code: number; output: string }> {
-  await settledRoot(s);
+  await caughtUpState(s);
   const config = path.join(s.data_dir, 'test-config.json');
   const out = dataDir();
   return new Promise((resolve) => {
@@ -91,7 +83,7 @@ describe('referrals on the real server', () => {
     r = await http.post('/referral/register', { referred: referred.address, referrer: 'nope', nonce: 1, signature: '0x' });
     expect([r.status, r.body.error]).toEqual([400, 'INVALID_REQUEST']);
 
-    const before = await settledRoot(s);
+    const before = (await caughtUpState(s)).state_root as string;
     const reg = await ok(http.post('/referral/register', referred.referral(referrer.address.toUpperCase().replace('0X', '0x'), { nonce: 1 })));
     referred.skipTo(1);
     expect(reg.referred).toBe(referred.address);
@@ -101,7 +93,7 @@ describe('referrals on the real server', () => {
     r = await http.post('/referral/register', referred.referral(maker.address));
     expect([r.status, r.body.error]).toEqual([400, 'REFERRAL_EXISTS']);
     // The state root commits to the referral: the batch that registered it (and nothing else) changed it.
-    const after = await settledRoot(s);
+    const after = (await caughtUpState(s)).state_root as string;
     expect(after).toMatch(/^0x[0-9a-f]{64}$/);
     expect(after).not.toBe(before);
 

@@ -10,8 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { decodeEngine, encodeEngine, encodeSnapshot, listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
 import { ok } from '../server/checks.js';
-import { adminHeaders, adminState, api, runVerifier, startServer, type StartedServer } from '../server/harness.js';
-import { fund, readBack, settledState, snapshotWritten, trade } from './traffic.js';
+import { adminHeaders, adminState, api, caughtUpState, runVerifier, startServer, type StartedServer } from '../server/harness.js';
+import { fund, readBack, snapshotWritten, trade } from './traffic.js';
 
 const EVERY = 4;
 const dirs: string[] = [];
@@ -38,11 +38,11 @@ describe('server recovery from snapshots', () => {
     let s = await startServer({ env, config });
     const t = await fund(s);
     const filled = await trade(s, t, 6, 'r1');
-    let st = await settledState(s);
+    let st = await caughtUpState(s);
     if (Number(st.batch_id) % EVERY === 0) {
       // Make sure some journal batches follow the last snapshot.
       ok(await api(s.url).post('/orders', t.taker.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 10_000 })));
-      st = await settledState(s);
+      st = await caughtUpState(s);
     }
     const batch_id = Number(st.batch_id);
     const last_snapshot = Math.floor(batch_id / EVERY) * EVERY;
@@ -55,7 +55,7 @@ describe('server recovery from snapshots', () => {
     await s.stop('SIGKILL');
 
     s = await startServer({ env, config });
-    const after_state = await settledState(s);
+    const after_state = await caughtUpState(s);
     expect(after_state.recovery).toMatchObject({ snapshot_batch_id: last_snapshot, replayed_batches: batch_id - last_snapshot, batch_id });
     expect(after_state.state_root).toBe(st.state_root);
     expect(after_state.state_root_rechecks_failed).toBe(0);
@@ -68,7 +68,7 @@ describe('server recovery from snapshots', () => {
     t.taker.skipTo(Number((before['taker.balances'] as { nonce_high_water: number }).nonce_high_water));
     const more = await trade(s, t, 3, 'r2');
     expect(more.length).toBe(6);
-    const st2 = await settledState(s);
+    const st2 = await caughtUpState(s);
     const v = await verify(s);
     expect(v.code, v.stderr).toBe(0);
     expect(JSON.parse(v.stdout.trim().split('\n').pop() as string)).toMatchObject({ verify: 'ok', checked: Number(st2.batch_id), state_root: st2.state_root });
@@ -95,7 +95,7 @@ describe('server recovery from snapshots', () => {
     bytes[bytes.length >> 1] ^= 0x55;
     fs.writeFileSync(newest.file, bytes);
     s = await startServer({ env, config });
-    const st3 = await settledState(s);
+    const st3 = await caughtUpState(s);
     expect(st3.recovery).toMatchObject({ snapshot_batch_id: older.batch_id, replayed_batches: Number(st2.batch_id) - older.batch_id });
     expect(st3.state_root).toBe(st2.state_root);
     expect(await readBack(s, t, filled)).toEqual(before2);
@@ -118,7 +118,7 @@ describe('server recovery from snapshots', () => {
       const unauthorized = await api(s.url).post('/admin/snapshot', {});
       expect(unauthorized.status).toBe(401);
       const r = ok(await api(s.url).post('/admin/snapshot', {}, adminHeaders(s)));
-      const st = await settledState(s);
+      const st = await caughtUpState(s);
       expect(r.batch_id).toBe(st.batch_id);
       expect(r.state_root).toBe(st.state_root);
       expect(r.bytes).toBeGreaterThan(0);
@@ -138,7 +138,7 @@ describe('journal trimmed after snapshots', () => {
     let s = await startServer({ env, config });
     const t = await fund(s);
     const filled = await trade(s, t, 6, 'r1');
-    const st = await settledState(s);
+    const st = await caughtUpState(s);
     await snapshotWritten(s, Math.floor(Number(st.batch_id) / 3) * 3);
     // The trim runs after the snapshot is written: give the matcher a moment.
     for (let i = 0; i < 100 && !s.output().stdout.includes('journal trimmed through batch'); i++) await new Promise((r) => setTimeout(r, 20));
@@ -152,7 +152,7 @@ describe('journal trimmed after snapshots', () => {
     expect(first).toBe(kept[kept.length - 1].batch_id + 1);
 
     s = await startServer({ env, config });
-    const st2 = await settledState(s);
+    const st2 = await caughtUpState(s);
     expect(st2.state_root).toBe(st.state_root);
     expect(st2.recovery).toMatchObject({ snapshot_batch_id: kept[0].batch_id });
     expect(await readBack(s, t, filled)).toEqual(before);

@@ -58,16 +58,6 @@ export async function readBack(s: StartedServer, t: Traders, filled: readonly nu
   return out;
 }
 
-/** Admin state once the DA thread has caught up with the matcher (the root is the batch's). */
-export async function settledState(s: StartedServer): Promise<{ batch_id: string; state_root: string; [k: string]: unknown }> {
-  for (let i = 0; i < 500; i++) {
-    const st = await adminState(s);
-    if (st.state_root !== null && st.state_root_batch_id === st.batch_id) return st;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('the DA thread did not catch up');
-}
-
 /** Waits until the snapshot of `batch_id` is written. */
 export async function snapshotWritten(s: StartedServer, batch_id: number): Promise<void> {
   for (let i = 0; i < 500; i++) {
