@@ -10,16 +10,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LmdbDaStore, type DaStore } from '../../src/da/da_store.js';
-import { EMPTY_FILLS_ROOT, type FillLeaf } from '../../src/da/fills_tree.js';
+import type { FillLeaf } from '../../src/da/fills_tree.js';
 import { JournalReader } from '../../src/da/journal_reader.js';
-import type { PublishedBatch } from '../../src/da/published.js';
 import { DaPublisherCore } from '../../src/da/publisher.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { Journal } from '../../src/journal/journal.js';
 import { BatchField, EventType } from '../../src/ring/event_records.js';
-import { RECORD_WORDS } from '../../src/ring/records.js';
 import { generateSequence } from '../engine/generator.js';
 import { recordable, recordsOf } from './records.js';
+import { batch, fill } from './store_batches.js';
 
 const dirs: string[] = [];
 function tmp(): string {
@@ -31,27 +30,9 @@ afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
-const H = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
-
-function fill(batch_id: number, fill_id: number, taker: number, maker: number): FillLeaf {
-  return {
-    batch_id, fill_id, taker_order_id: taker, maker_order_id: maker, taker: '0x' + '11'.repeat(20), maker: '0x' + '22'.repeat(20),
-    market_id: 'ETH-USDC', taker_side: 'bid', price: 2_000_000_000, quantity: 100, taker_fee: 5, maker_fee: -1,
-  };
-}
-
 /** A fill whose price msgpack cannot encode (a BigInt beyond 64 bits): its batch's commit fails. */
 function unencodable(f: FillLeaf): FillLeaf {
   return { ...f, price: (10n ** 30n) as unknown as number };
-}
-
-function batch(id: number, fills: FillLeaf[] = []): PublishedBatch {
-  return {
-    header: { batch_id: id, prev_state_root: H(id - 1), state_root: H(id), fills_root: EMPTY_FILLS_ROOT, input_hash: H(1000 + id), timestamp: 1_700_000_000_000 + id },
-    inputs_hex: 'ab'.repeat(RECORD_WORDS * 4),
-    fills,
-    state_diff: [],
-  };
 }
 
 const timeouts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
