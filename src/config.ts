@@ -13,6 +13,7 @@ import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_la
 import { ADDRESS_PATTERN } from './util/address.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { ringFutexChoice } from './ring/futex.js';
+import { loopBellChoice } from './ring/loop_bell.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
 import { STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './auth/verify_limits.js';
@@ -334,6 +335,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
   // misspelt value stops the start instead of silently leaving the native futex on.
   const futex = ringFutexChoice(env);
   if ('error' in futex) throw new ConfigError(futex.error);
+  // The same for the front's sleep on the event ring (ring/loop_bell.ts).
+  const bell = loopBellChoice(env);
+  if ('error' in bell) throw new ConfigError(bell.error);
   return cfg;
 }
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { loadConfig, ConfigError } from './config.js';
 import { RingbookServer } from './gateway/server.js';
 import { nativeFutex } from './ring/futex.js';
+import { nativeLoopBell } from './ring/loop_bell.js';
 import { componentLog, configureLogs } from './util/log.js';
 
 const log = componentLog('server');
@@ -25,10 +26,11 @@ async function main(): Promise<void> {
   const cfg = loadConfig();
   if (process.argv.includes('--pretty')) cfg.log.pretty = true;
   configureLogs(cfg.log);
-  // RINGBOOK_RING_FUTEX=native without a module this process can load: one clear line now rather
-  // than a stack from the first ring made.
+  // RINGBOOK_RING_FUTEX=native or RINGBOOK_LOOP_BELL=native without a module this process can
+  // load: one clear line now rather than a stack from the first ring made.
   try {
     nativeFutex();
+    nativeLoopBell();
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }

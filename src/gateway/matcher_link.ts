@@ -12,6 +12,7 @@ import { RequestWriter } from '../ring/request_records.js';
 import { BatchField, EventCursor, EventReader, EventType, type EventFields } from '../ring/event_records.js';
 import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
+import { consumeOnLoop } from '../ring/ring_wake.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
@@ -75,6 +76,11 @@ export interface MatcherLinkOptions {
    */
   backend?: MatcherBackend;
   /**
+   * How the front sleeps on the event ring: 'bell' (default: the loop bell when built,
+   * RINGBOOK_LOOP_BELL permitting; src/ring/ring_wake.ts) or 'atomics' (Atomics.waitAsync).
+   */
+  event_ring_wake?: 'bell' | 'atomics';
+  /**
    * First request seq is seq_base + 1. Gateways of one cluster share the event stream, so each
    * numbers its requests in its own range (events carry the seq back; a float64, exact to 2^53).
    */
@@ -119,6 +125,8 @@ export class MatcherLink {
   private readonly pending = new Map<number, Pending>();
   private batch_seqs: number[] = [];
   private pump_done: Promise<void> = Promise.resolve();
+  /** Whether the front sleeps on the event ring's loop bell (else Atomics.waitAsync). */
+  event_ring_bell = false;
   private stopping = false;
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
   private readonly batch_stage_listeners: ((requests: number, stages: BatchStages) => void)[] = [];
@@ -418,22 +426,18 @@ export class MatcherLink {
   /**
    * Reads the event ring. A batch's events are copied aside until its commit marker arrives
    * (batches commit in order, but batch N+1's events may precede N's marker); only then do they
-   * reach the read model and the waiting requests, so nothing uncommitted is ever shown.
+   * reach the read model and the waiting requests, so nothing uncommitted is ever shown. The
+   * front sleeps between batches on the ring's loop bell when it is built (src/ring/ring_wake.ts:
+   * the matcher's wake-up calls `drain` straight from this loop), else in Atomics.waitAsync.
    */
-  private async pump(events: SpscRing): Promise<void> {
+  private pump(events: SpscRing): Promise<void> {
     const ring_views = viewsOfRing(events);
     const reader = new EventReader(ring_views);
     const fields = new EventCursor(reader);
     const open_batches: { id: number; buffer: RecordBuffer }[] = [];
     const spare: RecordBuffer[] = [];
-    for (;;) {
-      // No timeout: a timed waitAsync arms a platform timer per wait (uv_timer start and stop,
-      // a heap-allocated task: ~2% of the front at 1,000/s); close() wakes this wait.
-      const n = await events.waitForDataAsyncUntilClosed();
-      if (n === 0) {
-        if (events.isClosed()) return;
-        continue;
-      }
+    const drain = (): void => {
+      const n = events.available();
       for (let i = 0; i < n; i++) {
         const o = events.slotOffset(i);
         const type = reader.type(o);
@@ -457,8 +461,11 @@ export class MatcherLink {
           b.buffer.push(ring_views, o);
         }
       }
-      events.release(n);
-    }
+      if (n > 0) events.release(n);
+    };
+    const consumer = consumeOnLoop(events, drain, this.options.event_ring_wake ?? 'bell');
+    this.event_ring_bell = consumer.bell;
+    return consumer.done;
   }
 
   /**

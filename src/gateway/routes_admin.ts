@@ -98,6 +98,7 @@ export function registerAdminRoutes(
       accounts: rm.account_by_address.size,
       open_orders,
       rings: ctx.link.depths(),
+      event_ring_wake: ctx.link.event_ring_bell ? 'bell' : 'atomics',
       inflight_requests: ctx.link.inflight(),
       signatures_verified: ctx.signatures.verified,
       journal_bytes: null,

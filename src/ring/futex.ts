@@ -8,7 +8,8 @@
 //
 // Loaded once per thread; null off Linux, when not built, or with RINGBOOK_RING_FUTEX=atomics (the
 // ring then uses Atomics). A ring records at create() which one its doorbell uses, so both sides
-// always agree (spsc_ring.ts). RINGBOOK_RING_FUTEX takes only the values of RING_FUTEX_CHOICES:
+// always agree (spsc_ring.ts). The ring's other native module (loop_bell.ts) loads through
+// loadNativeModule here too, with its own switch. RINGBOOK_RING_FUTEX takes only the values of NATIVE_CHOICES:
 // a misspelt one (`atomic`) would otherwise silently leave the native futex on; the server
 // refuses it at start (config.ts, main.ts), and a thread that meets it here throws.
 import { existsSync } from 'node:fs';
@@ -23,58 +24,70 @@ export interface NativeFutex {
   wake(i32: Int32Array, index: number, count: number): number;
 }
 
-const ADDON = path.join('native', 'build', 'ring_futex.node');
+const ADDON = 'ring_futex.node';
 
 /**
- * RINGBOOK_RING_FUTEX's values (unset or empty: `auto`). `auto`: the native futex when it loads,
- * else Atomics; `native`: the native futex or no start; `atomics`: Atomics even when it is built.
+ * The values of RINGBOOK_RING_FUTEX and of the other switches of the ring's native modules
+ * (RINGBOOK_LOOP_BELL, loop_bell.ts); unset or empty: `auto`. `auto`: the native module when it
+ * loads, else Atomics; `native`: the native module or no start; `atomics`: Atomics even when it is built.
  */
-export const RING_FUTEX_CHOICES = ['auto', 'native', 'atomics'] as const;
-export type RingFutexChoice = (typeof RING_FUTEX_CHOICES)[number];
+export const NATIVE_CHOICES = ['auto', 'native', 'atomics'] as const;
+export type NativeChoice = (typeof NATIVE_CHOICES)[number];
 
-/** The doorbell `env` asks for, or an error message naming the accepted values. */
-export function ringFutexChoice(env: NodeJS.ProcessEnv): { choice: RingFutexChoice } | { error: string } {
-  const v = env.RINGBOOK_RING_FUTEX;
+/** What the switch `name` of `env` asks for, or an error message naming the accepted values. */
+export function nativeChoice(env: NodeJS.ProcessEnv, name: string): { choice: NativeChoice } | { error: string } {
+  const v = env[name];
   if (v === undefined || v === '') return { choice: 'auto' };
-  if ((RING_FUTEX_CHOICES as readonly string[]).includes(v)) return { choice: v as RingFutexChoice };
-  return { error: `RINGBOOK_RING_FUTEX must be one of ${RING_FUTEX_CHOICES.join(', ')} (or unset: auto), not ${JSON.stringify(v)}` };
+  if ((NATIVE_CHOICES as readonly string[]).includes(v)) return { choice: v as NativeChoice };
+  return { error: `${name} must be one of ${NATIVE_CHOICES.join(', ')} (or unset: auto), not ${JSON.stringify(v)}` };
 }
 
-/** The module, or why there is none; throws for a RINGBOOK_RING_FUTEX it must not guess at. */
-function load(): { futex: NativeFutex } | { absent: string } {
-  const asked = ringFutexChoice(process.env);
+/** The doorbell `env` asks for, or an error message naming the accepted values. */
+export function ringFutexChoice(env: NodeJS.ProcessEnv): { choice: NativeChoice } | { error: string } {
+  return nativeChoice(env, 'RINGBOOK_RING_FUTEX');
+}
+
+/**
+ * The native module `file` (in native/build/) as the switch `name` of this process's environment
+ * asks: the module, or why there is none; throws for a value it must not guess at, and for
+ * `native` when the module does not load.
+ */
+export function loadNativeModule<T>(name: string, file: string): { module: T } | { absent: string } {
+  const asked = nativeChoice(process.env, name);
   if ('error' in asked) throw new Error(asked.error);
-  if (asked.choice === 'atomics') return { absent: 'RINGBOOK_RING_FUTEX=atomics' };
-  const found = find();
-  if ('absent' in found && asked.choice === 'native') throw new Error(`RINGBOOK_RING_FUTEX=native, but ${found.absent}`);
+  if (asked.choice === 'atomics') return { absent: `${name}=atomics` };
+  const found = findNativeModule<T>(file);
+  if ('absent' in found && asked.choice === 'native') throw new Error(`${name}=native, but ${found.absent}`);
   return found;
 }
 
-function find(): { futex: NativeFutex } | { absent: string } {
-  if (process.platform !== 'linux') return { absent: `the native futex is Linux only (this is ${process.platform})` };
+/** native/build/`file_name` loaded, whatever the switches say, or why it cannot be. */
+export function findNativeModule<T>(file_name: string): { module: T } | { absent: string } {
+  const addon = path.join('native', 'build', file_name);
+  if (process.platform !== 'linux') return { absent: `${addon} is Linux only (this is ${process.platform})` };
   // src/ring and dist/src/ring both sit below the repository root.
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const file = path.join(dir, ADDON);
+    const file = path.join(dir, addon);
     if (existsSync(file)) {
       try {
-        return { futex: createRequire(import.meta.url)(file) as NativeFutex };
+        return { module: createRequire(import.meta.url)(file) as T };
       } catch (e) {
         return { absent: `${file} does not load: ${(e as Error).message}` };
       }
     }
     dir = path.dirname(dir);
   }
-  return { absent: `${ADDON} is not built (make native)` };
+  return { absent: `${addon} is not built (make native)` };
 }
 
-let loaded: { futex: NativeFutex } | { absent: string } | undefined;
+let loaded: { module: NativeFutex } | { absent: string } | undefined;
 
 /**
  * The native futex of this thread, or null (the ring then uses Atomics). Throws when
- * RINGBOOK_RING_FUTEX is not one of RING_FUTEX_CHOICES, or is `native` and the module is not there.
+ * RINGBOOK_RING_FUTEX is not one of NATIVE_CHOICES, or is `native` and the module is not there.
  */
 export function nativeFutex(): NativeFutex | null {
-  loaded ??= load();
-  return 'futex' in loaded ? loaded.futex : null;
+  loaded ??= loadNativeModule<NativeFutex>('RINGBOOK_RING_FUTEX', ADDON);
+  return 'module' in loaded ? loaded.module : null;
 }

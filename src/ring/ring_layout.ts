@@ -8,6 +8,7 @@
 //   line 1  [16] producer sequence                                  (producer writes)
 //   line 2  [32] consumer sequence                                  (consumer writes)
 //   line 3  [48] consumer waiters  [49] producer waiters  [50] closed  [51] doorbell
+//           [52] doorbell waiters  [53] doorbell futex  [54] consumer's loop bell
 //                                                                   (written rarely)
 // Slots follow the header at word 64 (byte 256): slot s starts at word
 // RING_HEADER_WORDS + s * slot_words, 8-byte aligned because slot_words is even.
@@ -58,6 +59,11 @@ export const H_DOORBELL = 51;
 export const H_DOORBELL_WAITERS = 52;
 /** 1: the doorbell sleeps and wakes with the native futex (src/ring/futex.ts), 0: with Atomics. */
 export const H_DOORBELL_FUTEX = 53;
+/**
+ * The loop bell (loop_bell.ts) an event-loop consumer sleeps on instead of Atomics.waitAsync, 0
+ * for none: a producer wakes a consumer announced in H_CONSUMER_WAITERS by ringing it.
+ */
+export const H_CONSUMER_BELL = 54;
 
 /** Thrown by the ring for a layout or usage error (never for a full ring: that is -1 / 0). */
 export class RingError extends Error {

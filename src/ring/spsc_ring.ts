@@ -64,6 +64,7 @@
 
 import {
   H_CAPACITY_SLOTS,
+  H_CONSUMER_BELL,
   H_CLOSED,
   H_CONSUMER_SEQUENCE,
   H_CONSUMER_WAITERS,
@@ -83,6 +84,7 @@ import {
   ringInit,
 } from './ring_layout.js';
 import { nativeFutex, type NativeFutex } from './futex.js';
+import { loopBellForRinging } from './loop_bell.js';
 
 export {
   RING_BYTES_MAX,
@@ -155,6 +157,13 @@ type WaitAsyncFn = (
 const atomicsWaitAsync: WaitAsyncFn | undefined = (
   Atomics as unknown as { waitAsync?: WaitAsyncFn }
 ).waitAsync;
+
+/** Rings the consumer's loop bell: this thread must be able to load the module the consumer did. */
+function ringLoopBell(id: number): void {
+  const bell = loopBellForRinging();
+  if (bell === null) throw new RingError('ring: its consumer sleeps on a loop bell (native/build/loop_bell.node), which this thread cannot load');
+  bell.ring(id);
+}
 
 export class SpscRing {
   /** The shared memory; post it to the other thread and attach() there. */
@@ -257,6 +266,8 @@ export class SpscRing {
     Atomics.store(this.i32, H_CLOSED, 1);
     Atomics.add(this.i32, H_DOORBELL, 1);
     this.ringDoorbell();
+    const bell = Atomics.load(this.i32, H_CONSUMER_BELL);
+    if (bell !== 0) ringLoopBell(bell);
     Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
   }
@@ -352,7 +363,12 @@ export class SpscRing {
       Atomics.add(this.i32, H_DOORBELL, 1);
       this.ringDoorbell();
     }
-    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
+    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
+      // An event-loop consumer on a loop bell (ring_wake.ts) sleeps on nothing Atomics can wake.
+      const bell = Atomics.load(this.i32, H_CONSUMER_BELL);
+      if (bell !== 0) ringLoopBell(bell);
+      else Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
+    }
   }
 
   /** Wakes every doorbell sleeper (after the doorbell word was bumped). */
@@ -445,6 +461,34 @@ export class SpscRing {
     }
     Atomics.sub(this.i32, H_DOORBELL_WAITERS, 1);
     return this.available();
+  }
+
+  /**
+   * The consumer sleeps on the loop bell `id` (loop_bell.ts; 0: none): a producer waking it rings
+   * the bell instead of notifying. Set it before the first sleepOnBell, clear it after the last.
+   */
+  setConsumerBell(id: number): void {
+    Atomics.store(this.i32, H_CONSUMER_BELL, id);
+  }
+
+  /**
+   * A loop-bell consumer going to sleep (ring_wake.ts): announces itself, then looks again. True:
+   * asleep, the next publish or close rings the bell, and the consumer calls bellWoke() when it
+   * does. False: records arrived or the ring closed meanwhile; not asleep.
+   */
+  sleepOnBell(): boolean {
+    Atomics.add(this.i32, H_CONSUMER_WAITERS, 1); // announce, then re-check (see "Sleeping without lost wake-ups")
+    if (this.available() === 0 && !this.isClosed()) {
+      this.consumer_sleep_count++;
+      return true;
+    }
+    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
+    return false;
+  }
+
+  /** The loop bell woke a consumer that sleepOnBell() put to sleep. */
+  bellWoke(): void {
+    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
   }
 
   /** Event-loop form of waitForData (Atomics.waitAsync, no spin): never blocks the thread. */

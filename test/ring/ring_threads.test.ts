@@ -6,67 +6,17 @@
 // file refuses to run against a missing or stale dist with a message saying so. The
 // test thread itself uses the TypeScript source via vitest, so the two sides are two
 // builds of one codec that meet only through the SharedArrayBuffer.
-import { statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { H_DOORBELL_WAITERS } from '../../src/ring/ring_layout.js';
 import { Rng, RECORD_WORDS, checkRecord, writeRecord } from './ring_records.js';
-import type { RingWorkerData, RingWorkerResult } from './ring_worker.js';
+import { assertDistFresh, startWorker } from './ring_peer.js';
 
-const ROOT = new URL('../../', import.meta.url);
-const WORKER_JS = new URL('dist/test/ring/ring_worker.js', ROOT);
 // A wait gives up after WAIT_TIMEOUT_MS. Every legitimate wait here is short (consumer
 // stalls of a few ms, worker start-up), so a wait longer than WAKE_BOUND_MS means a
 // notify was lost and the waiter only woke from its timeout: that fails the test.
 const WAIT_TIMEOUT_MS = 3_000;
 const WAKE_BOUND_MS = 2_000;
-
-/** Fail clearly when dist/ is missing or older than the sources the worker runs. */
-function assertDistFresh(): void {
-  const pairs: Array<[string, string]> = [
-    ['src/ring/spsc_ring.ts', 'dist/src/ring/spsc_ring.js'],
-    ['test/ring/ring_worker.ts', 'dist/test/ring/ring_worker.js'],
-    ['test/ring/ring_records.ts', 'dist/test/ring/ring_records.js'],
-  ];
-  for (const [src, out] of pairs) {
-    const srcPath = fileURLToPath(new URL(src, ROOT));
-    const outPath = fileURLToPath(new URL(out, ROOT));
-    let outTime: number;
-    try {
-      outTime = statSync(outPath).mtimeMs;
-    } catch {
-      throw new Error(`${out} is missing: run \`npx tsc -p tsconfig.json\` before vitest`);
-    }
-    if (outTime < statSync(srcPath).mtimeMs) {
-      throw new Error(`${out} is older than ${src}: run \`npx tsc -p tsconfig.json\` first`);
-    }
-  }
-}
-
-/** Start the worker; `result` settles with its report, or rejects if it fails first. */
-function startWorker(data: RingWorkerData, onError: () => void): Promise<RingWorkerResult> {
-  const worker = new Worker(WORKER_JS, { workerData: data });
-  return new Promise<RingWorkerResult>((resolve, reject) => {
-    let settled = false;
-    worker.on('message', (m: RingWorkerResult) => {
-      settled = true;
-      resolve(m);
-    });
-    worker.on('error', (e) => {
-      settled = true;
-      onError();
-      reject(e);
-    });
-    worker.on('exit', (code) => {
-      if (!settled) {
-        onError();
-        reject(new Error(`ring worker exited with code ${code} before reporting`));
-      }
-    });
-  });
-}
 
 /** Main-thread consumer on the event loop: drains in batches, verifies every record. */
 async function consumeAsync(

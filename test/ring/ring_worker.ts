@@ -25,6 +25,11 @@ export interface RingWorkerData {
   loud_every?: number;
   batch_max: number;
   wait_timeout_ms: number;
+  /**
+   * Producer: after every this many records, a 0.2 ms pause (Atomics.wait), so an event-loop
+   * consumer keeps going to sleep and must be woken (loop_bell.test.ts); absent: no pause.
+   */
+  pause_every?: number;
   /** 'doorbell': word 0 counts the wake-ups the worker has returned from. */
   progress?: SharedArrayBuffer;
 }
@@ -52,11 +57,17 @@ function timed<T>(f: () => T): T {
 
 function produce(d: RingWorkerData, ring: SpscRing): number {
   const rng = new Rng(d.seed);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  let next_pause = d.pause_every ?? Infinity;
   const sizes = new Rng(d.seed ^ 0x5bd1e995);
   let wait_calls = 0;
   let index = 0;
   let batches = 0;
   while (index < d.count) {
+    if (index >= next_pause) {
+      next_pause += d.pause_every ?? Infinity;
+      Atomics.wait(pause, 0, 0, 0.2);
+    }
     if (d.mode === 'single') {
       const off = ring.tryClaim();
       if (off < 0) {

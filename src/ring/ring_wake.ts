@@ -1,0 +1,91 @@
+// An event-loop consumer of an SpscRing (the front's event pump): `drain` runs on this thread
+// whenever the ring may hold records, and the consumer sleeps in between without blocking the loop.
+//
+// Two ways to sleep, one behaviour:
+//   loop bell   native/build/loop_bell.node (loop_bell.ts): the consumer announces its sleep in the
+//               ring's consumer-waiters word and returns to the loop; a producer that sees it rings
+//               the bell, whose uv_async_t wakes this loop and calls `drain` directly.
+//   atomics     Atomics.waitAsync on the producer sequence (SpscRing.waitForDataAsyncUntilClosed):
+//               V8 wakes the loop with a platform task that resolves a promise.
+// The bell saves V8's route per wake-up (its process-wide futex mutex taken by the notifier and
+// again by the woken side, a platform task, a promise with two microtask hops, a new promise and
+// waiter per sleep): measured in docs/benchmarks.md, "The front's wake-up".
+import type { SpscRing } from './spsc_ring.js';
+import { nativeLoopBell } from './loop_bell.js';
+
+/**
+ * Drains in a row before the loop gets a turn (the bell path; a producer that never stops must
+ * not starve the loop's I/O). Each drain takes everything published, so at light load one round
+ * empties the ring; 16 is far above what a burst of committed batches needs.
+ */
+export const LOOP_DRAIN_ROUNDS_MAX = 16;
+
+export interface LoopConsumer {
+  /** Resolves once the ring is closed and drained; rejects with what `drain` threw (it stops then). */
+  readonly done: Promise<void>;
+  /** Whether it sleeps on the loop bell (else Atomics.waitAsync). */
+  readonly bell: boolean;
+}
+
+/**
+ * Calls `drain` (which reads available(), handles and releases the records) whenever records may
+ * be there. `how`: 'bell' (the loop bell when this thread can load it, RINGBOOK_LOOP_BELL
+ * permitting) or 'atomics'.
+ */
+export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | 'atomics' = 'bell'): LoopConsumer {
+  const bell = how === 'bell' ? nativeLoopBell() : null;
+  if (bell === null) return { done: consumeAsync(ring, drain), bell: false };
+  let asleep = false;
+  let finished = false;
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  const finish = (error: unknown): void => {
+    finished = true;
+    ring.setConsumerBell(0);
+    bell.close(id);
+    if (error === undefined) resolve();
+    else reject(error);
+  };
+  const run = (): void => {
+    try {
+      for (let round = 0; round < LOOP_DRAIN_ROUNDS_MAX; round++) {
+        if (ring.available() > 0) drain();
+        else if (ring.isClosed()) return finish(undefined);
+        if (ring.sleepOnBell()) {
+          asleep = true;
+          return;
+        }
+      }
+      setImmediate(run);
+    } catch (e) {
+      finish(e);
+    }
+  };
+  // From the bell's uv callback: a ring that finds the consumer awake (a ring is coalesced, or
+  // comes after the consumer looked again) wakes nothing.
+  const wake = (): void => {
+    if (!asleep || finished) return;
+    asleep = false;
+    ring.bellWoke();
+    run();
+  };
+  const id = bell.open(wake);
+  ring.setConsumerBell(id);
+  setImmediate(run);
+  return { done, bell: true };
+}
+
+async function consumeAsync(ring: SpscRing, drain: () => void): Promise<void> {
+  for (;;) {
+    const n = await ring.waitForDataAsyncUntilClosed();
+    if (n === 0) {
+      if (ring.isClosed()) return;
+      continue;
+    }
+    drain();
+  }
+}

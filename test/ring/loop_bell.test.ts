@@ -1,0 +1,143 @@
+// The front's sleep on the event ring (src/ring/ring_wake.ts): an event-loop consumer on the loop
+// bell (native/loop_bell.c) or in Atomics.waitAsync, fed by a real worker-thread producer that
+// pauses often, so the consumer falls asleep thousands of times and every record must come from
+// a wake-up; a lost one would stall the test past its bound. Also RINGBOOK_LOOP_BELL (each case a
+// fresh process of the compiled dist/src/ring/loop_bell.js) and a server given a misspelt value.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { SpscRing } from '../../src/ring/spsc_ring.js';
+import { H_CONSUMER_BELL, H_CONSUMER_WAITERS } from '../../src/ring/ring_layout.js';
+import { loopBellChoice, nativeLoopBell } from '../../src/ring/loop_bell.js';
+import { consumeOnLoop } from '../../src/ring/ring_wake.js';
+import { REPO_ROOT, startServer } from '../server/harness.js';
+import { assertDistFresh, startWorker } from './ring_peer.js';
+import { Rng, RECORD_WORDS, checkRecord } from './ring_records.js';
+
+const run = promisify(execFile);
+const BELL_JS = path.join(REPO_ROOT, 'dist', 'src', 'ring', 'loop_bell.js');
+const BUILT = process.platform === 'linux'; // `make native` builds native/build/loop_bell.node
+const WAIT_TIMEOUT_MS = 3_000;
+/** Far above a healthy run (~2 s here, loaded); a lost wake-up never ends without the close. */
+const RUN_BOUND_MS = 20_000;
+
+/** Consumes `count` records from a worker producer on this loop, checking each; returns the consumer's figures. */
+async function consume(how: 'bell' | 'atomics', mode: 'single' | 'quiet', count: number): Promise<{ bell: boolean; sleeps: number; records: number }> {
+  assertDistFresh();
+  const seed = 0x51eeb;
+  const ring = SpscRing.create({ capacity_slots: 64, slot_words: RECORD_WORDS });
+  const rng = new Rng(seed);
+  let index = 0;
+  let failure: string | null = null;
+  const drain = (): void => {
+    const n = ring.available();
+    for (let i = 0; i < n && failure === null; i++) failure = checkRecord(ring, ring.slotOffset(i), index++, rng);
+    ring.release(n);
+  };
+  const consumer = consumeOnLoop(ring, drain, how);
+  const report = await startWorker({
+    role: 'producer', sab: ring.sab, seed, count, mode, loud_every: 4, batch_max: 3, wait_timeout_ms: WAIT_TIMEOUT_MS, pause_every: 7,
+  }, () => ring.close());
+  expect(report.error).toBeNull();
+  // Every record, then the close, must reach the consumer through its wake-ups.
+  const deadline = Date.now() + RUN_BOUND_MS;
+  while (index < count && failure === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  expect(index, 'every record arrived before the close (a lost wake-up stalls the consumer)').toBe(count);
+  ring.close();
+  await consumer.done;
+  expect(failure).toBeNull();
+  expect(Atomics.load(ring.i32, H_CONSUMER_BELL), 'the bell is taken off the ring once it is closed').toBe(0);
+  expect(Atomics.load(ring.i32, H_CONSUMER_WAITERS)).toBe(0);
+  return { bell: consumer.bell, sleeps: ring.consumer_sleep_count, records: index };
+}
+
+describe('an event-loop consumer woken by a worker producer', () => {
+  for (const how of ['bell', 'atomics'] as const) {
+    for (const mode of ['single', 'quiet'] as const) {
+      it(`${how}, ${mode} publishing: every record in order, after thousands of sleeps`, async () => {
+        const r = await consume(how, mode, 30_000);
+        expect(r.records).toBe(30_000);
+        expect(r.bell).toBe(how === 'bell' && BUILT);
+        // Pauses every 7 records: the consumer slept and was woken many times (not one long drain).
+        expect(r.sleeps).toBeGreaterThan(500);
+      }, RUN_BOUND_MS + 20_000);
+    }
+  }
+
+  it('a drain that throws ends the consumer with that error and takes its bell off the ring', async () => {
+    const ring = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS });
+    const consumer = consumeOnLoop(ring, () => {
+      throw new Error('drain failed');
+    });
+    const o = ring.tryClaim();
+    ring.i32[o] = 1;
+    ring.publish();
+    await expect(consumer.done).rejects.toThrow('drain failed');
+    expect(Atomics.load(ring.i32, H_CONSUMER_BELL)).toBe(0);
+  });
+
+  it.runIf(BUILT)('a ring rung after its bell closed wakes nothing, and open bells get distinct ids', () => {
+    const bell = nativeLoopBell();
+    expect(bell, 'native/build/loop_bell.node loads (make native)').not.toBeNull();
+    if (bell === null) return;
+    let calls = 0;
+    const a = bell.open(() => calls++);
+    const b = bell.open(() => calls++);
+    expect(a).toBeGreaterThan(0);
+    expect(b).not.toBe(a);
+    expect(bell.close(a)).toBe(true);
+    expect(bell.close(a)).toBe(false);
+    expect(bell.ring(a)).toBe(false);
+    expect(bell.ring(b)).toBe(true);
+    expect(bell.close(b)).toBe(true);
+    expect(() => bell.open('x' as unknown as () => void)).toThrow('open(function)');
+  });
+});
+
+/** What nativeLoopBell() gives in a fresh process of `bell_js` with RINGBOOK_LOOP_BELL=`value`. */
+async function bellIn(bell_js: string, value: string | undefined): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (value === undefined) delete env.RINGBOOK_LOOP_BELL;
+  else env.RINGBOOK_LOOP_BELL = value;
+  const script = `import(${JSON.stringify(bell_js)}).then((m) => {
+    try { console.log(m.nativeLoopBell() === null ? 'atomics' : 'native'); } catch (e) { console.log('error: ' + e.message); }
+  })`;
+  const r = await run(process.execPath, ['-e', script], { env, timeout: 20_000 });
+  return r.stdout.trim();
+}
+
+describe('RINGBOOK_LOOP_BELL', () => {
+  it('takes auto (or unset), native and atomics; anything else is an error naming them', () => {
+    expect(loopBellChoice({})).toEqual({ choice: 'auto' });
+    for (const v of ['auto', 'native', 'atomics'] as const) expect(loopBellChoice({ RINGBOOK_LOOP_BELL: v })).toEqual({ choice: v });
+    for (const bad of ['atomic', 'bell', 'Native', '0']) {
+      expect(loopBellChoice({ RINGBOOK_LOOP_BELL: bad })).toEqual({
+        error: `RINGBOOK_LOOP_BELL must be one of auto, native, atomics (or unset: auto), not ${JSON.stringify(bad)}`,
+      });
+    }
+  });
+
+  it('a thread loads the bell as asked; without the module auto falls back and native is an error', async () => {
+    const built = BUILT ? 'native' : 'atomics';
+    expect(await bellIn(BELL_JS, undefined)).toBe(built);
+    expect(await bellIn(BELL_JS, 'atomics')).toBe('atomics');
+    expect(await bellIn(BELL_JS, 'atomic')).toMatch(/^error: RINGBOOK_LOOP_BELL must be one of auto, native, atomics/);
+    // The compiled module tree where no native/build/loop_bell.node sits above it.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-bell-'));
+    try {
+      for (const f of ['loop_bell.js', 'futex.js']) fs.copyFileSync(path.join(path.dirname(BELL_JS), f), path.join(dir, f));
+      fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
+      expect(await bellIn(path.join(dir, 'loop_bell.js'), 'auto')).toBe('atomics');
+      expect(await bellIn(path.join(dir, 'loop_bell.js'), 'native')).toMatch(/^error: RINGBOOK_LOOP_BELL=native, but /);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the server refuses to start on a misspelt value, with the accepted values in its message', async () => {
+    await expect(startServer({ env: { RINGBOOK_LOOP_BELL: 'atomic' } })).rejects.toThrow(/server exited \(code 1[\s\S]*RINGBOOK_LOOP_BELL must be one of auto, native, atomics/);
+  });
+});

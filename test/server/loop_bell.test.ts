@@ -1,0 +1,93 @@
+// The front's wake-up on the real server (src/ring/ring_wake.ts): with the loop bell (the default
+// when `make native` built native/build/loop_bell.node) and with RINGBOOK_LOOP_BELL=atomics
+// (Atomics.waitAsync), the same signed requests get the same answers, byte for byte once request
+// ids and times are set aside, over HTTP and the WebSocket; and a burst of concurrent orders on
+// the bell is answered in full, each order readable once its answer arrived.
+import { describe, expect, it } from 'vitest';
+import { adminState, api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
+import { ok } from './checks.js';
+import { WsClient } from '../ws/client.js';
+
+const MARKET = 'ETH-USDC';
+const P = 2_000_000_000;
+const BUILT = process.platform === 'linux';
+
+/** What differs between two equal runs on two servers: request ids and times. */
+function normalized(text: string): string {
+  return text
+    .replace(/"request_id":"[^"]*"/g, '"request_id":"*"')
+    .replace(/"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/g, '"<time>"')
+    .replace(/"(time_ms|timestamp_ms)":\d+/g, '"$1":0');
+}
+
+/** One fixed script of signed requests (fixed keys: both servers see the same wallets); its answers and WS trades. */
+async function transcript(s: StartedServer): Promise<string[]> {
+  const a = api(s.url);
+  const maker = new Wallet(new Uint8Array(32).fill(7));
+  const taker = new Wallet(new Uint8Array(32).fill(9));
+  ok(await deposit(s, maker.address, 'ETH', '10'));
+  ok(await deposit(s, taker.address, 'USDC', '100000'));
+  const ws = await WsClient.connect(s.url);
+  const out: string[] = [];
+  try {
+    await ws.request({ type: 'subscribe', channels: [`trades:${MARKET}`] }, 'subscribed');
+    const answers = [
+      await a.post('/orders', maker.order({ market_id: MARKET, side: 'ask', price: P, quantity: 1_000_000, client_order_id: 'mk-1' })),
+      await a.post('/orders', taker.order({ market_id: MARKET, side: 'bid', price: P, quantity: 400_000 })),
+      // Refused by the engine (more than the balance): an answer from a REJECTED event.
+      await a.post('/orders', taker.order({ market_id: MARKET, side: 'bid', price: P, quantity: 900_000_000 })),
+      await a.post('/orders/cancel', maker.cancel({ client_order_id: 'mk-1' })),
+      await a.post('/orders', maker.order({ market_id: MARKET, side: 'ask', price: P, quantity: 100_000, time_in_force: 'ioc' })),
+    ];
+    for (const r of answers) out.push(`${r.status} ${normalized(r.text)}`);
+    out.push(normalized(JSON.stringify(await ws.nextType('trade'))));
+  } finally {
+    ws.close();
+  }
+  return out;
+}
+
+describe('the front woken by the loop bell or by Atomics.waitAsync', () => {
+  it('answers the same requests with the same bytes either way', async () => {
+    const bell = await startServer();
+    const atomics = await startServer({ env: { RINGBOOK_LOOP_BELL: 'atomics' } });
+    try {
+      expect((await adminState(bell)).event_ring_wake).toBe(BUILT ? 'bell' : 'atomics');
+      expect((await adminState(atomics)).event_ring_wake).toBe('atomics');
+      const [with_bell, with_atomics] = [await transcript(bell), await transcript(atomics)];
+      expect(with_bell).toHaveLength(6);
+      expect(with_bell[1]).toMatch(/^200 .*"status":"filled"/);
+      expect(with_bell[2]).toMatch(/^4\d\d /);
+      expect(with_bell).toEqual(with_atomics);
+    } finally {
+      expect((await bell.stop()).code).toBe(0);
+      expect((await atomics.stop()).code).toBe(0);
+    }
+  });
+
+  it('a burst of concurrent signed orders is answered in full, each order readable once answered', async () => {
+    const s = await startServer();
+    try {
+      const a = api(s.url);
+      const wallets = Array.from({ length: 8 }, () => Wallet.random());
+      for (const w of wallets) ok(await deposit(s, w.address, 'USDC', '100000'));
+      const rounds = 5;
+      for (let round = 0; round < rounds; round++) {
+        const answers = await Promise.all(wallets.flatMap((w) => [1, 2, 3].map((k) =>
+          a.post('/orders', w.order({ market_id: MARKET, side: 'bid', price: P - (round * 3 + k) * 1_000_000, quantity: 10_000 })))));
+        for (const [i, r] of answers.entries()) {
+          const order = ok(r);
+          expect(order.status).toBe('open');
+          const w = wallets[Math.floor(i / 3)];
+          const open = ok(await a.get(`/account/${w.address}/orders?limit=1000`)) as { order_id: number }[];
+          expect(open.map((o) => o.order_id)).toContain(order.order_id);
+        }
+      }
+      const st = await adminState(s);
+      expect(st.open_orders).toBe(wallets.length * 3 * rounds);
+      expect(st.inflight_requests).toBe(0);
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+    }
+  });
+});
