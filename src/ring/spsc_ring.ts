@@ -56,6 +56,13 @@
 // the producer has to wait for space: every producer wait first wakes a sleeping consumer when
 // quiet records are pending, so a full ring can never wait on a consumer that was not told.
 //
+// Waking an event-loop consumer (the front's event pump, ring_wake.ts). Atomics.waitAsync wakes it
+// through V8 (a platform task and a promise per wake-up). With native/build/loop_bell.node it
+// sleeps on a loop bell instead: setConsumerBell() puts the bell's id in the header, sleepOnBell()
+// announces the sleep in the consumer waiters word and looks again (as above, so no wake-up is
+// lost), and a producer that sees the announcement rings the bell (a uv_async_send to the
+// consumer's loop, from any thread) where it would have notified; close() rings it too.
+//
 // Layout, limits and header checks live in ring_layout.ts (re-exported here).
 //
 // Roles: one thread uses the producer methods, one thread uses the consumer methods,
