@@ -10,21 +10,15 @@
 //   npx tsc -p tsconfig.json && make native && node dist/bench/doorbell.js     # --pings N [5000] --runs N [2]
 //
 // The last line printed is one JSON object: {"bench":"doorbell",...}.
-import { readFileSync } from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { nativeFutex } from '../src/ring/futex.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { Knobs } from './knobs.js';
+import { alternating, medians, voluntarySwitches } from './ab_runs.js';
 
 interface PeerData {
   ping: SharedArrayBuffer;
   pong: SharedArrayBuffer;
-}
-
-/** This thread's voluntary context switches (Linux /proc). */
-function voluntarySwitches(): number {
-  const m = /voluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync('/proc/thread-self/status', 'utf8'));
-  return m ? Number(m[1]) : 0;
 }
 
 /** Bounds every wait (a lost wake-up shows as a round trip of this length). */
@@ -99,22 +93,11 @@ async function main(): Promise<void> {
   knobs.finish();
   const futex = nativeFutex() !== null;
   if (!futex) console.log('native/build/ring_futex.node is not built (make native): Atomics only');
-  const results: RunResult[] = [];
-  for (let r = 0; r < runs; r++) {
-    for (const doorbell of futex ? (['futex', 'atomics'] as const) : (['atomics'] as const)) {
-      const res = await run(doorbell, pings);
-      results.push(res);
-      console.log(`${doorbell.padEnd(7)} round trip (two hand-offs) p50 ${res.rtt_us_p50} us p99 ${res.rtt_us_p99} us; ` +
-        `worker context switches per wake-up ${res.worker_switches_per_wake}`);
-    }
-  }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const of = (d: 'futex' | 'atomics'): RunResult[] => results.filter((r) => r.doorbell === d);
-  const summary = (d: 'futex' | 'atomics'): Record<string, number> | null => of(d).length === 0 ? null : {
-    rtt_us_p50: median(of(d).map((r) => r.rtt_us_p50)),
-    rtt_us_p99: median(of(d).map((r) => r.rtt_us_p99)),
-    worker_switches_per_wake: median(of(d).map((r) => r.worker_switches_per_wake)),
-  };
+  const results = await alternating(futex ? (['futex', 'atomics'] as const) : (['atomics'] as const), runs, (d) => run(d, pings),
+    (d, res) => `${d.padEnd(7)} round trip (two hand-offs) p50 ${res.rtt_us_p50} us p99 ${res.rtt_us_p99} us; ` +
+      `worker context switches per wake-up ${res.worker_switches_per_wake}`);
+  const fields = ['rtt_us_p50', 'rtt_us_p99', 'worker_switches_per_wake'] as const;
+  const summary = (d: 'futex' | 'atomics'): Record<string, number> | null => medians(results, d, fields);
   console.log(JSON.stringify({ bench: 'doorbell', pings, runs, native_futex: futex, futex: summary('futex'), atomics: summary('atomics') }));
 }
 

@@ -17,6 +17,7 @@ import { nativeLoopBell } from '../src/ring/loop_bell.js';
 import { consumeOnLoop } from '../src/ring/ring_wake.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { Knobs } from './knobs.js';
+import { alternating, medians, voluntarySwitches } from './ab_runs.js';
 
 interface PeerData {
   ping: SharedArrayBuffer;
@@ -30,8 +31,7 @@ const WAIT_MS = 1000;
 /** This thread's CPU time (ns, Linux schedstat) and voluntary context switches. */
 function threadCounters(): { cpu_ns: number; switches: number } {
   const cpu_ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
-  const m = /voluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync('/proc/thread-self/status', 'utf8'));
-  return { cpu_ns, switches: m ? Number(m[1]) : 0 };
+  return { cpu_ns, switches: voluntarySwitches() };
 }
 
 function epochMs(): number {
@@ -113,23 +113,11 @@ async function main(): Promise<void> {
   knobs.finish();
   const built = nativeLoopBell() !== null;
   if (!built) console.log('native/build/loop_bell.node is not built (make native): Atomics.waitAsync only');
-  const results: RunResult[] = [];
-  for (let r = 0; r < runs; r++) {
-    for (const wake of built ? (['bell', 'atomics'] as const) : (['atomics'] as const)) {
-      const res = await run(wake, pings);
-      results.push(res);
-      console.log(`${wake.padEnd(7)} hand-off p50 ${res.handoff_us_p50} us p99 ${res.handoff_us_p99} us; ` +
-        `front CPU per wake-up ${res.front_cpu_us_per_wake} us, context switches ${res.front_switches_per_wake}`);
-    }
-  }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const of = (w: 'bell' | 'atomics'): RunResult[] => results.filter((r) => r.wake === w);
-  const summary = (w: 'bell' | 'atomics'): Record<string, number> | null => of(w).length === 0 ? null : {
-    handoff_us_p50: median(of(w).map((r) => r.handoff_us_p50)),
-    handoff_us_p99: median(of(w).map((r) => r.handoff_us_p99)),
-    front_cpu_us_per_wake: median(of(w).map((r) => r.front_cpu_us_per_wake)),
-    front_switches_per_wake: median(of(w).map((r) => r.front_switches_per_wake)),
-  };
+  const results = await alternating(built ? (['bell', 'atomics'] as const) : (['atomics'] as const), runs, (w) => run(w, pings),
+    (w, res) => `${w.padEnd(7)} hand-off p50 ${res.handoff_us_p50} us p99 ${res.handoff_us_p99} us; ` +
+      `front CPU per wake-up ${res.front_cpu_us_per_wake} us, context switches ${res.front_switches_per_wake}`);
+  const fields = ['handoff_us_p50', 'handoff_us_p99', 'front_cpu_us_per_wake', 'front_switches_per_wake'] as const;
+  const summary = (w: 'bell' | 'atomics'): Record<string, number> | null => medians(results, w, fields);
   console.log(JSON.stringify({ bench: 'front_wake', pings, runs, loop_bell: built, bell: summary('bell'), atomics: summary('atomics') }));
 }
 

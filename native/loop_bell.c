@@ -147,17 +147,23 @@ static napi_value Open(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* The one argument of ring/close, a bell id: 0 (a TypeError thrown, naming `usage`) when it is not one. */
+static int id_argument(napi_env env, napi_callback_info info, const char *usage, int32_t *id) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
+  if (argc != 1 || napi_get_value_int32(env, argv[0], id) != napi_ok) {
+    napi_throw_type_error(env, NULL, usage);
+    return 0;
+  }
+  return 1;
+}
+
 /* ring(id), any thread: wakes the bell's loop (coalesced: rings before the callback runs make one
  * call). false when the bell is closed. */
 static napi_value Ring(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
   int32_t id;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc != 1 || napi_get_value_int32(env, argv[0], &id) != napi_ok) {
-    napi_throw_type_error(env, NULL, "ring(id)");
-    return NULL;
-  }
+  if (!id_argument(env, info, "ring(id)", &id)) return NULL;
   int rung = 0;
   pthread_mutex_lock(&lock);
   bell_t *b = bells[id & (BELLS_MAX - 1)];
@@ -170,14 +176,8 @@ static napi_value Ring(napi_env env, napi_callback_info info) {
 
 /* close(id), on the thread that opened it: no call after this returns. false when not open here. */
 static napi_value Close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
   int32_t id;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc != 1 || napi_get_value_int32(env, argv[0], &id) != napi_ok) {
-    napi_throw_type_error(env, NULL, "close(id)");
-    return NULL;
-  }
+  if (!id_argument(env, info, "close(id)", &id)) return NULL;
   pthread_mutex_lock(&lock);
   bell_t *b = bells[id & (BELLS_MAX - 1)];
   if (b != NULL && (b->id != id || b->env != env)) b = NULL;
