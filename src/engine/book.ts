@@ -7,7 +7,12 @@
 // FIFO), and level insertion near the best price moves only the few levels behind it. Nothing
 // here is iterated in hash order, so replay is deterministic.
 
-export const NIL = -1;
+/**
+ * "No slot" / "no level" in the links and indexes. A const enum, so that tsc writes -1 itself into
+ * the engine's code (an imported `const` is a module variable: a load and a temporal-dead-zone check
+ * at every use, in optimized code too; see Side in types.ts).
+ */
+export const enum Link { NIL = -1 }
 
 function grownF64(a: Float64Array, n: number): Float64Array {
   const b = new Float64Array(n);
@@ -41,17 +46,17 @@ export class OrderIndex {
     this.mask = n - 1;
   }
 
-  /** The slot of `id`, or NIL. Ids are positive (0 marks an empty cell). */
+  /** The slot of `id`, or Link.NIL. Ids are positive (0 marks an empty cell). */
   get(id: number): number {
     // Hostile ids (0, negative, NaN) would never meet an empty cell's 0 by probing from a negative index.
-    if (!(id > 0)) return NIL;
+    if (!(id > 0)) return Link.NIL;
     const keys = this.keys;
     const mask = this.mask;
     let i = id & mask;
     for (;;) {
       const k = keys[i];
       if (k === id) return this.values[i];
-      if (k === 0) return NIL;
+      if (k === 0) return Link.NIL;
       i = (i + 1) & mask;
     }
   }
@@ -142,14 +147,14 @@ export class ClientIdIndex {
     return h | 0;
   }
 
-  /** The slot of the account's open order with this client id, or NIL. */
+  /** The slot of the account's open order with this client id, or Link.NIL. */
   find(account: number, client_order_id: string): number {
     const h = ClientIdIndex.hash(account, client_order_id);
     const mask = this.mask;
     const st = this.store;
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const v = this.slots[i];
-      if (v === 0) return NIL;
+      if (v === 0) return Link.NIL;
       const s = v - 1;
       if (this.hashes[i] === h && st.i[s * OI.STRIDE + OI.ACCOUNT] === account && st.client_order_id[s] === client_order_id) return s;
     }
@@ -275,14 +280,14 @@ export class OrderStore {
     return this.slot_by_id.size;
   }
 
-  /** A free slot, or NIL when the store holds `capacity_max` orders. */
+  /** A free slot, or Link.NIL when the store holds `capacity_max` orders. */
   alloc(order_id: number): number {
     let slot: number;
     if (this.free_count > 0) {
       slot = this.free[--this.free_count];
     } else {
       if (this.used_high === this.capacity) {
-        if (this.capacity === this.capacity_max) return NIL;
+        if (this.capacity === this.capacity_max) return Link.NIL;
         this.grow(Math.min(this.capacity * 2, this.capacity_max));
       }
       slot = this.used_high++;
@@ -338,8 +343,8 @@ export class LevelStore {
     }
     this.price[lvl] = price;
     this.quantity[lvl] = 0;
-    this.head[lvl] = NIL;
-    this.tail[lvl] = NIL;
+    this.head[lvl] = Link.NIL;
+    this.tail[lvl] = Link.NIL;
     return lvl;
   }
 
@@ -385,10 +390,13 @@ export class BookSide {
   }
 
   best(): number {
-    return this.count === 0 ? NIL : this.levels[this.count - 1];
+    return this.count === 0 ? Link.NIL : this.levels[this.count - 1];
   }
 
-  /** Index of the level at `price`, or -(insertion index) - 1 when there is none. */
+  /**
+   * Index of the level at `price`, or ~(insertion index) (= -index - 1) when there is none. `~`,
+   * not `-index - 1`: V8 cannot tell `-0 - 1` from `0 - 1` and kept the result as a double.
+   */
   find(price: number): number {
     const k = this.is_bid ? price : -price;
     const keys = this.key;
@@ -399,7 +407,7 @@ export class BookSide {
     for (; hi >= 0 && hi > stop; hi--) {
       const v = keys[hi];
       if (v === k) return hi;
-      if (v < k) return -(hi + 1) - 1;
+      if (v < k) return ~(hi + 1);
     }
     let lo = 0;
     while (lo <= hi) {
@@ -409,7 +417,7 @@ export class BookSide {
       else if (v > k) hi = mid - 1;
       else return mid;
     }
-    return -lo - 1;
+    return ~lo;
   }
 
   insertAt(index: number, lvl: number, price: number): void {

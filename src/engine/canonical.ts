@@ -5,7 +5,7 @@
 import type {
   CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState,
 } from './api.js';
-import { NIL, OF, OI, type BookSide } from './book.js';
+import { Link, OF, OI, type BookSide } from './book.js';
 import type { Books } from './engine_books.js';
 import { assert, MARKET_ACTIVE, MARKET_PAUSED, type EngineState } from './engine_state.js';
 import { FEE_ACCOUNT } from './types.js';
@@ -140,7 +140,7 @@ export function loadCanonical(st: EngineState, books: Books, s: CanonicalState):
 function restoreOrder(st: EngineState, books: Books, m: number, row: CanonicalOrder): void {
   const o = st.orders;
   const s = o.alloc(row.order_id);
-  assert(s !== NIL, 'restored orders fit orders_open_max');
+  assert(s !== Link.NIL, 'restored orders fit orders_open_max');
   const account = row.account;
   st.ledger.ensure(account);
   o.i[s * OI.STRIDE + OI.MARKET] = m;
@@ -161,7 +161,7 @@ function canonicalSide(st: EngineState, side: BookSide): CanonicalOrder[] {
   const rows: CanonicalOrder[] = [];
   const o = st.orders;
   for (let i = side.count - 1; i >= 0; i--) {
-    for (let s = st.levels.head[side.levels[i]]; s !== NIL; s = o.i[s * OI.STRIDE + OI.NEXT]) {
+    for (let s = st.levels.head[side.levels[i]]; s !== Link.NIL; s = o.i[s * OI.STRIDE + OI.NEXT]) {
       rows.push({
         order_id: o.f[s * OF.STRIDE + OF.ID], account: o.i[s * OI.STRIDE + OI.ACCOUNT], side: o.i[s * OI.STRIDE + OI.SIDE], tif: o.i[s * OI.STRIDE + OI.TIF],
         price_units: o.f[s * OF.STRIDE + OF.PRICE], quantity_units: o.f[s * OF.STRIDE + OF.QUANTITY], filled_units: o.f[s * OF.STRIDE + OF.FILLED],

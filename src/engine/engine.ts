@@ -8,7 +8,7 @@
 // sign checks of the request (src/money/muldiv.ts says why this matters).
 import { notionalCeilUnchecked as notionalCeil } from '../money/index.js';
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
-import { NIL, OF, OI } from './book.js';
+import { Link, OF, OI } from './book.js';
 import { canonicalStateOf, loadCanonical } from './canonical.js';
 import { Books } from './engine_books.js';
 import { Matching } from './engine_matching.js';
@@ -218,7 +218,7 @@ export class FastEngine implements MatchingEngine, RequestApplier {
       entry.rest_quantity.fill(0);
       entry.rest_value.fill(0);
       const o = this.st.orders;
-      for (let s = this.st.ledger.order_head[account]; s !== NIL; s = o.i[s * OI.STRIDE + OI.ACCT_NEXT]) {
+      for (let s = this.st.ledger.order_head[account]; s !== Link.NIL; s = o.i[s * OI.STRIDE + OI.ACCT_NEXT]) {
         entry.rest_quantity[o.i[s * OI.STRIDE + OI.MARKET]] += o.f[s * OF.STRIDE + OF.REMAINING];
         entry.rest_value[o.i[s * OI.STRIDE + OI.MARKET]] += notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.REMAINING]);
       }

@@ -4,7 +4,7 @@
 // credit). The storage is book.ts; the data lives in the engine state (engine_state.ts), which
 // this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
 import { MONEY_OVERFLOW, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
-import { NIL, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
+import { Link, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
 import { assert, MAX_SAFE, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import {
@@ -30,61 +30,76 @@ export class Books {
   // ---------------------------------------------------------------------------------------------
   // Linking
 
-  /** Appends a slot (price, remaining set) at the tail of its price level, creating the level. */
+  /**
+   * Appends a slot (price, remaining set) at the tail of its price level, creating the level.
+   * Kept small, with the rare steps (a new level, a credit account) in calls of their own and the
+   * order's row read through locals: at 438 bytes of bytecode it did not fit the inlining budget
+   * of amend (V8 inlines at most 920 bytes into one function, and no callee above 460; a move
+   * relinks on 86% of amends; docs/benchmarks.md, h15f).
+   */
   linkLevel(s: number): void {
+    const oi = this.orders.i;
+    const si = s * OI.STRIDE;
+    const m = oi[si + OI.MARKET];
+    const side = oi[si + OI.SIDE] === Side.BID ? this.st.bids[m] : this.st.asks[m];
+    const i = side.find(this.orders.f[s * OF.STRIDE + OF.PRICE]);
+    const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s);
+    const levels = this.levels;
+    const tail = levels.tail[lvl];
+    oi[si + OI.LEVEL] = lvl;
+    oi[si + OI.NEXT] = Link.NIL;
+    oi[si + OI.PREV] = tail;
+    if (tail === Link.NIL) levels.head[lvl] = s;
+    else oi[tail * OI.STRIDE + OI.NEXT] = s;
+    levels.tail[lvl] = s;
+    levels.quantity[lvl] += this.orders.f[s * OF.STRIDE + OF.REMAINING];
+    if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, 1);
+  }
+
+  /** A new level at slot s's price, inserted at `index` of its side (slot, not price: a price handed to a call is boxed). */
+  private newLevel(side: BookSide, index: number, s: number): number {
+    const price = this.orders.f[s * OF.STRIDE + OF.PRICE];
+    const lvl = this.levels.alloc(price);
+    side.insertAt(index, lvl, price);
+    return lvl;
+  }
+
+  /** Takes a resting order out of its price level (removing the level when it empties). Small, as linkLevel (it says why). */
+  unlinkLevel(s: number): void {
+    const oi = this.orders.i;
+    const si = s * OI.STRIDE;
+    const levels = this.levels;
+    const lvl = oi[si + OI.LEVEL];
+    const prev = oi[si + OI.PREV];
+    const next = oi[si + OI.NEXT];
+    if (prev === Link.NIL) levels.head[lvl] = next;
+    else oi[prev * OI.STRIDE + OI.NEXT] = next;
+    if (next === Link.NIL) levels.tail[lvl] = prev;
+    else oi[next * OI.STRIDE + OI.PREV] = prev;
+    levels.quantity[lvl] -= this.orders.f[s * OF.STRIDE + OF.REMAINING];
+    if (levels.head[lvl] === Link.NIL) this.dropLevel(s, lvl);
+    if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);
+  }
+
+  /** Removes the emptied level `lvl` (slot s's) from its side and frees it. */
+  private dropLevel(s: number, lvl: number): void {
     const st = this.st;
     const o = this.orders;
     const m = o.i[s * OI.STRIDE + OI.MARKET];
-    const price = o.f[s * OF.STRIDE + OF.PRICE];
     const side = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.bids[m] : st.asks[m];
-    const i = side.find(price);
-    let lvl: number;
-    if (i >= 0) {
-      lvl = side.levels[i];
-    } else {
-      lvl = this.levels.alloc(price);
-      side.insertAt(-i - 1, lvl, price);
-    }
-    const levels = this.levels;
-    o.i[s * OI.STRIDE + OI.LEVEL] = lvl;
-    o.i[s * OI.STRIDE + OI.NEXT] = NIL;
-    o.i[s * OI.STRIDE + OI.PREV] = levels.tail[lvl];
-    if (levels.tail[lvl] === NIL) levels.head[lvl] = s;
-    else o.i[(levels.tail[lvl]) * OI.STRIDE + OI.NEXT] = s;
-    levels.tail[lvl] = s;
-    const remaining = o.f[s * OF.STRIDE + OF.REMAINING];
-    levels.quantity[lvl] += remaining;
-    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
-    if (this.ledger.has_credit[account] === 1) {
-      st.credit.onRestChange(account, m, remaining, notionalCeil(price, remaining));
-    }
+    const i = side.count > 0 && side.levels[side.count - 1] === lvl ? side.count - 1 : side.find(this.levels.price[lvl]);
+    assert(i >= 0 && side.levels[i] === lvl, 'a resting order belongs to a level of its side');
+    side.removeAt(i);
+    this.levels.release(lvl);
   }
 
-  /** Takes a resting order out of its price level (removing the level when it empties). */
-  unlinkLevel(s: number): void {
-    const st = this.st;
+  /** A credit account's resting quantity and value in slot s's market, with slot s's remaining quantity added (sign 1) or taken away (-1). */
+  private creditRestChange(s: number, sign: number): void {
     const o = this.orders;
-    const levels = this.levels;
-    const lvl = o.i[s * OI.STRIDE + OI.LEVEL];
-    const prev = o.i[s * OI.STRIDE + OI.PREV];
-    const next = o.i[s * OI.STRIDE + OI.NEXT];
-    if (prev === NIL) levels.head[lvl] = next;
-    else o.i[prev * OI.STRIDE + OI.NEXT] = next;
-    if (next === NIL) levels.tail[lvl] = prev;
-    else o.i[next * OI.STRIDE + OI.PREV] = prev;
-    levels.quantity[lvl] -= o.f[s * OF.STRIDE + OF.REMAINING];
-    if (levels.head[lvl] === NIL) {
-      const m = o.i[s * OI.STRIDE + OI.MARKET];
-      const side = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.bids[m] : st.asks[m];
-      const i = side.count > 0 && side.levels[side.count - 1] === lvl ? side.count - 1 : side.find(levels.price[lvl]);
-      assert(i >= 0 && side.levels[i] === lvl, 'a resting order belongs to a level of its side');
-      side.removeAt(i);
-      levels.release(lvl);
-    }
-    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
-    if (this.ledger.has_credit[account] === 1 && o.f[s * OF.STRIDE + OF.REMAINING] > 0) {
-      st.credit.onRestChange(account, o.i[s * OI.STRIDE + OI.MARKET], -o.f[s * OF.STRIDE + OF.REMAINING], -notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.REMAINING]));
-    }
+    const remaining = o.f[s * OF.STRIDE + OF.REMAINING];
+    if (!(remaining > 0)) return;
+    this.st.credit.onRestChange(o.i[s * OI.STRIDE + OI.ACCOUNT], o.i[s * OI.STRIDE + OI.MARKET], sign * remaining,
+      sign * notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], remaining));
   }
 
   /**
@@ -95,7 +110,7 @@ export class Books {
   openSlot(order_id: number, account: number, m: number, side: number, tif: number, client_order_id: string): number {
     const o = this.orders;
     const s = o.alloc(order_id);
-    assert(s !== NIL, 'capacity was checked before acceptance');
+    assert(s !== Link.NIL, 'capacity was checked before acceptance');
     o.i[s * OI.STRIDE + OI.MARKET] = m;
     o.i[s * OI.STRIDE + OI.SIDE] = side;
     o.i[s * OI.STRIDE + OI.TIF] = tif;
@@ -110,9 +125,9 @@ export class Books {
     o.i[s * OI.STRIDE + OI.ACCOUNT] = account;
     o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
-    o.i[s * OI.STRIDE + OI.ACCT_PREV] = NIL;
+    o.i[s * OI.STRIDE + OI.ACCT_PREV] = Link.NIL;
     o.i[s * OI.STRIDE + OI.ACCT_NEXT] = head;
-    if (head !== NIL) o.i[head * OI.STRIDE + OI.ACCT_PREV] = s;
+    if (head !== Link.NIL) o.i[head * OI.STRIDE + OI.ACCT_PREV] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
     if (client_order_id !== '') o.slot_by_client_id.add(s);
@@ -125,9 +140,9 @@ export class Books {
     const L = this.ledger;
     const ap = o.i[s * OI.STRIDE + OI.ACCT_PREV];
     const an = o.i[s * OI.STRIDE + OI.ACCT_NEXT];
-    if (ap === NIL) L.order_head[account] = an;
+    if (ap === Link.NIL) L.order_head[account] = an;
     else o.i[ap * OI.STRIDE + OI.ACCT_NEXT] = an;
-    if (an !== NIL) o.i[an * OI.STRIDE + OI.ACCT_PREV] = ap;
+    if (an !== Link.NIL) o.i[an * OI.STRIDE + OI.ACCT_PREV] = ap;
     L.open_orders[account]--;
     if (o.client_order_id[s] !== '') o.slot_by_client_id.remove(s);
     o.release(s);
@@ -159,7 +174,7 @@ export class Books {
     const slots = this.scratch_slots;
     slots.length = 0;
     const o = this.orders;
-    for (let s = this.ledger.order_head[account]; s !== NIL; s = o.i[s * OI.STRIDE + OI.ACCT_NEXT]) {
+    for (let s = this.ledger.order_head[account]; s !== Link.NIL; s = o.i[s * OI.STRIDE + OI.ACCT_NEXT]) {
       if (market === NO_MARKET || o.i[s * OI.STRIDE + OI.MARKET] === market) slots.push(s);
     }
     this.cancelSlotsById(slots, reason, out);
@@ -172,7 +187,7 @@ export class Books {
     slots.length = 0;
     for (const book of [st.bids[m], st.asks[m]]) {
       for (let i = 0; i < book.count; i++) {
-        for (let s = this.levels.head[book.levels[i]]; s !== NIL; s = this.orders.i[s * OI.STRIDE + OI.NEXT]) slots.push(s);
+        for (let s = this.levels.head[book.levels[i]]; s !== Link.NIL; s = this.orders.i[s * OI.STRIDE + OI.NEXT]) slots.push(s);
       }
     }
     this.cancelSlotsById(slots, reason, out);
@@ -192,7 +207,7 @@ export class Books {
     const accounts = st.credit.accounts_ascending;
     for (let i = 0; i < accounts.length; i++) {
       const account = accounts[i];
-      if (this.ledger.order_head[account] === NIL) continue;
+      if (this.ledger.order_head[account] === Link.NIL) continue;
       const entry = st.credit.get(account);
       if (this.quotedValue(entry.rest_quantity, entry.rest_value) > entry.threshold_units) {
         this.cancelAccountOrders(account, NO_MARKET, UpdateReason.CREDIT_AUTO_CANCEL, out);
@@ -203,23 +218,23 @@ export class Books {
   // ---------------------------------------------------------------------------------------------
   // Walks for the checks before a match
 
-  /** The account's open order by id (and client id when given), or by client id alone; NIL when none. */
+  /** The account's open order by id (and client id when given), or by client id alone; Link.NIL when none. */
   ownOpenOrder(account: number, order_id: number, client_order_id: string): number {
     const o = this.orders;
     let s: number | undefined;
     if (order_id !== 0) {
       s = o.slot_by_id.get(order_id);
-      if (s === NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return NIL;
-      if (client_order_id !== '' && o.client_order_id[s] !== client_order_id) return NIL;
+      if (s === Link.NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return Link.NIL;
+      if (client_order_id !== '' && o.client_order_id[s] !== client_order_id) return Link.NIL;
       return s;
     }
-    if (client_order_id === '') return NIL;
+    if (client_order_id === '') return Link.NIL;
     return o.slot_by_client_id.find(account, client_order_id);
   }
 
   crosses(opposite: BookSide, side: number, p: number): boolean {
     const best = opposite.best();
-    if (best === NIL) return false;
+    if (best === Link.NIL) return false;
     const bp = this.levels.price[best];
     return side === Side.BID ? p >= bp : p <= bp;
   }
@@ -238,7 +253,7 @@ export class Books {
       const lvl = book.levels[i];
       const price = levels.price[lvl];
       if (limited && (side === Side.BID ? price > limit : price < limit)) break;
-      for (let s = levels.head[lvl]; s !== NIL && total < enough; s = o.i[s * OI.STRIDE + OI.NEXT]) {
+      for (let s = levels.head[lvl]; s !== Link.NIL && total < enough; s = o.i[s * OI.STRIDE + OI.NEXT]) {
         if (o.i[s * OI.STRIDE + OI.ACCOUNT] === account) {
           if (stp !== Stp.EXPIRE_MAKER) return total;
           continue;
@@ -258,7 +273,7 @@ export class Books {
     for (let i = book.count - 1; i >= 0 && left > 0; i--) {
       const lvl = book.levels[i];
       const price = levels.price[lvl];
-      for (let s = levels.head[lvl]; s !== NIL && left > 0; s = o.i[s * OI.STRIDE + OI.NEXT]) {
+      for (let s = levels.head[lvl]; s !== Link.NIL && left > 0; s = o.i[s * OI.STRIDE + OI.NEXT]) {
         if (o.i[s * OI.STRIDE + OI.ACCOUNT] === account) continue;
         const take = left < o.f[s * OF.STRIDE + OF.REMAINING] ? left : o.f[s * OF.STRIDE + OF.REMAINING];
         cost += this.st.marketBidFillCost(price, take);

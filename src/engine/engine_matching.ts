@@ -9,7 +9,7 @@ import {
   feeCeilUnchecked as feeCeil, feeFloorUnchecked as feeFloor,
   notionalCeilUnchecked as notionalCeil, notionalFloorUnchecked as notionalFloor,
 } from '../money/index.js';
-import { NIL, OF, OI, type LevelStore, type OrderStore } from './book.js';
+import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
 import type { EngineState } from './engine_state.js';
@@ -50,8 +50,8 @@ export class Matching {
   private tk_client_order_id = '';
   /** The taker's self-trade prevention mode (Stp); an amend re-enters with expire_maker. */
   private tk_stp = 0;
-  /** The amended order's own slot (kept out of its level while it matches), else NIL. */
-  private tk_slot = NIL;
+  /** The amended order's own slot (kept out of its level while it matches), else Link.NIL. */
+  private tk_slot = Link.NIL;
 
   constructor(state: EngineState, books: Books, programmes: Programmes) {
     this.st = state;
@@ -82,7 +82,7 @@ export class Matching {
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
     this.tk_client_order_id = r.client_order_id;
     this.tk_stp = r.stp;
-    this.tk_slot = NIL;
+    this.tk_slot = Link.NIL;
     if (match) this.matchTaker(out);
     this.finishTaker(out, may_rest, UpdateReason.PLACED);
   }
@@ -113,7 +113,7 @@ export class Matching {
     this.tk_slot = s;
     this.matchTaker(out);
     this.finishTaker(out, true, UpdateReason.AMENDED);
-    this.tk_slot = NIL;
+    this.tk_slot = Link.NIL;
   }
 
   /** Matches the taker held in the tk_* fields against the opposite side. */
@@ -132,7 +132,7 @@ export class Matching {
       const price = levels.price[lvl];
       if (!is_market && (taker_bid ? price > limit : price < limit)) return;
       let s = levels.head[lvl];
-      while (s !== NIL && this.tk_remaining > 0) {
+      while (s !== Link.NIL && this.tk_remaining > 0) {
         const next = o.i[s * OI.STRIDE + OI.NEXT];
         if (o.i[s * OI.STRIDE + OI.ACCOUNT] === this.tk_account) {
           // Self-trade prevention: never a fill with one account on both sides.
@@ -326,10 +326,10 @@ export class Matching {
         this.tk_remaining > 0 ? BalanceReason.ORDER_CANCELLED : BalanceReason.FILL);
       this.tk_lock = 0;
     }
-    if (this.tk_slot !== NIL) {
+    if (this.tk_slot !== Link.NIL) {
       // An amended order that filled completely leaves the store.
       this.books.forget(this.tk_slot);
-      this.tk_slot = NIL;
+      this.tk_slot = Link.NIL;
     }
     if (this.tk_remaining > 0) {
       out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.CANCELLED, this.tk_limit,
@@ -350,7 +350,7 @@ export class Matching {
     const m = this.tk_market;
     const account = this.tk_account;
     let s = this.tk_slot;
-    if (s === NIL) s = this.books.openSlot(this.tk_order_id, account, m, this.tk_side, this.tk_tif, this.tk_client_order_id);
+    if (s === Link.NIL) s = this.books.openSlot(this.tk_order_id, account, m, this.tk_side, this.tk_tif, this.tk_client_order_id);
     o.f[s * OF.STRIDE + OF.PRICE] = this.tk_limit;
     o.f[s * OF.STRIDE + OF.QUANTITY] = this.tk_quantity;
     o.f[s * OF.STRIDE + OF.FILLED] = this.tk_filled;

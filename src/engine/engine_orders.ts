@@ -5,7 +5,7 @@
 // does; AMEND stays one function (it says why). Unchecked money arithmetic on validated inputs
 // (engine.ts says why).
 import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
-import { NIL, OF, OI, type LevelStore, type OrderStore } from './book.js';
+import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
 import { MARKET_ACTIVE, reject, type EngineState } from './engine_state.js';
@@ -141,7 +141,7 @@ export class OrderRequests {
     const coid = r.client_order_id;
     if (coid !== '') {
       if (!CLIENT_ORDER_ID_PATTERN.test(coid)) return Reject.CLIENT_ORDER_ID_INVALID;
-      if (this.orders.slot_by_client_id.find(account, coid) !== NIL) return Reject.CLIENT_ORDER_ID_DUPLICATE;
+      if (this.orders.slot_by_client_id.find(account, coid) !== Link.NIL) return Reject.CLIENT_ORDER_ID_DUPLICATE;
     }
     const m = r.market;
     const p = r.price_units;
@@ -209,7 +209,7 @@ export class OrderRequests {
     // checkSigned's call gone (apply makes it) V8 inlines the crossing test below
     // (docs/benchmarks.md, 2026-11-26, branch h15e).
     const s = o.slot_by_id.get(r.order_id);
-    if (s === NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return reject(r, out, Reject.ORDER_NOT_FOUND);
+    if (s === Link.NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return reject(r, out, Reject.ORDER_NOT_FOUND);
     // The order's float fields are read here, at once, though the checks below need them late:
     // their cache line is then fetched while the integer fields' line (read just above) is.
     const old_price = o.f[s * OF.STRIDE + OF.PRICE];
@@ -293,7 +293,7 @@ export class OrderRequests {
   cancel(r: Request, out: EventSink): void {
     const st = this.st;
     const s = this.books.ownOpenOrder(r.account, r.order_id, r.client_order_id);
-    if (s === NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
+    if (s === Link.NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
     st.acceptSigned(r, this.orders.f[s * OF.STRIDE + OF.ID], out);
     this.books.cancelResting(s, UpdateReason.USER_CANCEL, out);
   }

@@ -2,7 +2,7 @@
 // insert/delete/lookup sequences.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NIL, OI, OrderIndex, OrderStore } from '../../src/engine/book.js';
+import { Link, OI, OrderIndex, OrderStore } from '../../src/engine/book.js';
 
 describe('OrderIndex', () => {
   it('agrees with a Map on random operation sequences (growth, backward-shift deletes, wrap-around)', () => {
@@ -21,7 +21,7 @@ describe('OrderIndex', () => {
               index.delete(id);
               model.delete(id);
             }
-            expect(index.get(id)).toBe(model.get(id) ?? NIL);
+            expect(index.get(id)).toBe(model.get(id) ?? Link.NIL);
             expect(index.size).toBe(model.size);
           }
           for (const [id, slot] of model) expect(index.get(id)).toBe(slot);
@@ -31,10 +31,10 @@ describe('OrderIndex', () => {
     );
   });
 
-  it('answers NIL for hostile ids without looping', () => {
+  it('answers Link.NIL for hostile ids without looping', () => {
     const index = new OrderIndex(4);
     index.set(1, 7);
-    for (const id of [0, -1, -17, Number.NaN, 1.5, 2 ** 60, Number.MAX_SAFE_INTEGER]) expect(index.get(id)).toBe(NIL);
+    for (const id of [0, -1, -17, Number.NaN, 1.5, 2 ** 60, Number.MAX_SAFE_INTEGER]) expect(index.get(id)).toBe(Link.NIL);
     expect(index.get(1)).toBe(7);
   });
 
@@ -44,7 +44,7 @@ describe('OrderIndex', () => {
     ids.forEach((id, i) => index.set(id, i));
     index.delete(32);
     expect(index.get(16)).toBe(0);
-    expect(index.get(32)).toBe(NIL);
+    expect(index.get(32)).toBe(Link.NIL);
     expect(index.get(48)).toBe(2);
     expect(index.get(64)).toBe(3);
     expect(index.get(33)).toBe(5);
@@ -74,7 +74,7 @@ describe('ClientIdIndex', () => {
               store.release(s);
               model.delete(key);
             }
-            expect(index.find(account, coid)).toBe(model.get(key) ?? NIL);
+            expect(index.find(account, coid)).toBe(model.get(key) ?? Link.NIL);
             expect(index.size).toBe(model.size);
           }
           for (const [key, s] of model) {
@@ -100,6 +100,6 @@ describe('ClientIdIndex', () => {
     const b = put(2, 12, '3');
     expect(store.slot_by_client_id.find(1, '23')).toBe(a);
     expect(store.slot_by_client_id.find(12, '3')).toBe(b);
-    expect(store.slot_by_client_id.find(1, '3')).toBe(NIL);
+    expect(store.slot_by_client_id.find(1, '3')).toBe(Link.NIL);
   });
 });
