@@ -7,7 +7,7 @@ import type {
 } from './api.js';
 import { Link, OF, OI, type BookSide } from './book.js';
 import type { Books } from './engine_books.js';
-import { assert, MARKET_ACTIVE, MARKET_PAUSED, type EngineState } from './engine_state.js';
+import { assert, MarketStatus, type EngineState } from './engine_state.js';
 import { FEE_ACCOUNT } from './types.js';
 
 export function canonicalStateOf(st: EngineState): CanonicalState {
@@ -19,7 +19,7 @@ export function canonicalStateOf(st: EngineState): CanonicalState {
       quote: st.market_quote[m],
       tick_size_units: st.market_tick[m],
       lot_size_units: st.market_lot[m],
-      status: st.market_status[m] === MARKET_ACTIVE ? 'active' : 'paused',
+      status: st.market_status[m] === MarketStatus.ACTIVE ? 'active' : 'paused',
       fees: st.market_fee_override[m] === 1
         ? { maker_fee_bps: st.market_maker_bps[m], taker_fee_bps: st.market_taker_bps[m] }
         : null,
@@ -126,7 +126,7 @@ export function loadCanonical(st: EngineState, books: Books, s: CanonicalState):
   st.agents.load(s.agents);
   s.markets.forEach((mk, m) => {
     assert(mk.tick_size_units === st.market_tick[m] && mk.lot_size_units === st.market_lot[m], `market ${mk.id} matches`);
-    st.market_status[m] = mk.status === 'active' ? MARKET_ACTIVE : MARKET_PAUSED;
+    st.market_status[m] = mk.status === 'active' ? MarketStatus.ACTIVE : MarketStatus.PAUSED;
     if (mk.fees !== null) {
       st.market_fee_override[m] = 1;
       st.market_maker_bps[m] = mk.fees.maker_fee_bps;

@@ -15,7 +15,7 @@ import { Matching } from './engine_matching.js';
 import { OrderRequests } from './engine_orders.js';
 import { Programmes, type RequestApplier } from './engine_programmes.js';
 import {
-  EngineState, feesValid, MARKET_ACTIVE, MARKET_PAUSED, MAX_SAFE, reject,
+  EngineState, feesValid, MarketStatus, MAX_SAFE, reject,
 } from './engine_state.js';
 import {
   BalanceReason, NO_MARKET, Reject, REJECT_CODES, RequestKind, UpdateReason,
@@ -175,11 +175,11 @@ export class FastEngine implements MatchingEngine, RequestApplier {
     if (!this.st.marketValid(m)) return reject(r, out, Reject.MARKET_UNKNOWN);
     out.accepted(r.kind, r.account, 0);
     if (!pause) {
-      this.st.market_status[m] = MARKET_ACTIVE;
+      this.st.market_status[m] = MarketStatus.ACTIVE;
       return;
     }
-    if (this.st.market_status[m] === MARKET_PAUSED) return;
-    this.st.market_status[m] = MARKET_PAUSED;
+    if (this.st.market_status[m] === MarketStatus.PAUSED) return;
+    this.st.market_status[m] = MarketStatus.PAUSED;
     this.books.cancelMarketOrders(m, UpdateReason.MARKET_PAUSED, out);
   }
 

@@ -8,7 +8,7 @@ import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } fro
 import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
-import { MARKET_ACTIVE, reject, type EngineState } from './engine_state.js';
+import { MarketStatus, reject, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import {
   BalanceReason, NO_MARKET, OrderStatus, OrderType, Reject, RequestKind, Side, Stp, Tif, UpdateReason,
@@ -103,7 +103,7 @@ export class OrderRequests {
     if (r.expires_after_ms !== 0 && st.batch_time_ms > r.expires_after_ms) return Reject.EXPIRED;
     const m = r.market;
     if (!st.marketValid(m)) return Reject.MARKET_UNKNOWN;
-    if (st.market_status[m] !== MARKET_ACTIVE) return Reject.MARKET_PAUSED;
+    if (st.market_status[m] !== MarketStatus.ACTIVE) return Reject.MARKET_PAUSED;
     const tif = r.tif;
     const stp = r.stp;
     if (r.side !== Side.BID && r.side !== Side.ASK) return Reject.SIDE_INVALID;
@@ -216,7 +216,7 @@ export class OrderRequests {
     const old_lock = o.f[s * OF.STRIDE + OF.LOCKED];
     const old_remaining = o.f[s * OF.STRIDE + OF.REMAINING];
     const m = o.i[s * OI.STRIDE + OI.MARKET];
-    if (st.market_status[m] !== MARKET_ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
+    if (st.market_status[m] !== MarketStatus.ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
     const q = r.quantity_units;
     if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
     if (!isMultiple(q, st.market_lot[m])) return reject(r, out, Reject.QUANTITY_NOT_LOT_MULTIPLE);

@@ -23,8 +23,8 @@ import {
 } from './types.js';
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-export const MARKET_ACTIVE = 0;
-export const MARKET_PAUSED = 1;
+/** A market's status (a const enum: tsc writes the number into the code; types.ts, Side, says why). */
+export const enum MarketStatus { ACTIVE = 0, PAUSED = 1 }
 const BPS_MAX = 10_000;
 
 export interface PendingWithdrawal {
@@ -139,7 +139,7 @@ export class EngineState {
     this.market_quote[m] = quote;
     this.market_tick[m] = tick;
     this.market_lot[m] = lot;
-    this.market_status[m] = MARKET_ACTIVE;
+    this.market_status[m] = MarketStatus.ACTIVE;
     this.bids.push(new BookSide(true, 64));
     this.asks.push(new BookSide(false, 64));
     return Reject.NONE;
