@@ -4,7 +4,7 @@
 // that return the first reject reason (Reject.NONE when they pass), then what an accepted order
 // does; AMEND stays one function (it says why). Unchecked money arithmetic on validated inputs
 // (engine.ts says why).
-import { MONEY_OVERFLOW, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { Scale, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
 import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
@@ -126,7 +126,7 @@ export class OrderRequests {
       if (!(p > 0)) return Reject.PRICE_NOT_POSITIVE;
       if (!isMultiple(p, st.market_tick[r.market])) return Reject.PRICE_NOT_TICK_MULTIPLE;
       this.lock = st.bidLock(p, r.quantity_units);
-      if (this.lock === MONEY_OVERFLOW) return Reject.NOTIONAL_TOO_LARGE;
+      if (this.lock === Scale.MONEY_OVERFLOW) return Reject.NOTIONAL_TOO_LARGE;
       return Reject.NONE;
     }
     if (r.tif !== Tif.IOC && r.tif !== Tif.FOK) return Reject.MARKET_ORDER_TIF;
@@ -225,7 +225,7 @@ export class OrderRequests {
     if (!isMultiple(p, st.market_tick[m])) return reject(r, out, Reject.PRICE_NOT_TICK_MULTIPLE);
     st.loadFees(m);
     const bid_lock = st.bidLock(p, q);
-    if (bid_lock === MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
+    if (bid_lock === Scale.MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
     const side = o.i[s * OI.STRIDE + OI.SIDE];
     const own = side === Side.BID ? st.bids[m] : st.asks[m];
     const opposite = side === Side.BID ? st.asks[m] : st.bids[m];

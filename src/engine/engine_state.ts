@@ -7,7 +7,7 @@
 // Unchecked money arithmetic on validated inputs (engine.ts says why), except in addMarket,
 // which takes configuration and admin input.
 import {
-  MONEY_OVERFLOW, feeCeilUnchecked as feeCeil, notionalCeil as notionalCeilChecked, notionalCeilUnchecked as notionalCeil,
+  MONEY_OVERFLOW, Scale, feeCeilUnchecked as feeCeil, notionalCeil as notionalCeilChecked, notionalCeilUnchecked as notionalCeil,
   notionalFloor,
 } from '../money/index.js';
 import {
@@ -198,9 +198,10 @@ export class EngineState {
   /** notionalCeil(p, q) + its worst-case (taker) fee, or MONEY_OVERFLOW. Needs loadFees. */
   bidLock(p: number, q: number): number {
     const n = notionalCeil(p, q);
-    if (n === MONEY_OVERFLOW) return MONEY_OVERFLOW;
+    // Scale's constant and Number.MAX_SAFE_INTEGER (folded by V8), not module variables (money/fixed.ts says why).
+    if (n === Scale.MONEY_OVERFLOW) return Scale.MONEY_OVERFLOW;
     const fee = feeCeil(n, this.fee_taker_bps);
-    if (fee === MONEY_OVERFLOW || n + fee > MAX_SAFE) return MONEY_OVERFLOW;
+    if (fee === Scale.MONEY_OVERFLOW || n + fee > Number.MAX_SAFE_INTEGER) return Scale.MONEY_OVERFLOW;
     return n + fee;
   }
 

@@ -5,12 +5,26 @@
 // that integer digit by digit; it never goes through parseFloat/Number(), which would accept
 // exponents, hex, whitespace and "Infinity", and would round "0.1"-style fractions to binary.
 
+/**
+ * The constants below as a const enum, for hot code: tsc writes the numbers themselves there,
+ * where an imported `const` is a module-variable load and a temporal-dead-zone check at every use,
+ * in V8's optimized code too (an engine amend computes its lock with six of them;
+ * docs/benchmarks.md, 2026-11-26, branch h15f).
+ */
+export const enum Scale {
+  /** Fixed-point scale: an amount of 1 (whole) is 1_000_000 units, so 6 fractional digits. */
+  UNITS_PER_WHOLE = 1_000_000,
+  /** Basis points in one whole: a fee of 10 bps is 10 / 10_000 of the notional. */
+  BPS_PER_WHOLE = 10_000,
+  /** Returned by the exact-arithmetic helpers when the exact result exceeds MAX_SAFE_INTEGER. */
+  MONEY_OVERFLOW = -1,
+}
 /** Fixed-point scale: an amount of 1 (whole) is 1_000_000 units, so 6 fractional digits. */
-export const UNITS_PER_WHOLE = 1_000_000;
+export const UNITS_PER_WHOLE: number = Scale.UNITS_PER_WHOLE;
 /** Basis points in one whole: a fee of 10 bps is 10 / 10_000 of the notional. */
-export const BPS_PER_WHOLE = 10_000;
+export const BPS_PER_WHOLE: number = Scale.BPS_PER_WHOLE;
 /** Returned by the exact-arithmetic helpers when the exact result exceeds MAX_SAFE_INTEGER. */
-export const MONEY_OVERFLOW = -1;
+export const MONEY_OVERFLOW: number = Scale.MONEY_OVERFLOW;
 
 /** Thrown for a decimal string that is not an acceptable amount; the message says why. */
 export class MoneyFormatError extends Error {

@@ -3,6 +3,7 @@ export {
   UNITS_PER_WHOLE,
   BPS_PER_WHOLE,
   MONEY_OVERFLOW,
+  Scale,
   MoneyFormatError,
   parseDecimalUnits,
   formatUnits,

@@ -9,7 +9,7 @@
 // No bigint here on purpose: bigint allocates and is ~50x slower than double arithmetic in V8,
 // and this code runs once per fill. The reference implementation lives in the tests.
 
-import { UNITS_PER_WHOLE, BPS_PER_WHOLE, MONEY_OVERFLOW } from './fixed.js';
+import { UNITS_PER_WHOLE, BPS_PER_WHOLE, MONEY_OVERFLOW, Scale } from './fixed.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER; // 2^53 - 1
 
@@ -202,28 +202,31 @@ export function feeFloor(notional_units: number, bps: number): number {
 // else the result is meaningless rather than an error. The four Number.isSafeInteger guards of
 // the checked forms ran 3-6 times per request (bidLock, fill) for inputs checked once already.
 
+// The unchecked forms run on the engine's hot paths: their constants are literals there
+// (Scale, and Number.MAX_SAFE_INTEGER, which V8 folds), not module variables (fixed.ts says why).
+
 /** notionalFloor without the argument checks (inputs: non-negative safe integers). */
 export function notionalFloorUnchecked(price_units: number, quantity_units: number): number {
   const p = price_units * quantity_units;
-  return p <= MAX_SAFE ? Math.floor(p / UNITS_PER_WHOLE) : mulDivWide(price_units, quantity_units, UNITS_PER_WHOLE, false);
+  return p <= Number.MAX_SAFE_INTEGER ? Math.floor(p / Scale.UNITS_PER_WHOLE) : mulDivWide(price_units, quantity_units, Scale.UNITS_PER_WHOLE, false);
 }
 
 /** notionalCeil without the argument checks (inputs: non-negative safe integers). */
 export function notionalCeilUnchecked(price_units: number, quantity_units: number): number {
   const p = price_units * quantity_units;
-  return p <= MAX_SAFE ? Math.ceil(p / UNITS_PER_WHOLE) : mulDivWide(price_units, quantity_units, UNITS_PER_WHOLE, true);
+  return p <= Number.MAX_SAFE_INTEGER ? Math.ceil(p / Scale.UNITS_PER_WHOLE) : mulDivWide(price_units, quantity_units, Scale.UNITS_PER_WHOLE, true);
 }
 
 /** feeCeil without the argument checks (inputs: non-negative safe integers). */
 export function feeCeilUnchecked(notional_units: number, bps: number): number {
   const p = notional_units * bps;
-  return p <= MAX_SAFE ? Math.ceil(p / BPS_PER_WHOLE) : mulDivWide(notional_units, bps, BPS_PER_WHOLE, true);
+  return p <= Number.MAX_SAFE_INTEGER ? Math.ceil(p / Scale.BPS_PER_WHOLE) : mulDivWide(notional_units, bps, Scale.BPS_PER_WHOLE, true);
 }
 
 /** feeFloor without the argument checks (inputs: non-negative safe integers). */
 export function feeFloorUnchecked(notional_units: number, bps: number): number {
   const p = notional_units * bps;
-  return p <= MAX_SAFE ? Math.floor(p / BPS_PER_WHOLE) : mulDivWide(notional_units, bps, BPS_PER_WHOLE, false);
+  return p <= Number.MAX_SAFE_INTEGER ? Math.floor(p / Scale.BPS_PER_WHOLE) : mulDivWide(notional_units, bps, Scale.BPS_PER_WHOLE, false);
 }
 
 /**
