@@ -16,7 +16,9 @@ import { ringFutexChoice } from './ring/futex.js';
 import { loopBellChoice } from './ring/loop_bell.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
-import { STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './auth/verify_limits.js';
+import {
+  INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
+} from './auth/verify_limits.js';
 
 export interface AssetSettings {
   symbol: string;
@@ -144,9 +146,10 @@ export interface RingbookConfig {
    * The verify pool (src/auth/verify_pool.ts; docs/operations.md "The verify pool"):
    * `task_items_max` signature checks per task (a task's requests get their verdicts together when
    * it ends), `steal_after_us` how long a task may wait unstarted in a worker's ring before the
-   * front thread checks it itself (0: never).
+   * front thread checks it itself (0: never), `inline_items_max` how many checks of one event-loop
+   * turn the front runs itself at light load instead of handing them to a worker (0: never).
    */
-  verify: { task_items_max: number; steal_after_us: number };
+  verify: { task_items_max: number; steal_after_us: number; inline_items_max: number };
   /**
    * Prometheus metrics on their own listener (src/metrics/, docs/operations.md "Metrics"):
    * `enabled` false turns them off (no listener, nothing recorded on the request path).
@@ -498,6 +501,9 @@ export function validateConfig(raw: unknown): RingbookConfig {
   const steal_after_us = verify.steal_after_us === undefined ? STEAL_AFTER_US_DEFAULT : verify.steal_after_us;
   need(typeof steal_after_us === 'number' && Number.isSafeInteger(steal_after_us) && steal_after_us >= 0 && steal_after_us <= STEAL_AFTER_US_MAX, null,
     `verify.steal_after_us must be an integer in 0..${STEAL_AFTER_US_MAX} (0: the front never checks a waiting task itself)`);
+  const inline_items_max = verify.inline_items_max === undefined ? INLINE_ITEMS_DEFAULT : verify.inline_items_max;
+  need(typeof inline_items_max === 'number' && Number.isSafeInteger(inline_items_max) && inline_items_max >= 0 && inline_items_max <= INLINE_ITEMS_MAX, null,
+    `verify.inline_items_max must be an integer in 0..${INLINE_ITEMS_MAX} (0: every signature check goes to a verify worker)`);
   const diagnostics = section(r, 'diagnostics');
   const stage_timings = diagnostics.stage_timings ?? false;
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
@@ -552,7 +558,7 @@ export function validateConfig(raw: unknown): RingbookConfig {
     matcher: { cpu },
     threads: { background },
     diagnostics: { stage_timings: stage_timings as boolean },
-    verify: { task_items_max: task_items_max as number, steal_after_us: steal_after_us as number },
+    verify: { task_items_max: task_items_max as number, steal_after_us: steal_after_us as number, inline_items_max: inline_items_max as number },
     metrics: {
       enabled: metrics_enabled as boolean,
       host: str(metrics.host ?? '127.0.0.1', 'metrics.host', HOST_PATTERN),

@@ -2,7 +2,9 @@
 // a flag (`--wallets N`) or an environment variable (BENCH_WALLETS=N).
 import os from 'node:os';
 import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../../src/config.js';
-import { STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from '../../src/auth/verify_limits.js';
+import {
+  INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
+} from '../../src/auth/verify_limits.js';
 import type { ThreadPriority } from '../../src/util/thread_priority.js';
 import { Knobs } from '../knobs.js';
 import type { GeneratorName } from './native_generator.js';
@@ -30,6 +32,8 @@ export interface Args {
   /** config verify.steal_after_us and verify.task_items_max for the server (null: the server's default). */
   verify_steal_after_us: number | null;
   verify_task_items: number | null;
+  /** config verify.inline_items_max for the server (null: the server's default). */
+  verify_inline_items: number | null;
   metrics_pairs: number;
   metrics_seconds: number;
 }
@@ -59,6 +63,8 @@ export function parseArgs(): Args {
       : knobs.number('verify-steal-after-us', STEAL_AFTER_US_DEFAULT, 0, STEAL_AFTER_US_MAX),
     verify_task_items: knobs.optionalString('verify-task-items') === undefined ? null
       : knobs.number('verify-task-items', TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX),
+    verify_inline_items: knobs.optionalString('verify-inline-items') === undefined ? null
+      : knobs.number('verify-inline-items', INLINE_ITEMS_DEFAULT, 0, INLINE_ITEMS_MAX),
     metrics_pairs: knobs.number('metrics-pairs', 2, 0, 10),
     metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
   };

@@ -206,6 +206,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     threads_background: args.background,
     verify_steal_after_us: args.verify_steal_after_us,
     verify_task_items: args.verify_task_items,
+    verify_inline_items: args.verify_inline_items,
     da_lag_batches_after_max: Math.max(...runs.map((x) => x.da.lag_batches)),
     da_catch_up_ms_after_max: Math.max(...runs.map((x) => x.da.catch_up_ms)),
     ...(cost ?? {}),

@@ -20,3 +20,23 @@ export const TASK_SIZE_MAX = 10_000;
  */
 export const STEAL_AFTER_US_DEFAULT = 1000;
 export const STEAL_AFTER_US_MAX = 1_000_000;
+/**
+ * What the server passes as the front's inline budget by default (config `verify.inline_items_max`):
+ * the front checks at most this many signatures of one event-loop turn itself, at their arrival,
+ * while no verify task is in flight and the turn before had at most this many (the light-load
+ * case); the rest of a turn, and every turn under load, go to the workers. A hand-off costs the
+ * front the packing, a futex wake of the sleeping worker and a waitAsync wake-up back, and the
+ * request ~20-60 µs of wake-up latency around its ~60 µs recovery (docs/benchmarks.md, issue 11,
+ * "the front's inline checks"); two inline checks hold the front's turn for ~120 µs, so a turn
+ * of three or more arrivals is already load, and its checks are better run beside the front.
+ */
+export const INLINE_ITEMS_DEFAULT = 2;
+/**
+ * After a turn with more checks than the inline budget (load), the front checks nothing inline
+ * for this long (ms): at the max rate the front's turns follow each other with no gap (a turn of
+ * ~64 requests takes it ~6 ms), so they stay with the workers, while light requests arriving after
+ * a burst are inline again. 1 ms is ~15 recoveries, the same span as STEAL_AFTER_US_DEFAULT.
+ */
+export const INLINE_AFTER_LOAD_MS = 1;
+/** Beyond a few recoveries the front's turn stalls its other sockets: 8 is ~0.5 ms. */
+export const INLINE_ITEMS_MAX = 8;

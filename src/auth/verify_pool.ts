@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { createRecoverer, type RecoverBackendName, type Recoverer } from './recover.js';
 import {
-  encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, splitTaskAnswer, TASK_TIMES_BYTES, verifyPackedInto,
+  encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, TASK_TIMES_BYTES, verifyPackedInto,
 } from './verify_codec.js';
 import { Lane, type Batch, type Task } from './verify_lane.js';
 import { STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './verify_limits.js';
@@ -39,22 +39,7 @@ export interface VerifyPoolOptions {
   ringBytes?: number;
   /** The compiled worker module; default dist's verify_worker.js next to this module. */
   workerFile?: string | URL;
-  /**
-   * A call of at most this many items, made while no ring holds a task, is checked on the calling
-   * thread (default 0: always in the pool). See VERIFY_INLINE_ITEMS_MAX.
-   */
-  inlineItemsMax?: number;
 }
-
-/**
- * What the server passes as `inlineItemsMax`: a lone signature found the pool idle is checked on
- * the front thread (one ~60 µs recovery) instead of crossing to a worker and back. The crossing
- * was two thread wake-ups (a futex wake of the sleeping worker, ~15% of the front's CPU at 1,000
- * requests/s, and the waitAsync resolution back on the front's event loop) and the packing, ~80 µs
- * of the median latency at 1,000/s (verify_queue 36, request_ring 43 µs of hand-offs, issue 11).
- * Under load calls carry more items (a turn's worth) and the rings hold tasks: the pool does it.
- */
-export const VERIFY_INLINE_ITEMS_MAX = 1;
 
 export const THREADS_MAX = 256;
 
@@ -91,9 +76,8 @@ export class VerifyPool {
   readonly threads: number;
   readonly taskSize: number;
   readonly ringBytes: number;
-  readonly inlineItemsMax: number;
   readonly stealAfterUs: number;
-  /** Items checked on the calling thread (the pool was idle and the call small). */
+  /** Items checked on the calling thread by checkOneHere (the front's inline checks). */
   inlineChecked = 0;
   /** Items of published tasks the calling thread checked itself (they waited past stealAfterUs). */
   stolenChecked = 0;
@@ -103,6 +87,8 @@ export class VerifyPool {
     this.stealLate();
   };
   #inlineRecoverer: Recoverer | null = null;
+  /** checkOneHere's one-item list (no array per check). */
+  readonly #one: SignedMessage[] = [];
   /** Where #packHere packs and answers a call on this thread (grown when a call needs more). */
   #scratch = new Uint8Array(0);
   readonly #piscina: Piscina<VerifyWorkerData, number>;
@@ -119,8 +105,6 @@ export class VerifyPool {
     this.threads = positiveInt(options.threads, defaultThreadCount(), 1, THREADS_MAX, 'threads');
     this.taskSize = positiveInt(options.taskSize, TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX, 'taskSize');
     this.ringBytes = align8(positiveInt(options.ringBytes, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MIN, VERIFY_RING_DATA_BYTES_MAX, 'ringBytes'));
-    this.inlineItemsMax = options.inlineItemsMax === 0 || options.inlineItemsMax === undefined ? 0
-      : positiveInt(options.inlineItemsMax, 0, 1, TASK_SIZE_MAX, 'inlineItemsMax');
     this.stealAfterUs = positiveInt(options.stealAfterUs, 0, 0, STEAL_AFTER_US_MAX, 'stealAfterUs');
     const file = options.workerFile ?? defaultWorkerFile();
     const url = typeof file === 'string' && !file.startsWith('file:') ? null : new URL(file);
@@ -180,9 +164,6 @@ export class VerifyPool {
     if (this.#closed) return Promise.reject(new Error('verify pool is closed'));
     if (this.#broken !== null) return Promise.reject(this.#broken);
     if (!Array.isArray(items)) return Promise.reject(new TypeError('items must be an array'));
-    if (items.length > 0 && items.length <= this.inlineItemsMax && this.#inFlight === 0) {
-      return Promise.resolve(this.#verifyHere(items, times_ms));
-    }
     return new Promise<Uint8Array>((resolve, reject) => {
       const batch: Batch = { out: new Uint8Array(items.length), times_ms, remaining: 0, settled: false, resolve, reject };
       // Tasks of at most taskSize items and half a ring's bytes; a lone item larger than that (a
@@ -213,20 +194,37 @@ export class VerifyPool {
   }
 
   /**
-   * A worker's checks on this thread, through the same packed codec (so the same verdicts: which
-   * candidate signed, refusals of malformed items), with the task's start and end in times_ms.
+   * Whether the pool is open and no task of it is queued or running: a check made on the calling
+   * thread now (checkOneHere) cannot overtake a task nor leave a worker without work it could do
+   * (the front's inline policy, verify_inline.ts).
    */
-  #verifyHere(items: readonly SignedMessage[], times_ms: Float64Array | undefined): Uint8Array {
-    // The verdicts are the caller's (its promise settles later): a fresh answer, count + 16 bytes.
-    const answer = splitTaskAnswer(this.#packHere(items, 0, items.length).slice(0, items.length + TASK_TIMES_BYTES));
-    this.inlineChecked += items.length;
-    if (times_ms !== undefined) {
-      for (let i = 0; i < items.length; i++) {
-        times_ms[2 * i] = answer.start_ms;
-        times_ms[2 * i + 1] = answer.end_ms;
-      }
+  get idle(): boolean {
+    return this.#inFlight === 0 && !this.#closed && this.#broken === null;
+  }
+
+  /**
+   * One check on the calling thread, now, through the worker's packed codec and recovery (so the
+   * same verdict as a worker's: VALID, the candidate that signed, or 0, refusals of malformed items
+   * included); its start and end go to times_ms[0] and [1] (epoch ms). The front's inline check at
+   * light load (signature_batcher.ts, verify_inline.ts): no packing into a ring, no worker wake-up,
+   * no waitAsync back.
+   */
+  checkOneHere(item: SignedMessage, times_ms?: Float64Array): number {
+    if (this.#closed) throw new Error('verify pool is closed');
+    this.#one[0] = item;
+    let answer: Uint8Array;
+    try {
+      answer = this.#packHere(this.#one, 0, 1);
+    } finally {
+      this.#one.length = 0; // not kept alive by the pool
     }
-    return answer.verdicts;
+    this.inlineChecked++;
+    if (times_ms !== undefined) {
+      const view = new DataView(answer.buffer, answer.byteOffset + 1, TASK_TIMES_BYTES);
+      times_ms[0] = view.getFloat64(0, true);
+      times_ms[1] = view.getFloat64(8, true);
+    }
+    return answer[0];
   }
 
   /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
-import { VerifyPool, VERIFY_INLINE_ITEMS_MAX } from '../auth/verify_pool.js';
+import { VerifyPool } from '../auth/verify_pool.js';
 import { engineConfigOf, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
@@ -157,7 +157,6 @@ export class RingbookServer {
     }
     const pool = new VerifyPool({
       ...(this.options.verify_threads ? { threads: this.options.verify_threads } : {}),
-      inlineItemsMax: VERIFY_INLINE_ITEMS_MAX,
       taskSize: cfg.verify.task_items_max,
       stealAfterUs: cfg.verify.steal_after_us,
     });
@@ -170,7 +169,7 @@ export class RingbookServer {
       cfg,
       link,
       rm: link.read_model,
-      signatures: new SignatureBatcher(pool, cfg.limits.verify_batch_max),
+      signatures: new SignatureBatcher(pool, cfg.limits.verify_batch_max, cfg.verify.inline_items_max),
       limiters: createRateLimiters(cfg.rate_limits, { keys_max: RATE_LIMIT_KEYS_MAX }),
       admin: new AdminTokenCheck(this.options.admin_token),
       operator_key: this.options.operator_key,

@@ -1,5 +1,6 @@
 // The front thread's side of the verify pool (the signed path, signed_route.ts): the signature
 // checks of one event-loop turn go to the pool as one batch.
+import { InlineCheckPolicy } from '../auth/verify_inline.js';
 import type { VerifyPool } from '../auth/verify_pool.js';
 import type { SignedMessage } from '../auth/verify.js';
 import type { StageStamps } from './stage_timings.js';
@@ -28,45 +29,78 @@ export type FoundSigner = (message: string | null, failed: boolean, signer: stri
 /**
  * Collects signatures from one turn of the event loop and checks them in one pool call (the pool
  * splits it into tasks of ~100 and writes them into its rings): one hand-off per turn, not per
- * request. Callbacks, not promises, on the per-request path: a signed request costs one queued
- * item and one closure here (issue 11: the front's allocations).
+ * request. At light load a check may instead run on the front at once, in the request's own turn
+ * (`inline`, src/auth/verify_inline.ts): no hand-off at all. Callbacks, not promises, on the
+ * per-request path: a signed request costs one queued item and one closure here (issue 11: the
+ * front's allocations).
  */
 export class SignatureBatcher {
   private readonly pool: VerifyPool;
   private readonly batch_max: number;
+  private readonly inline: InlineCheckPolicy;
+  /** checkOneHere's start and end of an inline check (epoch ms): read at once, so one for all. */
+  private readonly inline_times = new Float64Array(2);
   private items: SignedMessage[] = [];
   /** Parallel to items: where to put the worker's start/end of the task (stage timings), or null. */
   private stamps: (StageStamps | null)[] = [];
   private any_stamps = false;
   private verdicts: Verdict[] = [];
   private scheduled = false;
-  private readonly flush_now = (): void => this.flush();
+  private readonly flush_now = (): void => {
+    this.scheduled = false;
+    this.flush();
+    this.inline.endTurn();
+  };
   /** Signatures queued or being checked. */
   pending = 0;
   verified = 0;
 
-  constructor(pool: VerifyPool, batch_max: number) {
+  /** `inline_items_max`: checks per turn the front may run itself at light load (0: none). */
+  constructor(pool: VerifyPool, batch_max: number, inline_items_max = 0) {
     this.pool = pool;
     this.batch_max = batch_max;
+    this.inline = new InlineCheckPolicy(inline_items_max);
   }
 
-  /** Queues one check for this turn's batch; `verdict` runs when the pool answers. */
+  /**
+   * One check: run on the front now when the inline policy allows it (`verdict` runs before this
+   * returns), else queued for this turn's batch (`verdict` runs when the pool answers).
+   */
   check(
     message: string, signature_hex: string, expected_address: string, stamps: StageStamps | null, verdict: Verdict,
     other_addresses?: readonly string[],
   ): void {
-    this.items.push(other_addresses === undefined
+    const item: SignedMessage = other_addresses === undefined
       ? { message, signature_hex, expected_address }
-      : { message, signature_hex, expected_address, other_addresses });
+      : { message, signature_hex, expected_address, other_addresses };
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush_now); // the end of this turn, inline checks or not
+    }
+    if (this.inline.takeHere(this.pool.idle, this.items.length)) return this.checkHere(item, stamps, verdict);
+    this.items.push(item);
     this.stamps.push(stamps);
     if (stamps !== null) this.any_stamps = true;
     this.verdicts.push(verdict);
     this.pending++;
     if (this.items.length >= this.batch_max) this.flush();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flush_now);
+  }
+
+  /** An inline check: the pool's own codec and recovery on this thread (one implementation). */
+  private checkHere(item: SignedMessage, stamps: StageStamps | null, verdict: Verdict): void {
+    this.verified++;
+    let v: number;
+    try {
+      v = this.pool.checkOneHere(item, stamps === null ? undefined : this.inline_times);
+    } catch (err: unknown) {
+      log.error('ringbook: inline signature check failed', err);
+      return verdict(FAILED);
     }
+    if (stamps !== null) {
+      stamps.verify_start = this.inline_times[0];
+      stamps.verify_end = this.inline_times[1];
+    }
+    verdict(v);
   }
 
   /**
@@ -126,7 +160,6 @@ export class SignatureBatcher {
    * answered first: the signed path releases each wallet's requests in arrival order.
    */
   private flush(): void {
-    this.scheduled = false;
     if (this.items.length === 0) return;
     const items = this.items;
     const verdicts = this.verdicts;
@@ -137,6 +170,7 @@ export class SignatureBatcher {
     this.stamps = [];
     this.any_stamps = false;
     this.verified += items.length;
+    this.inline.passed(items.length);
     if (items.length <= this.pool.taskSize) this.send(items, verdicts, stamps, any_stamps);
     else {
       // Even pieces (33 checks: 17 + 16, not 32 + 1).

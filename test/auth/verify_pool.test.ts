@@ -244,45 +244,46 @@ describe('verify pool (compiled worker)', () => {
     expect(Array.from(await pool.verifyBatch([item, { ...item, message: message + '0' }]))).toEqual([1, 0]);
   });
 
-  it('inlineItemsMax: a lone check finding every ring idle runs on the calling thread, same verdicts; otherwise the rings', async () => {
-    const p = createVerifyPool({ threads: 1, inlineItemsMax: 1 });
+  it('checkOneHere: a check on the calling thread gives the worker\'s verdicts; idle says when no task is in flight', async () => {
+    const p = createVerifyPool({ threads: 1 });
     try {
       const { items, expected } = mixedBatch(60);
       const times = new Float64Array(2);
+      expect(p.idle).toBe(true);
       for (let i = 0; i < items.length; i++) {
         const before = performance.timeOrigin + performance.now();
-        const v = await p.verifyBatch([items[i]], times);
-        expect(v[0], `item ${i} (kind ${i % 10})`).toBe(expected[i]);
+        expect(p.checkOneHere(items[i], times), `item ${i} (kind ${i % 10})`).toBe(expected[i]);
         expect(times[0]).toBeGreaterThanOrEqual(before);
         expect(times[1]).toBeGreaterThanOrEqual(times[0]);
       }
       expect(p.inlineChecked).toBe(60);
+      // The same items through the worker: the same verdicts.
+      expect(Array.from(await p.verifyBatch(items))).toEqual(expected);
       // Which candidate signed (an agent): the worker's verdict bytes, here too.
       const s = signed[10 * 2 + 3];
       const agent_signed = { message: s.message, signature_hex: hex(s.sig), expected_address: ADDRS[0], other_addresses: [ADDRS[1], ADDRS[2]] };
-      expect(Array.from(await p.verifyBatch([agent_signed]))).toEqual([3]);
-      expect(Array.from(await p.verifyBatch([{ ...agent_signed, other_addresses: [ADDRS[1]] }]))).toEqual([0]);
-      expect(p.inlineChecked).toBe(62);
-      // Two items, or one while the ring holds a task: the worker checks them.
-      expect(Array.from(await p.verifyBatch(items.slice(0, 2)))).toEqual(expected.slice(0, 2));
+      expect(p.checkOneHere(agent_signed)).toBe(3);
+      expect(p.checkOneHere({ ...agent_signed, other_addresses: [ADDRS[1]] })).toBe(0);
       expect(Array.from(await p.verifyBatch([agent_signed, agent_signed]))).toEqual([3, 3]);
-      expect(p.inlineChecked).toBe(62);
+      // Hostile input is a verdict of 0, not a throw.
+      expect(p.checkOneHere({ message: 'x', signature_hex: '0x12', expected_address: 'nope' })).toBe(0);
+      expect(p.inlineChecked).toBe(63);
+      // A task in flight: not idle until it is answered.
       const busy = p.verifyBatch(items);
-      const lone = p.verifyBatch([items[0]]);
-      expect(p.pendingTasks).toBeGreaterThanOrEqual(2);
-      expect(Array.from(await lone)).toEqual([expected[0]]);
+      expect(p.idle).toBe(false);
       expect(Array.from(await busy)).toEqual(expected);
-      expect(p.inlineChecked).toBe(62);
+      expect(p.idle).toBe(true);
     } finally {
       await p.close();
     }
+    expect(p.idle).toBe(false);
+    expect(() => p.checkOneHere(mixedBatch(1).items[0])).toThrow(/closed/);
   });
 
   it('refuses bad options, a missing worker file, and use after close', async () => {
     expect(() => createVerifyPool({ threads: 0 })).toThrow(RangeError);
     expect(() => createVerifyPool({ taskSize: 1.5 })).toThrow(RangeError);
     expect(() => createVerifyPool({ taskSize: 1_000_000 })).toThrow(RangeError);
-    expect(() => createVerifyPool({ inlineItemsMax: -1 })).toThrow(RangeError);
     expect(() => createVerifyPool({ workerFile: '/nonexistent/verify_worker.js' })).toThrow(/not found/);
     const p = createVerifyPool({ threads: 1 });
     await p.close();

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, defaultConfigPath, loadConfig, matcherCpu, mergeConfig, validateConfig } from '../../src/config.js';
-import { STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../../src/auth/verify_limits.js';
+import { INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../../src/auth/verify_limits.js';
 
 const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;
 
@@ -92,6 +92,10 @@ describe('config', () => {
     [{ verify: { steal_after_us: 2.5 } }, 'verify.steal_after_us must be an integer'],
     [{ verify: { steal_after_us: 1_000_001 } }, 'verify.steal_after_us'],
     [{ verify: { steal_after_us: null } }, 'verify.steal_after_us'],
+    [{ verify: { inline_items_max: -1 } }, 'verify.inline_items_max must be an integer in 0..8 (0: every signature check goes to a verify worker)'],
+    [{ verify: { inline_items_max: 9 } }, 'verify.inline_items_max must be an integer in 0..8'],
+    [{ verify: { inline_items_max: 1.5 } }, 'verify.inline_items_max must be an integer'],
+    [{ verify: { inline_items_max: '2' } }, 'verify.inline_items_max'],
     [{ force_inclusion: { hold_ms: -1 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 86_400_000 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 1.5 } }, 'force_inclusion.hold_ms must be an integer'],
@@ -132,11 +136,14 @@ describe('config', () => {
     expect(() => validateConfig(withOverride({ deposits: { open: 'yes' } }))).toThrow('deposits.open must be true or false');
   });
 
-  it('takes the verify pool\'s task size and steal limit from config, 0 turning stealing off', () => {
+  it('takes the verify pool\'s task size, steal limit and inline budget from config, 0 turning stealing or inline checks off', () => {
     const c = loadConfig({});
-    expect(c.verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: STEAL_AFTER_US_DEFAULT });
-    expect(validateConfig(withOverride({ verify: { task_items_max: 1, steal_after_us: 0 } })).verify).toEqual({ task_items_max: 1, steal_after_us: 0 });
-    expect(validateConfig(withOverride({ verify: { steal_after_us: 250 } })).verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: 250 });
+    expect(c.verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: STEAL_AFTER_US_DEFAULT, inline_items_max: INLINE_ITEMS_DEFAULT });
+    expect(validateConfig(withOverride({ verify: { task_items_max: 1, steal_after_us: 0, inline_items_max: 0 } })).verify)
+      .toEqual({ task_items_max: 1, steal_after_us: 0, inline_items_max: 0 });
+    expect(validateConfig(withOverride({ verify: { steal_after_us: 250 } })).verify)
+      .toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: 250, inline_items_max: INLINE_ITEMS_DEFAULT });
+    expect(validateConfig(withOverride({ verify: { inline_items_max: 8 } })).verify.inline_items_max).toBe(8);
   });
 
   it('takes the limit defaults from one place and the ratio default in parts per million', () => {

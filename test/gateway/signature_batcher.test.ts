@@ -5,7 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/recover.js';
 import { createVerifyPool } from '../../src/auth/verify_pool.js';
 import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
-import { SignatureBatcher, VALID } from '../../src/gateway/signature_batcher.js';
+import { FAILED, INVALID, SignatureBatcher, VALID } from '../../src/gateway/signature_batcher.js';
+import { StageStamps } from '../../src/gateway/stage_timings.js';
+import { INLINE_AFTER_LOAD_MS } from '../../src/auth/verify_limits.js';
 
 const KEY = '0x' + '7b'.repeat(32);
 const ADDRESS = addressFromPrivateKey(KEY);
@@ -111,5 +113,63 @@ describe('SignatureBatcher', () => {
     } finally {
       await p.close();
     }
+  });
+
+  it('at light load checks on the front at arrival (verdict before check returns); a busier turn and the next go to the pool', async () => {
+    const p = createVerifyPool({ threads: 1 });
+    try {
+      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      const b = new SignatureBatcher(p, 128, 2);
+      const message = 'ringbook:cancel::inline:1';
+      const sig = signPersonalMessage(KEY, message);
+      const got: number[] = [];
+      const stamps = new StageStamps();
+      const before = performance.timeOrigin + performance.now();
+      b.check(message, sig, ADDRESS, stamps, (v) => got.push(v));
+      // Checked already, in this turn, with the inline check's times as the verify stage.
+      expect(got).toEqual([VALID]);
+      expect(p.inlineChecked).toBe(1);
+      expect(stamps.verify_start).toBeGreaterThanOrEqual(before);
+      expect(stamps.verify_end).toBeGreaterThanOrEqual(stamps.verify_start);
+      b.check(message + 'x', sig, ADDRESS, null, (v) => got.push(v)); // the budget's second: a bad signature
+      expect(got).toEqual([VALID, INVALID]);
+      // The third of the turn goes to the pool: answered in a later turn.
+      const third = new Promise<number>((resolve) => b.check(message, sig, ADDRESS, null, resolve));
+      expect(got).toHaveLength(2);
+      expect(b.pending).toBe(1);
+      expect(await third).toBe(VALID);
+      expect(p.inlineChecked).toBe(2);
+      // Light again once INLINE_AFTER_LOAD_MS has passed since that turn of 3 (> 2) ended (the
+      // turns right after it are the pool's: test/auth/verify_inline.test.ts, on a test clock).
+      await new Promise((r) => setTimeout(r, 5 * INLINE_AFTER_LOAD_MS));
+      b.check(message, sig, ADDRESS, null, (v) => got.push(v));
+      expect(got).toEqual([VALID, INVALID, VALID]);
+      expect(p.inlineChecked).toBe(3);
+      await new Promise((r) => setImmediate(r));
+      // A task in flight (another caller's): a lone check of a light turn waits for the pool, not the front.
+      const busy = p.verifyBatch(Array.from({ length: 10 }, () => ({ message, signature_hex: sig, expected_address: ADDRESS })));
+      expect(p.idle).toBe(false);
+      const lone = new Promise<number>((resolve) => b.check(message, sig, ADDRESS, null, resolve));
+      expect(p.inlineChecked).toBe(3);
+      expect(await lone).toBe(VALID);
+      expect(Array.from(await busy)).toEqual(new Array(10).fill(VALID));
+      expect(p.inlineChecked).toBe(3);
+      expect(b.verified).toBe(5);
+      expect(b.pending).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('0 inline: every check goes to the pool; a pool closed under it answers failed', async () => {
+    const p = createVerifyPool({ threads: 1 });
+    const b = new SignatureBatcher(p, 128, 0);
+    const sig = signPersonalMessage(KEY, 'z');
+    expect(await b.verify('z', sig, ADDRESS)).toBe(true);
+    expect(p.inlineChecked).toBe(0);
+    await p.close();
+    const inline = new SignatureBatcher(p, 128, 2);
+    expect(await new Promise<number>((resolve) => inline.check('z', sig, ADDRESS, null, resolve))).toBe(FAILED);
+    expect(p.inlineChecked).toBe(0);
   });
 });

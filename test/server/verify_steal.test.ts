@@ -4,10 +4,10 @@
 // come back out of order all the time; a backlog of several wallets' posts, each wallet's in nonce
 // order on its own WebSocket, must still be served completely and each wallet in its order
 // (a nonce applied before a lower one would make the lower one DUPLICATE_NONCE).
-import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
+import { metricValue } from './metric_value.js';
 import { wsServerPerFile, type Msg, type WsClient } from '../ws/client.js';
 
 const WALLETS = 6;
@@ -20,20 +20,8 @@ const { connect } = wsServerPerFile((started, client) => {
 }, { config: { verify: { task_items_max: 2, steal_after_us: 1 } } });
 
 /** ringbook_verify_front_checks_total{reason="stolen"} from the server's metrics listener. */
-async function stolen(): Promise<number> {
-  const port = /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.output().stdout)?.[1];
-  expect(port, 'the server logs its metrics port').toBeDefined();
-  const text = await new Promise<string>((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port: Number(port), path: '/metrics' }, (res) => {
-      let t = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (t += d));
-      res.on('end', () => resolve(t));
-    }).on('error', reject);
-  });
-  const m = /^ringbook_verify_front_checks_total\{reason="stolen"\} (\d+)$/m.exec(text);
-  expect(m, 'the stolen checks counter is exported').not.toBeNull();
-  return Number((m as RegExpExecArray)[1]);
+function stolen(): Promise<number> {
+  return metricValue(s, 'ringbook_verify_front_checks_total', 'reason="stolen"');
 }
 
 describe('a backlog of signed posts with the front stealing verify tasks', () => {

@@ -210,10 +210,10 @@ export class Metrics {
     gauge('ringbook_verify_pool_queue_tasks', 'Verify pool tasks waiting for a free thread', (s) => s.pool.queuedTasks);
     gauge('ringbook_verify_pool_pending_tasks', 'Verify pool tasks submitted and not yet answered (queued or running)', (s) => s.pool.pendingTasks);
     gauge('ringbook_verify_pending_signatures', 'Signatures waiting in the front\'s batcher or being checked', (s) => s.pendingSignatures());
-    counter('ringbook_signatures_verified_total', 'Signatures sent to the verify pool', (s) => s.verifiedSignatures());
+    counter('ringbook_signatures_verified_total', 'Signatures checked (by a verify worker or the front: ringbook_verify_front_checks_total)', (s) => s.verifiedSignatures());
     new Counter({
       name: 'ringbook_verify_front_checks_total',
-      help: 'Signatures the front thread checked itself: inline = a lone one found the verify pool idle, stolen = its task waited in a worker\'s ring past verify.steal_after_us',
+      help: 'Signatures the front thread checked itself: inline = at its arrival, at light load (verify.inline_items_max), stolen = its task waited in a worker\'s ring past verify.steal_after_us',
       labelNames: ['reason'], registers,
       collect() {
         const s = src();
