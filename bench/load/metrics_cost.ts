@@ -4,7 +4,7 @@
 // the per-request instrumentation and "off" none of it), in A B B A order so a drift of the shared
 // machine falls on both sides. Compared: server CPU per answered request (what the machine's other
 // load disturbs least) and answered requests/s.
-import http from 'node:http';
+import { scrapeMetrics } from './verify_checks.js';
 
 export interface CostRun {
   recording: boolean;
@@ -23,18 +23,9 @@ export function metricsPortOf(stdout_lines: readonly string[]): number | null {
   return null;
 }
 
-function scrapeRecording(port: number): Promise<number | null> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        const m = /^ringbook_metrics_recording (\d+)$/m.exec(text);
-        resolve(m === null ? null : Number(m[1]));
-      });
-    }).on('error', reject);
-  });
+async function scrapeRecording(port: number): Promise<number | null> {
+  const m = /^ringbook_metrics_recording (\d+)$/m.exec(await scrapeMetrics(port));
+  return m === null ? null : Number(m[1]);
 }
 
 /** Flips the server's recording with SIGUSR2 until the scrape shows `on` (at most ~2 s). */

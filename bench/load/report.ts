@@ -16,6 +16,7 @@ import type { LatencyPhases } from './phases.js';
 import { summarizeProfileDir, type ThreadProfile } from './profile.js';
 import type { ServerChild } from './server_child.js';
 import { tailFigures, tailLines } from './tail.js';
+import { sharesText } from './verify_checks.js';
 import {
   ceilingFigures, ceilingLines, latencyFigures, latencyLines, LIGHT_RATE_PER_S, readStageRows, stageFigures, stageLines,
 } from './targets.js';
@@ -110,6 +111,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   const sleeps_light = sleepsPerRequestByRole(lat.light_cpu.server, roles, light_answered);
   const sleeps_light_total = Math.round(Object.values(sleeps_light).reduce((a, b) => a + b, 0) * 100) / 100;
   say(`  server wake-ups (voluntary context switches) per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${sleeps_light_total} = ${roleText(sleeps_light)}`);
+  say(`  signature checks at ${int(LIGHT_RATE_PER_S)}/s: ${sharesText(lat.light_cpu.checks)}; median max run: ${sharesText(med_run.cpu.checks)}`);
   const rc = roleCpu(med_run.cpu.server, roles);
   say(`  generator CPU per request (median max run, ${gen.name} generator): ${f1(generatorUsPerRequest(med_run.result, med_run.cpu))} us`);
   const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
@@ -202,6 +204,8 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     server_cpu_us_per_request_at_1000_by_thread: by_role_light,
     server_wakeups_per_request_at_1000: sleeps_light_total,
     server_wakeups_per_request_at_1000_by_thread: sleeps_light,
+    verify_checks_at_1000: lat.light_cpu.checks,
+    verify_checks_at_max: med_run.cpu.checks,
     matcher_cpu: args.matcher_cpu,
     threads_background: args.background,
     verify_steal_after_us: args.verify_steal_after_us,
