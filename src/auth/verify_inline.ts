@@ -38,11 +38,12 @@ export class InlineCheckPolicy {
   /**
    * Whether the check arriving now runs on the front (and is counted as this turn's): the pool is
    * idle (`pool_idle`: nothing queued or running, so the check overtakes no task), none of this
-   * turn's checks is waiting for the pool (`queued` 0), the turn's budget is left, and no turn of
+   * turn's checks is waiting for or went to the pool (`queued` 0, none passed: a turn that filled
+   * the batcher's batch is load), the turn's budget is left, and no turn of
    * load ended within INLINE_AFTER_LOAD_MS. Reads the clock only in the last case.
    */
   takeHere(pool_idle: boolean, queued: number): boolean {
-    if (!pool_idle || queued !== 0 || this.#here >= this.items_max) return false;
+    if (!pool_idle || queued !== 0 || this.#passed !== 0 || this.#here >= this.items_max) return false;
     if (this.#load_end_ms !== -Infinity) {
       if (this.#now() - this.#load_end_ms < INLINE_AFTER_LOAD_MS) return false;
       this.#load_end_ms = -Infinity;

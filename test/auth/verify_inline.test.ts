@@ -40,7 +40,10 @@ describe('InlineCheckPolicy', () => {
     const p = new InlineCheckPolicy(2, clock);
     expect(turn(p, 2, false)).toEqual([false, false]);
     expect(p.takeHere(true, 1)).toBe(false);
+    // The turn's queued checks went to the pool (a full batch, mid-turn): still the pool's turn.
     p.passed(1);
+    expect(p.takeHere(true, 0)).toBe(false);
+    p.endTurn();
     expect(p.takeHere(true, 0)).toBe(true);
     p.endTurn();
   });
