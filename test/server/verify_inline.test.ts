@@ -1,7 +1,7 @@
 // The front's inline signature checks (config verify.inline_items_max; src/auth/verify_inline.ts),
 // on the real server: at light load (one request at a time) every check runs on the front at the
 // request's arrival and the verify worker checks none; a burst (six wallets' posts sent at once
-// over WebSockets) goes to the worker, each wallet's orders still applied in nonce order; light
+// over WebSockets) goes mostly to the worker, each wallet's orders still applied in nonce order; light
 // load after the burst is checked inline again.
 import { describe, expect, it } from 'vitest';
 import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
@@ -17,7 +17,9 @@ let a: Api;
 const { connect } = wsServerPerFile((started, client) => {
   s = started;
   a = client;
-}, { config: { verify: { inline_items_max: 2 } } });
+  // Stealing off (test/server/verify_steal.test.ts covers it): on a loaded machine the front could
+  // otherwise take every task of a worker that waited 1 ms for a core, and the burst would show none.
+}, { config: { verify: { inline_items_max: 2, steal_after_us: 0 } } });
 
 /** Signature checks so far: all, the front's inline ones, the front's stolen ones; the rest were the worker's. */
 async function checks(): Promise<{ all: number; inline: number; stolen: number }> {
@@ -76,10 +78,10 @@ describe('inline signature checks on the front', () => {
     }
     d = since(before, await checks());
     expect(d.all).toBe(WALLETS * POSTS_PER_WALLET);
-    // The worker's (or, where it fell 1 ms behind, stolen by the front: verify.steal_after_us), not
-    // inline: at most 2 inline per turn, and none in a turn within 1 ms of a turn of 3 or more.
-    expect(d.worker).toBeGreaterThan(0);
-    expect(d.inline).toBeLessThan(WALLETS * POSTS_PER_WALLET / 8);
+    // Mostly the worker's: at most 2 inline per turn, and none in a turn within 1 ms of a turn of 3
+    // or more (a loaded test machine splits the burst into more, smaller turns: hence only "most").
+    expect(d.worker).toBeGreaterThan(WALLETS * POSTS_PER_WALLET / 2);
+    expect(d.inline + d.worker).toBe(WALLETS * POSTS_PER_WALLET);
 
     // Light again: inline again.
     before = await checks();
