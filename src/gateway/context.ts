@@ -14,7 +14,7 @@ import { clientIpKey } from './rate_limit.js';
 import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
-import { stampMs, StageStamps, type StageRecorder } from './stage_timings.js';
+import { stampMs, takeStamps, type StageRecorder } from './stage_timings.js';
 import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
@@ -73,9 +73,10 @@ export function openExchange(ctx: RouteBasics, res: HttpResponse): Reply | null 
   // Stamped for the stage rows (diagnostics.stage_timings) and the metrics' stage histograms;
   // SIGUSR2's recording off stops both (bench/load.ts measures instrumentation on against none).
   if (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording) {
-    reply.stamps = new StageStamps();
-    reply.stamps.arrive = stampMs();
-    reply.stamps.request_no = lastRequestNumber(); // the Reply just drew its id
+    const stamps = takeStamps();
+    stamps.arrive = stampMs();
+    stamps.request_no = lastRequestNumber(); // the Reply just drew its id
+    reply.stamps = stamps;
   }
   ctx.open_exchanges++;
   const arrive_ms = ctx.access_log ? performance.now() : 0;

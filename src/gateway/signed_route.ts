@@ -19,7 +19,7 @@ import type { Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_requests.js';
-import { stampMs } from './stage_timings.js';
+import { releaseStamps, stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -97,6 +97,9 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
       stamps.answered = stampMs();
       ctx.stages?.record(stamps);
       ctx.metrics?.observeStages(stamps);
+      // Its last reader: the verify verdict, the ring flush and the batch commit stamped it before.
+      answer.stamps = null;
+      releaseStamps(stamps);
     }
   };
   // `found` is itself the batcher's callback (checkSigners: `signer` null for the user), no extra closure.

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  parseStageFile, readStageFile, STAGE_ROW_F64, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
+  parseStageFile, readStageFile, releaseStamps, STAGE_ROW_F64, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
+  STAMPS_POOL_MAX, stampsPooled, takeStamps,
 } from '../../src/gateway/stage_timings.js';
 import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
@@ -26,8 +27,17 @@ describe('stage timings on the real server', () => {
     const a = api(s.url);
     const w = Wallet.random();
     expect((await deposit(s, w.address, 'USDC', '100000')).status).toBe(200);
-    const orders = [0, 1, 2].map((i) => w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000 + i * 10_000, quantity: 100_000 }));
-    for (const o of orders) expect((await a.post('/orders', o)).status).toBe(200);
+    const others = Array.from({ length: 5 }, () => Wallet.random());
+    for (const o of others) expect((await deposit(s, o.address, 'USDC', '100000')).status).toBe(200);
+    const place = (x: Wallet, i: number): Promise<number> =>
+      a.post('/orders', x.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000 + i * 10_000, quantity: 100_000 })).then((r) => r.status);
+    // Six in flight at once, twice: the second round takes the stamps the first gave back
+    // (stage_timings.ts takeStamps), so stamps given back while still in use would show as a
+    // row shared by two requests; then six in turn, each reusing the one before's.
+    for (let round = 0; round < 2; round++) {
+      expect(await Promise.all([w, ...others].map((x, i) => place(x, round * 6 + i)))).toEqual(Array(6).fill(200));
+    }
+    for (let i = 0; i < 6; i++) expect(await place(w, 12 + i)).toBe(200);
     // A refused signature never reaches the matcher: no row.
     const bad = w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100_000 }, { signer: () => '0x' + '11'.repeat(65) });
     expect((await a.post('/orders', bad)).status).toBe(401);
@@ -36,7 +46,7 @@ describe('stage timings on the real server', () => {
     expect(code).toBe(0);
     expect(rows).not.toBeNull();
     const r = rows as Float64Array;
-    expect(r.length).toBe(3 * STAGE_ROW_F64);
+    expect(r.length).toBe(18 * STAGE_ROW_F64);
     const numbers = new Set<number>();
     for (let at = 0; at < r.length; at += STAGE_ROW_F64) {
       numbers.add(r[at + STAGE_STAMPS]); // the request's X-Request-Id number
@@ -48,10 +58,10 @@ describe('stage timings on the real server', () => {
         expect(r[at + k] - r[at + k - 1], `stage ${STAGES[k - 1]}`).toBeGreaterThan(-1);
       }
     }
-    expect(numbers.size).toBe(3);
+    expect(numbers.size).toBe(18);
     for (const no of numbers) expect(no).toBeGreaterThan(0);
     const p = stagePercentiles(r, t0 - 1, t1 + 1);
-    expect(p.count).toBe(3);
+    expect(p.count).toBe(18);
     expect(p.stages.journal_fsync.p99_us).toBeGreaterThan(0);
   });
 
@@ -93,6 +103,23 @@ describe('stage rows and percentiles', () => {
       expect(p[2 * k + 1]).toBeGreaterThan(0);
     }
     expect(new StageRecorder().gc_count).toBe(0);
+  });
+
+  it('gives released stamps back zeroed, and keeps at most STAMPS_POOL_MAX for reuse', () => {
+    const before = stampsPooled();
+    const s = stamps(1234, 1);
+    s.request_no = 77;
+    releaseStamps(s);
+    expect(stampsPooled()).toBe(before + 1);
+    const again = takeStamps();
+    expect(again).toBe(s);
+    expect({ ...again }).toEqual({ ...new StageStamps() });
+    const many = Array.from({ length: STAMPS_POOL_MAX + 10 }, () => new StageStamps());
+    for (const x of many) releaseStamps(x);
+    expect(stampsPooled()).toBe(STAMPS_POOL_MAX);
+    for (let i = 0; i < STAMPS_POOL_MAX; i++) takeStamps();
+    expect(stampsPooled()).toBe(0);
+    expect(takeStamps()).toBeInstanceOf(StageStamps);
   });
 
   it('counts the batches the picked rows were applied in (distinct batch starts)', () => {
