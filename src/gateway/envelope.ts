@@ -90,6 +90,17 @@ const CONTENT_LENGTH = Buffer.from('Content-Length', 'latin1');
 
 export type Header = readonly [name: string, value: string];
 
+/** A success body is OK_BODY_PREFIX, the data's JSON, OK_BODY_SUFFIX (DECISIONS envelope). */
+export const OK_BODY_PREFIX = '{"ok":true,"data":';
+export const OK_BODY_SUFFIX = '}';
+
+const utf8_in = new TextDecoder();
+
+/** A body handed to `transmit` as text (bytes from okBody read out). */
+export function bodyText(body: string | Uint8Array): string {
+  return typeof body === 'string' ? body : utf8_in.decode(body);
+}
+
 /**
  * Request accounting (src/metrics/): which route the handler running now serves, and a hook
  * called once per HTTP exchange when its reply is written or the client aborts (status 0).
@@ -133,8 +144,11 @@ export abstract class Answer {
   /** True once the client went away; nothing may be written any more. */
   abstract get aborted(): boolean;
 
-  /** Writes the answer to the transport (called once, after the envelope checks). */
-  protected abstract transmit(http_status: number, body_json: string, headers: readonly Header[] | undefined, close_connection: boolean): void;
+  /**
+   * Writes the answer to the transport (called once, after the envelope checks). `body` is the
+   * JSON text, or its UTF-8 bytes (okBody: valid during the call only; bodyText reads them out).
+   */
+  protected abstract transmit(http_status: number, body: string | Uint8Array, headers: readonly Header[] | undefined, close_connection: boolean): void;
 
   /** True once a reply was written. */
   get sent(): boolean {
@@ -146,6 +160,16 @@ export abstract class Answer {
     return this.written || this.aborted;
   }
 
+  /**
+   * `{"ok":true,"data":<data>}` with the whole body already written as UTF-8 bytes (OK_BODY_PREFIX,
+   * the data's JSON, OK_BODY_SUFFIX), read during this call only. An HTTP reply hands the bytes to
+   * uWS as they are; the other transports read them out as a string.
+   */
+  okBody(body: Uint8Array, http_status = 200): boolean {
+    if (!this.canWrite()) return false;
+    return this.send(http_status, body);
+  }
+
   /** `{"ok":true,"data":<data>}`; `undefined` data is sent as null. */
   ok(data: unknown, http_status = 200): boolean {
     if (!this.canWrite()) return false;
@@ -155,13 +179,13 @@ export abstract class Answer {
     } catch {
       return this.error('INTERNAL_ERROR', 'the response could not be encoded');
     }
-    return this.send(http_status, `{"ok":true,"data":${json ?? 'null'}}`);
+    return this.send(http_status, `${OK_BODY_PREFIX}${json ?? 'null'}${OK_BODY_SUFFIX}`);
   }
 
   /** Like `ok()`, with `data_json` already serialized (must be valid JSON). */
   okJson(data_json: string, http_status = 200): boolean {
     if (!this.canWrite()) return false;
-    return this.send(http_status, `{"ok":true,"data":${data_json}}`);
+    return this.send(http_status, `${OK_BODY_PREFIX}${data_json}${OK_BODY_SUFFIX}`);
   }
 
   /**
@@ -189,11 +213,11 @@ export abstract class Answer {
    * The primitive: writes status, body and the extra headers, once. Returns true when this call
    * wrote the reply.
    */
-  send(http_status: number, body_json: string, headers?: readonly Header[], close_connection = false): boolean {
+  send(http_status: number, body: string | Uint8Array, headers?: readonly Header[], close_connection = false): boolean {
     if (!this.canWrite()) return false;
     this.written = true;
     this.status = http_status;
-    this.transmit(http_status, body_json, headers, close_connection);
+    this.transmit(http_status, body, headers, close_connection);
     return true;
   }
 
@@ -259,7 +283,7 @@ export class Reply extends Answer {
   }
 
   /** Status line, `X-Request-Id`, `Content-Type: application/json`, the extra headers and the body, corked. */
-  protected transmit(http_status: number, body_json: string, headers: readonly Header[] | undefined, close_connection: boolean): void {
+  protected transmit(http_status: number, body: string | Uint8Array, headers: readonly Header[] | undefined, close_connection: boolean): void {
     const res = this.res;
     const request_id = this.request_id;
     res.cork(() => {
@@ -270,10 +294,10 @@ export class Reply extends Answer {
       if (this.head) {
         // uWS 20.30's endWithoutBody(length) sends nothing at all: the length header is written
         // here and endWithoutBody() called bare (a HEAD request has no body, nothing to cut off).
-        res.writeHeader(CONTENT_LENGTH, String(Buffer.byteLength(body_json)));
+        res.writeHeader(CONTENT_LENGTH, String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
         res.endWithoutBody();
       } else {
-        res.end(body_json, close_connection);
+        res.end(body, close_connection);
       }
     });
     this.finished();

@@ -6,14 +6,14 @@
 // signed_route.ts: signature (verify pool) -> per-wallet limit -> matcher -> answer after commit.
 import type { GatewayContext } from './context.js';
 import { CODE_NAMES, type CodeValue } from '../engine/types.js';
-import { Answer, httpStatusOf } from './envelope.js';
+import { Answer, bodyText, httpStatusOf } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { runSigned, runSignedGroup } from './signed_route.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder,
   type BodyError, type SignedRequest,
 } from './signed_requests.js';
-import { orderAnswerJson, orderRecord } from './views.js';
+import { orderAnswerBody, orderRecord } from './views.js';
 
 /** One signed trading request kind: how its body is read and how an accepted outcome is answered. */
 export interface OrderEntryKind {
@@ -30,7 +30,7 @@ function orderAnswer(ctx: GatewayContext, answer: Answer, o: Outcome, with_fills
     answer.error('INTERNAL_ERROR', 'accepted order missing from the read model');
     return;
   }
-  answer.okJson(orderAnswerJson(ctx.rm, order, with_fills ? o.fills : null, o.batch_id));
+  answer.okBody(orderAnswerBody(ctx.rm, order, with_fills ? o.fills : null, o.batch_id));
 }
 
 export const ORDER_ENTRY_KINDS: Readonly<Record<
@@ -108,8 +108,8 @@ class ItemAnswer extends Answer {
   get aborted(): boolean {
     return false;
   }
-  protected transmit(_http_status: number, body_json: string): void {
-    this.json = body_json;
+  protected transmit(_http_status: number, body: string | Uint8Array): void {
+    this.json = bodyText(body);
   }
   override error(code: string | CodeValue, message: string, http_status?: number): boolean {
     const name = typeof code === 'number' ? (CODE_NAMES[code] ?? 'INTERNAL_ERROR') : code;

@@ -7,6 +7,7 @@ import {
 import type { ReadModel } from '../read_model/read_model.js';
 import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
 import { JsonText } from '../util/json_text.js';
+import { OK_BODY_PREFIX, OK_BODY_SUFFIX } from './envelope.js';
 
 let last_iso_ms = NaN;
 let last_iso = '';
@@ -63,14 +64,33 @@ function orderAnswerGeneric(rm: ReadModel, o: OrderView, fills: readonly FillVie
  * the two on generated orders.
  */
 export function orderAnswerJson(rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): string {
+  return writeOrderAnswer(answer_text.begin(), rm, o, fills, batch_id) ? answer_text.text() : orderAnswerGeneric(rm, o, fills, batch_id);
+}
+
+/**
+ * The whole success body of that answer, `{"ok":true,"data":` + orderAnswerJson + `}`, as UTF-8
+ * bytes: a view of the reused buffer, valid until the next answer is written (Answer.okBody hands
+ * it to uWS at once). No string at all on the HTTP path: the answer string (~430 bytes) and the
+ * flat copy of the enveloped text uWS made of it (~450) were ~0.9 KB of the front's ~10.1 KB of
+ * garbage per request at max rate (sampled 2026-11-26).
+ */
+export function orderAnswerBody(rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): Uint8Array {
+  const t = answer_text.begin().raw(OK_BODY_PREFIX);
+  if (!writeOrderAnswer(t, rm, o, fills, batch_id)) {
+    t.begin().raw(OK_BODY_PREFIX).raw(orderAnswerGeneric(rm, o, fills, batch_id));
+  }
+  return t.raw(OK_BODY_SUFFIX).view();
+}
+
+/** Writes the answer's JSON into `t`; false (part written) when it must take the generic path. */
+function writeOrderAnswer(t: JsonText, rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): boolean {
   const status = ORDER_STATUS_NAMES[o.status];
   const side = SIDE_NAMES[o.side];
   const type = ORDER_TYPE_NAMES[o.order_type];
   const tif = TIF_NAMES[o.tif];
   if (status === undefined || side === undefined || type === undefined || tif === undefined || !Number.isSafeInteger(batch_id)) {
-    return orderAnswerGeneric(rm, o, fills, batch_id); // JSON.stringify drops such a member; String(NaN) is not num(NaN)
+    return false; // JSON.stringify drops such a member; String(NaN) is not num(NaN)
   }
-  const t = answer_text.begin();
   t.raw('{"order_id":').num(o.order_id).raw(',"client_order_id":').str(o.client_order_id)
     .raw(',"status":').str(status).raw(',"market_id":').str(rm.markets[o.market]?.id ?? '')
     .raw(',"side":').str(side).raw(',"order_type":').str(type).raw(',"time_in_force":').str(tif)
@@ -87,7 +107,7 @@ export function orderAnswerJson(rm: ReadModel, o: OrderView, fills: readonly Fil
     t.raw(']');
   }
   t.raw(',"batch_id":"').num(batch_id).raw('"}');
-  return t.text();
+  return true;
 }
 
 export function accountFill(rm: ReadModel, f: FillView): Record<string, unknown> {

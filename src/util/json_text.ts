@@ -102,6 +102,14 @@ export class JsonText {
     return utf8_in.decode(b.subarray(0, this.n));
   }
 
+  /**
+   * The text written since begin() as UTF-8 bytes: a view of the reused buffer, valid until the
+   * next begin() (no string: the HTTP reply hands them to uWS as they are).
+   */
+  view(): Uint8Array {
+    return this.bytes.subarray(0, this.n);
+  }
+
   /** Any string, as UTF-8 (the rare path: a string JSON escapes or that is not ASCII). */
   private utf8(s: string): this {
     this.room(3 * s.length); // UTF-8 needs at most 3 bytes per UTF-16 unit

@@ -1,7 +1,7 @@
 // The order answer written straight to text (orderAnswerJson) must be byte for byte what the
 // generic path wrote: JSON.stringify of orderRecord plus fills and batch_id.
 import { describe, expect, it } from 'vitest';
-import { immediateFill, orderAnswerJson, orderRecord } from '../../src/gateway/views.js';
+import { immediateFill, orderAnswerBody, orderAnswerJson, orderRecord } from '../../src/gateway/views.js';
 import type { ReadModel } from '../../src/read_model/read_model.js';
 import type { FillView, OrderView } from '../../src/read_model/views.js';
 import { Rng } from '../../src/util/prng.js';
@@ -12,6 +12,8 @@ function generic(rm: ReadModel, o: OrderView, fills: FillView[] | null, batch_id
   record.batch_id = String(batch_id);
   return JSON.stringify(record);
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 // Only `markets[i].id` is read by both paths.
 const rm = { markets: [{ id: 'ETH-USDC' }, { id: 'BTC-"quoted"\\x' }] } as unknown as ReadModel;
@@ -59,6 +61,8 @@ describe('orderAnswerJson', () => {
       const text = orderAnswerJson(rm, o, fills, batch_id);
       expect(text).toBe(generic(rm, o, fills, batch_id));
       expect(() => JSON.parse(text)).not.toThrow();
+      // The HTTP body as bytes (no string): the envelope around the same text, as UTF-8.
+      expect(utf8.decode(orderAnswerBody(rm, o, fills, batch_id))).toBe(`{"ok":true,"data":${text}}`);
       if (o.status <= 4 && o.side <= 1 && o.order_type <= 1 && o.tif <= 3) fast_path++;
     }
     // The generator reaches both the direct path and the fallback often.

@@ -18,7 +18,7 @@
 // - The paths are order_entry.ts's: /orders, /orders/cancel, /orders/amend, /orders/cancel-all,
 //   /orders/batch, /orders/cancel-after.
 import type { GatewayContext } from '../context.js';
-import { Answer, type Header } from '../envelope.js';
+import { Answer, bodyText, type Header } from '../envelope.js';
 import { runOrderEntry } from '../order_entry.js';
 import { nextRequestId } from '../request_id.js';
 import { componentLog } from '../../util/log.js';
@@ -52,8 +52,8 @@ class WsPostAnswer extends Answer {
     return this.conn.closed;
   }
 
-  protected transmit(http_status: number, body_json: string, _headers: readonly Header[] | undefined): void {
-    this.write(responseMessage(this.id, http_status, body_json));
+  protected transmit(http_status: number, body: string | Uint8Array, _headers: readonly Header[] | undefined): void {
+    this.write(responseMessage(this.id, http_status, bodyText(body)));
     this.onDone();
   }
 }
