@@ -95,6 +95,9 @@ export function encodeConsent(c: Consent): Uint8Array {
   return out;
 }
 
+/** Offset of the message text in a user's blob: origin, signature, u16 length. */
+const USER_TEXT_AT = 1 + SIGNATURE_BYTES + 2;
+
 /**
  * encodeConsent of a user's own signed request (origin user, no payload), written from the
  * signature's hex straight into a buffer this encoder keeps: the view returned is valid until the
@@ -105,16 +108,21 @@ export function encodeConsent(c: Consent): Uint8Array {
  */
 export class UserConsentEncoder {
   private buf = new Uint8Array(512);
+  /** Where the message's UTF-8 goes in `buf` (a fixed offset: one view per buffer, not per request). */
+  private text = this.buf.subarray(USER_TEXT_AT);
 
   encode(signature_hex: string, message: string): Uint8Array {
     // A UTF-16 unit is at most 3 UTF-8 bytes: room for any message, checked against the limit below.
     const room = 2 + signedBytes(message.length * 3);
-    if (this.buf.length < room) this.buf = new Uint8Array(Math.max(room, 2 * this.buf.length));
+    if (this.buf.length < room) {
+      this.buf = new Uint8Array(Math.max(room, 2 * this.buf.length));
+      this.text = this.buf.subarray(USER_TEXT_AT);
+    }
     const out = this.buf;
     out[0] = ORIGIN_USER;
     if (!parseHexStringInto(signature_hex, 2, SIGNATURE_BYTES, out, 1)) throw new Error('consent: a signature is 0x and 130 hex digits');
     const at = 1 + SIGNATURE_BYTES;
-    const written = utf8.encodeInto(message, out.subarray(at + 2)).written;
+    const written = utf8.encodeInto(message, this.text).written;
     if (written > MESSAGE_BYTES_MAX) throw new Error(`consent: message of ${written} bytes exceeds ${MESSAGE_BYTES_MAX}`);
     out[at] = written >>> 8;
     out[at + 1] = written & 255;

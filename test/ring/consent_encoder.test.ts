@@ -35,6 +35,11 @@ describe('UserConsentEncoder', () => {
     const sig = '0x' + 'ab'.repeat(65);
     const long = 'x'.repeat(MESSAGE_BYTES_MAX);
     expect(enc.encode(sig, long).length).toBe(1 + 65 + 2 + MESSAGE_BYTES_MAX + 1);
+    // After growing, the same bytes as encodeConsent, long and short.
+    for (const message of [long, 'é€'.repeat(100), 'short']) {
+      const want = encodeConsent({ origin: 'user', request: { signature: signatureBytes(sig), message }, payload: null });
+      expect(Buffer.from(enc.encode(sig, message)).equals(Buffer.from(want))).toBe(true);
+    }
     expect(() => enc.encode(sig, 'é'.repeat(MESSAGE_BYTES_MAX / 2 + 1))).toThrow(/exceeds/);
     expect(() => enc.encode('0x' + 'zz'.repeat(65), 'm')).toThrow(/signature/);
     expect(() => encodeConsent({ origin: 'user', request: { signature: new Uint8Array(65), message: 'é'.repeat(MESSAGE_BYTES_MAX / 2 + 1) }, payload: null })).toThrow(/exceeds/);
