@@ -93,7 +93,12 @@ export class RecordBuffer {
       this.views = grown;
     }
     const at = this.count * RECORD_WORDS;
-    this.views.i32.set(from.i32.subarray(o, o + RECORD_WORDS), at);
+    // A word loop, not set(subarray): no view object per event record (~4-5 records, ~360 bytes
+    // of the front's ~10 KB of garbage per request at max rate, 2026-11-26), at the same speed
+    // (48-59 ns per 52-word record either way, measured).
+    const to = this.views.i32;
+    const src = from.i32;
+    for (let k = 0; k < RECORD_WORDS; k++) to[at + k] = src[o + k];
     this.count++;
     return at;
   }

@@ -2,7 +2,7 @@
 // back under the same name (one codec, so the names cannot drift between writer and readers).
 import { describe, expect, it } from 'vitest';
 import { emptyRequest, RequestKind, type Request } from '../../src/engine/types.js';
-import { createRecordRing, viewsOfRing } from '../../src/ring/records.js';
+import { createRecordRing, RECORD_WORDS, RecordBuffer, viewsOfRing } from '../../src/ring/records.js';
 import { RequestReader, RequestWriter } from '../../src/ring/request_records.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventCursor, EventReader, EventType, EventWriter, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField, RejectedField, AgentField,
@@ -156,5 +156,24 @@ describe('agent keys in the records', () => {
     })[0]);
     expect(own.e.field(AcceptedField.NONCE)).toBe(42);
     expect(agents.e.field(AcceptedField.NONCE)).toBe(0);
+  });
+});
+
+describe('RecordBuffer', () => {
+  it('copies whole records out of a ring\'s views, in order, across its growth', () => {
+    const ring = createRecordRing(64);
+    const from = viewsOfRing(ring);
+    for (let i = 0; i < from.i32.length; i++) from.i32[i] = (i * 2654435761) | 0;
+    const buf = new RecordBuffer(2); // grows 2 -> 4 -> 8 -> 16
+    const picked = [5, 0, 63, 17, 17, 40, 1, 62, 33, 8, 9];
+    picked.forEach((slot, k) => expect(buf.push(from, slot * RECORD_WORDS)).toBe(k * RECORD_WORDS));
+    expect(buf.count).toBe(picked.length);
+    picked.forEach((slot, k) => {
+      expect(Array.from(buf.views.i32.subarray(k * RECORD_WORDS, (k + 1) * RECORD_WORDS)))
+        .toEqual(Array.from(from.i32.subarray(slot * RECORD_WORDS, (slot + 1) * RECORD_WORDS)));
+    });
+    buf.clear();
+    expect(buf.push(from, 3 * RECORD_WORDS)).toBe(0);
+    expect(buf.views.i32[RECORD_WORDS - 1]).toBe(from.i32[4 * RECORD_WORDS - 1]);
   });
 });
