@@ -115,9 +115,11 @@ class FakeResponse {
     return this;
   }
   /** Delivers a chunk, then neuters its buffer as uWS does when the callback returns. */
+  last_chunk: ArrayBuffer | null = null;
   push(bytes: Uint8Array, last: boolean): void {
     const ab = new ArrayBuffer(bytes.length);
     new Uint8Array(ab).set(bytes);
+    this.last_chunk = ab;
     this.data!(ab, last);
     structuredClone(ab, { transfer: [ab] }); // detaches ab
   }
@@ -125,8 +127,12 @@ class FakeResponse {
 
 function collect(limit: number, content_length?: string) {
   const fake = new FakeResponse();
-  const out: { body?: Buffer; errors: BodyErrorKind[] } = { errors: [] };
-  readBody(fake as unknown as HttpResponse, limit, (b) => (out.body = b), (k) => out.errors.push(k), content_length);
+  const out: { body?: Buffer; in_place: boolean; errors: BodyErrorKind[] } = { errors: [], in_place: false };
+  // The body is readable during onDone only (one chunk is read in place): copied here.
+  readBody(fake as unknown as HttpResponse, limit, (b) => {
+    out.body = Buffer.from(b);
+    out.in_place = b.byteLength > 0 && b.buffer === fake.last_chunk;
+  }, (k) => out.errors.push(k), content_length);
   return { fake, out };
 }
 
@@ -142,6 +148,26 @@ describe('readBody on a scripted response', () => {
         expect(out.body!.equals(all)).toBe(true);
       }),
     );
+  });
+
+  it('reads a body that came whole in one chunk in place (no copy), with and without Content-Length', () => {
+    for (const declared of ['5', undefined]) {
+      const { fake, out } = collect(100, declared);
+      fake.push(new Uint8Array([1, 2, 3, 4, 5]), true);
+      expect([...out.body!]).toEqual([1, 2, 3, 4, 5]);
+      expect(out.in_place).toBe(true);
+    }
+    // Two chunks are copied before uWS empties the first.
+    const { fake, out } = collect(100, '5');
+    fake.push(new Uint8Array([1, 2]), false);
+    fake.push(new Uint8Array([3, 4, 5]), true);
+    expect([...out.body!]).toEqual([1, 2, 3, 4, 5]);
+    expect(out.in_place).toBe(false);
+    // One chunk over the limit is not a body.
+    const big = collect(4, undefined);
+    big.fake.push(new Uint8Array(5), true);
+    expect(big.out.errors).toEqual(['too_large']);
+    expect(big.out.body).toBeUndefined();
   });
 
   it('survives more bytes than Content-Length announced (switches to chunk mode)', () => {
