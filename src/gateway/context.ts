@@ -78,17 +78,7 @@ export function openExchange(ctx: RouteBasics, res: HttpResponse): Reply | null 
     stamps.request_no = lastRequestNumber(); // the Reply just drew its id
     reply.stamps = stamps;
   }
-  ctx.open_exchanges++;
-  const arrive_ms = ctx.access_log ? performance.now() : 0;
-  reply.onFinish(() => {
-    ctx.open_exchanges--;
-    if (ctx.access_log) {
-      log.debug('request', {
-        request_id: reply.request_id, route: reply.route, status: reply.status,
-        duration_us: Math.round((performance.now() - arrive_ms) * 1000),
-      });
-    }
-  });
+  reply.countIn(ctx);
   if (ctx.closing) {
     reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
     return null;

@@ -34,7 +34,7 @@
 //   `readJsonBody` does the same for its callback.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
-import { onAbort, parseJsonObject, readBody, watchAbort, type AbortWatch } from './http_body.js';
+import { parseJsonObject, readBody, setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_body.js';
 import { nextRequestId } from './request_id.js';
 import type { StageStamps } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
@@ -235,8 +235,15 @@ export abstract class Answer {
   }
 }
 
+/** Where HTTP exchanges are counted while open (the gateway's context). */
+export interface ExchangeCounter {
+  open_exchanges: number;
+  /** One debug line per exchange when it ends. */
+  access_log: boolean;
+}
+
 /** An answer on a uWS HTTP response. */
-export class Reply extends Answer {
+export class Reply extends Answer implements AbortOwner {
   readonly res: HttpResponse;
   private readonly watch: AbortWatch;
   /** The route label of the handler that made this reply (request accounting). */
@@ -256,15 +263,25 @@ export class Reply extends Answer {
    */
   head = false;
 
-  private finish_listener: (() => void) | null = null;
+  private counter: ExchangeCounter | null = null;
+  /** performance.now() when counted with an access log, else 0. */
+  private counted_ms = 0;
 
   /**
-   * Calls `listener` once when this exchange ends: the reply was written or the client aborted.
-   * The server counts open exchanges with it, so a clean stop can wait for every one of them.
+   * Counts this exchange in `counter.open_exchanges` until it ends (the reply was written or the
+   * client aborted), so a clean stop can wait for every one of them; with `counter.access_log`,
+   * one debug line when it ends. No closure per request (the front's per-request garbage, issue 11).
    */
-  onFinish(listener: () => void): void {
-    this.finish_listener = listener;
-    onAbort(this.res, () => this.finished());
+  countIn(counter: ExchangeCounter): void {
+    this.counter = counter;
+    counter.open_exchanges++;
+    if (counter.access_log) this.counted_ms = performance.now();
+    setAbortOwner(this.res, this);
+  }
+
+  /** The client aborted (http_body.ts AbortOwner). */
+  clientAborted(): void {
+    this.finished();
   }
 
   private finished(): void {
@@ -272,9 +289,16 @@ export class Reply extends Answer {
       this.accounted = true;
       exchanges.finished?.(this.route, this.status);
     }
-    const l = this.finish_listener;
-    this.finish_listener = null;
-    if (l) l();
+    const counter = this.counter;
+    if (counter === null) return;
+    this.counter = null;
+    counter.open_exchanges--;
+    if (counter.access_log) {
+      log.debug('request', {
+        request_id: this.request_id, route: this.route, status: this.status,
+        duration_us: Math.round((performance.now() - this.counted_ms) * 1000),
+      });
+    }
   }
 
   /** True once the client aborted; the response must not be touched any more. */

@@ -40,7 +40,15 @@ export interface AbortWatch {
 
 interface AbortState {
   aborted: boolean;
-  listeners: Array<() => void>;
+  /** The response's Reply (envelope.ts), told first; no closure per request for it. */
+  owner: AbortOwner | null;
+  /** Other listeners (the body reader's), in order; null until one is added. */
+  listeners: Array<() => void> | null;
+}
+
+/** What the response's one owner (its Reply) is told when the client aborts. */
+export interface AbortOwner {
+  clientAborted(): void;
 }
 
 /**
@@ -59,14 +67,17 @@ export function watchAbort(res: HttpResponse): AbortWatch {
   const watched = res as WatchedResponse;
   let state = watched[ABORT_STATE];
   if (state === undefined) {
-    const created: AbortState = { aborted: false, listeners: [] };
+    const created: AbortState = { aborted: false, owner: null, listeners: null };
     state = created;
     watched[ABORT_STATE] = created;
     res.onAborted(() => {
       created.aborted = true;
+      const owner = created.owner;
       const listeners = created.listeners;
-      created.listeners = [];
-      for (const listener of listeners) listener();
+      created.owner = null;
+      created.listeners = null;
+      owner?.clientAborted();
+      if (listeners !== null) for (const listener of listeners) listener();
     });
   }
   return state;
@@ -79,7 +90,19 @@ export function watchAbort(res: HttpResponse): AbortWatch {
 export function onAbort(res: HttpResponse, listener: () => void): void {
   const state = watchAbort(res) as AbortState;
   if (state.aborted) listener();
+  else if (state.listeners === null) state.listeners = [listener];
   else state.listeners.push(listener);
+}
+
+/**
+ * Tells `owner` (the response's Reply: one per response) when the response is aborted, before the
+ * other listeners (at once if it already was). Same rule as onAbort: the response must not be
+ * touched from it or after it.
+ */
+export function setAbortOwner(res: HttpResponse, owner: AbortOwner): void {
+  const state = watchAbort(res) as AbortState;
+  if (state.aborted) owner.clientAborted();
+  else state.owner = owner;
 }
 
 // ---------------------------------------------------------------------------------------------

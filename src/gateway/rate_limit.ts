@@ -41,10 +41,13 @@ export interface RateLimiterOptions {
 }
 
 export interface RateDecision {
-  allowed: boolean;
+  readonly allowed: boolean;
   /** Whole seconds until a request with this key would pass; 0 when allowed. */
-  retry_after_s: number;
+  readonly retry_after_s: number;
 }
+
+/** Every allowed take answers this one object (one take per signed request: no object each). */
+const ALLOWED: RateDecision = Object.freeze({ allowed: true, retry_after_s: 0 });
 
 /** Expired keys dropped from the front of the Map per `take` (amortized O(1), bounded latency). */
 const SWEEP_PER_TAKE = 4;
@@ -110,7 +113,7 @@ export class RateLimiter {
       }
     }
     map.set(key, tat + this.interval_ms);
-    return { allowed: true, retry_after_s: 0 };
+    return ALLOWED;
   }
 
   /** Keys currently held. */

@@ -5,7 +5,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { describe, expect, it } from 'vitest';
 import { CODE_HTTP_STATUS, CODE_NAMES } from '../../src/engine/types.js';
 import { AdminTokenCheck, adminTokenMatches } from '../../src/gateway/admin_auth.js';
-import { httpStatusOf, statusLine } from '../../src/gateway/envelope.js';
+import { httpStatusOf, Reply, statusLine } from '../../src/gateway/envelope.js';
 import { parseContentLength, parseJsonObject, readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
 import { nextRequestId, REQUEST_ID_PREFIX } from '../../src/gateway/request_id.js';
 
@@ -260,5 +260,61 @@ describe('status lines', () => {
     for (let c = 1; c < CODE_NAMES.length; c++) expect(httpStatusOf(CODE_NAMES[c])).toBe(CODE_HTTP_STATUS[c]);
     expect(httpStatusOf('OK')).toBe(500);
     expect(httpStatusOf('BOGUS')).toBe(500);
+  });
+});
+
+describe('Reply counted as an open exchange', () => {
+  /** A response that also takes a written answer (cork, status, headers, end). */
+  class AnswerableResponse extends FakeResponse {
+    ended: string | null = null;
+    cork(fn: () => void): this {
+      fn();
+      return this;
+    }
+    writeStatus(): this {
+      return this;
+    }
+    writeHeader(): this {
+      return this;
+    }
+    end(body: string | Uint8Array): this {
+      this.ended = typeof body === 'string' ? body : Buffer.from(body).toString();
+      return this;
+    }
+  }
+
+  it('stays counted until its answer is written, once', () => {
+    const res = new AnswerableResponse();
+    const counter = { open_exchanges: 0, access_log: false };
+    const reply = new Reply(res as unknown as HttpResponse);
+    reply.countIn(counter);
+    expect(counter.open_exchanges).toBe(1);
+    expect(reply.okBody(new TextEncoder().encode('{"ok":true,"data":1}'))).toBe(true);
+    expect(res.ended).toBe('{"ok":true,"data":1}');
+    expect(counter.open_exchanges).toBe(0);
+    expect(reply.ok(2)).toBe(false); // a second answer is ignored, and not uncounted again
+    expect(counter.open_exchanges).toBe(0);
+  });
+
+  it('is uncounted when the client aborts, before the body reader hears of it, and only once', () => {
+    const res = new AnswerableResponse();
+    const counter = { open_exchanges: 0, access_log: false };
+    const reply = new Reply(res as unknown as HttpResponse);
+    reply.countIn(counter);
+    const seen: number[] = [];
+    readBody(res as unknown as HttpResponse, 100, () => {}, (k) => {
+      expect(k).toBe('aborted');
+      seen.push(counter.open_exchanges);
+    });
+    res.aborted!();
+    expect(seen).toEqual([0]);
+    expect(counter.open_exchanges).toBe(0);
+    expect(reply.aborted).toBe(true);
+    expect(reply.ok(1)).toBe(false);
+    expect(counter.open_exchanges).toBe(0);
+    // Counted after the abort: uncounted at once.
+    const late = new Reply(res as unknown as HttpResponse);
+    late.countIn(counter);
+    expect(counter.open_exchanges).toBe(0);
   });
 });
