@@ -42,6 +42,32 @@ describe('ArrivalOrder', () => {
     expect(ran).toEqual(['b0', 'a0', 'a1']);
   });
 
+  it('a continuation that takes and releases its wallet\'s next tickets runs them after itself, in order', () => {
+    const order = new ArrivalOrder();
+    const ran: string[] = [];
+    const a0 = order.take('a');
+    order.release('a', a0, () => {
+      ran.push('a0 start');
+      const a1 = order.take('a');
+      const a2 = order.take('a');
+      order.release('a', a2, () => ran.push('a2'));
+      order.release('a', a1, () => ran.push('a1'));
+      ran.push('a0 end');
+    });
+    expect(ran).toEqual(['a0 start', 'a0 end', 'a1', 'a2']);
+    expect(order.size).toBe(0);
+    // A ticket taken while another is held waits for its done.
+    const h = order.take('a');
+    let done: (() => void) | null = null;
+    order.releaseHeld('a', h, (d) => (done = d));
+    const next = order.take('a');
+    order.release('a', next, () => ran.push('after held'));
+    expect(ran).toHaveLength(4);
+    (done as unknown as () => void)();
+    expect(ran[4]).toBe('after held');
+    expect(order.size).toBe(0);
+  });
+
   it('a throwing continuation does not block the ones behind it', () => {
     const order = new ArrivalOrder();
     const ran: number[] = [];
