@@ -67,7 +67,6 @@ describe('referrals on the real server', () => {
     const referred = Wallet.random();
     const referrer = Wallet.random();
     const maker = Wallet.random();
-    const stranger = Wallet.random();
     let s = await start(dir);
     let http = api(s.url);
     await deposit(s, referred.address, 'USDC', '100000');

@@ -12,7 +12,7 @@ import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { ContractAbi } from '../../src/settlement/abi_codec.js';
 import { artifact } from '../../src/settlement/artifacts.js';
-import { deployContract, deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
+import { deployContract, SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc, RevertError } from '../../src/settlement/rpc.js';
 import { adminState, api, balances, bytesToHex, runScript, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { DevChain } from './dev_chain.js';
