@@ -11,6 +11,7 @@ import { feesValid } from './engine/engine_state.js';
 import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
+import { absentSection, KeyReads, unknownKeysMessage } from './config_keys.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { ringFutexChoice } from './ring/futex.js';
 import { loopBellChoice } from './ring/loop_bell.js';
@@ -278,13 +279,17 @@ function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-/** Objects merge key by key; arrays and scalars replace. */
+/**
+ * Objects merge key by key; arrays and scalars replace. A key is set as an own data property, so a
+ * file's `"__proto__"` neither changes a prototype nor vanishes: validateConfig refuses it as an
+ * unknown key like any other.
+ */
 export function mergeConfig(base: unknown, over: unknown): unknown {
   if (!isObject(base) || !isObject(over)) return over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
-    out[k] = k in base ? mergeConfig(base[k], v) : v;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of [...Object.entries(base), ...Object.entries(over)]) {
+    const merged = Object.hasOwn(out, k) ? mergeConfig(out[k], v) : v;
+    Object.defineProperty(out, k, { value: merged, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -356,7 +361,7 @@ function need<T>(ok: boolean, value: T, what: string): T {
  */
 function section(r: Record<string, unknown>, key: string): Record<string, unknown> {
   const x = r[key];
-  if (x === undefined) return {};
+  if (x === undefined) return absentSection(r, key);
   return need(isObject(x), x as Record<string, unknown>, `${key} must be an object`);
 }
 
@@ -416,9 +421,23 @@ export function threadPriority(x: unknown, key: string, dflt: ThreadPriority): T
   return { nice: nice as number, policy: policy as SchedPolicy };
 }
 
+/**
+ * The whole config checked: every value (readConfig), then every key. A key readConfig never asked
+ * for has no effect (a misspelt `verify.task_item_max`), so it stops the start, named with its path
+ * and the known key it probably meant (src/config_keys.ts: the known keys are the ones readConfig
+ * asks for, no second list).
+ */
 export function validateConfig(raw: unknown): RingbookConfig {
   need(isObject(raw), null, 'top level must be an object');
-  const r = raw as Record<string, unknown>;
+  const reads = new KeyReads();
+  const cfg = readConfig(reads.view(raw) as Record<string, unknown>);
+  const unknown = reads.unknownKeys(raw);
+  need(unknown.length === 0, null, unknownKeysMessage(unknown));
+  return cfg;
+}
+
+/** Every value of the config, read (only) through `r`, the key-recording view of validateConfig. */
+function readConfig(r: Record<string, unknown>): RingbookConfig {
   const server = need(isObject(r.server), r.server as Record<string, unknown>, 'server must be an object');
   const assets_raw = need(Array.isArray(r.assets) && r.assets.length > 0, r.assets as unknown[], 'assets must be a non-empty array');
   const assets: AssetSettings[] = assets_raw.map((a, i) => {

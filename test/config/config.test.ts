@@ -199,9 +199,4 @@ describe('config', () => {
     expect(() => loadConfig({ RINGBOOK_RING_FUTEX: 'atomic' })).toThrow('RINGBOOK_RING_FUTEX must be one of auto, native, atomics (or unset: auto), not "atomic"');
   });
 
-  it('ignores prototype-polluting keys in a merged file', () => {
-    const merged = mergeConfig(defaults, JSON.parse('{"__proto__":{"polluted":true},"fees":{"maker_fee_bps":0,"taker_fee_bps":3}}')) as Record<string, unknown>;
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(validateConfig(merged).fees).toEqual({ maker_fee_bps: 0, taker_fee_bps: 3 });
-  });
 });
