@@ -11,7 +11,7 @@ import { feesValid } from './engine/engine_state.js';
 import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
-import { absentSection, KeyReads, unknownKeysMessage } from './config_keys.js';
+import { absentSection, KeyReads, unknownKeysMessage } from './util/config_keys.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { ringFutexChoice } from './ring/futex.js';
 import { loopBellChoice } from './ring/loop_bell.js';
@@ -424,7 +424,7 @@ export function threadPriority(x: unknown, key: string, dflt: ThreadPriority): T
 /**
  * The whole config checked: every value (readConfig), then every key. A key readConfig never asked
  * for has no effect (a misspelt `verify.task_item_max`), so it stops the start, named with its path
- * and the known key it probably meant (src/config_keys.ts: the known keys are the ones readConfig
+ * and the known key it probably meant (src/util/config_keys.ts: the known keys are the ones readConfig
  * asks for, no second list).
  */
 export function validateConfig(raw: unknown): RingbookConfig {

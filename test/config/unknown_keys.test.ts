@@ -1,7 +1,7 @@
 // A config key the reader does not know stops the start, named with its full path and the known
 // key it probably meant: a misspelt limit (`verify.task_item_max`) used to be ignored without a
 // word, leaving the operator believing it was set. The known keys are the ones validateConfig reads
-// (src/config_keys.ts), so these tests take the sections from what the config reads, not a list.
+// (src/util/config_keys.ts), so these tests take the sections from what the config reads, not a list.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
