@@ -1,10 +1,12 @@
 // Read access to the journal from the DA thread: the same LMDB environment the matcher thread
 // writes (lmdb-js shares one environment between the threads of a process), opened with the same
-// options as `Journal.open`, decoded by the journal's own `decodeBatch` (checksum, ids, sizes).
+// options as `Journal.open`, decoded by the journal's own `decodeCheckedBatch` (ids, sizes, format;
+// the records' checksum was checked by the matcher thread, which wrote the batch or replayed it
+// from disk with `decodeBatch` before its events reached the DA thread).
 // The batch's keccak input hash is computed here, off the matcher and the front; the verifier,
 // which trusts nothing, recomputes it from the published bytes.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { decodeBatch } from '../journal/journal.js';
+import { decodeCheckedBatch } from '../journal/journal.js';
 import type { BatchInputSource, RawJournalBatch } from './da_interfaces.js';
 
 export type { RawJournalBatch } from './da_interfaces.js';
@@ -36,7 +38,7 @@ export class JournalReader implements BatchInputSource {
     return 0;
   }
 
-  /** The batch as journaled, or undefined when absent. Throws on a malformed record. */
+  /** The batch as journaled, or undefined when absent. Throws on a malformed header (id, size, format). */
   get(batch_id: number): RawJournalBatch | undefined {
     let value = this.batches.getBinary(batch_id);
     if (value === undefined) {
@@ -46,9 +48,10 @@ export class JournalReader implements BatchInputSource {
       value = this.batches.getBinary(batch_id);
     }
     if (value === undefined) return undefined;
-    // One decoder for the matcher's format (checksum, ids, sizes); the input hash is computed
-    // here, in the DA thread, never on the matcher or the front.
-    const b = decodeBatch(value, batch_id);
+    // The journal's decoder for the matcher's format (ids, sizes; no second checksum, no copy:
+    // getBinary's buffer is ours); the input hash is computed here, in the DA thread, never on the
+    // matcher or the front.
+    const b = decodeCheckedBatch(value, batch_id);
     return {
       batch_id,
       time_ms: b.time_ms,

@@ -1,0 +1,143 @@
+// Who checks what when a journal batch is read back (docs/verifiability.md, "Journal checks"):
+// every first read from disk (the matcher's replay through `Journal.read`, `ringbook replay`)
+// recomputes the records' CRC-32 and refuses an altered batch; the DA thread's JournalReader,
+// which reads batches the matcher already checked, still refuses a wrong header (id, size,
+// format) and returns exactly the records and input hash the checked read gives.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { open } from 'lmdb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { JournalReader } from '../../src/da/journal_reader.js';
+import { decodeBatch, decodeCheckedBatch, encodeBatch, inputHash, Journal, JournalCorruption } from '../../src/journal/journal.js';
+import { RECORD_WORDS } from '../../src/ring/records.js';
+import { mulberry32 } from '../../src/util/prng.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** `count` records of random words (the journal stores records as opaque words). */
+function randomRecords(count: number, seed: number): Int32Array {
+  const rand = mulberry32(seed);
+  const r = new Int32Array(count * RECORD_WORDS);
+  for (let i = 0; i < r.length; i++) r[i] = (rand() * 2 ** 32) | 0;
+  return r;
+}
+
+/** A journal of batches 1..n (batch i holds i + 2 records), closed. */
+async function writeJournal(n: number): Promise<{ dir: string; records: Int32Array[] }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-journal-read-'));
+  dirs.push(dir);
+  const journal = Journal.open(dir);
+  const records: Int32Array[] = [];
+  for (let id = 1; id <= n; id++) {
+    records.push(randomRecords(id + 2, id));
+    journal.append(id, 1_700_000_000_000 + id, records[id - 1], id + 2);
+  }
+  await journal.close();
+  return { dir, records };
+}
+
+/** Replaces batch `id`'s stored bytes with `alter(bytes)`, as a disk fault or an edit would. */
+async function alterOnDisk(dir: string, id: number, alter: (b: Buffer) => Buffer): Promise<void> {
+  const root = open({ path: dir, compression: false });
+  const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+  const stored = batches.getBinary(id);
+  if (stored === undefined) throw new Error(`batch ${id} not stored`);
+  await batches.put(id, alter(Buffer.from(stored)));
+  await root.close();
+}
+
+function readAll(dir: string): number[] {
+  const journal = Journal.open(dir);
+  const ids: number[] = [];
+  try {
+    for (const b of journal.read(1)) ids.push(b.batch_id);
+  } finally {
+    void journal.close();
+  }
+  return ids;
+}
+
+describe('journal read checks', () => {
+  it('the DA reader returns exactly the records and input hash of the checked read', async () => {
+    const { dir, records } = await writeJournal(4);
+    const reader = JournalReader.open(dir);
+    const journal = Journal.open(dir);
+    try {
+      for (const b of journal.read(1)) {
+        const raw = reader.get(b.batch_id)!;
+        expect(raw.count).toBe(b.count);
+        expect(raw.time_ms).toBe(b.time_ms);
+        expect(Buffer.compare(raw.inputs, Buffer.from(b.records.buffer, b.records.byteOffset, b.records.byteLength))).toBe(0);
+        expect(raw.input_hash).toBe(b.input_hash);
+        expect(raw.input_hash).toBe(inputHash(records[b.batch_id - 1]));
+      }
+      expect(reader.get(5)).toBeUndefined();
+    } finally {
+      await journal.close();
+      await reader.close();
+    }
+  });
+
+  it('an altered record on disk is refused by the checked read (replay), at that batch', async () => {
+    const { dir } = await writeJournal(3);
+    // One bit of one record word of batch 2 (past the 36-byte header).
+    await alterOnDisk(dir, 2, (b) => {
+      b[36 + 5] ^= 0x10;
+      return b;
+    });
+    const seen: number[] = [];
+    const journal = Journal.open(dir);
+    try {
+      expect(() => {
+        for (const b of journal.read(1)) seen.push(b.batch_id);
+      }).toThrow(/batch 2: checksum mismatch/);
+    } finally {
+      await journal.close();
+    }
+    expect(seen).toEqual([1]);
+  });
+
+  it('a torn or misplaced batch is refused by both readers', async () => {
+    const { dir } = await writeJournal(3);
+    const batch2 = encodeBatch(2, 1_700_000_000_002, randomRecords(4, 2), 4);
+    // Batch 3's slot holds batch 2's bytes (wrong id); batch 2 lost its last record word (torn).
+    await alterOnDisk(dir, 3, () => batch2);
+    await alterOnDisk(dir, 2, (b) => b.subarray(0, b.length - 4));
+    expect(() => readAll(dir)).toThrow(/batch 2: \d+ bytes, expected/);
+    const reader = JournalReader.open(dir);
+    try {
+      expect(reader.get(1)?.batch_id).toBe(1);
+      expect(() => reader.get(2)).toThrow(JournalCorruption);
+      expect(() => reader.get(3)).toThrow(/batch 3: header says batch 2/);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('decodeCheckedBatch skips only the checksum: same records, a view when aligned, a copy when not', () => {
+    const records = randomRecords(3, 9);
+    const bytes = encodeBatch(7, 1_700_000_000_007, records, 3);
+    const checked = decodeBatch(bytes, 7);
+    const aligned = new Uint8Array(bytes.length);
+    aligned.set(bytes);
+    const view = decodeCheckedBatch(aligned, 7);
+    expect(view.records.buffer).toBe(aligned.buffer);
+    expect([...view.records]).toEqual([...checked.records]);
+    expect(view.input_hash).toBe(checked.input_hash);
+    // At an odd offset the records cannot be an Int32Array view: they are copied.
+    const odd = new Uint8Array(bytes.length + 1).subarray(1);
+    odd.set(bytes);
+    const copied = decodeCheckedBatch(odd, 7);
+    expect(copied.records.buffer).not.toBe(odd.buffer);
+    expect([...copied.records]).toEqual([...checked.records]);
+    // The checksum is what it skips: a flipped record bit passes it, and fails decodeBatch.
+    aligned[40] ^= 1;
+    expect(() => decodeBatch(aligned, 7)).toThrow(/checksum mismatch/);
+    expect(decodeCheckedBatch(aligned, 7).records[1]).not.toBe(checked.records[1]);
+    expect(() => decodeCheckedBatch(aligned, 8)).toThrow(/header says batch 7/);
+  });
+});
