@@ -26,7 +26,7 @@
  */
 
 // keccak256 from ./keccak.js (hash-wasm): byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts).
-import { KECCAK_INPUT, keccak256Into, keccak256OfInput } from './keccak.js';
+import { KECCAK_INPUT, keccak256OfInput } from './keccak.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from './abi.js';
 import { bytesEqual, bytesToHex0x, compareBytes, tryHexToBytes } from './hex.js';
 
@@ -140,7 +140,17 @@ export function fillLeafHash(leaf: FillLeaf): Uint8Array {
 function fillLeafHashInto(leaf: FillLeaf, out: Uint8Array, at: number): void {
   // Encoded straight into keccak's input buffer (a fill is ~512 bytes): no buffer per fill.
   keccak256OfInput(writeFillLeaf(leaf, KECCAK_INPUT), out, at);
-  keccak256Into(out, at, HASH, out, at);
+  copyToInput(out, at, 0);
+  keccak256OfInput(HASH, out, at);
+}
+
+/**
+ * Copies the 32 bytes at `src[from..]` to keccak's input at `to`: a byte loop, not
+ * `set(subarray(..))`, whose view per copy was three allocations per fill in the DA thread.
+ */
+function copyToInput(src: Uint8Array, from: number, to: number): void {
+  const input = KECCAK_INPUT;
+  for (let i = 0; i < HASH; i++) input[to + i] = src[from + i];
 }
 
 /**
@@ -194,16 +204,15 @@ export function fillLeafFromValues(values: readonly string[]): FillLeaf {
   return leaf;
 }
 
-/** keccak256 of the sorted concatenation of the 32-byte nodes `src[a..]` and `src[b..]`. */
-function hashPairInto(nodes: Uint8Array, a: number, b: number, out: number, scratch: Uint8Array): void {
-  if (compareBytes(nodes, a, nodes, b, HASH) <= 0) {
-    scratch.set(nodes.subarray(a, a + HASH), 0);
-    scratch.set(nodes.subarray(b, b + HASH), HASH);
-  } else {
-    scratch.set(nodes.subarray(b, b + HASH), 0);
-    scratch.set(nodes.subarray(a, a + HASH), HASH);
-  }
-  keccak256Into(scratch, 0, 2 * HASH, nodes, out);
+/**
+ * keccak256 of the sorted concatenation of the 32-byte nodes `nodes[a..]` and `nodes[b..]`,
+ * written to `nodes[out..]`: the pair goes straight into keccak's input (no scratch, no view).
+ */
+function hashPairInto(nodes: Uint8Array, a: number, b: number, out: number): void {
+  const a_first = compareBytes(nodes, a, nodes, b, HASH) <= 0;
+  copyToInput(nodes, a_first ? a : b, 0);
+  copyToInput(nodes, a_first ? b : a, HASH);
+  keccak256OfInput(2 * HASH, nodes, out);
 }
 
 export class FillsTree {
@@ -255,11 +264,10 @@ export class FillsTree {
       const input = order[k]!;
       const t = size - 1 - k;
       tree_index[input] = t;
-      nodes.set(hashes.subarray(input * HASH, input * HASH + HASH), t * HASH);
+      for (let j = 0; j < HASH; j++) nodes[t * HASH + j] = hashes[input * HASH + j];
     }
-    const scratch = new Uint8Array(2 * HASH);
     for (let i = size - 1 - n; i >= 0; i--) {
-      hashPairInto(nodes, (2 * i + 1) * HASH, (2 * i + 2) * HASH, i * HASH, scratch);
+      hashPairInto(nodes, (2 * i + 1) * HASH, (2 * i + 2) * HASH, i * HASH);
     }
     return new FillsTree(nodes, tree_index);
   }
@@ -320,13 +328,12 @@ export function verifyFillProof(root_hex: string, leaf_hash_hex: string, proof_h
   if (root === null || leaf === null || !Array.isArray(proof_hex)) return false;
   if (root.every((b) => b === 0)) return false;
   const nodes = new Uint8Array(2 * HASH);
-  const scratch = new Uint8Array(2 * HASH);
   nodes.set(leaf, 0);
   for (const p of proof_hex) {
     const sibling = tryHexToBytes(p, HASH);
     if (sibling === null) return false;
     nodes.set(sibling, HASH);
-    hashPairInto(nodes, 0, HASH, 0, scratch);
+    hashPairInto(nodes, 0, HASH, 0);
   }
   return bytesEqual(nodes.subarray(0, HASH), root);
 }
