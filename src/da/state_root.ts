@@ -115,12 +115,9 @@ export class StateRootBuilder {
         const key = e.field(BalanceField.ACCOUNT) * BALANCE_KEY_SPAN + e.field(BalanceField.ASSET);
         const available = e.field(BalanceField.AVAILABLE_UNITS);
         const locked = e.field(BalanceField.LOCKED_UNITS);
-        const b = p.balance.get(key);
-        if (b === undefined) p.balance.set(key, { available, locked });
-        else {
-          b.available = available;
-          b.locked = locked;
-        }
+        const b = p.balanceEntry(key);
+        b.available = available;
+        b.locked = locked;
         return;
       }
       case EventType.ACCEPTED: {
@@ -213,14 +210,7 @@ export class StateRootBuilder {
       case EventType.ORDER_UPDATE: {
         const order_id = e.field(OrderUpdateField.ORDER_ID);
         const status = e.field(OrderUpdateField.STATUS);
-        let o = p.order.get(order_id);
-        if (o === undefined) {
-          o = {
-            open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0,
-            locked: 0, priority_seq: 0, last_fill_price: 0,
-          };
-          p.order.set(order_id, o);
-        }
+        const o = p.orderEntry(order_id);
         o.open = status < STATUS_CLOSED_MIN;
         if (!o.open) p.terms.set(order_id, null);
         o.account = e.field(OrderUpdateField.ACCOUNT);
@@ -343,12 +333,15 @@ export class StateRootBuilder {
 
   /** Closes the batch: hashes what it changed and returns its roots and fills. */
   endBatch(): BatchRoots {
-    const pending = this.pending;
-    this.pending = new PendingSet();
     const leaves = this.leaf_batch;
     // encodePending adds each leaf once (one pending entry per leaf id).
     leaves.clear(true);
-    encodePending(pending, this.markets, leaves);
+    try {
+      encodePending(this.pending, this.markets, leaves);
+    } finally {
+      // The set and its entries are reused by the next batch (its bytes are in `leaves` now).
+      this.pending.clear();
+    }
     const changes = this.tree.update(leaves);
     this.root_hex = bytesToHex0x(this.tree.root());
     const fills = this.fills;

@@ -1,0 +1,90 @@
+// The StateRootBuilder reuses one PendingSet (its maps and its balance and order entries) from
+// batch to batch. A batch must never see a leftover of the one before: `clear()` must empty every
+// field (a field added later and forgotten there fails the first test), and an entry reused
+// from the pool must encode exactly what the new batch wrote into it.
+import { describe, expect, it } from 'vitest';
+import { LeafBatch } from '../../src/da/leaf_batch.js';
+import { PendingSet, encodePending } from '../../src/da/pending_leaves.js';
+
+/** Every field of a fresh set, filled with something (as a batch's events would). */
+function fillEverything(p: PendingSet): void {
+  p.balanceEntry(7 * 65536 + 1).available = 5;
+  p.nonce.set(7, 3);
+  p.envelope_nonce.set(7, 2);
+  p.account.set(7, '0x' + '11'.repeat(20));
+  p.orderEntry(42).open = true;
+  p.market.add(0);
+  p.fees = { maker: 1, taker: 2 };
+  p.credit.set(7, { limit: 10, ratio_ppm: 5 });
+  p.withdrawal.set('7:3', { account: 7, nonce: 3, asset: 1, amount: 9 });
+  p.referral.set(7, { referrer: 8, active_until_ms: 100 });
+  p.earned.set(7 * 65536 + 1, 4);
+  p.inbox.set(1, null);
+  p.counters = { next_order_id: 1, next_fill_id: 1, next_priority_seq: 1, next_inbox_entry_id: 1 };
+  p.chain_deposit = 3;
+  p.supply.set(1, [1, 0]);
+  p.terms.set(42, null);
+  p.dead_man.set(7, null);
+  p.agent.set('7:8', { user: 7, agent: 8, entry: null });
+  p.agent_floor.set(7, 2);
+}
+
+describe('PendingSet reuse', () => {
+  it('clear() leaves every field as a fresh set has it', () => {
+    const p = new PendingSet();
+    fillEverything(p);
+    const fresh = new PendingSet() as unknown as Record<string, unknown>;
+    const filled = p as unknown as Record<string, unknown>;
+    // Every public field was filled (so a new field must be added to fillEverything too).
+    for (const [name, v] of Object.entries(fresh)) {
+      if (name.endsWith('_pool') || name.endsWith('_used')) continue;
+      const f = filled[name];
+      const empty = v instanceof Map || v instanceof Set ? v.size === 0 : v === null;
+      expect(empty, `fresh ${name}`).toBe(true);
+      const touched = f instanceof Map || f instanceof Set ? f.size > 0 : f !== null;
+      expect(touched, `fillEverything fills ${name}`).toBe(true);
+    }
+    p.clear();
+    for (const [name, v] of Object.entries(fresh)) {
+      const f = filled[name];
+      if (v instanceof Map || v instanceof Set) expect((f as Map<unknown, unknown>).size, name).toBe(0);
+      else if (!name.endsWith('_pool')) expect(f, name).toEqual(v);
+    }
+  });
+
+  it('a pooled entry encodes what the new batch wrote, not what the last one left', () => {
+    const p = new PendingSet();
+    const first = p.balanceEntry(3 * 65536 + 2);
+    first.available = 111;
+    first.locked = 222;
+    const o = p.orderEntry(9);
+    Object.assign(o, { open: true, account: 3, market: 0, side: 1, status: 0, price: 5, quantity: 6, filled: 1, remaining: 5, locked: 30, priority_seq: 77, last_fill_price: 5 });
+    p.clear();
+    // Next batch: another balance and another order take the same pooled objects.
+    const second = p.balanceEntry(4 * 65536 + 1);
+    expect(second).toBe(first);
+    second.available = 1;
+    second.locked = 0;
+    const o2 = p.orderEntry(10);
+    expect(o2).toBe(o);
+    o2.open = false;
+    const reused = new LeafBatch();
+    reused.clear(true);
+    encodePending(p, [], reused);
+
+    const q = new PendingSet();
+    const b = q.balanceEntry(4 * 65536 + 1);
+    b.available = 1;
+    b.locked = 0;
+    q.orderEntry(10).open = false;
+    const fresh = new LeafBatch();
+    fresh.clear(true);
+    encodePending(q, [], fresh);
+
+    expect(reused.count).toBe(2);
+    expect(reused.count).toBe(fresh.count);
+    expect([...reused.value_len.subarray(0, 2)]).toEqual([...fresh.value_len.subarray(0, 2)]);
+    expect(Buffer.from(reused.bytes.subarray(0, 30)).equals(Buffer.from(fresh.bytes.subarray(0, 30)))).toBe(true);
+    expect(reused.ids).toEqual(fresh.ids);
+  });
+});
