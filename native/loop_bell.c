@@ -23,6 +23,8 @@
  */
 /* uv.h needs POSIX types (pthread_rwlock_t, struct addrinfo) that -std=c11 hides. */
 #define _GNU_SOURCE
+/* napi_add_async_cleanup_hook (the teardown that can wait for uv_close) is N-API 8. */
+#define NAPI_VERSION 8
 #include <node_api.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -37,6 +39,8 @@ typedef struct bell {
   napi_env env;
   napi_ref callback;
   napi_async_context context;
+  /* The environment's teardown hook while the bell is open; NULL once close() removed it. */
+  napi_async_cleanup_hook_handle cleanup;
   int32_t id;
   int closing;
 } bell_t;
@@ -47,7 +51,14 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bell_t *bells[BELLS_MAX];
 static int32_t generation = 0;
 
-static void on_closed(uv_handle_t *h) { free(h); }
+/* The handle is closed. At teardown the environment waits for this (its async cleanup hook is
+ * still registered: a synchronous hook would close the handle with nothing left to run the loop,
+ * so this callback might never fire and a worker's loop would end with the handle open). */
+static void on_closed(uv_handle_t *h) {
+  bell_t *b = (bell_t *)h;
+  if (b->cleanup != NULL) napi_remove_async_cleanup_hook(b->cleanup);
+  free(b);
+}
 
 /* Takes the bell out of the table (no ring reaches it afterwards) and closes its handle. */
 static void retire(bell_t *b) {
@@ -60,8 +71,9 @@ static void retire(bell_t *b) {
   uv_close((uv_handle_t *)&b->async, on_closed);
 }
 
-static void on_env_teardown(void *arg) {
+static void on_env_teardown(napi_async_cleanup_hook_handle handle, void *arg) {
   bell_t *b = (bell_t *)arg;
+  b->cleanup = handle;
   napi_delete_reference(b->env, b->callback);
   napi_async_destroy(b->env, b->context);
   retire(b);
@@ -85,8 +97,8 @@ static void on_async(uv_async_t *h) {
   napi_close_handle_scope(env, scope);
 }
 
-/* open(fn): a bell on this thread's loop that calls fn when rung; its id (> 0). Throws when all
- * BELLS_MAX are open. */
+/* open(fn): a bell on this thread's loop that calls fn when rung; its id (> 0). Throws when
+ * BELLS_MAX - 1 are open (slot 0 is never used, so no id is 0). */
 static napi_value Open(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -114,9 +126,11 @@ static napi_value Open(napi_env env, napi_callback_info info) {
   }
   uv_unref((uv_handle_t *)&b->async);
   b->env = env;
-  if (napi_create_reference(env, argv[0], 1, &b->callback) != napi_ok || napi_create_object(env, &resource) != napi_ok ||
+  if (napi_create_reference(env, argv[0], 1, &b->callback) != napi_ok) b->callback = NULL;
+  if (b->callback == NULL || napi_create_object(env, &resource) != napi_ok ||
       napi_create_string_utf8(env, "ringbook.loop_bell", NAPI_AUTO_LENGTH, &name) != napi_ok ||
       napi_async_init(env, resource, name, &b->context) != napi_ok) {
+    if (b->callback != NULL) napi_delete_reference(env, b->callback);
     b->closing = 1;
     uv_close((uv_handle_t *)&b->async, on_closed);
     napi_throw_error(env, NULL, "loop bell: cannot hold the callback");
@@ -133,17 +147,22 @@ static napi_value Open(napi_env env, napi_callback_info info) {
     bells[slot] = b;
   }
   pthread_mutex_unlock(&lock);
-  if (slot < 0) {
+  const char *failure = slot < 0 ? "loop bell: too many open bells" : NULL;
+  napi_value out = NULL;
+  if (failure == NULL && napi_add_async_cleanup_hook(env, on_env_teardown, b, &b->cleanup) != napi_ok) {
+    b->cleanup = NULL;
+    failure = "loop bell: cannot add the teardown hook";
+  }
+  if (failure == NULL && napi_create_int32(env, b->id, &out) != napi_ok) failure = "loop bell: cannot return the id";
+  if (failure != NULL) {
+    if (b->cleanup != NULL) napi_remove_async_cleanup_hook(b->cleanup);
+    b->cleanup = NULL;
     napi_delete_reference(env, b->callback);
     napi_async_destroy(env, b->context);
-    b->closing = 1;
-    uv_close((uv_handle_t *)&b->async, on_closed);
-    napi_throw_error(env, NULL, "loop bell: too many open bells");
+    retire(b); /* out of the table (when it got a slot) and closed */
+    napi_throw_error(env, NULL, failure);
     return NULL;
   }
-  napi_add_env_cleanup_hook(env, on_env_teardown, b);
-  napi_value out;
-  napi_create_int32(env, b->id, &out);
   return out;
 }
 
@@ -187,7 +206,8 @@ static napi_value Close(napi_env env, napi_callback_info info) {
     napi_get_boolean(env, 0, &out);
     return out;
   }
-  napi_remove_env_cleanup_hook(env, on_env_teardown, b);
+  napi_remove_async_cleanup_hook(b->cleanup);
+  b->cleanup = NULL; /* on_closed frees it without the (removed) hook */
   napi_delete_reference(env, b->callback);
   napi_async_destroy(env, b->context);
   retire(b);

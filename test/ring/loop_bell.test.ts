@@ -95,6 +95,29 @@ describe('an event-loop consumer woken by a worker producer', () => {
     expect(bell.close(b)).toBe(true);
     expect(() => bell.open('x' as unknown as () => void)).toThrow('open(function)');
   });
+
+  it.runIf(BUILT)('worker threads that exit (or are terminated) with bells open, one just rung, end cleanly', async () => {
+    // The bell's handle is closed at the environment's teardown by an async cleanup hook that
+    // waits for uv_close; a synchronous hook left the close unfinished (Node crashed here).
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const code = 'import(' + JSON.stringify(${JSON.stringify(BELL_JS)}) + ').then((m) => {' +
+        ' const b = m.nativeLoopBell(); const ids = [b.open(() => {}), b.open(() => {})]; b.ring(ids[0]);' +
+        ' require("node:worker_threads").parentPort.postMessage(ids); })';
+      (async () => {
+        let exits = 0;
+        for (let i = 0; i < 12; i++) {
+          const w = new Worker(code, { eval: true });
+          w.on('message', () => { if (i % 2 === 1) void w.terminate(); });
+          const code_ = await new Promise((r) => w.on('exit', r));
+          if (i % 2 === 0 && code_ !== 0) throw new Error('worker exit code ' + code_);
+          exits++;
+        }
+        console.log('exits ' + exits);
+      })();`;
+    const r = await run(process.execPath, ['-e', script], { timeout: 20_000 });
+    expect(r.stdout.trim()).toBe('exits 12');
+  }, 30_000);
 });
 
 /** What nativeLoopBell() gives in a fresh process of `bell_js` with RINGBOOK_LOOP_BELL=`value`. */
