@@ -79,20 +79,30 @@ describe('an event-loop consumer woken by a worker producer', () => {
     expect(Atomics.load(ring.i32, H_CONSUMER_BELL)).toBe(0);
   });
 
-  it.runIf(BUILT)('a ring rung after its bell closed wakes nothing, and open bells get distinct ids', () => {
+  it.runIf(BUILT)('a ring rung after its bell closed wakes nothing, even when a new bell took its slot; open bells get distinct ids', async () => {
     const bell = nativeLoopBell();
     expect(bell, 'native/build/loop_bell.node loads (make native)').not.toBeNull();
     if (bell === null) return;
-    let calls = 0;
-    const a = bell.open(() => calls++);
-    const b = bell.open(() => calls++);
+    const calls = { a: 0, b: 0, c: 0 };
+    const a = bell.open(() => calls.a++);
+    const b = bell.open(() => calls.b++);
     expect(a).toBeGreaterThan(0);
     expect(b).not.toBe(a);
     expect(bell.close(a)).toBe(true);
     expect(bell.close(a)).toBe(false);
-    expect(bell.ring(a)).toBe(false);
+    // c takes a's slot (the lowest free one): only the generation in the id tells a from c.
+    const c = bell.open(() => calls.c++);
+    expect(c & 0xff, 'c reuses a slot of the table (256 slots)').toBe(a & 0xff);
+    expect(c).not.toBe(a);
+    expect(bell.ring(a), "a closed bell's id does not ring the bell now in its slot").toBe(false);
+    expect(bell.close(a), 'nor closes it').toBe(false);
+    expect(bell.ring(c)).toBe(true);
     expect(bell.ring(b)).toBe(true);
+    // A loop turn (the uv_async callbacks run before the timer's next check).
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual({ a: 0, b: 1, c: 1 });
     expect(bell.close(b)).toBe(true);
+    expect(bell.close(c)).toBe(true);
     expect(() => bell.open('x' as unknown as () => void)).toThrow('open(function)');
   });
 
