@@ -244,9 +244,17 @@ export class MatcherLink {
     };
     const worker = new Worker(new URL('../matcher/matcher_worker.js', import.meta.url), { workerData: data });
     this.worker = worker;
-    this.options.beforeEvents?.();
-    // The pump must run before 'ready': recovery replays the journal through the event ring.
-    this.pump_done = this.pump(events);
+    try {
+      this.options.beforeEvents?.();
+      // The pump must run before 'ready': recovery replays the journal through the event ring.
+      this.pump_done = this.pump(events);
+    } catch (e) {
+      // The pump throws synchronously when its wake-up cannot be had (RINGBOOK_LOOP_BELL=native
+      // without the module, the bell's open failing): stop the matcher thread, nobody else will.
+      this.worker = null;
+      await worker.terminate();
+      throw e;
+    }
     worker.on('message', (m: FromMatcher) => {
       if (m.type === 'snapshot' && this.onSnapshot !== null) this.onSnapshot(m);
       else if (m.type === 'trimmed') {
