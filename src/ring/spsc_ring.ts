@@ -165,11 +165,21 @@ const atomicsWaitAsync: WaitAsyncFn | undefined = (
   Atomics as unknown as { waitAsync?: WaitAsyncFn }
 ).waitAsync;
 
-/** Rings the consumer's loop bell: this thread must be able to load the module the consumer did. */
-function ringLoopBell(id: number): void {
+/**
+ * Rings the consumer's loop bell `id`, read from the header word `i32[H_CONSUMER_BELL]`: this
+ * thread must be able to load the module the consumer did, and see the same bell table. A ring
+ * that finds no such bell while the header still names it is an error: the consumer sleeps on a
+ * bell nobody can ring (a producer in another process, or another copy of the module), and it
+ * would never wake. Not at a normal stop: the consumer clears the header before it closes the
+ * bell (ring_wake.ts finish), and close() happens-before a ring that misses it (the bell table's
+ * mutex), so such a ring reads 0 here.
+ */
+function ringLoopBell(i32: Int32Array, id: number): void {
   const bell = loopBellForRinging();
   if (bell === null) throw new RingError('ring: its consumer sleeps on a loop bell (native/build/loop_bell.node), which this thread cannot load');
-  bell.ring(id);
+  if (!bell.ring(id) && Atomics.load(i32, H_CONSUMER_BELL) === id) {
+    throw new RingError(`ring: its consumer sleeps on loop bell ${id}, which is not open in this thread's bell table (another process or module copy?)`);
+  }
 }
 
 export class SpscRing {
@@ -274,7 +284,7 @@ export class SpscRing {
     Atomics.add(this.i32, H_DOORBELL, 1);
     this.ringDoorbell();
     const bell = Atomics.load(this.i32, H_CONSUMER_BELL);
-    if (bell !== 0) ringLoopBell(bell);
+    if (bell !== 0) ringLoopBell(this.i32, bell);
     Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
   }
@@ -373,7 +383,7 @@ export class SpscRing {
     if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
       // An event-loop consumer on a loop bell (ring_wake.ts) sleeps on nothing Atomics can wake.
       const bell = Atomics.load(this.i32, H_CONSUMER_BELL);
-      if (bell !== 0) ringLoopBell(bell);
+      if (bell !== 0) ringLoopBell(this.i32, bell);
       else Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
     }
   }

@@ -106,6 +106,23 @@ describe('an event-loop consumer woken by a worker producer', () => {
     expect(() => bell.open('x' as unknown as () => void)).toThrow('open(function)');
   });
 
+  it.runIf(BUILT)("a producer waking a consumer whose bell it cannot ring throws instead of leaving it asleep", () => {
+    const bell = nativeLoopBell();
+    if (bell === null) throw new Error('native/build/loop_bell.node does not load (make native)');
+    const ring = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS });
+    // The header names a bell this thread's table does not hold (as for a producer with its own table).
+    const gone = bell.open(() => {});
+    expect(bell.close(gone)).toBe(true);
+    ring.setConsumerBell(gone);
+    expect(ring.sleepOnBell()).toBe(true);
+    const o = ring.tryClaim();
+    ring.i32[o] = 1;
+    expect(() => ring.publish()).toThrow(`its consumer sleeps on loop bell ${gone}, which is not open`);
+    // A consumer that stopped normally cleared the header first: its producer's close rings nothing.
+    ring.setConsumerBell(0);
+    expect(() => ring.close()).not.toThrow();
+  });
+
   it.runIf(BUILT)('worker threads that exit (or are terminated) with bells open, one just rung, end cleanly', async () => {
     // The bell's handle is closed at the environment's teardown by an async cleanup hook that
     // waits for uv_close; a synchronous hook left the close unfinished (Node crashed here).
