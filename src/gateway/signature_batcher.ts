@@ -88,7 +88,6 @@ export class SignatureBatcher {
 
   /** An inline check: the pool's own codec and recovery on this thread (one implementation). */
   private checkHere(item: SignedMessage, stamps: StageStamps | null, verdict: Verdict): void {
-    this.verified++;
     let v: number;
     try {
       v = this.pool.checkOneHere(item, stamps === null ? undefined : this.inline_times);
@@ -96,6 +95,9 @@ export class SignatureBatcher {
       log.error('ringbook: inline signature check failed', err);
       return verdict(FAILED);
     }
+    // Counted with the pool's inlineChecked (on success only): the metrics take the worker's
+    // share as verified - inline - stolen, so a failed inline check counted here would be the worker's.
+    this.verified++;
     if (stamps !== null) {
       stamps.verify_start = this.inline_times[0];
       stamps.verify_end = this.inline_times[1];

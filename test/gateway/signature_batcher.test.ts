@@ -172,4 +172,26 @@ describe('SignatureBatcher', () => {
     expect(await new Promise<number>((resolve) => inline.check('z', sig, ADDRESS, null, resolve))).toBe(FAILED);
     expect(p.inlineChecked).toBe(0);
   });
+
+  it('an inline check that throws answers failed and is counted nowhere (not as the worker\'s)', async () => {
+    const p = createVerifyPool({ threads: 1 });
+    try {
+      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      const b = new SignatureBatcher(p, 128, 2);
+      const sig = signPersonalMessage(KEY, 'w');
+      // The front's own check failing (the codec or recovery throwing on this thread).
+      p.checkOneHere = () => {
+        throw new Error('inline check broke');
+      };
+      const got: number[] = [];
+      b.check('w', sig, ADDRESS, null, (v) => got.push(v));
+      expect(got).toEqual([FAILED]);
+      // The metrics take the worker's share as verified - inline - stolen: a failed inline check
+      // counted in `verified` alone would show as a check no worker made.
+      expect(p.inlineChecked).toBe(0);
+      expect(b.verified).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
 });

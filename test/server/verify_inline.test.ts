@@ -30,10 +30,12 @@ async function checks(): Promise<{ all: number; inline: number; stolen: number }
   };
 }
 
+/** Checks between two readings; `worker` is what the front did not check (stealing is off: `stolen` must stay 0). */
 function since(before: { all: number; inline: number; stolen: number }, after: typeof before): { all: number; inline: number; worker: number } {
   const all = after.all - before.all;
   const inline = after.inline - before.inline;
-  return { all, inline, worker: all - inline - (after.stolen - before.stolen) };
+  expect(after.stolen - before.stolen, 'stealing is off (steal_after_us 0)').toBe(0);
+  return { all, inline, worker: all - inline };
 }
 
 /** `count` posts of `w`, one at a time (each answered before the next is sent): light load. */
@@ -81,7 +83,6 @@ describe('inline signature checks on the front', () => {
     // Mostly the worker's: at most 2 inline per turn, and none in a turn within 1 ms of a turn of 3
     // or more (a loaded test machine splits the burst into more, smaller turns: hence only "most").
     expect(d.worker).toBeGreaterThan(WALLETS * POSTS_PER_WALLET / 2);
-    expect(d.inline + d.worker).toBe(WALLETS * POSTS_PER_WALLET);
 
     // Light again: inline again.
     before = await checks();
