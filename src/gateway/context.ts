@@ -60,19 +60,24 @@ export interface GatewayContext {
 }
 
 /**
- * What a GET route needs of the context (reply bookkeeping, stage stamps, the per-IP limit): the
+ * What a GET route needs of the context (reply bookkeeping, the per-IP limit): the
  * gateway's whole context, or the cluster DA role's few fields (src/cluster/da_role.ts).
  */
 export type RouteBasics = Pick<GatewayContext, 'cfg' | 'metrics' | 'stages' | 'open_exchanges' | 'access_log' | 'closing'> & {
   limiters: Pick<GatewayContext['limiters'], 'gets_per_ip'>;
 };
 
-/** A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing. */
-export function openExchange(ctx: RouteBasics, res: HttpResponse): Reply | null {
+/**
+ * A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing.
+ * `stamped`: the route may run a signed request (postRoute's non-admin routes), whose stage stamps
+ * start here; only the signed path reads them and gives them back to the pool (signed_route.ts),
+ * so other routes take none (a GET's would never come back).
+ */
+export function openExchange(ctx: RouteBasics, res: HttpResponse, stamped = false): Reply | null {
   const reply = new Reply(res);
   // Stamped for the stage rows (diagnostics.stage_timings) and the metrics' stage histograms;
   // SIGUSR2's recording off stops both (bench/load.ts measures instrumentation on against none).
-  if (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording) {
+  if (stamped && (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording)) {
     const stamps = takeStamps();
     stamps.arrive = stampMs();
     stamps.request_no = lastRequestNumber(); // the Reply just drew its id
@@ -182,7 +187,7 @@ export function postRoute(
   param_count = 0,
 ): Handler {
   return (res, req) => {
-    const reply = openExchange(ctx, res);
+    const reply = openExchange(ctx, res, !opts.admin);
     if (reply === null) return;
     const params: string[] = [];
     for (let i = 0; i < param_count; i++) params.push(req.getParameter(i) ?? '');

@@ -74,6 +74,12 @@ export class StageStamps {
   answered = 0;
   /** The counter of the request's X-Request-Id (0: unknown). */
   request_no = 0;
+
+  /** Every field back to 0, as new (a pooled one is reused: takeStamps). Keep beside the fields. */
+  reset(): void {
+    this.arrive = 0; this.parsed = 0; this.verify_start = 0; this.verify_end = 0; this.published = 0;
+    this.batch_start = 0; this.applied = 0; this.durable = 0; this.answered = 0; this.request_no = 0;
+  }
 }
 
 /**
@@ -90,8 +96,7 @@ const stamps_pool: StageStamps[] = [];
 export function takeStamps(): StageStamps {
   const s = stamps_pool.pop();
   if (s === undefined) return new StageStamps();
-  s.arrive = 0; s.parsed = 0; s.verify_start = 0; s.verify_end = 0; s.published = 0;
-  s.batch_start = 0; s.applied = 0; s.durable = 0; s.answered = 0; s.request_no = 0;
+  s.reset();
   return s;
 }
 
