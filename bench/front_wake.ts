@@ -25,7 +25,10 @@ interface PeerData {
   pings: number;
 }
 
-/** Bounds every wait (a lost wake-up shows as a hand-off of this length). */
+/**
+ * Bounds each of the peer's waits for the pong: a lost wake-up of the front never answers its ping,
+ * so the run fails after three such waits ("no answer to ping i"); it is never timed as a hand-off.
+ */
 const WAIT_MS = 1000;
 
 /** This thread's CPU time (ns, Linux schedstat) and voluntary context switches. */

@@ -5,7 +5,7 @@
 // worker, the worker's waitAsync wake-up of the front) and a turn of the front's event loop
 // (setImmediate) on top of the ~60 µs recovery; on 2 cores the woken worker may also wait for a
 // core (docs/benchmarks.md, issue 11, "the front's inline checks"). The front is mostly idle at
-// light load (~80% idle at 1,000 requests/s), so it checks a few signatures per turn itself. Under load
+// light load (~76–83% idle at 1,000 requests/s, docs/benchmarks.md), so it checks a few signatures per turn itself. Under load
 // it must not: the front is the bottleneck thread at the max rate, and the workers check in
 // parallel with it. The load signals, all cheap: a task of the pool in flight, checks of this turn
 // already queued for the pool, this turn's inline budget spent, or a turn with more checks than the

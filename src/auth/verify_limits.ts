@@ -26,8 +26,8 @@ export const STEAL_AFTER_US_MAX = 1_000_000;
  * while no verify task is in flight and the turn before had at most this many (the light-load
  * case); the rest of a turn, and every turn under load, go to the workers. A hand-off costs the
  * front the packing, a futex wake of the sleeping worker and a waitAsync wake-up back, and the
- * request ~20-60 µs of wake-up latency around its ~60 µs recovery (docs/benchmarks.md, issue 11,
- * "the front's inline checks"); two inline checks hold the front's turn for ~120 µs, so a turn
+ * request ~80 µs of its median latency around its ~60 µs recovery (~60 µs for the worker to wake,
+ * ~20 for the front to be woken back: docs/benchmarks.md, issue 11, "the front's inline checks"); two inline checks hold the front's turn for ~120 µs, so a turn
  * of three or more arrivals is already load, and its checks are better run beside the front.
  */
 export const INLINE_ITEMS_DEFAULT = 2;

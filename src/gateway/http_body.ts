@@ -10,12 +10,13 @@
 //   another). A body over the limit is INVALID_REQUEST with HTTP 400 ("body too large"), per
 //   DECISIONS (not 413), and the connection is closed after that reply so a client cannot make
 //   the server drain an unbounded body (see `readJsonBody` in envelope.ts).
-// - A Content-Length over the limit is refused before a single byte is read. A Content-Length at
-//   or under the limit preallocates the body buffer once; chunked bodies (no Content-Length) are
-//   collected as copied chunks and concatenated once. Either way the work is linear in the body
-//   size and the count is checked on every chunk, so memory never exceeds the limit plus one
-//   chunk.
-// - Every chunk is copied: uWS neuters (empties) the ArrayBuffer when the onData callback returns.
+// - A Content-Length over the limit is refused before a single byte is read. A body that arrives
+//   whole in one chunk (an order's ~300 bytes nearly always does) is not copied: onDone gets a
+//   view of uWS's chunk, readable during onDone only, since uWS neuters (empties) the ArrayBuffer
+//   when the onData callback returns. Otherwise each chunk is copied: into a buffer preallocated
+//   once from a Content-Length at or under the limit, or (no Content-Length) into a chunk list
+//   concatenated once. Either way the work is linear in the body size and the count is checked on
+//   every chunk, so memory never exceeds the limit plus one chunk.
 // - JSON bodies must be UTF-8 (invalid sequences are refused rather than replaced by U+FFFD), a
 //   JSON object at the top level, at most 32 levels deep, without the keys `__proto__`,
 //   `constructor` or `prototype` at any depth, and without a number literal that is not an
@@ -140,8 +141,9 @@ export function parseContentLength(header: string | undefined): number {
  *   `content_length` already says so), and the reply must close the connection. The response is
  *   still usable either way (see `readJsonBody` in envelope.ts for the standard 400 reply).
  * - `onError('aborted')` when the client went away first; the response must not be touched after.
- * - `onDone(body)` with the whole body once the last chunk arrived, readable during the call only
- *   (a body that came in one chunk is a view of uWS's chunk, which uWS empties afterwards).
+ * - `onDone(body)` with the whole body once the last chunk arrived, readable during the call only:
+ *   copy what must outlive it (a body that came in one chunk is a view of uWS's chunk, which uWS
+ *   empties when onDone returns).
  *
  * Call it synchronously inside the route handler, at most once per response, and pass
  * `req.getHeader('content-length')` as `content_length` to refuse oversized bodies up front and

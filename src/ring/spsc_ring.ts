@@ -490,8 +490,9 @@ export class SpscRing {
 
   /**
    * A loop-bell consumer going to sleep (ring_wake.ts): announces itself, then looks again. True:
-   * asleep, the next publish or close rings the bell, and the consumer calls bellWoke() when it
-   * does. False: records arrived or the ring closed meanwhile; not asleep.
+   * asleep; the next waking publish (publish, publishBatch, wakeConsumer: a quiet publish rings
+   * nothing until one of these or a producer wait) or close rings the bell, and the consumer calls
+   * bellWoke() when it does. False: records arrived or the ring closed meanwhile; not asleep.
    */
   sleepOnBell(): boolean {
     Atomics.add(this.i32, H_CONSUMER_WAITERS, 1); // announce, then re-check (see "Sleeping without lost wake-ups")
