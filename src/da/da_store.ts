@@ -7,7 +7,9 @@
 //     row for the taker order and one for the maker order of every fill (for /orders/:id/da-proof).
 // Writes are asynchronous and grouped: one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
 // batch submitted meanwhile; a submitted batch is readable at once from a small in-memory map
-// through this handle until its commit is done. The DA store is not on the acknowledgement path:
+// through this handle until its commit is done. One commit at a time: while one is in flight the
+// next group stays open (it keeps taking batches) and is committed as soon as that one is done, so
+// a commit slower than the interval makes the next one larger, not a queue of one per interval. The DA store is not on the acknowledgement path:
 // the journal is, and a batch a crash kept out of the store is published again at the restart.
 // A commit that fails writes nothing of its group (and nothing after it: the ids stay contiguous);
 // every submit of the group rejects with the error and every later submit is refused.
@@ -116,13 +118,16 @@ export class LmdbDaStore implements DaStore {
   /** Submitted, not yet committed: readable from here. */
   private readonly pending = new Map<number, PublishedBatch>();
   private readonly pending_fills = new Map<number, FillRef[]>();
-  private last_write: Promise<void> = Promise.resolve();
   /** Reader of a store another thread writes: every read starts from the newest snapshot. */
   private readonly reader: boolean;
   private readonly commit_interval_ms: number;
   /** Submitted batches waiting for the next commit (DA_STORE_COMMIT_INTERVAL_MS), and its timer. */
   private group: CommitGroup | null = null;
   private group_timer: NodeJS.Timeout | null = null;
+  /** The open group's interval has passed (or written() asked): commit it once none is in flight. */
+  private group_due = false;
+  /** The commit in flight (settles, never rejects, once its group's outcome is known), or null. */
+  private in_flight: Promise<void> | null = null;
   /** Last batch id LMDB holds (found at open, then each commit's last). */
   private committed_id: number;
   /** The first commit that failed: nothing more is written through this handle. */
@@ -193,46 +198,69 @@ export class LmdbDaStore implements DaStore {
         settle = (err) => (err === null ? resolve() : reject(err));
       });
       group = this.group = { items: [], done, settle };
+      this.group_due = false;
       if (this.commit_interval_ms > 0) {
-        this.group_timer = setTimeout(() => this.commitGroup(), this.commit_interval_ms);
+        this.group_timer = setTimeout(() => this.commitDue(), this.commit_interval_ms);
         // The wait must not keep a process alive (or a stop waiting): close() and written() commit
         // what waits, and the journal holds every batch a process ending without them leaves out.
         this.group_timer.unref();
-      } else queueMicrotask(() => this.commitGroup());
+      } else queueMicrotask(() => this.commitDue());
     }
     group.items.push({ id, stored, rows });
     return group.done;
   }
 
-  /**
-   * Writes the waiting batches in one transaction; each submit's promise settles with it. One
-   * commit at a time, each only after the one before succeeded: after a failed one nothing is
-   * written (a later group would leave a gap in the ids).
-   */
-  private commitGroup(): void {
-    const group = this.group;
-    if (group === null) return;
-    this.group = null;
+  /** The open group is due (its interval passed, or written() asked): commit it when none is in flight. */
+  private commitDue(): void {
     if (this.group_timer !== null) clearTimeout(this.group_timer);
     this.group_timer = null;
+    if (this.group === null) return;
+    this.group_due = true;
+    this.startCommit();
+  }
+
+  /**
+   * Writes the open group in one transaction, if it is due and no commit is in flight; each
+   * submit's promise settles with it. One commit at a time: a group that falls due while one is
+   * in flight stays open (and keeps taking batches) until that one is done, then goes at once, so
+   * a slow commit (a synced or busy disk) makes the next commit larger, never a queue of commits.
+   * After a failed commit nothing is written (a later group would leave a gap in the ids): the
+   * open group is rejected.
+   */
+  private startCommit(): void {
+    const group = this.group;
+    if (group === null || !this.group_due || this.in_flight !== null) return;
+    this.group = null;
+    this.group_due = false;
     const first = group.items[0].id;
     const last = group.items[group.items.length - 1].id;
-    const write = this.last_write.then(() => {
-      if (this.failure !== null) throw new Error(`DA store: batches ${first}..${last} not written: an earlier commit failed: ${this.failure.message}`);
-      this.commits++;
-      return this.root.transaction(() => this.putGroup(group.items));
-    });
-    this.last_write = write.then(() => {
+    this.commits++;
+    this.in_flight = this.root.transaction(() => this.putGroup(group.items)).then(() => {
       for (const { id, rows } of group.items) this.forgetPending(id, rows);
       this.committed_id = last;
       group.settle(null);
     }, (e: unknown) => {
-      // This group's own commit failed, or (failure already set) it was not tried.
-      const err = this.failure !== null && e instanceof Error ? e
-        : new Error(`DA store: the commit of batches ${first}..${last} failed: ${e instanceof Error ? e.message : String(e)}`);
+      const err = new Error(`DA store: the commit of batches ${first}..${last} failed: ${e instanceof Error ? e.message : String(e)}`);
       this.failed(err);
       group.settle(err);
+      this.rejectOpenGroup();
+    }).then(() => {
+      this.in_flight = null;
+      this.startCommit();
     });
+  }
+
+  /** After a failed commit: the group submitted meanwhile is not written. */
+  private rejectOpenGroup(): void {
+    const group = this.group;
+    if (group === null || this.failure === null) return;
+    this.group = null;
+    this.group_due = false;
+    if (this.group_timer !== null) clearTimeout(this.group_timer);
+    this.group_timer = null;
+    const first = group.items[0].id;
+    const last = group.items[group.items.length - 1].id;
+    group.settle(new Error(`DA store: batches ${first}..${last} not written: an earlier commit failed: ${this.failure.message}`));
   }
 
   /** The group's puts (inside the transaction). */
@@ -304,10 +332,17 @@ export class LmdbDaStore implements DaStore {
     return out;
   }
 
-  /** Commits what is waiting now; resolves once every batch submitted so far is committed. */
+  /**
+   * Commits what is waiting now (after the commit in flight, if any); resolves once every batch
+   * submitted so far is committed or its commit failed (never rejects: the failure is the submits').
+   */
   written(): Promise<void> {
-    this.commitGroup();
-    return this.last_write;
+    const group = this.group;
+    if (group !== null) {
+      this.commitDue();
+      return group.done.then(() => undefined, () => undefined);
+    }
+    return this.in_flight ?? Promise.resolve();
   }
 
   close(): Promise<void> {

@@ -1,4 +1,5 @@
 // DA store (LMDB and memory), the journal reader the publisher uses, and the JSON wire form.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -102,6 +103,94 @@ describe('DA store commits', () => {
     expect(r.latest()).toBe(8);
     await z.close();
     await r.close();
+  });
+});
+
+/**
+ * Another process holding LMDB's write lock on `dir` (a synchronous write transaction that waits
+ * for a line on its stdin): a commit this process starts meanwhile waits for it, as behind a
+ * synced or busy disk. Resolves once the lock is held; `release` ends it.
+ */
+async function holdWriteLock(dir: string): Promise<{ release: () => Promise<void> }> {
+  const script = `
+    import fs from 'node:fs';
+    import { open } from 'lmdb';
+    const root = open({ path: process.env.HOLD_DIR, compression: false });
+    root.transactionSync(() => { fs.writeSync(1, 'held\\n'); fs.readSync(0, Buffer.alloc(1)); });
+    await root.close();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: process.cwd(), env: { ...process.env, HOLD_DIR: dir }, stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('lock holder did not start within 10 s')), 10_000);
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('held')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((code) => reject(new Error(`lock holder exited with ${code}`)));
+  });
+  return {
+    release: async () => {
+      child.stdin.end('\n');
+      expect(await exited).toBe(0);
+    },
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('DA store commits behind a slow one', () => {
+  it('LMDB: batches submitted while a commit is in flight go in ONE following commit, not one per interval', async () => {
+    const dir = tmp();
+    const interval_ms = 10;
+    const w = LmdbDaStore.open(dir, { commit_interval_ms: interval_ms });
+    await Promise.all([w.submit(batch(1)), w.written()]);
+    expect(w.commits).toBe(1);
+    const lock = await holdWriteLock(dir);
+    let first_done = false;
+    const first = w.submit(batch(2)).then(() => {
+      first_done = true;
+    });
+    await sleep(3 * interval_ms); // its interval passed: its commit started and waits for the lock
+    expect(w.commits).toBe(2);
+    // Eight more intervals' worth of batches while that commit is held: no commit starts for them.
+    const later: Promise<void>[] = [];
+    for (let id = 3; id <= 10; id++) {
+      later.push(w.submit(batch(id, id === 7 ? [fill(7, 1, 10, 9)] : [])));
+      await sleep(2 * interval_ms);
+    }
+    expect(first_done).toBe(false);
+    expect(w.commits).toBe(2);
+    expect(w.get(10)).toEqual(batch(10)); // readable meanwhile through this handle
+    await lock.release();
+    await first;
+    await Promise.all(later);
+    expect(w.commits).toBe(3); // batches 3..10: one commit, right after the held one
+    expect(w.latest()).toBe(10);
+    await w.close();
+    const r = LmdbDaStore.open(dir, { reader: true });
+    expect(r.latest()).toBe(10);
+    for (let id = 1; id <= 10; id++) expect(r.get(id)).toEqual(batch(id, id === 7 ? [fill(7, 1, 10, 9)] : []));
+    expect(r.fillsOfOrder(9)).toEqual([{ fill_id: 1, batch_id: 7 }]);
+    await r.close();
+  });
+
+  it('LMDB: a commit that is quicker than the interval leaves the next group its interval', async () => {
+    const dir = tmp();
+    const w = LmdbDaStore.open(dir, { commit_interval_ms: 60_000 });
+    const p1 = w.submit(batch(1));
+    void w.written(); // commits batch 1 now
+    const p2 = w.submit(batch(2)); // a new group, while batch 1's commit is in flight
+    await p1;
+    await sleep(20);
+    expect(w.commits).toBe(1); // batch 2 waits for its own interval, not for the end of batch 1's commit
+    await w.written();
+    await p2;
+    expect(w.commits).toBe(2);
+    await w.close();
   });
 });
 
