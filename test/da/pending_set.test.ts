@@ -1,10 +1,11 @@
 // The StateRootBuilder reuses one PendingSet (its maps and its balance and order entries) from
 // batch to batch. A batch must never see a leftover of the one before: `clear()` must empty every
 // field (a field added later and forgotten there fails the first test), and an entry reused
-// from the pool must encode exactly what the new batch wrote into it.
+// from the pool must encode exactly what the new batch wrote into it (all of its bytes compared).
 import { describe, expect, it } from 'vitest';
 import { LeafBatch } from '../../src/da/leaf_batch.js';
-import { PendingSet, encodePending } from '../../src/da/pending_leaves.js';
+import { PendingSet, encodePending, type PendingOrder } from '../../src/da/pending_leaves.js';
+import { ORDER_VALUE_BYTES } from '../../src/da/state_leaves.js';
 
 /** Every field of a fresh set, filled with something (as a batch's events would). */
 function fillEverything(p: PendingSet): void {
@@ -67,7 +68,10 @@ describe('PendingSet reuse', () => {
     second.locked = 0;
     const o2 = p.orderEntry(10);
     expect(o2).toBe(o);
-    o2.open = false;
+    // The new batch's order is open with other values, some of them 0 where the last one's were
+    // not: its whole encoded value must be what a fresh set encodes for the same fields.
+    const next: PendingOrder = { open: true, account: 4, market: 1, side: 0, status: 1, price: 8, quantity: 9, filled: 0, remaining: 9, locked: 0, priority_seq: 78, last_fill_price: 0 };
+    Object.assign(o2, next);
     const reused = new LeafBatch();
     reused.clear(true);
     encodePending(p, [], reused);
@@ -76,15 +80,19 @@ describe('PendingSet reuse', () => {
     const b = q.balanceEntry(4 * 65536 + 1);
     b.available = 1;
     b.locked = 0;
-    q.orderEntry(10).open = false;
+    Object.assign(q.orderEntry(10), next);
     const fresh = new LeafBatch();
     fresh.clear(true);
     encodePending(q, [], fresh);
 
     expect(reused.count).toBe(2);
     expect(reused.count).toBe(fresh.count);
-    expect([...reused.value_len.subarray(0, 2)]).toEqual([...fresh.value_len.subarray(0, 2)]);
-    expect(Buffer.from(reused.bytes.subarray(0, 30)).equals(Buffer.from(fresh.bytes.subarray(0, 30)))).toBe(true);
+    expect(fresh.value_len[1]).toBe(ORDER_VALUE_BYTES); // the order leaf carries its value
+    const n = fresh.count;
+    for (const f of ['kinds', 'at', 'key_len', 'value_len'] as const) expect([...reused[f].subarray(0, n)], f).toEqual([...fresh[f].subarray(0, n)]);
+    // Every byte of every leaf (keys and values), not a prefix.
+    const end = fresh.at[n - 1] + fresh.key_len[n - 1] + Math.max(fresh.value_len[n - 1], 0);
+    expect(Buffer.from(reused.bytes.subarray(0, end)).toString('hex')).toBe(Buffer.from(fresh.bytes.subarray(0, end)).toString('hex'));
     expect(reused.ids).toEqual(fresh.ids);
   });
 });
