@@ -362,6 +362,17 @@ export const enum BalanceReason {
 }
 export const BALANCE_REASON_NAMES = ['fill', 'order_placed', 'order_cancelled', 'deposit', 'withdrawal'] as const;
 
+/** A tuple's indexes, as strings ("0" | "1" | ...). */
+type TupleIndexes<T extends readonly unknown[]> = Exclude<keyof T, keyof readonly unknown[]>;
+/** true when a names tuple has one name at each value of the enum E, and no name at any other index. */
+type NamedEachValue<T extends readonly unknown[], E extends number> =
+  [TupleIndexes<T>] extends [`${E}`] ? ([`${E}`] extends [TupleIndexes<T>] ? true : false) : false;
+type MustHold<T extends true> = T;
+// The wire names are looked up by the value (ws/messages.ts; the const enums have no object to
+// list at run time): a reason added without its name, or a name without its reason, fails tsc here.
+export type UpdateReasonsNamed = MustHold<NamedEachValue<typeof UPDATE_REASON_NAMES, UpdateReason>>;
+export type BalanceReasonsNamed = MustHold<NamedEachValue<typeof BALANCE_REASON_NAMES, BalanceReason>>;
+
 /** The operator's fee account is always account 0. */
 export const FEE_ACCOUNT = 0;
 /** `market` value meaning "no market" (global fees, cancel-all across markets). */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/engine/event_log.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import { BALANCE_REASON_NAMES, Reject, UPDATE_REASON_NAMES, UpdateReason } from '../../src/engine/types.js';
-import type { Request } from '../../src/engine/types.js';
+import type { BalanceReasonsNamed, Request, UpdateReasonsNamed } from '../../src/engine/types.js';
 import { RequestGenerator, generateSequence, mulberry32, sequenceLength } from './generator.js';
 
 function followReference(seed: number): { requests: Request[]; events: ReturnType<EventLog['take']>[]; answers: ReturnType<EventLog['take']>[] } {
@@ -84,7 +84,14 @@ describe('request generator', () => {
     const unreachable = new Set<number>([Reject.NONE, Reject.REQUEST_MALFORMED, Reject.KIND_UNKNOWN, Reject.ACCOUNTS_MAX]);
     const missing = Object.entries(Reject).filter(([, v]) => !unreachable.has(v) && !rejects.has(v)).map(([k]) => k);
     expect(missing).toEqual([]);
-    // Every reason, by its name's index (UpdateReason and BalanceReason are const enums: no object to list).
+    // Every reason, by its name's index (UpdateReason and BalanceReason are const enums: no object
+    // to list). The indexes are the values: tsc checks that the names hold one name at each value
+    // of the enum and none elsewhere (types.ts UpdateReasonsNamed, BalanceReasonsNamed), so a
+    // reason added without a name fails the build, and one added with a name fails here until
+    // the generator makes it (the type below stops compiling if those checks are dropped).
+    type NamesChecked = [UpdateReasonsNamed, BalanceReasonsNamed];
+    const names_checked: NamesChecked = [true, true];
+    void names_checked;
     expect([...updates].sort((a, b) => a - b)).toEqual(UPDATE_REASON_NAMES.map((_, i) => i));
     expect([...balances].sort((a, b) => a - b)).toEqual(BALANCE_REASON_NAMES.map((_, i) => i));
     expect(fills).toBeGreaterThan(1000);
