@@ -74,13 +74,15 @@ export class DaPublisherCore implements DaPublisher {
 
   /**
    * The last batch whose state root is known before any event arrives: the batch of the snapshot
-   * it resumed from, or the last batch the DA store already publishes (and the journal holds),
-   * whose root the replay takes from the store; -1 when neither (a fresh start). The batches after
-   * it are the ones the replay must compute: the DA thread's backlog right after a restart is
-   * counted from here, not from -1 (da_thread.ts backlogBatches).
+   * it resumed from, or the last batch whose root the replay takes from the DA store without
+   * computing it (skip_below - 1: batch skip_below itself is stored too, but its root is
+   * recomputed, once for every skipped batch, and compared with its published header, so it
+   * still awaits its root); -1 when neither (a fresh start). The batches after it are the ones
+   * the replay must compute: the DA thread's backlog right after a restart is counted from here,
+   * not from -1 (da_thread.ts backlogBatches; test/da/publisher_restart.test.ts).
    */
   rootKnownBatchId(): number {
-    return Math.max(this.batch_id, this.skip_below >= 1 ? this.skip_below : -1);
+    return Math.max(this.batch_id, this.skip_below >= 2 ? this.skip_below - 1 : -1);
   }
 
   get store(): DaStore | null {
