@@ -109,9 +109,12 @@ function batchOf(buf: Buffer, batch_id: number, count: number, records: Int32Arr
 
 /**
  * A batch read from disk, fully checked: its header and the CRC-32 of its records (a torn or
- * altered record is refused, never replayed). Every reader that is the first to read a batch
- * from disk uses this: the matcher's replay on start (`Journal.read`), `ringbook replay` and the
- * CLI's journal commands. The records are a copy, independent of `value`.
+ * altered record is refused, never replayed). Every reader in the server and the CLI that is the
+ * first to read a batch from disk uses this: the matcher's replay on start (`Journal.read`),
+ * `ringbook replay` and the CLI's journal commands. (The benches time readers too:
+ * bench/recovery.ts phase 5 times the DA thread's reader alone, over a journal its phase 2 has
+ * read with this; bench/state_root.ts reads with `Journal.read` before the DA core does.) The
+ * records are a copy, independent of `value`.
  */
 export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatch {
   const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
