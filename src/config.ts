@@ -425,7 +425,9 @@ export function threadPriority(x: unknown, key: string, dflt: ThreadPriority): T
  * The whole config checked: every value (readConfig), then every key. A key readConfig never asked
  * for has no effect (a misspelt `verify.task_item_max`), so it stops the start, named with its path
  * and the known key it probably meant (src/util/config_keys.ts: the known keys are the ones readConfig
- * asks for, no second list).
+ * asks for, no second list). A value error throws first, alone: readConfig stopped there, so the
+ * keys it had not reached yet are not known to be known, and listing "unknown" keys then would
+ * name valid ones (docs/operations.md, "Configuration").
  */
 export function validateConfig(raw: unknown): RingbookConfig {
   need(isObject(raw), null, 'top level must be an object');

@@ -80,6 +80,22 @@ describe('unknown config keys', () => {
     expect(() => validateConfig(withOverride({ verify: { task_items_max: 0 } }))).toThrow('config: verify.task_items_max must be an integer in 1..');
   });
 
+  it('a value error beside an unknown key is reported alone: the reading stopped there, so no key it had not reached is called unknown', () => {
+    // assets is read before verify and markets: with a bad asset, verify.task_items_max (valid) was
+    // never asked for; an unknown-key list made then would name it.
+    const assets = (defaults.assets as Record<string, unknown>[]).map((a, i) => (i === 0 ? { ...a, onchain_decimals: 99 } : a));
+    let message = '';
+    try {
+      validateConfig(withOverride({ assets, verify: { task_items_max: 8, task_item_max: 16 } }));
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/^config: \S+\.onchain_decimals must be 6\.\.36$/);
+    // With the value fixed, the unknown key is named.
+    expect(() => validateConfig(withOverride({ verify: { task_items_max: 8, task_item_max: 16 } })))
+      .toThrow(new ConfigError('config: unknown key verify.task_item_max (did you mean verify.task_items_max?)'));
+  });
+
   it('refuses "__proto__" in a merged file as an unknown key, changing no prototype', () => {
     const merged = mergeConfig(defaults, JSON.parse('{"__proto__":{"polluted":true},"fees":{"maker_fee_bps":0,"taker_fee_bps":3}}'));
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
