@@ -235,7 +235,13 @@ export class LmdbDaStore implements DaStore {
     const first = group.items[0].id;
     const last = group.items[group.items.length - 1].id;
     this.commits++;
-    this.in_flight = this.root.transaction(() => this.putGroup(group.items)).then(() => {
+    let write: Promise<unknown>;
+    try {
+      write = this.root.transaction(() => this.putGroup(group.items));
+    } catch (e) {
+      write = Promise.reject(e); // (a closed environment throws at once): the same failure path
+    }
+    this.in_flight = write.then(() => {
       for (const { id, rows } of group.items) this.forgetPending(id, rows);
       this.committed_id = last;
       group.settle(null);
