@@ -11,7 +11,7 @@ import { feesValid } from './engine/engine_state.js';
 import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from './engine/types.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from './ring/ring_layout.js';
 import { ADDRESS_PATTERN } from './util/address.js';
-import { absentSection, KeyReads, unknownKeysMessage } from './util/config_keys.js';
+import { absentSection, isPlainObject as isObject, KeyReads, unknownKeysMessage } from './util/config_keys.js';
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { ringFutexChoice } from './ring/futex.js';
 import { loopBellChoice } from './ring/loop_bell.js';
@@ -275,9 +275,6 @@ export function defaultConfigPath(): string {
   throw new ConfigError('config/default.json not found next to the program');
 }
 
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 /**
  * Objects merge key by key; arrays and scalars replace. A key is set as an own data property, so a
@@ -371,6 +368,11 @@ function posInt(x: unknown, what: string): number {
 
 function int(x: unknown, what: string): number {
   return need(typeof x === 'number' && Number.isSafeInteger(x), x as number, `${what} must be an integer`);
+}
+
+/** An integer in lo..hi; the message names the range and `note` (what the ends mean). */
+function intIn(x: unknown, lo: number, hi: number, what: string, note = ''): number {
+  return need(typeof x === 'number' && Number.isSafeInteger(x) && x >= lo && x <= hi, x as number, `${what} must be an integer in ${lo}..${hi}${note}`);
 }
 
 function str(x: unknown, what: string, pattern: RegExp): string {
@@ -516,15 +518,11 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
   const threads = section(r, 'threads');
   const background = threadPriority(threads.background, 'threads.background', THREAD_BACKGROUND_DEFAULT);
   const verify = section(r, 'verify');
-  const task_items_max = verify.task_items_max === undefined ? TASK_SIZE_DEFAULT : verify.task_items_max;
-  need(typeof task_items_max === 'number' && Number.isSafeInteger(task_items_max) && task_items_max >= 1 && task_items_max <= TASK_SIZE_MAX, null,
-    `verify.task_items_max must be an integer in 1..${TASK_SIZE_MAX}`);
-  const steal_after_us = verify.steal_after_us === undefined ? STEAL_AFTER_US_DEFAULT : verify.steal_after_us;
-  need(typeof steal_after_us === 'number' && Number.isSafeInteger(steal_after_us) && steal_after_us >= 0 && steal_after_us <= STEAL_AFTER_US_MAX, null,
-    `verify.steal_after_us must be an integer in 0..${STEAL_AFTER_US_MAX} (0: the front never checks a waiting task itself)`);
-  const inline_items_max = verify.inline_items_max === undefined ? INLINE_ITEMS_DEFAULT : verify.inline_items_max;
-  need(typeof inline_items_max === 'number' && Number.isSafeInteger(inline_items_max) && inline_items_max >= 0 && inline_items_max <= INLINE_ITEMS_MAX, null,
-    `verify.inline_items_max must be an integer in 0..${INLINE_ITEMS_MAX} (0: every signature check goes to a verify worker)`);
+  const task_items_max = intIn(verify.task_items_max === undefined ? TASK_SIZE_DEFAULT : verify.task_items_max, 1, TASK_SIZE_MAX, 'verify.task_items_max');
+  const steal_after_us = intIn(verify.steal_after_us === undefined ? STEAL_AFTER_US_DEFAULT : verify.steal_after_us, 0, STEAL_AFTER_US_MAX, 'verify.steal_after_us',
+    ' (0: the front never checks a waiting task itself)');
+  const inline_items_max = intIn(verify.inline_items_max === undefined ? INLINE_ITEMS_DEFAULT : verify.inline_items_max, 0, INLINE_ITEMS_MAX, 'verify.inline_items_max',
+    ' (0: every signature check goes to a verify worker)');
   const diagnostics = section(r, 'diagnostics');
   const stage_timings = diagnostics.stage_timings ?? false;
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
@@ -579,7 +577,7 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
     matcher: { cpu },
     threads: { background },
     diagnostics: { stage_timings: stage_timings as boolean },
-    verify: { task_items_max: task_items_max as number, steal_after_us: steal_after_us as number, inline_items_max: inline_items_max as number },
+    verify: { task_items_max, steal_after_us, inline_items_max },
     metrics: {
       enabled: metrics_enabled as boolean,
       host: str(metrics.host ?? '127.0.0.1', 'metrics.host', HOST_PATTERN),

@@ -10,7 +10,8 @@ export interface UnknownKey {
   suggestion: string | null;
 }
 
-function isPlainObject(x: unknown): x is Record<string, unknown> {
+/** A JSON object (not null, not an array): what a config section must be. */
+export function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
