@@ -38,6 +38,7 @@ import { parseJsonObject, readBody, setAbortOwner, watchAbort, type AbortOwner, 
 import { nextRequestId } from './request_id.js';
 import type { StageStamps } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
+import { utf8Text } from '../util/json_text.js';
 
 const log = componentLog('http');
 
@@ -94,11 +95,9 @@ export type Header = readonly [name: string, value: string];
 export const OK_BODY_PREFIX = '{"ok":true,"data":';
 export const OK_BODY_SUFFIX = '}';
 
-const utf8_in = new TextDecoder();
-
 /** A body handed to `transmit` as text (bytes from okBody read out). */
 export function bodyText(body: string | Uint8Array): string {
-  return typeof body === 'string' ? body : utf8_in.decode(body);
+  return typeof body === 'string' ? body : utf8Text(body);
 }
 
 /**
