@@ -228,12 +228,9 @@ export class LmdbDaStore implements DaStore {
    * open group is rejected.
    */
   private startCommit(): void {
-    const group = this.group;
-    if (group === null || !this.group_due || this.in_flight !== null) return;
-    this.group = null;
-    this.group_due = false;
-    const first = group.items[0].id;
-    const last = group.items[group.items.length - 1].id;
+    if (this.group === null || !this.group_due || this.in_flight !== null) return;
+    const group = this.takeOpenGroup();
+    const [first, last] = idRange(group);
     this.commits++;
     let write: Promise<unknown>;
     try {
@@ -258,15 +255,20 @@ export class LmdbDaStore implements DaStore {
 
   /** After a failed commit: the group submitted meanwhile is not written. */
   private rejectOpenGroup(): void {
-    const group = this.group;
-    if (group === null || this.failure === null) return;
+    if (this.group === null || this.failure === null) return;
+    const group = this.takeOpenGroup();
+    const [first, last] = idRange(group);
+    group.settle(new Error(`DA store: batches ${first}..${last} not written: an earlier commit failed: ${this.failure.message}`));
+  }
+
+  /** The open group, taken: no group is open, due or timed after this. */
+  private takeOpenGroup(): CommitGroup {
+    const group = this.group as CommitGroup;
     this.group = null;
     this.group_due = false;
     if (this.group_timer !== null) clearTimeout(this.group_timer);
     this.group_timer = null;
-    const first = group.items[0].id;
-    const last = group.items[group.items.length - 1].id;
-    group.settle(new Error(`DA store: batches ${first}..${last} not written: an earlier commit failed: ${this.failure.message}`));
+    return group;
   }
 
   /** The group's puts (inside the transaction). */
@@ -355,4 +357,9 @@ export class LmdbDaStore implements DaStore {
     this.closing ??= this.written().then(() => this.root.close());
     return this.closing;
   }
+}
+
+/** The first and last batch id of a group (its items are in id order). */
+function idRange(group: CommitGroup): [number, number] {
+  return [group.items[0].id, group.items[group.items.length - 1].id];
 }
