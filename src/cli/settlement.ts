@@ -24,7 +24,7 @@ const USAGE = `usage:
   ringbook escape --key <user key> --url <DA source> [--contract <address>] [--rpc <url>] [--config <file>]
       once the contract is frozen: re-executes the published batches up to the last posted
       root, proves the key's balances and pending withdrawals against it and claims each once.
-exit codes: 0 ok, 1 error (a revert names the contract's error), 64 usage`;
+exit codes: 0 ok, 1 error (a revert names the contract's error; a bad config), 64 usage`;
 
 function configOf(args: ParsedArgs): RingbookConfig {
   const file = str(args, 'config');
@@ -139,9 +139,15 @@ export async function settlementCommand(command: string, args: ParsedArgs): Prom
     if (command === 'withdraw-onchain') return await withdrawOnchain(args);
     return await escapeCommand(args);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ConfigError) {
+    if (e instanceof UsageError) {
       console.error(`ringbook: ${e.message}\n\n${USAGE}`);
       return EXIT_USAGE;
+    }
+    // A bad config file is not a bad command line: its message only, and exit 1 as the other
+    // commands that read the config (replay, snapshot, journal; runCommand) and the server.
+    if (e instanceof ConfigError) {
+      console.error(`ringbook: ${e.message}`);
+      return EXIT_ERROR;
     }
     if (e instanceof RevertError || e instanceof EscapeError || e instanceof SignatureUnavailable) {
       const error = e instanceof RevertError ? e.error_name : e instanceof EscapeError ? 'ESCAPE' : 'NO_SIGNATURE';

@@ -1,0 +1,56 @@
+// The settlement commands' exit codes, by running the real CLI: a bad config file is a config
+// error (its message only, exit 1, as `ringbook replay` and the server), not a usage error (the
+// message and the usage text, exit 64).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../server/harness.js';
+
+const run = promisify(execFile);
+const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
+const KEY = `0x${'11'.repeat(32)}`;
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+describe('settlement CLI: config errors', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-settlement-cli-'));
+  const bad = path.join(dir, 'bad.json');
+  fs.writeFileSync(bad, JSON.stringify({ server: { port: 'nope' } }));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['contract', 'deploy', '--key', KEY, '--rpc', 'http://127.0.0.1:1'],
+    ['withdraw-onchain', '--key', KEY, '--asset', 'ETH', '--amount', '1', '--nonce', '1', '--rpc', 'http://127.0.0.1:1'],
+    ['escape', '--key', KEY, '--url', 'http://127.0.0.1:1', '--rpc', 'http://127.0.0.1:1'],
+  ])('%s: a bad --config prints the config error only and exits 1', async (...args) => {
+    const r = await cli([...args, '--config', bad]);
+    expect(r.stderr).toContain('config: server.port must be an integer');
+    expect(r.stderr).not.toContain('usage:');
+    expect(r.code).toBe(1);
+  });
+
+  it('a bad RINGBOOK_CONFIG is the same config error, as for replay', async () => {
+    const settlement = await cli(['contract', 'deploy', '--key', KEY], { RINGBOOK_CONFIG: bad });
+    const replay = await cli(['replay'], { RINGBOOK_CONFIG: bad });
+    expect(settlement.code).toBe(replay.code);
+    expect(settlement.stderr.trim()).toBe(replay.stderr.trim());
+  });
+
+  it('a bad command line is still a usage error: the message, the usage text and 64', async () => {
+    const r = await cli(['contract', 'deploy', '--key', '0x12', '--rpc', 'http://127.0.0.1:1']);
+    expect(r.stderr).toContain('--key must be 0x + 64 hex digits');
+    expect(r.stderr).toContain('usage:');
+    expect(r.code).toBe(64);
+  });
+});
