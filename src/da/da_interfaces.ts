@@ -55,6 +55,12 @@ export interface DaPublisher {
   /** The batch `stateRoot()` belongs to (-1 before genesis). */
   stateRootBatchId(): number;
   /**
+   * The last batch whose root is known: reported, or, right after a restart and before the first
+   * report, published before it (the snapshot's, or the replay's from the DA store); -1 on a fresh
+   * start until genesis is rooted. The DA lag (metrics) is counted from it.
+   */
+  rootKnownBatchId(): number;
+  /**
    * Committed batches handed to the publisher whose root it has not reported yet (0 when it
    * publishes in the caller's thread). The gateway refuses new writes while this reaches
    * config `limits.da_backlog_batches_max`: the DA thread runs at a lower priority

@@ -129,12 +129,16 @@ export class DaThreadPublisher implements DaPublisher {
     return this.root_batch;
   }
 
+  rootKnownBatchId(): number {
+    return Math.max(this.root_batch, this.root_known_batch);
+  }
+
   backlogBatches(): number {
     // Before genesis all are -1; the packer counts batches as the link delivers them. After a
     // restart the replayed batches up to root_known_batch already have their roots (published, or
     // the snapshot's): counting them from -1 until the worker's first report made a journal of
     // >= limits.da_backlog_batches_max batches refuse writes right after start.
-    return Math.max(0, this.posted_batch_id - Math.max(this.root_batch, this.root_known_batch));
+    return Math.max(0, this.posted_batch_id - this.rootKnownBatchId());
   }
 
   fillsTree(batch: PublishedBatch): FillsTree {

@@ -9,51 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { api, deposit, REPO_ROOT, startServer, Wallet, type Api, type StartedServer } from './harness.js';
 import { WsClient, sleep } from '../ws/client.js';
 import { serverPerFile } from './per_file.js';
-
-/** One sample line of the text format: `name{labels} value`. */
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-export function parseSamples(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m === null) throw new Error(`not a sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-/** The families a scrape declares (`# TYPE name type`). */
-export function familiesOf(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) out.set(m[1], m[2]);
-  return out;
-}
-
-export function scrape(port: number): Promise<{ status: number; type: string; text: string }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text }));
-    }).on('error', reject);
-  });
-}
-
-/** The metrics port the server logged at start. */
-export function metricsPort(s: StartedServer): number {
-  const m = /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.output().stdout);
-  if (m === null) throw new Error('no metrics line in the server log:\n' + s.output().stdout + s.output().stderr);
-  return Number(m[1]);
-}
+import { familiesOf, metricsPort, parseSamples, scrape, type Sample } from './metrics_scrape.js';
 
 function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const hit = samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));

@@ -225,10 +225,12 @@ export class Metrics {
     });
     gauge('ringbook_committed_batch_id', 'Last batch committed and applied by the front', (s) => s.rm.batch_id);
     gauge('ringbook_da_published_batch_id', 'Last batch whose state root the DA thread published (-1 before genesis)', (s) => s.da?.stateRootBatchId() ?? -1);
-    gauge('ringbook_da_lag_batches', 'Batches committed but not yet published by the DA thread', (s) => {
-      const published = s.da?.stateRootBatchId() ?? -1;
-      return s.da === null || published < 0 ? 0 : Math.max(0, s.rm.batch_id - published);
-    });
+    // Counted from the front's committed batch to the last batch whose root is known: on a fresh
+    // start, before the DA thread's first report, every committed batch from genesis (batch 0) on
+    // is unpublished (committed + 1), not 0. 0 without a DA thread here (a cluster gateway: the
+    // DA role publishes).
+    gauge('ringbook_da_lag_batches', 'Batches committed but not yet published by the DA thread', (s) =>
+      s.da === null ? 0 : Math.max(0, s.rm.batch_id - s.da.rootKnownBatchId()));
     gauge('ringbook_ws_connections', 'WebSocket connections open', (s) => s.ws?.connections ?? 0);
     gauge('ringbook_ws_subscriptions', 'WebSocket channel subscriptions held', (s) => s.ws?.subscriptions ?? 0);
     /** A counter with one label whose values are read from the WebSocket hub's counters. */
