@@ -69,7 +69,7 @@ export type RouteBasics = Pick<GatewayContext, 'cfg' | 'metrics' | 'stages' | 'o
 
 /**
  * A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing.
- * `stamped`: the route may run a signed request (postRoute's non-admin routes), whose stage stamps
+ * `stamped`: the route runs a signed request (postRoute's `stamped` routes), whose stage stamps
  * start here; only the signed path reads them and gives them back to the pool (signed_route.ts),
  * so other routes take none (a GET's would never come back).
  */
@@ -179,15 +179,22 @@ export function getRoute(ctx: RouteBasics, fn: (reply: Reply, req: HttpRequest) 
   };
 }
 
-/** A POST route with a JSON object body; `admin` routes check X-Admin-Token first. */
+/**
+ * A POST route with a JSON object body; `admin` routes check X-Admin-Token first. `stamped`: the
+ * route runs one signed request through runSigned (signed_route.ts), which gives the exchange's
+ * pooled stage stamps back when it answers; no other route takes any (an unsigned POST such as
+ * /withdrawal-signature, an open /deposit, /force-include and /orders/batch never give them back:
+ * each such request drained the pool by one).
+ */
 export function postRoute(
   ctx: GatewayContext,
-  opts: { admin: boolean; unauthorized?: string },
+  opts: { admin: boolean; unauthorized?: string; stamped?: boolean },
   fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void,
   param_count = 0,
 ): Handler {
+  const stamped = opts.stamped === true && !opts.admin;
   return (res, req) => {
-    const reply = openExchange(ctx, res, !opts.admin);
+    const reply = openExchange(ctx, res, stamped);
     if (reply === null) return;
     const params: string[] = [];
     for (let i = 0; i < param_count; i++) params.push(req.getParameter(i) ?? '');

@@ -10,7 +10,7 @@ import { isoTime } from './views.js';
 
 export function registerAgentRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const rm = ctx.rm;
-  app.post('/agents', postRoute(ctx, { admin: false }, (reply, body) => {
+  app.post('/agents', postRoute(ctx, { admin: false, stamped: true }, (reply, body) => {
     const parsed = parseApproveAgent(body);
     runSigned(ctx, reply, parsed, (o) => {
       if (isBodyError(parsed)) return;
@@ -21,7 +21,7 @@ export function registerAgentRoutes(app: TemplatedApp, ctx: GatewayContext): voi
       });
     });
   }));
-  app.post('/agents/revoke', postRoute(ctx, { admin: false }, (reply, body) => {
+  app.post('/agents/revoke', postRoute(ctx, { admin: false, stamped: true }, (reply, body) => {
     const parsed = parseRevokeAgent(body);
     runSigned(ctx, reply, parsed, (o) => {
       if (isBodyError(parsed)) return;

@@ -184,7 +184,7 @@ function forceInclude(ctx: GatewayContext, reply: Reply, body: Record<string, un
 
 export function registerProgrammeRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const rm = ctx.rm;
-  app.post('/referral/register', postRoute(ctx, { admin: false }, (reply, body) => {
+  app.post('/referral/register', postRoute(ctx, { admin: false, stamped: true }, (reply, body) => {
     const parsed = parseReferral(body);
     runSigned(ctx, reply, parsed, (o) => {
       if (isBodyError(parsed)) return;

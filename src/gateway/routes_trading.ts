@@ -44,11 +44,12 @@ export function registerTradingRoutes(app: TemplatedApp, ctx: GatewayContext): v
   const rm = ctx.rm;
   // Order entry: one implementation for HTTP and the WebSocket `post` message (order_entry.ts).
   for (const path of ORDER_ENTRY_PATHS) {
-    app.post(path, postRoute(ctx, { admin: false }, (reply, body) => {
+    // /orders/batch answers its group through runSignedGroup, which reads no stamps.
+    app.post(path, postRoute(ctx, { admin: false, stamped: path !== '/orders/batch' }, (reply, body) => {
       runOrderEntry(ctx, reply, path, body);
     }));
   }
-  app.post('/withdrawals', postRoute(ctx, { admin: false }, (reply, body) => {
+  app.post('/withdrawals', postRoute(ctx, { admin: false, stamped: true }, (reply, body) => {
     const parsed = parseWithdrawal(body, ctx.assets);
     runSigned(ctx, reply, parsed, () => {
       if (isBodyError(parsed)) return;

@@ -82,11 +82,19 @@ function userConsent(parsed: SignedRequest, message: string): Consent {
  * uses callbacks, not promises: one closure per step.
  */
 export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedRequest | BodyError, onAccepted: (o: Outcome) => void): void {
+  const stamps = answer.stamps;
+  // The stamps back to the pool (stage_timings.ts) once nothing will write them: answered after
+  // the commit, or ended before the request reached the link (the verdict stamped them last).
+  const giveBack = (): void => {
+    if (stamps === null) return;
+    answer.stamps = null;
+    releaseStamps(stamps);
+  };
   if (isBodyError(parsed)) {
     answer.error(parsed.code, parsed.message);
+    giveBack();
     return;
   }
-  const stamps = answer.stamps;
   if (stamps !== null) stamps.parsed = stampMs();
   const address = parsed.address;
   const ticket = ctx.arrival.take(address);
@@ -98,15 +106,17 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
       ctx.stages?.record(stamps);
       ctx.metrics?.observeStages(stamps);
       // Its last reader: the verify verdict, the ring flush and the batch commit stamped it before.
-      answer.stamps = null;
-      releaseStamps(stamps);
+      giveBack();
     }
   };
   // `found` is itself the batcher's callback (checkSigners: `signer` null for the user), no extra closure.
   const found = (message: string | null, failed: boolean, signer: string | null = null): void => ctx.arrival.release(address, ticket, () => {
-    if (answer.done) return;
-    if (failed) return void answer.error('INTERNAL_ERROR', CHECK_FAILED);
-    if (!admitSigned(ctx, answer, parsed, message)) return;
+    if (answer.done) return giveBack();
+    if (failed) {
+      answer.error('INTERNAL_ERROR', CHECK_FAILED);
+      return giveBack();
+    }
+    if (!admitSigned(ctx, answer, parsed, message)) return giveBack();
     submit(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null, consent_encoder.encode(parsed.signature_hex, message as string), signer);
   });
   checkSigner(ctx, parsed, stamps, found);

@@ -102,8 +102,9 @@ export function takeStamps(): StageStamps {
 
 /**
  * Gives `s` back for reuse once nothing will read or write it any more: the signed request was
- * answered after its commit, and its row and histograms were taken (signed_route.ts). Stamps of
- * requests that end otherwise are left to the GC.
+ * answered after its commit, and its row and histograms were taken, or it ended before reaching
+ * the link (bad body, bad signature, rate limit, aborted: signed_route.ts). Stamps of requests
+ * the link refused (submit's OVERLOADED) are left to the GC.
  */
 export function releaseStamps(s: StageStamps): void {
   if (stamps_pool.length < STAMPS_POOL_MAX) stamps_pool.push(s);

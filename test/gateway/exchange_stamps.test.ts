@@ -1,8 +1,11 @@
 // Which exchanges take pooled stage stamps (src/gateway/context.ts openExchange): only routes that
-// may run a signed request, whose path gives them back (signed_route.ts). A GET's stamps would
-// never come back: each GET would drain the pool by one. On a real uWS app on loopback.
+// run a signed request, whose path gives them back (signed_route.ts). A GET's stamps would never
+// come back: each GET would drain the pool by one; so would an unsigned POST (postRoute without
+// `stamped`: /withdrawal-signature, an open /deposit, /force-include, /orders/batch). On a real
+// uWS app on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openExchange, type RouteBasics } from '../../src/gateway/context.js';
+import { openExchange, postRoute, type GatewayContext, type RouteBasics } from '../../src/gateway/context.js';
+import { runSigned } from '../../src/gateway/signed_route.js';
 import { loadConfig } from '../../src/config.js';
 import { StageRecorder, StageStamps, stampsPooled, releaseStamps } from '../../src/gateway/stage_timings.js';
 import { startServer, type TestServer } from './uws_server.js';
@@ -22,6 +25,17 @@ describe('stage stamps per exchange', () => {
         seen.push({ route: 'get', stamps: reply?.stamps ?? null });
         reply?.ok({ fine: true });
       });
+      // postRoute as the gateway registers its routes: an unsigned one, and a signed one whose
+      // request ends at its body (runSigned gives the stamps back).
+      const gw = { ...ctx, cfg: ctx.cfg } as unknown as GatewayContext;
+      app.post('/unsigned', postRoute(gw, { admin: false }, (reply) => {
+        seen.push({ route: 'unsigned', stamps: reply.stamps });
+        reply.ok({ fine: true });
+      }));
+      app.post('/signed-bad-body', postRoute(gw, { admin: false, stamped: true }, (reply) => {
+        seen.push({ route: 'signed-bad-body', stamps: reply.stamps });
+        runSigned(gw, reply, { code: 'INVALID_REQUEST', message: 'no signature' }, () => undefined);
+      }));
       app.post('/signed', (res) => {
         const reply = openExchange(ctx, res, true);
         seen.push({ route: 'post', stamps: reply?.stamps ?? null });
@@ -42,5 +56,23 @@ describe('stage stamps per exchange', () => {
     const post = seen.find((x) => x.route === 'post');
     expect(post?.stamps).toBeInstanceOf(StageStamps);
     expect(post?.stamps?.arrive).toBeGreaterThan(0);
+  });
+
+  it('unsigned POSTs take none, and signed ones ended early give theirs back: the pool does not drain', async () => {
+    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    const pooled = stampsPooled();
+    const REQUESTS = 200;
+    for (let i = 0; i < REQUESTS; i++) {
+      expect((await fetch(`${server.url}/unsigned`, { method: 'POST', body: '{}' })).status).toBe(200);
+    }
+    expect(stampsPooled(), 'unsigned POSTs leave the pool as it was').toBe(pooled);
+    expect(seen.filter((x) => x.route === 'unsigned').every((x) => x.stamps === null)).toBe(true);
+    for (let i = 0; i < REQUESTS; i++) {
+      expect((await fetch(`${server.url}/signed-bad-body`, { method: 'POST', body: '{}' })).status).toBe(400);
+    }
+    // Each took one (the pool's, not a new one) and gave it back when its body was refused.
+    expect(seen.filter((x) => x.route === 'signed-bad-body').every((x) => x.stamps instanceof StageStamps)).toBe(true);
+    expect(new Set(seen.filter((x) => x.route === 'signed-bad-body').map((x) => x.stamps)).size).toBe(1);
+    expect(stampsPooled(), 'signed requests ended early give theirs back').toBe(pooled);
   });
 });
