@@ -1,30 +1,16 @@
 // The ringbook CLI end to end: keygen, journal inspect and replay against a data dir a real
 // server wrote (replay must arrive at the state root the server published).
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot } from '../../src/cli/snapshot.js';
 import { snapshotPackr } from '../../src/snapshot/snapshot_file.js';
 import { engineConfigOf, loadConfig } from '../../src/config.js';
 import { restoreFastEngine } from '../../src/engine/engine.js';
 import { stateDigest } from '../../src/engine/state.js';
-import { adminHeaders, api, caughtUpState, REPO_ROOT, startServer, Wallet } from '../server/harness.js';
-
-const run = promisify(execFile);
-const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+import { adminHeaders, api, caughtUpState, startServer, Wallet } from '../server/harness.js';
+import { cli } from './run_cli.js';
 
 describe('ringbook CLI', () => {
   const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-cli-'));

@@ -1,27 +1,13 @@
 // The settlement commands' exit codes, by running the real CLI: a bad config file is a config
 // error (its message only, exit 1, as `ringbook replay` and the server), not a usage error (the
 // message and the usage text, exit 64).
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../server/harness.js';
+import { cli } from './run_cli.js';
 
-const run = promisify(execFile);
-const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
 const KEY = `0x${'11'.repeat(32)}`;
-
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe('settlement CLI: config errors', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-settlement-cli-'));
