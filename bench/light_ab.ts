@@ -1,0 +1,158 @@
+// The 1,000 requests/s path of two server builds side by side (issue 11): the load bench's light
+// phase only, alternated between two servers that run at once, so both see the same machine in
+// the same minutes (the machine is shared; a whole `bench/load.ts` per build takes ~75 s each and
+// sees a different load). Each server gets its own funded wallets and pre-signed lanes (the
+// load bench's signers and generator); then, `rounds` times, one light phase on A and one on B
+// (A B B A ordering inside each pair of rounds). Reports per build the medians over its phases
+// of: client latency p50/p99/p999 (from scheduled send), the server's stage p50s (its stage rows,
+// src/gateway/stage_timings.ts), the tail split's medians (send_delay, to_server, to_client:
+// bench/load/tail.ts), and the server's CPU per answered request by thread role.
+//
+//   npx tsc -p tsconfig.json && node dist/bench/light_ab.js --server-b /other/build/dist/src/main.js
+//     --server-a F   the A build's compiled server (default: this build's dist/src/main.js)
+//     --server-b F   the B build's (default: this build's as well: an A/A run shows the noise)
+//     --rounds N     light phases per build (default 6); --seconds S per phase (default 5)
+//     --wallets N (default 1000), --connections N (default 64), --rate R (default 1000)
+//     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included)
+// Ends with ONE JSON line {"bench":"light_ab",...}.
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { STAGES } from '../src/gateway/stage_timings.js';
+import { Knobs } from './knobs.js';
+import type { Args } from './load/args.js';
+import { chooseGenerator } from './load/native_generator.js';
+import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/phase_cpu.js';
+import { depositLanes } from './load/phases.js';
+import { onSignalCleanup, removeDir, startServer, type ServerChild } from './load/server_child.js';
+import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
+import { tailFigures } from './load/tail.js';
+import { epochNowMs, readStageRows } from './load/targets.js';
+import { machineLoad, median } from './load/text.js';
+import { stagePercentiles } from '../src/gateway/stage_timings.js';
+import type { PhaseResult } from './load/lanes.js';
+
+const ADMIN_TOKEN = 'light-ab-admin-token';
+const BIG = 1_000_000_000;
+
+interface Way {
+  name: 'A' | 'B';
+  main_js: string;
+  server: ServerChild;
+  signers: Signers;
+  phases: { from_ms: number; to_ms: number; result: PhaseResult; cpu: PhaseCpu }[];
+}
+
+function pct(r: PhaseResult, p: number): number {
+  return r.latency.totalCount === 0 ? 0 : Math.round(r.latency.getValueAtPercentile(p)) / 1000;
+}
+
+const r1 = (x: number): number => Math.round(x * 10) / 10;
+
+async function main(): Promise<void> {
+  const knobs = new Knobs();
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const own = path.resolve(here, '../src/main.js');
+  const a_js = path.resolve(knobs.optionalString('server-a') ?? own);
+  const b_js = path.resolve(knobs.optionalString('server-b') ?? own);
+  const rounds = knobs.number('rounds', 6, 1, 40);
+  const seconds = knobs.number('seconds', 5, 1, 60, { integer: false });
+  const rate = knobs.number('rate', 1000, 1, 20_000);
+  const wallets = knobs.number('wallets', 1000, 16, 100_000);
+  const connections = knobs.number('connections', 64, 1, 1024);
+  const profile_dir = knobs.optionalString('profile-dir') ?? null;
+  knobs.finish();
+  const args: Args = {
+    wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false,
+    server_flags: [], server_log: null, server_main: null, seed: 'ringbook-light-ab', generator: null, matcher_cpu: null,
+    background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, metrics_pairs: 0, metrics_seconds: 1,
+  };
+  console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
+  console.log(`  A ${a_js}\n  B ${b_js}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
+  const gen = chooseGenerator(null);
+  const ways: Way[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const w of ways) {
+      await w.signers.close();
+      await w.server.stop();
+    }
+  };
+  onSignalCleanup(cleanup);
+  try {
+    for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
+      const server = await startServer({
+        main_js, admin_token: ADMIN_TOKEN,
+        config: {
+          rate_limits: { orders_per_wallet: BIG, cancels_per_wallet: BIG, deposits_per_wallet: BIG, withdrawals_per_wallet: BIG, gets_per_ip: BIG },
+          diagnostics: { stage_timings: true },
+          metrics: { enabled: true, port: 0 },
+        },
+        node_flags: name === 'B' && profile_dir !== null ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile_dir)}`] : [],
+      });
+      const signers = new Signers(args);
+      ways.push({ name, main_js, server, signers, phases: [] });
+      const addresses = await signers.ready;
+      await gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, ADMIN_TOKEN), mode: 'closed', duration_ms: Infinity });
+      await signers.ensurePerLane(Math.ceil((rate * seconds * (rounds + 1)) / connections) + 4, SIGN_BUDGET_MS * 3);
+      // Warm-up: one untimed light phase (JIT, pools, book).
+      await gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+    }
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? ways : [...ways].reverse();
+      for (const w of order) {
+        const from_ms = epochNowMs();
+        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true }));
+        const to_ms = epochNowMs();
+        w.phases.push({ from_ms, to_ms, result: m.value, cpu: m.cpu });
+        console.log(`  round ${r + 1} ${w.name}: p50 ${pct(m.value, 50)} ms, p99 ${pct(m.value, 99)} ms, p999 ${pct(m.value, 99.9)} ms, ` +
+          `server ${r1(((m.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, m.value.in_window.responses))} us CPU/request, machine ${r1(m.cpu.machine_pct ?? 0)}%`);
+      }
+    }
+    for (const w of ways) await w.signers.close();
+    for (const w of ways) await w.server.stop();
+    const out: Record<string, unknown> = {};
+    for (const w of ways) {
+      const rows = readStageRows(path.join(w.server.dir, 'data'));
+      const per = w.phases.map((ph) => {
+        const st = rows === null ? null : stagePercentiles(rows.rows, ph.from_ms, ph.to_ms);
+        const tail = rows !== null && ph.result.records !== undefined ? tailFigures(rows.rows, ph.result.records, rows.gc_pauses) : null;
+        const roles = inferRoles(w.server.pid, Math.max(1, os.availableParallelism() - 1), null, ph.cpu.server);
+        const by_role = usPerRequestByRole(ph.cpu.server, roles, Math.max(1, ph.result.in_window.responses));
+        return {
+          p50_ms: pct(ph.result, 50), p99_ms: pct(ph.result, 99), p999_ms: pct(ph.result, 99.9),
+          server_cpu_us: ((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses),
+          machine_pct: ph.cpu.machine_pct ?? 0,
+          stages: st === null ? null : Object.fromEntries(STAGES.map((s) => [s, st.stages[s].p50_us])),
+          server_p50_us: st?.server_total.p50_us ?? 0,
+          tail: tail?.median_us ?? null,
+          by_role,
+        };
+      });
+      const med = (f: (x: (typeof per)[number]) => number): number => r1(median(per.map(f)));
+      const stage_med: Record<string, number> = {};
+      for (const s of STAGES) stage_med[s] = med((x) => x.stages?.[s] ?? 0);
+      for (const part of ['send_delay', 'to_server', 'to_client'] as const) stage_med[part] = med((x) => x.tail?.[part] ?? 0);
+      const roles = new Set(per.flatMap((x) => Object.keys(x.by_role)));
+      const role_med: Record<string, number> = {};
+      for (const k of roles) role_med[k] = med((x) => x.by_role[k] ?? 0);
+      const summary = {
+        p50_ms: med((x) => x.p50_ms * 1000) / 1000, p99_ms: med((x) => x.p99_ms * 1000) / 1000, p999_ms: med((x) => x.p999_ms * 1000) / 1000,
+        server_p50_us: med((x) => x.server_p50_us), server_cpu_us_per_request: med((x) => x.server_cpu_us), machine_pct: med((x) => x.machine_pct),
+        stage_p50_us: stage_med, cpu_us_per_request_by_role: role_med, phases: per.length,
+      };
+      out[w.name] = summary;
+      console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
+        `server arrive->answer p50 ${summary.server_p50_us} us; server CPU ${summary.server_cpu_us_per_request} us/request (${JSON.stringify(role_med)}); machine ${summary.machine_pct}%`);
+      console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+      removeDir(w.server.dir);
+    }
+    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, ...out }));
+  } finally {
+    await cleanup().catch(() => undefined);
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error('light_ab: failed:', e instanceof Error ? e.stack : e);
+  process.exit(1);
+});
