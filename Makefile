@@ -19,11 +19,16 @@ build: install
 	$(NODE) dist/src/web/bundle.js
 	$(NODE) dist/src/settlement/compile_contracts.js
 
-# The C references and tools of native-bench/ and the server's native module native/ (the ring's
-# doorbell futex; without it the ring uses Atomics), built with the machine's cc. A machine without
-# a C compiler gets Debian's build-essential first, so a fresh clone needs nothing by hand.
+# The C references and tools of native-bench/ and the server's native modules native/ (the ring's
+# doorbell futex, the loop bell: without them the rings use Atomics; signature recovery through
+# Debian's libsecp256k1: without it the `secp256k1` npm addon), built with the machine's cc. A
+# machine without a C compiler gets Debian's build-essential first, and one without libsecp256k1's
+# headers gets libsecp256k1-dev, so a fresh clone needs nothing by hand.
 native:
 	@command -v cc >/dev/null 2>&1 || { apt-get update && apt-get install -y build-essential; }
+	@[ -f /usr/include/secp256k1_recovery.h ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  apt-get install -y libsecp256k1-dev || { apt-get update && apt-get install -y libsecp256k1-dev; } || \
+	  echo "native: libsecp256k1-dev could not be installed: signatures are recovered with the secp256k1 npm addon"
 	$(MAKE) -C native-bench
 	$(MAKE) -C native
 

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
     // Verify stage, measured here on one thread while the server is idle.
     const vs = measureVerifyStage(secp, Array.from({ length: 64 }, (_, i) => walletKey(secp, `${args.seed}-verify`, i)), 1200);
     const verify_threads = Math.max(1, os.availableParallelism() - 1);
-    say(`verify stage (this process, 1 thread, native libsecp256k1, per CPU-second): EIP-191 hash + recover + address ${int(vs.full_per_cpu_s)}/s ` +
+    say(`verify stage (this process, 1 thread, native libsecp256k1 ${vs.recover_library === 'system' ? '(the machine\'s, native/build/secp256k1_recover.node)' : '(the secp256k1 npm addon)'}, per CPU-second): EIP-191 hash + recover + address ${int(vs.full_per_cpu_s)}/s ` +
       `(${f1(1e6 / vs.full_per_cpu_s)} us CPU each; ecdsaRecover alone ${int(vs.recover_per_cpu_s)}/s; ecdsaSign ${int(vs.sign_per_cpu_s)}/s); ` +
       `per wall second as it ran: ${int(vs.full_per_wall_s)}/s`);
     say(`  server verify pool: ${verify_threads} thread(s) (cores - 1) -> signature ceiling ~${int(vs.full_per_cpu_s * verify_threads)} signed requests/s if those threads had whole cores`);

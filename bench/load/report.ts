@@ -196,6 +196,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
     fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,
     ...ceiling,
+    signature_recovery_library: vs.recover_library,
     ...latency,
     ...stages,
     tail_stages_us_at_1000: tail,

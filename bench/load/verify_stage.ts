@@ -1,10 +1,13 @@
 // The verify stage measured in the bench's own process on one thread: what one verify worker of
 // the server does per signed request (EIP-191 hash, recover, keccak to an address), per CPU
-// second and per wall second, plus ecdsaRecover and ecdsaSign alone.
+// second and per wall second, plus ecdsaRecover and ecdsaSign alone. Recovery goes through the
+// library the server recovers with: the machine's libsecp256k1 (native/build/secp256k1_recover.node,
+// src/auth/recover.ts) when it is built, else the `secp256k1` npm addon.
 import { performance } from 'node:perf_hooks';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { eip191Hash } from '../../src/auth/eip191.js';
 import { orderJsonMessage } from '../../src/auth/messages.js';
+import { loadSystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
 import { LOT_UNITS, MARKET_ID, MID_UNITS, TICK_UNITS, type NativeSecp256k1, type WalletKey } from './flow.js';
 
 export interface VerifyStage {
@@ -15,6 +18,8 @@ export interface VerifyStage {
   /** Per wall second, as it ran (what this thread actually got of the machine). */
   full_per_wall_s: number;
   sign_per_wall_s: number;
+  /** The library recovering: `system` (native/build/secp256k1_recover.node) or `npm` (the secp256k1 addon). */
+  recover_library: 'system' | 'npm';
 }
 
 export function measureVerifyStage(secp: NativeSecp256k1, keys: WalletKey[], budget_ms: number): VerifyStage {
@@ -30,10 +35,14 @@ export function measureVerifyStage(secp: NativeSecp256k1, keys: WalletKey[], bud
     items.push({ message, sig: s.signature, recid: s.recid, address: keys[i].address, hash });
   }
   const pub = new Uint8Array(65);
+  const system = loadSystemSecp256k1();
+  const recover = system !== null
+    ? (sig: Uint8Array, recid: number, hash: Uint8Array): void => void system.recover(sig, recid, hash, pub)
+    : (sig: Uint8Array, recid: number, hash: Uint8Array): void => void secp.ecdsaRecover(sig, recid, hash, false, pub);
   // What the server's verify worker does per item: EIP-191 hash, recover, keccak to an address.
   const full = (it: (typeof items)[number]): boolean => {
     const h = eip191Hash(it.message);
-    secp.ecdsaRecover(it.sig, it.recid, h, false, pub);
+    recover(it.sig, it.recid, h);
     const a = keccak_256(pub.subarray(1, 65)).subarray(12, 32);
     return Buffer.from(a).toString('hex') === it.address.slice(2);
   };
@@ -53,7 +62,7 @@ export function measureVerifyStage(secp: NativeSecp256k1, keys: WalletKey[], bud
     return [(count * 1000) / cpu_ms, (count * 1000) / (t - t0)];
   };
   const [full_per_cpu_s, full_per_wall_s] = loop((i) => void full(items[i % n]), budget_ms * 0.5);
-  const [recover_per_cpu_s] = loop((i) => void secp.ecdsaRecover(items[i % n].sig, items[i % n].recid, items[i % n].hash, false, pub), budget_ms * 0.25);
+  const [recover_per_cpu_s] = loop((i) => recover(items[i % n].sig, items[i % n].recid, items[i % n].hash), budget_ms * 0.25);
   const [sign_per_cpu_s, sign_per_wall_s] = loop((i) => void secp.ecdsaSign(items[i % n].hash, keys[i % n].priv), budget_ms * 0.25);
-  return { full_per_cpu_s, recover_per_cpu_s, sign_per_cpu_s, full_per_wall_s, sign_per_wall_s };
+  return { full_per_cpu_s, recover_per_cpu_s, sign_per_cpu_s, full_per_wall_s, sign_per_wall_s, recover_library: system !== null ? 'system' : 'npm' };
 }

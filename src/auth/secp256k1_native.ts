@@ -1,6 +1,9 @@
-// Loads the libsecp256k1 addon for src/auth/recover.ts (Node only: CommonJS require of a native
-// module). Browser bundles replace this file by secp256k1_native.browser.ts (src/web/bundle.ts).
+// Loads the libsecp256k1 addons for src/auth/recover.ts (Node only: CommonJS require of a native
+// module): the project's own native/build/secp256k1_recover.node (the machine's libsecp256k1,
+// built by `make native`) and the `secp256k1` npm package's prebuilt addon. Browser bundles
+// replace this file by secp256k1_native.browser.ts (src/web/bundle.ts).
 import { createRequire } from 'node:module';
+import { findNativeModule } from '../util/native_module.js';
 
 export type NativeSecp256k1 = typeof import('secp256k1');
 
@@ -17,4 +20,19 @@ export function loadNativeSecp256k1(): NativeSecp256k1 | null {
   } catch {
     return null;
   }
+}
+
+/** native/build/secp256k1_recover.node (native/secp256k1_recover.c). */
+export interface SystemSecp256k1 {
+  /**
+   * Writes the uncompressed public key (65 bytes) recovered from `sig`'s first 64 bytes (r || s)
+   * and `recid` over `hash32` into `out65`; false when libsecp256k1 refuses the signature.
+   */
+  recover(sig: Uint8Array, recid: number, hash32: Uint8Array, out65: Uint8Array): boolean;
+}
+
+/** The module recovering through the machine's libsecp256k1, or null when it is not built or does not load. */
+export function loadSystemSecp256k1(): SystemSecp256k1 | null {
+  const found = findNativeModule<SystemSecp256k1>('secp256k1_recover.node');
+  return 'module' in found && typeof found.module.recover === 'function' ? found.module : null;
 }

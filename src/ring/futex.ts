@@ -12,10 +12,7 @@
 // loadNativeModule here too, with its own switch. RINGBOOK_RING_FUTEX takes only the values of NATIVE_CHOICES:
 // a misspelt one (`atomic`) would otherwise silently leave the native futex on; the server
 // refuses it at start (config.ts, main.ts), and a thread that meets it here throws.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { findNativeModule } from '../util/native_module.js';
 
 export interface NativeFutex {
   /** Sleeps while `i32[index] === expected`, at most `timeout_ms`: 0 woken, 1 not equal, 2 timed out. */
@@ -61,25 +58,8 @@ export function loadNativeModule<T>(name: string, file: string): { module: T } |
   return found;
 }
 
-/** native/build/`file_name` loaded, whatever the switches say, or why it cannot be. */
-export function findNativeModule<T>(file_name: string): { module: T } | { absent: string } {
-  const addon = path.join('native', 'build', file_name);
-  if (process.platform !== 'linux') return { absent: `${addon} is Linux only (this is ${process.platform})` };
-  // src/ring and dist/src/ring both sit below the repository root.
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const file = path.join(dir, addon);
-    if (existsSync(file)) {
-      try {
-        return { module: createRequire(import.meta.url)(file) as T };
-      } catch (e) {
-        return { absent: `${file} does not load: ${(e as Error).message}` };
-      }
-    }
-    dir = path.dirname(dir);
-  }
-  return { absent: `${addon} is not built (make native)` };
-}
+/** native/build/`file_name` loaded, whatever the switches say, or why it cannot be (src/util/native_module.ts). */
+export { findNativeModule };
 
 let loaded: { module: NativeFutex } | { absent: string } | undefined;
 

@@ -1,4 +1,7 @@
-// Property tests: native and noble agree; tampering, high-s and bad v are refused; garbage never throws.
+// Property tests: native (the machine's libsecp256k1 through native/build/secp256k1_recover.node,
+// and the `secp256k1` npm addon) and noble agree; tampering, high-s and bad v are refused; garbage
+// never throws.
+import { existsSync } from 'node:fs';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -15,8 +18,11 @@ import { verifyMessageBytes, verifySignedMessage } from '../../src/auth/verify.j
 import { fromHex, hex } from './vectors.js';
 
 const native = createRecoverer({ backend: 'native' });
+const npm = createRecoverer({ library: 'npm' });
 const noble = createRecoverer({ backend: 'noble' });
-const both = [native, noble];
+/** Every backend and native library (the name is older than the second native library). */
+const both = [native, npm, noble];
+const SYSTEM_MODULE = new URL('../../native/build/secp256k1_recover.node', import.meta.url);
 const N = secp256k1.Point.CURVE().n;
 const RUNS = { numRuns: 120 };
 
@@ -31,6 +37,12 @@ function toWord(v: bigint): Uint8Array {
 }
 
 describe('recovery properties', () => {
+  it('the native backend is the machine\'s libsecp256k1 whenever `make native` built its module', () => {
+    expect(native.backend).toBe('native');
+    expect(npm.library).toBe('npm');
+    expect(native.library).toBe(existsSync(SYSTEM_MODULE) ? 'system' : 'npm');
+  });
+
   it('a noble signature over random text recovers to the signer on native and noble', () => {
     fc.assert(
       fc.property(privateKey, message, (key, msg) => {
@@ -38,8 +50,7 @@ describe('recovery properties', () => {
         const signature_hex = signPersonalMessage(key, msg);
         const sig = parseSignatureHex(signature_hex) as Uint8Array;
         const h = eip191Hash(msg);
-        expect(native.recoverAddress(h, sig)).toBe(address);
-        expect(noble.recoverAddress(h, sig)).toBe(address);
+        for (const r of both) expect(r.recoverAddress(h, sig)).toBe(address);
         for (const r of both) {
           expect(verifySignedMessage({ message: msg, signature_hex, expected_address: address }, r)).toBe(true);
           const upper = {
@@ -135,6 +146,7 @@ describe('recovery properties', () => {
           const a = native.recoverAddress(h, sig);
           const b = noble.recoverAddress(h, sig);
           expect(a).toBe(b);
+          expect(npm.recoverAddress(h, sig)).toBe(b);
           if (a !== null) expect(a).toMatch(/^0x[0-9a-f]{40}$/);
         },
       ),

@@ -130,6 +130,7 @@ describe('candidate signers (a user and its agents): one recovery per item', () 
     let n = 0;
     const r: Recoverer = {
       backend: inner.backend,
+      library: inner.library,
       recoverAddressInto: (h, sig, out) => (n++, inner.recoverAddressInto(h, sig, out)),
       recoverAddress: (h, sig) => (n++, inner.recoverAddress(h, sig)),
     };

@@ -51,8 +51,12 @@ describe('RINGBOOK_RING_FUTEX', () => {
     // The same compiled file where no native/build/ring_futex.node sits above it.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-futex-'));
     try {
-      const copy = path.join(dir, 'futex.js');
+      // ring/futex.js finds the module through util/native_module.js: the same two-folder tree.
+      fs.mkdirSync(path.join(dir, 'ring'));
+      fs.mkdirSync(path.join(dir, 'util'));
+      const copy = path.join(dir, 'ring', 'futex.js');
       fs.copyFileSync(FUTEX_JS, copy);
+      fs.copyFileSync(path.join(path.dirname(FUTEX_JS), '..', 'util', 'native_module.js'), path.join(dir, 'util', 'native_module.js'));
       expect(await nativeFutexIn(copy, 'auto')).toBe('atomics');
       expect(await nativeFutexIn(copy, 'native')).toMatch(/^error: RINGBOOK_RING_FUTEX=native, but /);
     } finally {

@@ -178,10 +178,13 @@ describe('RINGBOOK_LOOP_BELL', () => {
     // The compiled module tree where no native/build/loop_bell.node sits above it.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-bell-'));
     try {
-      for (const f of ['loop_bell.js', 'futex.js']) fs.copyFileSync(path.join(path.dirname(BELL_JS), f), path.join(dir, f));
+      for (const f of ['ring/loop_bell.js', 'ring/futex.js', 'util/native_module.js']) {
+        fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+        fs.copyFileSync(path.join(path.dirname(BELL_JS), '..', f), path.join(dir, f));
+      }
       fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
-      expect(await bellIn(path.join(dir, 'loop_bell.js'), 'auto')).toBe('atomics');
-      expect(await bellIn(path.join(dir, 'loop_bell.js'), 'native')).toMatch(/^error: RINGBOOK_LOOP_BELL=native, but /);
+      expect(await bellIn(path.join(dir, 'ring', 'loop_bell.js'), 'auto')).toBe('atomics');
+      expect(await bellIn(path.join(dir, 'ring', 'loop_bell.js'), 'native')).toMatch(/^error: RINGBOOK_LOOP_BELL=native, but /);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
