@@ -4,7 +4,9 @@
 // answers on a second ring, on which the worker sleeps (waitForDataOnce, the futex doorbell). The
 // worker pauses 0.3 ms before each record, so the main thread's loop is asleep when it comes.
 // Alternating runs with the front asleep on the loop bell (native/loop_bell.c, `make native`) and
-// in Atomics.waitAsync. Reports, per wake-up: the hand-off (the worker's publish -> the drain
+// in Atomics.waitAsync, and a third way, `spin`: the bell with the front kept awake (ring_wake.ts
+// keepAwake, the front's answer spin: front.answer_spin_us) for up to SPIN_MS after each drain, so
+// the next record (0.3 ms later) finds it turning its loop. Reports, per wake-up: the hand-off (the worker's publish -> the drain
 // running on the main thread) p50/p99, the main thread's CPU (its schedstat run time, the loop's
 // own wake-up work included) and its voluntary context switches.
 //
@@ -62,20 +64,26 @@ function peer(d: PeerData): void {
   parentPort?.postMessage('done');
 }
 
+type Way = 'bell' | 'atomics' | 'spin';
+/** The spin way's bound after each drain: above the peer's 0.3 ms pause, as the answer spin covers a commit. */
+const SPIN_MS = 1;
+
 interface RunResult {
-  wake: 'bell' | 'atomics';
+  wake: Way;
   handoff_us_p50: number;
   handoff_us_p99: number;
   front_cpu_us_per_wake: number;
   front_switches_per_wake: number;
 }
 
-async function run(wake: 'bell' | 'atomics', pings: number): Promise<RunResult> {
+async function run(wake: Way, pings: number): Promise<RunResult> {
   const ping = SpscRing.create({ capacity_slots: 16, slot_words: 8, spin_iterations: 0 });
   const pong = SpscRing.create({ capacity_slots: 16, slot_words: 8, spin_iterations: 0 });
   const handoff_us: number[] = [];
+  let drained_ms = 0;
   const drain = (): void => {
     const now = epochMs();
+    drained_ms = performance.now();
     const n = ping.available();
     for (let k = 0; k < n; k++) {
       const o = ping.slotOffset(k);
@@ -87,8 +95,9 @@ async function run(wake: 'bell' | 'atomics', pings: number): Promise<RunResult> 
     }
     ping.release(n);
   };
-  const consumer = consumeOnLoop(ping, drain, wake);
-  if (consumer.bell !== (wake === 'bell')) throw new Error(`asked for ${wake}, the consumer sleeps ${consumer.bell ? 'on the bell' : 'in Atomics.waitAsync'}`);
+  const keepAwake = wake === 'spin' ? (): boolean => performance.now() - drained_ms < SPIN_MS : undefined;
+  const consumer = consumeOnLoop(ping, drain, wake === 'atomics' ? 'atomics' : 'bell', keepAwake);
+  if (consumer.bell !== (wake !== 'atomics')) throw new Error(`asked for ${wake}, the consumer sleeps ${consumer.bell ? 'on the bell' : 'in Atomics.waitAsync'}`);
   const before = threadCounters();
   const worker = new Worker(new URL(import.meta.url), { workerData: { ping: ping.sab, pong: pong.sab, pings } satisfies PeerData });
   const exited = new Promise<void>((resolve, reject) => {
@@ -116,12 +125,12 @@ async function main(): Promise<void> {
   knobs.finish();
   const built = nativeLoopBell() !== null;
   if (!built) console.log('native/build/loop_bell.node is not built (make native): Atomics.waitAsync only');
-  const results = await alternating(built ? (['bell', 'atomics'] as const) : (['atomics'] as const), runs, (w) => run(w, pings),
+  const results = await alternating(built ? (['bell', 'atomics', 'spin'] as const) : (['atomics'] as const), runs, (w: Way) => run(w, pings),
     (w, res) => `${w.padEnd(7)} hand-off p50 ${res.handoff_us_p50} us p99 ${res.handoff_us_p99} us; ` +
       `front CPU per wake-up ${res.front_cpu_us_per_wake} us, context switches ${res.front_switches_per_wake}`);
   const fields = ['handoff_us_p50', 'handoff_us_p99', 'front_cpu_us_per_wake', 'front_switches_per_wake'] as const;
-  const summary = (w: 'bell' | 'atomics'): Record<string, number> | null => medians(results, w, fields);
-  console.log(JSON.stringify({ bench: 'front_wake', pings, runs, loop_bell: built, bell: summary('bell'), atomics: summary('atomics') }));
+  const summary = (w: Way): Record<string, number> | null => medians(results, w, fields);
+  console.log(JSON.stringify({ bench: 'front_wake', pings, runs, loop_bell: built, bell: summary('bell'), atomics: summary('atomics'), spin: summary('spin') }));
 }
 
 if (isMainThread) {

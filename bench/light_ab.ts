@@ -14,6 +14,8 @@
 //     --rounds N     light phases per build (default 6); --seconds S per phase (default 5)
 //     --wallets N (default 1000), --connections N (default 64), --rate R (default 1000)
 //     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included)
+//     --config-a J, --config-b J  JSON merged over that server's config (sections replaced whole),
+//                    e.g. --config-b '{"front":{"answer_spin_us":1000}}': an A/B of one build's setting
 // Ends with ONE JSON line {"bench":"light_ab",...}.
 import os from 'node:os';
 import path from 'node:path';
@@ -43,6 +45,13 @@ interface Way {
   phases: { from_ms: number; to_ms: number; result: PhaseResult; cpu: PhaseCpu }[];
 }
 
+function jsonKnob(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  const v: unknown = JSON.parse(text);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new RangeError('--config-a/--config-b take a JSON object');
+  return v as Record<string, unknown>;
+}
+
 function pct(r: PhaseResult, p: number): number {
   return r.latency.totalCount === 0 ? 0 : Math.round(r.latency.getValueAtPercentile(p)) / 1000;
 }
@@ -61,6 +70,7 @@ async function main(): Promise<void> {
   const wallets = knobs.number('wallets', 1000, 16, 100_000);
   const connections = knobs.number('connections', 64, 1, 1024);
   const profile_dir = knobs.optionalString('profile-dir') ?? null;
+  const extra = { A: jsonKnob(knobs.optionalString('config-a')), B: jsonKnob(knobs.optionalString('config-b')) };
   knobs.finish();
   const args: Args = {
     wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false,
@@ -68,7 +78,7 @@ async function main(): Promise<void> {
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, metrics_pairs: 0, metrics_seconds: 1,
   };
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
-  console.log(`  A ${a_js}\n  B ${b_js}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
+  console.log(`  A ${a_js} ${JSON.stringify(extra.A)}\n  B ${b_js} ${JSON.stringify(extra.B)}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
   const gen = chooseGenerator(null);
   const ways: Way[] = [];
   const cleanup = async (): Promise<void> => {
@@ -86,6 +96,7 @@ async function main(): Promise<void> {
           rate_limits: { orders_per_wallet: BIG, cancels_per_wallet: BIG, deposits_per_wallet: BIG, withdrawals_per_wallet: BIG, gets_per_ip: BIG },
           diagnostics: { stage_timings: true },
           metrics: { enabled: true, port: 0 },
+          ...extra[name],
         },
         node_flags: name === 'B' && profile_dir !== null ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile_dir)}`] : [],
       });
@@ -146,7 +157,7 @@ async function main(): Promise<void> {
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v}`).join(', ')}`);
       removeDir(w.server.dir);
     }
-    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, ...out }));
+    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B, ...out }));
   } finally {
     await cleanup().catch(() => undefined);
   }
