@@ -152,6 +152,12 @@ export interface RingbookConfig {
    */
   verify: { task_items_max: number; steal_after_us: number; inline_items_max: number };
   /**
+   * The front thread (docs/operations.md "The front's answer spin"): `answer_spin_us`, while
+   * requests it wrote wait for their commit at a light load, how long (µs) it keeps its event loop
+   * turning instead of sleeping on the event ring (0, the default: it sleeps at once).
+   */
+  front: { answer_spin_us: number };
+  /**
    * Prometheus metrics on their own listener (src/metrics/, docs/operations.md "Metrics"):
    * `enabled` false turns them off (no listener, nothing recorded on the request path).
    */
@@ -371,6 +377,12 @@ function int(x: unknown, what: string): number {
 }
 
 /** An integer in lo..hi; the message names the range and `note` (what the ends mean). */
+/**
+ * Longest front.answer_spin_us: 10 ms, far above a journal commit (~0.3 ms here): a spin that long
+ * is a core spent per wait, not a latency setting.
+ */
+export const ANSWER_SPIN_US_MAX = 10_000;
+
 function intIn(x: unknown, lo: number, hi: number, what: string, note = ''): number {
   return need(typeof x === 'number' && Number.isSafeInteger(x) && x >= lo && x <= hi, x as number, `${what} must be an integer in ${lo}..${hi}${note}`);
 }
@@ -523,6 +535,9 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
     ' (0: the front never checks a waiting task itself)');
   const inline_items_max = intIn(verify.inline_items_max === undefined ? INLINE_ITEMS_DEFAULT : verify.inline_items_max, 0, INLINE_ITEMS_MAX, 'verify.inline_items_max',
     ' (0: every signature check goes to a verify worker)');
+  const front = section(r, 'front');
+  const answer_spin_us = intIn(front.answer_spin_us === undefined ? 0 : front.answer_spin_us, 0, ANSWER_SPIN_US_MAX, 'front.answer_spin_us',
+    ' (0: the front sleeps at once while it waits for a commit)');
   const diagnostics = section(r, 'diagnostics');
   const stage_timings = diagnostics.stage_timings ?? false;
   need(typeof stage_timings === 'boolean', null, 'diagnostics.stage_timings must be true or false');
@@ -578,6 +593,7 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
     threads: { background },
     diagnostics: { stage_timings: stage_timings as boolean },
     verify: { task_items_max, steal_after_us, inline_items_max },
+    front: { answer_spin_us },
     metrics: {
       enabled: metrics_enabled as boolean,
       host: str(metrics.host ?? '127.0.0.1', 'metrics.host', HOST_PATTERN),

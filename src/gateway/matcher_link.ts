@@ -20,6 +20,12 @@ import { componentLog, logSettings } from '../util/log.js';
 
 const log = componentLog('matcher_link');
 
+/**
+ * The answer spin (answerSpin) runs only while at most this many written requests wait: a light
+ * load. At max rate hundreds wait and the front's loop has work every turn anyway.
+ */
+export const ANSWER_SPIN_INFLIGHT_MAX = 64;
+
 export interface Outcome {
   accepted: boolean;
   code: number;
@@ -80,6 +86,12 @@ export interface MatcherLinkOptions {
    * RINGBOOK_LOOP_BELL permitting; src/ring/ring_wake.ts) or 'atomics' (Atomics.waitAsync).
    */
   event_ring_wake?: 'bell' | 'atomics';
+  /**
+   * With the loop bell: while requests written to the matcher wait for their commit, the front
+   * keeps its event loop turning instead of sleeping on the event ring, at most this long (µs)
+   * per wait (config front.answer_spin_us; 0 or absent: it sleeps at once). See answerSpin().
+   */
+  answer_spin_us?: number;
   /**
    * First request seq is seq_base + 1. Gateways of one cluster share the event stream, so each
    * numbers its requests in its own range (events carry the seq back; a float64, exact to 2^53).
@@ -471,10 +483,45 @@ export class MatcherLink {
       }
       if (n > 0) events.release(n);
     };
-    const consumer = consumeOnLoop(events, drain, this.options.event_ring_wake ?? 'bell');
+    const consumer = consumeOnLoop(events, drain, this.options.event_ring_wake ?? 'bell', this.answerSpin());
     this.event_ring_bell = consumer.bell;
     return consumer.done;
   }
+
+  /**
+   * The event pump's keepAwake (ring_wake.ts), or undefined when answer_spin_us is 0: true while
+   * some written request waits for its answer (at most ANSWER_SPIN_INFLIGHT_MAX of them: a light
+   * load; a busy front has its turns filled anyway) and this wait has lasted less than
+   * answer_spin_us since the front first found the ring empty. Why: at 1,000 requests/s the
+   * front's loop is asleep when the commit comes, and the matcher's ring of the loop bell plus the
+   * front's wake-up were most of the answer stage (~50-75 µs of its ~85, issue 11); turning the
+   * loop meanwhile costs the front CPU for as long as the commit takes (~0.3 ms per batch), so it
+   * is bounded and off by default (docs/operations.md "The front's answer spin").
+   */
+  private answerSpin(): (() => boolean) | undefined {
+    const spin_ms = (this.options.answer_spin_us ?? 0) / 1000;
+    if (spin_ms <= 0) return undefined;
+    let since_ms = -1;
+    return () => {
+      const waiting = this.pending.size;
+      if (waiting === 0 || waiting > ANSWER_SPIN_INFLIGHT_MAX) {
+        since_ms = -1;
+        return false;
+      }
+      const now = performance.now();
+      if (since_ms < 0 || this.spin_served !== this.answered_batches) {
+        // A new wait: none running, or a commit came since the last look.
+        since_ms = now;
+        this.spin_served = this.answered_batches;
+      }
+      if (now - since_ms < spin_ms) return true;
+      return false;
+    };
+  }
+
+  /** Committed batches answered (the answer spin's "a commit came" test). */
+  private answered_batches = 0;
+  private spin_served = 0;
 
   /**
    * A failing listener (WebSocket fan-out, DA) must never stop the event stream: every answer
@@ -561,6 +608,7 @@ export class MatcherLink {
       }
     }
     this.batch_seqs = [];
+    this.answered_batches++;
     const requests = this.batch_requests;
     this.batch_requests = 0;
     // Batch 0 (genesis: markets and fees) is not journaled: no commit to report. Whether it came

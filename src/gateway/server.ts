@@ -112,6 +112,7 @@ export class RingbookServer {
       // Metrics read each batch's journal commit time from these stamps (3 clock reads a batch).
       stamp_batches: cfg.diagnostics.stage_timings || cfg.metrics.enabled,
       cpu: cfg.matcher.cpu,
+      answer_spin_us: cfg.front.answer_spin_us,
       backend: this.options.backend,
       seq_base: this.options.seq_base,
       // The read model's part of the snapshot, loaded while the matcher restores its own.

@@ -30,9 +30,12 @@ export interface LoopConsumer {
 /**
  * Calls `drain` (which reads available(), handles and releases the records) whenever records may
  * be there. `how`: 'bell' (the loop bell when this thread can load it, RINGBOOK_LOOP_BELL
- * permitting) or 'atomics'.
+ * permitting) or 'atomics'. `keepAwake` (bell only): asked each time the ring is found empty; while
+ * it answers true the consumer does not sleep but looks again at the loop's next turn
+ * (setImmediate: the loop still polls its I/O, with a zero timeout), so a record published
+ * meanwhile is read without a wake-up, and the producer, finding no sleeper, rings nothing.
  */
-export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | 'atomics' = 'bell'): LoopConsumer {
+export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | 'atomics' = 'bell', keepAwake?: () => boolean): LoopConsumer {
   const bell = how === 'bell' ? nativeLoopBell() : null;
   if (bell === null) return { done: consumeAsync(ring, drain), bell: false };
   let asleep = false;
@@ -55,6 +58,10 @@ export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | '
       for (let round = 0; round < LOOP_DRAIN_ROUNDS_MAX; round++) {
         if (ring.available() > 0) drain();
         else if (ring.isClosed()) return finish(undefined);
+        if (keepAwake !== undefined && ring.available() === 0 && keepAwake()) {
+          setImmediate(run);
+          return;
+        }
         if (ring.sleepOnBell()) {
           asleep = true;
           return;

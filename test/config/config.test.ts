@@ -90,6 +90,9 @@ describe('config', () => {
     [{ verify: { task_items_max: '32' } }, 'verify.task_items_max'],
     [{ verify: { steal_after_us: -1 } }, 'verify.steal_after_us must be an integer in 0..1000000'],
     [{ verify: { steal_after_us: 2.5 } }, 'verify.steal_after_us must be an integer'],
+    [{ front: { answer_spin_us: -1 } }, 'front.answer_spin_us must be an integer in 0..10000'],
+    [{ front: { answer_spin_us: 10_001 } }, 'front.answer_spin_us must be an integer in 0..10000'],
+    [{ front: { answer_spin_us: '500' } }, 'front.answer_spin_us'],
     [{ verify: { steal_after_us: 1_000_001 } }, 'verify.steal_after_us'],
     [{ verify: { steal_after_us: null } }, 'verify.steal_after_us'],
     [{ verify: { inline_items_max: -1 } }, 'verify.inline_items_max must be an integer in 0..8 (0: every signature check goes to a verify worker)'],
@@ -134,6 +137,11 @@ describe('config', () => {
     expect(v.deposits.open).toBe(false);
     expect(validateConfig(withOverride({ deposits: { open: true } })).deposits.open).toBe(true);
     expect(() => validateConfig(withOverride({ deposits: { open: 'yes' } }))).toThrow('deposits.open must be true or false');
+  });
+
+  it('takes the front\'s answer spin from config, off (0) by default', () => {
+    expect(loadConfig({}).front).toEqual({ answer_spin_us: 0 });
+    expect(validateConfig(withOverride({ front: { answer_spin_us: 800 } })).front).toEqual({ answer_spin_us: 800 });
   });
 
   it('takes the verify pool\'s task size, steal limit and inline budget from config, 0 turning stealing or inline checks off', () => {

@@ -25,7 +25,9 @@ const WAIT_TIMEOUT_MS = 3_000;
 const RUN_BOUND_MS = 20_000;
 
 /** Consumes `count` records from a worker producer on this loop, checking each; returns the consumer's figures. */
-async function consume(how: 'bell' | 'atomics', mode: 'single' | 'quiet', count: number): Promise<{ bell: boolean; sleeps: number; records: number }> {
+async function consume(
+  how: 'bell' | 'atomics', mode: 'single' | 'quiet', count: number, keepAwake?: (records: number) => boolean,
+): Promise<{ bell: boolean; sleeps: number; records: number }> {
   assertDistFresh();
   const seed = 0x51eeb;
   const ring = SpscRing.create({ capacity_slots: 64, slot_words: RECORD_WORDS });
@@ -37,7 +39,7 @@ async function consume(how: 'bell' | 'atomics', mode: 'single' | 'quiet', count:
     for (let i = 0; i < n && failure === null; i++) failure = checkRecord(ring, ring.slotOffset(i), index++, rng);
     ring.release(n);
   };
-  const consumer = consumeOnLoop(ring, drain, how);
+  const consumer = consumeOnLoop(ring, drain, how, keepAwake === undefined ? undefined : () => keepAwake(index));
   const report = await startWorker({
     role: 'producer', sab: ring.sab, seed, count, mode, loud_every: 4, batch_max: 3, wait_timeout_ms: WAIT_TIMEOUT_MS, pause_every: 7,
   }, () => ring.close());
@@ -66,6 +68,16 @@ describe('an event-loop consumer woken by a worker producer', () => {
       }, RUN_BOUND_MS + 20_000);
     }
   }
+
+  it.runIf(BUILT)('kept awake (the front\'s answer spin): every record is read without one sleep; once no longer, it sleeps and is woken again', async () => {
+    const awake = await consume('bell', 'quiet', 20_000, () => true);
+    expect(awake.records).toBe(20_000);
+    expect(awake.sleeps, 'a consumer kept awake never announced a sleep: the producer rang nothing').toBe(0);
+    // Awake for the first half only: the second half comes through sleeps and wake-ups.
+    const half = await consume('bell', 'quiet', 20_000, (records) => records < 10_000);
+    expect(half.records).toBe(20_000);
+    expect(half.sleeps).toBeGreaterThan(100);
+  }, 2 * RUN_BOUND_MS + 20_000);
 
   it('a drain that throws ends the consumer with that error and takes its bell off the ring', async () => {
     const ring = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS });

@@ -2,7 +2,10 @@
 // when `make native` built native/build/loop_bell.node) and with RINGBOOK_LOOP_BELL=atomics
 // (Atomics.waitAsync), the same signed requests get the same answers, byte for byte once request
 // ids and times are set aside, over HTTP and the WebSocket; and a burst of concurrent orders on
-// the bell is answered in full, each order readable once its answer arrived.
+// the bell is answered in full, each order readable once its answer arrived. The same with the
+// front's answer spin on (config front.answer_spin_us: the front keeps its loop turning while a
+// commit is awaited instead of sleeping on the bell): same bytes, same WS trade, every answered
+// order readable at once.
 import { describe, expect, it } from 'vitest';
 import { adminState, api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
@@ -11,6 +14,8 @@ import { WsClient } from '../ws/client.js';
 const MARKET = 'ETH-USDC';
 const P = 2_000_000_000;
 const BUILT = process.platform === 'linux';
+/** The answer spin in these tests: far above a commit, so waits are mostly spun through. */
+const SPIN_US = 5_000;
 
 /** What differs between two equal runs on two servers: request ids and times. */
 function normalized(text: string): string {
@@ -48,48 +53,58 @@ async function transcript(s: StartedServer): Promise<string[]> {
 }
 
 describe('the front woken by the loop bell or by Atomics.waitAsync', () => {
-  it('answers the same requests with the same bytes either way', async () => {
+  it('answers the same requests with the same bytes either way, and with the answer spin', async () => {
     const bell = await startServer();
     const atomics = await startServer({ env: { RINGBOOK_LOOP_BELL: 'atomics' } });
+    const spin = await startServer({ config: { front: { answer_spin_us: SPIN_US } } });
     try {
       expect((await adminState(bell)).event_ring_wake).toBe(BUILT ? 'bell' : 'atomics');
       expect((await adminState(atomics)).event_ring_wake).toBe('atomics');
-      const [with_bell, with_atomics] = [await transcript(bell), await transcript(atomics)];
+      const [with_bell, with_atomics, with_spin] = [await transcript(bell), await transcript(atomics), await transcript(spin)];
       expect(with_bell).toHaveLength(6);
       expect(with_bell[1]).toMatch(/^200 .*"status":"filled"/);
       expect(with_bell[2]).toMatch(/^4\d\d /);
       expect(with_bell).toEqual(with_atomics);
+      expect(with_spin).toEqual(with_bell);
     } finally {
       expect((await bell.stop()).code).toBe(0);
       expect((await atomics.stop()).code).toBe(0);
+      expect((await spin.stop()).code).toBe(0);
     }
   });
 
-  it('a burst of concurrent signed orders is answered in full, each order readable once answered', async () => {
-    const s = await startServer();
-    try {
-      // The burst is meant for the bell: on Linux `make test` builds the module, so the front uses it.
-      expect((await adminState(s)).event_ring_wake).toBe(BUILT ? 'bell' : 'atomics');
-      const a = api(s.url);
-      const wallets = Array.from({ length: 8 }, () => Wallet.random());
-      for (const w of wallets) ok(await deposit(s, w.address, 'USDC', '100000'));
-      const rounds = 5;
-      for (let round = 0; round < rounds; round++) {
-        const answers = await Promise.all(wallets.flatMap((w) => [1, 2, 3].map((k) =>
-          a.post('/orders', w.order({ market_id: MARKET, side: 'bid', price: P - (round * 3 + k) * 1_000_000, quantity: 10_000 })))));
-        for (const [i, r] of answers.entries()) {
-          const order = ok(r);
-          expect(order.status).toBe('open');
-          const w = wallets[Math.floor(i / 3)];
-          const open = ok(await a.get(`/account/${w.address}/orders?limit=1000`)) as { order_id: number }[];
-          expect(open.map((o) => o.order_id)).toContain(order.order_id);
-        }
-      }
-      const st = await adminState(s);
-      expect(st.open_orders).toBe(wallets.length * 3 * rounds);
-      expect(st.inflight_requests).toBe(0);
-    } finally {
-      expect((await s.stop()).code).toBe(0);
-    }
-  });
+  for (const answer_spin_us of [0, SPIN_US]) {
+    it(`a burst of concurrent signed orders is answered in full, each order readable once answered (answer spin ${answer_spin_us} us)`, async () => {
+      await burst(answer_spin_us);
+    });
+  }
 });
+
+/** Rounds of concurrent orders from eight wallets; after each answer, the wallet's open orders (a GET) hold it. */
+async function burst(answer_spin_us: number): Promise<void> {
+  const s = await startServer({ config: { front: { answer_spin_us } } });
+  try {
+    // The burst is meant for the bell: on Linux `make test` builds the module, so the front uses it.
+    expect((await adminState(s)).event_ring_wake).toBe(BUILT ? 'bell' : 'atomics');
+    const a = api(s.url);
+    const wallets = Array.from({ length: 8 }, () => Wallet.random());
+    for (const w of wallets) ok(await deposit(s, w.address, 'USDC', '100000'));
+    const rounds = 5;
+    for (let round = 0; round < rounds; round++) {
+      const answers = await Promise.all(wallets.flatMap((w) => [1, 2, 3].map((k) =>
+        a.post('/orders', w.order({ market_id: MARKET, side: 'bid', price: P - (round * 3 + k) * 1_000_000, quantity: 10_000 })))));
+      for (const [i, r] of answers.entries()) {
+        const order = ok(r);
+        expect(order.status).toBe('open');
+        const w = wallets[Math.floor(i / 3)];
+        const open = ok(await a.get(`/account/${w.address}/orders?limit=1000`)) as { order_id: number }[];
+        expect(open.map((o) => o.order_id)).toContain(order.order_id);
+      }
+    }
+    const st = await adminState(s);
+    expect(st.open_orders).toBe(wallets.length * 3 * rounds);
+    expect(st.inflight_requests).toBe(0);
+  } finally {
+    expect((await s.stop()).code).toBe(0);
+  }
+}
