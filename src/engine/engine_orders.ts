@@ -231,8 +231,9 @@ export class OrderRequests {
     const opposite = side === Side.BID ? st.asks[m] : st.bids[m];
     // Moving to a new price level is refused when the side is full, unless the order leaves a
     // level it is alone at (the count of levels then does not grow).
-    const alone = this.levels.head[o.i[s * OI.STRIDE + OI.LEVEL]] === s && this.levels.tail[o.i[s * OI.STRIDE + OI.LEVEL]] === s;
-    if (p !== old_price && !alone && own.count >= st.limits.price_levels_per_book_max && own.find(p) < 0) {
+    // Whether it is alone at its level is read last: only a full side asks (rare), and the level's
+    // head and tail are a cache line a size-only amend never needs.
+    if (p !== old_price && own.count >= st.limits.price_levels_per_book_max && !this.aloneAtLevel(s) && own.find(p) < 0) {
       return reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
     if (o.i[s * OI.STRIDE + OI.TIF] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
@@ -285,6 +286,12 @@ export class OrderRequests {
     out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
       p, filled + q, filled, q, o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE], UpdateReason.AMENDED, new_lock,
       o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
+  }
+
+  /** Whether slot s is the only order at its price level. */
+  private aloneAtLevel(s: number): boolean {
+    const lvl = this.orders.i[s * OI.STRIDE + OI.LEVEL];
+    return this.levels.head[lvl] === s && this.levels.tail[lvl] === s;
   }
 
   // ---------------------------------------------------------------------------------------------
