@@ -38,21 +38,25 @@ export class Books {
    * relinks on 86% of amends; docs/benchmarks.md, h15f).
    */
   linkLevel(s: number): void {
-    const oi = this.orders.i;
+    const o = this.orders;
+    const oi = o.i;
+    const of = o.f;
     const si = s * OI.STRIDE;
     const m = oi[si + OI.MARKET];
     const side = oi[si + OI.SIDE] === Side.BID ? this.st.bids[m] : this.st.asks[m];
-    const i = side.find(this.orders.f[s * OF.STRIDE + OF.PRICE]);
+    const i = side.find(of[s * OF.STRIDE + OF.PRICE]);
     const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s);
+    // The level's arrays are read after newLevel (a new level may grow them), once each.
     const levels = this.levels;
-    const tail = levels.tail[lvl];
+    const tails = levels.tail;
+    const tail = tails[lvl];
     oi[si + OI.LEVEL] = lvl;
     oi[si + OI.NEXT] = Link.NIL;
     oi[si + OI.PREV] = tail;
     if (tail === Link.NIL) levels.head[lvl] = s;
     else oi[tail * OI.STRIDE + OI.NEXT] = s;
-    levels.tail[lvl] = s;
-    levels.quantity[lvl] += this.orders.f[s * OF.STRIDE + OF.REMAINING];
+    tails[lvl] = s;
+    levels.quantity[lvl] += of[s * OF.STRIDE + OF.REMAINING];
     if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, 1);
   }
 
@@ -66,7 +70,8 @@ export class Books {
 
   /** Takes a resting order out of its price level (removing the level when it empties). Small, as linkLevel (it says why). */
   unlinkLevel(s: number): void {
-    const oi = this.orders.i;
+    const o = this.orders;
+    const oi = o.i;
     const si = s * OI.STRIDE;
     const levels = this.levels;
     const lvl = oi[si + OI.LEVEL];
@@ -76,8 +81,9 @@ export class Books {
     else oi[prev * OI.STRIDE + OI.NEXT] = next;
     if (next === Link.NIL) levels.tail[lvl] = prev;
     else oi[next * OI.STRIDE + OI.PREV] = prev;
-    levels.quantity[lvl] -= this.orders.f[s * OF.STRIDE + OF.REMAINING];
-    if (levels.head[lvl] === Link.NIL) this.dropLevel(s, lvl);
+    levels.quantity[lvl] -= o.f[s * OF.STRIDE + OF.REMAINING];
+    // No neighbour either way: it was the level's only order (not re-read from the level's head).
+    if (prev === Link.NIL && next === Link.NIL) this.dropLevel(s, lvl);
     if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);
   }
 
