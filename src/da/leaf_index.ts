@@ -82,12 +82,9 @@ export class LeafIndex {
     t[2 * i + 1] = 0;
   }
 
-  /** Home position of a numeric id (< 2^53): its low and high 32 bits mixed (murmur3's finalizer). */
+  /** Home position of a numeric id. */
   private home(id: number): number {
-    let h = (id >>> 0) ^ Math.imul((id / 4294967296) | 0, 0x9e3779b1);
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-    return (h ^ (h >>> 16)) & this.mask;
+    return numberHash(id) & this.mask;
   }
 
   private grow(): void {
@@ -97,4 +94,12 @@ export class LeafIndex {
     this.numeric = 0;
     for (let i = 0; i < old.length; i += 2) if (old[i] !== EMPTY) this.set(old[i], old[i + 1]);
   }
+}
+
+/** A 32-bit hash of a non-negative integer below 2^53: its low and high 32 bits mixed (murmur3's finalizer). */
+export function numberHash(n: number): number {
+  let h = (n >>> 0) ^ Math.imul((n / 4294967296) | 0, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }

@@ -10,6 +10,7 @@ import {
 } from './engine_leaves.js';
 import { BALANCE_KEY_SPAN, accountLeafId, balanceLeafIdOf, nonceLeafId, orderLeafId, orderTermsLeafId } from './leaf_ids.js';
 import { REMOVED_LEAF, type LeafBatch } from './leaf_batch.js';
+import { PendingTable } from './pending_table.js';
 import {
   deadManLeaf, envelopeNonceLeaf, inboxKey, inboxLeaf, inboxLeafId, referralEarnedLeaf, referralLeaf, type InboxLeafFields,
 } from './programme_leaves.js';
@@ -26,17 +27,25 @@ export interface PendingOrder extends OrderLeafValue {
 
 /**
  * What a batch changed, per leaf kind, as plain numbers: events only overwrite these (numeric
- * keys, one small object per leaf at first touch); bytes are encoded once per changed leaf, at
- * `endBatch`.
+ * keys); bytes are encoded once per changed leaf, at `endBatch`. The kinds nearly every request
+ * changes (balances, nonces, open orders, order terms, markets) are PendingTables: no allocation
+ * per batch once sized (src/da/pending_table.ts says why not Maps); the rarer ones are Maps,
+ * cleared only when a batch used them.
  */
 export class PendingSet {
-  balance = new Map<number, PendingBalance>();
-  nonce = new Map<number, number>();
+  /** balance key (account x BALANCE_KEY_SPAN + asset) -> its new balance. */
+  readonly balance = new PendingTable<PendingBalance>(() => ({ available: 0, locked: 0 }));
+  /** account -> its new trading nonce high-water. */
+  readonly nonce = new PendingTable<{ nonce: number }>(() => ({ nonce: 0 }));
   /** account -> its last force-include envelope nonce. */
   envelope_nonce = new Map<number, number>();
   account = new Map<number, string>();
-  order = new Map<number, PendingOrder>();
-  market = new Set<number>();
+  readonly order = new PendingTable<PendingOrder>(() => ({
+    open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0,
+    locked: 0, priority_seq: 0, last_fill_price: 0,
+  }));
+  /** Markets whose leaf the batch rewrites (the value is the builder's `markets`). */
+  readonly market = new PendingTable<null>(() => null);
   fees: { maker: number; taker: number } | null = null;
   /** account -> [limit, ratio]; limit 0 removes. */
   credit = new Map<number, { limit: number; ratio_ppm: number }>();
@@ -53,8 +62,8 @@ export class PendingSet {
   chain_deposit: number | null = null;
   /** asset -> [deposits, withdrawals] totals so far. */
   supply = new Map<number, [number, number]>();
-  /** order id -> its terms, or null once it is no longer open. */
-  terms = new Map<number, OrderTerms | null>();
+  /** order id -> its terms, or `open` false once it is no longer open (the leaf removed). */
+  readonly terms = new PendingTable<PendingTerms>(() => ({ open: false, order_type: 0, tif: 0, client_order_id: '' }));
   /** account -> its dead-man deadline, or null when disarmed or fired. */
   dead_man = new Map<number, number | null>();
   /** `${user}:${agent}` -> the agent entry, or null once it left. */
@@ -62,62 +71,38 @@ export class PendingSet {
   /** user -> its agent nonce floor (only once above 0). */
   agent_floor = new Map<number, number>();
 
-  // The value objects of `balance` and `order`, reused from batch to batch: one per leaf at first
-  // touch was the largest part of the pending set's garbage (with the maps' growth, a third of
-  // the DA thread's allocated bytes at max rate: sampling heap profile, 2026-11-26).
-  private readonly balance_pool: PendingBalance[] = [];
-  private balance_used = 0;
-  private readonly order_pool: PendingOrder[] = [];
-  private order_used = 0;
-
-  /** The balance entry of `key` (account x BALANCE_KEY_SPAN + asset), added at first touch. */
+  /** The balance entry of `key` (account x BALANCE_KEY_SPAN + asset): set both fields. */
   balanceEntry(key: number): PendingBalance {
-    let b = this.balance.get(key);
-    if (b === undefined) {
-      b = this.balance_pool[this.balance_used];
-      if (b === undefined) {
-        b = { available: 0, locked: 0 };
-        this.balance_pool.push(b);
-      }
-      this.balance_used++;
-      this.balance.set(key, b);
-    }
-    return b;
+    return this.balance.entry(key);
   }
 
-  /** The order entry of `order_id`, added at first touch (every field is the caller's to set). */
+  /** The order entry of `order_id`: every field is the caller's to set. */
   orderEntry(order_id: number): PendingOrder {
-    let o = this.order.get(order_id);
-    if (o === undefined) {
-      o = this.order_pool[this.order_used];
-      if (o === undefined) {
-        o = {
-          open: false, account: 0, market: 0, side: 0, status: 0, price: 0, quantity: 0, filled: 0, remaining: 0,
-          locked: 0, priority_seq: 0, last_fill_price: 0,
-        };
-        this.order_pool.push(o);
-      }
-      this.order_used++;
-      this.order.set(order_id, o);
-    }
-    return o;
+    return this.order.entry(order_id);
   }
 
-  /**
-   * Empties the set for the next batch, keeping the maps and the pooled entries (the entries
-   * handed out before are reused: read them only until this call).
-   */
+  /** Empties the set for the next batch (the entries handed out before are reused: read them only until this call). */
   clear(): void {
-    for (const m of [this.balance, this.nonce, this.envelope_nonce, this.account, this.order, this.market, this.credit,
-      this.withdrawal, this.referral, this.earned, this.inbox, this.supply, this.terms, this.dead_man, this.agent, this.agent_floor]) {
-      m.clear();
+    this.balance.clear();
+    this.nonce.clear();
+    this.order.clear();
+    this.market.clear();
+    this.terms.clear();
+    // A Map's clear() allocates a new table (in the old generation: see pending_table.ts), so
+    // only the maps a batch used are cleared.
+    for (const m of [this.envelope_nonce, this.account, this.credit, this.withdrawal, this.referral, this.earned, this.inbox,
+      this.supply, this.dead_man, this.agent, this.agent_floor]) {
+      if (m.size !== 0) m.clear();
     }
     this.fees = null;
     this.counters = null;
     this.chain_deposit = null;
-    this.balance_used = 0;
-    this.order_used = 0;
   }
+}
+
+/** An order's pending terms: `open` false removes the leaf (the other fields are then stale). */
+export interface PendingTerms extends OrderTerms {
+  open: boolean;
 }
 
 export interface PendingBalance {
@@ -131,33 +116,38 @@ export interface PendingBalance {
  * written straight into the batch's arena; the rest go through their leaf functions.
  */
 export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[], out: LeafBatch): void {
-  // forEach, not for..of: no [key, value] array per entry (the hot maps hold ~5 leaves a request).
-  p.balance.forEach((b, k) => {
+  for (let i = 0; i < p.balance.count; i++) {
+    const k = p.balance.keyAt(i);
+    const b = p.balance.entryAt(i);
     const account = Math.floor(k / BALANCE_KEY_SPAN);
     const asset = k - account * BALANCE_KEY_SPAN;
     // balanceKey, balanceValue
     const at = out.add(balanceLeafIdOf(k), LeafKind.BALANCE, 6, 16);
     const v = out.bytes;
     putU32(v, at, account); putU16(v, at + 4, asset); putU64(v, at + 6, b.available); putU64(v, at + 14, b.locked);
-  });
-  p.nonce.forEach((nonce, account) => {
+  }
+  for (let i = 0; i < p.nonce.count; i++) {
+    const account = p.nonce.keyAt(i);
     // accountKey, nonceValue
     const at = out.add(nonceLeafId(account), LeafKind.NONCE, 4, 8);
     const v = out.bytes;
-    putU32(v, at, account); putU64(v, at + 4, nonce);
-  });
+    putU32(v, at, account); putU64(v, at + 4, p.nonce.entryAt(i).nonce);
+  }
   for (const [account, nonce] of p.envelope_nonce) out.push(...envelopeNonceLeaf(account, nonce));
   for (const [account, address] of p.account) {
     out.push(accountLeafId(account), { kind: LeafKind.ACCOUNT, key: accountKey(account), value: accountValue(address) });
   }
-  p.order.forEach((o, order_id) => {
+  for (let i = 0; i < p.order.count; i++) {
+    const order_id = p.order.keyAt(i);
+    const o = p.order.entryAt(i);
     // orderKey, orderValue
     const at = out.add(orderLeafId(order_id), LeafKind.OPEN_ORDER, 8, o.open ? ORDER_VALUE_BYTES : REMOVED_LEAF);
     const v = out.bytes;
     putU64(v, at, order_id);
     if (o.open) writeOrderValue(v, at + 8, o);
-  });
-  for (const m of p.market) {
+  }
+  for (let i = 0; i < p.market.count; i++) {
+    const m = p.market.keyAt(i);
     out.push(`5:${m}`, { kind: LeafKind.MARKET, key: marketKey(m), value: marketValue(markets[m]) });
   }
   if (p.fees !== null) out.push('6', { kind: LeafKind.GLOBAL_FEES, key: EMPTY_KEY, value: feesValue(p.fees.maker, p.fees.taker) });
@@ -175,13 +165,15 @@ export function encodePending(p: PendingSet, markets: readonly MarketLeafValue[]
   if (p.counters !== null) out.push(...countersLeaf(p.counters));
   if (p.chain_deposit !== null) out.push(...chainDepositLeaf(p.chain_deposit));
   for (const [asset, [d, w]] of p.supply) out.push(...supplyLeaf(asset, d, w));
-  p.terms.forEach((t, order_id) => {
+  for (let i = 0; i < p.terms.count; i++) {
+    const order_id = p.terms.keyAt(i);
+    const t = p.terms.entryAt(i);
     // orderTermsLeaf
-    const at = out.add(orderTermsLeafId(order_id), LeafKind.ORDER_TERMS, 8, t === null ? REMOVED_LEAF : TERMS_VALUE_BYTES);
+    const at = out.add(orderTermsLeafId(order_id), LeafKind.ORDER_TERMS, 8, t.open ? TERMS_VALUE_BYTES : REMOVED_LEAF);
     const v = out.bytes;
     putU64(v, at, order_id);
-    if (t !== null) writeTermsValue(v, at + 8, t);
-  });
+    if (t.open) writeTermsValue(v, at + 8, t);
+  }
   for (const [entry_id, entry] of p.inbox) {
     if (entry === null) out.push(inboxLeafId(entry_id), { kind: LeafKind.INBOX_ENTRY, key: inboxKey(entry_id), value: null });
     else out.push(...inboxLeaf(entry));

@@ -98,7 +98,7 @@ export class StateEventReader {
         const nonce = e.field(AcceptedField.NONCE);
         if (kind === RequestKind.FORCE_INCLUDE) p.envelope_nonce.set(account, nonce);
         // NONCE 0: an agent signed it; its mark is in the AGENT event that follows.
-        else if (nonce > 0) p.nonce.set(account, nonce);
+        else if (nonce > 0) p.nonce.entry(account).nonce = nonce;
         if (kind === RequestKind.CANCEL_AFTER) {
           // The request's timeout rides in AMOUNT_UNITS (RequestKind.CANCEL_AFTER); 0 disarms.
           const timeout_ms = e.field(AcceptedField.AMOUNT_UNITS);
@@ -178,7 +178,7 @@ export class StateEventReader {
         const status = e.field(OrderUpdateField.STATUS);
         const o = p.orderEntry(order_id);
         o.open = status < STATUS_CLOSED_MIN;
-        if (!o.open) p.terms.set(order_id, null);
+        if (!o.open) p.terms.entry(order_id).open = false;
         o.account = e.field(OrderUpdateField.ACCOUNT);
         o.market = e.field(OrderUpdateField.MARKET);
         o.side = e.field(OrderUpdateField.SIDE);
@@ -206,7 +206,7 @@ export class StateEventReader {
           lot: e.field(MarketField.LOT_UNITS), fee_override: e.field(MarketField.FEE_OVERRIDE),
           maker_bps: e.field(MarketField.MAKER_FEE_BPS), taker_bps: e.field(MarketField.TAKER_FEE_BPS), mark_price: prev === undefined ? 0 : prev.mark_price,
         };
-        p.market.add(m);
+        p.market.touch(m);
         return;
       }
       case EventType.FEES:
@@ -224,7 +224,7 @@ export class StateEventReader {
         const mv = this.markets[m];
         if (mv === undefined) throw new Error(`state root: fill in market ${m} before its MARKET event`);
         mv.mark_price = price;
-        p.market.add(m);
+        p.market.touch(m);
         this.fills.push({
           batch_id: this.batch_id,
           fill_id: e.field(FillField.FILL_ID),
@@ -252,7 +252,11 @@ export class StateEventReader {
     if (kind === RequestKind.PLACE) {
       const order_id = e.field(AcceptedField.ORDER_ID);
       this.counters().next_order_id = order_id + 1;
-      p.terms.set(order_id, { order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF), client_order_id: e.clientOrderId() });
+      const t = p.terms.entry(order_id);
+      t.open = true;
+      t.order_type = e.field(AcceptedField.ORDER_TYPE);
+      t.tif = e.field(AcceptedField.TIF);
+      t.client_order_id = e.clientOrderId();
     } else if (kind === RequestKind.FORCE_INCLUDE) {
       this.counters().next_inbox_entry_id = e.field(AcceptedField.ORDER_ID) + 1;
     } else if (kind === RequestKind.DEPOSIT || kind === RequestKind.WITHDRAW) {
