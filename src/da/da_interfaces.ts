@@ -106,6 +106,11 @@ export interface DaThreadOptions {
   priority: ThreadPriority | null;
 }
 
+/** What the DA worker starts with: its options and the events ring it shares with the front (event_packing.ts). */
+export interface DaWorkerData extends DaThreadOptions {
+  events_ring: SharedArrayBuffer;
+}
+
 /** What the DA worker thread (da_worker.ts) posts back to DaThreadPublisher. */
 export type FromWorker =
   | {

@@ -12,13 +12,13 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { RingbookConfig } from '../config.js';
-import { EventPacker } from './event_packing.js';
+import { EventPacker, PackedRing } from './event_packing.js';
 import { LmdbDaStore } from './da_store.js';
 import { FillsTreeCache } from './fills_cache.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
 import type {
-  DaPublisher, DaRestore, DaThreadOptions, EventSource, FromWorker, RestoreReport,
+  DaPublisher, DaRestore, DaThreadOptions, DaWorkerData, EventSource, FromWorker, RestoreReport,
 } from './da_interfaces.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
@@ -43,7 +43,7 @@ export const DA_POST_INTERVAL_MS = 5;
 export class DaThreadPublisher implements DaPublisher {
   readonly store: LmdbDaStore | null;
   private readonly worker: Worker;
-  private readonly packer = new EventPacker();
+  private readonly packer: EventPacker;
   private scheduled = false;
   private root: string | null = null;
   private root_batch = -1;
@@ -66,7 +66,9 @@ export class DaThreadPublisher implements DaPublisher {
     this.restored = new Promise<RestoreReport | null>((resolve, reject) => {
       this.settleRestore = (m) => (m.error === null ? resolve(m.report) : reject(new Error(m.error)));
     });
-    this.worker = new Worker(new URL('./da_worker.js', import.meta.url), { workerData: options });
+    const ring = new PackedRing();
+    this.packer = new EventPacker(ring);
+    this.worker = new Worker(new URL('./da_worker.js', import.meta.url), { workerData: { ...options, events_ring: ring.buffer } satisfies DaWorkerData });
     this.worker.on('message', (m: FromWorker) => {
       if (m.type === 'restored') {
         // Resumed from a snapshot: its root (checked against the published one) is the current
@@ -114,7 +116,7 @@ export class DaThreadPublisher implements DaPublisher {
     this.scheduled = false;
     const msg = this.packer.take();
     if (msg === null) return;
-    this.worker.postMessage(msg, [msg.events.buffer]);
+    this.worker.postMessage(msg, msg.events === null ? [] : [msg.events.buffer]);
   }
 
   stateRoot(): string | null {

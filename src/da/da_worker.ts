@@ -4,8 +4,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchField, EventType } from '../ring/event_records.js';
 import { LmdbDaStore } from './da_store.js';
-import type { DaThreadOptions, FromWorker } from './da_interfaces.js';
-import { PackedFields, type PackedEvents } from './event_packing.js';
+import type { DaWorkerData, FromWorker } from './da_interfaces.js';
+import { PackedFields, PackedRing, type PackedEvents } from './event_packing.js';
 import { JournalReader } from './journal_reader.js';
 import { DaPublisherCore } from './publisher.js';
 import { componentLog, configureLogs } from '../util/log.js';
@@ -13,7 +13,7 @@ import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
 import { prioritizeBackgroundThread } from '../util/thread_priority.js';
 import { answerMemoryQuestions } from '../util/thread_memory.js';
 
-const data = workerData as DaThreadOptions;
+const data = workerData as DaWorkerData;
 nameThisThread(THREAD_NAMES.da);
 const port = parentPort;
 if (port === null) throw new Error('da_worker: not in a worker thread');
@@ -27,7 +27,7 @@ const core = new DaPublisherCore({
   journal: data.journal_dir === null ? null : JournalReader.open(data.journal_dir),
   log: (m) => log.error(m),
 });
-const fields = new PackedFields();
+const fields = new PackedFields(new PackedRing(data.events_ring));
 
 log.debug('ringbook: DA thread started', { publishing: data.da_dir !== null });
 
@@ -62,6 +62,7 @@ port.on('message', (m: PackedEvents | { type: 'close' }) => {
         root_ms.push(core.root_ms - before_ms);
       }
     }
+    fields.done(m);
     // Report the root only once its batch is readable from the store (rootReport: a batch whose
     // store commit failed is not reported published; the failure is).
     void core.rootReport().then((r) => post({ type: 'root', ...r, recheck_mismatches: core.recheck_mismatches, root_ms }));
