@@ -95,7 +95,7 @@ export function inboxValue(e: InboxLeafFields): Uint8Array {
   INBOX_PAYLOAD_FIELDS.forEach((name, i) => putU64(v, INBOX_ENVELOPE_BYTES + 8 * i, e[name]));
   const at = INBOX_ENVELOPE_BYTES + 8 * INBOX_PAYLOAD_FIELDS.length;
   const coid = e.client_order_id;
-  need(coid.length <= INBOX_CLIENT_ID_BYTES, `client order id of ${coid.length} chars exceeds ${INBOX_CLIENT_ID_BYTES}`);
+  if (coid.length > INBOX_CLIENT_ID_BYTES) need(false, `client order id of ${coid.length} chars exceeds ${INBOX_CLIENT_ID_BYTES}`);
   putU8(v, at, coid.length);
   for (let i = 0; i < coid.length; i++) putU8(v, at + 1 + i, coid.charCodeAt(i));
   return v;
