@@ -40,7 +40,9 @@ export interface DaStore {
   /**
    * Publishes the next batch (ids contiguous from 1). Resolves when stored. `inputs`: the same
    * bytes as `batch.inputs_hex`, when the caller has them (the DA worker), so the hex need not be
-   * decoded (or, with a lazy `inputs_hex`, even made).
+   * decoded (or, with a lazy `inputs_hex`, even made). The store copies what it keeps of `inputs`
+   * before returning and then reads neither them nor `batch.inputs_hex` again: the caller may
+   * reuse the bytes (the DA worker's come from a reused journal read buffer).
    */
   submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void>;
   get(id: number): PublishedBatch | undefined;
@@ -70,8 +72,19 @@ export class MemoryDaStore implements DaStore {
   private readonly batches: PublishedBatch[] = [];
   private readonly by_order = new Map<number, FillRef[]>();
 
-  async submit(batch: PublishedBatch): Promise<void> {
+  async submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void> {
     checkNext(this, batch);
+    if (inputs !== undefined) {
+      // Kept past this call: its own copy, its hex made on first read.
+      const copy = Buffer.from(inputs);
+      let hex: string | null = null;
+      batch = {
+        header: batch.header, fills: batch.fills, state_diff: batch.state_diff,
+        get inputs_hex(): string {
+          return (hex ??= copy.toString('hex'));
+        },
+      };
+    }
     this.batches.push(batch);
     for (const [order_id, fill_id] of fillRows(batch)) {
       let list = this.by_order.get(order_id);
@@ -101,6 +114,39 @@ interface CommitGroup {
   items: { id: number; stored: StoredBatch; rows: [number, number][] }[];
   done: Promise<void>;
   settle: (err: unknown) => void;
+  /** The group's inputs, copied (each item's `stored.inputs` is a view of it): see InputsArena. */
+  arena: InputsArena;
+}
+
+/**
+ * The submitted batches' input bytes, one arena per commit group, reused once the group is
+ * committed. Why not a copy per batch: each is an ArrayBuffer (~12 KB at ~55 requests per batch),
+ * and every ArrayBuffer counts as external memory allocated since the last full GC, which V8 adds
+ * to the DA worker's small old generation (~10 MB) when it decides to start marking: ~210 bytes
+ * per request at max rate, the largest such allocation left in the DA worker (docs/benchmarks.md,
+ * "Issue 11, the DA worker's full GCs").
+ */
+class InputsArena {
+  private bytes = Buffer.allocUnsafeSlow(64 * 1024);
+  private used = 0;
+
+  /** A copy of `b` that lives until reset(). */
+  copy(b: Uint8Array): Buffer {
+    if (this.used + b.length > this.bytes.length) {
+      // The views handed out keep the old buffer; the next groups start in the larger one.
+      this.bytes = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, b.length));
+      this.used = 0;
+    }
+    const at = this.used;
+    this.bytes.set(b, at);
+    this.used = at + b.length;
+    return this.bytes.subarray(at, at + b.length);
+  }
+
+  /** Every copy handed out is dead (its group committed or failed): reuse the space. */
+  reset(): void {
+    this.used = 0;
+  }
 }
 
 interface StoredBatch {
@@ -116,7 +162,9 @@ export class LmdbDaStore implements DaStore {
   private readonly order_fills: Database<number, [number, number]>;
   private last_id: number;
   /** Submitted, not yet committed: readable from here. */
-  private readonly pending = new Map<number, PublishedBatch>();
+  private readonly pending = new Map<number, StoredBatch>();
+  /** Arenas of committed groups, for the next groups (at most two groups are alive: one committing, one open). */
+  private readonly free_arenas: InputsArena[] = [];
   private readonly pending_fills = new Map<number, FillRef[]>();
   /** Reader of a store another thread writes: every read starts from the newest snapshot. */
   private readonly reader: boolean;
@@ -177,27 +225,13 @@ export class LmdbDaStore implements DaStore {
       return Promise.reject(e);
     }
     const id = batch.header.batch_id;
-    this.last_id = id;
-    this.pending.set(id, batch);
-    const rows = fillRows(batch);
-    for (const [order_id, fill_id] of rows) {
-      let list = this.pending_fills.get(order_id);
-      if (list === undefined) this.pending_fills.set(order_id, (list = []));
-      list.push({ fill_id, batch_id: id });
-    }
-    const stored: StoredBatch = {
-      header: batch.header,
-      inputs: inputs ?? Buffer.from(batch.inputs_hex, 'hex'),
-      fills: batch.fills,
-      state_diff: batch.state_diff_bytes ?? batch.state_diff ?? [],
-    };
     let group = this.group;
     if (group === null) {
       let settle!: (err: unknown) => void;
       const done = new Promise<void>((resolve, reject) => {
         settle = (err) => (err === null ? resolve() : reject(err));
       });
-      group = this.group = { items: [], done, settle };
+      group = this.group = { items: [], done, settle, arena: this.free_arenas.pop() ?? new InputsArena() };
       this.group_due = false;
       if (this.commit_interval_ms > 0) {
         this.group_timer = setTimeout(() => this.commitDue(), this.commit_interval_ms);
@@ -205,6 +239,20 @@ export class LmdbDaStore implements DaStore {
         // what waits, and the journal holds every batch a process ending without them leaves out.
         this.group_timer.unref();
       } else queueMicrotask(() => this.commitDue());
+    }
+    const stored: StoredBatch = {
+      header: batch.header,
+      inputs: group.arena.copy(inputs ?? Buffer.from(batch.inputs_hex, 'hex')),
+      fills: batch.fills,
+      state_diff: batch.state_diff_bytes ?? batch.state_diff ?? [],
+    };
+    this.last_id = id;
+    this.pending.set(id, stored);
+    const rows = fillRows(batch);
+    for (const [order_id, fill_id] of rows) {
+      let list = this.pending_fills.get(order_id);
+      if (list === undefined) this.pending_fills.set(order_id, (list = []));
+      list.push({ fill_id, batch_id: id });
     }
     group.items.push({ id, stored, rows });
     return group.done;
@@ -241,6 +289,7 @@ export class LmdbDaStore implements DaStore {
     this.in_flight = write.then(() => {
       for (const { id, rows } of group.items) this.forgetPending(id, rows);
       this.committed_id = last;
+      this.releaseArena(group);
       group.settle(null);
     }, (e: unknown) => {
       const err = new Error(`DA store: the commit of batches ${first}..${last} failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -269,6 +318,12 @@ export class LmdbDaStore implements DaStore {
     if (this.group_timer !== null) clearTimeout(this.group_timer);
     this.group_timer = null;
     return group;
+  }
+
+  /** The group is written (its batches are read from LMDB now): its arena serves a later group. */
+  private releaseArena(group: CommitGroup): void {
+    group.arena.reset();
+    if (this.free_arenas.length < 2) this.free_arenas.push(group.arena);
   }
 
   /** The group's puts (inside the transaction). */
@@ -312,17 +367,14 @@ export class LmdbDaStore implements DaStore {
 
   get(id: number): PublishedBatch | undefined {
     if (!Number.isInteger(id) || id < 1 || id > 0xffffffff) return undefined;
+    // A pending batch is read from its stored form too (hex made now: its arena is reused once
+    // the batch is committed).
     const p = this.pending.get(id);
-    if (p !== undefined) return p;
+    if (p !== undefined) return publishedOf(p);
     if (this.reader && id > this.last_id) this.refresh();
     const s = this.batches.get(id);
     if (s === undefined) return undefined;
-    return {
-      header: s.header,
-      inputs_hex: Buffer.from(s.inputs.buffer, s.inputs.byteOffset, s.inputs.byteLength).toString('hex'),
-      fills: s.fills,
-      state_diff: s.state_diff instanceof Uint8Array ? decodeChanges(s.state_diff) : s.state_diff,
-    };
+    return publishedOf(s);
   }
 
   fillsOfOrder(order_id: number): FillRef[] {
@@ -362,4 +414,14 @@ export class LmdbDaStore implements DaStore {
 /** The first and last batch id of a group (its items are in id order). */
 function idRange(group: CommitGroup): [number, number] {
   return [group.items[0].id, group.items[group.items.length - 1].id];
+}
+
+/** A stored batch in its published form (the hex of its inputs and diff made now). */
+function publishedOf(s: StoredBatch): PublishedBatch {
+  return {
+    header: s.header,
+    inputs_hex: Buffer.from(s.inputs.buffer, s.inputs.byteOffset, s.inputs.byteLength).toString('hex'),
+    fills: s.fills,
+    state_diff: s.state_diff instanceof Uint8Array ? decodeChanges(s.state_diff) : s.state_diff,
+  };
 }

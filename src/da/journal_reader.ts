@@ -38,19 +38,24 @@ export class JournalReader implements BatchInputSource {
     return 0;
   }
 
-  /** The batch as journaled, or undefined when absent. Throws on a malformed header (id, size, format). */
+  /**
+   * The batch as journaled, or undefined when absent. Throws on a malformed header (id, size,
+   * format). Its `inputs` (and its `input_hash`, computed from them on first read) are a view of
+   * lmdb-js's read buffer, which this thread's next LMDB read reuses: read the hash and copy what
+   * you keep first (the DA store copies the inputs it keeps). A copy per batch here was the DA
+   * worker's largest ArrayBuffer allocation (da_store.ts InputsArena says why that matters).
+   */
   get(batch_id: number): RawJournalBatch | undefined {
-    let value = this.batches.getBinary(batch_id);
+    let value = this.batches.getBinaryFast(batch_id);
     if (value === undefined) {
       // lmdb-js keeps one read snapshot per event-loop turn; the matcher thread may have
       // committed this batch after it was taken: renew it once.
       this.root.resetReadTxn();
-      value = this.batches.getBinary(batch_id);
+      value = this.batches.getBinaryFast(batch_id);
     }
     if (value === undefined) return undefined;
-    // The journal's decoder for the matcher's format (ids, sizes; no second checksum, no copy:
-    // getBinary's buffer is ours); the input hash is computed here, in the DA thread, never on the
-    // matcher or the front.
+    // The journal's decoder for the matcher's format (ids, sizes; no second checksum, no copy);
+    // the input hash is computed here, in the DA thread, never on the matcher or the front.
     const b = decodeCheckedBatch(value, batch_id);
     return {
       batch_id,

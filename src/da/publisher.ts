@@ -214,8 +214,10 @@ export class DaPublisherCore implements DaPublisher {
       }
       return;
     }
-    // The hex only when someone reads the batch back from this handle (the store keeps the bytes):
-    // hex-encoding every batch's inputs and decoding them again was ~4% of the DA worker (profile).
+    // The inputs go to the store as bytes (it copies what it keeps): no hex unless someone reads
+    // it (hex-encoding every batch's inputs was ~4% of the DA worker, profile). The bytes are the
+    // journal reader's reused buffer: this hex is right only during submit (the stores serve
+    // their own copies afterwards).
     let hex: string | null = null;
     const batch: PublishedBatch = {
       header,

@@ -138,7 +138,7 @@ export function decodeCheckedBatch(value: Uint8Array, expected_id: number): Jour
   const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
   const count = checkHeader(buf, expected_id);
   const at = value.byteOffset + HEADER_BYTES;
-  // An Int32Array view needs a 4-byte aligned offset (lmdb-js hands out fresh, aligned copies).
+  // An Int32Array view needs a 4-byte aligned offset (lmdb-js's copies and its reused read buffer start at 0).
   const records = at % 4 === 0
     ? new Int32Array(value.buffer, at, count * RECORD_WORDS)
     : new Int32Array(Uint8Array.prototype.slice.call(buf, HEADER_BYTES).buffer);

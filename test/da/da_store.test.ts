@@ -77,6 +77,45 @@ describe('DA store', () => {
 });
 
 describe('DA store commits', () => {
+  it('LMDB: the inputs are copied at submit (the caller reuses one buffer, as the DA worker its journal reads), through commits that reuse and grow the copies\' space', async () => {
+    const dir = tmp();
+    const w = LmdbDaStore.open(dir, { commit_interval_ms: 60_000 }); // groups end at written()
+    const reused = Buffer.alloc(RECORD_WORDS * 4 * 200);
+    const sizes = new Map<number, number>();
+    const hexOf = (id: number): string => Buffer.alloc(sizes.get(id)! * RECORD_WORDS * 4, id & 0xff).toString('hex');
+    let id = 0;
+    // Groups of 1 to 30 batches of 1 to 200 records: the first groups fit the initial 64 KiB, later
+    // ones outgrow it; each group is submitted while the one before is being committed, and the
+    // groups after the first two reuse a committed group's space.
+    let in_flight: Promise<void> = Promise.resolve();
+    for (const [group, per] of [[5, 3], [1, 200], [30, 40], [12, 150], [3, 1], [25, 200], [2, 7], [9, 90]] as const) {
+      for (let k = 0; k < group; k++) {
+        id++;
+        sizes.set(id, ((id * 37) % per) + 1);
+        const inputs = reused.subarray(0, sizes.get(id)! * RECORD_WORDS * 4).fill(id & 0xff);
+        void w.submit({ ...batch(id), inputs_hex: '' }, inputs);
+        reused.fill(0xee); // the caller's next read overwrites its buffer
+        expect(w.get(id)?.inputs_hex, `batch ${id} while pending`).toBe(hexOf(id));
+      }
+      await in_flight;
+      for (let b = 1; b <= id; b++) expect(w.get(b)?.inputs_hex, `batch ${b}`).toBe(hexOf(b));
+      in_flight = w.written();
+    }
+    await in_flight;
+    await w.close();
+    const again = LmdbDaStore.open(dir);
+    for (let b = 1; b <= id; b++) expect(again.get(b)?.inputs_hex, `batch ${b} after a reopen`).toBe(hexOf(b));
+    await again.close();
+  });
+
+  it('memory: the inputs are copied at submit too', async () => {
+    const m = new MemoryDaStore();
+    const inputs = Buffer.alloc(RECORD_WORDS * 4, 0x11);
+    await m.submit({ ...batch(1), inputs_hex: '' }, inputs);
+    inputs.fill(0x22);
+    expect(m.get(1)?.inputs_hex).toBe('11'.repeat(RECORD_WORDS * 4));
+  });
+
   it('LMDB: batches submitted within the commit interval share one commit; another handle reads them once it is done', async () => {
     const dir = tmp();
     const w = LmdbDaStore.open(dir, { commit_interval_ms: 60_000 }); // only written() commits here
