@@ -53,6 +53,15 @@ export class Matching {
   /** The amended order's own slot (kept out of its level while it matches), else Link.NIL. */
   private tk_slot = Link.NIL;
 
+  // The money of the fill being made (fill), read by settle. Fields, not arguments: settle is not
+  // inlined into fill, and a number beyond the small integers handed to a call that is not inlined
+  // is boxed (a heap number per argument: five per fill). Float64 from the start, as above.
+  private fl_n_ceil = -0;
+  private fl_n_floor = -0;
+  private fl_taker_fee = -0;
+  private fl_maker_fee = -0;
+  private fl_rebate = -0;
+
   constructor(state: EngineState, books: Books, programmes: Programmes) {
     this.st = state;
     this.orders = state.orders;
@@ -152,7 +161,7 @@ export class Matching {
             return;
           }
         }
-        this.fill(s, price, q, out);
+        this.fill(s, lvl, q, out);
         // A market bid may have taken less than the maker has (what it could pay); its own
         // proceeds (a self-trade) can pay for more of the same maker, so stay on it while it rests.
         // (A filled maker's slot was freed with remaining 0, so this only keeps a partial maker.)
@@ -177,11 +186,13 @@ export class Matching {
 
 
   /**
-   * One fill between the taker (tk_*) and the resting order in `s`, at the maker's price: the
+   * One fill between the taker (tk_*) and the resting order in `s`, at the maker's price (its
+   * level `lvl`'s: a level index, not the price, is handed over, as a price would be boxed): the
    * fees, the balances, the fill event (and the taker's referrer's share), then both orders.
    */
-  private fill(s: number, price: number, q: number, out: EventSink): void {
+  private fill(s: number, lvl: number, q: number, out: EventSink): void {
     const st = this.st;
+    const price = this.levels.price[lvl];
     const m = this.tk_market;
     const quote = st.market_quote[m];
     const taker = this.tk_account;
@@ -190,7 +201,12 @@ export class Matching {
     const taker_fee = this.takerFee(n_ceil, n_floor, this.tk_remaining - q);
     const maker_fee = st.fee_maker_bps >= 0 ? this.makerFee(s, n_ceil, n_floor, q) : 0;
     const rebate = st.fee_maker_bps >= 0 ? 0 : this.makerRebate(n_ceil, n_floor, taker_fee);
-    this.settle(s, q, n_ceil, n_floor, taker_fee, maker_fee, rebate);
+    this.fl_n_ceil = n_ceil;
+    this.fl_n_floor = n_floor;
+    this.fl_taker_fee = taker_fee;
+    this.fl_maker_fee = maker_fee;
+    this.fl_rebate = rebate;
+    this.settle(s, q);
 
     const fill_id = st.next_fill_id++;
     out.fill(fill_id, m, this.tk_order_id, this.orders.f[s * OF.STRIDE + OF.ID], taker, this.orders.i[s * OI.STRIDE + OI.ACCOUNT], this.tk_side, price, q,
@@ -203,7 +219,7 @@ export class Matching {
     this.tk_remaining -= q;
     this.tk_filled += q;
     this.tk_last_price = price;
-    this.fillMaker(s, price, q, out);
+    this.fillMaker(s, q, out);
   }
 
   /** The taker's fee, capped for a locked bid so its lock still covers the rest (docs/engine.md). */
@@ -236,8 +252,14 @@ export class Matching {
    * The balances of one fill: the buyer pays notional (ceil) + fee from its order's lock, or from
    * available for a market bid; the seller delivers the base it locked and receives notional
    * (floor) - fee; a rebate goes to the maker; the fee account keeps the rounding and the fees.
+   * The fill's notional and fees are in the fl_* fields (fill says why).
    */
-  private settle(s: number, q: number, n_ceil: number, n_floor: number, taker_fee: number, maker_fee: number, rebate: number): void {
+  private settle(s: number, q: number): void {
+    const n_ceil = this.fl_n_ceil;
+    const n_floor = this.fl_n_floor;
+    const taker_fee = this.fl_taker_fee;
+    const maker_fee = this.fl_maker_fee;
+    const rebate = this.fl_rebate;
     const st = this.st;
     const o = this.orders;
     const L = this.ledger;
@@ -273,8 +295,13 @@ export class Matching {
     L.available[FEE_ACCOUNT * a + quote] += n_ceil - n_floor + taker_fee + maker_fee - rebate;
   }
 
-  /** The maker's side of a fill: its order and level updated; filled, it releases what is left of its lock and leaves the book. */
-  private fillMaker(s: number, price: number, q: number, out: EventSink): void {
+  /**
+   * The maker's side of a fill at the price fill left in tk_last_price (not an argument: it would
+   * be boxed): its order and level updated; filled, it releases what is left of its lock and
+   * leaves the book.
+   */
+  private fillMaker(s: number, q: number, out: EventSink): void {
+    const price = this.tk_last_price;
     const st = this.st;
     const o = this.orders;
     const L = this.ledger;

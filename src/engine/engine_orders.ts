@@ -62,38 +62,60 @@ export class OrderRequests {
     if (reason !== Reject.NONE) return reject(r, out, reason);
 
     // Accepted: from here on nothing can fail.
+    const order_id = this.st.next_order_id++;
+    this.st.acceptSigned(r, order_id, out);
+    this.placeAccepted(r, order_id, out);
+  }
+
+  /**
+   * An accepted place: its lock moves, then it rests at once (restPlaced) or goes to the matching.
+   * A call of its own, taking no price or lock (place keeps its inlining budget for its checks,
+   * which run on every place, and left the lock move and the crossing test as calls: their price
+   * and lock arguments were boxed, ~25 bytes allocated per place; docs/benchmarks.md, h15h).
+   */
+  private placeAccepted(r: Request, order_id: number, out: EventSink): void {
     const st = this.st;
-    const account = r.account;
-    const order_id = st.next_order_id++;
-    st.acceptSigned(r, order_id, out);
     const lock = this.lock;
     if (lock > 0) {
       const lock_asset = r.side === Side.BID ? st.market_quote[r.market] : st.market_base[r.market];
-      st.moveToLocked(account, lock_asset, lock, BalanceReason.ORDER_PLACED);
+      st.moveToLocked(r.account, lock_asset, lock, BalanceReason.ORDER_PLACED);
     }
     const m = r.market;
     const side = r.side;
-    const p = r.price_units;
-    if (mayRest(r) && !this.books.crosses(side === Side.BID ? st.asks[m] : st.bids[m], side, p)) {
-      // Nothing to match (most GTC places): the order rests at once, as Matching.takePlaced would
-      // leave it (matchTaker would stop at the opposite best, finishTaker would rest it). Written
-      // here, not through the taker's fields and three calls (as amend's move; docs/engine.md).
-      const o = this.orders;
-      const q = r.quantity_units;
-      const s = this.books.openSlot(order_id, account, m, side, r.tif, r.client_order_id);
-      o.f[s * OF.STRIDE + OF.PRICE] = p;
-      o.f[s * OF.STRIDE + OF.QUANTITY] = q;
-      o.f[s * OF.STRIDE + OF.FILLED] = 0;
-      o.f[s * OF.STRIDE + OF.REMAINING] = q;
-      o.f[s * OF.STRIDE + OF.LOCKED] = lock;
-      o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = st.next_priority_seq++;
-      o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = 0;
-      this.books.linkLevel(s);
-      out.orderUpdate(order_id, account, m, side, OrderStatus.OPEN, p, q, 0, q, 0, UpdateReason.PLACED, lock,
-        o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
+    if (mayRest(r) && !this.books.crosses(side === Side.BID ? st.asks[m] : st.bids[m], side, r.price_units)) {
+      this.restPlaced(r, order_id, out);
       return;
     }
     this.matching.takePlaced(r, order_id, lock, !this.fok_unfilled, mayRest(r), out);
+  }
+
+  /**
+   * An accepted GTC or post-only place that cannot cross (most GTC places) rests at once, as
+   * Matching.takePlaced would leave it (matchTaker would stop at the opposite best, finishTaker
+   * would rest it): written here, not through the taker's fields and three calls (as amend's
+   * move; docs/engine.md). A function of its own, not part of place: V8 inlines callees by call
+   * frequency, so place's checks (every place) took its inlining budget and openSlot and linkLevel
+   * (this path only) stayed calls; here they are inlined (docs/benchmarks.md, h15h). Its lock is
+   * `this.lock`, not an argument: a lock beyond the small integers handed to a call is boxed.
+   */
+  private restPlaced(r: Request, order_id: number, out: EventSink): void {
+    const o = this.orders;
+    const m = r.market;
+    const side = r.side;
+    const p = r.price_units;
+    const q = r.quantity_units;
+    const lock = this.lock;
+    const s = this.books.openSlot(order_id, r.account, m, side, r.tif, r.client_order_id);
+    const seq = this.st.next_priority_seq++;
+    o.f[s * OF.STRIDE + OF.PRICE] = p;
+    o.f[s * OF.STRIDE + OF.QUANTITY] = q;
+    o.f[s * OF.STRIDE + OF.FILLED] = 0;
+    o.f[s * OF.STRIDE + OF.REMAINING] = q;
+    o.f[s * OF.STRIDE + OF.LOCKED] = lock;
+    o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = seq;
+    o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = 0;
+    this.books.linkLevel(s);
+    out.orderUpdate(order_id, r.account, m, side, OrderStatus.OPEN, p, q, 0, q, 0, UpdateReason.PLACED, lock, seq);
   }
 
   /** The expiry (the signature was checked by FastEngine.apply), the market, the order's kind (side, type, time in force, self-trade mode), its quantity. */
