@@ -11,6 +11,8 @@
 //   --warmup S         untimed closed-loop warm-up before the first run (default 1.5)
 //   --seed TEXT        wallet keys are sha256(seed:index) (default ringbook-load-1)
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
+//   --gc               run the server with --trace-gc-nvp: the front's bytes allocated, scavenges and
+//                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts)
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --background P     run the server with threads.background P, "nice,policy" (e.g. "10,batch";
@@ -91,6 +93,7 @@ async function main(): Promise<void> {
     },
     node_flags: [...(profile_dir ? ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`] : []), ...args.server_flags],
     stdout_file: args.server_log,
+    gc_trace: args.gc,
   });
   let signers: Signers | null = null;
   try {

@@ -18,6 +18,8 @@ export interface Args {
   signers: number;
   warmup_s: number;
   profile: boolean;
+  /** Run the server with --trace-gc-nvp and report its GCs per phase (bench/load/gc_trace.ts). */
+  gc: boolean;
   server_flags: string[];
   server_log: string | null;
   /** null: this build's dist/src/main.js. */
@@ -51,6 +53,7 @@ export function parseArgs(): Args {
     signers: knobs.number('signers', Math.max(1, os.availableParallelism()), 1, 64),
     warmup_s: knobs.number('warmup', 1.5, 0, 30, num),
     profile: knobs.flag('profile'),
+    gc: knobs.flag('gc'),
     server_flags: (knobs.optionalString('server-flags') ?? '').split(' ').filter((f) => f !== ''),
     server_log: knobs.optionalString('server-log') ?? null,
     server_main: knobs.optionalString('server-main') ?? null,

@@ -4,6 +4,7 @@
 import os from 'node:os';
 import { THREAD_NAMES } from '../../src/util/thread_name.js';
 import type { PhaseResult } from './lanes.js';
+import { gcDelta, type IsolateGc } from './gc_trace.js';
 import { cpuDelta, sampleMachine, sampleProc, type CpuDelta, type ServerChild } from './server_child.js';
 import { f1 } from './text.js';
 import { metricsPortOf } from './metrics_cost.js';
@@ -16,6 +17,8 @@ export interface PhaseCpu {
   machine_pct: number | null;
   /** Who checked the phase's signatures (verify_checks.ts; null without a metrics listener). */
   checks: VerifyShares | null;
+  /** The server's GCs per isolate over the phase (`--gc`), else null. */
+  gc: Map<string, IsolateGc> | null;
 }
 
 /**
@@ -35,6 +38,7 @@ export function generatorUsPerRequest(r: PhaseResult, cpu: PhaseCpu): number {
 export async function measured<T extends PhaseResult>(server: ServerChild, fn: () => Promise<T>): Promise<{ value: T; cpu: PhaseCpu }> {
   const metrics_port = metricsPortOf(server.stdout_lines);
   const c0 = await verifyChecks(metrics_port);
+  const gc0 = server.gc?.snapshot() ?? null;
   const m0 = sampleMachine();
   const s0 = sampleProc(server.pid);
   const g0 = sampleProc(process.pid, false);
@@ -42,11 +46,12 @@ export async function measured<T extends PhaseResult>(server: ServerChild, fn: (
   const s1 = sampleProc(server.pid);
   const g1 = sampleProc(process.pid, false);
   const m1 = sampleMachine();
+  const gc = server.gc !== null && gc0 !== null ? gcDelta(gc0, server.gc.snapshot()) : null;
   const checks = verifyShares(c0, await verifyChecks(metrics_port));
   const server_cpu = cpuDelta(s0, s1);
   const machine_pct = m0 && m1 && server_cpu ? (100 * (m1.busy_ms - m0.busy_ms)) / server_cpu.wall_ms : null;
   const generator = generatorCpu(value, cpuDelta(g0, g1), server_cpu?.wall_ms ?? 1);
-  return { value, cpu: { server: server_cpu, generator, machine_pct, checks } };
+  return { value, cpu: { server: server_cpu, generator, machine_pct, checks, gc } };
 }
 
 /** "server 95% + generator 30% + other processes 60% of 2 cores (200%)". */

@@ -13,6 +13,7 @@ import {
   generatorUsPerRequest, inferRoles, roleCpu, shareText, sleepsPerRequestByRole, threadTable, usPerRequestByRole, type PhaseCpu,
 } from './phase_cpu.js';
 import type { LatencyPhases } from './phases.js';
+import { gcFigures, type GcFigures } from './gc_trace.js';
 import { summarizeProfileDir, type ThreadProfile } from './profile.js';
 import type { ServerChild } from './server_child.js';
 import { tailFigures, tailLines } from './tail.js';
@@ -133,6 +134,19 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     say(`  limit: busiest server thread ${roles.get(busiest.tid) ?? 'other'} (tid ${busiest.tid}) at ${f1(busiest.pct)}% of a core; machine ${f1(mp)}% of ${cores_pct}% busy -> ${verdict}`);
   }
 
+  let gc_max: GcFigures | null = null;
+  let gc_light: GcFigures | null = null;
+  if (server.gc !== null && med_run.cpu.gc !== null && lat.light_cpu.gc !== null) {
+    const front = server.gc.front();
+    gc_max = gcFigures(med_run.cpu.gc, front, med_run.result.in_window.responses);
+    gc_light = gcFigures(lat.light_cpu.gc, front, lat.light.in_window.responses);
+    const gcText = (g: GcFigures): string => `front ${int(g.front_bytes_per_request)} bytes allocated (${int(g.front_promoted_per_request)} promoted), ` +
+      `${g.front_scavenges_per_10k} scavenges and ${g.front_majors_per_10k} major GCs per 10k requests, GC pauses ${g.front_gc_pause_us_per_request} us per request; ` +
+      `all isolates ${int(g.all_isolates_bytes_per_request)} bytes, ${g.all_isolates_scavenges_per_10k} scavenges per 10k`;
+    say(`  GC per answered request (--trace-gc-nvp, front isolate ${front}): median max run: ${gcText(gc_max)}`);
+    say(`    at ${int(LIGHT_RATE_PER_S)}/s: ${gcText(gc_light)}`);
+  }
+
   let profiles: ThreadProfile[] = [];
   if (profile_dir) {
     profiles = summarizeProfileDir(profile_dir, repo_root, 12);
@@ -206,6 +220,8 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     server_wakeups_per_request_at_1000: sleeps_light_total,
     server_wakeups_per_request_at_1000_by_thread: sleeps_light,
     verify_checks_at_1000: lat.light_cpu.checks,
+    gc_at_max: gc_max,
+    gc_at_1000: gc_light,
     verify_checks_at_max: med_run.cpu.checks,
     matcher_cpu: args.matcher_cpu,
     threads_background: args.background,

@@ -5,6 +5,7 @@ import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import os from 'node:os';
 import path from 'node:path';
 import { stopChild } from '../../src/util/child_stop.js';
+import { GcTrace } from './gc_trace.js';
 
 export interface ServerChild {
   child: ChildProcess;
@@ -16,6 +17,8 @@ export interface ServerChild {
   stderr: string[];
   /** The first stdout lines of the child (startup log: recovery, matcher pinning). */
   stdout_lines: string[];
+  /** The server's GCs per isolate (`gc_trace`: its --trace-gc-nvp lines), else null. */
+  gc: GcTrace | null;
   exited: Promise<number | null>;
   stop(): Promise<void>;
 }
@@ -75,6 +78,8 @@ export interface StartOptions {
   node_flags?: string[];
   /** Copy the child's whole stdout here (e.g. its --trace-gc lines, with their times). */
   stdout_file?: string | null;
+  /** Run the child with --trace-gc-nvp and count its GCs per isolate as the lines arrive (gc_trace.ts). */
+  gc_trace?: boolean;
   startup_timeout_ms?: number;
   /** Extra environment (e.g. the cluster roles' RINGBOOK_ROLE, RINGBOOK_NATS_URLS). */
   env?: Record<string, string>;
@@ -86,7 +91,8 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
   temp_dirs.add(dir);
   const config_file = path.join(dir, 'config.json');
   writeFileSync(config_file, JSON.stringify(opts.config));
-  const child = spawn(process.execPath, [...(opts.node_flags ?? []), opts.main_js], {
+  const gc = opts.gc_trace === true ? new GcTrace() : null;
+  const child = spawn(process.execPath, [...(opts.node_flags ?? []), ...(gc !== null ? ['--trace-gc-nvp'] : []), opts.main_js], {
     env: {
       ...process.env,
       RINGBOOK_PORT: '0',
@@ -109,6 +115,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
   });
   const copy = opts.stdout_file ? createWriteStream(opts.stdout_file) : null;
   if (copy !== null) child.stdout?.on('data', (d: string) => copy.write(d));
+  if (gc !== null) child.stdout?.on('data', (d: string) => gc.feed(String(d), performance.now()));
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => {
     for (const line of d.split('\n')) {
@@ -123,13 +130,20 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
   });
   const listening = new Promise<number>((resolve, reject) => {
     let out = '';
+    // Once the port is known the rest of stdout is not kept here (with --trace-gc-nvp it is ~2 KB per GC).
+    let port_seen = false;
     const timer = setTimeout(() => reject(new Error(`server did not start within ${opts.startup_timeout_ms ?? 30000} ms: ${out}`)), opts.startup_timeout_ms ?? 30000);
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (d: string) => {
-      for (const line of d.split('\n')) if (line.trim() !== '' && stdout_lines.length < 200) stdout_lines.push(line);
+      for (const line of d.split('\n')) {
+        // GC trace lines (gc_trace.ts) are not the log lines kept here.
+        if (line.trim() !== '' && stdout_lines.length < 200 && !line.includes(' ms: pause=')) stdout_lines.push(line);
+      }
+      if (port_seen) return;
       out += d;
       const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
       if (m) {
+        port_seen = true;
         clearTimeout(timer);
         resolve(Number(m[1]));
       }
@@ -149,7 +163,7 @@ export async function startServer(opts: StartOptions): Promise<ServerChild> {
     throw e;
   }
   const stop = (): Promise<void> => stopChild(child, 'SIGTERM', 15_000);
-  return { child, pid: child.pid as number, port, dir, admin_token: opts.admin_token, stderr, stdout_lines, exited, stop };
+  return { child, pid: child.pid as number, port, dir, admin_token: opts.admin_token, stderr, stdout_lines, gc, exited, stop };
 }
 
 export function removeDir(dir: string): void {

@@ -1,0 +1,127 @@
+// The server's garbage collections per phase, from V8's `--trace-gc-nvp` lines on its stdout
+// (`--gc`: bench/load.ts adds the flag and reads the lines as they arrive). One nvp line per GC,
+// prefixed `[pid:isolate]`: every isolate (the front, the matcher, the DA worker, the verify
+// workers) writes to the same stdout, and each line's `allocated=` is what that isolate allocated
+// since its previous GC, so their sum over a phase is the isolate's bytes allocated in it. Works
+// on any build of the server (`--server-main`: an A/B of two builds reads both the same way).
+//
+// Which isolate is the front: an isolate's time stamps count from its own start, and the main
+// isolate starts first (the workers are created after the modules load), so the front is the
+// isolate whose stamps lag the line's arrival here the least.
+
+export interface IsolateGc {
+  /** Bytes allocated (sum of `allocated=`; what was allocated after the last GC of a phase falls in the next). */
+  allocated: number;
+  /** Bytes promoted to the old generation by scavenges. */
+  promoted: number;
+  /** Young-generation collections (`gc=s`) and the rest (mark-compact, incremental finish). */
+  scavenges: number;
+  majors: number;
+  /** The isolate's own pause (main thread stopped), ms, by kind. */
+  scavenge_pause_ms: number;
+  major_pause_ms: number;
+}
+
+const NVP = /^\[(\d+):(0x[0-9a-f]+)\]\s+([\d.]+) ms: pause=([\d.]+) .*?\bgc=(\w+)\b/;
+
+function field(line: string, name: string): number {
+  const at = line.indexOf(` ${name}=`);
+  if (at < 0) return 0;
+  return parseFloat(line.slice(at + name.length + 2));
+}
+
+function emptyGc(): IsolateGc {
+  return { allocated: 0, promoted: 0, scavenges: 0, majors: 0, scavenge_pause_ms: 0, major_pause_ms: 0 };
+}
+
+export class GcTrace {
+  private readonly isolates = new Map<string, IsolateGc>();
+  /** Per isolate: the least (arrival here - the line's own stamp), ms. */
+  private readonly lag_ms = new Map<string, number>();
+  private partial = '';
+
+  /** A chunk of the server's stdout, as it arrives (`now_ms`: performance.now()). */
+  feed(chunk: string, now_ms: number): void {
+    const text = this.partial + chunk;
+    const lines = text.split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const m = NVP.exec(line);
+      if (m === null) continue;
+      const iso = m[2];
+      const lag = now_ms - Number(m[3]);
+      this.lag_ms.set(iso, Math.min(this.lag_ms.get(iso) ?? Infinity, lag));
+      let g = this.isolates.get(iso);
+      if (g === undefined) this.isolates.set(iso, g = emptyGc());
+      const pause = Number(m[4]);
+      g.allocated += field(line, 'allocated');
+      if (m[5] === 's') {
+        g.scavenges++;
+        g.scavenge_pause_ms += pause;
+        g.promoted += field(line, 'promoted');
+      } else {
+        g.majors++;
+        g.major_pause_ms += pause;
+      }
+    }
+  }
+
+  /** Every isolate's totals so far (copies). */
+  snapshot(): Map<string, IsolateGc> {
+    return new Map([...this.isolates].map(([k, v]) => [k, { ...v }]));
+  }
+
+  /** The front's isolate: the one whose stamps lag arrival the least (see the file's header). */
+  front(): string | null {
+    let best: string | null = null;
+    for (const [k, v] of this.lag_ms) if (best === null || v < (this.lag_ms.get(best) as number)) best = k;
+    return best;
+  }
+}
+
+/** What each isolate did between two snapshots. */
+export function gcDelta(a: Map<string, IsolateGc>, b: Map<string, IsolateGc>): Map<string, IsolateGc> {
+  const out = new Map<string, IsolateGc>();
+  for (const [k, v] of b) {
+    const before = a.get(k) ?? emptyGc();
+    out.set(k, {
+      allocated: v.allocated - before.allocated, promoted: v.promoted - before.promoted,
+      scavenges: v.scavenges - before.scavenges, majors: v.majors - before.majors,
+      scavenge_pause_ms: v.scavenge_pause_ms - before.scavenge_pause_ms, major_pause_ms: v.major_pause_ms - before.major_pause_ms,
+    });
+  }
+  return out;
+}
+
+/** A phase's GC figures per answered request: the front's, and all isolates' together. */
+export interface GcFigures {
+  front_bytes_per_request: number;
+  front_promoted_per_request: number;
+  front_scavenges_per_10k: number;
+  front_majors_per_10k: number;
+  /** The front's GC pauses (its own thread stopped), µs per request. */
+  front_gc_pause_us_per_request: number;
+  all_isolates_bytes_per_request: number;
+  all_isolates_scavenges_per_10k: number;
+}
+
+export function gcFigures(delta: Map<string, IsolateGc>, front: string | null, answered: number): GcFigures {
+  const n = Math.max(1, answered);
+  const f = (front !== null ? delta.get(front) : undefined) ?? emptyGc();
+  let all = 0;
+  let all_s = 0;
+  for (const v of delta.values()) {
+    all += v.allocated;
+    all_s += v.scavenges;
+  }
+  const r = (x: number, d = 1): number => Math.round(x * d) / d;
+  return {
+    front_bytes_per_request: r(f.allocated / n),
+    front_promoted_per_request: r(f.promoted / n),
+    front_scavenges_per_10k: r((f.scavenges * 1e4) / n, 100),
+    front_majors_per_10k: r((f.majors * 1e4) / n, 100),
+    front_gc_pause_us_per_request: r(((f.scavenge_pause_ms + f.major_pause_ms) * 1000) / n, 100),
+    all_isolates_bytes_per_request: r(all / n),
+    all_isolates_scavenges_per_10k: r((all_s * 1e4) / n, 100),
+  };
+}
