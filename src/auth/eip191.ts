@@ -1,6 +1,6 @@
 // EIP-191 version 0x45 ("personal_sign") message hashing, with the WASM keccak (the verify
 // workers hash every signed request's message: 27 µs in @noble/hashes, issue 11).
-import { keccak256Wasm } from '../util/keccak_wasm.js';
+import { KECCAK_INPUT, KECCAK_INPUT_BYTES, keccak256OfInput, keccak256Wasm } from '../util/keccak_wasm.js';
 
 const utf8 = new TextEncoder();
 const PREFIX = utf8.encode('\x19Ethereum Signed Message:\n');
@@ -16,4 +16,24 @@ export function eip191HashBytes(data: Uint8Array): Uint8Array {
 /** EIP-191 personal_sign hash of a text message (UTF-8; the length is the byte length). */
 export function eip191Hash(message: string): Uint8Array {
   return eip191HashBytes(utf8.encode(message));
+}
+
+/**
+ * eip191HashBytes of `bytes[start, end)` written to `out32`, without a view or a digest copy: the
+ * prefix, the length text and the bytes go straight into the hash's input buffer (the verify
+ * codec's path, once per signature check on the front and in the workers; issue 11, branch h11z).
+ */
+export function eip191HashRangeInto(bytes: Uint8Array, start: number, end: number, out32: Uint8Array): void {
+  const n = end - start;
+  const len = n < LENGTH_TEXTS.length ? LENGTH_TEXTS[n] : utf8.encode(String(n));
+  const total = PREFIX.length + len.length + n;
+  if (total > KECCAK_INPUT_BYTES) {
+    out32.set(eip191HashBytes(bytes.subarray(start, end)));
+    return;
+  }
+  KECCAK_INPUT.set(PREFIX, 0);
+  KECCAK_INPUT.set(len, PREFIX.length);
+  const at = PREFIX.length + len.length - start;
+  for (let i = start; i < end; i++) KECCAK_INPUT[at + i] = bytes[i];
+  keccak256OfInput(total, out32, 0);
 }

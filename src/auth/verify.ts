@@ -51,20 +51,6 @@ export function verifyMessageBytes(
   );
 }
 
-/**
- * Recovers the signer of the EIP-191 hash of `messageBytes` into `out20`; false when the signature
- * is not accepted (recover.ts). One recovery answers "which of these signed?" for any number of
- * candidates.
- */
-export function recoverMessageBytesInto(
-  messageBytes: Uint8Array,
-  signature65: Uint8Array,
-  out20: Uint8Array,
-  recoverer: Recoverer = defaultRecovererInstance(),
-): boolean {
-  return recoverer.recoverAddressInto(eip191HashBytes(messageBytes), signature65, out20);
-}
-
 /** Verifies one signed message; false for any malformed field (never throws). */
 export function verifySignedMessage(
   item: SignedMessage,

@@ -50,7 +50,7 @@ export interface Task {
 /** One worker's ring and the task that serves it. */
 export class Lane {
   readonly i32: Int32Array;
-  readonly area: Uint8Array;
+  readonly area: Buffer;
   readonly words: Uint32Array;
   /** The worker's serveRing task: settles when the ring is closed (or the worker dies). */
   readonly serving: Promise<unknown>;
@@ -67,7 +67,7 @@ export class Lane {
   constructor(readonly data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined) {
     const sab = new SharedArrayBuffer(VERIFY_RING_HEADER_BYTES + data_bytes);
     this.i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
-    this.area = new Uint8Array(sab, VERIFY_RING_HEADER_BYTES);
+    this.area = Buffer.from(sab, VERIFY_RING_HEADER_BYTES); // a Buffer: the codec writes texts with Buffer#write
     this.words = new Uint32Array(sab, VERIFY_RING_HEADER_BYTES);
     this.serving = piscina.run({ ring: sab, backend });
   }
@@ -95,7 +95,7 @@ export class Lane {
     const count = task.end - task.start;
     const answer_bytes = align8(count + TASK_TIMES_BYTES);
     const batch_at = pos + VR_TASK_HEADER_BYTES + answer_bytes;
-    const used = encodePackedBatchInto(this.area.subarray(batch_at, pos + task.need), task.items, task.start, task.end);
+    const used = encodePackedBatchInto(this.area, batch_at, pos + task.need, task.items, task.start, task.end);
     const size = align8(VR_TASK_HEADER_BYTES + answer_bytes + used);
     const w = pos >>> 2;
     this.words[w] = size;

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { createRecoverer, type RecoverBackendName, type Recoverer } from './recover.js';
 import {
-  encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, TASK_TIMES_BYTES, verifyPackedInto,
+  encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, readTaskTimesInto, TASK_TIMES_BYTES, verifyPackedInto,
 } from './verify_codec.js';
 import { Lane, type Batch, type Task } from './verify_lane.js';
 import { STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './verify_limits.js';
@@ -90,7 +90,7 @@ export class VerifyPool {
   /** checkOneHere's one-item list (no array per check). */
   readonly #one: SignedMessage[] = [];
   /** Where #packHere packs and answers a call on this thread (grown when a call needs more). */
-  #scratch = new Uint8Array(0);
+  #scratch = Buffer.alloc(0);
   readonly #piscina: Piscina<VerifyWorkerData, number>;
   readonly #backend: RecoverBackendName | undefined;
   readonly #lanes: Lane[] = [];
@@ -219,11 +219,7 @@ export class VerifyPool {
       this.#one.length = 0; // not kept alive by the pool
     }
     this.inlineChecked++;
-    if (times_ms !== undefined) {
-      const view = new DataView(answer.buffer, answer.byteOffset + 1, TASK_TIMES_BYTES);
-      times_ms[0] = view.getFloat64(0, true);
-      times_ms[1] = view.getFloat64(8, true);
-    }
+    if (times_ms !== undefined) readTaskTimesInto(answer, 0, 1, times_ms, 0, 1);
     return answer[0];
   }
 
@@ -236,9 +232,9 @@ export class VerifyPool {
   #packHere(items: readonly SignedMessage[], start: number, end: number): Uint8Array {
     const answer_bytes = align8(end - start + TASK_TIMES_BYTES);
     const need = answer_bytes + align8(packedBatchCapacity(items, start, end));
-    if (this.#scratch.length < need) this.#scratch = new Uint8Array(Math.max(need, 2 * this.#scratch.length));
-    const used = encodePackedBatchInto(this.#scratch.subarray(answer_bytes), items, start, end);
-    verifyPackedInto(this.#scratch.subarray(answer_bytes, answer_bytes + used), this.#scratch.subarray(0, answer_bytes), this.#recoverer());
+    if (this.#scratch.length < need) this.#scratch = Buffer.alloc(Math.max(need, 2 * this.#scratch.length));
+    encodePackedBatchInto(this.#scratch, answer_bytes, this.#scratch.length, items, start, end);
+    verifyPackedInto(this.#scratch, answer_bytes, 0, this.#recoverer());
     return this.#scratch;
   }
 
@@ -286,7 +282,7 @@ export class VerifyPool {
     for (const lane of this.#lanes) {
       const task = lane.dead ? null : lane.claimOldest(queued_by_ms);
       if (task === null) continue;
-      verifyPackedInto(lane.area.subarray(task.batch_at, task.batch_end), lane.area.subarray(task.answer_at, task.batch_at), this.#recoverer());
+      verifyPackedInto(lane.area, task.batch_at, task.answer_at, this.#recoverer());
       this.#answer(lane.area, task);
       checked = task.end - task.start;
       break;
@@ -354,17 +350,8 @@ export class VerifyPool {
     const count = end - start;
     const at = task.answer_at;
     if (!batch.settled) {
-      batch.out.set(area.subarray(at, at + count), start);
-      const times = batch.times_ms;
-      if (times !== undefined) {
-        const view = new DataView(area.buffer, area.byteOffset + at + count, TASK_TIMES_BYTES);
-        const start_ms = view.getFloat64(0, true);
-        const end_ms = view.getFloat64(8, true);
-        for (let i = start; i < end; i++) {
-          times[2 * i] = start_ms;
-          times[2 * i + 1] = end_ms;
-        }
-      }
+      for (let i = 0; i < count; i++) batch.out[start + i] = area[at + i]; // no view per task
+      if (batch.times_ms !== undefined) readTaskTimesInto(area, at, count, batch.times_ms, start, end);
     }
     this.#finished(task);
   }

@@ -49,7 +49,7 @@ function runRing(sab: SharedArrayBuffer, recoverer: Recoverer): void {
     const batch_at = answer_at + answer_bytes;
     // The front may have taken a task that waited too long (verify_ring.ts "Claims"): then skip it.
     if (Atomics.compareExchange(words, (at >>> 2) + VR_TASK_CLAIM_WORD, VR_CLAIM_OPEN, VR_CLAIM_WORKER) === VR_CLAIM_OPEN) {
-      verifyPackedInto(area.subarray(batch_at, at + size), area.subarray(answer_at, batch_at), recoverer);
+      verifyPackedInto(area, batch_at, answer_at, recoverer);
     }
     at += size;
     done = (done + 1) | 0;

@@ -37,6 +37,8 @@ const WASM = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 /** hash-wasm's input buffer (MAIN_BUFFER_SIZE in its src/hash-wasm.h). */
 const INPUT_BYTES = 16 * 1024;
+/** The size of {@link KECCAK_INPUT}: the longest preimage keccak256OfInput hashes. */
+export const KECCAK_INPUT_BYTES = INPUT_BYTES;
 const BITS = 256;
 /** Keccak's padding byte (SHA-3 would be 0x06): what hash-wasm's createKeccak passes to Hash_Final. */
 const KECCAK_PADDING = 0x01;

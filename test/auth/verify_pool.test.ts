@@ -173,6 +173,25 @@ describe('candidate signers (a user and its agents): one recovery per item', () 
     ];
     expect(verdictsOf(items, createRecoverer())).toEqual([2, 0, 0, 0, 0, 0, 0, SIGNERS_PER_CHECK_MAX, 2]);
   });
+
+  it('refuses a signature or address of the right length with a non-ASCII char, wherever it is, also one whose low byte is a hex digit', () => {
+    // The codec writes the texts as UTF-8 at an offset (Buffer#write): a non-ASCII char must never
+    // reach the worker's hex parse as an ASCII digit (U+0130 and U+0161 have low bytes '0' and 'a').
+    const s = signed[3];
+    const good: SignedMessage = { message: s.message, signature_hex: sigHex(s), expected_address: s.address };
+    const at = (text: string, i: number, c: string): string => text.slice(0, i) + c + text.slice(i + 1);
+    const sig = good.signature_hex;
+    const addr = good.expected_address;
+    const items: SignedMessage[] = [good];
+    for (const c of ['\u0130', '\u0161', 'é', '😀'.slice(0, 1)]) {
+      for (const i of [0, 2, 70, sig.length - 1]) items.push({ ...good, signature_hex: at(sig, i, c) });
+      for (const i of [1, 2, 20, addr.length - 1]) items.push({ ...good, expected_address: at(addr, i, c) });
+    }
+    items.push(good);
+    for (const k of [0, items.length - 1]) expect(sigHex(s)).toBe(items[k].signature_hex);
+    const expected = items.map((_, k) => (k === 0 || k === items.length - 1 ? 1 : 0));
+    expect(verdictsOf(items, createRecoverer())).toEqual(expected);
+  });
 });
 
 describe('verify pool (compiled worker)', () => {

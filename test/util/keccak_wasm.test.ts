@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { KECCAK_INPUT, keccak256Into, keccak256OfInput, keccak256Wasm, keccak256WasmOne } from '../../src/util/keccak_wasm.js';
-import { eip191HashBytes } from '../../src/auth/eip191.js';
+import { eip191HashBytes, eip191HashRangeInto } from '../../src/auth/eip191.js';
 import * as browser from '../../src/util/keccak_wasm.browser.js';
 import { mulberry32 } from '../../src/util/prng.js';
 
@@ -72,6 +72,17 @@ describe('keccak256 through hash-wasm', () => {
       joined.set(prefix);
       joined.set(data, prefix.length);
       expect(eip191HashBytes(data)).toEqual(keccak_256(joined));
+    }
+  });
+
+  it('EIP-191 of a byte range written in place equals the hash of the copied range, up to and past the input buffer (16 KiB: 26 prefix + 5 length + 16,353 bytes fill it)', () => {
+    const bytes = new Uint8Array(40_000);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 255;
+    const out = new Uint8Array(32);
+    for (const [start, n] of [[0, 0], [3, 1], [100, 240], [7, 1023], [1, 1024], [5, 16_353], [5, 16_354], [11, 20_000]]) {
+      out.fill(0);
+      eip191HashRangeInto(bytes, start, start + n, out);
+      expect(out, `start ${start}, ${n} bytes`).toEqual(eip191HashBytes(bytes.slice(start, start + n)));
     }
   });
 });
