@@ -179,6 +179,9 @@ export function getRoute(ctx: RouteBasics, fn: (reply: Reply, req: HttpRequest) 
   };
 }
 
+/** The path parameters of a route that has none (frozen: shared by every request of such routes). */
+const NO_PARAMS = Object.freeze([]) as unknown as string[];
+
 /**
  * A POST route with a JSON object body; `admin` routes check X-Admin-Token first. `stamped`: the
  * route runs one signed request through runSigned (signed_route.ts), which gives the exchange's
@@ -196,7 +199,8 @@ export function postRoute(
   return (res, req) => {
     const reply = openExchange(ctx, res, stamped);
     if (reply === null) return;
-    const params: string[] = [];
+    // Most POST routes take no path parameter: they share one empty list (an array per request otherwise).
+    const params: string[] = param_count === 0 ? NO_PARAMS : [];
     for (let i = 0; i < param_count; i++) params.push(req.getParameter(i) ?? '');
     if (opts.admin && !ctx.admin.check(req.getHeader(ADMIN_TOKEN_HEADER))) {
       // The body is not wanted: dropped (within the drain bound) so the 401 reaches the client.

@@ -307,24 +307,48 @@ export class Reply extends Answer implements AbortOwner {
 
   /** Status line, `X-Request-Id`, `Content-Type: application/json`, the extra headers and the body, corked. */
   protected transmit(http_status: number, body: string | Uint8Array, headers: readonly Header[] | undefined, close_connection: boolean): void {
-    const res = this.res;
-    const request_id = this.request_id;
-    res.cork(() => {
-      res.writeStatus(STATUS_LINE_BYTES.get(http_status) ?? statusLine(http_status));
-      res.writeHeader(X_REQUEST_ID, request_id);
-      res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
-      if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
-      if (this.head) {
-        // uWS 20.30's endWithoutBody(length) sends nothing at all: the length header is written
-        // here and endWithoutBody() called bare (a HEAD request has no body, nothing to cut off).
-        res.writeHeader(CONTENT_LENGTH, String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
-        res.endWithoutBody();
-      } else {
-        res.end(body, close_connection);
-      }
-    });
+    // The corked write reads its arguments from `corked` (uWS runs the callback before cork returns):
+    // one module-level callback instead of a closure per answer (issue 11, branch h11z).
+    corked.reply = this;
+    corked.http_status = http_status;
+    corked.body = body;
+    corked.headers = headers;
+    corked.close_connection = close_connection;
+    try {
+      this.res.cork(writeCorked);
+    } finally {
+      corked.reply = null;
+      corked.body = '';
+      corked.headers = undefined;
+    }
     this.finished();
   }
+
+  /** The corked part of transmit (writeCorked): the status line, headers and body. */
+  writeNow(http_status: number, body: string | Uint8Array, headers: readonly Header[] | undefined, close_connection: boolean): void {
+    const res = this.res;
+    res.writeStatus(STATUS_LINE_BYTES.get(http_status) ?? statusLine(http_status));
+    res.writeHeader(X_REQUEST_ID, this.request_id);
+    res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
+    if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
+    if (this.head) {
+      // uWS 20.30's endWithoutBody(length) sends nothing at all: the length header is written
+      // here and endWithoutBody() called bare (a HEAD request has no body, nothing to cut off).
+      res.writeHeader(CONTENT_LENGTH, String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+      res.endWithoutBody();
+    } else {
+      res.end(body, close_connection);
+    }
+  }
+}
+
+/** The answer being written by Reply.transmit, for writeCorked (set and cleared around one cork call). */
+const corked: {
+  reply: Reply | null; http_status: number; body: string | Uint8Array; headers: readonly Header[] | undefined; close_connection: boolean;
+} = { reply: null, http_status: 0, body: '', headers: undefined, close_connection: false };
+
+function writeCorked(): void {
+  corked.reply?.writeNow(corked.http_status, corked.body, corked.headers, corked.close_connection);
 }
 
 /** The sentence of the INVALID_REQUEST reply to an oversized body. */

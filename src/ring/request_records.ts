@@ -116,6 +116,13 @@ export class RequestWriter {
   private readonly ring: SpscRing;
   private readonly u8: Uint8Array;
   private unpublished = 0;
+  /**
+   * Byte offsets of the consent slots tryWrite claimed for the record it is writing (read by
+   * writeConsentSlots before tryWrite returns), and their one lookup: no array and no closure per
+   * signed request (issue 11, branch h11z).
+   */
+  private readonly consent_slots: number[] = [];
+  private readonly consentSlotAt = (j: number): number => this.consent_slots[j];
 
   constructor(ring: SpscRing) {
     this.ring = ring;
@@ -183,9 +190,8 @@ export class RequestWriter {
     i[o + RQ_GROUP_FOLLOWING_WORD] = group_following;
     this.unpublished++;
     if (consent !== null) {
-      const slots: number[] = [];
-      for (let j = 0; j < extra; j++) slots.push(this.ring.tryClaim() * 4);
-      writeConsentSlots(this.u8, i, (j) => slots[j], consent);
+      for (let j = 0; j < extra; j++) this.consent_slots[j] = this.ring.tryClaim() * 4;
+      writeConsentSlots(this.u8, i, this.consentSlotAt, consent);
       this.unpublished += extra;
     }
     return true;
