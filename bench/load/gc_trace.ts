@@ -99,8 +99,9 @@ export interface GcFigures {
   front_promoted_per_request: number;
   front_scavenges_per_10k: number;
   front_majors_per_10k: number;
-  /** The front's GC pauses (its own thread stopped), µs per request. */
+  /** The front's GC pauses (its own thread stopped), µs per request: all, and scavenges alone (the major GCs are few and long, so they make the total noisy). */
   front_gc_pause_us_per_request: number;
+  front_scavenge_pause_us_per_request: number;
   all_isolates_bytes_per_request: number;
   all_isolates_scavenges_per_10k: number;
 }
@@ -121,6 +122,7 @@ export function gcFigures(delta: Map<string, IsolateGc>, front: string | null, a
     front_scavenges_per_10k: r((f.scavenges * 1e4) / n, 100),
     front_majors_per_10k: r((f.majors * 1e4) / n, 100),
     front_gc_pause_us_per_request: r(((f.scavenge_pause_ms + f.major_pause_ms) * 1000) / n, 100),
+    front_scavenge_pause_us_per_request: r((f.scavenge_pause_ms * 1000) / n, 100),
     all_isolates_bytes_per_request: r(all / n),
     all_isolates_scavenges_per_10k: r((all_s * 1e4) / n, 100),
   };
