@@ -266,6 +266,27 @@ export function submit(
   /** An agent signed it for the user (src/gateway/agent_signer.ts): its lowercase address. */
   signer_hex: string | null = null,
 ): void {
+  // A throw while answering is answered 500 (and logged), like a route's.
+  const done = (o: Outcome): void => {
+    try {
+      onOutcome(o);
+    } catch (e) {
+      failInternal(reply, e);
+    }
+  };
+  submitWithDone(ctx, reply, request, address_hex, done, referrer_hex, consent, signer_hex);
+}
+
+/**
+ * submit() whose `done` is given to the matcher link as it is: `done` must not throw (it runs in
+ * the event pump; signed_route.ts's catches what answering throws itself, so the signed path needs
+ * no wrapper closure per request). A callback, not a promise: one closure per request instead of
+ * a promise, its reactions and a microtask (issue 11).
+ */
+export function submitWithDone(
+  ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
+  done: (o: Outcome) => void, referrer_hex: string | null, consent: Consent | Uint8Array | null, signer_hex: string | null,
+): void {
   if (refuseWrite(ctx, reply)) return;
   // Scratch bytes: the ring write copies them at once (no allocation per request).
   if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
@@ -274,15 +295,6 @@ export function submit(
   }
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
   const signer = signer_hex === null ? null : Buffer.from(signer_hex.slice(2), 'hex');
-  // A callback, not a promise: one closure per request instead of a promise, its reactions and a
-  // microtask (issue 11). A throw while answering is answered 500 (and logged), like a route's.
-  const done = (o: Outcome): void => {
-    try {
-      onOutcome(o);
-    } catch (e) {
-      failInternal(reply, e);
-    }
-  };
   if (!ctx.link.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done)) {
     replyOverloaded(reply);
   }

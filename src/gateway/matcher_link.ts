@@ -39,6 +39,14 @@ export interface Outcome {
   time_ms: number;
 }
 
+/**
+ * An outcome's lists before anything was added to them: shared by every pending request, frozen so
+ * that a push anywhere but in the pump (which replaces them first) throws instead of leaking into
+ * other requests' outcomes.
+ */
+const NO_FILLS = Object.freeze([]) as unknown as FillView[];
+const NO_ORDER_UPDATES = Object.freeze([]) as unknown as number[];
+
 /** Receives a request's committed outcome (called once, from the event pump). */
 export type OutcomeCallback = (o: Outcome) => void;
 
@@ -437,7 +445,9 @@ export class MatcherLink {
     }
     this.pending.set(seq, {
       resolve: done,
-      outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: [], order_updates: [], batch_id: 0, time_ms: 0 },
+      // The shared empty lists until the request's first fill or order update: most requests have
+      // neither (two arrays per request otherwise; issue 11, branch h11z).
+      outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: NO_FILLS, order_updates: NO_ORDER_UPDATES, batch_id: 0, time_ms: 0 },
       stamps,
     });
     return true;
@@ -571,11 +581,15 @@ export class MatcherLink {
         this.batch_seqs.push(seq);
       },
       orderUpdate: (seq: number, o: OrderView) => {
-        pendingOf(seq)?.outcome.order_updates.push(o.order_id);
+        const p = pendingOf(seq);
+        if (p === undefined) return;
+        if (p.outcome.order_updates === NO_ORDER_UPDATES) p.outcome.order_updates = [];
+        p.outcome.order_updates.push(o.order_id);
       },
       fill: (seq: number, t: TradeView) => {
         const p = pendingOf(seq);
         if (p === undefined || t.taker_order_id !== p.outcome.order_id) return;
+        if (p.outcome.fills === NO_FILLS) p.outcome.fills = [];
         p.outcome.fills.push({
           fill_id: t.fill_id, order_id: t.taker_order_id, market: t.market, side: t.taker_side, price: t.price,
           quantity: t.quantity, fee: t.taker_fee, is_maker: false, batch_id: t.batch_id, time_ms: t.time_ms,
