@@ -18,7 +18,7 @@ import { allowWallet, replyRejected, submitWithDone, writeRefusal, type GatewayC
 import { failInternal, type Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
-import { isBodyError, type BodyError, type SignedRequest } from './signed_requests.js';
+import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
 import { releaseStamps, stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 
@@ -122,6 +122,8 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     } catch (e) {
       failInternal(answer, e);
     }
+    // Answered: nothing reads the request any more (the ring has its copy; the answer is written).
+    releaseRequest(parsed.request);
     if (stamps !== null) {
       stamps.answered = stampMs();
       ctx.stages?.record(stamps);

@@ -4,7 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { orderJsonMessage, orderMessage } from '../../src/auth/messages.js';
 import { parseJsonObject } from '../../src/gateway/http_body.js';
-import { isBodyError, parseCancel, parseOrder, type SignedRequest } from '../../src/gateway/signed_requests.js';
+import {
+  isBodyError, parseCancel, parseOrder, pooledRequest, releaseRequest, resetRequest, type SignedRequest,
+} from '../../src/gateway/signed_requests.js';
+import { emptyRequest, type Request } from '../../src/engine/types.js';
 import { Rng } from '../../src/util/prng.js';
 
 const lookup = { marketIndex: (id: string): number => ['ETH-USDC', 'BTC-USDC'].indexOf(id) };
@@ -104,5 +107,30 @@ describe('hostile bodies', () => {
     expect(isBodyError(sig) && sig.code).toBe('INVALID_SIGNATURE');
     const market = parseOrder(body(`{${base.replace('ETH-USDC', 'DOGE-USDC')}}`) as Record<string, unknown>, lookup);
     expect(isBodyError(market) && market.code).toBe('MARKET_NOT_FOUND');
+  });
+});
+
+describe('pooled requests (issue 11: a Request per signed request on the front)', () => {
+  it('resetRequest gives every field of emptyRequest its value back (a field added to one and not the other fails here)', () => {
+    const dirty = emptyRequest() as unknown as Record<string, unknown>;
+    for (const k of Object.keys(dirty)) dirty[k] = typeof dirty[k] === 'string' ? 'junk' : 12_345.5;
+    resetRequest(dirty as unknown as Request);
+    expect(dirty).toEqual(emptyRequest());
+    expect(Object.keys(dirty)).toEqual(Object.keys(emptyRequest()));
+  });
+
+  it('a given-back request parses the next body clean: nothing of the last one stays', () => {
+    const a = parseOrder({ ...JSON.parse(`{"user":"${USER}","market_id":"BTC-USDC","side":"ask","price":7,"quantity":9,"order_type":"limit","time_in_force":"ioc","nonce":5,"signature":"${SIG}","client_order_id":"abc","stp":"expire_both","expires_after_ms":99}`) }, lookup);
+    if (isBodyError(a)) throw new Error(a.message);
+    releaseRequest(a.request);
+    const c = parseCancel({ user: USER, order_id: '17', nonce: 6, signature: SIG });
+    if (isBodyError(c)) throw new Error(c.message);
+    expect(c.request).toBe(a.request); // reused, as released
+    const want = emptyRequest();
+    want.kind = c.request.kind;
+    want.nonce = 6;
+    want.order_id = 17;
+    expect(c.request).toEqual(want);
+    expect(pooledRequest()).not.toBe(c.request); // not given back: not handed out again
   });
 });

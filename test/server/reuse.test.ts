@@ -1,5 +1,5 @@
 // The front reuses scratch objects on the signed path (issue 11: its garbage per request): the
-// stage stamps pool, the verify codec's and the recoverer's scratch bytes, the corked answer write,
+// stage stamps and Request pools, the verify codec's and the recoverer's scratch bytes, the corked answer write,
 // the consent slot offsets, the answer's JSON buffer. Each is owned by one request at a time; one
 // given back or overwritten while a request still held it would put a value of one request into
 // another's answer. Here many requests from different wallets are in flight at once, round after
