@@ -22,6 +22,9 @@ export interface IsolateGc {
   major_pause_ms: number;
 }
 
+/** More than any young generation plus a heap's growth between two GCs: 64 GiB. */
+const ALLOCATED_PER_GC_MAX = 2 ** 36;
+
 const NVP = /^\[(\d+):(0x[0-9a-f]+)\]\s+([\d.]+) ms: pause=([\d.]+) .*?\bgc=(\w+)\b/;
 
 function field(line: string, name: string): number {
@@ -39,6 +42,8 @@ export class GcTrace {
   /** Per isolate: the least (arrival here - the line's own stamp), ms. */
   private readonly lag_ms = new Map<string, number>();
   private partial = '';
+  /** nvp lines left out for an implausible `allocated=` (see feed). */
+  skipped = 0;
 
   /** A chunk of the server's stdout, as it arrives (`now_ms`: performance.now()). */
   feed(chunk: string, now_ms: number): void {
@@ -54,7 +59,14 @@ export class GcTrace {
       let g = this.isolates.get(iso);
       if (g === undefined) this.isolates.set(iso, g = emptyGc());
       const pause = Number(m[4]);
-      g.allocated += field(line, 'allocated');
+      const allocated = field(line, 'allocated');
+      // One 2026-11-26 run summed ~3.4e15 bytes for an isolate in a phase: a line whose count is
+      // not one (an underflowed size, or two lines run together) is left out, and counted.
+      if (!(allocated >= 0 && allocated < ALLOCATED_PER_GC_MAX)) {
+        this.skipped++;
+        continue;
+      }
+      g.allocated += allocated;
       if (m[5] === 's') {
         g.scavenges++;
         g.scavenge_pause_ms += pause;

@@ -144,7 +144,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
       `${g.front_scavenges_per_10k} scavenges and ${g.front_majors_per_10k} major GCs per 10k requests, GC pauses ${g.front_gc_pause_us_per_request} us per request (scavenges ${g.front_scavenge_pause_us_per_request}); ` +
       `all isolates ${int(g.all_isolates_bytes_per_request)} bytes, ${g.all_isolates_scavenges_per_10k} scavenges per 10k`;
     say(`  GC per answered request (--trace-gc-nvp, front isolate ${front}): median max run: ${gcText(gc_max)}`);
-    say(`    at ${int(LIGHT_RATE_PER_S)}/s: ${gcText(gc_light)}`);
+    say(`    at ${int(LIGHT_RATE_PER_S)}/s: ${gcText(gc_light)}` + (server.gc.skipped > 0 ? ` (${server.gc.skipped} nvp line(s) left out: implausible allocated=)` : ''));
   }
 
   let profiles: ThreadProfile[] = [];
