@@ -231,6 +231,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     verify_steal_after_us: args.verify_steal_after_us,
     verify_task_items: args.verify_task_items,
     verify_inline_items: args.verify_inline_items,
+    verify_inline_busy_max_pct: args.verify_inline_busy_max_pct,
     da_lag_batches_after_max: Math.max(...runs.map((x) => x.da.lag_batches)),
     da_catch_up_ms_after_max: Math.max(...runs.map((x) => x.da.catch_up_ms)),
     ...(cost ?? {}),

@@ -38,5 +38,21 @@ export const INLINE_ITEMS_DEFAULT = 2;
  * a burst are inline again. 1 ms is ~15 recoveries, the same span as STEAL_AFTER_US_DEFAULT.
  */
 export const INLINE_AFTER_LOAD_MS = 1;
+/**
+ * What the server passes as the front's busy ceiling for inline checks at medium load by default
+ * (config `verify.inline_busy_max_pct`, 0..100; 0: off): while the front's event loop was busy less
+ * than this share of the last INLINE_BUSY_WINDOW_MS, a turn's first `inline_items_max` checks run
+ * on the front even with verify tasks in flight. At half the max rate the front is ~20-30% busy
+ * without recoveries (~40 µs a request at ~5,000 requests/s), the one verify worker ~30%; at the
+ * max rate the front is ~100% busy. 50: the front takes recoveries only while it has as much
+ * idle time as busy time left, so it stays the lesser-loaded thread.
+ */
+export const INLINE_BUSY_MAX_PCT_DEFAULT = 50;
+/**
+ * The window over which the front's busy share is measured (ms): ~50 arrivals at 5,000 requests/s,
+ * short enough to back off within a burst, long enough that one long turn (a stolen task of 32,
+ * ~2 ms; a scavenge) does not flip it every turn.
+ */
+export const INLINE_BUSY_WINDOW_MS = 10;
 /** Beyond a few recoveries the front's turn stalls its other sockets: 8 is ~0.5 ms. */
 export const INLINE_ITEMS_MAX = 8;
