@@ -18,7 +18,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createVerifyPool, type VerifyPool } from '../src/auth/verify_pool.js';
 import {
-  INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT,
+  INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT,
 } from '../src/auth/verify_limits.js';
 import { SignatureBatcher } from '../src/gateway/signature_batcher.js';
 import { Knobs } from './knobs.js';
@@ -31,6 +31,8 @@ const PHASE_MS = knobs.number('phase-ms', 2000, 200, 60_000);
 const FRONT_US = knobs.number('front-us', 40, 0, 10_000);
 const PAUSE_MS = knobs.number('pause-ms', 10, 0, 1000);
 const PAUSE_EVERY_MS = knobs.number('pause-every-ms', 200, 10, 60_000);
+/** The third policy's verify.inline_busy_max_pct (the server's default is 0: off). */
+const BUSY_MAX_PCT = knobs.number('busy-max-pct', 50, 1, 100, { integer: true });
 const IN_FLIGHT = knobs.number('in-flight', 256, 1, 100_000, { integer: true });
 knobs.finish();
 /** What the server's batcher flushes at once (config limits.verify_batch_max, default). */
@@ -39,8 +41,8 @@ const BATCH_MAX = 128;
 const BEFORE = { taskSize: 100, stealAfterUs: 0, inline_items: 0, busy_max_pct: 0 };
 /** Tasks of 32, stealing, inline checks at light load only (inline_busy_max_pct 0). */
 const AFTER = { taskSize: TASK_SIZE_DEFAULT, stealAfterUs: STEAL_AFTER_US_DEFAULT, inline_items: INLINE_ITEMS_DEFAULT, busy_max_pct: 0 };
-/** AFTER with the medium-load inline rule at its default. */
-const BUSY = { ...AFTER, busy_max_pct: INLINE_BUSY_MAX_PCT_DEFAULT };
+/** AFTER with the medium-load inline rule on (--busy-max-pct). */
+const BUSY = { ...AFTER, busy_max_pct: BUSY_MAX_PCT };
 
 interface Policy {
   name: 'before' | 'after' | 'busy';

@@ -20,8 +20,9 @@
 // So a second rule, on the front's own busy share: while the front's event loop was busy less than
 // `busy_max_pct` of the last window (INLINE_BUSY_WINDOW_MS, Node's eventLoopUtilization), the
 // turn's first `items_max` checks run on the front whatever the pool holds, the rest go to the
-// pool: the two cores recover side by side. The busy share counts the inline checks themselves, so
-// the rule backs off as it takes work, and at the max rate (the front busy ~100%) it takes none.
+// pool: the two cores recover side by side (off by default, verify_limits.ts says why). The busy
+// share counts the inline checks themselves, so the rule backs off as it takes work, and at the
+// max rate (the front busy ~100%) it takes none.
 import { performance } from 'node:perf_hooks';
 import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS, INLINE_ITEMS_MAX } from './verify_limits.js';
 

@@ -42,12 +42,14 @@ export const INLINE_AFTER_LOAD_MS = 1;
  * What the server passes as the front's busy ceiling for inline checks at medium load by default
  * (config `verify.inline_busy_max_pct`, 0..100; 0: off): while the front's event loop was busy less
  * than this share of the last INLINE_BUSY_WINDOW_MS, a turn's first `inline_items_max` checks run
- * on the front even with verify tasks in flight. At half the max rate the front is ~20-30% busy
- * without recoveries (~40 µs a request at ~5,000 requests/s), the one verify worker ~30%; at the
- * max rate the front is ~100% busy. 50: the front takes recoveries only while it has as much
- * idle time as busy time left, so it stays the lesser-loaded thread.
+ * on the front even with verify tasks in flight. Off (0) by default: on a saturated machine
+ * (2026-11-26, docs/benchmarks.md "latency at half the max rate") the half-max p99 was higher
+ * with 50 in three pairs of three (confounded by the rising load), and the busy share counts
+ * time the front waits for a core as busy, so the rule cannot tell a front short of CPU from a
+ * busy one. 50 is the value to try on a quiet machine: at half the max rate the front is ~20-30%
+ * busy without recoveries (~40 µs a request at ~5,000 requests/s); at the max rate ~100%.
  */
-export const INLINE_BUSY_MAX_PCT_DEFAULT = 50;
+export const INLINE_BUSY_MAX_PCT_DEFAULT = 0;
 /**
  * The window over which the front's busy share is measured (ms): ~50 arrivals at 5,000 requests/s,
  * short enough to back off within a burst, long enough that one long turn (a stolen task of 32,
