@@ -75,7 +75,8 @@ async function main(): Promise<void> {
   const args: Args = {
     wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
     server_flags: [], server_log: null, server_main: null, seed: 'ringbook-light-ab', generator: null, matcher_cpu: null,
-    background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, metrics_pairs: 0, metrics_seconds: 1,
+    background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
+    metrics_pairs: 0, metrics_seconds: 1,
   };
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
   console.log(`  A ${a_js} ${JSON.stringify(extra.A)}\n  B ${b_js} ${JSON.stringify(extra.B)}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);

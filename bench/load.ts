@@ -22,6 +22,8 @@
 //   --verify-task-items N  run the server with verify.task_items_max N (absent: the server's default)
 //   --verify-inline-items N  run the server with verify.inline_items_max N (0: every check goes to a
 //                      verify worker; absent: the server's default)
+//   --verify-inline-busy-max-pct N  run the server with verify.inline_busy_max_pct N (0: inline checks
+//                      at light load only; absent: the server's default)
 //   --metrics-pairs N  metrics on/off comparison: N pairs of closed-loop runs (default 2; 0: skip)
 //   --metrics-seconds S  length of each of those runs (default 5)
 //   --server-flags=F   extra node flags for the server, space-separated (e.g. --server-flags="--trace-gc":
@@ -87,6 +89,7 @@ async function main(): Promise<void> {
         ...(args.verify_steal_after_us === null ? {} : { steal_after_us: args.verify_steal_after_us }),
         ...(args.verify_task_items === null ? {} : { task_items_max: args.verify_task_items }),
         ...(args.verify_inline_items === null ? {} : { inline_items_max: args.verify_inline_items }),
+        ...(args.verify_inline_busy_max_pct === null ? {} : { inline_busy_max_pct: args.verify_inline_busy_max_pct }),
       },
       // On (as by default) on a free port: the on/off comparison flips its recording.
       metrics: { enabled: true, port: 0 },

@@ -1,8 +1,10 @@
 // The verify queue under a bursty front thread (issue 11, the tail at half the max rate): how long
 // a signature waits from the front's check call to its verdict, with main's verify policy before
 // this change (tasks of 100, the worker checks everything) against the configured one (tasks of
-// verify.task_items_max, the front checks a task that waited verify.steal_after_us), alternated
-// phase by phase in one process so that both see the same machine.
+// verify.task_items_max, the front checks a task that waited verify.steal_after_us, and at light
+// load checks up to verify.inline_items_max per turn itself), and that policy with the front's
+// medium-load inline rule (verify.inline_busy_max_pct, src/auth/verify_inline.ts), alternated
+// phase by phase in one process so that all see the same machine.
 //
 // The model of the front (this thread): signatures arrive open-loop at --rate per second; the
 // front spends --front-us of CPU per request on its own work (parse, admission, answer: ~40 µs
@@ -11,11 +13,13 @@
 // turn, as on the server. A second, closed-loop phase keeps --in-flight checks outstanding and
 // measures checks per second (the max-rate side: what the front's help costs or gives).
 // Run: npx tsc -p tsconfig.json && node dist/bench/verify_queue.js [--rate 5700] [--rounds 3]
-// Bounded: 2 policies x rounds x (open + closed) phases of --phase-ms each (~25 s by default).
+// Bounded: 3 policies x rounds x (open + closed) phases of --phase-ms each (~37 s by default).
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createVerifyPool, type VerifyPool } from '../src/auth/verify_pool.js';
-import { STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../src/auth/verify_limits.js';
+import {
+  INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT,
+} from '../src/auth/verify_limits.js';
 import { SignatureBatcher } from '../src/gateway/signature_batcher.js';
 import { Knobs } from './knobs.js';
 import { makeCases, type Case } from './verify_cases.js';
@@ -27,16 +31,21 @@ const PHASE_MS = knobs.number('phase-ms', 2000, 200, 60_000);
 const FRONT_US = knobs.number('front-us', 40, 0, 10_000);
 const PAUSE_MS = knobs.number('pause-ms', 10, 0, 1000);
 const PAUSE_EVERY_MS = knobs.number('pause-every-ms', 200, 10, 60_000);
+/** The third policy's verify.inline_busy_max_pct (the server's default is 0: off). */
+const BUSY_MAX_PCT = knobs.number('busy-max-pct', 50, 1, 100, { integer: true });
 const IN_FLIGHT = knobs.number('in-flight', 256, 1, 100_000, { integer: true });
 knobs.finish();
 /** What the server's batcher flushes at once (config limits.verify_batch_max, default). */
 const BATCH_MAX = 128;
 /** Main's policy before issue 11's verify-queue change: tasks of 100, no stealing. */
-const BEFORE = { taskSize: 100, stealAfterUs: 0 };
-const AFTER = { taskSize: TASK_SIZE_DEFAULT, stealAfterUs: STEAL_AFTER_US_DEFAULT };
+const BEFORE = { taskSize: 100, stealAfterUs: 0, inline_items: 0, busy_max_pct: 0 };
+/** Tasks of 32, stealing, inline checks at light load only (inline_busy_max_pct 0). */
+const AFTER = { taskSize: TASK_SIZE_DEFAULT, stealAfterUs: STEAL_AFTER_US_DEFAULT, inline_items: INLINE_ITEMS_DEFAULT, busy_max_pct: 0 };
+/** AFTER with the medium-load inline rule on (--busy-max-pct). */
+const BUSY = { ...AFTER, busy_max_pct: BUSY_MAX_PCT };
 
 interface Policy {
-  name: 'before' | 'after';
+  name: 'before' | 'after' | 'busy';
   pool: VerifyPool;
   batcher: SignatureBatcher;
   open_p50_ms: number[];
@@ -135,10 +144,11 @@ async function main(): Promise<void> {
     `open loop ${RATE_PER_S}/s, front ${FRONT_US} us per request, paused ${PAUSE_MS} ms every ${PAUSE_EVERY_MS} ms; ` +
     `closed loop ${IN_FLIGHT} in flight; ${ROUNDS} rounds of ${PHASE_MS} ms phases`);
   const cases = makeCases(256);
-  const policies: Policy[] = [BEFORE, AFTER].map((o, i) => {
-    const pool = createVerifyPool(o);
+  const names = ['before', 'after', 'busy'] as const;
+  const policies: Policy[] = [BEFORE, AFTER, BUSY].map((o, i) => {
+    const pool = createVerifyPool({ taskSize: o.taskSize, stealAfterUs: o.stealAfterUs });
     return {
-      name: i === 0 ? 'before' : 'after', pool, batcher: new SignatureBatcher(pool, BATCH_MAX),
+      name: names[i], pool, batcher: new SignatureBatcher(pool, BATCH_MAX, o.inline_items, o.busy_max_pct),
       open_p50_ms: [], open_p99_ms: [], open_max_ms: [], closed_per_s: [], stolen: 0,
     };
   });
@@ -152,15 +162,15 @@ async function main(): Promise<void> {
       for (const p of order) await openPhase(p, cases);
       for (const p of order) await closedPhase(p, cases);
     }
-    for (const p of policies) p.stolen = p.pool.stolenChecked;
+    for (const p of policies) p.stolen = p.pool.stolenChecked + p.pool.inlineChecked;
   } finally {
     for (const p of policies) await p.pool.close();
   }
-  const [before, after] = policies;
+  const [before, after, busy] = policies;
   for (const p of policies) {
     console.log(`  ${p.name.padEnd(6)} (tasks of ${p.pool.taskSize}, steal after ${p.pool.stealAfterUs} us): ` +
       `open loop p50 ${p.open_p50_ms.map(r2).join('/')} ms, p99 ${p.open_p99_ms.map(r2).join('/')} ms, max ${p.open_max_ms.map(r2).join('/')} ms; ` +
-      `closed loop ${p.closed_per_s.map(Math.round).join('/')} checks/s; checked by the front ${p.stolen}`);
+      `closed loop ${p.closed_per_s.map(Math.round).join('/')} checks/s; checked by the front ${p.stolen} (inline ${p.pool.inlineChecked})`);
   }
   console.log(JSON.stringify({
     bench: 'verify_queue',
@@ -177,7 +187,13 @@ async function main(): Promise<void> {
     p50_ms_after: r2(median(after.open_p50_ms)),
     checks_per_s_before: Math.round(median(before.closed_per_s)),
     checks_per_s_after: Math.round(median(after.closed_per_s)),
-    stolen_checks_after: after.stolen,
+    stolen_checks_after: after.pool.stolenChecked,
+    front_checks_after: after.stolen,
+    busy_max_pct: BUSY.busy_max_pct,
+    p99_ms_busy: r2(median(busy.open_p99_ms)),
+    p50_ms_busy: r2(median(busy.open_p50_ms)),
+    checks_per_s_busy: Math.round(median(busy.closed_per_s)),
+    front_checks_busy: busy.stolen,
   }));
 }
 

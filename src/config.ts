@@ -18,7 +18,7 @@ import { loopBellChoice } from './ring/loop_bell.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
 import {
-  INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
+  INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
 } from './auth/verify_limits.js';
 
 export interface AssetSettings {
@@ -148,9 +148,11 @@ export interface RingbookConfig {
    * `task_items_max` signature checks per task (a task's requests get their verdicts together when
    * it ends), `steal_after_us` how long a task may wait unstarted in a worker's ring before the
    * front thread checks it itself (0: never), `inline_items_max` how many checks of one event-loop
-   * turn the front runs itself at light load instead of handing them to a worker (0: never).
+   * turn the front runs itself at light load instead of handing them to a worker (0: never),
+   * `inline_busy_max_pct` the front's busy share (% of the last 10 ms) under which it runs them
+   * even with verify tasks in flight (medium load; 0: at light load only).
    */
-  verify: { task_items_max: number; steal_after_us: number; inline_items_max: number };
+  verify: { task_items_max: number; steal_after_us: number; inline_items_max: number; inline_busy_max_pct: number };
   /**
    * The front thread (docs/operations.md "The front's answer spin"): `answer_spin_us`, while
    * requests it wrote wait for their commit at a light load, how long (µs) it keeps its event loop
@@ -535,6 +537,8 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
     ' (0: the front never checks a waiting task itself)');
   const inline_items_max = intIn(verify.inline_items_max === undefined ? INLINE_ITEMS_DEFAULT : verify.inline_items_max, 0, INLINE_ITEMS_MAX, 'verify.inline_items_max',
     ' (0: every signature check goes to a verify worker)');
+  const inline_busy_max_pct = intIn(verify.inline_busy_max_pct === undefined ? INLINE_BUSY_MAX_PCT_DEFAULT : verify.inline_busy_max_pct, 0, 100, 'verify.inline_busy_max_pct',
+    ' (0: the front checks signatures itself at light load only)');
   const front = section(r, 'front');
   const answer_spin_us = intIn(front.answer_spin_us === undefined ? 0 : front.answer_spin_us, 0, ANSWER_SPIN_US_MAX, 'front.answer_spin_us',
     ' (0: the front sleeps at once while it waits for a commit)');
@@ -592,7 +596,7 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
     matcher: { cpu },
     threads: { background },
     diagnostics: { stage_timings: stage_timings as boolean },
-    verify: { task_items_max, steal_after_us, inline_items_max },
+    verify: { task_items_max, steal_after_us, inline_items_max, inline_busy_max_pct },
     front: { answer_spin_us },
     metrics: {
       enabled: metrics_enabled as boolean,

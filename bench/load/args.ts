@@ -3,7 +3,7 @@
 import os from 'node:os';
 import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../../src/config.js';
 import {
-  INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
+  INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
 } from '../../src/auth/verify_limits.js';
 import type { ThreadPriority } from '../../src/util/thread_priority.js';
 import { Knobs } from '../knobs.js';
@@ -36,6 +36,8 @@ export interface Args {
   verify_task_items: number | null;
   /** config verify.inline_items_max for the server (null: the server's default). */
   verify_inline_items: number | null;
+  /** config verify.inline_busy_max_pct for the server (null: the server's default). */
+  verify_inline_busy_max_pct: number | null;
   metrics_pairs: number;
   metrics_seconds: number;
 }
@@ -68,6 +70,8 @@ export function parseArgs(): Args {
       : knobs.number('verify-task-items', TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX),
     verify_inline_items: knobs.optionalString('verify-inline-items') === undefined ? null
       : knobs.number('verify-inline-items', INLINE_ITEMS_DEFAULT, 0, INLINE_ITEMS_MAX),
+    verify_inline_busy_max_pct: knobs.optionalString('verify-inline-busy-max-pct') === undefined ? null
+      : knobs.number('verify-inline-busy-max-pct', INLINE_BUSY_MAX_PCT_DEFAULT, 0, 100),
     metrics_pairs: knobs.number('metrics-pairs', 2, 0, 10),
     metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
   };

@@ -117,7 +117,7 @@ export function usPerRequestByRole(d: CpuDelta | null, roles: Map<number, string
   return out;
 }
 
-export function roleCpu(d: CpuDelta | null, roles: Map<number, string>, what: 'cpu_ms' | 'sleeps' = 'cpu_ms'): Record<string, number> {
+export function roleCpu(d: CpuDelta | null, roles: Map<number, string>, what: 'cpu_ms' | 'sleeps' | 'wait_ms' = 'cpu_ms'): Record<string, number> {
   const out: Record<string, number> = {};
   if (d === null) return out;
   for (const t of d.threads) {
@@ -136,5 +136,21 @@ export function roleCpu(d: CpuDelta | null, roles: Map<number, string>, what: 'c
 export function sleepsPerRequestByRole(d: CpuDelta | null, roles: Map<number, string>, answered: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(roleCpu(d, roles, 'sleeps'))) out[k] = Math.round((v * 100) / answered) / 100;
+  return out;
+}
+
+/**
+ * Per thread role over a phase: % of one core running (`cpu_pct`) and % of the wall time runnable
+ * but waiting for a core (`runq_wait_pct`, /proc schedstat), each rounded to 0.1. A thread that
+ * waits about as long as it runs is short of CPU (the other processes', or the server's own
+ * threads outnumbering the cores), not short of work.
+ */
+export function schedByRole(d: CpuDelta | null, roles: Map<number, string>): Record<string, { cpu_pct: number; runq_wait_pct: number }> {
+  const out: Record<string, { cpu_pct: number; runq_wait_pct: number }> = {};
+  if (d === null) return out;
+  const cpu = roleCpu(d, roles);
+  const wait = roleCpu(d, roles, 'wait_ms');
+  const r1 = (x: number): number => Math.round(x * 10) / 10;
+  for (const k of Object.keys(cpu)) out[k] = { cpu_pct: r1((100 * cpu[k]) / d.wall_ms), runq_wait_pct: r1((100 * (wait[k] ?? 0)) / d.wall_ms) };
   return out;
 }

@@ -28,6 +28,7 @@ export interface LatencyPhases {
   light_from_ms: number;
   light_to_ms: number;
   half: PhaseResult;
+  half_cpu: PhaseCpu;
   half_rate: number;
   /** The half-max phase's window in epoch ms (its stage rows: where its p99 comes from). */
   half_from_ms: number;
@@ -48,8 +49,9 @@ export async function latencyPhases(gen: Generator, server: ServerChild, signers
   const light_to_ms = epochNowMs();
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
   const half_from_ms = epochNowMs();
-  const half = await gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000 });
+  const h = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true }));
+  const half = h.value;
   const half_to_ms = epochNowMs();
   saneOrThrow('half-max-rate phase', half);
-  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_rate, half_from_ms, half_to_ms };
+  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_cpu: h.cpu, half_rate, half_from_ms, half_to_ms };
 }

@@ -10,7 +10,7 @@ import type { PhaseResult } from './lanes.js';
 import { costFigures, costLines, type CostRun } from './metrics_cost.js';
 import type { Generator } from './native_generator.js';
 import {
-  generatorUsPerRequest, inferRoles, roleCpu, shareText, sleepsPerRequestByRole, threadTable, usPerRequestByRole, type PhaseCpu,
+  generatorUsPerRequest, inferRoles, roleCpu, schedByRole, shareText, sleepsPerRequestByRole, threadTable, usPerRequestByRole, type PhaseCpu,
 } from './phase_cpu.js';
 import type { LatencyPhases } from './phases.js';
 import { gcFigures, type GcFigures } from './gc_trace.js';
@@ -102,6 +102,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   for (const line of threadTable('max throughput (median run)', med_run.cpu.server, roles)) say(line);
   for (const line of threadTable(`fixed rate ${int(args.rate)}/s`, fx.cpu.server, roles)) say(line);
   for (const line of threadTable(`${int(LIGHT_RATE_PER_S)}/s`, lat.light_cpu.server, roles)) say(line);
+  for (const line of threadTable(`half the max rate (${int(lat.half_rate)}/s)`, lat.half_cpu.server, roles)) say(line);
   const answered = med_run.result.in_window.responses + 1e-9;
   const by_role_max = usPerRequestByRole(med_run.cpu.server, roles, answered);
   const light_answered = lat.light.in_window.responses + 1e-9;
@@ -112,7 +113,17 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   const sleeps_light = sleepsPerRequestByRole(lat.light_cpu.server, roles, light_answered);
   const sleeps_light_total = Math.round(Object.values(sleeps_light).reduce((a, b) => a + b, 0) * 100) / 100;
   say(`  server wake-ups (voluntary context switches) per answered request at ${int(LIGHT_RATE_PER_S)}/s: ${sleeps_light_total} = ${roleText(sleeps_light)}`);
-  say(`  signature checks at ${int(LIGHT_RATE_PER_S)}/s: ${sharesText(lat.light_cpu.checks)}; median max run: ${sharesText(med_run.cpu.checks)}`);
+  const half_answered = lat.half.in_window.responses + 1e-9;
+  const by_role_half = usPerRequestByRole(lat.half_cpu.server, roles, half_answered);
+  const sleeps_half = sleepsPerRequestByRole(lat.half_cpu.server, roles, half_answered);
+  say(`  server CPU per answered request at half the max rate: ${f1(((lat.half_cpu.server?.cpu_ms ?? 0) * 1000) / half_answered)} us = ${roleText(by_role_half)} (us);` +
+    ` wake-ups per request ${roleText(sleeps_half)}; CPU: ${shareText(lat.half_cpu)}`);
+  const sched_light = schedByRole(lat.light_cpu.server, roles);
+  const sched_half = schedByRole(lat.half_cpu.server, roles);
+  const schedText = (r: Record<string, { cpu_pct: number; runq_wait_pct: number }>): string =>
+    Object.entries(r).sort((a, b) => b[1].cpu_pct - a[1].cpu_pct).map(([k, v]) => `${k} ${v.cpu_pct}/${v.runq_wait_pct}`).join(', ');
+  say(`  running / waiting for a core (% of the phase's wall time, /proc schedstat) at ${int(LIGHT_RATE_PER_S)}/s: ${schedText(sched_light)}; at half the max rate: ${schedText(sched_half)}`);
+  say(`  signature checks at ${int(LIGHT_RATE_PER_S)}/s: ${sharesText(lat.light_cpu.checks)}; at half the max rate: ${sharesText(lat.half_cpu.checks)}; median max run: ${sharesText(med_run.cpu.checks)}`);
   const rc = roleCpu(med_run.cpu.server, roles);
   say(`  generator CPU per request (median max run, ${gen.name} generator): ${f1(generatorUsPerRequest(med_run.result, med_run.cpu))} us`);
   const verify_us = ((rc['verify worker'] ?? 0) * 1000) / answered;
@@ -172,8 +183,9 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   const stages = stageFigures(stage_rows?.rows ?? null, { from_ms: lat.light_from_ms, to_ms: lat.light_to_ms }, med_run,
     { from_ms: lat.half_from_ms, to_ms: lat.half_to_ms });
   const tail = stage_rows !== null && lat.light.records !== undefined ? tailFigures(stage_rows.rows, lat.light.records, stage_rows.gc_pauses) : null;
+  const tail_half = stage_rows !== null && lat.half.records !== undefined ? tailFigures(stage_rows.rows, lat.half.records, stage_rows.gc_pauses) : null;
   say('');
-  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail)]) say(line);
+  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate')]) say(line);
   const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
   if (cost !== null) {
     say('');
@@ -199,8 +211,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     connections: C,
     rejected: [...mergeRejects([...runs.map((x) => x.result), fr]).values()].reduce((s, v) => s + v, 0),
     server_cpu_pct: Math.round(med_run.cpu.server?.pct ?? 0),
-    other_processes_cpu_pct: med_run.cpu.machine_pct === null ? null
-      : Math.round(Math.max(0, med_run.cpu.machine_pct - (med_run.cpu.server?.pct ?? 0) - (med_run.cpu.generator?.pct ?? 0))),
+    other_processes_cpu_pct: otherPct(med_run.cpu),
     generator_cpu_pct: Math.round(med_run.cpu.generator?.pct ?? 0),
     verify_per_cpu_s_1thread: Math.round(vs.full_per_cpu_s),
     cores: os.availableParallelism(),
@@ -214,12 +225,20 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     ...latency,
     ...stages,
     tail_stages_us_at_1000: tail,
+    tail_stages_us_at_half_max: tail_half,
     server_cpu_us_per_request_by_thread: by_role_max,
     server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
     server_cpu_us_per_request_at_1000_by_thread: by_role_light,
     server_wakeups_per_request_at_1000: sleeps_light_total,
     server_wakeups_per_request_at_1000_by_thread: sleeps_light,
+    server_cpu_us_per_request_at_half_max: Math.round(((lat.half_cpu.server?.cpu_ms ?? 0) * 1000) / half_answered),
+    server_cpu_us_per_request_at_half_max_by_thread: by_role_half,
+    server_wakeups_per_request_at_half_max_by_thread: sleeps_half,
+    server_sched_pct_at_1000_by_thread: sched_light,
+    server_sched_pct_at_half_max_by_thread: sched_half,
+    other_processes_cpu_pct_at_half_max: otherPct(lat.half_cpu),
     verify_checks_at_1000: lat.light_cpu.checks,
+    verify_checks_at_half_max: lat.half_cpu.checks,
     gc_at_max: gc_max,
     gc_at_1000: gc_light,
     verify_checks_at_max: med_run.cpu.checks,
@@ -228,9 +247,15 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     verify_steal_after_us: args.verify_steal_after_us,
     verify_task_items: args.verify_task_items,
     verify_inline_items: args.verify_inline_items,
+    verify_inline_busy_max_pct: args.verify_inline_busy_max_pct,
     da_lag_batches_after_max: Math.max(...runs.map((x) => x.da.lag_batches)),
     da_catch_up_ms_after_max: Math.max(...runs.map((x) => x.da.catch_up_ms)),
     ...(cost ?? {}),
   };
   return json;
+}
+
+/** What other processes took of the machine over a phase (% of one core; null without /proc/stat). */
+function otherPct(c: PhaseCpu): number | null {
+  return c.machine_pct === null ? null : Math.round(Math.max(0, c.machine_pct - (c.server?.pct ?? 0) - (c.generator?.pct ?? 0)));
 }

@@ -201,6 +201,26 @@ export interface ThreadCpu {
    * a blocking syscall) and being woken again, so their count is the thread's wake-ups.
    */
   sleeps: number;
+  /**
+   * ms the thread was runnable but waiting for a core (/proc/.../schedstat, second field; 0 where
+   * the kernel has no schedstat): what tells CPU contention from work on a shared machine.
+   */
+  wait_ms: number;
+}
+
+/** The run-queue wait of a /proc/<pid>/task/<tid>/schedstat text, ms (0 when absent or unreadable). */
+export function runQueueWaitMs(schedstat: string): number {
+  const f = schedstat.trim().split(' ');
+  const ns = Number(f[1]);
+  return f.length >= 3 && Number.isFinite(ns) ? ns / 1e6 : 0;
+}
+
+function readWaitMs(pid: number, tid: string): number {
+  try {
+    return runQueueWaitMs(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
+  } catch {
+    return 0;
+  }
 }
 
 /** voluntary_ctxt_switches of a /proc/<pid>/task/<tid>/status text (0 when absent). */
@@ -235,7 +255,7 @@ export function sampleProc(pid: number, with_threads = true): ProcSample | null 
           const f = statFields(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
           const comm = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
           const sleeps = voluntarySwitches(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8'));
-          threads.set(Number(t), { tid: Number(t), comm, cpu_ms: cpuOf(f), start: Number(f[19]), sleeps });
+          threads.set(Number(t), { tid: Number(t), comm, cpu_ms: cpuOf(f), start: Number(f[19]), sleeps, wait_ms: readWaitMs(pid, t) });
         } catch {
           // thread ended between readdir and read
         }
@@ -252,7 +272,7 @@ export interface CpuDelta {
   cpu_ms: number;
   /** Percent of one core. */
   pct: number;
-  threads: { tid: number; comm: string; cpu_ms: number; pct: number; start: number; sleeps: number }[];
+  threads: { tid: number; comm: string; cpu_ms: number; pct: number; start: number; sleeps: number; wait_ms: number }[];
 }
 
 export function cpuDelta(a: ProcSample | null, b: ProcSample | null): CpuDelta | null {
@@ -261,7 +281,10 @@ export function cpuDelta(a: ProcSample | null, b: ProcSample | null): CpuDelta |
   const threads = [...b.threads.values()].map((t) => {
     const before = a.threads.get(t.tid);
     const cpu = t.cpu_ms - (before?.cpu_ms ?? 0);
-    return { tid: t.tid, comm: t.comm, cpu_ms: cpu, pct: (100 * cpu) / wall, start: t.start, sleeps: t.sleeps - (before?.sleeps ?? 0) };
+    return {
+      tid: t.tid, comm: t.comm, cpu_ms: cpu, pct: (100 * cpu) / wall, start: t.start, sleeps: t.sleeps - (before?.sleeps ?? 0),
+      wait_ms: t.wait_ms - (before?.wait_ms ?? 0),
+    };
   });
   threads.sort((x, y) => x.start - y.start || x.tid - y.tid);
   return { wall_ms: wall, cpu_ms: b.cpu_ms - a.cpu_ms, pct: (100 * (b.cpu_ms - a.cpu_ms)) / wall, threads };

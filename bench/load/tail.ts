@@ -186,12 +186,13 @@ export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: F
 }
 
 /** The human table: per part the median of all, the mean above p99 and above p999, and how often it was the largest. */
-export function tailLines(t: TailFigures | null): string[] {
-  if (t === null) return ['tail at 1,000/s: no joined answers (Node generator, or a server whose stage rows carry no request numbers)'];
+/** `phase`: how the report names the phase ("1,000/s", "half the max rate"). */
+export function tailLines(t: TailFigures | null, phase = '1,000/s'): string[] {
+  if (t === null) return [`tail at ${phase}: no joined answers (Node generator, or a server whose stage rows carry no request numbers)`];
   const g99 = t.above_p99;
   const g999 = t.above_p999;
   const lines = [
-    `where the slowest requests at 1,000/s spend their time (${t.joined.toLocaleString('en-US')} answers joined with the server's stage rows, ${t.unjoined} not; us):`,
+    `where the slowest requests at ${phase} spend their time (${t.joined.toLocaleString('en-US')} answers joined with the server's stage rows, ${t.unjoined} not; us):`,
     `  ${'part'.padEnd(14)} ${'median all'.padStart(10)} ${`mean >=p99 (${g99.count})`.padStart(18)} ${`mean >=p999 (${g999.count})`.padStart(18)}   largest in >=p99`,
   ];
   for (const name of TAIL_PARTS) {

@@ -13,7 +13,29 @@
 // batcher's flushes). The last one matters at the max rate: the worker checks a turn's ~64
 // signatures faster than the front handles their requests (~40 vs ~100 µs a request), so the pool
 // is often idle when the front's next turn starts, and the front must not spend it on recoveries.
-import { INLINE_AFTER_LOAD_MS, INLINE_ITEMS_MAX } from './verify_limits.js';
+//
+// Between the two (medium load, e.g. half the max rate: turns of ~4 arrivals, a task in flight most
+// of the time) those signals send every check to the one worker (on 2 cores), and each request pays
+// the hand-off both ways and waits for its task's last recovery while the front is mostly idle.
+// So a second rule, on the front's own busy share: while the front's event loop was busy less than
+// `busy_max_pct` of the last window (INLINE_BUSY_WINDOW_MS, Node's eventLoopUtilization), the
+// turn's first `items_max` checks run on the front whatever the pool holds, the rest go to the
+// pool: the two cores recover side by side (off by default, verify_limits.ts says why). The busy
+// share counts the inline checks themselves, so the rule backs off as it takes work, and at the
+// max rate (the front busy ~100%) it takes none.
+import { performance } from 'node:perf_hooks';
+import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS, INLINE_ITEMS_MAX } from './verify_limits.js';
+
+/** The calling thread's event-loop utilization (0..1) since the previous call (the first: since start). */
+export function loopUtilization(): () => number {
+  let last = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const u = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    return u;
+  };
+}
 
 export class InlineCheckPolicy {
   /** Checks the front may run itself per turn (config verify.inline_items_max; 0: none). */
@@ -24,31 +46,59 @@ export class InlineCheckPolicy {
   #passed = 0;
   /** When the last turn with more checks than items_max ended (ms, `now`'s clock). */
   #load_end_ms = -Infinity;
+  /**
+   * The front's busy share (0..1) below which a turn's first checks run here whatever the pool
+   * holds (config verify.inline_busy_max_pct / 100; 0: that rule is off).
+   */
+  readonly busy_max: number;
+  /** Whether the front's busy share over the last closed window was below busy_max. */
+  #front_quiet = false;
+  #window_start_ms: number;
   readonly #now: () => number;
+  readonly #utilization: () => number;
 
-  /** `now`: a monotonic clock in ms (performance.now; tests pass their own). */
-  constructor(items_max: number, now: () => number = () => performance.now()) {
+  /**
+   * `busy_max_pct`: 0..100, the medium-load rule above (0: off). `now`: a monotonic clock in ms
+   * (performance.now); `utilization`: the front's busy share since its previous call
+   * (loopUtilization()). Tests pass their own.
+   */
+  constructor(items_max: number, busy_max_pct = 0, now: () => number = () => performance.now(), utilization: () => number = loopUtilization()) {
     if (!Number.isSafeInteger(items_max) || items_max < 0 || items_max > INLINE_ITEMS_MAX) {
       throw new RangeError(`inline items max must be an integer in 0..${INLINE_ITEMS_MAX}`);
     }
+    if (!Number.isSafeInteger(busy_max_pct) || busy_max_pct < 0 || busy_max_pct > 100) {
+      throw new RangeError('inline busy max pct must be an integer in 0..100');
+    }
     this.items_max = items_max;
+    this.busy_max = busy_max_pct / 100;
     this.#now = now;
+    this.#utilization = utilization;
+    this.#window_start_ms = now();
   }
 
   /**
-   * Whether the check arriving now runs on the front (and is counted as this turn's): the pool is
-   * idle (`pool_idle`: nothing queued or running, so the check overtakes no task), none of this
-   * turn's checks is waiting for or went to the pool (`queued` 0, none passed: a turn that filled
-   * the batcher's batch is load), the turn's budget is left, and no turn of
-   * load ended within INLINE_AFTER_LOAD_MS. Reads the clock only in the last case.
+   * Whether the check arriving now runs on the front (and is counted as this turn's), while the
+   * turn's budget is left: at light load when the pool is idle (`pool_idle`: nothing queued or
+   * running, so the check overtakes no task), none of this turn's checks is waiting for or went to
+   * the pool (`queued` 0, none passed: a turn that filled the batcher's batch is load), and no turn
+   * of load ended within INLINE_AFTER_LOAD_MS (the clock is read only then); or, whatever the
+   * pool holds, while the front was quiet (its busy share below busy_max over the last window).
    */
   takeHere(pool_idle: boolean, queued: number): boolean {
-    if (!pool_idle || queued !== 0 || this.#passed !== 0 || this.#here >= this.items_max) return false;
+    if (this.#here >= this.items_max) return false;
+    if (this.#front_quiet || this.#light(pool_idle, queued)) {
+      this.#here++;
+      return true;
+    }
+    return false;
+  }
+
+  #light(pool_idle: boolean, queued: number): boolean {
+    if (!pool_idle || queued !== 0 || this.#passed !== 0) return false;
     if (this.#load_end_ms !== -Infinity) {
       if (this.#now() - this.#load_end_ms < INLINE_AFTER_LOAD_MS) return false;
       this.#load_end_ms = -Infinity;
     }
-    this.#here++;
     return true;
   }
 
@@ -59,8 +109,23 @@ export class InlineCheckPolicy {
 
   /** The turn is over (the batcher's end-of-turn flush): a turn of load holds the next ones off. */
   endTurn(): void {
-    if (this.#here + this.#passed > this.items_max) this.#load_end_ms = this.#now();
+    const load = this.#here + this.#passed > this.items_max;
+    if (load || this.busy_max > 0) {
+      const now = this.#now();
+      if (load) this.#load_end_ms = now;
+      // The busy share of the window that just closed decides the next one (one utilization read
+      // per window, not per turn).
+      if (this.busy_max > 0 && now - this.#window_start_ms >= INLINE_BUSY_WINDOW_MS) {
+        this.#front_quiet = this.#utilization() < this.busy_max;
+        this.#window_start_ms = now;
+      }
+    }
     this.#here = 0;
     this.#passed = 0;
+  }
+
+  /** Whether the medium-load rule lets the next turns' first checks run here (metrics, tests). */
+  get frontQuiet(): boolean {
+    return this.#front_quiet;
   }
 }

@@ -38,5 +38,23 @@ export const INLINE_ITEMS_DEFAULT = 2;
  * a burst are inline again. 1 ms is ~15 recoveries, the same span as STEAL_AFTER_US_DEFAULT.
  */
 export const INLINE_AFTER_LOAD_MS = 1;
+/**
+ * What the server passes as the front's busy ceiling for inline checks at medium load by default
+ * (config `verify.inline_busy_max_pct`, 0..100; 0: off): while the front's event loop was busy less
+ * than this share of the last INLINE_BUSY_WINDOW_MS, a turn's first `inline_items_max` checks run
+ * on the front even with verify tasks in flight. Off (0) by default: on a saturated machine
+ * (2026-11-26, docs/benchmarks.md "latency at half the max rate") the half-max p99 was higher
+ * with 50 in three pairs of three (confounded by the rising load), and the busy share counts
+ * time the front waits for a core as busy, so the rule cannot tell a front short of CPU from a
+ * busy one. 50 is the value to try on a quiet machine: at half the max rate the front is ~20-30%
+ * busy without recoveries (~40 µs a request at ~5,000 requests/s); at the max rate ~100%.
+ */
+export const INLINE_BUSY_MAX_PCT_DEFAULT = 0;
+/**
+ * The window over which the front's busy share is measured (ms): ~50 arrivals at 5,000 requests/s,
+ * short enough to back off within a burst, long enough that one long turn (a stolen task of 32,
+ * ~2 ms; a scavenge) does not flip it every turn.
+ */
+export const INLINE_BUSY_WINDOW_MS = 10;
 /** Beyond a few recoveries the front's turn stalls its other sockets: 8 is ~0.5 ms. */
 export const INLINE_ITEMS_MAX = 8;

@@ -170,7 +170,7 @@ export class RingbookServer {
       cfg,
       link,
       rm: link.read_model,
-      signatures: new SignatureBatcher(pool, cfg.limits.verify_batch_max, cfg.verify.inline_items_max),
+      signatures: new SignatureBatcher(pool, cfg.limits.verify_batch_max, cfg.verify.inline_items_max, cfg.verify.inline_busy_max_pct),
       limiters: createRateLimiters(cfg.rate_limits, { keys_max: RATE_LIMIT_KEYS_MAX }),
       admin: new AdminTokenCheck(this.options.admin_token),
       operator_key: this.options.operator_key,

@@ -55,11 +55,15 @@ export class SignatureBatcher {
   pending = 0;
   verified = 0;
 
-  /** `inline_items_max`: checks per turn the front may run itself at light load (0: none). */
-  constructor(pool: VerifyPool, batch_max: number, inline_items_max = 0) {
+  /**
+   * `inline_items_max`: checks per turn the front may run itself (0: none); `inline_busy_max_pct`:
+   * the front's busy share under which it runs them even with verify tasks in flight (0: at light
+   * load only). src/auth/verify_inline.ts.
+   */
+  constructor(pool: VerifyPool, batch_max: number, inline_items_max = 0, inline_busy_max_pct = 0) {
     this.pool = pool;
     this.batch_max = batch_max;
-    this.inline = new InlineCheckPolicy(inline_items_max);
+    this.inline = new InlineCheckPolicy(inline_items_max, inline_busy_max_pct);
   }
 
   /**

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, defaultConfigPath, loadConfig, matcherCpu, mergeConfig, validateConfig } from '../../src/config.js';
-import { INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../../src/auth/verify_limits.js';
+import { INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../../src/auth/verify_limits.js';
 
 const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;
 
@@ -99,6 +99,10 @@ describe('config', () => {
     [{ verify: { inline_items_max: 9 } }, 'verify.inline_items_max must be an integer in 0..8'],
     [{ verify: { inline_items_max: 1.5 } }, 'verify.inline_items_max must be an integer'],
     [{ verify: { inline_items_max: '2' } }, 'verify.inline_items_max'],
+    [{ verify: { inline_busy_max_pct: -1 } }, 'verify.inline_busy_max_pct must be an integer in 0..100 (0: the front checks signatures itself at light load only)'],
+    [{ verify: { inline_busy_max_pct: 101 } }, 'verify.inline_busy_max_pct must be an integer in 0..100'],
+    [{ verify: { inline_busy_max_pct: 12.5 } }, 'verify.inline_busy_max_pct must be an integer'],
+    [{ verify: { inline_busy_max_pct: '50' } }, 'verify.inline_busy_max_pct'],
     [{ force_inclusion: { hold_ms: -1 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 86_400_000 } }, 'force_inclusion.hold_ms'],
     [{ force_inclusion: { hold_ms: 1.5 } }, 'force_inclusion.hold_ms must be an integer'],
@@ -146,12 +150,14 @@ describe('config', () => {
 
   it('takes the verify pool\'s task size, steal limit and inline budget from config, 0 turning stealing or inline checks off', () => {
     const c = loadConfig({});
-    expect(c.verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: STEAL_AFTER_US_DEFAULT, inline_items_max: INLINE_ITEMS_DEFAULT });
-    expect(validateConfig(withOverride({ verify: { task_items_max: 1, steal_after_us: 0, inline_items_max: 0 } })).verify)
-      .toEqual({ task_items_max: 1, steal_after_us: 0, inline_items_max: 0 });
+    const inline_busy_max_pct = INLINE_BUSY_MAX_PCT_DEFAULT;
+    expect(c.verify).toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: STEAL_AFTER_US_DEFAULT, inline_items_max: INLINE_ITEMS_DEFAULT, inline_busy_max_pct });
+    expect(validateConfig(withOverride({ verify: { task_items_max: 1, steal_after_us: 0, inline_items_max: 0, inline_busy_max_pct: 0 } })).verify)
+      .toEqual({ task_items_max: 1, steal_after_us: 0, inline_items_max: 0, inline_busy_max_pct: 0 });
     expect(validateConfig(withOverride({ verify: { steal_after_us: 250 } })).verify)
-      .toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: 250, inline_items_max: INLINE_ITEMS_DEFAULT });
+      .toEqual({ task_items_max: TASK_SIZE_DEFAULT, steal_after_us: 250, inline_items_max: INLINE_ITEMS_DEFAULT, inline_busy_max_pct });
     expect(validateConfig(withOverride({ verify: { inline_items_max: 8 } })).verify.inline_items_max).toBe(8);
+    expect(validateConfig(withOverride({ verify: { inline_busy_max_pct: 100 } })).verify.inline_busy_max_pct).toBe(100);
   });
 
   it('takes the limit defaults from one place and the ratio default in parts per million', () => {

@@ -7,7 +7,7 @@ import { createVerifyPool } from '../../src/auth/verify_pool.js';
 import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
 import { FAILED, INVALID, SignatureBatcher, VALID } from '../../src/gateway/signature_batcher.js';
 import { StageStamps } from '../../src/gateway/stage_timings.js';
-import { INLINE_AFTER_LOAD_MS } from '../../src/auth/verify_limits.js';
+import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS } from '../../src/auth/verify_limits.js';
 
 const KEY = '0x' + '7b'.repeat(32);
 const ADDRESS = addressFromPrivateKey(KEY);
@@ -156,6 +156,40 @@ describe('SignatureBatcher', () => {
       expect(p.inlineChecked).toBe(3);
       expect(b.verified).toBe(5);
       expect(b.pending).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('at medium load (inline_busy_max_pct) checks a turn\'s first ones on the front with a task in flight, while the front was quiet', async () => {
+    const p = createVerifyPool({ threads: 1 });
+    try {
+      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      const message = 'ringbook:cancel::medium:1';
+      const sig = signPersonalMessage(KEY, message);
+      const item = { message, signature_hex: sig, expected_address: ADDRESS };
+      const medium = new SignatureBatcher(p, 128, 2, 90);
+      const light_only = new SignatureBatcher(p, 128, 2, 0);
+      // An idle front for longer than the busy window; a lone check's turn then closes the window.
+      await new Promise((r) => setTimeout(r, 3 * INLINE_BUSY_WINDOW_MS));
+      for (const b of [medium, light_only]) b.check(message, sig, ADDRESS, null, () => undefined);
+      await new Promise((r) => setImmediate(r));
+      expect(p.inlineChecked).toBe(2); // the light-load rule, both
+      // A task in flight: a turn of three checks on each batcher.
+      const busy = p.verifyBatch(Array.from({ length: 20 }, () => item));
+      expect(p.idle).toBe(false);
+      const answers: Promise<number>[] = [];
+      const here: number[] = [];
+      for (const b of [medium, light_only]) {
+        const before = p.inlineChecked;
+        for (let i = 0; i < 3; i++) answers.push(new Promise<number>((resolve) => b.check(message, sig, ADDRESS, null, resolve)));
+        here.push(p.inlineChecked - before);
+      }
+      // The quiet front takes its budget (2) of the turn itself; the light-load rule takes none.
+      expect(here).toEqual([2, 0]);
+      expect(await Promise.all(answers)).toEqual(new Array(6).fill(VALID));
+      expect(Array.from(await busy)).toEqual(new Array(20).fill(VALID));
+      expect(medium.pending + light_only.pending).toBe(0);
     } finally {
       await p.close();
     }

@@ -213,7 +213,7 @@ export class Metrics {
     counter('ringbook_signatures_verified_total', 'Signatures checked (by a verify worker or the front: ringbook_verify_front_checks_total)', (s) => s.verifiedSignatures());
     new Counter({
       name: 'ringbook_verify_front_checks_total',
-      help: 'Signatures the front thread checked itself: inline = at its arrival, at light load (verify.inline_items_max), stolen = its task waited in a worker\'s ring past verify.steal_after_us',
+      help: 'Signatures the front thread checked itself: inline = at its arrival, at light load (verify.inline_items_max) or while the front is quiet (verify.inline_busy_max_pct), stolen = its task waited in a worker\'s ring past verify.steal_after_us',
       labelNames: ['reason'], registers,
       collect() {
         const s = src();
