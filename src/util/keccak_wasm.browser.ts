@@ -6,8 +6,11 @@ import { createKeccak, type IHasher } from 'hash-wasm';
 
 const hasher: IHasher = await createKeccak(256);
 
+/** Size of KECCAK_INPUT, as in the server's module (a longer preimage is hashed from a copy). */
+export const KECCAK_INPUT_BYTES = 16 * 1024;
+
 /** Scratch for preimages written in place (the server's module hashes this buffer itself). */
-export const KECCAK_INPUT: Uint8Array = new Uint8Array(16 * 1024);
+export const KECCAK_INPUT: Uint8Array = new Uint8Array(KECCAK_INPUT_BYTES);
 
 /** keccak256 of `KECCAK_INPUT[0 .. length)` written to `out[out_offset .. +32)`. */
 export function keccak256OfInput(length: number, out: Uint8Array, out_offset: number): void {
