@@ -154,13 +154,13 @@ describe('StateTree batches', () => {
       }
       const leaves = (): RawLeaf[] => [...live].map(([k, v]) => ({ kind: leafOf(k).kind, key: leafOf(k).key, value: valueOf(v) }));
       if (batch % 15 === 14) {
-        const t1 = performance.now(); expect(stateRootOfLeaves(leaves()), `batch ${batch}`).toBe(root); console.log("srol", performance.now() - t1);
+        expect(stateRootOfLeaves(leaves()), `batch ${batch}`).toBe(root);
         const restored = new StateTree();
         restored.update([...live].map(([k, v]): [LeafId, PendingLeaf] => [leafOf(k).id, { ...leafOf(k), value: valueOf(v) }]), false);
         expect('0x' + hex(restored.root()), `batch ${batch} restored`).toBe(root);
       }
       if (batch % 30 === 29 || batch === 0) {
-        const t0 = performance.now(); expect(nobleRoot(leaves()), `batch ${batch}`).toBe(root); console.log("noble", performance.now() - t0, live.size);
+        expect(nobleRoot(leaves()), `batch ${batch}`).toBe(root);
         checked_noble++;
       }
       // Values, by id, and a membership proof of one leaf per batch.
