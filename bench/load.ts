@@ -30,7 +30,9 @@
 //                      a value that starts with -- takes the = form; BENCH_SERVER_FLAGS works too)
 //   --server-log FILE  copy the server's stdout to FILE (with --trace-gc: every GC pause, timed)
 //   --server-main F    run this compiled server instead of this build's dist/src/main.js (an A/B
-//                      of two builds with one measuring client: e.g. /work/main/dist/src/main.js)
+//                      of two builds with one measuring client: e.g. /work/main/dist/src/main.js);
+//                      the verify stage and signature ceiling are still this build's recoverer,
+//                      and that server may recover with another library (the JSON says so)
 // Phases: start server -> fund wallets (POST /deposit, admin token) -> measure the verify stage
 // -> pre-sign -> warm-up -> max throughput (closed loop) x runs -> fixed rate (open loop)
 // -> metrics on/off (closed loop, A B B A: bench/load/metrics_cost.ts) -> 1,000 requests/s (open
@@ -59,7 +61,7 @@ import { onSignalCleanup, removeDir, startServer } from './load/server_child.js'
 import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
 import { epochNowMs } from './load/targets.js';
 import { f1, int, machineLoad, mapText, median, mergeRejects, saneOrThrow } from './load/text.js';
-import { measureVerifyStage } from './load/verify_stage.js';
+import { measureVerifyStage, recoverLibraryText } from './load/verify_stage.js';
 
 async function main(): Promise<void> {
   const args = parseArgs();
@@ -125,8 +127,9 @@ async function main(): Promise<void> {
     // Verify stage, measured here on one thread while the server is idle.
     const vs = measureVerifyStage(secp, Array.from({ length: 64 }, (_, i) => walletKey(secp, `${args.seed}-verify`, i)), 1200);
     const verify_threads = Math.max(1, os.availableParallelism() - 1);
-    say(`verify stage (this process, 1 thread, native libsecp256k1 ${vs.recover_library === 'system' ? '(the machine\'s, native/build/secp256k1_recover.node)' : '(the secp256k1 npm addon)'}, per CPU-second): EIP-191 hash + recover + address ${int(vs.full_per_cpu_s)}/s ` +
-      `(${f1(1e6 / vs.full_per_cpu_s)} us CPU each; ecdsaRecover alone ${int(vs.recover_per_cpu_s)}/s; ecdsaSign ${int(vs.sign_per_cpu_s)}/s); ` +
+    say(`verify stage (this process, 1 thread, ${recoverLibraryText(vs.recover_library)}` +
+      `${args.server_main === null ? '' : ': this build\'s recoverer, the --server-main server may recover with another library'}, per CPU-second): EIP-191 hash + recover + address ${int(vs.full_per_cpu_s)}/s ` +
+      `(${f1(1e6 / vs.full_per_cpu_s)} us CPU each; bare recovery ${int(vs.recover_per_cpu_s)}/s; ecdsaSign ${int(vs.sign_per_cpu_s)}/s); ` +
       `per wall second as it ran: ${int(vs.full_per_wall_s)}/s`);
     say(`  server verify pool: ${verify_threads} thread(s) (cores - 1) -> signature ceiling ~${int(vs.full_per_cpu_s * verify_threads)} signed requests/s if those threads had whole cores`);
 

@@ -222,6 +222,9 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,
     ...ceiling,
     signature_recovery_library: vs.recover_library,
+    // The library above is this build's recoverer (bench/load/verify_stage.ts); a --server-main
+    // server is another build and may recover with another one.
+    signature_recovery_library_note: args.server_main === null ? null : 'this build\'s recoverer; the --server-main server may recover with another library',
     ...latency,
     ...stages,
     tail_stages_us_at_1000: tail,
