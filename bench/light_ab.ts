@@ -82,13 +82,16 @@ async function main(): Promise<void> {
   console.log(`  A ${a_js} ${JSON.stringify(extra.A)}\n  B ${b_js} ${JSON.stringify(extra.B)}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
   const gen = chooseGenerator(null);
   const ways: Way[] = [];
-  const cleanup = async (): Promise<void> => {
-    for (const w of ways) {
-      await w.signers.close();
-      await w.server.stop();
-    }
-  };
-  onSignalCleanup(cleanup);
+  /** Every server started, from the moment it listens (a failure before its Way exists included). */
+  const servers: ServerChild[] = [];
+  // Once, whichever comes first: the normal end (before the stage rows are read), a failure (the
+  // finally below) or a signal (onSignalCleanup).
+  let stopped: Promise<void> | null = null;
+  const stopAll = (): Promise<void> => stopped ??= (async () => {
+    for (const w of ways) await w.signers.close();
+    for (const server of servers) await server.stop();
+  })();
+  onSignalCleanup(stopAll);
   try {
     for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
       const server = await startServer({
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
         },
         node_flags: name === 'B' && profile_dir !== null ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile_dir)}`] : [],
       });
+      servers.push(server);
       const signers = new Signers(args);
       ways.push({ name, main_js, server, signers, phases: [] });
       const addresses = await signers.ready;
@@ -120,47 +124,54 @@ async function main(): Promise<void> {
           `server ${r1(((m.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, m.value.in_window.responses))} us CPU/request, machine ${r1(m.cpu.machine_pct ?? 0)}%`);
       }
     }
-    for (const w of ways) await w.signers.close();
-    for (const w of ways) await w.server.stop();
+    await stopAll();
     const out: Record<string, unknown> = {};
     for (const w of ways) {
       const rows = readStageRows(path.join(w.server.dir, 'data'));
       const per = w.phases.map((ph) => {
         const st = rows === null ? null : stagePercentiles(rows.rows, ph.from_ms, ph.to_ms);
         const tail = rows !== null && ph.result.records !== undefined ? tailFigures(rows.rows, ph.result.records, rows.gc_pauses) : null;
+        // A phase with no stage rows in its window has no stage figures (null, not 0).
+        const stamped = st !== null && st.count > 0 ? st : null;
         const roles = inferRoles(w.server.pid, Math.max(1, os.availableParallelism() - 1), null, ph.cpu.server);
         const by_role = usPerRequestByRole(ph.cpu.server, roles, Math.max(1, ph.result.in_window.responses));
         return {
           p50_ms: pct(ph.result, 50), p99_ms: pct(ph.result, 99), p999_ms: pct(ph.result, 99.9),
           server_cpu_us: ((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses),
           machine_pct: ph.cpu.machine_pct ?? 0,
-          stages: st === null ? null : Object.fromEntries(STAGES.map((s) => [s, st.stages[s].p50_us])),
-          server_p50_us: st?.server_total.p50_us ?? 0,
+          stages: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p50_us])),
+          server_p50_us: stamped?.server_total.p50_us ?? null,
           tail: tail?.median_us ?? null,
           by_role,
         };
       });
       const med = (f: (x: (typeof per)[number]) => number): number => r1(median(per.map(f)));
-      const stage_med: Record<string, number> = {};
-      for (const s of STAGES) stage_med[s] = med((x) => x.stages?.[s] ?? 0);
-      for (const part of ['send_delay', 'to_server', 'to_client'] as const) stage_med[part] = med((x) => x.tail?.[part] ?? 0);
+      /** The median over the phases that have the figure; null when none has it (no stage rows, no tail records). */
+      const medOf = (f: (x: (typeof per)[number]) => number | null | undefined): number | null => {
+        const xs = per.map(f).filter((v): v is number => typeof v === 'number');
+        return xs.length === 0 ? null : r1(median(xs));
+      };
+      const stage_med: Record<string, number | null> = {};
+      for (const s of STAGES) stage_med[s] = medOf((x) => x.stages?.[s]);
+      for (const part of ['send_delay', 'to_server', 'to_client'] as const) stage_med[part] = medOf((x) => x.tail?.[part]);
       const roles = new Set(per.flatMap((x) => Object.keys(x.by_role)));
       const role_med: Record<string, number> = {};
       for (const k of roles) role_med[k] = med((x) => x.by_role[k] ?? 0);
       const summary = {
         p50_ms: med((x) => x.p50_ms * 1000) / 1000, p99_ms: med((x) => x.p99_ms * 1000) / 1000, p999_ms: med((x) => x.p999_ms * 1000) / 1000,
-        server_p50_us: med((x) => x.server_p50_us), server_cpu_us_per_request: med((x) => x.server_cpu_us), machine_pct: med((x) => x.machine_pct),
+        server_p50_us: medOf((x) => x.server_p50_us), server_cpu_us_per_request: med((x) => x.server_cpu_us), machine_pct: med((x) => x.machine_pct),
         stage_p50_us: stage_med, cpu_us_per_request_by_role: role_med, phases: per.length,
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
         `server arrive->answer p50 ${summary.server_p50_us} us; server CPU ${summary.server_cpu_us_per_request} us/request (${JSON.stringify(role_med)}); machine ${summary.machine_pct}%`);
-      console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-      removeDir(w.server.dir);
+      console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
     }
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B, ...out }));
   } finally {
-    await cleanup().catch(() => undefined);
+    await stopAll().catch(() => undefined);
+    // The servers' data dirs, on success and on failure alike.
+    for (const server of servers) removeDir(server.dir);
   }
 }
 
