@@ -118,9 +118,15 @@ export interface GcFigures {
   all_isolates_scavenges_per_10k: number;
 }
 
-export function gcFigures(delta: Map<string, IsolateGc>, front: string | null, answered: number): GcFigures {
+/**
+ * The phase's figures; null when the front is unknown or absent from the phase's delta (no nvp
+ * line matched: a server run without --trace-gc-nvp, or a V8 whose format NVP does not read),
+ * so a trace that was never read is not reported as a phase without garbage.
+ */
+export function gcFigures(delta: Map<string, IsolateGc>, front: string | null, answered: number): GcFigures | null {
   const n = Math.max(1, answered);
-  const f = (front !== null ? delta.get(front) : undefined) ?? emptyGc();
+  const f = front !== null ? delta.get(front) : undefined;
+  if (f === undefined) return null;
   let all = 0;
   let all_s = 0;
   for (const v of delta.values()) {

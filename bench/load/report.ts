@@ -151,7 +151,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     const front = server.gc.front();
     gc_max = gcFigures(med_run.cpu.gc, front, med_run.result.in_window.responses);
     gc_light = gcFigures(lat.light_cpu.gc, front, lat.light.in_window.responses);
-    const gcText = (g: GcFigures): string => `front ${int(g.front_bytes_per_request)} bytes allocated (${int(g.front_promoted_per_request)} promoted), ` +
+    const gcText = (g: GcFigures | null): string => g === null ? 'no --trace-gc-nvp line read (figures null)' : `front ${int(g.front_bytes_per_request)} bytes allocated (${int(g.front_promoted_per_request)} promoted), ` +
       `${g.front_scavenges_per_10k} scavenges and ${g.front_majors_per_10k} major GCs per 10k requests, GC pauses ${g.front_gc_pause_us_per_request} us per request (scavenges ${g.front_scavenge_pause_us_per_request}); ` +
       `all isolates ${int(g.all_isolates_bytes_per_request)} bytes, ${g.all_isolates_scavenges_per_10k} scavenges per 10k`;
     say(`  GC per answered request (--trace-gc-nvp, front isolate ${front}): median max run: ${gcText(gc_max)}`);
