@@ -73,8 +73,8 @@ bench: build native
 	  else echo "== $$b: not built (dist/bench/$$b.js missing)"; exit 1; fi; done
 
 # One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
-# doorbell and front_wake (the ring's wake-ups, ~11 s and ~18 s: 5,000 pings with a 0.3 ms pause,
-# each wait bounded) follow ring.
+# doorbell and front_wake (the ring's wake-ups, ~11 s and about half a minute: 5,000 pings with a
+# 0.3 ms pause, each wait bounded) follow ring.
 BENCHES ?= money matcher ring doorbell front_wake verify verify_queue verify_consent fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas metrics
 
 clean:
