@@ -14,7 +14,7 @@ import { clientIpKey } from './rate_limit.js';
 import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
-import { stampMs, takeStamps, type StageRecorder } from './stage_timings.js';
+import { giveBackStamps, stampMs, takeStamps, type StageRecorder } from './stage_timings.js';
 import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
@@ -75,18 +75,19 @@ export type RouteBasics = Pick<GatewayContext, 'cfg' | 'metrics' | 'stages' | 'o
  */
 export function openExchange(ctx: RouteBasics, res: HttpResponse, stamped = false): Reply | null {
   const reply = new Reply(res);
+  reply.countIn(ctx);
+  if (ctx.closing) {
+    // Answered here: no stamps taken (nothing on this path would give them back to the pool).
+    reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
+    return null;
+  }
   // Stamped for the stage rows (diagnostics.stage_timings) and the metrics' stage histograms;
   // SIGUSR2's recording off stops both (bench/load.ts measures instrumentation on against none).
   if (stamped && (ctx.metrics === null ? ctx.stages !== null : ctx.metrics.recording)) {
     const stamps = takeStamps();
     stamps.arrive = stampMs();
-    stamps.request_no = lastRequestNumber(); // the Reply just drew its id
+    stamps.request_no = lastRequestNumber(); // the Reply just drew its id (nothing drew one since)
     reply.stamps = stamps;
-  }
-  reply.countIn(ctx);
-  if (ctx.closing) {
-    reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
-    return null;
   }
   return reply;
 }
@@ -185,7 +186,8 @@ const NO_PARAMS = Object.freeze([]) as unknown as string[];
 /**
  * A POST route with a JSON object body; `admin` routes check X-Admin-Token first. `stamped`: the
  * route runs one signed request through runSigned (signed_route.ts), which gives the exchange's
- * pooled stage stamps back when it answers; no other route takes any (an unsigned POST such as
+ * pooled stage stamps back when it answers (a request ended before it, at its body or query, gives
+ * them back here and in readJsonBody); no other route takes any (an unsigned POST such as
  * /withdrawal-signature, an open /deposit, /force-include and /orders/batch never give them back:
  * each such request drained the pool by one).
  */
@@ -216,6 +218,7 @@ export function postRoute(
     readJsonBody(reply, ctx.cfg.limits.http_body_bytes_max, req.getHeader('content-length'), (body) => {
       if (query_checked !== null && !query_checked.ok) {
         reply.error('INVALID_REQUEST', query_checked.message);
+        giveBackStamps(reply); // ended before the signed path, which would give them back
         return;
       }
       try {

@@ -36,7 +36,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
 import { parseJsonObject, readBody, setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_body.js';
 import { nextRequestId } from './request_id.js';
-import type { StageStamps } from './stage_timings.js';
+import { giveBackStamps, type StageStamps } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 import { utf8Text } from '../util/json_text.js';
 
@@ -366,6 +366,8 @@ export function bodyTooLargeMessage(limit_bytes: number): string {
  * - not a JSON object (malformed, not UTF-8, array, forbidden key, ...): 400 INVALID_REQUEST with
  *   the parser's sentence;
  * - aborted: nothing (the response is gone).
+ * Each failure also gives the reply's stage stamps back (a stamped signed route's: its request
+ * ends here, before the signed path that would give them back; each such end drained the pool).
  * Call synchronously in the route handler with `req.getHeader('content-length')`.
  */
 export function readJsonBody(
@@ -382,6 +384,7 @@ export function readJsonBody(
       const parsed = parseJsonObject(body);
       if (!parsed.ok) {
         reply.error('INVALID_REQUEST', parsed.message);
+        giveBackStamps(reply);
         return;
       }
       try {
@@ -393,6 +396,7 @@ export function readJsonBody(
     (kind) => {
       if (kind === 'too_large') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400, true);
       else if (kind === 'too_large_drained') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400);
+      giveBackStamps(reply);
     },
     content_length,
     drain_bytes_max,

@@ -19,7 +19,7 @@ import { failInternal, type Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
-import { releaseStamps, stampMs } from './stage_timings.js';
+import { giveBackStamps, stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -83,18 +83,6 @@ function userConsent(parsed: SignedRequest, message: string): Consent {
 export type OnAccepted = ((o: Outcome) => void) | {
   answer(ctx: GatewayContext, answer: Answer, o: Outcome, parsed: SignedRequest): void;
 };
-
-/**
- * Gives the exchange's stage stamps back to the pool (stage_timings.ts) once nothing will write
- * them: answered after the commit, or ended before the request reached the link (the verdict
- * stamped them last). A function of the answer, not a closure per request.
- */
-function giveBackStamps(answer: Answer): void {
-  const stamps = answer.stamps;
-  if (stamps === null) return;
-  answer.stamps = null;
-  releaseStamps(stamps);
-}
 
 /**
  * One signed request: signature, then the wallet's rate limit, then the matcher; `onAccepted`

@@ -103,11 +103,26 @@ export function takeStamps(): StageStamps {
 /**
  * Gives `s` back for reuse once nothing will read or write it any more: the signed request was
  * answered after its commit, and its row and histograms were taken, or it ended before reaching
- * the link (bad body, bad signature, rate limit, aborted: signed_route.ts). Stamps of requests
- * the link refused (submit's OVERLOADED) are left to the GC.
+ * the link: its body unread or refused (aborted, too large, not JSON, a bad query: envelope.ts
+ * readJsonBody, context.ts postRoute), its fields refused, a bad signature, its rate limit
+ * (signed_route.ts). A request arriving while the server closes takes none (context.ts
+ * openExchange). Stamps of requests the link refused (submit's OVERLOADED), and of a route
+ * handler that threw, are left to the GC: each such request drains the pool by one.
  */
 export function releaseStamps(s: StageStamps): void {
   if (stamps_pool.length < STAMPS_POOL_MAX) stamps_pool.push(s);
+}
+
+/**
+ * Gives an exchange's stamps back to the pool (releaseStamps) and clears them, so nothing gives
+ * them back twice; a no-op without stamps. A function of the holder (a Reply or an Answer), not a
+ * closure per request.
+ */
+export function giveBackStamps(holder: { stamps: StageStamps | null }): void {
+  const stamps = holder.stamps;
+  if (stamps === null) return;
+  holder.stamps = null;
+  releaseStamps(stamps);
 }
 
 /** StageStamps waiting for reuse (tests). */

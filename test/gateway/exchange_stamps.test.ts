@@ -8,7 +8,10 @@ import { openExchange, postRoute, type GatewayContext, type RouteBasics } from '
 import { runSigned } from '../../src/gateway/signed_route.js';
 import { loadConfig } from '../../src/config.js';
 import { StageRecorder, StageStamps, stampsPooled, releaseStamps } from '../../src/gateway/stage_timings.js';
+import { runOrderEntry } from '../../src/gateway/order_entry.js';
 import { startServer, type TestServer } from './uws_server.js';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 describe('stage stamps per exchange', () => {
   // Stage rows on (metrics off): every exchange that may be signed is stamped.
@@ -35,6 +38,11 @@ describe('stage stamps per exchange', () => {
       app.post('/signed-bad-body', postRoute(gw, { admin: false, stamped: true }, (reply) => {
         seen.push({ route: 'signed-bad-body', stamps: reply.stamps });
         runSigned(gw, reply, { code: 'INVALID_REQUEST', message: 'no signature' }, () => undefined);
+      }));
+      // POST /orders as the gateway registers it (routes_trading.ts): a request ended at its body
+      // or query never reaches runSigned (the tests send none that does: the context is partial).
+      app.post('/orders', postRoute(gw, { admin: false, stamped: true }, (reply, body) => {
+        runOrderEntry(gw, reply, '/orders', body);
       }));
       app.post('/signed', (res) => {
         const reply = openExchange(ctx, res, true);
@@ -74,5 +82,49 @@ describe('stage stamps per exchange', () => {
     expect(seen.filter((x) => x.route === 'signed-bad-body').every((x) => x.stamps instanceof StageStamps)).toBe(true);
     expect(new Set(seen.filter((x) => x.route === 'signed-bad-body').map((x) => x.stamps)).size).toBe(1);
     expect(stampsPooled(), 'signed requests ended early give theirs back').toBe(pooled);
+    // A stamped route's request ended at its body (bad JSON, too large) or its query takes one
+    // and gives it back there (before the fix each drained the pool by one: 200 taken, none back).
+    for (let i = 0; i < REQUESTS; i++) {
+      const r = await fetch(`${server.url}/orders`, { method: 'POST', body: '{"market":' });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toBe('INVALID_REQUEST');
+    }
+    expect(stampsPooled(), 'bad JSON gives its stamps back').toBe(pooled);
+    expect((await fetch(`${server.url}/orders`, { method: 'POST', body: 'x'.repeat(20_000) })).status).toBe(400);
+    expect(stampsPooled(), 'a body over the limit gives its stamps back').toBe(pooled);
+    expect((await fetch(`${server.url}/orders?a=1&a=2`, { method: 'POST', body: '{}' })).status).toBe(400);
+    expect(stampsPooled(), 'a bad query gives its stamps back').toBe(pooled);
+  });
+
+  it('a body aborted mid-way gives its stamps back', async () => {
+    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    const pooled = stampsPooled();
+    // Headers promise 100 bytes; one is sent, then the connection closes (uWS: aborted).
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.write('POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{');
+    // Wait (bounded) until the route has taken its stamps, then abort.
+    for (let i = 0; i < 200 && stampsPooled() === pooled; i++) await sleep(5);
+    expect(stampsPooled(), 'the stamped route took one').toBe(pooled - 1);
+    socket.destroy();
+    for (let i = 0; i < 200 && stampsPooled() !== pooled; i++) await sleep(5);
+    expect(stampsPooled(), 'the aborted body gave its stamps back').toBe(pooled);
+  });
+
+  it('a request arriving while the server closes takes no stamps', async () => {
+    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    const pooled = stampsPooled();
+    ctx.closing = true;
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect((await fetch(`${server.url}/signed`, { method: 'POST', body: '{}' })).status).toBe(503);
+      }
+    } finally {
+      ctx.closing = false;
+    }
+    expect(stampsPooled(), 'a 503 SHUTTING_DOWN leaves the pool as it was').toBe(pooled);
   });
 });
