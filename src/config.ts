@@ -378,13 +378,13 @@ function int(x: unknown, what: string): number {
   return need(typeof x === 'number' && Number.isSafeInteger(x), x as number, `${what} must be an integer`);
 }
 
-/** An integer in lo..hi; the message names the range and `note` (what the ends mean). */
 /**
  * Longest front.answer_spin_us: 10 ms, far above a journal commit (~0.3 ms here): a spin that long
  * is a core spent per wait, not a latency setting.
  */
 export const ANSWER_SPIN_US_MAX = 10_000;
 
+/** An integer in lo..hi; the message names the range and `note` (what the ends mean). */
 function intIn(x: unknown, lo: number, hi: number, what: string, note = ''): number {
   return need(typeof x === 'number' && Number.isSafeInteger(x) && x >= lo && x <= hi, x as number, `${what} must be an integer in ${lo}..${hi}${note}`);
 }
