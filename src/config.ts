@@ -155,8 +155,9 @@ export interface RingbookConfig {
   verify: { task_items_max: number; steal_after_us: number; inline_items_max: number; inline_busy_max_pct: number };
   /**
    * The front thread (docs/operations.md "The front's answer spin"): `answer_spin_us`, while
-   * requests it wrote wait for their commit at a light load, how long (µs) it keeps its event loop
-   * turning instead of sleeping on the event ring (0, the default: it sleeps at once).
+   * requests it wrote wait for their commit at a light load, until how long (µs) after the oldest
+   * waiting one's write it keeps its event loop turning instead of sleeping on the event ring (0,
+   * the default: it sleeps at once; src/gateway/answer_spin.ts).
    */
   front: { answer_spin_us: number };
   /**

@@ -16,15 +16,10 @@ import { consumeOnLoop } from '../ring/ring_wake.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
+import { ANSWER_SPIN_INFLIGHT_MAX, AnswerSpin } from './answer_spin.js';
 import { componentLog, logSettings } from '../util/log.js';
 
 const log = componentLog('matcher_link');
-
-/**
- * The answer spin (answerSpin) runs only while at most this many written requests wait: a light
- * load. At max rate hundreds wait and the front's loop has work every turn anyway.
- */
-export const ANSWER_SPIN_INFLIGHT_MAX = 64;
 
 export interface Outcome {
   accepted: boolean;
@@ -55,6 +50,8 @@ interface Pending {
   outcome: Outcome;
   /** Stage stamps (config diagnostics.stage_timings), else null. */
   stamps: StageStamps | null;
+  /** performance.now() when it was written to the ring, for the answer spin (0 when it is off). */
+  written_ms: number;
 }
 
 export interface MatcherLinkOptions {
@@ -96,8 +93,9 @@ export interface MatcherLinkOptions {
   event_ring_wake?: 'bell' | 'atomics';
   /**
    * With the loop bell: while requests written to the matcher wait for their commit, the front
-   * keeps its event loop turning instead of sleeping on the event ring, at most this long (µs)
-   * per wait (config front.answer_spin_us; 0 or absent: it sleeps at once). See answerSpin().
+   * keeps its event loop turning instead of sleeping on the event ring, until the oldest of them
+   * was written this long (µs) ago (config front.answer_spin_us; 0 or absent: it sleeps at once).
+   * See answer_spin.ts.
    */
   answer_spin_us?: number;
   /**
@@ -229,6 +227,9 @@ export class MatcherLink {
   constructor(options: MatcherLinkOptions) {
     this.options = options;
     this.next_seq = (options.seq_base ?? 0) + 1;
+    this.spin_oldest_seq = this.next_seq;
+    const spin_us = options.answer_spin_us ?? 0;
+    this.spin = spin_us > 0 ? new AnswerSpin(spin_us) : null;
     this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
     this.read_model.onObserverError = (e) => this.listenerFailed(e);
     this.answers = this.answerObserver();
@@ -449,6 +450,7 @@ export class MatcherLink {
       // neither (two arrays per request otherwise; issue 11, branch h11z).
       outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: NO_FILLS, order_updates: NO_ORDER_UPDATES, batch_id: 0, time_ms: 0 },
       stamps,
+      written_ms: this.spin === null ? 0 : performance.now(),
     });
     return true;
   }
@@ -498,40 +500,35 @@ export class MatcherLink {
     return consumer.done;
   }
 
-  /**
-   * The event pump's keepAwake (ring_wake.ts), or undefined when answer_spin_us is 0: true while
-   * some written request waits for its answer (at most ANSWER_SPIN_INFLIGHT_MAX of them: a light
-   * load; a busy front has its turns filled anyway) and this wait has lasted less than
-   * answer_spin_us since the front first found the ring empty. Why: at 1,000 requests/s the
-   * front's loop is asleep when the commit comes, and the matcher's ring of the loop bell plus the
-   * front's wake-up were most of the answer stage (~50-75 µs of its ~85, issue 11); turning the
-   * loop meanwhile costs the front CPU for as long as the commit takes (~0.3 ms per batch), so it
-   * is bounded and off by default (docs/operations.md "The front's answer spin").
-   */
-  private answerSpin(): (() => boolean) | undefined {
-    const spin_ms = (this.options.answer_spin_us ?? 0) / 1000;
-    if (spin_ms <= 0) return undefined;
-    let since_ms = -1;
-    return () => {
-      const waiting = this.pending.size;
-      if (waiting === 0 || waiting > ANSWER_SPIN_INFLIGHT_MAX) {
-        since_ms = -1;
-        return false;
-      }
-      const now = performance.now();
-      if (since_ms < 0 || this.spin_served !== this.answered_batches) {
-        // A new wait: none running, or a commit came since the last look.
-        since_ms = now;
-        this.spin_served = this.answered_batches;
-      }
-      if (now - since_ms < spin_ms) return true;
-      return false;
-    };
+  /** The answer spin (config front.answer_spin_us > 0), else null. */
+  private readonly spin: AnswerSpin | null;
+  /** No request below this seq waits (answered, or never written): where the oldest waiting one is looked for. */
+  private spin_oldest_seq: number;
+
+  /** Loop turns the answer spin kept (0 when it is off, or the front does not sleep on the loop bell). */
+  get answer_spin_turns(): number {
+    return this.spin === null ? 0 : this.spin.turns;
   }
 
-  /** Committed batches answered (the answer spin's "a commit came" test). */
-  private answered_batches = 0;
-  private spin_served = 0;
+  /**
+   * The event pump's keepAwake (ring_wake.ts; answer_spin.ts decides), or undefined when
+   * answer_spin_us is 0. The oldest waiting request is the lowest waiting seq (seqs rise with
+   * each write): the scan passes each seq once in the link's life, so it costs O(1) per request.
+   */
+  private answerSpin(): (() => boolean) | undefined {
+    const spin = this.spin;
+    if (spin === null) return undefined;
+    return () => {
+      const waiting = this.pending.size;
+      let oldest_written_ms = 0;
+      if (waiting > 0 && waiting <= ANSWER_SPIN_INFLIGHT_MAX) {
+        let p = this.pending.get(this.spin_oldest_seq);
+        while (p === undefined && this.spin_oldest_seq < this.next_seq) p = this.pending.get(++this.spin_oldest_seq);
+        if (p !== undefined) oldest_written_ms = p.written_ms;
+      }
+      return spin.keepAwake(performance.now(), waiting, oldest_written_ms);
+    };
+  }
 
   /**
    * A failing listener (WebSocket fan-out, DA) must never stop the event stream: every answer
@@ -622,7 +619,6 @@ export class MatcherLink {
       }
     }
     this.batch_seqs = [];
-    this.answered_batches++;
     const requests = this.batch_requests;
     this.batch_requests = 0;
     // Batch 0 (genesis: markets and fees) is not journaled: no commit to report. Whether it came
