@@ -12,7 +12,7 @@ import { RequestWriter } from '../ring/request_records.js';
 import { BatchField, EventCursor, EventReader, EventType, type EventFields } from '../ring/event_records.js';
 import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { consumeOnLoop } from '../ring/ring_wake.js';
+import { consumeOnLoop, type LoopConsumer } from '../ring/ring_wake.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
@@ -143,6 +143,8 @@ export class MatcherLink {
   private readonly pending = new Map<number, Pending>();
   private batch_seqs: number[] = [];
   private pump_done: Promise<void> = Promise.resolve();
+  /** The event pump's consumer (ring_wake.ts), once started. */
+  private pump_consumer: LoopConsumer | null = null;
   /** Whether the front sleeps on the event ring's loop bell (else Atomics.waitAsync). */
   event_ring_bell = false;
   private stopping = false;
@@ -210,6 +212,9 @@ export class MatcherLink {
     }
     this.writer?.flush();
     this.options.backend?.requestsPublished();
+    // The answer spin starts with the wait: a pump asleep on the bell would see the commit only
+    // through the bell's ring and a wake-up of this thread (ring_wake.ts rouse).
+    if (this.spin !== null) this.pump_consumer?.rouse();
   };
   replayed_batches = 0;
   recovery: RecoveryInfo | null = null;
@@ -497,6 +502,7 @@ export class MatcherLink {
     };
     const consumer = consumeOnLoop(events, drain, this.options.event_ring_wake ?? 'bell', this.answerSpin());
     this.event_ring_bell = consumer.bell;
+    this.pump_consumer = consumer;
     return consumer.done;
   }
 

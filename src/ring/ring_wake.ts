@@ -25,6 +25,13 @@ export interface LoopConsumer {
   readonly done: Promise<void>;
   /** Whether it sleeps on the loop bell (else Atomics.waitAsync). */
   readonly bell: boolean;
+  /**
+   * Ends a sleep on the bell from this thread: the consumer looks at the ring at the loop's next
+   * turn, and asks keepAwake there (a no-op while awake, on Atomics.waitAsync, or once finished).
+   * The front calls it when it writes a request with the answer spin on: a commit awaited from a
+   * sleep would otherwise come through the bell, which is what the spin avoids.
+   */
+  rouse(): void;
 }
 
 /**
@@ -37,7 +44,7 @@ export interface LoopConsumer {
  */
 export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | 'atomics' = 'bell', keepAwake?: () => boolean): LoopConsumer {
   const bell = how === 'bell' ? nativeLoopBell() : null;
-  if (bell === null) return { done: consumeAsync(ring, drain), bell: false };
+  if (bell === null) return { done: consumeAsync(ring, drain), bell: false, rouse: () => undefined };
   let asleep = false;
   let finished = false;
   let resolve!: () => void;
@@ -80,10 +87,18 @@ export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | '
     ring.bellWoke();
     run();
   };
+  // From this thread: the same as the bell's call, at the next turn (never inside the caller's
+  // stack). A ring of the bell already on its way then finds the consumer awake and wakes nothing.
+  const rouse = (): void => {
+    if (!asleep || finished) return;
+    asleep = false;
+    ring.bellWoke();
+    setImmediate(run);
+  };
   const id = bell.open(wake);
   ring.setConsumerBell(id);
   setImmediate(run);
-  return { done, bell: true };
+  return { done, bell: true, rouse };
 }
 
 async function consumeAsync(ring: SpscRing, drain: () => void): Promise<void> {

@@ -2,9 +2,11 @@
 // waiting request (it turns the loop only until answer_spin_us after the OLDEST waiting request's
 // write), whatever else commits, and by a hard cap on a run of consecutive turns. First the
 // decision on a clock the test drives; then a real MatcherLink (its event pump on the loop bell)
-// fed by a stand-in backend that commits empty batches back to back while the link's one request
-// is never answered: before the fix every commit restarted the spin, so the front turned its loop
-// as long as commits came.
+// fed by a stand-in backend: writing a request starts the spin (the pump asleep on the bell is
+// roused: before, a lone request's commit still came through the bell, and the spin never ran for
+// it), and empty batches committed back to back while the link's one request is never answered do
+// not extend it (before, every commit restarted the spin: the front turned its loop as long as
+// commits came).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ANSWER_SPIN_INFLIGHT_MAX, ANSWER_SPIN_RUN_MS_MAX, AnswerSpin } from '../../src/gateway/answer_spin.js';
@@ -68,8 +70,8 @@ describe('AnswerSpin on a driven clock', () => {
 
 describe('MatcherLink: the answer spin while batches holding none of its requests commit', () => {
   it('stops within its bound although commits keep coming, and its one request is never answered', async () => {
-    /** Far above a commit; the bound checked below (100 ms) is 20 times it. */
-    const SPIN_US = 5_000;
+    /** Far above a commit; the bound checked below (100 ms) is 10 times it. */
+    const SPIN_US = 10_000;
     const cfg = loadConfig({});
     const backend_rings: { events: SpscRing | null } = { events: null };
     const link = new MatcherLink({
@@ -98,6 +100,9 @@ describe('MatcherLink: the answer spin while batches holding none of its request
         answered = true;
       });
       expect(written).toBe(true);
+      // The write itself starts the spin (the pump was asleep on the bell, no event has come).
+      for (let i = 0; i < 100 && link.answer_spin_turns === 0; i++) await nextTurn();
+      expect(link.answer_spin_turns, 'a written request starts the spin without any commit').toBeGreaterThan(0);
       let batch_id = 1;
       // Empty batches committed back to back, one per loop turn, for `ms`.
       const commitFor = async (ms: number): Promise<void> => {
