@@ -99,6 +99,8 @@ export function registerAdminRoutes(
       open_orders,
       rings: ctx.link.depths(),
       event_ring_wake: ctx.link.event_ring_bell ? 'bell' : 'atomics',
+      // The answer spin at work (front.answer_spin_us): 0 when it is off or has no bell.
+      answer_spin_turns: ctx.link.answer_spin_turns,
       inflight_requests: ctx.link.inflight(),
       signatures_verified: ctx.signatures.verified,
       journal_bytes: null,

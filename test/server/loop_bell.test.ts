@@ -5,7 +5,7 @@
 // the bell is answered in full, each order readable once its answer arrived. The same with the
 // front's answer spin on (config front.answer_spin_us: the front keeps its loop turning while a
 // commit is awaited instead of sleeping on the bell): same bytes, same WS trade, every answered
-// order readable at once.
+// order readable at once; and the spin server's /admin/state answer_spin_turns shows it spun.
 import { describe, expect, it } from 'vitest';
 import { adminState, api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
@@ -66,6 +66,13 @@ describe('the front woken by the loop bell or by Atomics.waitAsync', () => {
       expect(with_bell[2]).toMatch(/^4\d\d /);
       expect(with_bell).toEqual(with_atomics);
       expect(with_spin).toEqual(with_bell);
+      // The spin server did spin (config front.answer_spin_us wired through to the event pump),
+      // and the others never do.
+      const spun = (await adminState(spin)).answer_spin_turns as number;
+      if (BUILT) expect(spun).toBeGreaterThan(0);
+      else expect(spun, 'no bell: no spin').toBe(0);
+      expect((await adminState(bell)).answer_spin_turns).toBe(0);
+      expect((await adminState(atomics)).answer_spin_turns).toBe(0);
     } finally {
       expect((await bell.stop()).code).toBe(0);
       expect((await atomics.stop()).code).toBe(0);
@@ -104,6 +111,8 @@ async function burst(answer_spin_us: number): Promise<void> {
     const st = await adminState(s);
     expect(st.open_orders).toBe(wallets.length * 3 * rounds);
     expect(st.inflight_requests).toBe(0);
+    if (answer_spin_us === 0 || !BUILT) expect(st.answer_spin_turns).toBe(0);
+    else expect(st.answer_spin_turns).toBeGreaterThan(0);
   } finally {
     expect((await s.stop()).code).toBe(0);
   }
