@@ -21,6 +21,11 @@ import { componentLog, logSettings } from '../util/log.js';
 
 const log = componentLog('matcher_link');
 
+/** Logged at start when front.answer_spin_us > 0 but the front sleeps through Atomics.waitAsync. */
+export const ANSWER_SPIN_WITHOUT_BELL = 'ringbook: front.answer_spin_us is set, but the front sleeps on the event ring through ' +
+  'Atomics.waitAsync (RINGBOOK_LOOP_BELL=atomics, or native/build/loop_bell.node not built: make native), ' +
+  'and the answer spin runs only on the loop bell: it is off';
+
 export interface Outcome {
   accepted: boolean;
   code: number;
@@ -503,6 +508,8 @@ export class MatcherLink {
     const consumer = consumeOnLoop(events, drain, this.options.event_ring_wake ?? 'bell', this.answerSpin());
     this.event_ring_bell = consumer.bell;
     this.pump_consumer = consumer;
+    // consumeOnLoop asks keepAwake on the bell only: say so rather than run without the spin silently.
+    if (this.spin !== null && !consumer.bell) log.warn(ANSWER_SPIN_WITHOUT_BELL, { answer_spin_us: this.options.answer_spin_us });
     return consumer.done;
   }
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { adminState, api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
 import { WsClient } from '../ws/client.js';
+import { ANSWER_SPIN_WITHOUT_BELL } from '../../src/gateway/matcher_link.js';
 
 const MARKET = 'ETH-USDC';
 const P = 2_000_000_000;
@@ -77,6 +78,24 @@ describe('the front woken by the loop bell or by Atomics.waitAsync', () => {
       expect((await bell.stop()).code).toBe(0);
       expect((await atomics.stop()).code).toBe(0);
       expect((await spin.stop()).code).toBe(0);
+    }
+  });
+
+  it('the answer spin without the bell (RINGBOOK_LOOP_BELL=atomics) is off, and the start says so', async () => {
+    const spin_off = await startServer({ env: { RINGBOOK_LOOP_BELL: 'atomics' }, config: { front: { answer_spin_us: SPIN_US } } });
+    const spin_on = await startServer({ config: { front: { answer_spin_us: SPIN_US } } });
+    try {
+      const maker = Wallet.random();
+      ok(await deposit(spin_off, maker.address, 'ETH', '1'));
+      ok(await api(spin_off.url).post('/orders', maker.order({ market_id: MARKET, side: 'ask', price: P, quantity: 10_000 })));
+      const st = await adminState(spin_off);
+      expect(st.event_ring_wake).toBe('atomics');
+      expect(st.answer_spin_turns).toBe(0);
+      expect(spin_off.output().stderr).toContain(ANSWER_SPIN_WITHOUT_BELL);
+      if (BUILT) expect(spin_on.output().stderr, 'on the bell the spin runs: no warning').not.toContain(ANSWER_SPIN_WITHOUT_BELL);
+    } finally {
+      expect((await spin_off.stop()).code).toBe(0);
+      expect((await spin_on.stop()).code).toBe(0);
     }
   });
 
