@@ -27,6 +27,8 @@ export interface SystemSecp256k1 {
   /**
    * Writes the uncompressed public key (65 bytes) recovered from `sig`'s first 64 bytes (r || s)
    * and `recid` over `hash32` into `out65`; false when libsecp256k1 refuses the signature.
+   * Throws a TypeError for a wrong type or buffer length, a RangeError for a recid that is not an
+   * integer in 0..3.
    */
   recover(sig: Uint8Array, recid: number, hash32: Uint8Array, out65: Uint8Array): boolean;
 }
