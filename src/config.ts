@@ -149,7 +149,7 @@ export interface RingbookConfig {
    * it ends), `steal_after_us` how long a task may wait unstarted in a worker's ring before the
    * front thread checks it itself (0: never), `inline_items_max` how many checks of one event-loop
    * turn the front runs itself at light load instead of handing them to a worker (0: never),
-   * `inline_busy_max_pct` the front's busy share (% of the last 10 ms) under which it runs them
+   * `inline_busy_max_pct` the front's busy share (% of its last closed window of 10-20 ms) under which it runs them
    * even with verify tasks in flight (medium load; 0: at light load only).
    */
   verify: { task_items_max: number; steal_after_us: number; inline_items_max: number; inline_busy_max_pct: number };

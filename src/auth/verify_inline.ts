@@ -18,13 +18,15 @@
 // of the time) those signals send every check to the one worker (on 2 cores), and each request pays
 // the hand-off both ways and waits for its task's last recovery while the front is mostly idle.
 // So a second rule, on the front's own busy share: while the front's event loop was busy less than
-// `busy_max_pct` of the last window (INLINE_BUSY_WINDOW_MS, Node's eventLoopUtilization), the
+// `busy_max_pct` of the last closed window (Node's eventLoopUtilization since the previous read:
+// a window closes at the first turn end INLINE_BUSY_WINDOW_MS after it opened; one longer than
+// INLINE_BUSY_WINDOW_MS_MAX spanned an idle spell and counts as not quiet), the
 // turn's first `items_max` checks run on the front whatever the pool holds, the rest go to the
 // pool: the two cores recover side by side (off by default, verify_limits.ts says why). The busy
 // share counts the inline checks themselves, so the rule backs off as it takes work, and at the
 // max rate (the front busy ~100%) it takes none.
 import { performance } from 'node:perf_hooks';
-import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS, INLINE_ITEMS_MAX } from './verify_limits.js';
+import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS, INLINE_BUSY_WINDOW_MS_MAX, INLINE_ITEMS_MAX } from './verify_limits.js';
 
 /** The calling thread's event-loop utilization (0..1) since the previous call (the first: since start). */
 export function loopUtilization(): () => number {
@@ -51,7 +53,10 @@ export class InlineCheckPolicy {
    * holds (config verify.inline_busy_max_pct / 100; 0: that rule is off).
    */
   readonly busy_max: number;
-  /** Whether the front's busy share over the last closed window was below busy_max. */
+  /**
+   * Whether the front's busy share over the last closed window was below busy_max (false after a
+   * window longer than INLINE_BUSY_WINDOW_MS_MAX: unknown).
+   */
   #front_quiet = false;
   #window_start_ms: number;
   readonly #now: () => number;
@@ -114,9 +119,13 @@ export class InlineCheckPolicy {
       const now = this.#now();
       if (load) this.#load_end_ms = now;
       // The busy share of the window that just closed decides the next one (one utilization read
-      // per window, not per turn).
-      if (this.busy_max > 0 && now - this.#window_start_ms >= INLINE_BUSY_WINDOW_MS) {
-        this.#front_quiet = this.#utilization() < this.busy_max;
+      // per window, not per turn). The read covers the whole window: one that spanned an idle
+      // spell would read quiet whatever the last 10 ms were, so it counts as unknown (not quiet);
+      // the read still moves the share's start to now.
+      const window_ms = now - this.#window_start_ms;
+      if (this.busy_max > 0 && window_ms >= INLINE_BUSY_WINDOW_MS) {
+        const share = this.#utilization();
+        this.#front_quiet = window_ms <= INLINE_BUSY_WINDOW_MS_MAX && share < this.busy_max;
         this.#window_start_ms = now;
       }
     }

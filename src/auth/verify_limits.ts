@@ -41,7 +41,7 @@ export const INLINE_AFTER_LOAD_MS = 1;
 /**
  * What the server passes as the front's busy ceiling for inline checks at medium load by default
  * (config `verify.inline_busy_max_pct`, 0..100; 0: off): while the front's event loop was busy less
- * than this share of the last INLINE_BUSY_WINDOW_MS, a turn's first `inline_items_max` checks run
+ * than this share of the last closed window (INLINE_BUSY_WINDOW_MS to INLINE_BUSY_WINDOW_MS_MAX), a turn's first `inline_items_max` checks run
  * on the front even with verify tasks in flight. Off (0) by default: on a saturated machine
  * (2026-11-26, docs/benchmarks.md "latency at half the max rate") the half-max p99 was higher
  * with 50 in three pairs of three (confounded by the rising load), and the busy share counts
@@ -56,5 +56,13 @@ export const INLINE_BUSY_MAX_PCT_DEFAULT = 0;
  * ~2 ms; a scavenge) does not flip it every turn.
  */
 export const INLINE_BUSY_WINDOW_MS = 10;
+/**
+ * A window longer than this (ms) is not measured: it closes at the first turn end after
+ * INLINE_BUSY_WINDOW_MS, so at 1,000 requests/s (a turn a ms) it spans 10-11 ms, and one over
+ * twice that held a pause with no checks (an idle spell), whose idle time reads as a quiet front
+ * whatever its last 10 ms were. Such a window leaves the front not quiet (the light-load rule
+ * still applies) until a window of the right length is measured.
+ */
+export const INLINE_BUSY_WINDOW_MS_MAX = 2 * INLINE_BUSY_WINDOW_MS;
 /** Beyond a few recoveries the front's turn stalls its other sockets: 8 is ~0.5 ms. */
 export const INLINE_ITEMS_MAX = 8;

@@ -66,6 +66,11 @@ export class SignatureBatcher {
     this.inline = new InlineCheckPolicy(inline_items_max, inline_busy_max_pct);
   }
 
+  /** Whether the inline policy's medium-load rule holds now (the front was quiet: verify_inline.ts). */
+  get frontQuiet(): boolean {
+    return this.inline.frontQuiet;
+  }
+
   /**
    * One check: run on the front now when the inline policy allows it (`verdict` runs before this
    * returns), else queued for this turn's batch (`verdict` runs when the pool answers).

@@ -1,7 +1,7 @@
 // The front's inline-check policy (src/auth/verify_inline.ts): which checks the front runs itself.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InlineCheckPolicy } from '../../src/auth/verify_inline.js';
-import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS, INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX } from '../../src/auth/verify_limits.js';
+import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS, INLINE_BUSY_WINDOW_MS_MAX, INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX } from '../../src/auth/verify_limits.js';
 
 /** A clock the test moves (ms). */
 let now_ms = 0;
@@ -118,6 +118,37 @@ describe('InlineCheckPolicy', () => {
       now_ms += INLINE_BUSY_WINDOW_MS;
       turn(p, 1, false);
       expect(turn(p, 2, false)).toEqual([true, true]);
+    });
+
+    it('a window that spanned an idle spell is not measured: the front is not quiet until a window of the right length says so', () => {
+      const p = new InlineCheckPolicy(2, 50, clock, utilization);
+      busy = 0.2;
+      now_ms += INLINE_BUSY_WINDOW_MS;
+      turn(p, 1, false);
+      expect(p.frontQuiet).toBe(true);
+      // The front busy (80%) over a window, then a turn at the end of 5 s with no checks: the
+      // utilization since the previous read covers the idle spell and reads 1.2% busy.
+      busy = 0.8;
+      now_ms += INLINE_BUSY_WINDOW_MS;
+      turn(p, 1, false);
+      expect(p.frontQuiet).toBe(false);
+      busy = 0.012;
+      now_ms += 5_000;
+      reads = 0;
+      expect(turn(p, 3, false)).toEqual([false, false, false]);
+      expect(reads, 'read (its start moves to now), not believed').toBe(1);
+      expect(p.frontQuiet, 'a 5 s window is not "the last 10 ms"').toBe(false);
+      expect(turn(p, 3, false)).toEqual([false, false, false]);
+      // Up to INLINE_BUSY_WINDOW_MS_MAX a window is measured: a quiet one turns the rule on again.
+      busy = 0.2;
+      now_ms += INLINE_BUSY_WINDOW_MS_MAX;
+      turn(p, 1, false);
+      expect(p.frontQuiet).toBe(true);
+      expect(turn(p, 3, false)).toEqual([true, true, false]);
+      // Just over it: unknown again.
+      now_ms += INLINE_BUSY_WINDOW_MS_MAX + 1;
+      turn(p, 1, false);
+      expect(p.frontQuiet).toBe(false);
     });
 
     it('reads the utilization once per window, and never with the rule off', () => {

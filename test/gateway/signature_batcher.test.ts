@@ -170,11 +170,17 @@ describe('SignatureBatcher', () => {
       const item = { message, signature_hex: sig, expected_address: ADDRESS };
       const medium = new SignatureBatcher(p, 128, 2, 90);
       const light_only = new SignatureBatcher(p, 128, 2, 0);
-      // An idle front for longer than the busy window; a lone check's turn then closes the window.
-      await new Promise((r) => setTimeout(r, 3 * INLINE_BUSY_WINDOW_MS));
-      for (const b of [medium, light_only]) b.check(message, sig, ADDRESS, null, () => undefined);
-      await new Promise((r) => setImmediate(r));
-      expect(p.inlineChecked).toBe(2); // the light-load rule, both
+      // Turns of a lone check a few ms apart on a mostly idle front, until a busy window closes
+      // (at the first turn end INLINE_BUSY_WINDOW_MS after it opened; one longer than twice that
+      // spanned an idle spell and is not believed, so the turns keep coming). Bounded.
+      let rounds = 0;
+      for (; rounds < 200 && !medium.frontQuiet; rounds++) {
+        for (const b of [medium, light_only]) b.check(message, sig, ADDRESS, null, () => undefined);
+        await new Promise((r) => setTimeout(r, INLINE_BUSY_WINDOW_MS / 4));
+      }
+      expect(medium.frontQuiet, `quiet after ${rounds} rounds`).toBe(true);
+      expect(light_only.frontQuiet).toBe(false);
+      expect(p.inlineChecked).toBe(2 * rounds); // the light-load rule, both
       // A task in flight: a turn of three checks on each batcher.
       const busy = p.verifyBatch(Array.from({ length: 20 }, () => item));
       expect(p.idle).toBe(false);
