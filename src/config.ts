@@ -15,6 +15,7 @@ import { absentSection, isPlainObject as isObject, KeyReads, unknownKeysMessage 
 import { REQUEST_GROUP_MAX } from './ring/request_records.js';
 import { ringFutexChoice } from './ring/futex.js';
 import { loopBellChoice } from './ring/loop_bell.js';
+import { secp256k1Choice } from './auth/secp256k1_choice.js';
 import { LOG_LEVELS, parseLogLevel, type LogSettings } from './util/log.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from './util/thread_priority.js';
 import {
@@ -352,6 +353,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
   // The same for the front's sleep on the event ring (ring/loop_bell.ts).
   const bell = loopBellChoice(env);
   if ('error' in bell) throw new ConfigError(bell.error);
+  // And for the library recovering signers (auth/secp256k1_choice.ts).
+  const secp = secp256k1Choice(env);
+  if ('error' in secp) throw new ConfigError(secp.error);
   return cfg;
 }
 

@@ -7,6 +7,7 @@ import { loadConfig, ConfigError } from './config.js';
 import { RingbookServer } from './gateway/server.js';
 import { nativeFutex } from './ring/futex.js';
 import { nativeLoopBell } from './ring/loop_bell.js';
+import { defaultRecovererInstance } from './auth/recover.js';
 import { componentLog, configureLogs } from './util/log.js';
 
 const log = componentLog('server');
@@ -27,10 +28,12 @@ async function main(): Promise<void> {
   if (process.argv.includes('--pretty')) cfg.log.pretty = true;
   configureLogs(cfg.log);
   // RINGBOOK_RING_FUTEX=native or RINGBOOK_LOOP_BELL=native without a module this process can
-  // load: one clear line now rather than a stack from the first ring made.
+  // load, or RINGBOOK_SECP256K1=system|npm without that library: one clear line now rather than a
+  // stack from the first ring made or the first signature checked.
   try {
     nativeFutex();
     nativeLoopBell();
+    defaultRecovererInstance();
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }

@@ -14,6 +14,7 @@ import { eip191Hash, eip191HashBytes } from './eip191.js';
 import { parseHexAnyLength, parsePrefixedHex, toHex0x } from './hex.js';
 import { keccak256WasmOne } from '../util/keccak_wasm.js';
 import { loadNativeSecp256k1, loadSystemSecp256k1, type NativeSecp256k1, type SystemSecp256k1 } from './secp256k1_native.js';
+import { SECP256K1_ENV, secp256k1Choice, type Secp256k1Choice } from './secp256k1_choice.js';
 
 export type RecoverBackendName = 'native' | 'noble';
 /**
@@ -23,7 +24,7 @@ export type RecoverBackendName = 'native' | 'noble';
 export type NativeLibrary = 'system' | 'npm';
 
 export interface RecovererOptions {
-  /** Force a backend. 'native' throws when no addon can load; default: native, else noble. */
+  /** Force a backend. 'native' throws when no addon can load; default: RINGBOOK_SECP256K1's, unset: native, else noble. */
   backend?: RecoverBackendName;
   /** Force the native library (tests, benches); default: system when it loads and works, else npm. */
   library?: NativeLibrary;
@@ -169,11 +170,36 @@ function selfTest(r: Recoverer): boolean {
   return hash !== null && sig !== null && r.recoverAddress(hash, sig) === SELF_TEST.address;
 }
 
+/** The options RINGBOOK_SECP256K1 asks for (secp256k1_choice.ts); throws for a misspelt value. */
+function optionsOfEnv(): { choice: Secp256k1Choice; options: RecovererOptions } {
+  // Browser bundles have no process: the default.
+  const env = typeof process === 'undefined' ? undefined : process.env;
+  const asked = env === undefined ? { choice: 'auto' as const } : secp256k1Choice(env);
+  if ('error' in asked) throw new Error(asked.error);
+  const options: RecovererOptions =
+    asked.choice === 'noble' ? { backend: 'noble' } : asked.choice === 'auto' ? {} : { library: asked.choice };
+  return { choice: asked.choice, options };
+}
+
 /**
- * A recoverer on the requested backend (default: native when an addon loads and works, the
- * machine's libsecp256k1 first, else noble). A forced `library` is that one or a throw.
+ * A recoverer on the requested backend. Without `backend` and `library`, as RINGBOOK_SECP256K1
+ * asks (secp256k1_choice.ts; unset: native when an addon loads and works, the machine's
+ * libsecp256k1 first, else noble), so the front, the verify workers and the DA thread follow the
+ * operator's switch; a value it cannot honour throws, naming it. A forced `library` is that one
+ * or a throw.
  */
 export function createRecoverer(options: RecovererOptions = {}): Recoverer {
+  if (options.backend !== undefined || options.library !== undefined) return recovererFor(options);
+  const asked = optionsOfEnv();
+  if (asked.choice === 'auto') return recovererFor(asked.options);
+  try {
+    return recovererFor(asked.options);
+  } catch (e) {
+    throw new Error(`${SECP256K1_ENV}=${asked.choice}, but ${(e as Error).message}`);
+  }
+}
+
+function recovererFor(options: RecovererOptions): Recoverer {
   const want = options.backend;
   if (want === 'noble') return nobleRecoverer();
   const forced = want === 'native' || options.library !== undefined;
@@ -191,21 +217,22 @@ export function createRecoverer(options: RecovererOptions = {}): Recoverer {
   return nobleRecoverer();
 }
 
-const defaultRecoverer = createRecoverer();
+/** Made at first use (not at import: main.ts checks RINGBOOK_SECP256K1 first, and says so in one line). */
+let defaultRecoverer: Recoverer | null = null;
 
-/** The backend the module-level functions use, chosen once at load. */
+/** The backend the module-level functions use, chosen once (at first use). */
 export function recoverBackendName(): RecoverBackendName {
-  return defaultRecoverer.backend;
+  return defaultRecovererInstance().backend;
 }
 
-/** The recoverer the module-level functions use. */
+/** The recoverer the module-level functions use; throws when RINGBOOK_SECP256K1 asks for what cannot load. */
 export function defaultRecovererInstance(): Recoverer {
-  return defaultRecoverer;
+  return (defaultRecoverer ??= createRecoverer());
 }
 
 /** Lowercase 0x address that signed `hash32`, or null for any invalid signature. */
 export function recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null {
-  return defaultRecoverer.recoverAddress(hash32, signature65);
+  return defaultRecovererInstance().recoverAddress(hash32, signature65);
 }
 
 /** `0x` + 130 hex chars (either case) into 65 bytes; null otherwise. Never throws. */

@@ -1,0 +1,83 @@
+// RINGBOOK_SECP256K1 (src/auth/secp256k1_choice.ts): which library recovers signers. A misspelt
+// value stops the start (config.ts; the real server exits 1 naming the accepted values);
+// createRecoverer() without options follows the switch, explicit options win over it; a library
+// it cannot load throws naming the switch.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { SECP256K1_ENV, secp256k1Choice } from '../../src/auth/secp256k1_choice.js';
+import { addressFromPrivateKey, createRecoverer, parseSignatureHex, signPersonalMessage } from '../../src/auth/recover.js';
+import { eip191Hash } from '../../src/auth/eip191.js';
+import { loadSystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
+import { api, deposit, startServer, Wallet } from '../server/harness.js';
+import { ok } from '../server/checks.js';
+
+const KEY = `0x${'5a'.repeat(32)}`;
+const before = process.env[SECP256K1_ENV];
+
+afterEach(() => {
+  if (before === undefined) delete process.env[SECP256K1_ENV];
+  else process.env[SECP256K1_ENV] = before;
+});
+
+describe('RINGBOOK_SECP256K1', () => {
+  it('accepts auto, system, npm, noble (unset or empty: auto); anything else is an error naming them', () => {
+    expect(secp256k1Choice({})).toEqual({ choice: 'auto' });
+    expect(secp256k1Choice({ [SECP256K1_ENV]: '' })).toEqual({ choice: 'auto' });
+    for (const v of ['auto', 'system', 'npm', 'noble'] as const) expect(secp256k1Choice({ [SECP256K1_ENV]: v })).toEqual({ choice: v });
+    for (const bad of ['System', 'native', 'nobel', ' npm']) {
+      expect(secp256k1Choice({ [SECP256K1_ENV]: bad })).toEqual({
+        error: `RINGBOOK_SECP256K1 must be one of auto, system, npm, noble (or unset: auto), not ${JSON.stringify(bad)}`,
+      });
+    }
+  });
+
+  it('a misspelt value stops loadConfig; the accepted ones pass', () => {
+    for (const v of ['', 'auto', 'system', 'npm', 'noble']) expect(() => loadConfig({ [SECP256K1_ENV]: v })).not.toThrow();
+    expect(() => loadConfig({ [SECP256K1_ENV]: 'nobel' })).toThrow(ConfigError);
+    expect(() => loadConfig({ [SECP256K1_ENV]: 'nobel' })).toThrow('RINGBOOK_SECP256K1 must be one of auto, system, npm, noble');
+  });
+
+  it('createRecoverer() follows it; explicit options win; each recovers the signer', () => {
+    const message = 'ringbook:cancel::choice:1';
+    const sig = parseSignatureHex(signPersonalMessage(KEY, message)) as Uint8Array;
+    const address = addressFromPrivateKey(KEY);
+    process.env[SECP256K1_ENV] = 'noble';
+    const noble = createRecoverer();
+    expect([noble.backend, noble.library]).toEqual(['noble', null]);
+    expect(noble.recoverAddress(eip191Hash(message), sig)).toBe(address);
+    expect(createRecoverer({ backend: 'native' }).backend, 'explicit options win').toBe('native');
+    process.env[SECP256K1_ENV] = 'npm';
+    const npm = createRecoverer();
+    expect([npm.backend, npm.library]).toEqual(['native', 'npm']);
+    expect(npm.recoverAddress(eip191Hash(message), sig)).toBe(address);
+    process.env[SECP256K1_ENV] = 'system';
+    if (loadSystemSecp256k1() !== null) {
+      const system = createRecoverer();
+      expect([system.backend, system.library]).toEqual(['native', 'system']);
+      expect(system.recoverAddress(eip191Hash(message), sig)).toBe(address);
+    } else {
+      expect(() => createRecoverer()).toThrow(/^RINGBOOK_SECP256K1=system, but native secp256k1 backend \(system library\) is not available/);
+    }
+    process.env[SECP256K1_ENV] = 'nobel';
+    expect(() => createRecoverer()).toThrow('RINGBOOK_SECP256K1 must be one of');
+    delete process.env[SECP256K1_ENV];
+    expect(createRecoverer().backend).toBe('native');
+  });
+
+  it('the real server refuses to start on a misspelt value, and runs on noble', async () => {
+    await expect(startServer({ env: { [SECP256K1_ENV]: 'nobel' } })).rejects.toThrow(/server exited \(code 1[\s\S]*RINGBOOK_SECP256K1 must be one of auto, system, npm, noble/);
+    const s = await startServer({ env: { [SECP256K1_ENV]: 'noble' } });
+    try {
+      const w = Wallet.random();
+      ok(await deposit(s, w.address, 'USDC', '1000'));
+      const order = ok(await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 10_000 })));
+      expect(order.status).toBe('open');
+      // A forged signature is still refused on noble.
+      const forged = w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 10_000 });
+      const r = await api(s.url).post('/orders', { ...forged, signature: `0x${'11'.repeat(64)}1b` });
+      expect(r.status).toBe(401);
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+    }
+  });
+});
