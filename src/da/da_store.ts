@@ -74,6 +74,9 @@ export class MemoryDaStore implements DaStore {
 
   async submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void> {
     checkNext(this, batch);
+    // Before any change (a refused batch leaves no trace): the rows are the one part that throws
+    // on malformed fills.
+    const rows = fillRows(batch);
     if (inputs !== undefined) {
       // Kept past this call: its own copy, its hex made on first read.
       const copy = Buffer.from(inputs);
@@ -86,7 +89,7 @@ export class MemoryDaStore implements DaStore {
       };
     }
     this.batches.push(batch);
-    for (const [order_id, fill_id] of fillRows(batch)) {
+    for (const [order_id, fill_id] of rows) {
       let list = this.by_order.get(order_id);
       if (list === undefined) this.by_order.set(order_id, (list = []));
       list.push({ fill_id, batch_id: batch.header.batch_id });
@@ -165,6 +168,8 @@ export class LmdbDaStore implements DaStore {
   private readonly pending = new Map<number, StoredBatch>();
   /** Arenas of committed groups, for the next groups (at most two groups are alive: one committing, one open). */
   private readonly free_arenas: InputsArena[] = [];
+  /** The arena the next group takes (its first batch is copied in before the group opens). */
+  private next_arena: InputsArena | null = null;
   private readonly pending_fills = new Map<number, FillRef[]>();
   /** Reader of a store another thread writes: every read starts from the newest snapshot. */
   private readonly reader: boolean;
@@ -216,39 +221,27 @@ export class LmdbDaStore implements DaStore {
   }
 
   submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void> {
+    // Everything that can throw (the checks, the batch's getters, its fill rows, the arena's
+    // allocation) comes before the store changes: a refused batch leaves no trace (no empty
+    // group whose timer would then find no batch, no id counted without its batch).
+    let stored: StoredBatch;
+    let rows: [number, number][];
     try {
       if (this.reader) throw new Error('DA store: this handle only reads');
       if (this.closing !== null) throw new Error('DA store: closed');
       if (this.failure !== null) throw new Error(`DA store: an earlier commit failed, nothing more is written: ${this.failure.message}`);
       checkNext(this, batch);
+      rows = fillRows(batch);
+      const bytes = inputs ?? Buffer.from(batch.inputs_hex, 'hex');
+      const state_diff = batch.state_diff_bytes ?? batch.state_diff ?? [];
+      stored = { header: batch.header, inputs: this.copyInputs(bytes), fills: batch.fills, state_diff };
     } catch (e) {
       return Promise.reject(e);
     }
     const id = batch.header.batch_id;
-    let group = this.group;
-    if (group === null) {
-      let settle!: (err: unknown) => void;
-      const done = new Promise<void>((resolve, reject) => {
-        settle = (err) => (err === null ? resolve() : reject(err));
-      });
-      group = this.group = { items: [], done, settle, arena: this.free_arenas.pop() ?? new InputsArena() };
-      this.group_due = false;
-      if (this.commit_interval_ms > 0) {
-        this.group_timer = setTimeout(() => this.commitDue(), this.commit_interval_ms);
-        // The wait must not keep a process alive (or a stop waiting): close() and written() commit
-        // what waits, and the journal holds every batch a process ending without them leaves out.
-        this.group_timer.unref();
-      } else queueMicrotask(() => this.commitDue());
-    }
-    const stored: StoredBatch = {
-      header: batch.header,
-      inputs: group.arena.copy(inputs ?? Buffer.from(batch.inputs_hex, 'hex')),
-      fills: batch.fills,
-      state_diff: batch.state_diff_bytes ?? batch.state_diff ?? [],
-    };
+    const group = this.group ?? this.openGroup();
     this.last_id = id;
     this.pending.set(id, stored);
-    const rows = fillRows(batch);
     for (const [order_id, fill_id] of rows) {
       let list = this.pending_fills.get(order_id);
       if (list === undefined) this.pending_fills.set(order_id, (list = []));
@@ -256,6 +249,35 @@ export class LmdbDaStore implements DaStore {
     }
     group.items.push({ id, stored, rows });
     return group.done;
+  }
+
+  /**
+   * A copy of `bytes` in the open group's arena, or (no group open) in the arena the next group
+   * takes: the group opens only once its first batch is built.
+   */
+  private copyInputs(bytes: Uint8Array): Uint8Array {
+    if (this.group !== null) return this.group.arena.copy(bytes);
+    this.next_arena ??= this.free_arenas.pop() ?? new InputsArena();
+    return this.next_arena.copy(bytes);
+  }
+
+  /** A new open group (with the arena its first batch was copied into) and its timer. */
+  private openGroup(): CommitGroup {
+    let settle!: (err: unknown) => void;
+    const done = new Promise<void>((resolve, reject) => {
+      settle = (err) => (err === null ? resolve() : reject(err));
+    });
+    const arena = this.next_arena ?? this.free_arenas.pop() ?? new InputsArena();
+    this.next_arena = null;
+    const group: CommitGroup = (this.group = { items: [], done, settle, arena });
+    this.group_due = false;
+    if (this.commit_interval_ms > 0) {
+      this.group_timer = setTimeout(() => this.commitDue(), this.commit_interval_ms);
+      // The wait must not keep a process alive (or a stop waiting): close() and written() commit
+      // what waits, and the journal holds every batch a process ending without them leaves out.
+      this.group_timer.unref();
+    } else queueMicrotask(() => this.commitDue());
+    return group;
   }
 
   /** The open group is due (its interval passed, or written() asked): commit it when none is in flight. */
