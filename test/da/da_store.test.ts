@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LmdbDaStore, MemoryDaStore, type DaStore } from '../../src/da/da_store.js';
+import { ARENA_BYTES_KEPT_MAX, LmdbDaStore, MemoryDaStore, type DaStore } from '../../src/da/da_store.js';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { batchFromJson, batchToJson, MalformedBatch, type PublishedBatch } from '../../src/da/published.js';
 import { decodeBatch, encodeBatch, Journal } from '../../src/journal/journal.js';
@@ -106,6 +106,24 @@ describe('DA store commits', () => {
     const again = LmdbDaStore.open(dir);
     for (let b = 1; b <= id; b++) expect(again.get(b)?.inputs_hex, `batch ${b} after a reopen`).toBe(hexOf(b));
     await again.close();
+  });
+
+  it('LMDB: an arena a huge group grew is not kept for later groups (ARENA_BYTES_KEPT_MAX); one within it is', async () => {
+    const w = LmdbDaStore.open(tmp(), { commit_interval_ms: 60_000 }); // groups end at written()
+    await Promise.all([w.submit(batch(1)), w.written()]);
+    const small_kept = w.arenaBytesKept();
+    expect(small_kept).toBeGreaterThan(0); // the first group's arena, kept
+    expect(small_kept).toBeLessThanOrEqual(ARENA_BYTES_KEPT_MAX);
+    // One group of 3 MiB of inputs (a replay's burst): it takes the kept arena and grows it.
+    const huge = Buffer.alloc(3 * ARENA_BYTES_KEPT_MAX, 0x5a);
+    await Promise.all([w.submit({ ...batch(2), inputs_hex: '' }, huge), w.written()]);
+    expect(w.arenaBytesKept()).toBe(0);
+    expect(w.get(2)?.inputs_hex).toBe(huge.toString('hex'));
+    // The next group starts in a new small arena, which is kept again.
+    await Promise.all([w.submit(batch(3)), w.written()]);
+    expect(w.arenaBytesKept()).toBe(small_kept);
+    expect(w.get(3)).toEqual(batch(3));
+    await w.close();
   });
 
   it('memory: the inputs are copied at submit too', async () => {
