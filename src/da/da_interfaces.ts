@@ -12,7 +12,7 @@ export interface RawJournalBatch {
   batch_id: number;
   time_ms: number;
   count: number;
-  /** The records' bytes (JournalReader: valid until its next read, see JournalReader.get). */
+  /** The records' bytes (JournalReader: valid until this thread's next LMDB read of any database, see JournalReader.get). */
   inputs: Buffer;
   /** 0x hex, as stored. */
   input_hash: string;

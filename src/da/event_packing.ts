@@ -36,7 +36,12 @@ export interface PackedEvents {
    */
   events: Float64Array<ArrayBuffer> | null;
   ring_at: number;
-  /** The message's number in the ring (the worker acknowledges it once read); -1 when transferred. */
+  /**
+   * The message's number in the ring (the worker acknowledges it once read): Int32, wrapping (the
+   * packer compares differences), so any value, -1 included, is a real number after 2^32 - 1
+   * messages. Set to -1 when transferred, but meaningless then: `events` non-null is what says
+   * transferred, and only a ring message is acknowledged.
+   */
   ring_seq: number;
   count: number;
   /** [event index, address hex] of ACCOUNT events. */
