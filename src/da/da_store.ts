@@ -18,6 +18,7 @@ import type { FillLeaf } from './fills_tree.js';
 import type { BatchHeader, PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
 import { decodeChanges } from './state_diff.js';
+import { InputsArena } from './inputs_arena.js';
 
 /**
  * The DA store's writes are grouped into one LMDB commit per this many milliseconds (issue 11).
@@ -53,12 +54,14 @@ export interface DaStore {
   close(): Promise<void>;
 }
 
-function checkNext(store: DaStore, batch: PublishedBatch): void {
+/** Refuses a batch that is not the next one (ids contiguous from 1). */
+export function checkNext(store: DaStore, batch: PublishedBatch): void {
   const id = batch.header.batch_id;
   if (id !== store.latest() + 1) throw new Error(`DA store: submit of batch ${id} after ${store.latest()}`);
 }
 
-function fillRows(batch: PublishedBatch): [number, number][] {
+/** The [order id, fill id] rows of a batch: one for the taker order and one for the maker order of every fill. */
+export function fillRows(batch: PublishedBatch): [number, number][] {
   const rows: [number, number][] = [];
   for (const f of batch.fills) {
     rows.push([f.taker_order_id, f.fill_id]);
@@ -67,94 +70,12 @@ function fillRows(batch: PublishedBatch): [number, number][] {
   return rows;
 }
 
-/** In-memory store (tests, the verifier's own bookkeeping). */
-export class MemoryDaStore implements DaStore {
-  private readonly batches: PublishedBatch[] = [];
-  private readonly by_order = new Map<number, FillRef[]>();
-
-  async submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void> {
-    checkNext(this, batch);
-    // Before any change (a refused batch leaves no trace): the rows are the one part that throws
-    // on malformed fills.
-    const rows = fillRows(batch);
-    if (inputs !== undefined) {
-      // Kept past this call: its own copy, its hex made on first read.
-      const copy = Buffer.from(inputs);
-      let hex: string | null = null;
-      batch = {
-        header: batch.header, fills: batch.fills, state_diff: batch.state_diff,
-        get inputs_hex(): string {
-          return (hex ??= copy.toString('hex'));
-        },
-      };
-    }
-    this.batches.push(batch);
-    for (const [order_id, fill_id] of rows) {
-      let list = this.by_order.get(order_id);
-      if (list === undefined) this.by_order.set(order_id, (list = []));
-      list.push({ fill_id, batch_id: batch.header.batch_id });
-    }
-  }
-
-  get(id: number): PublishedBatch | undefined {
-    return Number.isInteger(id) && id >= 1 ? this.batches[id - 1] : undefined;
-  }
-
-  latest(): number {
-    return this.batches.length;
-  }
-
-  fillsOfOrder(order_id: number): FillRef[] {
-    return (this.by_order.get(order_id) ?? []).slice();
-  }
-
-  async close(): Promise<void> {
-    // nothing to release
-  }
-}
-
 interface CommitGroup {
   items: { id: number; stored: StoredBatch; rows: [number, number][] }[];
   done: Promise<void>;
   settle: (err: unknown) => void;
   /** The group's inputs, copied (each item's `stored.inputs` is a view of it): see InputsArena. */
   arena: InputsArena;
-}
-
-/**
- * The submitted batches' input bytes, one arena per commit group, reused once the group is
- * committed. Why not a copy per batch: each is an ArrayBuffer (~12 KB at ~55 requests per batch),
- * and every ArrayBuffer counts as external memory allocated since the last full GC, which V8 adds
- * to the DA worker's small old generation (~10 MB) when it decides to start marking: ~210 bytes
- * per request at max rate, the largest such allocation left in the DA worker (docs/benchmarks.md,
- * "Issue 11, the DA worker's full GCs").
- */
-class InputsArena {
-  private bytes = Buffer.allocUnsafeSlow(64 * 1024);
-  private used = 0;
-
-  /** A copy of `b` that lives until reset(). */
-  copy(b: Uint8Array): Buffer {
-    if (this.used + b.length > this.bytes.length) {
-      // The views handed out keep the old buffer; the next groups start in the larger one.
-      this.bytes = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, b.length));
-      this.used = 0;
-    }
-    const at = this.used;
-    this.bytes.set(b, at);
-    this.used = at + b.length;
-    return this.bytes.subarray(at, at + b.length);
-  }
-
-  /** Every copy handed out is dead (its group committed or failed): reuse the space. */
-  reset(): void {
-    this.used = 0;
-  }
-
-  /** Bytes the arena holds (it only grows: a group larger than it doubles it). */
-  get capacity_bytes(): number {
-    return this.bytes.length;
-  }
 }
 
 /**

@@ -42,8 +42,9 @@ export class JournalReader implements BatchInputSource {
    * The batch as journaled, or undefined when absent. Throws on a malformed header (id, size,
    * format). Its `input_hash` is computed here, in get(), while the read buffer is valid; its
    * `inputs` are a view of lmdb-js's read buffer, which this thread's next LMDB read (of any
-   * database) reuses: copy what you keep first (the DA store copies the inputs it keeps). A copy per batch here was the DA
-   * worker's largest ArrayBuffer allocation (da_store.ts InputsArena says why that matters).
+   * database) reuses: copy what you keep first (the DA store copies the inputs it keeps). A copy
+   * per batch here was the DA worker's largest ArrayBuffer allocation (inputs_arena.ts says why
+   * that matters).
    */
   get(batch_id: number): RawJournalBatch | undefined {
     let value = this.batches.getBinaryFast(batch_id);
