@@ -15,7 +15,7 @@
 // every submit of the group rejects with the error and every later submit is refused.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { FillLeaf } from './fills_tree.js';
-import type { BatchHeader, PublishedBatch } from './published.js';
+import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
 import { decodeChanges } from './state_diff.js';
 import { InputsArena } from './inputs_arena.js';
@@ -384,7 +384,7 @@ function idRange(group: CommitGroup): [number, number] {
 function publishedOf(s: StoredBatch): PublishedBatch {
   return {
     header: s.header,
-    inputs_hex: Buffer.from(s.inputs.buffer, s.inputs.byteOffset, s.inputs.byteLength).toString('hex'),
+    inputs_hex: inputsHex(s.inputs),
     fills: s.fills,
     state_diff: s.state_diff instanceof Uint8Array ? decodeChanges(s.state_diff) : s.state_diff,
   };

@@ -1,7 +1,7 @@
 // The DA store kept in memory: the same DaStore contract as the LMDB store (src/da/da_store.ts),
 // nothing written anywhere.
 import { checkNext, fillRows, type DaStore, type FillRef } from './da_store.js';
-import type { PublishedBatch } from './published.js';
+import { withLazyInputsHex, type PublishedBatch } from './published.js';
 
 /** In-memory store (tests, bench/state_root.ts without a DA dir). */
 export class MemoryDaStore implements DaStore {
@@ -15,14 +15,7 @@ export class MemoryDaStore implements DaStore {
     const rows = fillRows(batch);
     if (inputs !== undefined) {
       // Kept past this call: its own copy, its hex made on first read.
-      const copy = Buffer.from(inputs);
-      let hex: string | null = null;
-      batch = {
-        header: batch.header, fills: batch.fills, state_diff: batch.state_diff,
-        get inputs_hex(): string {
-          return (hex ??= copy.toString('hex'));
-        },
-      };
+      batch = withLazyInputsHex({ header: batch.header, fills: batch.fills, state_diff: batch.state_diff }, Buffer.from(inputs));
     }
     this.batches.push(batch);
     for (const [order_id, fill_id] of rows) {

@@ -37,6 +37,25 @@ export interface PublishedBatch {
 
 export const RECORD_BYTES = RECORD_WORDS * 4;
 
+/** A batch's input bytes as its `inputs_hex` (lowercase, no prefix). */
+export function inputsHex(inputs: Uint8Array): string {
+  return Buffer.from(inputs.buffer, inputs.byteOffset, inputs.byteLength).toString('hex');
+}
+
+/**
+ * `batch` made a published batch whose `inputs_hex` is made from `inputs` on its first read, once:
+ * hex-encoding every batch's inputs was ~4% of the DA worker (profile), and most batches' hex is
+ * never read. `inputs` must still hold the batch's bytes when the hex is first read. The getter is
+ * defined on `batch` itself (its other fields, getters included, are left as they are).
+ */
+export function withLazyInputsHex(batch: Omit<PublishedBatch, 'inputs_hex'>, inputs: Uint8Array): PublishedBatch {
+  let hex: string | null = null;
+  return Object.defineProperty(batch, 'inputs_hex', {
+    get: (): string => (hex ??= inputsHex(inputs)),
+    enumerable: true,
+  }) as PublishedBatch;
+}
+
 /** JSON form: ids as decimal strings (like every batch id of the API), the rest as stored. */
 export function batchToJson(b: PublishedBatch): Record<string, unknown> {
   return {

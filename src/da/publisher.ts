@@ -19,7 +19,7 @@ import type { FillsTree } from './fills_tree.js';
 import { FillsTreeCache } from './fills_cache.js';
 import type { EventFields } from '../ring/event_records.js';
 import type { BatchInputSource, DaPublisher, DaRestore, EventSource, RestoreReport } from './da_interfaces.js';
-import type { BatchHeader, PublishedBatch } from './published.js';
+import { withLazyInputsHex, type BatchHeader, type PublishedBatch } from './published.js';
 import { StateRootBuilder, type BatchRoots, type LeafChange } from './state_root.js';
 import { leavesFromCanonical } from './canonical_leaves.js';
 import { addressesHex, decodeEngine } from '../matcher/engine_snapshot.js';
@@ -215,15 +215,10 @@ export class DaPublisherCore implements DaPublisher {
       return;
     }
     // The inputs go to the store as bytes (it copies what it keeps): no hex unless someone reads
-    // it (hex-encoding every batch's inputs was ~4% of the DA worker, profile). The bytes are the
-    // journal reader's reused buffer: this hex is right only during submit (the stores serve
-    // their own copies afterwards).
-    let hex: string | null = null;
-    const batch: PublishedBatch = {
+    // it. The bytes are the journal reader's reused buffer: this hex is right only during submit
+    // (the stores serve their own copies afterwards).
+    const batch = withLazyInputsHex({
       header,
-      get inputs_hex(): string {
-        return (hex ??= raw.inputs.toString('hex'));
-      },
       fills: roots.fills,
       // Both forms on demand: the LMDB store takes the bytes, a reader of this handle the hex.
       get state_diff(): LeafChange[] {
@@ -232,7 +227,7 @@ export class DaPublisherCore implements DaPublisher {
       get state_diff_bytes(): Uint8Array {
         return roots.state_diff_bytes;
       },
-    };
+    }, raw.inputs);
     this.published++;
     this.last_submit = store.submit(batch, raw.inputs).catch((err: unknown) => {
       this.fail(err);
