@@ -32,10 +32,11 @@ export interface PackedEvents {
   type: 'events';
   /**
    * The events, transferred to the worker (a fresh copy: only when the shared ring had no room),
-   * or null: they are in the shared ring (PackedRing) from double `ring_at` on.
+   * or null: they are in the shared ring (PackedRing) from double `ring_at_double` on.
    */
   events: Float64Array<ArrayBuffer> | null;
-  ring_at: number;
+  /** Index in the ring's doubles (PackedRing.events, not bytes) where the events start; -1 when transferred. */
+  ring_at_double: number;
   /**
    * The message's number in the ring (the worker acknowledges it once read): Int32, wrapping (the
    * packer compares differences), so any value, -1 included, is a real number after 2^32 - 1
@@ -156,7 +157,7 @@ export class EventPacker {
       this.transferred++;
     }
     const msg: PackedEvents = {
-      type: 'events', events, ring_at: at, ring_seq, count: this.n, addresses: this.addresses, client_ids: this.client_ids,
+      type: 'events', events, ring_at_double: at, ring_seq, count: this.n, addresses: this.addresses, client_ids: this.client_ids,
     };
     this.n = 0;
     this.addresses = [];
@@ -205,7 +206,7 @@ export class PackedFields implements EventFields {
     if (m.events === null) {
       if (this.ring === null) throw new Error('packed events: a ring message without the ring');
       this.events = this.ring.events;
-      this.base = m.ring_at;
+      this.base = m.ring_at_double;
     } else {
       this.events = m.events;
       this.base = 0;

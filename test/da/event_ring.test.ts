@@ -50,8 +50,8 @@ describe('the DA events ring', () => {
       }
       const msg = packer.take() as PackedEvents;
       if (msg.events === null) {
-        if (msg.ring_at < last_at) wrapped++;
-        last_at = msg.ring_at;
+        if (msg.ring_at_double < last_at) wrapped++;
+        last_at = msg.ring_at_double;
       }
       held.push({ msg, values });
       // The reader is 0 to 3 messages behind, in order.
