@@ -89,15 +89,28 @@ export class PendingSet {
     this.market.clear();
     this.terms.clear();
     // A Map's clear() allocates a new table (in the old generation: see pending_table.ts), so
-    // only the maps a batch used are cleared.
-    for (const m of [this.envelope_nonce, this.account, this.credit, this.withdrawal, this.referral, this.earned, this.inbox,
-      this.supply, this.dead_man, this.agent, this.agent_floor]) {
-      if (m.size !== 0) m.clear();
-    }
+    // only the maps a batch used are cleared. Written out, not a loop over an array literal:
+    // that built an 11-element array every batch.
+    clearIfUsed(this.envelope_nonce);
+    clearIfUsed(this.account);
+    clearIfUsed(this.credit);
+    clearIfUsed(this.withdrawal);
+    clearIfUsed(this.referral);
+    clearIfUsed(this.earned);
+    clearIfUsed(this.inbox);
+    clearIfUsed(this.supply);
+    clearIfUsed(this.dead_man);
+    clearIfUsed(this.agent);
+    clearIfUsed(this.agent_floor);
     this.fees = null;
     this.counters = null;
     this.chain_deposit = null;
   }
+}
+
+/** Clears `m` only when it holds something (PendingSet.clear says why). */
+function clearIfUsed(m: { readonly size: number; clear(): void }): void {
+  if (m.size !== 0) m.clear();
 }
 
 /** An order's pending terms: `open` false removes the leaf (the other fields are then stale). */
