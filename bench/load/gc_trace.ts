@@ -44,6 +44,8 @@ export class GcTrace {
   private partial = '';
   /** nvp lines left out for an implausible `allocated=` (see feed). */
   skipped = 0;
+  /** Every pause read, in arrival order: isolate, its stamp (ms since the isolate's start; V8 prints it at the GC's end), pause ms. */
+  private readonly events: { iso: string; stamp_ms: number; pause_ms: number }[] = [];
 
   /** A chunk of the server's stdout, as it arrives (`now_ms`: performance.now()). */
   feed(chunk: string, now_ms: number): void {
@@ -56,6 +58,7 @@ export class GcTrace {
       const iso = m[2];
       const lag = now_ms - Number(m[3]);
       this.lag_ms.set(iso, Math.min(this.lag_ms.get(iso) ?? Infinity, lag));
+      if (this.events.length < GC_EVENTS_MAX) this.events.push({ iso, stamp_ms: Number(m[3]), pause_ms: Number(m[4]) });
       let g = this.isolates.get(iso);
       if (g === undefined) this.isolates.set(iso, g = emptyGc());
       const pause = Number(m[4]);
@@ -83,12 +86,46 @@ export class GcTrace {
     return new Map([...this.isolates].map(([k, v]) => [k, { ...v }]));
   }
 
+  /**
+   * Every isolate's pauses on the epoch clock (the server's stage stamps' clock): (start ms,
+   * duration ms) pairs in start order. An isolate's stamps count from its own start, at 1 ms
+   * resolution, and V8 prints a line as its GC ends; the least (arrival - stamp) of the isolate's
+   * lines puts that start on this process's clock (a line that reached us at once; V8's stdout
+   * is buffered, so most lines arrive later than that). `time_origin_ms`: this process's
+   * performance.timeOrigin, the base of the arrival stamps fed in.
+   */
+  pausesByIsolate(time_origin_ms: number): Map<string, Float64Array> {
+    return pausesOnEpoch(this.events, this.lag_ms, time_origin_ms);
+  }
+
   /** The front's isolate: the one whose stamps lag arrival the least (see the file's header). */
   front(): string | null {
     let best: string | null = null;
     for (const [k, v] of this.lag_ms) if (best === null || v < (this.lag_ms.get(best) as number)) best = k;
     return best;
   }
+}
+
+/** GC pauses kept for the timeline at most (a 2-minute bench run sees a few thousand). */
+export const GC_EVENTS_MAX = 1 << 18;
+
+/** GcTrace.pausesByIsolate over its events and least lags (pure). */
+export function pausesOnEpoch(events: readonly { iso: string; stamp_ms: number; pause_ms: number }[], lag_ms: ReadonlyMap<string, number>, time_origin_ms: number): Map<string, Float64Array> {
+  const per = new Map<string, number[][]>();
+  for (const e of events) {
+    const lag = lag_ms.get(e.iso);
+    if (lag === undefined) continue;
+    const end = time_origin_ms + e.stamp_ms + lag;
+    let list = per.get(e.iso);
+    if (list === undefined) per.set(e.iso, list = []);
+    list.push([end - e.pause_ms, e.pause_ms]);
+  }
+  const out = new Map<string, Float64Array>();
+  for (const [iso, list] of per) {
+    list.sort((a, b) => a[0] - b[0]);
+    out.set(iso, Float64Array.from(list.flat()));
+  }
+  return out;
 }
 
 /** What each isolate did between two snapshots. */

@@ -1,14 +1,16 @@
 // The load bench's untimed funding phase and its two latency phases (issue 11): a light fixed
 // rate, then half the max rate.
+import os from 'node:os';
 import type { Args } from './args.js';
 import { DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, depositRequest } from './flow.js';
 import { Lane, textSegment, type PhaseResult } from './lanes.js';
 import type { Generator } from './native_generator.js';
 import { measured, type PhaseCpu } from './phase_cpu.js';
-import type { ServerChild } from './server_child.js';
+import { clockTicks, type ServerChild } from './server_child.js';
 import { SIGN_BUDGET_MS, type Signers } from './signers.js';
 import { epochNowMs, LIGHT_RATE_PER_S } from './targets.js';
 import { saneOrThrow } from './text.js';
+import { ThreadSampler, type Timeline } from './thread_timeline.js';
 
 export function depositLanes(addresses: string[], connections: number, admin_token: string): Lane[] {
   const lanes = Array.from({ length: connections }, (_, i) => new Lane(i));
@@ -33,6 +35,21 @@ export interface LatencyPhases {
   /** The half-max phase's window in epoch ms (its stage rows: where its p99 comes from). */
   half_from_ms: number;
   half_to_ms: number;
+  /** Each server thread's running and run-queue-wait time sampled through the phase (thread_timeline.ts); null without /proc. */
+  light_timeline: Timeline | null;
+  half_timeline: Timeline | null;
+}
+
+/** Runs `fn` with the server's threads sampled (ThreadSampler) around it. */
+async function sampled<T>(pid: number, fn: () => Promise<T>): Promise<{ value: T; timeline: Timeline | null }> {
+  const sampler = new ThreadSampler(pid, os.availableParallelism(), undefined, clockTicks());
+  sampler.start();
+  try {
+    const value = await fn();
+    return { value, timeline: sampler.stop() };
+  } finally {
+    sampler.stop();
+  }
 }
 
 export async function latencyPhases(gen: Generator, server: ServerChild, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
@@ -44,14 +61,14 @@ export async function latencyPhases(gen: Generator, server: ServerChild, signers
   // strace) find the light phase.
   console.error(`load: ${LIGHT_RATE_PER_S}/s phase starts (${args.seconds} s)`);
   const light_from_ms = epochNowMs();
-  const m = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true }));
+  const { value: m, timeline: light_timeline } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true })));
   const light = m.value;
   const light_to_ms = epochNowMs();
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
   const half_from_ms = epochNowMs();
-  const h = await measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true }));
+  const { value: h, timeline: half_timeline } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true })));
   const half = h.value;
   const half_to_ms = epochNowMs();
   saneOrThrow('half-max-rate phase', half);
-  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_cpu: h.cpu, half_rate, half_from_ms, half_to_ms };
+  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_cpu: h.cpu, half_rate, half_from_ms, half_to_ms, light_timeline, half_timeline };
 }

@@ -16,6 +16,7 @@ import type { LatencyPhases } from './phases.js';
 import { gcFigures, type GcFigures } from './gc_trace.js';
 import { summarizeProfileDir, type ThreadProfile } from './profile.js';
 import type { ServerChild } from './server_child.js';
+import { stallFigures, stallLines, type StallSources } from './stalls.js';
 import { tailFigures, tailLines } from './tail.js';
 import { sharesText } from './verify_checks.js';
 import {
@@ -184,8 +185,18 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     { from_ms: lat.half_from_ms, to_ms: lat.half_to_ms });
   const tail = stage_rows !== null && lat.light.records !== undefined ? tailFigures(stage_rows.rows, lat.light.records, stage_rows.gc_pauses) : null;
   const tail_half = stage_rows !== null && lat.half.records !== undefined ? tailFigures(stage_rows.rows, lat.half.records, stage_rows.gc_pauses) : null;
+  // Other isolates' GC pauses on the epoch clock (`--gc`), the front's isolate left out (its
+  // pauses come exact from its PerformanceObserver, in the stage file).
+  const front_iso = server.gc?.front() ?? null;
+  const other_gc = server.gc === null ? null : [...server.gc.pausesByIsolate(performance.timeOrigin)].filter(([iso]) => iso !== front_iso).map(([, p]) => p);
+  const stallSources = (timeline: StallSources['timeline']): StallSources => ({
+    rows: stage_rows?.rows ?? null, front_gc: stage_rows?.gc_pauses ?? null, other_gc, timeline,
+  });
+  const stalls_light = stallFigures(lat.light.records, stallSources(lat.light_timeline));
+  const stalls_half = stallFigures(lat.half.records, stallSources(lat.half_timeline));
   say('');
-  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate')]) say(line);
+  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate'),
+    ...stallLines(stalls_light, `${int(LIGHT_RATE_PER_S)}/s`), ...stallLines(stalls_half, 'half the max rate')]) say(line);
   const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
   if (cost !== null) {
     say('');
@@ -229,6 +240,8 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     ...stages,
     tail_stages_us_at_1000: tail,
     tail_stages_us_at_half_max: tail_half,
+    stall_episodes_at_1000: stalls_light,
+    stall_episodes_at_half_max: stalls_half,
     server_cpu_us_per_request_by_thread: by_role_max,
     server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
     server_cpu_us_per_request_at_1000_by_thread: by_role_light,

@@ -178,7 +178,8 @@ export function removeDir(dir: string): void {
 // ---- /proc CPU accounting ----
 
 let clk_tck = 0;
-function clockTicks(): number {
+/** Clock ticks per second of /proc's CPU counters (getconf CLK_TCK; 100 when unknown). */
+export function clockTicks(): number {
   if (clk_tck === 0) {
     try {
       clk_tck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

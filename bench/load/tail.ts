@@ -53,11 +53,21 @@ export interface TailFigures {
 const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 /** The parts (µs) of one joined answer: rec index i, stage row at `at`. */
-function partsOf(rec: AnswerRecords, i: number, rows: Float64Array, at: number, out: Float64Array): void {
+export function partsOf(rec: AnswerRecords, i: number, rows: Float64Array, at: number, out: Float64Array): void {
   out[0] = (rec.sent_ms[i] - rec.sched_ms[i]) * 1000;
   out[1] = (rows[at] - rec.sent_ms[i]) * 1000;
   for (let k = 0; k < STAGES.length; k++) out[2 + k] = (rows[at + k + 1] - rows[at + k]) * 1000;
   out[TAIL_PARTS.length - 1] = (rec.done_ms[i] - rows[at + STAGE_STAMPS - 1]) * 1000;
+}
+
+/** Each stage row's offset in `rows` by its request number (rows without a number are left out). */
+export function rowsByRequestNo(rows: Float64Array): Map<number, number> {
+  const row_of = new Map<number, number>();
+  for (let at = 0; at + STAGE_ROW_F64 <= rows.length; at += STAGE_ROW_F64) {
+    const no = rows[at + REQUEST_NO_AT];
+    if (no > 0) row_of.set(no, at);
+  }
+  return row_of;
 }
 
 /** µs of the pauses (start, duration pairs, ms, in start order) that fall inside [from, to] ms. */
@@ -114,11 +124,7 @@ function groupOf(threshold_us: number, picked: number[], latency_us: Float64Arra
  * answers); null when nothing joins (no records, or a server whose rows carry no numbers).
  */
 export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: Float64Array = new Float64Array(0)): TailFigures | null {
-  const row_of = new Map<number, number>();
-  for (let at = 0; at + STAGE_ROW_F64 <= rows.length; at += STAGE_ROW_F64) {
-    const no = rows[at + REQUEST_NO_AT];
-    if (no > 0) row_of.set(no, at);
-  }
+  const row_of = rowsByRequestNo(rows);
   const parts: Float64Array[] = [];
   const latency: number[] = [];
   const sched: number[] = [];

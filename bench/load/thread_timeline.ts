@@ -1,0 +1,238 @@
+// What each server thread did over time during a latency phase (issue 11, the half-max stalls):
+// the bench samples every server thread's /proc/<pid>/task/<tid>/schedstat (ns running, ns
+// runnable but waiting for a core) and the machine's /proc/stat busy time every SAMPLE_MS, so a
+// stall episode (bench/load/stalls.ts) can be read against "the front ran 40 of those 60 ms",
+// "the matcher waited 30 ms for a core" or "other processes took the machine". The sampler keeps
+// each file open and re-reads it at offset 0 (/proc seq files regenerate on a pread at 0): ~15
+// threads x 200 samples/s cost this process ~1-2% of a core. The windowing is a pure function.
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { THREAD_NAMES } from '../../src/util/thread_name.js';
+
+/**
+ * Sampling period. The stalls to place last tens of ms (h11t: ~530 answers over p99 in a 10 s
+ * phase at ~5,300/s, i.e. ~100 ms of arrivals); 5 ms resolves them at a cost of ~1-2% of a core.
+ */
+export const SAMPLE_MS = 5;
+/** Samples kept at most per phase (10 s at SAMPLE_MS is 2,000; a 60 s phase 12,000). */
+export const SAMPLES_MAX = 1 << 15;
+
+/** A thread's role by its name (src/util/thread_name.ts); the main thread is tid == pid. */
+export function roleOfThread(pid: number, tid: number, comm: string): string {
+  if (tid === pid) return 'main';
+  if (comm === THREAD_NAMES.matcher) return 'matcher';
+  if (comm === THREAD_NAMES.da) return 'DA worker';
+  if (comm === THREAD_NAMES.verify) return 'verify worker';
+  if (comm === THREAD_NAMES.snapshot_writer) return 'snapshot writer';
+  return 'other';
+}
+
+/** Running and run-queue-wait ms of a schedstat text (`<run ns> <wait ns> <slices>`); null when unreadable. */
+export function parseSchedstat(text: string): { run_ms: number; wait_ms: number } | null {
+  const f = text.trim().split(/\s+/);
+  if (f.length < 3) return null;
+  const run = Number(f[0]);
+  const wait = Number(f[1]);
+  return Number.isFinite(run) && Number.isFinite(wait) ? { run_ms: run / 1e6, wait_ms: wait / 1e6 } : null;
+}
+
+/** Busy ms of the whole machine (all cores: not idle, not iowait) from /proc/stat's first line; null when unreadable. */
+export function parseMachineBusyMs(stat_text: string, clk_tck: number): number | null {
+  const line = stat_text.slice(0, stat_text.indexOf('\n') >>> 0);
+  if (!line.startsWith('cpu ')) return null;
+  const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  if (v.length < 8 || v.some((x) => !Number.isFinite(x))) return null;
+  const busy = v.reduce((a, b) => a + b, 0) - v[3] - v[4];
+  return (busy * 1000) / clk_tck;
+}
+
+/** One phase's samples: times (epoch ms, the stage rows' clock) and cumulative ms per series (NaN: a failed read). */
+export interface Timeline {
+  t_ms: Float64Array;
+  /** Whole machine busy, ms summed over cores; null when /proc/stat was unreadable. */
+  machine_busy_ms: Float64Array | null;
+  /** Cores the machine busy time is summed over. */
+  cores: number;
+  threads: { tid: number; comm: string; role: string; run_ms: Float64Array; wait_ms: Float64Array }[];
+}
+
+/** Per role over a window: ms running and ms waiting for a core (summed over the role's threads). */
+export interface WindowSched {
+  cpu_ms_by_thread: Record<string, number>;
+  runqueue_ms_by_thread: Record<string, number>;
+  /** Machine busy over the window minus the server's CPU (other processes and the generator); null without /proc/stat. */
+  others_cpu_ms: number | null;
+  /** Machine busy over the window, % of all its cores (100: saturated); null without /proc/stat. */
+  machine_busy_pct: number | null;
+}
+
+/**
+ * Linear interpolation of a cumulative series at t; null outside the sampled span or where a
+ * bracketing sample is missing (NaN). `lo`: index of the last sample at or before t.
+ */
+function valueAt(t_ms: Float64Array, v: Float64Array, t: number): number | null {
+  const n = t_ms.length;
+  if (n === 0 || t < t_ms[0] || t > t_ms[n - 1]) return null;
+  let lo = 0;
+  let hi = n - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (t_ms[mid] <= t) lo = mid;
+    else hi = mid;
+  }
+  const a = v[lo];
+  const b = v[hi];
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return null;
+  const span = t_ms[hi] - t_ms[lo];
+  return span <= 0 ? a : a + ((b - a) * (t - t_ms[lo])) / span;
+}
+
+/**
+ * What the threads did over [from_ms, to_ms] (epoch ms), rounded to 0.1 ms; null when the window
+ * is not inside the sampled span (no sampler, or a window outside the phase): absent, not zero.
+ */
+export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number): WindowSched | null {
+  if (tl === null || tl.t_ms.length < 2 || !(to_ms >= from_ms)) return null;
+  const n = tl.t_ms.length;
+  if (from_ms < tl.t_ms[0] || to_ms > tl.t_ms[n - 1]) return null;
+  const cpu: Record<string, number> = {};
+  const wait: Record<string, number> = {};
+  let server = 0;
+  for (const th of tl.threads) {
+    const r0 = valueAt(tl.t_ms, th.run_ms, from_ms);
+    const r1 = valueAt(tl.t_ms, th.run_ms, to_ms);
+    const w0 = valueAt(tl.t_ms, th.wait_ms, from_ms);
+    const w1 = valueAt(tl.t_ms, th.wait_ms, to_ms);
+    // A thread that ended (or was unreadable) around the window is left out.
+    if (r0 === null || r1 === null || w0 === null || w1 === null) continue;
+    cpu[th.role] = (cpu[th.role] ?? 0) + (r1 - r0);
+    wait[th.role] = (wait[th.role] ?? 0) + (w1 - w0);
+    server += r1 - r0;
+  }
+  const r1 = (x: number): number => Math.round(x * 10) / 10;
+  const round = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, r1(v)]));
+  let others: number | null = null;
+  let busy_pct: number | null = null;
+  if (tl.machine_busy_ms !== null) {
+    const m0 = valueAt(tl.t_ms, tl.machine_busy_ms, from_ms);
+    const m1 = valueAt(tl.t_ms, tl.machine_busy_ms, to_ms);
+    // /proc/stat counts in clock ticks (10 ms per core): over a short window the difference is
+    // coarse, and can dip below the server's own (schedstat, ns) time: clamped at 0 and 100%.
+    if (m0 !== null && m1 !== null) {
+      others = r1(Math.max(0, m1 - m0 - server));
+      busy_pct = to_ms > from_ms ? r1(Math.min(100, (100 * Math.max(m1 - m0, server)) / ((to_ms - from_ms) * tl.cores))) : null;
+    }
+  }
+  return { cpu_ms_by_thread: round(cpu), runqueue_ms_by_thread: round(wait), others_cpu_ms: others, machine_busy_pct: busy_pct };
+}
+
+/** Samples a process's threads every SAMPLE_MS from start() until stop() (epoch-ms stamps). */
+export class ThreadSampler {
+  private readonly pid: number;
+  private readonly period_ms: number;
+  private timer: NodeJS.Timeout | null = null;
+  private fds: { tid: number; comm: string; fd: number }[] = [];
+  private stat_fd: number | null = null;
+  private readonly buf = Buffer.alloc(4096);
+  private n = 0;
+  private t_ms: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  private machine: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  private run: Float64Array<ArrayBufferLike>[] = [];
+  private wait: Float64Array<ArrayBufferLike>[] = [];
+  private clk_tck = 100;
+
+  private readonly cores: number;
+
+  constructor(pid: number, cores: number, period_ms = SAMPLE_MS, clk_tck = 100) {
+    this.pid = pid;
+    this.cores = cores;
+    this.period_ms = period_ms;
+    this.clk_tck = clk_tck;
+  }
+
+  /** Opens the threads' schedstat files (the threads alive now) and starts sampling. */
+  start(): void {
+    this.stop();
+    this.fds = [];
+    try {
+      for (const t of readdirSync(`/proc/${this.pid}/task`)) {
+        try {
+          const comm = readFileSync(`/proc/${this.pid}/task/${t}/comm`, 'utf8').trim();
+          this.fds.push({ tid: Number(t), comm, fd: openSync(`/proc/${this.pid}/task/${t}/schedstat`, 'r') });
+        } catch {
+          // thread gone, or no schedstat in this kernel
+        }
+      }
+      this.stat_fd = openSync('/proc/stat', 'r');
+    } catch {
+      // no /proc: the timeline stays empty (null windows)
+    }
+    this.n = 0;
+    this.t_ms = new Float64Array(256);
+    this.machine = new Float64Array(256);
+    this.run = this.fds.map(() => new Float64Array(256));
+    this.wait = this.fds.map(() => new Float64Array(256));
+    if (this.fds.length === 0) return;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.period_ms);
+  }
+
+  private read(fd: number): string | null {
+    try {
+      const n = readSync(fd, this.buf, 0, this.buf.length, 0);
+      return this.buf.toString('latin1', 0, n);
+    } catch {
+      return null;
+    }
+  }
+
+  private grow(): void {
+    const g = (a: Float64Array): Float64Array => {
+      const b = new Float64Array(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.t_ms = g(this.t_ms);
+    this.machine = g(this.machine);
+    this.run = this.run.map(g);
+    this.wait = this.wait.map(g);
+  }
+
+  private sample(): void {
+    if (this.n >= SAMPLES_MAX) return;
+    if (this.n === this.t_ms.length) this.grow();
+    const i = this.n++;
+    this.t_ms[i] = performance.timeOrigin + performance.now();
+    this.fds.forEach((f, k) => {
+      const text = this.read(f.fd);
+      const s = text === null ? null : parseSchedstat(text);
+      this.run[k][i] = s === null ? NaN : s.run_ms;
+      this.wait[k][i] = s === null ? NaN : s.wait_ms;
+    });
+    const st = this.stat_fd === null ? null : this.read(this.stat_fd);
+    this.machine[i] = (st === null ? null : parseMachineBusyMs(st, this.clk_tck)) ?? NaN;
+  }
+
+  /** Stops sampling (one last sample) and returns the timeline, or null when nothing could be read. */
+  stop(): Timeline | null {
+    if (this.timer === null) return null;
+    clearInterval(this.timer);
+    this.timer = null;
+    this.sample();
+    for (const f of this.fds) closeSync(f.fd);
+    if (this.stat_fd !== null) closeSync(this.stat_fd);
+    this.stat_fd = null;
+    const n = this.n;
+    const machine = this.machine.subarray(0, n);
+    const tl: Timeline = {
+      t_ms: this.t_ms.slice(0, n),
+      machine_busy_ms: machine.some((x) => Number.isFinite(x)) ? machine.slice() : null,
+      cores: this.cores,
+      threads: this.fds.map((f, k) => ({
+        tid: f.tid, comm: f.comm, role: roleOfThread(this.pid, f.tid, f.comm), run_ms: this.run[k].slice(0, n), wait_ms: this.wait[k].slice(0, n),
+      })),
+    };
+    this.fds = [];
+    return tl;
+  }
+}

@@ -1,0 +1,103 @@
+// The load bench's per-thread timeline (bench/load/thread_timeline.ts): the /proc parsers on
+// real-format texts, the window sums on a made-up timeline (interpolation, roles summed, absent
+// data as null), and the sampler on this test process itself (a busy spell shows as the main
+// thread running).
+import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import {
+  parseMachineBusyMs, parseSchedstat, roleOfThread, ThreadSampler, windowSched, type Timeline,
+} from '../../bench/load/thread_timeline.js';
+
+describe('thread timeline parsers', () => {
+  it('reads schedstat as ms running and ms waiting; null for a short or foreign text', () => {
+    expect(parseSchedstat('54991447 131429935 205\n')).toEqual({ run_ms: 54.991447, wait_ms: 131.429935 });
+    expect(parseSchedstat('')).toBeNull();
+    expect(parseSchedstat('1 2')).toBeNull();
+    expect(parseSchedstat('a b c')).toBeNull();
+  });
+
+  it('reads the machine busy time from /proc/stat (idle and iowait left out), null without a cpu line', () => {
+    // user nice system idle iowait irq softirq steal (guest fields after them are inside user)
+    const text = 'cpu  100 5 50 1000 20 3 2 10 0 0\ncpu0 50 2 25 500 10 1 1 5 0 0\n';
+    expect(parseMachineBusyMs(text, 100)).toBe((100 + 5 + 50 + 3 + 2 + 10) * 10);
+    expect(parseMachineBusyMs('intr 1 2 3\n', 100)).toBeNull();
+    expect(parseMachineBusyMs('cpu  1 2 x 4 5 6 7 8\n', 100)).toBeNull();
+  });
+
+  it('names roles by thread name, the main thread by its tid', () => {
+    expect(roleOfThread(10, 10, 'node')).toBe('main');
+    expect(roleOfThread(10, 11, 'rb-matcher')).toBe('matcher');
+    expect(roleOfThread(10, 12, 'rb-da')).toBe('DA worker');
+    expect(roleOfThread(10, 13, 'rb-verify')).toBe('verify worker');
+    expect(roleOfThread(10, 14, 'node')).toBe('other');
+  });
+});
+
+describe('window sums', () => {
+  // Samples at 0, 10, 20, 30 ms: the main thread runs 5 ms per 10, the matcher waits 8 ms per 10
+  // from 10 ms on; two "other" threads; the machine is busy 15 ms per 10 ms (2 cores).
+  const tl: Timeline = {
+    t_ms: Float64Array.of(1000, 1010, 1020, 1030),
+    machine_busy_ms: Float64Array.of(0, 15, 30, 45),
+    cores: 2,
+    threads: [
+      { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.of(0, 5, 10, 15), wait_ms: Float64Array.of(0, 1, 2, 3) },
+      { tid: 2, comm: 'rb-matcher', role: 'matcher', run_ms: Float64Array.of(0, 0, 1, 2), wait_ms: Float64Array.of(0, 0, 8, 16) },
+      { tid: 3, comm: 'node', role: 'other', run_ms: Float64Array.of(0, 1, 2, 3), wait_ms: Float64Array.of(0, 0, 0, 0) },
+      { tid: 4, comm: 'node', role: 'other', run_ms: Float64Array.of(0, 1, 2, 3), wait_ms: Float64Array.of(0, 0, 0, 0) },
+    ],
+  };
+
+  it('sums each role over a window, interpolating between samples', () => {
+    const w = windowSched(tl, 1005, 1025);
+    expect(w).not.toBeNull();
+    expect(w?.cpu_ms_by_thread).toEqual({ main: 10, matcher: 1.5, other: 4 });
+    expect(w?.runqueue_ms_by_thread).toEqual({ main: 2, matcher: 12, other: 0 });
+    // 30 ms of the machine busy in 20 ms, minus the server's 15.5 ms.
+    expect(w?.others_cpu_ms).toBe(14.5);
+    expect(w?.machine_busy_pct).toBe(75);
+  });
+
+  it('is null outside the sampled span and without a timeline; a missing machine series gives null, not 0', () => {
+    expect(windowSched(tl, 990, 1010)).toBeNull();
+    expect(windowSched(tl, 1020, 1040)).toBeNull();
+    expect(windowSched(null, 1000, 1010)).toBeNull();
+    const w = windowSched({ ...tl, machine_busy_ms: null }, 1000, 1010);
+    expect(w?.others_cpu_ms).toBeNull();
+    expect(w?.machine_busy_pct).toBeNull();
+    expect(w?.cpu_ms_by_thread.main).toBe(5);
+  });
+
+  it('leaves out a thread with an unreadable sample around the window', () => {
+    const broken: Timeline = { ...tl, threads: [tl.threads[0], { ...tl.threads[1], run_ms: Float64Array.of(0, NaN, 1, 2) }] };
+    const w = windowSched(broken, 1000, 1010);
+    expect(w?.cpu_ms_by_thread).toEqual({ main: 5 });
+    expect(windowSched(broken, 1020, 1030)?.cpu_ms_by_thread).toEqual({ main: 5, matcher: 1 });
+  });
+});
+
+describe('the sampler on this process', () => {
+  it('sees a busy spell of the main thread as running time', async () => {
+    if (!existsSync(`/proc/${process.pid}/task`)) return expect(new ThreadSampler(process.pid, 1).stop()).toBeNull();
+    const s = new ThreadSampler(process.pid, 1, 2);
+    s.start();
+    await new Promise((r) => setTimeout(r, 20));
+    const from = performance.timeOrigin + performance.now();
+    const until = performance.now() + 60;
+    let x = 0;
+    while (performance.now() < until) x += Math.sqrt(x + 1);
+    const to = performance.timeOrigin + performance.now();
+    await new Promise((r) => setTimeout(r, 20));
+    const tl = s.stop();
+    expect(x).toBeGreaterThan(0);
+    expect(tl).not.toBeNull();
+    if (tl === null) return;
+    expect(tl.threads.some((t) => t.role === 'main')).toBe(true);
+    // The busy loop blocked the timer: the samples around it bracket it.
+    const w = windowSched(tl, from, to);
+    expect(w).not.toBeNull();
+    // 60 ms of wall time: the main thread ran most of it (or waited for a core on a busy machine).
+    expect((w?.cpu_ms_by_thread.main ?? 0) + (w?.runqueue_ms_by_thread.main ?? 0)).toBeGreaterThan(45);
+    expect(s.stop()).toBeNull(); // stopped once
+  });
+});
