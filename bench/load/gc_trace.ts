@@ -128,6 +128,35 @@ export function pausesOnEpoch(events: readonly { iso: string; stamp_ms: number; 
   return out;
 }
 
+/**
+ * How well pausesOnEpoch places a trace's pauses: the front's traced pauses against its exact
+ * ones (its PerformanceObserver, the stage file), both (start, duration) pairs in start order:
+ * the median distance (ms) from each observed pause of at least 1 ms to the nearest traced
+ * start; null when either side has none (no --gc, or no stage file).
+ */
+export function clockCheckMs(observed: Float64Array, traced: Float64Array): number | null {
+  const d: number[] = [];
+  const m = traced.length / 2;
+  if (m === 0) return null;
+  for (let k = 0; k < observed.length / 2; k++) {
+    if (observed[2 * k + 1] < 1) continue;
+    const t = observed[2 * k];
+    let lo = 0;
+    let hi = m - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (traced[2 * mid] < t) lo = mid + 1;
+      else hi = mid;
+    }
+    let best = Math.abs(traced[2 * lo] - t);
+    if (lo > 0) best = Math.min(best, Math.abs(traced[2 * (lo - 1)] - t));
+    d.push(best);
+  }
+  if (d.length === 0) return null;
+  d.sort((a, b) => a - b);
+  return Math.round(d[(d.length - 1) >> 1] * 10) / 10;
+}
+
 /** What each isolate did between two snapshots. */
 export function gcDelta(a: Map<string, IsolateGc>, b: Map<string, IsolateGc>): Map<string, IsolateGc> {
   const out = new Map<string, IsolateGc>();

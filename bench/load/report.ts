@@ -13,7 +13,7 @@ import {
   generatorUsPerRequest, inferRoles, roleCpu, schedByRole, shareText, sleepsPerRequestByRole, threadTable, usPerRequestByRole, type PhaseCpu,
 } from './phase_cpu.js';
 import type { LatencyPhases } from './phases.js';
-import { gcFigures, type GcFigures } from './gc_trace.js';
+import { clockCheckMs, gcFigures, type GcFigures } from './gc_trace.js';
 import { summarizeProfileDir, type ThreadProfile } from './profile.js';
 import type { ServerChild } from './server_child.js';
 import { stallFigures, stallLines, type StallSources } from './stalls.js';
@@ -188,7 +188,10 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   // Other isolates' GC pauses on the epoch clock (`--gc`), the front's isolate left out (its
   // pauses come exact from its PerformanceObserver, in the stage file).
   const front_iso = server.gc?.front() ?? null;
-  const other_gc = server.gc === null ? null : [...server.gc.pausesByIsolate(performance.timeOrigin)].filter(([iso]) => iso !== front_iso).map(([, p]) => p);
+  const traced = server.gc?.pausesByIsolate(performance.timeOrigin) ?? null;
+  const other_gc = traced === null ? null : [...traced].filter(([iso]) => iso !== front_iso).map(([, p]) => p);
+  const traced_front = front_iso === null ? undefined : traced?.get(front_iso);
+  const gc_clock_check_ms = stage_rows === null || traced_front === undefined ? null : clockCheckMs(stage_rows.gc_pauses, traced_front);
   const stallSources = (timeline: StallSources['timeline']): StallSources => ({
     rows: stage_rows?.rows ?? null, front_gc: stage_rows?.gc_pauses ?? null, other_gc, timeline,
   });
@@ -197,6 +200,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   say('');
   for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate'),
     ...stallLines(stalls_light, `${int(LIGHT_RATE_PER_S)}/s`), ...stallLines(stalls_half, 'half the max rate')]) say(line);
+  if (server.gc !== null) say(`  (other isolates' GC pauses placed from --trace-gc-nvp stamps: the front's traced pauses lie a median ${gc_clock_check_ms ?? 'n/a'} ms from its observed ones)`);
   const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
   if (cost !== null) {
     say('');
@@ -242,6 +246,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     tail_stages_us_at_half_max: tail_half,
     stall_episodes_at_1000: stalls_light,
     stall_episodes_at_half_max: stalls_half,
+    gc_trace_clock_check_ms: gc_clock_check_ms,
     server_cpu_us_per_request_by_thread: by_role_max,
     server_cpu_us_per_request_at_1000: Math.round(((lat.light_cpu.server?.cpu_ms ?? 0) * 1000) / light_answered),
     server_cpu_us_per_request_at_1000_by_thread: by_role_light,

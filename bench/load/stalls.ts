@@ -43,6 +43,8 @@ export interface StallOverlap {
   others_cpu_ms: number | null;
   /** Machine busy over the window, % of all cores (100: saturated). */
   machine_busy_pct: number | null;
+  /** Roles of the threads running or waiting for a core >= 90% of the window (thread_timeline.ts SATURATED_PCT); null without a timeline. */
+  saturated_threads: string[] | null;
 }
 
 /**
@@ -154,6 +156,7 @@ function overlapOf(src: StallSources, batches: Float64Array | null, from: number
     runqueue_ms_by_thread: sched?.runqueue_ms_by_thread ?? null,
     others_cpu_ms: sched?.others_cpu_ms ?? null,
     machine_busy_pct: sched?.machine_busy_pct ?? null,
+    saturated_threads: sched?.saturated_threads ?? null,
   };
 }
 
@@ -228,7 +231,7 @@ export function stallLines(s: StallFigures | null, phase: string): string[] {
   const v = (x: number | null): string => (x === null ? 'n/a' : String(x));
   const overlapLines = (label: string, o: StallOverlap): string[] => [
     `    ${label}: GC front ${v(o.front_gc_ms)} ms, other isolates ${v(o.other_isolates_gc_ms)} ms (longest ${v(o.other_isolates_gc_max_ms)}); ` +
-      `${v(o.batches)} batches, journal ${v(o.journal_ms)} ms (longest commit ${v(o.journal_commit_max_ms)}), longest gap between batches ${v(o.batch_gap_max_ms)} ms; machine ${v(o.machine_busy_pct)}% busy`,
+      `${v(o.batches)} batches, journal ${v(o.journal_ms)} ms (longest commit ${v(o.journal_commit_max_ms)}), longest gap between batches ${v(o.batch_gap_max_ms)} ms; machine ${v(o.machine_busy_pct)}% busy; saturated threads: ${o.saturated_threads === null ? 'n/a' : o.saturated_threads.join(', ') || 'none'}`,
     `      running ms: ${rec(o.cpu_ms_by_thread)}; waiting for a core ms: ${rec(o.runqueue_ms_by_thread)}; other processes + generator ${v(o.others_cpu_ms)} ms`,
   ];
   for (const e of s.top) {

@@ -64,7 +64,15 @@ export interface WindowSched {
   others_cpu_ms: number | null;
   /** Machine busy over the window, % of all its cores (100: saturated); null without /proc/stat. */
   machine_busy_pct: number | null;
+  /**
+   * Roles of the threads that were running or waiting for a core at least SATURATED_PCT of the
+   * window: a thread with no idle moment in a stall is the one its backlog waits for.
+   */
+  saturated_threads: string[];
 }
+
+/** A thread running or runnable this share of a window had no idle moment in it (sampling jitter: not 100). */
+export const SATURATED_PCT = 90;
 
 /**
  * Linear interpolation of a cumulative series at t; null outside the sampled span or where a
@@ -98,6 +106,7 @@ export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number)
   const cpu: Record<string, number> = {};
   const wait: Record<string, number> = {};
   let server = 0;
+  const saturated = new Set<string>();
   for (const th of tl.threads) {
     const r0 = valueAt(tl.t_ms, th.run_ms, from_ms);
     const r1 = valueAt(tl.t_ms, th.run_ms, to_ms);
@@ -108,6 +117,7 @@ export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number)
     cpu[th.role] = (cpu[th.role] ?? 0) + (r1 - r0);
     wait[th.role] = (wait[th.role] ?? 0) + (w1 - w0);
     server += r1 - r0;
+    if (to_ms > from_ms && (100 * (r1 - r0 + w1 - w0)) / (to_ms - from_ms) >= SATURATED_PCT) saturated.add(th.role);
   }
   const r1 = (x: number): number => Math.round(x * 10) / 10;
   const round = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, r1(v)]));
@@ -123,7 +133,7 @@ export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number)
       busy_pct = to_ms > from_ms ? r1(Math.min(100, (100 * Math.max(m1 - m0, server)) / ((to_ms - from_ms) * tl.cores))) : null;
     }
   }
-  return { cpu_ms_by_thread: round(cpu), runqueue_ms_by_thread: round(wait), others_cpu_ms: others, machine_busy_pct: busy_pct };
+  return { cpu_ms_by_thread: round(cpu), runqueue_ms_by_thread: round(wait), others_cpu_ms: others, machine_busy_pct: busy_pct, saturated_threads: [...saturated].sort() };
 }
 
 /** Samples a process's threads every SAMPLE_MS from start() until stop() (epoch-ms stamps). */

@@ -3,7 +3,7 @@
 // overlapped it, and every absent source reported as null, not 0. Also the epoch placement of
 // --trace-gc-nvp pauses (bench/load/gc_trace.ts pausesOnEpoch).
 import { describe, expect, it } from 'vitest';
-import { pausesOnEpoch } from '../../bench/load/gc_trace.js';
+import { clockCheckMs, pausesOnEpoch } from '../../bench/load/gc_trace.js';
 import type { AnswerRecords } from '../../bench/load/lanes.js';
 import { batchesOf, EPISODES_REPORTED, journalIn, LEAD_IN_MS, stallFigures, stallLines, type StallSources } from '../../bench/load/stalls.js';
 import type { Timeline } from '../../bench/load/thread_timeline.js';
@@ -93,6 +93,8 @@ describe('stall episodes', () => {
     expect(o.runqueue_ms_by_thread).toEqual({ main: 0, matcher: 11.2 });
     expect(o.others_cpu_ms).toBeCloseTo(44.75, 0);
     expect(o.machine_busy_pct).toBe(75);
+    // main 50% running, matcher 25% waiting: neither had no idle moment.
+    expect(o.saturated_threads).toEqual([]);
     // The front's 3 ms pause at 250 ms lies in the lead-in (the LEAD_IN_MS before 300).
     expect(LEAD_IN_MS).toBeGreaterThanOrEqual(50);
     expect(first.lead_in.front_gc_ms).toBe(3);
@@ -114,6 +116,7 @@ describe('stall episodes', () => {
     expect(o).toEqual({
       front_gc_ms: null, other_isolates_gc_ms: null, other_isolates_gc_max_ms: null, batches: null, journal_commit_max_ms: null,
       journal_ms: null, batch_gap_max_ms: null, cpu_ms_by_thread: null, runqueue_ms_by_thread: null, others_cpu_ms: null, machine_busy_pct: null,
+      saturated_threads: null,
     });
     expect(s?.top[0].largest_parts_ms).toBeNull();
     expect(stallFigures(undefined, none)).toBeNull();
@@ -171,5 +174,16 @@ describe('GC pauses of every isolate on the epoch clock', () => {
     expect([...p.keys()].sort()).toEqual(['0xa', '0xb']);
     expect([...(p.get('0xa') ?? [])]).toEqual([T0 + 1049, 1, T0 + 1098, 2]); // in start order
     expect([...(p.get('0xb') ?? [])]).toEqual([T0 + 1105, 5]);
+  });
+});
+
+describe('the GC trace clock check', () => {
+  it('gives the median distance from each observed pause of 1 ms or more to the nearest traced start; null without either', () => {
+    const observed = Float64Array.of(100, 2, 200, 0.5, 300, 4, 400, 1);
+    const traced = Float64Array.of(99.5, 2, 301, 4, 420, 1);
+    // 100 -> 0.5, 300 -> 1, 400 -> 20 (200 is under 1 ms): median 1.
+    expect(clockCheckMs(observed, traced)).toBe(1);
+    expect(clockCheckMs(observed, new Float64Array(0))).toBeNull();
+    expect(clockCheckMs(Float64Array.of(5, 0.2), traced)).toBeNull();
   });
 });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import {
-  parseMachineBusyMs, parseSchedstat, roleOfThread, ThreadSampler, windowSched, type Timeline,
+  parseMachineBusyMs, parseSchedstat, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
 } from '../../bench/load/thread_timeline.js';
 
 describe('thread timeline parsers', () => {
@@ -56,6 +56,14 @@ describe('window sums', () => {
     // 30 ms of the machine busy in 20 ms, minus the server's 15.5 ms.
     expect(w?.others_cpu_ms).toBe(14.5);
     expect(w?.machine_busy_pct).toBe(75);
+    // The matcher waited 12 of 20 ms and ran 1.5: 67.5%, under SATURATED_PCT; nobody saturated.
+    expect(w?.saturated_threads).toEqual([]);
+  });
+
+  it('names a thread running or waiting for a core >= SATURATED_PCT of the window', () => {
+    const busy: Timeline = { ...tl, threads: [...tl.threads, { tid: 5, comm: 'rb-da', role: 'DA worker', run_ms: Float64Array.of(0, 6, 12, 18), wait_ms: Float64Array.of(0, 3.5, 7, 10.5) }] };
+    expect(SATURATED_PCT).toBeLessThan(100);
+    expect(windowSched(busy, 1000, 1030)?.saturated_threads).toEqual(['DA worker']); // 9.5 of 10 ms per 10
   });
 
   it('is null outside the sampled span and without a timeline; a missing machine series gives null, not 0', () => {
