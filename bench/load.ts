@@ -41,7 +41,10 @@
 // Signing happens only between timed phases (in worker threads, sized from the measured rates);
 // the timed phases only write pre-built bytes (bench/load/lanes.ts explains the client: one
 // request in flight per connection because the server's uWS drops pipelined async requests).
-// Server CPU comes from /proc/<pid>/task/*/stat. Ends with one JSON line. Bounded: ~1-2 minutes.
+// Server CPU comes from /proc/<pid>/task/*/stat; through the two latency phases every server
+// thread's schedstat is also sampled every 5 ms, and their slow answers are clustered into stall
+// episodes laid over GC pauses, journal commits and those samples (bench/load/stalls.ts).
+// Ends with one JSON line. Bounded: ~1-2 minutes.
 // Results and what limits them: docs/benchmarks.md, section "load". This file runs the phases in
 // order; their parts live in bench/load/ (args, signers, verify_stage, phases, phase_cpu, report).
 import { existsSync, mkdtempSync } from 'node:fs';

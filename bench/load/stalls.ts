@@ -67,6 +67,25 @@ export interface StallEpisode {
   lead_in: StallOverlap;
 }
 
+/**
+ * How many of the reported episodes show each sign, in the window or its lead-in (null when the
+ * source is absent): the run's verdict at a glance. Thresholds: a GC pause or a commit of
+ * SIGN_MS or more (the 1,000/s p99 target is 2 ms, the half-max one 5 ms: 5 ms alone would
+ * miss the half-max target), a machine >= MACHINE_SATURATED_PCT busy, others taking at least
+ * half a core.
+ */
+export interface StallSigns {
+  front_saturated: number | null;
+  machine_saturated: number | null;
+  others_over_half_a_core: number | null;
+  front_gc: number | null;
+  other_isolates_gc: number | null;
+  journal_commit: number | null;
+}
+
+export const SIGN_MS = 5;
+export const MACHINE_SATURATED_PCT = 95;
+
 export interface StallFigures {
   threshold_ms: number;
   /** Answers at or above the threshold, and the episodes they form. */
@@ -74,7 +93,35 @@ export interface StallFigures {
   episodes: number;
   /** Share of the slow answers in the reported episodes. */
   reported_share: number;
+  /** Over the reported episodes (StallSigns). */
+  signs: StallSigns;
   top: StallEpisode[];
+}
+
+/** Counts the episodes for which `test` holds in the window or its lead-in; null when it is null for every one (absent source). */
+function countSign(top: StallEpisode[], test: (o: StallOverlap, length_ms: number) => boolean | null): number | null {
+  let known = false;
+  let n = 0;
+  for (const e of top) {
+    const a = test(e.overlapping, e.length_ms);
+    const b = test(e.lead_in, LEAD_IN_MS);
+    if (a === null && b === null) continue;
+    known = true;
+    if (a === true || b === true) n++;
+  }
+  return known ? n : null;
+}
+
+export function stallSigns(top: StallEpisode[]): StallSigns {
+  const atLeast = (x: number | null, min: number): boolean | null => (x === null ? null : x >= min);
+  return {
+    front_saturated: countSign(top, (o) => (o.saturated_threads === null ? null : o.saturated_threads.includes('main'))),
+    machine_saturated: countSign(top, (o) => atLeast(o.machine_busy_pct, MACHINE_SATURATED_PCT)),
+    others_over_half_a_core: countSign(top, (o, len) => atLeast(o.others_cpu_ms, len / 2)),
+    front_gc: countSign(top, (o) => atLeast(o.front_gc_ms, SIGN_MS)),
+    other_isolates_gc: countSign(top, (o) => atLeast(o.other_isolates_gc_max_ms, SIGN_MS)),
+    journal_commit: countSign(top, (o) => atLeast(o.journal_commit_max_ms, SIGN_MS)),
+  };
 }
 
 /** What the phase's episodes are laid over (each null when the bench did not get it). */
@@ -219,14 +266,21 @@ export function stallFigures(rec: AnswerRecords | null | undefined, src: StallSo
   const in_top = ranked.reduce((s, g) => s + g.length, 0);
   return {
     threshold_ms: Math.round(threshold * 1000) / 1000, slow_answers: slow.length, episodes: groups.length,
-    reported_share: Math.round((in_top / Math.max(1, slow.length)) * 1000) / 1000, top,
+    reported_share: Math.round((in_top / Math.max(1, slow.length)) * 1000) / 1000, signs: stallSigns(top), top,
   };
 }
 
 /** The human lines: one per reported episode. */
 export function stallLines(s: StallFigures | null, phase: string): string[] {
   if (s === null) return [`stall episodes at ${phase}: no answer records (Node generator)`];
-  const lines = [`stall episodes at ${phase}: ${s.slow_answers} answers >= p99 ${s.threshold_ms} ms in ${s.episodes} episode(s); the ${s.top.length} largest hold ${Math.round(s.reported_share * 100)}% of them:`];
+  const g = s.signs;
+  const c = (x: number | null): string => (x === null ? 'n/a' : String(x));
+  const lines = [
+    `stall episodes at ${phase}: ${s.slow_answers} answers >= p99 ${s.threshold_ms} ms in ${s.episodes} episode(s); the ${s.top.length} largest hold ${Math.round(s.reported_share * 100)}% of them;`,
+    `  of those, in the window or the ${LEAD_IN_MS} ms before: front saturated ${c(g.front_saturated)}, machine >= ${MACHINE_SATURATED_PCT}% busy ${c(g.machine_saturated)}, ` +
+      `other processes + generator >= half a core ${c(g.others_over_half_a_core)}, a front GC pause >= ${SIGN_MS} ms ${c(g.front_gc)}, ` +
+      `another isolate's ${c(g.other_isolates_gc)}, a journal commit >= ${SIGN_MS} ms ${c(g.journal_commit)}:`,
+  ];
   const rec = (o: Record<string, number> | null): string => o === null ? 'n/a' : Object.entries(o).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
   const v = (x: number | null): string => (x === null ? 'n/a' : String(x));
   const overlapLines = (label: string, o: StallOverlap): string[] => [

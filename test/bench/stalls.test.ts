@@ -102,6 +102,10 @@ describe('stall episodes', () => {
     expect(second.overlapping.other_isolates_gc_ms).toBe(7);
     expect(second.overlapping.other_isolates_gc_max_ms).toBe(7);
     expect(second.overlapping.front_gc_ms).toBe(0);
+    // Signs over the three episodes: the first has a 5 ms front pause and a 40 ms commit, the
+    // second a 20 ms commit and another isolate's 7 ms pause, the third neither; the machine
+    // was 75% busy and the others took 1 ms per ms (at least half a core) throughout.
+    expect(s.signs).toEqual({ front_saturated: 0, machine_saturated: 0, others_over_half_a_core: 3, front_gc: 1, other_isolates_gc: 1, journal_commit: 2 });
     const lines = stallLines(s, 'half the max rate');
     expect(lines[0]).toContain('11 answers >= p99');
     expect(lines.join('\n')).toContain('other isolates 7 ms');
@@ -119,6 +123,7 @@ describe('stall episodes', () => {
       saturated_threads: null,
     });
     expect(s?.top[0].largest_parts_ms).toBeNull();
+    expect(s?.signs).toEqual({ front_saturated: null, machine_saturated: null, others_over_half_a_core: null, front_gc: null, other_isolates_gc: null, journal_commit: null });
     expect(stallFigures(undefined, none)).toBeNull();
     expect(stallFigures(null, none)).toBeNull();
     const empty: AnswerRecords = { sched_ms: new Float64Array(0), sent_ms: new Float64Array(0), done_ms: new Float64Array(0), request_no: new Float64Array(0), status: new Uint16Array(0) };
