@@ -2,11 +2,11 @@
 // the whole machine's, and the server threads' roles (which thread is the front, the matcher,
 // the DA worker, a verify worker) to split the server's CPU per answered request by role.
 import os from 'node:os';
-import { THREAD_NAMES } from '../../src/util/thread_name.js';
 import type { PhaseResult } from './lanes.js';
 import { gcDelta, type IsolateGc } from './gc_trace.js';
 import { cpuDelta, sampleMachine, sampleProc, type CpuDelta, type ServerChild } from './server_child.js';
 import { f1 } from './text.js';
+import { roleOfThread } from './thread_timeline.js';
 import { metricsPortOf } from './metrics_cost.js';
 import { verifyChecks, verifyShares, type VerifyShares } from './verify_checks.js';
 
@@ -76,9 +76,8 @@ export function inferRoles(pid: number, verify_threads: number, funding: CpuDelt
   roles.set(pid, 'main (uWS front + gateway)');
   if (loaded === null) return roles;
   for (const t of loaded.threads) {
-    if (t.comm === THREAD_NAMES.matcher) roles.set(t.tid, 'matcher');
-    else if (t.comm === THREAD_NAMES.da) roles.set(t.tid, 'DA worker');
-    else if (t.comm === THREAD_NAMES.verify) roles.set(t.tid, 'verify worker');
+    const role = roleOfThread(pid, t.tid, t.comm);
+    if (role !== 'other' && role !== 'main') roles.set(t.tid, role);
   }
   // A build that names its verify workers (rb-verify) needs no guess; an older one (an A/B through
   // --server-main) leaves them "node", and they are the last threads created.

@@ -17,13 +17,16 @@ export const SAMPLE_MS = 5;
 /** Samples kept at most per phase (10 s at SAMPLE_MS is 2,000; a 60 s phase 12,000). */
 export const SAMPLES_MAX = 1 << 15;
 
-/** A thread's role by its name (src/util/thread_name.ts); the main thread is tid == pid. */
+/**
+ * A thread's role by its name (src/util/thread_name.ts), as the bench's per-thread figures name
+ * them (phase_cpu.ts inferRoles); the main thread is tid == pid; the rest (GC helpers, libuv's
+ * pool, the snapshot writer, an older build's unnamed workers) are "other".
+ */
 export function roleOfThread(pid: number, tid: number, comm: string): string {
   if (tid === pid) return 'main';
   if (comm === THREAD_NAMES.matcher) return 'matcher';
   if (comm === THREAD_NAMES.da) return 'DA worker';
   if (comm === THREAD_NAMES.verify) return 'verify worker';
-  if (comm === THREAD_NAMES.snapshot_writer) return 'snapshot writer';
   return 'other';
 }
 
