@@ -12,7 +12,8 @@
 //   --seed TEXT        wallet keys are sha256(seed:index) (default ringbook-load-1)
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
 //   --gc               run the server with --trace-gc-nvp: the front's bytes allocated, scavenges and
-//                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts)
+//                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts), and
+//                      every isolate's pauses laid over the stall episodes (bench/load/stalls.ts)
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --background P     run the server with threads.background P, "nice,policy" (e.g. "10,batch";
