@@ -65,3 +65,31 @@ export class AnswerSpin {
     return true;
   }
 }
+
+/** What the spin's bookkeeping reads of the waiting requests (outcomes.ts PendingAnswers, the link's numbering). */
+export interface WaitingRequests {
+  readonly size: number;
+  /** When the waiting request `seq` was written (performance.now()), undefined when it does not wait. */
+  writtenMsOf(seq: number): number | undefined;
+}
+
+/**
+ * The event pump's keepAwake (ring_wake.ts; `spin` decides). The oldest waiting request is the
+ * lowest waiting seq (seqs rise with each write, from `first_seq`; `next_seq()` is the next one to
+ * be written): the scan passes each seq once in the link's life, so it costs O(1) per request.
+ */
+export function answerSpinKeepAwake(spin: AnswerSpin, waiting: WaitingRequests, first_seq: number, next_seq: () => number): () => boolean {
+  /** No request below this seq waits (answered, or never written): where the oldest waiting one is looked for. */
+  let oldest_seq = first_seq;
+  return () => {
+    const n = waiting.size;
+    let oldest_written_ms = 0;
+    if (n > 0 && n <= ANSWER_SPIN_INFLIGHT_MAX) {
+      let w = waiting.writtenMsOf(oldest_seq);
+      const next = next_seq();
+      while (w === undefined && oldest_seq < next) w = waiting.writtenMsOf(++oldest_seq);
+      if (w !== undefined) oldest_written_ms = w;
+    }
+    return spin.keepAwake(performance.now(), n, oldest_written_ms);
+  };
+}

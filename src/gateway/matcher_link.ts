@@ -7,16 +7,18 @@ import type { Request } from '../engine/types.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
-import { createRecordRing, RECORD_WORDS, RecordBuffer, viewsOfRing } from '../ring/records.js';
+import { createRecordRing } from '../ring/records.js';
 import { RequestWriter } from '../ring/request_records.js';
-import { BatchField, EventCursor, EventReader, EventType, type EventFields } from '../ring/event_records.js';
+import type { EventCursor, EventFields } from '../ring/event_records.js';
 import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { consumeOnLoop, type LoopConsumer } from '../ring/ring_wake.js';
+import type { LoopConsumer } from '../ring/ring_wake.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
-import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
+import type { BatchStages, ReadModelObserver } from '../read_model/views.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
-import { ANSWER_SPIN_INFLIGHT_MAX, AnswerSpin } from './answer_spin.js';
+import { AnswerSpin, answerSpinKeepAwake } from './answer_spin.js';
+import { PendingAnswers, type Outcome, type OutcomeCallback } from './outcomes.js';
+import { pumpEvents } from './event_pump.js';
 import { componentLog, logSettings } from '../util/log.js';
 
 const log = componentLog('matcher_link');
@@ -26,38 +28,7 @@ export const ANSWER_SPIN_WITHOUT_BELL = 'ringbook: front.answer_spin_us is set, 
   'Atomics.waitAsync (RINGBOOK_LOOP_BELL=atomics, or native/build/loop_bell.node not built: make native), ' +
   'and the answer spin runs only on the loop bell: it is off';
 
-export interface Outcome {
-  accepted: boolean;
-  code: number;
-  reason: number;
-  order_id: number;
-  /** Fills the request's own order made as taker, in order. */
-  fills: FillView[];
-  /** Orders this request changed (cancel-all, pause), in event order. */
-  order_updates: number[];
-  batch_id: number;
-  time_ms: number;
-}
-
-/**
- * An outcome's lists before anything was added to them: shared by every pending request, frozen so
- * that a push anywhere but in the pump (which replaces them first) throws instead of leaking into
- * other requests' outcomes.
- */
-const NO_FILLS = Object.freeze([]) as unknown as FillView[];
-const NO_ORDER_UPDATES = Object.freeze([]) as unknown as number[];
-
-/** Receives a request's committed outcome (called once, from the event pump). */
-export type OutcomeCallback = (o: Outcome) => void;
-
-interface Pending {
-  resolve: OutcomeCallback;
-  outcome: Outcome;
-  /** Stage stamps (config diagnostics.stage_timings), else null. */
-  stamps: StageStamps | null;
-  /** performance.now() when it was written to the ring, for the answer spin (0 when it is off). */
-  written_ms: number;
-}
+export type { Outcome, OutcomeCallback };
 
 export interface MatcherLinkOptions {
   engine_config: EngineConfig;
@@ -145,8 +116,8 @@ export class MatcherLink {
   private writer: RequestWriter | null = null;
   private worker: Worker | null = null;
   private next_seq: number;
-  private readonly pending = new Map<number, Pending>();
-  private batch_seqs: number[] = [];
+  /** The written requests waiting for their answers, and their outcomes. */
+  private readonly pending: PendingAnswers;
   private pump_done: Promise<void> = Promise.resolve();
   /** The event pump's consumer (ring_wake.ts), once started. */
   private pump_consumer: LoopConsumer | null = null;
@@ -155,8 +126,6 @@ export class MatcherLink {
   private stopping = false;
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
   private readonly batch_stage_listeners: ((requests: number, stages: BatchStages) => void)[] = [];
-  /** Requests of the batch being read (each has one ACCEPTED or REJECTED event). */
-  private batch_requests = 0;
   private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
   /** The HTTP answers: the last of the read model's observers (consumers()). */
   private readonly answers: ReadModelObserver;
@@ -237,12 +206,12 @@ export class MatcherLink {
   constructor(options: MatcherLinkOptions) {
     this.options = options;
     this.next_seq = (options.seq_base ?? 0) + 1;
-    this.spin_oldest_seq = this.next_seq;
     const spin_us = options.answer_spin_us ?? 0;
     this.spin = spin_us > 0 ? new AnswerSpin(spin_us) : null;
     this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
     this.read_model.onObserverError = (e) => this.listenerFailed(e);
-    this.answers = this.answerObserver();
+    this.pending = new PendingAnswers((e) => this.listenerFailed(e), (batch_id, time_ms, stages) => this.release(batch_id, time_ms, stages));
+    this.answers = this.pending.observer;
     this.consumers([]);
   }
 
@@ -454,58 +423,14 @@ export class MatcherLink {
       if (this.options.backend === undefined) queueMicrotask(this.flush_requests);
       else setImmediate(this.flush_requests);
     }
-    this.pending.set(seq, {
-      resolve: done,
-      // The shared empty lists until the request's first fill or order update: most requests have
-      // neither (two arrays per request otherwise; issue 11, branch h11z).
-      outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: NO_FILLS, order_updates: NO_ORDER_UPDATES, batch_id: 0, time_ms: 0 },
-      stamps,
-      written_ms: this.spin === null ? 0 : performance.now(),
-    });
+    this.pending.add(seq, done, stamps, this.spin === null ? 0 : performance.now());
     return true;
   }
 
-  /**
-   * Reads the event ring. A batch's events are copied aside until its commit marker arrives
-   * (batches commit in order, but batch N+1's events may precede N's marker); only then do they
-   * reach the read model and the waiting requests, so nothing uncommitted is ever shown. The
-   * front sleeps between batches on the ring's loop bell when it is built (src/ring/ring_wake.ts:
-   * the matcher's wake-up calls `drain` straight from this loop), else in Atomics.waitAsync.
-   */
+  /** Reads the event ring (event_pump.ts): each committed batch's records reach `dispatch`. */
   private pump(events: SpscRing): Promise<void> {
-    const ring_views = viewsOfRing(events);
-    const reader = new EventReader(ring_views);
-    const fields = new EventCursor(reader);
-    const open_batches: { id: number; buffer: RecordBuffer }[] = [];
-    const spare: RecordBuffer[] = [];
-    const drain = (): void => {
-      const n = events.available();
-      for (let i = 0; i < n; i++) {
-        const o = events.slotOffset(i);
-        const type = reader.type(o);
-        if (type === EventType.BATCH_BEGIN) {
-          const buffer = spare.pop() ?? new RecordBuffer(256);
-          buffer.clear();
-          open_batches.push({ id: reader.field(o, BatchField.BATCH_ID), buffer });
-          buffer.push(ring_views, o);
-        } else if (type === EventType.BATCH_COMMITTED) {
-          const id = reader.field(o, BatchField.BATCH_ID);
-          const b = open_batches.shift();
-          if (b === undefined || b.id !== id) throw new Error(`event stream: commit of batch ${id} out of order`);
-          b.buffer.push(ring_views, o);
-          reader.setViews(b.buffer.views);
-          for (let k = 0; k < b.buffer.count; k++) this.dispatch(fields, k * RECORD_WORDS);
-          reader.setViews(ring_views);
-          spare.push(b.buffer);
-        } else {
-          const b = open_batches[open_batches.length - 1];
-          if (b === undefined) throw new Error('event stream: event outside a batch');
-          b.buffer.push(ring_views, o);
-        }
-      }
-      if (n > 0) events.release(n);
-    };
-    const consumer = consumeOnLoop(events, drain, this.options.event_ring_wake ?? 'bell', this.answerSpin());
+    const spin = this.spin === null ? undefined : answerSpinKeepAwake(this.spin, this.pending, this.next_seq, () => this.next_seq);
+    const consumer = pumpEvents(events, (fields, o) => this.dispatch(fields, o), this.options.event_ring_wake ?? 'bell', spin);
     this.event_ring_bell = consumer.bell;
     this.pump_consumer = consumer;
     // consumeOnLoop asks keepAwake on the bell only: say so rather than run without the spin silently.
@@ -515,32 +440,9 @@ export class MatcherLink {
 
   /** The answer spin (config front.answer_spin_us > 0), else null. */
   private readonly spin: AnswerSpin | null;
-  /** No request below this seq waits (answered, or never written): where the oldest waiting one is looked for. */
-  private spin_oldest_seq: number;
-
   /** Loop turns the answer spin kept (0 when it is off, or the front does not sleep on the loop bell). */
   get answer_spin_turns(): number {
     return this.spin === null ? 0 : this.spin.turns;
-  }
-
-  /**
-   * The event pump's keepAwake (ring_wake.ts; answer_spin.ts decides), or undefined when
-   * answer_spin_us is 0. The oldest waiting request is the lowest waiting seq (seqs rise with
-   * each write): the scan passes each seq once in the link's life, so it costs O(1) per request.
-   */
-  private answerSpin(): (() => boolean) | undefined {
-    const spin = this.spin;
-    if (spin === null) return undefined;
-    return () => {
-      const waiting = this.pending.size;
-      let oldest_written_ms = 0;
-      if (waiting > 0 && waiting <= ANSWER_SPIN_INFLIGHT_MAX) {
-        let p = this.pending.get(this.spin_oldest_seq);
-        while (p === undefined && this.spin_oldest_seq < this.next_seq) p = this.pending.get(++this.spin_oldest_seq);
-        if (p !== undefined) oldest_written_ms = p.written_ms;
-      }
-      return spin.keepAwake(performance.now(), waiting, oldest_written_ms);
-    };
   }
 
   /**
@@ -565,75 +467,9 @@ export class MatcherLink {
     this.read_model.apply(fields, seq);
   }
 
-  /**
-   * The answer path: each waiting request's outcome collected from what the read model decoded,
-   * released when its batch commits (then the batch listeners run).
-   */
-  private answerObserver(): ReadModelObserver {
-    const pendingOf = (seq: number): Pending | undefined => (seq === 0 ? undefined : this.pending.get(seq));
-    return {
-      batchBegin: () => {},
-      accepted: (seq: number, _kind: number, _account: number, order_id: number) => {
-        this.batch_requests++;
-        const p = pendingOf(seq);
-        if (p === undefined) return;
-        p.outcome.accepted = true;
-        p.outcome.order_id = order_id;
-        this.batch_seqs.push(seq);
-      },
-      rejected: (seq: number, code: number, reason: number) => {
-        this.batch_requests++;
-        const p = pendingOf(seq);
-        if (p === undefined) return;
-        p.outcome.accepted = false;
-        p.outcome.code = code;
-        p.outcome.reason = reason;
-        this.batch_seqs.push(seq);
-      },
-      orderUpdate: (seq: number, o: OrderView) => {
-        const p = pendingOf(seq);
-        if (p === undefined) return;
-        if (p.outcome.order_updates === NO_ORDER_UPDATES) p.outcome.order_updates = [];
-        p.outcome.order_updates.push(o.order_id);
-      },
-      fill: (seq: number, t: TradeView) => {
-        const p = pendingOf(seq);
-        if (p === undefined || t.taker_order_id !== p.outcome.order_id) return;
-        if (p.outcome.fills === NO_FILLS) p.outcome.fills = [];
-        p.outcome.fills.push({
-          fill_id: t.fill_id, order_id: t.taker_order_id, market: t.market, side: t.taker_side, price: t.price,
-          quantity: t.quantity, fee: t.taker_fee, is_maker: false, batch_id: t.batch_id, time_ms: t.time_ms,
-        });
-      },
-      balance: () => {},
-      batchCommitted: (batch_id: number, time_ms: number, _changed: ReadonlySet<number>, stages: BatchStages) =>
-        this.release(batch_id, time_ms, stages),
-    };
-  }
-
   /** The batch is durable: its answers go out, then the batch listeners run. */
   private release(batch_id: number, time_ms: number, stages: BatchStages): void {
-    for (const s of this.batch_seqs) {
-      const p = this.pending.get(s);
-      if (p === undefined) continue;
-      this.pending.delete(s);
-      p.outcome.batch_id = batch_id;
-      p.outcome.time_ms = time_ms;
-      if (p.stamps !== null) {
-        // The matcher's batch stamps (0 unless it stamps batches: MatcherWorkerData.stamp_batches).
-        p.stamps.batch_start = stages.started_ms;
-        p.stamps.applied = stages.applied_ms;
-        p.stamps.durable = stages.durable_ms;
-      }
-      try {
-        p.resolve(p.outcome);
-      } catch (e) {
-        this.listenerFailed(e);
-      }
-    }
-    this.batch_seqs = [];
-    const requests = this.batch_requests;
-    this.batch_requests = 0;
+    const requests = this.pending.release(batch_id, time_ms, stages);
     // Batch 0 (genesis: markets and fees) is not journaled: no commit to report. Whether it came
     // before the metrics bound depended on the matcher thread's start, so under load the metrics'
     // batch count ran one above their journal commits (test/server/metrics.test.ts).

@@ -1,0 +1,154 @@
+// The requests the front wrote to the matcher and waits to answer: each one's outcome collected
+// from what the read model decoded (its ReadModelObserver), and released, once the batch that
+// holds it is committed, to the callback that writes its answer (never before: an answer promises
+// durability). The matcher link (matcher_link.ts) owns one and numbers the requests.
+import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
+import type { StageStamps } from './stage_timings.js';
+
+export interface Outcome {
+  accepted: boolean;
+  code: number;
+  reason: number;
+  order_id: number;
+  /** Fills the request's own order made as taker, in order. */
+  fills: FillView[];
+  /** Orders this request changed (cancel-all, pause), in event order. */
+  order_updates: number[];
+  batch_id: number;
+  time_ms: number;
+}
+
+/**
+ * An outcome's lists before anything was added to them: shared by every pending request, frozen so
+ * that a push anywhere but in the pump (which replaces them first) throws instead of leaking into
+ * other requests' outcomes.
+ */
+const NO_FILLS = Object.freeze([]) as unknown as FillView[];
+const NO_ORDER_UPDATES = Object.freeze([]) as unknown as number[];
+
+/** Receives a request's committed outcome (called once, from the event pump). */
+export type OutcomeCallback = (o: Outcome) => void;
+
+interface Pending {
+  resolve: OutcomeCallback;
+  outcome: Outcome;
+  /** Stage stamps (config diagnostics.stage_timings), else null. */
+  stamps: StageStamps | null;
+  /** performance.now() when it was written to the ring, for the answer spin (0 when it is off). */
+  written_ms: number;
+}
+
+export class PendingAnswers {
+  private readonly pending = new Map<number, Pending>();
+  private batch_seqs: number[] = [];
+  /** Requests of the batch being read (each has one ACCEPTED or REJECTED event). */
+  private batch_requests = 0;
+  /** The answer path as the read model's observer. */
+  readonly observer: ReadModelObserver;
+
+  /**
+   * `failed` receives what an answer callback threw (the batch's other answers still go out);
+   * `committed` runs at each commit marker the read model passes on (it calls release()).
+   */
+  constructor(private readonly failed: (e: unknown) => void,
+    private readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void) {
+    this.observer = this.answerObserver();
+  }
+
+  /** Requests written and not answered yet. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** When the waiting request `seq` was written (performance.now()), undefined when it does not wait. */
+  writtenMsOf(seq: number): number | undefined {
+    return this.pending.get(seq)?.written_ms;
+  }
+
+  /** Request `seq` was written to the ring: `done` gets its outcome once its batch commits. */
+  add(seq: number, done: OutcomeCallback, stamps: StageStamps | null, written_ms: number): void {
+    this.pending.set(seq, {
+      resolve: done,
+      // The shared empty lists until the request's first fill or order update: most requests have
+      // neither (two arrays per request otherwise; issue 11, branch h11z).
+      outcome: { accepted: false, code: 0, reason: 0, order_id: 0, fills: NO_FILLS, order_updates: NO_ORDER_UPDATES, batch_id: 0, time_ms: 0 },
+      stamps,
+      written_ms,
+    });
+  }
+
+  /**
+   * The answer path: each waiting request's outcome collected from what the read model decoded,
+   * released when its batch commits (release()).
+   */
+  private answerObserver(): ReadModelObserver {
+    const pendingOf = (seq: number): Pending | undefined => (seq === 0 ? undefined : this.pending.get(seq));
+    return {
+      batchBegin: () => {},
+      accepted: (seq: number, _kind: number, _account: number, order_id: number) => {
+        this.batch_requests++;
+        const p = pendingOf(seq);
+        if (p === undefined) return;
+        p.outcome.accepted = true;
+        p.outcome.order_id = order_id;
+        this.batch_seqs.push(seq);
+      },
+      rejected: (seq: number, code: number, reason: number) => {
+        this.batch_requests++;
+        const p = pendingOf(seq);
+        if (p === undefined) return;
+        p.outcome.accepted = false;
+        p.outcome.code = code;
+        p.outcome.reason = reason;
+        this.batch_seqs.push(seq);
+      },
+      orderUpdate: (seq: number, o: OrderView) => {
+        const p = pendingOf(seq);
+        if (p === undefined) return;
+        if (p.outcome.order_updates === NO_ORDER_UPDATES) p.outcome.order_updates = [];
+        p.outcome.order_updates.push(o.order_id);
+      },
+      fill: (seq: number, t: TradeView) => {
+        const p = pendingOf(seq);
+        if (p === undefined || t.taker_order_id !== p.outcome.order_id) return;
+        if (p.outcome.fills === NO_FILLS) p.outcome.fills = [];
+        p.outcome.fills.push({
+          fill_id: t.fill_id, order_id: t.taker_order_id, market: t.market, side: t.taker_side, price: t.price,
+          quantity: t.quantity, fee: t.taker_fee, is_maker: false, batch_id: t.batch_id, time_ms: t.time_ms,
+        });
+      },
+      balance: () => {},
+      batchCommitted: (batch_id: number, time_ms: number, _changed: ReadonlySet<number>, stages: BatchStages) =>
+        this.committed(batch_id, time_ms, stages),
+    };
+  }
+
+  /**
+   * The batch is durable: its answers go out. Returns the batch's request count (each request
+   * the matcher accepted or rejected, ours or not).
+   */
+  release(batch_id: number, time_ms: number, stages: BatchStages): number {
+    for (const s of this.batch_seqs) {
+      const p = this.pending.get(s);
+      if (p === undefined) continue;
+      this.pending.delete(s);
+      p.outcome.batch_id = batch_id;
+      p.outcome.time_ms = time_ms;
+      if (p.stamps !== null) {
+        // The matcher's batch stamps (0 unless it stamps batches: MatcherWorkerData.stamp_batches).
+        p.stamps.batch_start = stages.started_ms;
+        p.stamps.applied = stages.applied_ms;
+        p.stamps.durable = stages.durable_ms;
+      }
+      try {
+        p.resolve(p.outcome);
+      } catch (e) {
+        this.failed(e);
+      }
+    }
+    this.batch_seqs = [];
+    const requests = this.batch_requests;
+    this.batch_requests = 0;
+    return requests;
+  }
+}
