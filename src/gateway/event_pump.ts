@@ -3,16 +3,19 @@
 // precede N's marker); only then are they handed on, so nothing uncommitted is ever shown. The
 // front sleeps between batches on the ring's loop bell when it is built (src/ring/ring_wake.ts:
 // the matcher's wake-up calls `drain` straight from this loop), else in Atomics.waitAsync.
-import { RECORD_WORDS, RecordBuffer, viewsOfRing } from '../ring/records.js';
+import { RecordBuffer, viewsOfRing } from '../ring/records.js';
 import { BatchField, EventCursor, EventReader, EventType } from '../ring/event_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { consumeOnLoop, type LoopConsumer } from '../ring/ring_wake.js';
 
-/** Receives each record of a committed batch in order, BATCH_BEGIN to BATCH_COMMITTED (`fields` is reused). */
-export type CommittedRecord = (fields: EventCursor, o: number) => void;
+/**
+ * Receives a committed batch: its `records` records, BATCH_BEGIN to BATCH_COMMITTED, read through
+ * `fields` (set `fields.o` to `k * RECORD_WORDS` for the k-th; valid during the call only).
+ */
+export type CommittedBatch = (fields: EventCursor, records: number) => void;
 
-/** Starts reading `events` on this thread's loop; each committed batch's records go to `dispatch`. */
-export function pumpEvents(events: SpscRing, dispatch: CommittedRecord, wake: 'bell' | 'atomics',
+/** Starts reading `events` on this thread's loop; each committed batch goes to `dispatch`. */
+export function pumpEvents(events: SpscRing, dispatch: CommittedBatch, wake: 'bell' | 'atomics',
   keepAwake: (() => boolean) | undefined): LoopConsumer {
   const ring_views = viewsOfRing(events);
   const reader = new EventReader(ring_views);
@@ -35,7 +38,7 @@ export function pumpEvents(events: SpscRing, dispatch: CommittedRecord, wake: 'b
         if (b === undefined || b.id !== id) throw new Error(`event stream: commit of batch ${id} out of order`);
         b.buffer.push(ring_views, o);
         reader.setViews(b.buffer.views);
-        for (let k = 0; k < b.buffer.count; k++) dispatch(fields, k * RECORD_WORDS);
+        dispatch(fields, b.buffer.count);
         reader.setViews(ring_views);
         spare.push(b.buffer);
       } else {

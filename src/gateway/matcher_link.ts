@@ -7,7 +7,7 @@ import type { Request } from '../engine/types.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
-import { createRecordRing } from '../ring/records.js';
+import { createRecordRing, RECORD_WORDS } from '../ring/records.js';
 import { RequestWriter } from '../ring/request_records.js';
 import type { EventCursor, EventFields } from '../ring/event_records.js';
 import { consentSlotCount } from '../ring/consent.js';
@@ -15,6 +15,7 @@ import type { SpscRing } from '../ring/spsc_ring.js';
 import type { LoopConsumer } from '../ring/ring_wake.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
 import type { BatchStages, ReadModelObserver } from '../read_model/views.js';
+import { ObserverTape } from '../read_model/observer_tape.js';
 import { stampMs, type StageStamps } from './stage_timings.js';
 import { AnswerSpin, answerSpinKeepAwake } from './answer_spin.js';
 import { PendingAnswers, type Outcome, type OutcomeCallback } from './outcomes.js';
@@ -127,12 +128,17 @@ export class MatcherLink {
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
   private readonly batch_stage_listeners: ((requests: number, stages: BatchStages) => void)[] = [];
   private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
-  /** The HTTP answers: the last of the read model's observers (consumers()). */
-  private readonly answers: ReadModelObserver;
+  /**
+   * The read model's other observers (consumers()): the tape records what the read model tells them
+   * while it applies a batch, and replays it to them once the batch's answers went out.
+   */
+  private readonly tape: ObserverTape;
+  /** The commit marker of the batch being dispatched, as the answers observer saw it (its listeners run after the tape's replay). */
+  private readonly committed = { seen: false, batch_id: 0, time_ms: 0, requests: 0, stages: null as BatchStages | null };
 
   /**
-   * Adds a listener called after each committed batch was applied and its answers released (the
-   * DA thread's flush, snapshots).
+   * Adds a listener called after each committed batch was applied, its answers released and its
+   * events heard by every other consumer (the DA thread's flush, snapshots).
    */
   addBatchListener(fn: (batch_id: number, time_ms: number) => void): void {
     this.batch_listeners.push(fn);
@@ -140,26 +146,28 @@ export class MatcherLink {
 
   /**
    * Adds a listener of each committed batch's request count and stage stamps (metrics), called once its
-   * answers went out. `stages` is reused: read it during the call.
+   * answers went out and its events were heard. `stages` is reused: read it during the call.
    */
   addBatchStagesListener(fn: (requests: number, stages: BatchStages) => void): void {
     this.batch_stage_listeners.push(fn);
   }
 
   /**
-   * Adds a reader of the raw committed records, called before the read model applies each (the
-   * DA packer: the state root is computed from the records themselves, not from the front's view).
+   * Adds a reader of the raw committed records, each batch's in order, called once the batch's
+   * answers went out (the DA packer: the state root is computed from the records themselves, not
+   * from the front's view).
    */
   addEventListener(fn: (e: EventFields, seq: number) => void): void {
     this.event_listeners.push(fn);
   }
 
   /**
-   * Declares the read model's observers, in the order each decoded event reaches them; the HTTP
-   * answers always come last (an answer may go out once everything else has seen its batch).
+   * Declares the read model's observers besides the HTTP answers, in the order each decoded event
+   * reaches them. They hear a batch after its answers went out (ObserverTape), in the same
+   * synchronous turn: see dispatchBatch.
    */
   consumers(observers: readonly ReadModelObserver[]): void {
-    this.read_model.observe([...observers, this.answers]);
+    this.tape.observe(observers);
   }
 
   ring_full_count = 0;
@@ -211,8 +219,8 @@ export class MatcherLink {
     this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
     this.read_model.onObserverError = (e) => this.listenerFailed(e);
     this.pending = new PendingAnswers((e) => this.listenerFailed(e), (batch_id, time_ms, stages) => this.release(batch_id, time_ms, stages));
-    this.answers = this.pending.observer;
-    this.consumers([]);
+    this.tape = new ObserverTape((e) => this.listenerFailed(e));
+    this.read_model.observe([this.pending.observer, this.tape]);
   }
 
   async start(): Promise<void> {
@@ -427,10 +435,10 @@ export class MatcherLink {
     return true;
   }
 
-  /** Reads the event ring (event_pump.ts): each committed batch's records reach `dispatch`. */
+  /** Reads the event ring (event_pump.ts): each committed batch reaches `dispatchBatch`. */
   private pump(events: SpscRing): Promise<void> {
     const spin = this.spin === null ? undefined : answerSpinKeepAwake(this.spin, this.pending, this.next_seq, () => this.next_seq);
-    const consumer = pumpEvents(events, (fields, o) => this.dispatch(fields, o), this.options.event_ring_wake ?? 'bell', spin);
+    const consumer = pumpEvents(events, (fields, records) => this.dispatchBatch(fields, records), this.options.event_ring_wake ?? 'bell', spin);
     this.event_ring_bell = consumer.bell;
     this.pump_consumer = consumer;
     // consumeOnLoop asks keepAwake on the bell only: say so rather than run without the spin silently.
@@ -454,22 +462,58 @@ export class MatcherLink {
     if (this.listener_errors <= 10) log.error('ringbook: event stream listener failed', e);
   }
 
-  private dispatch(fields: EventCursor, o: number): void {
-    fields.o = o;
-    const seq = fields.seq();
-    for (let i = 0; i < this.event_listeners.length; i++) {
-      try {
-        this.event_listeners[i](fields, seq);
-      } catch (e) {
-        this.listenerFailed(e);
+  /**
+   * One committed (durable) batch, in one synchronous turn, answers first:
+   *   1. the read model applies each record; the answers observer collects the outcomes and, at
+   *      the commit marker, writes the answers (release); the tape records what the read model
+   *      tells the other observers;
+   *   2. the raw records reach the event listeners (the DA packer);
+   *   3. the tape is replayed to the other observers (market data, the WebSocket fan-out);
+   *   4. the batch's stage and batch listeners (metrics, the DA flush, snapshots).
+   * Read-your-writes holds: the model holds the batch before any answer is written, and the
+   * front reads no new request before this turn ends. So an answer waits for the read model's
+   * work on its batch only, not for every consumer's (issue 11).
+   */
+  private dispatchBatch(fields: EventCursor, records: number): void {
+    for (let k = 0; k < records; k++) {
+      fields.o = k * RECORD_WORDS;
+      this.read_model.apply(fields, fields.seq());
+    }
+    const listeners = this.event_listeners;
+    if (listeners.length > 0) {
+      for (let k = 0; k < records; k++) {
+        fields.o = k * RECORD_WORDS;
+        const seq = fields.seq();
+        for (let i = 0; i < listeners.length; i++) {
+          try {
+            listeners[i](fields, seq);
+          } catch (e) {
+            this.listenerFailed(e);
+          }
+        }
       }
     }
-    this.read_model.apply(fields, seq);
+    this.tape.replay();
+    const c = this.committed;
+    if (!c.seen) throw new Error('event stream: a committed batch without its commit marker');
+    c.seen = false;
+    this.batchDone(c.batch_id, c.time_ms, c.requests, c.stages as BatchStages);
   }
 
-  /** The batch is durable: its answers go out, then the batch listeners run. */
+  /** The batch is durable (its commit marker, in dispatchBatch's first pass): its answers go out. */
   private release(batch_id: number, time_ms: number, stages: BatchStages): void {
-    const requests = this.pending.release(batch_id, time_ms, stages);
+    const c = this.committed;
+    c.seen = true;
+    c.batch_id = batch_id;
+    c.time_ms = time_ms;
+    // The read model's own object: unchanged until its next commit marker, after batchDone.
+    c.stages = stages;
+    c.requests = 0;
+    c.requests = this.pending.release(batch_id, time_ms, stages);
+  }
+
+  /** Every consumer has the batch: the stage and batch listeners run. */
+  private batchDone(batch_id: number, time_ms: number, requests: number, stages: BatchStages): void {
     // Batch 0 (genesis: markets and fees) is not journaled: no commit to report. Whether it came
     // before the metrics bound depended on the matcher thread's start, so under load the metrics'
     // batch count ran one above their journal commits (test/server/metrics.test.ts).

@@ -1,0 +1,132 @@
+// The read model's observers that may hear of a batch after its HTTP answers went out (market
+// data, the WebSocket fan-out): while the read model applies a committed batch, this tape takes
+// their place and records each call; once the batch's answers are written the front replays it to
+// them, in order (MatcherLink: answers first, then everyone else; issue 11). Each observer hears
+// exactly the calls, arguments and order it heard when it ran inside `apply`; what differs is
+// only the read model around it, which already holds the whole batch. The observers replayed here
+// read from the model only what a batch never changes once set (a market's id and quote asset, an
+// account's address, the books at the commit marker), so what they publish is the same.
+//
+// Views: a TradeView is a new object per fill that nobody mutates, so the tape keeps it; an
+// OrderView is the model's own object, updated in place by the order's later events in the same
+// batch, so the tape keeps a copy as it was at the update (a new object: an observer may keep
+// what it was handed, as it could before).
+import { GuardedObserver, type BatchStages, type OrderView, type ReadModelObserver, type TradeView } from './views.js';
+
+const BEGIN = 0;
+const ACCEPTED = 1;
+const REJECTED = 2;
+const FILL = 3;
+const ORDER_UPDATE = 4;
+const BALANCE = 5;
+const COMMITTED = 6;
+
+export class ObserverTape implements ReadModelObserver {
+  private observers: ReadModelObserver[] = [];
+  /** The calls, flat: an op code, then its numbers (its objects in `refs`, in the same order). */
+  private readonly nums: number[] = [];
+  private nums_n = 0;
+  private readonly refs: (TradeView | OrderView)[] = [];
+  /** The commit's changed markets and stages as they were (the read model reuses its own). */
+  private readonly changed = new Set<number>();
+  private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
+
+  /** `failed` receives what an observer threw at replay (the others carry on). */
+  constructor(private readonly failed: (e: unknown) => void) {}
+
+  /** The observers replay() calls, in this order (replaces any before), each guarded. */
+  observe(observers: readonly ReadModelObserver[]): void {
+    this.observers = observers.map((o) => new GuardedObserver(o, (e) => this.failed(e)));
+  }
+
+  private num(x: number): void {
+    this.nums[this.nums_n++] = x;
+  }
+
+
+  batchBegin(batch_id: number, time_ms: number): void {
+    this.num(BEGIN); this.num(batch_id); this.num(time_ms);
+  }
+
+  accepted(seq: number, kind: number, account: number, order_id: number): void {
+    this.num(ACCEPTED); this.num(seq); this.num(kind); this.num(account); this.num(order_id);
+  }
+
+  rejected(seq: number, code: number, reason: number): void {
+    this.num(REJECTED); this.num(seq); this.num(code); this.num(reason);
+  }
+
+  fill(seq: number, t: TradeView, taker_filled_units: number, maker_filled_units: number): void {
+    this.num(FILL); this.num(seq); this.num(taker_filled_units); this.num(maker_filled_units);
+    this.refs.push(t);
+  }
+
+  orderUpdate(seq: number, o: OrderView, reason: number): void {
+    this.num(ORDER_UPDATE); this.num(seq); this.num(reason);
+    this.refs.push({ ...o });
+  }
+
+  balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
+    this.num(BALANCE); this.num(account); this.num(asset); this.num(available_units); this.num(locked_units); this.num(reason);
+  }
+
+  batchCommitted(batch_id: number, time_ms: number, changed_markets: ReadonlySet<number>, stages: BatchStages): void {
+    this.num(COMMITTED); this.num(batch_id); this.num(time_ms);
+    this.changed.clear();
+    for (const m of changed_markets) this.changed.add(m);
+    this.stages.started_ms = stages.started_ms;
+    this.stages.applied_ms = stages.applied_ms;
+    this.stages.durable_ms = stages.durable_ms;
+  }
+
+  /** Hands every recorded call to the observers, in order, then forgets them. */
+  replay(): void {
+    const obs = this.observers;
+    const n = obs.length;
+    const x = this.nums;
+    const end = this.nums_n;
+    let i = 0;
+    let r = 0;
+    while (i < end) {
+      switch (x[i]) {
+        case BEGIN:
+          for (let k = 0; k < n; k++) obs[k].batchBegin(x[i + 1], x[i + 2]);
+          i += 3;
+          break;
+        case ACCEPTED:
+          for (let k = 0; k < n; k++) obs[k].accepted(x[i + 1], x[i + 2], x[i + 3], x[i + 4]);
+          i += 5;
+          break;
+        case REJECTED:
+          for (let k = 0; k < n; k++) obs[k].rejected(x[i + 1], x[i + 2], x[i + 3]);
+          i += 4;
+          break;
+        case FILL: {
+          const t = this.refs[r++] as TradeView;
+          for (let k = 0; k < n; k++) obs[k].fill(x[i + 1], t, x[i + 2], x[i + 3]);
+          i += 4;
+          break;
+        }
+        case ORDER_UPDATE: {
+          const o = this.refs[r++] as OrderView;
+          for (let k = 0; k < n; k++) obs[k].orderUpdate(x[i + 1], o, x[i + 2]);
+          i += 3;
+          break;
+        }
+        case BALANCE:
+          for (let k = 0; k < n; k++) obs[k].balance(x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5]);
+          i += 6;
+          break;
+        case COMMITTED:
+          for (let k = 0; k < n; k++) obs[k].batchCommitted(x[i + 1], x[i + 2], this.changed, this.stages);
+          i += 3;
+          break;
+        default:
+          throw new Error(`observer tape: unknown op ${x[i]} at ${i}`);
+      }
+    }
+    this.nums_n = 0;
+    // The views are let go (a trade the model forgot is not pinned until the next batch).
+    this.refs.length = 0;
+  }
+}

@@ -1,0 +1,98 @@
+// The observer tape (src/read_model/observer_tape.ts): observers that hear a batch through the
+// tape, after the read model applied all of it, hear exactly what they heard inside `apply`: the
+// same calls in the same order, each order update as it was at that update (not as the batch left
+// the order), the commit's changed markets; a throwing observer is reported and the others carry on.
+import { describe, expect, it } from 'vitest';
+import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
+import { ReadModel } from '../../src/read_model/read_model.js';
+import { ObserverTape } from '../../src/read_model/observer_tape.js';
+import type { BatchStages, OrderView, ReadModelObserver, TradeView } from '../../src/read_model/views.js';
+import { ev } from '../da/events.js';
+
+class Recorder implements ReadModelObserver {
+  readonly log: string[] = [];
+  batchBegin(batch_id: number, time_ms: number): void { this.log.push(`begin ${batch_id} ${time_ms}`); }
+  accepted(seq: number, kind: number, account: number, order_id: number): void { this.log.push(`accepted ${seq} ${kind} ${account} ${order_id}`); }
+  rejected(seq: number, code: number, reason: number): void { this.log.push(`rejected ${seq} ${code} ${reason}`); }
+  fill(seq: number, t: TradeView, taker_filled: number, maker_filled: number): void {
+    this.log.push(`fill ${seq} ${JSON.stringify(t)} ${taker_filled} ${maker_filled}`);
+  }
+  orderUpdate(seq: number, o: OrderView, reason: number): void { this.log.push(`update ${seq} ${JSON.stringify(o)} ${reason}`); }
+  balance(account: number, asset: number, available: number, locked: number, reason: number): void {
+    this.log.push(`balance ${account} ${asset} ${available} ${locked} ${reason}`);
+  }
+  batchCommitted(batch_id: number, time_ms: number, changed: ReadonlySet<number>, stages: BatchStages): void {
+    this.log.push(`committed ${batch_id} ${time_ms} [${[...changed].join(',')}] ${JSON.stringify(stages)}`);
+  }
+}
+
+class Thrower extends Recorder {
+  override orderUpdate(): void { throw new Error('observer bug'); }
+}
+
+const LIMITS = { fills_per_account_kept: 10, trades_per_market_kept: 10, closed_orders_kept: 10 };
+
+/** Two batches; in the second, maker order 10 is updated twice (filled 100, then 300) before the taker's update. */
+function batches(): ReturnType<typeof ev.begin>[][] {
+  return [[
+    ev.begin(1),
+    ev.market(0, 0, 1),
+    ev.account(1, '0x' + '11'.repeat(20)),
+    ev.account(2, '0x' + '22'.repeat(20)),
+    ev.accepted(RequestKind.PLACE, 1, 10, 1),
+    ev.order(10, 1, 0, Side.ASK, OrderStatus.OPEN, 2_000_000, 500, 0, 500),
+    ev.committed(1),
+  ], [
+    ev.begin(2),
+    ev.accepted(RequestKind.PLACE, 2, 11, 1),
+    ev.fill(1, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 100, 1, 0),
+    ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 100, 400),
+    ev.fill(2, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 200, 1, 0),
+    ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 300, 200),
+    ev.order(11, 2, 0, Side.BID, OrderStatus.FILLED, 2_000_000, 300, 300, 0),
+    ev.balance(2, 0, 300, 0),
+    ev.rejected(RequestKind.CANCEL, 2),
+    ev.committed(2),
+  ]];
+}
+
+describe('observer tape', () => {
+  it('replays to its observers exactly what they hear inside apply, batch by batch', () => {
+    // Direct: the observer inside apply.
+    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const direct = new Recorder();
+    direct_rm.observe([direct]);
+    let seq = 0;
+    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
+
+    // Taped: the whole batch applied first, then replayed.
+    const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const errors: unknown[] = [];
+    const tape = new ObserverTape((e) => errors.push(e));
+    const thrower = new Thrower();
+    const taped = new Recorder();
+    tape.observe([thrower, taped]);
+    rm.observe([tape]);
+    seq = 0;
+    const after_batch: number[] = [];
+    for (const batch of batches()) {
+      for (const e of batch) rm.apply(e, ++seq);
+      after_batch.push(taped.log.length);
+      tape.replay();
+    }
+    // Nothing reached the observers before the replay.
+    expect(after_batch).toEqual([0, direct.log.findIndex((l) => l.startsWith('begin 2 '))]);
+    expect(taped.log).toEqual(direct.log);
+    // The maker's two updates as they were, not as the batch left the order (remaining 200).
+    const maker_updates = taped.log.filter((l) => l.startsWith('update') && l.includes('"order_id":10'));
+    expect(maker_updates.map((l) => (JSON.parse(l.split(' ')[2]) as OrderView).filled)).toEqual([0, 100, 300]);
+    expect(taped.log.filter((l) => l.startsWith('committed 2'))[0]).toContain('[0]');
+    // The thrower heard the rest; each of its four order updates was reported.
+    expect(errors.map((e) => (e as Error).message)).toEqual(['observer bug', 'observer bug', 'observer bug', 'observer bug']);
+    expect(thrower.log).toEqual(direct.log.filter((l) => !l.startsWith('update')));
+    // A replay with nothing recorded calls nobody.
+    const n = taped.log.length;
+    tape.replay();
+    expect(taped.log.length).toBe(n);
+  });
+});
