@@ -120,14 +120,15 @@ export class RingbookServer {
         if (resume !== null) importFront(link.read_model, md, resume.front);
       },
     });
-    // The consumers of the committed event stream, in the order each event reaches them:
-    //   1. the DA packer reads the raw record (da.attach; the state root is computed from the
+    // The consumers of the committed event stream, each batch in one synchronous turn, the HTTP
+    // answers first (MatcherLink.dispatchBatch; docs/architecture.md):
+    //   1. the read model decodes and applies each event; the answers collect the outcomes and are
+    //      written at the commit marker; the observer tape records what the others are to hear;
+    //   2. the DA packer reads the raw records (da.attach; the state root is computed from the
     //      records themselves, in the DA thread);
-    //   2. the read model decodes the event once and applies it, then hands what it decoded to
-    //      its observers, in this order: (a) market data, (b) the WebSocket fan-out (added below,
-    //      once the app exists: the journal replay has no subscribers), (c) the HTTP answers
-    //      (always last, MatcherLink.consumers);
-    //   3. after each commit, once its answers are released: the DA thread's flush, snapshots.
+    //   3. the tape is replayed to (a) market data, (b) the WebSocket fan-out (added below, once the
+    //      app exists: the journal replay has no subscribers) (MatcherLink.consumers);
+    //   4. after each commit: metrics, the DA thread's flush, snapshots.
     // Without a DA thread (a cluster gateway by default) no state root is computed here: the
     // cluster's DA role publishes them and every matcher computes them (docs/scale-out.md).
     const da = this.options.state_roots === false ? null : createDaPublisher(cfg, journal_dir, { restore: resume?.da ?? null });

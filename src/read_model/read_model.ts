@@ -3,7 +3,8 @@
 //
 // It is also the front's one decoder of events: `apply` reads each record once, updates the
 // model, then hands what it decoded (typed views, never record fields) to its observers in their
-// declared order (gateway/server.ts: market data, WebSocket fan-out, the HTTP answers). So an
+// declared order (the front's: the HTTP answers, then the observer tape that replays the batch to
+// market data and the WebSocket fan-out once the answers are out; docs/architecture.md). So an
 // observer sees the model as it is after the event, and needs no rule of its own about what an
 // event means (the filled quantity after a fill, the last fill price an update keeps).
 import { OrderStatus, RequestKind, Side } from '../engine/types.js';
