@@ -4,15 +4,19 @@
 //     its key to the back of the Map (the case the periodic sweep is for);
 //   - instant: the load bench's unlimited rates (1e9/min): every key expires at once, the Map stays tiny.
 //
-//   npx tsc -p tsconfig.json && node dist/bench/rate_limit.js
+//   npx tsc -p tsconfig.json && node dist/bench/rate_limit.js [--wallets N (1000)] [--runs N (5)]
 // Ends with ONE JSON line {"bench":"rate_limit","live_us_per_take":..,"instant_us_per_take":..}.
 import os from 'node:os';
 import { RateLimiter } from '../src/gateway/rate_limit.js';
+import { Knobs } from './knobs.js';
 
-const WALLETS = 1000;
+const knobs = new Knobs();
+/** Live keys: ~1,000 wallets trading at once (the load bench's count). */
+const WALLETS = knobs.number('wallets', 1000, 1, 100_000);
+const RUNS = knobs.number('runs', 5, 1, 99);
+knobs.finish();
 const WARM_TAKES = 200_000;
 const TIMED_TAKES = 300_000;
-const RUNS = 5;
 
 function usPerTake(limit_per_minute: number): number {
   const keys = Array.from({ length: WALLETS }, (_, i) => '0x' + i.toString(16).padStart(40, '0'));
@@ -33,5 +37,5 @@ function usPerTake(limit_per_minute: number): number {
 const live = usPerTake(600);
 const instant = usPerTake(1_000_000_000);
 console.log(`rate_limit: ${new Date().toISOString()}, ${os.cpus()[0]?.model ?? '?'}, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log(`  live keys (${WALLETS} wallets, 600/min): ${live} us/take; keys expiring at once: ${instant} us/take`);
+console.log(`  live keys (${WALLETS} wallets, 600/min), medians of ${RUNS} runs: ${live} us/take; keys expiring at once: ${instant} us/take`);
 console.log(JSON.stringify({ bench: 'rate_limit', live_us_per_take: live, instant_us_per_take: instant }));
