@@ -3,21 +3,17 @@
 // dispatchBatch), but only once the read model holds it. A client that gets its answer and at once
 // reads its orders, fills and balances must see what the answer says. Many clients at once, so
 // the answers come in batches of several requests and the reads race the rest of each batch's work.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
+import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
 });
 
 /** Makers and takers per round; rounds of concurrent takers. */
