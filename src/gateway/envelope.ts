@@ -35,7 +35,7 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
 import { parseJsonObject, readBody, setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_body.js';
-import { nextRequestId } from './request_id.js';
+import { nextRequestNumber, requestIdLength, requestIdText, writeRequestId } from './request_id.js';
 import { giveBackStamps, type StageStamps } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 import { utf8Text } from '../util/json_text.js';
@@ -125,7 +125,10 @@ export function doubleReplyTotal(): number {
  * transport (DECISIONS "Order entry over WebSocket").
  */
 export abstract class Answer {
-  readonly request_id: string;
+  /** The id's text once made (Reply makes it only when something reads `request_id`). */
+  private id_text: string | null;
+  /** The number of a server-made id (request_id.ts nextRequestNumber), 0 for an id given as text. */
+  protected readonly request_no: number;
   /** Replies attempted after the first one was written (each ignored). */
   double_reply_count = 0;
   /** Replies attempted after the client aborted (each ignored). */
@@ -136,8 +139,15 @@ export abstract class Answer {
   stamps: StageStamps | null = null;
   private written = false;
 
-  constructor(request_id: string) {
-    this.request_id = request_id;
+  /** `request_id`: the id's text, or the number of a server-made one (its text is made when read). */
+  constructor(request_id: string | number) {
+    this.id_text = typeof request_id === 'string' ? request_id : null;
+    this.request_no = typeof request_id === 'number' ? request_id : 0;
+  }
+
+  /** The request's id (X-Request-Id, form A bodies, logs). */
+  get request_id(): string {
+    return this.id_text ??= requestIdText(this.request_no);
   }
 
   /** True once the client went away; nothing may be written any more. */
@@ -250,7 +260,7 @@ export class Reply extends Answer implements AbortOwner {
   private accounted = false;
 
   /** Construct synchronously inside the route handler: it registers the abort watch. */
-  constructor(res: HttpResponse, request_id: string = nextRequestId()) {
+  constructor(res: HttpResponse, request_id: string | number = nextRequestNumber()) {
     super(request_id);
     this.res = res;
     this.watch = watchAbort(res);
@@ -327,9 +337,14 @@ export class Reply extends Answer implements AbortOwner {
   /** The corked part of transmit (writeCorked): the status line, headers and body. */
   writeNow(http_status: number, body: string | Uint8Array, headers: readonly Header[] | undefined, close_connection: boolean): void {
     const res = this.res;
-    res.writeStatus(STATUS_LINE_BYTES.get(http_status) ?? statusLine(http_status));
-    res.writeHeader(X_REQUEST_ID, this.request_id);
-    res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
+    const head = this.request_no > 0 ? replyHead(http_status, this.request_no) : null;
+    if (head !== null) {
+      res.writeStatus(head);
+    } else {
+      res.writeStatus(STATUS_LINE_BYTES.get(http_status) ?? statusLine(http_status));
+      res.writeHeader(X_REQUEST_ID, this.request_id);
+      res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
+    }
     if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
     if (this.head) {
       // uWS 20.30's endWithoutBody(length) sends nothing at all: the length header is written
@@ -340,6 +355,34 @@ export class Reply extends Answer implements AbortOwner {
       res.end(body, close_connection);
     }
   }
+}
+
+/**
+ * A reply's head in one uWS call: uWS writes `HTTP/1.1 `, the status it is given and CRLF, so a
+ * "status" of `200 OK\r\nX-Request-Id: <id>\r\nContent-Type: application/json` puts on the wire
+ * exactly the bytes of writeStatus + two writeHeader calls (test/server/reply_head.test.ts reads
+ * them raw), with one call into uWS instead of three and the id's bytes written from its number
+ * (no id string). Built in one reused buffer: uWS copies it into the socket's cork buffer at once.
+ */
+const HEAD_BYTES_MAX = 256;
+const head_buffer = Buffer.alloc(HEAD_BYTES_MAX);
+/** head_buffer's views by length (an id grows a digit at a time: a handful of lengths ever). */
+const head_views: (Uint8Array | undefined)[] = [];
+/** Per status: the status line then `\r\nX-Request-Id: `. */
+const HEAD_STARTS = new Map<number, Uint8Array>([...STATUS_LINES].map(([k, v]) => [k, Buffer.from(`${v}\r\nX-Request-Id: `, 'latin1')]));
+const HEAD_END = Buffer.from('\r\nContent-Type: application/json', 'latin1');
+
+/** The head of a reply with `http_status` and server-made request number `request_no`; null: a status without a prebuilt start. */
+function replyHead(http_status: number, request_no: number): Uint8Array | null {
+  const start = HEAD_STARTS.get(http_status);
+  if (start === undefined) return null;
+  const length = start.length + requestIdLength(request_no) + HEAD_END.length;
+  if (length > HEAD_BYTES_MAX) return null;
+  head_buffer.set(start, 0);
+  head_buffer.set(HEAD_END, writeRequestId(request_no, head_buffer, start.length));
+  let view = head_views[length];
+  if (view === undefined) head_views[length] = view = head_buffer.subarray(0, length);
+  return view;
 }
 
 /** The answer being written by Reply.transmit, for writeCorked (set and cleared around one cork call). */

@@ -16,8 +16,48 @@ let counter = 0;
 
 /** A fresh request id, unique within this process and (with overwhelming probability) across runs. */
 export function nextRequestId(): string {
+  return requestIdText(nextRequestNumber());
+}
+
+/**
+ * The counter of a fresh request id, whose text (requestIdText) is made only when something reads
+ * it: a successful HTTP answer writes the id's bytes straight into its header (writeRequestId), so
+ * most requests never make the string (issue 11: the id, its counter text and their flat copy were
+ * ~100 bytes of the front's garbage per request).
+ */
+export function nextRequestNumber(): number {
   counter += 1;
-  return `${REQUEST_ID_PREFIX}-${counter.toString(36)}`;
+  return counter;
+}
+
+/** The id of request number `n` (nextRequestNumber). */
+export function requestIdText(n: number): string {
+  return `${REQUEST_ID_PREFIX}-${n.toString(36)}`;
+}
+
+/** The id's length in bytes: REQUEST_ID_PREFIX, '-', then `n` in base 36. */
+export function requestIdLength(n: number): number {
+  let digits = 1;
+  for (let rest = Math.floor(n / 36); rest > 0; rest = Math.floor(rest / 36)) digits++;
+  return REQUEST_ID_PREFIX.length + 1 + digits;
+}
+
+const PREFIX_BYTES = Buffer.from(`${REQUEST_ID_PREFIX}-`, 'latin1');
+const BASE36 = Buffer.from('0123456789abcdefghijklmnopqrstuvwxyz', 'latin1');
+
+/**
+ * Writes the id of request number `n` (the bytes of requestIdText(n), ASCII) into `out` at `at`;
+ * returns the offset after it. `out` must have requestIdLength(n) bytes free there.
+ */
+export function writeRequestId(n: number, out: Uint8Array, at: number): number {
+  out.set(PREFIX_BYTES, at);
+  const end = at + requestIdLength(n);
+  let rest = n;
+  for (let k = end - 1; k >= at + PREFIX_BYTES.length; k--) {
+    out[k] = BASE36[rest % 36];
+    rest = Math.floor(rest / 36);
+  }
+  return end;
 }
 
 /** The counter of the id nextRequestId returned last (the stage rows keep it as a number). */

@@ -16,6 +16,8 @@ export class AgentsModel {
   /** user account -> agent account -> its entry (expired ones stay until the engine prunes them). */
   private readonly users = new Map<number, Map<number, AgentView>>();
   private readonly floors = new Map<number, number>();
+  /** Agent entries of all users together: 0 lets the signed routes skip the account lookup (liveAgents). */
+  private entries = 0;
 
   apply(e: EventFields): void {
     const user = e.field(AgentField.ACCOUNT);
@@ -23,8 +25,12 @@ export class AgentsModel {
     const valid_until_ms = e.field(AgentField.VALID_UNTIL_MS);
     let mine = this.users.get(user);
     if (mine === undefined) this.users.set(user, mine = new Map());
-    if (valid_until_ms === 0) mine.delete(agent);
-    else mine.set(agent, { agent, name: e.clientOrderId(), valid_until_ms, nonce_high_water: e.field(AgentField.NONCE_HIGH_WATER) });
+    if (valid_until_ms === 0) {
+      if (mine.delete(agent)) this.entries--;
+    } else {
+      if (!mine.has(agent)) this.entries++;
+      mine.set(agent, { agent, name: e.clientOrderId(), valid_until_ms, nonce_high_water: e.field(AgentField.NONCE_HIGH_WATER) });
+    }
     const floor = e.field(AgentField.NONCE_FLOOR);
     if (floor > 0) this.floors.set(user, floor);
   }
@@ -39,6 +45,11 @@ export class AgentsModel {
   isLive(user: number, agent: number, time_ms: number): boolean {
     const e = this.users.get(user)?.get(agent);
     return e !== undefined && e.valid_until_ms > time_ms;
+  }
+
+  /** Whether any user has an agent entry (expired ones included). */
+  get any(): boolean {
+    return this.entries > 0;
   }
 
   /** Whether the user has any agent entry (the signed routes look for an agent signer only then). */
@@ -63,5 +74,7 @@ export class AgentsModel {
       if (u.nonce_floor > 0) this.floors.set(u.account, u.nonce_floor);
       this.users.set(u.account, new Map(u.agents.map((a) => [a.agent, { ...a }])));
     }
+    this.entries = 0;
+    for (const mine of this.users.values()) this.entries += mine.size;
   }
 }

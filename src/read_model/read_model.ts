@@ -231,12 +231,19 @@ export class ReadModel {
     if (kind === RequestKind.PLACE) {
       const order_id = e.field(AcceptedField.ORDER_ID);
       const quantity = e.field(AcceptedField.QUANTITY_UNITS);
+      const client_order_id = e.clientOrderId();
       this.indexOrder(account, order_id);
+      // The client id points at the newest order using it: this one, from its placement on. Set
+      // here once, not at each of the order's updates (a key string, its flat copy and a probe of
+      // a map of every such order per update; issue 11): the engine refuses a client id one of the
+      // account's open orders holds (CLIENT_ORDER_ID_DUPLICATE), so an order that used it before
+      // is closed and gets no update that could claim it back.
+      if (client_order_id !== '') this.order_by_client_id.set(`${account}:${client_order_id}`, order_id);
       this.orders.set(order_id, {
         order_id, account, market: e.field(AcceptedField.MARKET), side: e.field(AcceptedField.SIDE),
         order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF),
         price: e.field(AcceptedField.PRICE_UNITS), quantity, filled: 0,
-        remaining: quantity, status: OrderStatus.OPEN, client_order_id: e.clientOrderId(),
+        remaining: quantity, status: OrderStatus.OPEN, client_order_id,
         last_fill_price: 0, created_ms: this.batch_time_ms, updated_ms: this.batch_time_ms,
         resting_price: 0, resting_quantity: 0,
       });
@@ -337,13 +344,12 @@ export class ReadModel {
       mv.sorted_cache = null;
       this.changed_markets.add(market);
     }
-    // Indexes: open orders per account; client ids point at the newest order using them.
+    // Open orders per account (client ids were indexed at placement: applyAccepted).
     let open = this.open_orders_by_account.get(account);
     if (open === undefined) {
       open = new Set();
       this.open_orders_by_account.set(account, open);
     }
-    if (o.client_order_id !== '') this.order_by_client_id.set(`${account}:${o.client_order_id}`, order_id);
     if (resting) {
       open.add(order_id);
     } else {

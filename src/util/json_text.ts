@@ -8,6 +8,9 @@
 /** The buffer's start size; it doubles when a text needs more (an answer with many fills). */
 const INITIAL_BYTES = 2048;
 
+/** Runs longer than this are copied with set() (a memmove), shorter ones byte by byte: an order answer took 600 ns at 8, 640 at 16, 725 at 64, 670 at 0 (micro-bench, 2026-11-26). */
+const APPEND_LOOP_BYTES_MAX = 8;
+
 const utf8_out = new TextEncoder();
 const utf8_in = new TextDecoder();
 
@@ -63,6 +66,31 @@ export class JsonText {
     }
     this.n = n;
     return this;
+  }
+
+  /**
+   * ASCII bytes as they are: a run of JSON text encoded once by the caller (member names, a cached
+   * run of an answer), copied instead of read char by char as raw() does. Only ASCII: text() reads
+   * the buffer as latin1 while nothing else non-ASCII was written.
+   */
+  append(src: Uint8Array): this {
+    const len = src.length;
+    this.room(len);
+    const b = this.bytes;
+    let n = this.n;
+    if (len > APPEND_LOOP_BYTES_MAX) {
+      b.set(src, n);
+      n += len;
+    } else {
+      for (let i = 0; i < len; i++) b[n++] = src[i];
+    }
+    this.n = n;
+    return this;
+  }
+
+  /** Whether only ASCII was written since begin() (its bytes are its latin1 text). */
+  get isAscii(): boolean {
+    return this.ascii;
   }
 
   /** A number as JSON.stringify writes it: digits for a safe integer, else String(x), null when not finite. */

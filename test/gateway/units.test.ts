@@ -7,7 +7,7 @@ import { CODE_HTTP_STATUS, CODE_NAMES } from '../../src/engine/types.js';
 import { AdminTokenCheck, adminTokenMatches } from '../../src/gateway/admin_auth.js';
 import { httpStatusOf, Reply, statusLine } from '../../src/gateway/envelope.js';
 import { parseContentLength, parseJsonObject, readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
-import { nextRequestId, REQUEST_ID_PREFIX } from '../../src/gateway/request_id.js';
+import { nextRequestId, REQUEST_ID_PREFIX, requestIdLength, requestIdText, writeRequestId } from '../../src/gateway/request_id.js';
 
 function parse(text: string) {
   return parseJsonObject(Buffer.from(text, 'utf8'));
@@ -244,6 +244,22 @@ describe('request ids', () => {
     for (let i = 0; i < 100_000; i++) ids.add(nextRequestId());
     expect(ids.size).toBe(100_000);
     for (const id of [...ids].slice(0, 100)) expect(id).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
+  });
+
+  it('written as bytes from the number (the reply head) are the bytes of the text, at every digit count', () => {
+    const ns = [1, 9, 10, 35, 36, 37, 1295, 1296, 46655, 46656, 2 ** 31, 2 ** 32 + 7, Number.MAX_SAFE_INTEGER];
+    for (let n = 1; n < 3000; n += 7) ns.push(n);
+    const out = Buffer.alloc(64, 0x2a);
+    for (const n of ns) {
+      const text = requestIdText(n);
+      expect(text).toBe(`${REQUEST_ID_PREFIX}-${n.toString(36)}`);
+      expect(requestIdLength(n)).toBe(text.length);
+      out.fill(0x2a);
+      expect(writeRequestId(n, out, 5)).toBe(5 + text.length);
+      expect(out.subarray(5, 5 + text.length).toString('latin1')).toBe(text);
+      expect(out[4]).toBe(0x2a); // nothing written outside the id
+      expect(out[5 + text.length]).toBe(0x2a);
+    }
   });
 });
 

@@ -69,4 +69,15 @@ describe('orderAnswerJson', () => {
     expect(fast_path).toBeGreaterThan(500);
     expect(fast_path).toBeLessThan(3000);
   });
+
+  it('a cached run of status, market, side, type and time in force follows the market id of its index', () => {
+    const o = order(new Rng(5));
+    Object.assign(o, { market: 0, status: 0, side: 0, order_type: 0, tif: 0, client_order_id: 'c' });
+    const markets = [{ id: 'AAA-USDC' }];
+    const view = { markets } as unknown as ReadModel;
+    expect(orderAnswerJson(view, o, null, 1)).toBe(generic(view, o, null, 1));
+    markets[0] = { id: 'BBB-USDC' };
+    expect(orderAnswerJson(view, o, null, 2)).toContain('"market_id":"BBB-USDC"');
+    expect(orderAnswerJson(view, o, null, 2)).toBe(generic(view, o, null, 2));
+  });
 });

@@ -10,6 +10,26 @@ const EDGE_NUMBERS = [
 ];
 
 describe('JsonText', () => {
+  it('append copies ASCII runs, short and long, as raw writes them, also after growing', () => {
+    const t = new JsonText();
+    const runs = ['', '{', ',"a":', ',"client_order_id":', 'x'.repeat(200), ',"is_maker":false}'];
+    const enc = new TextEncoder();
+    let expected = '';
+    t.begin();
+    for (let round = 0; round < 30; round++) {
+      for (const r of runs) {
+        t.append(enc.encode(r)).num(round);
+        expected += r + String(round);
+      }
+    }
+    expect(expected.length).toBeGreaterThan(2048); // past the first buffer
+    expect(t.text()).toBe(expected);
+    expect(new TextDecoder().decode(t.view())).toBe(expected);
+    expect(t.begin().raw('{"k":').append(enc.encode('"v"}')).text()).toBe('{"k":"v"}');
+    expect(t.isAscii).toBe(true);
+    expect(t.begin().str('é').isAscii).toBe(false);
+  });
+
   it('writes numbers as JSON.stringify does', () => {
     const t = new JsonText();
     for (const x of EDGE_NUMBERS) expect(t.begin().num(x).text()).toBe(JSON.stringify(x));
