@@ -22,6 +22,10 @@ export type RecoverBackendName = 'native' | 'noble';
  * native/build/secp256k1_recover.node; `npm`, the `secp256k1` package's prebuilt addon.
  */
 export type NativeLibrary = 'system' | 'npm';
+/** The library a recoverer calls, as operators see it (log, /admin/state, metrics): a native one or `noble`. */
+export type Secp256k1Library = NativeLibrary | 'noble';
+/** Every Secp256k1Library, in RINGBOOK_SECP256K1's order (a thread reports its own as an index here: verify_ring.ts). */
+export const SECP256K1_LIBRARIES: readonly Secp256k1Library[] = ['system', 'npm', 'noble'];
 
 export interface RecovererOptions {
   /** Force a backend. 'native' throws when no addon can load; default: RINGBOOK_SECP256K1's, unset: native, else noble. */
@@ -38,6 +42,11 @@ export interface Recoverer {
   recoverAddressInto(hash32: Uint8Array, signature65: Uint8Array, out20: Uint8Array): boolean;
   /** Lowercase 0x address of the signer, or null when the signature is invalid. */
   recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null;
+}
+
+/** The library `r` calls. */
+export function recovererLibrary(r: Recoverer): Secp256k1Library {
+  return r.library ?? 'noble';
 }
 
 // Curve order n and floor(n/2), big-endian.
