@@ -12,7 +12,7 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { eip191Hash, eip191HashBytes } from './eip191.js';
 import { parseHexAnyLength, parsePrefixedHex, toHex0x } from './hex.js';
-import { keccak256WasmOne } from '../util/keccak_wasm.js';
+import { KECCAK_INPUT, keccak256OfInput } from '../util/keccak_wasm.js';
 import { loadNativeSecp256k1, loadSystemSecp256k1, type NativeSecp256k1, type SystemSecp256k1 } from './secp256k1_native.js';
 import { SECP256K1_ENV, secp256k1Choice, type Secp256k1Choice } from './secp256k1_choice.js';
 
@@ -22,6 +22,10 @@ export type RecoverBackendName = 'native' | 'noble';
  * native/build/secp256k1_recover.node; `npm`, the `secp256k1` package's prebuilt addon.
  */
 export type NativeLibrary = 'system' | 'npm';
+/** The library a recoverer calls, as operators see it (log, /admin/state, metrics): a native one or `noble`. */
+export type Secp256k1Library = NativeLibrary | 'noble';
+/** Every Secp256k1Library, in RINGBOOK_SECP256K1's order (a thread reports its own as an index here: verify_ring.ts). */
+export const SECP256K1_LIBRARIES: readonly Secp256k1Library[] = ['system', 'npm', 'noble'];
 
 export interface RecovererOptions {
   /** Force a backend. 'native' throws when no addon can load; default: RINGBOOK_SECP256K1's, unset: native, else noble. */
@@ -38,6 +42,11 @@ export interface Recoverer {
   recoverAddressInto(hash32: Uint8Array, signature65: Uint8Array, out20: Uint8Array): boolean;
   /** Lowercase 0x address of the signer, or null when the signature is invalid. */
   recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null;
+}
+
+/** The library `r` calls. */
+export function recovererLibrary(r: Recoverer): Secp256k1Library {
+  return r.library ?? 'noble';
 }
 
 // Curve order n and floor(n/2), big-endian.
@@ -98,9 +107,20 @@ export function nativeBackendAvailable(library?: NativeLibrary): boolean {
   return loadSystem() !== null || loadNative() !== null;
 }
 
-function addressFromUncompressed(pub65: Uint8Array, out20: Uint8Array): void {
-  const h = keccak256WasmOne(pub65.subarray(1, 65));
-  out20.set(h.subarray(12, 32));
+/** The keccak digest of a public key, of which the address is the last 20 bytes (this thread's; overwritten by every call). */
+const PUBKEY_DIGEST = new Uint8Array(32);
+
+/**
+ * Writes the address of an uncompressed public key (0x04 || x || y, 65 bytes) into
+ * `out[out_offset .. +20)`: the last 20 bytes of keccak256(x || y). Nothing is allocated: the key
+ * is copied byte by byte into the keccak module's input, hashed in place and the digest's tail
+ * copied out (before: a fresh 32-byte digest and two subarray views per recovery, on every
+ * signature check). `out` may be `pub65` itself (the key is read before anything is written).
+ */
+export function addressFromUncompressed(pub65: Uint8Array, out: Uint8Array, out_offset = 0): void {
+  for (let i = 0; i < 64; i++) KECCAK_INPUT[i] = pub65[1 + i];
+  keccak256OfInput(64, PUBKEY_DIGEST, 0);
+  for (let i = 0; i < 20; i++) out[out_offset + i] = PUBKEY_DIGEST[12 + i];
 }
 
 function makeRecoverer(

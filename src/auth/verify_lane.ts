@@ -3,10 +3,10 @@
 // the task waited too long: VerifyPool's stealing). The pool (verify_pool.ts) decides which lane
 // a task goes to and when the front helps.
 import type { Piscina } from 'piscina';
-import type { RecoverBackendName } from './recover.js';
+import { SECP256K1_LIBRARIES, type RecoverBackendName, type Secp256k1Library } from './recover.js';
 import { encodePackedBatchInto, TASK_TIMES_BYTES } from './verify_codec.js';
 import {
-  align8, VERIFY_RING_HEADER_BYTES, VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD,
+  align8, VERIFY_RING_HEADER_BYTES, VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_LIBRARY, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD,
   VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER, type VerifyWorkerData,
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
@@ -75,6 +75,11 @@ export class Lane {
   /** Whether a worker ever started serving this ring. */
   get ready(): boolean {
     return Atomics.load(this.i32, VR_READY) === 1;
+  }
+
+  /** The secp256k1 library the worker's recoverer calls, as the worker reported it; null before it started serving. */
+  get library(): Secp256k1Library | null {
+    return SECP256K1_LIBRARIES[Atomics.load(this.i32, VR_LIBRARY) - 1] ?? null;
   }
 
   get usedBytes(): number {

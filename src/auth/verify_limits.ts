@@ -66,3 +66,10 @@ export const INLINE_BUSY_WINDOW_MS = 10;
 export const INLINE_BUSY_WINDOW_MS_MAX = 2 * INLINE_BUSY_WINDOW_MS;
 /** Beyond a few recoveries the front's turn stalls its other sockets: 8 is ~0.5 ms. */
 export const INLINE_ITEMS_MAX = 8;
+/**
+ * How long the server's start waits for its verify workers to start serving (and report their
+ * secp256k1 library, VerifyPool.ready) before it listens anyway: a worker loads in ~0.1 s idle and
+ * took up to a few seconds on the 2-core test machine at load average ~38; a worker still loading
+ * after this is logged as `not started` and takes its tasks once it serves, as before the wait.
+ */
+export const VERIFY_WORKERS_START_WAIT_MS = 10_000;

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { createRecoverer, type RecoverBackendName, type Recoverer } from './recover.js';
+import { createRecoverer, recovererLibrary, type RecoverBackendName, type Recoverer, type Secp256k1Library } from './recover.js';
 import {
   encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, readTaskTimesInto, TASK_TIMES_BYTES, verifyPackedInto,
 } from './verify_codec.js';
@@ -19,7 +19,7 @@ import { Lane, type Batch, type Task } from './verify_lane.js';
 import { STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './verify_limits.js';
 import {
   align8, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MAX, VERIFY_RING_DATA_BYTES_MIN,
-  VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_TASK_HEADER_BYTES, type VerifyWorkerData,
+  VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, type VerifyWorkerData,
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
 
@@ -42,6 +42,23 @@ export interface VerifyPoolOptions {
 }
 
 export const THREADS_MAX = 256;
+
+/** Which secp256k1 library each thread that checks signatures calls (GET /admin/state `secp256k1`, the start log, metrics). */
+export interface Secp256k1Threads {
+  /** The front thread's (its inline and stolen checks). */
+  front: Secp256k1Library;
+  /** Each verify worker's, as the worker reported it; null for one that has not started serving yet. */
+  verify_workers: (Secp256k1Library | null)[];
+}
+
+/** For the start log: `front system, 2 verify workers system` (`not started` for a worker that has not reported). */
+export function describeSecp256k1Threads(t: Secp256k1Threads): string {
+  const workers = new Map<string, number>();
+  for (const library of t.verify_workers) workers.set(library ?? 'not started', (workers.get(library ?? 'not started') ?? 0) + 1);
+  const parts = [`front ${t.front}`];
+  for (const [library, n] of workers) parts.push(`${n} verify worker${n === 1 ? '' : 's'} ${library}`);
+  return parts.join(', ');
+}
 
 /**
  * The compiled worker next to this module. Run from TypeScript source (vitest, tsx), this module
@@ -67,7 +84,7 @@ function positiveInt(value: number | undefined, fallback: number, min: number, m
 }
 
 // lib ES2022 does not declare Atomics.waitAsync; Node >= 16 has it.
-type WaitAsyncFn = (array: Int32Array, index: number, value: number) =>
+type WaitAsyncFn = (array: Int32Array, index: number, value: number, timeout_ms?: number) =>
   | { async: false; value: 'not-equal' | 'timed-out' }
   | { async: true; value: Promise<'ok' | 'timed-out'> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsyncFn }).waitAsync;
@@ -143,6 +160,7 @@ export class VerifyPool {
     lane.dead = true;
     for (const t of lane.outstanding.splice(0)) if (t.claim !== VR_CLAIM_FRONT) this.#fail(t, err); // the front's are answered
     Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
+    Atomics.notify(lane.i32, VR_READY); // and ready()'s, when it died before serving
     if (this.#closed) return;
     console.error('ringbook: verify worker failed:', err);
     if (!lane.ready) {
@@ -382,6 +400,27 @@ export class VerifyPool {
   /** Whether every worker has started serving its ring (a fresh pool's threads take ~0.1 s to load). */
   get workersReady(): boolean {
     return this.#lanes.every((lane) => lane.ready);
+  }
+
+  /**
+   * Settles once every worker has started serving its ring (and so reported its secp256k1
+   * library), or ended before it did (a broken build: the pool is broken then), or after
+   * `wait_ms_max` (default: no limit).
+   */
+  async ready(wait_ms_max = Infinity): Promise<void> {
+    await Promise.all(this.#lanes.map((lane) => {
+      const r = waitAsync(lane.i32, VR_READY, 0, wait_ms_max);
+      return r.async && !lane.dead ? r.value : undefined;
+    }));
+  }
+
+  /**
+   * The library each checking thread calls: the front's is its own recoverer's (made here if no
+   * check ran on the front yet), each worker's the one it wrote into its ring (verify_ring.ts
+   * LIBRARY): a worker's environment or build could differ from the front's, so it is not assumed.
+   */
+  secp256k1Threads(): Secp256k1Threads {
+    return { front: recovererLibrary(this.#recoverer()), verify_workers: this.#lanes.map((lane) => lane.library) };
   }
 
   /** Batches waiting for room in a verify ring (the front-side backlog; metrics). */

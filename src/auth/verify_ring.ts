@@ -8,6 +8,9 @@
 //     WAITERS    1 while the worker sleeps in Atomics.wait on PUBLISHED (the front notifies only then)
 //     CLOSED     set by the front's close(): the worker's task returns when it has nothing left
 //     READY      set by the worker when it starts serving (a worker that dies before is a broken build)
+//     LIBRARY    the secp256k1 library the worker's recoverer calls, 1 + its index in
+//                SECP256K1_LIBRARIES (recover.ts), stored before READY: the operator sees the
+//                workers' own choice (GET /admin/state `secp256k1`), not the front's guess of it
 //   data area: tasks back to back, each at an 8-byte aligned offset:
 //     u32 task bytes (8-aligned, header included) | u32 answer bytes | u32 claim | u32 unused
 //     | answer area (the checker writes the verdicts and its times here, verify_codec.ts)
@@ -36,6 +39,7 @@ export const VR_DONE = 16;
 export const VR_WAITERS = 32;
 export const VR_CLOSED = 48;
 export const VR_READY = 49;
+export const VR_LIBRARY = 50;
 export const VERIFY_RING_HEADER_BYTES = 256;
 /** Bytes before a task's answer area: its size, its answer area's size, its claim, one unused word. */
 export const VR_TASK_HEADER_BYTES = 16;

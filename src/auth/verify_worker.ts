@@ -4,12 +4,12 @@
 // ring is empty; it returns when the front closes the ring. The thread does nothing else, so
 // blocking its event loop is the point: no message per batch either way, one futex wake-up when
 // the front finds it asleep, one waitAsync resolution on the front per answered burst.
-import { createRecoverer, type Recoverer } from './recover.js';
+import { createRecoverer, recovererLibrary, SECP256K1_LIBRARIES, type Recoverer } from './recover.js';
 import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
 import { verifyPackedInto } from './verify_codec.js';
 import {
   VERIFY_RING_HEADER_BYTES, VR_CLAIM_OPEN, VR_CLAIM_WORKER, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD,
-  VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
+  VR_LIBRARY, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
   type VerifyWorkerData,
 } from './verify_ring.js';
 
@@ -27,7 +27,9 @@ function sleepUntilPublished(i32: Int32Array, done: number): void {
 
 function runRing(sab: SharedArrayBuffer, recoverer: Recoverer): void {
   const i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
+  Atomics.store(i32, VR_LIBRARY, 1 + SECP256K1_LIBRARIES.indexOf(recovererLibrary(recoverer)));
   Atomics.store(i32, VR_READY, 1);
+  Atomics.notify(i32, VR_READY); // the front's VerifyPool.ready()
   const area = new Uint8Array(sab, VERIFY_RING_HEADER_BYTES);
   const words = new Uint32Array(sab, VERIFY_RING_HEADER_BYTES);
   let done = Atomics.load(i32, VR_DONE);

@@ -43,7 +43,9 @@ export interface DaStore {
    * bytes as `batch.inputs_hex`, when the caller has them (the DA worker), so the hex need not be
    * decoded (or, with a lazy `inputs_hex`, even made). The store copies what it keeps of `inputs`
    * before returning and then reads neither them nor `batch.inputs_hex` again: the caller may
-   * reuse the bytes (the DA worker's come from a reused journal read buffer).
+   * reuse the bytes (the DA worker's come from a reused journal read buffer). The memory store
+   * keeps its own copy of every other field too; the LMDB store, until the batch's commit, serves
+   * the header, fills and diff bytes objects it was given (the DA publisher's, fresh per batch).
    */
   submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void>;
   get(id: number): PublishedBatch | undefined;

@@ -19,6 +19,7 @@ import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { Secp256k1Threads } from '../auth/verify_pool.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -57,6 +58,8 @@ export interface GatewayContext {
   settlement_posted_batch: (() => number) | null;
   /** Committed batches waiting for their state root (the DA thread's backlog); null: no DA thread. */
   da_backlog_batches: (() => number) | null;
+  /** The secp256k1 library each signature-checking thread calls (VerifyPool.secp256k1Threads). */
+  secp256k1_threads: () => Secp256k1Threads;
 }
 
 /**

@@ -103,6 +103,8 @@ export function registerAdminRoutes(
       answer_spin_turns: ctx.link.answer_spin_turns,
       inflight_requests: ctx.link.inflight(),
       signatures_verified: ctx.signatures.verified,
+      // Which library recovers signers on each checking thread (RINGBOOK_SECP256K1), as each thread reports it.
+      secp256k1: ctx.secp256k1_threads(),
       journal_bytes: null,
       pending_forced_inclusions: pendingInclusions(rm),
       recovery: ctx.link.recovery,

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
-import { VerifyPool } from '../auth/verify_pool.js';
+import { describeSecp256k1Threads, VerifyPool } from '../auth/verify_pool.js';
+import { VERIFY_WORKERS_START_WAIT_MS } from '../auth/verify_limits.js';
 import { engineConfigOf, type RingbookConfig } from '../config.js';
 import { AdminTokenCheck } from './admin_auth.js';
 import type { GatewayContext } from './context.js';
@@ -187,6 +188,7 @@ export class RingbookServer {
       settlement_status: null,
       settlement_posted_batch: null,
       da_backlog_batches: da === null ? null : () => da.backlogBatches(),
+      secp256k1_threads: () => pool.secp256k1Threads(),
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {
@@ -213,6 +215,10 @@ export class RingbookServer {
     });
     this.chain?.start();
     registerNotFound(app);
+    // The workers started loading with the pool (~0.1 s); each reports its library as it starts serving.
+    await pool.ready(VERIFY_WORKERS_START_WAIT_MS);
+    const libraries = pool.secp256k1Threads();
+    log.info(`ringbook: secp256k1 library: ${describeSecp256k1Threads(libraries)}`, { secp256k1: libraries });
     const listening = await listenApp(app, cfg.server.host, cfg.server.port);
     this.listen_socket = listening.socket;
     this.port = listening.port;

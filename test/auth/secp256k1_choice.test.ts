@@ -8,10 +8,29 @@ import { SECP256K1_ENV, secp256k1Choice } from '../../src/auth/secp256k1_choice.
 import { addressFromPrivateKey, createRecoverer, parseSignatureHex, signPersonalMessage } from '../../src/auth/recover.js';
 import { eip191Hash } from '../../src/auth/eip191.js';
 import { loadSystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
-import { api, deposit, startServer, Wallet } from '../server/harness.js';
+import { adminState, api, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { ok } from '../server/checks.js';
+import { metricValue } from '../server/metric_value.js';
 
 const KEY = `0x${'5a'.repeat(32)}`;
+
+/**
+ * `s` names `library` for every checking thread where an operator looks: the start log line,
+ * GET /admin/state `secp256k1` (the workers' entries as they reported them) and the metrics.
+ */
+async function expectReported(s: StartedServer, library: string): Promise<void> {
+  const st = await adminState(s);
+  const workers = st.secp256k1.verify_workers as unknown[];
+  expect(workers.length).toBeGreaterThan(0);
+  expect(st.secp256k1).toEqual({ front: library, verify_workers: workers.map(() => library) });
+  const n = workers.length;
+  expect(s.output().stdout).toContain(`ringbook: secp256k1 library: front ${library}, ${n} verify worker${n === 1 ? '' : 's'} ${library}`);
+  expect(await metricValue(s, 'ringbook_secp256k1_threads', `thread="front",library="${library}"`)).toBe(1);
+  expect(await metricValue(s, 'ringbook_secp256k1_threads', `thread="verify_worker",library="${library}"`)).toBe(n);
+  for (const other of ['system', 'npm', 'noble'].filter((l) => l !== library)) {
+    expect(await metricValue(s, 'ringbook_secp256k1_threads', `thread="verify_worker",library="${other}"`)).toBe(0);
+  }
+}
 const before = process.env[SECP256K1_ENV];
 
 afterEach(() => {
@@ -68,6 +87,7 @@ describe('RINGBOOK_SECP256K1', () => {
     await expect(startServer({ env: { [SECP256K1_ENV]: 'nobel' } })).rejects.toThrow(/server exited \(code 1[\s\S]*RINGBOOK_SECP256K1 must be one of auto, system, npm, noble/);
     const s = await startServer({ env: { [SECP256K1_ENV]: 'noble' } });
     try {
+      await expectReported(s, 'noble');
       const w = Wallet.random();
       ok(await deposit(s, w.address, 'USDC', '1000'));
       const order = ok(await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 10_000 })));
@@ -78,6 +98,25 @@ describe('RINGBOOK_SECP256K1', () => {
       expect(r.status).toBe(401);
     } finally {
       expect((await s.stop()).code).toBe(0);
+    }
+  });
+
+  it('the real server names the library it runs on: npm, and system when it is built (else auto, which falls back to npm)', async () => {
+    const system_built = loadSystemSecp256k1() !== null;
+    const npm = await startServer({ env: { [SECP256K1_ENV]: 'npm' } });
+    const auto = await startServer({ env: { [SECP256K1_ENV]: system_built ? 'system' : '' } });
+    try {
+      await expectReported(npm, 'npm');
+      await expectReported(auto, system_built ? 'system' : 'npm');
+      // The reports name what checks: a signed order passes on each.
+      for (const s of [npm, auto]) {
+        const w = Wallet.random();
+        ok(await deposit(s, w.address, 'USDC', '1000'));
+        ok(await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 10_000 })));
+      }
+    } finally {
+      expect((await npm.stop()).code).toBe(0);
+      expect((await auto.stop()).code).toBe(0);
     }
   });
 });

@@ -8,7 +8,7 @@ import { eip191Hash } from '../../src/auth/eip191.js';
 import { addressFromPrivateKey, createRecoverer, signHash, signPersonalMessage, type Recoverer } from '../../src/auth/recover.js';
 import { SIGNERS_PER_CHECK_MAX, verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../../src/auth/verify_codec.js';
-import { createVerifyPool, defaultWorkerFile, VerifyPool } from '../../src/auth/verify_pool.js';
+import { createVerifyPool, defaultWorkerFile, describeSecp256k1Threads, VerifyPool } from '../../src/auth/verify_pool.js';
 import { hex } from './vectors.js';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -425,5 +425,58 @@ describe('the front checks tasks that waited too long (stealAfterUs)', () => {
     expect(() => createVerifyPool({ stealAfterUs: -1 })).toThrow(RangeError);
     expect(() => createVerifyPool({ stealAfterUs: 1.5 })).toThrow(RangeError);
     expect(() => createVerifyPool({ stealAfterUs: 1_000_001 })).toThrow(RangeError);
+  });
+});
+
+describe('which secp256k1 library each checking thread calls (secp256k1Threads)', () => {
+  const ENV = 'RINGBOOK_SECP256K1';
+
+  it('the workers report their own choice: workers started on noble, the front on npm, each named as it is', async () => {
+    const before = process.env[ENV];
+    // A worker takes process.env as it is when Piscina starts it; the front's recoverer is made
+    // at its first use. Different switches for the two show where each name comes from.
+    process.env[ENV] = 'noble';
+    const p = createVerifyPool({ threads: 2 });
+    try {
+      await p.ready();
+      process.env[ENV] = 'npm';
+      const t = p.secp256k1Threads();
+      expect(t).toEqual({ front: 'npm', verify_workers: ['noble', 'noble'] });
+      expect(describeSecp256k1Threads(t)).toBe('front npm, 2 verify workers noble');
+      // And they check with what they name: a task on the workers, one on the front, same verdicts.
+      const { items, expected } = mixedBatch(20);
+      expect(Array.from(await p.verifyBatch(items))).toEqual(expected);
+      expect(p.checkOneHere(items[0])).toBe(expected[0]);
+    } finally {
+      if (before === undefined) delete process.env[ENV];
+      else process.env[ENV] = before;
+      await p.close();
+    }
+  });
+
+  it('ready(wait_ms_max) gives up on a worker still loading after that long; it is named null', async () => {
+    const loading = createVerifyPool({ threads: 1, workerFile: new URL('./fixtures/verify_worker_never_ready.mjs', import.meta.url) });
+    try {
+      const t0 = performance.now();
+      await loading.ready(200);
+      const waited_ms = performance.now() - t0;
+      expect(waited_ms).toBeGreaterThanOrEqual(195);
+      expect(waited_ms).toBeLessThan(10_000);
+      expect(loading.secp256k1Threads().verify_workers).toEqual([null]);
+    } finally {
+      await loading.close();
+    }
+  });
+
+  it('ready() settles for a worker that never starts; it is named null (not started)', async () => {
+    const broken = createVerifyPool({ threads: 1, workerFile: new URL('./fixtures/verify_worker_broken.mjs', import.meta.url) });
+    try {
+      await broken.ready();
+      const t = broken.secp256k1Threads();
+      expect(t.verify_workers).toEqual([null]);
+      expect(describeSecp256k1Threads(t)).toBe(`front ${t.front}, 1 verify worker not started`);
+    } finally {
+      await broken.close();
+    }
   });
 });

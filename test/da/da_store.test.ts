@@ -11,6 +11,10 @@ import { batchFromJson, batchToJson, MalformedBatch, type PublishedBatch } from 
 import { decodeBatch, encodeBatch, Journal } from '../../src/journal/journal.js';
 import { batch, fill, H } from './store_batches.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
+import type { LeafChange } from '../../src/da/state_root.js';
+import { encodeChanges } from '../../src/da/state_diff.js';
+
+const fromHex0x = (text: string): Uint8Array => Buffer.from(text.slice(2), 'hex');
 
 const dirs: string[] = [];
 function tmp(): string {
@@ -133,6 +137,54 @@ describe('DA store commits', () => {
     await m.submit({ ...batch(1), inputs_hex: '' }, inputs);
     inputs.fill(0x22);
     expect(m.get(1)?.inputs_hex).toBe('11'.repeat(RECORD_WORDS * 4));
+  });
+
+  it('memory: a caller changing its batch after submit (getters and objects) changes nothing served, as LMDB once committed', async () => {
+    // The batch as the DA publisher makes it: inputs_hex and state_diff are getters over the
+    // caller's own (reused) state; header, fills and diff are the caller's objects.
+    const mutable = (inputs: Buffer, diff: LeafChange[]): PublishedBatch => {
+      const b = batch(1, [fill(1, 1, 10, 9)]);
+      return {
+        header: b.header,
+        fills: b.fills,
+        get inputs_hex(): string {
+          return inputs.toString('hex');
+        },
+        get state_diff(): LeafChange[] {
+          return diff;
+        },
+      };
+    };
+    const want = batch(1, [fill(1, 1, 10, 9)]);
+    const dir = tmp();
+    const stores: [string, DaStore][] = [['memory', new MemoryDaStore()], ['LMDB', LmdbDaStore.open(dir)]];
+    for (const [name, store] of stores) {
+      const inputs = Buffer.from(want.inputs_hex, 'hex');
+      const diff = want.state_diff!.map((c) => ({ ...c }));
+      const b = mutable(inputs, diff);
+      const submitted = store.submit(b);
+      if (store instanceof LmdbDaStore) await store.written();
+      await submitted;
+      // The caller reuses its buffer and changes every object it handed over.
+      inputs.fill(0xcd);
+      diff[0].value = null;
+      diff.push({ kind: 2, key: '0x01', value: '0x02' });
+      b.header.state_root = H(99);
+      b.fills[0].price = 1;
+      b.fills.push(fill(1, 2, 11, 9));
+      expect(store.get(1), name).toEqual(want);
+      expect(store.fillsOfOrder(11), name).toEqual([]);
+    }
+    await stores[1][1].close();
+  });
+
+  it('memory: a batch with state_diff_bytes is served with its diff decoded, as LMDB serves it', async () => {
+    const want = batch(1);
+    const m = new MemoryDaStore();
+    const { state_diff, ...rest } = want;
+    const raw = state_diff!.map((c) => ({ kind: c.kind, key: fromHex0x(c.key), value: c.value === null ? null : fromHex0x(c.value) }));
+    await m.submit({ ...rest, state_diff_bytes: encodeChanges(raw) });
+    expect(m.get(1)).toEqual(want);
   });
 
   it('LMDB: batches submitted within the commit interval share one commit; another handle reads them once it is done', async () => {

@@ -63,8 +63,8 @@ async function refusedLeaveNoTrace(store: DaStore, reads_inputs: boolean, settle
 
 describe('DA store: a refused submit', () => {
   it('memory: leaves no trace; the same id is accepted next', async () => {
-    // (It keeps the caller's batch as it is, reading no inputs at submit.)
-    await refusedLeaveNoTrace(new MemoryDaStore(), false, () => Promise.resolve());
+    // It reads the inputs at submit too (its own copy), so an unreadable one is refused there.
+    await refusedLeaveNoTrace(new MemoryDaStore(), true, () => Promise.resolve());
   });
 
   it('LMDB: leaves no trace, no open group behind it; the same id is accepted next, no gap on disk', async () => {

@@ -223,6 +223,21 @@ export class Metrics {
         this.inc({ reason: 'stolen' }, s.pool.stolenChecked);
       },
     });
+    // Info-style: a series per (thread, library) in use, its value the threads calling it; a
+    // worker not serving yet has no series. Alerting on library != "system" catches a machine
+    // that lost its libsecp256k1 (~1.3x the CPU per recovery on npm, ~22-25x on noble).
+    new Gauge({
+      name: 'ringbook_secp256k1_threads', help: 'Threads recovering signers, by thread (front, verify_worker) and the secp256k1 library each calls (system, npm, noble; RINGBOOK_SECP256K1)',
+      labelNames: ['thread', 'library'], registers,
+      collect() {
+        const s = src();
+        if (s === null) return;
+        this.reset();
+        const t = s.pool.secp256k1Threads();
+        this.set({ thread: 'front', library: t.front }, 1);
+        for (const library of t.verify_workers) if (library !== null) this.inc({ thread: 'verify_worker', library });
+      },
+    });
     gauge('ringbook_committed_batch_id', 'Last batch committed and applied by the front', (s) => s.rm.batch_id);
     gauge('ringbook_da_published_batch_id', 'Last batch whose state root the DA thread published (-1 before genesis)', (s) => s.da?.stateRootBatchId() ?? -1);
     // Counted from the front's committed batch to the last batch whose root is known: on a fresh
