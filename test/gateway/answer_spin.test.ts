@@ -14,7 +14,7 @@ import { MatcherLink } from '../../src/gateway/matcher_link.js';
 import { loadConfig } from '../../src/config/load.js';
 import { engineConfigOf } from '../../src/config/read.js';
 import { readModelLimits } from '../../src/read_model/read_model.js';
-import { EventWriter } from '../../src/ring/event_records.js';
+import { EventWriter } from '../../src/ring/event_writer.js';
 import { emptyRequest } from '../../src/engine/types.js';
 import type { SpscRing } from '../../src/ring/spsc_ring.js';
 
