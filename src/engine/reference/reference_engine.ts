@@ -11,10 +11,11 @@
 //
 // The differential tests (test/engine/differential.test.ts) hold the fast engine to this one.
 //
-// Three files, one class chain: reference_state.ts (the state, books, balances and events),
-// reference_orders.ts (PLACE and its matching, CANCEL / AMEND / CANCEL_ALL), and this one (batches
-// and the inbox, apply, deposits and withdrawals, referrals and forced inclusion, agent keys and
-// the dead-man switch, admin), as the fast engine keeps engine.ts apart from engine_orders.ts and
+// One class chain over three files, on the values of reference_values.ts (bigint money, plain
+// objects): reference_state.ts (the state, books, balances and events), reference_orders.ts
+// (PLACE and its matching, CANCEL / AMEND / CANCEL_ALL), and this one (batches and the inbox,
+// apply, deposits and withdrawals, referrals and forced inclusion, agent keys and the dead-man
+// switch, admin), as the fast engine keeps engine.ts apart from engine_orders.ts and
 // engine_matching.ts.
 import {
   INBOX_ENTRIES_MAX_DEFAULT,
@@ -38,7 +39,7 @@ import {
   UpdateReason,
 } from '../types.js';
 import type { EventSink, Request } from '../types.js';
-import { MAX_SAFE, Rejection, UNITS, isIndex } from './reference_state.js';
+import { MAX_SAFE, Rejection, UNITS, isIndex } from './reference_values.js';
 import { ReferenceOrders } from './reference_orders.js';
 
 class ReferenceEngine extends ReferenceOrders implements MatchingEngine {

@@ -18,10 +18,10 @@ import {
   UpdateReason,
 } from '../types.js';
 import type { Request } from '../types.js';
+import { ReferenceState } from './reference_state.js';
 import {
   CLIENT_ORDER_ID_RE,
   MAX_SAFE,
-  ReferenceState,
   Rejection,
   bidLock,
   isIndex,
@@ -33,7 +33,7 @@ import {
   refNotionalFloor,
   type RefMarket,
   type RefOrder,
-} from './reference_state.js';
+} from './reference_values.js';
 
 export abstract class ReferenceOrders extends ReferenceState {
   // ---------------------------------------------------------------- PLACE
