@@ -40,7 +40,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { engineConfigOf, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load.js';
+import { engineConfigOf } from '../src/config/read.js';
 import { JournalReader } from '../src/da/journal_reader.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';

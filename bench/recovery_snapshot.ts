@@ -3,7 +3,8 @@
 // snapshot's canonical state differs from the replayed one.
 import fs from 'node:fs';
 import path from 'node:path';
-import { engineConfigOf, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load.js';
+import { engineConfigOf } from '../src/config/read.js';
 import { leavesFromCanonical } from '../src/da/canonical_leaves.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { StateRootBuilder } from '../src/da/state_root.js';

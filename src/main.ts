@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, ConfigError } from './config.js';
+import { loadConfig } from './config/load.js';
+import { ConfigError } from './config/checks.js';
 import { RingbookServer } from './gateway/server.js';
 import { nativeFutex } from './ring/futex.js';
 import { nativeLoopBell } from './ring/loop_bell.js';

@@ -1,7 +1,7 @@
 // The load bench's options (bench/load.ts lists them): parsed through bench/knobs.ts, so each is
 // a flag (`--wallets N`) or an environment variable (BENCH_WALLETS=N).
 import os from 'node:os';
-import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../../src/config.js';
+import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../../src/config/sections.js';
 import {
   INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
 } from '../../src/auth/verify_limits.js';
@@ -80,7 +80,7 @@ export function parseArgs(): Args {
   return a;
 }
 
-/** `--background nice,policy` (checked by the server's own rule, config.ts threadPriority). */
+/** `--background nice,policy` (checked by the server's own rule, config/sections.ts threadPriority). */
 function backgroundArg(v: string | undefined): ThreadPriority | null {
   if (v === undefined) return null;
   const [nice, policy] = v.split(',');

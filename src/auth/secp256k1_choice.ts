@@ -3,7 +3,7 @@
 // libsecp256k1 through native/build/secp256k1_recover.node when it loads and passes its self-test,
 // else the `secp256k1` npm addon, else @noble/curves; `system` and `npm` that native library or no
 // start; `noble` @noble/curves (pure JS: ~22-25x the CPU per recovery, docs/benchmarks.md). Its own module, without
-// dependencies, so config.ts can refuse a misspelt value at start without loading the libraries.
+// dependencies, so config/load.ts can refuse a misspelt value at start without loading the libraries.
 
 export const SECP256K1_ENV = 'RINGBOOK_SECP256K1';
 export const SECP256K1_CHOICES = ['auto', 'system', 'npm', 'noble'] as const;

@@ -1,4 +1,4 @@
-// The verify pool's named limits (config `verify`, src/config.ts; docs/operations.md "The verify
+// The verify pool's named limits (config `verify`, src/config/read.ts; docs/operations.md "The verify
 // pool"), apart from the pool so that the configuration reads them without loading Piscina.
 // Named unit-first, limit last (TIGER_STYLE, ../shared/STYLE.md).
 /**

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Agent, parseDecimalUnits, RingbookError, Wallet } from '../client/index.js';
 import { isAddress } from '../util/address.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/load.js';
 
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;

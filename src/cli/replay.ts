@@ -4,7 +4,8 @@
 // exits 2, like `ringbook verify`.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { engineConfigOf, loadConfig } from '../config.js';
+import { loadConfig } from '../config/load.js';
+import { engineConfigOf } from '../config/read.js';
 import { LmdbDaStore } from '../da/da_store.js';
 import { ReplayExecutor } from '../da/replay.js';
 import { Journal } from '../journal/journal.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/recover.js';
 import { Journal } from '../journal/journal.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/load.js';
 import { BOOLEAN_FLAGS, parseArgs, type ParsedArgs } from './common.js';
 
 export const EXIT_OK = 0;

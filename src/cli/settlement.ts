@@ -2,7 +2,10 @@
 // contract from the command line (docs/settlement.md). The chain is any JSON-RPC endpoint
 // (--rpc, else settlement.rpc_url); transactions are signed locally with --key.
 import path from 'node:path';
-import { ConfigError, engineConfigOf, loadConfig, type RingbookConfig } from '../config.js';
+import { loadConfig } from '../config/load.js';
+import { engineConfigOf } from '../config/read.js';
+import { ConfigError } from '../config/checks.js';
+import type { RingbookConfig } from '../config/types.js';
 import { addressFromPrivateKey } from '../auth/recover.js';
 import { onchainAmount } from '../auth/withdrawal.js';
 import { parseDecimalUnits } from '../money/index.js';

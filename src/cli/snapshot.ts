@@ -7,7 +7,7 @@
 // replayed offline; that server's own snapshots are the ones to use).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/load.js';
 import type { CanonicalState } from '../engine/api.js';
 import { stateDigest } from '../engine/state.js';
 import { ReadModel, readModelLimits } from '../read_model/read_model.js';

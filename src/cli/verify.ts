@@ -18,7 +18,9 @@
 // 2 fraud (a proof file was written), 1 error (network, config mismatch, bad arguments).
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, engineConfigOf, loadConfig } from '../config.js';
+import { loadConfig } from '../config/load.js';
+import { engineConfigOf } from '../config/read.js';
+import { ConfigError } from '../config/checks.js';
 import { batchFromJson, MalformedBatch, type PublishedBatch } from '../da/published.js';
 import { getData, Verifier, type VerifierOptions } from '../da/verifier.js';
 import { ConsentPool } from '../da/consent_pool.js';

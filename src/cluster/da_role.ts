@@ -15,7 +15,7 @@
 import uWS from 'uWebSockets.js';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { RingbookConfig } from '../config.js';
+import type { RingbookConfig } from '../config/types.js';
 import type { BatchInputSource, RawJournalBatch } from '../da/da_interfaces.js';
 import { LmdbDaStore } from '../da/da_store.js';
 import { DaPublisherCore } from '../da/publisher.js';

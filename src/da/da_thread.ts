@@ -11,7 +11,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { RingbookConfig } from '../config.js';
+import type { RingbookConfig } from '../config/types.js';
 import { EventPacker, PackedRing } from './event_packing.js';
 import { LmdbDaStore } from './da_store.js';
 import { FillsTreeCache } from './fills_cache.js';

@@ -7,7 +7,7 @@
 //    the engine's inbox;
 //  - roots: every published batch's state and fills roots are posted, up to roots_per_tx_max
 //    batches per transaction, with the count of queue entries the posted batches took in.
-import type { SettlementSettings } from '../config.js';
+import type { SettlementSettings } from '../config/types.js';
 import type { DaStore } from '../da/da_store.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
 import type { GatewayContext } from './context.js';

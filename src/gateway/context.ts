@@ -1,7 +1,7 @@
 // What every route handler needs, built once by the server; plus the few helpers routes share.
 import { encodeConsent, type Consent } from '../ring/consent.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import type { RingbookConfig } from '../config.js';
+import type { RingbookConfig } from '../config/types.js';
 import { parseHexStringInto } from '../auth/hex.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/types.js';
 import type { AdminTokenCheck } from './admin_auth.js';

@@ -20,7 +20,7 @@
 //   20), so a full window (2,000,000 fills) held ~480 MB; as rows it is 144 MB, and a snapshot
 //   copies the rows instead of building 2,000,000 objects.
 
-import { LEADERBOARD_TRADES_MAX_DEFAULT } from '../config.js';
+import { LEADERBOARD_TRADES_MAX_DEFAULT } from '../config/sections.js';
 
 export const LEADERBOARD_WINDOW_MS = 30 * 86_400_000;
 /** Numbers per fill in the window's rows (and in a snapshot's leaderboard_window): see putRow. */

@@ -6,7 +6,7 @@ import { signerChecked } from '../engine/agents.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { RECORD_WORDS, viewsOfRecords, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, REQUEST_GROUP_MAX, RequestReader } from '../ring/request_records.js';
-import { EventWriter } from '../ring/event_records.js';
+import { EventWriter } from '../ring/event_writer.js';
 import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';

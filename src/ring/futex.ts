@@ -11,7 +11,7 @@
 // always agree (spsc_ring.ts). The ring's other native module (loop_bell.ts) loads through
 // loadNativeModule here too, with its own switch. RINGBOOK_RING_FUTEX takes only the values of NATIVE_CHOICES:
 // a misspelt one (`atomic`) would otherwise silently leave the native futex on; the server
-// refuses it at start (config.ts, main.ts), and a thread that meets it here throws.
+// refuses it at start (config/load.ts, main.ts), and a thread that meets it here throws.
 import { findNativeModule } from '../util/native_module.js';
 
 export interface NativeFutex {

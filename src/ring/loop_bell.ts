@@ -7,7 +7,7 @@
 //
 // RINGBOOK_LOOP_BELL: `auto` (or unset) the bell when it loads, `native` the bell or no start,
 // `atomics` Atomics.waitAsync even when it is built (an A/B, or a way out). A misspelt value is
-// refused at start (config.ts, main.ts) and throws here. A ring records in its header the bell its
+// refused at start (config/load.ts, main.ts) and throws here. A ring records in its header the bell its
 // consumer sleeps on (spsc_ring.ts setConsumerBell), so the producer rings what the consumer
 // opened, whatever its own thread's switch says.
 import { findNativeModule, loadNativeModule, nativeChoice, type NativeChoice } from './futex.js';

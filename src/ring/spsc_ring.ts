@@ -63,35 +63,31 @@
 // lost), and a producer that sees the announcement rings the bell (a uv_async_send to the
 // consumer's loop, from any thread) where it would have notified; close() rings it too.
 //
-// Layout, limits and header checks live in ring_layout.ts (re-exported here).
+// Layout, limits and header checks live in ring_layout.ts (re-exported here). The class is one
+// chain over four files: spsc_ring_core.ts (the state, the constructor, observers, close),
+// spsc_ring_producer.ts (claim, publish, wake), spsc_ring_consumer.ts (read, release, the loop
+// bell), and this file (create/attach, and every wait: the wait strategy below).
 //
 // Roles: one thread uses the producer methods, one thread uses the consumer methods,
 // each through its own SpscRing object (create() on one side, attach() on the other).
 // Observers (admin state) may call depth() from anywhere.
 
 import {
-  H_CAPACITY_SLOTS,
-  H_CONSUMER_BELL,
-  H_CLOSED,
   H_CONSUMER_SEQUENCE,
-  H_CONSUMER_WAITERS,
   H_DOORBELL,
   H_DOORBELL_FUTEX,
   H_DOORBELL_WAITERS,
   H_PRODUCER_SEQUENCE,
   H_PRODUCER_WAITERS,
-  H_SLOT_WORDS,
-  RING_HEADER_WORDS,
+  H_CONSUMER_WAITERS,
   RING_WAIT_SPIN_ITERATIONS_DEFAULT,
-  RING_WAIT_SPIN_ITERATIONS_MAX,
   RING_WAIT_TIMEOUT_MS_MAX,
-  RingError,
   ringAssert as assert,
   ringCheck,
   ringInit,
 } from './ring_layout.js';
-import { nativeFutex, type NativeFutex } from './futex.js';
-import { loopBellForRinging } from './loop_bell.js';
+import { nativeFutex } from './futex.js';
+import { SpscRingConsumerPart } from './spsc_ring_consumer.js';
 
 export {
   RING_BYTES_MAX,
@@ -109,9 +105,7 @@ export {
   RING_WAIT_TIMEOUT_MS_MAX,
   RingError,
 } from './ring_layout.js';
-
-/** What tryClaim returns when every slot is taken (backpressure, never a drop). */
-export const RING_FULL = -1;
+export { RING_FULL } from './spsc_ring_producer.js';
 
 export interface SpscRingOptions {
   /** Number of slots, a power of two in [RING_CAPACITY_SLOTS_MIN, RING_CAPACITY_SLOTS_MAX]. */
@@ -135,15 +129,6 @@ export interface SpscRingAttachOptions {
   spin_iterations?: number;
 }
 
-/**
- * For checks on the per-record paths, as `if (!ok) fail(`...`)`: the message is built only on
- * failure. A template passed to assert() was built on every call: ~60 bytes per event, most of
- * the journal replay's garbage.
- */
-function fail(message: string): never {
-  throw new RingError(message);
-}
-
 function assertTimeout(timeout_ms: number): void {
   assert(
     typeof timeout_ms === 'number' && timeout_ms >= 0 && timeout_ms <= RING_WAIT_TIMEOUT_MS_MAX,
@@ -165,84 +150,10 @@ const atomicsWaitAsync: WaitAsyncFn | undefined = (
   Atomics as unknown as { waitAsync?: WaitAsyncFn }
 ).waitAsync;
 
-/**
- * Rings the consumer's loop bell `id`, read from the header word `i32[H_CONSUMER_BELL]`: this
- * thread must be able to load the module the consumer did, and see the same bell table. A ring
- * that finds no such bell while the header still names it is an error: the consumer sleeps on a
- * bell nobody can ring (a producer in another process, or another copy of the module), and it
- * would never wake. Not at a normal stop: the consumer clears the header before it closes the
- * bell (ring_wake.ts finish), and close() happens-before a ring that misses it (the bell table's
- * mutex), so such a ring reads 0 here.
- */
-function ringLoopBell(i32: Int32Array, id: number): void {
-  const bell = loopBellForRinging();
-  if (bell === null) throw new RingError('ring: its consumer sleeps on a loop bell (native/build/loop_bell.node), which this thread cannot load');
-  if (!bell.ring(id) && Atomics.load(i32, H_CONSUMER_BELL) === id) {
-    throw new RingError(`ring: its consumer sleeps on loop bell ${id}, which is not open in this thread's bell table (another process or module copy?)`);
-  }
-}
-
-export class SpscRing {
-  /** The shared memory; post it to the other thread and attach() there. */
-  readonly sab: SharedArrayBuffer;
-  /** Whole-buffer views. Slot offsets index `i32`; `f64[offset / 2 + k]` is float64 word k. */
-  readonly i32: Int32Array;
-  readonly f64: Float64Array;
-  readonly capacity_slots: number;
-  readonly slot_words: number;
-  /** Busy-spin iterations before sleeping (tunable per side; not shared). */
-  spin_iterations: number;
-
-  private readonly mask: number;
-  /** The doorbell's futex when the ring's header says it uses one, else null (Atomics). */
-  private readonly futex: NativeFutex | null;
-
-  // Producer-private state.
-  private producer_published: number; // last value stored to the producer sequence
-  private producer_claimed: number; // next sequence to claim
-  private producer_cached_consumer: number; // consumer sequence as last loaded
-  private producer_quiet_pending = false; // records published without a wake-up since the last one
-
-  // Consumer-private state.
-  private consumer_released: number; // last value stored to the consumer sequence
-  private consumer_available: number; // records readable at consumer_released (last seen)
-
-  /** Times tryClaim/claimBatch found no free slot (backpressure seen by the producer). */
-  producer_full_count = 0;
-  /** Times the producer actually went to sleep waiting for space. */
-  producer_sleep_count = 0;
-  /** Times the consumer actually went to sleep waiting for data. */
-  consumer_sleep_count = 0;
-
+export class SpscRing extends SpscRingConsumerPart {
+  /** Private: a ring comes from create() or attach(). */
   private constructor(sab: SharedArrayBuffer, spin_iterations: number) {
-    this.sab = sab;
-    this.i32 = new Int32Array(sab);
-    this.f64 = new Float64Array(sab);
-    this.capacity_slots = this.i32[H_CAPACITY_SLOTS];
-    this.slot_words = this.i32[H_SLOT_WORDS];
-    this.mask = this.capacity_slots - 1;
-    assert(
-      Number.isInteger(spin_iterations) &&
-        spin_iterations >= 0 &&
-        spin_iterations <= RING_WAIT_SPIN_ITERATIONS_MAX,
-      `ring spin_iterations must be an integer in [0, ${RING_WAIT_SPIN_ITERATIONS_MAX}], ` +
-        `got ${spin_iterations}`,
-    );
-    this.spin_iterations = spin_iterations;
-    if (Atomics.load(this.i32, H_DOORBELL_FUTEX) === 1) {
-      this.futex = nativeFutex();
-      // Both sides must sleep and wake the doorbell the same way, or a wake-up is lost.
-      if (this.futex === null) throw new RingError('ring: its doorbell uses the native futex (native/build/ring_futex.node), which this thread cannot load');
-    } else {
-      this.futex = null;
-    }
-    const producer = Atomics.load(this.i32, H_PRODUCER_SEQUENCE);
-    const consumer = Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
-    this.producer_published = producer;
-    this.producer_claimed = producer;
-    this.producer_cached_consumer = consumer;
-    this.consumer_released = consumer;
-    this.consumer_available = 0;
+    super(sab, spin_iterations);
   }
 
   /** Allocate and initialise a new ring. */
@@ -258,153 +169,7 @@ export class SpscRing {
     return new SpscRing(sab, options.spin_iterations ?? RING_WAIT_SPIN_ITERATIONS_DEFAULT);
   }
 
-  // ---------------------------------------------------------------- observers
-
-  /** Records published and not yet released (any thread; a snapshot). */
-  depth(): number {
-    return (
-      (Atomics.load(this.i32, H_PRODUCER_SEQUENCE) - Atomics.load(this.i32, H_CONSUMER_SEQUENCE)) |
-      0
-    );
-  }
-
-  /** Current producer sequence (records published, wrapping int32). */
-  producerSequence(): number {
-    return Atomics.load(this.i32, H_PRODUCER_SEQUENCE);
-  }
-
-  /** Current consumer sequence (records released, wrapping int32). */
-  consumerSequence(): number {
-    return Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
-  }
-
-  /** Mark the ring closed (either side) and wake any sleeper. Records already in it stay readable. */
-  close(): void {
-    Atomics.store(this.i32, H_CLOSED, 1);
-    Atomics.add(this.i32, H_DOORBELL, 1);
-    this.ringDoorbell();
-    const bell = Atomics.load(this.i32, H_CONSUMER_BELL);
-    if (bell !== 0) ringLoopBell(this.i32, bell);
-    Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
-    Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
-  }
-
-  isClosed(): boolean {
-    return Atomics.load(this.i32, H_CLOSED) !== 0;
-  }
-
-  // ---------------------------------------------------------------- producer
-
-  /** Free slots the producer may still claim (reloads the consumer sequence). */
-  freeSlots(): number {
-    this.producer_cached_consumer = Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
-    return this.capacity_slots - ((this.producer_claimed - this.producer_cached_consumer) | 0);
-  }
-
-  /** Claimed and not yet published slots. */
-  claimed(): number {
-    return (this.producer_claimed - this.producer_published) | 0;
-  }
-
-  /**
-   * Claim one slot. Returns its word offset into `i32`, or RING_FULL (-1) when full:
-   * the caller answers backpressure (wait, or a clear error); the ring never drops.
-   */
-  tryClaim(): number {
-    const sequence = this.producer_claimed;
-    if (((sequence - this.producer_cached_consumer) | 0) >= this.capacity_slots) {
-      this.producer_cached_consumer = Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
-      if (((sequence - this.producer_cached_consumer) | 0) >= this.capacity_slots) {
-        this.producer_full_count++;
-        return RING_FULL;
-      }
-    }
-    this.producer_claimed = (sequence + 1) | 0;
-    return RING_HEADER_WORDS + (sequence & this.mask) * this.slot_words;
-  }
-
-  /**
-   * Claim up to `max_slots` slots at once; returns how many were claimed (0 when full).
-   * Address them with claimedSlotOffset(i) and publish them with publishBatch(n).
-   */
-  claimBatch(max_slots: number): number {
-    if (!(Number.isInteger(max_slots) && max_slots > 0)) fail(`ring claimBatch needs a positive integer, got ${max_slots}`);
-    let free = this.capacity_slots - ((this.producer_claimed - this.producer_cached_consumer) | 0);
-    if (free < max_slots) {
-      this.producer_cached_consumer = Atomics.load(this.i32, H_CONSUMER_SEQUENCE);
-      free = this.capacity_slots - ((this.producer_claimed - this.producer_cached_consumer) | 0);
-      if (free === 0) {
-        this.producer_full_count++;
-        return 0;
-      }
-    }
-    const n = free < max_slots ? free : max_slots;
-    this.producer_claimed = (this.producer_claimed + n) | 0;
-    return n;
-  }
-
-  /** Word offset of the i-th claimed, unpublished slot (0 = the next to be published). */
-  claimedSlotOffset(i: number): number {
-    if (!(i >= 0 && i < ((this.producer_claimed - this.producer_published) | 0))) fail(`ring claimedSlotOffset(${i}) outside the ${this.claimed()} claimed slots`);
-    return RING_HEADER_WORDS + ((this.producer_published + i) & this.mask) * this.slot_words;
-  }
-
-  /** Publish the oldest claimed slot. */
-  publish(): void {
-    this.publishBatch(1);
-  }
-
-  /** Publish the `n` oldest claimed slots with one Atomics.store (and at most one notify). */
-  publishBatch(n: number): void {
-    this.publishQuietly(n);
-    this.wakeConsumer();
-  }
-
-  /**
-   * Publish like publishBatch, without waking a sleeping consumer (see "Quiet publishing" above):
-   * it learns of these records at the next publishBatch or wakeConsumer, or a producer wait.
-   */
-  publishBatchQuiet(n: number): void {
-    this.publishQuietly(n);
-    this.producer_quiet_pending = true;
-  }
-
-  /**
-   * Wakes the consumer if it sleeps (nothing when it is awake), on the producer sequence and on the
-   * doorbell (see "Sleeping on the doorbell"). Also the way to tell a sleeping consumer of news
-   * that is not a record.
-   */
-  wakeConsumer(): void {
-    this.producer_quiet_pending = false;
-    if (Atomics.load(this.i32, H_DOORBELL_WAITERS) !== 0) {
-      Atomics.add(this.i32, H_DOORBELL, 1);
-      this.ringDoorbell();
-    }
-    if (Atomics.load(this.i32, H_CONSUMER_WAITERS) !== 0) {
-      // An event-loop consumer on a loop bell (ring_wake.ts) sleeps on nothing Atomics can wake.
-      const bell = Atomics.load(this.i32, H_CONSUMER_BELL);
-      if (bell !== 0) ringLoopBell(this.i32, bell);
-      else Atomics.notify(this.i32, H_PRODUCER_SEQUENCE);
-    }
-  }
-
-  /** Wakes every doorbell sleeper (after the doorbell word was bumped). */
-  private ringDoorbell(): void {
-    if (this.futex !== null) this.futex.wake(this.i32, H_DOORBELL, 0x7fffffff);
-    else Atomics.notify(this.i32, H_DOORBELL);
-  }
-
-  /** Whether the doorbell uses the native futex (src/ring/futex.ts) rather than Atomics. */
-  doorbellFutex(): boolean {
-    return this.futex !== null;
-  }
-
-  private publishQuietly(n: number): void {
-    if (!(Number.isInteger(n) && n > 0 && n <= ((this.producer_claimed - this.producer_published) | 0))) fail(`ring publishBatch(${n}) but ${this.claimed()} slots are claimed`);
-    const sequence = (this.producer_published + n) | 0;
-    this.producer_published = sequence;
-    Atomics.store(this.i32, H_PRODUCER_SEQUENCE, sequence);
-  }
+  // ---------------------------------------------------------------- producer waits
 
   /**
    * Block (worker threads) until at least `min_slots` are free, the ring is closed, or
@@ -422,32 +187,7 @@ export class SpscRing {
     return this.waitAsync(true, min_slots, timeout_ms);
   }
 
-  // ---------------------------------------------------------------- consumer
-
-  /** Records published and not yet released, readable now via slotOffset(0 .. n-1). */
-  available(): number {
-    const n = (Atomics.load(this.i32, H_PRODUCER_SEQUENCE) - this.consumer_released) | 0;
-    this.consumer_available = n;
-    return n;
-  }
-
-  /** Word offset of the i-th available record (0 = oldest), i < the last available(). */
-  slotOffset(i: number): number {
-    if (!(i >= 0 && i < this.consumer_available)) fail(`ring slotOffset(${i}) outside the ${this.consumer_available} available records`);
-    return RING_HEADER_WORDS + ((this.consumer_released + i) & this.mask) * this.slot_words;
-  }
-
-  /** Free the `n` oldest available records with one Atomics.store (and at most one notify). */
-  release(n: number): void {
-    if (!(Number.isInteger(n) && n > 0 && n <= this.consumer_available)) fail(`ring release(${n}) but ${this.consumer_available} records are available`);
-    const sequence = (this.consumer_released + n) | 0;
-    this.consumer_released = sequence;
-    this.consumer_available -= n;
-    Atomics.store(this.i32, H_CONSUMER_SEQUENCE, sequence);
-    if (Atomics.load(this.i32, H_PRODUCER_WAITERS) !== 0) {
-      Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
-    }
-  }
+  // ---------------------------------------------------------------- consumer waits
 
   /**
    * Block (worker threads) until a record is available, the ring is closed, or
@@ -478,35 +218,6 @@ export class SpscRing {
     }
     Atomics.sub(this.i32, H_DOORBELL_WAITERS, 1);
     return this.available();
-  }
-
-  /**
-   * The consumer sleeps on the loop bell `id` (loop_bell.ts; 0: none): a producer waking it rings
-   * the bell instead of notifying. Set it before the first sleepOnBell, clear it after the last.
-   */
-  setConsumerBell(id: number): void {
-    Atomics.store(this.i32, H_CONSUMER_BELL, id);
-  }
-
-  /**
-   * A loop-bell consumer going to sleep (ring_wake.ts): announces itself, then looks again. True:
-   * asleep; the next waking publish (publish, publishBatch, wakeConsumer: a quiet publish rings
-   * nothing until one of these or a producer wait) or close rings the bell, and the consumer calls
-   * bellWoke() when it does. False: records arrived or the ring closed meanwhile; not asleep.
-   */
-  sleepOnBell(): boolean {
-    Atomics.add(this.i32, H_CONSUMER_WAITERS, 1); // announce, then re-check (see "Sleeping without lost wake-ups")
-    if (this.available() === 0 && !this.isClosed()) {
-      this.consumer_sleep_count++;
-      return true;
-    }
-    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
-    return false;
-  }
-
-  /** The loop bell woke a consumer that sleepOnBell() put to sleep. */
-  bellWoke(): void {
-    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
   }
 
   /** Event-loop form of waitForData (Atomics.waitAsync, no spin): never blocks the thread. */

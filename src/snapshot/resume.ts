@@ -5,7 +5,7 @@
 // (engine part, zero balance leaves, the published root it must reproduce).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { RingbookConfig } from '../config.js';
+import type { RingbookConfig } from '../config/types.js';
 import { LmdbDaStore } from '../da/da_store.js';
 import { JournalReader } from '../da/journal_reader.js';
 import type { DaRestore } from '../da/da_interfaces.js';

@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['util', 'money'],
   ['engine', 'auth'],
   ['ring'],
-  ['journal', 'read_model', 'config.ts', 'client'],
+  ['journal', 'read_model', 'config', 'client'],
   ['matcher', 'marketdata'],
   ['da'],
   ['snapshot', 'settlement'],

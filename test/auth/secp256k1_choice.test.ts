@@ -1,9 +1,10 @@
 // RINGBOOK_SECP256K1 (src/auth/secp256k1_choice.ts): which library recovers signers. A misspelt
-// value stops the start (config.ts; the real server exits 1 naming the accepted values);
+// value stops the start (config/load.ts; the real server exits 1 naming the accepted values);
 // createRecoverer() without options follows the switch, explicit options win over it; a library
 // it cannot load throws naming the switch.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/config/checks.js';
 import { SECP256K1_ENV, secp256k1Choice } from '../../src/auth/secp256k1_choice.js';
 import { addressFromPrivateKey, createRecoverer, parseSignatureHex, signPersonalMessage } from '../../src/auth/recover.js';
 import { eip191Hash } from '../../src/auth/eip191.js';

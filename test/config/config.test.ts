@@ -4,7 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfigPath, loadConfig, matcherCpu, mergeConfig, validateConfig } from '../../src/config.js';
+import { defaultConfigPath, loadConfig, mergeConfig } from '../../src/config/load.js';
+import { validateConfig } from '../../src/config/read.js';
+import { matcherCpu } from '../../src/config/sections.js';
+import { ConfigError } from '../../src/config/checks.js';
 import { INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT } from '../../src/auth/verify_limits.js';
 
 const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;

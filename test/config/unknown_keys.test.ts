@@ -6,7 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfigPath, loadConfig, mergeConfig, validateConfig } from '../../src/config.js';
+import { defaultConfigPath, loadConfig, mergeConfig } from '../../src/config/load.js';
+import { validateConfig } from '../../src/config/read.js';
+import { ConfigError } from '../../src/config/checks.js';
 import { HIGH_RATE_LIMITS, REPO_ROOT, runScript, runVerifier, startServer } from '../server/harness.js';
 
 const defaults = JSON.parse(fs.readFileSync(defaultConfigPath(), 'utf8')) as Record<string, unknown>;

@@ -11,9 +11,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ANSWER_SPIN_INFLIGHT_MAX, ANSWER_SPIN_RUN_MS_MAX, AnswerSpin } from '../../src/gateway/answer_spin.js';
 import { MatcherLink } from '../../src/gateway/matcher_link.js';
-import { engineConfigOf, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load.js';
+import { engineConfigOf } from '../../src/config/read.js';
 import { readModelLimits } from '../../src/read_model/read_model.js';
-import { EventWriter } from '../../src/ring/event_records.js';
+import { EventWriter } from '../../src/ring/event_writer.js';
 import { emptyRequest } from '../../src/engine/types.js';
 import type { SpscRing } from '../../src/ring/spsc_ring.js';
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openExchange, postRoute, type GatewayContext, type RouteBasics } from '../../src/gateway/context.js';
 import { runSigned } from '../../src/gateway/signed_route.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { StageRecorder, StageStamps, stampsPooled, releaseStamps } from '../../src/gateway/stage_timings.js';
 import { runOrderEntry } from '../../src/gateway/order_entry.js';
 import { startServer, type TestServer } from './uws_server.js';

@@ -5,8 +5,9 @@ import { emptyRequest, RequestKind, type Request } from '../../src/engine/types.
 import { createRecordRing, RECORD_WORDS, RecordBuffer, viewsOfRing } from '../../src/ring/records.js';
 import { RequestReader, RequestWriter } from '../../src/ring/request_records.js';
 import {
-  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventCursor, EventReader, EventType, EventWriter, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField, RejectedField, AgentField,
+  AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventCursor, EventReader, EventType, FeesField, FillField, InboxIncludedField, InboxQueuedField, MarketField, OrderUpdateField, ReferralField, ReferralShareField, RejectedField, AgentField,
 } from '../../src/ring/event_records.js';
+import { EventWriter } from '../../src/ring/event_writer.js';
 
 /** Writes with `write`, then reads every published record back as [type, cursor]. */
 function roundTrip(write: (w: EventWriter) => void): { type: number; seq: number; e: EventCursor }[] {

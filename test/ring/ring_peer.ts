@@ -14,6 +14,9 @@ const WORKER_JS = new URL('dist/test/ring/ring_worker.js', ROOT);
 export function assertDistFresh(): void {
   const pairs: Array<[string, string]> = [
     ['src/ring/spsc_ring.ts', 'dist/src/ring/spsc_ring.js'],
+    ['src/ring/spsc_ring_core.ts', 'dist/src/ring/spsc_ring_core.js'],
+    ['src/ring/spsc_ring_producer.ts', 'dist/src/ring/spsc_ring_producer.js'],
+    ['src/ring/spsc_ring_consumer.ts', 'dist/src/ring/spsc_ring_consumer.js'],
     ['test/ring/ring_worker.ts', 'dist/test/ring/ring_worker.js'],
     ['test/ring/ring_records.ts', 'dist/test/ring/ring_records.js'],
   ];

@@ -3,7 +3,7 @@
 // /proc/<pid>/task/<tid>/stat; a priority that cannot be applied is logged and the server serves.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { THREAD_BACKGROUND_DEFAULT } from '../../src/config.js';
+import { THREAD_BACKGROUND_DEFAULT } from '../../src/config/sections.js';
 import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
 interface TaskView { tid: number; comm: string; nice: number; policy: number }

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import type { PriorityResult, ThreadPriority } from '../../src/util/thread_priority.js';
 import { setThreadPriority } from '../../src/util/thread_priority.js';
 import { currentThreadId } from '../../src/util/thread_name.js';
-import { ConfigError, threadPriority, THREAD_BACKGROUND_DEFAULT } from '../../src/config.js';
+import { threadPriority, THREAD_BACKGROUND_DEFAULT } from '../../src/config/sections.js';
+import { ConfigError } from '../../src/config/checks.js';
 
 const PRIORITY_JS = fileURLToPath(new URL('../../dist/src/util/thread_priority.js', import.meta.url));
 

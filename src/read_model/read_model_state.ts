@@ -1,0 +1,140 @@
+// What the front's read model holds (read_model.ts builds it from the event stream): every map and
+// list GET endpoints answer from, the limits it keeps them to, and the reads over them that are
+// more than a lookup (a book's sorted levels, a credit account's quoted value, the zero balance
+// leaves and the private indexes snapshots carry). ReadModel extends it with the decoder.
+import { ProgrammesModel } from './programmes_model.js';
+import { AgentsModel } from './agents_model.js';
+import type { FillView, MarketView, OrderView, PendingWithdrawalView, TradeView } from './views.js';
+
+/** The read model's private indexes in plain form (snapshots). */
+export interface ReadModelIndexes {
+  /** `account:client_order_id` -> the newest order using it. */
+  client_id_keys: string[];
+  client_id_orders: Float64Array;
+  /** Closed orders, oldest first (the next to be forgotten first). */
+  closed_order_ids: Float64Array;
+}
+
+export interface ReadModelLimits {
+  fills_per_account_kept: number;
+  trades_per_market_kept: number;
+  /** Closed orders kept readable (the newest ones): config `limits.closed_orders_kept`. */
+  closed_orders_kept: number;
+}
+
+export abstract class ReadModelState {
+  readonly assets: string[];
+  readonly markets: MarketView[] = [];
+  maker_fee_bps = 0;
+  taker_fee_bps = 0;
+  readonly account_by_address = new Map<string, number>();
+  readonly address_by_account: string[] = [''];
+  readonly balances = new Map<number, Float64Array>();
+  /**
+   * Per account, 1 for each asset that had a BALANCE event: exactly the balance leaves of the
+   * state root (they are never removed), which a snapshot needs for its zero balances.
+   */
+  readonly balance_seen = new Map<number, Uint8Array>();
+  readonly nonce_high_water = new Map<number, number>();
+  readonly credit = new Map<number, { credit_limit: number; auto_cancel_ratio_ppm: number }>();
+  readonly orders = new Map<number, OrderView>();
+  readonly open_orders_by_account = new Map<number, Set<number>>();
+  /** Every order the read model still holds, per account (open and recently closed). */
+  readonly order_ids_by_account = new Map<number, Set<number>>();
+  protected readonly order_by_client_id = new Map<string, number>();
+  protected readonly closed_order_ids: number[] = [];
+  protected closed_head = 0;
+  readonly fills_by_account = new Map<number, FillView[]>();
+  readonly trades_by_market: TradeView[][] = [];
+  /** `${account}:${nonce}` -> a pending withdrawal and the batch that debited it. */
+  readonly pending_withdrawals = new Map<string, PendingWithdrawalView>();
+  protected readonly limits: ReadModelLimits;
+  batch_id = 0;
+  batch_time_ms = 0;
+  /** The last on-chain deposit id the engine credited (the chain watcher resumes after it). */
+  chain_deposit_high_water = 0;
+  /** Markets whose book changed in the batch being read (for snapshots at commit). */
+  readonly changed_markets = new Set<number>();
+  /** Referrals and forced inclusions. */
+  readonly programmes: ProgrammesModel;
+  /** Agent keys (AGENT events). */
+  readonly agents = new AgentsModel();
+
+  constructor(assets: string[], limits: ReadModelLimits) {
+    this.assets = assets;
+    this.limits = limits;
+    this.programmes = new ProgrammesModel(assets.length);
+  }
+
+  /** [account, asset] of every balance leaf whose value is zero (snapshots; see balance_seen). */
+  zeroBalanceLeaves(): [number, number][] {
+    const out: [number, number][] = [];
+    for (const [account, seen] of this.balance_seen) {
+      const b = this.balances.get(account) as Float64Array;
+      for (let k = 0; k < seen.length; k++) if (seen[k] === 1 && b[k * 2] === 0 && b[k * 2 + 1] === 0) out.push([account, k]);
+    }
+    return out;
+  }
+
+  /** The private indexes in plain form (src/snapshot/front_state.ts). */
+  exportIndexes(): ReadModelIndexes {
+    const keys: string[] = [];
+    const ids = new Float64Array(this.order_by_client_id.size);
+    for (const [k, v] of this.order_by_client_id) ids[keys.push(k) - 1] = v;
+    return { client_id_keys: keys, client_id_orders: ids, closed_order_ids: Float64Array.from(this.closed_order_ids.slice(this.closed_head)) };
+  }
+
+  importIndexes(x: ReadModelIndexes): void {
+    x.client_id_keys.forEach((k, i) => this.order_by_client_id.set(k, x.client_id_orders[i]));
+    this.closed_order_ids.length = 0;
+    for (const id of x.closed_order_ids) this.closed_order_ids.push(id);
+    this.closed_head = 0;
+  }
+
+  orderByClientId(account: number, client_order_id: string): OrderView | undefined {
+    const id = this.order_by_client_id.get(`${account}:${client_order_id}`);
+    return id === undefined ? undefined : this.orders.get(id);
+  }
+
+  /** Levels best first, at most `depth` per side. */
+  sortedBook(m: number, depth: number): { bids: [number, number][]; asks: [number, number][] } {
+    const mv = this.markets[m];
+    if (mv.sorted_cache === null) {
+      mv.sorted_cache = {
+        bids: [...mv.bids.entries()].sort((a, b) => b[0] - a[0]),
+        asks: [...mv.asks.entries()].sort((a, b) => a[0] - b[0]),
+      };
+    }
+    return { bids: mv.sorted_cache.bids.slice(0, depth), asks: mv.sorted_cache.asks.slice(0, depth) };
+  }
+
+  marketIndex(id: string): number {
+    for (const m of this.markets) if (m.id === id) return m.index;
+    return -1;
+  }
+
+  /** Quoted value of a credit account, the way the engine computes it (docs/engine.md). */
+  quotedValue(account: number): number {
+    const open = this.open_orders_by_account.get(account);
+    if (!open) return 0;
+    const rest_quantity = new Map<number, number>();
+    const rest_value = new Map<number, bigint>();
+    for (const id of open) {
+      const o = this.orders.get(id);
+      if (!o) continue;
+      rest_quantity.set(o.market, (rest_quantity.get(o.market) ?? 0) + o.resting_quantity);
+      rest_value.set(o.market, (rest_value.get(o.market) ?? 0n) + ceilDiv(BigInt(o.resting_price) * BigInt(o.resting_quantity), 1_000_000n));
+    }
+    let q = 0n;
+    for (const [m, qty] of rest_quantity) {
+      const mark = this.markets[m].mark_price;
+      q += mark > 0 ? ceilDiv(BigInt(mark) * BigInt(qty), 1_000_000n) : (rest_value.get(m) ?? 0n);
+    }
+    return Number(q);
+  }
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b;
+}
+

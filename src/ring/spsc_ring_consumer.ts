@@ -1,0 +1,71 @@
+// The consumer's methods of SpscRing (spsc_ring.ts has the vocabulary and the protocol; the state
+// is in spsc_ring_core.ts): read the available records, release them, and the loop-bell sleep of an
+// event-loop consumer (ring_wake.ts). Its waits for data are in spsc_ring.ts.
+import {
+  H_CONSUMER_BELL,
+  H_CONSUMER_SEQUENCE,
+  H_CONSUMER_WAITERS,
+  H_PRODUCER_SEQUENCE,
+  H_PRODUCER_WAITERS,
+  RING_HEADER_WORDS,
+} from './ring_layout.js';
+import { fail } from './spsc_ring_core.js';
+import { SpscRingProducerPart } from './spsc_ring_producer.js';
+
+export abstract class SpscRingConsumerPart extends SpscRingProducerPart {
+  // ---------------------------------------------------------------- consumer
+
+  /** Records published and not yet released, readable now via slotOffset(0 .. n-1). */
+  available(): number {
+    const n = (Atomics.load(this.i32, H_PRODUCER_SEQUENCE) - this.consumer_released) | 0;
+    this.consumer_available = n;
+    return n;
+  }
+
+  /** Word offset of the i-th available record (0 = oldest), i < the last available(). */
+  slotOffset(i: number): number {
+    if (!(i >= 0 && i < this.consumer_available)) fail(`ring slotOffset(${i}) outside the ${this.consumer_available} available records`);
+    return RING_HEADER_WORDS + ((this.consumer_released + i) & this.mask) * this.slot_words;
+  }
+
+  /** Free the `n` oldest available records with one Atomics.store (and at most one notify). */
+  release(n: number): void {
+    if (!(Number.isInteger(n) && n > 0 && n <= this.consumer_available)) fail(`ring release(${n}) but ${this.consumer_available} records are available`);
+    const sequence = (this.consumer_released + n) | 0;
+    this.consumer_released = sequence;
+    this.consumer_available -= n;
+    Atomics.store(this.i32, H_CONSUMER_SEQUENCE, sequence);
+    if (Atomics.load(this.i32, H_PRODUCER_WAITERS) !== 0) {
+      Atomics.notify(this.i32, H_CONSUMER_SEQUENCE);
+    }
+  }
+
+  /**
+   * The consumer sleeps on the loop bell `id` (loop_bell.ts; 0: none): a producer waking it rings
+   * the bell instead of notifying. Set it before the first sleepOnBell, clear it after the last.
+   */
+  setConsumerBell(id: number): void {
+    Atomics.store(this.i32, H_CONSUMER_BELL, id);
+  }
+
+  /**
+   * A loop-bell consumer going to sleep (ring_wake.ts): announces itself, then looks again. True:
+   * asleep; the next waking publish (publish, publishBatch, wakeConsumer: a quiet publish rings
+   * nothing until one of these or a producer wait) or close rings the bell, and the consumer calls
+   * bellWoke() when it does. False: records arrived or the ring closed meanwhile; not asleep.
+   */
+  sleepOnBell(): boolean {
+    Atomics.add(this.i32, H_CONSUMER_WAITERS, 1); // announce, then re-check (spsc_ring.ts, "Sleeping without lost wake-ups")
+    if (this.available() === 0 && !this.isClosed()) {
+      this.consumer_sleep_count++;
+      return true;
+    }
+    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
+    return false;
+  }
+
+  /** The loop bell woke a consumer that sleepOnBell() put to sleep. */
+  bellWoke(): void {
+    Atomics.sub(this.i32, H_CONSUMER_WAITERS, 1);
+  }
+}
