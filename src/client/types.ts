@@ -226,6 +226,8 @@ export interface AdminState {
   open_orders: number;
   rings: { request_ring: number; event_ring: number };
   inflight_requests: number;
+  /** The front's pooled stage stamps: taken and not given back (0 when idle), waiting, give-backs refused (0). */
+  stage_stamps?: { outstanding: number; pooled: number; given_back_twice: number };
   signatures_verified: number;
   journal_bytes: number | null;
   /** Forced-inclusion entries still in the inbox, oldest first. */

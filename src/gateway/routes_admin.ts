@@ -10,6 +10,7 @@ import { marketRecord } from './views.js';
 import { pendingInclusions } from './routes_programmes.js';
 import { SnapshotMissedError, type SnapshotCoordinator } from '../snapshot/coordinator.js';
 import { processMemory } from '../util/thread_memory.js';
+import { stampsGivenBackTwice, stampsOutstanding, stampsPooled } from './stage_timings.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -102,6 +103,9 @@ export function registerAdminRoutes(
       // The answer spin at work (front.answer_spin_us): 0 when it is off or has no bell.
       answer_spin_turns: ctx.link.answer_spin_turns,
       inflight_requests: ctx.link.inflight(),
+      // Pooled stage stamps (stage_timings.ts): `outstanding` is the stamped requests in flight, 0
+      // when idle; one that stays above 0 counts requests whose stamps never came back (a leak).
+      stage_stamps: { outstanding: stampsOutstanding(), pooled: stampsPooled(), given_back_twice: stampsGivenBackTwice() },
       signatures_verified: ctx.signatures.verified,
       // Which library recovers signers on each checking thread (RINGBOOK_SECP256K1), as each thread reports it.
       secp256k1: ctx.secp256k1_threads(),

@@ -74,6 +74,8 @@ export class StageStamps {
   answered = 0;
   /** The counter of the request's X-Request-Id (0: unknown). */
   request_no = 0;
+  /** Given back (releaseStamps) and not taken since: not a stamp, reset leaves it. */
+  pooled = false;
 
   /** Every field back to 0, as new (a pooled one is reused: takeStamps). Keep beside the fields. */
   reset(): void {
@@ -88,28 +90,40 @@ export class StageStamps {
  * ~10.3 KB at max rate, 2026-11-26). A reused one is written in place (V8 updates a double
  * field's box without allocating). Bounded: at most this many wait here (the requests in flight
  * at once; one in flight per connection).
+ *
+ * One owner at a time gives a StageStamps back (docs/architecture.md, "Stage stamps"): the Answer
+ * that took it (envelope.ts: when it is answered or aborted), or the stage it was handed to
+ * (signed_route.ts: the verify stage until the verdict, then the Answer again; the matcher link
+ * from the ring write until the answer's stamps were read). A stamp object given back while a
+ * stage still writes it would be handed to another request and mix two requests' figures.
  */
 export const STAMPS_POOL_MAX = 4096;
 const stamps_pool: StageStamps[] = [];
+let stamps_out = 0;
+let given_back_twice = 0;
 
 /** A StageStamps with every stamp 0: a released one when there is one, else a new one. */
 export function takeStamps(): StageStamps {
+  stamps_out++;
   const s = stamps_pool.pop();
   if (s === undefined) return new StageStamps();
+  s.pooled = false;
   s.reset();
   return s;
 }
 
 /**
- * Gives `s` back for reuse once nothing will read or write it any more: the signed request was
- * answered after its commit, and its row and histograms were taken, or it ended before reaching
- * the link: its body unread or refused (aborted, too large, not JSON, a bad query: envelope.ts
- * readJsonBody, context.ts postRoute), its fields refused, a bad signature, its rate limit
- * (signed_route.ts). A request arriving while the server closes takes none (context.ts
- * openExchange). Stamps of requests the link refused (submit's OVERLOADED), and of a route
- * handler that threw, are left to the GC: each such request drains the pool by one.
+ * Gives `s` back for reuse: its owner calls this once nothing will read or write it any more.
+ * A StageStamps already waiting in the pool is not taken twice (two requests would share it):
+ * counted in stampsGivenBackTwice, which stays 0 unless an owner is wrong.
  */
 export function releaseStamps(s: StageStamps): void {
+  if (s.pooled) {
+    given_back_twice++;
+    return;
+  }
+  stamps_out--;
+  s.pooled = true; // also when dropped for the GC (pool full): a later give-back is still caught
   if (stamps_pool.length < STAMPS_POOL_MAX) stamps_pool.push(s);
 }
 
@@ -125,9 +139,23 @@ export function giveBackStamps(holder: { stamps: StageStamps | null }): void {
   releaseStamps(stamps);
 }
 
-/** StageStamps waiting for reuse (tests). */
+/** StageStamps waiting for reuse (tests, GET /admin/state). */
 export function stampsPooled(): number {
   return stamps_pool.length;
+}
+
+/**
+ * StageStamps taken and not given back: the stamped requests in flight. A request that lost its
+ * stamps to the GC stays counted here for good (GET /admin/state `stage_stamps.outstanding`: 0 on
+ * an idle server).
+ */
+export function stampsOutstanding(): number {
+  return stamps_out;
+}
+
+/** Give-backs refused because the StageStamps already waited in the pool (0 unless an owner is wrong). */
+export function stampsGivenBackTwice(): number {
+  return given_back_twice;
 }
 
 export class StageRecorder {
