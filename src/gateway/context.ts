@@ -14,7 +14,7 @@ import { clientIpKey } from './rate_limit.js';
 import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { AssetInfo } from './signed_requests.js';
-import { giveBackStamps, stampMs, takeStamps, type StageRecorder } from './stage_timings.js';
+import { stampMs, takeStamps, type StageRecorder } from './stage_timings.js';
 import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
@@ -73,14 +73,14 @@ export type RouteBasics = Pick<GatewayContext, 'cfg' | 'metrics' | 'stages' | 'o
 /**
  * A Reply counted in ctx.open_exchanges until it is written or aborted; null when closing.
  * `stamped`: the route runs a signed request (postRoute's `stamped` routes), whose stage stamps
- * start here; only the signed path reads them and gives them back to the pool (signed_route.ts),
- * so other routes take none (a GET's would never come back).
+ * start here, owned by the Reply (envelope.ts: given back when it ends); only the signed path
+ * writes and reads them (signed_route.ts), so other routes take none.
  */
 export function openExchange(ctx: RouteBasics, res: HttpResponse, stamped = false): Reply | null {
   const reply = new Reply(res);
   reply.countIn(ctx);
   if (ctx.closing) {
-    // Answered here: no stamps taken (nothing on this path would give them back to the pool).
+    // Answered here: no stamps taken (no signed path follows).
     reply.error('SHUTTING_DOWN', 'the server is stopping; retry against its successor', 503, true);
     return null;
   }
@@ -90,7 +90,7 @@ export function openExchange(ctx: RouteBasics, res: HttpResponse, stamped = fals
     const stamps = takeStamps();
     stamps.arrive = stampMs();
     stamps.request_no = lastRequestNumber(); // the Reply just drew its id (nothing drew one since)
-    reply.stamps = stamps;
+    reply.holdStamps(stamps); // counted above: the Reply hears of an abort and gives them back
   }
   return reply;
 }
@@ -188,11 +188,10 @@ const NO_PARAMS = Object.freeze([]) as unknown as string[];
 
 /**
  * A POST route with a JSON object body; `admin` routes check X-Admin-Token first. `stamped`: the
- * route runs one signed request through runSigned (signed_route.ts), which gives the exchange's
- * pooled stage stamps back when it answers (a request ended before it, at its body or query, gives
- * them back here and in readJsonBody); no other route takes any (an unsigned POST such as
- * /withdrawal-signature, an open /deposit, /force-include and /orders/batch never give them back:
- * each such request drained the pool by one).
+ * route runs one signed request through runSigned (signed_route.ts), which stamps its stages; the
+ * Reply owns the pooled stamps and gives them back however the request ends (its body, its query,
+ * a throw). No other route takes any (an unsigned POST such as /withdrawal-signature, an open
+ * /deposit, /force-include and /orders/batch read none).
  */
 export function postRoute(
   ctx: GatewayContext,
@@ -221,7 +220,6 @@ export function postRoute(
     readJsonBody(reply, ctx.cfg.limits.http_body_bytes_max, req.getHeader('content-length'), (body) => {
       if (query_checked !== null && !query_checked.ok) {
         reply.error('INVALID_REQUEST', query_checked.message);
-        giveBackStamps(reply); // ended before the signed path, which would give them back
         return;
       }
       try {
@@ -287,7 +285,9 @@ export function submit(
  * submit() whose `done` is given to the matcher link as it is: `done` must not throw (it runs in
  * the event pump; signed_route.ts's catches what answering throws itself, so the signed path needs
  * no wrapper closure per request). A callback, not a promise: one closure per request instead of
- * a promise, its reactions and a microtask (issue 11).
+ * a promise, its reactions and a microtask (issue 11). The reply's stage stamps go to the link with
+ * the request (its figures from the ring write on): the link owns them from then on and gives them
+ * back once `done` returned (outcomes.ts PendingAnswers.release); refused, the reply keeps them.
  */
 export function submitWithDone(
   ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
@@ -303,5 +303,7 @@ export function submitWithDone(
   const signer = signer_hex === null ? null : Buffer.from(signer_hex.slice(2), 'hex');
   if (!ctx.link.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done)) {
     replyOverloaded(reply);
+    return;
   }
+  reply.detachStamps(); // the link's now
 }

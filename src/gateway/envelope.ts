@@ -25,6 +25,12 @@
 //   beyond that the answer goes at once and the connection is closed, so no client can make the
 //   server drain an unbounded body. (Answering and closing while the client still sends made the
 //   kernel reset the socket and the answer was lost: 20 of 20 1 MiB bodies, issue 20.)
+// - An answer owns the stage stamps of a signed request (stage_timings.ts) it holds, and gives
+//   them back to the pool when it ends: its reply is written (answered, refused, or a throw turned
+//   into 500) or the client aborted. A stage that writes them later takes them (detachStamps) and
+//   gives them back itself or hands them back (holdStamps: at once to the pool if the answer has
+//   ended meanwhile): signed_route.ts. Only a Reply counted in its exchange (countIn, which makes it
+//   the response's abort owner) holds any: an abort is told to that one.
 // - uWS hands an exception thrown in a route handler or body callback to `uncaughtException`
 //   (which ends the process by default), and a handler that throws before an abort handler is
 //   attached makes uWS terminate the process outright. `route()` wraps a handler so the Reply (and
@@ -36,7 +42,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
 import { parseJsonObject, readBody, setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_body.js';
 import { nextRequestNumber, requestIdLength, requestIdText, writeRequestId } from './request_id.js';
-import { giveBackStamps, type StageStamps } from './stage_timings.js';
+import { releaseStamps, type StageStamps } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 import { utf8Text } from '../util/json_text.js';
 
@@ -135,8 +141,8 @@ export abstract class Answer {
   ignored_after_abort = 0;
   /** HTTP status written, 0 until a reply is written. */
   status = 0;
-  /** Pipeline stage stamps of a signed request (config diagnostics.stage_timings), else null. */
-  stamps: StageStamps | null = null;
+  /** The stage stamps this answer owns (holdStamps), else null. */
+  private held_stamps: StageStamps | null = null;
   private written = false;
 
   /** `request_id`: the id's text, or the number of a server-made one (its text is made when read). */
@@ -158,6 +164,42 @@ export abstract class Answer {
    * JSON text, or its UTF-8 bytes (okBody: valid during the call only; bodyText reads them out).
    */
   protected abstract transmit(http_status: number, body: string | Uint8Array, headers: readonly Header[] | undefined, close_connection: boolean): void;
+
+  /**
+   * The pipeline stage stamps of a signed request (stage_timings.ts) while this answer owns them,
+   * else null: none taken, given back, or handed to a stage (detachStamps).
+   */
+  get stamps(): StageStamps | null {
+    return this.held_stamps;
+  }
+
+  /**
+   * Takes ownership of `s`: given back to the pool when this answer ends (a reply written, or the
+   * client aborted), whatever the route did meanwhile (refused, threw, went on). At once when it
+   * has already ended (a stage hands them back after the client went away).
+   */
+  holdStamps(s: StageStamps): void {
+    if (this.done) releaseStamps(s);
+    else this.held_stamps = s;
+  }
+
+  /**
+   * Hands the stamps to the caller (a stage that writes them later: the verify stage, the matcher
+   * link), who gives them back or hands them back with holdStamps; null when this answer has none.
+   */
+  detachStamps(): StageStamps | null {
+    const s = this.held_stamps;
+    this.held_stamps = null;
+    return s;
+  }
+
+  /** This answer ended: its stamps go back to the pool (a no-op without). */
+  protected endStamps(): void {
+    const s = this.held_stamps;
+    if (s === null) return;
+    this.held_stamps = null;
+    releaseStamps(s);
+  }
 
   /** True once a reply was written. */
   get sent(): boolean {
@@ -226,6 +268,8 @@ export abstract class Answer {
     if (!this.canWrite()) return false;
     this.written = true;
     this.status = http_status;
+    // Before the write: nothing reads the stamps from here on, and a throwing write keeps none.
+    this.endStamps();
     this.transmit(http_status, body, headers, close_connection);
     return true;
   }
@@ -290,6 +334,7 @@ export class Reply extends Answer implements AbortOwner {
 
   /** The client aborted (http_body.ts AbortOwner). */
   clientAborted(): void {
+    this.endStamps();
     this.finished();
   }
 
@@ -409,8 +454,6 @@ export function bodyTooLargeMessage(limit_bytes: number): string {
  * - not a JSON object (malformed, not UTF-8, array, forbidden key, ...): 400 INVALID_REQUEST with
  *   the parser's sentence;
  * - aborted: nothing (the response is gone).
- * Each failure also gives the reply's stage stamps back (a stamped signed route's: its request
- * ends here, before the signed path that would give them back; each such end drained the pool).
  * Call synchronously in the route handler with `req.getHeader('content-length')`.
  */
 export function readJsonBody(
@@ -427,7 +470,6 @@ export function readJsonBody(
       const parsed = parseJsonObject(body);
       if (!parsed.ok) {
         reply.error('INVALID_REQUEST', parsed.message);
-        giveBackStamps(reply);
         return;
       }
       try {
@@ -439,7 +481,6 @@ export function readJsonBody(
     (kind) => {
       if (kind === 'too_large') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400, true);
       else if (kind === 'too_large_drained') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400);
-      giveBackStamps(reply);
     },
     content_length,
     drain_bytes_max,

@@ -361,19 +361,21 @@ export class MatcherLink {
    * (backpressure: the caller answers with a clear error; nothing was sent).
    */
   submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null,
-    consent: Uint8Array | null = null, stamps: StageStamps | null = null, signer: Uint8Array | null = null): Promise<Outcome> | null {
+    consent: Uint8Array | null = null, signer: Uint8Array | null = null): Promise<Outcome> | null {
     let resolve!: OutcomeCallback;
     const p = new Promise<Outcome>((r) => {
       resolve = r;
     });
-    return this.submitWith(request, address, address_hex, referrer, consent, stamps, signer, resolve) ? p : null;
+    return this.submitWith(request, address, address_hex, referrer, consent, null, signer, resolve) ? p : null;
   }
 
   /**
    * submit() with a callback instead of a promise (the signed path: no promise and no extra
    * microtask per request, issue 11). False when the ring is full (nothing was sent, `done` is
    * never called). `done` runs inside the event pump: a throw in it is counted and logged
-   * (listener_errors) and the batch's other answers still go out.
+   * (listener_errors) and the batch's other answers still go out. Written, the link owns `stamps`:
+   * they go back to the pool once `done` returned (outcomes.ts release; the promise form of
+   * submit() takes none).
    */
   submitWith(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
     consent: Uint8Array | null, stamps: StageStamps | null, signer: Uint8Array | null, done: OutcomeCallback): boolean {

@@ -4,7 +4,7 @@
 // durability). The matcher link (matcher_link.ts) owns one and numbers the requests.
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { RequestKind } from '../engine/types.js';
-import type { StageStamps } from './stage_timings.js';
+import { releaseStamps, type StageStamps } from './stage_timings.js';
 
 export interface Outcome {
   accepted: boolean;
@@ -162,6 +162,8 @@ export class PendingAnswers {
       } catch (e) {
         this.failed(e);
       }
+      // The link owns the stamps it was given (submitWith): `resolve` read them (signed_route.ts).
+      if (p.stamps !== null) releaseStamps(p.stamps);
     }
     this.batch_seqs = [];
     const requests = this.batch_requests;

@@ -19,7 +19,7 @@ import { failInternal, type Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
-import { giveBackStamps, stampMs } from './stage_timings.js';
+import { stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -95,9 +95,14 @@ export type OnAccepted = ((o: Outcome) => void) | {
 export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedRequest | BodyError, onAccepted: OnAccepted): void {
   if (isBodyError(parsed)) {
     answer.error(parsed.code, parsed.message);
-    giveBackStamps(answer);
     return;
   }
+  // The stage stamps (stage_timings.ts), if the answer holds any. Who owns them, and so gives
+  // them back to the pool, moves with the request: the answer (until the check is asked, and again
+  // from the verdict until the ring write; envelope.ts gives them back when it ends), the verify
+  // stage (it writes verify_start/verify_end before the verdict), the matcher link (from the ring
+  // write: published, the batch's stamps, then onOutcome's answered and the rows; it gives them
+  // back once onOutcome returned).
   const stamps = answer.stamps;
   if (stamps !== null) stamps.parsed = stampMs();
   const address = parsed.address;
@@ -113,11 +118,11 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     // Answered: nothing reads the request any more (the ring has its copy; the answer is written).
     releaseRequest(parsed.request);
     if (stamps !== null) {
+      // The last stamp and its readers: the verify verdict, the ring flush and the batch commit
+      // stamped it before; the link gives the stamps back when this returns.
       stamps.answered = stampMs();
       ctx.stages?.record(stamps);
       ctx.metrics?.observeStages(stamps);
-      // Its last reader: the verify verdict, the ring flush and the batch commit stamped it before.
-      giveBackStamps(answer);
     }
   };
   // What the signature check found, for `admit` (set once, before admit runs).
@@ -125,23 +130,26 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
   let found_failed = false;
   let found_signer: string | null = null;
   const admit = (): void => {
-    if (answer.done) return giveBackStamps(answer);
+    if (answer.done) return;
     if (found_failed) {
       answer.error('INTERNAL_ERROR', CHECK_FAILED);
-      return giveBackStamps(answer);
+      return;
     }
-    if (!admitSigned(ctx, answer, parsed, found_message)) return giveBackStamps(answer);
+    if (!admitSigned(ctx, answer, parsed, found_message)) return;
     submitWithDone(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null,
       consent_encoder.encode(parsed.signature_hex, found_message as string), found_signer);
   };
   // `found` is itself the batcher's callback (checkSigners: `signer` null for the user).
   const found = (message: string | null, failed: boolean, signer: string | null = null): void => {
+    // The verify stage has written its stamps: the answer owns them again (given back at once if
+    // it ended meanwhile: the client went away, or the route threw after handing the request on).
+    if (stamps !== null) answer.holdStamps(stamps);
     found_message = message;
     found_failed = failed;
     found_signer = signer;
     ctx.arrival.release(address, ticket, admit);
   };
-  checkSigner(ctx, parsed, stamps, found);
+  checkSigner(ctx, parsed, answer.detachStamps(), found);
 }
 
 /** One request of a group (POST /orders/batch) and where its own answer goes. */

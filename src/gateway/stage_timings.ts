@@ -1,8 +1,9 @@
 // Latency per pipeline stage of signed requests (config `diagnostics.stage_timings`, off by
-// default; bench/load.ts turns it on). Each signed request carries a StageStamps from its route
-// handler to its answer; the verify worker and the matcher thread add their own stamps (the
-// worker's task start/end come back with the verdicts, the matcher's batch start / applied /
-// durable ride on the BATCH_COMMITTED event). Every stamp is epoch milliseconds from
+// default; bench/load.ts turns it on). Each signed request carries a pooled StageStamps from its
+// route handler to its answer, owned by one holder at a time (its Reply, the verify stage, the
+// matcher link: docs/architecture.md "Stage stamps: who owns them"); the verify worker and the
+// matcher thread add their own stamps (the worker's task start/end come back with the verdicts,
+// the matcher's batch start / applied / durable ride on the BATCH_COMMITTED event). Every stamp is epoch milliseconds from
 // `performance.timeOrigin + performance.now()`, which is comparable across threads (each thread's
 // timeOrigin is its own start on the same wall clock, with sub-microsecond resolution).
 //
@@ -91,11 +92,12 @@ export class StageStamps {
  * field's box without allocating). Bounded: at most this many wait here (the requests in flight
  * at once; one in flight per connection).
  *
- * One owner at a time gives a StageStamps back (docs/architecture.md, "Stage stamps"): the Answer
- * that took it (envelope.ts: when it is answered or aborted), or the stage it was handed to
- * (signed_route.ts: the verify stage until the verdict, then the Answer again; the matcher link
- * from the ring write until the answer's stamps were read). A stamp object given back while a
- * stage still writes it would be handed to another request and mix two requests' figures.
+ * One owner at a time gives a StageStamps back (docs/architecture.md, "Stage stamps: who owns
+ * them"): the Answer that holds it (envelope.ts: when it is answered or aborted), or the stage it
+ * was handed to (signed_route.ts: the verify stage until the verdict, then the Answer again; the
+ * matcher link from the ring write until the answer's stamps were read). A stamp object given
+ * back while a stage still writes it would be handed to another request and mix two requests'
+ * figures.
  */
 export const STAMPS_POOL_MAX = 4096;
 const stamps_pool: StageStamps[] = [];
@@ -125,18 +127,6 @@ export function releaseStamps(s: StageStamps): void {
   stamps_out--;
   s.pooled = true; // also when dropped for the GC (pool full): a later give-back is still caught
   if (stamps_pool.length < STAMPS_POOL_MAX) stamps_pool.push(s);
-}
-
-/**
- * Gives an exchange's stamps back to the pool (releaseStamps) and clears them, so nothing gives
- * them back twice; a no-op without stamps. A function of the holder (a Reply or an Answer), not a
- * closure per request.
- */
-export function giveBackStamps(holder: { stamps: StageStamps | null }): void {
-  const stamps = holder.stamps;
-  if (stamps === null) return;
-  holder.stamps = null;
-  releaseStamps(stamps);
 }
 
 /** StageStamps waiting for reuse (tests, GET /admin/state). */

@@ -1,17 +1,48 @@
 // Which exchanges take pooled stage stamps (src/gateway/context.ts openExchange): only routes that
-// run a signed request, whose path gives them back (signed_route.ts). A GET's stamps would never
-// come back: each GET would drain the pool by one; so would an unsigned POST (postRoute without
-// `stamped`: /withdrawal-signature, an open /deposit, /force-include, /orders/batch). On a real
-// uWS app on loopback.
+// run a signed request; the Reply owns them and gives them back however the exchange ends
+// (envelope.ts): answered, refused at its body or query, aborted, or a route that threw, also
+// after handing the request to the verify stage (the stamps come back with the verdict, not
+// before: the stage still writes them). On a real uWS app on loopback, with the real verify pool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openExchange, postRoute, type GatewayContext, type RouteBasics } from '../../src/gateway/context.js';
 import { runSigned } from '../../src/gateway/signed_route.js';
 import { loadConfig } from '../../src/config/load.js';
-import { StageRecorder, StageStamps, stampsPooled, releaseStamps } from '../../src/gateway/stage_timings.js';
+import {
+  StageRecorder, StageStamps, stampsGivenBackTwice, stampsOutstanding, stampsPooled, releaseStamps, takeStamps,
+} from '../../src/gateway/stage_timings.js';
 import { runOrderEntry } from '../../src/gateway/order_entry.js';
+import { parseCancel } from '../../src/gateway/signed_requests.js';
+import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
+import { SignatureBatcher } from '../../src/gateway/signature_batcher.js';
+import { createVerifyPool } from '../../src/auth/verify_pool.js';
 import { startServer, type TestServer } from './uws_server.js';
 import { connect } from 'node:net';
+import { configureLogs, logSettings } from '../../src/util/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Puts `n` stamps in the pool (taken and given back: the count of those outstanding stays). */
+function seedPool(n: number): void {
+  const taken = Array.from({ length: n }, () => takeStamps());
+  for (const s of taken) releaseStamps(s);
+}
+
+/** Writes `text` on one connection and resolves with what came back once `statuses` answers arrived. */
+async function rawExchange(port: number, text: string, statuses: number): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  let got = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => {
+    got += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('error', reject);
+  });
+  socket.write(text);
+  for (let i = 0; i < 400 && (got.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < statuses; i++) await sleep(5);
+  socket.destroy();
+  return got;
+}
 
 describe('stage stamps per exchange', () => {
   // Stage rows on (metrics off): every exchange that may be signed is stamped.
@@ -21,6 +52,8 @@ describe('stage stamps per exchange', () => {
   };
   const seen: { route: string; stamps: StageStamps | null }[] = [];
   let server: TestServer;
+  // The signed path's verify stage: the real pool (no inline checks: every check waits for a task).
+  const pool = createVerifyPool({ threads: 1 });
   beforeAll(async () => {
     server = await startServer((app) => {
       app.get('/read', (res) => {
@@ -44,6 +77,20 @@ describe('stage stamps per exchange', () => {
       app.post('/orders', postRoute(gw, { admin: false, stamped: true }, (reply, body) => {
         runOrderEntry(gw, reply, '/orders', body);
       }));
+      // Route code that throws once it has the stamps: before the signed path, and after it
+      // handed the request to the verify stage (a wallet the read model does not know: no agents).
+      app.post('/throws', postRoute(gw, { admin: false, stamped: true }, (reply) => {
+        seen.push({ route: 'throws', stamps: reply.stamps });
+        throw new Error('a route bug (test)');
+      }));
+      const verifying = {
+        ...gw, arrival: new ArrivalOrder(), signatures: new SignatureBatcher(pool, 128), rm: { agents: { any: false }, account_by_address: new Map() },
+      } as unknown as GatewayContext;
+      app.post('/throws-after-verify', postRoute(verifying, { admin: false, stamped: true }, (reply, body) => {
+        seen.push({ route: 'throws-after-verify', stamps: reply.stamps });
+        runSigned(verifying, reply, parseCancel(body), () => undefined);
+        throw new Error('a route bug after the request went on (test)');
+      }));
       app.post('/signed', (res) => {
         const reply = openExchange(ctx, res, true);
         seen.push({ route: 'post', stamps: reply?.stamps ?? null });
@@ -51,23 +98,34 @@ describe('stage stamps per exchange', () => {
       });
     });
   });
-  afterAll(() => server.close());
+  afterAll(async () => {
+    server.close();
+    await pool.close();
+  });
+  // The throwing routes' error lines are expected here: not printed.
+  const log_settings = logSettings();
+  beforeAll(() => configureLogs({ ...log_settings, level: 'fatal' }));
+  afterAll(() => configureLogs(log_settings));
 
   it('a GET takes none from the pool; an exchange that may be signed takes one, arrival stamped', async () => {
-    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    seedPool(3);
     const pooled = stampsPooled();
     for (let i = 0; i < 5; i++) expect((await fetch(`${server.url}/read`)).status).toBe(200);
     expect(stampsPooled(), 'GETs leave the pool as it was').toBe(pooled);
+    const outstanding = stampsOutstanding();
     expect((await fetch(`${server.url}/signed`, { method: 'POST', body: '{}' })).status).toBe(200);
-    expect(stampsPooled()).toBe(pooled - 1);
+    // Taken from the pool, and given back by the Reply when it answered.
+    expect(stampsPooled()).toBe(pooled);
+    expect(stampsOutstanding()).toBe(outstanding);
     expect(seen.filter((x) => x.route === 'get').map((x) => x.stamps)).toEqual([null, null, null, null, null]);
     const post = seen.find((x) => x.route === 'post');
     expect(post?.stamps).toBeInstanceOf(StageStamps);
     expect(post?.stamps?.arrive).toBeGreaterThan(0);
+    expect(post?.stamps?.pooled).toBe(true);
   });
 
   it('unsigned POSTs take none, and signed ones ended early give theirs back: the pool does not drain', async () => {
-    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    seedPool(3);
     const pooled = stampsPooled();
     const REQUESTS = 200;
     for (let i = 0; i < REQUESTS; i++) {
@@ -97,7 +155,7 @@ describe('stage stamps per exchange', () => {
   });
 
   it('a body aborted mid-way gives its stamps back', async () => {
-    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    seedPool(3);
     const pooled = stampsPooled();
     // Headers promise 100 bytes; one is sent, then the connection closes (uWS: aborted).
     const socket = connect(server.port, '127.0.0.1');
@@ -115,7 +173,7 @@ describe('stage stamps per exchange', () => {
   });
 
   it('a request arriving while the server closes takes no stamps', async () => {
-    for (let i = 0; i < 3; i++) releaseStamps(new StageStamps());
+    seedPool(3);
     const pooled = stampsPooled();
     ctx.closing = true;
     try {
@@ -126,5 +184,41 @@ describe('stage stamps per exchange', () => {
       ctx.closing = false;
     }
     expect(stampsPooled(), 'a 503 SHUTTING_DOWN leaves the pool as it was').toBe(pooled);
+  });
+
+  it('a route that throws gives its stamps back', async () => {
+    seedPool(3);
+    const outstanding = stampsOutstanding();
+    for (let i = 0; i < 50; i++) {
+      const r = await fetch(`${server.url}/throws`, { method: 'POST', body: '{}' });
+      expect(r.status).toBe(500);
+    }
+    expect(seen.filter((x) => x.route === 'throws').every((x) => x.stamps instanceof StageStamps)).toBe(true);
+    // Before the Reply owned them, each throw left its stamps to the GC: 50 outstanding.
+    expect(stampsOutstanding(), 'each thrown request gave its stamps back').toBe(outstanding);
+  });
+
+  it('a route that throws after the request went to the verify stage: its stamps come back with the verdict, never shared', async () => {
+    seedPool(3);
+    const outstanding = stampsOutstanding();
+    const twice = stampsGivenBackTwice();
+    const body = JSON.stringify({ user: '0x' + 'ab'.repeat(20), order_id: '7', nonce: 1, signature: '0x' + '11'.repeat(65) });
+    const post = `POST /throws-after-verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const from = seen.length;
+    // Two requests in one write: uWS runs both handlers in one go, the second while the first's
+    // signature still waits for its task (the pool answers in a later turn). The first was
+    // answered 500 already, but its stamps are the verify stage's: the second must get others.
+    const got = await rawExchange(server.port, post + post, 2);
+    expect(got.match(/HTTP\/1\.1 500 /g)?.length).toBe(2);
+    const [first, second] = seen.slice(from).map((x) => x.stamps);
+    expect(first).toBeInstanceOf(StageStamps);
+    expect(second).toBeInstanceOf(StageStamps);
+    expect(second, 'stamps still written by the verify stage handed to another request').not.toBe(first);
+    for (let i = 0; i < 400 && stampsOutstanding() !== outstanding; i++) await sleep(5);
+    expect(stampsOutstanding(), 'both gave their stamps back once verified').toBe(outstanding);
+    expect(stampsGivenBackTwice()).toBe(twice);
+    // Back in the pool after the verify stage wrote them (its task's start and end).
+    expect(first?.pooled).toBe(true);
+    expect(first?.verify_end).toBeGreaterThan(0);
   });
 });

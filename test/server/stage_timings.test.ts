@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   parseStageFile, readStageFile, releaseStamps, STAGE_ROW_F64, STAGE_STAMPS, STAGES, stagePercentiles, StageRecorder, StageStamps,
-  STAMPS_POOL_MAX, stampsPooled, takeStamps,
+  STAMPS_POOL_MAX, stampsGivenBackTwice, stampsOutstanding, stampsPooled, takeStamps,
 } from '../../src/gateway/stage_timings.js';
 import { api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
@@ -107,19 +107,44 @@ describe('stage rows and percentiles', () => {
 
   it('gives released stamps back zeroed, and keeps at most STAMPS_POOL_MAX for reuse', () => {
     const before = stampsPooled();
-    const s = stamps(1234, 1);
+    const outstanding = stampsOutstanding();
+    const s = takeStamps();
+    Object.assign(s, stamps(1234, 1));
     s.request_no = 77;
+    expect(stampsOutstanding()).toBe(outstanding + 1);
     releaseStamps(s);
     expect(stampsPooled()).toBe(before + 1);
+    expect(stampsOutstanding()).toBe(outstanding);
     const again = takeStamps();
     expect(again).toBe(s);
     expect({ ...again }).toEqual({ ...new StageStamps() });
+    releaseStamps(again);
     const many = Array.from({ length: STAMPS_POOL_MAX + 10 }, () => new StageStamps());
     for (const x of many) releaseStamps(x);
     expect(stampsPooled()).toBe(STAMPS_POOL_MAX);
     for (let i = 0; i < STAMPS_POOL_MAX; i++) takeStamps();
     expect(stampsPooled()).toBe(0);
     expect(takeStamps()).toBeInstanceOf(StageStamps);
+  });
+
+  it('never holds one StageStamps twice: a second give-back is refused and counted', () => {
+    const twice = stampsGivenBackTwice();
+    const s = takeStamps();
+    const pooled = stampsPooled();
+    const outstanding = stampsOutstanding();
+    releaseStamps(s);
+    releaseStamps(s);
+    expect(stampsPooled(), 'in the pool once').toBe(pooled + 1);
+    expect(stampsOutstanding()).toBe(outstanding - 1);
+    expect(stampsGivenBackTwice()).toBe(twice + 1);
+    // Handed out once: the next two takes are two objects.
+    const a = takeStamps();
+    const b = takeStamps();
+    expect(a).toBe(s);
+    expect(b).not.toBe(a);
+    releaseStamps(a);
+    releaseStamps(b);
+    expect(stampsGivenBackTwice()).toBe(twice + 1);
   });
 
   it('counts the batches the picked rows were applied in (distinct batch starts)', () => {
