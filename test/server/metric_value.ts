@@ -7,7 +7,11 @@ export async function metricValue(s: StartedServer, name: string, labels = ''): 
   const port = /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.output().stdout)?.[1];
   if (port === undefined) throw new Error('the server logged no metrics port');
   const text = await new Promise<string>((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port: Number(port), path: '/metrics' }, (res) => {
+    // A connection per scrape: Node's global agent keeps sockets alive for 5 s, the metrics
+    // listener closes idle ones after its 5 s keepAliveTimeout, and a scrape written on a socket
+    // the listener is closing at that moment fails with "socket hang up" (verify_inline.test.ts,
+    // twice in full-suite runs at load average 30-40, whose light posts between two scrapes took ~5 s).
+    http.get({ host: '127.0.0.1', port: Number(port), path: '/metrics', agent: false }, (res) => {
       let t = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (t += d));
