@@ -19,7 +19,9 @@
 //   after its last allowed request, the expired keys always form a prefix of that order, so the
 //   Map holds little more than the keys active in the last window. When a new key arrives and the
 //   Map is still full, the least recently allowed key is evicted (its client gets a fresh bucket:
-//   leniency under a flood of distinct keys, never unbounded growth). `evicted_live` counts them.
+//   leniency under a flood of distinct keys, never unbounded growth). `evicted_live` counts them
+//   (only keys still live: between sweeps the front key may have expired, and evicting it is a
+//   sweep's work).
 // - Keys are opaque strings; callers pass normalized ones (lowercase addresses from
 //   parseAddress, `clientIpKey(res)` for IPs).
 // - The clock is injected (`now_ms`), monotonic `performance.now()` by default, so tests run
@@ -54,7 +56,7 @@ const ALLOWED: RateDecision = Object.freeze({ allowed: true, retry_after_s: 0 })
 const SWEEP_PER_TAKE = 4;
 /**
  * The sweep runs once per this many takes (with their budgets together), or on every take while
- * the Map holds at most this many keys: starting a walk of the Map from its front costs a skip
+ * the Map holds at most SWEEP_ALWAYS_KEYS_MAX keys: starting a walk of the Map from its front costs a skip
  * over every entry deleted there since V8 last compacted the table, and each take deletes one
  * (its key moves to the back). With 1,000 live keys (a per-minute limit) a sweep on every take
  * cost ~2.5-3.9 µs per take, once per 64 takes ~0.6-1.2 (2026-11-26, 2 shared cores, noisy);
@@ -62,6 +64,12 @@ const SWEEP_PER_TAKE = 4;
  * per take is cheapest (~0.25-0.7 µs; once per 64 takes: ~1.3-1.7).
  */
 const SWEEP_EVERY_TAKES = 64;
+/**
+ * While the Map holds at most this many keys every take sweeps (a tiny Map: the walk from its
+ * front is short, and the cheapest per take, see above). The same 64 as SWEEP_EVERY_TAKES by
+ * measurement, not by necessity: one sweep per take below it, one per 64 takes above it.
+ */
+const SWEEP_ALWAYS_KEYS_MAX = 64;
 /** Float slack for the token boundary, in ms. */
 const EPSILON_MS = 1e-6;
 
@@ -71,7 +79,7 @@ export class RateLimiter {
   readonly limit_per_window: number;
   readonly window_ms: number;
   readonly keys_max: number;
-  /** Live keys evicted because the Map was full. */
+  /** Live keys (time still ahead of now) evicted because the Map was full; expired ones are not counted. */
   evicted_live = 0;
   private readonly now_ms: () => number;
   /** W / N: the time one token takes to come back. */
@@ -108,7 +116,7 @@ export class RateLimiter {
   take(key: string): RateDecision {
     const now = this.now_ms();
     const map = this.tat;
-    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_EVERY_TAKES) {
+    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_ALWAYS_KEYS_MAX) {
       this.takes_since_sweep = 0;
       this.sweep(now);
     }
@@ -122,10 +130,13 @@ export class RateLimiter {
     if (stored !== undefined) {
       map.delete(key);
     } else if (map.size >= this.keys_max) {
-      const oldest = map.keys().next();
+      // Between sweeps the front key may have expired already (its bucket full again): dropping
+      // it costs its client nothing, so only a key whose time is still ahead counts as live.
+      const oldest = map.entries().next();
       if (!oldest.done) {
-        map.delete(oldest.value);
-        this.evicted_live++;
+        const [oldest_key, oldest_tat] = oldest.value;
+        map.delete(oldest_key);
+        if (oldest_tat > now) this.evicted_live++;
       }
     }
     map.set(key, tat + this.interval_ms);

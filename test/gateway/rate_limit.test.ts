@@ -92,6 +92,24 @@ describe('RateLimiter', () => {
     expect(limiter.take('key9999').allowed).toBe(false);
   });
 
+  it('counts an eviction as live only when the evicted key was still live (between sweeps the front may have expired)', () => {
+    // 100 keys (> the sweep-on-every-take size) fill the Map; the 100 takes leave the periodic
+    // sweep 36 takes in, so the next takes evict from the front without a sweep first.
+    const { clock, limiter } = limiterAt(1, 1000, 100);
+    for (let i = 0; i < 100; i++) expect(limiter.take(`key${i}`).allowed).toBe(true);
+    expect(limiter.size).toBe(100);
+    // Still live (key0's next token is 1000 ms away): evicting it takes a live bucket.
+    clock.now = 500;
+    expect(limiter.take('fresh0').allowed).toBe(true);
+    expect(limiter.size).toBe(100);
+    expect(limiter.evicted_live).toBe(1);
+    // Every old key's bucket is full again; no sweep has run since: the front key is evicted, not counted.
+    clock.now = 5_000;
+    for (let i = 1; i <= 5; i++) expect(limiter.take(`fresh${i}`).allowed).toBe(true);
+    expect(limiter.size).toBe(100);
+    expect(limiter.evicted_live).toBe(1);
+  });
+
   it('drops expired keys as time passes, so idle clients cost nothing', () => {
     const { clock, limiter } = limiterAt(20, 60_000, 100_000);
     for (let i = 0; i < 1000; i++) limiter.take(`old${i}`);
