@@ -14,8 +14,8 @@ export interface Outcome {
   /** Fills the request's own order made as taker, in order. */
   fills: FillView[];
   /**
-   * Orders this request changed (cancel-all, pause), in event order. Left empty for a place, a
-   * cancel and an amend, whose answers read the order itself (orderUpdatesListed).
+   * Orders a cancel-all changed, in event order (its answer lists them: order_entry.ts). Left
+   * empty for every other kind (orderUpdatesListed).
    */
   order_updates: number[];
   batch_id: number;
@@ -46,11 +46,14 @@ interface Pending {
 
 /**
  * Whether an accepted request of `kind` (-1: not known yet) gets its changed orders listed in
- * `order_updates`: not for the kinds whose answers read the order itself, the bulk of the flow
- * (an array per place otherwise, ~3% of the front's bytes at max rate; issue 11).
+ * `order_updates`: only a cancel-all, the one answer that reads the list (POST /orders/cancel-all,
+ * alone or in /orders/batch: order_entry.ts). A place, cancel or amend answer reads the order
+ * itself (an array per place was ~3% of the front's bytes at max rate; issue 11); a pause,
+ * force-include, dead-man's switch or disconnect-cancel answer reads no order at all, so their
+ * arrays (one entry per order they closed) were built and never read.
  */
 function orderUpdatesListed(kind: number): boolean {
-  return kind !== RequestKind.PLACE && kind !== RequestKind.CANCEL && kind !== RequestKind.AMEND;
+  return kind === RequestKind.CANCEL_ALL;
 }
 
 export class PendingAnswers {
