@@ -19,29 +19,12 @@ import { startServer, type TestServer } from './uws_server.js';
 import { connect } from 'node:net';
 import { configureLogs, logSettings } from '../../src/util/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hasResponses, rawExchange } from '../server/raw_http.js';
 
 /** Puts `n` stamps in the pool (taken and given back: the count of those outstanding stays). */
 function seedPool(n: number): void {
   const taken = Array.from({ length: n }, () => takeStamps());
   for (const s of taken) releaseStamps(s);
-}
-
-/** Writes `text` on one connection and resolves with what came back once `statuses` answers arrived. */
-async function rawExchange(port: number, text: string, statuses: number): Promise<string> {
-  const socket = connect(port, '127.0.0.1');
-  let got = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (d: string) => {
-    got += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('error', reject);
-  });
-  socket.write(text);
-  for (let i = 0; i < 400 && (got.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < statuses; i++) await sleep(5);
-  socket.destroy();
-  return got;
 }
 
 describe('stage stamps per exchange', () => {
@@ -208,7 +191,7 @@ describe('stage stamps per exchange', () => {
     // Two requests in one write: uWS runs both handlers in one go, the second while the first's
     // signature still waits for its task (the pool answers in a later turn). The first was
     // answered 500 already, but its stamps are the verify stage's: the second must get others.
-    const got = await rawExchange(server.port, post + post, 2);
+    const got = (await rawExchange(server.port, [post + post], 2000, (text) => hasResponses(text, 2))).text;
     expect(got.match(/HTTP\/1\.1 500 /g)?.length).toBe(2);
     const [first, second] = seen.slice(from).map((x) => x.stamps);
     expect(first).toBeInstanceOf(StageStamps);
