@@ -176,9 +176,14 @@ export abstract class Answer {
   /**
    * Takes ownership of `s`: given back to the pool when this answer ends (a reply written, or the
    * client aborted), whatever the route did meanwhile (refused, threw, went on). At once when it
-   * has already ended (a stage hands them back after the client went away).
+   * has already ended (a stage hands them back after the client went away). Throws when it holds
+   * stamps already: overwriting them would lose those to the GC (counted outstanding for good),
+   * an owner bug, not a state to carry on from.
    */
   holdStamps(s: StageStamps): void {
+    if (this.held_stamps !== null) {
+      throw new Error(`answer ${this.request_id}: holdStamps while it holds stamps already (one owner at a time)`);
+    }
     if (this.done) releaseStamps(s);
     else this.held_stamps = s;
   }

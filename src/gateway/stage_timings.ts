@@ -117,7 +117,10 @@ export function takeStamps(): StageStamps {
 /**
  * Gives `s` back for reuse: its owner calls this once nothing will read or write it any more.
  * A StageStamps already waiting in the pool is not taken twice (two requests would share it):
- * counted in stampsGivenBackTwice, which stays 0 unless an owner is wrong.
+ * counted in stampsGivenBackTwice, which stays 0 unless an owner is wrong. It catches a second
+ * give-back only while the object is still pooled (or dropped for the GC): once another request
+ * took it, a late second give-back looks like that request's own and is not caught (the pooled
+ * flag is all there is; the one-owner rule, envelope.ts and signed_route.ts, is what prevents it).
  */
 export function releaseStamps(s: StageStamps): void {
   if (s.pooled) {
@@ -143,7 +146,10 @@ export function stampsOutstanding(): number {
   return stamps_out;
 }
 
-/** Give-backs refused because the StageStamps already waited in the pool (0 unless an owner is wrong). */
+/**
+ * Give-backs refused because the StageStamps already waited in the pool (0 unless an owner is
+ * wrong); a second give-back after the object was taken again is not seen (releaseStamps).
+ */
 export function stampsGivenBackTwice(): number {
   return given_back_twice;
 }
