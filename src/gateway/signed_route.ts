@@ -135,9 +135,15 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
       answer.error('INTERNAL_ERROR', CHECK_FAILED);
       return;
     }
-    if (!admitSigned(ctx, answer, parsed, found_message)) return;
-    submitWithDone(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null,
-      consent_encoder.encode(parsed.signature_hex, found_message as string), found_signer);
+    // A throw here (an encoder error in the ring write, a limiter bug) would reach ArrivalOrder,
+    // which only logs it: the client would wait for ever and its stamps stay out. Answered 500.
+    try {
+      if (!admitSigned(ctx, answer, parsed, found_message)) return;
+      submitWithDone(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null,
+        consent_encoder.encode(parsed.signature_hex, found_message as string), found_signer);
+    } catch (e) {
+      failInternal(answer, e);
+    }
   };
   // `found` is itself the batcher's callback (checkSigners: `signer` null for the user).
   const found = (message: string | null, failed: boolean, signer: string | null = null): void => {

@@ -1,0 +1,58 @@
+// The signed path's admit step (signed_route.ts runSigned): what throws once the signature
+// verified (an encoder error in the ring write, a limiter bug) is answered 500 INTERNAL_ERROR and
+// reported, not left to the arrival order, which only logs it (the client hung and its stage
+// stamps stayed out). The wallet's later requests still run.
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import type { GatewayContext } from '../../src/gateway/context.js';
+import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
+import { setRouteErrorReporter } from '../../src/gateway/envelope.js';
+import { RateLimiter } from '../../src/gateway/rate_limit.js';
+import { runSigned } from '../../src/gateway/signed_route.js';
+import { parseCancel } from '../../src/gateway/signed_requests.js';
+import { stampsOutstanding, takeStamps } from '../../src/gateway/stage_timings.js';
+import type { SignedRequest } from '../../src/gateway/signed_requests.js';
+import { RecordingAnswer } from './recording_answer.js';
+
+const USER = '0x' + 'ab'.repeat(20);
+
+describe('runSigned admit', () => {
+  it('answers 500 INTERNAL_ERROR when the ring write throws, and gives the stamps back', () => {
+    const reported: unknown[] = [];
+    setRouteErrorReporter((err) => reported.push(err));
+    let writes = 0;
+    const ctx = {
+      cfg: loadConfig({}), arrival: new ArrivalOrder(), stages: null, metrics: null, da_backlog_batches: null,
+      rm: { agents: { any: false }, account_by_address: new Map() },
+      limiters: { cancels_per_wallet: new RateLimiter({ limit_per_window: 100, window_ms: 60_000, keys_max: 10 }) },
+      // The verify stage: every signature verifies over its first message form, at once.
+      signatures: {
+        checkSigners: (messages: readonly string[], _sig: string, _address: string, _others: unknown, _stamps: unknown,
+          found: (message: string | null, failed: boolean, signer: string | null) => void) => found(messages[0], false, null),
+      },
+      link: {
+        journal_fault: null,
+        submitWith: () => {
+          writes++;
+          if (writes === 1) throw new Error('request ring: encoder bug (test)');
+          return true;
+        },
+      },
+    } as unknown as GatewayContext;
+    const outstanding = stampsOutstanding();
+    const first = new RecordingAnswer('first');
+    first.holdStamps(takeStamps());
+    const parsed = (nonce: number) => parseCancel({ user: USER, order_id: '7', nonce, signature: '0x' + '11'.repeat(65) }) as SignedRequest;
+    runSigned(ctx, first, parsed(1), () => undefined);
+    expect(first.sent_replies.map((r) => r.status)).toEqual([500]);
+    expect(JSON.parse(first.sent_replies[0].body)).toMatchObject({ ok: false, error: 'INTERNAL_ERROR', request_id: 'first' });
+    expect(reported.map((e) => (e as Error).message)).toEqual(['request ring: encoder bug (test)']);
+    expect(stampsOutstanding(), 'the answer gave its stamps back').toBe(outstanding);
+    // The wallet's next request is not held behind the failed one.
+    const second = new RecordingAnswer('second');
+    runSigned(ctx, second, parsed(2), () => undefined);
+    expect(writes).toBe(2);
+    expect(second.sent_replies).toEqual([]);
+    expect(ctx.arrival.size).toBe(0);
+  });
+});
