@@ -134,7 +134,7 @@ export class MatcherLink {
    */
   private readonly tape: ObserverTape;
   /** The commit marker of the batch being dispatched, as the answers observer saw it (its listeners run after the tape's replay). */
-  private readonly committed = { seen: false, batch_id: 0, time_ms: 0, requests: 0, stages: null as BatchStages | null };
+  private readonly commit_seen = { seen: false, batch_id: 0, time_ms: 0, requests: 0, stages: null as BatchStages | null };
 
   /**
    * Adds a listener called after each committed batch was applied, its answers released and its
@@ -496,7 +496,7 @@ export class MatcherLink {
       }
     }
     this.tape.replay();
-    const c = this.committed;
+    const c = this.commit_seen;
     if (!c.seen) throw new Error('event stream: a committed batch without its commit marker');
     c.seen = false;
     this.batchDone(c.batch_id, c.time_ms, c.requests, c.stages as BatchStages);
@@ -504,13 +504,12 @@ export class MatcherLink {
 
   /** The batch is durable (its commit marker, in dispatchBatch's first pass): its answers go out. */
   private release(batch_id: number, time_ms: number, stages: BatchStages): void {
-    const c = this.committed;
+    const c = this.commit_seen;
     c.seen = true;
     c.batch_id = batch_id;
     c.time_ms = time_ms;
     // The read model's own object: unchanged until its next commit marker, after batchDone.
     c.stages = stages;
-    c.requests = 0;
     c.requests = this.pending.release(batch_id, time_ms, stages);
   }
 
