@@ -332,7 +332,7 @@ async function main(): Promise<void> {
       nonces.set(who.hex, n);
       r.nonce = n;
     }
-    const p = link.submit(r, who.bytes, who.hex);
+    const p = link.requests.submit(r, who.bytes, who.hex);
     if (p === null) throw new Error('request ring full');
     return p;
   };

@@ -100,7 +100,7 @@ export class ChainLink {
 
   /** Deposits carry no consent (an unsigned request, like POST /deposit's); forced entries the user's. */
   private submit(r: Request, user: string, referrer: string | null = null, consent: Consent | null = null): Promise<Outcome> {
-    const p = this.ctx.link.submit(r, Buffer.from(user.slice(2), 'hex'), user, referrer === null ? null : Buffer.from(referrer.slice(2), 'hex'),
+    const p = this.ctx.link.requests.submit(r, Buffer.from(user.slice(2), 'hex'), user, referrer === null ? null : Buffer.from(referrer.slice(2), 'hex'),
       consent === null ? null : encodeConsent(consent));
     if (p === null) throw new Error('the request ring is full; retried on the next poll');
     return p;

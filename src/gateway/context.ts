@@ -258,7 +258,7 @@ export function writeRefusal(ctx: Pick<GatewayContext, 'link' | 'cfg' | 'da_back
 
 /** Submits to the matcher and answers OVERLOADED when the ring is full. */
 export function submit(
-  ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
+  ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['requests']['submit']>[0], address_hex: string,
   onOutcome: (o: Outcome) => void,
   /** REFER (or a FORCE_INCLUDE carrying one): the referrer's lowercase address. */
   referrer_hex: string | null = null,
@@ -290,7 +290,7 @@ export function submit(
  * back once `done` returned (outcomes.ts PendingAnswers.release); refused, the reply keeps them.
  */
 export function submitWithDone(
-  ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['submit']>[0], address_hex: string,
+  ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['requests']['submit']>[0], address_hex: string,
   done: (o: Outcome) => void, referrer_hex: string | null, consent: Consent | Uint8Array | null, signer_hex: string | null,
 ): void {
   if (refuseWrite(ctx, reply)) return;
@@ -301,7 +301,7 @@ export function submitWithDone(
   }
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
   const signer = signer_hex === null ? null : Buffer.from(signer_hex.slice(2), 'hex');
-  if (!ctx.link.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done)) {
+  if (!ctx.link.requests.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done)) {
     replyOverloaded(reply);
     return;
   }

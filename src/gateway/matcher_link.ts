@@ -3,22 +3,20 @@
 // batch that holds it is committed (never before: an answer promises durability).
 import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/api.js';
-import type { Request } from '../engine/types.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
 import { createRecordRing, RECORD_WORDS } from '../ring/records.js';
 import { RequestWriter } from '../ring/request_records.js';
 import type { EventCursor, EventFields } from '../ring/event_records.js';
-import { consentSlotCount } from '../ring/consent.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import type { LoopConsumer } from '../ring/ring_wake.js';
 import { ReadModel, type ReadModelLimits } from '../read_model/read_model.js';
 import type { BatchStages, ReadModelObserver } from '../read_model/views.js';
 import { ObserverTape } from '../read_model/observer_tape.js';
-import { stampMs, type StageStamps } from './stage_timings.js';
 import { AnswerSpin, answerSpinKeepAwake } from './answer_spin.js';
 import { PendingAnswers, type Outcome, type OutcomeCallback } from './outcomes.js';
+import { RequestSubmitter } from './request_submit.js';
 import { pumpEvents } from './event_pump.js';
 import { componentLog, logSettings } from '../util/log.js';
 
@@ -114,9 +112,9 @@ export class MatcherLink {
   private readonly options: MatcherLinkOptions;
   private request_ring: SpscRing | null = null;
   private event_ring: SpscRing | null = null;
-  private writer: RequestWriter | null = null;
   private worker: Worker | null = null;
-  private next_seq: number;
+  /** The request ring's writing side: submit, submitWith, submitGroup (request_submit.ts). */
+  readonly requests: RequestSubmitter;
   /** The written requests waiting for their answers, and their outcomes. */
   private readonly pending: PendingAnswers;
   private pump_done: Promise<void> = Promise.resolve();
@@ -170,34 +168,7 @@ export class MatcherLink {
     this.tape.observe(observers);
   }
 
-  ring_full_count = 0;
   listener_errors = 0;
-  private flush_scheduled = false;
-  /** Stamped requests written since the last flush (stage timings only). */
-  private unflushed_stamps: StageStamps[] = [];
-  /**
-   * Publishes the requests written since the last flush at once (at most one wake-up of the
-   * matcher per flush, not per request). Run as a microtask, so the requests of one run of
-   * callbacks go together: the verdicts of one verify batch (delivered in one callback), a POST
-   * /orders/batch group, one uWS handler's writes. A setImmediate here cost a lone request at
-   * 1,000/s a whole extra event-loop turn (an epoll_pwait, the timer and immediate queues) between
-   * its verdict and the matcher (issue 11). With a cluster backend (one NATS message per flush)
-   * the flush stays once per event-loop turn (setImmediate), as gateway_backend.ts expects.
-   */
-  private readonly flush_requests = (): void => {
-    this.flush_scheduled = false;
-    // Stamped just before the publish: the matcher may start the batch before flush() returns.
-    if (this.unflushed_stamps.length > 0) {
-      const now = stampMs();
-      for (const s of this.unflushed_stamps) s.published = now;
-      this.unflushed_stamps = [];
-    }
-    this.writer?.flush();
-    this.options.backend?.requestsPublished();
-    // The answer spin starts with the wait: a pump asleep on the bell would see the commit only
-    // through the bell's ring and a wake-up of this thread (ring_wake.ts rouse).
-    if (this.spin !== null) this.pump_consumer?.rouse();
-  };
   replayed_batches = 0;
   recovery: RecoveryInfo | null = null;
   /**
@@ -213,13 +184,19 @@ export class MatcherLink {
 
   constructor(options: MatcherLinkOptions) {
     this.options = options;
-    this.next_seq = (options.seq_base ?? 0) + 1;
     const spin_us = options.answer_spin_us ?? 0;
     this.spin = spin_us > 0 ? new AnswerSpin(spin_us) : null;
     this.read_model = new ReadModel(options.engine_config.assets, options.read_model);
     this.read_model.onObserverError = (e) => this.listenerFailed(e);
     this.pending = new PendingAnswers((e) => this.listenerFailed(e), (batch_id, time_ms, stages) => this.release(batch_id, time_ms, stages));
     this.tape = new ObserverTape((e) => this.listenerFailed(e));
+    this.requests = new RequestSubmitter(this.pending, this.read_model.account_by_address, options.seq_base ?? 0,
+      options.backend !== undefined, this.spin !== null, () => {
+        options.backend?.requestsPublished();
+        // The answer spin starts with the wait: a pump asleep on the bell would see the commit only
+        // through the bell's ring and a wake-up of this thread (ring_wake.ts rouse).
+        if (this.spin !== null) this.pump_consumer?.rouse();
+      });
     this.read_model.observe([this.pending.observer, this.tape]);
   }
 
@@ -228,7 +205,7 @@ export class MatcherLink {
     const events = createRecordRing(this.options.event_ring_slots);
     this.request_ring = requests;
     this.event_ring = events;
-    this.writer = new RequestWriter(requests);
+    this.requests.attach(new RequestWriter(requests));
     const backend = this.options.backend;
     if (backend !== undefined) {
       this.options.beforeEvents?.();
@@ -356,90 +333,9 @@ export class MatcherLink {
     return this.pending.size;
   }
 
-  /**
-   * Sends one request to the matcher. Returns null when the request ring is full
-   * (backpressure: the caller answers with a clear error; nothing was sent).
-   */
-  submit(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null = null,
-    consent: Uint8Array | null = null, signer: Uint8Array | null = null): Promise<Outcome> | null {
-    let resolve!: OutcomeCallback;
-    const p = new Promise<Outcome>((r) => {
-      resolve = r;
-    });
-    return this.submitWith(request, address, address_hex, referrer, consent, null, signer, resolve) ? p : null;
-  }
-
-  /**
-   * submit() with a callback instead of a promise (the signed path: no promise and no extra
-   * microtask per request, issue 11). False when the ring is full (nothing was sent, `done` is
-   * never called). `done` runs inside the event pump: a throw in it is counted and logged
-   * (listener_errors) and the batch's other answers still go out. Written, the link owns `stamps`:
-   * they go back to the pool once `done` returned (outcomes.ts release; the promise form of
-   * submit() takes none).
-   */
-  submitWith(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
-    consent: Uint8Array | null, stamps: StageStamps | null, signer: Uint8Array | null, done: OutcomeCallback): boolean {
-    if (this.writer === null || this.stopping) return false;
-    return this.write(this.writer, request, address, address_hex, referrer, consent, stamps, 0, signer, done);
-  }
-
-  /**
-   * Sends `items` as one group (POST /orders/batch): written back to back and published together,
-   * marked so the matcher applies them contiguously in one batch. All or nothing: null when the
-   * ring has no room for the whole group (nothing was sent).
-   */
-  submitGroup(
-    items: readonly { request: Request; address: Uint8Array; address_hex: string; consent: Uint8Array | null; signer?: Uint8Array | null }[],
-  ): Promise<Outcome>[] | null {
-    const writer = this.writer;
-    if (writer === null || this.stopping) return null;
-    let slots = 0;
-    for (const it of items) slots += 1 + (it.consent === null ? 0 : consentSlotCount(it.consent.length));
-    if (writer.freeSlots() < slots) {
-      this.ring_full_count++;
-      return null;
-    }
-    const out: Promise<Outcome>[] = [];
-    for (let k = 0; k < items.length; k++) {
-      const it = items[k];
-      let resolve!: OutcomeCallback;
-      const p = new Promise<Outcome>((r) => {
-        resolve = r;
-      });
-      if (!this.write(writer, it.request, it.address, it.address_hex, null, it.consent, null, items.length - 1 - k, it.signer ?? null, resolve)) {
-        throw new Error('request ring: room for the group was checked');
-      }
-      out.push(p);
-    }
-    return out;
-  }
-
-  /** Writes one request to the ring; false (nothing written, `done` never called) when it is full. */
-  private write(
-    writer: RequestWriter, request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
-    consent: Uint8Array | null, stamps: StageStamps | null, group_following: number, signer: Uint8Array | null,
-    done: OutcomeCallback,
-  ): boolean {
-    const seq = this.next_seq++;
-    const hint = this.read_model.account_by_address.get(address_hex) ?? 0;
-    if (!writer.tryWrite(seq, address, hint, request, referrer, consent, group_following, signer)) {
-      this.ring_full_count++;
-      return false;
-    }
-    if (stamps !== null) this.unflushed_stamps.push(stamps);
-    if (!this.flush_scheduled) {
-      this.flush_scheduled = true;
-      // A cluster backend sends one NATS message per flush: it keeps one flush per turn.
-      if (this.options.backend === undefined) queueMicrotask(this.flush_requests);
-      else setImmediate(this.flush_requests);
-    }
-    this.pending.add(seq, done, stamps, this.spin === null ? 0 : performance.now());
-    return true;
-  }
-
   /** Reads the event ring (event_pump.ts): each committed batch reaches `dispatchBatch`. */
   private pump(events: SpscRing): Promise<void> {
-    const spin = this.spin === null ? undefined : answerSpinKeepAwake(this.spin, this.pending, this.next_seq, () => this.next_seq);
+    const spin = this.spin === null ? undefined : answerSpinKeepAwake(this.spin, this.pending, this.requests.seq_next, () => this.requests.seq_next);
     const consumer = pumpEvents(events, (fields, records) => this.dispatchBatch(fields, records), this.options.event_ring_wake ?? 'bell', spin);
     this.event_ring_bell = consumer.bell;
     this.pump_consumer = consumer;
@@ -541,9 +437,9 @@ export class MatcherLink {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.requests.stop();
     const backend = this.options.backend;
     if (backend !== undefined && this.request_ring !== null && this.event_ring !== null) {
-      this.writer?.flush();
       this.request_ring.close();
       await backend.stop();
       this.event_ring.close();
@@ -558,7 +454,6 @@ export class MatcherLink {
       });
       worker.once('exit', () => resolve());
     });
-    this.writer?.flush();
     this.request_ring.close();
     await stopped;
     await this.pump_done;

@@ -205,7 +205,7 @@ export function runSignedGroup(
       for (const k of admitted) items[k].answer.error('OVERLOADED', refusal, 503);
       return finish();
     }
-    const outcomes = ctx.link.submitGroup(admitted.map((k) => {
+    const outcomes = ctx.link.requests.submitGroup(admitted.map((k) => {
       const p = items[k].parsed;
       return {
         request: p.request, address: Buffer.from(p.address.slice(2), 'hex'), address_hex: p.address,

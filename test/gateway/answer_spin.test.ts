@@ -97,7 +97,7 @@ describe('MatcherLink: the answer spin while batches holding none of its request
       if (events === null) throw new Error('the backend was not started');
       const writer = new EventWriter(events);
       let answered = false;
-      const written = link.submitWith(emptyRequest(), new Uint8Array(20), `0x${'00'.repeat(20)}`, null, null, null, null, () => {
+      const written = link.requests.submitWith(emptyRequest(), new Uint8Array(20), `0x${'00'.repeat(20)}`, null, null, null, null, () => {
         answered = true;
       });
       expect(written).toBe(true);

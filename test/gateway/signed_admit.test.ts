@@ -32,10 +32,12 @@ describe('runSigned admit', () => {
       },
       link: {
         journal_fault: null,
-        submitWith: () => {
-          writes++;
-          if (writes === 1) throw new Error('request ring: encoder bug (test)');
-          return true;
+        requests: {
+          submitWith: () => {
+            writes++;
+            if (writes === 1) throw new Error('request ring: encoder bug (test)');
+            return true;
+          },
         },
       },
     } as unknown as GatewayContext;

@@ -205,7 +205,7 @@ export class Metrics {
         this.set({ ring: 'event' }, d.event_ring);
       },
     });
-    counter('ringbook_request_ring_full_total', 'Requests refused with OVERLOADED because the request ring was full', (s) => s.link.ring_full_count);
+    counter('ringbook_request_ring_full_total', 'Requests refused with OVERLOADED because the request ring was full', (s) => s.link.requests.ring_full_count);
     gauge('ringbook_requests_in_flight', 'Requests written to the matcher and not yet answered', (s) => s.link.inflight());
     gauge('ringbook_verify_pool_queue_tasks', 'Verify pool tasks waiting for a free thread', (s) => s.pool.queuedTasks);
     gauge('ringbook_verify_pool_pending_tasks', 'Verify pool tasks submitted and not yet answered (queued or running)', (s) => s.pool.pendingTasks);

@@ -27,7 +27,7 @@ export function cancelOnDisconnect(link: MatcherLink, address: string, closed_ms
   r.kind = RequestKind.DISCONNECT_CANCEL;
   const bytes = Buffer.from(address.slice(2), 'hex');
   const consent = encodeConsent({ origin: 'operator', rule: OperatorRule.CANCEL_ON_DISCONNECT });
-  const p = link.submit(r, bytes, address, null, consent);
+  const p = link.requests.submit(r, bytes, address, null, consent);
   if (p !== null) {
     stats.disconnect_cancels++;
     p.catch((e: unknown) => log.error('ringbook: cancel on disconnect failed', e, { address }));
