@@ -7,10 +7,13 @@
 // read from the model only what a batch never changes once set (a market's id and quote asset, an
 // account's address, the books at the commit marker), so what they publish is the same.
 //
-// Views: a TradeView is a new object per fill that nobody mutates, so the tape keeps it; an
+// Views: a TradeView is a new object per fill that nobody mutates, so the tape keeps it. An
 // OrderView is the model's own object, updated in place by the order's later events in the same
-// batch, so the tape keeps a copy as it was at the update (a new object: an observer may keep
-// what it was handed, as it could before).
+// batch: the tape keeps it and, beside it, the fields an update changes (ORDER_MUTABLE) as they
+// were. At replay an order whose fields still hold those values (its last update in the batch:
+// nearly every update) is handed as it is, the model's object, as `apply` handed it; one the batch
+// changed again is handed a copy as it was at that update. A copy per update cost a 17-field
+// object per order update of every batch (bench/observer_tape.ts, docs/benchmarks.md).
 import { GuardedObserver, type BatchStages, type OrderView, type ReadModelObserver, type TradeView } from './views.js';
 
 const BEGIN = 0;
@@ -20,6 +23,9 @@ const FILL = 3;
 const ORDER_UPDATE = 4;
 const BALANCE = 5;
 const COMMITTED = 6;
+
+/** Words an ORDER_UPDATE takes: op, seq, reason, then the OrderView fields an update changes. */
+const ORDER_UPDATE_WORDS = 12;
 
 export class ObserverTape implements ReadModelObserver {
   private observers: ReadModelObserver[] = [];
@@ -63,7 +69,10 @@ export class ObserverTape implements ReadModelObserver {
 
   orderUpdate(seq: number, o: OrderView, reason: number): void {
     this.num(ORDER_UPDATE); this.num(seq); this.num(reason);
-    this.refs.push({ ...o });
+    // Every field read_model.ts applyOrderUpdate writes (the others are set once, at creation).
+    this.num(o.price); this.num(o.quantity); this.num(o.filled); this.num(o.remaining); this.num(o.status);
+    this.num(o.last_fill_price); this.num(o.updated_ms); this.num(o.resting_price); this.num(o.resting_quantity);
+    this.refs.push(o);
   }
 
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
@@ -108,9 +117,9 @@ export class ObserverTape implements ReadModelObserver {
           break;
         }
         case ORDER_UPDATE: {
-          const o = this.refs[r++] as OrderView;
+          const o = orderAsItWas(this.refs[r++] as OrderView, x, i + 3);
           for (let k = 0; k < n; k++) obs[k].orderUpdate(x[i + 1], o, x[i + 2]);
-          i += 3;
+          i += ORDER_UPDATE_WORDS;
           break;
         }
         case BALANCE:
@@ -129,4 +138,18 @@ export class ObserverTape implements ReadModelObserver {
     // The views are let go (a trade the model forgot is not pinned until the next batch).
     this.refs.length = 0;
   }
+}
+
+/**
+ * `o` as it was at an update whose changing fields were recorded at `x[at..]` (in orderUpdate's
+ * order): `o` itself when they still hold those values, else a copy with them.
+ */
+function orderAsItWas(o: OrderView, x: readonly number[], at: number): OrderView {
+  if (o.price === x[at] && o.quantity === x[at + 1] && o.filled === x[at + 2] && o.remaining === x[at + 3] &&
+    o.status === x[at + 4] && o.last_fill_price === x[at + 5] && o.updated_ms === x[at + 6] &&
+    o.resting_price === x[at + 7] && o.resting_quantity === x[at + 8]) return o;
+  return {
+    ...o, price: x[at], quantity: x[at + 1], filled: x[at + 2], remaining: x[at + 3], status: x[at + 4],
+    last_fill_price: x[at + 5], updated_ms: x[at + 6], resting_price: x[at + 7], resting_quantity: x[at + 8],
+  };
 }

@@ -95,4 +95,39 @@ describe('observer tape', () => {
     tape.replay();
     expect(taped.log.length).toBe(n);
   });
+
+  it('hands an order\'s last update in the batch as the model\'s own object, an earlier one as a copy as it was', () => {
+    const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const tape = new ObserverTape((e) => {
+      throw e;
+    });
+    const handed: { o: OrderView; filled: number; remaining: number; status: number }[] = [];
+    const catcher = new Recorder();
+    catcher.orderUpdate = (_seq, o) => {
+      handed.push({ o, filled: o.filled, remaining: o.remaining, status: o.status });
+    };
+    tape.observe([catcher]);
+    rm.observe([tape]);
+    let seq = 0;
+    const [first, second] = batches();
+    for (const e of first) rm.apply(e, ++seq);
+    tape.replay();
+    // One update of order 10 in batch 1: the model's object, not a copy.
+    expect(handed.map((h) => h.o)).toEqual([rm.orders.get(10)]);
+    expect(handed[0].o).toBe(rm.orders.get(10));
+    handed.length = 0;
+    for (const e of second) rm.apply(e, ++seq);
+    tape.replay();
+    const maker = rm.orders.get(10) as OrderView;
+    const taker = rm.orders.get(11) as OrderView;
+    expect(handed.map((h) => [h.o.order_id, h.filled, h.remaining, h.status])).toEqual([
+      [10, 100, 400, OrderStatus.PARTIALLY_FILLED], [10, 300, 200, OrderStatus.PARTIALLY_FILLED], [11, 300, 0, OrderStatus.FILLED],
+    ]);
+    // The maker's first update was changed again in the batch: a copy as it was (kept as handed).
+    expect(handed[0].o).not.toBe(maker);
+    expect(handed[0].o).toEqual({ ...maker, filled: 100, remaining: 400, resting_quantity: 400 });
+    // Each order's last update in the batch: the model's own object, as apply hands it.
+    expect(handed[1].o).toBe(maker);
+    expect(handed[2].o).toBe(taker);
+  });
 });
