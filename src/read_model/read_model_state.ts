@@ -2,6 +2,9 @@
 // list GET endpoints answer from, the limits it keeps them to, and the reads over them that are
 // more than a lookup (a book's sorted levels, a credit account's quoted value, the zero balance
 // leaves and the private indexes snapshots carry). ReadModel extends it with the decoder.
+// Protected, not private, because ReadModel's appliers (read_model.ts) use them: order_by_client_id
+// (set at a placement, deleted when the order is forgotten), closed_order_ids / closed_head (the
+// closed orders, oldest forgotten first) and `limits` (fills, trades and closed orders kept).
 import { ProgrammesModel } from './programmes_model.js';
 import { AgentsModel } from './agents_model.js';
 import type { FillView, MarketView, OrderView, PendingWithdrawalView, TradeView } from './views.js';

@@ -4,6 +4,11 @@
 // (depth, the sequences, close). The producer's methods are in spsc_ring_producer.ts, the
 // consumer's in spsc_ring_consumer.ts, the waits in spsc_ring.ts: one class in four files, each
 // part extending the one before (an object has every method; a thread uses its role's).
+// Protected, not private, because the parts share them: `mask` with the producer and consumer
+// parts, `futex` and `producer_quiet_pending` with SpscRing's waits (spsc_ring.ts), the producer_*
+// positions with SpscRingProducerPart, consumer_released / consumer_available with
+// SpscRingConsumerPart. Keep SpscRing the chain's only concrete class: a second one would make the
+// ring's call sites (claim, publish, available, release on every record) polymorphic in V8.
 import {
   H_CAPACITY_SLOTS,
   H_CONSUMER_BELL,
