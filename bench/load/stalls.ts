@@ -28,7 +28,9 @@ const APPLIED_AT = 6;
 const DURABLE_AT = 7;
 
 export interface StallOverlap {
+  /** The front's GC pauses: ms of them inside the window (summed), and the longest one overlapping it (the `front_gc` sign's figure). */
   front_gc_ms: number | null;
+  front_gc_max_ms: number | null;
   /** Pauses of the other isolates (matcher, DA worker, verify workers...), from --trace-gc-nvp; null without `--gc`. */
   other_isolates_gc_ms: number | null;
   other_isolates_gc_max_ms: number | null;
@@ -118,7 +120,7 @@ export function stallSigns(top: StallEpisode[]): StallSigns {
     front_saturated: countSign(top, (o) => (o.saturated_threads === null ? null : o.saturated_threads.includes('main'))),
     machine_saturated: countSign(top, (o) => atLeast(o.machine_busy_pct, MACHINE_SATURATED_PCT)),
     others_over_half_a_core: countSign(top, (o, len) => atLeast(o.others_cpu_ms, len / 2)),
-    front_gc: countSign(top, (o) => atLeast(o.front_gc_ms, SIGN_MS)),
+    front_gc: countSign(top, (o) => atLeast(o.front_gc_max_ms, SIGN_MS)),
     other_isolates_gc: countSign(top, (o) => atLeast(o.other_isolates_gc_max_ms, SIGN_MS)),
     journal_commit: countSign(top, (o) => atLeast(o.journal_commit_max_ms, SIGN_MS)),
   };
@@ -174,6 +176,15 @@ export function journalIn(batches: Float64Array, from: number, to: number): { ba
   return { batches: count, commit_max_ms: r1(max), journal_ms: r1(sum), gap_max_ms: r1(gap) };
 }
 
+/** The longest of the (start, duration) pauses that overlap [from, to] (whole, not cut at the window's ends). */
+function longestPauseIn(p: Float64Array, from: number, to: number): number {
+  let max = 0;
+  for (let k = 0; k < p.length / 2; k++) {
+    if (p[2 * k] < to && p[2 * k] + p[2 * k + 1] > from) max = Math.max(max, p[2 * k + 1]);
+  }
+  return max;
+}
+
 function overlapOf(src: StallSources, batches: Float64Array | null, from: number, to: number): StallOverlap {
   let other_ms: number | null = null;
   let other_max: number | null = null;
@@ -182,9 +193,7 @@ function overlapOf(src: StallSources, batches: Float64Array | null, from: number
     other_max = 0;
     for (const p of src.other_gc) {
       other_ms += overlapUs(p, from, to) / 1000;
-      for (let k = 0; k < p.length / 2; k++) {
-        if (p[2 * k] < to && p[2 * k] + p[2 * k + 1] > from) other_max = Math.max(other_max, p[2 * k + 1]);
-      }
+      other_max = Math.max(other_max, longestPauseIn(p, from, to));
     }
     other_ms = r1(other_ms);
     other_max = r1(other_max);
@@ -193,6 +202,7 @@ function overlapOf(src: StallSources, batches: Float64Array | null, from: number
   const sched = windowSched(src.timeline, from, to);
   return {
     front_gc_ms: src.front_gc === null ? null : r1(overlapUs(src.front_gc, from, to) / 1000),
+    front_gc_max_ms: src.front_gc === null ? null : r1(longestPauseIn(src.front_gc, from, to)),
     other_isolates_gc_ms: other_ms,
     other_isolates_gc_max_ms: other_max,
     batches: j?.batches ?? null,
@@ -284,7 +294,7 @@ export function stallLines(s: StallFigures | null, phase: string): string[] {
   const rec = (o: Record<string, number> | null): string => o === null ? 'n/a' : Object.entries(o).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
   const v = (x: number | null): string => (x === null ? 'n/a' : String(x));
   const overlapLines = (label: string, o: StallOverlap): string[] => [
-    `    ${label}: GC front ${v(o.front_gc_ms)} ms, other isolates ${v(o.other_isolates_gc_ms)} ms (longest ${v(o.other_isolates_gc_max_ms)}); ` +
+    `    ${label}: GC front ${v(o.front_gc_ms)} ms (longest ${v(o.front_gc_max_ms)}), other isolates ${v(o.other_isolates_gc_ms)} ms (longest ${v(o.other_isolates_gc_max_ms)}); ` +
       `${v(o.batches)} batches, journal ${v(o.journal_ms)} ms (longest commit ${v(o.journal_commit_max_ms)}), longest gap between batches ${v(o.batch_gap_max_ms)} ms; machine ${v(o.machine_busy_pct)}% busy; saturated threads: ${o.saturated_threads === null ? 'n/a' : o.saturated_threads.join(', ') || 'none'}`,
     `      running ms: ${rec(o.cpu_ms_by_thread)}; waiting for a core ms: ${rec(o.runqueue_ms_by_thread)}; other processes + generator ${v(o.others_cpu_ms)} ms`,
   ];

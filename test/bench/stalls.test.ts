@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { clockCheckMs, pausesOnEpoch } from '../../bench/load/gc_trace.js';
 import type { AnswerRecords } from '../../bench/load/lanes.js';
-import { batchesOf, EPISODES_REPORTED, journalIn, LEAD_IN_MS, stallFigures, stallLines, type StallSources } from '../../bench/load/stalls.js';
+import { batchesOf, EPISODES_REPORTED, journalIn, LEAD_IN_MS, SIGN_MS, stallFigures, stallLines, type StallSources } from '../../bench/load/stalls.js';
 import type { Timeline } from '../../bench/load/thread_timeline.js';
 import { STAGE_ROW_F64 } from '../../src/gateway/stage_timings.js';
 
@@ -82,6 +82,7 @@ describe('stall episodes', () => {
     expect(first.largest_parts_ms?.journal_fsync).toBeCloseTo(40.4, 1);
     const o = first.overlapping;
     expect(o.front_gc_ms).toBe(5);
+    expect(o.front_gc_max_ms).toBe(5);
     expect(o.other_isolates_gc_ms).toBe(0);
     expect(o.other_isolates_gc_max_ms).toBe(0);
     // Batches starting in the window: 300..344 (one per ms; 304's read ends the window at 344.75).
@@ -98,10 +99,12 @@ describe('stall episodes', () => {
     // The front's 3 ms pause at 250 ms lies in the lead-in (the LEAD_IN_MS before 300).
     expect(LEAD_IN_MS).toBeGreaterThanOrEqual(50);
     expect(first.lead_in.front_gc_ms).toBe(3);
+    expect(first.lead_in.front_gc_max_ms).toBe(3);
     const second = s.top[1];
     expect(second.overlapping.other_isolates_gc_ms).toBe(7);
     expect(second.overlapping.other_isolates_gc_max_ms).toBe(7);
     expect(second.overlapping.front_gc_ms).toBe(0);
+    expect(second.overlapping.front_gc_max_ms).toBe(0);
     // Signs over the three episodes: the first has a 5 ms front pause and a 40 ms commit, the
     // second a 20 ms commit and another isolate's 7 ms pause, the third neither; the machine
     // was 75% busy and the others took 1 ms per ms (at least half a core) throughout.
@@ -118,7 +121,7 @@ describe('stall episodes', () => {
     expect(s).not.toBeNull();
     const o = s?.top[0].overlapping;
     expect(o).toEqual({
-      front_gc_ms: null, other_isolates_gc_ms: null, other_isolates_gc_max_ms: null, batches: null, journal_commit_max_ms: null,
+      front_gc_ms: null, front_gc_max_ms: null, other_isolates_gc_ms: null, other_isolates_gc_max_ms: null, batches: null, journal_commit_max_ms: null,
       journal_ms: null, batch_gap_max_ms: null, cpu_ms_by_thread: null, runqueue_ms_by_thread: null, others_cpu_ms: null, machine_busy_pct: null,
       saturated_threads: null,
     });
@@ -129,6 +132,23 @@ describe('stall episodes', () => {
     const empty: AnswerRecords = { sched_ms: new Float64Array(0), sent_ms: new Float64Array(0), done_ms: new Float64Array(0), request_no: new Float64Array(0), status: new Uint16Array(0) };
     expect(stallFigures(empty, none)).toBeNull();
     expect(stallLines(null, '1,000/s')[0]).toContain('no answer records');
+  });
+
+  it('counts the front_gc sign by the longest front pause, not their sum: five 1 ms scavenges are no 5 ms pause', () => {
+    const { rec, rows } = spread(SLOW);
+    // Five 1 ms pauses inside the first episode (300..344.75 ms), none elsewhere.
+    const front_gc = Float64Array.of(T0 + 305, 1, T0 + 310, 1, T0 + 315, 1, T0 + 320, 1, T0 + 325, 1);
+    const s = stallFigures(rec, { rows, front_gc, other_gc: null, timeline: null });
+    const o = s?.top[0].overlapping;
+    expect(o?.front_gc_ms).toBe(5);
+    expect(o?.front_gc_max_ms).toBe(1);
+    expect(s?.signs.front_gc).toBe(0);
+    expect(stallLines(s ?? null, 'half the max rate').join('\n')).toContain('GC front 5 ms (longest 1)');
+    // One pause of SIGN_MS in the same place is the sign; one straddling the window's start counts whole.
+    const one = stallFigures(rec, { rows, front_gc: Float64Array.of(T0 + 297, SIGN_MS), other_gc: null, timeline: null });
+    expect(one?.top[0].overlapping.front_gc_ms).toBe(2);
+    expect(one?.top[0].overlapping.front_gc_max_ms).toBe(SIGN_MS);
+    expect(one?.signs.front_gc).toBe(1);
   });
 
   it('reports at most EPISODES_REPORTED episodes, the largest, in time order', () => {
