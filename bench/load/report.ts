@@ -193,13 +193,16 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   const traced_front = front_iso === null ? undefined : traced?.get(front_iso);
   const gc_clock_check_ms = stage_rows === null || traced_front === undefined ? null : clockCheckMs(stage_rows.gc_pauses, traced_front);
   const stallSources = (timeline: StallSources['timeline']): StallSources => ({
-    rows: stage_rows?.rows ?? null, front_gc: stage_rows?.gc_pauses ?? null, other_gc, timeline,
+    rows: stage_rows?.rows ?? null, rows_cut_off_ms: stage_rows?.cut_off_ms ?? null, front_gc: stage_rows?.gc_pauses ?? null, other_gc, timeline,
   });
   const stalls_light = stallFigures(lat.light.records, stallSources(lat.light_timeline));
   const stalls_half = stallFigures(lat.half.records, stallSources(lat.half_timeline));
   say('');
   for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate'),
     ...stallLines(stalls_light, `${int(LIGHT_RATE_PER_S)}/s`), ...stallLines(stalls_half, 'half the max rate')]) say(line);
+  if (stage_rows !== null && stage_rows.cut_off_ms !== null) {
+    say(`  (the server kept STAGE_ROWS_MAX stage rows and dropped ${stage_rows.dropped} more, from the batch at ${new Date(stage_rows.cut_off_ms).toISOString()} on: journal fields of windows past it are null)`);
+  }
   if (server.gc !== null) say(`  (other isolates' GC pauses placed from --trace-gc-nvp stamps: the front's traced pauses lie a median ${gc_clock_check_ms ?? 'n/a'} ms from its observed ones)`);
   const cost = cost_runs.length > 0 ? costFigures(cost_runs) : null;
   if (cost !== null) {

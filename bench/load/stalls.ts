@@ -129,6 +129,12 @@ export function stallSigns(top: StallEpisode[]): StallSigns {
 /** What the phase's episodes are laid over (each null when the bench did not get it). */
 export interface StallSources {
   rows: Float64Array | null;
+  /**
+   * From this batch start (epoch ms) on the server kept no more rows (the stage file's cut_off_ms,
+   * STAGE_ROWS_MAX): a window reaching it gets null journal fields, not "0 batches". Null: none
+   * dropped (or an older file that does not say).
+   */
+  rows_cut_off_ms: number | null;
   front_gc: Float64Array | null;
   /** Other isolates' pauses (start, duration pairs per isolate, epoch ms), the front's isolate left out; null without `--gc`. */
   other_gc: Float64Array[] | null;
@@ -198,7 +204,9 @@ function overlapOf(src: StallSources, batches: Float64Array | null, from: number
     other_ms = r1(other_ms);
     other_max = r1(other_max);
   }
-  const j = batches === null ? null : journalIn(batches, from, to);
+  // Batches starting at or after the cut-off may have no row: the journal over such a window is unknown.
+  const cut = src.rows_cut_off_ms;
+  const j = batches === null || (cut !== null && to >= cut) ? null : journalIn(batches, from, to);
   const sched = windowSched(src.timeline, from, to);
   return {
     front_gc_ms: src.front_gc === null ? null : r1(overlapUs(src.front_gc, from, to) / 1000),

@@ -4,7 +4,7 @@
 // server's stage timings (src/gateway/stage_timings.ts). Pure functions over what load.ts measured.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readStageFile, stagePercentiles, STAGES, type StageName, type StagePercentiles } from '../../src/gateway/stage_timings.js';
+import { readStageFile, stagePercentiles, STAGES, type StageFile, type StageName, type StagePercentiles } from '../../src/gateway/stage_timings.js';
 import type { Histogram } from './lanes.js';
 
 /** Light fixed rate of the latency targets (requests/s). */
@@ -109,7 +109,7 @@ function perBatch(p: { count: number; batches: number }): number | null {
  * The rows and the front's GC pauses of `<data_dir>/stage_timings.f64` (written by the server's
  * clean stop), null without the file.
  */
-export function readStageRows(data_dir: string): { rows: Float64Array; gc_pauses: Float64Array } | null {
+export function readStageRows(data_dir: string): StageFile | null {
   const file = path.join(data_dir, 'stage_timings.f64');
   return existsSync(file) ? readStageFile(readFileSync(file)) : null;
 }

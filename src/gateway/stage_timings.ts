@@ -12,7 +12,9 @@
 // (src/gateway/metrics/metrics.ts), and the rows are kept only when this is on.
 // On, the rows are kept in memory (at most STAGE_ROWS_MAX), with the front thread's GC pauses,
 // and written at a clean stop to `<data_dir>/stage_timings.f64`; the bench filters them by
-// arrival time to its phase.
+// arrival time to its phase. Past STAGE_ROWS_MAX rows are counted, not kept, and the file says
+// how many and from which batch on (`dropped`, `cut_off_ms`), so a reader can tell "no batch"
+// from "no row kept".
 //
 // The eight stages are the intervals between consecutive stamps:
 //   http_parse     route handler entry -> body read, JSON parsed, shape checked (verify asked)
@@ -42,18 +44,22 @@ export const STAGE_STAMPS = STAGES.length + 1;
 export const STAGE_ROW_F64 = STAGE_STAMPS + 1;
 /** Index of the request number in a row. */
 export const REQUEST_NO_AT = STAGE_STAMPS;
-/** Rows kept at most (40 MB of f64): ~2 minutes at 4,000 signed requests/s; later ones are counted, not kept. */
+/** Rows kept at most (40 MB of f64): ~2 minutes at 4,000 signed requests/s; later ones are counted, not kept (the file's `dropped`, `cut_off_ms`). */
 export const STAGE_ROWS_MAX = 1 << 19;
 /** Index of `batch_start` in a row (arrive, parsed, verify_start, verify_end, published, batch_start, ...). */
 const BATCH_START_STAMP = 5;
 const FILE_MAGIC = 0x54534252; // "RBST"
 /**
- * 2: rows carry the request number, and the front's GC pauses follow the rows; a version 1 file
- * (an older server's: a 4-value header, rows only) reads with number 0 and no pauses.
+ * 3: the header also holds the rows dropped past STAGE_ROWS_MAX and the cut-off (the first
+ * dropped row's batch start, 0: none dropped). 2: rows carry the request number, and the front's
+ * GC pauses follow the rows. An older server's file (`bench/load --server-main`) still reads:
+ * version 2 with the cut-off unknown, version 1 (a 4-value header, rows only) also with request
+ * number 0 and no pauses.
  */
-const FILE_VERSION = 2;
+const FILE_VERSION = 3;
 const HEADER_F64_V1 = 4;
-const HEADER_F64 = 5;
+const HEADER_F64_V2 = 5;
+const HEADER_F64 = 7;
 /** GC pauses of the front kept at most (start, duration pairs): over 18 hours at one per second. */
 export const GC_PAUSES_MAX = 1 << 16;
 
@@ -157,7 +163,15 @@ export function stampsGivenBackTwice(): number {
 export class StageRecorder {
   private rows = new Float64Array(STAGE_ROW_F64 * 1024);
   count = 0;
+  /** Complete rows not kept (over rows_max). */
   dropped = 0;
+  /**
+   * The batch start (epoch ms) of the first row not kept; 0 while none was dropped. The front
+   * answers batches in commit order, so every batch that started before it has its rows kept;
+   * batches from it on may have none (a reader must not take them for "no batch").
+   */
+  cut_off_ms = 0;
+  private readonly rows_max: number;
   private gc = new Float64Array(2 * 256);
   gc_count = 0;
   private observer: PerformanceObserver | null = null;
@@ -165,8 +179,10 @@ export class StageRecorder {
   /**
    * `observe_gc`: also keep this thread's GC pauses (the server's front thread: a pause stops
    * every request it holds), so the load bench can tell a slow answer that waited for one.
+   * `rows_max`: rows kept at most (STAGE_ROWS_MAX; tests use a few).
    */
-  constructor(opts: { observe_gc?: boolean } = {}) {
+  constructor(opts: { observe_gc?: boolean; rows_max?: number } = {}) {
+    this.rows_max = Math.min(opts.rows_max ?? STAGE_ROWS_MAX, STAGE_ROWS_MAX);
     if (opts.observe_gc === true) {
       this.observer = new PerformanceObserver((list) => {
         for (const e of list.getEntries()) this.recordGcPause(performance.timeOrigin + e.startTime, e.duration);
@@ -202,7 +218,8 @@ export class StageRecorder {
   /** Keeps a complete row (a request answered after its commit); incomplete ones are not stages. */
   record(s: StageStamps): void {
     if (s.durable === 0 || s.verify_end === 0) return;
-    if (this.count >= STAGE_ROWS_MAX) {
+    if (this.count >= this.rows_max) {
+      if (this.dropped === 0) this.cut_off_ms = s.batch_start;
       this.dropped++;
       return;
     }
@@ -224,7 +241,7 @@ export class StageRecorder {
     return this.rows.subarray(0, this.count * STAGE_ROW_F64);
   }
 
-  /** Writes [magic, version, values per row, rows, GC pauses], the rows, then the pauses' pairs, as f64. */
+  /** Writes [magic, version, values per row, rows, GC pauses, dropped, cut_off_ms], the rows, then the pauses' pairs, as f64. */
   writeFile(file: string): void {
     const out = new Float64Array(HEADER_F64 + this.count * STAGE_ROW_F64 + 2 * this.gc_count);
     out[0] = FILE_MAGIC;
@@ -232,35 +249,52 @@ export class StageRecorder {
     out[2] = STAGE_ROW_F64;
     out[3] = this.count;
     out[4] = this.gc_count;
+    out[5] = this.dropped;
+    out[6] = this.cut_off_ms;
     out.set(this.view(), HEADER_F64);
     out.set(this.gcPauses(), HEADER_F64 + this.count * STAGE_ROW_F64);
     writeFileSync(file, new Uint8Array(out.buffer));
   }
 }
 
+/** A stage_timings.f64 file read back (readStageFile). */
+export interface StageFile {
+  rows: Float64Array;
+  /** The front's GC pauses: start epoch ms, duration ms pairs. */
+  gc_pauses: Float64Array;
+  /** Rows the server counted and did not keep (over STAGE_ROWS_MAX); null: an older file that does not say. */
+  dropped: number | null;
+  /** The batch start (epoch ms) from which rows may be missing; null when none was dropped or the file does not say. */
+  cut_off_ms: number | null;
+}
+
 /**
- * A stage_timings.f64 file: its rows, STAGE_ROW_F64 values each, and the front's GC pauses
- * (start epoch ms, duration ms pairs). A version 1 file, written by an older server that
- * `bench/load --server-main` may run, gets request number 0 and no pauses. Throws on a foreign
- * or truncated file.
+ * A stage_timings.f64 file: its rows, STAGE_ROW_F64 values each, the front's GC pauses and what
+ * was dropped. A version 1 or 2 file, written by an older server that `bench/load --server-main`
+ * may run, gets dropped / cut_off_ms null (unknown); version 1 also request number 0 and no
+ * pauses. Throws on a foreign or truncated file.
  */
-export function readStageFile(bytes: Uint8Array): { rows: Float64Array; gc_pauses: Float64Array } {
+export function readStageFile(bytes: Uint8Array): StageFile {
   if (bytes.byteLength < HEADER_F64_V1 * 8 || bytes.byteLength % 8 !== 0) throw new Error('stage timings file: bad size');
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
   const f = new Float64Array(copy.buffer);
-  const v1 = f[1] === 1;
-  const per_row = v1 ? STAGE_STAMPS : STAGE_ROW_F64;
-  const header = v1 ? HEADER_F64_V1 : HEADER_F64;
-  if (f[0] !== FILE_MAGIC || (!v1 && f[1] !== FILE_VERSION) || f[2] !== per_row || f.length < header) throw new Error('stage timings file: bad header');
+  const version = f[1];
+  const per_row = version === 1 ? STAGE_STAMPS : STAGE_ROW_F64;
+  const header = version === 1 ? HEADER_F64_V1 : version === 2 ? HEADER_F64_V2 : HEADER_F64;
+  if (f[0] !== FILE_MAGIC || !(version === 1 || version === 2 || version === FILE_VERSION) || f[2] !== per_row || f.length < header) {
+    throw new Error('stage timings file: bad header');
+  }
   const rows = f[3];
-  const pauses = v1 ? 0 : f[4];
+  const pauses = version === 1 ? 0 : f[4];
   if (f.length !== header + rows * per_row + 2 * pauses) throw new Error('stage timings file: truncated');
   const gc_pauses = f.subarray(header + rows * per_row);
-  if (!v1) return { rows: f.subarray(header, header + rows * per_row), gc_pauses };
+  const dropped = version === FILE_VERSION ? f[5] : null;
+  const cut_off_ms = version === FILE_VERSION && f[5] > 0 ? f[6] : null;
+  if (version !== 1) return { rows: f.subarray(header, header + rows * per_row), gc_pauses, dropped, cut_off_ms };
   const out = new Float64Array(rows * STAGE_ROW_F64);
   for (let i = 0; i < rows; i++) out.set(f.subarray(header + i * per_row, header + (i + 1) * per_row), i * STAGE_ROW_F64);
-  return { rows: out, gc_pauses };
+  return { rows: out, gc_pauses, dropped, cut_off_ms };
 }
 
 /** The rows of a stage_timings.f64 file (readStageFile). */

@@ -65,7 +65,7 @@ describe('stall episodes', () => {
         { tid: 2, comm: 'rb-matcher', role: 'matcher', run_ms: new Float64Array(ticks), wait_ms: Float64Array.from({ length: ticks }, (_, k) => k / 4) },
       ],
     };
-    const s = stallFigures(rec, { rows, front_gc, other_gc, timeline: tl });
+    const s = stallFigures(rec, { rows, rows_cut_off_ms: null, front_gc, other_gc, timeline: tl });
     expect(s).not.toBeNull();
     if (s === null) return;
     // p99 of 1,000 answers is the 990th smallest: the 993 usual answers hold ranks 1..993, so
@@ -116,7 +116,7 @@ describe('stall episodes', () => {
 
   it('reports absent sources as null: no rows, no GC trace, no timeline; no records at all gives null', () => {
     const { rec } = spread(SLOW);
-    const none: StallSources = { rows: null, front_gc: null, other_gc: null, timeline: null };
+    const none: StallSources = { rows: null, rows_cut_off_ms: null, front_gc: null, other_gc: null, timeline: null };
     const s = stallFigures(rec, none);
     expect(s).not.toBeNull();
     const o = s?.top[0].overlapping;
@@ -138,17 +138,38 @@ describe('stall episodes', () => {
     const { rec, rows } = spread(SLOW);
     // Five 1 ms pauses inside the first episode (300..344.75 ms), none elsewhere.
     const front_gc = Float64Array.of(T0 + 305, 1, T0 + 310, 1, T0 + 315, 1, T0 + 320, 1, T0 + 325, 1);
-    const s = stallFigures(rec, { rows, front_gc, other_gc: null, timeline: null });
+    const s = stallFigures(rec, { rows, rows_cut_off_ms: null, front_gc, other_gc: null, timeline: null });
     const o = s?.top[0].overlapping;
     expect(o?.front_gc_ms).toBe(5);
     expect(o?.front_gc_max_ms).toBe(1);
     expect(s?.signs.front_gc).toBe(0);
     expect(stallLines(s ?? null, 'half the max rate').join('\n')).toContain('GC front 5 ms (longest 1)');
     // One pause of SIGN_MS in the same place is the sign; one straddling the window's start counts whole.
-    const one = stallFigures(rec, { rows, front_gc: Float64Array.of(T0 + 297, SIGN_MS), other_gc: null, timeline: null });
+    const one = stallFigures(rec, { rows, rows_cut_off_ms: null, front_gc: Float64Array.of(T0 + 297, SIGN_MS), other_gc: null, timeline: null });
     expect(one?.top[0].overlapping.front_gc_ms).toBe(2);
     expect(one?.top[0].overlapping.front_gc_max_ms).toBe(SIGN_MS);
     expect(one?.signs.front_gc).toBe(1);
+  });
+
+  it('gives null journal fields for a window reaching the server\'s row cut-off (rows not kept), not 0 batches', () => {
+    const { rec, rows } = spread(SLOW);
+    // The server kept rows of the batches starting before 500 ms only (STAGE_ROWS_MAX): the file's
+    // cut_off_ms. Its rows after that are gone, as they would be.
+    const cut_off = T0 + 500;
+    const kept = rows.slice(0, 500 * STAGE_ROW_F64);
+    const s = stallFigures(rec, { rows: kept, rows_cut_off_ms: cut_off, front_gc: null, other_gc: null, timeline: null });
+    const [first, second] = s?.top ?? [];
+    expect(first.start_ms).toBe(300);
+    expect(first.overlapping.batches).toBe(45); // before the cut-off: measured
+    expect(first.overlapping.journal_commit_max_ms).toBeCloseTo(40.4, 1);
+    expect(second.start_ms).toBe(700);
+    expect(second.overlapping).toMatchObject({ batches: null, journal_commit_max_ms: null, journal_ms: null, batch_gap_max_ms: null });
+    expect(second.lead_in.batches).toBeNull(); // 600..700 ms: past the cut-off too
+    // Without the cut-off the same rows would read as a journal idle through the episode.
+    const blind = stallFigures(rec, { rows: kept, rows_cut_off_ms: null, front_gc: null, other_gc: null, timeline: null });
+    expect(blind?.top[1].overlapping.batches).toBe(0);
+    // The sign counts what is known: the first episode's 40 ms commit.
+    expect(s?.signs.journal_commit).toBe(1);
   });
 
   it('reports at most EPISODES_REPORTED episodes, the largest, in time order', () => {
@@ -156,7 +177,7 @@ describe('stall episodes', () => {
     // 8 episodes 100 ms apart; episode k has k + 1 slow answers.
     for (let k = 0; k < 8; k++) for (let j = 0; j <= k; j++) slow.set(100 + 100 * k + j, 30);
     const { rec, rows } = spread(slow);
-    const s = stallFigures(rec, { rows, front_gc: new Float64Array(0), other_gc: [], timeline: null });
+    const s = stallFigures(rec, { rows, rows_cut_off_ms: null, front_gc: new Float64Array(0), other_gc: [], timeline: null });
     expect(s?.top.length).toBe(EPISODES_REPORTED);
     // 36 slow answers of one latency (30.75 ms): p99 (the 990th smallest) is that latency, and all 36 count.
     expect(s?.slow_answers).toBe(36);

@@ -160,6 +160,25 @@ describe('stage rows and percentiles', () => {
     expect(stagePercentiles(rows, 3000, 1e9)).toMatchObject({ count: 0, batches: 0 });
   });
 
+  it('writes how many rows it did not keep and the batch start from which rows are missing', () => {
+    const rec = new StageRecorder({ rows_max: 3 });
+    for (let i = 0; i < 5; i++) rec.record(stamps(1000 + 10 * i, 1)); // batch starts 1005, 1015, ...
+    expect(rec.count).toBe(3);
+    expect(rec.dropped).toBe(2);
+    expect(rec.cut_off_ms).toBe(1035); // the 4th row's batch start
+    const dir = fs.mkdtempSync('/tmp/ringbook-stages-');
+    try {
+      const file = path.join(dir, 'stage_timings.f64');
+      rec.writeFile(file);
+      const f = readStageFile(fs.readFileSync(file));
+      expect(f.rows.length).toBe(3 * STAGE_ROW_F64);
+      expect(f.dropped).toBe(2);
+      expect(f.cut_off_ms).toBe(1035);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps complete rows only, round-trips the file, and picks rows by arrival window', () => {
     const rec = new StageRecorder();
     for (let i = 0; i < 100; i++) rec.record(stamps(1000 + i, (i + 1) / 1000)); // stage i: (i+1) µs
@@ -176,6 +195,7 @@ describe('stage rows and percentiles', () => {
       const rows = parseStageFile(fs.readFileSync(file));
       expect(rows).toEqual(rec.view());
       expect(Array.from(readStageFile(fs.readFileSync(file)).gc_pauses)).toEqual([1010.5, 1.25, 1020, 0.5]);
+      expect(readStageFile(fs.readFileSync(file))).toMatchObject({ dropped: 0, cut_off_ms: null });
       const all = stagePercentiles(rows, 0, 1e9);
       expect(all.count).toBe(100);
       for (const name of STAGES) expect(all.stages[name]).toEqual({ p50_us: 50, p99_us: 99, p999_us: 100 });
@@ -198,6 +218,13 @@ describe('stage rows and percentiles', () => {
       expect(old.length).toBe(2 * STAGE_ROW_F64);
       expect(Array.from(old.subarray(STAGE_ROW_F64, 2 * STAGE_ROW_F64))).toEqual([...Array.from({ length: STAGE_STAMPS }, (_, k) => 1000 + STAGE_STAMPS + k), 0]);
       expect(stagePercentiles(old, 0, 1e9).count).toBe(2);
+      expect(readStageFile(new Uint8Array(v1.buffer))).toMatchObject({ dropped: null, cut_off_ms: null });
+      // A version 2 file (header of 5: no dropped count) reads with the cut-off unknown.
+      const v2 = new Float64Array(5 + STAGE_ROW_F64 + 2);
+      v2.set([0x54534252, 2, STAGE_ROW_F64, 1, 1]);
+      v2.set([1010.5, 1.25], 5 + STAGE_ROW_F64);
+      expect(readStageFile(new Uint8Array(v2.buffer))).toMatchObject({ dropped: null, cut_off_ms: null });
+      expect(Array.from(readStageFile(new Uint8Array(v2.buffer)).gc_pauses)).toEqual([1010.5, 1.25]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
