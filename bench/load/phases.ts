@@ -42,7 +42,7 @@ export interface LatencyPhases {
 
 /** Runs `fn` with the server's threads sampled (ThreadSampler) around it. */
 async function sampled<T>(pid: number, fn: () => Promise<T>): Promise<{ value: T; timeline: Timeline | null }> {
-  const sampler = new ThreadSampler(pid, os.availableParallelism(), undefined, clockTicks());
+  const sampler = new ThreadSampler(pid, os.availableParallelism(), { clk_tck: clockTicks() });
   sampler.start();
   try {
     const value = await fn();

@@ -152,31 +152,33 @@ export class ThreadSampler {
   private machine: Float64Array<ArrayBufferLike> = new Float64Array(0);
   private run: Float64Array<ArrayBufferLike>[] = [];
   private wait: Float64Array<ArrayBufferLike>[] = [];
-  private clk_tck = 100;
+  private readonly clk_tck: number;
+  private readonly proc: string;
 
   private readonly cores: number;
 
-  constructor(pid: number, cores: number, period_ms = SAMPLE_MS, clk_tck = 100) {
+  /** `proc_root`: where /proc is (tests lay out a made-up one); `clk_tck`: /proc/stat's ticks per second. */
+  constructor(pid: number, cores: number, opts: { period_ms?: number; clk_tck?: number; proc_root?: string } = {}) {
     this.pid = pid;
     this.cores = cores;
-    this.period_ms = period_ms;
-    this.clk_tck = clk_tck;
+    this.period_ms = opts.period_ms ?? SAMPLE_MS;
+    this.clk_tck = opts.clk_tck ?? 100;
+    this.proc = opts.proc_root ?? '/proc';
   }
 
   /** Opens the threads' schedstat files (the threads alive now) and starts sampling. */
   start(): void {
     this.stop();
-    this.fds = [];
     try {
-      for (const t of readdirSync(`/proc/${this.pid}/task`)) {
+      for (const t of readdirSync(`${this.proc}/${this.pid}/task`)) {
         try {
-          const comm = readFileSync(`/proc/${this.pid}/task/${t}/comm`, 'utf8').trim();
-          this.fds.push({ tid: Number(t), comm, fd: openSync(`/proc/${this.pid}/task/${t}/schedstat`, 'r') });
+          const comm = readFileSync(`${this.proc}/${this.pid}/task/${t}/comm`, 'utf8').trim();
+          this.fds.push({ tid: Number(t), comm, fd: openSync(`${this.proc}/${this.pid}/task/${t}/schedstat`, 'r') });
         } catch {
           // thread gone, or no schedstat in this kernel
         }
       }
-      this.stat_fd = openSync('/proc/stat', 'r');
+      this.stat_fd = openSync(`${this.proc}/stat`, 'r');
     } catch {
       // no /proc: the timeline stays empty (null windows)
     }
@@ -185,9 +187,21 @@ export class ThreadSampler {
     this.machine = new Float64Array(256);
     this.run = this.fds.map(() => new Float64Array(256));
     this.wait = this.fds.map(() => new Float64Array(256));
-    if (this.fds.length === 0) return;
+    if (this.fds.length === 0) {
+      // No thread readable: no timer, so stop() has nothing to sample; /proc/stat is closed now.
+      this.closeFiles();
+      return;
+    }
     this.sample();
     this.timer = setInterval(() => this.sample(), this.period_ms);
+  }
+
+  /** Closes every file start() opened (each path out of start and stop comes here). */
+  private closeFiles(): void {
+    for (const f of this.fds) closeSync(f.fd);
+    this.fds = [];
+    if (this.stat_fd !== null) closeSync(this.stat_fd);
+    this.stat_fd = null;
   }
 
   private read(fd: number): string | null {
@@ -228,13 +242,13 @@ export class ThreadSampler {
 
   /** Stops sampling (one last sample) and returns the timeline, or null when nothing could be read. */
   stop(): Timeline | null {
-    if (this.timer === null) return null;
+    if (this.timer === null) {
+      this.closeFiles();
+      return null;
+    }
     clearInterval(this.timer);
     this.timer = null;
     this.sample();
-    for (const f of this.fds) closeSync(f.fd);
-    if (this.stat_fd !== null) closeSync(this.stat_fd);
-    this.stat_fd = null;
     const n = this.n;
     const machine = this.machine.subarray(0, n);
     const tl: Timeline = {
@@ -245,7 +259,7 @@ export class ThreadSampler {
         tid: f.tid, comm: f.comm, role: roleOfThread(this.pid, f.tid, f.comm), run_ms: this.run[k].slice(0, n), wait_ms: this.wait[k].slice(0, n),
       })),
     };
-    this.fds = [];
+    this.closeFiles();
     return tl;
   }
 }

@@ -3,7 +3,9 @@
 // data as null), and the sampler on this test process itself (a busy spell shows as the main
 // thread running).
 import { describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   parseMachineBusyMs, parseSchedstat, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
 } from '../../bench/load/thread_timeline.js';
@@ -84,10 +86,38 @@ describe('window sums', () => {
   });
 });
 
+describe('the sampler\'s files', () => {
+  it('closes /proc/stat when no thread\'s schedstat opens (no timer started), and on a second stop', () => {
+    // A made-up /proc: one thread with a name but no schedstat, and a machine stat file.
+    const root = mkdtempSync(path.join(tmpdir(), 'ringbook-proc-'));
+    try {
+      mkdirSync(path.join(root, '77', 'task', '78'), { recursive: true });
+      writeFileSync(path.join(root, '77', 'task', '78', 'comm'), 'node\n');
+      writeFileSync(path.join(root, 'stat'), 'cpu  1 0 1 10 0 0 0 0 0 0\ncpu0 1 0 1 10 0 0 0 0 0 0\n');
+      const stat = path.join(root, 'stat');
+      const openOnStat = (): number => readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === stat;
+        } catch {
+          return false; // the directory listing's own fd, gone by now
+        }
+      }).length;
+      const s = new ThreadSampler(77, 1, { proc_root: root });
+      s.start();
+      expect(openOnStat()).toBe(0);
+      expect(s.stop()).toBeNull();
+      expect(s.stop()).toBeNull();
+      expect(openOnStat()).toBe(0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the sampler on this process', () => {
   it('sees a busy spell of the main thread as running time', async () => {
     if (!existsSync(`/proc/${process.pid}/task`)) return expect(new ThreadSampler(process.pid, 1).stop()).toBeNull();
-    const s = new ThreadSampler(process.pid, 1, 2);
+    const s = new ThreadSampler(process.pid, 1, { period_ms: 2 });
     s.start();
     await new Promise((r) => setTimeout(r, 20));
     const from = performance.timeOrigin + performance.now();
