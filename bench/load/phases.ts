@@ -1,6 +1,5 @@
 // The load bench's untimed funding phase and its two latency phases (issue 11): a light fixed
 // rate, then half the max rate.
-import os from 'node:os';
 import type { Args } from './args.js';
 import { DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, depositRequest } from './flow.js';
 import { Lane, textSegment, type PhaseResult } from './lanes.js';
@@ -42,7 +41,7 @@ export interface LatencyPhases {
 
 /** Runs `fn` with the server's threads sampled (ThreadSampler) around it. */
 async function sampled<T>(pid: number, fn: () => Promise<T>): Promise<{ value: T; timeline: Timeline | null }> {
-  const sampler = new ThreadSampler(pid, os.availableParallelism(), { clk_tck: clockTicks() });
+  const sampler = new ThreadSampler(pid, { clk_tck: clockTicks() });
   sampler.start();
   try {
     const value = await fn();

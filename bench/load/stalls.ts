@@ -43,8 +43,10 @@ export interface StallOverlap {
   runqueue_ms_by_thread: Record<string, number> | null;
   /** Machine busy minus the server's threads over the window: other processes and the generator (10 ms ticks: coarse). */
   others_cpu_ms: number | null;
-  /** Machine busy over the window, % of all cores (100: saturated). */
+  /** Machine busy over the window, % of all cores (/proc/stat's cpuN lines), steal not counted. */
   machine_busy_pct: number | null;
+  /** Time the hypervisor stole over the window, % of all cores (a vCPU that wanted to run and did not). */
+  machine_steal_pct: number | null;
   /** Roles of the threads running or waiting for a core >= 90% of the window (thread_timeline.ts SATURATED_PCT); null without a timeline. */
   saturated_threads: string[] | null;
 }
@@ -73,7 +75,7 @@ export interface StallEpisode {
  * How many of the reported episodes show each sign, in the window or its lead-in (null when the
  * source is absent): the run's verdict at a glance. Thresholds: a GC pause or a commit of
  * SIGN_MS or more (the 1,000/s p99 target is 2 ms, the half-max one 5 ms: 5 ms alone would
- * miss the half-max target), a machine >= MACHINE_SATURATED_PCT busy, others taking at least
+ * miss the half-max target), a machine >= MACHINE_SATURATED_PCT busy or stolen, others taking at least
  * half a core.
  */
 export interface StallSigns {
@@ -118,7 +120,8 @@ export function stallSigns(top: StallEpisode[]): StallSigns {
   const atLeast = (x: number | null, min: number): boolean | null => (x === null ? null : x >= min);
   return {
     front_saturated: countSign(top, (o) => (o.saturated_threads === null ? null : o.saturated_threads.includes('main'))),
-    machine_saturated: countSign(top, (o) => atLeast(o.machine_busy_pct, MACHINE_SATURATED_PCT)),
+    // No core idle: busy, or stolen by the hypervisor (a stolen core was not free for the server either).
+    machine_saturated: countSign(top, (o) => atLeast(o.machine_busy_pct === null ? null : o.machine_busy_pct + (o.machine_steal_pct ?? 0), MACHINE_SATURATED_PCT)),
     others_over_half_a_core: countSign(top, (o, len) => atLeast(o.others_cpu_ms, len / 2)),
     front_gc: countSign(top, (o) => atLeast(o.front_gc_max_ms, SIGN_MS)),
     other_isolates_gc: countSign(top, (o) => atLeast(o.other_isolates_gc_max_ms, SIGN_MS)),
@@ -221,6 +224,7 @@ function overlapOf(src: StallSources, batches: Float64Array | null, from: number
     runqueue_ms_by_thread: sched?.runqueue_ms_by_thread ?? null,
     others_cpu_ms: sched?.others_cpu_ms ?? null,
     machine_busy_pct: sched?.machine_busy_pct ?? null,
+    machine_steal_pct: sched?.machine_steal_pct ?? null,
     saturated_threads: sched?.saturated_threads ?? null,
   };
 }
@@ -295,7 +299,7 @@ export function stallLines(s: StallFigures | null, phase: string): string[] {
   const c = (x: number | null): string => (x === null ? 'n/a' : String(x));
   const lines = [
     `stall episodes at ${phase}: ${s.slow_answers} answers >= p99 ${s.threshold_ms} ms in ${s.episodes} episode(s); the ${s.top.length} largest hold ${Math.round(s.reported_share * 100)}% of them;`,
-    `  of those, in the window or the ${LEAD_IN_MS} ms before: front saturated ${c(g.front_saturated)}, machine >= ${MACHINE_SATURATED_PCT}% busy ${c(g.machine_saturated)}, ` +
+    `  of those, in the window or the ${LEAD_IN_MS} ms before: front saturated ${c(g.front_saturated)}, machine >= ${MACHINE_SATURATED_PCT}% busy or stolen ${c(g.machine_saturated)}, ` +
       `other processes + generator >= half a core ${c(g.others_over_half_a_core)}, a front GC pause >= ${SIGN_MS} ms ${c(g.front_gc)}, ` +
       `another isolate's ${c(g.other_isolates_gc)}, a journal commit >= ${SIGN_MS} ms ${c(g.journal_commit)}:`,
   ];
@@ -303,7 +307,7 @@ export function stallLines(s: StallFigures | null, phase: string): string[] {
   const v = (x: number | null): string => (x === null ? 'n/a' : String(x));
   const overlapLines = (label: string, o: StallOverlap): string[] => [
     `    ${label}: GC front ${v(o.front_gc_ms)} ms (longest ${v(o.front_gc_max_ms)}), other isolates ${v(o.other_isolates_gc_ms)} ms (longest ${v(o.other_isolates_gc_max_ms)}); ` +
-      `${v(o.batches)} batches, journal ${v(o.journal_ms)} ms (longest commit ${v(o.journal_commit_max_ms)}), longest gap between batches ${v(o.batch_gap_max_ms)} ms; machine ${v(o.machine_busy_pct)}% busy; saturated threads: ${o.saturated_threads === null ? 'n/a' : o.saturated_threads.join(', ') || 'none'}`,
+      `${v(o.batches)} batches, journal ${v(o.journal_ms)} ms (longest commit ${v(o.journal_commit_max_ms)}), longest gap between batches ${v(o.batch_gap_max_ms)} ms; machine ${v(o.machine_busy_pct)}% busy (${v(o.machine_steal_pct)}% stolen); saturated threads: ${o.saturated_threads === null ? 'n/a' : o.saturated_threads.join(', ') || 'none'}`,
     `      running ms: ${rec(o.cpu_ms_by_thread)}; waiting for a core ms: ${rec(o.runqueue_ms_by_thread)}; other processes + generator ${v(o.others_cpu_ms)} ms`,
   ];
   for (const e of s.top) {

@@ -1,6 +1,6 @@
 // What each server thread did over time during a latency phase (issue 11, the half-max stalls):
 // the bench samples every server thread's /proc/<pid>/task/<tid>/schedstat (ns running, ns
-// runnable but waiting for a core) and the machine's /proc/stat busy time every SAMPLE_MS, so a
+// runnable but waiting for a core) and the machine's /proc/stat busy and steal times every SAMPLE_MS, so a
 // stall episode (bench/load/stalls.ts) can be read against "the front ran 40 of those 60 ms",
 // "the matcher waited 30 ms for a core" or "other processes took the machine". The sampler keeps
 // each file open and re-reads it at offset 0 (/proc seq files regenerate on a pread at 0): ~15
@@ -39,22 +39,39 @@ export function parseSchedstat(text: string): { run_ms: number; wait_ms: number 
   return Number.isFinite(run) && Number.isFinite(wait) ? { run_ms: run / 1e6, wait_ms: wait / 1e6 } : null;
 }
 
-/** Busy ms of the whole machine (all cores: not idle, not iowait) from /proc/stat's first line; null when unreadable. */
-export function parseMachineBusyMs(stat_text: string, clk_tck: number): number | null {
+/** The whole machine from /proc/stat (ms summed over its cores). */
+export interface MachineStat {
+  /** user, nice, system, irq, softirq (guest time is inside user): not idle, iowait or steal. */
+  busy_ms: number;
+  /** Time the hypervisor ran something else while this guest's CPUs wanted to run: not this machine's work, not idle either. */
+  steal_ms: number;
+  /**
+   * The cpuN lines: the CPUs the first line sums over. Not the bench's os.availableParallelism(),
+   * which a taskset narrows while /proc/stat still counts every CPU (a bench pinned to 1 of 2
+   * cores read the machine 2x as busy).
+   */
+  cores: number;
+}
+
+/** /proc/stat's first line and its cpuN lines; null when unreadable. */
+export function parseMachineStat(stat_text: string, clk_tck: number): MachineStat | null {
   const line = stat_text.slice(0, stat_text.indexOf('\n') >>> 0);
   if (!line.startsWith('cpu ')) return null;
   const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
   if (v.length < 8 || v.some((x) => !Number.isFinite(x))) return null;
-  const busy = v.reduce((a, b) => a + b, 0) - v[3] - v[4];
-  return (busy * 1000) / clk_tck;
+  const cores = (stat_text.match(/^cpu\d+ /gm) ?? []).length;
+  if (cores === 0) return null;
+  const busy = v[0] + v[1] + v[2] + v[5] + v[6];
+  return { busy_ms: (busy * 1000) / clk_tck, steal_ms: (v[7] * 1000) / clk_tck, cores };
 }
 
 /** One phase's samples: times (epoch ms, the stage rows' clock) and cumulative ms per series (NaN: a failed read). */
 export interface Timeline {
   t_ms: Float64Array;
-  /** Whole machine busy, ms summed over cores; null when /proc/stat was unreadable. */
+  /** Whole machine busy and stolen (MachineStat), ms summed over cores; null when /proc/stat was unreadable. */
   machine_busy_ms: Float64Array | null;
-  /** Cores the machine busy time is summed over. */
+  machine_steal_ms: Float64Array | null;
+  /** Cores the machine's times are summed over (/proc/stat's cpuN lines; 0 when unreadable). */
   cores: number;
   threads: { tid: number; comm: string; role: string; run_ms: Float64Array; wait_ms: Float64Array }[];
 }
@@ -65,8 +82,10 @@ export interface WindowSched {
   runqueue_ms_by_thread: Record<string, number>;
   /** Machine busy over the window minus the server's CPU (other processes and the generator); null without /proc/stat. */
   others_cpu_ms: number | null;
-  /** Machine busy over the window, % of all its cores (100: saturated); null without /proc/stat. */
+  /** Machine busy over the window, % of all its cores (steal not counted); null without /proc/stat. */
   machine_busy_pct: number | null;
+  /** Time stolen by the hypervisor over the window, % of all cores; null without /proc/stat. */
+  machine_steal_pct: number | null;
   /**
    * Roles of the threads that were running or waiting for a core at least SATURATED_PCT of the
    * window: a thread with no idle moment in a stall is the one its backlog waits for.
@@ -126,17 +145,25 @@ export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number)
   const round = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, r1(v)]));
   let others: number | null = null;
   let busy_pct: number | null = null;
-  if (tl.machine_busy_ms !== null) {
+  let steal_pct: number | null = null;
+  if (tl.machine_busy_ms !== null && tl.cores > 0) {
     const m0 = valueAt(tl.t_ms, tl.machine_busy_ms, from_ms);
     const m1 = valueAt(tl.t_ms, tl.machine_busy_ms, to_ms);
+    const s0 = tl.machine_steal_ms === null ? null : valueAt(tl.t_ms, tl.machine_steal_ms, from_ms);
+    const s1 = tl.machine_steal_ms === null ? null : valueAt(tl.t_ms, tl.machine_steal_ms, to_ms);
+    const capacity_ms = (to_ms - from_ms) * tl.cores;
     // /proc/stat counts in clock ticks (10 ms per core): over a short window the difference is
     // coarse, and can dip below the server's own (schedstat, ns) time: clamped at 0 and 100%.
     if (m0 !== null && m1 !== null) {
       others = r1(Math.max(0, m1 - m0 - server));
-      busy_pct = to_ms > from_ms ? r1(Math.min(100, (100 * Math.max(m1 - m0, server)) / ((to_ms - from_ms) * tl.cores))) : null;
+      busy_pct = capacity_ms > 0 ? r1(Math.min(100, (100 * Math.max(m1 - m0, server)) / capacity_ms)) : null;
     }
+    if (s0 !== null && s1 !== null && capacity_ms > 0) steal_pct = r1(Math.min(100, Math.max(0, (100 * (s1 - s0)) / capacity_ms)));
   }
-  return { cpu_ms_by_thread: round(cpu), runqueue_ms_by_thread: round(wait), others_cpu_ms: others, machine_busy_pct: busy_pct, saturated_threads: [...saturated].sort() };
+  return {
+    cpu_ms_by_thread: round(cpu), runqueue_ms_by_thread: round(wait), others_cpu_ms: others, machine_busy_pct: busy_pct, machine_steal_pct: steal_pct,
+    saturated_threads: [...saturated].sort(),
+  };
 }
 
 /** Samples a process's threads every SAMPLE_MS from start() until stop() (epoch-ms stamps). */
@@ -150,17 +177,17 @@ export class ThreadSampler {
   private n = 0;
   private t_ms: Float64Array<ArrayBufferLike> = new Float64Array(0);
   private machine: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  private steal: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  /** From the first readable /proc/stat (its cpuN lines). */
+  private cores = 0;
   private run: Float64Array<ArrayBufferLike>[] = [];
   private wait: Float64Array<ArrayBufferLike>[] = [];
   private readonly clk_tck: number;
   private readonly proc: string;
 
-  private readonly cores: number;
-
   /** `proc_root`: where /proc is (tests lay out a made-up one); `clk_tck`: /proc/stat's ticks per second. */
-  constructor(pid: number, cores: number, opts: { period_ms?: number; clk_tck?: number; proc_root?: string } = {}) {
+  constructor(pid: number, opts: { period_ms?: number; clk_tck?: number; proc_root?: string } = {}) {
     this.pid = pid;
-    this.cores = cores;
     this.period_ms = opts.period_ms ?? SAMPLE_MS;
     this.clk_tck = opts.clk_tck ?? 100;
     this.proc = opts.proc_root ?? '/proc';
@@ -183,8 +210,10 @@ export class ThreadSampler {
       // no /proc: the timeline stays empty (null windows)
     }
     this.n = 0;
+    this.cores = 0;
     this.t_ms = new Float64Array(256);
     this.machine = new Float64Array(256);
+    this.steal = new Float64Array(256);
     this.run = this.fds.map(() => new Float64Array(256));
     this.wait = this.fds.map(() => new Float64Array(256));
     if (this.fds.length === 0) {
@@ -221,6 +250,7 @@ export class ThreadSampler {
     };
     this.t_ms = g(this.t_ms);
     this.machine = g(this.machine);
+    this.steal = g(this.steal);
     this.run = this.run.map(g);
     this.wait = this.wait.map(g);
   }
@@ -236,8 +266,11 @@ export class ThreadSampler {
       this.run[k][i] = s === null ? NaN : s.run_ms;
       this.wait[k][i] = s === null ? NaN : s.wait_ms;
     });
-    const st = this.stat_fd === null ? null : this.read(this.stat_fd);
-    this.machine[i] = (st === null ? null : parseMachineBusyMs(st, this.clk_tck)) ?? NaN;
+    const text = this.stat_fd === null ? null : this.read(this.stat_fd);
+    const st = text === null ? null : parseMachineStat(text, this.clk_tck);
+    this.machine[i] = st?.busy_ms ?? NaN;
+    this.steal[i] = st?.steal_ms ?? NaN;
+    if (st !== null && this.cores === 0) this.cores = st.cores;
   }
 
   /** Stops sampling (one last sample) and returns the timeline, or null when nothing could be read. */
@@ -251,9 +284,11 @@ export class ThreadSampler {
     this.sample();
     const n = this.n;
     const machine = this.machine.subarray(0, n);
+    const read_stat = machine.some((x) => Number.isFinite(x));
     const tl: Timeline = {
       t_ms: this.t_ms.slice(0, n),
-      machine_busy_ms: machine.some((x) => Number.isFinite(x)) ? machine.slice() : null,
+      machine_busy_ms: read_stat ? machine.slice() : null,
+      machine_steal_ms: read_stat ? this.steal.slice(0, n) : null,
       cores: this.cores,
       threads: this.fds.map((f, k) => ({
         tid: f.tid, comm: f.comm, role: roleOfThread(this.pid, f.tid, f.comm), run_ms: this.run[k].slice(0, n), wait_ms: this.wait[k].slice(0, n),

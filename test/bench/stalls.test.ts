@@ -59,6 +59,7 @@ describe('stall episodes', () => {
     const tl: Timeline = {
       t_ms: Float64Array.from({ length: ticks }, (_, k) => T0 - 200 + k),
       machine_busy_ms: Float64Array.from({ length: ticks }, (_, k) => k * 1.5),
+      machine_steal_ms: new Float64Array(ticks),
       cores: 2,
       threads: [
         { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.from({ length: ticks }, (_, k) => k / 2), wait_ms: new Float64Array(ticks) },
@@ -94,6 +95,7 @@ describe('stall episodes', () => {
     expect(o.runqueue_ms_by_thread).toEqual({ main: 0, matcher: 11.2 });
     expect(o.others_cpu_ms).toBeCloseTo(44.75, 0);
     expect(o.machine_busy_pct).toBe(75);
+    expect(o.machine_steal_pct).toBe(0);
     // main 50% running, matcher 25% waiting: neither had no idle moment.
     expect(o.saturated_threads).toEqual([]);
     // The front's 3 ms pause at 250 ms lies in the lead-in (the LEAD_IN_MS before 300).
@@ -122,7 +124,7 @@ describe('stall episodes', () => {
     const o = s?.top[0].overlapping;
     expect(o).toEqual({
       front_gc_ms: null, front_gc_max_ms: null, other_isolates_gc_ms: null, other_isolates_gc_max_ms: null, batches: null, journal_commit_max_ms: null,
-      journal_ms: null, batch_gap_max_ms: null, cpu_ms_by_thread: null, runqueue_ms_by_thread: null, others_cpu_ms: null, machine_busy_pct: null,
+      journal_ms: null, batch_gap_max_ms: null, cpu_ms_by_thread: null, runqueue_ms_by_thread: null, others_cpu_ms: null, machine_busy_pct: null, machine_steal_pct: null,
       saturated_threads: null,
     });
     expect(s?.top[0].largest_parts_ms).toBeNull();

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  parseMachineBusyMs, parseSchedstat, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
+  parseMachineStat, parseSchedstat, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
 } from '../../bench/load/thread_timeline.js';
 
 describe('thread timeline parsers', () => {
@@ -18,12 +18,15 @@ describe('thread timeline parsers', () => {
     expect(parseSchedstat('a b c')).toBeNull();
   });
 
-  it('reads the machine busy time from /proc/stat (idle and iowait left out), null without a cpu line', () => {
+  it('reads the machine busy time from /proc/stat (idle, iowait and steal left out), steal apart, cores from the cpuN lines; null without a cpu line', () => {
     // user nice system idle iowait irq softirq steal (guest fields after them are inside user)
-    const text = 'cpu  100 5 50 1000 20 3 2 10 0 0\ncpu0 50 2 25 500 10 1 1 5 0 0\n';
-    expect(parseMachineBusyMs(text, 100)).toBe((100 + 5 + 50 + 3 + 2 + 10) * 10);
-    expect(parseMachineBusyMs('intr 1 2 3\n', 100)).toBeNull();
-    expect(parseMachineBusyMs('cpu  1 2 x 4 5 6 7 8\n', 100)).toBeNull();
+    const text = 'cpu  100 5 50 1000 20 3 2 10 0 0\ncpu0 50 2 25 500 10 1 1 5 0 0\ncpu1 50 3 25 500 10 2 1 5 0 0\nintr 1 2\n';
+    expect(parseMachineStat(text, 100)).toEqual({ busy_ms: (100 + 5 + 50 + 3 + 2) * 10, steal_ms: 100, cores: 2 });
+    // The cores are the cpuN lines the first line sums, whatever this process may run on.
+    const four = 'cpu  4 0 0 4 0 0 0 0 0 0\n' + [0, 1, 2, 3].map((k) => `cpu${k} 1 0 0 1 0 0 0 0 0 0\n`).join('');
+    expect(parseMachineStat(four, 100)?.cores).toBe(4);
+    expect(parseMachineStat('intr 1 2 3\n', 100)).toBeNull();
+    expect(parseMachineStat('cpu  1 2 x 4 5 6 7 8\n', 100)).toBeNull();
   });
 
   it('names roles by thread name, the main thread by its tid', () => {
@@ -41,6 +44,7 @@ describe('window sums', () => {
   const tl: Timeline = {
     t_ms: Float64Array.of(1000, 1010, 1020, 1030),
     machine_busy_ms: Float64Array.of(0, 15, 30, 45),
+    machine_steal_ms: Float64Array.of(0, 1, 2, 3),
     cores: 2,
     threads: [
       { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.of(0, 5, 10, 15), wait_ms: Float64Array.of(0, 1, 2, 3) },
@@ -58,6 +62,7 @@ describe('window sums', () => {
     // 30 ms of the machine busy in 20 ms, minus the server's 15.5 ms.
     expect(w?.others_cpu_ms).toBe(14.5);
     expect(w?.machine_busy_pct).toBe(75);
+    expect(w?.machine_steal_pct).toBe(5); // 2 ms stolen of 40 core-ms
     // The matcher waited 12 of 20 ms and ran 1.5: 67.5%, under SATURATED_PCT; nobody saturated.
     expect(w?.saturated_threads).toEqual([]);
   });
@@ -72,9 +77,10 @@ describe('window sums', () => {
     expect(windowSched(tl, 990, 1010)).toBeNull();
     expect(windowSched(tl, 1020, 1040)).toBeNull();
     expect(windowSched(null, 1000, 1010)).toBeNull();
-    const w = windowSched({ ...tl, machine_busy_ms: null }, 1000, 1010);
+    const w = windowSched({ ...tl, machine_busy_ms: null, machine_steal_ms: null }, 1000, 1010);
     expect(w?.others_cpu_ms).toBeNull();
     expect(w?.machine_busy_pct).toBeNull();
+    expect(w?.machine_steal_pct).toBeNull();
     expect(w?.cpu_ms_by_thread.main).toBe(5);
   });
 
@@ -102,7 +108,7 @@ describe('the sampler\'s files', () => {
           return false; // the directory listing's own fd, gone by now
         }
       }).length;
-      const s = new ThreadSampler(77, 1, { proc_root: root });
+      const s = new ThreadSampler(77, { proc_root: root });
       s.start();
       expect(openOnStat()).toBe(0);
       expect(s.stop()).toBeNull();
@@ -116,8 +122,8 @@ describe('the sampler\'s files', () => {
 
 describe('the sampler on this process', () => {
   it('sees a busy spell of the main thread as running time', async () => {
-    if (!existsSync(`/proc/${process.pid}/task`)) return expect(new ThreadSampler(process.pid, 1).stop()).toBeNull();
-    const s = new ThreadSampler(process.pid, 1, { period_ms: 2 });
+    if (!existsSync(`/proc/${process.pid}/task`)) return expect(new ThreadSampler(process.pid).stop()).toBeNull();
+    const s = new ThreadSampler(process.pid, { period_ms: 2 });
     s.start();
     await new Promise((r) => setTimeout(r, 20));
     const from = performance.timeOrigin + performance.now();
