@@ -47,6 +47,8 @@ export interface StallOverlap {
   machine_busy_pct: number | null;
   /** Time the hypervisor stole over the window, % of all cores (a vCPU that wanted to run and did not). */
   machine_steal_pct: number | null;
+  /** The cores those % are of (/proc/stat's cpuN lines). */
+  machine_cores: number | null;
   /** Roles of the threads running or waiting for a core >= 90% of the window (thread_timeline.ts SATURATED_PCT); null without a timeline. */
   saturated_threads: string[] | null;
 }
@@ -89,6 +91,13 @@ export interface StallSigns {
 
 export const SIGN_MS = 5;
 export const MACHINE_SATURATED_PCT = 95;
+/**
+ * Shortest window, per core, whose machine_busy_pct the machine_saturated sign trusts (shorter:
+ * null). /proc/stat counts in 10 ms units and the kernel credits each core's busy time a tick at a
+ * time, so on the 2 cores here a window under ~200 ms reads ±10-20% of its capacity: an 80%-busy
+ * window can read 95% (most episodes run ~100 ms, and every lead-in is LEAD_IN_MS).
+ */
+export const MACHINE_WINDOW_MS_PER_CORE = 100;
 
 export interface StallFigures {
   threshold_ms: number;
@@ -121,7 +130,9 @@ export function stallSigns(top: StallEpisode[]): StallSigns {
   return {
     front_saturated: countSign(top, (o) => (o.saturated_threads === null ? null : o.saturated_threads.includes('main'))),
     // No core idle: busy, or stolen by the hypervisor (a stolen core was not free for the server either).
-    machine_saturated: countSign(top, (o) => atLeast(o.machine_busy_pct === null ? null : o.machine_busy_pct + (o.machine_steal_pct ?? 0), MACHINE_SATURATED_PCT)),
+    machine_saturated: countSign(top, (o, len) => o.machine_busy_pct === null || o.machine_cores === null || len < MACHINE_WINDOW_MS_PER_CORE * o.machine_cores
+      ? null
+      : o.machine_busy_pct + (o.machine_steal_pct ?? 0) >= MACHINE_SATURATED_PCT),
     others_over_half_a_core: countSign(top, (o, len) => atLeast(o.others_cpu_ms, len / 2)),
     front_gc: countSign(top, (o) => atLeast(o.front_gc_max_ms, SIGN_MS)),
     other_isolates_gc: countSign(top, (o) => atLeast(o.other_isolates_gc_max_ms, SIGN_MS)),
@@ -225,6 +236,7 @@ function overlapOf(src: StallSources, batches: Float64Array | null, from: number
     others_cpu_ms: sched?.others_cpu_ms ?? null,
     machine_busy_pct: sched?.machine_busy_pct ?? null,
     machine_steal_pct: sched?.machine_steal_pct ?? null,
+    machine_cores: sched?.machine_cores ?? null,
     saturated_threads: sched?.saturated_threads ?? null,
   };
 }

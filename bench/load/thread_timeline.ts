@@ -86,6 +86,8 @@ export interface WindowSched {
   machine_busy_pct: number | null;
   /** Time stolen by the hypervisor over the window, % of all cores; null without /proc/stat. */
   machine_steal_pct: number | null;
+  /** The cores those % are of (Timeline.cores); null without /proc/stat. */
+  machine_cores: number | null;
   /**
    * Roles of the threads that were running or waiting for a core at least SATURATED_PCT of the
    * window: a thread with no idle moment in a stall is the one its backlog waits for.
@@ -162,7 +164,7 @@ export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number)
   }
   return {
     cpu_ms_by_thread: round(cpu), runqueue_ms_by_thread: round(wait), others_cpu_ms: others, machine_busy_pct: busy_pct, machine_steal_pct: steal_pct,
-    saturated_threads: [...saturated].sort(),
+    machine_cores: busy_pct === null ? null : tl.cores, saturated_threads: [...saturated].sort(),
   };
 }
 

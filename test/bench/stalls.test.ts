@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { clockCheckMs, pausesOnEpoch } from '../../bench/load/gc_trace.js';
 import type { AnswerRecords } from '../../bench/load/lanes.js';
-import { batchesOf, EPISODES_REPORTED, journalIn, LEAD_IN_MS, SIGN_MS, stallFigures, stallLines, type StallSources } from '../../bench/load/stalls.js';
+import { batchesOf, EPISODES_REPORTED, journalIn, LEAD_IN_MS, MACHINE_WINDOW_MS_PER_CORE, SIGN_MS, stallFigures, stallLines, type StallSources } from '../../bench/load/stalls.js';
 import type { Timeline } from '../../bench/load/thread_timeline.js';
 import { STAGE_ROW_F64 } from '../../src/gateway/stage_timings.js';
 
@@ -96,6 +96,7 @@ describe('stall episodes', () => {
     expect(o.others_cpu_ms).toBeCloseTo(44.75, 0);
     expect(o.machine_busy_pct).toBe(75);
     expect(o.machine_steal_pct).toBe(0);
+    expect(o.machine_cores).toBe(2);
     // main 50% running, matcher 25% waiting: neither had no idle moment.
     expect(o.saturated_threads).toEqual([]);
     // The front's 3 ms pause at 250 ms lies in the lead-in (the LEAD_IN_MS before 300).
@@ -109,8 +110,9 @@ describe('stall episodes', () => {
     expect(second.overlapping.front_gc_max_ms).toBe(0);
     // Signs over the three episodes: the first has a 5 ms front pause and a 40 ms commit, the
     // second a 20 ms commit and another isolate's 7 ms pause, the third neither; the machine
-    // was 75% busy and the others took 1 ms per ms (at least half a core) throughout.
-    expect(s.signs).toEqual({ front_saturated: 0, machine_saturated: 0, others_over_half_a_core: 3, front_gc: 1, other_isolates_gc: 1, journal_commit: 2 });
+    // was 75% busy and the others took 1 ms per ms (at least half a core) throughout; every window
+    // (and lead-in) is shorter than MACHINE_WINDOW_MS_PER_CORE x 2 cores: machine_saturated unknown.
+    expect(s.signs).toEqual({ front_saturated: 0, machine_saturated: null, others_over_half_a_core: 3, front_gc: 1, other_isolates_gc: 1, journal_commit: 2 });
     const lines = stallLines(s, 'half the max rate');
     expect(lines[0]).toContain('11 answers >= p99');
     expect(lines.join('\n')).toContain('other isolates 7 ms');
@@ -124,7 +126,7 @@ describe('stall episodes', () => {
     const o = s?.top[0].overlapping;
     expect(o).toEqual({
       front_gc_ms: null, front_gc_max_ms: null, other_isolates_gc_ms: null, other_isolates_gc_max_ms: null, batches: null, journal_commit_max_ms: null,
-      journal_ms: null, batch_gap_max_ms: null, cpu_ms_by_thread: null, runqueue_ms_by_thread: null, others_cpu_ms: null, machine_busy_pct: null, machine_steal_pct: null,
+      journal_ms: null, batch_gap_max_ms: null, cpu_ms_by_thread: null, runqueue_ms_by_thread: null, others_cpu_ms: null, machine_busy_pct: null, machine_steal_pct: null, machine_cores: null,
       saturated_threads: null,
     });
     expect(s?.top[0].largest_parts_ms).toBeNull();
@@ -172,6 +174,30 @@ describe('stall episodes', () => {
     expect(blind?.top[1].overlapping.batches).toBe(0);
     // The sign counts what is known: the first episode's 40 ms commit.
     expect(s?.signs.journal_commit).toBe(1);
+  });
+
+  it('counts machine_saturated only over windows of MACHINE_WINDOW_MS_PER_CORE x cores or more (tick error), busy + stolen', () => {
+    // One episode: slow answers every 8 ms from 300 to 484 ms, 30 ms each: 300 -> 514.75 ms.
+    const slow = new Map<number, number>();
+    for (let i = 300; i <= 484; i += 8) slow.set(i, 30);
+    const { rec, rows } = spread(slow);
+    const ticks = 2000;
+    const timeline = (busy_per_ms: number, steal_per_ms: number): Timeline => ({
+      t_ms: Float64Array.from({ length: ticks }, (_, k) => T0 - 200 + k),
+      machine_busy_ms: Float64Array.from({ length: ticks }, (_, k) => k * busy_per_ms),
+      machine_steal_ms: Float64Array.from({ length: ticks }, (_, k) => k * steal_per_ms),
+      cores: 2,
+      threads: [],
+    });
+    const at = (tl: Timeline): ReturnType<typeof stallFigures> => stallFigures(rec, { rows, rows_cut_off_ms: null, front_gc: null, other_gc: null, timeline: tl });
+    const long = at(timeline(1.5, 0.5));
+    expect(long?.episodes).toBe(1);
+    expect(long?.top[0].length_ms).toBeGreaterThanOrEqual(MACHINE_WINDOW_MS_PER_CORE * 2);
+    expect(long?.top[0].overlapping).toMatchObject({ machine_busy_pct: 75, machine_steal_pct: 25, machine_cores: 2 });
+    expect(long?.signs.machine_saturated).toBe(1); // 75% busy + 25% stolen: no core idle
+    expect(at(timeline(1.5, 0))?.signs.machine_saturated).toBe(0);
+    // The same machine on 3 cores: 214.75 ms is under 300, so the reading is too coarse to say.
+    expect(at({ ...timeline(1.5, 0.5), cores: 3 })?.signs.machine_saturated).toBeNull();
   });
 
   it('reports at most EPISODES_REPORTED episodes, the largest, in time order', () => {

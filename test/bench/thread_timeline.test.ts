@@ -63,6 +63,7 @@ describe('window sums', () => {
     expect(w?.others_cpu_ms).toBe(14.5);
     expect(w?.machine_busy_pct).toBe(75);
     expect(w?.machine_steal_pct).toBe(5); // 2 ms stolen of 40 core-ms
+    expect(w?.machine_cores).toBe(2);
     // The matcher waited 12 of 20 ms and ran 1.5: 67.5%, under SATURATED_PCT; nobody saturated.
     expect(w?.saturated_threads).toEqual([]);
   });
