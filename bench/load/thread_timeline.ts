@@ -5,6 +5,15 @@
 // "the matcher waited 30 ms for a core" or "other processes took the machine". The sampler keeps
 // each file open and re-reads it at offset 0 (/proc seq files regenerate on a pread at 0): ~15
 // threads x 200 samples/s cost this process ~1-2% of a core. The windowing is a pure function.
+//
+// schedstat's wait (run_delay) grows only when the thread finally gets a core: the kernel adds a
+// whole wait at its end. Alone it would credit a wait spanning a window's end to the next window
+// (an episode's "waiting for a core" read 0 while its thread sat on the run queue). So the
+// sampler also reads each thread's state (/proc/<pid>/task/<tid>/stat): a thread in state R whose
+// run time did not grow since the last sample had no core over it, and a streak of such samples
+// is a wait still going on, credited as it goes (waitSoFarMs). What stays late: a wait's part
+// before its first such sample (up to one SAMPLE_MS), and a wait shorter than a sample, both
+// credited when the wait ends.
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { THREAD_NAMES } from '../../src/util/thread_name.js';
@@ -30,13 +39,49 @@ export function roleOfThread(pid: number, tid: number, comm: string): string {
   return 'other';
 }
 
-/** Running and run-queue-wait ms of a schedstat text (`<run ns> <wait ns> <slices>`); null when unreadable. */
+/**
+ * Running and run-queue-wait ms of a schedstat text (`<run ns> <wait ns> <slices>`); null when
+ * unreadable. The run time (sum_exec_runtime) is brought up to date at each scheduler tick of
+ * the running thread and when it leaves its core; the wait counts only waits that ended (see the
+ * header).
+ */
 export function parseSchedstat(text: string): { run_ms: number; wait_ms: number } | null {
   const f = text.trim().split(/\s+/);
   if (f.length < 3) return null;
   const run = Number(f[0]);
   const wait = Number(f[1]);
   return Number.isFinite(run) && Number.isFinite(wait) ? { run_ms: run / 1e6, wait_ms: wait / 1e6 } : null;
+}
+
+/** The state letter of a /proc/<pid>/task/<tid>/stat text (after the name in parentheses, which may hold spaces or parentheses); null when unreadable. */
+export function parseTaskState(stat_text: string): string | null {
+  const close = stat_text.lastIndexOf(')');
+  if (close < 0 || stat_text.charAt(close + 1) !== ' ') return null;
+  const state = stat_text.charAt(close + 2);
+  return /^[A-Za-z]$/.test(state) ? state : null;
+}
+
+/**
+ * A thread's cumulative run-queue wait with the waits still going on credited as they go:
+ * schedstat's wait (ended waits only) plus, through each streak of samples where the thread was
+ * runnable (`runnable[i]` 1: state R) and its run time did not grow since the sample before, the
+ * time since the streak's first sample. Such a streak is one unbroken wait (a thread leaves R only
+ * by running), which began at or before its first sample, so this never exceeds the true wait,
+ * and when the wait ends schedstat adds all of it: the series never falls. A thread that ran in
+ * a sample's interval shows run time grown as long as a scheduler tick falls inside it (HZ=250
+ * here: 4 ms, under SAMPLE_MS; a kernel at HZ=100 would read some running intervals as waits).
+ * NaN where a sample failed.
+ */
+export function waitSoFarMs(t_ms: Float64Array, run_ms: Float64Array, wait_ms: Float64Array, runnable: Uint8Array): Float64Array {
+  const out = new Float64Array(t_ms.length);
+  let streak_from = -1;
+  for (let i = 0; i < t_ms.length; i++) {
+    const waiting = i > 0 && runnable[i] === 1 && Number.isFinite(run_ms[i]) && run_ms[i] === run_ms[i - 1];
+    if (!waiting) streak_from = -1;
+    else if (streak_from < 0) streak_from = i;
+    out[i] = wait_ms[i] + (streak_from < 0 ? 0 : t_ms[i] - t_ms[streak_from]);
+  }
+  return out;
 }
 
 /** The whole machine from /proc/stat (ms summed over its cores). */
@@ -73,7 +118,11 @@ export interface Timeline {
   machine_steal_ms: Float64Array | null;
   /** Cores the machine's times are summed over (/proc/stat's cpuN lines; 0 when unreadable). */
   cores: number;
-  threads: { tid: number; comm: string; role: string; run_ms: Float64Array; wait_ms: Float64Array }[];
+  /**
+   * Per thread: cumulative run and schedstat wait ms, and 1 where the sample found it in state R
+   * (null when its stat file was unreadable: the wait is then schedstat's alone, credited late).
+   */
+  threads: { tid: number; comm: string; role: string; run_ms: Float64Array; wait_ms: Float64Array; runnable: Uint8Array | null }[];
 }
 
 /** Per role over a window: ms running and ms waiting for a core (summed over the role's threads). */
@@ -132,10 +181,11 @@ export function windowSched(tl: Timeline | null, from_ms: number, to_ms: number)
   let server = 0;
   const saturated = new Set<string>();
   for (const th of tl.threads) {
+    const waited = th.runnable === null ? th.wait_ms : waitSoFarMs(tl.t_ms, th.run_ms, th.wait_ms, th.runnable);
     const r0 = valueAt(tl.t_ms, th.run_ms, from_ms);
     const r1 = valueAt(tl.t_ms, th.run_ms, to_ms);
-    const w0 = valueAt(tl.t_ms, th.wait_ms, from_ms);
-    const w1 = valueAt(tl.t_ms, th.wait_ms, to_ms);
+    const w0 = valueAt(tl.t_ms, waited, from_ms);
+    const w1 = valueAt(tl.t_ms, waited, to_ms);
     // A thread that ended (or was unreadable) around the window is left out.
     if (r0 === null || r1 === null || w0 === null || w1 === null) continue;
     cpu[th.role] = (cpu[th.role] ?? 0) + (r1 - r0);
@@ -173,7 +223,8 @@ export class ThreadSampler {
   private readonly pid: number;
   private readonly period_ms: number;
   private timer: NodeJS.Timeout | null = null;
-  private fds: { tid: number; comm: string; fd: number }[] = [];
+  /** Per thread: its schedstat and its stat (the state letter; null when it would not open). */
+  private fds: { tid: number; comm: string; fd: number; state_fd: number | null }[] = [];
   private stat_fd: number | null = null;
   private readonly buf = Buffer.alloc(4096);
   private n = 0;
@@ -184,6 +235,7 @@ export class ThreadSampler {
   private cores = 0;
   private run: Float64Array<ArrayBufferLike>[] = [];
   private wait: Float64Array<ArrayBufferLike>[] = [];
+  private runnable: Uint8Array<ArrayBufferLike>[] = [];
   private readonly clk_tck: number;
   private readonly proc: string;
 
@@ -202,7 +254,14 @@ export class ThreadSampler {
       for (const t of readdirSync(`${this.proc}/${this.pid}/task`)) {
         try {
           const comm = readFileSync(`${this.proc}/${this.pid}/task/${t}/comm`, 'utf8').trim();
-          this.fds.push({ tid: Number(t), comm, fd: openSync(`${this.proc}/${this.pid}/task/${t}/schedstat`, 'r') });
+          const fd = openSync(`${this.proc}/${this.pid}/task/${t}/schedstat`, 'r');
+          let state_fd: number | null = null;
+          try {
+            state_fd = openSync(`${this.proc}/${this.pid}/task/${t}/stat`, 'r');
+          } catch {
+            // the thread's waits are then schedstat's alone (credited when they end)
+          }
+          this.fds.push({ tid: Number(t), comm, fd, state_fd });
         } catch {
           // thread gone, or no schedstat in this kernel
         }
@@ -218,6 +277,7 @@ export class ThreadSampler {
     this.steal = new Float64Array(256);
     this.run = this.fds.map(() => new Float64Array(256));
     this.wait = this.fds.map(() => new Float64Array(256));
+    this.runnable = this.fds.map(() => new Uint8Array(256));
     if (this.fds.length === 0) {
       // No thread readable: no timer, so stop() has nothing to sample; /proc/stat is closed now.
       this.closeFiles();
@@ -229,7 +289,10 @@ export class ThreadSampler {
 
   /** Closes every file start() opened (each path out of start and stop comes here). */
   private closeFiles(): void {
-    for (const f of this.fds) closeSync(f.fd);
+    for (const f of this.fds) {
+      closeSync(f.fd);
+      if (f.state_fd !== null) closeSync(f.state_fd);
+    }
     this.fds = [];
     if (this.stat_fd !== null) closeSync(this.stat_fd);
     this.stat_fd = null;
@@ -255,6 +318,11 @@ export class ThreadSampler {
     this.steal = g(this.steal);
     this.run = this.run.map(g);
     this.wait = this.wait.map(g);
+    this.runnable = this.runnable.map((a) => {
+      const b = new Uint8Array(a.length * 2);
+      b.set(a);
+      return b;
+    });
   }
 
   private sample(): void {
@@ -267,6 +335,8 @@ export class ThreadSampler {
       const s = text === null ? null : parseSchedstat(text);
       this.run[k][i] = s === null ? NaN : s.run_ms;
       this.wait[k][i] = s === null ? NaN : s.wait_ms;
+      const st = f.state_fd === null ? null : this.read(f.state_fd);
+      this.runnable[k][i] = st !== null && parseTaskState(st) === 'R' ? 1 : 0;
     });
     const text = this.stat_fd === null ? null : this.read(this.stat_fd);
     const st = text === null ? null : parseMachineStat(text, this.clk_tck);
@@ -294,6 +364,7 @@ export class ThreadSampler {
       cores: this.cores,
       threads: this.fds.map((f, k) => ({
         tid: f.tid, comm: f.comm, role: roleOfThread(this.pid, f.tid, f.comm), run_ms: this.run[k].slice(0, n), wait_ms: this.wait[k].slice(0, n),
+        runnable: f.state_fd === null ? null : this.runnable[k].slice(0, n),
       })),
     };
     this.closeFiles();

@@ -62,8 +62,8 @@ describe('stall episodes', () => {
       machine_steal_ms: new Float64Array(ticks),
       cores: 2,
       threads: [
-        { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.from({ length: ticks }, (_, k) => k / 2), wait_ms: new Float64Array(ticks) },
-        { tid: 2, comm: 'rb-matcher', role: 'matcher', run_ms: new Float64Array(ticks), wait_ms: Float64Array.from({ length: ticks }, (_, k) => k / 4) },
+        { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.from({ length: ticks }, (_, k) => k / 2), wait_ms: new Float64Array(ticks), runnable: null },
+        { tid: 2, comm: 'rb-matcher', role: 'matcher', run_ms: new Float64Array(ticks), wait_ms: Float64Array.from({ length: ticks }, (_, k) => k / 4), runnable: null },
       ],
     };
     const s = stallFigures(rec, { rows, rows_cut_off_ms: null, front_gc, other_gc, timeline: tl });

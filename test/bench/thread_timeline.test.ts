@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  parseMachineStat, parseSchedstat, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
+  parseMachineStat, parseSchedstat, parseTaskState, waitSoFarMs, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
 } from '../../bench/load/thread_timeline.js';
 
 describe('thread timeline parsers', () => {
@@ -29,12 +29,48 @@ describe('thread timeline parsers', () => {
     expect(parseMachineStat('cpu  1 2 x 4 5 6 7 8\n', 100)).toBeNull();
   });
 
+  it('reads a thread\'s state letter after its name, whatever the name holds; null for a foreign text', () => {
+    expect(parseTaskState('4242 (rb-matcher) R 4240 4240 1 0 -1 4194368 12 0 0 0 5 1 0 0 20 0 9 0 100 0 0\n')).toBe('R');
+    expect(parseTaskState('4243 (a) b) (c) S 1 2 3\n')).toBe('S');
+    expect(parseTaskState('')).toBeNull();
+    expect(parseTaskState('4244 (x)R 1')).toBeNull();
+  });
+
   it('names roles by thread name, the main thread by its tid', () => {
     expect(roleOfThread(10, 10, 'node')).toBe('main');
     expect(roleOfThread(10, 11, 'rb-matcher')).toBe('matcher');
     expect(roleOfThread(10, 12, 'rb-da')).toBe('DA worker');
     expect(roleOfThread(10, 13, 'rb-verify')).toBe('verify worker');
     expect(roleOfThread(10, 14, 'node')).toBe('other');
+  });
+});
+
+describe('waits still going on (state R, no run time since the last sample)', () => {
+  // Samples every 10 ms from 1000. The thread runs 5 ms per 10 until 1040, then sits on the run
+  // queue (state R, run time flat) from ~1045 until it gets a core at ~1085; schedstat adds the
+  // whole 40 ms wait only then (at the sample at 1090).
+  const t_ms = Float64Array.from({ length: 11 }, (_, k) => 1000 + 10 * k);
+  const run_ms = Float64Array.of(0, 5, 10, 15, 20, 20, 20, 20, 20, 25, 30);
+  const wait_ms = Float64Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 40, 40);
+  const runnable = Uint8Array.of(0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0);
+
+  it('credits the wait as it goes, never more than schedstat adds at its end, never falling', () => {
+    // The streak starts at 1050 (R, no run since 1040): 0, 10, 20, 30 ms by 1080; then schedstat's 40.
+    expect([...waitSoFarMs(t_ms, run_ms, wait_ms, runnable)]).toEqual([0, 0, 0, 0, 0, 0, 10, 20, 30, 40, 40]);
+    // A thread in R whose run time grows is running, not waiting.
+    const running = Float64Array.from({ length: 11 }, (_, k) => 10 * k);
+    expect([...waitSoFarMs(t_ms, running, new Float64Array(11), new Uint8Array(11).fill(1))]).toEqual(new Array(11).fill(0));
+  });
+
+  it('puts a wait spanning a window\'s end in that window (schedstat alone put it in the next one)', () => {
+    const th = { tid: 9, comm: 'rb-matcher', role: 'matcher', run_ms, wait_ms };
+    const tl = (r: Uint8Array | null): Timeline => ({ t_ms, machine_busy_ms: null, machine_steal_ms: null, cores: 0, threads: [{ ...th, runnable: r }] });
+    // An episode 1040..1080: the thread waited through its second half and beyond.
+    expect(windowSched(tl(runnable), 1040, 1080)?.runqueue_ms_by_thread).toEqual({ matcher: 30 });
+    expect(windowSched(tl(null), 1040, 1080)?.runqueue_ms_by_thread).toEqual({ matcher: 0 });
+    // The next window gets the rest, not the whole 40; over both the total is schedstat's.
+    expect(windowSched(tl(runnable), 1080, 1100)?.runqueue_ms_by_thread).toEqual({ matcher: 10 });
+    expect(windowSched(tl(runnable), 1000, 1100)?.runqueue_ms_by_thread).toEqual({ matcher: 40 });
   });
 });
 
@@ -47,10 +83,10 @@ describe('window sums', () => {
     machine_steal_ms: Float64Array.of(0, 1, 2, 3),
     cores: 2,
     threads: [
-      { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.of(0, 5, 10, 15), wait_ms: Float64Array.of(0, 1, 2, 3) },
-      { tid: 2, comm: 'rb-matcher', role: 'matcher', run_ms: Float64Array.of(0, 0, 1, 2), wait_ms: Float64Array.of(0, 0, 8, 16) },
-      { tid: 3, comm: 'node', role: 'other', run_ms: Float64Array.of(0, 1, 2, 3), wait_ms: Float64Array.of(0, 0, 0, 0) },
-      { tid: 4, comm: 'node', role: 'other', run_ms: Float64Array.of(0, 1, 2, 3), wait_ms: Float64Array.of(0, 0, 0, 0) },
+      { tid: 1, comm: 'node', role: 'main', run_ms: Float64Array.of(0, 5, 10, 15), wait_ms: Float64Array.of(0, 1, 2, 3), runnable: null },
+      { tid: 2, comm: 'rb-matcher', role: 'matcher', run_ms: Float64Array.of(0, 0, 1, 2), wait_ms: Float64Array.of(0, 0, 8, 16), runnable: null },
+      { tid: 3, comm: 'node', role: 'other', run_ms: Float64Array.of(0, 1, 2, 3), wait_ms: Float64Array.of(0, 0, 0, 0), runnable: null },
+      { tid: 4, comm: 'node', role: 'other', run_ms: Float64Array.of(0, 1, 2, 3), wait_ms: Float64Array.of(0, 0, 0, 0), runnable: null },
     ],
   };
 
@@ -69,7 +105,7 @@ describe('window sums', () => {
   });
 
   it('names a thread running or waiting for a core >= SATURATED_PCT of the window', () => {
-    const busy: Timeline = { ...tl, threads: [...tl.threads, { tid: 5, comm: 'rb-da', role: 'DA worker', run_ms: Float64Array.of(0, 6, 12, 18), wait_ms: Float64Array.of(0, 3.5, 7, 10.5) }] };
+    const busy: Timeline = { ...tl, threads: [...tl.threads, { tid: 5, comm: 'rb-da', role: 'DA worker', run_ms: Float64Array.of(0, 6, 12, 18), wait_ms: Float64Array.of(0, 3.5, 7, 10.5), runnable: null }] };
     expect(SATURATED_PCT).toBeLessThan(100);
     expect(windowSched(busy, 1000, 1030)?.saturated_threads).toEqual(['DA worker']); // 9.5 of 10 ms per 10
   });
