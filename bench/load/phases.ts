@@ -7,9 +7,10 @@ import type { Generator } from './native_generator.js';
 import { measured, type PhaseCpu } from './phase_cpu.js';
 import { clockTicks, type ServerChild } from './server_child.js';
 import { SIGN_BUDGET_MS, type Signers } from './signers.js';
-import { epochNowMs, LIGHT_RATE_PER_S } from './targets.js';
+import { LEAD_IN_MS } from './stalls.js';
+import { LIGHT_RATE_PER_S } from './targets.js';
 import { saneOrThrow } from './text.js';
-import { ThreadSampler, type Timeline } from './thread_timeline.js';
+import { sampledAround, type Timeline } from './thread_timeline.js';
 
 export function depositLanes(addresses: string[], connections: number, admin_token: string): Lane[] {
   const lanes = Array.from({ length: connections }, (_, i) => new Lane(i));
@@ -39,16 +40,12 @@ export interface LatencyPhases {
   half_timeline: Timeline | null;
 }
 
-/** Runs `fn` with the server's threads sampled (ThreadSampler) around it. */
-async function sampled<T>(pid: number, fn: () => Promise<T>): Promise<{ value: T; timeline: Timeline | null }> {
-  const sampler = new ThreadSampler(pid, { clk_tck: clockTicks() });
-  sampler.start();
-  try {
-    const value = await fn();
-    return { value, timeline: sampler.stop() };
-  } finally {
-    sampler.stop();
-  }
+/**
+ * Runs `fn` with the server's threads sampled around it from LEAD_IN_MS before (an episode in
+ * the phase's first 100 ms has its lead-in sampled too).
+ */
+function sampled<T>(pid: number, fn: () => Promise<T>): Promise<{ value: T; timeline: Timeline | null; from_ms: number; to_ms: number }> {
+  return sampledAround(pid, LEAD_IN_MS, fn, { clk_tck: clockTicks() });
 }
 
 export async function latencyPhases(gen: Generator, server: ServerChild, signers: Signers, args: Args, max_requests_per_s: number): Promise<LatencyPhases> {
@@ -59,15 +56,11 @@ export async function latencyPhases(gen: Generator, server: ServerChild, signers
   // Progress on stderr (the report comes at the end): lets a tool attached to the server (perf,
   // strace) find the light phase.
   console.error(`load: ${LIGHT_RATE_PER_S}/s phase starts (${args.seconds} s)`);
-  const light_from_ms = epochNowMs();
-  const { value: m, timeline: light_timeline } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true })));
+  const { value: m, timeline: light_timeline, from_ms: light_from_ms, to_ms: light_to_ms } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true })));
   const light = m.value;
-  const light_to_ms = epochNowMs();
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
-  const half_from_ms = epochNowMs();
-  const { value: h, timeline: half_timeline } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true })));
+  const { value: h, timeline: half_timeline, from_ms: half_from_ms, to_ms: half_to_ms } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true })));
   const half = h.value;
-  const half_to_ms = epochNowMs();
   saneOrThrow('half-max-rate phase', half);
   return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_cpu: h.cpu, half_rate, half_from_ms, half_to_ms, light_timeline, half_timeline };
 }

@@ -371,3 +371,25 @@ export class ThreadSampler {
     return tl;
   }
 }
+
+/**
+ * Runs `fn` with `pid`'s threads sampled around it, the sampler started `lead_in_ms` before it
+ * (and one SAMPLE_MS more: a timer may fire a little early), so a window that reaches back that
+ * far before fn's start (a stall episode's lead-in, stalls.ts LEAD_IN_MS) is inside the samples.
+ * from_ms / to_ms: fn's start and end (epoch ms).
+ */
+export async function sampledAround<T>(
+  pid: number, lead_in_ms: number, fn: () => Promise<T>, opts: { clk_tck?: number; proc_root?: string } = {},
+): Promise<{ value: T; timeline: Timeline | null; from_ms: number; to_ms: number }> {
+  const sampler = new ThreadSampler(pid, opts);
+  sampler.start();
+  try {
+    await new Promise((r) => setTimeout(r, lead_in_ms + SAMPLE_MS));
+    const from_ms = performance.timeOrigin + performance.now();
+    const value = await fn();
+    const to_ms = performance.timeOrigin + performance.now();
+    return { value, timeline: sampler.stop(), from_ms, to_ms };
+  } finally {
+    sampler.stop();
+  }
+}

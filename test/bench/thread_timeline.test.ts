@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  parseMachineStat, parseSchedstat, parseTaskState, waitSoFarMs, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
+  parseMachineStat, parseSchedstat, parseTaskState, SAMPLE_MS, sampledAround, waitSoFarMs, roleOfThread, SATURATED_PCT, ThreadSampler, windowSched, type Timeline,
 } from '../../bench/load/thread_timeline.js';
 
 describe('thread timeline parsers', () => {
@@ -180,5 +180,25 @@ describe('the sampler on this process', () => {
     // 60 ms of wall time: the main thread ran most of it (or waited for a core on a busy machine).
     expect((w?.cpu_ms_by_thread.main ?? 0) + (w?.runqueue_ms_by_thread.main ?? 0)).toBeGreaterThan(45);
     expect(s.stop()).toBeNull(); // stopped once
+  });
+});
+
+describe('sampling around a phase', () => {
+  it('starts the sampler the lead-in before the phase, so a window reaching back that far from its start is sampled', async () => {
+    const lead_in_ms = 60;
+    let started = 0;
+    const r = await sampledAround(process.pid, lead_in_ms, async () => {
+      started = performance.timeOrigin + performance.now();
+      await new Promise((res) => setTimeout(res, 4 * SAMPLE_MS));
+      return 7;
+    });
+    expect(r.value).toBe(7);
+    expect(r.from_ms).toBeLessThanOrEqual(started);
+    expect(r.to_ms).toBeGreaterThanOrEqual(started + 4 * SAMPLE_MS - 1);
+    expect(r.timeline).not.toBeNull();
+    if (r.timeline === null) return;
+    expect(r.timeline.t_ms[0]).toBeLessThanOrEqual(r.from_ms - lead_in_ms);
+    // The lead-in of an episode at the phase's very start: inside the samples, not null.
+    expect(windowSched(r.timeline, r.from_ms - lead_in_ms, r.from_ms)).not.toBeNull();
   });
 });
