@@ -70,6 +70,8 @@ export const INLINE_ITEMS_MAX = 8;
  * How long the server's start waits for its verify workers to start serving (and report their
  * secp256k1 library, VerifyPool.ready) before it listens anyway: a worker loads in ~0.1 s idle and
  * took up to a few seconds on the 2-core test machine at load average ~38; a worker still loading
- * after this is logged as `not started` and takes its tasks once it serves, as before the wait.
+ * after this is logged as `not started` (a warning with the time waited) and takes its tasks once
+ * it serves, as before the wait. A worker that ended before it served (a broken build) fails the
+ * start instead (src/gateway/server.ts).
  */
 export const VERIFY_WORKERS_START_WAIT_MS = 10_000;

@@ -137,6 +137,13 @@ export class VerifyPool {
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
     });
+    // Piscina emits 'error' for a worker that fails holding no task of it: one that fails while
+    // loading (a broken build) does so after its lane's task was rejected (#laneEnded broke the
+    // pool already). Unheard, the event is an uncaught exception that ended the process before
+    // the server could say why (test/server/start_verify_workers.test.ts).
+    this.#piscina.on('error', (err: unknown) => {
+      if (!this.#closed && this.#broken === null) console.error('ringbook: verify worker failed outside a task:', err);
+    });
     this.#backend = options.backend;
     for (let i = 0; i < this.threads; i++) this.#lanes.push(this.#startLane(i));
   }
@@ -395,6 +402,14 @@ export class VerifyPool {
   /** Tasks submitted and not yet answered (queued or running): for back-pressure in the caller. */
   get pendingTasks(): number {
     return this.#inFlight;
+  }
+
+  /**
+   * Why the pool refuses work: a worker ended before it ever served its ring (a broken build;
+   * every call rejects with this); null while the pool works.
+   */
+  get broken(): Error | null {
+    return this.#broken;
   }
 
   /** Whether every worker has started serving its ring (a fresh pool's threads take ~0.1 s to load). */

@@ -163,6 +163,9 @@ export class RingbookServer {
       ...(this.options.verify_threads ? { threads: this.options.verify_threads } : {}),
       taskSize: cfg.verify.task_items_max,
       stealAfterUs: cfg.verify.steal_after_us,
+      // Test seam only (test/server/start_verify_workers.test.ts): a worker that never starts or
+      // dies before it serves (a broken build), in place of dist's verify_worker.js.
+      ...(process.env.RINGBOOK_TEST_VERIFY_WORKER_FILE ? { workerFile: process.env.RINGBOOK_TEST_VERIFY_WORKER_FILE } : {}),
     });
     this.pool = pool;
     const metrics = cfg.metrics.enabled ? new Metrics() : null;
@@ -216,10 +219,12 @@ export class RingbookServer {
     });
     this.chain?.start();
     registerNotFound(app);
-    // The workers started loading with the pool (~0.1 s); each reports its library as it starts serving.
-    await pool.ready(VERIFY_WORKERS_START_WAIT_MS);
-    const libraries = pool.secp256k1Threads();
-    log.info(`ringbook: secp256k1 library: ${describeSecp256k1Threads(libraries)}`, { secp256k1: libraries });
+    try {
+      await this.awaitVerifyWorkers(pool);
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
     const listening = await listenApp(app, cfg.server.host, cfg.server.port);
     this.listen_socket = listening.socket;
     this.port = listening.port;
@@ -229,6 +234,32 @@ export class RingbookServer {
       this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
     }
     return this.port;
+  }
+
+  /**
+   * Waits for the verify workers to start serving (they started loading with the pool, ~0.1 s
+   * idle, seconds on a loaded machine), at most VERIFY_WORKERS_START_WAIT_MS, and logs the secp256k1 library each reported. A worker still loading after
+   * the wait is a warning (it takes its tasks once it serves; the front steals what waits, config
+   * `verify.steal_after_us`). A pool broken by then, a worker that ended before it ever served
+   * (a broken build), fails the start: listening, every signed request would be answered
+   * INTERNAL_ERROR until a restart with a good build.
+   */
+  private async awaitVerifyWorkers(pool: VerifyPool): Promise<void> {
+    const started_ms = performance.now();
+    await pool.ready(VERIFY_WORKERS_START_WAIT_MS);
+    const waited_ms = Math.round(performance.now() - started_ms);
+    if (pool.broken !== null) {
+      throw new Error(`the verify pool is broken: a verify worker ended before it served (${pool.broken.message}); ` +
+        'not listening, as every signed request would fail (a broken or partial build? npx tsc -p tsconfig.json)', { cause: pool.broken });
+    }
+    const libraries = pool.secp256k1Threads();
+    const line = `ringbook: secp256k1 library: ${describeSecp256k1Threads(libraries)}`;
+    if (libraries.verify_workers.includes(null)) {
+      log.warn(`${line} after waiting ${waited_ms} ms (VERIFY_WORKERS_START_WAIT_MS); a worker not started yet takes its tasks once it serves`,
+        { secp256k1: libraries, waited_ms });
+    } else {
+      log.info(line, { secp256k1: libraries, waited_ms });
+    }
   }
 
   /**
