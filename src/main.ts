@@ -42,31 +42,17 @@ async function main(): Promise<void> {
   mkdirSync(data_dir, { recursive: true });
   const admin = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));
   const operator = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
-  // A cluster role (docs/scale-out.md), else the single process.
-  const role = roleOf(process.argv, process.env);
-  let server: RunningRole & { toggleMetricsRecording?: () => boolean | null };
-  if (role === null) {
-    const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
-    server = { port: await single.start(), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
-    if (single.health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${single.health_port}/health`, { health_port: single.health_port });
-  } else {
-    const settings = clusterSettings(role);
-    if (role === 'gateway') server = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value });
-    else if (role === 'matcher') server = await startMatcher(cfg, settings);
-    else server = await startDa(cfg, settings);
-    log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
-  }
-  const port = server.port;
-  log.info(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`, { port, data_dir });
-  if (!cfg.admin_token) {
-    log.info(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
-  }
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+  // Signals are taken from here on, before the start: a SIGTERM while the journal is recovered
+  // or the verify workers load (up to VERIFY_WORKERS_START_WAIT_MS, 10 s) ends the start cleanly
+  // (the server does not listen and stops like a running one) instead of killing the process
+  // half started. A second one during the start exits at once (a start that hangs).
+  // (`as`: the closures below assign them, which TypeScript's narrowing of a `let` would not see.)
+  let server = null as (RunningRole & { toggleMetricsRecording?: () => boolean | null }) | null;
+  let stop_signal = null as string | null;
+  const start_abort = new AbortController();
+  const stopServer = (running: RunningRole, signal: string): void => {
     log.info(`ringbook: ${signal}: finishing in-flight requests`);
-    server.stop().then(() => {
+    running.stop().then(() => {
       log.info('ringbook: stopped cleanly');
       process.exit(0);
     }, (e: unknown) => {
@@ -74,15 +60,57 @@ async function main(): Promise<void> {
       process.exit(1);
     });
   };
+  const stop = (signal: string): void => {
+    if (stop_signal !== null) {
+      if (server === null) {
+        log.warn(`ringbook: ${signal} again during the start: exiting now, without a clean stop`);
+        process.exit(1);
+      }
+      return;
+    }
+    stop_signal = signal;
+    if (server === null) {
+      log.info(`ringbook: ${signal} during the start: stopping cleanly once the threads are up, without listening`);
+      start_abort.abort();
+    } else {
+      stopServer(server, signal);
+    }
+  };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // SIGUSR2: request-path metrics recording off/on (single process; docs/operations.md).
-  process.on('SIGUSR2', () => void server.toggleMetricsRecording?.());
+  process.on('SIGUSR2', () => void server?.toggleMetricsRecording?.());
   // What Node would print on stderr and exit 1 for, as one JSON line (the exit stays the same).
   process.on('uncaughtException', (e) => {
     log.fatal('ringbook: uncaught exception', e);
     process.exit(1);
   });
+  // A cluster role (docs/scale-out.md), else the single process.
+  const role = roleOf(process.argv, process.env);
+  let running: RunningRole & { toggleMetricsRecording?: () => boolean | null };
+  let health_port: number | null = null;
+  if (role === null) {
+    const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
+    running = { port: await single.start(start_abort.signal), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
+    health_port = single.health_port;
+  } else {
+    const settings = clusterSettings(role);
+    if (role === 'gateway') running = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value }, start_abort.signal);
+    else if (role === 'matcher') running = await startMatcher(cfg, settings);
+    else running = await startDa(cfg, settings);
+    log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
+  }
+  server = running;
+  if (stop_signal !== null) {
+    stopServer(running, stop_signal);
+    return;
+  }
+  if (health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${health_port}/health`, { health_port });
+  const port = running.port;
+  log.info(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`, { port, data_dir });
+  if (!cfg.admin_token) {
+    log.info(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
+  }
 }
 
 main().catch((e: unknown) => {

@@ -96,7 +96,7 @@ export interface RunningRole {
 }
 
 /** A gateway: the front of the single process with its matcher behind the replicated logs. */
-export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }): Promise<RunningRole> {
+export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }, stop_requested?: AbortSignal): Promise<RunningRole> {
   const nc = await connect({ servers: s.nats_urls, name: `ringbook-${s.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   const jsm = await ensureStreams(nc, { replicas: s.replicas });
   const backend = new JetStreamGatewayBackend(jetstream(nc), jsm, {
@@ -107,7 +107,7 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   // carry the seq back, and every gateway reads every event.
   const seq_base = randomInt(1, 1 << 20) * 2 ** 32;
   const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots });
-  const port = await server.start();
+  const port = await server.start(stop_requested);
   return {
     port,
     stop: async () => {

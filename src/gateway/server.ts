@@ -41,6 +41,22 @@ import { componentLog } from '../util/log.js';
 
 const log = componentLog('server');
 
+/** `p`, or less once `abort` fires (already fired: at once). */
+async function untilAborted(p: Promise<void>, abort: AbortSignal | undefined): Promise<void> {
+  if (abort === undefined) return p;
+  if (abort.aborted) return;
+  let onAbort = (): void => {};
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    abort.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([p, aborted]);
+  } finally {
+    abort.removeEventListener('abort', onAbort);
+  }
+}
+
 export interface ServerOptions {
   cfg: RingbookConfig;
   admin_token: string;
@@ -91,7 +107,12 @@ export class RingbookServer {
     this.options = options;
   }
 
-  async start(): Promise<number> {
+  /**
+   * Recovers, starts the threads and listens; the port. `stop_requested` (a SIGTERM during the
+   * start, src/main.ts) ends the wait for the verify workers at once, and the start then returns
+   * 0 without listening: the caller stops the server (stop()) as after any start.
+   */
+  async start(stop_requested?: AbortSignal): Promise<number> {
     const cfg = this.options.cfg;
     const engine_config = engineConfigOf(cfg);
     const journal_dir = this.options.journal === false || this.options.backend !== undefined ? null : path.resolve(cfg.server.data_dir, 'journal');
@@ -220,11 +241,12 @@ export class RingbookServer {
     this.chain?.start();
     registerNotFound(app);
     try {
-      await this.awaitVerifyWorkers(pool);
+      await this.awaitVerifyWorkers(pool, stop_requested);
     } catch (e) {
       await this.stop();
       throw e;
     }
+    if (stop_requested?.aborted) return 0;
     const listening = await listenApp(app, cfg.server.host, cfg.server.port);
     this.listen_socket = listening.socket;
     this.port = listening.port;
@@ -238,15 +260,17 @@ export class RingbookServer {
 
   /**
    * Waits for the verify workers to start serving (they started loading with the pool, ~0.1 s
-   * idle, seconds on a loaded machine), at most VERIFY_WORKERS_START_WAIT_MS, and logs the secp256k1 library each reported. A worker still loading after
+   * idle, seconds on a loaded machine), at most VERIFY_WORKERS_START_WAIT_MS or until
+   * `stop_requested`, and logs the secp256k1 library each reported. A worker still loading after
    * the wait is a warning (it takes its tasks once it serves; the front steals what waits, config
    * `verify.steal_after_us`). A pool broken by then, a worker that ended before it ever served
    * (a broken build), fails the start: listening, every signed request would be answered
    * INTERNAL_ERROR until a restart with a good build.
    */
-  private async awaitVerifyWorkers(pool: VerifyPool): Promise<void> {
+  private async awaitVerifyWorkers(pool: VerifyPool, stop_requested: AbortSignal | undefined): Promise<void> {
     const started_ms = performance.now();
-    await pool.ready(VERIFY_WORKERS_START_WAIT_MS);
+    await untilAborted(pool.ready(VERIFY_WORKERS_START_WAIT_MS), stop_requested);
+    if (stop_requested?.aborted) return;
     const waited_ms = Math.round(performance.now() - started_ms);
     if (pool.broken !== null) {
       throw new Error(`the verify pool is broken: a verify worker ended before it served (${pool.broken.message}); ` +

@@ -2,11 +2,15 @@
 // docs/operations.md "Start and stop"), on real servers whose verify worker is a test fixture
 // (RINGBOOK_TEST_VERIFY_WORKER_FILE): a worker that dies before it serves (a broken build) fails
 // the start with exit 1; one still loading after the 10 s wait is a warning with the time waited
-// and the server serves (the front checks the tasks).
+// and the server serves (the front checks the tasks); a SIGTERM during the wait stops cleanly.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { VERIFY_WORKERS_START_WAIT_MS } from '../../src/auth/verify_limits.js';
-import { api, deposit, startServer, Wallet } from './harness.js';
+import { api, deposit, REPO_ROOT, SERVER_MAIN, startServer, TEST_ADMIN_TOKEN, Wallet } from './harness.js';
 import { ok } from './checks.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../auth/fixtures/${name}`, import.meta.url));
@@ -47,6 +51,51 @@ describe('the start waits for the verify workers', () => {
       expect(order.status).toBe('open');
     } finally {
       expect((await s.stop()).code).toBe(0);
+    }
+  }, 90_000);
+
+  it('SIGTERM during the wait: the start ends at once without listening, a clean stop, exit 0; the data dir starts again', async () => {
+    const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-'));
+    try {
+      const config_file = path.join(data_dir, 'test-config.json');
+      fs.writeFileSync(config_file, JSON.stringify({ metrics: { port: 0 } }));
+      const env = {
+        ...(process.env as Record<string, string>),
+        RINGBOOK_PORT: '0', RINGBOOK_HOST: '127.0.0.1', RINGBOOK_DATA_DIR: data_dir, RINGBOOK_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+        RINGBOOK_CONFIG: config_file, RINGBOOK_TEST_VERIFY_WORKER_FILE: NEVER_READY,
+      };
+      const proc = spawn(process.execPath, [SERVER_MAIN], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      proc.stdout!.on('data', (d: Buffer) => (stdout += d));
+      proc.stderr!.on('data', (d: Buffer) => (stderr += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+      try {
+        // The journal is recovered just before the start waits for the verify workers.
+        for (let i = 0; i < 600 && !stdout.includes('ringbook: recovered'); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(stdout).toContain('ringbook: recovered');
+        const signalled_ms = performance.now();
+        proc.kill('SIGTERM');
+        const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+        const exit = await exited;
+        clearTimeout(killer);
+        const stop_ms = performance.now() - signalled_ms;
+        expect(exit, `${stdout}\n${stderr}`).toEqual({ code: 0, signal: null });
+        // Well before the 10 s wait would have ended.
+        expect(stop_ms).toBeLessThan(VERIFY_WORKERS_START_WAIT_MS - 1000);
+        const msgs = logLines(stdout).map((l) => l.msg);
+        expect(msgs).toContain('ringbook: SIGTERM during the start: stopping cleanly once the threads are up, without listening');
+        expect(msgs).toContain('ringbook: stopped cleanly');
+        expect(stdout).not.toContain('ringbook: listening on');
+      } finally {
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+        await exited;
+      }
+      // The stop left the journal whole: a server with the real workers starts on it.
+      const again = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
+      expect((await again.stop()).code).toBe(0);
+    } finally {
+      fs.rmSync(data_dir, { recursive: true, force: true });
     }
   }, 90_000);
 });
