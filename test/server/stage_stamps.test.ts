@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseStageFile, STAGE_ROW_F64, STAGE_STAMPS, STAGES } from '../../src/gateway/stage_timings.js';
-import { adminState, api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
+import { adminState, api, caughtUpState, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 
 interface StampCounts {
   outstanding: number;
@@ -75,6 +75,9 @@ describe('stage stamps given back on every way a signed request ends', () => {
     // (test/server/da_backlog.test.ts).
     const s = await server({ limits: { da_backlog_batches_max: 1 } });
     const w = Wallet.random();
+    // The deposit first waits for the DA thread's roots of the start's batches (as in
+    // da_backlog.test.ts): the server may listen before they are all rooted.
+    await caughtUpState(s);
     expect((await deposit(s, w.address, 'USDC', '1000000')).status).toBe(200);
     const a = api(s.url);
     let refused = 0;
