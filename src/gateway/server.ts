@@ -114,6 +114,9 @@ export class RingbookServer {
    */
   async start(stop_requested?: AbortSignal): Promise<number> {
     const cfg = this.options.cfg;
+    // The verify workers load (~0.1 s idle, up to a few seconds on a loaded machine) while the
+    // journal is recovered, rather than after it (docs/benchmarks.md, "recovery", 2026-11-26).
+    const pool = this.makeVerifyPool();
     const engine_config = engineConfigOf(cfg);
     const journal_dir = this.options.journal === false || this.options.backend !== undefined ? null : path.resolve(cfg.server.data_dir, 'journal');
     if (journal_dir !== null) mkdirSync(journal_dir, { recursive: true });
@@ -180,15 +183,6 @@ export class RingbookServer {
       log.info(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
         ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`, { ...r });
     }
-    const pool = new VerifyPool({
-      ...(this.options.verify_threads ? { threads: this.options.verify_threads } : {}),
-      taskSize: cfg.verify.task_items_max,
-      stealAfterUs: cfg.verify.steal_after_us,
-      // Test seam only (test/server/start_verify_workers.test.ts): a worker that never starts or
-      // dies before it serves (a broken build), in place of dist's verify_worker.js.
-      ...(process.env.RINGBOOK_TEST_VERIFY_WORKER_FILE ? { workerFile: process.env.RINGBOOK_TEST_VERIFY_WORKER_FILE } : {}),
-    });
-    this.pool = pool;
     const metrics = cfg.metrics.enabled ? new Metrics() : null;
     this.metrics = metrics;
     const assets = new Map<string, AssetInfo>();
@@ -256,6 +250,21 @@ export class RingbookServer {
       this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
     }
     return this.port;
+  }
+
+  /** The verify pool (this.pool from now on: stop() closes it); its workers start loading now. */
+  private makeVerifyPool(): VerifyPool {
+    const cfg = this.options.cfg;
+    const pool = new VerifyPool({
+      ...(this.options.verify_threads ? { threads: this.options.verify_threads } : {}),
+      taskSize: cfg.verify.task_items_max,
+      stealAfterUs: cfg.verify.steal_after_us,
+      // Test seam only (test/server/start_verify_workers.test.ts): a worker that never starts or
+      // dies before it serves (a broken build), in place of dist's verify_worker.js.
+      ...(process.env.RINGBOOK_TEST_VERIFY_WORKER_FILE ? { workerFile: process.env.RINGBOOK_TEST_VERIFY_WORKER_FILE } : {}),
+    });
+    this.pool = pool;
+    return pool;
   }
 
   /**
