@@ -22,6 +22,8 @@ export function isoTime(ms: number): string {
 }
 
 /** The JSON string of isoTime(ms) (quoted) as bytes, for the last two times asked (an answer's created and updated times). */
+/** One encoder for this module's bytes (a new TextEncoder per cached time was an object per new millisecond). */
+const utf8 = new TextEncoder();
 const iso_json_ms = [NaN, NaN];
 const iso_json: Uint8Array[] = [new Uint8Array(0), new Uint8Array(0)];
 let iso_json_next = 0;
@@ -32,7 +34,7 @@ function isoJsonBytes(ms: number): Uint8Array {
   const k = iso_json_next;
   iso_json_next = 1 - k;
   iso_json_ms[k] = ms;
-  iso_json[k] = new TextEncoder().encode(JSON.stringify(isoTime(ms)));
+  iso_json[k] = utf8.encode(JSON.stringify(isoTime(ms)));
   return iso_json[k];
 }
 
@@ -60,8 +62,8 @@ export function immediateFill(f: FillView): Record<string, unknown> {
 }
 
 const answer_text = new JsonText();
-const OK_PREFIX_BYTES = new TextEncoder().encode(OK_BODY_PREFIX);
-const OK_SUFFIX_BYTES = new TextEncoder().encode(OK_BODY_SUFFIX);
+const OK_PREFIX_BYTES = utf8.encode(OK_BODY_PREFIX);
+const OK_SUFFIX_BYTES = utf8.encode(OK_BODY_SUFFIX);
 
 /** The generic answer of an accepted order: what orderAnswerJson writes, through JSON.stringify. */
 function orderAnswerGeneric(rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): string {
@@ -137,9 +139,8 @@ function middleRun(o: OrderView, status: string, market_id: string, side: string
   return bytes;
 }
 
-/** Writes the answer's JSON into `t`; false (part written) when it must take the generic path. */
 /** The answer's member names and punctuation as bytes (copied; a string is read char by char). */
-const ascii = (text: string): Uint8Array => new TextEncoder().encode(text);
+const ascii = (text: string): Uint8Array => utf8.encode(text);
 const A_ORDER_ID = ascii('{"order_id":');
 const A_CLIENT_ORDER_ID = ascii(',"client_order_id":');
 const A_QUANTITY = ascii(',"quantity":');
@@ -159,6 +160,7 @@ const A_NEXT_FILL = ascii(',{"fill_id":');
 const A_MAKER = ascii(',"is_maker":true}');
 const A_TAKER = ascii(',"is_maker":false}');
 
+/** Writes the answer's JSON into `t`; false (part written) when it must take the generic path. */
 function writeOrderAnswer(t: JsonText, rm: ReadModel, o: OrderView, fills: readonly FillView[] | null, batch_id: number): boolean {
   const status = ORDER_STATUS_NAMES[o.status];
   const side = SIDE_NAMES[o.side];
