@@ -22,6 +22,9 @@ import {
   VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, type VerifyWorkerData,
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('verify');
 
 export interface VerifyPoolOptions {
   /** Worker threads; default max(1, availableParallelism - 1): one core stays with the front thread. */
@@ -49,6 +52,19 @@ export interface Secp256k1Threads {
   front: Secp256k1Library;
   /** Each verify worker's, as the worker reported it; null for one that has not started serving yet. */
   verify_workers: (Secp256k1Library | null)[];
+}
+
+/** The pool's health for operators (GET /admin/state `verify_pool`, GET /health, metrics). */
+export interface VerifyPoolState {
+  threads: number;
+  /** Workers serving their ring now (a replacement that is still loading is not counted). */
+  workers_ready: number;
+  /** Workers that died after they served and were replaced, since the start. */
+  worker_restarts: number;
+  /** Why the pool refuses every check (a worker that could not load), null while it works. */
+  broken: string | null;
+  /** When it broke (epoch ms), null while it works. */
+  broken_at_ms: number | null;
 }
 
 /** For the start log: `front system, 2 verify workers system` (`not started` for a worker that has not reported). */
@@ -115,6 +131,9 @@ export class VerifyPool {
   readonly #backlog: Task[] = [];
   #closed = false;
   #broken: Error | null = null;
+  #brokenAtMs: number | null = null;
+  /** Workers that died after serving and were replaced (their lanes restarted). */
+  #restarts = 0;
   #inFlight = 0;
   #idle: (() => void) | null = null;
 
@@ -137,12 +156,19 @@ export class VerifyPool {
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
     });
-    // Piscina emits 'error' for a worker that fails holding no task of it: one that fails while
-    // loading (a broken build) does so after its lane's task was rejected (#laneEnded broke the
-    // pool already). Unheard, the event is an uncaught exception that ended the process before
-    // the server could say why (test/server/start_verify_workers.test.ts).
+    // Piscina emits 'error' for a worker that fails holding no task of it. At the start, one that
+    // fails while loading (a broken build) does so after its lane's task was rejected (#laneEnded
+    // broke the pool already). A replacement started after a worker died (Piscina's own restart)
+    // fails so too, and then Piscina starts no thread any more (it gives up on workers that fail
+    // while loading) and keeps the new lane's task queued for ever: the pool breaks here, else
+    // that ring's tasks waited for a worker that never comes (answered only by the front's
+    // stealing, or never with stealing off). Unheard, the event is an uncaught exception that
+    // ended the process before the server could say why (test/server/start_verify_workers.test.ts).
     this.#piscina.on('error', (err: unknown) => {
-      if (!this.#closed && this.#broken === null) console.error('ringbook: verify worker failed outside a task:', err);
+      if (this.#closed || this.#broken !== null) return;
+      const e = err instanceof Error ? err : new Error(String(err));
+      if (this.#lanes.some((lane) => !lane.ready)) this.#break(new Error(`a verify worker could not start (${e.message})`, { cause: e }));
+      else log.error('ringbook: verify worker failed outside a task', e);
     });
     this.#backend = options.backend;
     for (let i = 0; i < this.threads; i++) this.#lanes.push(this.#startLane(i));
@@ -159,24 +185,44 @@ export class VerifyPool {
 
   /**
    * A worker that dies takes its unanswered batches with it: they reject (the gateway answers
-   * INTERNAL_ERROR) and a fresh ring is served by the thread Piscina starts in its place. A ring
-   * whose worker died before it ever served (a broken build) breaks the pool instead of restarting
-   * forever. After close() the tasks end normally and nothing restarts.
+   * 503 OVERLOADED: nothing was applied) and a fresh ring is served by the thread Piscina starts
+   * in its place (counted: workerRestarts). A ring whose worker died before it ever served (a
+   * broken build) breaks the pool instead of restarting forever. After close() the tasks end
+   * normally and nothing restarts.
    */
   #laneEnded(index: number, lane: Lane, err: Error): void {
-    lane.dead = true;
-    for (const t of lane.outstanding.splice(0)) if (t.claim !== VR_CLAIM_FRONT) this.#fail(t, err); // the front's are answered
-    Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
-    Atomics.notify(lane.i32, VR_READY); // and ready()'s, when it died before serving
-    if (this.#closed) return;
-    console.error('ringbook: verify worker failed:', err);
+    this.#killLane(lane, err);
+    if (this.#closed || this.#broken !== null) return;
     if (!lane.ready) {
-      this.#broken = err;
-      for (const t of this.#backlog.splice(0)) this.#fail(t, err);
+      this.#break(new Error(`a verify worker ended before it served (${err.message})`, { cause: err }));
       return;
     }
+    log.error('ringbook: verify worker died; its unanswered checks fail, a new worker takes its ring', err,
+      { worker_restarts: this.#restarts + 1 });
+    this.#restarts++;
     this.#lanes[index] = this.#startLane(index);
     this.#drainBacklog();
+  }
+
+  /** No more tasks for `lane`; its unanswered ones fail with `err` (the front's own are answered). */
+  #killLane(lane: Lane, err: Error): void {
+    lane.dead = true;
+    for (const t of lane.outstanding.splice(0)) if (t.claim !== VR_CLAIM_FRONT) this.#fail(t, err);
+    Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
+    Atomics.notify(lane.i32, VR_READY); // and ready()'s, when it died before serving
+  }
+
+  /**
+   * The pool refuses every check from now on (until the process restarts): the waiting tasks and
+   * those in rings no worker serves fail with `err`; rings whose workers serve answer theirs.
+   */
+  #break(err: Error): void {
+    this.#broken = err;
+    this.#brokenAtMs = Date.now();
+    log.error('ringbook: the verify pool is broken: every signature check fails (signed requests are answered 503 OVERLOADED, ' +
+      'GET /health 503) until the server restarts with a build whose verify worker loads', err);
+    for (const t of this.#backlog.splice(0)) this.#fail(t, err);
+    for (const lane of this.#lanes) if (!lane.ready && !lane.dead) this.#killLane(lane, err);
   }
 
   /**
@@ -405,11 +451,26 @@ export class VerifyPool {
   }
 
   /**
-   * Why the pool refuses work: a worker ended before it ever served its ring (a broken build;
-   * every call rejects with this); null while the pool works.
+   * Why the pool refuses work: a worker ended before it ever served its ring, or a replacement
+   * could not load (a broken build; every call rejects with this); null while the pool works.
    */
   get broken(): Error | null {
     return this.#broken;
+  }
+
+  /** Workers that died after they served and were replaced, since the pool started. */
+  get workerRestarts(): number {
+    return this.#restarts;
+  }
+
+  /** For operators: workers serving, restarts, and why the pool is broken (GET /admin/state, GET /health). */
+  state(): VerifyPoolState {
+    let ready = 0;
+    for (const lane of this.#lanes) if (!lane.dead && lane.ready) ready++;
+    return {
+      threads: this.threads, workers_ready: ready, worker_restarts: this.#restarts,
+      broken: this.#broken === null ? null : this.#broken.message, broken_at_ms: this.#brokenAtMs,
+    };
   }
 
   /** Whether every worker has started serving its ring (a fresh pool's threads take ~0.1 s to load). */
@@ -459,8 +520,11 @@ export class VerifyPool {
       Atomics.store(lane.i32, VR_CLOSED, 1);
       Atomics.notify(lane.i32, VR_PUBLISHED);
     }
+    // force: a lane's task still queued without a thread (its replacement could not load: the
+    // pool broke) is refused, not waited for; the running ones end as their rings close.
+    const closed = this.#piscina.close({ force: true });
     await Promise.allSettled(this.#lanes.map((lane) => lane.serving));
-    await this.#piscina.close();
+    await closed;
   }
 }
 

@@ -282,7 +282,7 @@ export class RingbookServer {
     if (stop_requested?.aborted) return;
     const waited_ms = Math.round(performance.now() - started_ms);
     if (pool.broken !== null) {
-      throw new Error(`the verify pool is broken: a verify worker ended before it served (${pool.broken.message}); ` +
+      throw new Error(`the verify pool is broken: ${pool.broken.message}; ` +
         'not listening, as every signed request would fail (a broken or partial build? npx tsc -p tsconfig.json)', { cause: pool.broken });
     }
     const libraries = pool.secp256k1Threads();

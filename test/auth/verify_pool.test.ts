@@ -1,6 +1,8 @@
 // The real verify pool (one SharedArrayBuffer ring per worker), workers loaded from the compiled dist/src/auth/verify_worker.js
 // (the test command compiles with tsc first), plus the packed codec in-thread.
-import { existsSync } from 'node:fs';
+import fs, { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -339,6 +341,9 @@ describe('verify pool (compiled worker)', () => {
       await new Promise((r) => setTimeout(r, 300));
       await expect(exits.verifyBatch(mixedBatch(5).items)).rejects.toThrow(/exited with code: 3/);
       expect(exits.pendingTasks).toBe(0);
+      // Each death that came after serving was a restart; the pool is not broken by them.
+      expect(exits.workerRestarts).toBe(2);
+      expect(exits.state()).toMatchObject({ threads: 1, worker_restarts: 2, broken: null, broken_at_ms: null });
     } finally {
       await exits.close();
     }
@@ -346,7 +351,42 @@ describe('verify pool (compiled worker)', () => {
     const first = broken.verifyBatch(mixedBatch(3).items);
     await expect(first).rejects.toThrow(/broken verify worker build/);
     await expect(broken.verifyBatch(mixedBatch(3).items)).rejects.toThrow(/broken verify worker build/);
+    const state = broken.state();
+    expect(state).toMatchObject({ threads: 1, workers_ready: 0, worker_restarts: 0 });
+    expect(state.broken).toMatch(/^a verify worker ended before it served \(broken verify worker build\)$/);
+    expect(state.broken_at_ms).toBeGreaterThan(Date.now() - 60_000);
     await broken.close();
+  });
+
+  it('a worker that dies after serving and whose replacement cannot load breaks the pool (no task waits for ever, stealing off)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-verify-'));
+    const saved = { ...process.env };
+    // Worker threads copy process.env when they start (the replacement too).
+    Object.assign(process.env, {
+      RINGBOOK_TEST_VERIFY_MARK_FILE: path.join(dir, 'first'), RINGBOOK_TEST_VERIFY_DIES_AFTER_TASKS: '2', RINGBOOK_TEST_VERIFY_REPLACEMENT: 'broken',
+    });
+    const p = createVerifyPool({ threads: 1, stealAfterUs: 0, workerFile: new URL('./fixtures/verify_worker_dies_after.mjs', import.meta.url) });
+    try {
+      await p.ready(10_000);
+      expect(p.state()).toMatchObject({ workers_ready: 1, worker_restarts: 0, broken: null });
+      const { items, expected } = mixedBatch(3);
+      expect(Array.from(await p.verifyBatch(items))).toEqual(expected);
+      expect(Array.from(await p.verifyBatch(items))).toEqual(expected);
+      // The third task: the worker claims it and dies.
+      await expect(p.verifyBatch(items)).rejects.toThrow(/exited with code: 3/);
+      // Its replacement throws while loading: Piscina starts no thread after that, so the new
+      // ring would never be served; the pool breaks instead and refuses, at once.
+      for (let i = 0; i < 200 && p.broken === null; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(p.broken?.message).toMatch(/^a verify worker could not start \(broken verify worker replacement\)$/);
+      await expect(p.verifyBatch(items)).rejects.toThrow(/could not start/);
+      expect(p.state()).toMatchObject({ workers_ready: 0, worker_restarts: 1 });
+      expect(p.pendingTasks).toBe(0);
+    } finally {
+      // close() does not wait for the lane whose task never got a thread.
+      await p.close();
+      process.env = saved;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
