@@ -11,6 +11,7 @@
 // bad signature for a user with ten agents costs what it costs for a user with none.
 import { agentMaySign } from '../engine/agents.js';
 import type { GatewayContext } from './context.js';
+import { SignatureCheckError, type CheckFailure } from './signature_batcher.js';
 import type { StageStamps } from './stage_timings.js';
 import type { SignedRequest } from './signed_requests.js';
 
@@ -21,8 +22,8 @@ export interface SignerVerdict {
   signer: string | null;
 }
 
-/** Runs with the form that verified (null: none), whether the pool failed, and the agent that signed (null: the user). */
-export type SignerFound = (message: string | null, failed: boolean, signer: string | null) => void;
+/** Runs with the form that verified (null: none), why no verdict (0: there is one), and the agent that signed (null: the user). */
+export type SignerFound = (message: string | null, failed: CheckFailure, signer: string | null) => void;
 
 /**
  * The user's agents that may sign this request now, as lowercase addresses: none unless the kind
@@ -47,10 +48,10 @@ export function checkSigner(ctx: GatewayContext, parsed: SignedRequest, stamps: 
   ctx.signatures.checkSigners(parsed.messages, parsed.signature_hex, parsed.address, agents.length === 0 ? undefined : agents, stamps, found);
 }
 
-/** checkSigner as a promise (POST /orders/batch); rejects when the pool could not check. */
+/** checkSigner as a promise (POST /orders/batch); rejects (SignatureCheckError) when it could not be checked. */
 export function verifySigner(ctx: GatewayContext, parsed: SignedRequest): Promise<SignerVerdict> {
   return new Promise<SignerVerdict>((resolve, reject) => checkSigner(ctx, parsed, null, (message, failed, signer) => {
-    if (failed) reject(new Error('the verify pool could not check the signature'));
+    if (failed !== 0) reject(new SignatureCheckError(failed));
     else resolve({ message, signer });
   }));
 }

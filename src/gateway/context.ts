@@ -19,7 +19,7 @@ import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
 import type { Metrics } from './metrics/metrics.js';
-import type { Secp256k1Threads } from '../auth/verify_pool.js';
+import type { Secp256k1Threads, VerifyPoolState } from '../auth/verify_pool.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -60,6 +60,8 @@ export interface GatewayContext {
   da_backlog_batches: (() => number) | null;
   /** The secp256k1 library each signature-checking thread calls (VerifyPool.secp256k1Threads). */
   secp256k1_threads: () => Secp256k1Threads;
+  /** The verify pool's workers, restarts and broken reason (VerifyPool.state): GET /health, /admin/state. */
+  verify_pool: () => VerifyPoolState;
 }
 
 /**

@@ -1,7 +1,7 @@
 // A second, tiny listener for health checks that speak HTTP/1.0 or send no Host header (simple
 // load balancers): uWS 20.30 never parses such requests (docs/api.md "Connections"), so they
 // would wait for its 10 s idle close. node:http answers them; only GET and HEAD /health, with the
-// same envelope as GET /health on the main port. Off unless config server.health_port is set.
+// same envelope and status (503 while unhealthy) as GET /health on the main port. Off unless config server.health_port is set.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { nextRequestId } from './request_id.js';
@@ -12,7 +12,8 @@ const HEALTH_REQUEST_TIMEOUT_MS = 5_000;
 export class HealthListener {
   private readonly server: http.Server;
 
-  constructor(record: () => unknown) {
+  /** `check`: GET /health's answer (routes_public.ts healthCheck): 200 with its data, or 503 OVERLOADED with its message. */
+  constructor(check: () => { ok: true; data: unknown } | { ok: false; message: string }) {
     this.server = http.createServer({ requestTimeout: HEALTH_REQUEST_TIMEOUT_MS, headersTimeout: HEALTH_REQUEST_TIMEOUT_MS, requireHostHeader: false }, (req, res) => {
       const request_id = nextRequestId();
       const path = (req.url ?? '').split('?')[0];
@@ -20,7 +21,12 @@ export class HealthListener {
       let status = 200;
       let body: string;
       if (path === '/health' && (req.method === 'GET' || head)) {
-        body = JSON.stringify({ ok: true, data: record() });
+        const h = check();
+        if (h.ok) body = JSON.stringify({ ok: true, data: h.data });
+        else {
+          status = 503;
+          body = JSON.stringify({ ok: false, error: 'OVERLOADED', message: h.message, request_id });
+        }
       } else {
         status = 404;
         body = JSON.stringify({ ok: false, error: 'NOT_FOUND', message: 'this port answers only GET /health', request_id });

@@ -109,6 +109,8 @@ export function registerAdminRoutes(
       signatures_verified: ctx.signatures.verified,
       // Which library recovers signers on each checking thread (RINGBOOK_SECP256K1), as each thread reports it.
       secp256k1: ctx.secp256k1_threads(),
+      // Workers serving, workers replaced after dying, and why the pool refuses checks (null: it works).
+      verify_pool: ctx.verify_pool(),
       journal_bytes: null,
       pending_forced_inclusions: pendingInclusions(rm),
       recovery: ctx.link.recovery,

@@ -37,15 +37,38 @@ const STATUS_FILTERS: Record<string, number[]> = {
   all: [OrderStatus.OPEN, OrderStatus.PARTIALLY_FILLED, OrderStatus.FILLED, OrderStatus.CANCELLED],
 };
 
-/** The data of GET /health (also served by the health listener, health_listener.ts). */
-export function healthRecord(ctx: GatewayContext): { status: 'ok'; batch_id: string; uptime_s: number } {
-  return { status: 'ok', batch_id: String(ctx.rm.batch_id), uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000) };
+/** The data of a healthy GET /health. */
+export interface HealthRecord {
+  status: 'ok';
+  batch_id: string;
+  uptime_s: number;
+}
+
+/**
+ * GET /health (also served by the health listener, health_listener.ts): the record (200) while
+ * the server can serve, else why not, answered 503 OVERLOADED so that a load balancer takes the
+ * server out: its verify pool is broken (a worker that could not load), so every signed request
+ * is refused. The reason itself (paths, the worker's error) is for operators, in GET /admin/state
+ * `verify_pool`, not on this public route.
+ */
+export function healthCheck(ctx: Pick<GatewayContext, 'rm' | 'started_ms' | 'verify_pool'>): { ok: true; data: HealthRecord } | { ok: false; message: string } {
+  const pool = ctx.verify_pool();
+  if (pool.broken !== null) {
+    return {
+      ok: false,
+      message: `unhealthy: the verify pool is broken since ${new Date(pool.broken_at_ms ?? 0).toISOString()}: signed requests are ` +
+        'refused (503 OVERLOADED), reads are served; the reason is in GET /admin/state verify_pool; restart the server',
+    };
+  }
+  return { ok: true, data: { status: 'ok', batch_id: String(ctx.rm.batch_id), uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000) } };
 }
 
 export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): void {
   const rm = ctx.rm;
   getAndHead(app, '/health', getRoute(ctx, (reply) => {
-    reply.ok(healthRecord(ctx));
+    const h = healthCheck(ctx);
+    if (h.ok) reply.ok(h.data);
+    else reply.error('OVERLOADED', h.message, 503);
   }));
   getAndHead(app, '/time', getRoute(ctx, (reply) => {
     const now = Date.now();

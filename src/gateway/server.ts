@@ -15,7 +15,7 @@ import { SignatureBatcher } from './signature_batcher.js';
 import { MatcherLink, type MatcherBackend } from './matcher_link.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
-import { healthRecord, registerPublicRoutes } from './routes_public.js';
+import { healthCheck, registerPublicRoutes } from './routes_public.js';
 import { HealthListener } from './health_listener.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
@@ -208,6 +208,7 @@ export class RingbookServer {
       settlement_posted_batch: null,
       da_backlog_batches: da === null ? null : () => da.backlogBatches(),
       secp256k1_threads: () => pool.secp256k1Threads(),
+      verify_pool: () => pool.state(),
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {
@@ -246,7 +247,7 @@ export class RingbookServer {
     this.port = listening.port;
     if (metrics !== null) await this.listenMetrics(metrics);
     if (cfg.server.health_port !== null) {
-      this.health = new HealthListener(() => healthRecord(ctx));
+      this.health = new HealthListener(() => healthCheck(ctx));
       this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
     }
     return this.port;
@@ -273,8 +274,8 @@ export class RingbookServer {
    * `stop_requested`, and logs the secp256k1 library each reported. A worker still loading after
    * the wait is a warning (it takes its tasks once it serves; the front steals what waits, config
    * `verify.steal_after_us`). A pool broken by then, a worker that ended before it ever served
-   * (a broken build), fails the start: listening, every signed request would be answered
-   * INTERNAL_ERROR until a restart with a good build.
+   * (a broken build), fails the start: listening, every signed request would be refused (503
+   * OVERLOADED) until a restart with a good build.
    */
   private async awaitVerifyWorkers(pool: VerifyPool, stop_requested: AbortSignal | undefined): Promise<void> {
     const started_ms = performance.now();

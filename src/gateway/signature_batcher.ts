@@ -11,20 +11,34 @@ const log = componentLog('http');
 
 /**
  * A check's answer: VALID (the expected address signed), 1 + i (the check's other_addresses[i - 1]
- * signed), INVALID, or FAILED when the pool could not check it (a worker died).
+ * signed), INVALID, FAILED when the check threw on the front (a server bug: 500), or UNCHECKED
+ * when the pool could not check it: a worker died holding its task, or the pool is broken (503
+ * OVERLOADED: nothing was applied, the request may be sent again).
  */
 export const VALID = 1;
 export const INVALID = 0;
 export const FAILED = -1;
+export const UNCHECKED = -2;
+/** Why a check has no verdict: 0 (it has one), FAILED or UNCHECKED. */
+export type CheckFailure = 0 | typeof FAILED | typeof UNCHECKED;
 type Verdict = (verdict: number) => void;
-/** The signed form found (null: none verified); `failed`: the pool could not check it. */
-export type Found = (message: string | null, failed: boolean) => void;
+/** The signed form found (null: none verified); `failed`: why no verdict (0: there is one). */
+export type Found = (message: string | null, failed: CheckFailure) => void;
 /**
  * The signed form found and who signed it: `signer` null for the expected address, else the one of
- * the other candidates that signed (null too when `message` is null); `failed`: the pool could not
- * check it. A `Found` is a `FoundSigner` that ignores the signer.
+ * the other candidates that signed (null too when `message` is null); `failed`: why no verdict (0:
+ * there is one). A `Found` is a `FoundSigner` that ignores the signer.
  */
-export type FoundSigner = (message: string | null, failed: boolean, signer: string | null) => void;
+export type FoundSigner = (message: string | null, failed: CheckFailure, signer: string | null) => void;
+
+/** The rejection of the promise forms (verify, verifyAny, agent_signer.ts verifySigner): why no verdict. */
+export class SignatureCheckError extends Error {
+  readonly failure: typeof FAILED | typeof UNCHECKED;
+  constructor(failure: typeof FAILED | typeof UNCHECKED) {
+    super(failure === UNCHECKED ? 'the verify pool could not check the signature' : 'the signature check failed');
+    this.failure = failure;
+  }
+}
 
 /**
  * Collects signatures from one turn of the event loop and checks them in one pool call (the pool
@@ -64,6 +78,11 @@ export class SignatureBatcher {
     this.pool = pool;
     this.batch_max = batch_max;
     this.inline = new InlineCheckPolicy(inline_items_max, inline_busy_max_pct);
+  }
+
+  /** Why the verify pool refuses every check (VerifyPool.broken), null while it works. */
+  get broken(): Error | null {
+    return this.pool.broken;
   }
 
   /** Whether the inline policy's medium-load rule holds now (the front was quiet: verify_inline.ts). */
@@ -136,29 +155,29 @@ export class SignatureBatcher {
     let k = 0;
     let message = messages.at(0);
     const next = (verdict: number): void => {
-      if (verdict === VALID) return found(message as string, false, null);
-      if (verdict > VALID) return found(message as string, false, (others as readonly string[])[verdict - VALID - 1]);
-      if (verdict === FAILED) return found(null, true, null);
+      if (verdict === VALID) return found(message as string, 0, null);
+      if (verdict > VALID) return found(message as string, 0, (others as readonly string[])[verdict - VALID - 1]);
+      if (verdict === FAILED || verdict === UNCHECKED) return found(null, verdict, null);
       message = messages.at(++k);
-      if (message === undefined) return found(null, false, null);
+      if (message === undefined) return found(null, 0, null);
       this.check(message, signature_hex, address, stamps, next, others);
     };
-    if (message === undefined) return found(null, false, null);
+    if (message === undefined) return found(null, 0, null);
     this.check(message, signature_hex, address, stamps, next, others);
   }
 
-  /** One check as a promise (the WebSocket auth); rejects when the pool could not check it. */
+  /** One check as a promise (the WebSocket auth); rejects (SignatureCheckError) when it could not be checked. */
   verify(message: string, signature_hex: string, expected_address: string): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => this.check(message, signature_hex, expected_address, null, (v) => {
-      if (v === FAILED) reject(new Error('the verify pool could not check the signature'));
+      if (v === FAILED || v === UNCHECKED) reject(new SignatureCheckError(v));
       else resolve(v === VALID);
     }));
   }
 
-  /** checkAny as a promise (the forced-inclusion checks); rejects when the pool could not check. */
+  /** checkAny as a promise (the forced-inclusion checks); rejects (SignatureCheckError) when it could not be checked. */
   verifyAny(messages: MessageForms, signature_hex: string, address: string): Promise<string | null> {
     return new Promise<string | null>((resolve, reject) => this.checkAny(messages, signature_hex, address, null, (m, failed) => {
-      if (failed) reject(new Error('the verify pool could not check the signature'));
+      if (failed !== 0) reject(new SignatureCheckError(failed));
       else resolve(m);
     }));
   }
@@ -212,7 +231,7 @@ export class SignatureBatcher {
       (err: unknown) => {
         log.error('ringbook: verify pool failed', err);
         this.pending -= verdicts.length;
-        for (const v of verdicts) v(FAILED);
+        for (const v of verdicts) v(UNCHECKED);
       },
     );
   }

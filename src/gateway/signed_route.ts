@@ -18,6 +18,7 @@ import { allowWallet, replyRejected, submitWithDone, writeRefusal, type GatewayC
 import { failInternal, type Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
+import { FAILED, SignatureCheckError, UNCHECKED, type CheckFailure } from './signature_batcher.js';
 import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
 import { stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
@@ -33,11 +34,29 @@ export const LIMITER_OF: Record<SignedRequest['limit'], LimiterName> = {
 const BAD_SIGNATURE = 'the signature does not recover to the request\'s address over any accepted message form (EIP-191 personal_sign, low-s)';
 const COLON_FORM_REFUSED = 'an order with stp or expires_after_ms must be signed in the JSON form (the colon form cannot carry them)';
 const CHECK_FAILED = 'signature verification failed unexpectedly';
+const WORKER_DIED = 'a signature verify worker died while checking this request (a new one took its place): nothing was applied; retry';
+const POOL_BROKEN = 'signatures cannot be checked: the server\'s verify pool is broken (GET /health answers 503): nothing was applied; retry against another server';
+
+/**
+ * A signed request whose signature got no verdict: 503 OVERLOADED when the pool could not check
+ * it (a worker died holding its task, or the pool is broken: the request never reached the
+ * engine, so it may be sent again with the same nonce), 500 INTERNAL_ERROR when the check threw
+ * on the front (a bug).
+ */
+export function replyUnchecked(ctx: GatewayContext, answer: Answer, failure: CheckFailure): void {
+  if (failure !== UNCHECKED) answer.error('INTERNAL_ERROR', CHECK_FAILED);
+  else answer.error('OVERLOADED', ctx.signatures.broken === null ? WORKER_DIED : POOL_BROKEN, 503);
+}
+
+/** Why a promise form of the checks rejected (SignatureCheckError), FAILED for anything else. */
+function failureOf(e: unknown): CheckFailure {
+  return e instanceof SignatureCheckError ? e.failure : FAILED;
+}
 
 /**
  * The frame of every signed request: its place in the wallet's arrival order is taken now, the
  * signature checks run (in the verify pool), and `then` runs with their result in arrival order
- * (unless the client has gone). A check that could not run answers INTERNAL_ERROR.
+ * (unless the client has gone). A check that could not run is answered by replyUnchecked.
  */
 export function afterVerification<T>(
   ctx: GatewayContext, reply: Answer, address: string, checks: Promise<T>, then: (result: T) => void,
@@ -47,7 +66,7 @@ export function afterVerification<T>(
     if (!reply.done) then(result);
   }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
     log.error('ringbook: signature check failed', e, { request_id: reply.request_id });
-    reply.error('INTERNAL_ERROR', CHECK_FAILED);
+    replyUnchecked(ctx, reply, failureOf(e));
   }));
 }
 
@@ -127,12 +146,12 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
   };
   // What the signature check found, for `admit` (set once, before admit runs).
   let found_message: string | null = null;
-  let found_failed = false;
+  let found_failed: CheckFailure = 0;
   let found_signer: string | null = null;
   const admit = (): void => {
     if (answer.done) return;
-    if (found_failed) {
-      answer.error('INTERNAL_ERROR', CHECK_FAILED);
+    if (found_failed !== 0) {
+      replyUnchecked(ctx, answer, found_failed);
       return;
     }
     // A throw here (an encoder error in the ring write, a limiter bug) would reach ArrivalOrder,
@@ -146,7 +165,7 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     }
   };
   // `found` is itself the batcher's callback (checkSigners: `signer` null for the user).
-  const found = (message: string | null, failed: boolean, signer: string | null = null): void => {
+  const found = (message: string | null, failed: CheckFailure, signer: string | null = null): void => {
     // The verify stage has written its stamps: the answer owns them again (given back at once if
     // it ended meanwhile: the client went away, or the route threw after handing the request on).
     if (stamps !== null) answer.holdStamps(stamps);
@@ -229,6 +248,6 @@ export function runSignedGroup(
     });
   }), (e: unknown) => afterTurns(() => {
     log.error('ringbook: signature check failed', e, { request_id: whole.request_id });
-    whole.error('INTERNAL_ERROR', CHECK_FAILED);
+    replyUnchecked(ctx, whole, failureOf(e));
   }));
 }

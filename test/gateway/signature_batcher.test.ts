@@ -1,18 +1,19 @@
 // The front's side of the verify pool (src/gateway/signature_batcher.ts) against the real pool:
 // message forms tried in order, one pool batch per event-loop turn, and a pool that cannot check
-// answering "failed" (INTERNAL_ERROR upstream), never "invalid signature".
+// answering "unchecked" (503 OVERLOADED upstream), a front check that throws "failed"
+// (INTERNAL_ERROR upstream), never "invalid signature".
 import { afterAll, describe, expect, it } from 'vitest';
 import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/recover.js';
 import { createVerifyPool } from '../../src/auth/verify_pool.js';
 import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
-import { FAILED, INVALID, SignatureBatcher, VALID } from '../../src/gateway/signature_batcher.js';
+import { FAILED, INVALID, SignatureBatcher, SignatureCheckError, UNCHECKED, VALID, type CheckFailure } from '../../src/gateway/signature_batcher.js';
 import { StageStamps } from '../../src/gateway/stage_timings.js';
 import { INLINE_AFTER_LOAD_MS, INLINE_BUSY_WINDOW_MS } from '../../src/auth/verify_limits.js';
 
 const KEY = '0x' + '7b'.repeat(32);
 const ADDRESS = addressFromPrivateKey(KEY);
 
-function found(b: SignatureBatcher, messages: string[], signature: string): Promise<[string | null, boolean]> {
+function found(b: SignatureBatcher, messages: string[], signature: string): Promise<[string | null, CheckFailure]> {
   return new Promise((resolve) => b.checkAny(messages, signature, ADDRESS, null, (m, failed) => resolve([m, failed])));
 }
 
@@ -30,7 +31,7 @@ describe('SignatureBatcher', () => {
       found(b, ['a', 'b'], sig),
       found(b, [], sig),
     ]);
-    expect(runs).toEqual([[signed, false], [signed, false], [null, false], [null, false]]);
+    expect(runs).toEqual([[signed, 0], [signed, 0], [null, 0], [null, 0]]);
     // One check each for the first (hit at once) and one for the empty list (none); two for the others.
     expect(b.verified).toBe(1 + 2 + 2);
     expect(b.pending).toBe(0);
@@ -48,14 +49,17 @@ describe('SignatureBatcher', () => {
     expect(b.verified).toBe(5);
   });
 
-  it('a pool that cannot check answers failed, not invalid', async () => {
+  it('a pool that cannot check answers unchecked, not invalid', async () => {
     const dying = createVerifyPool({ threads: 1, workerFile: new URL('../auth/fixtures/verify_worker_exits.mjs', import.meta.url) });
     try {
       await new Promise((r) => setTimeout(r, 300));
       const b = new SignatureBatcher(dying, 128);
       const sig = signPersonalMessage(KEY, 'x');
-      expect(await found(b, ['x', 'y'], sig)).toEqual([null, true]);
-      await expect(b.verify('x', sig, ADDRESS)).rejects.toThrow(/could not check/);
+      expect(await found(b, ['x', 'y'], sig)).toEqual([null, UNCHECKED]);
+      const e = await b.verify('x', sig, ADDRESS).then(() => null, (err: unknown) => err);
+      expect(e).toBeInstanceOf(SignatureCheckError);
+      expect((e as SignatureCheckError).failure).toBe(UNCHECKED);
+      expect((e as Error).message).toMatch(/could not check/);
     } finally {
       await dying.close();
     }
@@ -201,7 +205,7 @@ describe('SignatureBatcher', () => {
     }
   });
 
-  it('0 inline: every check goes to the pool; a pool closed under it answers failed', async () => {
+  it('0 inline: every check goes to the pool; a pool closed under it answers unchecked', async () => {
     const p = createVerifyPool({ threads: 1 });
     const b = new SignatureBatcher(p, 128, 0);
     const sig = signPersonalMessage(KEY, 'z');
@@ -209,7 +213,7 @@ describe('SignatureBatcher', () => {
     expect(p.inlineChecked).toBe(0);
     await p.close();
     const inline = new SignatureBatcher(p, 128, 2);
-    expect(await new Promise<number>((resolve) => inline.check('z', sig, ADDRESS, null, resolve))).toBe(FAILED);
+    expect(await new Promise<number>((resolve) => inline.check('z', sig, ADDRESS, null, resolve))).toBe(UNCHECKED);
     expect(p.inlineChecked).toBe(0);
   });
 

@@ -12,6 +12,7 @@ import { runSigned } from '../../src/gateway/signed_route.js';
 import { parseCancel } from '../../src/gateway/signed_requests.js';
 import { stampsOutstanding, takeStamps } from '../../src/gateway/stage_timings.js';
 import type { SignedRequest } from '../../src/gateway/signed_requests.js';
+import { FAILED, UNCHECKED, type CheckFailure } from '../../src/gateway/signature_batcher.js';
 import { RecordingAnswer } from './recording_answer.js';
 
 const USER = '0x' + 'ab'.repeat(20);
@@ -28,7 +29,7 @@ describe('runSigned admit', () => {
       // The verify stage: every signature verifies over its first message form, at once.
       signatures: {
         checkSigners: (messages: readonly string[], _sig: string, _address: string, _others: unknown, _stamps: unknown,
-          found: (message: string | null, failed: boolean, signer: string | null) => void) => found(messages[0], false, null),
+          found: (message: string | null, failed: CheckFailure, signer: string | null) => void) => found(messages[0], 0, null),
       },
       link: {
         journal_fault: null,
@@ -55,6 +56,42 @@ describe('runSigned admit', () => {
     runSigned(ctx, second, parsed(2), () => undefined);
     expect(writes).toBe(2);
     expect(second.sent_replies).toEqual([]);
+    expect(ctx.arrival.size).toBe(0);
+  });
+
+  it('a signature the pool could not check is 503 OVERLOADED (worker died, or pool broken), one the front failed 500; nothing submitted', () => {
+    let broken: Error | null = null;
+    let failure: CheckFailure = UNCHECKED;
+    let writes = 0;
+    const ctx = {
+      cfg: loadConfig({}), arrival: new ArrivalOrder(), stages: null, metrics: null, da_backlog_batches: null,
+      rm: { agents: { any: false }, account_by_address: new Map() },
+      limiters: { cancels_per_wallet: new RateLimiter({ limit_per_window: 100, window_ms: 60_000, keys_max: 10 }) },
+      signatures: {
+        get broken() {
+          return broken;
+        },
+        checkSigners: (_messages: readonly string[], _sig: string, _address: string, _others: unknown, _stamps: unknown,
+          found: (message: string | null, failed: CheckFailure, signer: string | null) => void) => found(null, failure, null),
+      },
+      link: { journal_fault: null, requests: { submitWith: () => (writes++, true) } },
+    } as unknown as GatewayContext;
+    const parsed = (nonce: number) => parseCancel({ user: USER, order_id: '7', nonce, signature: '0x' + '11'.repeat(65) }) as SignedRequest;
+    const answers: { status: number; body: { error: string; message: string } }[] = [];
+    for (const [b, f] of [[null, UNCHECKED], [new Error('a verify worker could not start (x)'), UNCHECKED], [null, FAILED]] as const) {
+      broken = b;
+      failure = f;
+      const a = new RecordingAnswer(`a${answers.length}`);
+      runSigned(ctx, a, parsed(answers.length + 1), () => undefined);
+      expect(a.sent_replies).toHaveLength(1);
+      answers.push({ status: a.sent_replies[0].status, body: JSON.parse(a.sent_replies[0].body) });
+    }
+    expect(answers.map((x) => [x.status, x.body.error])).toEqual([[503, 'OVERLOADED'], [503, 'OVERLOADED'], [500, 'INTERNAL_ERROR']]);
+    expect(answers[0].body.message).toMatch(/verify worker died .*nothing was applied; retry$/);
+    expect(answers[1].body.message).toMatch(/verify pool is broken .*nothing was applied/);
+    // The operator's reason is not told to clients.
+    expect(answers[1].body.message).not.toContain('could not start');
+    expect(writes).toBe(0);
     expect(ctx.arrival.size).toBe(0);
   });
 });

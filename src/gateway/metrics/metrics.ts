@@ -210,6 +210,9 @@ export class Metrics {
     gauge('ringbook_verify_pool_queue_tasks', 'Verify pool tasks waiting for a free thread', (s) => s.pool.queuedTasks);
     gauge('ringbook_verify_pool_pending_tasks', 'Verify pool tasks submitted and not yet answered (queued or running)', (s) => s.pool.pendingTasks);
     gauge('ringbook_verify_pending_signatures', 'Signatures waiting in the front\'s batcher or being checked', (s) => s.pendingSignatures());
+    counter('ringbook_verify_worker_restarts_total', 'Verify workers that died after they served and were replaced (their unanswered checks were answered 503 OVERLOADED)', (s) => s.pool.workerRestarts);
+    gauge('ringbook_verify_workers_ready', 'Verify workers serving their ring now (a replacement still loading is not counted)', (s) => s.pool.state().workers_ready);
+    gauge('ringbook_verify_pool_broken', '1 while the verify pool is broken (a worker could not load): every signed request is refused and GET /health answers 503', (s) => (s.pool.broken === null ? 0 : 1));
     counter('ringbook_signatures_verified_total', 'Signatures checked (by a verify worker or the front: ringbook_verify_front_checks_total)', (s) => s.verifiedSignatures());
     new Counter({
       name: 'ringbook_verify_front_checks_total',

@@ -13,7 +13,9 @@
 //   fails `auth_failures_max` times (3), gets a fatal AUTH_TIMEOUT error and is closed. Later
 //   challenges do not move the deadline.
 // - A failed auth is any `auth` that does not authenticate: malformed fields, no pending
-//   challenge, a challenge for another address, an expired challenge or a wrong signature.
+//   challenge, a challenge for another address, an expired challenge or a wrong signature. A
+//   signature the server could not check (its verify pool failed) is an OVERLOADED error instead,
+//   not counted as a failure.
 // - A connection authenticates once, as one address; afterwards `request_challenge` and `auth`
 //   are INVALID_REQUEST errors (not failures).
 import { randomBytes } from 'node:crypto';
@@ -97,6 +99,17 @@ export class AuthState {
     }
     if (this.deadline_ms !== 0 && now_ms > this.deadline_ms) return { kind: 'fatal', message: this.timeoutSentence() };
     return this.failed('INVALID_SIGNATURE', `the signature does not recover to ${address} over the challenge text`);
+  }
+
+  /**
+   * The server could not check the signature (a verify worker died with it, or the verify pool is
+   * broken): an OVERLOADED error that is not the client's failure (not counted; the challenge was
+   * used, so the client asks for a new one), unless the grace period is over.
+   */
+  unchecked(now_ms: number): AuthStep {
+    this.verifying = false;
+    if (this.deadline_ms !== 0 && now_ms > this.deadline_ms) return { kind: 'fatal', message: this.timeoutSentence() };
+    return { kind: 'error', code: 'OVERLOADED', message: 'the server could not check the signature (its verify pool failed); request a new challenge and retry' };
   }
 
   /** True when the grace period is over without authentication (and no verdict is pending). */

@@ -339,7 +339,10 @@ export class WsHub {
         };
         this.ctx.signatures.verify(step.message, step.signature, step.address).then(done, (e: unknown) => {
           log.error('ringbook: ws auth verify failed', e);
-          done(false);
+          if (c.closed || c.ws === null) return;
+          // Not the client's failure (a worker died with the check, or the pool is broken).
+          const next = c.auth.unchecked(Date.now());
+          c.ws.cork(() => this.authStep(c, next, request_id));
         });
         return;
       }
