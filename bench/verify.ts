@@ -7,7 +7,8 @@ import { performance } from 'node:perf_hooks';
 import { createRecoverer, nativeBackendAvailable, type Recoverer } from '../src/auth/recover.js';
 import type { SignedMessage } from '../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../src/auth/verify_codec.js';
-import { createVerifyPool, type VerifyPoolOptions } from '../src/auth/verify_pool.js';
+import { createVerifyPool } from '../src/auth/verify_pool.js';
+import type { VerifyPoolOptions } from '../src/auth/verify_pool_options.js';
 import { Knobs } from './knobs.js';
 import { makeCases, type Case } from './verify_cases.js';
 

@@ -19,7 +19,7 @@ import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
 import type { Metrics } from './metrics/metrics.js';
-import type { Secp256k1Threads, VerifyPoolState } from '../auth/verify_pool.js';
+import type { Secp256k1Threads, VerifyPoolState } from '../auth/verify_pool_options.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');

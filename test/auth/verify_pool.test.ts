@@ -10,7 +10,8 @@ import { eip191Hash } from '../../src/auth/eip191.js';
 import { addressFromPrivateKey, createRecoverer, signHash, signPersonalMessage, type Recoverer } from '../../src/auth/recover.js';
 import { SIGNERS_PER_CHECK_MAX, verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../../src/auth/verify_codec.js';
-import { createVerifyPool, defaultWorkerFile, describeSecp256k1Threads, VerifyPool } from '../../src/auth/verify_pool.js';
+import { createVerifyPool, VerifyPool } from '../../src/auth/verify_pool.js';
+import { defaultWorkerFile, describeSecp256k1Threads } from '../../src/auth/verify_pool_options.js';
 import { hex } from './vectors.js';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
