@@ -361,11 +361,11 @@ describe('verify pool (compiled worker)', () => {
 
   it('a worker that dies after serving and whose replacement cannot load breaks the pool (no task waits for ever, stealing off)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-verify-'));
-    const saved = { ...process.env };
     // Worker threads copy process.env when they start (the replacement too).
-    Object.assign(process.env, {
+    const env: Record<string, string> = {
       RINGBOOK_TEST_VERIFY_MARK_FILE: path.join(dir, 'first'), RINGBOOK_TEST_VERIFY_DIES_AFTER_TASKS: '2', RINGBOOK_TEST_VERIFY_REPLACEMENT: 'broken',
-    });
+    };
+    Object.assign(process.env, env);
     const p = createVerifyPool({ threads: 1, stealAfterUs: 0, workerFile: new URL('./fixtures/verify_worker_dies_after.mjs', import.meta.url) });
     try {
       await p.ready(10_000);
@@ -385,7 +385,7 @@ describe('verify pool (compiled worker)', () => {
     } finally {
       // close() does not wait for the lane whose task never got a thread.
       await p.close();
-      process.env = saved;
+      for (const k of Object.keys(env)) delete process.env[k];
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
