@@ -13,7 +13,7 @@ import { agentMaySign } from '../engine/agents.js';
 import type { GatewayContext } from './context.js';
 import { SignatureCheckError, type CheckFailure } from './signature_batcher.js';
 import type { StageStamps } from './stage_timings.js';
-import type { SignedRequest } from './signed_requests.js';
+import type { SignedRequest } from './signed_body.js';
 
 export interface SignerVerdict {
   /** The message form that verified (journaled with the signature), or null: no candidate signed it. */

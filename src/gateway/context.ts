@@ -13,7 +13,7 @@ import type { RateLimiter } from './rate_limit.js';
 import { clientIpKey } from './rate_limit.js';
 import { parseQuery, parseUintString } from './params.js';
 import type { ReadModel } from '../read_model/read_model.js';
-import type { AssetInfo } from './signed_requests.js';
+import type { AssetInfo } from './signed_body.js';
 import { stampMs, takeStamps, type StageRecorder } from './stage_timings.js';
 import { lastRequestNumber } from './request_id.js';
 import type { ArrivalOrder } from './arrival_order.js';

@@ -10,10 +10,9 @@ import {
   type ForcedKind,
 } from '../auth/messages.js';
 import { emptyRequest, Reject, RequestKind, type Request } from '../engine/types.js';
-import {
-  isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseReferral, parseWithdrawal,
-  type AssetInfo, type BodyError, type MarketLookup, type SignedRequest,
-} from './signed_requests.js';
+import { parseAmend, parseCancel, parseCancelAll, parseOrder } from './signed_requests.js';
+import { parseReferral, parseWithdrawal } from './signed_account_requests.js';
+import { isBodyError, type AssetInfo, type BodyError, type MarketLookup, type SignedRequest } from './signed_body.js';
 import { isAddress } from '../util/address.js';
 
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;

@@ -9,10 +9,8 @@ import { CODE_NAMES, type CodeValue } from '../engine/types.js';
 import { Answer, bodyText, httpStatusOf } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { runSigned, runSignedGroup } from './signed_route.js';
-import {
-  isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder,
-  type BodyError, type SignedRequest,
-} from './signed_requests.js';
+import { parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder } from './signed_requests.js';
+import { isBodyError, type BodyError, type SignedRequest } from './signed_body.js';
 import { orderAnswerBody, orderRecord } from './views.js';
 
 /** One signed trading request kind: how its body is read and how an accepted outcome is answered. */

@@ -5,7 +5,8 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import { getRoute, postRoute, type GatewayContext } from './context.js';
 import { runSigned } from './signed_route.js';
 import { parseAddress } from './params.js';
-import { isBodyError, parseApproveAgent, parseRevokeAgent } from './signed_requests.js';
+import { parseApproveAgent, parseRevokeAgent } from './signed_account_requests.js';
+import { isBodyError } from './signed_body.js';
 import { isoTime } from './views.js';
 
 export function registerAgentRoutes(app: TemplatedApp, ctx: GatewayContext): void {

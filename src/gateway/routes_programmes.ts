@@ -17,7 +17,8 @@ import { parseAddress } from './params.js';
 import type { InboxView } from '../read_model/programmes_model.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import { afterVerification, LIMITER_OF, runSigned } from './signed_route.js';
-import { isBodyError, parseReferral, type BodyError } from './signed_requests.js';
+import { parseReferral } from './signed_account_requests.js';
+import { isBodyError, type BodyError } from './signed_body.js';
 import { isoTime } from './views.js';
 
 function addressOf(rm: ReadModel, account: number): string {

@@ -10,7 +10,8 @@ import type { Reply } from './envelope.js';
 import { clientIpKey } from './rate_limit.js';
 import { ORDER_ENTRY_PATHS, runOrderEntry } from './order_entry.js';
 import { runSigned } from './signed_route.js';
-import { isBodyError, parseWithdrawal, type AssetInfo } from './signed_requests.js';
+import { parseWithdrawal } from './signed_account_requests.js';
+import { isBodyError, type AssetInfo } from './signed_body.js';
 import { isAddress } from '../util/address.js';
 
 /**

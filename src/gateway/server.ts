@@ -21,7 +21,7 @@ import { HealthListener } from './health_listener.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
 import { registerAgentRoutes } from './routes_agents.js';
-import type { AssetInfo } from './signed_requests.js';
+import type { AssetInfo } from './signed_body.js';
 import { registerWebSocket, type WsHub } from './ws/hub.js';
 import type { DaPublisher } from '../da/da_interfaces.js';
 import { createDaPublisher } from '../da/da_thread.js';

@@ -4,7 +4,7 @@ import { InlineCheckPolicy } from '../auth/verify_inline.js';
 import type { VerifyPool } from '../auth/verify_pool.js';
 import type { SignedMessage } from '../auth/verify.js';
 import type { StageStamps } from './stage_timings.js';
-import type { MessageForms } from './signed_requests.js';
+import type { MessageForms } from './signed_body.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');

@@ -1,84 +1,18 @@
-// Shape validation of the signed POST bodies, and what each one asks the engine to do. Values
-// that need engine state (balances, ticks, lots, nonces) are the engine's to judge; this module
-// judges only types, presence and formats, before any signature is checked.
+// Shape validation of the signed order-entry bodies (orders, cancels, amends, cancel-all,
+// cancel-after), and what each one asks the engine to do. Values that need engine state
+// (balances, ticks, lots, nonces) are the engine's to judge; this module judges only types,
+// presence and formats, before any signature is checked. The account operations' bodies are
+// signed_account_requests.ts; what both share, signed_body.ts.
 import {
-  amendMessage, approveAgentMessage, cancelAfterMessage, revokeAgentMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, referralMessage,
-  withdrawalMessage, type OrderJsonMessageFields,
+  amendMessage, cancelAfterMessage, cancelAllMessage, cancelMessage, orderJsonMessage, orderMessage, type OrderJsonMessageFields,
 } from '../auth/messages.js';
 import { CLIENT_ORDER_ID_BYTES_MAX } from '../ring/records.js';
+import { NO_MARKET, OrderType, RequestKind, Side, Stp, Tif } from '../engine/types.js';
+import { pooledRequest } from './request_pool.js';
 import {
-  emptyRequest, NO_MARKET, OrderType, RequestKind, Side, Stp, Tif, type Request,
-} from '../engine/types.js';
-import { isAddress } from '../util/address.js';
-
-/**
- * Requests of answered signed requests, kept for the next parse: a Request is ~28 fields (~250
- * bytes, and boxes for prices past 2^31), one per signed request on the front (issue 11, branch
- * h11z). The signed path gives a request back (releaseRequest) once its answer is written: from
- * then on nothing reads it (the ring holds a copy since the submit). Requests that never reach an
- * answer (refused, or a group's) are simply not given back. At most REQUEST_POOL_MAX kept: the
- * requests answered in one burst, well above the ~256 in flight of the load bench.
- */
-export const REQUEST_POOL_MAX = 4096;
-const request_pool: Request[] = [];
-
-/** A Request with emptyRequest()'s values: a given-back one when there is one, else a new one. */
-export function pooledRequest(): Request {
-  const r = request_pool.pop();
-  if (r === undefined) return emptyRequest();
-  resetRequest(r);
-  return r;
-}
-
-/** Gives `r` back once nothing will read it any more (after its signed request's answer). */
-export function releaseRequest(r: Request): void {
-  if (request_pool.length < REQUEST_POOL_MAX) request_pool.push(r);
-}
-
-/** Writes emptyRequest()'s values into `r` (test/gateway/signed_requests.test.ts checks every field of it). */
-export function resetRequest(r: Request): void {
-  r.kind = 0; r.account = 0; r.nonce = 0; r.market = NO_MARKET; r.side = 0; r.order_type = 0; r.tif = 0;
-  r.price_units = 0; r.quantity_units = 0; r.order_id = 0; r.client_order_id = ''; r.asset = 0; r.asset_quote = 0;
-  r.amount_units = 0; r.maker_fee_bps = 0; r.taker_fee_bps = 0; r.credit_limit_units = 0;
-  r.auto_cancel_ratio_ppm = 0; r.tick_size_units = 0; r.lot_size_units = 0; r.referrer_account = 0;
-  r.inner_kind = 0; r.inner_nonce = 0; r.inner_reject = 0; r.stp = 0; r.expires_after_ms = 0; r.signer = 0; r.agent_account = 0;
-}
-
-export interface BodyError {
-  code: 'INVALID_REQUEST' | 'INVALID_ORDER' | 'INVALID_SIGNATURE' | 'MARKET_NOT_FOUND';
-  message: string;
-}
-
-export interface SignedRequest {
-  request: Request;
-  /** Lowercase 0x address that must have signed. */
-  address: string;
-  signature_hex: string;
-  /** Accepted message forms, most likely first (orders have two; DECISIONS). */
-  messages: MessageForms;
-  /** What to rate-limit it as (referrals and forced inclusions count as slow operations, like withdrawals). */
-  limit: 'orders' | 'cancels' | 'withdrawals';
-  /**
-   * The record's second address, lowercase 0x (the matcher resolves it to an account): REFER's
-   * referrer, APPROVE_AGENT's and REVOKE_AGENT's agent.
-   */
-  referrer?: string;
-  /**
-   * The order carries stp / expires_after_ms: only messages[0] (the JSON form) may sign it. The
-   * colon form is still checked, to answer INVALID_ORDER ("needs the JSON form") rather than
-   * INVALID_SIGNATURE when that is what the client signed (DECISIONS).
-   */
-  json_form_only?: boolean;
-}
-
-/**
- * The message forms a signature may be over, most likely first: an array, or forms built only when
- * asked (OrderForms). `at(k)` is undefined past the last form.
- */
-export interface MessageForms {
-  readonly length: number;
-  at(k: number): string | undefined;
-}
+  address, fail, integer, isBodyError, market, nonce, signature, text, unknownField, DIGITS,
+  type Body, type MarketLookup, type MessageForms, type Result, type SignedRequest,
+} from './signed_body.js';
 
 /**
  * An order's two forms (DECISIONS "Signatures"): the JSON form, which the SDK signs, first; the
@@ -103,85 +37,7 @@ class OrderForms implements MessageForms, OrderJsonMessageFields {
   }
 }
 
-export interface MarketLookup {
-  marketIndex(id: string): number;
-}
-
-export interface AssetInfo {
-  index: number;
-  onchain_decimals: number;
-}
-
-const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const CLIENT_ORDER_ID = /^[A-Za-z0-9_-]{1,36}$/;
-const DIGITS = /^(0|[1-9][0-9]{0,29})$/;
-
-type Body = Record<string, unknown>;
-type Result<T> = T | BodyError;
-
-export function isBodyError<T>(x: Result<T>): x is BodyError {
-  return typeof x === 'object' && x !== null && 'code' in x && 'message' in x && !('request' in x);
-}
-
-function fail(code: BodyError['code'], message: string): BodyError {
-  return { code, message };
-}
-
-function unknownField(body: Body, allowed: readonly string[]): BodyError | null {
-  // for-in, not Object.keys: no key array per request (issue 11); own keys only, as Object.keys.
-  for (const k in body) {
-    if (!Object.prototype.hasOwnProperty.call(body, k)) continue;
-    if (!allowed.includes(k)) return fail('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
-  }
-  return null;
-}
-
-function address(body: Body, field: string, missing: BodyError['code']): Result<string> {
-  const v = body[field];
-  if (v === undefined) return fail(missing, `${field} is required`);
-  if (typeof v !== 'string' || !isAddress(v)) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
-  return v.toLowerCase();
-}
-
-function signature(body: Body): Result<string> {
-  const v = body.signature;
-  if (typeof v !== 'string' || !SIGNATURE.test(v)) return fail('INVALID_SIGNATURE', 'signature must be 0x followed by 65 bytes of hex');
-  return v;
-}
-
-/**
- * A JSON integer that must be a safe integer (sign allowed: the engine judges the value). Not an
- * integer at all is INVALID_REQUEST (wrong type); an integer beyond 2^53 - 1 is `invalid`
- * (INVALID_ORDER for order fields: DECISIONS "Numbers", never rounded).
- */
-function integer(body: Body, field: string, invalid: BodyError['code']): Result<number> {
-  const v = body[field];
-  if (v === undefined || v === null) return fail(invalid, `${field} is required`);
-  if (typeof v !== 'number' || !Number.isInteger(v)) {
-    return fail('INVALID_REQUEST', `${field} must be an integer (a JSON number, fixed-point x 1,000,000)`);
-  }
-  if (!Number.isSafeInteger(v)) return fail(invalid, `${field} must be at most 2^53 - 1 (never rounded)`);
-  return v;
-}
-
-function nonce(body: Body, invalid: BodyError['code'] = 'INVALID_REQUEST'): Result<number> {
-  const v = integer(body, 'nonce', invalid);
-  if (typeof v === 'number' && v < 0) return fail('INVALID_REQUEST', 'nonce must be a non-negative integer');
-  return v;
-}
-
-function text(body: Body, field: string, missing: BodyError['code']): Result<string> {
-  const v = body[field];
-  if (v === undefined || v === null) return fail(missing, `${field} is required`);
-  if (typeof v !== 'string') return fail('INVALID_REQUEST', `${field} must be a string`);
-  return v;
-}
-
-function market(lookup: MarketLookup, id: string): Result<number> {
-  const m = lookup.marketIndex(id);
-  if (m < 0) return fail('MARKET_NOT_FOUND', `market ${JSON.stringify(id).slice(0, 40)} not found`);
-  return m;
-}
 
 const SIDES: Record<string, number> = { bid: Side.BID, ask: Side.ASK };
 const TYPES: Record<string, number> = { limit: OrderType.LIMIT, market: OrderType.MARKET };
@@ -395,122 +251,6 @@ export function parseCancelAfter(body: Body): Result<SignedRequest> {
   return {
     request: r, address: user, signature_hex: sig, limit: 'cancels',
     messages: [cancelAfterMessage({ timeout_ms, nonce: n })],
-  };
-}
-
-/**
- * Withdrawal amounts are in the asset's on-chain smallest unit (wei for ETH, DECISIONS), as a
- * decimal string or a safe JSON integer; engine units are 10^(decimals - 6) of those.
- */
-export function parseWithdrawal(body: Body, assets: Map<string, AssetInfo>): Result<SignedRequest> {
-  const unknown = unknownField(body, ['address', 'asset', 'amount', 'nonce', 'signature']);
-  if (unknown) return unknown;
-  const user = address(body, 'address', 'INVALID_REQUEST');
-  if (isBodyError(user)) return user;
-  const symbol = text(body, 'asset', 'INVALID_REQUEST');
-  if (isBodyError(symbol)) return symbol;
-  const asset = assets.get(symbol);
-  if (asset === undefined) return fail('INVALID_REQUEST', `unknown asset ${JSON.stringify(symbol).slice(0, 20)}`);
-  const v = body.amount;
-  let amount_text: string;
-  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) amount_text = String(v);
-  else if (typeof v === 'string' && DIGITS.test(v)) amount_text = v;
-  else return fail('INVALID_REQUEST', 'amount must be a non-negative integer (decimal string or JSON integer) in the asset\'s smallest on-chain unit');
-  const scale = 10n ** BigInt(asset.onchain_decimals - 6);
-  const onchain = BigInt(amount_text);
-  if (onchain % scale !== 0n) {
-    return fail('INVALID_ORDER', `amount must be a multiple of ${scale} (one engine unit of ${symbol})`);
-  }
-  const units = onchain / scale;
-  if (units > BigInt(Number.MAX_SAFE_INTEGER)) return fail('INVALID_REQUEST', 'amount is too large');
-  const n = nonce(body);
-  if (isBodyError(n)) return n;
-  const sig = signature(body);
-  if (isBodyError(sig)) return sig;
-  const r = pooledRequest();
-  r.kind = RequestKind.WITHDRAW;
-  r.nonce = n;
-  r.asset = asset.index;
-  r.amount_units = Number(units);
-  return {
-    request: r, address: user, signature_hex: sig, limit: 'withdrawals',
-    messages: [withdrawalMessage({ address: body.address as string, asset: symbol, amount: amount_text, nonce: n })],
-  };
-}
-
-const AGENT_NAME = /^[A-Za-z0-9_.-]{1,16}$/;
-
-/**
- * POST /agents `{user, agent, name, valid_until_ms, nonce, signature}`, signed by the user over the
- * agent address exactly as sent. valid_until_ms rides in amount_units and the name in
- * client_order_id (RequestKind.APPROVE_AGENT); its range is the engine's rule (batch time).
- */
-export function parseApproveAgent(body: Body): Result<SignedRequest> {
-  const unknown = unknownField(body, ['user', 'agent', 'name', 'valid_until_ms', 'nonce', 'signature']);
-  if (unknown) return unknown;
-  const user = address(body, 'user', 'INVALID_REQUEST');
-  if (isBodyError(user)) return user;
-  const agent = address(body, 'agent', 'INVALID_REQUEST');
-  if (isBodyError(agent)) return agent;
-  const name = text(body, 'name', 'INVALID_REQUEST');
-  if (isBodyError(name)) return name;
-  if (!AGENT_NAME.test(name)) return fail('INVALID_REQUEST', 'name must be 1 to 16 characters of [A-Za-z0-9_.-]');
-  const valid_until_ms = integer(body, 'valid_until_ms', 'INVALID_REQUEST');
-  if (isBodyError(valid_until_ms)) return valid_until_ms;
-  const n = nonce(body);
-  if (isBodyError(n)) return n;
-  const sig = signature(body);
-  if (isBodyError(sig)) return sig;
-  const r = pooledRequest();
-  r.kind = RequestKind.APPROVE_AGENT;
-  r.nonce = n;
-  r.amount_units = valid_until_ms;
-  r.client_order_id = name;
-  return {
-    request: r, address: user, referrer: agent, signature_hex: sig, limit: 'withdrawals',
-    messages: [approveAgentMessage({ agent: body.agent as string, name, valid_until_ms, nonce: n })],
-  };
-}
-
-/** POST /agents/revoke `{user, agent, nonce, signature}`, signed by the user. */
-export function parseRevokeAgent(body: Body): Result<SignedRequest> {
-  const unknown = unknownField(body, ['user', 'agent', 'nonce', 'signature']);
-  if (unknown) return unknown;
-  const user = address(body, 'user', 'INVALID_REQUEST');
-  if (isBodyError(user)) return user;
-  const agent = address(body, 'agent', 'INVALID_REQUEST');
-  if (isBodyError(agent)) return agent;
-  const n = nonce(body);
-  if (isBodyError(n)) return n;
-  const sig = signature(body);
-  if (isBodyError(sig)) return sig;
-  const r = pooledRequest();
-  r.kind = RequestKind.REVOKE_AGENT;
-  r.nonce = n;
-  return {
-    request: r, address: user, referrer: agent, signature_hex: sig, limit: 'withdrawals',
-    messages: [revokeAgentMessage({ agent: body.agent as string, nonce: n })],
-  };
-}
-
-/** POST /referral/register: signed by the referred user over the addresses exactly as sent. */
-export function parseReferral(body: Body): Result<SignedRequest> {
-  const unknown = unknownField(body, ['referred', 'referrer', 'nonce', 'signature']);
-  if (unknown) return unknown;
-  const referred = address(body, 'referred', 'INVALID_REQUEST');
-  if (isBodyError(referred)) return referred;
-  const referrer = address(body, 'referrer', 'INVALID_REQUEST');
-  if (isBodyError(referrer)) return referrer;
-  const n = nonce(body);
-  if (isBodyError(n)) return n;
-  const sig = signature(body);
-  if (isBodyError(sig)) return sig;
-  const r = pooledRequest();
-  r.kind = RequestKind.REFER;
-  r.nonce = n;
-  return {
-    request: r, address: referred, referrer, signature_hex: sig, limit: 'withdrawals',
-    messages: [referralMessage({ referred: body.referred as string, referrer: body.referrer as string, nonce: n })],
   };
 }
 

@@ -19,7 +19,8 @@ import { failInternal, type Answer } from './envelope.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { FAILED, SignatureCheckError, UNCHECKED, type CheckFailure } from './signature_batcher.js';
-import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
+import { isBodyError, type BodyError, type SignedRequest } from './signed_body.js';
+import { releaseRequest } from './request_pool.js';
 import { stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 

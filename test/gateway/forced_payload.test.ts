@@ -6,7 +6,8 @@ import { Reject, RequestKind } from '../../src/engine/types.js';
 import {
   forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForceEnvelope,
 } from '../../src/gateway/forced_payload.js';
-import { isBodyError, parseReferral } from '../../src/gateway/signed_requests.js';
+import { parseReferral } from '../../src/gateway/signed_account_requests.js';
+import { isBodyError } from '../../src/gateway/signed_body.js';
 
 const USER = '0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a';
 const OTHER = '0x1563915e194d8cfba1943570603f7606a3115508';

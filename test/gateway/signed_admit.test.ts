@@ -10,8 +10,8 @@ import { setRouteErrorReporter } from '../../src/gateway/envelope.js';
 import { RateLimiter } from '../../src/gateway/rate_limit.js';
 import { runSigned } from '../../src/gateway/signed_route.js';
 import { parseCancel } from '../../src/gateway/signed_requests.js';
+import type { SignedRequest } from '../../src/gateway/signed_body.js';
 import { stampsOutstanding, takeStamps } from '../../src/gateway/stage_timings.js';
-import type { SignedRequest } from '../../src/gateway/signed_requests.js';
 import { FAILED, UNCHECKED, type CheckFailure } from '../../src/gateway/signature_batcher.js';
 import { RecordingAnswer } from './recording_answer.js';
 

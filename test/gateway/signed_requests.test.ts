@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { orderJsonMessage, orderMessage } from '../../src/auth/messages.js';
 import { parseJsonObject } from '../../src/gateway/http_body.js';
-import {
-  isBodyError, parseCancel, parseOrder, pooledRequest, releaseRequest, resetRequest, type SignedRequest,
-} from '../../src/gateway/signed_requests.js';
+import { parseCancel, parseOrder } from '../../src/gateway/signed_requests.js';
+import { isBodyError, type SignedRequest } from '../../src/gateway/signed_body.js';
+import { pooledRequest, releaseRequest, resetRequest } from '../../src/gateway/request_pool.js';
 import { emptyRequest, type Request } from '../../src/engine/types.js';
 import { Rng } from '../../src/util/prng.js';
 

@@ -1,0 +1,120 @@
+// What every signed body parser shares (signed_requests.ts: order entry; signed_account_requests.ts:
+// withdrawals, agents, referrals): the parsed request's shape, the refusal's, and the readers of
+// the body's fields. They judge only types, presence and formats, before any signature is checked.
+import { isAddress } from '../util/address.js';
+import type { Request } from '../engine/types.js';
+
+export interface BodyError {
+  code: 'INVALID_REQUEST' | 'INVALID_ORDER' | 'INVALID_SIGNATURE' | 'MARKET_NOT_FOUND';
+  message: string;
+}
+
+export interface SignedRequest {
+  request: Request;
+  /** Lowercase 0x address that must have signed. */
+  address: string;
+  signature_hex: string;
+  /** Accepted message forms, most likely first (orders have two; DECISIONS). */
+  messages: MessageForms;
+  /** What to rate-limit it as (referrals and forced inclusions count as slow operations, like withdrawals). */
+  limit: 'orders' | 'cancels' | 'withdrawals';
+  /**
+   * The record's second address, lowercase 0x (the matcher resolves it to an account): REFER's
+   * referrer, APPROVE_AGENT's and REVOKE_AGENT's agent.
+   */
+  referrer?: string;
+  /**
+   * The order carries stp / expires_after_ms: only messages[0] (the JSON form) may sign it. The
+   * colon form is still checked, to answer INVALID_ORDER ("needs the JSON form") rather than
+   * INVALID_SIGNATURE when that is what the client signed (DECISIONS).
+   */
+  json_form_only?: boolean;
+}
+
+/**
+ * The message forms a signature may be over, most likely first: an array, or forms built only when
+ * asked (OrderForms). `at(k)` is undefined past the last form.
+ */
+export interface MessageForms {
+  readonly length: number;
+  at(k: number): string | undefined;
+}
+
+export interface MarketLookup {
+  marketIndex(id: string): number;
+}
+
+export interface AssetInfo {
+  index: number;
+  onchain_decimals: number;
+}
+
+export const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
+export const DIGITS = /^(0|[1-9][0-9]{0,29})$/;
+
+export type Body = Record<string, unknown>;
+export type Result<T> = T | BodyError;
+
+export function isBodyError<T>(x: Result<T>): x is BodyError {
+  return typeof x === 'object' && x !== null && 'code' in x && 'message' in x && !('request' in x);
+}
+
+export function fail(code: BodyError['code'], message: string): BodyError {
+  return { code, message };
+}
+
+export function unknownField(body: Body, allowed: readonly string[]): BodyError | null {
+  // for-in, not Object.keys: no key array per request (issue 11); own keys only, as Object.keys.
+  for (const k in body) {
+    if (!Object.prototype.hasOwnProperty.call(body, k)) continue;
+    if (!allowed.includes(k)) return fail('INVALID_REQUEST', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
+  }
+  return null;
+}
+
+export function address(body: Body, field: string, missing: BodyError['code']): Result<string> {
+  const v = body[field];
+  if (v === undefined) return fail(missing, `${field} is required`);
+  if (typeof v !== 'string' || !isAddress(v)) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
+  return v.toLowerCase();
+}
+
+export function signature(body: Body): Result<string> {
+  const v = body.signature;
+  if (typeof v !== 'string' || !SIGNATURE.test(v)) return fail('INVALID_SIGNATURE', 'signature must be 0x followed by 65 bytes of hex');
+  return v;
+}
+
+/**
+ * A JSON integer that must be a safe integer (sign allowed: the engine judges the value). Not an
+ * integer at all is INVALID_REQUEST (wrong type); an integer beyond 2^53 - 1 is `invalid`
+ * (INVALID_ORDER for order fields: DECISIONS "Numbers", never rounded).
+ */
+export function integer(body: Body, field: string, invalid: BodyError['code']): Result<number> {
+  const v = body[field];
+  if (v === undefined || v === null) return fail(invalid, `${field} is required`);
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    return fail('INVALID_REQUEST', `${field} must be an integer (a JSON number, fixed-point x 1,000,000)`);
+  }
+  if (!Number.isSafeInteger(v)) return fail(invalid, `${field} must be at most 2^53 - 1 (never rounded)`);
+  return v;
+}
+
+export function nonce(body: Body, invalid: BodyError['code'] = 'INVALID_REQUEST'): Result<number> {
+  const v = integer(body, 'nonce', invalid);
+  if (typeof v === 'number' && v < 0) return fail('INVALID_REQUEST', 'nonce must be a non-negative integer');
+  return v;
+}
+
+export function text(body: Body, field: string, missing: BodyError['code']): Result<string> {
+  const v = body[field];
+  if (v === undefined || v === null) return fail(missing, `${field} is required`);
+  if (typeof v !== 'string') return fail('INVALID_REQUEST', `${field} must be a string`);
+  return v;
+}
+
+export function market(lookup: MarketLookup, id: string): Result<number> {
+  const m = lookup.marketIndex(id);
+  if (m < 0) return fail('MARKET_NOT_FOUND', `market ${JSON.stringify(id).slice(0, 40)} not found`);
+  return m;
+}
