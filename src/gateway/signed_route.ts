@@ -2,7 +2,7 @@
 // (issue 19): the HTTP routes (routes_trading.ts, routes_programmes.ts), POST /orders/batch and
 // the WebSocket `post` message (order_entry.ts, ws/post.ts). Whatever the transport:
 //
-//   parsed body (signed_requests.ts, answered here when malformed)
+//   parsed body (signed_requests.ts, signed_account_requests.ts; answered here when malformed)
 //   -> a ticket in the wallet's arrival order (arrival_order.ts), taken on arrival
 //   -> the signature checks, batched per event-loop turn into the verify pool's rings
 //      (signature_batcher.ts -> auth/verify_pool.ts)
