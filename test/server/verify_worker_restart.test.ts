@@ -90,9 +90,9 @@ describe('a verify worker that dies after it served', () => {
   it('is replaced: the request in flight is answered 503 OVERLOADED and not applied, later requests succeed, the restart is counted', async () => {
     const s = await startDying(2, 'real');
     try {
-      const before = await adminState(s);
-      expect(before.verify_pool).toMatchObject({ worker_restarts: 0, broken: null, broken_at_ms: null });
-      expect(before.verify_pool.workers_ready).toBe(before.verify_pool.threads);
+      // Every worker serving (the start waits up to 10 s for them; a loaded machine may take longer).
+      const before = await poolStateWhen(s, (p) => p.workers_ready === p.threads);
+      expect(before).toMatchObject({ worker_restarts: 0, broken: null, broken_at_ms: null });
       const w = Wallet.random();
       ok(await deposit(s, w.address, 'USDC', '100000'));
       const { accepted, refused, body } = await ordersUntilRefused(s, w);
@@ -126,6 +126,7 @@ describe('a verify worker that dies after it served', () => {
     const s = await startDying(1, 'broken');
     let stopped = false;
     try {
+      await poolStateWhen(s, (p) => p.workers_ready === p.threads);
       const w = Wallet.random();
       ok(await deposit(s, w.address, 'USDC', '100000'));
       const { accepted, refused } = await ordersUntilRefused(s, w);
