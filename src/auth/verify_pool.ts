@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { createRecoverer, recovererLibrary, type RecoverBackendName, type Recoverer, type Secp256k1Library } from './recover.js';
+import { createRecoverer, recovererLibrary, type RecoverBackendName, type Recoverer } from './recover.js';
 import {
   encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, readTaskTimesInto, TASK_TIMES_BYTES, verifyPackedInto,
 } from './verify_codec.js';
