@@ -39,7 +39,7 @@
 //   reporter (default: the `http` component's error log with the request id; replace with `setRouteErrorReporter`).
 //   `readJsonBody` does the same for its callback.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/types.js';
+import { CODE_HTTP_STATUS, CODE_NAMES, type CodeValue } from '../engine/codes.js';
 import { parseJsonObject, readBody, setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_body.js';
 import { nextRequestNumber, requestIdText } from './request_id.js';
 import { APPLICATION_JSON, CONTENT_LENGTH, CONTENT_TYPE, replyHead, STATUS_LINE_BYTES, statusLine, X_REQUEST_ID } from './reply_head.js';

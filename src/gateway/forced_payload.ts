@@ -9,7 +9,8 @@ import {
   FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage, forceIncludePayloadHash, inferForcedKind,
   type ForcedKind,
 } from '../auth/messages.js';
-import { emptyRequest, Reject, RequestKind, type Request } from '../engine/types.js';
+import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
+import { Reject } from '../engine/codes.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAll, parseOrder, parseReferral, parseWithdrawal,
   type AssetInfo, type BodyError, type MarketLookup, type SignedRequest,

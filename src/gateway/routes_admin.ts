@@ -1,7 +1,8 @@
 // Operator routes (X-Admin-Token, compared in constant time): markets, pause/resume, fees, credit,
 // and the engine's vital signs.
 import type { TemplatedApp } from 'uWebSockets.js';
-import { emptyRequest, NO_MARKET, ppmToRatio, ratioToPpm, RequestKind, type Request } from '../engine/types.js';
+import { emptyRequest, NO_MARKET, RequestKind, type Request } from '../engine/types.js';
+import { ppmToRatio, ratioToPpm } from '../engine/rules.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
 import { getAndHead, markHead, openExchange, postRoute, queryWithinLimits, replyRejected, submit, type GatewayContext } from './context.js';
 import { Reply } from './envelope.js';

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CODE_HTTP_STATUS, CODE_NAMES, Code } from '../../src/engine/types.js';
+import { CODE_HTTP_STATUS, CODE_NAMES, Code } from '../../src/engine/codes.js';
 import { AdminTokenCheck, ADMIN_TOKEN_HEADER } from '../../src/gateway/admin_auth.js';
 import { doubleReplyTotal, readJsonBody, Reply, route, setRouteErrorReporter } from '../../src/gateway/envelope.js';
 import { readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
