@@ -9,7 +9,7 @@ import { FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS } from '../engine/rules
 import {
   allowWallet, getAndHead, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
-import type { Reply } from './envelope.js';
+import type { Reply } from './http_reply.js';
 import {
   forceIncludeRequest, forcedKindName, parseForceEnvelope, parseForcedPayload, type ForceEnvelope, type ForcedPayload,
 } from './forced_payload.js';

@@ -15,7 +15,8 @@
 // order.
 import { encodeConsent, signatureBytes, UserConsentEncoder, type Consent } from '../ring/consent.js';
 import { allowWallet, replyRejected, submitWithDone, writeRefusal, type GatewayContext, type LimiterName } from './context.js';
-import { failInternal, type Answer } from './envelope.js';
+import type { Answer } from './envelope.js';
+import { failInternal } from './http_route.js';
 import type { Outcome } from './matcher_link.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
