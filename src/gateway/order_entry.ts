@@ -7,7 +7,7 @@
 import type { GatewayContext } from './context.js';
 import { CODE_NAMES, type CodeValue } from '../engine/codes.js';
 import { Answer, bodyText, httpStatusOf } from './envelope.js';
-import type { Outcome } from './matcher_link.js';
+import type { Outcome } from './outcomes.js';
 import { runSigned, runSignedGroup } from './signed_route.js';
 import {
   isBodyError, parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder,

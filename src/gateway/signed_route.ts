@@ -17,7 +17,7 @@ import { encodeConsent, signatureBytes, UserConsentEncoder, type Consent } from 
 import { allowWallet, replyRejected, submitWithDone, writeRefusal, type GatewayContext, type LimiterName } from './context.js';
 import type { Answer } from './envelope.js';
 import { failInternal } from './http_route.js';
-import type { Outcome } from './matcher_link.js';
+import type { Outcome } from './outcomes.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { isBodyError, releaseRequest, type BodyError, type SignedRequest } from './signed_requests.js';
 import { stampMs } from './stage_timings.js';
