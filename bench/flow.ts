@@ -17,9 +17,8 @@ import { Worker } from 'node:worker_threads';
 import { Rng } from '../src/util/prng.js';
 import type { EngineConfig, MatchingEngine } from '../src/engine/api.js';
 import { createFastEngine } from '../src/engine/engine.js';
-import {
-  OrderStatus, OrderType, RequestKind, Side, Tif, emptyRequest, type EventSink, type Request,
-} from '../src/engine/types.js';
+import { OrderStatus, OrderType, RequestKind, Side, Tif, emptyRequest, type Request } from '../src/engine/types.js';
+import type { EventSink } from '../src/engine/events.js';
 
 // ------------------------------------------------------------------------------ configuration
 

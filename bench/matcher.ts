@@ -46,7 +46,8 @@ import { fileURLToPath } from 'node:url';
 import type { EngineConfig, MatchingEngine } from '../src/engine/api.js';
 import { createFastEngine } from '../src/engine/engine.js';
 import { stateDigest } from '../src/engine/state.js';
-import { OrderType, RequestKind, Side, Tif, emptyRequest, type EventSink, type Request } from '../src/engine/types.js';
+import { OrderType, RequestKind, Side, Tif, emptyRequest, type Request } from '../src/engine/types.js';
+import type { EventSink } from '../src/engine/events.js';
 import {
   CountingSink, FLOW_DEFAULTS, benchConfig, generateFlowInWorker, loadRequest,
   type EventCounts, type Flow, type FlowStats,

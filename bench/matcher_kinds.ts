@@ -22,7 +22,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { MatchingEngine } from '../src/engine/api.js';
 import { createFastEngine } from '../src/engine/engine.js';
-import { OrderType, RequestKind, Tif, emptyRequest, type EventSink, type Request } from '../src/engine/types.js';
+import { OrderType, RequestKind, Tif, emptyRequest, type Request } from '../src/engine/types.js';
+import type { EventSink } from '../src/engine/events.js';
 import { CountingSink, benchConfig, loadRequest, type Flow } from './flow.js';
 import { nativeTool } from './native.js';
 

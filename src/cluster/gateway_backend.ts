@@ -1,11 +1,11 @@
-// The cluster gateway's matcher backend (MatcherBackend, src/gateway/matcher_link.ts): the front
+// The cluster gateway's matcher backend (MatcherBackend, src/gateway/matcher_link_options.ts): the front
 // writes verified requests into its request ring exactly as in the single process; this backend
 // drains the ring into the replicated request stream (one message per event-loop turn), and feeds every committed batch of the
 // event stream into the event ring, where the link's pump answers and updates the read model.
 // A batch reaches the event stream only once JetStream stored it on a quorum of its replicas,
 // so an answer given here is never for a batch that one failure can lose.
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { MatcherBackend } from '../gateway/matcher_link.js';
+import type { MatcherBackend } from '../gateway/matcher_link_options.js';
 import { RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, RequestReader, requestSeqAt } from '../ring/request_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';

@@ -4,7 +4,7 @@
 // limits (TIGER_STYLE: assert at the boundary).
 import type { EngineConfig } from '../engine/api.js';
 import { feesValid } from '../engine/engine_state.js';
-import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from '../engine/types.js';
+import { FORCE_INCLUSION_DEADLINE_MS, ratioToPpm } from '../engine/rules.js';
 import { RING_CAPACITY_SLOTS_MAX, RING_CAPACITY_SLOTS_MIN } from '../ring/ring_layout.js';
 import { REQUEST_GROUP_MAX } from '../ring/request_records.js';
 import { ADDRESS_PATTERN } from '../util/address.js';

@@ -18,8 +18,9 @@ import {
 import { RECORD_WORDS, viewsOfRecords, ADDRESS_BYTES } from '../ring/records.js';
 import { RequestReader, RQ_ADDRESS_WORD } from '../ring/request_records.js';
 import {
-  emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, Reject, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
+  emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
 } from '../engine/types.js';
+import { Reject } from '../engine/codes.js';
 import { bytesToHex0x } from './hex.js';
 
 /** What the checker needs to write a request's message: market ids and asset symbols/decimals. */

@@ -15,7 +15,9 @@
 // This module holds the rules' constants and the fast engine's table; the reference engine keeps
 // its own plain maps (src/engine/reference/), and the differential tests compare the two.
 import type { CanonicalAgentUser } from './api.js';
-import { Reject, RequestKind, type EventSink } from './types.js';
+import { RequestKind } from './types.js';
+import { Reject } from './codes.js';
+import type { EventSink } from './events.js';
 
 /** Live agents per user (DECISIONS: "At most 10 live agents per user"). */
 export const AGENTS_LIVE_MAX = 10;

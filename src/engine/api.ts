@@ -1,6 +1,7 @@
 // What an engine is, from the outside: its configuration, the one method that applies a request,
 // and the canonical state both implementations must agree on byte for byte.
-import type { EventSink, Request } from './types.js';
+import type { Request } from './types.js';
+import type { EventSink } from './events.js';
 
 /** Named limits (TIGER_STYLE): every table the matcher owns has a maximum, checked on entry. */
 export interface EngineLimits {

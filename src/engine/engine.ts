@@ -17,10 +17,9 @@ import { Programmes, type RequestApplier } from './engine_programmes.js';
 import {
   EngineState, feesValid, MarketStatus, MAX_SAFE, reject,
 } from './engine_state.js';
-import {
-  BalanceReason, NO_MARKET, Reject, REJECT_CODES, RequestKind, UpdateReason,
-  type EventSink, type MarketInfo, type Request,
-} from './types.js';
+import { NO_MARKET, RequestKind, type Request } from './types.js';
+import { BalanceReason, UpdateReason, type EventSink, type MarketInfo } from './events.js';
+import { Reject, REJECT_CODES } from './codes.js';
 
 /** The configuration of FastEngine.shapes: two assets and one market (a book's sides exist per market). */
 const SHAPES_CONFIG: EngineConfig = {

@@ -7,9 +7,8 @@ import { MONEY_OVERFLOW, notionalCeilUnchecked as notionalCeil } from '../money/
 import { Link, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
 import { assert, MAX_SAFE, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
-import {
-  BalanceReason, NO_MARKET, OrderStatus, Side, Stp, UpdateReason, type EventSink,
-} from './types.js';
+import { NO_MARKET, OrderStatus, Side, Stp } from './types.js';
+import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 
 export class Books {
   private readonly st: EngineState;

@@ -14,9 +14,8 @@ import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
 import type { EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
-import {
-  BalanceReason, FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, UpdateReason, type EventSink, type Request,
-} from './types.js';
+import { FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, type Request } from './types.js';
+import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 
 export class Matching {
   private readonly st: EngineState;

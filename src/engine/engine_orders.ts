@@ -10,10 +10,9 @@ import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
 import { MarketStatus, reject, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
-import {
-  BalanceReason, NO_MARKET, OrderStatus, OrderType, Reject, RequestKind, Side, Stp, Tif, UpdateReason,
-  type EventSink, type Request,
-} from './types.js';
+import { NO_MARKET, OrderStatus, OrderType, RequestKind, Side, Stp, Tif, type Request } from './types.js';
+import { BalanceReason, UpdateReason, type EventSink } from './events.js';
+import { Reject } from './codes.js';
 
 const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9_-]{1,36}$/;
 

@@ -7,11 +7,10 @@ import type { Books } from './engine_books.js';
 import { assert, reject, type EngineState } from './engine_state.js';
 import { approvalRejectReason } from './agents.js';
 import { payloadRequest, rejectReasonValid, type InboxEntry } from './programmes.js';
-import {
-  BalanceReason, deadManTimeoutValid, FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, NO_MARKET,
-  REFERRAL_ACTIVE_MS, REFERRAL_SHARE_PERCENT, Reject, REJECT_CODES, RequestKind, UpdateReason,
-  type EventSink, type Request,
-} from './types.js';
+import { FEE_ACCOUNT, NO_MARKET, RequestKind, type Request } from './types.js';
+import { BalanceReason, UpdateReason, type EventSink } from './events.js';
+import { deadManTimeoutValid, FORCE_INCLUSION_DEADLINE_MS, forcibleKind, REFERRAL_ACTIVE_MS, REFERRAL_SHARE_PERCENT } from './rules.js';
+import { Reject, REJECT_CODES } from './codes.js';
 
 /** What applies an included inbox entry's request: the engine, as for any request. */
 export interface RequestApplier {

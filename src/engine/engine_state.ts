@@ -18,9 +18,10 @@ import { CreditTable } from './credit.js';
 import { Ledger } from './ledger.js';
 import { DeadManTable, ForcedInbox, ReferralTable } from './programmes.js';
 import { AGENTS_LIVE_MAX, AgentTable } from './agents.js';
-import {
-  FORCE_INCLUSION_DEADLINE_MS, Reject, REJECT_CODES, type EventSink, type MarketInfo, type Request,
-} from './types.js';
+import type { Request } from './types.js';
+import { FORCE_INCLUSION_DEADLINE_MS } from './rules.js';
+import { Reject, REJECT_CODES } from './codes.js';
+import type { EventSink, MarketInfo } from './events.js';
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** A market's status (a const enum: tsc writes the number into the code; types.ts, Side, says why). */

@@ -5,7 +5,10 @@
 import type { CanonicalOrder, CanonicalState, EngineConfig } from './api.js';
 import type { EngineEvent } from './event_log.js';
 import { isSafeNat } from './state_invariants.js';
-import { NO_MARKET, OrderStatus, OrderType, REFERRAL_SHARE_PERCENT, REJECT_CODES, RequestKind, Side, Tif, UpdateReason } from './types.js';
+import { NO_MARKET, OrderStatus, OrderType, RequestKind, Side, Tif } from './types.js';
+import { REFERRAL_SHARE_PERCENT } from './rules.js';
+import { REJECT_CODES } from './codes.js';
+import { UpdateReason } from './events.js';
 import type { Request } from './types.js';
 
 interface TrackedOrder {

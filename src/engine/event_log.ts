@@ -1,7 +1,8 @@
 // An EventSink that keeps every event as a plain object, for tests and tools. Field names are
 // exactly the EventSink parameter names; `type` is the EventSink method name. Not for the hot
 // path: it allocates one object per event.
-import type { EventSink, Request } from './types.js';
+import type { Request } from './types.js';
+import type { EventSink } from './events.js';
 
 export interface AcceptedEvent {
   type: 'accepted';

@@ -4,7 +4,7 @@
 // exact integer (units), a float64 holds those exactly up to 2^53. The "touched" record lets the
 // engine emit one balance event per changed pair at the end of a request, in a fixed order,
 // whatever order the matching code touched them in.
-import { BalanceReason, type EventSink } from './types.js';
+import { BalanceReason, type EventSink } from './events.js';
 
 /** Priority of balance reasons when one pair is touched several times in one request. */
 const REASON_RANK: readonly number[] = [

@@ -9,7 +9,8 @@
 import type {
   CanonicalDeadMan, CanonicalForcedRequest, CanonicalInboxEntry, CanonicalReferral,
 } from './api.js';
-import { emptyRequest, Reject, REJECT_CODES, type Request } from './types.js';
+import { emptyRequest, type Request } from './types.js';
+import { Reject, REJECT_CODES } from './codes.js';
 
 export interface ReferralEntry {
   referrer: number;

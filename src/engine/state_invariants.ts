@@ -7,7 +7,9 @@ import {
   INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT,
   type CanonicalOrder, type CanonicalState, type EngineConfig,
 } from './api.js';
-import { FEE_ACCOUNT, FORCE_INCLUSION_DEADLINE_MS, REJECT_CODES, Side, Tif } from './types.js';
+import { FEE_ACCOUNT, Side, Tif } from './types.js';
+import { FORCE_INCLUSION_DEADLINE_MS } from './rules.js';
+import { REJECT_CODES } from './codes.js';
 
 const UNITS = 1_000_000n;
 const CLIENT_ORDER_ID_RE = /^[A-Za-z0-9_-]{1,36}$/;

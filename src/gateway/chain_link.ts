@@ -11,7 +11,7 @@ import type { SettlementSettings } from '../config/types.js';
 import type { DaStore } from '../da/da_store.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
 import type { GatewayContext } from './context.js';
-import type { Outcome } from './matcher_link.js';
+import type { Outcome } from './outcomes.js';
 import { prepareForceInclude } from './routes_programmes.js';
 import { encodeConsent, type Consent } from '../ring/consent.js';
 import { SettlementContract, type DepositLog, type ForcedLog } from '../settlement/contract.js';

@@ -9,7 +9,8 @@ import {
   FORCED_KINDS, FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage, forceIncludePayloadHash, inferForcedKind,
   type ForcedKind,
 } from '../auth/messages.js';
-import { emptyRequest, Reject, RequestKind, type Request } from '../engine/types.js';
+import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
+import { Reject } from '../engine/codes.js';
 import { parseAmend, parseCancel, parseCancelAll, parseOrder } from './signed_requests.js';
 import { parseReferral, parseWithdrawal } from './signed_account_requests.js';
 import { isBodyError, type AssetInfo, type BodyError, type MarketLookup, type SignedRequest } from './signed_body.js';

@@ -3,13 +3,13 @@
 //
 // Decisions:
 // - uWS allows one onAborted handler per response, but both the body reader and the reply helper
-//   (envelope.ts) need to know about aborts. `watchAbort(res)` registers the single onAborted
+//   (http_reply.ts) need to know about aborts. `watchAbort(res)` registers the single onAborted
 //   handler the first time it is called for a response and fans the event out to listeners; every
 //   gateway module goes through it, and route code must not call `res.onAborted` itself.
 // - Bodies are limited to `limit_bytes` (DEFAULT_BODY_LIMIT_BYTES, 64 KiB, unless a route passes
 //   another). A body over the limit is INVALID_REQUEST with HTTP 400 ("body too large"), per
 //   DECISIONS (not 413), and the connection is closed after that reply so a client cannot make
-//   the server drain an unbounded body (see `readJsonBody` in envelope.ts).
+//   the server drain an unbounded body (see `readJsonBody` in http_route.ts).
 // - A Content-Length over the limit is refused before a single byte is read. A body that arrives
 //   whole in one chunk (an order's ~300 bytes nearly always does) is not copied: onDone gets a
 //   view of uWS's chunk, readable during onDone only, since uWS neuters (empties) the ArrayBuffer
@@ -41,7 +41,7 @@ export interface AbortWatch {
 
 interface AbortState {
   aborted: boolean;
-  /** The response's Reply (envelope.ts), told first; no closure per request for it. */
+  /** The response's Reply (http_reply.ts), told first; no closure per request for it. */
   owner: AbortOwner | null;
   /** Other listeners (the body reader's), in order; null until one is added. */
   listeners: Array<() => void> | null;
@@ -139,7 +139,7 @@ export function parseContentLength(header: string | undefined): number {
  *   answer on a connection still in step); a body (declared or sent) beyond `drain_bytes_max` is
  *   `onError('too_large')` at once (synchronously, before readBody returns, when
  *   `content_length` already says so), and the reply must close the connection. The response is
- *   still usable either way (see `readJsonBody` in envelope.ts for the standard 400 reply).
+ *   still usable either way (see `readJsonBody` in http_route.ts for the standard 400 reply).
  * - `onError('aborted')` when the client went away first; the response must not be touched after.
  * - `onDone(body)` with the whole body once the last chunk arrived, readable during the call only:
  *   copy what must outlive it (a body that came in one chunk is a view of uWS's chunk, which uWS

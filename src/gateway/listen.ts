@@ -2,7 +2,7 @@
 // any request no route took, and listening on the config's host and port.
 import uWS from 'uWebSockets.js';
 import { markHead } from './context.js';
-import { Reply } from './envelope.js';
+import { Reply } from './http_reply.js';
 
 /**
  * Every other request of the nine methods uWS routes (docs/api.md "Connections": the others never

@@ -5,9 +5,9 @@
 // (DECISIONS "Order entry over WebSocket"). Each request then takes the signed path of
 // signed_route.ts: signature (verify pool) -> per-wallet limit -> matcher -> answer after commit.
 import type { GatewayContext } from './context.js';
-import { CODE_NAMES, type CodeValue } from '../engine/types.js';
+import { CODE_NAMES, type CodeValue } from '../engine/codes.js';
 import { Answer, bodyText, httpStatusOf } from './envelope.js';
-import type { Outcome } from './matcher_link.js';
+import type { Outcome } from './outcomes.js';
 import { runSigned, runSignedGroup } from './signed_route.js';
 import { parseAmend, parseCancel, parseCancelAfter, parseCancelAll, parseOrder } from './signed_requests.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_body.js';

@@ -1,7 +1,7 @@
 // The requests the front wrote to the matcher and waits to answer: each one's outcome collected
 // from what the read model decoded (its ReadModelObserver), and released, once the batch that
 // holds it is committed, to the callback that writes its answer (never before: an answer promises
-// durability). The matcher link (matcher_link.ts) owns one and numbers the requests.
+// durability). The matcher link (matcher_link_events.ts) owns one and numbers the requests.
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { RequestKind } from '../engine/types.js';
 import { releaseStamps, type StageStamps } from './stage_timings.js';

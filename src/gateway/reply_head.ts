@@ -1,4 +1,4 @@
-// The head of an HTTP reply (envelope.ts Reply): status lines, the header names as bytes, and
+// The head of an HTTP reply (http_reply.ts Reply): status lines, the header names as bytes, and
 // the status line, X-Request-Id and Content-Type written in one uWS call.
 import { requestIdLength, writeRequestId } from './request_id.js';
 

@@ -1,10 +1,11 @@
 // Operator routes (X-Admin-Token, compared in constant time): markets, pause/resume, fees, credit,
 // and the engine's vital signs.
 import type { TemplatedApp } from 'uWebSockets.js';
-import { emptyRequest, NO_MARKET, ppmToRatio, ratioToPpm, RequestKind, type Request } from '../engine/types.js';
+import { emptyRequest, NO_MARKET, RequestKind, type Request } from '../engine/types.js';
+import { ppmToRatio, ratioToPpm } from '../engine/rules.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
 import { getAndHead, markHead, openExchange, postRoute, queryWithinLimits, replyRejected, submit, type GatewayContext } from './context.js';
-import { Reply } from './envelope.js';
+import { Reply } from './http_reply.js';
 import { parseAddress } from './params.js';
 import { marketRecord } from './views.js';
 import { pendingInclusions } from './routes_programmes.js';

@@ -3,13 +3,13 @@
 // Answers come from the read model, which only ever holds committed state.
 import { signatureBytes, type Consent } from '../ring/consent.js';
 import type { TemplatedApp } from 'uWebSockets.js';
-import {
-  CODE_NAMES, FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS, REJECT_MESSAGES, Reject, RequestKind, type Request,
-} from '../engine/types.js';
+import { RequestKind, type Request } from '../engine/types.js';
+import { CODE_NAMES, REJECT_MESSAGES, Reject } from '../engine/codes.js';
+import { FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS } from '../engine/rules.js';
 import {
   allowWallet, getAndHead, getRoute, postRoute, queryParams, replyRejected, submit, uintParam, type GatewayContext,
 } from './context.js';
-import type { Reply } from './envelope.js';
+import type { Reply } from './http_reply.js';
 import {
   forceIncludeRequest, forcedKindName, parseForceEnvelope, parseForcedPayload, type ForceEnvelope, type ForcedPayload,
 } from './forced_payload.js';

@@ -2,7 +2,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { OrderStatus } from '../engine/types.js';
 import { getAndHead, getRoute, queryParams, uintParam, type GatewayContext } from './context.js';
-import type { Reply } from './envelope.js';
+import type { Reply } from './http_reply.js';
 import { parseAddress } from './params.js';
 import type { MarketView } from '../read_model/views.js';
 import {

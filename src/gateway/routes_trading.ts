@@ -6,7 +6,7 @@ import { onchainAmount, signWithdrawal } from '../auth/withdrawal.js';
 import { emptyRequest, RequestKind } from '../engine/types.js';
 import { MoneyFormatError, parseDecimalUnits } from '../money/index.js';
 import { allowGet, allowWallet, postRoute, replyRejected, submit, type GatewayContext } from './context.js';
-import type { Reply } from './envelope.js';
+import type { Reply } from './http_reply.js';
 import { clientIpKey } from './rate_limit.js';
 import { ORDER_ENTRY_PATHS, runOrderEntry } from './order_entry.js';
 import { runSigned } from './signed_route.js';

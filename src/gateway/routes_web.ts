@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { statusLine } from './envelope.js';
+import { statusLine } from './reply_head.js';
 
 /** dist/web, seen from dist/src/gateway/. */
 export const WEB_DIST_DIR = fileURLToPath(new URL('../../web/', import.meta.url));

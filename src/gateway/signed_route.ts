@@ -15,8 +15,9 @@
 // order.
 import { encodeConsent, signatureBytes, UserConsentEncoder, type Consent } from '../ring/consent.js';
 import { allowWallet, replyRejected, submitWithDone, writeRefusal, type GatewayContext, type LimiterName } from './context.js';
-import { failInternal, type Answer } from './envelope.js';
-import type { Outcome } from './matcher_link.js';
+import type { Answer } from './envelope.js';
+import { failInternal } from './http_route.js';
+import type { Outcome } from './outcomes.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
 import { FAILED, SignatureCheckError, UNCHECKED, type CheckFailure } from './signature_batcher.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_body.js';

@@ -1,9 +1,8 @@
 // JSON shapes of the HTTP API (docs/api.md). Prices, quantities, balances and fees are integers
 // in units (fixed-point x 1e6) over HTTP; display strings where the spec says so.
 import { formatUnits } from '../money/index.js';
-import {
-  ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, ppmToRatio, SIDE_NAMES, TIF_NAMES,
-} from '../engine/types.js';
+import { ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, TIF_NAMES } from '../engine/types.js';
+import { ppmToRatio } from '../engine/rules.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
 import { JsonText } from '../util/json_text.js';

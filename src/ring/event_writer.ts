@@ -1,6 +1,7 @@
 // the event ring under the named fields of event_records.ts (the layout, the names and the readers
 // the front uses; records.ts has what events share with requests).
-import type { EventSink, MarketInfo, Request } from '../engine/types.js';
+import type { Request } from '../engine/types.js';
+import type { EventSink, MarketInfo } from '../engine/events.js';
 import type { SpscRing } from './spsc_ring.js';
 import { ADDRESS_BYTES, bytesOf, writeAscii } from './records.js';
 import {

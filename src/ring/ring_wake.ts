@@ -41,7 +41,7 @@ export interface LoopConsumer {
  * it answers true the consumer does not sleep but looks again at the loop's next turn
  * (setImmediate: the loop still polls its I/O, with a zero timeout), so a record published
  * meanwhile is read without a wake-up, and the producer, finding no sleeper, rings nothing.
- * On Atomics.waitAsync it is never asked (the front's link warns at start: matcher_link.ts).
+ * On Atomics.waitAsync it is never asked (the front's link warns at start: matcher_link_events.ts).
  */
 export function consumeOnLoop(ring: SpscRing, drain: () => void, how: 'bell' | 'atomics' = 'bell', keepAwake?: () => boolean): LoopConsumer {
   const bell = how === 'bell' ? nativeLoopBell() : null;

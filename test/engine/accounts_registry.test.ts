@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import type { EngineConfig } from '../../src/engine/api.js';
-import { Code, emptyRequest, REJECT_CODES, Reject, RequestKind, Side, type Request } from '../../src/engine/types.js';
+import { emptyRequest, RequestKind, Side, type Request } from '../../src/engine/types.js';
+import { Code, REJECT_CODES, Reject } from '../../src/engine/codes.js';
 import { AccountField, EventType, ReferralField, RejectedField } from '../../src/ring/event_records.js';
 import { recordsOf } from '../da/records.js';
 

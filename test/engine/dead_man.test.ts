@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { createFastEngine } from '../../src/engine/engine.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
-import {
-  Code, OrderStatus, RequestKind as K, Reject as RJ, Side, UpdateReason,
-} from '../../src/engine/types.js';
+import { OrderStatus, RequestKind as K, Side } from '../../src/engine/types.js';
+import { Code, Reject as RJ } from '../../src/engine/codes.js';
+import { UpdateReason } from '../../src/engine/events.js';
 import { ETH, USDC, standardConfig } from './generator.js';
 import { Harness, acc, rej } from './rules_harness.js';
 import type { EngineFactory } from './rules_harness.js';

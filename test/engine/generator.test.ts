@@ -3,8 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/engine/event_log.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
-import { BALANCE_REASON_NAMES, Reject, UPDATE_REASON_NAMES, UpdateReason } from '../../src/engine/types.js';
-import type { BalanceReasonsNamed, Request, UpdateReasonsNamed } from '../../src/engine/types.js';
+import {
+  BALANCE_REASON_NAMES, UPDATE_REASON_NAMES, UpdateReason, type BalanceReasonsNamed, type UpdateReasonsNamed,
+} from '../../src/engine/events.js';
+import { Reject } from '../../src/engine/codes.js';
+import type { Request } from '../../src/engine/types.js';
 import { RequestGenerator, generateSequence, mulberry32, sequenceLength } from './generator.js';
 
 function followReference(seed: number): { requests: Request[]; events: ReturnType<EventLog['take']>[]; answers: ReturnType<EventLog['take']>[] } {
@@ -86,7 +89,7 @@ describe('request generator', () => {
     expect(missing).toEqual([]);
     // Every reason, by its name's index (UpdateReason and BalanceReason are const enums: no object
     // to list). The indexes are the values: tsc checks that the names hold one name at each value
-    // of the enum and none elsewhere (types.ts UpdateReasonsNamed, BalanceReasonsNamed), so a
+    // of the enum and none elsewhere (events.ts UpdateReasonsNamed, BalanceReasonsNamed), so a
     // reason added without a name fails the build, and one added with a name fails here until
     // the generator makes it (the type below stops compiling if those checks are dropped).
     type NamesChecked = [UpdateReasonsNamed, BalanceReasonsNamed];

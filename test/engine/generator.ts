@@ -11,13 +11,13 @@ import {
   NO_MARKET,
   OrderStatus,
   OrderType,
-  Reject,
   RequestKind,
   Side,
   Stp,
   Tif,
   emptyRequest,
 } from '../../src/engine/types.js';
+import { Reject } from '../../src/engine/codes.js';
 import type { Request } from '../../src/engine/types.js';
 import { mulberry32, Rng, type WeightTable } from '../../src/util/prng.js';
 

@@ -5,9 +5,8 @@ import type { CanonicalState } from '../../src/engine/api.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
 import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
-import {
-  BalanceReason as BR, OrderStatus as S, OrderType, RequestKind as K, Side, Tif, UpdateReason as UR,
-} from '../../src/engine/types.js';
+import { OrderStatus as S, OrderType, RequestKind as K, Side, Tif } from '../../src/engine/types.js';
+import { BalanceReason as BR, UpdateReason as UR } from '../../src/engine/events.js';
 import { ETH, USDC, standardConfig } from './generator.js';
 import { Harness, acc, bal, fil, upd } from './rules_harness.js';
 

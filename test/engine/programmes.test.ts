@@ -5,10 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { createFastEngine } from '../../src/engine/engine.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
-import {
-  Code, FORCE_INCLUSION_DEADLINE_MS, OrderType, REFERRAL_ACTIVE_MS, RequestKind as K, Reject as RJ,
-  Side,
-} from '../../src/engine/types.js';
+import { OrderType, RequestKind as K, Side } from '../../src/engine/types.js';
+import { Code, Reject as RJ } from '../../src/engine/codes.js';
+import { FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS } from '../../src/engine/rules.js';
 import { ETH, USDC, standardConfig } from './generator.js';
 import { Harness, acc, rej } from './rules_harness.js';
 import type { EngineFactory } from './rules_harness.js';

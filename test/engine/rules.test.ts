@@ -5,18 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { createFastEngine } from '../../src/engine/engine.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import {
-  BalanceReason as BR,
-  Code,
   NO_MARKET,
   OrderStatus as S,
   OrderType,
   RequestKind as K,
-  Reject as RJ,
   Side,
   Tif,
-  UpdateReason as UR,
   emptyRequest,
 } from '../../src/engine/types.js';
+import { BalanceReason as BR, UpdateReason as UR } from '../../src/engine/events.js';
+import { Code, Reject as RJ } from '../../src/engine/codes.js';
 import { BTC, BTC_USDC, ETH, ETH_USDC, USDC, standardConfig } from './generator.js';
 import { Harness, acc, bal, fil, rej, upd } from './rules_harness.js';
 import type { EngineFactory } from './rules_harness.js';

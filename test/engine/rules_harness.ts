@@ -8,9 +8,8 @@ import type {
 } from '../../src/engine/event_log.js';
 import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
 import { payloadRequest } from '../../src/engine/programmes.js';
-import {
-  NO_MARKET, OrderStatus, OrderType, Reject, REJECT_CODES, RequestKind, Tif, emptyRequest,
-} from '../../src/engine/types.js';
+import { NO_MARKET, OrderStatus, OrderType, RequestKind, Tif, emptyRequest } from '../../src/engine/types.js';
+import { Reject, REJECT_CODES } from '../../src/engine/codes.js';
 import type { Request } from '../../src/engine/types.js';
 
 export type EngineFactory = (config: EngineConfig) => MatchingEngine;

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { createFastEngine } from '../../src/engine/engine.js';
 import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
-import {
-  BalanceReason as BR, OrderStatus as S, RequestKind as K, Reject as RJ, Side, Stp, Tif, UpdateReason as UR,
-} from '../../src/engine/types.js';
+import { OrderStatus as S, RequestKind as K, Side, Stp, Tif } from '../../src/engine/types.js';
+import { BalanceReason as BR, UpdateReason as UR } from '../../src/engine/events.js';
+import { Reject as RJ } from '../../src/engine/codes.js';
 import { ETH, ETH_USDC, USDC, standardConfig } from './generator.js';
 import { Harness, acc, bal, fil, rej, upd } from './rules_harness.js';
 import type { EngineFactory } from './rules_harness.js';

@@ -2,7 +2,8 @@
 // a payload is found bad (which then travels with the entry as its verdict).
 import { describe, expect, it } from 'vitest';
 import { FORCED_PAYLOAD_BYTES_MAX, forceIncludePayloadHash } from '../../src/auth/messages.js';
-import { Reject, RequestKind } from '../../src/engine/types.js';
+import { RequestKind } from '../../src/engine/types.js';
+import { Reject } from '../../src/engine/codes.js';
 import {
   forceIncludeRequest, parseForceEnvelope, parseForcedPayload, type ForceEnvelope,
 } from '../../src/gateway/forced_payload.js';

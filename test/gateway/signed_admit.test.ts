@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { GatewayContext } from '../../src/gateway/context.js';
 import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
-import { setRouteErrorReporter } from '../../src/gateway/envelope.js';
+import { setRouteErrorReporter } from '../../src/gateway/http_route.js';
 import { RateLimiter } from '../../src/gateway/rate_limit.js';
 import { runSigned } from '../../src/gateway/signed_route.js';
 import { parseCancel } from '../../src/gateway/signed_requests.js';

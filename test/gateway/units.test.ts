@@ -3,9 +3,11 @@
 import fc from 'fast-check';
 import type { HttpResponse } from 'uWebSockets.js';
 import { describe, expect, it } from 'vitest';
-import { CODE_HTTP_STATUS, CODE_NAMES } from '../../src/engine/types.js';
+import { CODE_HTTP_STATUS, CODE_NAMES } from '../../src/engine/codes.js';
 import { AdminTokenCheck, adminTokenMatches } from '../../src/gateway/admin_auth.js';
-import { httpStatusOf, Reply, statusLine } from '../../src/gateway/envelope.js';
+import { httpStatusOf } from '../../src/gateway/envelope.js';
+import { Reply } from '../../src/gateway/http_reply.js';
+import { statusLine } from '../../src/gateway/reply_head.js';
 import { parseContentLength, parseJsonObject, readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
 import { nextRequestId, REQUEST_ID_PREFIX, requestIdLength, requestIdText, writeRequestId } from '../../src/gateway/request_id.js';
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { adminState, api, deposit, startServer, Wallet, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
 import { WsClient } from '../ws/client.js';
-import { ANSWER_SPIN_WITHOUT_BELL } from '../../src/gateway/matcher_link.js';
+import { ANSWER_SPIN_WITHOUT_BELL } from '../../src/gateway/matcher_link_events.js';
 
 const MARKET = 'ETH-USDC';
 const P = 2_000_000_000;

@@ -1,4 +1,4 @@
-// The head of every HTTP answer on the wire (envelope.ts writes the status line, X-Request-Id and
+// The head of every HTTP answer on the wire (http_reply.ts writes the status line, X-Request-Id and
 // Content-Type in one uWS call, from the request's number): the exact bytes, the id matching the
 // form A body's, ids distinct and rising, and the extra headers (Retry-After) after the head.
 import { describe, expect, it } from 'vitest';

@@ -25,20 +25,17 @@ import {
 } from '../api.js';
 import { forcedRequestOf, payloadRequest, requestOfForced } from '../programmes.js';
 import { AGENT_VALIDITY_MS_MAX, AGENTS_LIVE_MAX } from '../agents.js';
+import { NO_MARKET, RequestKind } from '../types.js';
+import { BalanceReason, UpdateReason, type EventSink } from '../events.js';
 import {
-  BalanceReason,
   DEAD_MAN_TIMEOUT_MS_MAX,
   DEAD_MAN_TIMEOUT_MS_MIN,
   FORCE_INCLUSION_DEADLINE_MS,
   REFERRAL_ACTIVE_MS,
   forcibleKind,
-  NO_MARKET,
-  REJECT_CODES,
-  Reject,
-  RequestKind,
-  UpdateReason,
-} from '../types.js';
-import type { EventSink, Request } from '../types.js';
+} from '../rules.js';
+import { REJECT_CODES, Reject } from '../codes.js';
+import type { Request } from '../types.js';
 import { MAX_SAFE, Rejection, UNITS, isIndex } from './reference_values.js';
 import { ReferenceOrders } from './reference_orders.js';
 

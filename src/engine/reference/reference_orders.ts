@@ -5,18 +5,17 @@
 // validates completely before its first mutation (a Rejection after one is an error: apply in
 // reference_engine.ts).
 import {
-  BalanceReason,
   FEE_ACCOUNT,
-  REFERRAL_SHARE_PERCENT,
   NO_MARKET,
   OrderStatus,
   OrderType,
-  Reject,
   Side,
   Stp,
   Tif,
-  UpdateReason,
 } from '../types.js';
+import { BalanceReason, UpdateReason } from '../events.js';
+import { REFERRAL_SHARE_PERCENT } from '../rules.js';
+import { Reject } from '../codes.js';
 import type { Request } from '../types.js';
 import { ReferenceState } from './reference_state.js';
 import {

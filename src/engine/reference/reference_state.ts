@@ -6,8 +6,10 @@ import type {
   CanonicalAccount, CanonicalForcedRequest, CanonicalMarket, CanonicalOrder, CanonicalState, EngineConfig,
   MatchingEngine,
 } from '../api.js';
-import { BalanceReason, FEE_ACCOUNT, OrderStatus, Reject, RequestKind, Side, UpdateReason } from '../types.js';
-import type { EventSink, Request } from '../types.js';
+import { FEE_ACCOUNT, OrderStatus, RequestKind, Side } from '../types.js';
+import { BalanceReason, UpdateReason, type EventSink } from '../events.js';
+import { Reject } from '../codes.js';
+import type { Request } from '../types.js';
 import {
   UNITS, num, refNotionalCeil, type RefOrder, type RefMarket, type RefAccount, type CreditSetting, Rejection,
 } from './reference_values.js';

@@ -2,7 +2,7 @@
 // shares nothing with src/money/ or the fast engine, num() where a value leaves the engine, the
 // plain objects of orders, markets, accounts and credit settings, and the Rejection a handler
 // throws before its first mutation. reference_state.ts holds the state built of them.
-import type { RejectValue } from '../types.js';
+import type { RejectValue } from '../codes.js';
 
 export const UNITS = 1_000_000n;
 const BPS = 10_000n;

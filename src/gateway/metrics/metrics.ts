@@ -18,7 +18,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior } from 'uWebSockets.js';
 import type { VerifyPool } from '../../auth/verify_pool.js';
 import type { DaPublisher } from '../../da/da_interfaces.js';
-import { exchanges } from '../envelope.js';
+import { exchanges } from '../http_reply.js';
 import type { MatcherLink } from '../matcher_link.js';
 import { STAGES, type StageStamps } from '../stage_timings.js';
 import type { ReadModel } from '../../read_model/read_model.js';

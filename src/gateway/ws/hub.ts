@@ -38,7 +38,7 @@ import type {
   HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket,
 } from 'uWebSockets.js';
 import type { GatewayContext } from '../context.js';
-import { Reply } from '../envelope.js';
+import { Reply } from '../http_reply.js';
 import { clientIpKey } from '../rate_limit.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
 import { cancelOnDisconnect, type DisconnectCancelStats } from './disconnect_cancel.js';

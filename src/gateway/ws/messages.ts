@@ -12,9 +12,8 @@
 //   messages (errors, replies) go through JSON.stringify because they may echo client text.
 // - A client may add `request_id` (1 to 64 of `[A-Za-z0-9_.:-]`) to any message; replies and
 //   errors about that message echo it. Errors about a message without one carry a server id.
-import {
-  BALANCE_REASON_NAMES, ORDER_STATUS_NAMES, SIDE_NAMES, UPDATE_REASON_NAMES,
-} from '../../engine/types.js';
+import { ORDER_STATUS_NAMES, SIDE_NAMES } from '../../engine/types.js';
+import { BALANCE_REASON_NAMES, UPDATE_REASON_NAMES } from '../../engine/events.js';
 import { parseJsonObject } from '../http_body.js';
 import { nextRequestId } from '../request_id.js';
 import { isAddress } from '../../util/address.js';
