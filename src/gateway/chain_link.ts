@@ -60,9 +60,14 @@ export class ChainLink {
   start(): void {
     const tick = (): void => {
       if (this.stopped) return;
-      this.running = this.poll().catch((e: unknown) => {
+      const failing = this.status.last_error;
+      this.running = this.poll().then(() => {
+        // The end of a failing stretch, logged once (its start was, below).
+        if (failing !== null) log.info(`ringbook: settlement link: working again (after: ${failing})`);
+      }, (e: unknown) => {
         const message = (e as Error).message;
-        // Logged when it changes, not every poll_ms while an endpoint stays down.
+        // Logged when it changes, not every poll_ms while an endpoint stays down or the verify
+        // pool cannot check a forced entry's signatures (retried each round).
         if (message !== this.status.last_error) log.error(`ringbook: settlement link: ${message}`);
         this.status.last_error = message;
       }).finally(() => {

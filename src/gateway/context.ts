@@ -23,6 +23,7 @@ import type { ArrivalOrder } from './arrival_order.js';
 import type { SignatureBatcher } from './signature_batcher.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { Secp256k1Threads, VerifyPoolState } from '../auth/verify_pool_options.js';
+import type { JournalState } from './journal_state.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('http');
@@ -65,6 +66,8 @@ export interface GatewayContext {
   secp256k1_threads: () => Secp256k1Threads;
   /** The verify pool's workers, restarts and broken reason (VerifyPool.state): GET /health, /admin/state. */
   verify_pool: () => VerifyPoolState;
+  /** The journal's writes: ok, or failing since when and why (journal_state.ts); null without a journal in this process. GET /health, /admin/state. */
+  journal: () => JournalState | null;
 }
 
 /**

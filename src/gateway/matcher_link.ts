@@ -9,6 +9,7 @@
 // the cluster's MatcherBackend are in matcher_link_options.ts.
 import { Worker } from 'node:worker_threads';
 import type { JournalFault } from '../journal/journal.js';
+import type { JournalFaultEpisode } from './journal_state.js';
 import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
 import { createRecordRing } from '../ring/records.js';
@@ -33,7 +34,10 @@ export class MatcherLink extends MatcherLinkEvents {
    * gateway refuses new writes with 503; what is in flight is answered once it is durable.
    */
   journal_fault: JournalFault | null = null;
-  private journal_fault_since_ms = 0;
+  /** When `journal_fault` was set (epoch ms), 0 while none; the last fault and how many (GET /health, /admin/state `journal`). */
+  journal_fault_since_ms = 0;
+  journal_last_fault: JournalFaultEpisode | null = null;
+  journal_faults = 0;
   /** What pinning the matcher thread did (config matcher.cpu), null when not asked. */
   pin: PinResult | null = null;
   /** Receives each engine snapshot the matcher captured (src/snapshot/coordinator.ts). */
@@ -125,10 +129,14 @@ export class MatcherLink extends MatcherLinkEvents {
   private journalFault(fault: JournalFault | null): void {
     if (fault !== null && this.journal_fault === null) {
       this.journal_fault_since_ms = Date.now();
+      this.journal_faults++;
+      this.journal_last_fault = { ...fault, since_ms: this.journal_fault_since_ms, recovered_ms: null };
       log.error(`ringbook: journal write of batch ${fault.batch_id} failed (${fault.message}): ` +
         'refusing new writes with 503 OVERLOADED and retrying; reads are served; nothing is acknowledged until it is durable');
     } else if (fault === null && this.journal_fault !== null) {
       log.warn(`ringbook: journal writes succeed again after ${Date.now() - this.journal_fault_since_ms} ms: accepting writes`);
+      if (this.journal_last_fault !== null) this.journal_last_fault.recovered_ms = Date.now();
+      this.journal_fault_since_ms = 0;
     }
     this.journal_fault = fault;
   }

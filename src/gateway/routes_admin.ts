@@ -113,6 +113,8 @@ export function registerAdminRoutes(
       // Workers serving, workers replaced after dying, and why the pool refuses checks (null: it works).
       verify_pool: ctx.verify_pool(),
       journal_bytes: null,
+      // Whether the journal writes (a failing write is retried, writes refused meanwhile): since when, the last error (null: no journal here).
+      journal: ctx.journal(),
       pending_forced_inclusions: pendingInclusions(rm),
       recovery: ctx.link.recovery,
       // Published headers the DA thread recomputed differently on start (must stay 0).

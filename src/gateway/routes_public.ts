@@ -47,19 +47,27 @@ export interface HealthRecord {
 /**
  * GET /health (also served by the health listener, health_listener.ts): the record (200) while
  * the server can serve, else why not, answered 503 OVERLOADED so that a load balancer takes the
- * server out: its verify pool is broken (a worker that could not load), so every signed request
- * is refused. The reason itself (paths, the worker's error) is for operators, in GET /admin/state
- * `verify_pool`, not on this public route.
+ * server out:
+ *  - its verify pool is broken (a worker that could not load): every signed request is refused
+ *    until a restart;
+ *  - a journal write fails (disk full, I/O error): every write is refused (context.ts
+ *    writeRefusal, the same signal) while the matcher retries it; 200 again once a retry lands.
+ * The reasons themselves (paths, the worker's or LMDB's error) are for operators, in GET
+ * /admin/state `verify_pool` and `journal`, not on this public route; the message says since when.
  */
-export function healthCheck(ctx: Pick<GatewayContext, 'rm' | 'started_ms' | 'verify_pool'>): { ok: true; data: HealthRecord } | { ok: false; message: string } {
+export function healthCheck(ctx: Pick<GatewayContext, 'rm' | 'started_ms' | 'verify_pool' | 'journal'>): { ok: true; data: HealthRecord } | { ok: false; message: string } {
+  const reasons: string[] = [];
   const pool = ctx.verify_pool();
   if (pool.broken !== null) {
-    return {
-      ok: false,
-      message: `unhealthy: the verify pool is broken since ${new Date(pool.broken_at_ms ?? 0).toISOString()}: signed requests are ` +
-        'refused (503 OVERLOADED), reads are served; the reason is in GET /admin/state verify_pool; restart the server',
-    };
+    reasons.push(`the verify pool is broken since ${new Date(pool.broken_at_ms ?? 0).toISOString()}: signed requests are ` +
+      'refused (503 OVERLOADED), reads are served; the reason is in GET /admin/state verify_pool; restart the server');
   }
+  const journal = ctx.journal();
+  if (journal !== null && journal.status === 'failing') {
+    reasons.push(`the journal cannot write since ${new Date(journal.failing_since_ms ?? 0).toISOString()}: writes are refused ` +
+      '(503 OVERLOADED) and retried, reads are served; the error is in GET /admin/state journal');
+  }
+  if (reasons.length > 0) return { ok: false, message: `unhealthy: ${reasons.join('; and ')}` };
   return { ok: true, data: { status: 'ok', batch_id: String(ctx.rm.batch_id), uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000) } };
 }
 

@@ -19,6 +19,7 @@ import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { healthCheck, registerPublicRoutes } from './routes_public.js';
 import { HealthListener } from './health_listener.js';
+import { journalState } from './journal_state.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
 import { registerAgentRoutes } from './routes_agents.js';
@@ -211,6 +212,7 @@ export class RingbookServer {
       da_backlog_batches: da === null ? null : () => da.backlogBatches(),
       secp256k1_threads: () => pool.secp256k1Threads(),
       verify_pool: () => pool.state(),
+      journal: journal_dir === null ? () => null : () => journalState(link),
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {

@@ -68,6 +68,13 @@ export class SignatureBatcher {
   /** Signatures queued or being checked. */
   pending = 0;
   verified = 0;
+  /**
+   * The last pool task failed (a worker died holding it, or the pool is broken): logged once when
+   * it starts and once when a task is checked again, not per task. A broken pool fails every call,
+   * and a caller that retries on a timer (the chain link's forced-inclusion checks, each polling
+   * round) or every signed request would otherwise write an error line each time.
+   */
+  private pool_failing = false;
 
   /**
    * `inline_items_max`: checks per turn the front may run itself (0: none); `inline_busy_max_pct`:
@@ -226,10 +233,17 @@ export class SignatureBatcher {
           }
         }
         this.pending -= verdicts.length;
+        if (this.pool_failing) {
+          this.pool_failing = false;
+          log.info('ringbook: the verify pool checks signatures again');
+        }
         for (let i = 0; i < verdicts.length; i++) verdicts[i](ok[i]); // 0 INVALID, 1 VALID, 1 + i another candidate
       },
       (err: unknown) => {
-        log.error('ringbook: verify pool failed', err);
+        if (!this.pool_failing) {
+          this.pool_failing = true;
+          log.error('ringbook: verify pool failed: its signature checks are answered 503 OVERLOADED until it checks again (logged once)', err);
+        }
         this.pending -= verdicts.length;
         for (const v of verdicts) v(UNCHECKED);
       },

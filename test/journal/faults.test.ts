@@ -3,13 +3,18 @@
 // and a real full disk (a 16 MiB tmpfs mounted by the test on the journal directory: the tests
 // run as root). In each case the server refuses new writes with 503 and a log line, serves reads,
 // does not acknowledge the batch that is not durable, and resumes by itself once writes succeed;
-// after a kill -9 everything acknowledged is there, once.
+// after a kill -9 everything acknowledged is there, once. While writes fail GET /health answers
+// 503 OVERLOADED on both listeners (a load balancer takes the server out), GET /admin/state
+// `journal` says since when and why, and ringbook_journal_failing is 1; all of it turns back once
+// a retry lands.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adminHeaders, api, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
+import { adminHeaders, adminState, api, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
+import { healthListener } from '../server/health_port.js';
+import { metricValue } from '../server/metric_value.js';
 import { sleep } from '../ws/client.js';
 
 const dirs: string[] = [];
@@ -42,19 +47,68 @@ const bid = (w: Wallet, price_ticks: number): Record<string, unknown> => w.order
  * The common check while a write fails: the order sent is not answered, new writes are 503,
  * reads are served and the log says why. Returns the pending order's promise.
  */
-async function checkRefusing(s: StartedServer, w: Wallet, pending: Promise<ApiResponse>): Promise<void> {
+async function checkRefusing(s: StartedServer, w: Wallet, pending: Promise<ApiResponse>, started_ms: number): Promise<void> {
   const a = api(s.url);
   expect(await within(pending, 1500)).toBe('pending');
   for (let i = 0; i < 50 && !/journal write of batch \d+ failed/.test(s.output().stderr); i++) await sleep(20);
   expect(s.output().stderr).toMatch(/journal write of batch \d+ failed .*refusing new writes with 503/);
+  const balances = await a.get(`/account/${w.address}/balances`);
+  expect(balances.status).toBe(200);
+  const orders = await orderIds(s, w);
+  const batch_id = (await adminState(s)).batch_id;
   const refused = await a.post('/orders', bid(w, 3));
   expect(refused.status).toBe(503);
   expect(refused.body).toMatchObject({ ok: false, error: 'OVERLOADED', message: expect.stringContaining('journal cannot write') });
   const dep = await a.post('/deposit', { user: w.address, asset: 'USDC', amount: '1' }, adminHeaders(s));
   expect(dep.status).toBe(503);
-  expect((await a.get('/health')).status).toBe(200);
-  expect((await a.get(`/account/${w.address}/balances`)).status).toBe(200);
+  if (orders.length > 0) {
+    const cancel = await a.post('/orders/cancel', w.cancel({ order_id: String(orders[0]) }));
+    expect(cancel.status).toBe(503);
+    expect(cancel.body).toMatchObject({ ok: false, error: 'OVERLOADED' });
+  }
+  // Health: 503 on both listeners with a public reason; LMDB's error only in /admin/state.
+  const h = await a.get('/health');
+  expect(h.status).toBe(503);
+  expect(h.body).toMatchObject({ ok: false, error: 'OVERLOADED' });
+  expect(h.body.message).toMatch(/^unhealthy: the journal cannot write since \d{4}-\d\d-\d\dT[\d:.]+Z: writes are refused .*GET \/admin\/state journal$/);
+  const since_ms = Date.parse(/since (\S+):/.exec(h.body.message as string)![1]);
+  expect(since_ms).toBeGreaterThanOrEqual(started_ms);
+  expect(since_ms).toBeLessThanOrEqual(Date.now());
+  const hl = await healthListener(s);
+  expect(hl.status).toBe(503);
+  expect(hl.body).toMatchObject({ ok: false, error: 'OVERLOADED', message: h.body.message });
+  const st = await adminState(s);
+  expect(st.journal).toMatchObject({ status: 'failing', failing_since_ms: since_ms, last_error_at_ms: since_ms, recovered_at_ms: null, faults: 1 });
+  expect(st.journal.failing_batch_id).toBe(Number(st.batch_id) + 1);
+  expect(st.journal.last_error).toEqual(expect.any(String));
+  expect(h.body.message).not.toContain(st.journal.last_error);
+  expect(await metricValue(s, 'ringbook_journal_failing')).toBe(1);
+  expect(await metricValue(s, 'ringbook_journal_failing_seconds')).toBeGreaterThan(0);
+  expect(await metricValue(s, 'ringbook_journal_faults_total')).toBe(1);
+  // Nothing of the refused writes was applied; reads are served.
+  expect((await a.get(`/account/${w.address}/balances`)).body.data).toEqual(balances.body.data);
+  expect(await orderIds(s, w)).toEqual(orders);
+  expect((await adminState(s)).batch_id).toBe(batch_id);
   expect((await a.get('/markets')).status).toBe(200);
+}
+
+/** Once the retry landed: /health 200 on both listeners, the journal ok with the fault it had, the metric 0. */
+async function checkRecovered(s: StartedServer): Promise<void> {
+  let h = await api(s.url).get('/health');
+  for (let i = 0; i < 50 && h.status !== 200; i++) {
+    await sleep(20);
+    h = await api(s.url).get('/health');
+  }
+  expect(h.status).toBe(200);
+  expect(h.body.data.status).toBe('ok');
+  expect((await healthListener(s)).status).toBe(200);
+  const j = (await adminState(s)).journal;
+  expect(j).toMatchObject({ status: 'ok', failing_since_ms: null, failing_batch_id: null, faults: 1 });
+  expect(j.last_error).toEqual(expect.any(String));
+  expect(j.recovered_at_ms).toBeGreaterThanOrEqual(j.last_error_at_ms);
+  expect(await metricValue(s, 'ringbook_journal_failing')).toBe(0);
+  expect(await metricValue(s, 'ringbook_journal_failing_seconds')).toBe(0);
+  expect(await metricValue(s, 'ringbook_journal_faults_total')).toBe(1);
 }
 
 describe('injected journal faults (test seam over the real LMDB environment)', () => {
@@ -63,16 +117,23 @@ describe('injected journal faults (test seam over the real LMDB environment)', (
       const data_dir = tempDir('ringbook-fault-');
       const fault_file = path.join(data_dir, 'fault');
       const env = { RINGBOOK_DATA_DIR: data_dir, RINGBOOK_TEST_JOURNAL_FAULT_FILE: fault_file };
-      let s = await startServer({ env });
+      let s = await startServer({ env, config: { server: { health_port: 0 } } });
       const w = Wallet.random();
       const a = api(s.url);
       expect((await a.post('/deposit', { user: w.address, asset: 'USDC', amount: '100000' }, adminHeaders(s))).status).toBe(200);
       const before = await a.post('/orders', bid(w, 1));
       expect(before.status).toBe(200);
+      expect((await a.get('/health')).status).toBe(200);
+      expect((await adminState(s)).journal).toEqual({
+        status: 'ok', failing_since_ms: null, failing_batch_id: null, last_error: null, last_error_batch_id: null,
+        last_error_at_ms: null, recovered_at_ms: null, faults: 0,
+      });
+      expect(await metricValue(s, 'ringbook_journal_failing')).toBe(0);
+      const fault_ms = Date.now();
 
       fs.writeFileSync(fault_file, kind);
       const pending = a.post('/orders', bid(w, 2));
-      await checkRefusing(s, w, pending);
+      await checkRefusing(s, w, pending, fault_ms);
 
       fs.rmSync(fault_file);
       const answered = await within(pending, 10_000);
@@ -80,6 +141,7 @@ describe('injected journal faults (test seam over the real LMDB environment)', (
       expect((answered as ApiResponse).status).toBe(200);
       for (let i = 0; i < 50 && !/journal writes succeed again/.test(s.output().stderr); i++) await sleep(20);
       expect(s.output().stderr).toMatch(/journal writes succeed again after \d+ ms: accepting writes/);
+      await checkRecovered(s);
       const after = await a.post('/orders', bid(w, 4));
       expect(after.status).toBe(200);
 
@@ -106,7 +168,7 @@ describe('a full disk (tmpfs on the journal directory)', () => {
     // Root only (the suite runs as root, like CI on this machine): a real ENOSPC, not a mock.
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', journal_dir]);
     mounts.push(journal_dir);
-    const s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
+    const s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir }, config: { server: { health_port: 0 } } });
     try {
       const a = api(s.url);
       const w = Wallet.random();
@@ -123,6 +185,7 @@ describe('a full disk (tmpfs on the journal directory)', () => {
         fs.closeSync(fd);
       }
       // Orders until one is not answered (LMDB may still have a few free pages).
+      const fault_ms = Date.now();
       let pending: Promise<ApiResponse> | null = null;
       const acked: number[] = [];
       for (let i = 0; i < 200 && pending === null; i++) {
@@ -135,13 +198,15 @@ describe('a full disk (tmpfs on the journal directory)', () => {
         }
       }
       expect(pending).not.toBeNull();
-      await checkRefusing(s, w, pending!);
+      await checkRefusing(s, w, pending!, fault_ms);
       expect(s.output().stderr).toMatch(/journal write of batch \d+ failed \(.*(code 5|code 28|Input\/output|No space)/);
+      expect((await adminState(s)).journal.last_error).toMatch(/code 5|code 28|Input\/output|No space/);
 
       fs.rmSync(filler);
       const answered = await within(pending!, 10_000);
       expect(answered).not.toBe('pending');
       expect((answered as ApiResponse).status).toBe(200);
+      await checkRecovered(s);
       const after = await a.post('/orders', bid(w, 500));
       expect(after.status).toBe(200);
       const ids = await orderIds(s, w);

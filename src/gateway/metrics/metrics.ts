@@ -241,6 +241,11 @@ export class Metrics {
         for (const library of t.verify_workers) if (library !== null) this.inc({ thread: 'verify_worker', library });
       },
     });
+    // From the front's copy of the matcher's journal_fault messages (journal_state.ts); 0 without a journal.
+    gauge('ringbook_journal_failing', '1 while a journal write fails and is retried (disk full, I/O error): every write is refused 503 OVERLOADED and GET /health answers 503; alert on it', (s) => (s.link.journal_fault === null ? 0 : 1));
+    gauge('ringbook_journal_failing_seconds', 'How long the journal write being retried has failed (0 while writes succeed)', (s) =>
+      (s.link.journal_fault === null ? 0 : Math.max(0, Date.now() - s.link.journal_fault_since_ms) / 1000));
+    counter('ringbook_journal_faults_total', 'Stretches of failing journal writes since the start (each ended when a retried write landed, or still failing)', (s) => s.link.journal_faults);
     gauge('ringbook_committed_batch_id', 'Last batch committed and applied by the front', (s) => s.rm.batch_id);
     gauge('ringbook_da_published_batch_id', 'Last batch whose state root the DA thread published (-1 before genesis)', (s) => s.da?.stateRootBatchId() ?? -1);
     // Counted from the front's committed batch to the last batch whose root is known: on a fresh

@@ -1,0 +1,51 @@
+// What operators see of the journal's writes (docs/operations.md, "A journal write fails"): while
+// a write fails and is retried (disk full, I/O error) the front refuses new writes with 503
+// OVERLOADED (context.ts writeRefusal), GET /health answers 503 (routes_public.ts healthCheck),
+// GET /admin/state `journal` says since when and why, and ringbook_journal_failing is 1. The
+// matcher thread retries by itself; once a write lands all of it turns back.
+import type { JournalFault } from '../journal/journal.js';
+
+/** One stretch of failing writes: its first error, when it began and when a retry landed (null: still failing). */
+export interface JournalFaultEpisode extends JournalFault {
+  since_ms: number;
+  recovered_ms: number | null;
+}
+
+/** GET /admin/state `journal` (null when this process keeps no journal: a cluster gateway, pipeline tests). */
+export interface JournalState {
+  status: 'ok' | 'failing';
+  /** While failing: since when (epoch ms) and the batch whose write is retried; else null. */
+  failing_since_ms: number | null;
+  failing_batch_id: number | null;
+  /** The last failure since the start (its cause, LMDB's error; kept after it ended), else null. */
+  last_error: string | null;
+  last_error_batch_id: number | null;
+  last_error_at_ms: number | null;
+  /** When writes succeeded again after the last failure (null: none yet, or still failing). */
+  recovered_at_ms: number | null;
+  /** Stretches of failing writes since the start (ringbook_journal_faults_total). */
+  faults: number;
+}
+
+/** The fields of MatcherLink that follow the matcher thread's journal_fault messages. */
+export interface JournalFaultSource {
+  readonly journal_fault: JournalFault | null;
+  readonly journal_fault_since_ms: number;
+  readonly journal_last_fault: JournalFaultEpisode | null;
+  readonly journal_faults: number;
+}
+
+export function journalState(link: JournalFaultSource): JournalState {
+  const failing = link.journal_fault;
+  const last = link.journal_last_fault;
+  return {
+    status: failing === null ? 'ok' : 'failing',
+    failing_since_ms: failing === null ? null : link.journal_fault_since_ms,
+    failing_batch_id: failing === null ? null : failing.batch_id,
+    last_error: last === null ? null : last.message,
+    last_error_batch_id: last === null ? null : last.batch_id,
+    last_error_at_ms: last === null ? null : last.since_ms,
+    recovered_at_ms: last === null ? null : last.recovered_ms,
+    faults: link.journal_faults,
+  };
+}

@@ -1,0 +1,107 @@
+// The chain link with a broken verify pool (src/gateway/chain_link.ts, signature_batcher.ts): a
+// forced inclusion queued on chain cannot have its signatures checked, so the link retries it
+// every polling round and never skips it (a skipped entry would let anyone freeze the contract
+// 24 h later). Its failure is logged once, not once per round: the link's line once per message,
+// the batcher's 'verify pool failed' once per change. Real parts: the in-process EVM behind its
+// JSON-RPC shim, the deployed Settlement contract, a real server whose verify pool is broken by the
+// dying fixture worker (test/auth/fixtures/verify_worker_dies_after.mjs).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
+import { addressFromPrivateKey } from '../../src/auth/recover.js';
+import { deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
+import { JsonRpc } from '../../src/settlement/rpc.js';
+import { adminState, api, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
+import { DevChain } from './dev_chain.js';
+
+const CHAIN_ID = 31337;
+const OPERATOR_KEY = '0x' + '5a'.repeat(32);
+const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
+const POLL_MS = 50;
+const DIES_AFTER = fileURLToPath(new URL('../auth/fixtures/verify_worker_dies_after.mjs', import.meta.url));
+
+const dirs: string[] = [];
+let chain: DevChain | null = null;
+let s: StartedServer | null = null;
+afterAll(async () => {
+  await s?.stop();
+  await chain?.close();
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function waitFor<T>(what: string, f: () => Promise<T | null | false>): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const v = await f();
+    if (v !== null && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const lines = (text: string, part: string): string[] => text.split('\n').filter((l) => l.includes(part));
+
+describe('the chain link with a broken verify pool', () => {
+  it('retries a queued forced entry each round without skipping it, and logs the failure once', async () => {
+    const alice = Wallet.random();
+    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
+    const rpc = new JsonRpc(await chain.listen());
+    // The server's default assets (config), whose token addresses the contract only records.
+    const deployed = await deploySettlement(rpc, OPERATOR_KEY, OPERATOR, [
+      { address: ETH_ASSET_ADDRESS, decimals: 18 },
+      { address: '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', decimals: 8 },
+      { address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: 6 },
+    ]);
+    const c = new SettlementContract(rpc, deployed.address);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-pool-'));
+    dirs.push(dir);
+    s = await startServer({
+      config: {
+        verify: { inline_items_max: 0, steal_after_us: 0 },
+        settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url },
+      },
+      env: {
+        RINGBOOK_OPERATOR_KEY: OPERATOR_KEY,
+        RINGBOOK_TEST_VERIFY_WORKER_FILE: DIES_AFTER,
+        RINGBOOK_TEST_VERIFY_MARK_FILE: path.join(dir, 'first-worker'),
+        RINGBOOK_TEST_VERIFY_DIES_AFTER_TASKS: '1',
+        RINGBOOK_TEST_VERIFY_REPLACEMENT: 'broken',
+      },
+    });
+    const srv = s;
+    await waitFor('the verify workers serving', async () => {
+      const p = (await adminState(srv)).verify_pool;
+      return p.workers_ready === p.threads;
+    });
+    expect((await deposit(srv, alice.address, 'USDC', '1000')).status).toBe(200);
+    // Signed orders until the first worker dies with one and its replacement cannot load.
+    for (let i = 0; i < 20; i++) {
+      const r = await api(srv.url).post('/orders', alice.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000, quantity: 100 }));
+      if (r.status !== 200) break;
+    }
+    await waitFor('the verify pool broken', async () => (await adminState(srv)).verify_pool.broken !== null);
+    const failed_before = lines(srv.output().stderr, 'ringbook: verify pool failed').length;
+    expect(failed_before).toBeLessThanOrEqual(2);
+
+    const payload = alice.cancelAll('ETH-USDC', { nonce: alice.nextNonce() + 1 });
+    const env = alice.forceInclude({ ...payload, kind: 'cancel_all' }, { nonce: (payload.nonce as number) - 1 });
+    await c.send('0x' + bytesToHex(alice.priv), 'forceInclude', [env.payload as string, env.nonce as number, env.signature as string]);
+    await waitFor('the link failing on the forced entry', async () =>
+      /could not check the signature/.test(String((await adminState(srv)).settlement.link?.last_error)));
+    // At least 20 more rounds (poll_ms 50): the entry is still retried, never taken as processed.
+    await new Promise((r) => setTimeout(r, 20 * POLL_MS + 500));
+    const link = (await adminState(srv)).settlement.link;
+    expect(link.last_error).toMatch(/could not check the signature/);
+    expect(link.forced_submitted).toBe(0);
+    expect(link.forced_processed).toBe(0);
+    expect(await c.readNumber('forcedProcessed')).toBe(0n);
+    // Logged once: the link's line and (at most one more) batcher line, not one a round.
+    expect(lines(srv.output().stderr, 'ringbook: settlement link: the verify pool could not check')).toHaveLength(1);
+    expect(lines(srv.output().stderr, 'ringbook: verify pool failed').length).toBeLessThanOrEqual(Math.max(failed_before, 1));
+    expect((await s.stop()).code).toBe(0);
+    s = null;
+  }, 90_000);
+});
