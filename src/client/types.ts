@@ -215,6 +215,27 @@ export interface AdminMarket extends Market {
   taker_fee_bps: number;
 }
 
+/** GET /admin/state `verify_pool` (GET /health answers 503 while `broken` is not null). */
+export interface AdminVerifyPool {
+  threads: number;
+  workers_ready: number;
+  worker_restarts: number;
+  broken: string | null;
+  broken_at_ms: number | null;
+}
+
+/** GET /admin/state `journal` (GET /health answers 503 while `status` is `failing`). */
+export interface AdminJournal {
+  status: 'ok' | 'failing';
+  failing_since_ms: number | null;
+  failing_batch_id: number | null;
+  last_error: string | null;
+  last_error_batch_id: number | null;
+  last_error_at_ms: number | null;
+  recovered_at_ms: number | null;
+  faults: number;
+}
+
 export interface AdminState {
   batch_id: string;
   state_root: string;
@@ -229,7 +250,11 @@ export interface AdminState {
   /** The front's pooled stage stamps: taken and not given back (0 when idle), waiting, give-backs refused (0). */
   stage_stamps?: { outstanding: number; pooled: number; given_back_twice: number };
   signatures_verified: number;
+  /** The verify pool: workers serving, replaced after dying, and why it refuses every check (docs/operations.md). */
+  verify_pool?: AdminVerifyPool;
   journal_bytes: number | null;
+  /** Whether the journal writes; null in a process that keeps none (a cluster gateway). */
+  journal?: AdminJournal | null;
   /** Forced-inclusion entries still in the inbox, oldest first. */
   pending_forced_inclusions: PendingForcedInclusion[];
   uptime_s: number;

@@ -193,6 +193,11 @@ describe('RingbookClient against a real server', () => {
     const st = await admin.adminState();
     expect(st.operator_address).toMatch(/^0x[0-9a-f]{40}$/);
     expect(st.accounts).toBeGreaterThanOrEqual(2);
+    // The operator's health fields, typed in the SDK (AdminVerifyPool, AdminJournal).
+    expect(st.verify_pool?.broken).toBeNull();
+    expect(st.verify_pool?.workers_ready).toBe(st.verify_pool?.threads);
+    expect(st.journal?.status).toBe('ok');
+    expect(st.journal?.faults).toBe(0);
     const m = await admin.createMarket({ base: 'BTC', quote: 'ETH', tick_size: 100, lot_size: 10000 });
     expect(m.id).toBe('BTC-ETH');
     const p = await admin.pauseMarket('BTC-ETH');
