@@ -7,7 +7,7 @@
 //   -> the signature checks, batched per event-loop turn into the verify pool's rings
 //      (signature_batcher.ts -> auth/verify_pool.ts)
 //   -> in arrival order: admission (the verdict, the JSON-form rule, the wallet's rate limit)
-//   -> the request ring with its consent slots (context.ts `submit` -> matcher_link.ts)
+//   -> the request ring with its consent slots (context.ts `submit` -> request_submit.ts)
 //   -> the answer, after the batch holding it is committed.
 //
 // A group (POST /orders/batch) takes the same steps, with one ticket per wallet held until the
