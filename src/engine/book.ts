@@ -262,6 +262,9 @@ export class OrderStore {
   readonly slot_by_client_id: ClientIdIndex;
 
   constructor(capacity_initial: number, capacity_max: number) {
+    // The hot paths index the rows with `| 0` (int32 arithmetic without V8's overflow checks):
+    // right only while every row index stays below 2^31.
+    if (!(capacity_max * OI.STRIDE <= 0x7fffffff)) throw new RangeError(`orders_open_max ${capacity_max} beyond the int32 row indexes`);
     const n = Math.max(1, Math.min(capacity_initial, capacity_max));
     this.capacity = n;
     this.capacity_max = capacity_max;
@@ -398,16 +401,21 @@ export class BookSide {
    * not `-index - 1`: V8 cannot tell `-0 - 1` from `0 - 1` and kept the result as a double.
    */
   find(price: number): number {
-    const k = this.is_bid ? price : -price;
+    // `=== true`: the field holds a boolean, but V8 tracks it as any tagged value (the two sides
+    // differ), and a bare truthiness test compiles to a type switch (false, '', undetectable,
+    // heap number, bigint) on every call.
+    const k = this.is_bid === true ? price : -price;
     const keys = this.key;
     // Most activity is near the best price: scan down from the top a few levels before searching
     // (the bench flow rests orders a mean 10 ticks from the mid, ~8 levels below the best).
-    let hi = this.count - 1;
-    const stop = hi - FIND_SCAN_LEVELS;
-    for (; hi >= 0 && hi > stop; hi--) {
+    // One test per step (`stop` is at least -1) and `| 0` on the index (an int32 step without an
+    // overflow check): each step of the scan also repeats the array's map, base and bounds checks.
+    let hi = (this.count - 1) | 0;
+    const stop = hi >= FIND_SCAN_LEVELS ? (hi - FIND_SCAN_LEVELS) | 0 : -1;
+    for (; hi > stop; hi = (hi - 1) | 0) {
       const v = keys[hi];
-      if (v === k) return hi;
-      if (v < k) return ~(hi + 1);
+      // One comparison per step while the keys are above k (keys are never NaN).
+      if (v <= k) return v === k ? hi : ~(hi + 1);
     }
     let lo = 0;
     while (lo <= hi) {

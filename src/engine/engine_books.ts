@@ -40,22 +40,25 @@ export class Books {
     const o = this.orders;
     const oi = o.i;
     const of = o.f;
-    const si = s * OI.STRIDE;
-    const m = oi[si + OI.MARKET];
-    const side = oi[si + OI.SIDE] === Side.BID ? this.st.bids[m] : this.st.asks[m];
-    const i = side.find(of[s * OF.STRIDE + OF.PRICE]);
+    // `| 0` on row arithmetic: int32 steps without overflow checks (OrderStore bounds the rows
+    // below 2^31 elements).
+    const si = (s * OI.STRIDE) | 0;
+    const sf = (s * OF.STRIDE) | 0;
+    const m = oi[(si + OI.MARKET) | 0];
+    const side = oi[(si + OI.SIDE) | 0] === Side.BID ? this.st.bids[m] : this.st.asks[m];
+    const i = side.find(of[(sf + OF.PRICE) | 0]);
     const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s);
     // The level's arrays are read after newLevel (a new level may grow them), once each.
     const levels = this.levels;
     const tails = levels.tail;
     const tail = tails[lvl];
-    oi[si + OI.LEVEL] = lvl;
-    oi[si + OI.NEXT] = Link.NIL;
-    oi[si + OI.PREV] = tail;
+    oi[(si + OI.LEVEL) | 0] = lvl;
+    oi[(si + OI.NEXT) | 0] = Link.NIL;
+    oi[(si + OI.PREV) | 0] = tail;
     if (tail === Link.NIL) levels.head[lvl] = s;
-    else oi[tail * OI.STRIDE + OI.NEXT] = s;
+    else oi[(tail * OI.STRIDE + OI.NEXT) | 0] = s;
     tails[lvl] = s;
-    levels.quantity[lvl] += of[s * OF.STRIDE + OF.REMAINING];
+    levels.quantity[lvl] += of[(sf + OF.REMAINING) | 0];
     if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, 1);
   }
 
@@ -71,16 +74,16 @@ export class Books {
   unlinkLevel(s: number): void {
     const o = this.orders;
     const oi = o.i;
-    const si = s * OI.STRIDE;
+    const si = (s * OI.STRIDE) | 0;
     const levels = this.levels;
-    const lvl = oi[si + OI.LEVEL];
-    const prev = oi[si + OI.PREV];
-    const next = oi[si + OI.NEXT];
+    const lvl = oi[(si + OI.LEVEL) | 0];
+    const prev = oi[(si + OI.PREV) | 0];
+    const next = oi[(si + OI.NEXT) | 0];
     if (prev === Link.NIL) levels.head[lvl] = next;
-    else oi[prev * OI.STRIDE + OI.NEXT] = next;
+    else oi[(prev * OI.STRIDE + OI.NEXT) | 0] = next;
     if (next === Link.NIL) levels.tail[lvl] = prev;
-    else oi[next * OI.STRIDE + OI.PREV] = prev;
-    levels.quantity[lvl] -= o.f[s * OF.STRIDE + OF.REMAINING];
+    else oi[(next * OI.STRIDE + OI.PREV) | 0] = prev;
+    levels.quantity[lvl] -= o.f[(s * OF.STRIDE + OF.REMAINING) | 0];
     // No neighbour either way: it was the level's only order (not re-read from the level's head).
     if (prev === Link.NIL && next === Link.NIL) this.dropLevel(s, lvl);
     if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);

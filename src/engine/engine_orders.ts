@@ -230,13 +230,17 @@ export class OrderRequests {
     // checkSigned's call gone (apply makes it) V8 inlines the crossing test below
     // (docs/benchmarks.md, 2026-11-26, branch h15e).
     const s = o.slot_by_id.get(r.order_id);
-    if (s === Link.NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return reject(r, out, Reject.ORDER_NOT_FOUND);
+    // The order's rows, and every index below, with `| 0`: int32 arithmetic without overflow
+    // checks (OrderStore bounds the rows below 2^31 elements, the ledger its arrays likewise).
+    const si = (s * OI.STRIDE) | 0;
+    const sf = (s * OF.STRIDE) | 0;
+    if (s === Link.NIL || o.i[si + OI.ACCOUNT] !== account) return reject(r, out, Reject.ORDER_NOT_FOUND);
     // The order's float fields are read here, at once, though the checks below need them late:
     // their cache line is then fetched while the integer fields' line (read just above) is.
-    const old_price = o.f[s * OF.STRIDE + OF.PRICE];
-    const old_lock = o.f[s * OF.STRIDE + OF.LOCKED];
-    const old_remaining = o.f[s * OF.STRIDE + OF.REMAINING];
-    const m = o.i[s * OI.STRIDE + OI.MARKET];
+    const old_price = o.f[(sf + OF.PRICE) | 0];
+    const old_lock = o.f[(sf + OF.LOCKED) | 0];
+    const old_remaining = o.f[(sf + OF.REMAINING) | 0];
+    const m = o.i[(si + OI.MARKET) | 0];
     if (st.market_status[m] !== MarketStatus.ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
     const q = r.quantity_units;
     if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
@@ -247,7 +251,7 @@ export class OrderRequests {
     st.loadFees(m);
     const bid_lock = st.bidLock(p, q);
     if (bid_lock === Scale.MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
-    const side = o.i[s * OI.STRIDE + OI.SIDE];
+    const side = o.i[(si + OI.SIDE) | 0];
     const own = side === Side.BID ? st.bids[m] : st.asks[m];
     const opposite = side === Side.BID ? st.asks[m] : st.bids[m];
     // Moving to a new price level is refused when the side is full, unless the order leaves a
@@ -257,10 +261,10 @@ export class OrderRequests {
     if (p !== old_price && own.count >= st.limits.price_levels_per_book_max && !this.aloneAtLevel(s) && own.find(p) < 0) {
       return reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
-    if (o.i[s * OI.STRIDE + OI.TIF] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
+    if (o.i[(si + OI.TIF) | 0] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
     const lock_asset = side === Side.BID ? st.market_quote[m] : st.market_base[m];
     const new_lock = side === Side.BID ? bid_lock : q;
-    const key = account * st.asset_count + lock_asset;
+    const key = (account * st.asset_count + lock_asset) | 0;
     const L = this.ledger;
     if (new_lock > L.available[key] + old_lock) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
     if (L.has_credit[account] === 1) {
@@ -269,19 +273,19 @@ export class OrderRequests {
     }
 
     // Accepted.
-    const order_id = o.f[s * OF.STRIDE + OF.ID];
+    const order_id = o.f[(sf + OF.ID) | 0];
     st.acceptSigned(r, order_id, out);
     L.touch(account, lock_asset, BalanceReason.ORDER_PLACED);
     L.available[key] -= new_lock - old_lock;
     L.locked[key] += new_lock - old_lock;
-    const filled = o.f[s * OF.STRIDE + OF.FILLED];
+    const filled = o.f[(sf + OF.FILLED) | 0];
     if (p === old_price && q <= old_remaining) {
       // Same price, not larger: keeps its place in the queue.
-      o.f[s * OF.STRIDE + OF.LOCKED] = new_lock;
+      o.f[(sf + OF.LOCKED) | 0] = new_lock;
       const dq = old_remaining - q;
-      o.f[s * OF.STRIDE + OF.REMAINING] = q;
-      o.f[s * OF.STRIDE + OF.QUANTITY] = filled + q;
-      this.levels.quantity[o.i[s * OI.STRIDE + OI.LEVEL]] -= dq;
+      o.f[(sf + OF.REMAINING) | 0] = q;
+      o.f[(sf + OF.QUANTITY) | 0] = filled + q;
+      this.levels.quantity[o.i[(si + OI.LEVEL) | 0]] -= dq;
       if (L.has_credit[account] === 1) {
         this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
@@ -296,17 +300,17 @@ export class OrderRequests {
       // Matching.rest would leave it (matchTaker would stop at the opposite best). Written here,
       // not through a call: a price or lock passed to a call V8 does not inline is boxed (a heap
       // number per move; amend's inlining budget is spent on its checks).
-      o.f[s * OF.STRIDE + OF.PRICE] = p;
-      o.f[s * OF.STRIDE + OF.QUANTITY] = filled + q;
-      o.f[s * OF.STRIDE + OF.REMAINING] = q;
-      o.f[s * OF.STRIDE + OF.LOCKED] = new_lock;
-      o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = st.next_priority_seq++;
+      o.f[(sf + OF.PRICE) | 0] = p;
+      o.f[(sf + OF.QUANTITY) | 0] = filled + q;
+      o.f[(sf + OF.REMAINING) | 0] = q;
+      o.f[(sf + OF.LOCKED) | 0] = new_lock;
+      o.f[(sf + OF.PRIORITY_SEQ) | 0] = st.next_priority_seq++;
       this.books.linkLevel(s);
     }
     // One call site for both outcomes: V8 inlines a counting sink's method at one, not at two.
     out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-      p, filled + q, filled, q, o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE], UpdateReason.AMENDED, new_lock,
-      o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
+      p, filled + q, filled, q, o.f[(sf + OF.LAST_FILL_PRICE) | 0], UpdateReason.AMENDED, new_lock,
+      o.f[(sf + OF.PRIORITY_SEQ) | 0]);
   }
 
   /** Whether slot s is the only order at its price level. */

@@ -37,6 +37,8 @@ export class Ledger {
   private t_count = 0;
 
   constructor(asset_count: number, accounts_max: number, capacity_initial: number) {
+    // amend indexes the balances with `| 0` (int32 arithmetic): right only below 2^31 entries.
+    if (!(accounts_max * asset_count <= 0x7fffffff)) throw new RangeError(`accounts_max x assets ${accounts_max * asset_count} beyond int32 indexes`);
     this.asset_count = asset_count;
     this.accounts_max = accounts_max;
     const n = Math.max(2, Math.min(capacity_initial, accounts_max));
