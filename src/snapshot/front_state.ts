@@ -151,7 +151,7 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
     const rows = list.rows();
     for (let r = 0; r < rows.length; r += FILL_ROW_WIDTH) {
       fills[fill_at] = account;
-      fills.set(rows.subarray(r, r + FILL_ROW_WIDTH), fill_at + 1);
+      for (let k = 0; k < FILL_ROW_WIDTH; k++) fills[fill_at + 1 + k] = rows[r + k];
       fill_at += FILL_WIDTH;
     }
   }
