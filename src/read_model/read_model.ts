@@ -180,7 +180,7 @@ export class ReadModel extends ReadModelState {
       // a map of every such order per update; issue 11): the engine refuses a client id one of the
       // account's open orders holds (CLIENT_ORDER_ID_DUPLICATE), so an order that used it before
       // is closed and gets no update that could claim it back.
-      if (client_order_id !== '') this.setClientId(account, client_order_id, order_id);
+      if (client_order_id !== '') this.order_by_client_id.set(`${account}:${client_order_id}`, order_id);
       this.orders.set(order_id, {
         order_id, account, market: e.field(AcceptedField.MARKET), side: e.field(AcceptedField.SIDE),
         order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF),
@@ -313,7 +313,8 @@ export class ReadModel extends ReadModelState {
       if (o && o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) {
         this.orders.delete(old);
         this.order_ids_by_account.get(o.account)?.delete(old);
-        if (o.client_order_id !== '') this.dropClientId(o.account, o.client_order_id, old);
+        const key = `${o.account}:${o.client_order_id}`;
+        if (o.client_order_id !== '' && this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
       }
       if (this.closed_head > 4096 && this.closed_head * 2 > this.closed_order_ids.length) {
         this.closed_order_ids.splice(0, this.closed_head);

@@ -46,11 +46,12 @@ export abstract class ReadModelState {
   /** Every order the read model still holds, per account (open and recently closed). */
   readonly order_ids_by_account = new Map<number, Set<number>>();
   /**
-   * Per account, client_order_id -> the newest order using it. Keyed by the order's own id string
-   * under its account's map, not by an `account:id` string per order (one string fewer kept per
-   * resting order; issue 11, branch h11m).
+   * `account:client_order_id` -> the newest order using it. One map of every such order, not a map
+   * per account: tried on branch h11m, the per-account tables were promoted each time they grew
+   * (young, small), where this one's tables are large objects a scavenge never copies; in the load
+   * bench's survivors that cost what the key strings saved.
    */
-  protected readonly order_by_client_id = new Map<number, Map<string, number>>();
+  protected readonly order_by_client_id = new Map<string, number>();
   protected readonly closed_order_ids: number[] = [];
   protected closed_head = 0;
   /** Rows, not objects (fill_rows.ts): the newest `fills_per_account_kept` at least, oldest first. */
@@ -90,50 +91,21 @@ export abstract class ReadModelState {
   /** The private indexes in plain form (src/snapshot/front_state.ts). */
   exportIndexes(): ReadModelIndexes {
     const keys: string[] = [];
-    const id_list: number[] = [];
-    for (const [account, by_id] of this.order_by_client_id) {
-      for (const [client_order_id, order_id] of by_id) {
-        keys.push(`${account}:${client_order_id}`);
-        id_list.push(order_id);
-      }
-    }
-    const ids = Float64Array.from(id_list);
+    const ids = new Float64Array(this.order_by_client_id.size);
+    for (const [k, v] of this.order_by_client_id) ids[keys.push(k) - 1] = v;
     return { client_id_keys: keys, client_id_orders: ids, closed_order_ids: Float64Array.from(this.closed_order_ids.slice(this.closed_head)) };
   }
 
   importIndexes(x: ReadModelIndexes): void {
-    x.client_id_keys.forEach((k, i) => {
-      const colon = k.indexOf(':');
-      this.setClientId(Number(k.slice(0, colon)), k.slice(colon + 1), x.client_id_orders[i]);
-    });
+    x.client_id_keys.forEach((k, i) => this.order_by_client_id.set(k, x.client_id_orders[i]));
     this.closed_order_ids.length = 0;
     for (const id of x.closed_order_ids) this.closed_order_ids.push(id);
     this.closed_head = 0;
   }
 
   orderByClientId(account: number, client_order_id: string): OrderView | undefined {
-    const id = this.order_by_client_id.get(account)?.get(client_order_id);
+    const id = this.order_by_client_id.get(`${account}:${client_order_id}`);
     return id === undefined ? undefined : this.orders.get(id);
-  }
-
-  /** `client_order_id` of `account` now names `order_id`. */
-  protected setClientId(account: number, client_order_id: string, order_id: number): void {
-    let by_id = this.order_by_client_id.get(account);
-    if (by_id === undefined) {
-      by_id = new Map();
-      this.order_by_client_id.set(account, by_id);
-    }
-    by_id.set(client_order_id, order_id);
-  }
-
-  /** Forgets `client_order_id` of `account` if it still names `order_id` (a newer order may have taken it). */
-  protected dropClientId(account: number, client_order_id: string, order_id: number): void {
-    const by_id = this.order_by_client_id.get(account);
-    if (by_id === undefined || by_id.get(client_order_id) !== order_id) return;
-    by_id.delete(client_order_id);
-    // Gone when empty, as a snapshot's import would not make it: the model and its copy restored
-    // from a snapshot then list the accounts in the same order (exportIndexes).
-    if (by_id.size === 0) this.order_by_client_id.delete(account);
   }
 
   /** Levels best first, at most `depth` per side. */
