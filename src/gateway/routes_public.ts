@@ -5,6 +5,7 @@ import { getAndHead, getRoute, queryParams, uintParam, type GatewayContext } fro
 import type { Reply } from './http_reply.js';
 import { parseAddress } from './params.js';
 import type { MarketView } from '../read_model/views.js';
+import type { FillRows } from '../read_model/fill_rows.js';
 import {
   accountFill, balancesRecord, bookRecord, feesRecord, marketRecord, orderRecord, publicTrade,
 } from './views.js';
@@ -110,9 +111,9 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     if (q === null) return;
     const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, ctx.cfg.limits.trades_per_market_kept);
     if (limit === null) return;
-    const trades = rm.trades_by_market[mv.index] ?? [];
+    const trades = rm.trades_by_market[mv.index];
     const out = [];
-    for (let i = trades.length - 1; i >= 0 && out.length < limit; i--) out.push(publicTrade(rm, trades[i]));
+    for (let i = (trades?.length ?? 0) - 1; i >= 0 && out.length < limit; i--) out.push(publicTrade(rm, trades.at(i)));
     reply.ok(out);
   }));
   getAndHead(app, '/account/:address/balances', getRoute(ctx, (reply, req) => {
@@ -182,9 +183,9 @@ export function registerPublicRoutes(app: TemplatedApp, ctx: GatewayContext): vo
     if (q === null) return;
     const limit = uintParam(reply, q.get('limit'), 'limit', 100, 1, ctx.cfg.limits.fills_per_account_kept);
     if (limit === null) return;
-    const fills = a.account >= 0 ? rm.fills_by_account.get(a.account) ?? [] : [];
+    const fills = a.account >= 0 ? rm.fills_by_account.get(a.account) : undefined;
     const out = [];
-    for (let i = fills.length - 1; i >= 0 && out.length < limit; i--) out.push(accountFill(rm, fills[i]));
+    for (let i = (fills?.length ?? 0) - 1; i >= 0 && out.length < limit; i--) out.push(accountFill(rm, (fills as FillRows).at(i)));
     reply.ok(out);
   }));
 }

@@ -13,7 +13,8 @@ import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField, OrderUpdateField, RejectedField, type EventFields,
 } from '../ring/event_records.js';
-import { GuardedObserver, type BatchStages, type FillView, type ReadModelObserver, type TradeView } from './views.js';
+import { GuardedObserver, type BatchStages, type ReadModelObserver, type TradeView } from './views.js';
+import { FillRows, TradeRows } from './fill_rows.js';
 import { ReadModelState, type ReadModelLimits } from './read_model_state.js';
 
 export type { ReadModelIndexes, ReadModelLimits } from './read_model_state.js';
@@ -152,7 +153,7 @@ export class ReadModel extends ReadModelState {
         sorted_cache: null,
       };
       this.markets[m] = mv;
-      this.trades_by_market[m] = [];
+      this.resetTrades(m);
     }
     mv.status = e.field(MarketField.STATUS) === 0 ? 'active' : 'paused';
     mv.tick_size = e.field(MarketField.TICK_UNITS);
@@ -211,16 +212,10 @@ export class ReadModel extends ReadModelState {
     };
     const mv = this.markets[t.market];
     if (mv) mv.mark_price = t.price;
-    pushBounded(this.trades_by_market[t.market], t, this.limits.trades_per_market_kept);
+    this.trades_by_market[t.market].push(t);
     const maker_side = t.taker_side === Side.BID ? Side.ASK : Side.BID;
-    this.addFill(t.taker_account, {
-      fill_id: t.fill_id, order_id: t.taker_order_id, market: t.market, side: t.taker_side, price: t.price,
-      quantity: t.quantity, fee: t.taker_fee, is_maker: false, batch_id: t.batch_id, time_ms: t.time_ms,
-    });
-    this.addFill(t.maker_account, {
-      fill_id: t.fill_id, order_id: t.maker_order_id, market: t.market, side: maker_side, price: t.price,
-      quantity: t.quantity, fee: t.maker_fee, is_maker: true, batch_id: t.batch_id, time_ms: t.time_ms,
-    });
+    this.fillsOf(t.taker_account).push(t.fill_id, t.taker_order_id, t.market, t.taker_side, t.price, t.quantity, t.taker_fee, false, t.batch_id, t.time_ms);
+    this.fillsOf(t.maker_account).push(t.fill_id, t.maker_order_id, t.market, maker_side, t.price, t.quantity, t.maker_fee, true, t.batch_id, t.time_ms);
     const taker_filled = this.filledAfter(t.taker_order_id, t.quantity);
     const maker_filled = this.filledAfter(t.maker_order_id, t.quantity);
     const obs = this.observers;
@@ -234,13 +229,19 @@ export class ReadModel extends ReadModelState {
     return after;
   }
 
-  private addFill(account: number, f: FillView): void {
+  /** Market `m`'s trades, none yet (a new market, or one a snapshot loads). */
+  resetTrades(m: number): void {
+    this.trades_by_market[m] = new TradeRows(this.limits.trades_per_market_kept);
+  }
+
+  /** The account's fills (made empty at its first). */
+  fillsOf(account: number): FillRows {
     let list = this.fills_by_account.get(account);
     if (list === undefined) {
-      list = [];
+      list = new FillRows(this.limits.fills_per_account_kept);
       this.fills_by_account.set(account, list);
     }
-    pushBounded(list, f, this.limits.fills_per_account_kept);
+    return list;
   }
 
   private applyOrderUpdate(e: EventFields, seq: number): void {
@@ -336,9 +337,4 @@ function addLevel(book: Map<number, number>, price: number, delta: number): void
   const q = (book.get(price) ?? 0) + delta;
   if (q === 0) book.delete(price);
   else book.set(price, q);
-}
-
-function pushBounded<T>(list: T[], item: T, max: number): void {
-  list.push(item);
-  if (list.length > max * 2) list.splice(0, list.length - max);
 }

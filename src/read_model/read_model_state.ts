@@ -7,7 +7,8 @@
 // closed orders, oldest forgotten first) and `limits` (fills, trades and closed orders kept).
 import { ProgrammesModel } from './programmes_model.js';
 import { AgentsModel } from './agents_model.js';
-import type { FillView, MarketView, OrderView, PendingWithdrawalView, TradeView } from './views.js';
+import type { MarketView, OrderView, PendingWithdrawalView } from './views.js';
+import type { FillRows, TradeRows } from './fill_rows.js';
 
 /** The read model's private indexes in plain form (snapshots). */
 export interface ReadModelIndexes {
@@ -44,11 +45,19 @@ export abstract class ReadModelState {
   readonly open_orders_by_account = new Map<number, Set<number>>();
   /** Every order the read model still holds, per account (open and recently closed). */
   readonly order_ids_by_account = new Map<number, Set<number>>();
+  /**
+   * `account:client_order_id` -> the newest order using it. One map of every such order, not a map
+   * per account: tried on branch h11m, the per-account tables were promoted each time they grew
+   * (young, small), where this one's tables are large objects a scavenge never copies; in the load
+   * bench's survivors that cost what the key strings saved.
+   */
   protected readonly order_by_client_id = new Map<string, number>();
   protected readonly closed_order_ids: number[] = [];
   protected closed_head = 0;
-  readonly fills_by_account = new Map<number, FillView[]>();
-  readonly trades_by_market: TradeView[][] = [];
+  /** Rows, not objects (fill_rows.ts): the newest `fills_per_account_kept` at least, oldest first. */
+  readonly fills_by_account = new Map<number, FillRows>();
+  /** Rows (fill_rows.ts): the newest `trades_per_market_kept` at least, oldest first. */
+  readonly trades_by_market: TradeRows[] = [];
   /** `${account}:${nonce}` -> a pending withdrawal and the batch that debited it. */
   readonly pending_withdrawals = new Map<string, PendingWithdrawalView>();
   protected readonly limits: ReadModelLimits;

@@ -10,7 +10,8 @@
 import type { MarketData, MarketDataState } from '../marketdata/market_data.js';
 import { snapshotPackr } from './snapshot_file.js';
 import type { ReadModel } from '../read_model/read_model.js';
-import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
+import type { MarketView, OrderView } from '../read_model/views.js';
+import { FILL_ROW_WIDTH, TRADE_ROW_WIDTH } from '../read_model/fill_rows.js';
 import type { ProgrammesState } from '../read_model/programmes_model.js';
 import type { CanonicalAgentUser } from '../engine/api.js';
 
@@ -37,32 +38,13 @@ function getOrder(f: Float64Array, at: number, client_order_id: string): OrderVi
     resting_quantity: f[at + 15],
   };
 }
-/** A fill row is led by the account whose list holds it. */
-const FILL_WIDTH = 11;
-function putFill(f: Float64Array, at: number, account: number, x: FillView): void {
-  f[at] = account; f[at + 1] = x.fill_id; f[at + 2] = x.order_id; f[at + 3] = x.market; f[at + 4] = x.side;
-  f[at + 5] = x.price; f[at + 6] = x.quantity; f[at + 7] = x.fee; f[at + 8] = x.is_maker ? 1 : 0; f[at + 9] = x.batch_id;
-  f[at + 10] = x.time_ms;
-}
-function getFill(f: Float64Array, at: number): FillView {
-  return {
-    fill_id: f[at + 1], order_id: f[at + 2], market: f[at + 3], side: f[at + 4], price: f[at + 5], quantity: f[at + 6],
-    fee: f[at + 7], is_maker: f[at + 8] === 1, batch_id: f[at + 9], time_ms: f[at + 10],
-  };
-}
-const TRADE_WIDTH = 13;
-function putTrade(f: Float64Array, at: number, t: TradeView): void {
-  f[at] = t.fill_id; f[at + 1] = t.market; f[at + 2] = t.price; f[at + 3] = t.quantity; f[at + 4] = t.taker_side;
-  f[at + 5] = t.time_ms; f[at + 6] = t.taker_order_id; f[at + 7] = t.maker_order_id; f[at + 8] = t.taker_account;
-  f[at + 9] = t.maker_account; f[at + 10] = t.taker_fee; f[at + 11] = t.maker_fee; f[at + 12] = t.batch_id;
-}
-function getTrade(f: Float64Array, at: number): TradeView {
-  return {
-    fill_id: f[at], market: f[at + 1], price: f[at + 2], quantity: f[at + 3], taker_side: f[at + 4], time_ms: f[at + 5],
-    taker_order_id: f[at + 6], maker_order_id: f[at + 7], taker_account: f[at + 8], maker_account: f[at + 9],
-    taker_fee: f[at + 10], maker_fee: f[at + 11], batch_id: f[at + 12],
-  };
-}
+/**
+ * A fill row is led by the account whose list holds it, then the read model's row (fill_rows.ts:
+ * fill_id, order_id, market, side, price, quantity, fee, is_maker 1/0, batch_id, time_ms).
+ */
+const FILL_WIDTH = 1 + FILL_ROW_WIDTH;
+/** A trade row is the read model's (fill_rows.ts). */
+const TRADE_WIDTH = TRADE_ROW_WIDTH;
 function rowsOf<T>(rows: readonly T[], width: number, put: (f: Float64Array, at: number, x: T) => void): Float64Array {
   const out = new Float64Array(rows.length * width);
   for (let i = 0; i < rows.length; i++) put(out, i * width, rows[i]);
@@ -160,13 +142,16 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
     nonces[nonce_at++] = account;
     nonces[nonce_at++] = n;
   }
+  // The read model's rows are the snapshot's rows (fill_rows.ts), less the account for fills.
   let fill_count = 0;
   for (const list of rm.fills_by_account.values()) fill_count += list.length;
   const fills = new Float64Array(fill_count * FILL_WIDTH);
   let fill_at = 0;
   for (const [account, list] of rm.fills_by_account) {
-    for (const f of list) {
-      putFill(fills, fill_at, account, f);
+    const rows = list.rows();
+    for (let r = 0; r < rows.length; r += FILL_ROW_WIDTH) {
+      fills[fill_at] = account;
+      for (let k = 0; k < FILL_ROW_WIDTH; k++) fills[fill_at + 1 + k] = rows[r + k];
       fill_at += FILL_WIDTH;
     }
   }
@@ -176,10 +161,8 @@ export function exportFront(rm: ReadModel, md: MarketData): FrontState {
   let trade_at = 0;
   for (const list of rm.trades_by_market) {
     if (list) {
-      for (const t of list) {
-        putTrade(trades, trade_at, t);
-        trade_at += TRADE_WIDTH;
-      }
+      trades.set(list.rows(), trade_at);
+      trade_at += list.length * TRADE_WIDTH;
     }
   }
   const { leaderboard, ...market_data } = md.exportState();
@@ -228,7 +211,7 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
   rm.taker_fee_bps = s.taker_fee_bps;
   for (const m of s.markets) {
     rm.markets[m.index] = { ...m, bids: new Map(m.bids), asks: new Map(m.asks), sorted_cache: null, book_changed_in_batch: false };
-    rm.trades_by_market[m.index] = [];
+    rm.resetTrades(m.index);
   }
   s.address_by_account.forEach((address, id) => {
     rm.address_by_account[id] = address;
@@ -250,19 +233,8 @@ export function importFront(rm: ReadModel, md: MarketData, s: FrontState): void 
   rm.importIndexes({
     client_id_keys: s.order_by_client_id_keys, client_id_orders: s.order_by_client_id_values, closed_order_ids: s.closed_order_ids,
   });
-  for (let at = 0; at < s.fills.length; at += FILL_WIDTH) {
-    const account = s.fills[at];
-    let list = rm.fills_by_account.get(account);
-    if (list === undefined) {
-      list = [];
-      rm.fills_by_account.set(account, list);
-    }
-    list.push(getFill(s.fills, at));
-  }
-  for (let at = 0; at < s.trades.length; at += TRADE_WIDTH) {
-    const t = getTrade(s.trades, at);
-    rm.trades_by_market[t.market].push(t);
-  }
+  for (let at = 0; at < s.fills.length; at += FILL_WIDTH) rm.fillsOf(s.fills[at]).pushRow(s.fills.subarray(at + 1, at + FILL_WIDTH));
+  for (let at = 0; at < s.trades.length; at += TRADE_WIDTH) rm.trades_by_market[s.trades[at + 1]].pushRow(s.trades.subarray(at, at + TRADE_WIDTH));
   for (const [k, w] of s.pending_withdrawals) rm.pending_withdrawals.set(k, { ...w, batch_id: w.batch_id ?? 0 });
   rm.programmes.importState(s.programmes);
   rm.agents.importState(s.agents ?? []);

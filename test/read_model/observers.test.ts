@@ -75,7 +75,7 @@ describe('read model observers', () => {
     ]);
     // The model applied everything, the throwing observer notwithstanding.
     expect(rm.orders.get(10)?.remaining).toBe(200);
-    expect(rm.trades_by_market[0].map((t) => t.fill_id)).toEqual([1, 2]);
+    expect(rm.trades_by_market[0].toArray().map((t) => t.fill_id)).toEqual([1, 2]);
     expect(rm.markets[0].book_sequence).toBe(1);
   });
 });
