@@ -6,7 +6,8 @@
 //  - forced inclusions: each ForcedQueued event goes through POST /force-include's checks into
 //    the engine's inbox;
 //  - roots: every published batch's state and fills roots are posted, up to roots_per_tx_max
-//    batches per transaction, with the count of queue entries the posted batches took in.
+//    batches per transaction, with the count of queue entries the posted batches took in; each
+//    round, also when its events stopped at an entry that cannot be handled yet (poll).
 import type { SettlementSettings } from '../config/types.js';
 import type { DaStore } from '../da/da_store.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
@@ -84,8 +85,40 @@ export class ChainLink {
     await this.running;
   }
 
-  /** One round: new events in chain order, then the roots of newly published batches. */
+  /**
+   * One round: new events in chain order, then the roots of newly published batches. The roots
+   * are posted even when the events stopped midway (a forced entry whose signatures the verify
+   * pool cannot check, the ring full): the contract asks nothing of a root about the queue (the
+   * count posted with it only claims entries already taken in, and a waiting entry's deadline
+   * runs whether roots are posted or not), while withdrawal signatures and the escape root wait
+   * for roots. The entry that stopped the events is not counted (forcedCountAt stops at an entry
+   * not handled) and is retried on the next round. Both failures are reported, the events' first.
+   */
   async poll(): Promise<void> {
+    let events_error: Error | null = null;
+    try {
+      await this.readEvents();
+    } catch (e) {
+      events_error = e as Error;
+    }
+    let roots_error: Error | null = null;
+    if (this.store !== null) {
+      try {
+        await this.postRoots(this.store);
+      } catch (e) {
+        roots_error = e as Error;
+      }
+    }
+    if (events_error !== null && roots_error !== null && roots_error.message !== events_error.message) {
+      throw new Error(`${events_error.message}; posting roots: ${roots_error.message}`);
+    }
+    if (events_error !== null) throw events_error;
+    if (roots_error !== null) throw roots_error;
+    this.status.last_error = null;
+  }
+
+  /** Deposits and forced entries from next_block on, in chain order; stops at the first failure. */
+  private async readEvents(): Promise<void> {
     if (this.next_forced < 0) {
       this.next_forced = Number(await this.contract.readNumber('forcedProcessed'));
       this.status.forced_processed = this.next_forced;
@@ -99,8 +132,6 @@ export class ChainLink {
       this.next_block = to + 1;
       this.status.block = to;
     }
-    if (this.store !== null) await this.postRoots(this.store);
-    this.status.last_error = null;
   }
 
   /** Deposits carry no consent (an unsigned request, like POST /deposit's); forced entries the user's. */

@@ -2,9 +2,11 @@
 // forced inclusion queued on chain cannot have its signatures checked, so the link retries it
 // every polling round and never skips it (a skipped entry would let anyone freeze the contract
 // 24 h later). Its failure is logged once, not once per round: the link's line once per message,
-// the batcher's 'verify pool failed' once per change. Real parts: the in-process EVM behind its
-// JSON-RPC shim, the deployed Settlement contract, a real server whose verify pool is broken by the
-// dying fixture worker (test/auth/fixtures/verify_worker_dies_after.mjs).
+// the batcher's 'verify pool failed' once per change. Meanwhile the roots of new batches are still
+// posted (without counting the entry), and after a restart with a working pool the entry is taken
+// in and counted. Real parts: the in-process EVM behind its JSON-RPC shim, the deployed Settlement
+// contract, a real server whose verify pool is broken by the dying fixture worker
+// (test/auth/fixtures/verify_worker_dies_after.mjs), restarted on the same data directory.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +16,7 @@ import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
-import { adminState, api, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
+import { adminState, api, balances, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { DevChain } from './dev_chain.js';
 
 const CHAIN_ID = 31337;
@@ -45,7 +47,7 @@ async function waitFor<T>(what: string, f: () => Promise<T | null | false>): Pro
 const lines = (text: string, part: string): string[] => text.split('\n').filter((l) => l.includes(part));
 
 describe('the chain link with a broken verify pool', () => {
-  it('retries a queued forced entry each round without skipping it, and logs the failure once', async () => {
+  it('retries a queued forced entry each round without skipping it, logs the failure once, and keeps posting roots', async () => {
     const alice = Wallet.random();
     chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
     const rpc = new JsonRpc(await chain.listen());
@@ -58,12 +60,16 @@ describe('the chain link with a broken verify pool', () => {
     const c = new SettlementContract(rpc, deployed.address);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-pool-'));
     dirs.push(dir);
+    const data_dir = path.join(dir, 'data');
+    fs.mkdirSync(data_dir);
+    const config = {
+      verify: { inline_items_max: 0, steal_after_us: 0 },
+      settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url },
+    };
     s = await startServer({
-      config: {
-        verify: { inline_items_max: 0, steal_after_us: 0 },
-        settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url },
-      },
+      config,
       env: {
+        RINGBOOK_DATA_DIR: data_dir,
         RINGBOOK_OPERATOR_KEY: OPERATOR_KEY,
         RINGBOOK_TEST_VERIFY_WORKER_FILE: DIES_AFTER,
         RINGBOOK_TEST_VERIFY_MARK_FILE: path.join(dir, 'first-worker'),
@@ -98,9 +104,42 @@ describe('the chain link with a broken verify pool', () => {
     expect(link.forced_submitted).toBe(0);
     expect(link.forced_processed).toBe(0);
     expect(await c.readNumber('forcedProcessed')).toBe(0n);
+
+    // New batches (deposits need no signature check) still have their roots posted while the
+    // entry waits: before, each round failed before posting, and roots stopped until a restart.
+    const posted_before = Number(await c.readNumber('lastBatchId'));
+    const batch_before = Number((await adminState(srv)).state_root_batch_id);
+    for (let i = 0; i < 3; i++) expect((await deposit(srv, alice.address, 'USDC', '1')).status).toBe(200);
+    const posted = await waitFor('the new batches\' roots posted on chain', async () => {
+      const state = await adminState(srv);
+      const on_chain = Number(await c.readNumber('lastBatchId'));
+      return Number(state.state_root_batch_id) > batch_before && on_chain === Number(state.state_root_batch_id) ? on_chain : null;
+    });
+    expect(posted).toBeGreaterThan(posted_before);
+    const h = (await api(srv.url).get(`/da/batches/${posted}`)).body.data.header;
+    expect(await c.read('stateRoots', [posted])).toEqual([h.state_root]);
+    // The entry is still waiting: not submitted, not counted on chain, still the link's error.
+    const after = (await adminState(srv)).settlement.link;
+    expect(after.last_error).toMatch(/could not check the signature/);
+    expect(after.roots_posted_batch_id).toBe(posted);
+    expect(after.forced_submitted).toBe(0);
+    expect(after.forced_processed).toBe(0);
+    expect(await c.readNumber('forcedProcessed')).toBe(0n);
+    expect((await balances(srv, alice.address)).nonce_high_water).toBeLessThan(payload.nonce as number);
     // Logged once: the link's line and (at most one more) batcher line, not one a round.
+    expect(lines(srv.output().stderr, 'ringbook: settlement link:')).toHaveLength(1);
     expect(lines(srv.output().stderr, 'ringbook: settlement link: the verify pool could not check')).toHaveLength(1);
     expect(lines(srv.output().stderr, 'ringbook: verify pool failed').length).toBeLessThanOrEqual(Math.max(failed_before, 1));
+    expect((await s.stop()).code).toBe(0);
+    s = null;
+
+    // Restarted with a working pool on the same data: the entry the roots did not count is taken
+    // in (the link starts at the contract's forcedProcessed, 0) and counted with the next roots.
+    s = await startServer({ config, env: { RINGBOOK_DATA_DIR: data_dir, RINGBOOK_OPERATOR_KEY: OPERATOR_KEY } });
+    const again = s;
+    await waitFor('the forced entry counted on chain', async () => (await c.readNumber('forcedProcessed')) === 1n);
+    expect((await balances(again, alice.address)).nonce_high_water).toBe(payload.nonce);
+    expect(Number(await c.readNumber('lastBatchId'))).toBeGreaterThan(posted);
     expect((await s.stop()).code).toBe(0);
     s = null;
   }, 90_000);
