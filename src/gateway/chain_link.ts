@@ -26,6 +26,8 @@ export interface ChainLinkStatus {
   block: number;
   deposits_credited: number;
   forced_submitted: number;
+  /** Queue entries the front refused outright (not submitted; counted with the next batch's roots). */
+  forced_refused: number;
   /** The contract's last posted batch (as this process last read or posted it). */
   roots_posted_batch_id: number;
   forced_processed: number;
@@ -49,7 +51,7 @@ export class ChainLink {
   /** The contract's lastBatchId as last read (-1: not read yet). */
   posted_batch_id = -1;
   readonly status: ChainLinkStatus = {
-    block: 0, deposits_credited: 0, forced_submitted: 0, roots_posted_batch_id: 0, forced_processed: 0, last_error: null,
+    block: 0, deposits_credited: 0, forced_submitted: 0, forced_refused: 0, roots_posted_batch_id: 0, forced_processed: 0, last_error: null,
   };
 
   constructor(private readonly ctx: GatewayContext, private readonly store: DaStore | null, private readonly s: SettlementSettings) {
@@ -162,12 +164,18 @@ export class ChainLink {
     // freeze the contract 24 h later).
     const body = { user: f.user, payload: f.payload, nonce: f.nonce, signature: f.signature };
     const prepared = prepareForceInclude(this.ctx, body);
-    // The contract checked the envelope signature, so a refusal here is a payload the front
-    // cannot queue at all: nothing to include, processed now.
+    // The contract checked the envelope signature, so a refusal here is an envelope the front
+    // cannot queue at all (say a nonce above 2^53-1, which the contract's uint64 allows): nothing
+    // to include, processed now. Its count is posted only with roots, and that batch may be posted
+    // already: on an idle exchange no new root would come, and 24 h later anyone could freeze the
+    // contract over an entry handled long ago. So the sequencer is asked for a batch (an empty one
+    // if nothing else comes), whose roots carry the count.
     const now = { batch: this.ctx.rm.batch_id, entry_id: 0 };
     const c = 'error' in prepared ? null : prepared.finish(await prepared.checks);
     if (c === null || !c.ok) {
       this.forced_batch.set(f.forced_id, now);
+      this.status.forced_refused++;
+      this.ctx.link.requestBatch();
     } else {
       const o = await this.submit(c.request, c.user, c.payload.referrer, c.consent);
       this.status.forced_submitted++;

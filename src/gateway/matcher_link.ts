@@ -151,6 +151,15 @@ export class MatcherLink extends MatcherLinkEvents {
     this.toMatcher({ type: 'snapshot_captured' });
   }
 
+  /**
+   * Asks the matcher for a batch soon: an empty one when nothing else comes (the chain link's
+   * refused forced entries need a batch whose roots carry their count). With a cluster backend
+   * (no matcher worker here) this does nothing, as requestSnapshot.
+   */
+  requestBatch(): void {
+    this.toMatcher({ type: 'batch' });
+  }
+
   /** Asks the matcher to delete journal batches 1..`through_batch_id` (retention after a snapshot). */
   trimJournal(through_batch_id: number): void {
     this.toMatcher({ type: 'trim', through_batch_id });

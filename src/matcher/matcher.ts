@@ -155,6 +155,15 @@ export class Matcher {
     return true;
   }
 
+  /**
+   * Starts an empty batch now (the front asked for one: a forced entry it refused outright must
+   * be counted with the roots of a batch after it, src/gateway/chain_link.ts). Returns true.
+   */
+  runEmptyBatch(): boolean {
+    this.commitBatch(0);
+    return true;
+  }
+
   /** How long the matcher may sleep before an inbox entry or a dead-man switch falls due (ms; capped by `max_ms`). */
   idleMs(max_ms: number): number {
     const due = this.engine.nextDueMs() - this.options.now_ms();

@@ -53,7 +53,7 @@ export interface MatcherWorkerData {
 /** Front -> matcher. */
 export type ToMatcher =
   | { type: 'snapshot' } | { type: 'snapshot_captured' } | { type: 'trim'; through_batch_id: number }
-  | { type: 'memory'; ask: number };
+  | { type: 'memory'; ask: number } | { type: 'batch' };
 
 /** Matcher -> front. */
 export type FromMatcher =
@@ -81,6 +81,11 @@ const journal = data.journal_dir === null ? null : Journal.open(data.journal_dir
   fault_file: data.journal_fault_file,
 });
 let snapshot_requested = false;
+/**
+ * The front asked for a batch (MatcherLink.requestBatch): on an idle exchange an empty one is
+ * started, as for a due forced inclusion; any batch that runs meanwhile answers it.
+ */
+let batch_requested = false;
 /**
  * After an on-demand snapshot the next batch waits until the front has captured its part at the
  * same batch (snapshot_captured): without the wait, the front's read model could apply the next
@@ -133,6 +138,8 @@ function handle(m: ToMatcher): void {
     snapshot_requested = true;
   } else if (m.type === 'snapshot_captured') {
     front_capture_deadline_ms = 0;
+  } else if (m.type === 'batch') {
+    batch_requested = true;
   } else if (m.type === 'memory') {
     answerMemoryQuestion('matcher', m.ask); // its event loop never runs: the channel would not reach it
   } else if (m.type === 'trim' && journal !== null) {
@@ -201,7 +208,9 @@ async function run(): Promise<void> {
       front_capture_deadline_ms = 0;
     }
     if (requests.available() > 0) {
-      if (matcher.runBatch() > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
+      const applied = matcher.runBatch();
+      if (applied > 0) batch_requested = false; // a batch after the request: it is answered
+      if (applied > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
       // Requests keep coming: top the journal's reserve up only when it is nearly used (its
       // answers are out; the next batch waits ~1.6 ms per MB written).
       journal?.reserveAhead(false);
@@ -210,7 +219,8 @@ async function run(): Promise<void> {
     if (requests.isClosed()) break;
     // Idle: a forced inclusion that is due gets its own batch; otherwise sleep on the ring until
     // a request, a message from the front, or the next due time.
-    if (matcher.runDueBatch()) {
+    if (matcher.runDueBatch() || (batch_requested && matcher.runEmptyBatch())) {
+      batch_requested = false;
       // A periodic snapshot falls on batch numbers, empty batches included (the front expects it).
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
       continue;

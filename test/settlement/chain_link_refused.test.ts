@@ -90,7 +90,7 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
       const link = (await adminState(srv)).settlement.link;
       return link.block >= block0 && link.last_error === null ? true : null;
     })).toBe(true);
-    expect((await adminState(srv)).settlement.link.forced_submitted).toBe(0);
+    expect((await adminState(srv)).settlement.link).toMatchObject({ forced_submitted: 0, forced_refused: 1 });
     // Counted with the roots of a batch the sequencer started for it (before the fix: never).
     const counted = await poll(10_000, async () => ((await c.readNumber('forcedProcessed')) === 1n ? true : null));
     // 24 h later, nobody can freeze the contract over it.
@@ -108,8 +108,14 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
     chain.increaseTime(DAY_S + 1);
     await expect(c.send('0x' + bytesToHex(bob.priv), 'challenge', [1])).rejects.toThrow(/NotOverdue/);
     expect(await c.read('frozen')).toEqual([false]);
-    const link = (await adminState(srv)).settlement.link;
+    // The link's own status follows once its postRoots receipt is back.
+    const link = await poll(20_000, async () => {
+      const l = (await adminState(srv)).settlement.link;
+      return l.forced_processed === 2 ? l : null;
+    });
+    expect(link).not.toBeNull();
     expect(link.forced_submitted).toBe(1);
+    expect(link.forced_refused).toBe(1);
     expect(link.forced_processed).toBe(2);
     expect(link.last_error).toBeNull();
 
