@@ -5,7 +5,8 @@
 // answers GET /health 503 OVERLOADED (both listeners; one started during the fault too), shows
 // the fault in GET /admin/state `journal` and ringbook_journal_failing, refuses orders, deposits
 // and cancels with 503 and applies nothing of them; the order in the failing batch is answered
-// only once it is stored. Health turns 200 again when the leader's retry lands, and when a
+// only once it is stored (with the seam's fsync, a batch stored but reported failed: answered from
+// the stream, the leader's retry recognises it as its own). Health turns 200 again when the leader's retry lands, and when a
 // standby takes over from a failing leader killed -9.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -148,6 +149,35 @@ describe('the leader matcher cannot store its batches', () => {
     expect(await orderIdsOf(g1, w.address)).toEqual(await orderIdsOf(g2, w.address));
   }, 60_000);
 
+  it('a store that landed but was reported failed (the seam\'s fsync): the batch is answered from the stream, the gateways refuse writes until the leader\'s retry finds it stored', async () => {
+    const [g1, g2] = c.gateways;
+    const m1 = c.matchers.get('m1')!;
+    const a = api(g1.url);
+    const fault_ms = Date.now();
+    fs.writeFileSync(fault_file, 'fsync');
+    // Stored on a quorum, so the gateways read it from the stream and answer it: nothing lost.
+    const stored = await a.post('/orders', bid(w, 6));
+    expect(stored.status).toBe(200);
+    const h = await healthOf(g1, 503);
+    expect(Date.parse(/since (\S+):/.exec(h.body.message as string)![1])).toBeGreaterThanOrEqual(fault_ms);
+    const st = await adminState(g1);
+    // The leader retries the batch the gateways already hold: it does not know it is stored.
+    expect(st.journal).toMatchObject({ status: 'failing', failing_batch_id: Number(st.batch_id), faults: 2 });
+    expect(st.journal.last_error).toContain('injected failure after the store');
+    expect((await a.post('/orders', bid(w, 7))).status).toBe(503);
+    await healthOf(g2, 503);
+    const ids = await orderIdsOf(g1, w.address);
+    fs.rmSync(fault_file);
+    await checkRecovered(g1, 2);
+    await checkRecovered(g2, 2);
+    // The retry took the stored batch for its own (one batch, not two): the next order is the next batch.
+    const ms = await matcherStatus(m1);
+    expect(ms).toMatchObject({ store_fault: null, batch_id: Number(st.batch_id) });
+    expect((await a.post('/orders', bid(w, 8))).status).toBe(200);
+    expect((await matcherStatus(m1)).batch_id).toBe(Number(st.batch_id) + 1);
+    expect((await orderIdsOf(g1, w.address)).length).toBe(ids.length + 1);
+  }, 60_000);
+
   it('a failing leader killed -9: the standby that takes over stores the held batch and the gateways turn healthy', async () => {
     const [g1, g2] = c.gateways;
     const m1 = c.matchers.get('m1')!;
@@ -158,7 +188,7 @@ describe('the leader matcher cannot store its batches', () => {
     fs.writeFileSync(fault_file, 'write');
     const pending = a.post('/orders', bid(w, 4));
     expect(await within(pending, 1500)).toBe('pending');
-    await checkRefusing(g1, w, 2, fault_ms);
+    await checkRefusing(g1, w, 3, fault_ms);
     await healthOf(g2, 503);
 
     m1.proc.kill('SIGKILL');
@@ -166,8 +196,8 @@ describe('the leader matcher cannot store its batches', () => {
     expect(answered).not.toBe('pending');
     expect((answered as ApiResponse).status).toBe(200);
     expect((await matcherStatus(m2)).role).toBe('leader');
-    await checkRecovered(g1, 2);
-    await checkRecovered(g2, 2);
+    await checkRecovered(g1, 3);
+    await checkRecovered(g2, 3);
     expect(await orderIdsOf(g1, w.address)).toEqual([...before, Number((answered as ApiResponse).body.data.order_id)].sort((x, y) => x - y));
     expect((await a.post('/orders', bid(w, 5))).status).toBe(200);
   }, 60_000);
