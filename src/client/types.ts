@@ -253,7 +253,7 @@ export interface AdminState {
   /** The verify pool: workers serving, replaced after dying, and why it refuses every check (docs/operations.md). */
   verify_pool?: AdminVerifyPool;
   journal_bytes: number | null;
-  /** Whether the journal writes; null in a process that keeps none (a cluster gateway). */
+  /** Whether the journal writes (a cluster gateway: the leader matcher's store into the event stream); null in a process with neither. */
   journal?: AdminJournal | null;
   /** Forced-inclusion entries still in the inbox, oldest first. */
   pending_forced_inclusions: PendingForcedInclusion[];

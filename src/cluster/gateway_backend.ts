@@ -5,12 +5,15 @@
 // A batch reaches the event stream only once JetStream stored it on a quorum of its replicas,
 // so an answer given here is never for a batch that one failure can lose.
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { MatcherBackend } from '../gateway/matcher_link_options.js';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { MatcherBackend, StoreFaultListener } from '../gateway/matcher_link_options.js';
+import type { JournalFault } from '../journal/journal.js';
 import { RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, RequestReader, requestSeqAt } from '../ring/request_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
+import { MATCHER_STATUS_SUBJECT, readLeaderStatus, type LeaderStatus } from './matcher_status.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('cluster');
@@ -38,6 +41,7 @@ const EVENTS_PULLED_MAX = 256;
 const RETRY_WAIT_MS = [50, 100, 250, 500, 1000];
 
 export class JetStreamGatewayBackend implements MatcherBackend {
+  private readonly nc: NatsConnection;
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
   private readonly options: GatewayBackendOptions;
@@ -54,14 +58,22 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   retried = 0;
   /** The last event stream sequence written into the event ring. */
   events_through = 0;
+  /** The leader's status messages (matcher_status.ts): its store fault, reported to the link. */
+  private status_sub: Subscription | null = null;
+  /** The store fault last reported to the link (null: none). */
+  private store_fault: JournalFault | null = null;
+  /** Status messages of another version or malformed, ignored (logged the first time). */
+  status_ignored = 0;
 
-  constructor(js: JetStreamClient, jsm: JetStreamManager, options: GatewayBackendOptions) {
+  constructor(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, options: GatewayBackendOptions) {
+    this.nc = nc;
     this.js = js;
     this.jsm = jsm;
     this.options = options;
   }
 
-  async start(requests: SpscRing, events: SpscRing): Promise<void> {
+  async start(requests: SpscRing, events: SpscRing, onStoreFault: StoreFaultListener): Promise<void> {
+    this.followLeaderStatus(onStoreFault);
     this.requests = requests;
     this.request_views = viewsOfRing(requests);
     this.reader = new RequestReader(this.request_views);
@@ -81,6 +93,36 @@ export class JetStreamGatewayBackend implements MatcherBackend {
     this.reader_events = reader;
     await reader.start();
     await ready;
+  }
+
+  /**
+   * Reports the leader's store fault to the link as the matcher thread's journal_fault (one
+   * handler: writes refused with 503, GET /health 503, /admin/state journal, the metrics), once
+   * per change: set while the leader says its batch is not stored, cleared when a leader says
+   * batches are stored again (the same leader, or a new one after a failover).
+   */
+  private followLeaderStatus(onStoreFault: StoreFaultListener): void {
+    this.status_sub = this.nc.subscribe(MATCHER_STATUS_SUBJECT, {
+      callback: (err, msg) => {
+        if (err !== null) return;
+        let status: LeaderStatus | null;
+        try {
+          status = readLeaderStatus(msg.headers);
+        } catch (e) {
+          if (this.status_ignored++ === 0) log.warn(`ringbook gateway: a malformed matcher status message ignored (${String(e)})`);
+          return;
+        }
+        if (status === null) {
+          if (this.status_ignored++ === 0) log.warn('ringbook gateway: a matcher status message of another version ignored (a newer matcher?)');
+          return;
+        }
+        const was = this.store_fault;
+        const now = status.store_fault;
+        if (was === null ? now === null : now !== null && now.batch_id === was.batch_id) return;
+        this.store_fault = now;
+        onStoreFault(now);
+      },
+    });
   }
 
   /** Copies one batch's event records into the event ring (waiting for room, never dropping). */
@@ -193,5 +235,6 @@ export class JetStreamGatewayBackend implements MatcherBackend {
       });
     }
     await this.reader_events?.close();
+    this.status_sub?.unsubscribe();
   }
 }

@@ -14,6 +14,8 @@ import { jetStreamReady, JETSTREAM_READY_MS_MAX, LOG_MESSAGE_BYTES_MAX } from '.
 
 /** How long one node may take to accept client connections. */
 const NODE_START_MS_MAX = 10_000;
+/** Cluster starts tried when a node could not bind a port handed out by freePort (taken in between). */
+const START_ATTEMPTS_MAX = 3;
 /** How long a clean stop may take before SIGKILL. */
 const NODE_STOP_MS_MAX = 5_000;
 
@@ -48,17 +50,29 @@ export class LocalNatsCluster {
     this.binary = binary;
   }
 
-  /** Starts `size` nodes (3 for R3 streams) and waits until each accepts clients. */
+  /**
+   * Starts `size` nodes (3 for R3 streams) and waits until each accepts clients. A port freePort
+   * handed out can be taken before nats-server binds it (an outgoing connection's ephemeral port:
+   * seen with two test files starting clusters at once, 2 of 9 runs); then the whole cluster is
+   * started again on fresh ports, at most START_ATTEMPTS_MAX times.
+   */
   static async start(size = 3, binary = 'nats-server'): Promise<LocalNatsCluster> {
-    const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary);
-    for (let i = 0; i < size; i++) {
-      c.nodes.push({
-        name: `n${i + 1}`, client_port: await freePort(), cluster_port: await freePort(), monitor_port: await freePort(), proc: null, log: '',
-      });
+    for (let attempt = 1; ; attempt++) {
+      const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary);
+      try {
+        for (let i = 0; i < size; i++) {
+          c.nodes.push({
+            name: `n${i + 1}`, client_port: await freePort(), cluster_port: await freePort(), monitor_port: await freePort(), proc: null, log: '',
+          });
+        }
+        await Promise.all(c.nodes.map((_, i) => c.startNode(i)));
+        await c.waitForJetStream();
+        return c;
+      } catch (e) {
+        await c.stop();
+        if (attempt >= START_ATTEMPTS_MAX || !/address already in use/.test(String(e))) throw e;
+      }
     }
-    await Promise.all(c.nodes.map((_, i) => c.startNode(i)));
-    await c.waitForJetStream();
-    return c;
   }
 
   /** Client URLs of every node (clients list them all and fail over between them). */

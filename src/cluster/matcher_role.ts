@@ -21,6 +21,8 @@ import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { componentLog } from '../util/log.js';
 import { MatcherLease, isWrongLastSequence } from './lease.js';
+import { describeWriteError, injectedFault, type JournalFault } from '../journal/journal.js';
+import { leaderStatusHeaders, MATCHER_STATUS_SUBJECT } from './matcher_status.js';
 import {
   batchHeaders, batchMessageId, ensureStreams, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_STREAM,
   type BatchHeader,
@@ -36,6 +38,14 @@ export interface ClusterMatcherOptions {
   lease_ttl_ms: number;
   /** Most request records in one batch (a batch message holds them and their events). */
   batch_records_max: number;
+  /**
+   * A batch the event stream has not stored for this long (its publish retried) is a store fault:
+   * the leader says so in its status message and every gateway refuses writes with 503 until the
+   * batch is stored. Shorter stretches are a NATS node's election, which retries ride out.
+   */
+  store_fault_after_ms: number;
+  /** Test seam, as the single process's journal (src/journal/journal.ts fault_file); null in production. */
+  fault_file: string | null;
 }
 
 export type MatcherRoleState = 'standby' | 'leader' | 'stopped';
@@ -54,6 +64,8 @@ export interface MatcherStatus {
   /** When this matcher became leader (epoch ms; 0 never). */
   leader_since_ms: number;
   batches_cut: number;
+  /** The leader's batch the event stream has not stored for store_fault_after_ms (retried), and why; else null. */
+  store_fault: JournalFault | null;
 }
 
 /** One request stream message (whole request units, never split across batches): its stream sequence and records. */
@@ -108,7 +120,7 @@ export class ClusterMatcher {
     this.executor = this.freshExecutor();
     this.status = {
       node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
-      mismatches: 0, leader_since_ms: 0, batches_cut: 0,
+      mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null,
     };
   }
 
@@ -225,6 +237,7 @@ export class ClusterMatcher {
         // matcher takes the expired key meanwhile, and stepping down on silence would hand the
         // exchange to a standby that must first create consumers in the same election.
         if ((await lease.renew()) === 'lost') this.stepDown();
+        else this.publishStatus();
       } else if (!this.in_lead && await lease.tryAcquire()) {
         this.in_lead = true;
         this.status.role = 'leader';
@@ -332,32 +345,46 @@ export class ClusterMatcher {
       batch_id, time_ms, requests_through, input_records: inputs.length / RECORD_BYTES, state_root: roots.state_root,
       fills_root: roots.fills_root, leader: this.options.node_id,
     };
+    try {
+      await this.store(batch_id, body, h, roots.state_root);
+    } finally {
+      // Stored, or no longer this leader's to store (fenced, stopping): no fault of this leader's.
+      this.storeFault(batch_id, null, 0);
+    }
+  }
+
+  private async store(batch_id: number, body: Uint8Array, h: BatchHeader, state_root: string): Promise<void> {
     const js = this.js as JetStreamClient;
     const expected = this.status.events_through;
+    const first_try_ms = Date.now();
     for (let tries = 0; ; tries++) {
       try {
+        const injected = this.options.fault_file === null ? null : injectedFault(this.options.fault_file);
+        if (injected === 'write') throw new Error('injected write failure (test seam)');
         const ack = await js.publish(EVENT_SUBJECT, body, {
           msgID: batchMessageId(batch_id), expect: { lastSequence: expected }, headers: batchHeaders(h), timeout: PUBLISH_TIMEOUT_MS,
         });
+        // Stored, but reported as failed: the retry finds its own batch (the duplicate check below).
+        if (injected === 'fsync') throw new Error('injected failure after the store (test seam)');
         if (ack.duplicate) {
           // JetStream checks the message id before the expected last sequence: a duplicate ack
           // means some batch <batch_id> is stored, ours (an earlier attempt whose ack was lost) or
           // another leader's (after a lease overlap), which this leader must never take for its
           // own (seen: a leader that did answered nothing more, its engine off the log).
           const stored = await this.storedAt(ack.seq);
-          if (stored === null || !this.isOwn(stored, batch_id, roots.state_root)) {
+          if (stored === null || !this.isOwn(stored, batch_id, state_root)) {
             this.rebuild(`batch ${batch_id}: the event stream holds another leader's batch ${batch_id} (sequence ${ack.seq})`);
             return;
           }
         }
-        this.applied(h, ack.seq, roots.state_root);
+        this.applied(h, ack.seq, state_root);
         return;
       } catch (e) {
         if (isWrongLastSequence(e)) {
           // Our own earlier attempt may have been stored with its acknowledgement lost.
           const stored = await this.storedAt(expected + 1);
-          if (stored !== null && this.isOwn(stored, batch_id, roots.state_root)) {
-            this.applied(h, expected + 1, roots.state_root);
+          if (stored !== null && this.isOwn(stored, batch_id, state_root)) {
+            this.applied(h, expected + 1, state_root);
             return;
           }
           this.rebuild(`batch ${batch_id}: the event stream moved past sequence ${expected} under this leader`);
@@ -365,8 +392,43 @@ export class ClusterMatcher {
         }
         if (this.stopping) throw e;
         if (tries === 0 || tries % 50 === 0) log.warn(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored yet (${String(e)}), retrying`);
+        this.storeFault(batch_id, e, first_try_ms);
         await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
       }
+    }
+  }
+
+  /**
+   * Follows the leader's store fault: set once batch `batch_id` has failed to be stored for
+   * store_fault_after_ms since `first_try_ms` (`e` its last error), cleared with `e` null. Each
+   * change is logged and published at once (the gateways refuse writes from then on).
+   */
+  private storeFault(batch_id: number, e: unknown, first_try_ms: number): void {
+    const s = this.status;
+    if (e === null) {
+      if (s.store_fault === null) return;
+      log.warn(`ringbook matcher ${this.options.node_id}: batch ${s.store_fault.batch_id} is stored: the event stream takes batches again`);
+      s.store_fault = null;
+    } else {
+      if (s.store_fault !== null || Date.now() - first_try_ms < this.options.store_fault_after_ms) return;
+      s.store_fault = { batch_id, message: describeWriteError(e) };
+      log.error(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored for ${Date.now() - first_try_ms} ms ` +
+        `(${s.store_fault.message}): the gateways refuse writes with 503 until it is; retrying`);
+    }
+    this.publishStatus();
+  }
+
+  /** The leader's status message to every gateway (matcher_status.ts); only the leader sends one. */
+  private publishStatus(): void {
+    const s = this.status;
+    if (this.nc === null || s.role !== 'leader') return;
+    try {
+      this.nc.publish(MATCHER_STATUS_SUBJECT, new Uint8Array(0), {
+        headers: leaderStatusHeaders({ leader: this.options.node_id, batch_id: s.batch_id, store_fault: s.store_fault }),
+      });
+    } catch (e) {
+      // A closed or draining connection (stopping): the next renewal sends it again, if any.
+      log.warn(`ringbook matcher ${this.options.node_id}: status message not sent (${String(e)})`);
     }
   }
 

@@ -40,6 +40,12 @@ export interface ClusterSettings {
    * come from the matchers and the DA role only.
    */
   gateway_state_roots: boolean;
+  /**
+   * RINGBOOK_STORE_FAULT_AFTER_MS: a leader whose batch the event stream has not stored for this
+   * long reports a store fault; the gateways refuse writes with 503 and GET /health answers 503
+   * until it is stored (docs/scale-out.md, "The leader's status message").
+   */
+  store_fault_after_ms: number;
 }
 
 /** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
@@ -55,6 +61,12 @@ const REQUEST_MESSAGE_RECORDS_MAX_DEFAULT = 256;
 /** A request publish that keeps failing is retried this long (a NATS node restart, an election). */
 const PUBLISH_GIVE_UP_MS = 30_000;
 const PUBLISH_TIMEOUT_MS = 2_000;
+/**
+ * 10 s: a NATS node's death makes the streams elect leaders (~4 s measured on 2.9), which the
+ * leader's retries ride out without turning the gateways unhealthy; a store that fails longer is
+ * a fault (the NATS disks full, the streams' quorum lost).
+ */
+const STORE_FAULT_AFTER_MS_DEFAULT = 10_000;
 
 function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const v = env[name];
@@ -86,12 +98,15 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     batch_records_max: intEnv(env, 'RINGBOOK_BATCH_RECORDS_MAX', BATCH_RECORDS_MAX_DEFAULT, 1, 16_384),
     request_message_records_max: intEnv(env, 'RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX', REQUEST_MESSAGE_RECORDS_MAX_DEFAULT, 1, 16_384),
     gateway_state_roots: intEnv(env, 'RINGBOOK_GATEWAY_STATE_ROOTS', 0, 0, 1) === 1,
+    store_fault_after_ms: intEnv(env, 'RINGBOOK_STORE_FAULT_AFTER_MS', STORE_FAULT_AFTER_MS_DEFAULT, 0, 600_000),
   };
 }
 
 export interface RunningRole {
   /** The HTTP port (the gateway's API; the matcher's /status). */
   port: number;
+  /** A gateway's health listener (config server.health_port; null without one). */
+  health_port?: number | null;
   stop(): Promise<void>;
 }
 
@@ -99,7 +114,7 @@ export interface RunningRole {
 export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }, stop_requested?: AbortSignal): Promise<RunningRole> {
   const nc = await connect({ servers: s.nats_urls, name: `ringbook-${s.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   const jsm = await ensureStreams(nc, { replicas: s.replicas });
-  const backend = new JetStreamGatewayBackend(jetstream(nc), jsm, {
+  const backend = new JetStreamGatewayBackend(nc, jetstream(nc), jsm, {
     gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: PUBLISH_GIVE_UP_MS,
     message_records_max: s.request_message_records_max,
   });
@@ -110,6 +125,7 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   const port = await server.start(stop_requested);
   return {
     port,
+    health_port: server.health_port,
     stop: async () => {
       await server.stop();
       await nc.drain();
@@ -121,7 +137,9 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
 export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
   const matcher = new ClusterMatcher({
     nats_urls: s.nats_urls, node_id: s.node_id, engine_config: engineConfigOf(cfg), replicas: s.replicas,
-    lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max,
+    lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max, store_fault_after_ms: s.store_fault_after_ms,
+    // Test seam only (test/cluster/store_fault.test.ts), the single process's journal's.
+    fault_file: process.env.RINGBOOK_TEST_JOURNAL_FAULT_FILE ?? null,
   });
   await matcher.start();
   const status = http.createServer((req, res) => {

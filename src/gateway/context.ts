@@ -66,7 +66,7 @@ export interface GatewayContext {
   secp256k1_threads: () => Secp256k1Threads;
   /** The verify pool's workers, restarts and broken reason (VerifyPool.state): GET /health, /admin/state. */
   verify_pool: () => VerifyPoolState;
-  /** The journal's writes: ok, or failing since when and why (journal_state.ts); null without a journal in this process. GET /health, /admin/state. */
+  /** The journal's writes (a cluster gateway: the leader matcher's store): ok, or failing since when and why (journal_state.ts); null without either. GET /health, /admin/state. */
   journal: () => JournalState | null;
 }
 

@@ -11,7 +11,11 @@ export interface JournalFaultEpisode extends JournalFault {
   recovered_ms: number | null;
 }
 
-/** GET /admin/state `journal` (null when this process keeps no journal: a cluster gateway, pipeline tests). */
+/**
+ * GET /admin/state `journal` (null when this process keeps no journal: pipeline tests). A cluster
+ * gateway shows the leader matcher's store into the event stream here (its status messages,
+ * src/cluster/matcher_status.ts): failing while the leader's batch is not stored.
+ */
 export interface JournalState {
   status: 'ok' | 'failing';
   /** While failing: since when (epoch ms) and the batch whose write is retried; else null. */
@@ -27,7 +31,7 @@ export interface JournalState {
   faults: number;
 }
 
-/** The fields of MatcherLink that follow the matcher thread's journal_fault messages. */
+/** The fields of MatcherLink that follow the matcher thread's journal_fault messages (or the cluster leader's store faults). */
 export interface JournalFaultSource {
   readonly journal_fault: JournalFault | null;
   readonly journal_fault_since_ms: number;

@@ -53,7 +53,7 @@ export class MatcherLink extends MatcherLinkEvents {
     if (backend !== undefined) {
       this.options.beforeEvents?.();
       this.pump_done = this.pump(events);
-      await backend.start(requests, events);
+      await backend.start(requests, events, (fault) => this.journalFault(fault));
       return;
     }
     const data: MatcherWorkerData = {

@@ -2,6 +2,7 @@
 // a matcher outside this process (the cluster gateway's backend), and what the matcher reported
 // when it was ready.
 import type { EngineConfig } from '../engine/api.js';
+import type { JournalFault } from '../journal/journal.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import type { ReadModelLimits } from '../read_model/read_model.js';
 
@@ -56,6 +57,12 @@ export interface MatcherLinkOptions {
   seq_base?: number;
 }
 
+/**
+ * What a matcher outside this process reports of its durable writes (the cluster's leader: the
+ * event stream does not store its batch), handled as the matcher thread's journal_fault message.
+ */
+export type StoreFaultListener = (fault: JournalFault | null) => void;
+
 /** A matcher outside this process, reached through the two rings (the cluster gateway's). */
 export interface MatcherBackend {
   /**
@@ -63,7 +70,7 @@ export interface MatcherBackend {
    * and writes each committed batch's event records, BATCH_BEGIN to BATCH_COMMITTED, into
    * `events`. Resolves once the events committed so far are in the ring.
    */
-  start(requests: SpscRing, events: SpscRing): Promise<void>;
+  start(requests: SpscRing, events: SpscRing, onStoreFault: StoreFaultListener): Promise<void>;
   /** The front published records to the request ring. */
   requestsPublished(): void;
   /** Clean stop: the request ring is closed; send what it holds, then stop writing events. */

@@ -212,7 +212,8 @@ export class RingbookServer {
       da_backlog_batches: da === null ? null : () => da.backlogBatches(),
       secp256k1_threads: () => pool.secp256k1Threads(),
       verify_pool: () => pool.state(),
-      journal: journal_dir === null ? () => null : () => journalState(link),
+      // A cluster gateway keeps no journal: its state is the leader matcher's store (its status messages, gateway_backend.ts).
+      journal: journal_dir === null && this.options.backend === undefined ? () => null : () => journalState(link),
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {

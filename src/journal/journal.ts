@@ -349,13 +349,13 @@ export class Journal {
   }
 }
 
-function describeWriteError(e: unknown): string {
+export function describeWriteError(e: unknown): string {
   const code = (e as { code?: unknown }).code;
   const message = e instanceof Error ? e.message : String(e);
   return code === undefined ? message : `${message} (code ${String(code)})`;
 }
 
-function injectedFault(file: string): 'write' | 'fsync' | null {
+export function injectedFault(file: string): 'write' | 'fsync' | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();

@@ -21,10 +21,12 @@ export interface TestCluster {
   gateways: StartedServer[];
   /** The DA publisher roles started (`--role da`). */
   das: StartedServer[];
-  startMatcher(id: string): Promise<StartedServer>;
+  /** `env`: extra variables (a test seam, RINGBOOK_STORE_FAULT_AFTER_MS). */
+  startMatcher(id: string, env?: Record<string, string>): Promise<StartedServer>;
   /** `env`: extra variables (a restart on an existing data dir: RINGBOOK_DATA_DIR, RINGBOOK_CONFIG). */
   startDa(id: string, env?: Record<string, string>): Promise<StartedServer>;
-  startGateway(id: string): Promise<StartedServer>;
+  /** `config`: merged over the harness's (a health listener: `{ server: { health_port: 0 } }`). */
+  startGateway(id: string, config?: Record<string, unknown>): Promise<StartedServer>;
   stop(): Promise<void>;
 }
 
@@ -38,13 +40,13 @@ export async function startTestCluster(): Promise<TestCluster> {
     matchers: new Map(),
     gateways: [],
     das: [],
-    startMatcher: async (id) => {
-      const m = await startServer({ env: { ...env, RINGBOOK_ROLE: 'matcher', RINGBOOK_NODE_ID: id } });
+    startMatcher: async (id, extra = {}) => {
+      const m = await startServer({ env: { ...env, ...extra, RINGBOOK_ROLE: 'matcher', RINGBOOK_NODE_ID: id } });
       c.matchers.set(id, m);
       return m;
     },
-    startGateway: async (id) => {
-      const g = await startServer({ env: { ...env, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
+    startGateway: async (id, config) => {
+      const g = await startServer({ config, env: { ...env, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
       c.gateways.push(g);
       return g;
     },

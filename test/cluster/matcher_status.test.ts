@@ -1,0 +1,32 @@
+// The leader's status message (src/cluster/matcher_status.ts): what a gateway reads back of what a
+// leader wrote, versions it does not know ignored, a malformed version 1 refused.
+import { headers } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
+import { leaderStatusHeaders, MATCHER_STATUS_VERSION, readLeaderStatus } from '../../src/cluster/matcher_status.js';
+
+describe('the leader status message', () => {
+  it('round-trips a status without and with a store fault (one-line error, at most 300 characters)', () => {
+    expect(readLeaderStatus(leaderStatusHeaders({ leader: 'm1', batch_id: 41, store_fault: null })))
+      .toEqual({ leader: 'm1', batch_id: 41, store_fault: null });
+    expect(readLeaderStatus(leaderStatusHeaders({ leader: 'm1', batch_id: -1, store_fault: null }))?.batch_id).toBe(-1);
+    const long = `insufficient resources\r\nline two ${'x'.repeat(400)}`;
+    const back = readLeaderStatus(leaderStatusHeaders({ leader: 'm2', batch_id: 7, store_fault: { batch_id: 8, message: long } }));
+    expect(back?.store_fault?.batch_id).toBe(8);
+    expect(back?.store_fault?.message.startsWith('insufficient resources line two x')).toBe(true);
+    expect(back?.store_fault?.message.length).toBe(300);
+  });
+
+  it('ignores another version and messages without headers; refuses a malformed version 1', () => {
+    const hd = leaderStatusHeaders({ leader: 'm1', batch_id: 3, store_fault: null });
+    hd.set('Rb-Status-Version', String(MATCHER_STATUS_VERSION + 1));
+    expect(readLeaderStatus(hd)).toBeNull();
+    expect(readLeaderStatus(undefined)).toBeNull();
+    const bad = headers();
+    bad.set('Rb-Status-Version', '1');
+    bad.set('Rb-Batch', 'x');
+    expect(() => readLeaderStatus(bad)).toThrow(/Rb-Batch/);
+    const bad_fault = leaderStatusHeaders({ leader: 'm1', batch_id: 3, store_fault: null });
+    bad_fault.set('Rb-Store-Fault-Batch', '-2');
+    expect(() => readLeaderStatus(bad_fault)).toThrow(/Rb-Store-Fault-Batch/);
+  });
+});
