@@ -12,12 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import { deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
+import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, api, balances, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain } from './dev_chain.js';
+import { DevChain, deployForServerDefaults } from './dev_chain.js';
 
 const CHAIN_ID = 31337;
 const OPERATOR_KEY = '0x' + '5a'.repeat(32);
@@ -51,12 +50,7 @@ describe('the chain link with a broken verify pool', () => {
     const alice = Wallet.random();
     chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
     const rpc = new JsonRpc(await chain.listen());
-    // The server's default assets (config), whose token addresses the contract only records.
-    const deployed = await deploySettlement(rpc, OPERATOR_KEY, OPERATOR, [
-      { address: ETH_ASSET_ADDRESS, decimals: 18 },
-      { address: '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', decimals: 8 },
-      { address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: 6 },
-    ]);
+    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
     const c = new SettlementContract(rpc, deployed.address);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-pool-'));
     dirs.push(dir);

@@ -13,12 +13,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import { deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
+import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain } from './dev_chain.js';
+import { DevChain, deployForServerDefaults } from './dev_chain.js';
 
 const CHAIN_ID = 31337;
 const OPERATOR_KEY = '0x' + '5a'.repeat(32);
@@ -52,11 +51,7 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
     const bob = Wallet.random();
     chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address, bob.address]);
     const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deploySettlement(rpc, OPERATOR_KEY, OPERATOR, [
-      { address: ETH_ASSET_ADDRESS, decimals: 18 },
-      { address: '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', decimals: 8 },
-      { address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: 6 },
-    ]);
+    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
     const c = new SettlementContract(rpc, deployed.address);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-refused-'));
     dirs.push(dir);

@@ -10,7 +10,9 @@ import { createCustomCommon, Mainnet, type Common } from '@ethereumjs/common';
 import { createTxFromRLP } from '@ethereumjs/tx';
 import { Account, createAddressFromString, bytesToHex } from '@ethereumjs/util';
 import { hexToBytes } from '../../src/da/hex.js';
-import type { RpcLog, TxReceipt } from '../../src/settlement/rpc.js';
+import type { JsonRpc, RpcLog, TxReceipt } from '../../src/settlement/rpc.js';
+import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
+import { deploySettlement } from '../../src/settlement/contract.js';
 
 const GAS_PRICE = 1_000_000_000n;
 const BLOCK_GAS_LIMIT = 30_000_000n;
@@ -163,4 +165,16 @@ export class DevChain {
   async close(): Promise<void> {
     if (this.server !== null) await new Promise<void>((r) => this.server!.close(() => r()));
   }
+}
+
+/**
+ * Deploys Settlement with the server's default assets (config/default.json: ETH, BTC, USDC, whose
+ * token addresses the contract only records), as the chain link tests run the server on them.
+ */
+export async function deployForServerDefaults(rpc: JsonRpc, operator_key: string, operator: string): Promise<Awaited<ReturnType<typeof deploySettlement>>> {
+  return deploySettlement(rpc, operator_key, operator, [
+    { address: ETH_ASSET_ADDRESS, decimals: 18 },
+    { address: '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', decimals: 8 },
+    { address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: 6 },
+  ]);
 }
