@@ -17,35 +17,47 @@ import { RecordingAnswer } from './recording_answer.js';
 
 const USER = '0x' + 'ab'.repeat(20);
 
+type FoundSigner = (message: string | null, failed: CheckFailure, signer: string | null) => void;
+
+/**
+ * The context runSigned reads, stubbed: the verify stage answers each check through `check`
+ * (the messages, and the batcher's callback), the pool is broken while `broken()` says so, and
+ * the request ring's write is `submitWith`.
+ */
+function stubContext(check: (messages: readonly string[], found: FoundSigner) => void, submitWith: () => boolean,
+  broken: () => Error | null = () => null): GatewayContext {
+  return {
+    cfg: loadConfig({}), arrival: new ArrivalOrder(), stages: null, metrics: null, da_backlog_batches: null,
+    rm: { agents: { any: false }, account_by_address: new Map() },
+    limiters: { cancels_per_wallet: new RateLimiter({ limit_per_window: 100, window_ms: 60_000, keys_max: 10 }) },
+    signatures: {
+      get broken() {
+        return broken();
+      },
+      checkSigners: (messages: readonly string[], _sig: string, _address: string, _others: unknown, _stamps: unknown, found: FoundSigner) =>
+        check(messages, found),
+    },
+    link: { journal_fault: null, requests: { submitWith } },
+  } as unknown as GatewayContext;
+}
+
+/** A signed cancel of order 7 by USER with `nonce`. */
+const parsed = (nonce: number) => parseCancel({ user: USER, order_id: '7', nonce, signature: '0x' + '11'.repeat(65) }) as SignedRequest;
+
 describe('runSigned admit', () => {
   it('answers 500 INTERNAL_ERROR when the ring write throws, and gives the stamps back', () => {
     const reported: unknown[] = [];
     setRouteErrorReporter((err) => reported.push(err));
     let writes = 0;
-    const ctx = {
-      cfg: loadConfig({}), arrival: new ArrivalOrder(), stages: null, metrics: null, da_backlog_batches: null,
-      rm: { agents: { any: false }, account_by_address: new Map() },
-      limiters: { cancels_per_wallet: new RateLimiter({ limit_per_window: 100, window_ms: 60_000, keys_max: 10 }) },
-      // The verify stage: every signature verifies over its first message form, at once.
-      signatures: {
-        checkSigners: (messages: readonly string[], _sig: string, _address: string, _others: unknown, _stamps: unknown,
-          found: (message: string | null, failed: CheckFailure, signer: string | null) => void) => found(messages[0], 0, null),
-      },
-      link: {
-        journal_fault: null,
-        requests: {
-          submitWith: () => {
-            writes++;
-            if (writes === 1) throw new Error('request ring: encoder bug (test)');
-            return true;
-          },
-        },
-      },
-    } as unknown as GatewayContext;
+    // The verify stage: every signature verifies over its first message form, at once.
+    const ctx = stubContext((messages, found) => found(messages[0], 0, null), () => {
+      writes++;
+      if (writes === 1) throw new Error('request ring: encoder bug (test)');
+      return true;
+    });
     const outstanding = stampsOutstanding();
     const first = new RecordingAnswer('first');
     first.holdStamps(takeStamps());
-    const parsed = (nonce: number) => parseCancel({ user: USER, order_id: '7', nonce, signature: '0x' + '11'.repeat(65) }) as SignedRequest;
     runSigned(ctx, first, parsed(1), () => undefined);
     expect(first.sent_replies.map((r) => r.status)).toEqual([500]);
     expect(JSON.parse(first.sent_replies[0].body)).toMatchObject({ ok: false, error: 'INTERNAL_ERROR', request_id: 'first' });
@@ -63,20 +75,7 @@ describe('runSigned admit', () => {
     let broken: Error | null = null;
     let failure: CheckFailure = UNCHECKED;
     let writes = 0;
-    const ctx = {
-      cfg: loadConfig({}), arrival: new ArrivalOrder(), stages: null, metrics: null, da_backlog_batches: null,
-      rm: { agents: { any: false }, account_by_address: new Map() },
-      limiters: { cancels_per_wallet: new RateLimiter({ limit_per_window: 100, window_ms: 60_000, keys_max: 10 }) },
-      signatures: {
-        get broken() {
-          return broken;
-        },
-        checkSigners: (_messages: readonly string[], _sig: string, _address: string, _others: unknown, _stamps: unknown,
-          found: (message: string | null, failed: CheckFailure, signer: string | null) => void) => found(null, failure, null),
-      },
-      link: { journal_fault: null, requests: { submitWith: () => (writes++, true) } },
-    } as unknown as GatewayContext;
-    const parsed = (nonce: number) => parseCancel({ user: USER, order_id: '7', nonce, signature: '0x' + '11'.repeat(65) }) as SignedRequest;
+    const ctx = stubContext((_messages, found) => found(null, failure, null), () => (writes++, true), () => broken);
     const answers: { status: number; body: { error: string; message: string } }[] = [];
     for (const [b, f] of [[null, UNCHECKED], [new Error('a verify worker could not start (x)'), UNCHECKED], [null, FAILED]] as const) {
       broken = b;
