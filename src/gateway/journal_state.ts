@@ -34,7 +34,7 @@ export interface JournalState {
 /** The fields of MatcherLink that follow the matcher thread's journal_fault messages (or the cluster leader's store faults). */
 export interface JournalFaultSource {
   readonly journal_fault: JournalFault | null;
-  readonly journal_fault_since_ms: number;
+  /** While `journal_fault` is set, the current stretch (since_ms: when it began). */
   readonly journal_last_fault: JournalFaultEpisode | null;
   readonly journal_faults: number;
 }
@@ -44,7 +44,7 @@ export function journalState(link: JournalFaultSource): JournalState {
   const last = link.journal_last_fault;
   return {
     status: failing === null ? 'ok' : 'failing',
-    failing_since_ms: failing === null ? null : link.journal_fault_since_ms,
+    failing_since_ms: failing === null ? null : last?.since_ms ?? null,
     failing_batch_id: failing === null ? null : failing.batch_id,
     last_error: last === null ? null : last.message,
     last_error_batch_id: last === null ? null : last.batch_id,

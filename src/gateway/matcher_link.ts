@@ -34,8 +34,10 @@ export class MatcherLink extends MatcherLinkEvents {
    * gateway refuses new writes with 503; what is in flight is answered once it is durable.
    */
   journal_fault: JournalFault | null = null;
-  /** When `journal_fault` was set (epoch ms), 0 while none; the last fault and how many (GET /health, /admin/state `journal`). */
-  journal_fault_since_ms = 0;
+  /**
+   * The last stretch of failing writes (while `journal_fault` is set: the current one, its
+   * `since_ms` when it began) and how many (GET /health, /admin/state `journal`).
+   */
   journal_last_fault: JournalFaultEpisode | null = null;
   journal_faults = 0;
   /** What pinning the matcher thread did (config matcher.cpu), null when not asked. */
@@ -128,15 +130,14 @@ export class MatcherLink extends MatcherLinkEvents {
 
   private journalFault(fault: JournalFault | null): void {
     if (fault !== null && this.journal_fault === null) {
-      this.journal_fault_since_ms = Date.now();
       this.journal_faults++;
-      this.journal_last_fault = { ...fault, since_ms: this.journal_fault_since_ms, recovered_ms: null };
+      this.journal_last_fault = { ...fault, since_ms: Date.now(), recovered_ms: null };
       log.error(`ringbook: journal write of batch ${fault.batch_id} failed (${fault.message}): ` +
         'refusing new writes with 503 OVERLOADED and retrying; reads are served; nothing is acknowledged until it is durable');
-    } else if (fault === null && this.journal_fault !== null) {
-      log.warn(`ringbook: journal writes succeed again after ${Date.now() - this.journal_fault_since_ms} ms: accepting writes`);
-      if (this.journal_last_fault !== null) this.journal_last_fault.recovered_ms = Date.now();
-      this.journal_fault_since_ms = 0;
+    } else if (fault === null && this.journal_fault !== null && this.journal_last_fault !== null) {
+      const now_ms = Date.now();
+      log.warn(`ringbook: journal writes succeed again after ${now_ms - this.journal_last_fault.since_ms} ms: accepting writes`);
+      this.journal_last_fault.recovered_ms = now_ms;
     }
     this.journal_fault = fault;
   }

@@ -244,7 +244,7 @@ export class Metrics {
     // From the front's copy of the matcher's journal_fault messages (journal_state.ts); 0 without a journal.
     gauge('ringbook_journal_failing', '1 while a journal write fails and is retried (disk full, I/O error): every write is refused 503 OVERLOADED and GET /health answers 503; alert on it', (s) => (s.link.journal_fault === null ? 0 : 1));
     gauge('ringbook_journal_failing_seconds', 'How long the journal write being retried has failed (0 while writes succeed)', (s) =>
-      (s.link.journal_fault === null ? 0 : Math.max(0, Date.now() - s.link.journal_fault_since_ms) / 1000));
+      (s.link.journal_fault === null || s.link.journal_last_fault === null ? 0 : Math.max(0, Date.now() - s.link.journal_last_fault.since_ms) / 1000));
     counter('ringbook_journal_faults_total', 'Stretches of failing journal writes since the start (each ended when a retried write landed, or still failing)', (s) => s.link.journal_faults);
     gauge('ringbook_committed_batch_id', 'Last batch committed and applied by the front', (s) => s.rm.batch_id);
     gauge('ringbook_da_published_batch_id', 'Last batch whose state root the DA thread published (-1 before genesis)', (s) => s.da?.stateRootBatchId() ?? -1);
