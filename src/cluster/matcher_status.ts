@@ -42,16 +42,23 @@ export function leaderStatusHeaders(s: LeaderStatus): MsgHdrs {
   return hd;
 }
 
+/**
+ * `text` as a batch id: a decimal safe integer, at least `min` (-1: "none yet"); else it throws,
+ * naming the header (a value past 2^53 would be read back as another batch).
+ */
+function batchIdOf(header: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!/^-?[0-9]{1,16}$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`matcher status: ${header} is ${JSON.stringify(text.slice(0, 40))}`);
+  return n;
+}
+
 /** The status in a message's headers; null for another version; throws on a malformed version 1. */
 export function readLeaderStatus(hd: MsgHdrs | undefined): LeaderStatus | null {
   if (hd === undefined || hd.get(H_VERSION) !== String(MATCHER_STATUS_VERSION)) return null;
-  const batch = hd.get(H_BATCH);
-  if (!/^-?[0-9]+$/.test(batch)) throw new Error(`matcher status: ${H_BATCH} is ${JSON.stringify(batch)}`);
+  const batch_id = batchIdOf(H_BATCH, hd.get(H_BATCH), -1);
   const fault_batch = hd.get(H_FAULT_BATCH);
-  let store_fault: JournalFault | null = null;
-  if (fault_batch !== '') {
-    if (!/^[0-9]+$/.test(fault_batch)) throw new Error(`matcher status: ${H_FAULT_BATCH} is ${JSON.stringify(fault_batch)}`);
-    store_fault = { batch_id: Number(fault_batch), message: hd.get(H_FAULT_ERROR) };
-  }
-  return { leader: hd.get(H_LEADER), batch_id: Number(batch), store_fault };
+  const store_fault: JournalFault | null = fault_batch === ''
+    ? null
+    : { batch_id: batchIdOf(H_FAULT_BATCH, fault_batch, 0), message: hd.get(H_FAULT_ERROR).slice(0, FAULT_ERROR_CHARS_MAX) };
+  return { leader: hd.get(H_LEADER), batch_id, store_fault };
 }

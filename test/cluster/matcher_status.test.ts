@@ -3,6 +3,7 @@
 import { headers } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { leaderStatusHeaders, MATCHER_STATUS_VERSION, readLeaderStatus } from '../../src/cluster/matcher_status.js';
+import { clusterSettings } from '../../src/cluster/roles.js';
 
 describe('the leader status message', () => {
   it('round-trips a status without and with a store fault (one-line error, at most 300 characters)', () => {
@@ -28,5 +29,26 @@ describe('the leader status message', () => {
     const bad_fault = leaderStatusHeaders({ leader: 'm1', batch_id: 3, store_fault: null });
     bad_fault.set('Rb-Store-Fault-Batch', '-2');
     expect(() => readLeaderStatus(bad_fault)).toThrow(/Rb-Store-Fault-Batch/);
+    // Hostile sizes: a batch id past 2^53 (read back as another batch) and a minus below -1.
+    bad.set('Rb-Batch', '9'.repeat(30));
+    expect(() => readLeaderStatus(bad)).toThrow(/Rb-Batch/);
+    bad.set('Rb-Batch', '-2');
+    expect(() => readLeaderStatus(bad)).toThrow(/Rb-Batch/);
+    bad_fault.set('Rb-Store-Fault-Batch', '9007199254740993');
+    expect(() => readLeaderStatus(bad_fault)).toThrow(/Rb-Store-Fault-Batch/);
+    // An error text longer than a writer sends is cut to the same bound.
+    const long_error = leaderStatusHeaders({ leader: 'm1', batch_id: 3, store_fault: { batch_id: 4, message: 'e' } });
+    long_error.set('Rb-Store-Fault-Error', 'x'.repeat(10_000));
+    expect(readLeaderStatus(long_error)?.store_fault?.message.length).toBe(300);
+  });
+
+  it('RINGBOOK_STORE_FAULT_AFTER_MS: default 10 s, 0..600,000 ms, anything else refused at the start', () => {
+    const env = (v: string | undefined): NodeJS.ProcessEnv => ({ RINGBOOK_NATS_URLS: 'nats://127.0.0.1:4222', RINGBOOK_STORE_FAULT_AFTER_MS: v });
+    expect(clusterSettings('matcher', env(undefined)).store_fault_after_ms).toBe(10_000);
+    expect(clusterSettings('matcher', env('0')).store_fault_after_ms).toBe(0);
+    expect(clusterSettings('matcher', env('600000')).store_fault_after_ms).toBe(600_000);
+    for (const bad of ['-1', '600001', '1e4', 'ten', '100.5']) {
+      expect(() => clusterSettings('matcher', env(bad)), bad).toThrow(/RINGBOOK_STORE_FAULT_AFTER_MS/);
+    }
   });
 });
