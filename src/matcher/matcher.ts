@@ -157,11 +157,10 @@ export class Matcher {
 
   /**
    * Starts an empty batch now (the front asked for one: a forced entry it refused outright must
-   * be counted with the roots of a batch after it, src/gateway/chain_link.ts). Returns true.
+   * be counted with the roots of a batch after it, src/gateway/chain_link.ts).
    */
-  runEmptyBatch(): boolean {
+  runEmptyBatch(): void {
     this.commitBatch(0);
-    return true;
   }
 
   /** How long the matcher may sleep before an inbox entry or a dead-man switch falls due (ms; capped by `max_ms`). */

@@ -217,9 +217,12 @@ async function run(): Promise<void> {
       continue;
     }
     if (requests.isClosed()) break;
-    // Idle: a forced inclusion that is due gets its own batch; otherwise sleep on the ring until
-    // a request, a message from the front, or the next due time.
-    if (matcher.runDueBatch() || (batch_requested && matcher.runEmptyBatch())) {
+    // Idle: a forced inclusion that is due gets its own batch, as does the front's request for one
+    // (an empty batch; a due one answers it too); otherwise sleep on the ring until a request, a
+    // message from the front, or the next due time.
+    const ran_due = matcher.runDueBatch();
+    if (ran_due || batch_requested) {
+      if (!ran_due) matcher.runEmptyBatch();
       batch_requested = false;
       // A periodic snapshot falls on batch numbers, empty batches included (the front expects it).
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
