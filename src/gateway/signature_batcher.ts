@@ -5,7 +5,7 @@ import type { VerifyPool } from '../auth/verify_pool.js';
 import type { SignedMessage } from '../auth/verify.js';
 import type { StageStamps } from './stage_timings.js';
 import type { MessageForms } from './signed_body.js';
-import { componentLog } from '../util/log.js';
+import { componentLog, type ComponentLog } from '../util/log.js';
 
 const log = componentLog('http');
 
@@ -38,6 +38,19 @@ export class SignatureCheckError extends Error {
     super(failure === UNCHECKED ? 'the verify pool could not check the signature' : 'the signature check failed');
     this.failure = failure;
   }
+}
+
+/**
+ * Logs `e`, the rejection of a promise form of the checks (verify, verifyAny, verifySigner), on
+ * `to` unless the batcher logged it already: a SignatureCheckError is either the pool's failure,
+ * logged once per change of the pool's state (`send`: when it starts failing and when it checks
+ * again), or an inline check that threw, logged by checkHere. A broken pool fails every check, so
+ * a line per rejection was a line per signed request and per WebSocket auth attempt. Anything
+ * else (a bug in the caller's own chain) is logged here. The one rule for every promise caller:
+ * POST /force-include, POST /orders/batch and the WebSocket auth.
+ */
+export function logCheckRejection(to: ComponentLog, msg: string, e: unknown, fields?: Record<string, unknown>): void {
+  if (!(e instanceof SignatureCheckError)) to.error(msg, e, fields);
 }
 
 /**

@@ -19,7 +19,7 @@ import type { Answer } from './envelope.js';
 import { failInternal } from './http_route.js';
 import type { Outcome } from './outcomes.js';
 import { checkSigner, verifySigner } from './agent_signer.js';
-import { FAILED, SignatureCheckError, UNCHECKED, type CheckFailure } from './signature_batcher.js';
+import { FAILED, logCheckRejection, SignatureCheckError, UNCHECKED, type CheckFailure } from './signature_batcher.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_body.js';
 import { releaseRequest } from './request_pool.js';
 import { stampMs } from './stage_timings.js';
@@ -67,7 +67,7 @@ export function afterVerification<T>(
   checks.then((result) => ctx.arrival.release(address, ticket, () => {
     if (!reply.done) then(result);
   }), (e: unknown) => ctx.arrival.release(address, ticket, () => {
-    log.error('ringbook: signature check failed', e, { request_id: reply.request_id });
+    logCheckRejection(log, 'ringbook: signature check failed', e, { request_id: reply.request_id });
     replyUnchecked(ctx, reply, failureOf(e));
   }));
 }
@@ -249,7 +249,7 @@ export function runSignedGroup(
       whole.error('INTERNAL_ERROR', 'unexpected engine failure');
     });
   }), (e: unknown) => afterTurns(() => {
-    log.error('ringbook: signature check failed', e, { request_id: whole.request_id });
+    logCheckRejection(log, 'ringbook: signature check failed', e, { request_id: whole.request_id });
     replyUnchecked(ctx, whole, failureOf(e));
   }));
 }

@@ -61,6 +61,13 @@ async function ordersUntilRefused(s: StartedServer, w: Wallet): Promise<{ accept
   throw new Error(`no order of ${ORDERS_MAX} met the dying worker`);
 }
 
+/** The server's error lines so far (stderr holds one JSON object per line: docs/operations.md "Logs"), as their messages. */
+function errorLines(s: StartedServer): string[] {
+  return s.output().stderr.split('\n').filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: string; msg: string })
+    .filter((l) => l.level === 'error' || l.level === 'fatal').map((l) => l.msg);
+}
+
 /** Admin state once `done(state.verify_pool)` holds (bounded: 300 polls of 50 ms). */
 async function poolStateWhen(s: StartedServer, done: (pool: any) => boolean): Promise<any> {
   let st: any = null;
@@ -139,10 +146,15 @@ describe('a verify worker that dies after it served', () => {
 
       // Every kind of signed request is refused, at once, with the documented code.
       fail(await api(s.url).post('/orders', w.order({ market_id: MARKET, side: 'bid', price: PRICE, quantity: QUANTITY })), 503, 'OVERLOADED', POOL_BROKEN);
+      // From here the pool fails in one state (broken, failing since the order above): no refusal
+      // below adds an error line, whatever path it takes (the callback path of POST /orders, the
+      // promise paths of /orders/batch, /force-include and the WebSocket auth).
+      const errors_before = errorLines(s);
       fail(await api(s.url).post('/orders/cancel', w.cancel({ order_id: '1' })), 503, 'OVERLOADED', POOL_BROKEN);
       fail(await api(s.url).post('/orders/batch', {
         requests: [{ kind: 'order', ...w.order({ market_id: MARKET, side: 'bid', price: PRICE, quantity: QUANTITY }) }],
       }), 503, 'OVERLOADED', POOL_BROKEN);
+      fail(await api(s.url).post('/force-include', w.forceInclude(w.cancel({ order_id: '1' }))), 503, 'OVERLOADED', POOL_BROKEN);
       // A WebSocket auth: OVERLOADED, not INVALID_SIGNATURE, and not counted as the client's failure.
       const c = await WsClient.connect(s.url);
       try {
@@ -166,10 +178,12 @@ describe('a verify worker that dies after it served', () => {
       expect(await metricValue(s, 'ringbook_verify_pool_broken')).toBe(1);
       expect(await metricValue(s, 'ringbook_verify_worker_restarts_total')).toBe(1);
       expect(await metricValue(s, 'ringbook_verify_workers_ready')).toBe(0);
+      // Checked after the reads above: a line written with the last refusal has reached the pipe.
+      expect(errorLines(s).slice(errors_before.length)).toEqual([]);
       const broke = s.output().stderr.split('\n').filter((l) => l.includes('ringbook: the verify pool is broken'));
       expect(broke).toHaveLength(1);
       // The front's batcher logs a failing pool once per change (working -> failing), not once per
-      // refused check: 8 refused above (orders, cancel, batch, 4 WS auths, the first). Two at most:
+      // refused check: 9 refused above (orders, cancel, batch, force-include, 4 WS auths, the first). Two at most:
       // with several workers one served between the death and the break.
       const failed = s.output().stderr.split('\n').filter((l) => l.includes('ringbook: verify pool failed'));
       expect(failed.length).toBeGreaterThanOrEqual(1);

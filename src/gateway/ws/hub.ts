@@ -40,6 +40,7 @@ import type {
 import type { GatewayContext } from '../context.js';
 import { Reply } from '../http_reply.js';
 import { clientIpKey } from '../rate_limit.js';
+import { logCheckRejection } from '../signature_batcher.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
 import { cancelOnDisconnect, type DisconnectCancelStats } from './disconnect_cancel.js';
 import { WsFanout, type FanoutStats } from './fanout.js';
@@ -338,7 +339,8 @@ export class WsHub {
           });
         };
         this.ctx.signatures.verify(step.message, step.signature, step.address).then(done, (e: unknown) => {
-          log.error('ringbook: ws auth verify failed', e);
+          // Logged as the HTTP path's are: the pool's failure once per change of its state, not per attempt.
+          logCheckRejection(log, 'ringbook: ws auth verify failed', e);
           if (c.closed || c.ws === null) return;
           // Not the client's failure (a worker died with the check, or the pool is broken).
           const next = c.auth.unchecked(Date.now());
