@@ -8,65 +8,23 @@
 // following once it has applied the whole stream, then sequences: it consumes the request stream
 // from the position after the last batch, cuts batches (number and time are its own, written in
 // the batch message), applies them, and publishes each batch message with JetStream's
-// expected-last-sequence set to the last one it applied: if anyone else wrote in between, the
-// publish fails and this matcher starts over as a standby from genesis (it applied a batch the
-// log does not hold).
+// expected-last-sequence set to the last one it applied (matcher_store.ts): if anyone else wrote
+// in between, the publish fails and this matcher starts over as a standby from genesis (it
+// applied a batch the log does not hold).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { EngineConfig } from '../engine/api.js';
 import { recordsOfBytes, ReplayExecutor } from '../da/replay.js';
 import type { BatchRoots } from '../da/state_root.js';
 import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { componentLog } from '../util/log.js';
-import { MatcherLease, isWrongLastSequence } from './lease.js';
-import { describeWriteError, injectedFault, type JournalFault } from '../journal/journal.js';
-import { leaderStatusHeaders, MATCHER_STATUS_SUBJECT } from './matcher_status.js';
-import {
-  batchHeaders, batchMessageId, ensureStreams, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_STREAM,
-  type BatchHeader,
-} from './log_format.js';
+import { MatcherLease } from './lease.js';
+import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, type BatchHeader } from './log_format.js';
+import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';
+import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
 
-export interface ClusterMatcherOptions {
-  nats_urls: string[];
-  /** This matcher's name (the lease value; logged). */
-  node_id: string;
-  engine_config: EngineConfig;
-  replicas: number;
-  /** The lease's time to live; renewed every quarter of it. A dead leader is replaced after about this. */
-  lease_ttl_ms: number;
-  /** Most request records in one batch (a batch message holds them and their events). */
-  batch_records_max: number;
-  /**
-   * A batch the event stream has not stored for this long (its publish retried) is a store fault:
-   * the leader says so in its status message and every gateway refuses writes with 503 until the
-   * batch is stored. Shorter stretches are a NATS node's election, which retries ride out.
-   */
-  store_fault_after_ms: number;
-  /** Test seam, as the single process's journal (src/journal/journal.ts fault_file); null in production. */
-  fault_file: string | null;
-}
-
-export type MatcherRoleState = 'standby' | 'leader' | 'stopped';
-
-export interface MatcherStatus {
-  node_id: string;
-  role: MatcherRoleState;
-  /** The last batch applied (-1: none yet; 0 is genesis). */
-  batch_id: number;
-  state_root: string;
-  /** Event stream sequence of that batch; request stream sequence it consumed through. */
-  events_through: number;
-  requests_through: number;
-  /** Batches whose re-execution disagreed with the published events or roots (an alarm each). */
-  mismatches: number;
-  /** When this matcher became leader (epoch ms; 0 never). */
-  leader_since_ms: number;
-  batches_cut: number;
-  /** The leader's batch the event stream has not stored for store_fault_after_ms (retried), and why; else null. */
-  store_fault: JournalFault | null;
-}
+export type { ClusterMatcherOptions, MatcherRoleState, MatcherStatus } from './matcher_options.js';
 
 /** One request stream message (whole request units, never split across batches): its stream sequence and records. */
 interface RequestUnit {
@@ -83,10 +41,6 @@ const EVENTS_PULLED_MAX = 256;
 const REQUESTS_PULLED_MAX = 4096;
 /** Request units read and not yet in a batch, at most (16 batches of single requests). */
 const UNITS_QUEUED_MAX = 16_384;
-/** Waits between publish retries (a NATS node restarting, a stream leader election). */
-const RETRY_WAIT_MS = [20, 50, 100, 250, 500];
-/** One publish attempt waits this long for its acknowledgement. */
-const PUBLISH_TIMEOUT_MS = 2_000;
 
 
 export class ClusterMatcher {
@@ -95,6 +49,8 @@ export class ClusterMatcher {
   private js: JetStreamClient | null = null;
   private jsm: JetStreamManager | null = null;
   private lease: MatcherLease | null = null;
+  /** Publishes the batches this matcher cuts as leader, and its status (matcher_store.ts); made once connected. */
+  private leader_store: LeaderStore | null = null;
   private executor: ReplayExecutor;
   /** The event records of the batch being applied (ReplayExecutor's onRecord). */
   private readonly events = new RecordBuffer(1024);
@@ -156,6 +112,11 @@ export class ClusterMatcher {
     this.nc = nc;
     this.jsm = await ensureStreams(nc, { replicas: o.replicas });
     this.js = jetstream(nc);
+    this.leader_store = new LeaderStore(o, this.status, nc, this.js, this.jsm, {
+      stopping: () => this.stopping,
+      applied: (h, event_seq, state_root) => this.applied(h, event_seq, state_root),
+      rebuild: (why) => this.rebuild(why),
+    });
     this.lease = await MatcherLease.open(nc, o.node_id, o.lease_ttl_ms, o.replicas);
     await this.follow();
     this.lease_timer = setInterval(() => void this.leaseTick(), Math.max(10, Math.floor(o.lease_ttl_ms / 4)));
@@ -237,7 +198,7 @@ export class ClusterMatcher {
         // matcher takes the expired key meanwhile, and stepping down on silence would hand the
         // exchange to a standby that must first create consumers in the same election.
         if ((await lease.renew()) === 'lost') this.stepDown();
-        else this.publishStatus();
+        else (this.leader_store as LeaderStore).publishStatus();
       } else if (!this.in_lead && await lease.tryAcquire()) {
         this.in_lead = true;
         this.status.role = 'leader';
@@ -345,103 +306,13 @@ export class ClusterMatcher {
       batch_id, time_ms, requests_through, input_records: inputs.length / RECORD_BYTES, state_root: roots.state_root,
       fills_root: roots.fills_root, leader: this.options.node_id,
     };
+    const store = this.leader_store as LeaderStore;
     try {
-      await this.store(batch_id, body, h, roots.state_root);
+      await store.store(batch_id, body, h, roots.state_root);
     } finally {
       // Stored, or no longer this leader's to store (fenced, stopping): no fault of this leader's.
-      this.storeFault(batch_id, null, 0);
+      store.storeFault(batch_id, null, 0);
     }
-  }
-
-  private async store(batch_id: number, body: Uint8Array, h: BatchHeader, state_root: string): Promise<void> {
-    const js = this.js as JetStreamClient;
-    const expected = this.status.events_through;
-    const first_try_ms = Date.now();
-    for (let tries = 0; ; tries++) {
-      try {
-        const injected = this.options.fault_file === null ? null : injectedFault(this.options.fault_file);
-        if (injected === 'write') throw new Error('injected write failure (test seam)');
-        const ack = await js.publish(EVENT_SUBJECT, body, {
-          msgID: batchMessageId(batch_id), expect: { lastSequence: expected }, headers: batchHeaders(h), timeout: PUBLISH_TIMEOUT_MS,
-        });
-        // Stored, but reported as failed: the retry finds its own batch (the duplicate check below).
-        if (injected === 'fsync') throw new Error('injected failure after the store (test seam)');
-        if (ack.duplicate) {
-          // JetStream checks the message id before the expected last sequence: a duplicate ack
-          // means some batch <batch_id> is stored, ours (an earlier attempt whose ack was lost) or
-          // another leader's (after a lease overlap), which this leader must never take for its
-          // own (seen: a leader that did answered nothing more, its engine off the log).
-          const stored = await this.storedAt(ack.seq);
-          if (stored === null || !this.isOwn(stored, batch_id, state_root)) {
-            this.rebuild(`batch ${batch_id}: the event stream holds another leader's batch ${batch_id} (sequence ${ack.seq})`);
-            return;
-          }
-        }
-        this.applied(h, ack.seq, state_root);
-        return;
-      } catch (e) {
-        if (isWrongLastSequence(e)) {
-          // Our own earlier attempt may have been stored with its acknowledgement lost.
-          const stored = await this.storedAt(expected + 1);
-          if (stored !== null && this.isOwn(stored, batch_id, state_root)) {
-            this.applied(h, expected + 1, state_root);
-            return;
-          }
-          this.rebuild(`batch ${batch_id}: the event stream moved past sequence ${expected} under this leader`);
-          return;
-        }
-        if (this.stopping) throw e;
-        if (tries === 0 || tries % 50 === 0) log.warn(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored yet (${String(e)}), retrying`);
-        this.storeFault(batch_id, e, first_try_ms);
-        await sleep(RETRY_WAIT_MS[Math.min(tries, RETRY_WAIT_MS.length - 1)]);
-      }
-    }
-  }
-
-  /**
-   * Follows the leader's store fault: set once batch `batch_id` has failed to be stored for
-   * store_fault_after_ms since `first_try_ms` (`e` its last error), cleared with `e` null. Each
-   * change is logged and published at once (the gateways refuse writes from then on).
-   */
-  private storeFault(batch_id: number, e: unknown, first_try_ms: number): void {
-    const s = this.status;
-    if (e === null) {
-      if (s.store_fault === null) return;
-      log.warn(`ringbook matcher ${this.options.node_id}: batch ${s.store_fault.batch_id} is stored: the event stream takes batches again`);
-      s.store_fault = null;
-    } else {
-      if (s.store_fault !== null || Date.now() - first_try_ms < this.options.store_fault_after_ms) return;
-      s.store_fault = { batch_id, message: describeWriteError(e) };
-      log.error(`ringbook matcher ${this.options.node_id}: batch ${batch_id} not stored for ${Date.now() - first_try_ms} ms ` +
-        `(${s.store_fault.message}): the gateways refuse writes with 503 until it is; retrying`);
-    }
-    this.publishStatus();
-  }
-
-  /** The leader's status message to every gateway (matcher_status.ts); only the leader sends one. */
-  private publishStatus(): void {
-    const s = this.status;
-    if (this.nc === null || s.role !== 'leader') return;
-    try {
-      this.nc.publish(MATCHER_STATUS_SUBJECT, new Uint8Array(0), {
-        headers: leaderStatusHeaders({ leader: this.options.node_id, batch_id: s.batch_id, store_fault: s.store_fault }),
-      });
-    } catch (e) {
-      // A closed or draining connection (stopping): the next renewal sends it again, if any.
-      log.warn(`ringbook matcher ${this.options.node_id}: status message not sent (${String(e)})`);
-    }
-  }
-
-  /** The header of the event stream's message at `seq` (null when there is none or it could not be read). */
-  private async storedAt(seq: number): Promise<BatchHeader | null> {
-    const m = await (this.jsm as JetStreamManager).streams.getMessage(EVENT_STREAM, { seq }).catch(() => null);
-    if (m === null) return null;
-    return readBatchHeader(m.header, m.data.length);
-  }
-
-  /** Whether a stored batch header is this leader's batch `batch_id` with this root. */
-  private isOwn(stored: BatchHeader, batch_id: number, state_root: string): boolean {
-    return stored.batch_id === batch_id && stored.state_root === state_root && stored.leader === this.options.node_id;
   }
 
   /** Clean stop: finish the batch in flight, hand the lease over, close the connection. */

@@ -1,0 +1,44 @@
+// The cluster matcher's options and the status it reports (GET /status of `ringbook start --role
+// matcher`, the tests' cluster helpers). The matcher itself is matcher_role.ts.
+import type { EngineConfig } from '../engine/api.js';
+import type { JournalFault } from '../journal/journal.js';
+
+export interface ClusterMatcherOptions {
+  nats_urls: string[];
+  /** This matcher's name (the lease value; logged). */
+  node_id: string;
+  engine_config: EngineConfig;
+  replicas: number;
+  /** The lease's time to live; renewed every quarter of it. A dead leader is replaced after about this. */
+  lease_ttl_ms: number;
+  /** Most request records in one batch (a batch message holds them and their events). */
+  batch_records_max: number;
+  /**
+   * A batch the event stream has not stored for this long (its publish retried) is a store fault:
+   * the leader says so in its status message and every gateway refuses writes with 503 until the
+   * batch is stored. Shorter stretches are a NATS node's election, which retries ride out.
+   */
+  store_fault_after_ms: number;
+  /** Test seam, as the single process's journal (src/journal/journal.ts fault_file); null in production. */
+  fault_file: string | null;
+}
+
+export type MatcherRoleState = 'standby' | 'leader' | 'stopped';
+
+export interface MatcherStatus {
+  node_id: string;
+  role: MatcherRoleState;
+  /** The last batch applied (-1: none yet; 0 is genesis). */
+  batch_id: number;
+  state_root: string;
+  /** Event stream sequence of that batch; request stream sequence it consumed through. */
+  events_through: number;
+  requests_through: number;
+  /** Batches whose re-execution disagreed with the published events or roots (an alarm each). */
+  mismatches: number;
+  /** When this matcher became leader (epoch ms; 0 never). */
+  leader_since_ms: number;
+  batches_cut: number;
+  /** The leader's batch the event stream has not stored for store_fault_after_ms (retried), and why; else null. */
+  store_fault: JournalFault | null;
+}
