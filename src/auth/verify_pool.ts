@@ -6,10 +6,8 @@
 // answers come back in the same bytes, and the front learns of them through one Atomics.waitAsync
 // per ring. Before (one Piscina task per ~100 checks, a transferred ArrayBuffer each way) the
 // message passing was ~12% of the worker and ~15% of the front thread (issue 11,
-// docs/benchmarks.md).
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+// docs/benchmarks.md). The threads' life (start, replacement, a broken pool, stop) is
+// verify_workers.ts; this file routes the checks: rings, backlog, answers, the front's own checks.
 import { createRecoverer, recovererLibrary, type RecoverBackendName, type Recoverer } from './recover.js';
 import {
   encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, readTaskTimesInto, TASK_TIMES_BYTES, verifyPackedInto,
@@ -18,15 +16,13 @@ import { Lane, type Batch, type Task } from './verify_lane.js';
 import { STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX } from './verify_limits.js';
 import {
   align8, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MAX, VERIFY_RING_DATA_BYTES_MIN,
-  VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, VR_TASK_HEADER_BYTES, type VerifyWorkerData,
+  VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_DONE, VR_READY, VR_TASK_HEADER_BYTES,
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
-import { componentLog } from '../util/log.js';
+import { VerifyWorkers } from './verify_workers.js';
 import {
   defaultThreadCount, defaultWorkerFile, positiveInt, THREADS_MAX, type Secp256k1Threads, type VerifyPoolOptions, type VerifyPoolState,
 } from './verify_pool_options.js';
-
-const log = componentLog('verify');
 
 // lib ES2022 does not declare Atomics.waitAsync; Node >= 16 has it.
 type WaitAsyncFn = (array: Int32Array, index: number, value: number, timeout_ms?: number) =>
@@ -53,16 +49,12 @@ export class VerifyPool {
   readonly #one: SignedMessage[] = [];
   /** Where #packHere packs and answers a call on this thread (grown when a call needs more). */
   #scratch = Buffer.alloc(0);
-  readonly #piscina: Piscina<VerifyWorkerData, number>;
+  readonly #workers: VerifyWorkers;
   readonly #backend: RecoverBackendName | undefined;
-  readonly #lanes: Lane[] = [];
+  /** The workers' lanes (one array: a dead lane's place is taken by its replacement's). */
+  readonly #lanes: Lane[];
   /** Tasks that found no room in any ring yet, oldest first (written as answers free room). */
   readonly #backlog: Task[] = [];
-  #closed = false;
-  #broken: Error | null = null;
-  #brokenAtMs: number | null = null;
-  /** Workers that died after serving and were replaced (their lanes restarted). */
-  #restarts = 0;
   #inFlight = 0;
   #idle: (() => void) | null = null;
 
@@ -71,87 +63,15 @@ export class VerifyPool {
     this.taskSize = positiveInt(options.taskSize, TASK_SIZE_DEFAULT, 1, TASK_SIZE_MAX, 'taskSize');
     this.ringBytes = align8(positiveInt(options.ringBytes, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MIN, VERIFY_RING_DATA_BYTES_MAX, 'ringBytes'));
     this.stealAfterUs = positiveInt(options.stealAfterUs, 0, 0, STEAL_AFTER_US_MAX, 'stealAfterUs');
-    const file = options.workerFile ?? defaultWorkerFile();
-    const url = typeof file === 'string' && !file.startsWith('file:') ? null : new URL(file);
-    const path = url === null ? (file as string) : fileURLToPath(url);
-    if (!existsSync(path)) {
-      throw new Error(`verify worker not found at ${path}: compile first (npx tsc -p tsconfig.json)`);
-    }
-    // One long task per thread: threads = tasks, and no idle timeout.
-    this.#piscina = new Piscina<VerifyWorkerData, number>({
-      filename: url === null ? path : url.href,
-      minThreads: this.threads,
-      maxThreads: this.threads,
-      concurrentTasksPerWorker: 1,
-      idleTimeout: Infinity,
-    });
-    // Piscina emits 'error' for a worker that fails holding no task of it. At the start, one that
-    // fails while loading (a broken build) does so after its lane's task was rejected (#laneEnded
-    // broke the pool already). A replacement started after a worker died (Piscina's own restart)
-    // fails so too, and then Piscina starts no thread any more (it gives up on workers that fail
-    // while loading) and keeps the new lane's task queued for ever: the pool breaks here, else
-    // that ring's tasks waited for a worker that never comes (answered only by the front's
-    // stealing, or never with stealing off). Unheard, the event is an uncaught exception that
-    // ended the process before the server could say why (test/server/start_verify_workers.test.ts).
-    this.#piscina.on('error', (err: unknown) => {
-      if (this.#closed || this.#broken !== null) return;
-      const e = err instanceof Error ? err : new Error(String(err));
-      if (this.#lanes.some((lane) => !lane.ready)) this.#break(new Error(`a verify worker could not start (${e.message})`, { cause: e }));
-      else log.error('ringbook: verify worker failed outside a task', e);
-    });
     this.#backend = options.backend;
-    for (let i = 0; i < this.threads; i++) this.#lanes.push(this.#startLane(i));
-  }
-
-  #startLane(index: number): Lane {
-    const lane = new Lane(this.ringBytes, this.#piscina, this.#backend);
-    lane.serving.then(
-      () => this.#laneEnded(index, lane, new Error('verify worker stopped serving its ring')),
-      (err: unknown) => this.#laneEnded(index, lane, err instanceof Error ? err : new Error(String(err))),
-    );
-    return lane;
-  }
-
-  /**
-   * A worker that dies takes its unanswered batches with it: they reject (the gateway answers
-   * 503 OVERLOADED: nothing was applied) and a fresh ring is served by the thread Piscina starts
-   * in its place (counted: workerRestarts). A ring whose worker died before it ever served (a
-   * broken build) breaks the pool instead of restarting forever. After close() the tasks end
-   * normally and nothing restarts.
-   */
-  #laneEnded(index: number, lane: Lane, err: Error): void {
-    this.#killLane(lane, err);
-    if (this.#closed || this.#broken !== null) return;
-    if (!lane.ready) {
-      this.#break(new Error(`a verify worker ended before it served (${err.message})`, { cause: err }));
-      return;
-    }
-    log.error('ringbook: verify worker died; its unanswered checks fail, a new worker takes its ring', err,
-      { worker_restarts: this.#restarts + 1 });
-    this.#restarts++;
-    this.#lanes[index] = this.#startLane(index);
-    this.#drainBacklog();
-  }
-
-  /** No more tasks for `lane`; its unanswered ones fail with `err` (the front's own are answered). */
-  #killLane(lane: Lane, err: Error): void {
-    lane.dead = true;
-    for (const t of lane.outstanding.splice(0)) if (t.claim !== VR_CLAIM_FRONT) this.#fail(t, err);
-    Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
-    Atomics.notify(lane.i32, VR_READY); // and ready()'s, when it died before serving
-  }
-
-  /**
-   * The pool refuses every check from now on (until the process restarts): the waiting tasks and
-   * those in rings no worker serves fail with `err`; rings whose workers serve answer theirs.
-   */
-  #break(err: Error): void {
-    this.#broken = err;
-    this.#brokenAtMs = Date.now();
-    log.error('ringbook: the verify pool is broken: every signature check fails (signed requests are answered 503 OVERLOADED, ' +
-      'GET /health 503) until the server restarts with a build whose verify worker loads', err);
-    for (const t of this.#backlog.splice(0)) this.#fail(t, err);
-    for (const lane of this.#lanes) if (!lane.ready && !lane.dead) this.#killLane(lane, err);
+    this.#workers = new VerifyWorkers(this.threads, this.ringBytes, options.workerFile ?? defaultWorkerFile(), options.backend, {
+      fail: (task, err) => this.#fail(task, err),
+      failWaiting: (err) => {
+        for (const t of this.#backlog.splice(0)) this.#fail(t, err);
+      },
+      laneRestarted: () => this.#drainBacklog(),
+    });
+    this.#lanes = this.#workers.lanes;
   }
 
   /**
@@ -161,8 +81,8 @@ export class VerifyPool {
    * task that checked it at [2i] and [2i + 1] (epoch ms; the per-stage latency of the load bench).
    */
   verifyBatch(items: readonly SignedMessage[], times_ms?: Float64Array): Promise<Uint8Array> {
-    if (this.#closed) return Promise.reject(new Error('verify pool is closed'));
-    if (this.#broken !== null) return Promise.reject(this.#broken);
+    if (this.#workers.closed) return Promise.reject(new Error('verify pool is closed'));
+    if (this.#workers.broken !== null) return Promise.reject(this.#workers.broken);
     if (!Array.isArray(items)) return Promise.reject(new TypeError('items must be an array'));
     return new Promise<Uint8Array>((resolve, reject) => {
       const batch: Batch = { out: new Uint8Array(items.length), times_ms, remaining: 0, settled: false, resolve, reject };
@@ -199,7 +119,7 @@ export class VerifyPool {
    * (the front's inline policy, verify_inline.ts).
    */
   get idle(): boolean {
-    return this.#inFlight === 0 && !this.#closed && this.#broken === null;
+    return this.#inFlight === 0 && !this.#workers.closed && this.#workers.broken === null;
   }
 
   /**
@@ -210,7 +130,7 @@ export class VerifyPool {
    * no waitAsync back.
    */
   checkOneHere(item: SignedMessage, times_ms?: Float64Array): number {
-    if (this.#closed) throw new Error('verify pool is closed');
+    if (this.#workers.closed) throw new Error('verify pool is closed');
     this.#one[0] = item;
     let answer: Uint8Array;
     try {
@@ -384,12 +304,12 @@ export class VerifyPool {
    * could not load (a broken build; every call rejects with this); null while the pool works.
    */
   get broken(): Error | null {
-    return this.#broken;
+    return this.#workers.broken;
   }
 
   /** Workers that died after they served and were replaced, since the pool started. */
   get workerRestarts(): number {
-    return this.#restarts;
+    return this.#workers.restarts;
   }
 
   /** For operators: workers serving, restarts, and why the pool is broken (GET /admin/state, GET /health). */
@@ -397,8 +317,8 @@ export class VerifyPool {
     let ready = 0;
     for (const lane of this.#lanes) if (!lane.dead && lane.ready) ready++;
     return {
-      threads: this.threads, workers_ready: ready, worker_restarts: this.#restarts,
-      broken: this.#broken === null ? null : this.#broken.message, broken_at_ms: this.#brokenAtMs,
+      threads: this.threads, workers_ready: ready, worker_restarts: this.#workers.restarts,
+      broken: this.#workers.broken === null ? null : this.#workers.broken.message, broken_at_ms: this.#workers.brokenAtMs,
     };
   }
 
@@ -435,9 +355,9 @@ export class VerifyPool {
 
   /** Waits for the tasks in flight, then stops the workers. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    if (this.#inFlight > 0 && this.#broken === null) {
+    if (this.#workers.closed) return;
+    this.#workers.beginClose();
+    if (this.#inFlight > 0 && this.#workers.broken === null) {
       await new Promise<void>((resolve) => {
         this.#idle = resolve;
       });
@@ -445,15 +365,7 @@ export class VerifyPool {
     // Stealing went on while the last tasks finished (a worker that never comes back is covered).
     if (this.#stealTimer !== null) clearTimeout(this.#stealTimer);
     this.#stealTimer = null;
-    for (const lane of this.#lanes) {
-      Atomics.store(lane.i32, VR_CLOSED, 1);
-      Atomics.notify(lane.i32, VR_PUBLISHED);
-    }
-    // force: a lane's task still queued without a thread (its replacement could not load: the
-    // pool broke) is refused, not waited for; the running ones end as their rings close.
-    const closed = this.#piscina.close({ force: true });
-    await Promise.allSettled(this.#lanes.map((lane) => lane.serving));
-    await closed;
+    await this.#workers.stop();
   }
 }
 
