@@ -20,7 +20,7 @@ import type {
 import type {
   AmendInput, CancelInput, CreateMarketInput, DepositInput, PlaceOrderInput, WithdrawalSignatureInput, WithdrawInput,
 } from './input_types.js';
-import type { RingbookClientOptions } from './rest_core.js';
+import { accountAddress, hasAdminToken, signerOf, withNonce, type RingbookClientOptions } from './rest_core.js';
 import { RingbookClientProgrammes } from './rest_programmes.js';
 
 export type { RingbookClientOptions };
@@ -64,7 +64,7 @@ export class RingbookClient extends RingbookClientProgrammes {
 
   /** Balances of `address` (default: the wallet). Also raises the nonce floor for the own wallet. */
   async balances(address?: string): Promise<Balances> {
-    const a = this.accountAddress(address);
+    const a = accountAddress(this, address);
     const raw = await this.request<Record<string, unknown>>('GET', `/account/${enc(a)}/balances`);
     const assets: Record<string, AssetBalance> = {};
     for (const [k, v] of Object.entries(raw)) {
@@ -89,34 +89,34 @@ export class RingbookClient extends RingbookClientProgrammes {
   }
 
   orders(opts: { address?: string; status?: OrderStatusFilter; market_id?: string; limit?: number } = {}): Promise<OrderRecord[]> {
-    const a = this.accountAddress(opts.address);
+    const a = accountAddress(this, opts.address);
     return this.request('GET', `/account/${enc(a)}/orders${query({ status: opts.status, market_id: opts.market_id, limit: opts.limit })}`);
   }
 
   orderByClientId(client_order_id: string, address?: string): Promise<OrderRecord> {
-    return this.request('GET', `/account/${enc(this.accountAddress(address))}/orders/by-client-id/${enc(client_order_id)}`);
+    return this.request('GET', `/account/${enc(accountAddress(this, address))}/orders/by-client-id/${enc(client_order_id)}`);
   }
 
   fills(opts: { address?: string; limit?: number } = {}): Promise<AccountFill[]> {
-    return this.request('GET', `/account/${enc(this.accountAddress(opts.address))}/fills${query({ limit: opts.limit })}`);
+    return this.request('GET', `/account/${enc(accountAddress(this, opts.address))}/fills${query({ limit: opts.limit })}`);
   }
 
   // ------------------------------------------------------------------ signed trading
 
   async placeOrder(o: PlaceOrderInput): Promise<OrderResult> {
-    const w = this.signer();
-    return this.withNonce(o.nonce, (nonce) => this.request<OrderResult>('POST', '/orders', orderBody(w, o, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, o.nonce, (nonce) => this.request<OrderResult>('POST', '/orders', orderBody(w, o, nonce)));
   }
 
   /** Cancel by `order_id` or `client_order_id` (or both, naming the same order). */
   async cancel(c: CancelInput): Promise<CancelResult> {
-    const w = this.signer();
-    return this.withNonce(c.nonce, (nonce) => this.request<CancelResult>('POST', '/orders/cancel', cancelBody(w, c, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, c.nonce, (nonce) => this.request<CancelResult>('POST', '/orders/cancel', cancelBody(w, c, nonce)));
   }
 
   async amend(a: AmendInput): Promise<OrderResult> {
-    const w = this.signer();
-    return this.withNonce(a.nonce, (nonce) => this.request<OrderResult>('POST', '/orders/amend', amendBody(w, a, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, a.nonce, (nonce) => this.request<OrderResult>('POST', '/orders/amend', amendBody(w, a, nonce)));
   }
 
   /**
@@ -135,13 +135,13 @@ export class RingbookClient extends RingbookClientProgrammes {
 
   /** The signed body of a batch (for `RingbookSocket.post('/orders/batch', ...)`), nonces taken now. */
   batchRequestBody(items: readonly BatchRequest[]): { requests: SignedBody[] } {
-    return batchBody(this.signer(), items, () => this.nonces.next());
+    return batchBody(signerOf(this), items, () => this.nonces.next());
   }
 
   /** Cancels the account's open orders in one market, or everywhere when `market_id` is omitted. */
   async cancelAll(market_id?: string, opts: { nonce?: number } = {}): Promise<CancelAllResult> {
-    const w = this.signer();
-    return this.withNonce(opts.nonce, (nonce) => this.request<CancelAllResult>('POST', '/orders/cancel-all', cancelAllBody(w, market_id, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, opts.nonce, (nonce) => this.request<CancelAllResult>('POST', '/orders/cancel-all', cancelAllBody(w, market_id, nonce)));
   }
 
   /**
@@ -149,8 +149,8 @@ export class RingbookClient extends RingbookClientProgrammes {
    * disarms), every resting order of the wallet's address is cancelled (reason dead_man_switch).
    */
   async armDeadMan(timeout_ms: number, opts: { nonce?: number } = {}): Promise<DeadManResult> {
-    const w = this.signer();
-    return this.withNonce(opts.nonce, (nonce) => this.request<DeadManResult>('POST', '/orders/cancel-after', cancelAfterBody(w, timeout_ms, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, opts.nonce, (nonce) => this.request<DeadManResult>('POST', '/orders/cancel-after', cancelAfterBody(w, timeout_ms, nonce)));
   }
 
   /**
@@ -159,13 +159,13 @@ export class RingbookClient extends RingbookClientProgrammes {
    * 180 days ahead). At most 10 live agents; approving one again renames it and moves its expiry.
    */
   async approveAgent(agent: string, name: string, valid_until_ms: number, opts: { nonce?: number } = {}): Promise<AgentApproval> {
-    const w = this.signer();
-    return this.withNonce(opts.nonce, (nonce) => this.request<AgentApproval>('POST', '/agents', approveAgentBody(w, agent, name, valid_until_ms, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, opts.nonce, (nonce) => this.request<AgentApproval>('POST', '/agents', approveAgentBody(w, agent, name, valid_until_ms, nonce)));
   }
 
   async revokeAgent(agent: string, opts: { nonce?: number } = {}): Promise<AgentRevocation> {
-    const w = this.signer();
-    return this.withNonce(opts.nonce, (nonce) => this.request<AgentRevocation>('POST', '/agents/revoke', revokeAgentBody(w, agent, nonce)));
+    const w = signerOf(this);
+    return withNonce(this, opts.nonce, (nonce) => this.request<AgentRevocation>('POST', '/agents/revoke', revokeAgentBody(w, agent, nonce)));
   }
 
   /**
@@ -173,7 +173,7 @@ export class RingbookClient extends RingbookClientProgrammes {
    * raises the nonce floor to the agent's own mark.
    */
   async agents(address?: string): Promise<AgentList> {
-    const a = this.accountAddress(address);
+    const a = accountAddress(this, address);
     const list = await this.request<AgentList>('GET', `/account/${enc(a)}/agents`);
     const w = this.wallet;
     if (w instanceof Agent && a.toLowerCase() === w.address) {
@@ -207,21 +207,21 @@ export class RingbookClient extends RingbookClientProgrammes {
 
   /** `amount` in the asset's smallest on-chain unit (wei for ETH). */
   async withdraw(wd: WithdrawInput): Promise<WithdrawalResult> {
-    const w = this.signer();
+    const w = signerOf(this);
     withdrawalAmountText(wd.amount); // a bad amount throws before any nonce is taken
-    return this.withNonce(wd.nonce, (nonce) => this.request<WithdrawalResult>('POST', '/withdrawals', withdrawalBody(w, wd, nonce)));
+    return withNonce(this, wd.nonce, (nonce) => this.request<WithdrawalResult>('POST', '/withdrawals', withdrawalBody(w, wd, nonce)));
   }
 
   /** The operator's signature for a pending withdrawal (amount: decimal whole units, e.g. "0.5"). */
   withdrawalSignature(i: WithdrawalSignatureInput): Promise<WithdrawalSignature> {
-    return this.request('POST', '/withdrawal-signature', { user: this.accountAddress(i.user), asset: i.asset, amount: i.amount, nonce: i.nonce });
+    return this.request('POST', '/withdrawal-signature', { user: accountAddress(this, i.user), asset: i.asset, amount: i.amount, nonce: i.nonce });
   }
 
   // ------------------------------------------------------------------ admin
 
   /** Operator deposit (X-Admin-Token). `amount` is a decimal string in whole units. */
   deposit(d: DepositInput): Promise<DepositResult> {
-    return this.request('POST', '/deposit', { user: d.user, asset: d.asset, amount: d.amount }, { admin: this.has_admin_token });
+    return this.request('POST', '/deposit', { user: d.user, asset: d.asset, amount: d.amount }, { admin: hasAdminToken(this) });
   }
 
   adminState(): Promise<AdminState> {

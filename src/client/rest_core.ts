@@ -3,8 +3,11 @@
 // in three files: RingbookClientCore (here), RingbookClientProgrammes (rest_programmes.ts: the
 // referral programme, forced inclusion, data availability) extending it, and RingbookClient
 // (rest.ts: public and account reads, signed trading, admin), the one a user makes. What the parts
-// share is protected, not #private (an #name is seen by its own class only): withNonce, signer,
-// accountAddress, has_admin_token; the transport stays #private here.
+// share are module functions taking the client (withNonce, signerOf, accountAddress,
+// hasAdminToken), not members: a user's subclass of RingbookClient may give its own members any
+// of these names without changing the SDK's calls (until 2026-11-27 they were protected members,
+// which such a subclass overrode or could not compile against). The transport is #private here;
+// these functions are not exported by the package entry (index.ts).
 import { DuplicateNonceError } from './errors.js';
 import { HttpTransport, type FetchLike } from './http.js';
 import { MonotonicNonce, type NonceSource } from './nonce.js';
@@ -34,6 +37,9 @@ export interface RingbookClientOptions {
   duplicate_nonce_retries?: number;
 }
 
+/** The client's transport, for hasAdminToken (set by RingbookClientCore's static block: an #name is read in its class only). */
+let transportOf: (c: RingbookClientCore) => HttpTransport;
+
 export abstract class RingbookClientCore {
   readonly base_url: string;
   readonly wallet: Wallet | Agent | undefined;
@@ -41,6 +47,10 @@ export abstract class RingbookClientCore {
   readonly envelope_nonces: NonceSource;
   readonly duplicate_nonce_retries: number;
   readonly #http: HttpTransport;
+
+  static {
+    transportOf = (c) => c.#http;
+  }
 
   constructor(opts: RingbookClientOptions) {
     this.base_url = opts.base_url.replace(/\/+$/, '');
@@ -59,37 +69,41 @@ export abstract class RingbookClientCore {
   request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, opts: { admin?: boolean } = {}): Promise<T> {
     return this.#http.request<T>(method, path, body, opts);
   }
+}
 
-  /**
-   * Runs a signed request with a nonce from the source. Nonces are unique and increasing, so a
-   * DUPLICATE_NONCE on an auto nonce means a later request overtook this one on another
-   * connection (docs/api.md "Nonces"); a refused request changed nothing, so it is re-signed with
-   * a fresh nonce and sent again (at most `duplicate_nonce_retries` times).
-   */
-  protected async withNonce<T>(explicit: number | undefined, send: (nonce: number) => Promise<T>, source: NonceSource = this.nonces): Promise<T> {
-    if (explicit !== undefined) return send(explicit);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await send(source.next());
-      } catch (e) {
-        if (!(e instanceof DuplicateNonceError) || attempt >= this.duplicate_nonce_retries) throw e;
-      }
+/**
+ * Runs a signed request of client `c` with a nonce from the source. Nonces are unique and
+ * increasing, so a DUPLICATE_NONCE on an auto nonce means a later request overtook this one on
+ * another connection (docs/api.md "Nonces"); a refused request changed nothing, so it is
+ * re-signed with a fresh nonce and sent again (at most `duplicate_nonce_retries` times).
+ */
+export async function withNonce<T>(
+  c: RingbookClientCore, explicit: number | undefined, send: (nonce: number) => Promise<T>, source: NonceSource = c.nonces,
+): Promise<T> {
+  if (explicit !== undefined) return send(explicit);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send(source.next());
+    } catch (e) {
+      if (!(e instanceof DuplicateNonceError) || attempt >= c.duplicate_nonce_retries) throw e;
     }
   }
+}
 
-  protected signer(): Wallet | Agent {
-    if (!this.wallet) throw new TypeError('this call needs a wallet (RingbookClient({wallet}))');
-    return this.wallet;
-  }
+/** The wallet that signs `c`'s signed requests; throws when it was given none. */
+export function signerOf(c: RingbookClientCore): Wallet | Agent {
+  if (!c.wallet) throw new TypeError('this call needs a wallet (RingbookClient({wallet}))');
+  return c.wallet;
+}
 
-  protected accountAddress(address?: string): string {
-    const a = address ?? this.wallet?.address;
-    if (!a) throw new TypeError('pass an address or give the client a wallet');
-    return a;
-  }
+/** `address`, else the address of `c`'s wallet; throws when there is neither. */
+export function accountAddress(c: RingbookClientCore, address?: string): string {
+  const a = address ?? c.wallet?.address;
+  if (!a) throw new TypeError('pass an address or give the client a wallet');
+  return a;
+}
 
-  /** Whether the client was given an `X-Admin-Token` (the operator's deposit sends it then). */
-  protected get has_admin_token(): boolean {
-    return this.#http.has_admin_token;
-  }
+/** Whether `c` was given an `X-Admin-Token` (the operator's deposit sends it then). */
+export function hasAdminToken(c: RingbookClientCore): boolean {
+  return transportOf(c).has_admin_token;
 }

@@ -10,7 +10,7 @@ import type {
   DaBatch, DaProof, ForceInclusion, ForceInclusionStatus, ReferralRegistration, ReferralStats,
 } from './programme_types.js';
 import type { ForceIncludeOptions, RegisterReferralInput } from './input_types.js';
-import { RingbookClientCore } from './rest_core.js';
+import { accountAddress, RingbookClientCore, signerOf, withNonce } from './rest_core.js';
 
 export abstract class RingbookClientProgrammes extends RingbookClientCore {
   // ------------------------------------------------------------------ referral programme
@@ -20,15 +20,15 @@ export abstract class RingbookClientProgrammes extends RingbookClientCore {
    * referrer never changes). Signed like every operation, with a nonce from the nonce source.
    */
   async registerReferral(r: RegisterReferralInput): Promise<ReferralRegistration> {
-    const w = this.signer();
+    const w = signerOf(this);
     referrerText(r.referrer); // a malformed referrer throws before any nonce is taken
-    return this.withNonce(r.nonce, (nonce) => this.request<ReferralRegistration>('POST', '/referral/register', referralBody(w, r.referrer, nonce)));
+    return withNonce(this, r.nonce, (nonce) => this.request<ReferralRegistration>('POST', '/referral/register', referralBody(w, r.referrer, nonce)));
   }
 
   /** Referral statistics of `address` (default: the wallet); any well-formed address answers. */
   referral(address?: string, opts: { limit?: number } = {}): Promise<ReferralStats> {
     const q = opts.limit === undefined ? '' : `?limit=${opts.limit}`;
-    return this.request('GET', `/referral/${enc(this.accountAddress(address))}${q}`);
+    return this.request('GET', `/referral/${enc(accountAddress(this, address))}${q}`);
   }
 
   // ------------------------------------------------------------------ forced inclusion
@@ -43,10 +43,10 @@ export abstract class RingbookClientProgrammes extends RingbookClientCore {
    * waitForInclusion), and its nonce is checked against the trading mark then.
    */
   async forceInclude(r: ForcedRequest, opts: ForceIncludeOptions = {}): Promise<ForceInclusion> {
-    const w = this.signer();
+    const w = signerOf(this);
     const payload_nonce = opts.payload_nonce ?? this.nonces.next();
     this.nonces.observe(payload_nonce);
-    return this.withNonce(opts.nonce, (nonce) => {
+    return withNonce(this, opts.nonce, (nonce) => {
       const { envelope } = forcedEnvelope(w, r, nonce, { ...opts, payload_nonce });
       return this.request<ForceInclusion>('POST', '/force-include', envelope);
     }, this.envelope_nonces);
@@ -59,9 +59,9 @@ export abstract class RingbookClientProgrammes extends RingbookClientCore {
    * the payload keeps whatever nonce it was signed with.
    */
   async forceIncludePayload(payload: string | Record<string, unknown>, opts: { nonce?: number } = {}): Promise<ForceInclusion> {
-    const w = this.signer();
+    const w = signerOf(this);
     const hex = typeof payload === 'string' ? payload : encodeForcedPayload(payload, { kind: typeof payload.kind === 'string' });
-    return this.withNonce(opts.nonce, (nonce) => this.request<ForceInclusion>('POST', '/force-include', forceIncludeBody(w, hex, nonce)), this.envelope_nonces);
+    return withNonce(this, opts.nonce, (nonce) => this.request<ForceInclusion>('POST', '/force-include', forceIncludeBody(w, hex, nonce)), this.envelope_nonces);
   }
 
   /** An inbox entry: pending, or included with its result. */

@@ -9,8 +9,9 @@ import {
   amendBody, cancelAllBody, cancelBody, decodeForcedPayload, DuplicateNonceError, encodeForcedPayload, FORCED_PAYLOAD_BYTES_MAX,
   forcedEnvelope, forcedRequestBody, forcedResultError, forceIncludeBody, forceIncludeMessage, inferForcedKind, InvalidReferralError,
   InvalidSignatureError, MonotonicNonce, NotFoundError, orderBody, referralBody, referralMessage, ReferralExistsError, RingbookClient,
-  Wallet, withdrawalBody, type FetchLike, type ForcedRequest,
+  Wallet, withdrawalBody, type ForcedRequest,
 } from '../../src/client/index.js';
+import { err, fakeFetch, ok } from './helpers.js';
 
 const TEST_KEY = '0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318';
 const w = new Wallet(TEST_KEY);
@@ -158,30 +159,6 @@ describe('forced-inclusion payloads', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-
-interface Sent {
-  method: string;
-  url: string;
-  body: any;
-}
-
-function fakeFetch(answers: ((s: Sent) => { status: number; body: unknown })[]): { fetch: FetchLike; sent: Sent[] } {
-  const sent: Sent[] = [];
-  const fetch: FetchLike = async (url, init) => {
-    const s: Sent = { method: init?.method ?? 'GET', url, body: init?.body === undefined ? undefined : JSON.parse(init.body) };
-    sent.push(s);
-    const a = answers[Math.min(sent.length - 1, answers.length - 1)](s);
-    return {
-      status: a.status,
-      headers: { get: (n: string) => (n.toLowerCase() === 'x-request-id' ? 'abcdefabcdef-1' : null) },
-      text: async () => JSON.stringify(a.body),
-    };
-  };
-  return { fetch, sent };
-}
-
-const ok = (data: unknown) => () => ({ status: 200, body: { ok: true, data } });
-const err = (status: number, code: string) => () => ({ status, body: { ok: false, error: code, message: code.toLowerCase(), request_id: 'abcdefabcdef-1' } });
 
 describe('RingbookClient: referral and force-include requests (fake fetch)', () => {
   it('registerReferral signs with the next nonce; referral(address) reads', async () => {
