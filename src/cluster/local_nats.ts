@@ -18,6 +18,14 @@ const NODE_START_MS_MAX = 10_000;
 const START_ATTEMPTS_MAX = 3;
 /** How long a clean stop may take before SIGKILL. */
 const NODE_STOP_MS_MAX = 5_000;
+/**
+ * Tries of a restart (restart()) whose ports another process holds, RESTART_WAIT_MS apart: an
+ * outgoing connection's ephemeral port, say, is free again once that connection ends.
+ */
+const RESTART_ATTEMPTS_MAX = 5;
+const RESTART_WAIT_MS = 500;
+/** The bind failures nats-server exits with (monitor, client and route ports alike). */
+const PORT_IN_USE = /address already in use/;
 
 export interface NatsNode {
   name: string;
@@ -26,6 +34,7 @@ export interface NatsNode {
   /** nats-server's monitoring port (loopback): GET /jsz says who leads the JetStream meta layer. */
   monitor_port: number;
   proc: ChildProcess | null;
+  /** The last 20,000 characters of the node's output since it was last started. */
   log: string;
 }
 
@@ -96,22 +105,66 @@ export class LocalNatsCluster {
     ].join('\n') + '\n';
   }
 
-  /** Starts node `i` (again, after kill: same ports, same store, it catches up from its peers). */
-  async startNode(i: number): Promise<void> {
+  /**
+   * Starts killed node `i` again on its ports with its store (it catches up from its peers): its
+   * peers route to its cluster port and clients were given its client port, so those two stay.
+   * Another process may have taken one of its ports meanwhile (the kernel hands a free port to
+   * anyone); then the start is tried again RESTART_WAIT_MS later, at most RESTART_ATTEMPTS_MAX
+   * times, and then it fails saying which ports. The monitoring port is this class's alone (only
+   * metaLeader reads it): when it is the one taken, the node takes a fresh one at once.
+   */
+  async restart(i: number): Promise<void> {
+    const n = this.nodes[i];
+    if (n.proc !== null) throw new Error(`nats-server ${n.name} is running: kill it first`);
+    const first_ms = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startNode(i);
+        return;
+      } catch (e) {
+        const proc = n.proc as ChildProcess | null;
+        if (proc !== null) await stopChild(proc, 'SIGKILL', 0);
+        n.proc = null;
+        const why = String(e);
+        if (!PORT_IN_USE.test(why)) throw e;
+        const monitor = /monitor port/.test(why);
+        if (monitor) n.monitor_port = await freePort();
+        if (attempt >= RESTART_ATTEMPTS_MAX) {
+          throw new Error(`nats-server ${n.name} could not restart on its ports (client ${n.client_port}, cluster ${n.cluster_port}, ` +
+            `monitor ${n.monitor_port}): another process holds one, ${attempt} attempts over ${Date.now() - first_ms} ms; ` +
+            `the last: ${why}`, { cause: e });
+        }
+        if (!monitor) await new Promise((r) => setTimeout(r, RESTART_WAIT_MS));
+      }
+    }
+  }
+
+  /**
+   * Starts node `i` on its ports and waits until it listens for clients and routes. Its own log
+   * says so, not a connection to the port alone: another process holding the client port would
+   * accept that connection while nats-server exits (the bind failure, `address already in use`).
+   */
+  private async startNode(i: number): Promise<void> {
     const n = this.nodes[i];
     const file = path.join(this.dir, `${n.name}.conf`);
     fs.writeFileSync(file, this.config(i));
     const proc = spawn(this.binary, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
     n.proc = proc;
+    n.log = ''; // this run's: a restart must not read the last run's "Listening" lines
     const keep = (d: Buffer): void => {
       n.log = (n.log + d.toString('utf8')).slice(-20_000);
     };
     proc.stdout?.on('data', keep);
     proc.stderr?.on('data', keep);
     const deadline = Date.now() + NODE_START_MS_MAX;
+    const listening = [
+      `Listening for client connections on 127.0.0.1:${n.client_port}`, `Listening for route connections on 127.0.0.1:${n.cluster_port}`,
+    ];
     while (Date.now() < deadline) {
-      if (proc.exitCode !== null) throw new Error(`nats-server ${n.name} exited (${proc.exitCode}): ${n.log.slice(-2000)}`);
-      if (await portOpen(n.client_port)) return;
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        throw new Error(`nats-server ${n.name} exited (${proc.exitCode ?? proc.signalCode}): ${n.log.slice(-2000)}`);
+      }
+      if (listening.every((l) => n.log.includes(l)) && await portOpen(n.client_port)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`nats-server ${n.name} did not listen on ${n.client_port} within ${NODE_START_MS_MAX} ms: ${n.log.slice(-2000)}`);
