@@ -10,7 +10,8 @@
 // a leader whose own last batch is past that one (the batch that answers it is on its way to the
 // gateway: a request repeated to a new leader after a failover, or a late duplicate, costs nothing).
 // Nothing is acknowledged: a request lost with no leader, or sent to an old one, is sent again by
-// the chain link on its next round for as long as the count waits (chain_link.ts, postRoots).
+// the chain link on its next round for as long as the count waits (chain_link.ts, postRoots; a
+// cluster gateway posts no roots yet, so there it asks once per refused entry).
 //
 // The leader coalesces: every request waiting is answered by the next batch it cuts, whatever it
 // holds; and it cuts an *empty* batch for requests at most once per `spacing_ms`, so a buggy or
