@@ -262,6 +262,7 @@ export class ClusterMatcher {
   // ---------------------------------------------------------------- leader: sequence
 
   private async lead(): Promise<void> {
+    this.batch_requests.reset();
     const jsm = this.jsm as JetStreamManager;
     const js = this.js as JetStreamClient;
     // Apply the whole stream first: the previous leader's last batches may still be in flight.
@@ -279,7 +280,6 @@ export class ClusterMatcher {
       });
     this.request_reader = requests;
     if (this.status.role === 'leader') await requests.start();
-    this.batch_requests.reset();
     while (!this.stopping && this.status.role === 'leader') {
       if (this.units.length === 0) {
         // An empty batch when a forced inclusion or dead-man switch falls due, or a gateway's request waits.

@@ -48,7 +48,7 @@ export function leaderStatusHeaders(s: LeaderStatus): MsgHdrs {
  */
 export function batchIdOf(header: string, text: string, min: number): number {
   const n = Number(text);
-  if (!/^-?[0-9]{1,16}$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`matcher status: ${header} is ${JSON.stringify(text.slice(0, 40))}`);
+  if (!/^-?[0-9]{1,16}$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`${header} is ${JSON.stringify(text.slice(0, 40))}`);
   return n;
 }
 
