@@ -14,6 +14,7 @@ import type { SpscRing } from '../ring/spsc_ring.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
 import { MATCHER_STATUS_SUBJECT, readLeaderStatus, type LeaderStatus } from './matcher_status.js';
+import { BATCH_REQUEST_SUBJECT, batchRequestHeaders } from './batch_request.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('cluster');
@@ -56,8 +57,12 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   duplicates = 0;
   given_up = 0;
   retried = 0;
-  /** The last event stream sequence written into the event ring. */
+  /** The last event stream sequence written into the event ring, and its batch (-1: none yet). */
   events_through = 0;
+  batch_id = -1;
+  /** Requests for a batch sent to the matchers (batch_request.ts), and those the connection refused. */
+  batch_requests_sent = 0;
+  batch_requests_failed = 0;
   /** The leader's status messages (matcher_status.ts): its store fault, reported to the link. */
   private status_sub: Subscription | null = null;
   /** The store fault last reported to the link (null: none). */
@@ -128,6 +133,7 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   /** Copies one batch's event records into the event ring (waiting for room, never dropping). */
   private async writeBatch(ring: SpscRing, views: RecordViews, m: LogMessage): Promise<void> {
     const h = readBatchHeader(m.headers, m.data.length);
+    this.batch_id = h.batch_id;
     const body = m.data;
     let at = h.input_records * RECORD_BYTES;
     while (at < body.length) {
@@ -195,6 +201,22 @@ export class JetStreamGatewayBackend implements MatcherBackend {
       following--;
     }
     return end;
+  }
+
+  /**
+   * Asks the leader matcher for a batch after the last one this gateway has (batch_request.ts): a
+   * plain NATS message, not acknowledged; whoever needs the batch asks again if none comes.
+   */
+  requestBatch(): void {
+    try {
+      this.nc.publish(BATCH_REQUEST_SUBJECT, new Uint8Array(0), {
+        headers: batchRequestHeaders({ gateway: this.options.gateway_id, after_batch_id: this.batch_id }),
+      });
+      this.batch_requests_sent++;
+    } catch (e) {
+      // A closed or draining connection (stopping).
+      if (this.batch_requests_failed++ === 0) log.warn(`ringbook gateway: batch request not sent (${String(e)})`);
+    }
   }
 
   private publish(bytes: Uint8Array, msg_id: string): void {

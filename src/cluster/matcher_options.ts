@@ -2,6 +2,7 @@
 // matcher`, the tests' cluster helpers). The matcher itself is matcher_role.ts.
 import type { EngineConfig } from '../engine/api.js';
 import type { JournalFault } from '../journal/journal.js';
+import type { BatchRequestCounts } from './batch_request.js';
 
 export interface ClusterMatcherOptions {
   nats_urls: string[];
@@ -41,4 +42,6 @@ export interface MatcherStatus {
   batches_cut: number;
   /** The leader's batch the event stream has not stored for store_fault_after_ms (retried), and why; else null. */
   store_fault: JournalFault | null;
+  /** The gateways' requests for a batch (batch_request.ts) this matcher heard, and what it did. */
+  batch_requests: BatchRequestCounts;
 }

@@ -16,6 +16,7 @@ import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { recordsOfBytes, ReplayExecutor } from '../da/replay.js';
 import type { BatchRoots } from '../da/state_root.js';
+import { bytesEqual } from '../da/hex.js';
 import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { componentLog } from '../util/log.js';
@@ -23,6 +24,7 @@ import { MatcherLease } from './lease.js';
 import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, type BatchHeader } from './log_format.js';
 import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';
 import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
+import { BatchRequests } from './batch_request.js';
 
 export type { ClusterMatcherOptions, MatcherRoleState, MatcherStatus } from './matcher_options.js';
 
@@ -62,6 +64,8 @@ export class ClusterMatcher {
   private lease_timer: NodeJS.Timeout | null = null;
   private lead_done: Promise<void> = Promise.resolve();
   private last_time_ms = 0;
+  /** The gateways' requests for a batch: an empty one when none comes otherwise (batch_request.ts). */
+  private readonly batch_requests = new BatchRequests();
   /** Times this matcher was fenced out and started over (rebuild). */
   rebuilds = 0;
   /** Called when this matcher must stop (lost the log or the lease while leading). */
@@ -76,7 +80,7 @@ export class ClusterMatcher {
     this.executor = this.freshExecutor();
     this.status = {
       node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
-      mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null,
+      mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: this.batch_requests.counts,
     };
   }
 
@@ -118,6 +122,7 @@ export class ClusterMatcher {
       rebuild: (why) => this.rebuild(why),
     });
     this.lease = await MatcherLease.open(nc, o.node_id, o.lease_ttl_ms, o.replicas);
+    this.batch_requests.listen(nc, { leading: () => this.status.role === 'leader', batchId: () => this.status.batch_id, wake: () => this.wake?.() });
     await this.follow();
     this.lease_timer = setInterval(() => void this.leaseTick(), Math.max(10, Math.floor(o.lease_ttl_ms / 4)));
   }
@@ -143,7 +148,7 @@ export class ClusterMatcher {
     const roots = this.execute(h.batch_id, h.time_ms, inputs);
     const published_events = m.data.subarray(h.input_records * RECORD_BYTES);
     const own = this.eventBytes();
-    if (roots.state_root !== h.state_root || roots.fills_root !== h.fills_root || !sameBytes(own, published_events)) {
+    if (roots.state_root !== h.state_root || roots.fills_root !== h.fills_root || !bytesEqual(own, published_events)) {
       s.mismatches++;
       log.error(`ringbook matcher ${this.options.node_id}: ALARM batch ${h.batch_id} re-executed differently: ` +
         `state root ${roots.state_root} vs published ${h.state_root} (leader ${h.leader}), ` +
@@ -216,6 +221,7 @@ export class ClusterMatcher {
   // ---------------------------------------------------------------- leader: sequence
 
   private async lead(): Promise<void> {
+    this.batch_requests.reset();
     const jsm = this.jsm as JetStreamManager;
     const js = this.js as JetStreamClient;
     // Apply the whole stream first: the previous leader's last batches may still be in flight.
@@ -235,8 +241,9 @@ export class ClusterMatcher {
     if (this.status.role === 'leader') await requests.start();
     while (!this.stopping && this.status.role === 'leader') {
       if (this.units.length === 0) {
-        const engine = this.executor.engine;
-        const due = engine.nextDueMs() - Date.now();
+        // An empty batch when a forced inclusion or dead-man switch falls due, or a gateway's request waits.
+        const now = Date.now();
+        const due = Math.min(this.executor.engine.nextDueMs() - now, this.batch_requests.dueInMs(now));
         if (due <= 0) {
           await this.cut();
           continue;
@@ -293,6 +300,7 @@ export class ClusterMatcher {
     const through = taken.length > 0 ? taken[taken.length - 1].seq : this.status.requests_through;
     await this.publishBatch(this.status.batch_id + 1, this.last_time_ms, inputs, through);
     this.status.batches_cut++;
+    this.batch_requests.batchCut(taken.length === 0, now);
   }
 
   /** Applies a batch, publishes it fenced on the last event sequence, and retries what failed in transit. */
@@ -328,10 +336,4 @@ export class ClusterMatcher {
     this.status.role = 'stopped';
     await this.nc?.drain();
   }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

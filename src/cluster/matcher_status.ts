@@ -44,11 +44,11 @@ export function leaderStatusHeaders(s: LeaderStatus): MsgHdrs {
 
 /**
  * `text` as a batch id: a decimal safe integer, at least `min` (-1: "none yet"); else it throws,
- * naming the header (a value past 2^53 would be read back as another batch).
+ * naming the header (a value past 2^53 would be read back as another batch). Also batch_request.ts's.
  */
-function batchIdOf(header: string, text: string, min: number): number {
+export function batchIdOf(header: string, text: string, min: number): number {
   const n = Number(text);
-  if (!/^-?[0-9]{1,16}$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`matcher status: ${header} is ${JSON.stringify(text.slice(0, 40))}`);
+  if (!/^-?[0-9]{1,16}$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`${header} is ${JSON.stringify(text.slice(0, 40))}`);
   return n;
 }
 

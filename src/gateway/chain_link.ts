@@ -201,12 +201,27 @@ export class ChainLink {
     }
   }
 
+  /** Whether queue entry `processed` (the first the contract has not counted) is handled and waits to be counted. */
+  private forcedWaiting(processed: number): boolean {
+    return this.forcedCountAt(Number.MAX_SAFE_INTEGER, processed) > processed;
+  }
+
   private async postRoots(store: DaStore): Promise<void> {
     const posted = Number(await this.contract.readNumber('lastBatchId'));
     this.posted_batch_id = posted;
     this.status.roots_posted_batch_id = posted;
     const latest = store.latest();
-    if (latest <= posted) return;
+    if (latest <= posted) {
+      // Every batch is posted and a handled entry still waits to be counted (refused before the
+      // engine after its batch was posted; or seen included only after): it needs a new batch. Asked
+      // again each round while it waits, as one request can be lost (a cluster's leader failing over,
+      // src/cluster/batch_request.ts); the matcher answers any number of them with one batch. The
+      // contract's count is read only when this link's own says an entry waits.
+      if (!this.forcedWaiting(this.status.forced_processed)) return;
+      const processed = Number(await this.contract.readNumber('forcedProcessed'));
+      if (this.forcedWaiting(processed)) this.ctx.link.requestBatch();
+      return;
+    }
     const last = Math.min(latest, posted + this.s.roots_per_tx_max);
     const states: string[] = [];
     const fills: string[] = [];

@@ -155,10 +155,13 @@ export class MatcherLink extends MatcherLinkEvents {
   /**
    * Asks the matcher for a batch soon: an empty one when nothing else comes (the chain link's
    * refused forced entries need a batch whose roots carry their count). With a cluster backend
-   * (no matcher worker here) this does nothing, as requestSnapshot.
+   * the backend asks the leader matcher over NATS (src/cluster/batch_request.ts), which may lose
+   * it in a failover: the chain link asks again each round while the count waits.
    */
   requestBatch(): void {
-    this.toMatcher({ type: 'batch' });
+    const backend = this.options.backend;
+    if (backend !== undefined) backend.requestBatch();
+    else this.toMatcher({ type: 'batch' });
   }
 
   /** Asks the matcher to delete journal batches 1..`through_batch_id` (retention after a snapshot). */

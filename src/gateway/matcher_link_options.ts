@@ -73,6 +73,11 @@ export interface MatcherBackend {
   start(requests: SpscRing, events: SpscRing, onStoreFault: StoreFaultListener): Promise<void>;
   /** The front published records to the request ring. */
   requestsPublished(): void;
+  /**
+   * Asks the matcher for a batch soon (MatcherLink.requestBatch): an empty one when nothing else
+   * comes. Best effort: a request that reaches no matcher is lost, and the caller asks again.
+   */
+  requestBatch(): void;
   /** Clean stop: the request ring is closed; send what it holds, then stop writing events. */
   stop(): Promise<void>;
 }

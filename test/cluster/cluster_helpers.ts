@@ -25,8 +25,11 @@ export interface TestCluster {
   startMatcher(id: string, env?: Record<string, string>): Promise<StartedServer>;
   /** `env`: extra variables (a restart on an existing data dir: RINGBOOK_DATA_DIR, RINGBOOK_CONFIG). */
   startDa(id: string, env?: Record<string, string>): Promise<StartedServer>;
-  /** `config`: merged over the harness's (a health listener: `{ server: { health_port: 0 } }`). */
-  startGateway(id: string, config?: Record<string, unknown>): Promise<StartedServer>;
+  /**
+   * `config`: merged over the harness's (a health listener: `{ server: { health_port: 0 } }`);
+   * `env`: extra variables (RINGBOOK_GATEWAY_STATE_ROOTS, a chain link's RINGBOOK_OPERATOR_KEY).
+   */
+  startGateway(id: string, config?: Record<string, unknown>, env?: Record<string, string>): Promise<StartedServer>;
   stop(): Promise<void>;
 }
 
@@ -45,8 +48,8 @@ export async function startTestCluster(): Promise<TestCluster> {
       c.matchers.set(id, m);
       return m;
     },
-    startGateway: async (id, config) => {
-      const g = await startServer({ config, env: { ...env, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
+    startGateway: async (id, config, extra = {}) => {
+      const g = await startServer({ config, env: { ...env, ...extra, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
       c.gateways.push(g);
       return g;
     },

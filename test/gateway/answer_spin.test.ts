@@ -95,6 +95,7 @@ describe('MatcherLink: the answer spin while batches holding none of its request
             return Promise.resolve();
           },
           requestsPublished: () => undefined,
+          requestBatch: () => undefined,
           stop: () => Promise.resolve(),
         },
       });
