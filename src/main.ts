@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     const settings = clusterSettings(role);
     if (role === 'gateway') running = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value }, start_abort.signal);
     else if (role === 'matcher') running = await startMatcher(cfg, settings);
-    else running = await startDa(cfg, settings);
+    else running = await startDa(cfg, settings, { operator_key: operator.value });
     health_port = running.health_port ?? null;
     log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
   }

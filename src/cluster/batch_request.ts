@@ -9,9 +9,11 @@
 // (`Rb-After-Batch`, -1: none). Every matcher hears it; a standby ignores it (counted), and so does
 // a leader whose own last batch is past that one (the batch that answers it is on its way to the
 // gateway: a request repeated to a new leader after a failover, or a late duplicate, costs nothing).
-// Nothing is acknowledged: a request lost with no leader, or sent to an old one, is sent again by
-// the chain link on its next round for as long as the count waits (chain_link.ts, postRoots; a
-// cluster gateway posts no roots yet, so there it asks once per refused entry).
+// Nothing is acknowledged: a request lost with no leader, or sent to an old one, is sent again on
+// the next round for as long as the count waits, by whoever posts the roots (src/settlement/
+// roots_poster.ts: the single process's chain link; in a cluster the DA role that posts them,
+// settlement_poster.ts, which sends this message with its own node id in Rb-Gateway). A cluster
+// gateway's chain link asks once per entry it refuses.
 //
 // The leader coalesces: every request waiting is answered by the next batch it cuts, whatever it
 // holds; and it cuts an *empty* batch for requests at most once per `spacing_ms`, so a buggy or

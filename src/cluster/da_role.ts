@@ -28,6 +28,7 @@ import { createRateLimiters } from '../gateway/rate_limit.js';
 import { registerDaRoutes } from '../gateway/routes_da.js';
 import { componentLog } from '../util/log.js';
 import { LogReader, type LogMessage } from './log_reader.js';
+import { SettlementPoster, type SettlementPosterStatus } from './settlement_poster.js';
 import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, type BatchHeader } from './log_format.js';
 
 const log = componentLog('cluster');
@@ -49,6 +50,11 @@ export interface ClusterDaOptions {
   cfg: RingbookConfig;
   /** The DA store's directory. */
   da_dir: string;
+  /**
+   * RINGBOOK_SETTLEMENT_POSTER=1: this role posts the cluster's roots to the settlement contract
+   * (settlement_poster.ts) with this operator key; null: it posts nothing.
+   */
+  settlement_poster: { operator_key: string } | null;
 }
 
 export interface DaRoleStatus {
@@ -65,6 +71,8 @@ export interface DaRoleStatus {
   mismatches: number;
   /** Why publishing stopped (null while healthy). */
   failure: string | null;
+  /** The settlement poster's status (null: this role posts no roots). */
+  settlement: SettlementPosterStatus | null;
 }
 
 /** The inputs of the batch message being applied: the publisher reads them at its BATCH_COMMITTED. */
@@ -100,12 +108,15 @@ export class ClusterDa {
   /** Market index -> `BASE-QUOTE`, from the MARKET events (the consent view of GET /da/batches/:id). */
   private readonly markets: string[] = [];
   private unsettled = 0;
+  /** The first batch whose roots differ from the leader's (-1: none): no root from it on is posted. */
+  private first_mismatch = -1;
+  private poster: SettlementPoster | null = null;
   readonly status: DaRoleStatus;
 
   constructor(options: ClusterDaOptions) {
     this.options = options;
     this.status = {
-      node_id: options.node_id, role: 'da', batch_id: -1, state_root: '', events_through: 0, published: 0, mismatches: 0, failure: null,
+      node_id: options.node_id, role: 'da', batch_id: -1, state_root: '', events_through: 0, published: 0, mismatches: 0, failure: null, settlement: null,
     };
   }
 
@@ -126,6 +137,7 @@ export class ClusterDa {
       (m) => this.onMessage(m));
     this.reader = reader;
     await reader.start();
+    if (o.settlement_poster !== null) this.startPoster(nc, core, o.settlement_poster.operator_key);
     return port;
   }
 
@@ -150,6 +162,7 @@ export class ClusterDa {
     const fills_root = h.batch_id === 0 ? h.fills_root : core.store?.get(h.batch_id)?.header.fills_root;
     if (core.stateRootBatchId() !== h.batch_id || state_root !== h.state_root || fills_root !== h.fills_root) {
       s.mismatches++;
+      if (this.first_mismatch < 0) this.first_mismatch = h.batch_id;
       log.error(`ALARM batch ${h.batch_id} published differently: state root ${state_root} vs the leader's ${h.state_root} ` +
         `(leader ${h.leader}), fills root ${String(fills_root)} vs ${h.fills_root}`, undefined, { batch_id: h.batch_id });
     }
@@ -193,6 +206,25 @@ export class ClusterDa {
     if (!committed) throw new Error(`event stream: batch ${h.batch_id} has no commit event`);
   }
 
+  /**
+   * Posts this store's roots: the batches published so far (their roots computed here), never one
+   * from the first whose roots differ from the leader's header on (an alarm: the operator decides).
+   */
+  private startPoster(nc: NatsConnection, core: DaPublisherCore, operator_key: string): void {
+    const store = core.store;
+    if (store === null) throw new Error('the settlement poster needs the DA store');
+    const poster = new SettlementPoster({
+      nc, node_id: this.options.node_id, settings: this.options.cfg.settlement, operator_key,
+      roots: {
+        latest: () => (this.first_mismatch < 0 ? this.status.batch_id : Math.min(this.status.batch_id, this.first_mismatch - 1)),
+        get: (id) => store.get(id),
+      },
+    });
+    this.poster = poster;
+    this.status.settlement = poster.status;
+    poster.start();
+  }
+
   private noteMarket(e: EventCursor): void {
     const assets = this.options.cfg.assets;
     const base = assets[e.field(MarketField.BASE_ASSET)]?.symbol;
@@ -226,6 +258,7 @@ export class ClusterDa {
   /** Clean stop: stop reading, let the store finish its writes, stop serving. */
   async stop(): Promise<void> {
     if (this.ctx !== null) this.ctx.closing = true;
+    await this.poster?.stop();
     await this.reader?.close();
     if (this.listen_socket !== null) {
       uWS.us_listen_socket_close(this.listen_socket);

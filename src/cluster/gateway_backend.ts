@@ -15,6 +15,7 @@ import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
 import { MATCHER_STATUS_SUBJECT, readLeaderStatus, type LeaderStatus } from './matcher_status.js';
 import { BATCH_REQUEST_SUBJECT, batchRequestHeaders } from './batch_request.js';
+import { encodeForcedShare, FORCED_SHARE_SUBJECT } from './settlement_poster.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('cluster');
@@ -216,6 +217,16 @@ export class JetStreamGatewayBackend implements MatcherBackend {
     } catch (e) {
       // A closed or draining connection (stopping).
       if (this.batch_requests_failed++ === 0) log.warn(`ringbook gateway: batch request not sent (${String(e)})`);
+    }
+  }
+
+  /** The chain link's forced entries and their batches, to the cluster's root poster (settlement_poster.ts). */
+  shareForced(from: number, batches: readonly number[]): void {
+    try {
+      this.nc.publish(FORCED_SHARE_SUBJECT, encodeForcedShare({ gateway: this.options.gateway_id, from, batches: [...batches] }));
+    } catch (e) {
+      // A closed or draining connection (stopping); the chain link shares again next round.
+      log.warn(`ringbook gateway: forced share not sent (${String(e)})`);
     }
   }
 

@@ -46,6 +46,12 @@ export interface ClusterSettings {
    * until it is stored (docs/scale-out.md, "The leader's status message").
    */
   store_fault_after_ms: number;
+  /**
+   * RINGBOOK_SETTLEMENT_POSTER=1 (a DA role with settlement.rpc_url only): this DA role posts the
+   * cluster's roots to the settlement contract (docs/settlement.md, "In a cluster"). Exactly one
+   * DA role of a cluster should have it; a gateway never posts in a cluster.
+   */
+  settlement_poster: boolean;
 }
 
 /** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
@@ -99,6 +105,7 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     request_message_records_max: intEnv(env, 'RINGBOOK_REQUEST_MESSAGE_RECORDS_MAX', REQUEST_MESSAGE_RECORDS_MAX_DEFAULT, 1, 16_384),
     gateway_state_roots: intEnv(env, 'RINGBOOK_GATEWAY_STATE_ROOTS', 0, 0, 1) === 1,
     store_fault_after_ms: intEnv(env, 'RINGBOOK_STORE_FAULT_AFTER_MS', STORE_FAULT_AFTER_MS_DEFAULT, 0, 600_000),
+    settlement_poster: intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1,
   };
 }
 
@@ -161,10 +168,15 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
 }
 
 /** The DA publisher: the event stream into the DA store at `<data_dir>/da`, served on the configured HTTP port. */
-export async function startDa(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
+export async function startDa(cfg: RingbookConfig, s: ClusterSettings, secrets: { operator_key: string }): Promise<RunningRole> {
+  if (s.settlement_poster && cfg.settlement.rpc_url === null) {
+    throw new ConfigError('RINGBOOK_SETTLEMENT_POSTER=1 needs settlement.rpc_url in the config');
+  }
   const da_dir = path.resolve(cfg.server.data_dir, 'da');
   mkdirSync(da_dir, { recursive: true });
-  const da = new ClusterDa({ nats_urls: s.nats_urls, node_id: s.node_id, replicas: s.replicas, cfg, da_dir });
+  const da = new ClusterDa({ nats_urls: s.nats_urls, node_id: s.node_id, replicas: s.replicas, cfg, da_dir,
+    settlement_poster: s.settlement_poster ? { operator_key: secrets.operator_key } : null,
+  });
   const port = await da.start();
   return { port, stop: () => da.stop() };
 }

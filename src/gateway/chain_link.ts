@@ -5,9 +5,12 @@
 //    restart that reads the same events again credits nothing twice;
 //  - forced inclusions: each ForcedQueued event goes through POST /force-include's checks into
 //    the engine's inbox;
-//  - roots: every published batch's state and fills roots are posted, up to roots_per_tx_max
-//    batches per transaction, with the count of queue entries the posted batches took in; each
-//    round, also when its events stopped at an entry that cannot be handled yet (poll).
+//  - roots: every published batch's state and fills roots are posted (src/settlement/roots_poster.ts,
+//    the same code as the cluster's DA role), with the count of queue entries the posted batches
+//    took in (ForcedCount); each round, also when its events stopped at an entry that cannot be
+//    handled yet (poll). A cluster gateway keeps no DA store and posts nothing: it shares which
+//    batch took each entry in with the cluster's poster, a DA role (src/cluster/settlement_poster.ts),
+//    and reads the contract's last posted batch for the withdrawal signatures.
 import type { SettlementSettings } from '../config/types.js';
 import type { DaStore } from '../da/da_store.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
@@ -17,9 +20,21 @@ import { prepareForceInclude } from './routes_programmes.js';
 import { encodeConsent, type Consent } from '../ring/consent.js';
 import { SettlementContract, type DepositLog, type ForcedLog } from '../settlement/contract.js';
 import { JsonRpc } from '../settlement/rpc.js';
+import { ForcedCount } from '../settlement/forced_count.js';
+import { RootsPoster } from '../settlement/roots_poster.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('settlement');
+
+/** Most entries one share of a cluster gateway carries (src/cluster/settlement_poster.ts's message). */
+export const FORCED_SHARE_MAX = 512;
+
+/**
+ * A cluster gateway's way to tell the root poster which batch took each queue entry in: entries
+ * `from`, `from + 1`, ... were taken in by `batches[0]`, `batches[1]`, ... (best effort, repeated
+ * each round until the contract counts them).
+ */
+export type ForcedShare = (from: number, batches: readonly number[]) => void;
 
 /** What the link did so far (GET /admin/state `settlement.link`). */
 export interface ChainLinkStatus {
@@ -45,19 +60,31 @@ export class ChainLink {
   private next_forced = -1;
   /**
    * Queue id -> the batch that took it in: the entry's INBOX_INCLUDED batch, or the batch of the
-   * engine's refusal; null while the entry waits in the engine's inbox (entry id kept).
+   * engine's refusal (or of the front's, for an entry refused before the engine).
    */
-  private readonly forced_batch = new Map<number, { batch: number | null; entry_id: number }>();
+  private readonly forced: ForcedCount;
+  /** Posts the roots of this process's DA store (null: a cluster gateway, which shares `forced` instead). */
+  private readonly poster: RootsPoster | null;
   /** The contract's lastBatchId as last read (-1: not read yet). */
   posted_batch_id = -1;
   readonly status: ChainLinkStatus = {
     block: 0, deposits_credited: 0, forced_submitted: 0, forced_refused: 0, roots_posted_batch_id: 0, forced_processed: 0, last_error: null,
   };
 
-  constructor(private readonly ctx: GatewayContext, private readonly store: DaStore | null, private readonly s: SettlementSettings) {
+  /**
+   * `store`: the DA store whose roots this link posts; null in a cluster gateway, which posts
+   * nothing and hands the forced entries' batches to `share` (null: no poster to tell).
+   */
+  constructor(private readonly ctx: GatewayContext, store: DaStore | null, private readonly s: SettlementSettings,
+    private readonly share: ForcedShare | null = null) {
     if (s.rpc_url === null) throw new Error('ChainLink needs settlement.rpc_url');
     this.contract = new SettlementContract(new JsonRpc(s.rpc_url), s.contract);
     this.next_block = s.start_block;
+    this.forced = new ForcedCount((entry_id) => ctx.rm.programmes.entries.get(entry_id)?.included_batch_id ?? 0);
+    this.poster = store === null ? null : new RootsPoster({
+      contract: this.contract, roots: store, forced: this.forced, requestBatch: () => ctx.link.requestBatch(),
+      operator_key: ctx.operator_key, roots_per_tx_max: s.roots_per_tx_max,
+    });
   }
 
   start(): void {
@@ -104,12 +131,11 @@ export class ChainLink {
       events_error = e as Error;
     }
     let roots_error: Error | null = null;
-    if (this.store !== null) {
-      try {
-        await this.postRoots(this.store);
-      } catch (e) {
-        roots_error = e as Error;
-      }
+    try {
+      if (this.poster !== null) await this.postRoots(this.poster);
+      else await this.shareForced();
+    } catch (e) {
+      roots_error = e as Error;
     }
     if (events_error !== null && roots_error !== null && roots_error.message !== events_error.message) {
       throw new Error(`${events_error.message}; posting roots: ${roots_error.message}`);
@@ -124,6 +150,7 @@ export class ChainLink {
     if (this.next_forced < 0) {
       this.next_forced = Number(await this.contract.readNumber('forcedProcessed'));
       this.status.forced_processed = this.next_forced;
+      if (this.poster !== null && this.poster.forced_processed < 0) this.poster.forced_processed = this.next_forced;
     }
     const head = await this.contract.rpc.blockNumber();
     while (this.next_block <= head && !this.stopped) {
@@ -170,74 +197,48 @@ export class ChainLink {
     // already: on an idle exchange no new root would come, and 24 h later anyone could freeze the
     // contract over an entry handled long ago. So the sequencer is asked for a batch (an empty one
     // if nothing else comes), whose roots carry the count.
-    const now = { batch: this.ctx.rm.batch_id, entry_id: 0 };
+    const now = this.ctx.rm.batch_id;
     const c = 'error' in prepared ? null : prepared.finish(await prepared.checks);
     if (c === null || !c.ok) {
-      this.forced_batch.set(f.forced_id, now);
+      this.forced.handled(f.forced_id, now);
       this.status.forced_refused++;
       this.ctx.link.requestBatch();
     } else {
       const o = await this.submit(c.request, c.user, c.payload.referrer, c.consent);
       this.status.forced_submitted++;
       // Refused by the engine (an envelope nonce already used: say, queued before a restart).
-      this.forced_batch.set(f.forced_id, o.accepted ? { batch: null, entry_id: o.order_id } : { batch: o.batch_id, entry_id: 0 });
+      if (o.accepted) this.forced.queued(f.forced_id, o.order_id);
+      else this.forced.handled(f.forced_id, o.batch_id);
     }
     this.next_forced = f.forced_id + 1;
   }
 
-  /** How many queue entries, from the contract's count on, batches up to `batch_id` took in. */
-  private forcedCountAt(batch_id: number, from: number): number {
-    let k = from;
-    for (;;) {
-      const f = this.forced_batch.get(k);
-      if (f === undefined) return k;
-      if (f.batch === null) {
-        const e = this.ctx.rm.programmes.entries.get(f.entry_id);
-        if (e === undefined || e.included_batch_id <= 0) return k;
-        f.batch = e.included_batch_id;
-      }
-      if (f.batch > batch_id) return k;
-      k++;
+  /** The single process: this store's roots with the count (src/settlement/roots_poster.ts). */
+  private async postRoots(poster: RootsPoster): Promise<void> {
+    try {
+      await poster.post();
+    } finally {
+      this.posted_batch_id = poster.posted_batch_id;
+      this.status.roots_posted_batch_id = Math.max(0, poster.posted_batch_id);
+      if (poster.forced_processed >= 0) this.status.forced_processed = poster.forced_processed;
     }
   }
 
-  /** Whether queue entry `processed` (the first the contract has not counted) is handled and waits to be counted. */
-  private forcedWaiting(processed: number): boolean {
-    return this.forcedCountAt(Number.MAX_SAFE_INTEGER, processed) > processed;
-  }
-
-  private async postRoots(store: DaStore): Promise<void> {
+  /**
+   * A cluster gateway: reads the contract's last posted batch (withdrawal signatures wait for it)
+   * and, while an entry it handled is not counted on chain, shares which batches took the entries
+   * in with the cluster's root poster, each round (the message is not acknowledged). The contract's
+   * count is read only while this link remembers an entry.
+   */
+  private async shareForced(): Promise<void> {
     const posted = Number(await this.contract.readNumber('lastBatchId'));
     this.posted_batch_id = posted;
     this.status.roots_posted_batch_id = posted;
-    const latest = store.latest();
-    if (latest <= posted) {
-      // Every batch is posted and a handled entry still waits to be counted (refused before the
-      // engine after its batch was posted; or seen included only after): it needs a new batch. Asked
-      // again each round while it waits, as one request can be lost (a cluster's leader failing over,
-      // src/cluster/batch_request.ts); the matcher answers any number of them with one batch. The
-      // contract's count is read only when this link's own says an entry waits.
-      if (!this.forcedWaiting(this.status.forced_processed)) return;
-      const processed = Number(await this.contract.readNumber('forcedProcessed'));
-      if (this.forcedWaiting(processed)) this.ctx.link.requestBatch();
-      return;
-    }
-    const last = Math.min(latest, posted + this.s.roots_per_tx_max);
-    const states: string[] = [];
-    const fills: string[] = [];
-    for (let id = posted + 1; id <= last; id++) {
-      const b = store.get(id);
-      if (b === undefined) throw new Error(`published batch ${id} missing from the DA store`);
-      states.push(b.header.state_root);
-      fills.push(b.header.fills_root);
-    }
+    if (this.forced.size === 0) return;
     const processed = Number(await this.contract.readNumber('forcedProcessed'));
-    const count = this.forcedCountAt(last, processed);
-    const key = this.ctx.operator_key;
-    await this.contract.postRoots(key, posted + 1, states, fills, count);
-    for (let k = processed; k < count; k++) this.forced_batch.delete(k);
-    this.status.roots_posted_batch_id = last;
-    this.posted_batch_id = last;
-    this.status.forced_processed = count;
+    this.status.forced_processed = processed;
+    this.forced.forgetBelow(processed);
+    const batches = this.forced.batchesFrom(processed, FORCED_SHARE_MAX);
+    if (batches.length > 0 && this.share !== null) this.share(processed, batches);
   }
 }

@@ -78,6 +78,12 @@ export interface MatcherBackend {
    * comes. Best effort: a request that reaches no matcher is lost, and the caller asks again.
    */
   requestBatch(): void;
+  /**
+   * Tells the cluster's settlement root poster that forced-inclusion queue entries `from`,
+   * `from + 1`, ... were taken in by `batches[0]`, `batches[1]`, ... (the chain link's shares,
+   * src/cluster/settlement_poster.ts). Best effort: repeated each round until counted on chain.
+   */
+  shareForced(from: number, batches: readonly number[]): void;
   /** Clean stop: the request ring is closed; send what it holds, then stop writing events. */
   stop(): Promise<void>;
 }

@@ -217,7 +217,16 @@ export class RingbookServer {
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {
-      const chain = new ChainLink(ctx, da?.store ?? null, cfg.settlement);
+      const backend = this.options.backend;
+      // In a cluster only a DA role posts roots (src/cluster/settlement_poster.ts, with
+      // RINGBOOK_SETTLEMENT_POSTER=1): this gateway credits deposits, queues forced entries and shares
+      // which batch took each entry in with it; it keeps no DA store to post from in any case.
+      if (backend !== undefined) {
+        log.warn('ringbook: settlement link: a cluster gateway posts no roots; the DA role with RINGBOOK_SETTLEMENT_POSTER=1 posts them (docs/settlement.md, "In a cluster")');
+      }
+      const chain = backend !== undefined
+        ? new ChainLink(ctx, null, cfg.settlement, (from, batches) => backend.shareForced(from, batches))
+        : new ChainLink(ctx, da?.store ?? null, cfg.settlement);
       ctx.settlement_status = () => ({ ...chain.status });
       ctx.settlement_posted_batch = () => chain.posted_batch_id;
       this.chain = chain;

@@ -23,8 +23,11 @@ export interface TestCluster {
   das: StartedServer[];
   /** `env`: extra variables (a test seam, RINGBOOK_STORE_FAULT_AFTER_MS). */
   startMatcher(id: string, env?: Record<string, string>): Promise<StartedServer>;
-  /** `env`: extra variables (a restart on an existing data dir: RINGBOOK_DATA_DIR, RINGBOOK_CONFIG). */
-  startDa(id: string, env?: Record<string, string>): Promise<StartedServer>;
+  /**
+   * `env`: extra variables (a restart on an existing data dir: RINGBOOK_DATA_DIR, RINGBOOK_CONFIG;
+   * the settlement poster's RINGBOOK_SETTLEMENT_POSTER); `config`: merged over the harness's.
+   */
+  startDa(id: string, env?: Record<string, string>, config?: Record<string, unknown>): Promise<StartedServer>;
   /**
    * `config`: merged over the harness's (a health listener: `{ server: { health_port: 0 } }`);
    * `env`: extra variables (RINGBOOK_GATEWAY_STATE_ROOTS, a chain link's RINGBOOK_OPERATOR_KEY).
@@ -53,8 +56,8 @@ export async function startTestCluster(): Promise<TestCluster> {
       c.gateways.push(g);
       return g;
     },
-    startDa: async (id, extra = {}) => {
-      const d = await startServer({ env: { ...env, ...extra, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
+    startDa: async (id, extra = {}, config) => {
+      const d = await startServer({ config, env: { ...env, ...extra, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
       c.das.push(d);
       return d;
     },

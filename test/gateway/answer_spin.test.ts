@@ -96,6 +96,7 @@ describe('MatcherLink: the answer spin while batches holding none of its request
           },
           requestsPublished: () => undefined,
           requestBatch: () => undefined,
+          shareForced: () => undefined,
           stop: () => Promise.resolve(),
         },
       });

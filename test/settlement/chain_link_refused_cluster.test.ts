@@ -3,8 +3,8 @@
 // in front of a leader matcher over NATS. Before, MatcherLink.requestBatch did nothing there and no
 // batch came; now the gateway asks the leader (src/cluster/batch_request.ts), which cuts an empty
 // batch, and the standby re-executes it. What this does not show: the count on chain. A cluster
-// gateway keeps no DA store (no journal), so its chain link posts no roots at all, with or without
-// this batch (docs/settlement.md, "In a cluster"); the single process's test shows the count.
+// gateway posts no roots (it keeps no DA store); the DA role with RINGBOOK_SETTLEMENT_POSTER=1 does,
+// which chain_link_cluster_roots.test.ts shows (docs/settlement.md, "In a cluster").
 // Real parts: a 3-node JetStream cluster (nats-server), the leader and a standby matcher and the
 // gateway as real processes, the in-process EVM behind its JSON-RPC shim and the Settlement contract.
 import { afterAll, describe, expect, it } from 'vitest';

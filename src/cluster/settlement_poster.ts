@@ -1,0 +1,196 @@
+// Settlement roots from a cluster (docs/settlement.md, "In a cluster"; docs/scale-out.md): the DA
+// role with RINGBOOK_SETTLEMENT_POSTER=1 posts every batch's state and fills roots to the contract,
+// from its own DA store: roots it computed itself from the event stream and compared with the
+// leader's header (da_role.ts), never the leader's word alone. The posting code is the single
+// process's (src/settlement/roots_poster.ts): the same transactions, the same forced count, the
+// same batch request each round while a taken-in entry waits uncounted with every batch posted.
+//
+// The forced count needs to know which batch took each queue entry in, which only the gateway
+// that handled the entry knows (its chain link submitted it, or refused it before the engine). So
+// a cluster gateway's chain link shares it each round while the contract has not counted the
+// entries: a plain NATS message on `rb.settlement.forced` (not acknowledged; the next round sends it
+// again), a JSON body `{"version":1,"gateway":"<node id>","from":<queue id>,"batches":[...]}`:
+// entries from, from+1, ... were taken in by those batches. Every DA role hears it; only the poster
+// uses it. An entry reported with two batches (two gateways that both read the chain, or one
+// restarted and refused by the engine as a repeated envelope nonce) keeps the later one: counting
+// late claims nothing the batches did not do; counting early would.
+//
+// Exactly one poster: only a DA role with RINGBOOK_SETTLEMENT_POSTER=1 (and settlement.rpc_url)
+// posts; a gateway never does in a cluster. Two such DA roles would race: the second transaction
+// of a range reverts (postRoots takes only the batch after the contract's last), costing gas and
+// an error line each round, not a wrong root. Run one; restart it on its store if it dies (roots
+// wait meanwhile; a forced entry has 24 h before a challenge).
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { SettlementSettings } from '../config/types.js';
+import { SettlementContract } from '../settlement/contract.js';
+import { ForcedCount } from '../settlement/forced_count.js';
+import { RootsPoster, type RootsSource } from '../settlement/roots_poster.js';
+import { JsonRpc } from '../settlement/rpc.js';
+import { componentLog } from '../util/log.js';
+import { FORCED_SHARE_MAX } from '../gateway/chain_link.js';
+import { BATCH_REQUEST_SUBJECT, batchRequestHeaders } from './batch_request.js';
+
+export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
+export const FORCED_SHARE_VERSION = 1;
+/** Most entries one share carries (the gateway's chain link sends at most this many). */
+export const FORCED_SHARE_ENTRIES_MAX = FORCED_SHARE_MAX;
+const NODE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const log = componentLog('cluster');
+
+export interface ForcedShareMessage {
+  gateway: string;
+  from: number;
+  batches: number[];
+}
+
+export function encodeForcedShare(m: ForcedShareMessage): Uint8Array {
+  return Buffer.from(JSON.stringify({ version: FORCED_SHARE_VERSION, gateway: m.gateway, from: m.from, batches: m.batches }));
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/** The share in a message body; null for another version; throws on a malformed version 1. */
+export function readForcedShare(data: Uint8Array): ForcedShareMessage | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(data).toString('utf8'));
+  } catch {
+    throw new Error('forced share: not JSON');
+  }
+  if (typeof v !== 'object' || v === null) throw new Error('forced share: not an object');
+  const o = v as Record<string, unknown>;
+  if (o.version !== FORCED_SHARE_VERSION) return null;
+  if (typeof o.gateway !== 'string' || !NODE_NAME.test(o.gateway)) throw new Error('forced share: gateway is not a node id');
+  if (!isCount(o.from)) throw new Error('forced share: from is not a queue id');
+  const b = o.batches;
+  if (!Array.isArray(b) || b.length === 0 || b.length > FORCED_SHARE_ENTRIES_MAX || !b.every(isCount)) {
+    throw new Error(`forced share: batches must be 1..${FORCED_SHARE_ENTRIES_MAX} batch ids`);
+  }
+  if (!Number.isSafeInteger(o.from + b.length)) throw new Error('forced share: queue ids past 2^53');
+  return { gateway: o.gateway, from: o.from, batches: b as number[] };
+}
+
+/** What the poster did (the DA role's GET /status `settlement`). */
+export interface SettlementPosterStatus {
+  /** The contract's last posted batch as last read or posted (-1: not read yet). */
+  roots_posted_batch_id: number;
+  forced_processed: number;
+  /** Batch requests sent: every batch posted, a taken-in entry uncounted. */
+  batch_requests: number;
+  shares_received: number;
+  /** Malformed or of another version (the first logged). */
+  shares_refused: number;
+  last_error: string | null;
+}
+
+export interface SettlementPosterOptions {
+  nc: NatsConnection;
+  node_id: string;
+  settings: SettlementSettings;
+  operator_key: string;
+  /** The DA role's store, up to the batches it may post (see da_role.ts). */
+  roots: RootsSource;
+}
+
+export class SettlementPoster {
+  private readonly forced = new ForcedCount();
+  private readonly poster: RootsPoster;
+  private sub: Subscription | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  readonly status: SettlementPosterStatus = {
+    roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0, shares_received: 0, shares_refused: 0, last_error: null,
+  };
+
+  constructor(private readonly o: SettlementPosterOptions) {
+    const s = o.settings;
+    if (s.rpc_url === null) throw new Error('the settlement poster needs settlement.rpc_url');
+    this.poster = new RootsPoster({
+      contract: new SettlementContract(new JsonRpc(s.rpc_url), s.contract),
+      roots: o.roots,
+      forced: this.forced,
+      requestBatch: () => this.requestBatch(),
+      operator_key: o.operator_key,
+      roots_per_tx_max: s.roots_per_tx_max,
+    });
+  }
+
+  start(): void {
+    this.sub = this.o.nc.subscribe(FORCED_SHARE_SUBJECT, {
+      callback: (err, msg) => {
+        if (err === null) this.heard(msg.data);
+      },
+    });
+    const tick = (): void => {
+      if (this.stopped) return;
+      this.running = this.round().finally(() => {
+        this.running = null;
+        if (!this.stopped) this.timer = setTimeout(tick, this.o.settings.poll_ms);
+      });
+    };
+    tick();
+  }
+
+  /** One round of the poster (every poll_ms once started); its failure is logged when it changes, never thrown. */
+  async round(): Promise<void> {
+    const failing = this.status.last_error;
+    try {
+      await this.poster.post();
+      if (failing !== null) log.info(`ringbook da ${this.o.node_id}: settlement poster: working again (after: ${failing})`);
+      this.status.last_error = null;
+    } catch (e) {
+      const message = (e as Error).message;
+      if (message !== failing) log.error(`ringbook da ${this.o.node_id}: settlement poster: ${message}`);
+      this.status.last_error = message;
+    } finally {
+      const p = this.poster;
+      this.status.roots_posted_batch_id = p.posted_batch_id;
+      this.status.forced_processed = p.forced_processed;
+      this.status.batch_requests = p.batch_requests;
+    }
+  }
+
+  /** One share from a gateway: the later batch wins for an entry reported twice. */
+  heard(data: Uint8Array): void {
+    const s = this.status;
+    s.shares_received++;
+    let m: ForcedShareMessage | null;
+    try {
+      m = readForcedShare(data);
+    } catch (e) {
+      if (s.shares_refused++ === 0) log.warn(`ringbook da ${this.o.node_id}: a malformed forced share ignored (${String(e)})`);
+      return;
+    }
+    if (m === null) {
+      if (s.shares_refused++ === 0) log.warn(`ringbook da ${this.o.node_id}: a forced share of another version ignored (a newer gateway?)`);
+      return;
+    }
+    m.batches.forEach((b, i) => {
+      const id = m.from + i;
+      // Counted on chain already (a share sent before the last post).
+      if (id < this.poster.forced_processed) return;
+      const known = this.forced.batchOf(id);
+      if (known === null || b > known) this.forced.handled(id, b);
+    });
+  }
+
+  /** A batch after the last one this role has (batch_request.ts; the leader ignores it once answered). */
+  private requestBatch(): void {
+    try {
+      this.o.nc.publish(BATCH_REQUEST_SUBJECT, new Uint8Array(0), {
+        headers: batchRequestHeaders({ gateway: this.o.node_id, after_batch_id: this.o.roots.latest() }),
+      });
+    } catch (e) {
+      log.warn(`ringbook da ${this.o.node_id}: batch request not sent (${String(e)})`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    await this.running;
+    this.sub?.unsubscribe();
+    this.sub = null;
+  }
+}

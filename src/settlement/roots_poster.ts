@@ -1,0 +1,76 @@
+// Posting roots to the settlement contract (docs/settlement.md, "Roots"): every published batch's
+// state and fills roots, at most roots_per_tx_max batches per transaction, with the count of
+// forced-inclusion queue entries those batches took in (ForcedCount). One implementation for the
+// single process's chain link (src/gateway/chain_link.ts, its DA store) and the cluster's DA role
+// (src/cluster/settlement_poster.ts, its own store). With every batch posted and a taken-in entry
+// still uncounted, it asks the sequencer for a batch each round: the count travels only with roots.
+import type { SettlementContract } from './contract.js';
+import type { ForcedCount } from './forced_count.js';
+
+/** The roots of published batches (the DA store). */
+export interface RootsSource {
+  /** The last published batch (0: none after genesis). */
+  latest(): number;
+  get(batch_id: number): { header: { state_root: string; fills_root: string } } | undefined;
+}
+
+export interface RootsPosterOptions {
+  contract: SettlementContract;
+  roots: RootsSource;
+  forced: ForcedCount;
+  /** Asks the sequencer for a batch soon (an empty one if nothing else comes). */
+  requestBatch: () => void;
+  operator_key: string;
+  roots_per_tx_max: number;
+}
+
+export class RootsPoster {
+  /** The contract's lastBatchId as last read or posted (-1: not read yet). */
+  posted_batch_id = -1;
+  /** The contract's forcedProcessed as last read or posted (-1: not read yet). */
+  forced_processed = -1;
+  /** Batch requests this poster sent (every batch posted, an entry uncounted). */
+  batch_requests = 0;
+
+  constructor(private readonly o: RootsPosterOptions) {}
+
+  /** One round: post the roots of batches published since the contract's last one, or ask for a batch. */
+  async post(): Promise<void> {
+    const { contract, roots, forced } = this.o;
+    const posted = Number(await contract.readNumber('lastBatchId'));
+    this.posted_batch_id = posted;
+    if (this.forced_processed < 0) this.forced_processed = Number(await contract.readNumber('forcedProcessed'));
+    const latest = roots.latest();
+    if (latest <= posted) {
+      // Every batch is posted and a handled entry still waits to be counted (refused before the
+      // engine after its batch was posted; or seen included only after): it needs a new batch. Asked
+      // again each round while it waits, as one request can be lost (a cluster's leader failing over,
+      // src/cluster/batch_request.ts); the matcher answers any number of them with one batch. The
+      // contract's count is read only when this poster's own says an entry waits.
+      if (!forced.waiting(this.forced_processed)) return;
+      const processed = Number(await contract.readNumber('forcedProcessed'));
+      this.forced_processed = processed;
+      forced.forgetBelow(processed);
+      if (forced.waiting(processed)) {
+        this.batch_requests++;
+        this.o.requestBatch();
+      }
+      return;
+    }
+    const last = Math.min(latest, posted + this.o.roots_per_tx_max);
+    const states: string[] = [];
+    const fills: string[] = [];
+    for (let id = posted + 1; id <= last; id++) {
+      const b = roots.get(id);
+      if (b === undefined) throw new Error(`published batch ${id} missing from the DA store`);
+      states.push(b.header.state_root);
+      fills.push(b.header.fills_root);
+    }
+    const processed = Number(await contract.readNumber('forcedProcessed'));
+    const count = forced.countAt(last, processed);
+    await contract.postRoots(this.o.operator_key, posted + 1, states, fills, count);
+    forced.forgetBelow(count);
+    this.posted_batch_id = last;
+    this.forced_processed = count;
+  }
+}
