@@ -94,6 +94,10 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
   const urls = (env.RINGBOOK_NATS_URLS ?? '').split(',').map((u) => u.trim()).filter((u) => u !== '');
   if (urls.length === 0) throw new ConfigError('the cluster roles need RINGBOOK_NATS_URLS (nats://host:port,...)');
   for (const u of urls) if (!/^nats:\/\/[^\s,]+:[0-9]+$/.test(u)) throw new ConfigError(`RINGBOOK_NATS_URLS: ${u} is not nats://host:port`);
+  // A gateway or matcher never posts roots (docs/settlement.md, "Roots in a cluster"): the flag there is a mistake.
+  if (role !== 'da' && intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1) {
+    throw new ConfigError('RINGBOOK_SETTLEMENT_POSTER=1 is for a DA role only (--role da): in a cluster only a DA role posts roots');
+  }
   const node_id = env.RINGBOOK_NODE_ID ?? `${role}-${os.hostname()}-${process.pid}`;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(node_id)) throw new ConfigError('RINGBOOK_NODE_ID must be 1..64 of A-Z a-z 0-9 _ -');
   return {

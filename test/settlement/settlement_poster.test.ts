@@ -12,6 +12,7 @@ import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { BATCH_REQUEST_SUBJECT, readBatchRequest } from '../../src/cluster/batch_request.js';
 import { encodeForcedShare, readForcedShare, SettlementPoster } from '../../src/cluster/settlement_poster.js';
+import { clusterSettings } from '../../src/cluster/roles.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { bytesToHex, Wallet } from '../server/harness.js';
@@ -106,4 +107,16 @@ describe('the cluster\'s settlement root poster', () => {
     expect(() => readForcedShare(Buffer.from(JSON.stringify({ version: 1, gateway: 'g1', from: 2, batches: new Array(513).fill(4) })))).toThrow(/1\.\.512/);
     expect(readForcedShare(encodeForcedShare({ gateway: 'g1', from: 7, batches: [4, 5] }))).toEqual({ gateway: 'g1', from: 7, batches: [4, 5] });
   }, 60_000);
+});
+
+describe('RINGBOOK_SETTLEMENT_POSTER', () => {
+  it('is read for a DA role and refused on a gateway or matcher (only a DA role posts roots in a cluster)', () => {
+    const env = (v: string | undefined): NodeJS.ProcessEnv => ({ RINGBOOK_NATS_URLS: 'nats://127.0.0.1:4222', RINGBOOK_SETTLEMENT_POSTER: v });
+    expect(clusterSettings('da', env('1')).settlement_poster).toBe(true);
+    expect(clusterSettings('da', env(undefined)).settlement_poster).toBe(false);
+    expect(clusterSettings('gateway', env('0')).settlement_poster).toBe(false);
+    expect(() => clusterSettings('gateway', env('1'))).toThrow(/DA role only/);
+    expect(() => clusterSettings('matcher', env('1'))).toThrow(/DA role only/);
+    expect(() => clusterSettings('da', env('2'))).toThrow(/RINGBOOK_SETTLEMENT_POSTER/);
+  });
 });
