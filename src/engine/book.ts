@@ -410,13 +410,20 @@ export class BookSide {
     // (the bench flow rests orders a mean 10 ticks from the mid, ~8 levels below the best).
     // One test per step (`stop` is at least -1) and `| 0` on the index (an int32 step without an
     // overflow check): each step of the scan also repeats the array's map, base and bounds checks.
+    // Two levels per step: V8 does not hoist the array's checks out of the loop, but the second
+    // read of a step reuses the first's map check and pointers, and the loop's own test and stack
+    // check run once per two levels (docs/benchmarks.md, h15k).
     let hi = (this.count - 1) | 0;
     const stop = hi >= FIND_SCAN_LEVELS ? (hi - FIND_SCAN_LEVELS) | 0 : -1;
-    for (; hi > stop; hi = (hi - 1) | 0) {
+    for (; hi > stop; hi = (hi - 2) | 0) {
       const v = keys[hi];
-      // One comparison per step while the keys are above k (keys are never NaN).
+      // One comparison per level while the keys are above k (keys are never NaN).
       if (v <= k) return v === k ? hi : ~(hi + 1);
+      if (hi === 0) return ~0;
+      const w = keys[(hi - 1) | 0];
+      if (w <= k) return w === k ? (hi - 1) | 0 : ~hi;
     }
+    // The scan may stop one below `stop` (two per step): the search covers [0, hi] either way.
     let lo = 0;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
