@@ -24,8 +24,10 @@ answerMemoryQuestions('da');
 // One commit per message (at the end of its turn): the front already groups the batches of
 // DA_POST_INTERVAL_MS into one message, so a timer here would only add its interval to the lag
 // before a root is reported (and a wake-up). A commit still in flight when the next message comes
-// makes that one's group larger (da_store.ts), never a queue.
-const store = data.da_dir === null ? null : LmdbDaStore.open(data.da_dir, { commit_interval_ms: 0 });
+// makes that one's group larger (da_store.ts), never a queue. The commit runs on this thread
+// (sync_commits): nothing else waits for it here, and lmdb-js's pool threads cost ~8 more context
+// switches per commit.
+const store = data.da_dir === null ? null : LmdbDaStore.open(data.da_dir, { commit_interval_ms: 0, sync_commits: true });
 const core = new DaPublisherCore({
   assets: data.assets,
   store,
