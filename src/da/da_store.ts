@@ -5,7 +5,8 @@
 //     the hex objects, read as they are)};
 //   - database `order_fills`: key = [order_id, fill_id] (ordered-binary), value = batch id; one
 //     row for the taker order and one for the maker order of every fill (for /orders/:id/da-proof).
-// Writes are asynchronous and grouped: one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
+// Writes are grouped (and asynchronous, unless opened with sync_commits: the DA worker's store,
+// which commits on its own thread): one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
 // batch submitted meanwhile; a submitted batch is readable at once from a small in-memory map
 // through this handle until its commit is done. One commit at a time: while one is in flight the
 // next group stays open (it keeps taking batches) and is committed as soon as that one is done, so
