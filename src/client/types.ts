@@ -240,6 +240,8 @@ export interface AdminState {
   batch_id: string;
   state_root: string;
   state_root_batch_id?: string;
+  /** The front's messages to the DA thread and its DA store commits; null without a DA thread. */
+  da_thread?: { messages_posted: number; store_commits: number } | null;
   operator_address: string;
   settlement: { contract: string; chain_id: number; assets: Record<string, string> };
   markets: AdminMarket[];

@@ -68,6 +68,12 @@ export interface DaPublisher {
    * of posted events without end.
    */
   backlogBatches(): number;
+  /**
+   * The DA thread's hand-overs (null for the in-thread core): messages the front posted (at most
+   * one per DA_POST_INTERVAL_MS, each carrying every batch committed meanwhile) and the DA store
+   * commits the worker started (at most one per message), as of its last root report.
+   */
+  threadCounts?(): { messages_posted: number; store_commits: number } | null;
   /** Receives the state-root time of each batch (ms) as the DA thread reports them (metrics); the in-thread core never calls it. */
   onRootTimes?: ((root_ms: readonly number[]) => void) | null;
   /** The fills tree of a published batch (built on demand, a few kept). */
@@ -115,6 +121,8 @@ export interface DaWorkerData extends DaThreadOptions {
 export type FromWorker =
   | {
     type: 'root'; batch_id: number; state_root: string | null; failure: string | null; recheck_mismatches: number;
+    /** DA store commits the worker started so far (LmdbDaStore.commits; 0 without a store). */
+    store_commits: number;
     /** Milliseconds each batch of the message took to compute its state root (metrics), in order. */
     root_ms: number[];
   }

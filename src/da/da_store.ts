@@ -5,7 +5,8 @@
 //     the hex objects, read as they are)};
 //   - database `order_fills`: key = [order_id, fill_id] (ordered-binary), value = batch id; one
 //     row for the taker order and one for the maker order of every fill (for /orders/:id/da-proof).
-// Writes are asynchronous and grouped: one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
+// Writes are grouped (and asynchronous, unless opened with sync_commits: the DA worker's store,
+// which commits on its own thread): one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
 // batch submitted meanwhile; a submitted batch is readable at once from a small in-memory map
 // through this handle until its commit is done. One commit at a time: while one is in flight the
 // next group stays open (it keeps taking batches) and is committed as soon as that one is done, so
@@ -126,10 +127,14 @@ export class LmdbDaStore implements DaStore {
   /** LMDB commits started by this handle (each: the disk's block requests and flushes). */
   commits = 0;
 
-  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number) {
+  /** Commit on the calling thread (transactionSync) instead of lmdb-js's pool threads: see open(). */
+  private readonly sync_commits: boolean;
+
+  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean) {
     this.root = root;
     this.reader = reader;
     this.commit_interval_ms = commit_interval_ms;
+    this.sync_commits = sync_commits;
     this.batches = root.openDB<StoredBatch, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
     this.order_fills = root.openDB<number, [number, number]>({ name: 'order_fills', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
     let last = 0;
@@ -138,9 +143,19 @@ export class LmdbDaStore implements DaStore {
     this.committed_id = last;
   }
 
-  /** `commit_interval_ms`: writes submitted within it share one commit (0: at the end of the current turn). */
-  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number } = {}): LmdbDaStore {
-    return new LmdbDaStore(open({ path: dir, compression: false }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS);
+  /**
+   * `commit_interval_ms`: writes submitted within it share one commit (0: at the end of the current
+   * turn). `sync_commits`: each commit runs on the calling thread (lmdb-js `transactionSync`), which
+   * waits for it; for a thread with nothing else to do meanwhile (the DA worker). lmdb-js's
+   * asynchronous commit hands the write to one libuv pool thread and its sync to another and
+   * wakes the caller's event loop when done: ~14-15 context switches per commit against ~6-7
+   * synchronously, and ~250 µs more CPU (docs/benchmarks.md, "fixed costs per batch at light
+   * load"). The same commit either way (lmdb-js's default options); a failure takes the same path.
+   */
+  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean } = {}): LmdbDaStore {
+    return new LmdbDaStore(
+      open({ path: dir, compression: false }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS, opts.sync_commits === true,
+    );
   }
 
   /** Reader mode: renew the read snapshot (lmdb-js keeps one per event-loop turn). */
@@ -241,7 +256,12 @@ export class LmdbDaStore implements DaStore {
     this.commits++;
     let write: Promise<unknown>;
     try {
-      write = this.root.transaction(() => this.putGroup(group.items));
+      if (this.sync_commits) {
+        this.root.transactionSync(() => this.putGroup(group.items));
+        write = Promise.resolve();
+      } else {
+        write = this.root.transaction(() => this.putGroup(group.items));
+      }
     } catch (e) {
       write = Promise.reject(e); // (a closed environment throws at once): the same failure path
     }

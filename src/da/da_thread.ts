@@ -31,20 +31,24 @@ export { PACKED_STRIDE, type PackedEvents } from './event_packing.js';
 const CLOSE_WAIT_MS = 30_000;
 /**
  * The front posts the packed events to the DA worker at most this often (ms), not once per
- * event-loop turn: each message costs the DA worker a wake-up, a DA store write transaction (and
- * its sync) and a root message back to the front, whatever the number of batches in it. At
- * 1,000 requests/s the matcher cuts one batch per request, and per-message costs made the DA
- * side ~0.5 ms of CPU per request (docs/benchmarks.md, "DA thread"); 5 ms bundles ~5 batches per
- * message there at the price of <= 5 ms more lag before a batch shows under /da. Roots are still
- * one per journal batch.
+ * event-loop turn: each message costs the DA worker a wake-up, a journal read snapshot, a DA store
+ * commit (the worker commits once per message: da_worker.ts) and a root message back to the
+ * front, and the front a timer, whatever the number of batches in it. At 1,000 requests/s the
+ * matcher cuts one batch per request; 5 ms (until 2026-11-27) bundled ~5 batches per message, 50
+ * ~50 (issue 11, branch h11l: docs/benchmarks.md). The lag before a batch shows under /da stays
+ * what it was (<= ~50 ms): the store committed every DA_STORE_COMMIT_INTERVAL_MS (50) before, and
+ * a root is reported only once its batch is committed. Roots are still one per journal batch.
  */
-export const DA_POST_INTERVAL_MS = 5;
+export const DA_POST_INTERVAL_MS = 50;
 
 export class DaThreadPublisher implements DaPublisher {
   readonly store: LmdbDaStore | null;
   private readonly worker: Worker;
   private readonly packer: EventPacker;
   private scheduled = false;
+  /** Messages posted to the worker, and the worker's DA store commits at its last report (threadCounts). */
+  private messages_posted = 0;
+  private store_commits = 0;
   private root: string | null = null;
   private root_batch = -1;
   /** The worker's rootKnownBatchId() at start: the backlog counts the batches posted after it. */
@@ -83,6 +87,7 @@ export class DaThreadPublisher implements DaPublisher {
         this.root = m.state_root;
         this.root_batch = m.batch_id;
         this.recheck_mismatches = m.recheck_mismatches;
+        this.store_commits = m.store_commits;
         if (m.failure !== null) this.failure = m.failure;
         if (this.onRootTimes) this.onRootTimes(m.root_ms);
       } else if (m.type === 'closed' && this.closed_signal) {
@@ -116,11 +121,16 @@ export class DaThreadPublisher implements DaPublisher {
     this.scheduled = false;
     const msg = this.packer.take();
     if (msg === null) return;
+    this.messages_posted++;
     this.worker.postMessage(msg, msg.events === null ? [] : [msg.events.buffer]);
   }
 
   stateRoot(): string | null {
     return this.failure === null ? this.root : null;
+  }
+
+  threadCounts(): { messages_posted: number; store_commits: number } {
+    return { messages_posted: this.messages_posted, store_commits: this.store_commits };
   }
 
   ready(): Promise<RestoreReport | null> {

@@ -21,9 +21,16 @@ configureLogs(data.log);
 prioritizeBackgroundThread('DA', data.priority);
 const log = componentLog('da');
 answerMemoryQuestions('da');
+// One commit per message (at the end of its turn): the front already groups the batches of
+// DA_POST_INTERVAL_MS into one message, so a timer here would only add its interval to the lag
+// before a root is reported (and a wake-up). A commit still in flight when the next message comes
+// makes that one's group larger (da_store.ts), never a queue. The commit runs on this thread
+// (sync_commits): nothing else waits for it here, and lmdb-js's pool threads cost ~8 more context
+// switches per commit.
+const store = data.da_dir === null ? null : LmdbDaStore.open(data.da_dir, { commit_interval_ms: 0, sync_commits: true });
 const core = new DaPublisherCore({
   assets: data.assets,
-  store: data.da_dir === null ? null : LmdbDaStore.open(data.da_dir),
+  store,
   journal: data.journal_dir === null ? null : JournalReader.open(data.journal_dir),
   log: (m) => log.error(m),
 });
@@ -65,7 +72,9 @@ port.on('message', (m: PackedEvents | { type: 'close' }) => {
     fields.done(m);
     // Report the root only once its batch is readable from the store (rootReport: a batch whose
     // store commit failed is not reported published; the failure is).
-    void core.rootReport().then((r) => post({ type: 'root', ...r, recheck_mismatches: core.recheck_mismatches, root_ms }));
+    void core.rootReport().then((r) => post({
+      type: 'root', ...r, recheck_mismatches: core.recheck_mismatches, store_commits: store?.commits ?? 0, root_ms,
+    }));
     return;
   }
   core.close().then(() => post({ type: 'closed' }), (e: unknown) => {

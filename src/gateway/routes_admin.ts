@@ -78,7 +78,11 @@ function adminGet(app: TemplatedApp, ctx: GatewayContext, pattern: string, fn: (
 }
 
 export function registerAdminRoutes(
-  app: TemplatedApp, ctx: GatewayContext, da?: { stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number },
+  app: TemplatedApp, ctx: GatewayContext,
+  da?: {
+    stateRoot(): string | null; stateRootBatchId(): number; readonly recheck_mismatches: number;
+    threadCounts?(): { messages_posted: number; store_commits: number } | null;
+  },
   snapshots?: SnapshotCoordinator | null,
 ): void {
   const rm = ctx.rm;
@@ -91,6 +95,8 @@ export function registerAdminRoutes(
       batch_id: String(rm.batch_id),
       state_root: da ? da.stateRoot() : null,
       state_root_batch_id: da ? String(da.stateRootBatchId()) : null,
+      // The DA thread's hand-overs (docs/operations.md, "DA thread"): null without one.
+      da_thread: da?.threadCounts?.() ?? null,
       operator_address: ctx.operator_address,
       settlement: {
         contract: ctx.cfg.settlement.contract, chain_id: ctx.cfg.settlement.chain_id, assets,

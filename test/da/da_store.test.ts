@@ -51,12 +51,13 @@ describe('DA store', () => {
     await exercise(new MemoryDaStore());
   });
 
-  it('LMDB: the same, and it survives a reopen', async () => {
+  // sync_commits: the DA worker's store commits on its own thread (transactionSync).
+  it.each([false, true])('LMDB: the same, and it survives a reopen (sync_commits %s)', async (sync_commits) => {
     const dir = tmp();
-    const s = LmdbDaStore.open(dir);
+    const s = LmdbDaStore.open(dir, { commit_interval_ms: sync_commits ? 0 : undefined, sync_commits });
     await exercise(s);
     await s.close();
-    const again = LmdbDaStore.open(dir);
+    const again = LmdbDaStore.open(dir, { sync_commits });
     expect(again.latest()).toBe(3);
     expect(again.get(1)).toEqual(batch(1, [fill(1, 1, 10, 9)]));
     expect(again.fillsOfOrder(9).map((r) => r.fill_id)).toEqual([1, 2, 3]);
@@ -74,6 +75,7 @@ describe('DA store', () => {
     };
     await again.submit(lazy, bytes);
     expect(hex_made).toBe(0);
+    expect(again.commits).toBe(2);
     await again.close();
     const third = LmdbDaStore.open(dir);
     expect(third.get(5)?.inputs_hex).toBe('cd'.repeat(RECORD_WORDS * 4));

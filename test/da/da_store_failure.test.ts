@@ -38,9 +38,9 @@ function unencodable(f: FillLeaf): FillLeaf {
 const timeouts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('DA store: a failed commit', () => {
-  it('writes nothing of its group, rejects each of its submits with the error, refuses later ones, and closes', async () => {
+  it.each([false, true])('writes nothing of its group, rejects each of its submits with the error, refuses later ones, and closes (sync_commits %s)', async (sync_commits) => {
     const dir = tmp();
-    const w = LmdbDaStore.open(dir, { commit_interval_ms: 60_000 });
+    const w = LmdbDaStore.open(dir, { commit_interval_ms: 60_000, sync_commits });
     await Promise.all([w.submit(batch(1)), w.submit(batch(2, [fill(2, 1, 10, 9)]))].concat(w.written()));
     expect(w.latest()).toBe(2);
     // The group's wait does not keep the process alive (a 60 s timer, unref'd).

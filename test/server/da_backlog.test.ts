@@ -2,7 +2,7 @@
 // batches wait for their state root, new writes are answered 503 OVERLOADED, nothing of a refused
 // request is applied, reads are served, and writes are taken again once the roots catch up.
 // With the limit at 1, a write is refused from the moment a batch commits until its root comes
-// back (the front posts events to the DA thread after DA_POST_INTERVAL_MS = 5 ms, then the DA
+// back (the front posts events to the DA thread after DA_POST_INTERVAL_MS = 50 ms, then the DA
 // thread hashes): back-to-back writes on loopback land in that window.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, caughtUpState, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
