@@ -110,11 +110,12 @@ function batchOf(buf: Buffer, batch_id: number, count: number, records: Int32Arr
 /**
  * A batch read from disk, fully checked: its header and the CRC-32 of its records (a torn or
  * altered record is refused, never replayed). Every reader in the server and the CLI that is the
- * first to read a batch from disk uses this: the matcher's replay on start (`Journal.read`),
- * `ringbook replay` and the CLI's journal commands. (The benches time readers too:
- * bench/recovery.ts phase 5 times the DA thread's reader alone, over a journal its phase 2 has
- * read with this; bench/state_root.ts reads with `Journal.read` before the DA core does.) The
- * records are a copy, independent of `value`.
+ * first to read a batch from disk makes these checks (`checkHeader`, `copyChecked`): the CLI's
+ * journal commands with this (`Journal.read`), the matcher's replay on start and `ringbook
+ * replay` through `Journal.readTransient` (the same checks into a reused buffer). (The benches
+ * time readers too: bench/recovery.ts phase 5 times the DA thread's reader alone, over a journal
+ * its phase 2 has read with `readTransient`; bench/state_root.ts reads with `Journal.read`
+ * before the DA core does.) The records are a copy, independent of `value`.
  */
 export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatch {
   const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
@@ -138,7 +139,7 @@ function copyChecked(buf: Buffer, expected_id: number, into: Uint8Array): void {
  * id, size or format is still refused) but its records' CRC-32 is not recomputed, and they are
  * a view into `value` (which the caller owns and must not reuse) instead of a copy. For the DA
  * thread (src/da/journal_reader.ts), which reads each batch right after the matcher wrote it or,
- * on start, after the matcher's replay read it with `decodeBatch` (checksum included) and sent
+ * on start, after the matcher's replay read it with `readTransient` (checksum included) and sent
  * its events: the second copy and CRC were ~0.2-0.3 µs of the DA thread per request at max rate,
  * for a check already made (docs/verifiability.md, "Journal checks").
  */
