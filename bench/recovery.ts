@@ -11,10 +11,14 @@
 //    with RequestWriter (the front's codec) into a ring, copied out in batches of BENCH_BATCH
 //    [1000] and appended to a real Journal (durable, pipelined).
 // 2. Replay (timed, target < 1.5 s): a fresh FastEngine + Matcher replays every journaled batch
-//    (Journal.read: decodeBatch checks each batch's header and the CRC-32 of its records and
-//    copies them; no input hash, which only the DA thread computes); events are drained from an
-//    in-process ring and only counted. Reported: total, of which journal read + CRC check, and
-//    apply (JSON `replay_read_and_hash_s` keeps its old name: it is the read + CRC check).
+//    as the matcher thread's start does (Journal.readTransient: each batch's header and the CRC-32
+//    of its records checked, the records copied into one reused aligned buffer; no input hash,
+//    which only the DA thread computes); events are drained from an in-process ring and only
+//    counted. Reported: total, of which journal read + CRC check, and apply (JSON
+//    `replay_read_and_hash_s` keeps its old name: it is the read + CRC check). Then, untimed, the
+//    same journal is replayed again through Journal.read (a fresh copy per batch): the final
+//    state digest, events and fills must be identical (`replay_digest_agrees`), else exit 1.
+//    `--replay-only` (BENCH_REPLAY_ONLY=1) stops after this phase (profiles, A/B pairs).
 // 3. State root per batch (timed, at most BENCH_ROOT_SECONDS [30]): the same replay feeding a
 //    StateRootBuilder that closes every batch with its root (the DA publisher's live path, the
 //    verifier); the builder's time per batch is the state-root cost.
