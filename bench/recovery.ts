@@ -183,13 +183,13 @@ async function main(): Promise<void> {
     const bare = replay(dir, false, REPLAY_SECONDS);
     if (reuse !== undefined) gen = { batches: bare.batches, records: bare.requests, seconds: 0 };
     const rps = Math.round(bare.requests / bare.seconds);
+    console.log(`replay: ${round(bare.seconds)} s wall, ${round(bare.cpu_s)} s CPU (journal read + CRC check ${round(bare.read_s)} s, apply ${round(bare.apply_s)} s), ${rps.toLocaleString('en-US')} requests/s, ${bare.events.toLocaleString('en-US')} events, ${bare.fills.toLocaleString('en-US')} fills${bare.complete ? '' : ` (stopped after ${REPLAY_SECONDS} s at batch ${bare.batches})`}; target < ${TARGET_S} s: ${bare.complete && bare.seconds < TARGET_S ? 'PASS' : 'MISS'}`);
     // The same journal replayed again, untimed, through the copying reader (Journal.read): the
     // final engine state (digest), the events and the fills must be identical, or the bench fails.
     const check = replay(dir, false, REPLAY_SECONDS, 'copying');
     const digest_agrees = bare.complete && check.complete && check.digest === bare.digest && check.events === bare.events && check.fills === bare.fills;
     console.log(`check replay (Journal.read, untimed): state digest ${digest_agrees ? 'identical' : `DIFFERENT (${bare.digest} / ${bare.events} events vs ${check.digest} / ${check.events})`}`);
     if (!digest_agrees) process.exitCode = 1;
-    console.log(`replay: ${round(bare.seconds)} s wall, ${round(bare.cpu_s)} s CPU (journal read + CRC check ${round(bare.read_s)} s, apply ${round(bare.apply_s)} s), ${rps.toLocaleString('en-US')} requests/s, ${bare.events.toLocaleString('en-US')} events, ${bare.fills.toLocaleString('en-US')} fills${bare.complete ? '' : ` (stopped after ${REPLAY_SECONDS} s at batch ${bare.batches})`}; target < ${TARGET_S} s: ${bare.complete && bare.seconds < TARGET_S ? 'PASS' : 'MISS'}`);
     if (REPLAY_ONLY) {
       console.log(JSON.stringify({
         bench: 'recovery', replay_only: true, requests: bare.requests, batches: bare.batches, replay_complete: bare.complete,

@@ -367,6 +367,8 @@ export class Journal {
       yield batchOf(buf, id, count, new Int32Array(into.buffer, 0, count * RECORD_WORDS));
       id++;
     }
+    // Read to the end: the buffer is not needed by live batches (which the matcher copies itself).
+    this.transient = new Uint8Array(0);
     // A stored batch past the first missing id is a gap (`read` reports it as it meets it).
     for (const key of this.batches.getKeys({ start: id, limit: 1 })) {
       throw new JournalCorruption(`batch ${id} missing (next stored is ${String(key)})`);
