@@ -11,10 +11,14 @@
 //    with RequestWriter (the front's codec) into a ring, copied out in batches of BENCH_BATCH
 //    [1000] and appended to a real Journal (durable, pipelined).
 // 2. Replay (timed, target < 1.5 s): a fresh FastEngine + Matcher replays every journaled batch
-//    (Journal.read: decodeBatch checks each batch's header and the CRC-32 of its records and
-//    copies them; no input hash, which only the DA thread computes); events are drained from an
-//    in-process ring and only counted. Reported: total, of which journal read + CRC check, and
-//    apply (JSON `replay_read_and_hash_s` keeps its old name: it is the read + CRC check).
+//    as the matcher thread's start does (Journal.readTransient: each batch's header and the CRC-32
+//    of its records checked, the records copied into one reused aligned buffer; no input hash,
+//    which only the DA thread computes); events are drained from an in-process ring and only
+//    counted. Reported: total, of which journal read + CRC check, and apply (JSON
+//    `replay_read_and_hash_s` keeps its old name: it is the read + CRC check). Then, untimed, the
+//    same journal is replayed again through Journal.read (a fresh copy per batch): the final
+//    state digest, events and fills must be identical (`replay_digest_agrees`), else exit 1.
+//    `--replay-only` (BENCH_REPLAY_ONLY=1) stops after this phase (profiles, A/B pairs).
 // 3. State root per batch (timed, at most BENCH_ROOT_SECONDS [30]): the same replay feeding a
 //    StateRootBuilder that closes every batch with its root (the DA publisher's live path, the
 //    verifier); the builder's time per batch is the state-root cost.
@@ -45,6 +49,7 @@ import { engineConfigOf } from '../src/config/read.js';
 import { JournalReader } from '../src/da/journal_reader.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
+import { stateDigest } from '../src/engine/state.js';
 import { EventType } from '../src/ring/event_records.js';
 import { generateJournal } from './journal_flow.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
@@ -63,6 +68,8 @@ const BASE = knobs.string('dir', os.tmpdir());
 /** Replay this journal instead of writing one; keep the written journal. */
 const REUSE_JOURNAL = knobs.optionalString('journal');
 const KEEP = knobs.flag('keep');
+/** Phase 2 only (the timed replay), then the JSON line: for profiles and A/B pairs of the replay. */
+const REPLAY_ONLY = knobs.flag('replay-only');
 knobs.finish();
 
 
@@ -81,9 +88,15 @@ interface ReplayResult {
   hashes: number;
   state_root: string;
   complete: boolean;
+  /** stateDigest of the engine after the replay (computed after the clock stops). */
+  digest: string;
 }
 
-function replay(dir: string, state_root: boolean | 'deferred', deadline_s: number): ReplayResult {
+/**
+ * `reader`: 'transient' reads as the matcher's start-up replay does (Journal.readTransient, one
+ * reused buffer); 'copying' through Journal.read (a fresh copy per batch), the check replay's.
+ */
+function replay(dir: string, state_root: boolean | 'deferred', deadline_s: number, reader: 'transient' | 'copying' = 'transient'): ReplayResult {
   const engine_config = engineConfigOf(loadConfig({}));
   let fills = 0;
   const exec = new ReplayExecutor(engine_config, {
@@ -104,7 +117,7 @@ function replay(dir: string, state_root: boolean | 'deferred', deadline_s: numbe
   let batches = 0;
   let last_root = '';
   let complete = true;
-  for (const b of journal.read(1)) {
+  for (const b of reader === 'transient' ? journal.readTransient(1) : journal.read(1)) {
     const a0 = performance.now();
     last_root = exec.apply(b.batch_id, b.time_ms, b.records, b.count).state_root;
     apply_ms += performance.now() - a0;
@@ -122,6 +135,7 @@ function replay(dir: string, state_root: boolean | 'deferred', deadline_s: numbe
   return {
     batches, requests, seconds, cpu_s: (cpu.user + cpu.system) / 1e6, root_cpu_ms: exec.root_cpu_ms, read_s: seconds - apply_ms / 1000, apply_s: (apply_ms - exec.root_ms) / 1000, events: exec.events, fills,
     root_ms: exec.root_ms, leaves: exec.builder.leafCount(), hashes: exec.builder.hashCount(), state_root: last_root, complete,
+    digest: stateDigest(exec.engine.canonicalState()),
   };
 }
 
@@ -130,7 +144,7 @@ function readChecked(dir: string): number {
   const journal = Journal.open(dir);
   const t0 = performance.now();
   let records = 0;
-  for (const b of journal.read(1)) records += b.count;
+  for (const b of journal.readTransient(1)) records += b.count;
   const s = (performance.now() - t0) / 1000;
   void journal.close();
   if (records === 0) throw new Error('journal read: no records');
@@ -170,6 +184,23 @@ async function main(): Promise<void> {
     if (reuse !== undefined) gen = { batches: bare.batches, records: bare.requests, seconds: 0 };
     const rps = Math.round(bare.requests / bare.seconds);
     console.log(`replay: ${round(bare.seconds)} s wall, ${round(bare.cpu_s)} s CPU (journal read + CRC check ${round(bare.read_s)} s, apply ${round(bare.apply_s)} s), ${rps.toLocaleString('en-US')} requests/s, ${bare.events.toLocaleString('en-US')} events, ${bare.fills.toLocaleString('en-US')} fills${bare.complete ? '' : ` (stopped after ${REPLAY_SECONDS} s at batch ${bare.batches})`}; target < ${TARGET_S} s: ${bare.complete && bare.seconds < TARGET_S ? 'PASS' : 'MISS'}`);
+    // The same journal replayed again, untimed, through the copying reader (Journal.read): the
+    // final engine state (digest), the events and the fills must be identical, or the bench fails.
+    const check = replay(dir, false, REPLAY_SECONDS, 'copying');
+    const digest_agrees = bare.complete && check.complete && check.digest === bare.digest && check.events === bare.events && check.fills === bare.fills;
+    console.log(`check replay (Journal.read, untimed): state digest ${digest_agrees ? 'identical' : `DIFFERENT (${bare.digest} / ${bare.events} events vs ${check.digest} / ${check.events})`}`);
+    if (!digest_agrees) process.exitCode = 1;
+    if (REPLAY_ONLY) {
+      console.log(JSON.stringify({
+        bench: 'recovery', replay_only: true, requests: bare.requests, batches: bare.batches, replay_complete: bare.complete,
+        replay_s: round(bare.seconds), replay_cpu_s: round(bare.cpu_s), replay_read_and_hash_s: round(bare.read_s),
+        replay_apply_s: round(bare.apply_s), replay_requests_per_s: rps, target_s: TARGET_S,
+        target_met: bare.complete && bare.seconds < TARGET_S, events: bare.events, fills: bare.fills,
+        replay_state_digest: bare.digest, replay_digest_agrees: digest_agrees,
+        node: process.version, cpus: os.cpus().length, load_avg_1m: round(os.loadavg()[0], 1),
+      }));
+      return;
+    }
     const rooted = replay(dir, true, ROOT_SECONDS);
     const per_batch = rooted.root_ms / rooted.batches;
     const per_batch_cpu = rooted.root_cpu_ms / rooted.batches;
@@ -199,6 +230,8 @@ async function main(): Promise<void> {
       target_s: TARGET_S,
       target_met: bare.complete && bare.seconds < TARGET_S,
       fills: bare.fills,
+      replay_state_digest: bare.digest,
+      replay_digest_agrees: digest_agrees,
       state_root_ms_per_batch: round(per_batch, 2),
       state_root_cpu_ms_per_batch: round(per_batch_cpu, 2),
       state_root_batches_measured: rooted.batches,

@@ -62,7 +62,8 @@ export function replayJournal(data_dir: string, opts: {
   let compared = 0;
   const mismatches: ReplayResult['mismatches'] = [];
   try {
-    for (const b of journal.read(1)) {
+    // Each batch is applied before the next is read: the journal's reused buffer suffices.
+    for (const b of journal.readTransient(1)) {
       roots = executor.apply(b.batch_id, b.time_ms, b.records, b.count);
       batches++;
       requests += b.count;

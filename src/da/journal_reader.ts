@@ -2,7 +2,7 @@
 // writes (lmdb-js shares one environment between the threads of a process), opened with the same
 // options as `Journal.open`, decoded by the journal's own `decodeCheckedBatch` (ids, sizes, format;
 // the records' checksum was checked by the matcher thread, which wrote the batch or replayed it
-// from disk with `decodeBatch` before its events reached the DA thread).
+// from disk with `Journal.readTransient`, CRC included, before its events reached the DA thread).
 // The batch's keccak input hash is computed here, off the matcher and the front; the verifier,
 // which trusts nothing, recomputes it from the published bytes.
 import { open, type Database, type RootDatabase } from 'lmdb';

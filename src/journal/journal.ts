@@ -110,19 +110,28 @@ function batchOf(buf: Buffer, batch_id: number, count: number, records: Int32Arr
 /**
  * A batch read from disk, fully checked: its header and the CRC-32 of its records (a torn or
  * altered record is refused, never replayed). Every reader in the server and the CLI that is the
- * first to read a batch from disk uses this: the matcher's replay on start (`Journal.read`),
- * `ringbook replay` and the CLI's journal commands. (The benches time readers too:
- * bench/recovery.ts phase 5 times the DA thread's reader alone, over a journal its phase 2 has
- * read with this; bench/state_root.ts reads with `Journal.read` before the DA core does.) The
- * records are a copy, independent of `value`.
+ * first to read a batch from disk makes these checks (`checkHeader`, `copyChecked`): the CLI's
+ * journal commands with this (`Journal.read`), the matcher's replay on start and `ringbook
+ * replay` through `Journal.readTransient` (the same checks into a reused buffer). (The benches
+ * time readers too: bench/recovery.ts phase 5 times the DA thread's reader alone, over a journal
+ * its phase 2 has read with `readTransient`; bench/state_root.ts reads with `Journal.read`
+ * before the DA core does.) The records are a copy, independent of `value`.
  */
 export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatch {
   const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
   const count = checkHeader(buf, expected_id);
   const copy = new Uint8Array(count * RECORD_WORDS * 4);
-  copy.set(buf.subarray(HEADER_BYTES));
-  if (crc32(copy) !== buf.readUInt32LE(16)) throw new JournalCorruption(`batch ${expected_id}: checksum mismatch (altered or torn)`);
+  copyChecked(buf, expected_id, copy);
   return batchOf(buf, expected_id, count, new Int32Array(copy.buffer));
+}
+
+/**
+ * Copies a header-checked batch's records into `into` (exactly their size) and checks their
+ * CRC-32 there: the bytes checked are the bytes replayed, whatever happens to `buf` afterwards.
+ */
+function copyChecked(buf: Buffer, expected_id: number, into: Uint8Array): void {
+  into.set(buf.subarray(HEADER_BYTES));
+  if (crc32(into) !== buf.readUInt32LE(16)) throw new JournalCorruption(`batch ${expected_id}: checksum mismatch (altered or torn)`);
 }
 
 /**
@@ -130,7 +139,7 @@ export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatc
  * id, size or format is still refused) but its records' CRC-32 is not recomputed, and they are
  * a view into `value` (which the caller owns and must not reuse) instead of a copy. For the DA
  * thread (src/da/journal_reader.ts), which reads each batch right after the matcher wrote it or,
- * on start, after the matcher's replay read it with `decodeBatch` (checksum included) and sent
+ * on start, after the matcher's replay read it with `readTransient` (checksum included) and sent
  * its events: the second copy and CRC were ~0.2-0.3 µs of the DA thread per request at max rate,
  * for a check already made (docs/verifiability.md, "Journal checks").
  */
@@ -182,6 +191,8 @@ export class Journal {
   private readonly retry_sleeper = new Int32Array(new SharedArrayBuffer(4));
   /** Written zeros past LMDB's last page, so that commits do not grow the file (reserve.ts). */
   readonly reserve: JournalReserve;
+  /** `readTransient`'s records buffer (8-byte aligned, grown to the largest batch read). */
+  private transient = new Uint8Array(0);
 
   private constructor(dir: string, root: RootDatabase, batches: Database<Buffer, number>, options: JournalOptions) {
     this.root = root;
@@ -325,6 +336,42 @@ export class Journal {
       if (key !== expected) throw new JournalCorruption(`batch ${expected} missing (next stored is ${key})`);
       yield decodeBatch(value, expected);
       expected++;
+    }
+  }
+
+  /**
+   * The same batches with the same checks as `read` (header, CRC-32 of the records, contiguity),
+   * for a consumer that is done with each batch before it asks for the next: the matcher's replay
+   * on start (and `ringbook replay`). Each batch's `records` are a view into one buffer that this
+   * journal reuses, overwritten by the next batch: keep nothing of them across iterations.
+   *
+   * Why (issue 15, docs/benchmarks.md "recovery"): `read` gets each ~200 KB value through
+   * lmdb-js's range iterator, which hands out a fresh zero-filled Buffer per value, then copies the
+   * records into a second fresh array (8-byte aligned: the request reader's f64 view needs it;
+   * they sit at byte 36 of the value). Here each value is copied by lmdb-js into its reused read
+   * buffer (`getBinaryFast`) and the records into this reused aligned buffer: the same two copies
+   * and one CRC pass, but over warm memory, with no allocation, zero fill, page faults or
+   * garbage of ~0.4 GB per million requests.
+   */
+  *readTransient(from = 1): Generator<JournalBatch> {
+    let id = from;
+    for (;;) {
+      const value = this.batches.getBinaryFast(id);
+      if (value === undefined) break;
+      const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
+      const count = checkHeader(buf, id);
+      const bytes = count * RECORD_WORDS * 4;
+      if (this.transient.length < bytes) this.transient = new Uint8Array(Math.max(bytes, this.transient.length * 2));
+      const into = this.transient.subarray(0, bytes);
+      copyChecked(buf, id, into);
+      yield batchOf(buf, id, count, new Int32Array(into.buffer, 0, count * RECORD_WORDS));
+      id++;
+    }
+    // Read to the end: the buffer is not needed by live batches (which the matcher copies itself).
+    this.transient = new Uint8Array(0);
+    // A stored batch past the first missing id is a gap (`read` reports it as it meets it).
+    for (const key of this.batches.getKeys({ start: id, limit: 1 })) {
+      throw new JournalCorruption(`batch ${id} missing (next stored is ${String(key)})`);
     }
   }
 

@@ -262,8 +262,9 @@ export class Matcher {
     return this.findOrRegister(bytes, this.reader.addressByteOffset(o), this.reader.accountHint(o));
   }
 
+  /** `bytes` is the reader's `u8` (the hint is checked against its words). */
   private findOrRegister(bytes: Uint8Array, at: number, hint: number): number {
-    const id = this.registry.find(bytes, at, hint);
+    const id = this.registry.findInRecord(this.reader.i32, bytes, at, hint);
     if (id >= 0) return id;
     const fresh = this.registry.register(bytes, at);
     if (fresh < 0) return this.options.accounts_max;

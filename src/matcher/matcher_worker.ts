@@ -177,7 +177,7 @@ function start(): void {
   }
   let replayed = 0;
   if (journal !== null) {
-    for (const b of journal.read(from)) {
+    for (const b of journal.readTransient(from)) {
       matcher.replay(b.batch_id, b.time_ms, b.records, b.count);
       replayed++;
     }

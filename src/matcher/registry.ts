@@ -3,20 +3,25 @@
 // account and has no address.
 //
 // Hot path: the front sends an id hint it learned from earlier ACCOUNT events; checking the hint
-// is five int32 compares, no string. Only a miss builds a hex key for the Map.
+// is five int32 compares (`findInRecord`: the addresses sit at word offsets of the records and of
+// this table), no string. Only a miss builds a hex key for the Map.
 import { toHex } from '../util/hex.js';
 
 export const ADDRESS_BYTES = 20;
+const ADDRESS_WORDS = ADDRESS_BYTES / 4;
 
 export class AccountRegistry {
   private readonly accounts_max: number;
+  /** Id `k`'s address at words [5k, 5k + 5) of `words`, bytes [20k, 20k + 20) of `addresses` (one buffer). */
+  private words: Int32Array;
   private addresses: Uint8Array;
   private count = 1; // id 0 is the fee account
   private readonly id_by_hex = new Map<string, number>();
 
   constructor(accounts_max: number) {
     this.accounts_max = accounts_max;
-    this.addresses = new Uint8Array(ADDRESS_BYTES * 1024);
+    this.words = new Int32Array(ADDRESS_WORDS * 1024);
+    this.addresses = new Uint8Array(this.words.buffer);
   }
 
   get size(): number {
@@ -30,14 +35,33 @@ export class AccountRegistry {
     return id === undefined ? -1 : id;
   }
 
+  /**
+   * `find` for an address inside request records: `u8` and `i32` view the same records from the
+   * same byte offset and `offset` is a multiple of 4 (the record layout puts addresses at word
+   * offsets), so the hint is checked with five word compares instead of twenty byte compares
+   * (the matcher's replay spent ~5% of its time in them, issue 15).
+   */
+  findInRecord(i32: Int32Array, u8: Uint8Array, offset: number, hint: number): number {
+    if (hint > 0 && hint < this.count) {
+      const w = this.words;
+      const base = hint * ADDRESS_WORDS;
+      const at = offset >> 2;
+      if (w[base] === i32[at] && w[base + 1] === i32[at + 1] && w[base + 2] === i32[at + 2] &&
+        w[base + 3] === i32[at + 3] && w[base + 4] === i32[at + 4]) return hint;
+    }
+    const id = this.id_by_hex.get(hexOf(u8, offset));
+    return id === undefined ? -1 : id;
+  }
+
   /** Registers the address; returns its new id, or -1 when accounts_max is reached. */
   register(bytes: Uint8Array, offset: number): number {
     if (this.count >= this.accounts_max) return -1;
     const id = this.count++;
     if ((id + 1) * ADDRESS_BYTES > this.addresses.length) {
-      const grown = new Uint8Array(this.addresses.length * 2);
-      grown.set(this.addresses);
-      this.addresses = grown;
+      const grown = new Int32Array(this.words.length * 2);
+      grown.set(this.words);
+      this.words = grown;
+      this.addresses = new Uint8Array(grown.buffer);
     }
     this.addresses.set(bytes.subarray(offset, offset + ADDRESS_BYTES), id * ADDRESS_BYTES);
     this.id_by_hex.set(hexOf(bytes, offset), id);

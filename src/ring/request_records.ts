@@ -231,6 +231,11 @@ export class RequestReader {
     return this.v.u8;
   }
 
+  /** The same records as words (`u8` from the same byte: a byte offset o4 is word o4 >> 2). */
+  get i32(): Int32Array {
+    return this.v.i32;
+  }
+
   /** Whether the record at word offset `o` is a consent slot (the matcher skips it). */
   isConsent(o: number): boolean {
     return this.v.i32[o + RQ_KIND_WORD] === CONSENT_KIND;

@@ -9,6 +9,7 @@ import { emptyRequest, RequestKind, Side, type Request } from '../../src/engine/
 import { Code, REJECT_CODES, Reject } from '../../src/engine/codes.js';
 import { AccountField, EventType, ReferralField, RejectedField } from '../../src/ring/event_records.js';
 import { recordsOf } from '../da/records.js';
+import { AccountRegistry } from '../../src/matcher/registry.js';
 
 const ACCOUNTS_MAX = 8;
 
@@ -104,5 +105,46 @@ describe('tentative registration', () => {
     const last = events.filter((e) => e.type === EventType.REJECTED).pop();
     expect(last?.b).toBe(ACCOUNTS_MAX);
     expect(REJECT_CODES[Reject.ACCOUNT_UNKNOWN]).toBe(Code.INVALID_REQUEST);
+  });
+});
+
+describe('AccountRegistry.findInRecord (the matcher\'s hint check by words)', () => {
+  /** A record-like buffer: the k-th address (20 bytes derived from addresses[k]) at byte 4 * (1 + 7k). */
+  function recordWith(addresses: number[]): { i32: Int32Array; u8: Uint8Array; at: (k: number) => number } {
+    const i32 = new Int32Array(8 * addresses.length + 8);
+    const u8 = new Uint8Array(i32.buffer);
+    const at = (k: number): number => 4 * (1 + 7 * k);
+    addresses.forEach((n, k) => {
+      // Distinct addresses: n in the last four bytes, a pattern of n before them.
+      for (let b = 0; b < 16; b++) u8[at(k) + b] = (n * 31 + b * 7) & 0xff;
+      new DataView(i32.buffer).setUint32(at(k) + 16, n);
+    });
+    return { i32, u8, at };
+  }
+
+  it('agrees with find for right, wrong and out-of-range hints, across growth and take-backs', () => {
+    const registry = new AccountRegistry(5000);
+    const n = 2500; // past the first table's 1,024 ids: the words are copied when it grows
+    const rec = recordWith(Array.from({ length: n }, (_, i) => i + 1));
+    for (let k = 0; k < n; k++) expect(registry.register(rec.u8, rec.at(k))).toBe(k + 1);
+    for (const k of [0, 1, 1023, 1024, 2048, n - 1]) {
+      const id = k + 1;
+      for (const hint of [id, id === 1 ? 2 : id - 1, 0, -1, n + 1, 99_999]) {
+        expect(registry.findInRecord(rec.i32, rec.u8, rec.at(k), hint)).toBe(id);
+        expect(registry.find(rec.u8, rec.at(k), hint)).toBe(id);
+      }
+    }
+    // An address one byte off is unknown, even with the hint of its near twin.
+    const other = recordWith([n + 7]);
+    other.u8.set(rec.u8.subarray(rec.at(5), rec.at(5) + 20), other.at(0));
+    other.u8[other.at(0) + 19] ^= 1;
+    expect(registry.findInRecord(other.i32, other.u8, other.at(0), 6)).toBe(-1);
+    // Taken back, the last id is no longer found by its hint; a new address gets it.
+    registry.unregisterLast(n);
+    expect(registry.findInRecord(rec.i32, rec.u8, rec.at(n - 1), n)).toBe(-1);
+    expect(registry.register(other.u8, other.at(0))).toBe(n);
+    expect(registry.findInRecord(other.i32, other.u8, other.at(0), n)).toBe(n);
+    expect(registry.findInRecord(rec.i32, rec.u8, rec.at(n - 1), n)).toBe(-1);
+    expect(registry.addressHex(n)).toBe('0x' + Buffer.from(other.u8.subarray(other.at(0), other.at(0) + 20)).toString('hex'));
   });
 });

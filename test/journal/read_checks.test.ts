@@ -50,11 +50,11 @@ async function alterOnDisk(dir: string, id: number, alter: (b: Buffer) => Buffer
   await root.close();
 }
 
-function readAll(dir: string): number[] {
+function readAll(dir: string, reader: 'read' | 'readTransient' = 'read'): number[] {
   const journal = Journal.open(dir);
   const ids: number[] = [];
   try {
-    for (const b of journal.read(1)) ids.push(b.batch_id);
+    for (const b of journal[reader](1)) ids.push(b.batch_id);
   } finally {
     void journal.close();
   }
@@ -139,5 +139,69 @@ describe('journal read checks', () => {
     expect(() => decodeBatch(aligned, 7)).toThrow(/checksum mismatch/);
     expect(decodeCheckedBatch(aligned, 7).records[1]).not.toBe(checked.records[1]);
     expect(() => decodeCheckedBatch(aligned, 8)).toThrow(/header says batch 7/);
+  });
+
+  it('readTransient (the start-up replay) gives exactly what read gives, in one reused aligned buffer', async () => {
+    const { dir, records } = await writeJournal(5);
+    const journal = Journal.open(dir);
+    try {
+      const copies = [...journal.read(1)];
+      let buffer: ArrayBufferLike | null = null;
+      let reused = 0;
+      let i = 0;
+      for (const b of journal.readTransient(1)) {
+        const c = copies[i++];
+        expect([b.batch_id, b.time_ms, b.count, b.bytes]).toEqual([c.batch_id, c.time_ms, c.count, c.bytes]);
+        expect([...b.records]).toEqual([...records[b.batch_id - 1]]);
+        expect(b.input_hash).toBe(c.input_hash);
+        // Offset 0 of its own buffer: the request reader's Float64Array view needs 8-byte alignment.
+        expect(b.records.byteOffset).toBe(0);
+        // A new buffer only when this batch outgrew the last one (these batches grow: i + 2 records).
+        if (buffer !== null && b.records.buffer !== buffer) expect(buffer.byteLength).toBeLessThan(b.count * RECORD_WORDS * 4);
+        if (buffer === b.records.buffer) reused++;
+        buffer = b.records.buffer;
+      }
+      expect(i).toBe(5);
+      expect(reused).toBe(2); // 3, 4 records fit the doubled buffer of 2; 7 outgrows it
+      // From the middle, and from past the end (nothing, no error).
+      expect([...journal.readTransient(4)].map((b) => b.batch_id)).toEqual([4, 5]);
+      expect([...journal.readTransient(6)]).toEqual([]);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it('readTransient refuses an altered record, a torn batch and a gap, at that batch', async () => {
+    const altered = await writeJournal(3);
+    await alterOnDisk(altered.dir, 2, (b) => {
+      b[36 + 5] ^= 0x10;
+      return b;
+    });
+    const seen: number[] = [];
+    const journal = Journal.open(altered.dir);
+    try {
+      expect(() => {
+        for (const b of journal.readTransient(1)) seen.push(b.batch_id);
+      }).toThrow(/batch 2: checksum mismatch/);
+    } finally {
+      await journal.close();
+    }
+    expect(seen).toEqual([1]);
+
+    const torn = await writeJournal(3);
+    await alterOnDisk(torn.dir, 2, (b) => b.subarray(0, b.length - 4));
+    expect(() => readAll(torn.dir, 'readTransient')).toThrow(/batch 2: \d+ bytes, expected/);
+
+    // A trimmed journal read from before its first batch: the same message as read's.
+    const trimmed = await writeJournal(4);
+    const j = Journal.open(trimmed.dir);
+    try {
+      expect(j.trimThrough(2)).toBe(2);
+      expect(() => [...j.read(1)]).toThrow(/batch 1 missing \(next stored is 3\)/);
+      expect(() => [...j.readTransient(1)]).toThrow(/batch 1 missing \(next stored is 3\)/);
+      expect([...j.readTransient(3)].map((b) => b.batch_id)).toEqual([3, 4]);
+    } finally {
+      await j.close();
+    }
   });
 });
