@@ -129,17 +129,18 @@ export class ClusterDa {
     const jsm = await ensureStreams(nc, { replicas: o.replicas });
     const inputs = new MessageInputs(await lastBatchInStream(jsm));
     this.inputs = inputs;
+    const store = LmdbDaStore.open(o.da_dir);
     const core = new DaPublisherCore({
-      assets: o.cfg.assets.map((a) => a.symbol), store: LmdbDaStore.open(o.da_dir), journal: inputs, log: (m) => log.error(m),
+      assets: o.cfg.assets.map((a) => a.symbol), store, journal: inputs, log: (m) => log.error(m),
     });
     this.core = core;
-    this.checked = new LeaderCheckedRoots(core.store as LmdbDaStore);
+    this.checked = new LeaderCheckedRoots(store);
     const port = await this.listen(core);
     const reader = new LogReader(jetstream(nc) as JetStreamClient, jsm, EVENT_STREAM, 1, `da ${o.node_id}`, EVENTS_PULLED_MAX,
       (m) => this.onMessage(m));
     this.reader = reader;
     await reader.start();
-    if (o.settlement_poster !== null) this.startPoster(nc, core, o.settlement_poster.operator_key);
+    if (o.settlement_poster !== null) this.startPoster(nc, o.settlement_poster.operator_key);
     return port;
   }
 
@@ -210,12 +211,10 @@ export class ClusterDa {
   }
 
   /**
-   * Posts this store's roots: the batches published so far (their roots computed here), never one
-   * from the first whose roots differ from the leader's header on (an alarm: the operator decides).
+   * Posts this store's roots: the batches published and compared with the leader's headers so
+   * far, never one from the first that differed on (an alarm: the operator decides; checked_roots.ts).
    */
-  private startPoster(nc: NatsConnection, core: DaPublisherCore, operator_key: string): void {
-    const store = core.store;
-    if (store === null) throw new Error('the settlement poster needs the DA store');
+  private startPoster(nc: NatsConnection, operator_key: string): void {
     const poster = new SettlementPoster({
       nc, node_id: this.options.node_id, settings: this.options.cfg.settlement, operator_key,
       roots: this.checked as LeaderCheckedRoots,
