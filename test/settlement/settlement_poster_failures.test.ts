@@ -5,6 +5,8 @@
 // restart on the same store. Real parts: the in-process EVM behind its JSON-RPC shim, the deployed
 // Settlement contract, RootsPoster and LeaderCheckedRoots (what the DA role wires); the store and
 // the NATS connection are stand-ins, so that the test decides when a batch comes and what it holds.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { keccak_256 } from '@noble/hashes/sha3.js';
@@ -25,7 +27,9 @@ const OPERATOR_KEY = '0x' + '5a'.repeat(32);
 const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 
 const chains: DevChain[] = [];
+const servers: http.Server[] = [];
 afterAll(async () => {
+  for (const s of servers) await new Promise((r) => s.close(r));
   for (const c of chains) await c.close();
 });
 
@@ -64,6 +68,25 @@ async function setUp(): Promise<{ rpc: JsonRpc; contract: SettlementContract; ad
   const asks: number[] = [];
   const nc = { publish: () => asks.push(1) } as unknown as NatsConnection;
   return { rpc, contract: new SettlementContract(rpc, deployed.address), address: deployed.address, asks, nc };
+}
+
+/** An HTTP proxy to `upstream` that holds each request until `gate()` settles (closed after the tests). */
+async function gatedProxy(upstream: string, gate: () => Promise<unknown>): Promise<{ url: string }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        await gate().catch(() => undefined);
+        const r = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) });
+        res.writeHead(r.status, { 'content-type': 'application/json' });
+        res.end(Buffer.from(await r.arrayBuffer()));
+      })().catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  servers.push(server);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 function posterOn(o: { rpc_url: string; address: string; nc: NatsConnection; roots: RootsSource }): SettlementPoster {
@@ -176,9 +199,14 @@ describe('the settlement poster\'s failure paths', () => {
   it('RPC down, a batch missing from the store, another poster first, a restart on its store', async () => {
     const { rpc, contract, address, nc } = await setUp();
     // The endpoint down: the round fails softly (status), nothing is thrown.
-    const down = posterOn({ rpc_url: 'http://127.0.0.1:9', address, nc, roots: new Store() });
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const down = posterOn({ rpc_url: `http://127.0.0.1:${port}`, address, nc, roots: new Store() });
     await down.round();
-    expect(down.status.last_error).not.toBeNull();
+    await down.round();
+    expect(down.status.last_error).toMatch(/fetch failed|ECONNREFUSED/);
     expect(down.status.roots_posted_batch_id).toBe(-1);
 
     // Batch 2 missing from the store: no transaction (the range is all or nothing), then posted once it is there.
@@ -193,19 +221,22 @@ describe('the settlement poster\'s failure paths', () => {
     expect(poster.status.last_error).toBeNull();
     expect(await contract.readNumber('lastBatchId')).toBe(3n);
 
-    // Another poster posts batch 4 between this one's read of lastBatchId and its transaction:
-    // this one's transaction fails; the next round reads the contract again and posts batch 5 only.
+    // Another poster posts batch 4 between this one's read of lastBatchId and its transaction
+    // (this one's RPC calls wait behind a gate until the other's transaction is mined): this one's
+    // transaction reverts; the next round reads the contract again and posts batch 5 only.
     store.batches.set(4, rootsOf(4));
     const other = new SettlementContract(rpc, address);
     let raced: Promise<unknown> | null = null;
     store.onGet = (id) => {
       if (id === 4 && raced === null) raced = other.postRoots(OPERATOR_KEY, 4, [hex(4)], [hex(104)], 0);
     };
-    const second = posterOn({ rpc_url: rpc.url, address, nc, roots: { latest: () => store.latest(), get: (id) => store.get(id) } });
+    const gated = await gatedProxy(rpc.url, () => raced ?? Promise.resolve());
+    const second = posterOn({ rpc_url: gated.url, address, nc, roots: { latest: () => store.latest(), get: (id) => store.get(id) } });
     await second.round();
     await raced;
     expect(await contract.readNumber('lastBatchId')).toBe(4n);
-    expect(second.status.last_error).not.toBeNull();
+    expect(await contract.read('stateRoots', [4])).toEqual([hex(4)]);
+    expect(second.status.last_error).toMatch(/BadBatchRange/);
     store.onGet = () => {};
     store.batches.set(5, rootsOf(5));
     await second.round();
