@@ -29,6 +29,7 @@ import { registerDaRoutes } from '../gateway/routes_da.js';
 import { componentLog } from '../util/log.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { SettlementPoster, type SettlementPosterStatus } from './settlement_poster.js';
+import { LeaderCheckedRoots } from './checked_roots.js';
 import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, type BatchHeader } from './log_format.js';
 
 const log = componentLog('cluster');
@@ -108,8 +109,8 @@ export class ClusterDa {
   /** Market index -> `BASE-QUOTE`, from the MARKET events (the consent view of GET /da/batches/:id). */
   private readonly markets: string[] = [];
   private unsettled = 0;
-  /** The first batch whose roots differ from the leader's (-1: none): no root from it on is posted. */
-  private first_mismatch = -1;
+  /** The batches compared with the leader's headers: no root from the first that differs on is posted. */
+  private checked: LeaderCheckedRoots | null = null;
   private poster: SettlementPoster | null = null;
   readonly status: DaRoleStatus;
 
@@ -128,16 +129,18 @@ export class ClusterDa {
     const jsm = await ensureStreams(nc, { replicas: o.replicas });
     const inputs = new MessageInputs(await lastBatchInStream(jsm));
     this.inputs = inputs;
+    const store = LmdbDaStore.open(o.da_dir);
     const core = new DaPublisherCore({
-      assets: o.cfg.assets.map((a) => a.symbol), store: LmdbDaStore.open(o.da_dir), journal: inputs, log: (m) => log.error(m),
+      assets: o.cfg.assets.map((a) => a.symbol), store, journal: inputs, log: (m) => log.error(m),
     });
     this.core = core;
+    this.checked = new LeaderCheckedRoots(store);
     const port = await this.listen(core);
     const reader = new LogReader(jetstream(nc) as JetStreamClient, jsm, EVENT_STREAM, 1, `da ${o.node_id}`, EVENTS_PULLED_MAX,
       (m) => this.onMessage(m));
     this.reader = reader;
     await reader.start();
-    if (o.settlement_poster !== null) this.startPoster(nc, core, o.settlement_poster.operator_key);
+    if (o.settlement_poster !== null) this.startPoster(nc, o.settlement_poster.operator_key);
     return port;
   }
 
@@ -159,12 +162,13 @@ export class ClusterDa {
       return;
     }
     const state_root = core.stateRoot() ?? '';
-    const fills_root = h.batch_id === 0 ? h.fills_root : core.store?.get(h.batch_id)?.header.fills_root;
-    if (core.stateRootBatchId() !== h.batch_id || state_root !== h.state_root || fills_root !== h.fills_root) {
+    const stored = core.store?.get(h.batch_id)?.header;
+    const fills_root = h.batch_id === 0 ? h.fills_root : stored?.fills_root;
+    const checked = this.checked as LeaderCheckedRoots;
+    if (!checked.check(h.batch_id, h, core.stateRootBatchId() === h.batch_id ? core.stateRoot() : null)) {
       s.mismatches++;
-      if (this.first_mismatch < 0) this.first_mismatch = h.batch_id;
       log.error(`ALARM batch ${h.batch_id} published differently: state root ${state_root} vs the leader's ${h.state_root} ` +
-        `(leader ${h.leader}), fills root ${String(fills_root)} vs ${h.fills_root}`, undefined, { batch_id: h.batch_id });
+        `(leader ${h.leader}), fills root ${String(fills_root)} vs ${h.fills_root}, stored state root ${String(stored?.state_root)}`, undefined, { batch_id: h.batch_id });
     }
     if (++this.unsettled >= BATCHES_UNSETTLED_MAX) {
       this.unsettled = 0;
@@ -207,18 +211,13 @@ export class ClusterDa {
   }
 
   /**
-   * Posts this store's roots: the batches published so far (their roots computed here), never one
-   * from the first whose roots differ from the leader's header on (an alarm: the operator decides).
+   * Posts this store's roots: the batches published and compared with the leader's headers so
+   * far, never one from the first that differed on (an alarm: the operator decides; checked_roots.ts).
    */
-  private startPoster(nc: NatsConnection, core: DaPublisherCore, operator_key: string): void {
-    const store = core.store;
-    if (store === null) throw new Error('the settlement poster needs the DA store');
+  private startPoster(nc: NatsConnection, operator_key: string): void {
     const poster = new SettlementPoster({
       nc, node_id: this.options.node_id, settings: this.options.cfg.settlement, operator_key,
-      roots: {
-        latest: () => (this.first_mismatch < 0 ? this.status.batch_id : Math.min(this.status.batch_id, this.first_mismatch - 1)),
-        get: (id) => store.get(id),
-      },
+      roots: this.checked as LeaderCheckedRoots,
     });
     this.poster = poster;
     this.status.settlement = poster.status;

@@ -34,6 +34,18 @@ export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
 export const FORCED_SHARE_VERSION = 1;
 /** Most entries one share carries (the gateway's chain link sends at most this many). */
 export const FORCED_SHARE_ENTRIES_MAX = FORCED_SHARE_MAX;
+/**
+ * Largest share body read: 512 batch ids of at most 16 digits and their commas, the node id, the
+ * queue id and the keys fit in 10 KB; a larger body is refused before JSON.parse.
+ */
+export const FORCED_SHARE_BYTES_MAX = 16 * 1024;
+/**
+ * Queue ids the poster remembers: from the contract's count (as last read or posted) up to this
+ * many after it. A gateway shares from the count it read, at most FORCED_SHARE_ENTRIES_MAX
+ * entries; the rest of an entry shared past the window is shared again once the count moves (each
+ * round until counted), so nothing is lost and memory stays bounded whatever the messages say.
+ */
+export const FORCED_WINDOW_ENTRIES = 2 * FORCED_SHARE_ENTRIES_MAX;
 const NODE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const log = componentLog('cluster');
 
@@ -51,13 +63,14 @@ const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isS
 
 /** The share in a message body; null for another version; throws on a malformed version 1. */
 export function readForcedShare(data: Uint8Array): ForcedShareMessage | null {
+  if (data.length > FORCED_SHARE_BYTES_MAX) throw new Error(`forced share: ${data.length} bytes, more than ${FORCED_SHARE_BYTES_MAX}`);
   let v: unknown;
   try {
     v = JSON.parse(Buffer.from(data).toString('utf8'));
   } catch {
     throw new Error('forced share: not JSON');
   }
-  if (typeof v !== 'object' || v === null) throw new Error('forced share: not an object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('forced share: not an object');
   const o = v as Record<string, unknown>;
   if (o.version !== FORCED_SHARE_VERSION) return null;
   if (typeof o.gateway !== 'string' || !NODE_NAME.test(o.gateway)) throw new Error('forced share: gateway is not a node id');
@@ -80,6 +93,14 @@ export interface SettlementPosterStatus {
   shares_received: number;
   /** Malformed or of another version (the first logged). */
   shares_refused: number;
+  /**
+   * Entries of well-formed shares not taken (the first logged): outside the window of queue ids
+   * (FORCED_WINDOW_ENTRIES from the contract's count; none before the count is read), or of a
+   * batch past the one after this role's last postable batch. A gateway shares them again.
+   */
+  share_entries_ignored: number;
+  /** Queue entries remembered with their batch (at most FORCED_WINDOW_ENTRIES). */
+  forced_remembered: number;
   last_error: string | null;
 }
 
@@ -100,7 +121,8 @@ export class SettlementPoster {
   private running: Promise<void> | null = null;
   private stopped = false;
   readonly status: SettlementPosterStatus = {
-    roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0, shares_received: 0, shares_refused: 0, last_error: null,
+    roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0, shares_received: 0, shares_refused: 0,
+    share_entries_ignored: 0, forced_remembered: 0, last_error: null,
   };
 
   constructor(private readonly o: SettlementPosterOptions) {
@@ -148,10 +170,18 @@ export class SettlementPoster {
       this.status.roots_posted_batch_id = p.posted_batch_id;
       this.status.forced_processed = p.forced_processed;
       this.status.batch_requests = p.batch_requests;
+      this.status.forced_remembered = this.forced.size;
     }
   }
 
-  /** One share from a gateway: the later batch wins for an entry reported twice. */
+  /**
+   * One share from a gateway (read as hostile input: any peer on the bus can send one). The later
+   * batch wins for an entry reported twice, so a batch id is taken only up to the batch after the
+   * last one this role may post (a gateway refusing an entry before the engine names the batch to
+   * come): a far-future id, kept, would hold its entry uncounted for ever (24 h later anyone could
+   * challenge and freeze the contract), and no honest share could lower it. An entry of a batch
+   * this role has not reached is shared again by its gateway each round, so it is taken later.
+   */
   heard(data: Uint8Array): void {
     const s = this.status;
     s.shares_received++;
@@ -166,13 +196,26 @@ export class SettlementPoster {
       if (s.shares_refused++ === 0) log.warn(`ringbook da ${this.o.node_id}: a forced share of another version ignored (a newer gateway?)`);
       return;
     }
+    const counted = this.poster.forced_processed;
+    const batch_max = this.o.roots.latest() + 1;
+    let ignored = 0;
     m.batches.forEach((b, i) => {
       const id = m.from + i;
-      // Counted on chain already (a share sent before the last post).
-      if (id < this.poster.forced_processed) return;
+      // Counted on chain already (a share sent before the last post): nothing to do, not odd.
+      if (counted >= 0 && id < counted) return;
+      if (counted < 0 || id >= counted + FORCED_WINDOW_ENTRIES || b > batch_max) {
+        ignored++;
+        return;
+      }
       const known = this.forced.batchOf(id);
       if (known === null || b > known) this.forced.handled(id, b);
     });
+    if (ignored > 0 && s.share_entries_ignored === 0) {
+      log.warn(`ringbook da ${this.o.node_id}: ${ignored} forced share entries from ${m.gateway} not taken ` +
+        `(queue ids from ${m.from}, the count ${counted}, batches up to ${batch_max}; shared again until counted)`);
+    }
+    s.share_entries_ignored += ignored;
+    s.forced_remembered = this.forced.size;
   }
 
   /** A batch after the last one this role has (batch_request.ts; the leader ignores it once answered). */

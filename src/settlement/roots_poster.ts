@@ -51,7 +51,7 @@ export class RootsPoster {
       const processed = Number(await contract.readNumber('forcedProcessed'));
       this.forced_processed = processed;
       forced.forgetBelow(processed);
-      if (forced.waiting(processed)) {
+      if ((await this.countUpTo(Number.MAX_SAFE_INTEGER, processed)) > processed) {
         this.batch_requests++;
         this.o.requestBatch();
       }
@@ -67,10 +67,24 @@ export class RootsPoster {
       fills.push(b.header.fills_root);
     }
     const processed = Number(await contract.readNumber('forcedProcessed'));
-    const count = forced.countAt(last, processed);
+    const count = await this.countUpTo(last, processed);
     await contract.postRoots(this.o.operator_key, posted + 1, states, fills, count);
     forced.forgetBelow(count);
     this.posted_batch_id = last;
     this.forced_processed = count;
+  }
+
+  /**
+   * The count of entries batches up to `last` took in, from the contract's `processed` on, never
+   * past the contract's queue: an entry this poster was told of that is not on chain (a cluster
+   * poster hears the batches from the gateways, src/cluster/settlement_poster.ts) would make every
+   * postRoots revert BadForcedCount and stop the roots for good. The queue's length is read only
+   * when an entry is to be counted.
+   */
+  private async countUpTo(last: number, processed: number): Promise<number> {
+    const count = this.o.forced.countAt(last, processed);
+    if (count === processed) return count;
+    const queued = Number(await this.o.contract.readNumber('forcedCount'));
+    return Math.max(processed, Math.min(count, queued));
   }
 }
