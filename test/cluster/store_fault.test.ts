@@ -174,7 +174,11 @@ describe('the leader matcher cannot store its batches', () => {
     const ms = await matcherStatus(m1);
     expect(ms).toMatchObject({ store_fault: null, batch_id: Number(st.batch_id) });
     expect((await a.post('/orders', bid(w, 8))).status).toBe(200);
-    expect((await matcherStatus(m1)).batch_id).toBe(Number(st.batch_id) + 1);
+    // The gateway answers once it read the batch from the event stream, which can come before the
+    // leader's own status counts it (the store's ack): wait for the batch, then check it is the only one.
+    const next = Number(st.batch_id) + 1;
+    await waitFor(`matcher m1 at batch ${next}`, 5_000, async () => ((await matcherStatus(m1)).batch_id >= next ? true : undefined));
+    expect((await matcherStatus(m1)).batch_id).toBe(next);
     expect((await orderIdsOf(g1, w.address)).length).toBe(ids.length + 1);
   }, 60_000);
 
