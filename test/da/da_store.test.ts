@@ -8,7 +8,8 @@ import { ARENA_BYTES_KEPT_MAX, LmdbDaStore, type DaStore } from '../../src/da/da
 import { MemoryDaStore } from '../../src/da/memory_da_store.js';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { batchFromJson, batchToJson, MalformedBatch, type PublishedBatch } from '../../src/da/published.js';
-import { decodeBatch, encodeBatch, Journal } from '../../src/journal/journal.js';
+import { Journal } from '../../src/journal/journal.js';
+import { decodeBatch, encodeBatch } from '../../src/journal/journal_codec.js';
 import { batch, fill, H } from './store_batches.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import type { LeafChange } from '../../src/da/state_root.js';

@@ -10,7 +10,7 @@ import { MemoryDaStore } from '../../src/da/memory_da_store.js';
 import type { BatchInputSource } from '../../src/da/da_interfaces.js';
 import { DaPublisherCore } from '../../src/da/publisher.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
-import { decodeBatch, encodeBatch } from '../../src/journal/journal.js';
+import { decodeBatch, encodeBatch } from '../../src/journal/journal_codec.js';
 import { BatchField, EventType } from '../../src/ring/event_records.js';
 import { generateSequence } from '../engine/generator.js';
 import { recordable, recordsOf } from './records.js';
