@@ -208,8 +208,9 @@ export class Journal {
   /**
    * The same batches with the same checks as `read` (header, CRC-32 of the records, contiguity),
    * for a consumer that is done with each batch before it asks for the next: the matcher's replay
-   * on start (and `ringbook replay`). Each batch's `records` are a view into one buffer that this
-   * journal reuses, overwritten by the next batch: keep nothing of them across iterations.
+   * on start (and `ringbook replay`, `ringbook journal inspect`). Each batch's `records` are a
+   * view into one buffer that this journal reuses, overwritten by the next batch: keep nothing of
+   * them across iterations.
    *
    * Why (issue 15, docs/benchmarks.md "recovery"): `read` gets each ~200 KB value through
    * lmdb-js's range iterator, which hands out a fresh zero-filled Buffer per value, then copies the

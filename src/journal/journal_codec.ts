@@ -100,9 +100,9 @@ export function batchOf(buf: Buffer, batch_id: number, count: number, records: I
 /**
  * A batch read from disk, fully checked: its header and the CRC-32 of its records (a torn or
  * altered record is refused, never replayed). Every reader in the server and the CLI that is the
- * first to read a batch from disk makes these checks (`checkHeader`, `copyChecked`): the CLI's
- * journal commands with this (`Journal.read`), the matcher's replay on start and `ringbook
- * replay` through `Journal.readTransient` (the same checks into a reused buffer). (The benches
+ * first to read a batch from disk makes these checks (`checkHeader`, `copyChecked`): `Journal.read`
+ * with this, and the matcher's replay on start, `ringbook replay` and `ringbook journal inspect`
+ * through `Journal.readTransient` (the same checks into a reused buffer). (The benches
  * time readers too: bench/recovery.ts phase 5 times the DA thread's reader alone, over a journal
  * its phase 2 has read with `readTransient`; bench/state_root.ts reads with `Journal.read`
  * before the DA core does.) The records are a copy, independent of `value`.
