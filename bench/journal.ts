@@ -23,7 +23,8 @@ import path from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { keccak256 } from '../src/da/keccak.js';
 import { open } from 'lmdb';
-import { encodeBatch, Journal } from '../src/journal/journal.js';
+import { Journal } from '../src/journal/journal.js';
+import { encodeBatch } from '../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
 import { Knobs } from './knobs.js';
 

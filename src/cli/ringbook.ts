@@ -83,7 +83,10 @@ function journalInspect(args: ParsedArgs): number {
   let requests = 0;
   let bytes = 0;
   try {
-    for (const b of journal.read(1)) {
+    // Each batch is done with before the next is read (only its counts and hash are kept), so the
+    // reused-buffer reader serves, with the same checks as `read`: a large journal is walked
+    // without a fresh ~200 KB value and records copy per batch (src/journal/journal.ts).
+    for (const b of journal.readTransient(1)) {
       // Records are requests and the consent slots that follow signed ones (src/ring/consent.ts).
       const reader = new RequestReader(viewsOfRecords(b.records));
       let consent_slots = 0;

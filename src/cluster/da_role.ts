@@ -19,7 +19,7 @@ import type { RingbookConfig } from '../config/types.js';
 import type { BatchInputSource, RawJournalBatch } from '../da/da_interfaces.js';
 import { LmdbDaStore } from '../da/da_store.js';
 import { DaPublisherCore } from '../da/publisher.js';
-import { inputHashOfBytes } from '../journal/journal.js';
+import { inputHashOfBytes } from '../journal/journal_codec.js';
 import { RECORD_WORDS, viewsOfRecords } from '../ring/records.js';
 import { BatchField, EventCursor, EventReader, EventType, MarketField } from '../ring/event_records.js';
 import { getAndHead, getRoute, type RouteBasics } from '../gateway/context.js';

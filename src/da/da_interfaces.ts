@@ -2,7 +2,7 @@
 // publisher.ts, DaThreadPublisher in da_thread.ts) and the worker thread's messages, so that
 // neither implementation imports the other for its types.
 import type { EventFields } from '../ring/event_records.js';
-import type { DaStore } from './da_store.js';
+import type { DaStore } from './da_store_contract.js';
 import type { FillsTree } from './fills_tree.js';
 import type { PublishedBatch } from './published.js';
 import type { ThreadPriority } from '../util/thread_priority.js';

@@ -15,6 +15,7 @@
 // A commit that fails writes nothing of its group (and nothing after it: the ids stay contiguous);
 // every submit of the group rejects with the error and every later submit is refused.
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { checkNext, fillRows, type DaStore, type FillRef } from './da_store_contract.js';
 import type { FillLeaf } from './fills_tree.js';
 import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
@@ -32,46 +33,6 @@ import { InputsArena } from './inputs_arena.js';
  * the journal covers: a batch a crash kept out of the store is published again at the restart.
  */
 export const DA_STORE_COMMIT_INTERVAL_MS = 50;
-
-export interface FillRef {
-  fill_id: number;
-  batch_id: number;
-}
-
-export interface DaStore {
-  /**
-   * Publishes the next batch (ids contiguous from 1). Resolves when stored. `inputs`: the same
-   * bytes as `batch.inputs_hex`, when the caller has them (the DA worker), so the hex need not be
-   * decoded (or, with a lazy `inputs_hex`, even made). The store copies what it keeps of `inputs`
-   * before returning and then reads neither them nor `batch.inputs_hex` again: the caller may
-   * reuse the bytes (the DA worker's come from a reused journal read buffer). The memory store
-   * keeps its own copy of every other field too; the LMDB store, until the batch's commit, serves
-   * the header, fills and diff bytes objects it was given (the DA publisher's, fresh per batch).
-   */
-  submit(batch: PublishedBatch, inputs?: Uint8Array): Promise<void>;
-  get(id: number): PublishedBatch | undefined;
-  /** Id of the last submitted batch (0 when none). */
-  latest(): number;
-  /** Fills of an order (as taker or maker), ascending fill id. */
-  fillsOfOrder(order_id: number): FillRef[];
-  close(): Promise<void>;
-}
-
-/** Refuses a batch that is not the next one (ids contiguous from 1). */
-export function checkNext(store: DaStore, batch: PublishedBatch): void {
-  const id = batch.header.batch_id;
-  if (id !== store.latest() + 1) throw new Error(`DA store: submit of batch ${id} after ${store.latest()}`);
-}
-
-/** The [order id, fill id] rows of a batch: one for the taker order and one for the maker order of every fill. */
-export function fillRows(batch: PublishedBatch): [number, number][] {
-  const rows: [number, number][] = [];
-  for (const f of batch.fills) {
-    rows.push([f.taker_order_id, f.fill_id]);
-    if (f.maker_order_id !== f.taker_order_id) rows.push([f.maker_order_id, f.fill_id]);
-  }
-  return rows;
-}
 
 interface CommitGroup {
   items: { id: number; stored: StoredBatch; rows: [number, number][] }[];

@@ -6,7 +6,7 @@
 // The batch's keccak input hash is computed here, off the matcher and the front; the verifier,
 // which trusts nothing, recomputes it from the published bytes.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { decodeCheckedBatch } from '../journal/journal.js';
+import { decodeCheckedBatch } from '../journal/journal_codec.js';
 import type { BatchInputSource, RawJournalBatch } from './da_interfaces.js';
 
 export type { RawJournalBatch } from './da_interfaces.js';

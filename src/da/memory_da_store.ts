@@ -1,6 +1,6 @@
-// The DA store kept in memory: the same DaStore contract as the LMDB store (src/da/da_store.ts),
-// nothing written anywhere.
-import { checkNext, fillRows, type DaStore, type FillRef } from './da_store.js';
+// The DA store kept in memory: the same DaStore contract (src/da/da_store_contract.ts) as the
+// LMDB store (src/da/da_store.ts), nothing written anywhere.
+import { checkNext, fillRows, type DaStore, type FillRef } from './da_store_contract.js';
 import { withLazyInputsHex, type PublishedBatch } from './published.js';
 import { decodeChanges } from './state_diff.js';
 

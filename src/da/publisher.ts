@@ -14,7 +14,7 @@
 // before it serves; the publisher sees them like live batches. A batch the DA store already holds
 // is not submitted again: its recomputed header is compared with the stored one, and a difference
 // is reported loudly (the code that computes roots changed, or the store was altered).
-import type { DaStore } from './da_store.js';
+import type { DaStore } from './da_store_contract.js';
 import type { FillsTree } from './fills_tree.js';
 import { FillsTreeCache } from './fills_cache.js';
 import type { EventFields } from '../ring/event_records.js';

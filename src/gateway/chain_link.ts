@@ -12,7 +12,7 @@
 //    batch took each entry in with the cluster's poster, a DA role (src/cluster/settlement_poster.ts),
 //    and reads the contract's last posted batch for the withdrawal signatures.
 import type { SettlementSettings } from '../config/types.js';
-import type { DaStore } from '../da/da_store.js';
+import type { DaStore } from '../da/da_store_contract.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
 import type { GatewayContext } from './context.js';
 import type { Outcome } from './outcomes.js';

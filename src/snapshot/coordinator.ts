@@ -15,7 +15,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { DaStore } from '../da/da_store.js';
+import type { DaStore } from '../da/da_store_contract.js';
 import type { SnapshotMessage } from '../matcher/matcher_worker.js';
 
 /** What the coordinator needs of the matcher link (gateway/matcher_link.ts). */

@@ -8,7 +8,7 @@ import { consentOf, type ConsentLookup } from '../../src/da/consent_check.js';
 import { ConsentPool } from '../../src/da/consent_pool.js';
 import { emptyRequest, NO_MARKET, RequestKind, Side, type Request } from '../../src/engine/types.js';
 import { Reject } from '../../src/engine/codes.js';
-import { decodeBatch, encodeBatch, JOURNAL_VERSION } from '../../src/journal/journal.js';
+import { decodeBatch, encodeBatch, JOURNAL_VERSION } from '../../src/journal/journal_codec.js';
 import { encodeConsent, OperatorRule, signatureBytes, type Consent, type SignedMessage } from '../../src/ring/consent.js';
 import { createRecordRing, RECORD_WORDS } from '../../src/ring/records.js';
 import { RequestWriter } from '../../src/ring/request_records.js';

@@ -5,12 +5,12 @@
 // thread's backlog starts counting after a restart) is the last batch whose root the replay
 // takes without computing it: the recomputed batch still awaits its root, so it counts.
 import { describe, expect, it } from 'vitest';
-import type { DaStore } from '../../src/da/da_store.js';
+import type { DaStore } from '../../src/da/da_store_contract.js';
 import { MemoryDaStore } from '../../src/da/memory_da_store.js';
 import type { BatchInputSource } from '../../src/da/da_interfaces.js';
 import { DaPublisherCore } from '../../src/da/publisher.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
-import { decodeBatch, encodeBatch } from '../../src/journal/journal.js';
+import { decodeBatch, encodeBatch } from '../../src/journal/journal_codec.js';
 import { BatchField, EventType } from '../../src/ring/event_records.js';
 import { generateSequence } from '../engine/generator.js';
 import { recordable, recordsOf } from './records.js';

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
-import { decodeBatch, decodeCheckedBatch, encodeBatch, inputHash, Journal, JournalCorruption } from '../../src/journal/journal.js';
+import { Journal } from '../../src/journal/journal.js';
+import { decodeBatch, decodeCheckedBatch, encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 

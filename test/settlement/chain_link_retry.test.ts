@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import type { DaStore } from '../../src/da/da_store.js';
+import type { DaStore } from '../../src/da/da_store_contract.js';
 import { ChainLink } from '../../src/gateway/chain_link.js';
 import type { GatewayContext } from '../../src/gateway/context.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
