@@ -82,11 +82,18 @@ function journalInspect(args: ParsedArgs): number {
   const rows: { batch_id: number; time: string; requests: number; consent_slots: number; bytes: number; input_hash: string }[] = [];
   let requests = 0;
   let bytes = 0;
+  // After a snapshot the matcher trims the journal through it (Journal.trimThrough): the walk
+  // starts at the oldest batch still held, not batch 1, which a trimmed journal no longer has.
+  // 0: an empty journal (never written; a trim always keeps the newest batch).
+  let first_batch_id = 0;
+  let last_batch_id = 0;
   try {
+    first_batch_id = journal.firstBatchId();
+    last_batch_id = journal.lastBatchId();
     // Each batch is done with before the next is read (only its counts and hash are kept), so the
     // reused-buffer reader serves, with the same checks as `read`: a large journal is walked
     // without a fresh ~200 KB value and records copy per batch (src/journal/journal.ts).
-    for (const b of journal.readTransient(1)) {
+    for (const b of journal.readTransient(first_batch_id === 0 ? 1 : first_batch_id)) {
       // Records are requests and the consent slots that follow signed ones (src/ring/consent.ts).
       const reader = new RequestReader(viewsOfRecords(b.records));
       let consent_slots = 0;
@@ -99,11 +106,24 @@ function journalInspect(args: ParsedArgs): number {
   } finally {
     void journal.close();
   }
+  // Batches 1..trimmed_through were deleted after a snapshot (0: none trimmed, or empty).
+  const trimmed_through_batch_id = first_batch_id === 0 ? 0 : first_batch_id - 1;
   if (args.flags.has('json')) {
-    console.log(JSON.stringify({ journal: dir, batches: rows.length, requests, bytes, rows }));
+    console.log(JSON.stringify({
+      journal: dir, batches: rows.length, requests, bytes,
+      first_batch_id: first_batch_id === 0 ? null : first_batch_id, last_batch_id: first_batch_id === 0 ? null : last_batch_id,
+      trimmed_through_batch_id, rows,
+    }));
+    return EXIT_OK;
+  }
+  if (first_batch_id === 0) {
+    console.log(`journal ${dir}: empty (no batches stored)`);
     return EXIT_OK;
   }
   console.log(`journal ${dir}: ${rows.length} batches, ${requests} requests, ${bytes} bytes`);
+  console.log(trimmed_through_batch_id === 0
+    ? `batches ${first_batch_id}..${last_batch_id} (none trimmed)`
+    : `batches ${first_batch_id}..${last_batch_id}; batches 1..${trimmed_through_batch_id} were trimmed after a snapshot`);
   console.log('batch      time                      requests  bytes     input_hash');
   const shown = rows.length > 50 ? [...rows.slice(0, 20), null, ...rows.slice(-20)] : rows;
   for (const r of shown) {

@@ -101,7 +101,27 @@ export interface SettlementPosterStatus {
   share_entries_ignored: number;
   /** Queue entries remembered with their batch (at most FORCED_WINDOW_ENTRIES). */
   forced_remembered: number;
+  /**
+   * The last batch this role may post, as of the last round: published, compared with the
+   * leader's header, and before the first mismatch (-1: no round yet). Posting stops here.
+   */
+  postable_batch_id: number;
+  /**
+   * The first batch whose roots differed from the leader's header (null: none): nothing from it on
+   * is posted, whatever comes after, until the operator decides (docs/settlement.md, "Roots in a
+   * cluster"). Logged once at error level when the poster first sees it.
+   */
+  stopped_at_mismatch_batch_id: number | null;
   last_error: string | null;
+}
+
+/** The roots the poster takes, as the DA role wires them (LeaderCheckedRoots, checked_roots.ts). */
+export interface CheckedRootsSource extends RootsSource {
+  /**
+   * The first batch whose roots differed from the leader's (-1: none); `latest()` stays before
+   * it. Absent: a source compared with nothing (a test's store), which never stops.
+   */
+  readonly first_mismatch?: number;
 }
 
 export interface SettlementPosterOptions {
@@ -110,7 +130,7 @@ export interface SettlementPosterOptions {
   settings: SettlementSettings;
   operator_key: string;
   /** The DA role's store, up to the batches it may post (see da_role.ts). */
-  roots: RootsSource;
+  roots: CheckedRootsSource;
 }
 
 export class SettlementPoster {
@@ -122,7 +142,7 @@ export class SettlementPoster {
   private stopped = false;
   readonly status: SettlementPosterStatus = {
     roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0, shares_received: 0, shares_refused: 0,
-    share_entries_ignored: 0, forced_remembered: 0, last_error: null,
+    share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1, stopped_at_mismatch_batch_id: null, last_error: null,
   };
 
   constructor(private readonly o: SettlementPosterOptions) {
@@ -171,7 +191,23 @@ export class SettlementPoster {
       this.status.forced_processed = p.forced_processed;
       this.status.batch_requests = p.batch_requests;
       this.status.forced_remembered = this.forced.size;
+      this.noteStop();
     }
+  }
+
+  /**
+   * Where posting stops (status), and the stop logged once: a mismatch stops the poster for good
+   * (checked_roots.ts), and each round would otherwise only show roots_posted_batch_id not moving.
+   */
+  private noteStop(): void {
+    const s = this.status;
+    s.postable_batch_id = this.o.roots.latest();
+    const mismatch = this.o.roots.first_mismatch ?? -1;
+    if (mismatch < 0 || s.stopped_at_mismatch_batch_id !== null) return;
+    s.stopped_at_mismatch_batch_id = mismatch;
+    log.error(`ringbook da ${this.o.node_id}: settlement poster: stopped at batch ${mismatch}: its roots differ from the leader's ` +
+      `header; nothing from it on is posted (roots posted through batch ${s.roots_posted_batch_id}, postable through ` +
+      `${s.postable_batch_id}); the operator decides (docs/settlement.md, "Roots in a cluster")`, undefined, { batch_id: mismatch });
   }
 
   /**

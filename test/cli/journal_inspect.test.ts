@@ -70,7 +70,9 @@ describe('ringbook journal inspect over many batches', () => {
     expect(expected.filter((x) => x.consent_slots > 0).length).toBeGreaterThan(40);
     const requests = expected.reduce((s, x) => s + x.requests, 0);
     const bytes = expected.reduce((s, x) => s + x.bytes, 0);
-    expect(JSON.parse(r.stdout)).toEqual({ journal: journal_dir, batches: BATCHES, requests, bytes, rows: expected });
+    expect(JSON.parse(r.stdout)).toEqual({
+      journal: journal_dir, batches: BATCHES, requests, bytes, first_batch_id: 1, last_batch_id: BATCHES, trimmed_through_batch_id: 0, rows: expected,
+    });
   });
 
   it('the text output is the first and last 20 rows, line for line', async () => {
@@ -82,11 +84,91 @@ describe('ringbook journal inspect over many batches', () => {
     const bytes = expected.reduce((s, x) => s + x.bytes, 0);
     const want = [
       `journal ${journal_dir}: ${BATCHES} batches, ${requests} requests, ${bytes} bytes`,
+      `batches 1..${BATCHES} (none trimmed)`,
       'batch      time                      requests  bytes     input_hash',
       ...expected.slice(0, 20).map(line),
       `... ${BATCHES - 40} more ...`,
       ...expected.slice(-20).map(line),
     ];
     expect(r.stdout).toBe(want.join('\n') + '\n');
+  });
+});
+
+// A journal trimmed after a snapshot (the matcher calls Journal.trimThrough with the snapshot's
+// batch, src/matcher/matcher_worker.ts) no longer holds batch 1: the command starts at the oldest
+// batch held and says which batches were trimmed. It used to read from batch 1 and fail with
+// "batch 1 missing (next stored is N)".
+describe('ringbook journal inspect over a trimmed or empty journal', () => {
+  const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-inspect-trim-'));
+  const journal_dir = path.join(data_dir, 'journal');
+  const empty_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-inspect-empty-'));
+  const TOTAL = 30;
+  const TRIMMED = 12;
+  const expected: Row[] = [];
+
+  beforeAll(async () => {
+    const journal = Journal.open(journal_dir);
+    try {
+      for (let b = 1; b <= TOTAL; b++) {
+        const count = 1 + ((b * 53) % 90);
+        const records = wordsOf(b * 40503, count * RECORD_WORDS);
+        for (let k = 0; k < count; k++) records[k * RECORD_WORDS + CONSENT_KIND_WORD] = k % 4 === 3 ? CONSENT_KIND : 1;
+        journal.append(b, T0_MS + b * 1000, records, count);
+      }
+      expect(journal.trimThrough(TRIMMED)).toBe(TRIMMED);
+      expect(journal.firstBatchId()).toBe(TRIMMED + 1);
+      // What is left, read by the copying reader from the first batch held.
+      for (const b of journal.read(TRIMMED + 1)) {
+        let consent_slots = 0;
+        for (let k = 0; k < b.count; k++) if (b.records[k * RECORD_WORDS + CONSENT_KIND_WORD] === CONSENT_KIND) consent_slots++;
+        expected.push({
+          batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: b.count - consent_slots,
+          consent_slots, bytes: b.bytes, input_hash: b.input_hash,
+        });
+      }
+    } finally {
+      await journal.close();
+    }
+    // An empty journal: opened (created) and closed, never written.
+    await Journal.open(path.join(empty_dir, 'journal')).close();
+  });
+
+  afterAll(() => {
+    fs.rmSync(data_dir, { recursive: true, force: true });
+    fs.rmSync(empty_dir, { recursive: true, force: true });
+  });
+
+  it('--json starts at the first batch held and names the trimmed ones', async () => {
+    const r = await cli(['journal', 'inspect', '--data-dir', data_dir, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(expected.map((x) => x.batch_id)).toEqual(Array.from({ length: TOTAL - TRIMMED }, (_, i) => TRIMMED + 1 + i));
+    const requests = expected.reduce((s, x) => s + x.requests, 0);
+    const bytes = expected.reduce((s, x) => s + x.bytes, 0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      journal: journal_dir, batches: TOTAL - TRIMMED, requests, bytes,
+      first_batch_id: TRIMMED + 1, last_batch_id: TOTAL, trimmed_through_batch_id: TRIMMED, rows: expected,
+    });
+  });
+
+  it('the text output says where it starts and that earlier batches were trimmed', async () => {
+    const r = await cli(['journal', 'inspect', '--data-dir', data_dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[1]).toBe(`batches ${TRIMMED + 1}..${TOTAL}; batches 1..${TRIMMED} were trimmed after a snapshot`);
+    expect(lines.length).toBe(3 + TOTAL - TRIMMED);
+    expect(lines[3].startsWith(String(TRIMMED + 1).padEnd(10) + ' ')).toBe(true);
+    expect(lines[lines.length - 1].startsWith(String(TOTAL).padEnd(10) + ' ')).toBe(true);
+  });
+
+  it('an empty journal answers empty, in text and --json', async () => {
+    const t = await cli(['journal', 'inspect', '--data-dir', empty_dir]);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toBe(`journal ${path.join(empty_dir, 'journal')}: empty (no batches stored)\n`);
+    const j = await cli(['journal', 'inspect', '--data-dir', empty_dir, '--json']);
+    expect(j.code, j.stderr).toBe(0);
+    expect(JSON.parse(j.stdout)).toEqual({
+      journal: path.join(empty_dir, 'journal'), batches: 0, requests: 0, bytes: 0,
+      first_batch_id: null, last_batch_id: null, trimmed_through_batch_id: 0, rows: [],
+    });
   });
 });

@@ -97,7 +97,9 @@ describe('the cluster\'s settlement root poster', () => {
     batches.push(3);
     await poster.round();
     expect(await contract.readNumber('forcedProcessed')).toBe(2n);
-    expect(poster.status).toMatchObject({ roots_posted_batch_id: 3, forced_processed: 2, batch_requests: 3, last_error: null });
+    expect(poster.status).toMatchObject({
+      roots_posted_batch_id: 3, forced_processed: 2, batch_requests: 3, postable_batch_id: 3, stopped_at_mismatch_batch_id: null, last_error: null,
+    });
     // Counted: no more asking; a late share of counted entries changes nothing.
     poster.heard(encodeForcedShare({ gateway: 'g2', from: 0, batches: [1, 2] }));
     await poster.round();

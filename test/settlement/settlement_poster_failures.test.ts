@@ -7,7 +7,7 @@
 // the NATS connection are stand-ins, so that the test decides when a batch comes and what it holds.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
@@ -19,6 +19,7 @@ import {
 import type { RootsSource } from '../../src/settlement/roots_poster.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
+import { ComponentLog } from '../../src/util/log.js';
 import { bytesToHex, Wallet } from '../server/harness.js';
 import { DevChain, deployForServerDefaults } from './dev_chain.js';
 
@@ -110,6 +111,7 @@ describe('the settlement poster and the leader\'s roots', () => {
     }
     await poster.round();
     expect(await contract.readNumber('lastBatchId')).toBe(2n);
+    expect(poster.status).toMatchObject({ roots_posted_batch_id: 2, postable_batch_id: 2, stopped_at_mismatch_batch_id: null });
     // Batch 3: this role computed another fills root than the leader's header says.
     store.batches.set(3, { state_root: hex(3), fills_root: hex(77) });
     expect(checked.check(3, rootsOf(3), hex(3))).toBe(false);
@@ -118,12 +120,21 @@ describe('the settlement poster and the leader\'s roots', () => {
       store.batches.set(b, rootsOf(b));
       expect(checked.check(b, rootsOf(b), hex(b))).toBe(true);
     }
-    await poster.round();
-    await poster.round();
+    // The stop shows in GET /status `settlement` and is logged once at error level, not each round.
+    const errors = vi.spyOn(ComponentLog.prototype, 'error');
+    try {
+      await poster.round();
+      await poster.round();
+      await poster.round();
+      const stops = errors.mock.calls.filter(([msg]) => msg.includes('settlement poster: stopped at batch 3'));
+      expect(stops.length).toBe(1);
+    } finally {
+      errors.mockRestore();
+    }
     expect(await contract.readNumber('lastBatchId')).toBe(2n);
     expect(checked.latest()).toBe(2);
     expect(checked.get(4)).toBeUndefined();
-    expect(poster.status).toMatchObject({ roots_posted_batch_id: 2, last_error: null });
+    expect(poster.status).toMatchObject({ roots_posted_batch_id: 2, postable_batch_id: 2, stopped_at_mismatch_batch_id: 3, last_error: null });
   }, 60_000);
 
   it('compares the stored roots it posts, not only the recomputed state root (a restart over an earlier run\'s store)', () => {
