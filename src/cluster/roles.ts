@@ -137,7 +137,14 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   // cluster"): the holder of this lease, replaced about a lease TTL after its death.
   const chain_reader = cfg.settlement.rpc_url === null ? undefined : await ChainReaderLease.start(nc, s.node_id, s.lease_ttl_ms, s.replicas);
   const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots, chain_reader });
-  const port = await server.start(stop_requested);
+  let port: number;
+  try {
+    port = await server.start(stop_requested);
+  } catch (e) {
+    // The lease's renewal timer would keep the process alive and the lease held.
+    await chain_reader?.stop();
+    throw e;
+  }
   return {
     port,
     health_port: server.health_port,

@@ -56,7 +56,7 @@ export interface ChainLinkStatus {
   /** Whether this link reads the contract's events now (a cluster gateway: while it holds the chain reader lease). */
   reading: boolean;
   /** Times a cluster gateway's link started reading (took the lease); 0 in the single process. */
-  reading_since_count: number;
+  reader_takeovers: number;
   last_error: string | null;
 }
 
@@ -79,7 +79,7 @@ export class ChainLink {
   /** The contract's lastBatchId as last read (-1: not read yet). */
   posted_batch_id = -1;
   readonly status: ChainLinkStatus = {
-    block: 0, deposits_credited: 0, forced_submitted: 0, forced_refused: 0, roots_posted_batch_id: 0, forced_processed: 0, reading: false, reading_since_count: 0, last_error: null,
+    block: 0, deposits_credited: 0, forced_submitted: 0, forced_refused: 0, roots_posted_batch_id: 0, forced_processed: 0, reading: false, reader_takeovers: 0, last_error: null,
   };
   /** Whether the last round read the events (a change to true resumes, see readEvents). */
   private was_reading = false;
@@ -141,7 +141,7 @@ export class ChainLink {
     const reading = this.gate === null || this.gate.holding();
     if (reading && !this.was_reading && this.gate !== null) {
       // Taking over from another gateway: the queue position is read from the contract again (below).
-      this.status.reading_since_count++;
+      this.status.reader_takeovers++;
       this.resume_forced = true;
     }
     this.was_reading = reading;

@@ -5,13 +5,20 @@
 // killed, the other takes the lease over and credits the next deposit, crediting nothing twice.
 // Real parts: a 3-node JetStream cluster (nats-server), the leader matcher and both gateways as
 // real processes, the in-process EVM behind its JSON-RPC shim and the Settlement contract.
+import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, balances, bytesToHex, Wallet, type StartedServer } from '../server/harness.js';
 import { matcherStatus, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
 import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { Validator } from '../openapi/validate.js';
+
+/** docs/openapi.yaml's AdminState: both gateways' states, with the new link fields, conform. */
+const spec = parse(fs.readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
+const validator = new Validator(spec);
 
 const CHAIN_ID = 31337;
 const OPERATOR_KEY = '0x' + '5a'.repeat(32);
@@ -28,7 +35,7 @@ afterAll(async () => {
   await chain?.close();
 });
 
-async function link(g: StartedServer): Promise<{ reading: boolean; deposits_credited: number; reading_since_count: number; last_error: string | null }> {
+async function link(g: StartedServer): Promise<{ reading: boolean; deposits_credited: number; reader_takeovers: number; last_error: string | null }> {
   return (await adminState(g)).settlement.link;
 }
 
@@ -65,8 +72,9 @@ describe('one chain reader in a cluster', () => {
     await new Promise((r) => setTimeout(r, 10 * POLL_MS));
     expect((await balances(other, alice.address)).ETH?.available).toBe(ONE_ETH_UNITS);
     expect(await link(reader)).toMatchObject({ reading: true, deposits_credited: 1, last_error: null });
-    expect(await link(other)).toMatchObject({ reading: false, deposits_credited: 0, reading_since_count: 0, last_error: null });
+    expect(await link(other)).toMatchObject({ reading: false, deposits_credited: 0, reader_takeovers: 0, last_error: null });
     for (const g of [g1, g2]) expect(g.output().stderr + g.output().stdout).not.toMatch(/chain deposit \d+ of .* refused/);
+    for (const g of [g1, g2]) expect(validator.validate(await adminState(g), { $ref: '#/components/schemas/AdminState' })).toEqual([]);
 
     // The reader dies; the other takes the lease after its TTL and credits the next deposit. It
     // starts reading at settlement.start_block: the first deposit is skipped by the engine's
@@ -78,7 +86,7 @@ describe('one chain reader in a cluster', () => {
     await waitFor('the second deposit credited', 20_000, async () => ((await balances(other, alice.address)).ETH?.available === 3 * ONE_ETH_UNITS ? true : undefined), 50);
     await new Promise((r) => setTimeout(r, 10 * POLL_MS));
     expect((await balances(other, alice.address)).ETH?.available).toBe(3 * ONE_ETH_UNITS);
-    expect(await link(other)).toMatchObject({ reading: true, deposits_credited: 1, reading_since_count: 1, last_error: null });
+    expect(await link(other)).toMatchObject({ reading: true, deposits_credited: 1, reader_takeovers: 1, last_error: null });
     expect(other.output().stderr + other.output().stdout).not.toMatch(/chain deposit \d+ of .* refused/);
   }, 120_000);
 });
