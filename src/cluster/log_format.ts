@@ -20,6 +20,8 @@ export const EVENT_STREAM = 'RB_EVENTS';
 export const EVENT_SUBJECT = 'rb.events';
 export const LEASE_BUCKET = 'rb_matcher_lease';
 export const LEASE_KEY = 'leader';
+/** The lease of the one gateway that reads the settlement contract's events (lease.ts ChainReaderLease). */
+export const CHAIN_READER_BUCKET = 'rb_chain_reader_lease';
 
 export const RECORD_BYTES = RECORD_WORDS * 4;
 /**

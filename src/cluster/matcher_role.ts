@@ -20,8 +20,8 @@ import { bytesEqual } from '../da/hex.js';
 import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { componentLog } from '../util/log.js';
-import { MatcherLease } from './lease.js';
-import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, type BatchHeader } from './log_format.js';
+import { KvLease } from './lease.js';
+import { ensureStreams, EVENT_STREAM, LEASE_BUCKET, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, type BatchHeader } from './log_format.js';
 import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';
 import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
 import { BatchRequests } from './batch_request.js';
@@ -50,7 +50,7 @@ export class ClusterMatcher {
   private nc: NatsConnection | null = null;
   private js: JetStreamClient | null = null;
   private jsm: JetStreamManager | null = null;
-  private lease: MatcherLease | null = null;
+  private lease: KvLease | null = null;
   /** Publishes the batches this matcher cuts as leader, and its status (matcher_store.ts); made once connected. */
   private leader_store: LeaderStore | null = null;
   private executor: ReplayExecutor;
@@ -121,7 +121,7 @@ export class ClusterMatcher {
       applied: (h, event_seq, state_root) => this.applied(h, event_seq, state_root),
       rebuild: (why) => this.rebuild(why),
     });
-    this.lease = await MatcherLease.open(nc, o.node_id, o.lease_ttl_ms, o.replicas);
+    this.lease = await KvLease.open(nc, LEASE_BUCKET, o.node_id, o.lease_ttl_ms, o.replicas);
     this.batch_requests.listen(nc, { leading: () => this.status.role === 'leader', batchId: () => this.status.batch_id, wake: () => this.wake?.() });
     await this.follow();
     this.lease_timer = setInterval(() => void this.leaseTick(), Math.max(10, Math.floor(o.lease_ttl_ms / 4)));
@@ -196,7 +196,7 @@ export class ClusterMatcher {
     if (this.leasing || this.stopping) return;
     this.leasing = true;
     try {
-      const lease = this.lease as MatcherLease;
+      const lease = this.lease as KvLease;
       if (this.status.role === 'leader') {
         // Only a refusal ends leadership. A renewal NATS did not answer (the bucket electing a
         // leader after a node's death) changes nothing: the fence keeps the log linear if another

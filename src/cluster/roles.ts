@@ -14,6 +14,7 @@ import { ConfigError } from '../config/checks.js';
 import type { RingbookConfig } from '../config/types.js';
 import { RingbookServer } from '../gateway/server.js';
 import { JetStreamGatewayBackend } from './gateway_backend.js';
+import { ChainReaderLease } from './lease.js';
 import { ensureStreams } from './log_format.js';
 import { ClusterMatcher } from './matcher_role.js';
 import { ClusterDa } from './da_role.js';
@@ -132,13 +133,24 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   // Each gateway numbers its requests in its own 2^32 range (a random one of 2^20): events
   // carry the seq back, and every gateway reads every event.
   const seq_base = randomInt(1, 1 << 20) * 2 ** 32;
-  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots });
-  const port = await server.start(stop_requested);
+  // One gateway at a time reads the settlement contract's events (docs/settlement.md, "Roots in a
+  // cluster"): the holder of this lease, replaced about a lease TTL after its death.
+  const chain_reader = cfg.settlement.rpc_url === null ? undefined : await ChainReaderLease.start(nc, s.node_id, s.lease_ttl_ms, s.replicas);
+  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots, chain_reader });
+  let port: number;
+  try {
+    port = await server.start(stop_requested);
+  } catch (e) {
+    // The lease's renewal timer would keep the process alive and the lease held.
+    await chain_reader?.stop();
+    throw e;
+  }
   return {
     port,
     health_port: server.health_port,
     stop: async () => {
       await server.stop();
+      await chain_reader?.stop();
       await nc.drain();
     },
   };

@@ -8,9 +8,11 @@
 //  - roots: every published batch's state and fills roots are posted (src/settlement/roots_poster.ts,
 //    the same code as the cluster's DA role), with the count of queue entries the posted batches
 //    took in (ForcedCount); each round, also when its events stopped at an entry that cannot be
-//    handled yet (poll). A cluster gateway keeps no DA store and posts nothing: it shares which
-//    batch took each entry in with the cluster's poster, a DA role (src/cluster/settlement_poster.ts),
-//    and reads the contract's last posted batch for the withdrawal signatures.
+//    handled yet (poll). A cluster gateway reads the events only while it holds the chain
+//    reader lease (src/cluster/lease.ts ChainReaderLease: one reader in the cluster); it keeps
+//    no DA store and posts nothing: it shares which batch took each entry in with the cluster's
+//    poster, a DA role (src/cluster/settlement_poster.ts), and reads the contract's last posted
+//    batch for the withdrawal signatures.
 import type { SettlementSettings } from '../config/types.js';
 import type { DaStore } from '../da/da_store_contract.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
@@ -36,6 +38,11 @@ export const FORCED_SHARE_MAX = 512;
  */
 export type ForcedShare = (from: number, batches: readonly number[]) => void;
 
+/** Whether this process is the cluster's chain reader now (src/cluster/lease.ts ChainReaderLease). */
+export interface ChainReaderGate {
+  holding(): boolean;
+}
+
 /** What the link did so far (GET /admin/state `settlement.link`). */
 export interface ChainLinkStatus {
   block: number;
@@ -46,6 +53,10 @@ export interface ChainLinkStatus {
   /** The contract's last posted batch (as this process last read or posted it). */
   roots_posted_batch_id: number;
   forced_processed: number;
+  /** Whether this link reads the contract's events now (a cluster gateway: while it holds the chain reader lease). */
+  reading: boolean;
+  /** Times a cluster gateway's link started reading (took the lease); 0 in the single process. */
+  reader_takeovers: number;
   last_error: string | null;
 }
 
@@ -68,15 +79,17 @@ export class ChainLink {
   /** The contract's lastBatchId as last read (-1: not read yet). */
   posted_batch_id = -1;
   readonly status: ChainLinkStatus = {
-    block: 0, deposits_credited: 0, forced_submitted: 0, forced_refused: 0, roots_posted_batch_id: 0, forced_processed: 0, last_error: null,
+    block: 0, deposits_credited: 0, forced_submitted: 0, forced_refused: 0, roots_posted_batch_id: 0, forced_processed: 0, reading: false, reader_takeovers: 0, last_error: null,
   };
+  /** Whether the last round read the events (a change to true resumes, see readEvents). */
+  private was_reading = false;
 
   /**
    * `store`: the DA store whose roots this link posts; null in a cluster gateway, which posts
    * nothing and hands the forced entries' batches to `share` (null: no poster to tell).
    */
   constructor(private readonly ctx: GatewayContext, store: DaStore | null, private readonly s: SettlementSettings,
-    private readonly share: ForcedShare | null = null) {
+    private readonly share: ForcedShare | null = null, private readonly gate: ChainReaderGate | null = null) {
     if (s.rpc_url === null) throw new Error('ChainLink needs settlement.rpc_url');
     this.contract = new SettlementContract(new JsonRpc(s.rpc_url), s.contract);
     this.next_block = s.start_block;
@@ -125,8 +138,16 @@ export class ChainLink {
    */
   async poll(): Promise<void> {
     let events_error: Error | null = null;
+    const reading = this.gate === null || this.gate.holding();
+    if (reading && !this.was_reading && this.gate !== null) {
+      // Taking over from another gateway: the queue position is read from the contract again (below).
+      this.status.reader_takeovers++;
+      this.resume_forced = true;
+    }
+    this.was_reading = reading;
+    this.status.reading = reading;
     try {
-      await this.readEvents();
+      if (reading) await this.readEvents();
     } catch (e) {
       events_error = e as Error;
     }
@@ -145,15 +166,31 @@ export class ChainLink {
     this.status.last_error = null;
   }
 
-  /** Deposits and forced entries from next_block on, in chain order; stops at the first failure. */
+  /** Set when a cluster gateway's link (re)starts reading: next_forced is read from the contract. */
+  private resume_forced = false;
+
+  /**
+   * Deposits and forced entries from next_block on, in chain order; stops at the first failure.
+   * Where a reader starts (the single process, or a cluster gateway taking the chain reader lease
+   * over): the blocks from its own next_block, which is `settlement.start_block` until this process
+   * read further itself, so no event after the blocks this process handled is skipped, whoever
+   * handled it. Deposits already credited are skipped by the engine's high-water mark (engine
+   * state the read model follows from the event stream, whoever submitted them); forced entries
+   * below the contract's forcedProcessed (and below this link's own position) are skipped; an
+   * entry another reader queued but the contract has not counted yet is submitted again and the
+   * engine refuses the repeated envelope nonce (counted at the refusal's batch: later, never
+   * wrongly).
+   */
   private async readEvents(): Promise<void> {
-    if (this.next_forced < 0) {
-      this.next_forced = Number(await this.contract.readNumber('forcedProcessed'));
+    if (this.next_forced < 0 || this.resume_forced) {
+      this.resume_forced = false;
+      this.next_forced = Math.max(this.next_forced, Number(await this.contract.readNumber('forcedProcessed')));
       this.status.forced_processed = this.next_forced;
       if (this.poster !== null && this.poster.forced_processed < 0) this.poster.forced_processed = this.next_forced;
     }
     const head = await this.contract.rpc.blockNumber();
-    while (this.next_block <= head && !this.stopped) {
+    // A reader that lost the lease stops between ranges (its renewals run on their own timer).
+    while (this.next_block <= head && !this.stopped && (this.gate === null || this.gate.holding())) {
       const to = Math.min(head, this.next_block + this.s.logs_blocks_max - 1);
       const { deposits, forced } = await this.contract.events(this.next_block, to);
       for (const d of deposits) await this.credit(d);

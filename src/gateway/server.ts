@@ -37,7 +37,7 @@ import { SnapshotCoordinator } from '../snapshot/coordinator.js';
 import { importFront } from '../snapshot/front_state.js';
 import { loadRecoverySnapshot } from '../snapshot/resume.js';
 import { StageRecorder } from './stage_timings.js';
-import { ChainLink } from './chain_link.js';
+import { ChainLink, type ChainReaderGate } from './chain_link.js';
 import { Metrics } from './metrics/metrics.js';
 import { MetricsListener } from './metrics/listener.js';
 import { componentLog } from '../util/log.js';
@@ -80,6 +80,11 @@ export interface ServerOptions {
    * cluster gateway leaves roots to the matchers and the DA role (docs/scale-out.md).
    */
   state_roots?: boolean;
+  /**
+   * A cluster gateway's chain reader lease (src/cluster/lease.ts ChainReaderLease): its chain link
+   * reads the contract's events only while it holds it. Absent: the single process, which reads always.
+   */
+  chain_reader?: ChainReaderGate;
 }
 
 /** Most keys each rate limiter remembers (bounded memory under a flood of wallets or IPs). */
@@ -225,7 +230,7 @@ export class RingbookServer {
         log.warn('ringbook: settlement link: a cluster gateway posts no roots; the DA role with RINGBOOK_SETTLEMENT_POSTER=1 posts them (docs/settlement.md, "In a cluster")');
       }
       const chain = backend !== undefined
-        ? new ChainLink(ctx, null, cfg.settlement, (from, batches) => backend.shareForced(from, batches))
+        ? new ChainLink(ctx, null, cfg.settlement, (from, batches) => backend.shareForced(from, batches), this.options.chain_reader ?? null)
         : new ChainLink(ctx, da?.store ?? null, cfg.settlement);
       ctx.settlement_status = () => ({ ...chain.status });
       ctx.settlement_posted_batch = () => chain.posted_batch_id;
