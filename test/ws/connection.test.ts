@@ -5,9 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { Wallet, type StartedServer } from '../server/harness.js';
 import { ISO, sleep, WsClient, wsServerPerFile } from './client.js';
 
-const CHALLENGE_TTL_MS = 600;
-const AUTH_GRACE_MS = 1500;
-const IDLE_MS = 2500;
+// Long enough that a loaded CI machine answers a challenge within it (at 600 ms the wrong-signer
+// loop once saw its challenge expire, UNAUTHORIZED, before its auth arrived); the expiry test sleeps past it,
+// then authenticates within the grace period, which is therefore the longer; an authenticated
+// connection outlives the grace period, silent, within the idle timeout, the longest.
+const CHALLENGE_TTL_MS = 2_000;
+const AUTH_GRACE_MS = 3_000;
+const IDLE_MS = 4_000;
 const SUBSCRIPTIONS_MAX = 4;
 const CONNECTIONS_PER_IP_MAX = 12;
 const MESSAGE_BYTES_MAX = 2048;
