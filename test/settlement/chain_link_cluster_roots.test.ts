@@ -9,16 +9,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import { SettlementContract } from '../../src/settlement/contract.js';
-import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, api, balances, bytesToHex, Wallet } from '../server/harness.js';
 import { daStatus, matcherStatus, P, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const POLL_MS = 50;
 const DAY_S = 24 * 3600;
 const ETH = 10n ** 18n;
@@ -34,10 +28,9 @@ describe('settlement roots from a cluster', () => {
   it('the DA role posts its roots with the forced count the gateway shares: a deposit credited, an order\'s roots on chain, a refused entry counted', async () => {
     const alice = Wallet.random();
     const bob = Wallet.random();
-    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address, bob.address]);
-    const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
-    const contract = new SettlementContract(rpc, deployed.address);
+    const dev = await devSettlement([alice.address, bob.address]);
+    chain = dev.chain;
+    const { rpc, deployed, contract } = dev;
     const settlement = { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } };
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');

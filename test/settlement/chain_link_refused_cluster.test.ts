@@ -10,16 +10,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import { SettlementContract } from '../../src/settlement/contract.js';
-import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, bytesToHex, deposit, Wallet } from '../server/harness.js';
 import { matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const POLL_MS = 50;
 
 let chain: DevChain | null = null;
@@ -33,10 +27,9 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
   it('the gateway\'s chain link asks the leader matcher for a batch, which cuts an empty one', async () => {
     const alice = Wallet.random();
     const bob = Wallet.random();
-    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address, bob.address]);
-    const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
-    const contract = new SettlementContract(rpc, deployed.address);
+    const dev = await devSettlement([alice.address, bob.address]);
+    chain = dev.chain;
+    const { rpc, deployed, contract } = dev;
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
     await waitFor('m1 to lead from genesis', 10_000, async () => {

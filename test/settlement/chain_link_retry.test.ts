@@ -8,18 +8,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import type { DaStore } from '../../src/da/da_store_contract.js';
 import { ChainLink } from '../../src/gateway/chain_link.js';
 import type { GatewayContext } from '../../src/gateway/context.js';
-import { SettlementContract } from '../../src/settlement/contract.js';
-import { JsonRpc } from '../../src/settlement/rpc.js';
 import { bytesToHex, Wallet } from '../server/harness.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 
 let chain: DevChain | null = null;
 afterAll(async () => {
@@ -29,10 +23,9 @@ afterAll(async () => {
 describe('the chain link asks for a batch each round while a refused entry waits to be counted', () => {
   it('asks every round with every batch posted, stops once the count is posted with the next batch\'s roots', async () => {
     const alice = Wallet.random();
-    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
-    const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
-    const contract = new SettlementContract(rpc, deployed.address);
+    const dev = await devSettlement([alice.address]);
+    chain = dev.chain;
+    const { rpc, deployed, contract } = dev;
     // Queue entry 0: envelope nonce 2^53, valid on chain, refused by the front before the engine.
     const bytes = utf8ToBytes(JSON.stringify({ ...alice.cancelAll('ETH-USDC', { nonce: 5 }), kind: 'cancel_all' }));
     const nonce = 2n ** 53n;

@@ -8,21 +8,15 @@
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import { SettlementContract } from '../../src/settlement/contract.js';
-import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, balances, bytesToHex, Wallet, type StartedServer } from '../server/harness.js';
 import { matcherStatus, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 import { Validator } from '../openapi/validate.js';
 
 /** docs/openapi.yaml's AdminState: both gateways' states, with the new link fields, conform. */
 const spec = parse(fs.readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
 const validator = new Validator(spec);
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const POLL_MS = 50;
 const ETH = 10n ** 18n;
 /** 1 ETH in the engine's units (6 decimals). */
@@ -42,10 +36,9 @@ async function link(g: StartedServer): Promise<{ reading: boolean; deposits_cred
 describe('one chain reader in a cluster', () => {
   it('only the lease holder credits a deposit; after its death the other gateway reads and credits the next', async () => {
     const alice = Wallet.random();
-    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
-    const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
-    const contract = new SettlementContract(rpc, deployed.address);
+    const dev = await devSettlement([alice.address]);
+    chain = dev.chain;
+    const { rpc, deployed, contract } = dev;
     const settlement = { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } };
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');

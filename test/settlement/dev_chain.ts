@@ -10,9 +10,10 @@ import { createCustomCommon, Mainnet, type Common } from '@ethereumjs/common';
 import { createTxFromRLP } from '@ethereumjs/tx';
 import { Account, createAddressFromString, bytesToHex } from '@ethereumjs/util';
 import { hexToBytes } from '../../src/da/hex.js';
-import type { JsonRpc, RpcLog, TxReceipt } from '../../src/settlement/rpc.js';
+import { JsonRpc, type RpcLog, type TxReceipt } from '../../src/settlement/rpc.js';
+import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
-import { deploySettlement } from '../../src/settlement/contract.js';
+import { deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
 
 const GAS_PRICE = 1_000_000_000n;
 const BLOCK_GAS_LIMIT = 30_000_000n;
@@ -177,4 +178,24 @@ export async function deployForServerDefaults(rpc: JsonRpc, operator_key: string
     { address: '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', decimals: 8 },
     { address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: 6 },
   ]);
+}
+
+/** The chain id and operator (key, address) the settlement tests run with. */
+export const CHAIN_ID = 31337;
+export const OPERATOR_KEY = '0x' + '5a'.repeat(32);
+export const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
+
+export interface DevSettlement {
+  chain: DevChain;
+  rpc: JsonRpc;
+  deployed: Awaited<ReturnType<typeof deploySettlement>>;
+  contract: SettlementContract;
+}
+
+/** A dev chain funding the operator and `accounts`, on a loopback port, with Settlement deployed for the server's default assets. */
+export async function devSettlement(accounts: string[]): Promise<DevSettlement> {
+  const chain = await DevChain.create(CHAIN_ID, [OPERATOR, ...accounts]);
+  const rpc = new JsonRpc(await chain.listen());
+  const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
+  return { chain, rpc, deployed, contract: new SettlementContract(rpc, deployed.address) };
 }

@@ -9,18 +9,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { BATCH_REQUEST_SUBJECT, readBatchRequest } from '../../src/cluster/batch_request.js';
 import { encodeForcedShare, readForcedShare, SettlementPoster } from '../../src/cluster/settlement_poster.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
-import { SettlementContract } from '../../src/settlement/contract.js';
-import { JsonRpc } from '../../src/settlement/rpc.js';
 import { bytesToHex, Wallet } from '../server/harness.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 
 let chain: DevChain | null = null;
 afterAll(async () => {
@@ -32,10 +26,9 @@ const root = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repea
 describe('the cluster\'s settlement root poster', () => {
   it('posts its roots with the shared forced count, asks for a batch each round while a shared entry waits', async () => {
     const alice = Wallet.random();
-    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
-    const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
-    const contract = new SettlementContract(rpc, deployed.address);
+    const dev = await devSettlement([alice.address]);
+    chain = dev.chain;
+    const { rpc, deployed, contract } = dev;
     const key = '0x' + bytesToHex(alice.priv);
     const queue = async (n: bigint): Promise<void> => {
       const bytes = utf8ToBytes(JSON.stringify({ ...alice.cancelAll('ETH-USDC', { nonce: Number(n) }), kind: 'cancel_all' }));
