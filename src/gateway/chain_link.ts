@@ -178,8 +178,8 @@ export class ChainLink {
    * state the read model follows from the event stream, whoever submitted them); forced entries
    * below the contract's forcedProcessed (and below this link's own position) are skipped; an
    * entry another reader queued but the contract has not counted yet is submitted again and the
-   * engine refuses the repeated envelope nonce (counted at the refusal's batch: later, never
-   * wrongly).
+   * engine refuses the repeated envelope nonce (counted at the refusal's batch, which is early if
+   * the original still waits in the engine's inbox: docs/settlement.md, "One chain reader").
    */
   private async readEvents(): Promise<void> {
     if (this.next_forced < 0 || this.resume_forced) {
