@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
+import type { JournalBatch } from '../../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { CONSENT_KIND, CONSENT_KIND_WORD } from '../../src/ring/consent.js';
 import { cli } from './run_cli.js';
@@ -29,6 +30,16 @@ function wordsOf(seed: number, n: number): Int32Array {
 
 interface Row { batch_id: number; time: string; requests: number; consent_slots: number; bytes: number; input_hash: string }
 
+/** The row `journal inspect` should print for a batch, from the copying reader's batch. */
+function rowOf(b: JournalBatch): Row {
+  let consent_slots = 0;
+  for (let k = 0; k < b.count; k++) if (b.records[k * RECORD_WORDS + CONSENT_KIND_WORD] === CONSENT_KIND) consent_slots++;
+  return {
+    batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: b.count - consent_slots,
+    consent_slots, bytes: b.bytes, input_hash: b.input_hash,
+  };
+}
+
 describe('ringbook journal inspect over many batches', () => {
   const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-inspect-'));
   const journal_dir = path.join(data_dir, 'journal');
@@ -47,12 +58,7 @@ describe('ringbook journal inspect over many batches', () => {
         journal.append(b, T0_MS + b * 1000, records, count);
       }
       for (const b of journal.read(1)) {
-        let consent_slots = 0;
-        for (let k = 0; k < b.count; k++) if (b.records[k * RECORD_WORDS + CONSENT_KIND_WORD] === CONSENT_KIND) consent_slots++;
-        expected.push({
-          batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: b.count - consent_slots,
-          consent_slots, bytes: b.bytes, input_hash: b.input_hash,
-        });
+        expected.push(rowOf(b));
       }
     } finally {
       await journal.close();
@@ -119,12 +125,7 @@ describe('ringbook journal inspect over a trimmed or empty journal', () => {
       expect(journal.firstBatchId()).toBe(TRIMMED + 1);
       // What is left, read by the copying reader from the first batch held.
       for (const b of journal.read(TRIMMED + 1)) {
-        let consent_slots = 0;
-        for (let k = 0; k < b.count; k++) if (b.records[k * RECORD_WORDS + CONSENT_KIND_WORD] === CONSENT_KIND) consent_slots++;
-        expected.push({
-          batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: b.count - consent_slots,
-          consent_slots, bytes: b.bytes, input_hash: b.input_hash,
-        });
+        expected.push(rowOf(b));
       }
     } finally {
       await journal.close();

@@ -14,7 +14,7 @@ import { BATCH_REQUEST_SPACING_MS, BATCH_REQUEST_SUBJECT, batchRequestHeaders } 
 import { EVENT_STREAM, readBatchHeader, type BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
 import type { StartedServer } from '../server/harness.js';
-import { matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from './cluster_helpers.js';
+import { leadingFromGenesis, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from './cluster_helpers.js';
 
 let c: TestCluster;
 let nc: NatsConnection;
@@ -24,10 +24,7 @@ let m2: StartedServer;
 beforeAll(async () => {
   c = await startTestCluster();
   m1 = await c.startMatcher('m1');
-  await waitFor('m1 to lead from genesis', 10_000, async () => {
-    const s = await matcherStatus(m1);
-    return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
-  });
+  await leadingFromGenesis(m1);
   m2 = await c.startMatcher('m2');
   await settledMatchers([m1, m2], 10_000);
   nc = await connect({ servers: c.nats.urls(), name: 'batch-request-test' });

@@ -15,8 +15,8 @@ import path from 'node:path';
 import { api, runVerifier, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
 import {
-  daStatus, fundedWallet, LEASE_TTL_MS, MARKET, matcherStatus, TICK, withTimeout, orderIdsOf, P, settledMatchers, startTestCluster,
-  waitFor, withOrderLoad, type Answered, type TestCluster,
+  daStatus, fundedWallet, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, P, settledMatchers, startTestCluster,
+  TICK, waitFor, withOrderLoad, withTimeout, type Answered, type TestCluster,
 } from './cluster_helpers.js';
 
 let c: TestCluster;
@@ -31,10 +31,7 @@ beforeAll(async () => {
   c = await startTestCluster();
   // m1 first, so it takes the lease and publishes genesis; then two hot standbys and two gateways.
   const m1 = await c.startMatcher('m1');
-  await waitFor('m1 to lead from genesis', 10_000, async () => {
-    const s = await matcherStatus(m1);
-    return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
-  });
+  await leadingFromGenesis(m1);
   await Promise.all([c.startMatcher('m2'), c.startMatcher('m3'), c.startGateway('g1'), c.startGateway('g2'), c.startDa('d1')]);
 }, 60_000);
 

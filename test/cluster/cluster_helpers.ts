@@ -82,6 +82,14 @@ export async function daStatus(d: StartedServer): Promise<DaRoleStatus> {
 }
 
 /** Polls `check` every `every_ms` until it returns a value (not undefined) or `ms` pass. */
+/** Waits (at most 10 s) until matcher `m` leads with genesis (batch 0) published: the first matcher of a test cluster. */
+export async function leadingFromGenesis(m: StartedServer): Promise<MatcherStatus> {
+  return waitFor('the first matcher to lead from genesis', 10_000, async () => {
+    const s = await matcherStatus(m);
+    return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
+  });
+}
+
 export async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>, every_ms = 20): Promise<T> {
   const deadline = Date.now() + ms;
   let last_error: unknown = null;

@@ -16,7 +16,7 @@ import { adminHeaders, adminState, api, type ApiResponse, type StartedServer, ty
 import { healthListener } from '../server/health_port.js';
 import { metricValue } from '../server/metric_value.js';
 import {
-  fundedWallet, MARKET, matcherStatus, orderIdsOf, P, startTestCluster, TICK, waitFor, type TestCluster,
+  fundedWallet, leadingFromGenesis, MARKET, matcherStatus, orderIdsOf, P, startTestCluster, TICK, waitFor, type TestCluster,
 } from './cluster_helpers.js';
 
 let c: TestCluster;
@@ -31,10 +31,7 @@ beforeAll(async () => {
   fault_file = path.join(dir, 'fault');
   c = await startTestCluster();
   const m1 = await c.startMatcher('m1', { RINGBOOK_TEST_JOURNAL_FAULT_FILE: fault_file, RINGBOOK_STORE_FAULT_AFTER_MS: String(STORE_FAULT_AFTER_MS) });
-  await waitFor('m1 to lead from genesis', 10_000, async () => {
-    const s = await matcherStatus(m1);
-    return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
-  });
+  await leadingFromGenesis(m1);
   // m2: a standby without the seam (it takes over in the last test).
   await Promise.all([c.startMatcher('m2'), c.startGateway('g1', HEALTH)]);
 }, 60_000);

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { adminState, api, balances, bytesToHex, Wallet } from '../server/harness.js';
-import { daStatus, matcherStatus, P, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
+import { daStatus, leadingFromGenesis, matcherStatus, P, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
 import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 
 const POLL_MS = 50;
@@ -34,10 +34,7 @@ describe('settlement roots from a cluster', () => {
     const settlement = { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } };
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
-    await waitFor('m1 to lead from genesis', 10_000, async () => {
-      const s = await matcherStatus(m1);
-      return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
-    });
+    await leadingFromGenesis(m1);
     const d1 = await c.startDa('d1', { RINGBOOK_SETTLEMENT_POSTER: '1', RINGBOOK_OPERATOR_KEY: OPERATOR_KEY }, settlement);
     const g = await c.startGateway('g1', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     const key = '0x' + bytesToHex(alice.priv);

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { adminState, bytesToHex, deposit, Wallet } from '../server/harness.js';
-import { matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
+import { leadingFromGenesis, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
 import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 
 const POLL_MS = 50;
@@ -32,10 +32,7 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
     const { rpc, deployed, contract } = dev;
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
-    await waitFor('m1 to lead from genesis', 10_000, async () => {
-      const s = await matcherStatus(m1);
-      return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
-    });
+    await leadingFromGenesis(m1);
     const m2 = await c.startMatcher('m2');
     const g = await c.startGateway('g1',
       { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } },

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { adminState, balances, bytesToHex, Wallet, type StartedServer } from '../server/harness.js';
-import { matcherStatus, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
+import { leadingFromGenesis, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
 import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
 import { Validator } from '../openapi/validate.js';
 
@@ -42,10 +42,7 @@ describe('one chain reader in a cluster', () => {
     const settlement = { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } };
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
-    await waitFor('m1 to lead from genesis', 10_000, async () => {
-      const s = await matcherStatus(m1);
-      return s.role === 'leader' && s.batch_id === 0 ? s : undefined;
-    });
+    await leadingFromGenesis(m1);
     const g1 = await c.startGateway('g1', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     const g2 = await c.startGateway('g2', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     // Exactly one of them reads (the first to start took the lease; the other keeps asking).
