@@ -11,7 +11,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { adminState, api, balances, bytesToHex, Wallet } from '../server/harness.js';
 import { daStatus, leadingFromGenesis, matcherStatus, P, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
+import { DevChain, devSettlement, OPERATOR_KEY, settlementConfig } from './dev_chain.js';
 
 const POLL_MS = 50;
 const DAY_S = 24 * 3600;
@@ -30,8 +30,8 @@ describe('settlement roots from a cluster', () => {
     const bob = Wallet.random();
     const dev = await devSettlement([alice.address, bob.address]);
     chain = dev.chain;
-    const { rpc, deployed, contract } = dev;
-    const settlement = { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } };
+    const { contract } = dev;
+    const settlement = settlementConfig(dev, POLL_MS);
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
     await leadingFromGenesis(m1);

@@ -12,7 +12,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { adminState, bytesToHex, deposit, Wallet } from '../server/harness.js';
 import { leadingFromGenesis, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
+import { DevChain, devSettlement, OPERATOR_KEY, settlementConfig } from './dev_chain.js';
 
 const POLL_MS = 50;
 
@@ -29,13 +29,13 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
     const bob = Wallet.random();
     const dev = await devSettlement([alice.address, bob.address]);
     chain = dev.chain;
-    const { rpc, deployed, contract } = dev;
+    const { contract } = dev;
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
     await leadingFromGenesis(m1);
     const m2 = await c.startMatcher('m2');
     const g = await c.startGateway('g1',
-      { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } },
+      settlementConfig(dev, POLL_MS),
       { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     const key = '0x' + bytesToHex(alice.priv);
 

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { adminState, balances, bytesToHex, Wallet, type StartedServer } from '../server/harness.js';
 import { leadingFromGenesis, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { CHAIN_ID, DevChain, devSettlement, OPERATOR_KEY } from './dev_chain.js';
+import { DevChain, devSettlement, OPERATOR_KEY, settlementConfig } from './dev_chain.js';
 import { Validator } from '../openapi/validate.js';
 
 /** docs/openapi.yaml's AdminState: both gateways' states, with the new link fields, conform. */
@@ -38,8 +38,8 @@ describe('one chain reader in a cluster', () => {
     const alice = Wallet.random();
     const dev = await devSettlement([alice.address]);
     chain = dev.chain;
-    const { rpc, deployed, contract } = dev;
-    const settlement = { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } };
+    const { contract } = dev;
+    const settlement = settlementConfig(dev, POLL_MS);
     c = await startTestCluster();
     const m1 = await c.startMatcher('m1');
     await leadingFromGenesis(m1);

@@ -199,3 +199,12 @@ export async function devSettlement(accounts: string[]): Promise<DevSettlement> 
   const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
   return { chain, rpc, deployed, contract: new SettlementContract(rpc, deployed.address) };
 }
+
+/** The config's settlement section for a server (or cluster role) on `dev`'s contract, read from its deployment block. */
+export function settlementConfig(dev: DevSettlement, poll_ms: number): { settlement: Record<string, unknown> } {
+  return {
+    settlement: {
+      contract: dev.deployed.address, chain_id: CHAIN_ID, poll_ms, start_block: Number(dev.deployed.receipt.blockNumber), rpc_url: dev.rpc.url,
+    },
+  };
+}
