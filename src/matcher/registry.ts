@@ -49,8 +49,7 @@ export class AccountRegistry {
       if (w[base] === i32[at] && w[base + 1] === i32[at + 1] && w[base + 2] === i32[at + 2] &&
         w[base + 3] === i32[at + 3] && w[base + 4] === i32[at + 4]) return hint;
     }
-    const id = this.id_by_hex.get(hexOf(u8, offset));
-    return id === undefined ? -1 : id;
+    return this.find(u8, offset, -1);
   }
 
   /** Registers the address; returns its new id, or -1 when accounts_max is reached. */
