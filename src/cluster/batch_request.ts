@@ -53,6 +53,19 @@ export function batchRequestHeaders(r: BatchRequest): MsgHdrs {
   return hd;
 }
 
+/**
+ * Sends a request to the matchers (not acknowledged: the asker repeats it while it still needs the
+ * batch). Returns null, or the error of a connection that refused it (closed or draining: stopping).
+ */
+export function sendBatchRequest(nc: NatsConnection, r: BatchRequest): Error | null {
+  try {
+    nc.publish(BATCH_REQUEST_SUBJECT, new Uint8Array(0), { headers: batchRequestHeaders(r) });
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
 /** The request in a message's headers; null for another version; throws on a malformed version 1. */
 export function readBatchRequest(hd: MsgHdrs | undefined): BatchRequest | null {
   if (hd === undefined || hd.get(H_VERSION) !== String(BATCH_REQUEST_VERSION)) return null;

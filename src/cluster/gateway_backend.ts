@@ -14,7 +14,7 @@ import type { SpscRing } from '../ring/spsc_ring.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
 import { MATCHER_STATUS_SUBJECT, readLeaderStatus, type LeaderStatus } from './matcher_status.js';
-import { BATCH_REQUEST_SUBJECT, batchRequestHeaders } from './batch_request.js';
+import { sendBatchRequest } from './batch_request.js';
 import { encodeForcedShare, FORCED_SHARE_SUBJECT } from './settlement_poster.js';
 import { componentLog } from '../util/log.js';
 
@@ -209,21 +209,19 @@ export class JetStreamGatewayBackend implements MatcherBackend {
    * plain NATS message, not acknowledged; whoever needs the batch asks again if none comes.
    */
   requestBatch(): void {
-    try {
-      this.nc.publish(BATCH_REQUEST_SUBJECT, new Uint8Array(0), {
-        headers: batchRequestHeaders({ gateway: this.options.gateway_id, after_batch_id: this.batch_id }),
-      });
+    const failed = sendBatchRequest(this.nc, { gateway: this.options.gateway_id, after_batch_id: this.batch_id });
+    if (failed === null) {
       this.batch_requests_sent++;
-    } catch (e) {
+    } else if (this.batch_requests_failed++ === 0) {
       // A closed or draining connection (stopping).
-      if (this.batch_requests_failed++ === 0) log.warn(`ringbook gateway: batch request not sent (${String(e)})`);
+      log.warn(`ringbook gateway: batch request not sent (${String(failed)})`);
     }
   }
 
   /** The chain link's forced entries and their batches, to the cluster's root poster (settlement_poster.ts). */
   shareForced(from: number, batches: readonly number[]): void {
     try {
-      this.nc.publish(FORCED_SHARE_SUBJECT, encodeForcedShare({ gateway: this.options.gateway_id, from, batches: [...batches] }));
+      this.nc.publish(FORCED_SHARE_SUBJECT, encodeForcedShare({ gateway: this.options.gateway_id, from, batches }));
     } catch (e) {
       // A closed or draining connection (stopping); the chain link shares again next round.
       log.warn(`ringbook gateway: forced share not sent (${String(e)})`);

@@ -28,7 +28,7 @@ import { RootsPoster, type RootsSource } from '../settlement/roots_poster.js';
 import { JsonRpc } from '../settlement/rpc.js';
 import { componentLog } from '../util/log.js';
 import { FORCED_SHARE_MAX } from '../gateway/chain_link.js';
-import { BATCH_REQUEST_SUBJECT, batchRequestHeaders } from './batch_request.js';
+import { sendBatchRequest } from './batch_request.js';
 
 export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
 export const FORCED_SHARE_VERSION = 1;
@@ -52,7 +52,7 @@ const log = componentLog('cluster');
 export interface ForcedShareMessage {
   gateway: string;
   from: number;
-  batches: number[];
+  batches: readonly number[];
 }
 
 export function encodeForcedShare(m: ForcedShareMessage): Uint8Array {
@@ -256,13 +256,8 @@ export class SettlementPoster {
 
   /** A batch after the last one this role has (batch_request.ts; the leader ignores it once answered). */
   private requestBatch(): void {
-    try {
-      this.o.nc.publish(BATCH_REQUEST_SUBJECT, new Uint8Array(0), {
-        headers: batchRequestHeaders({ gateway: this.o.node_id, after_batch_id: this.o.roots.latest() }),
-      });
-    } catch (e) {
-      log.warn(`ringbook da ${this.o.node_id}: batch request not sent (${String(e)})`);
-    }
+    const failed = sendBatchRequest(this.o.nc, { gateway: this.o.node_id, after_batch_id: this.o.roots.latest() });
+    if (failed !== null) log.warn(`ringbook da ${this.o.node_id}: batch request not sent (${String(failed)})`);
   }
 
   async stop(): Promise<void> {
