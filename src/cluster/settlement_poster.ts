@@ -153,6 +153,7 @@ export class SettlementPoster {
       roots: o.roots,
       forced: this.forced,
       requestBatch: () => this.requestBatch(),
+      stopped: () => (o.roots.first_mismatch ?? -1) >= 0,
       operator_key: o.operator_key,
       roots_per_tx_max: s.roots_per_tx_max,
     });

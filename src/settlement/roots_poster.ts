@@ -20,6 +20,12 @@ export interface RootsPosterOptions {
   forced: ForcedCount;
   /** Asks the sequencer for a batch soon (an empty one if nothing else comes). */
   requestBatch: () => void;
+  /**
+   * Posting stopped for good before the last published batch (a cluster poster's roots differed
+   * from the leader's: src/cluster/checked_roots.ts). A new batch could never be posted then, so
+   * none is asked for. Absent: never stops (the single process).
+   */
+  stopped?: () => boolean;
   operator_key: string;
   roots_per_tx_max: number;
 }
@@ -47,7 +53,7 @@ export class RootsPoster {
       // again each round while it waits, as one request can be lost (a cluster's leader failing over,
       // src/cluster/batch_request.ts); the matcher answers any number of them with one batch. The
       // contract's count is read only when this poster's own says an entry waits.
-      if (!forced.waiting(this.forced_processed)) return;
+      if (!forced.waiting(this.forced_processed) || this.o.stopped?.() === true) return;
       const processed = Number(await contract.readNumber('forcedProcessed'));
       this.forced_processed = processed;
       forced.forgetBelow(processed);

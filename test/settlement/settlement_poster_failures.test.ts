@@ -98,8 +98,8 @@ function posterOn(o: { rpc_url: string; address: string; nc: NatsConnection; roo
 }
 
 describe('the settlement poster and the leader\'s roots', () => {
-  it('posts nothing from the first batch whose roots differed from the leader\'s header on', async () => {
-    const { rpc, contract, address, nc } = await setUp();
+  it('posts nothing from the first batch whose roots differed from the leader\'s header on, nor asks for batches', async () => {
+    const { rpc, contract, address, nc, asks } = await setUp();
     const store = new Store();
     const checked = new LeaderCheckedRoots(store);
     const poster = posterOn({ rpc_url: rpc.url, address, nc, roots: checked });
@@ -135,6 +135,16 @@ describe('the settlement poster and the leader\'s roots', () => {
     expect(checked.latest()).toBe(2);
     expect(checked.get(4)).toBeUndefined();
     expect(poster.status).toMatchObject({ roots_posted_batch_id: 2, postable_batch_id: 2, stopped_at_mismatch_batch_id: 3, last_error: null });
+    // A forced entry the leader took in batch 3 now waits uncounted. Before the stop this poster
+    // would ask the leader for a batch every round; after it, no batch could carry the count
+    // (nothing past batch 2 is posted), so it asks for none.
+    await queueForced(contract);
+    poster.heard(encodeForcedShare({ gateway: 'g1', from: 0, batches: [3] }));
+    expect(poster.status.forced_remembered).toBe(1);
+    asks.length = 0;
+    for (let i = 0; i < 3; i++) await poster.round();
+    expect(asks.length).toBe(0);
+    expect(poster.status).toMatchObject({ batch_requests: 0, stopped_at_mismatch_batch_id: 3, last_error: null });
   }, 60_000);
 
   it('compares the stored roots it posts, not only the recomputed state root (a restart over an earlier run\'s store)', () => {
