@@ -15,6 +15,7 @@
 //    batch for the withdrawal signatures.
 import type { SettlementSettings } from '../config/types.js';
 import type { DaStore } from '../da/da_store_contract.js';
+import { Reject } from '../engine/codes.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
 import type { GatewayContext } from './context.js';
 import type { Outcome } from './outcomes.js';
@@ -243,11 +244,27 @@ export class ChainLink {
     } else {
       const o = await this.submit(c.request, c.user, c.payload.referrer, c.consent);
       this.status.forced_submitted++;
-      // Refused by the engine (an envelope nonce already used: say, queued before a restart).
       if (o.accepted) this.forced.queued(f.forced_id, o.order_id);
-      else this.forced.handled(f.forced_id, o.batch_id);
+      else this.refusedForced(f, o);
     }
     this.next_forced = f.forced_id + 1;
+  }
+
+  /**
+   * The engine refused a queue entry. Its envelope nonce already used is the usual case: this
+   * process queued it before a restart, or the reader before a takeover did (they start again at
+   * the contract's count). If that earlier entry is still in the inbox, the entry is taken in by
+   * the batch that includes it, not by this refusal's batch: counted at the refusal, its count
+   * would reach the contract before its inclusion. Otherwise (no such entry, or another reason)
+   * the refusal's batch took it in.
+   */
+  private refusedForced(f: ForcedLog, o: Outcome): void {
+    const rm = this.ctx.rm;
+    const account = o.reason === Reject.ENVELOPE_NONCE_NOT_ABOVE_HIGH_WATER ? rm.account_by_address.get(f.user.toLowerCase()) : undefined;
+    const earlier = account === undefined ? undefined : rm.programmes.entryOf(account, f.nonce);
+    if (earlier === undefined) this.forced.handled(f.forced_id, o.batch_id);
+    else if (earlier.included_batch_id > 0) this.forced.handled(f.forced_id, earlier.included_batch_id);
+    else this.forced.queued(f.forced_id, earlier.entry_id);
   }
 
   /** The single process: this store's roots with the count (src/settlement/roots_poster.ts). */

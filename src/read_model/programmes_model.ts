@@ -73,6 +73,16 @@ export class ProgrammesModel {
   /** The entry whose request's answer (ACCEPTED / REJECTED) comes next. */
   private including: InboxView | null = null;
 
+  /**
+   * The inbox entry `account` queued with envelope nonce `envelope_nonce` (pending, or included and
+   * still held), or undefined. A rare lookup (a forced entry submitted again after a restart or a
+   * chain reader takeover: src/gateway/chain_link.ts), so a scan of the held entries.
+   */
+  entryOf(account: number, envelope_nonce: number): InboxView | undefined {
+    for (const e of this.entries.values()) if (e.account === account && e.envelope_nonce === envelope_nonce) return e;
+    return undefined;
+  }
+
   constructor(asset_count: number) {
     this.asset_count = asset_count;
   }

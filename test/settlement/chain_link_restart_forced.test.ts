@@ -1,0 +1,107 @@
+// A forced entry that waits in the engine's inbox across a restart (src/gateway/chain_link.ts,
+// `refusedForced`). A restarted link (or a cluster's new chain reader) reads the contract's queue
+// again from its count, so it submits the waiting entry a second time and the engine refuses the
+// used envelope nonce. Counted at that refusal's batch, the entry's count reached the contract
+// before the engine had included it (docs/settlement.md, "One chain reader"). Now it is counted at
+// the batch that includes it. Real parts: the in-process EVM behind its JSON-RPC shim, the deployed
+// Settlement contract, a real server (stopped and started again on its data dir) with its chain link.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { addressFromPrivateKey } from '../../src/auth/recover.js';
+import { SettlementContract } from '../../src/settlement/contract.js';
+import { JsonRpc } from '../../src/settlement/rpc.js';
+import { adminState, bytesToHex, deposit, request, startServer, Wallet, type StartedServer } from '../server/harness.js';
+import { DevChain, deployForServerDefaults } from './dev_chain.js';
+
+const CHAIN_ID = 31337;
+const OPERATOR_KEY = '0x' + '5a'.repeat(32);
+const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
+const POLL_MS = 50;
+/** Long enough to span a stop and a start of the server under CI load. */
+const HOLD_MS = 25_000;
+
+const dirs: string[] = [];
+let chain: DevChain | null = null;
+let s: StartedServer | null = null;
+afterAll(async () => {
+  await s?.stop();
+  await chain?.close();
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** `f`'s first non-null value, or null after `timeout_ms` (the caller asserts what it needs). */
+async function poll<T>(timeout_ms: number, f: () => Promise<T | null>): Promise<T | null> {
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    const v = await f();
+    if (v !== null) return v;
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('a forced entry waiting in the inbox across a restart', () => {
+  it('is counted on chain at its inclusion, not at the refusal of its second submission', async () => {
+    const alice = Wallet.random();
+    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
+    const rpc = new JsonRpc(await chain.listen());
+    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
+    const c = new SettlementContract(rpc, deployed.address);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-restart-forced-'));
+    dirs.push(dir);
+    const options = {
+      config: {
+        force_inclusion: { hold_ms: HOLD_MS },
+        settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url },
+      },
+      env: { RINGBOOK_DATA_DIR: dir, RINGBOOK_OPERATOR_KEY: OPERATOR_KEY },
+    };
+    s = await startServer(options);
+    expect((await deposit(s, alice.address, 'USDC', '1000')).status).toBe(200);
+
+    // Queue entry 0 on chain: a valid cancel-all, which the link queues in the engine's inbox,
+    // where it is held for HOLD_MS.
+    const env = alice.forceInclude(JSON.stringify({ ...alice.cancelAll('ETH-USDC', { nonce: alice.nextNonce() }), kind: 'cancel_all' }), { nonce: alice.nextNonce() });
+    await c.send('0x' + bytesToHex(alice.priv), 'forceInclude', [env.payload as string, env.nonce as number, env.signature as string]);
+    const first = s;
+    expect(await poll(20_000, async () => ((await adminState(first)).settlement.link.forced_submitted === 1 ? true : null))).toBe(true);
+    const entry = (srv: StartedServer) => request('GET', `${srv.url}/force-include/1`);
+    const queued = await entry(first);
+    expect(queued.status).toBe(200);
+    expect(queued.body.data).toMatchObject({ user: alice.address.toLowerCase(), nonce: env.nonce, status: 'pending' });
+
+    // Stopped and started again on the same data dir: the link reads the queue from the contract's
+    // count (0), submits the entry again, and the engine refuses its envelope nonce.
+    expect((await s.stop()).code).toBe(0);
+    s = await startServer(options);
+    const second = s;
+    expect(await poll(20_000, async () => ((await adminState(second)).settlement.link.forced_submitted === 1 ? true : null))).toBe(true);
+    // Every batch so far posted, the refusal's batch included...
+    const posted = await poll(20_000, async () => {
+      const state = await adminState(second);
+      const on_chain = Number(await c.readNumber('lastBatchId'));
+      return on_chain > 0 && on_chain === Number(state.state_root_batch_id) && state.settlement.link.last_error === null ? on_chain : null;
+    });
+    expect(posted).not.toBeNull();
+    // ...and still no count while the entry waits in the inbox (the count is read first: were it 1
+    // with the entry still pending after it, the count came before the inclusion).
+    const processed = await c.readNumber('forcedProcessed');
+    const still = await entry(second);
+    if (still.body.data.status === 'pending') expect(processed).toBe(0n);
+    expect(still.body.data.status).toBe('pending');
+
+    // Included when its hold ends, in a batch of its own: counted with that batch's roots.
+    const included = await poll(HOLD_MS + 20_000, async () => {
+      const e = await entry(second);
+      return e.body.data.status === 'included' ? (e.body.data.included_batch_id as number) : null;
+    });
+    expect(included).not.toBeNull();
+    expect(await poll(20_000, async () => ((await c.readNumber('forcedProcessed')) === 1n ? true : null))).toBe(true);
+    expect(Number(await c.readNumber('lastBatchId'))).toBeGreaterThanOrEqual(included!);
+
+    expect((await s.stop()).code).toBe(0);
+    s = null;
+  }, 120_000);
+});
