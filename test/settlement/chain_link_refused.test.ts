@@ -17,7 +17,7 @@ import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { DevChain, deployForServerDefaults, pollUntil } from './dev_chain.js';
 
 const CHAIN_ID = 31337;
 const OPERATOR_KEY = '0x' + '5a'.repeat(32);
@@ -33,17 +33,6 @@ afterAll(async () => {
   await chain?.close();
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-/** `f`'s first non-null value, or null after `timeout_ms` (the caller asserts what it needs). */
-async function poll<T>(timeout_ms: number, f: () => Promise<T | null>): Promise<T | null> {
-  const deadline = Date.now() + timeout_ms;
-  for (;;) {
-    const v = await f();
-    if (v !== null) return v;
-    if (Date.now() > deadline) return null;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('a forced entry the front refuses, on an idle exchange', () => {
   it('is counted on chain without any other batch, so challenge(id) cannot freeze the contract 24 h later', async () => {
@@ -64,7 +53,7 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
 
     // One batch, its roots posted: from here on the exchange is idle and nothing waits to be posted.
     expect((await deposit(srv, alice.address, 'USDC', '1000')).status).toBe(200);
-    const idle_batch = await poll(20_000, async () => {
+    const idle_batch = await pollUntil(20_000, async () => {
       const state = await adminState(srv);
       const on_chain = Number(await c.readNumber('lastBatchId'));
       return on_chain > 0 && on_chain === Number(state.state_root_batch_id) ? on_chain : null;
@@ -81,13 +70,13 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
     const block0 = Number(r0.blockNumber);
     expect(await c.readNumber('forcedCount')).toBe(1n);
     // The link read past it (and handled it: its events did not stop there).
-    expect(await poll(20_000, async () => {
+    expect(await pollUntil(20_000, async () => {
       const link = (await adminState(srv)).settlement.link;
       return link.block >= block0 && link.last_error === null ? true : null;
     })).toBe(true);
     expect((await adminState(srv)).settlement.link).toMatchObject({ forced_submitted: 0, forced_refused: 1 });
     // Counted with the roots of a batch the sequencer started for it (before the fix: never).
-    const counted = await poll(10_000, async () => ((await c.readNumber('forcedProcessed')) === 1n ? true : null));
+    const counted = await pollUntil(10_000, async () => ((await c.readNumber('forcedProcessed')) === 1n ? true : null));
     // 24 h later, nobody can freeze the contract over it.
     chain.increaseTime(DAY_S + 1);
     await expect(c.send('0x' + bytesToHex(bob.priv), 'challenge', [0])).rejects.toThrow(/NotOverdue/);
@@ -99,12 +88,12 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
     // refuses it at inclusion (FORCED_PAYLOAD_MALFORMED) in a batch of its own: counted as well.
     const env = alice.forceInclude('not a request body', { nonce: alice.nextNonce() });
     await c.send(key, 'forceInclude', [env.payload as string, env.nonce as number, env.signature as string]);
-    expect(await poll(20_000, async () => ((await c.readNumber('forcedProcessed')) === 2n ? true : null))).toBe(true);
+    expect(await pollUntil(20_000, async () => ((await c.readNumber('forcedProcessed')) === 2n ? true : null))).toBe(true);
     chain.increaseTime(DAY_S + 1);
     await expect(c.send('0x' + bytesToHex(bob.priv), 'challenge', [1])).rejects.toThrow(/NotOverdue/);
     expect(await c.read('frozen')).toEqual([false]);
     // The link's own status follows once its postRoots receipt is back.
-    const link = await poll(20_000, async () => {
+    const link = await pollUntil(20_000, async () => {
       const l = (await adminState(srv)).settlement.link;
       return l.forced_processed === 2 ? l : null;
     });

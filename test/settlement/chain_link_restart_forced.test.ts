@@ -9,53 +9,31 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
-import { SettlementContract } from '../../src/settlement/contract.js';
-import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, bytesToHex, deposit, request, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { devSettlement, OPERATOR_KEY, pollUntil, settlementConfig, type DevSettlement } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const POLL_MS = 50;
 /** Long enough to span a stop and a start of the server under CI load. */
 const HOLD_MS = 25_000;
 
 const dirs: string[] = [];
-let chain: DevChain | null = null;
+let dev: DevSettlement | null = null;
 let s: StartedServer | null = null;
 afterAll(async () => {
   await s?.stop();
-  await chain?.close();
+  await dev?.chain.close();
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-/** `f`'s first non-null value, or null after `timeout_ms` (the caller asserts what it needs). */
-async function poll<T>(timeout_ms: number, f: () => Promise<T | null>): Promise<T | null> {
-  const deadline = Date.now() + timeout_ms;
-  for (;;) {
-    const v = await f();
-    if (v !== null) return v;
-    if (Date.now() > deadline) return null;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('a forced entry waiting in the inbox across a restart', () => {
   it('is counted on chain at its inclusion, not at the refusal of its second submission', async () => {
     const alice = Wallet.random();
-    chain = await DevChain.create(CHAIN_ID, [OPERATOR, alice.address]);
-    const rpc = new JsonRpc(await chain.listen());
-    const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
-    const c = new SettlementContract(rpc, deployed.address);
+    dev = await devSettlement([alice.address]);
+    const c = dev.contract;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-restart-forced-'));
     dirs.push(dir);
     const options = {
-      config: {
-        force_inclusion: { hold_ms: HOLD_MS },
-        settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url },
-      },
+      config: { force_inclusion: { hold_ms: HOLD_MS }, ...settlementConfig(dev, POLL_MS) },
       env: { RINGBOOK_DATA_DIR: dir, RINGBOOK_OPERATOR_KEY: OPERATOR_KEY },
     };
     s = await startServer(options);
@@ -66,7 +44,7 @@ describe('a forced entry waiting in the inbox across a restart', () => {
     const env = alice.forceInclude(JSON.stringify({ ...alice.cancelAll('ETH-USDC', { nonce: alice.nextNonce() }), kind: 'cancel_all' }), { nonce: alice.nextNonce() });
     await c.send('0x' + bytesToHex(alice.priv), 'forceInclude', [env.payload as string, env.nonce as number, env.signature as string]);
     const first = s;
-    expect(await poll(20_000, async () => ((await adminState(first)).settlement.link.forced_submitted === 1 ? true : null))).toBe(true);
+    expect(await pollUntil(20_000, async () => ((await adminState(first)).settlement.link.forced_submitted === 1 ? true : null))).toBe(true);
     const entry = (srv: StartedServer) => request('GET', `${srv.url}/force-include/1`);
     const queued = await entry(first);
     expect(queued.status).toBe(200);
@@ -77,9 +55,9 @@ describe('a forced entry waiting in the inbox across a restart', () => {
     expect((await s.stop()).code).toBe(0);
     s = await startServer(options);
     const second = s;
-    expect(await poll(20_000, async () => ((await adminState(second)).settlement.link.forced_submitted === 1 ? true : null))).toBe(true);
+    expect(await pollUntil(20_000, async () => ((await adminState(second)).settlement.link.forced_submitted === 1 ? true : null))).toBe(true);
     // Every batch so far posted, the refusal's batch included...
-    const posted = await poll(20_000, async () => {
+    const posted = await pollUntil(20_000, async () => {
       const state = await adminState(second);
       const on_chain = Number(await c.readNumber('lastBatchId'));
       return on_chain > 0 && on_chain === Number(state.state_root_batch_id) && state.settlement.link.last_error === null ? on_chain : null;
@@ -93,12 +71,12 @@ describe('a forced entry waiting in the inbox across a restart', () => {
     expect(still.body.data.status).toBe('pending');
 
     // Included when its hold ends, in a batch of its own: counted with that batch's roots.
-    const included = await poll(HOLD_MS + 20_000, async () => {
+    const included = await pollUntil(HOLD_MS + 20_000, async () => {
       const e = await entry(second);
       return e.body.data.status === 'included' ? (e.body.data.included_batch_id as number) : null;
     });
     expect(included).not.toBeNull();
-    expect(await poll(20_000, async () => ((await c.readNumber('forcedProcessed')) === 1n ? true : null))).toBe(true);
+    expect(await pollUntil(20_000, async () => ((await c.readNumber('forcedProcessed')) === 1n ? true : null))).toBe(true);
     expect(Number(await c.readNumber('lastBatchId'))).toBeGreaterThanOrEqual(included!);
 
     expect((await s.stop()).code).toBe(0);

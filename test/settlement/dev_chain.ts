@@ -208,3 +208,14 @@ export function settlementConfig(dev: DevSettlement, poll_ms: number): { settlem
     },
   };
 }
+
+/** `f`'s first non-null value, polled every 50 ms; null after `timeout_ms` (the caller asserts what it needs). */
+export async function pollUntil<T>(timeout_ms: number, f: () => Promise<T | null>): Promise<T | null> {
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    const v = await f();
+    if (v !== null) return v;
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
