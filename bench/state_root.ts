@@ -20,13 +20,17 @@
 //    BENCH_DA_MESSAGE_REQUESTS [350: 50 ms at ~7,000 requests/s] requests' batches, after which
 //    the replay yields to the event loop) consumes the events. Its CPU = CPU of the replay with it minus CPU without it (best of
 //    BENCH_RUNS [3]). BENCH_DA_BATCH=70 BENCH_DA_ACCOUNTS=4000 BENCH_DA_STORE=lmdb is the load
-//    bench's max-rate case (~70 requests per matcher batch, 4,000 wallets).
+//    bench's max-rate case (~70 requests per matcher batch, 4,000 wallets). The JSON carries the
+//    replay's final state root and, with LMDB, a sha256 of every record the DA store holds:
+//    equal between two builds that publish the same bytes.
 // BENCH_PHASES [keccak,leaves,da] picks the phases (same-run A/B of one phase is quicker).
 // The last line printed is one JSON object.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { open as openLmdb } from 'lmdb';
 import { loadConfig } from '../src/config/load.js';
 import { engineConfigOf } from '../src/config/read.js';
 import { LmdbDaStore } from '../src/da/da_store.js';
@@ -217,8 +221,31 @@ function touchPhase(s: Synthetic, batch: number, seed: number): LeafCost {
 // ---------------------------------------------------------------------------------------------
 // 3. The DA core's CPU per request
 
-/** CPU µs of replaying batches >= first_timed, with the DA core fed or not. */
-async function replayCpu(dir: string, first_timed: number, with_core: boolean): Promise<{ us: number; requests: number; published: number }> {
+/**
+ * sha256 over every key and value of the LMDB DA store's databases (`batches`, `order_fills`, the
+ * msgpack structures they share): two builds that publish the same bytes give the same digest.
+ */
+async function storeDigest(da_dir: string): Promise<string> {
+  const env = openLmdb({ path: da_dir, compression: false });
+  const h = createHash('sha256');
+  try {
+    for (const name of ['batches', 'order_fills']) {
+      const db = env.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
+      for (const { key, value } of db.getRange({})) {
+        h.update(key);
+        h.update(value);
+      }
+    }
+  } finally {
+    await env.close();
+  }
+  return h.digest('hex');
+}
+
+interface ReplayRun { us: number; requests: number; published: number; root: string | null; records_sha256: string | null }
+
+/** CPU µs of replaying batches >= first_timed, with the DA core fed or not (and what it published). */
+async function replayCpu(dir: string, first_timed: number, with_core: boolean): Promise<ReplayRun> {
   const da_dir = DA_LMDB ? fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-da-')) : null;
   // The DA worker's options (da_worker.ts): a commit at the end of each message's turn, on this thread.
   const store = da_dir === null ? new MemoryDaStore() : LmdbDaStore.open(da_dir, { commit_interval_ms: 0, sync_commits: true });
@@ -254,8 +281,9 @@ async function replayCpu(dir: string, first_timed: number, with_core: boolean): 
   void journal.close();
   if (core !== null && core.failure !== null) throw new Error(`DA core failed: ${core.failure}`);
   await store.close();
+  const records_sha256 = core !== null && da_dir !== null ? await storeDigest(da_dir) : null;
   if (da_dir !== null) fs.rmSync(da_dir, { recursive: true, force: true });
-  return { us, requests, published: core?.published ?? 0 };
+  return { us, requests, published: core?.published ?? 0, root: core?.stateRoot() ?? null, records_sha256 };
 }
 
 /** Phase 2 at both sizes: JSON fields, per batch size. */
@@ -296,6 +324,8 @@ async function daPhase(): Promise<Record<string, number | string>> {
     let best_without = Infinity;
     let requests = 0;
     let published = 0;
+    let root: string | null = null;
+    let records: string | null = null;
     for (let i = 0; i < RUNS; i++) {
       const a = await replayCpu(dir, first_timed, false);
       const b = await replayCpu(dir, first_timed, true);
@@ -303,12 +333,18 @@ async function daPhase(): Promise<Record<string, number | string>> {
       best_with = Math.min(best_with, b.us);
       requests = b.requests;
       published = b.published;
+      if (i > 0 && (b.root !== root || b.records_sha256 !== records)) throw new Error('DA phase: two replays of one journal published different bytes');
+      root = b.root;
+      records = b.records_sha256;
     }
     const da_us = (best_with - best_without) / requests;
     console.log(`DA core per request (batches of ${DA_BATCH}, ${DA_ACCOUNTS.toLocaleString('en-US')} accounts, ${DA_LMDB ? 'LMDB' : 'memory'} DA store, ${requests.toLocaleString('en-US')} requests, ${published.toLocaleString('en-US')} batches published): ${round(da_us, 1)} µs CPU (replay alone ${round(best_without / requests, 1)} µs)`);
     return {
       da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory',
       da_message_requests: MESSAGE_REQUESTS,
+      // The journal is generated from a fixed seed: same build inputs, same bytes. An A/B of two
+      // builds that must publish the same bytes compares these.
+      da_final_root: root ?? '', ...(records === null ? {} : { da_records_sha256: records }),
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
