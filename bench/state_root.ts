@@ -15,17 +15,22 @@
 //    (75% place, 25% cancel, BENCH_DA_ACCOUNTS [10,000] accounts: bench/journal_flow.ts, as
 //    bench/recovery.ts) journaled in batches of BENCH_DA_BATCH [20], replayed through the real
 //    Matcher; the DA core (DaPublisherCore: the state root, the fills tree, the journal read, the
-//    submit to the DA store: in memory, or BENCH_DA_STORE=lmdb for the server's LMDB store, its
-//    asynchronous writes let through every 4 batches as the DA worker does between messages)
-//    consumes the events. Its CPU = CPU of the replay with it minus CPU without it (best of
+//    submit to the DA store: in memory, or BENCH_DA_STORE=lmdb for the server's LMDB store opened
+//    as the DA worker opens it: one commit on this thread per message, a message being
+//    BENCH_DA_MESSAGE_REQUESTS [350: 50 ms at ~7,000 requests/s] requests' batches, after which
+//    the replay yields to the event loop) consumes the events. Its CPU = CPU of the replay with it minus CPU without it (best of
 //    BENCH_RUNS [3]). BENCH_DA_BATCH=70 BENCH_DA_ACCOUNTS=4000 BENCH_DA_STORE=lmdb is the load
-//    bench's max-rate case (~70 requests per matcher batch, 4,000 wallets).
+//    bench's max-rate case (~70 requests per matcher batch, 4,000 wallets). The JSON carries the
+//    replay's final state root and, with LMDB, a sha256 of every record the DA store holds:
+//    equal between two builds that publish the same bytes.
 // BENCH_PHASES [keccak,leaves,da] picks the phases (same-run A/B of one phase is quicker).
 // The last line printed is one JSON object.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { open as openLmdb } from 'lmdb';
 import { loadConfig } from '../src/config/load.js';
 import { engineConfigOf } from '../src/config/read.js';
 import { LmdbDaStore } from '../src/da/da_store.js';
@@ -57,8 +62,11 @@ const REQUESTS = envInt('BENCH_REQUESTS', 40_000);
 const DA_BATCH = envInt('BENCH_DA_BATCH', 20);
 const DA_ACCOUNTS = envInt('BENCH_DA_ACCOUNTS', 10_000);
 const DA_LMDB = process.env.BENCH_DA_STORE === 'lmdb';
-/** Batches between two yields to the event loop (LMDB's write callbacks run then). */
-const YIELD_BATCHES = 4;
+/**
+ * Requests per DA message: the replay yields to the event loop after each run of batches this
+ * long, where the LMDB store commits (the DA worker commits once per message, every 50 ms).
+ */
+const MESSAGE_REQUESTS = envInt('BENCH_DA_MESSAGE_REQUESTS', 350);
 const RUNS = envInt('BENCH_RUNS', 3);
 /** Which phases run (all by default): `keccak`, `leaves`, `da`; a skipped phase's JSON fields are left out. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'keccak,leaves,da').split(','));
@@ -213,10 +221,34 @@ function touchPhase(s: Synthetic, batch: number, seed: number): LeafCost {
 // ---------------------------------------------------------------------------------------------
 // 3. The DA core's CPU per request
 
-/** CPU µs of replaying batches >= first_timed, with the DA core fed or not. */
-async function replayCpu(dir: string, first_timed: number, with_core: boolean): Promise<{ us: number; requests: number; published: number }> {
+/**
+ * sha256 over every key and value of the LMDB DA store's databases (`batches`, `order_fills`, the
+ * msgpack structures they share): two builds that publish the same bytes give the same digest.
+ */
+async function storeDigest(da_dir: string): Promise<string> {
+  const env = openLmdb({ path: da_dir, compression: false });
+  const h = createHash('sha256');
+  try {
+    for (const name of ['batches', 'order_fills']) {
+      const db = env.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
+      for (const { key, value } of db.getRange({})) {
+        h.update(key);
+        h.update(value);
+      }
+    }
+  } finally {
+    await env.close();
+  }
+  return h.digest('hex');
+}
+
+interface ReplayRun { us: number; requests: number; published: number; root: string | null; records_sha256: string | null }
+
+/** CPU µs of replaying batches >= first_timed, with the DA core fed or not (and what it published). */
+async function replayCpu(dir: string, first_timed: number, with_core: boolean): Promise<ReplayRun> {
   const da_dir = DA_LMDB ? fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-da-')) : null;
-  const store = da_dir === null ? new MemoryDaStore() : LmdbDaStore.open(da_dir);
+  // The DA worker's options (da_worker.ts): a commit at the end of each message's turn, on this thread.
+  const store = da_dir === null ? new MemoryDaStore() : LmdbDaStore.open(da_dir, { commit_interval_ms: 0, sync_commits: true });
   const reader = with_core ? JournalReader.open(dir) : null;
   const core = with_core ? new DaPublisherCore({ assets: ['ETH', 'BTC', 'USDC'], store, journal: reader, log: (m) => console.error(m) }) : null;
   const exec = new ReplayExecutor(engineConfigOf(loadConfig({})), {
@@ -231,21 +263,27 @@ async function replayCpu(dir: string, first_timed: number, with_core: boolean): 
   const journal = Journal.open(dir);
   let requests = 0;
   let c0: NodeJS.CpuUsage | null = null;
-  let batches = 0;
+  let since_yield = 0;
   for (const b of journal.read(1)) {
     // One CPU reading for the timed part (the deposits before it are set-up).
     if (b.batch_id === first_timed) c0 = process.cpuUsage();
     exec.apply(b.batch_id, b.time_ms, b.records, b.count);
     if (b.batch_id >= first_timed) requests += b.count;
-    if (++batches % YIELD_BATCHES === 0) await new Promise((resolve) => setImmediate(resolve));
+    since_yield += b.count;
+    if (since_yield >= MESSAGE_REQUESTS) {
+      since_yield = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
+  // The store's last group is committed at the end of this turn (its wait does not keep the loop alive).
   if (core !== null) await core.settled();
   const us = c0 === null ? 0 : cpuUs(process.cpuUsage(c0));
   void journal.close();
   if (core !== null && core.failure !== null) throw new Error(`DA core failed: ${core.failure}`);
   await store.close();
+  const records_sha256 = core !== null && da_dir !== null ? await storeDigest(da_dir) : null;
   if (da_dir !== null) fs.rmSync(da_dir, { recursive: true, force: true });
-  return { us, requests, published: core?.published ?? 0 };
+  return { us, requests, published: core?.published ?? 0, root: core?.stateRoot() ?? null, records_sha256 };
 }
 
 /** Phase 2 at both sizes: JSON fields, per batch size. */
@@ -286,6 +324,8 @@ async function daPhase(): Promise<Record<string, number | string>> {
     let best_without = Infinity;
     let requests = 0;
     let published = 0;
+    let root: string | null = null;
+    let records: string | null = null;
     for (let i = 0; i < RUNS; i++) {
       const a = await replayCpu(dir, first_timed, false);
       const b = await replayCpu(dir, first_timed, true);
@@ -293,10 +333,19 @@ async function daPhase(): Promise<Record<string, number | string>> {
       best_with = Math.min(best_with, b.us);
       requests = b.requests;
       published = b.published;
+      if (i > 0 && (b.root !== root || b.records_sha256 !== records)) throw new Error('DA phase: two replays of one journal published different bytes');
+      root = b.root;
+      records = b.records_sha256;
     }
     const da_us = (best_with - best_without) / requests;
     console.log(`DA core per request (batches of ${DA_BATCH}, ${DA_ACCOUNTS.toLocaleString('en-US')} accounts, ${DA_LMDB ? 'LMDB' : 'memory'} DA store, ${requests.toLocaleString('en-US')} requests, ${published.toLocaleString('en-US')} batches published): ${round(da_us, 1)} µs CPU (replay alone ${round(best_without / requests, 1)} µs)`);
-    return { da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory' };
+    return {
+      da_cpu_us_per_request: round(da_us, 1), da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory',
+      da_message_requests: MESSAGE_REQUESTS,
+      // The journal is generated from a fixed seed: same build inputs, same bytes. An A/B of two
+      // builds that must publish the same bytes compares these.
+      da_final_root: root ?? '', ...(records === null ? {} : { da_records_sha256: records }),
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -55,7 +55,7 @@ export class StateRootBuilder {
   constructor(assets: readonly string[], opts: { keep_revert?: boolean } = {}) {
     this.tree = new StateTree({ keep_revert: opts.keep_revert ?? true });
     this.events = new StateEventReader(assets, this.tree);
-    this.root_hex = bytesToHex0x(this.tree.root());
+    this.root_hex = this.tree.rootHex();
   }
 
   /** The root after the last `endBatch` (the empty tree's root before any). */
@@ -105,7 +105,7 @@ export class StateRootBuilder {
       this.events.pending.clear();
     }
     const changes = this.tree.update(leaves);
-    this.root_hex = bytesToHex0x(this.tree.root());
+    this.root_hex = this.tree.rootHex();
     const fills = this.events.takeFills();
     const fills_root = fills.length === 0 ? EMPTY_FILLS_ROOT : FillsTree.build(fills).root();
     this.batches++;
@@ -128,7 +128,7 @@ export class StateRootBuilder {
     if (this.tree.size !== 0 || this.batches !== 0) throw new Error('state root: restore needs an empty builder');
     this.tree.update(LeafBatch.of(snapshot.entries), false);
     this.events.restore(snapshot, batch_id);
-    this.root_hex = bytesToHex0x(this.tree.root());
+    this.root_hex = this.tree.rootHex();
     return this.root_hex;
   }
 

@@ -63,6 +63,11 @@ export class TreeBatchApplier {
   private ch_entry = new Int32Array(INITIAL_CHANGES);
   private ch_ids: LeafId[] = [];
   private ch_keys = new Float64Array(INITIAL_CHANGES);
+  // The changes to apply in path order (sortChanges), and the batch entry of each in that order
+  // (the diff's): reused, not a pair of typed arrays per batch (each an ArrayBuffer above 64
+  // bytes, i.e. from ~16 changes on).
+  private ch_order = new Int32Array(INITIAL_CHANGES);
+  private ch_order_entries = new Int32Array(INITIAL_CHANGES);
   // The second pass's path from the root: node and the digit taken, per depth.
   private readonly stack_nodes = new Int32Array(DIGITS + 1);
   private readonly stack_digits = new Uint8Array(DIGITS + 1);
@@ -89,12 +94,13 @@ export class TreeBatchApplier {
     let m = 0;
     try {
       m = this.collect(batch, this.keep_revert && diff);
-      const order = this.sortChanges(m);
-      this.walkChanges(batch, order);
+      const n = this.sortChanges(m);
+      this.walkChanges(batch, n);
       if (!diff) return { count: 0, bytes: new Uint8Array(0) };
-      const entries = new Int32Array(order.length);
-      for (let q = 0; q < order.length; q++) entries[q] = this.ch_entry[order[q]];
-      return { count: order.length, bytes: encodeLeafBatch(batch, entries, order.length) };
+      const order = this.ch_order;
+      const entries = this.ch_order_entries;
+      for (let q = 0; q < n; q++) entries[q] = this.ch_entry[order[q]];
+      return { count: n, bytes: encodeLeafBatch(batch, entries, n) };
     } finally {
       this.release(m);
     }
@@ -176,19 +182,22 @@ export class TreeBatchApplier {
     this.ch_op = new Uint8Array(size);
     this.ch_entry = new Int32Array(size);
     this.ch_keys = new Float64Array(size);
+    this.ch_order = new Int32Array(size);
+    this.ch_order_entries = new Int32Array(size);
   }
 
   /**
    * The changes to apply (not dropped) in path order, as change indices. Paths are sorted by one
    * number per change, the path's first 32 bits x 2^21 + the change's index (exact in a double),
    * with a native numeric sort; changes whose first 32 bits are equal are then ordered by their
-   * whole paths. Equal paths of two changes (two ids for one kind and key) throw.
+   * whole paths. Equal paths of two changes (two ids for one kind and key) throw. The order is
+   * left in `ch_order[0 .. n)`; returns n.
    */
-  private sortChanges(m: number): Int32Array {
+  private sortChanges(m: number): number {
     const paths = this.slots.paths;
     let n = 0;
     for (let j = 0; j < m; j++) if (this.ch_op[j] !== OP_DROP) n++;
-    const order = new Int32Array(n);
+    const order = this.ch_order;
     if (m <= FAST_SORT_MAX) {
       const keys = this.ch_keys;
       let k = 0;
@@ -198,7 +207,7 @@ export class TreeBatchApplier {
     } else {
       let k = 0;
       for (let j = 0; j < m; j++) if (this.ch_op[j] !== OP_DROP) order[k++] = j;
-      order.sort((a, b) => compareBytes(paths, this.ch_slot[a] * HASH, paths, this.ch_slot[b] * HASH, HASH));
+      order.subarray(0, n).sort((a, b) => compareBytes(paths, this.ch_slot[a] * HASH, paths, this.ch_slot[b] * HASH, HASH));
     }
     // Runs of equal first 32 bits (rare: ~n^2 / 2^33 pairs): insertion sort by the whole path.
     for (let q = 1; q < n; q++) {
@@ -213,17 +222,18 @@ export class TreeBatchApplier {
       }
       order[p + 1] = j;
     }
-    return order;
+    return n;
   }
 
   /**
    * Second pass: the changes in path order, each from the deepest node it shares with the one
    * before; nodes the walk leaves behind are finished on the way (children before parents).
    */
-  private walkChanges(batch: LeafBatch, order: Int32Array): void {
+  private walkChanges(batch: LeafBatch, n: number): void {
     const paths = this.slots.paths;
+    const order = this.ch_order;
     this.sp = 0;
-    for (let q = 0; q < order.length; q++) {
+    for (let q = 0; q < n; q++) {
       const j = order[q];
       const slot = this.ch_slot[j];
       const at = slot * HASH;
@@ -352,6 +362,8 @@ export class TreeBatchApplier {
       this.ch_op = new Uint8Array(INITIAL_CHANGES);
       this.ch_entry = new Int32Array(INITIAL_CHANGES);
       this.ch_keys = new Float64Array(INITIAL_CHANGES);
+      this.ch_order = new Int32Array(INITIAL_CHANGES);
+      this.ch_order_entries = new Int32Array(INITIAL_CHANGES);
     }
   }
 }
