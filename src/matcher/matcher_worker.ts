@@ -115,6 +115,7 @@ const matcher = new Matcher(engine, requests, events, {
   accounts_max: data.engine_config.limits.accounts_max,
   now_ms: () => Date.now() + data.clock_offset_ms,
   commit: journal === null ? undefined : (id, time, records, count) => journal.append(id, time, records, count),
+  afterCommitted: journal === null ? undefined : () => journal.afterAck(),
   stamp_batches: data.stamp_batches,
 });
 
