@@ -2,10 +2,11 @@
 // with a small write-ahead file in front of it (wal.ts). A batch is acknowledged only after its
 // write is durable (see `append`).
 //
-// The acknowledgement path (issue 11, docs/operations.md "Durability"): `append` writes the batch
-// into the write-ahead file with one device flush (whole pages inside a preallocated file, then
-// fdatasync) and returns; the matcher publishes the commit marker, then calls `afterAck`, which
-// stores the write-ahead file's batches into LMDB in one synchronous transaction (durable:
+// The acknowledgement path (issue 11, docs/operations.md "Durability settings"): `append` writes
+// the batch into the write-ahead file with one device flush (whole pages inside a preallocated
+// file, through an O_DSYNC descriptor) and returns; the matcher publishes the commit marker, then
+// calls `afterAck`, which every WAL_STORE_BATCHES batches (and `storeIdle` when the matcher is
+// idle) stores the write-ahead file's batches into LMDB in one synchronous transaction (durable:
 // `overlappingSync: false`, syncing on; the data's fdatasync, then the meta page through LMDB's
 // O_DSYNC descriptor) and starts the file's next cycle at offset 0. An LMDB commit is two device
 // flushes (~0.45 ms p50 here), the write-ahead record one (~0.2 ms). Invariant: the write-ahead
@@ -41,7 +42,9 @@ export interface JournalOptions {
   /**
    * Test seam (issue 20): a control file read before each write. `write` fails the write before
    * LMDB sees it; `fsync` lets LMDB write and sync, then reports a failure (as an fsync error
-   * leaves a write's durability unknown). Absent or empty: no fault. Never set in production.
+   * leaves a write's durability unknown); `store` fails the store into LMDB after the
+   * acknowledgement (the write-ahead record was written). Absent or empty: no fault. Never set in
+   * production.
    */
   fault_file?: string | null;
   /**
@@ -55,6 +58,17 @@ export interface JournalOptions {
   /** How a write-ahead record is made durable (wal.ts WalSync; default 'dsync'). */
   wal_sync?: WalSync;
 }
+
+/**
+ * `afterAck` stores the write-ahead file's batches into LMDB once this many wait (or
+ * WAL_STORE_BYTES of them): one LMDB commit (two flushes, ~0.45 ms) per 64 batches instead of
+ * per batch, and the matcher is held by it 64 times less often (docs/benchmarks.md "hwj").
+ */
+export const WAL_STORE_BATCHES = 64;
+/** ... or this many bytes of batches (a quarter of the default file). */
+export const WAL_STORE_BYTES = 1 << 20;
+/** Idle (no request waiting), `storeIdle` stores batches that have waited this long. */
+export const WAL_STORE_IDLE_MS = 100;
 
 /** First retry delay of a failed write, doubled up to JOURNAL_RETRY_MS_MAX. */
 const JOURNAL_RETRY_MS_MIN = 50;
@@ -79,6 +93,10 @@ export class Journal {
    */
   private unstored: WalBatch[] = [];
   private unstored_bytes = 0;
+  /** When the oldest unstored batch was acknowledged (Date.now()). */
+  private unstored_since_ms = 0;
+  /** LMDB commits that stored write-ahead batches, since open. */
+  stores = 0;
   private readonly options: JournalOptions;
   /** The write being retried, else null (the matcher is held in `append` until it lands). */
   fault: JournalFault | null = null;
@@ -229,6 +247,7 @@ export class Journal {
       // A full file: its batches go to LMDB first, and the next cycle starts at offset 0.
       if (!wal.fits(value.length)) this.storeUnstored();
       this.retried(batch_id, () => this.walOnce(wal, batch_id, value));
+      if (this.unstored.length === 0) this.unstored_since_ms = Date.now();
       this.unstored.push({ batch_id, value });
       this.unstored_bytes += value.length;
     } else {
@@ -242,14 +261,24 @@ export class Journal {
   }
 
   /**
-   * After the batch's commit marker is out (the matcher, between batches): stores the
-   * write-ahead file's batches into LMDB, durably, and restarts the file at offset 0. A failing
-   * store is retried here (the matcher is held, so no later batch is acknowledged; the file keeps
-   * every batch LMDB lacks meanwhile), reported through `onFault` as a fault of the next batch,
-   * the one it holds.
+   * After the batch's commit marker is out (the matcher, between batches): once WAL_STORE_BATCHES
+   * batches (or WAL_STORE_BYTES) wait in the write-ahead file, stores them into LMDB
+   * (`storeUnstored`). Returns whether it stored (and so took time).
    */
-  afterAck(): void {
+  afterAck(): boolean {
+    if (this.unstored.length < WAL_STORE_BATCHES && this.unstored_bytes < WAL_STORE_BYTES) return false;
     this.storeUnstored();
+    return true;
+  }
+
+  /**
+   * The matcher with no request waiting: stores the batches that have waited WAL_STORE_IDLE_MS
+   * or more (a quiet exchange's LMDB catches up within ~0.1-0.2 s). Returns whether it stored.
+   */
+  storeIdle(now_ms = Date.now()): boolean {
+    if (this.unstored.length === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS) return false;
+    this.storeUnstored();
+    return true;
   }
 
   /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */
@@ -257,18 +286,27 @@ export class Journal {
     return this.options.read_only === true ? 0 : this.unstored.length;
   }
 
-  private storeUnstored(): void {
+  /**
+   * Stores the write-ahead file's batches into LMDB, durably, in one transaction, and restarts the
+   * file at offset 0. A failing store is retried here (the caller is held, so no later batch is
+   * acknowledged; the file keeps every batch LMDB lacks meanwhile), reported through `onFault` as
+   * a fault of the next batch, the one it holds. Also before a trim, before a batch that does not
+   * fit, and at close.
+   */
+  storeUnstored(): void {
     if (this.options.read_only === true || this.unstored.length === 0) return;
     this.retried(this.last_batch_id + 1, () => this.storeOnce());
     this.stored_batch_id = this.unstored[this.unstored.length - 1].batch_id;
     this.reserve.consumed(this.unstored_bytes);
     this.unstored = [];
     this.unstored_bytes = 0;
+    this.stores++;
     this.wal?.restart(this.stored_batch_id);
   }
 
   /** One synchronous LMDB transaction with every unstored batch: durable when it returns. */
   private storeOnce(): void {
+    if (this.options.fault_file && injectedFault(this.options.fault_file) === 'store') throw new Error('injected store failure (test seam)');
     const batches = this.unstored;
     this.batches.transactionSync(() => {
       for (const b of batches) {
@@ -421,14 +459,14 @@ export function describeWriteError(e: unknown): string {
   return code === undefined ? message : `${message} (code ${String(code)})`;
 }
 
-export function injectedFault(file: string): 'write' | 'fsync' | null {
+export function injectedFault(file: string): 'write' | 'fsync' | 'store' | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();
   } catch {
     return null;
   }
-  return text === 'write' || text === 'fsync' ? text : null;
+  return text === 'write' || text === 'fsync' || text === 'store' ? text : null;
 }
 
 /** The writer's write-ahead file; null (every batch to LMDB directly) when it cannot be created. */

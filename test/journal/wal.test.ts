@@ -10,7 +10,7 @@ import path from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
-import { Journal } from '../../src/journal/journal.js';
+import { Journal, WAL_STORE_BATCHES, WAL_STORE_IDLE_MS } from '../../src/journal/journal.js';
 import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
@@ -97,7 +97,7 @@ describe('write-ahead file recovery (Journal.open)', () => {
     try {
       expect(j.lastBatchId()).toBe(5);
       j.append(6, timeOf(6), recordsOf(6), countOf(6));
-      j.afterAck();
+      j.storeUnstored();
     } finally {
       await j.close();
     }
@@ -179,7 +179,7 @@ describe('readers of the write-ahead file', () => {
     try {
       for (let id = 1; id <= 3; id++) {
         j.append(id, timeOf(id), recordsOf(id), countOf(id));
-        j.afterAck();
+        j.storeUnstored();
       }
       // Acknowledged, not stored yet (the matcher stores after the marker).
       j.append(4, timeOf(4), recordsOf(4), countOf(4));
@@ -195,7 +195,7 @@ describe('readers of the write-ahead file', () => {
       }
       expect(reader.wal_reads).toBe(2);
       // Stored, and the next cycle overwrote the file's first record with batch 6.
-      j.afterAck();
+      j.storeUnstored();
       j.append(6, timeOf(6), recordsOf(6), countOf(6));
       expect(reader.get(4)?.input_hash).toBe(inputHash(recordsOf(4)));
       expect(reader.get(6)?.input_hash).toBe(inputHash(recordsOf(6)));
@@ -205,5 +205,96 @@ describe('readers of the write-ahead file', () => {
       await reader.close();
       await j.close();
     }
+  });
+});
+
+describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
+  it('stores once WAL_STORE_BATCHES batches wait, or when idle after WAL_STORE_IDLE_MS, one LMDB commit each', async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    try {
+      let id = 0;
+      for (let i = 0; i < WAL_STORE_BATCHES - 1; i++) {
+        id++;
+        j.append(id, timeOf(id), recordsOf(id), countOf(id));
+        expect(j.afterAck()).toBe(false);
+      }
+      expect(j.unstoredBatches()).toBe(WAL_STORE_BATCHES - 1);
+      id++;
+      j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      expect(j.afterAck()).toBe(true);
+      expect(j.unstoredBatches()).toBe(0);
+      expect(j.stores).toBe(1);
+      // Idle: not before the oldest waited WAL_STORE_IDLE_MS.
+      id++;
+      j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      const t = Date.now();
+      expect(j.storeIdle(t)).toBe(false);
+      expect(j.storeIdle(t + WAL_STORE_IDLE_MS + 1)).toBe(true);
+      expect(j.stores).toBe(2);
+      expect(j.storeIdle(t + 10 * WAL_STORE_IDLE_MS)).toBe(false);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, WAL_STORE_BATCHES + 1));
+  });
+
+  it('a full file is stored before the next record, and a batch larger than the file goes to LMDB directly', async () => {
+    const dir = tempDir();
+    // Three pages: three one-page records, then the fourth restarts the file after a store.
+    const j = Journal.open(dir, { wal_bytes: 3 * WAL_PAGE_BYTES });
+    const reader = JournalReader.open(dir);
+    try {
+      for (let id = 1; id <= 3; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      expect(j.unstoredBatches()).toBe(3);
+      j.append(4, timeOf(4), recordsOf(4), countOf(4));
+      expect(j.stores).toBe(1);
+      expect(j.unstoredBatches()).toBe(1);
+      // 60 records (~12.5 KB) do not fit in the 12 KB file.
+      const big = new Int32Array(60 * RECORD_WORDS).fill(7);
+      j.append(5, timeOf(5), big, 60);
+      expect(j.unstoredBatches()).toBe(0);
+      expect(reader.get(5)?.count).toBe(60);
+      j.append(6, timeOf(6), recordsOf(6), countOf(6));
+      expect(reader.get(6)?.input_hash).toBe(inputHash(recordsOf(6)));
+      expect(reader.lastBatchId()).toBe(6);
+    } finally {
+      await reader.close();
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 6));
+  });
+});
+
+describe('a store into LMDB that fails after the acknowledgement', () => {
+  it('holds the caller and retries until it lands, reported as the next batch\'s fault; the file is not overwritten meanwhile', async () => {
+    const dir = tempDir();
+    const fault_file = path.join(dir, 'fault');
+    const faults: ({ batch_id: number; message: string } | null)[] = [];
+    let wal_during_fault: Buffer | null = null;
+    const j = Journal.open(dir, {
+      fault_file,
+      onFault: (fault) => {
+        faults.push(fault);
+        // The matcher's thread is held in the retry: the "operator" frees the disk from here.
+        if (fault !== null) {
+          wal_during_fault = fs.readFileSync(walPath(dir));
+          fs.rmSync(fault_file);
+        }
+      },
+    });
+    try {
+      for (let id = 1; id <= 3; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      fs.writeFileSync(fault_file, 'store');
+      const wal_before = fs.readFileSync(walPath(dir));
+      j.storeUnstored();
+      expect(faults).toEqual([{ batch_id: 4, message: expect.stringContaining('injected store failure') }, null]);
+      expect(j.failed_writes).toBe(1);
+      expect(wal_during_fault!.equals(wal_before)).toBe(true);
+      expect(j.unstoredBatches()).toBe(0);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 3));
   });
 });
