@@ -205,8 +205,12 @@ export class WalWriter {
  */
 export function readWalRecord(fd: number, offset: number, file_bytes: number, scratch: WalScratch, with_body = true): WalHeader | null {
   if (offset + WAL_HEADER_BYTES > file_bytes) return null;
-  const h = scratch.header;
-  if (fs.readSync(fd, h, 0, WAL_HEADER_BYTES, offset) !== WAL_HEADER_BYTES) return null;
+  // With the body: the record's first page in one pread (a record of up to ~4 KB, the usual
+  // one-page record, costs one syscall), the rest after it; headers only: the header.
+  const h = with_body ? scratch.buf : scratch.header;
+  const first = with_body ? Math.min(h.length, file_bytes - offset) : WAL_HEADER_BYTES;
+  const got_first = fs.readSync(fd, h, 0, first, offset);
+  if (got_first < WAL_HEADER_BYTES) return null;
   if (h.readUInt32LE(0) !== MAGIC || h.readUInt32LE(4) !== VERSION) return null;
   const body_bytes = h.readUInt32LE(12);
   if (offset + walRecordBytes(body_bytes) > file_bytes) return null;
@@ -217,16 +221,19 @@ export function readWalRecord(fd: number, offset: number, file_bytes: number, sc
   if (!Number.isSafeInteger(header.base) || !Number.isSafeInteger(header.batch_id)) return null;
   if (!with_body) return header;
   const total = WAL_HEADER_BYTES + body_bytes;
-  if (scratch.buf.length < total) scratch.buf = Buffer.alloc(Math.max(total, scratch.buf.length * 2));
+  if (scratch.buf.length < total) {
+    const grown = Buffer.alloc(Math.max(total, scratch.buf.length * 2));
+    grown.set(scratch.buf.subarray(0, got_first));
+    scratch.buf = grown;
+  }
   const buf = scratch.buf;
-  let got = 0;
-  while (got < total) {
+  for (let got = got_first; got < total;) {
     const n = fs.readSync(fd, buf, got, total - got, offset + got);
     if (n === 0) return null;
     got += n;
   }
-  // The header as read with the body (a concurrent writer may have changed it in between).
-  if (!buf.subarray(0, WAL_HEADER_BYTES).equals(h)) return null;
+  // The CRC covers the header's fields and the body: a record torn by a concurrent writer (the
+  // matcher restarting the file) between or within the reads is refused here.
   if (recordCrc(buf, buf.subarray(WAL_HEADER_BYTES, total)) !== header.crc) return null;
   return header;
 }
