@@ -76,7 +76,6 @@ const JOURNAL_RETRY_MS_MIN = 50;
 const JOURNAL_RETRY_MS_MAX = 1000;
 
 export class Journal {
-  private readonly dir: string;
   private readonly root: RootDatabase;
   private readonly batches: Database<Buffer, number>;
   private last_batch_id: number;
@@ -112,7 +111,6 @@ export class Journal {
   private transient = new Uint8Array(0);
 
   private constructor(dir: string, root: RootDatabase, batches: Database<Buffer, number>, options: JournalOptions) {
-    this.dir = dir;
     this.root = root;
     this.batches = batches;
     this.options = options;

@@ -208,7 +208,7 @@ export function readWalRecord(fd: number, offset: number, file_bytes: number, sc
   // With the body: the record's first page in one pread (a record of up to ~4 KB, the usual
   // one-page record, costs one syscall), the rest after it; headers only: the header.
   const h = with_body ? scratch.buf : scratch.header;
-  const first = with_body ? Math.min(h.length, file_bytes - offset) : WAL_HEADER_BYTES;
+  const first = with_body ? Math.min(WAL_PAGE_BYTES, file_bytes - offset) : WAL_HEADER_BYTES;
   const got_first = fs.readSync(fd, h, 0, first, offset);
   if (got_first < WAL_HEADER_BYTES) return null;
   if (h.readUInt32LE(0) !== MAGIC || h.readUInt32LE(4) !== VERSION) return null;
