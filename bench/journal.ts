@@ -1,8 +1,14 @@
 // Journal benchmark: committed batches/s and requests/s with durable flush (the server's
-// settings: `Journal.open`, overlappingSync off, sync on: a batch counts once `append` returned,
-// i.e. after its synchronous transaction's fdatasync and O_DSYNC meta write), at batch sizes 1,
-// 100 and 1000 request records, one append after the other as the matcher thread does (a batch
-// is durable before the next is written; requests arriving meanwhile make the next batch larger).
+// settings: `Journal.open`: a batch is acknowledged once `append` returned, i.e. once its
+// write-ahead record is durable, then `afterAck` stores it into LMDB with a synchronous
+// transaction, overlappingSync off, sync on), at batch sizes 1, 100 and 1000 request records, one
+// append + store after the other as the matcher thread does (requests arriving meanwhile make the
+// next batch larger); `append_us` is the acknowledgement's wait, `store_us` the store's.
+//
+// The acknowledgement path (issue 11, src/journal/wal.ts): one-request batches ~1 ms apart (as at
+// 1,000 requests/s), alternating between a journal without write-ahead file (`append` = LMDB
+// `putSync`: two device flushes, what the server did before) and the write-ahead file with an
+// O_DSYNC descriptor and with pwritev + fdatasync; each variant's ack and store times.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/journal.js
 //
@@ -50,7 +56,16 @@ interface Result {
   /** Median and 99th percentile of one append (µs): what a batch waits for its durability. */
   append_us_p50: number;
   append_us_p99: number;
+  /** The same for the store into LMDB after the acknowledgement (`afterAck`). */
+  store_us_p50: number;
+  store_us_p99: number;
   journal_mb: number;
+}
+
+/** p-quantile (0..1) of `xs` in µs, rounded. */
+function quantile(xs: number[], p: number): number {
+  const sorted = [...xs].sort((x, y) => x - y);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
 }
 
 function measure(size: number): Result {
@@ -58,13 +73,17 @@ function measure(size: number): Result {
   const j = Journal.open(dir);
   const recs = records(size);
   const append_us: number[] = [];
+  const store_us: number[] = [];
   let next = 1;
   const t0 = performance.now();
   const deadline = t0 + SECONDS * 1000;
   while (performance.now() < deadline) {
     const t = performance.now();
     j.append(next++, Date.now(), recs, size);
-    append_us.push((performance.now() - t) * 1000);
+    const t1 = performance.now();
+    j.afterAck();
+    append_us.push((t1 - t) * 1000);
+    store_us.push((performance.now() - t1) * 1000);
   }
   const seconds = (performance.now() - t0) / 1000;
   const done = append_us.length;
@@ -77,7 +96,8 @@ function measure(size: number): Result {
   return {
     batch_requests: size, batches: done, seconds: round(seconds, 3),
     batches_per_s: Math.round(done / seconds), requests_per_s: Math.round((done * size) / seconds),
-    mb_per_s: round(bytes / 1e6 / seconds, 1), append_us_p50: at(0.5), append_us_p99: at(0.99), journal_mb: round(journal_mb, 1),
+    mb_per_s: round(bytes / 1e6 / seconds, 1), append_us_p50: at(0.5), append_us_p99: at(0.99),
+    store_us_p50: quantile(store_us, 0.5), store_us_p99: quantile(store_us, 0.99), journal_mb: round(journal_mb, 1),
   };
 }
 
@@ -91,7 +111,8 @@ interface CommitHop {
 
 async function commitHop(): Promise<CommitHop> {
   const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-journal-'));
-  const j = Journal.open(path.join(dir, 'sync'));
+  // LMDB alone (no write-ahead file): what putSync costs against the asynchronous put.
+  const j = Journal.open(path.join(dir, 'sync'), { wal_bytes: 0 });
   // The journal's own settings, as Journal.open sets them.
   const root = open({ path: path.join(dir, 'async'), overlappingSync: false, noSync: false, compression: false, mapSize: 1 << 30 });
   const db = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
@@ -138,7 +159,8 @@ function reservePhase(size: number): { with_reserve: ReserveVariant; without: Re
   const fill = records(200);
   const variants = ['with', 'without'].map((name) => {
     const d = path.join(dir, name);
-    const j = Journal.open(d);
+    // LMDB alone (the reserve is about its commits; the write-ahead file never grows).
+    const j = Journal.open(d, { wal_bytes: 0 });
     for (let id = 1; id <= 400; id++) j.append(id, Date.now(), fill, 200);
     if (name === 'with') while (j.reserveAhead(true));
     return { name, file: path.join(d, 'data.mdb'), j, next: 401, us: [] as number[], grew: 0 };
@@ -167,6 +189,51 @@ function reservePhase(size: number): { with_reserve: ReserveVariant; without: Re
   return { with_reserve: out[0], without: out[1] };
 }
 
+interface AckVariant {
+  batches: number;
+  /** What an acknowledgement waits for (`append`). */
+  ack_us_p50: number;
+  ack_us_p99: number;
+  ack_us_p999: number;
+  /** The store into LMDB after it (`afterAck`; 0 without write-ahead file). */
+  store_us_p50: number;
+  store_us_p99: number;
+}
+
+/**
+ * The acknowledgement path: one-request batches ~1 ms apart, alternating between the journal
+ * without write-ahead file (LMDB putSync acknowledges) and with it (O_DSYNC, fdatasync).
+ */
+function ackPath(): Record<'lmdb_put_sync' | 'wal_dsync' | 'wal_fdatasync', AckVariant> {
+  const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-journal-'));
+  const variants = ([
+    ['lmdb_put_sync', { wal_bytes: 0 }], ['wal_dsync', { wal_sync: 'dsync' }], ['wal_fdatasync', { wal_sync: 'fdatasync' }],
+  ] as const).map(([name, options]) => ({ name, j: Journal.open(path.join(dir, name), options), ack: [] as number[], store: [] as number[] }));
+  const recs = records(1);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = performance.now() + SECONDS * 1000;
+  for (let id = 1; performance.now() < deadline; id++) {
+    for (const v of variants) {
+      const t = performance.now();
+      v.j.append(id, Date.now(), recs, 1);
+      const t1 = performance.now();
+      v.j.afterAck();
+      v.ack.push((t1 - t) * 1000);
+      v.store.push((performance.now() - t1) * 1000);
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+  const out = Object.fromEntries(variants.map((v) => {
+    void v.j.close();
+    return [v.name, {
+      batches: v.ack.length, ack_us_p50: quantile(v.ack, 0.5), ack_us_p99: quantile(v.ack, 0.99), ack_us_p999: quantile(v.ack, 0.999),
+      store_us_p50: quantile(v.store, 0.5), store_us_p99: quantile(v.store, 0.99),
+    }];
+  }));
+  fs.rmSync(dir, { recursive: true, force: true });
+  return out as Record<'lmdb_put_sync' | 'wal_dsync' | 'wal_fdatasync', AckVariant>;
+}
+
 function round(x: number, digits: number): number {
   const k = 10 ** digits;
   return Math.round(x * k) / k;
@@ -192,7 +259,12 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(`batch ${String(r.batch_requests).padStart(4)} ${String(r.batches_per_s).padStart(7)} batches/s ` +
       `${String(r.requests_per_s).padStart(9)} requests/s ${String(r.mb_per_s).padStart(7)} MB/s, append p50 ${r.append_us_p50} us ` +
-      `p99 ${r.append_us_p99} us (${r.batches} batches in ${r.seconds} s)`);
+      `p99 ${r.append_us_p99} us, store p50 ${r.store_us_p50} us p99 ${r.store_us_p99} us (${r.batches} batches in ${r.seconds} s)`);
+  }
+  const ack = ackPath();
+  for (const [name, v] of Object.entries(ack)) {
+    console.log(`ack path ${name.padEnd(13)} (${v.batches} one-request batches ~1 ms apart, alternating): ack p50 ${v.ack_us_p50} us ` +
+      `p99 ${v.ack_us_p99} us p999 ${v.ack_us_p999} us; store after it p50 ${v.store_us_p50} us p99 ${v.store_us_p99} us`);
   }
   const hop = await commitHop();
   console.log(`commit of a one-request batch, alternating (${hop.commits} each): Journal.append (putSync) p50 ${hop.sync_us_p50} us ` +
@@ -206,12 +278,13 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({
     bench: 'journal',
     commit_hop: hop,
+    ack_path: ack,
     reserve,
     seconds_per_run: SECONDS,
     sequential_1: { batches_per_s: results[0].batches_per_s },
     sequential: Object.fromEntries(results.map((r) => [String(r.batch_requests), {
       batches_per_s: r.batches_per_s, requests_per_s: r.requests_per_s, mb_per_s: r.mb_per_s,
-      append_us_p50: r.append_us_p50, append_us_p99: r.append_us_p99,
+      append_us_p50: r.append_us_p50, append_us_p99: r.append_us_p99, store_us_p50: r.store_us_p50, store_us_p99: r.store_us_p99,
     }])),
     input_hash_mb_per_s: { noble: hash_noble, da_keccak: hash_da },
     node: process.version,

@@ -51,7 +51,8 @@ export function replayJournal(data_dir: string, opts: {
 } = {}): ReplayResult {
   const t0 = Date.now();
   const cfg = loadConfig();
-  const journal = Journal.open(path.join(data_dir, 'journal'));
+  // Read only: the write-ahead file's batches (not yet in LMDB) are read after LMDB's.
+  const journal = Journal.open(path.join(data_dir, 'journal'), { read_only: true });
   const da_dir = path.join(data_dir, 'da');
   const store = existsSync(da_dir) ? LmdbDaStore.open(da_dir, { reader: true }) : null;
   const executor = new ReplayExecutor(engineConfigOf(cfg), { onEvent: opts.onEvent });

@@ -78,7 +78,8 @@ function keygen(args: ParsedArgs): number {
 
 function journalInspect(args: ParsedArgs): number {
   const dir = path.join(dataDir(args), 'journal');
-  const journal = Journal.open(dir);
+  // Read only: the write-ahead file's batches (not yet in LMDB) are listed after LMDB's.
+  const journal = Journal.open(dir, { read_only: true });
   const rows: { batch_id: number; time: string; requests: number; consent_slots: number; bytes: number; input_hash: string }[] = [];
   let requests = 0;
   let bytes = 0;

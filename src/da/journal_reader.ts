@@ -5,37 +5,112 @@
 // from disk with `Journal.readTransient`, CRC included, before its events reached the DA thread).
 // The batch's keccak input hash is computed here, off the matcher and the front; the verifier,
 // which trusts nothing, recomputes it from the published bytes.
+//
+// The write-ahead file (src/journal/wal.ts): a batch is acknowledged once it is durable there,
+// and the matcher stores it into LMDB after its commit marker; the DA thread asks for it right
+// after the marker, so a batch missing from LMDB is looked for in that file (by id, its record's
+// CRC checked: the matcher may be overwriting it, having stored it into LMDB and restarted the
+// file), and LMDB is asked again with a fresh read snapshot when the file no longer has it.
+import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { decodeCheckedBatch } from '../journal/journal_codec.js';
+import { continuesChain, openWalForReading, readWalRecord, walkWal, WalScratch, type WalHeader } from '../journal/wal.js';
 import type { BatchInputSource, RawJournalBatch } from './da_interfaces.js';
 
 export type { RawJournalBatch } from './da_interfaces.js';
 
+/**
+ * Rounds of (LMDB, write-ahead file, LMDB with a fresh snapshot) before a batch counts as absent.
+ * One suffices unless the matcher restarts the file twice while one lookup runs (each restart
+ * follows a durable LMDB commit of everything the file held).
+ */
+const WAL_LOOKUP_ROUNDS_MAX = 8;
+
 export class JournalReader implements BatchInputSource {
+  private readonly dir: string;
   private readonly root: RootDatabase;
   private readonly batches: Database<Buffer, number>;
+  /** The write-ahead file, opened at the first lookup that needs it (null: not yet, or absent). */
+  private wal: { fd: number; file_bytes: number } | null = null;
+  private readonly scratch = new WalScratch();
+  /** The last record found in the write-ahead file: the next batch's record usually follows it. */
+  private wal_cursor: WalHeader | null = null;
+  /** Batches read from the write-ahead file (LMDB did not have them yet), since open. */
+  wal_reads = 0;
 
-  private constructor(root: RootDatabase) {
+  private constructor(dir: string, root: RootDatabase) {
+    this.dir = dir;
     this.root = root;
     this.batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
   }
 
   static open(dir: string): JournalReader {
-    return new JournalReader(open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 }));
+    return new JournalReader(dir, open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 }));
   }
 
-  /** Id of the last journaled batch (0 when none). */
+  /** Id of the last journaled batch (0 when none), the write-ahead file's included. */
   lastBatchId(): number {
     this.root.resetReadTxn();
-    for (const key of this.batches.getKeys({ reverse: true, limit: 1 })) return key as number;
-    return 0;
+    let last = 0;
+    for (const key of this.batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
+    const w = this.walHeaders();
+    return w === null || w.last.batch_id <= last ? last : w.last.batch_id;
   }
 
   /** Id of the oldest batch held (batches below were trimmed after a snapshot); 0 when none. */
   firstBatchId(): number {
     this.root.resetReadTxn();
     for (const key of this.batches.getKeys({ limit: 1 })) return key as number;
-    return 0;
+    // An empty LMDB: the write-ahead file's first cycle (a journal resumed after a snapshot).
+    return this.walHeaders()?.first.batch_id ?? 0;
+  }
+
+  /** The first and last record of the write-ahead file's current cycle (headers only); null: none. */
+  private walHeaders(): { first: WalHeader; last: WalHeader } | null {
+    const wal = this.openWal();
+    if (wal === null) return null;
+    let first: WalHeader | null = null;
+    const last = walkWal(wal.fd, wal.file_bytes, this.scratch, (h) => {
+      first ??= h;
+    });
+    return first === null || last === null ? null : { first, last };
+  }
+
+  private openWal(): { fd: number; file_bytes: number } | null {
+    if (this.wal === null) this.wal = openWalForReading(this.dir);
+    return this.wal;
+  }
+
+  /** Batch `batch_id`'s bytes (as LMDB stores them) from the write-ahead file, or undefined. */
+  private fromWal(batch_id: number): Buffer | undefined {
+    const wal = this.openWal();
+    if (wal === null) return undefined;
+    const c = this.wal_cursor;
+    if (c !== null && c.batch_id === batch_id - 1) {
+      const h = readWalRecord(wal.fd, c.next_offset, wal.file_bytes, this.scratch);
+      if (h !== null && continuesChain(c, h)) return this.foundInWal(h);
+    }
+    // From the cycle's start: headers until the batch, then its record read and checked.
+    let target: WalHeader | null = null;
+    walkWal(wal.fd, wal.file_bytes, this.scratch, (h) => {
+      if (h.batch_id === batch_id) target = h;
+      return h.batch_id < batch_id;
+    }, false);
+    if (target === null) {
+      // Opened while the matcher was still creating it (the server's start): its size now.
+      wal.file_bytes = fs.fstatSync(wal.fd).size;
+      return undefined;
+    }
+    const t: WalHeader = target;
+    const h = readWalRecord(wal.fd, t.offset, wal.file_bytes, this.scratch);
+    if (h === null || h.crc !== t.crc || h.batch_id !== batch_id) return undefined;
+    return this.foundInWal(h);
+  }
+
+  private foundInWal(h: WalHeader): Buffer {
+    this.wal_cursor = h;
+    this.wal_reads++;
+    return this.scratch.body(h);
   }
 
   /**
@@ -47,10 +122,13 @@ export class JournalReader implements BatchInputSource {
    * that matters).
    */
   get(batch_id: number): RawJournalBatch | undefined {
-    let value = this.batches.getBinaryFast(batch_id);
-    if (value === undefined) {
+    let value: Uint8Array | undefined = this.batches.getBinaryFast(batch_id);
+    for (let round = 0; value === undefined && round < WAL_LOOKUP_ROUNDS_MAX; round++) {
+      // Acknowledged, not yet in LMDB: the write-ahead file has it (its record's CRC checked).
+      value = this.fromWal(batch_id);
+      if (value !== undefined) break;
       // lmdb-js keeps one read snapshot per event-loop turn; the matcher thread may have
-      // committed this batch after it was taken: renew it once.
+      // committed this batch after it was taken (and restarted the write-ahead file): renew it.
       this.root.resetReadTxn();
       value = this.batches.getBinaryFast(batch_id);
     }
@@ -68,6 +146,8 @@ export class JournalReader implements BatchInputSource {
   }
 
   async close(): Promise<void> {
+    if (this.wal !== null) fs.closeSync(this.wal.fd);
+    this.wal = null;
     await this.root.close();
   }
 }

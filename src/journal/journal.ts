@@ -1,14 +1,23 @@
-// The journal: every batch's input records, in one LMDB transaction per write group, keyed by
-// batch id. A batch is acknowledged only after its write is durable (see `append`).
+// The journal: every batch's input records, keyed by batch id, in LMDB (what every reader uses),
+// with a small write-ahead file in front of it (wal.ts). A batch is acknowledged only after its
+// write is durable (see `append`).
 //
-// Durability settings (docs/operations.md): `overlappingSync: false` with syncing left on, and
-// every write is a synchronous LMDB transaction (`putSync`): `append` returns only after the
-// commit has been flushed to disk (fdatasync of the data, then the meta page through LMDB's
-// O_DSYNC descriptor), not merely made visible. The matcher thread calls it: it blocks there for
-// the ~0.3 ms of the two syncs, and the requests that arrive meanwhile wait in the request ring
-// and form the next batch, so batching replaces lmdb-js's group commit. The asynchronous `put`
-// cost a hop to a libuv pool thread and back to the matcher's event loop per commit (~90 µs of
-// wake-ups and turns at 1,000 requests/s, issue 11).
+// The acknowledgement path (issue 11, docs/operations.md "Durability settings"): `append` writes
+// the batch into the write-ahead file with one device flush (whole pages inside a preallocated
+// file, through an O_DSYNC descriptor) and returns; the matcher publishes the commit marker, then
+// calls `afterAck`, which every WAL_STORE_BATCHES batches (and `storeIdle` when the matcher is
+// idle) stores the write-ahead file's batches into LMDB in one synchronous transaction (durable:
+// `overlappingSync: false`, syncing on; the data's fdatasync, then the meta page through LMDB's
+// O_DSYNC descriptor) and starts the file's next cycle at offset 0. An LMDB commit is two device
+// flushes (~0.45 ms p50 here), the write-ahead record one (~0.2 ms). Invariant: the write-ahead
+// file holds exactly the batches after LMDB's last durable one; `Journal.open` stores them into
+// LMDB before anything else (recovery), read-only users read them after LMDB's (`read_only`),
+// and the DA thread's reader falls back to it (src/da/journal_reader.ts).
+//
+// The matcher thread calls `append` and blocks there for the flush; the requests that arrive
+// meanwhile wait in the request ring and form the next batch, so batching replaces lmdb-js's
+// group commit. (The asynchronous `put` cost a hop to a libuv pool thread and back to the
+// matcher's event loop per commit, ~90 µs of wake-ups and turns at 1,000 requests/s.)
 //
 // Each stored batch carries a CRC-32 of its records; replay recomputes it and checks that batch
 // ids are contiguous, so a torn or altered tail is reported, never silently replayed. The batch
@@ -19,6 +28,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { RECORD_WORDS } from '../ring/records.js';
 import { batchOf, checkHeader, copyChecked, decodeBatch, encodeBatch, JournalCorruption, type JournalBatch } from './journal_codec.js';
 import { JournalReserve } from './reserve.js';
+import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, type WalBatch, type WalSync } from './wal.js';
 
 /** A write that failed (disk full, I/O error) and is being retried; null once writes succeed again. */
 export interface JournalFault {
@@ -32,10 +42,33 @@ export interface JournalOptions {
   /**
    * Test seam (issue 20): a control file read before each write. `write` fails the write before
    * LMDB sees it; `fsync` lets LMDB write and sync, then reports a failure (as an fsync error
-   * leaves a write's durability unknown). Absent or empty: no fault. Never set in production.
+   * leaves a write's durability unknown); `store` fails the store into LMDB after the
+   * acknowledgement (the write-ahead record was written). Absent or empty: no fault. Never set in
+   * production.
    */
   fault_file?: string | null;
+  /**
+   * Read only (the CLI's `journal inspect`, `replay`, `snapshot`): nothing is written; the
+   * write-ahead file's batches that LMDB lacks are read after LMDB's, as the matcher will store
+   * them at its next start.
+   */
+  read_only?: boolean;
+  /** Size of the write-ahead file (bytes; default WAL_BYTES_DEFAULT); 0: none, every batch to LMDB directly (benches). */
+  wal_bytes?: number;
+  /** How a write-ahead record is made durable (wal.ts WalSync; default 'dsync'). */
+  wal_sync?: WalSync;
 }
+
+/**
+ * `afterAck` stores the write-ahead file's batches into LMDB once this many wait (or
+ * WAL_STORE_BYTES of them): one LMDB commit (two flushes, ~0.45 ms) per 64 batches instead of
+ * per batch, and the matcher is held by it 64 times less often (docs/benchmarks.md "hwj").
+ */
+export const WAL_STORE_BATCHES = 64;
+/** ... or this many bytes of batches (a quarter of the default file). */
+export const WAL_STORE_BYTES = 1 << 20;
+/** Idle (no request waiting), `storeIdle` stores batches that have waited this long. */
+export const WAL_STORE_IDLE_MS = 100;
 
 /** First retry delay of a failed write, doubled up to JOURNAL_RETRY_MS_MAX. */
 const JOURNAL_RETRY_MS_MIN = 50;
@@ -46,6 +79,23 @@ export class Journal {
   private readonly root: RootDatabase;
   private readonly batches: Database<Buffer, number>;
   private last_batch_id: number;
+  /** LMDB's last batch (0: none); the write-ahead file holds the ones after it. */
+  private stored_batch_id: number;
+  /**
+   * The writer's write-ahead file (null: read only, `wal_bytes: 0`, or it could not be created, in
+   * which case every batch goes to LMDB directly as before it existed).
+   */
+  private readonly wal: WalWriter | null;
+  /**
+   * The batches after LMDB's last, in order: in the write-ahead file, awaiting their store
+   * (writer), or read from it at open (read only).
+   */
+  private unstored: WalBatch[] = [];
+  private unstored_bytes = 0;
+  /** When the oldest unstored batch was acknowledged (Date.now()). */
+  private unstored_since_ms = 0;
+  /** LMDB commits that stored write-ahead batches, since open. */
+  stores = 0;
   private readonly options: JournalOptions;
   /** The write being retried, else null (the matcher is held in `append` until it lands). */
   fault: JournalFault | null = null;
@@ -72,9 +122,31 @@ export class Journal {
     this.dropped_after_gap = this.dropAfterGap();
     let last = 0;
     for (const key of batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
-    this.last_batch_id = last;
+    this.stored_batch_id = last;
+    const tail = readWalTail(dir, last, (message) => {
+      throw new JournalCorruption(message);
+    });
+    if (options.read_only === true) {
+      this.wal = null;
+      this.unstored = tail;
+      this.last_batch_id = tail.length > 0 ? tail[tail.length - 1].batch_id : last;
+      return;
+    }
+    // Recovery: what the write-ahead file holds after LMDB's last batch (durable, maybe
+    // acknowledged) is stored first, as one durable transaction.
+    if (tail.length > 0) {
+      this.unstored = tail;
+      this.storeOnce();
+      this.stored_batch_id = tail[tail.length - 1].batch_id;
+      this.unstored = [];
+      console.error(`ringbook: journal: stored batches ${tail[0].batch_id}..${this.stored_batch_id} from the write-ahead file into LMDB`);
+    }
+    this.last_batch_id = this.stored_batch_id;
+    this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
+    this.wal?.restart(this.stored_batch_id);
   }
 
+  /** Opens (creating it when absent, unless `read_only`) the journal in `dir`. */
   static open(dir: string, options: JournalOptions = {}): Journal {
     const root = open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 });
     const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
@@ -115,7 +187,7 @@ export class Journal {
   /** The oldest batch still held (batches below it were trimmed after a snapshot); 0 when empty. */
   firstBatchId(): number {
     for (const key of this.batches.getKeys({ limit: 1 })) return key as number;
-    return 0;
+    return this.unstored.length > 0 ? this.unstored[0].batch_id : 0;
   }
 
   /**
@@ -127,6 +199,8 @@ export class Journal {
     const first = this.firstBatchId();
     if (this.last_batch_id === 0) {
       this.last_batch_id = batch_id;
+      // An empty LMDB: the write-ahead file's first cycle continues the snapshot (readWalTail).
+      this.wal?.restart(batch_id);
       return;
     }
     if (this.last_batch_id < batch_id || first > batch_id + 1) {
@@ -139,6 +213,8 @@ export class Journal {
    * journal always knows where it is), durably, in one transaction. Returns how many.
    */
   trimThrough(batch_id: number): number {
+    // LMDB's newest batch must stay: store the write-ahead file's batches first.
+    this.storeUnstored();
     const through = Math.min(batch_id, this.last_batch_id - 1);
     if (through < 1) return 0;
     const keys: number[] = [];
@@ -151,21 +227,99 @@ export class Journal {
   }
 
   /**
-   * Writes one batch and returns once it is durable on disk. Calls must come in batch order (ids
-   * contiguous). A failing write (full disk, I/O error) is retried here until it lands: the caller
-   * is held, `onFault` tells the front (which refuses new writes meanwhile), and nothing of this
-   * batch is acknowledged early. The same key and bytes are written again, so a write that did
-   * land before its error was reported is simply rewritten.
+   * Writes one batch and returns once it is durable on disk: in the write-ahead file (one flush),
+   * or, for a batch larger than that file or without one, in LMDB directly (after every batch the
+   * file holds). Calls must come in batch order (ids contiguous). A failing write (full disk, I/O
+   * error) is retried here until it lands: the caller is held, `onFault` tells the front (which
+   * refuses new writes meanwhile), and nothing of this batch is acknowledged early. The same
+   * bytes are written again at the same place, so a write that did land before its error was
+   * reported is simply rewritten.
    */
   append(batch_id: number, time_ms: number, records: Int32Array, count: number): void {
     if (batch_id !== this.last_batch_id + 1) {
       throw new JournalCorruption(`append of batch ${batch_id} after ${this.last_batch_id}`);
     }
     const value = encodeBatch(batch_id, time_ms, records, count);
+    const wal = this.wal;
+    if (wal !== null && wal.fitsEmpty(value.length)) {
+      // A full file: its batches go to LMDB first, and the next cycle starts at offset 0.
+      if (!wal.fits(value.length)) this.storeUnstored();
+      this.retried(batch_id, () => this.walOnce(wal, batch_id, value));
+      if (this.unstored.length === 0) this.unstored_since_ms = Date.now();
+      this.unstored.push({ batch_id, value });
+      this.unstored_bytes += value.length;
+    } else {
+      this.storeUnstored();
+      this.retried(batch_id, () => this.putOnce(batch_id, value));
+      this.stored_batch_id = batch_id;
+      wal?.restart(batch_id);
+      this.reserve.consumed(value.length);
+    }
+    this.last_batch_id = batch_id;
+  }
+
+  /**
+   * After the batch's commit marker is out (the matcher, between batches): once WAL_STORE_BATCHES
+   * batches (or WAL_STORE_BYTES) wait in the write-ahead file, stores them into LMDB
+   * (`storeUnstored`). Returns whether it stored (and so took time).
+   */
+  afterAck(): boolean {
+    if (this.unstored.length < WAL_STORE_BATCHES && this.unstored_bytes < WAL_STORE_BYTES) return false;
+    this.storeUnstored();
+    return true;
+  }
+
+  /**
+   * The matcher with no request waiting: stores the batches that have waited WAL_STORE_IDLE_MS
+   * or more (a quiet exchange's LMDB catches up within ~0.1-0.2 s). Returns whether it stored.
+   */
+  storeIdle(now_ms = Date.now()): boolean {
+    if (this.unstored.length === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS) return false;
+    this.storeUnstored();
+    return true;
+  }
+
+  /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */
+  unstoredBatches(): number {
+    return this.options.read_only === true ? 0 : this.unstored.length;
+  }
+
+  /**
+   * Stores the write-ahead file's batches into LMDB, durably, in one transaction, and restarts the
+   * file at offset 0. A failing store is retried here (the caller is held, so no later batch is
+   * acknowledged; the file keeps every batch LMDB lacks meanwhile), reported through `onFault` as
+   * a fault of the next batch, the one it holds. Also before a trim, before a batch that does not
+   * fit, and at close.
+   */
+  storeUnstored(): void {
+    if (this.options.read_only === true || this.unstored.length === 0) return;
+    this.retried(this.last_batch_id + 1, () => this.storeOnce());
+    this.stored_batch_id = this.unstored[this.unstored.length - 1].batch_id;
+    this.reserve.consumed(this.unstored_bytes);
+    this.unstored = [];
+    this.unstored_bytes = 0;
+    this.stores++;
+    this.wal?.restart(this.stored_batch_id);
+  }
+
+  /** One synchronous LMDB transaction with every unstored batch: durable when it returns. */
+  private storeOnce(): void {
+    if (this.options.fault_file && injectedFault(this.options.fault_file) === 'store') throw new Error('injected store failure (test seam)');
+    const batches = this.unstored;
+    this.batches.transactionSync(() => {
+      for (const b of batches) {
+        const ok: unknown = this.batches.putSync(b.batch_id, b.value);
+        if (ok === false) throw new Error(`journal write of batch ${b.batch_id} failed`);
+      }
+    });
+  }
+
+  /** Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s. */
+  private retried(batch_id: number, write: () => void): void {
     let delay_ms = JOURNAL_RETRY_MS_MIN;
     for (;;) {
       try {
-        this.putOnce(batch_id, value);
+        write();
         break;
       } catch (e) {
         this.failed_writes++;
@@ -177,12 +331,18 @@ export class Journal {
         delay_ms = Math.min(JOURNAL_RETRY_MS_MAX, delay_ms * 2);
       }
     }
-    this.last_batch_id = batch_id;
-    this.reserve.consumed(value.length);
     if (this.fault !== null) {
       this.fault = null;
       this.options.onFault?.(null);
     }
+  }
+
+  private walOnce(wal: WalWriter, batch_id: number, value: Buffer): void {
+    const injected = this.options.fault_file ? injectedFault(this.options.fault_file) : null;
+    if (injected === 'write') throw new Error('injected write failure (test seam)');
+    wal.append(batch_id, value, injected === 'fsync' ? () => {
+      throw new Error('injected fsync failure (test seam): durability unknown');
+    } : undefined);
   }
 
   private putOnce(batch_id: number, value: Buffer): void {
@@ -203,6 +363,17 @@ export class Journal {
       yield decodeBatch(value, expected);
       expected++;
     }
+    for (const b of this.unstoredFrom(expected)) {
+      yield decodeBatch(b.value, expected);
+      expected++;
+    }
+  }
+
+  /** The unstored batches from `from` on (none when the first is after `from`: the caller reports the gap). */
+  private unstoredFrom(from: number): WalBatch[] {
+    const u = this.unstored;
+    if (u.length === 0 || from < u[0].batch_id || from > u[u.length - 1].batch_id) return [];
+    return u.slice(from - u[0].batch_id);
   }
 
   /**
@@ -222,8 +393,12 @@ export class Journal {
    */
   *readTransient(from = 1): Generator<JournalBatch> {
     let id = from;
+    const tail = this.unstored;
     for (;;) {
-      const value = this.batches.getBinaryFast(id);
+      let value: Uint8Array | undefined = this.batches.getBinaryFast(id);
+      if (value === undefined && tail.length > 0 && id >= tail[0].batch_id && id <= tail[tail.length - 1].batch_id) {
+        value = tail[id - tail[0].batch_id].value;
+      }
       if (value === undefined) break;
       const buf = Buffer.from(value.buffer, value.byteOffset, value.length);
       const count = checkHeader(buf, id);
@@ -257,7 +432,20 @@ export class Journal {
     return this.reserve.reserveAhead(idle);
   }
 
+  /**
+   * Stores what the write-ahead file holds (one attempt: if it fails, the file keeps it and the
+   * next open stores it), then closes.
+   */
   async close(): Promise<void> {
+    if (this.options.read_only !== true && this.unstored.length > 0) {
+      try {
+        this.storeOnce();
+        this.unstored = [];
+      } catch (e) {
+        console.error(`ringbook: journal: storing the write-ahead file's batches at close failed (the next start stores them): ${describeWriteError(e)}`);
+      }
+    }
+    this.wal?.close();
     this.reserve.close();
     await this.root.close();
   }
@@ -269,12 +457,22 @@ export function describeWriteError(e: unknown): string {
   return code === undefined ? message : `${message} (code ${String(code)})`;
 }
 
-export function injectedFault(file: string): 'write' | 'fsync' | null {
+export function injectedFault(file: string): 'write' | 'fsync' | 'store' | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();
   } catch {
     return null;
   }
-  return text === 'write' || text === 'fsync' ? text : null;
+  return text === 'write' || text === 'fsync' || text === 'store' ? text : null;
+}
+
+/** The writer's write-ahead file; null (every batch to LMDB directly) when it cannot be created. */
+function openWal(dir: string, bytes: number, sync: WalSync): WalWriter | null {
+  try {
+    return WalWriter.open(dir, bytes, sync);
+  } catch (e) {
+    console.error(`ringbook: journal: no write-ahead file (${describeWriteError(e)}): every batch is committed to LMDB before its answer`);
+    return null;
+  }
 }

@@ -24,6 +24,12 @@ export interface MatcherOptions {
    */
   commit?: (batch_id: number, time_ms: number, records: Int32Array, count: number) => void;
   /**
+   * Runs after a batch's commit marker is published (its answers are on their way): the journal
+   * stores what its write-ahead file holds into LMDB there, off the acknowledgement path
+   * (src/journal/journal.ts `afterAck`). Not called for replayed batches.
+   */
+  afterCommitted?: () => void;
+  /**
    * Stage timings (docs/benchmarks.md, load): BATCH_COMMITTED carries the batch's start, applied
    * and durable times in fields 3-5 (epoch ms, performance.timeOrigin + now()); 0 when off.
    */
@@ -196,6 +202,7 @@ export class Matcher {
     const commit = this.options.commit;
     if (commit !== undefined) commit(batch_id, time, this.batch_records, n);
     this.writeCommitted(batch_id, time, n, started_ms, applied_ms, commit !== undefined && stamp ? stampMs() : applied_ms);
+    this.options.afterCommitted?.();
   }
 
   private applyBatch(batch_id: number, time_ms: number, count: number): void {

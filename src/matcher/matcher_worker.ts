@@ -115,6 +115,7 @@ const matcher = new Matcher(engine, requests, events, {
   accounts_max: data.engine_config.limits.accounts_max,
   now_ms: () => Date.now() + data.clock_offset_ms,
   commit: journal === null ? undefined : (id, time, records, count) => journal.append(id, time, records, count),
+  afterCommitted: journal === null ? undefined : () => journal.afterAck(),
   stamp_batches: data.stamp_batches,
 });
 
@@ -228,8 +229,10 @@ async function run(): Promise<void> {
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
       continue;
     }
-    // Nothing waits: a moment to top the journal's reserve up (src/journal/reserve.ts), then look
-    // at the ring again before sleeping.
+    // Nothing waits: a moment to store the journal's write-ahead batches that waited long enough
+    // into LMDB and to top its reserve up (src/journal/wal.ts, reserve.ts), then look at the ring
+    // again before sleeping.
+    if (journal?.storeIdle() === true) continue;
     if (journal?.reserveAhead(true) === true) continue;
     requests.waitForDataOnce(matcher.idleMs(100), pollMessages);
   }

@@ -44,12 +44,12 @@ async function orderIds(s: StartedServer, w: Wallet): Promise<number[]> {
 const bid = (w: Wallet, price_ticks: number): Record<string, unknown> => w.order({ market_id: 'ETH-USDC', side: 'bid', price: price_ticks * 10_000, quantity: 100 });
 
 /**
- * The common check while a write fails: the order sent is not answered, new writes are 503,
- * reads are served and the log says why. Returns the pending order's promise.
+ * The common check while a write fails: the order sent is not answered (null: none is pending,
+ * see the full disk), new writes are 503, reads are served and the log says why.
  */
-async function checkRefusing(s: StartedServer, w: Wallet, pending: Promise<ApiResponse>, started_ms: number): Promise<void> {
+async function checkRefusing(s: StartedServer, w: Wallet, pending: Promise<ApiResponse> | null, started_ms: number): Promise<void> {
   const a = api(s.url);
-  expect(await within(pending, 1500)).toBe('pending');
+  if (pending !== null) expect(await within(pending, 1500)).toBe('pending');
   for (let i = 0; i < 50 && !/journal write of batch \d+ failed/.test(s.output().stderr); i++) await sleep(20);
   expect(s.output().stderr).toMatch(/journal write of batch \d+ failed .*refusing new writes with 503/);
   const balances = await a.get(`/account/${w.address}/balances`);
@@ -184,33 +184,46 @@ describe('a full disk (tmpfs on the journal directory)', () => {
       } finally {
         fs.closeSync(fd);
       }
-      // Orders until one is not answered (LMDB may still have a few free pages).
+      // Orders until one is not answered or refused (LMDB may still have a few free pages). The
+      // journal's write-ahead file is preallocated (src/journal/wal.ts): the order that meets the
+      // full disk is durable there and answered, the store of its batch into LMDB fails after
+      // that and holds the matcher, and the next order is refused with 503 (or, sent before the
+      // front heard of the fault, stays pending). A full disk before the write-ahead file was
+      // created leaves it out: then LMDB's write is the acknowledgement's, and the order pends.
       const fault_ms = Date.now();
       let pending: Promise<ApiResponse> | null = null;
+      let refused = false;
       const acked: number[] = [];
-      for (let i = 0; i < 200 && pending === null; i++) {
+      for (let i = 0; i < 200 && pending === null && !refused; i++) {
         const p = a.post('/orders', bid(w, 10 + i));
         const r = await within(p, 1500);
         if (r === 'pending') pending = p;
+        else if (r.status === 503) refused = true;
         else {
           expect(r.status).toBe(200);
           acked.push(r.body.data.order_id as number);
         }
       }
-      expect(pending).not.toBeNull();
-      await checkRefusing(s, w, pending!, fault_ms);
+      expect(pending !== null || refused).toBe(true);
+      await checkRefusing(s, w, pending, fault_ms);
       expect(s.output().stderr).toMatch(/journal write of batch \d+ failed \(.*(code 5|code 28|Input\/output|No space)/);
       expect((await adminState(s)).journal.last_error).toMatch(/code 5|code 28|Input\/output|No space/);
 
       fs.rmSync(filler);
-      const answered = await within(pending!, 10_000);
-      expect(answered).not.toBe('pending');
-      expect((answered as ApiResponse).status).toBe(200);
+      if (pending !== null) {
+        const answered = await within(pending, 10_000);
+        expect(answered).not.toBe('pending');
+        expect((answered as ApiResponse).status).toBe(200);
+        acked.push((answered as ApiResponse).body.data.order_id as number);
+      } else {
+        // The held store lands at its next retry (at most a second apart).
+        for (let i = 0; i < 100 && (await adminState(s)).journal.status !== 'ok'; i++) await sleep(100);
+      }
       await checkRecovered(s);
       const after = await a.post('/orders', bid(w, 500));
       expect(after.status).toBe(200);
       const ids = await orderIds(s, w);
-      for (const id of [...acked, (answered as ApiResponse).body.data.order_id, after.body.data.order_id]) expect(ids).toContain(id);
+      for (const id of [...acked, after.body.data.order_id]) expect(ids).toContain(id);
     } finally {
       await s.stop('SIGKILL');
     }

@@ -30,12 +30,16 @@ function records(count: number, seed: number): Int32Array {
 
 const fileBytes = (dir: string): number => fs.statSync(path.join(dir, 'data.mdb')).size;
 
-/** Appends `n` batches of `size` records after the journal's last; returns the last id. */
+/**
+ * Appends `n` batches of `size` records after the journal's last, each stored into LMDB right
+ * after its acknowledgement (`storeUnstored`: the reserve is about LMDB's commits); returns the last id.
+ */
 function appendBatches(j: Journal, n: number, size: number): number {
   let id = j.lastBatchId();
   for (let i = 0; i < n; i++) {
     id++;
     j.append(id, 1_000 + id, records(size, id), size);
+    j.storeUnstored();
   }
   return id;
 }

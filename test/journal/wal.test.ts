@@ -1,0 +1,300 @@
+// The journal's write-ahead file (src/journal/wal.ts, docs/operations.md "Durability"): the
+// batches it holds after LMDB's last one are stored into LMDB at the next open (recovery), a torn
+// or garbage record ends it, records of an earlier cycle are never replayed, a cycle that would
+// leave a gap is refused, read-only users see its batches without writing, and the DA thread's
+// reader finds a batch that is only there. Real files in temporary directories; the write-ahead
+// file is written with the journal's own writer, then left as a crash leaves it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { open } from 'lmdb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { JournalReader } from '../../src/da/journal_reader.js';
+import { Journal, WAL_STORE_BATCHES, WAL_STORE_IDLE_MS } from '../../src/journal/journal.js';
+import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
+import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
+import { RECORD_WORDS } from '../../src/ring/records.js';
+import { mulberry32 } from '../../src/util/prng.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-wal-'));
+  dirs.push(d);
+  return d;
+}
+
+/** Batch `id`'s records: id % 5 + 1 random records (seeded by the id). */
+function recordsOf(id: number): Int32Array {
+  const rand = mulberry32(id);
+  const r = new Int32Array((id % 5 + 1) * RECORD_WORDS);
+  for (let i = 0; i < r.length; i++) r[i] = (rand() * 2 ** 32) | 0;
+  return r;
+}
+const countOf = (id: number): number => id % 5 + 1;
+const timeOf = (id: number): number => 1_700_000_000_000 + id;
+const bodyOf = (id: number): Buffer => encodeBatch(id, timeOf(id), recordsOf(id), countOf(id));
+
+/** A journal whose LMDB holds batches 1..n (stored after each acknowledgement, then closed). */
+async function lmdbWith(n: number): Promise<string> {
+  const dir = tempDir();
+  const j = Journal.open(dir);
+  for (let id = 1; id <= n; id++) {
+    j.append(id, timeOf(id), recordsOf(id), countOf(id));
+    j.afterAck();
+  }
+  await j.close();
+  return dir;
+}
+
+/** Writes batches `ids` as a cycle starting after `base` (what a crash after their acknowledgement leaves). */
+function walCycle(dir: string, base: number, ids: number[]): void {
+  const w = WalWriter.open(dir);
+  w.restart(base);
+  for (const id of ids) w.append(id, bodyOf(id));
+  w.close();
+}
+
+/** LMDB's own view of the journal (no write-ahead file): the ids it stores. */
+async function lmdbIds(dir: string): Promise<number[]> {
+  const root = open({ path: dir, compression: false });
+  const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+  const ids = Array.from(batches.getKeys(), (k) => k as number);
+  await root.close();
+  return ids;
+}
+
+async function readIds(dir: string, options: { read_only?: boolean } = {}): Promise<number[]> {
+  const j = Journal.open(dir, options);
+  try {
+    const ids: number[] = [];
+    for (const b of j.readTransient(1)) {
+      expect(Array.from(b.records)).toEqual(Array.from(recordsOf(b.batch_id)));
+      expect(b.time_ms).toBe(timeOf(b.batch_id));
+      ids.push(b.batch_id);
+    }
+    expect(j.lastBatchId()).toBe(ids.length === 0 ? 0 : ids[ids.length - 1]);
+    return ids;
+  } finally {
+    await j.close();
+  }
+}
+
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('write-ahead file recovery (Journal.open)', () => {
+  it('stores the batches it holds after LMDB\'s last into LMDB, once, and continues after them', async () => {
+    const dir = await lmdbWith(3);
+    walCycle(dir, 3, [4, 5]);
+    expect(await lmdbIds(dir)).toEqual(range(1, 3));
+    expect(await readIds(dir)).toEqual(range(1, 5));
+    expect(await lmdbIds(dir)).toEqual(range(1, 5));
+    // A second open finds them stored: the cycle's records are at or below LMDB's last now.
+    const j = Journal.open(dir);
+    try {
+      expect(j.lastBatchId()).toBe(5);
+      j.append(6, timeOf(6), recordsOf(6), countOf(6));
+      j.storeUnstored();
+    } finally {
+      await j.close();
+    }
+    expect(await readIds(dir)).toEqual(range(1, 6));
+  });
+
+  it('ignores a torn record and garbage after the last intact one', async () => {
+    const dir = await lmdbWith(2);
+    walCycle(dir, 2, [3, 4, 5]);
+    // Batch 5's record (the third page) torn: one byte of its body changed.
+    const fd = fs.openSync(walPath(dir), 'r+');
+    fs.writeSync(fd, Buffer.from([0xff ^ bodyOf(5)[50]]), 0, 1, 2 * WAL_PAGE_BYTES + 40 + 50);
+    // And garbage where a next record would start.
+    fs.writeSync(fd, Buffer.alloc(WAL_PAGE_BYTES, 0x5a), 0, WAL_PAGE_BYTES, 3 * WAL_PAGE_BYTES);
+    fs.closeSync(fd);
+    expect(await readIds(dir)).toEqual(range(1, 4));
+  });
+
+  it('never replays the records of an earlier cycle that a shorter new cycle left behind', async () => {
+    const dir = await lmdbWith(3);
+    // Cycle after 3: batches 4..7 (stored into LMDB below), then the cycle after 7 writes batch 8
+    // over the first record only: 5, 6 and 7 of the earlier cycle stay in the file.
+    walCycle(dir, 3, [4, 5, 6, 7]);
+    expect(await readIds(dir)).toEqual(range(1, 7));
+    walCycle(dir, 7, [8]);
+    expect(await readIds(dir)).toEqual(range(1, 8));
+    expect(await lmdbIds(dir)).toEqual(range(1, 8));
+  });
+
+  it('refuses a cycle that starts after LMDB\'s last batch (a gap), with a clear error', async () => {
+    const dir = await lmdbWith(3);
+    walCycle(dir, 5, [6]);
+    expect(() => Journal.open(dir)).toThrow(JournalCorruption);
+    expect(() => Journal.open(dir)).toThrow(/continues batch 5 but the journal's LMDB ends at batch 3/);
+  });
+
+  it('continues a snapshot with an empty LMDB (resumeAfter): its first cycle starts at the snapshot\'s batch', async () => {
+    const dir = tempDir();
+    walCycle(dir, 40, [41, 42]);
+    const j = Journal.open(dir);
+    try {
+      expect(j.firstBatchId()).toBe(41);
+      expect(j.lastBatchId()).toBe(42);
+      j.resumeAfter(40);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual([41, 42]);
+  });
+
+  it('a data dir without a write-ahead file (an older release) opens and gets one', async () => {
+    const dir = await lmdbWith(4);
+    fs.rmSync(walPath(dir));
+    expect(await readIds(dir)).toEqual(range(1, 4));
+    expect(fs.existsSync(walPath(dir))).toBe(true);
+  });
+});
+
+describe('readers of the write-ahead file', () => {
+  it('read only (the CLI): its batches follow LMDB\'s, and nothing is written', async () => {
+    const dir = await lmdbWith(3);
+    walCycle(dir, 3, [4, 5]);
+    const wal_before = fs.readFileSync(walPath(dir));
+    expect(await readIds(dir, { read_only: true })).toEqual(range(1, 5));
+    const j = Journal.open(dir, { read_only: true });
+    try {
+      expect(Array.from(j.read(4), (b) => b.batch_id)).toEqual([4, 5]);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 3));
+    expect(fs.readFileSync(walPath(dir)).equals(wal_before)).toBe(true);
+  });
+
+  it('the DA thread\'s reader finds an acknowledged batch that is only in the write-ahead file, before and after its store', async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    const reader = JournalReader.open(dir);
+    try {
+      for (let id = 1; id <= 3; id++) {
+        j.append(id, timeOf(id), recordsOf(id), countOf(id));
+        j.storeUnstored();
+      }
+      // Acknowledged, not stored yet (the matcher stores after the marker).
+      j.append(4, timeOf(4), recordsOf(4), countOf(4));
+      j.append(5, timeOf(5), recordsOf(5), countOf(5));
+      expect(j.unstoredBatches()).toBe(2);
+      expect(reader.lastBatchId()).toBe(5);
+      for (const id of [4, 5]) {
+        const b = reader.get(id);
+        expect(b?.batch_id).toBe(id);
+        expect(b?.time_ms).toBe(timeOf(id));
+        expect(b?.count).toBe(countOf(id));
+        expect(b?.input_hash).toBe(inputHash(recordsOf(id)));
+      }
+      expect(reader.wal_reads).toBe(2);
+      // Stored, and the next cycle overwrote the file's first record with batch 6.
+      j.storeUnstored();
+      j.append(6, timeOf(6), recordsOf(6), countOf(6));
+      expect(reader.get(4)?.input_hash).toBe(inputHash(recordsOf(4)));
+      expect(reader.get(6)?.input_hash).toBe(inputHash(recordsOf(6)));
+      expect(reader.get(7)).toBeUndefined();
+      expect(reader.wal_reads).toBe(3);
+    } finally {
+      await reader.close();
+      await j.close();
+    }
+  });
+});
+
+describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
+  it('stores once WAL_STORE_BATCHES batches wait, or when idle after WAL_STORE_IDLE_MS, one LMDB commit each', async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    try {
+      let id = 0;
+      for (let i = 0; i < WAL_STORE_BATCHES - 1; i++) {
+        id++;
+        j.append(id, timeOf(id), recordsOf(id), countOf(id));
+        expect(j.afterAck()).toBe(false);
+      }
+      expect(j.unstoredBatches()).toBe(WAL_STORE_BATCHES - 1);
+      id++;
+      j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      expect(j.afterAck()).toBe(true);
+      expect(j.unstoredBatches()).toBe(0);
+      expect(j.stores).toBe(1);
+      // Idle: not before the oldest waited WAL_STORE_IDLE_MS.
+      id++;
+      j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      const t = Date.now();
+      expect(j.storeIdle(t)).toBe(false);
+      expect(j.storeIdle(t + WAL_STORE_IDLE_MS + 1)).toBe(true);
+      expect(j.stores).toBe(2);
+      expect(j.storeIdle(t + 10 * WAL_STORE_IDLE_MS)).toBe(false);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, WAL_STORE_BATCHES + 1));
+  });
+
+  it('a full file is stored before the next record, and a batch larger than the file goes to LMDB directly', async () => {
+    const dir = tempDir();
+    // Three pages: three one-page records, then the fourth restarts the file after a store.
+    const j = Journal.open(dir, { wal_bytes: 3 * WAL_PAGE_BYTES });
+    const reader = JournalReader.open(dir);
+    try {
+      for (let id = 1; id <= 3; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      expect(j.unstoredBatches()).toBe(3);
+      j.append(4, timeOf(4), recordsOf(4), countOf(4));
+      expect(j.stores).toBe(1);
+      expect(j.unstoredBatches()).toBe(1);
+      // 60 records (~12.5 KB) do not fit in the 12 KB file.
+      const big = new Int32Array(60 * RECORD_WORDS).fill(7);
+      j.append(5, timeOf(5), big, 60);
+      expect(j.unstoredBatches()).toBe(0);
+      expect(reader.get(5)?.count).toBe(60);
+      j.append(6, timeOf(6), recordsOf(6), countOf(6));
+      expect(reader.get(6)?.input_hash).toBe(inputHash(recordsOf(6)));
+      expect(reader.lastBatchId()).toBe(6);
+    } finally {
+      await reader.close();
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 6));
+  });
+});
+
+describe('a store into LMDB that fails after the acknowledgement', () => {
+  it('holds the caller and retries until it lands, reported as the next batch\'s fault; the file is not overwritten meanwhile', async () => {
+    const dir = tempDir();
+    const fault_file = path.join(dir, 'fault');
+    const faults: ({ batch_id: number; message: string } | null)[] = [];
+    let wal_during_fault: Buffer | null = null;
+    const j = Journal.open(dir, {
+      fault_file,
+      onFault: (fault) => {
+        faults.push(fault);
+        // The matcher's thread is held in the retry: the "operator" frees the disk from here.
+        if (fault !== null) {
+          wal_during_fault = fs.readFileSync(walPath(dir));
+          fs.rmSync(fault_file);
+        }
+      },
+    });
+    try {
+      for (let id = 1; id <= 3; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      fs.writeFileSync(fault_file, 'store');
+      const wal_before = fs.readFileSync(walPath(dir));
+      j.storeUnstored();
+      expect(faults).toEqual([{ batch_id: 4, message: expect.stringContaining('injected store failure') }, null]);
+      expect(j.failed_writes).toBe(1);
+      expect(wal_during_fault!.equals(wal_before)).toBe(true);
+      expect(j.unstoredBatches()).toBe(0);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 3));
+  });
+});
