@@ -198,7 +198,8 @@ export abstract class BodyReader implements AbortOwner {
     // Told of an abort after the Reply (the state's owner), as the listener closure it replaces
     // was (a response has one body reader).
     state.reader = this;
-    res.onData((chunk, is_last) => this.data(chunk, is_last));
+    // A bound method, not an arrow function (a closure and its context): ~50 bytes less per body.
+    res.onData(this.data.bind(this));
   }
 
   clientAborted(): void {
