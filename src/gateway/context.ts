@@ -7,7 +7,7 @@ import { CODE_NAMES, REJECT_MESSAGES } from '../engine/codes.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
 import type { Answer } from './envelope.js';
-import { failInternal, readJsonBody } from './http_route.js';
+import { failInternal, JsonBody } from './http_route.js';
 import { Reply } from './http_reply.js';
 import { readBody } from './http_body.js';
 import type { MatcherLink } from './matcher_link.js';
@@ -225,19 +225,40 @@ export function postRoute(
     // Judged once the body is in, so the answer comes on a connection still in step.
     const query = req.getQuery();
     const query_checked = query === undefined || query.length === 0 ? null : parseQuery(query);
-    readJsonBody(reply, ctx.cfg.limits.http_body_bytes_max, req.getHeader('content-length'), (body) => {
-      if (query_checked !== null && !query_checked.ok) {
-        reply.error('INVALID_REQUEST', query_checked.message);
-        return;
-      }
-      try {
-        fn(reply, body, params);
-      } catch (e) {
-        log.error('ringbook: POST handler failed', e, { request_id: reply.request_id });
-        reply.error('INTERNAL_ERROR', 'unexpected server error');
-      }
-    }, ctx.cfg.limits.http_body_drain_bytes_max);
+    new PostBody(reply, ctx.cfg.limits.http_body_bytes_max, fn, params, query_checked)
+      .read(req.getHeader('content-length'), ctx.cfg.limits.http_body_drain_bytes_max);
   };
+}
+
+/**
+ * One POST exchange's body path (postRoute): the body reader's sink, the JSON parse and the route
+ * call in one object per request, where closures over the handler's variables made five (issue 11).
+ */
+class PostBody extends JsonBody {
+  constructor(
+    reply: Reply,
+    limit_bytes: number,
+    private readonly fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void,
+    private readonly params: string[],
+    private readonly query_checked: ReturnType<typeof parseQuery> | null,
+  ) {
+    super(reply, limit_bytes);
+  }
+
+  protected jsonObject(body: Record<string, unknown>): void {
+    const reply = this.reply;
+    const query_checked = this.query_checked;
+    if (query_checked !== null && !query_checked.ok) {
+      reply.error('INVALID_REQUEST', query_checked.message);
+      return;
+    }
+    try {
+      this.fn(reply, body, this.params);
+    } catch (e) {
+      log.error('ringbook: POST handler failed', e, { request_id: reply.request_id });
+      reply.error('INTERNAL_ERROR', 'unexpected server error');
+    }
+  }
 }
 
 const SUBMIT_ADDRESS = new Uint8Array(20);

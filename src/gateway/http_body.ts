@@ -4,7 +4,8 @@
 // Decisions:
 // - uWS allows one onAborted handler per response, but both the body reader and the reply helper
 //   (http_reply.ts) need to know about aborts. `watchAbort(res)` registers the single onAborted
-//   handler the first time it is called for a response and fans the event out to listeners; every
+//   handler the first time it is called for a response and tells the Reply, then the body reader
+//   (objects with `clientAborted`, no closures per request); every
 //   gateway module goes through it, and route code must not call `res.onAborted` itself.
 // - Bodies are limited to `limit_bytes` (DEFAULT_BODY_LIMIT_BYTES, 64 KiB, unless a route passes
 //   another). A body over the limit is INVALID_REQUEST with HTTP 400 ("body too large"), per
@@ -43,11 +44,11 @@ interface AbortState {
   aborted: boolean;
   /** The response's Reply (http_reply.ts), told first; no closure per request for it. */
   owner: AbortOwner | null;
-  /** Other listeners (the body reader's), in order; null until one is added. */
-  listeners: Array<() => void> | null;
+  /** The response's body reader (BodyReader), told second; no closure for it either. */
+  reader: AbortOwner | null;
 }
 
-/** What the response's one owner (its Reply) is told when the client aborts. */
+/** What the response's Reply and its body reader are told when the client aborts. */
 export interface AbortOwner {
   clientAborted(): void;
 }
@@ -68,37 +69,25 @@ export function watchAbort(res: HttpResponse): AbortWatch {
   const watched = res as WatchedResponse;
   let state = watched[ABORT_STATE];
   if (state === undefined) {
-    const created: AbortState = { aborted: false, owner: null, listeners: null };
+    const created: AbortState = { aborted: false, owner: null, reader: null };
     state = created;
     watched[ABORT_STATE] = created;
     res.onAborted(() => {
       created.aborted = true;
       const owner = created.owner;
-      const listeners = created.listeners;
+      const reader = created.reader;
       created.owner = null;
-      created.listeners = null;
+      created.reader = null;
       owner?.clientAborted();
-      if (listeners !== null) for (const listener of listeners) listener();
+      reader?.clientAborted();
     });
   }
   return state;
 }
 
 /**
- * Calls `listener` when the response is aborted (at once if it already was). The response must
- * not be touched from the listener or at any time after it ran.
- */
-export function onAbort(res: HttpResponse, listener: () => void): void {
-  const state = watchAbort(res) as AbortState;
-  if (state.aborted) listener();
-  else if (state.listeners === null) state.listeners = [listener];
-  else state.listeners.push(listener);
-}
-
-/**
- * Tells `owner` (the response's Reply: one per response) when the response is aborted, before the
- * other listeners (at once if it already was). Same rule as onAbort: the response must not be
- * touched from it or after it.
+ * Tells `owner` (the response's Reply: one per response) when the response is aborted, before its
+ * body reader (at once if it already was). The response must not be touched from it or after it.
  */
 export function setAbortOwner(res: HttpResponse, owner: AbortOwner): void {
   const state = watchAbort(res) as AbortState;
@@ -157,95 +146,144 @@ export function readBody(
   content_length?: string,
   drain_bytes_max = 0,
 ): void {
-  if (!Number.isSafeInteger(limit_bytes) || limit_bytes < 0) {
-    throw new RangeError(`limit_bytes must be a non-negative safe integer, got ${limit_bytes}`);
-  }
-  let finished = false;
-  let prealloc: Buffer | null = null;
-  let filled = 0;
-  let chunks: Buffer[] | null = null;
-  let total = 0;
-  const watch = watchAbort(res);
-  if (watch.aborted) {
-    finished = true;
-    onError('aborted');
-    return;
-  }
-  onAbort(res, () => {
-    if (finished) return;
-    finished = true;
-    prealloc = null;
-    chunks = null;
-    onError('aborted');
-  });
+  new CallbackBodyReader(onDone, onError).readBody(res, limit_bytes, content_length, drain_bytes_max);
+}
 
-  const declared = parseContentLength(content_length);
-  // Over the limit but within the drain bound: the rest is read and dropped, then answered.
-  let draining = false;
-  if (declared > limit_bytes) {
-    if (declared > drain_bytes_max) {
-      finished = true;
-      onError('too_large');
+/**
+ * readBody as a class: `bodyDone` and `bodyError` are its onDone and onError, and the reader's
+ * state is the instance's fields, so a route's one object per request (http_route.ts JsonBody,
+ * context.ts postRoute) carries the whole body path: one closure per body (uWS's onData) where
+ * closures over readBody's variables made four (issue 11). Start it with `readBody`, once.
+ */
+export abstract class BodyReader implements AbortOwner {
+  private finished = false;
+  private prealloc: Buffer | null = null;
+  private filled = 0;
+  private chunks: Buffer[] | null = null;
+  private total = 0;
+  private limit_bytes = 0;
+  private drain_bytes_max = 0;
+  private declared = -1;
+  private draining = false;
+
+  /** The whole body (readBody's onDone): readable during the call only. */
+  abstract bodyDone(body: Buffer): void;
+  /** readBody's onError. */
+  abstract bodyError(kind: BodyErrorKind): void;
+
+  /** Starts reading the body of `res` (readBody's contract); call synchronously in the route handler, once. */
+  readBody(res: HttpResponse, limit_bytes: number, content_length?: string, drain_bytes_max = 0): void {
+    if (!Number.isSafeInteger(limit_bytes) || limit_bytes < 0) {
+      throw new RangeError(`limit_bytes must be a non-negative safe integer, got ${limit_bytes}`);
+    }
+    this.limit_bytes = limit_bytes;
+    this.drain_bytes_max = drain_bytes_max;
+    const state = watchAbort(res) as AbortState;
+    if (state.aborted) {
+      this.finished = true;
+      this.bodyError('aborted');
       return;
     }
-    draining = true;
+    const declared = parseContentLength(content_length);
+    this.declared = declared;
+    // Over the limit but within the drain bound: the rest is read and dropped, then answered.
+    if (declared > limit_bytes) {
+      if (declared > drain_bytes_max) {
+        this.finished = true;
+        this.bodyError('too_large');
+        return;
+      }
+      this.draining = true;
+    }
+    // Told of an abort after the Reply (the state's owner), as the listener closure it replaces
+    // was (a response has one body reader).
+    state.reader = this;
+    // A bound method, not an arrow function (a closure and its context): ~50 bytes less per body.
+    res.onData(this.data.bind(this));
   }
-  res.onData((chunk: ArrayBuffer, is_last: boolean) => {
-    if (finished) return;
+
+  clientAborted(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.prealloc = null;
+    this.chunks = null;
+    this.bodyError('aborted');
+  }
+
+  private data(chunk: ArrayBuffer, is_last: boolean): void {
+    if (this.finished) return;
     const n = chunk.byteLength;
-    if (is_last && total === 0 && n > 0 && n <= limit_bytes && !draining) {
+    const limit_bytes = this.limit_bytes;
+    if (is_last && this.total === 0 && n > 0 && n <= limit_bytes && !this.draining) {
       // The whole body in one chunk (an order's ~300 bytes nearly always is): read in place, no
-      // copy and no body buffer per request; valid during onDone only (uWS empties the chunk).
-      finished = true;
-      onDone(Buffer.from(chunk, 0, n));
+      // copy and no body buffer per request; valid during bodyDone only (uWS empties the chunk).
+      this.finished = true;
+      this.bodyDone(Buffer.from(chunk, 0, n));
       return;
     }
-    if (declared >= 0 && !draining && prealloc === null && chunks === null) prealloc = Buffer.allocUnsafe(declared);
-    total += n;
-    if (total > limit_bytes && !draining) {
-      prealloc = null;
-      chunks = null;
-      draining = true;
+    if (this.declared >= 0 && !this.draining && this.prealloc === null && this.chunks === null) this.prealloc = Buffer.allocUnsafe(this.declared);
+    this.total += n;
+    if (this.total > limit_bytes && !this.draining) {
+      this.prealloc = null;
+      this.chunks = null;
+      this.draining = true;
     }
-    if (draining) {
-      if (total > drain_bytes_max) {
-        finished = true;
-        onError('too_large');
+    if (this.draining) {
+      if (this.total > this.drain_bytes_max) {
+        this.finished = true;
+        this.bodyError('too_large');
       } else if (is_last) {
-        finished = true;
-        onError('too_large_drained');
+        this.finished = true;
+        this.bodyError('too_large_drained');
       }
       return;
     }
     if (n > 0) {
       const bytes = new Uint8Array(chunk);
-      if (prealloc !== null && chunks === null && filled + n <= prealloc.length) {
-        prealloc.set(bytes, filled);
-        filled += n;
+      const prealloc = this.prealloc;
+      if (prealloc !== null && this.chunks === null && this.filled + n <= prealloc.length) {
+        prealloc.set(bytes, this.filled);
+        this.filled += n;
       } else {
+        let chunks = this.chunks;
         if (chunks === null) {
           // No Content-Length, or more bytes than it announced: switch to a chunk list.
           chunks = [];
-          if (prealloc !== null && filled > 0) chunks.push(prealloc.subarray(0, filled));
-          prealloc = null;
+          if (prealloc !== null && this.filled > 0) chunks.push(prealloc.subarray(0, this.filled));
+          this.prealloc = null;
+          this.chunks = chunks;
         }
         chunks.push(Buffer.copyBytesFrom(bytes));
       }
     }
     if (!is_last) return;
-    finished = true;
+    this.finished = true;
     let body: Buffer;
+    const chunks = this.chunks;
+    const prealloc = this.prealloc;
     if (chunks !== null) {
-      body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+      body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.total);
     } else if (prealloc !== null) {
-      body = filled === prealloc.length ? prealloc : prealloc.subarray(0, filled);
+      body = this.filled === prealloc.length ? prealloc : prealloc.subarray(0, this.filled);
     } else {
       body = Buffer.alloc(0);
     }
-    prealloc = null;
-    chunks = null;
-    onDone(body);
-  });
+    this.prealloc = null;
+    this.chunks = null;
+    this.bodyDone(body);
+  }
+}
+
+class CallbackBodyReader extends BodyReader {
+  constructor(private readonly onDone: (body: Buffer) => void, private readonly onError: (kind: BodyErrorKind) => void) {
+    super();
+  }
+  bodyDone(body: Buffer): void {
+    this.onDone(body);
+  }
+  bodyError(kind: BodyErrorKind): void {
+    this.onError(kind);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

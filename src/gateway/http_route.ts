@@ -18,7 +18,7 @@
 //   `readJsonBody` does the same for its callback.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Answer } from './envelope.js';
-import { parseJsonObject, readBody } from './http_body.js';
+import { BodyReader, parseJsonObject, type BodyErrorKind } from './http_body.js';
 import { Reply } from './http_reply.js';
 import { componentLog } from '../util/log.js';
 
@@ -48,28 +48,54 @@ export function readJsonBody(
   onObject: (value: Record<string, unknown>) => void,
   drain_bytes_max = 0,
 ): void {
-  readBody(
-    reply.res,
-    limit_bytes,
-    (body) => {
-      const parsed = parseJsonObject(body);
-      if (!parsed.ok) {
-        reply.error('INVALID_REQUEST', parsed.message);
-        return;
-      }
-      try {
-        onObject(parsed.value);
-      } catch (err) {
-        failInternal(reply, err);
-      }
-    },
-    (kind) => {
-      if (kind === 'too_large') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400, true);
-      else if (kind === 'too_large_drained') reply.error('INVALID_REQUEST', bodyTooLargeMessage(limit_bytes), 400);
-    },
-    content_length,
-    drain_bytes_max,
-  );
+  new CallbackJsonBody(reply, limit_bytes, onObject).read(content_length, drain_bytes_max);
+}
+
+/**
+ * readJsonBody as a class: a subclass's `jsonObject` is its callback, and the instance is also the
+ * body reader (http_body.ts BodyReader), so a route's one object per request carries the whole
+ * POST-body path (postRoute in context.ts: one closure per request, uWS's onData; issue 11).
+ * Start it with `read`.
+ */
+export abstract class JsonBody extends BodyReader {
+  constructor(readonly reply: Reply, private readonly json_limit_bytes: number) {
+    super();
+  }
+
+  /** The body, a JSON object; a throw becomes 500 INTERNAL_ERROR (failInternal). */
+  protected abstract jsonObject(value: Record<string, unknown>): void;
+
+  /** Reads the body (readJsonBody's contract); call synchronously in the route handler. */
+  read(content_length: string | undefined, drain_bytes_max = 0): void {
+    this.readBody(this.reply.res, this.json_limit_bytes, content_length, drain_bytes_max);
+  }
+
+  bodyDone(body: Buffer): void {
+    const parsed = parseJsonObject(body);
+    if (!parsed.ok) {
+      this.reply.error('INVALID_REQUEST', parsed.message);
+      return;
+    }
+    try {
+      this.jsonObject(parsed.value);
+    } catch (err) {
+      failInternal(this.reply, err);
+    }
+  }
+
+  bodyError(kind: BodyErrorKind): void {
+    if (kind === 'too_large') this.reply.error('INVALID_REQUEST', bodyTooLargeMessage(this.json_limit_bytes), 400, true);
+    else if (kind === 'too_large_drained') this.reply.error('INVALID_REQUEST', bodyTooLargeMessage(this.json_limit_bytes), 400);
+  }
+}
+
+class CallbackJsonBody extends JsonBody {
+  constructor(reply: Reply, limit_bytes: number, private readonly onObject: (value: Record<string, unknown>) => void) {
+    super(reply, limit_bytes);
+  }
+  protected jsonObject(value: Record<string, unknown>): void {
+    this.onObject(value);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

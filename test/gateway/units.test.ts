@@ -9,6 +9,7 @@ import { httpStatusOf } from '../../src/gateway/envelope.js';
 import { Reply } from '../../src/gateway/http_reply.js';
 import { statusLine } from '../../src/gateway/reply_head.js';
 import { parseContentLength, parseJsonObject, readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
+import { JsonBody, setRouteErrorReporter } from '../../src/gateway/http_route.js';
 import { nextRequestId, REQUEST_ID_PREFIX, requestIdLength, requestIdText, writeRequestId } from '../../src/gateway/request_id.js';
 
 function parse(text: string) {
@@ -334,5 +335,73 @@ describe('Reply counted as an open exchange', () => {
     const late = new Reply(res as unknown as HttpResponse);
     late.countIn(counter);
     expect(counter.open_exchanges).toBe(0);
+  });
+});
+
+describe('JsonBody (the POST body path as one object per request)', () => {
+  class AnsweredResponse extends FakeResponse {
+    ended: string | null = null;
+    cork(fn: () => void): this {
+      fn();
+      return this;
+    }
+    writeStatus(): this {
+      return this;
+    }
+    writeHeader(): this {
+      return this;
+    }
+    end(body: string | Uint8Array): this {
+      this.ended = typeof body === 'string' ? body : Buffer.from(body).toString();
+      return this;
+    }
+  }
+  class Seen extends JsonBody {
+    objects: Record<string, unknown>[] = [];
+    protected jsonObject(value: Record<string, unknown>): void {
+      this.objects.push(value);
+      if (value.boom === true) throw new Error('route bug');
+    }
+  }
+  function open(limit: number, declared?: string) {
+    const res = new AnsweredResponse();
+    const reply = new Reply(res as unknown as HttpResponse);
+    const body = new Seen(reply, limit);
+    body.read(declared);
+    return { res, reply, body };
+  }
+
+  it('hands the parsed object over, from one chunk or several, and answers malformed and oversized bodies', () => {
+    const one = open(100, '7');
+    one.res.push(Buffer.from('{"a":1}'), true);
+    expect(one.body.objects).toEqual([{ a: 1 }]);
+    expect(one.res.ended).toBeNull(); // the route answers, not the body path
+    const two = open(100);
+    two.res.push(Buffer.from('{"a":'), false);
+    two.res.push(Buffer.from('"x"}'), true);
+    expect(two.body.objects).toEqual([{ a: 'x' }]);
+    const bad = open(100);
+    bad.res.push(Buffer.from('[1]'), true);
+    expect(bad.body.objects).toEqual([]);
+    expect(JSON.parse(bad.res.ended!)).toMatchObject({ ok: false, error: 'INVALID_REQUEST', message: 'body must be a JSON object' });
+    const big = open(4, '5');
+    expect(big.res.data).toBeUndefined(); // refused from Content-Length, nothing read
+    expect(JSON.parse(big.res.ended!)).toMatchObject({ ok: false, error: 'INVALID_REQUEST', message: 'body too large: the limit is 4 bytes' });
+    const reported: string[] = [];
+    setRouteErrorReporter((err) => reported.push(err instanceof Error ? err.message : String(err)));
+    const thrown = open(100);
+    thrown.res.push(Buffer.from('{"boom":true}'), true);
+    expect(JSON.parse(thrown.res.ended!)).toMatchObject({ ok: false, error: 'INTERNAL_ERROR' });
+    expect(reported).toEqual(['route bug']);
+  });
+
+  it('an abort mid-body reaches the Reply, then the reader, once: nothing parsed, nothing written', () => {
+    const { res, reply, body } = open(100, '10');
+    res.push(Buffer.from('{"a":'), false);
+    res.aborted!();
+    expect(reply.aborted).toBe(true);
+    res.push(Buffer.from('1}'), true); // uWS sends nothing after an abort; a late chunk is ignored anyway
+    expect(body.objects).toEqual([]);
+    expect(res.ended).toBeNull();
   });
 });
