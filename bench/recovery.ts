@@ -14,7 +14,8 @@
 //    as the matcher thread's start does (Journal.readTransient: each batch's header and the CRC-32
 //    of its records checked, the records copied into one reused aligned buffer; no input hash,
 //    which only the DA thread computes); events are drained from an in-process ring and only
-//    counted. Reported: total, of which journal read + CRC check, and apply (JSON
+//    counted (fills: the engine's fill ids, read after the clock stops). Reported: total, of
+//    which journal read + CRC check, and apply (JSON
 //    `replay_read_and_hash_s` keeps its old name: it is the read + CRC check). Then, untimed, the
 //    same journal is replayed again through Journal.read (a fresh copy per batch): the final
 //    state digest, events and fills must be identical (`replay_digest_agrees`), else exit 1.
@@ -50,7 +51,6 @@ import { JournalReader } from '../src/da/journal_reader.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
 import { stateDigest } from '../src/engine/state.js';
-import { EventType } from '../src/ring/event_records.js';
 import { generateJournal } from './journal_flow.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
 import { Knobs } from './knobs.js';
@@ -98,13 +98,13 @@ interface ReplayResult {
  */
 function replay(dir: string, state_root: boolean | 'deferred', deadline_s: number, reader: 'transient' | 'copying' = 'transient'): ReplayResult {
   const engine_config = engineConfigOf(loadConfig({}));
-  let fills = 0;
+  // No per-event callback: the events are drained (each record's type read, the count kept) as
+  // the executor does, and the fills are read from the engine's state after the clock stops (its
+  // next fill id). A closure call per event was bench-only work inside the timed replay (~5% of
+  // its instructions, 5.3 events a request; docs/benchmarks.md, h15p).
   const exec = new ReplayExecutor(engine_config, {
     state_root,
     event_ring_slots: 1 << 14,
-    onEvent: (e) => {
-      if (e.type() === EventType.FILL) fills++;
-    },
   });
   exec.genesis();
   exec.root_ms = 0;
@@ -132,10 +132,13 @@ function replay(dir: string, state_root: boolean | 'deferred', deadline_s: numbe
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(c0);
   void journal.close();
+  const canonical = exec.engine.canonicalState();
+  // Fill ids start at 1 and every fill takes the next one.
+  const fills = canonical.next_fill_id - 1;
   return {
     batches, requests, seconds, cpu_s: (cpu.user + cpu.system) / 1e6, root_cpu_ms: exec.root_cpu_ms, read_s: seconds - apply_ms / 1000, apply_s: (apply_ms - exec.root_ms) / 1000, events: exec.events, fills,
     root_ms: exec.root_ms, leaves: exec.builder.leafCount(), hashes: exec.builder.hashCount(), state_root: last_root, complete,
-    digest: stateDigest(exec.engine.canonicalState()),
+    digest: stateDigest(canonical),
   };
 }
 

@@ -163,16 +163,22 @@ export class ClientIdIndex {
   /** Indexes `slot` under its account and client id (both set, the id not already indexed). */
   add(slot: number): void {
     if ((this.size + 1) * 2 > this.slots.length) this.grow();
-    this.insert(ClientIdIndex.hash(this.store.i[slot * OI.STRIDE + OI.ACCOUNT], this.store.client_order_id[slot]), slot + 1);
+    const h = ClientIdIndex.hash(this.store.i[slot * OI.STRIDE + OI.ACCOUNT], this.store.client_order_id[slot]);
+    this.store.client_hash[slot] = h;
+    this.insert(h, slot + 1);
     this.size++;
   }
 
-  /** Removes `slot` (indexed, its account and client id unchanged since `add`). */
+  /**
+   * Removes `slot` (indexed, its account and client id unchanged since `add`). The hash `add`
+   * kept with the slot, not computed again: the id's string is then not read (a cold cache line
+   * for a maker filled long after it was placed; docs/benchmarks.md, h15p).
+   */
   remove(slot: number): void {
     const mask = this.mask;
     const hashes = this.hashes;
     const slots = this.slots;
-    let i = ClientIdIndex.hash(this.store.i[slot * OI.STRIDE + OI.ACCOUNT], this.store.client_order_id[slot]) & mask;
+    let i = this.store.client_hash[slot] & mask;
     while (slots[i] !== slot + 1) {
       if (slots[i] === 0) return;
       i = (i + 1) & mask;
@@ -245,7 +251,7 @@ export const enum OI {
 
 /**
  * Resting orders. A slot's fields sit together: its 8 float64 fields in `f`, its 9 int32 fields
- * in `i` (100 bytes a slot), so an order is two cache lines, not one per field; measured 11-13%
+ * in `i` (100 bytes a slot; 104 with the client id's hash), so an order is two cache lines, not one per field; measured 11-13%
  * faster than a typed array per field (docs/benchmarks.md, 2026-11-26). Slots are recycled
  * through a free list.
  */
@@ -255,6 +261,8 @@ export class OrderStore {
   f: Float64Array;
   i: Int32Array;
   client_order_id: string[];
+  /** ClientIdIndex's hash of the slot's account and client id (set by its `add`). */
+  client_hash: Int32Array;
   private free: Int32Array;
   private free_count: number;
   private used_high: number;
@@ -271,6 +279,7 @@ export class OrderStore {
     this.f = new Float64Array(n * OF.STRIDE);
     this.i = new Int32Array(n * OI.STRIDE);
     this.client_order_id = new Array<string>(n).fill('');
+    this.client_hash = new Int32Array(n);
     this.free = new Int32Array(n);
     this.free_count = 0;
     this.used_high = 0;
@@ -310,6 +319,7 @@ export class OrderStore {
     this.f = grownF64(this.f, n * OF.STRIDE);
     this.i = grownI32(this.i, n * OI.STRIDE);
     for (let k = this.capacity; k < n; k++) this.client_order_id.push('');
+    this.client_hash = grownI32(this.client_hash, n);
     this.free = grownI32(this.free, n);
     this.capacity = n;
   }
