@@ -282,26 +282,26 @@ describe('status lines', () => {
   });
 });
 
-describe('Reply counted as an open exchange', () => {
-  /** A response that also takes a written answer (cork, status, headers, end). */
-  class AnswerableResponse extends FakeResponse {
-    ended: string | null = null;
-    cork(fn: () => void): this {
-      fn();
-      return this;
-    }
-    writeStatus(): this {
-      return this;
-    }
-    writeHeader(): this {
-      return this;
-    }
-    end(body: string | Uint8Array): this {
-      this.ended = typeof body === 'string' ? body : Buffer.from(body).toString();
-      return this;
-    }
+/** A response that also takes a written answer (cork, status, headers, end). */
+class AnswerableResponse extends FakeResponse {
+  ended: string | null = null;
+  cork(fn: () => void): this {
+    fn();
+    return this;
   }
+  writeStatus(): this {
+    return this;
+  }
+  writeHeader(): this {
+    return this;
+  }
+  end(body: string | Uint8Array): this {
+    this.ended = typeof body === 'string' ? body : Buffer.from(body).toString();
+    return this;
+  }
+}
 
+describe('Reply counted as an open exchange', () => {
   it('stays counted until its answer is written, once', () => {
     const res = new AnswerableResponse();
     const counter = { open_exchanges: 0, access_log: false };
@@ -339,23 +339,6 @@ describe('Reply counted as an open exchange', () => {
 });
 
 describe('JsonBody (the POST body path as one object per request)', () => {
-  class AnsweredResponse extends FakeResponse {
-    ended: string | null = null;
-    cork(fn: () => void): this {
-      fn();
-      return this;
-    }
-    writeStatus(): this {
-      return this;
-    }
-    writeHeader(): this {
-      return this;
-    }
-    end(body: string | Uint8Array): this {
-      this.ended = typeof body === 'string' ? body : Buffer.from(body).toString();
-      return this;
-    }
-  }
   class Seen extends JsonBody {
     objects: Record<string, unknown>[] = [];
     protected jsonObject(value: Record<string, unknown>): void {
@@ -364,7 +347,7 @@ describe('JsonBody (the POST body path as one object per request)', () => {
     }
   }
   function open(limit: number, declared?: string) {
-    const res = new AnsweredResponse();
+    const res = new AnswerableResponse();
     const reply = new Reply(res as unknown as HttpResponse);
     const body = new Seen(reply, limit);
     body.read(declared);
