@@ -9,7 +9,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { componentLog } from '../util/log.js';
 import { isWrongLastSequence } from './lease.js';
-import { describeWriteError, injectedFault } from '../journal/journal.js';
+import { describeWriteError, injectedFault } from '../journal/journal_fault.js';
 import { leaderStatusHeaders, MATCHER_STATUS_SUBJECT } from './matcher_status.js';
 import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, type BatchHeader } from './log_format.js';
 import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';

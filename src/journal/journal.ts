@@ -21,14 +21,16 @@
 //
 // Each stored batch carries a CRC-32 of its records; replay recomputes it and checks that batch
 // ids are contiguous, so a torn or altered tail is reported, never silently replayed. The batch
-// format itself (header, CRC-32, records; encode and decode) is in journal_codec.ts.
-import { readFileSync } from 'node:fs';
+// format itself (header, CRC-32, records; encode and decode) is in journal_codec.ts; the
+// write-ahead file's unstored batches (routing, stores into LMDB, recovery) are in wal_store.ts.
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { RECORD_WORDS } from '../ring/records.js';
 import { batchOf, checkHeader, copyChecked, decodeBatch, encodeBatch, JournalCorruption, type JournalBatch } from './journal_codec.js';
+import { describeWriteError } from './journal_fault.js';
 import { JournalReserve } from './reserve.js';
-import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, type WalBatch, type WalSync } from './wal.js';
+import type { WalSync } from './wal.js';
+import { WalStore } from './wal_store.js';
 
 /** A write that failed (disk full, I/O error) and is being retried; null once writes succeed again. */
 export interface JournalFault {
@@ -59,17 +61,6 @@ export interface JournalOptions {
   wal_sync?: WalSync;
 }
 
-/**
- * `afterAck` stores the write-ahead file's batches into LMDB once this many wait (or
- * WAL_STORE_BYTES of them): one LMDB commit (two flushes, ~0.45 ms) per 64 batches instead of
- * per batch, and the matcher is held by it 64 times less often (docs/benchmarks.md "hwj").
- */
-export const WAL_STORE_BATCHES = 64;
-/** ... or this many bytes of batches (a quarter of the default file). */
-export const WAL_STORE_BYTES = 1 << 20;
-/** Idle (no request waiting), `storeIdle` stores batches that have waited this long. */
-export const WAL_STORE_IDLE_MS = 100;
-
 /** First retry delay of a failed write, doubled up to JOURNAL_RETRY_MS_MAX. */
 const JOURNAL_RETRY_MS_MIN = 50;
 /** Longest wait between retries: a disk that frees space is noticed within a second. */
@@ -79,23 +70,8 @@ export class Journal {
   private readonly root: RootDatabase;
   private readonly batches: Database<Buffer, number>;
   private last_batch_id: number;
-  /** LMDB's last batch (0: none); the write-ahead file holds the ones after it. */
-  private stored_batch_id: number;
-  /**
-   * The writer's write-ahead file (null: read only, `wal_bytes: 0`, or it could not be created, in
-   * which case every batch goes to LMDB directly as before it existed).
-   */
-  private readonly wal: WalWriter | null;
-  /**
-   * The batches after LMDB's last, in order: in the write-ahead file, awaiting their store
-   * (writer), or read from it at open (read only).
-   */
-  private unstored: WalBatch[] = [];
-  private unstored_bytes = 0;
-  /** When the oldest unstored batch was acknowledged (Date.now()). */
-  private unstored_since_ms = 0;
-  /** LMDB commits that stored write-ahead batches, since open. */
-  stores = 0;
+  /** The write-ahead file and the batches it holds that LMDB lacks (wal_store.ts). */
+  private readonly wal_store: WalStore;
   private readonly options: JournalOptions;
   /** The write being retried, else null (the matcher is held in `append` until it lands). */
   fault: JournalFault | null = null;
@@ -122,28 +98,19 @@ export class Journal {
     this.dropped_after_gap = this.dropAfterGap();
     let last = 0;
     for (const key of batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
-    this.stored_batch_id = last;
-    const tail = readWalTail(dir, last, (message) => {
-      throw new JournalCorruption(message);
+    // Opening it reads the write-ahead file's tail (and, writing, stores it into LMDB first).
+    this.wal_store = new WalStore(dir, last, options, {
+      batches,
+      reserve: this.reserve,
+      lastBatchId: () => this.last_batch_id,
+      retried: (batch_id, write) => this.retried(batch_id, write),
     });
-    if (options.read_only === true) {
-      this.wal = null;
-      this.unstored = tail;
-      this.last_batch_id = tail.length > 0 ? tail[tail.length - 1].batch_id : last;
-      return;
-    }
-    // Recovery: what the write-ahead file holds after LMDB's last batch (durable, maybe
-    // acknowledged) is stored first, as one durable transaction.
-    if (tail.length > 0) {
-      this.unstored = tail;
-      this.storeOnce();
-      this.stored_batch_id = tail[tail.length - 1].batch_id;
-      this.unstored = [];
-      console.error(`ringbook: journal: stored batches ${tail[0].batch_id}..${this.stored_batch_id} from the write-ahead file into LMDB`);
-    }
-    this.last_batch_id = this.stored_batch_id;
-    this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
-    this.wal?.restart(this.stored_batch_id);
+    this.last_batch_id = this.wal_store.lastBatchId();
+  }
+
+  /** LMDB commits that stored write-ahead batches, since open. */
+  get stores(): number {
+    return this.wal_store.stores;
   }
 
   /** Opens (creating it when absent, unless `read_only`) the journal in `dir`. */
@@ -187,7 +154,8 @@ export class Journal {
   /** The oldest batch still held (batches below it were trimmed after a snapshot); 0 when empty. */
   firstBatchId(): number {
     for (const key of this.batches.getKeys({ limit: 1 })) return key as number;
-    return this.unstored.length > 0 ? this.unstored[0].batch_id : 0;
+    const unstored = this.wal_store.batches();
+    return unstored.length > 0 ? unstored[0].batch_id : 0;
   }
 
   /**
@@ -200,7 +168,7 @@ export class Journal {
     if (this.last_batch_id === 0) {
       this.last_batch_id = batch_id;
       // An empty LMDB: the write-ahead file's first cycle continues the snapshot (readWalTail).
-      this.wal?.restart(batch_id);
+      this.wal_store.restart(batch_id);
       return;
     }
     if (this.last_batch_id < batch_id || first > batch_id + 1) {
@@ -214,7 +182,7 @@ export class Journal {
    */
   trimThrough(batch_id: number): number {
     // LMDB's newest batch must stay: store the write-ahead file's batches first.
-    this.storeUnstored();
+    this.wal_store.storeUnstored();
     const through = Math.min(batch_id, this.last_batch_id - 1);
     if (through < 1) return 0;
     const keys: number[] = [];
@@ -239,79 +207,28 @@ export class Journal {
     if (batch_id !== this.last_batch_id + 1) {
       throw new JournalCorruption(`append of batch ${batch_id} after ${this.last_batch_id}`);
     }
-    const value = encodeBatch(batch_id, time_ms, records, count);
-    const wal = this.wal;
-    if (wal !== null && wal.fitsEmpty(value.length)) {
-      // A full file: its batches go to LMDB first, and the next cycle starts at offset 0.
-      if (!wal.fits(value.length)) this.storeUnstored();
-      this.retried(batch_id, () => this.walOnce(wal, batch_id, value));
-      if (this.unstored.length === 0) this.unstored_since_ms = Date.now();
-      this.unstored.push({ batch_id, value });
-      this.unstored_bytes += value.length;
-    } else {
-      this.storeUnstored();
-      this.retried(batch_id, () => this.putOnce(batch_id, value));
-      this.stored_batch_id = batch_id;
-      wal?.restart(batch_id);
-      this.reserve.consumed(value.length);
-    }
+    this.wal_store.append(batch_id, encodeBatch(batch_id, time_ms, records, count));
     this.last_batch_id = batch_id;
   }
 
-  /**
-   * After the batch's commit marker is out (the matcher, between batches): once WAL_STORE_BATCHES
-   * batches (or WAL_STORE_BYTES) wait in the write-ahead file, stores them into LMDB
-   * (`storeUnstored`). Returns whether it stored (and so took time).
-   */
+  /** After the batch's commit marker is out: see WalStore.afterAck. Returns whether it stored. */
   afterAck(): boolean {
-    if (this.unstored.length < WAL_STORE_BATCHES && this.unstored_bytes < WAL_STORE_BYTES) return false;
-    this.storeUnstored();
-    return true;
+    return this.wal_store.afterAck();
   }
 
-  /**
-   * The matcher with no request waiting: stores the batches that have waited WAL_STORE_IDLE_MS
-   * or more (a quiet exchange's LMDB catches up within ~0.1-0.2 s). Returns whether it stored.
-   */
+  /** The matcher with no request waiting: see WalStore.storeIdle. Returns whether it stored. */
   storeIdle(now_ms = Date.now()): boolean {
-    if (this.unstored.length === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS) return false;
-    this.storeUnstored();
-    return true;
+    return this.wal_store.storeIdle(now_ms);
   }
 
   /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */
   unstoredBatches(): number {
-    return this.options.read_only === true ? 0 : this.unstored.length;
+    return this.wal_store.unstoredBatches();
   }
 
-  /**
-   * Stores the write-ahead file's batches into LMDB, durably, in one transaction, and restarts the
-   * file at offset 0. A failing store is retried here (the caller is held, so no later batch is
-   * acknowledged; the file keeps every batch LMDB lacks meanwhile), reported through `onFault` as
-   * a fault of the next batch, the one it holds. Also before a trim, before a batch that does not
-   * fit, and at close.
-   */
+  /** Stores the write-ahead file's batches into LMDB: see WalStore.storeUnstored. */
   storeUnstored(): void {
-    if (this.options.read_only === true || this.unstored.length === 0) return;
-    this.retried(this.last_batch_id + 1, () => this.storeOnce());
-    this.stored_batch_id = this.unstored[this.unstored.length - 1].batch_id;
-    this.reserve.consumed(this.unstored_bytes);
-    this.unstored = [];
-    this.unstored_bytes = 0;
-    this.stores++;
-    this.wal?.restart(this.stored_batch_id);
-  }
-
-  /** One synchronous LMDB transaction with every unstored batch: durable when it returns. */
-  private storeOnce(): void {
-    if (this.options.fault_file && injectedFault(this.options.fault_file) === 'store') throw new Error('injected store failure (test seam)');
-    const batches = this.unstored;
-    this.batches.transactionSync(() => {
-      for (const b of batches) {
-        const ok: unknown = this.batches.putSync(b.batch_id, b.value);
-        if (ok === false) throw new Error(`journal write of batch ${b.batch_id} failed`);
-      }
-    });
+    this.wal_store.storeUnstored();
   }
 
   /** Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s. */
@@ -337,24 +254,6 @@ export class Journal {
     }
   }
 
-  private walOnce(wal: WalWriter, batch_id: number, value: Buffer): void {
-    const injected = this.options.fault_file ? injectedFault(this.options.fault_file) : null;
-    if (injected === 'write') throw new Error('injected write failure (test seam)');
-    wal.append(batch_id, value, injected === 'fsync' ? () => {
-      throw new Error('injected fsync failure (test seam): durability unknown');
-    } : undefined);
-  }
-
-  private putOnce(batch_id: number, value: Buffer): void {
-    const injected = this.options.fault_file ? injectedFault(this.options.fault_file) : null;
-    if (injected === 'write') throw new Error('injected write failure (test seam)');
-    // One synchronous transaction, committed with sync on: durable when putSync returns.
-    // (lmdb-js returns false for a refused conditional write; its types say void.)
-    const ok: unknown = this.batches.putSync(batch_id, value);
-    if (ok === false) throw new Error(`journal write of batch ${batch_id} failed`);
-    if (injected === 'fsync') throw new Error('injected fsync failure (test seam): durability unknown');
-  }
-
   /** Batches from `from` (inclusive) in order, each checked (hash, contiguity). */
   *read(from = 1): Generator<JournalBatch> {
     let expected = from;
@@ -363,17 +262,10 @@ export class Journal {
       yield decodeBatch(value, expected);
       expected++;
     }
-    for (const b of this.unstoredFrom(expected)) {
+    for (const b of this.wal_store.unstoredFrom(expected)) {
       yield decodeBatch(b.value, expected);
       expected++;
     }
-  }
-
-  /** The unstored batches from `from` on (none when the first is after `from`: the caller reports the gap). */
-  private unstoredFrom(from: number): WalBatch[] {
-    const u = this.unstored;
-    if (u.length === 0 || from < u[0].batch_id || from > u[u.length - 1].batch_id) return [];
-    return u.slice(from - u[0].batch_id);
   }
 
   /**
@@ -393,7 +285,7 @@ export class Journal {
    */
   *readTransient(from = 1): Generator<JournalBatch> {
     let id = from;
-    const tail = this.unstored;
+    const tail = this.wal_store.batches();
     for (;;) {
       let value: Uint8Array | undefined = this.batches.getBinaryFast(id);
       if (value === undefined && tail.length > 0 && id >= tail[0].batch_id && id <= tail[tail.length - 1].batch_id) {
@@ -437,42 +329,8 @@ export class Journal {
    * next open stores it), then closes.
    */
   async close(): Promise<void> {
-    if (this.options.read_only !== true && this.unstored.length > 0) {
-      try {
-        this.storeOnce();
-        this.unstored = [];
-      } catch (e) {
-        console.error(`ringbook: journal: storing the write-ahead file's batches at close failed (the next start stores them): ${describeWriteError(e)}`);
-      }
-    }
-    this.wal?.close();
+    this.wal_store.close();
     this.reserve.close();
     await this.root.close();
-  }
-}
-
-export function describeWriteError(e: unknown): string {
-  const code = (e as { code?: unknown }).code;
-  const message = e instanceof Error ? e.message : String(e);
-  return code === undefined ? message : `${message} (code ${String(code)})`;
-}
-
-export function injectedFault(file: string): 'write' | 'fsync' | 'store' | null {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').trim();
-  } catch {
-    return null;
-  }
-  return text === 'write' || text === 'fsync' || text === 'store' ? text : null;
-}
-
-/** The writer's write-ahead file; null (every batch to LMDB directly) when it cannot be created. */
-function openWal(dir: string, bytes: number, sync: WalSync): WalWriter | null {
-  try {
-    return WalWriter.open(dir, bytes, sync);
-  } catch (e) {
-    console.error(`ringbook: journal: no write-ahead file (${describeWriteError(e)}): every batch is committed to LMDB before its answer`);
-    return null;
   }
 }

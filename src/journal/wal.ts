@@ -72,7 +72,7 @@ function recordCrc(header: Buffer, body: Uint8Array): number {
 
 /**
  * The matcher thread's writer: appends records durably, one device flush each. Single writer:
- * the journal (journal.ts) owns it and decides when a cycle restarts (`restart`).
+ * the journal's WalStore (wal_store.ts) owns it and decides when a cycle restarts (`restart`).
  */
 export class WalWriter {
   readonly file: string;

@@ -10,9 +10,10 @@ import path from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
-import { Journal, WAL_STORE_BATCHES, WAL_STORE_IDLE_MS } from '../../src/journal/journal.js';
+import { Journal } from '../../src/journal/journal.js';
 import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
+import { WAL_STORE_BATCHES, WAL_STORE_IDLE_MS } from '../../src/journal/wal_store.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 

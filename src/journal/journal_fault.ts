@@ -1,0 +1,19 @@
+// The journal writers' fault helpers, shared by the LMDB journal (journal.ts), its write-ahead
+// coordination (wal_store.ts) and the cluster's event store (src/cluster/matcher_store.ts).
+import { readFileSync } from 'node:fs';
+
+export function describeWriteError(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const message = e instanceof Error ? e.message : String(e);
+  return code === undefined ? message : `${message} (code ${String(code)})`;
+}
+
+export function injectedFault(file: string): 'write' | 'fsync' | 'store' | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    return null;
+  }
+  return text === 'write' || text === 'fsync' || text === 'store' ? text : null;
+}
