@@ -10,31 +10,22 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { adminState, api, balances, bytesToHex, Wallet } from '../server/harness.js';
-import { daStatus, leadingFromGenesis, matcherStatus, P, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { DevChain, devSettlement, OPERATOR_KEY, settlementConfig } from './dev_chain.js';
+import { daStatus, matcherStatus, P, waitFor } from '../cluster/cluster_helpers.js';
+import { OPERATOR_KEY } from './dev_chain.js';
+import { startSettledCluster, stopSettledClusters } from './settled_cluster.js';
 
 const POLL_MS = 50;
 const DAY_S = 24 * 3600;
 const ETH = 10n ** 18n;
 
-let chain: DevChain | null = null;
-let c: TestCluster | null = null;
-afterAll(async () => {
-  await c?.stop();
-  await chain?.close();
-});
+afterAll(stopSettledClusters);
 
 describe('settlement roots from a cluster', () => {
   it('the DA role posts its roots with the forced count the gateway shares: a deposit credited, an order\'s roots on chain, a refused entry counted', async () => {
     const alice = Wallet.random();
     const bob = Wallet.random();
-    const dev = await devSettlement([alice.address, bob.address]);
-    chain = dev.chain;
+    const { dev, settlement, c, m1 } = await startSettledCluster([alice.address, bob.address], POLL_MS);
     const { contract } = dev;
-    const settlement = settlementConfig(dev, POLL_MS);
-    c = await startTestCluster();
-    const m1 = await c.startMatcher('m1');
-    await leadingFromGenesis(m1);
     const d1 = await c.startDa('d1', { RINGBOOK_SETTLEMENT_POSTER: '1', RINGBOOK_OPERATOR_KEY: OPERATOR_KEY }, settlement);
     const g = await c.startGateway('g1', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     const key = '0x' + bytesToHex(alice.priv);
@@ -77,7 +68,7 @@ describe('settlement roots from a cluster', () => {
     expect((await adminState(g)).settlement.link).toMatchObject({ forced_submitted: 0, forced_refused: 1 });
     expect(Number(await contract.readNumber('lastBatchId'))).toBeGreaterThan(before);
     // 24 h later, nobody can freeze the contract over it.
-    chain.increaseTime(DAY_S + 1);
+    dev.chain.increaseTime(DAY_S + 1);
     await expect(contract.send('0x' + bytesToHex(bob.priv), 'challenge', [0])).rejects.toThrow(/NotOverdue/);
     expect(await contract.read('frozen')).toEqual([false]);
 
@@ -86,7 +77,7 @@ describe('settlement roots from a cluster', () => {
     const env = alice.forceInclude('not a request body', { nonce: alice.nextNonce() });
     await contract.send(key, 'forceInclude', [env.payload as string, env.nonce as number, env.signature as string]);
     await waitFor('the second entry counted on chain', 20_000, async () => ((await contract.readNumber('forcedProcessed')) === 2n ? true : undefined), 50);
-    chain.increaseTime(DAY_S + 1);
+    dev.chain.increaseTime(DAY_S + 1);
     await expect(contract.send('0x' + bytesToHex(bob.priv), 'challenge', [1])).rejects.toThrow(/NotOverdue/);
     expect(await contract.read('frozen')).toEqual([false]);
 

@@ -11,32 +11,22 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { adminState, bytesToHex, deposit, Wallet } from '../server/harness.js';
-import { leadingFromGenesis, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { DevChain, devSettlement, OPERATOR_KEY, settlementConfig } from './dev_chain.js';
+import { matcherStatus, settledMatchers, waitFor } from '../cluster/cluster_helpers.js';
+import { OPERATOR_KEY } from './dev_chain.js';
+import { startSettledCluster, stopSettledClusters } from './settled_cluster.js';
 
 const POLL_MS = 50;
 
-let chain: DevChain | null = null;
-let c: TestCluster | null = null;
-afterAll(async () => {
-  await c?.stop();
-  await chain?.close();
-});
+afterAll(stopSettledClusters);
 
 describe('a forced entry the front refuses, on an idle exchange, with the cluster backend', () => {
   it('the gateway\'s chain link asks the leader matcher for a batch, which cuts an empty one', async () => {
     const alice = Wallet.random();
     const bob = Wallet.random();
-    const dev = await devSettlement([alice.address, bob.address]);
-    chain = dev.chain;
+    const { dev, settlement, c, m1 } = await startSettledCluster([alice.address, bob.address], POLL_MS);
     const { contract } = dev;
-    c = await startTestCluster();
-    const m1 = await c.startMatcher('m1');
-    await leadingFromGenesis(m1);
     const m2 = await c.startMatcher('m2');
-    const g = await c.startGateway('g1',
-      settlementConfig(dev, POLL_MS),
-      { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
+    const g = await c.startGateway('g1', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     const key = '0x' + bytesToHex(alice.priv);
 
     // One batch; from here on the exchange is idle.

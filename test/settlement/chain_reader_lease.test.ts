@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { adminState, balances, bytesToHex, Wallet, type StartedServer } from '../server/harness.js';
-import { leadingFromGenesis, startTestCluster, waitFor, type TestCluster } from '../cluster/cluster_helpers.js';
-import { DevChain, devSettlement, OPERATOR_KEY, settlementConfig } from './dev_chain.js';
+import { waitFor } from '../cluster/cluster_helpers.js';
+import { OPERATOR_KEY } from './dev_chain.js';
+import { startSettledCluster, stopSettledClusters } from './settled_cluster.js';
 import { Validator } from '../openapi/validate.js';
 
 /** docs/openapi.yaml's AdminState: both gateways' states, with the new link fields, conform. */
@@ -22,12 +23,7 @@ const ETH = 10n ** 18n;
 /** 1 ETH in the engine's units (6 decimals). */
 const ONE_ETH_UNITS = 1_000_000;
 
-let chain: DevChain | null = null;
-let c: TestCluster | null = null;
-afterAll(async () => {
-  await c?.stop();
-  await chain?.close();
-});
+afterAll(stopSettledClusters);
 
 async function link(g: StartedServer): Promise<{ reading: boolean; deposits_credited: number; reader_takeovers: number; last_error: string | null }> {
   return (await adminState(g)).settlement.link;
@@ -36,13 +32,8 @@ async function link(g: StartedServer): Promise<{ reading: boolean; deposits_cred
 describe('one chain reader in a cluster', () => {
   it('only the lease holder credits a deposit; after its death the other gateway reads and credits the next', async () => {
     const alice = Wallet.random();
-    const dev = await devSettlement([alice.address]);
-    chain = dev.chain;
+    const { dev, settlement, c } = await startSettledCluster([alice.address], POLL_MS);
     const { contract } = dev;
-    const settlement = settlementConfig(dev, POLL_MS);
-    c = await startTestCluster();
-    const m1 = await c.startMatcher('m1');
-    await leadingFromGenesis(m1);
     const g1 = await c.startGateway('g1', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     const g2 = await c.startGateway('g2', settlement, { RINGBOOK_OPERATOR_KEY: OPERATOR_KEY });
     // Exactly one of them reads (the first to start took the lease; the other keeps asking).
