@@ -92,8 +92,6 @@ export class KvLease {
 export class ChainReaderLease {
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
-  /** Times this gateway took the lease (GET /admin/state shows `settlement.link.reader`). */
-  acquired = 0;
 
   private constructor(private readonly lease: KvLease, private readonly holder: string) {}
 
@@ -116,7 +114,6 @@ export class ChainReaderLease {
       if (this.lease.held) {
         if ((await this.lease.renew()) === 'lost') log.warn(`ringbook gateway ${this.holder}: chain reader lease lost: no longer reading the chain`);
       } else if (await this.lease.tryAcquire()) {
-        this.acquired++;
         log.info(`ringbook gateway ${this.holder}: chain reader lease taken: reading the chain`);
       }
     } finally {
