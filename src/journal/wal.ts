@@ -37,7 +37,10 @@ export const WAL_HEADER_BYTES = 40;
 /**
  * How an append is made durable: 'dsync', one pwritev through an O_DSYNC descriptor (the kernel
  * writes and flushes the written range before the call returns: one syscall); 'fdatasync', a
- * pwritev then fdatasync. The same device flush; docs/benchmarks.md "hwj" compares them.
+ * pwritev then fdatasync. The same device flush; docs/benchmarks.md "hwj" compares them. On
+ * this disk (virtio, write-back cache, no FUA) `O_DIRECT`, `RWF_DSYNC` and two pages measured no
+ * faster either: every way is a write then a flush, and the flush is the cost (docs/benchmarks.md
+ * "h16s", native-bench/durable_append).
  */
 export type WalSync = 'dsync' | 'fdatasync';
 
