@@ -11,11 +11,12 @@ import { NO_MARKET, OrderStatus, Side, Stp } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 
 export class Books {
-  private readonly st: EngineState;
+  // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
+  private declare readonly st: EngineState;
   // The state's stores, held directly: the hot paths read them on every request (one load, not two).
-  private readonly orders: OrderStore;
-  private readonly levels: LevelStore;
-  private readonly ledger: Ledger;
+  private declare readonly orders: OrderStore;
+  private declare readonly levels: LevelStore;
+  private declare readonly ledger: Ledger;
   /** Slots collected for a cancel in order id order (reused: no allocation per request). */
   private readonly scratch_slots: number[] = [];
 
