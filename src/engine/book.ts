@@ -429,21 +429,27 @@ export class BookSide {
     // Most activity is near the best price: scan down from the top a few levels before searching
     // (the bench flow rests orders a mean 10 ticks from the mid, ~8 levels below the best).
     // One test per step (`stop` is at least -1) and `| 0` on the index (an int32 step without an
-    // overflow check): each step of the scan also repeats the array's map, base and bounds checks.
-    // Two levels per step: V8 does not hoist the array's checks out of the loop, but the second
-    // read of a step reuses the first's map check and pointers, and the loop's own test and stack
-    // check run once per two levels (docs/benchmarks.md, h15k).
+    // overflow check). Four levels per step: V8 does not hoist the array's checks out of the loop
+    // (after the loop's stack check it checks the array's map and reloads its base, external
+    // pointer and length), but the reads of one step share them, and the loop's own test and
+    // stack check run once per four levels (two per step: docs/benchmarks.md, h15k; four: h16m).
     let hi = (this.count - 1) | 0;
     const stop = hi >= FIND_SCAN_LEVELS ? (hi - FIND_SCAN_LEVELS) | 0 : -1;
-    for (; hi > stop; hi = (hi - 2) | 0) {
-      const v = keys[hi];
+    for (; hi > stop; hi = (hi - 4) | 0) {
       // One comparison per level while the keys are above k (keys are never NaN).
-      if (v <= k) return v === k ? hi : ~(hi + 1);
-      if (hi === 0) return ~0;
-      const w = keys[(hi - 1) | 0];
-      if (w <= k) return w === k ? (hi - 1) | 0 : ~hi;
+      const a = keys[hi];
+      if (a <= k) return a === k ? hi : ~(hi + 1);
+      // Fewer than four levels left: the search below finishes [0, hi].
+      if (hi < 3) break;
+      const b = keys[(hi - 1) | 0];
+      if (b <= k) return b === k ? (hi - 1) | 0 : ~hi;
+      const c = keys[(hi - 2) | 0];
+      if (c <= k) return c === k ? (hi - 2) | 0 : ~((hi - 1) | 0);
+      const d = keys[(hi - 3) | 0];
+      if (d <= k) return d === k ? (hi - 3) | 0 : ~((hi - 2) | 0);
     }
-    // The scan may stop one below `stop` (two per step): the search covers [0, hi] either way.
+    // The scan may stop up to three below `stop` (four per step), or break with hi scanned: the
+    // search covers [0, hi] either way.
     let lo = 0;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
