@@ -33,6 +33,7 @@ const SHAPES_CONFIG: EngineConfig = {
 };
 
 export class FastEngine implements MatchingEngine, RequestApplier {
+  // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
   /**
    * A small engine kept for the life of the process, so that the hidden classes (V8 maps) of an
    * engine's objects never die: they are reached from their classes only through weak links.
@@ -45,15 +46,15 @@ export class FastEngine implements MatchingEngine, RequestApplier {
    */
   private static readonly shapes: FastEngine = new FastEngine(SHAPES_CONFIG);
   // The engine's parts, each an object with its own job, all over the one state:
-  private readonly st: EngineState;
+  private declare readonly st: EngineState;
   /** Linking, unlinking and cancelling resting orders; the walks the checks need. */
-  private readonly books: Books;
+  private declare readonly books: Books;
   /** Referrals, forced inclusion, dead-man switches and batch start. */
-  private readonly programmes: Programmes;
+  private declare readonly programmes: Programmes;
   /** One taker order against the book. */
-  private readonly matching: Matching;
+  private declare readonly matching: Matching;
   /** Place, amend, cancel, cancel-all. */
-  private readonly orders: OrderRequests;
+  private declare readonly orders: OrderRequests;
 
   constructor(config: EngineConfig) {
     this.st = new EngineState(config);

@@ -11,11 +11,12 @@ import { NO_MARKET, OrderStatus, Side, Stp } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 
 export class Books {
-  private readonly st: EngineState;
+  // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
+  private declare readonly st: EngineState;
   // The state's stores, held directly: the hot paths read them on every request (one load, not two).
-  private readonly orders: OrderStore;
-  private readonly levels: LevelStore;
-  private readonly ledger: Ledger;
+  private declare readonly orders: OrderStore;
+  private declare readonly levels: LevelStore;
+  private declare readonly ledger: Ledger;
   /** Slots collected for a cancel in order id order (reused: no allocation per request). */
   private readonly scratch_slots: number[] = [];
 
@@ -47,7 +48,9 @@ export class Books {
     const m = oi[(si + OI.MARKET) | 0];
     const side = oi[(si + OI.SIDE) | 0] === Side.BID ? this.st.bids[m] : this.st.asks[m];
     const i = side.find(of[(sf + OF.PRICE) | 0]);
-    const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s);
+    // `| 0`: newLevel's result is a number V8 cannot type as int32, and the phi with it made lvl a
+    // float64 converted back for every store below.
+    const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s) | 0;
     // The level's arrays are read after newLevel (a new level may grow them), once each.
     const levels = this.levels;
     const tails = levels.tail;
@@ -83,7 +86,7 @@ export class Books {
     else oi[(prev * OI.STRIDE + OI.NEXT) | 0] = next;
     if (next === Link.NIL) levels.tail[lvl] = prev;
     else oi[(next * OI.STRIDE + OI.PREV) | 0] = prev;
-    levels.quantity[lvl] -= o.f[(s * OF.STRIDE + OF.REMAINING) | 0];
+    levels.quantity[lvl] -= o.f[(((s * OF.STRIDE) | 0) + OF.REMAINING) | 0];
     // No neighbour either way: it was the level's only order (not re-read from the level's head).
     if (prev === Link.NIL && next === Link.NIL) this.dropLevel(s, lvl);
     if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);

@@ -18,13 +18,14 @@ import { FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, type Request } from './
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 
 export class Matching {
-  private readonly st: EngineState;
+  // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
+  private declare readonly st: EngineState;
   // The state's stores, held directly: the hot paths read them on every request (one load, not two).
-  private readonly orders: OrderStore;
-  private readonly levels: LevelStore;
-  private readonly ledger: Ledger;
-  private readonly books: Books;
-  private readonly programmes: Programmes;
+  private declare readonly orders: OrderStore;
+  private declare readonly levels: LevelStore;
+  private declare readonly ledger: Ledger;
+  private declare readonly books: Books;
+  private declare readonly programmes: Programmes;
   /** Whether a fill happened since the engine last cleared it (the credit sweep runs after a request with fills). */
   had_fill = false;
 

@@ -36,13 +36,14 @@ function mayRest(r: Request): boolean {
 }
 
 export class OrderRequests {
-  private readonly st: EngineState;
+  // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
+  private declare readonly st: EngineState;
   // The state's stores, held directly: the hot paths read them on every request (one load, not two).
-  private readonly orders: OrderStore;
-  private readonly levels: LevelStore;
-  private readonly ledger: Ledger;
-  private readonly books: Books;
-  private readonly matching: Matching;
+  private declare readonly orders: OrderStore;
+  private declare readonly levels: LevelStore;
+  private declare readonly ledger: Ledger;
+  private declare readonly books: Books;
+  private declare readonly matching: Matching;
   // What the checks of the request being applied found (fields: no allocation per request).
   /**
    * The amount a PLACE locks: quote (notional + worst-case fee) for a limit bid, base for an ask.

@@ -36,47 +36,48 @@ export interface PendingWithdrawal {
 }
 
 export class EngineState {
-  readonly limits: EngineLimits;
-  readonly assets: string[];
-  readonly asset_count: number;
-  readonly ledger: Ledger;
-  readonly orders: OrderStore;
-  readonly levels: LevelStore;
-  readonly credit: CreditTable;
+  // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
+  declare readonly limits: EngineLimits;
+  declare readonly assets: string[];
+  declare readonly asset_count: number;
+  declare readonly ledger: Ledger;
+  declare readonly orders: OrderStore;
+  declare readonly levels: LevelStore;
+  declare readonly credit: CreditTable;
 
   // Markets, as parallel arrays sized markets_max.
   market_count = 0;
   readonly market_id: string[] = [];
-  readonly market_base: Int32Array;
-  readonly market_quote: Int32Array;
-  readonly market_tick: Float64Array;
-  readonly market_lot: Float64Array;
-  readonly market_status: Uint8Array;
-  readonly market_fee_override: Uint8Array;
-  readonly market_maker_bps: Int32Array;
-  readonly market_taker_bps: Int32Array;
-  readonly market_mark: Float64Array;
+  declare readonly market_base: Int32Array;
+  declare readonly market_quote: Int32Array;
+  declare readonly market_tick: Float64Array;
+  declare readonly market_lot: Float64Array;
+  declare readonly market_status: Uint8Array;
+  declare readonly market_fee_override: Uint8Array;
+  declare readonly market_maker_bps: Int32Array;
+  declare readonly market_taker_bps: Int32Array;
+  declare readonly market_mark: Float64Array;
   readonly bids: BookSide[] = [];
   readonly asks: BookSide[] = [];
 
-  maker_bps_global: number;
-  taker_bps_global: number;
-  readonly deposits: Float64Array;
-  readonly withdrawals: Float64Array;
+  declare maker_bps_global: number;
+  declare taker_bps_global: number;
+  declare readonly deposits: Float64Array;
+  declare readonly withdrawals: Float64Array;
   next_order_id = 1;
   next_fill_id = 1;
   next_priority_seq = 1;
   /** Pending withdrawals, kept ascending by (account, nonce); rare, so plain objects. */
   readonly pending_withdrawals: PendingWithdrawal[] = [];
-  readonly referrals: ReferralTable;
+  declare readonly referrals: ReferralTable;
   readonly inbox = new ForcedInbox();
   /** Account -> its last force-include envelope nonce (accounts that sent one). */
   readonly envelope_high_water = new Map<number, number>();
   readonly dead_man = new DeadManTable();
-  readonly agents: AgentTable;
-  readonly inbox_entries_max: number;
-  readonly inbox_entries_per_account_max: number;
-  readonly force_inclusion_hold_ms: number;
+  declare readonly agents: AgentTable;
+  declare readonly inbox_entries_max: number;
+  declare readonly inbox_entries_per_account_max: number;
+  declare readonly force_inclusion_hold_ms: number;
   /** The current batch's time (beginBatch); 0 until the first batch. */
   batch_time_ms = 0;
   /** The last on-chain deposit id credited (CanonicalState.chain_deposit_high_water). */
