@@ -5,6 +5,7 @@
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { RequestKind } from '../engine/types.js';
 import { releaseStamps, type StageStamps } from './stage_timings.js';
+import { SEQ_TABLE_SLOTS, SeqTable } from './seq_table.js';
 
 export interface Outcome {
   accepted: boolean;
@@ -77,7 +78,8 @@ function orderUpdatesListed(kind: number): boolean {
 }
 
 export class PendingAnswers {
-  private readonly pending = new Map<number, Pending>();
+  /** By seq: a Map's operations without its hashing and rehashing per request (seq_table.ts). */
+  private readonly pending: SeqTable<Pending>;
   private batch_seqs: number[] = [];
   /** The other of the two batch_seqs arrays, swapped at each release (no array per batch). */
   private spare_seqs: number[] = [];
@@ -90,10 +92,12 @@ export class PendingAnswers {
 
   /**
    * `failed` receives what an answer callback threw (the batch's other answers still go out);
-   * `committed` runs at each commit marker the read model passes on (it calls release()).
+   * `committed` runs at each commit marker the read model passes on (it calls release());
+   * `seq_slots`: the seq table's array (seq_table.ts; tests make it small).
    */
   constructor(private readonly failed: (e: unknown) => void,
-    private readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void) {
+    private readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void, seq_slots = SEQ_TABLE_SLOTS) {
+    this.pending = new SeqTable<Pending>(seq_slots);
     this.observer = this.answerObserver();
   }
 
