@@ -12,22 +12,35 @@ const log = componentLog('http');
 
 type Continuation = (done: () => void) => void;
 
+/** One wallet's tickets (ArrivalOrder.queues). */
+interface WalletQueue {
+  next_ticket: number;
+  next_release: number;
+  /** The continuation of ticket `next_release`, when it has arrived: the common case, no map. */
+  next_action: Continuation | null;
+  /** Continuations that arrived ahead of their turn (made only when that happens). */
+  ready: Map<number, Continuation> | null;
+  /** A continuation has run and not yet called its `done`: later tickets wait. */
+  held: boolean;
+  draining: boolean;
+}
+
+/**
+ * Queues of wallets that had nothing left waiting, kept for the next wallets (at most this many):
+ * with one request in flight per wallet (a market maker's usual pace, and the load bench's) a queue
+ * was made and forgotten per signed request (~64 bytes; issue 11). A queue is forgotten only when
+ * nothing is held or waiting in it, so no continuation or `done` can reach it once it is reused.
+ */
+const FREE_QUEUES_MAX = 1024;
+
 export class ArrivalOrder {
-  private readonly queues = new Map<string, {
-    next_ticket: number; next_release: number;
-    /** The continuation of ticket `next_release`, when it has arrived: the common case, no map. */
-    next_action: Continuation | null;
-    /** Continuations that arrived ahead of their turn (made only when that happens). */
-    ready: Map<number, Continuation> | null;
-    /** A continuation has run and not yet called its `done`: later tickets wait. */
-    held: boolean;
-    draining: boolean;
-  }>();
+  private readonly queues = new Map<string, WalletQueue>();
+  private readonly free: WalletQueue[] = [];
 
   take(wallet: string): number {
     let q = this.queues.get(wallet);
     if (q === undefined) {
-      q = { next_ticket: 0, next_release: 0, next_action: null, ready: null, held: false, draining: false };
+      q = this.free.pop() ?? { next_ticket: 0, next_release: 0, next_action: null, ready: null, held: false, draining: false };
       this.queues.set(wallet, q);
     }
     return q.next_ticket++;
@@ -49,7 +62,7 @@ export class ArrivalOrder {
       }
       q.held = false;
       q.draining = false;
-      this.drain(wallet); // what arrived meanwhile; forgets the wallet when nothing waits
+      this.drainQueue(wallet, q); // what arrived meanwhile; forgets the wallet when nothing waits
       return;
     }
     this.releaseHeld(wallet, ticket, (done) => {
@@ -77,7 +90,12 @@ export class ArrivalOrder {
 
   private drain(wallet: string): void {
     const q = this.queues.get(wallet);
-    if (q === undefined || q.draining) return;
+    if (q !== undefined) this.drainQueue(wallet, q);
+  }
+
+  /** drain() of `wallet`'s queue `q` (the queue the map holds for it). */
+  private drainQueue(wallet: string, q: WalletQueue): void {
+    if (q.draining) return;
     q.draining = true;
     while (!q.held) {
       let next = q.next_action;
@@ -104,9 +122,16 @@ export class ArrivalOrder {
       }
     }
     q.draining = false;
-    // A `done` that came while draining found `draining` set: go on for it.
-    if (!q.held && (q.next_action !== null || q.ready?.has(q.next_release) === true)) return this.drain(wallet);
-    if (!q.held && q.next_release === q.next_ticket) this.queues.delete(wallet);
+    if (!q.held && (q.next_action !== null || q.ready?.has(q.next_release) === true)) return this.drainQueue(wallet, q);
+    if (!q.held && q.next_release === q.next_ticket) {
+      this.queues.delete(wallet);
+      if (this.free.length < FREE_QUEUES_MAX) {
+        q.next_ticket = 0;
+        q.next_release = 0;
+        q.ready = null;
+        this.free.push(q);
+      }
+    }
   }
 
   /** Wallets with requests waiting (bounded by requests in flight). */

@@ -317,10 +317,13 @@ export function submit(
  * a promise, its reactions and a microtask (issue 11). The reply's stage stamps go to the link with
  * the request (its figures from the ring write on): the link owns them from then on and gives them
  * back once `done` returned (outcomes.ts PendingAnswers.release); refused, the reply keeps them.
+ * `outcome_read_once`: `done` reads the outcome during its call only (PendingAnswers.add may then
+ * reuse the object for a later request).
  */
 export function submitWithDone(
   ctx: GatewayContext, reply: Answer, request: Parameters<MatcherLink['requests']['submit']>[0], address_hex: string,
   done: (o: Outcome) => void, referrer_hex: string | null, consent: Consent | Uint8Array | null, signer_hex: string | null,
+  outcome_read_once = false,
 ): void {
   if (refuseWrite(ctx, reply)) return;
   // Scratch bytes: the ring write copies them at once (no allocation per request).
@@ -330,7 +333,7 @@ export function submitWithDone(
   }
   const referrer = referrer_hex === null ? null : Buffer.from(referrer_hex.slice(2), 'hex');
   const signer = signer_hex === null ? null : Buffer.from(signer_hex.slice(2), 'hex');
-  if (!ctx.link.requests.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done)) {
+  if (!ctx.link.requests.submitWith(request, SUBMIT_ADDRESS, address_hex, referrer, consent === null || consent instanceof Uint8Array ? consent : encodeConsent(consent), reply.stamps, signer, done, outcome_read_once)) {
     replyOverloaded(reply);
     return;
   }

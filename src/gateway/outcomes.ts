@@ -5,6 +5,7 @@
 import type { BatchStages, FillView, OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
 import { RequestKind } from '../engine/types.js';
 import { releaseStamps, type StageStamps } from './stage_timings.js';
+import { SEQ_TABLE_SLOTS, SeqTable } from './seq_table.js';
 
 export interface Outcome {
   accepted: boolean;
@@ -42,6 +43,26 @@ interface Pending {
   written_ms: number;
   /** Its kind once its ACCEPTED event was read, else -1. */
   kind: number;
+  /** Its callback reads the outcome during the call only: entry and outcome go back to the pool after it (add()). */
+  reused: boolean;
+}
+
+/**
+ * Entries (with their outcomes) given back after a `reused` request's callback returned: a signed
+ * request made a Pending and an Outcome per request (~130 bytes, ~3% of the front's bytes at max
+ * rate in a heap profile of 2026-11-27; issue 11). Bounded like the Request pool (request_pool.ts).
+ */
+const PENDING_POOL_MAX = 4096;
+
+function resetOutcome(o: Outcome): void {
+  o.accepted = false;
+  o.code = 0;
+  o.reason = 0;
+  o.order_id = 0;
+  o.fills = NO_FILLS;
+  o.order_updates = NO_ORDER_UPDATES;
+  o.batch_id = 0;
+  o.time_ms = 0;
 }
 
 /**
@@ -57,8 +78,13 @@ function orderUpdatesListed(kind: number): boolean {
 }
 
 export class PendingAnswers {
-  private readonly pending = new Map<number, Pending>();
+  /** By seq: a Map's operations without its hashing and rehashing per request (seq_table.ts). */
+  private readonly pending: SeqTable<Pending>;
   private batch_seqs: number[] = [];
+  /** The other of the two batch_seqs arrays, swapped at each release (no array per batch). */
+  private spare_seqs: number[] = [];
+  /** Entries of `reused` requests, answered and free for the next (PENDING_POOL_MAX at most). */
+  private readonly free: Pending[] = [];
   /** Requests of the batch being read (each has one ACCEPTED or REJECTED event). */
   private batch_requests = 0;
   /** The answer path as the read model's observer. */
@@ -66,10 +92,12 @@ export class PendingAnswers {
 
   /**
    * `failed` receives what an answer callback threw (the batch's other answers still go out);
-   * `committed` runs at each commit marker the read model passes on (it calls release()).
+   * `committed` runs at each commit marker the read model passes on (it calls release());
+   * `seq_slots`: the seq table's array (seq_table.ts; tests make it small).
    */
   constructor(private readonly failed: (e: unknown) => void,
-    private readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void) {
+    private readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void, seq_slots = SEQ_TABLE_SLOTS) {
+    this.pending = new SeqTable<Pending>(seq_slots);
     this.observer = this.answerObserver();
   }
 
@@ -83,8 +111,21 @@ export class PendingAnswers {
     return this.pending.get(seq)?.written_ms;
   }
 
-  /** Request `seq` was written to the ring: `done` gets its outcome once its batch commits. */
-  add(seq: number, done: OutcomeCallback, stamps: StageStamps | null, written_ms: number): void {
+  /**
+   * Request `seq` was written to the ring: `done` gets its outcome once its batch commits.
+   * `reused`: `done` reads the outcome during its call only and keeps nothing of it (the signed
+   * path's answer writer, signed_route.ts), so the outcome object is handed to a later request
+   * once `done` returned; a promise's outcome (submit()) is kept by whoever awaits it, never reused.
+   */
+  add(seq: number, done: OutcomeCallback, stamps: StageStamps | null, written_ms: number, reused = false): void {
+    const p = reused ? this.free.pop() : undefined;
+    if (p !== undefined) {
+      p.resolve = done;
+      p.stamps = stamps;
+      p.written_ms = written_ms;
+      this.pending.set(seq, p);
+      return;
+    }
     this.pending.set(seq, {
       resolve: done,
       // The shared empty lists until the request's first fill or order update: most requests have
@@ -93,6 +134,7 @@ export class PendingAnswers {
       stamps,
       written_ms,
       kind: -1,
+      reused,
     });
   }
 
@@ -148,7 +190,10 @@ export class PendingAnswers {
    * the matcher accepted or rejected, ours or not).
    */
   release(batch_id: number, time_ms: number, stages: BatchStages): number {
-    for (const s of this.batch_seqs) {
+    const seqs = this.batch_seqs;
+    this.batch_seqs = this.spare_seqs;
+    for (let i = 0; i < seqs.length; i++) {
+      const s = seqs[i];
       const p = this.pending.get(s);
       if (p === undefined) continue;
       this.pending.delete(s);
@@ -167,10 +212,25 @@ export class PendingAnswers {
       }
       // The link owns the stamps it was given (submitWith): `resolve` read them (signed_route.ts).
       if (p.stamps !== null) releaseStamps(p.stamps);
+      if (p.reused && this.free.length < PENDING_POOL_MAX) {
+        // Nothing holds it now (`resolve` kept nothing: add()); its callback and stamps are let go.
+        p.resolve = NO_CALLBACK;
+        p.stamps = null;
+        p.written_ms = 0;
+        p.kind = -1;
+        resetOutcome(p.outcome);
+        this.free.push(p);
+      }
     }
-    this.batch_seqs = [];
+    seqs.length = 0;
+    this.spare_seqs = seqs;
     const requests = this.batch_requests;
     this.batch_requests = 0;
     return requests;
   }
 }
+
+/** A pooled entry's callback while it waits for its next request (never called). */
+const NO_CALLBACK: OutcomeCallback = () => {
+  throw new Error('pending answers: a pooled entry was resolved');
+};

@@ -90,12 +90,14 @@ export class RequestSubmitter {
    * never called). `done` runs inside the event pump: a throw in it is counted and logged
    * (listener_errors) and the batch's other answers still go out. Written, the link owns `stamps`:
    * they go back to the pool once `done` returned (outcomes.ts release; the promise form of
-   * submit() takes none).
+   * submit() takes none). `outcome_read_once`: `done` keeps nothing of the outcome after its call,
+   * which may then be reused (PendingAnswers.add).
    */
   submitWith(request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
-    consent: Uint8Array | null, stamps: StageStamps | null, signer: Uint8Array | null, done: OutcomeCallback): boolean {
+    consent: Uint8Array | null, stamps: StageStamps | null, signer: Uint8Array | null, done: OutcomeCallback,
+    outcome_read_once = false): boolean {
     if (this.writer === null || this.stopping) return false;
-    return this.write(this.writer, request, address, address_hex, referrer, consent, stamps, 0, signer, done);
+    return this.write(this.writer, request, address, address_hex, referrer, consent, stamps, 0, signer, done, outcome_read_once);
   }
 
   /**
@@ -133,7 +135,7 @@ export class RequestSubmitter {
   private write(
     writer: RequestWriter, request: Request, address: Uint8Array, address_hex: string, referrer: Uint8Array | null,
     consent: Uint8Array | null, stamps: StageStamps | null, group_following: number, signer: Uint8Array | null,
-    done: OutcomeCallback,
+    done: OutcomeCallback, outcome_read_once = false,
   ): boolean {
     const seq = this.next_seq++;
     const hint = this.account_by_address.get(address_hex) ?? 0;
@@ -148,7 +150,7 @@ export class RequestSubmitter {
       if (!this.cluster) queueMicrotask(this.flush_requests);
       else setImmediate(this.flush_requests);
     }
-    this.pending.add(seq, done, stamps, this.stamp_written ? performance.now() : 0);
+    this.pending.add(seq, done, stamps, this.stamp_written ? performance.now() : 0, outcome_read_once);
     return true;
   }
 }

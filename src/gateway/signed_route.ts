@@ -99,7 +99,9 @@ function userConsent(parsed: SignedRequest, message: string): Consent {
 
 /**
  * Answers an accepted, committed outcome: a callback, or an object answering for a kind of request
- * (order_entry.ts's kinds, which take the parsed request: no closure per request for them).
+ * (order_entry.ts's kinds, which take the parsed request: no closure per request for them). It
+ * reads the outcome during its call only and keeps nothing of it (its object goes to a later
+ * request afterwards: outcomes.ts PendingAnswers.add).
  */
 export type OnAccepted = ((o: Outcome) => void) | {
   answer(ctx: GatewayContext, answer: Answer, o: Outcome, parsed: SignedRequest): void;
@@ -160,8 +162,10 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     // which only logs it: the client would wait for ever and its stamps stay out. Answered 500.
     try {
       if (!admitSigned(ctx, answer, parsed, found_message)) return;
+      // onOutcome reads the outcome during its call only (every onAccepted answers at once), so
+      // the link may reuse it (outcomes.ts PendingAnswers.add).
       submitWithDone(ctx, answer, parsed.request, address, onOutcome, parsed.referrer ?? null,
-        consent_encoder.encode(parsed.signature_hex, found_message as string), found_signer);
+        consent_encoder.encode(parsed.signature_hex, found_message as string), found_signer, true);
     } catch (e) {
       failInternal(answer, e);
     }

@@ -313,8 +313,11 @@ export class ReadModel extends ReadModelState {
       if (o && o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) {
         this.orders.delete(old);
         this.order_ids_by_account.get(o.account)?.delete(old);
-        const key = `${o.account}:${o.client_order_id}`;
-        if (o.client_order_id !== '' && this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
+        // The key string only for an order that has a client id (most closed orders have none).
+        if (o.client_order_id !== '') {
+          const key = `${o.account}:${o.client_order_id}`;
+          if (this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
+        }
       }
       if (this.closed_head > 4096 && this.closed_head * 2 > this.closed_order_ids.length) {
         this.closed_order_ids.splice(0, this.closed_head);

@@ -41,4 +41,44 @@ describe('PendingAnswers', () => {
     }
     expect(answers.size).toBe(0);
   });
+
+  it('hands a reused outcome to the next request whole and fresh, and never reuses one added without the flag', () => {
+    const answers = new PendingAnswers((e) => { throw e; }, () => {});
+    const stages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
+    const obs = answers.observer;
+    const trade = (taker_order_id: number, fill_id: number) => ({
+      fill_id, market: 0, taker_order_id, maker_order_id: 1, taker_account: 2, maker_account: 3, taker_side: Side.BID,
+      price: 100, quantity: 1, taker_fee: 1, maker_fee: 0, time_ms: 1000, batch_id: 7,
+    });
+    // Batch 7: seq 1 (reused) places order 50 with two fills; seq 2 (kept by its caller) is rejected.
+    const seen: { o: Outcome; text: string }[] = [];
+    const read = (o: Outcome): void => { seen.push({ o, text: JSON.stringify(o) }); };
+    answers.add(1, read, null, 0, true);
+    let kept: Outcome | null = null;
+    answers.add(2, (o) => { kept = o; }, null, 0);
+    obs.batchBegin(7, 1000);
+    obs.accepted(1, RequestKind.PLACE, 2, 50);
+    obs.fill(1, trade(50, 900), 1, 1);
+    obs.fill(1, trade(50, 901), 2, 1);
+    obs.rejected(2, 3, 4);
+    expect(answers.release(7, 1000, stages)).toBe(2);
+    expect(JSON.parse(seen[0].text)).toMatchObject({ accepted: true, order_id: 50, batch_id: 7, time_ms: 1000 });
+    expect(seen[0].o.fills.map((f) => f.fill_id)).toEqual([]); // reset once its callback returned
+    const kept_text = JSON.stringify(kept);
+    // Batch 8: seq 3 (reused) takes seq 1's outcome object: a rejection, no fills of seq 1's; seq 4 is new.
+    answers.add(3, read, null, 0, true);
+    answers.add(4, read, null, 0, true);
+    obs.batchBegin(8, 2000);
+    obs.rejected(3, 5, 6);
+    obs.accepted(4, RequestKind.CANCEL, 2, 51);
+    expect(answers.release(8, 2000, stages)).toBe(2);
+    expect(seen[1].o).toBe(seen[0].o);
+    expect(JSON.parse(seen[1].text)).toEqual({ accepted: false, code: 5, reason: 6, order_id: 0, fills: [], order_updates: [], batch_id: 8, time_ms: 2000 });
+    expect(JSON.parse(seen[2].text)).toEqual({ accepted: true, code: 0, reason: 0, order_id: 51, fills: [], order_updates: [], batch_id: 8, time_ms: 2000 });
+    expect(seen[2].o).not.toBe(seen[0].o);
+    expect(kept).not.toBe(seen[0].o);
+    expect(kept).not.toBe(seen[2].o);
+    expect(JSON.stringify(kept)).toBe(kept_text);
+    expect(answers.size).toBe(0);
+  });
 });

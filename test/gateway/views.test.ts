@@ -80,4 +80,31 @@ describe('orderAnswerJson', () => {
     expect(orderAnswerJson(view, o, null, 2)).toContain('"market_id":"BBB-USDC"');
     expect(orderAnswerJson(view, o, null, 2)).toBe(generic(view, o, null, 2));
   });
+
+  it('writes created_at and updated_at as Date#toISOString does, from 1970 to past year 9999', () => {
+    // Edges of the civil-from-days arithmetic (views.ts isoJsonInto), then random times over its
+    // whole range, and times it leaves to Date (fractions of a ms, years past 9999).
+    const DAY = 86_400_000;
+    const edges = [
+      0, 1, 999, 1000, DAY - 1, DAY, Date.UTC(1972, 1, 29), Date.UTC(1972, 2, 1) - 1, Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2000, 2, 1), Date.UTC(2100, 1, 28), Date.UTC(2100, 2, 1), Date.UTC(2400, 1, 29), Date.UTC(1999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(10000, 0, 1), 8.64e15, 1_764_000_000_000.5, 12.75,
+    ];
+    const rng = new Rng(17);
+    const times = [...edges];
+    for (let i = 0; i < 4000; i++) times.push(rng.int(0, 253_402_300_799_999));
+    for (let i = 0; i < 1000; i++) times.push(1_764_000_000_000 + rng.int(0, 40 * DAY));
+    // A status, side, type and time in force the tables name: the direct path (not the generic one).
+    const o = Object.assign(order(new Rng(3)), { status: 1, side: 1, order_type: 0, tif: 2, market: 0 });
+    let k = 0;
+    for (const created of times) {
+      // Updated now and then equal to created, to the previous time or to a new one (the cache of two).
+      const pick = k++ % 3;
+      const updated = pick === 0 ? created : pick === 1 ? times[Math.max(0, k - 2)] : times[(k * 7919) % times.length];
+      Object.assign(o, { created_ms: created, updated_ms: updated });
+      const text = orderAnswerJson(rm, o, null, 1);
+      expect(text).toBe(generic(rm, o, null, 1));
+      expect(text).toContain(`"created_at":${JSON.stringify(new Date(created).toISOString())}`);
+    }
+  });
 });
