@@ -36,6 +36,11 @@ export interface MatcherOptions {
   stamp_batches?: boolean;
 }
 
+// afterAdmin's kinds lie in PAUSE_MARKET..ADD_MARKET (applyBatch tests that range, not each kind).
+for (const k of [RequestKind.PAUSE_MARKET, RequestKind.RESUME_MARKET, RequestKind.SET_FEES, RequestKind.SET_CREDIT, RequestKind.ADD_MARKET]) {
+  if (k < RequestKind.PAUSE_MARKET || k > RequestKind.ADD_MARKET) throw new Error(`request kind ${k} outside the admin range`);
+}
+
 function stampMs(): number {
   return performance.timeOrigin + performance.now();
 }
@@ -223,7 +228,9 @@ export class Matcher {
       r.account = this.resolveAccount(r.kind, o);
       this.engine.apply(r, w);
       this.releaseTentative();
-      if (w.last_accepted) this.afterAdmin(r);
+      // Only the admin kinds (PAUSE_MARKET..ADD_MARKET) announce state after them: the range test
+      // here spares the ~1,000,000 orders of a journal replay a call each (~30 instructions).
+      if (w.last_accepted && r.kind >= RequestKind.PAUSE_MARKET && r.kind <= RequestKind.ADD_MARKET) this.afterAdmin(r);
     }
     w.seq = 0;
     w.current = null;
