@@ -19,6 +19,8 @@ const REC_REASON = 2;
 const REC_ACCOUNT = 3;
 /** Above this many touched pairs `sortTouched` uses the typed array's sort, not insertion. */
 const SORT_INSERTION_MAX = 32;
+/** request_stamp's last value before it starts again at 1 (an int32, compared as one). */
+const STAMP_MAX = 0x7fffffff;
 
 export class Ledger {
   readonly asset_count: number;
@@ -35,13 +37,15 @@ export class Ledger {
   /** Highest account id seen + 1: canonical state walks accounts below it. */
   account_high = 1;
 
+  /** 1..STAMP_MAX: the current request's stamp (touch_state is cleared when it wraps). */
   private request_stamp = 0;
   /**
-   * Per pair (account * asset_count + asset), two float64s side by side: [2k] the stamp of the
+   * Per pair (account * asset_count + asset), two int32s side by side: [2k] the stamp of the
    * request that last touched it, [2k + 1] its position in the touched record. One cache line per
-   * touch where two arrays took two (the pairs of a fill's maker are cold).
+   * touch where two arrays (a float64 stamp, an int32 position) took two: the pairs of a fill's
+   * maker are cold.
    */
-  private touch_state: Float64Array;
+  private touch_state: Int32Array;
   /**
    * The touched pairs' keys: in touch order while the request runs, sorted in place by `flush`
    * (keys are unique within a request: a second touch is a `retouch`). A pair's record position
@@ -66,7 +70,7 @@ export class Ledger {
     this.open_orders = new Int32Array(n);
     this.order_head = new Int32Array(n).fill(-1);
     this.has_credit = new Uint8Array(n);
-    this.touch_state = new Float64Array(2 * n * asset_count);
+    this.touch_state = new Int32Array(2 * n * asset_count);
     const t = 64;
     this.t_key = new Int32Array(t);
     this.t_rec = new Float64Array(t * TOUCH_REC);
@@ -97,7 +101,9 @@ export class Ledger {
     this.available = f64(this.available, n * a);
     this.locked = f64(this.locked, n * a);
     this.nonce_high_water = f64(this.nonce_high_water, n);
-    this.touch_state = f64(this.touch_state, 2 * n * a);
+    const state = new Int32Array(2 * n * a);
+    state.set(this.touch_state);
+    this.touch_state = state;
     const open = new Int32Array(n);
     open.set(this.open_orders);
     this.open_orders = open;
@@ -111,6 +117,11 @@ export class Ledger {
   }
 
   beginRequest(): void {
+    if (this.request_stamp === STAMP_MAX) {
+      // Once every ~2^31 requests: no pair may keep a stamp the next requests will use.
+      this.touch_state.fill(0);
+      this.request_stamp = 0;
+    }
     this.request_stamp++;
     this.t_count = 0;
   }

@@ -22,8 +22,10 @@ const touchArb = (accounts: number): fc.Arbitrary<Touch> => fc.record({
 });
 
 /** Applies the requests to a ledger and a model; the balance events must agree request by request. */
-function agrees(requests: Touch[][], capacity: number): void {
+function agrees(requests: Touch[][], capacity: number, stamp_start = 0): void {
   const ledger = new Ledger(ASSETS, 100_000, capacity);
+  // The request stamp is private: set here to run requests across its wrap-around.
+  (ledger as unknown as { request_stamp: number }).request_stamp = stamp_start;
   const available = new Map<number, number>();
   const locked = new Map<number, number>();
   for (const touches of requests) {
@@ -62,6 +64,11 @@ describe('Ledger touched record', () => {
 
   it('the same with hundreds of pairs a request (typed-array sort, record growth, account growth)', () => {
     fc.assert(fc.property(fc.array(fc.array(touchArb(3000), { minLength: 30, maxLength: 700 }), { minLength: 1, maxLength: 4 }), (requests) => agrees(requests, 2)), { numRuns: 40 });
+  });
+
+  it('the same across the request stamp\'s wrap-around (a pair touched before it is new after it)', () => {
+    fc.assert(fc.property(fc.array(fc.array(touchArb(5), { maxLength: 8 }), { minLength: 2, maxLength: 8 }), fc.integer({ min: 1, max: 6 }),
+      (requests, before_wrap) => agrees(requests, 4, 0x7fffffff - before_wrap)), { numRuns: 200 });
   });
 
   it('a market pause that touches 100,000 pairs flushes them in order, fast', () => {
