@@ -4,13 +4,17 @@
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import { signerChecked } from '../engine/agents.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { RECORD_WORDS, viewsOfRecords, viewsOfRing, type RecordViews } from '../ring/records.js';
+import { RECORD_WORDS as RECORD_WORDS_, viewsOfRecords, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, REQUEST_GROUP_MAX, RequestReader } from '../ring/request_records.js';
 import { EventWriter } from '../ring/event_writer.js';
 import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
+
+// Module-local copies of imported constants used on the replay's hot path: an imported binding
+// is a cell that optimized code loads and hole-checks at each use (src/ring/event_writer.ts).
+const RECORD_WORDS = RECORD_WORDS_;
 
 export interface MatcherOptions {
   batch_requests_max: number;
