@@ -5,8 +5,9 @@
 // Hot path: the front sends an id hint it learned from earlier ACCOUNT events; checking the hint
 // is five int32 compares (`findInRecord`: the addresses sit at word offsets of the records and of
 // this table), no string. Only a miss builds a key for the Map: the address's 20 bytes as a
-// 20-character string (one String.fromCharCode call), not its hex (a 20-part array and a join:
-// ~12,000 instructions a new account, ~1.5% of a 1,000,000-request replay; docs/benchmarks.md, h16r).
+// 20-character string (one String.fromCharCode call), not its hex (a 20-part array and a join,
+// built for the miss and again for the registration: ~6,000 instructions more per new account;
+// docs/benchmarks.md, h16r).
 
 import { toHex0x } from '../util/hex.js';
 
