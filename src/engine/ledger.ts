@@ -11,6 +11,17 @@ const REASON_RANK: readonly number[] = [
   /* FILL */ 4, /* ORDER_PLACED */ 2, /* ORDER_CANCELLED */ 3, /* DEPOSIT */ 1, /* WITHDRAWAL */ 1,
 ];
 
+/** The touched record's fields (float64s per position). */
+const TOUCH_REC = 4;
+const REC_AVAILABLE = 0;
+const REC_LOCKED = 1;
+const REC_REASON = 2;
+const REC_ACCOUNT = 3;
+/** Above this many touched pairs `sortTouched` uses the typed array's sort, not insertion. */
+const SORT_INSERTION_MAX = 32;
+/** request_stamp's last value before it starts again at 1 (an int32, compared as one). */
+const STAMP_MAX = 0x7fffffff;
+
 export class Ledger {
   readonly asset_count: number;
   readonly accounts_max: number;
@@ -26,14 +37,24 @@ export class Ledger {
   /** Highest account id seen + 1: canonical state walks accounts below it. */
   account_high = 1;
 
+  /** 1..STAMP_MAX: the current request's stamp (touch_state is cleared when it wraps). */
   private request_stamp = 0;
-  private touch_stamp: Float64Array;
-  private touch_pos: Int32Array;
+  /**
+   * Per pair (account * asset_count + asset), two int32s side by side: [2k] the stamp of the
+   * request that last touched it, [2k + 1] its position in the touched record. One cache line per
+   * touch where two arrays (a float64 stamp, an int32 position) took two: the pairs of a fill's
+   * maker are cold.
+   */
+  private touch_state: Int32Array;
+  /**
+   * The touched pairs' keys: in touch order while the request runs, sorted in place by `flush`
+   * (keys are unique within a request: a second touch is a `retouch`). A pair's record position
+   * is then found through `touch_state`, so the sort moves one value per step, not an index and
+   * a lookup.
+   */
   private t_key: Int32Array;
-  private t_before_available: Float64Array;
-  private t_before_locked: Float64Array;
-  private t_reason: Uint8Array;
-  private t_order: Int32Array;
+  /** Per record position p, at [4p..4p+4): available and locked before the request, reason, account. */
+  private t_rec: Float64Array;
   private t_count = 0;
 
   constructor(asset_count: number, accounts_max: number, capacity_initial: number) {
@@ -49,14 +70,10 @@ export class Ledger {
     this.open_orders = new Int32Array(n);
     this.order_head = new Int32Array(n).fill(-1);
     this.has_credit = new Uint8Array(n);
-    this.touch_stamp = new Float64Array(n * asset_count);
-    this.touch_pos = new Int32Array(n * asset_count);
+    this.touch_state = new Int32Array(2 * n * asset_count);
     const t = 64;
     this.t_key = new Int32Array(t);
-    this.t_before_available = new Float64Array(t);
-    this.t_before_locked = new Float64Array(t);
-    this.t_reason = new Uint8Array(t);
-    this.t_order = new Int32Array(t);
+    this.t_rec = new Float64Array(t * TOUCH_REC);
   }
 
   /**
@@ -84,10 +101,9 @@ export class Ledger {
     this.available = f64(this.available, n * a);
     this.locked = f64(this.locked, n * a);
     this.nonce_high_water = f64(this.nonce_high_water, n);
-    this.touch_stamp = f64(this.touch_stamp, n * a);
-    const pos = new Int32Array(n * a);
-    pos.set(this.touch_pos);
-    this.touch_pos = pos;
+    const state = new Int32Array(2 * n * a);
+    state.set(this.touch_state);
+    this.touch_state = state;
     const open = new Int32Array(n);
     open.set(this.open_orders);
     this.open_orders = open;
@@ -101,6 +117,11 @@ export class Ledger {
   }
 
   beginRequest(): void {
+    if (this.request_stamp === STAMP_MAX) {
+      // Once every ~2^31 requests: no pair may keep a stamp the next requests will use.
+      this.touch_state.fill(0);
+      this.request_stamp = 0;
+    }
     this.request_stamp++;
     this.t_count = 0;
   }
@@ -113,21 +134,25 @@ export class Ledger {
    */
   touch(account: number, asset: number, reason: number): void {
     const key = account * this.asset_count + asset;
-    if (this.touch_stamp[key] === this.request_stamp) return this.retouch(key, reason);
+    const ts = this.touch_state;
+    if (ts[2 * key] === this.request_stamp) return this.retouch(key, reason);
     if (this.t_count === this.t_key.length) this.growTouched();
     const p = this.t_count++;
-    this.touch_stamp[key] = this.request_stamp;
-    this.touch_pos[key] = p;
+    ts[2 * key] = this.request_stamp;
+    ts[2 * key + 1] = p;
     this.t_key[p] = key;
-    this.t_before_available[p] = this.available[key];
-    this.t_before_locked[p] = this.locked[key];
-    this.t_reason[p] = reason;
+    const rec = this.t_rec;
+    const b = p * TOUCH_REC;
+    rec[b + REC_AVAILABLE] = this.available[key];
+    rec[b + REC_LOCKED] = this.locked[key];
+    rec[b + REC_REASON] = reason;
+    rec[b + REC_ACCOUNT] = account;
   }
 
   /** A pair touched again in this request: keeps the reason of highest rank. */
   private retouch(key: number, reason: number): void {
-    const p = this.touch_pos[key];
-    if (REASON_RANK[reason] > REASON_RANK[this.t_reason[p]]) this.t_reason[p] = reason;
+    const at = this.touch_state[2 * key + 1] * TOUCH_REC + REC_REASON;
+    if (REASON_RANK[reason] > REASON_RANK[this.t_rec[at]]) this.t_rec[at] = reason;
   }
 
   /**
@@ -138,56 +163,55 @@ export class Ledger {
    */
   flush(out: EventSink): void {
     const n = this.t_count;
-    const order = this.t_order;
     if (n > 1) this.sortTouched(n);
-    else order[0] = 0;
     const keys = this.t_key;
+    const ts = this.touch_state;
+    const rec = this.t_rec;
     const a = this.asset_count;
     for (let i = 0; i < n; i++) {
-      const p = order[i];
-      const key = keys[p];
+      const key = keys[i];
+      const b = ts[2 * key + 1] * TOUCH_REC;
       const av = this.available[key];
       const lk = this.locked[key];
-      if (av === this.t_before_available[p] && lk === this.t_before_locked[p]) continue;
-      out.balance((key / a) | 0, key % a, av, lk, this.t_reason[p]);
+      if (av === rec[b + REC_AVAILABLE] && lk === rec[b + REC_LOCKED]) continue;
+      // The account is kept with the record: no integer division per balance event.
+      const account = rec[b + REC_ACCOUNT];
+      out.balance(account, key - account * a, av, lk, rec[b + REC_REASON]);
     }
     this.t_count = 0;
   }
 
-  /** `t_order[0..n)`: the touched pairs' record positions, ascending by key (insertion sort: a request touches a handful of pairs). */
+  /**
+   * `t_key[0..n)` ascending, in place: an insertion sort for the handful of pairs a request
+   * usually touches (a fill: five or six), the typed array's numeric sort (n log n) beyond
+   * SORT_INSERTION_MAX, where insertion was quadratic (a market pause touches the lock of every
+   * order owner: 100,000 pairs would have been ~2.5e9 steps).
+   */
   private sortTouched(n: number): void {
-    const order = this.t_order;
-    const keys = this.t_key;
-    for (let i = 0; i < n; i++) {
+    const k = this.t_key;
+    if (n > SORT_INSERTION_MAX) {
+      k.subarray(0, n).sort();
+      return;
+    }
+    for (let i = 1; i < n; i++) {
+      const v = k[i];
       let j = i;
-      const k = keys[i];
-      while (j > 0 && keys[order[j - 1]] > k) {
-        order[j] = order[j - 1];
+      while (j > 0 && k[j - 1] > v) {
+        k[j] = k[j - 1];
         j--;
       }
-      order[j] = i;
+      k[j] = v;
     }
   }
 
   private growTouched(): void {
     const n = this.t_key.length * 2;
-    const i32 = (x: Int32Array): Int32Array => {
-      const y = new Int32Array(n);
-      y.set(x);
-      return y;
-    };
-    const f64 = (x: Float64Array): Float64Array => {
-      const y = new Float64Array(n);
-      y.set(x);
-      return y;
-    };
-    this.t_key = i32(this.t_key);
-    this.t_order = i32(this.t_order);
-    this.t_before_available = f64(this.t_before_available);
-    this.t_before_locked = f64(this.t_before_locked);
-    const r = new Uint8Array(n);
-    r.set(this.t_reason);
-    this.t_reason = r;
+    const keys = new Int32Array(n);
+    keys.set(this.t_key);
+    this.t_key = keys;
+    const rec = new Float64Array(n * TOUCH_REC);
+    rec.set(this.t_rec);
+    this.t_rec = rec;
   }
 }
 

@@ -4,13 +4,17 @@
 // the engine never reads a clock. Live batches and journal replay go through the same apply path.
 import { signerChecked } from '../engine/agents.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { RECORD_WORDS, viewsOfRecords, viewsOfRing, type RecordViews } from '../ring/records.js';
+import { RECORD_WORDS as RECORD_WORDS_, viewsOfRecords, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, REQUEST_GROUP_MAX, RequestReader } from '../ring/request_records.js';
 import { EventWriter } from '../ring/event_writer.js';
 import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';
 import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
+
+// Module-local copies of imported constants used on the replay's hot path: an imported binding
+// is a cell that optimized code loads and hole-checks at each use (src/ring/event_writer.ts).
+const RECORD_WORDS = RECORD_WORDS_;
 
 export interface MatcherOptions {
   batch_requests_max: number;
@@ -35,6 +39,32 @@ export interface MatcherOptions {
    */
   stamp_batches?: boolean;
 }
+
+// afterAdmin's kinds lie in PAUSE_MARKET..ADD_MARKET (applyBatch tests that range, not each kind).
+for (const k of [RequestKind.PAUSE_MARKET, RequestKind.RESUME_MARKET, RequestKind.SET_FEES, RequestKind.SET_CREDIT, RequestKind.ADD_MARKET]) {
+  if (k < RequestKind.PAUSE_MARKET || k > RequestKind.ADD_MARKET) throw new Error(`request kind ${k} outside the admin range`);
+}
+
+// What resolveAccount does per request kind besides resolving the account: one table load instead
+// of a dozen kind compares per request. Built from the rules below at load; a kind outside the
+// table resolves like an unknown kind (none of these).
+const RESOLVE_NONE = 1; // admin kinds without an account: account 0
+const RESOLVE_REFERRER = 2; // REFER: the second address is the referrer
+const RESOLVE_FORCED = 4; // FORCE_INCLUDE: the same when the included request is a REFER
+const RESOLVE_AGENT = 8; // APPROVE_AGENT, REVOKE_AGENT: the second address is the agent
+const RESOLVE_SIGNER = 16; // the engine checks the signer: a non-zero signer address is looked up
+const RESOLVE_KINDS = 256;
+const RESOLVE: Uint8Array = (() => {
+  const t = new Uint8Array(RESOLVE_KINDS);
+  for (let k = 0; k < RESOLVE_KINDS; k++) {
+    const none = k === RequestKind.PAUSE_MARKET || k === RequestKind.RESUME_MARKET || k === RequestKind.SET_FEES || k === RequestKind.ADD_MARKET;
+    t[k] = (none ? RESOLVE_NONE : 0) | (k === RequestKind.REFER ? RESOLVE_REFERRER : 0) |
+      (k === RequestKind.FORCE_INCLUDE ? RESOLVE_FORCED : 0) |
+      (k === RequestKind.APPROVE_AGENT || k === RequestKind.REVOKE_AGENT ? RESOLVE_AGENT : 0) |
+      (signerChecked(k) ? RESOLVE_SIGNER : 0);
+  }
+  return t;
+})();
 
 function stampMs(): number {
   return performance.timeOrigin + performance.now();
@@ -223,7 +253,9 @@ export class Matcher {
       r.account = this.resolveAccount(r.kind, o);
       this.engine.apply(r, w);
       this.releaseTentative();
-      if (w.last_accepted) this.afterAdmin(r);
+      // Only the admin kinds (PAUSE_MARKET..ADD_MARKET) announce state after them: the range test
+      // here spares the ~1,000,000 orders of a journal replay a call each (~30 instructions).
+      if (w.last_accepted && r.kind >= RequestKind.PAUSE_MARKET && r.kind <= RequestKind.ADD_MARKET) this.afterAdmin(r);
     }
     w.seq = 0;
     w.current = null;
@@ -250,18 +282,18 @@ export class Matcher {
    * With the registry full, the id is accounts_max, which the engine refuses.
    */
   private resolveAccount(kind: number, o: number): number {
-    if (kind === RequestKind.PAUSE_MARKET || kind === RequestKind.RESUME_MARKET ||
-      kind === RequestKind.SET_FEES || kind === RequestKind.ADD_MARKET) return 0;
+    const flags = kind >= 0 && kind < RESOLVE_KINDS ? RESOLVE[kind] : 0;
+    if ((flags & RESOLVE_NONE) !== 0) return 0;
     const bytes = this.reader.u8;
-    if (kind === RequestKind.REFER || (kind === RequestKind.FORCE_INCLUDE && this.request.inner_kind === RequestKind.REFER)) {
+    if ((flags & RESOLVE_REFERRER) !== 0 || ((flags & RESOLVE_FORCED) !== 0 && this.request.inner_kind === RequestKind.REFER)) {
       this.request.referrer_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
-    } else if (kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT) {
+    } else if ((flags & RESOLVE_AGENT) !== 0) {
       // The agent is an address like any other: an approval registers it (kept only if accepted).
       this.request.agent_account = this.findOrRegister(bytes, this.reader.referrerByteOffset(o), -1);
     }
     // An agent's signature: an approved agent is registered (its approval registered it), so an
     // unknown signer is no agent of anyone; accounts_max is never an agent (the engine refuses).
-    const signer_at = signerChecked(kind) ? this.reader.signerByteOffset(o) : -1;
+    const signer_at = (flags & RESOLVE_SIGNER) !== 0 ? this.reader.signerByteOffset(o) : -1;
     if (signer_at >= 0) {
       const id = this.registry.find(bytes, signer_at, -1);
       this.request.signer = id >= 0 ? id : this.options.accounts_max;

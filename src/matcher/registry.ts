@@ -4,8 +4,12 @@
 //
 // Hot path: the front sends an id hint it learned from earlier ACCOUNT events; checking the hint
 // is five int32 compares (`findInRecord`: the addresses sit at word offsets of the records and of
-// this table), no string. Only a miss builds a hex key for the Map.
-import { toHex } from '../util/hex.js';
+// this table), no string. Only a miss builds a key for the Map: the address's 20 bytes as a
+// 20-character string (one String.fromCharCode call), not its hex (a 20-part array and a join,
+// built for the miss and again for the registration: ~6,000 instructions more per new account;
+// docs/benchmarks.md, h16r).
+
+import { toHex0x } from '../util/hex.js';
 
 export const ADDRESS_BYTES = 20;
 const ADDRESS_WORDS = ADDRESS_BYTES / 4;
@@ -16,7 +20,7 @@ export class AccountRegistry {
   private words: Int32Array;
   private addresses: Uint8Array;
   private count = 1; // id 0 is the fee account
-  private readonly id_by_hex = new Map<string, number>();
+  private readonly id_by_key = new Map<string, number>();
 
   constructor(accounts_max: number) {
     this.accounts_max = accounts_max;
@@ -31,7 +35,7 @@ export class AccountRegistry {
   /** The id of the address at `bytes[offset..offset+20)`, or -1 when unknown. */
   find(bytes: Uint8Array, offset: number, hint: number): number {
     if (hint > 0 && hint < this.count && this.matches(hint, bytes, offset)) return hint;
-    const id = this.id_by_hex.get(hexOf(bytes, offset));
+    const id = this.id_by_key.get(keyOf(bytes, offset));
     return id === undefined ? -1 : id;
   }
 
@@ -63,7 +67,7 @@ export class AccountRegistry {
       this.addresses = new Uint8Array(grown.buffer);
     }
     this.addresses.set(bytes.subarray(offset, offset + ADDRESS_BYTES), id * ADDRESS_BYTES);
-    this.id_by_hex.set(hexOf(bytes, offset), id);
+    this.id_by_key.set(keyOf(bytes, offset), id);
     return id;
   }
 
@@ -74,7 +78,7 @@ export class AccountRegistry {
   unregisterLast(id: number): void {
     if (id !== this.count - 1 || id < 1) throw new Error(`registry: ${id} is not the last registered id`);
     const base = id * ADDRESS_BYTES;
-    this.id_by_hex.delete(hexOf(this.addresses, base));
+    this.id_by_key.delete(keyOf(this.addresses, base));
     this.addresses.fill(0, base, base + ADDRESS_BYTES);
     this.count--;
   }
@@ -84,7 +88,7 @@ export class AccountRegistry {
   }
 
   addressHex(id: number): string {
-    return '0x' + hexOf(this.addresses, id * ADDRESS_BYTES);
+    return toHex0x(this.addresses, id * ADDRESS_BYTES, (id + 1) * ADDRESS_BYTES);
   }
 
   private matches(id: number, bytes: Uint8Array, offset: number): boolean {
@@ -94,6 +98,8 @@ export class AccountRegistry {
   }
 }
 
-function hexOf(bytes: Uint8Array, offset: number): string {
-  return toHex(bytes, offset, offset + ADDRESS_BYTES);
+/** The Map key of the address at `bytes[offset..offset+20)`: one UTF-16 unit per byte. */
+function keyOf(b: Uint8Array, o: number): string {
+  return String.fromCharCode(b[o], b[o + 1], b[o + 2], b[o + 3], b[o + 4], b[o + 5], b[o + 6], b[o + 7], b[o + 8], b[o + 9],
+    b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15], b[o + 16], b[o + 17], b[o + 18], b[o + 19]);
 }

@@ -1,12 +1,18 @@
 // The request record (front -> matcher): its layout, asserted when this module loads, the writer
 // the front uses and the reader the matcher uses. records.ts has what it shares with events.
 import { RequestKind, type Request } from '../engine/types.js';
-import { AGENT_NAME_BYTES_MAX } from '../engine/agents.js';
+import { AGENT_NAME_BYTES_MAX as AGENT_NAME_BYTES_MAX_ } from '../engine/agents.js';
 import type { SpscRing } from './spsc_ring.js';
-import { CONSENT_KIND, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
+import { CONSENT_KIND as CONSENT_KIND_, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
 import {
-  ADDRESS_BYTES, bytesOf, CLIENT_ORDER_ID_BYTES_MAX, readAscii, RECORD_WORDS, writeAscii, type RecordViews,
+  ADDRESS_BYTES, bytesOf, CLIENT_ORDER_ID_BYTES_MAX as CLIENT_ORDER_ID_BYTES_MAX_, readAscii, RECORD_WORDS, writeAscii, type RecordViews,
 } from './records.js';
+
+// Module-local copies of imported constants used on the replay's hot path: an imported binding
+// is a cell that optimized code loads and hole-checks at each use (src/ring/event_writer.ts).
+const AGENT_NAME_BYTES_MAX = AGENT_NAME_BYTES_MAX_;
+const CONSENT_KIND = CONSENT_KIND_;
+const CLIENT_ORDER_ID_BYTES_MAX = CLIENT_ORDER_ID_BYTES_MAX_;
 
 // ---- Request record: float64 fields.
 const RQ_SEQ_F64 = 0;
