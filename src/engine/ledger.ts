@@ -22,18 +22,21 @@ const SORT_INSERTION_MAX = 32;
 /** request_stamp's last value before it starts again at 1 (an int32, compared as one). */
 const STAMP_MAX = 0x7fffffff;
 
+// Fields set in the constructor are `declare`d (see book.ts's header, docs/benchmarks.md h16m):
+// defined as undefined first, their field type would stay "any" and every typed-array read from
+// them would check its map.
 export class Ledger {
-  readonly asset_count: number;
-  readonly accounts_max: number;
-  account_capacity: number;
-  available: Float64Array;
-  locked: Float64Array;
-  nonce_high_water: Float64Array;
-  open_orders: Int32Array;
+  declare readonly asset_count: number;
+  declare readonly accounts_max: number;
+  declare account_capacity: number;
+  declare available: Float64Array;
+  declare locked: Float64Array;
+  declare nonce_high_water: Float64Array;
+  declare open_orders: Int32Array;
   /** Head slot of each account's list of open orders (OrderStore.acct_next links). */
-  order_head: Int32Array;
+  declare order_head: Int32Array;
   /** 1 when the account has a credit limit (looked up in the credit table then). */
-  has_credit: Uint8Array;
+  declare has_credit: Uint8Array;
   /** Highest account id seen + 1: canonical state walks accounts below it. */
   account_high = 1;
 
@@ -45,16 +48,16 @@ export class Ledger {
    * touch where two arrays (a float64 stamp, an int32 position) took two: the pairs of a fill's
    * maker are cold.
    */
-  private touch_state: Int32Array;
+  private declare touch_state: Int32Array;
   /**
    * The touched pairs' keys: in touch order while the request runs, sorted in place by `flush`
    * (keys are unique within a request: a second touch is a `retouch`). A pair's record position
    * is then found through `touch_state`, so the sort moves one value per step, not an index and
    * a lookup.
    */
-  private t_key: Int32Array;
+  private declare t_key: Int32Array;
   /** Per record position p, at [4p..4p+4): available and locked before the request, reason, account. */
-  private t_rec: Float64Array;
+  private declare t_rec: Float64Array;
   private t_count = 0;
 
   constructor(asset_count: number, accounts_max: number, capacity_initial: number) {
