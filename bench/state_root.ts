@@ -24,6 +24,15 @@
 //    replay's final state root and, with LMDB, a sha256 of every record the DA store holds:
 //    equal between two builds that publish the same bytes.
 // BENCH_PHASES [keccak,leaves,da] picks the phases (same-run A/B of one phase is quicker).
+// BENCH_DA_OTHER=<another build's dist directory> (e.g. /work/wt/start/dist; its node_modules must
+// resolve to the same lmdb package, so a copy of that dist beside a symlink to this checkout's
+// node_modules): phase 3 replays the journal alternately through this build's DA core and the
+// other's, in one process (BENCH_RUNS [3] rounds, order swapped every round), so both see the
+// same machine load minute by minute; it reports each side's median CPU per request with the
+// core, their ratio, and fails unless both published the same root and the same DA records.
+// BENCH_DA_CORE [both]: `with` or `without` runs only that replay of phase 3 (one run each), so
+// that a whole-process count (instructions under `valgrind --tool=callgrind`) of a `with` process
+// minus a `without` process is the DA core's: a count that does not move with the machine's load.
 // The last line printed is one JSON object.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -68,6 +77,9 @@ const DA_LMDB = process.env.BENCH_DA_STORE === 'lmdb';
  */
 const MESSAGE_REQUESTS = envInt('BENCH_DA_MESSAGE_REQUESTS', 350);
 const RUNS = envInt('BENCH_RUNS', 3);
+const DA_OTHER = process.env.BENCH_DA_OTHER ?? null;
+const DA_CORE = process.env.BENCH_DA_CORE ?? 'both';
+if (!['both', 'with', 'without'].includes(DA_CORE)) throw new Error(`BENCH_DA_CORE: ${DA_CORE} is not both, with or without`);
 /** Which phases run (all by default): `keccak`, `leaves`, `da`; a skipped phase's JSON fields are left out. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'keccak,leaves,da').split(','));
 for (const p of PHASES) if (!['keccak', 'leaves', 'da'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (keccak, leaves, da)`);
@@ -244,8 +256,37 @@ async function storeDigest(da_dir: string): Promise<string> {
 
 interface ReplayRun { us: number; requests: number; published: number; root: string | null; records_sha256: string | null }
 
+/** The classes a DA replay uses: this build's, or another build's (BENCH_DA_OTHER). */
+interface DaBuild {
+  LmdbDaStore: typeof LmdbDaStore;
+  MemoryDaStore: typeof MemoryDaStore;
+  JournalReader: typeof JournalReader;
+  DaPublisherCore: typeof DaPublisherCore;
+  ReplayExecutor: typeof ReplayExecutor;
+  engineConfigOf: typeof engineConfigOf;
+  loadConfig: typeof loadConfig;
+  Journal: typeof Journal;
+}
+const THIS_BUILD: DaBuild = { LmdbDaStore, MemoryDaStore, JournalReader, DaPublisherCore, ReplayExecutor, engineConfigOf, loadConfig, Journal };
+
+/** Another build's DA classes, from its compiled `dist` (BENCH_DA_OTHER). */
+async function loadBuild(dist: string): Promise<DaBuild> {
+  const m = async (rel: string): Promise<Record<string, unknown>> => (await import(path.resolve(dist, rel))) as Record<string, unknown>;
+  const [store, memory, reader, publisher, replay, read, load, journal] = await Promise.all([
+    m('src/da/da_store.js'), m('src/da/memory_da_store.js'), m('src/da/journal_reader.js'), m('src/da/publisher.js'),
+    m('src/da/replay.js'), m('src/config/read.js'), m('src/config/load.js'), m('src/journal/journal.js'),
+  ]);
+  return {
+    LmdbDaStore: store.LmdbDaStore as DaBuild['LmdbDaStore'], MemoryDaStore: memory.MemoryDaStore as DaBuild['MemoryDaStore'],
+    JournalReader: reader.JournalReader as DaBuild['JournalReader'], DaPublisherCore: publisher.DaPublisherCore as DaBuild['DaPublisherCore'],
+    ReplayExecutor: replay.ReplayExecutor as DaBuild['ReplayExecutor'], engineConfigOf: read.engineConfigOf as DaBuild['engineConfigOf'],
+    loadConfig: load.loadConfig as DaBuild['loadConfig'], Journal: journal.Journal as DaBuild['Journal'],
+  };
+}
+
 /** CPU µs of replaying batches >= first_timed, with the DA core fed or not (and what it published). */
-async function replayCpu(dir: string, first_timed: number, with_core: boolean): Promise<ReplayRun> {
+async function replayCpu(dir: string, first_timed: number, with_core: boolean, build: DaBuild = THIS_BUILD): Promise<ReplayRun> {
+  const { LmdbDaStore, MemoryDaStore, JournalReader, DaPublisherCore, ReplayExecutor, engineConfigOf, loadConfig, Journal } = build;
   const da_dir = DA_LMDB ? fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-state-root-da-')) : null;
   // The DA worker's options (da_worker.ts): a commit at the end of each message's turn, on this thread.
   const store = da_dir === null ? new MemoryDaStore() : LmdbDaStore.open(da_dir, { commit_interval_ms: 0, sync_commits: true });
@@ -326,6 +367,16 @@ async function daPhase(): Promise<Record<string, number | string>> {
     let published = 0;
     let root: string | null = null;
     let records: string | null = null;
+    if (DA_OTHER !== null) return await daAbPhase(dir, first_timed, await loadBuild(DA_OTHER));
+    if (DA_CORE !== 'both') {
+      // One replay only, for a whole-process count (see BENCH_DA_CORE above).
+      const r = await replayCpu(dir, first_timed, DA_CORE === 'with');
+      console.log(`DA replay ${DA_CORE} the core: ${r.requests.toLocaleString('en-US')} requests, ${round(r.us / r.requests, 1)} µs CPU per request`);
+      return {
+        da_core: DA_CORE, da_replay_us_per_request: round(r.us / r.requests, 1), da_requests: r.requests, da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS,
+        da_store: DA_LMDB ? 'lmdb' : 'memory', da_final_root: r.root ?? '', ...(r.records_sha256 === null ? {} : { da_records_sha256: r.records_sha256 }),
+      };
+    }
     for (let i = 0; i < RUNS; i++) {
       const a = await replayCpu(dir, first_timed, false);
       const b = await replayCpu(dir, first_timed, true);
@@ -349,6 +400,52 @@ async function daPhase(): Promise<Record<string, number | string>> {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const median = (xs: number[]): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 === 1 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+/**
+ * Phase 3 as an A/B in one process (BENCH_DA_OTHER): after a warm-up replay through each build,
+ * per round, one replay with the core through
+ * each build (the order swapped every round), then the replay without the core (this build's
+ * Matcher; the part both subtract). Fails unless both builds published the same bytes.
+ */
+async function daAbPhase(dir: string, first_timed: number, other: DaBuild): Promise<Record<string, number | string>> {
+  const mine: number[] = [];
+  const theirs: number[] = [];
+  const bare: number[] = [];
+  let requests = 0;
+  let published: { root: string | null; records: string | null } | null = null;
+  // One replay through each build first, not counted (its code is compiled meanwhile).
+  for (const build of [THIS_BUILD, other]) await replayCpu(dir, first_timed, true, build);
+  for (let i = 0; i < RUNS; i++) {
+    const sides: [DaBuild, number[]][] = i % 2 === 0 ? [[THIS_BUILD, mine], [other, theirs]] : [[other, theirs], [THIS_BUILD, mine]];
+    for (const [build, into] of sides) {
+      const r = await replayCpu(dir, first_timed, true, build);
+      if (published === null) published = { root: r.root, records: r.records_sha256 };
+      else if (r.root !== published.root || r.records_sha256 !== published.records) {
+        throw new Error(`DA A/B: the builds published different bytes (root ${r.root} against ${published.root}, records ${r.records_sha256} against ${published.records})`);
+      }
+      into.push(r.us / r.requests);
+      requests = r.requests;
+    }
+    const b = await replayCpu(dir, first_timed, false);
+    bare.push(b.us / b.requests);
+    console.log(`round ${i + 1}: with the core, this build ${round(mine[i], 1)} µs, other ${round(theirs[i], 1)} µs per request; without ${round(bare[i], 1)} µs`);
+  }
+  const m = median(mine) - median(bare);
+  const t = median(theirs) - median(bare);
+  const wins = mine.filter((x, i) => x < theirs[i]).length;
+  console.log(`DA core per request (medians of ${RUNS} rounds, replay alone subtracted): this build ${round(m, 1)} µs, other ${round(t, 1)} µs, ratio ${round(m / t, 3)}; this build lower in ${wins} of ${RUNS} rounds`);
+  return {
+    da_ab_us_per_request: round(m, 1), da_ab_other_us_per_request: round(t, 1), da_ab_ratio: round(m / t, 3), da_ab_rounds: RUNS, da_ab_wins: wins,
+    da_ab_this_with_core_us: mine.map((x) => round(x, 1)).join(' '), da_ab_other_with_core_us: theirs.map((x) => round(x, 1)).join(' '),
+    da_requests: requests, da_batch_requests: DA_BATCH, da_accounts: DA_ACCOUNTS, da_store: DA_LMDB ? 'lmdb' : 'memory',
+    da_final_root: published?.root ?? '', ...(published?.records == null ? {} : { da_records_sha256: published.records }),
+  };
 }
 
 async function main(): Promise<void> {

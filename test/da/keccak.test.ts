@@ -2,7 +2,7 @@
 // boundaries, random contents, offsets, and in-place output (as the state trie uses it).
 import { describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { keccak256, keccak256Into } from '../../src/da/keccak.js';
+import { KECCAK_INPUT, keccak256, keccak256Into, keccak256OfInput, keccak256OfWords } from '../../src/da/keccak.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -26,5 +26,37 @@ describe('keccak256', () => {
     const expected = keccak_256(buf.subarray(64, 128));
     keccak256Into(buf, 64, 64, buf, 0);
     expect(hex(buf.subarray(0, 32))).toBe(hex(expected));
+  });
+
+  // keccak256OfInput, keccak256OfWords and keccak256Into write the bytes after the last whole
+  // block straight into hash-wasm's context (src/util/keccak_wasm.ts): in a shuffled order of
+  // lengths, so each hash starts from whatever the one before left in the context (a longer
+  // message, a finished state), it fails for a context not reset, a stale `rest` or a message
+  // byte not zeroed.
+  it('agrees with noble through every entry point, lengths in a shuffled order', () => {
+    let seed = 777;
+    const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    const lengths = Array.from({ length: 701 }, (_, i) => i);
+    lengths.push(1000, 4096, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 40_000);
+    for (let i = lengths.length - 1; i > 0; i--) {
+      const j = next() % (i + 1);
+      [lengths[i], lengths[j]] = [lengths[j], lengths[i]];
+    }
+    const out = new Uint8Array(32);
+    for (const n of lengths) {
+      const buf = new Uint8Array(n + 8);
+      for (let i = 0; i < buf.length; i++) buf[i] = next() >>> 24;
+      const want = hex(keccak_256(buf.subarray(4, 4 + n)));
+      keccak256Into(buf, 4, n, out, 0);
+      expect(hex(out), `keccak256Into, length ${n}`).toBe(want);
+      if (n <= KECCAK_INPUT.length) {
+        KECCAK_INPUT.set(buf.subarray(4, 4 + n));
+        keccak256OfInput(n, out, 0);
+        expect(hex(out), `keccak256OfInput, length ${n}`).toBe(want);
+        // Words from word 1 on (byte 4): the word loop reads up to 3 bytes past the length.
+        keccak256OfWords(new Int32Array(buf.buffer, 0, buf.length >> 2), 1, n, out, 0);
+        expect(hex(out), `keccak256OfWords, length ${n}`).toBe(want);
+      }
+    }
   });
 });
