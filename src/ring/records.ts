@@ -90,7 +90,7 @@ export function viewsOfRing(ring: SpscRing): RecordViews {
  * commit marker arrives).
  */
 export class RecordBuffer {
-  views: RecordViews;
+  declare views: RecordViews;
   count = 0;
 
   constructor(records_initial: number) {
