@@ -49,11 +49,11 @@ export interface Task {
 
 /** One worker's ring and the task that serves it. */
 export class Lane {
-  readonly i32: Int32Array;
-  readonly area: Buffer;
-  readonly words: Uint32Array;
+  declare readonly i32: Int32Array;
+  declare readonly area: Buffer;
+  declare readonly words: Uint32Array;
   /** The worker's serveRing task: settles when the ring is closed (or the worker dies). */
-  readonly serving: Promise<unknown>;
+  declare readonly serving: Promise<unknown>;
   /** Bytes handed out (wrap waste included) and bytes freed, monotonic. */
   head_total = 0;
   tail_total = 0;
@@ -64,7 +64,10 @@ export class Lane {
   waiting = false;
   dead = false;
 
-  constructor(readonly data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined) {
+  declare readonly data_bytes: number;
+
+  constructor(data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined) {
+    this.data_bytes = data_bytes;
     const sab = new SharedArrayBuffer(VERIFY_RING_HEADER_BYTES + data_bytes);
     this.i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
     this.area = Buffer.from(sab, VERIFY_RING_HEADER_BYTES); // a Buffer: the codec writes texts with Buffer#write

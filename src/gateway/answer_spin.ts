@@ -33,7 +33,7 @@ export const ANSWER_SPIN_RUN_MS_MAX = 10;
 export class AnswerSpin {
   /** Loop turns the spin kept (keepAwake answered true): /admin/state `answer_spin_turns`. */
   turns = 0;
-  private readonly spin_ms: number;
+  private declare readonly spin_ms: number;
   /** performance.now() at the first turn of the current run; -1: no run. */
   private run_since_ms = -1;
   /** A run reached ANSWER_SPIN_RUN_MS_MAX: no spin until no request waits. */

@@ -235,14 +235,20 @@ export function postRoute(
  * call in one object per request, where closures over the handler's variables made five (issue 11).
  */
 class PostBody extends JsonBody {
+  private declare readonly fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void;
+  private declare readonly params: string[];
+  private declare readonly query_checked: ReturnType<typeof parseQuery> | null;
   constructor(
     reply: Reply,
     limit_bytes: number,
-    private readonly fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void,
-    private readonly params: string[],
-    private readonly query_checked: ReturnType<typeof parseQuery> | null,
+    fn: (reply: Reply, body: Record<string, unknown>, params: string[]) => void,
+    params: string[],
+    query_checked: ReturnType<typeof parseQuery> | null,
   ) {
     super(reply, limit_bytes);
+    this.fn = fn;
+    this.params = params;
+    this.query_checked = query_checked;
   }
 
   protected jsonObject(body: Record<string, unknown>): void {

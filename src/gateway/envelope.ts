@@ -61,9 +61,9 @@ export function doubleReplyTotal(): number {
  */
 export abstract class Answer {
   /** The id's text once made (Reply makes it only when something reads `request_id`). */
-  private id_text: string | null;
+  private declare id_text: string | null;
   /** The number of a server-made id (request_id.ts nextRequestNumber), 0 for an id given as text. */
-  protected readonly request_no: number;
+  protected declare readonly request_no: number;
   /** Replies attempted after the first one was written (each ignored). */
   double_reply_count = 0;
   /** Replies attempted after the client aborted (each ignored). */

@@ -275,8 +275,12 @@ export abstract class BodyReader implements AbortOwner {
 }
 
 class CallbackBodyReader extends BodyReader {
-  constructor(private readonly onDone: (body: Buffer) => void, private readonly onError: (kind: BodyErrorKind) => void) {
+  private declare readonly onDone: (body: Buffer) => void;
+  private declare readonly onError: (kind: BodyErrorKind) => void;
+  constructor(onDone: (body: Buffer) => void, onError: (kind: BodyErrorKind) => void) {
     super();
+    this.onDone = onDone;
+    this.onError = onError;
   }
   bodyDone(body: Buffer): void {
     this.onDone(body);

@@ -36,8 +36,8 @@ export interface ExchangeCounter {
 
 /** An answer on a uWS HTTP response. */
 export class Reply extends Answer implements AbortOwner {
-  readonly res: HttpResponse;
-  private readonly watch: AbortWatch;
+  declare readonly res: HttpResponse;
+  private declare readonly watch: AbortWatch;
   /** The route label of the handler that made this reply (request accounting). */
   readonly route: string = exchanges.route;
   private accounted = false;

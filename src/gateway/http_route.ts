@@ -58,8 +58,12 @@ export function readJsonBody(
  * Start it with `read`.
  */
 export abstract class JsonBody extends BodyReader {
-  constructor(readonly reply: Reply, private readonly json_limit_bytes: number) {
+  declare readonly reply: Reply;
+  private declare readonly json_limit_bytes: number;
+  constructor(reply: Reply, json_limit_bytes: number) {
     super();
+    this.reply = reply;
+    this.json_limit_bytes = json_limit_bytes;
   }
 
   /** The body, a JSON object; a throw becomes 500 INTERNAL_ERROR (failInternal). */
@@ -90,8 +94,10 @@ export abstract class JsonBody extends BodyReader {
 }
 
 class CallbackJsonBody extends JsonBody {
-  constructor(reply: Reply, limit_bytes: number, private readonly onObject: (value: Record<string, unknown>) => void) {
+  private declare readonly onObject: (value: Record<string, unknown>) => void;
+  constructor(reply: Reply, limit_bytes: number, onObject: (value: Record<string, unknown>) => void) {
     super(reply, limit_bytes);
+    this.onObject = onObject;
   }
   protected jsonObject(value: Record<string, unknown>): void {
     this.onObject(value);

@@ -29,12 +29,12 @@ export const ANSWER_SPIN_WITHOUT_BELL = 'ringbook: front.answer_spin_us is set, 
   'and the answer spin runs only on the loop bell: it is off';
 
 export abstract class MatcherLinkEvents {
-  readonly read_model: ReadModel;
-  protected readonly options: MatcherLinkOptions;
+  declare readonly read_model: ReadModel;
+  protected declare readonly options: MatcherLinkOptions;
   /** The request ring's writing side: submit, submitWith, submitGroup (request_submit.ts). */
-  readonly requests: RequestSubmitter;
+  declare readonly requests: RequestSubmitter;
   /** The written requests waiting for their answers, and their outcomes. */
-  private readonly pending: PendingAnswers;
+  private declare readonly pending: PendingAnswers;
   /** The event pump's consumer (ring_wake.ts), once started. */
   private pump_consumer: LoopConsumer | null = null;
   /** Whether the front sleeps on the event ring's loop bell (else Atomics.waitAsync). */
@@ -46,7 +46,7 @@ export abstract class MatcherLinkEvents {
    * The read model's other observers (consumers()): the tape records what the read model tells them
    * while it applies a batch, and replays it to them once the batch's answers went out.
    */
-  private readonly tape: ObserverTape;
+  private declare readonly tape: ObserverTape;
   /** The commit marker of the batch being dispatched, as the answers observer saw it (its listeners run after the tape's replay). */
   private readonly commit_seen = { seen: false, batch_id: 0, time_ms: 0, requests: 0, stages: null as BatchStages | null };
 
@@ -120,7 +120,7 @@ export abstract class MatcherLinkEvents {
   }
 
   /** The answer spin (config front.answer_spin_us > 0), else null. */
-  private readonly spin: AnswerSpin | null;
+  private declare readonly spin: AnswerSpin | null;
   /** Loop turns the answer spin kept (0 when it is off, or the front does not sleep on the loop bell). */
   get answer_spin_turns(): number {
     return this.spin === null ? 0 : this.spin.turns;

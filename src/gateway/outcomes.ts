@@ -79,7 +79,7 @@ function orderUpdatesListed(kind: number): boolean {
 
 export class PendingAnswers {
   /** By seq: a Map's operations without its hashing and rehashing per request (seq_table.ts). */
-  private readonly pending: SeqTable<Pending>;
+  private declare readonly pending: SeqTable<Pending>;
   private batch_seqs: number[] = [];
   /** The other of the two batch_seqs arrays, swapped at each release (no array per batch). */
   private spare_seqs: number[] = [];
@@ -88,15 +88,19 @@ export class PendingAnswers {
   /** Requests of the batch being read (each has one ACCEPTED or REJECTED event). */
   private batch_requests = 0;
   /** The answer path as the read model's observer. */
-  readonly observer: ReadModelObserver;
+  declare readonly observer: ReadModelObserver;
+  private declare readonly failed: (e: unknown) => void;
+  private declare readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void;
 
   /**
    * `failed` receives what an answer callback threw (the batch's other answers still go out);
    * `committed` runs at each commit marker the read model passes on (it calls release());
    * `seq_slots`: the seq table's array (seq_table.ts; tests make it small).
    */
-  constructor(private readonly failed: (e: unknown) => void,
-    private readonly committed: (batch_id: number, time_ms: number, stages: BatchStages) => void, seq_slots = SEQ_TABLE_SLOTS) {
+  constructor(failed: (e: unknown) => void,
+    committed: (batch_id: number, time_ms: number, stages: BatchStages) => void, seq_slots = SEQ_TABLE_SLOTS) {
+    this.failed = failed;
+    this.committed = committed;
     this.pending = new SeqTable<Pending>(seq_slots);
     this.observer = this.answerObserver();
   }

@@ -74,18 +74,18 @@ const SWEEP_ALWAYS_KEYS_MAX = 64;
 const EPSILON_MS = 1e-6;
 
 export class RateLimiter {
-  readonly name: string;
-  readonly label: string;
-  readonly limit_per_window: number;
-  readonly window_ms: number;
-  readonly keys_max: number;
+  declare readonly name: string;
+  declare readonly label: string;
+  declare readonly limit_per_window: number;
+  declare readonly window_ms: number;
+  declare readonly keys_max: number;
   /** Live keys (time still ahead of now) evicted because the Map was full; expired ones are not counted. */
   evicted_live = 0;
-  private readonly now_ms: () => number;
+  private declare readonly now_ms: () => number;
   /** W / N: the time one token takes to come back. */
-  private readonly interval_ms: number;
+  private declare readonly interval_ms: number;
   /** W - W / N: how far ahead of now the theoretical arrival time may be and still pass. */
-  private readonly tolerance_ms: number;
+  private declare readonly tolerance_ms: number;
   /** key -> theoretical arrival time (ms), in order of the last allowed request. */
   private readonly tat = new Map<string, number>();
   /** Takes since the last sweep. */

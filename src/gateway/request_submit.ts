@@ -9,7 +9,12 @@ import type { Outcome, OutcomeCallback, PendingAnswers } from './outcomes.js';
 
 export class RequestSubmitter {
   private writer: RequestWriter | null = null;
-  private next_seq: number;
+  private declare next_seq: number;
+  private declare readonly pending: PendingAnswers;
+  private declare readonly account_by_address: ReadonlyMap<string, number>;
+  private declare readonly cluster: boolean;
+  private declare readonly stamp_written: boolean;
+  private declare readonly published: () => void;
   private stopping = false;
 
   /**
@@ -19,13 +24,18 @@ export class RequestSubmitter {
    * each flush (the backend's requestsPublished, the answer spin's rouse).
    */
   constructor(
-    private readonly pending: PendingAnswers,
-    private readonly account_by_address: ReadonlyMap<string, number>,
+    pending: PendingAnswers,
+    account_by_address: ReadonlyMap<string, number>,
     seq_base: number,
-    private readonly cluster: boolean,
-    private readonly stamp_written: boolean,
-    private readonly published: () => void,
+    cluster: boolean,
+    stamp_written: boolean,
+    published: () => void,
   ) {
+    this.pending = pending;
+    this.account_by_address = account_by_address;
+    this.cluster = cluster;
+    this.stamp_written = stamp_written;
+    this.published = published;
     this.next_seq = seq_base + 1;
   }
 

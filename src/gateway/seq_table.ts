@@ -11,10 +11,10 @@
 export const SEQ_TABLE_SLOTS = 4096;
 
 export class SeqTable<T> {
-  private readonly values: (T | undefined)[];
+  private declare readonly values: (T | undefined)[];
   /** The seq each slot holds (-1: none). */
-  private readonly seqs: Float64Array;
-  private readonly mask: number;
+  private declare readonly seqs: Float64Array;
+  private declare readonly mask: number;
   private readonly overflow = new Map<number, T>();
   private count = 0;
 

@@ -62,9 +62,9 @@ export function logCheckRejection(to: ComponentLog, msg: string, e: unknown, fie
  * front's allocations).
  */
 export class SignatureBatcher {
-  private readonly pool: VerifyPool;
-  private readonly batch_max: number;
-  private readonly inline: InlineCheckPolicy;
+  private declare readonly pool: VerifyPool;
+  private declare readonly batch_max: number;
+  private declare readonly inline: InlineCheckPolicy;
   /** checkOneHere's start and end of an inline check (epoch ms): read at once, so one for all. */
   private readonly inline_times = new Float64Array(2);
   private items: SignedMessage[] = [];

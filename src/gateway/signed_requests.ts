@@ -24,11 +24,30 @@ class OrderForms implements MessageForms, OrderJsonMessageFields {
   readonly length = 2;
   private json: string | null = null;
   private colon: string | null = null;
+  declare readonly market_id: string;
+  declare readonly side: string;
+  declare readonly price: number;
+  declare readonly quantity: number;
+  declare readonly nonce: number;
+  declare readonly order_type: string;
+  declare readonly time_in_force: string;
+  declare readonly stp: string | null;
+  declare readonly expires_after_ms: number | null;
   constructor(
-    readonly market_id: string, readonly side: string, readonly price: number, readonly quantity: number,
-    readonly nonce: number, readonly order_type: string, readonly time_in_force: string,
-    readonly stp: string | null, readonly expires_after_ms: number | null,
-  ) {}
+    market_id: string, side: string, price: number, quantity: number,
+    nonce: number, order_type: string, time_in_force: string,
+    stp: string | null, expires_after_ms: number | null,
+  ) {
+    this.market_id = market_id;
+    this.side = side;
+    this.price = price;
+    this.quantity = quantity;
+    this.nonce = nonce;
+    this.order_type = order_type;
+    this.time_in_force = time_in_force;
+    this.stp = stp;
+    this.expires_after_ms = expires_after_ms;
+  }
 
   at(k: number): string | undefined {
     if (k === 0) return this.json ??= orderJsonMessage(this);

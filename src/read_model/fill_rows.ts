@@ -21,10 +21,14 @@ const ROWS_INITIAL = 8;
 
 /** Rows of `width` numbers, oldest first, bounded like the read model's lists (see the file's header). */
 class BoundedRows {
-  protected f: Float64Array;
+  protected declare f: Float64Array;
   private n = 0;
+  protected declare readonly width: number;
+  private declare readonly kept: number;
 
-  constructor(protected readonly width: number, private readonly kept: number) {
+  constructor(width: number, kept: number) {
+    this.width = width;
+    this.kept = kept;
     this.f = new Float64Array(Math.min(ROWS_INITIAL, kept * 2 + 1) * width);
   }
 

@@ -38,7 +38,10 @@ export class ObserverTape implements ReadModelObserver {
   private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
 
   /** `failed` receives what an observer threw at replay (the others carry on). */
-  constructor(private readonly failed: (e: unknown) => void) {}
+  private declare readonly failed: (e: unknown) => void;
+  constructor(failed: (e: unknown) => void) {
+    this.failed = failed;
+  }
 
   /** The observers replay() calls, in this order (replaces any before), each guarded. */
   observe(observers: readonly ReadModelObserver[]): void {

@@ -56,7 +56,7 @@ export interface ProgrammesState {
 const INCLUDED_ENTRIES_KEPT = 10_000;
 
 export class ProgrammesModel {
-  private readonly asset_count: number;
+  private declare readonly asset_count: number;
   /** Referred account -> its referral. */
   readonly referral_of = new Map<number, ReferralView>();
   /** Referrer account -> the accounts it referred, in registration order. */

@@ -27,7 +27,7 @@ export interface ReadModelLimits {
 }
 
 export abstract class ReadModelState {
-  readonly assets: string[];
+  declare readonly assets: string[];
   readonly markets: MarketView[] = [];
   maker_fee_bps = 0;
   taker_fee_bps = 0;
@@ -60,7 +60,7 @@ export abstract class ReadModelState {
   readonly trades_by_market: TradeRows[] = [];
   /** `${account}:${nonce}` -> a pending withdrawal and the batch that debited it. */
   readonly pending_withdrawals = new Map<string, PendingWithdrawalView>();
-  protected readonly limits: ReadModelLimits;
+  protected declare readonly limits: ReadModelLimits;
   batch_id = 0;
   batch_time_ms = 0;
   /** The last on-chain deposit id the engine credited (the chain watcher resumes after it). */
@@ -68,7 +68,7 @@ export abstract class ReadModelState {
   /** Markets whose book changed in the batch being read (for snapshots at commit). */
   readonly changed_markets = new Set<number>();
   /** Referrals and forced inclusions. */
-  readonly programmes: ProgrammesModel;
+  declare readonly programmes: ProgrammesModel;
   /** Agent keys (AGENT events). */
   readonly agents = new AgentsModel();
 

@@ -114,7 +114,12 @@ export interface PendingWithdrawalView {
 
 /** An observer whose exceptions are reported instead of thrown into the event pump. */
 export class GuardedObserver implements ReadModelObserver {
-  constructor(private readonly o: ReadModelObserver, private readonly failed: (e: unknown) => void) {}
+  private declare readonly o: ReadModelObserver;
+  private declare readonly failed: (e: unknown) => void;
+  constructor(o: ReadModelObserver, failed: (e: unknown) => void) {
+    this.o = o;
+    this.failed = failed;
+  }
   batchBegin(batch_id: number, time_ms: number): void { try { this.o.batchBegin(batch_id, time_ms); } catch (e) { this.failed(e); } }
   accepted(seq: number, kind: number, account: number, order_id: number): void { try { this.o.accepted(seq, kind, account, order_id); } catch (e) { this.failed(e); } }
   rejected(seq: number, code: number, reason: number): void { try { this.o.rejected(seq, code, reason); } catch (e) { this.failed(e); } }

@@ -130,7 +130,7 @@ for (const named of [BatchField, AcceptedField, RejectedField, FillField, OrderU
 
 /** Reads event records at a word offset `o` of some RecordViews (ring slots or a copy). */
 export class EventReader {
-  private v: RecordViews;
+  private declare v: RecordViews;
 
   constructor(views: RecordViews) {
     this.v = views;
@@ -167,7 +167,10 @@ export class EventReader {
 /** One event record of a RecordViews as EventFields: set `o` (the record's word offset), then read. */
 export class EventCursor implements EventFields {
   o = 0;
-  constructor(private readonly reader: EventReader) {}
+  private declare readonly reader: EventReader;
+  constructor(reader: EventReader) {
+    this.reader = reader;
+  }
   type(): number { return this.reader.type(this.o); }
   seq(): number { return this.reader.seq(this.o); }
   field(k: number): number { return this.reader.field(this.o, k); }

@@ -40,8 +40,8 @@ const RejectedField = layout.RejectedField;
  * A full ring makes the matcher wait (backpressure reaches the front through the request ring).
  */
 export class EventWriter implements EventSink {
-  private readonly ring: SpscRing;
-  private readonly u8: Uint8Array;
+  private declare readonly ring: SpscRing;
+  private declare readonly u8: Uint8Array;
   /** The request whose events are being written. */
   seq = 0;
   current: Request | null = null;

@@ -119,8 +119,8 @@ export interface RequestRecordInput {
 }
 
 export class RequestWriter {
-  private readonly ring: SpscRing;
-  private readonly u8: Uint8Array;
+  private declare readonly ring: SpscRing;
+  private declare readonly u8: Uint8Array;
   private unpublished = 0;
   /**
    * Byte offsets of the consent slots tryWrite claimed for the record it is writing (read by
@@ -223,7 +223,7 @@ export class RequestWriter {
 
 /** Decodes request records (from a ring's slots or a copy of them) into a reused Request. */
 export class RequestReader {
-  private v: RecordViews;
+  private declare v: RecordViews;
 
   constructor(views: RecordViews) {
     this.v = views;

@@ -53,28 +53,28 @@ export function ringLoopBell(i32: Int32Array, id: number): void {
 
 export abstract class SpscRingCore {
   /** The shared memory; post it to the other thread and attach() there. */
-  readonly sab: SharedArrayBuffer;
+  declare readonly sab: SharedArrayBuffer;
   /** Whole-buffer views. Slot offsets index `i32`; `f64[offset / 2 + k]` is float64 word k. */
-  readonly i32: Int32Array;
-  readonly f64: Float64Array;
-  readonly capacity_slots: number;
-  readonly slot_words: number;
+  declare readonly i32: Int32Array;
+  declare readonly f64: Float64Array;
+  declare readonly capacity_slots: number;
+  declare readonly slot_words: number;
   /** Busy-spin iterations before sleeping (tunable per side; not shared). */
-  spin_iterations: number;
+  declare spin_iterations: number;
 
-  protected readonly mask: number;
+  protected declare readonly mask: number;
   /** The doorbell's futex when the ring's header says it uses one, else null (Atomics). */
-  protected readonly futex: NativeFutex | null;
+  protected declare readonly futex: NativeFutex | null;
 
   // Producer-private state.
-  protected producer_published: number; // last value stored to the producer sequence
-  protected producer_claimed: number; // next sequence to claim
-  protected producer_cached_consumer: number; // consumer sequence as last loaded
+  protected declare producer_published: number; // last value stored to the producer sequence
+  protected declare producer_claimed: number; // next sequence to claim
+  protected declare producer_cached_consumer: number; // consumer sequence as last loaded
   protected producer_quiet_pending = false; // records published without a wake-up since the last one
 
   // Consumer-private state.
-  protected consumer_released: number; // last value stored to the consumer sequence
-  protected consumer_available: number; // records readable at consumer_released (last seen)
+  protected declare consumer_released: number; // last value stored to the consumer sequence
+  protected declare consumer_available: number; // records readable at consumer_released (last seen)
 
   /** Times tryClaim/claimBatch found no free slot (backpressure seen by the producer). */
   producer_full_count = 0;

@@ -39,13 +39,16 @@ export function responseMessage(id: string, status: number, body_json: string): 
 
 /** An answer written as a `response` message on the connection that posted the request. */
 class WsPostAnswer extends Answer {
-  constructor(
-    private readonly conn: PostConnection,
-    private readonly id: string,
-    private readonly write: (message: string) => void,
-    private readonly onDone: () => void,
-  ) {
+  private declare readonly conn: PostConnection;
+  private declare readonly id: string;
+  private declare readonly write: (message: string) => void;
+  private declare readonly onDone: () => void;
+  constructor(conn: PostConnection, id: string, write: (message: string) => void, onDone: () => void) {
     super(nextRequestId());
+    this.conn = conn;
+    this.id = id;
+    this.write = write;
+    this.onDone = onDone;
   }
 
   get aborted(): boolean {
