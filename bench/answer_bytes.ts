@@ -21,6 +21,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import { Knobs } from './knobs.js';
+import { BYTE_COUNT_FLAGS, runWithByteCountFlags } from './byte_count_flags.js';
 
 const REQUESTS_PER_BATCH = 64;
 const CANCELS_PER_BATCH = 10; // ~15%: the load bench's cancel_share (bench/load/flow.ts)
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
   }
   const bytes: number[] = [];
   for (const d of dists) {
-    const run = spawnSync(process.execPath, [...FLAGS, fileURLToPath(import.meta.url), '--dist', d, '--batches', String(batches), '--bytes-only', '1'], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...BYTE_COUNT_FLAGS, fileURLToPath(import.meta.url), '--dist', d, '--batches', String(batches), '--bytes-only', '1'], { encoding: 'utf8' });
     if (run.status !== 0) throw new Error(`answer_bytes child for ${d} failed: ${run.stderr}`);
     bytes.push((JSON.parse(run.stdout.trim().split('\n').pop() as string) as { bytes_per_request: number }).bytes_per_request);
   }
@@ -195,10 +196,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ bench: 'answer_bytes', batches, requests_per_batch: REQUESTS_PER_BATCH, cancels_per_batch: CANCELS_PER_BATCH, builds: results }));
 }
 
-const FLAGS = ['--expose-gc', '--min-semi-space-size=64', '--max-semi-space-size=64'];
-if (FLAGS.every((f) => process.execArgv.includes(f))) {
-  await main();
-} else {
-  const run = spawnSync(process.execPath, [...FLAGS, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
-  process.exitCode = run.status ?? 1;
-}
+await runWithByteCountFlags(import.meta.url, main);

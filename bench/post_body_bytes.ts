@@ -12,11 +12,11 @@
 //   --exchanges N  exchanges per round (default 4,000; 5 rounds, the median is reported)
 //   --dist DIR     another build's dist/ to measure instead (an A/B: e.g. /work/wt/start/dist)
 // Ends with one JSON line.
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { Knobs } from './knobs.js';
+import { runWithByteCountFlags } from './byte_count_flags.js';
 
 type Handler = (res: unknown, req: unknown) => void;
 
@@ -121,10 +121,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ bench: 'post_body_bytes', dist, exchanges: n, body_bytes: bodies[0].length, bytes_per_exchange: per_exchange }));
 }
 
-const FLAGS = ['--expose-gc', '--min-semi-space-size=64', '--max-semi-space-size=64'];
-if (FLAGS.every((f) => process.execArgv.includes(f))) {
-  await main();
-} else {
-  const run = spawnSync(process.execPath, [...FLAGS, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
-  process.exitCode = run.status ?? 1;
-}
+await runWithByteCountFlags(import.meta.url, main);
