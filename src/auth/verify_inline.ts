@@ -40,8 +40,11 @@ export function loopUtilization(): () => number {
 }
 
 export class InlineCheckPolicy {
+  // `declare` on the public fields the constructor always sets: typed by its first store, not
+  // undefined first (src/engine/book.ts says why). Private fields cannot be declared: the one
+  // holding a time gets a float64 initializer instead (below).
   /** Checks the front may run itself per turn (config verify.inline_items_max; 0: none). */
-  readonly items_max: number;
+  declare readonly items_max: number;
   /** This turn's checks run on the front so far. */
   #here = 0;
   /** This turn's checks handed to the pool so far. */
@@ -52,13 +55,15 @@ export class InlineCheckPolicy {
    * The front's busy share (0..1) below which a turn's first checks run here whatever the pool
    * holds (config verify.inline_busy_max_pct / 100; 0: that rule is off).
    */
-  readonly busy_max: number;
+  declare readonly busy_max: number;
   /**
    * Whether the front's busy share over the last closed window was below busy_max (false after a
    * window longer than INLINE_BUSY_WINDOW_MS_MAX: unknown).
    */
   #front_quiet = false;
-  #window_start_ms: number;
+  // -0, a float64: left undefined the field took a tagged representation and each clock reading
+  // stored into it was a fresh heap number.
+  #window_start_ms = -0;
   readonly #now: () => number;
   readonly #utilization: () => number;
 

@@ -31,10 +31,11 @@ type WaitAsyncFn = (array: Int32Array, index: number, value: number, timeout_ms?
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsyncFn }).waitAsync;
 
 export class VerifyPool {
-  readonly threads: number;
-  readonly taskSize: number;
-  readonly ringBytes: number;
-  readonly stealAfterUs: number;
+  // `declare`: typed by the constructor's first store, not undefined first (src/engine/book.ts says why).
+  declare readonly threads: number;
+  declare readonly taskSize: number;
+  declare readonly ringBytes: number;
+  declare readonly stealAfterUs: number;
   /** Items checked on the calling thread by checkOneHere (the front's inline checks). */
   inlineChecked = 0;
   /** Items of published tasks the calling thread checked itself (they waited past stealAfterUs). */

@@ -15,11 +15,19 @@ import { Matching } from './engine_matching.js';
 import { OrderRequests } from './engine_orders.js';
 import { Programmes, type RequestApplier } from './engine_programmes.js';
 import {
-  EngineState, feesValid, MarketStatus, MAX_SAFE, reject,
+  EngineState, feesValid, MarketStatus, MAX_SAFE as MAX_SAFE_, reject,
 } from './engine_state.js';
-import { NO_MARKET, RequestKind, type Request } from './types.js';
+import { NO_MARKET as NO_MARKET_, RequestKind, type Request } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink, type MarketInfo } from './events.js';
-import { Reject, REJECT_CODES } from './codes.js';
+import { Reject as Reject_, REJECT_CODES as REJECT_CODES_ } from './codes.js';
+// Module-local copies of imported constants used on hot paths: an imported binding is a cell
+// that optimized code loads and hole-checks at each use, a module-local const folds to its value
+// (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
+const MAX_SAFE = MAX_SAFE_;
+const NO_MARKET = NO_MARKET_;
+const Reject = Reject_;
+const REJECT_CODES = REJECT_CODES_;
+
 
 /** The configuration of FastEngine.shapes: two assets and one market (a book's sides exist per market). */
 const SHAPES_CONFIG: EngineConfig = {

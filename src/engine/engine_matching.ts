@@ -14,8 +14,13 @@ import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
 import type { EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
-import { FEE_ACCOUNT, OrderStatus, OrderType, Side, Stp, type Request } from './types.js';
+import { FEE_ACCOUNT as FEE_ACCOUNT_, OrderStatus, OrderType, Side, Stp, type Request } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
+// Module-local copies of imported constants used on hot paths: an imported binding is a cell
+// that optimized code loads and hole-checks at each use, a module-local const folds to its value
+// (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
+const FEE_ACCOUNT = FEE_ACCOUNT_;
+
 
 export class Matching {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).

@@ -10,9 +10,15 @@ import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
 import { MarketStatus, reject, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
-import { NO_MARKET, OrderStatus, OrderType, RequestKind, Side, Stp, Tif, type Request } from './types.js';
+import { NO_MARKET as NO_MARKET_, OrderStatus, OrderType, RequestKind, Side, Stp, Tif, type Request } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
-import { Reject } from './codes.js';
+import { Reject as Reject_ } from './codes.js';
+// Module-local copies of imported constants used on hot paths: an imported binding is a cell
+// that optimized code loads and hole-checks at each use, a module-local const folds to its value
+// (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
+const NO_MARKET = NO_MARKET_;
+const Reject = Reject_;
+
 
 /**
  * Whether a client order id matches `^[A-Za-z0-9_-]{1,36}$` (the rule the reference engine and

@@ -20,8 +20,14 @@ import { DeadManTable, ForcedInbox, ReferralTable } from './programmes.js';
 import { AGENTS_LIVE_MAX, AgentTable } from './agents.js';
 import type { Request } from './types.js';
 import { FORCE_INCLUSION_DEADLINE_MS } from './rules.js';
-import { Reject, REJECT_CODES } from './codes.js';
+import { Reject as Reject_, REJECT_CODES as REJECT_CODES_ } from './codes.js';
 import type { EventSink, MarketInfo } from './events.js';
+// Module-local copies of imported constants used on hot paths: an imported binding is a cell
+// that optimized code loads and hole-checks at each use, a module-local const folds to its value
+// (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
+const Reject = Reject_;
+const REJECT_CODES = REJECT_CODES_;
+
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** A market's status (a const enum: tsc writes the number into the code; types.ts, Side, says why). */
