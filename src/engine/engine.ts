@@ -6,7 +6,7 @@
 // an object; events go straight to the sink), no bigint, no clock, no hash-order iteration.
 // Unchecked money arithmetic: every number reaching it passed wellFormed (safe integers) and the
 // sign checks of the request (src/money/muldiv.ts says why this matters).
-import { notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { Link, OF, OI } from './book.js';
 import { canonicalStateOf, loadCanonical } from './canonical.js';
@@ -15,7 +15,7 @@ import { Matching } from './engine_matching.js';
 import { OrderRequests } from './engine_orders.js';
 import { Programmes, type RequestApplier } from './engine_programmes.js';
 import {
-  EngineState, feesValid, MarketStatus, MAX_SAFE as MAX_SAFE_, reject,
+  EngineState, feesValid, MarketStatus, MAX_SAFE as MAX_SAFE_, reject as reject_,
 } from './engine_state.js';
 import { NO_MARKET as NO_MARKET_, RequestKind, type Request } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink, type MarketInfo } from './events.js';
@@ -27,6 +27,9 @@ const MAX_SAFE = MAX_SAFE_;
 const NO_MARKET = NO_MARKET_;
 const Reject = Reject_;
 const REJECT_CODES = REJECT_CODES_;
+// Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
+const notionalCeil = notionalCeil_;
+const reject = reject_;
 
 
 /** The configuration of FastEngine.shapes: two assets and one market (a book's sides exist per market). */

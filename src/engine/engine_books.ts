@@ -3,7 +3,7 @@
 // read-only walks the checks before a match need (crossing, FOK liquidity, a market bid's cost,
 // credit). The storage is book.ts; the data lives in the engine state (engine_state.ts), which
 // this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
-import { Scale, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { Scale, notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import { Link, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
 import { assert, MAX_SAFE as MAX_SAFE_, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
@@ -14,6 +14,8 @@ import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 // (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
 const MAX_SAFE = MAX_SAFE_;
 const NO_MARKET = NO_MARKET_;
+// Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
+const notionalCeil = notionalCeil_;
 
 
 export class Books {

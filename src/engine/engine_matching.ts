@@ -6,8 +6,8 @@
 // Hot path: the taker lives in fields of this object, not in an object per request; events go
 // straight to the sink. Unchecked money arithmetic on validated inputs (engine.ts says why).
 import {
-  feeCeilUnchecked as feeCeil, feeFloorUnchecked as feeFloor,
-  notionalCeilUnchecked as notionalCeil, notionalFloorUnchecked as notionalFloor,
+  feeCeilUnchecked as feeCeil_, feeFloorUnchecked as feeFloor_,
+  notionalCeilUnchecked as notionalCeil_, notionalFloorUnchecked as notionalFloor_,
 } from '../money/index.js';
 import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
@@ -20,6 +20,11 @@ import { BalanceReason, UpdateReason, type EventSink } from './events.js';
 // that optimized code loads and hole-checks at each use, a module-local const folds to its value
 // (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
 const FEE_ACCOUNT = FEE_ACCOUNT_;
+// Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
+const feeCeil = feeCeil_;
+const feeFloor = feeFloor_;
+const notionalCeil = notionalCeil_;
+const notionalFloor = notionalFloor_;
 
 
 export class Matching {

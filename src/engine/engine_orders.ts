@@ -4,11 +4,11 @@
 // that return the first reject reason (Reject.NONE when they pass), then what an accepted order
 // does; AMEND stays one function (it says why). Unchecked money arithmetic on validated inputs
 // (engine.ts says why).
-import { Scale, isMultiple, notionalCeilUnchecked as notionalCeil } from '../money/index.js';
+import { Scale, isMultiple as isMultiple_, notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
 import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
-import { MarketStatus, reject, type EngineState } from './engine_state.js';
+import { MarketStatus, reject as reject_, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import { NO_MARKET as NO_MARKET_, OrderStatus, OrderType, RequestKind, Side, Stp, Tif, type Request } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
@@ -18,6 +18,10 @@ import { Reject as Reject_ } from './codes.js';
 // (src/ring/event_writer.ts; docs/benchmarks.md, h16k).
 const NO_MARKET = NO_MARKET_;
 const Reject = Reject_;
+// Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
+const isMultiple = isMultiple_;
+const notionalCeil = notionalCeil_;
+const reject = reject_;
 
 
 /**
