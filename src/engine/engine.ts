@@ -31,7 +31,6 @@ const REJECT_CODES = REJECT_CODES_;
 const notionalCeil = notionalCeil_;
 const reject = reject_;
 
-
 /** The configuration of FastEngine.shapes: two assets and one market (a book's sides exist per market). */
 const SHAPES_CONFIG: EngineConfig = {
   assets: ['BASE', 'QUOTE'],
@@ -116,7 +115,6 @@ export class FastEngine implements MatchingEngine, RequestApplier {
     if (this.matching.had_fill && this.st.credit.count > 0) this.books.creditSweep(out);
     this.st.ledger.flush(out);
   }
-
 
   // ---------------------------------------------------------------------------------------------
   // Requests
@@ -236,7 +234,6 @@ export class FastEngine implements MatchingEngine, RequestApplier {
       this.st.ledger.has_credit[account] = 1;
     }
   }
-
 
   private addMarketRequest(r: Request, out: EventSink): void {
     const reason = this.st.addMarket(r.asset, r.asset_quote, r.tick_size_units, r.lot_size_units);

@@ -17,7 +17,6 @@ const NO_MARKET = NO_MARKET_;
 // Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
 const notionalCeil = notionalCeil_;
 
-
 export class Books {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
   private declare readonly st: EngineState;

@@ -26,7 +26,6 @@ const feeFloor = feeFloor_;
 const notionalCeil = notionalCeil_;
 const notionalFloor = notionalFloor_;
 
-
 export class Matching {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
   private declare readonly st: EngineState;
@@ -193,7 +192,6 @@ export class Matching {
     }
     return lo * lot;
   }
-
 
   /**
    * One fill between the taker (tk_*) and the resting order in `s`, at the maker's price (its

@@ -23,7 +23,6 @@ const isMultiple = isMultiple_;
 const notionalCeil = notionalCeil_;
 const reject = reject_;
 
-
 /**
  * Whether a client order id matches `^[A-Za-z0-9_-]{1,36}$` (the rule the reference engine and
  * the front state as that RegExp): a loop over its UTF-16 units. RegExp.prototype.test cost ~300

@@ -28,7 +28,6 @@ import type { EventSink, MarketInfo } from './events.js';
 const Reject = Reject_;
 const REJECT_CODES = REJECT_CODES_;
 
-
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** A market's status (a const enum: tsc writes the number into the code; types.ts, Side, says why). */
 export const enum MarketStatus { ACTIVE = 0, PAUSED = 1 }
