@@ -24,6 +24,7 @@ import { Rng } from '../src/util/prng.js';
 import { numberArg, runIfMain, shortOrLong } from './cli_args.js';
 import { adminHeaders, adminState, api, runVerifier, startServer, Wallet, type StartedServer } from '../test/server/harness.js';
 import { fastSigner } from '../test/ws/client.js';
+import { listSnapshots } from '../src/snapshot/snapshot_file.js';
 
 export interface SoakOptions {
   seed: number;
@@ -49,6 +50,17 @@ const UNITS = 1_000_000n;
 /** Acknowledged requests a round waits for before its kill (bounded by 10 s). */
 const ROUND_ACKS_MIN = 12;
 const ROUND_KILL_DELAY_MS_MAX = 300;
+/**
+ * Every other round waits (bounded) before its kill until a snapshot newer than the round's start
+ * is on disk. A snapshot of batch N is written only once the DA thread published N (recovery
+ * refuses one the DA store does not hold), and the DA thread runs at threads.background (nice 10):
+ * on a loaded machine it can take longer to catch up after a restart than a round lasts, so
+ * without this wait no round ever completes a snapshot and every restart replays from an old one
+ * or from genesis (the full-suite failure of 2026-11-27: 10 of 50 restarts from a snapshot).
+ * The other rounds' kills land wherever the flow is, snapshots in progress included.
+ */
+const SNAPSHOT_WAIT_EVERY_ROUNDS = 2;
+const SNAPSHOT_WAIT_MS_MAX = 60_000;
 
 interface Acked {
   order_id: number;
@@ -68,6 +80,11 @@ export interface SoakReport {
   acked_requests: number;
   checked_orders: number;
   restarts_from_snapshot: number;
+  /** Restarts whose snapshots directory held a snapshot at the kill (each could resume from one). */
+  restarts_with_snapshot: number;
+  /** Rounds that waited for a snapshot newer than their start before their kill, and how long at most. */
+  snapshot_waits: number;
+  snapshot_wait_ms_max: number;
   trims_seen: number;
   verifier_runs: number;
   failures: string[];
@@ -180,6 +197,27 @@ async function checkAfterRestart(s: StartedServer, gens: Generation[], report: S
   if (st.recovery?.snapshot_batch_id !== null && st.recovery?.snapshot_batch_id !== undefined) report.restarts_from_snapshot++;
 }
 
+/**
+ * Waits until the newest snapshot in `dir` is newer than `after` (ms waited), or null when none
+ * came within SNAPSHOT_WAIT_MS_MAX, or the flow ended (no more batches) and the DA thread caught
+ * up with the matcher a while ago without one (no batch a snapshot falls on was committed live).
+ */
+async function waitForNewerSnapshot(s: StartedServer, dir: string, after: number, flow_ended: () => boolean): Promise<number | null> {
+  const t0 = Date.now();
+  let caught_up_ms = 0;
+  while (Date.now() - t0 < SNAPSHOT_WAIT_MS_MAX) {
+    if ((listSnapshots(dir)[0]?.batch_id ?? -1) > after) return Date.now() - t0;
+    if (flow_ended()) {
+      const st = await adminState(s);
+      if (st.state_root_batch_id < st.batch_id) caught_up_ms = 0;
+      else if (caught_up_ms === 0) caught_up_ms = Date.now();
+      else if (Date.now() - caught_up_ms > 1_000) return null;
+    }
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  return null;
+}
+
 async function verify(s: StartedServer, config_file: string, report: SoakReport, fail: (m: string) => void): Promise<void> {
   // The verifier checks what is published: wait until the DA thread caught up with the matcher.
   for (let i = 0; i < 400; i++) {
@@ -194,10 +232,11 @@ async function verify(s: StartedServer, config_file: string, report: SoakReport,
   if (v.code !== 0) fail(`ringbook verify exited ${v.code}: ${(v.stdout + v.stderr).slice(-400)}`);
 }
 
-export async function runSoak(opts: SoakOptions, log: (m: string) => void = () => undefined): Promise<SoakReport> {
+export async function runSoak(opts: SoakOptions, log: (m: string) => void = () => undefined, trace?: (m: string) => void): Promise<SoakReport> {
   const t0 = Date.now();
   const report: SoakReport = {
-    seed: opts.seed, kills: 0, acked_requests: 0, checked_orders: 0, restarts_from_snapshot: 0, trims_seen: 0,
+    seed: opts.seed, kills: 0, acked_requests: 0, checked_orders: 0, restarts_from_snapshot: 0, restarts_with_snapshot: 0,
+    snapshot_waits: 0, snapshot_wait_ms_max: 0, trims_seen: 0,
     verifier_runs: 0, failures: [], duration_s: 0, restart_ms_p50: 0,
   };
   const fail = (m: string): void => {
@@ -206,6 +245,7 @@ export async function runSoak(opts: SoakOptions, log: (m: string) => void = () =
   const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-soak-'));
   const config_file = path.join(data_dir, 'soak-config.json');
   fs.writeFileSync(config_file, JSON.stringify(SOAK_CONFIG));
+  const snapshots_dir = path.join(data_dir, 'snapshots');
   const env = { RINGBOOK_DATA_DIR: data_dir };
   const r = new Rng(opts.seed);
   const restart_ms: number[] = [];
@@ -221,13 +261,25 @@ export async function runSoak(opts: SoakOptions, log: (m: string) => void = () =
       ws.on('error', () => undefined);
       let killed = false;
       let acked_round = 0;
+      const round_start_snapshot = listSnapshots(snapshots_dir)[0]?.batch_id ?? -1;
+      let flows_done = 0;
       const loops = g.wallets.map((w) => flow(s, g, w, new Rng(r.int(0, 2 ** 31)), () => killed, () => {
         acked_round++;
         report.acked_requests++;
-      }));
+      }).finally(() => flows_done++));
       for (let i = 0; i < 400 && acked_round < ROUND_ACKS_MIN; i++) await new Promise((res) => setTimeout(res, 25));
+      if (round % SNAPSHOT_WAIT_EVERY_ROUNDS === 0) {
+        const waited_ms = await waitForNewerSnapshot(s, snapshots_dir, round_start_snapshot, () => flows_done === loops.length);
+        if (waited_ms !== null) {
+          report.snapshot_waits++;
+          report.snapshot_wait_ms_max = Math.max(report.snapshot_wait_ms_max, waited_ms);
+        }
+      }
       await new Promise((res) => setTimeout(res, r.int(0, ROUND_KILL_DELAY_MS_MAX)));
+      const snaps_before_kill = listSnapshots(snapshots_dir).map((x) => x.batch_id);
+      if (snaps_before_kill.length > 0) report.restarts_with_snapshot++;
       const out = s.output().stdout;
+      const killed_lines = trace === undefined ? [] : (out + s.output().stderr).split('\n').filter((l) => /snapshot at|not written|dropped|trimmed/.test(l)).map((l) => l.slice(0, 200));
       report.trims_seen += (out.match(/journal trimmed through/g) ?? []).length;
       await s.stop('SIGKILL');
       killed = true;
@@ -237,6 +289,12 @@ export async function runSoak(opts: SoakOptions, log: (m: string) => void = () =
       const t_start = Date.now();
       s = await startServer({ env, config: SOAK_CONFIG });
       restart_ms.push(Date.now() - t_start);
+      if (trace !== undefined) {
+        const st = await adminState(s);
+        const o = s.output();
+        const lines = (o.stdout + o.stderr).split('\n').filter((l) => /snapshot|recovered/.test(l)).map((l) => l.slice(0, 300));
+        trace(JSON.stringify({ round, killed_lines, snaps_before_kill, snaps_after_kill: listSnapshots(snapshots_dir).map((x) => x.batch_id), recovery: st.recovery, lines }));
+      }
       await checkAfterRestart(s, gens, report, fail);
       if ((round + 1) % opts.verify_every === 0 || round === opts.kills - 1) await verify(s, config_file, report, fail);
       if ((round + 1) % 10 === 0) log(`soak: ${round + 1} kills, ${report.acked_requests} acknowledged requests, ${report.failures.length} failures`);
@@ -256,7 +314,7 @@ async function main(): Promise<void> {
   const opts = shortOrLong<SoakOptions>(args, SHORT, LONG);
   opts.seed = numberArg(args, '--seed') ?? opts.seed;
   opts.kills = numberArg(args, '--kills') ?? opts.kills;
-  const report = await runSoak(opts, (m) => console.error(m));
+  const report = await runSoak(opts, (m) => console.error(m), args.includes('--trace') ? (m) => console.error(m) : undefined);
   for (const f of report.failures) console.error(`FAIL ${f}`);
   console.log(JSON.stringify({ bench: 'soak', ...report, failures: report.failures.length }));
   process.exit(report.failures.length === 0 ? 0 : 1);
