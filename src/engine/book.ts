@@ -14,23 +14,14 @@
 // per amend). Declared, the constructor's first store gives the field its type (the typed array's
 // or the object's map) and those checks go (docs/benchmarks.md, h16m).
 
+import { grownF64, grownI32 } from './grown.js';
+
 /**
  * "No slot" / "no level" in the links and indexes. A const enum, so that tsc writes -1 itself into
  * the engine's code (an imported `const` is a module variable: a load and a temporal-dead-zone check
  * at every use, in optimized code too; see Side in types.ts).
  */
 export const enum Link { NIL = -1 }
-
-function grownF64(a: Float64Array, n: number): Float64Array {
-  const b = new Float64Array(n);
-  b.set(a);
-  return b;
-}
-function grownI32(a: Int32Array, n: number): Int32Array {
-  const b = new Int32Array(n);
-  b.set(a);
-  return b;
-}
 
 /**
  * Order id -> slot, as an open-addressing hash table in typed arrays (linear probing,

@@ -5,6 +5,7 @@
 // engine emit one balance event per changed pair at the end of a request, in a fixed order,
 // whatever order the matching code touched them in.
 import { BalanceReason, type EventSink } from './events.js';
+import { grownF64, grownI32 } from './grown.js';
 
 /** Priority of balance reasons when one pair is touched several times in one request. */
 const REASON_RANK: readonly number[] = [
@@ -96,20 +97,11 @@ export class Ledger {
     while (n <= account) n *= 2;
     n = Math.min(n, this.accounts_max);
     const a = this.asset_count;
-    const f64 = (x: Float64Array, len: number): Float64Array => {
-      const y = new Float64Array(len);
-      y.set(x);
-      return y;
-    };
-    this.available = f64(this.available, n * a);
-    this.locked = f64(this.locked, n * a);
-    this.nonce_high_water = f64(this.nonce_high_water, n);
-    const state = new Int32Array(2 * n * a);
-    state.set(this.touch_state);
-    this.touch_state = state;
-    const open = new Int32Array(n);
-    open.set(this.open_orders);
-    this.open_orders = open;
+    this.available = grownF64(this.available, n * a);
+    this.locked = grownF64(this.locked, n * a);
+    this.nonce_high_water = grownF64(this.nonce_high_water, n);
+    this.touch_state = grownI32(this.touch_state, 2 * n * a);
+    this.open_orders = grownI32(this.open_orders, n);
     const head = new Int32Array(n).fill(-1);
     head.set(this.order_head);
     this.order_head = head;
@@ -209,12 +201,8 @@ export class Ledger {
 
   private growTouched(): void {
     const n = this.t_key.length * 2;
-    const keys = new Int32Array(n);
-    keys.set(this.t_key);
-    this.t_key = keys;
-    const rec = new Float64Array(n * TOUCH_REC);
-    rec.set(this.t_rec);
-    this.t_rec = rec;
+    this.t_key = grownI32(this.t_key, n);
+    this.t_rec = grownF64(this.t_rec, n * TOUCH_REC);
   }
 }
 
