@@ -15,13 +15,11 @@ import { Matcher } from '../matcher/matcher.js';
 import { createRecordRing, RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { BatchField, EV_TYPE_WORD as EV_TYPE_WORD_, EventCursor, EventReader, EventType, type EventFields } from '../ring/event_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { RING_HEADER_WORDS as RING_HEADER_WORDS_ } from '../ring/ring_layout.js';
 import { StateRootBuilder, type BatchRoots } from './state_root.js';
 
 // Module-local copies of imported constants used on the replay's hot path: an imported binding
 // is a cell that optimized code loads and hole-checks at each use (src/ring/event_writer.ts).
 const EV_TYPE_WORD = EV_TYPE_WORD_;
-const RING_HEADER_WORDS = RING_HEADER_WORDS_;
 const BATCH_COMMITTED = EventType.BATCH_COMMITTED;
 
 export interface ReplayOptions {
@@ -131,18 +129,14 @@ export class ReplayExecutor {
   private drainBare(n: number): void {
     const ring = this.ring;
     const i32 = ring.i32;
-    const words = ring.slot_words;
-    // Slots follow each other and wrap once at the ring's end (slotOffset per record re-read
-    // four ring fields and checked its bounds each time).
-    const wrap_at = RING_HEADER_WORDS + ring.capacity_slots * words;
+    // slotAfter, not slotOffset per record (its bounds check and field loads each time).
     let o = ring.slotOffset(0);
     for (let i = 0; i < n; i++) {
       if (i32[o + EV_TYPE_WORD] === BATCH_COMMITTED) {
         this.fields.o = o;
         this.finished.push(withoutRoot(this.fields.field(BatchField.BATCH_ID)));
       }
-      o += words;
-      if (o === wrap_at) o = RING_HEADER_WORDS;
+      o = ring.slotAfter(o);
     }
     this.events += n;
     ring.release(n);

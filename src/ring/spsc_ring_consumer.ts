@@ -28,6 +28,16 @@ export abstract class SpscRingConsumerPart extends SpscRingProducerPart {
     return RING_HEADER_WORDS + ((this.consumer_released + i) & this.mask) * this.slot_words;
   }
 
+  /**
+   * Word offset of the slot after the one at `o`: slotOffset(i + 1) from slotOffset(i), wrapping
+   * at the ring's end, without slotOffset's bounds check and field loads. For a walk over records
+   * already known available (i + 1 < available()), where slotOffset per record showed (da/replay.ts).
+   */
+  slotAfter(o: number): number {
+    const next = o + this.slot_words;
+    return next === RING_HEADER_WORDS + this.capacity_slots * this.slot_words ? RING_HEADER_WORDS : next;
+  }
+
   /** Free the `n` oldest available records with one Atomics.store (and at most one notify). */
   release(n: number): void {
     if (!(Number.isInteger(n) && n > 0 && n <= this.consumer_available)) fail(`ring release(${n}) but ${this.consumer_available} records are available`);

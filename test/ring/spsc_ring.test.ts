@@ -140,6 +140,21 @@ describe('SpscRing producer/consumer', () => {
     expect(seen).toEqual(Array.from({ length: next }, (_, i) => i));
   });
 
+  it('slotAfter walks the available records as slotOffset does, across the ring\'s end', () => {
+    const ring = SpscRing.create({ capacity_slots: 8, slot_words: 6 });
+    for (let round = 0; round < 12; round++) {
+      const k = (round % 8) + 1; // 1..8 records, so the walk starts and wraps at every slot
+      produce(ring, Array.from({ length: k }, (_, i) => i));
+      const n = ring.available();
+      let o = ring.slotOffset(0);
+      for (let i = 0; i < n; i++) {
+        expect(o).toBe(ring.slotOffset(i));
+        o = ring.slotAfter(o);
+      }
+      ring.release(n);
+    }
+  });
+
   it('slot offsets cover every slot, aligned for float64', () => {
     const ring = SpscRing.create({ capacity_slots: 8, slot_words: 6 });
     const offsets = new Set<number>();
