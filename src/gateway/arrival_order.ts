@@ -122,6 +122,7 @@ export class ArrivalOrder {
       }
     }
     q.draining = false;
+    // A `done` that came while draining found `draining` set: go on for it.
     if (!q.held && (q.next_action !== null || q.ready?.has(q.next_release) === true)) return this.drainQueue(wallet, q);
     if (!q.held && q.next_release === q.next_ticket) {
       this.queues.delete(wallet);
