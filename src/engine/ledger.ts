@@ -12,16 +12,14 @@ const REASON_RANK: readonly number[] = [
   /* FILL */ 4, /* ORDER_PLACED */ 2, /* ORDER_CANCELLED */ 3, /* DEPOSIT */ 1, /* WITHDRAWAL */ 1,
 ];
 
-/** The touched record's fields (float64s per position). */
-const TOUCH_REC = 4;
-const REC_AVAILABLE = 0;
-const REC_LOCKED = 1;
-const REC_REASON = 2;
-const REC_ACCOUNT = 3;
+/**
+ * The touched record's fields (float64s per position). A const enum: tsc writes the numbers into
+ * the code, where module constants were a context-slot load each in the bytecode, and flush's
+ * bytecode counts against FastEngine.apply's inlining budget (docs/benchmarks.md, h17e).
+ */
+const enum Rec { STRIDE = 4, AVAILABLE = 0, LOCKED = 1, REASON = 2, ACCOUNT = 3 }
 /** Above this many touched pairs `sortTouched` uses the typed array's sort, not insertion. */
 const SORT_INSERTION_MAX = 32;
-/** request_stamp's last value before it starts again at 1 (an int32, compared as one). */
-const STAMP_MAX = 0x7fffffff;
 
 // Fields set in the constructor are `declare`d (see book.ts's header, docs/benchmarks.md h16m):
 // defined as undefined first, their field type would stay "any" and every typed-array read from
@@ -41,13 +39,13 @@ export class Ledger {
   /** Highest account id seen + 1: canonical state walks accounts below it. */
   account_high = 1;
 
-  /** 1..STAMP_MAX: the current request's stamp (touch_state is cleared when it wraps). */
-  private request_stamp = 0;
   /**
-   * Per pair (account * asset_count + asset), two int32s side by side: [2k] the stamp of the
-   * request that last touched it, [2k + 1] its position in the touched record. One cache line per
-   * touch where two arrays (a float64 stamp, an int32 position) took two: the pairs of a fill's
-   * maker are cold.
+   * Per pair (account * asset_count + asset): 0 when the current request has not touched it, else
+   * its position in the touched record + 1. `flush` sets the entries of the pairs it emits back
+   * to 0 (it reads each one anyway), so a request starts with no stamp to bump or compare: the
+   * stamp (an int32 per pair beside the position, and a wrap-around clear every 2^31 requests)
+   * cost a load, a compare and a store per touch and a counter per request (docs/benchmarks.md,
+   * h17e).
    */
   private declare touch_state: Int32Array;
   /**
@@ -74,10 +72,10 @@ export class Ledger {
     this.open_orders = new Int32Array(n);
     this.order_head = new Int32Array(n).fill(-1);
     this.has_credit = new Uint8Array(n);
-    this.touch_state = new Int32Array(2 * n * asset_count);
+    this.touch_state = new Int32Array(n * asset_count);
     const t = 64;
     this.t_key = new Int32Array(t);
-    this.t_rec = new Float64Array(t * TOUCH_REC);
+    this.t_rec = new Float64Array(t * Rec.STRIDE);
   }
 
   /**
@@ -100,7 +98,7 @@ export class Ledger {
     this.available = grownF64(this.available, n * a);
     this.locked = grownF64(this.locked, n * a);
     this.nonce_high_water = grownF64(this.nonce_high_water, n);
-    this.touch_state = grownI32(this.touch_state, 2 * n * a);
+    this.touch_state = grownI32(this.touch_state, n * a);
     this.open_orders = grownI32(this.open_orders, n);
     const head = new Int32Array(n).fill(-1);
     head.set(this.order_head);
@@ -111,13 +109,17 @@ export class Ledger {
     this.account_capacity = n;
   }
 
+  /**
+   * A request starts with an empty touched record. `flush` leaves it empty; only a request that
+   * ended without one (an engine assertion thrown in the middle) leaves pairs marked, and they
+   * are cleared here, so the next request cannot take them for its own.
+   */
   beginRequest(): void {
-    if (this.request_stamp === STAMP_MAX) {
-      // Once every ~2^31 requests: no pair may keep a stamp the next requests will use.
-      this.touch_state.fill(0);
-      this.request_stamp = 0;
-    }
-    this.request_stamp++;
+    if (this.t_count !== 0) this.discardTouched();
+  }
+
+  private discardTouched(): void {
+    for (let i = 0; i < this.t_count; i++) this.touch_state[this.t_key[i]] = 0;
     this.t_count = 0;
   }
 
@@ -130,23 +132,23 @@ export class Ledger {
   touch(account: number, asset: number, reason: number): void {
     const key = account * this.asset_count + asset;
     const ts = this.touch_state;
-    if (ts[2 * key] === this.request_stamp) return this.retouch(key, reason);
+    const at = ts[key];
+    if (at !== 0) return this.retouch(at - 1, reason);
     if (this.t_count === this.t_key.length) this.growTouched();
     const p = this.t_count++;
-    ts[2 * key] = this.request_stamp;
-    ts[2 * key + 1] = p;
+    ts[key] = p + 1;
     this.t_key[p] = key;
     const rec = this.t_rec;
-    const b = p * TOUCH_REC;
-    rec[b + REC_AVAILABLE] = this.available[key];
-    rec[b + REC_LOCKED] = this.locked[key];
-    rec[b + REC_REASON] = reason;
-    rec[b + REC_ACCOUNT] = account;
+    const b = p * Rec.STRIDE;
+    rec[b + Rec.AVAILABLE] = this.available[key];
+    rec[b + Rec.LOCKED] = this.locked[key];
+    rec[b + Rec.REASON] = reason;
+    rec[b + Rec.ACCOUNT] = account;
   }
 
-  /** A pair touched again in this request: keeps the reason of highest rank. */
-  private retouch(key: number, reason: number): void {
-    const at = this.touch_state[2 * key + 1] * TOUCH_REC + REC_REASON;
+  /** A pair touched again in this request (at record position p): keeps the reason of highest rank. */
+  private retouch(p: number, reason: number): void {
+    const at = p * Rec.STRIDE + Rec.REASON;
     if (REASON_RANK[reason] > REASON_RANK[this.t_rec[at]]) this.t_rec[at] = reason;
   }
 
@@ -165,13 +167,14 @@ export class Ledger {
     const a = this.asset_count;
     for (let i = 0; i < n; i++) {
       const key = keys[i];
-      const b = ts[2 * key + 1] * TOUCH_REC;
+      const b = (ts[key] - 1) * Rec.STRIDE;
+      ts[key] = 0;
       const av = this.available[key];
       const lk = this.locked[key];
-      if (av === rec[b + REC_AVAILABLE] && lk === rec[b + REC_LOCKED]) continue;
+      if (av === rec[b + Rec.AVAILABLE] && lk === rec[b + Rec.LOCKED]) continue;
       // The account is kept with the record: no integer division per balance event.
-      const account = rec[b + REC_ACCOUNT];
-      out.balance(account, key - account * a, av, lk, rec[b + REC_REASON]);
+      const account = rec[b + Rec.ACCOUNT];
+      out.balance(account, key - account * a, av, lk, rec[b + Rec.REASON]);
     }
     this.t_count = 0;
   }
@@ -202,7 +205,7 @@ export class Ledger {
   private growTouched(): void {
     const n = this.t_key.length * 2;
     this.t_key = grownI32(this.t_key, n);
-    this.t_rec = grownF64(this.t_rec, n * TOUCH_REC);
+    this.t_rec = grownF64(this.t_rec, n * Rec.STRIDE);
   }
 }
 

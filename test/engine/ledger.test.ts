@@ -21,14 +21,16 @@ const touchArb = (accounts: number): fc.Arbitrary<Touch> => fc.record({
   change: fc.constantFrom(0, 0, 1, -2, 5),
 });
 
-/** Applies the requests to a ledger and a model; the balance events must agree request by request. */
-function agrees(requests: Touch[][], capacity: number, stamp_start = 0): void {
+/**
+ * Applies the requests to a ledger and a model; the balance events must agree request by request.
+ * A request whose index is in `abandoned` ends without a flush (as one cut short by a thrown
+ * engine assertion would): its changes stay, its touches must not leak into the next request.
+ */
+function agrees(requests: Touch[][], capacity: number, abandoned: ReadonlySet<number> = new Set()): void {
   const ledger = new Ledger(ASSETS, 100_000, capacity);
-  // The request stamp is private: set here to run requests across its wrap-around.
-  (ledger as unknown as { request_stamp: number }).request_stamp = stamp_start;
   const available = new Map<number, number>();
   const locked = new Map<number, number>();
-  for (const touches of requests) {
+  for (const [index, touches] of requests.entries()) {
     ledger.beginRequest();
     const before = new Map<number, [number, number, number]>(); // key -> [available, locked, reason]
     for (const t of touches) {
@@ -44,6 +46,7 @@ function agrees(requests: Touch[][], capacity: number, stamp_start = 0): void {
       target.set(key, (target.get(key) ?? 0) + t.change);
       field[key] += t.change;
     }
+    if (abandoned.has(index)) continue;
     const log = new EventLog();
     ledger.flush(log);
     const expected: BalanceEvent[] = [...before.entries()]
@@ -66,9 +69,10 @@ describe('Ledger touched record', () => {
     fc.assert(fc.property(fc.array(fc.array(touchArb(3000), { minLength: 30, maxLength: 700 }), { minLength: 1, maxLength: 4 }), (requests) => agrees(requests, 2)), { numRuns: 40 });
   });
 
-  it('the same across the request stamp\'s wrap-around (a pair touched before it is new after it)', () => {
-    fc.assert(fc.property(fc.array(fc.array(touchArb(5), { maxLength: 8 }), { minLength: 2, maxLength: 8 }), fc.integer({ min: 1, max: 6 }),
-      (requests, before_wrap) => agrees(requests, 4, 0x7fffffff - before_wrap)), { numRuns: 200 });
+  it('the same after requests that ended without a flush (their pairs are new to the next request)', () => {
+    fc.assert(fc.property(fc.array(fc.array(touchArb(5), { maxLength: 8 }), { minLength: 2, maxLength: 8 }),
+      fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 4 }),
+      (requests, abandoned) => agrees(requests, 4, new Set(abandoned))), { numRuns: 300 });
   });
 
   it('a market pause that touches 100,000 pairs flushes them in order, fast', () => {
