@@ -180,9 +180,19 @@ export class EngineState {
 
   /** A signed request is accepted: its signer's nonce mark moves, then its ACCEPTED (and an agent's AGENT event). */
   acceptSigned(r: Request, order_id: number, out: EventSink): void {
-    if (r.signer === 0) this.ledger.nonce_high_water[r.account] = r.nonce;
+    if (r.signer !== 0) return this.acceptAgentSigned(r, order_id, out);
+    this.ledger.nonce_high_water[r.account] = r.nonce;
     out.accepted(r.kind, r.account, order_id);
-    if (r.signer !== 0) this.agents.markNonce(r.account, r.signer, r.nonce, out);
+  }
+
+  /**
+   * An agent's request accepted: its ACCEPTED, then the agent's nonce mark and AGENT event. A
+   * call of its own (rare): acceptSigned is inlined into amend, and its bytecode counts against
+   * amend's inlining budget (docs/benchmarks.md, h17e).
+   */
+  private acceptAgentSigned(r: Request, order_id: number, out: EventSink): void {
+    out.accepted(r.kind, r.account, order_id);
+    this.agents.markNonce(r.account, r.signer, r.nonce, out);
   }
 
   accountValid(account: number): boolean {
@@ -210,8 +220,28 @@ export class EngineState {
     }
   }
 
-  /** notionalCeil(p, q) + its worst-case (taker) fee, or MONEY_OVERFLOW. Needs loadFees. */
+  /**
+   * notionalCeil(p, q) + its worst-case (taker) fee, or MONEY_OVERFLOW. Needs loadFees. The
+   * products within 2^53 (every order of the bench flows) written out, the rest in bidLockWide:
+   * V8 inlines this into amend, and with notionalCeil and feeCeil inlined into it (their wide
+   * paths' calls included) it took 212 bytes of amend's inlining budget, which left the
+   * unlinking of a moved order a call (docs/benchmarks.md, h17e).
+   */
   bidLock(p: number, q: number): number {
+    const pq = p * q;
+    const n = Math.ceil(pq / Scale.UNITS_PER_WHOLE);
+    const nf = n * this.fee_taker_bps;
+    // A double product <= 2^53 - 1 is exact, and Math.ceil of its quotient then is (muldiv.ts);
+    // n and nf are used only then. No overflow test of the sum: n <= 2^53 / 1e6 and the fee
+    // <= 2^53 / 1e4, so n + fee < 2^50.
+    // 2^53 - 1 (Number.MAX_SAFE_INTEGER) as a literal: one constant load in the bytecode, not a
+    // global's property read twice (amend's inlining budget again).
+    if (pq > 9_007_199_254_740_991 || nf > 9_007_199_254_740_991) return this.bidLockWide(p, q);
+    return n + Math.ceil(nf / Scale.BPS_PER_WHOLE);
+  }
+
+  /** bidLock for products beyond 2^53: the exact wide arithmetic (money/muldiv.ts). */
+  private bidLockWide(p: number, q: number): number {
     const n = notionalCeil(p, q);
     // Scale's constant and Number.MAX_SAFE_INTEGER (folded by V8), not module variables (money/fixed.ts says why).
     if (n === Scale.MONEY_OVERFLOW) return Scale.MONEY_OVERFLOW;

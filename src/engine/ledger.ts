@@ -134,13 +134,15 @@ export class Ledger {
     const ts = this.touch_state;
     const at = ts[key];
     if (at !== 0) return this.retouch(at - 1, reason);
-    if (this.t_count === this.t_key.length) this.growTouched();
-    const p = this.t_count++;
-    ts[key] = p + 1;
+    const p = this.t_count;
+    if (p === this.t_key.length) this.growTouched();
+    const count = p + 1;
+    this.t_count = count;
+    ts[key] = count;
     this.t_key[p] = key;
     const rec = this.t_rec;
     const b = p * Rec.STRIDE;
-    rec[b + Rec.AVAILABLE] = this.available[key];
+    rec[b] = this.available[key]; // Rec.AVAILABLE, 0: `b + 0` was bytecode of its own
     rec[b + Rec.LOCKED] = this.locked[key];
     rec[b + Rec.REASON] = reason;
     rec[b + Rec.ACCOUNT] = account;
