@@ -133,7 +133,7 @@ export class Ledger {
     const key = account * this.asset_count + asset;
     const ts = this.touch_state;
     const at = ts[key];
-    if (at !== 0) return this.retouch(at - 1, reason);
+    if (at !== 0) return this.retouch(at, reason);
     const p = this.t_count;
     if (p === this.t_key.length) this.growTouched();
     const count = p + 1;
@@ -148,9 +148,13 @@ export class Ledger {
     rec[b + Rec.ACCOUNT] = account;
   }
 
-  /** A pair touched again in this request (at record position p): keeps the reason of highest rank. */
-  private retouch(p: number, reason: number): void {
-    const at = p * Rec.STRIDE + Rec.REASON;
+  /**
+   * A pair touched again in this request (`state`: its touch_state entry, record position + 1;
+   * the - 1 is here, not in touch, whose bytecode counts against amend's inlining budget):
+   * keeps the reason of highest rank.
+   */
+  private retouch(state: number, reason: number): void {
+    const at = (state - 1) * Rec.STRIDE + Rec.REASON;
     if (REASON_RANK[reason] > REASON_RANK[this.t_rec[at]]) this.t_rec[at] = reason;
   }
 
