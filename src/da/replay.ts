@@ -135,13 +135,17 @@ export class ReplayExecutor {
     const ring = this.ring;
     const i32 = ring.i32;
     const step = ring.slot_words;
+    // Locals: inside a loop that may call out, optimized code was seen reloading these module
+    // constants from their context slots (with a hole check) at every record.
+    const type_word = EV_TYPE_WORD;
+    const committed = BATCH_COMMITTED;
     for (let i = 0; i < n;) {
       let o = ring.slotOffset(i);
       const before_end = ring.slotsBeforeEnd(o);
       const run = n - i < before_end ? n - i : before_end;
       const end = o + run * step;
       for (; o < end; o += step) {
-        if (i32[o + EV_TYPE_WORD] === BATCH_COMMITTED) this.committedBare(o);
+        if (i32[o + type_word] === committed) this.committedBare(o);
       }
       i += run;
     }

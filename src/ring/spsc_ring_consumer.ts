@@ -7,10 +7,14 @@ import {
   H_CONSUMER_WAITERS,
   H_PRODUCER_SEQUENCE,
   H_PRODUCER_WAITERS,
-  RING_HEADER_WORDS,
+  RING_HEADER_WORDS as RING_HEADER_WORDS_,
 } from './ring_layout.js';
 import { fail } from './spsc_ring_core.js';
 import { SpscRingProducerPart } from './spsc_ring_producer.js';
+
+// A module-local copy (an imported binding is loaded and hole-checked at each use: see
+// spsc_ring_producer.ts).
+const RING_HEADER_WORDS = RING_HEADER_WORDS_;
 
 export abstract class SpscRingConsumerPart extends SpscRingProducerPart {
   // ---------------------------------------------------------------- consumer
