@@ -125,21 +125,38 @@ export class ReplayExecutor {
    * above cost ~125 instructions an event (cursor, three option checks per event; ~8% of the
    * bench's replay, 5.3 events a request: docs/benchmarks.md, h16r) for what the server's matcher
    * never does (there the front drains the ring on its own thread).
+   *
+   * The available records lie in at most two runs of consecutive slots (before and after the
+   * ring's end), each walked in plain strides of `slot_words`. Asking the ring for each next slot
+   * (`slotAfter`, now removed) still cost ~56 instructions an event: the ring's fields and the wrap
+   * test were reloaded around a loop that may call out (-180 a request; docs/benchmarks.md, h17r).
    */
   private drainBare(n: number): void {
     const ring = this.ring;
     const i32 = ring.i32;
-    // slotAfter, not slotOffset per record (its bounds check and field loads each time).
-    let o = ring.slotOffset(0);
-    for (let i = 0; i < n; i++) {
-      if (i32[o + EV_TYPE_WORD] === BATCH_COMMITTED) {
-        this.fields.o = o;
-        this.finished.push(withoutRoot(this.fields.field(BatchField.BATCH_ID)));
+    const step = ring.slot_words;
+    // Locals: inside a loop that may call out, optimized code was seen reloading these module
+    // constants from their context slots (with a hole check) at every record.
+    const type_word = EV_TYPE_WORD;
+    const committed = BATCH_COMMITTED;
+    for (let i = 0; i < n;) {
+      let o = ring.slotOffset(i);
+      const before_end = ring.slotsBeforeEnd(o);
+      const run = n - i < before_end ? n - i : before_end;
+      const end = o + run * step;
+      for (; o < end; o += step) {
+        if (i32[o + type_word] === committed) this.committedBare(o);
       }
-      o = ring.slotAfter(o);
+      i += run;
     }
     this.events += n;
     ring.release(n);
+  }
+
+  /** A commit marker met by the bare drain: the batch closed without a root. */
+  private committedBare(o: number): void {
+    this.fields.o = o;
+    this.finished.push(withoutRoot(this.fields.field(BatchField.BATCH_ID)));
   }
 
   private account(t0: number, c0: NodeJS.CpuUsage): void {

@@ -238,21 +238,25 @@ export class Matcher {
   private applyBatch(batch_id: number, time_ms: number, count: number): void {
     const w = this.writer;
     const r = this.request;
+    // In locals: fields of `this` are loaded (and their maps checked) again after every call.
+    const reader = this.reader;
+    const engine = this.engine;
+    const tentative = this.tentative;
     w.seq = 0;
     w.current = null;
     w.batchBegin(batch_id, time_ms);
     // Forced inclusions that are due go first, before any request of the batch.
-    this.engine.beginBatch(time_ms, w);
+    engine.beginBatch(time_ms, w);
     w.current = null;
     for (let i = 0; i < count; i++) {
       const o = i * RECORD_WORDS;
-      if (this.reader.isConsent(o)) continue; // who asked: for the journal and the verifier
-      const seq = this.reader.read(o, r);
+      if (reader.isConsent(o)) continue; // who asked: for the journal and the verifier
+      const seq = reader.read(o, r);
       w.seq = seq;
       w.current = r;
       r.account = this.resolveAccount(r.kind, o);
-      this.engine.apply(r, w);
-      this.releaseTentative();
+      engine.apply(r, w);
+      if (tentative.length !== 0) this.releaseTentative();
       // Only the admin kinds (PAUSE_MARKET..ADD_MARKET) announce state after them: the range test
       // here spares the ~1,000,000 orders of a journal replay a call each (~30 instructions).
       if (w.last_accepted && r.kind >= RequestKind.PAUSE_MARKET && r.kind <= RequestKind.ADD_MARKET) this.afterAdmin(r);

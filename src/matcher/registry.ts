@@ -11,8 +11,11 @@
 
 import { toHex0x } from '../util/hex.js';
 
-export const ADDRESS_BYTES = 20;
-const ADDRESS_WORDS = ADDRESS_BYTES / 4;
+// Used here through module-local consts: an exported const is a module cell even in its own
+// module, which optimized code loads and hole-checks at each use (docs/benchmarks.md, h17r).
+const ADDRESS_LENGTH = 20;
+export const ADDRESS_BYTES = ADDRESS_LENGTH;
+const ADDRESS_WORDS = ADDRESS_LENGTH / 4;
 
 export class AccountRegistry {
   private readonly accounts_max: number;
@@ -60,13 +63,13 @@ export class AccountRegistry {
   register(bytes: Uint8Array, offset: number): number {
     if (this.count >= this.accounts_max) return -1;
     const id = this.count++;
-    if ((id + 1) * ADDRESS_BYTES > this.addresses.length) {
+    if ((id + 1) * ADDRESS_LENGTH > this.addresses.length) {
       const grown = new Int32Array(this.words.length * 2);
       grown.set(this.words);
       this.words = grown;
       this.addresses = new Uint8Array(grown.buffer);
     }
-    this.addresses.set(bytes.subarray(offset, offset + ADDRESS_BYTES), id * ADDRESS_BYTES);
+    this.addresses.set(bytes.subarray(offset, offset + ADDRESS_LENGTH), id * ADDRESS_LENGTH);
     this.id_by_key.set(keyOf(bytes, offset), id);
     return id;
   }
@@ -77,23 +80,23 @@ export class AccountRegistry {
    */
   unregisterLast(id: number): void {
     if (id !== this.count - 1 || id < 1) throw new Error(`registry: ${id} is not the last registered id`);
-    const base = id * ADDRESS_BYTES;
+    const base = id * ADDRESS_LENGTH;
     this.id_by_key.delete(keyOf(this.addresses, base));
-    this.addresses.fill(0, base, base + ADDRESS_BYTES);
+    this.addresses.fill(0, base, base + ADDRESS_LENGTH);
     this.count--;
   }
 
   addressBytes(id: number): Uint8Array {
-    return this.addresses.subarray(id * ADDRESS_BYTES, (id + 1) * ADDRESS_BYTES);
+    return this.addresses.subarray(id * ADDRESS_LENGTH, (id + 1) * ADDRESS_LENGTH);
   }
 
   addressHex(id: number): string {
-    return toHex0x(this.addresses, id * ADDRESS_BYTES, (id + 1) * ADDRESS_BYTES);
+    return toHex0x(this.addresses, id * ADDRESS_LENGTH, (id + 1) * ADDRESS_LENGTH);
   }
 
   private matches(id: number, bytes: Uint8Array, offset: number): boolean {
-    const base = id * ADDRESS_BYTES;
-    for (let i = 0; i < ADDRESS_BYTES; i++) if (this.addresses[base + i] !== bytes[offset + i]) return false;
+    const base = id * ADDRESS_LENGTH;
+    for (let i = 0; i < ADDRESS_LENGTH; i++) if (this.addresses[base + i] !== bytes[offset + i]) return false;
     return true;
   }
 }

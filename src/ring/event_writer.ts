@@ -42,6 +42,12 @@ const RejectedField = layout.RejectedField;
 export class EventWriter implements EventSink {
   private declare readonly ring: SpscRing;
   private declare readonly u8: Uint8Array;
+  /**
+   * The ring's own views (SpscRing's are readonly: fixed for the ring's life), held here so that
+   * a field store is one load of the view from the writer, not two (the ring, then its view).
+   */
+  private declare readonly f64: Float64Array;
+  private declare readonly i32: Int32Array;
   /** The request whose events are being written. */
   seq = 0;
   current: Request | null = null;
@@ -61,6 +67,8 @@ export class EventWriter implements EventSink {
   constructor(ring: SpscRing) {
     this.ring = ring;
     this.u8 = bytesOf(ring);
+    this.f64 = ring.f64;
+    this.i32 = ring.i32;
   }
 
   private claim(type: number): number {
@@ -72,8 +80,8 @@ export class EventWriter implements EventSink {
       o = this.ring.tryClaim();
     }
     this.claimed++;
-    this.ring.f64[(o >> 1) + EV_SEQ_F64] = this.seq;
-    this.ring.i32[o + EV_TYPE_WORD] = type;
+    this.f64[(o >> 1) + EV_SEQ_F64] = this.seq;
+    this.i32[o + EV_TYPE_WORD] = type;
     return o;
   }
 
@@ -97,7 +105,7 @@ export class EventWriter implements EventSink {
   accepted(kind: number, account: number, order_id: number): void {
     this.last_accepted = true;
     const o = this.claim(EventType.ACCEPTED);
-    const f = this.ring.f64;
+    const f = this.f64;
     const b = this.fields(o);
     const r = this.current;
     f[b + AcceptedField.KIND] = kind;
@@ -117,10 +125,10 @@ export class EventWriter implements EventSink {
       f[b + AcceptedField.AMOUNT_UNITS] = r.amount_units;
       f[b + AcceptedField.REQUEST_ORDER_ID] = r.order_id;
       const coid = r.client_order_id;
-      this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = coid.length;
+      this.i32[o + EV_CLIENT_ID_LENGTH_WORD] = coid.length;
       writeAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, coid);
     } else {
-      this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = 0;
+      this.i32[o + EV_CLIENT_ID_LENGTH_WORD] = 0;
     }
     if (this.new_ids.length > 0) this.announceNew();
   }
@@ -150,7 +158,7 @@ export class EventWriter implements EventSink {
   rejected(kind: number, account: number, code: number, reason: number): void {
     this.last_accepted = false;
     const o = this.claim(EventType.REJECTED);
-    const f = this.ring.f64;
+    const f = this.f64;
     const b = this.fields(o);
     f[b + RejectedField.KIND] = kind;
     f[b + RejectedField.ACCOUNT] = account;
@@ -162,7 +170,7 @@ export class EventWriter implements EventSink {
     taker_account: number, maker_account: number, taker_side: number, price_units: number,
     quantity_units: number, taker_fee_units: number, maker_fee_units: number): void {
     const o = this.claim(EventType.FILL);
-    const f = this.ring.f64;
+    const f = this.f64;
     const b = this.fields(o);
     f[b + FillField.FILL_ID] = fill_id;
     f[b + FillField.MARKET] = market;
@@ -181,7 +189,7 @@ export class EventWriter implements EventSink {
     price_units: number, quantity_units: number, filled_units: number, remaining_units: number,
     last_fill_price_units: number, reason: number, locked_units: number, priority_seq: number): void {
     const o = this.claim(EventType.ORDER_UPDATE);
-    const f = this.ring.f64;
+    const f = this.f64;
     const b = this.fields(o);
     f[b + OrderUpdateField.ORDER_ID] = order_id;
     f[b + OrderUpdateField.ACCOUNT] = account;
@@ -200,7 +208,7 @@ export class EventWriter implements EventSink {
 
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
     const o = this.claim(EventType.BALANCE);
-    const f = this.ring.f64;
+    const f = this.f64;
     const b = this.fields(o);
     f[b + BalanceField.ACCOUNT] = account;
     f[b + BalanceField.ASSET] = asset;
@@ -211,7 +219,7 @@ export class EventWriter implements EventSink {
 
   referral(referred: number, referrer: number, active_until_ms: number): void {
     const b = this.fields(this.claim(EventType.REFERRAL));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + ReferralField.REFERRED] = referred;
     f[b + ReferralField.REFERRER] = referrer;
     f[b + ReferralField.ACTIVE_UNTIL_MS] = active_until_ms;
@@ -219,7 +227,7 @@ export class EventWriter implements EventSink {
 
   referralShare(fill_id: number, referred: number, referrer: number, asset: number, amount_units: number): void {
     const b = this.fields(this.claim(EventType.REFERRAL_SHARE));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + ReferralShareField.FILL_ID] = fill_id;
     f[b + ReferralShareField.REFERRED] = referred;
     f[b + ReferralShareField.REFERRER] = referrer;
@@ -230,7 +238,7 @@ export class EventWriter implements EventSink {
   inboxQueued(entry_id: number, account: number, kind: number, nonce: number, deadline_ms: number,
     referrer_account: number, reject: number): void {
     const b = this.fields(this.claim(EventType.INBOX_QUEUED));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + InboxQueuedField.ENTRY_ID] = entry_id;
     f[b + InboxQueuedField.ACCOUNT] = account;
     f[b + InboxQueuedField.KIND] = kind;
@@ -244,7 +252,7 @@ export class EventWriter implements EventSink {
   inboxIncluded(entry_id: number, request: Request): void {
     this.current = request;
     const b = this.fields(this.claim(EventType.INBOX_INCLUDED));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + InboxIncludedField.ENTRY_ID] = entry_id;
     f[b + InboxIncludedField.ACCOUNT] = request.account;
     f[b + InboxIncludedField.KIND] = request.kind;
@@ -254,33 +262,33 @@ export class EventWriter implements EventSink {
   agent(account: number, agent: number, valid_until_ms: number, nonce_high_water: number, nonce_floor: number, name: string): void {
     const o = this.claim(EventType.AGENT);
     const b = this.fields(o);
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + AgentField.ACCOUNT] = account;
     f[b + AgentField.AGENT] = agent;
     f[b + AgentField.VALID_UNTIL_MS] = valid_until_ms;
     f[b + AgentField.NONCE_HIGH_WATER] = nonce_high_water;
     f[b + AgentField.NONCE_FLOOR] = nonce_floor;
-    this.ring.i32[o + EV_CLIENT_ID_LENGTH_WORD] = name.length;
+    this.i32[o + EV_CLIENT_ID_LENGTH_WORD] = name.length;
     writeAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, name);
   }
 
   account(account: number, address: Uint8Array, address_offset: number): void {
     const o = this.claim(EventType.ACCOUNT);
-    this.ring.f64[this.fields(o) + AccountField.ACCOUNT] = account;
+    this.f64[this.fields(o) + AccountField.ACCOUNT] = account;
     this.u8.set(address.subarray(address_offset, address_offset + ADDRESS_BYTES), (o + EV_ADDRESS_WORD) * 4);
   }
 
   /** BATCH_BEGIN (batch 0: the start-up announcements). */
   batchBegin(batch_id: number, time_ms: number): void {
     const b = this.fields(this.claim(EventType.BATCH_BEGIN));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + BatchField.BATCH_ID] = batch_id;
     f[b + BatchField.TIME_MS] = time_ms;
   }
 
   batchCommitted(batch_id: number, time_ms: number, request_count: number, started_ms = 0, applied_ms = 0, durable_ms = 0): void {
     const b = this.fields(this.claim(EventType.BATCH_COMMITTED));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + BatchField.BATCH_ID] = batch_id;
     f[b + BatchField.TIME_MS] = time_ms;
     f[b + BatchField.REQUEST_COUNT] = request_count;
@@ -291,7 +299,7 @@ export class EventWriter implements EventSink {
 
   market(m: number, info: MarketInfo): void {
     const b = this.fields(this.claim(EventType.MARKET));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + MarketField.MARKET] = m;
     f[b + MarketField.STATUS] = info.status;
     f[b + MarketField.BASE_ASSET] = info.base_asset;
@@ -305,14 +313,14 @@ export class EventWriter implements EventSink {
 
   fees(maker_fee_bps: number, taker_fee_bps: number): void {
     const b = this.fields(this.claim(EventType.FEES));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + FeesField.MAKER_FEE_BPS] = maker_fee_bps;
     f[b + FeesField.TAKER_FEE_BPS] = taker_fee_bps;
   }
 
   credit(account: number, credit_limit_units: number, auto_cancel_ratio_ppm: number): void {
     const b = this.fields(this.claim(EventType.CREDIT));
-    const f = this.ring.f64;
+    const f = this.f64;
     f[b + CreditField.ACCOUNT] = account;
     f[b + CreditField.CREDIT_LIMIT_UNITS] = credit_limit_units;
     f[b + CreditField.AUTO_CANCEL_RATIO_PPM] = auto_cancel_ratio_ppm;

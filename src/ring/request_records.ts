@@ -30,7 +30,8 @@ const RQ_LOT_F64 = 8;
  * which only the admin kinds (SET_CREDIT, ADD_MARKET) carry, and an agent can never sign an admin
  * request: so the record stays at 52 words (asserted below; ADMIN_KINDS_WITH_WIDE_FIELDS).
  */
-export const RQ_SIGNER_WORD = 12;
+const SIGNER_WORD = 12;
+export const RQ_SIGNER_WORD = SIGNER_WORD;
 /** The admin kinds that use float64 indices 6..8 (and so carry no signer). */
 function usesWideAdminFields(kind: number): boolean {
   return kind === RequestKind.SET_CREDIT || kind === RequestKind.ADD_MARKET;
@@ -56,7 +57,11 @@ const RQ_TAKER_BPS_WORD = 27;
 const RQ_RATIO_PPM_WORD = 28;
 const RQ_CLIENT_ID_LENGTH_WORD = 29;
 /** 20 address bytes in words 30..34. */
-export const RQ_ADDRESS_WORD = 30;
+const ADDRESS_WORD = 30;
+export const RQ_ADDRESS_WORD = ADDRESS_WORD;
+// The reader uses SIGNER_WORD and ADDRESS_WORD, not the exports: an exported const is a module
+// cell even in its own module, which optimized code loads and hole-checks at each use (the
+// matcher's per-request account resolution inlines both; docs/benchmarks.md, h17r).
 /** Client order id bytes (ASCII, at most 36) in words 35..43. */
 const RQ_CLIENT_ID_WORD = 35;
 /**
@@ -295,7 +300,7 @@ export class RequestReader {
   signerByteOffset(o: number): number {
     const i = this.v.i32;
     if (usesWideAdminFields(i[o + RQ_KIND_WORD])) return -1;
-    const w = o + RQ_SIGNER_WORD;
+    const w = o + SIGNER_WORD;
     return (i[w] | i[w + 1] | i[w + 2] | i[w + 3] | i[w + 4]) === 0 ? -1 : w * 4;
   }
 
@@ -310,6 +315,6 @@ export class RequestReader {
 
   /** Byte offset of the record's 20 address bytes in `u8`. */
   addressByteOffset(o: number): number {
-    return (o + RQ_ADDRESS_WORD) * 4;
+    return (o + ADDRESS_WORD) * 4;
   }
 }

@@ -7,10 +7,14 @@ import {
   H_CONSUMER_WAITERS,
   H_PRODUCER_SEQUENCE,
   H_PRODUCER_WAITERS,
-  RING_HEADER_WORDS,
+  RING_HEADER_WORDS as RING_HEADER_WORDS_,
 } from './ring_layout.js';
 import { fail } from './spsc_ring_core.js';
 import { SpscRingProducerPart } from './spsc_ring_producer.js';
+
+// A module-local copy (an imported binding is loaded and hole-checked at each use: see
+// spsc_ring_producer.ts).
+const RING_HEADER_WORDS = RING_HEADER_WORDS_;
 
 export abstract class SpscRingConsumerPart extends SpscRingProducerPart {
   // ---------------------------------------------------------------- consumer
@@ -29,13 +33,13 @@ export abstract class SpscRingConsumerPart extends SpscRingProducerPart {
   }
 
   /**
-   * Word offset of the slot after the one at `o`: slotOffset(i + 1) from slotOffset(i), wrapping
-   * at the ring's end, without slotOffset's bounds check and field loads. For a walk over records
-   * already known available (i + 1 < available()), where slotOffset per record showed (da/replay.ts).
+   * Slots from the one at word offset `o` to the ring's end (`o`'s own included): the records at
+   * o, o + slot_words, ... lie one after the other in `i32` for that many slots, then wrap to the
+   * first slot. So a walk over available records can run in plain strides (da/replay.ts's bare
+   * drain, ~5 events a replayed request) and ask the ring only at each run's start.
    */
-  slotAfter(o: number): number {
-    const next = o + this.slot_words;
-    return next === RING_HEADER_WORDS + this.capacity_slots * this.slot_words ? RING_HEADER_WORDS : next;
+  slotsBeforeEnd(o: number): number {
+    return (RING_HEADER_WORDS + this.capacity_slots * this.slot_words - o) / this.slot_words;
   }
 
   /** Free the `n` oldest available records with one Atomics.store (and at most one notify). */

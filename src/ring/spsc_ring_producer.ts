@@ -3,14 +3,20 @@
 // Its waits for space are in spsc_ring.ts with the consumer's waits (one wait strategy).
 import {
   H_CONSUMER_BELL,
-  H_CONSUMER_SEQUENCE,
+  H_CONSUMER_SEQUENCE as H_CONSUMER_SEQUENCE_,
   H_CONSUMER_WAITERS,
   H_DOORBELL,
   H_DOORBELL_WAITERS,
   H_PRODUCER_SEQUENCE,
-  RING_HEADER_WORDS,
+  RING_HEADER_WORDS as RING_HEADER_WORDS_,
 } from './ring_layout.js';
 import { fail, ringLoopBell, SpscRingCore } from './spsc_ring_core.js';
+
+// Module-local copies of the layout words tryClaim uses: an imported binding is a cell that
+// optimized code loads and hole-checks at each use, and tryClaim is inlined into every event
+// writer (~5 claims a replayed request; src/ring/event_writer.ts, docs/benchmarks.md h17r).
+const H_CONSUMER_SEQUENCE = H_CONSUMER_SEQUENCE_;
+const RING_HEADER_WORDS = RING_HEADER_WORDS_;
 
 /** What tryClaim returns when every slot is taken (backpressure, never a drop). */
 export const RING_FULL = -1;

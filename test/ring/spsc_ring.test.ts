@@ -140,17 +140,26 @@ describe('SpscRing producer/consumer', () => {
     expect(seen).toEqual(Array.from({ length: next }, (_, i) => i));
   });
 
-  it('slotAfter walks the available records as slotOffset does, across the ring\'s end', () => {
+  it('slotsBeforeEnd cuts the available records into runs of plain strides, as slotOffset places them', () => {
     const ring = SpscRing.create({ capacity_slots: 8, slot_words: 6 });
     for (let round = 0; round < 12; round++) {
       const k = (round % 8) + 1; // 1..8 records, so the walk starts and wraps at every slot
       produce(ring, Array.from({ length: k }, (_, i) => i));
       const n = ring.available();
-      let o = ring.slotOffset(0);
-      for (let i = 0; i < n; i++) {
-        expect(o).toBe(ring.slotOffset(i));
-        o = ring.slotAfter(o);
+      const walked: number[] = [];
+      let runs = 0;
+      for (let i = 0; i < n;) {
+        let o = ring.slotOffset(i);
+        const before_end = ring.slotsBeforeEnd(o);
+        expect(Number.isInteger(before_end) && before_end >= 1 && before_end <= 8).toBe(true);
+        const run = Math.min(n - i, before_end);
+        for (const end = o + run * ring.slot_words; o < end; o += ring.slot_words) walked.push(o);
+        i += run;
+        runs++;
       }
+      expect(walked).toEqual(Array.from({ length: n }, (_, i) => ring.slotOffset(i)));
+      // Two runs exactly when the records wrap past the ring's end.
+      expect(runs).toBe(ring.slotOffset(n - 1) < ring.slotOffset(0) ? 2 : 1);
       ring.release(n);
     }
   });
