@@ -67,6 +67,29 @@ export class SlotValues {
     return compareBytes(this.inline, slot * INLINE_BYTES, src, at, n) === 0;
   }
 
+  /**
+   * Sets the slot's value to `src[at..at+n)` and returns whether that changed it: `equals` then
+   * `set`, but for a value of the slot's own length (an update of a balance, nonce or order) in
+   * one pass that compares and copies each byte, instead of a compare pass and a copy pass.
+   */
+  replace(slot: number, src: Uint8Array, at: number, n: number): boolean {
+    const len = this.len[slot];
+    if (len === n && n <= POOL_BYTES) {
+      const dst = n > INLINE_BYTES ? this.pool : this.inline;
+      const o = n > INLINE_BYTES ? (this.pool_ref[slot] - 1) * POOL_BYTES : slot * INLINE_BYTES;
+      let diff = 0;
+      for (let i = 0; i < n; i++) {
+        const b = src[at + i];
+        diff |= dst[o + i] ^ b;
+        dst[o + i] = b;
+      }
+      return diff !== 0;
+    }
+    if (this.equals(slot, src, at, n)) return false;
+    this.set(slot, src, at, n);
+    return true;
+  }
+
   /** Sets the slot's value to a copy of `src[at..at+n)`. */
   set(slot: number, src: Uint8Array, at: number, n: number): void {
     const old = this.len[slot];

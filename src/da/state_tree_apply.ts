@@ -148,9 +148,13 @@ export class TreeBatchApplier {
         j = this.touched(m++, slot, id);
         this.ch_op[j] = OP_INSERT;
       } else if (j < 0) {
-        if (values.equals(slot, bytes, value_at, value_len)) continue;
-        if (keep) revert.push({ kind: batch.kinds[i], key: bytes.slice(key_at, value_at), value: values.get(slot) });
-        values.set(slot, bytes, value_at, value_len);
+        if (keep) {
+          if (values.equals(slot, bytes, value_at, value_len)) continue;
+          revert.push({ kind: batch.kinds[i], key: bytes.slice(key_at, value_at), value: values.get(slot) });
+          values.set(slot, bytes, value_at, value_len);
+        } else if (!values.replace(slot, bytes, value_at, value_len)) {
+          continue;
+        }
         j = this.touched(m++, slot, id);
         this.ch_op[j] = OP_UPDATE;
       } else {

@@ -88,9 +88,11 @@ function expectedDiff(changes: { kind: number; key: Uint8Array; value: Uint8Arra
 }
 
 describe('StateTree batches', () => {
-  it('roots, diffs and restores agree with references over random batches on a deep trie', () => {
+  // keep_revert false is the DA publisher's tree: an update compares and copies its value in one
+  // pass (SlotValues.replace); true keeps the previous values (equals, then set).
+  it.each([true, false])('roots, diffs and restores agree with references over random batches on a deep trie (keep_revert %s)', (keep_revert) => {
     const r = mulberry32(2026);
-    const tree = new StateTree();
+    const tree = new StateTree({ keep_revert });
     const live = new Map<number, number>();
     const hashes = new Map<number, Hashed>();
     let next_new = 0;
