@@ -5,7 +5,7 @@
 // load bench's signers and generator); then, `rounds` times, one light phase on A and one on B
 // (A B B A ordering inside each pair of rounds). Reports per build the medians over its phases
 // of: client latency p50/p99/p999 (from scheduled send), the server's stage p50s (its stage rows,
-// src/gateway/stage_timings.ts), the tail split's medians (send_delay, to_server, to_client:
+// src/gateway/stage_timings.ts) and p99s, the tail split's medians (send_delay, to_server, to_client:
 // bench/load/tail.ts), and the server's CPU per answered request by thread role.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/light_ab.js --server-b /other/build/dist/src/main.js
@@ -140,6 +140,7 @@ async function main(): Promise<void> {
           server_cpu_us: ((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses),
           machine_pct: ph.cpu.machine_pct ?? 0,
           stages: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p50_us])),
+          stages_p99: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p99_us])),
           server_p50_us: stamped?.server_total.p50_us ?? null,
           tail: tail?.median_us ?? null,
           by_role,
@@ -154,18 +155,23 @@ async function main(): Promise<void> {
       const stage_med: Record<string, number | null> = {};
       for (const s of STAGES) stage_med[s] = medOf((x) => x.stages?.[s]);
       for (const part of ['send_delay', 'to_server', 'to_client'] as const) stage_med[part] = medOf((x) => x.tail?.[part]);
+      // The stages' p99s (each phase's, then the median over phases): where a scheduling change
+      // (a thread's slice, its priority) shows, while the p50s stay level.
+      const stage_p99_med: Record<string, number | null> = {};
+      for (const s of STAGES) stage_p99_med[s] = medOf((x) => x.stages_p99?.[s]);
       const roles = new Set(per.flatMap((x) => Object.keys(x.by_role)));
       const role_med: Record<string, number> = {};
       for (const k of roles) role_med[k] = med((x) => x.by_role[k] ?? 0);
       const summary = {
         p50_ms: med((x) => x.p50_ms * 1000) / 1000, p99_ms: med((x) => x.p99_ms * 1000) / 1000, p999_ms: med((x) => x.p999_ms * 1000) / 1000,
         server_p50_us: medOf((x) => x.server_p50_us), server_cpu_us_per_request: med((x) => x.server_cpu_us), machine_pct: med((x) => x.machine_pct),
-        stage_p50_us: stage_med, cpu_us_per_request_by_role: role_med, phases: per.length,
+        stage_p50_us: stage_med, stage_p99_us: stage_p99_med, cpu_us_per_request_by_role: role_med, phases: per.length,
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
         `server arrive->answer p50 ${summary.server_p50_us} us; server CPU ${summary.server_cpu_us_per_request} us/request (${JSON.stringify(role_med)}); machine ${summary.machine_pct}%`);
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
+      console.log(`  stage p99 medians (us): ${Object.entries(stage_p99_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
     }
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B, ...out }));
   } finally {
