@@ -16,6 +16,9 @@
 //     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included)
 //     --config-a J, --config-b J  JSON merged over that server's config (sections replaced whole),
 //                    e.g. --config-b '{"front":{"answer_spin_us":1000}}': an A/B of one build's setting
+//     --generator-slice-us-a N, --generator-slice-us-b N  the native generator's own EEVDF slice
+//                    (loadgen --slice-us) in that build's phases: an A/B of the measuring tool, not
+//                    of the server (same builds and configs: the difference is the tool's)
 // Ends with ONE JSON line {"bench":"light_ab",...}.
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +74,13 @@ async function main(): Promise<void> {
   const connections = knobs.number('connections', 64, 1, 1024);
   const profile_dir = knobs.optionalString('profile-dir') ?? null;
   const extra = { A: jsonKnob(knobs.optionalString('config-a')), B: jsonKnob(knobs.optionalString('config-b')) };
+  // 0 (the default): the kernel's default slice; else 100..100000 µs, the kernel's range.
+  const genSlice = (name: string): number | undefined => {
+    const us = knobs.number(name, 0, 0, 100_000);
+    if (us !== 0 && us < 100) throw new RangeError(`${name} must be 0 (the kernel's default) or in [100, 100000] µs, got ${us}`);
+    return us === 0 ? undefined : us;
+  };
+  const gen_slice_us = { A: genSlice('generator-slice-us-a'), B: genSlice('generator-slice-us-b') };
   knobs.finish();
   const args: Args = {
     wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
@@ -79,8 +89,10 @@ async function main(): Promise<void> {
     metrics_pairs: 0, metrics_seconds: 1,
   };
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
-  console.log(`  A ${a_js} ${JSON.stringify(extra.A)}\n  B ${b_js} ${JSON.stringify(extra.B)}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
+  const slice_note = (n: 'A' | 'B'): string => (gen_slice_us[n] === undefined ? '' : `, generator slice ${gen_slice_us[n]} us`);
+  console.log(`  A ${a_js} ${JSON.stringify(extra.A)}${slice_note('A')}\n  B ${b_js} ${JSON.stringify(extra.B)}${slice_note('B')}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
   const gen = chooseGenerator(null);
+  if (gen.name !== 'native' && (gen_slice_us.A !== undefined || gen_slice_us.B !== undefined)) throw new RangeError(`--generator-slice-us-a/-b need the native generator: ${gen.note}`);
   const ways: Way[] = [];
   /** Every server started, from the moment it listens (a failure before its Way exists included). */
   const servers: ServerChild[] = [];
@@ -117,7 +129,7 @@ async function main(): Promise<void> {
       const order = r % 2 === 0 ? ways : [...ways].reverse();
       for (const w of order) {
         const from_ms = epochNowMs();
-        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true }));
+        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name] }));
         const to_ms = epochNowMs();
         w.phases.push({ from_ms, to_ms, result: m.value, cpu: m.cpu });
         console.log(`  round ${r + 1} ${w.name}: p50 ${pct(m.value, 50)} ms, p99 ${pct(m.value, 99)} ms, p999 ${pct(m.value, 99.9)} ms, ` +
@@ -173,7 +185,8 @@ async function main(): Promise<void> {
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
       console.log(`  stage p99 medians (us): ${Object.entries(stage_p99_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
     }
-    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B, ...out }));
+    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
+      generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null, ...out }));
   } finally {
     await stopAll().catch(() => undefined);
     // The servers' data dirs, on success and on failure alike.
