@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #define HOGS_MAX 8
-#define SAMPLES_MAX (1u << 22)
+#define SAMPLES_MAX (1u << 18) /* a phase of 60 s: 60,000 wakes, ~120,000 competitor bursts */
 #define ROUNDS_MAX 40
 
 static void die(const char *fmt, const char *a) {
