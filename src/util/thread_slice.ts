@@ -85,6 +85,15 @@ export function readThreadSlice(tid: number): ThreadSlice | string {
  * one outside SLICE_US_MIN..SLICE_US_MAX is clamped). Never throws.
  */
 export function setThreadSlice(tid: number, slice_us: number): SliceResult {
+  try {
+    return trySetThreadSlice(tid, slice_us);
+  } catch (e) {
+    // The module throws only on arguments it cannot take (a negative id or slice).
+    return { applied: false, tid: tid === 0 ? null : tid, now: null, message: `not set to ${slice_us} µs: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}
+
+function trySetThreadSlice(tid: number, slice_us: number): SliceResult {
   const want = `${slice_us} µs`;
   const n = nativeSlice();
   if ('absent' in n) return { applied: false, tid: tid === 0 ? null : tid, now: null, message: `not set to ${want}: ${n.absent}` };

@@ -125,6 +125,7 @@ describe.runIf(process.platform === 'linux')('thread slice (Linux)', () => {
     const r = setThreadSlice(2 ** 30, 100);
     expect(r).toEqual({ applied: false, tid: 2 ** 30, now: null, message: `not set to 100 µs: sched_getattr: No such process (thread ${2 ** 30})` });
     expect(readThreadSlice(2 ** 30)).toBe('sched_getattr: No such process');
+    expect(setThreadSlice(0, -1)).toMatchObject({ applied: false, message: 'not set to -1 µs: setSlice(tid >= 0, runtime_ns in [0, 1e12])' });
   });
 
   it('finds threads by name; applies nothing for null; reports a name no thread has', async () => {
