@@ -5,7 +5,7 @@
 // load bench's signers and generator); then, `rounds` times, one light phase on A and one on B
 // (A B B A ordering inside each pair of rounds). Reports per build the medians over its phases
 // of: client latency p50/p99/p999 (from scheduled send), the server's stage p50s (its stage rows,
-// src/gateway/stage_timings.ts), the tail split's medians (send_delay, to_server, to_client:
+// src/gateway/stage_timings.ts) and p99s, the tail split's medians (send_delay, to_server, to_client:
 // bench/load/tail.ts), and the server's CPU per answered request by thread role.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/light_ab.js --server-b /other/build/dist/src/main.js
@@ -16,6 +16,9 @@
 //     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included)
 //     --config-a J, --config-b J  JSON merged over that server's config (sections replaced whole),
 //                    e.g. --config-b '{"front":{"answer_spin_us":1000}}': an A/B of one build's setting
+//     --generator-slice-us-a N, --generator-slice-us-b N  the native generator's own EEVDF slice
+//                    (loadgen --slice-us) in that build's phases: an A/B of the measuring tool, not
+//                    of the server (same builds and configs: the difference is the tool's)
 // Ends with ONE JSON line {"bench":"light_ab",...}.
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +74,13 @@ async function main(): Promise<void> {
   const connections = knobs.number('connections', 64, 1, 1024);
   const profile_dir = knobs.optionalString('profile-dir') ?? null;
   const extra = { A: jsonKnob(knobs.optionalString('config-a')), B: jsonKnob(knobs.optionalString('config-b')) };
+  // 0 (the default): the kernel's default slice; else 100..100000 µs, the kernel's range.
+  const genSlice = (name: string): number | undefined => {
+    const us = knobs.number(name, 0, 0, 100_000);
+    if (us !== 0 && us < 100) throw new RangeError(`${name} must be 0 (the kernel's default) or in [100, 100000] µs, got ${us}`);
+    return us === 0 ? undefined : us;
+  };
+  const gen_slice_us = { A: genSlice('generator-slice-us-a'), B: genSlice('generator-slice-us-b') };
   knobs.finish();
   const args: Args = {
     wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
@@ -79,8 +89,10 @@ async function main(): Promise<void> {
     metrics_pairs: 0, metrics_seconds: 1,
   };
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
-  console.log(`  A ${a_js} ${JSON.stringify(extra.A)}\n  B ${b_js} ${JSON.stringify(extra.B)}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
+  const slice_note = (n: 'A' | 'B'): string => (gen_slice_us[n] === undefined ? '' : `, generator slice ${gen_slice_us[n]} us`);
+  console.log(`  A ${a_js} ${JSON.stringify(extra.A)}${slice_note('A')}\n  B ${b_js} ${JSON.stringify(extra.B)}${slice_note('B')}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
   const gen = chooseGenerator(null);
+  if (gen.name !== 'native' && (gen_slice_us.A !== undefined || gen_slice_us.B !== undefined)) throw new RangeError(`--generator-slice-us-a/-b need the native generator: ${gen.note}`);
   const ways: Way[] = [];
   /** Every server started, from the moment it listens (a failure before its Way exists included). */
   const servers: ServerChild[] = [];
@@ -117,7 +129,7 @@ async function main(): Promise<void> {
       const order = r % 2 === 0 ? ways : [...ways].reverse();
       for (const w of order) {
         const from_ms = epochNowMs();
-        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true }));
+        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name] }));
         const to_ms = epochNowMs();
         w.phases.push({ from_ms, to_ms, result: m.value, cpu: m.cpu });
         console.log(`  round ${r + 1} ${w.name}: p50 ${pct(m.value, 50)} ms, p99 ${pct(m.value, 99)} ms, p999 ${pct(m.value, 99.9)} ms, ` +
@@ -140,6 +152,7 @@ async function main(): Promise<void> {
           server_cpu_us: ((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses),
           machine_pct: ph.cpu.machine_pct ?? 0,
           stages: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p50_us])),
+          stages_p99: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p99_us])),
           server_p50_us: stamped?.server_total.p50_us ?? null,
           tail: tail?.median_us ?? null,
           by_role,
@@ -154,20 +167,26 @@ async function main(): Promise<void> {
       const stage_med: Record<string, number | null> = {};
       for (const s of STAGES) stage_med[s] = medOf((x) => x.stages?.[s]);
       for (const part of ['send_delay', 'to_server', 'to_client'] as const) stage_med[part] = medOf((x) => x.tail?.[part]);
+      // The stages' p99s (each phase's, then the median over phases): where a scheduling change
+      // (a thread's slice, its priority) shows, while the p50s stay level.
+      const stage_p99_med: Record<string, number | null> = {};
+      for (const s of STAGES) stage_p99_med[s] = medOf((x) => x.stages_p99?.[s]);
       const roles = new Set(per.flatMap((x) => Object.keys(x.by_role)));
       const role_med: Record<string, number> = {};
       for (const k of roles) role_med[k] = med((x) => x.by_role[k] ?? 0);
       const summary = {
         p50_ms: med((x) => x.p50_ms * 1000) / 1000, p99_ms: med((x) => x.p99_ms * 1000) / 1000, p999_ms: med((x) => x.p999_ms * 1000) / 1000,
         server_p50_us: medOf((x) => x.server_p50_us), server_cpu_us_per_request: med((x) => x.server_cpu_us), machine_pct: med((x) => x.machine_pct),
-        stage_p50_us: stage_med, cpu_us_per_request_by_role: role_med, phases: per.length,
+        stage_p50_us: stage_med, stage_p99_us: stage_p99_med, cpu_us_per_request_by_role: role_med, phases: per.length,
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
         `server arrive->answer p50 ${summary.server_p50_us} us; server CPU ${summary.server_cpu_us_per_request} us/request (${JSON.stringify(role_med)}); machine ${summary.machine_pct}%`);
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
+      console.log(`  stage p99 medians (us): ${Object.entries(stage_p99_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
     }
-    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B, ...out }));
+    console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
+      generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null, ...out }));
   } finally {
     await stopAll().catch(() => undefined);
     // The servers' data dirs, on success and on failure alike.

@@ -22,7 +22,8 @@
 // Request file (little-endian): "RBLG0001", u32 lanes, u32 0, then per lane: u32 count and
 // count records of { u8 kind (0 order, 1 cancel, 2 deposit, 3 other), u32 length, bytes }.
 // Usage: usage() in loadgen_options.h and native-bench/README.md. The program's other parts:
-// loadgen_input.h (request file), loadgen_hist.h (histograms), loadgen_common.h (limits).
+// loadgen_input.h (request file), loadgen_hist.h (histograms), loadgen_common.h (limits),
+// loadgen_slice.h (--slice-us, the generator's own EEVDF slice).
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -33,6 +34,7 @@
 #include "loadgen_input.h"
 #include "loadgen_options.h"
 #include "loadgen_records.h"
+#include "loadgen_slice.h"
 
 static const char *const KIND_NAMES[KINDS] = {"order", "cancel", "deposit", "other"};
 enum { KIND_ORDER = 0, KIND_CANCEL = 1 };
@@ -469,6 +471,8 @@ int main(int argc, char **argv) {
   run_t *r = calloc(1, sizeof *r);
   if (r == NULL) die("out of memory");
   parse_args(argc, argv, &r->o);
+  // First: the slice covers the whole run (connects included); a refusal stops it before any send.
+  double slice_before_us = r->o.slice_us > 0 ? set_own_slice_us(r->o.slice_us) : 0;
   struct sockaddr_storage ss;
   socklen_t sl;
   resolve_loopback(r->o.host, r->o.port, &ss, &sl);
@@ -560,6 +564,7 @@ int main(int argc, char **argv) {
   fprintf(o, "{\"tool\":\"loadgen\",\"mode\":\"%s\",\"connections\":%d,\"requests_in_file\":%llu", r->o.open ? "open" : "closed", r->nlanes, (unsigned long long)nreqs);
   if (r->o.open) fprintf(o, ",\"rate_per_s\":%.3f,\"scheduled\":%llu", r->o.rate, (unsigned long long)r->open_next);
   fprintf(o, ",\"tcp_congestion\":\"%s\"", r->o.tcp_congestion);
+  if (r->o.slice_us > 0) fprintf(o, ",\"slice_us\":%.0f,\"slice_us_before\":%.1f", r->o.slice_us, slice_before_us);
   fprintf(o, ",\"window_ms\":%.3f,\"run_ms\":%.3f,\"ended_early\":%s", window_ms, (double)(end_ns - r->t0) / 1e6, r->ended_early ? "true" : "false");
   fprintf(o, ",\"requests_sent\":%llu,\"responses\":%llu,\"unanswered\":%llu,\"not_sent\":%llu", (unsigned long long)r->sent_total, (unsigned long long)answered,
           (unsigned long long)r->unanswered, (unsigned long long)r->not_sent);

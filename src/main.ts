@@ -10,6 +10,8 @@ import { nativeFutex } from './ring/futex.js';
 import { nativeLoopBell } from './ring/loop_bell.js';
 import { defaultRecovererInstance } from './auth/recover.js';
 import { componentLog, configureLogs } from './util/log.js';
+import { THREAD_NAMES } from './util/thread_name.js';
+import { applyThreadSlice } from './util/thread_slice.js';
 
 const log = componentLog('server');
 import { clusterSettings, roleOf, startDa, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
@@ -102,6 +104,11 @@ async function main(): Promise<void> {
     log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
   }
   server = running;
+  // The matcher thread's EEVDF slice (config threads.matcher_slice_us): set from this thread by the
+  // matcher's kernel thread id (found by its name, which it sets first thing), since a thread may
+  // set any thread of its own process; the matcher's own start is left as it is. Logged, never
+  // thrown; a process without a matcher thread (a cluster gateway) logs that it has none.
+  applyThreadSlice('matcher', THREAD_NAMES.matcher, cfg.threads.matcher_slice_us, 'threads.matcher_slice_us');
   if (stop_signal !== null) {
     stopServer(running, stop_signal);
     return;

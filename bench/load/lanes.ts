@@ -142,6 +142,11 @@ export interface PhaseOptions {
   drain_ms?: number;
   /** Keep one record per answer (times and the server's request number: bench/load/tail.ts); native generator only. */
   records?: boolean;
+  /**
+   * The generator's own EEVDF slice request in µs (loadgen --slice-us, native-bench/loadgen_slice.h);
+   * native generator only. It changes the measuring tool, not the server.
+   */
+  generator_slice_us?: number;
 }
 
 export interface PhaseResult {
@@ -237,6 +242,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   const open = opts.mode === 'open';
   const rate = opts.rate ?? 0;
   if (open && !(rate > 0 && Number.isFinite(opts.duration_ms))) throw new RangeError('open mode needs a rate and a finite duration');
+  if (opts.generator_slice_us !== undefined) throw new RangeError('a generator slice (loadgen --slice-us) needs the native generator');
   const drain_ms = opts.drain_ms ?? 5000;
   const conns = opts.lanes.map((l) => new Conn(l));
   const result: PhaseResult = {

@@ -66,6 +66,9 @@ export interface NativeReport {
   requests_in_file: number;
   /** Congestion control of its sockets ("default": the system's). */
   tcp_congestion: string;
+  /** With --slice-us: the slice the kernel reported for the generator afterwards (µs), and the one it had before. */
+  slice_us?: number;
+  slice_us_before?: number;
   rate_per_s?: number;
   scheduled?: number;
   window_ms: number;
@@ -268,6 +271,7 @@ export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'
   }
   if (opts.exhausted_share_end !== undefined) args.push('--exhausted-share', String(opts.exhausted_share_end));
   if (opts.drain_ms !== undefined) args.push('--drain-ms', String(opts.drain_ms));
+  if (opts.generator_slice_us !== undefined) args.push('--slice-us', String(opts.generator_slice_us));
   return args;
 }
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { INBOX_ENTRIES_MAX_DEFAULT, INBOX_ENTRIES_PER_ACCOUNT_MAX_DEFAULT } from '../engine/api.js';
 import { isPlainObject as isObject } from '../util/config_keys.js';
 import { NICE_MAX, NICE_MIN, SCHED_POLICIES, type SchedPolicy, type ThreadPriority } from '../util/thread_priority.js';
+import { SLICE_US_MAX, SLICE_US_MIN } from '../util/thread_slice.js';
 import { need } from './checks.js';
 import type { RingbookConfig } from './types.js';
 
@@ -125,4 +126,17 @@ export function threadPriority(x: unknown, key: string, dflt: ThreadPriority): T
   need(typeof policy === 'string' && (SCHED_POLICIES as readonly string[]).includes(policy), null,
     `${key}.policy must be one of ${SCHED_POLICIES.join(', ')}`);
   return { nice: nice as number, policy: policy as SchedPolicy };
+}
+
+/**
+ * `threads.matcher_slice_us`: the EEVDF slice the matcher thread asks for (src/util/thread_slice.ts),
+ * an integer in the kernel's range SLICE_US_MIN..SLICE_US_MAX (100 µs..100 ms; the kernel would
+ * clamp anything else, and the read-back would then differ); absent or null: the kernel's default
+ * slice, nothing called.
+ */
+export function threadSliceUs(x: unknown, key: string): number | null {
+  if (x === undefined || x === null) return null;
+  need(typeof x === 'number' && Number.isSafeInteger(x) && x >= SLICE_US_MIN && x <= SLICE_US_MAX, null,
+    `${key} must be null (the kernel's default slice) or an integer in [${SLICE_US_MIN}, ${SLICE_US_MAX}] (µs)`);
+  return x as number;
 }

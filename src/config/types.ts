@@ -118,8 +118,11 @@ export interface RingbookConfig {
    * `background`: the scheduling priority the background threads (DA/state-root worker, snapshot
    * writer) give themselves at start (src/util/thread_priority.ts; docs/operations.md "Thread
    * priorities"), so that on few cores they yield to the threads an answer waits for.
+   * `matcher_slice_us`: the EEVDF slice the matcher thread asks for (Linux >= 6.12,
+   * src/util/thread_slice.ts), so that it gets a core sooner when a batch wakes it; null (the
+   * default): the kernel's default slice.
    */
-  threads: { background: ThreadPriority };
+  threads: { background: ThreadPriority; matcher_slice_us: number | null };
   /**
    * `stage_timings`: stamp every signed request at each pipeline stage and write them to
    * `<data_dir>/stage_timings.f64` at a clean stop (bench/load.ts reads them; off by default).

@@ -9,7 +9,9 @@
 // setpriority), the policy (SCHED_BATCH / SCHED_IDLE) through util-linux `chrt -p 0 <tid>` as
 // pin_thread.ts runs `taskset` (no native addon). The kernel's view (/proc/<pid>/task/<tid>/stat)
 // is read back. A failure is reported in the result and logged, never thrown: the thread then
-// runs at the priority it had.
+// runs at the priority it had. The other threads.* setting, the matcher's EEVDF slice
+// (threads.matcher_slice_us), is thread_slice.ts: a policy change through chrt resets a thread's
+// slice to the default, so the two are never set on one thread.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { currentThreadId, runThreadTool } from './thread_name.js';

@@ -182,6 +182,27 @@ describe('native load generator against the real server', () => {
     await expect(runLoadgen(['--target', `127.0.0.1:${s.port}`, '--requests', bad], RUN_TIMEOUT_MS)).rejects.toThrow(/not a loadgen request file/);
   });
 
+  it('--slice-us: the generator asks for its own EEVDF slice, read back, or refuses to run', async () => {
+    const base = ['--target', `127.0.0.1:${s.port}`, '--repeat-get', '/health', '--connections', '1', '--mode', 'open', '--rate', '200', '--duration-ms', '100'];
+    const [major, minor] = os.release().split('.').map(Number);
+    if (major > 6 || (major === 6 && minor >= 12)) {
+      const rep = await runLoadgen([...base, '--slice-us', '150'], RUN_TIMEOUT_MS);
+      expect(rep.slice_us).toBe(150);
+      // The default slice before (the kernel's base slice: 0.75 ms x (1 + log2 of the CPUs, up to 8)).
+      expect(rep.slice_us_before).toBeGreaterThanOrEqual(750);
+      expect(rep.responses).toBe(20);
+    } else {
+      // The call is taken and sched_runtime ignored: the run stops rather than claim a slice.
+      await expect(runLoadgen([...base, '--slice-us', '150'], RUN_TIMEOUT_MS)).rejects.toThrow(/--slice-us 150: the kernel reports a slice of/);
+    }
+    // Without it: no slice fields (the kernel's default, nothing called).
+    const plain = await runLoadgen(base, RUN_TIMEOUT_MS);
+    expect(plain.slice_us).toBeUndefined();
+    await expect(runLoadgen([...base, '--slice-us', '50'], RUN_TIMEOUT_MS)).rejects.toThrow(/--slice-us must be a number in \[100, 100000\]/);
+    await expect(runLoadgen([...base, '--slice-us', '150.5'], RUN_TIMEOUT_MS)).rejects.toThrow(/--slice-us must be a whole number of us/);
+    expect(loadgenArgs({ port: 1, lanes: [], mode: 'open', rate: 10, duration_ms: 10, generator_slice_us: 200 }, 'f')).toEqual(expect.arrayContaining(['--slice-us', '200']));
+  });
+
   it('load.ts picks native when the binary is built, else Node saying why; --generator native without it is an error', () => {
     expect(chooseGenerator(null).name).toBe('native');
     expect(chooseGenerator('node').name).toBe('node');

@@ -1,0 +1,59 @@
+// loadgen --slice-us N: the generator's own EEVDF slice request (Linux >= 6.12), the same call as
+// the server's threads.matcher_slice_us (native/thread_slice.c): sched_setattr's sched_runtime on
+// the calling thread, keeping its policy and nice value, read back with sched_getattr. loadgen is
+// one thread; a short slice gets it onto a core sooner when its timer fires for the next scheduled
+// send (a late send counts in the measured latency: it is measured from the scheduled time), at
+// the price of being preempted sooner. This changes the measuring tool, not the server: a figure
+// taken with it is the tool's effect and is reported as such (the JSON line's slice_us).
+// A refusal or a slice the kernel reports differently (clamped, or ignored before 6.12) stops the
+// run (exit 2): a measurement must not claim a slice it did not have.
+#ifndef LOADGEN_SLICE_H
+#define LOADGEN_SLICE_H
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "loadgen_common.h"
+
+/** The kernel's clamp of a slice request (kernel/sched/syscalls.c): 0.1..100 ms. */
+#define SLICE_US_MIN 100.0
+#define SLICE_US_MAX 100000.0
+
+/* include/uapi/linux/sched/types.h (its header clashes with glibc's <sched.h>). */
+struct lg_sched_attr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+  uint32_t sched_util_min;
+  uint32_t sched_util_max;
+};
+
+/** The calling thread's slice in ns as the kernel reports it (sched_getattr's sched_runtime). */
+static uint64_t own_slice_ns(struct lg_sched_attr *a) {
+  memset(a, 0, sizeof *a);
+  if (syscall(SYS_sched_getattr, 0, a, (unsigned)sizeof *a, 0u) != 0) die("--slice-us: sched_getattr: %s", strerror(errno));
+  return a->sched_runtime;
+}
+
+/** Asks for a slice of `us` µs for this thread; returns the slice it had before (µs). Dies unless the kernel reports `us` afterwards. */
+static double set_own_slice_us(double us) {
+  struct lg_sched_attr a;
+  uint64_t before_ns = own_slice_ns(&a);
+  if (a.sched_policy != 0 && a.sched_policy != 3) die("--slice-us: policy %u takes no slice (only SCHED_OTHER and SCHED_BATCH do)", a.sched_policy);
+  struct lg_sched_attr set;
+  memset(&set, 0, sizeof set);
+  set.size = 48; // SCHED_ATTR_SIZE_VER0: no utilization clamps
+  set.sched_policy = a.sched_policy;
+  set.sched_flags = a.sched_flags & 0x01; // SCHED_FLAG_RESET_ON_FORK
+  set.sched_nice = a.sched_nice;
+  set.sched_runtime = (uint64_t)(us * 1000.0);
+  if (syscall(SYS_sched_setattr, 0, &set, 0u) != 0) die("--slice-us: sched_setattr: %s", strerror(errno));
+  uint64_t now_ns = own_slice_ns(&a);
+  if (now_ns != set.sched_runtime) die("--slice-us %g: the kernel reports a slice of %.1f us afterwards (Linux >= 6.12 takes 100..100000 us)", us, (double)now_ns / 1000.0);
+  return (double)before_ns / 1000.0;
+}
+
+#endif
