@@ -1,0 +1,61 @@
+// The signed body readers (signed_body.ts) and the order parser over them (signed_requests.ts):
+// the order's member set is a Set and its members are read by name (branch h17f), so the refusals
+// of hostile bodies must stay exactly those of the array and field-name forms.
+import { describe, expect, it } from 'vitest';
+import { orderJsonMessage } from '../../src/auth/messages.js';
+import { unknownField } from '../../src/gateway/signed_body.js';
+import { parseOrder } from '../../src/gateway/signed_requests.js';
+
+const LOOKUP = { marketIndex: (id: string): number => (id === 'ETH-USDC' ? 0 : -1) };
+const SIG = `0x${'ab'.repeat(64)}1b`;
+
+function order(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    user: '0x00000000000000000000000000000000A11CE000', market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000,
+    quantity: 100_000, order_type: 'limit', time_in_force: 'gtc', nonce: 7, client_order_id: 'c1', signature: SIG, ...over,
+  };
+}
+
+describe('signed body readers', () => {
+  it('a Set of members refuses exactly what the array refuses, with the same message', () => {
+    const names = ['user', 'nonce', 'signature'];
+    for (const body of [{ user: 1 }, { user: 1, extra: 2 }, { ['x'.repeat(60)]: 1 }, { nonce: 1, 'quo"te': 1 }, {}]) {
+      expect(unknownField(body, new Set(names))).toEqual(unknownField(body, names));
+    }
+    expect(unknownField({ user: 1, extra: 2 }, new Set(names))).toEqual({ code: 'INVALID_REQUEST', message: 'unknown field "extra"' });
+    // Inherited members are not the body's: neither form sees them.
+    const child = Object.create({ inherited: 1 }) as Record<string, unknown>;
+    child.user = 1;
+    expect(unknownField(child, new Set(names))).toBeNull();
+  });
+
+  it('parseOrder keeps every refusal and its code', () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [order({ extra: 1 }), 'INVALID_REQUEST', 'unknown field "extra"'],
+      [order({ user: undefined }), 'INVALID_ORDER', 'user is required'],
+      [order({ user: '0x12' }), 'INVALID_REQUEST', 'user must be a 0x-prefixed 20-byte hex address'],
+      [order({ market_id: 5 }), 'INVALID_REQUEST', 'market_id must be a string'],
+      [order({ side: 'buy' }), 'INVALID_ORDER', 'side must be bid or ask'],
+      [order({ price: '1' }), 'INVALID_REQUEST', 'price must be an integer (a JSON number, fixed-point x 1,000,000)'],
+      [order({ quantity: 2 ** 53 }), 'INVALID_ORDER', 'quantity must be at most 2^53 - 1 (never rounded)'],
+      [order({ nonce: -1 }), 'INVALID_REQUEST', 'nonce must be a non-negative integer'],
+      [order({ signature: SIG.slice(0, -1) }), 'INVALID_SIGNATURE', 'signature must be 0x followed by 65 bytes of hex'],
+      [order({ signature: `${SIG.slice(0, -1)}\u0131` }), 'INVALID_SIGNATURE', 'signature must be 0x followed by 65 bytes of hex'],
+      [order({ market_id: 'BTC-USDC' }), 'MARKET_NOT_FOUND', 'market "BTC-USDC" not found'],
+      [order({ order_type: 'market' }), 'INVALID_ORDER', 'a market order must not carry a price'],
+    ];
+    for (const [body, code, message] of cases) expect(parseOrder(body, LOOKUP)).toEqual({ code, message });
+    const ok = parseOrder(order(), LOOKUP);
+    if (!('request' in ok)) throw new Error(ok.message);
+    expect(ok.address).toBe('0x00000000000000000000000000000000a11ce000');
+    expect(ok.signature_hex).toBe(SIG);
+  });
+
+  it('the JSON message form is the same text as a template of its members, optional members and non-ASCII included', () => {
+    const parsed = parseOrder(order({ stp: 'expire_both', expires_after_ms: 1_800_000_000_000 }), LOOKUP);
+    if (!('request' in parsed)) throw new Error(parsed.message);
+    expect(parsed.messages.at(0)).toBe('{"market_id":"ETH-USDC","side":"bid","price":2000000000,"quantity":100000,"order_type":"limit","time_in_force":"gtc","nonce":7,"stp":"expire_both","expires_after_ms":1800000000000}');
+    const f = { market_id: 'ÉTH-"USDC"', side: 'ask', price: 0, quantity: 1, order_type: 'market', time_in_force: 'ioc', nonce: 2 ** 53 - 1 };
+    expect(orderJsonMessage(f)).toBe(`{"market_id":${JSON.stringify(f.market_id)},"side":"ask","price":0,"quantity":1,"order_type":"market","time_in_force":"ioc","nonce":${2 ** 53 - 1}}`);
+  });
+});
