@@ -3,6 +3,7 @@
 // of hostile bodies must stay exactly those of the array and field-name forms.
 import { describe, expect, it } from 'vitest';
 import { orderJsonMessage } from '../../src/auth/messages.js';
+import { JSON_MAX_DEPTH, parseJsonObject } from '../../src/gateway/http_body.js';
 import { unknownField } from '../../src/gateway/signed_body.js';
 import { parseOrder } from '../../src/gateway/signed_requests.js';
 
@@ -57,5 +58,32 @@ describe('signed body readers', () => {
     expect(parsed.messages.at(0)).toBe('{"market_id":"ETH-USDC","side":"bid","price":2000000000,"quantity":100000,"order_type":"limit","time_in_force":"gtc","nonce":7,"stp":"expire_both","expires_after_ms":1800000000000}');
     const f = { market_id: 'ÉTH-"USDC"', side: 'ask', price: 0, quantity: 1, order_type: 'market', time_in_force: 'ioc', nonce: 2 ** 53 - 1 };
     expect(orderJsonMessage(f)).toBe(`{"market_id":${JSON.stringify(f.market_id)},"side":"ask","price":0,"quantity":1,"order_type":"market","time_in_force":"ioc","nonce":${2 ** 53 - 1}}`);
+  });
+});
+
+describe('parseJsonObject skips its text scan only when the scan could refuse nothing (h17f)', () => {
+  const parse = (text: string): ReturnType<typeof parseJsonObject> => parseJsonObject(Buffer.from(text));
+  const ROUNDS = /^number .* is not an integer but rounds to one; integers must be sent as plain digits$/;
+
+  it('refuses inexact literals with and without a dot, in either exponent case', () => {
+    for (const literal of ['1e-400', '1E-400', '1.0000000000000001', '-1e-400', '1.0e-400']) {
+      const r = parse(`{"quantity":${literal}}`);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.message).toMatch(ROUNDS);
+    }
+    // Exact integers written with an exponent stay numbers; "e-" inside a string is no literal.
+    expect(parse('{"quantity":10e-1,"id":"abe-1"}')).toEqual({ ok: true, value: { quantity: 1, id: 'abe-1' } });
+    expect(parse('{"quantity":5e-324}')).toEqual({ ok: true, value: { quantity: 5e-324 } }); // not an integer: the readers refuse it
+    expect(parse('{"quantity":1e6,"side":"bid"}')).toEqual({ ok: true, value: { quantity: 1_000_000, side: 'bid' } });
+  });
+
+  it('refuses nesting past the limit however the brackets mix, and counts none inside strings', () => {
+    const deep = (n: number, open: string, close: string): string => `{"a":${open.repeat(n - 1)}1${close.repeat(n - 1)}}`;
+    expect(parse(deep(JSON_MAX_DEPTH, '[', ']')).ok).toBe(true);
+    expect(parse(deep(JSON_MAX_DEPTH + 1, '[', ']'))).toEqual({ ok: false, message: `body nests deeper than ${JSON_MAX_DEPTH} levels` });
+    const mixed = `${'{"a":['.repeat(17)}1${']}'.repeat(17)}`;
+    expect(parse(mixed)).toEqual({ ok: false, message: `body nests deeper than ${JSON_MAX_DEPTH} levels` });
+    // Brackets in a string are text: many of them send the body through the scan, which accepts it.
+    expect(parse(`{"a":"${'{['.repeat(40)}"}`)).toEqual({ ok: true, value: { a: '{['.repeat(40) } });
   });
 });
