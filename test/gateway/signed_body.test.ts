@@ -3,7 +3,7 @@
 // of hostile bodies must stay exactly those of the array and field-name forms.
 import { describe, expect, it } from 'vitest';
 import { orderJsonMessage } from '../../src/auth/messages.js';
-import { JSON_MAX_DEPTH, parseJsonObject } from '../../src/gateway/http_body.js';
+import { FORBIDDEN_JSON_KEYS, JSON_MAX_DEPTH, parseJsonObject } from '../../src/gateway/http_body.js';
 import { unknownField } from '../../src/gateway/signed_body.js';
 import { parseOrder } from '../../src/gateway/signed_requests.js';
 
@@ -85,5 +85,17 @@ describe('parseJsonObject skips its text scan only when the scan could refuse no
     expect(parse(mixed)).toEqual({ ok: false, message: `body nests deeper than ${JSON_MAX_DEPTH} levels` });
     // Brackets in a string are text: many of them send the body through the scan, which accepts it.
     expect(parse(`{"a":"${'{['.repeat(40)}"}`)).toEqual({ ok: true, value: { a: '{['.repeat(40) } });
+  });
+});
+
+describe('parseJsonObject refuses every forbidden key behind its length and first-char filter (h17f)', () => {
+  it('refuses each at any depth, accepts keys that share only its length and first char', () => {
+    for (const k of FORBIDDEN_JSON_KEYS) {
+      for (const text of [`{"${k}":1}`, `{"a":{"b":[{"${k}":{}}]}}`, `{"x":1,"${k}":null}`]) {
+        expect(parseJsonObject(Buffer.from(text))).toEqual({ ok: false, message: `body contains the forbidden key "${k}"` });
+      }
+      const near = `${k.slice(0, -1)}${k.endsWith('x') ? 'y' : 'x'}`;
+      expect(parseJsonObject(Buffer.from(`{"${near}":1}`))).toEqual({ ok: true, value: { [near]: 1 } });
+    }
   });
 });
