@@ -54,10 +54,11 @@ export class Books {
     const sf = (s * OF.STRIDE) | 0;
     const m = oi[(si + OI.MARKET) | 0];
     const side = oi[(si + OI.SIDE) | 0] === Side.BID ? this.st.bids[m] : this.st.asks[m];
-    const i = side.find(of[(sf + OF.PRICE) | 0]);
+    // The level by its price in the side's index (a hash probe); a new one only when there is none.
     // `| 0`: newLevel's result is a number V8 cannot type as int32, and the phi with it made lvl a
     // float64 converted back for every store below.
-    const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s) | 0;
+    let lvl = side.levelAt(of[(sf + OF.PRICE) | 0]);
+    if (lvl === Link.NIL) lvl = this.newLevel(side, s) | 0;
     // The level's arrays are read after newLevel (a new level may grow them), once each.
     const levels = this.levels;
     const tails = levels.tail;
@@ -72,11 +73,11 @@ export class Books {
     if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, 1);
   }
 
-  /** A new level at slot s's price, inserted at `index` of its side (slot, not price: a price handed to a call is boxed). */
-  private newLevel(side: BookSide, index: number, s: number): number {
+  /** A new level at slot s's price, inserted into its side (slot, not price: a price handed to a call is boxed). */
+  private newLevel(side: BookSide, s: number): number {
     const price = this.orders.f[s * OF.STRIDE + OF.PRICE];
     const lvl = this.levels.alloc(price);
-    side.insertAt(index, lvl, price);
+    side.insertAt(~side.find(price), lvl, price);
     return lvl;
   }
 
