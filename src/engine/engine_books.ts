@@ -54,6 +54,10 @@ export class Books {
     const sf = (s * OF.STRIDE) | 0;
     const m = oi[(si + OI.MARKET) | 0];
     const side = oi[(si + OI.SIDE) | 0] === Side.BID ? this.st.bids[m] : this.st.asks[m];
+    // The row's remaining quantity and the account's credit flag read before newLevel's call (rare):
+    // after it V8 re-checks the maps of every array it reads.
+    const remaining = of[(sf + OF.REMAINING) | 0];
+    const credit = this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1;
     // The level by its price in the side's index (a hash probe); a new one only when there is none.
     // `| 0`: newLevel's result is a number V8 cannot type as int32, and the phi with it made lvl a
     // float64 converted back for every store below.
@@ -69,8 +73,8 @@ export class Books {
     if (tail === Link.NIL) levels.head[lvl] = s;
     else oi[(tail * OI.STRIDE + OI.NEXT) | 0] = s;
     tails[lvl] = s;
-    levels.quantity[lvl] += of[(sf + OF.REMAINING) | 0];
-    if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, 1);
+    levels.quantity[lvl] += remaining;
+    if (credit) this.creditRestChange(s, 1);
   }
 
   /** A new level at slot s's price, inserted into its side (slot, not price: a price handed to a call is boxed). */
