@@ -303,6 +303,10 @@ export class OrderRequests {
     L.available[key] -= new_lock - old_lock;
     L.locked[key] += new_lock - old_lock;
     const filled = o.f[(sf + OF.FILLED) | 0];
+    // What the update reports from the row, read before the move's call: after a call V8 re-checks
+    // the store's map and reloads its array.
+    const last_fill_price = o.f[(sf + OF.LAST_FILL_PRICE) | 0];
+    let seq = o.f[(sf + OF.PRIORITY_SEQ) | 0];
     if (p === old_price && q <= old_remaining) {
       // Same price, not larger: keeps its place in the queue.
       o.f[(sf + OF.LOCKED) | 0] = new_lock;
@@ -333,13 +337,13 @@ export class OrderRequests {
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
       o.f[(sf + OF.REMAINING) | 0] = q;
       o.f[(sf + OF.LOCKED) | 0] = new_lock;
-      o.f[(sf + OF.PRIORITY_SEQ) | 0] = st.next_priority_seq++;
+      seq = st.next_priority_seq++;
+      o.f[(sf + OF.PRIORITY_SEQ) | 0] = seq;
       this.books.moveLevel(s);
     }
     // One call site for both outcomes: V8 inlines a counting sink's method at one, not at two.
     out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-      p, filled + q, filled, q, o.f[(sf + OF.LAST_FILL_PRICE) | 0], UpdateReason.AMENDED, new_lock,
-      o.f[(sf + OF.PRIORITY_SEQ) | 0]);
+      p, filled + q, filled, q, last_fill_price, UpdateReason.AMENDED, new_lock, seq);
   }
 
   /** Whether slot s is the only order at its price level. */
