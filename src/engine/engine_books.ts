@@ -108,8 +108,9 @@ export class Books {
   /**
    * Slot s out of its level's FIFO, the level removed when it empties (the level's quantity is the
    * caller's), then with `relink` into the level at its row's price (linkLevel). One function for
-   * both: moveLevel's call of it is too large for amend's inlining budget, so amend makes one call,
-   * and linkLevel is inlined here (a call of its own in amend as moveLevel's second step).
+   * both, with linkLevel inlined here: too large for amend's inlining budget, it stays one call
+   * from amend. A moveLevel of two calls (unlink, then link) was itself inlined into amend as a
+   * small function, which left amend the two calls (docs/benchmarks.md, h17b).
    */
   private unlinkFifo(s: number, relink: boolean): void {
     const oi = this.orders.i;
@@ -123,7 +124,13 @@ export class Books {
     if (next === Link.NIL) levels.tail[lvl] = prev;
     else oi[(next * OI.STRIDE + OI.PREV) | 0] = prev;
     // No neighbour either way: it was the level's only order (not re-read from the level's head).
-    if (prev === Link.NIL && next === Link.NIL) this.dropLevel(s, lvl);
+    // The rare drop relinks on a path of its own: a merge with a call behind it makes V8 re-check
+    // the maps of everything linkLevel reads (docs/benchmarks.md, h17b).
+    if (prev === Link.NIL && next === Link.NIL) {
+      this.dropLevel(s, lvl);
+      if (relink) this.linkLevel(s);
+      return;
+    }
     if (relink) this.linkLevel(s);
   }
 
