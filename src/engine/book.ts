@@ -400,7 +400,7 @@ const PRICE_HASH_MUL = 0x9e3779b1;
  * Beside the sorted array, an index price -> level (open addressing in typed arrays, linear
  * probing, backward-shift deletion, at most half full): linking an order to a level that exists
  * (96% of the bench flow's amend moves) is one hash probe instead of `find`'s scan and binary
- * search over the side (~150 of linkLevel's ~340 instructions; docs/benchmarks.md, h17b). `find`
+ * search over the side (~130 of linkLevel's ~340 instructions; docs/benchmarks.md, h17b). `find`
  * remains for the insertion index of a new level and the index of a level to remove.
  */
 export class BookSide {
