@@ -386,25 +386,112 @@ const SHIFT_LOOP_MAX = 32;
 const FIND_SCAN_LEVELS = 16;
 
 /**
+ * Fibonacci hashing's multiplier (2^32 / golden ratio, odd): BookSide's level index takes the top
+ * bits of price x this, which spreads prices that are all multiples of one tick (10,000 = 2^4 x
+ * 625: the low bits are the same for every price, so `price & mask` would use 1 cell in 16).
+ */
+const PRICE_HASH_MUL = 0x9e3779b1;
+
+/**
  * One side of one book: level ids sorted from worst to best, so the best level is the last one
  * and taking it away is O(1). `key` holds the price for bids and minus the price for asks, so the
  * array is ascending on both sides and one binary search serves both.
+ *
+ * Beside the sorted array, an index price -> level (open addressing in typed arrays, linear
+ * probing, backward-shift deletion, at most half full): linking an order to a level that exists
+ * (96% of the bench flow's amend moves) is one hash probe instead of `find`'s scan and binary
+ * search over the side (~130 of linkLevel's ~340 instructions; docs/benchmarks.md, h17b). `find`
+ * remains for the insertion index of a new level and the index of a level to remove.
  */
 export class BookSide {
   declare readonly is_bid: boolean;
   count = 0;
   declare levels: Int32Array;
   declare key: Float64Array;
+  /** The index's cells: a level's price (0 = empty; resting prices are positive) and its level id (Link.NIL when empty). */
+  private declare at_price: Float64Array;
+  private declare at_level: Int32Array;
+  private declare at_mask: number;
+  /** 32 - log2(cells): the hash is the top bits of the product. */
+  private declare at_shift: number;
 
   constructor(is_bid: boolean, capacity_initial: number) {
     this.is_bid = is_bid;
     const n = Math.max(8, capacity_initial);
     this.levels = new Int32Array(n);
     this.key = new Float64Array(n);
+    this.indexCells(n * 2);
   }
 
   best(): number {
     return this.count === 0 ? Link.NIL : this.levels[this.count - 1];
+  }
+
+  /**
+   * The level at `price`, or Link.NIL when the side has none. An empty cell holds price 0 and
+   * level Link.NIL, so a probe for 0 (never a resting price) answers Link.NIL without a test of
+   * its own; NaN meets no key and stops at the first empty cell.
+   */
+  levelAt(price: number): number {
+    const prices = this.at_price;
+    const mask = this.at_mask;
+    // `price | 0`: the low 32 bits of the integer price (ToInt32), enough to hash it.
+    let i = Math.imul(price | 0, PRICE_HASH_MUL) >>> this.at_shift;
+    for (;;) {
+      const k = prices[i];
+      if (k === price) return this.at_level[i];
+      if (k === 0) return Link.NIL;
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Allocates the index with `cells` cells (a power of two >= 16), empty. */
+  private indexCells(cells: number): void {
+    let n = 16;
+    let bits = 4;
+    while (n < cells) {
+      n *= 2;
+      bits++;
+    }
+    this.at_price = new Float64Array(n);
+    this.at_level = new Int32Array(n).fill(Link.NIL);
+    this.at_mask = n - 1;
+    this.at_shift = 32 - bits;
+  }
+
+  private indexAdd(price: number, lvl: number): void {
+    const prices = this.at_price;
+    const mask = this.at_mask;
+    let i = Math.imul(price | 0, PRICE_HASH_MUL) >>> this.at_shift;
+    while (prices[i] !== 0) i = (i + 1) & mask;
+    prices[i] = price;
+    this.at_level[i] = lvl;
+  }
+
+  private indexRemove(price: number): void {
+    const prices = this.at_price;
+    const lv = this.at_level;
+    const mask = this.at_mask;
+    const shift = this.at_shift;
+    let i = Math.imul(price | 0, PRICE_HASH_MUL) >>> shift;
+    while (prices[i] !== price) {
+      if (prices[i] === 0) return;
+      i = (i + 1) & mask;
+    }
+    // Backward-shift: pull later members of the probe run into the hole so no tombstones exist.
+    let hole = i;
+    for (let j = (i + 1) & mask; prices[j] !== 0; j = (j + 1) & mask) {
+      const home = Math.imul(prices[j] | 0, PRICE_HASH_MUL) >>> shift;
+      // Move it into the hole when its home is not in (hole, j] cyclically.
+      const between = hole <= j ? home > hole && home <= j : home > hole || home <= j;
+      if (!between) {
+        prices[hole] = prices[j];
+        lv[hole] = lv[j];
+        hole = j;
+      }
+    }
+    prices[hole] = 0;
+    lv[hole] = Link.NIL;
   }
 
   /**
@@ -452,11 +539,14 @@ export class BookSide {
     return ~lo;
   }
 
+  /** Inserts level `lvl` at `price` at `index` (find's ~result for that price) and indexes it. */
   insertAt(index: number, lvl: number, price: number): void {
     if (this.count === this.levels.length) {
       this.levels = grownI32(this.levels, this.count * 2);
       this.key = grownF64(this.key, this.count * 2);
     }
+    if ((this.count + 1) * 2 > this.at_price.length) this.reindex(this.at_price.length * 2);
+    this.indexAdd(price, lvl);
     const levels = this.levels;
     const key = this.key;
     if (this.count - index > SHIFT_LOOP_MAX) {
@@ -473,10 +563,12 @@ export class BookSide {
     this.count++;
   }
 
+  /** Removes the level at `index` and its entry in the index. */
   removeAt(index: number): void {
     const levels = this.levels;
     const key = this.key;
     const last = this.count - 1;
+    this.indexRemove(this.is_bid === true ? key[index] : -key[index]);
     if (last - index > SHIFT_LOOP_MAX) {
       levels.copyWithin(index, index + 1, this.count);
       key.copyWithin(index, index + 1, this.count);
@@ -487,5 +579,11 @@ export class BookSide {
       }
     }
     this.count--;
+  }
+
+  /** The index rebuilt with `cells` cells from the sorted levels. */
+  private reindex(cells: number): void {
+    this.indexCells(cells);
+    for (let k = 0; k < this.count; k++) this.indexAdd(this.is_bid === true ? this.key[k] : -this.key[k], this.levels[k]);
   }
 }

@@ -54,10 +54,15 @@ export class Books {
     const sf = (s * OF.STRIDE) | 0;
     const m = oi[(si + OI.MARKET) | 0];
     const side = oi[(si + OI.SIDE) | 0] === Side.BID ? this.st.bids[m] : this.st.asks[m];
-    const i = side.find(of[(sf + OF.PRICE) | 0]);
+    // The row's remaining quantity and the account's credit flag read before newLevel's call (rare):
+    // after it V8 re-checks the maps of every array it reads.
+    const remaining = of[(sf + OF.REMAINING) | 0];
+    const credit = this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1;
+    // The level by its price in the side's index (a hash probe); a new one only when there is none.
     // `| 0`: newLevel's result is a number V8 cannot type as int32, and the phi with it made lvl a
     // float64 converted back for every store below.
-    const lvl = i >= 0 ? side.levels[i] : this.newLevel(side, ~i, s) | 0;
+    let lvl = side.levelAt(of[(sf + OF.PRICE) | 0]);
+    if (lvl === Link.NIL) lvl = this.newLevel(side, s) | 0;
     // The level's arrays are read after newLevel (a new level may grow them), once each.
     const levels = this.levels;
     const tails = levels.tail;
@@ -68,22 +73,47 @@ export class Books {
     if (tail === Link.NIL) levels.head[lvl] = s;
     else oi[(tail * OI.STRIDE + OI.NEXT) | 0] = s;
     tails[lvl] = s;
-    levels.quantity[lvl] += of[(sf + OF.REMAINING) | 0];
-    if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, 1);
+    levels.quantity[lvl] += remaining;
+    if (credit) this.creditRestChange(s, 1);
   }
 
-  /** A new level at slot s's price, inserted at `index` of its side (slot, not price: a price handed to a call is boxed). */
-  private newLevel(side: BookSide, index: number, s: number): number {
+  /** A new level at slot s's price, inserted into its side (slot, not price: a price handed to a call is boxed). */
+  private newLevel(side: BookSide, s: number): number {
     const price = this.orders.f[s * OF.STRIDE + OF.PRICE];
     const lvl = this.levels.alloc(price);
-    side.insertAt(index, lvl, price);
+    side.insertAt(~side.find(price), lvl, price);
     return lvl;
   }
 
   /** Takes a resting order out of its price level (removing the level when it empties). Small, as linkLevel (it says why). */
   unlinkLevel(s: number): void {
     const o = this.orders;
-    const oi = o.i;
+    const lvl = o.i[((s * OI.STRIDE) | 0) + OI.LEVEL];
+    this.levels.quantity[lvl] -= o.f[(((s * OF.STRIDE) | 0) + OF.REMAINING) | 0];
+    this.unlinkFifo(s, false);
+    if (this.ledger.has_credit[o.i[((s * OI.STRIDE) | 0) + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);
+  }
+
+  /**
+   * Moves a resting order from its level to the level at the price now in its row: out of the old
+   * level's FIFO (dropping the level when it empties), then linkLevel. The caller took the order's
+   * old remaining quantity off the old level (and, for a credit account, its old rest) before it
+   * wrote the new price and quantities. One call for AMEND's move where unlinkLevel and linkLevel
+   * were two (neither fits amend's inlining budget; docs/benchmarks.md, h17b).
+   */
+  moveLevel(s: number): void {
+    this.unlinkFifo(s, true);
+  }
+
+  /**
+   * Slot s out of its level's FIFO, the level removed when it empties (the level's quantity is the
+   * caller's), then with `relink` into the level at its row's price (linkLevel). One function for
+   * both, with linkLevel inlined here: too large for amend's inlining budget, it stays one call
+   * from amend. A moveLevel of two calls (unlink, then link) was itself inlined into amend as a
+   * small function, which left amend the two calls (docs/benchmarks.md, h17b).
+   */
+  private unlinkFifo(s: number, relink: boolean): void {
+    const oi = this.orders.i;
     const si = (s * OI.STRIDE) | 0;
     const levels = this.levels;
     const lvl = oi[(si + OI.LEVEL) | 0];
@@ -93,10 +123,15 @@ export class Books {
     else oi[(prev * OI.STRIDE + OI.NEXT) | 0] = next;
     if (next === Link.NIL) levels.tail[lvl] = prev;
     else oi[(next * OI.STRIDE + OI.PREV) | 0] = prev;
-    levels.quantity[lvl] -= o.f[(((s * OF.STRIDE) | 0) + OF.REMAINING) | 0];
     // No neighbour either way: it was the level's only order (not re-read from the level's head).
-    if (prev === Link.NIL && next === Link.NIL) this.dropLevel(s, lvl);
-    if (this.ledger.has_credit[oi[si + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);
+    // The rare drop relinks on a path of its own: a merge with a call behind it makes V8 re-check
+    // the maps of everything linkLevel reads (docs/benchmarks.md, h17b).
+    if (prev === Link.NIL && next === Link.NIL) {
+      this.dropLevel(s, lvl);
+      if (relink) this.linkLevel(s);
+      return;
+    }
+    if (relink) this.linkLevel(s);
   }
 
   /** Removes the emptied level `lvl` (slot s's) from its side and frees it. */
@@ -112,7 +147,7 @@ export class Books {
   }
 
   /** A credit account's resting quantity and value in slot s's market, with slot s's remaining quantity added (sign 1) or taken away (-1). */
-  private creditRestChange(s: number, sign: number): void {
+  creditRestChange(s: number, sign: number): void {
     const o = this.orders;
     const remaining = o.f[s * OF.STRIDE + OF.REMAINING];
     if (!(remaining > 0)) return;

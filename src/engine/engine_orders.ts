@@ -303,6 +303,10 @@ export class OrderRequests {
     L.available[key] -= new_lock - old_lock;
     L.locked[key] += new_lock - old_lock;
     const filled = o.f[(sf + OF.FILLED) | 0];
+    // What the update reports from the row, read before the move's call: after a call V8 re-checks
+    // the store's map and reloads its array.
+    const last_fill_price = o.f[(sf + OF.LAST_FILL_PRICE) | 0];
+    let seq = o.f[(sf + OF.PRIORITY_SEQ) | 0];
     if (p === old_price && q <= old_remaining) {
       // Same price, not larger: keeps its place in the queue.
       o.f[(sf + OF.LOCKED) | 0] = new_lock;
@@ -314,27 +318,32 @@ export class OrderRequests {
         this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
     } else {
-      // Re-enters the book as if placed now, keeping its id and filled quantity.
-      this.books.unlinkLevel(s);
+      // Re-enters the book as if placed now, keeping its id and filled quantity. The crossing test
+      // before the order leaves its level: that changes its own side, the test reads the other.
       if (this.books.crosses(opposite, side, p)) {
+        this.books.unlinkLevel(s);
         this.matching.takeAmended(s, p, q, new_lock, out);
         return;
       }
       // Nothing to match (most moves): the order rests at once at its new price, as
       // Matching.rest would leave it (matchTaker would stop at the opposite best). Written here,
       // not through a call: a price or lock passed to a call V8 does not inline is boxed (a heap
-      // number per move; amend's inlining budget is spent on its checks).
+      // number per move; amend's inlining budget is spent on its checks). Its old remaining
+      // quantity (and a credit account's old rest) leaves the old level while the row is still old
+      // (unlinkLevel's first and last steps), then moveLevel relinks it in one call.
+      this.levels.quantity[o.i[(si + OI.LEVEL) | 0]] -= old_remaining;
+      if (L.has_credit[account] === 1) this.books.creditRestChange(s, -1);
       o.f[(sf + OF.PRICE) | 0] = p;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
       o.f[(sf + OF.REMAINING) | 0] = q;
       o.f[(sf + OF.LOCKED) | 0] = new_lock;
-      o.f[(sf + OF.PRIORITY_SEQ) | 0] = st.next_priority_seq++;
-      this.books.linkLevel(s);
+      seq = st.next_priority_seq++;
+      o.f[(sf + OF.PRIORITY_SEQ) | 0] = seq;
+      this.books.moveLevel(s);
     }
     // One call site for both outcomes: V8 inlines a counting sink's method at one, not at two.
     out.orderUpdate(order_id, account, m, side, filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN,
-      p, filled + q, filled, q, o.f[(sf + OF.LAST_FILL_PRICE) | 0], UpdateReason.AMENDED, new_lock,
-      o.f[(sf + OF.PRIORITY_SEQ) | 0]);
+      p, filled + q, filled, q, last_fill_price, UpdateReason.AMENDED, new_lock, seq);
   }
 
   /** Whether slot s is the only order at its price level. */

@@ -57,3 +57,51 @@ describe('BookSide.find', () => {
     }
   });
 });
+
+/** The level a plain search of the sorted arrays finds at `price`, or -1: what levelAt must answer. */
+function levelBySearch(side: BookSide, price: number): number {
+  const k = side.is_bid ? price : -price;
+  for (let i = 0; i < side.count; i++) if (side.key[i] === k) return side.levels[i];
+  return -1;
+}
+
+describe('BookSide.levelAt (the price -> level index)', () => {
+  it('agrees with a search of the sorted levels through random inserts and removals (growth, collisions)', () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        // Operations: insert the level at a tick index (when absent) or remove it (when present).
+        // Tick indexes t and t + 2^32 / tick share their low 32 bits: the same hash, one probe run.
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 120 }), fc.boolean()), { minLength: 1, maxLength: 300 }),
+        (is_bid, ops) => {
+          const tick = 10_000;
+          const side = new BookSide(is_bid, 4);
+          const price = (t: number): number => (t > 60 ? (t - 60) * tick + 2 ** 32 : t * tick);
+          let lvl = 0;
+          for (const [t, far] of ops) {
+            const p = price(t) + (far ? 2 ** 33 : 0);
+            const i = side.find(p);
+            if (i < 0) side.insertAt(~i, lvl++, p);
+            else side.removeAt(i);
+            for (let u = 1; u <= 120; u++) {
+              for (const q of [price(u), price(u) + 2 ** 33]) expect(side.levelAt(q)).toBe(levelBySearch(side, q));
+            }
+          }
+          expect(side.levelAt(0)).toBe(-1);
+          expect(side.levelAt(Number.NaN)).toBe(-1);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('keeps every level of a side grown to 5,000 levels, then loses each as it is removed', () => {
+    const side = new BookSide(false, 8);
+    const prices: number[] = [];
+    for (let t = 1; t <= 5000; t++) prices.push(((t * 7919) % 5003) * 100_000 + 100_000);
+    prices.forEach((p, lvl) => side.insertAt(~side.find(p), lvl, p));
+    prices.forEach((p, lvl) => expect(side.levelAt(p)).toBe(lvl));
+    for (let j = 0; j < prices.length; j += 2) side.removeAt(side.find(prices[j]));
+    prices.forEach((p, lvl) => expect(side.levelAt(p)).toBe(lvl % 2 === 0 ? -1 : lvl));
+  });
+});
