@@ -19,9 +19,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import v8 from 'node:v8';
 import { Knobs } from './knobs.js';
-import { BYTE_COUNT_FLAGS, runWithByteCountFlags } from './byte_count_flags.js';
+import { BYTE_COUNT_FLAGS, gc, median, newSpaceUsed, runWithByteCountFlags } from './byte_count_flags.js';
 
 const REQUESTS_PER_BATCH = 64;
 const CANCELS_PER_BATCH = 10; // ~15%: the load bench's cancel_share (bench/load/flow.ts)
@@ -49,23 +48,6 @@ async function load(dist: string): Promise<Build> {
   const outcomes = await import(pathToFileURL(path.join(dist, 'src/gateway/outcomes.js')).href) as { PendingAnswers: Build['PendingAnswers'] };
   const views = await import(pathToFileURL(path.join(dist, 'src/gateway/views.js')).href) as { orderAnswerBody: Build['orderAnswerBody'] };
   return { dist, PendingAnswers: outcomes.PendingAnswers, orderAnswerBody: views.orderAnswerBody };
-}
-
-function gc(): void {
-  const f = (globalThis as { gc?: () => void }).gc;
-  if (f === undefined) throw new Error('run with node --expose-gc');
-  f();
-}
-
-function newSpaceUsed(): number {
-  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-  if (space === undefined) throw new Error('no new_space in v8.getHeapSpaceStatistics()');
-  return space.space_used_size;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
 }
 
 const T0_MS = 1_764_000_000_000;

@@ -14,9 +14,8 @@
 // Ends with one JSON line.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
 import { Knobs } from './knobs.js';
-import { runWithByteCountFlags } from './byte_count_flags.js';
+import { gc, median, newSpaceUsed, runWithByteCountFlags } from './byte_count_flags.js';
 
 type Handler = (res: unknown, req: unknown) => void;
 
@@ -37,23 +36,6 @@ function fakeResponse(): FakeResponse {
       return this;
     },
   };
-}
-
-function newSpaceUsed(): number {
-  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-  if (space === undefined) throw new Error('no new_space in v8.getHeapSpaceStatistics()');
-  return space.space_used_size;
-}
-
-function gc(): void {
-  const f = (globalThis as { gc?: () => void }).gc;
-  if (f === undefined) throw new Error('run with node --expose-gc');
-  f();
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
 }
 
 async function main(): Promise<void> {

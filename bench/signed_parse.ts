@@ -26,9 +26,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import v8 from 'node:v8';
 import { Knobs } from './knobs.js';
-import { BYTE_COUNT_FLAGS } from './byte_count_flags.js';
+import { BYTE_COUNT_FLAGS, gc, median, newSpaceUsed } from './byte_count_flags.js';
 
 interface Parsed {
   request: unknown;
@@ -85,23 +84,6 @@ function one(b: Build, body: Buffer): number {
   if (!b.parseHexStringInto(parsed.address, 2, 20, ADDRESS, 0)) throw new Error('bench address refused');
   b.releaseRequest(parsed.request);
   return blob.length + ADDRESS[19];
-}
-
-function gc(): void {
-  const f = (globalThis as { gc?: () => void }).gc;
-  if (f === undefined) throw new Error('run with node --expose-gc');
-  f();
-}
-
-function newSpaceUsed(): number {
-  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-  if (space === undefined) throw new Error('no new_space in v8.getHeapSpaceStatistics()');
-  return space.space_used_size;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
 }
 
 async function measureBytes(dist: string, n: number): Promise<number> {
