@@ -17,22 +17,10 @@
 #define SLICE_US_MIN 100.0
 #define SLICE_US_MAX 100000.0
 
-/* include/uapi/linux/sched/types.h (its header clashes with glibc's <sched.h>). */
-struct lg_sched_attr {
-  uint32_t size;
-  uint32_t sched_policy;
-  uint64_t sched_flags;
-  int32_t sched_nice;
-  uint32_t sched_priority;
-  uint64_t sched_runtime;
-  uint64_t sched_deadline;
-  uint64_t sched_period;
-  uint32_t sched_util_min;
-  uint32_t sched_util_max;
-};
+#include "../native/sched_attr.h"
 
 /** The calling thread's slice in ns as the kernel reports it (sched_getattr's sched_runtime). */
-static uint64_t own_slice_ns(struct lg_sched_attr *a) {
+static uint64_t own_slice_ns(struct rb_sched_attr *a) {
   memset(a, 0, sizeof *a);
   if (syscall(SYS_sched_getattr, 0, a, (unsigned)sizeof *a, 0u) != 0) die("--slice-us: sched_getattr: %s", strerror(errno));
   return a->sched_runtime;
@@ -40,14 +28,14 @@ static uint64_t own_slice_ns(struct lg_sched_attr *a) {
 
 /** Asks for a slice of `us` µs for this thread; returns the slice it had before (µs). Dies unless the kernel reports `us` afterwards. */
 static double set_own_slice_us(double us) {
-  struct lg_sched_attr a;
+  struct rb_sched_attr a;
   uint64_t before_ns = own_slice_ns(&a);
-  if (a.sched_policy != 0 && a.sched_policy != 3) die("--slice-us: policy %u takes no slice (only SCHED_OTHER and SCHED_BATCH do)", a.sched_policy);
-  struct lg_sched_attr set;
+  if (a.sched_policy != RB_SCHED_OTHER && a.sched_policy != RB_SCHED_BATCH) die("--slice-us: policy %u takes no slice (only SCHED_OTHER and SCHED_BATCH do)", a.sched_policy);
+  struct rb_sched_attr set;
   memset(&set, 0, sizeof set);
-  set.size = 48; // SCHED_ATTR_SIZE_VER0: no utilization clamps
+  set.size = RB_SCHED_ATTR_SIZE_VER0;
   set.sched_policy = a.sched_policy;
-  set.sched_flags = a.sched_flags & 0x01; // SCHED_FLAG_RESET_ON_FORK
+  set.sched_flags = a.sched_flags & RB_SCHED_FLAG_RESET_ON_FORK;
   set.sched_nice = a.sched_nice;
   set.sched_runtime = (uint64_t)(us * 1000.0);
   if (syscall(SYS_sched_setattr, 0, &set, 0u) != 0) die("--slice-us: sched_setattr: %s", strerror(errno));
