@@ -43,6 +43,12 @@ export interface PendingWithdrawal {
 export class EngineState {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
   declare readonly limits: EngineLimits;
+  /**
+   * limits.accounts_max in a field of its own: accountValid runs on every signed request (inlined
+   * into FastEngine.apply), and `limits` is a copy of the configuration's object, whose shape
+   * differs with the optional limits it names: a map check and a second load per request.
+   */
+  declare readonly accounts_max: number;
   declare readonly assets: string[];
   declare readonly asset_count: number;
   declare readonly ledger: Ledger;
@@ -94,6 +100,7 @@ export class EngineState {
 
   constructor(config: EngineConfig) {
     this.limits = { ...config.limits };
+    this.accounts_max = this.limits.accounts_max;
     this.assets = config.assets.slice();
     this.asset_count = this.assets.length;
     assert(this.asset_count > 0, 'at least one asset');
@@ -196,7 +203,7 @@ export class EngineState {
   }
 
   accountValid(account: number): boolean {
-    return (account | 0) === account && account >= 1 && account < this.limits.accounts_max;
+    return (account | 0) === account && account >= 1 && account < this.accounts_max;
   }
 
   assetValid(asset: number): boolean {
