@@ -301,16 +301,19 @@ export class Matching {
     L.touch(maker, base, BalanceReason.FILL);
 
     const buyer_cost = n_ceil + (taker_bid ? taker_fee : maker_fee);
+    // The buyer's quote pair indexed once, and its rebate added in the one branch that has one
+    // (a taker bid added 0 to its available).
+    const buyer_quote = buyer * a + quote;
     if (!taker_bid) {
       o.f[s * OF.STRIDE + OF.LOCKED] -= buyer_cost;
-      L.locked[buyer * a + quote] -= buyer_cost;
+      L.locked[buyer_quote] -= buyer_cost;
+      L.available[buyer_quote] += rebate;
     } else if (this.tk_type === OrderType.LIMIT) {
       this.tk_lock -= buyer_cost;
-      L.locked[buyer * a + quote] -= buyer_cost;
+      L.locked[buyer_quote] -= buyer_cost;
     } else {
-      L.available[buyer * a + quote] -= buyer_cost;
+      L.available[buyer_quote] -= buyer_cost;
     }
-    L.available[buyer * a + quote] += taker_bid ? 0 : rebate;
     L.available[buyer * a + base] += q;
     if (taker_bid) o.f[s * OF.STRIDE + OF.LOCKED] -= q;
     else this.tk_lock -= q;
