@@ -31,16 +31,10 @@ static double set_own_slice_us(double us) {
   struct rb_sched_attr a;
   uint64_t before_ns = own_slice_ns(&a);
   if (a.sched_policy != RB_SCHED_OTHER && a.sched_policy != RB_SCHED_BATCH) die("--slice-us: policy %u takes no slice (only SCHED_OTHER and SCHED_BATCH do)", a.sched_policy);
-  struct rb_sched_attr set;
-  memset(&set, 0, sizeof set);
-  set.size = RB_SCHED_ATTR_SIZE_VER0;
-  set.sched_policy = a.sched_policy;
-  set.sched_flags = a.sched_flags & RB_SCHED_FLAG_RESET_ON_FORK;
-  set.sched_nice = a.sched_nice;
-  set.sched_runtime = (uint64_t)(us * 1000.0);
-  if (syscall(SYS_sched_setattr, 0, &set, 0u) != 0) die("--slice-us: sched_setattr: %s", strerror(errno));
+  uint64_t want_ns = (uint64_t)(us * 1000.0);
+  if (rb_set_slice(0, &a, want_ns) != 0) die("--slice-us: sched_setattr: %s", strerror(errno));
   uint64_t now_ns = own_slice_ns(&a);
-  if (now_ns != set.sched_runtime) die("--slice-us %g: the kernel reports a slice of %.1f us afterwards (Linux >= 6.12 takes 100..100000 us)", us, (double)now_ns / 1000.0);
+  if (now_ns != want_ns) die("--slice-us %g: the kernel reports a slice of %.1f us afterwards (Linux >= 6.12 takes 100..100000 us)", us, (double)now_ns / 1000.0);
   return (double)before_ns / 1000.0;
 }
 

@@ -4,6 +4,10 @@
 #ifndef RB_SCHED_ATTR_H
 #define RB_SCHED_ATTR_H
 #include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /* include/uapi/linux/sched/types.h (its header clashes with glibc's <sched.h>). */
 struct rb_sched_attr {
@@ -22,5 +26,22 @@ struct rb_sched_attr {
 #define RB_SCHED_OTHER 0
 #define RB_SCHED_BATCH 3
 #define RB_SCHED_FLAG_RESET_ON_FORK 0x01
+
+/**
+ * Asks the kernel for a slice of `runtime_ns` for thread `tid` (0: the caller), keeping the policy,
+ * nice value and reset-on-fork flag that `now` (its sched_getattr) reports. Returns 0, or -1 with
+ * errno set by sched_setattr. The caller checks the policy first (only SCHED_OTHER and SCHED_BATCH
+ * take a slice) and reads the slice back afterwards.
+ */
+static inline int rb_set_slice(pid_t tid, const struct rb_sched_attr *now, uint64_t runtime_ns) {
+  struct rb_sched_attr set;
+  memset(&set, 0, sizeof set);
+  set.size = RB_SCHED_ATTR_SIZE_VER0;
+  set.sched_policy = now->sched_policy;
+  set.sched_flags = now->sched_flags & RB_SCHED_FLAG_RESET_ON_FORK;
+  set.sched_nice = now->sched_nice;
+  set.sched_runtime = runtime_ns;
+  return (int)syscall(SYS_sched_setattr, tid, &set, 0u);
+}
 
 #endif

@@ -91,14 +91,7 @@ static napi_value SetSlice(napi_env env, napi_callback_info info) {
   int err = get_attr(tid, &a);
   if (err != 0) return result(env, err, &a);
   if (a.sched_policy != RB_SCHED_OTHER && a.sched_policy != RB_SCHED_BATCH) return result(env, EINVAL, &a);
-  struct rb_sched_attr set;
-  memset(&set, 0, sizeof set);
-  set.size = RB_SCHED_ATTR_SIZE_VER0;
-  set.sched_policy = a.sched_policy;
-  set.sched_flags = a.sched_flags & RB_SCHED_FLAG_RESET_ON_FORK;
-  set.sched_nice = a.sched_nice;
-  set.sched_runtime = (uint64_t)ns;
-  if (syscall(SYS_sched_setattr, tid, &set, 0u) != 0) return result(env, errno, &a);
+  if (rb_set_slice(tid, &a, (uint64_t)ns) != 0) return result(env, errno, &a);
   err = get_attr(tid, &a);
   return result(env, err, &a);
 }
