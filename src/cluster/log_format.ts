@@ -139,22 +139,45 @@ function streamConfig(name: string, subject: string, replicas: number): Partial<
 }
 
 /**
- * Creates both streams when missing (every role calls it; the first wins, the others find them).
- * Returns the manager for stream info.
+ * JetStream's refusal to place a stream's replicas (err_code 10005, "no suitable peers for
+ * placement"): fewer servers of the cluster are up and known to its meta layer than the stream's
+ * replicas. A cluster that is still forming answers so for a moment after JetStream itself is up
+ * (seen in CI: a role started right after its NATS nodes exited on it), so the creation is tried
+ * again until JETSTREAM_READY_MS_MAX, as jetStreamReady waits for JetStream.
  */
-export async function ensureStreams(nc: NatsConnection, settings: LogSettings): Promise<JetStreamManager> {
-  const jsm = await jetStreamReady(nc, JETSTREAM_READY_MS_MAX);
+const NO_PLACEMENT_ERR_CODE = 10005;
+const PLACEMENT_RETRY_MS = 200;
+
+function isNoPlacement(e: unknown): boolean {
+  const api = (e as { api_error?: { err_code?: unknown } } | null)?.api_error;
+  if (api?.err_code === NO_PLACEMENT_ERR_CODE) return true;
+  return e instanceof Error && e.message.includes('no suitable peers for placement');
+}
+
+/**
+ * Creates both streams when missing (every role calls it; the first wins, the others find them).
+ * While the cluster cannot place the replicas yet it waits (isNoPlacement), at most
+ * `wait_ms_max` in all; any other refusal is thrown at once. Returns the manager for stream info.
+ */
+export async function ensureStreams(nc: NatsConnection, settings: LogSettings, wait_ms_max = JETSTREAM_READY_MS_MAX): Promise<JetStreamManager> {
+  const deadline = Date.now() + wait_ms_max;
+  const jsm = await jetStreamReady(nc, wait_ms_max);
   for (const [name, subject] of [[REQUEST_STREAM, REQUEST_SUBJECT], [EVENT_STREAM, EVENT_SUBJECT]] as const) {
-    try {
-      await jsm.streams.info(name);
-    } catch {
+    for (;;) {
       try {
-        await jsm.streams.add(streamConfig(name, subject, settings.replicas));
-      } catch (e) {
-        // Another role created it in between: fine if it exists now.
-        await jsm.streams.info(name).catch(() => {
-          throw e;
-        });
+        await jsm.streams.info(name);
+        break;
+      } catch {
+        try {
+          await jsm.streams.add(streamConfig(name, subject, settings.replicas));
+          break;
+        } catch (e) {
+          // Another role created it in between: fine if it exists now.
+          const exists = await jsm.streams.info(name).then(() => true, () => false);
+          if (exists) break;
+          if (!isNoPlacement(e) || Date.now() >= deadline) throw e;
+          await new Promise((r) => setTimeout(r, PLACEMENT_RETRY_MS));
+        }
       }
     }
   }
