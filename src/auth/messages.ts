@@ -6,7 +6,7 @@
 // unsafe number, a non-hex payload): the gateway validates shapes before it builds a message.
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { parseHexAnyLength, toHex0x } from './hex.js';
-import { JsonText } from '../util/json_text.js';
+import { asciiRun, JsonText } from '../util/json_text.js';
 
 /** Service token, the first segment of every colon-form message. */
 export const SERVICE_TOKEN = 'ringbook';
@@ -82,7 +82,7 @@ export function orderJsonMessage(f: OrderJsonMessageFields): string {
 
 // The JSON form's fixed runs as ASCII bytes, copied by append() (raw() read them char by char:
 // ~2,600 instructions per order; issue 11, branch h17f).
-const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
+const ascii = asciiRun;
 const K_MARKET_ID = ascii('{"market_id":');
 const K_SIDE = ascii(',"side":');
 const K_PRICE = ascii(',"price":');

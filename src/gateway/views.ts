@@ -5,7 +5,7 @@ import { ORDER_STATUS_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, TIF_NAMES } from '../
 import { ppmToRatio } from '../engine/rules.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import type { FillView, MarketView, OrderView, TradeView } from '../read_model/views.js';
-import { JsonText } from '../util/json_text.js';
+import { asciiRun, JsonText } from '../util/json_text.js';
 import { OK_BODY_PREFIX, OK_BODY_SUFFIX } from './envelope.js';
 
 let last_iso_ms = NaN;
@@ -206,7 +206,7 @@ function middleRun(o: OrderView, status: string, market_id: string, side: string
 }
 
 /** The answer's member names and punctuation as bytes (copied; a string is read char by char). */
-const ascii = (text: string): Uint8Array => utf8.encode(text);
+const ascii = asciiRun;
 const A_ORDER_ID = ascii('{"order_id":');
 const A_CLIENT_ORDER_ID = ascii(',"client_order_id":');
 const A_QUANTITY = ascii(',"quantity":');

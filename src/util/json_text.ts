@@ -19,6 +19,17 @@ export function utf8Text(bytes: Uint8Array): string {
   return utf8_in.decode(bytes);
 }
 
+/**
+ * A fixed run of JSON text (member names, punctuation) as the bytes JsonText.append copies,
+ * encoded once at module load by its callers (the signed order's JSON form, the order answer).
+ * ASCII only, as append requires: anything else is refused here, at load, not garbled later.
+ */
+export function asciiRun(text: string): Uint8Array {
+  const bytes = utf8_out.encode(text);
+  if (bytes.length !== text.length) throw new RangeError(`asciiRun: ${JSON.stringify(text)} is not ASCII`);
+  return bytes;
+}
+
 /** Node's Buffer when there is one: its latin1 read of ASCII bytes needs no view (~120 ns less per text). */
 const NodeBuffer: typeof Buffer | null = typeof Buffer === 'function' ? Buffer : null;
 

@@ -1,7 +1,7 @@
 // JsonText must write what JSON.stringify writes, for numbers at the edges of its digit steps and
 // for strings that need escapes or are not ASCII, and grow past its first buffer.
 import { describe, expect, it } from 'vitest';
-import { JsonText } from '../../src/util/json_text.js';
+import { asciiRun, JsonText } from '../../src/util/json_text.js';
 import { Rng } from '../../src/util/prng.js';
 
 const EDGE_NUMBERS = [
@@ -58,5 +58,15 @@ describe('JsonText', () => {
       parts.push(i * 1_000_003);
     }
     expect(t.raw(']').text()).toBe(JSON.stringify(parts));
+  });
+});
+
+describe('asciiRun (the fixed runs JsonText.append copies)', () => {
+  it('gives the ASCII bytes of a run and refuses any other text at once', () => {
+    expect(Array.from(asciiRun(',"side":'))).toEqual(Array.from(Buffer.from(',"side":', 'latin1')));
+    const t = new JsonText().begin();
+    expect(t.append(asciiRun('{"a":')).raw('1').append(asciiRun('}')).text()).toBe('{"a":1}');
+    expect(() => asciiRun(',"prïce":')).toThrow(RangeError);
+    expect(() => asciiRun('\u20ac')).toThrow('is not ASCII');
   });
 });
