@@ -21,7 +21,7 @@ import { componentLog } from './log.js';
 export const SCHED_POLICIES = ['other', 'batch', 'idle'] as const;
 export type SchedPolicy = (typeof SCHED_POLICIES)[number];
 /** The kernel's numbers for them (field 41 of /proc/<pid>/task/<tid>/stat). */
-const POLICY_NUMBERS: Record<SchedPolicy, number> = { other: 0, batch: 3, idle: 5 };
+export const POLICY_NUMBERS: Record<SchedPolicy, number> = { other: 0, batch: 3, idle: 5 };
 /** chrt's flag for each. */
 const CHRT_FLAGS: Record<SchedPolicy, string> = { other: '--other', batch: '--batch', idle: '--idle' };
 /** The nice range of setpriority(2). */

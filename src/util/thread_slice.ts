@@ -19,6 +19,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { findNativeModule } from './native_module.js';
 import { componentLog } from './log.js';
+import { POLICY_NUMBERS } from './thread_priority.js';
 
 /** The kernel's clamp of a requested slice (kernel/sched/syscalls.c __setscheduler_params): 0.1..100 ms. */
 export const SLICE_US_MIN = 100;
@@ -102,7 +103,7 @@ function trySetThreadSlice(tid: number, slice_us: number): SliceResult {
   const before = m.getattr(id);
   if (before.errno !== 0) return { applied: false, tid: id, now: null, message: `not set to ${want}: sched_getattr: ${m.strerror(before.errno)} (thread ${id})` };
   const was = fromKernel(before);
-  if (was.policy !== 0 && was.policy !== 3) {
+  if (was.policy !== POLICY_NUMBERS.other && was.policy !== POLICY_NUMBERS.batch) {
     return { applied: false, tid: id, now: was, message: `not set to ${want}: policy ${was.policy} takes no slice (only SCHED_OTHER and SCHED_BATCH do) (thread ${id})` };
   }
   const after = m.setSlice(id, Math.round(slice_us * 1000));
