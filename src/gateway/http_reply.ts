@@ -5,11 +5,11 @@
 // - Every reply carries `X-Request-Id` (the same id as the form A body) and
 //   `Content-Type: application/json`, and is written inside `res.cork()`, so it is correct both in
 //   the synchronous part of a route handler and from a later callback (engine answer, timer).
-// - A Reply registers the abort watch (http_body.ts) in its constructor; construct it
+// - A Reply registers the abort watch (http_abort.ts) in its constructor; construct it
 //   synchronously in the route handler.
 import type { HttpResponse } from 'uWebSockets.js';
 import { Answer, type Header } from './envelope.js';
-import { setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_body.js';
+import { setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_abort.js';
 import { nextRequestNumber } from './request_id.js';
 import { APPLICATION_JSON, CONTENT_LENGTH, CONTENT_TYPE, replyHead, STATUS_LINE_BYTES, statusLine, X_REQUEST_ID } from './reply_head.js';
 import { componentLog } from '../util/log.js';
@@ -71,7 +71,7 @@ export class Reply extends Answer implements AbortOwner {
     setAbortOwner(this.res, this);
   }
 
-  /** The client aborted (http_body.ts AbortOwner). */
+  /** The client aborted (http_abort.ts AbortOwner). */
   clientAborted(): void {
     this.endStamps();
     this.finished();

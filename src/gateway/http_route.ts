@@ -18,7 +18,8 @@
 //   `readJsonBody` does the same for its callback.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Answer } from './envelope.js';
-import { BodyReader, parseJsonObject, type BodyErrorKind } from './http_body.js';
+import { BodyReader, type BodyErrorKind } from './http_body.js';
+import { parseJsonObject } from './json_object.js';
 import { Reply } from './http_reply.js';
 import { componentLog } from '../util/log.js';
 

@@ -3,7 +3,7 @@
 // of hostile bodies must stay exactly those of the array and field-name forms.
 import { describe, expect, it } from 'vitest';
 import { orderJsonMessage } from '../../src/auth/messages.js';
-import { FORBIDDEN_JSON_KEYS, JSON_MAX_DEPTH, parseJsonObject } from '../../src/gateway/http_body.js';
+import { FORBIDDEN_JSON_KEYS, JSON_MAX_DEPTH, parseJsonObject } from '../../src/gateway/json_object.js';
 import { unknownField } from '../../src/gateway/signed_body.js';
 import { parseOrder } from '../../src/gateway/signed_requests.js';
 

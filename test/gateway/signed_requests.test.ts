@@ -3,7 +3,7 @@
 // codes after the body parser and the field check stopped building key arrays.
 import { describe, expect, it } from 'vitest';
 import { orderJsonMessage, orderMessage } from '../../src/auth/messages.js';
-import { parseJsonObject } from '../../src/gateway/http_body.js';
+import { parseJsonObject } from '../../src/gateway/json_object.js';
 import { parseCancel, parseOrder } from '../../src/gateway/signed_requests.js';
 import { isBodyError, type SignedRequest } from '../../src/gateway/signed_body.js';
 import { pooledRequest, releaseRequest, resetRequest } from '../../src/gateway/request_pool.js';

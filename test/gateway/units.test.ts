@@ -8,7 +8,8 @@ import { AdminTokenCheck, adminTokenMatches } from '../../src/gateway/admin_auth
 import { httpStatusOf } from '../../src/gateway/envelope.js';
 import { Reply } from '../../src/gateway/http_reply.js';
 import { statusLine } from '../../src/gateway/reply_head.js';
-import { parseContentLength, parseJsonObject, readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
+import { parseContentLength, readBody, type BodyErrorKind } from '../../src/gateway/http_body.js';
+import { parseJsonObject } from '../../src/gateway/json_object.js';
 import { JsonBody, setRouteErrorReporter } from '../../src/gateway/http_route.js';
 import { nextRequestId, REQUEST_ID_PREFIX, requestIdLength, requestIdText, writeRequestId } from '../../src/gateway/request_id.js';
 

@@ -14,7 +14,7 @@
 //   errors about that message echo it. Errors about a message without one carry a server id.
 import { ORDER_STATUS_NAMES, SIDE_NAMES } from '../../engine/types.js';
 import { BALANCE_REASON_NAMES, UPDATE_REASON_NAMES } from '../../engine/events.js';
-import { parseJsonObject } from '../http_body.js';
+import { parseJsonObject } from '../json_object.js';
 import { nextRequestId } from '../request_id.js';
 import { isAddress } from '../../util/address.js';
 
