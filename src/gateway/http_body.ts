@@ -2,12 +2,14 @@
 // json_object.ts, the abort tracking http_abort.ts).
 //
 // Decisions:
-// - Bodies are limited to `limit_bytes` (DEFAULT_BODY_LIMIT_BYTES, 64 KiB, unless a route passes
-//   another). A body over the limit is INVALID_REQUEST with HTTP 400 ("body too large"), per
-//   DECISIONS (not 413), and the connection is closed after that reply so a client cannot make
-//   the server drain an unbounded body (see `readJsonBody` in http_route.ts).
-// - A Content-Length over the limit is refused before a single byte is read. A body that arrives
-//   whole in one chunk (an order's ~300 bytes nearly always does) is not copied: onDone gets a
+// - Bodies are limited to `limit_bytes` (the routes pass `limits.http_body_bytes_max`, 16 KiB by
+//   default, config/sections.ts). A body over the limit is INVALID_REQUEST with HTTP 400 ("body
+//   too large"), per DECISIONS (not 413). Up to `drain_bytes_max` the rest of it is read and
+//   dropped first; a body declared or sent beyond that is refused at once and the connection is
+//   closed after the reply, so a client cannot make the server drain an unbounded body (see
+//   `readJsonBody` in http_route.ts).
+// - A Content-Length beyond the drain bound is refused before a single byte is read. A body that
+//   arrives whole in one chunk (an order's ~300 bytes nearly always does) is not copied: onDone gets a
 //   view of uWS's chunk, readable during onDone only, since uWS neuters (empties) the ArrayBuffer
 //   when the onData callback returns. Otherwise each chunk is copied: into a buffer preallocated
 //   once from a Content-Length at or under the limit, or (no Content-Length) into a chunk list
@@ -19,9 +21,6 @@ import { watchAbort, type AbortOwner, type AbortState } from './http_abort.js';
 // The parser's old home: bench/signed_parse.ts loads `parseJsonObject` from this file's path in
 // every build it compares (the frozen ones predate json_object.ts), so it stays reachable here.
 export { parseJsonObject } from './json_object.js';
-
-/** Default request body limit (bytes). Orders and cancels are well under 1 KiB. */
-export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
  * `too_large`: over the limit and not drained (the reply must close the connection);
