@@ -5,24 +5,14 @@
 import type { CanonicalOrder, CanonicalState, EngineConfig } from './api.js';
 import type { EngineEvent } from './event_log.js';
 import { isSafeNat } from './state_invariants.js';
-import { NO_MARKET, OrderStatus, OrderType, RequestKind, Side, Tif } from './types.js';
+import { NO_MARKET, OrderStatus, OrderType, RequestKind, Side, Tif, type OrderProgress } from './types.js';
 import { REFERRAL_SHARE_PERCENT } from './rules.js';
 import { REJECT_CODES } from './codes.js';
 import { UpdateReason } from './events.js';
 import type { Request } from './types.js';
 
-interface TrackedOrder {
-  order_id: number;
-  account: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
-  price: number;
-  quantity: number;
-  /** Sum of the order's fills seen in fill events. */
-  filled: number;
-  remaining: number;
+/** `filled` is the sum of the order's fills seen in fill events. */
+interface TrackedOrder extends OrderProgress {
   /** Lock, time priority and last fill price as its last update carried them. */
   locked: number;
   priority_seq: number;

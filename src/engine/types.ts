@@ -154,3 +154,23 @@ export function emptyRequest(): Request {
     inner_kind: 0, inner_nonce: 0, inner_reject: 0, stp: 0, expires_after_ms: 0, signer: 0, agent_account: 0,
   };
 }
+
+/**
+ * An order's terms and fill progress as a PLACE request and the order's updates tell them, in
+ * units (price 0 for market orders): the one field list both trackers of orders built from the
+ * event stream share, the event invariants' (event_invariants.ts) and the read model's
+ * (read_model/views.ts OrderView), each adding what it alone follows.
+ */
+export interface OrderProgress {
+  order_id: number;
+  account: number;
+  market: number;
+  side: number;
+  order_type: number;
+  tif: number;
+  price: number;
+  quantity: number;
+  /** Sum of the order's fills. */
+  filled: number;
+  remaining: number;
+}

@@ -2,6 +2,7 @@
 // orders, fills and trades the GET endpoints, the WebSocket fan-out and market data read, and the
 // observer contract through which the read model hands each decoded event to the front's other
 // consumers in their declared order.
+import type { OrderProgress } from '../engine/types.js';
 
 export interface MarketView {
   index: number;
@@ -24,17 +25,7 @@ export interface MarketView {
   sorted_cache: { bids: [number, number][]; asks: [number, number][] } | null;
 }
 
-export interface OrderView {
-  order_id: number;
-  account: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
-  price: number;
-  quantity: number;
-  filled: number;
-  remaining: number;
+export interface OrderView extends OrderProgress {
   status: number;
   client_order_id: string;
   last_fill_price: number;
