@@ -3,11 +3,12 @@
 // same calls in the same order, each order update as it was at that update (not as the batch left
 // the order), the commit's changed markets; a throwing observer is reported and the others carry on.
 import { describe, expect, it } from 'vitest';
-import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
+import { OrderStatus } from '../../src/engine/types.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
 import { ObserverTape } from '../../src/read_model/observer_tape.js';
 import type { BatchStages, OrderView, ReadModelObserver, TradeView } from '../../src/read_model/views.js';
-import { ev } from '../da/events.js';
+import { type ArrayEvent, ev } from '../da/events.js';
+import { makerRests, takerFillsTwice } from './two_fill_script.js';
 
 class Recorder implements ReadModelObserver {
   readonly log: string[] = [];
@@ -33,27 +34,11 @@ class Thrower extends Recorder {
 const LIMITS = { fills_per_account_kept: 10, trades_per_market_kept: 10, closed_orders_kept: 10 };
 
 /** Two batches; in the second, maker order 10 is updated twice (filled 100, then 300) before the taker's update. */
-function batches(): ReturnType<typeof ev.begin>[][] {
-  return [[
-    ev.begin(1),
-    ev.market(0, 0, 1),
-    ev.account(1, '0x' + '11'.repeat(20)),
-    ev.account(2, '0x' + '22'.repeat(20)),
-    ev.accepted(RequestKind.PLACE, 1, 10, 1),
-    ev.order(10, 1, 0, Side.ASK, OrderStatus.OPEN, 2_000_000, 500, 0, 500),
-    ev.committed(1),
-  ], [
-    ev.begin(2),
-    ev.accepted(RequestKind.PLACE, 2, 11, 1),
-    ev.fill(1, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 100, 1, 0),
-    ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 100, 400),
-    ev.fill(2, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 200, 1, 0),
-    ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 300, 200),
-    ev.order(11, 2, 0, Side.BID, OrderStatus.FILLED, 2_000_000, 300, 300, 0),
-    ev.balance(2, 0, 300, 0),
-    ev.rejected(RequestKind.CANCEL, 2),
-    ev.committed(2),
-  ]];
+function batches(): ArrayEvent[][] {
+  return [
+    [ev.begin(1), ...makerRests(), ev.committed(1)],
+    [ev.begin(2), ...takerFillsTwice(), ev.committed(2)],
+  ];
 }
 
 describe('observer tape', () => {

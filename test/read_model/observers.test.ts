@@ -2,10 +2,10 @@
 // decoded, after it applied the event; an observer that throws is reported and the others and the
 // model carry on.
 import { describe, expect, it } from 'vitest';
-import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
 import type { OrderView, ReadModelObserver, TradeView } from '../../src/read_model/views.js';
 import { ev } from '../da/events.js';
+import { makerRests, takerFillsTwice } from './two_fill_script.js';
 
 class Recorder implements ReadModelObserver {
   readonly log: string[] = [];
@@ -39,24 +39,7 @@ describe('read model observers', () => {
     const first = new Thrower('first');
     const second = new Recorder('second', rm);
     rm.observe([first, second]);
-    const events = [
-      ev.begin(1),
-      ev.market(0, 0, 1),
-      ev.account(1, '0x' + '11'.repeat(20)),
-      ev.account(2, '0x' + '22'.repeat(20)),
-      ev.accepted(RequestKind.PLACE, 1, 10, 1),
-      ev.order(10, 1, 0, Side.ASK, OrderStatus.OPEN, 2_000_000, 500, 0, 500),
-      ev.accepted(RequestKind.PLACE, 2, 11, 1),
-      // Two fills of the taker (order 11) before its update: 100 then 100 + 200.
-      ev.fill(1, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 100, 1, 0),
-      ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 100, 400),
-      ev.fill(2, 0, 11, 10, 2, 1, Side.BID, 2_000_000, 200, 1, 0),
-      ev.order(10, 1, 0, Side.ASK, OrderStatus.PARTIALLY_FILLED, 2_000_000, 500, 300, 200),
-      ev.order(11, 2, 0, Side.BID, OrderStatus.FILLED, 2_000_000, 300, 300, 0),
-      ev.balance(2, 0, 300, 0),
-      ev.rejected(RequestKind.CANCEL, 2),
-      ev.committed(1),
-    ];
+    const events = [ev.begin(1), ...makerRests(), ...takerFillsTwice(), ev.committed(1)];
     events.forEach((e, i) => rm.apply(e, i));
     expect(errors.map((e) => (e as Error).message)).toEqual(['observer bug', 'observer bug']);
     expect(second.log).toEqual([
