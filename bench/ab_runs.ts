@@ -1,6 +1,16 @@
 // Alternating A/B runs of a small bench (doorbell.ts, front_wake.ts): each way run in turn, the
 // whole round `runs` times, so both ways see the same machine; medians per way.
 import { readFileSync } from 'node:fs';
+import { Knobs } from './knobs.js';
+
+/** The knobs of a ping bench: pings per run (default 5,000) and rounds of all its ways (`runs`). */
+export function pingRunKnobs(runs_default: number): { pings: number; runs: number } {
+  const knobs = new Knobs();
+  const pings = knobs.number('pings', 5000, 100, 1_000_000);
+  const runs = knobs.number('runs', runs_default, 1, 20);
+  knobs.finish();
+  return { pings, runs };
+}
 
 /** Runs `one` for each of `ways` in turn, the round `runs` times; prints `line` after each run. */
 export async function alternating<W extends string, R>(

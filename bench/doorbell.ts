@@ -13,8 +13,8 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { nativeFutex } from '../src/ring/futex.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
-import { Knobs } from './knobs.js';
-import { alternating, medians, voluntarySwitches } from './ab_runs.js';
+import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';
+import { quantileOfSorted } from './quantile.js';
 
 interface PeerData {
   ping: SharedArrayBuffer;
@@ -79,7 +79,7 @@ async function run(doorbell: 'futex' | 'atomics', pings: number): Promise<RunRes
   const peer_report = await done;
   await worker.terminate();
   rtt_us.sort((a, b) => a - b);
-  const at = (p: number): number => Math.round(rtt_us[Math.min(rtt_us.length - 1, Math.floor(rtt_us.length * p))] * 10) / 10;
+  const at = (p: number): number => Math.round(quantileOfSorted(rtt_us, p) * 10) / 10;
   return {
     doorbell, rtt_us_p50: at(0.5), rtt_us_p99: at(0.99),
     worker_switches_per_wake: Math.round((peer_report.switches / Math.max(1, peer_report.wakes)) * 100) / 100,
@@ -87,10 +87,7 @@ async function run(doorbell: 'futex' | 'atomics', pings: number): Promise<RunRes
 }
 
 async function main(): Promise<void> {
-  const knobs = new Knobs();
-  const pings = knobs.number('pings', 5000, 100, 1_000_000);
-  const runs = knobs.number('runs', 2, 1, 20);
-  knobs.finish();
+  const { pings, runs } = pingRunKnobs(2);
   const futex = nativeFutex() !== null;
   if (!futex) console.log('native/build/ring_futex.node is not built (make native): Atomics only');
   const results = await alternating(futex ? (['futex', 'atomics'] as const) : (['atomics'] as const), runs, (d) => run(d, pings),

@@ -18,8 +18,8 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { nativeLoopBell } from '../src/ring/loop_bell.js';
 import { consumeOnLoop } from '../src/ring/ring_wake.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
-import { Knobs } from './knobs.js';
-import { alternating, medians, voluntarySwitches } from './ab_runs.js';
+import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';
+import { quantileOfSorted } from './quantile.js';
 
 interface PeerData {
   ping: SharedArrayBuffer;
@@ -109,7 +109,7 @@ async function run(wake: Way, pings: number): Promise<RunResult> {
   await exited;
   if (handoff_us.length !== pings) throw new Error(`${handoff_us.length} of ${pings} pings arrived`);
   handoff_us.sort((a, b) => a - b);
-  const at = (p: number): number => Math.round(handoff_us[Math.min(handoff_us.length - 1, Math.floor(handoff_us.length * p))] * 10) / 10;
+  const at = (p: number): number => Math.round(quantileOfSorted(handoff_us, p) * 10) / 10;
   return {
     wake, handoff_us_p50: at(0.5), handoff_us_p99: at(0.99),
     // The worker's start and end are in it too (the same for both ways, small over 5,000 pings).
@@ -119,10 +119,7 @@ async function run(wake: Way, pings: number): Promise<RunResult> {
 }
 
 async function main(): Promise<void> {
-  const knobs = new Knobs();
-  const pings = knobs.number('pings', 5000, 100, 1_000_000);
-  const runs = knobs.number('runs', 3, 1, 20);
-  knobs.finish();
+  const { pings, runs } = pingRunKnobs(3);
   const built = nativeLoopBell() !== null;
   if (!built) console.log('native/build/loop_bell.node is not built (make native): Atomics.waitAsync only');
   const results = await alternating(built ? (['bell', 'atomics', 'spin'] as const) : (['atomics'] as const), runs, (w: Way) => run(w, pings),
