@@ -33,6 +33,7 @@ import { Journal } from '../src/journal/journal.js';
 import { encodeBatch } from '../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
 import { Knobs } from './knobs.js';
+import { quantileOfSorted } from './quantile.js';
 
 // bench/knobs.ts: `--seconds S` or BENCH_SECONDS=S; `--dir D` or BENCH_DIR=D.
 const knobs = new Knobs();
@@ -64,8 +65,7 @@ interface Result {
 
 /** p-quantile (0..1) of `xs` in µs, rounded. */
 function quantile(xs: number[], p: number): number {
-  const sorted = [...xs].sort((x, y) => x - y);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
+  return Math.round(quantileOfSorted([...xs].sort((x, y) => x - y), p));
 }
 
 function measure(size: number): Result {
@@ -90,13 +90,11 @@ function measure(size: number): Result {
   const journal_mb = j.sizeBytes() / 1e6;
   void j.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  append_us.sort((a, b) => a - b);
-  const at = (p: number): number => Math.round(append_us[Math.min(done - 1, Math.floor(done * p))]);
   const bytes = done * (size * RECORD_WORDS * 4 + 64);
   return {
     batch_requests: size, batches: done, seconds: round(seconds, 3),
     batches_per_s: Math.round(done / seconds), requests_per_s: Math.round((done * size) / seconds),
-    mb_per_s: round(bytes / 1e6 / seconds, 1), append_us_p50: at(0.5), append_us_p99: at(0.99),
+    mb_per_s: round(bytes / 1e6 / seconds, 1), append_us_p50: quantile(append_us, 0.5), append_us_p99: quantile(append_us, 0.99),
     store_us_p50: quantile(store_us, 0.5), store_us_p99: quantile(store_us, 0.99), journal_mb: round(journal_mb, 1),
   };
 }
@@ -131,13 +129,9 @@ async function commitHop(): Promise<CommitHop> {
   await j.close();
   await root.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  const at = (a: number[], p: number): number => {
-    const sorted = [...a].sort((x, y) => x - y);
-    return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
-  };
   return {
-    commits: sync_us.length, sync_us_p50: at(sync_us, 0.5), sync_us_p99: at(sync_us, 0.99),
-    async_us_p50: at(async_us, 0.5), async_us_p99: at(async_us, 0.99),
+    commits: sync_us.length, sync_us_p50: quantile(sync_us, 0.5), sync_us_p99: quantile(sync_us, 0.99),
+    async_us_p50: quantile(async_us, 0.5), async_us_p99: quantile(async_us, 0.99),
   };
 }
 
@@ -180,10 +174,8 @@ function reservePhase(size: number): { with_reserve: ReserveVariant; without: Re
     }
   }
   const out = variants.map((v): ReserveVariant => {
-    const sorted = [...v.us].sort((x, y) => x - y);
-    const at = (p: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
     void v.j.close();
-    return { appends: v.us.length, grew_file: v.grew, append_us_p50: at(0.5), append_us_p99: at(0.99) };
+    return { appends: v.us.length, grew_file: v.grew, append_us_p50: quantile(v.us, 0.5), append_us_p99: quantile(v.us, 0.99) };
   });
   fs.rmSync(dir, { recursive: true, force: true });
   return { with_reserve: out[0], without: out[1] };
