@@ -4,7 +4,7 @@
 // Kept apart from ringbook.ts, which runs its main() on import.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Agent, parseDecimalUnits, RingbookError, Wallet } from '../client/index.js';
+import { Agent, parseDecimalUnits, RingbookError, Wallet, type PlaceOrderInput } from '../client/index.js';
 import { isAddress } from '../util/address.js';
 import { loadConfig } from '../config/load.js';
 
@@ -94,6 +94,32 @@ export function units(args: ParsedArgs, name: string): number {
   }
   if (u <= 0) throw new UsageError(`--${name} must be above 0`);
   return u;
+}
+
+/** An order's terms as `ringbook order` and `ringbook force-include order` both take them. */
+export type OrderFlags = Pick<PlaceOrderInput, 'market_id' | 'side' | 'quantity' | 'order_type' | 'time_in_force' | 'price' | 'client_order_id'>;
+
+/**
+ * The order flags (--market, --side, --type, --tif, --quantity, --price, --client-id): --side
+ * required, --price required for a limit order and refused for a market one, --tif `ioc` by
+ * default for a market order.
+ */
+export function orderFlags(args: ParsedArgs): OrderFlags {
+  const market_id = req(args, 'market');
+  if (str(args, 'side') === undefined) throw new UsageError('--side is required');
+  const side = oneOf(args, 'side', ['bid', 'ask'] as const, 'bid');
+  const order_type = oneOf(args, 'type', ['limit', 'market'] as const, 'limit');
+  const time_in_force = oneOf(args, 'tif', ['gtc', 'ioc', 'fok', 'post_only'] as const, order_type === 'market' ? 'ioc' : 'gtc');
+  const quantity = units(args, 'quantity');
+  let price: number | undefined;
+  if (order_type === 'limit') price = units(args, 'price');
+  else if (args.flags.has('price')) throw new UsageError('--price is not allowed with --type market');
+  const client_order_id = str(args, 'client-id');
+  return {
+    market_id, side, quantity, order_type, time_in_force,
+    ...(price !== undefined ? { price } : {}),
+    ...(client_order_id !== undefined ? { client_order_id } : {}),
+  };
 }
 
 const HTTP_PROTOCOLS: readonly string[] = ['http:', 'https:'];

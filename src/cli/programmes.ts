@@ -7,7 +7,7 @@ import {
   type ReferralStats,
 } from '../client/index.js';
 import {
-  EXIT_ERROR, EXIT_OK, int, oneOf, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
+  EXIT_ERROR, EXIT_OK, int, orderFlags, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
 } from './common.js';
 import { isAddress } from '../util/address.js';
 
@@ -134,23 +134,8 @@ function orderIdFlag(args: ParsedArgs): string {
 /** The forced request a command line describes (same flags as the direct commands). */
 export function forcedRequestOf(kind: ForcedRequest['kind'], args: ParsedArgs): ForcedRequest {
   switch (kind) {
-    case 'order': {
-      const market_id = req(args, 'market');
-      if (str(args, 'side') === undefined) throw new UsageError('--side is required');
-      const side = oneOf(args, 'side', ['bid', 'ask'] as const, 'bid');
-      const order_type = oneOf(args, 'type', ['limit', 'market'] as const, 'limit');
-      const time_in_force = oneOf(args, 'tif', ['gtc', 'ioc', 'fok', 'post_only'] as const, order_type === 'market' ? 'ioc' : 'gtc');
-      const quantity = units(args, 'quantity');
-      let price: number | undefined;
-      if (order_type === 'limit') price = units(args, 'price');
-      else if (args.flags.has('price')) throw new UsageError('--price is not allowed with --type market');
-      const client_order_id = str(args, 'client-id');
-      return {
-        kind, market_id, side, quantity, order_type, time_in_force,
-        ...(price !== undefined ? { price } : {}),
-        ...(client_order_id !== undefined ? { client_order_id } : {}),
-      };
-    }
+    case 'order':
+      return { kind, ...orderFlags(args) };
     case 'cancel': {
       const client_order_id = str(args, 'client-id');
       if (!args.flags.has('order-id') && client_order_id === undefined) throw new UsageError('--order-id or --client-id is required');

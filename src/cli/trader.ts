@@ -2,7 +2,7 @@
 // (src/client). Decimal prices and quantities are converted with the money module.
 import { formatUnits, RingbookClient, type OrderRecord, type OrderResult, type TakerFill } from '../client/index.js';
 import {
-  adminToken, EXIT_OK, int, oneOf, req, runCommand, str, table, tradingSigner, UsageError, units, url, wallet, type ParsedArgs,
+  adminToken, EXIT_OK, int, oneOf, orderFlags, req, runCommand, str, table, tradingSigner, UsageError, units, url, wallet, type ParsedArgs,
 } from './common.js';
 
 const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
@@ -116,23 +116,12 @@ function printFills(fills: TakerFill[]): void {
 
 export async function orderCommand(args: ParsedArgs): Promise<number> {
   return runCommand(args, ORDER_USAGE, async () => {
-    const market_id = req(args, 'market');
-    const side = oneOf(args, 'side', ['bid', 'ask'] as const, 'bid');
-    if (str(args, 'side') === undefined) throw new UsageError('--side is required');
-    const order_type = oneOf(args, 'type', ['limit', 'market'] as const, 'limit');
-    const time_in_force = oneOf(args, 'tif', ['gtc', 'ioc', 'fok', 'post_only'] as const, order_type === 'market' ? 'ioc' : 'gtc');
-    const quantity = units(args, 'quantity');
-    let price: number | undefined;
-    if (order_type === 'limit') price = units(args, 'price');
-    else if (args.flags.has('price')) throw new UsageError('--price is not allowed with --type market');
-    const client_order_id = str(args, 'client-id');
+    const order = orderFlags(args);
     const stp = args.flags.has('stp') ? oneOf(args, 'stp', ['expire_maker', 'expire_taker', 'expire_both'] as const, 'expire_maker') : undefined;
     const expires_after_ms = args.flags.has('expires-after-ms') ? int(args, 'expires-after-ms', 0, 1) : undefined;
     const client = new RingbookClient({ base_url: url(args), wallet: tradingSigner(args) });
     const r: OrderResult = await client.placeOrder({
-      market_id, side, quantity, order_type, time_in_force,
-      ...(price !== undefined ? { price } : {}),
-      ...(client_order_id !== undefined ? { client_order_id } : {}),
+      ...order,
       ...(stp !== undefined ? { stp } : {}),
       ...(expires_after_ms !== undefined ? { expires_after_ms } : {}),
     });
