@@ -12,15 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, api, balances, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
+import { CHAIN_ID, DevChain, deployForServerDefaults, OPERATOR, OPERATOR_KEY, waitFor } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const POLL_MS = 50;
 const DIES_AFTER = fileURLToPath(new URL('../auth/fixtures/verify_worker_dies_after.mjs', import.meta.url));
 
@@ -32,16 +28,6 @@ afterAll(async () => {
   await chain?.close();
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-async function waitFor<T>(what: string, f: () => Promise<T | null | false>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const v = await f();
-    if (v !== null && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const lines = (text: string, part: string): string[] => text.split('\n').filter((l) => l.includes(part));
 

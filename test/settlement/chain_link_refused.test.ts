@@ -13,15 +13,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain, deployForServerDefaults, pollUntil } from './dev_chain.js';
+import { CHAIN_ID, DevChain, deployForServerDefaults, OPERATOR, OPERATOR_KEY, pollUntil } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const POLL_MS = 50;
 const DAY_S = 24 * 3600;
 

@@ -219,3 +219,16 @@ export async function pollUntil<T>(timeout_ms: number, f: () => Promise<T | null
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * `f`'s first value that is neither null nor false, polled every 50 ms (pollUntil); throws naming
+ * `what` after `timeout_ms`, for the tests that cannot go on without it.
+ */
+export async function waitFor<T>(what: string, f: () => Promise<T | null | false>, timeout_ms = 20_000): Promise<T> {
+  const v = await pollUntil(timeout_ms, async () => {
+    const x = await f();
+    return x === false ? null : x;
+  });
+  if (v === null) throw new Error(`timed out waiting for ${what}`);
+  return v;
+}

@@ -9,21 +9,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { ContractAbi } from '../../src/settlement/abi_codec.js';
 import { artifact } from '../../src/settlement/artifacts.js';
 import { deployContract, SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc, RevertError } from '../../src/settlement/rpc.js';
 import { adminState, api, balances, bytesToHex, runScript, startServer, Wallet, type StartedServer } from '../server/harness.js';
-import { DevChain } from './dev_chain.js';
+import { CHAIN_ID, DevChain, OPERATOR, OPERATOR_KEY, waitFor } from './dev_chain.js';
 
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
 const GAS_PRICE = 1_000_000_000n;
 const ETH = 10n ** 18n;
 const USDC = 10n ** 6n;
-const WAIT_MS = 20_000;
 
 let chain: DevChain;
 let rpc: JsonRpc;
@@ -36,16 +31,6 @@ let s: StartedServer | null = null;
 const alice = Wallet.random();
 const bob = Wallet.random();
 const keyOf = (w: Wallet): string => '0x' + bytesToHex(w.priv);
-
-async function waitFor<T>(what: string, f: () => Promise<T | null | false>): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const v = await f();
-    if (v !== null && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return runScript('src/cli/ringbook.js', [...args, '--json'], { RINGBOOK_CONFIG: path.join(data_dir, 'chain-config.json') });

@@ -11,7 +11,6 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
 import { LeaderCheckedRoots, type BatchRootsPair } from '../../src/cluster/checked_roots.js';
 import {
   encodeForcedShare, FORCED_SHARE_BYTES_MAX, FORCED_WINDOW_ENTRIES, readForcedShare, SettlementPoster,
@@ -21,11 +20,7 @@ import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { ComponentLog } from '../../src/util/log.js';
 import { bytesToHex, Wallet } from '../server/harness.js';
-import { DevChain, deployForServerDefaults } from './dev_chain.js';
-
-const CHAIN_ID = 31337;
-const OPERATOR_KEY = '0x' + '5a'.repeat(32);
-const OPERATOR = addressFromPrivateKey(OPERATOR_KEY);
+import { CHAIN_ID, DevChain, deployForServerDefaults, OPERATOR, OPERATOR_KEY } from './dev_chain.js';
 
 const chains: DevChain[] = [];
 const servers: http.Server[] = [];
