@@ -224,15 +224,22 @@ export interface AdminVerifyPool {
   broken_at_ms: number | null;
 }
 
-/** GET /admin/state `journal` (GET /health answers 503 while `status` is `failing`). */
+/**
+ * GET /admin/state `journal` (GET /health answers 503 while `status` is `failing`); the server
+ * builds it as this type (gateway/journal_state.ts JournalState), so the two cannot drift apart.
+ */
 export interface AdminJournal {
   status: 'ok' | 'failing';
+  /** While failing: since when (epoch ms) and the batch whose write is retried; else null. */
   failing_since_ms: number | null;
   failing_batch_id: number | null;
+  /** The last failure since the start (its cause, LMDB's error; kept after it ended), else null. */
   last_error: string | null;
   last_error_batch_id: number | null;
   last_error_at_ms: number | null;
+  /** When writes succeeded again after the last failure (null: none yet, or still failing). */
   recovered_at_ms: number | null;
+  /** Stretches of failing writes since the start (ringbook_journal_faults_total). */
   faults: number;
 }
 

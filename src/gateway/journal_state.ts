@@ -3,6 +3,7 @@
 // OVERLOADED (context.ts writeRefusal), GET /health answers 503 (routes_public.ts healthCheck),
 // GET /admin/state `journal` says since when and why, and ringbook_journal_failing is 1. The
 // matcher thread retries by itself; once a write lands all of it turns back.
+import type { AdminJournal } from '../client/types.js';
 import type { JournalFault } from '../journal/journal.js';
 
 /** One stretch of failing writes: its first error, when it began and when a retry landed (null: still failing). */
@@ -14,22 +15,10 @@ export interface JournalFaultEpisode extends JournalFault {
 /**
  * GET /admin/state `journal` (null when this process keeps no journal: pipeline tests). A cluster
  * gateway shows the leader matcher's store into the event stream here (its status messages,
- * src/cluster/matcher_status.ts): failing while the leader's batch is not stored.
+ * src/cluster/matcher_status.ts): failing while the leader's batch is not stored. The fields are
+ * the SDK's AdminJournal (client/types.ts), the one declaration of this answer's shape.
  */
-export interface JournalState {
-  status: 'ok' | 'failing';
-  /** While failing: since when (epoch ms) and the batch whose write is retried; else null. */
-  failing_since_ms: number | null;
-  failing_batch_id: number | null;
-  /** The last failure since the start (its cause, LMDB's error; kept after it ended), else null. */
-  last_error: string | null;
-  last_error_batch_id: number | null;
-  last_error_at_ms: number | null;
-  /** When writes succeeded again after the last failure (null: none yet, or still failing). */
-  recovered_at_ms: number | null;
-  /** Stretches of failing writes since the start (ringbook_journal_faults_total). */
-  faults: number;
-}
+export type JournalState = AdminJournal;
 
 /** The fields of MatcherLink that follow the matcher thread's journal_fault messages (or the cluster leader's store faults). */
 export interface JournalFaultSource {
