@@ -156,18 +156,26 @@ export function emptyRequest(): Request {
 }
 
 /**
- * An order's terms and fill progress as a PLACE request and the order's updates tell them, in
- * units (price 0 for market orders): the one field list both trackers of orders built from the
- * event stream share, the event invariants' (event_invariants.ts) and the read model's
- * (read_model/views.ts OrderView), each adding what it alone follows.
+ * What an order keeps for its whole life (an amend changes its price and quantity only): the
+ * fields every record of an order starts with, the reference engine's (reference_values.ts
+ * RefOrder, in bigints) and OrderProgress's.
  */
-export interface OrderProgress {
+export interface OrderFixedTerms {
   order_id: number;
   account: number;
   market: number;
   side: number;
   order_type: number;
   tif: number;
+}
+
+/**
+ * An order's terms and fill progress as a PLACE request and the order's updates tell them, in
+ * units (price 0 for market orders): the one field list both trackers of orders built from the
+ * event stream share, the event invariants' (event_invariants.ts) and the read model's
+ * (read_model/views.ts OrderView), each adding what it alone follows.
+ */
+export interface OrderProgress extends OrderFixedTerms {
   price: number;
   quantity: number;
   /** Sum of the order's fills. */

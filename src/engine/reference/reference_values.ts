@@ -3,6 +3,7 @@
 // plain objects of orders, markets, accounts and credit settings, and the Rejection a handler
 // throws before its first mutation. reference_state.ts holds the state built of them.
 import type { RejectValue } from '../codes.js';
+import type { OrderFixedTerms } from '../types.js';
 
 export const UNITS = 1_000_000n;
 const BPS = 10_000n;
@@ -49,13 +50,7 @@ export function isIndex(x: number, length: number): boolean {
   return Number.isInteger(x) && x >= 0 && x < length;
 }
 
-export interface RefOrder {
-  order_id: number;
-  account: number;
-  market: number;
-  side: number;
-  order_type: number;
-  tif: number;
+export interface RefOrder extends OrderFixedTerms {
   /** Limit price; 0 for market orders. */
   price: bigint;
   quantity: bigint;
