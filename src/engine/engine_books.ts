@@ -164,9 +164,12 @@ export class Books {
     const o = this.orders;
     const s = o.alloc(order_id);
     assert(s !== Link.NIL, 'capacity was checked before acceptance');
-    o.i[s * OI.STRIDE + OI.MARKET] = m;
-    o.i[s * OI.STRIDE + OI.SIDE] = side;
-    o.i[s * OI.STRIDE + OI.TIF] = tif;
+    // `| 0` on the row's index: int32 arithmetic without overflow checks (OrderStore bounds the rows below 2^31 elements).
+    const si = (s * OI.STRIDE) | 0;
+    const oi = o.i;
+    oi[(si + OI.MARKET) | 0] = m;
+    oi[(si + OI.SIDE) | 0] = side;
+    oi[(si + OI.TIF) | 0] = tif;
     this.linkAccount(s, account, client_order_id);
     return s;
   }
@@ -174,13 +177,15 @@ export class Books {
   /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
   linkAccount(s: number, account: number, client_order_id: string): void {
     const o = this.orders;
+    const oi = o.i;
     const L = this.ledger;
-    o.i[s * OI.STRIDE + OI.ACCOUNT] = account;
+    const si = (s * OI.STRIDE) | 0;
+    oi[(si + OI.ACCOUNT) | 0] = account;
     o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
-    o.i[s * OI.STRIDE + OI.ACCT_PREV] = Link.NIL;
-    o.i[s * OI.STRIDE + OI.ACCT_NEXT] = head;
-    if (head !== Link.NIL) o.i[head * OI.STRIDE + OI.ACCT_PREV] = s;
+    oi[(si + OI.ACCT_PREV) | 0] = Link.NIL;
+    oi[(si + OI.ACCT_NEXT) | 0] = head;
+    if (head !== Link.NIL) oi[(head * OI.STRIDE + OI.ACCT_PREV) | 0] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
     if (client_order_id !== '') o.slot_by_client_id.add(s);

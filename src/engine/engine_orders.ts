@@ -130,13 +130,17 @@ export class OrderRequests {
     const lock = this.lock;
     const s = this.books.openSlot(order_id, r.account, m, side, r.tif, r.client_order_id);
     const seq = this.st.next_priority_seq++;
-    o.f[s * OF.STRIDE + OF.PRICE] = p;
-    o.f[s * OF.STRIDE + OF.QUANTITY] = q;
-    o.f[s * OF.STRIDE + OF.FILLED] = 0;
-    o.f[s * OF.STRIDE + OF.REMAINING] = q;
-    o.f[s * OF.STRIDE + OF.LOCKED] = lock;
-    o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = seq;
-    o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = 0;
+    // `| 0`: openSlot's result is a call's, not typed int32; the row's index then is (int32
+    // arithmetic, no overflow checks: OrderStore bounds the rows below 2^31 elements).
+    const sf = (s * OF.STRIDE) | 0;
+    const f = o.f;
+    f[(sf + OF.PRICE) | 0] = p;
+    f[(sf + OF.QUANTITY) | 0] = q;
+    f[(sf + OF.FILLED) | 0] = 0;
+    f[(sf + OF.REMAINING) | 0] = q;
+    f[(sf + OF.LOCKED) | 0] = lock;
+    f[(sf + OF.PRIORITY_SEQ) | 0] = seq;
+    f[(sf + OF.LAST_FILL_PRICE) | 0] = 0;
     this.books.linkLevel(s);
     out.orderUpdate(order_id, r.account, m, side, OrderStatus.OPEN, p, q, 0, q, 0, UpdateReason.PLACED, lock, seq);
   }
