@@ -5,7 +5,7 @@
 // this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
 import { Scale, notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import { Link, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
-import { assert, MAX_SAFE as MAX_SAFE_, type EngineState } from './engine_state.js';
+import { assert as assert_, MAX_SAFE as MAX_SAFE_, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import { NO_MARKET as NO_MARKET_, OrderStatus, Side, Stp } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
@@ -16,6 +16,7 @@ const MAX_SAFE = MAX_SAFE_;
 const NO_MARKET = NO_MARKET_;
 // Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
 const notionalCeil = notionalCeil_;
+const assert: (cond: boolean, message: string) => asserts cond = assert_;
 
 export class Books {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
@@ -167,9 +168,11 @@ export class Books {
     // `| 0` on the row's index: int32 arithmetic without overflow checks (OrderStore bounds the rows below 2^31 elements).
     const si = (s * OI.STRIDE) | 0;
     const oi = o.i;
-    oi[(si + OI.MARKET) | 0] = m;
-    oi[(si + OI.SIDE) | 0] = side;
-    oi[(si + OI.TIF) | 0] = tif;
+    // `| 0` on the small-integer arguments: a Smi untagged for the store, where a plain Number
+    // argument was converted to a double and truncated back (~10 instructions a field).
+    oi[(si + OI.MARKET) | 0] = m | 0;
+    oi[(si + OI.SIDE) | 0] = side | 0;
+    oi[(si + OI.TIF) | 0] = tif | 0;
     this.linkAccount(s, account, client_order_id);
     return s;
   }
@@ -180,7 +183,7 @@ export class Books {
     const oi = o.i;
     const L = this.ledger;
     const si = (s * OI.STRIDE) | 0;
-    oi[(si + OI.ACCOUNT) | 0] = account;
+    oi[(si + OI.ACCOUNT) | 0] = account | 0;
     o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
     oi[(si + OI.ACCT_PREV) | 0] = Link.NIL;
