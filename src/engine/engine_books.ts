@@ -86,13 +86,21 @@ export class Books {
     return lvl;
   }
 
-  /** Takes a resting order out of its price level (removing the level when it empties). Small, as linkLevel (it says why). */
+  /**
+   * Takes a resting order out of its price level (removing the level when it empties). Small, as
+   * linkLevel (it says why), and with no path to linkLevel in it: an unlinkFifo(s, relink) of both
+   * made V8 count linkLevel's body in this function's optimized code (614 bytes, over the 460 a
+   * callee may have), so no caller inlined it (docs/benchmarks.md, h19a).
+   */
   unlinkLevel(s: number): void {
     const o = this.orders;
-    const lvl = o.i[((s * OI.STRIDE) | 0) + OI.LEVEL];
+    const oi = o.i;
+    const si = (s * OI.STRIDE) | 0;
+    const lvl = oi[(si + OI.LEVEL) | 0];
     this.levels.quantity[lvl] -= o.f[(((s * OF.STRIDE) | 0) + OF.REMAINING) | 0];
-    this.unlinkFifo(s, false);
-    if (this.ledger.has_credit[o.i[((s * OI.STRIDE) | 0) + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);
+    const account = oi[(si + OI.ACCOUNT) | 0];
+    if (this.leaveFifo(oi, si, lvl)) this.dropLevel(s, lvl);
+    if (this.ledger.has_credit[account] === 1) this.creditRestChange(s, -1);
   }
 
   /**
@@ -100,39 +108,39 @@ export class Books {
    * level's FIFO (dropping the level when it empties), then linkLevel. The caller took the order's
    * old remaining quantity off the old level (and, for a credit account, its old rest) before it
    * wrote the new price and quantities. One call for AMEND's move where unlinkLevel and linkLevel
-   * were two (neither fits amend's inlining budget; docs/benchmarks.md, h17b).
-   */
-  moveLevel(s: number): void {
-    this.unlinkFifo(s, true);
-  }
-
-  /**
-   * Slot s out of its level's FIFO, the level removed when it empties (the level's quantity is the
-   * caller's), then with `relink` into the level at its row's price (linkLevel). One function for
-   * both, with linkLevel inlined here: too large for amend's inlining budget, it stays one call
+   * were two, with linkLevel inlined here: too large for amend's inlining budget, it stays one call
    * from amend. A moveLevel of two calls (unlink, then link) was itself inlined into amend as a
    * small function, which left amend the two calls (docs/benchmarks.md, h17b).
    */
-  private unlinkFifo(s: number, relink: boolean): void {
+  moveLevel(s: number): void {
     const oi = this.orders.i;
     const si = (s * OI.STRIDE) | 0;
-    const levels = this.levels;
     const lvl = oi[(si + OI.LEVEL) | 0];
+    // The rare drop relinks on a path of its own: a merge with a call behind it makes V8 re-check
+    // the maps of everything linkLevel reads (docs/benchmarks.md, h17b).
+    if (this.leaveFifo(oi, si, lvl)) {
+      this.dropLevel(s, lvl);
+      this.linkLevel(s);
+      return;
+    }
+    this.linkLevel(s);
+  }
+
+  /**
+   * The one FIFO unlink: the order at row `si` (of level `lvl`) out of its level's list, its
+   * neighbours (or the level's head and tail) joined. True when it was the level's only order (no
+   * neighbour either way, not re-read from the level's head): the caller then drops the level.
+   * The level's quantity is the caller's. Small, so that V8 inlines it into each caller.
+   */
+  private leaveFifo(oi: Int32Array, si: number, lvl: number): boolean {
+    const levels = this.levels;
     const prev = oi[(si + OI.PREV) | 0];
     const next = oi[(si + OI.NEXT) | 0];
     if (prev === Link.NIL) levels.head[lvl] = next;
     else oi[(prev * OI.STRIDE + OI.NEXT) | 0] = next;
     if (next === Link.NIL) levels.tail[lvl] = prev;
     else oi[(next * OI.STRIDE + OI.PREV) | 0] = prev;
-    // No neighbour either way: it was the level's only order (not re-read from the level's head).
-    // The rare drop relinks on a path of its own: a merge with a call behind it makes V8 re-check
-    // the maps of everything linkLevel reads (docs/benchmarks.md, h17b).
-    if (prev === Link.NIL && next === Link.NIL) {
-      this.dropLevel(s, lvl);
-      if (relink) this.linkLevel(s);
-      return;
-    }
-    if (relink) this.linkLevel(s);
+    return prev === Link.NIL && next === Link.NIL;
   }
 
   /** Removes the emptied level `lvl` (slot s's) from its side and frees it. */
