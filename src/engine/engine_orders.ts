@@ -201,7 +201,7 @@ export class OrderRequests {
       if (this.ledger.open_orders[account] >= st.limits.orders_open_per_account_max) return Reject.ACCOUNT_OPEN_ORDERS_MAX;
       if (this.orders.size >= st.limits.orders_open_max) return Reject.ENGINE_OPEN_ORDERS_MAX;
       // Count first: the search runs only when the side is full (rare), not on every order.
-      if (own.count >= st.limits.price_levels_per_book_max && own.find(p) < 0) return Reject.BOOK_LEVELS_MAX;
+      if (own.count >= st.price_levels_max && own.find(p) < 0) return Reject.BOOK_LEVELS_MAX;
     }
     const opposite = r.side === Side.BID ? st.asks[m] : st.bids[m];
     if (r.tif === Tif.POST_ONLY && this.books.crosses(opposite, r.side, p)) return Reject.POST_ONLY_WOULD_TAKE;
@@ -288,7 +288,7 @@ export class OrderRequests {
     // level it is alone at (the count of levels then does not grow).
     // Whether it is alone at its level is read last: only a full side asks (rare), and the level's
     // head and tail are a cache line a size-only amend never needs.
-    if (p !== old_price && own.count >= st.limits.price_levels_per_book_max && !this.aloneAtLevel(s) && own.find(p) < 0) {
+    if (p !== old_price && own.count >= st.price_levels_max && !this.aloneAtLevel(s) && own.find(p) < 0) {
       return reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
     if (o.i[(si + OI.TIF) | 0] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
