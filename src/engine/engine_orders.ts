@@ -271,6 +271,9 @@ export class OrderRequests {
     const old_lock = o.f[(sf + OF.LOCKED) | 0];
     const old_remaining = o.f[(sf + OF.REMAINING) | 0];
     const m = o.i[(si + OI.MARKET) | 0];
+    // The order's level read with its other integer fields (their cache line is in hand), not
+    // after the calls of acceptance (V8 then re-checks the store's map and reloads its array).
+    const lvl = o.i[(si + OI.LEVEL) | 0];
     if (st.market_status[m] !== MarketStatus.ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
     const q = r.quantity_units;
     if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
@@ -319,7 +322,7 @@ export class OrderRequests {
       const dq = old_remaining - q;
       o.f[(sf + OF.REMAINING) | 0] = q;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
-      this.levels.quantity[o.i[(si + OI.LEVEL) | 0]] -= dq;
+      this.levels.quantity[lvl] -= dq;
       if (L.has_credit[account] === 1) {
         this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
@@ -337,7 +340,7 @@ export class OrderRequests {
       // number per move; amend's inlining budget is spent on its checks). Its old remaining
       // quantity (and a credit account's old rest) leaves the old level while the row is still old
       // (unlinkLevel's first and last steps), then moveLevel relinks it in one call.
-      this.levels.quantity[o.i[(si + OI.LEVEL) | 0]] -= old_remaining;
+      this.levels.quantity[lvl] -= old_remaining;
       if (L.has_credit[account] === 1) this.books.creditRestChange(s, -1);
       o.f[(sf + OF.PRICE) | 0] = p;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
