@@ -300,7 +300,10 @@ export class OrderRequests {
     const key = (account * st.asset_count + lock_asset) | 0;
     const L = this.ledger;
     if (new_lock > L.available[key] + old_lock) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-    if (L.has_credit[account] === 1) {
+    // Read once: acceptance and the move below do not change it, and a re-read after their calls
+    // is a map check and an array reload.
+    const credit = L.has_credit[account] === 1;
+    if (credit) {
       const value_delta = notionalCeil(p, q) - notionalCeil(old_price, old_remaining);
       if (this.books.creditWouldBreach(account, m, q - old_remaining, value_delta)) return reject(r, out, Reject.CREDIT_BREACH);
     }
@@ -323,7 +326,7 @@ export class OrderRequests {
       o.f[(sf + OF.REMAINING) | 0] = q;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
       this.levels.quantity[lvl] -= dq;
-      if (L.has_credit[account] === 1) {
+      if (credit) {
         this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
     } else {
@@ -341,7 +344,7 @@ export class OrderRequests {
       // quantity (and a credit account's old rest) leaves the old level while the row is still old
       // (unlinkLevel's first and last steps), then moveLevel relinks it in one call.
       this.levels.quantity[lvl] -= old_remaining;
-      if (L.has_credit[account] === 1) this.books.creditRestChange(s, -1);
+      if (credit) this.books.creditRestChange(s, -1);
       o.f[(sf + OF.PRICE) | 0] = p;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
       o.f[(sf + OF.REMAINING) | 0] = q;
