@@ -229,12 +229,19 @@ export class Books {
   cancelResting(s: number, reason: number, out: EventSink): void {
     const st = this.st;
     const o = this.orders;
-    const m = o.i[s * OI.STRIDE + OI.MARKET];
-    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
-    const lock_asset = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.market_quote[m] : st.market_base[m];
-    if (o.f[s * OF.STRIDE + OF.LOCKED] > 0) st.releaseLock(account, lock_asset, o.f[s * OF.STRIDE + OF.LOCKED], BalanceReason.ORDER_CANCELLED);
-    out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], account, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.CANCELLED, o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.QUANTITY],
-      o.f[s * OF.STRIDE + OF.FILLED], 0, o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE], reason, 0, 0);
+    const oi = o.i;
+    const of = o.f;
+    // The row read at once through `| 0` indexes (int32 steps, no overflow checks; OrderStore
+    // bounds the rows below 2^31 elements), before releaseLock's and the update's code.
+    const si = (s * OI.STRIDE) | 0;
+    const sf = (s * OF.STRIDE) | 0;
+    const m = oi[(si + OI.MARKET) | 0];
+    const account = oi[(si + OI.ACCOUNT) | 0];
+    const side = oi[(si + OI.SIDE) | 0];
+    const locked = of[(sf + OF.LOCKED) | 0];
+    if (locked > 0) st.releaseLock(account, side === Side.BID ? st.market_quote[m] : st.market_base[m], locked, BalanceReason.ORDER_CANCELLED);
+    out.orderUpdate(of[(sf + OF.ID) | 0], account, m, side, OrderStatus.CANCELLED, of[(sf + OF.PRICE) | 0], of[(sf + OF.QUANTITY) | 0],
+      of[(sf + OF.FILLED) | 0], 0, of[(sf + OF.LAST_FILL_PRICE) | 0], reason, 0, 0);
     this.removeResting(s);
   }
 
