@@ -64,8 +64,16 @@ export class OrderIndex {
     const keys = this.keys;
     const mask = this.mask;
     let i = id & mask;
-    while (keys[i] !== 0 && keys[i] !== id) i = (i + 1) & mask;
-    if (keys[i] === 0) this.size++;
+    // Each cell read once (a typed-array read is a map check and a reload of its base after a store).
+    for (;;) {
+      const k = keys[i];
+      if (k === 0) {
+        this.size++;
+        break;
+      }
+      if (k === id) break;
+      i = (i + 1) & mask;
+    }
     keys[i] = id;
     this.values[i] = slot;
   }
@@ -305,7 +313,8 @@ export class OrderStore {
       }
       slot = this.used_high++;
     }
-    this.f[slot * OF.STRIDE + OF.ID] = order_id;
+    // `| 0`: int32 arithmetic without an overflow check (the constructor bounds the rows below 2^31 elements).
+    this.f[(slot * OF.STRIDE) | 0] = order_id;
     this.slot_by_id.set(order_id, slot);
     return slot;
   }

@@ -5,7 +5,7 @@
 // this part holds. Unchecked money arithmetic on validated inputs (engine.ts says why).
 import { Scale, notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import { Link, OF, OI, type BookSide, type LevelStore, type OrderStore } from './book.js';
-import { assert, MAX_SAFE as MAX_SAFE_, type EngineState } from './engine_state.js';
+import { assert as assert_, MAX_SAFE as MAX_SAFE_, type EngineState } from './engine_state.js';
 import type { Ledger } from './ledger.js';
 import { NO_MARKET as NO_MARKET_, OrderStatus, Side, Stp } from './types.js';
 import { BalanceReason, UpdateReason, type EventSink } from './events.js';
@@ -16,6 +16,7 @@ const MAX_SAFE = MAX_SAFE_;
 const NO_MARKET = NO_MARKET_;
 // Imported functions of the hot paths too: a module-local const is a known target (no cell load, no check).
 const notionalCeil = notionalCeil_;
+const assert: (cond: boolean, message: string) => asserts cond = assert_;
 
 export class Books {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
@@ -85,13 +86,21 @@ export class Books {
     return lvl;
   }
 
-  /** Takes a resting order out of its price level (removing the level when it empties). Small, as linkLevel (it says why). */
+  /**
+   * Takes a resting order out of its price level (removing the level when it empties). Small, as
+   * linkLevel (it says why), and with no path to linkLevel in it: an unlinkFifo(s, relink) of both
+   * made V8 count linkLevel's body in this function's optimized code (614 bytes, over the 460 a
+   * callee may have), so no caller inlined it (docs/benchmarks.md, h19a).
+   */
   unlinkLevel(s: number): void {
     const o = this.orders;
-    const lvl = o.i[((s * OI.STRIDE) | 0) + OI.LEVEL];
+    const oi = o.i;
+    const si = (s * OI.STRIDE) | 0;
+    const lvl = oi[(si + OI.LEVEL) | 0];
     this.levels.quantity[lvl] -= o.f[(((s * OF.STRIDE) | 0) + OF.REMAINING) | 0];
-    this.unlinkFifo(s, false);
-    if (this.ledger.has_credit[o.i[((s * OI.STRIDE) | 0) + OI.ACCOUNT]] === 1) this.creditRestChange(s, -1);
+    const account = oi[(si + OI.ACCOUNT) | 0];
+    if (this.leaveFifo(oi, si, lvl)) this.dropLevel(s, lvl);
+    if (this.ledger.has_credit[account] === 1) this.creditRestChange(s, -1);
   }
 
   /**
@@ -99,39 +108,39 @@ export class Books {
    * level's FIFO (dropping the level when it empties), then linkLevel. The caller took the order's
    * old remaining quantity off the old level (and, for a credit account, its old rest) before it
    * wrote the new price and quantities. One call for AMEND's move where unlinkLevel and linkLevel
-   * were two (neither fits amend's inlining budget; docs/benchmarks.md, h17b).
-   */
-  moveLevel(s: number): void {
-    this.unlinkFifo(s, true);
-  }
-
-  /**
-   * Slot s out of its level's FIFO, the level removed when it empties (the level's quantity is the
-   * caller's), then with `relink` into the level at its row's price (linkLevel). One function for
-   * both, with linkLevel inlined here: too large for amend's inlining budget, it stays one call
+   * were two, with linkLevel inlined here: too large for amend's inlining budget, it stays one call
    * from amend. A moveLevel of two calls (unlink, then link) was itself inlined into amend as a
    * small function, which left amend the two calls (docs/benchmarks.md, h17b).
    */
-  private unlinkFifo(s: number, relink: boolean): void {
+  moveLevel(s: number): void {
     const oi = this.orders.i;
     const si = (s * OI.STRIDE) | 0;
-    const levels = this.levels;
     const lvl = oi[(si + OI.LEVEL) | 0];
+    // The rare drop relinks on a path of its own: a merge with a call behind it makes V8 re-check
+    // the maps of everything linkLevel reads (docs/benchmarks.md, h17b).
+    if (this.leaveFifo(oi, si, lvl)) {
+      this.dropLevel(s, lvl);
+      this.linkLevel(s);
+      return;
+    }
+    this.linkLevel(s);
+  }
+
+  /**
+   * The one FIFO unlink: the order at row `si` (of level `lvl`) out of its level's list, its
+   * neighbours (or the level's head and tail) joined. True when it was the level's only order (no
+   * neighbour either way, not re-read from the level's head): the caller then drops the level.
+   * The level's quantity is the caller's. Small, so that V8 inlines it into each caller.
+   */
+  private leaveFifo(oi: Int32Array, si: number, lvl: number): boolean {
+    const levels = this.levels;
     const prev = oi[(si + OI.PREV) | 0];
     const next = oi[(si + OI.NEXT) | 0];
     if (prev === Link.NIL) levels.head[lvl] = next;
     else oi[(prev * OI.STRIDE + OI.NEXT) | 0] = next;
     if (next === Link.NIL) levels.tail[lvl] = prev;
     else oi[(next * OI.STRIDE + OI.PREV) | 0] = prev;
-    // No neighbour either way: it was the level's only order (not re-read from the level's head).
-    // The rare drop relinks on a path of its own: a merge with a call behind it makes V8 re-check
-    // the maps of everything linkLevel reads (docs/benchmarks.md, h17b).
-    if (prev === Link.NIL && next === Link.NIL) {
-      this.dropLevel(s, lvl);
-      if (relink) this.linkLevel(s);
-      return;
-    }
-    if (relink) this.linkLevel(s);
+    return prev === Link.NIL && next === Link.NIL;
   }
 
   /** Removes the emptied level `lvl` (slot s's) from its side and frees it. */
@@ -164,9 +173,14 @@ export class Books {
     const o = this.orders;
     const s = o.alloc(order_id);
     assert(s !== Link.NIL, 'capacity was checked before acceptance');
-    o.i[s * OI.STRIDE + OI.MARKET] = m;
-    o.i[s * OI.STRIDE + OI.SIDE] = side;
-    o.i[s * OI.STRIDE + OI.TIF] = tif;
+    // `| 0` on the row's index: int32 arithmetic without overflow checks (OrderStore bounds the rows below 2^31 elements).
+    const si = (s * OI.STRIDE) | 0;
+    const oi = o.i;
+    // `| 0` on the small-integer arguments: a Smi untagged for the store, where a plain Number
+    // argument was converted to a double and truncated back (~10 instructions a field).
+    oi[(si + OI.MARKET) | 0] = m | 0;
+    oi[(si + OI.SIDE) | 0] = side | 0;
+    oi[(si + OI.TIF) | 0] = tif | 0;
     this.linkAccount(s, account, client_order_id);
     return s;
   }
@@ -174,13 +188,15 @@ export class Books {
   /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
   linkAccount(s: number, account: number, client_order_id: string): void {
     const o = this.orders;
+    const oi = o.i;
     const L = this.ledger;
-    o.i[s * OI.STRIDE + OI.ACCOUNT] = account;
+    const si = (s * OI.STRIDE) | 0;
+    oi[(si + OI.ACCOUNT) | 0] = account | 0;
     o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
-    o.i[s * OI.STRIDE + OI.ACCT_PREV] = Link.NIL;
-    o.i[s * OI.STRIDE + OI.ACCT_NEXT] = head;
-    if (head !== Link.NIL) o.i[head * OI.STRIDE + OI.ACCT_PREV] = s;
+    oi[(si + OI.ACCT_PREV) | 0] = Link.NIL;
+    oi[(si + OI.ACCT_NEXT) | 0] = head;
+    if (head !== Link.NIL) oi[(head * OI.STRIDE + OI.ACCT_PREV) | 0] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
     if (client_order_id !== '') o.slot_by_client_id.add(s);
@@ -213,12 +229,19 @@ export class Books {
   cancelResting(s: number, reason: number, out: EventSink): void {
     const st = this.st;
     const o = this.orders;
-    const m = o.i[s * OI.STRIDE + OI.MARKET];
-    const account = o.i[s * OI.STRIDE + OI.ACCOUNT];
-    const lock_asset = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.market_quote[m] : st.market_base[m];
-    if (o.f[s * OF.STRIDE + OF.LOCKED] > 0) st.releaseLock(account, lock_asset, o.f[s * OF.STRIDE + OF.LOCKED], BalanceReason.ORDER_CANCELLED);
-    out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], account, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.CANCELLED, o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.QUANTITY],
-      o.f[s * OF.STRIDE + OF.FILLED], 0, o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE], reason, 0, 0);
+    const oi = o.i;
+    const of = o.f;
+    // The row read at once through `| 0` indexes (int32 steps, no overflow checks; OrderStore
+    // bounds the rows below 2^31 elements), before releaseLock's and the update's code.
+    const si = (s * OI.STRIDE) | 0;
+    const sf = (s * OF.STRIDE) | 0;
+    const m = oi[(si + OI.MARKET) | 0];
+    const account = oi[(si + OI.ACCOUNT) | 0];
+    const side = oi[(si + OI.SIDE) | 0];
+    const locked = of[(sf + OF.LOCKED) | 0];
+    if (locked > 0) st.releaseLock(account, side === Side.BID ? st.market_quote[m] : st.market_base[m], locked, BalanceReason.ORDER_CANCELLED);
+    out.orderUpdate(of[(sf + OF.ID) | 0], account, m, side, OrderStatus.CANCELLED, of[(sf + OF.PRICE) | 0], of[(sf + OF.QUANTITY) | 0],
+      of[(sf + OF.FILLED) | 0], 0, of[(sf + OF.LAST_FILL_PRICE) | 0], reason, 0, 0);
     this.removeResting(s);
   }
 

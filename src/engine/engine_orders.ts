@@ -78,9 +78,10 @@ export class OrderRequests {
   // PLACE
 
   place(r: Request, out: EventSink): void {
+    // placeTermsReason goes on to placePriceReason and that to placeRoomReason when they pass: one
+    // call from here where there were three (V8 inlines each into the one before it, a budget of
+    // their own; docs/benchmarks.md, h18p).
     let reason = this.placeTermsReason(r);
-    if (reason === Reject.NONE) reason = this.placePriceReason(r);
-    if (reason === Reject.NONE) reason = this.placeRoomReason(r);
     if (reason === Reject.NONE) reason = this.placeFundsReason(r);
     if (reason !== Reject.NONE) return reject(r, out, reason);
 
@@ -128,20 +129,25 @@ export class OrderRequests {
     const p = r.price_units;
     const q = r.quantity_units;
     const lock = this.lock;
-    const s = this.books.openSlot(order_id, r.account, m, side, r.tif, r.client_order_id);
+    // The sequence taken before openSlot's call (after it V8 re-checks the state's map).
     const seq = this.st.next_priority_seq++;
-    o.f[s * OF.STRIDE + OF.PRICE] = p;
-    o.f[s * OF.STRIDE + OF.QUANTITY] = q;
-    o.f[s * OF.STRIDE + OF.FILLED] = 0;
-    o.f[s * OF.STRIDE + OF.REMAINING] = q;
-    o.f[s * OF.STRIDE + OF.LOCKED] = lock;
-    o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = seq;
-    o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = 0;
+    const s = this.books.openSlot(order_id, r.account, m, side, r.tif, r.client_order_id);
+    // `| 0`: openSlot's result is a call's, not typed int32; the row's index then is (int32
+    // arithmetic, no overflow checks: OrderStore bounds the rows below 2^31 elements).
+    const sf = (s * OF.STRIDE) | 0;
+    const f = o.f;
+    f[(sf + OF.PRICE) | 0] = p;
+    f[(sf + OF.QUANTITY) | 0] = q;
+    f[(sf + OF.FILLED) | 0] = 0;
+    f[(sf + OF.REMAINING) | 0] = q;
+    f[(sf + OF.LOCKED) | 0] = lock;
+    f[(sf + OF.PRIORITY_SEQ) | 0] = seq;
+    f[(sf + OF.LAST_FILL_PRICE) | 0] = 0;
     this.books.linkLevel(s);
     out.orderUpdate(order_id, r.account, m, side, OrderStatus.OPEN, p, q, 0, q, 0, UpdateReason.PLACED, lock, seq);
   }
 
-  /** The expiry (the signature was checked by FastEngine.apply), the market, the order's kind (side, type, time in force, self-trade mode), its quantity. */
+  /** The expiry (the signature was checked by FastEngine.apply), the market, the order's kind (side, type, time in force, self-trade mode), its quantity; then placePriceReason. */
   private placeTermsReason(r: Request): number {
     const st = this.st;
     // The stale-order guard is judged at the batch time, so a replay refuses exactly the same orders.
@@ -158,10 +164,10 @@ export class OrderRequests {
     const q = r.quantity_units;
     if (!(q > 0)) return Reject.QUANTITY_NOT_POSITIVE;
     if (!isMultiple(q, st.market_lot[m])) return Reject.QUANTITY_NOT_LOT_MULTIPLE;
-    return Reject.NONE;
+    return this.placePriceReason(r);
   }
 
-  /** Loads the market's fees; a limit price on the tick with a bid lock below 2^53 (sets `lock`), or a market order's terms. */
+  /** Loads the market's fees; a limit price on the tick with a bid lock below 2^53 (sets `lock`), or a market order's terms; then placeRoomReason. */
   private placePriceReason(r: Request): number {
     const st = this.st;
     st.loadFees(r.market);
@@ -172,11 +178,13 @@ export class OrderRequests {
       if (!isMultiple(p, st.market_tick[r.market])) return Reject.PRICE_NOT_TICK_MULTIPLE;
       this.lock = st.bidLock(p, r.quantity_units);
       if (this.lock === Scale.MONEY_OVERFLOW) return Reject.NOTIONAL_TOO_LARGE;
-      return Reject.NONE;
+    } else {
+      if (r.tif !== Tif.IOC && r.tif !== Tif.FOK) return Reject.MARKET_ORDER_TIF;
+      if (p !== 0) return Reject.MARKET_ORDER_WITH_PRICE;
     }
-    if (r.tif !== Tif.IOC && r.tif !== Tif.FOK) return Reject.MARKET_ORDER_TIF;
-    if (p !== 0) return Reject.MARKET_ORDER_WITH_PRICE;
-    return Reject.NONE;
+    // One call site for both kinds: V8 inlines it at one (the market orders' site was left a call,
+    // compiled apart in the bench's second run; docs/benchmarks.md, h19a).
+    return this.placeRoomReason(r);
   }
 
   /** The client order id; room for an order that may rest (the account's, the engine's, the book's levels); post-only must not take. */
@@ -195,7 +203,7 @@ export class OrderRequests {
       if (this.ledger.open_orders[account] >= st.limits.orders_open_per_account_max) return Reject.ACCOUNT_OPEN_ORDERS_MAX;
       if (this.orders.size >= st.limits.orders_open_max) return Reject.ENGINE_OPEN_ORDERS_MAX;
       // Count first: the search runs only when the side is full (rare), not on every order.
-      if (own.count >= st.limits.price_levels_per_book_max && own.find(p) < 0) return Reject.BOOK_LEVELS_MAX;
+      if (own.count >= st.price_levels_max && own.find(p) < 0) return Reject.BOOK_LEVELS_MAX;
     }
     const opposite = r.side === Side.BID ? st.asks[m] : st.bids[m];
     if (r.tif === Tif.POST_ONLY && this.books.crosses(opposite, r.side, p)) return Reject.POST_ONLY_WOULD_TAKE;
@@ -265,6 +273,9 @@ export class OrderRequests {
     const old_lock = o.f[(sf + OF.LOCKED) | 0];
     const old_remaining = o.f[(sf + OF.REMAINING) | 0];
     const m = o.i[(si + OI.MARKET) | 0];
+    // The order's level read with its other integer fields (their cache line is in hand), not
+    // after the calls of acceptance (V8 then re-checks the store's map and reloads its array).
+    const lvl = o.i[(si + OI.LEVEL) | 0];
     if (st.market_status[m] !== MarketStatus.ACTIVE) return reject(r, out, Reject.MARKET_PAUSED);
     const q = r.quantity_units;
     if (!(q > 0)) return reject(r, out, Reject.QUANTITY_NOT_POSITIVE);
@@ -282,7 +293,7 @@ export class OrderRequests {
     // level it is alone at (the count of levels then does not grow).
     // Whether it is alone at its level is read last: only a full side asks (rare), and the level's
     // head and tail are a cache line a size-only amend never needs.
-    if (p !== old_price && own.count >= st.limits.price_levels_per_book_max && !this.aloneAtLevel(s) && own.find(p) < 0) {
+    if (p !== old_price && own.count >= st.price_levels_max && !this.aloneAtLevel(s) && own.find(p) < 0) {
       return reject(r, out, Reject.BOOK_LEVELS_MAX);
     }
     if (o.i[(si + OI.TIF) | 0] === Tif.POST_ONLY && this.books.crosses(opposite, side, p)) return reject(r, out, Reject.POST_ONLY_WOULD_TAKE);
@@ -291,7 +302,10 @@ export class OrderRequests {
     const key = (account * st.asset_count + lock_asset) | 0;
     const L = this.ledger;
     if (new_lock > L.available[key] + old_lock) return reject(r, out, Reject.INSUFFICIENT_BALANCE);
-    if (L.has_credit[account] === 1) {
+    // Read once: acceptance and the move below do not change it, and a re-read after their calls
+    // is a map check and an array reload.
+    const credit = L.has_credit[account] === 1;
+    if (credit) {
       const value_delta = notionalCeil(p, q) - notionalCeil(old_price, old_remaining);
       if (this.books.creditWouldBreach(account, m, q - old_remaining, value_delta)) return reject(r, out, Reject.CREDIT_BREACH);
     }
@@ -313,8 +327,8 @@ export class OrderRequests {
       const dq = old_remaining - q;
       o.f[(sf + OF.REMAINING) | 0] = q;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
-      this.levels.quantity[o.i[(si + OI.LEVEL) | 0]] -= dq;
-      if (L.has_credit[account] === 1) {
+      this.levels.quantity[lvl] -= dq;
+      if (credit) {
         this.st.credit.onRestChange(account, m, -dq, notionalCeil(p, q) - notionalCeil(p, old_remaining));
       }
     } else {
@@ -331,8 +345,8 @@ export class OrderRequests {
       // number per move; amend's inlining budget is spent on its checks). Its old remaining
       // quantity (and a credit account's old rest) leaves the old level while the row is still old
       // (unlinkLevel's first and last steps), then moveLevel relinks it in one call.
-      this.levels.quantity[o.i[(si + OI.LEVEL) | 0]] -= old_remaining;
-      if (L.has_credit[account] === 1) this.books.creditRestChange(s, -1);
+      this.levels.quantity[lvl] -= old_remaining;
+      if (credit) this.books.creditRestChange(s, -1);
       o.f[(sf + OF.PRICE) | 0] = p;
       o.f[(sf + OF.QUANTITY) | 0] = filled + q;
       o.f[(sf + OF.REMAINING) | 0] = q;

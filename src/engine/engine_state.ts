@@ -49,6 +49,8 @@ export class EngineState {
    * differs with the optional limits it names: a map check and a second load per request.
    */
   declare readonly accounts_max: number;
+  /** limits.price_levels_per_book_max, a field of its own as accounts_max: AMEND's move and a resting PLACE read it. */
+  declare readonly price_levels_max: number;
   declare readonly assets: string[];
   declare readonly asset_count: number;
   declare readonly ledger: Ledger;
@@ -101,6 +103,7 @@ export class EngineState {
   constructor(config: EngineConfig) {
     this.limits = { ...config.limits };
     this.accounts_max = this.limits.accounts_max;
+    this.price_levels_max = this.limits.price_levels_per_book_max;
     this.assets = config.assets.slice();
     this.asset_count = this.assets.length;
     assert(this.asset_count > 0, 'at least one asset');
