@@ -16,6 +16,7 @@
  * A plain N-API module in C, built by `make native` with the machine's cc, like ring_futex.c.
  */
 #include <node_api.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -126,6 +127,16 @@ static uint32_t crc_fold(const uint8_t *buf, size_t len, uint32_t crc) {
 #endif
 
 static int clmul_ok;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* Once per process: the matcher, the DA worker and the main thread each load the module. */
+static void init_once(void) {
+  make_table();
+#ifdef RB_X86
+  __builtin_cpu_init();
+  clmul_ok = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+#endif
+}
 
 static uint32_t crc32_of(const uint8_t *p, size_t n) {
   uint32_t crc = 0xFFFFFFFFu;
@@ -178,11 +189,7 @@ static napi_value Available(napi_env env, napi_callback_info info) {
 }
 
 static napi_value Init(napi_env env, napi_value exports) {
-  make_table();
-#ifdef RB_X86
-  __builtin_cpu_init();
-  clmul_ok = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-#endif
+  pthread_once(&once, init_once);
   napi_property_descriptor props[] = {
     { "crc32", NULL, Crc32, NULL, NULL, NULL, napi_default, NULL },
     { "available", NULL, Available, NULL, NULL, NULL, napi_default, NULL },

@@ -2,6 +2,9 @@
 // must give zlib's value for every length and alignment, or journals written before it (and by
 // builds without it) would read as corrupt. Checked on the module directly, where it is built,
 // and on the function the journal uses.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { JOURNAL_CRC_IMPL, journalCrc32 } from '../../src/journal/crc32.js';
@@ -53,6 +56,27 @@ describe('journal CRC-32', () => {
         expect(m.crc32(v)).toBe(zlibCrc32(v));
       }
       expect(() => m.crc32('text' as unknown as Uint8Array)).toThrow(TypeError);
+    }
+  });
+
+  it('loads the same way in worker threads at once (the matcher and DA threads; compiled dist/)', async () => {
+    const url = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/journal/crc32.js')).href;
+    const code = `const { parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(url)}).then((m) => {
+        const b = new Uint8Array(5000).map((_, i) => (i * 7919) & 0xff);
+        parentPort.postMessage([m.JOURNAL_CRC_IMPL, m.journalCrc32(b), require('node:zlib').crc32(b)]);
+      });`;
+    const answers = await Promise.all([1, 2, 3].map(() => new Promise<[string, number, number]>((resolve, reject) => {
+      const w = new Worker(code, { eval: true });
+      w.once('message', (m: [string, number, number]) => {
+        resolve(m);
+        void w.terminate();
+      });
+      w.once('error', reject);
+    })));
+    for (const [impl, value, zlib_value] of answers) {
+      expect(impl).toBe(JOURNAL_CRC_IMPL);
+      expect(value).toBe(zlib_value);
     }
   });
 });
