@@ -19,7 +19,10 @@
 //    `replay_read_and_hash_s` keeps its old name: it is the read + CRC check). Then, untimed, the
 //    same journal is replayed again through Journal.read (a fresh copy per batch): the final
 //    state digest, events and fills must be identical (`replay_digest_agrees`), else exit 1.
-//    `--replay-only` (BENCH_REPLAY_ONLY=1) stops after this phase (profiles, A/B pairs).
+//    `--replay-only` (BENCH_REPLAY_ONLY=1) stops after this phase (profiles, A/B pairs). The main
+//    thread's GC pauses inside the timed replay are reported too (`replay_scavenges`,
+//    `replay_scavenge_ms`, `replay_mark_compacts`, `replay_mark_compact_ms`; PerformanceObserver),
+//    and the journal's CRC-32 implementation (`journal_crc`: clmul or zlib, src/journal/crc32.ts).
 // 3. State root per batch (timed, at most BENCH_ROOT_SECONDS [30]): the same replay feeding a
 //    StateRootBuilder that closes every batch with its root (the DA publisher's live path, the
 //    verifier); the builder's time per batch is the state-root cost.
@@ -45,11 +48,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { constants as perf_constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { loadConfig } from '../src/config/load.js';
 import { engineConfigOf } from '../src/config/read.js';
 import { JournalReader } from '../src/da/journal_reader.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
+import { JOURNAL_CRC_IMPL } from '../src/journal/crc32.js';
 import { stateDigest } from '../src/engine/state.js';
 import { generateJournal } from './journal_flow.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
@@ -90,6 +95,9 @@ interface ReplayResult {
   complete: boolean;
   /** stateDigest of the engine after the replay (computed after the clock stops). */
   digest: string;
+  /** The replay's window on the performance.now() clock, for the GC pauses inside it (`gcInside`). */
+  t0_ms: number;
+  t1_ms: number;
 }
 
 /**
@@ -129,7 +137,8 @@ function replay(dir: string, state_root: boolean | 'deferred', deadline_s: numbe
     }
   }
   if (state_root === 'deferred') last_root = exec.finishDeferred().state_root;
-  const seconds = (performance.now() - t0) / 1000;
+  const t1 = performance.now();
+  const seconds = (t1 - t0) / 1000;
   const cpu = process.cpuUsage(c0);
   void journal.close();
   const canonical = exec.engine.canonicalState();
@@ -139,7 +148,38 @@ function replay(dir: string, state_root: boolean | 'deferred', deadline_s: numbe
     batches, requests, seconds, cpu_s: (cpu.user + cpu.system) / 1e6, root_cpu_ms: exec.root_cpu_ms, read_s: seconds - apply_ms / 1000, apply_s: (apply_ms - exec.root_ms) / 1000, events: exec.events, fills,
     root_ms: exec.root_ms, leaves: exec.builder.leafCount(), hashes: exec.builder.hashCount(), state_root: last_root, complete,
     digest: stateDigest(canonical),
+    t0_ms: t0, t1_ms: t1,
   };
+}
+
+/**
+ * The main thread's GC pauses (PerformanceObserver 'gc' entries, delivered on the event loop after
+ * the synchronous replay): scavenges and mark-compacts are part of the replay's wall and CPU time,
+ * and their count and pause total vary less with the host's load than the wall does.
+ */
+const gc_entries: PerformanceEntry[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gc_entries.push(e);
+}).observe({ entryTypes: ['gc'] });
+
+interface GcFigures { scavenges: number; scavenge_ms: number; mark_compacts: number; mark_compact_ms: number }
+
+/** The GC pauses that started inside [t0_ms, t1_ms] (call after an await, so their entries have arrived). */
+function gcInside(t0_ms: number, t1_ms: number): GcFigures {
+  const g: GcFigures = { scavenges: 0, scavenge_ms: 0, mark_compacts: 0, mark_compact_ms: 0 };
+  for (const e of gc_entries) {
+    if (e.startTime < t0_ms || e.startTime > t1_ms) continue;
+    const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    if (kind === perf_constants.NODE_PERFORMANCE_GC_MINOR) {
+      g.scavenges++;
+      g.scavenge_ms += e.duration;
+    } else {
+      // Major, incremental marking steps and weak-callback processing: all old-generation work.
+      g.mark_compacts += kind === perf_constants.NODE_PERFORMANCE_GC_MAJOR ? 1 : 0;
+      g.mark_compact_ms += e.duration;
+    }
+  }
+  return g;
 }
 
 /** Seconds to read every batch as the matcher's replay does (CRC checked, copied). */
@@ -184,9 +224,12 @@ async function main(): Promise<void> {
       console.log(`generated ${gen.records.toLocaleString('en-US')} records (${REQUESTS.toLocaleString('en-US')} orders + ${(ACCOUNTS * 3).toLocaleString('en-US')} deposits) in ${gen.batches} batches of <= ${BATCH}, journaled in ${round(gen.seconds)} s`);
     }
     const bare = replay(dir, false, REPLAY_SECONDS);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const gc = gcInside(bare.t0_ms, bare.t1_ms);
     if (reuse !== undefined) gen = { batches: bare.batches, records: bare.requests, seconds: 0 };
     const rps = Math.round(bare.requests / bare.seconds);
     console.log(`replay: ${round(bare.seconds)} s wall, ${round(bare.cpu_s)} s CPU (journal read + CRC check ${round(bare.read_s)} s, apply ${round(bare.apply_s)} s), ${rps.toLocaleString('en-US')} requests/s, ${bare.events.toLocaleString('en-US')} events, ${bare.fills.toLocaleString('en-US')} fills${bare.complete ? '' : ` (stopped after ${REPLAY_SECONDS} s at batch ${bare.batches})`}; target < ${TARGET_S} s: ${bare.complete && bare.seconds < TARGET_S ? 'PASS' : 'MISS'}`);
+    console.log(`replay GC (main thread): ${gc.scavenges} scavenges ${round(gc.scavenge_ms, 1)} ms, ${gc.mark_compacts} mark-compacts ${round(gc.mark_compact_ms, 1)} ms (with incremental steps); journal CRC-32: ${JOURNAL_CRC_IMPL}`);
     // The same journal replayed again, untimed, through the copying reader (Journal.read): the
     // final engine state (digest), the events and the fills must be identical, or the bench fails.
     const check = replay(dir, false, REPLAY_SECONDS, 'copying');
@@ -198,6 +241,7 @@ async function main(): Promise<void> {
         bench: 'recovery', replay_only: true, requests: bare.requests, batches: bare.batches, replay_complete: bare.complete,
         replay_s: round(bare.seconds), replay_cpu_s: round(bare.cpu_s), replay_read_and_hash_s: round(bare.read_s),
         replay_apply_s: round(bare.apply_s), replay_requests_per_s: rps, target_s: TARGET_S,
+        replay_scavenges: gc.scavenges, replay_scavenge_ms: round(gc.scavenge_ms, 1), replay_mark_compacts: gc.mark_compacts, replay_mark_compact_ms: round(gc.mark_compact_ms, 1), journal_crc: JOURNAL_CRC_IMPL,
         target_met: bare.complete && bare.seconds < TARGET_S, events: bare.events, fills: bare.fills,
         replay_state_digest: bare.digest, replay_digest_agrees: digest_agrees,
         node: process.version, cpus: os.cpus().length, load_avg_1m: round(os.loadavg()[0], 1),
@@ -229,6 +273,11 @@ async function main(): Promise<void> {
       replay_cpu_s: round(bare.cpu_s),
       replay_read_and_hash_s: round(bare.read_s),
       replay_apply_s: round(bare.apply_s),
+      replay_scavenges: gc.scavenges,
+      replay_scavenge_ms: round(gc.scavenge_ms, 1),
+      replay_mark_compacts: gc.mark_compacts,
+      replay_mark_compact_ms: round(gc.mark_compact_ms, 1),
+      journal_crc: JOURNAL_CRC_IMPL,
       replay_requests_per_s: rps,
       target_s: TARGET_S,
       target_met: bare.complete && bare.seconds < TARGET_S,

@@ -113,11 +113,22 @@ export class OrderIndex {
     const old_keys = this.keys;
     const old_values = this.values;
     const n = old_keys.length * 2;
-    this.keys = new Float64Array(n);
-    this.values = new Int32Array(n);
-    this.mask = n - 1;
-    this.size = 0;
-    for (let i = 0; i < old_keys.length; i++) if (old_keys[i] !== 0) this.set(old_keys[i], old_values[i]);
+    const keys = new Float64Array(n);
+    const values = new Int32Array(n);
+    const mask = n - 1;
+    // Each id put into its cell here (no `set`: its size check and field loads per id; this runs
+    // once per doubling, mostly unoptimized: 65,536 ids took ~10-25 ms through `set`; h19b).
+    for (let i = 0; i < old_keys.length; i++) {
+      const k = old_keys[i];
+      if (k === 0) continue;
+      let j = k & mask;
+      while (keys[j] !== 0) j = (j + 1) & mask;
+      keys[j] = k;
+      values[j] = old_values[i];
+    }
+    this.keys = keys;
+    this.values = values;
+    this.mask = mask;
   }
 }
 
@@ -218,10 +229,22 @@ export class ClientIdIndex {
     const old_h = this.hashes;
     const old_s = this.slots;
     const n = old_s.length * 2;
-    this.hashes = new Int32Array(n);
-    this.slots = new Int32Array(n);
-    this.mask = n - 1;
-    for (let i = 0; i < old_s.length; i++) if (old_s[i] !== 0) this.insert(old_h[i], old_s[i]);
+    const hashes = new Int32Array(n);
+    const slots = new Int32Array(n);
+    const mask = n - 1;
+    // Inline, as OrderIndex.grow: no field loads per entry in a loop that runs mostly unoptimized.
+    for (let i = 0; i < old_s.length; i++) {
+      const v = old_s[i];
+      if (v === 0) continue;
+      const h = old_h[i];
+      let j = h & mask;
+      while (slots[j] !== 0) j = (j + 1) & mask;
+      hashes[j] = h;
+      slots[j] = v;
+    }
+    this.hashes = hashes;
+    this.slots = slots;
+    this.mask = mask;
   }
 }
 
@@ -293,7 +316,9 @@ export class OrderStore {
     this.free_count = 0;
     this.used_high = 0;
     this.slot_by_id = new OrderIndex(n);
-    this.slot_by_client_id = new ClientIdIndex(this, 1024);
+    // Sized as the order index: it holds a subset of the same orders. From 1,024 it was rehashed 7
+    // times on the way to a journal replay's ~100,000 open orders (docs/benchmarks.md, h19b).
+    this.slot_by_client_id = new ClientIdIndex(this, n);
   }
 
   /** Number of resting orders. */
@@ -328,7 +353,11 @@ export class OrderStore {
   private grow(n: number): void {
     this.f = grownF64(this.f, n * OF.STRIDE);
     this.i = grownI32(this.i, n * OI.STRIDE);
-    for (let k = this.capacity; k < n; k++) this.client_order_id.push('');
+    // One resize of the (holey, fast) elements, then filled: a push per slot resized them ~2 times
+    // per doubling and allocated on the young heap as it went (docs/benchmarks.md, h19b).
+    const ids = this.client_order_id;
+    ids.length = n;
+    ids.fill('', this.capacity, n);
     this.client_hash = grownI32(this.client_hash, n);
     this.free = grownI32(this.free, n);
     this.capacity = n;

@@ -3,11 +3,11 @@
 // Encoding and decoding live apart from the LMDB journal (journal.ts) so that readers which only
 // decode stored bytes (the DA thread's reader, tests, benches) need not import the store.
 //
-// Each stored batch carries a CRC-32 of its records (zlib's native crc32: cheap on the matcher
-// thread, where keccak in JS cost a third of the time); replay recomputes it, so a torn or altered
+// Each stored batch carries a CRC-32 of its records (zlib's, computed by crc32.ts: cheap on the
+// matcher thread, where keccak in JS cost a third of the time); replay recomputes it, so a torn or altered
 // batch is reported, never silently replayed. The batch's keccak256 input hash, which the DA header
 // commits to, is computed off the matcher by whoever reads the batch (`inputHash`).
-import { crc32 } from 'node:zlib';
+import { journalCrc32 } from './crc32.js';
 import { keccak256WasmOne as keccak256 } from '../util/keccak_wasm.js';
 import { RECORD_WORDS } from '../ring/records.js';
 
@@ -45,7 +45,7 @@ export function encodeBatch(batch_id: number, time_ms: number, records: Int32Arr
   out.writeUInt32LE(VERSION, 4);
   out.writeUInt32LE(count, 8);
   out.writeUInt32LE(RECORD_WORDS, 12);
-  out.writeUInt32LE(crc32(body), 16);
+  out.writeUInt32LE(journalCrc32(body), 16);
   out.writeDoubleLE(batch_id, 20);
   out.writeDoubleLE(time_ms, 28);
   out.set(body, HEADER_BYTES);
@@ -121,7 +121,7 @@ export function decodeBatch(value: Uint8Array, expected_id: number): JournalBatc
  */
 export function copyChecked(buf: Buffer, expected_id: number, into: Uint8Array): void {
   into.set(buf.subarray(HEADER_BYTES));
-  if (crc32(into) !== buf.readUInt32LE(16)) throw new JournalCorruption(`batch ${expected_id}: checksum mismatch (altered or torn)`);
+  if (journalCrc32(into) !== buf.readUInt32LE(16)) throw new JournalCorruption(`batch ${expected_id}: checksum mismatch (altered or torn)`);
 }
 
 /**
