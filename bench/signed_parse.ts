@@ -3,7 +3,8 @@
 // (http_body.ts parseJsonObject), the order's shape check and request (signed_requests.ts
 // parseOrder), the JSON message form the signature is checked over (OrderForms.at(0), what the
 // signature batcher hands to the verify pool), the consent blob the ring carries
-// (UserConsentEncoder.encode), the address's ring bytes (auth/hex.ts parseHexStringInto, as
+// (UserConsentEncoder.encode) and its consent slots written into a ring's records
+// (writeConsentSlots, as request_records.ts tryWrite; added by branch h19c), the address's ring bytes (auth/hex.ts parseHexStringInto, as
 // context.ts submitWithDone) and the pooled request's release. Bodies are the load bench's shape
 // (~355 bytes, a client_order_id, a 65-byte signature).
 //
@@ -40,6 +41,7 @@ interface Build {
   parseOrder: (body: Record<string, unknown>, lookup: { marketIndex(id: string): number }) => Parsed | { code: string; message: string };
   releaseRequest: (r: unknown) => void;
   encoder: { encode(signature_hex: string, message: string): Uint8Array };
+  writeConsentSlots: (u8: Uint8Array, i32: Int32Array, slotByteOffset: (j: number) => number, blob: Uint8Array) => number;
   parseHexStringInto: (text: string, from: number, bytes: number, out: Uint8Array, at: number) => boolean;
 }
 
@@ -48,11 +50,11 @@ async function load(dist: string): Promise<Build> {
   const body = await imp<Pick<Build, 'parseJsonObject'>>('src/gateway/http_body.js');
   const orders = await imp<Pick<Build, 'parseOrder'>>('src/gateway/signed_requests.js');
   const pool = await imp<Pick<Build, 'releaseRequest'>>('src/gateway/request_pool.js');
-  const consent = await imp<{ UserConsentEncoder: new () => Build['encoder'] }>('src/ring/consent.js');
+  const consent = await imp<{ UserConsentEncoder: new () => Build['encoder']; writeConsentSlots: Build['writeConsentSlots'] }>('src/ring/consent.js');
   const hex = await imp<Pick<Build, 'parseHexStringInto'>>('src/auth/hex.js');
   return {
     parseJsonObject: body.parseJsonObject, parseOrder: orders.parseOrder, releaseRequest: pool.releaseRequest,
-    encoder: new consent.UserConsentEncoder(), parseHexStringInto: hex.parseHexStringInto,
+    encoder: new consent.UserConsentEncoder(), writeConsentSlots: consent.writeConsentSlots, parseHexStringInto: hex.parseHexStringInto,
   };
 }
 
@@ -72,6 +74,14 @@ function bodies(): Buffer[] {
 
 const LOOKUP = { marketIndex: (id: string): number => (id === 'ETH-USDC' ? 0 : -1) };
 const ADDRESS = new Uint8Array(20);
+/** A request ring's records (192 bytes each, shared memory as the real ring), written round robin. */
+const RING_RECORD_BYTES = 192;
+const RING_RECORDS = 64;
+const RING = new SharedArrayBuffer(RING_RECORD_BYTES * RING_RECORDS);
+const RING_U8 = new Uint8Array(RING);
+const RING_I32 = new Int32Array(RING);
+let ring_next = 0;
+const ringSlot = (j: number): number => ((ring_next + j) % RING_RECORDS) * RING_RECORD_BYTES;
 
 /** One request's front work; returns a number that depends on all of it (so none is dead code). */
 function one(b: Build, body: Buffer): number {
@@ -81,6 +91,7 @@ function one(b: Build, body: Buffer): number {
   if (!('request' in parsed)) throw new Error(`bench order refused: ${parsed.message}`);
   const message = parsed.messages.at(0) as string;
   const blob = b.encoder.encode(parsed.signature_hex, message);
+  ring_next = (ring_next + 1 + b.writeConsentSlots(RING_U8, RING_I32, ringSlot, blob)) % RING_RECORDS;
   if (!b.parseHexStringInto(parsed.address, 2, 20, ADDRESS, 0)) throw new Error('bench address refused');
   b.releaseRequest(parsed.request);
   return blob.length + ADDRESS[19];

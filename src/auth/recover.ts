@@ -12,7 +12,7 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { eip191Hash, eip191HashBytes } from './eip191.js';
 import { parseHexAnyLength, parsePrefixedHex, toHex0x } from './hex.js';
-import { KECCAK_INPUT, keccak256OfInput } from '../util/keccak_wasm.js';
+import { KECCAK_DIGEST, KECCAK_INPUT, keccak256OfInputToDigest } from '../util/keccak_wasm.js';
 import { loadNativeSecp256k1, loadSystemSecp256k1, type NativeSecp256k1, type SystemSecp256k1 } from './secp256k1_native.js';
 import { SECP256K1_ENV, secp256k1Choice, type Secp256k1Choice } from './secp256k1_choice.js';
 
@@ -107,20 +107,24 @@ export function nativeBackendAvailable(library?: NativeLibrary): boolean {
   return loadSystem() !== null || loadNative() !== null;
 }
 
-/** The keccak digest of a public key, of which the address is the last 20 bytes (this thread's; overwritten by every call). */
-const PUBKEY_DIGEST = new Uint8Array(32);
+// The keccak module's buffers as this module's own constants: an imported binding is read through
+// its module cell on every use (a load and a hole check per iteration of the loops below), a
+// module-level const is folded into the optimized code (issue 11, h19c, callgrind).
+const INPUT = KECCAK_INPUT;
+const DIGEST = KECCAK_DIGEST;
 
 /**
  * Writes the address of an uncompressed public key (0x04 || x || y, 65 bytes) into
  * `out[out_offset .. +20)`: the last 20 bytes of keccak256(x || y). Nothing is allocated: the key
  * is copied byte by byte into the keccak module's input, hashed in place and the digest's tail
- * copied out (before: a fresh 32-byte digest and two subarray views per recovery, on every
+ * read from the module's memory (before: a fresh 32-byte digest and two subarray views per recovery, on every
  * signature check). `out` may be `pub65` itself (the key is read before anything is written).
  */
 export function addressFromUncompressed(pub65: Uint8Array, out: Uint8Array, out_offset = 0): void {
-  for (let i = 0; i < 64; i++) KECCAK_INPUT[i] = pub65[1 + i];
-  keccak256OfInput(64, PUBKEY_DIGEST, 0);
-  for (let i = 0; i < 20; i++) out[out_offset + i] = PUBKEY_DIGEST[12 + i];
+  for (let i = 0; i < 64; i++) INPUT[i] = pub65[1 + i];
+  // The address straight from the module's digest: no 32-byte copy out first (issue 11, h19c).
+  keccak256OfInputToDigest(64);
+  for (let i = 0; i < 20; i++) out[out_offset + i] = DIGEST[12 + i];
 }
 
 function makeRecoverer(

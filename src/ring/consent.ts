@@ -95,8 +95,33 @@ export function encodeConsent(c: Consent): Uint8Array {
   return out;
 }
 
-/** Offset of the message text in a user's blob: origin, signature, u16 length. */
-const USER_TEXT_AT = 1 + SIGNATURE_BYTES + 2;
+/**
+ * The user encoder's buffer is the blob framed as consent slot data: the u16 blob length, the blob
+ * (origin, signature, u16 message length, message, no payload), then zeros to the end of its last
+ * slot. writeConsentSlots copies it into the ring by 32-bit words (47 per slot) instead of byte by
+ * byte (issue 11, branch h19c).
+ */
+const FRAMED_BLOB_AT = 2;
+const FRAMED_SIGNATURE_AT = FRAMED_BLOB_AT + 1;
+const FRAMED_LENGTH_AT = FRAMED_SIGNATURE_AT + SIGNATURE_BYTES;
+const FRAMED_TEXT_AT = FRAMED_LENGTH_AT + 2;
+const SLOT_WORDS = CONSENT_SLOT_BYTES / 4;
+const KIND_SLOT_WORD = KIND_BYTE / 4;
+/** Room for the largest framed blob: every slot a request may take (a multiple of 4 bytes). */
+const FRAMED_BYTES_MIN = CONSENT_SLOTS_MAX * CONSENT_SLOT_BYTES;
+
+/** Node's Buffer writers, which take an offset and report the bytes written (not in @types/node). */
+interface BufferWriters {
+  /** Hex digits -> bytes, stopping at the first pair that is not hex; returns the bytes written. */
+  hexWrite(text: string, offset: number, length: number): number;
+  /** UTF-8 (lone surrogates as U+FFFD, as TextEncoder); returns the bytes written. */
+  utf8Write(text: string, offset: number, length: number): number;
+}
+type WritableBuffer = Buffer & BufferWriters;
+
+/** The framed blob the last UserConsentEncoder.encode returned (writeConsentSlots' word copy). */
+let framed_view: Uint8Array | null = null;
+let framed_words: Int32Array | null = null;
 
 /**
  * encodeConsent of a user's own signed request (origin user, no payload), written from the
@@ -105,29 +130,60 @@ const USER_TEXT_AT = 1 + SIGNATURE_BYTES + 2;
  * `encodeConsent({ origin: 'user', request: { signature: signatureBytes(hex), message }, payload:
  * null })` without its three fresh buffers per request (signature, UTF-8 message, blob: each over
  * V8's 64-byte limit for on-heap typed arrays, so malloc'd and later swept; issue 11).
+ *
+ * Its costs are native calls, not JS loops (issue 11, branch h19c, callgrind): the signature's
+ * 130 digits through Buffer's hexWrite (a JS loop over charCodeAt cost ~88 instructions a byte),
+ * after one UTF-8 length check that makes the decode exact (hexWrite reads a char above 0xFF by its
+ * low byte); the message through utf8Write (no result object as encodeInto makes); and the view
+ * returned is cached per length (a subarray per request was ~850 instructions and a young object).
  */
 export class UserConsentEncoder {
-  private buf = new Uint8Array(512);
-  /** Where the message's UTF-8 goes in `buf` (a fixed offset: one view per buffer, not per request). */
-  private text = this.buf.subarray(USER_TEXT_AT);
+  private buf: WritableBuffer = UserConsentEncoder.alloc(FRAMED_BYTES_MIN);
+  private words = new Int32Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 2);
+  /** views[n]: the blob of n bytes (a view of `buf`; dropped with it). */
+  private views: (Uint8Array | undefined)[] = [];
+
+  private static alloc(bytes: number): WritableBuffer {
+    // Its own ArrayBuffer (never the pool's), so the words view starts at offset 0.
+    return Buffer.allocUnsafeSlow(bytes) as WritableBuffer;
+  }
 
   encode(signature_hex: string, message: string): Uint8Array {
-    // A UTF-16 unit is at most 3 UTF-8 bytes: room for any message, checked against the limit below.
-    const room = 2 + signedBytes(message.length * 3);
+    // A UTF-16 unit is at most 3 UTF-8 bytes: room for any message, checked against the limit
+    // below, and for the zeros to the end of the last slot.
+    const room = FRAMED_TEXT_AT + 3 * message.length + 1 + CONSENT_SLOT_BYTES;
     if (this.buf.length < room) {
-      this.buf = new Uint8Array(Math.max(room, 2 * this.buf.length));
-      this.text = this.buf.subarray(USER_TEXT_AT);
+      this.buf = UserConsentEncoder.alloc(4 * Math.ceil(Math.max(room, 2 * this.buf.length) / 4));
+      this.words = new Int32Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 2);
+      this.views = [];
     }
     const out = this.buf;
-    out[0] = ORIGIN_USER;
-    if (!parseHexStringInto(signature_hex, 2, SIGNATURE_BYTES, out, 1)) throw new Error('consent: a signature is 0x and 130 hex digits');
-    const at = 1 + SIGNATURE_BYTES;
-    const written = utf8.encodeInto(message, this.text).written;
+    out[FRAMED_BLOB_AT] = ORIGIN_USER;
+    // The digits after the 0x (as parseHexStringInto read them): all ASCII, so hexWrite reads them as they are.
+    const digits = signature_hex.slice(2, 2 + 2 * SIGNATURE_BYTES);
+    if (digits.length !== 2 * SIGNATURE_BYTES || Buffer.byteLength(digits, 'utf8') !== digits.length ||
+      out.hexWrite(digits, FRAMED_SIGNATURE_AT, SIGNATURE_BYTES) !== SIGNATURE_BYTES) {
+      throw new Error('consent: a signature is 0x and 130 hex digits');
+    }
+    const written = out.utf8Write(message, FRAMED_TEXT_AT, out.length - FRAMED_TEXT_AT);
     if (written > MESSAGE_BYTES_MAX) throw new Error(`consent: message of ${written} bytes exceeds ${MESSAGE_BYTES_MAX}`);
-    out[at] = written >>> 8;
-    out[at + 1] = written & 255;
-    out[at + 2 + written] = 0; // no payload
-    return out.subarray(0, at + 3 + written);
+    out[FRAMED_LENGTH_AT] = written >>> 8;
+    out[FRAMED_LENGTH_AT + 1] = written & 255;
+    let end = FRAMED_TEXT_AT + written;
+    out[end++] = 0; // no payload
+    const length = end - FRAMED_BLOB_AT;
+    out[0] = length >>> 8;
+    out[1] = length & 255;
+    // Zeros to the end of the last slot: the bytes to a word boundary, then whole words.
+    while ((end & 3) !== 0) out[end++] = 0;
+    const slots_end = consentSlotCount(length) * SLOT_WORDS;
+    const words = this.words;
+    for (let w = end >> 2; w < slots_end; w++) words[w] = 0;
+    let view = this.views[length];
+    if (view === undefined) this.views[length] = view = out.subarray(FRAMED_BLOB_AT, FRAMED_BLOB_AT + length);
+    framed_view = view;
+    framed_words = words;
+    return view;
   }
 }
 
@@ -187,6 +243,20 @@ function slotByte(k: number): number {
 export function writeConsentSlots(u8: Uint8Array, i32: Int32Array, slotByteOffset: (j: number) => number, blob: Uint8Array): number {
   const n = consentSlotCount(blob.length);
   if (n > CONSENT_SLOTS_MAX) throw new Error(`consent of ${blob.length} bytes needs ${n} slots (max ${CONSENT_SLOTS_MAX})`);
+  if (blob === framed_view && framed_words !== null) {
+    // The blob UserConsentEncoder.encode just framed (length, blob, zeros), copied word by word.
+    const src = framed_words;
+    for (let j = 0; j < n; j++) {
+      const base = slotByteOffset(j);
+      if ((base & 3) !== 0) throw new Error('a consent slot starts on a 4-byte boundary');
+      const w = base >> 2;
+      const s = j * SLOT_WORDS;
+      for (let k = 0; k < KIND_SLOT_WORD; k++) i32[w + k] = src[s + k];
+      i32[w + KIND_SLOT_WORD] = CONSENT_KIND;
+      for (let k = KIND_SLOT_WORD; k < SLOT_WORDS; k++) i32[w + k + 1] = src[s + k];
+    }
+    return n;
+  }
   // Slot data = u16 length + the blob + zero padding; byte k of it is blob[k - 2].
   const total = blob.length + 2;
   for (let j = 0; j < n; j++) {

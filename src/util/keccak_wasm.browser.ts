@@ -17,6 +17,14 @@ export function keccak256OfInput(length: number, out: Uint8Array, out_offset: nu
   keccak256Into(KECCAK_INPUT, 0, length, out, out_offset);
 }
 
+/** The digest of the last keccak256OfInputToDigest (the server's module: a view of its memory). */
+export const KECCAK_DIGEST: Uint8Array = new Uint8Array(32);
+
+/** keccak256 of `KECCAK_INPUT[0 .. length)` left in KECCAK_DIGEST (valid until the next hash). */
+export function keccak256OfInputToDigest(length: number): void {
+  keccak256Into(KECCAK_INPUT, 0, length, KECCAK_DIGEST, 0);
+}
+
 /** keccak256 of `data[offset .. offset+length)` written to `out[out_offset .. +32)` (may overlap `data`). */
 export function keccak256Into(data: Uint8Array, offset: number, length: number, out: Uint8Array, out_offset: number): void {
   hasher.init();

@@ -91,6 +91,14 @@ if (base % 4 !== 0) throw new Error(`keccak: hash-wasm's input buffer at ${base}
 const INPUT_WORDS = new Int32Array(wasm.memory.buffer, base, INPUT_BYTES / 4);
 /** Hash_Final leaves the digest at the start of the buffer. */
 const digest = new Uint8Array(wasm.memory.buffer, base, DIGEST_BYTES);
+/** The same digest as 8 words (the input buffer is 4-byte aligned: checked above). */
+const DIGEST_WORDS = new Int32Array(wasm.memory.buffer, base, DIGEST_BYTES / 4);
+/**
+ * The digest of the last hash, a view of the module's memory: valid until the next hash on this
+ * thread. For callers that read the digest once (the verify workers' address is its last 20
+ * bytes): no copy at all.
+ */
+export const KECCAK_DIGEST: Uint8Array = digest;
 const calculate = wasm.Hash_Calculate;
 const hashInit = wasm.Hash_Init;
 const hashUpdate = wasm.Hash_Update;
@@ -110,6 +118,39 @@ const CTX_WORDS = new Uint32Array(wasm.memory.buffer, ctx, CTX_BLOCK_SIZE_WORD +
 /** The context's message buffer: the partial block Hash_Final pads and absorbs. */
 const MESSAGE = new Uint8Array(wasm.memory.buffer, ctx + CTX_MESSAGE_BYTE, RATE_BYTES);
 const MESSAGE_WORDS = new Int32Array(wasm.memory.buffer, ctx + CTX_MESSAGE_BYTE, RATE_BYTES / 4);
+
+// The digest's copy out. `out.set(digest, at)` is a call into Builtins_TypedArrayPrototypeSet,
+// ~166 instructions for 32 bytes (callgrind, issue 11), at the end of every hash: the DA thread
+// hashes ~22 times per request, mostly into the same array (the trie's node rows). So an array
+// seen twice in a row gets a words view over it (once), and the digest goes out as 8 word moves
+// when the array and the offset are 4-byte aligned; any other output (a fresh array per hash, an
+// odd offset) still takes set(), whose range check throws as before.
+/** The output of the last hash, and its words view once it came twice in a row (null: none yet). */
+let out_last: Uint8Array | null = null;
+let out_last_words: Int32Array | null = null;
+
+function putDigest(out: Uint8Array, out_offset: number): void {
+  if (out !== out_last) {
+    out_last = out;
+    out_last_words = null;
+  } else if (out_last_words === null && (out.byteOffset & 3) === 0) {
+    out_last_words = new Int32Array(out.buffer, out.byteOffset, out.length >> 2);
+  }
+  const words = out_last_words;
+  if (words !== null && (out_offset & 3) === 0 && out_offset >= 0 && out_offset + DIGEST_BYTES <= 4 * words.length) {
+    const w = out_offset >> 2;
+    words[w] = DIGEST_WORDS[0];
+    words[w + 1] = DIGEST_WORDS[1];
+    words[w + 2] = DIGEST_WORDS[2];
+    words[w + 3] = DIGEST_WORDS[3];
+    words[w + 4] = DIGEST_WORDS[4];
+    words[w + 5] = DIGEST_WORDS[5];
+    words[w + 6] = DIGEST_WORDS[6];
+    words[w + 7] = DIGEST_WORDS[7];
+    return;
+  }
+  out.set(digest, out_offset);
+}
 
 /**
  * Pads and absorbs the last block and leaves the digest in `digest`: the `rest` bytes after the
@@ -136,6 +177,15 @@ function finalBlock(rest: number, words: number): void {
  * the whole blocks absorbed from the input buffer, the rest moved into the context (see above).
  */
 export function keccak256OfInput(length: number, out: Uint8Array, out_offset: number): void {
+  keccak256OfInputToDigest(length);
+  putDigest(out, out_offset);
+}
+
+/**
+ * keccak256 of `KECCAK_INPUT[0 .. length)` (length <= 16 KiB) left in {@link KECCAK_DIGEST}, not
+ * copied anywhere (valid until the next hash on this thread).
+ */
+export function keccak256OfInputToDigest(length: number): void {
   const rest = length % RATE_BYTES;
   const whole = length - rest;
   hashInit(BITS);
@@ -147,7 +197,6 @@ export function keccak256OfInput(length: number, out: Uint8Array, out_offset: nu
   const n = (rest + 3) >> 2;
   for (let i = 0; i < n; i++) MESSAGE_WORDS[i] = INPUT_WORDS[from + i];
   finalBlock(rest, n);
-  out.set(digest, out_offset);
 }
 
 /**
@@ -169,7 +218,7 @@ export function keccak256OfWords(words: Int32Array, word_offset: number, length:
     for (let i = 0; i < n; i++) INPUT_WORDS[i] = words[word_offset + i];
     calculate(length, BITS, KECCAK_PADDING);
   }
-  out.set(digest, out_offset);
+  putDigest(out, out_offset);
 }
 
 /** Feeds `data[offset .. offset+length)` to a hash begun with hashInit, 16 KiB at a time. */
@@ -196,7 +245,7 @@ export function keccak256Into(data: Uint8Array, offset: number, length: number, 
     absorb(data, offset, length);
     hashFinal(KECCAK_PADDING);
   }
-  out.set(digest, out_offset);
+  putDigest(out, out_offset);
 }
 
 /** keccak256 of one byte range (32 fresh bytes). */

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { KECCAK_INPUT, keccak256, keccak256Into, keccak256OfInput, keccak256OfWords } from '../../src/da/keccak.js';
+import { KECCAK_DIGEST, keccak256OfInputToDigest } from '../../src/util/keccak_wasm.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -57,6 +58,55 @@ describe('keccak256', () => {
         keccak256OfWords(new Int32Array(buf.buffer, 0, buf.length >> 2), 1, n, out, 0);
         expect(hex(out), `keccak256OfWords, length ${n}`).toBe(want);
       }
+    }
+  });
+
+  // keccak_wasm.ts copies the digest out by words into an array seen twice in a row (h19c): every
+  // output shape against noble, and nothing outside the 32 bytes written, the outputs repeated
+  // and alternated in a seeded order so each hash finds the cached view of another array or none.
+  it('writes the digest into repeated, alternated, unaligned and shared outputs exactly where set() did', () => {
+    let seed = 4242;
+    const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    const backing = new Uint8Array(new SharedArrayBuffer(256));
+    const outs: Uint8Array[] = [
+      new Uint8Array(32), new Uint8Array(33), new Uint8Array(35), new Uint8Array(200),
+      new Uint8Array(100).subarray(1), new Uint8Array(100).subarray(4, 70), backing, backing.subarray(2, 90),
+      Buffer.alloc(64),
+    ];
+    for (let round = 0; round < 3000; round++) {
+      const out = outs[next() % outs.length];
+      const offset = next() % (out.length - 31);
+      const n = next() % 300;
+      const data = new Uint8Array(n).map(() => next() >>> 24);
+      const before = Uint8Array.from(out);
+      const entry = next() % 3;
+      if (entry === 0) keccak256Into(data, 0, n, out, offset);
+      else if (entry === 1) {
+        KECCAK_INPUT.set(data);
+        keccak256OfInput(n, out, offset);
+      } else {
+        const words = new Int32Array(Math.ceil((n + 4) / 4));
+        new Uint8Array(words.buffer).set(data);
+        keccak256OfWords(words, 0, n, out, offset);
+      }
+      const want = keccak_256(data);
+      expect(hex(out.subarray(offset, offset + 32)), `round ${round}`).toBe(hex(want));
+      expect(hex(out.subarray(0, offset)) + hex(out.subarray(offset + 32))).toBe(hex(before.subarray(0, offset)) + hex(before.subarray(offset + 32)));
+    }
+    // Out of range: a RangeError as set() threw, for a cached output as for a fresh one.
+    const short = new Uint8Array(40);
+    keccak256Into(new Uint8Array(3), 0, 3, short, 8);
+    keccak256Into(new Uint8Array(3), 0, 3, short, 8);
+    expect(() => keccak256Into(new Uint8Array(3), 0, 3, short, 12)).toThrow(RangeError);
+    expect(() => keccak256Into(new Uint8Array(3), 0, 3, new Uint8Array(31), 0)).toThrow(RangeError);
+  });
+
+  it('leaves the digest in KECCAK_DIGEST for keccak256OfInputToDigest', () => {
+    for (const n of [0, 1, 64, 135, 136, 137, 300, 16 * 1024]) {
+      const data = new Uint8Array(n).map((_, i) => (i * 31 + n) & 255);
+      KECCAK_INPUT.set(data);
+      keccak256OfInputToDigest(n);
+      expect(hex(KECCAK_DIGEST), `length ${n}`).toBe(hex(keccak_256(data)));
     }
   });
 });
