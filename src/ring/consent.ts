@@ -118,6 +118,13 @@ interface BufferWriters {
   utf8Write(text: string, offset: number, length: number): number;
 }
 type WritableBuffer = Buffer & BufferWriters;
+// They are not in Node's documentation (Buffer.write calls them): refuse to load, naming the cause,
+// rather than fail on the first signed order of a Node that dropped them.
+for (const name of ['hexWrite', 'utf8Write'] as const) {
+  if (typeof (Buffer.prototype as unknown as Partial<BufferWriters>)[name] !== 'function') {
+    throw new Error(`consent: this Node's Buffer has no ${name} (the signed path needs Node 20's Buffer writers)`);
+  }
+}
 
 /** The framed blob the last UserConsentEncoder.encode returned (writeConsentSlots' word copy). */
 let framed_view: Uint8Array | null = null;
