@@ -8,7 +8,7 @@ import type {
 import { Link, OF, OI, type BookSide } from './book.js';
 import type { Books } from './engine_books.js';
 import { assert, MarketStatus, type EngineState } from './engine_state.js';
-import { FEE_ACCOUNT } from './types.js';
+import { FEE_ACCOUNT, Side } from './types.js';
 
 export function canonicalStateOf(st: EngineState): CanonicalState {
   const markets: CanonicalMarket[] = [];
@@ -24,8 +24,8 @@ export function canonicalStateOf(st: EngineState): CanonicalState {
         ? { maker_fee_bps: st.market_maker_bps[m], taker_fee_bps: st.market_taker_bps[m] }
         : null,
       mark_price_units: st.market_mark[m],
-      bids: canonicalSide(st, st.bids[m]),
-      asks: canonicalSide(st, st.asks[m]),
+      bids: canonicalSide(st, st.bookSide(m, Side.BID)),
+      asks: canonicalSide(st, st.bookSide(m, Side.ASK)),
     });
   }
   const accounts: CanonicalAccount[] = [];

@@ -54,7 +54,7 @@ export class Books {
     const si = (s * OI.STRIDE) | 0;
     const sf = (s * OF.STRIDE) | 0;
     const m = oi[(si + OI.MARKET) | 0];
-    const side = oi[(si + OI.SIDE) | 0] === Side.BID ? this.st.bids[m] : this.st.asks[m];
+    const side = this.st.bookSide(m, oi[(si + OI.SIDE) | 0]);
     // The row's remaining quantity and the account's credit flag read before newLevel's call (rare):
     // after it V8 re-checks the maps of every array it reads.
     const remaining = of[(sf + OF.REMAINING) | 0];
@@ -148,7 +148,7 @@ export class Books {
     const st = this.st;
     const o = this.orders;
     const m = o.i[s * OI.STRIDE + OI.MARKET];
-    const side = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.bids[m] : st.asks[m];
+    const side = st.bookSide(m, o.i[s * OI.STRIDE + OI.SIDE]);
     const i = side.count > 0 && side.levels[side.count - 1] === lvl ? side.count - 1 : side.find(this.levels.price[lvl]);
     assert(i >= 0 && side.levels[i] === lvl, 'a resting order belongs to a level of its side');
     side.removeAt(i);
@@ -261,7 +261,7 @@ export class Books {
     const st = this.st;
     const slots = this.scratch_slots;
     slots.length = 0;
-    for (const book of [st.bids[m], st.asks[m]]) {
+    for (const book of [st.bookSide(m, Side.BID), st.bookSide(m, Side.ASK)]) {
       for (let i = 0; i < book.count; i++) {
         for (let s = this.levels.head[book.levels[i]]; s !== Link.NIL; s = this.orders.i[s * OI.STRIDE + OI.NEXT]) slots.push(s);
       }

@@ -145,7 +145,7 @@ export class Matching {
   private matchTaker(out: EventSink): void {
     const m = this.tk_market;
     const taker_bid = this.tk_side === Side.BID;
-    const book = taker_bid ? this.st.asks[m] : this.st.bids[m];
+    const book = this.st.bookSide(m, this.tk_side ^ 1);
     const is_market = this.tk_type === OrderType.MARKET;
     const limit = this.tk_limit;
     const levels = this.levels;

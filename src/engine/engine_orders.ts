@@ -106,7 +106,7 @@ export class OrderRequests {
     }
     const m = r.market;
     const side = r.side;
-    if (mayRest(r) && !this.books.crosses(side === Side.BID ? st.asks[m] : st.bids[m], side, r.price_units)) {
+    if (mayRest(r) && !this.books.crosses(st.bookSide(m, side ^ 1), side, r.price_units)) {
       this.restPlaced(r, order_id, out);
       return;
     }
@@ -199,13 +199,13 @@ export class OrderRequests {
     const m = r.market;
     const p = r.price_units;
     if (mayRest(r)) {
-      const own = r.side === Side.BID ? st.bids[m] : st.asks[m];
+      const own = st.bookSide(m, r.side);
       if (this.ledger.open_orders[account] >= st.limits.orders_open_per_account_max) return Reject.ACCOUNT_OPEN_ORDERS_MAX;
       if (this.orders.size >= st.limits.orders_open_max) return Reject.ENGINE_OPEN_ORDERS_MAX;
       // Count first: the search runs only when the side is full (rare), not on every order.
       if (own.count >= st.price_levels_max && own.find(p) < 0) return Reject.BOOK_LEVELS_MAX;
     }
-    const opposite = r.side === Side.BID ? st.asks[m] : st.bids[m];
+    const opposite = st.bookSide(m, r.side ^ 1);
     if (r.tif === Tif.POST_ONLY && this.books.crosses(opposite, r.side, p)) return Reject.POST_ONLY_WOULD_TAKE;
     return Reject.NONE;
   }
@@ -234,7 +234,7 @@ export class OrderRequests {
     }
     this.fok_unfilled = false;
     if (r.tif !== Tif.FOK) return Reject.NONE;
-    const opposite = r.side === Side.BID ? st.asks[m] : st.bids[m];
+    const opposite = st.bookSide(m, r.side ^ 1);
     if (this.books.liquidity(opposite, r.order_type === OrderType.LIMIT, r.side, p, q, account, r.stp) < q) {
       this.fok_unfilled = true;
     } else if (r.side === Side.BID && r.order_type === OrderType.MARKET) {
@@ -287,8 +287,8 @@ export class OrderRequests {
     const bid_lock = st.bidLock(p, q);
     if (bid_lock === Scale.MONEY_OVERFLOW) return reject(r, out, Reject.NOTIONAL_TOO_LARGE);
     const side = o.i[(si + OI.SIDE) | 0];
-    const own = side === Side.BID ? st.bids[m] : st.asks[m];
-    const opposite = side === Side.BID ? st.asks[m] : st.bids[m];
+    const own = st.bookSide(m, side);
+    const opposite = st.bookSide(m, side ^ 1);
     // Moving to a new price level is refused when the side is full, unless the order leaves a
     // level it is alone at (the count of levels then does not grow).
     // Whether it is alone at its level is read last: only a full side asks (rare), and the level's

@@ -62,7 +62,7 @@ console.log(JSON.stringify({
   state_same: %HaveSameMap(second.st, kept.st),
   levels_same: %HaveSameMap(second.st.levels, kept.st.levels),
   index_same: %HaveSameMap(second.st.orders.slot_by_id, kept.st.orders.slot_by_id),
-  bids_same: %HaveSameMap(second.st.bids[0], kept.st.bids[0]),
+  bids_same: %HaveSameMap(second.st.sides[0], kept.st.sides[0]),
   programmes_same: %HaveSameMap(second.programmes, kept.programmes),
 }));
 `;
