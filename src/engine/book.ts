@@ -339,7 +339,7 @@ export class OrderStore {
       slot = this.used_high++;
     }
     // `| 0`: int32 arithmetic without an overflow check (the constructor bounds the rows below 2^31 elements).
-    this.f[(slot * OF.STRIDE) | 0] = order_id;
+    this.f[((slot * OF.STRIDE) | 0) + OF.ID] = order_id;
     this.slot_by_id.set(order_id, slot);
     return slot;
   }
