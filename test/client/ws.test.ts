@@ -30,7 +30,8 @@ describe('RingbookSocket', () => {
   });
   afterAll(async () => {
     for (const k of sockets) k.close();
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   async function trader(): Promise<RingbookClient> {
