@@ -95,8 +95,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await s?.stop();
+  const r = await s?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
+  expect(r?.code).toBe(0);
 });
 
 describe('native load generator against the real server', () => {

@@ -53,7 +53,8 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
   }, CLI_TEST_MS);
 
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   it('--help works on every command', async () => {

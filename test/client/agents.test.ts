@@ -23,7 +23,8 @@ describe('RingbookClient with an Agent (real server)', () => {
     bot = new RingbookClient({ base_url: s.url, wallet: agent });
   });
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   it('approves, trades for the user with its own nonces, lists, is refused for money and keys, and after revocation', async () => {

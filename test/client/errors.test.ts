@@ -40,7 +40,8 @@ describe('typed errors', () => {
     await admin.deposit({ user: c.wallet!.address, asset: 'USDC', amount: '1000' });
   });
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   it('DUPLICATE_NONCE, INSUFFICIENT_BALANCE, INVALID_ORDER, MARKET_NOT_FOUND carry code, status, request_id', async () => {
@@ -111,7 +112,8 @@ describe('typed errors', () => {
 describe('rate limiting', () => {
   let s: StartedServer;
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   it('429 becomes RateLimitedError with retry_after_s', async () => {

@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await s?.stop();
+  const r = await s?.stop();
+  expect(r?.code).toBe(0);
 });
 
 describe('SDK order entry', () => {

@@ -21,7 +21,8 @@ describe('RingbookClient: referrals and forced inclusion (real server)', () => {
     }
   });
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   it('registers a referral once and reads the stats of both sides', async () => {

@@ -82,7 +82,8 @@ describe('RingbookClient against a real server', () => {
     }
   });
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   it('public reads', async () => {

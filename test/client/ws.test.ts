@@ -30,7 +30,8 @@ describe('RingbookSocket', () => {
   });
   afterAll(async () => {
     for (const k of sockets) k.close();
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   async function trader(): Promise<RingbookClient> {
@@ -168,7 +169,7 @@ describe('RingbookSocket reconnect', () => {
         await waitFor(() => orders.some((o) => o.order_id === String(first.order_id)), 3000, 'first update');
         const seq_before = sock2.book(M)!.sequence;
 
-        await s.stop();
+        expect((await s.stop()).code).toBe(0);
         await waitFor(() => sock2.state === 'reconnecting', 5000, 'reconnecting state');
         s = await startServer({ env });
         await waitFor(() => sock2.state === 'open' && sock2.stats.reconnects >= 1, 10_000, 'reconnected');

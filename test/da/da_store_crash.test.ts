@@ -74,6 +74,6 @@ describe('DA store across kill -9', () => {
     // The kill did cut batches off the store (they were committed to the journal only).
     expect(cut_rounds).toBeGreaterThanOrEqual(1);
     expect(last_committed).toBeGreaterThan(30);
-    await s.stop();
+    expect((await s.stop()).code).toBe(0);
   }, 120_000);
 });

@@ -11,8 +11,11 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-md-'));
 const servers: StartedServer[] = [];
 
 afterAll(async () => {
-  for (const s of servers) await s.stop();
+  // Every server is stopped and the dir removed before the check, so one unclean exit leaves nothing behind.
+  const codes: (number | null)[] = [];
+  for (const s of servers) codes.push((await s.stop()).code);
   fs.rmSync(dir, { recursive: true, force: true });
+  expect(codes).toEqual(servers.map(() => 0));
 });
 
 async function start(): Promise<StartedServer> {

@@ -206,7 +206,8 @@ describe('docs/openapi.yaml against the real server', () => {
   });
 
   afterAll(async () => {
-    await s?.stop();
+    const r = await s?.stop();
+    expect(r?.code).toBe(0);
   });
 
   const get = (p: string, status = 200, headers?: Record<string, string>) => call(a, 'GET', p, undefined, headers, status);
@@ -509,6 +510,7 @@ describe('docs/openapi.yaml: the rate-limited form C', () => {
       expect((await deposit(s, w.address, 'USDC', '1000')).status).toBe(200);
       await call(a, 'POST', '/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100 }), undefined, 200);
       await call(a, 'POST', '/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100 }), undefined, 429);
+      expect((await s.stop()).code).toBe(0);
     } finally {
       await s.stop();
     }

@@ -2,20 +2,16 @@
 // an unfunded order is INSUFFICIENT_BALANCE, a flood of fresh wallets stores nothing, an address
 // is stored from its first accepted request on and its nonce high-water mark never goes back
 //, and referrals work between wallets that never deposited.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Wallet, adminState, api, balances, deposit, startServer, type Api, type StartedServer,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { Wallet, adminState, balances, deposit, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-});
-afterAll(async () => {
-  await s?.stop();
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
 });
 
 const limitBid = { market_id: 'ETH-USDC', side: 'bid', price: 2000_000_000, quantity: 1_000_000 };

@@ -1,24 +1,20 @@
 // Operator endpoints on the real server: the admin token, admin state, markets, pause/resume,
 // fees (global and per market, with exact fee arithmetic), credit limits and CREDIT_BREACH.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  adminHeaders, adminState, api, settledAdminState, balances, deposit, request, startServer, Wallet, type Api, type StartedServer,
+  adminHeaders, adminState, settledAdminState, balances, deposit, request, Wallet, type Api, type StartedServer,
 } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { fail, ok } from './checks.js';
 
 let s: StartedServer;
 let a: Api;
 let admin: Record<string, string>;
 
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-  admin = adminHeaders(s);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+  admin = adminHeaders(started);
 });
 
 async function funded(assets: Record<string, string>): Promise<Wallet> {

@@ -212,6 +212,7 @@ describe('agent keys across a snapshot and kill -9', () => {
       const v = await runVerifier(srv.url, path.join(srv.data_dir, 'test-config.json'));
       expect(v.code, v.stderr).toBe(0);
       expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok' });
+      expect((await srv.stop()).code).toBe(0);
     } finally {
       await srv.stop();
       fs.rmSync(data_dir, { recursive: true, force: true });

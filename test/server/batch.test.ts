@@ -1,23 +1,19 @@
 // POST /orders/batch on the real server: mixed successes answered per item in order, applied
 // contiguously in one engine batch (an order and its cancel by client id in the same call), a
 // malformed envelope refused whole, and each item counted against its wallet's rate limit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { fail, ok } from './checks.js';
 
 const ORDERS_PER_WALLET = 8;
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer({ config: { rate_limits: { orders_per_wallet: ORDERS_PER_WALLET } } });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
-});
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+}, { config: { rate_limits: { orders_per_wallet: ORDERS_PER_WALLET } } });
 
 const MARKET = 'ETH-USDC';
 const P = 1_500_000_000;

@@ -107,6 +107,7 @@ describe('cancel on disconnect (WebSocket)', () => {
 
       const v = await runVerifier(s.url, path.join(s.data_dir, 'test-config.json'));
       expect(v.code, v.stderr).toBe(0);
+      expect((await s.stop()).code).toBe(0);
     } finally {
       await s.stop();
     }
@@ -137,6 +138,7 @@ describe('cancel on disconnect (WebSocket)', () => {
       await authed.connect();
       await expect(authed.cancelOnDisconnect()).resolves.toBeUndefined();
       authed.close();
+      expect((await s.stop()).code).toBe(0);
     } finally {
       await s.stop();
     }

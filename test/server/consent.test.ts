@@ -112,7 +112,7 @@ describe('consent on the record', () => {
     }
 
     // 4. The operator writes an order for the user into the journal, signed by someone else.
-    await s.stop('SIGTERM');
+    expect((await s.stop('SIGTERM')).code).toBe(0);
     const journal = Journal.open(path.join(data_dir, 'journal'));
     const next = journal.lastBatchId() + 1;
     const r = emptyRequest();
@@ -145,6 +145,7 @@ describe('consent on the record', () => {
       expect(v.code, v.stderr).toBe(2);
       expect(v.stderr).toMatch(new RegExp(`FRAUD in batch ${next}: request 0 \\(seq 1, order by ${user.address}, nonce 1000\\): the signature recovers to ${intruder.address}`));
       expect(fs.existsSync(path.join(out, `fraud-batch-${next}-consent.json`))).toBe(true);
+      expect((await s.stop()).code).toBe(0);
     } finally {
       await s.stop();
     }

@@ -4,22 +4,19 @@
 // With the limit at 1, a write is refused from the moment a batch commits until its root comes
 // back (the front posts events to the DA thread after DA_POST_INTERVAL_MS = 50 ms, then the DA
 // thread hashes): back-to-back writes on loopback land in that window.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, caughtUpState, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { caughtUpState, deposit, Wallet, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { ok } from './checks.js';
 
 let s: StartedServer;
 let a: Api;
 const ATTEMPTS = 40;
 
-beforeAll(async () => {
-  s = await startServer({ config: { limits: { da_backlog_batches_max: 1 } } });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  await s?.stop();
-});
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+}, { config: { limits: { da_backlog_batches_max: 1 } } });
 
 describe('DA backlog bound', () => {
   it('refuses writes with 503 OVERLOADED while a batch awaits its root, applies nothing of them, then takes writes again', async () => {

@@ -78,6 +78,7 @@ describe('DA backlog after a restart', () => {
       expect(st3.state_root_rechecks_failed).toBe(0);
       // Batch N recomputed over the old DA store: the header the second server published.
       expect(ok(await api(s3.url).get(`/da/batches/${n}`)).header).toEqual(published.header);
+      expect((await s3.stop()).code).toBe(0);
     } finally {
       await s3.stop();
     }

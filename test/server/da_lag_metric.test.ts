@@ -71,6 +71,7 @@ describe('ringbook_da_lag_batches before the first root', () => {
       console.log(`da_lag_metric: ${before_first_root} scrape(s) before the first root`);
       const st2 = await caughtUpState(s2);
       expect(st2.state_root).toBe(st1.state_root);
+      expect((await s2.stop()).code).toBe(0);
     } finally {
       await s2.stop();
     }

@@ -84,6 +84,7 @@ describe('dead-man switch (POST /orders/cancel-after)', () => {
       const v = await runVerifier(s.url, path.join(s.data_dir, 'test-config.json'));
       expect(v.code, v.stderr).toBe(0);
       expect(JSON.parse(v.stdout.trim().split('\n').pop()!)).toMatchObject({ verify: 'ok', state_root: after.state_root });
+      expect((await s.stop()).code).toBe(0);
     } finally {
       await s.stop();
     }

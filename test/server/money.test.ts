@@ -1,11 +1,12 @@
 // Withdrawals on the real server: on-chain units (wei for ETH), the 10^12 rule, balances,
 // and the operator signature, recovered with noble over an independently built digest.
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  addressOfPublicKey, adminState, api, balances, bytesToHex, deposit, hexToBytes, keccak_256, personalHash, recoverAddress,
-  startServer, Wallet, type Api, type StartedServer,
+  addressOfPublicKey, adminState, balances, bytesToHex, deposit, hexToBytes, keccak_256, personalHash, recoverAddress,
+  Wallet, type Api, type StartedServer,
 } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { fail, ok, snapshot } from './checks.js';
 
 const OPERATOR_KEY = '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318';
@@ -19,17 +20,12 @@ const BTC_TOKEN = '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599';
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer({
-    config: { settlement: { contract: CONTRACT, chain_id: CHAIN_ID } },
-    env: { RINGBOOK_OPERATOR_KEY: '0x' + OPERATOR_KEY },
-  });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+}, {
+  config: { settlement: { contract: CONTRACT, chain_id: CHAIN_ID } },
+  env: { RINGBOOK_OPERATOR_KEY: '0x' + OPERATOR_KEY },
 });
 
 function word(hex_or_int: string | bigint): string {

@@ -159,7 +159,7 @@ describe('referrals on the real server', () => {
     // and agrees with every state root.
     const v = await verifyAll(s);
     expect(v.code, v.output).toBe(0);
-    await s.stop();
+    expect((await s.stop()).code).toBe(0);
   });
 });
 
@@ -223,7 +223,7 @@ describe('forced inclusion on the real server', () => {
     expect((await http.post('/force-include', '{"user":')).body.error).toBe('INVALID_REQUEST');
     r = await http.post('/force-include', { ...user.forceInclude(order, { nonce: 20 }), payload: '0x' + '7b'.repeat(5000) });
     expect([r.status, r.body.error]).toEqual([400, 'INVALID_REQUEST']);
-    await s.stop();
+    expect((await s.stop()).code).toBe(0);
   });
 
   it('an entry the sequencer withholds is forced in before its deadline, across a kill -9', async () => {
@@ -267,6 +267,6 @@ describe('forced inclusion on the real server', () => {
     // The verifier (same config, so the same hold) agrees, the empty batch that forced the entry in included.
     const v = await verifyAll(s);
     expect(v.code, v.output).toBe(0);
-    await s.stop();
+    expect((await s.stop()).code).toBe(0);
   });
 });

@@ -1,19 +1,15 @@
 // Public GET endpoints of the real server: success shapes, the envelope, X-Request-Id, unknown
 // routes and markets, query validation.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { deposit, Wallet, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
 });
 
 const REQUEST_ID = /^[0-9a-f]{12}-[0-9a-z]+$/;

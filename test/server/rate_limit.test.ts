@@ -1,7 +1,8 @@
 // Rate limits on a dedicated real server with small limits (and open deposits): HTTP 429,
 // Retry-After, the form C body, per-wallet and per-IP keys, and what does not consume a token.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, api, balances, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { adminHeaders, balances, Wallet, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { fail, ok, rateLimited } from './checks.js';
 
 let s: StartedServer;
@@ -9,15 +10,10 @@ let a: Api;
 
 const LIMITS = { orders_per_wallet: 3, cancels_per_wallet: 2, deposits_per_wallet: 2, withdrawals_per_wallet: 2, gets_per_ip: 40 };
 
-beforeAll(async () => {
-  s = await startServer({ config: { rate_limits: LIMITS, deposits: { open: true } } });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
-});
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+}, { config: { rate_limits: LIMITS, deposits: { open: true } } });
 
 describe('deposits.open and deposits_per_wallet', () => {
   it('with deposits.open no admin token is needed; the third deposit of a wallet in a minute is 429', async () => {

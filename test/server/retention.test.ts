@@ -1,21 +1,18 @@
 // The read model's retention limits on the real server (issue 20: the long soak's memory must
 // level off at named limits): limits.closed_orders_kept forgets the oldest closed orders, and
 // limits.leaderboard_trades_max bounds the leaderboard's window; open orders are never forgotten.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { deposit, Wallet, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { ok } from './checks.js';
 
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer({ config: { limits: { closed_orders_kept: 3, leaderboard_trades_max: 2 } } });
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  await s?.stop();
-});
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
+}, { config: { limits: { closed_orders_kept: 3, leaderboard_trades_max: 2 } } });
 
 describe('retention limits', () => {
   it('closed_orders_kept: the 3 newest closed orders stay readable, older ones are forgotten, the open one stays', async () => {

@@ -100,6 +100,7 @@ describe('reused objects on the signed path do not leak between concurrent reque
         }
       }
       expect(request_ids.size).toBe(ROUNDS * (WALLETS * 3 + WALLETS - 1));
+      expect((await s.stop()).code).toBe(0);
     } finally {
       await s.stop();
     }

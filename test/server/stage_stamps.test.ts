@@ -34,7 +34,10 @@ async function idleCounts(s: StartedServer): Promise<StampCounts> {
 
 const servers: StartedServer[] = [];
 afterAll(async () => {
-  for (const s of servers) await s.stop();
+  // Every server is stopped before the check, so one unclean exit does not leave others running.
+  const codes: (number | null)[] = [];
+  for (const s of servers) codes.push((await s.stop()).code);
+  expect(codes).toEqual(servers.map(() => 0));
 });
 
 async function server(config: Record<string, unknown>): Promise<StartedServer> {

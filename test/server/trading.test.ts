@@ -1,20 +1,16 @@
 // Trading on the real server: both order message forms, exact balances and fees after a match,
 // fills and trades, cancel (by id and client id), amend, cancel-all, market orders, order reads.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, balances, deposit, startServer, Wallet, type Api, type StartedServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
+import { serverPerFile } from './per_file.js';
 import { fail, ok } from './checks.js';
 
 let s: StartedServer;
 let a: Api;
 
-beforeAll(async () => {
-  s = await startServer();
-  a = api(s.url);
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started, client) => {
+  s = started;
+  a = client;
 });
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

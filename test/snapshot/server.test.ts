@@ -100,7 +100,7 @@ describe('server recovery from snapshots', () => {
     expect(st3.state_root).toBe(st2.state_root);
     expect(await readBack(s, t, filled)).toEqual(before2);
     expect(s.output().stderr).toMatch(new RegExp(`${path.basename(newest.file)} not used: corrupt`));
-    await s.stop('SIGTERM');
+    expect((await s.stop('SIGTERM')).code).toBe(0);
 
     // A snapshot that is intact (digest recomputed) but whose engine state is not the one its
     // batch's published root commits to: the DA thread's root check stops the start.
@@ -124,6 +124,7 @@ describe('server recovery from snapshots', () => {
       expect(r.bytes).toBeGreaterThan(0);
       expect(fs.existsSync(r.file)).toBe(true);
       expect(t.maker.address).toMatch(/^0x/);
+      expect((await s.stop('SIGTERM')).code).toBe(0);
     } finally {
       await s.stop('SIGTERM');
     }
