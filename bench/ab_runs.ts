@@ -2,6 +2,7 @@
 // whole round `runs` times, so both ways see the same machine; medians per way.
 import { readFileSync } from 'node:fs';
 import { Knobs } from './knobs.js';
+import { medianUpperMiddle } from './quantile.js';
 
 /** The knobs of a ping bench: pings per run (default 5,000) and rounds of all its ways (`runs`). */
 export function pingRunKnobs(runs_default: number): { pings: number; runs: number } {
@@ -27,15 +28,12 @@ export async function alternating<W extends string, R>(
   return out;
 }
 
-/** The median of each of `fields` over the runs of `way`, or null when it did not run. */
+/** The upper-middle median of each of `fields` over the runs of `way`, or null when it did not run. */
 export function medians<W extends string, R>(results: readonly { way: W; result: R }[], way: W, fields: readonly (keyof R & string)[]): Record<string, number> | null {
   const of = results.filter((r) => r.way === way).map((r) => r.result);
   if (of.length === 0) return null;
   const out: Record<string, number> = {};
-  for (const f of fields) {
-    const xs = of.map((r) => Number(r[f])).sort((a, b) => a - b);
-    out[f] = xs[Math.floor(xs.length / 2)];
-  }
+  for (const f of fields) out[f] = medianUpperMiddle(of.map((r) => Number(r[f])));
   return out;
 }
 

@@ -20,7 +20,8 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Knobs } from './knobs.js';
-import { BYTE_COUNT_FLAGS, gc, median, newSpaceUsed, runWithByteCountFlags } from './byte_count_flags.js';
+import { BYTE_COUNT_FLAGS, gc, newSpaceUsed, runWithByteCountFlags } from './byte_count_flags.js';
+import { medianUpperMiddle } from './quantile.js';
 
 const REQUESTS_PER_BATCH = 64;
 const CANCELS_PER_BATCH = 10; // ~15%: the load bench's cancel_share (bench/load/flow.ts)
@@ -133,7 +134,7 @@ async function bytesOf(dist: string, batches: number): Promise<number> {
   for (let w = 0; w < 5; w++) round();
   const rounds: number[] = [];
   for (let r = 0; r < 5; r++) rounds.push(round());
-  return median(rounds);
+  return medianUpperMiddle(rounds);
 }
 
 async function main(): Promise<void> {
@@ -169,7 +170,7 @@ async function main(): Promise<void> {
   }
   // Every build wrote the same number of answer bytes (the answers' bytes themselves: test/gateway/views.test.ts).
   if (checks.size !== 1) throw new Error(`the builds wrote different answer bytes: ${[...checks].join(', ')}`);
-  const results = dists.map((d, i) => ({ dist: d, bytes_per_request: Math.round(bytes[i]), cpu_ns_per_request: Math.round(median(cpu[i])),
+  const results = dists.map((d, i) => ({ dist: d, bytes_per_request: Math.round(bytes[i]), cpu_ns_per_request: Math.round(medianUpperMiddle(cpu[i])),
     cpu_ns_rounds: cpu[i].map((x) => Math.round(x)) }));
   for (const r of results) {
     console.log(`answer_bytes: ${r.dist}: ${r.bytes_per_request} B and ${r.cpu_ns_per_request} ns CPU per answered request ` +

@@ -36,9 +36,3 @@ export function newSpaceUsed(): number {
   if (space === undefined) throw new Error('no new_space in v8.getHeapSpaceStatistics()');
   return space.space_used_size;
 }
-
-/** The upper median of the rounds' figures. */
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
-}

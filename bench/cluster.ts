@@ -35,6 +35,7 @@ import { LocalNatsCluster } from '../src/cluster/local_nats.js';
 import { RECORD_BYTES } from '../src/cluster/log_format.js';
 import { loadNativeSecp256k1, walletKey, type WalletKey } from './load/flow.js';
 import { Knobs } from './knobs.js';
+import { medianMeanOfMiddleTwo, quantileFloorRankOfSorted } from './quantile.js';
 import { sampleProc, startServer, type ServerChild } from './load/server_child.js';
 
 const MARKET = 'ETH-USDC';
@@ -75,10 +76,6 @@ function signOrder(secp: ReturnType<typeof loadNativeSecp256k1>, w: WalletKey, n
   const f = { market_id: MARKET, side: 'bid', price, quantity: LOT, order_type: 'limit', time_in_force: 'post_only', nonce };
   const s = secp.ecdsaSign(eip191Hash(orderJsonMessage(f)), w.priv);
   return { user: w.address, ...f, signature: '0x' + Buffer.from(s.signature).toString('hex') + (27 + s.recid).toString(16) };
-}
-
-function quantile(sorted: number[], q: number): number {
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 /** CPU ms of each process now (null once it is gone). */
@@ -145,7 +142,7 @@ async function phase(setup: PhaseSetup, work: Body[]): Promise<PhaseResult> {
   return {
     publish: setup.publish, gateways: gateways.length, orders: work.length, wall_ms: Math.round(wall_ms),
     orders_per_s: Math.round((work.length * 1000) / wall_ms),
-    latency_ms_p50: Number(quantile(latencies, 0.5).toFixed(2)), latency_ms_p99: Number(quantile(latencies, 0.99).toFixed(2)), failed,
+    latency_ms_p50: Number(quantileFloorRankOfSorted(latencies, 0.5).toFixed(2)), latency_ms_p99: Number(quantileFloorRankOfSorted(latencies, 0.99).toFixed(2)), failed,
     messages_per_order: Number((messages / work.length).toFixed(3)),
     cpu_us_per_order: {
       gateways: per(keys.filter((k) => serving.has(k))), idle_gateways: per(keys.filter((k) => k.startsWith('g') && !serving.has(k))),
@@ -157,15 +154,11 @@ async function phase(setup: PhaseSetup, work: Body[]): Promise<PhaseResult> {
 /** The median of each phase kind's orders/s, p99 and serving gateways' CPU per order. */
 function medians(results: PhaseResult[]): Record<string, { orders_per_s: number; latency_ms_p99: number; gateway_cpu_us_per_order: number }> {
   const out: Record<string, { orders_per_s: number; latency_ms_p99: number; gateway_cpu_us_per_order: number }> = {};
-  const median = (xs: number[]): number => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   for (const kind of new Set(results.map((r) => `${r.publish}_${r.gateways}gw`))) {
     const rs = results.filter((r) => `${r.publish}_${r.gateways}gw` === kind);
     out[kind] = {
-      orders_per_s: median(rs.map((r) => r.orders_per_s)), latency_ms_p99: median(rs.map((r) => r.latency_ms_p99)),
-      gateway_cpu_us_per_order: median(rs.map((r) => r.cpu_us_per_order.gateways)),
+      orders_per_s: medianMeanOfMiddleTwo(rs.map((r) => r.orders_per_s)), latency_ms_p99: medianMeanOfMiddleTwo(rs.map((r) => r.latency_ms_p99)),
+      gateway_cpu_us_per_order: medianMeanOfMiddleTwo(rs.map((r) => r.cpu_us_per_order.gateways)),
     };
   }
   return out;
@@ -195,7 +188,7 @@ async function rawPublish(urls: string[]): Promise<{ messages: number; per_s: nu
   acks.sort((a, b) => a - b);
   return {
     messages: RAW_MESSAGES, per_s: Math.round((RAW_MESSAGES * 1000) / wall_ms),
-    ack_ms_p50: Number(quantile(acks, 0.5).toFixed(2)), ack_ms_p99: Number(quantile(acks, 0.99).toFixed(2)),
+    ack_ms_p50: Number(quantileFloorRankOfSorted(acks, 0.5).toFixed(2)), ack_ms_p99: Number(quantileFloorRankOfSorted(acks, 0.99).toFixed(2)),
   };
 }
 

@@ -17,6 +17,7 @@ import { LmdbDaStore } from '../src/da/da_store.js';
 import type { PublishedBatch } from '../src/da/published.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
 import { Knobs } from './knobs.js';
+import { medianMeanOfMiddleTwo } from './quantile.js';
 
 const knobs = new Knobs();
 const COMMITS = knobs.number('commits', 60, 5, 10_000);
@@ -80,10 +81,6 @@ async function run(sync_commits: boolean): Promise<Figures> {
   }
 }
 
-const median = (v: number[]): number => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const r1 = (x: number): number => Math.round(x * 10) / 10;
 
 const results: Record<'async' | 'sync', Figures[]> = { async: [], sync: [] };
@@ -97,8 +94,8 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const summary = (way: 'async' | 'sync'): { switches_per_commit: number; cpu_us_per_commit: number } => ({
-  switches_per_commit: r1(median(results[way].map((f) => f.switches_per_commit))),
-  cpu_us_per_commit: Math.round(median(results[way].map((f) => f.cpu_us_per_commit))),
+  switches_per_commit: r1(medianMeanOfMiddleTwo(results[way].map((f) => f.switches_per_commit))),
+  cpu_us_per_commit: Math.round(medianMeanOfMiddleTwo(results[way].map((f) => f.cpu_us_per_commit))),
 });
 console.log(JSON.stringify({
   bench: 'da_store_commit', commits: COMMITS, rounds: ROUNDS, interval_ms: INTERVAL_MS, batches_per_commit: BATCHES,

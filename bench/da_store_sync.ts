@@ -23,6 +23,7 @@ import type { PublishedBatch } from '../src/da/published.js';
 import { Journal } from '../src/journal/journal.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
 import { Knobs } from './knobs.js';
+import { percentileNearestRankOfSorted } from './quantile.js';
 
 const knobs = new Knobs();
 const SECONDS = knobs.number('seconds', 2, 0.1, 600, { integer: false });
@@ -67,10 +68,9 @@ function daBatch(id: number, inputs: Int32Array): PublishedBatch {
   };
 }
 
+/** The nearest-rank `p` percentile of `values` (unsorted); 0 of none. */
 function pct(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const s = Float64Array.from(values).sort();
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+  return values.length === 0 ? 0 : percentileNearestRankOfSorted(Float64Array.from(values).sort(), p);
 }
 
 /** Runs one variant for SECONDS: a journal commit per tick, the DA batches handed over every 5 ms. */

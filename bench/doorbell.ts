@@ -14,7 +14,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { nativeFutex } from '../src/ring/futex.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';
-import { quantileOfSorted } from './quantile.js';
+import { quantileFloorRankOfSorted } from './quantile.js';
 
 interface PeerData {
   ping: SharedArrayBuffer;
@@ -79,7 +79,7 @@ async function run(doorbell: 'futex' | 'atomics', pings: number): Promise<RunRes
   const peer_report = await done;
   await worker.terminate();
   rtt_us.sort((a, b) => a - b);
-  const at = (p: number): number => Math.round(quantileOfSorted(rtt_us, p) * 10) / 10;
+  const at = (p: number): number => Math.round(quantileFloorRankOfSorted(rtt_us, p) * 10) / 10;
   return {
     doorbell, rtt_us_p50: at(0.5), rtt_us_p99: at(0.99),
     worker_switches_per_wake: Math.round((peer_report.switches / Math.max(1, peer_report.wakes)) * 100) / 100,

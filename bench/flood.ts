@@ -10,6 +10,7 @@ import { loadavg } from 'node:os';
 import WebSocket from 'ws';
 import { Rng } from '../src/util/prng.js';
 import { runIfMain } from './cli_args.js';
+import { quantileFloorRankOfSorted } from './quantile.js';
 import { adminHeaders, adminState, api, startServer, Wallet, type StartedServer } from '../test/server/harness.js';
 import { fastSigner } from '../test/ws/client.js';
 
@@ -20,9 +21,9 @@ const PROBE_REQUESTS = 200;
 /** After the flood, /health p50 must be back within this factor of the p50 before it (plus 2 ms of noise). */
 const RECOVERY_P50_FACTOR_MAX = 2;
 
+/** The floor-rank `q` quantile of `xs` (unsorted); 0 for a minute without requests. */
 function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  return xs.length === 0 ? 0 : quantileFloorRankOfSorted(Float64Array.from(xs).sort(), q);
 }
 
 async function probe(s: StartedServer): Promise<{ p50_ms: number; p99_ms: number }> {

@@ -19,7 +19,7 @@ import { nativeLoopBell } from '../src/ring/loop_bell.js';
 import { consumeOnLoop } from '../src/ring/ring_wake.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';
-import { quantileOfSorted } from './quantile.js';
+import { quantileFloorRankOfSorted } from './quantile.js';
 
 interface PeerData {
   ping: SharedArrayBuffer;
@@ -109,7 +109,7 @@ async function run(wake: Way, pings: number): Promise<RunResult> {
   await exited;
   if (handoff_us.length !== pings) throw new Error(`${handoff_us.length} of ${pings} pings arrived`);
   handoff_us.sort((a, b) => a - b);
-  const at = (p: number): number => Math.round(quantileOfSorted(handoff_us, p) * 10) / 10;
+  const at = (p: number): number => Math.round(quantileFloorRankOfSorted(handoff_us, p) * 10) / 10;
   return {
     wake, handoff_us_p50: at(0.5), handoff_us_p99: at(0.99),
     // The worker's start and end are in it too (the same for both ways, small over 5,000 pings).

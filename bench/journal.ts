@@ -33,7 +33,7 @@ import { Journal } from '../src/journal/journal.js';
 import { encodeBatch } from '../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
 import { Knobs } from './knobs.js';
-import { quantileOfSorted } from './quantile.js';
+import { quantileFloorRankOfSorted } from './quantile.js';
 
 // bench/knobs.ts: `--seconds S` or BENCH_SECONDS=S; `--dir D` or BENCH_DIR=D.
 const knobs = new Knobs();
@@ -65,7 +65,7 @@ interface Result {
 
 /** p-quantile (0..1) of `xs` in µs, rounded. */
 function quantile(xs: number[], p: number): number {
-  return Math.round(quantileOfSorted([...xs].sort((x, y) => x - y), p));
+  return Math.round(quantileFloorRankOfSorted([...xs].sort((x, y) => x - y), p));
 }
 
 function measure(size: number): Result {

@@ -33,7 +33,8 @@ import { onSignalCleanup, removeDir, startServer, type ServerChild } from './loa
 import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
 import { tailFigures } from './load/tail.js';
 import { epochNowMs, readStageRows } from './load/targets.js';
-import { machineLoad, median } from './load/text.js';
+import { machineLoad } from './load/text.js';
+import { medianMeanOfMiddleTwo } from './quantile.js';
 import { stagePercentiles } from '../src/gateway/stage_timings.js';
 import type { PhaseResult } from './load/lanes.js';
 
@@ -158,11 +159,11 @@ async function main(): Promise<void> {
           by_role,
         };
       });
-      const med = (f: (x: (typeof per)[number]) => number): number => r1(median(per.map(f)));
+      const med = (f: (x: (typeof per)[number]) => number): number => r1(medianMeanOfMiddleTwo(per.map(f)));
       /** The median over the phases that have the figure; null when none has it (no stage rows, no tail records). */
       const medOf = (f: (x: (typeof per)[number]) => number | null | undefined): number | null => {
         const xs = per.map(f).filter((v): v is number => typeof v === 'number');
-        return xs.length === 0 ? null : r1(median(xs));
+        return xs.length === 0 ? null : r1(medianMeanOfMiddleTwo(xs));
       };
       const stage_med: Record<string, number | null> = {};
       for (const s of STAGES) stage_med[s] = medOf((x) => x.stages?.[s]);

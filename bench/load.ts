@@ -64,7 +64,8 @@ import { report, type MaxRun } from './load/report.js';
 import { onSignalCleanup, removeDir, startServer } from './load/server_child.js';
 import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
 import { epochNowMs } from './load/targets.js';
-import { f1, int, machineLoad, mapText, median, mergeRejects, saneOrThrow } from './load/text.js';
+import { f1, int, machineLoad, mapText, mergeRejects, saneOrThrow } from './load/text.js';
+import { medianMeanOfMiddleTwo } from './quantile.js';
 import { measureVerifyStage, recoverLibraryText } from './load/verify_stage.js';
 
 async function main(): Promise<void> {
@@ -202,7 +203,7 @@ async function main(): Promise<void> {
     const n2 = await guard(signers.ensurePerLane(Math.ceil(fixed_total / C) + 2, SIGN_BUDGET_MS));
     if (n2 > 0) say(`  (signed ${int(n2)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
     const fx = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'open', rate: args.rate, duration_ms: args.seconds * 1000 })));
-    const lat = await guard(latencyPhases(gen, server, signers, args, median(runs.map((x) => x.requests_per_s))));
+    const lat = await guard(latencyPhases(gen, server, signers, args, medianMeanOfMiddleTwo(runs.map((x) => x.requests_per_s))));
     const signed_total = signers.signed;
     const sign_s = signers.sign_wall_ms / 1000;
     await signers.close();

@@ -54,6 +54,7 @@ import {
 } from './flow.js';
 import { readFlowFile, writeFlowFile } from './flow_file.js';
 import { Knobs } from './knobs.js';
+import { medianMeanOfMiddleTwo } from './quantile.js';
 import {
   classifyFlowInWorker, kindTable, sampleFastKinds, sampleNativeKinds, type KindRow,
 } from './matcher_kinds.js';
@@ -196,12 +197,6 @@ function addCounts(into: CountingSink, c: EventCounts | null): void {
   into.fills += c.fills;
   into.order_updates += c.order_updates;
   into.balances += c.balances;
-}
-
-function median(xs: number[]): number {
-  const s = xs.slice().sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 === 1 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 function sameCounts(a: EventCounts, b: EventCounts): boolean {
@@ -575,7 +570,7 @@ async function main(): Promise<void> {
     const js = await sampleFastKinds(flow, fk, REPEATS, () => setUp(createFastEngine, replayFast, flow), gc);
     // The C replays ~3x faster: 4x the repeats give it about as many samples as the JS side.
     const c = sampleNativeKinds(flow_path, join(flow_dir, 'kinds.bin'), fk, Math.min(99, REPEATS * 4));
-    kind_rows = kindTable(fk, js, c, 1e9 / median(cpu_rates.fast), 1e9 / median(cpu_rates.native));
+    kind_rows = kindTable(fk, js, c, 1e9 / medianMeanOfMiddleTwo(cpu_rates.fast), 1e9 / medianMeanOfMiddleTwo(cpu_rates.native));
     line('');
     line(`time per kind of request (sampled; ${js.samples.reduce((a, b) => a + b, 0)} JS and ` +
       `${c.samples.reduce((a, b) => a + b, 0)} C samples; sampled replays at ${fmtOps(js.cpu_ops_per_s)} JS, ` +
@@ -589,7 +584,7 @@ async function main(): Promise<void> {
   }
   rmSync(flow_dir, { recursive: true, force: true });
 
-  const med = (n: string): number => (rates[n] ? median(rates[n]) : NaN);
+  const med = (n: string): number => (rates[n] ? medianMeanOfMiddleTwo(rates[n]) : NaN);
   const fast = med('fast');
   const bare = med('bare');
   const ref = med('reference');
@@ -598,7 +593,7 @@ async function main(): Promise<void> {
   const native_med = med('native');
   const native_ratio = fast / native_med;
   const ref_ratio = fast / ref;
-  const cmed = (n: string): number => (cpu_rates[n] ? median(cpu_rates[n]) : NaN);
+  const cmed = (n: string): number => (cpu_rates[n] ? medianMeanOfMiddleTwo(cpu_rates[n]) : NaN);
 
   line('');
   line(`throughput, median of ${REPEATS} runs (min .. max) [ops per CPU-second, median]:`);

@@ -26,6 +26,7 @@ import { OrderType, RequestKind, Tif, emptyRequest, type Request } from '../src/
 import type { EventSink } from '../src/engine/events.js';
 import { CountingSink, benchConfig, loadRequest, type Flow } from './flow.js';
 import { nativeTool } from './native.js';
+import { medianUpperMiddle } from './quantile.js';
 
 export const KIND_NAMES = [
   'limit GTC, rests',
@@ -259,8 +260,7 @@ export async function sampleFastKinds(f: Flow, fk: FlowKinds, repeats: number, s
       cpu_ns[fk.kinds[out[s] - f.setup_end]] += out_ns[s];
     }
   }
-  rates.sort((a, b) => a - b);
-  return { samples, cpu_ns, cpu_ops_per_s: rates[rates.length >> 1] };
+  return { samples, cpu_ns, cpu_ops_per_s: medianUpperMiddle(rates) };
 }
 
 // ------------------------------------------------------------------------------ the C side

@@ -13,6 +13,7 @@ import os from 'node:os';
 import { ObserverTape } from '../src/read_model/observer_tape.js';
 import type { BatchStages, OrderView, ReadModelObserver } from '../src/read_model/views.js';
 import { Knobs } from './knobs.js';
+import { medianUpperMiddle } from './quantile.js';
 
 const knobs = new Knobs();
 /** Order updates per batch. */
@@ -86,8 +87,7 @@ function nsPerUpdate(updates: number): number {
     if (reader.sum !== expected) throw new Error(`observer tape replayed other values: ${reader.sum} != ${expected}`);
     if (r > 0) runs.push((ms * 1e6) / (batches * orders_per_batch * updates)); // run 0 warms up
   }
-  runs.sort((a, b) => a - b);
-  return Math.round(runs[runs.length >> 1] * 10) / 10;
+  return Math.round(medianUpperMiddle(runs) * 10) / 10;
 }
 
 const once = nsPerUpdate(1);

@@ -20,6 +20,7 @@ import { eip191Hash } from '../src/auth/eip191.js';
 import { orderJsonMessage } from '../src/auth/messages.js';
 import { loadNativeSecp256k1, walletKey, type WalletKey } from './load/flow.js';
 import { sampleProc, startServer, type ServerChild } from './load/server_child.js';
+import { quantileFloorRankOfSorted } from './quantile.js';
 
 const BATCH_ITEMS = 20;
 const MARKET = 'ETH-USDC';
@@ -77,10 +78,6 @@ interface PhaseResult {
   failed: number;
 }
 
-function quantile(sorted: number[], q: number): number {
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
 /**
  * Runs `lanes` closed loops over `work` (lane k takes items k, k + lanes, ...: a wallet belongs to
  * one lane, so its nonces arrive in order) and measures the server around them.
@@ -107,7 +104,7 @@ async function phase(server: ServerChild, lanes: number, work: Body[][], orders_
   return {
     requests: work.length, orders, wall_ms: Math.round(wall_ms),
     requests_per_s: Math.round((work.length * 1000) / wall_ms), orders_per_s: Math.round((orders * 1000) / wall_ms),
-    latency_ms_p50: Number(quantile(latencies, 0.5).toFixed(2)), latency_ms_p99: Number(quantile(latencies, 0.99).toFixed(2)),
+    latency_ms_p50: Number(quantileFloorRankOfSorted(latencies, 0.5).toFixed(2)), latency_ms_p99: Number(quantileFloorRankOfSorted(latencies, 0.99).toFixed(2)),
     front_cpu_ms: Math.round(front), front_cpu_us_per_order: Number(((front * 1000) / orders).toFixed(1)),
     server_cpu_us_per_order: Number(((total * 1000) / orders).toFixed(1)), failed,
   };

@@ -15,7 +15,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Knobs } from './knobs.js';
-import { gc, median, newSpaceUsed, runWithByteCountFlags } from './byte_count_flags.js';
+import { gc, newSpaceUsed, runWithByteCountFlags } from './byte_count_flags.js';
+import { medianUpperMiddle } from './quantile.js';
 
 type Handler = (res: unknown, req: unknown) => void;
 
@@ -97,9 +98,9 @@ async function main(): Promise<void> {
     harnesses.push(round(harness));
   }
   if (routed !== 10 * n) throw new Error(`the route ran ${routed} times for ${10 * n} exchanges`);
-  const per_exchange = Math.round(median(totals) - median(harnesses));
+  const per_exchange = Math.round(medianUpperMiddle(totals) - medianUpperMiddle(harnesses));
   console.log(`post_body_bytes: ${dist}, ${n} exchanges x 5 rounds: ${per_exchange} B per POST exchange on the body path ` +
-    `(rounds ${totals.map((x) => Math.round(x)).join(' / ')} B, less the harness's ${Math.round(median(harnesses))} B)`);
+    `(rounds ${totals.map((x) => Math.round(x)).join(' / ')} B, less the harness's ${Math.round(medianUpperMiddle(harnesses))} B)`);
   console.log(JSON.stringify({ bench: 'post_body_bytes', dist, exchanges: n, body_bytes: bodies[0].length, bytes_per_exchange: per_exchange }));
 }
 

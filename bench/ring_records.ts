@@ -17,6 +17,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Knobs } from './knobs.js';
+import { medianUpperMiddle } from './quantile.js';
 
 const OPS_PER_ROUND = 20_000;
 const PLACE = 3; // RequestKind.PLACE (a const enum: not in the emitted module)
@@ -102,7 +103,7 @@ async function main(): Promise<void> {
   }
   // Every op's records came back: 7 events per op, and the reader's and cursor's sums are positive.
   if (seq !== rounds * OPS_PER_ROUND || !(check > 0)) throw new Error('ring_records: records lost');
-  const cpu_ns_per_op = Math.round([...ns].sort((a, b) => a - b)[ns.length >> 1]);
+  const cpu_ns_per_op = Math.round(medianUpperMiddle(ns));
   console.log(`ring_records: ${dist}, ${seq} ops (${rounds} rounds): ${cpu_ns_per_op} ns CPU per op (median round)`);
   console.log(JSON.stringify({ bench: 'ring_records', dist, ops: seq, copy, cpu_ns_per_op }));
 }

@@ -28,7 +28,8 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Knobs } from './knobs.js';
-import { BYTE_COUNT_FLAGS, gc, median, newSpaceUsed } from './byte_count_flags.js';
+import { BYTE_COUNT_FLAGS, gc, newSpaceUsed } from './byte_count_flags.js';
+import { medianUpperMiddle } from './quantile.js';
 
 interface Parsed {
   request: unknown;
@@ -113,7 +114,7 @@ async function measureBytes(dist: string, n: number): Promise<number> {
   const per: number[] = [];
   for (let r = 0; r < 5; r++) per.push(round());
   if (sink === 0) throw new Error('nothing computed');
-  return Math.round(median(per));
+  return Math.round(medianUpperMiddle(per));
 }
 
 async function measureCpu(dist: string, n: number, rounds: number): Promise<number> {
@@ -129,7 +130,7 @@ async function measureCpu(dist: string, n: number, rounds: number): Promise<numb
     per.push(((t.user + t.system) * 1000) / n);
   }
   if (sink === 0) throw new Error('nothing computed');
-  return Math.round(median(per));
+  return Math.round(medianUpperMiddle(per));
 }
 
 function child(dist: string, mode: 'bytes' | 'cpu', n: number): number {

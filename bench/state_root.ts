@@ -61,6 +61,7 @@ import {
 } from '../src/ring/event_records.js';
 import { mulberry32 as rng } from '../src/util/prng.js';
 import { envInt, generateJournal } from './journal_flow.js';
+import { medianMeanOfMiddleTwo } from './quantile.js';
 
 const SMALL = envInt('BENCH_SMALL', 10_000);
 const LARGE = envInt('BENCH_LARGE', 1_000_000);
@@ -402,11 +403,6 @@ async function daPhase(): Promise<Record<string, number | string>> {
   }
 }
 
-const median = (xs: number[]): number => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 === 1 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
-
 /**
  * Phase 3 as an A/B in one process (BENCH_DA_OTHER): after a warm-up replay through each build,
  * per round, one replay with the core through
@@ -436,8 +432,8 @@ async function daAbPhase(dir: string, first_timed: number, other: DaBuild): Prom
     bare.push(b.us / b.requests);
     console.log(`round ${i + 1}: with the core, this build ${round(mine[i], 1)} µs, other ${round(theirs[i], 1)} µs per request; without ${round(bare[i], 1)} µs`);
   }
-  const m = median(mine) - median(bare);
-  const t = median(theirs) - median(bare);
+  const m = medianMeanOfMiddleTwo(mine) - medianMeanOfMiddleTwo(bare);
+  const t = medianMeanOfMiddleTwo(theirs) - medianMeanOfMiddleTwo(bare);
   const wins = mine.filter((x, i) => x < theirs[i]).length;
   console.log(`DA core per request (medians of ${RUNS} rounds, replay alone subtracted): this build ${round(m, 1)} µs, other ${round(t, 1)} µs, ratio ${round(m / t, 3)}; this build lower in ${wins} of ${RUNS} rounds`);
   return {

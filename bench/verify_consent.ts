@@ -16,6 +16,7 @@ import { toHex0x } from '../src/auth/hex.js';
 import type { RecoveryJob } from '../src/da/consent_check.js';
 import { ConsentPool } from '../src/da/consent_pool.js';
 import { Knobs } from './knobs.js';
+import { medianUpperMiddle } from './quantile.js';
 
 const DISTINCT = 256;
 const SINGLE_MS = 1500;
@@ -37,11 +38,6 @@ function makeJobs(): RecoveryJob[] {
     jobs.push({ hash, signature: signHash(key, hash), expected: addressFromPrivateKey(key), label: `job ${i}` });
   }
   return jobs;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 /** Recoveries per wall second, and per CPU second of the whole process, of `pool` over `jobs`. */
@@ -85,11 +81,11 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([one.close(), all.close()]);
   }
-  const one_per_s = median(one_rates.map((x) => x.wall));
-  const all_per_s = median(all_rates.map((x) => x.wall));
+  const one_per_s = medianUpperMiddle(one_rates.map((x) => x.wall));
+  const all_per_s = medianUpperMiddle(all_rates.map((x) => x.wall));
   // Per CPU second: what the pool costs beyond the recoveries themselves, whatever the load.
-  const one_cpu = median(one_rates.map((x) => x.cpu));
-  const all_cpu = median(all_rates.map((x) => x.cpu));
+  const one_cpu = medianUpperMiddle(one_rates.map((x) => x.cpu));
+  const all_cpu = medianUpperMiddle(all_rates.map((x) => x.cpu));
   console.log(JSON.stringify({
     bench: 'verify_consent', backend: native.backend, cores, jobs_per_round: JOBS, rounds: ROUNDS,
     load_average_1m: Number(os.loadavg()[0].toFixed(1)),

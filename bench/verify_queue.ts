@@ -22,6 +22,7 @@ import {
 } from '../src/auth/verify_limits.js';
 import { SignatureBatcher } from '../src/gateway/signature_batcher.js';
 import { Knobs } from './knobs.js';
+import { medianLowerMiddle, quantileFloorRankOfSorted } from './quantile.js';
 import { makeCases, type Case } from './verify_cases.js';
 
 const knobs = new Knobs();
@@ -70,10 +71,6 @@ async function drain(done: () => boolean): Promise<void> {
   while (!done() && performance.now() < until) await new Promise((r) => setTimeout(r, 1));
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
 /** Open loop at RATE_PER_S for PHASE_MS: latency from each request's scheduled arrival to its verdict. */
 async function openPhase(p: Policy, cases: Case[]): Promise<void> {
   const lat: number[] = [];
@@ -105,8 +102,8 @@ async function openPhase(p: Policy, cases: Case[]): Promise<void> {
   await drain(() => answered >= sent);
   if (answered < sent) throw new Error(`verify_queue bench: ${sent - answered} checks unanswered`);
   lat.sort((a, b) => a - b);
-  p.open_p50_ms.push(percentile(lat, 50));
-  p.open_p99_ms.push(percentile(lat, 99));
+  p.open_p50_ms.push(quantileFloorRankOfSorted(lat, 0.5));
+  p.open_p99_ms.push(quantileFloorRankOfSorted(lat, 0.99));
   p.open_max_ms.push(lat[lat.length - 1] ?? 0);
 }
 
@@ -130,11 +127,6 @@ async function closedPhase(p: Policy, cases: Case[]): Promise<void> {
   stop = true;
   await drain(() => p.batcher.pending === 0);
   p.closed_per_s.push(per_s);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s[(s.length - 1) >> 1];
 }
 
 const r2 = (x: number): number => Math.round(x * 100) / 100;
@@ -181,18 +173,18 @@ async function main(): Promise<void> {
     before_task_items: before.pool.taskSize,
     after_task_items: after.pool.taskSize,
     after_steal_after_us: after.pool.stealAfterUs,
-    p99_ms_before: r2(median(before.open_p99_ms)),
-    p99_ms_after: r2(median(after.open_p99_ms)),
-    p50_ms_before: r2(median(before.open_p50_ms)),
-    p50_ms_after: r2(median(after.open_p50_ms)),
-    checks_per_s_before: Math.round(median(before.closed_per_s)),
-    checks_per_s_after: Math.round(median(after.closed_per_s)),
+    p99_ms_before: r2(medianLowerMiddle(before.open_p99_ms)),
+    p99_ms_after: r2(medianLowerMiddle(after.open_p99_ms)),
+    p50_ms_before: r2(medianLowerMiddle(before.open_p50_ms)),
+    p50_ms_after: r2(medianLowerMiddle(after.open_p50_ms)),
+    checks_per_s_before: Math.round(medianLowerMiddle(before.closed_per_s)),
+    checks_per_s_after: Math.round(medianLowerMiddle(after.closed_per_s)),
     stolen_checks_after: after.pool.stolenChecked,
     front_checks_after: after.stolen,
     busy_max_pct: BUSY.busy_max_pct,
-    p99_ms_busy: r2(median(busy.open_p99_ms)),
-    p50_ms_busy: r2(median(busy.open_p50_ms)),
-    checks_per_s_busy: Math.round(median(busy.closed_per_s)),
+    p99_ms_busy: r2(medianLowerMiddle(busy.open_p99_ms)),
+    p50_ms_busy: r2(medianLowerMiddle(busy.open_p50_ms)),
+    checks_per_s_busy: Math.round(medianLowerMiddle(busy.closed_per_s)),
     front_checks_busy: busy.stolen,
   }));
 }

@@ -8,6 +8,7 @@
 // Which isolate is the front: an isolate's time stamps count from its own start, and the main
 // isolate starts first (the workers are created after the modules load), so the front is the
 // isolate whose stamps lag the line's arrival here the least.
+import { medianLowerMiddle } from '../quantile.js';
 
 export interface IsolateGc {
   /** Bytes allocated (sum of `allocated=`; what was allocated after the last GC of a phase falls in the next). */
@@ -153,8 +154,7 @@ export function clockCheckMs(observed: Float64Array, traced: Float64Array): numb
     d.push(best);
   }
   if (d.length === 0) return null;
-  d.sort((a, b) => a - b);
-  return Math.round(d[(d.length - 1) >> 1] * 10) / 10;
+  return Math.round(medianLowerMiddle(d) * 10) / 10;
 }
 
 /** What each isolate did between two snapshots. */

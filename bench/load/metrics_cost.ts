@@ -4,6 +4,7 @@
 // the per-request instrumentation and "off" none of it), in A B B A order so a drift of the shared
 // machine falls on both sides. Compared: server CPU per answered request (what the machine's other
 // load disturbs least) and answered requests/s.
+import { medianMeanOfMiddleTwo } from '../quantile.js';
 import { scrapeMetrics } from './verify_checks.js';
 
 export interface CostRun {
@@ -50,11 +51,6 @@ export function costOrder(pairs: number): boolean[] {
   return out;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 export interface CostFigures {
   metrics_on_cpu_us_per_request: number;
   metrics_off_cpu_us_per_request: number;
@@ -69,9 +65,10 @@ export interface CostFigures {
 
 export function costFigures(runs: readonly CostRun[]): CostFigures {
   const side = (on: boolean): CostRun[] => runs.filter((r) => r.recording === on);
-  const cpu = (on: boolean): number => median(side(on).map((r) => r.server_cpu_us_per_request));
-  const front = (on: boolean): number => median(side(on).map((r) => r.front_cpu_us_per_request));
-  const rps = (on: boolean): number => median(side(on).map((r) => r.requests_per_s));
+  // Both sides have runs: costOrder gives each pair one of each.
+  const cpu = (on: boolean): number => medianMeanOfMiddleTwo(side(on).map((r) => r.server_cpu_us_per_request));
+  const front = (on: boolean): number => medianMeanOfMiddleTwo(side(on).map((r) => r.front_cpu_us_per_request));
+  const rps = (on: boolean): number => medianMeanOfMiddleTwo(side(on).map((r) => r.requests_per_s));
   const r1 = (x: number): number => Math.round(x * 10) / 10;
   return {
     metrics_on_cpu_us_per_request: r1(cpu(true)),

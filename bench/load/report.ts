@@ -22,7 +22,8 @@ import { sharesText } from './verify_checks.js';
 import {
   ceilingFigures, ceilingLines, latencyFigures, latencyLines, LIGHT_RATE_PER_S, readStageRows, stageFigures, stageLines,
 } from './targets.js';
-import { f1, int, machineLoad, mapText, median, mergeRejects, ms, pct } from './text.js';
+import { f1, int, machineLoad, mapText, mergeRejects, ms, pct } from './text.js';
+import { medianMeanOfMiddleTwo } from '../quantile.js';
 import type { VerifyStage } from './verify_stage.js';
 
 const TARGET_ORDERS_PER_S = 15_000;
@@ -79,9 +80,9 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     say(`         CPU: ${shareText(x.cpu)}`);
     say(`         DA thread after the run: ${int(x.da.lag_batches)} batch(es) behind, caught up in ${int(x.da.catch_up_ms)} ms`);
   });
-  const orders_med = median(runs.map((x) => x.orders_per_s));
+  const orders_med = medianMeanOfMiddleTwo(runs.map((x) => x.orders_per_s));
   const med_run = [...runs].sort((a, b) => a.orders_per_s - b.orders_per_s)[Math.floor((runs.length - 1) / 2)];
-  say(`  median: ${int(orders_med)} accepted orders/s (${int(median(runs.map((x) => x.requests_per_s)))} requests/s);` +
+  say(`  median: ${int(orders_med)} accepted orders/s (${int(medianMeanOfMiddleTwo(runs.map((x) => x.requests_per_s)))} requests/s);` +
     ` target >= ${int(TARGET_ORDERS_PER_S)} signed orders/s: ${orders_med >= TARGET_ORDERS_PER_S ? 'PASS' : 'MISS'}`);
 
   const fr = fx.value;
@@ -224,7 +225,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     max_rate_p99_ms: pct(med_run.result.latency, 99),
     max_rate_p999_ms: pct(med_run.result.latency, 99.9),
     max_rate_runs_orders_per_s: runs.map((x) => Math.round(x.orders_per_s)),
-    requests_per_s: Math.round(median(runs.map((x) => x.requests_per_s))),
+    requests_per_s: Math.round(medianMeanOfMiddleTwo(runs.map((x) => x.requests_per_s))),
     wallets: args.wallets,
     connections: C,
     rejected: [...mergeRejects([...runs.map((x) => x.result), fr]).values()].reduce((s, v) => s + v, 0),

@@ -17,6 +17,7 @@ import { STAGE_ROW_F64 } from '../../src/gateway/stage_timings.js';
 import type { AnswerRecords } from './lanes.js';
 import { EPISODE_GAP_MS, overlapUs, partsOf, rowsByRequestNo, TAIL_PARTS } from './tail.js';
 import { windowSched, type Timeline } from './thread_timeline.js';
+import { percentileNearestRankOfSorted } from '../quantile.js';
 
 /** Episodes reported per phase (the largest by answers): the p99 is theirs. */
 export const EPISODES_REPORTED = 5;
@@ -256,7 +257,7 @@ export function stallFigures(rec: AnswerRecords | null | undefined, src: StallSo
     t0 = Math.min(t0, rec.sched_ms[i]);
   }
   const sorted = latency.slice().sort();
-  const threshold = sorted[Math.min(n - 1, Math.max(0, Math.ceil(0.99 * n) - 1))];
+  const threshold = percentileNearestRankOfSorted(sorted, 99);
   const slow: number[] = [];
   for (let i = 0; i < n; i++) if (latency[i] >= threshold) slow.push(i);
   slow.sort((a, b) => rec.sched_ms[a] - rec.sched_ms[b]);

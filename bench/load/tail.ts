@@ -14,6 +14,7 @@
 // answer first); that time then counts in `answer` instead. Pure functions over the two record sets.
 import { REQUEST_NO_AT, STAGE_ROW_F64, STAGE_STAMPS, STAGES } from '../../src/gateway/stage_timings.js';
 import type { AnswerRecords } from './lanes.js';
+import { medianLowerMiddle, percentileNearestRankOfSorted } from '../quantile.js';
 
 export const TAIL_PARTS = ['send_delay', 'to_server', ...STAGES, 'to_client'] as const;
 export type TailPart = (typeof TAIL_PARTS)[number];
@@ -162,12 +163,12 @@ export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: F
     gc_max_ms = Math.max(gc_max_ms, gc_pauses[2 * k + 1]);
   }
   const sorted = latency_us.slice().sort();
-  const at_pct = (p: number): number => sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+  const at_pct = (p: number): number => percentileNearestRankOfSorted(sorted, p);
   const median_us = {} as Record<TailPart, number>;
   const column = new Float64Array(n);
   TAIL_PARTS.forEach((name, k) => {
     for (let j = 0; j < n; j++) column[j] = parts[j][k];
-    median_us[name] = round1(column.slice().sort()[Math.floor((n - 1) / 2)]);
+    median_us[name] = round1(medianLowerMiddle(column));
   });
   let to_server_min = Infinity;
   let to_client_min = Infinity;

@@ -11,11 +11,6 @@ export function pct(h: Histogram, p: number): number {
   return h.totalCount === 0 ? 0 : ms(h.getValueAtPercentile(p));
 }
 
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 export function mapText(m: Map<string, number>): string {
   if (m.size === 0) return 'none';
   return [...m.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { formatUnits, RateLimitedError, RingbookClient, RingbookError, Wallet, type Market } from '../client/index.js';
 import { adminToken, EXIT_ERROR, EXIT_OK, int, runCommand, str, table, UsageError, url, type ParsedArgs } from './common.js';
+import { percentileNearestRankOfSorted } from '../util/quantile.js';
 import { randomBytes } from 'node:crypto';
 
 export const BENCH_USAGE = `usage: ringbook bench [--url <base_url>] [options]
@@ -38,9 +39,9 @@ options:
 
 exit codes: 0 ok, 1 error (or every order refused), 64 usage error`;
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+/** The nearest-rank percentile of the accepted orders' latencies; 0 when none was accepted (exit 1 then). */
+function percentile(sorted: number[], p_pct: number): number {
+  return sorted.length === 0 ? 0 : percentileNearestRankOfSorted(sorted, p_pct);
 }
 
 function repoRoot(): string {

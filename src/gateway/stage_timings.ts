@@ -28,6 +28,7 @@
 //   answer         -> the front wrote the HTTP answer (event ring, read model, reply)
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { percentileNearestRankOfSorted } from '../util/quantile.js';
 
 export const STAGES = [
   'http_parse', 'verify_queue', 'verify', 'request_ring', 'batch_wait', 'matcher', 'journal_fsync', 'answer',
@@ -308,12 +309,6 @@ export interface StagePercentiles {
   p999_us: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
-
 /**
  * p50/p99 of each stage (µs, rounded to 0.1) over the rows that arrived in [from_ms, to_ms), how
  * many rows that was, and in how many matcher batches they were applied (distinct batch start
@@ -334,8 +329,11 @@ export function stagePercentiles(rows: Float64Array, from_ms: number, to_ms: num
   const values = new Float64Array(picked.length);
   const round = (x: number): number => Math.round(x * 10) / 10;
   const summary = (): StagePercentiles => {
+    // No rows in the window: zeros (count says 0).
+    if (values.length === 0) return { p50_us: 0, p99_us: 0, p999_us: 0 };
     const sorted = values.slice().sort();
-    return { p50_us: round(percentile(sorted, 50)), p99_us: round(percentile(sorted, 99)), p999_us: round(percentile(sorted, 99.9)) };
+    const at = (p_pct: number): number => round(percentileNearestRankOfSorted(sorted, p_pct));
+    return { p50_us: at(50), p99_us: at(99), p999_us: at(99.9) };
   };
   STAGES.forEach((name, k) => {
     for (let i = 0; i < picked.length; i++) values[i] = (rows[picked[i] + k + 1] - rows[picked[i] + k]) * 1000;
