@@ -4,30 +4,20 @@
 // that keeps a re-approved agent's old signatures from being replayed.
 import { describe, expect, it } from 'vitest';
 import { AGENT_VALIDITY_MS_MAX } from '../../src/engine/agents.js';
-import { createFastEngine } from '../../src/engine/engine.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
-import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import { RequestKind as K, Side, type Request } from '../../src/engine/types.js';
 import { Reject as RJ } from '../../src/engine/codes.js';
 import { ETH, USDC, standardConfig } from './generator.js';
-import { Harness, acc, rej } from './rules_harness.js';
-import type { EngineFactory } from './rules_harness.js';
+import { ENGINES, Harness, ONE, P2000, acc, rej } from './rules_harness.js';
 
-const P2000 = 2_000_000_000;
-const ONE = 1_000_000;
 const T0 = Date.UTC(2026, 10, 25);
 const HOUR = 3_600_000;
-
-const engines: [string, EngineFactory][] = [
-  ['reference', createReferenceEngine],
-  ['fast', createFastEngine],
-];
 
 function agentEvent(account: number, agent: number, valid_until_ms: number, nonce_high_water: number, nonce_floor: number, name: string): EngineEvent {
   return { type: 'agent', account, agent, valid_until_ms, nonce_high_water, nonce_floor, name };
 }
 
-describe.each(engines)('%s engine: agent keys', (_name, factory) => {
+describe.each(ENGINES)('%s engine: agent keys', (_name, factory) => {
   const make = (live_max?: number): Harness => {
     const h = new Harness(factory, standardConfig({ accounts_max: 30, agents_live_per_account_max: live_max }, { maker: 0, taker: 10 }));
     h.beginBatch(T0);

@@ -2,31 +2,21 @@
 // engines: armed at batch time + timeout, fired by the first batch stamped at or past the
 // deadline (cancels of every resting order, reason dead_man_switch), then disarmed.
 import { describe, expect, it } from 'vitest';
-import { createFastEngine } from '../../src/engine/engine.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
-import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import { OrderStatus, RequestKind as K, Side } from '../../src/engine/types.js';
 import { Code, Reject as RJ } from '../../src/engine/codes.js';
 import { UpdateReason } from '../../src/engine/events.js';
 import { ETH, USDC, standardConfig } from './generator.js';
-import { Harness, acc, rej } from './rules_harness.js';
-import type { EngineFactory } from './rules_harness.js';
+import { ENGINES, Harness, ONE, P2000, acc, rej } from './rules_harness.js';
 
-const P2000 = 2_000_000_000;
-const ONE = 1_000_000;
 const T0 = Date.UTC(2026, 10, 25);
-
-const engines: [string, EngineFactory][] = [
-  ['reference', createReferenceEngine],
-  ['fast', createFastEngine],
-];
 
 function cancels(events: EngineEvent[]): number[] {
   return events.filter((e) => e.type === 'orderUpdate' && e.status === OrderStatus.CANCELLED && e.reason === UpdateReason.DEAD_MAN_SWITCH)
     .map((e) => (e.type === 'orderUpdate' ? e.order_id : 0));
 }
 
-describe.each(engines)('%s engine: dead-man switch', (_name, factory) => {
+describe.each(ENGINES)('%s engine: dead-man switch', (_name, factory) => {
   const make = (): Harness => {
     const h = new Harness(factory, standardConfig({}, { maker: 0, taker: 10 }));
     h.beginBatch(T0);
@@ -101,7 +91,7 @@ describe.each(engines)('%s engine: dead-man switch', (_name, factory) => {
   });
 });
 
-describe.each(engines)('%s engine: cancel on disconnect (operator request)', (_name, factory) => {
+describe.each(ENGINES)('%s engine: cancel on disconnect (operator request)', (_name, factory) => {
   it('cancels every resting order of the account (reason disconnect); refused when none rests or the account is unknown', () => {
     const h = new Harness(factory, standardConfig({}, { maker: 0, taker: 10 }));
     h.beginBatch(T0);

@@ -2,33 +2,22 @@
 // rule on both engines. The harness checks every state and event invariant (conservation first)
 // after every request and every batch start.
 import { describe, expect, it } from 'vitest';
-import { createFastEngine } from '../../src/engine/engine.js';
 import type { EngineEvent } from '../../src/engine/event_log.js';
-import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import { OrderType, RequestKind as K, Side } from '../../src/engine/types.js';
 import { Code, Reject as RJ } from '../../src/engine/codes.js';
 import { FORCE_INCLUSION_DEADLINE_MS, REFERRAL_ACTIVE_MS } from '../../src/engine/rules.js';
 import { ETH, USDC, standardConfig } from './generator.js';
-import { Harness, acc, rej } from './rules_harness.js';
-import type { EngineFactory } from './rules_harness.js';
+import { ENGINES, Harness, ONE, P2000, acc, rej, usdc } from './rules_harness.js';
 
 const BID = Side.BID;
 const ASK = Side.ASK;
-const P2000 = 2_000_000_000;
-const ONE = 1_000_000;
 const T0 = Date.UTC(2026, 10, 22);
-const usdc = (x: number): number => x * 1_000_000;
-
-const engines: [string, EngineFactory][] = [
-  ['reference', createReferenceEngine],
-  ['fast', createFastEngine],
-];
 
 function shares(events: EngineEvent[]): EngineEvent[] {
   return events.filter((e) => e.type === 'referralShare');
 }
 
-describe.each(engines)('%s engine', (_name, factory) => {
+describe.each(ENGINES)('%s engine', (_name, factory) => {
   const make = (fees = { maker: 0, taker: 10 }, limits = {}, hold_ms = 0): Harness =>
     new Harness(factory, { ...standardConfig(limits, fees), force_inclusion_hold_ms: hold_ms });
 

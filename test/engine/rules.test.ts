@@ -2,8 +2,6 @@
 // balances, run against both engines. The harness checks every state and event invariant
 // (conservation first) after every step.
 import { describe, expect, it } from 'vitest';
-import { createFastEngine } from '../../src/engine/engine.js';
-import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import {
   NO_MARKET,
   OrderStatus as S,
@@ -16,24 +14,13 @@ import {
 import { BalanceReason as BR, UpdateReason as UR } from '../../src/engine/events.js';
 import { Code, Reject as RJ } from '../../src/engine/codes.js';
 import { BTC, BTC_USDC, ETH, ETH_USDC, USDC, standardConfig } from './generator.js';
-import { Harness, acc, bal, fil, rej, upd } from './rules_harness.js';
-import type { EngineFactory } from './rules_harness.js';
+import { ENGINES, Harness, ONE, P2000, acc, bal, fil, rej, upd, usdc } from './rules_harness.js';
 
 const BID = Side.BID;
 const ASK = Side.ASK;
 const MAX = Number.MAX_SAFE_INTEGER;
-/** 2000.00 USDC per ETH. */
-const P2000 = 2_000_000_000;
-/** 1 ETH. */
-const ONE = 1_000_000;
-const usdc = (x: number): number => x * 1_000_000;
 
-const engines: [string, EngineFactory][] = [
-  ['reference', createReferenceEngine],
-  ['fast', createFastEngine],
-];
-
-describe.each(engines)('%s engine', (_name, factory) => {
+describe.each(ENGINES)('%s engine', (_name, factory) => {
   const make = (fees = { maker: 2, taker: 5 }, limits = {}): Harness => new Harness(factory, standardConfig(limits, fees));
 
   describe('deposits and withdrawals', () => {

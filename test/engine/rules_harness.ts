@@ -2,6 +2,8 @@
 // state and event invariants after every step (conservation first among them).
 import { expect } from 'vitest';
 import type { CanonicalState, EngineConfig, MatchingEngine } from '../../src/engine/api.js';
+import { createFastEngine } from '../../src/engine/engine.js';
+import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import { EventLog } from '../../src/engine/event_log.js';
 import type {
   AcceptedEvent, BalanceEvent, EngineEvent, FillEvent, OrderUpdateEvent, RejectedEvent,
@@ -13,6 +15,22 @@ import { Reject, REJECT_CODES } from '../../src/engine/codes.js';
 import type { Request } from '../../src/engine/types.js';
 
 export type EngineFactory = (config: EngineConfig) => MatchingEngine;
+
+/**
+ * The engines every rule test runs on (`describe.each(ENGINES)`): a rule holds in the reference
+ * and the fast engine alike, so each is pinned on both.
+ */
+export const ENGINES: ReadonlyArray<[name: string, factory: EngineFactory]> = [
+  ['reference', createReferenceEngine],
+  ['fast', createFastEngine],
+];
+
+/** 1 ETH (or 1 USDC): the assets' units have 6 decimals in the standard config. */
+export const ONE = 1_000_000;
+/** 2000.00 USDC per ETH. */
+export const P2000 = 2_000_000_000;
+/** `x` whole USDC in units. */
+export const usdc = (x: number): number => x * ONE;
 
 export interface PlaceOptions {
   market?: number;

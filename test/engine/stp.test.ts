@@ -2,28 +2,17 @@
 // rule with exact events, against both engines. The harness checks every invariant (including
 // "no fill has one account on both sides") after every step.
 import { describe, expect, it } from 'vitest';
-import { createFastEngine } from '../../src/engine/engine.js';
-import { createReferenceEngine } from '../../src/engine/reference/reference_engine.js';
 import { OrderStatus as S, RequestKind as K, Side, Stp, Tif } from '../../src/engine/types.js';
 import { BalanceReason as BR, UpdateReason as UR } from '../../src/engine/events.js';
 import { Reject as RJ } from '../../src/engine/codes.js';
 import { ETH, ETH_USDC, USDC, standardConfig } from './generator.js';
-import { Harness, acc, bal, fil, rej, upd } from './rules_harness.js';
-import type { EngineFactory } from './rules_harness.js';
+import { ENGINES, Harness, ONE, P2000, acc, bal, fil, rej, upd, usdc } from './rules_harness.js';
 
 const BID = Side.BID;
 const ASK = Side.ASK;
-const P2000 = 2_000_000_000;
 const P1990 = 1_990_000_000;
-const ONE = 1_000_000;
-const usdc = (x: number): number => x * 1_000_000;
 
-const engines: [string, EngineFactory][] = [
-  ['reference', createReferenceEngine],
-  ['fast', createFastEngine],
-];
-
-describe.each(engines)('%s engine', (_name, factory) => {
+describe.each(ENGINES)('%s engine', (_name, factory) => {
   /** Account 1 rests an ask of 1 ETH at 2000 (order 1), account 2 one at 2000 behind it (order 2). */
   const book = (): Harness => {
     const h = new Harness(factory, standardConfig({}, { maker: 0, taker: 0 }));
