@@ -33,6 +33,7 @@ import { eip191Hash } from '../src/auth/eip191.js';
 import { orderJsonMessage } from '../src/auth/messages.js';
 import { LocalNatsCluster } from '../src/cluster/local_nats.js';
 import { RECORD_BYTES } from '../src/cluster/log_format.js';
+import { runMain } from './cli_args.js';
 import { loadNativeSecp256k1, walletKey, type WalletKey } from './load/flow.js';
 import { Knobs } from './knobs.js';
 import { medianMeanOfMiddleTwo, quantileFloorRankOfSorted } from './quantile.js';
@@ -290,7 +291,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);

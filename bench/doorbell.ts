@@ -13,6 +13,7 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { nativeFutex } from '../src/ring/futex.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
+import { runMain } from './cli_args.js';
 import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';
 import { quantileFloorRankOfSorted } from './quantile.js';
 
@@ -99,10 +100,7 @@ async function main(): Promise<void> {
 }
 
 if (isMainThread) {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
+  runMain(main);
 } else {
   peer(workerData as PeerData);
 }

@@ -18,6 +18,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { nativeLoopBell } from '../src/ring/loop_bell.js';
 import { consumeOnLoop } from '../src/ring/ring_wake.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
+import { runMain } from './cli_args.js';
 import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';
 import { quantileFloorRankOfSorted } from './quantile.js';
 
@@ -131,10 +132,7 @@ async function main(): Promise<void> {
 }
 
 if (isMainThread) {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
+  runMain(main);
 } else {
   peer(workerData as PeerData);
 }

@@ -32,6 +32,7 @@ import { open } from 'lmdb';
 import { Journal } from '../src/journal/journal.js';
 import { encodeBatch } from '../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../src/ring/records.js';
+import { runMain } from './cli_args.js';
 import { Knobs } from './knobs.js';
 import { quantileFloorRankOfSorted } from './quantile.js';
 
@@ -285,7 +286,4 @@ async function main(): Promise<void> {
   }));
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);

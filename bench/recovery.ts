@@ -56,6 +56,7 @@ import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
 import { JOURNAL_CRC_IMPL } from '../src/journal/crc32.js';
 import { stateDigest } from '../src/engine/state.js';
+import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
 import { snapshotPhase, type SnapshotFigures } from './recovery_snapshot.js';
 import { Knobs } from './knobs.js';
@@ -321,7 +322,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);

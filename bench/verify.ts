@@ -9,6 +9,7 @@ import type { SignedMessage } from '../src/auth/verify.js';
 import { encodePackedBatch, splitTaskAnswer, verifyPackedBatch } from '../src/auth/verify_codec.js';
 import { createVerifyPool } from '../src/auth/verify_pool.js';
 import type { VerifyPoolOptions } from '../src/auth/verify_pool_options.js';
+import { runMain } from './cli_args.js';
 import { Knobs } from './knobs.js';
 import { makeCases, type Case } from './verify_cases.js';
 
@@ -115,7 +116,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

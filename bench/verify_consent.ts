@@ -15,6 +15,7 @@ import { addressFromPrivateKey, createRecoverer, signHash } from '../src/auth/re
 import { toHex0x } from '../src/auth/hex.js';
 import type { RecoveryJob } from '../src/da/consent_check.js';
 import { ConsentPool } from '../src/da/consent_pool.js';
+import { runMain } from './cli_args.js';
 import { Knobs } from './knobs.js';
 import { medianUpperMiddle } from './quantile.js';
 
@@ -102,7 +103,4 @@ async function main(): Promise<void> {
   }));
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);

@@ -21,6 +21,7 @@ import {
   INLINE_ITEMS_DEFAULT, STEAL_AFTER_US_DEFAULT, TASK_SIZE_DEFAULT,
 } from '../src/auth/verify_limits.js';
 import { SignatureBatcher } from '../src/gateway/signature_batcher.js';
+import { runMain } from './cli_args.js';
 import { Knobs } from './knobs.js';
 import { medianLowerMiddle, quantileFloorRankOfSorted } from './quantile.js';
 import { makeCases, type Case } from './verify_cases.js';
@@ -189,7 +190,4 @@ async function main(): Promise<void> {
   }));
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -35,6 +35,7 @@ import type { MatcherLink } from '../src/gateway/matcher_link.js';
 import { RingbookServer } from '../src/gateway/server.js';
 import { EventType } from '../src/ring/event_records.js';
 import type { WsHub } from '../src/gateway/ws/hub.js';
+import { runMain } from './cli_args.js';
 import { Knobs } from './knobs.js';
 
 const TARGET_DELIVERED_PER_S = 1_000_000;
@@ -545,10 +546,7 @@ async function main(): Promise<void> {
 }
 
 if (isMainThread) {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
+  runMain(main);
 } else {
   workerMain(workerData as WorkerInit);
 }
