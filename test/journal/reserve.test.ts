@@ -4,23 +4,14 @@
 // (the file's size does not move while they do), and what was appended reads back intact, also
 // after a reopen of a file that ends in zeros.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
 import { JOURNAL_RESERVE_BYTES_MAX, JOURNAL_RESERVE_STEP_BYTES_MAX, JournalReserve } from '../../src/journal/reserve.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-reserve-'));
-  dirs.push(d);
-  return d;
-}
+const tempDir = tempDirsPerFile('ringbook-reserve-');
 
 function records(count: number, seed: number): Int32Array {
   const r = new Int32Array(count * RECORD_WORDS);

@@ -5,10 +5,9 @@
 // reader finds a batch that is only there. Real files in temporary directories; the write-ahead
 // file is written with the journal's own writer, then left as a crash leaves it.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal } from '../../src/journal/journal.js';
 import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
@@ -16,17 +15,9 @@ import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { WAL_STORE_BATCHES, WAL_STORE_IDLE_MS } from '../../src/journal/wal_store.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-wal-'));
-  dirs.push(d);
-  return d;
-}
+const tempDir = tempDirsPerFile('ringbook-wal-');
 
 /** Batch `id`'s records: id % 5 + 1 random records (seeded by the id). */
 function recordsOf(id: number): Int32Array {

@@ -4,9 +4,8 @@
 // input hash consistent) and when a request nobody signed is written into the journal.
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeConsent } from '../../src/ring/consent.js';
 import { createRecordRing, RECORD_WORDS } from '../../src/ring/records.js';
 import { RequestWriter } from '../../src/ring/request_records.js';
@@ -15,16 +14,9 @@ import { Journal } from '../../src/journal/journal.js';
 import {
   Wallet, caughtUpState, runVerifier, api, deposit, hexToBytes, keccak_256, bytesToHex, startServer,
 } from './harness.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-consent-'));
-  dirs.push(d);
-  return d;
-}
+const tmp = tempDirsPerFile('ringbook-consent-');
 
 function verify(url: string, config: string, out: string): ReturnType<typeof runVerifier> {
   return runVerifier(url, config, ['--out', out]);

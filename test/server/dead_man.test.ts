@@ -2,22 +2,13 @@
 // arms a deadline at batch time + timeout; on an idle server the sequencer opens a batch by itself
 // when it falls due and cancels every resting order of the user; the cancel is engine state, so
 // a restart replays it identically (same root) and `ringbook verify` re-executes the chain.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fail, ok } from './checks.js';
 import { api, balances, caughtUpState, deposit, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-deadman-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-deadman-');
 
 async function openOrders(s: StartedServer, w: Wallet): Promise<{ order_id: string; status: string }[]> {
   return ok(await api(s.url).get(`/account/${w.address}/orders?status=open&limit=100`));

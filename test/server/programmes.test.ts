@@ -3,27 +3,17 @@
 // matter (the 90-day referral window and the 24-hour inclusion deadline) moved with the injected
 // sequencer clock (RINGBOOK_CLOCK_OFFSET_MS, read at start).
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   REPO_ROOT, Wallet, adminHeaders, adminState, api, balances, caughtUpState, deposit, startServer, type StartedServer,
 } from './harness.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const HOUR_MS = 3600 * 1000;
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-programmes-'));
-  dirs.push(d);
-  return d;
-}
+const dataDir = tempDirsPerFile('ringbook-programmes-');
 
 async function start(data_dir: string, clock_offset_ms = 0, config: Record<string, unknown> = {}): Promise<StartedServer> {
   return startServer({ config, env: { RINGBOOK_DATA_DIR: data_dir, RINGBOOK_CLOCK_OFFSET_MS: String(clock_offset_ms) } });

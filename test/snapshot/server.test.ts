@@ -4,25 +4,17 @@
 // snapshot is reported and the older one is used; a journal trimmed after snapshots still
 // recovers, and without any snapshot it refuses to start, saying why.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { decodeEngine, encodeEngine, encodeSnapshot, listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
 import { ok } from '../server/checks.js';
 import { adminHeaders, adminState, api, caughtUpState, runVerifier, startServer, type StartedServer } from '../server/harness.js';
 import { fund, readBack, snapshotWritten, trade } from './traffic.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const EVERY = 4;
-const dirs: string[] = [];
-function dataDir(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-snap-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const dataDir = tempDirsPerFile('ringbook-snap-');
 
 function verify(s: StartedServer, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const config = path.join(s.data_dir, 'test-config.json');
