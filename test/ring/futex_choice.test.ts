@@ -2,29 +2,19 @@
 // refused (a misspelt `atomic` once left the native futex on without a word). Each case runs the
 // compiled dist/src/ring/futex.js in its own process (a thread loads the module once and keeps
 // it), and the server itself is started with a bad value and must refuse to start.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ringFutexChoice } from '../../src/ring/futex.js';
 import { REPO_ROOT, startServer } from '../server/harness.js';
+import { nativeChoiceIn } from './native_choice.js';
 
-const run = promisify(execFile);
 const FUTEX_JS = path.join(REPO_ROOT, 'dist', 'src', 'ring', 'futex.js');
 
 /** What nativeFutex() gives in a fresh process of `futex_js` with RINGBOOK_RING_FUTEX=`value`. */
-async function nativeFutexIn(futex_js: string, value: string | undefined): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  if (value === undefined) delete env.RINGBOOK_RING_FUTEX;
-  else env.RINGBOOK_RING_FUTEX = value;
-  const script = `import(${JSON.stringify(futex_js)}).then((m) => {
-    try { console.log(m.nativeFutex() === null ? 'atomics' : 'native'); } catch (e) { console.log('error: ' + e.message); }
-  })`;
-  const r = await run(process.execPath, ['-e', script], { env, timeout: 20_000 });
-  return r.stdout.trim();
-}
+const nativeFutexIn = (futex_js: string, value: string | undefined): Promise<string> =>
+  nativeChoiceIn(futex_js, 'nativeFutex', 'RINGBOOK_RING_FUTEX', value);
 
 describe('RINGBOOK_RING_FUTEX', () => {
   it('takes auto (or unset), native and atomics; anything else is an error naming them', () => {

@@ -14,6 +14,7 @@ import { H_CONSUMER_BELL, H_CONSUMER_WAITERS } from '../../src/ring/ring_layout.
 import { loopBellChoice, nativeLoopBell } from '../../src/ring/loop_bell.js';
 import { consumeOnLoop } from '../../src/ring/ring_wake.js';
 import { REPO_ROOT, startServer } from '../server/harness.js';
+import { nativeChoiceIn } from './native_choice.js';
 import { assertDistFresh, startWorker } from './ring_peer.js';
 import { Rng, RECORD_WORDS, checkRecord } from './ring_records.js';
 
@@ -160,16 +161,8 @@ describe('an event-loop consumer woken by a worker producer', () => {
 });
 
 /** What nativeLoopBell() gives in a fresh process of `bell_js` with RINGBOOK_LOOP_BELL=`value`. */
-async function bellIn(bell_js: string, value: string | undefined): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  if (value === undefined) delete env.RINGBOOK_LOOP_BELL;
-  else env.RINGBOOK_LOOP_BELL = value;
-  const script = `import(${JSON.stringify(bell_js)}).then((m) => {
-    try { console.log(m.nativeLoopBell() === null ? 'atomics' : 'native'); } catch (e) { console.log('error: ' + e.message); }
-  })`;
-  const r = await run(process.execPath, ['-e', script], { env, timeout: 20_000 });
-  return r.stdout.trim();
-}
+const bellIn = (bell_js: string, value: string | undefined): Promise<string> =>
+  nativeChoiceIn(bell_js, 'nativeLoopBell', 'RINGBOOK_LOOP_BELL', value);
 
 describe('RINGBOOK_LOOP_BELL', () => {
   it('takes auto (or unset), native and atomics; anything else is an error naming them', () => {
