@@ -9,10 +9,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startServer, type Api, type StartedServer } from '../server/harness.js';
 import {
-  DEFAULT_MIX, KIND_CANCEL, KIND_ORDER, depositRequest, laneWallets, loadNativeSecp256k1, nextSignedRequest, walletKey, WalletFlow,
-  type NativeSecp256k1,
+  DEFAULT_MIX, KIND_CANCEL, KIND_ORDER, loadNativeSecp256k1, walletKey, WalletFlow, type NativeSecp256k1,
 } from '../../bench/load/flow.js';
-import { Lane, textSegment } from '../../bench/load/lanes.js';
+import { depositLanes } from '../../bench/load/phases.js';
+import { signedLanes } from './signed_lanes.js';
 import {
   LOADGEN_BINARY, chooseGenerator, loadgenArgs, phaseResultOf, runLoadgen, runNativePhase, writeRequestFile,
 } from '../../bench/load/native_generator.js';
@@ -28,34 +28,6 @@ let http: Api;
 let secp: NativeSecp256k1;
 let flows: WalletFlow[];
 let dir: string;
-
-/** A lane's requests as one segment (the shape the signer workers produce). */
-function laneOf(id: number, texts: string[], kinds: number[]): Lane {
-  const lane = new Lane(id);
-  lane.add(textSegment(texts, kinds));
-  return lane;
-}
-
-/** `rounds` signed requests per wallet, each wallet always on its own lane, in nonce order. */
-function signedLanes(rounds: number): { lanes: Lane[]; kinds: number[]; last_order_nonce: number[] } {
-  const all: number[] = [];
-  const last_order_nonce = new Array<number>(WALLETS).fill(0);
-  const lanes = Array.from({ length: LANES }, (_, l) => {
-    const texts: string[] = [];
-    const kinds: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      for (const w of laneWallets(l, LANES, WALLETS)) {
-        const req = nextSignedRequest(secp, flows[w]);
-        texts.push(req.text);
-        kinds.push(req.kind);
-        all.push(req.kind);
-        if (req.kind === KIND_ORDER) last_order_nonce[w] = Number(/"nonce":(\d+)/.exec(req.text)?.[1]);
-      }
-    }
-    return laneOf(l, texts, kinds);
-  });
-  return { lanes, kinds: all, last_order_nonce };
-}
 
 /** Orders the server holds for all wallets (any status) and each wallet's nonce high-water mark. */
 async function serverView(): Promise<{ orders: number; high_water: number[] }> {
@@ -82,13 +54,7 @@ beforeAll(async () => {
   s = await startServer();
   http = api(s.url);
   // Funding through the native generator too: 2 admin deposits per wallet, until every lane is empty.
-  const lanes = Array.from({ length: LANES }, (_, l) => {
-    const texts = laneWallets(l, LANES, WALLETS).flatMap((w) => [
-      depositRequest(flows[w].key.address, 'USDC', '100000', s.admin_token),
-      depositRequest(flows[w].key.address, 'ETH', '100', s.admin_token),
-    ]);
-    return laneOf(l, texts, texts.map(() => 2));
-  });
+  const lanes = depositLanes(flows.map((f) => f.key.address), LANES, s.admin_token);
   const fund = await runNativePhase({ port: s.port, lanes, mode: 'closed', duration_ms: Infinity });
   expect(fund.stats.deposit.ok).toBe(WALLETS * 2);
   expect(lanes.every((l) => l.remaining === 0)).toBe(true);
@@ -103,7 +69,7 @@ afterAll(async () => {
 describe('native load generator against the real server', () => {
   it('closed loop: answers every one of 200 signed requests, in per-wallet nonce order, and its counts match the server', async () => {
     const before = await serverView();
-    const { lanes, kinds, last_order_nonce } = signedLanes(ROUNDS);
+    const { lanes, kinds, last_order_nonce } = signedLanes(secp, flows, LANES, ROUNDS);
     const file = path.join(dir, 'closed.bin');
     expect(writeRequestFile(file, lanes)).toBe(WALLETS * ROUNDS);
     const rep = await runLoadgen(loadgenArgs({ port: s.port, lanes, mode: 'closed', duration_ms: Infinity }, file), RUN_TIMEOUT_MS);
@@ -144,7 +110,7 @@ describe('native load generator against the real server', () => {
 
   it('fixed rate: sends exactly rate x duration requests over about the requested time, latency from the schedule', async () => {
     const before = await serverView();
-    const { lanes } = signedLanes(ROUNDS);
+    const { lanes } = signedLanes(secp, flows, LANES, ROUNDS);
     const file = path.join(dir, 'open.bin');
     writeRequestFile(file, lanes);
     const rate = 200;

@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../server/harness.js';
-import {
-  DEFAULT_MIX, depositRequest, laneWallets, loadNativeSecp256k1, nextSignedRequest, walletKey, WalletFlow,
-} from '../../bench/load/flow.js';
-import { Lane, textSegment, type AnswerRecords } from '../../bench/load/lanes.js';
+import { DEFAULT_MIX, loadNativeSecp256k1, walletKey, WalletFlow } from '../../bench/load/flow.js';
+import type { AnswerRecords } from '../../bench/load/lanes.js';
+import { depositLanes } from '../../bench/load/phases.js';
+import { signedLanes } from './signed_lanes.js';
 import { LOADGEN_BINARY, runNativePhase } from '../../bench/load/native_generator.js';
 import { readStageRows } from '../../bench/load/targets.js';
 import { overlapUs, TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
@@ -20,12 +20,6 @@ const WALLETS = 6;
 const LANES = 3;
 const ROUNDS = 10;
 
-function laneOf(id: number, texts: string[], kinds: number[]): Lane {
-  const lane = new Lane(id);
-  lane.add(textSegment(texts, kinds));
-  return lane;
-}
-
 describe('tail attribution against the real server', () => {
   it('joins every signed answer of an open-loop phase with its stage row; the parts add up to the latency', async () => {
     expect(existsSync(LOADGEN_BINARY), `${LOADGEN_BINARY} (make native)`).toBe(true);
@@ -34,26 +28,9 @@ describe('tail attribution against the real server', () => {
     const s = await startServer({ config: { diagnostics: { stage_timings: true } } });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-tail-test-'));
     try {
-      const fund = Array.from({ length: LANES }, (_, l) => {
-        const texts = laneWallets(l, LANES, WALLETS).flatMap((w) => [
-          depositRequest(flows[w].key.address, 'USDC', '100000', s.admin_token),
-          depositRequest(flows[w].key.address, 'ETH', '100', s.admin_token),
-        ]);
-        return laneOf(l, texts, texts.map(() => 2));
-      });
+      const fund = depositLanes(flows.map((f) => f.key.address), LANES, s.admin_token);
       expect((await runNativePhase({ port: s.port, lanes: fund, mode: 'closed', duration_ms: Infinity })).stats.deposit.ok).toBe(WALLETS * 2);
-      const lanes = Array.from({ length: LANES }, (_, l) => {
-        const texts: string[] = [];
-        const kinds: number[] = [];
-        for (let r = 0; r < ROUNDS; r++) {
-          for (const w of laneWallets(l, LANES, WALLETS)) {
-            const req = nextSignedRequest(secp, flows[w]);
-            texts.push(req.text);
-            kinds.push(req.kind);
-          }
-        }
-        return laneOf(l, texts, kinds);
-      });
+      const { lanes } = signedLanes(secp, flows, LANES, ROUNDS);
       const n = WALLETS * ROUNDS;
       const res = await runNativePhase({ port: s.port, lanes, mode: 'open', rate: 200, duration_ms: (n / 200) * 1000, records: true });
       const rec = res.records as AnswerRecords;
