@@ -5,7 +5,7 @@ import {
   adminHeaders, adminState, settledAdminState, balances, deposit, request, Wallet, type Api, type StartedServer,
 } from './harness.js';
 import { serverPerFile } from './per_file.js';
-import { fail, ok } from './checks.js';
+import { fail, fundedWallet, ok } from './checks.js';
 
 let s: StartedServer;
 let a: Api;
@@ -17,11 +17,7 @@ serverPerFile((started, client) => {
   admin = adminHeaders(started);
 });
 
-async function funded(assets: Record<string, string>): Promise<Wallet> {
-  const w = Wallet.random();
-  for (const [asset, amount] of Object.entries(assets)) ok(await deposit(s, w.address, asset, amount));
-  return w;
-}
+const funded = (assets: Record<string, string>): Promise<Wallet> => fundedWallet(s, assets);
 
 describe('UNAUTHORIZED (401)', () => {
   const addr = '0x' + '12'.repeat(20);

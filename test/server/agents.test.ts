@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fail, ok } from './checks.js';
+import { fail, fundedWallet, ok } from './checks.js';
 import {
   adminHeaders, api, caughtUpState, deposit, runVerifier, settledAdminState, startServer, type Api, type StartedServer, Wallet,
 } from './harness.js';
@@ -24,12 +24,7 @@ serverPerFile((server, client) => {
 const HOUR_MS = 3_600_000;
 const ETH_BID = { market_id: 'ETH-USDC', side: 'bid', price: 1_900_000_000, quantity: 100_000 } as const;
 
-async function funded(): Promise<Wallet> {
-  const w = Wallet.random();
-  ok(await deposit(s, w.address, 'USDC', '100000'));
-  ok(await deposit(s, w.address, 'ETH', '10'));
-  return w;
-}
+const funded = (): Promise<Wallet> => fundedWallet(s, { USDC: '100000', ETH: '10' });
 
 async function openOrders(w: Wallet, client: Api = a): Promise<{ order_id: string }[]> {
   return ok(await client.get(`/account/${w.address}/orders?status=open&limit=100`));

@@ -2,9 +2,9 @@
 // contiguously in one engine batch (an order and its cancel by client id in the same call), a
 // malformed envelope refused whole, and each item counted against its wallet's rate limit.
 import { describe, expect, it } from 'vitest';
-import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
+import { balances, Wallet, type Api, type StartedServer } from './harness.js';
 import { serverPerFile } from './per_file.js';
-import { fail, ok } from './checks.js';
+import { fail, fundedWallet, ok } from './checks.js';
 
 const ORDERS_PER_WALLET = 8;
 let s: StartedServer;
@@ -18,12 +18,7 @@ serverPerFile((started, client) => {
 const MARKET = 'ETH-USDC';
 const P = 1_500_000_000;
 
-async function funded(): Promise<Wallet> {
-  const w = Wallet.random();
-  ok(await deposit(s, w.address, 'ETH', '1'));
-  ok(await deposit(s, w.address, 'USDC', '10000'));
-  return w;
-}
+const funded = (): Promise<Wallet> => fundedWallet(s, { ETH: '1', USDC: '10000' });
 
 describe('POST /orders/batch', () => {
   it('answers every item in order: successes and failures of every kind, accepted items in one engine batch', async () => {

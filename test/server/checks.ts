@@ -1,6 +1,6 @@
 // Assertions shared by the real-server tests.
 import { expect } from 'vitest';
-import { api, type ApiResponse, type StartedServer } from './harness.js';
+import { api, deposit, Wallet, type ApiResponse, type StartedServer } from './harness.js';
 
 export const REQUEST_ID = /^[0-9a-f]{12}-[0-9a-z]+$/;
 
@@ -58,4 +58,11 @@ export async function snapshot(s: StartedServer, addresses: string[]): Promise<u
   out.accounts = st.accounts;
   out.open_orders = st.open_orders;
   return out;
+}
+
+/** A new wallet with the admin deposits `assets` (asset -> amount, made in that order), each answered 200. */
+export async function fundedWallet(s: StartedServer, assets: Record<string, string>): Promise<Wallet> {
+  const w = Wallet.random();
+  for (const [asset, amount] of Object.entries(assets)) ok(await deposit(s, w.address, asset, amount));
+  return w;
 }

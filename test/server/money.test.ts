@@ -3,11 +3,11 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { describe, expect, it } from 'vitest';
 import {
-  addressOfPublicKey, adminState, balances, bytesToHex, deposit, hexToBytes, keccak_256, personalHash, recoverAddress,
+  addressOfPublicKey, adminState, balances, bytesToHex, hexToBytes, keccak_256, personalHash, recoverAddress,
   Wallet, type Api, type StartedServer,
 } from './harness.js';
 import { serverPerFile } from './per_file.js';
-import { fail, ok, snapshot } from './checks.js';
+import { fail, fundedWallet, ok, snapshot } from './checks.js';
 
 const OPERATOR_KEY = '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318';
 const OPERATOR_ADDRESS = addressOfPublicKey(secp256k1.getPublicKey(hexToBytes(OPERATOR_KEY), false));
@@ -40,11 +40,7 @@ function withdrawalDigest(user: string, asset_address: string, amount_wei: bigin
   return keccak_256(hexToBytes(encoded));
 }
 
-async function funded(assets: Record<string, string>): Promise<Wallet> {
-  const w = Wallet.random();
-  for (const [asset, amount] of Object.entries(assets)) ok(await deposit(s, w.address, asset, amount));
-  return w;
-}
+const funded = (assets: Record<string, string>): Promise<Wallet> => fundedWallet(s, assets);
 
 describe('operator identity', () => {
   it('admin state reports the operator address of RINGBOOK_OPERATOR_KEY and the configured settlement', async () => {

@@ -3,8 +3,8 @@
 // optional members (the colon form refused), and an EXPIRED order that locks nothing.
 import { describe, expect, it } from 'vitest';
 import { WsClient, type Msg } from '../ws/client.js';
-import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
-import { fail, ok } from './checks.js';
+import { balances, Wallet, type Api, type StartedServer } from './harness.js';
+import { fail, fundedWallet, ok } from './checks.js';
 import { serverPerFile } from './per_file.js';
 
 let s: StartedServer;
@@ -18,12 +18,7 @@ const MARKET = 'ETH-USDC';
 const P = 2_000_000_000;
 const Q = 300;
 
-async function funded(): Promise<Wallet> {
-  const w = Wallet.random();
-  ok(await deposit(s, w.address, 'ETH', '1'));
-  ok(await deposit(s, w.address, 'USDC', '10000'));
-  return w;
-}
+const funded = (): Promise<Wallet> => fundedWallet(s, { ETH: '1', USDC: '10000' });
 
 /**
  * Each case uses a price below the asks earlier cases left, so its bid meets only its own two.

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
 import { serverPerFile } from './per_file.js';
-import { fail, ok } from './checks.js';
+import { fail, fundedWallet, ok } from './checks.js';
 
 let s: StartedServer;
 let a: Api;
@@ -15,11 +15,7 @@ serverPerFile((started, client) => {
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-async function funded(assets: Record<string, string>): Promise<Wallet> {
-  const w = Wallet.random();
-  for (const [asset, amount] of Object.entries(assets)) ok(await deposit(s, w.address, asset, amount));
-  return w;
-}
+const funded = (assets: Record<string, string>): Promise<Wallet> => fundedWallet(s, assets);
 
 /** Fee account balance of `asset`, from conservation: deposits - withdrawals - every user balance. */
 function feeAccount(total_in: number, users: any[], asset: string): number {
