@@ -8,7 +8,6 @@
 // contract, a real server whose verify pool is broken by the dying fixture worker
 // (test/auth/fixtures/verify_worker_dies_after.mjs), restarted on the same data directory.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,17 +15,17 @@ import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, api, balances, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { CHAIN_ID, DevChain, deployForServerDefaults, OPERATOR, OPERATOR_KEY, waitFor } from './dev_chain.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const POLL_MS = 50;
 const DIES_AFTER = fileURLToPath(new URL('../auth/fixtures/verify_worker_dies_after.mjs', import.meta.url));
 
-const dirs: string[] = [];
+const tempDir = tempDirsPerFile('ringbook-chain-pool-');
 let chain: DevChain | null = null;
 let s: StartedServer | null = null;
 afterAll(async () => {
   await s?.stop();
   await chain?.close();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
 const lines = (text: string, part: string): string[] => text.split('\n').filter((l) => l.includes(part));
@@ -38,8 +37,7 @@ describe('the chain link with a broken verify pool', () => {
     const rpc = new JsonRpc(await chain.listen());
     const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
     const c = new SettlementContract(rpc, deployed.address);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-pool-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const data_dir = path.join(dir, 'data');
     fs.mkdirSync(data_dir);
     const config = {

@@ -7,9 +7,6 @@
 // count. A payload the front can read but the engine refuses (malformed: queued with its verdict,
 // refused at inclusion) is guarded too. Real parts: the in-process EVM behind its JSON-RPC shim,
 // the deployed Settlement contract, a real server with its chain link.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
@@ -17,17 +14,17 @@ import { SettlementContract } from '../../src/settlement/contract.js';
 import { JsonRpc } from '../../src/settlement/rpc.js';
 import { adminState, bytesToHex, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { CHAIN_ID, DevChain, deployForServerDefaults, OPERATOR, OPERATOR_KEY, pollUntil } from './dev_chain.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const POLL_MS = 50;
 const DAY_S = 24 * 3600;
 
-const dirs: string[] = [];
+const tempDir = tempDirsPerFile('ringbook-chain-refused-');
 let chain: DevChain | null = null;
 let s: StartedServer | null = null;
 afterAll(async () => {
   await s?.stop();
   await chain?.close();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
 describe('a forced entry the front refuses, on an idle exchange', () => {
@@ -38,8 +35,7 @@ describe('a forced entry the front refuses, on an idle exchange', () => {
     const rpc = new JsonRpc(await chain.listen());
     const deployed = await deployForServerDefaults(rpc, OPERATOR_KEY, OPERATOR);
     const c = new SettlementContract(rpc, deployed.address);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-refused-'));
-    dirs.push(dir);
+    const dir = tempDir();
     s = await startServer({
       config: { settlement: { contract: deployed.address, chain_id: CHAIN_ID, poll_ms: POLL_MS, start_block: Number(deployed.receipt.blockNumber), rpc_url: rpc.url } },
       env: { RINGBOOK_DATA_DIR: dir, RINGBOOK_OPERATOR_KEY: OPERATOR_KEY },

@@ -5,24 +5,21 @@
 // before the engine had included it (docs/settlement.md, "One chain reader"). Now it is counted at
 // the batch that includes it. Real parts: the in-process EVM behind its JSON-RPC shim, the deployed
 // Settlement contract, a real server (stopped and started again on its data dir) with its chain link.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminState, bytesToHex, deposit, request, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { devSettlement, OPERATOR_KEY, pollUntil, settlementConfig, type DevSettlement } from './dev_chain.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const POLL_MS = 50;
 /** Long enough to span a stop and a start of the server under CI load. */
 const HOLD_MS = 25_000;
 
-const dirs: string[] = [];
+const tempDir = tempDirsPerFile('ringbook-chain-restart-forced-');
 let dev: DevSettlement | null = null;
 let s: StartedServer | null = null;
 afterAll(async () => {
   await s?.stop();
   await dev?.chain.close();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
 describe('a forced entry waiting in the inbox across a restart', () => {
@@ -30,8 +27,7 @@ describe('a forced entry waiting in the inbox across a restart', () => {
     const alice = Wallet.random();
     dev = await devSettlement([alice.address]);
     const c = dev.contract;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-chain-restart-forced-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const options = {
       config: { force_inclusion: { hold_ms: HOLD_MS }, ...settlementConfig(dev, POLL_MS) },
       env: { RINGBOOK_DATA_DIR: dir, RINGBOOK_OPERATOR_KEY: OPERATOR_KEY },
