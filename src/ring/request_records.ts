@@ -1,7 +1,7 @@
 // The request record (front -> matcher): its layout, asserted when this module loads, the writer
 // the front uses and the reader the matcher uses. records.ts has what it shares with events.
 import { RequestKind, type Request } from '../engine/types.js';
-import { WordsRequest as WordsRequest_ } from '../engine/client_id.js';
+import { CLIENT_ID_BYTES_MAX, WordsRequest as WordsRequest_ } from '../engine/client_id.js';
 import { AGENT_NAME_BYTES_MAX as AGENT_NAME_BYTES_MAX_ } from '../engine/agents.js';
 import type { SpscRing } from './spsc_ring.js';
 import { CONSENT_KIND as CONSENT_KIND_, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
@@ -100,6 +100,8 @@ export function groupFollowingAt(i32: Int32Array, o: number): number {
 if (RQ_LOT_F64 * 2 + 2 > RQ_KIND_WORD) throw new Error('request record: float64 fields overlap int32 fields');
 if (CONSENT_KIND_WORD !== RQ_KIND_WORD) throw new Error('consent slots mark themselves in the request kind word');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('request record too small');
+// read copies an id (or an agent name) into a WordsRequest's words: they must hold the longest.
+if (CLIENT_ORDER_ID_BYTES_MAX !== CLIENT_ID_BYTES_MAX || AGENT_NAME_BYTES_MAX > CLIENT_ID_BYTES_MAX) throw new Error('request record: client id words too small');
 if (RQ_ADDRESS_WORD + ADDRESS_BYTES / 4 > RQ_CLIENT_ID_WORD) throw new Error('request address overlaps client id');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND_WORD || RQ_INNER_REJECT_WORD >= RQ_INNER_NONCE_F64 * 2 ||
   RQ_INNER_NONCE_F64 * 2 + 2 > RECORD_WORDS) throw new Error('request record: forced-inclusion fields overlap');
