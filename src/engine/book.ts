@@ -14,6 +14,7 @@
 // per amend). Declared, the constructor's first store gives the field its type (the typed array's
 // or the object's map) and those checks go (docs/benchmarks.md, h16m).
 
+import { ClientIdFound, ClientIdIndex } from './client_id_index.js';
 import { grownF64, grownI32 } from './grown.js';
 
 /**
@@ -22,6 +23,8 @@ import { grownF64, grownI32 } from './grown.js';
  * at every use, in optimized code too; see Side in types.ts).
  */
 export const enum Link { NIL = -1 }
+// ClientIdIndex (which cannot import this file) answers "no order" with its own -1.
+if ((ClientIdFound.NONE as number) !== (Link.NIL as number)) throw new Error('ClientIdIndex and the book disagree on "no slot"');
 
 /**
  * Order id -> slot, as an open-addressing hash table in typed arrays (linear probing,
@@ -133,122 +136,6 @@ export class OrderIndex {
 }
 
 /**
- * (account, client order id) -> slot for open orders that carry a client id: open addressing in
- * typed arrays (linear probing, backward-shift deletion) on a hash of both, each hit confirmed
- * against the order's own columns, so no key string is built or stored. Replaces a Map keyed by
- * `${account}:${id}`: building and hashing that string took ~25% of the journal replay's CPU
- * (bench/recovery.ts: 75% of its requests carry a client id, 25% cancel by one).
- */
-export class ClientIdIndex {
-  private declare hashes: Int32Array;
-  /** slot + 1; 0 marks an empty cell. */
-  private declare slots: Int32Array;
-  private declare mask: number;
-  size = 0;
-
-  private declare readonly store: OrderStore;
-
-  constructor(store: OrderStore, capacity_initial: number) {
-    this.store = store;
-    let n = 16;
-    while (n < capacity_initial * 2) n *= 2;
-    this.hashes = new Int32Array(n);
-    this.slots = new Int32Array(n);
-    this.mask = n - 1;
-  }
-
-  /** FNV-1a over the id's UTF-16 units, seeded with the account, then a murmur finaliser. */
-  static hash(account: number, client_order_id: string): number {
-    let h = Math.imul(account ^ 0x2545f491, 0x01000193);
-    for (let i = 0; i < client_order_id.length; i++) h = Math.imul(h ^ client_order_id.charCodeAt(i), 0x01000193);
-    h ^= h >>> 16;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
-    return h | 0;
-  }
-
-  /** The slot of the account's open order with this client id, or Link.NIL. */
-  find(account: number, client_order_id: string): number {
-    const h = ClientIdIndex.hash(account, client_order_id);
-    const mask = this.mask;
-    const st = this.store;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const v = this.slots[i];
-      if (v === 0) return Link.NIL;
-      const s = v - 1;
-      if (this.hashes[i] === h && st.i[s * OI.STRIDE + OI.ACCOUNT] === account && st.client_order_id[s] === client_order_id) return s;
-    }
-  }
-
-  /** Indexes `slot` under its account and client id (both set, the id not already indexed). */
-  add(slot: number): void {
-    if ((this.size + 1) * 2 > this.slots.length) this.grow();
-    const h = ClientIdIndex.hash(this.store.i[slot * OI.STRIDE + OI.ACCOUNT], this.store.client_order_id[slot]);
-    this.store.client_hash[slot] = h;
-    this.insert(h, slot + 1);
-    this.size++;
-  }
-
-  /**
-   * Removes `slot` (indexed, its account and client id unchanged since `add`). The hash `add`
-   * kept with the slot, not computed again: the id's string is then not read (a cold cache line
-   * for a maker filled long after it was placed; docs/benchmarks.md, h15p).
-   */
-  remove(slot: number): void {
-    const mask = this.mask;
-    const hashes = this.hashes;
-    const slots = this.slots;
-    let i = this.store.client_hash[slot] & mask;
-    while (slots[i] !== slot + 1) {
-      if (slots[i] === 0) return;
-      i = (i + 1) & mask;
-    }
-    let hole = i;
-    for (let j = (i + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
-      const home = hashes[j] & mask;
-      const between = hole <= j ? home > hole && home <= j : home > hole || home <= j;
-      if (!between) {
-        hashes[hole] = hashes[j];
-        slots[hole] = slots[j];
-        hole = j;
-      }
-    }
-    slots[hole] = 0;
-    this.size--;
-  }
-
-  private insert(h: number, v: number): void {
-    const mask = this.mask;
-    let i = h & mask;
-    while (this.slots[i] !== 0) i = (i + 1) & mask;
-    this.hashes[i] = h;
-    this.slots[i] = v;
-  }
-
-  private grow(): void {
-    const old_h = this.hashes;
-    const old_s = this.slots;
-    const n = old_s.length * 2;
-    const hashes = new Int32Array(n);
-    const slots = new Int32Array(n);
-    const mask = n - 1;
-    // Inline, as OrderIndex.grow: no field loads per entry in a loop that runs mostly unoptimized.
-    for (let i = 0; i < old_s.length; i++) {
-      const v = old_s[i];
-      if (v === 0) continue;
-      const h = old_h[i];
-      let j = h & mask;
-      while (slots[j] !== 0) j = (j + 1) & mask;
-      hashes[j] = h;
-      slots[j] = v;
-    }
-    this.hashes = hashes;
-    this.slots = slots;
-    this.mask = mask;
-  }
-}
-
-/**
  * Offsets of an order's float64 fields in `OrderStore.f` (at slot * OF.STRIDE + offset). A const
  * enum: tsc writes the numbers themselves into the engine's code.
  */
@@ -283,7 +170,7 @@ export const enum OI {
 
 /**
  * Resting orders. A slot's fields sit together: its 8 float64 fields in `f`, its 9 int32 fields
- * in `i` (100 bytes a slot; 104 with the client id's hash), so an order is two cache lines, not one per field; measured 11-13%
+ * in `i` (100 bytes a slot; 104 with ClientIdIndex's slot -> entry column), so an order is two cache lines, not one per field; measured 11-13%
  * faster than a typed array per field (docs/benchmarks.md, 2026-11-26). Slots are recycled
  * through a free list.
  */
@@ -292,9 +179,6 @@ export class OrderStore {
   declare readonly capacity_max: number;
   declare f: Float64Array;
   declare i: Int32Array;
-  declare client_order_id: string[];
-  /** ClientIdIndex's hash of the slot's account and client id (set by its `add`). */
-  declare client_hash: Int32Array;
   private declare free: Int32Array;
   private declare free_count: number;
   private declare used_high: number;
@@ -310,15 +194,13 @@ export class OrderStore {
     this.capacity_max = capacity_max;
     this.f = new Float64Array(n * OF.STRIDE);
     this.i = new Int32Array(n * OI.STRIDE);
-    this.client_order_id = new Array<string>(n).fill('');
-    this.client_hash = new Int32Array(n);
     this.free = new Int32Array(n);
     this.free_count = 0;
     this.used_high = 0;
     this.slot_by_id = new OrderIndex(n);
     // Sized as the order index: it holds a subset of the same orders. From 1,024 it was rehashed 7
     // times on the way to a journal replay's ~100,000 open orders (docs/benchmarks.md, h19b).
-    this.slot_by_client_id = new ClientIdIndex(this, n);
+    this.slot_by_client_id = new ClientIdIndex(n, n);
   }
 
   /** Number of resting orders. */
@@ -346,19 +228,15 @@ export class OrderStore {
 
   release(slot: number): void {
     this.slot_by_id.delete(this.f[slot * OF.STRIDE + OF.ID]);
-    this.client_order_id[slot] = '';
+    // Its client id's entry goes with it (a no-op for an order without one).
+    this.slot_by_client_id.remove(slot);
     this.free[this.free_count++] = slot;
   }
 
   private grow(n: number): void {
     this.f = grownF64(this.f, n * OF.STRIDE);
     this.i = grownI32(this.i, n * OI.STRIDE);
-    // One resize of the (holey, fast) elements, then filled: a push per slot resized them ~2 times
-    // per doubling and allocated on the young heap as it went (docs/benchmarks.md, h19b).
-    const ids = this.client_order_id;
-    ids.length = n;
-    ids.fill('', this.capacity, n);
-    this.client_hash = grownI32(this.client_hash, n);
+    this.slot_by_client_id.growSlots(n);
     this.free = grownI32(this.free, n);
     this.capacity = n;
   }

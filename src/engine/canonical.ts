@@ -6,6 +6,7 @@ import type {
   CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState,
 } from './api.js';
 import { Link, OF, OI, type BookSide } from './book.js';
+import { CLIENT_ID_WORDS, clientIdFromString, clientIdValid } from './client_id.js';
 import type { Books } from './engine_books.js';
 import { assert, MarketStatus, type EngineState } from './engine_state.js';
 import { FEE_ACCOUNT, Side } from './types.js';
@@ -153,7 +154,11 @@ function restoreOrder(st: EngineState, books: Books, m: number, row: CanonicalOr
   o.f[s * OF.STRIDE + OF.LOCKED] = row.locked_units;
   o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] = row.priority_seq;
   o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE] = row.last_fill_price_units;
-  books.linkAccount(s, account, row.client_order_id);
+  // The id as words (client_id.ts); a snapshot holds only ids its engine accepted.
+  const client_id = new Int32Array(CLIENT_ID_WORDS);
+  clientIdFromString(row.client_order_id, client_id, 0);
+  assert(row.client_order_id === '' || clientIdValid(client_id, 0), 'restored client ids are valid');
+  books.linkAccount(s, account, client_id);
   books.linkLevel(s);
 }
 
@@ -166,7 +171,7 @@ function canonicalSide(st: EngineState, side: BookSide): CanonicalOrder[] {
         order_id: o.f[s * OF.STRIDE + OF.ID], account: o.i[s * OI.STRIDE + OI.ACCOUNT], side: o.i[s * OI.STRIDE + OI.SIDE], tif: o.i[s * OI.STRIDE + OI.TIF],
         price_units: o.f[s * OF.STRIDE + OF.PRICE], quantity_units: o.f[s * OF.STRIDE + OF.QUANTITY], filled_units: o.f[s * OF.STRIDE + OF.FILLED],
         remaining_units: o.f[s * OF.STRIDE + OF.REMAINING], locked_units: o.f[s * OF.STRIDE + OF.LOCKED],
-        priority_seq: o.f[s * OF.STRIDE + OF.PRIORITY_SEQ], client_order_id: o.client_order_id[s],
+        priority_seq: o.f[s * OF.STRIDE + OF.PRIORITY_SEQ], client_order_id: o.slot_by_client_id.text(s),
         last_fill_price_units: o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE],
       });
     }

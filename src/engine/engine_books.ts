@@ -169,7 +169,7 @@ export class Books {
    * one of the account's open orders); the caller writes its prices and quantities and links its
    * level. Room was checked before acceptance.
    */
-  openSlot(order_id: number, account: number, m: number, side: number, tif: number, client_order_id: string): number {
+  openSlot(order_id: number, account: number, m: number, side: number, tif: number, client_id: Int32Array): number {
     const o = this.orders;
     const s = o.alloc(order_id);
     assert(s !== Link.NIL, 'capacity was checked before acceptance');
@@ -181,25 +181,27 @@ export class Books {
     oi[(si + OI.MARKET) | 0] = m | 0;
     oi[(si + OI.SIDE) | 0] = side | 0;
     oi[(si + OI.TIF) | 0] = tif | 0;
-    this.linkAccount(s, account, client_order_id);
+    this.linkAccount(s, account, client_id);
     return s;
   }
 
-  /** Makes a new slot one of the account's open orders (its list, its count, its client id). */
-  linkAccount(s: number, account: number, client_order_id: string): void {
+  /**
+   * Makes a new slot one of the account's open orders (its list, its count, its client id:
+   * `client_id` in client_id.ts's words, length 0 for none, valid otherwise).
+   */
+  linkAccount(s: number, account: number, client_id: Int32Array): void {
     const o = this.orders;
     const oi = o.i;
     const L = this.ledger;
     const si = (s * OI.STRIDE) | 0;
     oi[(si + OI.ACCOUNT) | 0] = account | 0;
-    o.client_order_id[s] = client_order_id;
     const head = L.order_head[account];
     oi[(si + OI.ACCT_PREV) | 0] = Link.NIL;
     oi[(si + OI.ACCT_NEXT) | 0] = head;
     if (head !== Link.NIL) oi[(head * OI.STRIDE + OI.ACCT_PREV) | 0] = s;
     L.order_head[account] = s;
     L.open_orders[account]++;
-    if (client_order_id !== '') o.slot_by_client_id.add(s);
+    if (client_id[0] !== 0) o.slot_by_client_id.add(s, account, client_id, 0);
   }
 
   /** Drops an order (already out of its level) from its account, the indexes, and frees its slot. */
@@ -213,7 +215,7 @@ export class Books {
     else o.i[ap * OI.STRIDE + OI.ACCT_NEXT] = an;
     if (an !== Link.NIL) o.i[an * OI.STRIDE + OI.ACCT_PREV] = ap;
     L.open_orders[account]--;
-    if (o.client_order_id[s] !== '') o.slot_by_client_id.remove(s);
+    // release takes the client id's entry too.
     o.release(s);
   }
 
@@ -294,18 +296,21 @@ export class Books {
   // ---------------------------------------------------------------------------------------------
   // Walks for the checks before a match
 
-  /** The account's open order by id (and client id when given), or by client id alone; Link.NIL when none. */
-  ownOpenOrder(account: number, order_id: number, client_order_id: string): number {
+  /**
+   * The account's open order by id (and client id when given), or by client id alone; Link.NIL
+   * when none. `client_id` in client_id.ts's words (length 0: none).
+   */
+  ownOpenOrder(account: number, order_id: number, client_id: Int32Array): number {
     const o = this.orders;
     let s: number | undefined;
     if (order_id !== 0) {
       s = o.slot_by_id.get(order_id);
       if (s === Link.NIL || o.i[s * OI.STRIDE + OI.ACCOUNT] !== account) return Link.NIL;
-      if (client_order_id !== '' && o.client_order_id[s] !== client_order_id) return Link.NIL;
+      if (client_id[0] !== 0 && !o.slot_by_client_id.matches(s, client_id, 0)) return Link.NIL;
       return s;
     }
-    if (client_order_id === '') return Link.NIL;
-    return o.slot_by_client_id.find(account, client_order_id);
+    if (client_id[0] === 0) return Link.NIL;
+    return o.slot_by_client_id.find(account, client_id, 0);
   }
 
   crosses(opposite: BookSide, side: number, p: number): boolean {

@@ -10,6 +10,7 @@ import {
   notionalCeilUnchecked as notionalCeil_, notionalFloorUnchecked as notionalFloor_,
 } from '../money/index.js';
 import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
+import { CLIENT_ID_WORDS, clientIdWordsOf as clientIdWordsOf_ } from './client_id.js';
 import type { Books } from './engine_books.js';
 import type { Programmes } from './engine_programmes.js';
 import type { EngineState } from './engine_state.js';
@@ -25,6 +26,7 @@ const feeCeil = feeCeil_;
 const feeFloor = feeFloor_;
 const notionalCeil = notionalCeil_;
 const notionalFloor = notionalFloor_;
+const clientIdWordsOf = clientIdWordsOf_;
 
 export class Matching {
   // `declare`: typed by the constructor's first store, not undefined first (book.ts says why).
@@ -56,7 +58,12 @@ export class Matching {
   private tk_lock = -0;
   private tk_last_price = -0;
   private tk_stop_reason = 0;
-  private tk_client_order_id = '';
+  /**
+   * The placed taker's client id as words (client_id.ts): its request's, or `client_id_scratch`
+   * made from a plain Request's string; read by rest when the remainder rests in a new slot.
+   */
+  private declare tk_client_id: Int32Array;
+  private readonly client_id_scratch = new Int32Array(CLIENT_ID_WORDS);
   /** The taker's self-trade prevention mode (Stp); an amend re-enters with expire_maker. */
   private tk_stp = 0;
   /** The amended order's own slot (kept out of its level while it matches), else Link.NIL. */
@@ -83,6 +90,7 @@ export class Matching {
     this.ledger = state.ledger;
     this.books = books;
     this.programmes = programmes;
+    this.tk_client_id = this.client_id_scratch;
   }
 
   /**
@@ -103,7 +111,7 @@ export class Matching {
     this.tk_lock = lock;
     this.tk_last_price = 0;
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
-    this.tk_client_order_id = r.client_order_id;
+    this.tk_client_id = clientIdWordsOf(r, this.client_id_scratch);
     this.tk_stp = r.stp;
     this.tk_slot = Link.NIL;
     this.tk_fill_touched = false;
@@ -132,7 +140,7 @@ export class Matching {
     this.tk_lock = new_lock;
     this.tk_last_price = o.f[s * OF.STRIDE + OF.LAST_FILL_PRICE];
     this.tk_stop_reason = UpdateReason.UNFILLED_REMAINDER;
-    this.tk_client_order_id = o.client_order_id[s];
+    // tk_client_id is not read: an amended order rests in its own slot (tk_slot), its id kept there.
     this.tk_stp = Stp.EXPIRE_MAKER;
     this.tk_slot = s;
     this.tk_fill_touched = false;
@@ -404,7 +412,7 @@ export class Matching {
     const m = this.tk_market;
     const account = this.tk_account;
     let s = this.tk_slot;
-    if (s === Link.NIL) s = this.books.openSlot(this.tk_order_id, account, m, this.tk_side, this.tk_tif, this.tk_client_order_id);
+    if (s === Link.NIL) s = this.books.openSlot(this.tk_order_id, account, m, this.tk_side, this.tk_tif, this.tk_client_id);
     o.f[s * OF.STRIDE + OF.PRICE] = this.tk_limit;
     o.f[s * OF.STRIDE + OF.QUANTITY] = this.tk_quantity;
     o.f[s * OF.STRIDE + OF.FILLED] = this.tk_filled;

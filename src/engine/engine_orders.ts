@@ -6,6 +6,7 @@
 // (engine.ts says why).
 import { Scale, isMultiple as isMultiple_, notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import { Link, OF, OI, type LevelStore, type OrderStore } from './book.js';
+import { CLIENT_ID_WORDS, clientIdValid as clientIdValid_, clientIdWordsOf as clientIdWordsOf_ } from './client_id.js';
 import type { Books } from './engine_books.js';
 import type { Matching } from './engine_matching.js';
 import { MarketStatus, reject as reject_, type EngineState } from './engine_state.js';
@@ -22,22 +23,8 @@ const Reject = Reject_;
 const isMultiple = isMultiple_;
 const notionalCeil = notionalCeil_;
 const reject = reject_;
-
-/**
- * Whether a client order id matches `^[A-Za-z0-9_-]{1,36}$` (the rule the reference engine and
- * the front state as that RegExp): a loop over its UTF-16 units. RegExp.prototype.test cost ~300
- * instructions per place in the journal replay, this ~8 per character (docs/benchmarks.md, h15p).
- */
-export function clientOrderIdValid(id: string): boolean {
-  const n = id.length;
-  if (n < 1 || n > 36) return false;
-  for (let i = 0; i < n; i++) {
-    const c = id.charCodeAt(i);
-    // 0-9, A-Z, a-z, '_', '-'
-    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45)) return false;
-  }
-  return true;
-}
+const clientIdValid = clientIdValid_;
+const clientIdWordsOf = clientIdWordsOf_;
 
 /** A limit order that may rest after matching (GTC or post-only). */
 function mayRest(r: Request): boolean {
@@ -64,6 +51,8 @@ export class OrderRequests {
   private lock = -0;
   /** A PLACE FOK that the book cannot fill: accepted, then cancelled without matching. */
   private fok_unfilled = false;
+  /** The words of a plain Request's client id (client_id.ts clientIdWordsOf; a WordsRequest brings its own). */
+  private readonly client_id_scratch = new Int32Array(CLIENT_ID_WORDS);
 
   constructor(state: EngineState, books: Books, matching: Matching) {
     this.st = state;
@@ -131,7 +120,7 @@ export class OrderRequests {
     const lock = this.lock;
     // The sequence taken before openSlot's call (after it V8 re-checks the state's map).
     const seq = this.st.next_priority_seq++;
-    const s = this.books.openSlot(order_id, r.account, m, side, r.tif, r.client_order_id);
+    const s = this.books.openSlot(order_id, r.account, m, side, r.tif, clientIdWordsOf(r, this.client_id_scratch));
     // `| 0`: openSlot's result is a call's, not typed int32; the row's index then is (int32
     // arithmetic, no overflow checks: OrderStore bounds the rows below 2^31 elements).
     const sf = (s * OF.STRIDE) | 0;
@@ -191,10 +180,11 @@ export class OrderRequests {
   private placeRoomReason(r: Request): number {
     const st = this.st;
     const account = r.account;
-    const coid = r.client_order_id;
-    if (coid !== '') {
-      if (!clientOrderIdValid(coid)) return Reject.CLIENT_ORDER_ID_INVALID;
-      if (this.orders.slot_by_client_id.find(account, coid) !== Link.NIL) return Reject.CLIENT_ORDER_ID_DUPLICATE;
+    // The id's words, not its string: a replayed request brings them from its record (client_id.ts).
+    const coid = clientIdWordsOf(r, this.client_id_scratch);
+    if (coid[0] !== 0) {
+      if (!clientIdValid(coid, 0)) return Reject.CLIENT_ORDER_ID_INVALID;
+      if (this.orders.slot_by_client_id.find(account, coid, 0) !== Link.NIL) return Reject.CLIENT_ORDER_ID_DUPLICATE;
     }
     const m = r.market;
     const p = r.price_units;
@@ -371,7 +361,7 @@ export class OrderRequests {
 
   cancel(r: Request, out: EventSink): void {
     const st = this.st;
-    const s = this.books.ownOpenOrder(r.account, r.order_id, r.client_order_id);
+    const s = this.books.ownOpenOrder(r.account, r.order_id, clientIdWordsOf(r, this.client_id_scratch));
     if (s === Link.NIL) return reject(r, out, Reject.ORDER_NOT_FOUND);
     st.acceptSigned(r, this.orders.f[s * OF.STRIDE + OF.ID], out);
     this.books.cancelResting(s, UpdateReason.USER_CANCEL, out);

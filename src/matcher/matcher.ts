@@ -10,7 +10,8 @@ import { EventWriter } from '../ring/event_writer.js';
 import type { FastEngine } from '../engine/engine.js';
 import { CONSENT_SLOTS_MAX } from '../ring/consent.js';
 import { AccountRegistry } from './registry.js';
-import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
+import { RequestKind, type Request } from '../engine/types.js';
+import { WordsRequest } from '../engine/client_id.js';
 
 // Module-local copies of imported constants used on the replay's hot path: an imported binding
 // is a cell that optimized code loads and hole-checks at each use (src/ring/event_writer.ts).
@@ -79,7 +80,8 @@ export class Matcher {
   private readonly ring_reader: RequestReader | null;
   private readonly writer: EventWriter;
   private readonly options: MatcherOptions;
-  private readonly request: Request = emptyRequest();
+  /** Its client id as words from the record (client_id.ts): no string per request. */
+  private readonly request: WordsRequest = new WordsRequest();
   private readonly batch_records: Int32Array;
   private readonly batch_views: RecordViews;
   /** Ids registered for the request being applied (kept only if it is accepted). */

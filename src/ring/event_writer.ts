@@ -1,6 +1,7 @@
 // the event ring under the named fields of event_records.ts (the layout, the names and the readers
 // the front uses; records.ts has what events share with requests).
 import type { Request } from '../engine/types.js';
+import { WordsRequest as WordsRequest_ } from '../engine/client_id.js';
 import type { EventSink, MarketInfo } from '../engine/events.js';
 import type { SpscRing } from './spsc_ring.js';
 import { ADDRESS_BYTES as ADDRESS_BYTES_, bytesOf, writeAscii } from './records.js';
@@ -12,6 +13,7 @@ import * as layout from './event_records.js';
 // writers below use ~50 of them per replayed request (docs/benchmarks.md, h16r: a 3-field store
 // sequence compiled to 372 bytes against 616 with the imports).
 const ADDRESS_BYTES = ADDRESS_BYTES_;
+const WordsRequest = WordsRequest_;
 const EV_ADDRESS_WORD = layout.EV_ADDRESS_WORD;
 const EV_CLIENT_ID_LENGTH_WORD = layout.EV_CLIENT_ID_LENGTH_WORD;
 const EV_CLIENT_ID_WORD = layout.EV_CLIENT_ID_WORD;
@@ -124,13 +126,36 @@ export class EventWriter implements EventSink {
       f[b + AcceptedField.ASSET] = r.asset;
       f[b + AcceptedField.AMOUNT_UNITS] = r.amount_units;
       f[b + AcceptedField.REQUEST_ORDER_ID] = r.order_id;
-      const coid = r.client_order_id;
-      this.i32[o + EV_CLIENT_ID_LENGTH_WORD] = coid.length;
-      writeAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, coid);
+      // A WordsRequest's words unless its id is one no record carries (an assigned string: length -1).
+      if (r instanceof WordsRequest && r.client_id[0] >= 0) {
+        this.clientIdWords(o, r.client_id);
+      } else {
+        const coid = r.client_order_id;
+        this.i32[o + EV_CLIENT_ID_LENGTH_WORD] = coid.length;
+        writeAscii(this.u8, (o + EV_CLIENT_ID_WORD) * 4, coid);
+      }
     } else {
       this.i32[o + EV_CLIENT_ID_LENGTH_WORD] = 0;
     }
     if (this.new_ids.length > 0) this.announceNew();
+  }
+
+  /**
+   * The client id of a WordsRequest into record `o` by words (no string made): the same bytes as
+   * writeAscii of its string, and the bytes after it in its last word left as they were.
+   */
+  private clientIdWords(o: number, ids: Int32Array): void {
+    const i32 = this.i32;
+    const len = ids[0];
+    i32[o + EV_CLIENT_ID_LENGTH_WORD] = len;
+    const at = o + EV_CLIENT_ID_WORD;
+    const full = len >> 2;
+    for (let k = 0; k < full; k++) i32[at + k] = ids[1 + k];
+    const tail = len & 3;
+    if (tail !== 0) {
+      const mask = (1 << (tail << 3)) - 1;
+      i32[at + full] = (i32[at + full] & ~mask) | (ids[1 + full] & mask);
+    }
   }
 
   /** Announces `account` (address at `bytes[offset..]`) if the current request is accepted. */

@@ -1,6 +1,7 @@
 // The request record (front -> matcher): its layout, asserted when this module loads, the writer
 // the front uses and the reader the matcher uses. records.ts has what it shares with events.
 import { RequestKind, type Request } from '../engine/types.js';
+import { CLIENT_ID_BYTES_MAX, WordsRequest as WordsRequest_ } from '../engine/client_id.js';
 import { AGENT_NAME_BYTES_MAX as AGENT_NAME_BYTES_MAX_ } from '../engine/agents.js';
 import type { SpscRing } from './spsc_ring.js';
 import { CONSENT_KIND as CONSENT_KIND_, CONSENT_KIND_WORD, consentSlotCount, writeConsentSlots } from './consent.js';
@@ -11,6 +12,7 @@ import {
 // Module-local copies of imported constants used on the replay's hot path: an imported binding
 // is a cell that optimized code loads and hole-checks at each use (src/ring/event_writer.ts).
 const AGENT_NAME_BYTES_MAX = AGENT_NAME_BYTES_MAX_;
+const WordsRequest = WordsRequest_;
 const CONSENT_KIND = CONSENT_KIND_;
 const CLIENT_ORDER_ID_BYTES_MAX = CLIENT_ORDER_ID_BYTES_MAX_;
 
@@ -98,6 +100,8 @@ export function groupFollowingAt(i32: Int32Array, o: number): number {
 if (RQ_LOT_F64 * 2 + 2 > RQ_KIND_WORD) throw new Error('request record: float64 fields overlap int32 fields');
 if (CONSENT_KIND_WORD !== RQ_KIND_WORD) throw new Error('consent slots mark themselves in the request kind word');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RECORD_WORDS) throw new Error('request record too small');
+// read copies an id (or an agent name) into a WordsRequest's words: they must hold the longest.
+if (CLIENT_ORDER_ID_BYTES_MAX !== CLIENT_ID_BYTES_MAX || AGENT_NAME_BYTES_MAX > CLIENT_ID_BYTES_MAX) throw new Error('request record: client id words too small');
 if (RQ_ADDRESS_WORD + ADDRESS_BYTES / 4 > RQ_CLIENT_ID_WORD) throw new Error('request address overlaps client id');
 if (RQ_CLIENT_ID_WORD + CLIENT_ORDER_ID_BYTES_MAX / 4 > RQ_INNER_KIND_WORD || RQ_INNER_REJECT_WORD >= RQ_INNER_NONCE_F64 * 2 ||
   RQ_INNER_NONCE_F64 * 2 + 2 > RECORD_WORDS) throw new Error('request record: forced-inclusion fields overlap');
@@ -280,9 +284,20 @@ export class RequestReader {
     r.taker_fee_bps = i[o + RQ_TAKER_BPS_WORD];
     r.auto_cancel_ratio_ppm = i[o + RQ_RATIO_PPM_WORD];
     const len = i[o + RQ_CLIENT_ID_LENGTH_WORD];
-    r.client_order_id = r.kind === RequestKind.APPROVE_AGENT
-      ? (len > 0 && len <= AGENT_NAME_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_AGENT_NAME_WORD) * 4, len) : '')
-      : (len > 0 && len <= CLIENT_ORDER_ID_BYTES_MAX ? readAscii(this.v.u8, (o + RQ_CLIENT_ID_WORD) * 4, len) : '');
+    const named = r.kind === RequestKind.APPROVE_AGENT;
+    const id_at = o + (named ? RQ_AGENT_NAME_WORD : RQ_CLIENT_ID_WORD);
+    const id_len = len > 0 && len <= (named ? AGENT_NAME_BYTES_MAX : CLIENT_ORDER_ID_BYTES_MAX) ? len : 0;
+    if (r instanceof WordsRequest) {
+      // The id's words as the record holds them (client_id.ts), its string made only if read: a
+      // string per request was ~180 instructions and half the replay's allocation (h19b, h20a).
+      const ids = r.client_id;
+      ids[0] = id_len;
+      const words = (id_len + 3) >> 2;
+      for (let k = 0; k < words; k++) ids[1 + k] = i[id_at + k];
+      r.clientIdWritten();
+    } else {
+      r.client_order_id = id_len > 0 ? readAscii(this.v.u8, id_at * 4, id_len) : '';
+    }
     r.inner_kind = i[o + RQ_INNER_KIND_WORD];
     r.inner_reject = i[o + RQ_INNER_REJECT_WORD];
     r.inner_nonce = f[fb + RQ_INNER_NONCE_F64];

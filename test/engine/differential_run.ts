@@ -12,6 +12,7 @@ import { OrderTracker, checkInvariants } from '../../src/engine/invariants.js';
 import { canonicalJson, stateDigest } from '../../src/engine/state.js';
 import { payloadRequest } from '../../src/engine/programmes.js';
 import { emptyRequest, RequestKind, type Request } from '../../src/engine/types.js';
+import { WordsRequest } from '../../src/engine/client_id.js';
 import { RequestGenerator, sequenceLength } from './generator.js';
 
 export type EngineFactory = (config: EngineConfig) => MatchingEngine;
@@ -133,7 +134,9 @@ export function runSequence(
     }
     const r = gen.next();
     requests.push(r);
-    const mine = { ...r };
+    // Odd seeds hand the candidate a WordsRequest (the matcher's kind: the client id as words,
+    // src/engine/client_id.ts), even seeds a plain copy: the fast engine takes both.
+    const mine: Request = seed % 2 === 1 ? Object.assign(new WordsRequest(), r) : { ...r };
     try {
       ref.apply(r, refLog);
     } catch (e) {

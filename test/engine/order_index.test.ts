@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Link, OI, OrderIndex, OrderStore } from '../../src/engine/book.js';
+import { CLIENT_ID_WORDS, clientIdFromString } from '../../src/engine/client_id.js';
 
 describe('OrderIndex', () => {
   it('agrees with a Map on random operation sequences (growth, backward-shift deletes, wrap-around)', () => {
@@ -52,10 +53,16 @@ describe('OrderIndex', () => {
 });
 
 describe('ClientIdIndex', () => {
+  const idWords = (coid: string): Int32Array => {
+    const w = new Int32Array(CLIENT_ID_WORDS);
+    clientIdFromString(coid, w, 0);
+    return w;
+  };
+
   it('agrees with a Map keyed by (account, client id) on random sequences (growth, shared hashes, deletes)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom('add', 'remove', 'find'), fc.integer({ min: 1, max: 6 }), fc.constantFrom('a', 'b', 'c1', 'c2', 'c10', 'x-_9', 'A')), { maxLength: 300 }),
+        fc.array(fc.tuple(fc.constantFrom('add', 'remove', 'find'), fc.integer({ min: 1, max: 6 }), fc.constantFrom('a', 'b', 'c1', 'c2', 'c10', 'x-_9', 'A', 'abcd', 'abcde', 'z'.repeat(36))), { maxLength: 300 }),
         (ops) => {
           const store = new OrderStore(4, 1000);
           const index = store.slot_by_client_id;
@@ -65,21 +72,23 @@ describe('ClientIdIndex', () => {
             if (op === 'add' && !model.has(key)) {
               const s = store.alloc(store.size + 1 + model.size * 7 + account);
               store.i[s * OI.STRIDE + OI.ACCOUNT] = account;
-              store.client_order_id[s] = coid;
-              index.add(s);
+              index.add(s, account, idWords(coid), 0);
               model.set(key, s);
             } else if (op === 'remove' && model.has(key)) {
               const s = model.get(key) as number;
-              index.remove(s);
               store.release(s);
+              expect(index.has(s)).toBe(false);
               model.delete(key);
             }
-            expect(index.find(account, coid)).toBe(model.get(key) ?? Link.NIL);
+            expect(index.find(account, idWords(coid), 0)).toBe(model.get(key) ?? Link.NIL);
             expect(index.size).toBe(model.size);
           }
           for (const [key, s] of model) {
             const [account, coid] = key.split(':');
-            expect(index.find(Number(account), coid)).toBe(s);
+            expect(index.find(Number(account), idWords(coid), 0)).toBe(s);
+            expect(index.matches(s, idWords(coid), 0)).toBe(true);
+            expect(index.matches(s, idWords(coid + 'x'), 0)).toBe(false);
+            expect(index.text(s)).toBe(coid);
           }
         },
       ),
@@ -92,14 +101,39 @@ describe('ClientIdIndex', () => {
     const put = (id: number, account: number, coid: string): number => {
       const s = store.alloc(id);
       store.i[s * OI.STRIDE + OI.ACCOUNT] = account;
-      store.client_order_id[s] = coid;
-      store.slot_by_client_id.add(s);
+      store.slot_by_client_id.add(s, account, idWords(coid), 0);
       return s;
     };
     const a = put(1, 1, '23');
     const b = put(2, 12, '3');
-    expect(store.slot_by_client_id.find(1, '23')).toBe(a);
-    expect(store.slot_by_client_id.find(12, '3')).toBe(b);
-    expect(store.slot_by_client_id.find(1, '3')).toBe(Link.NIL);
+    expect(store.slot_by_client_id.find(1, idWords('23'), 0)).toBe(a);
+    expect(store.slot_by_client_id.find(12, idWords('3'), 0)).toBe(b);
+    expect(store.slot_by_client_id.find(1, idWords('3'), 0)).toBe(Link.NIL);
+  });
+
+  it('keeps orders without a client id out, and grows its entries and slots past their first sizes', () => {
+    const store = new OrderStore(2, 5000);
+    const index = store.slot_by_client_id;
+    const slots: number[] = [];
+    for (let i = 1; i <= 3000; i++) {
+      const s = store.alloc(i);
+      store.i[s * OI.STRIDE + OI.ACCOUNT] = 1 + (i % 3);
+      if (i % 2 === 0) index.add(s, 1 + (i % 3), idWords(`c${i}`), 0);
+      slots.push(s);
+    }
+    expect(index.size).toBe(1500);
+    for (let i = 1; i <= 3000; i++) {
+      const s = slots[i - 1];
+      expect(index.has(s)).toBe(i % 2 === 0);
+      expect(index.text(s)).toBe(i % 2 === 0 ? `c${i}` : '');
+      expect(index.find(1 + (i % 3), idWords(`c${i}`), 0)).toBe(i % 2 === 0 ? s : Link.NIL);
+    }
+    for (let i = 2; i <= 3000; i += 4) store.release(slots[i - 1]);
+    expect(index.size).toBe(750);
+    // Freed entries are reused: a new id in a freed slot reads back as itself.
+    const s = store.alloc(9999);
+    index.add(s, 2, idWords('fresh'), 0);
+    expect(index.text(s)).toBe('fresh');
+    expect(index.find(2, idWords('fresh'), 0)).toBe(s);
   });
 });
