@@ -26,7 +26,7 @@
  */
 
 // keccak256 from ./keccak.js (hash-wasm): byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts).
-import { KECCAK_INPUT, keccak256OfInput } from './keccak.js';
+import { KECCAK_INPUT, keccak256OfWordPair, keccak256TwiceOfInput } from './keccak.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from './abi.js';
 import { bytesEqual, bytesToHex0x, compareBytes, tryHexToBytes } from './hex.js';
 
@@ -136,21 +136,13 @@ export function fillLeafHash(leaf: FillLeaf): Uint8Array {
   return out;
 }
 
-/** `fill_hash` written to `out[at .. at+32)` (the second hash in place). */
-function fillLeafHashInto(leaf: FillLeaf, out: Uint8Array, at: number): void {
-  // Encoded straight into keccak's input buffer (a fill is ~512 bytes): no buffer per fill.
-  keccak256OfInput(writeFillLeaf(leaf, KECCAK_INPUT), out, at);
-  copyToInput(out, at, 0);
-  keccak256OfInput(HASH, out, at);
-}
-
 /**
- * Copies the 32 bytes at `src[from..]` to keccak's input at `to`: a byte loop, not
- * `set(subarray(..))`, whose view per copy was three allocations per fill in the DA thread.
+ * `fill_hash` written to `out[at .. at+32)`: the encoding goes straight into keccak's input buffer
+ * (a fill is ~512 bytes: no buffer per fill), and the second hash reads the first digest where
+ * the module left it (keccak256TwiceOfInput: no copy out and back).
  */
-function copyToInput(src: Uint8Array, from: number, to: number): void {
-  const input = KECCAK_INPUT;
-  for (let i = 0; i < HASH; i++) input[to + i] = src[from + i];
+function fillLeafHashInto(leaf: FillLeaf, out: Uint8Array, at: number): void {
+  keccak256TwiceOfInput(writeFillLeaf(leaf, KECCAK_INPUT), out, at);
 }
 
 /**
@@ -204,15 +196,20 @@ export function fillLeafFromValues(values: readonly string[]): FillLeaf {
   return leaf;
 }
 
+/** 32-byte hashes as 8 words each (a whole view of a fresh array: node i at word 8i). */
+const HASH_WORDS = HASH / 4;
+function wordsOf(bytes: Uint8Array): Int32Array {
+  return new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+}
+
 /**
- * keccak256 of the sorted concatenation of the 32-byte nodes `nodes[a..]` and `nodes[b..]`,
- * written to `nodes[out..]`: the pair goes straight into keccak's input (no scratch, no view).
+ * keccak256 of the sorted concatenation of nodes `a` and `b` (node indices: 32 bytes at 32i),
+ * written to node `out`: the pair goes from the words into keccak's context, the digest back
+ * by words (no byte loops, no view per pair). `bytes` and `words` view the same nodes.
  */
-function hashPairInto(nodes: Uint8Array, a: number, b: number, out: number): void {
-  const a_first = compareBytes(nodes, a, nodes, b, HASH) <= 0;
-  copyToInput(nodes, a_first ? a : b, 0);
-  copyToInput(nodes, a_first ? b : a, HASH);
-  keccak256OfInput(2 * HASH, nodes, out);
+function hashPairInto(bytes: Uint8Array, words: Int32Array, a: number, b: number, out: number): void {
+  const a_first = compareBytes(bytes, a * HASH, bytes, b * HASH, HASH) <= 0;
+  keccak256OfWordPair(words, (a_first ? a : b) * HASH_WORDS, (a_first ? b : a) * HASH_WORDS, words, out * HASH_WORDS);
 }
 
 export class FillsTree {
@@ -259,16 +256,16 @@ export class FillsTree {
 
     const size = 2 * n - 1;
     const nodes = new Uint8Array(size * HASH);
+    const words = wordsOf(nodes);
+    const leaf_words = wordsOf(hashes);
     const tree_index = new Uint32Array(n);
     for (let k = 0; k < n; k++) {
       const input = order[k]!;
       const t = size - 1 - k;
       tree_index[input] = t;
-      for (let j = 0; j < HASH; j++) nodes[t * HASH + j] = hashes[input * HASH + j];
+      for (let j = 0; j < HASH_WORDS; j++) words[t * HASH_WORDS + j] = leaf_words[input * HASH_WORDS + j];
     }
-    for (let i = size - 1 - n; i >= 0; i--) {
-      hashPairInto(nodes, (2 * i + 1) * HASH, (2 * i + 2) * HASH, i * HASH);
-    }
+    for (let i = size - 1 - n; i >= 0; i--) hashPairInto(nodes, words, 2 * i + 1, 2 * i + 2, i);
     return new FillsTree(nodes, tree_index);
   }
 
@@ -328,12 +325,13 @@ export function verifyFillProof(root_hex: string, leaf_hash_hex: string, proof_h
   if (root === null || leaf === null || !Array.isArray(proof_hex)) return false;
   if (root.every((b) => b === 0)) return false;
   const nodes = new Uint8Array(2 * HASH);
+  const words = wordsOf(nodes);
   nodes.set(leaf, 0);
   for (const p of proof_hex) {
     const sibling = tryHexToBytes(p, HASH);
     if (sibling === null) return false;
     nodes.set(sibling, HASH);
-    hashPairInto(nodes, 0, HASH, 0);
+    hashPairInto(nodes, words, 0, 1, 0);
   }
   return bytesEqual(nodes.subarray(0, HASH), root);
 }

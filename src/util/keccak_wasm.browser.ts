@@ -25,6 +25,20 @@ export function keccak256OfInputToDigest(length: number): void {
   keccak256Into(KECCAK_INPUT, 0, length, KECCAK_DIGEST, 0);
 }
 
+/** keccak256(keccak256(`KECCAK_INPUT[0 .. length)`)) written to `out[out_offset .. +32)`. */
+export function keccak256TwiceOfInput(length: number, out: Uint8Array, out_offset: number): void {
+  keccak256Into(KECCAK_INPUT, 0, length, KECCAK_DIGEST, 0);
+  keccak256Into(KECCAK_DIGEST, 0, 32, out, out_offset);
+}
+
+/** keccak256 of `words[a .. a+8) ++ words[b .. b+8)` written to `out[o .. o+8)`. */
+export function keccak256OfWordPair(words: Int32Array, a: number, b: number, out: Int32Array, o: number): void {
+  const pair = new Uint8Array(64);
+  pair.set(new Uint8Array(words.buffer, words.byteOffset + 4 * a, 32), 0);
+  pair.set(new Uint8Array(words.buffer, words.byteOffset + 4 * b, 32), 32);
+  keccak256Into(pair, 0, 64, new Uint8Array(out.buffer, out.byteOffset + 4 * o, 32), 0);
+}
+
 /** keccak256 of `data[offset .. offset+length)` written to `out[out_offset .. +32)` (may overlap `data`). */
 export function keccak256Into(data: Uint8Array, offset: number, length: number, out: Uint8Array, out_offset: number): void {
   hasher.init();

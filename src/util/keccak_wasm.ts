@@ -200,6 +200,33 @@ export function keccak256OfInputToDigest(length: number): void {
 }
 
 /**
+ * keccak256(keccak256(`KECCAK_INPUT[0 .. length)`)) written to `out[out_offset .. +32)`: the fills
+ * tree's double-hashed leaves (OpenZeppelin's). Hash_Final leaves the first digest at the start of
+ * the input buffer ({@link KECCAK_DIGEST} is `KECCAK_INPUT[0 .. 32)`), which is where the second
+ * hash reads its 32 bytes: no copy out and back in between.
+ */
+export function keccak256TwiceOfInput(length: number, out: Uint8Array, out_offset: number): void {
+  keccak256OfInputToDigest(length);
+  keccak256OfInputToDigest(DIGEST_BYTES);
+  putDigest(out, out_offset);
+}
+
+/**
+ * keccak256 of the 64 bytes `words[a .. a+8) ++ words[b .. b+8)` (two 32-byte nodes) written to
+ * `out[o .. o+8)` (may be `words`, any of the three places): a Merkle pair (the fills tree's),
+ * one block straight from the words into the context, the digest out by 8 word moves. The
+ * callers' node indices are inside their arrays (not checked here: a typed array read past its
+ * end gives 0, a write is dropped).
+ */
+export function keccak256OfWordPair(words: Int32Array, a: number, b: number, out: Int32Array, o: number): void {
+  hashInit(BITS);
+  for (let i = 0; i < 8; i++) MESSAGE_WORDS[i] = words[a + i];
+  for (let i = 0; i < 8; i++) MESSAGE_WORDS[8 + i] = words[b + i];
+  finalBlock(2 * DIGEST_BYTES, 16);
+  for (let i = 0; i < 8; i++) out[o + i] = DIGEST_WORDS[i];
+}
+
+/**
  * keccak256 of the `length` bytes (<= 16 KiB) starting at word `word_offset` of `words`, written
  * to `out[out_offset .. +32)`. A word loop instead of `set(subarray(..))`: the state trie hashes
  * ~16 nodes per request at max rate, and the view each `subarray` made was the largest single
@@ -306,6 +333,22 @@ function layoutCheck(): void {
       hash();
       if (Buffer.compare(got, want) !== 0) throw new Error(`keccak: ${name} disagrees with hash-wasm's Hash_Calculate at ${length} bytes`);
     }
+    // The double hash reads the first digest where Hash_Final left it (the buffer's start).
+    KECCAK_INPUT.set(want);
+    calculate(DIGEST_BYTES, BITS, KECCAK_PADDING);
+    want.set(digest);
+    KECCAK_INPUT.set(data.subarray(0, length));
+    got.fill(0);
+    keccak256TwiceOfInput(length, got, 0);
+    if (Buffer.compare(got, want) !== 0) throw new Error(`keccak: keccak256TwiceOfInput disagrees with hash-wasm's Hash_Calculate at ${length} bytes`);
   }
+  // A pair of words: the 64 bytes from two places.
+  const pair = new Int32Array(24);
+  for (let i = 0; i < 16; i++) pair[i] = Math.imul(i + 1, 0x9e3779b1);
+  KECCAK_INPUT.set(new Uint8Array(pair.buffer, 0, 64));
+  calculate(2 * DIGEST_BYTES, BITS, KECCAK_PADDING);
+  want.set(digest);
+  keccak256OfWordPair(pair, 0, 8, pair, 16);
+  if (Buffer.compare(new Uint8Array(pair.buffer, 64, DIGEST_BYTES), want) !== 0) throw new Error("keccak: keccak256OfWordPair disagrees with hash-wasm's Hash_Calculate");
 }
 layoutCheck();

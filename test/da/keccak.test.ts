@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { KECCAK_INPUT, keccak256, keccak256Into, keccak256OfInput, keccak256OfWords } from '../../src/da/keccak.js';
-import { KECCAK_DIGEST, keccak256OfInputToDigest } from '../../src/util/keccak_wasm.js';
+import { KECCAK_DIGEST, keccak256OfInputToDigest, keccak256OfWordPair, keccak256TwiceOfInput } from '../../src/util/keccak_wasm.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -99,6 +99,51 @@ describe('keccak256', () => {
     keccak256Into(new Uint8Array(3), 0, 3, short, 8);
     expect(() => keccak256Into(new Uint8Array(3), 0, 3, short, 12)).toThrow(RangeError);
     expect(() => keccak256Into(new Uint8Array(3), 0, 3, new Uint8Array(31), 0)).toThrow(RangeError);
+  });
+
+  // Every offset of arrays whose lengths are and are not multiples of 4, each hashed into twice in a
+  // row (the second finds the cached words view: word moves when aligned, set() otherwise), the
+  // bytes around the digest random and kept, the offsets near the end too.
+  it('writes the digest at every offset of an array hashed into twice in a row, bytes around it kept', () => {
+    let seed = 99;
+    const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    for (const length of [32, 33, 35, 36, 40, 41, 64, 161]) {
+      const out = new Uint8Array(length);
+      for (let offset = 0; offset + 32 <= length; offset++) {
+        for (let pass = 0; pass < 2; pass++) {
+          for (let i = 0; i < length; i++) out[i] = next() >>> 24;
+          const before = Uint8Array.from(out);
+          const data = new Uint8Array(1 + (next() % 200)).map(() => next() >>> 24);
+          if (pass === 0) keccak256Into(data, 0, data.length, out, offset);
+          else {
+            KECCAK_INPUT.set(data);
+            keccak256OfInput(data.length, out, offset);
+          }
+          const want = Uint8Array.from(before);
+          want.set(keccak_256(data), offset);
+          expect(hex(out), `length ${length}, offset ${offset}, pass ${pass}`).toBe(hex(want));
+        }
+      }
+    }
+  });
+
+  // h20d: the fills tree's double hash (the second reads the first digest where the module left it)
+  // and its word pairs (either node first, the output over one of the inputs), against noble.
+  it('double-hashes the input buffer and hashes word pairs as noble does', () => {
+    let seed = 7;
+    const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    for (const n of [0, 1, 64, 135, 136, 512, 600]) {
+      const data = new Uint8Array(n).map(() => next() >>> 24);
+      KECCAK_INPUT.set(data);
+      const out = new Uint8Array(40);
+      keccak256TwiceOfInput(n, out, 5);
+      expect(hex(out.subarray(5, 37)), `twice, ${n} bytes`).toBe(hex(keccak_256(keccak_256(data))));
+    }
+    const nodes = new Int32Array(8 * 5).map(() => next() | 0);
+    const bytes = new Uint8Array(nodes.buffer);
+    const want = keccak_256(Uint8Array.from([...bytes.subarray(96, 128), ...bytes.subarray(32, 64)]));
+    keccak256OfWordPair(nodes, 24, 8, nodes, 8);
+    expect(hex(bytes.subarray(32, 64))).toBe(hex(want));
   });
 
   it('leaves the digest in KECCAK_DIGEST for keccak256OfInputToDigest', () => {
