@@ -126,6 +126,49 @@ for (const name of ['hexWrite', 'utf8Write'] as const) {
   }
 }
 
+// The signature checked once: the parsers' shape check (signed_body.ts signatureOf) decodes the
+// digits while it checks them, and the bytes wait here for the consent encoder, which copies them
+// instead of decoding the digits a second time (issue 11, branch h20c). The check was a regex
+// (/^0x[0-9a-fA-F]{130}$/, ~3,600 instructions a signature) and the encoder's hexWrite a second
+// pass over the same digits. A direct-mapped cache keyed by the text itself: a row holds the last
+// signature whose digits hashed there and its bytes; a row lost to a later signature (or a
+// signature the encoder never saw parsed) is decoded again as before, so a miss costs time, never
+// a wrong byte. One per thread (module state), used synchronously.
+const SIGNATURE_ROWS = 4096;
+/** A row: 3 bytes of padding, then the 65 signature bytes at FRAMED_SIGNATURE_AT, as in the framed blob (17 words). */
+const SIGNATURE_ROW_BYTES = 68;
+const SIGNATURE_ROW_WORDS = SIGNATURE_ROW_BYTES / 4;
+const signature_rows = Buffer.allocUnsafeSlow(SIGNATURE_ROWS * SIGNATURE_ROW_BYTES) as WritableBuffer;
+const signature_row_words = new Int32Array(signature_rows.buffer, signature_rows.byteOffset, signature_rows.length >> 2);
+/** The signature text each row holds the bytes of (undefined: none). */
+const signature_keys: (string | undefined)[] = new Array<string | undefined>(SIGNATURE_ROWS).fill(undefined);
+
+/** The row of a signature text (its first digits: r's leading bits, uniform for real signatures). */
+function signatureRow(text: string): number {
+  return ((text.charCodeAt(2) & 15) | ((text.charCodeAt(3) & 15) << 4) | ((text.charCodeAt(4) & 15) << 8) |
+    ((text.charCodeAt(5) & 3) << 10)) & (SIGNATURE_ROWS - 1);
+}
+
+/**
+ * True when `text` is `0x` and 130 hex digits (either case): the same texts as
+ * /^0x[0-9a-fA-F]{130}$/. Its 65 bytes are kept for UserConsentEncoder.encode. One native decode
+ * (Buffer's hexWrite, which stops at the first pair that is not hex) after one UTF-8 length check:
+ * hexWrite reads a char above 0xFF by its low byte (U+0130 would pass as '0'), and the digits are
+ * all ASCII exactly when their UTF-8 length is their length.
+ */
+export function checkSignatureHex(text: string): boolean {
+  if (text.length !== 2 + 2 * SIGNATURE_BYTES || text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return false;
+  const digits = text.slice(2);
+  const row = signatureRow(text);
+  if (Buffer.byteLength(digits, 'utf8') !== digits.length ||
+    signature_rows.hexWrite(digits, row * SIGNATURE_ROW_BYTES + FRAMED_SIGNATURE_AT, SIGNATURE_BYTES) !== SIGNATURE_BYTES) {
+    signature_keys[row] = undefined; // its bytes are overwritten in part
+    return false;
+  }
+  signature_keys[row] = text;
+  return true;
+}
+
 /** The framed blob the last UserConsentEncoder.encode returned (writeConsentSlots' word copy). */
 let framed_view: Uint8Array | null = null;
 let framed_words: Int32Array | null = null;
@@ -165,13 +208,23 @@ export class UserConsentEncoder {
       this.views = [];
     }
     const out = this.buf;
-    out[FRAMED_BLOB_AT] = ORIGIN_USER;
-    // The digits after the 0x (as parseHexStringInto read them): all ASCII, so hexWrite reads them as they are.
-    const digits = signature_hex.slice(2, 2 + 2 * SIGNATURE_BYTES);
-    if (digits.length !== 2 * SIGNATURE_BYTES || Buffer.byteLength(digits, 'utf8') !== digits.length ||
-      out.hexWrite(digits, FRAMED_SIGNATURE_AT, SIGNATURE_BYTES) !== SIGNATURE_BYTES) {
-      throw new Error('consent: a signature is 0x and 130 hex digits');
+    const row = signatureRow(signature_hex);
+    if (signature_keys[row] === signature_hex) {
+      // Checked and decoded by checkSignatureHex (the parser's shape check): words 0-16 of the row
+      // are bytes 0-67 of the framed blob, the signature at FRAMED_SIGNATURE_AT (the length and the
+      // origin before it are written below).
+      const words = this.words;
+      const from = row * SIGNATURE_ROW_WORDS;
+      for (let w = 0; w < SIGNATURE_ROW_WORDS; w++) words[w] = signature_row_words[from + w];
+    } else {
+      // The digits after the 0x (as parseHexStringInto read them): all ASCII, so hexWrite reads them as they are.
+      const digits = signature_hex.slice(2, 2 + 2 * SIGNATURE_BYTES);
+      if (digits.length !== 2 * SIGNATURE_BYTES || Buffer.byteLength(digits, 'utf8') !== digits.length ||
+        out.hexWrite(digits, FRAMED_SIGNATURE_AT, SIGNATURE_BYTES) !== SIGNATURE_BYTES) {
+        throw new Error('consent: a signature is 0x and 130 hex digits');
+      }
     }
+    out[FRAMED_BLOB_AT] = ORIGIN_USER;
     const written = out.utf8Write(message, FRAMED_TEXT_AT, out.length - FRAMED_TEXT_AT);
     if (written > MESSAGE_BYTES_MAX) throw new Error(`consent: message of ${written} bytes exceeds ${MESSAGE_BYTES_MAX}`);
     out[FRAMED_LENGTH_AT] = written >>> 8;
