@@ -305,8 +305,13 @@ export class Matching {
       L.touch(FEE_ACCOUNT, quote, BalanceReason.FILL);
       this.tk_fill_touched = true;
     }
-    L.touch(maker, quote, BalanceReason.FILL);
+    // Base before quote: a pair's key is account * assets + asset, and where a market's base
+    // asset is listed before its quote (every configured market: ETH and BTC before USDC) the
+    // maker's two keys enter the record in the order flush sorts them into, one step less of its
+    // insertion sort per fill. The order of touches changes nothing else: the record keeps the
+    // balances before the request and the reason of highest rank.
     L.touch(maker, base, BalanceReason.FILL);
+    L.touch(maker, quote, BalanceReason.FILL);
 
     const buyer_cost = n_ceil + (taker_bid ? taker_fee : maker_fee);
     // The buyer's quote pair indexed once, and its rebate added in the one branch that has one
@@ -350,57 +355,69 @@ export class Matching {
     if (L.has_credit[maker] === 1) {
       st.credit.onRestChange(maker, m, -q, -(notionalCeil(o.f[s * OF.STRIDE + OF.PRICE], q)));
     }
-    if (maker_rem_after > 0) {
-      out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], maker, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.PARTIALLY_FILLED, o.f[s * OF.STRIDE + OF.PRICE],
-        o.f[s * OF.STRIDE + OF.QUANTITY], o.f[s * OF.STRIDE + OF.FILLED], maker_rem_after, price, UpdateReason.FILL, o.f[s * OF.STRIDE + OF.LOCKED], o.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
-      return;
+    const partial = maker_rem_after > 0;
+    if (!partial) {
+      const left = o.f[s * OF.STRIDE + OF.LOCKED];
+      if (left > 0) {
+        const a = st.asset_count;
+        const lock_asset = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.market_quote[m] : st.market_base[m];
+        // No touch: settle touched both of the maker's pairs of this market for FILL.
+        L.locked[maker * a + lock_asset] -= left;
+        L.available[maker * a + lock_asset] += left;
+        o.f[s * OF.STRIDE + OF.LOCKED] = 0;
+      }
     }
-    const left = o.f[s * OF.STRIDE + OF.LOCKED];
-    if (left > 0) {
-      const a = st.asset_count;
-      const lock_asset = o.i[s * OI.STRIDE + OI.SIDE] === Side.BID ? st.market_quote[m] : st.market_base[m];
-      // No touch: settle touched both of the maker's pairs of this market for FILL.
-      L.locked[maker * a + lock_asset] -= left;
-      L.available[maker * a + lock_asset] += left;
-      o.f[s * OF.STRIDE + OF.LOCKED] = 0;
-    }
-    out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], maker, m, o.i[s * OI.STRIDE + OI.SIDE], OrderStatus.FILLED, o.f[s * OF.STRIDE + OF.PRICE], o.f[s * OF.STRIDE + OF.QUANTITY],
-      o.f[s * OF.STRIDE + OF.FILLED], 0, price, UpdateReason.FILL, 0, 0);
-    this.books.removeResting(s);
+    // One call site for the partial and the full fill: V8 inlined the writer at one of the two
+    // sites and left the other a call, whose twelve number arguments were boxed (a heap number
+    // each beyond the small integers; docs/benchmarks.md, h20b). A filled maker reports 0 left,
+    // 0 locked and sequence 0.
+    out.orderUpdate(o.f[s * OF.STRIDE + OF.ID], maker, m, o.i[s * OI.STRIDE + OI.SIDE],
+      partial ? OrderStatus.PARTIALLY_FILLED : OrderStatus.FILLED, o.f[s * OF.STRIDE + OF.PRICE],
+      o.f[s * OF.STRIDE + OF.QUANTITY], o.f[s * OF.STRIDE + OF.FILLED], partial ? maker_rem_after : 0, price, UpdateReason.FILL,
+      partial ? o.f[s * OF.STRIDE + OF.LOCKED] : 0, partial ? o.f[s * OF.STRIDE + OF.PRIORITY_SEQ] : 0);
+    if (!partial) this.books.removeResting(s);
   }
 
   /** After matching: rest the remainder, or cancel it, or report it filled; release its lock. */
   private finishTaker(out: EventSink, may_rest: boolean, rest_reason: number): void {
     const account = this.tk_account;
     const m = this.tk_market;
-    const lock_asset = this.tk_side === Side.BID ? this.st.market_quote[m] : this.st.market_base[m];
+    // The order's update is written at one call site for all three ends (fillMaker says why):
+    // what differs is chosen here.
+    let status: number = OrderStatus.FILLED;
+    let remaining = 0;
+    let reason: number = UpdateReason.FILL;
+    let locked = 0;
+    let seq = 0;
     // A remainder stopped by self-trade prevention is cancelled even when it could rest.
     if (this.tk_remaining > 0 && may_rest && this.tk_stop_reason !== UpdateReason.SELF_TRADE_PREVENTED) {
       const s = this.rest();
-      out.orderUpdate(this.tk_order_id, account, m, this.tk_side,
-        this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN, this.tk_limit,
-        this.tk_quantity, this.tk_filled, this.tk_remaining, this.tk_last_price, rest_reason,
-        this.orders.f[s * OF.STRIDE + OF.LOCKED], this.orders.f[s * OF.STRIDE + OF.PRIORITY_SEQ]);
-      return;
-    }
-    if (this.tk_lock > 0) {
-      this.st.releaseLock(account, lock_asset, this.tk_lock,
-        this.tk_remaining > 0 ? BalanceReason.ORDER_CANCELLED : BalanceReason.FILL);
-      this.tk_lock = 0;
-    }
-    if (this.tk_slot !== Link.NIL) {
-      // An amended order that filled completely leaves the store.
-      this.books.forget(this.tk_slot);
-      this.tk_slot = Link.NIL;
-    }
-    if (this.tk_remaining > 0) {
-      out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.CANCELLED, this.tk_limit,
-        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, this.tk_stop_reason, 0, 0);
+      status = this.tk_filled > 0 ? OrderStatus.PARTIALLY_FILLED : OrderStatus.OPEN;
+      remaining = this.tk_remaining;
+      reason = rest_reason;
+      locked = this.orders.f[s * OF.STRIDE + OF.LOCKED];
+      seq = this.orders.f[s * OF.STRIDE + OF.PRIORITY_SEQ];
     } else {
-      out.orderUpdate(this.tk_order_id, account, m, this.tk_side, OrderStatus.FILLED, this.tk_limit,
-        this.tk_quantity, this.tk_filled, 0, this.tk_last_price, UpdateReason.FILL, 0, 0);
+      if (this.tk_lock > 0) {
+        const lock_asset = this.tk_side === Side.BID ? this.st.market_quote[m] : this.st.market_base[m];
+        this.st.releaseLock(account, lock_asset, this.tk_lock,
+          this.tk_remaining > 0 ? BalanceReason.ORDER_CANCELLED : BalanceReason.FILL);
+        this.tk_lock = 0;
+      }
+      if (this.tk_slot !== Link.NIL) {
+        // An amended order that filled completely leaves the store.
+        this.books.forget(this.tk_slot);
+        this.tk_slot = Link.NIL;
+      }
+      if (this.tk_remaining > 0) {
+        status = OrderStatus.CANCELLED;
+        reason = this.tk_stop_reason;
+      }
     }
+    out.orderUpdate(this.tk_order_id, account, m, this.tk_side, status, this.tk_limit,
+      this.tk_quantity, this.tk_filled, remaining, this.tk_last_price, reason, locked, seq);
   }
+
 
   /**
    * Puts the taker's remainder on its side of the book, at the tail of its price level. An
