@@ -24,8 +24,10 @@ const tempDir = tempDirsPerFile('ringbook-chain-pool-');
 let chain: DevChain | null = null;
 let s: StartedServer | null = null;
 afterAll(async () => {
-  await s?.stop();
+  // The chain and the files go whatever the server did; then its exit must have been clean.
+  const stopped = await s?.stop();
   await chain?.close();
+  if (stopped !== undefined) expect(stopped.code).toBe(0);
 });
 
 const lines = (text: string, part: string): string[] => text.split('\n').filter((l) => l.includes(part));

@@ -78,9 +78,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await s?.stop();
+  // The chain and the files go whatever the server did; then its exit must have been clean.
+  const stopped = await s?.stop();
   await chain?.close();
   fs.rmSync(data_dir, { recursive: true, force: true });
+  if (stopped !== undefined) expect(stopped.code).toBe(0);
 });
 
 describe('the settlement contract with the server', () => {
