@@ -15,8 +15,7 @@ import { parseAmend, parseCancel, parseCancelAll, parseOrder } from './signed_re
 import { parseReferral, parseWithdrawal } from './signed_account_requests.js';
 import { isBodyError, type AssetInfo, type BodyError, type MarketLookup, type SignedRequest } from './signed_body.js';
 import { isAddress } from '../util/address.js';
-
-const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
+import { isSignatureHex } from '../util/signature_hex.js';
 
 const KIND_OF_NAME: Readonly<Record<ForcedKind, number>> = {
   order: RequestKind.PLACE, cancel: RequestKind.CANCEL, amend: RequestKind.AMEND,
@@ -64,7 +63,7 @@ export function parseForceEnvelope(body: Record<string, unknown>): ForceEnvelope
   const nonce = body.nonce;
   if (typeof nonce !== 'number' || !Number.isSafeInteger(nonce) || nonce < 0) return bad('nonce must be a non-negative integer');
   const signature = body.signature;
-  if (typeof signature !== 'string' || !SIGNATURE.test(signature)) return bad('signature must be 0x followed by 65 bytes of hex', 'INVALID_SIGNATURE');
+  if (!isSignatureHex(signature)) return bad('signature must be 0x followed by 65 bytes of hex', 'INVALID_SIGNATURE');
   return {
     user: user.toLowerCase(), payload_hex: payload, payload_hash: forceIncludePayloadHash(payload), nonce,
     signature_hex: signature, message: forceIncludeMessage({ user, payload, nonce }),

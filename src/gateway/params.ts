@@ -24,6 +24,7 @@
 //   market id shapes contain no characters that need decoding, so a percent sign simply fails
 //   validation.
 import { isAddress } from '../util/address.js';
+import { SIGNATURE_HEX_PATTERN } from '../util/signature_hex.js';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -56,7 +57,6 @@ export function describeValue(value: unknown): string {
 }
 
 const MARKET_ID = /^[A-Z0-9]{1,12}-[A-Z0-9]{1,12}$/;
-const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const UINT_STRING = /^(?:0|[1-9][0-9]{0,15})$/;
 
 /** `0x` + 40 hex digits, any case; returns the lowercase form. */
@@ -80,7 +80,7 @@ export function parseMarketId(text: unknown, field = 'market_id'): Parsed<string
 /** `0x` + 130 hex digits; returns the lowercase form. */
 export function parseSignatureHex(text: unknown, field = 'signature'): Parsed<string> {
   if (typeof text !== 'string') return fail(`${field} must be a string, got ${describeValue(text)}`);
-  if (!SIGNATURE.test(text)) {
+  if (!SIGNATURE_HEX_PATTERN.test(text)) {
     const hint = text.length > 200 ? `a string of ${text.length} characters` : describeValue(text);
     return fail(`${field} must be 0x followed by 130 hexadecimal digits, got ${hint}`);
   }

@@ -22,14 +22,13 @@ import { randomBytes } from 'node:crypto';
 import { challengeMessage } from '../../auth/messages.js';
 import { describe } from './messages.js';
 import { isAddress } from '../../util/address.js';
+import { isSignatureHex } from '../../util/signature_hex.js';
 
 export interface AuthLimits {
   challenge_ttl_ms: number;
   auth_grace_ms: number;
   auth_failures_max: number;
 }
-
-const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 
 /** What the connection must do with an auth step. */
 export type AuthStep =
@@ -77,7 +76,7 @@ export class AuthState {
     if (typeof address !== 'string' || !isAddress(address)) {
       return this.failed('INVALID_REQUEST', `address must be 0x followed by 40 hexadecimal digits, got ${describe(address)}`);
     }
-    if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {
+    if (!isSignatureHex(signature)) {
       return this.failed('INVALID_SIGNATURE', 'signature must be 0x followed by 65 bytes of hex');
     }
     if (challenge === null) return this.failed('UNAUTHORIZED', 'no pending challenge: send request_challenge first (a challenge is single-use)');
