@@ -15,6 +15,8 @@
 //                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts), and
 //                      every isolate's pauses laid over the stall episodes (bench/load/stalls.ts)
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
+//   --loadgen FILE     the native generator's binary (default native-bench/build/loadgen): an A/B of two
+//                      generators against one server build (e.g. /work/wt/start/native-bench/build/loadgen)
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --background P     run the server with threads.background P, "nice,policy" (e.g. "10,batch";
 //                      "0,other": the default priority; absent: the server's default)
@@ -57,7 +59,7 @@ import { parseArgs } from './load/args.js';
 import { daLag } from './load/da_lag.js';
 import { loadNativeSecp256k1, walletKey } from './load/flow.js';
 import { costOrder, metricsPortOf, setRecording, type CostRun } from './load/metrics_cost.js';
-import { chooseGenerator } from './load/native_generator.js';
+import { chooseGenerator, LOADGEN_BINARY } from './load/native_generator.js';
 import { measured } from './load/phase_cpu.js';
 import { depositLanes, latencyPhases } from './load/phases.js';
 import { report, type MaxRun } from './load/report.js';
@@ -80,7 +82,7 @@ async function main(): Promise<void> {
   say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
 
   const secp = loadNativeSecp256k1();
-  const gen = chooseGenerator(args.generator);
+  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen));
   say(`generator: ${gen.note}`);
   const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
   const big = 1_000_000_000;

@@ -17,13 +17,18 @@
 //           omission). service = answer - write, send_delay = write - scheduled.
 // Responses are parsed just enough: status line, Content-Length, the "error" code of non-2xx
 // bodies and whether a 200 order's "fills" list is empty. CPU from getrusage(RUSAGE_SELF).
+// Per request it makes two syscalls, a send and a recv, plus its share of epoll_wait: the sockets
+// are edge-triggered, one recv per readiness reads into a shared hot buffer, and a lane's next
+// request is prefetched when it sends one (what each costs: docs/benchmarks.md, section h21g).
+// Nearly all of the rest is the kernel's TCP path, the server socket's receive included, which
+// loopback runs in the sender's context.
 // Output: one JSON line on stdout. Errors: a message on stderr and exit status 2.
 //
 // Request file (little-endian): "RBLG0001", u32 lanes, u32 0, then per lane: u32 count and
 // count records of { u8 kind (0 order, 1 cancel, 2 deposit, 3 other), u32 length, bytes }.
 // Usage: usage() in loadgen_options.h and native-bench/README.md. The program's other parts:
-// loadgen_input.h (request file), loadgen_hist.h (histograms), loadgen_common.h (limits),
-// loadgen_slice.h (--slice-us, the generator's own EEVDF slice).
+// loadgen_input.h (request file), loadgen_hist.h (histograms), loadgen_http.h (answer heads),
+// loadgen_common.h (limits), loadgen_slice.h (--slice-us, the generator's own EEVDF slice).
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -31,13 +36,29 @@
 #include <sys/timerfd.h>
 #include "loadgen_common.h"
 #include "loadgen_hist.h"
+#include "loadgen_http.h"
 #include "loadgen_input.h"
 #include "loadgen_options.h"
 #include "loadgen_records.h"
 #include "loadgen_slice.h"
 
+/**
+ * The sockets are edge-triggered: level-triggered epoll puts every reported socket back on its
+ * ready list, so the next epoll_wait polls each one again only to find it empty. EPOLLRDHUP: a
+ * peer's close that arrives with the last bytes is still seen (on_readable reads on until recv says 0).
+ */
+#define SOCKET_EVENTS (EPOLLIN | EPOLLRDHUP | EPOLLET)
+
 static const char *const KIND_NAMES[KINDS] = {"order", "cancel", "deposit", "other"};
 enum { KIND_ORDER = 0, KIND_CANCEL = 1 };
+
+/** Context switches so far: voluntary (slept: epoll_wait with nothing ready) and involuntary. */
+static void context_switches(int64_t *voluntary, int64_t *involuntary) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  *voluntary = ru.ru_nvcsw;
+  *involuntary = ru.ru_nivcsw;
+}
 
 static int64_t rusage_us(int64_t *user, int64_t *sys) {
   struct rusage ru;
@@ -103,10 +124,12 @@ typedef struct {
   uint64_t in_window_responses, in_window_orders_ok, in_window_cancels_ok;
   uint64_t unanswered, not_sent, socket_errors, connections_closed, protocol_errors;
   uint64_t waits, wait_events; // epoll_wait calls and the events they returned (wakeups per request)
+  uint64_t reads;              // recv calls that returned bytes (one per answer unless answers split)
   uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
   int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
   records_t records; // --records: one per answer
+  uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
 
 enum { TIMER_SCHEDULE, TIMER_WINDOW_END, TIMER_DRAIN };
@@ -120,19 +143,33 @@ static int64_t sched_of(const run_t *r, int lane, uint64_t k) {
 static void set_out(run_t *r, int li, int want) {
   lane_t *l = &r->lanes[li];
   if (l->want_out == want) return;
-  struct epoll_event ev = {.events = EPOLLIN | (want ? EPOLLOUT : 0), .data.u32 = (uint32_t)li};
+  // EPOLL_CTL_MOD polls the socket again: data that arrived meanwhile raises an event (edge mode loses nothing).
+  struct epoll_event ev = {.events = SOCKET_EVENTS | (want ? EPOLLOUT : 0), .data.u32 = (uint32_t)li};
   if (epoll_ctl(r->ep, EPOLL_CTL_MOD, l->fd, &ev) != 0) die("epoll_ctl: %s", strerror(errno));
   l->want_out = want;
 }
 
 static void lane_closed(run_t *r, int li, int had_error);
 
+/**
+ * Pulls the lane's NEXT request (sent one answer from now, ~ms later) into the cache now: the
+ * request file is ~10-40 MB read once, so without this every send's copy into the socket waits
+ * on memory. 256 lanes x ~450 bytes stay well inside L2.
+ */
+static void prefetch_next(const lane_t *l) {
+  if (l->q.repeat || l->next >= l->q.n) return;
+  const req_t *q = &l->q.reqs[l->next];
+  for (uint32_t off = 0; off < q->len; off += 64) __builtin_prefetch(q->p + off, 0, 1);
+}
+
 /** Writes what is left of the in-flight request; partial writes wait for EPOLLOUT. */
 static void flush(run_t *r, int li) {
   lane_t *l = &r->lanes[li];
   const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next - 1];
   while (l->woff < q->len) {
-    ssize_t w = write(l->fd, q->p + l->woff, q->len - l->woff);
+    // send, not write: no VFS layer, and MSG_NOSIGNAL turns a closed peer into EPIPE (a socket
+    // error counted below) rather than a SIGPIPE that would end the run.
+    ssize_t w = send(l->fd, q->p + l->woff, q->len - l->woff, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (w > 0) { l->woff += (uint32_t)w; continue; }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { set_out(r, li, 1); return; }
@@ -157,6 +194,7 @@ static int send_next(run_t *r, int li, int64_t sched, int64_t now) {
   l->sent_count++;
   r->sent_total++;
   r->stats[q->kind].sent++;
+  prefetch_next(l);
   if (r->o.open) {
     hist_record(&r->send_delay, now - sched);
     if (now < sched) r->early_sends++;
@@ -281,87 +319,100 @@ static void on_response(run_t *r, int li, int status, const uint8_t *body, size_
   on_idle(r, li, now);
 }
 
-/** Case-insensitive search for a header name at a line start within [p, end); returns the value start. */
-static const uint8_t *find_header(const uint8_t *p, const uint8_t *end, const char *name, size_t nl) {
-  for (const uint8_t *s = p; s + nl < end; s++) {
-    if (s[0] != '\n') continue;
-    if (strncasecmp((const char *)s + 1, name, nl) == 0) {
-      const uint8_t *v = s + 1 + nl;
-      while (v < end && (*v == ' ' || *v == '\t')) v++;
-      return v;
-    }
-  }
-  return NULL;
+/** Grows the lane's own buffer (only answers split across reads live there) to hold `need` bytes. */
+static void lane_reserve(lane_t *l, uint64_t need) {
+  if (need <= l->rcap) return;
+  uint64_t nc = l->rcap ? l->rcap : READ_BUF_INITIAL;
+  while (nc < need) nc *= 2;
+  if (nc > UINT32_MAX) die("answer too large");
+  uint8_t *nb = realloc(l->rbuf, (size_t)nc);
+  if (nb == NULL) die("out of memory");
+  l->rbuf = nb;
+  l->rcap = (uint32_t)nc;
 }
 
-/** Reads what the socket has and handles every complete response in the buffer. */
-static void on_readable(run_t *r, int li) {
+/**
+ * Handles every complete answer in buf[0, n); returns the bytes they took. What is left is the
+ * start of an answer; *need is its whole size when its head is in (else 0).
+ */
+static uint32_t take_answers(run_t *r, int li, const uint8_t *buf, uint32_t n, uint64_t *need) {
   lane_t *l = &r->lanes[li];
-  if (l->rlen == l->rcap) {
-    if (l->rcap >= MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
-    uint32_t nc = l->rcap ? l->rcap * 2 : READ_BUF_INITIAL;
-    uint8_t *nb = realloc(l->rbuf, nc);
-    if (nb == NULL) die("out of memory");
-    l->rbuf = nb;
-    l->rcap = nc;
-  }
-  ssize_t n = read(l->fd, l->rbuf + l->rlen, l->rcap - l->rlen);
-  if (n == 0) { lane_closed(r, li, 0); return; }
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    lane_closed(r, li, 1);
-    return;
-  }
-  l->rlen += (uint32_t)n;
   uint32_t pos = 0;
-  while (pos < l->rlen && !l->closed) {
-    const uint8_t *b = l->rbuf + pos;
-    uint32_t avail = l->rlen - pos;
-    const uint8_t *he = memmem(b, avail, "\r\n\r\n", 4);
-    if (he == NULL) break;
-    if (avail < 12 || memcmp(b, "HTTP/1.", 7) != 0 || b[8] != ' ' || b[9] < '0' || b[9] > '9' || b[10] < '0' || b[10] > '9' || b[11] < '0' || b[11] > '9') {
+  *need = 0;
+  while (pos < n && !l->closed) {
+    head_t h;
+    int k = parse_head(buf + pos, n - pos, r->o.records != NULL, &h);
+    if (k == HEAD_INCOMPLETE) break;
+    if (k == HEAD_BAD) {
       r->protocol_errors++;
       lane_closed(r, li, 1);
-      return;
-    }
-    int status = (b[9] - '0') * 100 + (b[10] - '0') * 10 + (b[11] - '0');
-    uint64_t len = 0;
-    const uint8_t *cl = find_header(b, he + 2, "Content-Length:", 15);
-    if (cl != NULL) {
-      int digits = 0;
-      while (cl < he && *cl >= '0' && *cl <= '9' && digits < 10) { len = len * 10 + (uint64_t)(*cl - '0'); cl++; digits++; }
-      if (digits == 0 || len > MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
-    } else if (find_header(b, he + 2, "Transfer-Encoding:", 18) != NULL) {
-      // uWS always answers with Content-Length; chunked answers are not needed here.
-      r->protocol_errors++;
-      lane_closed(r, li, 1);
-      return;
-    }
-    uint64_t head = (uint64_t)(he + 4 - b);
-    if (head + len > avail) {
-      if (head + len > l->rcap) { // make room for the whole message
-        uint32_t nc = l->rcap;
-        while (nc < head + len) nc *= 2;
-        uint8_t *nb = realloc(l->rbuf, nc);
-        if (nb == NULL) die("out of memory");
-        l->rbuf = nb;
-        l->rcap = nc;
-      }
       break;
     }
-    uint64_t request_no = 0;
-    if (r->o.records != NULL) {
-      const uint8_t *id = find_header(b, he + 2, "X-Request-Id:", 13);
-      if (id != NULL) request_no = request_number(id, he + 2);
+    if (h.head_bytes + h.body_bytes > n - pos) {
+      *need = h.head_bytes + h.body_bytes;
+      break;
     }
-    on_response(r, li, status, b + head, (size_t)len, request_no);
-    pos += (uint32_t)(head + len);
+    on_response(r, li, h.status, buf + pos + h.head_bytes, (size_t)h.body_bytes, h.request_no);
+    pos += h.head_bytes + (uint32_t)h.body_bytes;
   }
-  if (l->closed) return;
-  if (pos > 0) {
-    memmove(l->rbuf, l->rbuf + pos, l->rlen - pos);
-    l->rlen -= pos;
+  return pos;
+}
+
+/**
+ * The socket is readable (edge-triggered: this event stands for every byte that arrived before
+ * it). One recv normally takes it all: into the run's shared buffer (hot in cache) when the lane
+ * holds no partial answer, else after that partial answer in the lane's own buffer; whatever
+ * answer is left incomplete moves to the lane's buffer. A recv that returns less than the room
+ * it had drained the socket (bytes arriving later raise a new event), so no second recv just to
+ * see EAGAIN; a full buffer reads again. `hangup`: the peer closed or the socket has an error,
+ * so read until recv says so (0 or an error) even after a short read.
+ */
+static void on_readable(run_t *r, int li, int hangup) {
+  lane_t *l = &r->lanes[li];
+  for (int round = 0; round < READS_PER_EVENT_MAX; round++) {
+    uint8_t *buf;
+    uint32_t have, room;
+    if (l->rlen == 0) {
+      buf = r->rshared;
+      have = 0;
+      room = READ_SHARED_BYTES;
+    } else {
+      if (l->rlen == l->rcap) {
+        if (l->rcap >= MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
+        lane_reserve(l, (uint64_t)l->rcap * 2);
+      }
+      buf = l->rbuf;
+      have = l->rlen;
+      room = l->rcap - l->rlen;
+    }
+    ssize_t n = recv(l->fd, buf + have, room, MSG_DONTWAIT);
+    if (n == 0) { lane_closed(r, li, 0); return; }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      lane_closed(r, li, 1);
+      return;
+    }
+    r->reads++;
+    uint32_t total = have + (uint32_t)n;
+    uint64_t need;
+    uint32_t pos = take_answers(r, li, buf, total, &need);
+    if (l->closed) return;
+    uint32_t left = total - pos;
+    if (left > 0 && buf == r->rshared) {
+      lane_reserve(l, need > left ? need : left);
+      memcpy(l->rbuf, buf + pos, left);
+    } else if (left > 0) {
+      if (pos > 0) memmove(l->rbuf, l->rbuf + pos, left);
+      lane_reserve(l, need); // room for the whole answer once its length is known
+    }
+    l->rlen = left;
+    if ((uint32_t)n < room && !hangup) return;
   }
+  // Still reading after READS_PER_EVENT_MAX recvs: let the other lanes have their turn. EPOLL_CTL_MOD
+  // polls the socket again and, as it is still readable, queues a fresh event for it.
+  struct epoll_event ev = {.events = SOCKET_EVENTS | (l->want_out ? EPOLLOUT : 0), .data.u32 = (uint32_t)li};
+  if (epoll_ctl(r->ep, EPOLL_CTL_MOD, l->fd, &ev) != 0) die("epoll_ctl: %s", strerror(errno));
 }
 
 static void arm_timer(run_t *r, int64_t at) {
@@ -430,7 +481,7 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
     }
     if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     l->fd = fd;
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    struct epoll_event ev = {.events = SOCKET_EVENTS, .data.u32 = (uint32_t)i};
     if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &ev) != 0) die("epoll_ctl: %s", strerror(errno));
   }
 }
@@ -453,7 +504,7 @@ static void event_loop_once(run_t *r) {
     if (l->closed) continue;
     if (evs[i].events & EPOLLOUT) flush(r, (int)id);
     if (l->closed) continue;
-    if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) on_readable(r, (int)id);
+    if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(r, (int)id, (evs[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }
 }
 
@@ -503,6 +554,8 @@ int main(int argc, char **argv) {
   int64_t clock_offset_ns = realtime_minus_monotonic_ns();
   int64_t u0, s0, cpu_total_user, cpu_total_sys;
   int64_t cpu0 = rusage_us(&u0, &s0);
+  int64_t vcsw0, ivcsw0, vcsw1, ivcsw1;
+  context_switches(&vcsw0, &ivcsw0);
   connect_all(r, &ss, sl);
 
   r->t0 = now_ns();
@@ -552,6 +605,7 @@ int main(int argc, char **argv) {
   }
   int64_t u1, s1;
   int64_t cpu_us = rusage_us(&u1, &s1) - cpu0;
+  context_switches(&vcsw1, &ivcsw1);
   int64_t end_ns = now_ns();
   for (int i = 0; i < r->nlanes; i++) if (r->lanes[i].fd >= 0) close(r->lanes[i].fd);
   rusage_us(&cpu_total_user, &cpu_total_sys);
@@ -599,7 +653,8 @@ int main(int argc, char **argv) {
           (long long)(cpu_total_user + cpu_total_sys));
   fprintf(o, ",\"first_send_ms\":%.3f,\"last_send_ms\":%.3f,\"early_sends\":%llu", r->first_send_ns ? (double)(r->first_send_ns - r->t0) / 1e6 : 0.0,
           r->last_send_ns ? (double)(r->last_send_ns - r->t0) / 1e6 : 0.0, (unsigned long long)r->early_sends);
-  fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events);
+  fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu,\"reads\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events, (unsigned long long)r->reads);
+  fprintf(o, ",\"voluntary_context_switches\":%lld,\"involuntary_context_switches\":%lld", (long long)(vcsw1 - vcsw0), (long long)(ivcsw1 - ivcsw0));
   if (r->o.records != NULL) fprintf(o, ",\"records\":%llu,\"clock_realtime_minus_monotonic_ns\":%lld", (unsigned long long)r->records.n, (long long)clock_offset_ns);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);
   if (r->o.report_lanes) {

@@ -25,8 +25,12 @@
 #define FILE_BYTES_MAX (8ULL << 30)
 /** Largest single request or response: 16 MiB (the server refuses bodies over 16 KiB). */
 #define MESSAGE_BYTES_MAX (16u << 20)
-/** First size of a connection's read buffer; answers are ~200-600 bytes. */
+/** First size of a connection's own read buffer (only an answer split across reads goes there). */
 #define READ_BUF_INITIAL 16384u
+/** The one read buffer every connection reads into first; answers are ~200-600 bytes. */
+#define READ_SHARED_BYTES 65536u
+/** Most recvs for one readiness event before the other connections get their turn. */
+#define READS_PER_EVENT_MAX 16
 #define KINDS 4
 #define ERROR_CODES_MAX 32
 #define ERROR_CODE_LEN_MAX 40

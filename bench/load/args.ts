@@ -27,6 +27,8 @@ export interface Args {
   seed: string;
   /** null: native when built, else node. */
   generator: GeneratorName | null;
+  /** --loadgen FILE: the native generator's binary (null: this build's native-bench/build/loadgen). */
+  loadgen: string | null;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
   /** config threads.background for the server (null: the server's default). */
@@ -61,6 +63,7 @@ export function parseArgs(): Args {
     server_main: knobs.optionalString('server-main') ?? null,
     seed: knobs.string('seed', 'ringbook-load-1'),
     generator: generatorArg(knobs.optionalString('generator')),
+    loadgen: knobs.optionalString('loadgen') ?? null,
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
     background: backgroundArg(knobs.optionalString('background')),

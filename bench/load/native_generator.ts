@@ -100,6 +100,13 @@ export interface NativeReport {
   cpu_sys_us: number;
   cpu_total_us: number;
   generator_cpu_us_per_request: number;
+  /** epoll_wait calls, the events they returned, and recvs that returned bytes (one per answer unless answers arrive split). */
+  epoll_waits: number;
+  epoll_events: number;
+  reads: number;
+  /** Context switches of the run: voluntary (slept in epoll_wait) and involuntary (preempted). */
+  voluntary_context_switches: number;
+  involuntary_context_switches: number;
   lane_sent?: number[];
   /** With --records: answers recorded, and the offset that puts its monotonic stamps on the wall clock. */
   records?: number;

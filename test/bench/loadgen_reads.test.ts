@@ -1,0 +1,201 @@
+// How native-bench/loadgen.c reads answers (h21g): edge-triggered epoll, one recv per readiness
+// into a shared buffer, an answer split across reads kept in the lane's own buffer, a peer's close
+// seen even when it arrives with the last bytes. A scripted HTTP server on loopback (node:net)
+// decides how the answer bytes arrive, which the real server never varies: split at every awkward
+// place, bodies larger than the shared 64 KiB buffer, more ready sockets than one epoll_wait
+// returns, two answers in one segment, a half answer followed by the close.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Lane, textSegment } from '../../bench/load/lanes.js';
+import { LOADGEN_BINARY, readRecordsFile, runLoadgen, writeRequestFile, type NativeReport } from '../../bench/load/native_generator.js';
+
+const RUN_TIMEOUT_MS = 60_000;
+const KIND_ORDER = 0;
+const KIND_OTHER = 3;
+
+let dir: string;
+
+beforeAll(() => {
+  if (!existsSync(LOADGEN_BINARY)) throw new Error(`${LOADGEN_BINARY} is missing: build it with \`make native\``);
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-loadgen-reads-'));
+});
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A request names its lane and index, so the scripted server knows what to answer. */
+function requestText(lane: number, i: number): string {
+  return `GET /r/${lane}/${i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+}
+
+function lanesOf(n_lanes: number, per_lane: number, kind: number): Lane[] {
+  return Array.from({ length: n_lanes }, (_, l) => {
+    const lane = new Lane(l);
+    const texts = Array.from({ length: per_lane }, (_, i) => requestText(l, i));
+    lane.add(textSegment(texts, new Uint8Array(per_lane).fill(kind)));
+    return lane;
+  });
+}
+
+type Answer = (lane: number, i: number, sock: net.Socket) => void;
+
+/** A loopback HTTP/1.1 server that hands each complete request (GET, no body) to `answer`. */
+async function scriptedServer(answer: Answer): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((sock) => {
+    sockets.add(sock);
+    sock.setNoDelay(true);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => undefined);
+    let buf = '';
+    sock.setEncoding('latin1');
+    sock.on('data', (d: string) => {
+      buf += d;
+      for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+        const head = buf.slice(0, end);
+        buf = buf.slice(end + 4);
+        const m = /^GET \/r\/(\d+)\/(\d+) /.exec(head);
+        if (m === null) throw new Error(`unexpected request ${head}`);
+        answer(Number(m[1]), Number(m[2]), sock);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function response(status: string, body: string, headers: string): string {
+  return `HTTP/1.1 ${status}\r\n${headers}Content-Length: ${body.length}\r\n\r\n${body}`;
+}
+
+async function run(port: number, lanes: Lane[], extra: string[] = []): Promise<NativeReport> {
+  const file = path.join(dir, `req-${port}.bin`);
+  writeRequestFile(file, lanes);
+  return runLoadgen(['--target', `127.0.0.1:${port}`, '--requests', file, '--until-empty', '--report-lanes', ...extra], RUN_TIMEOUT_MS);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('loadgen reads answers however their bytes arrive', () => {
+  it('answers split at every awkward place (status line, header name, head end, body), bodies over the 64 KiB shared buffer, any header case', async () => {
+    const LANES = 4;
+    const PER_LANE = 12;
+    const big = 'x'.repeat(150_000); // > READ_SHARED_BYTES (64 KiB) and > READ_BUF_INITIAL (16 KiB)
+    const srv = await scriptedServer((lane, i, sock) => {
+      const id = (lane * 1000 + i).toString(36);
+      let text: string;
+      switch (i % 4) {
+        case 0: text = response('200 OK', '{"fills":[]}', `X-Request-Id: r-${id}\r\n`); break;
+        case 1: text = response('200 OK', '{"fills":[{"price":"1"}]}', `x-request-id: r-${id}\r\nDate: today\r\n`).replace('Content-Length', 'content-LENGTH'); break;
+        case 2: text = response('400 Bad Request', '{"error":"INSUFFICIENT_FUNDS"}', `X-Request-Id: r-${id}\r\n`); break;
+        default: text = response('200 OK', `{"fills":[],"pad":"${big}"}`, `X-Request-Id: r-${id}\r\n`); break;
+      }
+      const head_end = text.indexOf('\r\n\r\n');
+      // Cut points: inside "HTTP/1.1", inside the status code, inside a header name, between the
+      // head's two CRLFs, inside the body.
+      const cuts = [3, 10, text.indexOf('ength') + 2, head_end + 2, head_end + 4 + Math.floor((text.length - head_end - 4) / 2), text.length];
+      void (async () => {
+        let from = 0;
+        for (const to of cuts) {
+          if (to <= from) continue;
+          sock.write(text.slice(from, to), 'latin1');
+          from = to;
+          await sleep(3);
+        }
+      })();
+    });
+    try {
+      const lanes = lanesOf(LANES, PER_LANE, KIND_ORDER);
+      const records = path.join(dir, 'split-records.bin');
+      const rep = await run(srv.port, lanes, ['--records', records]);
+      const n = LANES * PER_LANE;
+      expect(rep.requests_sent).toBe(n);
+      expect(rep.responses).toBe(n);
+      expect([rep.unanswered, rep.socket_errors, rep.protocol_errors, rep.connections_closed, rep.unexpected_responses]).toEqual([0, 0, 0, 0, 0]);
+      expect(rep.status_2xx).toBe((n * 3) / 4);
+      expect(rep.status_4xx).toBe(n / 4);
+      expect(rep.kinds.order.ok).toBe((n * 3) / 4);
+      expect(rep.kinds.order.with_fills).toBe(n / 4); // only the i % 4 == 1 answers have fills
+      expect(rep.kinds.order.rejects).toEqual({ INSUFFICIENT_FUNDS: n / 4 });
+      // The answers did arrive in pieces: more reads with bytes than answers.
+      expect(rep.reads).toBeGreaterThan(rep.responses);
+      // X-Request-Id (either case) read from split heads: every request's number, once.
+      const rec = readRecordsFile(records);
+      const numbers = Array.from(rec.request_no).sort((a, b) => a - b);
+      const expected = lanes.flatMap((_, l) => Array.from({ length: PER_LANE }, (_, i) => l * 1000 + i)).sort((a, b) => a - b);
+      expect(numbers).toEqual(expected);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('more ready sockets than one epoll_wait returns (600 > 512 events): every answer of every round read', async () => {
+    const LANES = 600;
+    const ROUNDS = 5;
+    // Hold each round's requests until every lane has sent its own, then answer all at once.
+    let waiting: net.Socket[] = [];
+    const srv = await scriptedServer((_lane, _i, sock) => {
+      waiting.push(sock);
+      if (waiting.length === LANES) {
+        const all = waiting;
+        waiting = [];
+        for (const s of all) s.write(response('200 OK', '{"fills":[]}', ''), 'latin1');
+      }
+    });
+    try {
+      const lanes = lanesOf(LANES, ROUNDS, KIND_OTHER);
+      const rep = await run(srv.port, lanes);
+      expect(rep.responses).toBe(LANES * ROUNDS);
+      expect(rep.status_2xx).toBe(LANES * ROUNDS);
+      expect([rep.unanswered, rep.socket_errors, rep.protocol_errors, rep.connections_closed]).toEqual([0, 0, 0, 0]);
+      expect(rep.lane_sent).toEqual(new Array(LANES).fill(ROUNDS));
+      // Every answer came through an event (edge-triggered: none is re-reported while unread).
+      expect(rep.epoll_events).toBeGreaterThanOrEqual(LANES * ROUNDS);
+      expect(rep.reads).toBe(LANES * ROUNDS);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('two answers in one segment: the second counts as unexpected; a half answer then the close: lane closed at once, not at the drain timeout', async () => {
+    const srv = await scriptedServer((lane, i, sock) => {
+      const ok = response('200 OK', '{"fills":[]}', '');
+      if (lane === 0) {
+        // Lane 0 (one request): two answers in one write; the second finds the lane idle.
+        sock.write(ok + ok, 'latin1');
+      } else if (i === 1) {
+        // Lane 1: the second answer stops halfway and the server closes (FIN with the last bytes).
+        sock.end(ok.slice(0, 30), 'latin1');
+      } else {
+        sock.write(ok, 'latin1');
+      }
+    });
+    try {
+      const lanes = [lanesOf(1, 1, KIND_OTHER)[0], lanesOf(2, 3, KIND_OTHER)[1]];
+      const rep = await run(srv.port, lanes, ['--drain-ms', '30000']);
+      // Lane 0: answered (+1 unexpected); lane 1: the first answered, the second lost with the
+      // connection, the third never sent.
+      expect(rep.lane_sent).toEqual([1, 2]);
+      expect(rep.responses).toBe(2);
+      expect(rep.unexpected_responses).toBe(1);
+      expect(rep.unanswered).toBe(1);
+      expect(rep.connections_closed).toBe(1);
+      expect(rep.protocol_errors).toBe(0);
+      // The close was seen when it came (EPOLLRDHUP with the last bytes), not after --drain-ms.
+      expect(rep.run_ms).toBeLessThan(10_000);
+    } finally {
+      await srv.close();
+    }
+  });
+});
