@@ -4,6 +4,7 @@
 // decides how the answer bytes arrive, which the real server never varies: split at every awkward
 // place, bodies larger than the shared 64 KiB buffer, more ready sockets than one epoll_wait
 // returns, two answers in one segment, a half answer followed by the close.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -83,6 +84,24 @@ async function run(port: number, lanes: Lane[], extra: string[] = []): Promise<N
   const file = path.join(dir, `req-${port}.bin`);
   writeRequestFile(file, lanes);
   return runLoadgen(['--target', `127.0.0.1:${port}`, '--requests', file, '--until-empty', '--report-lanes', ...extra], RUN_TIMEOUT_MS);
+}
+
+/** Like runLoadgen, with the child's pid (to stop it); killed after `timeout_ms`. */
+function spawnLoadgen(args: string[], timeout_ms: number): { pid: number | undefined; report: Promise<NativeReport> } {
+  const child = spawn(LOADGEN_BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeout_ms);
+  const report = new Promise<NativeReport>((resolve, reject) => {
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`loadgen exited with ${code ?? signal}: ${err.trim()}`));
+      else resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as NativeReport);
+    });
+  });
+  return { pid: child.pid, report };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -169,21 +188,31 @@ describe('loadgen reads answers however their bytes arrive', () => {
   });
 
   it('two answers in one segment: the second counts as unexpected; a half answer then the close: lane closed at once, not at the drain timeout', async () => {
+    let gen: ReturnType<typeof spawnLoadgen> | null = null;
     const srv = await scriptedServer((lane, i, sock) => {
       const ok = response('200 OK', '{"fills":[]}', '');
       if (lane === 0) {
         // Lane 0 (one request): two answers in one write; the second finds the lane idle.
         sock.write(ok + ok, 'latin1');
       } else if (i === 1) {
-        // Lane 1: the second answer stops halfway and the server closes (FIN with the last bytes).
+        // Lane 1: the second answer stops halfway and the server closes. The generator is stopped
+        // meanwhile, so the bytes and the FIN are both queued when it next looks: one edge event
+        // for both, and only EPOLLRDHUP tells it to read past the short read.
+        const pid = gen?.pid;
+        if (pid === undefined) throw new Error('generator not running');
+        process.kill(pid, 'SIGSTOP');
         sock.end(ok.slice(0, 30), 'latin1');
+        setTimeout(() => process.kill(pid, 'SIGCONT'), 100);
       } else {
         sock.write(ok, 'latin1');
       }
     });
     try {
       const lanes = [lanesOf(1, 1, KIND_OTHER)[0], lanesOf(2, 3, KIND_OTHER)[1]];
-      const rep = await run(srv.port, lanes, ['--drain-ms', '30000']);
+      const file = path.join(dir, 'close.bin');
+      writeRequestFile(file, lanes);
+      gen = spawnLoadgen(['--target', `127.0.0.1:${srv.port}`, '--requests', file, '--until-empty', '--report-lanes', '--drain-ms', '30000'], 20_000);
+      const rep = await gen.report;
       // Lane 0: answered (+1 unexpected); lane 1: the first answered, the second lost with the
       // connection, the third never sent.
       expect(rep.lane_sent).toEqual([1, 2]);
