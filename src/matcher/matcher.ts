@@ -67,8 +67,15 @@ const RESOLVE: Uint8Array = (() => {
   return t;
 })();
 
+/**
+ * Read once: `performance.timeOrigin` is a getter through Node's internals (~0.4-0.8% of the
+ * matcher thread's samples at 1,000 requests/s with three stamps per batch, perf, issue 11), and
+ * it never changes in a thread's life.
+ */
+const TIME_ORIGIN_MS = performance.timeOrigin;
+
 function stampMs(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN_MS + performance.now();
 }
 
 export class Matcher {
