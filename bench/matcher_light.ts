@@ -67,8 +67,19 @@ function sampleThreads(pid: number): Map<number, ThreadSample> {
   return out;
 }
 
+/** The read model's last batch id (GET /admin/state): batches per phase, for CPU per batch. */
+async function batchId(server: ServerChild): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${server.port}/admin/state`, { headers: { 'x-admin-token': ADMIN_TOKEN } });
+  const body = (await res.json()) as { batch_id?: string };
+  return Number(body.batch_id ?? NaN);
+}
+
 interface PhaseFigures {
   p50_ms: number;
+  /** Batches per answered request (the matcher's). */
+  batches_per_request: number;
+  /** Matcher running µs per batch (schedstat). */
+  matcher_run_us_per_batch: number;
   p99_ms: number;
   answered: number;
   /** Matcher thread, per answered request. */
@@ -82,7 +93,7 @@ interface PhaseFigures {
   wakeups_by_role: Record<string, number>;
 }
 
-function figures(r: PhaseResult, s0: Map<number, ThreadSample>, s1: Map<number, ThreadSample>): PhaseFigures {
+function figures(r: PhaseResult, s0: Map<number, ThreadSample>, s1: Map<number, ThreadSample>, batches: number): PhaseFigures {
   const n = Math.max(1, r.in_window.responses);
   const run: Record<string, number> = {};
   const wake: Record<string, number> = {};
@@ -102,6 +113,8 @@ function figures(r: PhaseResult, s0: Map<number, ThreadSample>, s1: Map<number, 
   const pct = (p: number): number => (r.latency.totalCount === 0 ? 0 : Math.round(r.latency.getValueAtPercentile(p)) / 1000);
   return {
     p50_ms: pct(50), p99_ms: pct(99), answered: n,
+    batches_per_request: Math.round((batches * 1000) / n) / 1000,
+    matcher_run_us_per_batch: m && m0 ? Math.round(((m.run_ms - m0.run_ms) * 1000 * 10) / Math.max(1, batches)) / 10 : 0,
     matcher_user_us: m && m0 ? per(m.utime_ms - m0.utime_ms) : 0,
     matcher_sys_us: m && m0 ? per(m.stime_ms - m0.stime_ms) : 0,
     matcher_run_us: m && m0 ? per(m.run_ms - m0.run_ms) : 0,
@@ -141,6 +154,40 @@ function parseStrace(text: string): Record<string, number> {
     if (m !== null && m[2] !== 'total') out[m[2]] = Number(m[1]);
   }
   return out;
+}
+
+/**
+ * The matcher thread's cpu-clock samples of a perf.data by what they served, from their call
+ * chains (first match wins, in this order): the LMDB store of the write-ahead batches, the
+ * write-ahead record's durable write in the kernel, its user-side preparation (encode, CRC,
+ * header), the doorbell sleep (futex), the front's wake-up (eventfd write of the loop bell), the
+ * engine's apply, the rest of the user side, the rest of the kernel.
+ */
+function perfShares(data: string): { samples: number; pct: Record<string, number> } {
+  const script = spawnSync('perf', ['script', '-i', data, '-F', 'ip,sym', '--no-demangle'], { encoding: 'utf8', maxBuffer: 512 << 20 });
+  const counts: Record<string, number> = {};
+  let samples = 0;
+  for (const block of script.stdout.split('\n\n')) {
+    const frames = block.trim().split('\n').map((l) => l.trim()).filter((l) => l !== '');
+    if (frames.length === 0) continue;
+    samples++;
+    const leaf_ip = BigInt('0x' + (frames[0].split(' ')[0] || '0'));
+    const kernel = leaf_ip >= 0xffff800000000000n;
+    const has = (re: RegExp): boolean => frames.some((f) => re.test(f));
+    let part: string;
+    if (has(/storeUnstored|storeOnce|transactionSync/)) part = 'lmdb_store';
+    else if (kernel && has(/journal\/wal\.js/)) part = 'wal_write_kernel';
+    else if (has(/journal\/wal\.js|journal_codec\.js|wal_store\.js|crc32/)) part = 'wal_write_user';
+    else if (has(/futex_wait|__x64_sys_futex/)) part = 'doorbell_futex';
+    else if (has(/eventfd_write|uv_async_send/)) part = 'front_wakeup';
+    else if (has(/reserveAhead/)) part = 'reserve';
+    else if (has(/applyBatch|engine\//)) part = kernel ? 'engine_kernel' : 'engine_apply';
+    else part = kernel ? 'other_kernel' : 'other_user';
+    counts[part] = (counts[part] ?? 0) + 1;
+  }
+  const pct: Record<string, number> = {};
+  for (const [k, v] of Object.entries(counts).sort((a, b) => b[1] - a[1])) pct[k] = Math.round((1000 * v) / Math.max(1, samples)) / 10;
+  return { samples, pct };
 }
 
 interface Way {
@@ -202,11 +249,13 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? ways : [...ways].reverse();
       for (const w of order) {
+        const b0 = await batchId(w.server);
         const s0 = sampleThreads(w.server.pid);
         const result = await gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
-        const f = figures(result, s0, sampleThreads(w.server.pid));
+        const s1 = sampleThreads(w.server.pid);
+        const f = figures(result, s0, s1, (await batchId(w.server)) - b0);
         w.phases.push(f);
-        console.log(`  round ${r + 1} ${w.name}: p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms; matcher per request: user ${f.matcher_user_us} us, sys ${f.matcher_sys_us} us, ` +
+        console.log(`  round ${r + 1} ${w.name}: p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms; ${f.batches_per_request} batches/request, matcher ${f.matcher_run_us_per_batch} us/batch; per request: user ${f.matcher_user_us} us, sys ${f.matcher_sys_us} us, ` +
           `run ${f.matcher_run_us} us, wake-ups ${f.matcher_wakeups}, preempted ${f.matcher_preempted}; run us/request ${JSON.stringify(f.run_us_by_role)}`);
       }
     }
@@ -243,6 +292,8 @@ async function main(): Promise<void> {
         }
         const n = Math.max(1, result.in_window.responses);
         const per = Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, Math.round((v * 1000) / n) / 1000]));
+        const shares = perfShares(data);
+        console.log(`  the matcher thread's on-CPU samples by part (${w.name}, % of ${shares.samples}): ${JSON.stringify(shares.pct)}`);
         console.log(`  block requests issued by the matcher thread per answered request (${w.name}): ${JSON.stringify(per)}`);
         writeFileSync(path.join(perf_dir, `${w.name}.txt`), `answered ${result.in_window.responses}\nblock requests per request ${JSON.stringify(per)}\n` + report.stdout);
         console.log(`  perf ${w.name}: ${path.join(perf_dir, `${w.name}.txt`)} (${result.in_window.responses} answered)`);
@@ -255,6 +306,7 @@ async function main(): Promise<void> {
       const roles = new Set(w.phases.flatMap((p) => Object.keys(p.run_us_by_role)));
       const summary = {
         p50_ms: med((x) => x.p50_ms), p99_ms: med((x) => x.p99_ms),
+        batches_per_request: med((x) => x.batches_per_request), matcher_run_us_per_batch: med((x) => x.matcher_run_us_per_batch),
         matcher_user_us: med((x) => x.matcher_user_us), matcher_sys_us: med((x) => x.matcher_sys_us), matcher_run_us: med((x) => x.matcher_run_us),
         matcher_wakeups: med((x) => x.matcher_wakeups), matcher_preempted: med((x) => x.matcher_preempted),
         run_us_by_role: Object.fromEntries([...roles].map((k) => [k, med((x) => x.run_us_by_role[k] ?? 0)])),
