@@ -221,6 +221,11 @@ export class Journal {
     return this.wal_store.storeIdle(now_ms);
   }
 
+  /** When the last batch was written into the write-ahead file (Date.now(); `storeIdle`'s quiet clock). */
+  lastAppendMs(): number {
+    return this.wal_store.lastAppendMs();
+  }
+
   /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */
   unstoredBatches(): number {
     return this.wal_store.unstoredBatches();

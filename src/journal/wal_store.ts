@@ -158,6 +158,11 @@ export class WalStore {
     return true;
   }
 
+  /** When the last batch was written into the write-ahead file (Date.now(); 0: none since open). */
+  lastAppendMs(): number {
+    return this.last_append_ms;
+  }
+
   /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */
   unstoredBatches(): number {
     return this.options.read_only === true ? 0 : this.unstored.length;

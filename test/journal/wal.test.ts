@@ -234,7 +234,7 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
         j.append(id, timeOf(id), recordsOf(id), countOf(id));
         expect(j.afterAck()).toBe(false);
         // The matcher between two batches ~1 ms apart: idle, never quiet for WAL_STORE_QUIET_MS.
-        expect(j.storeIdle(Date.now() + 1)).toBe(false);
+        expect(j.storeIdle(j.lastAppendMs() + 1)).toBe(false);
       }
       expect(j.unstoredBatches()).toBe(300);
       expect(j.stores).toBe(0);
@@ -249,11 +249,11 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
     const j = Journal.open(dir);
     try {
       j.append(1, timeOf(1), recordsOf(1), countOf(1));
-      const t1 = Date.now();
+      const t1 = j.lastAppendMs();
       expect(j.storeIdle(t1)).toBe(false);
       await new Promise((resolve) => setTimeout(resolve, WAL_STORE_IDLE_MS + 10));
       j.append(2, timeOf(2), recordsOf(2), countOf(2));
-      const t2 = Date.now();
+      const t2 = j.lastAppendMs();
       // The oldest waited long enough, but a batch just came: not quiet.
       expect(t2 - t1).toBeGreaterThanOrEqual(WAL_STORE_IDLE_MS);
       expect(j.storeIdle(t2)).toBe(false);
@@ -264,7 +264,7 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
       expect(j.storeIdle(t2 + 10 * WAL_STORE_IDLE_MS)).toBe(false);
       // A fresh batch alone, quiet at once but not old enough yet.
       j.append(3, timeOf(3), recordsOf(3), countOf(3));
-      const t3 = Date.now();
+      const t3 = j.lastAppendMs();
       expect(j.storeIdle(t3 + WAL_STORE_QUIET_MS)).toBe(WAL_STORE_QUIET_MS >= WAL_STORE_IDLE_MS);
       expect(j.storeIdle(t3 + WAL_STORE_IDLE_MS)).toBe(true);
       expect(j.stores).toBe(2);
