@@ -70,8 +70,8 @@ function sampleThreads(pid: number): Map<number, ThreadSample> {
 /** The read model's last batch id (GET /admin/state): batches per phase, for CPU per batch. */
 async function batchId(server: ServerChild): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${server.port}/admin/state`, { headers: { 'x-admin-token': ADMIN_TOKEN } });
-  const body = (await res.json()) as { batch_id?: string };
-  return Number(body.batch_id ?? NaN);
+  const body = (await res.json()) as { data?: { batch_id?: string } };
+  return Number(body.data?.batch_id ?? NaN);
 }
 
 interface PhaseFigures {
