@@ -5,10 +5,10 @@
 // The acknowledgement path (issue 11, docs/operations.md "Durability settings"): `append` writes
 // the batch into the write-ahead file with one device flush (whole pages inside a preallocated
 // file, through an O_DSYNC descriptor) and returns; the matcher publishes the commit marker, then
-// calls `afterAck`, which every WAL_STORE_BATCHES batches (and `storeIdle` when the matcher is
-// idle) stores the write-ahead file's batches into LMDB in one synchronous transaction (durable:
-// `overlappingSync: false`, syncing on; the data's fdatasync, then the meta page through LMDB's
-// O_DSYNC descriptor) and starts the file's next cycle at offset 0. An LMDB commit is two device
+// calls `afterAck`, which once the batches fill half the file (and `storeIdle` when the exchange
+// is quiet: wal_store.ts WAL_STORE_*) stores the write-ahead file's batches into LMDB in one
+// synchronous transaction (durable: `overlappingSync: false`, syncing on; the data's fdatasync,
+// then the meta page through LMDB's O_DSYNC descriptor) and starts the file's next cycle at offset 0. An LMDB commit is two device
 // flushes (~0.45 ms p50 here), the write-ahead record one (~0.2 ms). Invariant: the write-ahead
 // file holds exactly the batches after LMDB's last durable one; `Journal.open` stores them into
 // LMDB before anything else (recovery), read-only users read them after LMDB's (`read_only`),
@@ -219,6 +219,11 @@ export class Journal {
   /** The matcher with no request waiting: see WalStore.storeIdle. Returns whether it stored. */
   storeIdle(now_ms = Date.now()): boolean {
     return this.wal_store.storeIdle(now_ms);
+  }
+
+  /** When the last batch was written into the write-ahead file (Date.now(); `storeIdle`'s quiet clock). */
+  lastAppendMs(): number {
+    return this.wal_store.lastAppendMs();
   }
 
   /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */

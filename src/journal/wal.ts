@@ -155,6 +155,11 @@ export class WalWriter {
     return walRecordBytes(body_bytes) <= this.size_bytes;
   }
 
+  /** Bytes of the file the current cycle's records take (where the next record goes). */
+  usedBytes(): number {
+    return this.next_offset;
+  }
+
   /** The batch id the next record must carry. */
   nextBatchId(): number {
     return this.base + this.records + 1;

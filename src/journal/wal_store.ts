@@ -9,15 +9,26 @@ import type { JournalReserve } from './reserve.js';
 import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, type WalBatch, type WalSync } from './wal.js';
 
 /**
- * `afterAck` stores the write-ahead file's batches into LMDB once this many wait (or
- * WAL_STORE_BYTES of them): one LMDB commit (two flushes, ~0.45 ms) per 64 batches instead of
- * per batch, and the matcher is held by it 64 times less often (docs/benchmarks.md "hwj").
+ * `afterAck` stores the write-ahead file's batches into LMDB once their records fill this fraction
+ * of the file (1/2: 2 MB of the default 4 MB, 512 one-page records, ~0.5 s at 1,000 requests/s),
+ * or once WAL_STORE_BYTES of batches wait. Why so rarely (issue 11, docs/benchmarks.md "h21j"):
+ * a store costs its two device flushes and a fixed part whatever it holds (~0.65-1.4 ms of CPU
+ * for 64 one-request batches, ~1.4-2.4 ms for 512: 10-22 against 3-5 µs per batch), and the
+ * matcher is held by it (~1-3 ms), so a request that arrives meanwhile waits: with a store per 64
+ * batches, ~1.5% of the requests at 1,000/s met one (the p99). Half the file leaves room for the
+ * largest batch (~1 MB), so a batch never waits for a store before its own write.
  */
-export const WAL_STORE_BATCHES = 64;
+export const WAL_STORE_FILL_DENOMINATOR = 2;
 /** ... or this many bytes of batches (a quarter of the default file). */
 export const WAL_STORE_BYTES = 1 << 20;
-/** Idle (no request waiting), `storeIdle` stores batches that have waited this long. */
+/** Idle (no request waiting), `storeIdle` stores batches that have waited this long ... */
 export const WAL_STORE_IDLE_MS = 100;
+/**
+ * ... once no batch was written for this long either: the exchange is quiet, and a store (~1-3 ms)
+ * is unlikely to hold a request up. At 1,000 requests/s the matcher is idle between most batches
+ * but never quiet this long, so stores wait for the file to fill (WAL_STORE_FILL_DENOMINATOR).
+ */
+export const WAL_STORE_QUIET_MS = 20;
 
 /** The JournalOptions a WalStore reads (described there). */
 export interface WalStoreOptions {
@@ -55,6 +66,8 @@ export class WalStore {
   private unstored_bytes = 0;
   /** When the oldest unstored batch was acknowledged (Date.now()). */
   private unstored_since_ms = 0;
+  /** When the last batch was written (Date.now()). */
+  private last_append_ms = 0;
   /** LMDB commits that stored write-ahead batches, since open. */
   stores = 0;
 
@@ -106,7 +119,9 @@ export class WalStore {
       // A full file: its batches go to LMDB first, and the next cycle starts at offset 0.
       if (!wal.fits(value.length)) this.storeUnstored();
       this.host.retried(batch_id, () => this.walOnce(wal, batch_id, value));
-      if (this.unstored.length === 0) this.unstored_since_ms = Date.now();
+      const now_ms = Date.now();
+      this.last_append_ms = now_ms;
+      if (this.unstored.length === 0) this.unstored_since_ms = now_ms;
       this.unstored.push({ batch_id, value });
       this.unstored_bytes += value.length;
     } else {
@@ -119,24 +134,33 @@ export class WalStore {
   }
 
   /**
-   * After the batch's commit marker is out (the matcher, between batches): once WAL_STORE_BATCHES
-   * batches (or WAL_STORE_BYTES) wait in the write-ahead file, stores them into LMDB
-   * (`storeUnstored`). Returns whether it stored (and so took time).
+   * After the batch's commit marker is out (the matcher, between batches): once the unstored
+   * batches' records fill 1/WAL_STORE_FILL_DENOMINATOR of the write-ahead file (or WAL_STORE_BYTES
+   * of batches wait), stores them into LMDB (`storeUnstored`). Returns whether it stored (and so
+   * took time).
    */
   afterAck(): boolean {
-    if (this.unstored.length < WAL_STORE_BATCHES && this.unstored_bytes < WAL_STORE_BYTES) return false;
+    const wal = this.wal;
+    if (wal === null || this.unstored.length === 0) return false;
+    if (wal.usedBytes() * WAL_STORE_FILL_DENOMINATOR < wal.size_bytes && this.unstored_bytes < WAL_STORE_BYTES) return false;
     this.storeUnstored();
     return true;
   }
 
   /**
-   * The matcher with no request waiting: stores the batches that have waited WAL_STORE_IDLE_MS
-   * or more (a quiet exchange's LMDB catches up within ~0.1-0.2 s). Returns whether it stored.
+   * The matcher with no request waiting: stores the batches once the oldest has waited
+   * WAL_STORE_IDLE_MS and no batch came for WAL_STORE_QUIET_MS (a quiet exchange's LMDB catches up
+   * within ~0.1-0.2 s; a busy one's at `afterAck`). Returns whether it stored.
    */
   storeIdle(now_ms = Date.now()): boolean {
-    if (this.unstored.length === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS) return false;
+    if (this.unstored.length === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS || now_ms - this.last_append_ms < WAL_STORE_QUIET_MS) return false;
     this.storeUnstored();
     return true;
+  }
+
+  /** When the last batch was written into the write-ahead file (Date.now(); 0: none since open). */
+  lastAppendMs(): number {
+    return this.last_append_ms;
   }
 
   /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */

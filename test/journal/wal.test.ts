@@ -12,7 +12,7 @@ import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal } from '../../src/journal/journal.js';
 import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
-import { WAL_STORE_BATCHES, WAL_STORE_IDLE_MS } from '../../src/journal/wal_store.js';
+import { WAL_STORE_FILL_DENOMINATOR, WAL_STORE_IDLE_MS, WAL_STORE_QUIET_MS } from '../../src/journal/wal_store.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
@@ -201,34 +201,115 @@ describe('readers of the write-ahead file', () => {
 });
 
 describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
-  it('stores once WAL_STORE_BATCHES batches wait, or when idle after WAL_STORE_IDLE_MS, one LMDB commit each', async () => {
+  it('stores once the records fill half the file, one LMDB commit each', async () => {
     const dir = tempDir();
-    const j = Journal.open(dir);
+    // 16 pages: every batch here is a one-page record, so the 8th fills half the file.
+    const pages = 16;
+    const j = Journal.open(dir, { wal_bytes: pages * WAL_PAGE_BYTES });
     try {
       let id = 0;
-      for (let i = 0; i < WAL_STORE_BATCHES - 1; i++) {
+      for (let i = 0; i < pages / WAL_STORE_FILL_DENOMINATOR - 1; i++) {
         id++;
         j.append(id, timeOf(id), recordsOf(id), countOf(id));
         expect(j.afterAck()).toBe(false);
       }
-      expect(j.unstoredBatches()).toBe(WAL_STORE_BATCHES - 1);
+      expect(j.unstoredBatches()).toBe(pages / WAL_STORE_FILL_DENOMINATOR - 1);
       id++;
       j.append(id, timeOf(id), recordsOf(id), countOf(id));
       expect(j.afterAck()).toBe(true);
       expect(j.unstoredBatches()).toBe(0);
       expect(j.stores).toBe(1);
-      // Idle: not before the oldest waited WAL_STORE_IDLE_MS.
-      id++;
-      j.append(id, timeOf(id), recordsOf(id), countOf(id));
-      const t = Date.now();
-      expect(j.storeIdle(t)).toBe(false);
-      expect(j.storeIdle(t + WAL_STORE_IDLE_MS + 1)).toBe(true);
-      expect(j.stores).toBe(2);
-      expect(j.storeIdle(t + 10 * WAL_STORE_IDLE_MS)).toBe(false);
+      expect(j.afterAck()).toBe(false);
     } finally {
       await j.close();
     }
-    expect(await lmdbIds(dir)).toEqual(range(1, WAL_STORE_BATCHES + 1));
+    expect(await lmdbIds(dir)).toEqual(range(1, pages / WAL_STORE_FILL_DENOMINATOR));
+  });
+
+  it('at a steady light rate nothing is stored until the file is half full: 300 batches stay in the default file', async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    try {
+      for (let id = 1; id <= 300; id++) {
+        j.append(id, timeOf(id), recordsOf(id), countOf(id));
+        expect(j.afterAck()).toBe(false);
+        // The matcher between two batches ~1 ms apart: idle, never quiet for WAL_STORE_QUIET_MS.
+        expect(j.storeIdle(j.lastAppendMs() + 1)).toBe(false);
+      }
+      expect(j.unstoredBatches()).toBe(300);
+      expect(j.stores).toBe(0);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 300));
+  });
+
+  it('idle: stores once the oldest batch waited WAL_STORE_IDLE_MS and no batch came for WAL_STORE_QUIET_MS', async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir);
+    try {
+      j.append(1, timeOf(1), recordsOf(1), countOf(1));
+      const t1 = j.lastAppendMs();
+      expect(j.storeIdle(t1)).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, WAL_STORE_IDLE_MS + 10));
+      j.append(2, timeOf(2), recordsOf(2), countOf(2));
+      const t2 = j.lastAppendMs();
+      // The oldest waited long enough, but a batch just came: not quiet.
+      expect(t2 - t1).toBeGreaterThanOrEqual(WAL_STORE_IDLE_MS);
+      expect(j.storeIdle(t2)).toBe(false);
+      expect(j.stores).toBe(0);
+      expect(j.storeIdle(t2 + WAL_STORE_QUIET_MS)).toBe(true);
+      expect(j.stores).toBe(1);
+      expect(j.unstoredBatches()).toBe(0);
+      expect(j.storeIdle(t2 + 10 * WAL_STORE_IDLE_MS)).toBe(false);
+      // A fresh batch alone, quiet at once but not old enough yet.
+      j.append(3, timeOf(3), recordsOf(3), countOf(3));
+      const t3 = j.lastAppendMs();
+      expect(j.storeIdle(t3 + WAL_STORE_QUIET_MS)).toBe(WAL_STORE_QUIET_MS >= WAL_STORE_IDLE_MS);
+      expect(j.storeIdle(t3 + WAL_STORE_IDLE_MS)).toBe(true);
+      expect(j.stores).toBe(2);
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 3));
+  });
+
+  it('a crash with hundreds of acknowledged batches only in the write-ahead file loses none of them', async () => {
+    const dir = tempDir();
+    const crashed = tempDir();
+    const j = Journal.open(dir);
+    try {
+      for (let id = 1; id <= 40; id++) {
+        j.append(id, timeOf(id), recordsOf(id), countOf(id));
+        j.afterAck();
+      }
+      j.storeUnstored(); // LMDB holds 1..40
+      for (let id = 41; id <= 400; id++) {
+        j.append(id, timeOf(id), recordsOf(id), countOf(id));
+        expect(j.afterAck()).toBe(false);
+      }
+      expect(j.unstoredBatches()).toBe(360);
+      // What kill -9 leaves now: the files as they are on disk (every write above was synchronous).
+      for (const f of ['data.mdb', 'wal.log']) fs.copyFileSync(path.join(dir, f), path.join(crashed, f));
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(crashed)).toEqual(range(1, 40));
+    const r = Journal.open(crashed);
+    try {
+      expect(r.lastBatchId()).toBe(400);
+      expect(r.unstoredBatches()).toBe(0);
+      let next = 1;
+      for (const b of r.readTransient(1)) {
+        expect(b.batch_id).toBe(next);
+        expect(b.input_hash).toBe(inputHash(recordsOf(next)));
+        next++;
+      }
+      expect(next).toBe(401);
+    } finally {
+      await r.close();
+    }
+    expect(await lmdbIds(crashed)).toEqual(range(1, 400));
   });
 
   it('a full file is stored before the next record, and a batch larger than the file goes to LMDB directly', async () => {
