@@ -215,7 +215,7 @@ async function main(): Promise<void> {
   knobs.finish();
   const args: Args = {
     wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
-    server_flags: [], server_log: null, server_main: null, seed: 'ringbook-matcher-light', generator: null, matcher_cpu: null,
+    server_flags: [], server_log: null, server_main: null, seed: 'ringbook-matcher-light', generator: null, loadgen: null, matcher_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
   };
