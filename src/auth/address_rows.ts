@@ -9,7 +9,9 @@
 import { HEX_NIBBLE } from '../util/hex.js';
 
 const ADDRESS_CHARS = 42;
-const ROWS = 1024;
+const ROW_BITS = 12;
+/** Rows: more than the wallets of a load run (bench/load.ts --wallets 2000), 80 KB. */
+const ROWS = 1 << ROW_BITS;
 /** A row: the address's 20 bytes, 5 words. */
 export const ADDRESS_ROW_WORDS = 5;
 /** The rows as words: row r is words [r * ADDRESS_ROW_WORDS, +ADDRESS_ROW_WORDS). */
@@ -29,9 +31,9 @@ const NIBBLE = HEX_NIBBLE;
  */
 export function addressRowOf(text: unknown): number {
   if (typeof text !== 'string' || text.length !== ADDRESS_CHARS) return -1;
-  // The address's first digits: its leading bits, uniform for real addresses; a digit's case
-  // does not move it (the low nibble of '0'-'9', 'a'-'f' and 'A'-'F' differ within each).
-  const row = ((text.charCodeAt(2) & 15) | ((text.charCodeAt(3) & 15) << 4) | ((text.charCodeAt(4) & 3) << 8)) & (ROWS - 1);
+  // The address's first four digits (its leading 16 bits, uniform for real addresses) mixed by a
+  // multiplicative hash (as signature_rows.ts).
+  const row = Math.imul((text.charCodeAt(2) << 24) | (text.charCodeAt(3) << 16) | (text.charCodeAt(4) << 8) | text.charCodeAt(5), 0x9e3779b1) >>> (32 - ROW_BITS);
   if (keys[row] === text) return row;
   keys[row] = undefined;
   if (text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return -1; // "0x"

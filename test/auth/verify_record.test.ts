@@ -124,11 +124,11 @@ describe('the verify record carries the signature and the address as bytes', () 
     expect(verdictsOf(items)).toEqual(want);
     fill(5000);
     expect(verdictsOf(items.slice().reverse())).toEqual(want.slice().reverse());
-    // A mixed-case twin of a cached text takes the same row with its own key: its bytes are the same.
+    // A mixed-case twin of a cached text is its own key: its row holds the same bytes.
     const s = items[0].signature_hex;
     const twin = '0x' + s.slice(2).toUpperCase();
-    const row = signatureRowOf(s);
-    expect(signatureRowOf(twin)).toBe(row);
+    const row = signatureRowOf(twin);
+    expect(row).toBeGreaterThanOrEqual(0);
     expect(hex(SIGNATURE_ROWS_BYTES.subarray(68 * row + SIGNATURE_IN_ROW, 68 * row + SIGNATURE_IN_ROW + 65))).toBe(s.toLowerCase());
     const arow = addressRowOf(ADDRS[3].toUpperCase().replace('0X', '0x'));
     expect(hex(ADDRESS_ROWS_BYTES.subarray(20 * arow, 20 * arow + 20))).toBe(ADDRS[3]);
