@@ -1,14 +1,18 @@
-// The verify stage's per-signature work outside a worker's wake-ups (issue 11, branch h20c; its native keccak was not merged, so this counts the hash-wasm path), on one
-// thread: the front's write of a task into a verify ring (verify_codec.ts encodePackedBatchInto, as
-// verify_lane.ts tryWrite: the answer area, then the packed batch) and the worker's check of it
-// (verifyPackedInto: the hex of the signature and the candidates, the EIP-191 hash, the recovery,
-// the address compare). Items are signed orders in the JSON form (bench/verify_cases.ts).
+// The verify stage's per-signature work outside a worker's wake-ups (issue 11, branches h20c and
+// h21v), on one thread: the front's write of a task into a verify ring (verify_codec.ts
+// encodePackedBatchInto, as verify_lane.ts tryWrite: the answer area, then the packed batch) and
+// the worker's check of it (verifyPackedInto: the record's signature and candidates, the EIP-191
+// hash, the recovery, the address compare). Items are signed orders in the JSON form
+// (bench/verify_cases.ts), signed by keys derived from --seed, so two runs recover the same
+// signatures. The front's parser has checked each signature before (signed_body.ts signatureOf,
+// in both builds): here the first encode of a signature checks it, and later ones find it checked.
 //
 // The recovery itself is the secp256k1 library's frames in a callgrind profile; everything else
 // is what this bench is for. Instructions per signature: run it under callgrind at two round
-// counts and divide the difference by the signatures between them (docs/benchmarks.md, h20c):
-//   valgrind --tool=callgrind node --single-threaded dist/bench/verify_path.js --mode cpu --rounds 1
-//   valgrind --tool=callgrind node --single-threaded dist/bench/verify_path.js --mode cpu --rounds 4
+// counts and divide the difference by the signatures between them (docs/benchmarks.md, h20c, h21v),
+// with V8's seeds fixed (a random hash seed alone moves the start-up by ~10M instructions):
+//   valgrind --tool=callgrind node --hash-seed=1 --random-seed=1 --single-threaded dist/bench/verify_path.js --mode cpu --rounds 1
+//   valgrind --tool=callgrind node --hash-seed=1 --random-seed=1 --single-threaded dist/bench/verify_path.js --mode cpu --rounds 4
 // (add --perf-basic-prof to name the JIT frames). Without --mode cpu: ns of CPU per signature for
 // the encode and for the check (process.cpuUsage, median round; a shared core slows it).
 //
@@ -18,6 +22,7 @@
 //   --task      signatures per task (default 32)
 //   --mode      all (default) or cpu (rounds only, for callgrind)
 //   --rounds    timed rounds (default 5)
+//   --seed      the signing keys' seed (default 1)
 // Ends with one JSON line.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,10 +60,11 @@ async function main(): Promise<void> {
   const dist = path.resolve(knobs.optionalString('dist') ?? path.resolve(here, '..'));
   const mode = knobs.optionalString('mode') ?? 'all';
   const rounds = knobs.number('rounds', 5, 1, 100);
+  const seed = knobs.number('seed', 1, 0, 1_000_000);
   knobs.finish();
   if (mode !== 'all' && mode !== 'cpu') throw new Error('--mode is all or cpu');
   const b = await load(dist);
-  const items = makeCases(DISTINCT).map((c) => c.item);
+  const items = makeCases(DISTINCT, seed).map((c) => c.item);
   // The tasks of a round: `task` consecutive items (cycling through the cases), as one lane write each.
   const tasks: SignedMessage[][] = [];
   for (let i = 0; i < n; i += task) {

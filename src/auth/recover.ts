@@ -127,6 +127,26 @@ export function addressFromUncompressed(pub65: Uint8Array, out: Uint8Array, out_
   for (let i = 0; i < 20; i++) out[out_offset + i] = DIGEST[12 + i];
 }
 
+/** The input buffer's first 16 words (4-byte aligned: keccak_wasm.ts checks it; its memory never grows). */
+const INPUT_WORDS = new Int32Array(INPUT.buffer, INPUT.byteOffset, 16);
+
+/**
+ * A native recoverer's output key: 17 words whose bytes 3..68 are the 65-byte key (`pub`), so
+ * that x || y (the key after its 0x04) is words 1..16 and moves into the hash's input as 16 words
+ * (addressFromKeyWords) instead of 64 bytes one by one (issue 11, branch h21v).
+ */
+function keyWords(): { pub: Uint8Array; words: Int32Array } {
+  const words = new Int32Array(17);
+  return { pub: new Uint8Array(words.buffer, 3, 65), words };
+}
+
+/** addressFromUncompressed of the key in keyWords()'s `words` into `out20`. */
+function addressFromKeyWords(words: Int32Array, out20: Uint8Array): void {
+  for (let i = 0; i < 16; i++) INPUT_WORDS[i] = words[1 + i];
+  keccak256OfInputToDigest(64);
+  for (let i = 0; i < 20; i++) out20[i] = DIGEST[12 + i];
+}
+
 function makeRecoverer(
   backend: RecoverBackendName,
   library: NativeLibrary | null,
@@ -154,20 +174,20 @@ function makeRecoverer(
 }
 
 function nativeRecoverer(native: NativeSecp256k1): Recoverer {
-  const pub = new Uint8Array(65);
+  const { pub, words } = keyWords();
   return makeRecoverer('native', 'npm', (hash32, sig65, recid, out20) => {
     native.ecdsaRecover(sig65.subarray(0, 64), recid, hash32, false, pub);
-    addressFromUncompressed(pub, out20);
+    addressFromKeyWords(words, out20);
     return true;
   });
 }
 
 /** The machine's libsecp256k1: reads r || s from the signature in place (no subarray per call). */
 function systemRecoverer(system: SystemSecp256k1): Recoverer {
-  const pub = new Uint8Array(65);
+  const { pub, words } = keyWords();
   return makeRecoverer('native', 'system', (hash32, sig65, recid, out20) => {
     if (!system.recover(sig65, recid, hash32, pub)) return false;
-    addressFromUncompressed(pub, out20);
+    addressFromKeyWords(words, out20);
     return true;
   });
 }

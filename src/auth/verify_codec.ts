@@ -1,12 +1,22 @@
 // The packed batch format between the front thread and the verify workers: one task = one batch,
 // written straight into the worker's verify ring (a SharedArrayBuffer, verify_ring.ts).
-//   u32 count | u32 message offsets[count + 1] (relative to the message area)
-//   | count fixed records of RECORD bytes: 132 signature hex chars, 42 address chars, 1 shape flag,
-//     1 count of other candidate signers
-//   | message area: each item's message UTF-8 bytes then its other candidates' 42 address chars,
-//     back to back.
-// The front thread only writes the texts (UTF-8, Buffer#write); all hex parsing and hashing happen in the
-// worker, which hashes the UTF-8 bytes directly (EIP-191 needs bytes, not a string).
+//   u32 count | count fixed records of RECORD bytes | message area
+// A record (4-byte aligned; byte offsets):
+//   0 flag (1: the item was written whole; 0: refused), 1 count of other candidate signers, 2 spare,
+//   3..68 the signature's 65 bytes (r || s || v), 68 u32 message start, 72 u32 message end (both
+//   relative to the message area), 76..96 the expected address's 20 bytes.
+// The message area: each item's message UTF-8 bytes at its start, then its other candidates' 42
+// address chars back to back from its end. A message starts where the worker can move it into
+// the hash's input by words (see below): up to 3 bytes of padding before it.
+//
+// The signature and the expected address go in as bytes (issue 11, branch h21v): the signed
+// parsers' check decoded the signature once (signature_rows.ts), so the front copies its 17 kept
+// words (the record's first 17) where it wrote the 132 chars, and the worker uses them as they are
+// where it decoded the 130 digits again (~2,500 instructions a signature in the worker's JS, and
+// the front's UTF-8 write of the chars); the address's 20 bytes come from the front's own cache of
+// decoded addresses (address_rows.ts: a wallet sends many requests). The message and the other
+// candidates are still written as UTF-8 by the front (Buffer#write) and hashed or parsed by the
+// worker (EIP-191 needs bytes, not a string).
 //
 // The answer: one verdict byte per item (0: no candidate signed it; 1: the expected address did;
 // 1 + i: other_addresses[i - 1] did: one recovery, compared with every candidate), then TASK_TIMES_BYTES: the worker's start and end of the
@@ -14,27 +24,64 @@
 // for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
 import { parseHexBytesInto } from './hex.js';
 import type { Recoverer } from './recover.js';
-import { eip191HashRangeInto } from './eip191.js';
+import { eip191HashRangeInto, eip191HashWordsInto, eip191WordAlignment } from './eip191.js';
+import { ADDRESS_ROW_WORDS, ADDRESS_ROWS_BYTES, ADDRESS_ROWS_WORDS, addressRowOf } from './address_rows.js';
+import {
+  SIGNATURE_BYTES, SIGNATURE_IN_ROW, SIGNATURE_ROW_WORDS, SIGNATURE_ROWS_BYTES, SIGNATURE_ROWS_WORDS, signatureRowOf,
+} from './signature_rows.js';
 import { SIGNERS_PER_CHECK_MAX, type SignedMessage } from './verify.js';
 
-const SIG_CHARS = 132; // "0x" + 130
-const ADDR_CHARS = 42; // "0x" + 40
-const RECORD = 176; // SIG_CHARS + ADDR_CHARS + flag + others count, keeps records 4-byte aligned
-const FLAG_AT = SIG_CHARS + ADDR_CHARS;
-const OTHERS_AT = FLAG_AT + 1;
+/** Node's Buffer UTF-8 writer, which takes an offset and reports the bytes written (not in @types/node). */
+interface Utf8Writer {
+  /** UTF-8 (lone surrogates as U+FFFD); writes at most `length` bytes, throws for an offset past the end. */
+  utf8Write(text: string, offset: number, length: number): number;
+}
+// Called directly, not through Buffer#write: its offset and length checks go through
+// hideStackFrames wrappers that V8 left unoptimized (~300 instructions a signature, callgrind,
+// issue 11, branch h21v); the native writer checks the offset itself and stops at the end.
+// Not in Node's documentation (Buffer#write calls it): refuse to load, naming the cause.
+if (typeof (Buffer.prototype as unknown as Partial<Utf8Writer>).utf8Write !== 'function') {
+  throw new Error("verify_codec: this Node's Buffer has no utf8Write (the verify path needs Node 20's Buffer writers)");
+}
 
-/** Bytes one item adds to a packed batch at most: offset word, fixed record, message at 3 bytes per char. */
+// The imported tables as this module's consts: an imported binding is read through its module
+// cell (a load and a hole check) on every use in the copy loops below (issue 11, h19c).
+const SIG_ROWS_WORDS = SIGNATURE_ROWS_WORDS;
+const SIG_ROWS_BYTES = SIGNATURE_ROWS_BYTES;
+const ADDR_ROWS_WORDS = ADDRESS_ROWS_WORDS;
+const ADDR_ROWS_BYTES = ADDRESS_ROWS_BYTES;
+
+const ADDR_CHARS = 42; // "0x" + 40
+const FLAG_AT = 0;
+const OTHERS_AT = 1;
+const SPARE_AT = 2;
+/** The signature's place in a record: a signature row's (its 17 words are the record's first 17). */
+const SIG_AT = SIGNATURE_IN_ROW;
+const SIG_WORDS = SIGNATURE_ROW_WORDS;
+const MESSAGE_START_AT = 4 * SIG_WORDS; // 68
+const MESSAGE_END_AT = MESSAGE_START_AT + 4;
+const ADDR_AT = MESSAGE_END_AT + 4; // 76
+export const RECORD = ADDR_AT + 20; // 96
+/** Bytes before the first record: the count. */
+const HEADER = 4;
+/** Padding before a message at most (its word alignment). */
+const MESSAGE_PAD_MAX = 3;
+
+/** Bytes one item adds to a packed batch at most: fixed record, padding, message at 3 bytes per char, other candidates. */
 export function packedItemCapacity(item: SignedMessage | null | undefined): number {
   const m = item?.message;
   const others = item?.other_addresses;
-  return 4 + RECORD + (typeof m === 'string' ? 3 * m.length : 0) // UTF-8 worst case per UTF-16 unit
+  return RECORD + MESSAGE_PAD_MAX + (typeof m === 'string' ? 3 * m.length : 0) // UTF-8 worst case per UTF-16 unit
     + (Array.isArray(others) ? ADDR_CHARS * others.length : 0);
 }
+
+/** No other candidates (not frozen: a frozen array's elements kind takes V8's slow for-of and length paths). */
+const NO_OTHERS: readonly string[] = [];
 
 /** The other candidates of an item when they are well-formed (ASCII-length strings), else null. */
 function otherAddresses(item: SignedMessage): readonly string[] | null {
   const others = item.other_addresses;
-  if (others === undefined) return [];
+  if (others === undefined) return NO_OTHERS; // not a fresh [] per item
   if (!Array.isArray(others) || others.length > SIGNERS_PER_CHECK_MAX - 1) return null;
   for (const a of others) if (typeof a !== 'string' || a.length !== ADDR_CHARS) return null;
   return others;
@@ -42,9 +89,29 @@ function otherAddresses(item: SignedMessage): readonly string[] | null {
 
 /** Bytes encodePackedBatchInto may need for `items[start, end)`. */
 export function packedBatchCapacity(items: readonly SignedMessage[], start: number, end: number): number {
-  let capacity = 8; // count and the closing offset
+  let capacity = HEADER;
   for (let i = start; i < end; i++) capacity += packedItemCapacity(items[i]);
   return capacity;
+}
+
+// The words view of the last byte array seen (the front writes into its lanes' areas and its
+// scratch; a worker reads one area): one view per array, kept while that array comes back, so
+// the signature and the message move by words without a view per task or per item. Null when the
+// array does not start on a 4-byte boundary: then bytes move one by one.
+let words_of: Uint8Array | null = null;
+let words_view: Int32Array | null = null;
+const words_views = new WeakMap<Uint8Array, Int32Array | null>();
+
+function wordsOf(bytes: Uint8Array): Int32Array | null {
+  if (bytes === words_of) return words_view;
+  let view = words_views.get(bytes);
+  if (view === undefined) {
+    view = (bytes.byteOffset & 3) === 0 ? new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2) : null;
+    words_views.set(bytes, view);
+  }
+  words_of = bytes;
+  words_view = view;
+  return view;
 }
 
 /**
@@ -56,18 +123,22 @@ export function packedBatchCapacity(items: readonly SignedMessage[], start: numb
  * at an offset, the same speed as TextEncoder.encodeInto here: 400-440 against 430-570 ns per
  * signature + message pair) instead of encodeInto into a `subarray` per text, three views per item
  * and one per task that were ~0.4 KB of the front's garbage per signed request (issue 11, branch
- * h11z). A text that is not ASCII cannot pass for a hex field: its multi-byte UTF-8 fills the
- * fixed slot only with bytes >= 0x80, which the worker's hex parse refuses, or leaves the slot
- * short (fewer bytes written than the slot's length: refused here).
+ * h11z). The signature and the expected address are checked here, by the rules the worker's parse
+ * of their texts applied (`0x` and 130 or 40 hex digits, either case; signature_rows.ts,
+ * address_rows.ts), and the item refused (flag 0, verdict 0) when they fail. An other candidate
+ * that is not ASCII cannot pass for hex: its multi-byte UTF-8 fills its slot only with bytes >=
+ * 0x80, which the worker's hex parse refuses, or leaves the slot short (refused here).
  */
 export function encodePackedBatchInto(bytes: Buffer, at: number, limit: number, items: readonly SignedMessage[], start: number, end: number): number {
   const count = end - start;
-  const fixedAt = at + 4 + 4 * (count + 1);
+  const fixedAt = at + HEADER;
   const messagesAt = fixedAt + count * RECORD;
+  // Whole words only when the records are on word boundaries (`at` 4-byte aligned, as the lanes write them).
+  const words = (fixedAt & 3) === 0 ? wordsOf(bytes) : null;
+  const out = bytes as Buffer & Utf8Writer;
   writeU32(bytes, at, count);
   let pos = 0;
   for (let k = 0; k < count; k++) {
-    writeU32(bytes, at + 4 * (1 + k), pos);
     const rec = fixedAt + k * RECORD;
     // The ring's bytes are reused: the flag says "refused" until the item is written whole.
     bytes[rec + FLAG_AT] = 0;
@@ -75,25 +146,50 @@ export function encodePackedBatchInto(bytes: Buffer, at: number, limit: number, 
     const item = items[start + k];
     if (item === null || typeof item !== 'object') continue;
     const { message, signature_hex: sig, expected_address: addr } = item;
-    if (typeof message !== 'string' || typeof sig !== 'string' || typeof addr !== 'string') continue;
-    if (sig.length !== SIG_CHARS || addr.length !== ADDR_CHARS) continue;
-    const others = otherAddresses(item);
+    if (typeof message !== 'string') continue;
+    // No other candidates (the common case) without a call: V8 left otherAddresses a baseline
+    // call with a generic load per item (callgrind, h21v).
+    const others = item.other_addresses === undefined ? NO_OTHERS : otherAddresses(item);
     if (others === null) continue;
-    if (bytes.write(sig, rec, SIG_CHARS, 'utf8') !== SIG_CHARS) continue;
-    if (bytes.write(addr, rec + SIG_CHARS, ADDR_CHARS, 'utf8') !== ADDR_CHARS) continue;
+    const row = signatureRowOf(sig);
+    if (row < 0) continue;
+    const addr_row = addressRowOf(addr);
+    if (addr_row < 0) continue;
+    // The row's 17 words (3 bytes of padding, the signature) are the record's first 17; the flag,
+    // the count and the spare byte are written over the padding.
+    if (words !== null) {
+      const w = rec >> 2;
+      const from = row * SIG_WORDS;
+      for (let i = 0; i < SIG_WORDS; i++) words[w + i] = SIG_ROWS_WORDS[from + i];
+      const a = (rec + ADDR_AT) >> 2;
+      const addr_from = addr_row * ADDRESS_ROW_WORDS;
+      for (let i = 0; i < ADDRESS_ROW_WORDS; i++) words[a + i] = ADDR_ROWS_WORDS[addr_from + i];
+    } else {
+      const from = row * 4 * SIG_WORDS + SIG_AT;
+      for (let i = 0; i < SIGNATURE_BYTES; i++) bytes[rec + SIG_AT + i] = SIG_ROWS_BYTES[from + i];
+      const addr_from = addr_row * 4 * ADDRESS_ROW_WORDS;
+      for (let i = 0; i < 20; i++) bytes[rec + ADDR_AT + i] = ADDR_ROWS_BYTES[addr_from + i];
+    }
+    bytes[rec + FLAG_AT] = 0;
+    bytes[rec + OTHERS_AT] = 0;
+    bytes[rec + SPARE_AT] = 0;
+    // The message where its hash input wants it (an ASCII message's: its byte length is its length).
+    pos += (eip191WordAlignment(message.length) - (messagesAt + pos)) & 3;
     const message_at = messagesAt + pos;
-    let others_end = message_at + bytes.write(message, message_at, limit - message_at, 'utf8');
+    const message_end = message_at + out.utf8Write(message, message_at, limit - message_at);
+    let others_end = message_end;
     let others_ok = true;
-    for (const other of others) {
-      others_ok &&= bytes.write(other, others_end, ADDR_CHARS, 'utf8') === ADDR_CHARS;
+    for (let i = 0; i < others.length; i++) {
+      others_ok &&= out.utf8Write(others[i], others_end, ADDR_CHARS) === ADDR_CHARS;
       others_end += ADDR_CHARS;
     }
     pos = others_end - messagesAt;
     if (!others_ok) continue;
+    writeU32(bytes, rec + MESSAGE_START_AT, message_at - messagesAt);
+    writeU32(bytes, rec + MESSAGE_END_AT, message_end - messagesAt);
     bytes[rec + OTHERS_AT] = others.length;
     bytes[rec + FLAG_AT] = 1;
   }
-  writeU32(bytes, at + 4 * (1 + count), pos);
   return messagesAt + pos - at;
 }
 
@@ -159,18 +255,16 @@ export function readTaskTimesInto(bytes: Uint8Array, at: number, count: number, 
 export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at: number, recoverer: Recoverer): number {
   const start_ms = epochMs();
   const count = readU32(bytes, batch_at);
-  const offsets_at = batch_at + 4;
-  const fixedAt = batch_at + 4 + 4 * (count + 1);
+  const fixedAt = batch_at + HEADER;
   const messagesAt = fixedAt + count * RECORD;
+  const words = (fixedAt & 3) === 0 ? wordsOf(bytes) : null;
   for (let k = 0; k < count; k++) {
     bytes[answer_at + k] = 0;
     const rec = fixedAt + k * RECORD;
     if (bytes[rec + FLAG_AT] !== 1) continue;
-    if (!isPrefix0x(bytes, rec) || !parseHexBytesInto(bytes, rec + 2, 65, SIG, 0)) continue;
-    if (!isPrefix0x(bytes, rec + SIG_CHARS) || !parseHexBytesInto(bytes, rec + SIG_CHARS + 2, 20, CANDIDATES, 0)) continue;
     const others = bytes[rec + OTHERS_AT];
-    const message_at = messagesAt + readU32(bytes, offsets_at + 4 * k);
-    const others_at = messagesAt + readU32(bytes, offsets_at + 4 * (k + 1)) - ADDR_CHARS * others;
+    const message_at = messagesAt + readU32(bytes, rec + MESSAGE_START_AT);
+    const others_at = messagesAt + readU32(bytes, rec + MESSAGE_END_AT);
     if (others_at < message_at) continue;
     let parsed = true;
     for (let i = 0; i < others && parsed; i++) {
@@ -178,7 +272,20 @@ export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at:
       parsed = isPrefix0x(bytes, o) && parseHexBytesInto(bytes, o + 2, 20, CANDIDATES, 20 * (i + 1));
     }
     if (!parsed) continue;
-    eip191HashRangeInto(bytes, message_at, others_at, HASH);
+    // The signature's 17 words (the record's first 17) into SIG_ROW: SIG is its bytes 3..68.
+    // The signature's 17 words (the record's first 17) into SIG_ROW (SIG is its bytes 3..68), the
+    // expected address's 5 into the first candidate's place.
+    if (words !== null) {
+      const w = rec >> 2;
+      for (let i = 0; i < SIG_WORDS; i++) SIG_ROW_WORDS[i] = words[w + i];
+      const a = (rec + ADDR_AT) >> 2;
+      for (let i = 0; i < 5; i++) CANDIDATES_WORDS[i] = words[a + i];
+      eip191HashWordsInto(words, bytes, message_at, others_at, HASH);
+    } else {
+      for (let i = 0; i < SIGNATURE_BYTES; i++) SIG[i] = bytes[rec + SIG_AT + i];
+      for (let i = 0; i < 20; i++) CANDIDATES[i] = bytes[rec + ADDR_AT + i];
+      eip191HashRangeInto(bytes, message_at, others_at, HASH);
+    }
     if (!recoverer.recoverAddressInto(HASH, SIG, RECOVERED)) continue;
     bytes[answer_at + k] = matchingCandidate(others + 1);
   }
@@ -189,10 +296,13 @@ export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at:
 const F64 = new Float64Array(2);
 const F64_BYTES = new Uint8Array(F64.buffer);
 const HASH = new Uint8Array(32);
-const SIG = new Uint8Array(65);
+const SIG_ROW_WORDS = new Int32Array(SIG_WORDS);
+/** The signature, bytes 3..68 of SIG_ROW_WORDS (a record's first 17 words). */
+const SIG = new Uint8Array(SIG_ROW_WORDS.buffer, SIG_AT, SIGNATURE_BYTES);
 const RECOVERED = new Uint8Array(20);
 /** The expected address, then the other candidates, 20 bytes each. */
-const CANDIDATES = new Uint8Array(20 * SIGNERS_PER_CHECK_MAX);
+const CANDIDATES_WORDS = new Int32Array(5 * SIGNERS_PER_CHECK_MAX);
+const CANDIDATES = new Uint8Array(CANDIDATES_WORDS.buffer);
 
 /** 1 + the index of the first of `count` CANDIDATES equal to RECOVERED, or 0. */
 function matchingCandidate(count: number): number {

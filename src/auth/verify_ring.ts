@@ -53,10 +53,10 @@ export const VR_CLAIM_FRONT = 2;
 export const VR_WRAP_MARKER = 0xffffffff;
 
 /**
- * Default data area per worker: 1 MiB. A task of 100 signed orders reserves ~60 KB (180 bytes of
- * fixed record and offset plus a ~140-char message at 3 bytes per char, per item) and writes
- * ~32 KB, so at least 16 tasks (1,600 checks, 12 event-loop turns at verify_batch_max 128) are in
- * a ring before the front keeps further tasks in its own backlog.
+ * Default data area per worker: 1 MiB. A task of 100 signed orders reserves ~52 KB (a 96-byte
+ * fixed record, up to 3 bytes of padding and a ~140-char message at 3 bytes per char, per item)
+ * and writes ~24 KB, so at least 19 tasks (1,900 checks, 15 event-loop turns at verify_batch_max
+ * 128) are in a ring before the front keeps further tasks in its own backlog.
  */
 export const VERIFY_RING_DATA_BYTES_DEFAULT = 1 << 20;
 export const VERIFY_RING_DATA_BYTES_MIN = 64 * 1024;

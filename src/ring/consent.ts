@@ -18,6 +18,9 @@
 //             [65 payload signature, u16 payload message length, payload message]
 //   operator: u8 rule
 import { parseHexStringInto } from '../auth/hex.js';
+import {
+  checkSignatureHex, SIGNATURE_IN_ROW, SIGNATURE_ROW_BYTES, SIGNATURE_ROW_WORDS, SIGNATURE_ROWS_WORDS, signatureRowOf,
+} from '../auth/signature_rows.js';
 
 export const CONSENT_KIND = 250;
 /** The word of a record holding its kind (RQ_KIND_WORD in records.ts; asserted there). */
@@ -126,48 +129,14 @@ for (const name of ['hexWrite', 'utf8Write'] as const) {
   }
 }
 
-// The signature checked once: the parsers' shape check (signed_body.ts signatureOf) decodes the
-// digits while it checks them, and the bytes wait here for the consent encoder, which copies them
-// instead of decoding the digits a second time (issue 11, branch h20c). The check was a regex
-// (/^0x[0-9a-fA-F]{130}$/, ~3,600 instructions a signature) and the encoder's hexWrite a second
-// pass over the same digits. A direct-mapped cache keyed by the text itself: a row holds the last
-// signature whose digits hashed there and its bytes; a row lost to a later signature (or a
-// signature the encoder never saw parsed) is decoded again as before, so a miss costs time, never
-// a wrong byte. One per thread (module state), used synchronously.
-const SIGNATURE_ROWS = 4096;
-/** A row: 3 bytes of padding, then the 65 signature bytes at FRAMED_SIGNATURE_AT, as in the framed blob (17 words). */
-const SIGNATURE_ROW_BYTES = 68;
-const SIGNATURE_ROW_WORDS = SIGNATURE_ROW_BYTES / 4;
-const signature_rows = Buffer.allocUnsafeSlow(SIGNATURE_ROWS * SIGNATURE_ROW_BYTES) as WritableBuffer;
-const signature_row_words = new Int32Array(signature_rows.buffer, signature_rows.byteOffset, signature_rows.length >> 2);
-/** The signature text each row holds the bytes of (undefined: none). */
-const signature_keys: (string | undefined)[] = new Array<string | undefined>(SIGNATURE_ROWS).fill(undefined);
-
-/** The row of a signature text (its first digits: r's leading bits, uniform for real signatures). */
-function signatureRow(text: string): number {
-  return ((text.charCodeAt(2) & 15) | ((text.charCodeAt(3) & 15) << 4) | ((text.charCodeAt(4) & 15) << 8) |
-    ((text.charCodeAt(5) & 3) << 10)) & (SIGNATURE_ROWS - 1);
+// The signature checked once (auth/signature_rows.ts): the parsers' shape check decodes the digits
+// while it checks them, and the encoder copies the kept bytes (a row's 17 words: 3 bytes of
+// padding, then the signature at FRAMED_SIGNATURE_AT, as in the framed blob) instead of decoding
+// the digits a second time (issue 11, branch h20c).
+if (FRAMED_SIGNATURE_AT !== SIGNATURE_IN_ROW || SIGNATURE_ROW_BYTES !== FRAMED_LENGTH_AT) {
+  throw new Error('consent: the framed blob and the signature rows disagree on where the signature is');
 }
-
-/**
- * True when `text` is `0x` and 130 hex digits (either case): the same texts as
- * /^0x[0-9a-fA-F]{130}$/. Its 65 bytes are kept for UserConsentEncoder.encode. One native decode
- * (Buffer's hexWrite, which stops at the first pair that is not hex) after one UTF-8 length check:
- * hexWrite reads a char above 0xFF by its low byte (U+0130 would pass as '0'), and the digits are
- * all ASCII exactly when their UTF-8 length is their length.
- */
-export function checkSignatureHex(text: string): boolean {
-  if (text.length !== 2 + 2 * SIGNATURE_BYTES || text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return false;
-  const digits = text.slice(2);
-  const row = signatureRow(text);
-  if (Buffer.byteLength(digits, 'utf8') !== digits.length ||
-    signature_rows.hexWrite(digits, row * SIGNATURE_ROW_BYTES + FRAMED_SIGNATURE_AT, SIGNATURE_BYTES) !== SIGNATURE_BYTES) {
-    signature_keys[row] = undefined; // its bytes are overwritten in part
-    return false;
-  }
-  signature_keys[row] = text;
-  return true;
-}
+export { checkSignatureHex };
 
 /** The framed blob the last UserConsentEncoder.encode returned (writeConsentSlots' word copy). */
 let framed_view: Uint8Array | null = null;
@@ -181,11 +150,12 @@ let framed_words: Int32Array | null = null;
  * null })` without its three fresh buffers per request (signature, UTF-8 message, blob: each over
  * V8's 64-byte limit for on-heap typed arrays, so malloc'd and later swept; issue 11).
  *
- * Its costs are native calls, not JS loops (issue 11, branch h19c, callgrind): the signature's
- * 130 digits through Buffer's hexWrite (a JS loop over charCodeAt cost ~88 instructions a byte),
- * after one UTF-8 length check that makes the decode exact (hexWrite reads a char above 0xFF by its
- * low byte); the message through utf8Write (no result object as encodeInto makes); and the view
- * returned is cached per length (a subarray per request was ~850 instructions and a young object).
+ * Its costs are native calls and word copies, not JS loops (issue 11, branches h19c and h20c,
+ * callgrind): the signature's 65 bytes as the 17 words the parser's check left decoded
+ * (auth/signature_rows.ts; on a miss, the check's one hexWrite after one UTF-8 length check; a JS
+ * loop over charCodeAt cost ~88 instructions a byte); the message through utf8Write (no result
+ * object as encodeInto makes); and the view returned is cached per length (a subarray per request
+ * was ~850 instructions and a young object). A text that is not `0x` and 130 hex digits throws.
  */
 export class UserConsentEncoder {
   private buf: WritableBuffer = UserConsentEncoder.alloc(FRAMED_BYTES_MIN);
@@ -208,16 +178,17 @@ export class UserConsentEncoder {
       this.views = [];
     }
     const out = this.buf;
-    const row = signatureRow(signature_hex);
-    if (signature_keys[row] === signature_hex) {
-      // Checked and decoded by checkSignatureHex (the parser's shape check): words 0-16 of the row
-      // are bytes 0-67 of the framed blob, the signature at FRAMED_SIGNATURE_AT (the length and the
-      // origin before it are written below).
-      const words = this.words;
+    // Checked and decoded by checkSignatureHex (the parser's shape check), or now: words 0-16 of
+    // the row are bytes 0-67 of the framed blob, the signature at FRAMED_SIGNATURE_AT (the length
+    // and the origin before it are written below).
+    const row = signatureRowOf(signature_hex);
+    const words = this.words;
+    if (row >= 0) {
       const from = row * SIGNATURE_ROW_WORDS;
-      for (let w = 0; w < SIGNATURE_ROW_WORDS; w++) words[w] = signature_row_words[from + w];
+      for (let w = 0; w < SIGNATURE_ROW_WORDS; w++) words[w] = SIGNATURE_ROWS_WORDS[from + w];
     } else {
-      // The digits after the 0x (as parseHexStringInto read them): all ASCII, so hexWrite reads them as they are.
+      // Not `0x` and 130 hex digits: the digits 2..132 as signatureBytes reads them (its prefix and
+      // any longer tail are the caller's check), all ASCII, so hexWrite reads them as they are.
       const digits = signature_hex.slice(2, 2 + 2 * SIGNATURE_BYTES);
       if (digits.length !== 2 * SIGNATURE_BYTES || Buffer.byteLength(digits, 'utf8') !== digits.length ||
         out.hexWrite(digits, FRAMED_SIGNATURE_AT, SIGNATURE_BYTES) !== SIGNATURE_BYTES) {
@@ -237,7 +208,6 @@ export class UserConsentEncoder {
     // Zeros to the end of the last slot: the bytes to a word boundary, then whole words.
     while ((end & 3) !== 0) out[end++] = 0;
     const slots_end = consentSlotCount(length) * SLOT_WORDS;
-    const words = this.words;
     for (let w = end >> 2; w < slots_end; w++) words[w] = 0;
     let view = this.views[length];
     if (view === undefined) this.views[length] = view = out.subarray(FRAMED_BLOB_AT, FRAMED_BLOB_AT + length);
