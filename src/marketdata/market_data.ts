@@ -3,7 +3,7 @@
 // the journal.
 import { OrderStatus, Side } from '../engine/types.js';
 import type { ReadModel } from '../read_model/read_model.js';
-import type { OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
+import { HEARS_FILL, HEARS_ORDER_UPDATE, type OrderView, type ReadModelObserver, type TradeView } from '../read_model/views.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
 import { Leaderboard } from './leaderboard.js';
 
@@ -41,6 +41,11 @@ export class MarketData implements ReadModelObserver {
   }
 
   // ReadModelObserver: the read model decoded the event and applied it.
+
+  /** Fills and order updates (and the batch markers): answers and balances change nothing here. */
+  hears(): number {
+    return HEARS_FILL | HEARS_ORDER_UPDATE;
+  }
 
   batchBegin(_batch_id: number, time_ms: number): void {
     this.batch_time_ms = time_ms;
