@@ -19,6 +19,15 @@ import { ReadModelState, type ReadModelLimits } from './read_model_state.js';
 
 export type { ReadModelIndexes, ReadModelLimits } from './read_model_state.js';
 
+/** One account's entries of the per-account maps (null: not looked up yet). */
+interface AccountRow {
+  balances: Float64Array | null;
+  seen: Uint8Array | null;
+  open: Set<number> | null;
+  ids: Set<number> | null;
+  fills: FillRows | null;
+}
+
 /** The read model's part of the config's limits (the server, `ringbook snapshot` and the benches build it alike). */
 export function readModelLimits(l: ReadModelLimits): ReadModelLimits {
   return { fills_per_account_kept: l.fills_per_account_kept, trades_per_market_kept: l.trades_per_market_kept, closed_orders_kept: l.closed_orders_kept };
@@ -36,6 +45,8 @@ export class ReadModel extends ReadModelState {
    * update comes after all of its fills, and `filled` only moves with updates.
    */
   private readonly batch_filled = new Map<number, number>();
+  /** Per account id, its entries of the per-account maps (row()). */
+  private readonly rows: (AccountRow | undefined)[] = [];
   /** Reused for every commit (observers read it during the call). */
   private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
 
@@ -97,16 +108,13 @@ export class ReadModel extends ReadModelState {
       case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e, seq);
       case EventType.BALANCE: {
         const account = e.field(BalanceField.ACCOUNT);
-        let b = this.balances.get(account);
-        if (b === undefined) {
-          b = new Float64Array(this.assets.length * 2);
-          this.balances.set(account, b);
-          this.balance_seen.set(account, new Uint8Array(this.assets.length));
-        }
+        const row = this.row(account);
+        let b = row.balances;
+        if (b === null) b = row.balances = this.balancesOf(account);
         const asset = e.field(BalanceField.ASSET);
         const available = e.field(BalanceField.AVAILABLE_UNITS);
         const locked = e.field(BalanceField.LOCKED_UNITS);
-        (this.balance_seen.get(account) as Uint8Array)[asset] = 1;
+        (row.seen ?? (row.seen = this.balance_seen.get(account) as Uint8Array))[asset] = 1;
         b[asset * 2] = available;
         b[asset * 2 + 1] = locked;
         const reason = e.field(BalanceField.REASON);
@@ -117,6 +125,31 @@ export class ReadModel extends ReadModelState {
       default:
         throw new Error(`read model: unknown event type ${e.type()}`);
     }
+  }
+
+  /**
+   * The account's row: its entries of the per-account maps, found by an array index instead of a
+   * probe of each map per event (issue 11). A null field is looked up in its map at first use
+   * (a snapshot loads the maps, not the rows); an entry, once in a map, is never replaced or deleted.
+   */
+  private row(account: number): AccountRow {
+    let r = this.rows[account];
+    if (r === undefined) {
+      r = { balances: null, seen: null, open: null, ids: null, fills: null };
+      this.rows[account] = r;
+    }
+    return r;
+  }
+
+  /** The account's balances (made zero, with their seen flags, at its first BALANCE). */
+  private balancesOf(account: number): Float64Array {
+    let b = this.balances.get(account);
+    if (b === undefined) {
+      b = new Float64Array(this.assets.length * 2);
+      this.balances.set(account, b);
+      this.balance_seen.set(account, new Uint8Array(this.assets.length));
+    }
+    return b;
   }
 
   private applyCommitted(e: EventFields): void {
@@ -180,7 +213,7 @@ export class ReadModel extends ReadModelState {
       // a map of every such order per update; issue 11): the engine refuses a client id one of the
       // account's open orders holds (CLIENT_ORDER_ID_DUPLICATE), so an order that used it before
       // is closed and gets no update that could claim it back.
-      if (client_order_id !== '') this.order_by_client_id.set(`${account}:${client_order_id}`, order_id);
+      if (client_order_id !== '') this.client_ids.set(account, client_order_id, order_id);
       this.orders.set(order_id, {
         order_id, account, market: e.field(AcceptedField.MARKET), side: e.field(AcceptedField.SIDE),
         order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF),
@@ -236,11 +269,14 @@ export class ReadModel extends ReadModelState {
 
   /** The account's fills (made empty at its first). */
   fillsOf(account: number): FillRows {
+    const row = this.row(account);
+    if (row.fills !== null) return row.fills;
     let list = this.fills_by_account.get(account);
     if (list === undefined) {
       list = new FillRows(this.limits.fills_per_account_kept);
       this.fills_by_account.set(account, list);
     }
+    row.fills = list;
     return list;
   }
 
@@ -287,10 +323,15 @@ export class ReadModel extends ReadModelState {
       this.changed_markets.add(market);
     }
     // Open orders per account (client ids were indexed at placement: applyAccepted).
-    let open = this.open_orders_by_account.get(account);
-    if (open === undefined) {
-      open = new Set();
-      this.open_orders_by_account.set(account, open);
+    const row = this.row(account);
+    let open = row.open;
+    if (open === null) {
+      open = this.open_orders_by_account.get(account) ?? null;
+      if (open === null) {
+        open = new Set();
+        this.open_orders_by_account.set(account, open);
+      }
+      row.open = open;
     }
     if (resting) {
       open.add(order_id);
@@ -312,12 +353,8 @@ export class ReadModel extends ReadModelState {
       const o = this.orders.get(old);
       if (o && o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) {
         this.orders.delete(old);
-        this.order_ids_by_account.get(o.account)?.delete(old);
-        // The key string only for an order that has a client id (most closed orders have none).
-        if (o.client_order_id !== '') {
-          const key = `${o.account}:${o.client_order_id}`;
-          if (this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
-        }
+        (this.row(o.account).ids ?? this.order_ids_by_account.get(o.account))?.delete(old);
+        if (o.client_order_id !== '') this.client_ids.forget(o.account, o.client_order_id, old);
       }
       if (this.closed_head > 4096 && this.closed_head * 2 > this.closed_order_ids.length) {
         this.closed_order_ids.splice(0, this.closed_head);
@@ -327,12 +364,20 @@ export class ReadModel extends ReadModelState {
   }
 
   private indexOrder(account: number, order_id: number): void {
+    this.orderIdsOf(account).add(order_id);
+  }
+
+  /** The ids of the account's held orders (made empty at its first). */
+  private orderIdsOf(account: number): Set<number> {
+    const row = this.row(account);
+    if (row.ids !== null) return row.ids;
     let ids = this.order_ids_by_account.get(account);
     if (ids === undefined) {
       ids = new Set();
       this.order_ids_by_account.set(account, ids);
     }
-    ids.add(order_id);
+    row.ids = ids;
+    return ids;
   }
 }
 

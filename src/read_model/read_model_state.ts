@@ -2,11 +2,12 @@
 // list GET endpoints answer from, the limits it keeps them to, and the reads over them that are
 // more than a lookup (a book's sorted levels, a credit account's quoted value, the zero balance
 // leaves and the private indexes snapshots carry). ReadModel extends it with the decoder.
-// Protected, not private, because ReadModel's appliers (read_model.ts) use them: order_by_client_id
+// Protected, not private, because ReadModel's appliers (read_model.ts) use them: client_ids
 // (set at a placement, deleted when the order is forgotten), closed_order_ids / closed_head (the
 // closed orders, oldest forgotten first) and `limits` (fills, trades and closed orders kept).
 import { ProgrammesModel } from './programmes_model.js';
 import { AgentsModel } from './agents_model.js';
+import { ClientIdIndex } from './client_id_index.js';
 import type { MarketView, OrderView, PendingWithdrawalView } from './views.js';
 import type { FillRows, TradeRows } from './fill_rows.js';
 
@@ -46,12 +47,13 @@ export abstract class ReadModelState {
   /** Every order the read model still holds, per account (open and recently closed). */
   readonly order_ids_by_account = new Map<number, Set<number>>();
   /**
-   * `account:client_order_id` -> the newest order using it. One map of every such order, not a map
-   * per account: tried on branch h11m, the per-account tables were promoted each time they grew
-   * (young, small), where this one's tables are large objects a scavenge never copies; in the load
-   * bench's survivors that cost what the key strings saved.
+   * (account, client_order_id) -> the newest order using it (client_id_index.ts: keyed by a hash of
+   * the pair, not by a string per order). One index of every such order, not one per account:
+   * tried on branch h11m, the per-account tables were promoted each time they grew (young, small),
+   * where this one's tables are large objects a scavenge never copies; in the load bench's
+   * survivors that cost what the key strings saved.
    */
-  protected readonly order_by_client_id = new Map<string, number>();
+  protected declare readonly client_ids: ClientIdIndex;
   protected readonly closed_order_ids: number[] = [];
   protected closed_head = 0;
   /** Rows, not objects (fill_rows.ts): the newest `fills_per_account_kept` at least, oldest first. */
@@ -76,6 +78,7 @@ export abstract class ReadModelState {
     this.assets = assets;
     this.limits = limits;
     this.programmes = new ProgrammesModel(assets.length);
+    this.client_ids = new ClientIdIndex(this.orders);
   }
 
   /** [account, asset] of every balance leaf whose value is zero (snapshots; see balance_seen). */
@@ -91,20 +94,21 @@ export abstract class ReadModelState {
   /** The private indexes in plain form (src/snapshot/front_state.ts). */
   exportIndexes(): ReadModelIndexes {
     const keys: string[] = [];
-    const ids = new Float64Array(this.order_by_client_id.size);
-    for (const [k, v] of this.order_by_client_id) ids[keys.push(k) - 1] = v;
+    const ids = new Float64Array(this.client_ids.size);
+    for (const [k, v] of this.client_ids.entries()) ids[keys.push(k) - 1] = v;
     return { client_id_keys: keys, client_id_orders: ids, closed_order_ids: Float64Array.from(this.closed_order_ids.slice(this.closed_head)) };
   }
 
   importIndexes(x: ReadModelIndexes): void {
-    x.client_id_keys.forEach((k, i) => this.order_by_client_id.set(k, x.client_id_orders[i]));
+    // The orders are loaded first (front_state.ts): the index checks a key's owner in them.
+    x.client_id_keys.forEach((k, i) => this.client_ids.setKey(k, x.client_id_orders[i]));
     this.closed_order_ids.length = 0;
     for (const id of x.closed_order_ids) this.closed_order_ids.push(id);
     this.closed_head = 0;
   }
 
   orderByClientId(account: number, client_order_id: string): OrderView | undefined {
-    const id = this.order_by_client_id.get(`${account}:${client_order_id}`);
+    const id = this.client_ids.get(account, client_order_id);
     return id === undefined ? undefined : this.orders.get(id);
   }
 
