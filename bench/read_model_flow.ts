@@ -17,14 +17,18 @@
 //   npx tsc -p tsconfig.json
 //   node dist/bench/read_model_flow.js --write /tmp/rm_flow.bin [--wallets 2000] [--requests 200000] [--batch 32]
 //   node dist/bench/read_model_flow.js --read /tmp/rm_flow.bin --batches N [--dist DIR] [--digest]
+//   node --expose-gc --min-semi-space-size=64 --max-semi-space-size=64 dist/bench/read_model_flow.js --read FILE --batches N --bytes-batches 200
 // `--batches`: request batches fed after the deposits (all of them by default); `--dist`: another
 // build's dist/ to feed (an A/B: /work/wt/start/dist); `--digest`: a digest of what the reads would
-// answer (market data, the book, the orders, the client-id index), which an A/B must agree on. Ends with ONE JSON line.
+// answer (market data, the book, the orders, the client-id index), which an A/B must agree on;
+// `--bytes-batches B`: after the N batches, three rounds of B batches counting the bytes allocated per request. Ends with ONE JSON line.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
 import { Knobs } from './knobs.js';
+import { gc, newSpaceUsed } from './byte_count_flags.js';
 import { benchConfig } from './flow.js';
 import { emptyRequest, OrderType, RequestKind, Side, Tif, type Request } from '../src/engine/types.js';
 import { Rng } from '../src/util/prng.js';
@@ -128,7 +132,7 @@ async function write(file: string, wallets: number, requests: number, batch: num
   console.log(JSON.stringify({ bench: 'read_model_flow', mode: 'write', file, wallets, requests, batch, deposit_batches, request_batches, records: n }));
 }
 
-async function read(file: string, batches_wanted: number, dist: string, digest: boolean): Promise<void> {
+async function read(file: string, batches_wanted: number, dist: string, digest: boolean, bytes_batches: number): Promise<void> {
   const bytes = fs.readFileSync(file);
   const all = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
   const [magic, deposit_batches, request_batches, requests, records, batch] = all.subarray(0, HEADER_WORDS);
@@ -175,13 +179,30 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
   const stop_after = deposit_batches + batches;
   let done = 0;
   let k = 0;
-  for (; k < records && done < stop_after; k++) {
-    fields.o = k * RECORD_WORDS;
-    rm.apply(fields, fields.seq());
-    if (fields.type() === EventType.BATCH_COMMITTED) {
-      tape.replay();
-      done++;
+  const feed = (until: number): void => {
+    for (; k < records && done < until; k++) {
+      fields.o = k * RECORD_WORDS;
+      rm.apply(fields, fields.seq());
+      if (fields.type() === EventType.BATCH_COMMITTED) {
+        tape.replay();
+        done++;
+      }
     }
+  };
+  feed(stop_after);
+  // Bytes allocated per request: rounds of `bytes_batches` batches after the fed ones, each between
+  // full collections with no scavenge inside (BYTE_COUNT_FLAGS' 64 MB semi-space), the heap's growth
+  // over the round (what a scavenge would have to look at: survivors and garbage alike).
+  const bytes_per_request: number[] = [];
+  for (let round = 0; round < (bytes_batches > 0 ? 3 : 0); round++) {
+    gc();
+    const young0 = newSpaceUsed();
+    const heap0 = v8.getHeapStatistics().used_heap_size;
+    const from = done;
+    feed(done + bytes_batches);
+    if (done - from < bytes_batches) throw new Error('read_model_flow: the file ends before the byte rounds do (fewer --batches)');
+    if (newSpaceUsed() < young0) throw new Error('read_model_flow: a scavenge ran inside a byte round (fewer --bytes-batches)');
+    bytes_per_request.push(Math.round((v8.getHeapStatistics().used_heap_size - heap0) / (bytes_batches * batch)));
   }
   const fed_requests = Math.min(requests, batches * batch);
   // What the reads would answer, as one digest (an A/B must agree on it): market data's state, the
@@ -194,11 +215,16 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
   const ix = rm.exportIndexes();
   h.update(JSON.stringify([ix.client_id_keys, Array.from(ix.client_id_orders), Array.from(ix.closed_order_ids)]));
   h.update(JSON.stringify([...rm.nonce_high_water], null, 0));
+  for (const [a, b] of rm.balances) h.update(`${a}:${Array.from(b).join()}:${Array.from(rm.balance_seen.get(a) ?? []).join()}`);
+  for (const [a, set] of rm.open_orders_by_account) h.update(`o${a}:${[...set].join()}`);
+  for (const [a, set] of rm.order_ids_by_account) h.update(`i${a}:${[...set].join()}`);
+  for (const [a, f] of rm.fills_by_account) h.update(`f${a}:${f.length}:${JSON.stringify(f.at(f.length - 1))}`);
   }
   console.log(JSON.stringify({
     bench: 'read_model_flow', mode: 'read', dist, requests: fed_requests, batches, events: k, answered, published,
     orders_held: rm.orders.size, leaderboard_fills: md.leaderboard.size, book_sequence: rm.markets[0].book_sequence,
-    bid_levels: rm.markets[0].bids.size, ask_levels: rm.markets[0].asks.size, state_digest: digest ? h.digest('hex').slice(0, 16) : null,
+    bid_levels: rm.markets[0].bids.size, ask_levels: rm.markets[0].asks.size,
+    bytes_per_request: bytes_per_request.length === 0 ? null : bytes_per_request, state_digest: digest ? h.digest('hex').slice(0, 16) : null,
   }));
 }
 
@@ -213,7 +239,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(knobs.optionalString('dist') ?? path.resolve(here, '..'));
 /** Digest what the reads would answer (off when counting: it costs more the more batches were fed). */
 const do_digest = knobs.flag('digest');
+/** Batches per byte-counting round (0: none; run under BYTE_COUNT_FLAGS, e.g. 200). */
+const bytes_batches = knobs.number('bytes-batches', 0, 0, 100_000, { integer: true });
 knobs.finish();
 if (write_file !== undefined) await write(write_file, wallets, requests, batch);
-else if (read_file !== undefined) await read(read_file, batches, dist, do_digest);
+else if (read_file !== undefined) await read(read_file, batches, dist, do_digest, bytes_batches);
 else throw new Error('read_model_flow: --write FILE or --read FILE');

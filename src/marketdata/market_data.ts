@@ -56,11 +56,9 @@ export class MarketData implements ReadModelObserver {
   fill(_seq: number, t: TradeView): void {
     this.candles.onTrade(t.market, this.batch_time_ms, t.price, t.quantity);
     const mv = this.rm.markets[t.market];
-    this.leaderboard.onTrade({
-      market: t.market, time_ms: this.batch_time_ms, price: t.price, quantity: t.quantity,
-      taker_account: t.taker_account, maker_account: t.maker_account, taker_side: t.taker_side,
-      taker_fee: t.taker_fee, maker_fee: t.maker_fee,
-    }, mv !== undefined && mv.quote === 'USDC');
+    // The trade view is the leaderboard's trade as it is (no copy per fill): its time is the batch's,
+    // as this.batch_time_ms (the read model stamps each fill with its batch's begin time).
+    this.leaderboard.onTrade(t, mv !== undefined && mv.quote === 'USDC');
   }
 
   /** A price an order rests at after this update is a candidate best (checked at commit). */
