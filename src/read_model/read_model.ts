@@ -64,6 +64,8 @@ export class ReadModel extends ReadModelState {
       case EventType.BATCH_BEGIN: {
         this.batch_id = e.field(BatchField.BATCH_ID);
         this.batch_time_ms = e.field(BatchField.TIME_MS);
+        this.rested_bid_max.fill(0);
+        this.rested_ask_min.fill(0);
         const obs = this.observers;
         for (let i = 0; i < obs.length; i++) obs[i].batchBegin(this.batch_id, this.batch_time_ms);
         return;
@@ -321,6 +323,15 @@ export class ReadModel extends ReadModelState {
       o.resting_quantity = new_quantity;
       mv.sorted_cache = null;
       this.changed_markets.add(market);
+    }
+    if (new_quantity > 0) {
+      const m = o.market;
+      if (o.side === Side.BID) {
+        if (new_price > (this.rested_bid_max[m] ?? 0)) this.rested_bid_max[m] = new_price;
+      } else {
+        const ask = this.rested_ask_min[m] ?? 0;
+        if (ask === 0 || new_price < ask) this.rested_ask_min[m] = new_price;
+      }
     }
     // Open orders per account (client ids were indexed at placement: applyAccepted).
     const row = this.row(account);

@@ -69,6 +69,14 @@ export abstract class ReadModelState {
   chain_deposit_high_water = 0;
   /** Markets whose book changed in the batch being read (for snapshots at commit). */
   readonly changed_markets = new Set<number>();
+  /**
+   * Per market, the highest bid and the lowest ask price an order rested at after one of its
+   * updates in the batch being read (0: none), from its begin until the next batch's begin, so that
+   * an observer hearing the batch after it was applied (market data's best prices, at its commit)
+   * needs no call per order update (issue 11).
+   */
+  readonly rested_bid_max: number[] = [];
+  readonly rested_ask_min: number[] = [];
   /** Referrals and forced inclusions. */
   declare readonly programmes: ProgrammesModel;
   /** Agent keys (AGENT events). */
