@@ -20,7 +20,7 @@
 // with private subscribers, so without WebSocket subscribers (the load bench) a request's balance
 // events and answers cost the tape nothing (docs/benchmarks.md, h21m).
 import {
-  GuardedObserver, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED,
+  GuardedObserver, hearsOf, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED,
   type BatchStages, type OrderView, type ReadModelObserver, type TradeView,
 } from './views.js';
 
@@ -63,21 +63,11 @@ export class ObserverTape implements ReadModelObserver {
     this.recorded = HEARS_ALL;
   }
 
-  /** The HEARS_* bits of the calls some observer acts on now. */
-  private heard(): number {
+  /** The HEARS_* bits of the calls some observer acts on now (the read model asks too: it calls the tape only for those). */
+  hears(): number {
     let bits = 0;
     const obs = this.declared;
-    for (let i = 0; i < obs.length; i++) {
-      const o = obs[i];
-      if (o.hears === undefined) return HEARS_ALL;
-      try {
-        bits |= o.hears();
-      } catch (e) {
-        // An observer that cannot say what it hears hears everything.
-        this.failed(e);
-        return HEARS_ALL;
-      }
-    }
+    for (let i = 0; i < obs.length; i++) bits |= hearsOf(obs[i], this.failed);
     return bits;
   }
 
@@ -85,9 +75,8 @@ export class ObserverTape implements ReadModelObserver {
     this.nums[this.nums_n++] = x;
   }
 
-
   batchBegin(batch_id: number, time_ms: number): void {
-    this.recorded = this.heard();
+    this.recorded = this.hears();
     this.num(BEGIN); this.num(batch_id); this.num(time_ms);
   }
 

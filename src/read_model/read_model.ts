@@ -13,7 +13,8 @@ import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField, OrderUpdateField, RejectedField, type EventFields,
 } from '../ring/event_records.js';
-import { GuardedObserver, type BatchStages, type ReadModelObserver, type TradeView } from './views.js';
+import {
+  GuardedObserver, hearsOf, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED, type BatchStages, type ReadModelObserver, type TradeView } from './views.js';
 import { FillRows, TradeRows } from './fill_rows.js';
 import { ReadModelState, type ReadModelLimits } from './read_model_state.js';
 
@@ -36,6 +37,9 @@ export function readModelLimits(l: ReadModelLimits): ReadModelLimits {
 export class ReadModel extends ReadModelState {
   /** The consumers of what `apply` decodes, in order, each guarded (observe()). */
   private observers: ReadModelObserver[] = [];
+  /** The observers as declared, and the HEARS_* bits each gave at the batch's begin (views.ts hears). */
+  private declared: readonly ReadModelObserver[] = [];
+  private hears: number[] = [];
   /** Receives what an observer threw (the model and the other observers carry on). */
   onObserverError: (e: unknown) => void = (e) => {
     throw e;
@@ -56,6 +60,9 @@ export class ReadModel extends ReadModelState {
    */
   observe(observers: readonly ReadModelObserver[]): void {
     this.observers = observers.map((o) => new GuardedObserver(o, (e) => this.onObserverError(e)));
+    this.declared = observers.slice();
+    // Until the next batch's begin asks them.
+    this.hears = observers.map(() => HEARS_ALL);
   }
 
   /** Applies one committed event; `seq` is the request it answers (0: none). */
@@ -67,6 +74,7 @@ export class ReadModel extends ReadModelState {
         this.rested_bid_max.fill(0);
         this.rested_ask_min.fill(0);
         const obs = this.observers;
+        for (let i = 0; i < obs.length; i++) this.hears[i] = hearsOf(this.declared[i], this.onObserverError);
         for (let i = 0; i < obs.length; i++) obs[i].batchBegin(this.batch_id, this.batch_time_ms);
         return;
       }
@@ -121,7 +129,8 @@ export class ReadModel extends ReadModelState {
         b[asset * 2 + 1] = locked;
         const reason = e.field(BalanceField.REASON);
         const obs = this.observers;
-        for (let i = 0; i < obs.length; i++) obs[i].balance(account, asset, available, locked, reason);
+        const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_BALANCE) !== 0) obs[i].balance(account, asset, available, locked, reason);
         return;
       }
       default:
@@ -172,7 +181,8 @@ export class ReadModel extends ReadModelState {
 
   private notifyRejected(seq: number, code: number, reason: number): void {
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].rejected(seq, code, reason);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_REJECTED) !== 0) obs[i].rejected(seq, code, reason);
   }
 
   private applyMarket(e: EventFields): void {
@@ -232,7 +242,8 @@ export class ReadModel extends ReadModelState {
     }
     const order_id = e.field(AcceptedField.ORDER_ID);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].accepted(seq, kind, account, order_id);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_ACCEPTED) !== 0) obs[i].accepted(seq, kind, account, order_id);
   }
 
   private applyFill(e: EventFields, seq: number): void {
@@ -254,7 +265,8 @@ export class ReadModel extends ReadModelState {
     const taker_filled = this.filledAfter(t.taker_order_id, t.quantity);
     const maker_filled = this.filledAfter(t.maker_order_id, t.quantity);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].fill(seq, t, taker_filled, maker_filled);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_FILL) !== 0) obs[i].fill(seq, t, taker_filled, maker_filled);
   }
 
   /** An order's filled quantity after a fill of `quantity` (see batch_filled). */
@@ -353,7 +365,8 @@ export class ReadModel extends ReadModelState {
     if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
     const reason = e.field(OrderUpdateField.REASON);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].orderUpdate(seq, o, reason);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_ORDER_UPDATE) !== 0) obs[i].orderUpdate(seq, o, reason);
   }
 
   /** Closed orders stay readable until `closed_orders_kept` newer ones closed. */

@@ -119,6 +119,17 @@ export interface PendingWithdrawalView {
   batch_id: number;
 }
 
+/** What `o` hears now (HEARS_ALL without hears(), or when it throws: reported to `failed`). */
+export function hearsOf(o: ReadModelObserver, failed: (e: unknown) => void): number {
+  if (o.hears === undefined) return HEARS_ALL;
+  try {
+    return o.hears();
+  } catch (e) {
+    failed(e);
+    return HEARS_ALL;
+  }
+}
+
 /** An observer whose exceptions are reported instead of thrown into the event pump. */
 export class GuardedObserver implements ReadModelObserver {
   private declare readonly o: ReadModelObserver;

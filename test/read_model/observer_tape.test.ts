@@ -169,4 +169,34 @@ describe('observer tape', () => {
     expect(all.log).toEqual(direct.log);
     expect(HEARS_ALL & (HEARS_FILL | HEARS_BALANCE | HEARS_ORDER_UPDATE)).toBe(HEARS_FILL | HEARS_BALANCE | HEARS_ORDER_UPDATE);
   });
+
+  it('the read model calls an observer only for the calls it hears, asking at each batch begin; a throwing hears() means all', () => {
+    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const direct = new Recorder();
+    direct_rm.observe([direct]);
+    let seq = 0;
+    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
+
+    const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const errors: unknown[] = [];
+    rm.onObserverError = (e) => errors.push(e);
+    const picky = new Recorder();
+    let asked = 0;
+    (picky as ReadModelObserver).hears = () => {
+      asked++;
+      return HEARS_FILL;
+    };
+    const broken = new Recorder();
+    (broken as ReadModelObserver).hears = () => {
+      throw new Error('hears bug');
+    };
+    rm.observe([picky, broken]);
+    seq = 0;
+    for (const batch of batches()) for (const e of batch) rm.apply(e, ++seq);
+    const markers = (l: string): boolean => l.startsWith('begin') || l.startsWith('committed');
+    expect(picky.log).toEqual(direct.log.filter((l) => markers(l) || l.startsWith('fill')));
+    expect(asked).toBe(2);
+    expect(broken.log).toEqual(direct.log);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['hears bug', 'hears bug']);
+  });
 });
