@@ -205,6 +205,12 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
     bytes_per_request.push(Math.round((v8.getHeapStatistics().used_heap_size - heap0) / (bytes_batches * batch)));
   }
   const fed_requests = Math.min(requests, batches * batch);
+  // What the model keeps, when gc() is there (--expose-gc; off when counting instructions).
+  let held_heap_mb: number | null = null;
+  if ((globalThis as { gc?: () => void }).gc !== undefined) {
+    gc();
+    held_heap_mb = Math.round(v8.getHeapStatistics().used_heap_size / 1e5) / 10;
+  }
   // What the reads would answer, as one digest (an A/B must agree on it): market data's state, the
   // book, every held order and the client-id index.
   const h = createHash('sha256');
@@ -224,7 +230,7 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
     bench: 'read_model_flow', mode: 'read', dist, requests: fed_requests, batches, events: k, answered, published,
     orders_held: rm.orders.size, leaderboard_fills: md.leaderboard.size, book_sequence: rm.markets[0].book_sequence,
     bid_levels: rm.markets[0].bids.size, ask_levels: rm.markets[0].asks.size,
-    bytes_per_request: bytes_per_request.length === 0 ? null : bytes_per_request, state_digest: digest ? h.digest('hex').slice(0, 16) : null,
+    bytes_per_request: bytes_per_request.length === 0 ? null : bytes_per_request, held_heap_mb, state_digest: digest ? h.digest('hex').slice(0, 16) : null,
   }));
 }
 

@@ -7,6 +7,8 @@
 // market data and the WebSocket fan-out once the answers are out; docs/architecture.md). So an
 // observer sees the model as it is after the event, and needs no rule of its own about what an
 // event means (the filled quantity after a fill, the last fill price an update keeps).
+// An observer that declares hears() (views.ts) is called only for the kinds of call it hears, asked
+// at each batch's begin (the tape answers for the observers it replays to).
 //
 // What the model holds, and its reads over it, are read_model_state.ts; this file is the decoder.
 import { OrderStatus, RequestKind, Side } from '../engine/types.js';
