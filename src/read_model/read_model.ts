@@ -16,20 +16,13 @@ import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField, OrderUpdateField, RejectedField, type EventFields,
 } from '../ring/event_records.js';
 import {
-  GuardedObserver, hearsOf, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED, type BatchStages, type ReadModelObserver, type TradeView } from './views.js';
-import { FillRows, TradeRows } from './fill_rows.js';
+  GuardedObserver, hearsOf, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED,
+  type BatchStages, type ReadModelObserver, type TradeView,
+} from './views.js';
+import { TradeRows } from './fill_rows.js';
 import { ReadModelState, type ReadModelLimits } from './read_model_state.js';
 
 export type { ReadModelIndexes, ReadModelLimits } from './read_model_state.js';
-
-/** One account's entries of the per-account maps (null: not looked up yet). */
-interface AccountRow {
-  balances: Float64Array | null;
-  seen: Uint8Array | null;
-  open: Set<number> | null;
-  ids: Set<number> | null;
-  fills: FillRows | null;
-}
 
 /** The read model's part of the config's limits (the server, `ringbook snapshot` and the benches build it alike). */
 export function readModelLimits(l: ReadModelLimits): ReadModelLimits {
@@ -51,8 +44,6 @@ export class ReadModel extends ReadModelState {
    * update comes after all of its fills, and `filled` only moves with updates.
    */
   private readonly batch_filled = new Map<number, number>();
-  /** Per account id, its entries of the per-account maps (row()). */
-  private readonly rows: (AccountRow | undefined)[] = [];
   /** Reused for every commit (observers read it during the call). */
   private readonly stages: BatchStages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
 
@@ -138,31 +129,6 @@ export class ReadModel extends ReadModelState {
       default:
         throw new Error(`read model: unknown event type ${e.type()}`);
     }
-  }
-
-  /**
-   * The account's row: its entries of the per-account maps, found by an array index instead of a
-   * probe of each map per event (issue 11). A null field is looked up in its map at first use
-   * (a snapshot loads the maps, not the rows); an entry, once in a map, is never replaced or deleted.
-   */
-  private row(account: number): AccountRow {
-    let r = this.rows[account];
-    if (r === undefined) {
-      r = { balances: null, seen: null, open: null, ids: null, fills: null };
-      this.rows[account] = r;
-    }
-    return r;
-  }
-
-  /** The account's balances (made zero, with their seen flags, at its first BALANCE). */
-  private balancesOf(account: number): Float64Array {
-    let b = this.balances.get(account);
-    if (b === undefined) {
-      b = new Float64Array(this.assets.length * 2);
-      this.balances.set(account, b);
-      this.balance_seen.set(account, new Uint8Array(this.assets.length));
-    }
-    return b;
   }
 
   private applyCommitted(e: EventFields): void {
@@ -283,19 +249,6 @@ export class ReadModel extends ReadModelState {
     this.trades_by_market[m] = new TradeRows(this.limits.trades_per_market_kept);
   }
 
-  /** The account's fills (made empty at its first). */
-  fillsOf(account: number): FillRows {
-    const row = this.row(account);
-    if (row.fills !== null) return row.fills;
-    let list = this.fills_by_account.get(account);
-    if (list === undefined) {
-      list = new FillRows(this.limits.fills_per_account_kept);
-      this.fills_by_account.set(account, list);
-    }
-    row.fills = list;
-    return list;
-  }
-
   private applyOrderUpdate(e: EventFields, seq: number): void {
     const order_id = e.field(OrderUpdateField.ORDER_ID);
     const account = e.field(OrderUpdateField.ACCOUNT);
@@ -393,18 +346,6 @@ export class ReadModel extends ReadModelState {
     this.orderIdsOf(account).add(order_id);
   }
 
-  /** The ids of the account's held orders (made empty at its first). */
-  private orderIdsOf(account: number): Set<number> {
-    const row = this.row(account);
-    if (row.ids !== null) return row.ids;
-    let ids = this.order_ids_by_account.get(account);
-    if (ids === undefined) {
-      ids = new Set();
-      this.order_ids_by_account.set(account, ids);
-    }
-    row.ids = ids;
-    return ids;
-  }
 }
 
 function addLevel(book: Map<number, number>, price: number, delta: number): void {

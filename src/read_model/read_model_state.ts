@@ -4,12 +4,13 @@
 // leaves and the private indexes snapshots carry). ReadModel extends it with the decoder.
 // Protected, not private, because ReadModel's appliers (read_model.ts) use them: client_ids
 // (set at a placement, deleted when the order is forgotten), closed_order_ids / closed_head (the
-// closed orders, oldest forgotten first) and `limits` (fills, trades and closed orders kept).
+// closed orders, oldest forgotten first) and `limits` (fills, trades and closed orders kept); and the
+// per-account rows (row(), balancesOf(), orderIdsOf()) through which the appliers reach an account's entries.
 import { ProgrammesModel } from './programmes_model.js';
 import { AgentsModel } from './agents_model.js';
 import { ClientIdIndex } from './client_id_index.js';
 import type { MarketView, OrderView, PendingWithdrawalView } from './views.js';
-import type { FillRows, TradeRows } from './fill_rows.js';
+import { FillRows, type TradeRows } from './fill_rows.js';
 
 /** The read model's private indexes in plain form (snapshots). */
 export interface ReadModelIndexes {
@@ -25,6 +26,15 @@ export interface ReadModelLimits {
   trades_per_market_kept: number;
   /** Closed orders kept readable (the newest ones): config `limits.closed_orders_kept`. */
   closed_orders_kept: number;
+}
+
+/** One account's entries of the per-account maps (null: not looked up yet). */
+interface AccountRow {
+  balances: Float64Array | null;
+  seen: Uint8Array | null;
+  open: Set<number> | null;
+  ids: Set<number> | null;
+  fills: FillRows | null;
 }
 
 export abstract class ReadModelState {
@@ -81,12 +91,65 @@ export abstract class ReadModelState {
   declare readonly programmes: ProgrammesModel;
   /** Agent keys (AGENT events). */
   readonly agents = new AgentsModel();
+  /** Per account id, its entries of the per-account maps (row()). */
+  private readonly rows: (AccountRow | undefined)[] = [];
 
   constructor(assets: string[], limits: ReadModelLimits) {
     this.assets = assets;
     this.limits = limits;
     this.programmes = new ProgrammesModel(assets.length);
     this.client_ids = new ClientIdIndex(this.orders);
+  }
+
+  /**
+   * The account's row: its entries of the per-account maps, found by an array index instead of a
+   * probe of each map per event (issue 11). A null field is looked up in its map at first use
+   * (a snapshot loads the maps, not the rows); an entry, once in a map, is never replaced or deleted.
+   */
+  protected row(account: number): AccountRow {
+    let r = this.rows[account];
+    if (r === undefined) {
+      r = { balances: null, seen: null, open: null, ids: null, fills: null };
+      this.rows[account] = r;
+    }
+    return r;
+  }
+
+  /** The account's balances (made zero, with their seen flags, at its first BALANCE). */
+  protected balancesOf(account: number): Float64Array {
+    let b = this.balances.get(account);
+    if (b === undefined) {
+      b = new Float64Array(this.assets.length * 2);
+      this.balances.set(account, b);
+      this.balance_seen.set(account, new Uint8Array(this.assets.length));
+    }
+    return b;
+  }
+
+  /** The account's fills (made empty at its first). */
+  fillsOf(account: number): FillRows {
+    const row = this.row(account);
+    if (row.fills !== null) return row.fills;
+    let list = this.fills_by_account.get(account);
+    if (list === undefined) {
+      list = new FillRows(this.limits.fills_per_account_kept);
+      this.fills_by_account.set(account, list);
+    }
+    row.fills = list;
+    return list;
+  }
+
+  /** The ids of the account's held orders (made empty at its first). */
+  protected orderIdsOf(account: number): Set<number> {
+    const row = this.row(account);
+    if (row.ids !== null) return row.ids;
+    let ids = this.order_ids_by_account.get(account);
+    if (ids === undefined) {
+      ids = new Set();
+      this.order_ids_by_account.set(account, ids);
+    }
+    row.ids = ids;
+    return ids;
   }
 
   /** [account, asset] of every balance leaf whose value is zero (snapshots; see balance_seen). */
