@@ -3,7 +3,7 @@
 // the journal.
 import { OrderStatus, Side } from '../engine/types.js';
 import type { ReadModel } from '../read_model/read_model.js';
-import type { OrderView, ReadModelObserver, TradeView } from '../read_model/views.js';
+import { HEARS_FILL, type OrderView, type ReadModelObserver, type TradeView } from '../read_model/views.js';
 import { CandleBuilder, midpoint, type CandlesState } from './candles.js';
 import { Leaderboard } from './leaderboard.js';
 
@@ -42,6 +42,15 @@ export class MarketData implements ReadModelObserver {
 
   // ReadModelObserver: the read model decoded the event and applied it.
 
+  /**
+   * Fills (and the batch markers): answers and balances change nothing here, and the prices orders
+   * rested at in the batch are the read model's (rested_bid_max / rested_ask_min, read at commit),
+   * so order updates need not be taped for market data (issue 11).
+   */
+  hears(): number {
+    return HEARS_FILL;
+  }
+
   batchBegin(_batch_id: number, time_ms: number): void {
     this.batch_time_ms = time_ms;
     this.candles.onBatchBegin(time_ms);
@@ -51,19 +60,23 @@ export class MarketData implements ReadModelObserver {
   fill(_seq: number, t: TradeView): void {
     this.candles.onTrade(t.market, this.batch_time_ms, t.price, t.quantity);
     const mv = this.rm.markets[t.market];
-    this.leaderboard.onTrade({
-      market: t.market, time_ms: this.batch_time_ms, price: t.price, quantity: t.quantity,
-      taker_account: t.taker_account, maker_account: t.maker_account, taker_side: t.taker_side,
-      taker_fee: t.taker_fee, maker_fee: t.maker_fee,
-    }, mv !== undefined && mv.quote === 'USDC');
+    // The trade view is the leaderboard's trade as it is (no copy per fill): its time is the batch's,
+    // as this.batch_time_ms (the read model stamps each fill with its batch's begin time).
+    this.leaderboard.onTrade(t, mv !== undefined && mv.quote === 'USDC');
   }
 
-  /** A price an order rests at after this update is a candidate best (checked at commit). */
+  /**
+   * A price an order rests at after this update is a candidate best (checked at commit). The batch's
+   * candidates also come from the read model at commit (raise()), so this call changes nothing the
+   * commit would not: it stays for an observer list that hands it anyway.
+   */
   orderUpdate(_seq: number, o: OrderView): void {
     if ((o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) || o.remaining <= 0) return;
-    const m = o.market;
-    const price = o.price;
-    if (o.side === Side.BID) {
+    this.raise(o.market, o.side, o.price);
+  }
+
+  private raise(m: number, side: number, price: number): void {
+    if (side === Side.BID) {
       if (price > (this.best_bid[m] ?? 0)) this.best_bid[m] = price;
     } else if (this.best_ask[m] === undefined || this.best_ask[m] === 0 || price < this.best_ask[m]) {
       this.best_ask[m] = price;
@@ -72,6 +85,12 @@ export class MarketData implements ReadModelObserver {
 
   /** The read model's books hold the batch; `changed_markets` names the markets whose book it changed. */
   batchCommitted(_batch_id: number, _time_ms: number, changed_markets: ReadonlySet<number>): void {
+    // The batch's resting prices, every market's (an update that left the book as it was raises
+    // nothing a commit has not seen, but raising them all is what orderUpdate did).
+    const bids = this.rm.rested_bid_max;
+    const asks = this.rm.rested_ask_min;
+    for (let m = 0; m < bids.length; m++) if (bids[m] > 0) this.raise(m, Side.BID, bids[m]);
+    for (let m = 0; m < asks.length; m++) if (asks[m] > 0) this.raise(m, Side.ASK, asks[m]);
     for (const m of changed_markets) {
       const mv = this.rm.markets[m];
       if (mv === undefined) continue;

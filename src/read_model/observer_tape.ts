@@ -14,7 +14,15 @@
 // nearly every update) is handed as it is, the model's object, as `apply` handed it; one the batch
 // changed again is handed a copy as it was at that update. A copy per update cost a 17-field
 // object per order update of every batch (bench/observer_tape.ts, docs/benchmarks.md).
-import { GuardedObserver, type BatchStages, type OrderView, type ReadModelObserver, type TradeView } from './views.js';
+//
+// Only what some observer hears is recorded (ReadModelObserver.hears, asked at each batchBegin):
+// market data acts on fills and order updates only, the fan-out on order updates and balances only
+// with private subscribers, so without WebSocket subscribers (the load bench) a request's balance
+// events and answers cost the tape nothing (docs/benchmarks.md, h21m).
+import {
+  GuardedObserver, hearsOf, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED,
+  type BatchStages, type OrderView, type ReadModelObserver, type TradeView,
+} from './views.js';
 
 const BEGIN = 0;
 const ACCEPTED = 1;
@@ -29,6 +37,10 @@ const ORDER_UPDATE_WORDS = 12;
 
 export class ObserverTape implements ReadModelObserver {
   private observers: ReadModelObserver[] = [];
+  /** The observers as declared (their hears()). */
+  private declared: readonly ReadModelObserver[] = [];
+  /** HEARS_* bits of the calls recorded in this batch: what some observer heard at its batchBegin. */
+  private recorded = HEARS_ALL;
   /** The calls, flat: an op code, then its numbers (its objects in `refs`, in the same order). */
   private readonly nums: number[] = [];
   private nums_n = 0;
@@ -46,31 +58,46 @@ export class ObserverTape implements ReadModelObserver {
   /** The observers replay() calls, in this order (replaces any before), each guarded. */
   observe(observers: readonly ReadModelObserver[]): void {
     this.observers = observers.map((o) => new GuardedObserver(o, (e) => this.failed(e)));
+    this.declared = observers.slice();
+    // Until the next batchBegin asks them.
+    this.recorded = HEARS_ALL;
+  }
+
+  /** The HEARS_* bits of the calls some observer acts on now (the read model asks too: it calls the tape only for those). */
+  hears(): number {
+    let bits = 0;
+    const obs = this.declared;
+    for (let i = 0; i < obs.length; i++) bits |= hearsOf(obs[i], this.failed);
+    return bits;
   }
 
   private num(x: number): void {
     this.nums[this.nums_n++] = x;
   }
 
-
   batchBegin(batch_id: number, time_ms: number): void {
+    this.recorded = this.hears();
     this.num(BEGIN); this.num(batch_id); this.num(time_ms);
   }
 
   accepted(seq: number, kind: number, account: number, order_id: number): void {
+    if ((this.recorded & HEARS_ACCEPTED) === 0) return;
     this.num(ACCEPTED); this.num(seq); this.num(kind); this.num(account); this.num(order_id);
   }
 
   rejected(seq: number, code: number, reason: number): void {
+    if ((this.recorded & HEARS_REJECTED) === 0) return;
     this.num(REJECTED); this.num(seq); this.num(code); this.num(reason);
   }
 
   fill(seq: number, t: TradeView, taker_filled_units: number, maker_filled_units: number): void {
+    if ((this.recorded & HEARS_FILL) === 0) return;
     this.num(FILL); this.num(seq); this.num(taker_filled_units); this.num(maker_filled_units);
     this.refs.push(t);
   }
 
   orderUpdate(seq: number, o: OrderView, reason: number): void {
+    if ((this.recorded & HEARS_ORDER_UPDATE) === 0) return;
     this.num(ORDER_UPDATE); this.num(seq); this.num(reason);
     // Every field read_model.ts applyOrderUpdate writes (the others are set once, at creation).
     this.num(o.price); this.num(o.quantity); this.num(o.filled); this.num(o.remaining); this.num(o.status);
@@ -79,6 +106,7 @@ export class ObserverTape implements ReadModelObserver {
   }
 
   balance(account: number, asset: number, available_units: number, locked_units: number, reason: number): void {
+    if ((this.recorded & HEARS_BALANCE) === 0) return;
     this.num(BALANCE); this.num(account); this.num(asset); this.num(available_units); this.num(locked_units); this.num(reason);
   }
 

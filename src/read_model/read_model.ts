@@ -7,14 +7,19 @@
 // market data and the WebSocket fan-out once the answers are out; docs/architecture.md). So an
 // observer sees the model as it is after the event, and needs no rule of its own about what an
 // event means (the filled quantity after a fill, the last fill price an update keeps).
+// An observer that declares hears() (views.ts) is called only for the kinds of call it hears, asked
+// at each batch's begin (the tape answers for the observers it replays to).
 //
 // What the model holds, and its reads over it, are read_model_state.ts; this file is the decoder.
 import { OrderStatus, RequestKind, Side } from '../engine/types.js';
 import {
   AcceptedField, AccountField, BalanceField, BatchField, CreditField, EventType, FeesField, FillField, MarketField, OrderUpdateField, RejectedField, type EventFields,
 } from '../ring/event_records.js';
-import { GuardedObserver, type BatchStages, type ReadModelObserver, type TradeView } from './views.js';
-import { FillRows, TradeRows } from './fill_rows.js';
+import {
+  GuardedObserver, hearsOf, HEARS_ACCEPTED, HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED,
+  type BatchStages, type ReadModelObserver, type TradeView,
+} from './views.js';
+import { TradeRows } from './fill_rows.js';
 import { ReadModelState, type ReadModelLimits } from './read_model_state.js';
 
 export type { ReadModelIndexes, ReadModelLimits } from './read_model_state.js';
@@ -27,6 +32,9 @@ export function readModelLimits(l: ReadModelLimits): ReadModelLimits {
 export class ReadModel extends ReadModelState {
   /** The consumers of what `apply` decodes, in order, each guarded (observe()). */
   private observers: ReadModelObserver[] = [];
+  /** The observers as declared, and the HEARS_* bits each gave at the batch's begin (views.ts hears). */
+  private declared: readonly ReadModelObserver[] = [];
+  private hears: number[] = [];
   /** Receives what an observer threw (the model and the other observers carry on). */
   onObserverError: (e: unknown) => void = (e) => {
     throw e;
@@ -45,6 +53,9 @@ export class ReadModel extends ReadModelState {
    */
   observe(observers: readonly ReadModelObserver[]): void {
     this.observers = observers.map((o) => new GuardedObserver(o, (e) => this.onObserverError(e)));
+    this.declared = observers.slice();
+    // Until the next batch's begin asks them.
+    this.hears = observers.map(() => HEARS_ALL);
   }
 
   /** Applies one committed event; `seq` is the request it answers (0: none). */
@@ -53,7 +64,10 @@ export class ReadModel extends ReadModelState {
       case EventType.BATCH_BEGIN: {
         this.batch_id = e.field(BatchField.BATCH_ID);
         this.batch_time_ms = e.field(BatchField.TIME_MS);
+        this.rested_bid_max.fill(0);
+        this.rested_ask_min.fill(0);
         const obs = this.observers;
+        for (let i = 0; i < obs.length; i++) this.hears[i] = hearsOf(this.declared[i], this.onObserverError);
         for (let i = 0; i < obs.length; i++) obs[i].batchBegin(this.batch_id, this.batch_time_ms);
         return;
       }
@@ -97,21 +111,19 @@ export class ReadModel extends ReadModelState {
       case EventType.ORDER_UPDATE: return this.applyOrderUpdate(e, seq);
       case EventType.BALANCE: {
         const account = e.field(BalanceField.ACCOUNT);
-        let b = this.balances.get(account);
-        if (b === undefined) {
-          b = new Float64Array(this.assets.length * 2);
-          this.balances.set(account, b);
-          this.balance_seen.set(account, new Uint8Array(this.assets.length));
-        }
+        const row = this.row(account);
+        let b = row.balances;
+        if (b === null) b = row.balances = this.balancesOf(account);
         const asset = e.field(BalanceField.ASSET);
         const available = e.field(BalanceField.AVAILABLE_UNITS);
         const locked = e.field(BalanceField.LOCKED_UNITS);
-        (this.balance_seen.get(account) as Uint8Array)[asset] = 1;
+        (row.seen ?? (row.seen = this.balance_seen.get(account) as Uint8Array))[asset] = 1;
         b[asset * 2] = available;
         b[asset * 2 + 1] = locked;
         const reason = e.field(BalanceField.REASON);
         const obs = this.observers;
-        for (let i = 0; i < obs.length; i++) obs[i].balance(account, asset, available, locked, reason);
+        const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_BALANCE) !== 0) obs[i].balance(account, asset, available, locked, reason);
         return;
       }
       default:
@@ -137,7 +149,8 @@ export class ReadModel extends ReadModelState {
 
   private notifyRejected(seq: number, code: number, reason: number): void {
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].rejected(seq, code, reason);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_REJECTED) !== 0) obs[i].rejected(seq, code, reason);
   }
 
   private applyMarket(e: EventFields): void {
@@ -180,7 +193,7 @@ export class ReadModel extends ReadModelState {
       // a map of every such order per update; issue 11): the engine refuses a client id one of the
       // account's open orders holds (CLIENT_ORDER_ID_DUPLICATE), so an order that used it before
       // is closed and gets no update that could claim it back.
-      if (client_order_id !== '') this.order_by_client_id.set(`${account}:${client_order_id}`, order_id);
+      if (client_order_id !== '') this.client_ids.set(account, client_order_id, order_id);
       this.orders.set(order_id, {
         order_id, account, market: e.field(AcceptedField.MARKET), side: e.field(AcceptedField.SIDE),
         order_type: e.field(AcceptedField.ORDER_TYPE), tif: e.field(AcceptedField.TIF),
@@ -197,7 +210,8 @@ export class ReadModel extends ReadModelState {
     }
     const order_id = e.field(AcceptedField.ORDER_ID);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].accepted(seq, kind, account, order_id);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_ACCEPTED) !== 0) obs[i].accepted(seq, kind, account, order_id);
   }
 
   private applyFill(e: EventFields, seq: number): void {
@@ -219,7 +233,8 @@ export class ReadModel extends ReadModelState {
     const taker_filled = this.filledAfter(t.taker_order_id, t.quantity);
     const maker_filled = this.filledAfter(t.maker_order_id, t.quantity);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].fill(seq, t, taker_filled, maker_filled);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_FILL) !== 0) obs[i].fill(seq, t, taker_filled, maker_filled);
   }
 
   /** An order's filled quantity after a fill of `quantity` (see batch_filled). */
@@ -232,16 +247,6 @@ export class ReadModel extends ReadModelState {
   /** Market `m`'s trades, none yet (a new market, or one a snapshot loads). */
   resetTrades(m: number): void {
     this.trades_by_market[m] = new TradeRows(this.limits.trades_per_market_kept);
-  }
-
-  /** The account's fills (made empty at its first). */
-  fillsOf(account: number): FillRows {
-    let list = this.fills_by_account.get(account);
-    if (list === undefined) {
-      list = new FillRows(this.limits.fills_per_account_kept);
-      this.fills_by_account.set(account, list);
-    }
-    return list;
   }
 
   private applyOrderUpdate(e: EventFields, seq: number): void {
@@ -286,11 +291,25 @@ export class ReadModel extends ReadModelState {
       mv.sorted_cache = null;
       this.changed_markets.add(market);
     }
+    if (new_quantity > 0) {
+      const m = o.market;
+      if (o.side === Side.BID) {
+        if (new_price > (this.rested_bid_max[m] ?? 0)) this.rested_bid_max[m] = new_price;
+      } else {
+        const ask = this.rested_ask_min[m] ?? 0;
+        if (ask === 0 || new_price < ask) this.rested_ask_min[m] = new_price;
+      }
+    }
     // Open orders per account (client ids were indexed at placement: applyAccepted).
-    let open = this.open_orders_by_account.get(account);
-    if (open === undefined) {
-      open = new Set();
-      this.open_orders_by_account.set(account, open);
+    const row = this.row(account);
+    let open = row.open;
+    if (open === null) {
+      open = this.open_orders_by_account.get(account) ?? null;
+      if (open === null) {
+        open = new Set();
+        this.open_orders_by_account.set(account, open);
+      }
+      row.open = open;
     }
     if (resting) {
       open.add(order_id);
@@ -301,7 +320,8 @@ export class ReadModel extends ReadModelState {
     if (this.batch_filled.size > 0) this.batch_filled.delete(order_id);
     const reason = e.field(OrderUpdateField.REASON);
     const obs = this.observers;
-    for (let i = 0; i < obs.length; i++) obs[i].orderUpdate(seq, o, reason);
+    const hears = this.hears;
+    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_ORDER_UPDATE) !== 0) obs[i].orderUpdate(seq, o, reason);
   }
 
   /** Closed orders stay readable until `closed_orders_kept` newer ones closed. */
@@ -312,12 +332,8 @@ export class ReadModel extends ReadModelState {
       const o = this.orders.get(old);
       if (o && o.status !== OrderStatus.OPEN && o.status !== OrderStatus.PARTIALLY_FILLED) {
         this.orders.delete(old);
-        this.order_ids_by_account.get(o.account)?.delete(old);
-        // The key string only for an order that has a client id (most closed orders have none).
-        if (o.client_order_id !== '') {
-          const key = `${o.account}:${o.client_order_id}`;
-          if (this.order_by_client_id.get(key) === old) this.order_by_client_id.delete(key);
-        }
+        (this.row(o.account).ids ?? this.order_ids_by_account.get(o.account))?.delete(old);
+        if (o.client_order_id !== '') this.client_ids.forget(o.account, o.client_order_id, old);
       }
       if (this.closed_head > 4096 && this.closed_head * 2 > this.closed_order_ids.length) {
         this.closed_order_ids.splice(0, this.closed_head);
@@ -327,13 +343,9 @@ export class ReadModel extends ReadModelState {
   }
 
   private indexOrder(account: number, order_id: number): void {
-    let ids = this.order_ids_by_account.get(account);
-    if (ids === undefined) {
-      ids = new Set();
-      this.order_ids_by_account.set(account, ids);
-    }
-    ids.add(order_id);
+    this.orderIdsOf(account).add(order_id);
   }
+
 }
 
 function addLevel(book: Map<number, number>, price: number, delta: number): void {

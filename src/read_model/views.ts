@@ -65,6 +65,14 @@ export interface TradeView {
   batch_id: number;
 }
 
+/** ReadModelObserver.hears bits (batchBegin and batchCommitted are always heard). */
+export const HEARS_ACCEPTED = 1;
+export const HEARS_REJECTED = 2;
+export const HEARS_FILL = 4;
+export const HEARS_ORDER_UPDATE = 8;
+export const HEARS_BALANCE = 16;
+export const HEARS_ALL = HEARS_ACCEPTED | HEARS_REJECTED | HEARS_FILL | HEARS_ORDER_UPDATE | HEARS_BALANCE;
+
 /**
  * What the read model tells the front's other consumers about each event, after applying it.
  * `seq` is the front's number of the request the event answers (0 for batch markers and events of
@@ -72,6 +80,14 @@ export interface TradeView {
  * (`onObserverError`) and the others still run.
  */
 export interface ReadModelObserver {
+  /**
+   * Which calls this observer acts on now (HEARS_* bits; absent: every call). The observer tape
+   * (observer_tape.ts) asks at each batchBegin and records only the calls some observer hears, so
+   * a consumer with nothing to do for a kind of call (the WebSocket fan-out without private
+   * subscribers: order updates, balances) costs nothing per such event. The answer may change
+   * only between batches: a batch is recorded and replayed in one synchronous turn.
+   */
+  hears?(): number;
   batchBegin(batch_id: number, time_ms: number): void;
   accepted(seq: number, kind: number, account: number, order_id: number): void;
   rejected(seq: number, code: number, reason: number): void;
@@ -101,6 +117,17 @@ export interface PendingWithdrawalView {
   nonce: number;
   /** The batch that debited it (0: before a snapshot that did not record it). */
   batch_id: number;
+}
+
+/** What `o` hears now (HEARS_ALL without hears(), or when it throws: reported to `failed`). */
+export function hearsOf(o: ReadModelObserver, failed: (e: unknown) => void): number {
+  if (o.hears === undefined) return HEARS_ALL;
+  try {
+    return o.hears();
+  } catch (e) {
+    failed(e);
+    return HEARS_ALL;
+  }
 }
 
 /** An observer whose exceptions are reported instead of thrown into the event pump. */

@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { OrderStatus } from '../../src/engine/types.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
 import { ObserverTape } from '../../src/read_model/observer_tape.js';
-import type { BatchStages, OrderView, ReadModelObserver, TradeView } from '../../src/read_model/views.js';
+import {
+  HEARS_ALL, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, type BatchStages, type OrderView, type ReadModelObserver, type TradeView,
+} from '../../src/read_model/views.js';
 import { type ArrayEvent, ev } from '../da/events.js';
 import { makerRests, takerFillsTwice } from './two_fill_script.js';
 
@@ -114,5 +116,87 @@ describe('observer tape', () => {
     // Each order's last update in the batch: the model's own object, as apply hands it.
     expect(handed[1].o).toBe(maker);
     expect(handed[2].o).toBe(taker);
+  });
+
+  it('records only the calls some observer hears, asking at each batch begin', () => {
+    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const direct = new Recorder();
+    direct_rm.observe([direct]);
+    let seq = 0;
+    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
+
+    const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const tape = new ObserverTape((e) => {
+      throw e;
+    });
+    // A market-data-like observer (fills only) and one whose interest moves between batches
+    // (order updates in batch 1, balances in batch 2), as the fan-out's with subscriptions.
+    const fills = new Recorder();
+    (fills as ReadModelObserver).hears = () => HEARS_FILL;
+    const moving = new Recorder();
+    let moving_hears = HEARS_ORDER_UPDATE;
+    (moving as ReadModelObserver).hears = () => moving_hears;
+    tape.observe([fills, moving]);
+    rm.observe([tape]);
+    seq = 0;
+    const [first, second] = batches();
+    for (const e of first) rm.apply(e, ++seq);
+    // Changed before the first batch's replay: the batch was recorded with what was heard at its begin.
+    moving_hears = HEARS_BALANCE;
+    tape.replay();
+    for (const e of second) rm.apply(e, ++seq);
+    tape.replay();
+    // Each hears, in order, the batch markers and every call of a kind someone heard in that batch.
+    const batch2 = direct.log.findIndex((l) => l.startsWith('begin 2 '));
+    const kept = (l: string, i: number): boolean => l.startsWith('begin') || l.startsWith('committed') ||
+      l.startsWith('fill') || (i < batch2 ? l.startsWith('update') : l.startsWith('balance'));
+    const expected = direct.log.filter(kept);
+    expect(expected.some((l) => l.startsWith('balance'))).toBe(true);
+    expect(expected.some((l) => l.startsWith('update'))).toBe(true);
+    expect(expected.some((l) => l.startsWith('fill'))).toBe(true);
+    expect(fills.log).toEqual(expected);
+    expect(moving.log).toEqual(expected);
+    // An observer without hears() hears everything again (observe() resets what is recorded).
+    const all = new Recorder();
+    tape.observe([fills, all]);
+    const rm2 = new ReadModel(['ETH', 'USDC'], LIMITS);
+    rm2.observe([tape]);
+    seq = 0;
+    for (const batch of batches()) {
+      for (const e of batch) rm2.apply(e, ++seq);
+      tape.replay();
+    }
+    expect(all.log).toEqual(direct.log);
+    expect(HEARS_ALL & (HEARS_FILL | HEARS_BALANCE | HEARS_ORDER_UPDATE)).toBe(HEARS_FILL | HEARS_BALANCE | HEARS_ORDER_UPDATE);
+  });
+
+  it('the read model calls an observer only for the calls it hears, asking at each batch begin; a throwing hears() means all', () => {
+    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const direct = new Recorder();
+    direct_rm.observe([direct]);
+    let seq = 0;
+    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
+
+    const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+    const errors: unknown[] = [];
+    rm.onObserverError = (e) => errors.push(e);
+    const picky = new Recorder();
+    let asked = 0;
+    (picky as ReadModelObserver).hears = () => {
+      asked++;
+      return HEARS_FILL;
+    };
+    const broken = new Recorder();
+    (broken as ReadModelObserver).hears = () => {
+      throw new Error('hears bug');
+    };
+    rm.observe([picky, broken]);
+    seq = 0;
+    for (const batch of batches()) for (const e of batch) rm.apply(e, ++seq);
+    const markers = (l: string): boolean => l.startsWith('begin') || l.startsWith('committed');
+    expect(picky.log).toEqual(direct.log.filter((l) => markers(l) || l.startsWith('fill')));
+    expect(asked).toBe(2);
+    expect(broken.log).toEqual(direct.log);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['hears bug', 'hears bug']);
   });
 });

@@ -6,7 +6,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { Side } from '../../engine/types.js';
 import type { ReadModel } from '../../read_model/read_model.js';
-import type { OrderView, ReadModelObserver, TradeView } from '../../read_model/views.js';
+import { HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, type OrderView, type ReadModelObserver, type TradeView } from '../../read_model/views.js';
 import { bookChecksum } from '../../util/book_checksum.js';
 import { BookDeltaViews } from './book_delta.js';
 import {
@@ -34,6 +34,8 @@ export class WsFanout implements ReadModelObserver {
   private readonly delta_subs: number[] = [];
   private readonly delta_views = new BookDeltaViews();
   private readonly trades_subs: number[] = [];
+  /** Subscriptions to `trades:*` over all markets (hears()). */
+  private trades_subs_total = 0;
   private readonly private_subs = new Map<string, Int32Array>();
 
   // Book snapshot state per market index.
@@ -72,6 +74,7 @@ export class WsFanout implements ReadModelObserver {
       if (counts[0] === 0 && counts[1] === 0 && counts[2] === 0) this.private_subs.delete(ch.address);
     } else {
       const list = ch.kind === 'book' ? this.book_subs : ch.kind === 'book_delta' ? this.delta_subs : this.trades_subs;
+      if (list === this.trades_subs) this.trades_subs_total += delta;
       list[ch.market] = (list[ch.market] ?? 0) + delta;
       if (ch.kind === 'book_delta') {
         if (list[ch.market] === 0) this.delta_views.release(ch.market);
@@ -100,6 +103,16 @@ export class WsFanout implements ReadModelObserver {
 
   // ReadModelObserver: the read model decoded each committed event and applied it; the hub
   // publishes what it decoded (nothing uncommitted, in batch order).
+
+  /**
+   * What the fan-out publishes from now on (asked at each batch's begin; subscriptions move only
+   * between batches): fills with a trades or a private subscriber, order updates and balances with
+   * a private one; book snapshots and deltas come from batchCommitted, always heard.
+   */
+  hears(): number {
+    const private_subs = this.private_subs.size > 0;
+    return (private_subs || this.trades_subs_total > 0 ? HEARS_FILL : 0) | (private_subs ? HEARS_ORDER_UPDATE | HEARS_BALANCE : 0);
+  }
 
   batchBegin(batch_id: number, time_ms: number): void {
     this.batch_id = batch_id;
