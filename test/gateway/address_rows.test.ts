@@ -1,9 +1,9 @@
 // The front's address rows (gateway/address_rows.ts, branch h21f): a remembered address must be
 // judged, lowercased and decoded exactly as the regex, toLowerCase and the hex decode did, the
-// refusals must stay those of isAddress, and the table must start over at its bound.
+// refusals must stay those of isAddress, and a row taken by another address must never answer for the old one.
 import { describe, expect, it } from 'vitest';
 import { parseHexStringInto } from '../../src/auth/hex.js';
-import { ADDRESS_ROWS, addressRowsUsed, checkedAddress, rememberedAddressInto } from '../../src/gateway/address_rows.js';
+import { ADDRESS_ROWS, checkedAddress, rememberedAddressInto } from '../../src/gateway/address_rows.js';
 import { addressOf } from '../../src/gateway/signed_body.js';
 import { isAddress } from '../../src/util/address.js';
 
@@ -46,7 +46,7 @@ describe('address rows', () => {
     expect(addressOf(5, 'agent', 'INVALID_REQUEST')).toEqual({ code: 'INVALID_REQUEST', message: 'agent must be a 0x-prefixed 20-byte hex address' });
   });
 
-  it('gives the decoded bytes of a checked address, under the text as sent and its lowercase form', () => {
+  it('gives the decoded bytes of a checked address by its lowercase text, and knows the text as sent', () => {
     let seed = 12345;
     const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
     for (let k = 0; k < 500; k++) {
@@ -55,7 +55,10 @@ describe('address rows', () => {
       const lower = checkedAddress(t) as string;
       expect(lower).toBe(t.toLowerCase());
       expect(bytesOf(lower)).toEqual(decoded(lower));
-      expect(bytesOf(t)).toEqual(decoded(lower));
+      // Remembered as sent too: checked again, the same lowercase text (from its row).
+      expect(checkedAddress(t)).toBe(lower);
+      // The ring write asks with the lowercase text only; any other spelling is decoded there.
+      if (t !== lower) expect(bytesOf(t)).toBeNull();
     }
     // Never checked, or refused: not remembered (the ring write decodes it itself).
     expect(bytesOf('0x' + '7'.repeat(40))).toBeNull();
@@ -63,25 +66,40 @@ describe('address rows', () => {
     expect(bytesOf('0x' + 'z'.repeat(40))).toBeNull();
   });
 
-  it('starts over at its bound, and a row taken later holds its own bytes', () => {
-    const first = '0x' + '1'.repeat(40);
-    checkedAddress(first);
-    expect(bytesOf(first)).toEqual(decoded(first));
-    let n = 0;
-    // Fill past the bound with distinct addresses: the table starts over once.
-    while (n < ADDRESS_ROWS + 10) {
-      const t = '0x' + n.toString(16).padStart(40, '0');
-      expect(checkedAddress(t)).toBe(t);
-      n++;
+  it('a row taken by another address is a miss for the old one, never its bytes', () => {
+    // More distinct addresses than rows, sequential ones (the load bench's) and random ones: each
+    // just checked is remembered with its own bytes; every earlier one is remembered with its own
+    // bytes or not at all.
+    let seed = 777;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
+    const all: string[] = [];
+    for (let n = 0; n < ADDRESS_ROWS + 2_000; n++) {
+      let t: string;
+      if (n % 2 === 0) t = '0x' + n.toString(16).padStart(40, '0');
+      else {
+        t = '0x';
+        for (let i = 0; i < 40; i++) t += HEX[next() % HEX.length];
+      }
+      expect(checkedAddress(t)).toBe(t.toLowerCase());
+      expect(bytesOf(t.toLowerCase())).toEqual(decoded(t.toLowerCase()));
+      all.push(t);
     }
-    expect(addressRowsUsed()).toBeLessThanOrEqual(ADDRESS_ROWS);
-    expect(bytesOf(first)).toBeNull(); // dropped with the rest
-    for (let j = ADDRESS_ROWS; j < ADDRESS_ROWS + 10; j++) {
-      const t = '0x' + j.toString(16).padStart(40, '0');
-      expect(bytesOf(t)).toEqual(decoded(t));
+    let kept = 0;
+    for (const t of all) {
+      const lower = t.toLowerCase();
+      const b = bytesOf(lower);
+      if (b !== null) {
+        kept++;
+        expect(b).toEqual(decoded(lower));
+        expect(checkedAddress(lower)).toBe(lower);
+      }
     }
-    // Checked again: remembered again, with its bytes.
-    expect(checkedAddress(first)).toBe(first);
-    expect(bytesOf(first)).toEqual(decoded(first));
+    // Direct-mapped: most rows hold someone (sequential addresses spread over the rows too).
+    expect(kept).toBeGreaterThan(ADDRESS_ROWS / 2);
+    // An address whose row was taken is checked again as before, and remembered again.
+    const evicted = all.find((t) => bytesOf(t.toLowerCase()) === null);
+    expect(evicted).toBeDefined();
+    expect(checkedAddress(evicted as string)).toBe((evicted as string).toLowerCase());
+    expect(bytesOf((evicted as string).toLowerCase())).toEqual(decoded((evicted as string).toLowerCase()));
   });
 });
