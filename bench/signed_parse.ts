@@ -5,7 +5,7 @@
 // signature batcher hands to the verify pool), the consent blob the ring carries
 // (UserConsentEncoder.encode) and its consent slots written into a ring's records
 // (writeConsentSlots, as request_records.ts tryWrite; added by branch h19c), the address's ring bytes (auth/hex.ts parseHexStringInto, as
-// context.ts submitWithDone) and the pooled request's release. Bodies are the load bench's shape
+// context.ts submitWithDone; from gateway/address_rows.ts when the build has it, branch h21f) and the pooled request's release. Bodies are the load bench's shape
 // (~355 bytes, a client_order_id, a 65-byte signature).
 //
 // Three load-independent figures, each build in its own child process:
@@ -25,6 +25,7 @@
 //   --rounds    with --mode cpu: timed rounds (default 5)
 // Ends with one JSON line.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Knobs } from './knobs.js';
@@ -44,6 +45,8 @@ interface Build {
   encoder: { encode(signature_hex: string, message: string): Uint8Array };
   writeConsentSlots: (u8: Uint8Array, i32: Int32Array, slotByteOffset: (j: number) => number, blob: Uint8Array) => number;
   parseHexStringInto: (text: string, from: number, bytes: number, out: Uint8Array, at: number) => boolean;
+  /** The ring write's copy of a checked address (gateway/address_rows.ts, branch h21f); null in older builds. */
+  rememberedAddressInto: ((text: string, out_words: Int32Array) => boolean) | null;
 }
 
 async function load(dist: string): Promise<Build> {
@@ -53,9 +56,12 @@ async function load(dist: string): Promise<Build> {
   const pool = await imp<Pick<Build, 'releaseRequest'>>('src/gateway/request_pool.js');
   const consent = await imp<{ UserConsentEncoder: new () => Build['encoder']; writeConsentSlots: Build['writeConsentSlots'] }>('src/ring/consent.js');
   const hex = await imp<Pick<Build, 'parseHexStringInto'>>('src/auth/hex.js');
+  const rows = existsSync(path.join(dist, 'src/gateway/address_rows.js'))
+    ? await imp<{ rememberedAddressInto: NonNullable<Build['rememberedAddressInto']> }>('src/gateway/address_rows.js') : null;
   return {
     parseJsonObject: body.parseJsonObject, parseOrder: orders.parseOrder, releaseRequest: pool.releaseRequest,
     encoder: new consent.UserConsentEncoder(), writeConsentSlots: consent.writeConsentSlots, parseHexStringInto: hex.parseHexStringInto,
+    rememberedAddressInto: rows === null ? null : rows.rememberedAddressInto,
   };
 }
 
@@ -75,6 +81,7 @@ function bodies(): Buffer[] {
 
 const LOOKUP = { marketIndex: (id: string): number => (id === 'ETH-USDC' ? 0 : -1) };
 const ADDRESS = new Uint8Array(20);
+const ADDRESS_WORDS = new Int32Array(ADDRESS.buffer, 0, 5);
 /** A request ring's records (192 bytes each, shared memory as the real ring), written round robin. */
 const RING_RECORD_BYTES = 192;
 const RING_RECORDS = 64;
@@ -93,7 +100,9 @@ function one(b: Build, body: Buffer): number {
   const message = parsed.messages.at(0) as string;
   const blob = b.encoder.encode(parsed.signature_hex, message);
   ring_next = (ring_next + 1 + b.writeConsentSlots(RING_U8, RING_I32, ringSlot, blob)) % RING_RECORDS;
-  if (!b.parseHexStringInto(parsed.address, 2, 20, ADDRESS, 0)) throw new Error('bench address refused');
+  // As context.ts submitWithDone: from the address rows when the build has them, else decoded.
+  const remembered = b.rememberedAddressInto !== null && b.rememberedAddressInto(parsed.address, ADDRESS_WORDS);
+  if (!remembered && !b.parseHexStringInto(parsed.address, 2, 20, ADDRESS, 0)) throw new Error('bench address refused');
   b.releaseRequest(parsed.request);
   return blob.length + ADDRESS[19];
 }

@@ -3,6 +3,7 @@ import { encodeConsent, type Consent } from '../ring/consent.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { RingbookConfig } from '../config/types.js';
 import { parseHexStringInto } from '../auth/hex.js';
+import { rememberedAddressInto } from './address_rows.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/codes.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';
@@ -268,6 +269,7 @@ class PostBody extends JsonBody {
 }
 
 const SUBMIT_ADDRESS = new Uint8Array(20);
+const SUBMIT_ADDRESS_WORDS = new Int32Array(SUBMIT_ADDRESS.buffer, SUBMIT_ADDRESS.byteOffset, 5);
 
 /**
  * Answers 503 OVERLOADED and returns true when writes are refused for now: the journal cannot
@@ -333,7 +335,9 @@ export function submitWithDone(
 ): void {
   if (refuseWrite(ctx, reply)) return;
   // Scratch bytes: the ring write copies them at once (no allocation per request).
-  if (!parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
+  // A parsed request's address is in the front's address rows (address_rows.ts, filled by its
+  // check): its bytes are copied from there; any other text is decoded here.
+  if (!rememberedAddressInto(address_hex, SUBMIT_ADDRESS_WORDS) && !parseHexStringInto(address_hex, 2, 20, SUBMIT_ADDRESS, 0)) {
     reply.error('INVALID_REQUEST', 'address must be 0x followed by 40 hex digits');
     return;
   }

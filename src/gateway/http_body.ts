@@ -10,7 +10,7 @@
 //   `readJsonBody` in http_route.ts).
 // - A Content-Length beyond the drain bound is refused before a single byte is read. A body that
 //   arrives whole in one chunk (an order's ~300 bytes nearly always does) is not copied: onDone gets a
-//   view of uWS's chunk, readable during onDone only, since uWS neuters (empties) the ArrayBuffer
+//   view of uWS's chunk (a JSON body's parse reads the chunk itself, http_route.ts), readable during onDone only, since uWS neuters (empties) the ArrayBuffer
 //   when the onData callback returns. Otherwise each chunk is copied: into a buffer preallocated
 //   once from a Content-Length at or under the limit, or (no Content-Length) into a chunk list
 //   concatenated once. Either way the work is linear in the body size and the count is checked on
@@ -92,6 +92,14 @@ export abstract class BodyReader implements AbortOwner {
 
   /** The whole body (readBody's onDone): readable during the call only. */
   abstract bodyDone(body: Buffer): void;
+  /**
+   * The whole body when it came in one chunk: uWS's own ArrayBuffer, readable during the call only
+   * (uWS empties it when onData returns). bodyDone with a view of it, unless a subclass reads the
+   * chunk as it is (http_route.ts JsonBody: its parse takes the ArrayBuffer, no Buffer per body).
+   */
+  chunkDone(chunk: ArrayBuffer): void {
+    this.bodyDone(Buffer.from(chunk));
+  }
   /** readBody's onError. */
   abstract bodyError(kind: BodyErrorKind): void;
 
@@ -140,9 +148,9 @@ export abstract class BodyReader implements AbortOwner {
     const limit_bytes = this.limit_bytes;
     if (is_last && this.total === 0 && n > 0 && n <= limit_bytes && !this.draining) {
       // The whole body in one chunk (an order's ~300 bytes nearly always is): read in place, no
-      // copy and no body buffer per request; valid during bodyDone only (uWS empties the chunk).
+      // copy and no body buffer per request; valid during chunkDone only (uWS empties the chunk).
       this.finished = true;
-      this.bodyDone(Buffer.from(chunk, 0, n));
+      this.chunkDone(chunk);
       return;
     }
     if (this.declared >= 0 && !this.draining && this.prealloc === null && this.chunks === null) this.prealloc = Buffer.allocUnsafe(this.declared);

@@ -19,7 +19,7 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Answer } from './envelope.js';
 import { BodyReader, type BodyErrorKind } from './http_body.js';
-import { parseJsonObject } from './json_object.js';
+import { parseJsonObject, type JsonObjectResult } from './json_object.js';
 import { Reply } from './http_reply.js';
 import { componentLog } from '../util/log.js';
 
@@ -76,7 +76,13 @@ export abstract class JsonBody extends BodyReader {
   }
 
   bodyDone(body: Buffer): void {
-    const parsed = parseJsonObject(body);
+    this.parsed(parseJsonObject(body));
+  }
+  /** A body in one chunk: parsed from uWS's ArrayBuffer as it is (no Buffer view per body; issue 11, branch h21f). */
+  override chunkDone(chunk: ArrayBuffer): void {
+    this.parsed(parseJsonObject(chunk));
+  }
+  private parsed(parsed: JsonObjectResult): void {
     if (!parsed.ok) {
       this.reply.error('INVALID_REQUEST', parsed.message);
       return;

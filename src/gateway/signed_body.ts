@@ -1,7 +1,7 @@
 // What every signed body parser shares (signed_requests.ts: order entry; signed_account_requests.ts:
 // withdrawals, agents, referrals): the parsed request's shape, the refusal's, and the readers of
 // the body's fields. They judge only types, presence and formats, before any signature is checked.
-import { isAddress } from '../util/address.js';
+import { checkedAddress } from './address_rows.js';
 import { checkSignatureHex } from '../ring/consent.js';
 import type { Request } from '../engine/types.js';
 
@@ -100,8 +100,10 @@ export function address(body: Body, field: string, missing: BodyError['code']): 
 
 export function addressOf(v: unknown, field: string, missing: BodyError['code']): Result<string> {
   if (v === undefined) return fail(missing, `${field} is required`);
-  if (typeof v !== 'string' || !isAddress(v)) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
-  return v.toLowerCase();
+  // Checked and lowercased through the front's address rows (address_rows.ts): a known text is one Map probe.
+  const lower = typeof v === 'string' ? checkedAddress(v) : null;
+  if (lower === null) return fail('INVALID_REQUEST', `${field} must be a 0x-prefixed 20-byte hex address`);
+  return lower;
 }
 
 export function signature(body: Body): Result<string> {

@@ -77,6 +77,37 @@ describe('parseJsonObject skips its text scan only when the scan could refuse no
     expect(parse('{"quantity":1e6,"side":"bid"}')).toEqual({ ok: true, value: { quantity: 1_000_000, side: 'bid' } });
   });
 
+  it('finds "e-" and "E-" through the text\'s dashes wherever they sit (h21f)', () => {
+    // Dashes before, after and between the literal, at the text's start and in strings; the
+    // literal's "e-" first, last and alone.
+    for (const text of [
+      '{"m":"ETH-USDC","quantity":1e-400}', '{"quantity":1e-400,"m":"ETH-USDC"}', '{"a":"-","b":"--","quantity":1E-400}',
+      '{"quantity":-1e-400}', '{"quantity":1e-400,"c":"x-y-z","d":-5}', '{"quantity":[1,2,3e-400]}',
+    ]) {
+      const r = parse(text);
+      expect(r.ok, text).toBe(false);
+      if (!r.ok) expect(r.message).toMatch(ROUNDS);
+    }
+    // Dashes with no e or E before them: no scan needed, parsed as before; one at the text's very
+    // start (no char before it) is JSON.parse's to refuse.
+    expect(parse('{"m":"ETH-USDC","d":-5,"x":"-e","y":"E -"}')).toEqual({ ok: true, value: { m: 'ETH-USDC', d: -5, x: '-e', y: 'E -' } });
+    expect(parse('-{"a":1}')).toEqual({ ok: false, message: 'body is not valid JSON' });
+    expect(parse('{"abe-":"e-","q":2e-0}')).toEqual({ ok: true, value: { 'abe-': 'e-', q: 2 } });
+  });
+
+  it('parses uWS\'s ArrayBuffer chunk as it parses a Buffer of the same bytes (h21f)', () => {
+    for (const text of [
+      '{"a":1}', '', '[1]', '{"a":1e-400}', '{"__proto__":1}', '{"a":"\u00e9"}', '{"a":', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, 'null',
+    ]) {
+      const bytes = Buffer.from(text);
+      const chunk = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+      expect(parseJsonObject(chunk), text).toEqual(parseJsonObject(bytes));
+    }
+    const invalid = new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]); // {"a":"\xff"}
+    expect(parseJsonObject(invalid.buffer)).toEqual({ ok: false, message: 'body is not valid UTF-8' });
+    expect(parseJsonObject(new ArrayBuffer(0))).toEqual({ ok: false, message: 'body is empty; a JSON object is required' });
+  });
+
   it('refuses nesting past the limit however the brackets mix, and counts none inside strings', () => {
     const deep = (n: number, open: string, close: string): string => `{"a":${open.repeat(n - 1)}1${close.repeat(n - 1)}}`;
     expect(parse(deep(JSON_MAX_DEPTH, '[', ']')).ok).toBe(true);
@@ -96,6 +127,23 @@ describe('parseJsonObject refuses every forbidden key behind its length and firs
       }
       const near = `${k.slice(0, -1)}${k.endsWith('x') ? 'y' : 'x'}`;
       expect(parseJsonObject(Buffer.from(`{"${near}":1}`))).toEqual({ ok: true, value: { [near]: 1 } });
+    }
+  });
+
+  // A text search for the keys (tried by h21f, more instructions than the walk) would miss these.
+  it('refuses a forbidden key spelled with escapes (h21f)', () => {
+    const escape = (k: string, i: number): string => `${k.slice(0, i)}\\u${k.charCodeAt(i).toString(16).padStart(4, '0')}${k.slice(i + 1)}`;
+    for (const k of FORBIDDEN_JSON_KEYS) {
+      for (let i = 0; i < k.length; i++) {
+        for (const text of [`{"${escape(k, i)}":1}`, `{"a":{"b":[{"${escape(k, i)}":{}}]}}`]) {
+          expect(parseJsonObject(Buffer.from(text)), text).toEqual({ ok: false, message: `body contains the forbidden key "${k}"` });
+        }
+      }
+      // An escape elsewhere in the body, the key written plainly or not at all.
+      expect(parseJsonObject(Buffer.from(`{"a":"\\n","b":{"${k}":2}}`))).toEqual({ ok: false, message: `body contains the forbidden key "${k}"` });
+      expect(parseJsonObject(Buffer.from(`{"a":"\\n${k}"}`))).toEqual({ ok: true, value: { a: `\n${k}` } });
+      // The word as a value, or inside a longer key: accepted, as before.
+      expect(parseJsonObject(Buffer.from(`{"a":"${k}","x${k}":1,"${k}y":2}`))).toEqual({ ok: true, value: { a: k, [`x${k}`]: 1, [`${k}y`]: 2 } });
     }
   });
 });

@@ -96,7 +96,8 @@ const POST_ID_LENGTH_MAX = 64;
 
 /** Parses one client frame; failures are sentences for an INVALID_REQUEST error. */
 export function parseClientMessage(data: ArrayBuffer): ParsedClientMessage {
-  const parsed = parseJsonObject(Buffer.from(data));
+  // The frame as uWS handed it (readable during this call): no Buffer view per message.
+  const parsed = parseJsonObject(data);
   if (!parsed.ok) return { ok: false, message: parsed.message.replace(/^body/, 'message'), request_id: null };
   const o = parsed.value;
   let request_id: string | null = null;
