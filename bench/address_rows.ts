@@ -1,6 +1,6 @@
 // The signed request's address on the front (issue 11, branch h21f): checked, lowercased and
 // decoded to its 20 ring bytes, the old way (util/address.ts isAddress's regex, toLowerCase,
-// auth/hex.ts parseHexStringInto at the ring write) against gateway/address_rows.ts (a Map probe
+// auth/hex.ts parseHexStringInto at the ring write) against auth/address_rows.ts (a Map probe
 // at the parse, a 5-word copy at the ring write). Each request's address is a fresh string out of
 // JSON.parse (its hash not yet computed), cycling over `--wallets` distinct addresses, as the
 // load bench's bodies do. Both ways run in this process, rounds alternated, CPU time per request
@@ -9,7 +9,7 @@
 // Run: npx tsc -p tsconfig.json && node dist/bench/address_rows.js [--requests N] [--wallets N] [--rounds N]
 // Ends with one JSON line.
 import { parseHexStringInto } from '../src/auth/hex.js';
-import { checkedAddress, rememberedAddressInto } from '../src/gateway/address_rows.js';
+import { checkedAddress, rememberedAddressInto } from '../src/auth/address_rows.js';
 import { isAddress } from '../src/util/address.js';
 import { Knobs } from './knobs.js';
 import { medianUpperMiddle } from './quantile.js';

@@ -5,7 +5,7 @@
 // signature batcher hands to the verify pool), the consent blob the ring carries
 // (UserConsentEncoder.encode) and its consent slots written into a ring's records
 // (writeConsentSlots, as request_records.ts tryWrite; added by branch h19c), the address's ring bytes (auth/hex.ts parseHexStringInto, as
-// context.ts submitWithDone; from gateway/address_rows.ts when the build has it, branch h21f) and the pooled request's release. Bodies are the load bench's shape
+// context.ts submitWithDone; from auth/address_rows.ts when the build has it; gateway/address_rows.ts in branch h21f) and the pooled request's release. Bodies are the load bench's shape
 // (~355 bytes, a client_order_id, a 65-byte signature).
 //
 // Three load-independent figures, each build in its own child process:
@@ -45,7 +45,7 @@ interface Build {
   encoder: { encode(signature_hex: string, message: string): Uint8Array };
   writeConsentSlots: (u8: Uint8Array, i32: Int32Array, slotByteOffset: (j: number) => number, blob: Uint8Array) => number;
   parseHexStringInto: (text: string, from: number, bytes: number, out: Uint8Array, at: number) => boolean;
-  /** The ring write's copy of a checked address (gateway/address_rows.ts, branch h21f); null in older builds. */
+  /** The ring write's copy of a checked address (auth/address_rows.ts; gateway/address_rows.ts in branch h21f); null in older builds. */
   rememberedAddressInto: ((text: string, out_words: Int32Array) => boolean) | null;
 }
 
@@ -56,12 +56,14 @@ async function load(dist: string): Promise<Build> {
   const pool = await imp<Pick<Build, 'releaseRequest'>>('src/gateway/request_pool.js');
   const consent = await imp<{ UserConsentEncoder: new () => Build['encoder']; writeConsentSlots: Build['writeConsentSlots'] }>('src/ring/consent.js');
   const hex = await imp<Pick<Build, 'parseHexStringInto'>>('src/auth/hex.js');
-  const rows = existsSync(path.join(dist, 'src/gateway/address_rows.js'))
-    ? await imp<{ rememberedAddressInto: NonNullable<Build['rememberedAddressInto']> }>('src/gateway/address_rows.js') : null;
+  // The table was src/gateway/address_rows.js in h21f's build, src/auth/address_rows.js since (one table for the parse,
+  // the ring write and the verify record); older builds have neither, or auth's without this export.
+  const rows_at = ['src/auth/address_rows.js', 'src/gateway/address_rows.js'].find((p) => existsSync(path.join(dist, p)));
+  const rows = rows_at === undefined ? null : await imp<{ rememberedAddressInto?: NonNullable<Build['rememberedAddressInto']> }>(rows_at);
   return {
     parseJsonObject: body.parseJsonObject, parseOrder: orders.parseOrder, releaseRequest: pool.releaseRequest,
     encoder: new consent.UserConsentEncoder(), writeConsentSlots: consent.writeConsentSlots, parseHexStringInto: hex.parseHexStringInto,
-    rememberedAddressInto: rows === null ? null : rows.rememberedAddressInto,
+    rememberedAddressInto: rows?.rememberedAddressInto ?? null,
   };
 }
 

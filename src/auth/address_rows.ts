@@ -1,52 +1,88 @@
-// Expected addresses decoded once per text and kept, for the verify record (verify_codec.ts): a
-// signed request names its wallet, and a wallet sends many requests, so the front copies the 20
-// bytes it decoded for an earlier request (5 words) instead of writing the 42 chars for the verify
-// worker to decode again (issue 11, branch h21v: the worker's JS decode of 40 digits and the
-// front's native UTF-8 write of 42 chars, ~1,800 instructions a signature between them).
-// A direct-mapped cache keyed by the text itself, as signature_rows.ts: a row holds the last
-// address whose digits hashed there and its bytes; a miss decodes the text again, so it costs
-// time, never a wrong byte. One per thread (module state), used synchronously.
-import { HEX_NIBBLE } from '../util/hex.js';
+// The wallet addresses the front has checked, kept with their lowercase text and their 20 bytes
+// (issue 11). A market maker sends thousands of requests from a handful of wallets, and each
+// signed request's address was handled three times for the same 42 chars: a regex and
+// `toLowerCase` when its body was parsed (gateway/signed_body.ts), a char-by-char decode when it
+// was written to the request ring (gateway/context.ts), and the 42 chars again into the verify
+// record for the worker to decode (verify_codec.ts). A known address now costs one row probe at
+// each of those places. (Branches h21f and h21v each wrote a table for their end; this is the one
+// table for all three.)
+//
+// Decisions:
+// - Only texts that pass util/address.ts isAddress are kept (the lowercase text and the text as
+//   sent, in one row), so a probe that hits is a text the check accepted: the checks and their
+//   refusals are unchanged, and a miss takes the full path and fills the row.
+// - Direct-mapped, ADDRESS_ROWS rows: a text's row comes from its last 8 chars, case folded (an
+//   address's low 32 bits: random in real addresses, and the part that varies in sequential
+//   ones), and an address takes its row from whoever held it. A probe compares the whole text, so
+//   a shared row is a miss, never another address's bytes. No Map: with more wallets than rows, a
+//   Map that starts over when full cost 2.5x the old path per request (its growth and rehashing;
+//   bench/address_rows.ts --wallets 20000), where a taken row costs the old path and a row write.
+// - One table per thread (module state), used synchronously: a row's bytes are valid until the
+//   next call that fills a row.
+import { isAddress } from '../util/address.js';
+import { parseHexStringInto } from './hex.js';
 
+/** Rows (a power of two; a row: 20 bytes, the lowercase text, the text as it was sent). */
+export const ADDRESS_ROWS = 65_536;
+const ROW_MASK = ADDRESS_ROWS - 1;
 const ADDRESS_CHARS = 42;
-const ROW_BITS = 12;
-/** Rows: more than the wallets of a load run (bench/load.ts --wallets 2000), 80 KB. */
-const ROWS = 1 << ROW_BITS;
-/** A row: the address's 20 bytes, 5 words. */
-export const ADDRESS_ROW_WORDS = 5;
-/** The rows as words: row r is words [r * ADDRESS_ROW_WORDS, +ADDRESS_ROW_WORDS). */
-export const ADDRESS_ROWS_WORDS = new Int32Array(ROWS * ADDRESS_ROW_WORDS);
-/** The rows as bytes (the same memory). */
-export const ADDRESS_ROWS_BYTES = new Uint8Array(ADDRESS_ROWS_WORDS.buffer);
-/** The address text each row holds the bytes of (undefined: none). */
-const keys: (string | undefined)[] = new Array<string | undefined>(ROWS).fill(undefined);
-/** The imported table as this module's const (folded into optimized code; an import is read through its cell each use). */
-const NIBBLE = HEX_NIBBLE;
+const ADDRESS_BYTES = 20;
+/** A row's bytes as words: row r is words [r * ADDRESS_ROW_WORDS, +ADDRESS_ROW_WORDS). */
+export const ADDRESS_ROW_WORDS = ADDRESS_BYTES / 4;
+
+/** Per row: the lowercase address ('' when empty), the text it was sent as, its bytes. */
+const lower_texts: string[] = new Array<string>(ADDRESS_ROWS).fill('');
+const sent_texts: string[] = new Array<string>(ADDRESS_ROWS).fill('');
+/** The rows' bytes (row r at r * 20). */
+export const ADDRESS_ROWS_BYTES = new Uint8Array(ADDRESS_ROWS * ADDRESS_BYTES);
+/** The same memory as words. */
+export const ADDRESS_ROWS_WORDS = new Int32Array(ADDRESS_ROWS_BYTES.buffer);
 
 /**
- * The row holding the 20 bytes of `text` (any value) when it is `0x` and 40 hex digits (either
- * case), else -1. A text seen last in its row is a compare; another is decoded into the row
- * (a JS loop: one native call costs more than 40 digits here). The row's bytes stay valid until
- * the next call.
+ * The row of a 42-char text: its last 8 chars, case folded (a text and its lowercase form share
+ * the row), mixed.
+ */
+function rowOf(text: string): number {
+  let h = 0;
+  for (let i = ADDRESS_CHARS - 8; i < ADDRESS_CHARS; i++) h = (Math.imul(h, 31) + (text.charCodeAt(i) | 0x20)) | 0;
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  return (h ^ (h >>> 12)) & ROW_MASK;
+}
+
+/**
+ * The row holding `text` (any value) when it is `0x` followed by 40 hex digits in either case
+ * (isAddress), else -1; a text not in its row is checked, decoded and put there.
  */
 export function addressRowOf(text: unknown): number {
   if (typeof text !== 'string' || text.length !== ADDRESS_CHARS) return -1;
-  // The address's first four digits (its leading 16 bits, uniform for real addresses) mixed by a
-  // multiplicative hash (as signature_rows.ts).
-  const row = Math.imul((text.charCodeAt(2) << 24) | (text.charCodeAt(3) << 16) | (text.charCodeAt(4) << 8) | text.charCodeAt(5), 0x9e3779b1) >>> (32 - ROW_BITS);
-  if (keys[row] === text) return row;
-  keys[row] = undefined;
-  if (text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return -1; // "0x"
-  const out = row * 4 * ADDRESS_ROW_WORDS;
-  for (let i = 0; i < 20; i++) {
-    const hi = text.charCodeAt(2 + 2 * i);
-    const lo = text.charCodeAt(3 + 2 * i);
-    if (hi > 255 || lo > 255) return -1;
-    const h = NIBBLE[hi];
-    const l = NIBBLE[lo];
-    if (h === 255 || l === 255) return -1;
-    ADDRESS_ROWS_BYTES[out + i] = (h << 4) | l;
-  }
-  keys[row] = text;
+  const row = rowOf(text);
+  if (lower_texts[row] === text || sent_texts[row] === text) return row;
+  if (!isAddress(text)) return -1;
+  const lower = text.toLowerCase();
+  parseHexStringInto(lower, 2, ADDRESS_BYTES, ADDRESS_ROWS_BYTES, row * ADDRESS_BYTES);
+  lower_texts[row] = lower;
+  sent_texts[row] = text;
   return row;
+}
+
+/**
+ * The lowercase form of `text` when it is `0x` followed by 40 hex digits in either case
+ * (isAddress), else null; remembered, so the same text later costs one row probe.
+ */
+export function checkedAddress(text: string): string | null {
+  const row = addressRowOf(text);
+  return row < 0 ? null : lower_texts[row];
+}
+
+/**
+ * Copies the 20 bytes of a remembered lowercase address into `out_words` (5 words over 20
+ * bytes); false when `lower` is not in its row (the caller decodes it itself).
+ */
+export function rememberedAddressInto(lower: string, out_words: Int32Array): boolean {
+  if (lower.length !== ADDRESS_CHARS) return false;
+  const row = rowOf(lower);
+  if (lower_texts[row] !== lower) return false;
+  const from = row * ADDRESS_ROW_WORDS;
+  for (let w = 0; w < ADDRESS_ROW_WORDS; w++) out_words[w] = ADDRESS_ROWS_WORDS[from + w];
+  return true;
 }

@@ -3,7 +3,7 @@ import { encodeConsent, type Consent } from '../ring/consent.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { RingbookConfig } from '../config/types.js';
 import { parseHexStringInto } from '../auth/hex.js';
-import { rememberedAddressInto } from './address_rows.js';
+import { rememberedAddressInto } from '../auth/address_rows.js';
 import { CODE_NAMES, REJECT_MESSAGES } from '../engine/codes.js';
 import type { AdminTokenCheck } from './admin_auth.js';
 import { ADMIN_TOKEN_HEADER } from './admin_auth.js';

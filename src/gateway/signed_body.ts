@@ -1,7 +1,7 @@
 // What every signed body parser shares (signed_requests.ts: order entry; signed_account_requests.ts:
 // withdrawals, agents, referrals): the parsed request's shape, the refusal's, and the readers of
 // the body's fields. They judge only types, presence and formats, before any signature is checked.
-import { checkedAddress } from './address_rows.js';
+import { checkedAddress } from '../auth/address_rows.js';
 import { checkSignatureHex } from '../ring/consent.js';
 import type { Request } from '../engine/types.js';
 

@@ -1,9 +1,9 @@
-// The front's address rows (gateway/address_rows.ts, branch h21f): a remembered address must be
+// The front's address rows (auth/address_rows.ts; branches h21f and h21v): a remembered address must be
 // judged, lowercased and decoded exactly as the regex, toLowerCase and the hex decode did, the
 // refusals must stay those of isAddress, and a row taken by another address must never answer for the old one.
 import { describe, expect, it } from 'vitest';
 import { parseHexStringInto } from '../../src/auth/hex.js';
-import { ADDRESS_ROWS, checkedAddress, rememberedAddressInto } from '../../src/gateway/address_rows.js';
+import { ADDRESS_ROWS, checkedAddress, rememberedAddressInto } from '../../src/auth/address_rows.js';
 import { addressOf } from '../../src/gateway/signed_body.js';
 import { isAddress } from '../../src/util/address.js';
 
