@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
 import { PendingAnswers, type Outcome } from '../../src/gateway/outcomes.js';
-import type { OrderView } from '../../src/read_model/views.js';
+import { HEARS_ACCEPTED, HEARS_BALANCE, HEARS_FILL, HEARS_ORDER_UPDATE, HEARS_REJECTED, type OrderView } from '../../src/read_model/views.js';
 
 function order(order_id: number): OrderView {
   return {
@@ -15,6 +15,13 @@ function order(order_id: number): OrderView {
 }
 
 describe('PendingAnswers', () => {
+  it('hears every call an answer is made from, and not balances (the read model skips those calls)', () => {
+    const answers = new PendingAnswers(() => {}, () => {});
+    const hears = answers.observer.hears?.() ?? -1;
+    for (const bit of [HEARS_ACCEPTED, HEARS_REJECTED, HEARS_FILL, HEARS_ORDER_UPDATE]) expect(hears & bit).toBe(bit);
+    expect(hears & HEARS_BALANCE).toBe(0);
+  });
+
   it('lists the changed orders of a cancel-all only', () => {
     const errors: unknown[] = [];
     let commits = 0;
