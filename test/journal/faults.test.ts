@@ -12,6 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WAL_BYTES_DEFAULT, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
+import { WAL_STORE_FILL_DENOMINATOR } from '../../src/journal/wal_store.js';
 import { adminHeaders, adminState, api, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
 import { healthListener } from '../server/health_port.js';
 import { metricValue } from '../server/metric_value.js';
@@ -190,12 +192,16 @@ describe('a full disk (tmpfs on the journal directory)', () => {
       // that and holds the matcher, and the next order is refused with 503 (or, sent before the
       // front heard of the fault, stays pending). A full disk before the write-ahead file was
       // created leaves it out: then LMDB's write is the acknowledgement's, and the order pends.
+      // The store comes once the write-ahead batches fill half the file (wal_store.ts; one-page
+      // batches here) or on a quiet exchange (no batch for WAL_STORE_QUIET_MS, which back-to-back
+      // orders never leave): so up to that many orders, plus margin, one price (the locks stay small).
+      const orders_max = WAL_BYTES_DEFAULT / WAL_PAGE_BYTES / WAL_STORE_FILL_DENOMINATOR + 200;
       const fault_ms = Date.now();
       let pending: Promise<ApiResponse> | null = null;
       let refused = false;
       const acked: number[] = [];
-      for (let i = 0; i < 200 && pending === null && !refused; i++) {
-        const p = a.post('/orders', bid(w, 10 + i));
+      for (let i = 0; i < orders_max && pending === null && !refused; i++) {
+        const p = a.post('/orders', bid(w, 10));
         const r = await within(p, 1500);
         if (r === 'pending') pending = p;
         else if (r.status === 503) refused = true;
