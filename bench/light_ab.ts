@@ -25,7 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { STAGES } from '../src/gateway/stage_timings.js';
 import { Knobs } from './knobs.js';
-import type { Args } from './load/args.js';
+import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
 import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/phase_cpu.js';
 import { depositLanes } from './load/phases.js';
@@ -66,13 +66,7 @@ async function main(): Promise<void> {
   const knobs = new Knobs();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const own = path.resolve(here, '../src/main.js');
-  const a_js = path.resolve(knobs.optionalString('server-a') ?? own);
-  const b_js = path.resolve(knobs.optionalString('server-b') ?? own);
-  const rounds = knobs.number('rounds', 6, 1, 40);
-  const seconds = knobs.number('seconds', 5, 1, 60, { integer: false });
-  const rate = knobs.number('rate', 1000, 1, 20_000);
-  const wallets = knobs.number('wallets', 1000, 16, 100_000);
-  const connections = knobs.number('connections', 64, 1, 1024);
+  const { a_js, b_js, rounds, seconds, rate, wallets, connections } = lightKnobs(knobs, own, 6);
   const profile_dir = knobs.optionalString('profile-dir') ?? null;
   const extra = { A: jsonKnob(knobs.optionalString('config-a')), B: jsonKnob(knobs.optionalString('config-b')) };
   // 0 (the default): the kernel's default slice; else 100..100000 µs, the kernel's range.
@@ -83,12 +77,7 @@ async function main(): Promise<void> {
   };
   const gen_slice_us = { A: genSlice('generator-slice-us-a'), B: genSlice('generator-slice-us-b') };
   knobs.finish();
-  const args: Args = {
-    wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
-    server_flags: [], server_log: null, server_main: null, seed: 'ringbook-light-ab', generator: null, loadgen: null, matcher_cpu: null,
-    background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
-    metrics_pairs: 0, metrics_seconds: 1,
-  };
+  const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-light-ab' });
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
   const slice_note = (n: 'A' | 'B'): string => (gen_slice_us[n] === undefined ? '' : `, generator slice ${gen_slice_us[n]} us`);
   console.log(`  A ${a_js} ${JSON.stringify(extra.A)}${slice_note('A')}\n  B ${b_js} ${JSON.stringify(extra.B)}${slice_note('B')}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Knobs } from './knobs.js';
-import type { Args } from './load/args.js';
+import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
 import { depositLanes } from './load/phases.js';
 import { clockTicks, onSignalCleanup, removeDir, startServer, type ServerChild } from './load/server_child.js';
@@ -203,22 +203,11 @@ async function main(): Promise<void> {
   const knobs = new Knobs();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const own = path.resolve(here, '../src/main.js');
-  const a_js = path.resolve(knobs.optionalString('server-a') ?? own);
-  const b_js = path.resolve(knobs.optionalString('server-b') ?? own);
-  const rounds = knobs.number('rounds', 4, 1, 40);
-  const seconds = knobs.number('seconds', 5, 1, 60, { integer: false });
-  const rate = knobs.number('rate', 1000, 1, 20_000);
-  const wallets = knobs.number('wallets', 1000, 16, 100_000);
-  const connections = knobs.number('connections', 64, 1, 1024);
+  const { a_js, b_js, rounds, seconds, rate, wallets, connections } = lightKnobs(knobs, own, 4);
   const with_strace = knobs.flag('strace');
   const perf_dir = knobs.optionalString('perf') ?? null;
   knobs.finish();
-  const args: Args = {
-    wallets, connections, seconds, runs: 1, rate, signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
-    server_flags: [], server_log: null, server_main: null, seed: 'ringbook-matcher-light', generator: null, loadgen: null, matcher_cpu: null,
-    background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
-    metrics_pairs: 0, metrics_seconds: 1,
-  };
+  const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-matcher-light' });
   console.log(`matcher_light: ${new Date().toISOString()}, ${os.availableParallelism()} cores, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`  A ${a_js}\n  B ${b_js}\n  ${rounds} rounds x ${seconds} s at ${rate}/s${with_strace ? ', then one strace phase each' : ''}`);
   const gen = chooseGenerator(null);

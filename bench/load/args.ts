@@ -1,6 +1,7 @@
 // The load bench's options (bench/load.ts lists them): parsed through bench/knobs.ts, so each is
 // a flag (`--wallets N`) or an environment variable (BENCH_WALLETS=N).
 import os from 'node:os';
+import path from 'node:path';
 import { THREAD_BACKGROUND_DEFAULT, threadPriority } from '../../src/config/sections.js';
 import {
   INLINE_BUSY_MAX_PCT_DEFAULT, INLINE_ITEMS_DEFAULT, INLINE_ITEMS_MAX, STEAL_AFTER_US_DEFAULT, STEAL_AFTER_US_MAX, TASK_SIZE_DEFAULT, TASK_SIZE_MAX,
@@ -42,6 +43,45 @@ export interface Args {
   verify_inline_busy_max_pct: number | null;
   metrics_pairs: number;
   metrics_seconds: number;
+}
+
+/**
+ * The Args of a light-load A/B bench's phases (bench/light_ab.ts, bench/matcher_light.ts): their
+ * own shape (one run, no warm-up beyond 1 s, no metrics pairs), every server option at the
+ * server's default. One literal, so an option added to Args gets its default here once.
+ */
+export function lightPhaseArgs(o: { wallets: number; connections: number; seconds: number; rate: number; seed: string }): Args {
+  return {
+    wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
+    signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
+    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, matcher_cpu: null,
+    background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
+    metrics_pairs: 0, metrics_seconds: 1,
+  };
+}
+
+/** The knobs every light-load A/B bench takes: the two servers (default: this build's) and the phases' shape. */
+export interface LightKnobs {
+  a_js: string;
+  b_js: string;
+  rounds: number;
+  seconds: number;
+  rate: number;
+  wallets: number;
+  connections: number;
+}
+
+/** Reads LightKnobs from `knobs` (`own_js`: this build's server; `rounds_default` differs per bench). */
+export function lightKnobs(knobs: Knobs, own_js: string, rounds_default: number): LightKnobs {
+  return {
+    a_js: path.resolve(knobs.optionalString('server-a') ?? own_js),
+    b_js: path.resolve(knobs.optionalString('server-b') ?? own_js),
+    rounds: knobs.number('rounds', rounds_default, 1, 40),
+    seconds: knobs.number('seconds', 5, 1, 60, { integer: false }),
+    rate: knobs.number('rate', 1000, 1, 20_000),
+    wallets: knobs.number('wallets', 1000, 16, 100_000),
+    connections: knobs.number('connections', 64, 1, 1024),
+  };
 }
 
 /** bench/knobs.ts: `--wallets N` or BENCH_WALLETS=N, and so on. */
