@@ -272,7 +272,6 @@ export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at:
       parsed = isPrefix0x(bytes, o) && parseHexBytesInto(bytes, o + 2, 20, CANDIDATES, 20 * (i + 1));
     }
     if (!parsed) continue;
-    // The signature's 17 words (the record's first 17) into SIG_ROW: SIG is its bytes 3..68.
     // The signature's 17 words (the record's first 17) into SIG_ROW (SIG is its bytes 3..68), the
     // expected address's 5 into the first candidate's place.
     if (words !== null) {

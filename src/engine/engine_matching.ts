@@ -418,7 +418,6 @@ export class Matching {
       this.tk_quantity, this.tk_filled, remaining, this.tk_last_price, reason, locked, seq);
   }
 
-
   /**
    * Puts the taker's remainder on its side of the book, at the tail of its price level. An
    * amended order keeps the slot it had (tk_slot), so an amend does not churn the order index.

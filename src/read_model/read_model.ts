@@ -123,7 +123,7 @@ export class ReadModel extends ReadModelState {
         const reason = e.field(BalanceField.REASON);
         const obs = this.observers;
         const hears = this.hears;
-    for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_BALANCE) !== 0) obs[i].balance(account, asset, available, locked, reason);
+        for (let i = 0; i < obs.length; i++) if ((hears[i] & HEARS_BALANCE) !== 0) obs[i].balance(account, asset, available, locked, reason);
         return;
       }
       default:
@@ -345,7 +345,6 @@ export class ReadModel extends ReadModelState {
   private indexOrder(account: number, order_id: number): void {
     this.orderIdsOf(account).add(order_id);
   }
-
 }
 
 function addLevel(book: Map<number, number>, price: number, delta: number): void {
