@@ -43,14 +43,21 @@ function batches(): ArrayEvent[][] {
   ];
 }
 
+/** What an observer hears inside apply over batches(), each event's seq its 1-based place. */
+function directLog(): Recorder {
+  const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
+  const direct = new Recorder();
+  rm.observe([direct]);
+  let seq = 0;
+  for (const batch of batches()) for (const e of batch) rm.apply(e, ++seq);
+  return direct;
+}
+
 describe('observer tape', () => {
   it('replays to its observers exactly what they hear inside apply, batch by batch', () => {
     // Direct: the observer inside apply.
-    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
-    const direct = new Recorder();
-    direct_rm.observe([direct]);
+    const direct = directLog();
     let seq = 0;
-    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
 
     // Taped: the whole batch applied first, then replayed.
     const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
@@ -119,11 +126,9 @@ describe('observer tape', () => {
   });
 
   it('records only the calls some observer hears, asking at each batch begin', () => {
-    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
-    const direct = new Recorder();
-    direct_rm.observe([direct]);
+    // Direct: the observer inside apply.
+    const direct = directLog();
     let seq = 0;
-    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
 
     const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
     const tape = new ObserverTape((e) => {
@@ -171,11 +176,9 @@ describe('observer tape', () => {
   });
 
   it('the read model calls an observer only for the calls it hears, asking at each batch begin; a throwing hears() means all', () => {
-    const direct_rm = new ReadModel(['ETH', 'USDC'], LIMITS);
-    const direct = new Recorder();
-    direct_rm.observe([direct]);
+    // Direct: the observer inside apply.
+    const direct = directLog();
     let seq = 0;
-    for (const batch of batches()) for (const e of batch) direct_rm.apply(e, ++seq);
 
     const rm = new ReadModel(['ETH', 'USDC'], LIMITS);
     const errors: unknown[] = [];
