@@ -1,0 +1,213 @@
+// The front's whole per-request machinery of a signed order on one thread, without a server,
+// sockets, LMDB, verify workers or a matcher (issue 11, branch h22f): the uWS route (context.ts
+// postRoute: Reply, abort watch, exchange count, stage stamps, body reader, JSON parse), order
+// entry (parseOrder), runSigned (arrival order, the verify stage's callback, admission with the
+// wallet's rate limit, consent encode, the ring write's bookkeeping: RequestSubmitter with a stub
+// ring writer, the flush microtask), then the commit: PendingAnswers as the read model's observer
+// (accepted, order update, batch committed), the answer (orderAnswerBody, Reply.okBody, the corked
+// write into a fake response), the stage row and the metrics' stage histograms. Batches of 64
+// requests (the load bench's max-rate batches), the load bench's bodies (a client_order_id, a
+// 65-byte signature) over 2,000 wallets. What is stubbed: the verify pool (every signature
+// verifies over its first message form; verdicts delivered once per batch, as a verify batch's
+// callback), the ring's tryWrite (accepts), the read model's apply (an order record per request).
+//
+// What it is for: instructions per request under callgrind, two-point (docs/benchmarks.md, h22f):
+//   valgrind --tool=callgrind node --single-threaded dist/bench/signed_front.js --rounds 1
+//   valgrind --tool=callgrind node --single-threaded dist/bench/signed_front.js --rounds 4
+// (difference / (3 x requests per round)). Without valgrind it prints CPU ns per request.
+//   --requests N  per round (default 4,096, whole batches of 64); --rounds N timed rounds (default 5)
+// Ends with one JSON line {"bench":"signed_front",...}.
+import { loadConfig } from '../src/config/load.js';
+import type { GatewayContext } from '../src/gateway/context.js';
+import { postRoute } from '../src/gateway/context.js';
+import { ArrivalOrder } from '../src/gateway/arrival_order.js';
+import { Metrics } from '../src/gateway/metrics/metrics.js';
+import { runOrderEntry } from '../src/gateway/order_entry.js';
+import { PendingAnswers } from '../src/gateway/outcomes.js';
+import { createRateLimiters } from '../src/gateway/rate_limit.js';
+import { RequestSubmitter } from '../src/gateway/request_submit.js';
+import { StageRecorder } from '../src/gateway/stage_timings.js';
+import type { SignerFound } from '../src/gateway/agent_signer.js';
+import { Knobs } from './knobs.js';
+import { medianUpperMiddle } from './quantile.js';
+
+const BATCH = 64;
+const WALLETS = 2000;
+const T0_MS = 1_764_000_000_000;
+
+/** A uWS HttpResponse as far as the route and the Reply use it. */
+class FakeResponse {
+  data: ((chunk: ArrayBuffer, last: boolean) => void) | null = null;
+  bytes = 0;
+  onData(h: (chunk: ArrayBuffer, last: boolean) => void): this {
+    this.data = h;
+    return this;
+  }
+  onAborted(): this {
+    return this;
+  }
+  cork(f: () => void): this {
+    f();
+    return this;
+  }
+  writeStatus(s: Uint8Array | string): this {
+    this.bytes += s.length;
+    return this;
+  }
+  writeHeader(): this {
+    return this;
+  }
+  end(body: Uint8Array | string): this {
+    this.bytes += body.length;
+    return this;
+  }
+}
+
+/** uWS's HttpRequest as postRoute reads it. */
+function fakeRequest(length: string): unknown {
+  return {
+    getHeader: (name: string) => (name === 'content-length' ? length : ''),
+    getQuery: () => '',
+    getParameter: () => '',
+    getMethod: () => 'post',
+  };
+}
+
+interface Order {
+  order_id: number; account: number; market: number; side: number; order_type: number; tif: number; price: number; quantity: number;
+  filled: number; remaining: number; status: number; client_order_id: string; last_fill_price: number; created_ms: number;
+  updated_ms: number; resting_price: number; resting_quantity: number;
+}
+
+function main(): void {
+  const knobs = new Knobs();
+  const per_round = Math.ceil(knobs.number('requests', 4096, BATCH, 65_536) / BATCH) * BATCH;
+  const rounds = knobs.number('rounds', 5, 1, 50);
+  knobs.finish();
+
+  const cfg = loadConfig({});
+  const big = 1_000_000_000;
+  const orders = new Map<number, Order>();
+  const rm = {
+    agents: { any: false }, account_by_address: new Map<string, number>(), orders, markets: [{ id: 'ETH-USDC' }],
+    marketIndex: (id: string) => (id === 'ETH-USDC' ? 0 : -1),
+  };
+  // The verify stage: the batch's callbacks, delivered together once per batch.
+  let verdicts: { messages: { at(k: number): string | undefined }; stamps: { verify_start: number; verify_end: number } | null; found: SignerFound }[] = [];
+  const signatures = {
+    broken: null,
+    checkSigners: (messages: { at(k: number): string | undefined }, _sig: string, _address: string, _agents: unknown, stamps: { verify_start: number; verify_end: number } | null, found: SignerFound) => {
+      verdicts.push({ messages, stamps, found });
+    },
+  };
+  let answered_batches = 0;
+  const pending = new PendingAnswers((e) => {
+    throw e;
+  }, () => {
+    answered_batches++;
+  });
+  const writer = { tryWrite: () => true, flush: () => undefined, freeSlots: () => 1 << 20 };
+  const requests = new RequestSubmitter(pending, rm.account_by_address, 0, false, false, () => undefined);
+  requests.attach(writer as never);
+  const ctx = {
+    cfg, rm, signatures, arrival: new ArrivalOrder(), stages: new StageRecorder({ rows_max: 1024 }), metrics: new Metrics(),
+    limiters: createRateLimiters({ ...cfg.rate_limits, orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big }, { keys_max: 100_000 }),
+    link: { journal_fault: null, requests }, da_backlog_batches: null, open_exchanges: 0, closing: false, access_log: false,
+  } as unknown as GatewayContext;
+  const handler = postRoute(ctx, { admin: false, stamped: true }, (reply, body) => {
+    runOrderEntry(ctx, reply, '/orders', body);
+  });
+
+  // The load bench's bodies (bench/load/flow.ts shape), made before timing: request i is wallet
+  // i mod 2,000 with nonce i / 2,000 + 1 (a fresh ArrayBuffer per request, as uWS hands one).
+  const total = per_round * (rounds + 1);
+  const bodies: ArrayBuffer[] = [];
+  for (let i = 0; i < total; i++) {
+    const w = i % WALLETS;
+    const n = Math.floor(i / WALLETS) + 1;
+    const user = '0x' + 'a'.repeat(32) + (w + 1).toString(16).padStart(8, '0');
+    const text = `{"user":"${user}","market_id":"ETH-USDC","side":"${w % 2 === 0 ? 'bid' : 'ask'}","price":${1_990_000_000 + (w % 25) * 10_000},` +
+      `"quantity":${100 * (1 + (w % 100))},"order_type":"limit","time_in_force":"gtc","nonce":${n},"client_order_id":"c${n}",` +
+      `"signature":"0x${'1b'.repeat(64)}1b"}`;
+    const b = Buffer.from(text, 'latin1');
+    bodies.push(b.buffer.slice(b.byteOffset, b.byteOffset + b.length) as ArrayBuffer);
+  }
+  let next_body = 0;
+  let order_id = 0;
+  let seq = 0;
+  let batch_id = 0;
+  const res_pool: FakeResponse[] = Array.from({ length: BATCH }, () => new FakeResponse());
+  const stages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
+  const changed = new Set<number>();
+
+  /** One batch: 64 requests in, their verdicts, the flush, the commit and the answers. */
+  const batch = async (): Promise<number> => {
+    const first_seq = seq + 1;
+    for (let k = 0; k < BATCH; k++) {
+      const chunk = bodies[next_body++];
+      const res = new FakeResponse();
+      res_pool[k] = res;
+      handler(res as never, fakeRequest(String(chunk.byteLength)) as never);
+      res.data?.(chunk, true);
+    }
+    const v = verdicts;
+    verdicts = [];
+    for (const x of v) {
+      if (x.stamps !== null) {
+        x.stamps.verify_start = T0_MS;
+        x.stamps.verify_end = T0_MS;
+      }
+      x.found(x.messages.at(0) ?? null, 0, null);
+    }
+    await Promise.resolve(); // the flush microtask
+    seq += BATCH;
+    batch_id++;
+    const time_ms = T0_MS + batch_id;
+    pending.observer.batchBegin(batch_id, time_ms);
+    for (let s = first_seq; s <= seq; s++) {
+      const o: Order = {
+        order_id: ++order_id, account: 1 + (s % WALLETS), market: 0, side: s % 2, order_type: 0, tif: 0, price: 2_000_000_000,
+        quantity: 1_000_000, filled: 0, remaining: 1_000_000, status: 0, client_order_id: 'c1', last_fill_price: 0,
+        created_ms: time_ms, updated_ms: time_ms, resting_price: 0, resting_quantity: 0,
+      };
+      orders.set(o.order_id, o);
+      pending.observer.accepted(s, 1, o.account, o.order_id);
+      pending.observer.orderUpdate(s, o as never, 0);
+    }
+    stages.started_ms = time_ms;
+    stages.applied_ms = time_ms;
+    stages.durable_ms = time_ms;
+    pending.observer.batchCommitted(batch_id, time_ms, changed, stages as never);
+    pending.release(batch_id, time_ms, stages as never);
+    orders.clear();
+    let bytes = 0;
+    for (const r of res_pool) bytes += r.bytes;
+    return bytes;
+  };
+
+  const round = async (): Promise<number> => {
+    let bytes = 0;
+    for (let i = 0; i < per_round / BATCH; i++) bytes += await batch();
+    return bytes;
+  };
+
+  void (async () => {
+    const check = await round(); // warm-up
+    if (answered_batches === 0 || check < per_round * 400) throw new Error(`signed_front: answers missing (${check} bytes)`);
+    const ns: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const t = process.cpuUsage();
+      await round();
+      const u = process.cpuUsage(t);
+      ns.push(((u.user + u.system) * 1000) / per_round);
+    }
+    const per = medianUpperMiddle(ns);
+    console.log(`signed_front: ${per_round} requests per round, ${rounds} rounds: ${Math.round(per)} ns CPU per request (median), answer ${Math.round(check / per_round)} B`);
+    console.log(JSON.stringify({ bench: 'signed_front', ns_per_request: Math.round(per), requests_per_round: per_round, rounds, answer_bytes: Math.round(check / per_round) }));
+  })().catch((e: unknown) => {
+    console.error('signed_front: failed:', e instanceof Error ? e.message : e);
+    process.exit(1);
+  });
+}
+
+main();
