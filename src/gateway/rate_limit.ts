@@ -26,6 +26,7 @@
 //   parseAddress, `clientIpKey(res)` for IPs).
 // - The clock is injected (`now_ms`), monotonic `performance.now()` by default, so tests run
 //   without sleeping and wall-clock steps cannot unlock or lock anybody.
+import { performance } from 'node:perf_hooks';
 import type { HttpResponse } from 'uWebSockets.js';
 
 export interface RateLimiterOptions {
@@ -107,6 +108,7 @@ export class RateLimiter {
     this.limit_per_window = limit_per_window;
     this.window_ms = window_ms;
     this.keys_max = keys_max;
+    // perf_hooks' performance (imported): the global one is an accessor run on every read.
     this.now_ms = options.now_ms ?? (() => performance.now());
     this.interval_ms = window_ms / limit_per_window;
     this.tolerance_ms = window_ms - this.interval_ms;

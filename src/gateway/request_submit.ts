@@ -1,6 +1,7 @@
 // The front's writing side of the request ring (MatcherLink.requests): each request numbered,
 // written to the ring and handed to PendingAnswers to wait for its batch's commit, and the
 // requests of one run of callbacks published to the matcher together (one flush).
+import { performance } from 'node:perf_hooks';
 import type { Request } from '../engine/types.js';
 import type { RequestWriter } from '../ring/request_records.js';
 import { consentSlotCount } from '../ring/consent.js';

@@ -27,7 +27,7 @@
 //   journal_fsync  -> the journal says the batch is durable (one synchronous LMDB commit)
 //   answer         -> the front wrote the HTTP answer (event ring, read model, reply)
 import { writeFileSync } from 'node:fs';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { percentileNearestRankOfSorted } from '../util/quantile.js';
 
 export const STAGES = [
@@ -64,9 +64,17 @@ const HEADER_F64 = 7;
 /** GC pauses of the front kept at most (start, duration pairs): over 18 hours at one per second. */
 export const GC_PAUSES_MAX = 1 << 16;
 
+/**
+ * This thread's performance.timeOrigin, read once: it is fixed at the thread's start. `performance`
+ * is perf_hooks' (a module binding): the global `performance` is an accessor that runs Node's
+ * lazy-property getter on every read, and timeOrigin another getter into C++; stampMs read both per
+ * stamp, ~4 stamps per signed request on the front (bench/signed_front.ts, docs/benchmarks.md h22f).
+ */
+const TIME_ORIGIN_MS = performance.timeOrigin;
+
 /** Epoch ms with sub-µs resolution, comparable across threads. */
 export function stampMs(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN_MS + performance.now();
 }
 
 /** The stamps of one signed request, in pipeline order (0 until reached). */
