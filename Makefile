@@ -75,7 +75,7 @@ bench: build native
 # One bench per stage, then end to end; each ends with one JSON line (docs/benchmarks.md).
 # doorbell and front_wake (the ring's wake-ups, ~11 s and about half a minute: 5,000 pings with a
 # 0.3 ms pause, each wait bounded) follow ring.
-BENCHES ?= money matcher ring doorbell front_wake verify verify_queue verify_consent fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas metrics rate_limit observer_tape read_model_heap post_body_bytes signed_parse address_rows front_floor
+BENCHES ?= money matcher ring doorbell front_wake verify verify_queue verify_consent fills_tree journal recovery state_root ws_fanout load order_entry settlement_gas metrics rate_limit observer_tape read_model_heap post_body_bytes signed_parse address_rows front_floor signed_front
 
 clean:
 	rm -rf dist node_modules
