@@ -41,6 +41,7 @@
 #include "loadgen_options.h"
 #include "loadgen_records.h"
 #include "loadgen_slice.h"
+#include "loadgen_uring.h"
 
 /**
  * The sockets are edge-triggered: level-triggered epoll puts every reported socket back on its
@@ -128,6 +129,13 @@ typedef struct {
   uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
   int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
+  // io: io_uring (loadgen_uring.h) when the kernel lets us, else epoll (ep, tfd above)
+  int use_uring;
+  const char *io_fallback; // why auto chose epoll, or NULL
+  uring_t u;
+  uint32_t timer_gen;                  // the armed timeout's generation: an older one that fires is stale
+  struct __kernel_timespec timer_at;   // read by the kernel when the timeout sqe is submitted
+  uint64_t uring_completions;
   records_t records; // --records: one per answer
   uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
@@ -138,6 +146,44 @@ static int64_t sched_of(const run_t *r, int lane, uint64_t k) {
   // request index i = lane + k * N is scheduled at t0 + i / rate
   double i = (double)lane + (double)k * (double)r->nlanes;
   return r->t0 + (int64_t)(i * 1e9 / r->o.rate);
+}
+
+// ---- the io_uring backend's operations (the epoll backend calls send/recv directly) ----
+
+/** A completion's user_data: the operation in the top byte, the lane, and 32 bits of its own (send: bytes asked; timer: generation). */
+enum { OP_RECV = 1, OP_SEND = 2, OP_TIMER = 3 };
+static uint64_t user_data(uint64_t op, uint64_t lane, uint32_t data) { return op << 56 | lane << 32 | data; }
+
+/**
+ * One multishot recv per lane: it stays armed and posts a completion per arrival, each in a
+ * buffer the kernel picks from the provided ring, so answers cost no submission at all.
+ */
+static void uring_arm_recv(run_t *r, int li) {
+  struct io_uring_sqe *s = uring_sqe(&r->u);
+  s->opcode = IORING_OP_RECV;
+  s->fd = li; // the lane's fixed-file slot
+  s->flags = IOSQE_FIXED_FILE | IOSQE_BUFFER_SELECT;
+  s->ioprio = IORING_RECV_MULTISHOT;
+  s->buf_group = 0;
+  s->user_data = user_data(OP_RECV, (uint64_t)li, 0);
+}
+
+/**
+ * Queues a send (submitted with the next io_uring_enter, together with every other lane's).
+ * MSG_WAITALL: the kernel finishes a short send itself; CQE_SKIP_SUCCESS: a send that went out
+ * whole posts no completion, so it does not wake the next io_uring_enter (with a completion per
+ * send, the generator woke 1.7 times per answer instead of ~0.9: 16-lane smoke run). A failed one
+ * still completes (uring_on_send).
+ */
+static void uring_send(run_t *r, int li, const uint8_t *p, uint32_t len) {
+  struct io_uring_sqe *s = uring_sqe(&r->u);
+  s->opcode = IORING_OP_SEND;
+  s->fd = li;
+  s->flags = IOSQE_FIXED_FILE | IOSQE_CQE_SKIP_SUCCESS;
+  s->addr = (uint64_t)(uintptr_t)p;
+  s->len = len;
+  s->msg_flags = MSG_NOSIGNAL | MSG_WAITALL;
+  s->user_data = user_data(OP_SEND, (uint64_t)li, len);
 }
 
 static void set_out(run_t *r, int li, int want) {
@@ -166,6 +212,12 @@ static void prefetch_next(const lane_t *l) {
 static void flush(run_t *r, int li) {
   lane_t *l = &r->lanes[li];
   const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next - 1];
+  if (r->use_uring) {
+    // The whole rest in one send; a short one comes back as its completion (uring_on_send).
+    uring_send(r, li, q->p + l->woff, q->len - l->woff);
+    l->woff = q->len;
+    return;
+  }
   while (l->woff < q->len) {
     // send, not write: no VFS layer, and MSG_NOSIGNAL turns a closed peer into EPIPE (a socket
     // error counted below) rather than a SIGPIPE that would end the run.
@@ -249,7 +301,14 @@ static void lane_closed(run_t *r, int li, int had_error) {
   l->closed = 1;
   r->connections_closed++;
   if (had_error) r->socket_errors++;
-  epoll_ctl(r->ep, EPOLL_CTL_DEL, l->fd, NULL);
+  if (r->use_uring) {
+    // The lane's recv and send hold the socket: shutdown ends them (their completions find the
+    // lane closed), then the fixed slot lets go of it.
+    shutdown(l->fd, SHUT_RDWR);
+    uring_unregister_file(&r->u, (uint32_t)li);
+  } else {
+    epoll_ctl(r->ep, EPOLL_CTL_DEL, l->fd, NULL);
+  }
   close(l->fd);
   l->fd = -1;
   if (l->busy) {
@@ -416,6 +475,21 @@ static void on_readable(run_t *r, int li, int hangup) {
 }
 
 static void arm_timer(run_t *r, int64_t at) {
+  if (r->use_uring) {
+    // An absolute CLOCK_MONOTONIC timeout on the ring: armed with the next io_uring_enter, no syscall of its own.
+    r->timer_gen++;
+    r->timer_at.tv_sec = at / 1000000000LL;
+    r->timer_at.tv_nsec = at % 1000000000LL;
+    struct io_uring_sqe *s = uring_sqe(&r->u);
+    s->opcode = IORING_OP_TIMEOUT;
+    s->fd = -1;
+    s->addr = (uint64_t)(uintptr_t)&r->timer_at;
+    s->len = 1;
+    s->off = 0; // fire on time only, not after a count of completions
+    s->timeout_flags = IORING_TIMEOUT_ABS;
+    s->user_data = user_data(OP_TIMER, 0, r->timer_gen);
+    return;
+  }
   struct itimerspec its = {0};
   its.it_value.tv_sec = at / 1000000000LL;
   its.it_value.tv_nsec = at % 1000000000LL;
@@ -449,9 +523,7 @@ static void on_schedule(run_t *r) {
  * The timer fired. Every deadline (next scheduled request, end of window, end of drain) lives on
  * this one timerfd, so epoll_wait waits with -1 and arms no kernel timer of its own per wait.
  */
-static void on_timer(run_t *r) {
-  uint64_t expirations;
-  if (read(r->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN) die("timerfd read: %s", strerror(errno));
+static void on_timer_fired(run_t *r) {
   switch (r->timer_role) {
     case TIMER_SCHEDULE: on_schedule(r); break;
     case TIMER_WINDOW_END:
@@ -460,6 +532,138 @@ static void on_timer(run_t *r) {
       break;
     default: r->drain_expired = 1; break;
   }
+}
+
+static void on_timer(run_t *r) {
+  uint64_t expirations;
+  if (read(r->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN) die("timerfd read: %s", strerror(errno));
+  on_timer_fired(r);
+}
+
+// ---- the io_uring backend's completions ----
+
+/**
+ * `n` bytes of lane li's stream arrived in a provided buffer (it goes back to the kernel after
+ * this): complete answers are handled in place, the start of an unfinished one moves to the
+ * lane's own buffer, as on_readable does with its shared buffer.
+ */
+static void uring_on_bytes(run_t *r, int li, const uint8_t *data, uint32_t n) {
+  lane_t *l = &r->lanes[li];
+  const uint8_t *buf = data;
+  uint64_t total = n;
+  if (l->rlen > 0) {
+    total = (uint64_t)l->rlen + n;
+    if (total > MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
+    lane_reserve(l, total);
+    memcpy(l->rbuf + l->rlen, data, n);
+    buf = l->rbuf;
+  }
+  uint64_t need;
+  uint32_t pos = take_answers(r, li, buf, (uint32_t)total, &need);
+  if (l->closed) return;
+  uint32_t left = (uint32_t)total - pos;
+  if (left > 0 && buf == data) {
+    lane_reserve(l, need > left ? need : left);
+    memcpy(l->rbuf, buf + pos, left);
+  } else if (left > 0) {
+    if (pos > 0) memmove(l->rbuf, l->rbuf + pos, left);
+    lane_reserve(l, need);
+  }
+  l->rlen = left;
+}
+
+/** A multishot recv completion: bytes, the peer's close (0), or the recv's end (no F_MORE: re-armed). */
+static void uring_on_recv(run_t *r, int li, int res, uint32_t flags) {
+  lane_t *l = &r->lanes[li];
+  if (res > 0) {
+    uint16_t bid = (uint16_t)(flags >> IORING_CQE_BUFFER_SHIFT);
+    if (!l->closed) {
+      r->reads++;
+      uring_on_bytes(r, li, r->u.bufs + (size_t)bid * URING_BUF_BYTES, (uint32_t)res);
+    }
+    uring_buf_recycle(&r->u, bid);
+  } else if (res == 0) {
+    lane_closed(r, li, 0);
+    return;
+  } else if (res != -ENOBUFS) {
+    // ENOBUFS: every provided buffer was taken (answers not yet reaped); the recv ends and is re-armed.
+    if (res != -ECANCELED) lane_closed(r, li, 1);
+    return;
+  }
+  if (!(flags & IORING_CQE_F_MORE) && !l->closed) uring_arm_recv(r, li);
+}
+
+/** A send completion: a short one (or an error) is what needs doing; a full one needs nothing. */
+static void uring_on_send(run_t *r, int li, int res, uint32_t asked) {
+  lane_t *l = &r->lanes[li];
+  if (l->closed) return;
+  if (res < 0) { lane_closed(r, li, 1); return; }
+  if ((uint32_t)res < asked) {
+    // Its answer cannot have come before the whole request went out, so the lane's in-flight
+    // request is still this one: send what is left of it.
+    l->woff -= asked - (uint32_t)res;
+    flush(r, li);
+  }
+}
+
+/**
+ * One io_uring_enter: submits every queued send, recv and timeout, waits for one completion if
+ * none is there, then handles all that have arrived (their sends go out with the next enter).
+ */
+static void uring_loop_once(run_t *r) {
+  uring_t *u = &r->u;
+  uring_buf_publish(u);
+  int e = uring_enter(u, 1);
+  // EINTR: a signal; EBUSY/EAGAIN: the kernel wants completions reaped first. Reap, then enter again.
+  if (e < 0 && e != -EINTR && e != -EBUSY && e != -EAGAIN) die("io_uring_enter: %s", strerror(-e));
+  r->waits++;
+  for (int round = 0; round < 64; round++) {
+    uint32_t head = *u->cq_head;
+    uint32_t tail = atomic_load_explicit((_Atomic uint32_t *)u->cq_tail, memory_order_acquire);
+    if (head == tail) break;
+    for (; head != tail; head++) {
+      const struct io_uring_cqe *c = &u->cqes[head & *u->cq_mask];
+      uint64_t ud = c->user_data;
+      int res = c->res;
+      uint32_t flags = c->flags;
+      int li = (int)((ud >> 32) & 0xffffffu);
+      r->uring_completions++;
+      switch (ud >> 56) {
+        case OP_RECV: uring_on_recv(r, li, res, flags); break;
+        case OP_SEND: uring_on_send(r, li, res, (uint32_t)ud); break;
+        case OP_TIMER:
+          if ((uint32_t)ud == r->timer_gen && res == -ETIME) on_timer_fired(r);
+          break;
+        default: break;
+      }
+    }
+    atomic_store_explicit((_Atomic uint32_t *)u->cq_head, head, memory_order_release);
+  }
+  r->wait_events = r->uring_completions;
+}
+
+/**
+ * io_uring for this run when the options allow it and the kernel gives it (ring, provided
+ * buffers); else the reason on r->io_fallback and epoll. --io io_uring makes a refusal fatal.
+ */
+static void choose_io(run_t *r) {
+  if (r->o.io == IO_EPOLL) return;
+  const char *why = NULL;
+  uint32_t entries = pow2_at_least((uint32_t)r->nlanes * 2 + 8);
+  int e = uring_init(&r->u, entries, &why);
+  if (e == 0) {
+    uint32_t nbufs = pow2_at_least((uint32_t)r->nlanes * 2);
+    if (nbufs < 64) nbufs = 64;
+    if (nbufs > URING_BUFS_MAX) nbufs = URING_BUFS_MAX;
+    e = uring_setup_buffers(&r->u, nbufs);
+    if (e != 0) why = "provided buffer ring (kernel < 5.19)";
+  }
+  if (e != 0) {
+    if (r->o.io == IO_URING) die("--io io_uring: %s: %s", why, strerror(-e));
+    r->io_fallback = why;
+    return;
+  }
+  r->use_uring = 1;
 }
 
 static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t sl) {
@@ -479,16 +683,26 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
       if (i == 0) fprintf(stderr, "loadgen: TCP_CONGESTION %s refused (%s): keeping the system default\n", cc, strerror(errno));
       r->o.tcp_congestion = "default";
     }
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     l->fd = fd;
+    if (r->use_uring) continue; // io_uring sockets stay blocking: the ring never blocks on them, it polls
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     struct epoll_event ev = {.events = SOCKET_EVENTS, .data.u32 = (uint32_t)i};
     if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &ev) != 0) die("epoll_ctl: %s", strerror(errno));
   }
+  if (!r->use_uring) return;
+  int *fds = malloc((size_t)r->nlanes * sizeof *fds);
+  if (fds == NULL) die("out of memory");
+  for (int i = 0; i < r->nlanes; i++) fds[i] = r->lanes[i].fd;
+  int e = uring_register_files(&r->u, fds, (uint32_t)r->nlanes);
+  free(fds);
+  if (e != 0) die("io_uring: registering %d sockets: %s", r->nlanes, strerror(-e));
+  for (int i = 0; i < r->nlanes; i++) uring_arm_recv(r, i);
 }
 
 static int pending_work(const run_t *r) { return r->busy_count > 0 || (r->o.open && r->queued > 0); }
 
 static void event_loop_once(run_t *r) {
+  if (r->use_uring) { uring_loop_once(r); return; }
   struct epoll_event evs[EVENTS_PER_WAIT];
   int n = epoll_wait(r->ep, evs, EVENTS_PER_WAIT, -1);
   if (n < 0) {
@@ -548,6 +762,7 @@ int main(int argc, char **argv) {
   if (r->tfd < 0) die("timerfd_create: %s", strerror(errno));
   struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
   if (epoll_ctl(r->ep, EPOLL_CTL_ADD, r->tfd, &tev) != 0) die("epoll_ctl: %s", strerror(errno));
+  choose_io(r);
   r->exhausted_end = (int)ceil(r->o.exhausted_share * r->nlanes);
   if (r->exhausted_end < 1) r->exhausted_end = 1;
 
@@ -617,7 +832,8 @@ int main(int argc, char **argv) {
   uint64_t answered = r->responses - r->unexpected_responses;
   fprintf(o, "{\"tool\":\"loadgen\",\"mode\":\"%s\",\"connections\":%d,\"requests_in_file\":%llu", r->o.open ? "open" : "closed", r->nlanes, (unsigned long long)nreqs);
   if (r->o.open) fprintf(o, ",\"rate_per_s\":%.3f,\"scheduled\":%llu", r->o.rate, (unsigned long long)r->open_next);
-  fprintf(o, ",\"tcp_congestion\":\"%s\"", r->o.tcp_congestion);
+  fprintf(o, ",\"tcp_congestion\":\"%s\",\"generator_io\":\"%s\"", r->o.tcp_congestion, r->use_uring ? "io_uring" : "epoll");
+  if (r->io_fallback != NULL) fprintf(o, ",\"io_fallback\":\"%s\"", r->io_fallback);
   if (r->o.slice_us > 0) fprintf(o, ",\"slice_us\":%.0f,\"slice_us_before\":%.1f", r->o.slice_us, slice_before_us);
   fprintf(o, ",\"window_ms\":%.3f,\"run_ms\":%.3f,\"ended_early\":%s", window_ms, (double)(end_ns - r->t0) / 1e6, r->ended_early ? "true" : "false");
   fprintf(o, ",\"requests_sent\":%llu,\"responses\":%llu,\"unanswered\":%llu,\"not_sent\":%llu", (unsigned long long)r->sent_total, (unsigned long long)answered,
@@ -653,7 +869,10 @@ int main(int argc, char **argv) {
           (long long)(cpu_total_user + cpu_total_sys));
   fprintf(o, ",\"first_send_ms\":%.3f,\"last_send_ms\":%.3f,\"early_sends\":%llu", r->first_send_ns ? (double)(r->first_send_ns - r->t0) / 1e6 : 0.0,
           r->last_send_ns ? (double)(r->last_send_ns - r->t0) / 1e6 : 0.0, (unsigned long long)r->early_sends);
+  // io_uring: "epoll_waits" counts its waiting io_uring_enter calls and "epoll_events" its completions
+  // (sends and timeouts included), so wake-ups per request read the same from either backend.
   fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu,\"reads\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events, (unsigned long long)r->reads);
+  if (r->use_uring) fprintf(o, ",\"io_uring_enters\":%llu", (unsigned long long)r->u.enters);
   fprintf(o, ",\"voluntary_context_switches\":%lld,\"involuntary_context_switches\":%lld", (long long)(vcsw1 - vcsw0), (long long)(ivcsw1 - ivcsw0));
   if (r->o.records != NULL) fprintf(o, ",\"records\":%llu,\"clock_realtime_minus_monotonic_ns\":%lld", (unsigned long long)r->records.n, (long long)clock_offset_ns);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);
