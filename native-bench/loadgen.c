@@ -136,6 +136,7 @@ typedef struct {
   uint32_t timer_gen;                  // the armed timeout's generation: an older one that fires is stale
   struct __kernel_timespec timer_at;   // read by the kernel when the timeout sqe is submitted
   uint64_t uring_completions;
+  uint64_t uring_rearms; // multishot recvs that ended (buffers ran out) and were armed again
   records_t records; // --records: one per answer
   uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
@@ -590,7 +591,10 @@ static void uring_on_recv(run_t *r, int li, int res, uint32_t flags) {
     if (res != -ECANCELED) lane_closed(r, li, 1);
     return;
   }
-  if (!(flags & IORING_CQE_F_MORE) && !l->closed) uring_arm_recv(r, li);
+  if (!(flags & IORING_CQE_F_MORE) && !l->closed) {
+    r->uring_rearms++;
+    uring_arm_recv(r, li);
+  }
 }
 
 /** A send completion: a short one (or an error) is what needs doing; a full one needs nothing. */
@@ -872,7 +876,7 @@ int main(int argc, char **argv) {
   // io_uring: "epoll_waits" counts its waiting io_uring_enter calls and "epoll_events" its completions
   // (sends and timeouts included), so wake-ups per request read the same from either backend.
   fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu,\"reads\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events, (unsigned long long)r->reads);
-  if (r->use_uring) fprintf(o, ",\"io_uring_enters\":%llu", (unsigned long long)r->u.enters);
+  if (r->use_uring) fprintf(o, ",\"io_uring_enters\":%llu,\"io_uring_recv_rearms\":%llu", (unsigned long long)r->u.enters, (unsigned long long)r->uring_rearms);
   fprintf(o, ",\"voluntary_context_switches\":%lld,\"involuntary_context_switches\":%lld", (long long)(vcsw1 - vcsw0), (long long)(ivcsw1 - ivcsw0));
   if (r->o.records != NULL) fprintf(o, ",\"records\":%llu,\"clock_realtime_minus_monotonic_ns\":%lld", (unsigned long long)r->records.n, (long long)clock_offset_ns);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);
