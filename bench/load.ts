@@ -15,8 +15,9 @@
 //                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts), and
 //                      every isolate's pauses laid over the stall episodes (bench/load/stalls.ts)
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
-//   --generator-io IO  the native generator's socket I/O: auto (its default: io_uring, else epoll),
-//                      io_uring or epoll (the fallback); the JSON's generator_io says which ran
+//   --generator-io IO  the native generator's socket I/O: auto (its default: io_uring at max rate when
+//                      the kernel allows it, epoll at fixed rates), io_uring or epoll; the JSON's
+//                      generator_io says which ran in the median max-rate run
 //   --loadgen FILE     the native generator's binary (default native-bench/build/loadgen): an A/B of two
 //                      generators against one server build (e.g. /work/wt/start/native-bench/build/loadgen)
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)

@@ -17,7 +17,9 @@
 //           omission). service = answer - write, send_delay = write - scheduled.
 // Responses are parsed just enough: status line, Content-Length, the "error" code of non-2xx
 // bodies and whether a 200 order's "fills" list is empty. CPU from getrusage(RUSAGE_SELF).
-// Per request it makes two syscalls, a send and a recv, plus its share of epoll_wait: the sockets
+// I/O: io_uring when the kernel gives it (--io, loadgen_uring.h and the uring_* functions here: one
+// io_uring_enter per wake-up submits the due sends and reaps the answers of multishot recvs), else
+// epoll, where per request it makes two syscalls, a send and a recv, plus its share of epoll_wait: the sockets
 // are edge-triggered, one recv per readiness reads into a shared hot buffer, and a lane's next
 // request is prefetched when it sends one (what each costs: docs/benchmarks.md, section h21g).
 // Nearly all of the rest is the kernel's TCP path, the server socket's receive included, which
@@ -131,7 +133,7 @@ typedef struct {
   hist_t latency, service, send_delay;
   // io: io_uring (loadgen_uring.h) when the kernel lets us, else epoll (ep, tfd above)
   int use_uring;
-  const char *io_fallback; // why auto chose epoll, or NULL
+  const char *io_fallback; // why auto chose epoll (open mode, or the kernel refused a step), or NULL
   uring_t u;
   uint32_t timer_gen;                  // the armed timeout's generation: an older one that fires is stale
   struct __kernel_timespec timer_at;   // read by the kernel when the timeout sqe is submitted
@@ -649,9 +651,13 @@ static void uring_loop_once(run_t *r) {
 /**
  * io_uring for this run when the options allow it and the kernel gives it (ring, provided
  * buffers); else the reason on r->io_fallback and epoll. --io io_uring makes a refusal fatal.
+ * auto keeps epoll in open mode: at a fixed rate the generator's CPU is its sleeps (a timer wake
+ * and an answer wake per request), which io_uring does not change (B/A 0.96 at 1,000/s, 0.97 at
+ * 2,000/s, 1.07 at 3,000/s: docs/benchmarks.md, h22g), and epoll stamps each send as it is made.
  */
 static void choose_io(run_t *r) {
   if (r->o.io == IO_EPOLL) return;
+  if (r->o.io == IO_AUTO && r->o.open) { r->io_fallback = "open mode (auto keeps epoll at a fixed rate)"; return; }
   const char *why = NULL;
   uint32_t entries = pow2_at_least((uint32_t)r->nlanes * 2 + 8);
   int e = uring_init(&r->u, entries, &why);

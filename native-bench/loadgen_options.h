@@ -44,8 +44,9 @@ static void usage(void) {
       "  --records FILE: one record per answer (scheduled/written/read times, the server's X-Request-Id number).\n"
       "  --slice-us N: ask the kernel for an EEVDF slice of N us (100..100000, Linux >= 6.12) for the generator;\n"
       "  the tool's own scheduling, reported as slice_us (the server's is its config).\n"
-      "  --io: the socket I/O; auto (default) uses io_uring when the kernel allows it, else epoll\n"
-      "  (reported as generator_io); io_uring fails rather than fall back; epoll forces the fallback.\n"
+      "  --io: the socket I/O; auto (default) uses io_uring in closed mode when the kernel allows it,\n"
+      "  else (and in open mode) epoll (reported as generator_io); io_uring fails rather than fall\n"
+      "  back; epoll forces the fallback.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }

@@ -148,8 +148,9 @@ export interface PhaseOptions {
    */
   generator_slice_us?: number;
   /**
-   * The native generator's socket I/O (loadgen --io): 'auto' (its default) is io_uring when the
-   * kernel allows it, else epoll; the other two force one. Native generator only.
+   * The native generator's socket I/O (loadgen --io): 'auto' (its default) is io_uring in closed
+   * mode when the kernel allows it, else (and in open mode) epoll; the other two force one.
+   * Native generator only.
    */
   generator_io?: GeneratorIo;
 }

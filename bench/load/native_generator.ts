@@ -68,10 +68,11 @@ export interface NativeReport {
   tcp_congestion: string;
   /**
    * Its socket I/O: io_uring (one io_uring_enter per wake-up submits the sends and reaps the
-   * answers) or epoll (a send and a recv per request). Absent from binaries before it (epoll).
+   * answers; auto's choice at max rate) or epoll (a send and a recv per request; auto's choice at
+   * a fixed rate and the fallback). Absent from binaries before it (epoll).
    */
   generator_io?: 'io_uring' | 'epoll';
-  /** --io auto fell back to epoll: the step the kernel refused. */
+  /** --io auto chose epoll: open mode (auto keeps epoll at a fixed rate), or the step the kernel refused. */
   io_fallback?: string;
   /** io_uring: every io_uring_enter call (epoll_waits counts those that waited). */
   io_uring_enters?: number;
