@@ -15,6 +15,9 @@
 //                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts), and
 //                      every isolate's pauses laid over the stall episodes (bench/load/stalls.ts)
 //   --generator G      native (native-bench/build/loadgen, the default when built) or node
+//   --generator-io IO  the native generator's socket I/O: auto (its default: io_uring at max rate when
+//                      the kernel allows it, epoll at fixed rates), io_uring or epoll; the JSON's
+//                      generator_io says which ran in the median max-rate run
 //   --loadgen FILE     the native generator's binary (default native-bench/build/loadgen): an A/B of two
 //                      generators against one server build (e.g. /work/wt/start/native-bench/build/loadgen)
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
   say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
 
   const secp = loadNativeSecp256k1();
-  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen));
+  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io);
   say(`generator: ${gen.note}`);
   const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
   const big = 1_000_000_000;

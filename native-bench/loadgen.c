@@ -17,7 +17,9 @@
 //           omission). service = answer - write, send_delay = write - scheduled.
 // Responses are parsed just enough: status line, Content-Length, the "error" code of non-2xx
 // bodies and whether a 200 order's "fills" list is empty. CPU from getrusage(RUSAGE_SELF).
-// Per request it makes two syscalls, a send and a recv, plus its share of epoll_wait: the sockets
+// I/O: io_uring when the kernel gives it (--io; loadgen_uring.h, the ring, and loadgen_uring_run.h: one
+// io_uring_enter per wake-up submits the due sends and reaps the answers of multishot recvs), else
+// epoll, where per request it makes two syscalls, a send and a recv, plus its share of epoll_wait: the sockets
 // are edge-triggered, one recv per readiness reads into a shared hot buffer, and a lane's next
 // request is prefetched when it sends one (what each costs: docs/benchmarks.md, section h21g).
 // Nearly all of the rest is the kernel's TCP path, the server socket's receive included, which
@@ -41,6 +43,7 @@
 #include "loadgen_options.h"
 #include "loadgen_records.h"
 #include "loadgen_slice.h"
+#include "loadgen_uring.h"
 
 /**
  * The sockets are edge-triggered: level-triggered epoll puts every reported socket back on its
@@ -128,6 +131,14 @@ typedef struct {
   uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
   int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
+  // io: io_uring (loadgen_uring.h) when the kernel lets us, else epoll (ep, tfd above)
+  int use_uring;
+  const char *io_fallback; // why auto chose epoll (open mode, or the kernel refused a step), or NULL
+  uring_t u;
+  uint32_t timer_gen;                  // the armed timeout's generation: an older one that fires is stale
+  struct __kernel_timespec timer_at;   // read by the kernel when the timeout sqe is submitted
+  uint64_t uring_completions;
+  uint64_t uring_rearms; // multishot recvs that ended (buffers ran out) and were armed again
   records_t records; // --records: one per answer
   uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
@@ -139,6 +150,10 @@ static int64_t sched_of(const run_t *r, int lane, uint64_t k) {
   double i = (double)lane + (double)k * (double)r->nlanes;
   return r->t0 + (int64_t)(i * 1e9 / r->o.rate);
 }
+
+// The io_uring backend (loadgen_uring_run.h, included below where what it calls is defined).
+static void uring_send(run_t *r, int li, const uint8_t *p, uint32_t len);
+static void uring_arm_timeout(run_t *r, int64_t at);
 
 static void set_out(run_t *r, int li, int want) {
   lane_t *l = &r->lanes[li];
@@ -166,6 +181,12 @@ static void prefetch_next(const lane_t *l) {
 static void flush(run_t *r, int li) {
   lane_t *l = &r->lanes[li];
   const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next - 1];
+  if (r->use_uring) {
+    // The whole rest in one send; a short one comes back as its completion (uring_on_send).
+    uring_send(r, li, q->p + l->woff, q->len - l->woff);
+    l->woff = q->len;
+    return;
+  }
   while (l->woff < q->len) {
     // send, not write: no VFS layer, and MSG_NOSIGNAL turns a closed peer into EPIPE (a socket
     // error counted below) rather than a SIGPIPE that would end the run.
@@ -249,7 +270,14 @@ static void lane_closed(run_t *r, int li, int had_error) {
   l->closed = 1;
   r->connections_closed++;
   if (had_error) r->socket_errors++;
-  epoll_ctl(r->ep, EPOLL_CTL_DEL, l->fd, NULL);
+  if (r->use_uring) {
+    // The lane's recv and send hold the socket: shutdown ends them (their completions find the
+    // lane closed), then the fixed slot lets go of it.
+    shutdown(l->fd, SHUT_RDWR);
+    uring_unregister_file(&r->u, (uint32_t)li);
+  } else {
+    epoll_ctl(r->ep, EPOLL_CTL_DEL, l->fd, NULL);
+  }
   close(l->fd);
   l->fd = -1;
   if (l->busy) {
@@ -416,6 +444,7 @@ static void on_readable(run_t *r, int li, int hangup) {
 }
 
 static void arm_timer(run_t *r, int64_t at) {
+  if (r->use_uring) { uring_arm_timeout(r, at); return; }
   struct itimerspec its = {0};
   its.it_value.tv_sec = at / 1000000000LL;
   its.it_value.tv_nsec = at % 1000000000LL;
@@ -449,9 +478,7 @@ static void on_schedule(run_t *r) {
  * The timer fired. Every deadline (next scheduled request, end of window, end of drain) lives on
  * this one timerfd, so epoll_wait waits with -1 and arms no kernel timer of its own per wait.
  */
-static void on_timer(run_t *r) {
-  uint64_t expirations;
-  if (read(r->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN) die("timerfd read: %s", strerror(errno));
+static void on_timer_fired(run_t *r) {
   switch (r->timer_role) {
     case TIMER_SCHEDULE: on_schedule(r); break;
     case TIMER_WINDOW_END:
@@ -461,6 +488,14 @@ static void on_timer(run_t *r) {
     default: r->drain_expired = 1; break;
   }
 }
+
+static void on_timer(run_t *r) {
+  uint64_t expirations;
+  if (read(r->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN) die("timerfd read: %s", strerror(errno));
+  on_timer_fired(r);
+}
+
+#include "loadgen_uring_run.h"
 
 static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t sl) {
   for (int i = 0; i < r->nlanes; i++) {
@@ -479,16 +514,26 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
       if (i == 0) fprintf(stderr, "loadgen: TCP_CONGESTION %s refused (%s): keeping the system default\n", cc, strerror(errno));
       r->o.tcp_congestion = "default";
     }
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     l->fd = fd;
+    if (r->use_uring) continue; // io_uring sockets stay blocking: the ring never blocks on them, it polls
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     struct epoll_event ev = {.events = SOCKET_EVENTS, .data.u32 = (uint32_t)i};
     if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &ev) != 0) die("epoll_ctl: %s", strerror(errno));
   }
+  if (!r->use_uring) return;
+  int *fds = malloc((size_t)r->nlanes * sizeof *fds);
+  if (fds == NULL) die("out of memory");
+  for (int i = 0; i < r->nlanes; i++) fds[i] = r->lanes[i].fd;
+  int e = uring_register_files(&r->u, fds, (uint32_t)r->nlanes);
+  free(fds);
+  if (e != 0) die("io_uring: registering %d sockets: %s", r->nlanes, strerror(-e));
+  for (int i = 0; i < r->nlanes; i++) uring_arm_recv(r, i);
 }
 
 static int pending_work(const run_t *r) { return r->busy_count > 0 || (r->o.open && r->queued > 0); }
 
 static void event_loop_once(run_t *r) {
+  if (r->use_uring) { uring_loop_once(r); return; }
   struct epoll_event evs[EVENTS_PER_WAIT];
   int n = epoll_wait(r->ep, evs, EVENTS_PER_WAIT, -1);
   if (n < 0) {
@@ -548,6 +593,7 @@ int main(int argc, char **argv) {
   if (r->tfd < 0) die("timerfd_create: %s", strerror(errno));
   struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
   if (epoll_ctl(r->ep, EPOLL_CTL_ADD, r->tfd, &tev) != 0) die("epoll_ctl: %s", strerror(errno));
+  choose_io(r);
   r->exhausted_end = (int)ceil(r->o.exhausted_share * r->nlanes);
   if (r->exhausted_end < 1) r->exhausted_end = 1;
 
@@ -617,7 +663,8 @@ int main(int argc, char **argv) {
   uint64_t answered = r->responses - r->unexpected_responses;
   fprintf(o, "{\"tool\":\"loadgen\",\"mode\":\"%s\",\"connections\":%d,\"requests_in_file\":%llu", r->o.open ? "open" : "closed", r->nlanes, (unsigned long long)nreqs);
   if (r->o.open) fprintf(o, ",\"rate_per_s\":%.3f,\"scheduled\":%llu", r->o.rate, (unsigned long long)r->open_next);
-  fprintf(o, ",\"tcp_congestion\":\"%s\"", r->o.tcp_congestion);
+  fprintf(o, ",\"tcp_congestion\":\"%s\",\"generator_io\":\"%s\"", r->o.tcp_congestion, r->use_uring ? "io_uring" : "epoll");
+  if (r->io_fallback != NULL) fprintf(o, ",\"io_fallback\":\"%s\"", r->io_fallback);
   if (r->o.slice_us > 0) fprintf(o, ",\"slice_us\":%.0f,\"slice_us_before\":%.1f", r->o.slice_us, slice_before_us);
   fprintf(o, ",\"window_ms\":%.3f,\"run_ms\":%.3f,\"ended_early\":%s", window_ms, (double)(end_ns - r->t0) / 1e6, r->ended_early ? "true" : "false");
   fprintf(o, ",\"requests_sent\":%llu,\"responses\":%llu,\"unanswered\":%llu,\"not_sent\":%llu", (unsigned long long)r->sent_total, (unsigned long long)answered,
@@ -653,7 +700,10 @@ int main(int argc, char **argv) {
           (long long)(cpu_total_user + cpu_total_sys));
   fprintf(o, ",\"first_send_ms\":%.3f,\"last_send_ms\":%.3f,\"early_sends\":%llu", r->first_send_ns ? (double)(r->first_send_ns - r->t0) / 1e6 : 0.0,
           r->last_send_ns ? (double)(r->last_send_ns - r->t0) / 1e6 : 0.0, (unsigned long long)r->early_sends);
+  // io_uring: "epoll_waits" counts its waiting io_uring_enter calls and "epoll_events" its completions
+  // (sends and timeouts included), so wake-ups per request read the same from either backend.
   fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu,\"reads\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events, (unsigned long long)r->reads);
+  if (r->use_uring) fprintf(o, ",\"io_uring_enters\":%llu,\"io_uring_recv_rearms\":%llu", (unsigned long long)r->u.enters, (unsigned long long)r->uring_rearms);
   fprintf(o, ",\"voluntary_context_switches\":%lld,\"involuntary_context_switches\":%lld", (long long)(vcsw1 - vcsw0), (long long)(ivcsw1 - ivcsw0));
   if (r->o.records != NULL) fprintf(o, ",\"records\":%llu,\"clock_realtime_minus_monotonic_ns\":%lld", (unsigned long long)r->records.n, (long long)clock_offset_ns);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);

@@ -27,20 +27,26 @@ typedef struct {
   const char *tcp_congestion; // congestion control of the generator's sockets, or "default"
   const char *records;        // per-request records file (--records), or NULL
   double slice_us;            // --slice-us: this thread's EEVDF slice request (loadgen_slice.h); 0: the kernel's default
+  int io;                     // --io: IO_AUTO (io_uring, else epoll), IO_URING (or fail), IO_EPOLL
 } opts_t;
+
+enum { IO_AUTO = 0, IO_URING = 1, IO_EPOLL = 2 };
 
 static void usage(void) {
   fputs(
       "usage: loadgen --target 127.0.0.1:PORT (--requests FILE | --repeat-get PATH --connections N)\n"
       "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
       "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
-      "               [--tcp-congestion reno|default|NAME] [--records FILE] [--slice-us N]\n"
+      "               [--tcp-congestion reno|default|NAME] [--records FILE] [--slice-us N] [--io auto|io_uring|epoll]\n"
       "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
       "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
       "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
       "  --records FILE: one record per answer (scheduled/written/read times, the server's X-Request-Id number).\n"
       "  --slice-us N: ask the kernel for an EEVDF slice of N us (100..100000, Linux >= 6.12) for the generator;\n"
       "  the tool's own scheduling, reported as slice_us (the server's is its config).\n"
+      "  --io: the socket I/O; auto (default) uses io_uring in closed mode when the kernel allows it,\n"
+      "  else (and in open mode) epoll (reported as generator_io); io_uring fails rather than fall\n"
+      "  back; epoll forces the fallback.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }
@@ -91,6 +97,13 @@ static void parse_args(int argc, char **argv, opts_t *o) {
     else if (strcmp(k, "--report-lanes") == 0) o->report_lanes = 1;
     else if (strcmp(k, "--records") == 0) { NEED_VALUE(); o->records = v; }
     else if (strcmp(k, "--slice-us") == 0) { NEED_VALUE(); o->slice_us = num_arg(k, v, 100, 100000); if (o->slice_us != floor(o->slice_us)) die("--slice-us must be a whole number of us, got '%s'", v); }
+    else if (strcmp(k, "--io") == 0) {
+      NEED_VALUE();
+      if (strcmp(v, "auto") == 0) o->io = IO_AUTO;
+      else if (strcmp(v, "io_uring") == 0) o->io = IO_URING;
+      else if (strcmp(v, "epoll") == 0) o->io = IO_EPOLL;
+      else die("--io must be auto, io_uring or epoll, got '%s'", v);
+    }
     else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
     else { usage(); die("unknown option %s", k); }
 #undef NEED_VALUE

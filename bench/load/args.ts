@@ -9,6 +9,7 @@ import {
 import type { ThreadPriority } from '../../src/util/thread_priority.js';
 import { Knobs } from '../knobs.js';
 import type { GeneratorName } from './native_generator.js';
+import type { GeneratorIo } from './lanes.js';
 
 export interface Args {
   wallets: number;
@@ -30,6 +31,8 @@ export interface Args {
   generator: GeneratorName | null;
   /** --loadgen FILE: the native generator's binary (null: this build's native-bench/build/loadgen). */
   loadgen: string | null;
+  /** --generator-io auto|io_uring|epoll: the native generator's socket I/O (null: its default, auto). */
+  generator_io: GeneratorIo | null;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
   /** config threads.background for the server (null: the server's default). */
@@ -54,7 +57,7 @@ export function lightPhaseArgs(o: { wallets: number; connections: number; second
   return {
     wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
     signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
-    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, matcher_cpu: null,
+    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, matcher_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
   };
@@ -104,6 +107,7 @@ export function parseArgs(): Args {
     seed: knobs.string('seed', 'ringbook-load-1'),
     generator: generatorArg(knobs.optionalString('generator')),
     loadgen: knobs.optionalString('loadgen') ?? null,
+    generator_io: generatorIoArg(knobs.optionalString('generator-io')),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
     background: backgroundArg(knobs.optionalString('background')),
@@ -128,6 +132,13 @@ function backgroundArg(v: string | undefined): ThreadPriority | null {
   if (v === undefined) return null;
   const [nice, policy] = v.split(',');
   return threadPriority({ nice: Number(nice), policy: policy ?? 'other' }, '--background', THREAD_BACKGROUND_DEFAULT);
+}
+
+/** undefined (not given): null, the binary's own default (auto). */
+function generatorIoArg(v: string | undefined): GeneratorIo | null {
+  if (v === undefined) return null;
+  if (v === 'auto' || v === 'io_uring' || v === 'epoll') return v;
+  throw new RangeError(`--generator-io must be auto, io_uring or epoll, got ${v}`);
 }
 
 /** undefined (not given): null, native when built, else node. */

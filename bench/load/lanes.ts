@@ -147,7 +147,16 @@ export interface PhaseOptions {
    * native generator only. It changes the measuring tool, not the server.
    */
   generator_slice_us?: number;
+  /**
+   * The native generator's socket I/O (loadgen --io): 'auto' (its default) is io_uring in closed
+   * mode when the kernel allows it, else (and in open mode) epoll; the other two force one.
+   * Native generator only.
+   */
+  generator_io?: GeneratorIo;
 }
+
+/** loadgen --io (native-bench/README.md). */
+export type GeneratorIo = 'auto' | 'io_uring' | 'epoll';
 
 export interface PhaseResult {
   mode: 'closed' | 'open';
@@ -172,6 +181,8 @@ export interface PhaseResult {
   connections_closed: number;
   /** CPU the generator spent on the phase when it measures itself (the native one: getrusage). */
   generator_cpu_ms?: number;
+  /** The native generator's socket I/O as it ran (loadgen's generator_io; a binary without it used epoll). */
+  generator_io?: 'io_uring' | 'epoll';
   /** One record per answer, when asked for (`records`) and the generator keeps them. */
   records?: AnswerRecords;
 }
@@ -243,6 +254,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   const rate = opts.rate ?? 0;
   if (open && !(rate > 0 && Number.isFinite(opts.duration_ms))) throw new RangeError('open mode needs a rate and a finite duration');
   if (opts.generator_slice_us !== undefined) throw new RangeError('a generator slice (loadgen --slice-us) needs the native generator');
+  if (opts.generator_io !== undefined) throw new RangeError('a generator I/O choice (loadgen --io) needs the native generator');
   const drain_ms = opts.drain_ms ?? 5000;
   const conns = opts.lanes.map((l) => new Conn(l));
   const result: PhaseResult = {

@@ -1,6 +1,6 @@
 // The native load generator (native-bench/loadgen.c) driven from Node: the lanes' pre-signed
 // request bytes go to a request file, the binary writes them over its keep-alive connections
-// (epoll, one request in flight per lane, the same rules as bench/load/lanes.ts), and its one JSON
+// (io_uring, else epoll: loadgen --io; one request in flight per lane, the same rules as bench/load/lanes.ts), and its one JSON
 // line becomes the same PhaseResult the Node generator returns, so bench/load.ts reports both
 // alike. Why: the Node generator costs ~43 us of CPU per request on the cores the server needs;
 // the C one costs a fraction of that (docs/benchmarks.md, section "The load generator").
@@ -12,7 +12,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KindStats, newHistogram, runPhase, type AnswerRecords, type Histogram, type Lane, type PhaseOptions, type PhaseResult } from './lanes.js';
+import { KindStats, newHistogram, runPhase, type AnswerRecords, type GeneratorIo, type Histogram, type Lane, type PhaseOptions, type PhaseResult } from './lanes.js';
 
 const MAGIC = Buffer.from('RBLG0001', 'latin1');
 const RECORDS_MAGIC = 'RBLR0001';
@@ -66,6 +66,18 @@ export interface NativeReport {
   requests_in_file: number;
   /** Congestion control of its sockets ("default": the system's). */
   tcp_congestion: string;
+  /**
+   * Its socket I/O: io_uring (one io_uring_enter per wake-up submits the sends and reaps the
+   * answers; auto's choice at max rate) or epoll (a send and a recv per request; auto's choice at
+   * a fixed rate and the fallback). Absent from binaries before it (epoll).
+   */
+  generator_io?: 'io_uring' | 'epoll';
+  /** --io auto chose epoll: open mode (auto keeps epoll at a fixed rate), or the step the kernel refused. */
+  io_fallback?: string;
+  /** io_uring: every io_uring_enter call (epoll_waits counts those that waited). */
+  io_uring_enters?: number;
+  /** io_uring: multishot recvs that ended (every provided buffer taken) and were armed again. */
+  io_uring_recv_rearms?: number;
   /** With --slice-us: the slice the kernel reported for the generator afterwards (µs), and the one it had before. */
   slice_us?: number;
   slice_us_before?: number;
@@ -100,7 +112,10 @@ export interface NativeReport {
   cpu_sys_us: number;
   cpu_total_us: number;
   generator_cpu_us_per_request: number;
-  /** epoll_wait calls, the events they returned, and recvs that returned bytes (one per answer unless answers arrive split). */
+  /**
+   * epoll_wait calls, the events they returned, and recvs that returned bytes (one per answer unless
+   * answers arrive split). io_uring: its waiting io_uring_enter calls, completions and recv completions.
+   */
   epoll_waits: number;
   epoll_events: number;
   reads: number;
@@ -258,6 +273,7 @@ export function phaseResultOf(rep: NativeReport, lanes: Lane[]): PhaseResult {
     socket_errors: rep.socket_errors,
     connections_closed: rep.connections_closed,
     generator_cpu_ms: rep.cpu_us / 1000,
+    generator_io: rep.generator_io ?? 'epoll',
   };
 }
 
@@ -279,6 +295,7 @@ export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'
   if (opts.exhausted_share_end !== undefined) args.push('--exhausted-share', String(opts.exhausted_share_end));
   if (opts.drain_ms !== undefined) args.push('--drain-ms', String(opts.drain_ms));
   if (opts.generator_slice_us !== undefined) args.push('--slice-us', String(opts.generator_slice_us));
+  if (opts.generator_io !== undefined) args.push('--io', opts.generator_io);
   return args;
 }
 
@@ -312,11 +329,15 @@ export interface Generator {
  * The generator for a bench run: the one asked for, else native when its binary is built, else
  * Node (saying so: the Node generator's CPU comes out of the server's cores).
  */
-export function chooseGenerator(requested: GeneratorName | null, binary = LOADGEN_BINARY): Generator {
+export function chooseGenerator(requested: GeneratorName | null, binary = LOADGEN_BINARY, io: GeneratorIo | null = null): Generator {
   const built = nativeGeneratorAvailable(binary);
   if (requested === 'native' && !built) throw new Error(`--generator native: ${binary} not built (run \`make native\`)`);
+  if (io !== null && (requested === 'node' || !built)) throw new Error(`--generator-io ${io} needs the native generator (${binary})`);
   if (requested === 'node') return { name: 'node', runPhase, note: 'Node generator (--generator node)' };
-  if (built) return { name: 'native', runPhase: (o) => runNativePhase(o, binary), note: `native generator ${binary}` };
+  if (built) {
+    const phase = io === null ? (o: PhaseOptions) => runNativePhase(o, binary) : (o: PhaseOptions) => runNativePhase({ ...o, generator_io: io }, binary);
+    return { name: 'native', runPhase: phase, note: `native generator ${binary}${io === null ? '' : ` (--io ${io})`}` };
+  }
   return {
     name: 'node',
     runPhase,
