@@ -134,7 +134,10 @@ export class ReadModel extends ReadModelState {
   private applyCommitted(e: EventFields): void {
     for (const m of this.changed_markets) {
       const mv = this.markets[m];
-      if (mv) mv.book_sequence++;
+      if (mv) {
+        mv.book_sequence++;
+        mv.book_changed_in_batch = false;
+      }
     }
     this.batch_filled.clear();
     const batch_id = e.field(BatchField.BATCH_ID);
@@ -289,7 +292,11 @@ export class ReadModel extends ReadModelState {
       o.resting_price = new_price;
       o.resting_quantity = new_quantity;
       mv.sorted_cache = null;
-      this.changed_markets.add(market);
+      // One Set.add per market and batch, not one per book change (the flag is reset at commit).
+      if (!mv.book_changed_in_batch) {
+        mv.book_changed_in_batch = true;
+        this.changed_markets.add(market);
+      }
     }
     if (new_quantity > 0) {
       const m = o.market;
