@@ -92,13 +92,15 @@ export class ReadModel extends ReadModelState {
         this.address_by_account[id] = address;
         return;
       }
-      case EventType.ACCEPTED:
-        if (e.field(AcceptedField.KIND) === RequestKind.DEPOSIT && e.field(AcceptedField.NONCE) > 0) this.chain_deposit_high_water = e.field(AcceptedField.NONCE);
+      case EventType.ACCEPTED: {
+        const kind = e.field(AcceptedField.KIND);
+        if (kind === RequestKind.DEPOSIT && e.field(AcceptedField.NONCE) > 0) this.chain_deposit_high_water = e.field(AcceptedField.NONCE);
         // The programmes see answers too: one may close a forced inclusion.
-        this.programmes.apply(e, this.batch_id, this.batch_time_ms);
-        return this.applyAccepted(e, seq);
+        if (this.programmes.hearsAnswer(kind)) this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+        return this.applyAccepted(e, seq, kind);
+      }
       case EventType.REJECTED:
-        this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+        if (this.programmes.hearsAnswer(e.field(RejectedField.KIND))) this.programmes.apply(e, this.batch_id, this.batch_time_ms);
         return this.notifyRejected(seq, e.field(RejectedField.CODE), e.field(RejectedField.REASON));
       case EventType.AGENT:
         return this.agents.apply(e);
@@ -179,8 +181,7 @@ export class ReadModel extends ReadModelState {
     mv.taker_fee_bps = e.field(MarketField.TAKER_FEE_BPS);
   }
 
-  private applyAccepted(e: EventFields, seq: number): void {
-    const kind = e.field(AcceptedField.KIND);
+  private applyAccepted(e: EventFields, seq: number, kind: number): void {
     const account = e.field(AcceptedField.ACCOUNT);
     const nonce = e.field(AcceptedField.NONCE);
     // A force-include envelope's nonce is its own sequence (the programmes model keeps it).
