@@ -159,11 +159,16 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
   });
   // In place of the HTTP answers (PendingAnswers.observer, src/gateway): counts what it hears.
   let answered = 0;
+  // With --digest, the filled quantities each fill hands its observers (what the answers and the
+  // private feeds tell), folded into one number.
+  let fills_heard = 0;
   const answers = {
     batchBegin(): void {},
     accepted(): void { answered++; },
     rejected(): void { answered++; },
-    fill(): void {},
+    fill(_seq: number, _t: unknown, taker_filled: number, maker_filled: number): void {
+      if (digest) fills_heard = (fills_heard * 31 + taker_filled * 7 + maker_filled) % 4_294_967_291;
+    },
     orderUpdate(): void {},
     balance(): void {},
     batchCommitted(): void {},
@@ -219,6 +224,7 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
   // The leaderboard's answer (GET /leaderboard, every account): its sums are not in exportState.
   h.update(JSON.stringify(md.leaderboard.top(Number.MAX_SAFE_INTEGER, (a) => `a${a}`)));
   h.update(JSON.stringify(rm.sortedBook(0, 1000)));
+  h.update(`heard ${fills_heard}`);
   for (const o of rm.orders.values()) h.update(JSON.stringify(o));
   const ix = rm.exportIndexes();
   h.update(JSON.stringify([ix.client_id_keys, Array.from(ix.client_id_orders), Array.from(ix.closed_order_ids)]));
