@@ -20,7 +20,7 @@
 //   node --expose-gc --min-semi-space-size=64 --max-semi-space-size=64 dist/bench/read_model_flow.js --read FILE --batches N --bytes-batches 200
 // `--batches`: request batches fed after the deposits (all of them by default); `--dist`: another
 // build's dist/ to feed (an A/B: /work/wt/start/dist); `--digest`: a digest of what the reads would
-// answer (market data, the book, the orders, the client-id index), which an A/B must agree on;
+// answer (market data with the leaderboard's ranking, the book, the orders, the client-id index), which an A/B must agree on;
 // `--bytes-batches B`: after the N batches, three rounds of B batches counting the bytes allocated per request. Ends with ONE JSON line.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -159,11 +159,16 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
   });
   // In place of the HTTP answers (PendingAnswers.observer, src/gateway): counts what it hears.
   let answered = 0;
+  // With --digest, the filled quantities each fill hands its observers (what the answers and the
+  // private feeds tell), folded into one number.
+  let fills_heard = 0;
   const answers = {
     batchBegin(): void {},
     accepted(): void { answered++; },
     rejected(): void { answered++; },
-    fill(): void {},
+    fill(_seq: number, _t: unknown, taker_filled: number, maker_filled: number): void {
+      if (digest) fills_heard = (fills_heard * 31 + taker_filled * 7 + maker_filled) % 4_294_967_291;
+    },
     orderUpdate(): void {},
     balance(): void {},
     batchCommitted(): void {},
@@ -216,7 +221,10 @@ async function read(file: string, batches_wanted: number, dist: string, digest: 
   const h = createHash('sha256');
   if (digest) {
   h.update(JSON.stringify(md.exportState(), (_k, v: unknown) => (ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v)));
+  // The leaderboard's answer (GET /leaderboard, every account): its sums are not in exportState.
+  h.update(JSON.stringify(md.leaderboard.top(Number.MAX_SAFE_INTEGER, (a) => `a${a}`)));
   h.update(JSON.stringify(rm.sortedBook(0, 1000)));
+  h.update(`heard ${fills_heard}`);
   for (const o of rm.orders.values()) h.update(JSON.stringify(o));
   const ix = rm.exportIndexes();
   h.update(JSON.stringify([ix.client_id_keys, Array.from(ix.client_id_orders), Array.from(ix.closed_order_ids)]));

@@ -15,7 +15,10 @@
 //   h = max, l = min, c = last sample, v = 0.
 // - Memory: at least the last CANDLES_KEPT_PER_INTERVAL candles per market per interval, at most
 //   twice that (trimmed in bulk).
-// - Integers only: prices and volumes are units (x 1e6); volume sums are bigint.
+// - Integers only: prices and volumes are units (x 1e6). A candle's volume is a safe integer in a
+//   number while it fits, and what passes Number.MAX_SAFE_INTEGER moves to a bigint (v_over): a
+//   fill added six bigints before (one per interval), ~120 instructions a request on the load
+//   bench's flow (docs/benchmarks.md, h22m).
 
 export const INTERVALS = {
   '1m': 60_000,
@@ -39,8 +42,10 @@ export interface Candle {
   h: number;
   l: number;
   c: number;
-  /** Base volume in units (0 for SIMULATED). */
-  v: bigint;
+  /** Base volume in units (0 for SIMULATED): v_over + v, v a safe integer (volumeOf). */
+  v: number;
+  /** The part of the volume moved out of `v` when a sum would have passed MAX_SAFE_INTEGER (0n until then). */
+  v_over: bigint;
   live: boolean;
 }
 
@@ -67,6 +72,20 @@ interface MarketCandles {
 export type CandleRow = [number, number, number, number, number, string, number];
 /** Per market (index): its series per interval as rows, its mid; null for a market never seen. */
 export type CandlesState = ({ series: CandleRow[][]; mid: number; mid_sampled_ms: number } | null)[];
+
+/** A candle's exact volume. */
+export function volumeOf(c: Candle): bigint {
+  return c.v_over + BigInt(c.v);
+}
+
+/** A volume as a candle holds it: { v, v_over } with v safe. */
+function splitVolume(v: bigint): { v: number; v_over: bigint } {
+  return v <= BigInt(Number.MAX_SAFE_INTEGER) ? { v: Number(v), v_over: 0n } : { v: 0, v_over: v };
+}
+
+function volumeString(c: Candle): string {
+  return c.v_over === 0n ? String(c.v) : volumeOf(c).toString();
+}
 
 function alignDown(ms: number, len: number): number {
   return Math.floor(ms / len) * len;
@@ -109,13 +128,21 @@ export class CandleBuilder {
       if (!c.live) {
         c.live = true;
         c.o = c.h = c.l = c.c = price;
-        c.v = 0n;
+        c.v = 0;
+        c.v_over = 0n;
       } else {
         if (price > c.h) c.h = price;
         if (price < c.l) c.l = price;
         c.c = price;
       }
-      c.v += BigInt(quantity);
+      // Both safe integers: an exact sum above MAX_SAFE_INTEGER rounds to >= 2^53, so the test is exact.
+      const v = c.v + quantity;
+      if (v <= Number.MAX_SAFE_INTEGER) {
+        c.v = v;
+      } else {
+        c.v_over += BigInt(c.v) + BigInt(quantity);
+        c.v = 0;
+      }
     }
   }
 
@@ -130,7 +157,7 @@ export class CandleBuilder {
   /** Everything kept, in plain form (snapshots: src/snapshot/front_state.ts); volumes as strings. */
   exportState(): CandlesState {
     return this.markets.map((mc) => (mc === undefined ? null : {
-      series: mc.series.map((series) => series.map((c) => [c.start_ms, c.o, c.h, c.l, c.c, c.v.toString(), c.live ? 1 : 0] as CandleRow)),
+      series: mc.series.map((series) => series.map((c) => [c.start_ms, c.o, c.h, c.l, c.c, volumeString(c), c.live ? 1 : 0] as CandleRow)),
       mid: mc.mid, mid_sampled_ms: mc.mid_sampled_ms,
     }));
   }
@@ -140,7 +167,11 @@ export class CandleBuilder {
     state.forEach((mc, m) => {
       if (mc === null) return;
       this.markets[m] = {
-        series: mc.series.map((rows) => rows.map(([start_ms, o, h, l, c, v, live]) => ({ start_ms, o, h, l, c, v: BigInt(v), live: live === 1 }))),
+        series: mc.series.map((rows) => rows.map(([start_ms, o, h, l, c, v, live]) => {
+          const { v: units, v_over } = splitVolume(BigInt(v));
+          // The fields in candleAt's order (one object shape for onTrade).
+          return { start_ms, o, h, l, c, v: units, v_over, live: live === 1 };
+        })),
         mid: mc.mid, mid_sampled_ms: mc.mid_sampled_ms,
       };
     });
@@ -178,7 +209,7 @@ export class CandleBuilder {
       if (start < first_start) start = first_start;
       const end = alignDown(now_ms, len);
       for (; start <= end && out.length < limit; start += len) {
-        out.push(record({ start_ms: start, o: mc.mid, h: mc.mid, l: mc.mid, c: mc.mid, v: 0n, live: false }));
+        out.push(record({ start_ms: start, o: mc.mid, h: mc.mid, l: mc.mid, c: mc.mid, v: 0, v_over: 0n, live: false }));
       }
     }
     return out;
@@ -203,7 +234,7 @@ export class CandleBuilder {
         for (; start < target; start += len) {
           const last = series[series.length - 1];
           if (last !== undefined && last.start_ms >= start) continue;
-          this.push(series, { start_ms: start, o: mid, h: mid, l: mid, c: mid, v: 0n, live: false });
+          this.push(series, { start_ms: start, o: mid, h: mid, l: mid, c: mid, v: 0, v_over: 0n, live: false });
         }
       }
       const c = this.candleAt(series, len, time_ms, mid);
@@ -225,7 +256,7 @@ export class CandleBuilder {
     const start = alignDown(time_ms, len);
     const last = series[series.length - 1];
     if (last !== undefined && last.start_ms >= start) return last;
-    const c: Candle = { start_ms: start, o: open, h: open, l: open, c: open, v: 0n, live: false };
+    const c: Candle = { start_ms: start, o: open, h: open, l: open, c: open, v: 0, v_over: 0n, live: false };
     this.push(series, c);
     return c;
   }
@@ -243,7 +274,7 @@ function record(c: Candle): CandleRecord {
     h: String(c.h),
     l: String(c.l),
     c: String(c.c),
-    v: c.v.toString(),
+    v: volumeString(c),
     source: c.live ? 'LIVE' : 'SIMULATED',
   };
 }

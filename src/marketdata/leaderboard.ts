@@ -14,13 +14,15 @@
 //   market's latest trade price.
 // - Ranking: volume descending, then address ascending; only accounts with a fill in the window.
 // - Memory: the window keeps at most `limits.leaderboard_trades_max` fills (2,000,000); beyond that, the oldest drop
-//   out early. Arithmetic is bigint (exact). The window is a ring of Float64 rows
+//   out early. Arithmetic is exact: safe integers in numbers, bigint once a sum would leave them
+//   (leaderboard_sums.ts). The window is a ring of Float64 rows
 //   (LEADER_ROW_WIDTH = 9 numbers, 72 bytes a fill), not an object per fill: a LeaderTrade object
 //   with its boxed numbers cost ~240 bytes of the front's heap (heap snapshot of the soak, issue
 //   20), so a full window (2,000,000 fills) held ~480 MB; as rows it is 144 MB, and a snapshot
 //   copies the rows instead of building 2,000,000 objects.
 
 import { LEADERBOARD_TRADES_MAX_DEFAULT } from '../config/sections.js';
+import { BigSums, NumberSums, type LeaderSums, type LeaderTrade } from './leaderboard_sums.js';
 
 export const LEADERBOARD_WINDOW_MS = 30 * 86_400_000;
 /** Numbers per fill in the window's rows (and in a snapshot's leaderboard_window): see putRow. */
@@ -28,21 +30,7 @@ export const LEADER_ROW_WIDTH = 9;
 /** Rows the ring starts with; it doubles up to trades_max. */
 const RING_ROWS_INITIAL = 1024;
 
-const UNITS = 1_000_000n;
-
-export interface LeaderTrade {
-  market: number;
-  time_ms: number;
-  price: number;
-  quantity: number;
-  taker_account: number;
-  maker_account: number;
-  /** 0 bid, 1 ask (the taker's side). */
-  taker_side: number;
-  /** Signed: a negative fee is a rebate. */
-  taker_fee: number;
-  maker_fee: number;
-}
+export type { LeaderTrade } from './leaderboard_sums.js';
 
 export interface LeaderboardEntry {
   rank: number;
@@ -50,18 +38,6 @@ export interface LeaderboardEntry {
   volume_usdc: string;
   pnl_usdc: string;
   trades: number;
-}
-
-interface AccountStats {
-  volume: bigint;
-  trades: number;
-  /** market -> [cash, position] */
-  markets: Map<number, { cash: bigint; position: bigint }>;
-}
-
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
 }
 
 function putRow(f: Float64Array, at: number, t: LeaderTrade): void {
@@ -75,7 +51,8 @@ export class Leaderboard {
   private capacity = RING_ROWS_INITIAL;
   private head = 0;
   private count = 0;
-  private readonly stats = new Map<number, AccountStats>();
+  /** The per-account sums: numbers until a sum would leave the safe integers (then bigint, rebuilt from the rows). */
+  private sums: LeaderSums = new NumberSums();
   private readonly last_price: number[] = [];
   private readonly trades_max: number;
   private readonly window_ms: number;
@@ -98,23 +75,21 @@ export class Leaderboard {
     if (!usdc_quoted) return;
     this.advance(t.time_ms);
     this.push(t);
-    this.apply(t, 1n);
+    this.apply(t, 1);
     if (this.count > this.trades_max) this.dropOldest();
   }
 
   /** Ranked entries, at most `limit`; `addressOf` names an account. */
   top(limit: number, addressOf: (account: number) => string): LeaderboardEntry[] {
     if (this.sorted === null) {
-      const list: { account: number; volume: bigint; address: string }[] = [];
-      for (const [account, s] of this.stats) list.push({ account, volume: s.volume, address: addressOf(account) });
+      const list = this.sums.volumes().map(({ account, volume }) => ({ account, volume, address: addressOf(account) }));
       list.sort((a, b) => (a.volume > b.volume ? -1 : a.volume < b.volume ? 1 : a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
       this.sorted = list;
     }
     const out: LeaderboardEntry[] = [];
     for (let i = 0; i < this.sorted.length && out.length < limit; i++) {
-      const { account } = this.sorted[i];
-      const s = this.stats.get(account)!;
-      out.push({ rank: i + 1, address: addressOf(account), volume_usdc: s.volume.toString(), pnl_usdc: this.pnl(s).toString(), trades: s.trades });
+      const { account, volume } = this.sorted[i];
+      out.push({ rank: i + 1, address: addressOf(account), volume_usdc: volume.toString(), pnl_usdc: this.sums.pnl(account, this.last_price).toString(), trades: this.sums.trades(account) });
     }
     return out;
   }
@@ -136,7 +111,7 @@ export class Leaderboard {
     for (let at = 0; at + LEADER_ROW_WIDTH <= state.window.length; at += LEADER_ROW_WIDTH) {
       const t = this.rowAt(state.window, at);
       this.push(t);
-      this.apply(t, 1n);
+      this.apply(t, 1);
     }
   }
 
@@ -167,49 +142,25 @@ export class Leaderboard {
     this.count++;
   }
 
-  private pnl(s: AccountStats): bigint {
-    let total = 0n;
-    for (const [m, p] of s.markets) {
-      total += p.cash;
-      if (p.position !== 0n) total += floorDiv(p.position * BigInt(this.last_price[m] ?? 0), UNITS);
-    }
-    return total;
-  }
-
   private dropOldest(): void {
     const t = this.rowAt(this.rows, this.head * LEADER_ROW_WIDTH);
     this.head = (this.head + 1) % this.capacity;
     this.count--;
-    this.apply(t, -1n);
+    this.apply(t, -1);
   }
 
-  /** Adds (sign 1) or removes (sign -1) one fill's contribution to both accounts. */
-  private apply(t: LeaderTrade, sign: 1n | -1n): void {
-    const pq = BigInt(t.price) * BigInt(t.quantity);
-    const n_floor = pq / UNITS;
-    const n_ceil = (pq + UNITS - 1n) / UNITS;
-    const taker_buys = t.taker_side === 0;
-    this.side(t.taker_account, t.market, n_floor, taker_buys, n_ceil, BigInt(t.quantity), BigInt(t.taker_fee), sign);
-    this.side(t.maker_account, t.market, n_floor, !taker_buys, n_ceil, BigInt(t.quantity), BigInt(t.maker_fee), sign);
+  /** Adds (sign 1) or removes (sign -1) one fill's contribution to both accounts (the fill is already in, or out of, the rows). */
+  private apply(t: LeaderTrade, sign: 1 | -1): void {
     this.sorted = null;
+    if (this.sums.apply(t, sign)) return;
+    // A sum would leave the safe integers: the bigint form, from the window as it is now.
+    const wide = new BigSums();
+    for (let i = 0; i < this.count; i++) wide.apply(this.rowAt(this.rows, ((this.head + i) % this.capacity) * LEADER_ROW_WIDTH), 1);
+    this.sums = wide;
   }
 
-  private side(account: number, market: number, n_floor: bigint, buys: boolean, n_ceil: bigint, q: bigint, fee: bigint, sign: bigint): void {
-    let s = this.stats.get(account);
-    if (s === undefined) {
-      s = { volume: 0n, trades: 0, markets: new Map() };
-      this.stats.set(account, s);
-    }
-    s.volume += sign * n_floor;
-    s.trades += Number(sign);
-    let p = s.markets.get(market);
-    if (p === undefined) {
-      p = { cash: 0n, position: 0n };
-      s.markets.set(market, p);
-    }
-    const cash = (buys ? -n_ceil : n_floor) - fee;
-    p.cash += sign * cash;
-    p.position += sign * (buys ? q : -q);
-    if (s.trades === 0) this.stats.delete(account);
+  /** Whether the sums moved to bigint (tests). */
+  get wide(): boolean {
+    return this.sums instanceof BigSums;
   }
 }

@@ -87,6 +87,16 @@ export class ProgrammesModel {
     this.asset_count = asset_count;
   }
 
+  /**
+   * Whether an answer (ACCEPTED or REJECTED) of a request of `kind` changes anything here: one that
+   * closes an included entry, or an accepted FORCE_INCLUDE. The read model asks before handing it
+   * an answer (apply's switch and field reads for every answer cost ~100 instructions a request on
+   * the load bench's flow, where no answer matters here; docs/benchmarks.md, h22m).
+   */
+  hearsAnswer(kind: number): boolean {
+    return this.including !== null || kind === RequestKind.FORCE_INCLUDE;
+  }
+
   /** Takes the events it cares about; `batch_id` and `time_ms` are the current batch's. */
   apply(e: EventFields, batch_id: number, time_ms: number): void {
     switch (e.type()) {

@@ -92,13 +92,15 @@ export class ReadModel extends ReadModelState {
         this.address_by_account[id] = address;
         return;
       }
-      case EventType.ACCEPTED:
-        if (e.field(AcceptedField.KIND) === RequestKind.DEPOSIT && e.field(AcceptedField.NONCE) > 0) this.chain_deposit_high_water = e.field(AcceptedField.NONCE);
+      case EventType.ACCEPTED: {
+        const kind = e.field(AcceptedField.KIND);
+        if (kind === RequestKind.DEPOSIT && e.field(AcceptedField.NONCE) > 0) this.chain_deposit_high_water = e.field(AcceptedField.NONCE);
         // The programmes see answers too: one may close a forced inclusion.
-        this.programmes.apply(e, this.batch_id, this.batch_time_ms);
-        return this.applyAccepted(e, seq);
+        if (this.programmes.hearsAnswer(kind)) this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+        return this.applyAccepted(e, seq, kind);
+      }
       case EventType.REJECTED:
-        this.programmes.apply(e, this.batch_id, this.batch_time_ms);
+        if (this.programmes.hearsAnswer(e.field(RejectedField.KIND))) this.programmes.apply(e, this.batch_id, this.batch_time_ms);
         return this.notifyRejected(seq, e.field(RejectedField.CODE), e.field(RejectedField.REASON));
       case EventType.AGENT:
         return this.agents.apply(e);
@@ -134,7 +136,10 @@ export class ReadModel extends ReadModelState {
   private applyCommitted(e: EventFields): void {
     for (const m of this.changed_markets) {
       const mv = this.markets[m];
-      if (mv) mv.book_sequence++;
+      if (mv) {
+        mv.book_sequence++;
+        mv.book_changed_in_batch = false;
+      }
     }
     this.batch_filled.clear();
     const batch_id = e.field(BatchField.BATCH_ID);
@@ -176,8 +181,7 @@ export class ReadModel extends ReadModelState {
     mv.taker_fee_bps = e.field(MarketField.TAKER_FEE_BPS);
   }
 
-  private applyAccepted(e: EventFields, seq: number): void {
-    const kind = e.field(AcceptedField.KIND);
+  private applyAccepted(e: EventFields, seq: number, kind: number): void {
     const account = e.field(AcceptedField.ACCOUNT);
     const nonce = e.field(AcceptedField.NONCE);
     // A force-include envelope's nonce is its own sequence (the programmes model keeps it).
@@ -289,7 +293,11 @@ export class ReadModel extends ReadModelState {
       o.resting_price = new_price;
       o.resting_quantity = new_quantity;
       mv.sorted_cache = null;
-      this.changed_markets.add(market);
+      // One Set.add per market and batch, not one per book change (the flag is reset at commit).
+      if (!mv.book_changed_in_batch) {
+        mv.book_changed_in_batch = true;
+        this.changed_markets.add(market);
+      }
     }
     if (new_quantity > 0) {
       const m = o.market;

@@ -21,6 +21,7 @@ export interface MarketView {
   asks: Map<number, number>;
   /** Increases once per committed batch that changed the book. */
   book_sequence: number;
+  /** The book changed in the batch being read (it is in changed_markets); reset at the commit. */
   book_changed_in_batch: boolean;
   sorted_cache: { bids: [number, number][]; asks: [number, number][] } | null;
 }

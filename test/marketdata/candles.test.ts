@@ -1,7 +1,7 @@
 // Candle builder with synthetic trades and book mids: alignment, boundaries, LIVE vs SIMULATED,
 // gap filling, query windows and limits, bounded memory.
 import { describe, expect, it } from 'vitest';
-import { CandleBuilder, INTERVALS, midpoint } from '../../src/marketdata/candles.js';
+import { CandleBuilder, INTERVALS, midpoint, volumeOf } from '../../src/marketdata/candles.js';
 
 const T0 = Date.UTC(2026, 10, 22, 8, 0, 0); // 08:00:00Z, aligned to every interval up to 4h
 const MIN = 60_000;
@@ -30,6 +30,33 @@ describe('candles from trades (LIVE)', () => {
     cb.onTrade(0, T0, 1, Number.MAX_SAFE_INTEGER);
     cb.onTrade(0, T0, 1, Number.MAX_SAFE_INTEGER);
     expect(cb.query(0, '1m', T0, 1, T0)[0].v).toBe((2n * BigInt(Number.MAX_SAFE_INTEGER)).toString());
+  });
+
+  it('a volume of exactly MAX_SAFE_INTEGER stays a number; one unit more moves to bigint, exact through more fills and a snapshot', () => {
+    const MAX = Number.MAX_SAFE_INTEGER;
+    const cb = new CandleBuilder();
+    cb.onTrade(0, T0, 1, MAX - 1);
+    cb.onTrade(0, T0, 1, 1);
+    expect(cb.stored(0, '1m')[0]).toMatchObject({ v: MAX, v_over: 0n });
+    cb.onTrade(0, T0, 1, 1);
+    expect(cb.stored(0, '1m')[0].v_over).toBe(BigInt(MAX) + 1n);
+    cb.onTrade(0, T0, 1, 5);
+    cb.onTrade(0, T0, 1, MAX);
+    const want = (2n * BigInt(MAX) + 6n).toString();
+    expect(volumeOf(cb.stored(0, '1m')[0]).toString()).toBe(want);
+    expect(cb.query(0, '1d', T0, 1, T0)[0].v).toBe(want);
+    // The snapshot's decimal string, loaded back, splits the same way and keeps adding exactly.
+    const again = new CandleBuilder();
+    again.importState(cb.exportState());
+    expect(again.query(0, '1m', T0, 1, T0)[0].v).toBe(want);
+    again.onTrade(0, T0, 1, 4);
+    expect(again.query(0, '1m', T0, 1, T0)[0].v).toBe((2n * BigInt(MAX) + 10n).toString());
+    // A small volume loaded from a snapshot is a number again.
+    const small = new CandleBuilder();
+    small.onTrade(0, T0, 1, 7);
+    const back = new CandleBuilder();
+    back.importState(small.exportState());
+    expect(back.stored(0, '1m')[0]).toMatchObject({ v: 7, v_over: 0n });
   });
 
   it('every interval length aligns to UTC', () => {

@@ -6,6 +6,7 @@ import { ReadModel } from '../../src/read_model/read_model.js';
 import type { OrderView, ReadModelObserver, TradeView } from '../../src/read_model/views.js';
 import { ev } from '../da/events.js';
 import { makerRests, takerFillsTwice } from './two_fill_script.js';
+import { OrderStatus, RequestKind, Side } from '../../src/engine/types.js';
 
 class Recorder implements ReadModelObserver {
   readonly log: string[] = [];
@@ -60,5 +61,27 @@ describe('read model observers', () => {
     expect(rm.orders.get(10)?.remaining).toBe(200);
     expect(rm.trades_by_market[0].toArray().map((t) => t.fill_id)).toEqual([1, 2]);
     expect(rm.markets[0].book_sequence).toBe(1);
+  });
+
+  it('changed_markets names a market once per batch that changed its book, batch after batch; book_sequence moves once per such batch', () => {
+    const rm = new ReadModel(['ETH', 'USDC'], { fills_per_account_kept: 10, trades_per_market_kept: 10, closed_orders_kept: 10 });
+    const rec = new Recorder('r');
+    rm.observe([rec]);
+    const batches = [
+      [ev.begin(1), ...makerRests(), ev.committed(1)],
+      // Only a refused request: the book stays.
+      [ev.begin(2), ev.rejected(RequestKind.CANCEL, 2), ev.committed(2)],
+      // Three book changes (order 10 twice, order 11 never rests): one entry, one step.
+      [ev.begin(3), ...takerFillsTwice(), ev.committed(3)],
+      [ev.begin(4), ev.order(10, 1, 0, Side.ASK, OrderStatus.CANCELLED, 2_000_000, 500, 300, 0), ev.committed(4)],
+    ];
+    const sequences: number[] = [];
+    for (const b of batches) {
+      b.forEach((e, i) => rm.apply(e, i));
+      sequences.push(rm.markets[0].book_sequence);
+    }
+    expect(rec.log.filter((l) => l.includes('committed'))).toEqual(['r committed 1 [0]', 'r committed 2 []', 'r committed 3 [0]', 'r committed 4 [0]']);
+    expect(sequences).toEqual([1, 1, 2, 3]);
+    expect(rm.markets[0].book_changed_in_batch).toBe(false);
   });
 });
