@@ -2,9 +2,9 @@
 // key), what the trie is ordered by), kind, key and value, in typed arrays rather than an object
 // per leaf, plus the tree's per-batch mark. A leaf's hash is not here: it lives in its parent's
 // node row (or the root).
-import { kindHashInto } from './state_tree_hash.js';
+import { batchHashInto } from './state_tree_hash.js';
 import { HASH } from './state_leaves.js';
-import { grown } from './leaf_batch.js';
+import { grown, type LeafBatch } from './leaf_batch.js';
 import { SlotValues } from './slot_values.js';
 
 /**
@@ -47,8 +47,13 @@ export class LeafSlots {
     this.key_len = new Uint8Array(slots);
   }
 
-  /** A slot for a new leaf: kind, key `src[at..at+key_len)`, its value right after; its path computed (one keccak). */
-  add(kind: number, src: Uint8Array, at: number, key_len: number, value_len: number): number {
+  /** A slot for batch entry i (a new leaf): its kind, key and value; its path computed (one keccak). */
+  add(batch: LeafBatch, i: number): number {
+    const kind = batch.kinds[i];
+    const src = batch.bytes;
+    const at = batch.at[i];
+    const key_len = batch.key_len[i];
+    const value_len = batch.value_len[i];
     if (key_len > KEY_INLINE_BYTES) throw new Error(`state root: a leaf key of ${key_len} bytes (at most ${KEY_INLINE_BYTES})`);
     let s = this.free_slots.pop();
     if (s === undefined) {
@@ -62,7 +67,7 @@ export class LeafSlots {
         this.values.grow(2 * s);
       }
     }
-    kindHashInto(kind, src, at, key_len, this.paths, s * HASH);
+    batchHashInto(batch, i, key_len, this.paths, s * HASH);
     this.kinds[s] = kind;
     const k = s * KEY_INLINE_BYTES;
     for (let i = 0; i < key_len; i++) this.key_bytes[k + i] = src[at + i];

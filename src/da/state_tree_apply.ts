@@ -14,7 +14,7 @@ import { LeafBatch, REMOVED_LEAF } from './leaf_batch.js';
 import { encodeLeafBatch } from './state_diff.js';
 import type { LeafIndex } from './leaf_index.js';
 import type { LeafSlots } from './leaf_slots.js';
-import { ARITY, DIGITS, NODE_BYTES, digitOf, kindHashInto } from './state_tree_hash.js';
+import { ARITY, DIGITS, NODE_BYTES, batchHashInto, digitOf } from './state_tree_hash.js';
 import { KIDS_WORD, NODE_WORDS, copyHash, type TrieNodes } from './trie_nodes.js';
 
 const INITIAL_CHANGES = 256;
@@ -142,7 +142,7 @@ export class TreeBatchApplier {
       }
       if (slot < 0) {
         if (keep) revert.push({ kind: batch.kinds[i], key: bytes.slice(key_at, value_at), value: null });
-        slot = this.slots.add(batch.kinds[i], bytes, key_at, batch.key_len[i], value_len);
+        slot = this.slots.add(batch, i);
         this.hashes++;
         this.index.set(id, slot);
         j = this.touched(m++, slot, id);
@@ -344,8 +344,8 @@ export class TreeBatchApplier {
   /** The leaf hash of batch entry i (kind || key || value, contiguous in the batch) into child `digit` of `parent`. */
   private leafHash(batch: LeafBatch, i: number, parent: number, digit: number): void {
     const length = batch.key_len[i] + batch.value_len[i];
-    if (parent === 0) kindHashInto(batch.kinds[i], batch.bytes, batch.at[i], length, this.nodes.root_hash, 0);
-    else kindHashInto(batch.kinds[i], batch.bytes, batch.at[i], length, this.nodes.rows, this.nodes.hashAt(parent, digit));
+    if (parent === 0) batchHashInto(batch, i, length, this.nodes.root_hash, 0);
+    else batchHashInto(batch, i, length, this.nodes.rows, this.nodes.hashAt(parent, digit));
     this.hashes++;
   }
 

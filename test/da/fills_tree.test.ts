@@ -199,6 +199,33 @@ describe('ABI encoding of a fill', () => {
     );
   });
 
+  it('addresses through the memo of their bytes: repeats, mixed case, past its bound, bad ones never remembered', () => {
+    const generic = (l: FillLeaf): string => bytesToHex0x(abiEncode([
+      { type: 'uint', bits: 64, value: l.batch_id }, { type: 'uint', bits: 64, value: l.fill_id },
+      { type: 'uint', bits: 64, value: l.taker_order_id }, { type: 'uint', bits: 64, value: l.maker_order_id },
+      { type: 'address', value: l.taker }, { type: 'address', value: l.maker },
+      { type: 'string', value: l.market_id }, { type: 'string', value: l.taker_side },
+      { type: 'uint', bits: 64, value: BigInt(l.price) }, { type: 'uint', bits: 64, value: BigInt(l.quantity) },
+      { type: 'int', bits: 64, value: BigInt(l.taker_fee) }, { type: 'int', bits: 64, value: BigInt(l.maker_fee) },
+    ]));
+    const addr = (i: number): string => '0x' + (i * 2654435761 % 2 ** 32).toString(16).padStart(8, '0').repeat(5);
+    // 40,000 distinct addresses: more than the memo holds (16,384), so it is cleared twice; every
+    // 97th leaf checked against the generic encoder, and the first ones again at the end.
+    for (let i = 0; i < 40_000; i++) {
+      const leaf = { ...BASE_LEAF, taker: addr(i), maker: i % 3 === 0 ? addr(i).toUpperCase().replace('0X', '0x') : addr(i + 1) };
+      const enc = encodeFillLeaf(leaf);
+      if (i % 97 === 0 || i < 5) expect(bytesToHex0x(enc), String(i)).toBe(generic(leaf));
+    }
+    for (let i = 0; i < 5; i++) {
+      const leaf = { ...BASE_LEAF, taker: addr(i), maker: addr(39_999 - i) };
+      expect(bytesToHex0x(encodeFillLeaf(leaf))).toBe(generic(leaf));
+    }
+    // A malformed address throws every time (it is not remembered by its first, failed use).
+    const bad = { ...BASE_LEAF, maker: '0x1563915e194d8cfba1943570603f7606a311550g' };
+    expect(() => encodeFillLeaf(bad)).toThrow(/maker address/);
+    expect(() => encodeFillLeaf(bad)).toThrow(/maker address/);
+  });
+
   it('pads strings to 32-byte words (empty, 32, 33 bytes, multi-byte UTF-8)', () => {
     const lens: [string, number][] = [['', 0], ['a'.repeat(32), 32], ['a'.repeat(33), 64], ['€'.repeat(11), 64], ['🦊', 32]];
     for (const [s, padded] of lens) {
