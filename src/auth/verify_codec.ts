@@ -286,11 +286,11 @@ export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at:
     }
     ITEM_OF_ROW[rows++] = k;
     if (rows === RECOVER_ROWS_MAX) {
-      answerRows(bytes, fixedAt, messagesAt, answer_at, rows, recoverer);
+      answerRows(bytes, words, fixedAt, messagesAt, answer_at, rows, recoverer);
       rows = 0;
     }
   }
-  if (rows !== 0) answerRows(bytes, fixedAt, messagesAt, answer_at, rows, recoverer);
+  if (rows !== 0) answerRows(bytes, words, fixedAt, messagesAt, answer_at, rows, recoverer);
   writeTaskTimes(bytes, answer_at + count, start_ms, epochMs());
   return count;
 }
@@ -305,13 +305,25 @@ function parseOthers(bytes: Uint8Array, at: number, count: number): boolean {
 }
 
 /** Recovers the `rows` rows and writes their items' verdicts. */
-function answerRows(bytes: Uint8Array, fixedAt: number, messagesAt: number, answer_at: number, rows: number, recoverer: Recoverer): void {
+function answerRows(
+  bytes: Uint8Array, words: Int32Array | null, fixedAt: number, messagesAt: number, answer_at: number, rows: number, recoverer: Recoverer,
+): void {
   if (rows === 1) OK[0] = recoverer.recoverAddressInto(ROW0_HASH, ROW0_SIG, RECOVERED) ? 1 : 0;
   else recoverer.recoverAddressRowsInto(ROWS, rows, RECOVERED, OK);
   for (let j = 0; j < rows; j++) {
     if (OK[j] !== 1) continue;
     const k = ITEM_OF_ROW[j];
     const rec = fixedAt + k * RECORD;
+    // The expected address (the common match) by its 5 words when the records are on word boundaries.
+    if (words !== null) {
+      const a = (rec + ADDR_AT) >> 2;
+      const g = 5 * j;
+      if (words[a] === RECOVERED_WORDS[g] && words[a + 1] === RECOVERED_WORDS[g + 1] && words[a + 2] === RECOVERED_WORDS[g + 2] &&
+        words[a + 3] === RECOVERED_WORDS[g + 3] && words[a + 4] === RECOVERED_WORDS[g + 4]) {
+        bytes[answer_at + k] = 1;
+        continue;
+      }
+    }
     bytes[answer_at + k] = matchingCandidate(bytes, rec, messagesAt, j);
   }
 }
@@ -326,7 +338,8 @@ const ROW0_SIG = ROWS.subarray(RECOVER_ROW_SIG_AT, RECOVER_ROW_SIG_AT + SIGNATUR
 /** The item of each row. */
 const ITEM_OF_ROW = new Int32Array(RECOVER_ROWS_MAX);
 /** Each row's recovered address (20 bytes) and whether it was recovered. */
-const RECOVERED = new Uint8Array(20 * RECOVER_ROWS_MAX);
+const RECOVERED_WORDS = new Int32Array(5 * RECOVER_ROWS_MAX);
+const RECOVERED = new Uint8Array(RECOVERED_WORDS.buffer);
 const OK = new Uint8Array(RECOVER_ROWS_MAX);
 /** The other candidates of the item being compared, from byte 20 (20 bytes each). */
 const CANDIDATES = new Uint8Array(20 * SIGNERS_PER_CHECK_MAX);
