@@ -26,16 +26,16 @@ export function eip191Hash(message: string): Uint8Array {
 }
 
 /**
- * eip191HashBytes of `bytes[start, end)` written to `out32`, with one view (the message) and no digest copy: the
+ * eip191HashBytes of `bytes[start, end)` written to `out32[out_at, out_at + 32)`, with one view (the message) and no digest copy: the
  * prefix, the length text and the bytes go straight into the hash's input buffer (the verify
  * codec's path, once per signature check on the front and in the workers; issue 11, branch h11z).
  */
-export function eip191HashRangeInto(bytes: Uint8Array, start: number, end: number, out32: Uint8Array): void {
+export function eip191HashRangeInto(bytes: Uint8Array, start: number, end: number, out32: Uint8Array, out_at = 0): void {
   const n = end - start;
   const len = n < LENGTH_TEXTS.length ? LENGTH_TEXTS[n] : utf8.encode(String(n));
   const total = PREFIX.length + len.length + n;
   if (total > KECCAK_INPUT_BYTES) {
-    out32.set(eip191HashBytes(bytes.subarray(start, end)));
+    out32.set(eip191HashBytes(bytes.subarray(start, end)), out_at);
     return;
   }
   INPUT.set(PREFIX, 0);
@@ -44,7 +44,7 @@ export function eip191HashRangeInto(bytes: Uint8Array, start: number, end: numbe
   // The message by one set() of a view: a JS byte loop cost ~26 instructions a byte (~4,400 for an
   // order's ~170-byte message), subarray + set ~1,000 whatever the length (issue 11, h19c, callgrind).
   INPUT.set(bytes.subarray(start, end), PREFIX.length + len.length);
-  keccak256OfInput(total, out32, 0);
+  keccak256OfInput(total, out32, out_at);
 }
 
 /**
@@ -67,7 +67,7 @@ export function eip191WordAlignment(length: number): number {
  * `relaxed_memmove` (~2,000 instructions a signature with the view's making; ~300 by words).
  * Reads up to 3 bytes on each side of the range (inside `words`; checked).
  */
-export function eip191HashWordsInto(words: Int32Array, bytes: Uint8Array, start: number, end: number, out32: Uint8Array): void {
+export function eip191HashWordsInto(words: Int32Array, bytes: Uint8Array, start: number, end: number, out32: Uint8Array, out_at = 0): void {
   const n = end - start;
   const len = n < LENGTH_TEXTS.length ? LENGTH_TEXTS[n] : null;
   const head = PREFIX.length + (len === null ? 0 : len.length);
@@ -76,7 +76,7 @@ export function eip191HashWordsInto(words: Int32Array, bytes: Uint8Array, start:
   const from = start >> 2;
   const count = ((total + 3) >> 2) - to;
   if (len === null || ((start ^ head) & 3) !== 0 || total > KECCAK_INPUT_BYTES || from + count > words.length || n < 0) {
-    eip191HashRangeInto(bytes, start, end, out32);
+    eip191HashRangeInto(bytes, start, end, out32, out_at);
     return;
   }
   // The message's words first: the first one's bytes before the message land where the prefix and
@@ -85,5 +85,5 @@ export function eip191HashWordsInto(words: Int32Array, bytes: Uint8Array, start:
   for (let i = 0; i < PREFIX_WORDS.length; i++) INPUT_WORDS[i] = PREFIX_WORDS[i];
   for (let i = PREFIX_TAIL_AT; i < PREFIX.length; i++) INPUT[i] = PREFIX[i];
   for (let i = 0; i < len.length; i++) INPUT[PREFIX.length + i] = len[i];
-  keccak256OfInput(total, out32, 0);
+  keccak256OfInput(total, out32, out_at);
 }

@@ -69,12 +69,15 @@ export function orderMessage(f: OrderMessageFields): string {
 export function orderJsonMessage(f: OrderJsonMessageFields): string {
   // Written into one reused buffer (util/json_text.ts): the server builds this text for every
   // order, and a template literal of ~20 parts left ~20 partial strings behind each time (issue 11).
+  // The runs between the numbers come whole from PairRuns (the members' names and their strings
+  // as one run each: 4 copies and 3 numbers an order where there were 10 copies, 4 quoted strings
+  // and 3 numbers; issue 11, h22v).
   const t = json_form.begin();
-  t.append(K_MARKET_ID).str(str(f.market_id, 'market_id')).append(K_SIDE).str(str(f.side, 'side'));
-  jsonIntInto(t.append(K_PRICE), f.price ?? 0, 'price');
+  head_runs.writeInto(t, str(f.market_id, 'market_id'), str(f.side, 'side'));
+  jsonIntInto(t, f.price ?? 0, 'price');
   jsonIntInto(t.append(K_QUANTITY), f.quantity, 'quantity');
-  t.append(K_ORDER_TYPE).str(str(f.order_type, 'order_type')).append(K_TIME_IN_FORCE).str(str(f.time_in_force, 'time_in_force'));
-  jsonIntInto(t.append(K_NONCE), f.nonce, 'nonce');
+  middle_runs.writeInto(t, str(f.order_type, 'order_type'), str(f.time_in_force, 'time_in_force'));
+  jsonIntInto(t, f.nonce, 'nonce');
   if (f.stp !== undefined && f.stp !== null) t.append(K_STP).str(str(f.stp, 'stp'));
   if (f.expires_after_ms !== undefined && f.expires_after_ms !== null) jsonIntInto(t.append(K_EXPIRES_AFTER_MS), f.expires_after_ms, 'expires_after_ms');
   return t.append(K_END).text();
@@ -93,6 +96,60 @@ const K_NONCE = ascii(',"nonce":');
 const K_STP = ascii(',"stp":');
 const K_EXPIRES_AFTER_MS = ascii(',"expires_after_ms":');
 const K_END = ascii('}');
+
+/** Pairs of strings PairRuns keeps, each kind (a market makes 2 sides; 2 order types x 4 times in force). */
+const PAIR_RUNS = 8;
+
+/**
+ * The run `k1 a k2 b k3` (a and b JSON strings) of the last PAIR_RUNS distinct pairs (a, b) as
+ * ASCII bytes, written once by JsonText (so the same bytes as writing its parts) and copied whole
+ * after: an order's `{"market_id":"ETH-USDC","side":"bid","price":` and
+ * `,"order_type":"limit","time_in_force":"gtc","nonce":` (issue 11, h22v: the order's strings
+ * take a handful of values; the JSON parser's strings are internalized, so a hit is a pointer
+ * compare or two). A pair whose text is not ASCII is not kept (append copies ASCII only): its
+ * parts are written each time, as before.
+ */
+class PairRuns {
+  readonly #a: (string | null)[] = new Array<string | null>(PAIR_RUNS).fill(null);
+  readonly #b: (string | null)[] = new Array<string | null>(PAIR_RUNS).fill(null);
+  readonly #runs: Uint8Array[] = new Array<Uint8Array>(PAIR_RUNS).fill(K_END);
+  /** The slot the next new pair takes (round robin). */
+  #next = 0;
+  readonly #scratch = new JsonText();
+  readonly #k1: Uint8Array;
+  readonly #k2: Uint8Array;
+  readonly #k3: Uint8Array;
+
+  constructor(k1: Uint8Array, k2: Uint8Array, k3: Uint8Array) {
+    this.#k1 = k1;
+    this.#k2 = k2;
+    this.#k3 = k3;
+  }
+
+  /** Writes the run of (a, b) into `out`. */
+  writeInto(out: JsonText, a: string, b: string): void {
+    for (let i = 0; i < PAIR_RUNS; i++) {
+      if (this.#a[i] === a && this.#b[i] === b) {
+        out.append(this.#runs[i]);
+        return;
+      }
+    }
+    const t = this.#scratch.begin().append(this.#k1).str(a).append(this.#k2).str(b).append(this.#k3);
+    if (!t.isAscii) {
+      out.append(this.#k1).str(a).append(this.#k2).str(b).append(this.#k3);
+      return;
+    }
+    const i = this.#next;
+    this.#next = (i + 1) % PAIR_RUNS;
+    this.#a[i] = a;
+    this.#b[i] = b;
+    // A copy: the view is of the scratch's Buffer, whose slice() is another view of it.
+    out.append((this.#runs[i] = Uint8Array.from(t.view())));
+  }
+}
+
+const head_runs = new PairRuns(K_MARKET_ID, K_SIDE, K_PRICE);
+const middle_runs = new PairRuns(K_ORDER_TYPE, K_TIME_IN_FORCE, K_NONCE);
 
 const json_form = new JsonText();
 

@@ -42,7 +42,31 @@ export interface Recoverer {
   recoverAddressInto(hash32: Uint8Array, signature65: Uint8Array, out20: Uint8Array): boolean;
   /** Lowercase 0x address of the signer, or null when the signature is invalid. */
   recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null;
+  /**
+   * A task's signatures at once (issue 11, h22v): rows `[0, count)` of `rows` (count at most
+   * RECOVER_ROWS_MAX; row i at RECOVER_ROW_BYTES * i, 4-byte aligned: the digest at
+   * RECOVER_ROW_HASH_AT, a signature row's 17 words, the signature's 65 bytes at RECOVER_ROW_SIG_AT)
+   * checked as recoverAddressInto checks one: row i's signer's 20 address bytes into
+   * `addresses[20 i, 20 i + 20)` and `ok[i]` = 1, or `ok[i]` = 0 when the signature is invalid.
+   * Returns the rows recovered. Overwrites each row's byte RECOVER_ROW_SIG_AT - 3 (the recovery id
+   * for the native call). The machine's libsecp256k1 recovers them in one native call (the N-API
+   * glue once per task, not per signature); the other libraries row by row.
+   */
+  recoverAddressRowsInto(rows: Uint8Array, count: number, addresses: Uint8Array, ok: Uint8Array): number;
 }
+
+/** A row of recoverAddressRowsInto: the digest's 32 bytes, then a signature row's 17 words (3 spare bytes and the signature). */
+export const RECOVER_ROW_BYTES = 100;
+export const RECOVER_ROW_HASH_AT = 0;
+/** The signature's 65 bytes in a row (r || s || v): on a signature row's place (signature_rows.ts), after the digest's 8 words. */
+export const RECOVER_ROW_SIG_AT = 35;
+/** Where native/secp256k1_recover.c recoverRows reads a row's recovery id (a spare byte before the signature). */
+const ROW_RECID_AT = 32;
+/** Rows per recoverAddressRowsInto call at most: its key buffer's size (64 rows, 4.3 KB). */
+export const RECOVER_ROWS_MAX = 64;
+/** A key row of recoverRows: status byte, 2 spare, the 65-byte key (x || y on words 1..16). */
+const KEY_ROW_BYTES = 68;
+const KEY_ROW_WORDS = KEY_ROW_BYTES >> 2;
 
 /** The library `r` calls. */
 export function recovererLibrary(r: Recoverer): Secp256k1Library {
@@ -79,11 +103,16 @@ function isZeroWord(a: Uint8Array, off: number): boolean {
  */
 export function acceptedRecoveryId(signature65: Uint8Array): number {
   if (!(signature65 instanceof Uint8Array) || signature65.length !== 65) return -1;
-  const v = signature65[64];
+  return acceptedRecoveryIdAt(signature65, 0);
+}
+
+/** acceptedRecoveryId of the 65 bytes at `bytes[at, at + 65)` (a batch row's signature). */
+function acceptedRecoveryIdAt(bytes: Uint8Array, at: number): number {
+  const v = bytes[at + 64];
   const recid = v === 27 || v === 28 ? v - 27 : v === 0 || v === 1 ? v : -1;
   if (recid < 0) return -1;
-  if (isZeroWord(signature65, 0) || cmpWord(signature65, 0, N) >= 0) return -1; // r in [1, n)
-  if (isZeroWord(signature65, 32) || cmpWord(signature65, 32, HALF_N) > 0) return -1; // s in [1, n/2]
+  if (isZeroWord(bytes, at) || cmpWord(bytes, at, N) >= 0) return -1; // r in [1, n)
+  if (isZeroWord(bytes, at + 32) || cmpWord(bytes, at + 32, HALF_N) > 0) return -1; // s in [1, n/2]
   return recid;
 }
 
@@ -142,15 +171,30 @@ function keyWords(): { pub: Uint8Array; words: Int32Array } {
 
 /** addressFromUncompressed of the key in keyWords()'s `words` into `out20`. */
 function addressFromKeyWords(words: Int32Array, out20: Uint8Array): void {
-  for (let i = 0; i < 16; i++) INPUT_WORDS[i] = words[1 + i];
+  addressFromKeyWordsAt(words, 0, out20, 0);
+}
+
+/** addressFromUncompressed of the key at words[at + 1, at + 17) (a key row's x || y) into `out[out_at, out_at + 20)`. */
+function addressFromKeyWordsAt(words: Int32Array, at: number, out: Uint8Array, out_at: number): void {
+  for (let i = 0; i < 16; i++) INPUT_WORDS[i] = words[at + 1 + i];
   keccak256OfInputToDigest(64);
-  for (let i = 0; i < 20; i++) out20[i] = DIGEST[12 + i];
+  for (let i = 0; i < 20; i++) out[out_at + i] = DIGEST[12 + i];
+}
+
+type RowsInto = (rows: Uint8Array, count: number, addresses: Uint8Array, ok: Uint8Array) => number;
+
+function checkRowsCall(rows: Uint8Array, count: number, addresses: Uint8Array, ok: Uint8Array): void {
+  if (!Number.isSafeInteger(count) || count < 0 || count > RECOVER_ROWS_MAX || rows.length < count * RECOVER_ROW_BYTES ||
+    addresses.length < 20 * count || ok.length < count) {
+    throw new RangeError(`recoverAddressRowsInto: count must be an integer in 0..${RECOVER_ROWS_MAX} with room for its rows`);
+  }
 }
 
 function makeRecoverer(
   backend: RecoverBackendName,
   library: NativeLibrary | null,
   into: (hash32: Uint8Array, sig65: Uint8Array, recid: number, out20: Uint8Array) => boolean,
+  rowsInto: ((recoverAddressInto: Recoverer['recoverAddressInto']) => RowsInto) | null = null,
 ): Recoverer {
   const scratch = new Uint8Array(20);
   const recoverAddressInto = (hash32: Uint8Array, signature65: Uint8Array, out20: Uint8Array): boolean => {
@@ -170,7 +214,31 @@ function makeRecoverer(
     recoverAddress(hash32: Uint8Array, signature65: Uint8Array): string | null {
       return recoverAddressInto(hash32, signature65, scratch) ? toHex0x(scratch) : null;
     },
+    recoverAddressRowsInto: (rowsInto ?? rowByRow)(recoverAddressInto),
   });
+}
+
+/** recoverAddressRowsInto as recoverAddressInto per row (the npm addon, noble): the row's digest and signature copied out first. */
+function rowByRow(recoverAddressInto: Recoverer['recoverAddressInto']): RowsInto {
+  const hash = new Uint8Array(32);
+  const sig = new Uint8Array(65);
+  const out = new Uint8Array(20);
+  return (rows, count, addresses, ok) => {
+    checkRowsCall(rows, count, addresses, ok);
+    let recovered = 0;
+    for (let r = 0; r < count; r++) {
+      const at = r * RECOVER_ROW_BYTES;
+      for (let i = 0; i < 32; i++) hash[i] = rows[at + RECOVER_ROW_HASH_AT + i];
+      for (let i = 0; i < 65; i++) sig[i] = rows[at + RECOVER_ROW_SIG_AT + i];
+      rows[at + ROW_RECID_AT] = 255; // as the native rows call leaves it: not read again
+      ok[r] = 0;
+      if (!recoverAddressInto(hash, sig, out)) continue;
+      for (let i = 0; i < 20; i++) addresses[20 * r + i] = out[i];
+      ok[r] = 1;
+      recovered++;
+    }
+    return recovered;
+  };
 }
 
 function nativeRecoverer(native: NativeSecp256k1): Recoverer {
@@ -182,14 +250,50 @@ function nativeRecoverer(native: NativeSecp256k1): Recoverer {
   });
 }
 
-/** The machine's libsecp256k1: reads r || s from the signature in place (no subarray per call). */
+/**
+ * The machine's libsecp256k1: reads r || s from the signature in place (no subarray per call); a
+ * task's rows in one recoverRows call, when the module has it (one built before h22v does not).
+ */
 function systemRecoverer(system: SystemSecp256k1): Recoverer {
   const { pub, words } = keyWords();
   return makeRecoverer('native', 'system', (hash32, sig65, recid, out20) => {
     if (!system.recover(sig65, recid, hash32, pub)) return false;
     addressFromKeyWords(words, out20);
     return true;
-  });
+  }, system.recoverRows === undefined ? null : () => systemRows(system));
+}
+
+/**
+ * recoverAddressRowsInto through one recoverRows call: the acceptance rules per row in JS (the
+ * one implementation of them: a refused row gets recovery id 255, which the module refuses without
+ * a recovery), the recovery of every row natively, then each recovered key's address by hash-wasm.
+ */
+function systemRows(system: SystemSecp256k1): RowsInto {
+  const keys_words = new Int32Array(KEY_ROW_WORDS * RECOVER_ROWS_MAX);
+  const keys = new Uint8Array(keys_words.buffer);
+  const recoverRows = system.recoverRows as NonNullable<SystemSecp256k1['recoverRows']>;
+  return (rows, count, addresses, ok) => {
+    checkRowsCall(rows, count, addresses, ok);
+    for (let r = 0; r < count; r++) {
+      const at = r * RECOVER_ROW_BYTES;
+      rows[at + ROW_RECID_AT] = acceptedRecoveryIdAt(rows, at + RECOVER_ROW_SIG_AT) & 255; // -1: 255
+    }
+    try {
+      recoverRows.call(system, rows, count, keys);
+    } catch {
+      for (let r = 0; r < count; r++) ok[r] = 0; // a wrong buffer (not expected): nothing recovered
+      return 0;
+    }
+    let recovered = 0;
+    for (let r = 0; r < count; r++) {
+      ok[r] = 0;
+      if (keys[r * KEY_ROW_BYTES] !== 1) continue;
+      addressFromKeyWordsAt(keys_words, r * KEY_ROW_WORDS, addresses, 20 * r);
+      ok[r] = 1;
+      recovered++;
+    }
+    return recovered;
+  };
 }
 
 function nobleRecoverer(): Recoverer {

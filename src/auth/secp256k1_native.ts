@@ -31,6 +31,14 @@ export interface SystemSecp256k1 {
    * integer in 0..3.
    */
   recover(sig: Uint8Array, recid: number, hash32: Uint8Array, out65: Uint8Array): boolean;
+  /**
+   * A task's rows in one call (issue 11, h22v): row i of `rows` (100 bytes: digest at 0, recovery
+   * id at 32, r || s at 35..99; a recovery id over 3 refuses the row) recovered into `keys` row i
+   * (68 bytes: status at 0, 1 recovered or 0 refused; the 65-byte key at 3). Returns the rows
+   * recovered. TypeError for a wrong type, RangeError for a count not an integer >= 0 or buffers
+   * too short. Absent from a module built before it (then recover.ts calls recover() per row).
+   */
+  recoverRows?(rows: Uint8Array, count: number, keys: Uint8Array): number;
 }
 
 /** The module recovering through the machine's libsecp256k1, or null when it is not built or does not load. */

@@ -23,7 +23,7 @@
 // task as two f64 epoch milliseconds (performance.timeOrigin + now(): comparable across threads),
 // for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
 import { parseHexBytesInto } from './hex.js';
-import type { Recoverer } from './recover.js';
+import { RECOVER_ROW_BYTES, RECOVER_ROW_HASH_AT, RECOVER_ROW_SIG_AT, RECOVER_ROWS_MAX, type Recoverer } from './recover.js';
 import { eip191HashRangeInto, eip191HashWordsInto, eip191WordAlignment } from './eip191.js';
 import { ADDRESS_ROW_WORDS, ADDRESS_ROWS_BYTES, ADDRESS_ROWS_WORDS, addressRowOf } from './address_rows.js';
 import {
@@ -251,6 +251,12 @@ export function readTaskTimesInto(bytes: Uint8Array, at: number, count: number, 
  * verdict byte per item (1 valid, 0 invalid) at `bytes[answer_at, ...)` (room for count +
  * TASK_TIMES_BYTES bytes), then the task's start and end times. Returns the item count. Offsets,
  * not views (see encodePackedBatchInto): the front runs this too, for its inline and stolen checks.
+ *
+ * The items are checked in rows of up to RECOVER_ROWS_MAX (issue 11, h22v): each well-formed
+ * item's digest and signature go into a row, then the rows are recovered in one call
+ * (Recoverer.recoverAddressRowsInto: one native call for the machine's libsecp256k1, where it
+ * was one a signature) and each recovered address compared with the item's candidates. A task of
+ * one item keeps the single call (recoverAddressInto, over row 0).
  */
 export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at: number, recoverer: Recoverer): number {
   const start_ms = epochMs();
@@ -258,56 +264,102 @@ export function verifyPackedInto(bytes: Uint8Array, batch_at: number, answer_at:
   const fixedAt = batch_at + HEADER;
   const messagesAt = fixedAt + count * RECORD;
   const words = (fixedAt & 3) === 0 ? wordsOf(bytes) : null;
+  let rows = 0;
   for (let k = 0; k < count; k++) {
     bytes[answer_at + k] = 0;
     const rec = fixedAt + k * RECORD;
     if (bytes[rec + FLAG_AT] !== 1) continue;
-    const others = bytes[rec + OTHERS_AT];
     const message_at = messagesAt + readU32(bytes, rec + MESSAGE_START_AT);
     const others_at = messagesAt + readU32(bytes, rec + MESSAGE_END_AT);
     if (others_at < message_at) continue;
-    let parsed = true;
-    for (let i = 0; i < others && parsed; i++) {
-      const o = others_at + ADDR_CHARS * i;
-      parsed = isPrefix0x(bytes, o) && parseHexBytesInto(bytes, o + 2, 20, CANDIDATES, 20 * (i + 1));
-    }
-    if (!parsed) continue;
-    // The signature's 17 words (the record's first 17) into SIG_ROW (SIG is its bytes 3..68), the
-    // expected address's 5 into the first candidate's place.
+    if (bytes[rec + OTHERS_AT] !== 0 && !parseOthers(bytes, others_at, bytes[rec + OTHERS_AT])) continue;
+    // The signature's 17 words (the record's first 17) into the row after its digest's 8.
+    const row_at = rows * RECOVER_ROW_BYTES;
     if (words !== null) {
       const w = rec >> 2;
-      for (let i = 0; i < SIG_WORDS; i++) SIG_ROW_WORDS[i] = words[w + i];
-      const a = (rec + ADDR_AT) >> 2;
-      for (let i = 0; i < 5; i++) CANDIDATES_WORDS[i] = words[a + i];
-      eip191HashWordsInto(words, bytes, message_at, others_at, HASH);
+      const r = (row_at + RECOVER_ROW_SIG_AT - SIG_AT) >> 2;
+      for (let i = 0; i < SIG_WORDS; i++) ROWS_WORDS[r + i] = words[w + i];
+      eip191HashWordsInto(words, bytes, message_at, others_at, ROWS, row_at + RECOVER_ROW_HASH_AT);
     } else {
-      for (let i = 0; i < SIGNATURE_BYTES; i++) SIG[i] = bytes[rec + SIG_AT + i];
-      for (let i = 0; i < 20; i++) CANDIDATES[i] = bytes[rec + ADDR_AT + i];
-      eip191HashRangeInto(bytes, message_at, others_at, HASH);
+      for (let i = 0; i < SIGNATURE_BYTES; i++) ROWS[row_at + RECOVER_ROW_SIG_AT + i] = bytes[rec + SIG_AT + i];
+      eip191HashRangeInto(bytes, message_at, others_at, ROWS, row_at + RECOVER_ROW_HASH_AT);
     }
-    if (!recoverer.recoverAddressInto(HASH, SIG, RECOVERED)) continue;
-    bytes[answer_at + k] = matchingCandidate(others + 1);
+    ITEM_OF_ROW[rows++] = k;
+    if (rows === RECOVER_ROWS_MAX) {
+      answerRows(bytes, words, fixedAt, messagesAt, answer_at, rows, recoverer);
+      rows = 0;
+    }
   }
+  if (rows !== 0) answerRows(bytes, words, fixedAt, messagesAt, answer_at, rows, recoverer);
   writeTaskTimes(bytes, answer_at + count, start_ms, epochMs());
   return count;
 }
 
+/** Whether the `count` other candidates at `bytes[at, ...)` are `0x` and 40 hex digits each; parsed into CANDIDATES[20 ..). */
+function parseOthers(bytes: Uint8Array, at: number, count: number): boolean {
+  for (let i = 0; i < count; i++) {
+    const o = at + ADDR_CHARS * i;
+    if (!isPrefix0x(bytes, o) || !parseHexBytesInto(bytes, o + 2, 20, CANDIDATES, 20 * (i + 1))) return false;
+  }
+  return true;
+}
+
+/** Recovers the `rows` rows and writes their items' verdicts. */
+function answerRows(
+  bytes: Uint8Array, words: Int32Array | null, fixedAt: number, messagesAt: number, answer_at: number, rows: number, recoverer: Recoverer,
+): void {
+  if (rows === 1) OK[0] = recoverer.recoverAddressInto(ROW0_HASH, ROW0_SIG, RECOVERED) ? 1 : 0;
+  else recoverer.recoverAddressRowsInto(ROWS, rows, RECOVERED, OK);
+  for (let j = 0; j < rows; j++) {
+    if (OK[j] !== 1) continue;
+    const k = ITEM_OF_ROW[j];
+    const rec = fixedAt + k * RECORD;
+    // The expected address (the common match) by its 5 words when the records are on word boundaries.
+    if (words !== null) {
+      const a = (rec + ADDR_AT) >> 2;
+      const g = 5 * j;
+      if (words[a] === RECOVERED_WORDS[g] && words[a + 1] === RECOVERED_WORDS[g + 1] && words[a + 2] === RECOVERED_WORDS[g + 2] &&
+        words[a + 3] === RECOVERED_WORDS[g + 3] && words[a + 4] === RECOVERED_WORDS[g + 4]) {
+        bytes[answer_at + k] = 1;
+        continue;
+      }
+    }
+    bytes[answer_at + k] = matchingCandidate(bytes, rec, messagesAt, j);
+  }
+}
+
 const F64 = new Float64Array(2);
 const F64_BYTES = new Uint8Array(F64.buffer);
-const HASH = new Uint8Array(32);
-const SIG_ROW_WORDS = new Int32Array(SIG_WORDS);
-/** The signature, bytes 3..68 of SIG_ROW_WORDS (a record's first 17 words). */
-const SIG = new Uint8Array(SIG_ROW_WORDS.buffer, SIG_AT, SIGNATURE_BYTES);
-const RECOVERED = new Uint8Array(20);
-/** The expected address, then the other candidates, 20 bytes each. */
-const CANDIDATES_WORDS = new Int32Array(5 * SIGNERS_PER_CHECK_MAX);
-const CANDIDATES = new Uint8Array(CANDIDATES_WORDS.buffer);
+/** The rows of recoverAddressRowsInto (4-byte aligned), and row 0's digest and signature as views for a single call. */
+const ROWS_WORDS = new Int32Array((RECOVER_ROW_BYTES >> 2) * RECOVER_ROWS_MAX);
+const ROWS = new Uint8Array(ROWS_WORDS.buffer);
+const ROW0_HASH = ROWS.subarray(RECOVER_ROW_HASH_AT, RECOVER_ROW_HASH_AT + 32);
+const ROW0_SIG = ROWS.subarray(RECOVER_ROW_SIG_AT, RECOVER_ROW_SIG_AT + SIGNATURE_BYTES);
+/** The item of each row. */
+const ITEM_OF_ROW = new Int32Array(RECOVER_ROWS_MAX);
+/** Each row's recovered address (20 bytes) and whether it was recovered. */
+const RECOVERED_WORDS = new Int32Array(5 * RECOVER_ROWS_MAX);
+const RECOVERED = new Uint8Array(RECOVERED_WORDS.buffer);
+const OK = new Uint8Array(RECOVER_ROWS_MAX);
+/** The other candidates of the item being compared, from byte 20 (20 bytes each). */
+const CANDIDATES = new Uint8Array(20 * SIGNERS_PER_CHECK_MAX);
 
-/** 1 + the index of the first of `count` CANDIDATES equal to RECOVERED, or 0. */
-function matchingCandidate(count: number): number {
-  for (let c = 0; c < count; c++) {
-    let i = 0;
-    while (i < 20 && CANDIDATES[20 * c + i] === RECOVERED[i]) i++;
+/**
+ * 1 + the index of the first of row `j`'s item's candidates (the record's expected address, then
+ * its other candidates, parsed again here: items with them are rare) equal to the row's
+ * recovered address, or 0.
+ */
+function matchingCandidate(bytes: Uint8Array, rec: number, messagesAt: number, j: number): number {
+  const got = 20 * j;
+  const expected = rec + ADDR_AT;
+  let i = 0;
+  while (i < 20 && bytes[expected + i] === RECOVERED[got + i]) i++;
+  if (i === 20) return 1;
+  const others = bytes[rec + OTHERS_AT];
+  if (others === 0 || !parseOthers(bytes, messagesAt + readU32(bytes, rec + MESSAGE_END_AT), others)) return 0;
+  for (let c = 1; c <= others; c++) {
+    i = 0;
+    while (i < 20 && CANDIDATES[20 * c + i] === RECOVERED[got + i]) i++;
     if (i === 20) return c + 1;
   }
   return 0;

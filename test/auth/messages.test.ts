@@ -132,6 +132,29 @@ describe('message builders', () => {
     );
   });
 
+  it('JSON form with its string pairs kept (h22v): repeated, more pairs than kept, escaped and non-ASCII ones, mixed, all as JSON.stringify', () => {
+    // The (market_id, side) and (order_type, time_in_force) runs are kept for the last 8 pairs of
+    // each: hits, misses, evictions, a pair that needs escapes (kept: still ASCII) and a non-ASCII
+    // one (never kept), in an order that reuses every slot, with strings equal but built apart.
+    const markets = ['ETH-USDC', 'BTC-USDC', 'a"b', 'x\\y', 'é-USDC', '', 'M\u0001', ...Array.from({ length: 12 }, (_, i) => `MK${i}`)];
+    const sides = ['bid', 'ask', 'ünï'];
+    const types = ['limit', 'market', 'lim"it'];
+    const tifs = ['gtc', 'ioc', 'fok', 'post_only', 'gtç'];
+    let x = 7;
+    const next = (n: number): number => (x = (x * 1103515245 + 12345) & 0x7fffffff) % n;
+    for (let i = 0; i < 3000; i++) {
+      // Mostly the first two of each (hits), sometimes any (misses and evictions).
+      const pick = <T,>(a: readonly T[]): T => a[next(8) < 6 ? next(2) : next(a.length)];
+      const f = {
+        market_id: next(5) === 0 ? [...pick(markets)].join('') : pick(markets), side: pick(sides), price: next(1_000_000) * 1000,
+        quantity: next(999) + 1, order_type: pick(types), time_in_force: pick(tifs), nonce: 1_795_000_000_000 + i,
+      };
+      const stp = next(4) === 0 ? 'expire_maker' : undefined;
+      const expected = JSON.stringify({ ...f, ...(stp === undefined ? {} : { stp }) });
+      expect(orderJsonMessage({ ...f, stp }), `${i}`).toBe(expected);
+    }
+  });
+
   it('non-ASCII text hashes by UTF-8 byte length', () => {
     // "é" is 2 bytes, "😀" is 4: the EIP-191 length prefix counts bytes, not UTF-16 units.
     const m = challengeMessage('é😀');

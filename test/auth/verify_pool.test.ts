@@ -136,6 +136,7 @@ describe('candidate signers (a user and its agents): one recovery per item', () 
       library: inner.library,
       recoverAddressInto: (h, sig, out) => (n++, inner.recoverAddressInto(h, sig, out)),
       recoverAddress: (h, sig) => (n++, inner.recoverAddress(h, sig)),
+      recoverAddressRowsInto: (rows, count, addresses, ok) => (n += count, inner.recoverAddressRowsInto(rows, count, addresses, ok)),
     };
     return { r, count: () => n };
   }
