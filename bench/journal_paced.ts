@@ -51,6 +51,11 @@ for (let i = 0, id = journal.lastBatchId() + 1; i < appends; i++, id++) {
 const cpu = process.cpuUsage(c0);
 const wall_ms = performance.now() - t0;
 const stores = journal.stores;
+/** This build's counters (absent from older builds' journals). */
+const counters = journal as unknown as { stores_async?: number; store_waits?: number; store_wait_ms?: number };
+const stores_async = counters.stores_async ?? null;
+const store_waits = counters.store_waits ?? null;
+const store_wait_ms = counters.store_wait_ms ?? null;
 await journal.close();
 if (dir_asked === undefined) fs.rmSync(dir, { recursive: true, force: true });
 const r1 = (x: number): number => Math.round(x * 10) / 10;
@@ -63,7 +68,9 @@ const long_after = after_ms.filter((x) => x > 0.5);
 const out = {
   bench: 'journal_paced', appends, gap_ms, dir: dir_asked ?? null, journal: journal_module ?? null,
   cpu_us_per_append: r1((cpu.user + cpu.system) / appends), system_us_per_append: r1(cpu.system / appends),
-  ms_per_iteration: Math.round((wall_ms / appends) * 100) / 100, lmdb_stores: stores,
+  ms_per_iteration: Math.round((wall_ms / appends) * 100) / 100, lmdb_stores: stores, lmdb_stores_async: stores_async,
+  store_waits, store_wait_ms: store_wait_ms === null ? null : r3(store_wait_ms),
+  after_ack_ms_over_0_5ms: long_after.map(r3),
   after_ack_ms_total: r3(sum(after_ms)), after_ack_ms_per_store: stores > 0 ? r3(sum(after_ms) / stores) : null,
   after_ack_ms_max: r3(sorted_after[sorted_after.length - 1]), after_ack_over_0_5ms: long_after.length,
   after_ack_ms_p50_over_0_5ms: long_after.length > 0 ? r3(quantileSorted([...long_after].sort((x, y) => x - y), 0.5)) : null,

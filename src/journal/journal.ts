@@ -103,7 +103,8 @@ export class Journal {
       batches,
       reserve: this.reserve,
       lastBatchId: () => this.last_batch_id,
-      retried: (batch_id, write) => this.retried(batch_id, write),
+      retried: (batch_id, write, failed) => this.retried(batch_id, write, failed),
+      storedElsewhere: () => this.root.resetReadTxn(),
     });
     this.last_batch_id = this.wal_store.lastBatchId();
   }
@@ -111,6 +112,21 @@ export class Journal {
   /** LMDB commits that stored write-ahead batches, since open. */
   get stores(): number {
     return this.wal_store.stores;
+  }
+
+  /** Of them, on the storer thread (wal_storer.ts). */
+  get stores_async(): number {
+    return this.wal_store.stores_async;
+  }
+
+  /** Waits for a store in flight before a region of the write-ahead file could be reused (or LMDB written), since open. */
+  get store_waits(): number {
+    return this.wal_store.store_waits;
+  }
+
+  /** Their total time (ms). */
+  get store_wait_ms(): number {
+    return this.wal_store.store_wait_ms;
   }
 
   /** Opens (creating it when absent, unless `read_only`) the journal in `dir`. */
@@ -236,11 +252,21 @@ export class Journal {
     this.wal_store.storeUnstored();
   }
 
-  /** Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s. */
-  private retried(batch_id: number, write: () => void): void {
+  /** Waits for the store on the storer thread, if one is in flight: see WalStore.awaitStore. */
+  awaitStore(): void {
+    this.wal_store.awaitStore();
+  }
+
+  /**
+   * Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s.
+   * `failed`: the same write already failed elsewhere (the storer thread), reported as the first
+   * attempt's failure.
+   */
+  private retried(batch_id: number, write: () => void, failed?: unknown): void {
     let delay_ms = JOURNAL_RETRY_MS_MIN;
-    for (;;) {
+    for (let first = failed !== undefined; ; first = false) {
       try {
+        if (first) throw failed;
         write();
         break;
       } catch (e) {
@@ -326,15 +352,17 @@ export class Journal {
    * run low (`idle`: no request is waiting). Returns whether it wrote (~1.6 ms per MB here).
    */
   reserveAhead(idle: boolean): boolean {
+    // It writes at the end of LMDB's file, where a commit on the storer thread may be writing.
+    if (this.wal_store.storeInFlight()) return false;
     return this.reserve.reserveAhead(idle);
   }
 
   /**
-   * Stores what the write-ahead file holds (one attempt: if it fails, the file keeps it and the
-   * next open stores it), then closes.
+   * Stores what the write-ahead file holds (after the store in flight; one attempt: if it fails,
+   * the file keeps it and the next open stores it), then closes.
    */
   async close(): Promise<void> {
-    this.wal_store.close();
+    await this.wal_store.close();
     this.reserve.close();
     await this.root.close();
   }
