@@ -5,14 +5,19 @@
 // The acknowledgement path (issue 11, docs/operations.md "Durability settings"): `append` writes
 // the batch into the write-ahead file with one device flush (whole pages inside a preallocated
 // file, through an O_DSYNC descriptor) and returns; the matcher publishes the commit marker, then
-// calls `afterAck`, which once the batches fill half the file (and `storeIdle` when the exchange
-// is quiet: wal_store.ts WAL_STORE_*) stores the write-ahead file's batches into LMDB in one
-// synchronous transaction (durable: `overlappingSync: false`, syncing on; the data's fdatasync,
-// then the meta page through LMDB's O_DSYNC descriptor) and starts the file's next cycle at offset 0. An LMDB commit is two device
-// flushes (~0.45 ms p50 here), the write-ahead record one (~0.2 ms). Invariant: the write-ahead
-// file holds exactly the batches after LMDB's last durable one; `Journal.open` stores them into
-// LMDB before anything else (recovery), read-only users read them after LMDB's (`read_only`),
-// and the DA thread's reader falls back to it (src/da/journal_reader.ts).
+// calls `afterAck`. The file is two regions (wal.ts); once the current one is full (512 one-page
+// batches, ~0.5 s at 1,000 requests/s: wal_store.ts WAL_STORE_*, and `storeIdle` when the exchange
+// is quiet), its batches are handed to the storer thread (wal_storer.ts, since h22j), which stores
+// them into LMDB in one synchronous transaction (durable: `overlappingSync: false`, syncing on;
+// the data's fdatasync, then the meta page through LMDB's O_DSYNC descriptor), while the next
+// cycle fills the other region. An LMDB commit is two device flushes (~0.45 ms p50 here) and held
+// the matcher ~3.8-6.2 ms per store when it ran there (docs/benchmarks.md "h22j"); the write-ahead
+// record is one flush (~0.2 ms). Invariant: the write-ahead file's live cycles hold exactly the
+// batches after LMDB's last durable one (and may repeat a few it has); a region is reused only
+// after LMDB holds its batches durably (the matcher waits for the store otherwise);
+// `Journal.open` stores them into LMDB before anything else (recovery), read-only users read them
+// after LMDB's (`read_only`), and the DA thread's reader falls back to the file
+// (src/da/journal_reader.ts).
 //
 // The matcher thread calls `append` and blocks there for the flush; the requests that arrive
 // meanwhile wait in the request ring and form the next batch, so batching replaces lmdb-js's
