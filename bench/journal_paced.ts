@@ -37,14 +37,18 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Wall time of each call (ms). */
 const append_ms: number[] = [];
 const after_ms: number[] = [];
+/** Of them, the calls that stored (before h22j) or handed a store to the storer thread (since): afterAck returned true. */
+const store_hold_ms: number[] = [];
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 0, id = journal.lastBatchId() + 1; i < appends; i++, id++) {
   const a = performance.now();
   journal.append(id, Date.now(), records, 2);
   const b = performance.now();
-  journal.afterAck();
-  after_ms.push(performance.now() - b);
+  const stored = journal.afterAck();
+  const held = performance.now() - b;
+  after_ms.push(held);
+  if (stored) store_hold_ms.push(held);
   append_ms.push(b - a);
   if (gap_ms > 0) Atomics.wait(sleeper, 0, 0, gap_ms);
 }
@@ -71,6 +75,9 @@ const out = {
   ms_per_iteration: Math.round((wall_ms / appends) * 100) / 100, lmdb_stores: stores, lmdb_stores_async: stores_async,
   store_waits, store_wait_ms: store_wait_ms === null ? null : r3(store_wait_ms),
   after_ack_ms_over_0_5ms: long_after.map(r3),
+  store_hold_ms: store_hold_ms.map(r3),
+  store_hold_ms_median: store_hold_ms.length > 0 ? r3(quantileSorted([...store_hold_ms].sort((x, y) => x - y), 0.5)) : null,
+  store_hold_ms_min: store_hold_ms.length > 0 ? r3(Math.min(...store_hold_ms)) : null,
   after_ack_ms_total: r3(sum(after_ms)), after_ack_ms_per_store: stores > 0 ? r3(sum(after_ms) / stores) : null,
   after_ack_ms_max: r3(sorted_after[sorted_after.length - 1]), after_ack_over_0_5ms: long_after.length,
   after_ack_ms_p50_over_0_5ms: long_after.length > 0 ? r3(quantileSorted([...long_after].sort((x, y) => x - y), 0.5)) : null,

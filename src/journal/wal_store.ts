@@ -88,7 +88,7 @@ export class WalStore {
   private unstored_bytes = 0;
   /** The store on the storer thread, null when none is in flight. */
   private flight: { seq: number; count: number; bytes: number; last_id: number } | null = null;
-  /** The storer thread (started at the first store; null: not yet, or it could not start). */
+  /** The storer thread (started at open with the file: its start took 2.6-37 ms on the first store's matcher; null: none, or it could not start). */
   private storer: WalStorer | null = null;
   private storer_failed_to_start = false;
   /** When the oldest unstored batch was acknowledged (Date.now()). */
@@ -126,6 +126,7 @@ export class WalStore {
     }
     this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
     this.wal?.restart(this.stored_batch_id);
+    if (this.wal !== null) this.startStorer();
   }
 
   /** The last batch held at open: the last unstored one (read only), else LMDB's. */
