@@ -88,7 +88,14 @@ export class WalStore {
   private unstored_bytes = 0;
   /** The store on the storer thread, null when none is in flight. */
   private flight: { seq: number; count: number; bytes: number; last_id: number } | null = null;
-  /** The storer thread (started at open with the file: its start took 2.6-37 ms on the first store's matcher; null: none, or it could not start). */
+  /**
+   * The storer thread (null: not yet, or it could not start). Started at the first store: its
+   * start holds that store's matcher 2.6-37 ms here, once per process. Not at open: a test run
+   * hung once (60 s, not reproduced in 3 x 24 runs) with the thread started at open, where its
+   * start (lmdb-js opening the environment and the database) can overlap this thread's own LMDB
+   * writes (recovery, a synchronous store, a trim); from the first store on, those wait for the
+   * store in flight, so the thread is running by then.
+   */
   private storer: WalStorer | null = null;
   private storer_failed_to_start = false;
   /** When the oldest unstored batch was acknowledged (Date.now()). */
@@ -126,7 +133,6 @@ export class WalStore {
     }
     this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
     this.wal?.restart(this.stored_batch_id);
-    if (this.wal !== null) this.startStorer();
   }
 
   /** The last batch held at open: the last unstored one (read only), else LMDB's. */
