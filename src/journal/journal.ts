@@ -5,14 +5,19 @@
 // The acknowledgement path (issue 11, docs/operations.md "Durability settings"): `append` writes
 // the batch into the write-ahead file with one device flush (whole pages inside a preallocated
 // file, through an O_DSYNC descriptor) and returns; the matcher publishes the commit marker, then
-// calls `afterAck`, which once the batches fill half the file (and `storeIdle` when the exchange
-// is quiet: wal_store.ts WAL_STORE_*) stores the write-ahead file's batches into LMDB in one
-// synchronous transaction (durable: `overlappingSync: false`, syncing on; the data's fdatasync,
-// then the meta page through LMDB's O_DSYNC descriptor) and starts the file's next cycle at offset 0. An LMDB commit is two device
-// flushes (~0.45 ms p50 here), the write-ahead record one (~0.2 ms). Invariant: the write-ahead
-// file holds exactly the batches after LMDB's last durable one; `Journal.open` stores them into
-// LMDB before anything else (recovery), read-only users read them after LMDB's (`read_only`),
-// and the DA thread's reader falls back to it (src/da/journal_reader.ts).
+// calls `afterAck`. The file is two regions (wal.ts); once the current one is full (512 one-page
+// batches, ~0.5 s at 1,000 requests/s: wal_store.ts WAL_STORE_*, and `storeIdle` when the exchange
+// is quiet), its batches are handed to the storer thread (wal_storer.ts, since h22j), which stores
+// them into LMDB in one synchronous transaction (durable: `overlappingSync: false`, syncing on;
+// the data's fdatasync, then the meta page through LMDB's O_DSYNC descriptor), while the next
+// cycle fills the other region. An LMDB commit is two device flushes (~0.45 ms p50 here) and held
+// the matcher ~3.8-6.2 ms per store when it ran there (docs/benchmarks.md "h22j"); the write-ahead
+// record is one flush (~0.2 ms). Invariant: the write-ahead file's live cycles hold exactly the
+// batches after LMDB's last durable one (and may repeat a few it has); a region is reused only
+// after LMDB holds its batches durably (the matcher waits for the store otherwise);
+// `Journal.open` stores them into LMDB before anything else (recovery), read-only users read them
+// after LMDB's (`read_only`), and the DA thread's reader falls back to the file
+// (src/da/journal_reader.ts).
 //
 // The matcher thread calls `append` and blocks there for the flush; the requests that arrive
 // meanwhile wait in the request ring and form the next batch, so batching replaces lmdb-js's
@@ -103,7 +108,8 @@ export class Journal {
       batches,
       reserve: this.reserve,
       lastBatchId: () => this.last_batch_id,
-      retried: (batch_id, write) => this.retried(batch_id, write),
+      retried: (batch_id, write, failed) => this.retried(batch_id, write, failed),
+      storedElsewhere: () => this.root.resetReadTxn(),
     });
     this.last_batch_id = this.wal_store.lastBatchId();
   }
@@ -111,6 +117,21 @@ export class Journal {
   /** LMDB commits that stored write-ahead batches, since open. */
   get stores(): number {
     return this.wal_store.stores;
+  }
+
+  /** Of them, on the storer thread (wal_storer.ts). */
+  get stores_async(): number {
+    return this.wal_store.stores_async;
+  }
+
+  /** Waits for a store in flight before a region of the write-ahead file could be reused (or LMDB written), since open. */
+  get store_waits(): number {
+    return this.wal_store.store_waits;
+  }
+
+  /** Their total time (ms). */
+  get store_wait_ms(): number {
+    return this.wal_store.store_wait_ms;
   }
 
   /** Opens (creating it when absent, unless `read_only`) the journal in `dir`. */
@@ -236,11 +257,21 @@ export class Journal {
     this.wal_store.storeUnstored();
   }
 
-  /** Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s. */
-  private retried(batch_id: number, write: () => void): void {
+  /** Waits for the store on the storer thread, if one is in flight: see WalStore.awaitStore. */
+  awaitStore(): void {
+    this.wal_store.awaitStore();
+  }
+
+  /**
+   * Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s.
+   * `failed`: the same write already failed elsewhere (the storer thread), reported as the first
+   * attempt's failure.
+   */
+  private retried(batch_id: number, write: () => void, failed?: unknown): void {
     let delay_ms = JOURNAL_RETRY_MS_MIN;
-    for (;;) {
+    for (let first = failed !== undefined; ; first = false) {
       try {
+        if (first) throw failed;
         write();
         break;
       } catch (e) {
@@ -326,15 +357,17 @@ export class Journal {
    * run low (`idle`: no request is waiting). Returns whether it wrote (~1.6 ms per MB here).
    */
   reserveAhead(idle: boolean): boolean {
+    // It writes at the end of LMDB's file, where a commit on the storer thread may be writing.
+    if (this.wal_store.storeInFlight()) return false;
     return this.reserve.reserveAhead(idle);
   }
 
   /**
-   * Stores what the write-ahead file holds (one attempt: if it fails, the file keeps it and the
-   * next open stores it), then closes.
+   * Stores what the write-ahead file holds (after the store in flight; one attempt: if it fails,
+   * the file keeps it and the next open stores it), then closes.
    */
   async close(): Promise<void> {
-    this.wal_store.close();
+    await this.wal_store.close();
     this.reserve.close();
     await this.root.close();
   }

@@ -15,8 +15,9 @@
 // fall below a threshold, zeros are appended to the file and fdatasynced (one step at most: 1 MB
 // took ~1.6 ms here). Durability does not depend on any of this: LMDB writes and syncs its pages
 // wherever they are, and only ever past its own last page into the zeros, never the reverse (the
-// zeros are written from the file's current end, and the matcher thread is the journal's only
-// writer). A crash mid-step leaves a longer file of zeros, which LMDB ignores.
+// zeros are written from the file's current end, on the matcher thread, and never while a store
+// runs on the storer thread: Journal.reserveAhead checks, since both would write at the file's
+// end). A crash mid-step leaves a longer file of zeros, which LMDB ignores.
 import fs from 'node:fs';
 
 /** Largest reserve: ~30 s of journal at 1,000 one-request batches/s (each ~0.3 KB, a page per ~13). */

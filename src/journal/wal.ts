@@ -10,18 +10,28 @@
 // Layout. `wal.log` is preallocated (zeros written and fdatasynced once at creation), so an
 // append never changes the file's size and its fdatasync writes no inode. Records start on 4 KB
 // boundaries and are written as whole pages (no read-modify-write of a page not in the cache):
-//   magic u32, version u32, crc u32, body_bytes u32, prev_crc u32, 0 u32, base f64, batch_id f64,
-//   then the body (the batch exactly as LMDB stores it: journal_codec.ts `encodeBatch`), zeros to
-//   the next page.
-// `crc` is the CRC-32 of the header from `body_bytes` on and of the body. A cycle starts at offset
-// 0 when every earlier record is in LMDB; `base` is then LMDB's last batch id and the cycle's
-// records are batches base+1, base+2, ... at increasing offsets, each naming the previous one's
-// crc (`prev_crc`, 0 for the first). A valid chain from offset 0 (intact, same base, ids
-// contiguous, crcs linked) is the cycle; it ends at the first record that breaks a rule: zeros,
-// a torn write (crc), or a record of an earlier cycle (another base, an older id, another crc
-// link), which the current cycle overwrote only in part. Record bodies hold request bytes a
-// client chose, so a header forged inside a stale body would also have to name the previous
-// record's crc, which covers the sequencer's time and other clients' requests.
+//   magic u32, version u32, crc u32, body_bytes u32, prev_crc u32, prev_last u32, base f64,
+//   batch_id f64, then the body (the batch exactly as LMDB stores it: journal_codec.ts
+//   `encodeBatch`), zeros to the next page.
+// `crc` is the CRC-32 of the header from `body_bytes` on and of the body. The file is two regions
+// (h22j): [0, half) and [half, end), half = half the file's pages. A cycle starts at a region's
+// first byte; `base` is the batch before its first record, and its records are batches base+1,
+// base+2, ... at increasing offsets in that region, each naming the previous one's crc (`prev_crc`,
+// 0 for the first). A valid chain from a region's start (intact, same base, ids contiguous, crcs
+// linked) is that region's cycle; it ends at the first record that breaks a rule: zeros, a torn
+// write (crc), or a record of an earlier cycle (another base, an older id, another crc link),
+// which the current cycle overwrote only in part. Record bodies hold request bytes a client
+// chose, so a header forged inside a stale body would also have to name the previous record's
+// crc, which covers the sequencer's time and other clients' requests.
+//
+// Two cycles, so that LMDB's store of one region's batches runs beside the matcher (wal_store.ts):
+// when a region is full, its batches go to LMDB on the storer thread and the next cycle starts in
+// the other region, whose previous batches LMDB already holds durably. A cycle's first record says
+// in `prev_last` where its predecessor cycle's last record is (its page + 1), or 0 when its base
+// is in LMDB (the first cycle after an open, a restart after a synchronous store): then the other
+// region's cycle is history. The live batches are the predecessor's (when named) then the newest
+// cycle's, in id order (`walkWal`). An older build's file (one cycle from offset 0, possibly past
+// half, `prev_last` 0) reads the same way.
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -51,6 +61,8 @@ export interface WalHeader {
   batch_id: number;
   crc: number;
   prev_crc: number;
+  /** A cycle's first record: its predecessor cycle's last record's offset; -1: none (or not a first record). */
+  prev_last: number;
   body_bytes: number;
   /** Where the next record of the cycle starts. */
   next_offset: number;
@@ -64,6 +76,11 @@ function roundUpPage(bytes: number): number {
   return Math.ceil(bytes / WAL_PAGE_BYTES) * WAL_PAGE_BYTES;
 }
 
+/** Where the second region starts in a file of `file_bytes` (half its whole pages, rounded down). */
+export function walRegionStart(file_bytes: number): number {
+  return Math.floor(Math.floor(file_bytes / WAL_PAGE_BYTES) / 2) * WAL_PAGE_BYTES;
+}
+
 /** Space a record of `body_bytes` takes in the file. */
 export function walRecordBytes(body_bytes: number): number {
   return roundUpPage(WAL_HEADER_BYTES + body_bytes);
@@ -75,7 +92,8 @@ function recordCrc(header: Buffer, body: Uint8Array): number {
 
 /**
  * The matcher thread's writer: appends records durably, one device flush each. Single writer:
- * the journal's WalStore (wal_store.ts) owns it and decides when a cycle restarts (`restart`).
+ * the journal's WalStore (wal_store.ts) owns it and decides when a cycle starts (`restart` after
+ * everything is in LMDB, `switchRegion` while the current region's batches are being stored).
  */
 export class WalWriter {
   readonly file: string;
@@ -85,10 +103,17 @@ export class WalWriter {
   readonly sync: WalSync;
   private readonly header = Buffer.alloc(WAL_HEADER_BYTES);
   private readonly zeros = Buffer.alloc(WAL_PAGE_BYTES);
-  /** The current cycle: its base, where the next record goes and the crc it names. */
+  /** Where the second region starts (walRegionStart of the file's size). */
+  readonly region_start_bytes: number;
+  /** The current cycle: its region (0, 1), base, where the next record goes and the crc it names. */
+  private region: 0 | 1 = 0;
   private base = 0;
   private next_offset = 0;
   private prev_crc = 0;
+  /** Written into the cycle's first record (-1: its base is in LMDB). */
+  private prev_last = -1;
+  /** The offset of the cycle's last record (-1: none yet). */
+  private last_offset = -1;
   /** Records appended in this cycle. */
   records = 0;
 
@@ -97,6 +122,7 @@ export class WalWriter {
     this.fd = fd;
     this.size_bytes = size_bytes;
     this.sync = sync;
+    this.region_start_bytes = walRegionStart(size_bytes);
   }
 
   /**
@@ -137,27 +163,54 @@ export class WalWriter {
     }
   }
 
-  /** Starts a new cycle at offset 0: every record written so far is in LMDB, whose last batch is `base`. */
+  /** Starts a new cycle in region 0: every record written so far is in LMDB, whose last batch is `base`. */
   restart(base: number): void {
+    this.startCycle(0, base, -1);
+  }
+
+  /**
+   * Starts the next cycle in the other region, after this cycle's last batch, naming this cycle's
+   * last record (its batches must stay readable until LMDB holds them: the caller stores them
+   * before it switches back). The other region's previous batches must be in LMDB.
+   */
+  switchRegion(): void {
+    if (this.records === 0) throw new Error('write-ahead file: switch of an empty cycle');
+    this.startCycle(this.region === 0 ? 1 : 0, this.base + this.records, this.last_offset);
+  }
+
+  private startCycle(region: 0 | 1, base: number, prev_last: number): void {
+    this.region = region;
     this.base = base;
-    this.next_offset = 0;
+    this.next_offset = region === 0 ? 0 : this.region_start_bytes;
     this.prev_crc = 0;
+    this.prev_last = prev_last;
+    this.last_offset = -1;
     this.records = 0;
   }
 
-  /** Whether a record of `body_bytes` fits after the records of this cycle. */
+  /** The end of the current cycle's region. */
+  private regionEnd(): number {
+    return this.region === 0 ? this.region_start_bytes : this.size_bytes;
+  }
+
+  /** Whether a record of `body_bytes` fits after the records of this cycle, in its region. */
   fits(body_bytes: number): boolean {
-    return this.next_offset + walRecordBytes(body_bytes) <= this.size_bytes;
+    return this.next_offset + walRecordBytes(body_bytes) <= this.regionEnd();
   }
 
-  /** Whether it would fit in an empty cycle (a larger batch goes to LMDB directly). */
+  /** Whether it would fit in an empty cycle of either region (a larger batch goes to LMDB directly). */
   fitsEmpty(body_bytes: number): boolean {
-    return walRecordBytes(body_bytes) <= this.size_bytes;
+    return walRecordBytes(body_bytes) <= Math.min(this.region_start_bytes, this.size_bytes - this.region_start_bytes);
   }
 
-  /** Bytes of the file the current cycle's records take (where the next record goes). */
+  /** Bytes of its region the current cycle's records take. */
   usedBytes(): number {
-    return this.next_offset;
+    return this.next_offset - (this.region === 0 ? 0 : this.region_start_bytes);
+  }
+
+  /** Bytes of the current cycle's region. */
+  regionBytes(): number {
+    return this.regionEnd() - (this.region === 0 ? 0 : this.region_start_bytes);
   }
 
   /** The batch id the next record must carry. */
@@ -178,7 +231,7 @@ export class WalWriter {
     h.writeUInt32LE(VERSION, 4);
     h.writeUInt32LE(body.length, 12);
     h.writeUInt32LE(this.prev_crc, 16);
-    h.writeUInt32LE(0, 20);
+    h.writeUInt32LE(this.records === 0 && this.prev_last >= 0 ? this.prev_last / WAL_PAGE_BYTES + 1 : 0, 20);
     h.writeDoubleLE(this.base, 24);
     h.writeDoubleLE(batch_id, 32);
     const crc = recordCrc(h, body);
@@ -196,6 +249,7 @@ export class WalWriter {
     if (this.sync === 'fdatasync') fs.fdatasyncSync(this.fd);
     afterSync?.();
     this.prev_crc = crc;
+    this.last_offset = this.next_offset;
     this.next_offset += bytes;
     this.records++;
   }
@@ -222,8 +276,10 @@ export function readWalRecord(fd: number, offset: number, file_bytes: number, sc
   if (h.readUInt32LE(0) !== MAGIC || h.readUInt32LE(4) !== VERSION) return null;
   const body_bytes = h.readUInt32LE(12);
   if (offset + walRecordBytes(body_bytes) > file_bytes) return null;
+  const prev_last_page = h.readUInt32LE(20);
   const header: WalHeader = {
     offset, crc: h.readUInt32LE(8), body_bytes, prev_crc: h.readUInt32LE(16), base: h.readDoubleLE(24), batch_id: h.readDoubleLE(32),
+    prev_last: prev_last_page === 0 ? -1 : (prev_last_page - 1) * WAL_PAGE_BYTES,
     next_offset: offset + walRecordBytes(body_bytes),
   };
   if (!Number.isSafeInteger(header.base) || !Number.isSafeInteger(header.batch_id)) return null;
@@ -256,27 +312,70 @@ export class WalScratch {
   }
 }
 
-/** Whether `h` continues the chain after `prev` (null: `h` is at offset 0 and starts it). */
-export function continuesChain(prev: WalHeader | null, h: WalHeader): boolean {
-  if (prev === null) return h.offset === 0 && h.prev_crc === 0 && h.batch_id === h.base + 1;
+/**
+ * Whether `h` continues the chain after `prev` (null: `h` starts a cycle, so it must be read at a
+ * region's start, `start`).
+ */
+export function continuesChain(prev: WalHeader | null, h: WalHeader, start = 0): boolean {
+  if (prev === null) return h.offset === start && h.prev_crc === 0 && h.batch_id === h.base + 1;
   return h.offset === prev.next_offset && h.base === prev.base && h.batch_id === prev.batch_id + 1 && h.prev_crc === prev.crc;
 }
 
-/**
- * Walks the current cycle from offset 0 and calls `each` with every record (checked, body in
- * `scratch`) in order; stops at the chain's end. Returns the last record (null: no cycle).
- * `with_body` false reads headers only (the crc is then not checked: for finding ids, not data).
- */
-export function walkWal(fd: number, file_bytes: number, scratch: WalScratch, each: (h: WalHeader) => boolean | void, with_body = true): WalHeader | null {
+/** Walks one cycle from `start` and calls `each` per record; stops at its end or when `each` says false. */
+function walkCycle(fd: number, file_bytes: number, start: number, scratch: WalScratch, each: (h: WalHeader) => boolean | void, with_body: boolean): { last: WalHeader | null; stopped: boolean } {
   let prev: WalHeader | null = null;
-  for (let offset = 0; offset < file_bytes;) {
+  for (let offset = start; offset < file_bytes;) {
     const h = readWalRecord(fd, offset, file_bytes, scratch, with_body);
-    if (h === null || !continuesChain(prev, h)) break;
+    if (h === null || !continuesChain(prev, h, start)) break;
     prev = h;
-    if (each(h) === false) break;
+    if (each(h) === false) return { last: prev, stopped: true };
     offset = h.next_offset;
   }
-  return prev;
+  return { last: prev, stopped: false };
+}
+
+/** A cycle's first record at `start` (header only), null when none starts there. */
+function cycleStart(fd: number, file_bytes: number, start: number, scratch: WalScratch): WalHeader | null {
+  const h = readWalRecord(fd, start, file_bytes, scratch, false);
+  return h !== null && continuesChain(null, h, start) ? h : null;
+}
+
+/**
+ * Walks the live cycles (the newest region's, after its predecessor's when it names one) and calls
+ * `each` with every record (checked, body in `scratch`) in id order; stops at the end or when
+ * `each` says false. Returns the last record visited (null: none). `with_body` false reads headers
+ * only (the crc is then not checked: for finding ids, not data). A predecessor that is not there
+ * or does not reach the record the newest cycle names (overwritten under a concurrent reader, or
+ * a record in its middle unreadable) is reported to `onBroken` with the newest cycle's base; the
+ * walk goes on with the newest cycle when it answers true (default: a reader looking for an id,
+ * whose caller asks LMDB for what the file lacks), else stops.
+ */
+export function walkWal(fd: number, file_bytes: number, scratch: WalScratch, each: (h: WalHeader) => boolean | void, with_body = true,
+  onBroken: (message: string, newest_base: number) => boolean = () => true): WalHeader | null {
+  const half = walRegionStart(file_bytes);
+  const a = cycleStart(fd, file_bytes, 0, scratch);
+  const b = half > 0 ? cycleStart(fd, file_bytes, half, scratch) : null;
+  // The newest cycle has the higher base (bases only grow: each cycle starts after the last batch).
+  const newest = a === null ? b : b === null || b.base <= a.base ? a : b;
+  if (newest === null) return null;
+  const other = newest === a ? b : a;
+  let last: WalHeader | null = null;
+  if (newest.prev_last >= 0) {
+    // Its predecessor: the other region's cycle, through the record named (batch `newest.base`).
+    const named = other === null ? null : readWalRecord(fd, newest.prev_last, file_bytes, scratch, false);
+    if (other === null || named === null || named.base !== other.base || named.batch_id !== newest.base) {
+      if (!onBroken(`the write-ahead file's cycle after batch ${newest.base} names a predecessor that is not there`, newest.base)) return null;
+    } else {
+      const older = walkCycle(fd, file_bytes, other.offset, scratch, each, with_body);
+      if (older.stopped) return older.last;
+      last = older.last;
+      if ((older.last === null || older.last.offset !== named.offset || older.last.batch_id !== newest.base) &&
+        !onBroken(`the write-ahead file's cycle before batch ${newest.base + 1} ends at batch ${older.last?.batch_id ?? other.base}`, newest.base)) {
+        return last;
+      }
+    }
+  }
+  return walkCycle(fd, file_bytes, newest.offset, scratch, each, with_body).last ?? last;
 }
 
 /** Opens an existing write-ahead file for reading; null when there is none. */
@@ -299,11 +398,12 @@ export interface WalBatch {
 
 /**
  * The batches of the write-ahead file that LMDB lacks (its last batch is `lmdb_last`, 0 when it
- * is empty), in order, checked (crc, chain). Records of the cycle at or below `lmdb_last` are
- * already stored (a store landed before the crash, the cycle did not restart yet). A cycle that
- * starts after LMDB's last batch would leave a gap: refused (LMDB only ever grows at its end, so
- * a cycle's base is at most LMDB's last batch), except when LMDB is empty (a journal resumed after
- * a snapshot, `Journal.resumeAfter`: its first cycle starts at the snapshot's batch).
+ * is empty), in order, checked (crc, chain). Records at or below `lmdb_last` are already stored (a
+ * store landed before the crash, the file was not reused yet). Live cycles that start after
+ * LMDB's last batch would leave a gap: refused (LMDB only ever grows at its end, so the oldest
+ * live cycle's base is at most LMDB's last batch), except when LMDB is empty (a journal resumed
+ * after a snapshot, `Journal.resumeAfter`: its first cycle starts at the snapshot's batch); so is
+ * a predecessor cycle that breaks before the newest cycle (`walkWal`'s `onBroken`).
  */
 export function readWalTail(journal_dir: string, lmdb_last: number, onGap: (message: string) => never): WalBatch[] {
   const opened = openWalForReading(journal_dir);
@@ -315,6 +415,10 @@ export function readWalTail(journal_dir: string, lmdb_last: number, onGap: (mess
     walkWal(opened.fd, opened.file_bytes, scratch, (h) => {
       if (base < 0) base = h.base;
       if (h.batch_id > lmdb_last) out.push({ batch_id: h.batch_id, value: Buffer.from(scratch.body(h)) });
+    }, true, (message, newest_base) => {
+      // Batches up to the newest cycle's base that LMDB holds need no predecessor.
+      if (newest_base > lmdb_last) onGap(`${walPath(journal_dir)}: ${message}, and the journal's LMDB ends at batch ${lmdb_last}`);
+      return true;
     });
     if (out.length > 0 && lmdb_last > 0 && base > lmdb_last) {
       onGap(`the write-ahead file ${walPath(journal_dir)} continues batch ${base} but the journal's LMDB ends at batch ${lmdb_last}`);

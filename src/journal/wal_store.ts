@@ -1,22 +1,35 @@
 // The write-ahead file's side of the journal (journal.ts owns one WalStore): which batches the
 // file holds and LMDB lacks (the unstored ones), when they are stored into LMDB, and the
 // recovery of the file's tail at open. The acknowledgement path and its invariant are described
-// at the top of journal.ts; the file itself is wal.ts.
+// at the top of journal.ts; the file itself is wal.ts, the storer thread wal_storer.ts.
+//
+// Stores off the matcher (h22j, docs/benchmarks.md "h22j"). The file is two regions. The matcher
+// appends into the current region's cycle; once it is full, `afterAck` (or `append`, for a batch
+// that does not fit) hands the region's batches to the storer thread and starts the next cycle in
+// the other region, and goes on while LMDB commits them. Its completion is looked at (one atomic
+// load) at each `afterAck`, `storeIdle` and region switch. Rules:
+// - a region is reused only after the store of its batches completed durably: a switch that comes
+//   first waits for it (`awaitStore`, counted in `store_waits` / `store_wait_ms`);
+// - a store that failed on the storer is reported (`onFault`, counted in `failed_writes`) and
+//   retried on the matcher's thread, holding it until it lands, as every store did before h22j;
+// - the journal's other writes to LMDB (a batch too large for the file, a trim, close) and the
+//   reserve's top-ups (reserve.ts: they write at LMDB's end) wait until no store is in flight;
+// - without the thread (it could not start) every store is the synchronous one on this thread.
 import type { Database } from 'lmdb';
 import { JournalCorruption } from './journal_codec.js';
 import { describeWriteError, injectedFault } from './journal_fault.js';
 import type { JournalReserve } from './reserve.js';
 import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, type WalBatch, type WalSync } from './wal.js';
+import { WalStorer } from './wal_storer.js';
 
 /**
- * `afterAck` stores the write-ahead file's batches into LMDB once their records fill this fraction
- * of the file (1/2: 2 MB of the default 4 MB, 512 one-page records, ~0.5 s at 1,000 requests/s),
- * or once WAL_STORE_BYTES of batches wait. Why so rarely (issue 11, docs/benchmarks.md "h21j"):
- * a store costs its two device flushes and a fixed part whatever it holds (~0.65-1.4 ms of CPU
- * for 64 one-request batches, ~1.4-2.4 ms for 512: 10-22 against 3-5 µs per batch), and the
- * matcher is held by it (~1-3 ms), so a request that arrives meanwhile waits: with a store per 64
- * batches, ~1.5% of the requests at 1,000/s met one (the p99). Half the file leaves room for the
- * largest batch (~1 MB), so a batch never waits for a store before its own write.
+ * The write-ahead batches go to LMDB once their records fill a region of the file, half of it
+ * (2 MB of the default 4 MB: 512 one-page records, ~0.5 s at 1,000 requests/s), or once
+ * WAL_STORE_BYTES of batches wait. Why so rarely (issue 11, docs/benchmarks.md "h21j"): a store
+ * costs its two device flushes and a fixed part whatever it holds (~0.65-1.4 ms of CPU for 64
+ * one-request batches, ~1.4-2.4 ms for 512: 10-22 against 3-5 µs per batch); since h22j that is
+ * the storer thread's, beside the matcher, and a region's store has the other region's fill time
+ * (~0.5 s at 1,000/s) to complete before the matcher would have to wait for it.
  */
 export const WAL_STORE_FILL_DENOMINATOR = 2;
 /** ... or this many bytes of batches (a quarter of the default file). */
@@ -24,11 +37,13 @@ export const WAL_STORE_BYTES = 1 << 20;
 /** Idle (no request waiting), `storeIdle` stores batches that have waited this long ... */
 export const WAL_STORE_IDLE_MS = 100;
 /**
- * ... once no batch was written for this long either: the exchange is quiet, and a store (~1-3 ms)
- * is unlikely to hold a request up. At 1,000 requests/s the matcher is idle between most batches
- * but never quiet this long, so stores wait for the file to fill (WAL_STORE_FILL_DENOMINATOR).
+ * ... once no batch was written for this long either: the exchange is quiet. At 1,000 requests/s
+ * the matcher is idle between most batches but never quiet this long, so stores wait for the
+ * region to fill.
  */
 export const WAL_STORE_QUIET_MS = 20;
+/** A wait for the storer longer than this is logged (a stalled disk), and again at each multiple. */
+export const WAL_STORE_WAIT_WARN_MS = 5_000;
 
 /** The JournalOptions a WalStore reads (described there). */
 export interface WalStoreOptions {
@@ -44,14 +59,21 @@ export interface WalStoreHost {
   reserve: JournalReserve;
   /** The journal's last batch (`Journal.lastBatchId`). */
   lastBatchId: () => number;
-  /** Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s. */
-  retried: (batch_id: number, write: () => void) => void;
+  /**
+   * Runs `write` until it succeeds, holding the caller; faults reported as batch `batch_id`'s.
+   * `failed` is a failure of the same write already met elsewhere (the storer thread): reported
+   * and counted as the first attempt's.
+   */
+  retried: (batch_id: number, write: () => void, failed?: unknown) => void;
+  /** Another thread committed to LMDB: this thread's read snapshot is renewed. */
+  storedElsewhere: () => void;
 }
 
 export class WalStore {
+  private readonly dir: string;
   private readonly options: WalStoreOptions;
   private readonly host: WalStoreHost;
-  /** LMDB's last batch (0: none); the write-ahead file holds the ones after it. */
+  /** LMDB's last batch (0: none), as far as this thread knows; the write-ahead file holds the ones after it. */
   private stored_batch_id: number;
   /**
    * The writer's write-ahead file (null: read only, `wal_bytes: 0`, or it could not be created, in
@@ -59,20 +81,38 @@ export class WalStore {
    */
   private readonly wal: WalWriter | null;
   /**
-   * The batches after LMDB's last, in order: in the write-ahead file, awaiting their store
-   * (writer), or read from it at open (read only).
+   * The batches after LMDB's last, in order: the store in flight's (the first `flight.count`), then
+   * the current cycle's (writer); or read from the file at open (read only).
    */
   private unstored: WalBatch[] = [];
   private unstored_bytes = 0;
+  /** The store on the storer thread, null when none is in flight. */
+  private flight: { seq: number; count: number; bytes: number; last_id: number } | null = null;
+  /**
+   * The storer thread (null: not yet, or it could not start). Started at the first store: its
+   * start holds that store's matcher 2.6-37 ms here, once per process. Not at open: a test run
+   * hung once (60 s, not reproduced in 3 x 24 runs) with the thread started at open, where its
+   * start (lmdb-js opening the environment and the database) can overlap this thread's own LMDB
+   * writes (recovery, a synchronous store, a trim); from the first store on, those wait for the
+   * store in flight, so the thread is running by then.
+   */
+  private storer: WalStorer | null = null;
+  private storer_failed_to_start = false;
   /** When the oldest unstored batch was acknowledged (Date.now()). */
   private unstored_since_ms = 0;
   /** When the last batch was written (Date.now()). */
   private last_append_ms = 0;
   /** LMDB commits that stored write-ahead batches, since open. */
   stores = 0;
+  /** Of them, on the storer thread. */
+  stores_async = 0;
+  /** Waits for a store in flight before the file's region could be reused (or LMDB written), and their time. */
+  store_waits = 0;
+  store_wait_ms = 0;
 
   /** `stored_batch_id`: LMDB's last batch (0: none). */
   constructor(dir: string, stored_batch_id: number, options: WalStoreOptions, host: WalStoreHost) {
+    this.dir = dir;
     this.options = options;
     this.host = host;
     this.stored_batch_id = stored_batch_id;
@@ -87,10 +127,8 @@ export class WalStore {
     // Recovery: what the write-ahead file holds after LMDB's last batch (durable, maybe
     // acknowledged) is stored first, as one durable transaction.
     if (tail.length > 0) {
-      this.unstored = tail;
-      this.storeOnce();
+      this.storeOnce(tail);
       this.stored_batch_id = tail[tail.length - 1].batch_id;
-      this.unstored = [];
       console.error(`ringbook: journal: stored batches ${tail[0].batch_id}..${this.stored_batch_id} from the write-ahead file into LMDB`);
     }
     this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
@@ -116,12 +154,12 @@ export class WalStore {
   append(batch_id: number, value: Buffer): void {
     const wal = this.wal;
     if (wal !== null && wal.fitsEmpty(value.length)) {
-      // A full file: its batches go to LMDB first, and the next cycle starts at offset 0.
-      if (!wal.fits(value.length)) this.storeUnstored();
+      // A full region: its batches go to LMDB, and the next cycle starts in the other region.
+      if (!wal.fits(value.length)) this.switchRegion(wal);
       this.host.retried(batch_id, () => this.walOnce(wal, batch_id, value));
       const now_ms = Date.now();
       this.last_append_ms = now_ms;
-      if (this.unstored.length === 0) this.unstored_since_ms = now_ms;
+      if (this.cycleCount() === 0) this.unstored_since_ms = now_ms;
       this.unstored.push({ batch_id, value });
       this.unstored_bytes += value.length;
     } else {
@@ -133,28 +171,46 @@ export class WalStore {
     }
   }
 
-  /**
-   * After the batch's commit marker is out (the matcher, between batches): once the unstored
-   * batches' records fill 1/WAL_STORE_FILL_DENOMINATOR of the write-ahead file (or WAL_STORE_BYTES
-   * of batches wait), stores them into LMDB (`storeUnstored`). Returns whether it stored (and so
-   * took time).
-   */
-  afterAck(): boolean {
-    const wal = this.wal;
-    if (wal === null || this.unstored.length === 0) return false;
-    if (wal.usedBytes() * WAL_STORE_FILL_DENOMINATOR < wal.size_bytes && this.unstored_bytes < WAL_STORE_BYTES) return false;
-    this.storeUnstored();
-    return true;
+  /** The current cycle's batches (after the store in flight's). */
+  private cycleCount(): number {
+    return this.unstored.length - (this.flight?.count ?? 0);
   }
 
   /**
-   * The matcher with no request waiting: stores the batches once the oldest has waited
-   * WAL_STORE_IDLE_MS and no batch came for WAL_STORE_QUIET_MS (a quiet exchange's LMDB catches up
-   * within ~0.1-0.2 s; a busy one's at `afterAck`). Returns whether it stored.
+   * After the batch's commit marker is out (the matcher, between batches): notes a finished store,
+   * and once the current cycle's records fill its region (one more one-page record would not fit,
+   * or WAL_STORE_BYTES of batches wait), hands them to the storer thread and starts the next
+   * cycle in the other region. Returns whether it started a store.
+   */
+  afterAck(): boolean {
+    const wal = this.wal;
+    if (wal === null) return false;
+    this.pollStore();
+    if (this.cycleCount() === 0) return false;
+    if (wal.fits(0) && this.cycleBytes() < WAL_STORE_BYTES) return false;
+    this.switchRegion(wal);
+    return true;
+  }
+
+  /** Bytes of the current cycle's batches. */
+  private cycleBytes(): number {
+    let bytes = this.unstored_bytes;
+    if (this.flight !== null) bytes -= this.flight.bytes;
+    return bytes;
+  }
+
+  /**
+   * The matcher with no request waiting: notes a finished store, and stores the batches once the
+   * oldest has waited WAL_STORE_IDLE_MS and no batch came for WAL_STORE_QUIET_MS (a quiet
+   * exchange's LMDB catches up within ~0.1-0.2 s; a busy one's at `afterAck`), unless a store is
+   * still in flight (the next idle call). Returns whether it started one.
    */
   storeIdle(now_ms = Date.now()): boolean {
-    if (this.unstored.length === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS || now_ms - this.last_append_ms < WAL_STORE_QUIET_MS) return false;
-    this.storeUnstored();
+    const wal = this.wal;
+    if (wal !== null) this.pollStore();
+    if (this.cycleCount() === 0 || now_ms - this.unstored_since_ms < WAL_STORE_IDLE_MS || now_ms - this.last_append_ms < WAL_STORE_QUIET_MS) return false;
+    if (wal === null || this.flight !== null) return false;
+    this.switchRegion(wal);
     return true;
   }
 
@@ -163,33 +219,127 @@ export class WalStore {
     return this.last_append_ms;
   }
 
-  /** Batches acknowledged (durable in the write-ahead file) and not yet in LMDB. */
+  /** Batches acknowledged (durable in the write-ahead file) and not yet known to be in LMDB. */
   unstoredBatches(): number {
     return this.options.read_only === true ? 0 : this.unstored.length;
   }
 
+  /** Whether a store is on the storer thread (LMDB and the end of its file are its meanwhile). */
+  storeInFlight(): boolean {
+    if (this.flight !== null) this.pollStore();
+    return this.flight !== null;
+  }
+
   /**
-   * Stores the write-ahead file's batches into LMDB, durably, in one transaction, and restarts the
-   * file at offset 0. A failing store is retried here (the caller is held, so no later batch is
-   * acknowledged; the file keeps every batch LMDB lacks meanwhile), reported through `onFault` as
-   * a fault of the next batch, the one it holds. Also before a trim, before a batch that does not
-   * fit, and at close.
+   * Hands the current cycle's batches to the storer thread and starts the next cycle in the other
+   * region, after waiting for the store of that region's previous batches if it is still in
+   * flight. Without the thread, stores them here (`storeUnstored`).
+   */
+  private switchRegion(wal: WalWriter): void {
+    if (this.cycleCount() === 0) return;
+    this.awaitStore();
+    const storer = this.startStorer();
+    if (storer === null) {
+      this.storeUnstored();
+      return;
+    }
+    const batches = this.unstored;
+    this.flight = { seq: storer.post(batches), count: batches.length, bytes: this.unstored_bytes, last_id: batches[batches.length - 1].batch_id };
+    wal.switchRegion();
+  }
+
+  private startStorer(): WalStorer | null {
+    if (this.storer === null && !this.storer_failed_to_start) {
+      this.storer = WalStorer.start(this.dir, this.options.fault_file ?? null);
+      if (this.storer === null) {
+        this.storer_failed_to_start = true;
+        console.error('ringbook: journal: the LMDB storer thread could not start: the write-ahead batches are stored on the matcher thread');
+      }
+    }
+    return this.storer;
+  }
+
+  /** Notes the store in flight's outcome once it is done (one atomic load when it is not). */
+  private pollStore(): void {
+    const f = this.flight;
+    if (f === null || this.storer === null || !this.storer.done(f.seq)) return;
+    this.finishStore(f);
+  }
+
+  /**
+   * Waits for the store in flight, if any, and notes its outcome: before the file's region is
+   * reused, before the journal writes LMDB itself, at close (and tests). Counted.
+   */
+  awaitStore(): void {
+    const f = this.flight;
+    if (f === null || this.storer === null) return;
+    if (!this.storer.done(f.seq)) {
+      const t0 = performance.now();
+      let warned_ms = 0;
+      while (!this.storer.wait(f.seq, 100)) {
+        const waited_ms = performance.now() - t0;
+        if (waited_ms - warned_ms >= WAL_STORE_WAIT_WARN_MS) {
+          warned_ms = waited_ms;
+          console.error(`ringbook: journal: waiting ${Math.round(waited_ms)} ms for the LMDB store of batches ..${f.last_id} (the disk is slow)`);
+        }
+      }
+      this.store_waits++;
+      this.store_wait_ms += performance.now() - t0;
+    }
+    this.finishStore(f);
+  }
+
+  /**
+   * A finished store: its batches leave the unstored ones. A failed one is reported as the next
+   * batch's fault and retried here, holding the caller until it lands (the region is not reused
+   * meanwhile, and no later batch is acknowledged).
+   */
+  private finishStore(f: { seq: number; count: number; bytes: number; last_id: number }): void {
+    const outcome = this.storer!.outcome();
+    const batches = this.unstored.slice(0, f.count);
+    if (!outcome.ok) {
+      this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce(batches), new Error(outcome.message));
+    } else {
+      this.stores_async++;
+    }
+    this.flight = null;
+    this.unstored.splice(0, f.count);
+    this.unstored_bytes -= f.bytes;
+    this.stored(f.last_id, f.bytes);
+  }
+
+  /** LMDB holds the batches through `last_id` durably. */
+  private stored(last_id: number, bytes: number): void {
+    this.stored_batch_id = last_id;
+    this.host.reserve.consumed(bytes);
+    this.host.storedElsewhere();
+    this.stores++;
+  }
+
+  /**
+   * Stores every unstored batch into LMDB, durably, and restarts the file in region 0: waits for
+   * the store in flight, then stores the current cycle's batches here in one transaction. A
+   * failing store is retried here (the caller is held, so no later batch is acknowledged; the file
+   * keeps every batch LMDB lacks meanwhile), reported through `onFault` as a fault of the next
+   * batch, the one it holds. Before a trim, before a batch too large for the file, at close, and
+   * without the storer thread.
    */
   storeUnstored(): void {
-    if (this.options.read_only === true || this.unstored.length === 0) return;
-    this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce());
-    this.stored_batch_id = this.unstored[this.unstored.length - 1].batch_id;
-    this.host.reserve.consumed(this.unstored_bytes);
+    if (this.options.read_only === true) return;
+    this.awaitStore();
+    if (this.unstored.length === 0) return;
+    const batches = this.unstored;
+    this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce(batches));
     this.unstored = [];
+    const bytes = this.unstored_bytes;
     this.unstored_bytes = 0;
-    this.stores++;
+    this.stored(batches[batches.length - 1].batch_id, bytes);
     this.wal?.restart(this.stored_batch_id);
   }
 
-  /** One synchronous LMDB transaction with every unstored batch: durable when it returns. */
-  private storeOnce(): void {
+  /** One synchronous LMDB transaction with `batches`: durable when it returns. */
+  private storeOnce(batches: readonly WalBatch[]): void {
     if (this.options.fault_file && injectedFault(this.options.fault_file) === 'store') throw new Error('injected store failure (test seam)');
-    const batches = this.unstored;
     const db = this.host.batches;
     db.transactionSync(() => {
       for (const b of batches) {
@@ -225,19 +375,33 @@ export class WalStore {
   }
 
   /**
-   * Stores what the write-ahead file holds (one attempt: if it fails, the file keeps it and the
-   * next open stores it), then closes the file.
+   * Waits for the store in flight, stores what the write-ahead file still holds (one attempt: if
+   * it fails, the file keeps it and the next open stores it), then closes the file and ends the
+   * storer thread.
    */
-  close(): void {
-    if (this.options.read_only !== true && this.unstored.length > 0) {
+  async close(): Promise<void> {
+    if (this.options.read_only !== true) {
       try {
-        this.storeOnce();
-        this.unstored = [];
+        if (this.flight !== null && this.storer !== null) {
+          while (!this.storer.wait(this.flight.seq, 100));
+          if (this.storer.outcome().ok) {
+            const f = this.flight;
+            this.unstored.splice(0, f.count);
+            this.unstored_bytes -= f.bytes;
+          }
+          this.flight = null;
+        }
+        if (this.unstored.length > 0) {
+          this.storeOnce(this.unstored);
+          this.unstored = [];
+        }
       } catch (e) {
         console.error(`ringbook: journal: storing the write-ahead file's batches at close failed (the next start stores them): ${describeWriteError(e)}`);
       }
     }
     this.wal?.close();
+    await this.storer?.close();
+    this.storer = null;
   }
 }
 

@@ -229,9 +229,9 @@ async function run(): Promise<void> {
       if (every > 0 && matcher.batch_id % every === 0) snapshot();
       continue;
     }
-    // Nothing waits: a moment to store the journal's write-ahead batches that waited long enough
-    // into LMDB and to top its reserve up (src/journal/wal.ts, reserve.ts), then look at the ring
-    // again before sleeping.
+    // Nothing waits: a moment to hand the journal's write-ahead batches that waited long enough to
+    // its LMDB storer thread and to top its reserve up (src/journal/wal_store.ts, reserve.ts), then
+    // look at the ring again before sleeping.
     if (journal?.storeIdle() === true) continue;
     if (journal?.reserveAhead(true) === true) continue;
     requests.waitForDataOnce(matcher.idleMs(100), pollMessages);

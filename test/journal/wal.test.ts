@@ -201,7 +201,7 @@ describe('readers of the write-ahead file', () => {
 });
 
 describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
-  it('stores once the records fill half the file, one LMDB commit each', async () => {
+  it('stores once the records fill half the file (a region), one LMDB commit each, on the storer thread', async () => {
     const dir = tempDir();
     // 16 pages: every batch here is a one-page record, so the 8th fills half the file.
     const pages = 16;
@@ -217,8 +217,10 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
       id++;
       j.append(id, timeOf(id), recordsOf(id), countOf(id));
       expect(j.afterAck()).toBe(true);
+      j.awaitStore();
       expect(j.unstoredBatches()).toBe(0);
       expect(j.stores).toBe(1);
+      expect(j.stores_async).toBe(1);
       expect(j.afterAck()).toBe(false);
     } finally {
       await j.close();
@@ -259,6 +261,7 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
       expect(j.storeIdle(t2)).toBe(false);
       expect(j.stores).toBe(0);
       expect(j.storeIdle(t2 + WAL_STORE_QUIET_MS)).toBe(true);
+      j.awaitStore();
       expect(j.stores).toBe(1);
       expect(j.unstoredBatches()).toBe(0);
       expect(j.storeIdle(t2 + 10 * WAL_STORE_IDLE_MS)).toBe(false);
@@ -267,6 +270,7 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
       const t3 = j.lastAppendMs();
       expect(j.storeIdle(t3 + WAL_STORE_QUIET_MS)).toBe(WAL_STORE_QUIET_MS >= WAL_STORE_IDLE_MS);
       expect(j.storeIdle(t3 + WAL_STORE_IDLE_MS)).toBe(true);
+      j.awaitStore();
       expect(j.stores).toBe(2);
     } finally {
       await j.close();
@@ -312,30 +316,34 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
     expect(await lmdbIds(crashed)).toEqual(range(1, 400));
   });
 
-  it('a full file is stored before the next record, and a batch larger than the file goes to LMDB directly', async () => {
+  it('a full region is stored before the next record goes to the other one, and a batch larger than a region goes to LMDB directly', async () => {
     const dir = tempDir();
-    // Three pages: three one-page records, then the fourth restarts the file after a store.
-    const j = Journal.open(dir, { wal_bytes: 3 * WAL_PAGE_BYTES });
+    // Four pages: regions of two one-page records each.
+    const j = Journal.open(dir, { wal_bytes: 4 * WAL_PAGE_BYTES });
     const reader = JournalReader.open(dir);
     try {
-      for (let id = 1; id <= 3; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
-      expect(j.unstoredBatches()).toBe(3);
-      j.append(4, timeOf(4), recordsOf(4), countOf(4));
+      for (let id = 1; id <= 2; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
+      expect(j.unstoredBatches()).toBe(2);
+      // The third does not fit in region 0: 1..2 go to the storer, 3 into region 1.
+      j.append(3, timeOf(3), recordsOf(3), countOf(3));
+      expect(reader.get(2)?.input_hash).toBe(inputHash(recordsOf(2)));
+      expect(reader.get(3)?.input_hash).toBe(inputHash(recordsOf(3)));
+      j.awaitStore();
       expect(j.stores).toBe(1);
       expect(j.unstoredBatches()).toBe(1);
-      // 60 records (~12.5 KB) do not fit in the 12 KB file.
+      // 60 records (~12.5 KB) do not fit in an 8 KB region.
       const big = new Int32Array(60 * RECORD_WORDS).fill(7);
-      j.append(5, timeOf(5), big, 60);
+      j.append(4, timeOf(4), big, 60);
       expect(j.unstoredBatches()).toBe(0);
-      expect(reader.get(5)?.count).toBe(60);
-      j.append(6, timeOf(6), recordsOf(6), countOf(6));
-      expect(reader.get(6)?.input_hash).toBe(inputHash(recordsOf(6)));
-      expect(reader.lastBatchId()).toBe(6);
+      expect(reader.get(4)?.count).toBe(60);
+      j.append(5, timeOf(5), recordsOf(5), countOf(5));
+      expect(reader.get(5)?.input_hash).toBe(inputHash(recordsOf(5)));
+      expect(reader.lastBatchId()).toBe(5);
     } finally {
       await reader.close();
       await j.close();
     }
-    expect(await lmdbIds(dir)).toEqual(range(1, 6));
+    expect(await lmdbIds(dir)).toEqual(range(1, 5));
   });
 });
 
