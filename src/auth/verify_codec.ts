@@ -22,6 +22,7 @@
 // 1 + i: other_addresses[i - 1] did: one recovery, compared with every candidate), then TASK_TIMES_BYTES: the worker's start and end of the
 // task as two f64 epoch milliseconds (performance.timeOrigin + now(): comparable across threads),
 // for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
+import { performance } from 'node:perf_hooks';
 import { parseHexBytesInto } from './hex.js';
 import { RECOVER_ROW_BYTES, RECOVER_ROW_HASH_AT, RECOVER_ROW_SIG_AT, RECOVER_ROWS_MAX, type Recoverer } from './recover.js';
 import { eip191HashRangeInto, eip191HashWordsInto, eip191WordAlignment } from './eip191.js';
@@ -219,8 +220,14 @@ function isPrefix0x(bytes: Uint8Array, at: number): boolean {
 /** Bytes after the verdicts of a task's answer: the task's start and end (f64 epoch ms each). */
 export const TASK_TIMES_BYTES = 16;
 
+/**
+ * The thread's timeOrigin, read once (fixed at its start); `performance` is perf_hooks' binding:
+ * the global one is an accessor running Node's lazy getter per read (h22f, gateway/stage_timings.ts).
+ */
+const TIME_ORIGIN_MS = performance.timeOrigin;
+
 function epochMs(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN_MS + performance.now();
 }
 
 /** The verdicts of an answer and the task's [start, end] epoch ms. */

@@ -8,6 +8,8 @@
 // message passing was ~12% of the worker and ~15% of the front thread (issue 11,
 // docs/benchmarks.md). The threads' life (start, replacement, a broken pool, stop) is
 // verify_workers.ts; this file routes the checks: rings, backlog, answers, the front's own checks.
+// perf_hooks' binding, not the global accessor (a lazy getter per read: h22f): read per verify task.
+import { performance } from 'node:perf_hooks';
 import { createRecoverer, recovererLibrary, type RecoverBackendName, type Recoverer } from './recover.js';
 import {
   encodePackedBatchInto, packedBatchCapacity, packedItemCapacity, readTaskTimesInto, TASK_TIMES_BYTES, verifyPackedInto,
