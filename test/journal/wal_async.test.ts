@@ -175,11 +175,17 @@ describe('readers while a store is on the storer thread', () => {
       for (const id of range(1, 10)) expect(reader.get(id)?.input_hash).toBe(inputHash(recordsOf(id)));
       expect(reader.lastBatchId()).toBe(10);
       expect(reader.get(11)).toBeUndefined();
+      // Read in id order as the DA thread does, the cursor follows each region switch itself:
+      // only the lookups above (out of order, or before a batch existed) walked the headers.
+      const walks = reader.wal_walks;
+      appendAll(j, range(11, 16)); // 9..12 in region 0, then 13.. in region 1 (after 9..12's store)
+      for (const id of range(11, 16)) expect(reader.get(id)?.input_hash).toBe(inputHash(recordsOf(id)));
+      expect(reader.wal_walks).toBe(walks);
     } finally {
       await reader.close();
       await j.close();
     }
-    expect(await lmdbIds(dir)).toEqual(range(1, 10));
+    expect(await lmdbIds(dir)).toEqual(range(1, 16));
   });
 
   it('read only (the CLI) sees both regions\' batches after LMDB\'s, and writes nothing', async () => {
