@@ -8,12 +8,16 @@ export function describeWriteError(e: unknown): string {
   return code === undefined ? message : `${message} (code ${String(code)})`;
 }
 
-export function injectedFault(file: string): 'write' | 'fsync' | 'store' | null {
+/**
+ * The fault a test asks for through the fault file: 'write', 'fsync', 'store' (every LMDB store of
+ * write-ahead batches fails), 'storer' (the storer thread cannot open LMDB: wal_storer_worker.ts).
+ */
+export function injectedFault(file: string): 'write' | 'fsync' | 'store' | 'storer' | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();
   } catch {
     return null;
   }
-  return text === 'write' || text === 'fsync' || text === 'store' ? text : null;
+  return text === 'write' || text === 'fsync' || text === 'store' || text === 'storer' ? text : null;
 }

@@ -299,6 +299,14 @@ export class WalStore {
     const batches = this.unstored.slice(0, f.count);
     if (!outcome.ok) {
       this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce(batches), new Error(outcome.message));
+      if (this.storer!.unusable()) {
+        // It could not open LMDB: every later store would fail there too. Stores are this
+        // thread's again, as without the thread.
+        console.error(`ringbook: journal: the LMDB storer thread could not open the journal (${outcome.message}): the write-ahead batches are stored on the matcher thread`);
+        void this.storer!.close();
+        this.storer = null;
+        this.storer_failed_to_start = true;
+      }
     } else {
       this.stores_async++;
     }

@@ -18,6 +18,8 @@ import type { WalBatch } from './wal.js';
 export const STORER_DONE = 0;
 export const STORER_FAILED = 1;
 export const STORER_MESSAGE_BYTES = 2;
+/** Set (1) by a thread that could not open LMDB: it fails every job, and the journal stops using it. */
+export const STORER_UNUSABLE = 3;
 /** Bytes of the control words before the message. */
 export const STORER_HEADER_BYTES = 16;
 /** Longest failure message kept (UTF-8 bytes). */
@@ -96,6 +98,11 @@ export class WalStorer {
     if (seen >= seq) return true;
     Atomics.wait(this.control, STORER_DONE, seen, timeout_ms);
     return this.done(seq);
+  }
+
+  /** Whether the thread could not open LMDB (every job it gets fails). */
+  unusable(): boolean {
+    return Atomics.load(this.control, STORER_UNUSABLE) === 1;
   }
 
   /** The outcome of the last job done. */

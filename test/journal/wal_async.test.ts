@@ -271,6 +271,30 @@ describe('a region is reused only after its store landed', () => {
     expect(await lmdbIds(dir)).toEqual(range(1, 3));
   });
 
+  it('a storer thread that cannot open LMDB fails its first store, which the matcher thread stores; later stores are the matcher\'s own', async () => {
+    const dir = tempDir();
+    const fault_file = path.join(dir, 'fault');
+    const faults: (JournalFault | null)[] = [];
+    const j = Journal.open(dir, { wal_bytes: 4 * WAL_PAGE_BYTES, fault_file, onFault: (fault) => faults.push(fault) });
+    try {
+      appendAll(j, [1, 2]);
+      fs.writeFileSync(fault_file, 'storer'); // read by the thread as it starts, at the first store
+      j.append(3, timeOf(3), recordsOf(3), countOf(3)); // 1..2 to the storer, which cannot open LMDB
+      j.awaitStore();
+      expect(faults).toEqual([{ batch_id: 4, message: expect.stringContaining('injected storer open failure') }, null]);
+      expect(await lmdbIds(dir)).toEqual([1, 2]);
+      fs.rmSync(fault_file);
+      appendAll(j, range(4, 9)); // regions switch twice more: stored on this thread, no fault
+      expect(faults.length).toBe(2);
+      expect(j.stores_async).toBe(0);
+      expect(j.stores).toBeGreaterThanOrEqual(3);
+      expect(await lmdbIds(dir)).toEqual(expect.arrayContaining(range(1, 6)));
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(1, 9));
+  });
+
   it('no reserve top-up while a store is in flight (both write at the end of LMDB\'s file)', async () => {
     const dir = tempDir();
     const j = Journal.open(dir, { wal_bytes: 2 * WAL_PAGE_BYTES });
