@@ -10,25 +10,17 @@ import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal } from '../../src/journal/journal.js';
-import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
+import { inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { WAL_STORE_FILL_DENOMINATOR, WAL_STORE_IDLE_MS, WAL_STORE_QUIET_MS } from '../../src/journal/wal_store.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
-import { mulberry32 } from '../../src/util/prng.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
+import { walBatches } from './wal_batches.js';
 
 const tempDir = tempDirsPerFile('ringbook-wal-');
 
-/** Batch `id`'s records: id % 5 + 1 random records (seeded by the id). */
-function recordsOf(id: number): Int32Array {
-  const rand = mulberry32(id);
-  const r = new Int32Array((id % 5 + 1) * RECORD_WORDS);
-  for (let i = 0; i < r.length; i++) r[i] = (rand() * 2 ** 32) | 0;
-  return r;
-}
-const countOf = (id: number): number => id % 5 + 1;
-const timeOf = (id: number): number => 1_700_000_000_000 + id;
-const bodyOf = (id: number): Buffer => encodeBatch(id, timeOf(id), recordsOf(id), countOf(id));
+// Batch `id`: id % 5 + 1 random records (seeded by the id).
+const { recordsOf, countOf, timeOf, bodyOf } = walBatches(5);
 
 /** A journal whose LMDB holds batches 1..n (stored after each acknowledgement, then closed). */
 async function lmdbWith(n: number): Promise<string> {

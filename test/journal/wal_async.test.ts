@@ -12,23 +12,15 @@ import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal, type JournalFault } from '../../src/journal/journal.js';
-import { encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
+import { inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { readWalTail, walPath, walRegionStart, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
-import { RECORD_WORDS } from '../../src/ring/records.js';
-import { mulberry32 } from '../../src/util/prng.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
+import { walBatches } from './wal_batches.js';
 
 const tempDir = tempDirsPerFile('ringbook-wal-async-');
 
-function recordsOf(id: number): Int32Array {
-  const rand = mulberry32(id);
-  const r = new Int32Array((id % 3 + 1) * RECORD_WORDS);
-  for (let i = 0; i < r.length; i++) r[i] = (rand() * 2 ** 32) | 0;
-  return r;
-}
-const countOf = (id: number): number => id % 3 + 1;
-const timeOf = (id: number): number => 1_700_000_000_000 + id;
-const bodyOf = (id: number): Buffer => encodeBatch(id, timeOf(id), recordsOf(id), countOf(id));
+// Batch `id`: id % 3 + 1 random records (seeded by the id).
+const { recordsOf, countOf, timeOf, bodyOf } = walBatches(3);
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const appendAll = (j: Journal, ids: number[]): void => {
   for (const id of ids) {
