@@ -6,7 +6,6 @@
 // file is written with the journal's own writer, then left as a crash leaves it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal } from '../../src/journal/journal.js';
@@ -15,7 +14,7 @@ import { walPath, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { WAL_STORE_FILL_DENOMINATOR, WAL_STORE_IDLE_MS, WAL_STORE_QUIET_MS } from '../../src/journal/wal_store.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
-import { walBatches } from './wal_batches.js';
+import { lmdbIds, range, walBatches } from './wal_batches.js';
 
 const tempDir = tempDirsPerFile('ringbook-wal-');
 
@@ -42,15 +41,6 @@ function walCycle(dir: string, base: number, ids: number[]): void {
   w.close();
 }
 
-/** LMDB's own view of the journal (no write-ahead file): the ids it stores. */
-async function lmdbIds(dir: string): Promise<number[]> {
-  const root = open({ path: dir, compression: false });
-  const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
-  const ids = Array.from(batches.getKeys(), (k) => k as number);
-  await root.close();
-  return ids;
-}
-
 async function readIds(dir: string, options: { read_only?: boolean } = {}): Promise<number[]> {
   const j = Journal.open(dir, options);
   try {
@@ -67,7 +57,6 @@ async function readIds(dir: string, options: { read_only?: boolean } = {}): Prom
   }
 }
 
-const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('write-ahead file recovery (Journal.open)', () => {
   it('stores the batches it holds after LMDB\'s last into LMDB, once, and continues after them', async () => {

@@ -15,13 +15,12 @@ import { Journal, type JournalFault } from '../../src/journal/journal.js';
 import { inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { readWalTail, walPath, walRegionStart, WalWriter, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
-import { walBatches } from './wal_batches.js';
+import { lmdbIds, range, walBatches } from './wal_batches.js';
 
 const tempDir = tempDirsPerFile('ringbook-wal-async-');
 
 // Batch `id`: id % 3 + 1 random records (seeded by the id).
 const { recordsOf, countOf, timeOf, bodyOf } = walBatches(3);
-const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const appendAll = (j: Journal, ids: number[]): void => {
   for (const id of ids) {
     j.append(id, timeOf(id), recordsOf(id), countOf(id));
@@ -36,14 +35,6 @@ async function lmdbWith(n: number, pages: number): Promise<string> {
   for (let id = 1; id <= n; id++) j.append(id, timeOf(id), recordsOf(id), countOf(id));
   await j.close();
   return dir;
-}
-
-async function lmdbIds(dir: string): Promise<number[]> {
-  const root = open({ path: dir, compression: false });
-  const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
-  const ids = Array.from(batches.getKeys(), (k) => k as number);
-  await root.close();
-  return ids;
 }
 
 /** Every batch through Journal.open's recovery and readTransient, checked against its records. */
