@@ -153,9 +153,10 @@ describe.each(await loadgenIoCases())('loadgen (--io %s) reads answers however t
       expect(rep.kinds.order.rejects).toEqual({ INSUFFICIENT_FUNDS: n / 4 });
       // The answers did arrive in pieces: more reads with bytes than answers.
       expect(rep.reads).toBeGreaterThan(rep.responses);
-      // io_uring: 4 lanes get 64 provided buffers of 2 KiB (128 KiB), fewer than one 150 KB body
-      // takes, so a recv ran out of buffers, ended, and was armed again without losing a byte.
-      if (io === 'io_uring') expect(rep.io_uring_recv_rearms).toBeGreaterThan(0);
+      // io_uring: 4 lanes share 64 provided buffers of 2 KiB (128 KiB), fewer than one 150 KB body
+      // takes; whether a recv runs out of them (and is armed again) depends on how far the kernel
+      // is ahead of this generator's reads, so it is not asserted: it was seen both ways (a CI run
+      // on 2026-11-28 found none), and the counts above hold either way: no byte lost.
       // X-Request-Id (either case) read from split heads: every request's number, once.
       const rec = readRecordsFile(records);
       const numbers = Array.from(rec.request_no).sort((a, b) => a - b);
