@@ -76,9 +76,12 @@ function roundUpPage(bytes: number): number {
   return Math.ceil(bytes / WAL_PAGE_BYTES) * WAL_PAGE_BYTES;
 }
 
+/** The file's regions (h22j): one is filled while the other's batches are stored into LMDB. */
+export const WAL_REGIONS = 2;
+
 /** Where the second region starts in a file of `file_bytes` (half its whole pages, rounded down). */
 export function walRegionStart(file_bytes: number): number {
-  return Math.floor(Math.floor(file_bytes / WAL_PAGE_BYTES) / 2) * WAL_PAGE_BYTES;
+  return Math.floor(Math.floor(file_bytes / WAL_PAGE_BYTES) / WAL_REGIONS) * WAL_PAGE_BYTES;
 }
 
 /** Space a record of `body_bytes` takes in the file. */
@@ -201,16 +204,6 @@ export class WalWriter {
   /** Whether it would fit in an empty cycle of either region (a larger batch goes to LMDB directly). */
   fitsEmpty(body_bytes: number): boolean {
     return walRecordBytes(body_bytes) <= Math.min(this.region_start_bytes, this.size_bytes - this.region_start_bytes);
-  }
-
-  /** Bytes of its region the current cycle's records take. */
-  usedBytes(): number {
-    return this.next_offset - (this.region === 0 ? 0 : this.region_start_bytes);
-  }
-
-  /** Bytes of the current cycle's region. */
-  regionBytes(): number {
-    return this.regionEnd() - (this.region === 0 ? 0 : this.region_start_bytes);
   }
 
   /** The batch id the next record must carry. */

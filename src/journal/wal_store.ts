@@ -19,7 +19,7 @@ import type { Database } from 'lmdb';
 import { JournalCorruption } from './journal_codec.js';
 import { describeWriteError, injectedFault } from './journal_fault.js';
 import type { JournalReserve } from './reserve.js';
-import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, type WalBatch, type WalSync } from './wal.js';
+import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, WAL_REGIONS, type WalBatch, type WalSync } from './wal.js';
 import { WalStorer } from './wal_storer.js';
 
 /**
@@ -31,7 +31,7 @@ import { WalStorer } from './wal_storer.js';
  * the storer thread's, beside the matcher, and a region's store has the other region's fill time
  * (~0.5 s at 1,000/s) to complete before the matcher would have to wait for it.
  */
-export const WAL_STORE_FILL_DENOMINATOR = 2;
+export const WAL_STORE_FILL_DENOMINATOR = WAL_REGIONS; // a region is the file's share a store takes: one number, wal.ts's
 /** ... or this many bytes of batches (a quarter of the default file). */
 export const WAL_STORE_BYTES = 1 << 20;
 /** Idle (no request waiting), `storeIdle` stores batches that have waited this long ... */
