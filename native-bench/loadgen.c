@@ -128,6 +128,7 @@ typedef struct {
   uint64_t unanswered, not_sent, socket_errors, connections_closed, protocol_errors;
   uint64_t waits, wait_events; // epoll_wait calls and the events they returned (wakeups per request)
   uint64_t reads;              // recv calls that returned bytes (one per answer unless answers split)
+  uint64_t read_bytes;         // the bytes those recvs returned: what the server wrote, if none was lost
   uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
   int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
@@ -139,6 +140,7 @@ typedef struct {
   struct __kernel_timespec timer_at;   // read by the kernel when the timeout sqe is submitted
   uint64_t uring_completions;
   uint64_t uring_rearms; // multishot recvs that ended (buffers ran out) and were armed again
+  uint64_t uring_nobufs; // of those, the ends for want of a provided buffer (ENOBUFS)
   records_t records; // --records: one per answer
   uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
@@ -422,6 +424,7 @@ static void on_readable(run_t *r, int li, int hangup) {
       return;
     }
     r->reads++;
+    r->read_bytes += (uint64_t)n;
     uint32_t total = have + (uint32_t)n;
     uint64_t need;
     uint32_t pos = take_answers(r, li, buf, total, &need);
@@ -702,8 +705,11 @@ int main(int argc, char **argv) {
           r->last_send_ns ? (double)(r->last_send_ns - r->t0) / 1e6 : 0.0, (unsigned long long)r->early_sends);
   // io_uring: "epoll_waits" counts its waiting io_uring_enter calls and "epoll_events" its completions
   // (sends and timeouts included), so wake-ups per request read the same from either backend.
-  fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu,\"reads\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events, (unsigned long long)r->reads);
-  if (r->use_uring) fprintf(o, ",\"io_uring_enters\":%llu,\"io_uring_recv_rearms\":%llu", (unsigned long long)r->u.enters, (unsigned long long)r->uring_rearms);
+  fprintf(o, ",\"epoll_waits\":%llu,\"epoll_events\":%llu,\"reads\":%llu,\"read_bytes\":%llu", (unsigned long long)r->waits, (unsigned long long)r->wait_events,
+          (unsigned long long)r->reads, (unsigned long long)r->read_bytes);
+  if (r->use_uring)
+    fprintf(o, ",\"io_uring_enters\":%llu,\"io_uring_recv_buffers\":%u,\"io_uring_recv_rearms\":%llu,\"io_uring_recv_nobufs\":%llu", (unsigned long long)r->u.enters,
+            r->u.nbufs, (unsigned long long)r->uring_rearms, (unsigned long long)r->uring_nobufs);
   fprintf(o, ",\"voluntary_context_switches\":%lld,\"involuntary_context_switches\":%lld", (long long)(vcsw1 - vcsw0), (long long)(ivcsw1 - ivcsw0));
   if (r->o.records != NULL) fprintf(o, ",\"records\":%llu,\"clock_realtime_minus_monotonic_ns\":%lld", (unsigned long long)r->records.n, (long long)clock_offset_ns);
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);

@@ -35,6 +35,8 @@
 #define ERROR_CODES_MAX 32
 #define ERROR_CODE_LEN_MAX 40
 #define EVENTS_PER_WAIT 512
+/** Most provided receive buffers of the io_uring backend (a power of two; a kernel limit is 32768; --recv-buffers). */
+#define URING_BUFS_MAX 8192u
 
 /** Bad options, input or environment: a message on stderr and exit status 2. */
 static void die(const char *fmt, ...) {

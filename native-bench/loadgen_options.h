@@ -28,6 +28,7 @@ typedef struct {
   const char *records;        // per-request records file (--records), or NULL
   double slice_us;            // --slice-us: this thread's EEVDF slice request (loadgen_slice.h); 0: the kernel's default
   int io;                     // --io: IO_AUTO (io_uring, else epoll), IO_URING (or fail), IO_EPOLL
+  uint32_t recv_buffers;      // --recv-buffers: provided receive buffers (io_uring); 0: 2 per lane, 64..8192
 } opts_t;
 
 enum { IO_AUTO = 0, IO_URING = 1, IO_EPOLL = 2 };
@@ -38,6 +39,7 @@ static void usage(void) {
       "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
       "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
       "               [--tcp-congestion reno|default|NAME] [--records FILE] [--slice-us N] [--io auto|io_uring|epoll]\n"
+      "               [--recv-buffers N]\n"
       "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
       "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
       "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
@@ -47,6 +49,8 @@ static void usage(void) {
       "  --io: the socket I/O; auto (default) uses io_uring in closed mode when the kernel allows it,\n"
       "  else (and in open mode) epoll (reported as generator_io); io_uring fails rather than fall\n"
       "  back; epoll forces the fallback.\n"
+      "  --recv-buffers N (with --io io_uring): the multishot recvs' provided 2 KiB buffers, a power of two\n"
+      "  1..8192 (default: 2 per lane, at least 64); a few make the recvs run out and be armed again.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }
@@ -104,6 +108,13 @@ static void parse_args(int argc, char **argv, opts_t *o) {
       else if (strcmp(v, "epoll") == 0) o->io = IO_EPOLL;
       else die("--io must be auto, io_uring or epoll, got '%s'", v);
     }
+    else if (strcmp(k, "--recv-buffers") == 0) {
+      NEED_VALUE();
+      double n = num_arg(k, v, 1, URING_BUFS_MAX);
+      // The kernel takes a provided-buffer ring of a power of two entries only.
+      if (n != floor(n) || ((uint32_t)n & ((uint32_t)n - 1)) != 0) die("--recv-buffers must be a power of two (1, 2, 4, ... %u), got '%s'", URING_BUFS_MAX, v);
+      o->recv_buffers = (uint32_t)n;
+    }
     else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
     else { usage(); die("unknown option %s", k); }
 #undef NEED_VALUE
@@ -131,6 +142,8 @@ static void parse_args(int argc, char **argv, opts_t *o) {
   if (!o->open && o->rate > 0) die("--rate goes with --mode open only");
   if (o->until_empty && (o->open || duration_given)) die("--until-empty is for closed mode, without --duration-ms");
   if (o->until_empty) o->duration_ms = 0;
+  // With auto a fallback to epoll would drop it unseen: a run that asks for few buffers gets them or fails.
+  if (o->recv_buffers != 0 && o->io != IO_URING) die("--recv-buffers goes with --io io_uring only");
 }
 
 /** Loopback only: this tool floods its target and must never point at another machine. */

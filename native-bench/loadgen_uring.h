@@ -17,8 +17,6 @@
 
 /** Bytes of one provided receive buffer: an answer is ~200-600 bytes; a longer one spans buffers. */
 #define URING_BUF_BYTES 2048u
-/** Most provided buffers (a power of two; a kernel limit is 32768). */
-#define URING_BUFS_MAX 8192u
 
 typedef struct {
   int fd;

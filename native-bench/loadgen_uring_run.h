@@ -98,14 +98,18 @@ static void uring_on_recv(run_t *r, int li, int res, uint32_t flags) {
     uint16_t bid = (uint16_t)(flags >> IORING_CQE_BUFFER_SHIFT);
     if (!l->closed) {
       r->reads++;
+      r->read_bytes += (uint64_t)res;
       uring_on_bytes(r, li, r->u.bufs + (size_t)bid * URING_BUF_BYTES, (uint32_t)res);
     }
     uring_buf_recycle(&r->u, bid);
   } else if (res == 0) {
     lane_closed(r, li, 0);
     return;
-  } else if (res != -ENOBUFS) {
-    // ENOBUFS: every provided buffer was taken (answers not yet reaped); the recv ends and is re-armed.
+  } else if (res == -ENOBUFS) {
+    // Every provided buffer was taken (answers not yet reaped): the recv ends, its bytes wait in
+    // the socket, and it is armed again below, after the reaped buffers are returned.
+    r->uring_nobufs++;
+  } else {
     if (res != -ECANCELED) lane_closed(r, li, 1);
     return;
   }
@@ -178,15 +182,23 @@ static void choose_io(run_t *r) {
   uint32_t entries = pow2_at_least((uint32_t)r->nlanes * 2 + 8);
   int e = uring_init(&r->u, entries, &why);
   if (e == 0) {
-    uint32_t nbufs = pow2_at_least((uint32_t)r->nlanes * 2);
-    if (nbufs < 64) nbufs = 64;
-    if (nbufs > URING_BUFS_MAX) nbufs = URING_BUFS_MAX;
+    // --recv-buffers (a test's few, to run them out for certain) or 2 per lane, 64 to URING_BUFS_MAX.
+    uint32_t nbufs = r->o.recv_buffers;
+    if (nbufs == 0) {
+      nbufs = pow2_at_least((uint32_t)r->nlanes * 2);
+      if (nbufs < 64) nbufs = 64;
+      if (nbufs > URING_BUFS_MAX) nbufs = URING_BUFS_MAX;
+    }
     e = uring_setup_buffers(&r->u, nbufs);
     if (e != 0) why = "provided buffer ring (kernel < 5.19)";
   }
   if (e != 0) {
     if (r->o.io == IO_URING) die("--io io_uring: %s: %s", why, strerror(-e));
-    r->io_fallback = why;
+    // The step and the kernel's errno, as --io io_uring would name them (EPERM: a sandbox's
+    // seccomp or io_uring_disabled; ENOSYS: a kernel without io_uring).
+    static char fallback[160];
+    snprintf(fallback, sizeof fallback, "%s: %s", why, strerror(-e));
+    r->io_fallback = fallback;
     return;
   }
   r->use_uring = 1;

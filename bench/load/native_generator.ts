@@ -76,8 +76,12 @@ export interface NativeReport {
   io_fallback?: string;
   /** io_uring: every io_uring_enter call (epoll_waits counts those that waited). */
   io_uring_enters?: number;
-  /** io_uring: multishot recvs that ended (every provided buffer taken) and were armed again. */
+  /** io_uring: its provided 2 KiB receive buffers (--recv-buffers, else 2 per lane, 64 to 8,192). */
+  io_uring_recv_buffers?: number;
+  /** io_uring: multishot recvs that ended and were armed again. */
   io_uring_recv_rearms?: number;
+  /** io_uring: of those, the ends for want of a provided buffer (ENOBUFS: every one taken, the bytes still in the socket). */
+  io_uring_recv_nobufs?: number;
   /** With --slice-us: the slice the kernel reported for the generator afterwards (µs), and the one it had before. */
   slice_us?: number;
   slice_us_before?: number;
@@ -119,6 +123,8 @@ export interface NativeReport {
   epoll_waits: number;
   epoll_events: number;
   reads: number;
+  /** The bytes those recvs returned (absent from binaries before it). */
+  read_bytes?: number;
   /** Context switches of the run: voluntary (slept in epoll_wait) and involuntary (preempted). */
   voluntary_context_switches: number;
   involuntary_context_switches: number;
