@@ -1,25 +1,65 @@
 // Which of loadgen's socket backends (native-bench/loadgen.c --io) this machine can run, for the
 // tests that run each: epoll always; io_uring when the kernel gives it (not under a seccomp filter
-// or io_uring_disabled, not before Linux 5.19).
+// or io_uring_disabled, not before Linux 5.19). A test of io_uring on a machine that refuses it is
+// SKIPPED with the refusal in its title (never run on epoll instead and passed: that would say
+// io_uring works when nothing ran on it); loadgen_io.test.ts shows the probe and the fallback
+// under a refusal made on purpose.
+import path from 'node:path';
 import { LOADGEN_BINARY, runLoadgen } from '../../bench/load/native_generator.js';
 
+export type LoadgenIo = 'io_uring' | 'epoll';
+
+/** native-bench/loadgen_deny_uring: runs a command with io_uring_setup refused (EPERM or ENOSYS), as a sandbox does. */
+export const DENY_URING_BINARY = path.join(path.dirname(LOADGEN_BINARY), 'loadgen_deny_uring');
+
+/** What the kernel said to loadgen's io_uring setup: null when it gave the ring, else loadgen's reason. */
+export interface IoUringProbe {
+  refused: string | null;
+}
+
 /**
- * `--io io_uring` sets the ring up before it connects and exits naming the refused step when the
- * kernel says no; against port 1 (nothing listens) a ring that came up ends at the connect instead.
+ * Asks loadgen itself (the steps a run takes: io_uring_setup, the rings' mmaps, the provided
+ * buffer ring), not a guess from the kernel version: `--io io_uring` sets the ring up before it
+ * connects and exits naming the refused step and errno when the kernel says no; against port 1
+ * (nothing listens) a ring that came up ends at the connect instead. `deny` runs it under
+ * loadgen_deny_uring, to see a refusal on a machine that gives io_uring.
  */
-export async function ioUringAvailable(binary = LOADGEN_BINARY): Promise<boolean> {
+export async function probeIoUring(deny?: 'EPERM' | 'ENOSYS'): Promise<IoUringProbe> {
+  const args = ['--target', '127.0.0.1:1', '--repeat-get', '/', '--connections', '1', '--io', 'io_uring'];
   try {
-    await runLoadgen(['--target', '127.0.0.1:1', '--repeat-get', '/', '--connections', '1', '--io', 'io_uring'], 10_000, binary);
+    if (deny === undefined) await runLoadgen(args, 10_000);
+    else await runLoadgen([deny, LOADGEN_BINARY, ...args], 10_000, DENY_URING_BINARY);
   } catch (e) {
     const msg = (e as Error).message;
-    if (/connect to port 1/.test(msg)) return true;
-    if (/--io io_uring:/.test(msg)) return false;
+    if (/connect to port 1/.test(msg)) return { refused: null };
+    const m = /--io io_uring: (.*)$/m.exec(msg);
+    if (m !== null) return { refused: m[1].trim() };
     throw e;
   }
   throw new Error('loadgen ran against 127.0.0.1:1');
 }
 
-/** The backends to test here: both when io_uring is available, else epoll alone. */
-export async function loadgenIoCases(binary = LOADGEN_BINARY): Promise<Array<'io_uring' | 'epoll'>> {
-  return (await ioUringAvailable(binary)) ? ['io_uring', 'epoll'] : ['epoll'];
+/** A backend to test, and why it is skipped here (null: it runs). */
+export interface LoadgenIoCase {
+  io: LoadgenIo;
+  skip: string | null;
+}
+
+/** Both backends, io_uring with the probe's refusal as its reason to skip (epoll always runs). */
+export function ioCasesOf(probe: IoUringProbe): LoadgenIoCase[] {
+  const { refused } = probe;
+  return [
+    { io: 'io_uring', skip: refused === null ? null : `SKIPPED: this kernel refuses io_uring to loadgen (${refused})` },
+    { io: 'epoll', skip: null },
+  ];
+}
+
+/** The cases on this machine: io_uring first, then epoll. */
+export async function loadgenIoCases(): Promise<LoadgenIoCase[]> {
+  return ioCasesOf(await probeIoUring());
+}
+
+/** A test's title with its reason to skip appended, so the report says why it did not run. */
+export function titled(title: string, c: LoadgenIoCase): string {
+  return c.skip === null ? title : `${title} [${c.skip}]`;
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lane, textSegment } from '../../bench/load/lanes.js';
 import { LOADGEN_BINARY, readRecordsFile, runLoadgen, writeRequestFile, type NativeReport } from '../../bench/load/native_generator.js';
-import { loadgenIoCases } from './loadgen_io.js';
+import { loadgenIoCases, titled } from './loadgen_io.js';
 
 const RUN_TIMEOUT_MS = 60_000;
 const KIND_ORDER = 0;
@@ -110,7 +110,10 @@ function spawnLoadgen(args: string[], timeout_ms: number): { pid: number | undef
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-describe.each(await loadgenIoCases())('loadgen (--io %s) reads answers however their bytes arrive', (io) => {
+const IO_CASES = await loadgenIoCases();
+
+for (const c of IO_CASES) describe.skipIf(c.skip !== null)(titled(`loadgen (--io ${c.io}) reads answers however their bytes arrive`, c), () => {
+  const io = c.io;
   it('answers split at every awkward place (status line, header name, head end, body), bodies over the 64 KiB shared buffer, any header case', async () => {
     const LANES = 4;
     const PER_LANE = 12;
@@ -237,3 +240,4 @@ describe.each(await loadgenIoCases())('loadgen (--io %s) reads answers however t
     }
   });
 });
+
