@@ -18,6 +18,7 @@ import { Knobs } from './knobs.js';
 import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
 import { depositLanes } from './load/phases.js';
+import { parseStraceTable } from './load/strace_table.js';
 import { onSignalCleanup, removeDir, startServer, type ServerChild } from './load/server_child.js';
 import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
@@ -57,20 +58,6 @@ function cpuTicks(pid: number, tid: number): [number, number] {
   return [Number(f[11]), Number(f[12])];
 }
 
-/** strace -c's table: calls per syscall name (the total row left out). */
-function parseStrace(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const f = line.trim().split(/\s+/);
-    // % time, seconds, usecs/call, calls, [errors], syscall
-    if (f.length < 5 || !/^\d+(\.\d+)?$/.test(f[0] ?? '')) continue;
-    const name = f[f.length - 1] ?? '';
-    if (name === 'total') continue;
-    out[name] = Number(f[3]);
-  }
-  return out;
-}
-
 /** Runs `fn` under `strace -c` attached to `target` (a tid, or with `follow` a pid and its threads). */
 async function straced<T>(target: number, follow: boolean, fn: () => Promise<T>, trace_file: string | null = null): Promise<{ value: T; calls: Record<string, number> }> {
   const how = trace_file === null ? ['-c'] : ['-tt', '-o', trace_file];
@@ -86,7 +73,7 @@ async function straced<T>(target: number, follow: boolean, fn: () => Promise<T>,
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   child.kill('SIGINT');
   await exited;
-  return { value, calls: parseStrace(err) };
+  return { value, calls: parseStraceTable(err) };
 }
 
 /** USER_HZ is 100 on Linux (clock ticks of /proc stat). */
