@@ -32,6 +32,8 @@ interface Counts {
   front_sys_us: number;
   front_wakeups: number;
   server_wakeups: number;
+  /** Wake-ups per request by thread name (/proc comm: the matcher, the DA worker, libuv's pool...). */
+  wakeups_by_thread: Record<string, number>;
   front_syscalls: Record<string, number>;
   server_syscalls: Record<string, number>;
 }
@@ -48,6 +50,16 @@ function switches(pid: number): Map<number, number> {
     }
   }
   return out;
+}
+
+/** Each thread's name (/proc comm); the main thread is called `front` here. */
+function threadName(pid: number, tid: number): string {
+  if (tid === pid) return 'front';
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
 }
 
 /** utime and stime (clock ticks) of one thread. */
@@ -133,13 +145,21 @@ async function main(): Promise<void> {
         const s1 = switches(pid);
         const n0 = Math.max(1, plain.in_window.responses);
         let all = 0;
-        for (const [tid, v] of s1) all += v - (s0.get(tid) ?? 0);
+        const by_thread: Record<string, number> = {};
+        for (const [tid, v] of s1) {
+          const d = v - (s0.get(tid) ?? 0);
+          all += d;
+          const name = threadName(pid, tid);
+          by_thread[name] = (by_thread[name] ?? 0) + d;
+        }
+        for (const k of Object.keys(by_thread)) by_thread[k] = r2((by_thread[k] ?? 0) / n0);
         const front = await straced(pid, false, phase, trace_file !== null && w.name === 'B' && r === 0 ? path.resolve(trace_file) : null);
         const whole = await straced(pid, true, phase);
         const c: Counts = {
           front_user_us: r2(((t1[0] - t0[0]) * TICK_US) / n0), front_sys_us: r2(((t1[1] - t0[1]) * TICK_US) / n0),
           front_wakeups: r2(((s1.get(pid) ?? 0) - (s0.get(pid) ?? 0)) / n0),
           server_wakeups: r2(all / n0),
+          wakeups_by_thread: by_thread,
           front_syscalls: perRequest(front.calls, Math.max(1, front.value.in_window.responses)),
           server_syscalls: perRequest(whole.calls, Math.max(1, whole.value.in_window.responses)),
         };
@@ -158,6 +178,7 @@ async function main(): Promise<void> {
       out[w.name] = {
         js: w.js, front_user_us_per_request: med((c) => c.front_user_us), front_sys_us_per_request: med((c) => c.front_sys_us),
         front_wakeups_per_request: med((c) => c.front_wakeups), server_wakeups_per_request: med((c) => c.server_wakeups),
+        wakeups_per_request_by_thread: medMap((c) => c.wakeups_by_thread),
         front_syscalls_per_request: medMap((c) => c.front_syscalls), server_syscalls_per_request: medMap((c) => c.server_syscalls),
       };
       console.log(`${w.name}: ${JSON.stringify(out[w.name])}`);
