@@ -15,6 +15,10 @@
 //   - a hard cap: a run of consecutive spin turns lasts at most ANSWER_SPIN_RUN_MS_MAX; a run
 //     that reaches it ends the spin until a moment when no request waits (a load that never lets the wait empty is no light load: the front has work anyway).
 // And only at a light load: 1..ANSWER_SPIN_INFLIGHT_MAX requests waiting.
+// `performance` is perf_hooks' (a module binding): the global one is an accessor that runs Node's
+// lazy-property getter on every read, and keepAwake reads the clock each spin turn (the same reason
+// as stage_timings.ts TIME_ORIGIN_MS).
+import { performance } from 'node:perf_hooks';
 
 /**
  * The answer spin runs only while at most this many written requests wait: a light load. At max

@@ -7,6 +7,7 @@
 //   the synchronous part of a route handler and from a later callback (engine answer, timer).
 // - A Reply registers the abort watch (http_abort.ts) in its constructor; construct it
 //   synchronously in the route handler.
+import { performance } from 'node:perf_hooks';
 import type { HttpResponse } from 'uWebSockets.js';
 import { Answer, type Header } from './envelope.js';
 import { setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './http_abort.js';
