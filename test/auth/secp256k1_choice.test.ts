@@ -13,7 +13,7 @@ import { eip191Hash } from '../../src/auth/eip191.js';
 import { loadSystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
 import { adminState, api, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { ok } from '../server/checks.js';
-import { metricValue } from '../server/metric_value.js';
+import { metricValue } from '../server/metrics_scrape.js';
 
 const KEY = `0x${'5a'.repeat(32)}`;
 

@@ -16,7 +16,7 @@ import { WAL_BYTES_DEFAULT, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { WAL_STORE_FILL_DENOMINATOR } from '../../src/journal/wal_store.js';
 import { adminHeaders, adminState, api, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
 import { healthListener } from '../server/health_port.js';
-import { metricValue } from '../server/metric_value.js';
+import { metricValue } from '../server/metrics_scrape.js';
 import { sleep } from '../ws/client.js';
 
 const dirs: string[] = [];
