@@ -28,9 +28,7 @@ import { Knobs } from './knobs.js';
 import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
 import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/phase_cpu.js';
-import { depositLanes } from './load/phases.js';
-import { onSignalCleanup, removeDir, startServer, type ServerChild } from './load/server_child.js';
-import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
+import { abOrder, AbServers, type AbServer } from './load/ab_servers.js';
 import { tailFigures } from './load/tail.js';
 import { epochNowMs, readStageRows } from './load/targets.js';
 import { machineLoad } from './load/text.js';
@@ -39,13 +37,8 @@ import { stagePercentiles } from '../src/gateway/stage_timings.js';
 import type { PhaseResult } from './load/lanes.js';
 
 const ADMIN_TOKEN = 'light-ab-admin-token';
-const BIG = 1_000_000_000;
 
-interface Way {
-  name: 'A' | 'B';
-  main_js: string;
-  server: ServerChild;
-  signers: Signers;
+interface Way extends AbServer {
   phases: { from_ms: number; to_ms: number; result: PhaseResult; cpu: PhaseCpu }[];
 }
 
@@ -84,40 +77,20 @@ async function main(): Promise<void> {
   const gen = chooseGenerator(null);
   if (gen.name !== 'native' && (gen_slice_us.A !== undefined || gen_slice_us.B !== undefined)) throw new RangeError(`--generator-slice-us-a/-b need the native generator: ${gen.note}`);
   const ways: Way[] = [];
-  /** Every server started, from the moment it listens (a failure before its Way exists included). */
-  const servers: ServerChild[] = [];
-  // Once, whichever comes first: the normal end (before the stage rows are read), a failure (the
-  // finally below) or a signal (onSignalCleanup).
-  let stopped: Promise<void> | null = null;
-  const stopAll = (): Promise<void> => stopped ??= (async () => {
-    for (const w of ways) await w.signers.close();
-    for (const server of servers) await server.stop();
-  })();
-  onSignalCleanup(stopAll);
+  // Stopped once, whichever comes first: the normal end (before the stage rows are read), a
+  // failure (the finally below) or a signal.
+  const ab = new AbServers(gen, args, { rate, seconds, connections }, ADMIN_TOKEN);
   try {
     for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
-      const server = await startServer({
-        main_js, admin_token: ADMIN_TOKEN,
-        config: {
-          rate_limits: { orders_per_wallet: BIG, cancels_per_wallet: BIG, deposits_per_wallet: BIG, withdrawals_per_wallet: BIG, gets_per_ip: BIG },
-          diagnostics: { stage_timings: true },
-          metrics: { enabled: true, port: 0 },
-          ...extra[name],
-        },
+      const started = await ab.start({
+        name, main_js,
+        config: { diagnostics: { stage_timings: true }, metrics: { enabled: true, port: 0 }, ...extra[name] },
         node_flags: name === 'B' && profile_dir !== null ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile_dir)}`] : [],
-      });
-      servers.push(server);
-      const signers = new Signers(args);
-      ways.push({ name, main_js, server, signers, phases: [] });
-      const addresses = await signers.ready;
-      await gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, ADMIN_TOKEN), mode: 'closed', duration_ms: Infinity });
-      await signers.ensurePerLane(Math.ceil((rate * seconds * (rounds + 1)) / connections) + 4, SIGN_BUDGET_MS * 3);
-      // Warm-up: one untimed light phase (JIT, pools, book).
-      await gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+      }, rounds);
+      ways.push({ ...started, phases: [] });
     }
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? ways : [...ways].reverse();
-      for (const w of order) {
+      for (const w of abOrder(ways, r)) {
         const from_ms = epochNowMs();
         const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name] }));
         const to_ms = epochNowMs();
@@ -126,7 +99,7 @@ async function main(): Promise<void> {
           `server ${r1(((m.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, m.value.in_window.responses))} us CPU/request, machine ${r1(m.cpu.machine_pct ?? 0)}%`);
       }
     }
-    await stopAll();
+    await ab.stop();
     const out: Record<string, unknown> = {};
     for (const w of ways) {
       const rows = readStageRows(path.join(w.server.dir, 'data'));
@@ -178,9 +151,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
       generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null, ...out }));
   } finally {
-    await stopAll().catch(() => undefined);
-    // The servers' data dirs, on success and on failure alike.
-    for (const server of servers) removeDir(server.dir);
+    await ab.dispose();
   }
 }
 

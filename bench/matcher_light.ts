@@ -1,7 +1,7 @@
 // The matcher thread at 1,000 requests/s (issue 11): where its CPU and wake-ups per request go, for
-// two server builds side by side (alternated phases, as bench/light_ab.ts, whose set-up this
-// repeats). Per phase and per build, from /proc/<pid>/task/<matcher tid>: user and system CPU
-// (stat utime/stime, clock ticks), running time (schedstat, ns), voluntary and involuntary
+// two server builds side by side (alternated phases, as bench/light_ab.ts; the set-up both share
+// is bench/load/ab_servers.ts). Per phase and per build, from /proc/<pid>/task/<matcher tid>: user
+// and system CPU (stat utime/stime, clock ticks), running time (schedstat, ns), voluntary and involuntary
 // context switches (status), each per answered request; the other threads' running time by role;
 // and the client's p50/p99/p999. With --strace, one extra phase per build runs with
 // `strace -c -p <matcher tid>` (that thread only) and reports its syscalls per request by name
@@ -23,15 +23,13 @@ import { fileURLToPath } from 'node:url';
 import { Knobs } from './knobs.js';
 import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
-import { depositLanes } from './load/phases.js';
-import { clockTicks, onSignalCleanup, removeDir, startServer, type ServerChild } from './load/server_child.js';
-import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
+import { abOrder, AbServers, type AbServer } from './load/ab_servers.js';
+import { clockTicks, type ServerChild } from './load/server_child.js';
 import { roleOfThread } from './load/thread_timeline.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
 import type { PhaseResult } from './load/lanes.js';
 
 const ADMIN_TOKEN = 'matcher-light-admin-token';
-const BIG = 1_000_000_000;
 
 interface ThreadSample {
   role: string;
@@ -192,11 +190,7 @@ function perfShares(data: string): { samples: number; pct: Record<string, number
   return { samples, pct };
 }
 
-interface Way {
-  name: 'A' | 'B';
-  main_js: string;
-  server: ServerChild;
-  signers: Signers;
+interface Way extends AbServer {
   phases: PhaseFigures[];
   syscalls_per_request: Record<string, number> | null;
 }
@@ -214,32 +208,15 @@ async function main(): Promise<void> {
   console.log(`  A ${a_js}\n  B ${b_js}\n  ${rounds} rounds x ${seconds} s at ${rate}/s${with_strace ? ', then one strace phase each' : ''}`);
   const gen = chooseGenerator(null);
   const ways: Way[] = [];
-  const servers: ServerChild[] = [];
-  let stopped: Promise<void> | null = null;
-  const stopAll = (): Promise<void> => stopped ??= (async () => {
-    for (const w of ways) await w.signers.close();
-    for (const server of servers) await server.stop();
-  })();
-  onSignalCleanup(stopAll);
+  const ab = new AbServers(gen, args, { rate, seconds, connections }, ADMIN_TOKEN);
   const phases = rounds + (with_strace ? 1 : 0) + (perf_dir !== null ? 1 : 0);
   try {
     for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
-      const server = await startServer({
-        main_js, admin_token: ADMIN_TOKEN,
-        config: { rate_limits: { orders_per_wallet: BIG, cancels_per_wallet: BIG, deposits_per_wallet: BIG, withdrawals_per_wallet: BIG, gets_per_ip: BIG } },
-        node_flags: perf_dir !== null ? ['--perf-basic-prof'] : [],
-      });
-      servers.push(server);
-      const signers = new Signers(args);
-      ways.push({ name, main_js, server, signers, phases: [], syscalls_per_request: null });
-      const addresses = await signers.ready;
-      await gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, ADMIN_TOKEN), mode: 'closed', duration_ms: Infinity });
-      await signers.ensurePerLane(Math.ceil((rate * seconds * (phases + 1)) / connections) + 4, SIGN_BUDGET_MS * 3);
-      await gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+      const started = await ab.start({ name, main_js, node_flags: perf_dir !== null ? ['--perf-basic-prof'] : [] }, phases);
+      ways.push({ ...started, phases: [], syscalls_per_request: null });
     }
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? ways : [...ways].reverse();
-      for (const w of order) {
+      for (const w of abOrder(ways, r)) {
         const b0 = await batchId(w.server);
         const s0 = sampleThreads(w.server.pid);
         const result = await gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
@@ -290,7 +267,7 @@ async function main(): Promise<void> {
         console.log(`  perf ${w.name}: ${path.join(perf_dir, `${w.name}.txt`)} (${result.in_window.responses} answered)`);
       }
     }
-    await stopAll();
+    await ab.stop();
     const out: Record<string, unknown> = {};
     for (const w of ways) {
       const med = (f: (x: PhaseFigures) => number): number => Math.round(medianMeanOfMiddleTwo(w.phases.map(f)) * 100) / 100;
@@ -309,8 +286,7 @@ async function main(): Promise<void> {
     }
     console.log(JSON.stringify({ bench: 'matcher_light', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, ...out }));
   } finally {
-    await stopAll().catch(() => undefined);
-    for (const server of servers) removeDir(server.dir);
+    await ab.dispose();
   }
 }
 

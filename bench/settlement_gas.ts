@@ -7,7 +7,7 @@
  *   {"bench":"settlement_gas","withdraw_eth_gas":..,"withdraw_token_gas":..,"post_roots_1_gas":..,
  *    "post_roots_16_gas":..,"post_roots_64_gas":..,"escape_gas_10k":..,"escape_depth_10k":..,...,"escape_gas_1m":..}
  */
-import { addressFromPrivateKey, signPersonalMessage } from '../src/auth/recover.js';
+import { addressFromPrivateKey, signPersonalMessage } from '../src/auth/sign.js';
 import { forceIncludeMessage } from '../src/auth/messages.js';
 import { signWithdrawal, ETH_ASSET_ADDRESS } from '../src/auth/withdrawal.js';
 import { StateTree } from '../src/da/state_tree.js';

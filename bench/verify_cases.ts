@@ -4,7 +4,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { eip191Hash } from '../src/auth/eip191.js';
 import { orderJsonMessage } from '../src/auth/messages.js';
-import { addressFromPrivateKey, signHash } from '../src/auth/recover.js';
+import { addressFromPrivateKey, signHash } from '../src/auth/sign.js';
 import { toHex0x } from '../src/auth/hex.js';
 import type { SignedMessage } from '../src/auth/verify.js';
 

@@ -36,7 +36,7 @@ export interface SystemSecp256k1 {
    * id at 32, r || s at 35..99; a recovery id over 3 refuses the row) recovered into `keys` row i
    * (68 bytes: status at 0, 1 recovered or 0 refused; the 65-byte key at 3). Returns the rows
    * recovered. TypeError for a wrong type, RangeError for a count not an integer >= 0 or buffers
-   * too short. Absent from a module built before it (then recover.ts calls recover() per row).
+   * too short. Absent from a module built before it (then recoverer.ts calls recover() per row).
    */
   recoverRows?(rows: Uint8Array, count: number, keys: Uint8Array): number;
 }

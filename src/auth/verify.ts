@@ -1,7 +1,8 @@
 // One signed message, one verdict. Used inline (tests, the WebSocket auth) and by the pool worker.
 import { eip191Hash, eip191HashBytes } from './eip191.js';
 import { isHexOfLength, parseHexStringInto } from './hex.js';
-import { defaultRecovererInstance, parseSignatureHex, type Recoverer } from './recover.js';
+import { defaultRecovererInstance, type Recoverer } from './recover.js';
+import { parseSignatureHex } from './signature_rules.js';
 
 export interface SignedMessage {
   /** The exact text the wallet signed (see messages.ts). */
@@ -36,7 +37,7 @@ const recovered = new Uint8Array(20);
 
 /**
  * True when the EIP-191 hash of `messageBytes` was signed by `expectedAddress20` under the
- * acceptance rules of recover.ts. Signatures over the un-prefixed hash (eth_sign) recover to some
+ * acceptance rules of signature_rules.ts. Signatures over the un-prefixed hash (eth_sign) recover to some
  * other address and so fail here.
  */
 export function verifyMessageBytes(

@@ -24,7 +24,8 @@
 // for the per-stage latency of docs/benchmarks.md. Two clock reads per task.
 import { performance } from 'node:perf_hooks';
 import { parseHexBytesInto } from './hex.js';
-import { RECOVER_ROW_BYTES, RECOVER_ROW_HASH_AT, RECOVER_ROW_SIG_AT, RECOVER_ROWS_MAX, type Recoverer } from './recover.js';
+import { RECOVER_ROW_BYTES, RECOVER_ROW_HASH_AT, RECOVER_ROW_SIG_AT, RECOVER_ROWS_MAX } from './recover_rows.js';
+import type { Recoverer } from './recoverer.js';
 import { eip191HashRangeInto, eip191HashWordsInto, eip191WordAlignment } from './eip191.js';
 import { ADDRESS_ROW_WORDS, ADDRESS_ROWS_BYTES, ADDRESS_ROWS_WORDS, addressRowOf } from './address_rows.js';
 import {

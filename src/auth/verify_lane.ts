@@ -3,7 +3,7 @@
 // the task waited too long: VerifyPool's stealing). The pool (verify_pool.ts) decides which lane
 // a task goes to and when the front helps.
 import type { Piscina } from 'piscina';
-import { SECP256K1_LIBRARIES, type RecoverBackendName, type Secp256k1Library } from './recover.js';
+import { SECP256K1_LIBRARIES, type RecoverBackendName, type Secp256k1Library } from './recoverer.js';
 import { encodePackedBatchInto, TASK_TIMES_BYTES } from './verify_codec.js';
 import {
   align8, VERIFY_RING_HEADER_BYTES, VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_LIBRARY, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD,

@@ -9,7 +9,7 @@
 //     CLOSED     set by the front's close(): the worker's task returns when it has nothing left
 //     READY      set by the worker when it starts serving (a worker that dies before is a broken build)
 //     LIBRARY    the secp256k1 library the worker's recoverer calls, 1 + its index in
-//                SECP256K1_LIBRARIES (recover.ts), stored before READY: the operator sees the
+//                SECP256K1_LIBRARIES (recoverer.ts), stored before READY: the operator sees the
 //                workers' own choice (GET /admin/state `secp256k1`), not the front's guess of it
 //   data area: tasks back to back, each at an 8-byte aligned offset:
 //     u32 task bytes (8-aligned, header included) | u32 answer bytes | u32 claim | u32 unused

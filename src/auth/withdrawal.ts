@@ -6,7 +6,7 @@
 // Wei amounts are bigint here: this code runs outside the matcher.
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { parseHexStringInto, toHex0x, isHexOfLength } from './hex.js';
-import { signPersonalMessage } from './recover.js';
+import { signPersonalMessage } from './sign.js';
 
 /** The all-zero address: ETH's asset address. */
 export const ETH_ASSET_ADDRESS = '0x0000000000000000000000000000000000000000';

@@ -2,7 +2,7 @@
 // The user's --key approves or revokes; the agent then trades with `--key <agent key> --for
 // <user address>` (ringbook order / cancel / cancel-after) or the SDK's `Agent`.
 import { RingbookClient } from '../client/index.js';
-import { EXIT_OK, int, runCommand, str, table, UsageError, url, wallet, type ParsedArgs } from './common.js';
+import { EXIT_OK, int, type ParsedArgs, runCommand, str, table, url, URL_FLAG_USAGE, UsageError, wallet } from './common.js';
 import { isAddress } from '../util/address.js';
 
 /** Default validity of an approval: 30 days (the longest the engine allows is 180). */
@@ -21,7 +21,7 @@ options:
   --name <name>              1 to 16 of [A-Za-z0-9_.-] (default: agent)
   --valid-for-ms <ms>        approval lifetime from now (default 30 days; at most 180 days)
   --valid-until-ms <ms>      or an absolute expiry, epoch ms
-  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
+${URL_FLAG_USAGE}
   --json                     machine-readable output
   --help                     this text
 

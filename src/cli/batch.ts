@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import {
   formatUnits, parseDecimalUnits, RingbookClient, type BatchItemResult, type BatchRequest,
 } from '../client/index.js';
-import { EXIT_ERROR, EXIT_OK, runCommand, table, UsageError, url, wallet, type ParsedArgs } from './common.js';
+import {
+  EXIT_ERROR, EXIT_OK, KEY_FLAG_USAGE, type ParsedArgs, runCommand, table, url, URL_FLAG_USAGE, UsageError, wallet,
+} from './common.js';
 
 export const BATCH_USAGE = `usage: ringbook batch <file> [options]
 
@@ -20,8 +22,8 @@ Prices and quantities are decimals in whole units; order fields as for \`ringboo
 (order_type, time_in_force, stp, expires_after_ms, client_order_id are optional).
 
 options:
-  --key <private_key>        signing key (default: RINGBOOK_KEY)
-  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
+${KEY_FLAG_USAGE}
+${URL_FLAG_USAGE}
   --json                     machine-readable output (the server's per-item results)
   --help                     this text
 

@@ -12,7 +12,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { formatUnits, RateLimitedError, RingbookClient, RingbookError, Wallet, type Market } from '../client/index.js';
-import { adminToken, EXIT_ERROR, EXIT_OK, int, runCommand, str, table, UsageError, url, type ParsedArgs } from './common.js';
+import {
+  adminToken, EXIT_ERROR, EXIT_OK, int, type ParsedArgs, runCommand, str, table, url, URL_FLAG_USAGE, UsageError,
+} from './common.js';
 import { percentileNearestRankOfSorted } from '../util/quantile.js';
 import { randomBytes } from 'node:crypto';
 
@@ -33,7 +35,7 @@ options:
   --data-dir <dir>           where admin_token is looked for
   --local                    run the full benchmark instead (node dist/bench/load.js, its own
                              server); the remaining flags are passed to it (--seconds, --wallets...)
-  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
+${URL_FLAG_USAGE}
   --json                     one JSON line of results
   --help                     this text
 

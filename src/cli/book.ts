@@ -1,7 +1,9 @@
 // `ringbook book <market>`: a live order book over the WebSocket (RingbookSocket keeps it in
 // sync by sequence), redrawn on every snapshot; `--once` prints one snapshot and exits.
 import { formatUnits, RingbookSocket, type BookView } from '../client/index.js';
-import { EXIT_ERROR, EXIT_OK, int, num, runCommand, SOCKET_PROTOCOLS, UsageError, url, type ParsedArgs } from './common.js';
+import {
+  EXIT_ERROR, EXIT_OK, int, num, type ParsedArgs, runCommand, SOCKET_PROTOCOLS, url, URL_FLAG_USAGE, UsageError,
+} from './common.js';
 
 export const BOOK_USAGE = `usage: ringbook book <market> [options]
 
@@ -12,7 +14,7 @@ options:
   --depth <n>                price levels per side (default 10)
   --once                     print one snapshot and exit (for scripts)
   --timeout <s>              with --once: give up after this long without a snapshot (default 10)
-  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
+${URL_FLAG_USAGE}
   --json                     machine-readable output (one JSON object per snapshot)
   --help                     this text
 

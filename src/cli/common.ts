@@ -14,6 +14,15 @@ export const EXIT_USAGE = 64;
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
+// Usage lines every command that takes the flag prints the same (the default URL is DEFAULT_URL's).
+export const URL_FLAG_USAGE = `  --url <base_url>           server (default RINGBOOK_URL or ${DEFAULT_URL})`;
+export const KEY_FLAG_USAGE = `  --key <private_key>        signing key (default: RINGBOOK_KEY)`;
+/** The last lines of a trading command's usage (trader.ts, programmes.ts). */
+export const TRADING_COMMON_USAGE = `${URL_FLAG_USAGE}
+  --json                     machine-readable output
+  --help                     this text`;
+export const TRADING_EXITS_USAGE = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
+
 /** Flags that never take a value (so `--once ETH-USDC` keeps the market positional). */
 export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades', 'wait', 'no-kind'] as const;
 

@@ -25,7 +25,8 @@ import {
   type BatchItemResult, type BatchRequest, type Market, type Side,
 } from '../client/index.js';
 import {
-  BOOLEAN_FLAGS, EXIT_OK, num, parseArgs, runCommand, sleep, str, tradingSigner, UsageError, units, url, type ParsedArgs,
+  BOOLEAN_FLAGS, EXIT_OK, KEY_FLAG_USAGE, num, parseArgs, type ParsedArgs, runCommand, sleep, str,
+  tradingSigner, units, url, URL_FLAG_USAGE, UsageError,
 } from './common.js';
 
 export interface MarketMakerOptions {
@@ -259,10 +260,10 @@ options:
   --requote-ticks <n>        minimum reference move before requoting (default 1)
   --dead-man-ms <n>          dead-man switch, re-armed every third of it (default 15000; 0 off)
   --duration <s>             stop by itself after this long (default: run until a signal)
-  --key <private_key>        signing key (default: RINGBOOK_KEY)
+${KEY_FLAG_USAGE}
   --for <user address>       --key is an agent key of this user (ringbook agent approve): the bot
                              quotes for the user and can never withdraw its funds
-  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
+${URL_FLAG_USAGE}
   --help                     this text
 
 exit codes: 0 ok (after a clean shutdown), 1 error, 64 usage error`;

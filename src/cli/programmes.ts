@@ -7,15 +7,11 @@ import {
   type ReferralStats,
 } from '../client/index.js';
 import {
-  EXIT_ERROR, EXIT_OK, int, orderFlags, req, runCommand, str, table, UsageError, units, url, wallet, type ParsedArgs,
+  EXIT_ERROR, EXIT_OK, int, KEY_FLAG_USAGE, orderFlags, type ParsedArgs, req, runCommand, str, table,
+  TRADING_COMMON_USAGE, TRADING_EXITS_USAGE, units, url, UsageError, wallet,
 } from './common.js';
 import { isAddress } from '../util/address.js';
 
-const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
-  --json                     machine-readable output
-  --help                     this text`;
-const KEY = `  --key <private_key>        signing key (default: RINGBOOK_KEY)`;
-const EXITS = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
 
 export const REFERRAL_USAGE = `usage: ringbook referral register --referrer <address> [options]
        ringbook referral show [<address>] [options]
@@ -30,10 +26,10 @@ options:
   --referrer <address>       register: the referring account
   --address <address>        show: the address (or give it as the positional argument)
   --nonce <n>                register: explicit nonce (default: microsecond clock, retried on DUPLICATE_NONCE)
-${KEY}
-${COMMON}
+${KEY_FLAG_USAGE}
+${TRADING_COMMON_USAGE}
 
-${EXITS}`;
+${TRADING_EXITS_USAGE}`;
 
 export const FORCE_INCLUDE_USAGE = `usage: ringbook force-include <kind> [kind options] [options]
        ringbook force-include payload <0x hex of a signed request body> [options]
@@ -62,12 +58,12 @@ options:
   --wait                     wait until the entry is included and print its result; exit 1 when
                              the engine refused the forced request
   --timeout <s>              with --wait: give up after this long (default 60)
-${KEY}
-${COMMON}
+${KEY_FLAG_USAGE}
+${TRADING_COMMON_USAGE}
 
 status <entry_id> prints an entry: pending, or included with its batch and result.
 
-${EXITS}`;
+${TRADING_EXITS_USAGE}`;
 
 // ------------------------------------------------------------------ referral
 

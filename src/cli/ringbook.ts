@@ -6,7 +6,7 @@ import { RECORD_WORDS, viewsOfRecords } from '../ring/records.js';
 import { RequestReader } from '../ring/request_records.js';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { addressFromPrivateKey } from '../auth/recover.js';
+import { addressFromPrivateKey } from '../auth/sign.js';
 import { Journal } from '../journal/journal.js';
 import { loadConfig } from '../config/load.js';
 import { BOOLEAN_FLAGS, parseArgs, type ParsedArgs } from './common.js';

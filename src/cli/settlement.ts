@@ -6,7 +6,7 @@ import { loadConfig } from '../config/load.js';
 import { engineConfigOf } from '../config/read.js';
 import { ConfigError } from '../config/checks.js';
 import type { RingbookConfig } from '../config/types.js';
-import { addressFromPrivateKey } from '../auth/recover.js';
+import { addressFromPrivateKey } from '../auth/sign.js';
 import { onchainAmount } from '../auth/withdrawal.js';
 import { parseDecimalUnits } from '../money/index.js';
 import { deploySettlement, SettlementContract } from '../settlement/contract.js';

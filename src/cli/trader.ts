@@ -2,15 +2,11 @@
 // (src/client). Decimal prices and quantities are converted with the money module.
 import { formatUnits, RingbookClient, type OrderRecord, type OrderResult, type TakerFill } from '../client/index.js';
 import {
-  adminToken, EXIT_OK, int, oneOf, orderFlags, req, runCommand, str, table, tradingSigner, UsageError, units, url, wallet, type ParsedArgs,
+  adminToken, EXIT_OK, int, KEY_FLAG_USAGE, oneOf, orderFlags, type ParsedArgs, req, runCommand, str, table,
+  TRADING_COMMON_USAGE, TRADING_EXITS_USAGE, tradingSigner, units, url, UsageError, wallet,
 } from './common.js';
 
-const COMMON = `  --url <base_url>           server (default RINGBOOK_URL or http://127.0.0.1:8080)
-  --json                     machine-readable output
-  --help                     this text`;
-const KEY = `  --key <private_key>        signing key (default: RINGBOOK_KEY)`;
 const FOR = `  --for <user address>       sign as an agent key of this user (ringbook agent approve)`;
-const EXITS = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
 
 export const DEPOSIT_USAGE = `usage: ringbook deposit --user <address> --asset <asset> --amount <decimal> [options]
 
@@ -22,9 +18,9 @@ options:
   --amount <decimal>         whole units, e.g. 2 or 1234.5
   --admin-token <token>      default: RINGBOOK_ADMIN_TOKEN, else <data-dir>/admin_token
   --data-dir <dir>           where admin_token is looked for (default: RINGBOOK_DATA_DIR or config)
-${COMMON}
+${TRADING_COMMON_USAGE}
 
-${EXITS}`;
+${TRADING_EXITS_USAGE}`;
 
 export const ORDER_USAGE = `usage: ringbook order --market <id> --side bid|ask --quantity <decimal> [--price <decimal>] [options]
 
@@ -41,11 +37,11 @@ options:
   --stp <mode>               self-trade prevention: expire_maker (server default), expire_taker,
                              expire_both
   --expires-after-ms <ms>    refused with EXPIRED if the engine applies it later (epoch ms)
-${KEY}
+${KEY_FLAG_USAGE}
 ${FOR}
-${COMMON}
+${TRADING_COMMON_USAGE}
 
-${EXITS}`;
+${TRADING_EXITS_USAGE}`;
 
 export const CANCEL_USAGE = `usage: ringbook cancel (--order-id <n> | --client-id <id>) [options]
 
@@ -54,11 +50,11 @@ Cancels one open order of the key's account.
 options:
   --order-id <n>             the exchange's order id
   --client-id <id>           the client order id given at placement
-${KEY}
+${KEY_FLAG_USAGE}
 ${FOR}
-${COMMON}
+${TRADING_COMMON_USAGE}
 
-${EXITS}`;
+${TRADING_EXITS_USAGE}`;
 
 export const BALANCES_USAGE = `usage: ringbook balances (--address <address> | --key <private_key>) [options]
 
@@ -66,10 +62,10 @@ Prints an account's available and locked balances and its nonce high-water mark.
 
 options:
   --address <address>        account to show
-${KEY}
-${COMMON}
+${KEY_FLAG_USAGE}
+${TRADING_COMMON_USAGE}
 
-${EXITS}`;
+${TRADING_EXITS_USAGE}`;
 
 export async function depositCommand(args: ParsedArgs): Promise<number> {
   return runCommand(args, DEPOSIT_USAGE, async () => {
@@ -161,9 +157,9 @@ Arms the dead-man switch of the key's account: unless re-armed within <timeout_m
 86400000), every resting order is cancelled (reason dead_man_switch). 0 disarms.
 
 options:
-${KEY}
+${KEY_FLAG_USAGE}
 ${FOR}
-${COMMON}`;
+${TRADING_COMMON_USAGE}`;
 
 export async function cancelAfterCommand(args: ParsedArgs): Promise<number> {
   return runCommand(args, CANCEL_AFTER_USAGE, async () => {

@@ -1,6 +1,6 @@
 // A private-key wallet for the Ringbook SDK. Signing and message texts come from src/auth (the
 // same builders the server verifies against); the SDK adds nothing to the texts.
-import { addressFromPrivateKey, signPersonalMessage } from '../auth/recover.js';
+import { addressFromPrivateKey, signPersonalMessage } from '../auth/sign.js';
 import {
   amendMessage,
   cancelAllMessage,

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
-import { addressFromPrivateKey } from '../auth/recover.js';
+import { addressFromPrivateKey } from '../auth/sign.js';
 import { VerifyPool } from '../auth/verify_pool.js';
 import { describeSecp256k1Threads } from '../auth/verify_pool_options.js';
 import { VERIFY_WORKERS_START_WAIT_MS } from '../auth/verify_limits.js';

@@ -3,7 +3,7 @@
 // like `ringbook verify`), require the re-executed root to be the contract's escape root, and
 // claim every balance and pending withdrawal the user has in it, each once.
 import type { EngineConfig } from '../engine/api.js';
-import { addressFromPrivateKey } from '../auth/recover.js';
+import { addressFromPrivateKey } from '../auth/sign.js';
 import { batchFromJson } from '../da/published.js';
 import { getData, Verifier } from '../da/verifier.js';
 import type { AbiArg } from './abi_codec.js';

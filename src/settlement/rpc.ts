@@ -4,7 +4,7 @@
 import { createLegacyTx } from '@ethereumjs/tx';
 import { createCustomCommon, Mainnet } from '@ethereumjs/common';
 import { hexToBytes } from '../da/hex.js';
-import { addressFromPrivateKey, parsePrivateKey } from '../auth/recover.js';
+import { addressFromPrivateKey, parsePrivateKey } from '../auth/sign.js';
 import type { ContractAbi } from './abi_codec.js';
 
 export class RpcError extends Error {

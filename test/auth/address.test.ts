@@ -1,4 +1,4 @@
-// addressFromUncompressed (src/auth/recover.ts): the signer's address from a recovered public key,
+// addressFromUncompressed (src/auth/key_address.ts): the signer's address from a recovered public key,
 // written into the caller's buffer without allocating. Its answers are byte-identical to the
 // function it replaced (a fresh keccak digest of the key's subarray, its last 20 bytes set into
 // the output) and to an independent keccak (@noble/hashes) on the viem vectors' keys and 2,000
@@ -6,7 +6,8 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { describe, expect, it } from 'vitest';
-import { addressFromUncompressed, parsePrivateKey } from '../../src/auth/recover.js';
+import { addressFromUncompressed } from '../../src/auth/key_address.js';
+import { parsePrivateKey } from '../../src/auth/sign.js';
 import { keccak256WasmOne } from '../../src/util/keccak_wasm.js';
 import { eip191Cases, hex } from './vectors.js';
 

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const recoverJs = fileURLToPath(new URL('../../dist/src/auth/recover.js', import.meta.url));
+/** A compiled module of src/auth beside recover.js, as a string literal for the child's script. */
+const authJs = (file: string): string => JSON.stringify(recoverJs.replace(/recover\.js$/, file));
 
 describe('backend fallback', () => {
   it('uses noble when the native addons fail to load, and refuses a forced native backend', () => {
@@ -27,14 +29,16 @@ M._load = function (request, ...rest) {
       const script = `
 const r = await import(${JSON.stringify(recoverJs)});
 const key = '0x' + '11'.repeat(32);
-const { eip191Hash } = await import(${JSON.stringify(recoverJs.replace(/recover\.js$/, 'eip191.js'))});
-const sig = r.parseSignatureHex(r.signPersonalMessage(key, 'hello'));
+const { eip191Hash } = await import(${authJs('eip191.js')});
+const { addressFromPrivateKey, signPersonalMessage } = await import(${authJs('sign.js')});
+const { parseSignatureHex } = await import(${authJs('signature_rules.js')});
+const sig = parseSignatureHex(signPersonalMessage(key, 'hello'));
 let forced = 'no error';
 try { r.createRecoverer({ backend: 'native' }); } catch (e) { forced = e.message; }
 console.log(JSON.stringify({
   backend: r.recoverBackendName(),
   available: r.nativeBackendAvailable(),
-  ok: r.recoverAddress(eip191Hash('hello'), sig) === r.addressFromPrivateKey(key),
+  ok: r.recoverAddress(eip191Hash('hello'), sig) === addressFromPrivateKey(key),
   forced,
 }));`;
       const res = spawnSync(process.execPath, ['--require', preload, '--input-type=module', '-e', script], {

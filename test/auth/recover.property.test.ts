@@ -6,14 +6,9 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { eip191Hash, eip191HashBytes } from '../../src/auth/eip191.js';
-import {
-  acceptedRecoveryId,
-  addressFromPrivateKey,
-  createRecoverer,
-  parseSignatureHex,
-  signHash,
-  signPersonalMessage,
-} from '../../src/auth/recover.js';
+import { createRecoverer } from '../../src/auth/recover.js';
+import { addressFromPrivateKey, signHash, signPersonalMessage } from '../../src/auth/sign.js';
+import { acceptedRecoveryId, parseSignatureHex } from '../../src/auth/signature_rules.js';
 import { verifyMessageBytes, verifySignedMessage } from '../../src/auth/verify.js';
 import { fromHex, hex } from './vectors.js';
 

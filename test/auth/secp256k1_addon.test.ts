@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { describe, expect, it } from 'vitest';
 import { loadSystemSecp256k1, type SystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
-import { signHash } from '../../src/auth/recover.js';
+import { signHash } from '../../src/auth/sign.js';
 import { fromHex, hex } from './vectors.js';
 
 /** Where native/Makefile looks for the header (SECP256K1_HEADER). */

@@ -6,10 +6,9 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 as keccak } from '@noble/hashes/sha3.js';
 import { describe, expect, it } from 'vitest';
-import {
-  addressFromPrivateKey, createRecoverer, nativeBackendAvailable, RECOVER_ROW_BYTES, RECOVER_ROW_HASH_AT, RECOVER_ROW_SIG_AT,
-  RECOVER_ROWS_MAX, signHash, type Recoverer,
-} from '../../src/auth/recover.js';
+import { createRecoverer, nativeBackendAvailable, type Recoverer } from '../../src/auth/recover.js';
+import { RECOVER_ROW_BYTES, RECOVER_ROW_HASH_AT, RECOVER_ROW_SIG_AT, RECOVER_ROWS_MAX } from '../../src/auth/recover_rows.js';
+import { addressFromPrivateKey, signHash } from '../../src/auth/sign.js';
 import { loadSystemSecp256k1, type SystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
 import { fromHex, hex } from './vectors.js';
 

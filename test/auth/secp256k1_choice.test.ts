@@ -6,12 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/config/checks.js';
 import { SECP256K1_ENV, secp256k1Choice } from '../../src/auth/secp256k1_choice.js';
-import { addressFromPrivateKey, createRecoverer, parseSignatureHex, signPersonalMessage } from '../../src/auth/recover.js';
+import { createRecoverer } from '../../src/auth/recover.js';
+import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/sign.js';
+import { parseSignatureHex } from '../../src/auth/signature_rules.js';
 import { eip191Hash } from '../../src/auth/eip191.js';
 import { loadSystemSecp256k1 } from '../../src/auth/secp256k1_native.js';
 import { adminState, api, deposit, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { ok } from '../server/checks.js';
-import { metricValue } from '../server/metric_value.js';
+import { metricValue } from '../server/metrics_scrape.js';
 
 const KEY = `0x${'5a'.repeat(32)}`;
 

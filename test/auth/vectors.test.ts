@@ -12,15 +12,9 @@ import {
   referralMessage,
   withdrawalMessage,
 } from '../../src/auth/messages.js';
-import {
-  addressFromPrivateKey,
-  createRecoverer,
-  nativeBackendAvailable,
-  parseSignatureHex,
-  recoverAddress,
-  recoverBackendName,
-  signPersonalMessage,
-} from '../../src/auth/recover.js';
+import { createRecoverer, nativeBackendAvailable, recoverAddress, recoverBackendName } from '../../src/auth/recover.js';
+import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/sign.js';
+import { parseSignatureHex } from '../../src/auth/signature_rules.js';
 import { verifySignedMessage } from '../../src/auth/verify.js';
 import { eip191Cases, fromHex, hex } from './vectors.js';
 

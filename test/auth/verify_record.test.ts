@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { eip191Hash, eip191HashBytes, eip191HashWordsInto, eip191WordAlignment } from '../../src/auth/eip191.js';
 import { addressRowOf, ADDRESS_ROWS_BYTES } from '../../src/auth/address_rows.js';
-import { addressFromPrivateKey, createRecoverer, signHash } from '../../src/auth/recover.js';
+import { createRecoverer } from '../../src/auth/recover.js';
+import { addressFromPrivateKey, signHash } from '../../src/auth/sign.js';
 import { checkSignatureHex, SIGNATURE_IN_ROW, SIGNATURE_ROWS_BYTES, signatureRowOf } from '../../src/auth/signature_rows.js';
 import { verifySignedMessage, type SignedMessage } from '../../src/auth/verify.js';
 import {

@@ -1,7 +1,9 @@
 // Operator withdrawal digest and signature against vectors/withdrawal-signature.json.
 import { describe, expect, it } from 'vitest';
 import { eip191HashBytes } from '../../src/auth/eip191.js';
-import { addressFromPrivateKey, createRecoverer, parseSignatureHex } from '../../src/auth/recover.js';
+import { createRecoverer } from '../../src/auth/recover.js';
+import { addressFromPrivateKey } from '../../src/auth/sign.js';
+import { parseSignatureHex } from '../../src/auth/signature_rules.js';
 import {
   encodeWithdrawal,
   ETH_ASSET_ADDRESS,

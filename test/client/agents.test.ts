@@ -2,9 +2,10 @@
 // user with its own nonces (concurrently with the user's client), arms the dead-man switch, and
 // is refused (InvalidSignatureError) for withdrawals and agent changes and once revoked.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Agent, InvalidSignatureError, RingbookClient, Wallet } from '../../src/client/index.js';
-import { startServer, type StartedServer } from '../server/harness.js';
+import type { StartedServer } from '../server/harness.js';
+import { serverPerFile } from '../server/per_file.js';
 import { randomWallet } from './helpers.js';
 
 describe('RingbookClient with an Agent (real server)', () => {
@@ -13,18 +14,16 @@ describe('RingbookClient with an Agent (real server)', () => {
   let bot: RingbookClient;
   let agent: Agent;
 
+  serverPerFile((started) => {
+    s = started;
+  });
   beforeAll(async () => {
-    s = await startServer();
     const admin = new RingbookClient({ base_url: s.url, admin_token: s.admin_token });
     const w: Wallet = randomWallet();
     user = new RingbookClient({ base_url: s.url, wallet: w });
     await admin.deposit({ user: w.address, asset: 'USDC', amount: '100000' });
     agent = new Agent('0x' + randomBytes(32).toString('hex'), w.address);
     bot = new RingbookClient({ base_url: s.url, wallet: agent });
-  });
-  afterAll(async () => {
-    const r = await s?.stop();
-    expect(r?.code).toBe(0);
   });
 
   it('approves, trades for the user with its own nonces, lists, is refused for money and keys, and after revocation', async () => {

@@ -4,7 +4,8 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { describe, expect, it } from 'vitest';
 import { eip191Hash } from '../../src/auth/eip191.js';
-import { parseSignatureHex, recoverAddress } from '../../src/auth/recover.js';
+import { recoverAddress } from '../../src/auth/recover.js';
+import { parseSignatureHex } from '../../src/auth/signature_rules.js';
 import {
   amendBody, cancelAllBody, cancelBody, decodeForcedPayload, DuplicateNonceError, encodeForcedPayload, FORCED_PAYLOAD_BYTES_MAX,
   forcedEnvelope, forcedRequestBody, forcedResultError, forceIncludeBody, forceIncludeMessage, inferForcedKind, InvalidReferralError,

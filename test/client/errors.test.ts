@@ -1,6 +1,7 @@
 // Typed errors from a real server, and the nonce source under concurrency.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type StartedServer } from '../server/harness.js';
+import { serverPerFile } from '../server/per_file.js';
 import {
   DuplicateNonceError,
   InsufficientBalanceError,
@@ -33,15 +34,13 @@ describe('typed errors', () => {
   let admin: RingbookClient;
   let c: RingbookClient;
 
+  serverPerFile((started) => {
+    s = started;
+  });
   beforeAll(async () => {
-    s = await startServer();
     admin = new RingbookClient({ base_url: s.url, admin_token: s.admin_token });
     c = new RingbookClient({ base_url: s.url, wallet: randomWallet() });
     await admin.deposit({ user: c.wallet!.address, asset: 'USDC', amount: '1000' });
-  });
-  afterAll(async () => {
-    const r = await s?.stop();
-    expect(r?.code).toBe(0);
   });
 
   it('DUPLICATE_NONCE, INSUFFICIENT_BALANCE, INVALID_ORDER, MARKET_NOT_FOUND carry code, status, request_id', async () => {

@@ -1,20 +1,16 @@
 // The SDK's market-maker calls against a real server: placeOrders / batch (one call, per-item
 // results, the optional stp and expires_after_ms members signed in the JSON form), and
 // RingbookSocket.post (the HTTP status and body over the WebSocket, correlated by id).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deposit, startServer, type StartedServer } from '../server/harness.js';
+import { describe, expect, it } from 'vitest';
+import { deposit, type StartedServer } from '../server/harness.js';
+import { serverPerFile } from '../server/per_file.js';
 import { ExpiredError, RingbookClient, RingbookSocket } from '../../src/client/index.js';
 import { randomWallet } from './helpers.js';
 
 let s: StartedServer;
 
-beforeAll(async () => {
-  s = await startServer();
-});
-
-afterAll(async () => {
-  const r = await s?.stop();
-  expect(r?.code).toBe(0);
+serverPerFile((started) => {
+  s = started;
 });
 
 describe('SDK order entry', () => {

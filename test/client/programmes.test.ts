@@ -1,7 +1,8 @@
 // The SDK's referral and forced-inclusion methods against a real server.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ReferralExistsError, RingbookClient } from '../../src/client/index.js';
-import { startServer, type StartedServer } from '../server/harness.js';
+import type { StartedServer } from '../server/harness.js';
+import { serverPerFile } from '../server/per_file.js';
 import { randomWallet } from './helpers.js';
 
 describe('RingbookClient: referrals and forced inclusion (real server)', () => {
@@ -10,8 +11,10 @@ describe('RingbookClient: referrals and forced inclusion (real server)', () => {
   let referrer: RingbookClient;
   let user: RingbookClient;
 
+  serverPerFile((started) => {
+    s = started;
+  });
   beforeAll(async () => {
-    s = await startServer();
     admin = new RingbookClient({ base_url: s.url, admin_token: s.admin_token });
     referrer = new RingbookClient({ base_url: s.url, wallet: randomWallet() });
     user = new RingbookClient({ base_url: s.url, wallet: randomWallet() });
@@ -19,10 +22,6 @@ describe('RingbookClient: referrals and forced inclusion (real server)', () => {
       await admin.deposit({ user: c.wallet!.address, asset: 'USDC', amount: '100000' });
       await admin.deposit({ user: c.wallet!.address, asset: 'ETH', amount: '10' });
     }
-  });
-  afterAll(async () => {
-    const r = await s?.stop();
-    expect(r?.code).toBe(0);
   });
 
   it('registers a referral once and reads the stats of both sides', async () => {

@@ -1,6 +1,7 @@
 // The client SDK's REST methods against a real server (test/server/harness.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type StartedServer } from '../server/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { StartedServer } from '../server/harness.js';
+import { serverPerFile } from '../server/per_file.js';
 import * as money from '../../src/money/index.js';
 import * as messages from '../../src/auth/messages.js';
 import {
@@ -70,8 +71,10 @@ describe('RingbookClient against a real server', () => {
   let taker: RingbookClient;
   let pub: RingbookClient;
 
+  serverPerFile((started) => {
+    s = started;
+  });
   beforeAll(async () => {
-    s = await startServer();
     admin = new RingbookClient({ base_url: s.url, admin_token: s.admin_token });
     maker = new RingbookClient({ base_url: s.url, wallet: randomWallet() });
     taker = new RingbookClient({ base_url: s.url, wallet: randomWallet() });
@@ -80,10 +83,6 @@ describe('RingbookClient against a real server', () => {
       await admin.deposit({ user: c.wallet!.address, asset: 'USDC', amount: '100000' });
       await admin.deposit({ user: c.wallet!.address, asset: 'ETH', amount: '10' });
     }
-  });
-  afterAll(async () => {
-    const r = await s?.stop();
-    expect(r?.code).toBe(0);
   });
 
   it('public reads', async () => {

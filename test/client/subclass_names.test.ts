@@ -6,7 +6,8 @@
 // deposits broke. Fake fetch, no server.
 import { describe, expect, it } from 'vitest';
 import { eip191Hash } from '../../src/auth/eip191.js';
-import { parseSignatureHex, recoverAddress } from '../../src/auth/recover.js';
+import { recoverAddress } from '../../src/auth/recover.js';
+import { parseSignatureHex } from '../../src/auth/signature_rules.js';
 import { MonotonicNonce, orderJsonMessage, RingbookClient, type RingbookClientOptions } from '../../src/client/index.js';
 import { err, fakeFetch, ok, randomWallet } from './helpers.js';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, adminState, api, type ApiResponse, type StartedServer, type Wallet } from '../server/harness.js';
 import { healthListener } from '../server/health_port.js';
-import { metricValue } from '../server/metric_value.js';
+import { metricValue } from '../server/metrics_scrape.js';
 import {
   fundedWallet, leadingFromGenesis, MARKET, matcherStatus, orderIdsOf, P, startTestCluster, TICK, waitFor, type TestCluster,
 } from './cluster_helpers.js';

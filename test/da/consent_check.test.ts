@@ -3,7 +3,8 @@
 // refusals that keep an older format from being misread.
 import { describe, expect, it } from 'vitest';
 import { eip191Hash } from '../../src/auth/eip191.js';
-import { recoverAddress, signPersonalMessage, addressFromPrivateKey } from '../../src/auth/recover.js';
+import { recoverAddress } from '../../src/auth/recover.js';
+import { signPersonalMessage, addressFromPrivateKey } from '../../src/auth/sign.js';
 import { consentOf, type ConsentLookup } from '../../src/da/consent_check.js';
 import { ConsentPool } from '../../src/da/consent_pool.js';
 import { emptyRequest, NO_MARKET, RequestKind, Side, type Request } from '../../src/engine/types.js';

@@ -1,9 +1,8 @@
 // DA store (LMDB and memory), the journal reader the publisher uses, and the JSON wire form.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ARENA_BYTES_KEPT_MAX, LmdbDaStore } from '../../src/da/da_store.js';
 import type { DaStore } from '../../src/da/da_store_contract.js';
 import { MemoryDaStore } from '../../src/da/memory_da_store.js';
@@ -15,18 +14,11 @@ import { batch, fill, H } from './store_batches.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import type { LeafChange } from '../../src/da/state_root.js';
 import { encodeChanges } from '../../src/da/state_diff.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const fromHex0x = (text: string): Uint8Array => Buffer.from(text.slice(2), 'hex');
 
-const dirs: string[] = [];
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-da-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirsPerFile('ringbook-da-');
 
 async function exercise(store: DaStore): Promise<void> {
   expect(store.latest()).toBe(0);

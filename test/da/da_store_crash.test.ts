@@ -4,19 +4,15 @@
 // commit not yet synced) but not yet durable in `da/`. After the restart every batch served
 // before the kill is served again byte for byte, every committed batch is there, and the roots
 // recomputed on start agree with the published headers.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ok } from '../server/checks.js';
 import { LmdbDaStore } from '../../src/da/da_store.js';
 import { adminState, api, caughtUpState, startServer, type StartedServer } from '../server/harness.js';
 import { fund } from '../snapshot/traffic.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-da-crash-');
 
 /** GET /da/batches/:id as raw text for ids [from, to]; a batch not (yet) published is null. */
 async function batchTexts(s: StartedServer, from: number, to: number): Promise<Map<number, string | null>> {
@@ -32,8 +28,7 @@ async function batchTexts(s: StartedServer, from: number, to: number): Promise<M
 
 describe('DA store across kill -9', () => {
   it('serves every batch again byte for byte after a kill that cuts off its newest commits', async () => {
-    const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-da-crash-'));
-    dirs.push(data_dir);
+    const data_dir = tempDir();
     const env = { RINGBOOK_DATA_DIR: data_dir };
     let s = await startServer({ env });
     const t = await fund(s);

@@ -5,10 +5,8 @@
 // reports a batch of the failed group as published. The failure is real: a batch msgpack cannot
 // encode (a number beyond 64 bits) fails the group's LMDB transaction. Also: the group's wait
 // does not keep the process alive.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LmdbDaStore } from '../../src/da/da_store.js';
 import type { DaStore } from '../../src/da/da_store_contract.js';
 import type { FillLeaf } from '../../src/da/fills_tree.js';
@@ -20,16 +18,9 @@ import { BatchField, EventType } from '../../src/ring/event_records.js';
 import { generateSequence } from '../engine/generator.js';
 import { recordable, recordsOf } from './records.js';
 import { batch, fill } from './store_batches.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-da-fail-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirsPerFile('ringbook-da-fail-');
 
 /** A fill whose price msgpack cannot encode (a BigInt beyond 64 bits): its batch's commit fails. */
 function unencodable(f: FillLeaf): FillLeaf {

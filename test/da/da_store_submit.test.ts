@@ -3,26 +3,16 @@
 // same id is accepted next and the ids stay contiguous; no group is left open without a batch
 // (its timer would find none: a TypeError in a timer callback, which vitest reports as an
 // unhandled error).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LmdbDaStore } from '../../src/da/da_store.js';
 import type { DaStore } from '../../src/da/da_store_contract.js';
 import { MemoryDaStore } from '../../src/da/memory_da_store.js';
 import type { FillLeaf } from '../../src/da/fills_tree.js';
 import type { PublishedBatch } from '../../src/da/published.js';
 import { batch, fill } from './store_batches.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-da-submit-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirsPerFile('ringbook-da-submit-');
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

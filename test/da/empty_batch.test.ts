@@ -2,10 +2,8 @@
 // idle exchange. It goes through the journal, the journal reader, the DA publisher, the LMDB DA
 // store (and a reopen), the wire form and the verifier like any other batch, and its root
 // differs from the previous one (the entry left the inbox, its order rests).
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LmdbDaStore } from '../../src/da/da_store.js';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { batchFromJson, batchToJson } from '../../src/da/published.js';
@@ -19,15 +17,13 @@ import { emptyRequest, OrderType, RequestKind, Side, type Request } from '../../
 import { BatchField, EventType } from '../../src/ring/event_records.js';
 import { ETH, standardConfig, USDC } from '../engine/generator.js';
 import { recordsOf } from './records.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 /** keccak256 of no bytes: the input hash of a batch without records. */
 const EMPTY_INPUT_HASH = '0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470';
 const T0 = Date.UTC(2026, 10, 22);
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-empty-batch-');
 
 function deposit(account: number, asset: number, amount_units: number): Request {
   const r = emptyRequest();
@@ -57,8 +53,7 @@ function forcedBid(account: number): Request {
 
 describe('a batch with no records', () => {
   it('is journaled, published, stored, served and verified like any other', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-empty-batch-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const config = standardConfig();
     const plan = [
       { time_ms: T0, requests: [deposit(1, USDC, 1_000_000_000_000), deposit(1, ETH, 1_000_000), forcedBid(1)] },

@@ -1,21 +1,16 @@
 // The state diff's binary form (what the DA store keeps): round trip to the published hex form,
 // malformed bytes refused, and the LMDB store serving both the binary form and the older hex
 // objects.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LmdbDaStore } from '../../src/da/da_store.js';
 import { EMPTY_FILLS_ROOT } from '../../src/da/fills_tree.js';
 import type { PublishedBatch } from '../../src/da/published.js';
 import { decodeChanges, encodeChanges } from '../../src/da/state_diff.js';
 import { changesToHex, type RawChange } from '../../src/da/state_leaves.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-diff-');
 
 const bytes = (...b: number[]): Uint8Array => Uint8Array.from(b);
 const raw = (kind: number, key: Uint8Array, value: Uint8Array | null): RawChange => ({ kind, key, value });
@@ -42,8 +37,7 @@ describe('state diff binary form', () => {
   });
 
   it('the LMDB store keeps the bytes and serves the hex; batches stored as hex objects still read', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-diff-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const H = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
     const base = (id: number): PublishedBatch => ({
       header: { batch_id: id, prev_state_root: H(id - 1), state_root: H(id), fills_root: EMPTY_FILLS_ROOT, input_hash: H(id), timestamp: id },

@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { keccak_256 } from '@noble/hashes/sha3.js';
@@ -20,6 +19,7 @@ import type { EngineConfig } from '../../src/engine/api.js';
 import { RequestKind } from '../../src/engine/types.js';
 import { adminHeaders, api, caughtUpState, deposit, REPO_ROOT, runVerifier as runHarnessVerifier, startServer, Wallet, type Api, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
 const VERIFY_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'verify.js');
 
@@ -31,13 +31,8 @@ let batches: PublishedBatch[] = [];
 /** order id -> fill ids (from the order answers). */
 const order_fills = new Map<number, number[]>();
 let unfilled_order = 0;
-const tmp_dirs: string[] = [];
-
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-verify-'));
-  tmp_dirs.push(d);
-  return d;
-}
+// Registered before the afterAll that stops the server, so it runs after it (vitest: last registered first).
+const tmp = tempDirsPerFile('ringbook-verify-');
 
 function runVerifier(url: string, extra: string[] = []): ReturnType<typeof runHarnessVerifier> {
   return runHarnessVerifier(url, config_file, extra);
@@ -106,7 +101,6 @@ beforeAll(async () => {
 afterAll(async () => {
   const r = await s?.stop();
   expect(r?.code).toBe(0);
-  for (const d of tmp_dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
 describe('published batches', () => {

@@ -2,7 +2,8 @@
 // insert/delete/lookup sequences.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Link, OI, OrderIndex, OrderStore } from '../../src/engine/book.js';
+import { Link, OI, OrderStore } from '../../src/engine/book.js';
+import { OrderIndex } from '../../src/engine/order_index.js';
 import { CLIENT_ID_WORDS, clientIdFromString } from '../../src/engine/client_id.js';
 
 describe('OrderIndex', () => {

@@ -3,7 +3,7 @@
 // answering "unchecked" (503 OVERLOADED upstream), a front check that throws "failed"
 // (INTERNAL_ERROR upstream), never "invalid signature".
 import { afterAll, describe, expect, it } from 'vitest';
-import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/recover.js';
+import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/sign.js';
 import { createVerifyPool } from '../../src/auth/verify_pool.js';
 import { ArrivalOrder } from '../../src/gateway/arrival_order.js';
 import { FAILED, INVALID, SignatureBatcher, SignatureCheckError, UNCHECKED, VALID, type CheckFailure } from '../../src/gateway/signature_batcher.js';

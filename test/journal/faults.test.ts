@@ -9,28 +9,23 @@
 // a retry lands.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WAL_BYTES_DEFAULT, WAL_PAGE_BYTES } from '../../src/journal/wal.js';
 import { WAL_STORE_FILL_DENOMINATOR } from '../../src/journal/wal_store.js';
 import { adminHeaders, adminState, api, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
 import { healthListener } from '../server/health_port.js';
-import { metricValue } from '../server/metric_value.js';
+import { metricValue } from '../server/metrics_scrape.js';
 import { sleep } from '../ws/client.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
+// The dirs go after the mounts in them are unmounted (the afterAll below runs first: last registered first).
+const faultDir = tempDirsPerFile('ringbook-fault-');
+const fullDir = tempDirsPerFile('ringbook-full-');
 const mounts: string[] = [];
 afterAll(() => {
   for (const m of mounts) execFileSync('umount', [m]);
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-function tempDir(prefix: string): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
 
 /** Resolves with the answer, or with 'pending' if none came within `ms`. */
 async function within(p: Promise<ApiResponse>, ms: number): Promise<ApiResponse | 'pending'> {
@@ -116,7 +111,7 @@ async function checkRecovered(s: StartedServer): Promise<void> {
 describe('injected journal faults (test seam over the real LMDB environment)', () => {
   for (const kind of ['write', 'fsync'] as const) {
     it(`${kind} failures: 503 for new writes, reads served, the pending order answered only once durable, nothing lost after kill -9`, async () => {
-      const data_dir = tempDir('ringbook-fault-');
+      const data_dir = faultDir();
       const fault_file = path.join(data_dir, 'fault');
       const env = { RINGBOOK_DATA_DIR: data_dir, RINGBOOK_TEST_JOURNAL_FAULT_FILE: fault_file };
       let s = await startServer({ env, config: { server: { health_port: 0 } } });
@@ -164,7 +159,7 @@ describe('injected journal faults (test seam over the real LMDB environment)', (
 
 describe('a full disk (tmpfs on the journal directory)', () => {
   it('refuses writes with 503 while the disk is full, serves reads, and resumes by itself when space returns', async () => {
-    const data_dir = tempDir('ringbook-full-');
+    const data_dir = fullDir();
     const journal_dir = path.join(data_dir, 'journal');
     fs.mkdirSync(journal_dir);
     // Root only (the suite runs as root, like CI on this machine): a real ENOSPC, not a mock.

@@ -3,21 +3,17 @@
 // recomputes the records' CRC-32 and refuses an altered batch; the DA thread's JournalReader,
 // which reads batches the matcher already checked, still refuses a wrong header (id, size,
 // format) and returns exactly the records and input hash the checked read gives.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal } from '../../src/journal/journal.js';
 import { decodeBatch, decodeCheckedBatch, encodeBatch, inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
 import { RECORD_WORDS } from '../../src/ring/records.js';
 import { mulberry32 } from '../../src/util/prng.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-journal-read-');
 
 /** `count` records of random words (the journal stores records as opaque words). */
 function randomRecords(count: number, seed: number): Int32Array {
@@ -29,8 +25,7 @@ function randomRecords(count: number, seed: number): Int32Array {
 
 /** A journal of batches 1..n (batch i holds i + 2 records), closed. */
 async function writeJournal(n: number): Promise<{ dir: string; records: Int32Array[] }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-journal-read-'));
-  dirs.push(dir);
+  const dir = tempDir();
   const journal = Journal.open(dir);
   const records: Int32Array[] = [];
   for (let id = 1; id <= n; id++) {

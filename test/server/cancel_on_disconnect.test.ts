@@ -5,18 +5,15 @@
 // (rule cancel_on_disconnect) in the DA batch, and `ringbook verify` agrees on every root.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RingbookSocket, Wallet as SdkWallet } from '../../src/client/index.js';
 import { ok } from './checks.js';
 import { api, bytesToHex, caughtUpState, deposit, REPO_ROOT, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-cod-');
 
 /** A market maker's process: authenticates, opts in, says "ready", then idles until killed. */
 const CHILD = `
@@ -29,8 +26,7 @@ setInterval(() => {}, 1000);
 `;
 
 function spawnClient(s: StartedServer, key_hex: string): Promise<ChildProcess> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-cod-'));
-  dirs.push(dir);
+  const dir = tempDir();
   const file = path.join(dir, 'client.mjs');
   fs.writeFileSync(file, CHILD);
   const p = spawn(process.execPath, [file], { env: { ...process.env, URL: s.url, KEY: key_hex }, stdio: ['ignore', 'pipe', 'pipe'] });

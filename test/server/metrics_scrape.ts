@@ -1,5 +1,5 @@
 // Reading the real server's Prometheus scrape in tests: the text format's samples and families,
-// one GET of /metrics, the metrics port from the server's log.
+// one GET of /metrics, the metrics port from the server's log, one sample's value.
 import http from 'node:http';
 import type { StartedServer } from './harness.js';
 
@@ -32,7 +32,11 @@ export function familiesOf(text: string): Map<string, string> {
 
 export function scrape(port: number): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
+    // A connection per scrape: Node's global agent keeps sockets alive for 5 s, the metrics
+    // listener closes idle ones after its 5 s keepAliveTimeout, and a scrape written on a socket
+    // the listener is closing at that moment fails with "socket hang up" (verify_inline.test.ts,
+    // twice in full-suite runs at load average 30-40, whose light posts between two scrapes took ~5 s).
+    http.get({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
@@ -46,4 +50,12 @@ export function metricsPort(s: StartedServer): number {
   const m = /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.output().stdout);
   if (m === null) throw new Error('no metrics line in the server log:\n' + s.output().stdout + s.output().stderr);
   return Number(m[1]);
+}
+
+/** The value of `name{labels}` (labels in the scrape's order, e.g. `reason="inline"`); 0 when absent. */
+export async function metricValue(s: StartedServer, name: string, labels = ''): Promise<number> {
+  const { text } = await scrape(metricsPort(s));
+  const line = `${name}${labels === '' ? '' : `{${labels}}`} `;
+  const hit = text.split('\n').find((l) => l.startsWith(line));
+  return hit === undefined ? 0 : Number(hit.slice(line.length));
 }

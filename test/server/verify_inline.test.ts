@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { balances, deposit, Wallet, type Api, type StartedServer } from './harness.js';
 import { ok } from './checks.js';
-import { metricValue } from './metric_value.js';
+import { metricValue } from './metrics_scrape.js';
 import { wsServerPerFile, type Msg, type WsClient } from '../ws/client.js';
 
 const WALLETS = 6;

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminState, api, deposit, startServer, Wallet, type ApiResponse, type StartedServer } from './harness.js';
 import { fail, ok } from './checks.js';
-import { metricValue } from './metric_value.js';
+import { metricValue } from './metrics_scrape.js';
 import { healthListener } from './health_port.js';
 import { WsClient } from '../ws/client.js';
 

@@ -3,7 +3,7 @@
 // escape hatch against a state tree built by src/da's own StateTree (the server flow is
 // test/settlement/server_flow.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/recover.js';
+import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/sign.js';
 import { signWithdrawal, withdrawalDigestHex, ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage } from '../../src/auth/messages.js';
 import { StateTree } from '../../src/da/state_tree.js';

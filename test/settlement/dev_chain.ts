@@ -11,7 +11,7 @@ import { createTxFromRLP } from '@ethereumjs/tx';
 import { Account, createAddressFromString, bytesToHex } from '@ethereumjs/util';
 import { hexToBytes } from '../../src/da/hex.js';
 import { JsonRpc, type RpcLog, type TxReceipt } from '../../src/settlement/rpc.js';
-import { addressFromPrivateKey } from '../../src/auth/recover.js';
+import { addressFromPrivateKey } from '../../src/auth/sign.js';
 import { ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { deploySettlement, SettlementContract } from '../../src/settlement/contract.js';
 

@@ -3,22 +3,18 @@
 // whose root is not the published one, one the journal does not continue; genesis when none is
 // usable, unless the journal was trimmed.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chooseSnapshot, RecoveryImpossible, type RecoveryFacts } from '../../src/snapshot/recovery.js';
 import { encodeSnapshot, snapshotFileName } from '../../src/snapshot/snapshot_file.js';
+import { tempDirsPerFile } from '../temp_dirs.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirsPerFile('ringbook-choose-');
 
 const ROOT = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
 
 function dirWith(snaps: { batch_id: number; root?: string | null; front?: boolean; corrupt?: boolean }[]): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-choose-'));
-  dirs.push(dir);
+  const dir = tempDir();
   for (const s of snaps) {
     const bytes = encodeSnapshot(
       { batch_id: s.batch_id, batch_time_ms: 1, state_root: s.root === undefined ? ROOT(s.batch_id) : s.root, zero_balance_leaves: [], created_ms: 2 },
