@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   };
   onSignalCleanup(stop);
   const rows = new Map<string, { us: number[]; wakes: number[] }>();
-  const gc_rows = new Map<string, { scav: number[]; majors: number[]; bytes: number[] }>();
+  const gc_rows = new Map<string, { scav: number[]; majors: number[]; bytes: number[]; promoted: number[] }>();
   try {
     const addresses = await signers.ready;
     await gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, ADMIN_TOKEN), mode: 'closed', duration_ms: Infinity });
@@ -83,10 +83,11 @@ async function main(): Promise<void> {
       }
       if (g0 !== null && server.gc !== null) {
         for (const [iso, d] of gcDelta(g0, server.gc.snapshot())) {
-          const row = gc_rows.get(iso) ?? { scav: [], majors: [], bytes: [] };
+          const row = gc_rows.get(iso) ?? { scav: [], majors: [], bytes: [], promoted: [] };
           row.scav.push((d.scavenges * 10_000) / n);
           row.majors.push((d.majors * 10_000) / n);
           row.bytes.push(d.allocated / n);
+          row.promoted.push(d.promoted / n);
           gc_rows.set(iso, row);
         }
       }
@@ -99,8 +100,8 @@ async function main(): Promise<void> {
     const med = (xs: number[]): number => Math.round(medianMeanOfMiddleTwo(xs) * 100) / 100;
     const table = [...rows.entries()].map(([key, v]) => ({ key, us: med(v.us), wakes: med(v.wakes) })).sort((x, y) => y.us - x.us);
     for (const t of table) if (t.us >= 0.05 || t.wakes >= 0.005) console.log(`  ${t.key.padEnd(24)} ${t.us.toFixed(2).padStart(8)} us/req ${t.wakes.toFixed(3).padStart(7)} wakes/req`);
-    const gc = Object.fromEntries([...gc_rows.entries()].map(([iso, v]) => [iso, { scavenges_per_10k: med(v.scav), majors_per_10k: med(v.majors), bytes_per_request: Math.round(med(v.bytes)) }]));
-    for (const [iso, g] of Object.entries(gc)) console.log(`  gc ${iso}: ${g.scavenges_per_10k} scavenges/10k, ${g.majors_per_10k} majors/10k, ${g.bytes_per_request} B/request`);
+    const gc = Object.fromEntries([...gc_rows.entries()].map(([iso, v]) => [iso, { scavenges_per_10k: med(v.scav), majors_per_10k: med(v.majors), bytes_per_request: Math.round(med(v.bytes)), promoted_per_request: Math.round(med(v.promoted)) }]));
+    for (const [iso, g] of Object.entries(gc)) console.log(`  gc ${iso}: ${g.scavenges_per_10k} scavenges/10k, ${g.majors_per_10k} majors/10k, ${g.bytes_per_request} B/request allocated, ${g.promoted_per_request} B/request promoted`);
     const sum = table.reduce((s, t) => s + t.us, 0);
     console.log(JSON.stringify({ bench: 'light_threads', main_js, node_flags: flags, config: extra, warmup_phases, rounds, seconds, rate, server_us_per_request: Math.round(sum * 10) / 10, threads: table, gc }));
   } finally {
