@@ -14,14 +14,16 @@
 // Instruction counts (this machine has no hardware counters): run it twice under
 // `valgrind --tool=callgrind --separate-threads=yes` with `--no-journal` (LMDB's 64 GB map fails
 // under valgrind) and two `--batches` values, and difference the matcher thread's Ir (the thread
-// whose file names matcher_worker.js's loop: the one with the most Ir after the main thread).
+// whose file names matcher_worker.js's loop: the one with the most Ir after the main thread). Or,
+// less noisy, one run with `valgrind --collect-atstart=no` and `--callgrind-window`: only the timed
+// part is counted (callgrind_control -i on/off around it), Ir per batch = the thread's Ir / batches.
 //
 // `--parent-dir /dev/shm` puts the journal on tmpfs, where the O_DSYNC write is nearly free: what is
 // left is the loop's own CPU per batch, with far less of the disk's noise.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/journal_matcher_loop.js [--batches N] [--warmup W] [--gap-ms G] [--strace] [--worker F] [--parent-dir D]
 // Ends with ONE JSON line {"bench":"journal_matcher_loop",...}.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +49,8 @@ const worker_asked = knobs.optionalString('worker');
 const parent_dir = knobs.string('parent-dir', os.tmpdir());
 /** No journal (journal_dir null): the loop, the rings and the engine only (runs under valgrind, which cannot map LMDB's 64 GB). */
 const no_journal = knobs.flag('no-journal');
+/** Under callgrind started with --collect-atstart=no: collect only during the timed part (callgrind_control -i on/off). */
+const callgrind_window = knobs.flag('callgrind-window');
 knobs.finish();
 
 const worker_file = worker_asked === undefined
@@ -146,6 +150,7 @@ const strace = use_strace ? spawn('strace', ['-c', '-p', String(matcher_tid)], {
 strace?.stderr?.setEncoding('utf8');
 strace?.stderr?.on('data', (d: string) => (strace_text += d));
 if (strace !== null) await new Promise((r) => setTimeout(r, 300)); // attached
+if (callgrind_window) spawnSync('callgrind_control', ['-i', 'on', String(process.pid)], { stdio: 'ignore' });
 const committed0 = committed;
 const m0 = sample(matcher_tid);
 const s0 = sample(tidOf('rb-storer'));
@@ -155,6 +160,7 @@ for (let i = 0; i < batches; i++) {
   if (gap_ms > 0) Atomics.wait(pause, 0, 0, gap_ms);
 }
 const wall_ms = performance.now() - t0;
+if (callgrind_window) spawnSync('callgrind_control', ['-i', 'off', String(process.pid)], { stdio: 'ignore' });
 const m1 = sample(matcher_tid);
 const s1 = sample(tidOf('rb-storer'));
 const measured = committed - committed0;
