@@ -31,7 +31,10 @@ knobs.finish();
 const JournalClass: typeof Journal = journal_module === undefined ? Journal
   : ((await import(pathToFileURL(path.resolve(journal_module)).href)) as { Journal: typeof Journal }).Journal;
 const dir = dir_asked ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-journal-paced-'));
+const open_t0 = performance.now();
 const journal = JournalClass.open(dir);
+/** Journal.open's wall time (since h23m it starts the storer thread, without waiting for it). */
+const open_ms = performance.now() - open_t0;
 const records = new Int32Array(2 * RECORD_WORDS).fill(5);
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Wall time of each call (ms). */
@@ -75,6 +78,8 @@ const out = {
   ms_per_iteration: Math.round((wall_ms / appends) * 100) / 100, lmdb_stores: stores, lmdb_stores_async: stores_async,
   store_waits, store_wait_ms: store_wait_ms === null ? null : r3(store_wait_ms),
   after_ack_ms_over_0_5ms: long_after.map(r3),
+  open_ms: r3(open_ms),
+  first_store_hold_ms: store_hold_ms.length > 0 ? r3(store_hold_ms[0]) : null,
   store_hold_ms: store_hold_ms.map(r3),
   store_hold_ms_median: store_hold_ms.length > 0 ? r3(quantileSorted([...store_hold_ms].sort((x, y) => x - y), 0.5)) : null,
   store_hold_ms_min: store_hold_ms.length > 0 ? r3(Math.min(...store_hold_ms)) : null,

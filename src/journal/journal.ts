@@ -124,6 +124,16 @@ export class Journal {
     return this.wal_store.stores_async;
   }
 
+  /** This thread's own LMDB writes that waited for the storer thread's open (it starts at open: wal_store.ts `storer`). */
+  get storer_open_waits(): number {
+    return this.wal_store.storer_open_waits;
+  }
+
+  /** The storer thread: 'none' (read only, no write-ahead file, could not start), 'starting' (its LMDB open not over), 'ready'. */
+  storerState(): 'none' | 'starting' | 'ready' {
+    return this.wal_store.storerState();
+  }
+
   /** Waits for a store in flight before a region of the write-ahead file could be reused (or LMDB written), since open. */
   get store_waits(): number {
     return this.wal_store.store_waits;

@@ -42,6 +42,8 @@ export const WAL_STORE_IDLE_MS = 100;
  * region to fill.
  */
 export const WAL_STORE_QUIET_MS = 20;
+/** Longest wait for the storer thread's open of LMDB before this thread writes LMDB itself (then it is given up). */
+export const WAL_STORER_OPEN_WAIT_MS_MAX = 10_000;
 /** A wait for the storer longer than this is logged (a stalled disk), and again at each multiple. */
 export const WAL_STORE_WAIT_WARN_MS = 5_000;
 
@@ -89,12 +91,15 @@ export class WalStore {
   /** The store on the storer thread, null when none is in flight. */
   private flight: { seq: number; count: number; bytes: number; last_id: number } | null = null;
   /**
-   * The storer thread (null: not yet, or it could not start). Started at the first store: its
-   * start holds that store's matcher 2.6-37 ms here, once per process. Not at open: a test run
-   * hung once (60 s, not reproduced in 3 x 24 runs) with the thread started at open, where its
-   * start (lmdb-js opening the environment and the database) can overlap this thread's own LMDB
-   * writes (recovery, a synchronous store, a trim); from the first store on, those wait for the
-   * store in flight, so the thread is running by then.
+   * The storer thread (null: none, or it could not start). Started at open without waiting for it
+   * (h23m; at the first store its start held that store's matcher 2.5-37 ms). The first store posts
+   * its job whether or not the thread is up (the job waits in its port): the matcher never waits
+   * for the start. The start's LMDB open (lmdb-js opens the database in a write transaction) never
+   * overlaps this thread's own LMDB writes: a synchronous store, a trim, a batch too large for the
+   * file, close and the reserve's top-ups first wait until it is over (`awaitStorerOpen`, counted;
+   * ~0.1 s after open here, so only a write in a process's first moments waits), and close never
+   * ends a thread mid-open. That overlap was the one difference when a test run hung 60 s with the
+   * start at open (b99959d, not reproduced).
    */
   private storer: WalStorer | null = null;
   private storer_failed_to_start = false;
@@ -106,6 +111,8 @@ export class WalStore {
   stores = 0;
   /** Of them, on the storer thread. */
   stores_async = 0;
+  /** Writes of this thread's own that waited for the storer thread's open of LMDB (see `storer`), since open. */
+  storer_open_waits = 0;
   /** Waits for a store in flight before the file's region could be reused (or LMDB written), and their time. */
   store_waits = 0;
   store_wait_ms = 0;
@@ -133,6 +140,8 @@ export class WalStore {
     }
     this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
     this.wal?.restart(this.stored_batch_id);
+    // After recovery's store: the thread's LMDB open never overlaps it.
+    if (this.wal !== null) this.startStorer();
   }
 
   /** The last batch held at open: the last unstored one (read only), else LMDB's. */
@@ -224,10 +233,44 @@ export class WalStore {
     return this.options.read_only === true ? 0 : this.unstored.length;
   }
 
-  /** Whether a store is on the storer thread (LMDB and the end of its file are its meanwhile). */
+  /**
+   * Whether the storer thread may be writing LMDB (and the end of its file): a store in flight, or
+   * its open of LMDB not over yet.
+   */
   storeInFlight(): boolean {
     if (this.flight !== null) this.pollStore();
-    return this.flight !== null;
+    return this.flight !== null || (this.storer !== null && !this.storer.ready());
+  }
+
+  /**
+   * Before this thread writes LMDB itself: waits until the storer thread's open of LMDB is over
+   * (see `storer`), at most WAL_STORER_OPEN_WAIT_MS_MAX; a thread that is not up by then is given
+   * up (stores are this thread's, as without it). One atomic load once it is up.
+   */
+  private awaitStorerOpen(): void {
+    const storer = this.storer;
+    if (storer === null || storer.ready()) return;
+    const t0 = performance.now();
+    while (!storer.waitReady(100)) {
+      if (performance.now() - t0 >= WAL_STORER_OPEN_WAIT_MS_MAX) {
+        console.error(`ringbook: journal: the LMDB storer thread did not open the journal within ${WAL_STORER_OPEN_WAIT_MS_MAX} ms: the write-ahead batches are stored on the matcher thread`);
+        this.dropStorer();
+        return;
+      }
+    }
+    this.storer_open_waits++;
+  }
+
+  /** The storer thread: none (read only, no write-ahead file, could not start, given up), starting (its LMDB open not over), ready. */
+  storerState(): 'none' | 'starting' | 'ready' {
+    return this.storer === null ? 'none' : this.storer.ready() ? 'ready' : 'starting';
+  }
+
+  /** Stops using the storer thread: stores are this thread's again. */
+  private dropStorer(): void {
+    void this.storer?.close();
+    this.storer = null;
+    this.storer_failed_to_start = true;
   }
 
   /**
@@ -303,9 +346,7 @@ export class WalStore {
         // It could not open LMDB: every later store would fail there too. Stores are this
         // thread's again, as without the thread.
         console.error(`ringbook: journal: the LMDB storer thread could not open the journal (${outcome.message}): the write-ahead batches are stored on the matcher thread`);
-        void this.storer!.close();
-        this.storer = null;
-        this.storer_failed_to_start = true;
+        this.dropStorer();
       }
     } else {
       this.stores_async++;
@@ -335,6 +376,8 @@ export class WalStore {
   storeUnstored(): void {
     if (this.options.read_only === true) return;
     this.awaitStore();
+    // Before this thread's LMDB write (a trim and a batch too large for the file come here first).
+    this.awaitStorerOpen();
     if (this.unstored.length === 0) return;
     const batches = this.unstored;
     this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce(batches));
@@ -390,6 +433,8 @@ export class WalStore {
   async close(): Promise<void> {
     if (this.options.read_only !== true) {
       try {
+        // A thread still starting is never ended mid-open, nor is LMDB written beside its open.
+        this.awaitStorerOpen();
         if (this.flight !== null && this.storer !== null) {
           while (!this.storer.wait(this.flight.seq, 100));
           if (this.storer.outcome().ok) {

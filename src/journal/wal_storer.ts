@@ -20,8 +20,14 @@ export const STORER_FAILED = 1;
 export const STORER_MESSAGE_BYTES = 2;
 /** Set (1) by a thread that could not open LMDB: it fails every job, and the journal stops using it. */
 export const STORER_UNUSABLE = 3;
+/**
+ * Set (1) once the thread's open of LMDB is over (opened, or failed: then STORER_UNUSABLE is set
+ * first). The thread starts with the journal (h23m); until this word is set its LMDB open may still
+ * run, and the journal's own LMDB writes wait for it (wal_store.ts `awaitStorerOpen`).
+ */
+export const STORER_READY = 4;
 /** Bytes of the control words before the message. */
-export const STORER_HEADER_BYTES = 16;
+export const STORER_HEADER_BYTES = 32;
 /** Longest failure message kept (UTF-8 bytes). */
 export const STORER_MESSAGE_MAX = 1024;
 
@@ -54,7 +60,12 @@ export class WalStorer {
     this.message = new Uint8Array(control, STORER_HEADER_BYTES);
   }
 
-  /** Starts the thread; null when it cannot be (the journal then stores on its own thread, as before h22j). */
+  /**
+   * Starts the thread; null when it cannot be (the journal then stores on its own thread, as before
+   * h22j). Does not wait for it: `new Worker` returns once the thread exists; its boot (Node, the
+   * modules, lmdb-js opening the environment) runs on it, and a job posted meanwhile waits in its
+   * port until it listens.
+   */
   static start(dir: string, fault_file: string | null): WalStorer | null {
     const control = new SharedArrayBuffer(STORER_HEADER_BYTES + STORER_MESSAGE_MAX);
     // Run from TypeScript source (vitest), the compiled worker is in the tsc output mirror dist/.
@@ -98,6 +109,18 @@ export class WalStorer {
     if (seen >= seq) return true;
     Atomics.wait(this.control, STORER_DONE, seen, timeout_ms);
     return this.done(seq);
+  }
+
+  /** Whether the thread's open of LMDB is over (one atomic load). */
+  ready(): boolean {
+    return Atomics.load(this.control, STORER_READY) === 1;
+  }
+
+  /** Sleeps until the thread's open of LMDB is over or `timeout_ms` passed; returns whether it is. */
+  waitReady(timeout_ms: number): boolean {
+    if (this.ready()) return true;
+    Atomics.wait(this.control, STORER_READY, 0, timeout_ms);
+    return this.ready();
   }
 
   /** Whether the thread could not open LMDB (every job it gets fails). */

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { open, type Database } from 'lmdb';
 import { describeWriteError, injectedFault } from './journal_fault.js';
-import { STORER_DONE, STORER_FAILED, STORER_HEADER_BYTES, STORER_MESSAGE_BYTES, STORER_MESSAGE_MAX, STORER_UNUSABLE, type StorerData, type StorerJob } from './wal_storer.js';
+import { STORER_DONE, STORER_FAILED, STORER_HEADER_BYTES, STORER_MESSAGE_BYTES, STORER_MESSAGE_MAX, STORER_READY, STORER_UNUSABLE, type StorerData, type StorerJob } from './wal_storer.js';
 import { nameThisThread } from '../util/thread_name.js';
 
 const data = workerData as StorerData;
@@ -27,6 +27,9 @@ try {
   open_error = e;
   Atomics.store(control, STORER_UNUSABLE, 1);
 }
+// The open is over: the journal's own LMDB writes, held until now, may go on (wal_store.ts).
+Atomics.store(control, STORER_READY, 1);
+Atomics.notify(control, STORER_READY);
 
 function store(job: StorerJob): void {
   if (batches === null) throw open_error;

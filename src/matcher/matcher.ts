@@ -194,10 +194,10 @@ export class Matcher {
   /**
    * With no requests waiting: starts an empty batch when a forced-inclusion entry or a dead-man
    * switch is due, so inbox deadlines hold and switches fire on an idle exchange too. Returns
-   * whether it did.
+   * whether it did. `now_ms`: the sequencer's clock read once for the caller's idle turn.
    */
-  runDueBatch(): boolean {
-    if (this.engine.nextDueMs() > this.options.now_ms()) return false;
+  runDueBatch(now_ms = this.options.now_ms()): boolean {
+    if (this.engine.nextDueMs() > now_ms) return false;
     this.commitBatch(0);
     return true;
   }
@@ -211,8 +211,8 @@ export class Matcher {
   }
 
   /** How long the matcher may sleep before an inbox entry or a dead-man switch falls due (ms; capped by `max_ms`). */
-  idleMs(max_ms: number): number {
-    const due = this.engine.nextDueMs() - this.options.now_ms();
+  idleMs(max_ms: number, now_ms = this.options.now_ms()): number {
+    const due = this.engine.nextDueMs() - now_ms;
     return due < max_ms ? Math.max(0, due) : max_ms;
   }
 

@@ -7,17 +7,25 @@
 // Atomics.wait on the request ring (a producer's notify is one futex wake, where waking an
 // Atomics.waitAsync posted a task to this event loop), commits each batch synchronously and
 // publishes the marker at once. The front's messages (snapshot, trim) are read with
-// receiveMessageOnPort between batches; the front nudges the ring after posting one, so a
-// sleeping matcher sees it at once.
+// receiveMessageOnPort before every sleep (the front nudges the ring after posting one, so a
+// sleeping matcher sees it at once) and, while the ring never empties, every POLL_TURNS_MAX loop
+// turns; not at every turn (h23m): at 1,000 requests/s that was three reads of an empty port per
+// one-request batch.
+//
+// Per-batch fixed cost at light load (h23m, docs/benchmarks.md): the ring's busy-spin before a
+// sleep (200 loads, ~4 us) runs only when the last sleep was short (the requests come fast enough
+// for a spin to catch one); one clock read serves an idle turn's due check, store check and sleep.
 //
 // Snapshots: after every `snapshot_every_batches`-th live batch, and when the front asks, the
 // matcher captures its state between two batches (a synchronous walk: canonicalState plus the
 // registry's addresses), packs it with msgpackr and posts the bytes to the front, which joins
 // them with its read model at the same batch and writes the file. Packing is the only work done
 // here besides the walk; the disk write happens on the front thread.
+import { performance } from 'node:perf_hooks';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { Journal, type JournalFault } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
+import { RING_WAIT_SPIN_ITERATIONS_DEFAULT } from '../ring/ring_layout.js';
 import { decodeEngine, encodeEngine } from './engine_snapshot.js';
 import type { EngineConfig } from '../engine/api.js';
 import { FastEngine, restoreFastEngine } from '../engine/engine.js';
@@ -98,6 +106,14 @@ let front_capture_deadline_ms = 0;
 const FRONT_CAPTURE_WAIT_MS_MAX = 2_000;
 /** Nobody notifies it: Atomics.wait on it is a sleep of this thread. */
 const capture_pause = new Int32Array(new SharedArrayBuffer(4));
+/** While the ring never empties (no sleep), the front's messages are read at least every this many loop turns. */
+const POLL_TURNS_MAX = 4;
+/**
+ * The ring's busy-spin before a sleep runs only when the last sleep ended within this (us): a
+ * request then came soon after the ring emptied, and a spin (~4 us) may catch the next one without
+ * a futex sleep and wake. At 1,000 requests/s the sleeps last ~1 ms and the spin never caught one.
+ */
+const SPIN_AFTER_SLEEP_US_MAX = 200;
 
 function fatal(e: unknown): never {
   // A batch that cannot be applied and journaled in order cannot be acknowledged: stop (a failing
@@ -153,8 +169,12 @@ function handle(m: ToMatcher): void {
   }
 }
 
+/** Loop turns since the front's messages were last read. */
+let turns_since_poll = 0;
+
 /** Handles the front's messages that arrived; true when there was one. */
 function pollMessages(): boolean {
+  turns_since_poll = 0;
   if (parentPort === null) return false;
   let any = false;
   for (let m = receiveMessageOnPort(parentPort); m !== undefined; m = receiveMessageOnPort(parentPort)) {
@@ -193,8 +213,11 @@ function start(): void {
 async function run(): Promise<void> {
   start();
   const every = data.snapshot_every_batches;
+  const offset_ms = data.clock_offset_ms;
+  // Spin before the first sleep as before (a burst after start finds the spin useful).
+  let spin_before_sleep = true;
   for (;;) {
-    pollMessages();
+    if (++turns_since_poll >= POLL_TURNS_MAX) pollMessages();
     if (snapshot_requested) {
       snapshot_requested = false;
       snapshot(true);
@@ -204,6 +227,7 @@ async function run(): Promise<void> {
       // Polls every 1 ms (as before): a sleep on the ring would return at once while requests wait.
       if (left_ms > 0) {
         Atomics.wait(capture_pause, 0, 0, Math.min(left_ms, 1));
+        pollMessages(); // the front's snapshot_captured ends this wait
         continue;
       }
       front_capture_deadline_ms = 0;
@@ -220,8 +244,9 @@ async function run(): Promise<void> {
     if (requests.isClosed()) break;
     // Idle: a forced inclusion that is due gets its own batch, as does the front's request for one
     // (an empty batch; a due one answers it too); otherwise sleep on the ring until a request, a
-    // message from the front, or the next due time.
-    const ran_due = matcher.runDueBatch();
+    // message from the front, or the next due time. One clock read for the turn.
+    const wall_ms = Date.now();
+    const ran_due = matcher.runDueBatch(wall_ms + offset_ms);
     if (ran_due || batch_requested) {
       if (!ran_due) matcher.runEmptyBatch();
       batch_requested = false;
@@ -232,9 +257,14 @@ async function run(): Promise<void> {
     // Nothing waits: a moment to hand the journal's write-ahead batches that waited long enough to
     // its LMDB storer thread and to top its reserve up (src/journal/wal_store.ts, reserve.ts), then
     // look at the ring again before sleeping.
-    if (journal?.storeIdle() === true) continue;
+    if (journal?.storeIdle(wall_ms) === true) continue;
     if (journal?.reserveAhead(true) === true) continue;
-    requests.waitForDataOnce(matcher.idleMs(100), pollMessages);
+    // The front's messages are read after the sleep is announced (before_sleep), so none posted
+    // before its nudge is slept through.
+    requests.spin_iterations = spin_before_sleep ? RING_WAIT_SPIN_ITERATIONS_DEFAULT : 0;
+    const slept_from_ms = performance.now();
+    requests.waitForDataOnce(matcher.idleMs(100, wall_ms + offset_ms), pollMessages);
+    spin_before_sleep = (performance.now() - slept_from_ms) * 1000 < SPIN_AFTER_SLEEP_US_MAX;
   }
   if (journal !== null) await journal.close();
   events.close();

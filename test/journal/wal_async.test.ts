@@ -258,13 +258,15 @@ describe('a region is reused only after its store landed', () => {
     const dir = tempDir();
     const fault_file = path.join(dir, 'fault');
     const faults: (JournalFault | null)[] = [];
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(fault_file, 'storer'); // read by the thread as it starts, at open
     const j = Journal.open(dir, { wal_bytes: 4 * WAL_PAGE_BYTES, fault_file, onFault: (fault) => faults.push(fault) });
     try {
       appendAll(j, [1, 2]);
-      fs.writeFileSync(fault_file, 'storer'); // read by the thread as it starts, at the first store
       j.append(3, timeOf(3), recordsOf(3), countOf(3)); // 1..2 to the storer, which cannot open LMDB
       j.awaitStore();
       expect(faults).toEqual([{ batch_id: 4, message: expect.stringContaining('injected storer open failure') }, null]);
+      expect(j.storerState()).toBe('none');
       expect(await lmdbIds(dir)).toEqual([1, 2]);
       fs.rmSync(fault_file);
       appendAll(j, range(4, 9)); // regions switch twice more: stored on this thread, no fault
@@ -302,5 +304,55 @@ describe('a region is reused only after its store landed', () => {
       await j.close();
     }
     expect(await lmdbIds(dir)).toEqual([1, 2]);
+  });
+});
+
+describe('the storer thread starts at open (h23m)', () => {
+  it('a writer journal with a write-ahead file starts it at open; read only and without the file, none', async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir, { wal_bytes: 4 * WAL_PAGE_BYTES });
+    try {
+      // Started before any store: the first store only hands its batches over.
+      expect(j.storerState()).not.toBe('none');
+      appendAll(j, [1, 2, 3]); // 1..2 to the storer at the switch
+      j.awaitStore();
+      expect(j.storerState()).toBe('ready');
+      expect(j.stores_async).toBe(1);
+    } finally {
+      await j.close();
+    }
+    const ro = Journal.open(dir, { read_only: true });
+    expect(ro.storerState()).toBe('none');
+    await ro.close();
+    const direct = Journal.open(tempDir(), { wal_bytes: 0 });
+    expect(direct.storerState()).toBe('none');
+    await direct.close();
+    expect(await lmdbIds(dir)).toEqual(range(1, 3));
+  });
+
+  it("the journal's own LMDB writes wait for the thread's open: a synchronous store and a trim right after open", async () => {
+    const dir = tempDir();
+    const j = Journal.open(dir, { wal_bytes: 4 * WAL_PAGE_BYTES });
+    try {
+      j.append(1, timeOf(1), recordsOf(1), countOf(1));
+      j.storeUnstored(); // at once: the thread's open is over when this thread writes LMDB
+      expect(j.storerState()).toBe('ready');
+      appendAll(j, range(2, 6));
+      expect(j.trimThrough(2)).toBe(2);
+      expect(j.storerState()).toBe('ready');
+    } finally {
+      await j.close();
+    }
+    expect(await lmdbIds(dir)).toEqual(range(3, 6));
+  });
+
+  it('close right after open ends the thread only once its open is over, and stores what the file holds', async () => {
+    for (let i = 0; i < 3; i++) {
+      const dir = tempDir();
+      const j = Journal.open(dir, { wal_bytes: 4 * WAL_PAGE_BYTES });
+      j.append(1, timeOf(1), recordsOf(1), countOf(1));
+      await j.close();
+      expect(await lmdbIds(dir)).toEqual([1]);
+    }
   });
 });
