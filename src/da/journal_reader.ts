@@ -154,8 +154,9 @@ export class JournalReader implements BatchInputSource {
     // copy); the input hash is computed here, in the DA thread, never on the matcher or the front.
     // Not decodeCheckedBatch: its JournalBatch defines `input_hash` as a getter on an object
     // literal, a fresh accessor closure per batch, which V8 turns into a new map per object (map
-    // migration, a dictionary and a slow property load per batch: ~20 k instructions of this thread
-    // per journal batch, h23d), and it made two more typed-array views than the one kept here.
+    // migration, a dictionary and a slow property load per batch), and it made two more typed-array
+    // views than the one kept here (with endBatch's like change: ~21 k of the ~554 k instructions
+    // a one-request batch costs the DA core under callgrind, docs/benchmarks.md h23d).
     const count = checkHeader(value, batch_id);
     const inputs = value.subarray(value.length - count * RECORD_WORDS * 4);
     keccak256Into(inputs, 0, inputs.length, INPUT_HASH, 0);

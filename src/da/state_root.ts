@@ -40,8 +40,9 @@ export interface BatchRoots {
 /**
  * A closed batch's roots, its diff decoded on first read. A class, not an object literal with a
  * getter: each literal's getter is a fresh closure, which V8 adds to the object as an accessor
- * through a map transition of its own (MigrateToMap, a slow load of the field) in every batch:
- * ~5 k instructions of the DA thread per batch (h23d; publisher.ts's SubmittedBatch, same cause).
+ * through a map transition of its own (MigrateToMap, a slow load of the field) in every batch
+ * (docs/benchmarks.md h23d, with JournalReader.get's like change; publisher.ts's SubmittedBatch,
+ * same cause).
  */
 class EndedBatch implements BatchRoots {
   private diff: LeafChange[] | null = null;
