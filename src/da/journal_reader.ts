@@ -1,6 +1,6 @@
 // Read access to the journal from the DA thread: the same LMDB environment the matcher thread
 // writes (lmdb-js shares one environment between the threads of a process), opened with the same
-// options as `Journal.open`, decoded by the journal's own `decodeCheckedBatch` (ids, sizes, format;
+// options as `Journal.open`, its header checked by the journal's own `checkHeader` (ids, sizes, format;
 // the records' checksum was checked by the matcher thread, which wrote the batch or replayed it
 // from disk with `Journal.readTransient`, CRC included, before its events reached the DA thread).
 // The batch's keccak input hash is computed here, off the matcher and the front; the verifier,
@@ -13,9 +13,11 @@
 // file), and LMDB is asked again with a fresh read snapshot when the file no longer has it.
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { decodeCheckedBatch } from '../journal/journal_codec.js';
+import { checkHeader } from '../journal/journal_codec.js';
+import { RECORD_WORDS } from '../ring/records.js';
 import { continuesChain, openWalForReading, readWalRecord, walkWal, walRegionStart, WalScratch, type WalHeader } from '../journal/wal.js';
 import type { BatchInputSource, RawJournalBatch } from './da_interfaces.js';
+import { keccak256Into } from './keccak.js';
 
 export type { RawJournalBatch } from './da_interfaces.js';
 
@@ -25,6 +27,11 @@ export type { RawJournalBatch } from './da_interfaces.js';
  * follows a durable LMDB commit of everything the file held).
  */
 const WAL_LOOKUP_ROUNDS_MAX = 8;
+
+/** Byte offset of the batch's time (f64 LE) in a journal value's header (journal_codec.ts: five u32, then batch id and time). */
+const TIME_MS_AT = 28;
+/** The input hash's digest, made into hex at once (journal_codec.ts inputHashOfBytes's value, without its fresh array and Buffer per batch). */
+const INPUT_HASH = Buffer.alloc(32);
 
 export class JournalReader implements BatchInputSource {
   private readonly dir: string;
@@ -132,7 +139,7 @@ export class JournalReader implements BatchInputSource {
    * that matters).
    */
   get(batch_id: number): RawJournalBatch | undefined {
-    let value: Uint8Array | undefined = this.batches.getBinaryFast(batch_id);
+    let value: Buffer | undefined = this.batches.getBinaryFast(batch_id);
     for (let round = 0; value === undefined && round < WAL_LOOKUP_ROUNDS_MAX; round++) {
       // Acknowledged, not yet in LMDB: the write-ahead file has it (its record's CRC checked).
       value = this.fromWal(batch_id);
@@ -143,16 +150,17 @@ export class JournalReader implements BatchInputSource {
       value = this.batches.getBinaryFast(batch_id);
     }
     if (value === undefined) return undefined;
-    // The journal's decoder for the matcher's format (ids, sizes; no second checksum, no copy);
-    // the input hash is computed here, in the DA thread, never on the matcher or the front.
-    const b = decodeCheckedBatch(value, batch_id);
-    return {
-      batch_id,
-      time_ms: b.time_ms,
-      count: b.count,
-      inputs: Buffer.from(b.records.buffer, b.records.byteOffset, b.records.byteLength),
-      input_hash: b.input_hash,
-    };
+    // The journal's header checks for the matcher's format (ids, sizes; no second checksum, no
+    // copy); the input hash is computed here, in the DA thread, never on the matcher or the front.
+    // Not decodeCheckedBatch: its JournalBatch defines `input_hash` as a getter on an object
+    // literal, a fresh accessor closure per batch, which V8 turns into a new map per object (map
+    // migration, a dictionary and a slow property load per batch), and it made two more typed-array
+    // views than the one kept here (with endBatch's like change: ~21 k of the ~554 k instructions
+    // a one-request batch costs the DA core under callgrind, docs/benchmarks.md h23d).
+    const count = checkHeader(value, batch_id);
+    const inputs = value.subarray(value.length - count * RECORD_WORDS * 4);
+    keccak256Into(inputs, 0, inputs.length, INPUT_HASH, 0);
+    return { batch_id, time_ms: value.readDoubleLE(TIME_MS_AT), count, inputs, input_hash: '0x' + INPUT_HASH.toString('hex') };
   }
 
   async close(): Promise<void> {

@@ -57,6 +57,10 @@ export class LeafBatch {
    * have grown.
    */
   add(id: LeafId, kind: number, key_len: number, value_len: number): number {
+    // The one check of a leaf's kind: `kinds` and the byte before the key are Uint8Arrays, which
+    // would wrap 256 to the node prefix 0x00 (and -1 to 255) without a word; the hashes read them
+    // from here (state_tree_hash.ts batchHashInto), once for the path and once for the leaf.
+    if (!(kind >= 1 && kind <= 0xff && (kind | 0) === kind)) throw new RangeError(`leaf batch: leaf kind ${kind} is not 1..255 (0x00 prefixes nodes)`);
     if (key_len > 0xff) throw new RangeError(`leaf batch: a key of ${key_len} bytes is too long (at most 255)`);
     const n = this.count;
     if (n === this.kinds.length) {

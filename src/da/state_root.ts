@@ -37,6 +37,26 @@ export interface BatchRoots {
   readonly state_diff_bytes: Uint8Array;
 }
 
+/**
+ * A closed batch's roots, its diff decoded on first read. A class, not an object literal with a
+ * getter: each literal's getter is a fresh closure, which V8 adds to the object as an accessor
+ * through a map transition of its own (MigrateToMap, a slow load of the field) in every batch
+ * (docs/benchmarks.md h23d, with JournalReader.get's like change; publisher.ts's SubmittedBatch,
+ * same cause).
+ */
+class EndedBatch implements BatchRoots {
+  private diff: LeafChange[] | null = null;
+
+  constructor(
+    readonly batch_id: number, readonly state_root: string, readonly fills: FillLeaf[], readonly fills_root: string,
+    readonly leaves_changed: number, readonly state_diff_bytes: Uint8Array,
+  ) {}
+
+  get state_diff(): LeafChange[] {
+    return (this.diff ??= decodeChanges(this.state_diff_bytes));
+  }
+}
+
 export class StateRootBuilder {
   private readonly tree: StateTree;
   /** The events -> the batch's pending leaf changes and fills. */
@@ -109,14 +129,7 @@ export class StateRootBuilder {
     const fills = this.events.takeFills();
     const fills_root = fills.length === 0 ? EMPTY_FILLS_ROOT : FillsTree.build(fills).root();
     this.batches++;
-    let diff: LeafChange[] | null = null;
-    return {
-      batch_id: this.events.batch_id, state_root: this.root_hex, fills, fills_root, leaves_changed: changes.count,
-      get state_diff(): LeafChange[] {
-        return (diff ??= decodeChanges(changes.bytes));
-      },
-      state_diff_bytes: changes.bytes,
-    };
+    return new EndedBatch(this.events.batch_id, this.root_hex, fills, fills_root, changes.count, changes.bytes);
   }
 
   /**

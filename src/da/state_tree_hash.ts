@@ -46,8 +46,7 @@ function encodeLeaf(kind: number, key: Uint8Array, value: Uint8Array | null): nu
  * request of the DA core at the load bench's max-rate batch (callgrind, h22d)).
  */
 export function batchHashInto(batch: LeafBatch, i: number, length: number, out: Uint8Array, at: number): void {
-  const kind = batch.kinds[i];
-  if (kind === 0) throw new RangeError('state root: leaf kind 0 is not 1..255 (0x00 prefixes nodes)');
+  // The kind (1..255) was checked by LeafBatch.add, the only writer of an entry.
   if (1 + length > KECCAK_INPUT.length) throw new RangeError(`state root: leaf of ${1 + length} bytes exceeds ${KECCAK_INPUT.length}`);
   keccak256OfWords(batch.words, (batch.at[i] - 1) >> 2, 1 + length, out, at);
 }

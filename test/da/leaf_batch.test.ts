@@ -35,9 +35,15 @@ describe('LeafBatch: kind || key || value contiguous and aligned', () => {
     }
   });
 
-  it('refuses kind 0 (the node prefix)', () => {
+  it('refuses a kind outside 1..255 when it is added (0 is the node prefix; 256 would wrap to it in the byte arrays)', () => {
     const batch = new LeafBatch();
-    batch.push(1, { kind: 0, key: new Uint8Array(4), value: new Uint8Array(8) });
-    expect(() => batchHashInto(batch, 0, 12, new Uint8Array(32), 0)).toThrow(/kind 0/);
+    for (const kind of [0, 256, -1, 1.5, Number.NaN]) {
+      expect(() => batch.push(1, { kind, key: new Uint8Array(4), value: new Uint8Array(8) }), String(kind)).toThrow(/leaf kind .* is not 1\.\.255/);
+      expect(() => batch.add(1, kind, 4, 8), String(kind)).toThrow(/not 1\.\.255/);
+    }
+    expect(batch.count).toBe(0);
+    batch.push(1, { kind: 255, key: new Uint8Array(4), value: new Uint8Array(8) });
+    batch.push(2, { kind: 1, key: new Uint8Array(4), value: null });
+    expect([...batch.kinds.subarray(0, 2)]).toEqual([255, 1]);
   });
 });
