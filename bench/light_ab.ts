@@ -13,6 +13,8 @@
 //     --server-b F   the B build's (default: this build's as well: an A/A run shows the noise)
 //     --rounds N     light phases per build (default 6); --seconds S per phase (default 5)
 //     --wallets N (default 1000), --connections N (default 64), --rate R (default 1000)
+//     --warmup-phases N  untimed light phases per server first (default 4: V8's background
+//                    compiles settle after ~30 s, docs/benchmarks.md h23o)
 //     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included)
 //     --config-a J, --config-b J  JSON merged over that server's config (sections replaced whole),
 //                    e.g. --config-b '{"front":{"answer_spin_us":1000}}': an A/B of one build's setting
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
   const knobs = new Knobs();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const own = path.resolve(here, '../src/main.js');
-  const { a_js, b_js, rounds, seconds, rate, wallets, connections } = lightKnobs(knobs, own, 6);
+  const { a_js, b_js, rounds, seconds, rate, wallets, connections, warmup_phases } = lightKnobs(knobs, own, 6);
   const profile_dir = knobs.optionalString('profile-dir') ?? null;
   const extra = { A: jsonKnob(knobs.optionalString('config-a')), B: jsonKnob(knobs.optionalString('config-b')) };
   // 0 (the default): the kernel's default slice; else 100..100000 µs, the kernel's range.
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   const ways: Way[] = [];
   // Stopped once, whichever comes first: the normal end (before the stage rows are read), a
   // failure (the finally below) or a signal.
-  const ab = new AbServers(gen, args, { rate, seconds, connections }, ADMIN_TOKEN);
+  const ab = new AbServers(gen, args, { rate, seconds, connections, warmup_phases }, ADMIN_TOKEN);
   try {
     for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
       const started = await ab.start({

@@ -102,7 +102,7 @@ function perRequest(calls: Record<string, number>, answered: number): Record<str
 async function main(): Promise<void> {
   const knobs = new Knobs();
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const { a_js, b_js, rounds, seconds, rate, wallets, connections } = lightKnobs(knobs, path.resolve(here, '../src/main.js'), 3);
+  const { a_js, b_js, rounds, seconds, rate, wallets, connections, warmup_phases } = lightKnobs(knobs, path.resolve(here, '../src/main.js'), 3);
   // --trace-file F: B's first front phase is traced call by call into F (strace -tt), not counted.
   const trace_file = knobs.optionalString('trace-file') ?? null;
   knobs.finish();
@@ -131,8 +131,10 @@ async function main(): Promise<void> {
       ways.push({ name, js, server, signers, runs: [] });
       const addresses = await signers.ready;
       await gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, ADMIN_TOKEN), mode: 'closed', duration_ms: Infinity });
-      await signers.ensurePerLane(Math.ceil((rate * seconds * (3 * rounds + 1)) / connections) + 4, SIGN_BUDGET_MS * 3);
-      await gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+      await signers.ensurePerLane(Math.ceil((rate * seconds * (3 * rounds + warmup_phases)) / connections) + 4, SIGN_BUDGET_MS * 3);
+      for (let w = 0; w < warmup_phases; w++) {
+        await gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+      }
     }
     for (let r = 0; r < rounds; r++) {
       for (const w of r % 2 === 0 ? ways : [...ways].reverse()) {

@@ -199,7 +199,7 @@ async function main(): Promise<void> {
   const knobs = new Knobs();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const own = path.resolve(here, '../src/main.js');
-  const { a_js, b_js, rounds, seconds, rate, wallets, connections } = lightKnobs(knobs, own, 4);
+  const { a_js, b_js, rounds, seconds, rate, wallets, connections, warmup_phases } = lightKnobs(knobs, own, 4);
   const with_strace = knobs.flag('strace');
   const perf_dir = knobs.optionalString('perf') ?? null;
   knobs.finish();
@@ -208,7 +208,7 @@ async function main(): Promise<void> {
   console.log(`  A ${a_js}\n  B ${b_js}\n  ${rounds} rounds x ${seconds} s at ${rate}/s${with_strace ? ', then one strace phase each' : ''}`);
   const gen = chooseGenerator(null);
   const ways: Way[] = [];
-  const ab = new AbServers(gen, args, { rate, seconds, connections }, ADMIN_TOKEN);
+  const ab = new AbServers(gen, args, { rate, seconds, connections, warmup_phases }, ADMIN_TOKEN);
   const phases = rounds + (with_strace ? 1 : 0) + (perf_dir !== null ? 1 : 0);
   try {
     for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {

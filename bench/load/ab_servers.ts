@@ -1,8 +1,8 @@
 // Two server builds side by side for an A/B of the load bench's light phase (bench/light_ab.ts,
 // bench/matcher_light.ts): both run at once so both see the same machine in the same minutes.
 // Each is started with the per-wallet rate limits out of the way, its wallets funded and its lanes
-// pre-signed for every phase it will run, then warmed up by one untimed light phase (JIT, pools,
-// book). Rounds alternate A B, B A, so a drift of the shared machine falls on both. Every server is
+// pre-signed for every phase it will run, then warmed up by `warmup_phases` untimed light phases (JIT,
+// V8's background compiles, pools, book). Rounds alternate A B, B A, so a drift of the shared machine falls on both. Every server is
 // stopped once, whatever ends the run first (its end, a failure, a signal), and its data dir removed.
 import type { Args } from './args.js';
 import type { Generator } from './native_generator.js';
@@ -29,6 +29,8 @@ export interface AbLight {
   rate: number;
   seconds: number;
   connections: number;
+  /** Untimed light phases before the timed ones (LightKnobs.warmup_phases). */
+  warmup_phases: number;
 }
 
 export interface AbServer {
@@ -57,7 +59,7 @@ export class AbServers {
    * up. Kept for stop() from the moment it listens, so a failure while funding still stops it.
    */
   async start(build: AbBuild, phases: number): Promise<AbServer> {
-    const { rate, seconds, connections } = this.light;
+    const { rate, seconds, connections, warmup_phases } = this.light;
     const server = await startServer({
       main_js: build.main_js,
       admin_token: this.admin_token,
@@ -75,8 +77,10 @@ export class AbServers {
     this.signers.push(signers);
     const addresses = await signers.ready;
     await this.gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, this.admin_token), mode: 'closed', duration_ms: Infinity });
-    await signers.ensurePerLane(Math.ceil((rate * seconds * (phases + 1)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
-    await this.gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+    await signers.ensurePerLane(Math.ceil((rate * seconds * (phases + warmup_phases)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
+    for (let w = 0; w < warmup_phases; w++) {
+      await this.gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+    }
     return { name: build.name, main_js: build.main_js, server, signers };
   }
 

@@ -72,7 +72,16 @@ export interface LightKnobs {
   rate: number;
   wallets: number;
   connections: number;
+  /**
+   * Untimed light phases per server before the first timed one (`--warmup-phases`). V8's
+   * background threads compile and collect for ~30 s after a server's start (docs/benchmarks.md
+   * h23o): with one 5 s warm-up, an A/B's "other" CPU compared how far each server's compiler had got.
+   */
+  warmup_phases: number;
 }
+
+/** Untimed light phases before the timed ones, by default: ~20 s at 5 s a phase (h23o: "other" settles after 3-6). */
+export const LIGHT_WARMUP_PHASES_DEFAULT = 4;
 
 /** Reads LightKnobs from `knobs` (`own_js`: this build's server; `rounds_default` differs per bench). */
 export function lightKnobs(knobs: Knobs, own_js: string, rounds_default: number): LightKnobs {
@@ -84,6 +93,7 @@ export function lightKnobs(knobs: Knobs, own_js: string, rounds_default: number)
     rate: knobs.number('rate', 1000, 1, 20_000),
     wallets: knobs.number('wallets', 1000, 16, 100_000),
     connections: knobs.number('connections', 64, 1, 1024),
+    warmup_phases: knobs.number('warmup-phases', LIGHT_WARMUP_PHASES_DEFAULT, 1, 20),
   };
 }
 
