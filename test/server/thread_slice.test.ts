@@ -43,6 +43,9 @@ describe.runIf(process.platform === 'linux')('threads.matcher_slice_us', () => {
       const all = slices(pid);
       const matcher = all.filter((t) => t.comm === 'rb-matcher');
       expect(matcher).toHaveLength(1);
+      // The journal's storer thread is started by the matcher (and named like it until its boot
+      // renames it): by the time the server is ready it has its own name.
+      expect(all.filter((t) => t.comm === 'rb-storer')).toHaveLength(1);
       const front = all.find((t) => t.tid === pid) as TaskSlice;
       const out = s.output();
       if (kernelTakesSlices()) {
