@@ -87,14 +87,27 @@ export function checkHeader(buf: Buffer, expected_id: number): number {
 }
 
 /** The decoded batch around `records`; its input hash is computed each time it is read (a getter), off the matcher. */
+/**
+ * A batch as read: its input hash computed only when asked (most readers never ask). A class, not
+ * an object literal with a getter: V8 gives such a literal a dictionary-mode map per batch (a map
+ * transition, slow loads), which h23d measured on the DA reader's path (docs/benchmarks.md).
+ */
+class ReadBatch implements JournalBatch {
+  constructor(
+    readonly batch_id: number,
+    readonly time_ms: number,
+    readonly count: number,
+    readonly records: Int32Array,
+    readonly bytes: number,
+  ) {}
+
+  get input_hash(): string {
+    return inputHash(this.records);
+  }
+}
+
 export function batchOf(buf: Buffer, batch_id: number, count: number, records: Int32Array): JournalBatch {
-  return {
-    batch_id, time_ms: buf.readDoubleLE(28), count, records,
-    get input_hash(): string {
-      return inputHash(records);
-    },
-    bytes: buf.length,
-  };
+  return new ReadBatch(batch_id, buf.readDoubleLE(28), count, records, buf.length);
 }
 
 /**
