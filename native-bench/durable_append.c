@@ -4,6 +4,7 @@
  * section "h16s").
  *
  *   native-bench/build/durable_append [--rounds R] [--appends N] [--file-mb M] [--dir DIR]
+ *                                     [--variants a,b,...] [--pace-us P]
  *
  * Every variant and page count (1 or 2 pages) has its own file of M MB (default 4, the
  * write-ahead file's size), preallocated and written (then fdatasync) like `journal/wal.log`;
@@ -13,7 +14,8 @@
  * helpers' I/O on the shared machine (it moves a flush from ~0.1 to ~4 ms within seconds) hits
  * them alike. A round is N steps (default 200); the figures are the medians over R rounds
  * (default 5) of each round's p50 / p99, and the median of the rounds' ratios of a variant's p50
- * to the p50 of `dsync` with one page (the write-ahead file today).
+ * to the p50 of `dsync` with one page (the write-ahead file today; of the first variant kept
+ * when --variants drops `dsync`).
  *
  *   dsync          pwrite through an O_DSYNC descriptor (what wal.ts does today, 'dsync')
  *   rwf_dsync      pwritev2(RWF_DSYNC) through a plain descriptor
@@ -25,6 +27,16 @@
  * and two floors that are NOT durable appends, to split the cost:
  *   direct_nosync  O_DIRECT pwrite alone (into the device's volatile cache: not durable)
  *   flush_only     fdatasync with nothing written (the device's cache flush alone)
+ *
+ * --variants keeps only the named variants (fewer cells: each step is shorter, closer to the
+ * journal's one append per batch); --pace-us sleeps P µs after each step (default 0), so that an
+ * append meets what the journal's append meets at a light load: a thread back from sleep, and a
+ * file whose mtime moved since the last append (ext4 then writes the inode block too).
+ *
+ * CPU (issue 11, section "h23m2"): besides the mean, each append's own CPU is read with
+ * CLOCK_THREAD_CPUTIME_ID (the scheduler's ns runtime of this thread, not tick-sampled), so the
+ * report also gives the median per append (cpu_p50_us, median over rounds of each round's p50)
+ * and the thread's voluntary context switches per append (sleeps: one per device request waited).
  *
  * Output: a table on stderr, then one JSON line {"bench":"durable_append", ...} with, per
  * variant and page count, p50_us / p99_us (medians over rounds), cpu_us_per_append (this
@@ -55,6 +67,19 @@ static double now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* This thread's CPU time in µs from the scheduler's runtime (ns, exact: not tick-sampled). */
+static double thread_cpu_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static long voluntary_switches(void) {
+  struct rusage u;
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nvcsw;
 }
 
 /* This thread's CPU time (user + system) in µs: the syscall's own work, whatever the load. */
@@ -120,11 +145,15 @@ static double append(enum how h, int fd, char *buf, int pages, off_t offset) {
 int main(int argc, char **argv) {
   int rounds = 5, appends = 200, file_mb = 4;
   const char *dir = ".";
+  const char *variants = NULL;
+  long pace_us = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--appends")) appends = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--file-mb")) file_mb = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
+    else if (!strcmp(argv[i], "--variants")) variants = argv[i + 1];
+    else if (!strcmp(argv[i], "--pace-us")) pace_us = atol(argv[i + 1]);
     else { fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
   }
   if (rounds < 1 || rounds > MAX_ROUNDS || appends < 10 || appends > MAX_APPENDS || file_mb < 1 || file_mb > 64) {
@@ -142,7 +171,27 @@ int main(int argc, char **argv) {
   char paths[CELLS][4096];
   int fds[CELLS];
   off_t offsets[CELLS];
+  /* the cells kept by --variants (all by default), in cell order */
+  int kept[CELLS], n_kept = 0;
   for (int c = 0; c < CELLS; c++) {
+    const char *name = how_name[c / MAX_PAGES];
+    size_t len = strlen(name);
+    int keep = variants == NULL;
+    for (const char *v = variants; v && *v && !keep;) {
+      const char *end = strchr(v, ',');
+      size_t vlen = end ? (size_t)(end - v) : strlen(v);
+      keep = vlen == len && !strncmp(v, name, len);
+      v = end ? end + 1 : v + vlen;
+    }
+    fds[c] = -1;
+    if (keep) kept[n_kept++] = c;
+  }
+  if (n_kept == 0) {
+    fprintf(stderr, "--variants names none of the variants\n");
+    return 2;
+  }
+  for (int kk = 0; kk < n_kept; kk++) {
+    int c = kept[kk];
     snprintf(paths[c], sizeof paths[c], "%s/durable_append.%d.%d.dat", dir, (int)getpid(), c);
     int fd0 = open(paths[c], O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (fd0 < 0) die(paths[c]);
@@ -156,75 +205,102 @@ int main(int argc, char **argv) {
 
   /* [cell][round] */
   static double p50[CELLS][MAX_ROUNDS], p99[CELLS][MAX_ROUNDS], cpu[CELLS][MAX_ROUNDS];
-  double *t[CELLS], cpu_sum[CELLS];
+  static double cpu50[CELLS][MAX_ROUNDS], sleeps[CELLS][MAX_ROUNDS];
+  double *t[CELLS], *tc[CELLS], cpu_sum[CELLS], sleep_sum[CELLS];
   for (int c = 0; c < CELLS; c++)
-    if (!(t[c] = malloc(sizeof(double) * (size_t)appends))) die("malloc");
+    if (!(t[c] = malloc(sizeof(double) * (size_t)appends)) || !(tc[c] = malloc(sizeof(double) * (size_t)appends))) die("malloc");
   uint32_t rng = 0x9e3779b9u;
   int order[CELLS];
   for (int r = 0; r < rounds; r++) {
-    for (int c = 0; c < CELLS; c++) cpu_sum[c] = 0;
+    for (int c = 0; c < CELLS; c++) cpu_sum[c] = sleep_sum[c] = 0;
     /* Every step appends once with every cell, in a fresh random order: all variants meet the
      * disk in the same state (the other helpers' I/O moves the flush from ~0.1 to ~4 ms within
      * seconds), and none always follows the same one. A few untimed steps first. */
     for (int i = -3; i < appends; i++) {
-      for (int c = 0; c < CELLS; c++) order[c] = c;
-      for (int c = CELLS - 1; c > 0; c--) {
+      for (int c = 0; c < n_kept; c++) order[c] = kept[c];
+      for (int c = n_kept - 1; c > 0; c--) {
         rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5;
         int j = (int)(rng % (uint32_t)(c + 1)), x = order[c];
         order[c] = order[j];
         order[j] = x;
       }
-      for (int k = 0; k < CELLS; k++) {
+      for (int k = 0; k < n_kept; k++) {
         int c = order[k], pages = c % MAX_PAGES + 1;
         enum how h = (enum how)(c / MAX_PAGES);
         if (offsets[c] + pages * PAGE > file_bytes) offsets[c] = 0;
         buf[0] = (char)i;
-        double cpu0 = cpu_us();
+        long sw0 = voluntary_switches();
+        double cpu0 = cpu_us(), tcpu0 = thread_cpu_us();
         double us = append(h, fds[c], buf, pages, offsets[c]);
-        double cpu1 = cpu_us();
+        double tcpu1 = thread_cpu_us(), cpu1 = cpu_us();
+        long sw1 = voluntary_switches();
         /* direct_nosync leaves its write in the device's cache: flushed here, untimed, so the
          * next cell's flush does not pay for it */
         if (h == DIRECT_NOSYNC && fdatasync(fds[c]) != 0) die("fdatasync");
         offsets[c] += (off_t)pages * PAGE;
         if (i >= 0) {
           t[c][i] = us;
+          tc[c][i] = tcpu1 - tcpu0;
           cpu_sum[c] += cpu1 - cpu0;
+          sleep_sum[c] += (double)(sw1 - sw0);
         }
       }
+      if (pace_us > 0) {
+        struct timespec pause = {pace_us / 1000000, (pace_us % 1000000) * 1000};
+        nanosleep(&pause, NULL);
+      }
     }
-    for (int c = 0; c < CELLS; c++) {
+    for (int kk = 0; kk < n_kept; kk++) {
+      int c = kept[kk];
       cpu[c][r] = cpu_sum[c] / appends;
+      cpu50[c][r] = pct(tc[c], appends, 500);
+      sleeps[c][r] = sleep_sum[c] / appends;
       p99[c][r] = pct(t[c], appends, 990);
       p50[c][r] = pct(t[c], appends, 500);
     }
   }
 
-  fprintf(stderr, "durable_append: %d rounds x %d appends per variant, interleaved, files of %d MB in %s\n"
-                  "(medians over rounds of each round's p50 / p99 and CPU per append, us; ratio = median of the rounds' p50 / dsync 1 page's)\n",
-          rounds, appends, file_mb, dir);
-  printf("{\"bench\":\"durable_append\",\"rounds\":%d,\"appends\":%d,\"file_mb\":%d,\"variants\":{", rounds, appends, file_mb);
-  for (int c = 0; c < CELLS; c++) {
+  /* ratios are to the first kept cell (dsync 1 page unless --variants drops it) */
+  int base = kept[0];
+  fprintf(stderr, "durable_append: %d rounds x %d appends per variant, interleaved, pace %ld us, files of %d MB in %s\n"
+                  "(medians over rounds of each round's p50 / p99, mean CPU, median CPU and sleeps per append, us;\n"
+                  " ratio = median of the rounds' p50 / %s %d page's)\n",
+          rounds, appends, pace_us, file_mb, dir, how_name[base / MAX_PAGES], base % MAX_PAGES + 1);
+  printf("{\"bench\":\"durable_append\",\"rounds\":%d,\"appends\":%d,\"file_mb\":%d,\"pace_us\":%ld,\"variants\":{", rounds, appends, file_mb, pace_us);
+  for (int kk = 0; kk < n_kept; kk++) {
+    int c = kept[kk];
     int h = c / MAX_PAGES, pages = c % MAX_PAGES + 1;
-    double a[MAX_ROUNDS], b[MAX_ROUNDS], d[MAX_ROUNDS], q[MAX_ROUNDS];
+    double a[MAX_ROUNDS], b[MAX_ROUNDS], d[MAX_ROUNDS], q[MAX_ROUNDS], e[MAX_ROUNDS], f[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
       a[r] = p50[c][r];
       b[r] = p99[c][r];
       d[r] = cpu[c][r];
-      q[r] = p50[c][r] / p50[0][r];
+      e[r] = cpu50[c][r];
+      f[r] = sleeps[c][r];
+      q[r] = p50[c][r] / p50[base][r];
     }
     double m50 = pct(a, rounds, 500), m99 = pct(b, rounds, 500), mcpu = pct(d, rounds, 500), ratio = pct(q, rounds, 500);
-    fprintf(stderr, "  %-14s %d page%s p50 %6.0f  p99 %6.0f  cpu %5.1f  p50 ratio %.2f\n", how_name[h], pages, pages > 1 ? "s" : " ", m50, m99, mcpu, ratio);
-    printf("%s\"%s_%dp\":{\"p50_us\":%.1f,\"p99_us\":%.1f,\"cpu_us_per_append\":%.1f,\"p50_ratio_to_dsync_1p\":%.3f,\"rounds_p50_us\":[", c ? "," : "", how_name[h], pages, m50, m99, mcpu, ratio);
+    double mcpu50 = pct(e, rounds, 500), msleeps = pct(f, rounds, 500);
+    fprintf(stderr, "  %-14s %d page%s p50 %6.0f  p99 %6.0f  cpu %5.1f  cpu p50 %5.1f  sleeps %4.2f  p50 ratio %.2f\n", how_name[h], pages,
+            pages > 1 ? "s" : " ", m50, m99, mcpu, mcpu50, msleeps, ratio);
+    printf("%s\"%s_%dp\":{\"p50_us\":%.1f,\"p99_us\":%.1f,\"cpu_us_per_append\":%.1f,\"cpu_p50_us\":%.1f,\"sleeps_per_append\":%.2f,"
+           "\"p50_ratio_to_first\":%.3f,\"rounds_cpu_p50_us\":[",
+           kk ? "," : "", how_name[h], pages, m50, m99, mcpu, mcpu50, msleeps, ratio);
+    for (int r = 0; r < rounds; r++) printf("%s%.1f", r ? "," : "", cpu50[c][r]);
+    printf("],\"rounds_p50_us\":[");
     for (int r = 0; r < rounds; r++) printf("%s%.1f", r ? "," : "", p50[c][r]);
     printf("],\"rounds_p99_us\":[");
     for (int r = 0; r < rounds; r++) printf("%s%.1f", r ? "," : "", p99[c][r]);
     printf("]}");
   }
   printf("}}\n");
+  for (int kk = 0; kk < n_kept; kk++) {
+    close(fds[kept[kk]]);
+    unlink(paths[kept[kk]]);
+  }
   for (int c = 0; c < CELLS; c++) {
-    close(fds[c]);
-    unlink(paths[c]);
     free(t[c]);
+    free(tc[c]);
   }
   free(buf);
   return 0;
