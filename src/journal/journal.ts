@@ -124,7 +124,7 @@ export class Journal {
     return this.wal_store.stores_async;
   }
 
-  /** This thread's own LMDB writes that waited for the storer thread's open (it starts at open: wal_store.ts `storer`). */
+  /** This thread's own LMDB writes that waited for the storer thread's open (it starts at open: wal_storer_driver.ts `storer`). */
   get storer_open_waits(): number {
     return this.wal_store.storer_open_waits;
   }

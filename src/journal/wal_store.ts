@@ -1,7 +1,9 @@
 // The write-ahead file's side of the journal (journal.ts owns one WalStore): which batches the
 // file holds and LMDB lacks (the unstored ones), when they are stored into LMDB, and the
 // recovery of the file's tail at open. The acknowledgement path and its invariant are described
-// at the top of journal.ts; the file itself is wal.ts, the storer thread wal_storer.ts.
+// at the top of journal.ts; the file itself is wal.ts; the storer thread is driven from here by
+// wal_storer_driver.ts (start, open wait, waits, giving it up), its protocol is wal_storer.ts's;
+// one attempt of each write is wal_store_writes.ts's.
 //
 // Stores off the matcher (h22j, docs/benchmarks.md "h22j"). The file is two regions. The matcher
 // appends into the current region's cycle; once it is full, `afterAck` (or `append`, for a batch
@@ -17,10 +19,11 @@
 // - without the thread (it could not start) every store is the synchronous one on this thread.
 import type { Database } from 'lmdb';
 import { JournalCorruption } from './journal_codec.js';
-import { describeWriteError, injectedFault } from './journal_fault.js';
+import { describeWriteError } from './journal_fault.js';
 import type { JournalReserve } from './reserve.js';
 import { readWalTail, WalWriter, WAL_BYTES_DEFAULT, WAL_REGIONS, type WalBatch, type WalSync } from './wal.js';
-import { WalStorer } from './wal_storer.js';
+import { StorerDriver, type StorerState } from './wal_storer_driver.js';
+import { putOnce, storeOnce, walOnce } from './wal_store_writes.js';
 
 /**
  * The write-ahead batches go to LMDB once their records fill a region of the file, half of it
@@ -42,10 +45,6 @@ export const WAL_STORE_IDLE_MS = 100;
  * region to fill.
  */
 export const WAL_STORE_QUIET_MS = 20;
-/** Longest wait for the storer thread's open of LMDB before this thread writes LMDB itself (then it is given up). */
-export const WAL_STORER_OPEN_WAIT_MS_MAX = 10_000;
-/** A wait for the storer longer than this is logged (a stalled disk), and again at each multiple. */
-export const WAL_STORE_WAIT_WARN_MS = 5_000;
 
 /** The JournalOptions a WalStore reads (described there). */
 export interface WalStoreOptions {
@@ -71,8 +70,15 @@ export interface WalStoreHost {
   storedElsewhere: () => void;
 }
 
+/** A store on the storer thread: its job, and the first `count` unstored batches (`bytes`, through `last_id`) it holds. */
+interface StoreInFlight {
+  seq: number;
+  count: number;
+  bytes: number;
+  last_id: number;
+}
+
 export class WalStore {
-  private readonly dir: string;
   private readonly options: WalStoreOptions;
   private readonly host: WalStoreHost;
   /** LMDB's last batch (0: none), as far as this thread knows; the write-ahead file holds the ones after it. */
@@ -89,20 +95,9 @@ export class WalStore {
   private unstored: WalBatch[] = [];
   private unstored_bytes = 0;
   /** The store on the storer thread, null when none is in flight. */
-  private flight: { seq: number; count: number; bytes: number; last_id: number } | null = null;
-  /**
-   * The storer thread (null: none, or it could not start). Started at open without waiting for it
-   * (h23m; at the first store its start held that store's matcher 2.5-37 ms). The first store posts
-   * its job whether or not the thread is up (the job waits in its port): the matcher never waits
-   * for the start. The start's LMDB open (lmdb-js opens the database in a write transaction) never
-   * overlaps this thread's own LMDB writes: a synchronous store, a trim, a batch too large for the
-   * file, close and the reserve's top-ups first wait until it is over (`awaitStorerOpen`, counted;
-   * ~0.1 s after open here, so only a write in a process's first moments waits), and close never
-   * ends a thread mid-open. That overlap was the one difference when a test run hung 60 s with the
-   * start at open (b99959d, not reproduced).
-   */
-  private storer: WalStorer | null = null;
-  private storer_failed_to_start = false;
+  private flight: StoreInFlight | null = null;
+  /** The storer thread, as this thread drives it (started at open when there is a write-ahead file: see there). */
+  private readonly storer: StorerDriver;
   /** When the oldest unstored batch was acknowledged (Date.now()). */
   private unstored_since_ms = 0;
   /** When the last batch was written (Date.now()). */
@@ -111,18 +106,27 @@ export class WalStore {
   stores = 0;
   /** Of them, on the storer thread. */
   stores_async = 0;
-  /** Writes of this thread's own that waited for the storer thread's open of LMDB (see `storer`), since open. */
-  storer_open_waits = 0;
+
+  /** Writes of this thread's own that waited for the storer thread's open of LMDB (StorerDriver `storer`), since open. */
+  get storer_open_waits(): number {
+    return this.storer.open_waits;
+  }
+
   /** Waits for a store in flight before the file's region could be reused (or LMDB written), and their time. */
-  store_waits = 0;
-  store_wait_ms = 0;
+  get store_waits(): number {
+    return this.storer.store_waits;
+  }
+
+  get store_wait_ms(): number {
+    return this.storer.store_wait_ms;
+  }
 
   /** `stored_batch_id`: LMDB's last batch (0: none). */
   constructor(dir: string, stored_batch_id: number, options: WalStoreOptions, host: WalStoreHost) {
-    this.dir = dir;
     this.options = options;
     this.host = host;
     this.stored_batch_id = stored_batch_id;
+    this.storer = new StorerDriver(dir, options.fault_file ?? null);
     const tail = readWalTail(dir, stored_batch_id, (message) => {
       throw new JournalCorruption(message);
     });
@@ -134,14 +138,14 @@ export class WalStore {
     // Recovery: what the write-ahead file holds after LMDB's last batch (durable, maybe
     // acknowledged) is stored first, as one durable transaction.
     if (tail.length > 0) {
-      this.storeOnce(tail);
+      storeOnce(host.batches, tail, options.fault_file);
       this.stored_batch_id = tail[tail.length - 1].batch_id;
       console.error(`ringbook: journal: stored batches ${tail[0].batch_id}..${this.stored_batch_id} from the write-ahead file into LMDB`);
     }
     this.wal = options.wal_bytes === 0 ? null : openWal(dir, options.wal_bytes ?? WAL_BYTES_DEFAULT, options.wal_sync ?? 'dsync');
     this.wal?.restart(this.stored_batch_id);
     // After recovery's store: the thread's LMDB open never overlaps it.
-    if (this.wal !== null) this.startStorer();
+    if (this.wal !== null) this.storer.start();
   }
 
   /** The last batch held at open: the last unstored one (read only), else LMDB's. */
@@ -165,7 +169,7 @@ export class WalStore {
     if (wal !== null && wal.fitsEmpty(value.length)) {
       // A full region: its batches go to LMDB, and the next cycle starts in the other region.
       if (!wal.fits(value.length)) this.switchRegion(wal);
-      this.host.retried(batch_id, () => this.walOnce(wal, batch_id, value));
+      this.host.retried(batch_id, () => walOnce(wal, batch_id, value, this.options.fault_file));
       const now_ms = Date.now();
       this.last_append_ms = now_ms;
       if (this.cycleCount() === 0) this.unstored_since_ms = now_ms;
@@ -173,7 +177,7 @@ export class WalStore {
       this.unstored_bytes += value.length;
     } else {
       this.storeUnstored();
-      this.host.retried(batch_id, () => this.putOnce(batch_id, value));
+      this.host.retried(batch_id, () => putOnce(this.host.batches, batch_id, value, this.options.fault_file));
       this.stored_batch_id = batch_id;
       wal?.restart(batch_id);
       this.host.reserve.consumed(value.length);
@@ -239,38 +243,12 @@ export class WalStore {
    */
   storeInFlight(): boolean {
     if (this.flight !== null) this.pollStore();
-    return this.flight !== null || (this.storer !== null && !this.storer.ready());
-  }
-
-  /**
-   * Before this thread writes LMDB itself: waits until the storer thread's open of LMDB is over
-   * (see `storer`), at most WAL_STORER_OPEN_WAIT_MS_MAX; a thread that is not up by then is given
-   * up (stores are this thread's, as without it). One atomic load once it is up.
-   */
-  private awaitStorerOpen(): void {
-    const storer = this.storer;
-    if (storer === null || storer.ready()) return;
-    const t0 = performance.now();
-    while (!storer.waitReady(100)) {
-      if (performance.now() - t0 >= WAL_STORER_OPEN_WAIT_MS_MAX) {
-        console.error(`ringbook: journal: the LMDB storer thread did not open the journal within ${WAL_STORER_OPEN_WAIT_MS_MAX} ms: the write-ahead batches are stored on the matcher thread`);
-        this.dropStorer();
-        return;
-      }
-    }
-    this.storer_open_waits++;
+    return this.flight !== null || this.storer.opening();
   }
 
   /** The storer thread: none (read only, no write-ahead file, could not start, given up), starting (its LMDB open not over), ready. */
-  storerState(): 'none' | 'starting' | 'ready' {
-    return this.storer === null ? 'none' : this.storer.ready() ? 'ready' : 'starting';
-  }
-
-  /** Stops using the storer thread: stores are this thread's again. */
-  private dropStorer(): void {
-    void this.storer?.close();
-    this.storer = null;
-    this.storer_failed_to_start = true;
+  storerState(): StorerState {
+    return this.storer.state();
   }
 
   /**
@@ -281,31 +259,20 @@ export class WalStore {
   private switchRegion(wal: WalWriter): void {
     if (this.cycleCount() === 0) return;
     this.awaitStore();
-    const storer = this.startStorer();
-    if (storer === null) {
+    const batches = this.unstored;
+    const seq = this.storer.post(batches);
+    if (seq === null) {
       this.storeUnstored();
       return;
     }
-    const batches = this.unstored;
-    this.flight = { seq: storer.post(batches), count: batches.length, bytes: this.unstored_bytes, last_id: batches[batches.length - 1].batch_id };
+    this.flight = { seq, count: batches.length, bytes: this.unstored_bytes, last_id: batches[batches.length - 1].batch_id };
     wal.switchRegion();
-  }
-
-  private startStorer(): WalStorer | null {
-    if (this.storer === null && !this.storer_failed_to_start) {
-      this.storer = WalStorer.start(this.dir, this.options.fault_file ?? null);
-      if (this.storer === null) {
-        this.storer_failed_to_start = true;
-        console.error('ringbook: journal: the LMDB storer thread could not start: the write-ahead batches are stored on the matcher thread');
-      }
-    }
-    return this.storer;
   }
 
   /** Notes the store in flight's outcome once it is done (one atomic load when it is not). */
   private pollStore(): void {
     const f = this.flight;
-    if (f === null || this.storer === null || !this.storer.done(f.seq)) return;
+    if (f === null || !this.storer.done(f.seq)) return;
     this.finishStore(f);
   }
 
@@ -315,20 +282,8 @@ export class WalStore {
    */
   awaitStore(): void {
     const f = this.flight;
-    if (f === null || this.storer === null) return;
-    if (!this.storer.done(f.seq)) {
-      const t0 = performance.now();
-      let warned_ms = 0;
-      while (!this.storer.wait(f.seq, 100)) {
-        const waited_ms = performance.now() - t0;
-        if (waited_ms - warned_ms >= WAL_STORE_WAIT_WARN_MS) {
-          warned_ms = waited_ms;
-          console.error(`ringbook: journal: waiting ${Math.round(waited_ms)} ms for the LMDB store of batches ..${f.last_id} (the disk is slow)`);
-        }
-      }
-      this.store_waits++;
-      this.store_wait_ms += performance.now() - t0;
-    }
+    if (f === null || !this.storer.running()) return;
+    this.storer.awaitDone(f.seq, f.last_id);
     this.finishStore(f);
   }
 
@@ -337,17 +292,13 @@ export class WalStore {
    * batch's fault and retried here, holding the caller until it lands (the region is not reused
    * meanwhile, and no later batch is acknowledged).
    */
-  private finishStore(f: { seq: number; count: number; bytes: number; last_id: number }): void {
-    const outcome = this.storer!.outcome();
+  private finishStore(f: StoreInFlight): void {
+    const outcome = this.storer.outcome();
     const batches = this.unstored.slice(0, f.count);
     if (!outcome.ok) {
-      this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce(batches), new Error(outcome.message));
-      if (this.storer!.unusable()) {
-        // It could not open LMDB: every later store would fail there too. Stores are this
-        // thread's again, as without the thread.
-        console.error(`ringbook: journal: the LMDB storer thread could not open the journal (${outcome.message}): the write-ahead batches are stored on the matcher thread`);
-        this.dropStorer();
-      }
+      this.host.retried(this.host.lastBatchId() + 1, () => storeOnce(this.host.batches, batches, this.options.fault_file), new Error(outcome.message));
+      // A thread that could not open LMDB is given up: stores are this thread's again.
+      this.storer.storeFailed(outcome.message);
     } else {
       this.stores_async++;
     }
@@ -377,45 +328,15 @@ export class WalStore {
     if (this.options.read_only === true) return;
     this.awaitStore();
     // Before this thread's LMDB write (a trim and a batch too large for the file come here first).
-    this.awaitStorerOpen();
+    this.storer.awaitOpen();
     if (this.unstored.length === 0) return;
     const batches = this.unstored;
-    this.host.retried(this.host.lastBatchId() + 1, () => this.storeOnce(batches));
+    this.host.retried(this.host.lastBatchId() + 1, () => storeOnce(this.host.batches, batches, this.options.fault_file));
     this.unstored = [];
     const bytes = this.unstored_bytes;
     this.unstored_bytes = 0;
     this.stored(batches[batches.length - 1].batch_id, bytes);
     this.wal?.restart(this.stored_batch_id);
-  }
-
-  /** One synchronous LMDB transaction with `batches`: durable when it returns. */
-  private storeOnce(batches: readonly WalBatch[]): void {
-    if (this.options.fault_file && injectedFault(this.options.fault_file) === 'store') throw new Error('injected store failure (test seam)');
-    const db = this.host.batches;
-    db.transactionSync(() => {
-      for (const b of batches) {
-        const ok: unknown = db.putSync(b.batch_id, b.value);
-        if (ok === false) throw new Error(`journal write of batch ${b.batch_id} failed`);
-      }
-    });
-  }
-
-  private walOnce(wal: WalWriter, batch_id: number, value: Buffer): void {
-    const injected = this.options.fault_file ? injectedFault(this.options.fault_file) : null;
-    if (injected === 'write') throw new Error('injected write failure (test seam)');
-    wal.append(batch_id, value, injected === 'fsync' ? () => {
-      throw new Error('injected fsync failure (test seam): durability unknown');
-    } : undefined);
-  }
-
-  private putOnce(batch_id: number, value: Buffer): void {
-    const injected = this.options.fault_file ? injectedFault(this.options.fault_file) : null;
-    if (injected === 'write') throw new Error('injected write failure (test seam)');
-    // One synchronous transaction, committed with sync on: durable when putSync returns.
-    // (lmdb-js returns false for a refused conditional write; its types say void.)
-    const ok: unknown = this.host.batches.putSync(batch_id, value);
-    if (ok === false) throw new Error(`journal write of batch ${batch_id} failed`);
-    if (injected === 'fsync') throw new Error('injected fsync failure (test seam): durability unknown');
   }
 
   /** The unstored batches from `from` on (none when the first is after `from`: the caller reports the gap). */
@@ -434,10 +355,9 @@ export class WalStore {
     if (this.options.read_only !== true) {
       try {
         // A thread still starting is never ended mid-open, nor is LMDB written beside its open.
-        this.awaitStorerOpen();
-        if (this.flight !== null && this.storer !== null) {
-          while (!this.storer.wait(this.flight.seq, 100));
-          if (this.storer.outcome().ok) {
+        this.storer.awaitOpen();
+        if (this.flight !== null && this.storer.running()) {
+          if (this.storer.awaitOk(this.flight.seq)) {
             const f = this.flight;
             this.unstored.splice(0, f.count);
             this.unstored_bytes -= f.bytes;
@@ -445,7 +365,7 @@ export class WalStore {
           this.flight = null;
         }
         if (this.unstored.length > 0) {
-          this.storeOnce(this.unstored);
+          storeOnce(this.host.batches, this.unstored, this.options.fault_file);
           this.unstored = [];
         }
       } catch (e) {
@@ -453,8 +373,7 @@ export class WalStore {
       }
     }
     this.wal?.close();
-    await this.storer?.close();
-    this.storer = null;
+    await this.storer.close();
   }
 }
 

@@ -23,7 +23,7 @@ export const STORER_UNUSABLE = 3;
 /**
  * Set (1) once the thread's open of LMDB is over (opened, or failed: then STORER_UNUSABLE is set
  * first). The thread starts with the journal (h23m); until this word is set its LMDB open may still
- * run, and the journal's own LMDB writes wait for it (wal_store.ts `awaitStorerOpen`).
+ * run, and the journal's own LMDB writes wait for it (wal_storer_driver.ts `awaitOpen`).
  */
 export const STORER_READY = 4;
 /** Bytes of the control words before the message. */

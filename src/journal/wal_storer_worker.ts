@@ -27,7 +27,7 @@ try {
   open_error = e;
   Atomics.store(control, STORER_UNUSABLE, 1);
 }
-// The open is over: the journal's own LMDB writes, held until now, may go on (wal_store.ts).
+// The open is over: the journal's own LMDB writes, held until now, may go on (wal_storer_driver.ts).
 Atomics.store(control, STORER_READY, 1);
 Atomics.notify(control, STORER_READY);
 
