@@ -12,6 +12,7 @@ import { defaultRecovererInstance } from './auth/recover.js';
 import { componentLog, configureLogs } from './util/log.js';
 import { THREAD_NAMES } from './util/thread_name.js';
 import { applyThreadSlice } from './util/thread_slice.js';
+import { dataDirFsWarning } from './journal/fs_hint.js';
 
 const log = componentLog('server');
 import { clusterSettings, roleOf, startDa, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
   }
   const data_dir = path.resolve(cfg.server.data_dir);
   mkdirSync(data_dir, { recursive: true });
+  const fs_warning = dataDirFsWarning(data_dir);
+  if (fs_warning !== null) log.warn(`ringbook: ${fs_warning}`, { data_dir });
   const admin = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));
   const operator = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
   // Signals are taken from here on, before the start: a SIGTERM while the journal is recovered
