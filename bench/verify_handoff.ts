@@ -21,11 +21,15 @@
 //   --gap-ms    pause between a verdict and the next check (default 0: the next turn)
 //   --steal-us  the pool's steal_after_us (default 1,000, the server's; 0: off)
 //   --stamps    0 to pass no stage stamps (default 1: as the server with metrics on)
+//   --gate FILE  after the warm-up, print "gate: warm", wait until FILE exists, run the timed
+//               hand-offs, print "gate: done", wait until FILE.done exists: a script turns
+//               callgrind's collection on and off in between (callgrind_control -i on|off <pid>,
+//               valgrind --collect-atstart=no), so one process's counts hold the timed hand-offs only
 //   --alloc-profile FILE  the front's sampled allocations of the timed hand-offs, collected ones
 //               included (inspector HeapProfiler, 128-byte interval), written to FILE
 // Ends with one JSON line.
 import { Session } from 'node:inspector/promises';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
   const steal_us = knobs.number('steal-us', 1000, 0, 1_000_000);
   const with_stamps = knobs.number('stamps', 1, 0, 1) === 1;
   const alloc_profile = knobs.optionalString('alloc-profile');
+  const gate = knobs.optionalString('gate');
   knobs.finish();
 
   const build = await load(dist);
@@ -98,6 +103,14 @@ async function main(): Promise<void> {
   });
 
   await run(warmup);
+  /** Until `file` exists (polled every 20 ms: a few idle turns outside the timed hand-offs). */
+  const until = async (file: string): Promise<void> => {
+    while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20));
+  };
+  if (gate !== undefined) {
+    console.log('gate: warm');
+    await until(gate);
+  }
   const session = alloc_profile === undefined ? null : new Session();
   if (session !== null) {
     session.connect();
@@ -110,6 +123,10 @@ async function main(): Promise<void> {
   await run(handoffs);
   const wall_ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  if (gate !== undefined) {
+    console.log('gate: done');
+    await until(`${gate}.done`);
+  }
   if (session !== null && alloc_profile !== undefined) {
     const { profile } = await session.post('HeapProfiler.stopSampling');
     writeFileSync(alloc_profile, JSON.stringify(profile));
