@@ -129,13 +129,17 @@ describe('native load generator against the real server', () => {
     expect(rep.responses).toBe(rate);
     expect([rep.unanswered, rep.not_sent]).toEqual([0, 0]);
     // Spread over the second, not sent in a burst: request i goes out at or after t0 + i / rate
-    // (none early), so the last one (scheduled at 995 ms) leaves at 995 ms or later; a busy machine
-    // may fire the timer late, never early.
+    // (none early, on the generator's monotonic clock), so the last one (scheduled at 995 ms)
+    // leaves at 995 ms or later, and the window closes when the last is scheduled. These bounds
+    // are one-sided: a busy machine fires the timer late, never early, so they cannot fail from
+    // load. (Upper bounds on first_send_ms and window_ms were dropped: they measured the CI
+    // machine's scheduling, not the generator.) The window's upper bound only catches a hang.
     expect(rep.early_sends).toBe(0);
-    expect(rep.first_send_ms).toBeLessThan(duration_ms / 2);
+    expect(rep.first_send_ms).toBeGreaterThanOrEqual(0);
+    expect(rep.first_send_ms).toBeLessThanOrEqual(rep.last_send_ms);
     expect(rep.last_send_ms).toBeGreaterThanOrEqual(995);
-    expect(rep.window_ms).toBeGreaterThanOrEqual(990);
-    expect(rep.window_ms).toBeLessThan(duration_ms * 3);
+    expect(rep.window_ms).toBeGreaterThanOrEqual(995 - 0.001);
+    expect(rep.window_ms).toBeLessThan(RUN_TIMEOUT_MS);
     // Latency from the scheduled time includes the generator's own send delay.
     expect(rep.latency_us.latency.count).toBe(rate);
     expect(rep.latency_us.send_delay.count).toBe(rate);

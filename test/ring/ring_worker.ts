@@ -5,6 +5,7 @@
 // two builds of one codec, meeting only through the SharedArrayBuffer header.
 import { parentPort, workerData } from 'node:worker_threads';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
+import { H_DOORBELL } from '../../src/ring/ring_layout.js';
 import { Rng, checkRecord, writeRecord } from './ring_records.js';
 
 export interface RingWorkerData {
@@ -30,7 +31,11 @@ export interface RingWorkerData {
    * consumer keeps going to sleep and must be woken (loop_bell.test.ts); absent: no pause.
    */
   pause_every?: number;
-  /** 'doorbell': word 0 counts the wake-ups the worker has returned from. */
+  /**
+   * 'doorbell': word 0 counts the wake-ups the worker has returned from; word 1 counts the sleeps
+   * it has armed (set from waitForDataOnce's before_sleep, so after it read the doorbell value it
+   * will sleep on: a wakeConsumer() made once word 1 reads i + 1 cannot fall before that read).
+   */
   progress?: SharedArrayBuffer;
 }
 
@@ -118,17 +123,30 @@ function consume(d: RingWorkerData, ring: SpscRing): { records: number; error: s
 
 function doorbell(d: RingWorkerData, ring: SpscRing): { records: number; error: string | null; wait_calls: number } {
   let wait_calls = 0;
-  const progress = new Int32Array(d.progress ?? new SharedArrayBuffer(4));
+  const progress = new Int32Array(d.progress ?? new SharedArrayBuffer(8));
+  let bell_armed = 0;
+  const arm = (): boolean => {
+    // Runs after waitForDataOnce read the doorbell it sleeps on, before it sleeps.
+    bell_armed = Atomics.load(ring.i32, H_DOORBELL);
+    Atomics.add(progress, 1, 1);
+    return false;
+  };
   for (let i = 0; i < d.count; i++) {
     wait_calls++;
-    const n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms));
+    const n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms, arm));
     if (n !== 0) return { records: 0, error: `doorbell: ${n} records at wake-up ${i}, none were sent`, wait_calls };
+    if (ring.isClosed()) return { records: 0, error: `doorbell: the ring closed at wake-up ${i}`, wait_calls };
+    // Only a wakeConsumer() moves the doorbell here (no record, no close): an unmoved one means
+    // the sleep ended some other way (its timeout, or a spurious return).
+    if (Atomics.load(ring.i32, H_DOORBELL) === bell_armed) {
+      return { records: 0, error: `doorbell: wake-up ${i} returned with the doorbell unmoved (not woken by wakeConsumer)`, wait_calls };
+    }
     Atomics.store(progress, 0, i + 1);
   }
   let n = 0;
   for (let i = 0; i < 3 && n === 0; i++) {
     wait_calls++;
-    n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms));
+    n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms, arm));
   }
   if (n !== 1) return { records: n, error: `doorbell: ${n} records after the wake-ups, expected 1`, wait_calls };
   ring.release(1);
