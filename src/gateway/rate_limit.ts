@@ -71,14 +71,6 @@ const SWEEP_EVERY_TAKES = 64;
  * measurement, not by necessity: one sweep per take below it, one per 64 takes above it.
  */
 const SWEEP_ALWAYS_KEYS_MAX = 64;
-/**
- * The sweep leaves at least this many keys, expired or not (an expired key answers as no key:
- * `take` starts it from now). Why: a Map the sweep empties is one V8 shrinks on the delete that
- * empties it and grows again on the next set, a new hash table each time; with keys that expire
- * at once (the load bench's unlimited rates) that was every take, ~0.2 KB of garbage per signed
- * request on the front (issue 11, branch h23f2). A few expired keys held cost nothing.
- */
-const SWEEP_FLOOR_KEYS = 16;
 /** Float slack for the token boundary, in ms. */
 const EPSILON_MS = 1e-6;
 
@@ -126,7 +118,7 @@ export class RateLimiter {
   take(key: string): RateDecision {
     const now = this.now_ms();
     const map = this.tat;
-    if ((++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_ALWAYS_KEYS_MAX) && map.size > SWEEP_FLOOR_KEYS) {
+    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_ALWAYS_KEYS_MAX) {
       this.takes_since_sweep = 0;
       this.sweep(now);
     }
@@ -172,10 +164,9 @@ export class RateLimiter {
 
   private sweep(now: number): void {
     const map = this.tat;
-    let budget = Math.min(SWEEP_PER_TAKE * SWEEP_EVERY_TAKES, map.size - SWEEP_FLOOR_KEYS);
-    // Keys, then get: no [key, tat] entry array per key visited.
-    for (const key of map.keys()) {
-      if (budget-- <= 0 || (map.get(key) as number) > now) break;
+    let budget = SWEEP_PER_TAKE * SWEEP_EVERY_TAKES;
+    for (const [key, tat] of map) {
+      if (budget-- === 0 || tat > now) break;
       map.delete(key);
     }
   }
