@@ -38,6 +38,7 @@ import { RequestWriter } from '../src/ring/request_records.js';
 import { emptyRequest, RequestKind } from '../src/engine/types.js';
 import type { FromMatcher, MatcherWorkerData } from '../src/matcher/matcher_worker.js';
 import { logSettings } from '../src/util/log.js';
+import { parseStraceTable } from './load/strace_table.js';
 
 const knobs = new Knobs();
 const batches = knobs.number('batches', 2000, 1, 1_000_000, { integer: true });
@@ -176,20 +177,10 @@ await new Promise<void>((resolve) => {
 await worker.terminate();
 fs.rmSync(dir, { recursive: true, force: true });
 
-/** Calls per syscall name of a `strace -c` summary. */
-function parseStrace(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/.exec(line);
-    if (m !== null && m[2] !== 'total') out[m[2]] = Number(m[1]);
-  }
-  return out;
-}
-
 const tick_us = 1e6 / clockTicks();
 const r2 = (x: number): number => Math.round(x * 100) / 100;
 const per = (x: number): number => r2(x / Math.max(1, measured));
-const syscalls = use_strace ? Object.fromEntries(Object.entries(parseStrace(strace_text)).map(([k, v]) => [k, per(v)])) : null;
+const syscalls = use_strace ? Object.fromEntries(Object.entries(parseStraceTable(strace_text)).map(([k, v]) => [k, per(v)])) : null;
 const out = {
   bench: 'journal_matcher_loop', worker: worker_asked ?? null, parent_dir, no_journal, batches: measured, warmup, gap_ms,
   matcher_run_us_per_batch: r2((m1.run_ns - m0.run_ns) / 1000 / Math.max(1, measured)),

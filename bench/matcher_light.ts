@@ -28,6 +28,7 @@ import { clockTicks, type ServerChild } from './load/server_child.js';
 import { roleOfThread } from './load/thread_timeline.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
 import type { PhaseResult } from './load/lanes.js';
+import { parseStraceTable } from './load/strace_table.js';
 
 const ADMIN_TOKEN = 'matcher-light-admin-token';
 
@@ -146,16 +147,6 @@ function straceThread(tid: number): { stop: () => Promise<string> } {
   };
 }
 
-/** Calls per syscall name of a `strace -c` summary. */
-function parseStrace(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/.exec(line);
-    if (m !== null && m[2] !== 'total') out[m[2]] = Number(m[1]);
-  }
-  return out;
-}
-
 /**
  * The matcher thread's cpu-clock samples of a perf.data by what they served, from their call
  * chains (first match wins, in this order): the LMDB store of the write-ahead batches, the
@@ -234,7 +225,7 @@ async function main(): Promise<void> {
         const result = await gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
         const text = await tracer.stop();
         const n = Math.max(1, result.in_window.responses);
-        const calls = parseStrace(text);
+        const calls = parseStraceTable(text);
         w.syscalls_per_request = Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, Math.round((v * 1000) / n) / 1000]));
         console.log(`  strace ${w.name} (${n} answered; counts include the ~0.3 s before and after the window):\n${text.split('\n').map((l) => '    ' + l).join('\n')}`);
       }

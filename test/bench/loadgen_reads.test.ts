@@ -35,6 +35,13 @@ function requestText(lane: number, i: number): string {
   return `GET /r/${lane}/${i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
 }
 
+/** The records file holds every request's number (lane * 1000 + i, its X-Request-Id) exactly once. */
+function expectEachRequestOnce(records: string, n_lanes: number, per_lane: number): void {
+  const numbers = Array.from(readRecordsFile(records).request_no).sort((a, b) => a - b);
+  const expected = Array.from({ length: n_lanes }, (_, l) => Array.from({ length: per_lane }, (_, i) => l * 1000 + i)).flat().sort((a, b) => a - b);
+  expect(numbers).toEqual(expected);
+}
+
 function lanesOf(n_lanes: number, per_lane: number, kind: number): Lane[] {
   return Array.from({ length: n_lanes }, (_, l) => {
     const lane = new Lane(l);
@@ -160,10 +167,7 @@ for (const c of IO_CASES) describe.skipIf(c.skip !== null)(titled(`loadgen (--io
       // of this generator's reads (a CI run on 2026-11-28 found none), so it is not asserted here;
       // the next describe runs them out for certain with --recv-buffers.
       // X-Request-Id (either case) read from split heads: every request's number, once.
-      const rec = readRecordsFile(records);
-      const numbers = Array.from(rec.request_no).sort((a, b) => a - b);
-      const expected = lanes.flatMap((_, l) => Array.from({ length: PER_LANE }, (_, i) => l * 1000 + i)).sort((a, b) => a - b);
-      expect(numbers).toEqual(expected);
+      expectEachRequestOnce(records, lanes.length, PER_LANE);
     } finally {
       await srv.close();
     }
@@ -280,10 +284,7 @@ describe.skipIf(URING.skip !== null)(titled('loadgen (--io io_uring): a multisho
       expect(rep.read_bytes).toBe(written_bytes);
       expect(rep.reads).toBeGreaterThanOrEqual(Math.ceil(written_bytes / BUF_BYTES));
       // Every answer once, with its own request's number (X-Request-Id).
-      const rec = readRecordsFile(records);
-      const numbers = Array.from(rec.request_no).sort((a, b) => a - b);
-      const expected = lanes.flatMap((_, l) => Array.from({ length: PER_LANE }, (_, i) => l * 1000 + i)).sort((a, b) => a - b);
-      expect(numbers).toEqual(expected);
+      expectEachRequestOnce(records, lanes.length, PER_LANE);
     } finally {
       await srv.close();
     }
