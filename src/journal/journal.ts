@@ -36,6 +36,7 @@ import { describeWriteError } from './journal_fault.js';
 import { JournalReserve } from './reserve.js';
 import type { WalSync } from './wal.js';
 import { WalStore } from './wal_store.js';
+import type { StorerState } from './wal_storer_driver.js';
 
 /** A write that failed (disk full, I/O error) and is being retried; null once writes succeed again. */
 export interface JournalFault {
@@ -130,8 +131,16 @@ export class Journal {
   }
 
   /** The storer thread: 'none' (read only, no write-ahead file, could not start), 'starting' (its LMDB open not over), 'ready'. */
-  storerState(): 'none' | 'starting' | 'ready' {
+  storerState(): StorerState {
     return this.wal_store.storerState();
+  }
+
+  /**
+   * Waits until the storer thread's open of LMDB is over (the matcher's start: the thread names
+   * itself before it opens LMDB, matcher_worker.ts); bounded, a thread not up by then is given up.
+   */
+  awaitStorerOpen(): void {
+    this.wal_store.awaitStorerOpen();
   }
 
   /** Waits for a store in flight before a region of the write-ahead file could be reused (or LMDB written), since open. */

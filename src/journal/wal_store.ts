@@ -251,6 +251,11 @@ export class WalStore {
     return this.storer.state();
   }
 
+  /** Waits until the storer thread's open of LMDB is over (StorerDriver.awaitOpen: bounded, then given up). */
+  awaitStorerOpen(): void {
+    this.storer.awaitOpen();
+  }
+
   /**
    * Hands the current cycle's batches to the storer thread and starts the next cycle in the other
    * region, after waiting for the store of that region's previous batches if it is still in

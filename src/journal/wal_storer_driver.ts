@@ -37,7 +37,7 @@ export class StorerDriver {
    * the shared word (it is set once and never cleared).
    */
   private starting = false;
-  /** Writes of this thread's own that waited for the storer thread's open of LMDB, since open. */
+  /** Waits of this thread for the storer thread's open of LMDB (its own LMDB writes, the matcher's start), since open. */
   open_waits = 0;
   /** Waits for a store in flight before the file's region could be reused (or LMDB written), and their time. */
   store_waits = 0;

@@ -184,23 +184,6 @@ function pollMessages(): boolean {
   return any;
 }
 
-/** Longest wait at start for the journal's storer thread to boot (it is then given up at its first LMDB write: wal_store.ts). */
-const STORER_BOOT_WAIT_MS_MAX = 10_000;
-
-/**
- * Before 'ready': the journal's LMDB storer thread, started by Journal.open from this thread,
- * carries this thread's name (Linux copies the creator's comm) until its boot names it rb-storer,
- * and the front finds the matcher thread by its name once it is ready (threads.matcher_slice_us,
- * thread priorities): with two threads named rb-matcher the slice was not set (a test run under load
- * caught it). The storer names itself before it opens LMDB, so its open being over is enough. Its
- * boot overlaps the replay above; a process's start waits only for what is left of it.
- */
-function awaitStorerName(): void {
-  if (journal === null) return;
-  const t0 = Date.now();
-  while (journal.storerState() === 'starting' && Date.now() - t0 < STORER_BOOT_WAIT_MS_MAX) Atomics.wait(capture_pause, 0, 0, 1);
-}
-
 function start(): void {
   const t0 = performance.now();
   // First, so the replay already runs where the live batches will.
@@ -220,7 +203,13 @@ function start(): void {
       replayed++;
     }
   }
-  awaitStorerName();
+  // Before 'ready': the journal's LMDB storer thread, started by Journal.open from this thread,
+  // carries this thread's name (Linux copies the creator's comm) until its boot names it rb-storer,
+  // and the front finds the matcher thread by its name once it is ready (threads.matcher_slice_us,
+  // thread priorities): with two threads named rb-matcher the slice was not set (a test run under
+  // load caught it). The thread names itself before it opens LMDB, so its open being over is
+  // enough; its boot overlaps the replay above.
+  journal?.awaitStorerOpen();
   log.debug(`ringbook: matcher thread ready at batch ${matcher.batch_id}`, { batch_id: matcher.batch_id, replayed_batches: replayed });
   post({
     type: 'ready', replayed_batches: replayed, batch_id: matcher.batch_id,
