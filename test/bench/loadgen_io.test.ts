@@ -7,39 +7,26 @@
 // decides whether the io_uring tests run (loadgen_io.ts) is shown to see such a refusal and name it
 // in the skipped tests' titles.
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOADGEN_BINARY, runLoadgen, type NativeReport } from '../../bench/load/native_generator.js';
-import { DENY_URING_BINARY, ioCasesOf, loadgenIoCases, probeIoUring, titled } from './loadgen_io.js';
+import { DENY_URING_BINARY, headServer, ioCasesOf, loadgenIoCases, probeIoUring, titled } from './loadgen_io.js';
 
 const RUN_TIMEOUT_MS = 30_000;
 const REQUESTS = 10;
 const ERRNO_TEXT = { EPERM: 'Operation not permitted', ENOSYS: 'Function not implemented' } as const;
 
-let server: net.Server;
+let server: { port: number; close: () => Promise<void> };
 let port: number;
 
 beforeAll(async () => {
   for (const b of [LOADGEN_BINARY, DENY_URING_BINARY]) if (!existsSync(b)) throw new Error(`${b} is missing: build it with \`make native\``);
   // Answers every GET with a 200 (keep-alive), whatever its path.
-  server = net.createServer((sock) => {
-    sock.on('error', () => undefined);
-    let buf = '';
-    sock.setEncoding('latin1');
-    sock.on('data', (d: string) => {
-      buf += d;
-      for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
-        buf = buf.slice(end + 4);
-        sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'latin1');
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as net.AddressInfo).port;
+  server = await headServer((_head, sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'latin1'));
+  port = server.port;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
 });
 
 /** Closed mode (max rate), exactly REQUESTS requests over 2 connections, optionally with io_uring_setup refused. */

@@ -4,6 +4,7 @@
 // SKIPPED with the refusal in its title (never run on epoll instead and passed: that would say
 // io_uring works when nothing ran on it); loadgen_io.test.ts shows the probe and the fallback
 // under a refusal made on purpose.
+import net from 'node:net';
 import path from 'node:path';
 import { LOADGEN_BINARY, runLoadgen } from '../../bench/load/native_generator.js';
 
@@ -62,4 +63,37 @@ export async function loadgenIoCases(): Promise<LoadgenIoCase[]> {
 /** A test's title with its reason to skip appended, so the report says why it did not run. */
 export function titled(title: string, c: LoadgenIoCase): string {
   return c.skip === null ? title : `${title} [${c.skip}]`;
+}
+
+/**
+ * A loopback HTTP/1.1 server for the generator's tests: hands each complete request head (GET, no
+ * body) to `onHead` with its socket; `close` ends its connections too.
+ */
+export async function headServer(onHead: (head: string, sock: net.Socket) => void): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((sock) => {
+    sockets.add(sock);
+    sock.setNoDelay(true);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => undefined);
+    let buf = '';
+    sock.setEncoding('latin1');
+    sock.on('data', (d: string) => {
+      buf += d;
+      for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+        const head = buf.slice(0, end);
+        buf = buf.slice(end + 4);
+        onHead(head, sock);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lane, textSegment } from '../../bench/load/lanes.js';
 import { LOADGEN_BINARY, readRecordsFile, runLoadgen, writeRequestFile, type NativeReport } from '../../bench/load/native_generator.js';
-import { loadgenIoCases, titled } from './loadgen_io.js';
+import { headServer, loadgenIoCases, titled } from './loadgen_io.js';
 
 const RUN_TIMEOUT_MS = 60_000;
 const KIND_ORDER = 0;
@@ -53,36 +53,13 @@ function lanesOf(n_lanes: number, per_lane: number, kind: number): Lane[] {
 
 type Answer = (lane: number, i: number, sock: net.Socket) => void;
 
-/** A loopback HTTP/1.1 server that hands each complete request (GET, no body) to `answer`. */
-async function scriptedServer(answer: Answer): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((sock) => {
-    sockets.add(sock);
-    sock.setNoDelay(true);
-    sock.on('close', () => sockets.delete(sock));
-    sock.on('error', () => undefined);
-    let buf = '';
-    sock.setEncoding('latin1');
-    sock.on('data', (d: string) => {
-      buf += d;
-      for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
-        const head = buf.slice(0, end);
-        buf = buf.slice(end + 4);
-        const m = /^GET \/r\/(\d+)\/(\d+) /.exec(head);
-        if (m === null) throw new Error(`unexpected request ${head}`);
-        answer(Number(m[1]), Number(m[2]), sock);
-      }
-    });
+/** A loopback HTTP/1.1 server that hands each complete request (GET /r/<lane>/<i>, no body) to `answer`. */
+function scriptedServer(answer: Answer): Promise<{ port: number; close: () => Promise<void> }> {
+  return headServer((head, sock) => {
+    const m = /^GET \/r\/(\d+)\/(\d+) /.exec(head);
+    if (m === null) throw new Error(`unexpected request ${head}`);
+    answer(Number(m[1]), Number(m[2]), sock);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
-  };
 }
 
 function response(status: string, body: string, headers: string): string {
