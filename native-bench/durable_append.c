@@ -142,18 +142,33 @@ static double append(enum how h, int fd, char *buf, int pages, off_t offset) {
   return t;
 }
 
+/** A whole decimal number in lo..hi, or the option's range and exit 2 (no atoi: "abc" and "-5" are not 0). */
+static long option_number(const char *name, const char *text, long lo, long hi) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "%s must be a whole number in %ld..%ld, got '%s'\n", name, lo, hi, text);
+    exit(2);
+  }
+  return v;
+}
+
+/** Longest pause between appends (us): one second, far past any light load's gap. */
+#define PACE_US_MAX 1000000L
+
 int main(int argc, char **argv) {
   int rounds = 5, appends = 200, file_mb = 4;
   const char *dir = ".";
   const char *variants = NULL;
   long pace_us = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--appends")) appends = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--file-mb")) file_mb = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--rounds")) rounds = (int)option_number("--rounds", argv[i + 1], 1, MAX_ROUNDS);
+    else if (!strcmp(argv[i], "--appends")) appends = (int)option_number("--appends", argv[i + 1], 10, MAX_APPENDS);
+    else if (!strcmp(argv[i], "--file-mb")) file_mb = (int)option_number("--file-mb", argv[i + 1], 1, 64);
     else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
     else if (!strcmp(argv[i], "--variants")) variants = argv[i + 1];
-    else if (!strcmp(argv[i], "--pace-us")) pace_us = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--pace-us")) pace_us = option_number("--pace-us", argv[i + 1], 0, PACE_US_MAX);
     else { fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
   }
   if (rounds < 1 || rounds > MAX_ROUNDS || appends < 10 || appends > MAX_APPENDS || file_mb < 1 || file_mb > 64) {
