@@ -73,22 +73,38 @@ static int64_t rusage_us(int64_t *user, int64_t *sys) {
 
 // ---- lanes ----
 
-typedef struct {
-  req_queue_t q;   // its requests, in order
-  uint32_t next;   // next request to send
+/**
+ * A lane's state touched per request, in ONE cache line of its own: a send and an answer touch
+ * this line and nothing else of the lane (no false sharing with a neighbour's line, and the
+ * 256-lane array is 16 KiB, inside L1). The rest (lane_cold_t) is for split answers, open mode
+ * and the report.
+ */
+typedef struct __attribute__((aligned(64))) {
+  const uint8_t *rec; // its next request's record in the mapped file, read in place (loadgen_input.h)
+  const uint8_t *cur; // the in-flight request's bytes (in the map)
+  int64_t sent_ns;    // taken right before the syscall that sends it (stamp_sends, flush)
+  int64_t sched_ns;
+  uint32_t cur_len;   // bytes of the in-flight request
+  uint32_t woff;      // bytes of the in-flight request written so far
+  uint32_t rlen;      // bytes of an unfinished answer in the lane's own buffer
+  uint32_t left;      // requests not yet started
   int fd;
-  int closed;
-  int busy;        // a request is in flight (written or being written)
-  uint8_t kind;    // kind of the request in flight
-  uint32_t woff;   // bytes of the in-flight request written so far
-  int want_out;    // registered for EPOLLOUT (partial write)
-  int64_t sent_ns, sched_ns;
+  uint8_t busy;       // a request is in flight (written or being written)
+  uint8_t closed;
+  uint8_t kind;       // kind of the request in flight
+  uint8_t want_out;   // registered for EPOLLOUT (partial write)
+  uint8_t repeat;     // --repeat-get: `rec` stays on its one record
+} lane_t;
+_Static_assert(sizeof(lane_t) == 64, "one cache line per lane");
+
+/** A lane's state that a plain request does not touch. */
+typedef struct {
+  uint8_t *rbuf; // only answers split across reads live here
+  uint32_t rcap;
+  uint32_t n;    // requests it was given (sent = n - left)
   // open mode: requests scheduled on this lane so far and how many of them were started
   uint64_t scheduled, started;
-  uint8_t *rbuf;
-  uint32_t rcap, rlen;
-  uint64_t sent_count;
-} lane_t;
+} lane_cold_t;
 
 typedef struct {
   char code[ERROR_CODE_LEN_MAX + 1];
@@ -107,7 +123,13 @@ typedef struct {
 typedef struct {
   opts_t o;
   lane_t *lanes;
+  lane_cold_t *cold;
   int nlanes;
+  int64_t batch_ns; // the answers' stamp: one clock read per batch of completions (or epoll events)
+  // io_uring: lanes whose send is queued and not yet stamped; stamp_sends stamps them right
+  // before the io_uring_enter that submits them (at most one per lane: window 1)
+  int *stamp_lanes;
+  int nstamp;
   int ep;
   int tfd;        // the one timer: request schedule (open), end of window (closed), end of drain
   int timer_role; // TIMER_*
@@ -169,30 +191,56 @@ static void set_out(run_t *r, int li, int want) {
 static void lane_closed(run_t *r, int li, int had_error);
 
 /**
- * Pulls the lane's NEXT request (sent one answer from now, ~ms later) into the cache now: the
- * request file is ~10-40 MB read once, so without this every send's copy into the socket waits
- * on memory. 256 lanes x ~450 bytes stay well inside L2.
+ * Pulls the lane's NEXT request (sent one answer from now, ~ms later) into the cache as this one
+ * is submitted: the request file is ~10-40 MB read once, so without this every send's copy into
+ * the socket waits on memory. Its length is not read (that load would wait on the miss): a lane's
+ * requests are alike, so the span of this one stands for it. 256 lanes x ~450 bytes stay in L2.
  */
 static void prefetch_next(const lane_t *l) {
-  if (l->q.repeat || l->next >= l->q.n) return;
-  const req_t *q = &l->q.reqs[l->next];
-  for (uint32_t off = 0; off < q->len; off += 64) __builtin_prefetch(q->p + off, 0, 1);
+  if (l->repeat || l->left == 0) return;
+  for (uint32_t off = 0; off < REC_HEAD_BYTES + l->cur_len; off += 64) __builtin_prefetch(l->rec + off, 0, 1);
+}
+
+/** Open mode's send delay, and the window's first and last send, at the send's stamp. */
+static void note_send(run_t *r, const lane_t *l) {
+  int64_t at = l->sent_ns;
+  if (r->o.open) {
+    hist_record(&r->send_delay, at - l->sched_ns);
+    if (at < l->sched_ns) r->early_sends++;
+  }
+  if (r->first_send_ns == 0) r->first_send_ns = at;
+  r->last_send_ns = at;
+}
+
+/**
+ * io_uring: stamps every queued send with one clock read, taken right before the io_uring_enter
+ * that submits them (uring_t.before_submit), so a send stamp is not the earlier answer's time.
+ */
+static void stamp_sends(void *ctx) {
+  run_t *r = ctx;
+  if (r->nstamp == 0) return;
+  int64_t at = now_ns();
+  for (int i = 0; i < r->nstamp; i++) {
+    lane_t *l = &r->lanes[r->stamp_lanes[i]];
+    l->sent_ns = at;
+    note_send(r, l);
+  }
+  r->nstamp = 0;
 }
 
 /** Writes what is left of the in-flight request; partial writes wait for EPOLLOUT. */
 static void flush(run_t *r, int li) {
   lane_t *l = &r->lanes[li];
-  const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next - 1];
   if (r->use_uring) {
     // The whole rest in one send; a short one comes back as its completion (uring_on_send).
-    uring_send(r, li, q->p + l->woff, q->len - l->woff);
-    l->woff = q->len;
+    uring_send(r, li, l->cur + l->woff, l->cur_len - l->woff);
+    l->woff = l->cur_len;
     return;
   }
-  while (l->woff < q->len) {
+  while (l->woff < l->cur_len) {
     // send, not write: no VFS layer, and MSG_NOSIGNAL turns a closed peer into EPIPE (a socket
     // error counted below) rather than a SIGPIPE that would end the run.
-    ssize_t w = send(l->fd, q->p + l->woff, q->len - l->woff, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t w = send(l->fd, l->cur + l->woff, l->cur_len - l->woff, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (w > 0) { l->woff += (uint32_t)w; continue; }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { set_out(r, li, 1); return; }
@@ -202,29 +250,34 @@ static void flush(run_t *r, int li) {
   if (l->want_out) set_out(r, li, 0);
 }
 
-/** Starts the lane's next request; returns 0 when the lane has none left. */
-static int send_next(run_t *r, int li, int64_t sched, int64_t now) {
+/**
+ * Starts the lane's next request (its bytes stay in the map); returns 0 when the lane has none
+ * left. Its send stamp is taken right before the syscall that sends it: epoll's send here,
+ * io_uring's next io_uring_enter (stamp_sends).
+ */
+static int send_next(run_t *r, int li, int64_t sched) {
   lane_t *l = &r->lanes[li];
-  if (l->next >= l->q.n || r->sent_total >= r->o.max_requests) return 0;
-  const req_t *q = &l->q.reqs[l->q.repeat ? 0 : l->next];
-  l->next++;
+  if (l->left == 0 || r->sent_total >= r->o.max_requests) return 0;
+  const uint8_t *rec = l->rec;
+  l->kind = rec[0];
+  l->cur_len = rec_len(rec);
+  l->cur = rec + REC_HEAD_BYTES;
+  if (!l->repeat) l->rec = l->cur + l->cur_len;
+  l->left--;
   l->busy = 1;
   r->busy_count++;
-  l->kind = q->kind;
-  l->sent_ns = now;
   l->sched_ns = sched;
   l->woff = 0;
-  l->sent_count++;
   r->sent_total++;
-  r->stats[q->kind].sent++;
-  prefetch_next(l);
-  if (r->o.open) {
-    hist_record(&r->send_delay, now - sched);
-    if (now < sched) r->early_sends++;
+  r->stats[l->kind].sent++;
+  if (r->use_uring) {
+    r->stamp_lanes[r->nstamp++] = li;
+  } else {
+    l->sent_ns = now_ns();
+    note_send(r, l);
   }
-  if (r->first_send_ns == 0) r->first_send_ns = now;
-  r->last_send_ns = now;
   flush(r, li);
+  prefetch_next(l);
   return 1;
 }
 
@@ -239,11 +292,11 @@ static void lane_empty(run_t *r, int64_t now) {
 }
 
 /** Open mode: drops the lane's queued requests (lane gone or out of requests). */
-static void drop_queue(run_t *r, lane_t *l) {
-  uint64_t q = l->scheduled - l->started;
+static void drop_queue(run_t *r, lane_cold_t *c) {
+  uint64_t q = c->scheduled - c->started;
   r->not_sent += q;
   r->queued -= q;
-  l->started = l->scheduled;
+  c->started = c->scheduled;
 }
 
 /** The lane is free: what it does next depends on the mode. */
@@ -251,19 +304,20 @@ static void on_idle(run_t *r, int li, int64_t now) {
   lane_t *l = &r->lanes[li];
   if (l->closed) return;
   if (r->o.open) {
-    if (l->started < l->scheduled) {
-      int64_t sched = sched_of(r, li, l->started);
-      l->started++;
+    lane_cold_t *c = &r->cold[li];
+    if (c->started < c->scheduled) {
+      int64_t sched = sched_of(r, li, c->started);
+      c->started++;
       r->queued--;
-      if (!send_next(r, li, sched, now)) {
+      if (!send_next(r, li, sched)) {
         r->not_sent++;
-        drop_queue(r, l);
+        drop_queue(r, c);
       }
     }
     return;
   }
   if (!r->sending || now >= r->t_end) return;
-  if (!send_next(r, li, now, now)) lane_empty(r, now);
+  if (!send_next(r, li, now)) lane_empty(r, now);
 }
 
 static void lane_closed(run_t *r, int li, int had_error) {
@@ -287,7 +341,7 @@ static void lane_closed(run_t *r, int li, int had_error) {
     r->busy_count--;
     r->unanswered++;
   }
-  if (r->o.open) drop_queue(r, l);
+  if (r->o.open) drop_queue(r, &r->cold[li]);
 }
 
 static void count_reject(kind_stats_t *st, const char *code, size_t len) {
@@ -319,7 +373,7 @@ static void reject_code(kind_stats_t *st, int status, const uint8_t *body, size_
 
 static void on_response(run_t *r, int li, int status, const uint8_t *body, size_t blen, uint64_t request_no) {
   lane_t *l = &r->lanes[li];
-  int64_t now = now_ns();
+  int64_t now = r->batch_ns; // read once for the batch of answers this one came in
   r->responses++;
   if (!l->busy) { r->unexpected_responses++; return; }
   l->busy = 0;
@@ -350,15 +404,15 @@ static void on_response(run_t *r, int li, int status, const uint8_t *body, size_
 }
 
 /** Grows the lane's own buffer (only answers split across reads live there) to hold `need` bytes. */
-static void lane_reserve(lane_t *l, uint64_t need) {
-  if (need <= l->rcap) return;
-  uint64_t nc = l->rcap ? l->rcap : READ_BUF_INITIAL;
+static void lane_reserve(lane_cold_t *c, uint64_t need) {
+  if (need <= c->rcap) return;
+  uint64_t nc = c->rcap ? c->rcap : READ_BUF_INITIAL;
   while (nc < need) nc *= 2;
   if (nc > UINT32_MAX) die("answer too large");
-  uint8_t *nb = realloc(l->rbuf, (size_t)nc);
+  uint8_t *nb = realloc(c->rbuf, (size_t)nc);
   if (nb == NULL) die("out of memory");
-  l->rbuf = nb;
-  l->rcap = (uint32_t)nc;
+  c->rbuf = nb;
+  c->rcap = (uint32_t)nc;
 }
 
 /**
@@ -399,6 +453,7 @@ static uint32_t take_answers(run_t *r, int li, const uint8_t *buf, uint32_t n, u
  */
 static void on_readable(run_t *r, int li, int hangup) {
   lane_t *l = &r->lanes[li];
+  lane_cold_t *c = &r->cold[li];
   for (int round = 0; round < READS_PER_EVENT_MAX; round++) {
     uint8_t *buf;
     uint32_t have, room;
@@ -407,13 +462,13 @@ static void on_readable(run_t *r, int li, int hangup) {
       have = 0;
       room = READ_SHARED_BYTES;
     } else {
-      if (l->rlen == l->rcap) {
-        if (l->rcap >= MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
-        lane_reserve(l, (uint64_t)l->rcap * 2);
+      if (l->rlen == c->rcap) {
+        if (c->rcap >= MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
+        lane_reserve(c, (uint64_t)c->rcap * 2);
       }
-      buf = l->rbuf;
+      buf = c->rbuf;
       have = l->rlen;
-      room = l->rcap - l->rlen;
+      room = c->rcap - l->rlen;
     }
     ssize_t n = recv(l->fd, buf + have, room, MSG_DONTWAIT);
     if (n == 0) { lane_closed(r, li, 0); return; }
@@ -431,11 +486,11 @@ static void on_readable(run_t *r, int li, int hangup) {
     if (l->closed) return;
     uint32_t left = total - pos;
     if (left > 0 && buf == r->rshared) {
-      lane_reserve(l, need > left ? need : left);
-      memcpy(l->rbuf, buf + pos, left);
+      lane_reserve(c, need > left ? need : left);
+      memcpy(c->rbuf, buf + pos, left);
     } else if (left > 0) {
-      if (pos > 0) memmove(l->rbuf, l->rbuf + pos, left);
-      lane_reserve(l, need); // room for the whole answer once its length is known
+      if (pos > 0) memmove(c->rbuf, c->rbuf + pos, left);
+      lane_reserve(c, need); // room for the whole answer once its length is known
     }
     l->rlen = left;
     if ((uint32_t)n < room && !hangup) return;
@@ -464,9 +519,10 @@ static void on_schedule(run_t *r) {
     int li = (int)(r->open_next % (uint64_t)r->nlanes);
     lane_t *l = &r->lanes[li];
     if (l->closed) { r->not_sent++; continue; }
-    l->scheduled++;
+    lane_cold_t *c = &r->cold[li];
+    c->scheduled++;
     r->queued++;
-    if (!l->busy && l->started + 1 == l->scheduled) on_idle(r, li, now);
+    if (!l->busy && c->started + 1 == c->scheduled) on_idle(r, li, now);
   }
   if (r->open_next >= r->open_total) {
     r->sending = 0;
@@ -545,6 +601,7 @@ static void event_loop_once(run_t *r) {
   }
   r->waits++;
   r->wait_events += (uint64_t)n;
+  r->batch_ns = now_ns(); // every answer of these events: read once, after the wait
   for (int i = 0; i < n; i++) {
     uint32_t id = evs[i].data.u32;
     if (id == UINT32_MAX) { on_timer(r); continue; }
@@ -582,9 +639,19 @@ int main(int argc, char **argv) {
     r->nlanes = r->o.connections;
     queues = repeat_get_queues(r->o.repeat_get, r->nlanes, r->o.max_requests, &nreqs);
   }
-  r->lanes = calloc((size_t)r->nlanes, sizeof *r->lanes);
-  if (r->lanes == NULL) die("out of memory");
-  for (int i = 0; i < r->nlanes; i++) r->lanes[i].q = queues[i];
+  // Lanes on cache-line boundaries (lane_t is one line); nlanes <= CONNECTIONS_MAX: <= 256 KiB.
+  r->lanes = aligned_alloc(64, (size_t)r->nlanes * sizeof *r->lanes);
+  r->cold = calloc((size_t)r->nlanes, sizeof *r->cold);
+  r->stamp_lanes = malloc((size_t)r->nlanes * sizeof *r->stamp_lanes);
+  if (r->lanes == NULL || r->cold == NULL || r->stamp_lanes == NULL) die("out of memory");
+  memset(r->lanes, 0, (size_t)r->nlanes * sizeof *r->lanes);
+  for (int i = 0; i < r->nlanes; i++) {
+    r->lanes[i].rec = queues[i].first;
+    r->lanes[i].left = queues[i].n;
+    r->lanes[i].repeat = (uint8_t)queues[i].repeat;
+    r->cold[i].n = queues[i].n;
+  }
+  free(queues);
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)r->nlanes + 16) {
     rl.rlim_cur = rl.rlim_max < (rlim_t)r->nlanes + 16 ? rl.rlim_max : (rlim_t)r->nlanes + 16;
@@ -597,6 +664,10 @@ int main(int argc, char **argv) {
   struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
   if (epoll_ctl(r->ep, EPOLL_CTL_ADD, r->tfd, &tev) != 0) die("epoll_ctl: %s", strerror(errno));
   choose_io(r);
+  if (r->use_uring) {
+    r->u.before_submit = stamp_sends;
+    r->u.submit_ctx = r;
+  }
   r->exhausted_end = (int)ceil(r->o.exhausted_share * r->nlanes);
   if (r->exhausted_end < 1) r->exhausted_end = 1;
 
@@ -648,8 +719,9 @@ int main(int argc, char **argv) {
       l->busy = 0;
     }
     if (r->o.open) {
-      for (uint64_t k = l->started; k < l->scheduled; k++) hist_record(&r->latency, now - sched_of(r, i, k));
-      drop_queue(r, l);
+      lane_cold_t *c = &r->cold[i];
+      for (uint64_t k = c->started; k < c->scheduled; k++) hist_record(&r->latency, now - sched_of(r, i, k));
+      drop_queue(r, c);
     }
   }
   int64_t u1, s1;
@@ -715,7 +787,7 @@ int main(int argc, char **argv) {
   fprintf(o, ",\"generator_cpu_us_per_request\":%.3f", answered > 0 ? (double)cpu_us / (double)answered : 0.0);
   if (r->o.report_lanes) {
     fputs(",\"lane_sent\":[", o);
-    for (int i = 0; i < r->nlanes; i++) fprintf(o, "%s%llu", i ? "," : "", (unsigned long long)r->lanes[i].sent_count);
+    for (int i = 0; i < r->nlanes; i++) fprintf(o, "%s%llu", i ? "," : "", (unsigned long long)(r->cold[i].n - r->lanes[i].left));
     fputc(']', o);
   }
   if (r->o.histograms) {

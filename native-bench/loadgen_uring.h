@@ -34,6 +34,11 @@ typedef struct {
   uint8_t *bufs;
   uint32_t nbufs, br_tail;
   uint64_t enters; // io_uring_enter calls
+  // Called right before an io_uring_enter that submits: loadgen stamps its queued sends there,
+  // immediately before the syscall that sends them (whichever enter that is: the loop's, or
+  // uring_sqe's when the queue is full).
+  void (*before_submit)(void *ctx);
+  void *submit_ctx;
 } uring_t;
 
 static int uring_sys_setup(uint32_t entries, struct io_uring_params *p) { return (int)syscall(__NR_io_uring_setup, entries, p); }
@@ -139,6 +144,7 @@ static int uring_enter(uring_t *u, int wait) {
   uint32_t n = u->sq_pending;
   if (n > 0) atomic_store_explicit((_Atomic uint32_t *)u->sq_tail, u->sq_local_tail, memory_order_release);
   if (n == 0 && !wait) return 0;
+  if (n > 0 && u->before_submit != NULL) u->before_submit(u->submit_ctx);
   u->enters++;
   int ret = uring_sys_enter(u->fd, n, wait ? 1 : 0, wait ? IORING_ENTER_GETEVENTS : 0);
   if (ret < 0) return -errno;

@@ -68,25 +68,26 @@ static void uring_arm_timeout(run_t *r, int64_t at) {
  */
 static void uring_on_bytes(run_t *r, int li, const uint8_t *data, uint32_t n) {
   lane_t *l = &r->lanes[li];
+  lane_cold_t *c = &r->cold[li];
   const uint8_t *buf = data;
   uint64_t total = n;
   if (l->rlen > 0) {
     total = (uint64_t)l->rlen + n;
     if (total > MESSAGE_BYTES_MAX) { r->protocol_errors++; lane_closed(r, li, 1); return; }
-    lane_reserve(l, total);
-    memcpy(l->rbuf + l->rlen, data, n);
-    buf = l->rbuf;
+    lane_reserve(c, total);
+    memcpy(c->rbuf + l->rlen, data, n);
+    buf = c->rbuf;
   }
   uint64_t need;
   uint32_t pos = take_answers(r, li, buf, (uint32_t)total, &need);
   if (l->closed) return;
   uint32_t left = (uint32_t)total - pos;
   if (left > 0 && buf == data) {
-    lane_reserve(l, need > left ? need : left);
-    memcpy(l->rbuf, buf + pos, left);
+    lane_reserve(c, need > left ? need : left);
+    memcpy(c->rbuf, buf + pos, left);
   } else if (left > 0) {
-    if (pos > 0) memmove(l->rbuf, l->rbuf + pos, left);
-    lane_reserve(l, need);
+    if (pos > 0) memmove(c->rbuf, c->rbuf + pos, left);
+    lane_reserve(c, need);
   }
   l->rlen = left;
 }
@@ -147,6 +148,8 @@ static void uring_loop_once(run_t *r) {
     uint32_t head = *u->cq_head;
     uint32_t tail = atomic_load_explicit((_Atomic uint32_t *)u->cq_tail, memory_order_acquire);
     if (head == tail) break;
+    // One clock read for this batch of completions: every answer in it was in by now.
+    r->batch_ns = now_ns();
     for (; head != tail; head++) {
       const struct io_uring_cqe *c = &u->cqes[head & *u->cq_mask];
       uint64_t ud = c->user_data;
