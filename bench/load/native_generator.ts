@@ -212,7 +212,9 @@ export function runLoadgen(args: string[], timeout_ms: number, binary = LOADGEN_
 
 /**
  * loadgen's --records file as epoch-ms arrays (its CLOCK_MONOTONIC stamps plus the realtime offset
- * it read at its start: the server's stage stamps are on that same wall clock).
+ * it read at its start: the server's stage stamps are on that same wall clock). sent_ms: read right
+ * before the syscall that sent the request; done_ms: read once per batch of answers, after the wait
+ * that returned it (native-bench/README.md, "Stamps").
  */
 export function readRecordsFile(file: string): AnswerRecords {
   const b = readFileSync(file);
