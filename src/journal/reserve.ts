@@ -31,14 +31,17 @@
 //   meta page that points at them. On Linux fdatasync writes every dirty page of the file (the
 //   whole inode, whichever descriptor or thread wrote it: these zeros too) and the inode when its
 //   size or block allocation changed, so the size covering the commit's pages is on disk before
-//   the meta page is. Both the matcher's and the storer thread's environments open the journal
-//   with `noSync: false, overlappingSync: false` (journal.ts, wal_storer_worker.ts): every commit
-//   takes this path. Nothing else reads data.mdb by size (backups copy the zeros as content).
+//   the meta page is: the guarantee every growing commit relied on before the reserve existed,
+//   and that the old step's own fdatasync relied on (ext4 with or without a journal). Both the
+//   matcher's and the storer thread's environments open the journal with `noSync: false,
+//   overlappingSync: false` (journal.ts, wal_storer_worker.ts): every commit takes this path.
+//   Nothing else reads data.mdb by size (backups copy the zeros as content).
 // - The write-ahead file (wal.ts) is another file with its own flush; it is untouched.
 // What moves: the zeros' device write and their block allocation (ext4 delalloc) now happen in
-// the next LMDB commit's fdatasync, on the storer thread, off the acknowledgement path, once per
-// step (a store every ~0.5 s at 1,000 requests/s); the commits after it overwrite allocated
-// blocks as before. The kernel's writeback may also write them earlier, on its own threads.
+// the next LMDB commit's fdatasync, on the storer thread, off the acknowledgement path: one slower
+// store per fill (a fill tops up from half to full, up to 4 MB, in idle calls; a store runs every
+// ~0.5 s at 1,000 requests/s); the commits after it overwrite allocated blocks as before. The
+// kernel's writeback may also write the zeros earlier, on its own threads.
 // A crash mid-step leaves a longer file of zeros (or a shorter one), which LMDB ignores.
 import fs from 'node:fs';
 
