@@ -18,8 +18,9 @@
 // the file's end).
 //
 // No sync here (h25p, 2026-11-29). A step used to fdatasync its zeros on the matcher thread: the
-// matcher was held ~3.1 ms p50 per top-up (bench/journal_topup.ts), a batch's worth of requests waiting behind it. The
-// zeros need no durability of their own, and the journal's does not change without it:
+// matcher was held ~3.1 ms p50 per top-up (bench/journal_topup.ts), a batch's worth of requests
+// waiting behind it. The zeros need no durability of their own, and the journal's does not change
+// without it:
 // - LMDB never reads a page past its last committed one (the meta page's last page number), so
 //   zeros that a crash loses, or a size that a crash takes back, are never looked at; the next
 //   top-up after the restart measures the file again (fstat) and writes what is missing.
@@ -49,7 +50,7 @@ import fs from 'node:fs';
 export const JOURNAL_RESERVE_BYTES_MAX = 8 << 20;
 /**
  * At most this much is written per call: the matcher is held for the call (the pwrite copies the
- * zeros into the page cache, ~70 µs p50 here for 256 KB; it was 1 MB + an fdatasync, ~3.1 ms p50), so
+ * zeros into the page cache, ~70 µs p50 here for 256 KB; it was 1 MB + an fdatasync, ~3.1 ms), so
  * the step bounds the wait of the requests that arrive meanwhile. 32 idle calls fill the 8 MB cap
  * from empty; busy, one call at a quarter left buys ~256 KB (~800 one-request batches).
  */
