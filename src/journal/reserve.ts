@@ -12,18 +12,49 @@
 // metadata, so the commit is the data pages, a flush, the meta page and a flush.
 //
 // How. Between batches the matcher calls `reserveAhead`: when the zeros left past LMDB's last page
-// fall below a threshold, zeros are appended to the file and fdatasynced (one step at most: 1 MB
-// took ~1.6 ms here). Durability does not depend on any of this: LMDB writes and syncs its pages
-// wherever they are, and only ever past its own last page into the zeros, never the reverse (the
-// zeros are written from the file's current end, on the matcher thread, and never while a store
-// runs on the storer thread: Journal.reserveAhead checks, since both would write at the file's
-// end). A crash mid-step leaves a longer file of zeros, which LMDB ignores.
+// fall below a threshold, zeros are appended to the file, at most JOURNAL_RESERVE_STEP_BYTES_MAX
+// per call (the zeros are written from the file's current end, on the matcher thread, and never
+// while a store runs on the storer thread: Journal.reserveAhead checks, since both would write at
+// the file's end).
+//
+// No sync here (h25p, 2026-11-29). A step used to fdatasync its zeros on the matcher thread: the
+// matcher was held ~3.1 ms p50 per top-up (bench/journal_topup.ts), a batch's worth of requests
+// waiting behind it. The zeros need no durability of their own, and the journal's does not change
+// without it:
+// - LMDB never reads a page past its last committed one (the meta page's last page number), so
+//   zeros that a crash loses, or a size that a crash takes back, are never looked at; the next
+//   top-up after the restart measures the file again (fstat) and writes what is missing.
+// - A commit that puts pages into the zeros makes them durable itself, file size included: the
+//   commit path (lmdb-js 3.5.6, dependencies/lmdb/libraries/liblmdb/mdb.c mdb_txn_commit:
+//   mdb_page_flush, then mdb_env_sync0, then mdb_env_write_meta) pwrites its pages through the
+//   environment's descriptor, fdatasyncs it (MDB_FDATASYNC = fdatasync: this kernel is newer than
+//   3.6, so no MDB_FSYNCONLY fallback; no MDB_WRITEMAP, no msync path), and only then writes the
+//   meta page that points at them. On Linux fdatasync writes every dirty page of the file (the
+//   whole inode, whichever descriptor or thread wrote it: these zeros too) and the inode when its
+//   size or block allocation changed, so the size covering the commit's pages is on disk before
+//   the meta page is: the guarantee every growing commit relied on before the reserve existed,
+//   and that the old step's own fdatasync relied on (ext4 with or without a journal). Both the
+//   matcher's and the storer thread's environments open the journal with `noSync: false,
+//   overlappingSync: false` (journal.ts, wal_storer_worker.ts): every commit takes this path.
+//   Nothing else reads data.mdb by size (backups copy the zeros as content).
+// - The write-ahead file (wal.ts) is another file with its own flush; it is untouched.
+// What moves: the zeros' device write and their block allocation (ext4 delalloc) now happen in
+// the next LMDB commit's fdatasync, on the storer thread, off the acknowledgement path: one slower
+// store per fill (a fill tops up from half to full, up to 4 MB, in idle calls; a store runs every
+// ~0.5 s at 1,000 requests/s); the commits after it overwrite allocated blocks as before. The
+// kernel's writeback may also write the zeros earlier, on its own threads.
+// A crash mid-step leaves a longer file of zeros (or a shorter one), which LMDB ignores.
 import fs from 'node:fs';
 
 /** Largest reserve: ~30 s of journal at 1,000 one-request batches/s (each ~0.3 KB, a page per ~13). */
 export const JOURNAL_RESERVE_BYTES_MAX = 8 << 20;
-/** At most this much is written per call (1 MB + fdatasync: ~1.6 ms on this disk). */
-export const JOURNAL_RESERVE_STEP_BYTES_MAX = 1 << 20;
+/**
+ * At most this much is written per call: the matcher is held for the call (the pwrite copies the
+ * zeros into the page cache, ~70 µs p50 here for 256 KB; it was 1 MB + an fdatasync, ~3.1 ms), so
+ * the step bounds the wait of the requests that arrive meanwhile. 32 idle calls fill the 8 MB cap
+ * from empty; busy, one call at a quarter left buys ~256 KB (~800 one-request batches).
+ */
+export const JOURNAL_RESERVE_STEP_BYTES_MAX = 256 << 10;
 /** Values appended between two looks at LMDB's stats at least (~200 one-request batches). */
 const JOURNAL_RESERVE_LOOK_BYTES_MIN = 64 << 10;
 /**
@@ -95,8 +126,8 @@ export class JournalReserve {
     const zeros = this.zeros ?? (this.zeros = Buffer.alloc(JOURNAL_RESERVE_STEP_BYTES_MAX));
     try {
       let done = 0;
+      // No fdatasync: the next LMDB commit's own makes the zeros and the size durable (top).
       while (done < step) done += fs.writeSync(fd, zeros, 0, step - done, size + done);
-      fs.fdatasyncSync(fd);
       this.written_bytes += done;
     } catch {
       // Full disk or I/O error: LMDB grows the file itself, as without a reserve, and its own

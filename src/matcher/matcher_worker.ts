@@ -244,7 +244,7 @@ async function run(): Promise<void> {
       if (applied > 0) batch_requested = false; // a batch after the request: it is answered
       if (applied > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
       // Requests keep coming: top the journal's reserve up only when it is nearly used (its
-      // answers are out; the next batch waits ~1.6 ms per MB written).
+      // answers are out; the next batch waits for one step: 256 KB of zeros, no sync).
       journal?.reserveAhead(false);
       continue;
     }
