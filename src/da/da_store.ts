@@ -121,9 +121,11 @@ export class LmdbDaStore implements DaStore {
    * synchronously, and ~250 µs more CPU (docs/benchmarks.md, "fixed costs per batch at light
    * load"). The same commit either way (DA_STORE_LMDB_OPTIONS); a failure takes the same path.
    */
-  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean; idle_sync_ms?: number } = {}): LmdbDaStore {
+  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean; idle_sync_ms?: number; durable_commits?: boolean } = {}): LmdbDaStore {
+    // durable_commits (benches only): lmdb-js's defaults as before DA_STORE_LMDB_OPTIONS, each commit durable when it returns.
+    const env = opts.durable_commits === true ? { compression: false } : DA_STORE_LMDB_OPTIONS;
     return new LmdbDaStore(
-      open({ path: dir, ...DA_STORE_LMDB_OPTIONS }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS,
+      open({ path: dir, ...env }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS,
       opts.sync_commits === true, opts.idle_sync_ms ?? DA_STORE_IDLE_SYNC_MS,
     );
   }
