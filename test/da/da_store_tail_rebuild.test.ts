@@ -7,7 +7,7 @@
 // store as of an earlier commit, which is that.
 import path from 'node:path';
 import { open } from 'lmdb';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DA_STORE_LMDB_OPTIONS, LmdbDaStore } from '../../src/da/da_store.js';
 import { api, caughtUpState, startServer, type StartedServer } from '../server/harness.js';
 import { fund, trade } from '../snapshot/traffic.js';
@@ -16,6 +16,13 @@ import { tempDirsPerFile } from '../temp_dirs.js';
 const tempDir = tempDirsPerFile('ringbook-da-tail-');
 /** Batches taken off the store's end: more than one DA commit's worth at this test's pace. */
 const TAIL_BATCHES = 12;
+
+/** The server a failing assertion would leave running: killed after each test. */
+let live: StartedServer | null = null;
+afterEach(async () => {
+  if (live !== null && live.proc.exitCode === null && live.proc.signalCode === null) await live.stop('SIGKILL');
+  live = null;
+});
 
 /** GET /da/batches/:id as raw text for ids [1, last] (all must be there). */
 async function batchTexts(s: StartedServer, last: number): Promise<string[]> {
@@ -63,7 +70,7 @@ describe('DA store missing its tail', () => {
   it('is rebuilt from the journal at the restart: same bytes, roots and fill proofs', async () => {
     const data_dir = tempDir();
     const env = { RINGBOOK_DATA_DIR: data_dir };
-    let s = await startServer({ env });
+    let s = (live = await startServer({ env }));
     const t = await fund(s);
     const filled = await trade(s, t, 6, 'tail');
     const st = await caughtUpState(s);
@@ -83,7 +90,7 @@ describe('DA store missing its tail', () => {
     expect(cut.get(keep + 1)).toBeUndefined();
     await cut.close();
 
-    s = await startServer({ env });
+    s = live = await startServer({ env });
     const after = await caughtUpState(s);
     expect(Number(after.batch_id)).toBe(last);
     expect(after.state_root).toBe(st.state_root);
