@@ -100,7 +100,7 @@ export class LmdbDaStore implements DaStore {
 
   private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean, idle_sync_ms: number) {
     this.root = root;
-    this.idle_sync = new IdleSync(idle_sync_ms, () => this.syncEnv(), (e) => this.failed(new Error(`DA store: idle sync failed: ${e.message}`)));
+    this.idle_sync = new IdleSync(idle_sync_ms, () => this.syncEnv());
     this.reader = reader;
     this.commit_interval_ms = commit_interval_ms;
     this.sync_commits = sync_commits;
@@ -385,7 +385,7 @@ export class LmdbDaStore implements DaStore {
   /** Commits what waits, flushes the environment (a writer: its last commit durable), closes. */
   close(): Promise<void> {
     this.closing ??= this.written().then(async () => {
-      this.idle_sync.stop();
+      await this.idle_sync.stop();
       if (!this.reader && this.commits > 0) await this.syncEnv();
     }).finally(() => this.root.close());
     return this.closing;

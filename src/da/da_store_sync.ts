@@ -44,24 +44,38 @@ export function syncEnvironment(root: RootDatabase): Promise<void> {
   });
 }
 
-/** A flush DA_STORE_IDLE_SYNC_MS after the last commit (re-armed by each commit; never keeps a process alive). */
+/**
+ * A flush DA_STORE_IDLE_SYNC_MS after the last commit (re-armed by each commit; never keeps a
+ * process alive). A failed idle flush is only counted: the data it could not flush is the last
+ * commit's meta page, and the next commit's own fdatasync meets the same disk and fails through
+ * the commit's path (which stops the store); close() and durableLatest() flush and report.
+ */
 export class IdleSync {
   private timer: NodeJS.Timeout | null = null;
+  /** The idle flush running now (the environment must not close under it). */
+  private running: Promise<void> | null = null;
+  failures = 0;
 
-  constructor(private readonly ms: number, private readonly sync: () => Promise<void>, private readonly onError: (e: Error) => void) {}
+  constructor(private readonly ms: number, private readonly sync: () => Promise<void>) {}
 
   arm(): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.sync().catch((e: unknown) => this.onError(e instanceof Error ? e : new Error(String(e))));
+      const run: Promise<void> = this.sync().catch(() => {
+        this.failures++;
+      }).finally(() => {
+        if (this.running === run) this.running = null;
+      });
+      this.running = run;
     }, this.ms);
     this.timer.unref();
   }
 
-  /** No flush after this (close() flushes itself). */
-  stop(): void {
+  /** No flush after this; resolves once a flush already running is done (close() flushes itself after). */
+  stop(): Promise<void> {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    return this.running ?? Promise.resolve();
   }
 }
