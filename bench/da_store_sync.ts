@@ -4,8 +4,11 @@
 // matcher does per batch at 1,000 requests/s) while a DA store (`LmdbDaStore`, the real class)
 // takes a batch per journal batch, handed over every 5 ms as the DA thread does
 // (DA_POST_INTERVAL_MS), for several commit intervals of the DA store (0: one commit per
-// hand-over, as before issue 11's grouping; DA_STORE_COMMIT_INTERVAL_MS is the server's), and
-// with no DA writer at all. The variants alternate in rounds so each sees the same disk and machine.
+// hand-over, as the server's DA worker commits; DA_STORE_COMMIT_INTERVAL_MS the store's own
+// grouping), each commit durable (LMDB's two flushes, as before h25d) or noMetaSync (the DA
+// store's options since h25d: one flush), and with no DA writer at all. The variants alternate
+// in rounds so each sees the same disk and machine; `--variants none,commit_0_ms` runs only those
+// (one per process, e.g. under `strace -f -c -e trace=fdatasync,fsync,msync`).
 //
 //   npx tsc -p tsconfig.json && node dist/bench/da_store_sync.js [--seconds 2] [--rounds 4] [--dir D]
 //
@@ -29,6 +32,7 @@ const knobs = new Knobs();
 const SECONDS = knobs.number('seconds', 2, 0.1, 600, { integer: false });
 const ROUNDS = knobs.number('rounds', 4, 1, 100);
 const BASE = knobs.string('dir', os.tmpdir());
+const ONLY = knobs.string('variants', '');
 knobs.finish();
 
 /** One journal batch per tick: 1,000 requests/s, one request per batch (the light-load case). */
@@ -38,9 +42,29 @@ const RECORDS_PER_BATCH = 2;
 /** State leaves a lone order changes (balances, nonce, order, market): ~10 changes of ~40 bytes. */
 const DIFF_BYTES = 400;
 
-/** null: no DA writer; else the DA store's commit interval (ms). */
-const VARIANTS: (number | null)[] = [null, 0, 20, DA_STORE_COMMIT_INTERVAL_MS];
-const nameOf = (v: number | null): string => (v === null ? 'no DA writer' : `DA commit ${v} ms`);
+/**
+ * A DA writer variant: its commit interval (ms; 0: one commit per hand-over, as the server's DA
+ * worker does) and whether each commit is durable when it returns (LMDB's two flushes, as before
+ * h25d) or noMetaSync (DA_STORE_LMDB_OPTIONS: one flush, the meta page left to the next).
+ */
+interface Variant {
+  key: string;
+  name: string;
+  commit_interval_ms: number;
+  durable_commits: boolean;
+}
+
+/** null: no DA writer. */
+const VARIANTS: (Variant | null)[] = [
+  null,
+  { key: 'commit_0_ms', name: 'DA commit 0 ms', commit_interval_ms: 0, durable_commits: true },
+  { key: 'commit_0_ms_nometasync', name: 'DA 0 ms noMeta', commit_interval_ms: 0, durable_commits: false },
+  { key: `commit_${DA_STORE_COMMIT_INTERVAL_MS}_ms`, name: `DA commit ${DA_STORE_COMMIT_INTERVAL_MS} ms`, commit_interval_ms: DA_STORE_COMMIT_INTERVAL_MS, durable_commits: true },
+];
+const nameOf = (v: Variant | null): string => (v === null ? 'no DA writer' : v.name);
+const keyOf = (v: Variant | null): string => (v === null ? 'none' : v.key);
+const CHOSEN = ONLY === '' ? VARIANTS : VARIANTS.filter((v) => ONLY.split(',').includes(keyOf(v)));
+if (CHOSEN.length === 0) throw new Error(`--variants: none of ${ONLY} (known: ${VARIANTS.map(keyOf).join(', ')})`);
 
 interface Rig {
   journal: Journal;
@@ -106,14 +130,14 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-da-sync-'));
   console.log(`da_store_sync: ${new Date().toISOString()}, ${os.cpus()[0]?.model ?? '?'} x ${os.availableParallelism()}, dir ${dir}, ` +
     `${ROUNDS} rounds x ${SECONDS} s per variant, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  const rigs = new Map<number | null, Rig>();
+  const rigs = new Map<Variant | null, Rig>();
   try {
-    for (const v of VARIANTS) {
-      const store = v === null ? null : LmdbDaStore.open(path.join(dir, `${v}-da`), { commit_interval_ms: v });
-      rigs.set(v, { journal: Journal.open(path.join(dir, `${v ?? 'none'}-journal`)), store, next_id: 1, commit_us: [], lag_ms: [] });
+    for (const v of CHOSEN) {
+      const store = v === null ? null : LmdbDaStore.open(path.join(dir, `${v.key}-da`), { commit_interval_ms: v.commit_interval_ms, durable_commits: v.durable_commits });
+      rigs.set(v, { journal: Journal.open(path.join(dir, `${keyOf(v)}-journal`)), store, next_id: 1, commit_us: [], lag_ms: [] });
     }
     for (let r = 0; r < ROUNDS; r++) {
-      for (const v of VARIANTS) {
+      for (const v of CHOSEN) {
         const rig = rigs.get(v) as Rig;
         const from = rig.commit_us.length;
         await runFor(rig);
@@ -123,10 +147,10 @@ async function main(): Promise<void> {
       }
     }
     const out: Record<string, unknown> = {};
-    for (const v of VARIANTS) {
+    for (const v of CHOSEN) {
       const rig = rigs.get(v) as Rig;
       const c = rig.commit_us;
-      out[v === null ? 'none' : `commit_${v}_ms`] = {
+      out[keyOf(v)] = {
         journal_commit_us_p50: Math.round(pct(c, 50)), journal_commit_us_p99: Math.round(pct(c, 99)), journal_commit_us_p999: Math.round(pct(c, 99.9)),
         commits: c.length, da_commits: rig.store?.commits ?? 0, da_batches: rig.store === null ? 0 : rig.next_id - 1, da_lag_ms_p50: rig.store === null ? null : Math.round(pct(rig.lag_ms, 50) * 10) / 10,
         da_lag_ms_p99: rig.store === null ? null : Math.round(pct(rig.lag_ms, 99) * 10) / 10,

@@ -21,6 +21,9 @@ import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js
 import type { LeafChange } from './state_root.js';
 import { decodeChanges } from './state_diff.js';
 import { InputsArena } from './inputs_arena.js';
+import { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment } from './da_store_sync.js';
+
+export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js';
 
 /**
  * The DA store's writes are grouped into one LMDB commit per this many milliseconds (issue 11).
@@ -87,12 +90,17 @@ export class LmdbDaStore implements DaStore {
   private closing: Promise<void> | null = null;
   /** LMDB commits started by this handle (each: the disk's block requests and flushes). */
   commits = 0;
+  /** Environment flushes (mdb_env_sync) this handle asked for: idle syncs, durableLatest, close. */
+  env_syncs = 0;
+  /** The flush after a quiet DA_STORE_IDLE_SYNC_MS (a writer's last commit durable). */
+  private readonly idle_sync: IdleSync;
 
   /** Commit on the calling thread (transactionSync) instead of lmdb-js's pool threads: see open(). */
   private readonly sync_commits: boolean;
 
-  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean) {
+  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean, idle_sync_ms: number) {
     this.root = root;
+    this.idle_sync = new IdleSync(idle_sync_ms, () => this.syncEnv());
     this.reader = reader;
     this.commit_interval_ms = commit_interval_ms;
     this.sync_commits = sync_commits;
@@ -111,12 +119,33 @@ export class LmdbDaStore implements DaStore {
    * asynchronous commit hands the write to one libuv pool thread and its sync to another and
    * wakes the caller's event loop when done: ~14-15 context switches per commit against ~6-7
    * synchronously, and ~250 µs more CPU (docs/benchmarks.md, "fixed costs per batch at light
-   * load"). The same commit either way (lmdb-js's default options); a failure takes the same path.
+   * load"). The same commit either way (DA_STORE_LMDB_OPTIONS); a failure takes the same path.
    */
-  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean } = {}): LmdbDaStore {
+  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean; idle_sync_ms?: number; durable_commits?: boolean } = {}): LmdbDaStore {
+    // durable_commits (benches only): lmdb-js's defaults as before DA_STORE_LMDB_OPTIONS, each commit durable when it returns.
+    const env = opts.durable_commits === true ? { compression: false } : DA_STORE_LMDB_OPTIONS;
     return new LmdbDaStore(
-      open({ path: dir, compression: false }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS, opts.sync_commits === true,
+      open({ path: dir, ...env }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS,
+      opts.sync_commits === true, opts.idle_sync_ms ?? DA_STORE_IDLE_SYNC_MS,
     );
+  }
+
+  /** One environment flush (mdb_env_sync, on lmdb-js's pool thread): every commit so far durable. */
+  private syncEnv(): Promise<void> {
+    this.env_syncs++;
+    return syncEnvironment(this.root);
+  }
+
+  /**
+   * The last batch that a crash can no longer undo: the last batch committed (a reader: the newest
+   * LMDB holds) read first, then the environment flushed. For whoever deletes what only the DA
+   * store would then hold (the journal's trim: src/snapshot/coordinator.ts). latest() may include
+   * the last commit, which noMetaSync leaves undoable until the next flush.
+   */
+  async durableLatest(): Promise<number> {
+    const last = this.reader ? this.latest() : this.committed_id;
+    await this.syncEnv();
+    return last;
   }
 
   /** Reader mode: renew the read snapshot (lmdb-js keeps one per event-loop turn). */
@@ -229,6 +258,7 @@ export class LmdbDaStore implements DaStore {
     this.in_flight = write.then(() => {
       for (const { id, rows } of group.items) this.forgetPending(id, rows);
       this.committed_id = last;
+      this.idle_sync.arm();
       this.releaseArena(group);
       group.settle(null);
     }, (e: unknown) => {
@@ -352,8 +382,12 @@ export class LmdbDaStore implements DaStore {
     return this.in_flight ?? Promise.resolve();
   }
 
+  /** Commits what waits, flushes the environment (a writer: its last commit durable), closes. */
   close(): Promise<void> {
-    this.closing ??= this.written().then(() => this.root.close());
+    this.closing ??= this.written().then(async () => {
+      await this.idle_sync.stop();
+      if (!this.reader && this.commits > 0) await this.syncEnv();
+    }).finally(() => this.root.close());
     return this.closing;
   }
 }

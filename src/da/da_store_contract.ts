@@ -26,6 +26,17 @@ export interface DaStore {
   /** Fills of an order (as taker or maker), ascending fill id. */
   fillsOfOrder(order_id: number): FillRef[];
   close(): Promise<void>;
+  /**
+   * The last batch a crash can no longer take out of the store (after flushing it, if needed);
+   * latest() when absent (every submit durable once it resolves, or nothing durable at all).
+   */
+  durableLatest?(): Promise<number>;
+}
+
+/** The last batch a crash cannot take out of `store` (0 without a store): the bound of what may be deleted elsewhere. */
+export function durableLatestOf(store: DaStore | null): Promise<number> {
+  if (store === null) return Promise.resolve(0);
+  return store.durableLatest?.() ?? Promise.resolve(store.latest());
 }
 
 /** Refuses a batch that is not the next one (ids contiguous from 1). */

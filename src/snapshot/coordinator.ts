@@ -15,7 +15,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { DaStore } from '../da/da_store_contract.js';
+import { durableLatestOf, type DaStore } from '../da/da_store_contract.js';
 import type { SnapshotMessage } from '../matcher/matcher_worker.js';
 
 /** What the coordinator needs of the matcher link (gateway/matcher_link.ts). */
@@ -245,9 +245,10 @@ export class SnapshotCoordinator {
     log.info(`ringbook: snapshot at batch ${n} written (${(r.bytes / 1e6).toFixed(1)} MB; matcher paused ` +
       `${Math.round(r.capture_ms + r.pack_ms)} ms, front ${Math.round(r.front_ms)} ms)`, { batch_id: n, file, bytes: r.bytes });
     if (this.o.trim_journal && kept.length >= this.o.keep) {
-      // Through the oldest kept snapshot, and only what the DA store already holds (the DA
-      // thread reads inputs from the journal to publish them).
-      const through = Math.min(kept[kept.length - 1].batch_id, this.o.da.store?.latest() ?? 0);
+      // Through the oldest kept snapshot, and only what the DA store already holds durably (the
+      // DA thread reads inputs from the journal to publish them; its newest commit may not have
+      // reached the disk yet: src/da/da_store_sync.ts).
+      const through = Math.min(kept[kept.length - 1].batch_id, await durableLatestOf(this.o.da.store));
       if (through > 0) this.o.link.trimJournal(through);
     }
     return r;
