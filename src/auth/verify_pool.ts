@@ -65,10 +65,18 @@ export class VerifyPool {
   /** The front's loop bell the workers ring for answers (verify_ring.ts), or null: Atomics.waitAsync. */
   #bell: NativeLoopBell | null = null;
   #bell_id = 0;
-  /** The bell rang: read every armed ring whose worker has answered since. */
+  /**
+   * The bell rang: read every armed ring whose worker has answered since. An armed ring with
+   * nothing new is asked again, then DONE re-read (announce, then re-check): the ring may be a
+   * late one that took back a newer ask (the worker stored DONE, was preempted before its swap of
+   * FRONT_WAITS, the front read that DONE and asked again; the swap then ate the new ask), and
+   * without a standing ask the worker would never ring for the ring's next answers (verify_ring.ts
+   * "the lost wake-up", h25o).
+   */
   readonly #rung = (): void => {
     for (const lane of this.#lanes) {
-      if (lane.waiting && !lane.dead && Atomics.load(lane.i32, VR_DONE) !== lane.done_seen) this.#collect(lane);
+      if (!lane.waiting || lane.dead) continue;
+      if (Atomics.load(lane.i32, VR_DONE) !== lane.done_seen || lane.askForBell(lane.done_seen)) this.#collect(lane);
     }
   };
 

@@ -35,9 +35,16 @@
 // DOORBELL, sets WAITERS, re-reads PUBLISHED and CLOSED, then sleeps on DOORBELL (the native
 // futex) or PUBLISHED (Atomics.wait); the front stores PUBLISHED (or CLOSED), then, only when
 // WAITERS is set, bumps DOORBELL and wakes it (no wake-up while the worker is busy, none lost: the
-// spsc_ring.ts argument). The front learns of answers through its loop bell: it sets FRONT_WAITS,
-// re-reads DONE; the worker stores DONE, then rings when it swaps FRONT_WAITS from 1 (one ring per
-// sleep of the front, none lost: the same argument). Without the native modules, Atomics.waitAsync
+// spsc_ring.ts argument; only the worker writes WAITERS, so no store of the front can hide its
+// announcement). The front learns of answers through its loop bell: it asks (FRONT_WAITS = 1), then
+// re-reads DONE; the worker stores DONE, then rings when it swaps FRONT_WAITS from 1. Here both
+// sides write the word, and the worker's swap can come late: it stored DONE, was preempted, the
+// front read that DONE anyway (its re-check, or a ring of another worker's), collected and asked
+// again, and the late swap took that new ask back. So every call of the front's bell callback asks
+// again on each ring it waits for and found nothing new on, then re-reads DONE (verify_pool.ts
+// #rung): every swap that takes an ask rings, and that ring's callback puts the ask back, so an
+// ask stands whenever the front sleeps (the lost wake-up of h23o2's route, fixed by h25o:
+// test/auth/verify_wake_race.test.ts). Without the native modules, Atomics.waitAsync
 // on DONE and the worker's Atomics.notify. Why not V8's Atomics route, which both sides took
 // before (issue 11, h23o2): its one process-wide futex mutex, taken by the notifier and again by
 // the woken thread (contended: ~1.3 extra futex calls per hand-off on each side), a platform task
