@@ -3,8 +3,10 @@
 // codec, test/auth/fixtures/verify_worker_pauses.mjs) that, after a DONE store and before its
 // answered() (the swap of FRONT_WAITS and the ring of the front's bell), spins a random
 // 0..--dawdle-us µs with chance --dawdle-permille / 1000: a preemption at the racy point, made
-// frequent. Per run: a fresh pool of one worker (taskSize 1, stealing off: nothing but the bell
-// brings the answers back), --requests verifyBatch calls of 1..3 checks, --in-flight at a time.
+// frequent. Per run: a fresh pool of --threads workers (default 1; taskSize 1, stealing off:
+// nothing but the bell brings the answers back; with 2, one worker's ring makes the front look at
+// both rings, the other way the front reads a DONE the worker has not rung for), --requests
+// verifyBatch calls of 1..3 checks, --in-flight at a time.
 // A run stalls when no call settles for --stall-ms (the per-run limit): it is counted, then the
 // bench rings the pool's bell itself (the front reads the answers it missed) and the run goes on;
 // a run that a ring does not unstick is counted stuck and ends there.
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
   const permille = knobs.number('dawdle-permille', 300, 0, 1000);
   const dawdle_us = knobs.number('dawdle-us', 300, 0, 100_000);
   const stall_ms = knobs.number('stall-ms', 1000, 10, 600_000);
+  const threads = knobs.number('threads', 1, 1, 8);
   knobs.finish();
   if (nativeLoopBell() === null) throw new Error('the loop bell is not built (make native): the soak is of that route');
   const ringer = loopBellForRinging();
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
     gate[G_MODE] = 1;
     gate[G_DAWDLE_PERMILLE] = permille;
     gate[G_DAWDLE_US_MAX] = dawdle_us;
-    const pool = createVerifyPool({ threads: 1, taskSize: 1, stealAfterUs: 0, wake: 'native', workerFile: worker_file });
+    const pool = createVerifyPool({ threads, taskSize: 1, stealAfterUs: 0, wake: 'native', workerFile: worker_file });
     await pool.ready();
     const result: RunResult = { stalls: 0, stuck: false, dawdles: 0, wrong: 0 };
     let settled = 0;
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
     if (res.stuck) break; // a stuck pool cannot be closed cleanly: stop here
   }
   console.log(JSON.stringify({
-    bench: 'verify_wake_soak', stalls, runs, stalled_runs, stuck, requests_per_run: requests, in_flight,
+    bench: 'verify_wake_soak', stalls, runs, stalled_runs, stuck, threads, requests_per_run: requests, in_flight,
     dawdle_permille: permille, dawdle_us_max: dawdle_us, dawdles, wrong_verdicts: wrong, stall_ms,
   }));
   if (stuck > 0) process.exit(0); // the stuck pool's worker would keep the process alive
