@@ -3,11 +3,13 @@
 // the task waited too long: VerifyPool's stealing). The pool (verify_pool.ts) decides which lane
 // a task goes to and when the front helps.
 import type { Piscina } from 'piscina';
+import type { NativeFutex } from '../ring/futex.js';
 import { SECP256K1_LIBRARIES, type RecoverBackendName, type Secp256k1Library } from './recoverer.js';
 import { encodePackedBatchInto, TASK_TIMES_BYTES } from './verify_codec.js';
 import {
-  align8, VERIFY_RING_HEADER_BYTES, VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_LIBRARY, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD,
-  VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER, type VerifyWorkerData,
+  align8, VERIFY_RING_HEADER_BYTES, VR_CLAIM_FRONT, VR_CLAIM_OPEN, VR_CLOSED, VR_DONE, VR_DOORBELL, VR_FRONT_BELL, VR_FRONT_WAITS,
+  VR_FUTEX, VR_LIBRARY, VR_PUBLISHED, VR_READY, VR_TASK_CLAIM_WORD, VR_TASK_HEADER_BYTES, VR_WAITERS, VR_WRAP_MARKER,
+  type VerifyWorkerData,
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
 
@@ -65,11 +67,23 @@ export class Lane {
   dead = false;
 
   declare readonly data_bytes: number;
+  /** The native futex the worker sleeps on (verify_ring.ts FUTEX), or null: Atomics.wait. */
+  declare readonly futex: NativeFutex | null;
+  /** The front's loop bell the worker rings for answers (verify_ring.ts FRONT_BELL), or 0: Atomics.waitAsync. */
+  declare readonly bell_id: number;
 
-  constructor(data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined) {
+  constructor(
+    data_bytes: number, piscina: Piscina<VerifyWorkerData, number>, backend: RecoverBackendName | undefined,
+    futex: NativeFutex | null, bell_id: number,
+  ) {
     this.data_bytes = data_bytes;
+    this.futex = futex;
+    this.bell_id = bell_id;
     const sab = new SharedArrayBuffer(VERIFY_RING_HEADER_BYTES + data_bytes);
     this.i32 = new Int32Array(sab, 0, VERIFY_RING_HEADER_BYTES / 4);
+    // Before the worker starts (it reads them once): how it sleeps and how it tells the front.
+    this.i32[VR_FUTEX] = futex === null ? 0 : 1;
+    this.i32[VR_FRONT_BELL] = bell_id;
     this.area = Buffer.from(sab, VERIFY_RING_HEADER_BYTES); // a Buffer: the codec writes texts with Buffer#write
     this.words = new Uint32Array(sab, VERIFY_RING_HEADER_BYTES);
     this.serving = piscina.run({ ring: sab, backend });
@@ -118,8 +132,34 @@ export class Lane {
     this.outstanding.push(task);
     this.published = (this.published + 1) | 0;
     Atomics.store(this.i32, VR_PUBLISHED, this.published);
-    if (Atomics.load(this.i32, VR_WAITERS) !== 0) Atomics.notify(this.i32, VR_PUBLISHED);
+    if (Atomics.load(this.i32, VR_WAITERS) !== 0) this.#wakeWorker();
     return true;
+  }
+
+  /** Wakes the worker asleep on this ring (after PUBLISHED or CLOSED was stored): the doorbell's bump first. */
+  #wakeWorker(): void {
+    if (this.futex === null) {
+      Atomics.notify(this.i32, VR_PUBLISHED);
+      return;
+    }
+    Atomics.add(this.i32, VR_DOORBELL, 1);
+    this.futex.wake(this.i32, VR_DOORBELL, 1);
+  }
+
+  /** Closes the ring: the worker returns once it has passed every task (verify_workers.ts stop). */
+  close(): void {
+    Atomics.store(this.i32, VR_CLOSED, 1);
+    this.#wakeWorker(); // whether it announced its sleep or not: a close is rare
+  }
+
+  /**
+   * The front's loop-bell sleep on this ring's answers (bell_id set): asks the worker to ring for
+   * its next DONE, then looks again. True: answers were published before the ask (the worker may
+   * not ring for them): read them now.
+   */
+  askForBell(done_seen: number): boolean {
+    Atomics.store(this.i32, VR_FRONT_WAITS, 1);
+    return Atomics.load(this.i32, VR_DONE) !== done_seen;
   }
 
   /**

@@ -2,9 +2,9 @@
 // SharedArrayBuffer ring each (verify_ring.ts). Piscina starts, watches and replaces the threads;
 // each runs one task for the pool's whole life (serving its ring), so no message crosses per
 // batch. The front thread encodes a batch of checks straight into the ring (no per-task buffer, no
-// structured clone), publishes it with one store and wakes the worker only when it sleeps; the
-// answers come back in the same bytes, and the front learns of them through one Atomics.waitAsync
-// per ring. Before (one Piscina task per ~100 checks, a transferred ArrayBuffer each way) the
+// structured clone), publishes it with one store and wakes the worker only when it sleeps (the
+// native futex); the answers come back in the same bytes, and the front learns of them through
+// its loop bell, rung once per sleep of the front (else one Atomics.waitAsync per ring). Before (one Piscina task per ~100 checks, a transferred ArrayBuffer each way) the
 // message passing was ~12% of the worker and ~15% of the front thread (issue 11,
 // docs/benchmarks.md). The threads' life (start, replacement, a broken pool, stop) is
 // verify_workers.ts; this file routes the checks: rings, backlog, answers, the front's own checks.
@@ -22,6 +22,8 @@ import {
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
 import { VerifyWorkers } from './verify_workers.js';
+import { nativeFutex } from '../ring/futex.js';
+import { nativeLoopBell, type NativeLoopBell } from '../ring/loop_bell.js';
 import {
   defaultThreadCount, defaultWorkerFile, positiveInt, THREADS_MAX, type Secp256k1Threads, type VerifyPoolOptions, type VerifyPoolState,
 } from './verify_pool_options.js';
@@ -60,6 +62,23 @@ export class VerifyPool {
   readonly #backlog: Task[] = [];
   #inFlight = 0;
   #idle: (() => void) | null = null;
+  /** The front's loop bell the workers ring for answers (verify_ring.ts), or null: Atomics.waitAsync. */
+  #bell: NativeLoopBell | null = null;
+  #bell_id = 0;
+  /**
+   * The bell rang: read every armed ring whose worker has answered since. An armed ring with
+   * nothing new is asked again, then DONE re-read (announce, then re-check): the ring may be a
+   * late one that took back a newer ask (the worker stored DONE, was preempted before its swap of
+   * FRONT_WAITS, the front read that DONE and asked again; the swap then ate the new ask), and
+   * without a standing ask the worker would never ring for the ring's next answers (verify_ring.ts
+   * "the lost wake-up", h25o).
+   */
+  readonly #rung = (): void => {
+    for (const lane of this.#lanes) {
+      if (!lane.waiting || lane.dead) continue;
+      if (Atomics.load(lane.i32, VR_DONE) !== lane.done_seen || lane.askForBell(lane.done_seen)) this.#collect(lane);
+    }
+  };
 
   constructor(options: VerifyPoolOptions = {}) {
     this.threads = positiveInt(options.threads, defaultThreadCount(), 1, THREADS_MAX, 'threads');
@@ -67,13 +86,25 @@ export class VerifyPool {
     this.ringBytes = align8(positiveInt(options.ringBytes, VERIFY_RING_DATA_BYTES_DEFAULT, VERIFY_RING_DATA_BYTES_MIN, VERIFY_RING_DATA_BYTES_MAX, 'ringBytes'));
     this.stealAfterUs = positiveInt(options.stealAfterUs, 0, 0, STEAL_AFTER_US_MAX, 'stealAfterUs');
     this.#backend = options.backend;
+    if (options.wake !== undefined && options.wake !== 'native' && options.wake !== 'atomics') {
+      throw new RangeError("wake must be 'native' or 'atomics'");
+    }
+    const native = options.wake !== 'atomics';
+    this.#bell = native ? nativeLoopBell() : null;
+    if (this.#bell !== null) {
+      try {
+        this.#bell_id = this.#bell.open(this.#rung);
+      } catch {
+        this.#bell = null; // no event loop here, or every bell slot taken: Atomics.waitAsync
+      }
+    }
     this.#workers = new VerifyWorkers(this.threads, this.ringBytes, options.workerFile ?? defaultWorkerFile(), options.backend, {
       fail: (task, err) => this.#fail(task, err),
       failWaiting: (err) => {
         for (const t of this.#backlog.splice(0)) this.#fail(t, err);
       },
       laneRestarted: () => this.#drainBacklog(),
-    });
+    }, native ? nativeFutex() : null, this.#bell_id);
     this.#lanes = this.#workers.lanes;
   }
 
@@ -243,10 +274,14 @@ export class VerifyPool {
     while (this.#backlog.length > 0 && this.#write(this.#backlog[0])) this.#backlog.shift();
   }
 
-  /** One waitAsync per ring while it holds tasks. */
+  /** One sleep on each ring's answers while it holds tasks: on the loop bell, else one waitAsync. */
   #arm(lane: Lane): void {
     if (lane.waiting || lane.dead) return;
     lane.waiting = true;
+    if (lane.bell_id !== 0) {
+      if (lane.askForBell(lane.done_seen)) queueMicrotask(() => this.#collect(lane)); // answered before the ask
+      return;
+    }
     const r = waitAsync(lane.i32, VR_DONE, lane.done_seen);
     if (r.async) r.value.then(() => this.#collect(lane));
     else queueMicrotask(() => this.#collect(lane));
@@ -369,6 +404,8 @@ export class VerifyPool {
     if (this.#stealTimer !== null) clearTimeout(this.#stealTimer);
     this.#stealTimer = null;
     await this.#workers.stop();
+    if (this.#bell !== null) this.#bell.close(this.#bell_id);
+    this.#bell = null;
   }
 }
 

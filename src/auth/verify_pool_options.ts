@@ -20,6 +20,12 @@ export interface VerifyPoolOptions {
   ringBytes?: number;
   /** The compiled worker module; default dist's verify_worker.js next to this module. */
   workerFile?: string | URL;
+  /**
+   * How the workers sleep and the front learns of answers: 'native' (default: the native futex and
+   * the front's loop bell, each when this thread can load it, RINGBOOK_RING_FUTEX and
+   * RINGBOOK_LOOP_BELL permitting: verify_ring.ts) or 'atomics' (Atomics.wait/notify/waitAsync).
+   */
+  wake?: 'native' | 'atomics';
 }
 
 export const THREADS_MAX = 256;

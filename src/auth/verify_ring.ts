@@ -11,6 +11,15 @@
 //     LIBRARY    the secp256k1 library the worker's recoverer calls, 1 + its index in
 //                SECP256K1_LIBRARIES (recoverer.ts), stored before READY: the operator sees the
 //                workers' own choice (GET /admin/state `secp256k1`), not the front's guess of it
+//     FUTEX      1: the worker sleeps on DOORBELL with the native futex (src/ring/futex.ts), set by
+//                the front before the worker starts; 0: on PUBLISHED with Atomics.wait
+//     DOORBELL   bumped by the front before it wakes a sleeping worker (publish or close): the
+//                worker's futex waits on it, so a close between its look at CLOSED and its sleep
+//                still wakes it (the futex compares this word, not CLOSED)
+//     FRONT_BELL the front's loop bell id (src/ring/loop_bell.ts), set before the worker starts; 0:
+//                the front waits for DONE with Atomics.waitAsync
+//     FRONT_WAITS 1 while the front wants a ring of its bell for this ring's next DONE (a worker
+//                that swaps it from 1 to 0 rings; the front sets it again when tasks are left)
 //   data area: tasks back to back, each at an 8-byte aligned offset:
 //     u32 task bytes (8-aligned, header included) | u32 answer bytes | u32 claim | u32 unused
 //     | answer area (the checker writes the verdicts and its times here, verify_codec.ts)
@@ -22,10 +31,25 @@
 // answers, in order), so the worker only reads PUBLISHED, writes DONE and follows the records.
 // Ordering: the front writes a task's bytes, then Atomics.store(PUBLISHED); the worker
 // Atomics.load(PUBLISHED), then reads them (sequentially consistent atomics: the plain writes
-// happen-before). The same the other way for the answers and DONE. Sleeping: the worker sets
-// WAITERS, re-reads PUBLISHED, then Atomics.wait; the front stores PUBLISHED, then notifies only
-// when WAITERS is set (no wake-up while the worker is busy, none lost: the spsc_ring.ts argument).
-// The front waits for DONE with Atomics.waitAsync (its event loop stays free).
+// happen-before). The same the other way for the answers and DONE. Sleeping: the worker reads
+// DOORBELL, sets WAITERS, re-reads PUBLISHED and CLOSED, then sleeps on DOORBELL (the native
+// futex) or PUBLISHED (Atomics.wait); the front stores PUBLISHED (or CLOSED), then, only when
+// WAITERS is set, bumps DOORBELL and wakes it (no wake-up while the worker is busy, none lost: the
+// spsc_ring.ts argument; only the worker writes WAITERS, so no store of the front can hide its
+// announcement). The front learns of answers through its loop bell: it asks (FRONT_WAITS = 1), then
+// re-reads DONE; the worker stores DONE, then rings when it swaps FRONT_WAITS from 1. Here both
+// sides write the word, and the worker's swap can come late: it stored DONE, was preempted, the
+// front read that DONE anyway (its re-check, or a ring of another worker's), collected and asked
+// again, and the late swap took that new ask back. So every call of the front's bell callback asks
+// again on each ring it waits for and found nothing new on, then re-reads DONE (verify_pool.ts
+// #rung): every swap that takes an ask rings, and that ring's callback puts the ask back, so an
+// ask stands whenever the front sleeps (the lost wake-up of h23o2's route, fixed by h25o:
+// test/auth/verify_wake_race.test.ts). Without the native modules, Atomics.waitAsync
+// on DONE and the worker's Atomics.notify. Why not V8's Atomics route, which both sides took
+// before (issue 11, h23o2): its one process-wide futex mutex, taken by the notifier and again by
+// the woken thread (contended: ~1.3 extra futex calls per hand-off on each side), a platform task
+// and a promise per answer, and a waiter node and promise per sleep of the front
+// (docs/benchmarks.md, h23o2).
 //
 // Claims: a task is checked by whoever first swaps its claim word from OPEN (Atomics.compareExchange):
 // the worker (WORKER) before it checks a task, or the front (FRONT) when the task has waited past
@@ -40,7 +64,17 @@ export const VR_WAITERS = 32;
 export const VR_CLOSED = 48;
 export const VR_READY = 49;
 export const VR_LIBRARY = 50;
-export const VERIFY_RING_HEADER_BYTES = 256;
+export const VR_FUTEX = 51;
+export const VR_FRONT_BELL = 52;
+export const VR_DOORBELL = 64;
+export const VR_FRONT_WAITS = 80;
+/**
+ * The longest a worker sleeps on the native futex before it looks again (a raw futex wait is not
+ * interrupted by Worker.terminate: a process that exits without closing the pool waits this long
+ * for the worker's thread at most). 5 looks a second at idle; the front's wake-up ends a sleep at once.
+ */
+export const VR_FUTEX_SLEEP_MS_MAX = 200;
+export const VERIFY_RING_HEADER_BYTES = 384;
 /** Bytes before a task's answer area: its size, its answer area's size, its claim, one unused word. */
 export const VR_TASK_HEADER_BYTES = 16;
 /** Uint32 index of the claim word within a task's header. */

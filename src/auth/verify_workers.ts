@@ -7,8 +7,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { RecoverBackendName } from './recover.js';
+import type { NativeFutex } from '../ring/futex.js';
 import { Lane, type Task } from './verify_lane.js';
-import { VR_CLAIM_FRONT, VR_CLOSED, VR_DONE, VR_PUBLISHED, VR_READY, type VerifyWorkerData } from './verify_ring.js';
+import { VR_CLAIM_FRONT, VR_DONE, VR_READY, type VerifyWorkerData } from './verify_ring.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('verify');
@@ -30,6 +31,9 @@ export class VerifyWorkers {
   readonly #piscina: Piscina<VerifyWorkerData, number>;
   readonly #backend: RecoverBackendName | undefined;
   readonly #tasks: WorkerTasks;
+  /** How each lane's worker sleeps and tells the front (verify_lane.ts): the pool's choice. */
+  readonly #futex: NativeFutex | null;
+  readonly #bell_id: number;
   #closed = false;
   #broken: Error | null = null;
   #brokenAtMs: number | null = null;
@@ -38,8 +42,11 @@ export class VerifyWorkers {
 
   constructor(
     threads: number, ringBytes: number, file: string | URL, backend: RecoverBackendName | undefined, tasks: WorkerTasks,
+    futex: NativeFutex | null = null, bell_id = 0,
   ) {
     this.#ringBytes = ringBytes;
+    this.#futex = futex;
+    this.#bell_id = bell_id;
     this.#tasks = tasks;
     const url = typeof file === 'string' && !file.startsWith('file:') ? null : new URL(file);
     const path = url === null ? (file as string) : fileURLToPath(url);
@@ -73,7 +80,7 @@ export class VerifyWorkers {
   }
 
   #startLane(index: number): Lane {
-    const lane = new Lane(this.#ringBytes, this.#piscina, this.#backend);
+    const lane = new Lane(this.#ringBytes, this.#piscina, this.#backend, this.#futex, this.#bell_id);
     lane.serving.then(
       () => this.#laneEnded(index, lane, new Error('verify worker stopped serving its ring')),
       (err: unknown) => this.#laneEnded(index, lane, err instanceof Error ? err : new Error(String(err))),
@@ -106,7 +113,7 @@ export class VerifyWorkers {
   #killLane(lane: Lane, err: Error): void {
     lane.dead = true;
     for (const t of lane.outstanding.splice(0)) if (t.claim !== VR_CLAIM_FRONT) this.#tasks.fail(t, err);
-    Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring
+    Atomics.notify(lane.i32, VR_DONE); // releases the front's waitAsync on the dead ring (a bell's sleep needs nothing)
     Atomics.notify(lane.i32, VR_READY); // and ready()'s, when it died before serving
   }
 
@@ -149,10 +156,7 @@ export class VerifyWorkers {
 
   /** The last step of the pool's close(), once its tasks are answered: the rings close and the threads stop. */
   async stop(): Promise<void> {
-    for (const lane of this.lanes) {
-      Atomics.store(lane.i32, VR_CLOSED, 1);
-      Atomics.notify(lane.i32, VR_PUBLISHED);
-    }
+    for (const lane of this.lanes) lane.close();
     // force: a lane's task still queued without a thread (its replacement could not load: the
     // pool broke) is refused, not waited for; the running ones end as their rings close.
     const closed = this.#piscina.close({ force: true });
