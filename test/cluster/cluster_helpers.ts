@@ -140,8 +140,8 @@ export interface Answered {
  * alternating gateways, until `running()` is false. Every answer is recorded; a request with
  * no answer within `answer_ms` fails the load.
  */
-export async function orderLoad(wallets: Wallet[], gateways: StartedServer[], running: () => boolean, answer_ms: number): Promise<Answered[]> {
-  const answered: Answered[] = [];
+export async function orderLoad(wallets: Wallet[], gateways: StartedServer[], running: () => boolean, answer_ms: number,
+  answered: Answered[] = []): Promise<Answered[]> {
   await Promise.all(wallets.map(async (w, k) => {
     for (let i = 0; running(); i++) {
       const gi = (k + i) % gateways.length;
@@ -157,20 +157,21 @@ export async function orderLoad(wallets: Wallet[], gateways: StartedServer[], ru
 
 /**
  * `orderLoad` for as long as `body` runs: `body` gets a stop() that ends the load and returns what
- * was answered. However `body` ends, the load stops: a failed test must not leave it sending into
+ * was answered, and the answers so far (a live array: a test waits on their count, not a sleep). However `body` ends, the load stops: a failed test must not leave it sending into
  * the next test, which shares the cluster (one loaded run's first failure, a /status request
  * that hung up, left it running and three later tests then failed on the batches it kept adding).
  */
 export async function withOrderLoad<T>(wallets: Wallet[], gateways: StartedServer[], answer_ms: number,
-  body: (stop: () => Promise<Answered[]>) => Promise<T>): Promise<T> {
+  body: (stop: () => Promise<Answered[]>, answered_so_far: readonly Answered[]) => Promise<T>): Promise<T> {
   let running = true;
-  const load = orderLoad(wallets, gateways, () => running, answer_ms);
+  const answered: Answered[] = [];
+  const load = orderLoad(wallets, gateways, () => running, answer_ms, answered);
   const stop = (): Promise<Answered[]> => {
     running = false;
     return load;
   };
   try {
-    return await body(stop);
+    return await body(stop, answered);
   } finally {
     running = false;
     // Settled either way; if `body` failed first its error is the one reported.

@@ -6,7 +6,7 @@
 // file is written with the journal's own writer, then left as a crash leaves it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JournalReader } from '../../src/da/journal_reader.js';
 import { Journal } from '../../src/journal/journal.js';
 import { inputHash, JournalCorruption } from '../../src/journal/journal_codec.js';
@@ -234,11 +234,17 @@ describe('stores into LMDB in groups (afterAck, storeIdle)', () => {
       j.append(1, timeOf(1), recordsOf(1), countOf(1));
       const t1 = j.lastAppendMs();
       expect(j.storeIdle(t1)).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, WAL_STORE_IDLE_MS + 10));
-      j.append(2, timeOf(2), recordsOf(2), countOf(2));
+      // Batch 2 is written WAL_STORE_IDLE_MS after batch 1 on a driven clock (the journal stamps
+      // appends with Date.now()), not after a real sleep.
+      const clock = vi.spyOn(Date, 'now').mockReturnValue(t1 + WAL_STORE_IDLE_MS);
+      try {
+        j.append(2, timeOf(2), recordsOf(2), countOf(2));
+      } finally {
+        clock.mockRestore();
+      }
       const t2 = j.lastAppendMs();
       // The oldest waited long enough, but a batch just came: not quiet.
-      expect(t2 - t1).toBeGreaterThanOrEqual(WAL_STORE_IDLE_MS);
+      expect(t2 - t1).toBe(WAL_STORE_IDLE_MS);
       expect(j.storeIdle(t2)).toBe(false);
       expect(j.stores).toBe(0);
       expect(j.storeIdle(t2 + WAL_STORE_QUIET_MS)).toBe(true);

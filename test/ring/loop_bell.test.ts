@@ -35,10 +35,15 @@ async function consume(
   const rng = new Rng(seed);
   let index = 0;
   let failure: string | null = null;
+  // Opened by the drain that reads the last record (or finds a bad one): the wait below is on
+  // that event, not on a polling sleep.
+  let openDone = (): void => {};
+  const done = new Promise<void>((resolve) => { openDone = resolve; });
   const drain = (): void => {
     const n = ring.available();
     for (let i = 0; i < n && failure === null; i++) failure = checkRecord(ring, ring.slotOffset(i), index++, rng);
     ring.release(n);
+    if (index >= count || failure !== null) openDone();
   };
   const consumer = consumeOnLoop(ring, drain, how, keepAwake === undefined ? undefined : () => keepAwake(index));
   const report = await startWorker({
@@ -46,8 +51,10 @@ async function consume(
   }, () => ring.close());
   expect(report.error).toBeNull();
   // Every record, then the close, must reach the consumer through its wake-ups.
-  const deadline = Date.now() + RUN_BOUND_MS;
-  while (index < count && failure === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  // RUN_BOUND_MS only ends a stalled run (a lost wake-up), it measures nothing.
+  let bound: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise<void>((resolve) => { bound = setTimeout(resolve, RUN_BOUND_MS); })]);
+  clearTimeout(bound);
   expect(index, 'every record arrived before the close (a lost wake-up stalls the consumer)').toBe(count);
   ring.close();
   await consumer.done;
@@ -97,22 +104,32 @@ describe('an event-loop consumer woken by a worker producer', () => {
     expect(bell, 'native/build/loop_bell.node loads (make native)').not.toBeNull();
     if (bell === null) return;
     const calls = { a: 0, b: 0, c: 0 };
-    const a = bell.open(() => calls.a++);
-    const b = bell.open(() => calls.b++);
+    // A gate opened by the callbacks themselves once b and c have both run (no sleep standing in
+    // for "a loop turn"); the test's timeout bounds it.
+    let openGate = (): void => {};
+    const gate = new Promise<void>((resolve) => { openGate = resolve; });
+    const called = (which: keyof typeof calls) => (): void => {
+      calls[which]++;
+      if (calls.b > 0 && calls.c > 0) openGate();
+    };
+    const a = bell.open(called('a'));
+    const b = bell.open(called('b'));
     expect(a).toBeGreaterThan(0);
     expect(b).not.toBe(a);
     expect(bell.close(a)).toBe(true);
     expect(bell.close(a)).toBe(false);
     // c takes a's slot (the lowest free one): only the generation in the id tells a from c.
-    const c = bell.open(() => calls.c++);
+    const c = bell.open(called('c'));
     expect(c & 0xff, 'c reuses a slot of the table (256 slots)').toBe(a & 0xff);
     expect(c).not.toBe(a);
     expect(bell.ring(a), "a closed bell's id does not ring the bell now in its slot").toBe(false);
     expect(bell.close(a), 'nor closes it').toBe(false);
     expect(bell.ring(c)).toBe(true);
     expect(bell.ring(b)).toBe(true);
-    // A loop turn (the uv_async callbacks run before the timer's next check).
-    await new Promise((r) => setTimeout(r, 20));
+    await gate;
+    // uv runs every pending async handle of the loop in the same poll phase: one setImmediate
+    // (the check phase after it) and a stray call of a's callback would have been counted.
+    await new Promise((r) => setImmediate(r));
     expect(calls).toEqual({ a: 0, b: 1, c: 1 });
     expect(bell.close(b)).toBe(true);
     expect(bell.close(c)).toBe(true);

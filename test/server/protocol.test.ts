@@ -19,7 +19,17 @@ serverPerFile((started, client) => {
 const BODY_LIMIT = 16 * 1024;
 /** uWS 20.30 closes a connection with an unfinished request after its 10 s idle timeout (on 4 s ticks: 8-12 s measured; 6-16 s allowed for a loaded machine). */
 const UWS_IDLE_CLOSE_MS_MIN = 6_000;
-const UWS_IDLE_CLOSE_MS_MAX = 16_000;
+/**
+ * How long an idle-closed exchange is waited for: a safety bound against a hang (the close itself
+ * is asserted, not how soon after its 10 s it came: a loaded machine delays it).
+ */
+const UWS_IDLE_CLOSE_WAIT_MS = 25_000;
+/**
+ * "Closed at once" means closed by the parser, not by the idle timeout: the exchange is waited
+ * for only while the idle timeout cannot have closed it yet (no "took < N ms" assertion; the
+ * margin below UWS_IDLE_CLOSE_MS_MIN is left for a loaded machine).
+ */
+const CLOSED_AT_ONCE_WAIT_MS = UWS_IDLE_CLOSE_MS_MIN - 1_000;
 
 async function alive(): Promise<void> {
   // A fresh connection: a kept-alive one from before an 11 s wait for the idle timeout may itself
@@ -79,10 +89,9 @@ describe('methods', () => {
 
   it('methods outside the nine uWS routes (FOO, PROPFIND, lowercase get) are closed at once, unanswered', async () => {
     for (const m of ['FOO', 'PROPFIND', 'get', 'Get', 'M-SEARCH']) {
-      const r = await rawExchange(s.port, [`${m} /health HTTP/1.1\r\nHost: x\r\n\r\n`], 3000);
+      const r = await rawExchange(s.port, [`${m} /health HTTP/1.1\r\nHost: x\r\n\r\n`], CLOSED_AT_ONCE_WAIT_MS);
       expect(r.closed, m).toBe(true);
       expect(r.text, m).toBe('');
-      expect(r.ms, m).toBeLessThan(1000);
     }
     await alive();
   });
@@ -100,22 +109,21 @@ describe('requests uWS 20.30 never parses', () => {
       garbage: 'HELLO WORLD\r\n\r\n',
       headers_60: 'GET /health HTTP/1.1\r\nHost: x\r\n' + Array.from({ length: 60 }, (_, i) => `X-H${i}: v\r\n`).join('') + '\r\n',
     };
-    const results = await Promise.all(Object.values(cases).map((c) => rawExchange(s.port, [c], UWS_IDLE_CLOSE_MS_MAX + 2000)));
+    const results = await Promise.all(Object.values(cases).map((c) => rawExchange(s.port, [c], UWS_IDLE_CLOSE_WAIT_MS)));
     Object.keys(cases).forEach((name, i) => {
       const r = results[i];
       expect(r.text, name).toBe('');
       expect(r.closed, name).toBe(true);
+      // Kept open until the idle timeout (not closed by the parser): a lower bound only.
       expect(r.ms, `${name}: closed after ${r.ms} ms`).toBeGreaterThanOrEqual(UWS_IDLE_CLOSE_MS_MIN);
-      expect(r.ms, `${name}: closed after ${r.ms} ms`).toBeLessThanOrEqual(UWS_IDLE_CLOSE_MS_MAX);
     });
     await alive();
-  }, 30_000);
+  }, UWS_IDLE_CLOSE_WAIT_MS + 15_000);
 
   it('4 KiB of an unparseable head is closed at once', async () => {
-    const r = await rawExchange(s.port, ['GET /health HTTP/1.0\r\n' + 'X-A: b\r\n'.repeat(600)], 3000);
+    const r = await rawExchange(s.port, ['GET /health HTTP/1.0\r\n' + 'X-A: b\r\n'.repeat(600)], CLOSED_AT_ONCE_WAIT_MS);
     expect(r.closed).toBe(true);
     expect(r.text).toBe('');
-    expect(r.ms).toBeLessThan(1000);
   });
 
   it('the health port answers HTTP/1.0 and requests without Host; GET and HEAD /health only', async () => {
@@ -144,10 +152,9 @@ describe('framing errors uWS refuses itself', () => {
       bad_chunk: 'POST /orders HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
     };
     for (const [name, c] of Object.entries(cases)) {
-      const r = await rawExchange(s.port, [c], 3000);
+      const r = await rawExchange(s.port, [c], CLOSED_AT_ONCE_WAIT_MS);
       expect(r.closed, name).toBe(true);
       expect(r.text, name).toBe('');
-      expect(r.ms, name).toBeLessThan(1000);
     }
     await alive();
   });
@@ -252,8 +259,8 @@ describe('WebSocket subscribe amplification', () => {
       expect(e).toMatchObject({ code: 'INVALID_REQUEST', request_id: 'big', message: expect.stringContaining('at most 64 channels per message, got 1100') });
       for (let i = 0; i < 50; i++) c.send({ type: 'subscribe', channels, request_id: `m${i}` });
       await c.request({ type: 'ping' }, 'pong');
-      // Bounded wait (a loaded machine delivers late), then exactly one frame per message.
-      for (let i = 0; i < 100 && c.all.filter((m) => m.type === 'error').length < 51; i++) await sleep(50);
+      // Until the last one's error frame (frames come in order; the wait is bounded), then exactly one frame per message.
+      await c.next((m) => m.type === 'error' && m.request_id === 'm49', 10_000);
       const errors = c.all.filter((m) => m.type === 'error');
       expect(errors.map((m) => m.request_id).join(','), JSON.stringify(c.all.slice(-3))).toBe(['big', ...Array.from({ length: 50 }, (_, i) => `m${i}`)].join(','));
       const bytes = errors.reduce((n, m) => n + JSON.stringify(m).length, 0);

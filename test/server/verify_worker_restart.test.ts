@@ -125,14 +125,18 @@ describe('a verify worker that dies after it served', () => {
       await poolStateWhen(s, (p) => p.workers_ready === p.threads);
       const w = Wallet.random();
       ok(await deposit(s, w.address, 'USDC', '100000'));
+      const orders_from_ms = Date.now();
       const { accepted, refused } = await ordersUntilRefused(s, w);
       expect(accepted).toBeGreaterThanOrEqual(1);
       // The request the worker died with: refused, retryable (whether the pool had broken yet or not).
       fail(refused, 503, 'OVERLOADED');
       const pool = await poolStateWhen(s, (p) => p.broken !== null);
+      const broken_seen_ms = Date.now();
       expect(pool.broken).toBe('a verify worker could not start (broken verify worker replacement)');
       expect(pool).toMatchObject({ workers_ready: 0, worker_restarts: 1 });
-      expect(pool.broken_at_ms).toBeGreaterThan(Date.now() - 60_000);
+      // Stamped when it broke: after the orders began, before it was seen broken (one machine's clock).
+      expect(pool.broken_at_ms).toBeGreaterThanOrEqual(orders_from_ms);
+      expect(pool.broken_at_ms).toBeLessThanOrEqual(broken_seen_ms);
       const balances_before = ok(await api(s.url).get(`/account/${w.address}/balances`));
       const batch_before = (await adminState(s)).batch_id;
 
@@ -190,12 +194,11 @@ describe('a verify worker that dies after it served', () => {
       expect(failed.length).toBeLessThanOrEqual(2);
       expect(JSON.parse(broke[0])).toMatchObject({ level: 'error', component: 'verify' });
 
-      // The stop does not wait for the ring no worker will ever serve.
-      const stop_ms = performance.now();
+      // The stop does not wait for the ring no worker will ever serve: a stop that hung would be
+      // ended by the harness's SIGKILL (its bound) and not exit 0 (no clock bound asserted here).
       const r = await s.stop();
       stopped = true;
       expect(r.code, r.stderr).toBe(0);
-      expect(performance.now() - stop_ms).toBeLessThan(15_000);
       expect(r.stdout).toContain('ringbook: stopped cleanly');
     } finally {
       if (!stopped) await s.stop();

@@ -1,6 +1,10 @@
 // WebSocket connection rules on the real server with short timings from config: the challenge
 // flow (expiry, single use, grace period, failure count), ping/pong and the idle close, malformed
 // and unknown messages answered without closing, and the per-connection and per-IP limits.
+// No "closed within N ms" bound and no sleep standing in for "the deadline has passed": a test
+// waits for the server's own clock (pong timestamps) or for a witness connection whose deadline
+// is later being closed by the same sweep (hub.ts sweeps every connection each period), so a
+// loaded 2-core machine can only make it slower, never fail it. Wait bounds are safety limits.
 import { describe, expect, it } from 'vitest';
 import { Wallet, type StartedServer } from '../server/harness.js';
 import { ISO, sleep, WsClient, wsServerPerFile } from './client.js';
@@ -36,6 +40,19 @@ function challengeText(nonce: string): string {
   return `Ringbook Exchange\nNonce: ${nonce}`;
 }
 
+/** Pings a safety-bounded number of times; each wait is what the server's clock still lacks. */
+const SERVER_CLOCK_PINGS_MAX = 100;
+
+/** Waits until the server's clock (its pong timestamps) is past `epoch_ms`, pinging on `c`. */
+async function untilServerTimePasses(c: WsClient, epoch_ms: number): Promise<void> {
+  for (let i = 0; i < SERVER_CLOCK_PINGS_MAX; i++) {
+    const server_ms = Date.parse((await c.request({ type: 'ping' }, 'pong')).timestamp as string);
+    if (server_ms > epoch_ms) return;
+    await sleep(epoch_ms - server_ms + 1);
+  }
+  throw new Error(`the server's clock did not pass ${new Date(epoch_ms).toISOString()} in ${SERVER_CLOCK_PINGS_MAX} pings`);
+}
+
 describe('challenge auth', () => {
   it('issues a random nonce with an expiry about the configured TTL ahead', async () => {
     const w = Wallet.random();
@@ -62,8 +79,11 @@ describe('challenge auth', () => {
     // Authenticated once: no second challenge on this connection.
     const again = await c.request({ type: 'request_challenge', address: w.address }, 'challenge');
     expect(again).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
-    // Still authenticated well past the grace period.
-    await sleep(AUTH_GRACE_MS + 300);
+    // Still authenticated past the grace period: a witness that asked for its challenge after c
+    // did is closed by a sweep past its own (later) grace deadline, so that sweep also saw c's.
+    const witness = await connect();
+    await witness.request({ type: 'request_challenge', address: w.address }, 'challenge');
+    expect((await witness.waitClose(AUTH_GRACE_MS + 10_000)).code).toBe(4001);
     expect((await c.request({ type: 'subscribe', channels: [`orders:${w.address}`] }, 'subscribed')).type).toBe('subscribed');
     expect(c.closed).toBeNull();
   });
@@ -118,7 +138,9 @@ describe('challenge auth', () => {
     const w = Wallet.random();
     const c = await connect();
     const ch = await c.request({ type: 'request_challenge', address: w.address }, 'challenge');
-    await sleep(CHALLENGE_TTL_MS + 100);
+    // Until the server's clock is past expires_at (then as much of the grace period as possible
+    // is left for the fresh challenge below).
+    await untilServerTimePasses(c, Date.parse(ch.expires_at as string));
     const e = await c.request({ type: 'auth', address: w.address, signature: w.sign(challengeText(ch.nonce)) }, 'auth_success');
     expect(e).toMatchObject({ type: 'error', code: 'UNAUTHORIZED', message: expect.stringContaining('expired') });
     // A fresh challenge within the grace period still works.
@@ -142,8 +164,9 @@ describe('challenge auth', () => {
       expect(fatal).toMatchObject({ type: 'error', code: 'AUTH_TIMEOUT', request_id: expect.any(String) });
       const closed = await c.waitClose();
       expect(closed.code).toBe(4001);
+      // Not before its deadline (how late after it is the sweep's and the machine's business;
+      // the wait above bounds it).
       expect(closed.at_ms - t0).toBeGreaterThanOrEqual(AUTH_GRACE_MS);
-      expect(closed.at_ms - t0).toBeLessThan(AUTH_GRACE_MS + 3000);
       expect(quiet.closed).toBeNull();
     } finally {
       clearInterval(pinger);
@@ -168,8 +191,11 @@ describe('keepalive', () => {
     const c = await connect();
     const before = Date.now();
     const p = await c.request({ type: 'ping' }, 'pong');
+    const after = Date.now();
     expect(p).toEqual({ type: 'pong', timestamp: expect.stringMatching(ISO) });
-    expect(Math.abs(Date.parse(p.timestamp) - before)).toBeLessThan(1000);
+    // The server's clock read between the request and its answer (one machine, one wall clock).
+    expect(Date.parse(p.timestamp)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(p.timestamp)).toBeLessThanOrEqual(after);
     expect(await c.request({ type: 'ping', request_id: 'k-1' }, 'pong')).toMatchObject({ type: 'pong', request_id: 'k-1' });
   });
 
@@ -177,12 +203,16 @@ describe('keepalive', () => {
     const idle = await connect();
     const busy = await connect();
     const pinger = setInterval(() => busy.send({ type: 'ping' }), 800);
+    // Opened after busy: its idle close comes from a sweep past busy's own idle deadline.
+    const witness = await connect();
     try {
-      const closed = await idle.waitClose(IDLE_MS + 5000);
+      const closed = await idle.waitClose(IDLE_MS + 10_000);
       expect(closed.code).toBe(4000);
       expect(closed.at_ms - idle.opened_ms).toBeGreaterThanOrEqual(IDLE_MS);
-      expect(closed.at_ms - idle.opened_ms).toBeLessThan(IDLE_MS + 3000);
-      await sleep(500);
+      expect((await witness.waitClose(IDLE_MS + 10_000)).code).toBe(4000);
+      // A round trip on busy after that sweep: an idle close would have ended it instead.
+      busy.send({ type: 'ping', request_id: 'still' });
+      expect(await busy.next((m) => m.request_id === 'still')).toMatchObject({ type: 'pong', request_id: 'still' });
       expect(busy.closed).toBeNull();
       expect(busy.all.filter((m) => m.type === 'pong').length).toBeGreaterThanOrEqual(3);
     } finally {
@@ -241,6 +271,21 @@ describe('bad messages', () => {
   });
 });
 
+/** Attempts of a connect refused with 429 while the server has not yet seen a close. */
+const CONNECT_ATTEMPTS_MAX = 200;
+
+/** A new client, retried while refused with 429 (a slot not yet freed), the attempts bounded. */
+async function connectOnceFreed(): Promise<WsClient> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (e) {
+      if ((e as { status?: number }).status !== 429 || attempt >= CONNECT_ATTEMPTS_MAX) throw e;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}
+
 describe('limits', () => {
   it('caps subscriptions per connection', async () => {
     const c = await connect();
@@ -259,14 +304,15 @@ describe('limits', () => {
 
   it('caps connections per IP with HTTP 429 and frees the slot on close', async () => {
     closeAll();
-    await sleep(200);
+    // The server frees the closed connections' slots when it sees their closes: a refused connect
+    // is tried again (bounded) instead of sleeping first. Twelve of ours open means every slot of
+    // the earlier clients is free, so the thirteenth's 429 is the cap.
     const open: WsClient[] = [];
-    for (let i = 0; i < CONNECTIONS_PER_IP_MAX; i++) open.push(await connect());
+    for (let i = 0; i < CONNECTIONS_PER_IP_MAX; i++) open.push(await connectOnceFreed());
     await expect(WsClient.connect(s.url)).rejects.toMatchObject({ status: 429 });
     open[0].close();
     await open[0].waitClose();
-    await sleep(100);
-    const again = await connect();
+    const again = await connectOnceFreed();
     expect((await again.request({ type: 'ping' }, 'pong')).type).toBe('pong');
   });
 });
