@@ -67,12 +67,11 @@ export class SignatureBatcher {
   private declare readonly inline: InlineCheckPolicy;
   /** checkOneHere's start and end of an inline check (epoch ms): read at once, so one for all. */
   private readonly inline_times = new Float64Array(2);
-  /** This turn's checks for the pool (`turn.count` of them). */
-  private turn: TurnLists;
-  /** Lists the pool answered, kept for a later turn (at most SPARE_LISTS_MAX): no arrays per turn. */
-  private readonly spare_lists: TurnLists[] = [];
-  /** checkSigners' walks between two checks' verdicts, kept for the next (at most SPARE_WALKS_MAX). */
-  private readonly spare_walks: SignerWalk[] = [];
+  private items: SignedMessage[] = [];
+  /** Parallel to items: where to put the worker's start/end of the task (stage timings), or null. */
+  private stamps: (StageStamps | null)[] = [];
+  private any_stamps = false;
+  private verdicts: Verdict[] = [];
   private scheduled = false;
   private readonly flush_now = (): void => {
     this.scheduled = false;
@@ -99,7 +98,6 @@ export class SignatureBatcher {
     this.pool = pool;
     this.batch_max = batch_max;
     this.inline = new InlineCheckPolicy(inline_items_max, inline_busy_max_pct);
-    this.turn = this.takeLists();
   }
 
   /** Why the verify pool refuses every check (VerifyPool.broken), null while it works. */
@@ -127,16 +125,13 @@ export class SignatureBatcher {
       this.scheduled = true;
       setImmediate(this.flush_now); // the end of this turn, inline checks or not
     }
-    const turn = this.turn;
-    if (this.inline.takeHere(this.pool.idle, turn.count)) return this.checkHere(item, stamps, verdict);
-    const n = turn.count++;
-    // By index: a reused list keeps its length (and so its backing store) until flush sets it.
-    turn.items[n] = item;
-    turn.stamps[n] = stamps;
-    if (stamps !== null) turn.any_stamps = true;
-    turn.verdicts[n] = verdict;
+    if (this.inline.takeHere(this.pool.idle, this.items.length)) return this.checkHere(item, stamps, verdict);
+    this.items.push(item);
+    this.stamps.push(stamps);
+    if (stamps !== null) this.any_stamps = true;
+    this.verdicts.push(verdict);
     this.pending++;
-    if (turn.count >= this.batch_max) this.flush();
+    if (this.items.length >= this.batch_max) this.flush();
   }
 
   /** An inline check: the pool's own codec and recovery on this thread (one implementation). */
@@ -177,18 +172,18 @@ export class SignatureBatcher {
     messages: MessageForms, signature_hex: string, address: string, others: readonly string[] | undefined,
     stamps: StageStamps | null, found: FoundSigner,
   ): void {
-    const message = messages.at(0);
+    let k = 0;
+    let message = messages.at(0);
+    const next = (verdict: number): void => {
+      if (verdict === VALID) return found(message as string, 0, null);
+      if (verdict > VALID) return found(message as string, 0, (others as readonly string[])[verdict - VALID - 1]);
+      if (verdict === FAILED || verdict === UNCHECKED) return found(null, verdict, null);
+      message = messages.at(++k);
+      if (message === undefined) return found(null, 0, null);
+      this.check(message, signature_hex, address, stamps, next, others);
+    };
     if (message === undefined) return found(null, 0, null);
-    // A walk kept from an earlier call (no closure and context per call): it is back in
-    // spare_walks before `found` runs, so `found` may start the next walk with it.
-    const walk = this.spare_walks.pop() ?? new SignerWalk(this);
-    walk.start(messages, message, signature_hex, address, others, stamps, found);
-    this.check(message, signature_hex, address, stamps, walk.next, others);
-  }
-
-  /** A walk that ended (its `found` not yet called): kept for a later checkSigners. */
-  releaseWalk(walk: SignerWalk): void {
-    if (this.spare_walks.length < SPARE_WALKS_MAX) this.spare_walks.push(walk);
+    this.check(message, signature_hex, address, stamps, next, others);
   }
 
   /** One check as a promise (the WebSocket auth); rejects (SignatureCheckError) when it could not be checked. */
@@ -215,199 +210,56 @@ export class SignatureBatcher {
    * answered first: the signed path releases each wallet's requests in arrival order.
    */
   private flush(): void {
-    const turn = this.turn;
-    const count = turn.count;
-    if (count === 0) return;
-    this.turn = this.takeLists();
-    this.verified += count;
-    this.inline.passed(count);
-    if (count <= this.pool.taskSize) this.send(turn);
+    if (this.items.length === 0) return;
+    const items = this.items;
+    const verdicts = this.verdicts;
+    const stamps = this.stamps;
+    const any_stamps = this.any_stamps;
+    this.items = [];
+    this.verdicts = [];
+    this.stamps = [];
+    this.any_stamps = false;
+    this.verified += items.length;
+    this.inline.passed(items.length);
+    if (items.length <= this.pool.taskSize) this.send(items, verdicts, stamps, any_stamps);
     else {
-      // Even pieces (33 checks: 17 + 16, not 32 + 1), each in lists of its own.
-      const piece = Math.ceil(count / Math.ceil(count / this.pool.taskSize));
-      for (let at = 0; at < count; at += piece) {
-        const part = this.takeLists();
-        const end = Math.min(count, at + piece);
-        for (let i = at; i < end; i++) {
-          part.items[part.count] = turn.items[i];
-          part.stamps[part.count] = turn.stamps[i];
-          part.verdicts[part.count++] = turn.verdicts[i];
-        }
-        part.any_stamps = turn.any_stamps;
-        this.send(part);
+      // Even pieces (33 checks: 17 + 16, not 32 + 1).
+      const piece = Math.ceil(items.length / Math.ceil(items.length / this.pool.taskSize));
+      for (let at = 0; at < items.length; at += piece) {
+        const end = Math.min(items.length, at + piece);
+        this.send(items.slice(at, end), verdicts.slice(at, end), stamps.slice(at, end), any_stamps);
       }
-      this.recycle(turn); // never given to the pool: its pieces were copied out
     }
     this.pool.stealLate();
   }
 
-  private send(lists: TurnLists): void {
-    const count = lists.count;
-    // The pool reads the items' length: trimmed to the turn's (no-op when it is the last turn's).
-    if (lists.items.length !== count) {
-      lists.items.length = count;
-      lists.stamps.length = count;
-      lists.verdicts.length = count;
-    }
-    let times_ms: Float64Array | undefined;
-    if (lists.any_stamps) {
-      if (lists.times_ms === null || lists.times_ms.length < 2 * count) lists.times_ms = new Float64Array(2 * count);
-      times_ms = lists.times_ms;
-    }
-    this.pool.verifyBatch(lists.items, times_ms).then(lists.answered, lists.failed);
-  }
-
-  /** The pool answered `lists`' checks: it holds none of them any more, so they are kept for reuse. */
-  private answered(lists: TurnLists, ok: Uint8Array): void {
-    const count = lists.count;
-    const times_ms = lists.times_ms;
-    if (lists.any_stamps && times_ms !== null) {
-      for (let i = 0; i < count; i++) {
-        const s = lists.stamps[i];
-        if (s === null) continue;
-        s.verify_start = times_ms[2 * i];
-        s.verify_end = times_ms[2 * i + 1];
-      }
-    }
-    this.pending -= count;
-    if (this.pool_failing) {
-      this.pool_failing = false;
-      log.info('ringbook: the verify pool checks signatures again');
-    }
-    // 0 INVALID, 1 VALID, 1 + i another candidate. A verdict may queue the next check (another
-    // message form): into this.turn, never `lists`, which is recycled only after the last verdict
-    // (if one throws, `lists` is dropped, not recycled).
-    const verdicts = lists.verdicts;
-    for (let i = 0; i < count; i++) verdicts[i](ok[i]);
-    this.recycle(lists);
-  }
-
-  /**
-   * The pool could not check `lists`' checks. Its other tasks of the batch may still hold the
-   * lists (a task in the backlog is encoded from them later, verify_pool.ts #drainBacklog), so
-   * they are dropped, never reused: a later turn must not write into them.
-   */
-  private failed(lists: TurnLists, err: unknown): void {
-    if (!this.pool_failing) {
-      this.pool_failing = true;
-      log.error('ringbook: verify pool failed: its signature checks are answered 503 OVERLOADED until it checks again (logged once)', err);
-    }
-    const count = lists.count;
-    this.pending -= count;
-    const verdicts = lists.verdicts;
-    for (let i = 0; i < count; i++) verdicts[i](UNCHECKED);
-  }
-
-  /** Lists for a turn or a piece: a spare one, or new ones with their pool callbacks bound once. */
-  private takeLists(): TurnLists {
-    const spare = this.spare_lists.pop();
-    if (spare !== undefined) return spare;
-    const lists: TurnLists = {
-      items: [], stamps: [], verdicts: [], count: 0, any_stamps: false, times_ms: null,
-      answered: (ok: Uint8Array) => this.answered(lists, ok),
-      failed: (err: unknown) => this.failed(lists, err),
-    };
-    return lists;
-  }
-
-  /**
-   * Keeps `lists` for a later turn: their length (so their backing stores) stays. Not cleared (a
-   * store per entry cost ~750 instructions a 16-check turn): the next turn overwrites [0, count)
-   * and send trims the rest, so a spare holds at most its last turn's items, SPARE_LISTS_MAX lists.
-   */
-  private recycle(lists: TurnLists): void {
-    if (this.spare_lists.length >= SPARE_LISTS_MAX) return;
-    lists.count = 0;
-    lists.any_stamps = false;
-    this.spare_lists.push(lists);
-  }
-}
-
-/**
- * One turn's checks (or a piece of them) on their way to the pool, parallel lists of `count`
- * entries (beyond `count`: an earlier turn's, trimmed at send). Owned by the batcher until sent, by
- * the pool until it answers (then back to the batcher's spares) or rejects (then dropped).
- */
-interface TurnLists {
-  readonly items: SignedMessage[];
-  /** Where to put the worker's start/end of the task (stage timings), or null. */
-  readonly stamps: (StageStamps | null)[];
-  readonly verdicts: Verdict[];
-  count: number;
-  any_stamps: boolean;
-  /** The workers' start/end per item (2 each), grown when a turn with stamps needs more. */
-  times_ms: Float64Array | null;
-  /** The pool's answer and rejection, bound once per lists (no closures per turn). */
-  readonly answered: (ok: Uint8Array) => void;
-  readonly failed: (err: unknown) => void;
-}
-
-/**
- * Spare lists kept: turns in flight at once are few (a turn's lists come back when its task is
- * answered, ~0.1-7 ms), and a burst's extra lists are left to the GC rather than kept for good.
- */
-const SPARE_LISTS_MAX = 8;
-/** Spare walks kept: one per signed request in flight, so a busy front's few thousand (~100 B each). */
-const SPARE_WALKS_MAX = 4096;
-
-/**
- * checkSigners' state between two checks: the message forms tried in order until one verifies.
- * `next` is bound once per walk, and the walk goes back to the batcher's spares when it ends.
- */
-class SignerWalk {
-  private messages: MessageForms | null = null;
-  private message = '';
-  private k = 0;
-  private signature_hex = '';
-  private address = '';
-  private others: readonly string[] | undefined = undefined;
-  private stamps: StageStamps | null = null;
-  private found: FoundSigner | null = null;
-  readonly next = (verdict: number): void => this.step(verdict);
-
-  constructor(private readonly batcher: SignatureBatcher) {}
-
-  start(
-    messages: MessageForms, message: string, signature_hex: string, address: string,
-    others: readonly string[] | undefined, stamps: StageStamps | null, found: FoundSigner,
-  ): void {
-    this.messages = messages;
-    this.message = message;
-    this.k = 0;
-    this.signature_hex = signature_hex;
-    this.address = address;
-    this.others = others;
-    this.stamps = stamps;
-    this.found = found;
-  }
-
-  private step(verdict: number): void {
-    if (verdict < VALID && verdict !== FAILED && verdict !== UNCHECKED) {
-      // Not this form: the next one is asked for only now, and checked.
-      const message = (this.messages as MessageForms).at(++this.k);
-      if (message !== undefined) {
-        this.message = message;
-        return this.batcher.check(message, this.signature_hex, this.address, this.stamps, this.next, this.others);
-      }
-      verdict = INVALID; // no form verified
-    }
-    const found = this.found as FoundSigner;
-    const message = this.message;
-    const signer = verdict > VALID ? (this.others as readonly string[])[verdict - VALID - 1] : null;
-    this.end(); // before `found`, which may start the next walk with this one
-    if (verdict >= VALID) found(message, 0, signer);
-    else found(null, verdict === INVALID ? 0 : verdict as CheckFailure, null);
-  }
-
-  /** Lets go of the call's objects (a spare walk holds no request) and goes back to the spares. */
-  private end(): void {
-    this.messages = null;
-    this.others = undefined;
-    this.stamps = null;
-    this.found = null;
-    this.message = '';
-    this.signature_hex = '';
-    this.address = '';
-    this.batcher.releaseWalk(this);
+  private send(items: SignedMessage[], verdicts: Verdict[], stamps: (StageStamps | null)[], any_stamps: boolean): void {
+    const times_ms = any_stamps ? new Float64Array(2 * items.length) : undefined;
+    this.pool.verifyBatch(items, times_ms).then(
+      (ok) => {
+        if (times_ms !== undefined) {
+          for (let i = 0; i < stamps.length; i++) {
+            const s = stamps[i];
+            if (s === null) continue;
+            s.verify_start = times_ms[2 * i];
+            s.verify_end = times_ms[2 * i + 1];
+          }
+        }
+        this.pending -= verdicts.length;
+        if (this.pool_failing) {
+          this.pool_failing = false;
+          log.info('ringbook: the verify pool checks signatures again');
+        }
+        for (let i = 0; i < verdicts.length; i++) verdicts[i](ok[i]); // 0 INVALID, 1 VALID, 1 + i another candidate
+      },
+      (err: unknown) => {
+        if (!this.pool_failing) {
+          this.pool_failing = true;
+          log.error('ringbook: verify pool failed: its signature checks are answered 503 OVERLOADED until it checks again (logged once)', err);
+        }
+        this.pending -= verdicts.length;
+        for (const v of verdicts) v(UNCHECKED);
+      },
+    );
   }
 }
