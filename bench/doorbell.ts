@@ -11,7 +11,7 @@
 //
 // The last line printed is one JSON object: {"bench":"doorbell",...}.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { nativeFutex } from '../src/ring/futex.js';
+import { nativeFutex } from '../src/util/futex.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { runMain } from './cli_args.js';
 import { alternating, medians, pingRunKnobs, voluntarySwitches } from './ab_runs.js';

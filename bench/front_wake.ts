@@ -15,7 +15,7 @@
 // The last line printed is one JSON object: {"bench":"front_wake",...}.
 import { readFileSync } from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { nativeLoopBell } from '../src/ring/loop_bell.js';
+import { nativeLoopBell } from '../src/util/loop_bell.js';
 import { consumeOnLoop } from '../src/ring/ring_wake.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { runMain } from './cli_args.js';

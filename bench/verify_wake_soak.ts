@@ -21,7 +21,7 @@ import { runMain } from './cli_args.js';
 import { Knobs } from './knobs.js';
 import { makeCases } from './verify_cases.js';
 import { createVerifyPool } from '../src/auth/verify_pool.js';
-import { loopBellForRinging, nativeLoopBell } from '../src/ring/loop_bell.js';
+import { loopBellForRinging, nativeLoopBell } from '../src/util/loop_bell.js';
 import {
   G_BELL_ID, G_DAWDLE_PERMILLE, G_DAWDLE_US_MAX, G_DAWDLES, G_MODE, G_WORDS, PAUSES_GATE_KEY,
 } from '../test/auth/fixtures/verify_pauses_gate.js';

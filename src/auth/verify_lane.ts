@@ -3,7 +3,7 @@
 // the task waited too long: VerifyPool's stealing). The pool (verify_pool.ts) decides which lane
 // a task goes to and when the front helps.
 import type { Piscina } from 'piscina';
-import type { NativeFutex } from '../ring/futex.js';
+import type { NativeFutex } from '../util/futex.js';
 import { SECP256K1_LIBRARIES, type RecoverBackendName, type Secp256k1Library } from './recoverer.js';
 import { encodePackedBatchInto, TASK_TIMES_BYTES } from './verify_codec.js';
 import {

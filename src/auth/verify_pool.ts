@@ -22,8 +22,8 @@ import {
 } from './verify_ring.js';
 import type { SignedMessage } from './verify.js';
 import { VerifyWorkers } from './verify_workers.js';
-import { nativeFutex } from '../ring/futex.js';
-import { nativeLoopBell, type NativeLoopBell } from '../ring/loop_bell.js';
+import { nativeFutex } from '../util/futex.js';
+import { nativeLoopBell, type NativeLoopBell } from '../util/loop_bell.js';
 import {
   defaultThreadCount, defaultWorkerFile, positiveInt, THREADS_MAX, type Secp256k1Threads, type VerifyPoolOptions, type VerifyPoolState,
 } from './verify_pool_options.js';

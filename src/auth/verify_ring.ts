@@ -11,12 +11,12 @@
 //     LIBRARY    the secp256k1 library the worker's recoverer calls, 1 + its index in
 //                SECP256K1_LIBRARIES (recoverer.ts), stored before READY: the operator sees the
 //                workers' own choice (GET /admin/state `secp256k1`), not the front's guess of it
-//     FUTEX      1: the worker sleeps on DOORBELL with the native futex (src/ring/futex.ts), set by
+//     FUTEX      1: the worker sleeps on DOORBELL with the native futex (src/util/futex.ts), set by
 //                the front before the worker starts; 0: on PUBLISHED with Atomics.wait
 //     DOORBELL   bumped by the front before it wakes a sleeping worker (publish or close): the
 //                worker's futex waits on it, so a close between its look at CLOSED and its sleep
 //                still wakes it (the futex compares this word, not CLOSED)
-//     FRONT_BELL the front's loop bell id (src/ring/loop_bell.ts), set before the worker starts; 0:
+//     FRONT_BELL the front's loop bell id (src/util/loop_bell.ts), set before the worker starts; 0:
 //                the front waits for DONE with Atomics.waitAsync
 //     FRONT_WAITS 1 while the front wants a ring of its bell for this ring's next DONE (a worker
 //                that swaps it from 1 to 0 rings; the front sets it again when tasks are left)

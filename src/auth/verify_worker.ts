@@ -6,8 +6,8 @@
 // the front finds it asleep, one ring of the front's loop bell per answered burst (verify_ring.ts).
 import { createRecoverer, recovererLibrary, SECP256K1_LIBRARIES, type Recoverer } from './recover.js';
 import { nameThisThread, THREAD_NAMES } from '../util/thread_name.js';
-import { nativeFutex, type NativeFutex } from '../ring/futex.js';
-import { loopBellForRinging } from '../ring/loop_bell.js';
+import { nativeFutex, type NativeFutex } from '../util/futex.js';
+import { loopBellForRinging } from '../util/loop_bell.js';
 import { verifyPackedInto } from './verify_codec.js';
 import {
   VERIFY_RING_HEADER_BYTES, VR_CLAIM_OPEN, VR_CLAIM_WORKER, VR_CLOSED, VR_DONE, VR_DOORBELL, VR_FRONT_BELL, VR_FRONT_WAITS,

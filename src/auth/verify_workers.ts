@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { RecoverBackendName } from './recover.js';
-import type { NativeFutex } from '../ring/futex.js';
+import type { NativeFutex } from '../util/futex.js';
 import { Lane, type Task } from './verify_lane.js';
 import { VR_CLAIM_FRONT, VR_DONE, VR_READY, type VerifyWorkerData } from './verify_ring.js';
 import { componentLog } from '../util/log.js';

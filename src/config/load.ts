@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { ringFutexChoice } from '../ring/futex.js';
-import { loopBellChoice } from '../ring/loop_bell.js';
+import { ringFutexChoice } from '../util/futex.js';
+import { loopBellChoice } from '../util/loop_bell.js';
 import { secp256k1Choice } from '../auth/secp256k1_choice.js';
 import { isPlainObject as isObject } from '../util/config_keys.js';
 import { LOG_LEVELS, parseLogLevel } from '../util/log.js';
@@ -88,11 +88,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingbookConfig
     if (env.RINGBOOK_LOG_PRETTY !== '0' && env.RINGBOOK_LOG_PRETTY !== '1') throw new ConfigError('RINGBOOK_LOG_PRETTY must be 1 (pretty lines) or 0 (JSON lines)');
     cfg.log.pretty = env.RINGBOOK_LOG_PRETTY === '1';
   }
-  // Read by each thread that makes or attaches a ring (ring/futex.ts); refused here so that a
+  // Read by each thread that makes or attaches a ring (util/futex.ts); refused here so that a
   // misspelt value stops the start instead of silently leaving the native futex on.
   const futex = ringFutexChoice(env);
   if ('error' in futex) throw new ConfigError(futex.error);
-  // The same for the front's sleep on the event ring (ring/loop_bell.ts).
+  // The same for the front's sleep on the event ring (util/loop_bell.ts).
   const bell = loopBellChoice(env);
   if ('error' in bell) throw new ConfigError(bell.error);
   // And for the library recovering signers (auth/secp256k1_choice.ts).

@@ -57,7 +57,7 @@ export const H_CLOSED = 50;
 export const H_DOORBELL = 51;
 /** Consumers asleep on the doorbell (waitForDataOnce). */
 export const H_DOORBELL_WAITERS = 52;
-/** 1: the doorbell sleeps and wakes with the native futex (src/ring/futex.ts), 0: with Atomics. */
+/** 1: the doorbell sleeps and wakes with the native futex (src/util/futex.ts), 0: with Atomics. */
 export const H_DOORBELL_FUTEX = 53;
 /**
  * The loop bell (loop_bell.ts) an event-loop consumer sleeps on instead of Atomics.waitAsync, 0

@@ -11,7 +11,7 @@
 // again by the woken side, a platform task, a promise with two microtask hops, a new promise and
 // waiter per sleep): measured in docs/benchmarks.md, "The front's wake-up".
 import type { SpscRing } from './spsc_ring.js';
-import { nativeLoopBell } from './loop_bell.js';
+import { nativeLoopBell } from '../util/loop_bell.js';
 
 /**
  * Drains in a row before the loop gets a turn (the bell path; a producer that never stops must

@@ -46,7 +46,7 @@
 // Atomics.notify takes V8's one process-wide futex mutex, which the matcher thread was seen
 // blocking on (~40 times a second at 1,000 requests/s, perf sched_switch, issue 11). The doorbell
 // itself sleeps and wakes with a raw futex when native/build/ring_futex.node is built
-// (src/ring/futex.ts: one context switch per wake-up instead of ~1.45 through V8's mutex and
+// (src/util/futex.ts: one context switch per wake-up instead of ~1.45 through V8's mutex and
 // condition variable); the ring's header records which, so both sides agree.
 //
 // Quiet publishing. publishBatchQuiet() publishes without the wake-up: for records the consumer
@@ -86,7 +86,7 @@ import {
   ringCheck,
   ringInit,
 } from './ring_layout.js';
-import { nativeFutex } from './futex.js';
+import { nativeFutex } from '../util/futex.js';
 import { SpscRingConsumerPart } from './spsc_ring_consumer.js';
 
 export {
@@ -114,7 +114,7 @@ export interface SpscRingOptions {
   slot_words: number;
   /**
    * How the doorbell (waitForDataOnce) sleeps and wakes: 'futex' (the native futex, when this
-   * thread can load it: src/ring/futex.ts) or 'atomics'. Default: 'futex' when available.
+   * thread can load it: src/util/futex.ts) or 'atomics'. Default: 'futex' when available.
    */
   doorbell?: 'futex' | 'atomics';
   /**

@@ -22,8 +22,8 @@ import {
   RingError,
   ringAssert as assert,
 } from './ring_layout.js';
-import { nativeFutex, type NativeFutex } from './futex.js';
-import { loopBellForRinging } from './loop_bell.js';
+import { nativeFutex, type NativeFutex } from '../util/futex.js';
+import { loopBellForRinging } from '../util/loop_bell.js';
 
 /**
  * For checks on the per-record paths, as `if (!ok) fail(`...`)`: the message is built only on
@@ -155,7 +155,7 @@ export abstract class SpscRingCore {
     else Atomics.notify(this.i32, H_DOORBELL);
   }
 
-  /** Whether the doorbell uses the native futex (src/ring/futex.ts) rather than Atomics. */
+  /** Whether the doorbell uses the native futex (src/util/futex.ts) rather than Atomics. */
   doorbellFutex(): boolean {
     return this.futex !== null;
   }

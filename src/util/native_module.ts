@@ -1,6 +1,6 @@
 // The project's own native modules (native/build/*.node, built by `make native` with the machine's
 // cc): found by walking up from this file to the repository root (src/util and dist/src/util both
-// sit below it), loaded with CommonJS require. Linux only. The ring's modules (src/ring/futex.ts,
+// sit below it), loaded with CommonJS require. Linux only. The ring's modules (src/util/futex.ts,
 // loop_bell.ts) add their switches on top; src/auth/secp256k1_native.ts loads the recovery module.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

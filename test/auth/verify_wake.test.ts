@@ -11,8 +11,8 @@ import {
   VERIFY_RING_HEADER_BYTES, VR_CLOSED, VR_DONE, VR_FRONT_BELL, VR_FRONT_WAITS, VR_FUTEX, VR_PUBLISHED, VR_WAITERS,
 } from '../../src/auth/verify_ring.js';
 import { workerWake } from '../../src/auth/verify_worker.js';
-import { nativeFutex } from '../../src/ring/futex.js';
-import { nativeLoopBell } from '../../src/ring/loop_bell.js';
+import { nativeFutex } from '../../src/util/futex.js';
+import { nativeLoopBell } from '../../src/util/loop_bell.js';
 
 const KEY = '0x' + '5a'.repeat(32);
 const ADDRESS = addressFromPrivateKey(KEY);

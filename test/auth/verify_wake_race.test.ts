@@ -17,8 +17,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/sign.js';
 import type { SignedMessage } from '../../src/auth/verify.js';
 import { createVerifyPool, type VerifyPool } from '../../src/auth/verify_pool.js';
-import { nativeFutex } from '../../src/ring/futex.js';
-import { loopBellForRinging, nativeLoopBell, type NativeLoopBell } from '../../src/ring/loop_bell.js';
+import { nativeFutex } from '../../src/util/futex.js';
+import { loopBellForRinging, nativeLoopBell, type NativeLoopBell } from '../../src/util/loop_bell.js';
 import {
   G_ANSWERED, G_FW_SEEN, G_GO, G_MODE, G_PAUSE_AT, G_PAUSED, G_RELEASE, G_WORDS, PAUSES_GATE_KEY,
 } from './fixtures/verify_pauses_gate.js';
@@ -26,8 +26,8 @@ import {
 // The pool's loop bell, seen from the test: its id (to ring it "from elsewhere") and the runs of
 // its callback (the native module's properties cannot be spied on: the module is wrapped).
 const spy = vi.hoisted(() => ({ bell_id: 0, calls: 0, on_call: (): void => undefined }));
-vi.mock('../../src/ring/loop_bell.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/ring/loop_bell.js')>();
+vi.mock('../../src/util/loop_bell.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/util/loop_bell.js')>();
   let wrapped: NativeLoopBell | null = null;
   return {
     ...real,

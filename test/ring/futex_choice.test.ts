@@ -1,16 +1,16 @@
 // RINGBOOK_RING_FUTEX: the doorbell's futex as asked, and a value outside auto/native/atomics
 // refused (a misspelt `atomic` once left the native futex on without a word). Each case runs the
-// compiled dist/src/ring/futex.js in its own process (a thread loads the module once and keeps
+// compiled dist/src/util/futex.js in its own process (a thread loads the module once and keeps
 // it), and the server itself is started with a bad value and must refuse to start.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ringFutexChoice } from '../../src/ring/futex.js';
+import { ringFutexChoice } from '../../src/util/futex.js';
 import { REPO_ROOT, startServer } from '../server/harness.js';
 import { nativeChoiceIn } from './native_choice.js';
 
-const FUTEX_JS = path.join(REPO_ROOT, 'dist', 'src', 'ring', 'futex.js');
+const FUTEX_JS = path.join(REPO_ROOT, 'dist', 'src', 'util', 'futex.js');
 
 /** What nativeFutex() gives in a fresh process of `futex_js` with RINGBOOK_RING_FUTEX=`value`. */
 const nativeFutexIn = (futex_js: string, value: string | undefined): Promise<string> =>
@@ -41,12 +41,11 @@ describe('RINGBOOK_RING_FUTEX', () => {
     // The same compiled file where no native/build/ring_futex.node sits above it.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-futex-'));
     try {
-      // ring/futex.js finds the module through util/native_module.js: the same two-folder tree.
-      fs.mkdirSync(path.join(dir, 'ring'));
+      // util/futex.js finds the module through util/native_module.js beside it: the same folder.
       fs.mkdirSync(path.join(dir, 'util'));
-      const copy = path.join(dir, 'ring', 'futex.js');
+      const copy = path.join(dir, 'util', 'futex.js');
       fs.copyFileSync(FUTEX_JS, copy);
-      fs.copyFileSync(path.join(path.dirname(FUTEX_JS), '..', 'util', 'native_module.js'), path.join(dir, 'util', 'native_module.js'));
+      fs.copyFileSync(path.join(path.dirname(FUTEX_JS), 'native_module.js'), path.join(dir, 'util', 'native_module.js'));
       expect(await nativeFutexIn(copy, 'auto')).toBe('atomics');
       expect(await nativeFutexIn(copy, 'native')).toMatch(/^error: RINGBOOK_RING_FUTEX=native, but /);
     } finally {

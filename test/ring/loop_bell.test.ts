@@ -2,7 +2,7 @@
 // bell (native/loop_bell.c) or in Atomics.waitAsync, fed by a real worker-thread producer that
 // pauses often, so the consumer falls asleep thousands of times and every record must come from
 // a wake-up; a lost one would stall the test past its bound. Also RINGBOOK_LOOP_BELL (each case a
-// fresh process of the compiled dist/src/ring/loop_bell.js) and a server given a misspelt value.
+// fresh process of the compiled dist/src/util/loop_bell.js) and a server given a misspelt value.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { H_CONSUMER_BELL, H_CONSUMER_WAITERS } from '../../src/ring/ring_layout.js';
-import { loopBellChoice, nativeLoopBell } from '../../src/ring/loop_bell.js';
+import { loopBellChoice, nativeLoopBell } from '../../src/util/loop_bell.js';
 import { consumeOnLoop } from '../../src/ring/ring_wake.js';
 import { REPO_ROOT, startServer } from '../server/harness.js';
 import { nativeChoiceIn } from './native_choice.js';
@@ -19,7 +19,7 @@ import { assertDistFresh, startWorker } from './ring_peer.js';
 import { Rng, RECORD_WORDS, checkRecord } from './ring_records.js';
 
 const run = promisify(execFile);
-const BELL_JS = path.join(REPO_ROOT, 'dist', 'src', 'ring', 'loop_bell.js');
+const BELL_JS = path.join(REPO_ROOT, 'dist', 'src', 'util', 'loop_bell.js');
 const BUILT = process.platform === 'linux'; // `make native` builds native/build/loop_bell.node
 const WAIT_TIMEOUT_MS = 3_000;
 /** Far above a healthy run (~2 s here, loaded); a lost wake-up never ends without the close. */
@@ -200,13 +200,13 @@ describe('RINGBOOK_LOOP_BELL', () => {
     // The compiled module tree where no native/build/loop_bell.node sits above it.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-bell-'));
     try {
-      for (const f of ['ring/loop_bell.js', 'ring/futex.js', 'util/native_module.js']) {
+      for (const f of ['util/loop_bell.js', 'util/futex.js', 'util/native_module.js']) {
         fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
         fs.copyFileSync(path.join(path.dirname(BELL_JS), '..', f), path.join(dir, f));
       }
       fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
-      expect(await bellIn(path.join(dir, 'ring', 'loop_bell.js'), 'auto')).toBe('atomics');
-      expect(await bellIn(path.join(dir, 'ring', 'loop_bell.js'), 'native')).toMatch(/^error: RINGBOOK_LOOP_BELL=native, but /);
+      expect(await bellIn(path.join(dir, 'util', 'loop_bell.js'), 'auto')).toBe('atomics');
+      expect(await bellIn(path.join(dir, 'util', 'loop_bell.js'), 'native')).toMatch(/^error: RINGBOOK_LOOP_BELL=native, but /);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -12,7 +12,7 @@
 // loadNativeModule here too, with its own switch. RINGBOOK_RING_FUTEX takes only the values of NATIVE_CHOICES:
 // a misspelt one (`atomic`) would otherwise silently leave the native futex on; the server
 // refuses it at start (config/load.ts, main.ts), and a thread that meets it here throws.
-import { findNativeModule } from '../util/native_module.js';
+import { findNativeModule } from './native_module.js';
 
 export interface NativeFutex {
   /** Sleeps while `i32[index] === expected`, at most `timeout_ms`: 0 woken, 1 not equal, 2 timed out. */
