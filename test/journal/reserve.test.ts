@@ -8,32 +8,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
 import { JOURNAL_RESERVE_BYTES_MAX, JOURNAL_RESERVE_STEP_BYTES_MAX, JournalReserve } from '../../src/journal/reserve.js';
-import { RECORD_WORDS } from '../../src/ring/records.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
+import { appendBatches, expectReopensIntact } from './reserve_batches.js';
 
 const tempDir = tempDirsPerFile('ringbook-reserve-');
 
-function records(count: number, seed: number): Int32Array {
-  const r = new Int32Array(count * RECORD_WORDS);
-  for (let i = 0; i < r.length; i++) r[i] = (Math.imul(i + seed, 2654435761) ^ seed) | 0;
-  return r;
-}
-
 const fileBytes = (dir: string): number => fs.statSync(path.join(dir, 'data.mdb')).size;
-
-/**
- * Appends `n` batches of `size` records after the journal's last, each stored into LMDB right
- * after its acknowledgement (`storeUnstored`: the reserve is about LMDB's commits); returns the last id.
- */
-function appendBatches(j: Journal, n: number, size: number): number {
-  let id = j.lastBatchId();
-  for (let i = 0; i < n; i++) {
-    id++;
-    j.append(id, 1_000 + id, records(size, id), size);
-    j.storeUnstored();
-  }
-  return id;
-}
 
 function reserveUntilDone(j: Journal): number {
   let steps = 0;
@@ -67,12 +47,12 @@ describe('journal reserve', () => {
 
   it('lets appends land in the zeros (the file does not grow) and reads them back, also after a reopen', async () => {
     const dir = tempDir();
-    let j = Journal.open(dir);
+    const j = Journal.open(dir);
     // ~40 MB of 200-request batches: the reserve's cap is a fraction of that.
     const last_big = appendBatches(j, 1000, 200);
     const used = fileBytes(dir);
     const steps = reserveUntilDone(j);
-    // An eighth of ~42 MB (~5.2 MB), in steps of at most 1 MB.
+    // An eighth of ~42 MB (~5.2 MB), in steps of at most JOURNAL_RESERVE_STEP_BYTES_MAX (256 KB).
     const reserved_size = fileBytes(dir);
     expect(reserved_size - used).toBe(j.reserve.written_bytes);
     expect(j.reserve.written_bytes).toBeGreaterThan(used / 8 - 64 * 4096);
@@ -83,21 +63,7 @@ describe('journal reserve', () => {
     expect(fileBytes(dir)).toBe(reserved_size);
     await j.close();
 
-    j = Journal.open(dir);
-    try {
-      expect(j.lastBatchId()).toBe(last_small);
-      let expected = 1;
-      for (const b of j.read(1)) {
-        expect(b.batch_id).toBe(expected);
-        const size = b.batch_id <= last_big ? 200 : 2;
-        expect(b.count).toBe(size);
-        expect(Array.from(b.records.subarray(0, 8))).toEqual(Array.from(records(size, b.batch_id).subarray(0, 8)));
-        expected++;
-      }
-      expect(expected - 1).toBe(last_small);
-    } finally {
-      await j.close();
-    }
+    await expectReopensIntact(dir, last_big, last_small);
   }, 120_000);
 
   it('tops up only when nearly used while requests wait (a quarter), and at half when idle', () => {

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
 import { JOURNAL_RESERVE_STEP_BYTES_MAX, JournalReserve } from '../../src/journal/reserve.js';
-import { RECORD_WORDS } from '../../src/ring/records.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
+import { appendBatches, expectReopensIntact } from './reserve_batches.js';
 
 const tempDir = tempDirsPerFile('ringbook-reserve-nosync-');
 /** More calls than any fill needs (8 MB cap / 256 KB steps = 32): a reserve that never fills fails. */
@@ -31,23 +31,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function records(count: number, seed: number): Int32Array {
-  const r = new Int32Array(count * RECORD_WORDS);
-  for (let i = 0; i < r.length; i++) r[i] = (Math.imul(i + seed, 2654435761) ^ seed) | 0;
-  return r;
-}
-
 const fileBytes = (file: string): number => fs.statSync(file).size;
-
-function appendBatches(j: Journal, n: number, size: number): number {
-  let id = j.lastBatchId();
-  for (let i = 0; i < n; i++) {
-    id++;
-    j.append(id, 1_000 + id, records(size, id), size);
-    j.storeUnstored();
-  }
-  return id;
-}
 
 /** Idle top-ups until one writes nothing; checks each step's size and that none synced. */
 function fill(call: () => boolean, file: string, syncs: () => number): number {
@@ -88,7 +72,7 @@ describe('journal reserve top-up without a sync', () => {
   it('a journal whose commits land in the unsynced zeros reopens with every batch intact', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'data.mdb');
-    let j = Journal.open(dir);
+    const j = Journal.open(dir);
     const last_big = appendBatches(j, 200, 200); // ~8 MB of values: a ~1 MB reserve
     const used = fileBytes(file);
     const syncs = spySyncs();
@@ -104,20 +88,6 @@ describe('journal reserve top-up without a sync', () => {
     expect(fileBytes(file)).toBe(reserved_size);
     await j.close();
 
-    j = Journal.open(dir);
-    try {
-      expect(j.lastBatchId()).toBe(last_small);
-      let expected = 1;
-      for (const b of j.read(1)) {
-        expect(b.batch_id).toBe(expected);
-        const size = b.batch_id <= last_big ? 200 : 2;
-        expect(b.count).toBe(size);
-        expect(Array.from(b.records.subarray(0, 8))).toEqual(Array.from(records(size, b.batch_id).subarray(0, 8)));
-        expected++;
-      }
-      expect(expected - 1).toBe(last_small);
-    } finally {
-      await j.close();
-    }
+    await expectReopensIntact(dir, last_big, last_small);
   }, 120_000);
 });
