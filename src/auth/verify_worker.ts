@@ -43,8 +43,9 @@ export interface WorkerWake {
  * their own way); throws when the front chose a module this thread cannot load.
  */
 export function workerWake(i32: Int32Array): WorkerWake {
-  const futex = Atomics.load(i32, VR_FUTEX) === 1 ? nativeFutex() : null;
-  if (Atomics.load(i32, VR_FUTEX) === 1 && futex === null) {
+  const wants_futex = Atomics.load(i32, VR_FUTEX) === 1; // set by the front before the worker started: read once
+  const futex = wants_futex ? nativeFutex() : null;
+  if (wants_futex && futex === null) {
     throw new Error('verify ring: the front chose the native futex (native/build/ring_futex.node), which this worker cannot load');
   }
   const bell_id = Atomics.load(i32, VR_FRONT_BELL);
