@@ -12,13 +12,12 @@
 // numbers consecutive (no fork, no repeat), and the frozen leader appended nothing after the new
 // leader's first batch. Waits are bounded in lease TTLs; no assertion on how fast anything is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { EVENT_STREAM, readBatchHeader, type BatchHeader } from '../../src/cluster/log_format.js';
+import type { BatchHeader } from '../../src/cluster/log_format.js';
 import { sendBatchRequest } from '../../src/cluster/batch_request.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
 import type { StartedServer } from '../server/harness.js';
-import { leadingFromGenesis, LEASE_TTL_MS, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from './cluster_helpers.js';
+import { eventStreamBatches, leadingFromGenesis, LEASE_TTL_MS, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from './cluster_helpers.js';
 
 let c: TestCluster;
 let nc: NatsConnection;
@@ -70,18 +69,6 @@ function askBatch(after_batch_id: number): void {
 }
 
 /** Every batch of the event stream in sequence order (read with direct gets from nodes 1 and 2). */
-async function streamBatches(): Promise<BatchHeader[]> {
-  const jsm = await jetstreamManager(nc);
-  const last = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
-  const out: BatchHeader[] = [];
-  for (let seq = 1; seq <= last; seq++) {
-    const m = await jsm.streams.getMessage(EVENT_STREAM, { seq });
-    if (m === null) throw new Error(`event stream: no message at sequence ${seq}`);
-    out.push(readBatchHeader(m.header, m.data.length));
-  }
-  return out;
-}
-
 /** One history: sequence i holds batch i - 1, so no batch number twice and no gap. */
 function expectOneHistory(batches: BatchHeader[]): void {
   expect(batches.map((b) => b.batch_id)).toEqual(batches.map((_, i) => i));
@@ -141,7 +128,7 @@ describe('the leader lease on a real NATS cluster', () => {
       const n = p.statuses.find((s) => s.node_id === new_leader) as MatcherStatus;
       return o.role === 'standby' && n.role === 'leader' && o.batch_id === n.batch_id && o.state_root === n.state_root;
     }, seen);
-    const batches = await streamBatches();
+    const batches = await eventStreamBatches(nc);
     expectOneHistory(batches);
     const first_new = batches.findIndex((b) => b.leader === new_leader);
     expect(first_new).toBeGreaterThan(0);
@@ -180,7 +167,7 @@ describe('the leader lease on a real NATS cluster', () => {
       const n = p.statuses.find((s) => s.node_id === successor.node_id) as MatcherStatus;
       return o.role === 'standby' && o.batch_id === n.batch_id && o.state_root === n.state_root;
     }, seen);
-    const batches = await streamBatches();
+    const batches = await eventStreamBatches(nc);
     expectOneHistory(batches);
     const first_new = batches.findIndex((b, i) => i > before.statuses[0].batch_id && b.leader === successor.node_id);
     expect(batches.slice(first_new).filter((b) => b.leader === leader_id)).toEqual([]);
