@@ -63,7 +63,8 @@ export class LeaderStore {
     const expected = this.status.events_through;
     const first_try_ms = Date.now();
     for (let tries = 0; ; tries++) {
-      if (!this.host.leading() && !this.host.stopping()) {
+      // Stopping or not, no attempt goes out on a lapsed lease.
+      if (!this.host.leading()) {
         await this.unsure(batch_id, expected, h, state_root, tries);
         return;
       }

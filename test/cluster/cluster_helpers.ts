@@ -210,7 +210,6 @@ const STREAM_READ_TRIES = 50;
  * or restarted answers "JetStream system temporarily unavailable", or lags, for a moment).
  */
 export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeader[]> {
-  const jsm = await jetstreamManager(nc);
   const retried = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
     for (let i = 1; ; i++) {
       try {
@@ -221,6 +220,8 @@ export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeade
       }
     }
   };
+  // Its account check is a JetStream request too.
+  const jsm = await retried('the JetStream manager', () => jetstreamManager(nc));
   const last = (await retried('event stream info', () => jsm.streams.info(EVENT_STREAM))).state.last_seq;
   const out: BatchHeader[] = [];
   for (let seq = 1; seq <= last; seq++) {

@@ -41,6 +41,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  // How often a lease lapsed (a leader that could not confirm a renewal in time): printed, for
+  // the rule's cost on a loaded box; the tests' freezes cause some of them.
+  for (const [id, m] of c?.matchers ?? []) {
+    const lapses = m.output().stderr.split('lease renewal not confirmed').length - 1;
+    console.log(`lease fence: ${id} stepped down on a lapsed lease ${lapses} times`);
+  }
   for (const n of c?.nats.nodes ?? []) n.proc?.kill('SIGCONT');
   for (const m of c?.matchers.values() ?? []) m.proc.kill('SIGCONT');
   await nc?.close();
@@ -138,9 +144,9 @@ describe('the leader lease on a real NATS cluster', () => {
   });
 
   it('a leader process frozen past the TTL answers its first status after the resume as a standby, and appends nothing', async () => {
-    const before = await pollAll();
+    // One leader first (the previous test's, or whoever took over after a lapse on this shared box).
+    const before = await pollUntil('one leader', TAKEOVER_WAIT_LEASE_TTLS * 10, (p) => leadersOf(p).length === 1, []);
     const leader_id = leadersOf(before)[0];
-    expect(leader_id).toBeDefined();
     const leader = c.matchers.get(leader_id) as StartedServer;
     const seen: Poll[] = [];
     leader.proc.kill('SIGSTOP');
