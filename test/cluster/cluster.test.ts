@@ -47,6 +47,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  // Leaders that stepped down on a lapsed lease (docs/scale-out.md, "The lease and the fence"):
+  // printed, the rule's cost in this run's NATS node kill and load.
+  for (const [id, m] of c?.matchers ?? []) console.log(`cluster: ${id} stepped down on a lapsed lease ${m.output().stderr.split('lease renewal not confirmed').length - 1} times`);
   await c?.stop();
   await Promise.all(retired.map((s) => s.stop('SIGKILL')));
 });
