@@ -201,8 +201,8 @@ export async function settledMatchers(matchers: StartedServer[], ms: number): Pr
   });
 }
 
-/** Tries of one read of the event stream (JetStream answers "temporarily unavailable" during an election). */
-const STREAM_READ_TRIES = 50;
+/** Tries of one read of the event stream, a lease TTL / 10 apart: 30 TTLs (JetStream answers "temporarily unavailable" during an election). */
+const STREAM_READ_TRIES = 300;
 
 /**
  * Every batch header of the event stream in sequence order, read with direct gets over `nc`;
@@ -220,8 +220,9 @@ export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeade
       }
     }
   };
-  // Its account check is a JetStream request too.
-  const jsm = await retried('the JetStream manager', () => jetstreamManager(nc));
+  // Without its account check: a JetStream request that a node just resumed answers first with
+  // "temporarily unavailable" (seen for over 5 s after a SIGCONT).
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
   const last = (await retried('event stream info', () => jsm.streams.info(EVENT_STREAM))).state.last_seq;
   const out: BatchHeader[] = [];
   for (let seq = 1; seq <= last; seq++) {

@@ -8,9 +8,15 @@
 //   expired key and led: two leaders at one poll, the symptom a NATS-node-kill run showed.
 // - the leader process itself is frozen past the TTL, a status request waits in its socket, then
 //   it is resumed: its first answer must not be `leader` (it used to be, until a renewal came back).
-// Every poll asks all matchers at once; the stream is read at the end: one batch per sequence,
+// In the first case the leader is retrying a batch when it is cut off (the journal's test seam fails
+// its publishes, then the attempt after goes into the frozen node's socket): it must give the batch
+// up unconfirmed and start over from the log, and the attempt the frozen node delivers on its
+// resume must be refused by the fence. Every poll asks all matchers at once; the stream is read at the end: one batch per sequence,
 // numbers consecutive (no fork, no repeat), and the frozen leader appended nothing after the new
 // leader's first batch. Waits are bounded in lease TTLs; no assertion on how fast anything is.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { BatchHeader } from '../../src/cluster/log_format.js';
@@ -21,6 +27,9 @@ import { eventStreamBatches, leadingFromGenesis, LEASE_TTL_MS, matcherStatus, se
 
 let c: TestCluster;
 let nc: NatsConnection;
+/** The first leader's store seam (RINGBOOK_TEST_JOURNAL_FAULT_FILE): 'write' fails its publishes. */
+let fault_dir = '';
+let fault_file = '';
 /** Polls of every matcher's /status: one every POLL_EVERY_MS, at most this many per phase. */
 const POLL_EVERY_MS = Math.floor(LEASE_TTL_MS / 10);
 /** A standby's takeover after the frozen node (elections of what it led take seconds on 2.9): bounded here. */
@@ -33,7 +42,9 @@ beforeAll(async () => {
   const urls = c.nats.urls();
   // The first leader talks to node 0 only; the standbys and the test to nodes 1 and 2, so that
   // freezing node 0 cuts the leader off while the rest of the cluster keeps a quorum.
-  const first = await c.startMatcher('old', { RINGBOOK_NATS_URLS: urls[0] });
+  fault_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-lease-fence-'));
+  fault_file = path.join(fault_dir, 'fault');
+  const first = await c.startMatcher('old', { RINGBOOK_NATS_URLS: urls[0], RINGBOOK_TEST_JOURNAL_FAULT_FILE: fault_file });
   await leadingFromGenesis(first);
   const rest = urls.slice(1).join(',');
   await Promise.all([c.startMatcher('m2', { RINGBOOK_NATS_URLS: rest }), c.startMatcher('m3', { RINGBOOK_NATS_URLS: rest })]);
@@ -51,6 +62,7 @@ afterAll(async () => {
   for (const m of c?.matchers.values() ?? []) m.proc.kill('SIGCONT');
   await nc?.close();
   await c?.stop();
+  if (fault_dir !== '') fs.rmSync(fault_dir, { recursive: true, force: true });
 });
 
 interface Poll {
@@ -109,10 +121,19 @@ describe('the leader lease on a real NATS cluster', () => {
       return undefined;
     }, POLL_EVERY_MS);
     await settledMatchers([...c.matchers.values()], 15 * LEASE_TTL_MS);
+    // A batch in flight when it is cut off: its publishes fail (the seam) and are retried.
+    const held = (await matcherStatus(old)).batch_id + 1;
+    fs.writeFileSync(fault_file, 'write');
+    await waitFor(`the first leader retrying batch ${held}`, 10 * LEASE_TTL_MS, async () => {
+      askBatch(held - 1);
+      return old.output().stderr.includes(`batch ${held} not stored yet`) || undefined;
+    }, POLL_EVERY_MS);
     const node0 = c.nats.nodes[0].proc;
     expect(node0).not.toBeNull();
     const seen: Poll[] = [];
     node0!.kill('SIGSTOP');
+    // Its next attempt goes out for real, into the frozen node's socket (delivered on the resume).
+    fs.writeFileSync(fault_file, '');
     let took_over: Poll;
     try {
       took_over = await pollUntil('a standby leads and cuts a batch', TAKEOVER_WAIT_LEASE_TTLS * 10, (p) =>
@@ -134,10 +155,14 @@ describe('the leader lease on a real NATS cluster', () => {
       const n = p.statuses.find((s) => s.node_id === new_leader) as MatcherStatus;
       return o.role === 'standby' && n.role === 'leader' && o.batch_id === n.batch_id && o.state_root === n.state_root;
     }, seen);
+    const held_lines = old.output().stderr.split('\n').filter((l) => l.includes(`batch ${held}`) || l.includes('lease renewal not confirmed'));
+    console.log(`lease fence: the first leader on its held batch ${held}:\n${held_lines.map((l) => '  ' + l.slice(0, 300)).join('\n')}`);
+    // The held batch was given up unconfirmed (no attempt after the lapse), and the engine rebuilt.
+    expect(old.output().stderr).toContain(`batch ${held}: the lease lapsed before the event stream confirmed it`);
     const batches = await eventStreamBatches(nc);
     expectOneHistory(batches);
     const first_new = batches.findIndex((b) => b.leader === new_leader);
-    expect(first_new).toBeGreaterThan(0);
+    expect(first_new).toBe(held);
     expect(batches.slice(first_new).filter((b) => b.leader === 'old'), 'batches appended by the old leader after the new one\'s first').toEqual([]);
     console.log(`lease fence (frozen NATS node): ${seen.length} polls of 3 matchers, never two leaders; ${new_leader} took over at batch ${first_new}, ` +
       `old leader's batches ${batches.filter((b) => b.leader === 'old').length}, stream ${batches.length} batches`);
