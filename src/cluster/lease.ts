@@ -3,10 +3,18 @@
 // reads the settlement contract's events (ChainReaderLease below, bucket rb_chain_reader_lease). The bucket's max age (a stream
 // max_age, in nats-server since 2.2; per-message TTLs need 2.11 and are not used) removes the
 // key when its holder stops renewing; create() succeeds only while the key is absent, update()
-// only at the revision the holder last wrote (compare-and-set), so at most one matcher believes
-// it holds the lease after any renewal. A holder that paused past the TTL can still believe it
-// for one more batch: the event stream's expected-last-sequence fence (matcher_role.ts) is what
-// keeps a second writer out of the log; the lease only decides who tries.
+// only at the revision the holder last wrote (compare-and-set).
+//
+// The holder's rule (docs/scale-out.md, "The lease and the fence"): the lease is *valid* until
+// the send time of its last confirmed create/renewal plus the TTL minus a safety margin
+// (leaseSafetyMarginMs), by both the monotonic and the wall clock. The key was stored no earlier
+// than that send, so no other process can create it before send + TTL: the holder stops acting
+// at least the margin before anyone else can start. A renewal NATS did not answer does not extend
+// it (before 2026-11-29 it "changed nothing" and a leader cut off from NATS kept leading and
+// reporting `leader` while a standby took the expired key). The event stream's
+// expected-last-sequence fence (matcher_store.ts) still keeps the log linear for a publish sent
+// before the deadline that reaches the stream only after the margin.
+import { performance } from 'node:perf_hooks';
 import { Kvm, type KV } from '@nats-io/kv';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -23,27 +31,87 @@ export function isWrongLastSequence(e: unknown): boolean {
 
 export type RenewResult = 'held' | 'lost' | 'unknown';
 
+/**
+ * How long before its key can expire on the NATS nodes a holder stops acting: a quarter of the
+ * TTL (250 ms at the default 1 s). It covers what happens between the holder's clock check and
+ * its write reaching the stream (an event-loop turn, the loopback or LAN flight) and the clocks'
+ * rate difference between hosts (ppm). With renewals every TTL/4, a holder thus rides out two
+ * unanswered renewals in a row and stops at the third.
+ */
+export function leaseSafetyMarginMs(ttl_ms: number): number {
+  return Math.floor(ttl_ms / 4);
+}
+
+/** A renewal not answered within half the TTL is 'unknown': the next one is sent at the next tick. */
+function renewTimeoutMs(ttl_ms: number): number {
+  return Math.max(50, Math.floor(ttl_ms / 2));
+}
+
+/** Both clocks at one moment: monotonic (never jumps) and wall (what the NATS nodes' max_age counts in). */
+interface Clocks {
+  mono_ms: number;
+  wall_ms: number;
+}
+
+function clocksNow(): Clocks {
+  return { mono_ms: performance.now(), wall_ms: Date.now() };
+}
+
 export class KvLease {
   private readonly kv: KV;
   private readonly holder: string;
+  private readonly ttl_ms: number;
   private revision = 0;
+  /** The key holds this holder's name at `revision` (as last confirmed; it may have expired since). */
   held = false;
+  /** Valid until (both clocks): the last confirmed write's send time + TTL - margin. */
+  private valid_until: Clocks = { mono_ms: 0, wall_ms: 0 };
 
-  private constructor(kv: KV, holder: string) {
+  private constructor(kv: KV, holder: string, ttl_ms: number) {
     this.kv = kv;
     this.holder = holder;
+    this.ttl_ms = ttl_ms;
+  }
+
+  /** Held, and its last confirmed write recent enough that nobody else can take the key yet. */
+  validNow(): boolean {
+    if (!this.held) return false;
+    const now = clocksNow();
+    return now.mono_ms < this.valid_until.mono_ms && now.wall_ms < this.valid_until.wall_ms;
+  }
+
+  /** Milliseconds of validity left (<= 0: lapsed or not held); for logs. */
+  validForMs(): number {
+    if (!this.held) return 0;
+    return Math.min(this.valid_until.mono_ms - performance.now(), this.valid_until.wall_ms - Date.now());
+  }
+
+  /**
+   * Stops treating the lease as held (its validity lapsed): the key stays until its TTL ends it
+   * (not deleted: a write sent just before the deadline gets the margin to land first), and
+   * tryAcquire() takes it again only once it is gone.
+   */
+  drop(): void {
+    this.held = false;
+  }
+
+  private confirmed(sent: Clocks): void {
+    const keep_ms = this.ttl_ms - leaseSafetyMarginMs(this.ttl_ms);
+    this.valid_until = { mono_ms: sent.mono_ms + keep_ms, wall_ms: sent.wall_ms + keep_ms };
   }
 
   /** Opens (or creates) the lease bucket `bucket`: history 1, TTL `ttl_ms`, `replicas` copies. */
   static async open(nc: NatsConnection, bucket: string, holder: string, ttl_ms: number, replicas: number): Promise<KvLease> {
     const kv = await new Kvm(nc).create(bucket, { ttl: ttl_ms, replicas, history: 1 });
-    return new KvLease(kv, holder);
+    return new KvLease(kv, holder, ttl_ms);
   }
 
   /** Takes the lease if nobody holds it; false when someone does (or NATS did not answer). */
   async tryAcquire(): Promise<boolean> {
+    const sent = clocksNow();
     try {
       this.revision = await this.kv.create(LEASE_KEY, this.holder);
+      this.confirmed(sent);
       this.held = true;
       return true;
     } catch {
@@ -51,10 +119,16 @@ export class KvLease {
     }
   }
 
-  /** Renews a held lease: 'lost' when someone else took it or it expired, 'unknown' when NATS did not answer. */
+  /**
+   * Renews a held lease: 'lost' when someone else took it or it expired, 'unknown' when NATS did
+   * not answer (within half the TTL; the validity is then not extended). 'held' extends the
+   * validity from this call's start, which may already be past (a late answer).
+   */
   async renew(): Promise<RenewResult> {
+    const sent = clocksNow();
     try {
-      this.revision = await this.kv.update(LEASE_KEY, this.holder, this.revision);
+      this.revision = await this.kv.update(LEASE_KEY, this.holder, this.revision, renewTimeoutMs(this.ttl_ms));
+      this.confirmed(sent);
       return 'held';
     } catch (e) {
       if (isWrongLastSequence(e)) {
@@ -85,9 +159,9 @@ export class KvLease {
  * `settlement.rpc_url`, only the holder of this lease reads the contract's events (deposits,
  * forced entries); the others keep serving and still read `lastBatchId`. Renewed every
  * `ttl_ms / 4` by its own timer, not by the chain link's rounds, so a slow round (many blocks of
- * logs, a slow endpoint) does not let the key expire under a live reader. A renewal NATS did not
- * answer keeps the lease believed held (as the matcher's): two readers for a moment cost only
- * refused repeats, which the engine refuses by the deposit id / envelope nonce.
+ * logs, a slow endpoint) does not let the key expire under a live reader. Reading follows the
+ * lease's validity (KvLease.validNow), as the matcher's leading does: a reader whose renewals go
+ * unanswered pauses before another can take the key, and goes on if a later renewal is confirmed.
  */
 export class ChainReaderLease {
   private timer: NodeJS.Timeout | null = null;
@@ -104,7 +178,7 @@ export class ChainReaderLease {
 
   /** Whether this gateway reads the chain now. */
   holding(): boolean {
-    return this.lease.held;
+    return this.lease.validNow();
   }
 
   private async tick(): Promise<void> {

@@ -10,7 +10,10 @@
 // the batch message), applies them, and publishes each batch message with JetStream's
 // expected-last-sequence set to the last one it applied (matcher_store.ts): if anyone else wrote
 // in between, the publish fails and this matcher starts over as a standby from genesis (it
-// applied a batch the log does not hold).
+// applied a batch the log does not hold). It leads only while its lease is valid (lease.ts: its
+// last confirmed renewal + TTL - margin): every batch, status message, batch request and /status
+// answer checks that first (leadingNow), so a leader cut off from NATS stops before a standby can
+// take the key.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -20,7 +23,7 @@ import { bytesEqual } from '../da/hex.js';
 import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { componentLog } from '../util/log.js';
-import { KvLease } from './lease.js';
+import { KvLease, leaseSafetyMarginMs } from './lease.js';
 import { ensureStreams, EVENT_STREAM, LEASE_BUCKET, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, type BatchHeader } from './log_format.js';
 import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';
 import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
@@ -118,11 +121,12 @@ export class ClusterMatcher {
     this.js = jetstream(nc);
     this.leader_store = new LeaderStore(o, this.status, nc, this.js, this.jsm, {
       stopping: () => this.stopping,
+      leading: () => this.leadingNow(),
       applied: (h, event_seq, state_root) => this.applied(h, event_seq, state_root),
       rebuild: (why) => this.rebuild(why),
     });
     this.lease = await KvLease.open(nc, LEASE_BUCKET, o.node_id, o.lease_ttl_ms, o.replicas);
-    this.batch_requests.listen(nc, { leading: () => this.status.role === 'leader', batchId: () => this.status.batch_id, wake: () => this.wake?.() });
+    this.batch_requests.listen(nc, { leading: () => this.leadingNow(), batchId: () => this.status.batch_id, wake: () => this.wake?.() });
     await this.follow();
     this.lease_timer = setInterval(() => void this.leaseTick(), Math.max(10, Math.floor(o.lease_ttl_ms / 4)));
   }
@@ -184,8 +188,30 @@ export class ClusterMatcher {
   /** lead() runs (from taking the lease until it follows the log again after stepping down). */
   private in_lead = false;
 
-  private stepDown(): void {
-    log.warn(`ringbook matcher ${this.options.node_id}: lease lost at batch ${this.status.batch_id}: back to standby`);
+  /**
+   * Whether this matcher leads now: it took the lease and its validity has not lapsed. A lapse
+   * found here steps it down at once (this is called before every batch, status message and
+   * /status answer), so nothing waits for the lease timer, whose renewal may hang on NATS.
+   */
+  leadingNow(): boolean {
+    if (this.status.role !== 'leader') return false;
+    const lease = this.lease as KvLease;
+    if (lease.validNow()) return true;
+    const o = this.options;
+    this.stepDown(`lease renewal not confirmed for ${o.lease_ttl_ms - leaseSafetyMarginMs(o.lease_ttl_ms)} ms ` +
+      `(TTL ${o.lease_ttl_ms} ms less the ${leaseSafetyMarginMs(o.lease_ttl_ms)} ms safety margin): the key may expire for the others`);
+    lease.drop();
+    return false;
+  }
+
+  /** The status, with the role as of now (GET /status of roles.ts). */
+  statusNow(): MatcherStatus {
+    this.leadingNow();
+    return this.status;
+  }
+
+  private stepDown(why: string): void {
+    log.warn(`ringbook matcher ${this.options.node_id}: ${why} at batch ${this.status.batch_id}: back to standby`);
     this.status.role = 'standby';
     this.wake?.();
     // lead() may be waiting for the request stream's consumer: stop that wait too.
@@ -197,14 +223,22 @@ export class ClusterMatcher {
     this.leasing = true;
     try {
       const lease = this.lease as KvLease;
-      if (this.status.role === 'leader') {
-        // Only a refusal ends leadership. A renewal NATS did not answer (the bucket electing a
-        // leader after a node's death) changes nothing: the fence keeps the log linear if another
-        // matcher takes the expired key meanwhile, and stepping down on silence would hand the
-        // exchange to a standby that must first create consumers in the same election.
-        if ((await lease.renew()) === 'lost') this.stepDown();
-        else (this.leader_store as LeaderStore).publishStatus();
+      if (this.leadingNow()) {
+        // A refusal ends leadership at once. A renewal NATS did not answer (the bucket electing a
+        // leader after a node's death) does not extend the lease: leadingNow() steps down when its
+        // validity lapses, before the key can expire for the standbys (before 2026-11-29 silence
+        // "changed nothing", and a leader cut off from NATS led on beside the standby that took
+        // the expired key).
+        const renewed = await lease.renew();
+        if (renewed === 'lost') this.stepDown('lease lost');
+        else if (this.leadingNow()) (this.leader_store as LeaderStore).publishStatus();
       } else if (!this.in_lead && await lease.tryAcquire()) {
+        if (!lease.validNow()) {
+          // Created, but confirmed so late that the margin is spent: not led; the key expires.
+          log.warn(`ringbook matcher ${this.options.node_id}: lease taken but confirmed too late to lead on it (${Math.round(lease.validForMs())} ms)`);
+          lease.drop();
+          return;
+        }
         this.in_lead = true;
         this.status.role = 'leader';
         this.status.leader_since_ms = Date.now();
@@ -226,20 +260,20 @@ export class ClusterMatcher {
     const js = this.js as JetStreamClient;
     // Apply the whole stream first: the previous leader's last batches may still be in flight.
     const last = await this.untilDone(() => jsm.streams.info(EVENT_STREAM)).then((i) => i.state.last_seq);
-    while (this.status.events_through < last && !this.stopping && this.status.role === 'leader') await sleep(2);
+    while (this.status.events_through < last && !this.stopping && this.leadingNow()) await sleep(2);
     await this.follower?.close();
     this.follower = null;
-    if (this.status.batch_id < 0) await this.publishBatch(0, 0, new Uint8Array(0), 0);
+    if (this.status.batch_id < 0 && this.leadingNow()) await this.publishBatch(0, 0, new Uint8Array(0), 0);
     const requests = new LogReader(js, jsm, REQUEST_STREAM, this.status.requests_through + 1, `matcher ${this.options.node_id}`,
       REQUESTS_PULLED_MAX, async (m) => {
         // Backpressure: the request stream holds what the leader has not taken yet.
-        while (this.units.length >= UNITS_QUEUED_MAX && !this.stopping && this.status.role === 'leader') await sleep(1);
+        while (this.units.length >= UNITS_QUEUED_MAX && !this.stopping && this.leadingNow()) await sleep(1);
         this.units.push({ seq: m.seq, data: m.data });
         this.wake?.();
       });
     this.request_reader = requests;
-    if (this.status.role === 'leader') await requests.start();
-    while (!this.stopping && this.status.role === 'leader') {
+    if (this.leadingNow()) await requests.start();
+    while (!this.stopping && this.leadingNow()) {
       if (this.units.length === 0) {
         // An empty batch when a forced inclusion or dead-man switch falls due, or a gateway's request waits.
         const now = Date.now();
@@ -281,6 +315,8 @@ export class ClusterMatcher {
 
   /** Takes the waiting request units (whole, up to batch_records_max records) as the next batch. */
   private async cut(): Promise<void> {
+    // Nothing is taken or executed unless the lease is valid now (the loop's check may be a turn old).
+    if (!this.leadingNow()) return;
     const max_bytes = this.options.batch_records_max * RECORD_BYTES;
     let bytes = 0;
     let n = 0;

@@ -24,6 +24,8 @@ const PUBLISH_TIMEOUT_MS = 2_000;
 export interface LeaderStoreHost {
   /** Whether the matcher is stopping (a failed publish is then thrown, not retried). */
   readonly stopping: () => boolean;
+  /** Whether it still leads (its lease valid now, lease.ts): no attempt is sent otherwise. */
+  readonly leading: () => boolean;
   /** Batch `h` is in the event stream at `event_seq` with this state root. */
   readonly applied: (h: BatchHeader, event_seq: number, state_root: string) => void;
   /** Fenced out: the stream holds another leader's batch where this one's was to be. */
@@ -61,6 +63,11 @@ export class LeaderStore {
     const expected = this.status.events_through;
     const first_try_ms = Date.now();
     for (let tries = 0; ; tries++) {
+      // Stopping or not, no attempt goes out on a lapsed lease.
+      if (!this.host.leading()) {
+        await this.unsure(batch_id, expected, h, state_root, tries);
+        return;
+      }
       try {
         const injected = this.options.fault_file === null ? null : injectedFault(this.options.fault_file);
         if (injected === 'write') throw new Error('injected write failure (test seam)');
@@ -102,6 +109,21 @@ export class LeaderStore {
   }
 
   /**
+   * The lease lapsed with batch `batch_id` applied but not known stored (`tries` attempts sent):
+   * no further attempt goes out. If the stream holds it as this leader's, it is applied; else this
+   * engine may be ahead of the log (or an attempt may still land), so the matcher starts over from
+   * the log, which holds whatever landed.
+   */
+  private async unsure(batch_id: number, expected: number, h: BatchHeader, state_root: string, tries: number): Promise<void> {
+    const stored = tries === 0 ? null : await this.storedAt(expected + 1);
+    if (stored !== null && this.isOwn(stored, batch_id, state_root)) {
+      this.host.applied(h, expected + 1, state_root);
+      return;
+    }
+    this.host.rebuild(`batch ${batch_id}: the lease lapsed before the event stream confirmed it (${tries} attempts)`);
+  }
+
+  /**
    * Follows the leader's store fault: set once batch `batch_id` has failed to be stored for
    * store_fault_after_ms since `first_try_ms` (`e` its last error), cleared with `e` null. Each
    * change is logged and published at once (the gateways refuse writes from then on).
@@ -124,7 +146,7 @@ export class LeaderStore {
   /** The leader's status message to every gateway (matcher_status.ts); only the leader sends one. */
   publishStatus(): void {
     const s = this.status;
-    if (s.role !== 'leader') return;
+    if (!this.host.leading()) return;
     try {
       this.nc.publish(MATCHER_STATUS_SUBJECT, new Uint8Array(0), {
         headers: leaderStatusHeaders({ leader: this.options.node_id, batch_id: s.batch_id, store_fault: s.store_fault }),

@@ -168,7 +168,7 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
   const status = http.createServer((req, res) => {
     const ok = req.method === 'GET' && req.url === '/status';
     res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? matcher.status : { error: { code: 'NOT_FOUND', message: 'only GET /status' } }));
+    res.end(JSON.stringify(ok ? matcher.statusNow() : { error: { code: 'NOT_FOUND', message: 'only GET /status' } }));
   });
   const port = await new Promise<number>((resolve, reject) => {
     status.once('error', reject);

@@ -47,6 +47,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  // Leaders that stepped down on a lapsed lease (docs/scale-out.md, "The lease and the fence"):
+  // printed, the rule's cost in this run's NATS node kill and load.
+  for (const [id, m] of c?.matchers ?? []) {
+    const lapses = m.output().stderr.split('\n').filter((l) => l.includes('lease renewal not confirmed'));
+    console.log(`cluster: ${id} stepped down on a lapsed lease ${lapses.length} times${lapses.map((l) => '\n  ' + l.slice(0, 300)).join('')}`);
+  }
   await c?.stop();
   await Promise.all(retired.map((s) => s.stop('SIGKILL')));
 });

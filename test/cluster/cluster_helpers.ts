@@ -1,7 +1,10 @@
 // Set-up shared by the cluster tests: a real 3-node JetStream cluster (LocalNatsCluster), matcher
 // and gateway roles as real processes (the harness's startServer with RINGBOOK_ROLE), their
 // /status, bounded waits, and a load of signed orders from several wallets.
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
+import { EVENT_STREAM, readBatchHeader, type BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
 import type { DaRoleStatus } from '../../src/cluster/da_role.js';
 import { api, deposit, request, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
@@ -196,4 +199,42 @@ export async function settledMatchers(matchers: StartedServer[], ms: number): Pr
   }, 50).catch((e: unknown) => {
     throw new Error(`${String(e)}; last statuses: ${JSON.stringify(last)}`);
   });
+}
+
+/** Tries of one read of the event stream, a lease TTL / 10 apart: 30 TTLs (JetStream answers "temporarily unavailable" during an election). */
+const STREAM_READ_TRIES = 300;
+
+/**
+ * Every batch header of the event stream in sequence order, read with direct gets over `nc`;
+ * each read retried up to STREAM_READ_TRIES times, a lease TTL / 10 apart (a node just resumed
+ * or restarted answers "JetStream system temporarily unavailable", or lags, for a moment).
+ */
+export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeader[]> {
+  const retried = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
+    for (let i = 1; ; i++) {
+      try {
+        return await read();
+      } catch (e) {
+        if (i >= STREAM_READ_TRIES) throw new Error(`${what}: ${String(e)} (${i} tries)`);
+        await new Promise((r) => setTimeout(r, LEASE_TTL_MS / 10));
+      }
+    }
+  };
+  // Without its account check: a JetStream request that a node just resumed answers first with
+  // "temporarily unavailable" (seen for over 5 s after a SIGCONT).
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const last = (await retried('event stream info', () => jsm.streams.info(EVENT_STREAM))).state.last_seq;
+  const out: BatchHeader[] = [];
+  for (let seq = 1; seq <= last; seq++) {
+    // A direct get: any replica answers (the stream API's get needs its leader, and a node just
+    // resumed answers it first with "temporarily unavailable" for seconds); a replica that has not
+    // caught up yet answers null, which is retried too.
+    const m = await retried(`event stream sequence ${seq}`, async () => {
+      const got = await jsm.direct.getMessage(EVENT_STREAM, { seq });
+      if (got === null) throw new Error(`no message at sequence ${seq}`);
+      return got;
+    });
+    out.push(readBatchHeader(m.header, m.data.length));
+  }
+  return out;
 }
