@@ -154,8 +154,9 @@ int main(int argc, char **argv) {
     r->open_total = total > (double)r->o.max_requests ? r->o.max_requests : (uint64_t)total;
     r->t_end = INT64_MAX;
     r->timer_role = TIMER_SCHEDULE;
+    r->spin_ns = (int64_t)(r->o.spin_us * 1000.0);
     if (r->open_total == 0) { r->sending = 0; r->t_end = r->t0; }
-    else arm_timer(r, r->t0);
+    else arm_schedule(r, r->t0);
   } else {
     // Closed: the window ends at t_end; until-empty: when nothing is left, capped at DURATION_MS_MAX.
     r->t_end = r->o.until_empty ? INT64_MAX : r->t0 + (int64_t)(r->o.duration_ms * 1e6);

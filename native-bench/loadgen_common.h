@@ -35,6 +35,15 @@
 #define ERROR_CODES_MAX 32
 #define ERROR_CODE_LEN_MAX 40
 #define EVENTS_PER_WAIT 512
+/**
+ * Open mode's early wake (--spin-us): the schedule's timer is armed this many µs before a due send
+ * and the generator spins on the clock to it, because the timer's interrupt reaches this VM's
+ * guest ~22 µs after expiry and the send follows ~45 µs after (docs/benchmarks.md, h26g).
+ * A spin is at most SPIN_US_MAX of a core per scheduled send.
+ */
+#define SPIN_US_DEFAULT 50
+#define SPIN_US_DEFAULT_TEXT "50"
+#define SPIN_US_MAX 1000.0
 /** Most provided receive buffers of the io_uring backend (a power of two; a kernel limit is 32768; --recv-buffers). */
 #define URING_BUFS_MAX 8192u
 

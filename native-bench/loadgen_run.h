@@ -108,6 +108,12 @@ typedef struct {
   uint64_t sent_total;
   // open mode
   uint64_t open_total, open_next;
+  int64_t spin_ns;       // --spin-us in ns (open mode; 0 in closed mode)
+  int64_t next_due_ns;   // the next scheduled send's time (the timer fires spin_ns before it)
+  int64_t timer_fire_ns; // when the schedule's timer was armed to fire
+  int timer_ahead;       // it was armed for a time still ahead (its lateness is measured)
+  uint64_t spins;        // early wakes that spun to their due time
+  int64_t spin_ns_total; // the time those spins took
   uint64_t queued; // scheduled but not started, over all lanes
   kind_stats_t stats[KINDS];
   uint64_t status_2xx, status_4xx, status_5xx, status_other;
@@ -120,6 +126,7 @@ typedef struct {
   uint64_t early_sends;        // open mode: writes before their scheduled time (a scheduler bug if not 0)
   int64_t first_send_ns, last_send_ns;
   hist_t latency, service, send_delay;
+  hist_t timer_late; // open mode: the schedule timer's fire to the generator's first clock read after it
   // io: io_uring (loadgen_uring.h) when the kernel lets us, else epoll (ep, tfd above)
   int use_uring;
   const char *io_fallback; // why auto chose epoll (open mode, or the kernel refused a step), or NULL
