@@ -154,7 +154,8 @@ int main(int argc, char **argv) {
     r->open_total = total > (double)r->o.max_requests ? r->o.max_requests : (uint64_t)total;
     r->t_end = INT64_MAX;
     r->timer_role = TIMER_SCHEDULE;
-    r->spin_ns = (int64_t)(r->o.spin_us * 1000.0);
+    double spin_ns = r->o.spin_us * 1000.0, spin_cap_ns = SPIN_INTERVAL_SHARE * 1e9 / r->o.rate;
+    r->spin_ns = (int64_t)(spin_ns < spin_cap_ns ? spin_ns : spin_cap_ns);
     if (r->open_total == 0) { r->sending = 0; r->t_end = r->t0; }
     else arm_schedule(r, r->t0);
   } else {

@@ -54,7 +54,8 @@ static void usage(void) {
       "  --recv-buffers N (with --io io_uring): the multishot recvs' provided 2 KiB buffers, a power of two\n"
       "  1..8192 (default: 2 per lane, at least 64); a few make the recvs run out and be armed again.\n"
       "  --spin-us N (open mode): wake N us before each due send and spin on the clock to it (0..1000,\n"
-      "  default " SPIN_US_DEFAULT_TEXT "; 0: sleep to the due time): the timer's wake-up lateness is not charged to send_delay.\n"
+      "  default " SPIN_US_DEFAULT_TEXT "; 0: sleep to the due time; at most a quarter of 1 / rate): the timer's\n"
+      "  wake-up lateness is not charged to send_delay.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }

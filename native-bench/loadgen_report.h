@@ -68,8 +68,9 @@ static void report_json(const run_t *r, const run_figures_t *f) {
     hist_json(o, "timer_late", &r->timer_late);
   }
   fputc('}', o);
+  // spin_us: the early wake as it ran (--spin-us, capped at SPIN_INTERVAL_SHARE of the interval).
   if (r->o.open)
-    fprintf(o, ",\"spin_us\":%.0f,\"spins\":%llu,\"spin_us_total\":%.1f", r->o.spin_us, (unsigned long long)r->spins, (double)r->spin_ns_total / 1e3);
+    fprintf(o, ",\"spin_us\":%.3f,\"spins\":%llu,\"spin_us_total\":%.1f", (double)r->spin_ns / 1e3, (unsigned long long)r->spins, (double)r->spin_ns_total / 1e3);
   fprintf(o, ",\"cpu_us\":%lld,\"cpu_user_us\":%lld,\"cpu_sys_us\":%lld,\"cpu_total_us\":%lld", (long long)f->cpu_us, (long long)f->cpu_user_us, (long long)f->cpu_sys_us,
           (long long)f->cpu_total_us);
   fprintf(o, ",\"first_send_ms\":%.3f,\"last_send_ms\":%.3f,\"early_sends\":%llu", r->first_send_ns ? (double)(r->first_send_ns - r->t0) / 1e6 : 0.0,
