@@ -11,8 +11,8 @@
 // Modes:
 //   closed  max rate: each lane sends its next request as soon as the previous answer is complete;
 //           latency = answer complete - write.
-//   open    fixed rate: request i is scheduled at t0 + i / rate (CLOCK_MONOTONIC, timerfd) on
-//           lane i mod N; a busy lane queues it; latency = answer complete - SCHEDULED time, so a
+//   open    fixed rate: request i is scheduled at t0 + i / rate (CLOCK_MONOTONIC, timerfd; the timer
+//           fires --spin-us early and the generator spins to the due time) on lane i mod N; a busy lane queues it; latency = answer complete - SCHEDULED time, so a
 //           stalled server shows up as latency rather than as fewer samples (no coordinated
 //           omission). service = answer - write, send_delay = write - scheduled.
 // Responses are parsed just enough: status line, Content-Length, the "error" code of non-2xx
