@@ -21,13 +21,17 @@
 //     --generator-slice-us-a N, --generator-slice-us-b N  the native generator's own EEVDF slice
 //                    (loadgen --slice-us) in that build's phases: an A/B of the measuring tool, not
 //                    of the server (same builds and configs: the difference is the tool's)
+//     --generator-spin-us-a N, --generator-spin-us-b N  the native generator's early wake (loadgen
+//                    --spin-us, 0..1000; 0: none; absent: the binary's default) in that build's phases:
+//                    also an A/B of the tool; each side reports its send_delay p50/p99 and the
+//                    generator's CPU per request
 // Ends with ONE JSON line {"bench":"light_ab",...}.
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { STAGES } from '../src/gateway/stage_timings.js';
 import { Knobs } from './knobs.js';
-import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
+import { GENERATOR_SPIN_US_MAX, lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
 import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/phase_cpu.js';
 import { abOrder, AbServers, type AbServer } from './load/ab_servers.js';
@@ -71,13 +75,19 @@ async function main(): Promise<void> {
     return us === 0 ? undefined : us;
   };
   const gen_slice_us = { A: genSlice('generator-slice-us-a'), B: genSlice('generator-slice-us-b') };
+  // Absent: the binary's default early wake (it reports which it used).
+  const genSpin = (name: string): number | undefined =>
+    knobs.optionalString(name) === undefined ? undefined : knobs.number(name, 0, 0, GENERATOR_SPIN_US_MAX);
+  const gen_spin_us = { A: genSpin('generator-spin-us-a'), B: genSpin('generator-spin-us-b') };
   knobs.finish();
   const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-light-ab' });
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
-  const slice_note = (n: 'A' | 'B'): string => (gen_slice_us[n] === undefined ? '' : `, generator slice ${gen_slice_us[n]} us`);
+  const slice_note = (n: 'A' | 'B'): string => (gen_slice_us[n] === undefined ? '' : `, generator slice ${gen_slice_us[n]} us`) +
+    (gen_spin_us[n] === undefined ? '' : `, generator early wake ${gen_spin_us[n]} us`);
   console.log(`  A ${a_js} ${JSON.stringify(extra.A)}${slice_note('A')}\n  B ${b_js} ${JSON.stringify(extra.B)}${slice_note('B')}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
   const gen = chooseGenerator(null);
   if (gen.name !== 'native' && (gen_slice_us.A !== undefined || gen_slice_us.B !== undefined)) throw new RangeError(`--generator-slice-us-a/-b need the native generator: ${gen.note}`);
+  if (gen.name !== 'native' && (gen_spin_us.A !== undefined || gen_spin_us.B !== undefined)) throw new RangeError(`--generator-spin-us-a/-b need the native generator: ${gen.note}`);
   const ways: Way[] = [];
   // Stopped once, whichever comes first: the normal end (before the stage rows are read), a
   // failure (the finally below) or a signal.
@@ -94,7 +104,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const w of abOrder(ways, r)) {
         const from_ms = epochNowMs();
-        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name] }));
+        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name], generator_spin_us: gen_spin_us[w.name] }));
         const to_ms = epochNowMs();
         w.phases.push({ from_ms, to_ms, result: m.value, cpu: m.cpu });
         console.log(`  round ${r + 1} ${w.name}: p50 ${pct(m.value, 50)} ms, p99 ${pct(m.value, 99)} ms, p999 ${pct(m.value, 99.9)} ms, ` +
@@ -115,6 +125,11 @@ async function main(): Promise<void> {
         return {
           p50_ms: pct(ph.result, 50), p99_ms: pct(ph.result, 99), p999_ms: pct(ph.result, 99.9),
           server_cpu_us: ((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses),
+          // The generator's own lateness (loadgen's send_delay histogram: every request, not only the joined ones) and CPU.
+          send_delay_p50_us: ph.result.send_delay.totalCount === 0 ? null : ph.result.send_delay.getValueAtPercentile(50),
+          send_delay_p99_us: ph.result.send_delay.totalCount === 0 ? null : ph.result.send_delay.getValueAtPercentile(99),
+          generator_cpu_us: ph.result.generator_cpu_ms === undefined ? null : (ph.result.generator_cpu_ms * 1000) / Math.max(1, ph.result.in_window.responses),
+          generator_spin_us: ph.result.generator_spin_us ?? null,
           machine_pct: ph.cpu.machine_pct ?? 0,
           stages: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p50_us])),
           stages_p99: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p99_us])),
@@ -143,15 +158,19 @@ async function main(): Promise<void> {
         p50_ms: med((x) => x.p50_ms * 1000) / 1000, p99_ms: med((x) => x.p99_ms * 1000) / 1000, p999_ms: med((x) => x.p999_ms * 1000) / 1000,
         server_p50_us: medOf((x) => x.server_p50_us), server_cpu_us_per_request: med((x) => x.server_cpu_us), machine_pct: med((x) => x.machine_pct),
         stage_p50_us: stage_med, stage_p99_us: stage_p99_med, cpu_us_per_request_by_role: role_med, phases: per.length,
+        send_delay_p50_us: medOf((x) => x.send_delay_p50_us), send_delay_p99_us: medOf((x) => x.send_delay_p99_us),
+        generator_cpu_us_per_request: medOf((x) => x.generator_cpu_us), generator_spin_us: per[0]?.generator_spin_us ?? null,
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
         `server arrive->answer p50 ${summary.server_p50_us} us; server CPU ${summary.server_cpu_us_per_request} us/request (${JSON.stringify(role_med)}); machine ${summary.machine_pct}%`);
+      console.log(`  generator: early wake ${summary.generator_spin_us ?? 'none'} us, send_delay p50 ${summary.send_delay_p50_us} us, p99 ${summary.send_delay_p99_us} us, CPU ${summary.generator_cpu_us_per_request} us/request`);
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
       console.log(`  stage p99 medians (us): ${Object.entries(stage_p99_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
     }
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
-      generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null, ...out }));
+      generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null,
+      generator_spin_us_a: gen_spin_us.A ?? null, generator_spin_us_b: gen_spin_us.B ?? null, ...out }));
   } finally {
     await ab.dispose();
   }

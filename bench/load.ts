@@ -18,6 +18,10 @@
 //   --generator-io IO  the native generator's socket I/O: auto (its default: io_uring at max rate when
 //                      the kernel allows it, epoll at fixed rates), io_uring or epoll; the JSON's
 //                      generator_io says which ran in the median max-rate run
+//   --generator-spin-us N  the native generator's early wake in its fixed-rate phases (loadgen --spin-us:
+//                      its timer fires N us before a due send and it spins to it, so its own wake-up
+//                      lateness is not charged to latency; 0: none; absent: the binary's default); the
+//                      JSON's generator_spin_us_at_1000 says which ran (null: a binary without it)
 //   --loadgen FILE     the native generator's binary (default native-bench/build/loadgen): an A/B of two
 //                      generators against one server build (e.g. /work/wt/start/native-bench/build/loadgen)
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
   say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
 
   const secp = loadNativeSecp256k1();
-  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io);
+  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io, args.generator_spin_us);
   say(`generator: ${gen.note}`);
   const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
   const big = 1_000_000_000;

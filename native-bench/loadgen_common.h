@@ -35,6 +35,21 @@
 #define ERROR_CODES_MAX 32
 #define ERROR_CODE_LEN_MAX 40
 #define EVENTS_PER_WAIT 512
+/**
+ * Open mode's early wake (--spin-us): the schedule's timer is armed this many µs before a due send
+ * and the generator spins on the clock to it, because the timer's interrupt reaches this VM's
+ * guest ~22 µs after expiry and the send follows ~45 µs after (docs/benchmarks.md, h26g).
+ * A spin is at most SPIN_US_MAX of a core per scheduled send.
+ */
+#define SPIN_US_DEFAULT 50
+#define SPIN_US_DEFAULT_TEXT "50"
+#define SPIN_US_MAX 1000.0
+/**
+ * The most of each scheduled interval (1 / rate) a spin may take: above 1e6 / (4 x spin_us) requests/s
+ * the early wake shrinks to a quarter of the interval, so spinning never takes more than a quarter
+ * of a core whatever the rate (at 20,000/s a 50 us spin would leave the generator spinning always).
+ */
+#define SPIN_INTERVAL_SHARE 0.25
 /** Most provided receive buffers of the io_uring backend (a power of two; a kernel limit is 32768; --recv-buffers). */
 #define URING_BUFS_MAX 8192u
 

@@ -29,6 +29,8 @@ typedef struct {
   double slice_us;            // --slice-us: this thread's EEVDF slice request (loadgen_slice.h); 0: the kernel's default
   int io;                     // --io: IO_AUTO (io_uring, else epoll), IO_URING (or fail), IO_EPOLL
   uint32_t recv_buffers;      // --recv-buffers: provided receive buffers (io_uring); 0: 2 per lane, 64..8192
+  double spin_us;             // --spin-us: open mode's early wake, µs before a due send (loadgen_schedule.h); 0: none
+  int spin_given;
 } opts_t;
 
 enum { IO_AUTO = 0, IO_URING = 1, IO_EPOLL = 2 };
@@ -39,7 +41,7 @@ static void usage(void) {
       "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
       "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
       "               [--tcp-congestion reno|default|NAME] [--records FILE] [--slice-us N] [--io auto|io_uring|epoll]\n"
-      "               [--recv-buffers N]\n"
+      "               [--recv-buffers N] [--spin-us N]\n"
       "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
       "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
       "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
@@ -51,6 +53,9 @@ static void usage(void) {
       "  back; epoll forces the fallback.\n"
       "  --recv-buffers N (with --io io_uring): the multishot recvs' provided 2 KiB buffers, a power of two\n"
       "  1..8192 (default: 2 per lane, at least 64); a few make the recvs run out and be armed again.\n"
+      "  --spin-us N (open mode): wake N us before each due send and spin on the clock to it (0..1000,\n"
+      "  default " SPIN_US_DEFAULT_TEXT "; 0: sleep to the due time; at most a quarter of 1 / rate): the timer's\n"
+      "  wake-up lateness is not charged to send_delay.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }
@@ -70,6 +75,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
   o->exhausted_share = 0.1;
   o->drain_ms = 5000;
   o->tcp_congestion = "reno";
+  o->spin_us = SPIN_US_DEFAULT;
   const char *target = NULL;
   int duration_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -115,6 +121,12 @@ static void parse_args(int argc, char **argv, opts_t *o) {
       if (n != floor(n) || ((uint32_t)n & ((uint32_t)n - 1)) != 0) die("--recv-buffers must be a power of two (1, 2, 4, ... %u), got '%s'", URING_BUFS_MAX, v);
       o->recv_buffers = (uint32_t)n;
     }
+    else if (strcmp(k, "--spin-us") == 0) {
+      NEED_VALUE();
+      o->spin_us = num_arg(k, v, 0, SPIN_US_MAX);
+      if (o->spin_us != floor(o->spin_us)) die("--spin-us must be a whole number of us, got '%s'", v);
+      o->spin_given = 1;
+    }
     else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
     else { usage(); die("unknown option %s", k); }
 #undef NEED_VALUE
@@ -142,6 +154,8 @@ static void parse_args(int argc, char **argv, opts_t *o) {
   if (!o->open && o->rate > 0) die("--rate goes with --mode open only");
   if (o->until_empty && (o->open || duration_given)) die("--until-empty is for closed mode, without --duration-ms");
   if (o->until_empty) o->duration_ms = 0;
+  // Closed mode sends when an answer comes, never on the clock: nothing to wake early for.
+  if (o->spin_given && !o->open) die("--spin-us goes with --mode open only");
   // With auto a fallback to epoll would drop it unseen: a run that asks for few buffers gets them or fails.
   if (o->recv_buffers != 0 && o->io != IO_URING) die("--recv-buffers goes with --io io_uring only");
 }

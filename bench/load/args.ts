@@ -33,6 +33,8 @@ export interface Args {
   loadgen: string | null;
   /** --generator-io auto|io_uring|epoll: the native generator's socket I/O (null: its default, auto). */
   generator_io: GeneratorIo | null;
+  /** --generator-spin-us N: the native generator's early wake in its open phases (loadgen --spin-us; null: the binary's default). */
+  generator_spin_us: number | null;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
   /** config threads.background for the server (null: the server's default). */
@@ -57,11 +59,14 @@ export function lightPhaseArgs(o: { wallets: number; connections: number; second
   return {
     wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
     signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
-    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, matcher_cpu: null,
+    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, matcher_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
   };
 }
+
+/** loadgen's SPIN_US_MAX (native-bench/loadgen_common.h): the longest early wake it takes. */
+export const GENERATOR_SPIN_US_MAX = 1000;
 
 /** The knobs every light-load A/B bench takes: the two servers (default: this build's) and the phases' shape. */
 export interface LightKnobs {
@@ -118,6 +123,7 @@ export function parseArgs(): Args {
     generator: generatorArg(knobs.optionalString('generator')),
     loadgen: knobs.optionalString('loadgen') ?? null,
     generator_io: generatorIoArg(knobs.optionalString('generator-io')),
+    generator_spin_us: knobs.optionalString('generator-spin-us') === undefined ? null : knobs.number('generator-spin-us', 0, 0, GENERATOR_SPIN_US_MAX),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
     background: backgroundArg(knobs.optionalString('background')),

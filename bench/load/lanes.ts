@@ -153,6 +153,11 @@ export interface PhaseOptions {
    * Native generator only.
    */
   generator_io?: GeneratorIo;
+  /**
+   * Open mode: the native generator's early wake in µs (loadgen --spin-us: its timer fires this
+   * long before a due send and it spins to it); undefined: the binary's default. Native generator only.
+   */
+  generator_spin_us?: number;
 }
 
 /** loadgen --io (native-bench/README.md). */
@@ -183,6 +188,8 @@ export interface PhaseResult {
   generator_cpu_ms?: number;
   /** The native generator's socket I/O as it ran (loadgen's generator_io; a binary without it used epoll). */
   generator_io?: 'io_uring' | 'epoll';
+  /** Open mode, native generator: the early wake it ran with (loadgen's spin_us; absent from binaries before it: none). */
+  generator_spin_us?: number;
   /** One record per answer, when asked for (`records`) and the generator keeps them. */
   records?: AnswerRecords;
 }
@@ -255,6 +262,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   if (open && !(rate > 0 && Number.isFinite(opts.duration_ms))) throw new RangeError('open mode needs a rate and a finite duration');
   if (opts.generator_slice_us !== undefined) throw new RangeError('a generator slice (loadgen --slice-us) needs the native generator');
   if (opts.generator_io !== undefined) throw new RangeError('a generator I/O choice (loadgen --io) needs the native generator');
+  if (opts.generator_spin_us !== undefined) throw new RangeError('a generator early wake (loadgen --spin-us) needs the native generator');
   const drain_ms = opts.drain_ms ?? 5000;
   const conns = opts.lanes.map((l) => new Conn(l));
   const result: PhaseResult = {

@@ -85,6 +85,13 @@ export interface NativeReport {
   /** With --slice-us: the slice the kernel reported for the generator afterwards (µs), and the one it had before. */
   slice_us?: number;
   slice_us_before?: number;
+  /**
+   * Open mode: the early wake (--spin-us, µs before each due send), the wakes that spun to their due
+   * time and the time those spins took (µs). Absent from binaries before it (no early wake).
+   */
+  spin_us?: number;
+  spins?: number;
+  spin_us_total?: number;
   rate_per_s?: number;
   scheduled?: number;
   window_ms: number;
@@ -109,7 +116,11 @@ export interface NativeReport {
   early_sends: number;
   in_window: { responses: number; orders_ok: number; cancels_ok: number };
   kinds: Record<'order' | 'cancel' | 'deposit' | 'other', NativeKind>;
-  latency_us: Record<'latency' | 'service' | 'send_delay', NativeLatency>;
+  /**
+   * timer_late (open mode; absent before --spin-us): the schedule timer's armed fire time to the
+   * generator's first clock read after it (the wake-up's lateness, which the early wake absorbs).
+   */
+  latency_us: Record<'latency' | 'service' | 'send_delay', NativeLatency> & { timer_late?: NativeLatency };
   /** CPU of the run (connects, window, drain), not of loading the file. */
   cpu_us: number;
   cpu_user_us: number;
@@ -282,6 +293,7 @@ export function phaseResultOf(rep: NativeReport, lanes: Lane[]): PhaseResult {
     connections_closed: rep.connections_closed,
     generator_cpu_ms: rep.cpu_us / 1000,
     generator_io: rep.generator_io ?? 'epoll',
+    ...(rep.spin_us === undefined ? {} : { generator_spin_us: rep.spin_us }),
   };
 }
 
@@ -304,6 +316,10 @@ export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'
   if (opts.drain_ms !== undefined) args.push('--drain-ms', String(opts.drain_ms));
   if (opts.generator_slice_us !== undefined) args.push('--slice-us', String(opts.generator_slice_us));
   if (opts.generator_io !== undefined) args.push('--io', opts.generator_io);
+  if (opts.generator_spin_us !== undefined) {
+    if (opts.mode !== 'open') throw new RangeError('an early wake (loadgen --spin-us) is for open mode: closed mode never waits for the clock');
+    args.push('--spin-us', String(opts.generator_spin_us));
+  }
   return args;
 }
 
@@ -337,14 +353,21 @@ export interface Generator {
  * The generator for a bench run: the one asked for, else native when its binary is built, else
  * Node (saying so: the Node generator's CPU comes out of the server's cores).
  */
-export function chooseGenerator(requested: GeneratorName | null, binary = LOADGEN_BINARY, io: GeneratorIo | null = null): Generator {
+export function chooseGenerator(requested: GeneratorName | null, binary = LOADGEN_BINARY, io: GeneratorIo | null = null, spin_us: number | null = null): Generator {
   const built = nativeGeneratorAvailable(binary);
   if (requested === 'native' && !built) throw new Error(`--generator native: ${binary} not built (run \`make native\`)`);
   if (io !== null && (requested === 'node' || !built)) throw new Error(`--generator-io ${io} needs the native generator (${binary})`);
+  if (spin_us !== null && (requested === 'node' || !built)) throw new Error(`--generator-spin-us ${spin_us} needs the native generator (${binary})`);
   if (requested === 'node') return { name: 'node', runPhase, note: 'Node generator (--generator node)' };
   if (built) {
-    const phase = io === null ? (o: PhaseOptions) => runNativePhase(o, binary) : (o: PhaseOptions) => runNativePhase({ ...o, generator_io: io }, binary);
-    return { name: 'native', runPhase: phase, note: `native generator ${binary}${io === null ? '' : ` (--io ${io})`}` };
+    // The early wake goes to open phases only (closed mode never waits for the clock), unless a phase sets its own.
+    const phase = (o: PhaseOptions): Promise<PhaseResult> => runNativePhase({
+      ...o,
+      ...(io === null ? {} : { generator_io: io }),
+      ...(spin_us === null || o.mode !== 'open' || o.generator_spin_us !== undefined ? {} : { generator_spin_us: spin_us }),
+    }, binary);
+    const notes = [io === null ? '' : `--io ${io}`, spin_us === null ? '' : `--spin-us ${spin_us} in open phases`].filter((x) => x !== '');
+    return { name: 'native', runPhase: phase, note: `native generator ${binary}${notes.length === 0 ? '' : ` (${notes.join(', ')})`}` };
   }
   return {
     name: 'node',

@@ -240,6 +240,9 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     generator_io: med_run.result.generator_io ?? null,
     generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
     fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,
+    // The early wake the fixed-rate phases ran with (loadgen --spin-us; null: a binary without it, or the Node generator).
+    generator_spin_us_at_1000: lat.light.generator_spin_us ?? null,
+    fixed_generator_spin_us: fr.generator_spin_us ?? null,
     ...ceiling,
     signature_recovery_library: vs.recover_library,
     // The library above is this build's recoverer (bench/load/verify_stage.ts); a --server-main

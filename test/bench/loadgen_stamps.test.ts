@@ -11,7 +11,10 @@
 //   - a lane's next request is stamped by a clock read of its own, after its previous answer was
 //     handled: strictly after that answer's stamp (before h25g it reused the answer's own reading,
 //     taken before the answer was even parsed, so the two were equal);
-//   - every request is answered exactly once.
+//   - every request is answered exactly once;
+//   - at a fixed rate with the early wake (--spin-us, h26g: the timer fires N us before a due send
+//     and the generator spins on the clock to it), no send is stamped before its scheduled time,
+//     the early wakes happened and the timer's lateness is reported (timer_late, spins).
 // Order only, no timing bound: every comparison holds however slow the machine is.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +45,7 @@ afterAll(() => {
 
 /** One answer as loadgen recorded it: its raw CLOCK_MONOTONIC ns (exact, as bigint). */
 interface RawRecord {
+  sched_ns: bigint;
   sent_ns: bigint;
   done_ns: bigint;
   request_no: number;
@@ -55,7 +59,7 @@ function readRawRecords(file: string): RawRecord[] {
   expect(b.length).toBe(RECORDS_HEADER_BYTES + n * RECORD_BYTES);
   const out: RawRecord[] = [];
   for (let i = 0, at = RECORDS_HEADER_BYTES; i < n; i++, at += RECORD_BYTES) {
-    out.push({ sent_ns: b.readBigInt64LE(at + 8), done_ns: b.readBigInt64LE(at + 16), request_no: Number(b.readBigUInt64LE(at + 24)), lane: b.readUInt32LE(at + 32) });
+    out.push({ sched_ns: b.readBigInt64LE(at), sent_ns: b.readBigInt64LE(at + 8), done_ns: b.readBigInt64LE(at + 16), request_no: Number(b.readBigUInt64LE(at + 24)), lane: b.readUInt32LE(at + 32) });
   }
   return out;
 }
@@ -149,5 +153,60 @@ for (const c of IO_CASES) describe.skipIf(c.skip !== null)(titled(`loadgen (--io
 
   it('8 lanes, answers meeting in batches: the same order for every request, handling order never goes back, each request answered once', async () => {
     await checkStamps(c.io, 8, 25);
+  });
+});
+
+/** The longest early wake loadgen takes (SPIN_US_MAX): 1 ms ahead of each send, so its wakes spin (this VM's timer is ~50 us late). */
+const SPIN_US = 1000;
+/** 200/s for 0.5 s on 4 lanes: 100 scheduled sends, 5 ms apart (room for a 1 ms spin before each). */
+const OPEN_RATE = 200;
+const OPEN_MS = 500;
+
+/** Runs the real binary at a fixed rate with the early wake and checks each send against its schedule and the server. */
+async function checkEarlyWake(io: string): Promise<void> {
+  const srv = await stampingServer();
+  try {
+    const n_lanes = 4;
+    const file = path.join(dir, `req-open-${io}.bin`);
+    const records_file = path.join(dir, `rec-open-${io}.bin`);
+    writeRequestFile(file, lanesOf(n_lanes, 40));
+    const rep = await runLoadgen(['--target', `127.0.0.1:${srv.port}`, '--requests', file, '--mode', 'open', '--rate', String(OPEN_RATE),
+      '--duration-ms', String(OPEN_MS), '--io', io, '--spin-us', String(SPIN_US), '--records', records_file], RUN_TIMEOUT_MS);
+    const n = (OPEN_RATE * OPEN_MS) / 1000;
+    expect(rep.generator_io).toBe(io);
+    expect([rep.requests_sent, rep.responses, rep.unanswered, rep.not_sent, rep.socket_errors]).toEqual([n, n, 0, 0, 0]);
+    // The run says which early wake it had, that its wakes spun, and how late its timer was.
+    expect(rep.spin_us).toBe(SPIN_US);
+    expect(rep.spins).toBeGreaterThan(0);
+    expect(rep.spin_us_total).toBeGreaterThan(0);
+    expect(rep.latency_us.timer_late?.count).toBeGreaterThan(0);
+    expect(rep.latency_us.send_delay.count).toBe(n);
+    expect(rep.early_sends).toBe(0);
+    const recs = readRawRecords(records_file);
+    expect(recs.length).toBe(n);
+    const bad: string[] = [];
+    for (const r of recs) {
+      // Never before its time: the spin ends at the due time, and the send's own stamp comes after.
+      if (r.sent_ns < r.sched_ns) bad.push(`${r.request_no}: send stamp ${r.sched_ns - r.sent_ns} ns before its scheduled time`);
+      const s = srv.stamps.get(r.request_no);
+      if (s === undefined) { bad.push(`${r.request_no}: no server stamps`); continue; }
+      if (r.sent_ns > s.arrived_ns) bad.push(`${r.request_no}: send stamp ${r.sent_ns - s.arrived_ns} ns after the server got it`);
+      if (r.done_ns < s.written_ns) bad.push(`${r.request_no}: answer stamp before the server wrote it`);
+    }
+    expect(bad.slice(0, 10)).toEqual([]);
+  } finally {
+    await srv.close();
+  }
+}
+
+for (const c of IO_CASES) describe.skipIf(c.skip !== null)(titled(`loadgen (--io ${c.io}) at a fixed rate with the early wake (--spin-us)`, c), () => {
+  it('wakes ahead of each send and spins to it: no send stamped before its scheduled time, the timer\'s lateness reported', async () => {
+    await checkEarlyWake(c.io);
+  });
+});
+
+describe('loadgen --spin-us', () => {
+  it('is refused in closed mode (nothing there waits for the clock)', async () => {
+    await expect(runLoadgen(['--target', '127.0.0.1:1', '--repeat-get', '/', '--connections', '1', '--spin-us', '50'], 10_000)).rejects.toThrow(/--spin-us goes with --mode open only/);
   });
 });

@@ -11,6 +11,7 @@ import { api, startServer, type Api, type StartedServer } from '../server/harnes
 import {
   DEFAULT_MIX, KIND_CANCEL, KIND_ORDER, loadNativeSecp256k1, walletKey, WalletFlow, type NativeSecp256k1,
 } from '../../bench/load/flow.js';
+import { Lane } from '../../bench/load/lanes.js';
 import { depositLanes } from '../../bench/load/phases.js';
 import { signedLanes } from './signed_lanes.js';
 import {
@@ -205,6 +206,16 @@ describe('native load generator against the real server', () => {
     await expect(runLoadgen([...base, '--slice-us', '50'], RUN_TIMEOUT_MS)).rejects.toThrow(/--slice-us must be a number in \[100, 100000\]/);
     await expect(runLoadgen([...base, '--slice-us', '150.5'], RUN_TIMEOUT_MS)).rejects.toThrow(/--slice-us must be a whole number of us/);
     expect(loadgenArgs({ port: 1, lanes: [], mode: 'open', rate: 10, duration_ms: 10, generator_slice_us: 200 }, 'f')).toEqual(expect.arrayContaining(['--slice-us', '200']));
+  });
+
+  it('--generator-spin-us: the early wake goes to open phases only, and a phase result says which the binary ran with', async () => {
+    expect(loadgenArgs({ port: 1, lanes: [], mode: 'open', rate: 10, duration_ms: 10, generator_spin_us: 40 }, 'f')).toEqual(expect.arrayContaining(['--spin-us', '40']));
+    expect(() => loadgenArgs({ port: 1, lanes: [], mode: 'closed', duration_ms: 10, generator_spin_us: 40 }, 'f')).toThrow(/open mode/);
+    const base = ['--target', `127.0.0.1:${s.port}`, '--repeat-get', '/health', '--connections', '1', '--mode', 'open', '--rate', '200', '--duration-ms', '100'];
+    const rep = await runLoadgen([...base, '--spin-us', '40'], RUN_TIMEOUT_MS);
+    expect([rep.spin_us, rep.responses]).toEqual([40, 20]);
+    expect(phaseResultOf({ ...rep, lane_sent: [0] }, [new Lane(0)]).generator_spin_us).toBe(40);
+    await expect(runLoadgen([...base, '--spin-us', '1001'], RUN_TIMEOUT_MS)).rejects.toThrow(/--spin-us must be a number in \[0, 1000\]/);
   });
 
   it('load.ts picks native when the binary is built, else Node saying why; --generator native without it is an error', () => {
