@@ -61,6 +61,13 @@ export interface JournalOptions {
    * them at its next start.
    */
   read_only?: boolean;
+  /**
+   * Test seam: called on this (the matcher's) thread as it begins to wait for a store in flight on
+   * the storer thread (one counted in `store_waits`), with the store's last batch id, before it
+   * blocks. Lets a test release what holds the store up once the wait is seen, instead of holding
+   * it for a guessed time (test/journal/wal_async.test.ts). Never set in production.
+   */
+  onStoreWait?: (last_id: number) => void;
   /** Size of the write-ahead file (bytes; default WAL_BYTES_DEFAULT); 0: none, every batch to LMDB directly (benches). */
   wal_bytes?: number;
   /** How a write-ahead record is made durable (wal.ts WalSync; default 'dsync'). */
