@@ -62,10 +62,9 @@ export interface JournalOptions {
    */
   read_only?: boolean;
   /**
-   * Test seam: called on this (the matcher's) thread as it begins to wait for a store in flight on
-   * the storer thread (one counted in `store_waits`), with the store's last batch id, before it
-   * blocks. Lets a test release what holds the store up once the wait is seen, instead of holding
-   * it for a guessed time (test/journal/wal_async.test.ts). Never set in production.
+   * Test seam (wal_async.test.ts), never set in production: called on the matcher's thread as a
+   * counted wait for a store in flight (`store_waits`) begins, before it blocks, with the store's
+   * last batch id; a test releases what holds the store up then, not after a guessed time.
    */
   onStoreWait?: (last_id: number) => void;
   /** Size of the write-ahead file (bytes; default WAL_BYTES_DEFAULT); 0: none, every batch to LMDB directly (benches). */
