@@ -44,17 +44,20 @@ import { componentLog } from '../util/log.js';
 
 const log = componentLog('server');
 
-/** `p`, or less once `abort` fires (already fired: at once). */
-async function untilAborted(p: Promise<void>, abort: AbortSignal | undefined): Promise<void> {
-  if (abort === undefined) return p;
-  if (abort.aborted) return;
+/**
+ * `p`, or less once `abort` fires (already fired: at once): which of the two ended the wait
+ * ('aborted' only when the abort came first, so a caller can say what it waited for).
+ */
+async function untilAborted(p: Promise<void>, abort: AbortSignal | undefined): Promise<'settled' | 'aborted'> {
+  if (abort === undefined) return p.then(() => 'settled');
+  if (abort.aborted) return 'aborted';
   let onAbort = (): void => {};
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = resolve;
+  const aborted = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted');
     abort.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    await Promise.race([p, aborted]);
+    return await Promise.race([p.then(() => 'settled' as const), aborted]);
   } finally {
     abort.removeEventListener('abort', onAbort);
   }
@@ -298,9 +301,18 @@ export class RingbookServer {
    */
   private async awaitVerifyWorkers(pool: VerifyPool, stop_requested: AbortSignal | undefined): Promise<void> {
     const started_ms = performance.now();
-    await untilAborted(pool.ready(VERIFY_WORKERS_START_WAIT_MS), stop_requested);
-    if (stop_requested?.aborted) return;
+    const ended_by = await untilAborted(pool.ready(VERIFY_WORKERS_START_WAIT_MS), stop_requested);
     const waited_ms = Math.round(performance.now() - started_ms);
+    if (ended_by === 'aborted') {
+      // Said because it is what ended the wait, not the workers or VERIFY_WORKERS_START_WAIT_MS
+      // (test/server/start_verify_workers.test.ts tells the two apart by this line, not by a clock).
+      const { threads, workers_ready } = pool.state();
+      const not_started = threads - workers_ready;
+      log.info(`ringbook: stop requested while waiting for the verify workers (${not_started} not started after ${waited_ms} ms): not listening`,
+        { not_started, waited_ms });
+      return;
+    }
+    if (stop_requested?.aborted) return;
     if (pool.broken !== null) {
       throw new Error(`the verify pool is broken: ${pool.broken.message}; ` +
         'not listening, as every signed request would fail (a broken or partial build? npx tsc -p tsconfig.json)', { cause: pool.broken });

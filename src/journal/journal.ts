@@ -61,6 +61,12 @@ export interface JournalOptions {
    * them at its next start.
    */
   read_only?: boolean;
+  /**
+   * Test seam (wal_async.test.ts), never set in production: called on the matcher's thread as a
+   * counted wait for a store in flight (`store_waits`) begins, before it blocks, with the store's
+   * last batch id; a test releases what holds the store up then, not after a guessed time.
+   */
+  onStoreWait?: (last_id: number) => void;
   /** Size of the write-ahead file (bytes; default WAL_BYTES_DEFAULT); 0: none, every batch to LMDB directly (benches). */
   wal_bytes?: number;
   /** How a write-ahead record is made durable (wal.ts WalSync; default 'dsync'). */

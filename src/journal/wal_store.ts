@@ -49,6 +49,7 @@ export const WAL_STORE_QUIET_MS = 20;
 /** The JournalOptions a WalStore reads (described there). */
 export interface WalStoreOptions {
   fault_file?: string | null;
+  onStoreWait?: (last_id: number) => void;
   read_only?: boolean;
   wal_bytes?: number;
   wal_sync?: WalSync;
@@ -126,7 +127,7 @@ export class WalStore {
     this.options = options;
     this.host = host;
     this.stored_batch_id = stored_batch_id;
-    this.storer = new StorerDriver(dir, options.fault_file ?? null);
+    this.storer = new StorerDriver(dir, options.fault_file ?? null, options.onStoreWait ?? null);
     const tail = readWalTail(dir, stored_batch_id, (message) => {
       throw new JournalCorruption(message);
     });

@@ -43,10 +43,14 @@ export class StorerDriver {
   store_waits = 0;
   store_wait_ms = 0;
 
+  /** JournalOptions.onStoreWait (a test seam): told as a counted wait for a store begins. */
+  private readonly on_store_wait: ((last_id: number) => void) | null;
+
   /** `dir`: the journal's; `fault_file`: JournalOptions.fault_file (the thread reads it too). */
-  constructor(dir: string, fault_file: string | null) {
+  constructor(dir: string, fault_file: string | null, on_store_wait: ((last_id: number) => void) | null = null) {
     this.dir = dir;
     this.fault_file = fault_file;
+    this.on_store_wait = on_store_wait;
   }
 
   /** Starts the thread unless it runs, could not start or was given up; returns it (null: stores are this thread's). */
@@ -118,6 +122,7 @@ export class StorerDriver {
   awaitDone(seq: number, last_id: number): void {
     const storer = this.storer!;
     if (storer.done(seq)) return;
+    this.on_store_wait?.(last_id);
     const t0 = performance.now();
     let warned_ms = 0;
     while (!storer.wait(seq, 100)) {

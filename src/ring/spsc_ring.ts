@@ -86,7 +86,7 @@ import {
   ringCheck,
   ringInit,
 } from './ring_layout.js';
-import { nativeFutex } from '../util/futex.js';
+import { FUTEX_WAIT_TIMED_OUT, nativeFutex } from '../util/futex.js';
 import { SpscRingConsumerPart } from './spsc_ring_consumer.js';
 
 export {
@@ -213,8 +213,10 @@ export class SpscRing extends SpscRingConsumerPart {
     const bell = Atomics.load(this.i32, H_DOORBELL);
     if (this.available() === 0 && !this.isClosed() && !(before_sleep !== undefined && before_sleep())) {
       this.consumer_sleep_count++;
-      if (this.futex !== null) this.futex.wait(this.i32, H_DOORBELL, bell, timeout_ms);
-      else Atomics.wait(this.i32, H_DOORBELL, bell, timeout_ms);
+      const timed_out = this.futex !== null
+        ? this.futex.wait(this.i32, H_DOORBELL, bell, timeout_ms) === FUTEX_WAIT_TIMED_OUT
+        : Atomics.wait(this.i32, H_DOORBELL, bell, timeout_ms) === 'timed-out';
+      if (timed_out) this.sleep_timeouts++;
     }
     Atomics.sub(this.i32, H_DOORBELL_WAITERS, 1);
     return this.available();
@@ -264,7 +266,7 @@ export class SpscRing extends SpscRingConsumerPart {
       const observed = Atomics.load(this.i32, index);
       if (this.count(producer) < min && !this.isClosed()) {
         this.sleeping(producer);
-        Atomics.wait(this.i32, index, observed, remaining);
+        if (Atomics.wait(this.i32, index, observed, remaining) === 'timed-out') this.sleep_timeouts++;
       }
       Atomics.sub(this.i32, waiters, 1);
       n = this.count(producer);
@@ -292,7 +294,7 @@ export class SpscRing extends SpscRingConsumerPart {
         if (this.count(producer) < min && !this.isClosed()) {
           this.sleeping(producer);
           const result = atomicsWaitAsync(this.i32, index, observed, remaining);
-          if (result.async) await result.value;
+          if (result.async && (await result.value) === 'timed-out') this.sleep_timeouts++;
         }
       } finally {
         Atomics.sub(this.i32, waiters, 1);

@@ -82,6 +82,12 @@ export abstract class SpscRingCore {
   producer_sleep_count = 0;
   /** Times the consumer actually went to sleep waiting for data. */
   consumer_sleep_count = 0;
+  /**
+   * Sleeps (either side's, this instance's) that ended by their timeout rather than by a wake-up
+   * or a moved word: with the other side live, a lost wake-up (test/ring/ring_threads.test.ts
+   * asserts none, a count rather than a bound on how long a wait took).
+   */
+  sleep_timeouts = 0;
 
   protected constructor(sab: SharedArrayBuffer, spin_iterations: number) {
     this.sab = sab;

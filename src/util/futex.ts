@@ -14,6 +14,9 @@
 // refuses it at start (config/load.ts, main.ts), and a thread that meets it here throws.
 import { findNativeModule } from './native_module.js';
 
+/** NativeFutex.wait's result when the sleep ended by its timeout (native/ring_futex.c, ETIMEDOUT). */
+export const FUTEX_WAIT_TIMED_OUT = 2;
+
 export interface NativeFutex {
   /** Sleeps while `i32[index] === expected`, at most `timeout_ms`: 0 woken, 1 not equal, 2 timed out. */
   wait(i32: Int32Array, index: number, expected: number, timeout_ms: number): number;

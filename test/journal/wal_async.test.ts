@@ -190,32 +190,63 @@ describe('readers while a store is on the storer thread', () => {
 describe('a region is reused only after its store landed', () => {
   it('the matcher waits for a slow store before it wraps (counted), and the region keeps its batches until then', async () => {
     const dir = tempDir();
+    const release = path.join(dir, 'release-lock');
+    // Told (onStoreWait, on the matcher's thread) as the matcher begins to wait for a store: the
+    // region it must reuse is checked untouched then, and only then is LMDB's lock let go.
+    const waits_seen: number[] = [];
+    let region0: Buffer | null = null;
+    let region0_at_wait: Buffer | null = null;
     // Two pages: a region per one-page record, so every batch switches.
-    const j = Journal.open(dir, { wal_bytes: 2 * WAL_PAGE_BYTES });
+    const j = Journal.open(dir, {
+      wal_bytes: 2 * WAL_PAGE_BYTES,
+      onStoreWait: (last_id) => {
+        if (region0 === null) return; // storeUnstored's own wait for 1, before the lock is held
+        waits_seen.push(last_id);
+        region0_at_wait = fs.readFileSync(walPath(dir)).subarray(0, region0!.length);
+        fs.writeFileSync(release, '');
+      },
+    });
+    // Another process holds LMDB's write lock until the release file appears (the matcher is
+    // blocked in append then, so the hand-off is a file, not a message it would have to send):
+    // the storer's commit waits for it. Its 60 s limit only ends a test whose matcher never
+    // waited (the child then exits 2, failing the test) rather than hanging it.
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+      import { existsSync } from 'node:fs';
+      import { open } from 'lmdb';
+      const root = open({ path: ${JSON.stringify(dir)}, compression: false });
+      const db = root.openDB({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+      const poll = new Int32Array(new SharedArrayBuffer(4));
+      let released = false;
+      db.transactionSync(() => {
+        db.putSync(1, db.getBinary(1));
+        console.log('locked');
+        for (let i = 0; i < 6000 && !(released = existsSync(${JSON.stringify(release)})); i++) Atomics.wait(poll, 0, 0, 10);
+      });
+      await root.close();
+      process.exitCode = released ? 0 : 2;`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder_exit = new Promise<number | null>((resolve) => holder.once('exit', (code) => resolve(code)));
     try {
       appendAll(j, [1]);
       j.storeUnstored();
       const waits = j.store_waits;
-      // Another process holds LMDB's write lock for ~400 ms: the storer's commit waits for it.
-      const holder = spawn(process.execPath, ['--input-type=module', '-e', `
-        import { open } from 'lmdb';
-        const root = open({ path: ${JSON.stringify(dir)}, compression: false });
-        const db = root.openDB({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
-        db.transactionSync(() => { db.putSync(1, db.getBinary(1)); console.log('locked'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400); });
-        await root.close();`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
       await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
       j.append(2, timeOf(2), recordsOf(2), countOf(2)); // region 0 (1 is in LMDB)
       j.append(3, timeOf(3), recordsOf(3), countOf(3)); // 2 to the storer (blocked), 3 in region 1
-      const region0 = fs.readFileSync(walPath(dir)).subarray(0, walRegionStart(2 * WAL_PAGE_BYTES));
+      region0 = fs.readFileSync(walPath(dir)).subarray(0, walRegionStart(2 * WAL_PAGE_BYTES));
       expect(j.store_waits).toBe(waits);
-      // 4 needs region 0 again: the matcher waits for 2's store, then overwrites it.
-      expect(fs.readFileSync(walPath(dir)).subarray(0, region0.length).equals(region0)).toBe(true);
+      expect(waits_seen).toEqual([]);
+      // 4 needs region 0 again: the matcher waits for 2's store (the lock is held until it does),
+      // then overwrites it.
       j.append(4, timeOf(4), recordsOf(4), countOf(4));
+      expect(waits_seen).toEqual([2]);
+      expect(region0_at_wait!.equals(region0)).toBe(true);
       expect(j.store_waits).toBe(waits + 1);
-      expect(j.store_wait_ms).toBeGreaterThan(100);
+      expect(j.store_wait_ms).toBeGreaterThan(0);
       expect(await lmdbIds(dir)).toEqual(expect.arrayContaining([1, 2]));
-      await new Promise((resolve) => holder.once('exit', resolve));
+      expect(await holder_exit, 'the lock holder was released by the matcher\'s wait, not its own limit').toBe(0);
     } finally {
+      fs.writeFileSync(release, '');
+      await holder_exit;
       await j.close();
     }
     expect(await lmdbIds(dir)).toEqual(range(1, 4));

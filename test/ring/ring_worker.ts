@@ -47,17 +47,9 @@ export interface RingWorkerResult {
   producer_sleep_count: number;
   consumer_sleep_count: number;
   wait_calls: number;
-  /** Longest single wait call: a lost wake-up would show here as a full timeout. */
-  max_wait_ms: number;
+  /** Sleeps of the worker's ring that ended by their timeout (SpscRing.sleep_timeouts): a lost wake-up shows here. */
+  sleep_timeouts: number;
   elapsed_ms: number;
-}
-
-let max_wait_ms = 0;
-function timed<T>(f: () => T): T {
-  const t = performance.now();
-  const r = f();
-  max_wait_ms = Math.max(max_wait_ms, performance.now() - t);
-  return r;
 }
 
 function produce(d: RingWorkerData, ring: SpscRing): number {
@@ -77,7 +69,7 @@ function produce(d: RingWorkerData, ring: SpscRing): number {
       const off = ring.tryClaim();
       if (off < 0) {
         wait_calls++;
-        if (timed(() => ring.waitForSpace(d.wait_timeout_ms)) === 0) throw new Error(`producer: no space at ${index}`);
+        if (ring.waitForSpace(d.wait_timeout_ms) === 0) throw new Error(`producer: no space at ${index}`);
         continue;
       }
       writeRecord(ring, off, index++, rng);
@@ -87,7 +79,7 @@ function produce(d: RingWorkerData, ring: SpscRing): number {
       const n = ring.claimBatch(want);
       if (n === 0) {
         wait_calls++;
-        if (timed(() => ring.waitForSpace(d.wait_timeout_ms)) === 0) throw new Error(`producer: no space at ${index}`);
+        if (ring.waitForSpace(d.wait_timeout_ms) === 0) throw new Error(`producer: no space at ${index}`);
         continue;
       }
       for (let i = 0; i < n; i++) writeRecord(ring, ring.claimedSlotOffset(i), index++, rng);
@@ -108,7 +100,7 @@ function consume(d: RingWorkerData, ring: SpscRing): { records: number; error: s
     let n = ring.available();
     if (n === 0) {
       wait_calls++;
-      n = timed(() => ring.waitForData(d.wait_timeout_ms));
+      n = ring.waitForData(d.wait_timeout_ms);
       if (n === 0) return { records: index, error: `consumer: no data after record ${index}`, wait_calls };
     }
     if (n > d.count - index) return { records: index, error: `consumer: ${n} records, more than sent`, wait_calls };
@@ -133,7 +125,7 @@ function doorbell(d: RingWorkerData, ring: SpscRing): { records: number; error: 
   };
   for (let i = 0; i < d.count; i++) {
     wait_calls++;
-    const n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms, arm));
+    const n = ring.waitForDataOnce(d.wait_timeout_ms, arm);
     if (n !== 0) return { records: 0, error: `doorbell: ${n} records at wake-up ${i}, none were sent`, wait_calls };
     if (ring.isClosed()) return { records: 0, error: `doorbell: the ring closed at wake-up ${i}`, wait_calls };
     // Only a wakeConsumer() moves the doorbell here (no record, no close): an unmoved one means
@@ -146,7 +138,7 @@ function doorbell(d: RingWorkerData, ring: SpscRing): { records: number; error: 
   let n = 0;
   for (let i = 0; i < 3 && n === 0; i++) {
     wait_calls++;
-    n = timed(() => ring.waitForDataOnce(d.wait_timeout_ms, arm));
+    n = ring.waitForDataOnce(d.wait_timeout_ms, arm);
   }
   if (n !== 1) return { records: n, error: `doorbell: ${n} records after the wake-ups, expected 1`, wait_calls };
   ring.release(1);
@@ -161,14 +153,14 @@ if (d.role === 'producer') {
   const wait_calls = produce(d, ring);
   result = {
     done: true, records: d.count, error: null, full_count: ring.producer_full_count,
-    producer_sleep_count: ring.producer_sleep_count, consumer_sleep_count: 0, wait_calls, max_wait_ms,
+    producer_sleep_count: ring.producer_sleep_count, consumer_sleep_count: 0, wait_calls, sleep_timeouts: ring.sleep_timeouts,
     elapsed_ms: performance.now() - t0,
   };
 } else {
   const r = d.role === 'doorbell' ? doorbell(d, ring) : consume(d, ring);
   result = {
     done: true, records: r.records, error: r.error, full_count: 0, producer_sleep_count: 0,
-    consumer_sleep_count: ring.consumer_sleep_count, wait_calls: r.wait_calls, max_wait_ms,
+    consumer_sleep_count: ring.consumer_sleep_count, wait_calls: r.wait_calls, sleep_timeouts: ring.sleep_timeouts,
     elapsed_ms: performance.now() - t0,
   };
 }
