@@ -15,7 +15,7 @@
 // add to the appends' holds (issue 11, docs/benchmarks.md "h26j"). Hold percentiles: p50/p99/p999/max.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/journal_paced.js [--dir D] [--appends N] [--gap-ms G] [--journal F]
-//     [--da] [--da-interval-ms I] [--da-batches-per-s B] [--da-diff-bytes D]
+//     [--da] [--da-interval-ms I] [--da-batches-per-s B] [--da-diff-bytes D] [--da-phantom] [--da-window-ms W] [--da-store F]
 // Ends with ONE JSON line {"bench":"journal_paced",...}.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -36,6 +36,8 @@ const gap_ms = knobs.number('gap-ms', 1, 0, 1000);
 const journal_module = knobs.optionalString('journal');
 /** The DA writer's timer without its writes: windows after its ticks are the control (see splitByOverlap). */
 const da_phantom = knobs.flag('da-phantom');
+/** The DA writer's store from another build's compiled da_store.js (A/B: /work/wt/start/dist/src/da/da_store.js). */
+const da_store_module = knobs.optionalString('da-store');
 const da_on = da_phantom || knobs.flag('da') || knobs.optionalString('da-interval-ms') !== undefined;
 /** The window after each DA tick whose appends are compared with the rest (ms; ~a 50-batch commit's p50 here). */
 const da_window_ms = knobs.number('da-window-ms', 5, 0.1, 1000, { integer: false });
@@ -102,7 +104,7 @@ const q = (xs: number[], p: number): number => r3(quantileSorted(xs, p));
 const sorted_commit = da === null ? [] : [...da.commit_ms].sort((x, y) => x - y);
 const overlap = da === null ? null : splitByOverlap(da.spans, da.ticks, wall_ms);
 const out = {
-  bench: 'journal_paced', appends, gap_ms, dir: dir_asked ?? null, journal: journal_module ?? null,
+  bench: 'journal_paced', appends, gap_ms, dir: dir_asked ?? null, journal: journal_module ?? null, da_store: da_store_module ?? null,
   cpu_us_per_append: r1((cpu.user + cpu.system) / appends), system_us_per_append: r1(cpu.system / appends),
   ms_per_iteration: Math.round((wall_ms / appends) * 100) / 100, lmdb_stores: stores, lmdb_stores_async: stores_async,
   store_waits, store_wait_ms: store_wait_ms === null ? null : r3(store_wait_ms),
@@ -207,7 +209,7 @@ function splitByWindow(ticks: Float64Array, p99: number): Record<string, number>
 /** The DA-like writer (bench/journal_paced_da.ts), started and ready; stop() ends it and returns its figures. */
 async function startDaWriter(): Promise<{ stop: () => Promise<Extract<DaWriterMessage, { type: 'done' }>> }> {
   const worker = new Worker(new URL('./journal_paced_da.js', import.meta.url), {
-    workerData: { dir, interval_ms: da_interval_ms, batches: da_batches, diff_bytes: da_diff_bytes, phantom: da_phantom } satisfies DaWriterData,
+    workerData: { dir, interval_ms: da_interval_ms, batches: da_batches, diff_bytes: da_diff_bytes, phantom: da_phantom, store_module: da_store_module ?? null } satisfies DaWriterData,
   });
   const next = (): Promise<DaWriterMessage> => new Promise((resolve, reject) => {
     worker.once('message', resolve);

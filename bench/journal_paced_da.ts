@@ -6,6 +6,7 @@
 // 1,000 requests/s (one journal batch per request, DA_POST_INTERVAL_MS = 50 => ~50 per commit).
 // Reports each commit's wall time on this thread (the write and its fdatasync) when told to stop.
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { LmdbDaStore } from '../src/da/da_store.js';
 import type { PublishedBatch } from '../src/da/published.js';
@@ -20,6 +21,8 @@ export interface DaWriterData {
   diff_bytes: number;
   /** Tick on the same timer but write nothing: the control for the windows after each tick. */
   phantom: boolean;
+  /** Another compiled da_store.js to write with (A/B of the store's writes; null: this build's). */
+  store_module: string | null;
 }
 
 /** This worker's messages: 'ready' once the store is open, then 'done' with its figures after 'stop'. */
@@ -46,7 +49,9 @@ export function daBatch(id: number, diff_bytes: number): PublishedBatch {
 if (parentPort !== null && (workerData as Partial<DaWriterData> | null)?.interval_ms !== undefined) {
   const port = parentPort;
   const data = workerData as DaWriterData;
-  const store = LmdbDaStore.open(path.join(data.dir, 'da'), { commit_interval_ms: 0, sync_commits: true });
+  const Store: typeof LmdbDaStore = data.store_module === null ? LmdbDaStore
+    : ((await import(pathToFileURL(path.resolve(data.store_module)).href)) as { LmdbDaStore: typeof LmdbDaStore }).LmdbDaStore;
+  const store = Store.open(path.join(data.dir, 'da'), { commit_interval_ms: 0, sync_commits: true });
   const commit_ms: number[] = [];
   /** Each commit's start and end (sharedNow), for which appends overlapped a commit. */
   const spans: number[] = [];
