@@ -21,7 +21,7 @@ import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js
 import type { LeafChange } from './state_root.js';
 import { decodeChanges } from './state_diff.js';
 import { InputsArena } from './inputs_arena.js';
-import { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment } from './da_store_sync.js';
+import { APPEND_PUT, DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment, type AppendingDb } from './da_store_sync.js';
 
 export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js';
 
@@ -36,23 +36,6 @@ export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js
  * the journal covers: a batch a crash kept out of the store is published again at the restart.
  */
 export const DA_STORE_COMMIT_INTERVAL_MS = 50;
-
-/**
- * lmdb-js `put` options for the `batches` database: MDB_APPEND. The DA store only adds batches at
- * the end (submit refuses any id but latest() + 1), and LMDB's ordinary insert splits a full leaf
- * page in half even at the end of the tree, so a ~1.2 KB batch record filled 2 per 4 KB page
- * (59%); appended, 3 (88%): a third fewer pages written and flushed per commit, on the disk the
- * journal's durable appends share (issue 11, docs/benchmarks.md "h26j": the DA writer's effect on
- * the appends' tail follows its bytes, not its number of commits). A key not above the last
- * fails the put (MDB_KEYEXIST), and with it the commit, as any commit failure: never a silent
- * overwrite. The order_fills keys ([order_id, fill_id]) do not only grow: ordinary puts.
- */
-const APPEND_PUT = { append: true } as const;
-
-/** lmdb-js's `put` with an options object (write.js handles `append`; its index.d.ts types only putSync's). */
-interface AppendingDb {
-  put(id: number, value: StoredBatch, options: typeof APPEND_PUT): Promise<boolean>;
-}
 
 interface CommitGroup {
   items: { id: number; stored: StoredBatch; rows: [number, number][] }[];
@@ -326,7 +309,7 @@ export class LmdbDaStore implements DaStore {
     try {
       for (; i < items.length; i++) {
         // APPEND_PUT: ids only grow (checkNext), so LMDB fills each leaf page instead of splitting it in half.
-        void (this.batches as unknown as AppendingDb).put(items[i].id, items[i].stored, APPEND_PUT);
+        void (this.batches as unknown as AppendingDb<StoredBatch>).put(items[i].id, items[i].stored, APPEND_PUT);
         for (const [order_id, fill_id] of items[i].rows) void this.order_fills.put([order_id, fill_id], items[i].id);
       }
     } catch (e) {
