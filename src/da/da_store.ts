@@ -21,7 +21,7 @@ import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js
 import type { LeafChange } from './state_root.js';
 import { decodeChanges } from './state_diff.js';
 import { InputsArena } from './inputs_arena.js';
-import { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment } from './da_store_sync.js';
+import { APPEND_PUT, DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment, type AppendingDb } from './da_store_sync.js';
 
 export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js';
 
@@ -308,7 +308,8 @@ export class LmdbDaStore implements DaStore {
     let i = 0;
     try {
       for (; i < items.length; i++) {
-        void this.batches.put(items[i].id, items[i].stored);
+        // APPEND_PUT: ids only grow (checkNext), so LMDB fills each leaf page instead of splitting it in half.
+        void (this.batches as unknown as AppendingDb<StoredBatch>).put(items[i].id, items[i].stored, APPEND_PUT);
         for (const [order_id, fill_id] of items[i].rows) void this.order_fills.put([order_id, fill_id], items[i].id);
       }
     } catch (e) {
