@@ -14,8 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DA_POST_INTERVAL_MS } from '../src/da/da_thread.js';
 import { LmdbDaStore } from '../src/da/da_store.js';
-import type { PublishedBatch } from '../src/da/published.js';
-import { RECORD_WORDS } from '../src/ring/records.js';
+import { daBatch } from './da_batches.js';
 import { Knobs } from './knobs.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
 
@@ -25,19 +24,6 @@ const ROUNDS = knobs.number('rounds', 2, 1, 50);
 const INTERVAL_MS = knobs.number('interval-ms', DA_POST_INTERVAL_MS, 0, 1_000);
 const BATCHES = knobs.number('batches', 1, 1, 1_000);
 knobs.finish();
-
-/** A lone order's batch: two request records, ~10 changed leaves. */
-function daBatch(id: number): PublishedBatch {
-  const hex = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
-  const diff = new Uint8Array(400);
-  for (let i = 0; i < diff.length; i++) diff[i] = (id * 31 + i) & 0xff;
-  return {
-    header: { batch_id: id, prev_state_root: hex(id - 1), state_root: hex(id), fills_root: hex(0), input_hash: hex(id * 7), timestamp: 1_764_000_000_000 + id },
-    inputs_hex: 'ab'.repeat(2 * RECORD_WORDS * 4),
-    fills: [],
-    state_diff_bytes: diff,
-  };
-}
 
 function switches(): number {
   let n = 0;
@@ -62,7 +48,7 @@ async function run(sync_commits: boolean): Promise<Figures> {
   let id = 0;
   const commitOnce = async (): Promise<void> => {
     const submitted: Promise<void>[] = [];
-    for (let b = 0; b < BATCHES; b++) submitted.push(store.submit(daBatch(++id)));
+    for (let b = 0; b < BATCHES; b++) submitted.push(store.submit(daBatch(++id, 400)));
     await Promise.all(submitted);
   };
   try {

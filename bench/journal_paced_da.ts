@@ -9,8 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { LmdbDaStore } from '../src/da/da_store.js';
-import type { PublishedBatch } from '../src/da/published.js';
-import { RECORD_WORDS } from '../src/ring/records.js';
+import { daBatch } from './da_batches.js';
 
 /** What journal_paced.ts hands this worker. */
 export interface DaWriterData {
@@ -32,19 +31,6 @@ export type DaWriterMessage =
 
 /** A time both threads read alike (ms since the epoch, sub-ms): performance.now() is per thread. */
 export const sharedNow = (): number => performance.timeOrigin + performance.now();
-
-/** A lone order's batch: two request records as inputs, `diff_bytes` of state diff, no fills. */
-export function daBatch(id: number, diff_bytes: number): PublishedBatch {
-  const hex = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
-  const diff = new Uint8Array(diff_bytes);
-  for (let i = 0; i < diff.length; i++) diff[i] = (id * 31 + i) & 0xff;
-  return {
-    header: { batch_id: id, prev_state_root: hex(id - 1), state_root: hex(id), fills_root: hex(0), input_hash: hex(id * 7), timestamp: 1_764_000_000_000 + id },
-    inputs_hex: 'ab'.repeat(2 * RECORD_WORDS * 4),
-    fills: [],
-    state_diff_bytes: diff,
-  };
-}
 
 if (parentPort !== null && (workerData as Partial<DaWriterData> | null)?.interval_ms !== undefined) {
   const port = parentPort;
