@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, REPO_ROOT, startServer, type StartedServer } from '../server/harness.js';
+import { api, deposit, REPO_ROOT, startServer, type StartedServer } from '../server/harness.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
@@ -313,16 +313,27 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
     while (!/requoted in one batch: .*ask 0\.1/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(out()).toMatch(/dead-man switch armed: 3000 ms/);
     expect(out()).toMatch(/market maker 0x[0-9a-f]{40} \(agent key 0x[0-9a-f]{40}\)/);
-    // Re-armed every second: the quotes outlive the first timeout while the bot lives.
-    await new Promise((r) => setTimeout(r, 3_500));
+    // Re-armed every second: the quotes outlive the first deadline while the bot lives. Not a
+    // fixed 3.5 s: wait on the clock until the first arming's deadline (as the server answered it)
+    // has passed, then a barrier: a deposit answered in a batch timed after it, by which the switch
+    // had fired if it was not re-armed.
+    const armed = /dead-man switch armed: 3000 ms, deadline (\S+)/.exec(out());
+    expect(armed, out()).not.toBeNull();
+    const first_deadline_ms = Date.parse(armed![1]);
+    expect(Number.isFinite(first_deadline_ms), armed![1]).toBe(true);
+    await new Promise((r) => setTimeout(r, Math.max(0, first_deadline_ms + 1 - Date.now())));
+    while (Date.now() <= first_deadline_ms) await new Promise((r) => setTimeout(r, 1)); // a timer may fire a ms early
+    const barrier = await deposit(s, mm.address, 'USDC', '1');
+    expect(barrier.status, JSON.stringify(barrier.body)).toBe(200);
     expect(await locked(), out()).toBeGreaterThan(0);
     child.kill('SIGKILL');
+    // How soon the switch fires is the machine's scheduling: 30 s is only a hang guard.
     let left = -1;
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       await new Promise((r) => setTimeout(r, 100));
       left = await locked();
       if (left === 0) break;
     }
-    expect(left, out()).toBe(0);
+    expect(left, `quotes still locked 30 s after kill -9 (hang guard)\n${out()}`).toBe(0);
   });
 });

@@ -19,6 +19,16 @@ import { freePort, randomWallet, waitFor } from './helpers.js';
 
 const M = 'ETH-USDC';
 
+/**
+ * Waits for what a correct client and server deliver at once (an update, a state): 30 s only ends
+ * a hang, with a message saying so; it is not a speed bound (the 3 s limits before could run out
+ * on a loaded 2-core CI machine while everything worked).
+ */
+const HANG_GUARD_MS = 30_000;
+function until<T>(f: () => T | undefined | null | false, what: string): Promise<T> {
+  return waitFor(f, HANG_GUARD_MS, `${what} (still waiting after ${HANG_GUARD_MS} ms: a hang guard)`);
+}
+
 describe('RingbookSocket', () => {
   let s: StartedServer;
   let admin: RingbookClient;
@@ -64,19 +74,19 @@ describe('RingbookSocket', () => {
     await sock.connect();
     expect(sock.authenticated).toBe(a);
     expect(sock.state).toBe('open');
-    await waitFor(() => books.length > 0, 3000, 'initial snapshot');
+    await until(() => books.length > 0, 'initial snapshot');
     expect(typeof (await sock.ping())).toBe('string');
 
     const ask = await maker.placeOrder({ market_id: M, side: 'ask', price: 2000000000, quantity: 1000, client_order_id: 'ws-1' });
-    await waitFor(() => orders.some((o) => o.order_id === String(ask.order_id) && o.reason === 'placed'), 3000, 'placed update');
-    await waitFor(() => sock.book(M)?.asks.some(([p]) => p === '2000000000'), 3000, 'ask on the book');
+    await until(() => orders.some((o) => o.order_id === String(ask.order_id) && o.reason === 'placed'), 'placed update');
+    await until(() => sock.book(M)?.asks.some(([p]) => p === '2000000000'), 'ask on the book');
     await taker.placeOrder({ market_id: M, side: 'bid', price: 2000000000, quantity: 400, time_in_force: 'ioc' });
-    await waitFor(() => fills.length === 1 && trades.length === 1, 3000, 'fill and trade');
+    await until(() => fills.length === 1 && trades.length === 1, 'fill and trade');
     expect(fills[0]).toMatchObject({ order_id: String(ask.order_id), is_maker: true, quantity: '400', price: '2000000000', side: 'ask' });
     expect(trades[0]).toMatchObject({ market_id: M, quantity: '400', side: 'bid' });
-    await waitFor(() => orders.some((o) => o.status === 'partially_filled' && o.filled_quantity === '400'), 3000, 'fill update');
-    await waitFor(() => bals.some((b) => b.reason === 'fill'), 3000, 'balance update');
-    await waitFor(() => sock.book(M)?.asks.some(([p, q]) => p === '2000000000' && q === '600'), 3000, 'book after fill');
+    await until(() => orders.some((o) => o.status === 'partially_filled' && o.filled_quantity === '400'), 'fill update');
+    await until(() => bals.some((b) => b.reason === 'fill'), 'balance update');
+    await until(() => sock.book(M)?.asks.some(([p, q]) => p === '2000000000' && q === '600'), 'book after fill');
     const http = await maker.orderbook(M);
     expect(sock.book(M)!.sequence).toBe(http.sequence);
     expect(sock.book(M)!.asks).toEqual(http.asks);
@@ -98,7 +108,7 @@ describe('RingbookSocket', () => {
     sockets.push(sock);
     await sock.connect();
     expect(sock.ws_url).toBe(s.url.replace('http://', 'ws://') + '/ws');
-    await waitFor(() => sock.stats.pings_sent >= 3, 3000, 'pings');
+    await until(() => sock.stats.pings_sent >= 3, 'pings');
     expect(sock.state).toBe('open');
     expect(sock.stats.connects).toBe(1);
     expect(await sock.unsubscribe([channels.trades(M)])).toEqual([`trades:${M}`]);
@@ -123,22 +133,22 @@ describe('RingbookSocket', () => {
     });
     sockets.push(sock);
     await sock.connect();
-    await waitFor(() => sock.book(M), 3000, 'initial snapshot');
+    await until(() => sock.book(M), 'initial snapshot');
     const before = sock.book(M)!.sequence;
     drop_next = true;
     await mm.placeOrder({ market_id: M, side: 'bid', price: 1500000000, quantity: 100 });
-    await waitFor(() => dropped === 1, 3000, 'a dropped snapshot');
+    await until(() => dropped === 1, 'a dropped snapshot');
     expect(sock.book(M)!.sequence).toBe(before);
     await mm.placeOrder({ market_id: M, side: 'bid', price: 1500000000, quantity: 200 });
-    await waitFor(() => sock.stats.resyncs >= 1, 3000, 'resync');
+    await until(() => sock.stats.resyncs >= 1, 'resync');
     expect(sock.stats.gaps).toBe(1);
     const http = await mm.orderbook(M);
-    await waitFor(() => sock.book(M)!.sequence === http.sequence, 3000, 'converged sequence');
+    await until(() => sock.book(M)!.sequence === http.sequence, 'converged sequence');
     expect(sock.book(M)!.sequence).toBe(before + 2);
     expect(sock.book(M)!.bids).toEqual(http.bids);
     expect(sock.book(M)!.bids.find(([p]) => p === '1500000000')?.[1]).toBe('300');
     await mm.cancelAll();
-    await waitFor(() => sock.book(M)!.sequence === before + 3, 3000, 'snapshot after cancel-all');
+    await until(() => sock.book(M)!.sequence === before + 3, 'snapshot after cancel-all');
     expect(sock.stats.stale_dropped).toBeGreaterThanOrEqual(0);
     sock.close();
   });
@@ -166,21 +176,21 @@ describe('RingbookSocket reconnect', () => {
       try {
         await sock2.connect();
         const first = await me.placeOrder({ market_id: M, side: 'bid', price: 1000000000, quantity: 100 });
-        await waitFor(() => orders.some((o) => o.order_id === String(first.order_id)), 3000, 'first update');
+        await until(() => orders.some((o) => o.order_id === String(first.order_id)), 'first update');
         const seq_before = sock2.book(M)!.sequence;
 
         expect((await s.stop()).code).toBe(0);
-        await waitFor(() => sock2.state === 'reconnecting', 5000, 'reconnecting state');
+        await until(() => sock2.state === 'reconnecting', 'reconnecting state');
         s = await startServer({ env });
-        await waitFor(() => sock2.state === 'open' && sock2.stats.reconnects >= 1, 10_000, 'reconnected');
+        await until(() => sock2.state === 'open' && sock2.stats.reconnects >= 1, 'reconnected');
         expect(sock2.authenticated).toBe(wallet.address);
         expect(sock2.book(M)!.sequence).toBeGreaterThanOrEqual(seq_before);
 
         // The account survived (same data dir); events flow on the new connection.
         await me.syncNonce();
         const second = await me.placeOrder({ market_id: M, side: 'bid', price: 1000000000, quantity: 100 });
-        await waitFor(() => orders.some((o) => o.order_id === String(second.order_id)), 3000, 'update after restart');
-        await waitFor(() => sock2.book(M)!.bids.some(([p, q]) => p === '1000000000' && q === '200'), 3000, 'book after restart');
+        await until(() => orders.some((o) => o.order_id === String(second.order_id)), 'update after restart');
+        await until(() => sock2.book(M)!.bids.some(([p, q]) => p === '1000000000' && q === '200'), 'book after restart');
       } finally {
         sock2.close();
       }

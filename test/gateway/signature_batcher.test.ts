@@ -52,7 +52,8 @@ describe('SignatureBatcher', () => {
   it('a pool that cannot check answers unchecked, not invalid', async () => {
     const dying = createVerifyPool({ threads: 1, workerFile: new URL('../auth/fixtures/verify_worker_exits.mjs', import.meta.url) });
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await dying.ready(); // its worker serves (READY) and takes the batch it dies on: the event the 300 ms sleep stood for
+      expect(dying.workersReady).toBe(true);
       const b = new SignatureBatcher(dying, 128);
       const sig = signPersonalMessage(KEY, 'x');
       expect(await found(b, ['x', 'y'], sig)).toEqual([null, UNCHECKED]);
@@ -88,7 +89,7 @@ describe('SignatureBatcher', () => {
       threads: 1, taskSize: 2, stealAfterUs: 250_000, workerFile: new URL('../auth/fixtures/verify_worker_holds_first.mjs', import.meta.url),
     });
     try {
-      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      await p.ready(); // READY: the worker serves its ring (no 10 s poll)
       expect(p.workersReady).toBe(true);
       const b = new SignatureBatcher(p, 128);
       const arrival = new ArrivalOrder();
@@ -107,7 +108,8 @@ describe('SignatureBatcher', () => {
         })));
       };
       send(1); // this turn: the first task
-      await new Promise((r) => setTimeout(r, 20));
+      // A later turn, not a 20 ms sleep: this immediate runs after the flush send(1) scheduled.
+      await new Promise((r) => setImmediate(r));
       send(2); // a later turn: the second task
       send(3);
       await Promise.all(done);
@@ -122,7 +124,7 @@ describe('SignatureBatcher', () => {
   it('at light load checks on the front at arrival (verdict before check returns); a busier turn and the next go to the pool', async () => {
     const p = createVerifyPool({ threads: 1 });
     try {
-      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      await p.ready(); // READY: the worker serves its ring (no 10 s poll)
       const b = new SignatureBatcher(p, 128, 2);
       const message = 'ringbook:cancel::inline:1';
       const sig = signPersonalMessage(KEY, message);
@@ -168,7 +170,7 @@ describe('SignatureBatcher', () => {
   it('at medium load (inline_busy_max_pct) checks a turn\'s first ones on the front with a task in flight, while the front was quiet', async () => {
     const p = createVerifyPool({ threads: 1 });
     try {
-      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      await p.ready(); // READY: the worker serves its ring (no 10 s poll)
       const message = 'ringbook:cancel::medium:1';
       const sig = signPersonalMessage(KEY, message);
       const item = { message, signature_hex: sig, expected_address: ADDRESS };
@@ -220,7 +222,7 @@ describe('SignatureBatcher', () => {
   it('an inline check that throws answers failed and is counted nowhere (not as the worker\'s)', async () => {
     const p = createVerifyPool({ threads: 1 });
     try {
-      for (let i = 0; i < 400 && !p.workersReady; i++) await new Promise((r) => setTimeout(r, 25));
+      await p.ready(); // READY: the worker serves its ring (no 10 s poll)
       const b = new SignatureBatcher(p, 128, 2);
       const sig = signPersonalMessage(KEY, 'w');
       // The front's own check failing (the codec or recovery throwing on this thread).

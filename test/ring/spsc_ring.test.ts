@@ -1,6 +1,6 @@
 // Single-thread unit tests of SpscRing: one object plays producer and consumer in turn
 // (the two roles keep separate private state, so this exercises the same paths).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import {
   RING_CAPACITY_SLOTS_MAX,
@@ -272,12 +272,17 @@ describe('SpscRing producer/consumer', () => {
     expect(await ring.waitForDataAsyncUntilClosed()).toBe(1); // data already there
     drain(ring);
     let settled = false;
+    const sleeps = ring.consumer_sleep_count;
     const woken = ring.waitForDataAsyncUntilClosed().then((n) => {
       settled = true;
       return n;
     });
-    await new Promise((r) => setTimeout(r, 30));
-    expect(settled).toBe(false); // nothing published: still waiting
+    // Nothing published: still waiting. Not a 30 ms look: it went to sleep (counted as it called
+    // Atomics.waitAsync, with no timeout), and only a notify (a publish, close) or data ends that
+    // wait; a later turn of the event loop shows it did not return instead of sleeping.
+    expect(ring.consumer_sleep_count).toBe(sleeps + 1);
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
     produce(ring, [2]);
     expect(await woken).toBe(1);
     drain(ring);
@@ -297,10 +302,19 @@ describe('SpscRing producer/consumer', () => {
       woke_at = performance.now();
       return n;
     });
+    expect(ring.consumer_sleep_count).toBe(1); // asleep (Atomics.waitAsync), WAKE_WAIT_MS to its timeout
     claimOne(1);
-    ring.publishBatchQuiet(1);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(woke_at).toBe(0); // still asleep: nobody told it
+    // Still asleep: nobody told it. Not a 60 ms look: the quiet publish notifies nobody (only a
+    // notify, or the 30 s timeout, ends an Atomics.waitAsync), and a later turn shows it asleep.
+    const notify = vi.spyOn(Atomics, 'notify');
+    try {
+      ring.publishBatchQuiet(1);
+      expect(notify).not.toHaveBeenCalled();
+    } finally {
+      notify.mockRestore();
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(woke_at).toBe(0);
     expect(ring.available()).toBe(1); // yet an awake reader sees the record at once
     const t = performance.now();
     ring.wakeConsumer();

@@ -12,6 +12,7 @@ import { RingbookSocket, Wallet as SdkWallet } from '../../src/client/index.js';
 import { ok } from './checks.js';
 import { api, bytesToHex, caughtUpState, deposit, REPO_ROOT, runVerifier, startServer, type StartedServer, Wallet } from './harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
+import { metricValue } from './metrics_scrape.js';
 
 const tempDir = tempDirsPerFile('ringbook-cod-');
 
@@ -50,6 +51,17 @@ async function openCount(s: StartedServer, address: string): Promise<number> {
   return (ok(await api(s.url).get(`/account/${address}/orders?status=open&limit=100`)) as unknown[]).length;
 }
 
+/** Polls a gauge until it reads `want`; the 30 s limit is a hang guard, not a speed bound. */
+async function untilMetric(s: StartedServer, name: string, want: number, what: string): Promise<void> {
+  const hang_guard_at = Date.now() + 30_000;
+  let seen = await metricValue(s, name);
+  while (seen !== want) {
+    if (Date.now() > hang_guard_at) throw new Error(`${what}: ${name} still ${seen} (want ${want}) after 30 s (a hang)`);
+    await new Promise((r) => setTimeout(r, 20));
+    seen = await metricValue(s, name);
+  }
+}
+
 async function quote(s: StartedServer, w: Wallet, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     ok(await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: i % 2 === 0 ? 'bid' : 'ask', price: (i % 2 === 0 ? 1_900 - i : 2_100 + i) * 1_000_000, quantity: 10_000 })));
@@ -74,8 +86,12 @@ describe('cancel on disconnect (WebSocket)', () => {
       await passive.connect();
       const child = await spawnClient(s, key_hex);
       passive.close();
-      await new Promise((r) => setTimeout(r, 400));
-      expect(await openCount(s, mm.address)).toBe(6);
+      // A positive barrier, not a sleep: the hub counts the close once its handler ran (which
+      // submits any cancel there and then), and a later order of the same address is answered
+      // after its batch commits: a cancel from the close would have run before it, leaving 1.
+      await untilMetric(s, 'ringbook_ws_connections', 1, 'the passive close seen by the server');
+      await quote(s, mm, 1);
+      expect(await openCount(s, mm.address)).toBe(7);
 
       const killed_at = Date.now();
       child.kill('SIGKILL');
@@ -122,7 +138,9 @@ describe('cancel on disconnect (WebSocket)', () => {
       });
       ws.send(JSON.stringify({ type: 'cancel_on_disconnect', enabled: true, request_id: 'a' }));
       ws.send(JSON.stringify({ type: 'cancel_on_disconnect', enabled: 'yes', request_id: 'b' }));
-      for (let i = 0; i < 100 && replies.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      // Both replies, waited for (a 2 s poll could end first on a loaded machine); 30 s: hang guard.
+      for (let i = 0; i < 1_500 && replies.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(replies.length, 'two replies within 30 s (hang guard)').toBe(2);
       expect(replies).toEqual([
         expect.objectContaining({ type: 'error', code: 'UNAUTHORIZED', request_id: 'a' }),
         expect.objectContaining({ type: 'error', code: 'INVALID_REQUEST', request_id: 'b' }),

@@ -35,6 +35,9 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
       const [s, state] = await Promise.all([matcherStatus(m1), adminState(g)]);
       return s.batch_id > 0 && Number(state.batch_id) === s.batch_id ? s : undefined;
     }, 50);
+    // A window, not a barrier (left by h26u): a batch cut with no request would likely show here;
+    // one that came later still fails the exact counts below (batch_id + 1, received 1). A barrier
+    // needs the gateway's batch_requests_sent (cluster/gateway_backend.ts) in its admin state.
     await new Promise((r) => setTimeout(r, 700));
     const before = await matcherStatus(m1);
     expect(before.batch_id, 'idle').toBe(idle.batch_id);
@@ -61,6 +64,8 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
     expect(led.requests_through).toBe(before.requests_through);
     expect(led.batch_requests).toMatchObject({ received: 1, empty_batches: 1, refused: 0, ignored_answered: 0 });
     // One refusal, one batch: the exchange is idle again.
+    // A window, not a barrier (left by h26u): it spans the leader's 1 s spacing between empty
+    // batches (BATCH_REQUEST_SPACING_MS), after which a repeated request would cut a second one.
     await new Promise((r) => setTimeout(r, 1_500));
     expect((await matcherStatus(m1)).batch_id).toBe(led.batch_id);
     // The standby re-executed it to the leader's root, and ignored the request.

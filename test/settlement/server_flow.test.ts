@@ -163,7 +163,12 @@ describe('the settlement contract with the server', () => {
       const st = await adminState(srv);
       return st.settlement.link.block >= (await rpc.blockNumber()) && (await balances(srv, alice.address)).ETH.available === 1_100_000;
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // No second credit: not a 300 ms sleep but a barrier. A transaction with no deposit in it
+    // mines a later block; the link credits a round's deposits (each answered, so committed)
+    // before it moves its block past them, so once it reads past that block, a round after the
+    // deposit's has ended and any repeated credit would show in the count and the balance.
+    const later = await rpc.sendAndWait(keyOf(alice), usdc, token.call('approve', [OPERATOR, 0n]));
+    await waitFor('the watcher past a later block', async () => (await adminState(srv)).settlement.link.block >= Number(later.blockNumber));
     const st = await adminState(srv);
     expect(st.settlement.link.deposits_credited).toBe(1);
     expect((await balances(srv, alice.address)).ETH).toEqual({ available: 1_100_000, locked: 0 });
