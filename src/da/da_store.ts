@@ -1,8 +1,8 @@
 // The embedded DA layer: published batches kept locally and served over HTTP
 // (docs/verifiability.md, "DA store"). LMDB at `<data_dir>/da`:
-//   - database `batches`: key = batch id (uint32), value = msgpack {header, inputs (bytes), fills,
-//     state_diff (bytes: src/da/state_diff.ts encodeChanges; batches written before 2026-11-26 hold
-//     the hex objects, read as they are)};
+//   - database `batches`: key = batch id (uint32), value = msgpack record of the batch (its header's
+//     roots and fills' addresses as bytes, its inputs, its state diff as src/da/state_diff.ts
+//     encodeChanges bytes): src/da/da_record.ts, which also reads the older forms;
 //   - database `order_fills`: key = [order_id, fill_id] (ordered-binary), value = batch id; one
 //     row for the taker order and one for the maker order of every fill (for /orders/:id/da-proof).
 // Writes are grouped (and asynchronous, unless opened with sync_commits: the DA worker's store,
@@ -16,10 +16,8 @@
 // every submit of the group rejects with the error and every later submit is refused.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { checkNext, fillRows, type DaStore, type FillRef } from './da_store_contract.js';
-import type { FillLeaf } from './fills_tree.js';
-import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js';
-import type { LeafChange } from './state_root.js';
-import { decodeChanges } from './state_diff.js';
+import type { PublishedBatch } from './published.js';
+import { publishedOf, recordOf, type StoredRecord } from './da_record.js';
 import { InputsArena } from './inputs_arena.js';
 import { APPEND_PUT, DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment, type AppendingDb } from './da_store_sync.js';
 
@@ -38,10 +36,10 @@ export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js
 export const DA_STORE_COMMIT_INTERVAL_MS = 50;
 
 interface CommitGroup {
-  items: { id: number; stored: StoredBatch; rows: [number, number][] }[];
+  items: { id: number; stored: StoredRecord; rows: [number, number][] }[];
   done: Promise<void>;
   settle: (err: unknown) => void;
-  /** The group's inputs, copied (each item's `stored.inputs` is a view of it): see InputsArena. */
+  /** The group's inputs, copied (each item's stored inputs are a view of it): see InputsArena. */
   arena: InputsArena;
 }
 
@@ -54,20 +52,13 @@ interface CommitGroup {
  */
 export const ARENA_BYTES_KEPT_MAX = 1024 * 1024;
 
-interface StoredBatch {
-  header: BatchHeader;
-  inputs: Uint8Array;
-  fills: FillLeaf[];
-  state_diff: Uint8Array | LeafChange[];
-}
-
 export class LmdbDaStore implements DaStore {
   private readonly root: RootDatabase;
-  private readonly batches: Database<StoredBatch, number>;
+  private readonly batches: Database<StoredRecord, number>;
   private readonly order_fills: Database<number, [number, number]>;
   private last_id: number;
   /** Submitted, not yet committed: readable from here. */
-  private readonly pending = new Map<number, StoredBatch>();
+  private readonly pending = new Map<number, StoredRecord>();
   /** Arenas of committed groups, for the next groups (at most two groups are alive: one committing, one open). */
   private readonly free_arenas: InputsArena[] = [];
   /** The arena the next group takes (its first batch is copied in before the group opens). */
@@ -104,7 +95,7 @@ export class LmdbDaStore implements DaStore {
     this.reader = reader;
     this.commit_interval_ms = commit_interval_ms;
     this.sync_commits = sync_commits;
-    this.batches = root.openDB<StoredBatch, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
+    this.batches = root.openDB<StoredRecord, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
     this.order_fills = root.openDB<number, [number, number]>({ name: 'order_fills', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
     let last = 0;
     for (const key of this.batches.getKeys({ reverse: true, limit: 1 })) last = key as number;
@@ -166,7 +157,7 @@ export class LmdbDaStore implements DaStore {
     // Everything that can throw (the checks, the batch's getters, its fill rows, the arena's
     // allocation) comes before the store changes: a refused batch leaves no trace (no empty
     // group whose timer would then find no batch, no id counted without its batch).
-    let stored: StoredBatch;
+    let stored: StoredRecord;
     let rows: [number, number][];
     try {
       if (this.reader) throw new Error('DA store: this handle only reads');
@@ -176,7 +167,7 @@ export class LmdbDaStore implements DaStore {
       rows = fillRows(batch);
       const bytes = inputs ?? Buffer.from(batch.inputs_hex, 'hex');
       const state_diff = batch.state_diff_bytes ?? batch.state_diff ?? [];
-      stored = { header: batch.header, inputs: this.copyInputs(bytes), fills: batch.fills, state_diff };
+      stored = recordOf(batch, this.copyInputs(bytes), state_diff);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -309,7 +300,7 @@ export class LmdbDaStore implements DaStore {
     try {
       for (; i < items.length; i++) {
         // APPEND_PUT: ids only grow (checkNext), so LMDB fills each leaf page instead of splitting it in half.
-        void (this.batches as unknown as AppendingDb<StoredBatch>).put(items[i].id, items[i].stored, APPEND_PUT);
+        void (this.batches as unknown as AppendingDb<StoredRecord>).put(items[i].id, items[i].stored, APPEND_PUT);
         for (const [order_id, fill_id] of items[i].rows) void this.order_fills.put([order_id, fill_id], items[i].id);
       }
     } catch (e) {
@@ -396,14 +387,4 @@ export class LmdbDaStore implements DaStore {
 /** The first and last batch id of a group (its items are in id order). */
 function idRange(group: CommitGroup): [number, number] {
   return [group.items[0].id, group.items[group.items.length - 1].id];
-}
-
-/** A stored batch in its published form (the hex of its inputs and diff made now). */
-function publishedOf(s: StoredBatch): PublishedBatch {
-  return {
-    header: s.header,
-    inputs_hex: inputsHex(s.inputs),
-    fills: s.fills,
-    state_diff: s.state_diff instanceof Uint8Array ? decodeChanges(s.state_diff) : s.state_diff,
-  };
 }
