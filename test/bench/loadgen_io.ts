@@ -4,8 +4,11 @@
 // SKIPPED with the refusal in its title (never run on epoll instead and passed: that would say
 // io_uring works when nothing ran on it); loadgen_io.test.ts shows the probe and the fallback
 // under a refusal made on purpose.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { LOADGEN_BINARY, runLoadgen } from '../../bench/load/native_generator.js';
 
 export type LoadgenIo = 'io_uring' | 'epoll';
@@ -96,4 +99,21 @@ export async function headServer(onHead: (head: string, sock: net.Socket) => voi
       server.close(() => resolve());
     }),
   };
+}
+
+/**
+ * A test file's scratch dir for loadgen's request and record files: made before its tests (once
+ * the binary is known to be built: a missing one fails the file, never skips it), removed after.
+ * Call at the file's top level; the returned getter gives the dir inside tests.
+ */
+export function loadgenScratchDir(prefix: string): () => string {
+  let dir = '';
+  beforeAll(() => {
+    if (!existsSync(LOADGEN_BINARY)) throw new Error(`${LOADGEN_BINARY} is missing: build it with \`make native\``);
+    dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  afterAll(() => {
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+  return () => dir;
 }

@@ -6,29 +6,18 @@
 // place, bodies larger than the shared 64 KiB buffer, more ready sockets than one epoll_wait
 // returns, two answers in one segment, a half answer followed by the close.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Lane, textSegment } from '../../bench/load/lanes.js';
 import { LOADGEN_BINARY, readRecordsFile, runLoadgen, writeRequestFile, type NativeReport } from '../../bench/load/native_generator.js';
-import { headServer, loadgenIoCases, titled } from './loadgen_io.js';
+import { headServer, loadgenIoCases, loadgenScratchDir, titled } from './loadgen_io.js';
 
 const RUN_TIMEOUT_MS = 60_000;
 const KIND_ORDER = 0;
 const KIND_OTHER = 3;
 
-let dir: string;
-
-beforeAll(() => {
-  if (!existsSync(LOADGEN_BINARY)) throw new Error(`${LOADGEN_BINARY} is missing: build it with \`make native\``);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-loadgen-reads-'));
-});
-
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const scratch = loadgenScratchDir('ringbook-loadgen-reads-');
 
 /** A request names its lane and index, so the scripted server knows what to answer. */
 function requestText(lane: number, i: number): string {
@@ -67,7 +56,7 @@ function response(status: string, body: string, headers: string): string {
 }
 
 async function run(port: number, lanes: Lane[], io: string, extra: string[] = []): Promise<NativeReport> {
-  const file = path.join(dir, `req-${port}.bin`);
+  const file = path.join(scratch(), `req-${port}.bin`);
   writeRequestFile(file, lanes);
   const rep = await runLoadgen(['--target', `127.0.0.1:${port}`, '--requests', file, '--until-empty', '--report-lanes', '--io', io, ...extra], RUN_TIMEOUT_MS);
   expect(rep.generator_io).toBe(io);
@@ -132,7 +121,7 @@ for (const c of IO_CASES) describe.skipIf(c.skip !== null)(titled(`loadgen (--io
     });
     try {
       const lanes = lanesOf(LANES, PER_LANE, KIND_ORDER);
-      const records = path.join(dir, 'split-records.bin');
+      const records = path.join(scratch(), 'split-records.bin');
       const rep = await run(srv.port, lanes, io, ['--records', records]);
       const n = LANES * PER_LANE;
       expect(rep.requests_sent).toBe(n);
@@ -207,7 +196,7 @@ for (const c of IO_CASES) describe.skipIf(c.skip !== null)(titled(`loadgen (--io
     });
     try {
       const lanes = [lanesOf(1, 1, KIND_OTHER)[0], lanesOf(2, 3, KIND_OTHER)[1]];
-      const file = path.join(dir, 'close.bin');
+      const file = path.join(scratch(), 'close.bin');
       writeRequestFile(file, lanes);
       gen = spawnLoadgen(['--target', `127.0.0.1:${srv.port}`, '--requests', file, '--until-empty', '--report-lanes', '--drain-ms', '30000', '--io', io], 50_000);
       const rep = await gen.report;
@@ -256,7 +245,7 @@ describe.skipIf(URING.skip !== null)(titled('loadgen (--io io_uring): a multisho
     });
     try {
       const lanes = lanesOf(LANES, PER_LANE, KIND_ORDER);
-      const records = path.join(dir, `rearm-${buffers}-records.bin`);
+      const records = path.join(scratch(), `rearm-${buffers}-records.bin`);
       const rep = await run(srv.port, lanes, 'io_uring', ['--recv-buffers', String(buffers), '--records', records]);
       const n = LANES * PER_LANE;
       expect(rep.io_uring_recv_buffers).toBe(buffers);

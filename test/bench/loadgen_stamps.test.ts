@@ -16,13 +16,12 @@
 //     and the generator spins on the clock to it), no send is stamped before its scheduled time,
 //     the early wakes happened and the timer's lateness is reported (timer_late, spins).
 // Order only, no timing bound: every comparison holds however slow the machine is.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Lane, textSegment } from '../../bench/load/lanes.js';
-import { LOADGEN_BINARY, runLoadgen, writeRequestFile } from '../../bench/load/native_generator.js';
-import { headServer, loadgenIoCases, titled } from './loadgen_io.js';
+import { runLoadgen, writeRequestFile } from '../../bench/load/native_generator.js';
+import { headServer, loadgenIoCases, loadgenScratchDir, titled } from './loadgen_io.js';
 
 const RUN_TIMEOUT_MS = 60_000;
 const KIND_OTHER = 3;
@@ -32,16 +31,7 @@ const RECORD_BYTES = 40;
 /** A request's number (its X-Request-Id) is lane * LANE_STRIDE + index. */
 const LANE_STRIDE = 1000;
 
-let dir: string;
-
-beforeAll(() => {
-  if (!existsSync(LOADGEN_BINARY)) throw new Error(`${LOADGEN_BINARY} is missing: build it with \`make native\``);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-loadgen-stamps-'));
-});
-
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const scratch = loadgenScratchDir('ringbook-loadgen-stamps-');
 
 /** One answer as loadgen recorded it: its raw CLOCK_MONOTONIC ns (exact, as bigint). */
 interface RawRecord {
@@ -107,8 +97,8 @@ function lanesOf(n_lanes: number, per_lane: number): Lane[] {
 async function checkStamps(io: string, n_lanes: number, per_lane: number): Promise<void> {
   const srv = await stampingServer();
   try {
-    const file = path.join(dir, `req-${io}-${n_lanes}.bin`);
-    const records_file = path.join(dir, `rec-${io}-${n_lanes}.bin`);
+    const file = path.join(scratch(), `req-${io}-${n_lanes}.bin`);
+    const records_file = path.join(scratch(), `rec-${io}-${n_lanes}.bin`);
     writeRequestFile(file, lanesOf(n_lanes, per_lane));
     const rep = await runLoadgen(['--target', `127.0.0.1:${srv.port}`, '--requests', file, '--until-empty', '--io', io, '--records', records_file], RUN_TIMEOUT_MS);
     expect(rep.generator_io).toBe(io);
@@ -167,8 +157,8 @@ async function checkEarlyWake(io: string): Promise<void> {
   const srv = await stampingServer();
   try {
     const n_lanes = 4;
-    const file = path.join(dir, `req-open-${io}.bin`);
-    const records_file = path.join(dir, `rec-open-${io}.bin`);
+    const file = path.join(scratch(), `req-open-${io}.bin`);
+    const records_file = path.join(scratch(), `rec-open-${io}.bin`);
     writeRequestFile(file, lanesOf(n_lanes, 40));
     const rep = await runLoadgen(['--target', `127.0.0.1:${srv.port}`, '--requests', file, '--mode', 'open', '--rate', String(OPEN_RATE),
       '--duration-ms', String(OPEN_MS), '--io', io, '--spin-us', String(SPIN_US), '--records', records_file], RUN_TIMEOUT_MS);
