@@ -199,4 +199,11 @@ describe('loadgen --spin-us', () => {
   it('is refused in closed mode (nothing there waits for the clock)', async () => {
     await expect(runLoadgen(['--target', '127.0.0.1:1', '--repeat-get', '/', '--connections', '1', '--spin-us', '50'], 10_000)).rejects.toThrow(/--spin-us goes with --mode open only/);
   });
+
+  // Checked before anything runs (no connection is made to the unused port).
+  it.each([['1001', /--spin-us must be a number in \[0, 1000\]/], ['-1', /--spin-us must be a number in \[0, 1000\]/],
+    ['1.5', /--spin-us must be a whole number/], ['abc', /--spin-us must be a number in \[0, 1000\]/]])('refuses --spin-us %s', async (value, message) => {
+    await expect(runLoadgen(['--target', '127.0.0.1:1', '--repeat-get', '/', '--connections', '1', '--mode', 'open', '--rate', '100',
+      '--duration-ms', '100', '--spin-us', value], 10_000)).rejects.toThrow(message);
+  });
 });
