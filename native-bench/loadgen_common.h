@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 // ---- limits (every loop and buffer is bounded) ----
 /** Longest timed window: 10 minutes (the load bench uses 10 s phases). */
 #define DURATION_MS_MAX 600000.0
@@ -64,11 +66,6 @@ static void die(const char *fmt, ...) {
   exit(2);
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 
 #endif

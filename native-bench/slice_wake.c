@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 #define HOGS_MAX 8
 #define SAMPLES_MAX (1u << 18) /* a phase of 60 s: 60,000 wakes, ~120,000 competitor bursts */
 #define ROUNDS_MAX 40
@@ -42,18 +44,6 @@ static void die(const char *fmt, const char *a) {
   fprintf(stderr, fmt, a);
   fputc('\n', stderr);
   exit(2);
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* include/uapi/linux/sched/types.h (clashes with glibc's <sched.h>). */

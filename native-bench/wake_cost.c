@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 #define WAKES_MIN 10
 #define WAKES_MAX 100000
 #define GAP_US_MAX 100000
@@ -52,18 +54,6 @@ static const char *const STAT_NAMES[STATS] = {"waker_us_p50", "waker_us_p99", "w
 static void die(const char *what, const char *detail) {
   fprintf(stderr, "wake_cost: %s%s%s\n", what, detail[0] ? ": " : "", detail);
   exit(2);
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t v, int64_t timeout_ns) {
