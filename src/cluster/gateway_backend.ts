@@ -61,9 +61,8 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   /** The last event stream sequence written into the event ring, and its batch (-1: none yet). */
   events_through = 0;
   batch_id = -1;
-  /** Requests for a batch sent to the matchers (batch_request.ts), and those the connection refused. */
-  batch_requests_sent = 0;
-  batch_requests_failed = 0;
+  /** Requests for a batch the connection refused (the link counts them, sent or not: /admin/state `batch_requests`); logged the first time. */
+  private batch_requests_failed = 0;
   /** The leader's status messages (matcher_status.ts): its store fault, reported to the link. */
   private status_sub: Subscription | null = null;
   /** The store fault last reported to the link (null: none). */
@@ -207,15 +206,16 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   /**
    * Asks the leader matcher for a batch after the last one this gateway has (batch_request.ts): a
    * plain NATS message, not acknowledged; whoever needs the batch asks again if none comes.
+   * Returns whether the connection took it.
    */
-  requestBatch(): void {
+  requestBatch(): boolean {
     const failed = sendBatchRequest(this.nc, { gateway: this.options.gateway_id, after_batch_id: this.batch_id });
-    if (failed === null) {
-      this.batch_requests_sent++;
-    } else if (this.batch_requests_failed++ === 0) {
+    if (failed === null) return true;
+    if (this.batch_requests_failed++ === 0) {
       // A closed or draining connection (stopping).
       log.warn(`ringbook gateway: batch request not sent (${String(failed)})`);
     }
+    return false;
   }
 
   /** The chain link's forced entries and their batches, to the cluster's root poster (settlement_poster.ts). */

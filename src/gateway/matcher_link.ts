@@ -40,6 +40,12 @@ export class MatcherLink extends MatcherLinkEvents {
    */
   journal_last_fault: JournalFaultEpisode | null = null;
   journal_faults = 0;
+  /**
+   * Asks for a batch (requestBatch) handed to the matcher, and those its connection refused (a
+   * cluster gateway's closed or draining NATS connection; never in a single process): GET
+   * /admin/state `batch_requests`, where a test sees that an ask went out (or did not repeat).
+   */
+  batch_requests = { sent: 0, failed: 0 };
   /** What pinning the matcher thread did (config matcher.cpu), null when not asked. */
   pin: PinResult | null = null;
   /** Receives each engine snapshot the matcher captured (src/snapshot/coordinator.ts). */
@@ -160,8 +166,11 @@ export class MatcherLink extends MatcherLinkEvents {
    */
   requestBatch(): void {
     const backend = this.options.backend;
-    if (backend !== undefined) backend.requestBatch();
+    let sent = true;
+    if (backend !== undefined) sent = backend.requestBatch();
     else this.toMatcher({ type: 'batch' });
+    if (sent) this.batch_requests.sent++;
+    else this.batch_requests.failed++;
   }
 
   /** Asks the matcher to delete journal batches 1..`through_batch_id` (retention after a snapshot). */

@@ -76,8 +76,9 @@ export interface MatcherBackend {
   /**
    * Asks the matcher for a batch soon (MatcherLink.requestBatch): an empty one when nothing else
    * comes. Best effort: a request that reaches no matcher is lost, and the caller asks again.
+   * Returns whether it was sent (false: the connection refused it, closed or draining).
    */
-  requestBatch(): void;
+  requestBatch(): boolean;
   /**
    * Tells the cluster's settlement root poster that forced-inclusion queue entries `from`,
    * `from + 1`, ... were taken in by `batches[0]`, `batches[1]`, ... (the chain link's shares,

@@ -110,6 +110,8 @@ export function registerAdminRoutes(
       // The answer spin at work (front.answer_spin_us): 0 when it is off or has no bell.
       answer_spin_turns: ctx.link.answer_spin_turns,
       inflight_requests: ctx.link.inflight(),
+      // Asks for a batch handed to the matcher (the chain link's: refused forced entries, counts waiting for roots), and refused by its connection.
+      batch_requests: { sent: ctx.link.batch_requests.sent, failed: ctx.link.batch_requests.failed },
       // Pooled stage stamps (stage_timings.ts): `outstanding` is the stamped requests in flight, 0
       // when idle; one that stays above 0 counts requests whose stamps never came back (a leak).
       stage_stamps: { outstanding: stampsOutstanding(), pooled: stampsPooled(), given_back_twice: stampsGivenBackTwice() },

@@ -17,18 +17,40 @@ import { metricValue } from '../server/metrics_scrape.js';
 
 const KEY = `0x${'5a'.repeat(32)}`;
 
+/** How long a verify worker still loading when the server listened may take to report its library. */
+const LATE_WORKER_REPORT_MS = 60_000;
+/** Between two reads of GET /admin/state while one has not (see stateOnceWorkersReported). */
+const LATE_WORKER_POLL_MS = 100;
+/** A real server's start: up to VERIFY_WORKERS_START_WAIT_MS (10 s) for its workers, and their loading. */
+const SERVER_START_MS = 30_000;
+/** A real server's stop (the harness kills it after 15 s), with the orders sent before it. */
+const SERVER_STOP_MS = 15_000;
+/**
+ * The time limit of a test per real server it starts. Above LATE_WORKER_REPORT_MS, so a worker
+ * that never reports fails with stateOnceWorkersReported's message rather than vitest's 60 s
+ * timeout of the whole test (which was the case when both were 60 s).
+ */
+const PER_SERVER_MS = SERVER_START_MS + LATE_WORKER_REPORT_MS + SERVER_STOP_MS;
+
 /**
  * GET /admin/state once every verify worker of `s` has reported its library. The server listens
- * after waiting at most VERIFY_WORKERS_START_WAIT_MS (10 s) for its workers; on a loaded machine
- * one may still be loading then, and reports when it starts serving. Bounded: 600 polls of 100 ms.
+ * after waiting at most VERIFY_WORKERS_START_WAIT_MS (10 s) for its workers, so usually the first
+ * answer has them all (the start line then says so, at info). On a loaded machine one may still
+ * be loading then, and reports when it starts serving. A poll, bounded by LATE_WORKER_REPORT_MS,
+ * because nothing else shows that moment: the worker writes its library and ready words into its
+ * ring's shared memory (verify_ring.ts VR_LIBRARY, VR_READY) and sends no message, the server
+ * logs no line for it and the process does not exit; only /admin/state (or the metrics) reads it.
  */
 async function stateOnceWorkersReported(s: StartedServer): Promise<any> {
-  for (let i = 0; i < 600; i++) {
+  const deadline = Date.now() + LATE_WORKER_REPORT_MS;
+  for (;;) {
     const st = await adminState(s);
     if ((st.secp256k1.verify_workers as unknown[]).every((w) => w !== null)) return st;
-    await new Promise((r) => setTimeout(r, 100));
+    if (Date.now() >= deadline) {
+      throw new Error(`a verify worker did not report its library within ${LATE_WORKER_REPORT_MS} ms: ${JSON.stringify(st.secp256k1)}`);
+    }
+    await new Promise((r) => setTimeout(r, LATE_WORKER_POLL_MS));
   }
-  throw new Error(`a verify worker did not report its library within 60 s: ${JSON.stringify((await adminState(s)).secp256k1)}`);
 }
 
 /**
@@ -136,7 +158,7 @@ describe('RINGBOOK_SECP256K1', () => {
     } finally {
       expect((await s.stop()).code).toBe(0);
     }
-  });
+  }, 2 * PER_SERVER_MS);
 
   it('the real server names the library it runs on: npm, and system when it is built (else auto, which falls back to npm)', async () => {
     const system_built = loadSystemSecp256k1() !== null;
@@ -153,5 +175,5 @@ describe('RINGBOOK_SECP256K1', () => {
         expect((await s.stop()).code).toBe(0);
       }
     }
-  });
+  }, 2 * PER_SERVER_MS);
 });

@@ -100,7 +100,7 @@ describe('MatcherLink: the answer spin while batches holding none of its request
           return Promise.resolve();
         },
         requestsPublished: () => undefined,
-        requestBatch: () => undefined,
+        requestBatch: () => true,
         shareForced: () => undefined,
         stop: () => Promise.resolve(),
       },

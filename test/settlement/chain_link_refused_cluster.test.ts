@@ -16,6 +16,8 @@ import { OPERATOR_KEY } from './dev_chain.js';
 import { startSettledCluster, stopSettledClusters } from './settled_cluster.js';
 
 const POLL_MS = 50;
+/** Link rounds after the refusal's that must not ask for a batch again (see the barrier below). */
+const LATER_ROUNDS = 2;
 
 afterAll(stopSettledClusters);
 
@@ -35,10 +37,9 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
       const [s, state] = await Promise.all([matcherStatus(m1), adminState(g)]);
       return s.batch_id > 0 && Number(state.batch_id) === s.batch_id ? s : undefined;
     }, 50);
-    // A window, not a barrier (left by h26u): a batch cut with no request would likely show here;
-    // one that came later still fails the exact counts below (batch_id + 1, received 1). A barrier
-    // needs the gateway's batch_requests_sent (cluster/gateway_backend.ts) in its admin state.
-    await new Promise((r) => setTimeout(r, 700));
+    // Nobody asked for a batch yet. A batch the leader cut with no request, now or later, fails
+    // the exact counts below (batch_id + 1, received 1, empty_batches 1).
+    expect((await adminState(g)).batch_requests).toEqual({ sent: 0, failed: 0 });
     const before = await matcherStatus(m1);
     expect(before.batch_id, 'idle').toBe(idle.batch_id);
     expect(before.batch_requests).toMatchObject({ received: 0, empty_batches: 0 });
@@ -55,7 +56,9 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
       return link.block >= block0 && link.last_error === null ? true : undefined;
     }, 50);
     expect((await adminState(g)).settlement.link).toMatchObject({ forced_submitted: 0, forced_refused: 1 });
-    // The gateway asked the leader (before: nothing), which cut an empty batch; the gateway has it.
+    // The gateway asked the leader (before: nothing; its `sent` counts the message handed to NATS),
+    // which cut an empty batch; the gateway has it.
+    expect((await adminState(g)).batch_requests).toEqual({ sent: 1, failed: 0 });
     const led = await waitFor('the requested batch at the gateway', 10_000, async () => {
       const [s, state] = await Promise.all([matcherStatus(m1), adminState(g)]);
       return s.batch_id > before.batch_id && Number(state.batch_id) === s.batch_id ? s : undefined;
@@ -63,11 +66,23 @@ describe('a forced entry the front refuses, on an idle exchange, with the cluste
     expect(led.batch_id).toBe(before.batch_id + 1);
     expect(led.requests_through).toBe(before.requests_through);
     expect(led.batch_requests).toMatchObject({ received: 1, empty_batches: 1, refused: 0, ignored_answered: 0 });
-    // One refusal, one batch: the exchange is idle again.
-    // A window, not a barrier (left by h26u): it spans the leader's 1 s spacing between empty
-    // batches (BATCH_REQUEST_SPACING_MS), after which a repeated request would cut a second one.
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect((await matcherStatus(m1)).batch_id).toBe(led.batch_id);
+    // One refusal, one request, one batch: the exchange is idle again. A link that asked again
+    // each round would have a second empty batch cut once the leader's 1 s spacing
+    // (BATCH_REQUEST_SPACING_MS) passed; its requests show at once in the gateway's `sent`. (The
+    // leader's side, a batch answering a request for good, is test/cluster/batch_request.test.ts's,
+    // on its own clock.)
+    // Barrier: the link reads LATER_ROUNDS more blocks (plain transfers, no contract event), each
+    // mined after it read the last, so the refusal's round and LATER_ROUNDS - 1 more have ended.
+    for (let i = 0; i < LATER_ROUNDS; i++) {
+      const block = Number((await dev.rpc.sendAndWait(key, bob.address, '0x', 1n)).blockNumber);
+      await waitFor(`the link to read block ${block} (later round ${i + 1} of ${LATER_ROUNDS})`, 20_000, async () => {
+        return (await adminState(g)).settlement.link.block >= block ? true : undefined;
+      }, 50);
+    }
+    expect((await adminState(g)).batch_requests, 'asked once').toEqual({ sent: 1, failed: 0 });
+    const after = await matcherStatus(m1);
+    expect(after.batch_id).toBe(led.batch_id);
+    expect(after.batch_requests).toMatchObject({ received: 1, empty_batches: 1 });
     // The standby re-executed it to the leader's root, and ignored the request.
     const [s1, s2] = await settledMatchers([m1, m2], 5_000);
     expect(s2.state_root).toBe(s1.state_root);
