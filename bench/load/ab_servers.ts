@@ -69,37 +69,42 @@ export class AbServers {
    * up (one server after the other: matcher_light).
    */
   async start(build: AbBuild, phases: number): Promise<AbServer> {
-    const s = await this.prepare(build, phases);
+    const s = await this.launch(build);
+    await this.fund(s);
+    await this.signAhead(s, phases);
     for (let w = 0; w < this.light.warmup_phases; w++) await this.warmPhase(s);
     return s;
   }
 
   /**
-   * Both builds for a symmetric run: started, funded and signed in the order of `order.warmup`'s
-   * first side, then warmed up alternately in `order.warmup`'s order by `warm` (default: one plain
-   * light phase), which ends with the side of the run's last timed phase (abRunOrder says why).
+   * Both builds for a symmetric run, each step done for both before the next: started (in the
+   * order of `order.warmup`'s first side), signed ahead (both servers sit idle alike meanwhile:
+   * an idle Node server's heap is shrunk by V8's memory reducer, docs/benchmarks.md h27l), funded
+   * back to back, then warmed up alternately in `order.warmup`'s order by `warm` (default: one
+   * plain light phase), which ends with the side of the run's last timed phase (abRunOrder says why).
    */
   async startPair(builds: Record<AbSide, AbBuild>, phases: number, order: AbRunOrder,
     warm: (s: AbServer) => Promise<unknown> = (s) => this.warmPhase(s)): Promise<Record<AbSide, AbServer>> {
     for (const side of ['A', 'B'] as const) {
       const n = order.warmup.filter((x) => x === side).length;
-      // prepare() signs for light.warmup_phases warm-ups a side: more would run the lanes dry.
+      // signAhead() signs for light.warmup_phases warm-ups a side: more would run the lanes dry.
       if (n !== this.light.warmup_phases) throw new RangeError(`startPair: ${side} has ${n} warm-ups in the order, the signing plans ${this.light.warmup_phases}`);
     }
     const launch = order.warmup[0] ?? order.timed[0];
-    const one = await this.prepare(builds[launch], phases);
-    const two = await this.prepare(builds[otherSide(launch)], phases);
+    const one = await this.launch(builds[launch]);
+    const two = await this.launch(builds[otherSide(launch)]);
+    for (const s of [one, two]) await this.signAhead(s, phases);
+    for (const s of [one, two]) await this.fund(s);
     const pair = launch === 'A' ? { A: one, B: two } : { A: two, B: one };
     for (const side of order.warmup) await warm(pair[side]);
     return pair;
   }
 
   /**
-   * `build` started, funded and signed ahead for `phases` timed phases plus the warm-up; not warmed
-   * up. Kept for stop() from the moment it listens, so a failure while funding still stops it.
+   * `build` started, its signers' keys derived; not funded. Kept for stop() from the moment it
+   * listens, so a failure while funding or signing still stops it.
    */
-  private async prepare(build: AbBuild, phases: number): Promise<AbServer> {
-    const { rate, seconds, connections, warmup_phases } = this.light;
+  private async launch(build: AbBuild): Promise<AbServer> {
     const server = await startServer({
       main_js: build.main_js,
       admin_token: this.admin_token,
@@ -115,10 +120,20 @@ export class AbServers {
     this.servers.push(server);
     const signers = new Signers(this.args);
     this.signers.push(signers);
-    const addresses = await signers.ready;
-    await this.gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, this.admin_token), mode: 'closed', duration_ms: Infinity });
-    await signers.ensurePerLane(Math.ceil((rate * seconds * (phases + warmup_phases)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
+    await signers.ready;
     return { name: build.name, main_js: build.main_js, server, signers };
+  }
+
+  /** Every wallet of `s` funded (deposits, closed mode, untimed). */
+  private async fund(s: AbServer): Promise<void> {
+    const addresses = await s.signers.ready;
+    await this.gen.runPhase({ port: s.server.port, lanes: depositLanes(addresses, this.light.connections, this.admin_token), mode: 'closed', duration_ms: Infinity });
+  }
+
+  /** `s`'s lanes signed ahead for `phases` timed phases plus the warm-up. */
+  private async signAhead(s: AbServer, phases: number): Promise<void> {
+    const { rate, seconds, connections, warmup_phases } = this.light;
+    await s.signers.ensurePerLane(Math.ceil((rate * seconds * (phases + warmup_phases)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
   }
 
   /** One untimed light phase on `s`: start()'s warm-up. */
