@@ -7,9 +7,10 @@
 //
 // Two orders of phases live here. start() + abOrder() (matcher_light): each server warmed up in
 // turn, then rounds A B, B A, A B ... (A B B A A B B A). startPair() + abRunOrder() (light_ab since
-// h27l, docs/benchmarks.md "h27l"): warm-ups alternated, timed phases in the Thue–Morse order, so
-// that neither side gets the run's first phase after a long idle, nor more phases that follow the
-// other server's phase, nor longer idle gaps (the A B B A A B B A order did all three to A).
+// h27l, docs/benchmarks.md "h27l"): each set-up step for both servers before the next, warm-ups
+// alternated, timed phases in the Thue–Morse order, so that neither side gets the run's first
+// phase after a long idle, nor more phases that follow the other server's phase, nor longer idle
+// gaps (the A B B A A B B A order after the servers' set-up in turn did all three to A).
 import type { Args } from './args.js';
 import type { Generator } from './native_generator.js';
 import { depositLanes } from './phases.js';
@@ -192,7 +193,8 @@ function bitsSet(i: number): number {
  * test/bench/ab_order.test.ts) the same number that directly follow its own phase (timed or
  * warm-up) and the same idle gaps before them (phases of the other server since its own last one,
  * as a multiset), and for an even number of rounds the same sum of positions (a linear drift of
- * the shared machine falls on both alike; over 8 phases a quadratic one too). The order before
+ * the shared machine falls on both alike; over 8 phases a quadratic one too), given at least one
+ * warm-up a side (--warmup-phases' minimum). The order before
  * (all of A's warm-ups, all of B's, then A B B A A B B A) gave A the run's first timed phase
  * after B's whole start and warm-up idle, and 3 of 4 phases right after B's against B's 2 of 4.
  */
