@@ -2,8 +2,18 @@
 // phase only, alternated between two servers that run at once, so both see the same machine in
 // the same minutes (the machine is shared; a whole `bench/load.ts` per build takes ~75 s each and
 // sees a different load). Each server gets its own funded wallets and pre-signed lanes (the
-// load bench's signers and generator); then, `rounds` times, one light phase on A and one on B
-// (A B B A ordering inside each pair of rounds). Reports per build the medians over its phases
+// load bench's signers and generator, the same seed for both); then `warmup_phases` untimed and
+// `rounds` timed light phases each, in the order bench/load/ab_servers.ts abRunOrder gives:
+// warm-ups alternated, timed phases in the Thue–Morse order (A B B A B A A B ...), the side that
+// goes first drawn from --order-seed (printed; random unless given). Why (docs/benchmarks.md
+// "h27l"): until h27l A was started, funded, signed and warmed up first, sat idle through all of
+// B's, and ran the first timed phase; rounds went A B B A A B B A, so 3 of A's 4 timed phases
+// came right after one of B's (B: 2 of 4) after longer idle gaps, and A's tails were worse in 3 of
+// 4 runs whatever the build. Now each side has the same number of phases after its own and after
+// the other's, the same idle gaps, and (even rounds) the same mean position; the warm-ups run
+// exactly as the timed phases do (records, CPU sampling, the side's generator options), so the
+// bench process and the generator are as warm for the first timed phase as for the last.
+// Reports per build the medians over its phases
 // of: client latency p50/p99/p999 (from scheduled send), the server's stage p50s (its stage rows,
 // src/gateway/stage_timings.ts) and p99s, the tail split's medians (send_delay, to_server, to_client:
 // bench/load/tail.ts), and the server's CPU per answered request by thread role.
@@ -11,7 +21,10 @@
 //   npx tsc -p tsconfig.json && node dist/bench/light_ab.js --server-b /other/build/dist/src/main.js
 //     --server-a F   the A build's compiled server (default: this build's dist/src/main.js)
 //     --server-b F   the B build's (default: this build's as well: an A/A run shows the noise)
-//     --rounds N     light phases per build (default 6); --seconds S per phase (default 5)
+//     --rounds N     light phases per build (default 6; even: the order's positions balance too);
+//                    --seconds S per phase (default 5)
+//     --order-seed N which side's timed phase comes first (and so the whole order): 0..2^32-1,
+//                    default drawn at random and printed (a run is repeated with the same seed)
 //     --wallets N (default 1000), --connections N (default 64), --rate R (default 1000)
 //     --warmup-phases N  untimed light phases per server first (default 4: V8's background
 //                    compiles settle after ~30 s, docs/benchmarks.md h23o)
@@ -26,6 +39,7 @@
 //                    also an A/B of the tool; each side reports its send_delay p50/p99 and the
 //                    generator's CPU per request
 // Ends with ONE JSON line {"bench":"light_ab",...}.
+import { randomInt } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +48,7 @@ import { Knobs } from './knobs.js';
 import { GENERATOR_SPIN_US_MAX, lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
 import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/phase_cpu.js';
-import { abOrder, AbServers, type AbServer } from './load/ab_servers.js';
+import { abFirstSide, abRunOrder, AbServers, type AbBuild, type AbServer, type AbSide } from './load/ab_servers.js';
 import { tailFigures } from './load/tail.js';
 import { epochNowMs, readStageRows } from './load/targets.js';
 import { machineLoad } from './load/text.js';
@@ -44,8 +58,15 @@ import type { PhaseResult } from './load/lanes.js';
 
 const ADMIN_TOKEN = 'light-ab-admin-token';
 
+interface Phase {
+  from_ms: number;
+  to_ms: number;
+  result: PhaseResult;
+  cpu: PhaseCpu;
+}
+
 interface Way extends AbServer {
-  phases: { from_ms: number; to_ms: number; result: PhaseResult; cpu: PhaseCpu }[];
+  phases: Phase[];
 }
 
 function jsonKnob(text: string | undefined): Record<string, unknown> {
@@ -79,37 +100,42 @@ async function main(): Promise<void> {
   const genSpin = (name: string): number | undefined =>
     knobs.optionalString(name) === undefined ? undefined : knobs.number(name, 0, 0, GENERATOR_SPIN_US_MAX);
   const gen_spin_us = { A: genSpin('generator-spin-us-a'), B: genSpin('generator-spin-us-b') };
+  const order_seed = knobs.optionalString('order-seed') === undefined ? randomInt(0x1_0000_0000) : knobs.number('order-seed', 0, 0, 0xffff_ffff);
   knobs.finish();
+  const order = abRunOrder(rounds, warmup_phases, abFirstSide(order_seed));
   const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-light-ab' });
   console.log(`light_ab: ${new Date().toISOString()}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${machineLoad()}`);
   const slice_note = (n: 'A' | 'B'): string => (gen_slice_us[n] === undefined ? '' : `, generator slice ${gen_slice_us[n]} us`) +
     (gen_spin_us[n] === undefined ? '' : `, generator early wake ${gen_spin_us[n]} us`);
   console.log(`  A ${a_js} ${JSON.stringify(extra.A)}${slice_note('A')}\n  B ${b_js} ${JSON.stringify(extra.B)}${slice_note('B')}\n  ${rounds} rounds x ${seconds} s at ${rate}/s, ${wallets} wallets on ${connections} connections`);
+  console.log(`  order (--order-seed ${order_seed}): warm-up ${order.warmup.join('')}, timed ${order.timed.join('')}`);
   const gen = chooseGenerator(null);
   if (gen.name !== 'native' && (gen_slice_us.A !== undefined || gen_slice_us.B !== undefined)) throw new RangeError(`--generator-slice-us-a/-b need the native generator: ${gen.note}`);
   if (gen.name !== 'native' && (gen_spin_us.A !== undefined || gen_spin_us.B !== undefined)) throw new RangeError(`--generator-spin-us-a/-b need the native generator: ${gen.note}`);
-  const ways: Way[] = [];
   // Stopped once, whichever comes first: the normal end (before the stage rows are read), a
   // failure (the finally below) or a signal.
   const ab = new AbServers(gen, args, { rate, seconds, connections, warmup_phases }, ADMIN_TOKEN);
+  /** One light phase on `w`, timed or not: the warm-ups run this too (records, CPU sampling, generator options). */
+  const lightPhase = async (w: AbServer): Promise<Phase> => {
+    const from_ms = epochNowMs();
+    const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name], generator_spin_us: gen_spin_us[w.name] }));
+    return { from_ms, to_ms: epochNowMs(), result: m.value, cpu: m.cpu };
+  };
   try {
-    for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
-      const started = await ab.start({
-        name, main_js,
-        config: { diagnostics: { stage_timings: true }, metrics: { enabled: true, port: 0 }, ...extra[name] },
-        node_flags: name === 'B' && profile_dir !== null ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile_dir)}`] : [],
-      }, rounds);
-      ways.push({ ...started, phases: [] });
-    }
-    for (let r = 0; r < rounds; r++) {
-      for (const w of abOrder(ways, r)) {
-        const from_ms = epochNowMs();
-        const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name], generator_spin_us: gen_spin_us[w.name] }));
-        const to_ms = epochNowMs();
-        w.phases.push({ from_ms, to_ms, result: m.value, cpu: m.cpu });
-        console.log(`  round ${r + 1} ${w.name}: p50 ${pct(m.value, 50)} ms, p99 ${pct(m.value, 99)} ms, p999 ${pct(m.value, 99.9)} ms, ` +
-          `server ${r1(((m.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, m.value.in_window.responses))} us CPU/request, machine ${r1(m.cpu.machine_pct ?? 0)}%`);
-      }
+    const build = (name: AbSide, main_js: string): AbBuild => ({
+      name, main_js,
+      config: { diagnostics: { stage_timings: true }, metrics: { enabled: true, port: 0 }, ...extra[name] },
+      node_flags: name === 'B' && profile_dir !== null ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile_dir)}`] : [],
+    });
+    const pair = await ab.startPair({ A: build('A', a_js), B: build('B', b_js) }, rounds, order, lightPhase);
+    const by_side: Record<AbSide, Way> = { A: { ...pair.A, phases: [] }, B: { ...pair.B, phases: [] } };
+    const ways: Way[] = [by_side.A, by_side.B];
+    for (const [i, side] of order.timed.entries()) {
+      const w = by_side[side];
+      const ph = await lightPhase(w);
+      w.phases.push(ph);
+      console.log(`  phase ${i + 1}/${order.timed.length} ${w.name} (its ${w.phases.length}): p50 ${pct(ph.result, 50)} ms, p99 ${pct(ph.result, 99)} ms, p999 ${pct(ph.result, 99.9)} ms, ` +
+        `server ${r1(((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses))} us CPU/request, machine ${r1(ph.cpu.machine_pct ?? 0)}%`);
     }
     await ab.stop();
     const out: Record<string, unknown> = {};
@@ -170,7 +196,8 @@ async function main(): Promise<void> {
     }
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
       generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null,
-      generator_spin_us_a: gen_spin_us.A ?? null, generator_spin_us_b: gen_spin_us.B ?? null, ...out }));
+      generator_spin_us_a: gen_spin_us.A ?? null, generator_spin_us_b: gen_spin_us.B ?? null,
+      order_seed, warmup_order: order.warmup.join(''), order: order.timed.join(''), ...out }));
   } finally {
     await ab.dispose();
   }

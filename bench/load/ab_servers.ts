@@ -2,21 +2,32 @@
 // bench/matcher_light.ts): both run at once so both see the same machine in the same minutes.
 // Each is started with the per-wallet rate limits out of the way, its wallets funded and its lanes
 // pre-signed for every phase it will run, then warmed up by `warmup_phases` untimed light phases (JIT,
-// V8's background compiles, pools, book). Rounds alternate A B, B A, so a drift of the shared machine falls on both. Every server is
-// stopped once, whatever ends the run first (its end, a failure, a signal), and its data dir removed.
+// V8's background compiles, pools, book). Every server is stopped once, whatever ends the run first
+// (its end, a failure, a signal), and its data dir removed.
+//
+// Two orders of phases live here. start() + abOrder() (matcher_light): each server warmed up in
+// turn, then rounds A B, B A, A B ... (A B B A A B B A). startPair() + abRunOrder() (light_ab since
+// h27l, docs/benchmarks.md "h27l"): each set-up step for both servers before the next, warm-ups
+// alternated, timed phases in the Thue–Morse order, so that neither side gets the run's first
+// phase after a long idle, nor more phases that follow the other server's phase, nor longer idle
+// gaps (the A B B A A B B A order after the servers' set-up in turn did all three to A).
 import type { Args } from './args.js';
 import type { Generator } from './native_generator.js';
 import { depositLanes } from './phases.js';
 import { onSignalCleanup, removeDir, startServer, type ServerChild } from './server_child.js';
 import { SIGN_BUDGET_MS, Signers } from './signers.js';
+import { Rng } from '../../src/util/prng.js';
 
 /** A per-wallet limit no phase reaches (the benches measure the path, not the limiter). */
 const RATE_LIMIT_OFF = 1_000_000_000;
 /** Lanes' requests signed ahead beyond the phases' count (a lane's share is rounded up, and then some). */
 const SIGNED_SPARE_PER_LANE = 4;
 
+/** A side of the A/B: which build (--server-a / --server-b), not when it runs. */
+export type AbSide = 'A' | 'B';
+
 export interface AbBuild {
-  name: 'A' | 'B';
+  name: AbSide;
   /** The build's compiled server (dist/src/main.js). */
   main_js: string;
   /** Merged over the rate limits' section-wise (sections replaced whole), then over config/default.json. */
@@ -34,7 +45,7 @@ export interface AbLight {
 }
 
 export interface AbServer {
-  name: 'A' | 'B';
+  name: AbSide;
   main_js: string;
   server: ServerChild;
   signers: Signers;
@@ -56,10 +67,45 @@ export class AbServers {
 
   /**
    * `build` started, funded, signed ahead for `phases` light phases plus the warm-up, and warmed
-   * up. Kept for stop() from the moment it listens, so a failure while funding still stops it.
+   * up (one server after the other: matcher_light).
    */
   async start(build: AbBuild, phases: number): Promise<AbServer> {
-    const { rate, seconds, connections, warmup_phases } = this.light;
+    const s = await this.launch(build);
+    await this.fund(s);
+    await this.signAhead(s, phases);
+    for (let w = 0; w < this.light.warmup_phases; w++) await this.warmPhase(s);
+    return s;
+  }
+
+  /**
+   * Both builds for a symmetric run, each step done for both before the next: started (in the
+   * order of `order.warmup`'s first side), signed ahead (both servers sit idle alike meanwhile:
+   * an idle Node server's heap is shrunk by V8's memory reducer, docs/benchmarks.md h27l), funded
+   * back to back, then warmed up alternately in `order.warmup`'s order by `warm` (default: one
+   * plain light phase), which ends with the side of the run's last timed phase (abRunOrder says why).
+   */
+  async startPair(builds: Record<AbSide, AbBuild>, phases: number, order: AbRunOrder,
+    warm: (s: AbServer) => Promise<unknown> = (s) => this.warmPhase(s)): Promise<Record<AbSide, AbServer>> {
+    for (const side of ['A', 'B'] as const) {
+      const n = order.warmup.filter((x) => x === side).length;
+      // signAhead() signs for light.warmup_phases warm-ups a side: more would run the lanes dry.
+      if (n !== this.light.warmup_phases) throw new RangeError(`startPair: ${side} has ${n} warm-ups in the order, the signing plans ${this.light.warmup_phases}`);
+    }
+    const launch = order.warmup[0] ?? order.timed[0];
+    const one = await this.launch(builds[launch]);
+    const two = await this.launch(builds[otherSide(launch)]);
+    for (const s of [one, two]) await this.signAhead(s, phases);
+    for (const s of [one, two]) await this.fund(s);
+    const pair = launch === 'A' ? { A: one, B: two } : { A: two, B: one };
+    for (const side of order.warmup) await warm(pair[side]);
+    return pair;
+  }
+
+  /**
+   * `build` started, its signers' keys derived; not funded. Kept for stop() from the moment it
+   * listens, so a failure while funding or signing still stops it.
+   */
+  private async launch(build: AbBuild): Promise<AbServer> {
     const server = await startServer({
       main_js: build.main_js,
       admin_token: this.admin_token,
@@ -75,13 +121,26 @@ export class AbServers {
     this.servers.push(server);
     const signers = new Signers(this.args);
     this.signers.push(signers);
-    const addresses = await signers.ready;
-    await this.gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, this.admin_token), mode: 'closed', duration_ms: Infinity });
-    await signers.ensurePerLane(Math.ceil((rate * seconds * (phases + warmup_phases)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
-    for (let w = 0; w < warmup_phases; w++) {
-      await this.gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
-    }
+    await signers.ready;
     return { name: build.name, main_js: build.main_js, server, signers };
+  }
+
+  /** Every wallet of `s` funded (deposits, closed mode, untimed). */
+  private async fund(s: AbServer): Promise<void> {
+    const addresses = await s.signers.ready;
+    await this.gen.runPhase({ port: s.server.port, lanes: depositLanes(addresses, this.light.connections, this.admin_token), mode: 'closed', duration_ms: Infinity });
+  }
+
+  /** `s`'s lanes signed ahead for `phases` timed phases plus the warm-up. */
+  private async signAhead(s: AbServer, phases: number): Promise<void> {
+    const { rate, seconds, connections, warmup_phases } = this.light;
+    await s.signers.ensurePerLane(Math.ceil((rate * seconds * (phases + warmup_phases)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
+  }
+
+  /** One untimed light phase on `s`: start()'s warm-up. */
+  warmPhase(s: AbServer): Promise<unknown> {
+    const { rate, seconds } = this.light;
+    return this.gen.runPhase({ port: s.server.port, lanes: s.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
   }
 
   /** Stops every server started (signers first), once: later calls get the first call's promise. */
@@ -99,7 +158,59 @@ export class AbServers {
   }
 }
 
-/** Round `round`'s order of the builds: as given on even rounds, reversed on odd (A B B A ...). */
+/**
+ * Round `round`'s order of the builds: as given on even rounds, reversed on odd (A B B A A B B A
+ * over four rounds; matcher_light). Not balanced for light_ab's tails: see abRunOrder.
+ */
 export function abOrder<T>(ways: readonly T[], round: number): readonly T[] {
   return round % 2 === 0 ? ways : [...ways].reverse();
+}
+
+export function otherSide(side: AbSide): AbSide {
+  return side === 'A' ? 'B' : 'A';
+}
+
+/** A run's phases in the order they run: the untimed warm-ups, then the timed phases. */
+export interface AbRunOrder {
+  warmup: AbSide[];
+  timed: AbSide[];
+}
+
+/** Set bits of a non-negative integer below 2^31 (Thue–Morse: the parity of this). */
+function bitsSet(i: number): number {
+  let n = 0;
+  for (let x = i; x !== 0; x >>>= 1) n += x & 1;
+  return n;
+}
+
+/**
+ * light_ab's order for `rounds` timed phases a side after `warmup_phases` warm-ups a side, the
+ * timed ones starting with `first`.
+ *
+ * Timed: the Thue–Morse sequence (phase i is `first`'s when i has an even number of set bits:
+ * A B B A B A A B B A A B ...). Warm-ups: alternated, ending with the side of the last timed phase.
+ * With that pair of rules each side's timed phases have (checked for 1..40 rounds in
+ * test/bench/ab_order.test.ts) the same number that directly follow its own phase (timed or
+ * warm-up) and the same idle gaps before them (phases of the other server since its own last one,
+ * as a multiset), and for an even number of rounds the same sum of positions (a linear drift of
+ * the shared machine falls on both alike; over 8 phases a quadratic one too), given at least one
+ * warm-up a side (--warmup-phases' minimum). The order before
+ * (all of A's warm-ups, all of B's, then A B B A A B B A) gave A the run's first timed phase
+ * after B's whole start and warm-up idle, and 3 of 4 phases right after B's against B's 2 of 4.
+ */
+export function abRunOrder(rounds: number, warmup_phases: number, first: AbSide): AbRunOrder {
+  if (!Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(warmup_phases) || warmup_phases < 0) {
+    throw new RangeError(`abRunOrder: rounds ${rounds} must be an integer >= 1, warmup_phases ${warmup_phases} an integer >= 0`);
+  }
+  const second = otherSide(first);
+  const timed = Array.from({ length: 2 * rounds }, (_, i) => (bitsSet(i) % 2 === 0 ? first : second));
+  const last = timed[timed.length - 1];
+  const warmup: AbSide[] = [];
+  for (let k = 0; k < warmup_phases; k++) warmup.push(otherSide(last), last);
+  return { warmup, timed };
+}
+
+/** The side whose timed phase comes first (abRunOrder's `first`), drawn from a run's order seed. */
+export function abFirstSide(order_seed: number): AbSide {
+  return new Rng(order_seed).float() < 0.5 ? 'A' : 'B';
 }
