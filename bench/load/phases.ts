@@ -59,6 +59,7 @@ export async function latencyPhases(gen: Generator, server: ServerChild, signers
   const { value: m, timeline: light_timeline, from_ms: light_from_ms, to_ms: light_to_ms } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true })));
   const light = m.value;
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
+  console.error(`load: half-max phase starts (${Math.round(half_rate)}/s, ${args.seconds} s)`);
   const { value: h, timeline: half_timeline, from_ms: half_from_ms, to_ms: half_to_ms } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true })));
   const half = h.value;
   saneOrThrow('half-max-rate phase', half);

@@ -15,6 +15,7 @@ import {
 import type { LatencyPhases } from './phases.js';
 import { clockCheckMs, gcFigures, type GcFigures } from './gc_trace.js';
 import { summarizeProfileDir, type ThreadProfile } from './profile.js';
+import { frontProfileByPhase } from './profile_window.js';
 import type { ServerChild } from './server_child.js';
 import { stallFigures, stallLines, type StallSources } from './stalls.js';
 import { tailFigures, tailLines } from './tail.js';
@@ -158,6 +159,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
       `all isolates ${int(g.all_isolates_bytes_per_request)} bytes, ${g.all_isolates_scavenges_per_10k} scavenges per 10k`;
     say(`  GC per answered request (--trace-gc-nvp, front isolate ${front}): median max run: ${gcText(gc_max)}`);
     say(`    at ${int(LIGHT_RATE_PER_S)}/s: ${gcText(gc_light)}` + (server.gc.skipped > 0 ? ` (${server.gc.skipped} nvp line(s) left out: implausible allocated=)` : ''));
+    if (lat.half_cpu.gc !== null) say(`    at half the max rate: ${gcText(gcFigures(lat.half_cpu.gc, front, lat.half.in_window.responses))}`);
   }
 
   let profiles: ThreadProfile[] = [];
@@ -170,6 +172,10 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
         ` (${p.blocked.join(', ') || 'none'}), running ${int(p.busy_ms)} ms; top self time (% of running):`);
       for (const h of p.top) say(`    ${f1(h.pct).padStart(5)}%  ${int(h.self_ms).padStart(6)} ms  ${h.name}  ${h.where}`);
     }
+    frontProfileByPhase(profile_dir, repo_root, say, [
+      { label: 'median max run', windows: [{ from_ms: med_run.from_ms, to_ms: med_run.to_ms }], requests: med_run.result.in_window.responses },
+      { label: 'half the max rate', windows: [{ from_ms: lat.half_from_ms, to_ms: lat.half_to_ms }], requests: lat.half.in_window.responses },
+    ]);
   }
 
   const total_s = (performance.now() - t_start) / 1000;
