@@ -64,3 +64,12 @@ export function startPerfStat(tid: number, events: readonly string[], perf = 'pe
     },
   };
 }
+
+/** "task-clock 61.0, context-switches 0.169, ..." per request (task-clock in µs); "none" without counts. */
+export function frontEventsText(events: Map<string, number> | null, requests: number): string {
+  if (events === null || events.size === 0) return 'none (perf stat absent or refused)';
+  const n = Math.max(1, requests);
+  return FRONT_EVENTS.filter((e) => events.has(e))
+    .map((e) => e === 'task-clock' ? `${e} ${((events.get(e) as number) * 1000 / n).toFixed(1)}` : `${e} ${((events.get(e) as number) / n).toFixed(3)}`)
+    .join(', ');
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePerfStatCsv } from '../../bench/load/perf_stat.js';
+import { frontEventsText, parsePerfStatCsv } from '../../bench/load/perf_stat.js';
 
 describe('parsePerfStatCsv', () => {
   it('reads perf stat -x, lines by event and leaves out what was not counted', () => {
@@ -20,5 +20,16 @@ describe('parsePerfStatCsv', () => {
     expect(m.has('syscalls:sys_enter_sendto')).toBe(false);
     expect(m.has('cycles')).toBe(false);
     expect(m.size).toBe(3);
+  });
+});
+
+describe('frontEventsText', () => {
+  it('gives each counted event per request, task-clock in µs, in FRONT_EVENTS order', () => {
+    const m = new Map([['context-switches', 500], ['task-clock', 61.5], ['syscalls:sys_enter_futex', 46]]);
+    expect(frontEventsText(m, 1000)).toBe('task-clock 61.5, context-switches 0.500, syscalls:sys_enter_futex 0.046');
+  });
+  it('says so when nothing was counted', () => {
+    expect(frontEventsText(null, 10)).toContain('none');
+    expect(frontEventsText(new Map(), 10)).toContain('none');
   });
 });
