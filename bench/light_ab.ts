@@ -28,7 +28,10 @@
 //     --wallets N (default 1000), --connections N (default 64), --rate R (default 1000)
 //     --warmup-phases N  untimed light phases per server first (default 4: V8's background
 //                    compiles settle after ~30 s, docs/benchmarks.md h23o)
-//     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included)
+//     --profile-dir D  run B with --cpu-prof into D (its whole life: funding and warm-up included);
+//                    B's front profile is then also cut to its measured phases (µs per request)
+//     --perf-stat    count the front thread's kernel events in each phase (`perf stat -t`:
+//                    syscalls by kind, context switches, wake-ups it issues; no slowdown, unlike strace)
 //     --config-a J, --config-b J  JSON merged over that server's config (sections replaced whole),
 //                    e.g. --config-b '{"front":{"answer_spin_us":1000}}': an A/B of one build's setting
 //     --generator-slice-us-a N, --generator-slice-us-b N  the native generator's own EEVDF slice
@@ -49,6 +52,8 @@ import { GENERATOR_SPIN_US_MAX, lightKnobs, lightPhaseArgs, type Args } from './
 import { chooseGenerator } from './load/native_generator.js';
 import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/phase_cpu.js';
 import { abFirstSide, abRunOrder, AbServers, type AbBuild, type AbServer, type AbSide } from './load/ab_servers.js';
+import { FRONT_EVENTS, startPerfStat } from './load/perf_stat.js';
+import { frontProfileByPhase } from './load/profile_window.js';
 import { tailFigures } from './load/tail.js';
 import { epochNowMs, readStageRows } from './load/targets.js';
 import { machineLoad } from './load/text.js';
@@ -63,6 +68,8 @@ interface Phase {
   to_ms: number;
   result: PhaseResult;
   cpu: PhaseCpu;
+  /** The front thread's kernel event counts over the phase (--perf-stat), else null. */
+  front_events: Map<string, number> | null;
 }
 
 interface Way extends AbServer {
@@ -101,6 +108,7 @@ async function main(): Promise<void> {
     knobs.optionalString(name) === undefined ? undefined : knobs.number(name, 0, 0, GENERATOR_SPIN_US_MAX);
   const gen_spin_us = { A: genSpin('generator-spin-us-a'), B: genSpin('generator-spin-us-b') };
   const order_seed = knobs.optionalString('order-seed') === undefined ? randomInt(0x1_0000_0000) : knobs.number('order-seed', 0, 0, 0xffff_ffff);
+  const perf_stat = knobs.flag('perf-stat');
   knobs.finish();
   const order = abRunOrder(rounds, warmup_phases, abFirstSide(order_seed));
   const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-light-ab' });
@@ -118,8 +126,11 @@ async function main(): Promise<void> {
   /** One light phase on `w`, timed or not: the warm-ups run this too (records, CPU sampling, generator options). */
   const lightPhase = async (w: AbServer): Promise<Phase> => {
     const from_ms = epochNowMs();
+    const counting = perf_stat ? startPerfStat(w.server.pid, FRONT_EVENTS) : null;
     const m = await measured(w.server, () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000, records: true, generator_slice_us: gen_slice_us[w.name], generator_spin_us: gen_spin_us[w.name] }));
-    return { from_ms, to_ms: epochNowMs(), result: m.value, cpu: m.cpu };
+    const to_ms = epochNowMs();
+    const front_events = counting === null ? null : await counting.stop();
+    return { from_ms, to_ms, result: m.value, cpu: m.cpu, front_events };
   };
   try {
     const build = (name: AbSide, main_js: string): AbBuild => ({
@@ -138,6 +149,14 @@ async function main(): Promise<void> {
         `server ${r1(((ph.cpu.server?.cpu_ms ?? 0) * 1000) / Math.max(1, ph.result.in_window.responses))} us CPU/request, machine ${r1(ph.cpu.machine_pct ?? 0)}%`);
     }
     await ab.stop();
+    const b_way = ways.find((w) => w.name === 'B');
+    if (profile_dir !== null && b_way !== undefined) {
+      // B's front profile over its measured phases only (funding and warm-up left out).
+      frontProfileByPhase(path.resolve(profile_dir), path.resolve(here, '../..'), (l) => console.log(l), [{
+        label: `B's ${b_way.phases.length} phases at ${rate}/s`, windows: b_way.phases.map((p) => ({ from_ms: p.from_ms, to_ms: p.to_ms })),
+        requests: b_way.phases.reduce((s, p) => s + p.result.in_window.responses, 0),
+      }]);
+    }
     const out: Record<string, unknown> = {};
     for (const w of ways) {
       const rows = readStageRows(path.join(w.server.dir, 'data'));
@@ -162,6 +181,10 @@ async function main(): Promise<void> {
           server_p50_us: stamped?.server_total.p50_us ?? null,
           tail: tail?.median_us ?? null,
           by_role,
+          // The front thread's kernel events per answered request (--perf-stat; the phase's whole
+          // span, so a few requests' worth of the generator's start and drain beyond the window).
+          front_events: ph.front_events === null ? null
+            : Object.fromEntries([...ph.front_events].map(([k, v]) => [k, v / Math.max(1, ph.result.in_window.responses)])),
         };
       });
       const med = (f: (x: (typeof per)[number]) => number): number => r1(medianMeanOfMiddleTwo(per.map(f)));
@@ -186,6 +209,7 @@ async function main(): Promise<void> {
         stage_p50_us: stage_med, stage_p99_us: stage_p99_med, cpu_us_per_request_by_role: role_med, phases: per.length,
         send_delay_p50_us: medOf((x) => x.send_delay_p50_us), send_delay_p99_us: medOf((x) => x.send_delay_p99_us),
         generator_cpu_us_per_request: medOf((x) => x.generator_cpu_us), generator_spin_us: per[0]?.generator_spin_us ?? null,
+        front_events_per_request: perf_stat ? Object.fromEntries(FRONT_EVENTS.map((e) => [e, medOf((x) => x.front_events?.[e])])) : null,
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
@@ -193,6 +217,11 @@ async function main(): Promise<void> {
       console.log(`  generator: early wake ${summary.generator_spin_us ?? 'none'} us, send_delay p50 ${summary.send_delay_p50_us} us, p99 ${summary.send_delay_p99_us} us, CPU ${summary.generator_cpu_us_per_request} us/request`);
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
       console.log(`  stage p99 medians (us): ${Object.entries(stage_p99_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
+      if (summary.front_events_per_request !== null) {
+        // r1 rounds to 0.1: the counts are printed at 0.01 from the phases' own values.
+        const ev = FRONT_EVENTS.map((e) => `${e} ${(medianMeanOfMiddleTwo(per.map((x) => x.front_events?.[e] ?? 0))).toFixed(3)}`);
+        console.log(`  front thread per request (perf stat -t; task-clock in ms): ${ev.join(', ')}`);
+      }
     }
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
       generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null,

@@ -11,6 +11,8 @@
 //   --warmup S         untimed closed-loop warm-up before the first run (default 1.5)
 //   --seed TEXT        wallet keys are sha256(seed:index) (default ringbook-load-1)
 //   --profile          run the server with --cpu-prof and print its hot spots per thread
+//   --perf-stat        count the front thread's kernel events (perf stat -t: syscalls by kind, switches,
+//                      wake-ups it issues) in each max run and the half-max phase, per request
 //   --gc               run the server with --trace-gc-nvp: the front's bytes allocated, scavenges and
 //                      GC pauses per request at max rate and at 1,000/s (bench/load/gc_trace.ts), and
 //                      every isolate's pauses laid over the stall episodes (bench/load/stalls.ts)
@@ -68,6 +70,7 @@ import { loadNativeSecp256k1, walletKey } from './load/flow.js';
 import { costOrder, metricsPortOf, setRecording, type CostRun } from './load/metrics_cost.js';
 import { chooseGenerator, LOADGEN_BINARY } from './load/native_generator.js';
 import { measured } from './load/phase_cpu.js';
+import { FRONT_EVENTS, startPerfStat } from './load/perf_stat.js';
 import { depositLanes, latencyPhases } from './load/phases.js';
 import { report, type MaxRun } from './load/report.js';
 import { onSignalCleanup, removeDir, startServer } from './load/server_child.js';
@@ -176,13 +179,15 @@ async function main(): Promise<void> {
       const n = await guard(signers.ensurePerLane(perLane(est_rate * args.seconds), SIGN_BUDGET_MS));
       if (n > 0) say(`  (signed ${int(n)} more requests in ${f1((performance.now() - t) / 1000)} s)`);
       const from_ms = epochNowMs();
+      const counting = args.perf_stat ? startPerfStat(server.pid, FRONT_EVENTS) : null;
       const m = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: signers!.lanes, mode: 'closed', duration_ms: args.seconds * 1000 })));
+      const front_events = counting === null ? null : await counting.stop();
       const res = m.value;
       saneOrThrow(`run ${r + 1}`, res);
       const secs = res.window_ms / 1000;
       const to_ms = epochNowMs();
       const da = await guard(daLag(server.port, server.admin_token));
-      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs, from_ms, to_ms, da });
+      runs.push({ result: res, cpu: m.cpu, orders_per_s: res.in_window.orders_ok / secs, requests_per_s: res.in_window.responses / secs, from_ms, to_ms, da, front_events });
     }
 
     // Metrics on/off, closed loop, A B B A (recording is back on afterwards).

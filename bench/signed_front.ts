@@ -15,8 +15,15 @@
 //   valgrind --tool=callgrind node --single-threaded dist/bench/signed_front.js --rounds 1
 //   valgrind --tool=callgrind node --single-threaded dist/bench/signed_front.js --rounds 4
 // (difference / (3 x requests per round)). Without valgrind it prints CPU ns per request.
-//   --requests N  per round (default 4,096, whole batches of 64); --rounds N timed rounds (default 5)
+//   --requests N  per round (default 4,096, whole batches); --rounds N timed rounds (default 5)
+//   --batch N     requests per batch (default 64: max rate; the load bench's half-max phase has
+//                 ~5-10): what the per-batch work (verdicts' delivery, flush, commit, release) costs
+//                 each request
+//   --evict-kb N  after each batch, write N KB of a scratch buffer (default 0): the caches the
+//                 front finds after another thread ran on its core (at half the max rate the front
+//                 is switched out ~0.6 times per request, h27h); CPU ns only, not for callgrind
 // Ends with one JSON line {"bench":"signed_front",...}.
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config/load.js';
 import type { GatewayContext } from '../src/gateway/context.js';
 import { postRoute } from '../src/gateway/context.js';
@@ -31,7 +38,8 @@ import type { SignerFound } from '../src/gateway/agent_signer.js';
 import { Knobs } from './knobs.js';
 import { medianUpperMiddle } from './quantile.js';
 
-const BATCH = 64;
+/** Requests per batch by default: the load bench's max-rate batches (--batch: ~6 at half the max rate, h27h). */
+const BATCH_DEFAULT = 64;
 const WALLETS = 2000;
 const T0_MS = 1_764_000_000_000;
 
@@ -81,7 +89,10 @@ interface Order {
 
 function main(): void {
   const knobs = new Knobs();
+  const BATCH = knobs.number('batch', BATCH_DEFAULT, 1, 1024);
   const per_round = Math.ceil(knobs.number('requests', 4096, BATCH, 65_536) / BATCH) * BATCH;
+  const evict = new Uint8Array(knobs.number('evict-kb', 0, 0, 65_536) * 1024);
+  let evict_ms = 0;
   const rounds = knobs.number('rounds', 5, 1, 50);
   knobs.finish();
 
@@ -144,7 +155,7 @@ function main(): void {
   const stages = { started_ms: 0, applied_ms: 0, durable_ms: 0 };
   const changed = new Set<number>();
 
-  /** One batch: 64 requests in, their verdicts, the flush, the commit and the answers. */
+  /** One batch: BATCH requests in, their verdicts, the flush, the commit and the answers. */
   const batch = async (): Promise<number> => {
     const first_seq = seq + 1;
     for (let k = 0; k < BATCH; k++) {
@@ -186,6 +197,13 @@ function main(): void {
     pending.observer.batchCommitted(batch_id, time_ms, changed, stages as never);
     pending.release(batch_id, time_ms, stages as never);
     orders.clear();
+    // Another thread's turn on this core: its data through the caches (one write per 64-byte line).
+    // Timed apart (wall, one thread): its own cost is taken out of the figure (evict_ns_per_request).
+    if (evict.length > 0) {
+      const t0 = performance.now();
+      for (let i = 0; i < evict.length; i += 64) evict[i] = (evict[i] + 1) & 0xff;
+      evict_ms += performance.now() - t0;
+    }
     let bytes = 0;
     for (const r of res_pool) bytes += r.bytes;
     return bytes;
@@ -201,15 +219,19 @@ function main(): void {
     const check = await round(); // warm-up
     if (answered_batches === 0 || check < per_round * 400) throw new Error(`signed_front: answers missing (${check} bytes)`);
     const ns: number[] = [];
+    const evict_ns: number[] = [];
     for (let r = 0; r < rounds; r++) {
+      evict_ms = 0;
       const t = process.cpuUsage();
       await round();
       const u = process.cpuUsage(t);
-      ns.push(((u.user + u.system) * 1000) / per_round);
+      ns.push(((u.user + u.system) * 1000 - evict_ms * 1e6) / per_round);
+      evict_ns.push((evict_ms * 1e6) / per_round);
     }
     const per = medianUpperMiddle(ns);
     console.log(`signed_front: ${per_round} requests per round, ${rounds} rounds: ${Math.round(per)} ns CPU per request (median), answer ${Math.round(check / per_round)} B`);
-    console.log(JSON.stringify({ bench: 'signed_front', ns_per_request: Math.round(per), requests_per_round: per_round, rounds, answer_bytes: Math.round(check / per_round) }));
+    console.log(JSON.stringify({ bench: 'signed_front', ns_per_request: Math.round(per), requests_per_round: per_round, rounds, answer_bytes: Math.round(check / per_round),
+      batch: BATCH, evict_kb: evict.length / 1024, evict_ns_per_request: Math.round(medianUpperMiddle(evict_ns)) }));
   })().catch((e: unknown) => {
     console.error('signed_front: failed:', e instanceof Error ? e.message : e);
     process.exit(1);

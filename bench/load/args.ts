@@ -22,6 +22,8 @@ export interface Args {
   profile: boolean;
   /** Run the server with --trace-gc-nvp and report its GCs per phase (bench/load/gc_trace.ts). */
   gc: boolean;
+  /** Count the front thread's kernel events in the max runs and the half-max phase (bench/load/perf_stat.ts). */
+  perf_stat: boolean;
   server_flags: string[];
   server_log: string | null;
   /** null: this build's dist/src/main.js. */
@@ -58,7 +60,7 @@ export interface Args {
 export function lightPhaseArgs(o: { wallets: number; connections: number; seconds: number; rate: number; seed: string }): Args {
   return {
     wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
-    signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false,
+    signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false, perf_stat: false,
     server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, matcher_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
@@ -116,6 +118,7 @@ export function parseArgs(): Args {
     warmup_s: knobs.number('warmup', 1.5, 0, 30, num),
     profile: knobs.flag('profile'),
     gc: knobs.flag('gc'),
+    perf_stat: knobs.flag('perf-stat'),
     server_flags: (knobs.optionalString('server-flags') ?? '').split(' ').filter((f) => f !== ''),
     server_log: knobs.optionalString('server-log') ?? null,
     server_main: knobs.optionalString('server-main') ?? null,

@@ -1,5 +1,6 @@
 // The load bench's untimed funding phase and its two latency phases (issue 11): a light fixed
 // rate, then half the max rate.
+import { FRONT_EVENTS, startPerfStat } from './perf_stat.js';
 import type { Args } from './args.js';
 import { DEPOSIT_ETH, DEPOSIT_USDC, KIND_DEPOSIT, depositRequest } from './flow.js';
 import { Lane, textSegment, type PhaseResult } from './lanes.js';
@@ -38,6 +39,8 @@ export interface LatencyPhases {
   /** Each server thread's running and run-queue-wait time sampled through the phase (thread_timeline.ts); null without /proc. */
   light_timeline: Timeline | null;
   half_timeline: Timeline | null;
+  /** --perf-stat: the front thread's kernel events over the half-max phase, else null. */
+  half_front_events: Map<string, number> | null;
 }
 
 /**
@@ -59,8 +62,11 @@ export async function latencyPhases(gen: Generator, server: ServerChild, signers
   const { value: m, timeline: light_timeline, from_ms: light_from_ms, to_ms: light_to_ms } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: LIGHT_RATE_PER_S, duration_ms: args.seconds * 1000, records: true })));
   const light = m.value;
   saneOrThrow(`${LIGHT_RATE_PER_S}/s phase`, light);
+  console.error(`load: half-max phase starts (${Math.round(half_rate)}/s, ${args.seconds} s)`);
+  const counting = args.perf_stat ? startPerfStat(server.pid, FRONT_EVENTS) : null;
   const { value: h, timeline: half_timeline, from_ms: half_from_ms, to_ms: half_to_ms } = await sampled(server.pid, () => measured(server, () => gen.runPhase({ port, lanes: signers.lanes, mode: 'open', rate: half_rate, duration_ms: args.seconds * 1000, records: true })));
+  const half_front_events = counting === null ? null : await counting.stop();
   const half = h.value;
   saneOrThrow('half-max-rate phase', half);
-  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_cpu: h.cpu, half_rate, half_from_ms, half_to_ms, light_timeline, half_timeline };
+  return { light, light_cpu: m.cpu, light_from_ms, light_to_ms, half, half_cpu: h.cpu, half_rate, half_from_ms, half_to_ms, light_timeline, half_timeline, half_front_events };
 }

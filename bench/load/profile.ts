@@ -15,9 +15,11 @@ interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   hitCount?: number;
+  children?: number[];
 }
 
-interface CpuProfile {
+/** The .cpuprofile file as V8 writes it (the fields read here). */
+export interface CpuProfileFile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -122,6 +124,10 @@ function loadMap(js_file: string): SourceMap | null {
 }
 
 /** `file:line` of a frame, in the TypeScript source when a source map says so. */
+export function frameWhere(frame: CallFrame, repo_root: string): string {
+  return locate(frame, repo_root);
+}
+
 function locate(frame: CallFrame, repo_root: string): string {
   const url = frame.url;
   if (url === '') return '';
@@ -155,7 +161,7 @@ function locate(frame: CallFrame, repo_root: string): string {
   return where;
 }
 
-function roleOf(p: CpuProfile): string {
+function roleOf(p: CpuProfileFile): string {
   let matcher = false;
   let verify = false;
   let main = false;
@@ -172,7 +178,7 @@ function roleOf(p: CpuProfile): string {
 }
 
 export function summarizeProfile(file: string, repo_root: string, top_n = 12): ThreadProfile {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfileFile;
   const self = new Map<number, number>(); // node id -> us
   if (p.samples && p.timeDeltas && p.samples.length === p.timeDeltas.length) {
     // timeDeltas[i] is the time before sample i; attribute the time after it (next delta) to it.

@@ -15,6 +15,8 @@ import {
 import type { LatencyPhases } from './phases.js';
 import { clockCheckMs, gcFigures, type GcFigures } from './gc_trace.js';
 import { summarizeProfileDir, type ThreadProfile } from './profile.js';
+import { frontEventsText } from './perf_stat.js';
+import { frontProfileByPhase } from './profile_window.js';
 import type { ServerChild } from './server_child.js';
 import { stallFigures, stallLines, type StallSources } from './stalls.js';
 import { tailFigures, tailLines } from './tail.js';
@@ -39,6 +41,8 @@ export interface MaxRun {
   to_ms: number;
   /** The DA thread's backlog right after the run (bench/load/da_lag.ts). */
   da: DaLag;
+  /** --perf-stat: the front thread's kernel events over the run (bench/load/perf_stat.ts), else null. */
+  front_events: Map<string, number> | null;
 }
 
 /** Everything the phases measured (bench/load.ts main). */
@@ -158,6 +162,12 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
       `all isolates ${int(g.all_isolates_bytes_per_request)} bytes, ${g.all_isolates_scavenges_per_10k} scavenges per 10k`;
     say(`  GC per answered request (--trace-gc-nvp, front isolate ${front}): median max run: ${gcText(gc_max)}`);
     say(`    at ${int(LIGHT_RATE_PER_S)}/s: ${gcText(gc_light)}` + (server.gc.skipped > 0 ? ` (${server.gc.skipped} nvp line(s) left out: implausible allocated=)` : ''));
+    if (lat.half_cpu.gc !== null) say(`    at half the max rate: ${gcText(gcFigures(lat.half_cpu.gc, front, lat.half.in_window.responses))}`);
+  }
+
+  if (med_run.front_events !== null || lat.half_front_events !== null) {
+    say(`  front thread per request (perf stat -t, the phase's whole span; task-clock in µs): median max run: ${frontEventsText(med_run.front_events, med_run.result.in_window.responses)}`);
+    say(`    at half the max rate: ${frontEventsText(lat.half_front_events, lat.half.in_window.responses)}`);
   }
 
   let profiles: ThreadProfile[] = [];
@@ -170,6 +180,10 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
         ` (${p.blocked.join(', ') || 'none'}), running ${int(p.busy_ms)} ms; top self time (% of running):`);
       for (const h of p.top) say(`    ${f1(h.pct).padStart(5)}%  ${int(h.self_ms).padStart(6)} ms  ${h.name}  ${h.where}`);
     }
+    frontProfileByPhase(profile_dir, repo_root, say, [
+      { label: 'median max run', windows: [{ from_ms: med_run.from_ms, to_ms: med_run.to_ms }], requests: med_run.result.in_window.responses },
+      { label: 'half the max rate', windows: [{ from_ms: lat.half_from_ms, to_ms: lat.half_to_ms }], requests: lat.half.in_window.responses },
+    ]);
   }
 
   const total_s = (performance.now() - t_start) / 1000;
