@@ -27,6 +27,8 @@
 //   --loadgen FILE     the native generator's binary (default native-bench/build/loadgen): an A/B of two
 //                      generators against one server build (e.g. /work/wt/start/native-bench/build/loadgen)
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
+//   --pipeline-cpu N   run the server with threads.pipeline_cpu N (the front and the matcher on CPU N,
+//                      the other threads on the other CPUs; default off: docs/operations.md "Thread placement")
 //   --background P     run the server with threads.background P, "nice,policy" (e.g. "10,batch";
 //                      "0,other": the default priority; absent: the server's default)
 //   --verify-steal-after-us N  run the server with verify.steal_after_us N (0: the front never checks
@@ -103,7 +105,10 @@ async function main(): Promise<void> {
       rate_limits: { orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big },
       diagnostics: { stage_timings: true },
       matcher: { cpu: args.matcher_cpu },
-      ...(args.background === null ? {} : { threads: { background: args.background } }),
+      ...(args.background === null && args.pipeline_cpu === null ? {} : { threads: {
+        ...(args.background === null ? {} : { background: args.background }),
+        ...(args.pipeline_cpu === null ? {} : { pipeline_cpu: args.pipeline_cpu }),
+      } }),
       verify: {
         ...(args.verify_steal_after_us === null ? {} : { steal_after_us: args.verify_steal_after_us }),
         ...(args.verify_task_items === null ? {} : { task_items_max: args.verify_task_items }),

@@ -13,10 +13,16 @@
  * The call keeps the thread's policy and nice value (sched_setattr without KEEP_PARAMS sets both
  * from the struct, so they are read first) and its reset-on-fork flag. A plain N-API module in
  * C, built by `make native` with the machine's cc, like ring_futex.c.
+ *
+ * The same module sets a thread's CPU affinity (config threads.pipeline_cpu,
+ * src/util/thread_placement.ts): sched_setaffinity on one thread id of this process, and
+ * sched_getaffinity to read it back, without spawning `taskset` per thread (the placement sweeps
+ * the process's threads every few seconds).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <node_api.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -56,16 +62,22 @@ static int tid_arg(napi_env env, napi_value v, pid_t *tid) {
   return 1;
 }
 
-/* getattr(tid): the thread's { errno, policy, nice, runtime_ns }. */
-static napi_value GetAttr(napi_env env, napi_callback_info info) {
+/* A call's one argument, a tid (see tid_arg); on anything else throws `usage` and returns 0. */
+static int one_tid_arg(napi_env env, napi_callback_info info, pid_t *tid, const char *usage) {
   size_t argc = 1;
   napi_value argv[1];
-  pid_t tid;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc != 1 || !tid_arg(env, argv[0], &tid)) {
-    napi_throw_type_error(env, NULL, "getattr(tid >= 0)");
-    return NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
+  if (argc != 1 || !tid_arg(env, argv[0], tid)) {
+    napi_throw_type_error(env, NULL, usage);
+    return 0;
   }
+  return 1;
+}
+
+/* getattr(tid): the thread's { errno, policy, nice, runtime_ns }. */
+static napi_value GetAttr(napi_env env, napi_callback_info info) {
+  pid_t tid;
+  if (!one_tid_arg(env, info, &tid, "getattr(tid >= 0)")) return NULL;
   struct rb_sched_attr a;
   int err = get_attr(tid, &a);
   return result(env, err, &a);
@@ -94,6 +106,59 @@ static napi_value SetSlice(napi_env env, napi_callback_info info) {
   if (rb_set_slice(tid, &a, (uint64_t)ns) != 0) return result(env, errno, &a);
   err = get_attr(tid, &a);
   return result(env, err, &a);
+}
+
+/* getAffinity(tid): { errno, cpus } (cpus: the CPU numbers the thread may run on, ascending). */
+static napi_value GetAffinity(napi_env env, napi_callback_info info) {
+  pid_t tid;
+  if (!one_tid_arg(env, info, &tid, "getAffinity(tid >= 0)")) return NULL;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int err = sched_getaffinity(tid, sizeof set, &set) == 0 ? 0 : errno;
+  napi_value out, cpus;
+  napi_create_object(env, &out);
+  set_prop(env, out, "errno", err);
+  if (err == 0) {
+    napi_create_array(env, &cpus);
+    uint32_t n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+      if (!CPU_ISSET(c, &set)) continue;
+      napi_value x;
+      napi_create_int32(env, c, &x);
+      napi_set_element(env, cpus, n++, x);
+    }
+    napi_set_named_property(env, out, "cpus", cpus);
+  }
+  return out;
+}
+
+/* setAffinity(tid, cpus): lets the thread run only on `cpus` (CPU numbers below CPU_SETSIZE); returns errno (0: done). */
+static napi_value SetAffinity(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  pid_t tid;
+  bool is_array = false;
+  uint32_t n = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  if (argc != 2 || !tid_arg(env, argv[0], &tid) || napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[1], &n) != napi_ok || n == 0) {
+    napi_throw_type_error(env, NULL, "setAffinity(tid >= 0, a non-empty array of CPU numbers)");
+    return NULL;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value x;
+    int32_t c;
+    if (napi_get_element(env, argv[1], i, &x) != napi_ok || napi_get_value_int32(env, x, &c) != napi_ok || c < 0 || c >= CPU_SETSIZE) {
+      napi_throw_type_error(env, NULL, "setAffinity: a CPU number must be an integer in [0, CPU_SETSIZE)");
+      return NULL;
+    }
+    CPU_SET(c, &set);
+  }
+  napi_value out;
+  napi_create_int32(env, sched_setaffinity(tid, sizeof set, &set) == 0 ? 0 : errno, &out);
+  return out;
 }
 
 /* gettid(): the calling thread's kernel id (what tid 0 stands for). */
@@ -126,7 +191,9 @@ NAPI_MODULE_INIT() {
     {"setSlice", NULL, SetSlice, NULL, NULL, NULL, napi_default, NULL},
     {"gettid", NULL, GetTid, NULL, NULL, NULL, napi_default, NULL},
     {"strerror", NULL, StrError, NULL, NULL, NULL, napi_default, NULL},
+    {"getAffinity", NULL, GetAffinity, NULL, NULL, NULL, napi_default, NULL},
+    {"setAffinity", NULL, SetAffinity, NULL, NULL, NULL, napi_default, NULL},
   };
-  if (napi_define_properties(env, exports, 4, d) != napi_ok) return NULL;
+  if (napi_define_properties(env, exports, 6, d) != napi_ok) return NULL;
   return exports;
 }

@@ -12,6 +12,7 @@ import { defaultRecovererInstance } from './auth/recover.js';
 import { componentLog, configureLogs } from './util/log.js';
 import { THREAD_NAMES } from './util/thread_name.js';
 import { applyThreadSlice } from './util/thread_slice.js';
+import { startThreadPlacement } from './util/thread_placement.js';
 import { dataDirFsWarning } from './journal/fs_hint.js';
 
 const log = componentLog('server');
@@ -112,6 +113,8 @@ async function main(): Promise<void> {
   // set any thread of its own process; the matcher's own start is left as it is. Logged, never
   // thrown; a process without a matcher thread (a cluster gateway) logs that it has none.
   applyThreadSlice('matcher', THREAD_NAMES.matcher, cfg.threads.matcher_slice_us, 'threads.matcher_slice_us');
+  // After the threads exist (the matcher found by its name, as above); later threads are placed by the next sweep.
+  startThreadPlacement(cfg.threads.pipeline_cpu);
   if (stop_signal !== null) {
     stopServer(running, stop_signal);
     return;

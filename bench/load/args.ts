@@ -39,6 +39,8 @@ export interface Args {
   generator_spin_us: number | null;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
+  /** threads.pipeline_cpu for the server (--pipeline-cpu), null: off. */
+  pipeline_cpu: number | null;
   /** config threads.background for the server (null: the server's default). */
   background: ThreadPriority | null;
   /** config verify.steal_after_us and verify.task_items_max for the server (null: the server's default). */
@@ -61,7 +63,7 @@ export function lightPhaseArgs(o: { wallets: number; connections: number; second
   return {
     wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
     signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false, perf_stat: false,
-    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, matcher_cpu: null,
+    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, matcher_cpu: null, pipeline_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
   };
@@ -129,6 +131,8 @@ export function parseArgs(): Args {
     generator_spin_us: knobs.optionalString('generator-spin-us') === undefined ? null : knobs.number('generator-spin-us', 0, 0, GENERATOR_SPIN_US_MAX),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
+    pipeline_cpu: knobs.optionalString('pipeline-cpu') === undefined ? null
+      : knobs.number('pipeline-cpu', 0, 0, os.availableParallelism() - 1),
     background: backgroundArg(knobs.optionalString('background')),
     verify_steal_after_us: knobs.optionalString('verify-steal-after-us') === undefined ? null
       : knobs.number('verify-steal-after-us', STEAL_AFTER_US_DEFAULT, 0, STEAL_AFTER_US_MAX),

@@ -225,6 +225,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     for (const line of costLines(cost_runs, cost, args.metrics_seconds)) say(line);
   }
   if (args.background !== null) say(`(server ran with threads.background nice ${args.background.nice}, policy ${args.background.policy}: ${server.stdout_lines.filter((l) => l.includes('config threads.background')).map((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? l).join('; ') || 'no priority line in its log'})`);
+  if (args.pipeline_cpu !== null) say(`(server ran with threads.pipeline_cpu ${args.pipeline_cpu}: ${server.stdout_lines.find((l) => l.includes('threads placed') || l.includes('threads not placed')) ?? 'no placement line in its log'})`);
   if (args.matcher_cpu !== null) say(`(server ran with matcher.cpu ${args.matcher_cpu}: ${server.stdout_lines.find((l) => l.includes('matcher thread')) ?? 'no pinning line in its log'})`);
   const json = {
     bench: 'load',
@@ -286,6 +287,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     gc_at_1000: gc_light,
     verify_checks_at_max: med_run.cpu.checks,
     matcher_cpu: args.matcher_cpu,
+    pipeline_cpu: args.pipeline_cpu,
     threads_background: args.background,
     verify_steal_after_us: args.verify_steal_after_us,
     verify_task_items: args.verify_task_items,

@@ -15,7 +15,7 @@ import {
 } from '../auth/verify_limits.js';
 import { HOST_PATTERN, int, intIn, need, posInt, section, str, SYMBOL } from './checks.js';
 import {
-  ANSWER_SPIN_US_MAX, AUTO_CANCEL_RATIO_DEFAULT, checkLimitRelations, LIMIT_DEFAULTS, matcherCpu, METRICS_PORT_DEFAULT, THREAD_BACKGROUND_DEFAULT, threadPriority, threadSliceUs,
+  ANSWER_SPIN_US_MAX, AUTO_CANCEL_RATIO_DEFAULT, checkLimitRelations, LIMIT_DEFAULTS, matcherCpu, METRICS_PORT_DEFAULT, pipelineCpu, THREAD_BACKGROUND_DEFAULT, threadPriority, threadSliceUs,
 } from './sections.js';
 import type { AssetSettings, MarketSettings, RingbookConfig } from './types.js';
 
@@ -114,6 +114,7 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
   const threads = section(r, 'threads');
   const background = threadPriority(threads.background, 'threads.background', THREAD_BACKGROUND_DEFAULT);
   const matcher_slice_us = threadSliceUs(threads.matcher_slice_us, 'threads.matcher_slice_us');
+  const pipeline_cpu = pipelineCpu(threads.pipeline_cpu, cpu);
   const verify = section(r, 'verify');
   const task_items_max = intIn(verify.task_items_max === undefined ? TASK_SIZE_DEFAULT : verify.task_items_max, 1, TASK_SIZE_MAX, 'verify.task_items_max');
   const steal_after_us = intIn(verify.steal_after_us === undefined ? STEAL_AFTER_US_DEFAULT : verify.steal_after_us, 0, STEAL_AFTER_US_MAX, 'verify.steal_after_us',
@@ -177,7 +178,7 @@ function readConfig(r: Record<string, unknown>): RingbookConfig {
     snapshots: { every_batches: every_batches as number, keep },
     journal: { trim: trim as boolean },
     matcher: { cpu },
-    threads: { background, matcher_slice_us },
+    threads: { background, matcher_slice_us, pipeline_cpu },
     diagnostics: { stage_timings: stage_timings as boolean },
     verify: { task_items_max, steal_after_us, inline_items_max, inline_busy_max_pct },
     front: { answer_spin_us },

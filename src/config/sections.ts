@@ -101,6 +101,22 @@ export function matcherCpu(x: unknown, cores: number = os.availableParallelism()
 }
 
 /**
+ * `threads.pipeline_cpu`: null/absent (no placement) or the CPU the front and the matcher share,
+ * every other server thread going to the other CPUs (src/util/thread_placement.ts). Needs a
+ * second CPU for those, and agrees with `matcher.cpu` when both are set (the matcher cannot be
+ * pinned to two CPUs).
+ */
+export function pipelineCpu(x: unknown, matcher_cpu: number | null, cores: number = os.availableParallelism()): number | null {
+  if (x === undefined || x === null) return null;
+  need(typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x < cores, null,
+    `threads.pipeline_cpu must be null or an integer CPU number in [0, ${cores - 1}] (this machine has ${cores} CPUs)`);
+  need(cores >= 2, null, 'threads.pipeline_cpu needs at least 2 CPUs (the other threads go to the CPUs the front and the matcher do not use)');
+  need(matcher_cpu === null || matcher_cpu === x, null,
+    `threads.pipeline_cpu (${String(x)}) and matcher.cpu (${String(matcher_cpu)}) disagree: the matcher runs on the pipeline CPU; leave matcher.cpu out or set it to the same CPU`);
+  return x as number;
+}
+
+/**
  * threads.background when the config does not say. Nice 10 gives the DA thread ~1/10 of a
  * latency-path thread's CPU share while both want a core (CFS weights 110 vs 1024), and
  * SCHED_BATCH keeps its wake-ups from preempting them. Measured on 2 cores (docs/benchmarks.md

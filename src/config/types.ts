@@ -121,8 +121,11 @@ export interface RingbookConfig {
    * `matcher_slice_us`: the EEVDF slice the matcher thread asks for (Linux >= 6.12,
    * src/util/thread_slice.ts), so that it gets a core sooner when a batch wakes it; null (the
    * default): the kernel's default slice.
+   * `pipeline_cpu`: the CPU the front and the matcher share, every other server thread on the
+   * other CPUs (src/util/thread_placement.ts; docs/operations.md "Thread placement"); null (the
+   * default): no placement.
    */
-  threads: { background: ThreadPriority; matcher_slice_us: number | null };
+  threads: { background: ThreadPriority; matcher_slice_us: number | null; pipeline_cpu: number | null };
   /**
    * `stage_timings`: stamp every signed request at each pipeline stage and write them to
    * `<data_dir>/stage_timings.f64` at a clean stop (bench/load.ts reads them; off by default).

@@ -152,7 +152,7 @@ describe('config threads.matcher_slice_us', () => {
   it('takes an integer within the kernel\'s range', () => {
     expect(threadSliceUs(SLICE_US_MIN, 'k')).toBe(100);
     expect(threadSliceUs(SLICE_US_MAX, 'k')).toBe(100_000);
-    expect(validateConfig(mergeConfig(defaults, { threads: { matcher_slice_us: 250 } })).threads).toEqual({ background: { nice: 10, policy: 'batch' }, matcher_slice_us: 250 });
+    expect(validateConfig(mergeConfig(defaults, { threads: { matcher_slice_us: 250 } })).threads).toEqual({ background: { nice: 10, policy: 'batch' }, matcher_slice_us: 250, pipeline_cpu: null });
   });
 
   it('refuses what the kernel would clamp, fractions and other types', () => {
