@@ -8,9 +8,9 @@
 // and ~7 µs on the waker's own CPU (native-bench/wake_cost). The front and the matcher wake each
 // other for every batch (the request ring's doorbell, the event ring's bell); on one CPU those
 // wakes are cheap, and the matcher never waits behind a verify worker's or the DA worker's burst
-// for a core: at 1,000 requests/s on 2 vCPUs its batch_wait p99 went from ~1.6 ms to ~0.15-0.3 ms
-// and the client's p99 from ~4.2-4.9 to ~2.7-3.2 ms, throughput at max rate level
-// (docs/benchmarks.md, "Thread placement").
+// for a core: at 1,000 requests/s on 2 vCPUs its batch_wait p99 went from 1.2-2.6 ms to 0.24-0.32
+// ms and the client's p99 from a median 4.29 to 3.09 ms over five alternated load-bench pairs,
+// throughput at max rate level (docs/benchmarks.md, "Thread placement").
 //
 // Mechanism: a sweep over /proc/self/task sets each thread's affinity (sched_setaffinity through
 // native/build/thread_slice.node) when it differs from its place: the main thread and the thread
