@@ -12,6 +12,7 @@ import { pendingInclusions } from './routes_programmes.js';
 import { SnapshotMissedError, type SnapshotCoordinator } from '../snapshot/coordinator.js';
 import { processMemory } from '../util/thread_memory.js';
 import { stampsGivenBackTwice, stampsOutstanding, stampsPooled } from './stage_timings.js';
+import { placementState } from '../util/thread_placement.js';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
@@ -112,6 +113,8 @@ export function registerAdminRoutes(
       inflight_requests: ctx.link.inflight(),
       // Asks for a batch handed to the matcher (the chain link's: refused forced entries, counts waiting for roots), and refused by its connection.
       batch_requests: { sent: ctx.link.batch_requests.sent, failed: ctx.link.batch_requests.failed },
+      // Where the front and the matcher run (threads.pipeline_cpu; docs/operations.md "Thread placement"), null: off.
+      thread_placement: placementState(),
       // Pooled stage stamps (stage_timings.ts): `outstanding` is the stamped requests in flight, 0
       // when idle; one that stays above 0 counts requests whose stamps never came back (a leak).
       stage_stamps: { outstanding: stampsOutstanding(), pooled: stampsPooled(), given_back_twice: stampsGivenBackTwice() },

@@ -126,6 +126,25 @@ export class ThreadPlacer {
   }
 }
 
+/** What GET /admin/state reports (null: threads.pipeline_cpu is off, or the placement could not start). */
+export interface PlacementState {
+  pipeline_cpus: number[];
+  other_cpus: number[];
+  sweeps: number;
+  /** Threads moved over all sweeps (a thread started since the last sweep is moved by the next). */
+  moved: number;
+  failed: number;
+}
+
+/** The process's one placer (the front's), once started. */
+let running: ThreadPlacer | null = null;
+
+export function placementState(): PlacementState | null {
+  if (running === null) return null;
+  const { plan, sweeps, moved, failed } = running;
+  return { pipeline_cpus: [...plan.pipeline], other_cpus: [...plan.others], sweeps, moved, failed };
+}
+
 /**
  * Applies config threads.pipeline_cpu (null: nothing is called) and keeps it applied; returns the
  * placer, or null when off or impossible here (logged: the threads then run where the kernel puts
@@ -152,5 +171,7 @@ export function startThreadPlacement(pipeline_cpu: number | null): ThreadPlacer 
   if (r.failed > 0) log.warn(`${line}; ${r.failed} refused: ${r.first_failure ?? '?'}`);
   else log.info(line, { pipeline_cpu, other_cpus: plan.others });
   placer.keepPlacing();
+  running?.stop();
+  running = placer;
   return placer;
 }

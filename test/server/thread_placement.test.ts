@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { pipelineCpu } from '../../src/config/sections.js';
 import { ConfigError } from '../../src/config/checks.js';
 import { onPipeline, placementPlan, ThreadPlacer, type NativeAffinity } from '../../src/util/thread_placement.js';
-import { api, deposit, startServer, Wallet } from './harness.js';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { Validator, type Schema } from '../openapi/validate.js';
+import { adminState, api, deposit, REPO_ROOT, startServer, Wallet } from './harness.js';
 
 /** A kernel CPU list ("0-2,5") as numbers. */
 function cpuList(text: string): number[] {
@@ -63,6 +66,23 @@ describe.runIf(process.platform === 'linux')('threads.pipeline_cpu on the real s
       const w = Wallet.random();
       expect((await deposit(s, w.address, 'USDC', '1000')).status).toBe(200);
       expect((await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100_000 }))).status).toBe(200);
+      // What an operator reads: the plan and the sweeps (the first one's moves at least).
+      const placement = (await adminState(s)).thread_placement as { pipeline_cpus: number[]; other_cpus: number[]; sweeps: number; moved: number; failed: number };
+      expect(placement).toMatchObject({ pipeline_cpus: [cpu], other_cpus: others, failed: 0 });
+      expect(placement.sweeps).toBeGreaterThanOrEqual(1);
+      expect(placement.moved).toBeGreaterThanOrEqual(Number(moved));
+      // docs/openapi.yaml describes it (the openapi suite's server runs with the setting off: null).
+      const spec = parse(fs.readFileSync(path.join(REPO_ROOT, 'docs', 'openapi.yaml'), 'utf8')) as { components: { schemas: Record<string, Schema> } };
+      expect(new Validator(spec).validate(await adminState(s), spec.components.schemas.AdminState)).toEqual([]);
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+    }
+  });
+
+  it('reports no placement in GET /admin/state when the setting is off', async () => {
+    const s = await startServer();
+    try {
+      expect((await adminState(s)).thread_placement).toBeNull();
     } finally {
       expect((await s.stop()).code).toBe(0);
     }
