@@ -4,8 +4,8 @@
 // libuv's helpers) runs on the process's other CPUs.
 //
 // Why: at light load every step of a request wakes a sleeping thread, and on a VM a wake-up of a
-// thread on another vCPU costs the waker ~10-14 µs and the sleeper runs ~45 µs later, against ~4
-// and ~7 µs on the waker's own CPU (native-bench/wake_cost). The front and the matcher wake each
+// thread on another vCPU costs the waker ~14-16 µs and the sleeper runs ~50 µs later, against ~4-5
+// and ~8 µs on the waker's own CPU (native-bench/wake_cost). The front and the matcher wake each
 // other for every batch (the request ring's doorbell, the event ring's bell); on one CPU those
 // wakes are cheap, and the matcher never waits behind a verify worker's or the DA worker's burst
 // for a core: at 1,000 requests/s on 2 vCPUs its batch_wait p99 went from 1.2-2.6 ms to 0.24-0.32
