@@ -164,5 +164,11 @@ describe('thread placement rules', () => {
     expect(r.moved).toBe(kernel.calls.length - 1);
     expect(placer.sweeps).toBe(1);
     expect(placer.failed).toBe(1);
+    // A second sweep asks again only for the refused thread: the others are known to be in place.
+    kernel.calls.length = 0;
+    const again = placer.sweep();
+    expect(kernel.calls.map(([t]) => t)).toEqual(fs.existsSync(`/proc/${pid}/task/${refused}`) ? [refused] : []);
+    expect(again.moved).toBe(0);
+    expect(placer.sweeps).toBe(2);
   });
 });
