@@ -10,6 +10,8 @@
 //   npx tsc -p tsconfig.json && node dist/bench/matcher_light.js --server-a /work/wt/start/dist/src/main.js
 //     --server-a F, --server-b F  compiled servers (default: this build's dist/src/main.js for both)
 //     --rounds N (default 4), --seconds S (default 5), --rate R (default 1000), --strace (off)
+//     --order-seed N which side's timed phase comes first: the phases run in light_ab's symmetric
+//                    order (abRunOrder: set-up interleaved, warm-ups alternated, ABBA BAAB ...; h27l)
 //     --wallets N (default 1000), --connections N (default 64)
 //     --perf DIR  one extra phase per build under `perf record -e cpu-clock -g -t <matcher tid>`
 //                 (servers run with --perf-basic-prof so JS frames have names), DIR/<A|B>.data and
@@ -23,7 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { Knobs } from './knobs.js';
 import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
-import { abOrder, AbServers, type AbServer } from './load/ab_servers.js';
+import { randomInt } from 'node:crypto';
+import { abFirstSide, abRunOrder, AbServers, type AbServer, type AbSide } from './load/ab_servers.js';
 import { clockTicks, type ServerChild } from './load/server_child.js';
 import { roleOfThread } from './load/thread_timeline.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
@@ -193,30 +196,32 @@ async function main(): Promise<void> {
   const { a_js, b_js, rounds, seconds, rate, wallets, connections, warmup_phases } = lightKnobs(knobs, own, 4);
   const with_strace = knobs.flag('strace');
   const perf_dir = knobs.optionalString('perf') ?? null;
+  const order_seed = knobs.optionalString('order-seed') === undefined ? randomInt(0x1_0000_0000) : knobs.number('order-seed', 0, 0, 0xffff_ffff);
   knobs.finish();
+  const order = abRunOrder(rounds, warmup_phases, abFirstSide(order_seed));
   const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-matcher-light' });
   console.log(`matcher_light: ${new Date().toISOString()}, ${os.availableParallelism()} cores, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`  A ${a_js}\n  B ${b_js}\n  ${rounds} rounds x ${seconds} s at ${rate}/s${with_strace ? ', then one strace phase each' : ''}`);
+  console.log(`  order (--order-seed ${order_seed}): warm-up ${order.warmup.join('')}, timed ${order.timed.join('')}`);
   const gen = chooseGenerator(null);
-  const ways: Way[] = [];
   const ab = new AbServers(gen, args, { rate, seconds, connections, warmup_phases }, ADMIN_TOKEN);
   const phases = rounds + (with_strace ? 1 : 0) + (perf_dir !== null ? 1 : 0);
+  const ways: Way[] = [];
   try {
-    for (const [name, main_js] of [['A', a_js], ['B', b_js]] as const) {
-      const started = await ab.start({ name, main_js, node_flags: perf_dir !== null ? ['--perf-basic-prof'] : [] }, phases);
-      ways.push({ ...started, phases: [], syscalls_per_request: null });
-    }
-    for (let r = 0; r < rounds; r++) {
-      for (const w of abOrder(ways, r)) {
-        const b0 = await batchId(w.server);
-        const s0 = sampleThreads(w.server.pid);
-        const result = await gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
-        const s1 = sampleThreads(w.server.pid);
-        const f = figures(result, s0, s1, (await batchId(w.server)) - b0);
-        w.phases.push(f);
-        console.log(`  round ${r + 1} ${w.name}: p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p999 ${f.p999_ms} ms; ${f.batches_per_request} batches/request, matcher ${f.matcher_run_us_per_batch} us/batch; per request: user ${f.matcher_user_us} us, sys ${f.matcher_sys_us} us, ` +
-          `run ${f.matcher_run_us} us, wake-ups ${f.matcher_wakeups}, preempted ${f.matcher_preempted}; run us/request ${JSON.stringify(f.run_us_by_role)}`);
-      }
+    const node_flags = perf_dir !== null ? ['--perf-basic-prof'] : [];
+    const pair = await ab.startPair({ A: { name: 'A', main_js: a_js, node_flags }, B: { name: 'B', main_js: b_js, node_flags } }, phases, order);
+    const by_side: Record<AbSide, Way> = { A: { ...pair.A, phases: [], syscalls_per_request: null }, B: { ...pair.B, phases: [], syscalls_per_request: null } };
+    ways.push(by_side.A, by_side.B);
+    for (const [i, side] of order.timed.entries()) {
+      const w = by_side[side];
+      const b0 = await batchId(w.server);
+      const s0 = sampleThreads(w.server.pid);
+      const result = await gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+      const s1 = sampleThreads(w.server.pid);
+      const f = figures(result, s0, s1, (await batchId(w.server)) - b0);
+      w.phases.push(f);
+      console.log(`  phase ${i + 1}/${order.timed.length} ${w.name} (its ${w.phases.length}): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p999 ${f.p999_ms} ms; ${f.batches_per_request} batches/request, matcher ${f.matcher_run_us_per_batch} us/batch; per request: user ${f.matcher_user_us} us, sys ${f.matcher_sys_us} us, ` +
+        `run ${f.matcher_run_us} us, wake-ups ${f.matcher_wakeups}, preempted ${f.matcher_preempted}; run us/request ${JSON.stringify(f.run_us_by_role)}`);
     }
     if (with_strace) {
       for (const w of ways) {
@@ -275,7 +280,7 @@ async function main(): Promise<void> {
       out[w.name] = summary;
       console.log(`${w.name} medians over ${w.phases.length} phases: ${JSON.stringify(summary)}`);
     }
-    console.log(JSON.stringify({ bench: 'matcher_light', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, ...out }));
+    console.log(JSON.stringify({ bench: 'matcher_light', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, order_seed, order: order.timed.join(''), ...out }));
   } finally {
     await ab.dispose();
   }

@@ -5,12 +5,12 @@
 // V8's background compiles, pools, book). Every server is stopped once, whatever ends the run first
 // (its end, a failure, a signal), and its data dir removed.
 //
-// Two orders of phases live here. start() + abOrder() (matcher_light): each server warmed up in
-// turn, then rounds A B, B A, A B ... (A B B A A B B A). startPair() + abRunOrder() (light_ab since
-// h27l, docs/benchmarks.md "h27l"): each set-up step for both servers before the next, warm-ups
+// The order of phases: startPair() + abRunOrder() (light_ab and matcher_light since h27l,
+// docs/benchmarks.md "h27l"): each set-up step for both servers before the next, warm-ups
 // alternated, timed phases in the Thue–Morse order, so that neither side gets the run's first
 // phase after a long idle, nor more phases that follow the other server's phase, nor longer idle
-// gaps (the A B B A A B B A order after the servers' set-up in turn did all three to A).
+// gaps (the old order, each server set up and warmed in turn and then rounds A B B A A B B A, did
+// all three to A).
 import type { Args } from './args.js';
 import type { Generator } from './native_generator.js';
 import { depositLanes } from './phases.js';
@@ -69,14 +69,6 @@ export class AbServers {
    * `build` started, funded, signed ahead for `phases` light phases plus the warm-up, and warmed
    * up (one server after the other: matcher_light).
    */
-  async start(build: AbBuild, phases: number): Promise<AbServer> {
-    const s = await this.launch(build);
-    await this.fund(s);
-    await this.signAhead(s, phases);
-    for (let w = 0; w < this.light.warmup_phases; w++) await this.warmPhase(s);
-    return s;
-  }
-
   /**
    * Both builds for a symmetric run, each step done for both before the next: started (in the
    * order of `order.warmup`'s first side), signed ahead (both servers sit idle alike meanwhile:
@@ -156,14 +148,6 @@ export class AbServers {
     await this.stop().catch(() => undefined);
     for (const server of this.servers) removeDir(server.dir);
   }
-}
-
-/**
- * Round `round`'s order of the builds: as given on even rounds, reversed on odd (A B B A A B B A
- * over four rounds; matcher_light). Not balanced for light_ab's tails: see abRunOrder.
- */
-export function abOrder<T>(ways: readonly T[], round: number): readonly T[] {
-  return round % 2 === 0 ? ways : [...ways].reverse();
 }
 
 export function otherSide(side: AbSide): AbSide {
