@@ -162,7 +162,13 @@ describe('the leader lease on a real NATS cluster', () => {
     const batches = await eventStreamBatches(nc);
     expectOneHistory(batches);
     const first_new = batches.findIndex((b) => b.leader === new_leader);
-    expect(first_new).toBe(held);
+    // The held batch is given up by its leader, but one of its attempts went out into the frozen
+    // node's socket and is delivered on the resume: either the new leader's first batch took its
+    // place (the attempt then fails the stream's expected-sequence fence), or that stale write
+    // landed first and the new leader's first batch follows it (docs/scale-out.md, "The lease and
+    // the fence": it costs the new leader a rebuild). Both are one history; seen 1 in 4 CI runs.
+    if (first_new === held + 1) expect(batches[held].leader, `batch ${held} before the new leader's first`).toBe('old');
+    else expect(first_new).toBe(held);
     expect(batches.slice(first_new).filter((b) => b.leader === 'old'), 'batches appended by the old leader after the new one\'s first').toEqual([]);
     console.log(`lease fence (frozen NATS node): ${seen.length} polls of 3 matchers, never two leaders; ${new_leader} took over at batch ${first_new}, ` +
       `old leader's batches ${batches.filter((b) => b.leader === 'old').length}, stream ${batches.length} batches`);
