@@ -11,7 +11,7 @@
 // names into every record (its uint32-keyed database has no shared msgpack structures): ~110 bytes,
 // and each 32-byte root as 0x + 64 hex digits: 68 bytes instead of 34. A lone order's batch was
 // 1,212 bytes, 3 to a 4 KB leaf page; compact ~970, 4 to a page (docs/benchmarks.md "h26b").
-import { bytesToHex0x } from './hex.js';
+import { bytesToHex0x, hexToBytes } from './hex.js';
 import type { FillLeaf } from './fills_tree.js';
 import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
@@ -72,21 +72,16 @@ function compactable(header: BatchHeader, fills: readonly FillLeaf[]): boolean {
   return true;
 }
 
-/** The bytes of lowercase 0x hex (already checked by compactable). */
-function hexBytes(hex: string): Uint8Array {
-  return Buffer.from(hex.slice(2), 'hex');
-}
-
 /** The record to store for `batch` (`inputs`: its input bytes, which the record keeps as a view). */
 export function recordOf(batch: PublishedBatch, inputs: Uint8Array, state_diff: StoredDiff): StoredRecord {
   const h = batch.header;
   if (!compactable(h, batch.fills)) return { header: h, inputs, fills: batch.fills, state_diff };
   const fills: CompactFill[] = batch.fills.map((f) => [
-    f.batch_id, f.fill_id, f.taker_order_id, f.maker_order_id, hexBytes(f.taker), hexBytes(f.maker), f.market_id,
+    f.batch_id, f.fill_id, f.taker_order_id, f.maker_order_id, hexToBytes(f.taker, 20), hexToBytes(f.maker, 20), f.market_id,
     f.taker_side, f.price, f.quantity, f.taker_fee, f.maker_fee,
   ]);
-  return [COMPACT_FORM, h.batch_id, hexBytes(h.prev_state_root), hexBytes(h.state_root), hexBytes(h.fills_root),
-    hexBytes(h.input_hash), h.timestamp, inputs, fills, state_diff];
+  return [COMPACT_FORM, h.batch_id, hexToBytes(h.prev_state_root, 32), hexToBytes(h.state_root, 32), hexToBytes(h.fills_root, 32),
+    hexToBytes(h.input_hash, 32), h.timestamp, inputs, fills, state_diff];
 }
 
 /**
