@@ -2,7 +2,7 @@
 // tracepoints and software events (syscalls by kind, context switches, the wake-ups the thread
 // issues to others), which this VM has although it has no PMU (no instruction counts). Counting
 // is done in the kernel, so unlike `strace -c` it does not slow the counted thread: a phase at
-// 6,000 requests/s keeps its batching. bench/light_ab.ts --perf-stat-events.
+// 6,000 requests/s keeps its batching. bench/light_ab.ts and bench/load.ts --perf-stat.
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /** The front's per-request events worth counting (tracepoint names as `perf list` gives them). */

@@ -125,10 +125,6 @@ function loadMap(js_file: string): SourceMap | null {
 
 /** `file:line` of a frame, in the TypeScript source when a source map says so. */
 export function frameWhere(frame: CallFrame, repo_root: string): string {
-  return locate(frame, repo_root);
-}
-
-function locate(frame: CallFrame, repo_root: string): string {
   const url = frame.url;
   if (url === '') return '';
   let file = url;
@@ -205,7 +201,7 @@ export function summarizeProfile(file: string, repo_root: string, top_n = 12): T
       idle += us;
       continue;
     }
-    const where = locate(n.callFrame, repo_root);
+    const where = frameWhere(n.callFrame, repo_root);
     if (BLOCKING_FUNCTIONS.has(fn)) {
       blocked += us;
       blocked_names.add(`${fn} ${where}`);
