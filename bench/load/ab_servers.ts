@@ -66,10 +66,6 @@ export class AbServers {
   }
 
   /**
-   * `build` started, funded, signed ahead for `phases` light phases plus the warm-up, and warmed
-   * up (one server after the other: matcher_light).
-   */
-  /**
    * Both builds for a symmetric run, each step done for both before the next: started (in the
    * order of `order.warmup`'s first side), signed ahead (both servers sit idle alike meanwhile:
    * an idle Node server's heap is shrunk by V8's memory reducer, docs/benchmarks.md h27l), funded
@@ -129,7 +125,7 @@ export class AbServers {
     await s.signers.ensurePerLane(Math.ceil((rate * seconds * (phases + warmup_phases)) / connections) + SIGNED_SPARE_PER_LANE, SIGN_BUDGET_MS * 3);
   }
 
-  /** One untimed light phase on `s`: start()'s warm-up. */
+  /** One untimed light phase on `s`: startPair()'s default warm-up. */
   warmPhase(s: AbServer): Promise<unknown> {
     const { rate, seconds } = this.light;
     return this.gen.runPhase({ port: s.server.port, lanes: s.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
