@@ -30,6 +30,7 @@ import { componentLog } from '../util/log.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { SettlementPoster, type SettlementPosterStatus } from './settlement_poster.js';
 import { LeaderCheckedRoots } from './checked_roots.js';
+import { SettlementPosterLease } from './lease.js';
 import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, type BatchHeader } from './log_format.js';
 
 const log = componentLog('cluster');
@@ -53,9 +54,12 @@ export interface ClusterDaOptions {
   da_dir: string;
   /**
    * RINGBOOK_SETTLEMENT_POSTER=1: this role posts the cluster's roots to the settlement contract
-   * (settlement_poster.ts) with this operator key; null: it posts nothing.
+   * (settlement_poster.ts) with this operator key while it holds the settlement poster lease;
+   * null: it posts nothing.
    */
   settlement_poster: { operator_key: string } | null;
+  /** RINGBOOK_LEASE_TTL_MS: the poster lease's TTL (a dead poster is replaced after about this). */
+  lease_ttl_ms: number;
 }
 
 export interface DaRoleStatus {
@@ -112,6 +116,7 @@ export class ClusterDa {
   /** The batches compared with the leader's headers: no root from the first that differs on is posted. */
   private checked: LeaderCheckedRoots | null = null;
   private poster: SettlementPoster | null = null;
+  private poster_lease: SettlementPosterLease | null = null;
   readonly status: DaRoleStatus;
 
   constructor(options: ClusterDaOptions) {
@@ -140,7 +145,7 @@ export class ClusterDa {
       (m) => this.onMessage(m));
     this.reader = reader;
     await reader.start();
-    if (o.settlement_poster !== null) this.startPoster(nc, o.settlement_poster.operator_key);
+    if (o.settlement_poster !== null) await this.startPoster(nc, o.settlement_poster.operator_key);
     return port;
   }
 
@@ -212,12 +217,15 @@ export class ClusterDa {
 
   /**
    * Posts this store's roots: the batches published and compared with the leader's headers so
-   * far, never one from the first that differed on (an alarm: the operator decides; checked_roots.ts).
+   * far, never one from the first that differed on (an alarm: the operator decides; checked_roots.ts),
+   * while this role holds the settlement poster lease (one poster among the DA roles with the flag).
    */
-  private startPoster(nc: NatsConnection, operator_key: string): void {
+  private async startPoster(nc: NatsConnection, operator_key: string): Promise<void> {
+    const o = this.options;
+    const lease = await SettlementPosterLease.start(nc, o.node_id, o.lease_ttl_ms, o.replicas);
+    this.poster_lease = lease;
     const poster = new SettlementPoster({
-      nc, node_id: this.options.node_id, settings: this.options.cfg.settlement, operator_key,
-      roots: this.checked as LeaderCheckedRoots,
+      nc, node_id: o.node_id, settings: o.cfg.settlement, operator_key, roots: this.checked as LeaderCheckedRoots, lease,
     });
     this.poster = poster;
     this.status.settlement = poster.status;
@@ -258,6 +266,8 @@ export class ClusterDa {
   async stop(): Promise<void> {
     if (this.ctx !== null) this.ctx.closing = true;
     await this.poster?.stop();
+    // After the poster's last round: a clean stop hands posting over at once, not after the TTL.
+    await this.poster_lease?.stop();
     await this.reader?.close();
     if (this.listen_socket !== null) {
       uWS.us_listen_socket_close(this.listen_socket);

@@ -1,9 +1,10 @@
-// A lease: a JetStream KV key with a time to live, held by one process at a time. Two uses: the
-// matcher's leadership (matcher_role.ts, bucket rb_matcher_lease) and the cluster gateway that
-// reads the settlement contract's events (ChainReaderLease below, bucket rb_chain_reader_lease). The bucket's max age (a stream
-// max_age, in nats-server since 2.2; per-message TTLs need 2.11 and are not used) removes the
-// key when its holder stops renewing; create() succeeds only while the key is absent, update()
-// only at the revision the holder last wrote (compare-and-set).
+// A lease: a JetStream KV key with a time to live, held by one process at a time. Three uses: the
+// matcher's leadership (matcher_role.ts, bucket rb_matcher_lease), the cluster gateway that reads
+// the settlement contract's events (ChainReaderLease below, bucket rb_chain_reader_lease) and the
+// DA role that posts roots (SettlementPosterLease, bucket rb_settlement_poster_lease). The
+// bucket's max age (a stream max_age, in nats-server since 2.2; per-message TTLs need 2.11 and are
+// not used) removes the key when its holder stops renewing; create() succeeds only while the key
+// is absent, update() only at the revision the holder last wrote (compare-and-set).
 //
 // The holder's rule (docs/scale-out.md, "The lease and the fence"): the lease is *valid* until
 // the send time of its last confirmed create/renewal plus the TTL minus a safety margin
@@ -18,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Kvm, type KV } from '@nats-io/kv';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { CHAIN_READER_BUCKET, LEASE_KEY } from './log_format.js';
+import { CHAIN_READER_BUCKET, LEASE_KEY, SETTLEMENT_POSTER_BUCKET } from './log_format.js';
 import { componentLog } from '../util/log.js';
 
 const log = componentLog('cluster');
@@ -153,29 +154,41 @@ export class KvLease {
   }
 }
 
+/** What a TimedLease logs, each once when it happens. */
+export interface LeaseLines {
+  /** This process starts acting (took the lease, or a late renewal made it valid again). */
+  taken: string;
+  /** It stops acting (another took the key, or its validity lapsed by its own clock). */
+  lost: string;
+  /** Logged at start when another process holds the lease (absent: nothing logged). */
+  standby?: string;
+}
+
 /**
- * The cluster's chain reader (docs/settlement.md, "Roots in a cluster"): of the gateways with
- * `settlement.rpc_url`, only the holder of this lease reads the contract's events (deposits,
- * forced entries); the others keep serving and still read `lastBatchId`. Renewed every
- * `ttl_ms / 4` by its own timer, not by the chain link's rounds, so a slow round (many blocks of
- * logs, a slow endpoint) does not let the key expire under a live reader. Reading follows the
- * lease's validity (KvLease.validNow), as the matcher's leading does: a reader whose renewals go
- * unanswered pauses before another can take the key, and goes on if a later renewal is confirmed.
+ * A lease renewed by its own timer every `ttl_ms / 4`, not by the rounds of the work it gates, so a
+ * slow round (many blocks of logs, a slow endpoint) does not let the key expire under a live holder.
+ * Acting follows the lease's validity (KvLease.validNow), as the matcher's leading does: a holder
+ * whose renewals go unanswered stops before another can take the key, and goes on if a later
+ * renewal is confirmed. Each change of holding() is logged once, at the tick that sees it.
  */
-export class ChainReaderLease {
+export class TimedLease {
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  private was_holding = false;
+  /** Times holding() turned true at a tick: the first take, each takeover after, a validity a late renewal restored. */
+  takeovers = 0;
 
-  private constructor(private readonly lease: KvLease, private readonly holder: string) {}
+  protected constructor(private readonly lease: KvLease, private readonly lines: LeaseLines) {}
 
-  static async start(nc: NatsConnection, holder: string, ttl_ms: number, replicas: number): Promise<ChainReaderLease> {
-    const r = new ChainReaderLease(await KvLease.open(nc, CHAIN_READER_BUCKET, holder, ttl_ms, replicas), holder);
+  /** Takes the lease if free (one tick), then ticks every TTL/4. */
+  protected static async begin<T extends TimedLease>(r: T, ttl_ms: number): Promise<T> {
     await r.tick();
+    if (!r.was_holding && r.lines.standby !== undefined) log.info(r.lines.standby);
     r.timer = setInterval(() => void r.tick(), Math.max(10, Math.floor(ttl_ms / 4)));
     return r;
   }
 
-  /** Whether this gateway reads the chain now. */
+  /** Whether this process acts now (holds the lease and its validity has not lapsed). */
   holding(): boolean {
     return this.lease.validNow();
   }
@@ -184,21 +197,58 @@ export class ChainReaderLease {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      if (this.lease.held) {
-        if ((await this.lease.renew()) === 'lost') log.warn(`ringbook gateway ${this.holder}: chain reader lease lost: no longer reading the chain`);
-      } else if (await this.lease.tryAcquire()) {
-        log.info(`ringbook gateway ${this.holder}: chain reader lease taken: reading the chain`);
+      if (this.lease.held) await this.lease.renew();
+      else await this.lease.tryAcquire();
+      const now = this.lease.validNow();
+      if (now !== this.was_holding) {
+        if (now) {
+          this.takeovers++;
+          log.info(this.lines.taken);
+        } else {
+          log.warn(this.lines.lost);
+        }
       }
+      this.was_holding = now;
     } finally {
       this.ticking = false;
     }
   }
 
-  /** A clean stop hands the reading over at once. */
+  /** A clean stop hands the lease over at once. */
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     while (this.ticking) await new Promise((r) => setTimeout(r, 5));
     await this.lease.release();
+  }
+}
+
+/**
+ * The cluster's chain reader (docs/settlement.md, "Roots in a cluster"): of the gateways with
+ * `settlement.rpc_url`, only the holder of this lease reads the contract's events (deposits,
+ * forced entries); the others keep serving and still read `lastBatchId`.
+ */
+export class ChainReaderLease extends TimedLease {
+  static async start(nc: NatsConnection, holder: string, ttl_ms: number, replicas: number): Promise<ChainReaderLease> {
+    return TimedLease.begin(new ChainReaderLease(await KvLease.open(nc, CHAIN_READER_BUCKET, holder, ttl_ms, replicas), {
+      taken: `ringbook gateway ${holder}: chain reader lease taken: reading the chain`,
+      lost: `ringbook gateway ${holder}: chain reader lease lost: no longer reading the chain`,
+    }), ttl_ms);
+  }
+}
+
+/**
+ * The cluster's settlement root poster (docs/scale-out.md, "Settlement roots"): of the DA roles
+ * with RINGBOOK_SETTLEMENT_POSTER=1, only the holder of this lease posts roots
+ * (settlement_poster.ts); the others keep their stores and compare roots, and one of them takes
+ * the lease about a TTL after the holder's death and posts from the contract's lastBatchId on.
+ */
+export class SettlementPosterLease extends TimedLease {
+  static async start(nc: NatsConnection, holder: string, ttl_ms: number, replicas: number): Promise<SettlementPosterLease> {
+    return TimedLease.begin(new SettlementPosterLease(await KvLease.open(nc, SETTLEMENT_POSTER_BUCKET, holder, ttl_ms, replicas), {
+      taken: `ringbook da ${holder}: settlement poster lease taken: posting roots from the contract's lastBatchId`,
+      lost: `ringbook da ${holder}: settlement poster lease lost or lapsed: standby, posting nothing`,
+      standby: `ringbook da ${holder}: settlement poster lease held by another DA role: standby, posting nothing`,
+    }), ttl_ms);
   }
 }

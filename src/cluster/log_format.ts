@@ -22,6 +22,8 @@ export const LEASE_BUCKET = 'rb_matcher_lease';
 export const LEASE_KEY = 'leader';
 /** The lease of the one gateway that reads the settlement contract's events (lease.ts ChainReaderLease). */
 export const CHAIN_READER_BUCKET = 'rb_chain_reader_lease';
+/** The lease of the one DA role that posts settlement roots (lease.ts SettlementPosterLease). */
+export const SETTLEMENT_POSTER_BUCKET = 'rb_settlement_poster_lease';
 
 export const RECORD_BYTES = RECORD_WORDS * 4;
 /**

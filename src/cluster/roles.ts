@@ -29,7 +29,7 @@ export interface ClusterSettings {
   node_id: string;
   /** RINGBOOK_CLUSTER_REPLICAS: copies of each stream and of the lease (3 survives one NATS node). */
   replicas: number;
-  /** RINGBOOK_LEASE_TTL_MS: a dead leader matcher is replaced after about this. */
+  /** RINGBOOK_LEASE_TTL_MS: a dead leader matcher (chain reader, settlement poster) is replaced after about this. */
   lease_ttl_ms: number;
   /** RINGBOOK_BATCH_RECORDS_MAX: most request records in one batch message. */
   batch_records_max: number;
@@ -49,8 +49,9 @@ export interface ClusterSettings {
   store_fault_after_ms: number;
   /**
    * RINGBOOK_SETTLEMENT_POSTER=1 (a DA role with settlement.rpc_url only): this DA role posts the
-   * cluster's roots to the settlement contract (docs/settlement.md, "In a cluster"). Exactly one
-   * DA role of a cluster should have it; a gateway never posts in a cluster.
+   * cluster's roots to the settlement contract (docs/settlement.md, "In a cluster") while it holds
+   * the settlement poster lease: several may have it, one posts at a time and another takes over
+   * about a lease TTL after its death. A gateway never posts in a cluster.
    */
   settlement_poster: boolean;
 }
@@ -191,7 +192,7 @@ export async function startDa(cfg: RingbookConfig, s: ClusterSettings, secrets: 
   const da_dir = path.resolve(cfg.server.data_dir, 'da');
   mkdirSync(da_dir, { recursive: true });
   const da = new ClusterDa({ nats_urls: s.nats_urls, node_id: s.node_id, replicas: s.replicas, cfg, da_dir,
-    settlement_poster: s.settlement_poster ? { operator_key: secrets.operator_key } : null,
+    settlement_poster: s.settlement_poster ? { operator_key: secrets.operator_key } : null, lease_ttl_ms: s.lease_ttl_ms,
   });
   const port = await da.start();
   return { port, stop: () => da.stop() };

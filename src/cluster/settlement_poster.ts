@@ -15,11 +15,15 @@
 // restarted and refused by the engine as a repeated envelope nonce) keeps the later one: counting
 // late claims nothing the batches did not do; counting early would.
 //
-// Exactly one poster: only a DA role with RINGBOOK_SETTLEMENT_POSTER=1 (and settlement.rpc_url)
-// posts; a gateway never does in a cluster. Two such DA roles would race: the second transaction
-// of a range reverts (postRoots takes only the batch after the contract's last), costing gas and
-// an error line each round, not a wrong root. Run one; restart it on its store if it dies (roots
-// wait meanwhile; a forced entry has 24 h before a challenge).
+// One poster at a time: only a DA role with RINGBOOK_SETTLEMENT_POSTER=1 (and settlement.rpc_url)
+// may post, and of those only the holder of the settlement poster lease (lease.ts
+// SettlementPosterLease; a gateway never posts in a cluster). The others are standbys: they keep
+// their stores and compare roots but send nothing to the chain; one takes the lease about a TTL
+// after the holder's death and posts from the contract's lastBatchId/forcedProcessed on (a
+// restart's path). A holder checks the lease's validity again right before each transaction, so
+// one whose lease lapsed by its own clock sends none. Before (branch h28p, 2026-11-29) every such
+// role posted: two raced and the second transaction of each range reverted, and with one, roots
+// waited for its restart.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { SettlementSettings } from '../config/types.js';
 import { SettlementContract } from '../settlement/contract.js';
@@ -85,7 +89,15 @@ export function readForcedShare(data: Uint8Array): ForcedShareMessage | null {
 
 /** What the poster did (the DA role's GET /status `settlement`). */
 export interface SettlementPosterStatus {
-  /** The contract's last posted batch as last read or posted (-1: not read yet). */
+  /**
+   * 'held': this role holds the settlement poster lease and posts; 'standby': another DA role
+   * does (or NATS did not confirm this role's lease in time), and this one sends nothing to the
+   * chain. As of the last round.
+   */
+  poster_lease: 'held' | 'standby';
+  /** Times this role started posting: took the poster lease (the first take counts) or its validity came back. */
+  poster_takeovers: number;
+  /** The contract's last posted batch as last read or posted (-1: not read yet; a standby reads nothing). */
   roots_posted_batch_id: number;
   forced_processed: number;
   /** Batch requests sent: every batch posted, a taken-in entry uncounted. */
@@ -131,6 +143,17 @@ export interface SettlementPosterOptions {
   operator_key: string;
   /** The DA role's store, up to the batches it may post (see da_role.ts). */
   roots: CheckedRootsSource;
+  /**
+   * The settlement poster lease (lease.ts SettlementPosterLease): the role posts only while it
+   * holds it. Absent: always posts (a test's poster on its own).
+   */
+  lease?: PosterLease;
+}
+
+/** What the poster needs of its lease. */
+export interface PosterLease {
+  holding(): boolean;
+  readonly takeovers: number;
 }
 
 export class SettlementPoster {
@@ -141,8 +164,9 @@ export class SettlementPoster {
   private running: Promise<void> | null = null;
   private stopped = false;
   readonly status: SettlementPosterStatus = {
-    roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0, shares_received: 0, shares_refused: 0,
-    share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1, stopped_at_mismatch_batch_id: null, last_error: null,
+    poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0,
+    shares_received: 0, shares_refused: 0, share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1,
+    stopped_at_mismatch_batch_id: null, last_error: null,
   };
 
   constructor(private readonly o: SettlementPosterOptions) {
@@ -154,6 +178,7 @@ export class SettlementPoster {
       forced: this.forced,
       requestBatch: () => this.requestBatch(),
       stopped: () => (o.roots.first_mismatch ?? -1) >= 0,
+      may_send: () => this.holding(),
       operator_key: o.operator_key,
       roots_per_tx_max: s.roots_per_tx_max,
     });
@@ -175,8 +200,23 @@ export class SettlementPoster {
     tick();
   }
 
-  /** One round of the poster (every poll_ms once started); its failure is logged when it changes, never thrown. */
+  /** Whether this role posts now: it holds the poster lease (always, without one). */
+  private holding(): boolean {
+    return this.o.lease === undefined || this.o.lease.holding();
+  }
+
+  /**
+   * One round of the poster (every poll_ms once started); its failure is logged when it changes,
+   * never thrown. A standby's round only notes where it stands: no RPC call, no batch request.
+   */
   async round(): Promise<void> {
+    const holding = this.holding();
+    this.status.poster_lease = holding ? 'held' : 'standby';
+    this.status.poster_takeovers = this.o.lease?.takeovers ?? 0;
+    if (!holding) {
+      this.noteStop();
+      return;
+    }
     const failing = this.status.last_error;
     try {
       await this.poster.post();
@@ -233,6 +273,9 @@ export class SettlementPoster {
       if (s.shares_refused++ === 0) log.warn(`ringbook da ${this.o.node_id}: a forced share of another version ignored (a newer gateway?)`);
       return;
     }
+    // A standby takes no entry (nor counts any ignored): the gateways share each round until the
+    // contract counts, so a role that takes the lease hears them again after its first round.
+    if (!this.holding()) return;
     const counted = this.poster.forced_processed;
     const batch_max = this.o.roots.latest() + 1;
     let ignored = 0;

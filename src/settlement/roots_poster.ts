@@ -26,6 +26,11 @@ export interface RootsPosterOptions {
    * none is asked for. Absent: never stops (the single process).
    */
   stopped?: () => boolean;
+  /**
+   * Checked right before each transaction: false sends none this round (a cluster poster whose
+   * lease lapsed while it read the contract: another may be posting). Absent: always sends.
+   */
+  may_send?: () => boolean;
   operator_key: string;
   roots_per_tx_max: number;
 }
@@ -74,6 +79,7 @@ export class RootsPoster {
     }
     const processed = Number(await contract.readNumber('forcedProcessed'));
     const count = await this.countUpTo(last, processed);
+    if (this.o.may_send?.() === false) return;
     await contract.postRoots(this.o.operator_key, posted + 1, states, fills, count);
     forced.forgetBelow(count);
     this.posted_batch_id = last;

@@ -28,6 +28,12 @@ export class DevChain {
   private queue: Promise<unknown> = Promise.resolve();
   private server: http.Server | null = null;
   url = '';
+  /**
+   * What the chain refused so far: eth_calls that reverted (a transaction's simulation among
+   * them), raw transactions it could not run (a nonce already used) and transactions mined
+   * reverted. Two root posters racing show here (test/settlement/settlement_poster_lease.test.ts).
+   */
+  readonly refused = { calls_reverted: 0, txs_refused: 0, txs_reverted: 0 };
 
   static async create(chain_id: number, funded: readonly string[]): Promise<DevChain> {
     const common = createCustomCommon({ chainId: chain_id }, Mainnet, { hardfork: 'cancun' });
@@ -70,7 +76,11 @@ export class DevChain {
     const tx = createTxFromRLP(hexToBytes(raw, undefined, 'raw tx'), { common: this.common });
     const hash = bytesToHex(tx.hash());
     const block = this.block();
-    const r = await runTx(this.vm, { tx, block, skipHardForkValidation: true });
+    const r = await runTx(this.vm, { tx, block, skipHardForkValidation: true }).catch((e: unknown) => {
+      this.refused.txs_refused++;
+      throw e;
+    });
+    if (r.execResult.exceptionError) this.refused.txs_reverted++;
     const number = '0x' + this.number.toString(16);
     this.number++;
     const logs: RpcLog[] = (r.execResult.exceptionError ? [] : r.receipt.logs).map((l, i) => ({
@@ -103,7 +113,10 @@ export class DevChain {
         skipBalance: true,
       });
       const out = bytesToHex(r.execResult.returnValue);
-      if (r.execResult.exceptionError) throw Object.assign(new Error('execution reverted'), { rpc_code: 3, rpc_data: out });
+      if (r.execResult.exceptionError) {
+        this.refused.calls_reverted++;
+        throw Object.assign(new Error('execution reverted'), { rpc_code: 3, rpc_data: out });
+      }
       return out;
     } finally {
       await this.vm.stateManager.revert();

@@ -1,8 +1,8 @@
 // The cluster's settlement root poster (src/cluster/settlement_poster.ts) where things go wrong:
 // a batch whose roots differ from the leader's header (nothing from it on is posted), hostile or
 // odd `rb.settlement.forced` shares (bounded, never able to hold an entry uncounted for ever), the
-// RPC endpoint down, a batch missing from the store, another poster's transaction first, and a
-// restart on the same store. Real parts: the in-process EVM behind its JSON-RPC shim, the deployed
+// RPC endpoint down, a batch missing from the store, another poster's transaction first, a
+// restart on the same store, and the poster lease (a standby, a lease lapsed before a transaction). Real parts: the in-process EVM behind its JSON-RPC shim, the deployed
 // Settlement contract, RootsPoster and LeaderCheckedRoots (what the DA role wires); the store and
 // the NATS connection are stand-ins, so that the test decides when a batch comes and what it holds.
 import http from 'node:http';
@@ -13,7 +13,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { LeaderCheckedRoots, type BatchRootsPair } from '../../src/cluster/checked_roots.js';
 import {
-  encodeForcedShare, FORCED_SHARE_BYTES_MAX, FORCED_WINDOW_ENTRIES, readForcedShare, SettlementPoster,
+  encodeForcedShare, FORCED_SHARE_BYTES_MAX, FORCED_WINDOW_ENTRIES, readForcedShare, SettlementPoster, type PosterLease,
 } from '../../src/cluster/settlement_poster.js';
 import type { RootsSource } from '../../src/settlement/roots_poster.js';
 import { SettlementContract } from '../../src/settlement/contract.js';
@@ -85,9 +85,9 @@ async function gatedProxy(upstream: string, gate: () => Promise<unknown>): Promi
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-function posterOn(o: { rpc_url: string; address: string; nc: NatsConnection; roots: RootsSource }): SettlementPoster {
+function posterOn(o: { rpc_url: string; address: string; nc: NatsConnection; roots: RootsSource; lease?: PosterLease }): SettlementPoster {
   return new SettlementPoster({
-    nc: o.nc, node_id: 'd1', operator_key: OPERATOR_KEY, roots: o.roots,
+    nc: o.nc, node_id: 'd1', operator_key: OPERATOR_KEY, roots: o.roots, lease: o.lease,
     settings: { contract: o.address, chain_id: CHAIN_ID, rpc_url: o.rpc_url, poll_ms: 50, start_block: 0, logs_blocks_max: 1000, roots_per_tx_max: 64 },
   });
 }
@@ -270,5 +270,40 @@ describe('the settlement poster\'s failure paths', () => {
     await restarted.round();
     expect(await contract.readNumber('lastBatchId')).toBe(6n);
     expect(await contract.read('stateRoots', [6])).toEqual([hex(6)]);
+  }, 60_000);
+
+  it('without the poster lease: a standby sends nothing and takes no share; a lease lapsed after the reads sends no transaction', async () => {
+    const { rpc, contract, address, nc, asks } = await setUp();
+    const store = new Store();
+    for (const b of [1, 2]) store.batches.set(b, rootsOf(b));
+    const lease = { valid: false, takeovers: 0, holding(): boolean { return this.valid; } };
+    const poster = posterOn({ rpc_url: rpc.url, address, nc, roots: store, lease });
+    // A standby: no transaction, no read of the contract, no share taken (nor counted as ignored).
+    const block = await rpc.blockNumber();
+    await poster.round();
+    poster.heard(encodeForcedShare({ gateway: 'g1', from: 0, batches: [1] }));
+    expect(await rpc.blockNumber()).toBe(block);
+    expect(poster.status).toMatchObject({
+      poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, postable_batch_id: 2, shares_received: 1,
+      share_entries_ignored: 0, forced_remembered: 0, last_error: null,
+    });
+    // It takes the lease; its validity lapses while the round reads the store (after lastBatchId
+    // and before the transaction): it sends none.
+    lease.valid = true;
+    lease.takeovers = 1;
+    store.onGet = () => {
+      lease.valid = false;
+    };
+    await poster.round();
+    expect(await rpc.blockNumber()).toBe(block);
+    expect(await contract.readNumber('lastBatchId')).toBe(0n);
+    expect(poster.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 1, roots_posted_batch_id: 0, last_error: null });
+    // Valid again (a late renewal confirmed): it posts from the contract's lastBatchId.
+    store.onGet = () => {};
+    lease.valid = true;
+    await poster.round();
+    expect(await contract.readNumber('lastBatchId')).toBe(2n);
+    expect(poster.status).toMatchObject({ poster_lease: 'held', roots_posted_batch_id: 2, last_error: null });
+    expect(asks).toEqual([]);
   }, 60_000);
 });
