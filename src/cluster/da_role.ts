@@ -14,7 +14,8 @@
 // to the last one, whose recomputed header is compared with the stored one).
 import uWS from 'uWebSockets.js';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectCluster, type NatsCredentials } from './nats_auth.js';
 import type { RingbookConfig } from '../config/types.js';
 import type { BatchInputSource, RawJournalBatch } from '../da/da_interfaces.js';
 import { LmdbDaStore } from '../da/da_store.js';
@@ -47,6 +48,7 @@ const RATE_LIMIT_KEYS_MAX = 200_000;
 
 export interface ClusterDaOptions {
   nats_urls: string[];
+  nats_credentials: NatsCredentials;
   node_id: string;
   replicas: number;
   cfg: RingbookConfig;
@@ -129,7 +131,7 @@ export class ClusterDa {
   /** Connects, opens the store, starts reading the event stream and serving; resolves with the HTTP port. */
   async start(): Promise<number> {
     const o = this.options;
-    const nc = await connect({ servers: o.nats_urls, name: `ringbook-da-${o.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    const nc = await connectCluster(o.nats_urls, o.nats_credentials, `ringbook-da-${o.node_id}`);
     this.nc = nc;
     const jsm = await ensureStreams(nc, { replicas: o.replicas });
     const inputs = new MessageInputs(await lastBatchInStream(jsm));

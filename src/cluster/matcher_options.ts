@@ -3,9 +3,11 @@
 import type { EngineConfig } from '../engine/api.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { BatchRequestCounts } from './batch_request.js';
+import type { NatsCredentials } from './nats_auth.js';
 
 export interface ClusterMatcherOptions {
   nats_urls: string[];
+  nats_credentials: NatsCredentials;
   /** This matcher's name (the lease value; logged). */
   node_id: string;
   engine_config: EngineConfig;

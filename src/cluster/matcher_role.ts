@@ -16,7 +16,8 @@
 // take the key.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectCluster } from './nats_auth.js';
 import { recordsOfBytes, ReplayExecutor } from '../da/replay.js';
 import type { BatchRoots } from '../da/state_root.js';
 import { bytesEqual } from '../da/hex.js';
@@ -115,7 +116,7 @@ export class ClusterMatcher {
 
   async start(): Promise<void> {
     const o = this.options;
-    const nc = await connect({ servers: o.nats_urls, name: `ringbook-matcher-${o.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    const nc = await connectCluster(o.nats_urls, o.nats_credentials, `ringbook-matcher-${o.node_id}`);
     this.nc = nc;
     this.jsm = await ensureStreams(nc, { replicas: o.replicas });
     this.js = jetstream(nc);

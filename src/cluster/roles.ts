@@ -8,7 +8,6 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { engineConfigOf } from '../config/read.js';
 import { ConfigError } from '../config/checks.js';
 import type { RingbookConfig } from '../config/types.js';
@@ -18,6 +17,7 @@ import { ChainReaderLease } from './lease.js';
 import { ensureStreams } from './log_format.js';
 import { ClusterMatcher } from './matcher_role.js';
 import { ClusterDa } from './da_role.js';
+import { connectCluster, NatsCredentials } from './nats_auth.js';
 
 export const ROLES = ['gateway', 'matcher', 'da'] as const;
 export type Role = (typeof ROLES)[number];
@@ -25,6 +25,11 @@ export type Role = (typeof ROLES)[number];
 export interface ClusterSettings {
   /** RINGBOOK_NATS_URLS: every node's client URL, comma separated (clients fail over between them). */
   nats_urls: string[];
+  /**
+   * RINGBOOK_NATS_USER + RINGBOOK_NATS_PASSWORD, RINGBOOK_NATS_TOKEN, RINGBOOK_NATS_NKEY_SEED_FILE
+   * or RINGBOOK_NATS_CREDS_FILE: this role's NATS credentials (nats_auth.ts; none by default).
+   */
+  nats_credentials: NatsCredentials;
   /** RINGBOOK_NODE_ID: this process's name in message ids, the lease and logs. */
   node_id: string;
   /** RINGBOOK_CLUSTER_REPLICAS: copies of each stream and of the lease (3 survives one NATS node). */
@@ -95,7 +100,11 @@ export function roleOf(argv: readonly string[], env: NodeJS.ProcessEnv): Role | 
 export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env): ClusterSettings {
   const urls = (env.RINGBOOK_NATS_URLS ?? '').split(',').map((u) => u.trim()).filter((u) => u !== '');
   if (urls.length === 0) throw new ConfigError('the cluster roles need RINGBOOK_NATS_URLS (nats://host:port,...)');
-  for (const u of urls) if (!/^nats:\/\/[^\s,]+:[0-9]+$/.test(u)) throw new ConfigError(`RINGBOOK_NATS_URLS: ${u} is not nats://host:port`);
+  for (const u of urls) {
+    // A user:password@ in the URL would be logged with it (the start line names the URLs).
+    if (/^nats:\/\/[^\s,/]*@/.test(u)) throw new ConfigError('RINGBOOK_NATS_URLS: no credentials in the URLs (they are logged): use RINGBOOK_NATS_USER/RINGBOOK_NATS_PASSWORD or RINGBOOK_NATS_TOKEN');
+    if (!/^nats:\/\/[^\s,]+:[0-9]+$/.test(u)) throw new ConfigError(`RINGBOOK_NATS_URLS: ${u} is not nats://host:port`);
+  }
   // A gateway or matcher never posts roots (docs/settlement.md, "Roots in a cluster"): the flag there is a mistake.
   if (role !== 'da' && intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1) {
     throw new ConfigError('RINGBOOK_SETTLEMENT_POSTER=1 is for a DA role only (--role da): in a cluster only a DA role posts roots');
@@ -104,6 +113,7 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(node_id)) throw new ConfigError('RINGBOOK_NODE_ID must be 1..64 of A-Z a-z 0-9 _ -');
   return {
     nats_urls: urls,
+    nats_credentials: NatsCredentials.fromEnv(env),
     node_id,
     replicas: intEnv(env, 'RINGBOOK_CLUSTER_REPLICAS', 3, 1, 5),
     lease_ttl_ms: intEnv(env, 'RINGBOOK_LEASE_TTL_MS', LEASE_TTL_MS_DEFAULT, 200, 60_000),
@@ -125,7 +135,7 @@ export interface RunningRole {
 
 /** A gateway: the front of the single process with its matcher behind the replicated logs. */
 export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }, stop_requested?: AbortSignal): Promise<RunningRole> {
-  const nc = await connect({ servers: s.nats_urls, name: `ringbook-${s.node_id}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const nc = await connectCluster(s.nats_urls, s.nats_credentials, `ringbook-${s.node_id}`);
   const jsm = await ensureStreams(nc, { replicas: s.replicas });
   const backend = new JetStreamGatewayBackend(nc, jetstream(nc), jsm, {
     gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: PUBLISH_GIVE_UP_MS,
@@ -160,7 +170,7 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
 /** A matcher (leader or hot standby) with its /status on the configured HTTP port. */
 export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
   const matcher = new ClusterMatcher({
-    nats_urls: s.nats_urls, node_id: s.node_id, engine_config: engineConfigOf(cfg), replicas: s.replicas,
+    nats_urls: s.nats_urls, nats_credentials: s.nats_credentials, node_id: s.node_id, engine_config: engineConfigOf(cfg), replicas: s.replicas,
     lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max, store_fault_after_ms: s.store_fault_after_ms,
     // Test seam only (test/cluster/store_fault.test.ts), the single process's journal's.
     fault_file: process.env.RINGBOOK_TEST_JOURNAL_FAULT_FILE ?? null,
@@ -191,7 +201,7 @@ export async function startDa(cfg: RingbookConfig, s: ClusterSettings, secrets: 
   }
   const da_dir = path.resolve(cfg.server.data_dir, 'da');
   mkdirSync(da_dir, { recursive: true });
-  const da = new ClusterDa({ nats_urls: s.nats_urls, node_id: s.node_id, replicas: s.replicas, cfg, da_dir,
+  const da = new ClusterDa({ nats_urls: s.nats_urls, nats_credentials: s.nats_credentials, node_id: s.node_id, replicas: s.replicas, cfg, da_dir,
     settlement_poster: s.settlement_poster ? { operator_key: secrets.operator_key } : null, lease_ttl_ms: s.lease_ttl_ms,
   });
   const port = await da.start();

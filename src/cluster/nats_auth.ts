@@ -1,0 +1,165 @@
+// How every cluster role authenticates to NATS (docs/scale-out.md, "NATS authentication and
+// permissions"). The cluster trusts whatever arrives on its subjects (requests, events, lease
+// buckets, forced-entry shares), so the transport is where strangers are kept out: nats-server
+// checks each connection's credentials and gives each user only its role's subjects. This module
+// reads the credentials from the environment once at start (refusing a bad combination or an
+// unreadable file before any connection) and builds every role's connection options in one place.
+// Secrets live in private fields: describe() and toJSON() name the method and the user or public
+// key only, so a log line or a serialised settings object cannot carry them.
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import { ConfigError } from '../config/checks.js';
+
+/** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
+const RECONNECT_WAIT_MS = 100;
+/** Bigger than any seed (58 characters) or creds file (a JWT of a few KB): a wrong path to a large file is refused, not read whole. */
+const CREDENTIAL_FILE_BYTES_MAX = 64 * 1024;
+
+const ENV_USER = 'RINGBOOK_NATS_USER';
+const ENV_PASSWORD = 'RINGBOOK_NATS_PASSWORD';
+const ENV_TOKEN = 'RINGBOOK_NATS_TOKEN';
+const ENV_NKEY_SEED_FILE = 'RINGBOOK_NATS_NKEY_SEED_FILE';
+const ENV_CREDS_FILE = 'RINGBOOK_NATS_CREDS_FILE';
+
+type Method =
+  | { kind: 'none' }
+  | { kind: 'user'; user: string; password: string }
+  | { kind: 'token'; token: string }
+  | { kind: 'nkey'; file: string; seed: Uint8Array; public_key: string }
+  | { kind: 'creds'; file: string; creds: Uint8Array };
+
+function readCredentialFile(name: string, file: string): Uint8Array {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new ConfigError(`${name}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  if (bytes.length === 0 || bytes.length > CREDENTIAL_FILE_BYTES_MAX) {
+    throw new ConfigError(`${name}: ${file} holds ${bytes.length} bytes, not a NATS credential (1..${CREDENTIAL_FILE_BYTES_MAX})`);
+  }
+  return bytes;
+}
+
+function nkeyMethod(file: string): Method {
+  const seed = new TextEncoder().encode(new TextDecoder().decode(readCredentialFile(ENV_NKEY_SEED_FILE, file)).trim());
+  let public_key: string;
+  try {
+    public_key = nkeys.fromSeed(seed).getPublicKey();
+  } catch {
+    // The library's message may quote the bytes it read: say only what is wrong.
+    throw new ConfigError(`${ENV_NKEY_SEED_FILE}: ${file} does not hold an NKey seed (one line, SU...: \`nk -gen user\`)`);
+  }
+  if (!public_key.startsWith('U')) throw new ConfigError(`${ENV_NKEY_SEED_FILE}: ${file} holds a seed of public key ${public_key}, not a user key (U...)`);
+  return { kind: 'nkey', file, seed, public_key };
+}
+
+function credsMethod(file: string): Method {
+  const creds = readCredentialFile(ENV_CREDS_FILE, file);
+  const text = new TextDecoder().decode(creds);
+  // The two armoured blocks `nsc generate creds` writes (the client library finds them the same way).
+  if (!/-{3,}BEGIN NATS USER JWT-{3,}/.test(text) || !/-{3,}BEGIN USER NKEY SEED-{3,}/.test(text)) {
+    throw new ConfigError(`${ENV_CREDS_FILE}: ${file} is not a NATS creds file (a USER JWT block and a USER NKEY SEED block)`);
+  }
+  return { kind: 'creds', file, creds };
+}
+
+/** The credentials of this process's NATS connections (none: a server without authorization). */
+export class NatsCredentials {
+  readonly #method: Method;
+
+  private constructor(method: Method) {
+    this.#method = method;
+  }
+
+  static none(): NatsCredentials {
+    return new NatsCredentials({ kind: 'none' });
+  }
+
+  /**
+   * From RINGBOOK_NATS_USER + RINGBOOK_NATS_PASSWORD, or RINGBOOK_NATS_TOKEN, or
+   * RINGBOOK_NATS_NKEY_SEED_FILE, or RINGBOOK_NATS_CREDS_FILE: at most one method; the files are
+   * read here, so an unreadable one stops the start before any connection.
+   */
+  static fromEnv(env: NodeJS.ProcessEnv): NatsCredentials {
+    const set = (name: string): string | null => {
+      const v = env[name];
+      return v === undefined || v === '' ? null : v;
+    };
+    const user = set(ENV_USER);
+    const password = set(ENV_PASSWORD);
+    const token = set(ENV_TOKEN);
+    const seed_file = set(ENV_NKEY_SEED_FILE);
+    const creds_file = set(ENV_CREDS_FILE);
+    const given = [
+      user !== null || password !== null ? `${ENV_USER}/${ENV_PASSWORD}` : null,
+      token !== null ? ENV_TOKEN : null,
+      seed_file !== null ? ENV_NKEY_SEED_FILE : null,
+      creds_file !== null ? ENV_CREDS_FILE : null,
+    ].filter((g): g is string => g !== null);
+    if (given.length > 1) throw new ConfigError(`NATS credentials: give one method only, not ${given.join(' and ')}`);
+    if (user !== null && password === null) throw new ConfigError(`${ENV_USER} needs ${ENV_PASSWORD}`);
+    if (password !== null && user === null) throw new ConfigError(`${ENV_PASSWORD} needs ${ENV_USER}`);
+    if (user !== null && password !== null) return new NatsCredentials({ kind: 'user', user, password });
+    if (token !== null) return new NatsCredentials({ kind: 'token', token });
+    if (seed_file !== null) return new NatsCredentials(nkeyMethod(seed_file));
+    if (creds_file !== null) return new NatsCredentials(credsMethod(creds_file));
+    return NatsCredentials.none();
+  }
+
+  /** What is used, for logs and errors: the method and the user name, public key or file; never a secret. */
+  describe(): string {
+    const m = this.#method;
+    switch (m.kind) {
+      case 'none': return 'no credentials';
+      case 'user': return `user ${m.user}`;
+      case 'token': return 'a token';
+      case 'nkey': return `NKey ${m.public_key} (${m.file})`;
+      case 'creds': return `creds file ${m.file}`;
+    }
+  }
+
+  /** A serialised settings object shows the description, not the secrets. */
+  toJSON(): string {
+    return this.describe();
+  }
+
+  /** The client library's options for this method. */
+  connectOptions(): Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator'> {
+    const m = this.#method;
+    switch (m.kind) {
+      case 'none': return {};
+      case 'user': return { user: m.user, pass: m.password };
+      case 'token': return { token: m.token };
+      case 'nkey': return { authenticator: nkeyAuthenticator(m.seed) };
+      case 'creds': return { authenticator: credsAuthenticator(m.creds) };
+    }
+  }
+}
+
+/** Every role's connection options: its servers, its name (seen in nats-server's logs and monitoring), its credentials. */
+export function natsConnectionOptions(urls: readonly string[], credentials: NatsCredentials, name: string): NodeConnectionOptions {
+  return {
+    servers: [...urls], name, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS, ...credentials.connectOptions(),
+  };
+}
+
+/** An authentication refusal as nats-server words it (the client library passes its text on). */
+const AUTH_REFUSED = /authori[sz]ation violation|authentication/i;
+
+/**
+ * Connects a role. A server refusing the credentials is a configuration error said plainly (the
+ * role then exits non-zero, as for any bad setting) rather than a stack trace.
+ */
+export async function connectCluster(urls: readonly string[], credentials: NatsCredentials, name: string): Promise<NatsConnection> {
+  try {
+    return await connect(natsConnectionOptions(urls, credentials, name));
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    if (AUTH_REFUSED.test(why)) {
+      throw new ConfigError(`NATS (${urls.join(',')}) refused the connection with ${credentials.describe()}: ${why} ` +
+        `(the role's credentials: ${ENV_USER}/${ENV_PASSWORD}, ${ENV_TOKEN}, ${ENV_NKEY_SEED_FILE} or ${ENV_CREDS_FILE}; docs/scale-out.md)`);
+    }
+    throw e;
+  }
+}
