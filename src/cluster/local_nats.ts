@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { connect, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { freePort } from '../util/free_port.js';
 import { stopChild } from '../util/child_stop.js';
 import { jetStreamReady, JETSTREAM_READY_MS_MAX, LOG_MESSAGE_BYTES_MAX } from './log_format.js';
@@ -26,6 +26,22 @@ const RESTART_ATTEMPTS_MAX = 5;
 const RESTART_WAIT_MS = 500;
 /** The bind failures nats-server exits with (monitor, client and route ports alike). */
 const PORT_IN_USE = /address already in use/;
+
+/**
+ * Client authentication and authorization (docs/scale-out.md, "NATS authentication and
+ * permissions"): without it the nodes let any client in and do anything.
+ */
+export interface LocalNatsAuth {
+  /**
+   * Server configuration text holding an `authorization { ... }` block, written into every node's
+   * config as it is (config/nats-authorization.conf, which the docs show, is one).
+   */
+  authorization: string;
+  /** Environment variables of the nats-server processes: the `$NAME` references in `authorization` (passwords). */
+  env: Record<string, string>;
+  /** Credentials this class's own client uses (waitForJetStream: `$JS.API.INFO`), e.g. `{ user, pass }`. */
+  client: Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator'>;
+}
 
 export interface NatsNode {
   name: string;
@@ -53,21 +69,24 @@ export class LocalNatsCluster {
   readonly dir: string;
   readonly nodes: NatsNode[] = [];
   private readonly binary: string;
+  private readonly auth: LocalNatsAuth | null;
 
-  private constructor(dir: string, binary: string) {
+  private constructor(dir: string, binary: string, auth: LocalNatsAuth | null) {
     this.dir = dir;
     this.binary = binary;
+    this.auth = auth;
   }
 
   /**
-   * Starts `size` nodes (3 for R3 streams) and waits until each accepts clients. A port freePort
+   * Starts `size` nodes (3 for R3 streams; 1: a standalone server, R1 only) and waits until each accepts clients. A port freePort
    * handed out can be taken before nats-server binds it (an outgoing connection's ephemeral port:
    * seen with two test files starting clusters at once, 2 of 9 runs); then the whole cluster is
-   * started again on fresh ports, at most START_ATTEMPTS_MAX times.
+   * started again on fresh ports, at most START_ATTEMPTS_MAX times. `auth`: clients must
+   * authenticate and get only what the block permits (null: open to any client).
    */
-  static async start(size = 3, binary = 'nats-server'): Promise<LocalNatsCluster> {
+  static async start(size = 3, binary = 'nats-server', auth: LocalNatsAuth | null = null): Promise<LocalNatsCluster> {
     for (let attempt = 1; ; attempt++) {
-      const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary);
+      const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary, auth);
       try {
         for (let i = 0; i < size; i++) {
           c.nodes.push({
@@ -101,7 +120,9 @@ export class LocalNatsCluster {
       // Clients hold the connection while a large batch message is written.
       `max_pending: ${LOG_MESSAGE_BYTES_MAX * 4}`,
       `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 2GB }`,
-      `cluster { name: ringbook, listen: 127.0.0.1:${n.cluster_port}, routes: [${routes.join(', ')}] }`,
+      // One node is a standalone server (a JetStream cluster needs routes): R1 streams only.
+      ...(this.nodes.length === 1 ? [] : [`cluster { name: ringbook, listen: 127.0.0.1:${n.cluster_port}, routes: [${routes.join(', ')}] }`]),
+      ...(this.auth === null ? [] : [this.auth.authorization]),
     ].join('\n') + '\n';
   }
 
@@ -148,7 +169,8 @@ export class LocalNatsCluster {
     const n = this.nodes[i];
     const file = path.join(this.dir, `${n.name}.conf`);
     fs.writeFileSync(file, this.config(i));
-    const proc = spawn(this.binary, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = this.auth === null ? process.env : { ...process.env, ...this.auth.env };
+    const proc = spawn(this.binary, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'], env });
     n.proc = proc;
     n.log = ''; // this run's: a restart must not read the last run's "Listening" lines
     const keep = (d: Buffer): void => {
@@ -158,7 +180,8 @@ export class LocalNatsCluster {
     proc.stderr?.on('data', keep);
     const deadline = Date.now() + NODE_START_MS_MAX;
     const listening = [
-      `Listening for client connections on 127.0.0.1:${n.client_port}`, `Listening for route connections on 127.0.0.1:${n.cluster_port}`,
+      `Listening for client connections on 127.0.0.1:${n.client_port}`,
+      ...(this.nodes.length === 1 ? [] : [`Listening for route connections on 127.0.0.1:${n.cluster_port}`]),
     ];
     while (Date.now() < deadline) {
       if (proc.exitCode !== null || proc.signalCode !== null) {
@@ -172,7 +195,7 @@ export class LocalNatsCluster {
 
   /** Waits until the cluster answers JetStream requests (its meta leader is elected). */
   async waitForJetStream(): Promise<void> {
-    const nc = await connect({ servers: this.urls() });
+    const nc = await connect({ servers: this.urls(), ...(this.auth?.client ?? {}) });
     try {
       await jetStreamReady(nc, JETSTREAM_READY_MS_MAX);
     } finally {

@@ -3,7 +3,8 @@
 // /status, bounded waits, and a load of signed orders from several wallets.
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
+import { LocalNatsCluster, type LocalNatsAuth } from '../../src/cluster/local_nats.js';
+import type { Role } from '../../src/cluster/roles.js';
 import { EVENT_STREAM, readBatchHeader, type BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
 import type { DaRoleStatus } from '../../src/cluster/da_role.js';
@@ -39,28 +40,36 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function startTestCluster(): Promise<TestCluster> {
-  const nats = await LocalNatsCluster.start(3);
+/** A cluster whose NATS nodes require credentials (test/cluster/nats_auth.test.ts): the nodes' block, each role's variables. */
+export interface TestClusterAuth {
+  nats: LocalNatsAuth;
+  /** Each role's extra environment: its RINGBOOK_NATS_* credentials. */
+  roles: Record<Role, Record<string, string>>;
+}
+
+export async function startTestCluster(auth: TestClusterAuth | null = null): Promise<TestCluster> {
+  const nats = await LocalNatsCluster.start(3, 'nats-server', auth?.nats ?? null);
   const env = {
     RINGBOOK_NATS_URLS: nats.urls().join(','), RINGBOOK_LEASE_TTL_MS: String(LEASE_TTL_MS), RINGBOOK_OPERATOR_KEY: OPERATOR_KEY,
   };
+  const creds = (role: Role): Record<string, string> => auth?.roles[role] ?? {};
   const c: TestCluster = {
     nats,
     matchers: new Map(),
     gateways: [],
     das: [],
     startMatcher: async (id, extra = {}) => {
-      const m = await startServer({ env: { ...env, ...extra, RINGBOOK_ROLE: 'matcher', RINGBOOK_NODE_ID: id } });
+      const m = await startServer({ env: { ...env, ...creds('matcher'), ...extra, RINGBOOK_ROLE: 'matcher', RINGBOOK_NODE_ID: id } });
       c.matchers.set(id, m);
       return m;
     },
     startGateway: async (id, config, extra = {}) => {
-      const g = await startServer({ config, env: { ...env, ...extra, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
+      const g = await startServer({ config, env: { ...env, ...creds('gateway'), ...extra, RINGBOOK_ROLE: 'gateway', RINGBOOK_NODE_ID: id } });
       c.gateways.push(g);
       return g;
     },
     startDa: async (id, extra = {}, config) => {
-      const d = await startServer({ config, env: { ...env, ...extra, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
+      const d = await startServer({ config, env: { ...env, ...creds('da'), ...extra, RINGBOOK_ROLE: 'da', RINGBOOK_NODE_ID: id } });
       c.das.push(d);
       return d;
     },
