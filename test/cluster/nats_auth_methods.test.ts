@@ -13,7 +13,7 @@ import { ConfigError } from '../../src/config/checks.js';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { connectCluster, natsConnectionOptions, NatsCredentials } from '../../src/cluster/nats_auth.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
-import { startServer } from '../server/harness.js';
+import { REPO_ROOT, startServer } from '../server/harness.js';
 import { leadingFromGenesis } from './cluster_helpers.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-auth-'));
@@ -81,6 +81,16 @@ describe('NATS credentials from the environment', () => {
       for (const text of shown) expect(text).not.toContain(secret);
       expect(natsConnectionOptions(s.nats_urls, s.nats_credentials, 'x')).toMatchObject({ servers: s.nats_urls, name: 'x', maxReconnectAttempts: -1 });
     }
+  });
+});
+
+describe('the documented sample', () => {
+  it('docs/scale-out.md shows the sample file\'s own text (the file the permission tests run)', () => {
+    const docs = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'scale-out.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('## NATS authentication and permissions'));
+    const shown = /\n```\n([\s\S]*?)\n```\n/.exec(section)?.[1];
+    expect(shown).toMatch(/user: gateway/);
+    expect(fs.readFileSync(path.join(REPO_ROOT, 'config', 'nats-authorization.conf'), 'utf8')).toContain(shown);
   });
 });
 
