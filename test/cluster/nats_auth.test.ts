@@ -31,7 +31,10 @@ const ETH = 10n ** 18n;
 const DAY_S = 24 * 3600;
 
 const ROLES: readonly Role[] = ['gateway', 'matcher', 'da'];
-/** Random per run: a test that finds one in a log or a status has found a leak, not a coincidence. */
+/**
+ * Random per run: a test that finds one in a log or a status has found a leak, not a coincidence.
+ * A letter first: nats-server reads `$NAME` as a config value (docs/scale-out.md).
+ */
 const PASSWORDS: Record<Role, string> = {
   gateway: 'gw-' + randomBytes(12).toString('hex'), matcher: 'mt-' + randomBytes(12).toString('hex'), da: 'da-' + randomBytes(12).toString('hex'),
 };
