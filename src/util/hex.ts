@@ -35,8 +35,6 @@ const DIGIT_PAIR: Uint16Array = (() => {
 const SCRATCH_INPUT_BYTES = 128;
 const PREFIX_CHARS = 2;
 const scratch: Buffer = Buffer.alloc(PREFIX_CHARS + 2 * SCRATCH_INPUT_BYTES);
-scratch[0] = 0x30; // '0'
-scratch[1] = 0x78; // 'x'
 const ascii = new TextDecoder('utf-8');
 
 /** Lowercase hex of `bytes[start, end)`, no prefix (one flat string). */
@@ -51,13 +49,15 @@ export function toHex0x(bytes: Uint8Array, start = 0, end = bytes.length): strin
 
 /** The digits of `bytes[start, end)` after the `0x` prefix; the string starts at `from` (0 keeps the prefix). */
 function spell(bytes: Uint8Array, start: number, end: number, from: number): string {
-  const stop = Math.min(end, bytes.length); // past the end spells nothing, as the join form did
-  const n = Math.max(0, stop - start);
+  // Outside the bytes spells nothing, as the table-and-join form did (it joined undefined as '').
+  const first = Math.max(0, start);
+  const stop = Math.min(end, bytes.length);
+  const n = Math.max(0, stop - first);
   const out = n <= SCRATCH_INPUT_BYTES ? scratch : Buffer.allocUnsafe(PREFIX_CHARS + 2 * n);
-  out[0] = 0x30;
-  out[1] = 0x78;
+  out[0] = 0x30; // '0'
+  out[1] = 0x78; // 'x'
   let o = PREFIX_CHARS;
-  for (let i = start; i < stop; i++) {
+  for (let i = first; i < stop; i++) {
     const pair = DIGIT_PAIR[bytes[i]];
     out[o] = pair & 0xff;
     out[o + 1] = pair >> 8;

@@ -35,6 +35,7 @@ describe('hex', () => {
     expect(toHex0x(shared, 8, 28)).toBe('0x' + Buffer.from(b.subarray(108, 128)).toString('hex'));
     // A range past the end spells what is there, and an empty or reversed range spells nothing.
     expect(toHex0x(b.subarray(0, 4), 2, 10)).toBe(toHex0x(b, 2, 4));
+    expect(toHex0x(b, -2, 3)).toBe(toHex0x(b, 0, 3));
     expect(toHex0x(b, 9, 3)).toBe('0x');
     expect(toHex0x(Uint8Array.of(0xab, 0xcd, 0xef))).toBe('0xabcdef');
   });
