@@ -1,30 +1,34 @@
 // Syscalls and wake-ups per request at a light 1,000 requests/s, two server builds side by side
 // (issue 11): counts that do not depend on the machine's noise, unlike CPU time. Each server gets
-// its own funded wallets and pre-signed lanes (as bench/light_ab.ts); then, `rounds` times, per
-// build (A B, then B A): a plain light phase that reads the voluntary context switches of every
-// server thread before and after (/proc/<pid>/task/<tid>/status), a phase under `strace -c` on
-// the front thread alone (the server's main thread) and a phase under `strace -f -c` on the whole
-// server. strace slows the traced threads, so the traced phases' CPU and latency mean nothing;
-// their counts per answered request are what is reported (medians over rounds).
+// its own funded wallets and pre-signed lanes, set up and warmed up as bench/light_ab.ts does
+// (AbServers.startPair: each step for both servers before the next, warm-ups alternated); then
+// `rounds` turns a build in light_ab's symmetric order (abRunOrder: Thue–Morse, A B B A B A A B
+// ..., the first side drawn from --order-seed; bench/load/syscalls_plan.ts). A turn is three light
+// phases: a plain one that reads the voluntary context switches of every server thread before and
+// after (/proc/<pid>/task/<tid>/status), one under `strace -c` on the front thread alone (the
+// server's main thread) and one under `strace -f -c` on the whole server. strace slows the traced
+// threads, so the traced phases' CPU and latency mean nothing; their counts per answered request
+// are what is reported (medians over turns).
 //
 //   npx tsc -p tsconfig.json && node dist/bench/light_syscalls.js --server-a F --server-b F
-//     --rounds N (default 3), --seconds S (default 5), --rate R (default 1000), --wallets, --connections
+//     --rounds N (default 3), --seconds S (default 5), --rate R (default 1000), --wallets, --connections,
+//     --warmup-phases N, --order-seed N (0..2^32-1; default drawn at random and printed),
+//     --trace-file F (B's first front phase traced call by call into F, not counted)
 // Ends with ONE JSON line {"bench":"light_syscalls",...}.
 import { spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Knobs } from './knobs.js';
 import { lightKnobs, lightPhaseArgs, type Args } from './load/args.js';
 import { chooseGenerator } from './load/native_generator.js';
-import { depositLanes } from './load/phases.js';
+import { AbServers, type AbBuild, type AbServer, type AbSide } from './load/ab_servers.js';
 import { parseStraceTable } from './load/strace_table.js';
-import { onSignalCleanup, removeDir, startServer, type ServerChild } from './load/server_child.js';
-import { SIGN_BUDGET_MS, Signers } from './load/signers.js';
+import { syscallsPlan } from './load/syscalls_plan.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
 
 const ADMIN_TOKEN = 'light-syscalls-admin-token';
-const BIG = 1_000_000_000;
 
 interface Counts {
   /** The front thread's user and kernel CPU per answered request (µs) in the plain phase. */
@@ -105,90 +109,74 @@ async function main(): Promise<void> {
   const { a_js, b_js, rounds, seconds, rate, wallets, connections, warmup_phases } = lightKnobs(knobs, path.resolve(here, '../src/main.js'), 3);
   // --trace-file F: B's first front phase is traced call by call into F (strace -tt), not counted.
   const trace_file = knobs.optionalString('trace-file') ?? null;
+  const order_seed = knobs.optionalString('order-seed') === undefined ? randomInt(0x1_0000_0000) : knobs.number('order-seed', 0, 0, 0xffff_ffff);
   knobs.finish();
+  const plan = syscallsPlan(rounds, warmup_phases, order_seed, trace_file !== null);
+  console.log(`light_syscalls: ${rounds} turns x 3 phases x ${seconds} s at ${rate}/s a build; ` +
+    `order (--order-seed ${order_seed}): warm-up ${plan.order.warmup.join('')}, timed ${plan.order.timed.join('')}`);
   const args: Args = lightPhaseArgs({ wallets, connections, seconds, rate, seed: 'ringbook-light-syscalls' });
   const gen = chooseGenerator(null);
-  const ways: { name: 'A' | 'B'; js: string; server: ServerChild; signers: Signers; runs: Counts[] }[] = [];
-  const servers: ServerChild[] = [];
-  let stopped: Promise<void> | null = null;
-  const stopAll = (): Promise<void> => stopped ??= (async () => {
-    for (const w of ways) await w.signers.close();
-    for (const s of servers) await s.stop();
-  })();
-  onSignalCleanup(stopAll);
+  const ab = new AbServers(gen, args, { rate, seconds, connections, warmup_phases }, ADMIN_TOKEN);
+  const runs: Record<AbSide, Counts[]> = { A: [], B: [] };
   try {
-    for (const [name, js] of [['A', a_js], ['B', b_js]] as const) {
-      const server = await startServer({
-        main_js: js, admin_token: ADMIN_TOKEN,
-        config: {
-          rate_limits: { orders_per_wallet: BIG, cancels_per_wallet: BIG, deposits_per_wallet: BIG, withdrawals_per_wallet: BIG, gets_per_ip: BIG },
-          diagnostics: { stage_timings: true }, metrics: { enabled: true, port: 0 },
-        },
-        node_flags: [],
-      });
-      servers.push(server);
-      const signers = new Signers(args);
-      ways.push({ name, js, server, signers, runs: [] });
-      const addresses = await signers.ready;
-      await gen.runPhase({ port: server.port, lanes: depositLanes(addresses, connections, ADMIN_TOKEN), mode: 'closed', duration_ms: Infinity });
-      await signers.ensurePerLane(Math.ceil((rate * seconds * (3 * rounds + warmup_phases)) / connections) + 4, SIGN_BUDGET_MS * 3);
-      for (let w = 0; w < warmup_phases; w++) {
-        await gen.runPhase({ port: server.port, lanes: signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+    const build = (name: AbSide, main_js: string): AbBuild => ({
+      name, main_js, config: { diagnostics: { stage_timings: true }, metrics: { enabled: true, port: 0 } },
+    });
+    // Warm-ups: startPair's default, one plain light phase (the turns' plain phase without the /proc reads).
+    const pair = await ab.startPair({ A: build('A', a_js), B: build('B', b_js) }, plan.timed_phases_per_side, plan.order);
+    for (const [i, turn] of plan.turns.entries()) {
+      const w: AbServer = pair[turn.side];
+      const pid = w.server.pid;
+      const phase = () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
+      const s0 = switches(pid);
+      const t0 = cpuTicks(pid, pid);
+      const plain = await phase();
+      const t1 = cpuTicks(pid, pid);
+      const s1 = switches(pid);
+      const n0 = Math.max(1, plain.in_window.responses);
+      let all = 0;
+      const by_thread: Record<string, number> = {};
+      for (const [tid, v] of s1) {
+        const d = v - (s0.get(tid) ?? 0);
+        all += d;
+        const name = threadName(pid, tid);
+        by_thread[name] = (by_thread[name] ?? 0) + d;
       }
+      for (const k of Object.keys(by_thread)) by_thread[k] = r2((by_thread[k] ?? 0) / n0);
+      const front = await straced(pid, false, phase, turn.trace_front_to_file && trace_file !== null ? path.resolve(trace_file) : null);
+      const whole = await straced(pid, true, phase);
+      const c: Counts = {
+        front_user_us: r2(((t1[0] - t0[0]) * TICK_US) / n0), front_sys_us: r2(((t1[1] - t0[1]) * TICK_US) / n0),
+        front_wakeups: r2(((s1.get(pid) ?? 0) - (s0.get(pid) ?? 0)) / n0),
+        server_wakeups: r2(all / n0),
+        wakeups_by_thread: by_thread,
+        front_syscalls: perRequest(front.calls, Math.max(1, front.value.in_window.responses)),
+        server_syscalls: perRequest(whole.calls, Math.max(1, whole.value.in_window.responses)),
+      };
+      runs[turn.side].push(c);
+      console.log(`turn ${i + 1}/${plan.turns.length} ${turn.side} (its ${turn.own + 1}): ${JSON.stringify(c)}`);
     }
-    for (let r = 0; r < rounds; r++) {
-      for (const w of r % 2 === 0 ? ways : [...ways].reverse()) {
-        const pid = w.server.pid;
-        const phase = () => gen.runPhase({ port: w.server.port, lanes: w.signers.lanes, mode: 'open', rate, duration_ms: seconds * 1000 });
-        const s0 = switches(pid);
-        const t0 = cpuTicks(pid, pid);
-        const plain = await phase();
-        const t1 = cpuTicks(pid, pid);
-        const s1 = switches(pid);
-        const n0 = Math.max(1, plain.in_window.responses);
-        let all = 0;
-        const by_thread: Record<string, number> = {};
-        for (const [tid, v] of s1) {
-          const d = v - (s0.get(tid) ?? 0);
-          all += d;
-          const name = threadName(pid, tid);
-          by_thread[name] = (by_thread[name] ?? 0) + d;
-        }
-        for (const k of Object.keys(by_thread)) by_thread[k] = r2((by_thread[k] ?? 0) / n0);
-        const front = await straced(pid, false, phase, trace_file !== null && w.name === 'B' && r === 0 ? path.resolve(trace_file) : null);
-        const whole = await straced(pid, true, phase);
-        const c: Counts = {
-          front_user_us: r2(((t1[0] - t0[0]) * TICK_US) / n0), front_sys_us: r2(((t1[1] - t0[1]) * TICK_US) / n0),
-          front_wakeups: r2(((s1.get(pid) ?? 0) - (s0.get(pid) ?? 0)) / n0),
-          server_wakeups: r2(all / n0),
-          wakeups_by_thread: by_thread,
-          front_syscalls: perRequest(front.calls, Math.max(1, front.value.in_window.responses)),
-          server_syscalls: perRequest(whole.calls, Math.max(1, whole.value.in_window.responses)),
-        };
-        w.runs.push(c);
-        console.log(`round ${r + 1} ${w.name}: ${JSON.stringify(c)}`);
-      }
-    }
-    await stopAll();
+    await ab.stop();
     const out: Record<string, unknown> = {};
-    for (const w of ways) {
-      const med = (f: (c: Counts) => number): number => r2(medianMeanOfMiddleTwo(w.runs.map(f)));
+    for (const w of [pair.A, pair.B]) {
+      const w_runs = runs[w.name];
+      const med = (f: (c: Counts) => number): number => r2(medianMeanOfMiddleTwo(w_runs.map(f)));
       const medMap = (f: (c: Counts) => Record<string, number>): Record<string, number> => {
-        const keys = new Set(w.runs.flatMap((c) => Object.keys(f(c))));
+        const keys = new Set(w_runs.flatMap((c) => Object.keys(f(c))));
         return Object.fromEntries([...keys].map((k) => [k, med((c) => f(c)[k] ?? 0)]));
       };
       out[w.name] = {
-        js: w.js, front_user_us_per_request: med((c) => c.front_user_us), front_sys_us_per_request: med((c) => c.front_sys_us),
+        js: w.main_js, front_user_us_per_request: med((c) => c.front_user_us), front_sys_us_per_request: med((c) => c.front_sys_us),
         front_wakeups_per_request: med((c) => c.front_wakeups), server_wakeups_per_request: med((c) => c.server_wakeups),
         wakeups_per_request_by_thread: medMap((c) => c.wakeups_by_thread),
         front_syscalls_per_request: medMap((c) => c.front_syscalls), server_syscalls_per_request: medMap((c) => c.server_syscalls),
       };
       console.log(`${w.name}: ${JSON.stringify(out[w.name])}`);
     }
-    console.log(JSON.stringify({ bench: 'light_syscalls', rate_per_s: rate, seconds, rounds, ...out }));
+    console.log(JSON.stringify({ bench: 'light_syscalls', rate_per_s: rate, seconds, rounds,
+      order_seed, warmup_order: plan.order.warmup.join(''), order: plan.order.timed.join(''), ...out }));
   } finally {
-    await stopAll().catch(() => undefined);
-    for (const s of servers) removeDir(s.dir);
+    await ab.dispose();
   }
 }
 

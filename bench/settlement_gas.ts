@@ -11,7 +11,7 @@ import { addressFromPrivateKey, signPersonalMessage } from '../src/auth/sign.js'
 import { forceIncludeMessage } from '../src/auth/messages.js';
 import { signWithdrawal, ETH_ASSET_ADDRESS } from '../src/auth/withdrawal.js';
 import { StateTree } from '../src/da/state_tree.js';
-import { bytesToHex0x } from '../src/da/hex.js';
+import { toHex0x } from '../src/util/hex.js';
 import { LeafKind, accountKey, accountValue, balanceKey, balanceValue, nonceValue } from '../src/da/state_leaves.js';
 import { ContractAbi } from '../src/settlement/abi_codec.js';
 import { artifact } from '../src/settlement/artifacts.js';
@@ -64,7 +64,7 @@ function buildTrees(user: string): EscapeCase[] {
     const acc = tree.proofOfLeaf(LeafKind.ACCOUNT, accountKey(1))!;
     const bal = tree.proofOfLeaf(LeafKind.BALANCE, balanceKey(1, 0))!;
     out.push({
-      label, leaves: n, root: bytesToHex0x(tree.root()), account_proof: encodeLeafProof(acc), balance_proof: encodeLeafProof(bal),
+      label, leaves: n, root: toHex0x(tree.root()), account_proof: encodeLeafProof(acc), balance_proof: encodeLeafProof(bal),
       depth: (acc.siblings.length + bal.siblings.length) / 6, build_ms: Math.round(performance.now() - t0),
     });
   }
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   out.withdraw_eth_gas = Number((await c.withdraw(users[1], user, ETH_ASSET_ADDRESS, ETH, 1, sign(ETH_ASSET_ADDRESS, ETH, 1))).gasUsed);
   out.withdraw_token_gas = Number((await c.withdraw(users[1], user, usdc, 5_000_000n, 2, sign(usdc, 5_000_000n, 2))).gasUsed);
 
-  const root = (i: number): string => bytesToHex0x(new Uint8Array(32).fill(i % 251 + 1));
+  const root = (i: number): string => toHex0x(new Uint8Array(32).fill(i % 251 + 1));
   let next = 1;
   for (const n of [1, 16, 64]) {
     const r = await c.postRoots(OPERATOR_KEY, next, Array.from({ length: n }, (_, i) => root(next + i)), Array.from({ length: n }, (_, i) => root(next + i + 7)), 0);

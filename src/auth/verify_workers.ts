@@ -11,6 +11,7 @@ import type { NativeFutex } from '../util/futex.js';
 import { Lane, type Task } from './verify_lane.js';
 import { VR_CLAIM_FRONT, VR_DONE, VR_READY, type VerifyWorkerData } from './verify_ring.js';
 import { componentLog } from '../util/log.js';
+import { placeNewThreads } from '../util/thread_placement.js';
 
 const log = componentLog('verify');
 
@@ -75,6 +76,10 @@ export class VerifyWorkers {
       if (this.lanes.some((lane) => !lane.ready)) this.#break(new Error(`a verify worker could not start (${e.message})`, { cause: e }));
       else log.error('ringbook: verify worker failed outside a task', e);
     });
+    // threads.pipeline_cpu: a worker Piscina starts after the server's start runs on the front's
+    // CPU (it inherits its creator's) until placed; see #laneEnded for the usual case, this for
+    // any other (placeNewThreads does nothing before the placement starts or when it is off).
+    this.#piscina.on('workerCreate', () => placeNewThreads());
     this.#backend = backend;
     for (let i = 0; i < threads; i++) this.lanes.push(this.#startLane(i));
   }
@@ -106,6 +111,10 @@ export class VerifyWorkers {
       { worker_restarts: this.#restarts + 1 });
     this.#restarts++;
     this.lanes[index] = this.#startLane(index);
+    // Piscina started the replacement thread on the old one's exit, before it failed the task that
+    // brought us here: placed now (threads.pipeline_cpu), before its boot, not at the next timed
+    // sweep. 'workerCreate' sweeps again once it is ready.
+    placeNewThreads();
     this.#tasks.laneRestarted();
   }
 

@@ -21,7 +21,7 @@ import {
   emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
 } from '../engine/types.js';
 import { Reject } from '../engine/codes.js';
-import { bytesToHex0x } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 
 /** What the checker needs to write a request's message: market ids and asset symbols/decimals. */
 export interface ConsentLookup {
@@ -148,7 +148,7 @@ const AGENT_RE = /^(ringbook:(?:approve|revoke)-agent:)(0x[0-9a-fA-F]{40})(:.*)$
 const FORCE_RE = /^ringbook:force-include:(0x[0-9a-fA-F]{40}):0x[0-9a-f]{64}:(0|[1-9][0-9]*)$/;
 
 function addressAt(u8: Uint8Array, byte_offset: number): string {
-  return bytesToHex0x(u8.subarray(byte_offset, byte_offset + ADDRESS_BYTES));
+  return toHex0x(u8.subarray(byte_offset, byte_offset + ADDRESS_BYTES));
 }
 
 /** Consent of every request in a batch's input records (`bytes`: whole records). */
@@ -234,7 +234,7 @@ function checkSigned(
   out: BatchConsent, view: RequestConsentView, r: Request, user: string, signer: string, referrer: string,
   request: SignedMessage, payload: SignedMessage | null, look: ConsentLookup, label: string,
 ): void {
-  view.signature = bytesToHex0x(request.signature);
+  view.signature = toHex0x(request.signature);
   view.message = request.message;
   view.message_form = messageForm(r.kind, request.message);
   if (r.kind === RequestKind.FORCE_INCLUDE) {
@@ -247,7 +247,7 @@ function checkSigned(
       if (r.inner_reject === Reject.NONE) out.problems.push(`${label}: a payload to be applied without its signature`);
       return;
     }
-    view.payload_signature = bytesToHex0x(payload.signature);
+    view.payload_signature = toHex0x(payload.signature);
     view.payload_message = payload.message;
     const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce };
     const candidates = expectedMessages(inner, user, referrer, look);

@@ -5,7 +5,7 @@
 // compares the signer with the expected one and answers only the failures.
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { bytesToHex0x } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import type { RecoveryJob } from './consent_check.js';
 
 /** hash (32) || signature (65) || expected signer (20). */
@@ -60,7 +60,7 @@ export class ConsentPool {
       // Failures: u32 index (little-endian) || 20 recovered bytes (zeros: invalid signature).
       const view = new DataView(a.buffer, a.byteOffset, a.byteLength);
       for (let at = 0; at < a.length; at += FAILURE_BYTES) {
-        const recovered = bytesToHex0x(a.subarray(at + 4, at + FAILURE_BYTES));
+        const recovered = toHex0x(a.subarray(at + 4, at + FAILURE_BYTES));
         bad.push({ job: jobs[t * per + view.getUint32(at, true)], recovered: recovered === ZERO_ADDRESS ? null : recovered });
       }
     });

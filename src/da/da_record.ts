@@ -11,7 +11,8 @@
 // names into every record (its uint32-keyed database has no shared msgpack structures): ~110 bytes,
 // and each 32-byte root as 0x + 64 hex digits: 68 bytes instead of 34. A lone order's batch was
 // 1,212 bytes, 3 to a 4 KB leaf page; compact ~970, 4 to a page (docs/benchmarks.md "h26b").
-import { bytesToHex0x, hexToBytes } from './hex.js';
+import { hexToBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import type { FillLeaf } from './fills_tree.js';
 import { inputsHex, type BatchHeader, type PublishedBatch } from './published.js';
 import type { LeafChange } from './state_root.js';
@@ -94,11 +95,11 @@ export function publishedOf(s: StoredRecord): PublishedBatch {
   }
   if (s[0] !== COMPACT_FORM) throw new Error(`DA store: a batch record of form ${String(s[0])}, this server reads form ${COMPACT_FORM}`);
   const header: BatchHeader = {
-    batch_id: s[1], prev_state_root: bytesToHex0x(s[2]), state_root: bytesToHex0x(s[3]), fills_root: bytesToHex0x(s[4]),
-    input_hash: bytesToHex0x(s[5]), timestamp: s[6],
+    batch_id: s[1], prev_state_root: toHex0x(s[2]), state_root: toHex0x(s[3]), fills_root: toHex0x(s[4]),
+    input_hash: toHex0x(s[5]), timestamp: s[6],
   };
   const fills: FillLeaf[] = s[8].map((f) => ({
-    batch_id: f[0], fill_id: f[1], taker_order_id: f[2], maker_order_id: f[3], taker: bytesToHex0x(f[4]), maker: bytesToHex0x(f[5]),
+    batch_id: f[0], fill_id: f[1], taker_order_id: f[2], maker_order_id: f[3], taker: toHex0x(f[4]), maker: toHex0x(f[5]),
     market_id: f[6], taker_side: f[7] as FillLeaf['taker_side'], price: f[8], quantity: f[9], taker_fee: f[10], maker_fee: f[11],
   }));
   return { header, inputs_hex: inputsHex(s[7]), fills, state_diff: diffOf(s[9]) };

@@ -28,7 +28,8 @@
 // keccak256 from ./keccak.js (hash-wasm): byte for byte @noble/hashes' keccak_256 (test/da/keccak.test.ts).
 import { KECCAK_INPUT, keccak256OfWordPair, keccak256TwiceOfInput } from './keccak.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from './abi.js';
-import { bytesEqual, bytesToHex0x, compareBytes, tryHexToBytes } from './hex.js';
+import { bytesEqual, compareBytes, tryHexToBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 
 export interface FillLeaf {
   batch_id: number;
@@ -302,7 +303,7 @@ export class FillsTree {
   /** `0x` hex root; {@link EMPTY_FILLS_ROOT} for an empty batch. */
   root(): string {
     if (this.root_hex === null) {
-      this.root_hex = this.size() === 0 ? EMPTY_FILLS_ROOT : bytesToHex0x(this.nodes.subarray(0, HASH));
+      this.root_hex = this.size() === 0 ? EMPTY_FILLS_ROOT : toHex0x(this.nodes.subarray(0, HASH));
     }
     return this.root_hex;
   }
@@ -322,7 +323,7 @@ export class FillsTree {
   /** `fill_hash` of the `index_in_input`-th leaf given to `build`. */
   leafHash(index_in_input: number): string {
     const t = this.treeIndexOf(index_in_input);
-    return bytesToHex0x(this.nodes.subarray(t * HASH, t * HASH + HASH));
+    return toHex0x(this.nodes.subarray(t * HASH, t * HASH + HASH));
   }
 
   /** Proof for the `index_in_input`-th leaf, leaf-to-root sibling order (OZ `getProof`). */
@@ -331,7 +332,7 @@ export class FillsTree {
     const out: string[] = [];
     while (t > 0) {
       const sibling = t % 2 === 1 ? t + 1 : t - 1;
-      out.push(bytesToHex0x(this.nodes.subarray(sibling * HASH, sibling * HASH + HASH)));
+      out.push(toHex0x(this.nodes.subarray(sibling * HASH, sibling * HASH + HASH)));
       t = (t - 1) >> 1;
     }
     return out;

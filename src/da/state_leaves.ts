@@ -3,7 +3,8 @@
 import { FORCED_PAYLOAD_FIELDS } from '../engine/api.js';
 import { OrderStatus, RequestKind } from '../engine/types.js';
 import { AGENT_NAME_BYTES_MAX } from '../engine/agents.js';
-import { bytesToHex0x, hexToBytes } from './hex.js';
+import { hexToBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 
 export const LeafKind = {
   BALANCE: 0x01,
@@ -276,7 +277,7 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
       break;
     case LeafKind.ACCOUNT:
       id = `account/account=${getU32(key, 0)}`;
-      if (value) f.address = bytesToHex0x(value);
+      if (value) f.address = toHex0x(value);
       break;
     case LeafKind.OPEN_ORDER:
       id = `open_order/order_id=${getU64(key, 0)}`;
@@ -365,7 +366,7 @@ export function describeLeaf(kind: number, key: Uint8Array, value: Uint8Array | 
       if (value) f.nonce_floor = getU64(value, 0);
       break;
     default:
-      id = `kind${kind}/${bytesToHex0x(key)}`;
+      id = `kind${kind}/${toHex0x(key)}`;
   }
   return { id, fields: f };
 }
@@ -379,7 +380,7 @@ export const INBOX_VALUE_BYTES = INBOX_ENVELOPE_BYTES + 8 * INBOX_PAYLOAD_FIELDS
 
 function describeInboxValue(v: Uint8Array, f: Record<string, number | string>): void {
   if (v.length !== INBOX_VALUE_BYTES) {
-    f.malformed = bytesToHex0x(v);
+    f.malformed = toHex0x(v);
     return;
   }
   f.account = getU32(v, 0); f.envelope_nonce = getU64(v, 4); f.queued_ms = getU64(v, 12); f.deadline_ms = getU64(v, 20);

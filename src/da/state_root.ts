@@ -11,7 +11,8 @@
 // the events' reading: src/da/state_events.ts); `endBatch` hashes the changed leaves and each
 // trie node on their paths once.
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
-import { bytesToHex0x, hexToBytes } from './hex.js';
+import { hexToBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import { LEAF_KIND_NAMES, changesToHex, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
 import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { StateEventReader } from './state_events.js';
@@ -147,7 +148,7 @@ export class StateRootBuilder {
 
   /** Root the state would have after applying `changes` to it now (between batches). */
   rootAfter(changes: readonly LeafChange[]): string {
-    return bytesToHex0x(this.tree.rootAfter(changes));
+    return toHex0x(this.tree.rootAfter(changes));
   }
 
   /**
@@ -155,7 +156,7 @@ export class StateRootBuilder {
    * (fraud proofs: does the operator's published state diff reproduce its claimed root?).
    */
   rootIfLastBatchMade(changes: readonly LeafChange[]): string {
-    return bytesToHex0x(this.tree.rootAfter([...changesToHex(this.tree.last_revert), ...changes]));
+    return toHex0x(this.tree.rootAfter([...changesToHex(this.tree.last_revert), ...changes]));
   }
 
   /** The value a leaf had before the last batch (hex; null = absent), when that batch changed it. */

@@ -18,7 +18,8 @@
 // Hashing and the from-scratch root: state_tree_hash.ts; the root after some changes without
 // applying them: state_tree_after.ts. This file: the tree's reads (values, lookups, proofs, the
 // leaves in order) and its one write, `update`.
-import { bytesToHex0x, compareBytes } from './hex.js';
+import { compareBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import { HASH, type LeafChange, type PendingLeaf, type RawChange } from './state_leaves.js';
 import type { LeafId } from './leaf_ids.js';
 import type { LeafBatch } from './leaf_batch.js';
@@ -89,7 +90,7 @@ export class StateTree {
 
   /** The root as 0x-hex (no copy of its bytes first: the DA worker asks once per batch). */
   rootHex(): string {
-    return bytesToHex0x(this.nodes.root_hash);
+    return toHex0x(this.nodes.root_hash);
   }
 
   /** Current value of the leaf with builder id `id`. */

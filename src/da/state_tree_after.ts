@@ -1,7 +1,8 @@
 // The root the state tree would have after some changes, without changing it (fraud proofs:
 // `StateRootBuilder.rootAfter`, `rootIfLastBatchMade`): untouched subtrees' hashes are read from
 // the tree, the touched ones recomputed from scratch (state_tree_hash.ts).
-import { bytesToHex0x, compareBytes, hexToBytes } from './hex.js';
+import { compareBytes, hexToBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import { keccak256Into } from './keccak.js';
 import { HASH, type LeafChange } from './state_leaves.js';
 import { ARITY, NODE_BYTES, digitOf, hashSorted, leafHashInto, pathInto } from './state_tree_hash.js';
@@ -33,7 +34,7 @@ export function rootAfterChanges(t: TrieReader, changes: readonly LeafChange[]):
       hash = new Uint8Array(HASH);
       leafHashInto(ch.kind, key, hexToBytes(ch.value, undefined, 'leaf value'), hash, 0);
     }
-    by_path.set(bytesToHex0x(path), { path, hash });
+    by_path.set(toHex0x(path), { path, hash });
   }
   const items = [...by_path.values()].sort((a, b) => compareBytes(a.path, 0, b.path, 0, HASH));
   const out = new Uint8Array(HASH);

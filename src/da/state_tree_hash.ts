@@ -8,7 +8,8 @@
 //
 // `stateRootOfLeaves` is the verifier's and the tests' reference; src/da/state_tree.ts keeps the
 // same root incrementally.
-import { bytesToHex0x, compareBytes } from './hex.js';
+import { compareBytes } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import { KECCAK_INPUT, keccak256Into, keccak256OfInput, keccak256OfWords } from './keccak.js';
 import type { LeafBatch } from './leaf_batch.js';
 import { HASH, type RawLeaf } from './state_leaves.js';
@@ -104,5 +105,5 @@ export function stateRootOfLeaves(leaves: readonly RawLeaf[]): string {
   });
   const root = new Uint8Array(HASH);
   hashSorted(paths, hashes, sortByPath(paths, n), 0, n, 0, root, 0);
-  return bytesToHex0x(root);
+  return toHex0x(root);
 }

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EngineConfig } from '../engine/api.js';
 import { FillsTree, fillLeafValues, type FillLeaf } from './fills_tree.js';
-import { bytesToHex0x } from './hex.js';
+import { toHex0x } from '../util/hex.js';
 import { keccak256 } from './keccak.js';
 import type { PublishedBatch } from './published.js';
 import { consentOf, type BatchConsent, type ConsentLookup } from './consent_check.js';
@@ -152,7 +152,7 @@ export class Verifier {
       reasons.push(`prev_state_root ${h.prev_state_root} is not the state root ${prev} after batch ${id - 1}`);
     }
     const bytes = Buffer.from(b.inputs_hex, 'hex');
-    const input_hash = bytesToHex0x(keccak256(bytes));
+    const input_hash = toHex0x(keccak256(bytes));
     if (check && input_hash !== h.input_hash) reasons.push(`inputs hash to ${input_hash}, the header says ${h.input_hash}`);
     let roots: BatchRoots | null = null;
     let count: number | null = null;

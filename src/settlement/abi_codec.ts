@@ -3,7 +3,8 @@
 // `string`, and arrays of static words. Words are written by src/da/abi.ts (the fills tree's
 // encoder); this adds the dynamic tails, decoding and function selectors.
 import { keccak256 } from '../da/keccak.js';
-import { bytesToHex0x, hexToBytes } from '../da/hex.js';
+import { hexToBytes } from '../da/hex.js';
+import { toHex0x } from '../util/hex.js';
 import { tailLength, utf8Bytes, writeAddress, writeIntWord, writeUintWord } from '../da/abi.js';
 import type { AbiItem } from './artifacts.js';
 
@@ -93,7 +94,7 @@ function decodeStatic(data: Uint8Array, off: number, type: string): AbiArg {
   const w = readWord(data, off);
   if (type === 'address') return '0x' + w.toString(16).padStart(40, '0');
   if (type === 'bool') return w !== 0n;
-  if (type === 'bytes32') return bytesToHex0x(data.subarray(off, off + WORD));
+  if (type === 'bytes32') return toHex0x(data.subarray(off, off + WORD));
   const m = /^(u?)int([0-9]+)$/.exec(type);
   if (m === null) throw new TypeError(`unsupported ABI type ${type}`);
   return m[1] === 'u' ? w : BigInt.asIntN(Number(m[2]), w);
@@ -108,7 +109,7 @@ export function decodeParams(types: readonly string[], data: Uint8Array): AbiArg
     if (t.endsWith('[]')) return Array.from({ length: n }, (_, k) => decodeStatic(data, at + WORD * (1 + k), t.slice(0, -2)));
     if (at + WORD + n > data.length) throw new RangeError('ABI bytes out of range');
     const b = data.subarray(at + WORD, at + WORD + n);
-    return t === 'string' ? new TextDecoder().decode(b) : bytesToHex0x(b);
+    return t === 'string' ? new TextDecoder().decode(b) : toHex0x(b);
   });
 }
 
@@ -118,11 +119,11 @@ export function signatureOf(item: AbiItem): string {
 }
 
 export function selectorOf(item: AbiItem): string {
-  return bytesToHex0x(keccak256(new TextEncoder().encode(signatureOf(item))).subarray(0, 4));
+  return toHex0x(keccak256(new TextEncoder().encode(signatureOf(item))).subarray(0, 4));
 }
 
 export function topicOf(item: AbiItem): string {
-  return bytesToHex0x(keccak256(new TextEncoder().encode(signatureOf(item))));
+  return toHex0x(keccak256(new TextEncoder().encode(signatureOf(item))));
 }
 
 /** A contract's ABI with encoders by name. */
@@ -143,13 +144,13 @@ export class ContractAbi {
   call(name: string, args: readonly AbiArg[]): string {
     const f = this.item('function', name);
     const body = encodeParams((f.inputs ?? []).map((i) => i.type), args);
-    return selectorOf(f) + bytesToHex0x(body).slice(2);
+    return selectorOf(f) + toHex0x(body).slice(2);
   }
 
   /** The constructor's arguments, to append to the creation bytecode (hex without 0x). */
   constructorArgs(args: readonly AbiArg[]): string {
     const c = this.abi.find((x) => x.type === 'constructor');
-    return bytesToHex0x(encodeParams((c?.inputs ?? []).map((i) => i.type), args)).slice(2);
+    return toHex0x(encodeParams((c?.inputs ?? []).map((i) => i.type), args)).slice(2);
   }
 
   decodeResult(name: string, hex: string): AbiArg[] {

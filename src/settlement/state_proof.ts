@@ -6,12 +6,12 @@ import type { LeafProof } from '../da/state_tree.js';
 import {
   LeafKind, accountKey, balanceKey, getU16, getU32, getU64, withdrawalKey,
 } from '../da/state_leaves.js';
-import { bytesToHex0x } from '../da/hex.js';
+import { toHex0x } from '../util/hex.js';
 import { encodeParams } from './abi_codec.js';
 
 /** abi.encode(bytes32[] siblings): StateProof.verify's `proof`. */
 export function encodeLeafProof(p: LeafProof): string {
-  return bytesToHex0x(encodeParams(['bytes32[]'], [p.siblings]));
+  return toHex0x(encodeParams(['bytes32[]'], [p.siblings]));
 }
 
 export interface EscapeClaim {
@@ -44,7 +44,7 @@ export function escapeProofs(b: StateRootBuilder, address: string, asset_count: 
   const account = accountOfAddress(b, address);
   if (account === null) return null;
   const acc = b.proofOfLeaf(LeafKind.ACCOUNT, accountKey(account));
-  if (acc === null || bytesToHex0x(acc.value) !== address.toLowerCase()) return null;
+  if (acc === null || toHex0x(acc.value) !== address.toLowerCase()) return null;
   const balances: EscapeClaim[] = [];
   for (let asset = 0; asset < asset_count; asset++) {
     const p = b.proofOfLeaf(LeafKind.BALANCE, balanceKey(account, asset));
@@ -69,7 +69,7 @@ export function escapeProofs(b: StateRootBuilder, address: string, asset_count: 
 export function accountOfAddress(b: StateRootBuilder, address: string): number | null {
   const want = address.toLowerCase();
   for (const leaf of b.rawLeaves()) {
-    if (leaf.kind === LeafKind.ACCOUNT && bytesToHex0x(leaf.value) === want) return getU32(leaf.key, 0);
+    if (leaf.kind === LeafKind.ACCOUNT && toHex0x(leaf.value) === want) return getU32(leaf.key, 0);
   }
   return null;
 }

@@ -15,7 +15,9 @@
 // Mechanism: a sweep over /proc/self/task sets each thread's affinity (sched_setaffinity through
 // native/build/thread_slice.node) when it differs from its place: the main thread and the thread
 // named rb-matcher on the pipeline CPU, every other thread on the rest. Threads started later
-// (a restarted verify worker, the snapshot writer, lmdb-js's) inherit their creator's CPUs, so the
+// inherit their creator's CPUs: a verify worker Piscina starts in place of a dead one is created by
+// the front, so it would run on the pipeline CPU (its whole boot included) until a sweep moved it.
+// Its pool asks for a sweep at once (placeNewThreads); for the rest (lmdb-js's threads, V8's) the
 // sweep runs again every PLACEMENT_SWEEP_MS. Never throws: a failure is logged, and the threads
 // then run where the kernel puts them.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -67,6 +69,8 @@ export class ThreadPlacer {
   moved = 0;
   /** Calls the kernel refused (other than for a thread that had ended). */
   failed = 0;
+  /** Sweeps asked for by a creator of a thread just started (placeNewThreads), not the timer's. */
+  new_thread_sweeps = 0;
   private timer: NodeJS.Timeout | null = null;
   /**
    * Threads a sweep found in place or placed: later sweeps skip them (the sweep runs on the front
@@ -132,11 +136,20 @@ export class ThreadPlacer {
   /** Sweeps again every `every_ms` (the timer does not keep the process alive). */
   keepPlacing(every_ms: number = PLACEMENT_SWEEP_MS): void {
     if (this.timer !== null) return;
-    this.timer = setInterval(() => {
-      const r = this.sweep();
-      if (r.failed > 0 && this.failed === r.failed) log.warn(`ringbook: thread placement: ${r.first_failure ?? '?'}`);
-    }, every_ms);
+    this.timer = setInterval(() => this.sweepLogged(), every_ms);
     this.timer.unref();
+  }
+
+  /** A sweep for a thread just started (placeNewThreads): counted apart from the timer's. */
+  sweepNewThreads(): void {
+    this.new_thread_sweeps++;
+    this.sweepLogged();
+  }
+
+  /** A later sweep: logs the first refusal of the process's placement (later ones are counted only). */
+  private sweepLogged(): void {
+    const r = this.sweep();
+    if (r.failed > 0 && this.failed === r.failed) log.warn(`ringbook: thread placement: ${r.first_failure ?? '?'}`);
   }
 
   stop(): void {
@@ -153,6 +166,8 @@ export interface PlacementState {
   /** Threads moved over all sweeps (a thread started since the last sweep is moved by the next). */
   moved: number;
   failed: number;
+  /** Sweeps run at once for a thread just started (a verify worker replaced), beside the first and the timer's. */
+  new_thread_sweeps: number;
 }
 
 /** The process's one placer (the front's), once started. */
@@ -160,8 +175,19 @@ let running: ThreadPlacer | null = null;
 
 export function placementState(): PlacementState | null {
   if (running === null) return null;
-  const { plan, sweeps, moved, failed } = running;
-  return { pipeline_cpus: [...plan.pipeline], other_cpus: [...plan.others], sweeps, moved, failed };
+  const { plan, sweeps, moved, failed, new_thread_sweeps } = running;
+  return { pipeline_cpus: [...plan.pipeline], other_cpus: [...plan.others], sweeps, moved, failed, new_thread_sweeps };
+}
+
+/**
+ * A thread was just started after the server's start (the verify pool's replacement for a dead
+ * worker): placed now rather than at the next timed sweep, up to PLACEMENT_SWEEP_MS later, during
+ * which it would run on its creator's CPUs (the front's: the pipeline CPU). Nothing when placement
+ * is off, or on a thread other than the placer's (each isolate has its own `running`: null in a
+ * worker). A sweep costs ~27 µs per thread it has not seen placed, so one new thread is cheap.
+ */
+export function placeNewThreads(): void {
+  running?.sweepNewThreads();
 }
 
 /**

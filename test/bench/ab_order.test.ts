@@ -1,9 +1,11 @@
 // light_ab's order of phases (bench/load/ab_servers.ts abRunOrder): neither side may get, by
 // construction, more phases right after the other server's, longer idle gaps before its phases,
 // or (even rounds) later positions. The order before h27l (A's warm-ups, B's warm-ups, then
-// A B B A A B B A) gave A all three; docs/benchmarks.md "h27l".
+// A B B A A B B A) gave A all three; docs/benchmarks.md "h27l". light_syscalls walks the same order
+// (bench/load/syscalls_plan.ts, since h28s).
 import { describe, expect, it } from 'vitest';
 import { abFirstSide, abRunOrder, type AbSide } from '../../bench/load/ab_servers.js';
+import { SYSCALLS_TURN_PHASES, syscallsPlan } from '../../bench/load/syscalls_plan.js';
 
 /** Most rounds the bench takes (bench/load/args.ts lightKnobs). */
 const ROUNDS_MAX = 40;
@@ -99,5 +101,36 @@ describe('abFirstSide', () => {
     expect(Array.from({ length: 64 }, (_, seed) => abFirstSide(seed))).toEqual(sides);
     expect(sides).toContain('A');
     expect(sides).toContain('B');
+  });
+});
+
+describe('light_syscalls plan (bench/load/syscalls_plan.ts)', () => {
+  it("walks the shared order: light_ab's warm-ups, one turn per timed entry, the seed's first side", () => {
+    for (const rounds of [1, 2, 3, 4, 7]) {
+      for (const warmup_phases of [1, 2, 4]) {
+        for (const seed of [0, 1, 2, 3, 0xffff_ffff]) {
+          const plan = syscallsPlan(rounds, warmup_phases, seed, false);
+          const shared = abRunOrder(rounds, warmup_phases, abFirstSide(seed));
+          const at = `rounds ${rounds}, warm-ups ${warmup_phases}, seed ${seed}`;
+          expect(plan.order, at).toEqual(shared);
+          expect(plan.turns.map((t) => t.side), at).toEqual(shared.timed);
+          // Each side's turns counted 0, 1, ..., rounds - 1 in the order they run.
+          for (const side of ['A', 'B'] as const) {
+            expect(plan.turns.filter((t) => t.side === side).map((t) => t.own), at).toEqual([...Array(rounds).keys()]);
+          }
+          expect(plan.timed_phases_per_side, at).toBe(rounds * SYSCALLS_TURN_PHASES.length);
+        }
+      }
+    }
+    // Not light_syscalls' order before h28s (A B, B A, ... after A's and then B's warm-ups).
+    expect(syscallsPlan(4, 4, 0, false).turns.map((t) => t.side).join('')).not.toBe(oldRunOrder(4, 4).timed.join(''));
+  });
+
+  it("traces B's first turn's front phase into --trace-file, and nothing without one", () => {
+    for (const seed of [0, 1, 2, 3]) {
+      const traced = syscallsPlan(3, 2, seed, true).turns.filter((t) => t.trace_front_to_file);
+      expect(traced).toEqual([{ side: 'B', own: 0, trace_front_to_file: true }]);
+      expect(syscallsPlan(3, 2, seed, false).turns.some((t) => t.trace_front_to_file)).toBe(false);
+    }
   });
 });

@@ -5,7 +5,7 @@
 // agent check taught to ignore time and revocations (what a dishonest sequencer would run).
 import { describe, expect, it } from 'vitest';
 import type { AgentTable } from '../../src/engine/agents.js';
-import { bytesToHex0x } from '../../src/da/hex.js';
+import { toHex0x } from '../../src/util/hex.js';
 import { keccak256 } from '../../src/da/keccak.js';
 import type { PublishedBatch } from '../../src/da/published.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
@@ -61,7 +61,7 @@ function operate(cheat: Cheat): PublishedBatch[] {
     const b: PublishedBatch = {
       header: {
         batch_id: i + 1, prev_state_root: prev, state_root: roots.state_root, fills_root: roots.fills_root,
-        input_hash: bytesToHex0x(keccak256(bytes)), timestamp: time,
+        input_hash: toHex0x(keccak256(bytes)), timestamp: time,
       },
       inputs_hex: Buffer.from(bytes).toString('hex'),
       fills: roots.fills,

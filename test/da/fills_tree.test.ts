@@ -15,7 +15,8 @@ import {
   fillLeafValues,
   verifyFillProof,
 } from '../../src/da/fills_tree.js';
-import { bytesToHex0x, tryHexToBytes } from '../../src/da/hex.js';
+import { tryHexToBytes } from '../../src/da/hex.js';
+import { toHex0x } from '../../src/util/hex.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -47,7 +48,7 @@ function ozVerify(root: string, leaf: FillLeaf, proof: string[]): boolean {
 }
 
 function word(bytes: Uint8Array, i: number): string {
-  return bytesToHex0x(bytes.subarray(32 * i, 32 * i + 32));
+  return toHex0x(bytes.subarray(32 * i, 32 * i + 32));
 }
 
 function refWord(v: bigint): string {
@@ -57,7 +58,7 @@ function refWord(v: bigint): string {
 function flipByte(hex: string, byte: number, mask: number): string {
   const b = tryHexToBytes(hex, 32)!;
   b[byte] = b[byte]! ^ mask;
-  return bytesToHex0x(b);
+  return toHex0x(b);
 }
 
 const BASE_LEAF: FillLeaf = {
@@ -84,7 +85,7 @@ const i64Arb = fc.oneof(
 const addressArb = fc
   .tuple(fc.uint8Array({ minLength: 20, maxLength: 20 }), fc.constantFrom('lower', 'upper', 'mixed'))
   .map(([bytes, style]) => {
-    const hex = bytesToHex0x(bytes).slice(2);
+    const hex = toHex0x(bytes).slice(2);
     if (style === 'lower') return '0x' + hex;
     if (style === 'upper') return '0x' + hex.toUpperCase();
     return '0x' + [...hex].map((c, i) => (i % 3 === 0 ? c.toUpperCase() : c)).join('');
@@ -125,7 +126,7 @@ describe('fills tree: shared vectors (@openzeppelin/merkle-tree 1.0.8)', () => {
   it('matches each fill_hash and merkle_proof', () => {
     VECTORS.leaves.forEach((v, i) => {
       expect(tree.leafHash(i)).toBe(v.fill_hash);
-      expect(bytesToHex0x(fillLeafHash(leaves[i]!))).toBe(v.fill_hash);
+      expect(toHex0x(fillLeafHash(leaves[i]!))).toBe(v.fill_hash);
       expect(tree.proof(i)).toEqual(v.merkle_proof);
     });
   });
@@ -193,14 +194,14 @@ describe('ABI encoding of a fill', () => {
           { type: 'int', bits: 64, value: BigInt(l.taker_fee) },
           { type: 'int', bits: 64, value: BigInt(l.maker_fee) },
         ]);
-        expect(bytesToHex0x(encodeFillLeaf(l))).toBe(bytesToHex0x(generic));
+        expect(toHex0x(encodeFillLeaf(l))).toBe(toHex0x(generic));
       }),
       { numRuns: 300 },
     );
   });
 
   it('addresses through the memo of their bytes: repeats, mixed case, past its bound, bad ones never remembered', () => {
-    const generic = (l: FillLeaf): string => bytesToHex0x(abiEncode([
+    const generic = (l: FillLeaf): string => toHex0x(abiEncode([
       { type: 'uint', bits: 64, value: l.batch_id }, { type: 'uint', bits: 64, value: l.fill_id },
       { type: 'uint', bits: 64, value: l.taker_order_id }, { type: 'uint', bits: 64, value: l.maker_order_id },
       { type: 'address', value: l.taker }, { type: 'address', value: l.maker },
@@ -214,11 +215,11 @@ describe('ABI encoding of a fill', () => {
     for (let i = 0; i < 40_000; i++) {
       const leaf = { ...BASE_LEAF, taker: addr(i), maker: i % 3 === 0 ? addr(i).toUpperCase().replace('0X', '0x') : addr(i + 1) };
       const enc = encodeFillLeaf(leaf);
-      if (i % 97 === 0 || i < 5) expect(bytesToHex0x(enc), String(i)).toBe(generic(leaf));
+      if (i % 97 === 0 || i < 5) expect(toHex0x(enc), String(i)).toBe(generic(leaf));
     }
     for (let i = 0; i < 5; i++) {
       const leaf = { ...BASE_LEAF, taker: addr(i), maker: addr(39_999 - i) };
-      expect(bytesToHex0x(encodeFillLeaf(leaf))).toBe(generic(leaf));
+      expect(toHex0x(encodeFillLeaf(leaf))).toBe(generic(leaf));
     }
     // A malformed address throws every time (it is not remembered by its first, failed use).
     const bad = { ...BASE_LEAF, maker: '0x1563915e194d8cfba1943570603f7606a311550g' };
@@ -246,7 +247,7 @@ describe('ABI encoding of a fill', () => {
         writeIntWord(a, 0, i, 64);
         const b = new Uint8Array(32);
         writeUintWord(b, 0, u, 64);
-        return bytesToHex0x(a) === refWord(BigInt(i)) && bytesToHex0x(b) === refWord(BigInt(u));
+        return toHex0x(a) === refWord(BigInt(i)) && toHex0x(b) === refWord(BigInt(u));
       }),
       { numRuns: 2000 },
     );
@@ -254,20 +255,20 @@ describe('ABI encoding of a fill', () => {
     for (const v of edge) {
       const a = new Uint8Array(32);
       writeIntWord(a, 0, v, 64);
-      expect(bytesToHex0x(a)).toBe(refWord(BigInt(v)));
+      expect(toHex0x(a)).toBe(refWord(BigInt(v)));
     }
     const m = new Uint8Array(32);
     writeUintWord(m, 0, MAX, 64);
-    expect(bytesToHex0x(m)).toBe('0x' + '0'.repeat(50) + '1fffffffffffff');
+    expect(toHex0x(m)).toBe('0x' + '0'.repeat(50) + '1fffffffffffff');
   });
 
   it('accepts bigint within the type range and rejects outside', () => {
     const a = new Uint8Array(32);
     writeUintWord(a, 0, 2n ** 64n - 1n, 64);
-    expect(bytesToHex0x(a)).toBe(refWord(2n ** 64n - 1n));
+    expect(toHex0x(a)).toBe(refWord(2n ** 64n - 1n));
     const b = new Uint8Array(32);
     writeIntWord(b, 0, -(2n ** 63n), 64);
-    expect(bytesToHex0x(b)).toBe(refWord(-(2n ** 63n)));
+    expect(toHex0x(b)).toBe(refWord(-(2n ** 63n)));
     expect(() => writeUintWord(new Uint8Array(32), 0, 2n ** 64n, 64)).toThrow(RangeError);
     expect(() => writeIntWord(new Uint8Array(32), 0, 2n ** 63n, 64)).toThrow(RangeError);
     expect(() => writeUintWord(new Uint8Array(32), 0, 256, 8)).toThrow(RangeError);
@@ -377,7 +378,7 @@ describe('fills tree vs @openzeppelin/merkle-tree (property)', () => {
         expect(ours.root()).toBe(oz.root);
         leaves.forEach((leaf, i) => {
           expect(ours.leafHash(i)).toBe(oz.leafHash(ozValues(leaf)));
-          expect(bytesToHex0x(fillLeafHash(leaf))).toBe(ours.leafHash(i));
+          expect(toHex0x(fillLeafHash(leaf))).toBe(ours.leafHash(i));
           const proof = ours.proof(i);
           expect(proof).toEqual(oz.getProof(i));
           expect(StandardMerkleTree.verify(ours.root(), TYPES, ozValues(leaf), proof)).toBe(true);
@@ -407,7 +408,7 @@ describe('fills tree vs @openzeppelin/merkle-tree (property)', () => {
   it('root is invariant under permutation of distinct fills', () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(leafArb, { minLength: 1, maxLength: 32, selector: (l) => bytesToHex0x(fillLeafHash(l)) }),
+        fc.uniqueArray(leafArb, { minLength: 1, maxLength: 32, selector: (l) => toHex0x(fillLeafHash(l)) }),
         fc.infiniteStream(fc.nat()),
         (leaves, rnd) => {
           const shuffled = [...leaves];
@@ -511,10 +512,10 @@ describe('mutated proofs are rejected by our verifier and by OZ (property)', () 
           ...leaf,
           quantity: leaf.quantity <= MAX - delta ? leaf.quantity + delta : leaf.quantity - delta,
         };
-        expect(verifyFillProof(t.root(), bytesToHex0x(fillLeafHash(tweaked)), proof)).toBe(false);
+        expect(verifyFillProof(t.root(), toHex0x(fillLeafHash(tweaked)), proof)).toBe(false);
         expect(ozVerify(t.root(), tweaked, proof)).toBe(false);
         const flipped_side: FillLeaf = { ...leaf, taker_side: leaf.taker_side === 'bid' ? 'ask' : 'bid' };
-        expect(verifyFillProof(t.root(), bytesToHex0x(fillLeafHash(flipped_side)), proof)).toBe(false);
+        expect(verifyFillProof(t.root(), toHex0x(fillLeafHash(flipped_side)), proof)).toBe(false);
         expect(ozVerify(t.root(), flipped_side, proof)).toBe(false);
       }),
       { numRuns: 150 },

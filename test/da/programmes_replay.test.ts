@@ -10,7 +10,7 @@
 //   - a forged inbox leaf in a published state diff is named as the first differing leaf.
 import { describe, expect, it } from 'vitest';
 import { EventPacker, PackedFields } from '../../src/da/event_packing.js';
-import { bytesToHex0x } from '../../src/da/hex.js';
+import { toHex0x } from '../../src/util/hex.js';
 import { keccak256 } from '../../src/da/keccak.js';
 import { programmeLeavesOfCanonical } from '../../src/da/programme_leaves.js';
 import type { PublishedBatch } from '../../src/da/published.js';
@@ -54,7 +54,7 @@ function plan(gen: RequestGenerator, seed: number): PlannedBatch[] {
 
 function hexLeaves(leaves: Iterable<RawLeaf>): string[] {
   const out: string[] = [];
-  for (const l of leaves) if (PROGRAMME_KINDS.has(l.kind)) out.push(`${l.kind}:${bytesToHex0x(l.key)}=${bytesToHex0x(l.value)}`);
+  for (const l of leaves) if (PROGRAMME_KINDS.has(l.kind)) out.push(`${l.kind}:${toHex0x(l.key)}=${toHex0x(l.value)}`);
   return out.sort();
 }
 
@@ -114,7 +114,7 @@ describe('referrals and forced inclusions through the DA path', () => {
         const published: PublishedBatch = {
           header: {
             batch_id, prev_state_root: prev, state_root: roots.state_root, fills_root: roots.fills_root,
-            input_hash: bytesToHex0x(keccak256(bytes)), timestamp: b.time_ms,
+            input_hash: toHex0x(keccak256(bytes)), timestamp: b.time_ms,
           },
           inputs_hex: Buffer.from(bytes).toString('hex'), fills: roots.fills, state_diff: roots.state_diff,
         };

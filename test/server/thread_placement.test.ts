@@ -1,7 +1,8 @@
 // config threads.pipeline_cpu (src/util/thread_placement.ts; docs/operations.md "Thread placement"):
 // on the real server the front (main thread) and the matcher run on the pipeline CPU and every
-// other thread on the rest, orders still flow; the sweep's rules on a fake kernel; the config's
-// refusals.
+// other thread on the rest, orders still flow; a verify worker started in place of a dead one is
+// placed at once (the pool asks for a sweep), not at the next timed one; the sweep's rules on a
+// fake kernel; the config's refusals.
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { pipelineCpu } from '../../src/config/sections.js';
 import { ConfigError } from '../../src/config/checks.js';
 import { onPipeline, placementPlan, ThreadPlacer, type NativeAffinity } from '../../src/util/thread_placement.js';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { Validator, type Schema } from '../openapi/validate.js';
 import { adminState, api, deposit, REPO_ROOT, startServer, Wallet } from './harness.js';
@@ -38,6 +40,16 @@ function threadsOf(pid: number): { tid: number; comm: string; cpus: number[] }[]
 }
 
 const cores = os.availableParallelism();
+
+/** A verify worker that serves N tasks and dies (the first of the process only; its replacement is the real one). */
+const DIES_AFTER = fileURLToPath(new URL('../auth/fixtures/verify_worker_dies_after.mjs', import.meta.url));
+/** Looks at /proc for the replacement verify thread, 50 ms apart: 15 s for it to boot on a loaded machine. */
+const REPLACEMENT_POLLS = 300;
+const POLL_MS = 50;
+/** Orders sent one by one until one meets the dying worker. */
+const ORDERS_MAX = 20;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe.runIf(process.platform === 'linux')('threads.pipeline_cpu on the real server', () => {
   it.runIf(cores >= 2)(`puts the front and the matcher on one CPU and every other thread on the others (${cores} CPUs here)`, async () => {
@@ -78,6 +90,63 @@ describe.runIf(process.platform === 'linux')('threads.pipeline_cpu on the real s
       expect((await s.stop()).code).toBe(0);
     }
   });
+
+  it.runIf(cores >= 2)('places a verify worker started in place of a dead one at once, not at the next timed sweep', async () => {
+    const cpu = cores - 1;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-placement-'));
+    // Inline checks and stealing off: every check is a worker's task, so one meets the dying worker.
+    const s = await startServer({
+      config: { threads: { pipeline_cpu: cpu }, verify: { inline_items_max: 0, steal_after_us: 0 } },
+      env: {
+        RINGBOOK_TEST_VERIFY_WORKER_FILE: DIES_AFTER, RINGBOOK_TEST_VERIFY_MARK_FILE: path.join(dir, 'first-worker'),
+        RINGBOOK_TEST_VERIFY_DIES_AFTER_TASKS: '2', RINGBOOK_TEST_VERIFY_REPLACEMENT: 'real',
+      },
+    });
+    try {
+      const pid = s.proc.pid as number;
+      let st = await adminState(s);
+      for (let i = 0; i < 300 && st.verify_pool.workers_ready !== st.verify_pool.threads; i++) {
+        await sleep(POLL_MS);
+        st = await adminState(s);
+      }
+      expect(st.verify_pool).toMatchObject({ worker_restarts: 0 });
+      const others = st.thread_placement.other_cpus as number[];
+      expect(st.thread_placement.new_thread_sweeps).toBe(0);
+      const before = new Set(threadsOf(pid).map((t) => t.tid));
+      const w = Wallet.random();
+      expect((await deposit(s, w.address, 'USDC', '100000')).status).toBe(200);
+      let refused = false;
+      for (let i = 0; i < ORDERS_MAX && !refused; i++) {
+        const r = await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 10_000 }));
+        refused = r.status === 503;
+      }
+      expect(refused).toBe(true); // the worker died holding that order's check
+      // By state: the replacement (a verify thread that was not there before) is already on the
+      // other CPUs the first time it is seen, named (so booted), and a sweep was run for it. Without
+      // the pool's sweep it runs on its creator's CPU, the front's pipeline CPU, booting and serving
+      // there until the timer's sweep, up to 5 s later (a timer sweep in between would hide that; the
+      // count of new-thread sweeps still tells).
+      let fresh: { tid: number; comm: string; cpus: number[] }[] = [];
+      for (let i = 0; i < REPLACEMENT_POLLS && fresh.length === 0; i++) {
+        fresh = threadsOf(pid).filter((t) => !before.has(t.tid) && t.comm === 'rb-verify');
+        if (fresh.length === 0) await sleep(POLL_MS);
+      }
+      st = await adminState(s);
+      const placement = st.thread_placement as { new_thread_sweeps?: number };
+      expect(fresh.length, 'a replacement verify thread').toBeGreaterThanOrEqual(1);
+      for (const t of fresh) expect(t.cpus, `${t.tid} ${t.comm} ${JSON.stringify(placement)}`).toEqual(others);
+      expect(placement.new_thread_sweeps, JSON.stringify(placement)).toBeGreaterThanOrEqual(1);
+      expect(st.verify_pool.worker_restarts).toBe(1);
+      // And nothing else of the process strayed onto the pipeline CPU meanwhile.
+      for (const t of threadsOf(pid)) {
+        expect(t.cpus, `${t.tid} ${t.comm}`).toEqual(t.tid === pid || t.comm === 'rb-matcher' ? [cpu] : others);
+      }
+      expect((await api(s.url).post('/orders', w.order({ market_id: 'ETH-USDC', side: 'bid', price: 2_000_000_000, quantity: 10_000 }))).status).toBe(200);
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('reports no placement in GET /admin/state when the setting is off', async () => {
     const s = await startServer();

@@ -7,7 +7,7 @@ import { addressFromPrivateKey, signPersonalMessage } from '../../src/auth/sign.
 import { signWithdrawal, withdrawalDigestHex, ETH_ASSET_ADDRESS } from '../../src/auth/withdrawal.js';
 import { FORCED_PAYLOAD_BYTES_MAX, forceIncludeMessage } from '../../src/auth/messages.js';
 import { StateTree } from '../../src/da/state_tree.js';
-import { bytesToHex0x } from '../../src/da/hex.js';
+import { toHex0x } from '../../src/util/hex.js';
 import {
   LeafKind, accountKey, accountValue, balanceKey, balanceValue, withdrawalKey, withdrawalValue,
 } from '../../src/da/state_leaves.js';
@@ -162,7 +162,7 @@ describe('roots, forced inclusion, challenge and escape', () => {
   // Other leaves in the tree, so the leaves sit several levels deep.
   for (let i = 3; i < 400; i++) leaves.push([`n${i}`, { kind: LeafKind.NONCE, key: accountKey(i), value: balanceValue(i, 0).subarray(0, 8) }]);
   tree.update(leaves);
-  const root = bytesToHex0x(tree.root());
+  const root = toHex0x(tree.root());
   const proof = (kind: number, key: Uint8Array): string => encodeLeafProof(tree.proofOfLeaf(kind, key)!);
   const zero = '0x' + '00'.repeat(32);
   const payload = '0x' + Buffer.from('{"kind":"cancel_all","user":"x","nonce":5,"signature":"0x"}').toString('hex');

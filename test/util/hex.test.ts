@@ -18,6 +18,28 @@ describe('hex', () => {
     expect(toHex0x(new Uint8Array(0))).toBe('0x');
   });
 
+  it('is the same spelling for every length (past the scratch buffer too), Buffers, offset views and shared memory', () => {
+    const b = Uint8Array.from({ length: 600 }, (_, i) => (i * 73 + 5) & 255);
+    for (const len of [0, 1, 19, 20, 32, 65, 127, 128, 129, 300, 600]) {
+      const want = '0x' + Buffer.from(b.subarray(0, len)).toString('hex');
+      expect(toHex0x(b.subarray(0, len)), String(len)).toBe(want);
+      expect(toHex(b, 0, len), String(len)).toBe(want.slice(2));
+    }
+    // A short result after a long one holds none of the long one's digits (the scratch is reused).
+    expect(toHex0x(b.subarray(0, 3))).toBe('0x054e97');
+    const buf = Buffer.from(b.buffer, 7, 32);
+    expect(toHex0x(buf)).toBe('0x' + buf.toString('hex'));
+    expect(toHex0x(b.subarray(11, 31))).toBe(toHex0x(b, 11, 31));
+    const shared = new Uint8Array(new SharedArrayBuffer(40));
+    shared.set(b.subarray(100, 140));
+    expect(toHex0x(shared, 8, 28)).toBe('0x' + Buffer.from(b.subarray(108, 128)).toString('hex'));
+    // A range past the end spells what is there, and an empty or reversed range spells nothing.
+    expect(toHex0x(b.subarray(0, 4), 2, 10)).toBe(toHex0x(b, 2, 4));
+    expect(toHex0x(b, -2, 3)).toBe(toHex0x(b, 0, 3));
+    expect(toHex0x(b, 9, 3)).toBe('0x');
+    expect(toHex0x(Uint8Array.of(0xab, 0xcd, 0xef))).toBe('0xabcdef');
+  });
+
   it('20,000 kept addresses cost about a flat 42-character string each, not a chain of nodes', () => {
     const n = 20_000;
     const bytes = new Uint8Array(20 * n);
