@@ -6,6 +6,7 @@
 // lives in a private field: describe() and toJSON() name the files only.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { checkServerIdentity as nodeCheckServerIdentity, type PeerCertificate } from 'node:tls';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
@@ -87,6 +88,21 @@ function readClientCertificate(cert_file: string, key_file: string): ClientCerti
   return { cert_file, key_file, cert, key, subject: subjects[0] };
 }
 
+/**
+ * The server certificate's name check, against the host of the URL. nats.js gives Node no server
+ * name for an IP URL (nats://10.0.0.5:4222), and Node then checks the certificate against
+ * "localhost": any certificate of the CA naming localhost passed for any IP (seen with nats.js
+ * 3.4 on Node 20: a node on 127.0.0.2 with a certificate for 127.0.0.1 and localhost was
+ * accepted). Node calls this as a method of the connection's options, which hold the socket: with
+ * no server name, the peer's address is the name to check. (Without a socket, as Node would give
+ * it: its own check.)
+ */
+function checkServerIdentity(this: { servername?: string; socket?: net.Socket } | undefined, hostname: string, cert: PeerCertificate): Error | undefined {
+  const ip = this?.socket?.remoteAddress;
+  const unnamed = this !== undefined && (this.servername ?? '') === '';
+  return nodeCheckServerIdentity(unnamed && ip !== undefined && net.isIP(ip) !== 0 ? ip : hostname, cert);
+}
+
 /** How this process's NATS connections use TLS. */
 export class NatsTls {
   readonly #ca: CaFile | null;
@@ -154,15 +170,18 @@ export class NatsTls {
     return this.describe();
   }
 
-  /** The client library's `tls` option: contents, not paths (the files were checked here). */
+  /**
+   * The client library's `tls` option: contents, not paths (the files were checked here), and the
+   * name check of an IP URL. nats.js passes the object's fields on to node:tls.
+   */
   connectOptions(): Pick<NodeConnectionOptions, 'tls'> {
     if (!this.required()) return {};
-    return {
-      tls: {
-        ...(this.#ca === null ? {} : { ca: this.#ca.pem }),
-        ...(this.#client === null ? {} : { cert: this.#client.cert, key: this.#client.key }),
-      },
+    const tls: NonNullable<NodeConnectionOptions['tls']> & { checkServerIdentity: typeof checkServerIdentity } = {
+      ...(this.#ca === null ? {} : { ca: this.#ca.pem }),
+      ...(this.#client === null ? {} : { cert: this.#client.cert, key: this.#client.key }),
+      checkServerIdentity,
     };
+    return { tls };
   }
 }
 
@@ -225,9 +244,11 @@ export async function explainTlsFailure(e: unknown, urls: readonly string[], tls
   const code = (e as { code?: unknown } | null)?.code;
   const at = `NATS (${urls.join(',')})`;
   if (typeof code === 'string' && UNTRUSTED_CODES.has(code)) {
-    const trust = tls.hasCa()
-      ? `${ENV_TLS_CA_FILE} must hold the CA that signed the nats-server's certificate (and the certificate must name the host of the URL)`
-      : `${ENV_TLS_CA_FILE} is not set, so Node's default CAs were asked: set it to the CA that signed the nats-server's certificate`;
+    const trust = code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+      ? `the nats-server's certificate must name the host of each URL (subjectAltName IP:... or DNS:...)`
+      : tls.hasCa()
+        ? `${ENV_TLS_CA_FILE} must hold the CA that signed the nats-server's certificate`
+        : `${ENV_TLS_CA_FILE} is not set, so Node's default CAs were asked: set it to the CA that signed the nats-server's certificate`;
     return new ConfigError(`${at}: the server's TLS certificate was not trusted: ${why} (${code}); ${trust}; docs/scale-out.md, "TLS to NATS"`);
   }
   if (/server does not support 'tls'/.test(why)) {

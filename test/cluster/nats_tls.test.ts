@@ -41,11 +41,14 @@ describe('NATS TLS settings from the environment', () => {
   it('reads a CA and a client certificate; refuses half a pair, unreadable, empty, oversized or non-PEM files, a key not the certificate\'s', () => {
     expect(NatsTls.fromEnv({}).connectOptions()).toEqual({});
     expect(NatsCredentials.fromEnv({}).connectOptions()).toEqual({});
-    expect(NatsTls.fromEnv({ RINGBOOK_NATS_TLS_CA_FILE: pki.ca }).connectOptions()).toEqual({ tls: { ca: read(pki.ca) } });
+    const ca_only = NatsTls.fromEnv({ RINGBOOK_NATS_TLS_CA_FILE: pki.ca }).connectOptions();
+    expect(ca_only).toEqual({ tls: { ca: read(pki.ca), checkServerIdentity: expect.any(Function) } });
     const mtls = NatsCredentials.fromEnv({
       RINGBOOK_NATS_TOKEN: 't', RINGBOOK_NATS_TLS_CA_FILE: pki.ca, RINGBOOK_NATS_TLS_CERT_FILE: pki.client_cert, RINGBOOK_NATS_TLS_KEY_FILE: pki.client_key,
     });
-    expect(mtls.connectOptions()).toEqual({ token: 't', tls: { ca: read(pki.ca), cert: read(pki.client_cert), key: read(pki.client_key) } });
+    expect(mtls.connectOptions()).toEqual({
+      token: 't', tls: { ca: read(pki.ca), cert: read(pki.client_cert), key: read(pki.client_key), checkServerIdentity: expect.any(Function) },
+    });
     expect(mtls.describe()).toBe(`a token over TLS (CA ${pki.ca}, client certificate ${pki.client_cert} (CN=rb-matcher))`);
     // A client certificate alone asks for TLS too, checked against Node's CAs.
     expect(NatsTls.fromEnv({ RINGBOOK_NATS_TLS_CERT_FILE: pki.client_cert, RINGBOOK_NATS_TLS_KEY_FILE: pki.client_key }).describe())
@@ -85,7 +88,7 @@ describe('NATS TLS settings from the environment', () => {
       expect(text).toContain('TLS (CA');
       expect(text).not.toContain(key_body);
     }
-    expect(natsConnectionOptions(s.nats_urls, s.nats_credentials, 'x').tls).toEqual({ ca: read(pki.ca), cert: read(pki.client_cert), key });
+    expect(natsConnectionOptions(s.nats_urls, s.nats_credentials, 'x').tls).toMatchObject({ ca: read(pki.ca), cert: read(pki.client_cert), key });
   });
 });
 
@@ -137,6 +140,21 @@ describe('NATS TLS against nats-server', () => {
     await expect(startServer({ env: { ...env, RINGBOOK_NATS_TLS_CA_FILE: pki.ca } })).rejects.toThrow(
       /server exited \(code 1,[\s\S]*asks for a client certificate \(tls \{ verify: true \}\) and this role has none[\s\S]*RINGBOOK_NATS_TLS_CERT_FILE and RINGBOOK_NATS_TLS_KEY_FILE/);
   }, 55_000);
+
+  it('the certificate must name the host of the URL, an IP URL included (not "localhost", as Node checks when nats.js names no server)', async () => {
+    const nats = await LocalNatsCluster.start(1, 'nats-server', null, {
+      cert_file: pki.localhost_cert, key_file: pki.localhost_key,
+      // This class's own client connects to 127.0.0.1, which this certificate does not name.
+      client: { ca: read(pki.ca), rejectUnauthorized: false },
+    });
+    clusters.push(nats);
+    const credentials = NatsCredentials.fromEnv({ RINGBOOK_NATS_TLS_CA_FILE: pki.ca });
+    await expect(connectCluster(nats.urls(), credentials, 'test-ip'))
+      .rejects.toThrow(/the server's TLS certificate was not trusted: Hostname\/IP does not match certificate's altnames: IP: 127\.0\.0\.1 is not in the cert's list.*must name the host of each URL/);
+    const nc = await connectCluster([`nats://localhost:${nats.nodes[0].client_port}`], credentials, 'test-name');
+    await nc.flush();
+    await nc.close();
+  }, 30_000);
 
   it('a TLS setting against a server without TLS is refused, not sent in the clear', async () => {
     const nats = await LocalNatsCluster.start(1);

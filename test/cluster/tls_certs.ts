@@ -1,6 +1,6 @@
 // Throwaway certificates for the TLS tests, made with the `openssl` command (3.0) at test time in a
 // temporary directory: a CA, a second unrelated CA, a server certificate for 127.0.0.1 and
-// localhost, a client certificate. P-256 keys: generated in milliseconds, unlike RSA.
+// localhost, one for localhost only, a client certificate. P-256 keys: generated in milliseconds, unlike RSA.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +12,9 @@ export interface TestPki {
   other_ca: string;
   server_cert: string;
   server_key: string;
+  /** A server certificate naming localhost only (not 127.0.0.1). */
+  localhost_cert: string;
+  localhost_key: string;
   client_cert: string;
   client_key: string;
 }
@@ -47,9 +50,10 @@ export function makeTestPki(dir: string): TestPki {
   const other = makeCa(dir, 'rb-other-ca');
   const server = makeLeaf(dir, 'rb-nats-server', ca, 2, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   const client = makeLeaf(dir, 'rb-matcher', ca, 3, 'extendedKeyUsage=clientAuth\n');
+  const localhost = makeLeaf(dir, 'rb-localhost-only', ca, 4, 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n');
   return {
-    ca: ca.cert, ca_key: ca.key, other_ca: other.cert,
-    server_cert: server.cert, server_key: server.key, client_cert: client.cert, client_key: client.key,
+    ca: ca.cert, ca_key: ca.key, other_ca: other.cert, server_cert: server.cert, server_key: server.key,
+    localhost_cert: localhost.cert, localhost_key: localhost.key, client_cert: client.cert, client_key: client.key,
   };
 }
 
