@@ -93,14 +93,14 @@ function readClientCertificate(cert_file: string, key_file: string): ClientCerti
  * name for an IP URL (nats://10.0.0.5:4222), and Node then checks the certificate against
  * "localhost": any certificate of the CA naming localhost passed for any IP (seen with nats.js
  * 3.4 on Node 20: a node on 127.0.0.2 with a certificate for 127.0.0.1 and localhost was
- * accepted). Node calls this as a method of the connection's options, which hold the socket: with
- * no server name, the peer's address is the name to check. (Without a socket, as Node would give
- * it: its own check.)
+ * accepted). Node calls this as a method of the connection's options, which hold the socket: when
+ * it fell back to "localhost" for want of a server name, the peer's address is the name to check.
+ * (Anything else, or no socket: Node's own check of Node's name.)
  */
 function checkServerIdentity(this: { servername?: string; socket?: net.Socket } | undefined, hostname: string, cert: PeerCertificate): Error | undefined {
   const ip = this?.socket?.remoteAddress;
-  const unnamed = this !== undefined && (this.servername ?? '') === '';
-  return nodeCheckServerIdentity(unnamed && ip !== undefined && net.isIP(ip) !== 0 ? ip : hostname, cert);
+  const fell_back = hostname === 'localhost' && this !== undefined && (this.servername ?? '') === '';
+  return nodeCheckServerIdentity(fell_back && ip !== undefined && net.isIP(ip) !== 0 ? ip : hostname, cert);
 }
 
 /** How this process's NATS connections use TLS. */
