@@ -43,6 +43,23 @@ export interface LocalNatsAuth {
   client: Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator'>;
 }
 
+/**
+ * TLS on the client port (docs/scale-out.md, "TLS to NATS"): every node's `tls { ... }` block. The
+ * routes between nodes stay plain: they run on loopback here (a real deployment gives its
+ * `cluster {}` block a `tls {}` of its own).
+ */
+export interface LocalNatsTls {
+  /** The server's certificate and key (PEM files; the certificate must name 127.0.0.1). */
+  cert_file: string;
+  key_file: string;
+  /** The CA the server checks client certificates against (with `verify`). */
+  ca_file?: string;
+  /** true: every client must present a certificate ca_file signed (mutual TLS). */
+  verify?: boolean;
+  /** TLS options of this class's own client (waitForJetStream), e.g. `{ ca, cert, key }` contents. */
+  client: NonNullable<NodeConnectionOptions['tls']>;
+}
+
 export interface NatsNode {
   name: string;
   client_port: number;
@@ -70,11 +87,13 @@ export class LocalNatsCluster {
   readonly nodes: NatsNode[] = [];
   private readonly binary: string;
   private readonly auth: LocalNatsAuth | null;
+  private readonly tls: LocalNatsTls | null;
 
-  private constructor(dir: string, binary: string, auth: LocalNatsAuth | null) {
+  private constructor(dir: string, binary: string, auth: LocalNatsAuth | null, tls: LocalNatsTls | null) {
     this.dir = dir;
     this.binary = binary;
     this.auth = auth;
+    this.tls = tls;
   }
 
   /**
@@ -82,11 +101,12 @@ export class LocalNatsCluster {
    * handed out can be taken before nats-server binds it (an outgoing connection's ephemeral port:
    * seen with two test files starting clusters at once, 2 of 9 runs); then the whole cluster is
    * started again on fresh ports, at most START_ATTEMPTS_MAX times. `auth`: clients must
-   * authenticate and get only what the block permits (null: open to any client).
+   * authenticate and get only what the block permits (null: open to any client). `tls`: clients
+   * must use TLS (null: plain).
    */
-  static async start(size = 3, binary = 'nats-server', auth: LocalNatsAuth | null = null): Promise<LocalNatsCluster> {
+  static async start(size = 3, binary = 'nats-server', auth: LocalNatsAuth | null = null, tls: LocalNatsTls | null = null): Promise<LocalNatsCluster> {
     for (let attempt = 1; ; attempt++) {
-      const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary, auth);
+      const c = new LocalNatsCluster(fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-nats-')), binary, auth, tls);
       try {
         for (let i = 0; i < size; i++) {
           c.nodes.push({
@@ -123,7 +143,17 @@ export class LocalNatsCluster {
       // One node is a standalone server (a JetStream cluster needs routes): R1 streams only.
       ...(this.nodes.length === 1 ? [] : [`cluster { name: ringbook, listen: 127.0.0.1:${n.cluster_port}, routes: [${routes.join(', ')}] }`]),
       ...(this.auth === null ? [] : [this.auth.authorization]),
+      ...(this.tls === null ? [] : [this.tlsBlock(this.tls)]),
     ].join('\n') + '\n';
+  }
+
+  private tlsBlock(t: LocalNatsTls): string {
+    const items = [
+      `cert_file: ${JSON.stringify(t.cert_file)}`, `key_file: ${JSON.stringify(t.key_file)}`,
+      ...(t.ca_file === undefined ? [] : [`ca_file: ${JSON.stringify(t.ca_file)}`]),
+      ...(t.verify === true ? ['verify: true'] : []),
+    ];
+    return `tls { ${items.join(', ')} }`;
   }
 
   /**
@@ -195,7 +225,7 @@ export class LocalNatsCluster {
 
   /** Waits until the cluster answers JetStream requests (its meta leader is elected). */
   async waitForJetStream(): Promise<void> {
-    const nc = await connect({ servers: this.urls(), ...(this.auth?.client ?? {}) });
+    const nc = await connect({ servers: this.urls(), ...(this.auth?.client ?? {}), ...(this.tls === null ? {} : { tls: this.tls.client }) });
     try {
       await jetStreamReady(nc, JETSTREAM_READY_MS_MAX);
     } finally {

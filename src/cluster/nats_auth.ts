@@ -5,10 +5,13 @@
 // reads the credentials from the environment once at start (refusing a bad combination or an
 // unreadable file before any connection) and builds every role's connection options in one place.
 // Secrets live in private fields: describe() and toJSON() name the method and the user or public
-// key only, so a log line or a serialised settings object cannot carry them.
+// key only, so a log line or a serialised settings object cannot carry them. The TLS settings
+// (nats_tls.ts) travel with the credentials: they are read from the same environment at the same
+// time and go into the same options.
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
+import { explainTlsFailure, NatsTls } from './nats_tls.js';
 
 /** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
 const RECONNECT_WAIT_MS = 100;
@@ -67,19 +70,23 @@ function credsMethod(file: string): Method {
 /** The credentials of this process's NATS connections (none: a server without authorization). */
 export class NatsCredentials {
   readonly #method: Method;
+  /** The TLS settings of the same connections (none: the client library's default). */
+  readonly tls: NatsTls;
 
-  private constructor(method: Method) {
+  private constructor(method: Method, tls: NatsTls) {
     this.#method = method;
+    this.tls = tls;
   }
 
   static none(): NatsCredentials {
-    return new NatsCredentials({ kind: 'none' });
+    return new NatsCredentials({ kind: 'none' }, NatsTls.none());
   }
 
   /**
    * From RINGBOOK_NATS_USER + RINGBOOK_NATS_PASSWORD, or RINGBOOK_NATS_TOKEN, or
-   * RINGBOOK_NATS_NKEY_SEED_FILE, or RINGBOOK_NATS_CREDS_FILE: at most one method; the files are
-   * read here, so an unreadable one stops the start before any connection.
+   * RINGBOOK_NATS_NKEY_SEED_FILE, or RINGBOOK_NATS_CREDS_FILE: at most one method; and the
+   * RINGBOOK_NATS_TLS_* files (NatsTls.fromEnv). The files are read here, so an unreadable one stops
+   * the start before any connection.
    */
   static fromEnv(env: NodeJS.ProcessEnv): NatsCredentials {
     const set = (name: string): string | null => {
@@ -100,15 +107,21 @@ export class NatsCredentials {
     if (given.length > 1) throw new ConfigError(`NATS credentials: give one method only, not ${given.join(' and ')}`);
     if (user !== null && password === null) throw new ConfigError(`${ENV_USER} needs ${ENV_PASSWORD}`);
     if (password !== null && user === null) throw new ConfigError(`${ENV_PASSWORD} needs ${ENV_USER}`);
-    if (user !== null && password !== null) return new NatsCredentials({ kind: 'user', user, password });
-    if (token !== null) return new NatsCredentials({ kind: 'token', token });
-    if (seed_file !== null) return new NatsCredentials(nkeyMethod(seed_file));
-    if (creds_file !== null) return new NatsCredentials(credsMethod(creds_file));
-    return NatsCredentials.none();
+    const method: Method = user !== null && password !== null ? { kind: 'user', user, password }
+      : token !== null ? { kind: 'token', token }
+      : seed_file !== null ? nkeyMethod(seed_file)
+      : creds_file !== null ? credsMethod(creds_file)
+      : { kind: 'none' };
+    return new NatsCredentials(method, NatsTls.fromEnv(env));
   }
 
-  /** What is used, for logs and errors: the method and the user name, public key or file; never a secret. */
+  /** What is used, for logs and errors: the method and the user name, public key or file, and the TLS files; never a secret. */
   describe(): string {
+    const tls = this.tls.required() ? ` over ${this.tls.describe()}` : '';
+    return this.#describeMethod() + tls;
+  }
+
+  #describeMethod(): string {
     const m = this.#method;
     switch (m.kind) {
       case 'none': return 'no credentials';
@@ -124,8 +137,17 @@ export class NatsCredentials {
     return this.describe();
   }
 
-  /** The client library's options for this method. */
-  connectOptions(): Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator'> {
+  /** And so does a template string or String(). */
+  toString(): string {
+    return this.describe();
+  }
+
+  /** The client library's options for this method and the TLS settings. */
+  connectOptions(): Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'tls'> {
+    return { ...this.#methodOptions(), ...this.tls.connectOptions() };
+  }
+
+  #methodOptions(): Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator'> {
     const m = this.#method;
     switch (m.kind) {
       case 'none': return {};
@@ -148,8 +170,10 @@ export function natsConnectionOptions(urls: readonly string[], credentials: Nats
 const AUTH_REFUSED = /authori[sz]ation violation|authentication/i;
 
 /**
- * Connects a role. A server refusing the credentials is a configuration error said plainly (the
- * role then exits non-zero, as for any bad setting) rather than a stack trace.
+ * Connects a role. A server refusing the credentials, a server certificate not trusted, a server
+ * without TLS when TLS is asked for, or one demanding a client certificate the role lacks: each is
+ * a configuration error said plainly (the role then exits non-zero, as for any bad setting) rather
+ * than a stack trace.
  */
 export async function connectCluster(urls: readonly string[], credentials: NatsCredentials, name: string): Promise<NatsConnection> {
   try {
@@ -160,6 +184,6 @@ export async function connectCluster(urls: readonly string[], credentials: NatsC
       throw new ConfigError(`NATS (${urls.join(',')}) refused the connection with ${credentials.describe()}: ${why} ` +
         `(the role's credentials: ${ENV_USER}/${ENV_PASSWORD}, ${ENV_TOKEN}, ${ENV_NKEY_SEED_FILE} or ${ENV_CREDS_FILE}; docs/scale-out.md)`);
     }
-    throw e;
+    throw (await explainTlsFailure(e, urls, credentials.tls)) ?? e;
   }
 }

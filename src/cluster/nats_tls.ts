@@ -1,0 +1,270 @@
+// TLS on the roles' NATS connections (docs/scale-out.md, "TLS to NATS"). Without it a password or
+// token crosses the network in the clear and anyone on the path can read or alter the requests and
+// batches. The files are read and parsed here, once at start, so an unreadable or malformed one
+// stops the start before any connection (as nats_auth.ts does with the credential files); the
+// client library then gets their contents, not their paths, and never reads a file itself. The key
+// lives in a private field: describe() and toJSON() name the files only.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { checkServerIdentity as nodeCheckServerIdentity, type PeerCertificate } from 'node:tls';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import type { NodeConnectionOptions } from '@nats-io/transport-node';
+import { ConfigError } from '../config/checks.js';
+
+/** Bigger than a CA bundle of a few hundred certificates (the whole Mozilla set is ~220 KB); a wrong path to a large file is refused, not read whole. */
+const TLS_FILE_BYTES_MAX = 1024 * 1024;
+/** Certificates read from one CA file at most (each is parsed at start). */
+const CA_CERTIFICATES_MAX = 1000;
+/** How long the diagnosis of a failed connection waits for a server's INFO line (probeServerInfo). */
+const INFO_PROBE_MS_MAX = 2_000;
+/** An INFO line is ~300 bytes plus the cluster's client URLs: more than this is not a NATS server. */
+const INFO_BYTES_MAX = 64 * 1024;
+
+export const ENV_TLS_CA_FILE = 'RINGBOOK_NATS_TLS_CA_FILE';
+export const ENV_TLS_CERT_FILE = 'RINGBOOK_NATS_TLS_CERT_FILE';
+export const ENV_TLS_KEY_FILE = 'RINGBOOK_NATS_TLS_KEY_FILE';
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+function readTlsFile(name: string, file: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new ConfigError(`${name}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  if (bytes.length === 0 || bytes.length > TLS_FILE_BYTES_MAX) {
+    throw new ConfigError(`${name}: ${file} holds ${bytes.length} bytes, not a PEM file (1..${TLS_FILE_BYTES_MAX})`);
+  }
+  return bytes.toString('utf8');
+}
+
+/** The PEM certificates of a file, each parsed (a broken block is refused here, not at the handshake). */
+function readCertificates(name: string, file: string): { pem: string; subjects: string[] } {
+  const pem = readTlsFile(name, file);
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new ConfigError(`${name}: ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (blocks.length > CA_CERTIFICATES_MAX) throw new ConfigError(`${name}: ${file} holds ${blocks.length} certificates, more than ${CA_CERTIFICATES_MAX}`);
+  const subjects = blocks.map((b, i) => {
+    try {
+      return new X509Certificate(b).subject.replace(/\n/g, ', ');
+    } catch {
+      throw new ConfigError(`${name}: ${file}: certificate ${i + 1} of ${blocks.length} is not a valid PEM certificate`);
+    }
+  });
+  return { pem, subjects };
+}
+
+interface CaFile {
+  file: string;
+  pem: string;
+  count: number;
+}
+
+interface ClientCertificate {
+  cert_file: string;
+  key_file: string;
+  cert: string;
+  /** PEM of the private key: passed to the TLS handshake only, never shown. */
+  key: string;
+  subject: string;
+}
+
+function readClientCertificate(cert_file: string, key_file: string): ClientCertificate {
+  const { pem: cert, subjects } = readCertificates(ENV_TLS_CERT_FILE, cert_file);
+  const key = readTlsFile(ENV_TLS_KEY_FILE, key_file);
+  // Say what is wrong without quoting the file (it is a secret, and the library's message may).
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(key)) {
+    throw new ConfigError(`${ENV_TLS_KEY_FILE}: ${key_file} is an encrypted key: give it unencrypted (readable by this role only; there is no passphrase setting)`);
+  }
+  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) throw new ConfigError(`${ENV_TLS_KEY_FILE}: ${key_file} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`);
+  let matches: boolean;
+  try {
+    matches = new X509Certificate(cert).checkPrivateKey(createPrivateKey({ key, format: 'pem' }));
+  } catch {
+    throw new ConfigError(`${ENV_TLS_KEY_FILE}: ${key_file} is not a valid PEM private key`);
+  }
+  if (!matches) throw new ConfigError(`${ENV_TLS_KEY_FILE}: ${key_file} is not the key of the certificate in ${cert_file} (${subjects[0]})`);
+  return { cert_file, key_file, cert, key, subject: subjects[0] };
+}
+
+/**
+ * The server certificate's name check, against the host of the URL. nats.js gives Node no server
+ * name for an IP URL (nats://10.0.0.5:4222), and Node then checks the certificate against
+ * "localhost": any certificate of the CA naming localhost passed for any IP (seen with nats.js
+ * 3.4 on Node 20: a node on 127.0.0.2 with a certificate for 127.0.0.1 and localhost was
+ * accepted). Node calls this as a method of the connection's options, which hold the socket: when
+ * it fell back to "localhost" for want of a server name, the peer's address is the name to check.
+ * (Anything else, or no socket: Node's own check of Node's name.)
+ */
+function checkServerIdentity(this: { servername?: string; socket?: net.Socket } | undefined, hostname: string, cert: PeerCertificate): Error | undefined {
+  const ip = this?.socket?.remoteAddress;
+  const fell_back = hostname === 'localhost' && this !== undefined && (this.servername ?? '') === '';
+  return nodeCheckServerIdentity(fell_back && ip !== undefined && net.isIP(ip) !== 0 ? ip : hostname, cert);
+}
+
+/** How this process's NATS connections use TLS. */
+export class NatsTls {
+  readonly #ca: CaFile | null;
+  readonly #client: ClientCertificate | null;
+
+  private constructor(ca: CaFile | null, client: ClientCertificate | null) {
+    this.#ca = ca;
+    this.#client = client;
+  }
+
+  /** No TLS settings: the client library's default (TLS when the server asks for it, checked against Node's CAs). */
+  static none(): NatsTls {
+    return new NatsTls(null, null);
+  }
+
+  /**
+   * From RINGBOOK_NATS_TLS_CA_FILE (trust this CA only) and RINGBOOK_NATS_TLS_CERT_FILE +
+   * RINGBOOK_NATS_TLS_KEY_FILE (a client certificate; both or neither). Either one makes TLS
+   * required: a server without TLS is refused, not talked to in the clear.
+   */
+  static fromEnv(env: NodeJS.ProcessEnv): NatsTls {
+    const set = (name: string): string | null => {
+      const v = env[name];
+      return v === undefined || v === '' ? null : v;
+    };
+    const ca_file = set(ENV_TLS_CA_FILE);
+    const cert_file = set(ENV_TLS_CERT_FILE);
+    const key_file = set(ENV_TLS_KEY_FILE);
+    if (cert_file !== null && key_file === null) throw new ConfigError(`${ENV_TLS_CERT_FILE} needs ${ENV_TLS_KEY_FILE} (the client certificate's private key)`);
+    if (key_file !== null && cert_file === null) throw new ConfigError(`${ENV_TLS_KEY_FILE} needs ${ENV_TLS_CERT_FILE} (the client certificate)`);
+    const ca = ca_file === null ? null : (() => {
+      const { pem, subjects } = readCertificates(ENV_TLS_CA_FILE, ca_file);
+      return { file: ca_file, pem, count: subjects.length };
+    })();
+    const client = cert_file !== null && key_file !== null ? readClientCertificate(cert_file, key_file) : null;
+    return new NatsTls(ca, client);
+  }
+
+  /** Whether a setting asks for TLS (then a server without it is refused). */
+  required(): boolean {
+    return this.#ca !== null || this.#client !== null;
+  }
+
+  hasCa(): boolean {
+    return this.#ca !== null;
+  }
+
+  hasClientCertificate(): boolean {
+    return this.#client !== null;
+  }
+
+  /** The files used, for logs and errors; never the key. Empty without settings. */
+  describe(): string {
+    if (!this.required()) return '';
+    const ca = this.#ca === null ? "Node's default CAs" : `CA ${this.#ca.file}${this.#ca.count > 1 ? ` (${this.#ca.count} certificates)` : ''}`;
+    const client = this.#client === null ? 'no client certificate' : `client certificate ${this.#client.cert_file} (${this.#client.subject})`;
+    return `TLS (${ca}, ${client})`;
+  }
+
+  toJSON(): string {
+    return this.describe();
+  }
+
+  toString(): string {
+    return this.describe();
+  }
+
+  /**
+   * The client library's `tls` option: contents, not paths (the files were checked here), and the
+   * name check of an IP URL. nats.js passes the object's fields on to node:tls.
+   */
+  connectOptions(): Pick<NodeConnectionOptions, 'tls'> {
+    if (!this.required()) return {};
+    const tls: NonNullable<NodeConnectionOptions['tls']> & { checkServerIdentity: typeof checkServerIdentity } = {
+      ...(this.#ca === null ? {} : { ca: this.#ca.pem }),
+      ...(this.#client === null ? {} : { cert: this.#client.cert, key: this.#client.key }),
+      checkServerIdentity,
+    };
+    return { tls };
+  }
+}
+
+/** Node's codes for a server certificate that did not verify (node:tls, OpenSSL's X509_V_ERR_*). */
+const UNTRUSTED_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED',
+  'CERT_REJECTED', 'INVALID_CA', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The INFO fields a refusal's explanation needs (nats-server sends INFO first on every connection). */
+export interface ServerTlsInfo {
+  tls_required: boolean;
+  tls_verify: boolean;
+}
+
+/**
+ * Reads the INFO line of a nats://host:port server, or null (unreachable, silent, not NATS). Only
+ * to explain a failed connection: it sends nothing, so the server sees a client that left (a TLS
+ * server may log a handshake error for it).
+ */
+export function probeServerInfo(url: string): Promise<ServerTlsInfo | null> {
+  const m = /^nats:\/\/([^\s,:/]+|\[[0-9a-fA-F:]+\]):([0-9]+)$/.exec(url);
+  if (m === null) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    let text = '';
+    const s = net.connect(Number(m[2]), m[1].replace(/^\[|\]$/g, ''));
+    const done = (v: ServerTlsInfo | null): void => {
+      s.destroy();
+      resolve(v);
+    };
+    s.setTimeout(INFO_PROBE_MS_MAX, () => done(null));
+    s.on('error', () => done(null));
+    s.on('close', () => done(null));
+    s.on('data', (d: Buffer) => {
+      text += d.toString('utf8');
+      const end = text.indexOf('\r\n');
+      if (end < 0) {
+        if (text.length > INFO_BYTES_MAX) done(null);
+        return;
+      }
+      try {
+        const info = JSON.parse(/^INFO\s+(.*)$/.exec(text.slice(0, end))?.[1] ?? 'null') as Record<string, unknown> | null;
+        done(info === null ? null : { tls_required: info.tls_required === true, tls_verify: info.tls_verify === true });
+      } catch {
+        done(null);
+      }
+    });
+  });
+}
+
+/**
+ * A failed connection's TLS cause said plainly (a ConfigError: the role exits 1), or null when it
+ * is not about TLS. `why` is the client library's error; `servers` are asked for their INFO only
+ * when the error alone does not say (a server demanding a client certificate closes the
+ * connection after the handshake, which the library reports as its connect timeout).
+ */
+export async function explainTlsFailure(e: unknown, urls: readonly string[], tls: NatsTls): Promise<ConfigError | null> {
+  const why = e instanceof Error ? e.message : String(e);
+  const code = (e as { code?: unknown } | null)?.code;
+  const at = `NATS (${urls.join(',')})`;
+  if (typeof code === 'string' && UNTRUSTED_CODES.has(code)) {
+    const trust = code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+      ? `the nats-server's certificate must name the host of each URL (subjectAltName IP:... or DNS:...)`
+      : tls.hasCa()
+        ? `${ENV_TLS_CA_FILE} must hold the CA that signed the nats-server's certificate`
+        : `${ENV_TLS_CA_FILE} is not set, so Node's default CAs were asked: set it to the CA that signed the nats-server's certificate`;
+    return new ConfigError(`${at}: the server's TLS certificate was not trusted: ${why} (${code}); ${trust}; docs/scale-out.md, "TLS to NATS"`);
+  }
+  if (/server does not support 'tls'/.test(why)) {
+    return new ConfigError(`${at} does not offer TLS, while ${tls.describe()} asks for it: give nats-server a tls {} block or unset ` +
+      `${ENV_TLS_CA_FILE}/${ENV_TLS_CERT_FILE}/${ENV_TLS_KEY_FILE}; docs/scale-out.md, "TLS to NATS"`);
+  }
+  if (/certificate required|alert bad certificate|unknown ca|handshake failure/i.test(why) || /timeout/i.test(why)) {
+    for (const url of urls) {
+      const info = await probeServerInfo(url);
+      if (info === null || !info.tls_verify) continue;
+      return new ConfigError(tls.hasClientCertificate()
+        ? `${at}: ${url} asks for a client certificate (tls { verify: true }) and did not accept ${tls.describe()} (${why}): ` +
+          `nats-server's log says why ("TLS handshake error"): a certificate its ca_file did not sign, or without clientAuth usage`
+        : `${at}: ${url} asks for a client certificate (tls { verify: true }) and this role has none (${why}): ` +
+          `set ${ENV_TLS_CERT_FILE} and ${ENV_TLS_KEY_FILE}; docs/scale-out.md, "TLS to NATS"`);
+    }
+  }
+  return null;
+}
