@@ -12,7 +12,7 @@
 // trie node on their paths once.
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
 import { bytesToHex0x, hexToBytes } from './hex.js';
-import { LEAF_KIND_NAMES, changesToHex, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
+import { LEAF_KIND_NAMES, LeafKind as Kind, changesToHex, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
 import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { StateEventReader } from './state_events.js';
 import { encodePending } from './pending_leaves.js';
@@ -180,6 +180,22 @@ export class StateRootBuilder {
   leaves(): LeafRecord[] {
     const out: LeafRecord[] = [];
     for (const e of this.tree.all()) out.push(recordOf(e));
+    return out;
+  }
+
+  /**
+   * [account, asset] of every balance leaf whose value is zero: a snapshot's
+   * `zero_balance_leaves` (src/da/canonical_leaves.ts says why) where no read model keeps them
+   * (the cluster matcher, src/cluster/matcher_snapshots.ts). One walk of the tree, no hashing.
+   */
+  zeroBalanceLeaves(): [number, number][] {
+    const out: [number, number][] = [];
+    for (const e of this.tree.all()) {
+      if (e.kind !== Kind.BALANCE || !e.value.every((b) => b === 0)) continue;
+      // balanceKey: u32 account, u16 asset, big-endian.
+      const k = e.key;
+      out.push([((k[0] << 24) >>> 0) + (k[1] << 16) + (k[2] << 8) + k[3], (k[4] << 8) + k[5]]);
+    }
     return out;
   }
 
