@@ -89,7 +89,7 @@ export class ClusterMatcher {
       mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: this.batch_requests.counts,
       resumed_from_batch_id: -1, snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0,
     };
-    this.snapshots = new MatcherSnapshots(options.snapshots, options.node_id, this.status);
+    this.snapshots = new MatcherSnapshots(options.snapshots, options.node_id, this.status, options.engine_config.assets.length);
   }
 
   /** The engine at genesis, with the state root builder, collecting each batch's event records. */

@@ -22,8 +22,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { EngineConfig } from '../engine/api.js';
 import { ReplayExecutor, type ReplayOptions } from '../da/replay.js';
+import { ADDRESS_BYTES } from '../matcher/registry.js';
 import {
-  decodeEngine, encodeEngine, encodeSnapshot, listSnapshots, pruneSnapshots, readSnapshotFile, snapshotFileName, writeFileAtomic,
+  decodeEngine, encodeEngine, type EngineSnapshot, encodeSnapshot, listSnapshots, pruneSnapshots, readSnapshotFile, snapshotFileName, writeFileAtomic,
 } from '../snapshot/snapshot_file.js';
 import { componentLog } from '../util/log.js';
 import { EVENT_STREAM, readBatchHeader, type BatchHeader } from './log_format.js';
@@ -59,9 +60,11 @@ export class MatcherSnapshots {
   private readonly node_id: string;
   private readonly status: MatcherStatus;
   private writing: Promise<void> | null = null;
+  private readonly asset_count: number;
 
-  constructor(settings: MatcherSnapshotSettings, node_id: string, status: MatcherStatus) {
+  constructor(settings: MatcherSnapshotSettings, node_id: string, status: MatcherStatus, asset_count: number) {
     this.settings = settings;
+    this.asset_count = asset_count;
     this.node_id = node_id;
     this.status = status;
     if (settings.dir !== null) mkdirSync(settings.dir, { recursive: true });
@@ -81,9 +84,11 @@ export class MatcherSnapshots {
     const t0 = performance.now();
     // Serialized now, at the batch boundary: the engine and the tree move on with the next batch.
     // Both packs reuse one buffer (engine_snapshot.ts): copied before the next.
-    const engine = new Uint8Array(encodeEngine(executor.matcher.captureState()));
+    const state = executor.matcher.captureState();
+    const engine = new Uint8Array(encodeEngine(state));
+    const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalances(state, this.asset_count));
     const bytes = Buffer.from(encodeSnapshot({
-      batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves: executor.builder.zeroBalanceLeaves(),
+      batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves,
       created_ms: Date.now(), cluster: { events_through, requests_through },
     }, engine, null));
     this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
@@ -161,6 +166,28 @@ export class MatcherSnapshots {
     }
     return null;
   }
+}
+
+/**
+ * The (account, asset) pairs whose balance is zero in `state`: every asset of an account the
+ * canonical state leaves out (it lists only accounts with a balance or a nonce), the zero ones of
+ * the others. Only these can be zero balance leaves.
+ */
+export function zeroBalances(state: EngineSnapshot, asset_count: number): [number, number][] {
+  const out: [number, number][] = [];
+  const listed = new Set<number>();
+  for (const a of state.canonical.accounts) {
+    listed.add(a.account);
+    a.balances.forEach(([available, locked], asset) => {
+      if (available === 0 && locked === 0) out.push([a.account, asset]);
+    });
+  }
+  const accounts = state.addresses.length / ADDRESS_BYTES;
+  for (let id = 0; id < accounts; id++) {
+    if (listed.has(id)) continue;
+    for (let asset = 0; asset < asset_count; asset++) out.push([id, asset]);
+  }
+  return out;
 }
 
 /** The event stream's batch header at a sequence (a snapshot's check); a few retries ride out an election. */

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BatchRequests } from '../../src/cluster/batch_request.js';
 import type { BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_options.js';
-import { MatcherSnapshots, type ReadBatchAt } from '../../src/cluster/matcher_snapshots.js';
+import { MatcherSnapshots, zeroBalances, type ReadBatchAt } from '../../src/cluster/matcher_snapshots.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
 import { listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
@@ -47,7 +47,7 @@ describe('MatcherSnapshots.resume', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-matcher-resume-'));
     dirs.push(dir);
     const status = statusOf();
-    const snaps = new MatcherSnapshots({ dir, every_batches: EVERY_BATCHES, keep: KEEP }, 'm', status);
+    const snaps = new MatcherSnapshots({ dir, every_batches: EVERY_BATCHES, keep: KEEP }, 'm', status, config.assets.length);
     const rm = new ReadModel(config.assets, { fills_per_account_kept: 10, trades_per_market_kept: 10, closed_orders_kept: 10 });
     const ex = new ReplayExecutor(config, { onEvent: (e) => rm.apply(e) });
     // The stream as the leader published it: header of batch b at sequence b + 1.
@@ -68,7 +68,10 @@ describe('MatcherSnapshots.resume', () => {
       headers.push(h);
       batches.push({ records, n });
       snaps.confirmed(h, batch_id + 1, at, r.state_root, ex);
-      expect(sorted(ex.builder.zeroBalanceLeaves()), `batch ${batch_id}: zero balance leaves`).toEqual(sorted(rm.zeroBalanceLeaves()));
+      // Looked up among the zero balances, or found by walking every leaf: the read model's.
+      const candidates = zeroBalances(ex.matcher.captureState(), config.assets.length);
+      expect(sorted(ex.builder.zeroBalanceLeaves(candidates, 0)), `batch ${batch_id}: zero balance leaves looked up`).toEqual(sorted(rm.zeroBalanceLeaves()));
+      expect(sorted(ex.builder.zeroBalanceLeaves(candidates, Infinity)), `batch ${batch_id}: zero balance leaves walked`).toEqual(sorted(rm.zeroBalanceLeaves()));
       zero_leaves_seen += rm.zeroBalanceLeaves().length;
       await snaps.idle();
     }
