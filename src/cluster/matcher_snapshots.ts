@@ -82,15 +82,22 @@ export class MatcherSnapshots {
       return;
     }
     const t0 = performance.now();
-    // Serialized now, at the batch boundary: the engine and the tree move on with the next batch.
-    // Both packs reuse one buffer (engine_snapshot.ts): copied before the next.
-    const state = executor.matcher.captureState();
-    const engine = new Uint8Array(encodeEngine(state));
-    const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalances(state, this.asset_count));
-    const bytes = Buffer.from(encodeSnapshot({
-      batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves,
-      created_ms: Date.now(), cluster: { events_through, requests_through },
-    }, engine, null));
+    let bytes: Buffer;
+    try {
+      // Serialized now, at the batch boundary: the engine and the tree move on with the next batch.
+      // Both packs reuse one buffer (engine_snapshot.ts): copied before the next.
+      const state = executor.matcher.captureState();
+      const engine = new Uint8Array(encodeEngine(state));
+      const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalances(state, this.asset_count));
+      bytes = Buffer.from(encodeSnapshot({
+        batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves,
+        created_ms: Date.now(), cluster: { events_through, requests_through },
+      }, engine, null));
+    } catch (e) {
+      // A snapshot is an optimisation: its failure must not stop the batch that called it.
+      log.error(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} not taken: ${String(e)}`, undefined, { batch_id: h.batch_id });
+      return;
+    }
     this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
     this.writing = this.write(dir, h.batch_id, bytes).finally(() => {
       this.writing = null;
