@@ -4,6 +4,7 @@ import type { EngineConfig } from '../engine/api.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { BatchRequestCounts } from './batch_request.js';
 import type { NatsCredentials } from './nats_auth.js';
+import type { MatcherSnapshotSettings } from './matcher_snapshots.js';
 
 export interface ClusterMatcherOptions {
   nats_urls: string[];
@@ -24,6 +25,8 @@ export interface ClusterMatcherOptions {
   store_fault_after_ms: number;
   /** Test seam, as the single process's journal (src/journal/journal.ts fault_file); null in production. */
   fault_file: string | null;
+  /** Local engine snapshots (matcher_snapshots.ts): where, how often, how many kept. */
+  snapshots: MatcherSnapshotSettings;
 }
 
 export type MatcherRoleState = 'standby' | 'leader' | 'stopped';
@@ -46,4 +49,13 @@ export interface MatcherStatus {
   store_fault: JournalFault | null;
   /** The gateways' requests for a batch (batch_request.ts) this matcher heard, and what it did. */
   batch_requests: BatchRequestCounts;
+  /**
+   * The snapshot batch the last (re)start resumed from, after checking it against the event
+   * stream (matcher_snapshots.ts); -1: it re-executed the stream from sequence 1.
+   */
+  resumed_from_batch_id: number;
+  /** Snapshots written since start, the last one's batch (-1: none), and how long its capture held the engine (ms). */
+  snapshots_written: number;
+  snapshot_batch_id: number;
+  snapshot_capture_ms: number;
 }

@@ -9,11 +9,12 @@
 // from the position after the last batch, cuts batches (number and time are its own, written in
 // the batch message), applies them, and publishes each batch message with JetStream's
 // expected-last-sequence set to the last one it applied (matcher_store.ts): if anyone else wrote
-// in between, the publish fails and this matcher starts over as a standby from genesis (it
-// applied a batch the log does not hold). It leads only while its lease is valid (lease.ts: its
-// last confirmed renewal + TTL - margin): every batch, status message, batch request and /status
-// answer checks that first (leadingNow), so a leader cut off from NATS stops before a standby can
-// take the key.
+// in between, the publish fails and this matcher starts over as a standby (it applied a batch
+// the log does not hold). It leads only while its lease is valid (lease.ts: its last confirmed
+// renewal + TTL - margin): every batch, status message, batch request and /status answer checks
+// that first (leadingNow), so a leader cut off from NATS stops before a standby can take the key.
+// Starting, and starting over, resume from the newest local snapshot of a batch the stream
+// confirms (matcher_snapshots.ts), else from genesis.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -29,6 +30,7 @@ import { ensureStreams, EVENT_STREAM, LEASE_BUCKET, readBatchHeader, RECORD_BYTE
 import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';
 import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
 import { BatchRequests } from './batch_request.js';
+import { batchReader, MatcherSnapshots } from './matcher_snapshots.js';
 
 export type { ClusterMatcherOptions, MatcherRoleState, MatcherStatus } from './matcher_options.js';
 
@@ -70,6 +72,7 @@ export class ClusterMatcher {
   private last_time_ms = 0;
   /** The gateways' requests for a batch: an empty one when none comes otherwise (batch_request.ts). */
   private readonly batch_requests = new BatchRequests();
+  private readonly snapshots: MatcherSnapshots;
   /** Times this matcher was fenced out and started over (rebuild). */
   rebuilds = 0;
   /** Called when this matcher must stop (lost the log or the lease while leading). */
@@ -85,21 +88,46 @@ export class ClusterMatcher {
     this.status = {
       node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
       mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: this.batch_requests.counts,
+      resumed_from_batch_id: -1, snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0,
     };
+    this.snapshots = new MatcherSnapshots(options.snapshots, options.node_id, this.status, options.engine_config.assets.length);
   }
 
   /** The engine at genesis, with the state root builder, collecting each batch's event records. */
   private freshExecutor(): ReplayExecutor {
-    return new ReplayExecutor(this.options.engine_config, {
-      onRecord: (views: RecordViews, o: number) => {
-        this.events.push(views, o);
-      },
-    });
+    return new ReplayExecutor(this.options.engine_config, { onRecord: this.onRecord });
+  }
+
+  private readonly onRecord = (views: RecordViews, o: number): void => {
+    this.events.push(views, o);
+  };
+
+  /**
+   * At genesis (a start, a rebuild): resumes from the newest local snapshot the event stream
+   * confirms, if any, so that follow() starts after it instead of at sequence 1.
+   */
+  private async resumeFromSnapshot(): Promise<void> {
+    const s = this.status;
+    if (s.batch_id !== -1) return;
+    const r = await this.snapshots.resume(this.options.engine_config, this.onRecord, batchReader(this.jsm as JetStreamManager));
+    s.resumed_from_batch_id = r === null ? -1 : r.batch_id;
+    if (r === null) return;
+    this.executor = r.executor;
+    Object.assign(s, { batch_id: r.batch_id, state_root: r.state_root, events_through: r.events_through, requests_through: r.requests_through });
+    this.last_time_ms = r.batch_time_ms;
+  }
+
+  /** Batch `h`, confirmed in the stream at `event_seq`, is applied: a snapshot may be due. */
+  private confirmed(h: BatchHeader, event_seq: number, state_root: string): void {
+    this.applied(h, event_seq, state_root);
+    this.snapshots.confirmed(h, event_seq, this.status.requests_through, state_root, this.executor);
   }
 
   /**
    * Fenced out: another matcher wrote the batch this one applied, so this engine is ahead of the
-   * log. Start over from genesis as a standby: the next follow() re-executes the stream.
+   * log. Start over from genesis as a standby: the next follow() resumes from the newest
+   * snapshot the stream confirms (all this matcher's snapshots are of confirmed batches), else
+   * re-executes the stream from sequence 1.
    */
   private rebuild(why: string): void {
     log.error(`ringbook matcher ${this.options.node_id}: ${why}: rebuilding from the event stream as a standby`);
@@ -123,7 +151,8 @@ export class ClusterMatcher {
     this.leader_store = new LeaderStore(o, this.status, nc, this.js, this.jsm, {
       stopping: () => this.stopping,
       leading: () => this.leadingNow(),
-      applied: (h, event_seq, state_root) => this.applied(h, event_seq, state_root),
+      // Called for a batch whose publish was acknowledged (or found stored as its own): confirmed.
+      applied: (h, event_seq, state_root) => this.confirmed(h, event_seq, state_root),
       rebuild: (why) => this.rebuild(why),
     });
     this.lease = await KvLease.open(nc, LEASE_BUCKET, o.node_id, o.lease_ttl_ms, o.replicas);
@@ -135,6 +164,7 @@ export class ClusterMatcher {
   // ---------------------------------------------------------------- standby: follow the log
 
   private async follow(): Promise<void> {
+    await this.resumeFromSnapshot();
     const reader = new LogReader(this.js as JetStreamClient, this.jsm as JetStreamManager, EVENT_STREAM, this.status.events_through + 1,
       `matcher ${this.options.node_id}`, EVENTS_PULLED_MAX, (m) => this.applyPublished(m));
     this.follower = reader;
@@ -153,14 +183,17 @@ export class ClusterMatcher {
     const roots = this.execute(h.batch_id, h.time_ms, inputs);
     const published_events = m.data.subarray(h.input_records * RECORD_BYTES);
     const own = this.eventBytes();
-    if (roots.state_root !== h.state_root || roots.fills_root !== h.fills_root || !bytesEqual(own, published_events)) {
+    const agreed = roots.state_root === h.state_root && roots.fills_root === h.fills_root && bytesEqual(own, published_events);
+    if (!agreed) {
       s.mismatches++;
       log.error(`ringbook matcher ${this.options.node_id}: ALARM batch ${h.batch_id} re-executed differently: ` +
         `state root ${roots.state_root} vs published ${h.state_root} (leader ${h.leader}), ` +
         `fills root ${roots.fills_root} vs ${h.fills_root}, ${own.length / RECORD_BYTES} vs ${published_events.length / RECORD_BYTES} events`,
       undefined, { batch_id: h.batch_id });
     }
-    this.applied(h, m.seq, roots.state_root);
+    // A batch that re-executed differently is never snapshotted: its state is not the stream's.
+    if (agreed) this.confirmed(h, m.seq, roots.state_root);
+    else this.applied(h, m.seq, roots.state_root);
   }
 
   private execute(batch_id: number, time_ms: number, inputs: Uint8Array): BatchRoots {
@@ -370,6 +403,7 @@ export class ClusterMatcher {
     await this.lead_done;
     await this.follower?.close();
     await this.lease?.release();
+    await this.snapshots.idle();
     this.status.role = 'stopped';
     await this.nc?.drain();
   }

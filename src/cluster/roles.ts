@@ -59,6 +59,13 @@ export interface ClusterSettings {
    * about a lease TTL after its death. A gateway never posts in a cluster.
    */
   settlement_poster: boolean;
+  /**
+   * RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES (a matcher role): a local engine snapshot in
+   * <data_dir>/matcher at every batch id that is a multiple of this, which a restart or a fenced
+   * leader resumes from instead of the event stream's start; 0: none written. Default: config
+   * snapshots.every_batches (the single process's interval); config snapshots.keep are kept.
+   */
+  matcher_snapshot_every_batches: number | null;
 }
 
 /** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
@@ -122,6 +129,8 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     gateway_state_roots: intEnv(env, 'RINGBOOK_GATEWAY_STATE_ROOTS', 0, 0, 1) === 1,
     store_fault_after_ms: intEnv(env, 'RINGBOOK_STORE_FAULT_AFTER_MS', STORE_FAULT_AFTER_MS_DEFAULT, 0, 600_000),
     settlement_poster: intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1,
+    matcher_snapshot_every_batches: env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === undefined || env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === ''
+      ? null : intEnv(env, 'RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES', 0, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 
@@ -174,6 +183,10 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
     lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max, store_fault_after_ms: s.store_fault_after_ms,
     // Test seam only (test/cluster/store_fault.test.ts), the single process's journal's.
     fault_file: process.env.RINGBOOK_TEST_JOURNAL_FAULT_FILE ?? null,
+    snapshots: {
+      dir: path.resolve(cfg.server.data_dir, 'matcher'), every_batches: s.matcher_snapshot_every_batches ?? cfg.snapshots.every_batches,
+      keep: cfg.snapshots.keep,
+    },
   });
   await matcher.start();
   const status = http.createServer((req, res) => {

@@ -13,7 +13,7 @@
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
 import { hexToBytes } from './hex.js';
 import { toHex0x } from '../util/hex.js';
-import { LEAF_KIND_NAMES, changesToHex, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
+import { LEAF_KIND_NAMES, LeafKind as Kind, balanceKey as balanceKeyOf, changesToHex, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
 import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { StateEventReader } from './state_events.js';
 import { encodePending } from './pending_leaves.js';
@@ -57,6 +57,12 @@ class EndedBatch implements BatchRoots {
     return (this.diff ??= decodeChanges(this.state_diff_bytes));
   }
 }
+
+/**
+ * One tree lookup (keccak of the path, then the path's nodes) costs about as much as walking this
+ * many leaves in `tree.all()`: ~2.0 and ~0.9 CPU us (bench/matcher_snapshot.ts, docs/benchmarks.md h28m).
+ */
+const LOOKUP_COST_IN_LEAVES_WALKED = 2;
 
 export class StateRootBuilder {
   private readonly tree: StateTree;
@@ -181,6 +187,31 @@ export class StateRootBuilder {
   leaves(): LeafRecord[] {
     const out: LeafRecord[] = [];
     for (const e of this.tree.all()) out.push(recordOf(e));
+    return out;
+  }
+
+  /**
+   * [account, asset] of every balance leaf whose value is zero: a snapshot's
+   * `zero_balance_leaves` (src/da/canonical_leaves.ts says why) where no read model keeps them
+   * (the cluster matcher, src/cluster/matcher_snapshots.ts). `candidates`: the pairs whose
+   * balance is zero now (no other pair can be a zero leaf). Each is looked up (a keccak and one
+   * path), unless looking them all up would cost more than one walk of every leaf
+   * (`lookup_cost`: a lookup's cost in leaves walked; tests and the bench force either way).
+   */
+  zeroBalanceLeaves(candidates: readonly (readonly [number, number])[], lookup_cost = LOOKUP_COST_IN_LEAVES_WALKED): [number, number][] {
+    const out: [number, number][] = [];
+    if (candidates.length * lookup_cost < this.tree.size) {
+      for (const [account, asset] of candidates) {
+        if (this.tree.find(Kind.BALANCE, balanceKeyOf(account, asset)) !== undefined) out.push([account, asset]);
+      }
+      return out;
+    }
+    for (const e of this.tree.all()) {
+      if (e.kind !== Kind.BALANCE || !e.value.every((b) => b === 0)) continue;
+      // balanceKey: u32 account, u16 asset, big-endian.
+      const k = e.key;
+      out.push([((k[0] << 24) >>> 0) + (k[1] << 16) + (k[2] << 8) + k[3], (k[4] << 8) + k[5]]);
+    }
     return out;
   }
 

@@ -3,6 +3,7 @@
 //
 //   format, version, batch_id, batch_time_ms, state_root (published root of the batch),
 //   zero_balance_leaves, created_ms,
+//   cluster (optional: a cluster matcher's stream positions, below),
 //   engine  (bytes: msgpackr of { canonical: CanonicalState, addresses: 20 bytes per account id }),
 //   front   (bytes: msgpackr of the front's FrontState, or null for an engine-only snapshot),
 //   digest  (sha256 of the header fields, engine bytes and front bytes).
@@ -37,6 +38,13 @@ export interface SnapshotHeader {
   /** [account, asset] balance leaves whose value is zero (src/da/canonical_leaves.ts says why). */
   zero_balance_leaves: [number, number][];
   created_ms: number;
+  /**
+   * A cluster matcher's snapshot only (src/cluster/matcher_snapshots.ts): the event stream
+   * sequence of batch `batch_id` and the request stream sequence consumed through, where a
+   * restart follows the streams from. Optional and digested only when present, so the single
+   * process's files (which never carry it) keep their digest and no version bump is needed.
+   */
+  cluster?: { events_through: number; requests_through: number };
 }
 
 export interface SnapshotFile extends SnapshotHeader {
@@ -47,7 +55,9 @@ export interface SnapshotFile extends SnapshotHeader {
 
 function digestOf(h: SnapshotHeader, engine: Uint8Array, front: Uint8Array | null): string {
   const hash = createHash('sha256');
-  hash.update(JSON.stringify([SNAPSHOT_FORMAT, SNAPSHOT_VERSION, h.batch_id, h.batch_time_ms, h.state_root, h.zero_balance_leaves, h.created_ms]));
+  const fields: unknown[] = [SNAPSHOT_FORMAT, SNAPSHOT_VERSION, h.batch_id, h.batch_time_ms, h.state_root, h.zero_balance_leaves, h.created_ms];
+  if (h.cluster !== undefined) fields.push([h.cluster.events_through, h.cluster.requests_through]);
+  hash.update(JSON.stringify(fields));
   hash.update(engine);
   if (front !== null) hash.update(front);
   return hash.digest('hex');
@@ -74,11 +84,18 @@ export function decodeSnapshot(bytes: Uint8Array): SnapshotFile {
   const ok = Number.isSafeInteger(s.batch_id) && (s.batch_id as number) >= 0 && typeof s.batch_time_ms === 'number' &&
     (s.state_root === null || typeof s.state_root === 'string') && Array.isArray(s.zero_balance_leaves) &&
     typeof s.created_ms === 'number' && s.engine instanceof Uint8Array && (s.front === null || s.front instanceof Uint8Array) &&
-    typeof s.digest === 'string';
+    typeof s.digest === 'string' && (s.cluster === undefined || isStreamPositions(s.cluster));
   if (!ok) throw new SnapshotInvalid('fields missing or of the wrong type');
   const f = s as unknown as SnapshotFile;
   if (digestOf(f, f.engine, f.front) !== f.digest) throw new SnapshotInvalid('digest mismatch (altered or torn)');
   return f;
+}
+
+function isStreamPositions(c: unknown): boolean {
+  if (c === null || typeof c !== 'object') return false;
+  const p = c as Record<string, unknown>;
+  return Number.isSafeInteger(p.events_through) && (p.events_through as number) > 0 &&
+    Number.isSafeInteger(p.requests_through) && (p.requests_through as number) >= 0;
 }
 
 export function snapshotFileName(batch_id: number): string {

@@ -1,0 +1,138 @@
+// The cluster matcher's snapshot pause (src/cluster/matcher_snapshots.ts): what a matcher role does
+// at the boundary of a batch whose snapshot is due, before it applies the next one, for the state
+// of bench/recovery.ts's journal (by default 10,000 accounts, 1,000,000 requests: ~112,000 open
+// orders, ~275,000 state leaves). The write itself is asynchronous and not part of the pause.
+//
+//   npx tsc -p tsconfig.json && node dist/bench/matcher_snapshot.js [--requests N] [--accounts N] [--rounds N] [--dir D]
+//
+// The journal is generated and replayed untimed (deferred root, then the whole tree once, as a
+// standby that followed the stream holds it). Then, `rounds` times, each part of the pause is
+// timed in wall and process CPU ms (the machine is shared: CPU time is the steadier figure; GC
+// helper threads count in it): the engine's state walk (Matcher.captureState), its msgpackr
+// packing (encodeEngine) and copy, the zero balances of the state (the candidates), the zero
+// balance leaves from the state tree (StateRootBuilder.zeroBalanceLeaves: by looking each
+// candidate up, and by walking every leaf, both timed, and a lookup of every (account, asset) pair to set its LOOKUP_COST_IN_LEAVES_WALKED), and the file's encoding (encodeSnapshot: sha256 digest
+// over the engine part, packing) and copy; and the whole MatcherSnapshots.confirmed() call. Medians
+// are reported; the last line is one JSON object {"bench": "matcher_snapshot", ...}.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BatchRequests } from '../src/cluster/batch_request.js';
+import { MatcherSnapshots, zeroBalances } from '../src/cluster/matcher_snapshots.js';
+import type { MatcherStatus } from '../src/cluster/matcher_options.js';
+import { loadConfig } from '../src/config/load.js';
+import { engineConfigOf } from '../src/config/read.js';
+import { ReplayExecutor } from '../src/da/replay.js';
+import { Journal } from '../src/journal/journal.js';
+import { encodeEngine, encodeSnapshot } from '../src/snapshot/snapshot_file.js';
+import { runMain } from './cli_args.js';
+import { generateJournal } from './journal_flow.js';
+import { Knobs } from './knobs.js';
+
+const knobs = new Knobs();
+const REQUESTS = knobs.number('requests', 1_000_000, 1, 100_000_000);
+const ACCOUNTS = knobs.number('accounts', 10_000, 2, 1_000_000);
+const ROUNDS = knobs.number('rounds', 5, 1, 100);
+const BASE = knobs.string('dir', os.tmpdir());
+knobs.finish();
+
+interface Timed { wall_ms: number; cpu_ms: number }
+
+function timed<T>(fn: () => T): [T, Timed] {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const v = fn();
+  const c = process.cpuUsage(c0);
+  return [v, { wall_ms: performance.now() - t0, cpu_ms: (c.user + c.system) / 1000 }];
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[s.length >> 1] * 10) / 10;
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-matcher-snapshot-'));
+  try {
+    await generateJournal(dir, { accounts: ACCOUNTS, requests: REQUESTS, batch: 1000 });
+    const engine_config = engineConfigOf(loadConfig({}));
+    const ex = new ReplayExecutor(engine_config, { state_root: 'deferred', event_ring_slots: 1 << 14 });
+    ex.genesis();
+    const journal = Journal.open(dir);
+    let batch_id = 0;
+    let time_ms = 0;
+    for (const b of journal.readTransient(1)) {
+      ex.apply(b.batch_id, b.time_ms, b.records, b.count);
+      batch_id = b.batch_id;
+      time_ms = b.time_ms;
+    }
+    await journal.close();
+    const state_root = ex.finishDeferred().state_root;
+    const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [], confirmed: [] };
+    let bytes = 0;
+    let open_orders = 0;
+    let zero_leaves = 0;
+    let candidate_count = 0;
+    let every_pairs = 0;
+    const snap_dir = path.join(dir, 'matcher');
+    const status = {
+      node_id: 'bench', role: 'standby', batch_id, state_root, events_through: batch_id + 1, requests_through: 0, mismatches: 0,
+      leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: new BatchRequests().counts, resumed_from_batch_id: -1,
+      snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0,
+    } satisfies MatcherStatus;
+    const snaps = new MatcherSnapshots({ dir: snap_dir, every_batches: 1, keep: 1 }, 'bench', status, engine_config.assets.length);
+    for (let r = 0; r < ROUNDS; r++) {
+      const [state, capture] = timed(() => ex.matcher.captureState());
+      const [engine, pack] = timed(() => new Uint8Array(encodeEngine(state)));
+      const [candidates, candidates_t] = timed(() => zeroBalances(state, engine_config.assets.length));
+      const [zero, zero_t] = timed(() => ex.builder.zeroBalanceLeaves(candidates, 0));
+      const [zero_walked, walk_t] = timed(() => ex.builder.zeroBalanceLeaves(candidates, Infinity));
+      if (zero_walked.length !== zero.length) throw new Error(`zero balance leaves: ${zero.length} looked up, ${zero_walked.length} walked`);
+      candidate_count = candidates.length;
+      // The lookup's cost over many pairs (every account's every asset; most are leaves, not zero ones).
+      const every_pair: [number, number][] = [];
+      for (let id = 0; id < state.addresses.length / 20; id++) for (let k = 0; k < engine_config.assets.length; k++) every_pair.push([id, k]);
+      const [, every_t] = timed(() => ex.builder.zeroBalanceLeaves(every_pair, 0));
+      parts.lookup_every_pair.push(every_t);
+      every_pairs = every_pair.length;
+      const [file, file_t] = timed(() => Buffer.from(encodeSnapshot({
+        batch_id, batch_time_ms: time_ms, state_root, zero_balance_leaves: zero, created_ms: Date.now(), cluster: { events_through: batch_id + 1, requests_through: 0 },
+      }, engine, null)));
+      const [, confirmed] = timed(() => snaps.confirmed({
+        batch_id, time_ms, requests_through: 0, input_records: 0, state_root, fills_root: '', leader: 'bench',
+      }, batch_id + 1, 0, state_root, ex));
+      await snaps.idle();
+      parts.capture.push(capture);
+      parts.pack.push(pack);
+      parts.candidates.push(candidates_t);
+      parts.zero_leaves_lookup.push(zero_t);
+      parts.zero_leaves_walk.push(walk_t);
+      parts.file.push(file_t);
+      parts.confirmed.push(confirmed);
+      bytes = file.length;
+      open_orders = state.canonical.markets.reduce((n, m) => n + m.bids.length + m.asks.length, 0);
+      zero_leaves = zero.length;
+    }
+    const out: Record<string, number | string> = {
+      bench: 'matcher_snapshot', requests: REQUESTS, accounts: ACCOUNTS, batch_id, open_orders, leaves: ex.builder.leafCount(), zero_leaves, zero_balances: candidate_count, bytes, rounds: ROUNDS,
+    };
+    for (const [k, v] of Object.entries(parts)) {
+      out[`${k}_wall_ms`] = median(v.map((x) => x.wall_ms));
+      out[`${k}_cpu_ms`] = median(v.map((x) => x.cpu_ms));
+    }
+    // What sets LOOKUP_COST_IN_LEAVES_WALKED (src/da/state_root.ts): CPU microseconds per lookup and per leaf walked.
+    out.lookup_pairs = every_pairs;
+    out.lookup_cpu_us_each = Math.round(1000 * (out.lookup_every_pair_cpu_ms as number) / every_pairs * 100) / 100;
+    out.walk_cpu_us_per_leaf = Math.round(1000 * (out.zero_leaves_walk_cpu_ms as number) / ex.builder.leafCount() * 100) / 100;
+    out.snapshots_written = status.snapshots_written;
+    out.node = process.version;
+    out.load_avg_1m = Math.round(os.loadavg()[0] * 10) / 10;
+    console.log(`snapshot pause at batch ${batch_id} (${open_orders} open orders, ${ex.builder.leafCount()} leaves, ${bytes} bytes): ` +
+      `whole confirmed() ${out.confirmed_wall_ms} ms wall / ${out.confirmed_cpu_ms} ms CPU (median of ${ROUNDS})`);
+    console.log(JSON.stringify(out));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+runMain(main);

@@ -1,0 +1,218 @@
+// The cluster matcher's local engine snapshots (docs/scale-out.md, "Disk, restarts and
+// trimming"): without them a matcher re-executes the event stream from sequence 1 at every start
+// and after every fence (rebuild), so both grow with the exchange's history.
+//
+// Files: the single process's snapshot format (src/snapshot/snapshot_file.ts), engine part only
+// (front = null), in <data_dir>/matcher, with the header's optional `cluster` positions (the
+// event stream sequence of the batch, the request stream sequence consumed through).
+//
+// Written: at a batch the event stream has confirmed (a standby's re-executed batch that agreed
+// with the published one; a leader's batch whose publish was acknowledged), every
+// `every_batches`: the state is serialized at the batch boundary (the engine moves on right after)
+// and the file is written asynchronously, one write at a time (a batch due while one is written
+// is passed over). The `keep` newest are kept.
+//
+// Read: at start and after a fence, the newest file whose digest holds, whose batch, time and
+// state root are those of the stream's message at its sequence, and whose restored state tree
+// has that root; else the next older, else none (the stream from sequence 1). Each file passed
+// over is logged with why; a corrupt file is never fatal.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { EngineConfig } from '../engine/api.js';
+import { ReplayExecutor, type ReplayOptions } from '../da/replay.js';
+import { ADDRESS_BYTES } from '../matcher/registry.js';
+import {
+  decodeEngine, encodeEngine, type EngineSnapshot, encodeSnapshot, listSnapshots, pruneSnapshots, readSnapshotFile, snapshotFileName, writeFileAtomic,
+} from '../snapshot/snapshot_file.js';
+import { componentLog } from '../util/log.js';
+import { EVENT_STREAM, readBatchHeader, type BatchHeader } from './log_format.js';
+import { RETRY_WAIT_MS } from './matcher_store.js';
+import type { MatcherStatus } from './matcher_options.js';
+
+const log = componentLog('cluster');
+
+export interface MatcherSnapshotSettings {
+  /** Where the files go (<data_dir>/matcher); null: no snapshots written or read. */
+  dir: string | null;
+  /** A snapshot at every batch id that is a multiple of this (0: none written; existing ones are still read). */
+  every_batches: number;
+  /** The newest files kept. */
+  keep: number;
+}
+
+/** Where a matcher resumes: the restored executor at `batch_id` and the stream positions after it. */
+export interface ResumePoint {
+  executor: ReplayExecutor;
+  batch_id: number;
+  batch_time_ms: number;
+  state_root: string;
+  events_through: number;
+  requests_through: number;
+}
+
+/** The stream's batch header at an event stream sequence; null when the stream does not hold it (`why` says). */
+export type ReadBatchAt = (seq: number) => Promise<{ header: BatchHeader } | { header: null; why: string }>;
+
+export class MatcherSnapshots {
+  private readonly settings: MatcherSnapshotSettings;
+  private readonly node_id: string;
+  private readonly status: MatcherStatus;
+  private writing: Promise<void> | null = null;
+  private readonly asset_count: number;
+
+  constructor(settings: MatcherSnapshotSettings, node_id: string, status: MatcherStatus, asset_count: number) {
+    this.settings = settings;
+    this.asset_count = asset_count;
+    this.node_id = node_id;
+    this.status = status;
+    if (settings.dir !== null) mkdirSync(settings.dir, { recursive: true });
+  }
+
+  /**
+   * Batch `h` is confirmed in the event stream at `events_through` and `executor` has applied it
+   * (nothing more): takes a snapshot if one is due and no write is in flight.
+   */
+  confirmed(h: BatchHeader, events_through: number, requests_through: number, state_root: string, executor: ReplayExecutor): void {
+    const { dir, every_batches } = this.settings;
+    if (dir === null || every_batches === 0 || h.batch_id === 0 || h.batch_id % every_batches !== 0) return;
+    if (this.writing !== null) {
+      log.warn(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} passed over: the previous one is still being written`);
+      return;
+    }
+    const t0 = performance.now();
+    let bytes: Buffer;
+    try {
+      // Serialized now, at the batch boundary: the engine and the tree move on with the next batch.
+      // Both packs reuse one buffer (engine_snapshot.ts): copied before the next.
+      const state = executor.matcher.captureState();
+      const engine = new Uint8Array(encodeEngine(state));
+      const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalances(state, this.asset_count));
+      bytes = Buffer.from(encodeSnapshot({
+        batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves,
+        created_ms: Date.now(), cluster: { events_through, requests_through },
+      }, engine, null));
+    } catch (e) {
+      // A snapshot is an optimisation: its failure must not stop the batch that called it.
+      log.error(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} not taken: ${String(e)}`, undefined, { batch_id: h.batch_id });
+      return;
+    }
+    this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
+    this.writing = this.write(dir, h.batch_id, bytes).finally(() => {
+      this.writing = null;
+    });
+  }
+
+  private async write(dir: string, batch_id: number, bytes: Buffer): Promise<void> {
+    try {
+      await writeFileAtomic(path.join(dir, snapshotFileName(batch_id)), bytes);
+      pruneSnapshots(dir, this.settings.keep);
+      this.status.snapshots_written++;
+      this.status.snapshot_batch_id = batch_id;
+      log.info(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} written (${bytes.length} bytes)`, { batch_id });
+    } catch (e) {
+      // The disk's trouble is not the exchange's: the matcher goes on, a restart replays more.
+      log.error(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} not written: ${String(e)}`, undefined, { batch_id });
+    }
+  }
+
+  /** Waits for the write in flight, if any (a clean stop). */
+  async idle(): Promise<void> {
+    await this.writing;
+  }
+
+  /**
+   * The newest local snapshot that the event stream confirms, restored (`onRecord`: the
+   * executor's record consumer); null: none (follow the stream from sequence 1).
+   */
+  async resume(engine_config: EngineConfig, onRecord: ReplayOptions['onRecord'], readBatchAt: ReadBatchAt): Promise<ResumePoint | null> {
+    const dir = this.settings.dir;
+    if (dir === null) return null;
+    for (const { file } of listSnapshots(dir)) {
+      const skip = (why: string): void => {
+        log.warn(`ringbook matcher ${this.node_id}: snapshot ${file} passed over: ${why}`);
+      };
+      try {
+        const f = readSnapshotFile(file);
+        if (f.cluster === undefined || f.state_root === null) {
+          skip('not a cluster matcher\'s snapshot (no stream positions or state root)');
+          continue;
+        }
+        const at = await readBatchAt(f.cluster.events_through);
+        if (at.header === null) {
+          skip(`the event stream has no batch at sequence ${f.cluster.events_through} (${at.why})`);
+          continue;
+        }
+        const h = at.header;
+        if (h.batch_id !== f.batch_id || h.state_root !== f.state_root || h.time_ms !== f.batch_time_ms) {
+          skip(`the event stream's sequence ${f.cluster.events_through} holds batch ${h.batch_id} (state root ${h.state_root}), ` +
+            `not this batch ${f.batch_id} (state root ${f.state_root})`);
+          continue;
+        }
+        const e = decodeEngine(f.engine);
+        const executor = new ReplayExecutor(engine_config, {
+          onRecord,
+          restore: { batch_id: f.batch_id, canonical: e.canonical, addresses: e.addresses, zero_balance_leaves: f.zero_balance_leaves },
+        });
+        const root = executor.builder.stateRoot();
+        if (root !== f.state_root) {
+          skip(`its state rebuilds to root ${root}, not the published ${f.state_root}`);
+          continue;
+        }
+        log.info(`ringbook matcher ${this.node_id}: resuming from snapshot of batch ${f.batch_id} (event stream sequence ${f.cluster.events_through})`,
+          { batch_id: f.batch_id });
+        return {
+          executor, batch_id: f.batch_id, batch_time_ms: h.time_ms, state_root: root, events_through: f.cluster.events_through,
+          requests_through: h.requests_through,
+        };
+      } catch (e) {
+        // Truncated, altered, or of another version: the next older one, or the stream's start.
+        skip(e instanceof Error ? e.message : String(e));
+      }
+    }
+    return null;
+  }
+}
+
+/**
+ * The (account, asset) pairs whose balance is zero in `state`: every asset of an account the
+ * canonical state leaves out (it lists only accounts with a balance or a nonce), the zero ones of
+ * the others. Only these can be zero balance leaves.
+ */
+export function zeroBalances(state: EngineSnapshot, asset_count: number): [number, number][] {
+  const out: [number, number][] = [];
+  const listed = new Set<number>();
+  for (const a of state.canonical.accounts) {
+    listed.add(a.account);
+    a.balances.forEach(([available, locked], asset) => {
+      if (available === 0 && locked === 0) out.push([a.account, asset]);
+    });
+  }
+  const accounts = state.addresses.length / ADDRESS_BYTES;
+  for (let id = 0; id < accounts; id++) {
+    if (listed.has(id)) continue;
+    for (let asset = 0; asset < asset_count; asset++) out.push([id, asset]);
+  }
+  return out;
+}
+
+/** The event stream's batch header at a sequence (a snapshot's check); a few retries ride out an election. */
+export function batchReader(jsm: JetStreamManager): ReadBatchAt {
+  return async (seq) => {
+    let why = '';
+    for (let tries = 0; tries < RETRY_WAIT_MS.length; tries++) {
+      try {
+        const m = await jsm.streams.getMessage(EVENT_STREAM, { seq });
+        if (m === null) return { header: null, why: 'no such message' };
+        return { header: readBatchHeader(m.header, m.data.length) };
+      } catch (e) {
+        why = String(e);
+        // Trimmed or never written: asking again changes nothing.
+        if (/no message found/i.test(why)) break;
+        await sleep(RETRY_WAIT_MS[tries]);
+      }
+    }
+    return { header: null, why };
+  };
+}

@@ -1,0 +1,163 @@
+// Local engine snapshots of the cluster matcher (docs/scale-out.md, "Disk, restarts and
+// trimming"; src/cluster/matcher_snapshots.ts), on a real 3-node JetStream cluster with matcher
+// and gateway roles as real processes, each matcher on a data dir of the test's:
+// - a standby killed -9 and restarted on its data dir resumes from its newest snapshot (checked
+//   against the event stream's header of that batch), not from sequence 1, and then agrees with
+//   the leader on the next batches (no mismatch, same state root);
+// - a truncated newest snapshot is passed over with a log line: the next older one is used;
+// - a leader fenced out (a forged batch in the stream takes the place of its next one, as in
+//   cluster.test.ts) starts over from its own newest snapshot, not from genesis, and agrees again.
+// The tests share one cluster and run in order. Waits are bounded; no assertion on how fast.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { sendBatchRequest } from '../../src/cluster/batch_request.js';
+import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader } from '../../src/cluster/log_format.js';
+import { listSnapshots } from '../../src/snapshot/snapshot_file.js';
+import { api, type StartedServer, type Wallet } from '../server/harness.js';
+import {
+  fundedWallet, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, P, settledMatchers, startTestCluster, TICK, waitFor, type TestCluster,
+} from './cluster_helpers.js';
+
+/** A snapshot every 3 batches (the role's variable), so a few requests make several. */
+const EVERY_BATCHES = 3;
+const WAIT_MS = 20 * LEASE_TTL_MS;
+
+let c: TestCluster;
+let nc: NatsConnection;
+let root = '';
+/** Each matcher's data dir (kept across its restarts). */
+const dirs = new Map<string, string>();
+let wallets: Wallet[] = [];
+let orders_sent = 0;
+
+function matcherEnv(id: string): Record<string, string> {
+  return { RINGBOOK_DATA_DIR: dirs.get(id) as string, RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: String(EVERY_BATCHES) };
+}
+
+function snapshotsOf(id: string): { batch_id: number; file: string }[] {
+  return listSnapshots(path.join(dirs.get(id) as string, 'matcher'));
+}
+
+beforeAll(async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-matcher-snapshot-'));
+  for (const id of ['m1', 'm2']) {
+    const d = path.join(root, id);
+    fs.mkdirSync(d);
+    dirs.set(id, d);
+  }
+  c = await startTestCluster();
+  await leadingFromGenesis(await c.startMatcher('m1', matcherEnv('m1')));
+  const [, g] = await Promise.all([c.startMatcher('m2', matcherEnv('m2')), c.startGateway('g1')]);
+  wallets = [await fundedWallet(g), await fundedWallet(g)];
+  nc = await connect({ servers: c.nats.urls() });
+}, 60_000);
+
+afterAll(async () => {
+  await nc?.close();
+  await c?.stop();
+  if (root !== '') fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** `n` orders through the gateway (each a batch or part of one): resting bids and a crossing ask, so there are fills. */
+async function trade(n: number): Promise<void> {
+  const g = c.gateways[0];
+  for (let i = 0; i < n; i++, orders_sent++) {
+    const w = wallets[orders_sent % 2];
+    const side = orders_sent % 4 === 3 ? 'ask' : 'bid';
+    const price = side === 'ask' ? P - 10 * TICK : P - (1 + (orders_sent % 7)) * TICK;
+    const r = await api(g.url).post('/orders', w.order({ market_id: MARKET, side, price, quantity: 100 }));
+    if (r.status !== 200) throw new Error(`order refused: ${r.status} ${r.text}`);
+  }
+}
+
+/** Orders until matcher `id` has written a snapshot of at least batch `batch_id`. */
+async function untilSnapshot(id: string, batch_id: number): Promise<void> {
+  await waitFor(`${id}'s snapshot of batch ${batch_id} or later`, WAIT_MS, async () => {
+    const s = await matcherStatus(c.matchers.get(id) as StartedServer);
+    if (s.snapshot_batch_id >= batch_id) return s;
+    await trade(1);
+    return undefined;
+  }, 50);
+}
+
+/** Kills `id` (-9) and starts it again on its data dir. */
+async function restart(id: string, damage: () => void = () => undefined): Promise<StartedServer> {
+  await (c.matchers.get(id) as StartedServer).stop('SIGKILL');
+  damage();
+  return c.startMatcher(id, matcherEnv(id));
+}
+
+/** More batches, then every matcher on the same last batch and state root, with no mismatch. */
+async function agreeAfterMoreBatches(): Promise<void> {
+  await trade(2 * EVERY_BATCHES);
+  const s = await settledMatchers([...c.matchers.values()], WAIT_MS);
+  expect(s.map((x) => x.state_root)).toEqual(s.map(() => s[0].state_root));
+  expect(s[0].state_root).toMatch(/^0x[0-9a-f]{64}$/);
+  for (const x of s) expect(x.mismatches, `${x.node_id} mismatches`).toBe(0);
+}
+
+describe('cluster matcher snapshots', () => {
+  it('a standby restarted on its data dir resumes from its newest snapshot and agrees with the leader', async () => {
+    await untilSnapshot('m2', 3 * EVERY_BATCHES);
+    const files = snapshotsOf('m2');
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    const m2 = await restart('m2');
+    const s = await matcherStatus(m2);
+    expect(s.resumed_from_batch_id).toBe(files[0].batch_id);
+    expect(s.resumed_from_batch_id).toBeGreaterThan(0);
+    expect(m2.output().stdout).toContain(`resuming from snapshot of batch ${files[0].batch_id}`);
+    await agreeAfterMoreBatches();
+  });
+
+  it('a truncated newest snapshot is passed over with a log line: the next older one is resumed from', async () => {
+    await untilSnapshot('m2', (await matcherStatus(c.matchers.get('m2') as StartedServer)).batch_id + EVERY_BATCHES);
+    const files = snapshotsOf('m2');
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    const m2 = await restart('m2', () => {
+      const bytes = fs.readFileSync(files[0].file);
+      fs.writeFileSync(files[0].file, bytes.subarray(0, bytes.length >> 1));
+    });
+    const s = await matcherStatus(m2);
+    expect(s.resumed_from_batch_id).toBe(files[1].batch_id);
+    expect(m2.output().stderr).toContain(`snapshot ${files[0].file} passed over`);
+    await agreeAfterMoreBatches();
+  });
+
+  it('a leader fenced out by a batch it did not write starts over from its newest snapshot, not genesis, and agrees again', async () => {
+    const m1 = c.matchers.get('m1') as StartedServer;
+    expect((await matcherStatus(m1)).role).toBe('leader');
+    await untilSnapshot('m1', (await matcherStatus(m1)).batch_id + EVERY_BATCHES);
+    // A forged batch after the last: the leader's next batch has its number (so its message id)
+    // and is refused as a duplicate of another leader's batch: the leader rebuilds.
+    const jsm = await jetstreamManager(nc);
+    const last_seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
+    const last = await jsm.streams.getMessage(EVENT_STREAM, { seq: last_seq });
+    const h = readBatchHeader(last!.header, last!.data.length);
+    const forged = { ...h, batch_id: h.batch_id + 1, time_ms: h.time_ms + 1, input_records: 0, state_root: '0x' + 'ab'.repeat(32), leader: 'forger' };
+    await jetstream(nc).publish(EVENT_SUBJECT, new Uint8Array(0), {
+      msgID: batchMessageId(forged.batch_id), expect: { lastSequence: last_seq }, headers: batchHeaders(forged),
+    });
+    const kept = snapshotsOf('m1').map((f) => f.batch_id).filter((b) => b <= h.batch_id);
+    expect(kept.length).toBeGreaterThan(0);
+    await waitFor('the fenced leader to rebuild', WAIT_MS, async () => {
+      if (m1.output().stderr.includes('rebuilding from the event stream as a standby')) return true;
+      const e = sendBatchRequest(nc, { gateway: 'snapshot-test', after_batch_id: h.batch_id });
+      if (e !== null) throw e;
+      return undefined;
+    }, 50);
+    const s = await waitFor('the rebuilt matcher past the forged batch', WAIT_MS, async () => {
+      const x = await matcherStatus(m1);
+      return x.batch_id >= forged.batch_id ? x : undefined;
+    });
+    expect(kept).toContain(s.resumed_from_batch_id);
+    expect(m1.output().stdout).toContain(`resuming from snapshot of batch ${s.resumed_from_batch_id}`);
+    // Everyone re-executed the forged batch alike (each counted it as a mismatch): same roots after it.
+    await trade(2 * EVERY_BATCHES);
+    const all = await settledMatchers([...c.matchers.values()], WAIT_MS);
+    expect(all.map((x) => x.state_root)).toEqual(all.map(() => all[0].state_root));
+  });
+});
