@@ -24,7 +24,7 @@ export const TRADING_COMMON_USAGE = `${URL_FLAG_USAGE}
 export const TRADING_EXITS_USAGE = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
 
 /** Flags that never take a value (so `--once ETH-USDC` keeps the market positional). */
-export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades', 'wait', 'no-kind'] as const;
+export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades', 'wait', 'no-kind', 'pretty'] as const;
 
 export interface ParsedArgs {
   positional: string[];
