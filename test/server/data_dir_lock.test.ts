@@ -38,6 +38,7 @@ describe('one server per data directory', () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     fs.writeFileSync(path.join(data_dir, 'server.pid'), `${gone.stdout}\n`);
     const s = await startServer({ env: { RINGBOOK_DATA_DIR: data_dir } });
+    started.push(s); // stopped in afterAll should an expectation fail first (stop() is idempotent)
     expect(fs.readFileSync(path.join(data_dir, 'server.pid'), 'utf8').trim()).toBe(String(s.proc.pid));
     const stopped = await s.stop();
     expect(stopped.code).toBe(0);
