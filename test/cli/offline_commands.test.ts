@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/util/free_port.js';
 import { REPO_ROOT } from '../server/harness.js';
 import { cli } from './run_cli.js';
 
@@ -77,6 +78,13 @@ describe('ringbook offline commands', () => {
     const from_env = await cli(['verify'], { ...env, RINGBOOK_URL: 'ftp://example.invalid' }, { cwd });
     expect(from_env.code).toBe(64);
     expect(from_env.stderr).toContain('RINGBOOK_URL must start with http:// or https://');
+  });
+
+  it('a command that finds no server at its URL says which URL and where it came from', async () => {
+    const closed = await freePort(); // free: nothing listens there
+    const r = await cli(['balances', '--address', '0x' + '11'.repeat(20)], { ...env, RINGBOOK_URL: `http://127.0.0.1:${closed}` }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}): no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
   });
 
   it('start --data-dir puts the server\'s data there; verify finds it through RINGBOOK_URL', async () => {
