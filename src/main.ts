@@ -14,6 +14,7 @@ import { THREAD_NAMES } from './util/thread_name.js';
 import { applyThreadSlice } from './util/thread_slice.js';
 import { startThreadPlacement } from './util/thread_placement.js';
 import { dataDirFsWarning } from './journal/fs_hint.js';
+import { DataDirInUse, lockDataDir } from './journal/data_dir_lock.js';
 
 const log = componentLog('server');
 import { clusterSettings, roleOf, startDa, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
@@ -96,6 +97,8 @@ async function main(): Promise<void> {
   let running: RunningRole & { toggleMetricsRecording?: () => boolean | null };
   let health_port: number | null = null;
   if (role === null) {
+    // Before anything opens the journal: a second server on this data dir stops here.
+    lockDataDir(data_dir);
     const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
     running = { port: await single.start(start_abort.signal), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
     health_port = single.health_port;
@@ -128,7 +131,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof ConfigError) log.fatal(e.message);
+  if (e instanceof ConfigError || e instanceof DataDirInUse) log.fatal(e.message);
   else log.fatal('ringbook: start failed', e);
   process.exit(1);
 });

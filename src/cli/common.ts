@@ -24,7 +24,7 @@ export const TRADING_COMMON_USAGE = `${URL_FLAG_USAGE}
 export const TRADING_EXITS_USAGE = `exit codes: 0 ok, 1 error or engine rejection (its code and message are printed), 64 usage error`;
 
 /** Flags that never take a value (so `--once ETH-USDC` keeps the market positional). */
-export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades', 'wait', 'no-kind'] as const;
+export const BOOLEAN_FLAGS = ['json', 'help', 'once', 'local', 'follow-trades', 'wait', 'no-kind', 'pretty'] as const;
 
 export interface ParsedArgs {
   positional: string[];
@@ -153,6 +153,15 @@ export function url(args: ParsedArgs, protocols: readonly string[] = HTTP_PROTOC
   return u;
 }
 
+/** The URL a command used (for an error message: never throws). */
+function triedUrl(args: ParsedArgs): string {
+  try {
+    return url(args, SOCKET_PROTOCOLS);
+  } catch {
+    return 'the --url';
+  }
+}
+
 /** --key, else RINGBOOK_KEY. */
 export function wallet(args: ParsedArgs): Wallet {
   const flag = str(args, 'key');
@@ -227,7 +236,11 @@ export async function runCommand(args: ParsedArgs, usage: string, body: () => Pr
     }
     const msg = e instanceof Error ? e.message : String(e);
     const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
-    console.error(`ringbook: ${msg}${cause}`);
+    // Nothing listening at the URL: say which URL was tried and where it came from ('fetch failed
+    // (connect ECONNREFUSED ...)' alone left an operator to guess a stopped server or a wrong port).
+    const refused = e instanceof Error && (e.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED';
+    const hint = refused ? `: no server answers at ${triedUrl(args)} (is it running? --url, RINGBOOK_URL)` : '';
+    console.error(`ringbook: ${msg}${cause}${hint}`);
     return EXIT_ERROR;
   }
 }

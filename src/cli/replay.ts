@@ -11,6 +11,7 @@ import { ReplayExecutor } from '../da/replay.js';
 import { Journal } from '../journal/journal.js';
 import { stateDigest } from '../engine/state.js';
 import type { EventFields } from '../ring/event_records.js';
+import { requestsOfBatch } from './request_count.js';
 
 export interface ReplayResult {
   batches: number;
@@ -67,7 +68,7 @@ export function replayJournal(data_dir: string, opts: {
     for (const b of journal.readTransient(1)) {
       roots = executor.apply(b.batch_id, b.time_ms, b.records, b.count);
       batches++;
-      requests += b.count;
+      requests += requestsOfBatch(b.records, b.count).requests;
       const published = store?.get(b.batch_id);
       if (published !== undefined) {
         compared++;

@@ -2,14 +2,14 @@
 // `ringbook`: the operator and trader command line. Each command prints a human table by
 // default and JSON with --json; exit codes: 0 ok, 1 error, 2 verification found fraud,
 // 64 usage error.
-import { RECORD_WORDS, viewsOfRecords } from '../ring/records.js';
-import { RequestReader } from '../ring/request_records.js';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/sign.js';
 import { Journal } from '../journal/journal.js';
 import { loadConfig } from '../config/load.js';
 import { BOOLEAN_FLAGS, parseArgs, type ParsedArgs } from './common.js';
+import { requestsOfBatch } from './request_count.js';
 
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
@@ -62,10 +62,85 @@ common options:
 
 exit codes: 0 ok, 1 error, 2 fraud found (verify), 64 usage error`;
 
+const DATA_DIR_USAGE = `  --data-dir <dir>           the server's data directory (default: RINGBOOK_DATA_DIR, else config
+                             server.data_dir: ./data from the current directory)`;
+
+// The offline commands' own --help (each used to run on \`--help\`: \`start --help\` started a
+// server, \`snapshot --help\` wrote a snapshot into ./data).
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  start: `usage: ringbook start [--data-dir <dir>] [--config <file>] [--pretty] [--role gateway|matcher|da]
+
+Runs the server in the foreground (as node dist/src/main.js); SIGTERM or Ctrl-C stops it cleanly.
+Settings: config/default.json, the JSON file of --config or RINGBOOK_CONFIG merged over it, and
+the RINGBOOK_* environment (RINGBOOK_PORT, RINGBOOK_HOST, ...: docs/operations.md).
+
+options:
+${DATA_DIR_USAGE}
+  --config <file>            JSON merged over config/default.json (as RINGBOOK_CONFIG)
+  --pretty                   human-readable log lines instead of JSON (as config log.pretty)
+  --role <role>              a cluster role (docs/scale-out.md); absent: the single process
+  --help                     this text
+
+exit codes: 0 stopped cleanly, 1 start failed (the reason is the last log line), 64 usage error`,
+  keygen: `usage: ringbook keygen [--json]
+
+Makes a random wallet and prints its private key and address (nothing is written).
+
+exit codes: 0 ok, 64 usage error`,
+  journal: `usage: ringbook journal inspect [--data-dir <dir>] [--json]
+
+Lists the journal's batches (time, requests, bytes, input hash), reading it only.
+
+options:
+${DATA_DIR_USAGE}
+  --json                     machine-readable output
+
+exit codes: 0 ok, 1 error (no journal in the data dir, a corrupt batch), 64 usage error`,
+  snapshot: `usage: ringbook snapshot [--data-dir <dir>] [--json]
+
+Replays the journal from batch 1 and writes a snapshot at its last batch into <data-dir>/snapshots
+(the server's format; a server started on the data dir resumes from it). Needs an untrimmed journal.
+
+options:
+${DATA_DIR_USAGE}
+  --json                     machine-readable output
+
+exit codes: 0 ok, 1 error (no journal in the data dir, a corrupt batch), 64 usage error`,
+  replay: `usage: ringbook replay [--data-dir <dir>] [--every N] [--json]
+
+Rebuilds the state from the journal alone (read only) and prints the last batch's state root (and
+every N-th batch's), compared with the roots the server published in <data-dir>/da when present.
+
+options:
+${DATA_DIR_USAGE}
+  --every <n>                also print the root of every n-th batch (a positive integer)
+  --json                     machine-readable output
+
+exit codes: 0 ok, 1 error (no journal in the data dir, a corrupt batch), 2 a root differs from
+the published one, 64 usage error`,
+};
+
+class CommandUsageError extends Error {}
+
 function dataDir(args: ParsedArgs): string {
   const flag = args.flags.get('data-dir');
+  if (flag === true) throw new CommandUsageError('--data-dir needs a value');
   if (typeof flag === 'string') return path.resolve(flag);
   return path.resolve(loadConfig().server.data_dir);
+}
+
+/**
+ * The data dir of a command that reads a server's journal: one without `journal/` is refused.
+ * Opening it would create an empty journal there (a mistyped --data-dir, or the default ./data
+ * from another directory, answered "empty", "replayed 0 batches" or a snapshot of batch 0, exit 0).
+ */
+function journalDataDir(args: ParsedArgs): string {
+  const dir = dataDir(args);
+  if (!existsSync(path.join(dir, 'journal'))) {
+    throw new Error(`no journal in ${dir} (${path.join(dir, 'journal')} does not exist): name the server's data dir with --data-dir ` +
+      '(default: RINGBOOK_DATA_DIR, else config server.data_dir, ./data from the current directory)');
+  }
+  return dir;
 }
 
 function keygen(args: ParsedArgs): number {
@@ -77,7 +152,7 @@ function keygen(args: ParsedArgs): number {
 }
 
 function journalInspect(args: ParsedArgs): number {
-  const dir = path.join(dataDir(args), 'journal');
+  const dir = path.join(journalDataDir(args), 'journal');
   // Read only: the write-ahead file's batches (not yet in LMDB) are listed after LMDB's.
   const journal = Journal.open(dir, { read_only: true });
   const rows: { batch_id: number; time: string; requests: number; consent_slots: number; bytes: number; input_hash: string }[] = [];
@@ -96,10 +171,7 @@ function journalInspect(args: ParsedArgs): number {
     // without a fresh ~200 KB value and records copy per batch (src/journal/journal.ts).
     for (const b of journal.readTransient(first_batch_id === 0 ? 1 : first_batch_id)) {
       // Records are requests and the consent slots that follow signed ones (src/ring/consent.ts).
-      const reader = new RequestReader(viewsOfRecords(b.records));
-      let consent_slots = 0;
-      for (let k = 0; k < b.count; k++) if (reader.isConsent(k * RECORD_WORDS)) consent_slots++;
-      const n = b.count - consent_slots;
+      const { requests: n, consent_slots } = requestsOfBatch(b.records, b.count);
       rows.push({ batch_id: b.batch_id, time: new Date(b.time_ms).toISOString(), requests: n, consent_slots, bytes: b.bytes, input_hash: b.input_hash });
       requests += n;
       bytes += b.bytes;
@@ -137,6 +209,32 @@ function journalInspect(args: ParsedArgs): number {
   return EXIT_OK;
 }
 
+/** The flags `ringbook start` takes; --data-dir and --config reach main.ts as its environment. */
+function prepareStart(args: ParsedArgs): void {
+  const known = ['data-dir', 'config', 'pretty', 'role'];
+  for (const name of args.flags.keys()) {
+    // An unknown flag used to be ignored: `start --port 9000` listened on 8080.
+    if (!known.includes(name)) throw new CommandUsageError(`unknown option --${name} (the port and host: RINGBOOK_PORT, RINGBOOK_HOST)`);
+  }
+  if (args.positional.length > 1) throw new CommandUsageError(`unexpected argument ${JSON.stringify(args.positional[1])}`);
+  const config = args.flags.get('config');
+  if (config === true) throw new CommandUsageError('--config needs a file');
+  if (args.flags.get('role') === true) throw new CommandUsageError('--role needs a value');
+  // --data-dir used to be ignored here (the server took ./data), though the help lists it.
+  if (args.flags.has('data-dir')) process.env.RINGBOOK_DATA_DIR = dataDir(args);
+  if (typeof config === 'string') process.env.RINGBOOK_CONFIG = path.resolve(config);
+}
+
+/** `--every N`: a positive integer (anything else was ignored: `--every abc` printed no roots). */
+function everyFlag(args: ParsedArgs): number | undefined {
+  const every = args.flags.get('every');
+  if (every === undefined) return undefined;
+  if (every === true || !/^[0-9]+$/.test(every) || Number(every) < 1 || !Number.isSafeInteger(Number(every))) {
+    throw new CommandUsageError('--every must be a positive integer');
+  }
+  return Number(every);
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv, BOOLEAN_FLAGS);
   const [command, sub] = args.positional;
@@ -144,19 +242,35 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(HELP);
     return args.flags.has('help') ? EXIT_OK : EXIT_USAGE;
   }
+  const usage = COMMAND_USAGE[command];
+  if (usage === undefined) return dispatch(command, sub, args, argv);
+  if (args.flags.has('help')) {
+    console.log(usage);
+    return EXIT_OK;
+  }
+  try {
+    return await dispatch(command, sub, args, argv);
+  } catch (e) {
+    if (!(e instanceof CommandUsageError)) throw e;
+    console.error(`ringbook ${command}: ${e.message}\n\n${usage}`);
+    return EXIT_USAGE;
+  }
+}
+
+async function dispatch(command: string, sub: string | undefined, args: ParsedArgs, argv: readonly string[]): Promise<number> {
   switch (command) {
     case 'help':
       console.log(HELP);
       return EXIT_OK;
     case 'start':
+      prepareStart(args);
       await import('../main.js');
       return -1; // the server keeps running; main.ts owns the exit
     case 'keygen':
       return keygen(args);
     case 'journal':
       if (sub === 'inspect') return journalInspect(args);
-      console.error('usage: ringbook journal inspect [--data-dir <dir>] [--json]');
-      return EXIT_USAGE;
+      throw new CommandUsageError(sub === undefined ? 'which subcommand? (inspect)' : `unknown subcommand ${JSON.stringify(sub)}`);
     case 'deposit':
       return (await import('./trader.js')).depositCommand(args);
     case 'order':
@@ -187,10 +301,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./settlement.js')).settlementCommand(command, args);
     case 'replay': {
       const { replayJournal } = await import('./replay.js');
-      const every = args.flags.get('every');
+      const every = everyFlag(args);
       const json = args.flags.has('json');
-      const r = replayJournal(dataDir(args), {
-        every: typeof every === 'string' ? Number(every) : undefined,
+      const r = replayJournal(journalDataDir(args), {
+        every,
         onRoot: json ? undefined : (id, root) => console.log(`batch ${id}  state root ${root}`),
       });
       if (json) console.log(JSON.stringify(r));
@@ -205,7 +319,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     case 'snapshot': {
       const { writeSnapshot } = await import('./snapshot.js');
-      const w = await writeSnapshot(dataDir(args));
+      const w = await writeSnapshot(journalDataDir(args));
       if (args.flags.has('json')) {
         console.log(JSON.stringify(w));
       } else {

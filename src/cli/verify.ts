@@ -3,7 +3,8 @@
 //
 //   node dist/src/cli/verify.js --url http://127.0.0.1:8080 [--from N] [--out DIR] [--config FILE]
 //
-//   --url     base URL of the server (its GET /da/batches endpoints)
+//   --url     base URL of the server (its GET /da/batches endpoints); default RINGBOOK_URL, else
+//             http://127.0.0.1:8080, as every ringbook command
 //   --from    first batch to check (default 1); earlier batches are re-executed to rebuild the
 //             state but not compared, and batch N's prev_state_root must match the rebuilt root
 //   --out     directory for fraud proofs (default ./fraud-proofs)
@@ -15,7 +16,8 @@
 //             be the published root of its batch, and re-execution starts after it
 //
 // Progress goes to stderr; one JSON summary line to stdout. Exit code: 0 all batches agree,
-// 2 fraud (a proof file was written), 1 error (network, config mismatch, bad arguments).
+// 2 fraud (a proof file was written), 1 error (network, config mismatch), 64 a bad command line
+// (the ringbook CLI's usage code; it was 1, and --help was one too, printed as an error).
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config/load.js';
@@ -37,9 +39,33 @@ interface Args {
 }
 
 class UsageError extends Error {}
+/** `--help`: the usage on stdout, exit 0. */
+class HelpWanted extends Error {}
+
+const EXIT_USAGE = 64;
+const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+const USAGE = `usage: ringbook verify [--url <base_url>] [--from N] [--to N] [--out <dir>] [--config <file>] [--snapshot <file>]
+       node dist/src/cli/verify.js (the same options)
+
+Fetches the published batches (GET /da/batches) and re-executes them with the real engine from
+genesis (or --snapshot), comparing input hashes, state roots, fills and signatures' consent.
+
+options:
+  --url <base_url>           the server or DA role (default RINGBOOK_URL or ${DEFAULT_URL})
+  --from <n>                 first batch compared (earlier ones are re-executed, not compared)
+  --to <n>                   last batch (default: the last published when reached)
+  --out <dir>                where a fraud proof is written (default ./fraud-proofs)
+  --config <file>            the operator's config, merged over config/default.json (as RINGBOOK_CONFIG)
+  --snapshot <file>          start from this snapshot (its root must be the published one)
+  --json                     accepted: the summary on stdout is always one JSON line
+  --help                     this text
+
+exit codes: 0 all batches agree, 1 error (network, config mismatch), 2 fraud (proof written),
+64 usage error`;
 
 function usage(message: string): never {
-  throw new UsageError(`${message}\nusage: node dist/src/cli/verify.js --url <base_url> [--from N] [--to N] [--out <dir>] [--config <file>] [--snapshot <file>]`);
+  throw new UsageError(`${message}\n\n${USAGE}`);
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -59,13 +85,18 @@ function parseArgs(argv: readonly string[]): Args {
       case '--out': if (v === undefined) usage('--out needs a value'); a.out = v; i++; break;
       case '--config': if (v === undefined) usage('--config needs a value'); a.config = v; i++; break;
       case '--snapshot': if (v === undefined) usage('--snapshot needs a file'); a.snapshot = v; i++; break;
-      case '--help': case '-h': usage('help');
-      // falls through (usage exits)
+      // The summary on stdout is one JSON line already; taken so that `--json` (which every
+      // ringbook command has, README) is not refused here.
+      case '--json': break;
+      case '--help': case '-h': throw new HelpWanted();
       default: usage(`unknown argument ${k}`);
     }
   }
-  if (a.url === '') usage('--url is required');
-  if (!/^https?:\/\//.test(a.url)) usage('--url must start with http:// or https://');
+  // Like every ringbook command: --url, else RINGBOOK_URL, else the default (verify alone
+  // required --url, and said so with RINGBOOK_URL set).
+  const from = a.url !== '' ? '--url' : process.env.RINGBOOK_URL ? 'RINGBOOK_URL' : null;
+  if (a.url === '') a.url = process.env.RINGBOOK_URL || DEFAULT_URL;
+  if (!/^https?:\/\//.test(a.url)) usage(`${from ?? '--url'} must start with http:// or https://`);
   return a;
 }
 
@@ -73,11 +104,22 @@ const PAGE = 100;
 
 /** Runs the verifier; resolves to the exit code (also the entry of `ringbook verify`). */
 export async function main(argv: readonly string[]): Promise<number> {
+  let args: Args;
   try {
-    return await run(parseArgs(argv));
+    args = parseArgs(argv);
   } catch (e) {
-    const m = e instanceof UsageError || e instanceof ConfigError || e instanceof Error ? e.message : String(e);
-    process.stderr.write(`ringbook-verify: ${e instanceof UsageError ? '' : 'error: '}${m}\n`);
+    if (e instanceof HelpWanted) {
+      process.stdout.write(USAGE + '\n');
+      return 0;
+    }
+    process.stderr.write(`ringbook-verify: ${(e as Error).message}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await run(args);
+  } catch (e) {
+    const m = e instanceof ConfigError || e instanceof Error ? e.message : String(e);
+    process.stderr.write(`ringbook-verify: error: ${m}\n`);
     return 1;
   }
 }

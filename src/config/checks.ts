@@ -38,4 +38,6 @@ export function str(x: unknown, what: string, pattern: RegExp): string {
 }
 
 export const SYMBOL = /^[A-Z0-9]{1,12}$/;
-export const HOST_PATTERN = /^[0-9a-zA-Z.:[\]-]+$/;
+// A name or IPv4 address (no colon), or an IPv6 address (two colons at least, brackets allowed).
+// Any colon was taken: '127.0.0.1:9000' passed and the start failed at the listen call, with a stack.
+export const HOST_PATTERN = /^(?:[0-9a-zA-Z.-]+|\[?[0-9a-fA-F.]*:[0-9a-fA-F.]*:[0-9a-fA-F:.]*\]?)$/;

@@ -16,12 +16,22 @@ export function registerNotFound(app: uWS.TemplatedApp, hint = ''): void {
   });
 }
 
-/** Listens on `host:port` (0: any free port); the socket and the port it got. */
+/**
+ * libusockets' LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT on the listening socket. uWS sets it by
+ * default, so a second server started on a port in use (a mistaken second start, an old process
+ * not gone yet) listened too and the kernel split the connections between two exchanges; with
+ * this, its listen fails and it does not start.
+ */
+const LISTEN_EXCLUSIVE_PORT = 1;
+/** `app.listen(host, port, options, cb)`: in uWS.js 20.30 itself, absent from its typings. */
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => uWS.TemplatedApp;
+
+/** Listens on `host:port` (0: any free port), the port for this process alone; the socket and the port it got. */
 export function listenApp(app: uWS.TemplatedApp, host: string, port: number): Promise<{ socket: uWS.us_listen_socket; port: number }> {
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
+    (app.listen as unknown as ListenWithOptions).call(app, host, port, LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (!socket) {
-        reject(new Error(`cannot listen on ${host}:${port}`));
+        reject(new Error(`cannot listen on ${host}:${port} (the port is in use, e.g. by another server, or the address is not one of this machine's)`));
         return;
       }
       resolve({ socket, port: uWS.us_socket_local_port(socket as unknown as uWS.us_socket) });

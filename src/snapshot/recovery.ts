@@ -54,7 +54,10 @@ export function chooseSnapshot(dir: string, facts: RecoveryFacts): RecoveryChoic
     throw new RecoveryImpossible(
       `the journal starts at batch ${facts.journal_first} (trimmed) and no snapshot continues it` +
       (rejected.length > 0 ? `: ${rejected.map((r) => `${r.file}: ${r.reason}`).join('; ')}` : ' (none found)') +
-      '; restore the snapshots directory from a backup');
+      // A backup of journal/ and snapshots/ without da/ ends here too: its snapshots are refused
+      // (their batch is not in the DA store), so "restore the snapshots" sent the operator to
+      // files that were there.
+      '; restore the whole data directory from a backup (journal/, da/ and snapshots/ together: a snapshot is used only once da/ holds its batch)');
   }
   return { snapshot: null, file: null, rejected };
 }

@@ -60,6 +60,10 @@ describe('chooseSnapshot', () => {
     expect(c.snapshot).toBeNull();
     expect(c.rejected[0].reason).toContain('not in the DA store');
     expect(() => chooseSnapshot(dirWith([]), facts({ journal_first: 31 }))).toThrow(/journal starts at batch 31 \(trimmed\) and no snapshot continues it/);
+    // A backup of journal/ and snapshots/ alone (no da/): the snapshot is there, the DA store is
+    // not, and the message says what to restore.
+    expect(() => chooseSnapshot(dirWith([{ batch_id: 30 }]), facts({ journal_first: 31, published_last: 0, publishedRoot: () => undefined })))
+      .toThrow(/batch 30 is not in the DA store yet.*restore the whole data directory from a backup \(journal\/, da\/ and snapshots\/ together/);
   });
 
   it('accepts a journal trimmed through the snapshot, or emptied by the trim', () => {
