@@ -1,17 +1,42 @@
 // One server per data directory: `<data>/server.pid` names the server that runs on it. Nothing
 // stopped a second server on the same data directory (with another port, or before the exclusive
-// listen, the same one): both then wrote one journal. A start finds the file and refuses while
-// the process it names lives; a file whose process is gone (kill -9, a crash, a power loss) is
-// taken over. The file goes at the process's exit when it is still this process's.
-// Not a kernel lock (Node has no flock): two starts at the same instant over a stale file could
-// both go on; it guards the mistakes seen (a second start by hand, `ringbook start --help`).
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+// listen, the same one): both then wrote one journal.
+//
+// The lock is the kernel's: flock(2) on the file, held through a descriptor left open for the
+// process's life (native/file_lock.c). The kernel drops it however the process ends (kill -9, a
+// crash, a power loss), so a file left behind never blocks a start, and a live server's lock
+// refuses every other start, even two at the same instant. The pid in the file only names the
+// holder in the refusal. After taking the lock the start checks that the path still leads to the
+// locked file (a stopping server removes it, and a start that opened it just before then would
+// hold a lock on a file no one else can see): if not, it opens the new one and tries again.
+// Without the native module (not Linux, not built) the pid in the file decides: a live process
+// whose command line names node holds it; a gone one's file is taken over. That guess is wrong
+// for a pid reused by another node program, and two starts at the same instant could both go on.
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { findNativeModule } from '../util/native_module.js';
 
 export const DATA_DIR_LOCK_FILE = 'server.pid';
+/** Opens of the lock file before giving up: each retry follows a file removed or replaced between the open and the lock. */
+const LOCK_ATTEMPTS_MAX = 4;
 
 /** A data directory another live server holds. */
 export class DataDirInUse extends Error {}
+
+interface NativeFileLock {
+  /** flock(fd, LOCK_EX | LOCK_NB): 0, or the errno (EWOULDBLOCK: held by another). */
+  lockExclusive(fd: number): number;
+}
+
+let native: NativeFileLock | null | undefined;
+function nativeLock(): NativeFileLock | null {
+  if (native === undefined) {
+    const found = findNativeModule<NativeFileLock>('file_lock.node');
+    native = 'module' in found ? found.module : null;
+  }
+  return native;
+}
 
 /** Whether `pid` is a live process that may be a server (Linux: its command line names node). */
 function serverAlive(pid: number): boolean {
@@ -38,13 +63,56 @@ function pidIn(file: string): number | null {
   }
 }
 
-/**
- * Takes `dir` for this process, or throws DataDirInUse naming the live server that has it.
- * Returns the release (also run at the process's exit), which removes the file only while it
- * still names this process.
- */
-export function lockDataDir(dir: string): () => void {
-  const file = path.join(dir, DATA_DIR_LOCK_FILE);
+function inUse(dir: string, file: string, holder: number | null): DataDirInUse {
+  const who = holder === null ? 'another server' : `another server (pid ${holder})`;
+  return new DataDirInUse(`ringbook: ${who} runs on the data dir ${dir}: stop it first`);
+}
+
+/** The file still at `file` is the one open as `fd` (not removed or replaced since the open). */
+function samePath(fd: number, file: string): boolean {
+  try {
+    const a = fstatSync(fd);
+    const b = statSync(file);
+    return a.ino === b.ino && a.dev === b.dev;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes this process's pid into the locked file and arranges its removal at exit. */
+function holdAs(fd: number, file: string): () => void {
+  ftruncateSync(fd, 0);
+  writeSync(fd, `${process.pid}\n`, 0);
+  const release = (): void => {
+    if (pidIn(file) !== process.pid) return;
+    try {
+      unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', release);
+  return release;
+}
+
+/** flock: the kernel decides; the descriptor stays open (and locked) until the process ends. */
+function lockWithKernel(dir: string, file: string, lock: NativeFileLock): () => void {
+  for (let attempt = 0; attempt < LOCK_ATTEMPTS_MAX; attempt++) {
+    const fd = openSync(file, constants.O_RDWR | constants.O_CREAT, 0o644);
+    const e = lock.lockExclusive(fd);
+    if (e !== 0) {
+      closeSync(fd);
+      if (e === os.constants.errno.EWOULDBLOCK || e === os.constants.errno.EAGAIN) throw inUse(dir, file, pidIn(file));
+      throw new Error(`ringbook: cannot lock ${file}: flock failed with errno ${e}`);
+    }
+    if (samePath(fd, file)) return holdAs(fd, file);
+    closeSync(fd); // a stopping server removed it after our open: lock the file now at the path
+  }
+  throw new DataDirInUse(`ringbook: cannot take the data dir ${dir}: ${file} kept changing (other servers starting and stopping?)`);
+}
+
+/** Without flock: the pid in the file decides (see the header for what that cannot tell). */
+function lockWithPid(dir: string, file: string): () => void {
   // Bounded: a stale file is removed once, then the create must win.
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
@@ -64,18 +132,25 @@ export function lockDataDir(dir: string): () => void {
       }
       continue;
     }
-    writeSync(fd, `${process.pid}\n`);
+    const release = holdAs(fd, file);
     closeSync(fd);
-    const release = (): void => {
-      if (pidIn(file) !== process.pid) return;
-      try {
-        unlinkSync(file);
-      } catch {
-        // already gone
-      }
-    };
-    process.once('exit', release);
     return release;
   }
   throw new DataDirInUse(`ringbook: cannot take the data dir ${dir}: ${file} came back after it was removed (another server starting?)`);
+}
+
+/**
+ * Takes `dir` for this process, or throws DataDirInUse naming the live server that has it.
+ * Returns the release (also run at the process's exit), which removes the file only while it
+ * still names this process; the kernel lock itself ends with the process.
+ */
+export function lockDataDir(dir: string): () => void {
+  const file = path.join(dir, DATA_DIR_LOCK_FILE);
+  const lock = nativeLock();
+  return lock === null ? lockWithPid(dir, file) : lockWithKernel(dir, file, lock);
+}
+
+/** Which mechanism lockDataDir uses here (for the start's log and the tests). */
+export function dataDirLockKind(): 'flock' | 'pid' {
+  return nativeLock() === null ? 'pid' : 'flock';
 }
