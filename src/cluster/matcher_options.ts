@@ -4,7 +4,16 @@ import type { EngineConfig } from '../engine/api.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { BatchRequestCounts } from './batch_request.js';
 import type { NatsCredentials } from './nats_auth.js';
-import type { MatcherSnapshotSettings } from './matcher_snapshots.js';
+
+/** The matcher role's local engine snapshots (matcher_snapshots.ts; RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES). */
+export interface MatcherSnapshotSettings {
+  /** Where the files go (<data_dir>/matcher); null: no snapshots written or read. */
+  dir: string | null;
+  /** A snapshot at every batch id that is a multiple of this (0: none written; existing ones are still read). */
+  every_batches: number;
+  /** The newest files kept. */
+  keep: number;
+}
 
 export interface ClusterMatcherOptions {
   nats_urls: string[];

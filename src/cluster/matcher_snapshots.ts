@@ -29,18 +29,9 @@ import {
 import { componentLog } from '../util/log.js';
 import { EVENT_STREAM, readBatchHeader, type BatchHeader } from './log_format.js';
 import { RETRY_WAIT_MS } from './matcher_store.js';
-import type { MatcherStatus } from './matcher_options.js';
+import type { MatcherSnapshotSettings, MatcherStatus } from './matcher_options.js';
 
 const log = componentLog('cluster');
-
-export interface MatcherSnapshotSettings {
-  /** Where the files go (<data_dir>/matcher); null: no snapshots written or read. */
-  dir: string | null;
-  /** A snapshot at every batch id that is a multiple of this (0: none written; existing ones are still read). */
-  every_batches: number;
-  /** The newest files kept. */
-  keep: number;
-}
 
 /** Where a matcher resumes: the restored executor at `batch_id` and the stream positions after it. */
 export interface ResumePoint {
