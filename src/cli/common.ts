@@ -235,7 +235,8 @@ export async function runCommand(args: ParsedArgs, usage: string, body: () => Pr
       return EXIT_ERROR;
     }
     const msg = e instanceof Error ? e.message : String(e);
-    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    // The cause's text unless the message already says it (a WebSocket error repeats it) or it is empty.
+    const cause = e instanceof Error && e.cause instanceof Error && e.cause.message !== '' && !msg.includes(e.cause.message) ? ` (${e.cause.message})` : '';
     // Nothing listening at the URL: say which URL was tried and where it came from ('fetch failed
     // (connect ECONNREFUSED ...)' alone left an operator to guess a stopped server or a wrong port).
     const refused = e instanceof Error && (e.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED';

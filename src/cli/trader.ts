@@ -99,14 +99,23 @@ function orderRows(o: OrderRecord): string[][] {
   ];
 }
 
-function printFills(fills: TakerFill[]): void {
+/**
+ * A fill's fee is in the market's quote asset whichever the side (docs/api.md, "Fees"; the answer
+ * gives the amount only): `BASE-QUOTE` ids (config: symbols are [A-Z0-9], no dash).
+ */
+function feeAsset(market_id: string): string {
+  return market_id.slice(market_id.indexOf('-') + 1);
+}
+
+function printFills(fills: TakerFill[], market_id: string): void {
   if (fills.length === 0) {
     console.log('fills: none');
     return;
   }
   console.log(`fills: ${fills.length}`);
+  const asset = feeAsset(market_id);
   console.log(table(['fill_id', 'price', 'quantity', 'fee', 'role'], fills.map((f) => [
-    String(f.fill_id), formatUnits(f.price), formatUnits(f.quantity), formatUnits(f.fee), f.is_maker ? 'maker' : 'taker',
+    String(f.fill_id), formatUnits(f.price), formatUnits(f.quantity), `${formatUnits(f.fee)} ${asset}`, f.is_maker ? 'maker' : 'taker',
   ])));
 }
 
@@ -125,7 +134,7 @@ export async function orderCommand(args: ParsedArgs): Promise<number> {
     else {
       console.log(table(['order', ''], orderRows(r)).split('\n').slice(1).join('\n'));
       console.log(`batch ${r.batch_id}`);
-      printFills(r.fills);
+      printFills(r.fills, r.market_id);
     }
     return EXIT_OK;
   });

@@ -261,6 +261,7 @@ export interface AdminState {
   signatures_verified: number;
   /** The verify pool: workers serving, replaced after dying, and why it refuses every check (docs/operations.md). */
   verify_pool?: AdminVerifyPool;
+  /** The journal's files (journal/data.mdb + wal.log), bytes; null without a local journal (a cluster gateway). */
   journal_bytes: number | null;
   /** Whether the journal writes (a cluster gateway: the leader matcher's store into the event stream); null in a process with neither. */
   journal?: AdminJournal | null;

@@ -181,7 +181,9 @@ export class RingbookSocket {
     this.#authenticated = null;
     await new Promise<void>((resolve, reject) => {
       ws.onopen = () => resolve();
-      ws.onerror = (ev: any) => reject(new Error(`websocket error: ${ev?.message ?? 'connect failed'}`));
+      // The socket's own error as the cause (the `ws` package's ErrorEvent.error: code ECONNREFUSED
+      // and so on), so a caller can tell a server that is not there (the CLI names the URL it tried).
+      ws.onerror = (ev: any) => reject(new Error(`websocket error: ${ev?.message ?? 'connect failed'}`, { cause: ev?.error }));
       ws.onclose = (ev) => reject(new Error(`websocket closed during connect (${ev.code})`));
     }).catch((e) => {
       this.#ws = null;

@@ -69,6 +69,8 @@ export interface GatewayContext {
   verify_pool: () => VerifyPoolState;
   /** The journal's writes (a cluster gateway: the leader matcher's store): ok, or failing since when and why (journal_state.ts); null without either. GET /health, /admin/state. */
   journal: () => JournalState | null;
+  /** The journal's files' bytes (journal_state.ts journalBytes); null without a local journal (cluster gateway, pipeline tests). GET /admin/state. */
+  journal_bytes: () => number | null;
 }
 
 /**

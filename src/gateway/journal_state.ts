@@ -3,6 +3,8 @@
 // OVERLOADED (context.ts writeRefusal), GET /health answers 503 (routes_public.ts healthCheck),
 // GET /admin/state `journal` says since when and why, and ringbook_journal_failing is 1. The
 // matcher thread retries by itself; once a write lands all of it turns back.
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import type { AdminJournal } from '../client/types.js';
 import type { JournalFault } from '../journal/journal.js';
 
@@ -41,4 +43,23 @@ export function journalState(link: JournalFaultSource): JournalState {
     recovered_at_ms: last === null ? null : last.recovered_ms,
     faults: link.journal_faults,
   };
+}
+
+/**
+ * The journal's files, what GET /admin/state `journal_bytes` adds up: LMDB's data file and the
+ * write-ahead file (docs/operations.md, "Data directory": one journal, copied together). LMDB's
+ * lock.mdb holds no data (readers' slots) and is left out.
+ */
+export const JOURNAL_FILES = ['data.mdb', 'wal.log'] as const;
+
+/**
+ * GET /admin/state `journal_bytes`: the journal's size on disk as its files' lengths (what a copy
+ * of journal/ takes; LMDB's file only grows: a trim frees pages for reuse, it does not shrink the
+ * file). Two stat calls on the front thread per admin request, no read. A file not there yet
+ * counts 0.
+ */
+export function journalBytes(journal_dir: string): number {
+  let bytes = 0;
+  for (const name of JOURNAL_FILES) bytes += statSync(path.join(journal_dir, name), { throwIfNoEntry: false })?.size ?? 0;
+  return bytes;
 }

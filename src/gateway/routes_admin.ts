@@ -123,7 +123,8 @@ export function registerAdminRoutes(
       secp256k1: ctx.secp256k1_threads(),
       // Workers serving, workers replaced after dying, and why the pool refuses checks (null: it works).
       verify_pool: ctx.verify_pool(),
-      journal_bytes: null,
+      // The journal's files (data.mdb + wal.log), bytes; null without a local journal (a cluster gateway).
+      journal_bytes: ctx.journal_bytes(),
       // Whether the journal writes (a failing write is retried, writes refused meanwhile): since when, the last error (null: no journal here).
       journal: ctx.journal(),
       pending_forced_inclusions: pendingInclusions(rm),

@@ -19,7 +19,7 @@ import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { healthCheck, registerPublicRoutes } from './routes_public.js';
 import { HealthListener } from './health_listener.js';
-import { journalState } from './journal_state.js';
+import { journalBytes, journalState } from './journal_state.js';
 import { registerTradingRoutes } from './routes_trading.js';
 import { registerProgrammeRoutes } from './routes_programmes.js';
 import { registerAgentRoutes } from './routes_agents.js';
@@ -222,6 +222,7 @@ export class RingbookServer {
       verify_pool: () => pool.state(),
       // A cluster gateway keeps no journal: its state is the leader matcher's store (its status messages, gateway_backend.ts).
       journal: journal_dir === null && this.options.backend === undefined ? () => null : () => journalState(link),
+      journal_bytes: journal_dir === null ? () => null : () => journalBytes(journal_dir),
     };
     this.ctx = ctx;
     if (cfg.settlement.rpc_url !== null) {

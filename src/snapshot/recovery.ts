@@ -7,7 +7,10 @@
 //   be published later) and, when it records a root, that root is the published one;
 // - the journal continues it: it holds every batch after it (a journal trimmed through an older
 //   batch is fine; one trimmed past the snapshot is not).
-// Every rejected file is reported with its reason; with none usable the server starts from
+// Every rejected file is reported with its reason and whether it is expected (`ahead`: a snapshot
+// beyond the DA store's end, which a crash leaves whenever the store's unflushed tail is lost, and
+// the journal rebuilds that tail) or something the operator must look at (`unusable`: a damaged or
+// altered file, a root or journal that does not match); with none usable the server starts from
 // genesis, which needs the journal from batch 1 (a trimmed journal without a usable snapshot stops
 // the start with a message saying so).
 import { readFileSync } from 'node:fs';
@@ -23,10 +26,25 @@ export interface RecoveryFacts {
   publishedRoot(batch_id: number): string | undefined;
 }
 
+/**
+ * Why a snapshot was passed over: `ahead` of the DA store (normal after a crash: the store's last
+ * commits were not flushed; an older snapshot or the journal is used and the store's tail is
+ * rebuilt), `engine_only` (a cluster matcher's snapshot, without the read model's part: never usable
+ * by the server), `unusable` (corrupt, altered, or not matching the published root or the journal:
+ * the operator must find out why).
+ */
+export type RejectionKind = 'ahead' | 'engine_only' | 'unusable';
+
+export interface RejectedSnapshot {
+  file: string;
+  reason: string;
+  kind: RejectionKind;
+}
+
 export interface RecoveryChoice {
   snapshot: SnapshotFile | null;
   file: string | null;
-  rejected: { file: string; reason: string }[];
+  rejected: RejectedSnapshot[];
 }
 
 export class RecoveryImpossible extends Error {
@@ -34,18 +52,18 @@ export class RecoveryImpossible extends Error {
 }
 
 export function chooseSnapshot(dir: string, facts: RecoveryFacts): RecoveryChoice {
-  const rejected: { file: string; reason: string }[] = [];
+  const rejected: RejectedSnapshot[] = [];
   for (const { batch_id, file } of listSnapshots(dir)) {
     let s: SnapshotFile;
     try {
       s = decodeSnapshot(readFileSync(file));
     } catch (e) {
-      rejected.push({ file, reason: `corrupt: ${(e as Error).message}` });
+      rejected.push({ file, reason: `corrupt: ${(e as Error).message}`, kind: 'unusable' });
       continue;
     }
-    const reason = unusable(s, batch_id, facts);
-    if (reason !== null) {
-      rejected.push({ file, reason });
+    const r = unusable(s, batch_id, facts);
+    if (r !== null) {
+      rejected.push({ file, ...r });
       continue;
     }
     return { snapshot: s, file, rejected };
@@ -62,18 +80,19 @@ export function chooseSnapshot(dir: string, facts: RecoveryFacts): RecoveryChoic
   return { snapshot: null, file: null, rejected };
 }
 
-function unusable(s: SnapshotFile, named_batch_id: number, f: RecoveryFacts): string | null {
+function unusable(s: SnapshotFile, named_batch_id: number, f: RecoveryFacts): { reason: string; kind: RejectionKind } | null {
   const n = s.batch_id;
-  if (n !== named_batch_id) return `file name says batch ${named_batch_id}, contents batch ${n}`;
-  if (s.front === null) return 'engine-only snapshot (no read model part)';
-  if (n > f.published_last) return `batch ${n} is not in the DA store yet (it holds up to ${f.published_last})`;
+  const bad = (reason: string): { reason: string; kind: RejectionKind } => ({ reason, kind: 'unusable' });
+  if (n !== named_batch_id) return bad(`file name says batch ${named_batch_id}, contents batch ${n}`);
+  if (s.front === null) return { reason: 'engine-only snapshot (no read model part)', kind: 'engine_only' };
+  if (n > f.published_last) return { reason: `batch ${n} is not in the DA store yet (it holds up to ${f.published_last})`, kind: 'ahead' };
   const published = n === 0 ? undefined : f.publishedRoot(n);
-  if (n > 0 && published === undefined) return `batch ${n} missing from the DA store`;
+  if (n > 0 && published === undefined) return bad(`batch ${n} missing from the DA store`);
   if (s.state_root !== null && published !== undefined && s.state_root !== published) {
-    return `its state root ${s.state_root} is not the published root ${published} of batch ${n}`;
+    return bad(`its state root ${s.state_root} is not the published root ${published} of batch ${n}`);
   }
   const empty = f.journal_first === 0;
-  if (!empty && f.journal_first > n + 1) return `the journal starts at batch ${f.journal_first}, after batch ${n + 1}`;
-  if (!empty && f.journal_last < n) return `the journal ends at batch ${f.journal_last}, before the snapshot`;
+  if (!empty && f.journal_first > n + 1) return bad(`the journal starts at batch ${f.journal_first}, after batch ${n + 1}`);
+  if (!empty && f.journal_last < n) return bad(`the journal ends at batch ${f.journal_last}, before the snapshot`);
   return null;
 }

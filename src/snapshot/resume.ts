@@ -40,7 +40,16 @@ export async function loadRecoverySnapshot(cfg: RingbookConfig, journal_dir: str
       publishedRoot: (id: number) => store.get(id)?.header.state_root,
     };
     const choice = chooseSnapshot(snapshots_dir, facts);
-    for (const r of choice.rejected) log.error(`ringbook: snapshot ${r.file} not used: ${r.reason}`, undefined, { file: r.file });
+    for (const r of choice.rejected) {
+      const line = `ringbook: snapshot ${r.file} not used: ${r.reason}`;
+      const fields = { file: r.file, kind: r.kind };
+      // A snapshot ahead of the DA store is what a kill -9 or a power loss normally leaves (the
+      // store flushes lazily, src/da/da_store_sync.ts): the older one is used and the store's tail
+      // rebuilt from the journal, nothing to act on. Logged at error, it read as a failed restore.
+      if (r.kind === 'ahead') log.info(line, fields);
+      else if (r.kind === 'engine_only') log.warn(line, fields);
+      else log.error(line, undefined, fields);
+    }
     const s = choice.snapshot;
     if (s === null || choice.file === null || s.front === null) return null;
     return {

@@ -87,6 +87,13 @@ describe('ringbook offline commands', () => {
     expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}): no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
   });
 
+  it('book (a WebSocket command) that finds no server says which URL, as the HTTP commands do', async () => {
+    const closed = await freePort(); // free: nothing listens there
+    const r = await cli(['book', 'ETH-USDC', '--once', '--url', `http://127.0.0.1:${closed}`], env, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}: no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
+  });
+
   it('start --data-dir puts the server\'s data there; verify finds it through RINGBOOK_URL', async () => {
     const data_dir = path.join(tmp, 'served');
     const proc = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js'), 'start', '--data-dir', data_dir], {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, REPO_ROOT, startServer, type StartedServer } from '../server/harness.js';
+import { api, deposit, REPO_ROOT, startServer, Wallet, type StartedServer } from '../server/harness.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
@@ -104,7 +104,8 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
     expect(bid.code, bid.stderr).toBe(0);
     expect(bid.stdout).toMatch(/status\s+filled/);
     expect(bid.stdout).toContain('fills: 1');
-    expect(bid.stdout).toMatch(/2000\s+0\.4\s+\S+\s+taker/);
+    // The fee with its asset (the quote): 5 bps of 800 USDC.
+    expect(bid.stdout).toMatch(/2000\s+0\.4\s+0\.4 USDC\s+taker/);
 
     const tb = await cli(['balances', ...U, '--address', taker.address, '--json']);
     expect(tb.code, tb.stderr).toBe(0);
@@ -212,6 +213,19 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
     const j = await cli(['order', ...U, '--key', taker.private_key, '--market', 'NOPE-USDC', '--side', 'bid', '--price', '1', '--quantity', '1', '--json']);
     expect(j.code).toBe(1);
     expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: 'MARKET_NOT_FOUND' });
+  });
+
+  it('order --json keeps the answer\'s fill fields (the fee as a number, its asset not added)', async () => {
+    const [m, t] = [Wallet.random(), Wallet.random()];
+    expect((await deposit(s, m.address, 'ETH', '1')).status).toBe(200);
+    expect((await deposit(s, t.address, 'USDC', '1000')).status).toBe(200);
+    const ask = await api(s.url).post('/orders', m.order({ market_id: 'ETH-USDC', side: 'ask', price: 2_500_000_000, quantity: 10_000 }));
+    expect(ask.status, ask.text).toBe(200);
+    const key = '0x' + Buffer.from(t.priv).toString('hex');
+    const bid = ok(await cli(['order', ...U, '--key', key, '--market', 'ETH-USDC', '--side', 'bid', '--price', '2500', '--quantity', '0.01', '--json']));
+    const fills = JSON.parse(bid.stdout).fills as Record<string, unknown>[];
+    expect(fills.map((f) => Object.keys(f).sort())).toEqual([['fee', 'fill_id', 'is_maker', 'price', 'quantity']]);
+    expect(fills[0]).toMatchObject({ price: 2_500_000_000, quantity: 10_000, fee: 12_500, is_maker: false }); // 5 bps of 25 USDC, in units
   });
 
   it('bench --url runs a small load loop', async () => {

@@ -1,5 +1,7 @@
 // Operator endpoints on the real server: the admin token, admin state, markets, pause/resume,
 // fees (global and per market, with exact fee arithmetic), credit limits and CREDIT_BREACH.
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   adminHeaders, adminState, settledAdminState, balances, deposit, request, Wallet, type Api, type StartedServer,
@@ -75,6 +77,19 @@ describe('GET /admin/state', () => {
     expect(typeof st.accounts).toBe('number');
     expect(typeof st.open_orders).toBe('number');
     expect(st.pending_forced_inclusions).toEqual([]);
+  });
+
+  it('journal_bytes is the size of the journal\'s files (data.mdb + wal.log)', async () => {
+    // LMDB's file only grows (the storer may add pages between the stats): bounded by the sizes before and after.
+    const sizes = (): number => ['data.mdb', 'wal.log'].reduce((n, f) => n + fs.statSync(path.join(s.data_dir, 'journal', f)).size, 0);
+    const low = sizes();
+    const st = ok(await a.get('/admin/state', admin));
+    const high = sizes();
+    expect(Number.isSafeInteger(st.journal_bytes)).toBe(true);
+    expect(st.journal_bytes).toBeGreaterThanOrEqual(low);
+    expect(st.journal_bytes).toBeLessThanOrEqual(high);
+    // The preallocated write-ahead file alone is 4 MB.
+    expect(st.journal_bytes).toBeGreaterThanOrEqual(4 * 1024 * 1024);
   });
 
   it('counts an account from its first deposit and open orders as they rest', async () => {
