@@ -29,7 +29,7 @@ import { LmdbDaStore } from '../da/da_store.js';
 import { Journal } from '../journal/journal.js';
 import { WAL_FILE } from '../journal/wal.js';
 import { DATA_DIR_LOCK_FILE } from '../journal/data_dir_lock.js';
-import { chooseSnapshot, RecoveryImpossible } from '../snapshot/recovery.js';
+import { chooseSnapshot, RecoveryImpossible, type RecoveryChoice } from '../snapshot/recovery.js';
 import { listSnapshots } from '../snapshot/snapshot_file.js';
 import { JournalCorruption } from '../journal/journal_codec.js';
 
@@ -196,7 +196,7 @@ async function checkCopy(into: string): Promise<CopyFacts> {
       throw new CopyRaced(`the journal's copy starts at batch ${journal_first}, after the DA store's copy (up to batch ${da_last}): trimmed between the copies`);
     }
     const reader = store;
-    let choice;
+    let choice: RecoveryChoice;
     try {
       choice = chooseSnapshot(path.join(into, 'snapshots'), {
         journal_first, journal_last, published_last: da_last,
