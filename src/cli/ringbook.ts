@@ -30,6 +30,8 @@ commands:
   replay [--every N]         rebuild the state from the journal; print its state root (and every
                              N-th batch's), compared with the published roots when present
   verify --url <base_url>    re-execute published batches and compare state roots
+  backup --out <dir>         copy the data dir, while the server runs or stopped, and check that
+                             a server started on the copy recovers (--help for the details)
 
 settlement contract commands (--help on each; docs/settlement.md):
   contract deploy            deploy contracts/Settlement.sol to --rpc for the config's assets
@@ -317,6 +319,8 @@ async function dispatch(command: string, sub: string | undefined, args: ParsedAr
       }
       return r.mismatches.length > 0 ? 2 : EXIT_OK;
     }
+    case 'backup':
+      return (await import('./backup.js')).backupCommand(args);
     case 'snapshot': {
       const { writeSnapshot } = await import('./snapshot.js');
       const w = await writeSnapshot(journalDataDir(args));
