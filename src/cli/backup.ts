@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { DATA_DIR_LOCK_FILE } from '../journal/data_dir_lock.js';
+import { dataDirHeld } from '../journal/data_dir_lock.js';
 import { copyDataDir, CopyRaced, type BackupCopy } from './backup_copy.js';
 import { EXIT_OK, type ParsedArgs, runCommand, str, UsageError } from './common.js';
 
@@ -42,26 +42,9 @@ exit codes: 0 ok, 1 error (no journal in the data dir, --out not empty, the copy
 export interface BackupResult extends BackupCopy {
   data_dir: string;
   out: string;
-  /** Whether server.pid named a live process when the backup started. */
+  /** Whether a server held the data dir (its lock, data_dir_lock.ts) when the backup started. */
   server_running: boolean;
   attempts: number;
-}
-
-/** Whether the data dir's lock file names a live process (data_dir_lock.ts). */
-function serverRunning(data_dir: string): boolean {
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(path.join(data_dir, DATA_DIR_LOCK_FILE), 'utf8').trim());
-  } catch {
-    return false;
-  }
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** --out: absent or an empty directory, not inside the data dir. */
@@ -86,7 +69,7 @@ export async function backup(data_dir: string, out: string): Promise<BackupResul
     throw new Error(`no journal in ${data_dir} (${path.join(data_dir, 'journal')} does not exist): name the server's data dir with --data-dir`);
   }
   checkOut(out, data_dir);
-  const server_running = serverRunning(data_dir);
+  const server_running = dataDirHeld(data_dir);
   const parent = path.dirname(out);
   fs.mkdirSync(parent, { recursive: true });
   const attempts_max = server_running ? BACKUP_ATTEMPTS_MAX : 1;

@@ -79,17 +79,25 @@ function samePath(fd: number, file: string): boolean {
   }
 }
 
-/** Writes this process's pid into the locked file and arranges its removal at exit. */
-function holdAs(fd: number, file: string): () => void {
+/**
+ * Writes this process's pid into the locked file and arranges its removal at exit. `locked`: the
+ * descriptor holding the flock, closed (so unlocked) by the release after the file is removed.
+ */
+function holdAs(fd: number, file: string, locked: boolean): () => void {
   ftruncateSync(fd, 0);
   writeSync(fd, `${process.pid}\n`, 0);
+  let released = false;
   const release = (): void => {
-    if (pidIn(file) !== process.pid) return;
-    try {
-      unlinkSync(file);
-    } catch {
-      // already gone
+    if (released) return;
+    released = true;
+    if (pidIn(file) === process.pid) {
+      try {
+        unlinkSync(file);
+      } catch {
+        // already gone
+      }
     }
+    if (locked) closeSync(fd);
   };
   process.once('exit', release);
   return release;
@@ -105,7 +113,7 @@ function lockWithKernel(dir: string, file: string, lock: NativeFileLock): () => 
       if (e === os.constants.errno.EWOULDBLOCK || e === os.constants.errno.EAGAIN) throw inUse(dir, file, pidIn(file));
       throw new Error(`ringbook: cannot lock ${file}: flock failed with errno ${e}`);
     }
-    if (samePath(fd, file)) return holdAs(fd, file);
+    if (samePath(fd, file)) return holdAs(fd, file, true);
     closeSync(fd); // a stopping server removed it after our open: lock the file now at the path
   }
   throw new DataDirInUse(`ringbook: cannot take the data dir ${dir}: ${file} kept changing (other servers starting and stopping?)`);
@@ -132,7 +140,7 @@ function lockWithPid(dir: string, file: string): () => void {
       }
       continue;
     }
-    const release = holdAs(fd, file);
+    const release = holdAs(fd, file, false);
     closeSync(fd);
     return release;
   }
@@ -148,6 +156,32 @@ export function lockDataDir(dir: string): () => void {
   const file = path.join(dir, DATA_DIR_LOCK_FILE);
   const lock = nativeLock();
   return lock === null ? lockWithPid(dir, file) : lockWithKernel(dir, file, lock);
+}
+
+/**
+ * Whether a live server holds `dir` now (for tools beside it: `ringbook backup`). With flock: a
+ * lock tried on a descriptor of our own and given back at once (closing it releases it), so only
+ * a process holding the lock counts; without: the pid in the file, as lockWithPid decides.
+ */
+export function dataDirHeld(dir: string): boolean {
+  const file = path.join(dir, DATA_DIR_LOCK_FILE);
+  const lock = nativeLock();
+  if (lock === null) {
+    const holder = pidIn(file);
+    return holder !== null && holder !== process.pid && serverAlive(holder);
+  }
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY);
+  } catch {
+    return false; // no file: no server has started on it since the last clean stop
+  }
+  try {
+    const e = lock.lockExclusive(fd);
+    return e === os.constants.errno.EWOULDBLOCK || e === os.constants.errno.EAGAIN;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Which mechanism lockDataDir uses here (for the start's log and the tests). */

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BACKUP_ATTEMPTS_MAX } from '../../src/cli/backup.js';
+import { lockDataDir } from '../../src/journal/data_dir_lock.js';
 import { ok } from '../server/checks.js';
 import { api, caughtUpState, deposit, runVerifier, startServer, Wallet } from '../server/harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
@@ -197,10 +198,11 @@ describe('ringbook backup', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('the copy is not restorable after 1 attempt(s): no snapshot in the copy continues its journal');
     expect(fs.readdirSync(path.dirname(out))).toEqual([]);
-    // Against a running server (the lock file names a live process: this one) a failed check is
+    // Against a running server (the data dir's lock held: here by this process) a failed check is
     // taken for a race and the copy made again, a bounded number of times, each removed.
-    fs.writeFileSync(path.join(data_dir, 'server.pid'), `${process.pid}\n`);
+    const release = lockDataDir(data_dir);
     const live = await cli(['backup', '--data-dir', data_dir, '--out', out]);
+    release();
     expect(live.code).toBe(1);
     expect(live.stderr).toContain(`the copy is not restorable after ${BACKUP_ATTEMPTS_MAX} attempt(s): no snapshot in the copy continues its journal`);
     expect(fs.readdirSync(path.dirname(out))).toEqual([]);
