@@ -9,19 +9,15 @@
 // missing messages one by one with direct gets (DIRECT.GET, any replica answers), polling for new ones: creating a consumer needs the cluster's meta leader,
 // which may be the node that died (nats-server 2.9 takes seconds to elect another), and the
 // cluster may first place the new consumer on the dead node.
+// The gateways and DA roles read without consumers (log_reader_seq.ts); the matcher uses this one.
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { MsgHdrs } from '@nats-io/transport-node';
 import { componentLog } from '../util/log.js';
+import { CONSUMER_EXPIRES_MS, streamSubject } from './log_format.js';
+import { SeqFetcher, type LogMessage, type StreamLogReader } from './log_reader_seq.js';
+
+export type { LogMessage } from './log_reader_seq.js';
 
 const log = componentLog('cluster');
-
-/** One stored message, from a consumer or fetched by sequence. */
-export interface LogMessage {
-  seq: number;
-  data: Uint8Array;
-  headers: MsgHdrs | undefined;
-}
-import { CONSUMER_EXPIRES_MS } from './log_format.js';
 
 /** Missed idle heartbeats (each CONSUMER_EXPIRES_MS / 2) before the consumer is recreated. */
 const HEARTBEATS_MISSED_MAX = 2;
@@ -29,6 +25,8 @@ const HEARTBEATS_MISSED_MAX = 2;
 const CREATE_RETRY_MS_MIN = 100;
 /** While no consumer exists, the stream is asked for its next message this often (a direct get each). */
 const FETCH_POLL_MS = 10;
+/** Fetches in flight at once while no consumer exists (a failover's catch-up). */
+const FETCH_WINDOW_MAX = 16;
 /** No message for this long while the stream has more: the consumer is stuck (2 heartbeat periods). */
 const STALL_MS = CONSUMER_EXPIRES_MS / 2;
 /** How often the stall check asks the stream for its last sequence. */
@@ -38,13 +36,15 @@ const OPEN_MS_MAX = 2 * CONSUMER_EXPIRES_MS;
 /** Notifications logged per reader at most. */
 const NOTES_LOGGED_MAX = 20;
 
-export class LogReader {
+export class LogReader implements StreamLogReader {
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
   private readonly stream: string;
   private readonly label: string;
   private readonly handle: (m: LogMessage) => void | Promise<void>;
   private readonly max_messages: number;
+  /** The fetches by sequence while no consumer exists (direct gets, FETCH_WINDOW_MAX in flight). */
+  private readonly fetcher: SeqFetcher;
   private messages: ConsumerMessages | null = null;
   private closed = false;
   private done: Promise<void> = Promise.resolve();
@@ -73,6 +73,11 @@ export class LogReader {
     this.label = label;
     this.max_messages = max_messages;
     this.handle = handle;
+    // Direct gets only (no STREAM.MSG.GET fallback: the matcher's user has no grant for it on the request stream).
+    this.fetcher = new SeqFetcher(jsm, stream, streamSubject(stream), from_seq, FETCH_WINDOW_MAX, false, (m) => {
+      this.last_message_ms = Date.now();
+      return this.handle(m);
+    }, (w) => this.note(w));
   }
 
   /** Starts reading (at once: messages are fetched by sequence until a consumer exists). The handler runs for each message, in order, awaited. */
@@ -202,25 +207,18 @@ export class LogReader {
   }
 
   /**
-   * Hands over the stored messages from next_seq on, fetched one by one, until the stream has no
-   * more; the error of a fetch that failed (an election: asked again at the next poll), else null.
+   * Hands over the stored messages from next_seq on, fetched by sequence with direct gets (any
+   * replica answers; one that lags answers "none yet" and the next poll asks again), until the
+   * stream has no more; the error of a fetch that failed (an election: asked again at the next
+   * poll), else null. Deleted messages are skipped as the consumer skips them (SeqFetcher).
    */
   private async fetchMissing(): Promise<string | null> {
-    while (!this.closed) {
-      let m;
-      try {
-        // Direct get: any replica answers (no stream or meta leader needed); one that lags
-        // answers "none yet" and the next round asks again.
-        m = await this.jsm.direct.getMessage(this.stream, { seq: this.next_seq });
-      } catch (e) {
-        return `message ${this.next_seq} not fetched (${String(e)})`;
-      }
-      if (m === null) return null;
-      this.last_message_ms = Date.now();
-      await this.handle({ seq: m.seq, data: m.data, headers: m.header });
-      this.next_seq = m.seq + 1;
+    this.fetcher.next_seq = this.next_seq;
+    try {
+      return (await this.fetcher.fetchAvailable(() => this.closed)).error;
+    } finally {
+      this.next_seq = this.fetcher.next_seq;
     }
-    return null;
   }
 
   /** Stops reading (the message being handled finishes first). */
