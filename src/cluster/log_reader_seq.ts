@@ -63,6 +63,8 @@ export class SeqFetcher {
   /** Messages handed over; gets sent (a bench reads both). */
   handed = 0;
   requests = 0;
+  /** Of those, STREAM.MSG.GET after a replica lagged behind a hint. */
+  leader_gets = 0;
   private streak = 1;
   private direct = true;
   private direct_retry_at_ms = 0;
@@ -134,6 +136,15 @@ export class SeqFetcher {
         let m: StoredMsg | null;
         try {
           m = await gets[i];
+          // The stream said it holds this one (a hint, its info) but the replica that answered
+          // has not applied it yet (nats-server prefers the client's own node, which may be a
+          // follower learning the commit only from the leader's next append): ask the leader.
+          if (m === null && first + i <= this.known_last && this.msg_get_fallback && this.allow_direct) {
+            this.requests++;
+            this.leader_gets++;
+            const q = { seq: first + i, next_by_subj: this.subject };
+            m = await this.jsm.streams.getMessage(this.stream, q);
+          }
         } catch (e) {
           this.streak = 1;
           return { handed, error: `message ${first + i} not fetched (${String(e)})` };
@@ -196,8 +207,8 @@ export class SeqLogReader implements StreamLogReader {
   }
 
   /** Messages handed over and gets sent so far. */
-  get counts(): { handed: number; requests: number } {
-    return { handed: this.fetcher.handed, requests: this.fetcher.requests };
+  get counts(): { handed: number; requests: number; leader_gets: number } {
+    return { handed: this.fetcher.handed, requests: this.fetcher.requests, leader_gets: this.fetcher.leader_gets };
   }
 
   /** Starts reading at once; the handler runs for each message, in order, awaited. */
