@@ -242,14 +242,13 @@ export class SeqLogReader implements StreamLogReader {
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done(): void {
+      const done = (): void => {
         clearTimeout(timer);
-        self.wake = null;
-        self.hinted = false;
+        this.wake = null;
+        this.hinted = false;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wake = done;
     });
   }
