@@ -132,13 +132,6 @@ export interface LogSettings {
   replicas: number;
 }
 
-/** The one subject a log stream stores (readers fetch by sequence with it: `next_by_subj`). */
-export function streamSubject(stream: string): string {
-  if (stream === REQUEST_STREAM) return REQUEST_SUBJECT;
-  if (stream === EVENT_STREAM) return EVENT_SUBJECT;
-  throw new Error(`not a Ringbook log stream: ${stream}`);
-}
-
 function streamConfig(name: string, subject: string, replicas: number): Partial<StreamConfig> & { name: string } {
   return {
     name,

@@ -4,8 +4,8 @@
 // another stream's subject, and nats-server 2.9 delivers there without checking that user's publish
 // permissions (upstream nats-server#8274): so the gateway's and the DA role's users get no consumer
 // grants at all (config/nats-authorization.conf) and read with this class. The matcher, the
-// log's writer, keeps its consumers (log_reader.ts), whose fallback while no consumer can be
-// created is this file's SeqFetcher: one implementation of the in-order hand-over.
+// log's writer, keeps its consumers (log_reader.ts) and its own fetches by sequence while it
+// has none (why: log_reader.ts).
 //
 // New messages are noticed by a wake-up hint: the event stream republishes each stored message's
 // headers (no body) to EVENT_TIP_SUBJECT (log_format.ts), which needs only a plain subscription.
