@@ -13,7 +13,7 @@
 // holds are not re-published (the core's start path: their events are applied without hashing up
 // to the last one, whose recomputed header is compared with the stored one).
 import uWS from 'uWebSockets.js';
-import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster, type NatsCredentials } from './nats_auth.js';
 import type { RingbookConfig } from '../config/types.js';
@@ -28,16 +28,16 @@ import { listenApp, registerNotFound } from '../gateway/listen.js';
 import { createRateLimiters } from '../gateway/rate_limit.js';
 import { registerDaRoutes } from '../gateway/routes_da.js';
 import { componentLog } from '../util/log.js';
-import { LogReader, type LogMessage } from './log_reader.js';
+import { SeqLogReader, type LogMessage } from './log_reader_seq.js';
 import { SettlementPoster, type SettlementPosterStatus } from './settlement_poster.js';
 import { LeaderCheckedRoots } from './checked_roots.js';
 import { SettlementPosterLease } from './lease.js';
-import { ensureStreams, EVENT_STREAM, readBatchHeader, RECORD_BYTES, type BatchHeader } from './log_format.js';
+import { ensureStreams, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, readBatchHeader, RECORD_BYTES, type BatchHeader } from './log_format.js';
 
 const log = componentLog('cluster');
 
-/** Batch messages pulled ahead of the one being published. */
-const EVENTS_PULLED_MAX = 256;
+/** Batch messages fetched by sequence at once, ahead of the one being published (as the gateway's). */
+const EVENTS_FETCHED_MAX = 32;
 /**
  * The DA store's writes are asynchronous (lmdb-js groups them); the role waits for them every this
  * many batches so that a store slower than the stream holds at most this many batches in memory.
@@ -107,7 +107,7 @@ class MessageInputs implements BatchInputSource {
 export class ClusterDa {
   private readonly options: ClusterDaOptions;
   private nc: NatsConnection | null = null;
-  private reader: LogReader | null = null;
+  private reader: SeqLogReader | null = null;
   private core: DaPublisherCore | null = null;
   private inputs: MessageInputs | null = null;
   private listen_socket: uWS.us_listen_socket | null = null;
@@ -143,7 +143,8 @@ export class ClusterDa {
     this.core = core;
     this.checked = new LeaderCheckedRoots(store);
     const port = await this.listen(core);
-    const reader = new LogReader(jetstream(nc) as JetStreamClient, jsm, EVENT_STREAM, 1, `da ${o.node_id}`, EVENTS_PULLED_MAX,
+    // Without a consumer: the DA role's NATS user needs no consumer grant (log_reader_seq.ts).
+    const reader = new SeqLogReader(nc, jsm, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, 1, `da ${o.node_id}`, EVENTS_FETCHED_MAX,
       (m) => this.onMessage(m));
     this.reader = reader;
     await reader.start();

@@ -11,8 +11,8 @@ import type { JournalFault } from '../journal/journal.js';
 import { RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, RequestReader, requestSeqAt } from '../ring/request_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import { LogReader, type LogMessage } from './log_reader.js';
-import { EVENT_STREAM, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
+import { SeqLogReader, type LogMessage } from './log_reader_seq.js';
+import { EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
 import { MATCHER_STATUS_SUBJECT, readLeaderStatus, type LeaderStatus } from './matcher_status.js';
 import { sendBatchRequest } from './batch_request.js';
 import { encodeForcedShare, FORCED_SHARE_SUBJECT } from './settlement_poster.js';
@@ -37,8 +37,11 @@ export interface GatewayBackendOptions {
   message_records_max: number;
 }
 
-/** Batch messages pulled ahead of the one being written into the event ring. */
-const EVENTS_PULLED_MAX = 256;
+/**
+ * Batch messages fetched by sequence at once (requests in flight, messages held): the catch-up at
+ * start reads the whole stream (bench/log_read.ts measured the window's effect).
+ */
+const EVENTS_FETCHED_MAX = 32;
 /** Waits between publish retries: one NATS node's restart or a stream leader election. */
 const RETRY_WAIT_MS = [50, 100, 250, 500, 1000];
 
@@ -50,7 +53,7 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   private requests: SpscRing | null = null;
   private reader: RequestReader | null = null;
   private request_views: RecordViews | null = null;
-  private reader_events: LogReader | null = null;
+  private reader_events: SeqLogReader | null = null;
   private publishes_in_flight = 0;
   private publishes_idle: (() => void) | null = null;
   /** Request stream messages acknowledged by the stream, and given up. */
@@ -90,11 +93,13 @@ export class JetStreamGatewayBackend implements MatcherBackend {
     });
     if (through === 0) caught_up();
     const event_views = viewsOfRing(events);
-    const reader = new LogReader(this.js, this.jsm, EVENT_STREAM, 1, `gateway ${this.options.gateway_id}`, EVENTS_PULLED_MAX, async (m) => {
-      await this.writeBatch(events, event_views, m);
-      this.events_through = m.seq;
-      if (m.seq >= through) caught_up();
-    });
+    // Without a consumer: the gateway's NATS user needs no consumer grant (log_reader_seq.ts).
+    const reader = new SeqLogReader(this.nc, this.jsm, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, 1, `gateway ${this.options.gateway_id}`,
+      EVENTS_FETCHED_MAX, async (m) => {
+        await this.writeBatch(events, event_views, m);
+        this.events_through = m.seq;
+        if (m.seq >= through) caught_up();
+      });
     this.reader_events = reader;
     await reader.start();
     await ready;

@@ -18,6 +18,11 @@ export const REQUEST_STREAM = 'RB_REQUESTS';
 export const REQUEST_SUBJECT = 'rb.requests';
 export const EVENT_STREAM = 'RB_EVENTS';
 export const EVENT_SUBJECT = 'rb.events';
+/**
+ * The event stream republishes each stored message's headers here, without its body: the readers
+ * without a consumer (log_reader_seq.ts) wake on it, then fetch the message by sequence.
+ */
+export const EVENT_TIP_SUBJECT = 'rb.tip.events';
 export const LEASE_BUCKET = 'rb_matcher_lease';
 export const LEASE_KEY = 'leader';
 /** The lease of the one gateway that reads the settlement contract's events (lease.ts ChainReaderLease). */
@@ -135,8 +140,14 @@ function streamConfig(name: string, subject: string, replicas: number): Partial<
     num_replicas: replicas,
     max_msg_size: LOG_MESSAGE_BYTES_MAX,
     duplicate_window: DUPLICATE_WINDOW_MS * 1_000_000,
-    // Readers fetch by sequence from any replica while no consumer can be created (log_reader.ts).
+    // Readers fetch by sequence from any replica: the gateways and DA roles always
+    // (log_reader_seq.ts), the matcher while no consumer can be created (log_reader.ts).
+    // nats-server 2.9.10 accepts setting it on an existing stream but left direct gets unanswered
+    // in our test: streams made without it are read through STREAM.MSG.GET (the stream leader).
     allow_direct: true,
+    // Headers only (Nats-Sequence: a few hundred bytes), the wake-up of readers without a
+    // consumer; a stream made before this has none and its readers poll.
+    ...(name === EVENT_STREAM ? { republish: { src: subject, dest: EVENT_TIP_SUBJECT, headers_only: true } } : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster, NatsCredentials } from '../../src/cluster/nats_auth.js';
-import { EVENT_STREAM, EVENT_SUBJECT, LEASE_BUCKET, REQUEST_SUBJECT } from '../../src/cluster/log_format.js';
+import { EVENT_STREAM, EVENT_SUBJECT, LEASE_BUCKET, REQUEST_STREAM, REQUEST_SUBJECT } from '../../src/cluster/log_format.js';
 import type { Role } from '../../src/cluster/roles.js';
 import { adminState, api, balances, bytesToHex, REPO_ROOT, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { daStatus, leadingFromGenesis, matcherStatus, P, startTestCluster, waitFor, type TestCluster, type TestClusterAuth } from './cluster_helpers.js';
@@ -179,10 +179,46 @@ describe('NATS authentication and permissions: the sample config', () => {
         await da.close();
       }
       await expect(mt.request('rb.settlement.forced', new Uint8Array(0), { timeout: 2000 })).rejects.toThrow(refusal);
-      // While the gateway's user reads what a gateway reads.
-      expect((await (await jetstreamManager(gw)).streams.info(EVENT_STREAM)).state.last_seq).toBe(last_seq);
+      // While the gateway's user reads what a gateway reads: the event stream by sequence.
+      const gw_jsm = await jetstreamManager(gw);
+      expect((await gw_jsm.streams.info(EVENT_STREAM)).state.last_seq).toBe(last_seq);
+      expect((await gw_jsm.direct.getMessage(EVENT_STREAM, { seq: last_seq }))?.seq).toBe(last_seq);
     } finally {
       await gw.close();
+      await mt.close();
+    }
+  }, 60_000);
+
+  it('the gateway\'s and the DA role\'s users cannot create a consumer: the copy of event messages into rb.requests is refused', async () => {
+    const mt = await connectAs(c, 'matcher');
+    try {
+      const jsm = await jetstreamManager(mt);
+      const requests_before = (await jsm.streams.info(REQUEST_STREAM)).state.last_seq;
+      expect((await jsm.streams.info(EVENT_STREAM)).state.last_seq).toBeGreaterThan(0);
+      const refusal = /Permissions Violation for Publish to "\$JS\.API\.CONSUMER\./;
+      for (const role of ['gateway', 'da'] as const) {
+        const nc = await connectAs(c, role);
+        try {
+          // The attack nats-server 2.9 lets through for any user allowed to create a consumer
+          // (upstream nats-server#8274): a push consumer delivering the event stream into rb.requests.
+          const name = `copy-${role}`;
+          const config = { durable_name: name, name, deliver_subject: REQUEST_SUBJECT, deliver_policy: 'all', ack_policy: 'none' };
+          const subjects = [`CONSUMER.CREATE.${EVENT_STREAM}`, `CONSUMER.CREATE.${EVENT_STREAM}.${name}`, `CONSUMER.DURABLE.CREATE.${EVENT_STREAM}.${name}`];
+          for (const subject of subjects) {
+            await expect(nc.request(`$JS.API.${subject}`, utf8ToBytes(JSON.stringify({ stream_name: EVENT_STREAM, config })), { timeout: 2000 }))
+              .rejects.toThrow(refusal);
+          }
+          await expect(jetstreamManager(nc).then((m) => m.consumers.add(EVENT_STREAM, config as Parameters<typeof m.consumers.add>[1])))
+            .rejects.toThrow(refusal);
+          await expect(jsm.consumers.info(EVENT_STREAM, name)).rejects.toThrow(/consumer not found/);
+        } finally {
+          await nc.close();
+        }
+      }
+      // Nothing was copied.
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await jsm.streams.info(REQUEST_STREAM)).state.last_seq).toBe(requests_before);
+    } finally {
       await mt.close();
     }
   }, 60_000);
