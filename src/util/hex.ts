@@ -14,7 +14,7 @@ export const HEX_NIBBLE: Uint8Array = (() => {
   return t;
 })();
 
-// Both spell the digits into a scratch Buffer and make the string with one native UTF-8 decode
+// Both spell the digits into a scratch byte array and make the string with one native UTF-8 decode
 // (ASCII in, a flat one-byte string out). Not with `s +=` per byte: V8 makes every concatenation
 // past 12 characters a cons-string node (32 bytes) that stays in the result until something
 // flattens it, so an address built byte by byte held a chain of ~15 nodes (~480 bytes) instead
@@ -34,7 +34,9 @@ const DIGIT_PAIR: Uint16Array = (() => {
 /** Inputs up to this many bytes (a hash, an address, a 65-byte signature) reuse one scratch buffer. */
 const SCRATCH_INPUT_BYTES = 128;
 const PREFIX_CHARS = 2;
-const scratch: Buffer = Buffer.alloc(PREFIX_CHARS + 2 * SCRATCH_INPUT_BYTES);
+// A Uint8Array, not a Buffer: the web view's bundle (web/src) takes this module through src/client,
+// and a browser has no Buffer (a Buffer here stopped the page at load: test/web/browser.test.ts).
+const scratch = new Uint8Array(PREFIX_CHARS + 2 * SCRATCH_INPUT_BYTES);
 const ascii = new TextDecoder('utf-8');
 
 /** Lowercase hex of `bytes[start, end)`, no prefix (one flat string). */
@@ -53,7 +55,7 @@ function spell(bytes: Uint8Array, start: number, end: number, from: number): str
   const first = Math.max(0, start);
   const stop = Math.min(end, bytes.length);
   const n = Math.max(0, stop - first);
-  const out = n <= SCRATCH_INPUT_BYTES ? scratch : Buffer.allocUnsafe(PREFIX_CHARS + 2 * n);
+  const out = n <= SCRATCH_INPUT_BYTES ? scratch : new Uint8Array(PREFIX_CHARS + 2 * n);
   out[0] = 0x30; // '0'
   out[1] = 0x78; // 'x'
   let o = PREFIX_CHARS;
