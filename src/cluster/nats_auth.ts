@@ -8,10 +8,10 @@
 // key only, so a log line or a serialised settings object cannot carry them. The TLS settings
 // (nats_tls.ts) travel with the credentials: they are read from the same environment at the same
 // time and go into the same options.
-import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
 import { explainTlsFailure, NatsTls } from './nats_tls.js';
+import { readSettingFile } from './setting_file.js';
 
 /** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
 const RECONNECT_WAIT_MS = 100;
@@ -32,16 +32,7 @@ type Method =
   | { kind: 'creds'; file: string; creds: Uint8Array };
 
 function readCredentialFile(name: string, file: string): Uint8Array {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    throw new ConfigError(`${name}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-  if (bytes.length === 0 || bytes.length > CREDENTIAL_FILE_BYTES_MAX) {
-    throw new ConfigError(`${name}: ${file} holds ${bytes.length} bytes, not a NATS credential (1..${CREDENTIAL_FILE_BYTES_MAX})`);
-  }
-  return bytes;
+  return readSettingFile(name, file, CREDENTIAL_FILE_BYTES_MAX, 'a NATS credential');
 }
 
 function nkeyMethod(file: string): Method {

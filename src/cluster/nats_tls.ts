@@ -4,12 +4,12 @@
 // stops the start before any connection (as nats_auth.ts does with the credential files); the
 // client library then gets their contents, not their paths, and never reads a file itself. The key
 // lives in a private field: describe() and toJSON() name the files only.
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { checkServerIdentity as nodeCheckServerIdentity, type PeerCertificate } from 'node:tls';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
+import { readSettingFile } from './setting_file.js';
 
 /** Bigger than a CA bundle of a few hundred certificates (the whole Mozilla set is ~220 KB); a wrong path to a large file is refused, not read whole. */
 const TLS_FILE_BYTES_MAX = 1024 * 1024;
@@ -27,16 +27,7 @@ export const ENV_TLS_KEY_FILE = 'RINGBOOK_NATS_TLS_KEY_FILE';
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 function readTlsFile(name: string, file: string): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    throw new ConfigError(`${name}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-  if (bytes.length === 0 || bytes.length > TLS_FILE_BYTES_MAX) {
-    throw new ConfigError(`${name}: ${file} holds ${bytes.length} bytes, not a PEM file (1..${TLS_FILE_BYTES_MAX})`);
-  }
-  return bytes.toString('utf8');
+  return readSettingFile(name, file, TLS_FILE_BYTES_MAX, 'a PEM file').toString('utf8');
 }
 
 /** The PEM certificates of a file, each parsed (a broken block is refused here, not at the handshake). */
