@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKUP_ATTEMPTS_MAX } from '../../src/cli/backup.js';
 import { lockDataDir } from '../../src/journal/data_dir_lock.js';
 import { ok } from '../server/checks.js';
-import { api, caughtUpState, deposit, runVerifier, startServer, Wallet } from '../server/harness.js';
+import { api, caughtUpState, deposit, runVerifier, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
 import { cli } from './run_cli.js';
 
@@ -40,6 +40,16 @@ function bid(w: Wallet, i: number): Record<string, unknown> {
   return w.order({ market_id: 'ETH-USDC', side: 'bid', price: (1000 + (i % 50)) * 1_000_000, quantity: 1_000, client_order_id: `b${i}` });
 }
 
+/** A funded wallet with ORDERS_BEFORE resting bids, acknowledged before a backup starts. */
+async function biddingWallet(s: StartedServer): Promise<{ a: ReturnType<typeof api>; w: Wallet; before_ids: number[] }> {
+  const a = api(s.url);
+  const w = Wallet.random();
+  ok(await deposit(s, w.address, 'USDC', '1000000'));
+  const before_ids: number[] = [];
+  for (let i = 0; i < ORDERS_BEFORE; i++) before_ids.push(ok(await a.post('/orders', bid(w, i))).order_id);
+  return { a, w, before_ids };
+}
+
 function openOrderIds(list: { order_id: number }[]): number[] {
   return list.map((o) => o.order_id).sort((a, b) => a - b);
 }
@@ -50,11 +60,7 @@ describe('ringbook backup', () => {
     const out = path.join(tmpDir(), 'copy');
     let s2: Awaited<ReturnType<typeof startServer>> | null = null;
     try {
-      const a = api(s.url);
-      const w = Wallet.random();
-      ok(await deposit(s, w.address, 'USDC', '1000000'));
-      const before_ids: number[] = [];
-      for (let i = 0; i < ORDERS_BEFORE; i++) before_ids.push(ok(await a.post('/orders', bid(w, i))).order_id);
+      const { a, w, before_ids } = await biddingWallet(s);
       const start = await caughtUpState(s);
       const start_batch = Number(start.batch_id);
 
@@ -115,11 +121,7 @@ describe('ringbook backup', () => {
     const s = await startServer({ config });
     const out = path.join(tmpDir(), 'copy');
     try {
-      const a = api(s.url);
-      const w = Wallet.random();
-      ok(await deposit(s, w.address, 'USDC', '1000000'));
-      const before_ids: number[] = [];
-      for (let i = 0; i < ORDERS_BEFORE; i++) before_ids.push(ok(await a.post('/orders', bid(w, i))).order_id);
+      const { a, w, before_ids } = await biddingWallet(s);
       const start_batch = Number((await caughtUpState(s)).batch_id);
       const run = cli(['backup', '--data-dir', s.data_dir, '--out', out, '--json']);
       let done = false;

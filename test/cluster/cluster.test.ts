@@ -7,16 +7,14 @@
 // raises the standbys' alarm. The tests share one cluster and run in
 // order (each leaves it running for the next).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader } from '../../src/cluster/log_format.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { api, runVerifier, type StartedServer } from '../server/harness.js';
 import { fail, ok } from '../server/checks.js';
 import {
-  daStatus, fundedWallet, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, P, settledMatchers, startTestCluster,
+  daStatus, fundedWallet, leadingFromGenesis, publishForgedBatch, LEASE_TTL_MS, MARKET, matcherStatus, orderIdsOf, P, settledMatchers, startTestCluster,
   TICK, waitFor, withOrderLoad, withTimeout, type Answered, type TestCluster,
 } from './cluster_helpers.js';
 
@@ -288,14 +286,7 @@ describe('cluster on NATS JetStream', () => {
     // batch number, no inputs, no events and a made-up root, fenced like a leader's.
     const nc = await connect({ servers: c.nats.urls().filter((_, i) => c.nats.nodes[i].proc !== null) });
     try {
-      const jsm = await jetstreamManager(nc);
-      const last_seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
-      const last = await jsm.streams.getMessage(EVENT_STREAM, { seq: last_seq });
-      const h = readBatchHeader(last!.header, last!.data.length);
-      const forged = { ...h, batch_id: h.batch_id + 1, time_ms: h.time_ms + 1, input_records: 0, state_root: '0x' + 'ab'.repeat(32), leader: 'forger' };
-      await jetstream(nc).publish(EVENT_SUBJECT, new Uint8Array(0), {
-        msgID: batchMessageId(forged.batch_id), expect: { lastSequence: last_seq }, headers: batchHeaders(forged),
-      });
+      const { last: h, forged } = await publishForgedBatch(nc);
       const standbys = [];
       for (const m of liveMatchers()) if ((await matcherStatus(m)).role === 'standby') standbys.push(m);
       expect(standbys.length).toBeGreaterThanOrEqual(2);

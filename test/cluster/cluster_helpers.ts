@@ -1,11 +1,11 @@
 // Set-up shared by the cluster tests: a real 3-node JetStream cluster (LocalNatsCluster), matcher
 // and gateway roles as real processes (the harness's startServer with RINGBOOK_ROLE), their
 // /status, bounded waits, and a load of signed orders from several wallets.
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { LocalNatsCluster, type LocalNatsAuth } from '../../src/cluster/local_nats.js';
 import type { Role } from '../../src/cluster/roles.js';
-import { EVENT_STREAM, readBatchHeader, type BatchHeader } from '../../src/cluster/log_format.js';
+import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader, type BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
 import type { DaRoleStatus } from '../../src/cluster/da_role.js';
 import { api, deposit, request, startServer, Wallet, type ApiResponse, type StartedServer } from '../server/harness.js';
@@ -246,4 +246,21 @@ export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeade
     out.push(readBatchHeader(m.header, m.data.length));
   }
   return out;
+}
+
+/**
+ * Publishes a forged batch after the event stream's last (a writer that is not a Ringbook matcher,
+ * or a leader with a bug): the next batch number, no inputs, no events and a made-up root, fenced
+ * like a leader's write. Returns the last real batch's header and the forged one's.
+ */
+export async function publishForgedBatch(nc: NatsConnection): Promise<{ last: BatchHeader; forged: BatchHeader }> {
+  const jsm = await jetstreamManager(nc);
+  const last_seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
+  const last = await jsm.streams.getMessage(EVENT_STREAM, { seq: last_seq });
+  const h = readBatchHeader(last!.header, last!.data.length);
+  const forged = { ...h, batch_id: h.batch_id + 1, time_ms: h.time_ms + 1, input_records: 0, state_root: '0x' + 'ab'.repeat(32), leader: 'forger' };
+  await jetstream(nc).publish(EVENT_SUBJECT, new Uint8Array(0), {
+    msgID: batchMessageId(forged.batch_id), expect: { lastSequence: last_seq }, headers: batchHeaders(forged),
+  });
+  return { last: h, forged };
 }

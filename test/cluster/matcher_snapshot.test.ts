@@ -12,14 +12,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sendBatchRequest } from '../../src/cluster/batch_request.js';
-import { batchHeaders, batchMessageId, EVENT_STREAM, EVENT_SUBJECT, readBatchHeader } from '../../src/cluster/log_format.js';
 import { listSnapshots } from '../../src/snapshot/snapshot_file.js';
 import { api, type StartedServer, type Wallet } from '../server/harness.js';
 import {
-  fundedWallet, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, P, settledMatchers, startTestCluster, TICK, waitFor, type TestCluster,
+  fundedWallet, publishForgedBatch, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, P, settledMatchers, startTestCluster, TICK, waitFor, type TestCluster,
 } from './cluster_helpers.js';
 
 /** A snapshot every 3 batches (the role's variable), so a few requests make several. */
@@ -133,14 +131,7 @@ describe('cluster matcher snapshots', () => {
     await untilSnapshot('m1', (await matcherStatus(m1)).batch_id + EVERY_BATCHES);
     // A forged batch after the last: the leader's next batch has its number (so its message id)
     // and is refused as a duplicate of another leader's batch: the leader rebuilds.
-    const jsm = await jetstreamManager(nc);
-    const last_seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
-    const last = await jsm.streams.getMessage(EVENT_STREAM, { seq: last_seq });
-    const h = readBatchHeader(last!.header, last!.data.length);
-    const forged = { ...h, batch_id: h.batch_id + 1, time_ms: h.time_ms + 1, input_records: 0, state_root: '0x' + 'ab'.repeat(32), leader: 'forger' };
-    await jetstream(nc).publish(EVENT_SUBJECT, new Uint8Array(0), {
-      msgID: batchMessageId(forged.batch_id), expect: { lastSequence: last_seq }, headers: batchHeaders(forged),
-    });
+    const { last: h, forged } = await publishForgedBatch(nc);
     const kept = snapshotsOf('m1').map((f) => f.batch_id).filter((b) => b <= h.batch_id);
     expect(kept.length).toBeGreaterThan(0);
     await waitFor('the fenced leader to rebuild', WAIT_MS, async () => {
