@@ -43,6 +43,14 @@ describe('ringbook offline commands', () => {
     expect(fs.readdirSync(cwd)).toEqual([]);
   }, RUN_BOUND_MS + 5_000);
 
+  // The three read --json (settlement.ts print) but their shared usage named it nowhere.
+  it.each(['contract deploy', 'withdraw-onchain', 'escape'])('%s --help is its own usage and lists --json, which it takes', async (command) => {
+    const r = await cli([...command.split(' '), '--help'], env, { cwd, timeout_ms: RUN_BOUND_MS });
+    expect(r.code).toBe(0);
+    expect(r.stdout.startsWith(`usage: ringbook ${command} `), r.stdout.slice(0, 300)).toBe(true);
+    expect(r.stdout).toMatch(/^ {2}--json {2,}machine-readable output/m);
+  }, RUN_BOUND_MS + 5_000);
+
   it.each(['journal inspect', 'replay', 'snapshot'])('%s refuses a data dir without a journal (exit 1) and creates nothing', async (command) => {
     const missing = path.join(tmp, 'no-such-dir');
     const r = await cli([...command.split(' '), '--data-dir', missing], env, { cwd });
