@@ -102,6 +102,16 @@ describe('ringbook offline commands', () => {
     expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}: no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
   });
 
+  // Without --once the old code printed "connection lost, reconnecting..." before the error, though
+  // no connection had ever been up. Bounded: a run that kept retrying is killed and fails here.
+  it('book (live, without --once) that finds no server at first says which URL and exits 1, not "reconnecting"', async () => {
+    const closed = await freePort(); // free: nothing listens there
+    const r = await cli(['book', 'ETH-USDC', '--url', `http://127.0.0.1:${closed}`], env, { cwd, timeout_ms: RUN_BOUND_MS });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
+    expect(r.stderr).not.toContain('reconnecting');
+  }, RUN_BOUND_MS + 5_000);
+
   it('start --data-dir puts the server\'s data there; verify finds it through RINGBOOK_URL', async () => {
     const data_dir = path.join(tmp, 'served');
     const proc = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js'), 'start', '--data-dir', data_dir], {
