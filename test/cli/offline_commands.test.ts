@@ -95,6 +95,14 @@ describe('ringbook offline commands', () => {
     expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}): no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
   });
 
+  // Port 9 is on the Fetch standard's blocked list: undici refuses it before connecting (no network
+  // use). The old code printed only 'fetch failed (bad port)', naming neither the port nor the URL.
+  it('a command whose URL has a port fetch refuses says which URL', async () => {
+    const r = await cli(['balances', '--address', '0x' + '11'.repeat(20), '--url', 'http://127.0.0.1:9'], env, { cwd, timeout_ms: RUN_BOUND_MS });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('fetch failed (bad port): fetch refuses the port of http://127.0.0.1:9 (');
+  }, RUN_BOUND_MS + 5_000);
+
   it('book (a WebSocket command) that finds no server says which URL, as the HTTP commands do', async () => {
     const closed = await freePort(); // free: nothing listens there
     const r = await cli(['book', 'ETH-USDC', '--once', '--url', `http://127.0.0.1:${closed}`], env, { cwd });
