@@ -93,7 +93,10 @@ export async function bookCommand(args: ParsedArgs): Promise<number> {
     };
     sock.onBook(draw);
     sock.onState((s) => {
-      if (!json && s === 'reconnecting') console.error('ringbook: connection lost, reconnecting...');
+      // Only a connection that was up can be lost. A first connect that fails also passes through
+      // 'reconnecting' (ws.ts schedules its retry before rejecting): that rejection is thrown below,
+      // so runCommand says no server answers at the URL and exits 1, as `book --once` does.
+      if (!json && s === 'reconnecting' && sock.stats.connects > 0) console.error('ringbook: connection lost, reconnecting...');
     });
     sock.onError((e) => console.error(`ringbook: ${e.message}`));
     try {

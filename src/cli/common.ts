@@ -162,6 +162,27 @@ function triedUrl(args: ParsedArgs): string {
   }
 }
 
+/** undici's cause when fetch refuses a port of the Fetch standard's blocked list (9, 25, 6000, ...). */
+const FETCH_BAD_PORT_MESSAGE = 'bad port';
+
+/**
+ * Says which URL was tried and where it came from when the error is that nothing could be
+ * reached there ('' otherwise): 'fetch failed (connect ECONNREFUSED ...)' alone left an operator
+ * to guess a stopped server or a wrong port, and 'fetch failed (bad port)' named no port at all.
+ */
+function unreachableHint(e: unknown, args: ParsedArgs): string {
+  if (!(e instanceof Error)) return '';
+  const cause = e.cause instanceof Error ? e.cause : undefined;
+  if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED') {
+    return `: no server answers at ${triedUrl(args)} (is it running? --url, RINGBOOK_URL)`;
+  }
+  // Refused before any connection: no server there can answer fetch, whatever runs on that port.
+  if (cause?.message === FETCH_BAD_PORT_MESSAGE) {
+    return `: fetch refuses the port of ${triedUrl(args)} (a blocked port of the Fetch standard; serve on another: --url, RINGBOOK_URL)`;
+  }
+  return '';
+}
+
 /** --key, else RINGBOOK_KEY. */
 export function wallet(args: ParsedArgs): Wallet {
   const flag = str(args, 'key');
@@ -237,11 +258,7 @@ export async function runCommand(args: ParsedArgs, usage: string, body: () => Pr
     const msg = e instanceof Error ? e.message : String(e);
     // The cause's text unless the message already says it (a WebSocket error repeats it) or it is empty.
     const cause = e instanceof Error && e.cause instanceof Error && e.cause.message !== '' && !msg.includes(e.cause.message) ? ` (${e.cause.message})` : '';
-    // Nothing listening at the URL: say which URL was tried and where it came from ('fetch failed
-    // (connect ECONNREFUSED ...)' alone left an operator to guess a stopped server or a wrong port).
-    const refused = e instanceof Error && (e.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED';
-    const hint = refused ? `: no server answers at ${triedUrl(args)} (is it running? --url, RINGBOOK_URL)` : '';
-    console.error(`ringbook: ${msg}${cause}${hint}`);
+    console.error(`ringbook: ${msg}${cause}${unreachableHint(e, args)}`);
     return EXIT_ERROR;
   }
 }

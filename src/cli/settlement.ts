@@ -15,19 +15,57 @@ import { JsonRpc, RevertError } from '../settlement/rpc.js';
 import { isAddress } from '../util/address.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, UsageError, type ParsedArgs } from './common.js';
 
-const USAGE = `usage:
-  ringbook contract deploy --key <deployer key> [--operator <address>] [--rpc <url>] [--config <file>]
-      deploys contracts/Settlement.sol for the config's assets (in config order); the operator
-      (default: the deployer) signs withdrawals and posts roots. Prints {contract, block, ...}:
-      put contract and block into the config (settlement.contract, settlement.start_block).
-  ringbook withdraw-onchain --key <user key> --asset <SYMBOL> --amount <decimal> --nonce <n>
-      [--signature <0x..> | --url <server>] [--contract <address>] [--rpc <url>] [--config <file>]
-      pays a pending withdrawal on chain with the operator's signature (fetched from the
-      server's POST /withdrawal-signature unless --signature is given).
-  ringbook escape --key <user key> --url <DA source> [--contract <address>] [--rpc <url>] [--config <file>]
-      once the contract is frozen: re-executes the published batches up to the last posted
-      root, proves the key's balances and pending withdrawals against it and claims each once.
-exit codes: 0 ok, 1 error (a revert names the contract's error; a bad config), 64 usage`;
+// Each command's own usage, listing every option its parser reads (--json was read by all three
+// but named by none: an operator scripting a deploy had to find it in the source).
+const SETTLEMENT_OPTIONS_USAGE = `  --rpc <url>                JSON-RPC endpoint of the chain (default: config settlement.rpc_url)
+  --config <file>            JSON merged over config/default.json (as RINGBOOK_CONFIG)
+  --json                     machine-readable output (with an error: {"ok":false,...} on stdout)
+  --help                     this text`;
+const SETTLEMENT_EXITS_USAGE = 'exit codes: 0 ok, 1 error (a revert names the contract\'s error; a bad config), 64 usage';
+
+const USAGE: Readonly<Record<'contract' | 'withdraw-onchain' | 'escape', string>> = {
+  contract: `usage: ringbook contract deploy --key <deployer key> [--operator <address>] [--rpc <url>] [--config <file>] [--json]
+
+Deploys contracts/Settlement.sol for the config's assets (in config order); the operator
+(default: the deployer) signs withdrawals and posts roots. Prints {contract, block, ...}:
+put contract and block into the config (settlement.contract, settlement.start_block).
+
+options:
+  --key <private_key>        the deployer's key (0x + 64 hex)
+  --operator <address>       the operator address (default: the deployer's)
+${SETTLEMENT_OPTIONS_USAGE}
+
+${SETTLEMENT_EXITS_USAGE}`,
+  'withdraw-onchain': `usage: ringbook withdraw-onchain --key <user key> --asset <SYMBOL> --amount <decimal> --nonce <n>
+       [--signature <0x..> | --url <server>] [--contract <address>] [--rpc <url>] [--config <file>] [--json]
+
+Pays a pending withdrawal on chain with the operator's signature (fetched from the server's
+POST /withdrawal-signature unless --signature is given).
+
+options:
+  --key <private_key>        the user's key (0x + 64 hex)
+  --asset <SYMBOL>           the withdrawn asset (a symbol of the config's assets)
+  --amount <decimal>         the withdrawn amount, in whole units
+  --nonce <n>                the withdrawal's nonce
+  --signature <0x..>         the operator's signature (default: asked of --url)
+  --url <base_url>           the server that signs it (without --signature)
+  --contract <address>       the settlement contract (default: config settlement.contract)
+${SETTLEMENT_OPTIONS_USAGE}
+
+${SETTLEMENT_EXITS_USAGE}`,
+  escape: `usage: ringbook escape --key <user key> --url <DA source> [--contract <address>] [--rpc <url>] [--config <file>] [--json]
+
+Once the contract is frozen: re-executes the published batches up to the last posted root,
+proves the key's balances and pending withdrawals against it and claims each once.
+
+options:
+  --key <private_key>        the user's key (0x + 64 hex)
+  --url <base_url>           where the published batches are read (the DA source)
+  --contract <address>       the settlement contract (default: config settlement.contract)
+${SETTLEMENT_OPTIONS_USAGE}
+
+${SETTLEMENT_EXITS_USAGE}`,
+};
 
 function configOf(args: ParsedArgs): RingbookConfig {
   const file = str(args, 'config');
@@ -129,9 +167,10 @@ async function escapeCommand(args: ParsedArgs): Promise<number> {
   return EXIT_OK;
 }
 
-export async function settlementCommand(command: string, args: ParsedArgs): Promise<number> {
+export async function settlementCommand(command: 'contract' | 'withdraw-onchain' | 'escape', args: ParsedArgs): Promise<number> {
+  const usage = USAGE[command];
   if (args.flags.has('help')) {
-    console.log(USAGE);
+    console.log(usage);
     return EXIT_OK;
   }
   try {
@@ -143,7 +182,7 @@ export async function settlementCommand(command: string, args: ParsedArgs): Prom
     return await escapeCommand(args);
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`ringbook: ${e.message}\n\n${USAGE}`);
+      console.error(`ringbook: ${e.message}\n\n${usage}`);
       return EXIT_USAGE;
     }
     // A bad config file is not a bad command line: its message only, and exit 1 as the other

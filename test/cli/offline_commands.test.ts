@@ -43,6 +43,14 @@ describe('ringbook offline commands', () => {
     expect(fs.readdirSync(cwd)).toEqual([]);
   }, RUN_BOUND_MS + 5_000);
 
+  // The three read --json (settlement.ts print) but their shared usage named it nowhere.
+  it.each(['contract deploy', 'withdraw-onchain', 'escape'])('%s --help is its own usage and lists --json, which it takes', async (command) => {
+    const r = await cli([...command.split(' '), '--help'], env, { cwd, timeout_ms: RUN_BOUND_MS });
+    expect(r.code).toBe(0);
+    expect(r.stdout.startsWith(`usage: ringbook ${command} `), r.stdout.slice(0, 300)).toBe(true);
+    expect(r.stdout).toMatch(/^ {2}--json {2,}machine-readable output/m);
+  }, RUN_BOUND_MS + 5_000);
+
   it.each(['journal inspect', 'replay', 'snapshot'])('%s refuses a data dir without a journal (exit 1) and creates nothing', async (command) => {
     const missing = path.join(tmp, 'no-such-dir');
     const r = await cli([...command.split(' '), '--data-dir', missing], env, { cwd });
@@ -87,12 +95,30 @@ describe('ringbook offline commands', () => {
     expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}): no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
   });
 
+  // Port 9 is on the Fetch standard's blocked list: undici refuses it before connecting (no network
+  // use). The old code printed only 'fetch failed (bad port)', naming neither the port nor the URL.
+  it('a command whose URL has a port fetch refuses says which URL', async () => {
+    const r = await cli(['balances', '--address', '0x' + '11'.repeat(20), '--url', 'http://127.0.0.1:9'], env, { cwd, timeout_ms: RUN_BOUND_MS });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('fetch failed (bad port): fetch refuses the port of http://127.0.0.1:9 (');
+  }, RUN_BOUND_MS + 5_000);
+
   it('book (a WebSocket command) that finds no server says which URL, as the HTTP commands do', async () => {
     const closed = await freePort(); // free: nothing listens there
     const r = await cli(['book', 'ETH-USDC', '--once', '--url', `http://127.0.0.1:${closed}`], env, { cwd });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`ECONNREFUSED 127.0.0.1:${closed}: no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
   });
+
+  // Without --once the old code printed "connection lost, reconnecting..." before the error, though
+  // no connection had ever been up. Bounded: a run that kept retrying is killed and fails here.
+  it('book (live, without --once) that finds no server at first says which URL and exits 1, not "reconnecting"', async () => {
+    const closed = await freePort(); // free: nothing listens there
+    const r = await cli(['book', 'ETH-USDC', '--url', `http://127.0.0.1:${closed}`], env, { cwd, timeout_ms: RUN_BOUND_MS });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`no server answers at http://127.0.0.1:${closed} (is it running? --url, RINGBOOK_URL)`);
+    expect(r.stderr).not.toContain('reconnecting');
+  }, RUN_BOUND_MS + 5_000);
 
   it('start --data-dir puts the server\'s data there; verify finds it through RINGBOOK_URL', async () => {
     const data_dir = path.join(tmp, 'served');
