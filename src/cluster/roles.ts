@@ -10,6 +10,7 @@ import { randomInt } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { engineConfigOf } from '../config/read.js';
 import { ConfigError } from '../config/checks.js';
+import { lockDataDir } from '../journal/data_dir_lock.js';
 import type { RingbookConfig } from '../config/types.js';
 import { RingbookServer } from '../gateway/server.js';
 import { JetStreamGatewayBackend } from './gateway_backend.js';
@@ -178,13 +179,18 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
 
 /** A matcher (leader or hot standby) with its /status on the configured HTTP port. */
 export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
+  // Its snapshots' directory is this matcher's alone (data_dir_lock.ts): a second matcher started
+  // on the same data dir stops here, before it reads or writes a snapshot.
+  const snapshots_dir = path.resolve(cfg.server.data_dir, 'matcher');
+  mkdirSync(snapshots_dir, { recursive: true });
+  lockDataDir(snapshots_dir);
   const matcher = new ClusterMatcher({
     nats_urls: s.nats_urls, nats_credentials: s.nats_credentials, node_id: s.node_id, engine_config: engineConfigOf(cfg), replicas: s.replicas,
     lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max, store_fault_after_ms: s.store_fault_after_ms,
     // Test seam only (test/cluster/store_fault.test.ts), the single process's journal's.
     fault_file: process.env.RINGBOOK_TEST_JOURNAL_FAULT_FILE ?? null,
     snapshots: {
-      dir: path.resolve(cfg.server.data_dir, 'matcher'), every_batches: s.matcher_snapshot_every_batches ?? cfg.snapshots.every_batches,
+      dir: snapshots_dir, every_batches: s.matcher_snapshot_every_batches ?? cfg.snapshots.every_batches,
       keep: cfg.snapshots.keep,
     },
   });
@@ -214,6 +220,8 @@ export async function startDa(cfg: RingbookConfig, s: ClusterSettings, secrets: 
   }
   const da_dir = path.resolve(cfg.server.data_dir, 'da');
   mkdirSync(da_dir, { recursive: true });
+  // The DA store is this role's alone: a second DA role on the same data dir stops here.
+  lockDataDir(da_dir);
   const da = new ClusterDa({ nats_urls: s.nats_urls, nats_credentials: s.nats_credentials, node_id: s.node_id, replicas: s.replicas, cfg, da_dir,
     settlement_poster: s.settlement_poster ? { operator_key: secrets.operator_key } : null, lease_ttl_ms: s.lease_ttl_ms,
   });
