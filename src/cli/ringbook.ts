@@ -7,8 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/sign.js';
 import { Journal } from '../journal/journal.js';
-import { loadConfig } from '../config/load.js';
-import { BOOLEAN_FLAGS, parseArgs, type ParsedArgs } from './common.js';
+import { BOOLEAN_FLAGS, dataDir, parseArgs, UsageError, type ParsedArgs } from './common.js';
 import { requestsOfBatch } from './request_count.js';
 
 export const EXIT_OK = 0;
@@ -122,15 +121,6 @@ exit codes: 0 ok, 1 error (no journal in the data dir, a corrupt batch), 2 a roo
 the published one, 64 usage error`,
 };
 
-class CommandUsageError extends Error {}
-
-function dataDir(args: ParsedArgs): string {
-  const flag = args.flags.get('data-dir');
-  if (flag === true) throw new CommandUsageError('--data-dir needs a value');
-  if (typeof flag === 'string') return path.resolve(flag);
-  return path.resolve(loadConfig().server.data_dir);
-}
-
 /**
  * The data dir of a command that reads a server's journal: one without `journal/` is refused.
  * Opening it would create an empty journal there (a mistyped --data-dir, or the default ./data
@@ -216,12 +206,12 @@ function prepareStart(args: ParsedArgs): void {
   const known = ['data-dir', 'config', 'pretty', 'role'];
   for (const name of args.flags.keys()) {
     // An unknown flag used to be ignored: `start --port 9000` listened on 8080.
-    if (!known.includes(name)) throw new CommandUsageError(`unknown option --${name} (the port and host: RINGBOOK_PORT, RINGBOOK_HOST)`);
+    if (!known.includes(name)) throw new UsageError(`unknown option --${name} (the port and host: RINGBOOK_PORT, RINGBOOK_HOST)`);
   }
-  if (args.positional.length > 1) throw new CommandUsageError(`unexpected argument ${JSON.stringify(args.positional[1])}`);
+  if (args.positional.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[1])}`);
   const config = args.flags.get('config');
-  if (config === true) throw new CommandUsageError('--config needs a file');
-  if (args.flags.get('role') === true) throw new CommandUsageError('--role needs a value');
+  if (config === true) throw new UsageError('--config needs a file');
+  if (args.flags.get('role') === true) throw new UsageError('--role needs a value');
   // --data-dir used to be ignored here (the server took ./data), though the help lists it.
   if (args.flags.has('data-dir')) process.env.RINGBOOK_DATA_DIR = dataDir(args);
   if (typeof config === 'string') process.env.RINGBOOK_CONFIG = path.resolve(config);
@@ -232,7 +222,7 @@ function everyFlag(args: ParsedArgs): number | undefined {
   const every = args.flags.get('every');
   if (every === undefined) return undefined;
   if (every === true || !/^[0-9]+$/.test(every) || Number(every) < 1 || !Number.isSafeInteger(Number(every))) {
-    throw new CommandUsageError('--every must be a positive integer');
+    throw new UsageError('--every must be a positive integer');
   }
   return Number(every);
 }
@@ -253,7 +243,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     return await dispatch(command, sub, args, argv);
   } catch (e) {
-    if (!(e instanceof CommandUsageError)) throw e;
+    if (!(e instanceof UsageError)) throw e;
     console.error(`ringbook ${command}: ${e.message}\n\n${usage}`);
     return EXIT_USAGE;
   }
@@ -272,7 +262,7 @@ async function dispatch(command: string, sub: string | undefined, args: ParsedAr
       return keygen(args);
     case 'journal':
       if (sub === 'inspect') return journalInspect(args);
-      throw new CommandUsageError(sub === undefined ? 'which subcommand? (inspect)' : `unknown subcommand ${JSON.stringify(sub)}`);
+      throw new UsageError(sub === undefined ? 'which subcommand? (inspect)' : `unknown subcommand ${JSON.stringify(sub)}`);
     case 'deposit':
       return (await import('./trader.js')).depositCommand(args);
     case 'order':
