@@ -6,10 +6,9 @@
 // failed or interrupted backup leaves no half copy where a restore would look.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../config/load.js';
 import { dataDirHeld } from '../journal/data_dir_lock.js';
-import { copyDataDir, CopyRaced, type BackupCopy } from './backup_copy.js';
-import { EXIT_OK, type ParsedArgs, runCommand, str, UsageError } from './common.js';
+import { copyDataDir, CopyRaced, syncPath, type BackupCopy } from './backup_copy.js';
+import { dataDir, EXIT_OK, type ParsedArgs, requireJournal, runCommand, str, UsageError } from './common.js';
 
 /**
  * Attempts against a running server: a race (a journal trim, a snapshot pruned, a write-ahead
@@ -65,9 +64,7 @@ function checkOut(out: string, data_dir: string): void {
 }
 
 export async function backup(data_dir: string, out: string): Promise<BackupResult> {
-  if (!fs.existsSync(path.join(data_dir, 'journal'))) {
-    throw new Error(`no journal in ${data_dir} (${path.join(data_dir, 'journal')} does not exist): name the server's data dir with --data-dir`);
-  }
+  requireJournal(data_dir);
   checkOut(out, data_dir);
   const server_running = dataDirHeld(data_dir);
   const parent = path.dirname(out);
@@ -87,7 +84,7 @@ export async function backup(data_dir: string, out: string): Promise<BackupResul
       const copy = await copyDataDir(data_dir, tmp);
       // rename(2) replaces an empty directory; --out was checked empty above.
       fs.renameSync(tmp, out);
-      syncDir(parent);
+      syncPath(parent);
       return { data_dir, out, server_running, attempts: attempt, ...copy };
     } catch (e) {
       fs.rmSync(tmp, { recursive: true, force: true });
@@ -99,15 +96,6 @@ export async function backup(data_dir: string, out: string): Promise<BackupResul
     }
   }
   throw new Error(`the copy is not restorable after ${attempts_max} attempt(s): ${last_race?.message ?? 'unknown'}`);
-}
-
-function syncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** Bytes for a person: KB below a megabyte (a small DA store's copy is tens of KB). */
@@ -138,9 +126,7 @@ export async function backupCommand(args: ParsedArgs): Promise<number> {
     if (args.positional.length > 1) throw new UsageError(`backup: unexpected argument ${JSON.stringify(args.positional[1])}`);
     const out_flag = str(args, 'out');
     if (out_flag === undefined || out_flag === '') throw new UsageError('backup: --out <dir> is required');
-    const data_flag = str(args, 'data-dir');
-    const data_dir = path.resolve(data_flag ?? loadConfig().server.data_dir);
-    const r = await backup(data_dir, path.resolve(out_flag));
+    const r = await backup(dataDir(args), path.resolve(out_flag));
     if (args.flags.has('json')) console.log(JSON.stringify({ ok: true, ...r }));
     else printResult(r);
     return EXIT_OK;

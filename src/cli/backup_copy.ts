@@ -97,7 +97,8 @@ function syncTree(dir: string): void {
   syncPath(dir);
 }
 
-function syncPath(p: string): void {
+/** fsync of one file or directory. */
+export function syncPath(p: string): void {
   const fd = fs.openSync(p, 'r');
   try {
     fs.fsyncSync(fd);

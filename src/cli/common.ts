@@ -218,6 +218,20 @@ export function dataDir(args: ParsedArgs): string {
   return path.resolve(loadConfig().server.data_dir);
 }
 
+/**
+ * `dir` when it holds a server's journal. A command that reads one refuses a dir without
+ * `journal/`: opening it would create an empty journal there (a mistyped --data-dir, or the
+ * default ./data from another directory, answered "empty", "replayed 0 batches" or a snapshot of
+ * batch 0, exit 0).
+ */
+export function requireJournal(dir: string): string {
+  if (!fs.existsSync(path.join(dir, 'journal'))) {
+    throw new Error(`no journal in ${dir} (${path.join(dir, 'journal')} does not exist): name the server's data dir with --data-dir ` +
+      '(default: RINGBOOK_DATA_DIR, else config server.data_dir, ./data from the current directory)');
+  }
+  return dir;
+}
+
 /** --admin-token, else RINGBOOK_ADMIN_TOKEN, else `<data-dir>/admin_token`. */
 export function adminToken(args: ParsedArgs): string {
   const t = str(args, 'admin-token') ?? process.env.RINGBOOK_ADMIN_TOKEN;

@@ -3,11 +3,10 @@
 // default and JSON with --json; exit codes: 0 ok, 1 error, 2 verification found fraud,
 // 64 usage error.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/sign.js';
 import { Journal } from '../journal/journal.js';
-import { BOOLEAN_FLAGS, dataDir, parseArgs, UsageError, type ParsedArgs } from './common.js';
+import { BOOLEAN_FLAGS, dataDir, parseArgs, requireJournal, UsageError, type ParsedArgs } from './common.js';
 import { requestsOfBatch } from './request_count.js';
 
 export const EXIT_OK = 0;
@@ -121,18 +120,9 @@ exit codes: 0 ok, 1 error (no journal in the data dir, a corrupt batch), 2 a roo
 the published one, 64 usage error`,
 };
 
-/**
- * The data dir of a command that reads a server's journal: one without `journal/` is refused.
- * Opening it would create an empty journal there (a mistyped --data-dir, or the default ./data
- * from another directory, answered "empty", "replayed 0 batches" or a snapshot of batch 0, exit 0).
- */
+/** The data dir of a command that reads a server's journal (one without `journal/` is refused). */
 function journalDataDir(args: ParsedArgs): string {
-  const dir = dataDir(args);
-  if (!existsSync(path.join(dir, 'journal'))) {
-    throw new Error(`no journal in ${dir} (${path.join(dir, 'journal')} does not exist): name the server's data dir with --data-dir ` +
-      '(default: RINGBOOK_DATA_DIR, else config server.data_dir, ./data from the current directory)');
-  }
-  return dir;
+  return requireJournal(dataDir(args));
 }
 
 function keygen(args: ParsedArgs): number {
