@@ -79,26 +79,24 @@ export class SeqFetcher {
   private readonly stream: string;
   private readonly subject: string;
   private readonly window_max: number;
-  private readonly msg_get_fallback: boolean;
   /** False: the stream has no allow_direct (made before it was set): STREAM.MSG.GET only. */
   allow_direct = true;
   private readonly handle: LogHandler;
   private readonly note: (what: string) => void;
 
   /**
-   * `msg_get_fallback`: when a direct get fails, ask the stream leader (STREAM.MSG.GET) and keep
-   * doing so for DIRECT_RETRY_MS (a stream made without allow_direct, or one whose allow_direct was
-   * set by an update: nats-server 2.9.10 accepts that update but left direct gets unanswered in
-   * our test). Needs that API subject granted.
+   * When a direct get fails, the stream leader is asked (STREAM.MSG.GET), and kept being asked for
+   * DIRECT_RETRY_MS (a stream made without allow_direct, or one whose allow_direct was set by an
+   * update: nats-server 2.9.10 accepts that update but left direct gets unanswered in our test).
+   * Needs that API subject granted.
    */
-  constructor(jsm: JetStreamManager, stream: string, subject: string, from_seq: number, window_max: number, msg_get_fallback: boolean,
+  constructor(jsm: JetStreamManager, stream: string, subject: string, from_seq: number, window_max: number,
     handle: LogHandler, note: (what: string) => void) {
     this.jsm = jsm;
     this.stream = stream;
     this.subject = subject;
     this.next_seq = from_seq;
     this.window_max = Math.max(1, window_max);
-    this.msg_get_fallback = msg_get_fallback;
     this.handle = handle;
     this.note = note;
   }
@@ -113,7 +111,6 @@ export class SeqFetcher {
     try {
       return await this.jsm.direct.getMessage(this.stream, q);
     } catch (e) {
-      if (!this.msg_get_fallback) throw e;
       const m = await this.jsm.streams.getMessage(this.stream, q);
       if (this.direct) this.note(`${this.stream}: direct gets fail (${String(e)}), reading through the stream leader (STREAM.MSG.GET)`);
       this.direct = false;
@@ -151,7 +148,7 @@ export class SeqFetcher {
           // The stream said it holds this one (a hint, its info) but the replica that answered
           // has not applied it yet (nats-server prefers the client's own node, which may be a
           // follower learning the commit only from the leader's next append): ask the leader.
-          if (m === null && first + i <= this.known_last && this.msg_get_fallback && this.allow_direct) {
+          if (m === null && first + i <= this.known_last && this.allow_direct) {
             this.requests++;
             this.leader_gets++;
             const q = { seq: first + i, next_by_subj: this.subject };
@@ -212,7 +209,7 @@ export class SeqLogReader implements StreamLogReader {
     this.stream = stream;
     this.tip_subject = tip_subject;
     this.label = label;
-    this.fetcher = new SeqFetcher(jsm, stream, subject, from_seq, window_max, true, handle, (w) => this.note(w));
+    this.fetcher = new SeqFetcher(jsm, stream, subject, from_seq, window_max, handle, (w) => this.note(w));
   }
 
   get next_seq(): number {
