@@ -13,7 +13,7 @@
 import { FillsTree, EMPTY_FILLS_ROOT, type FillLeaf } from './fills_tree.js';
 import { hexToBytes } from './hex.js';
 import { toHex0x } from '../util/hex.js';
-import { LEAF_KIND_NAMES, LeafKind as Kind, balanceKey as balanceKeyOf, changesToHex, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
+import { LEAF_KIND_NAMES, LeafKind as Kind, balanceKey as balanceKeyOf, changesToHex, getU16, getU32, describeLeaf, hex, type LeafChange, type LeafRecord, type RawLeaf } from './state_leaves.js';
 import { StateTree, type LeafProof, type LeafView } from './state_tree.js';
 import { StateEventReader } from './state_events.js';
 import { encodePending } from './pending_leaves.js';
@@ -208,9 +208,8 @@ export class StateRootBuilder {
     }
     for (const e of this.tree.all()) {
       if (e.kind !== Kind.BALANCE || !e.value.every((b) => b === 0)) continue;
-      // balanceKey: u32 account, u16 asset, big-endian.
-      const k = e.key;
-      out.push([((k[0] << 24) >>> 0) + (k[1] << 16) + (k[2] << 8) + k[3], (k[4] << 8) + k[5]]);
+      // balanceKey's layout: u32 account, u16 asset.
+      out.push([getU32(e.key, 0), getU16(e.key, 4)]);
     }
     return out;
   }
