@@ -11,7 +11,7 @@
 import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
 import { explainTlsFailure, NatsTls } from './nats_tls.js';
-import { readSettingFile } from './setting_file.js';
+import { envSetting, readSettingFile } from './setting_file.js';
 
 /** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
 const RECONNECT_WAIT_MS = 100;
@@ -80,10 +80,7 @@ export class NatsCredentials {
    * the start before any connection.
    */
   static fromEnv(env: NodeJS.ProcessEnv): NatsCredentials {
-    const set = (name: string): string | null => {
-      const v = env[name];
-      return v === undefined || v === '' ? null : v;
-    };
+    const set = (name: string): string | null => envSetting(env, name);
     const user = set(ENV_USER);
     const password = set(ENV_PASSWORD);
     const token = set(ENV_TOKEN);

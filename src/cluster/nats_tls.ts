@@ -9,7 +9,7 @@ import { checkServerIdentity as nodeCheckServerIdentity, type PeerCertificate } 
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
-import { readSettingFile } from './setting_file.js';
+import { envSetting, readSettingFile } from './setting_file.js';
 
 /** Bigger than a CA bundle of a few hundred certificates (the whole Mozilla set is ~220 KB); a wrong path to a large file is refused, not read whole. */
 const TLS_FILE_BYTES_MAX = 1024 * 1024;
@@ -115,10 +115,7 @@ export class NatsTls {
    * required: a server without TLS is refused, not talked to in the clear.
    */
   static fromEnv(env: NodeJS.ProcessEnv): NatsTls {
-    const set = (name: string): string | null => {
-      const v = env[name];
-      return v === undefined || v === '' ? null : v;
-    };
+    const set = (name: string): string | null => envSetting(env, name);
     const ca_file = set(ENV_TLS_CA_FILE);
     const cert_file = set(ENV_TLS_CERT_FILE);
     const key_file = set(ENV_TLS_KEY_FILE);

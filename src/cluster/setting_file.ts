@@ -1,4 +1,4 @@
-// A file a setting names (RINGBOOK_NATS_NKEY_SEED_FILE, _CREDS_FILE, _TLS_*_FILE): read whole at
+// A setting from the environment, and a file a setting names (RINGBOOK_NATS_NKEY_SEED_FILE, _CREDS_FILE, _TLS_*_FILE): read whole at
 // start, so that an unreadable, empty or oversized one stops the start, naming the variable,
 // before any connection; a bound, so that a wrong path to a large file is refused, not read.
 import { readFileSync } from 'node:fs';
@@ -16,4 +16,10 @@ export function readSettingFile(name: string, file: string, bytes_max: number, w
     throw new ConfigError(`${name}: ${file} holds ${bytes.length} bytes, not ${what} (1..${bytes_max})`);
   }
   return bytes;
+}
+
+/** The environment variable `name`, or null when it is unset or empty (an empty one means "not given"). */
+export function envSetting(env: NodeJS.ProcessEnv, name: string): string | null {
+  const v = env[name];
+  return v === undefined || v === '' ? null : v;
 }
