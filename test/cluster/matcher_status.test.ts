@@ -51,4 +51,15 @@ describe('the leader status message', () => {
       expect(() => clusterSettings('matcher', env(bad)), bad).toThrow(/RINGBOOK_STORE_FAULT_AFTER_MS/);
     }
   });
+
+  it('RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: absent or empty is the config\'s, 0 none, a whole number; anything else refused at the start', () => {
+    const env = (v: string | undefined): NodeJS.ProcessEnv => ({ RINGBOOK_NATS_URLS: 'nats://127.0.0.1:4222', RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: v });
+    expect(clusterSettings('matcher', env(undefined)).matcher_snapshot_every_batches).toBeNull();
+    expect(clusterSettings('matcher', env('')).matcher_snapshot_every_batches).toBeNull();
+    expect(clusterSettings('matcher', env('0')).matcher_snapshot_every_batches).toBe(0);
+    expect(clusterSettings('matcher', env('1000')).matcher_snapshot_every_batches).toBe(1000);
+    for (const bad of ['-1', '1e3', 'ten', '100.5', ' 5', '99999999999999999999']) {
+      expect(() => clusterSettings('matcher', env(bad)), bad).toThrow(/RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES/);
+    }
+  });
 });
