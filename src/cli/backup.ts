@@ -6,9 +6,10 @@
 // failed or interrupted backup leaves no half copy where a restore would look.
 import fs from 'node:fs';
 import path from 'node:path';
+import { loadConfig } from '../config/load.js';
 import { dataDirHeld } from '../journal/data_dir_lock.js';
 import { copyDataDir, CopyRaced, syncPath, type BackupCopy } from './backup_copy.js';
-import { dataDir, EXIT_OK, type ParsedArgs, requireJournal, runCommand, str, UsageError } from './common.js';
+import { EXIT_OK, type ParsedArgs, requireJournal, runCommand, str, UsageError } from './common.js';
 
 /**
  * Attempts against a running server: a race (a journal trim, a snapshot pruned, a write-ahead
@@ -126,7 +127,11 @@ export async function backupCommand(args: ParsedArgs): Promise<number> {
     if (args.positional.length > 1) throw new UsageError(`backup: unexpected argument ${JSON.stringify(args.positional[1])}`);
     const out_flag = str(args, 'out');
     if (out_flag === undefined || out_flag === '') throw new UsageError('backup: --out <dir> is required');
-    const r = await backup(dataDir(args), path.resolve(out_flag));
+    // The config is read (and a bad one refused) unless --data-dir names the dir, as the other
+    // offline commands do.
+    const data_flag = str(args, 'data-dir');
+    const data_dir = path.resolve(data_flag ?? loadConfig().server.data_dir);
+    const r = await backup(data_dir, path.resolve(out_flag));
     if (args.flags.has('json')) console.log(JSON.stringify({ ok: true, ...r }));
     else printResult(r);
     return EXIT_OK;

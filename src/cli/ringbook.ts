@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { addressFromPrivateKey } from '../auth/sign.js';
 import { Journal } from '../journal/journal.js';
-import { BOOLEAN_FLAGS, dataDir, parseArgs, requireJournal, UsageError, type ParsedArgs } from './common.js';
+import { BOOLEAN_FLAGS, parseArgs, requireJournal, str, UsageError, type ParsedArgs } from './common.js';
+import { loadConfig } from '../config/load.js';
 import { requestsOfBatch } from './request_count.js';
 
 export const EXIT_OK = 0;
@@ -119,6 +120,17 @@ ${DATA_DIR_USAGE}
 exit codes: 0 ok, 1 error (no journal in the data dir, a corrupt batch), 2 a root differs from
 the published one, 64 usage error`,
 };
+
+/**
+ * --data-dir, else the config's server.data_dir. Not common.ts's dataDir, which takes
+ * RINGBOOK_DATA_DIR without reading the config: these commands read the config first, so a bad
+ * one is refused here too (test/config/unknown_keys.test.ts).
+ */
+function dataDir(args: ParsedArgs): string {
+  const flag = str(args, 'data-dir');
+  if (flag !== undefined) return path.resolve(flag);
+  return path.resolve(loadConfig().server.data_dir);
+}
 
 /** The data dir of a command that reads a server's journal (one without `journal/` is refused). */
 function journalDataDir(args: ParsedArgs): string {
