@@ -204,7 +204,16 @@ describe('the leader lease on a real NATS cluster', () => {
       const n = p.statuses.find((s) => s.node_id === successor.node_id) as MatcherStatus;
       return o.role === 'standby' && o.batch_id === n.batch_id && o.state_root === n.state_root;
     }, seen);
-    const batches = await eventStreamBatches(nc);
+    // The successor's first cut can lose to a write the frozen leader had in flight (it lands
+    // first: one history, docs/scale-out.md; the successor then starts over and leads again): wait
+    // until the stream holds a batch of the successor's, asking for one, so that "after the new
+    // leader's first batch" names a batch (findIndex -1 made the slice below the stream's last).
+    const batches = await waitFor('a batch of the successor in the stream', TAKEOVER_WAIT_LEASE_TTLS * LEASE_TTL_MS, async () => {
+      const b = await eventStreamBatches(nc);
+      if (b.some((x, i) => i > before.statuses[0].batch_id && x.leader === successor.node_id)) return b;
+      askBatch(b.length - 1);
+      return undefined;
+    }, POLL_EVERY_MS);
     expectOneHistory(batches);
     const first_new = batches.findIndex((b, i) => i > before.statuses[0].batch_id && b.leader === successor.node_id);
     expect(batches.slice(first_new).filter((b) => b.leader === leader_id)).toEqual([]);
