@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/long_first.js';
 
 export default defineConfig({
   test: {
@@ -7,5 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // The long files first, so the end of the run is not one long file alone (test/long_first.ts).
+    sequence: { sequencer: LongFirstSequencer },
   },
 });
