@@ -134,12 +134,19 @@ export interface SettlementPosterStatus {
    */
   stopped_at_mismatch_batch_id: number | null;
   /**
+   * The contract's last batch when its roots on chain differed from this role's (null: none): a
+   * chain holding another history is not extended (roots_poster.ts check_chain_base). For good,
+   * logged once at error level.
+   */
+  chain_differs_batch_id: number | null;
+  /**
    * Why this role handed the poster lease over and does not take it (null: it takes part).
-   * 'stopped_at_mismatch': for good (until a restart), once it posted what it still could.
+   * 'stopped_at_mismatch' / 'chain_differs' (the two fields above): for good (until a restart),
+   * once it posted what it still could.
    * 'behind': its postable batch stayed short of `stream_batch_id` for BEHIND_YIELD_MS_DEFAULT;
    * it takes part again once it reaches that batch.
    */
-  lease_yielded: 'stopped_at_mismatch' | 'behind' | null;
+  lease_yielded: 'stopped_at_mismatch' | 'chain_differs' | 'behind' | null;
   /** The event stream's newest batch as the holder last read it (-1: not read; a standby reads none). */
   stream_batch_id: number;
   last_error: string | null;
@@ -199,7 +206,7 @@ export class SettlementPoster {
   readonly status: SettlementPosterStatus = {
     poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0,
     shares_received: 0, shares_refused: 0, share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1,
-    stopped_at_mismatch_batch_id: null, lease_yielded: null, stream_batch_id: -1, last_error: null,
+    stopped_at_mismatch_batch_id: null, chain_differs_batch_id: null, lease_yielded: null, stream_batch_id: -1, last_error: null,
   };
 
   constructor(private readonly o: SettlementPosterOptions) {
@@ -211,6 +218,7 @@ export class SettlementPoster {
       forced: this.forced,
       requestBatch: () => this.requestBatch(),
       stopped: () => (o.roots.first_mismatch ?? -1) >= 0,
+      check_chain_base: true,
       may_send: () => this.holding(),
       operator_key: o.operator_key,
       roots_per_tx_max: s.roots_per_tx_max,
@@ -284,12 +292,14 @@ export class SettlementPoster {
     const lease = this.o.lease;
     if (lease === undefined) return;
     const s = this.status;
-    if (s.stopped_at_mismatch_batch_id !== null) {
-      if (s.lease_yielded === 'stopped_at_mismatch') return;
-      if (this.holding() && this.poster.posted_batch_id < s.postable_batch_id) return;
-      s.lease_yielded = 'stopped_at_mismatch';
-      await lease.withdraw(`stopped at batch ${s.stopped_at_mismatch_batch_id} (its roots differ from the leader's header); ` +
-        'a DA role whose roots agree may post');
+    const stop = s.stopped_at_mismatch_batch_id !== null ? 'stopped_at_mismatch' : s.chain_differs_batch_id !== null ? 'chain_differs' : null;
+    if (stop !== null) {
+      if (s.lease_yielded === stop) return;
+      if (this.holding() && stop === 'stopped_at_mismatch' && this.poster.posted_batch_id < s.postable_batch_id) return;
+      s.lease_yielded = stop;
+      await lease.withdraw(stop === 'chain_differs'
+        ? `the contract's roots of batch ${s.chain_differs_batch_id} are not this role's; a DA role whose history is the chain's may post`
+        : `stopped at batch ${s.stopped_at_mismatch_batch_id} (its roots differ from the leader's header); a DA role whose roots agree may post`);
       s.poster_lease = 'standby';
       return;
     }
@@ -344,6 +354,12 @@ export class SettlementPoster {
   private noteStop(): void {
     const s = this.status;
     s.postable_batch_id = this.o.roots.latest();
+    const differs = this.poster.chain_differs_batch_id;
+    if (differs >= 0 && s.chain_differs_batch_id === null) {
+      s.chain_differs_batch_id = differs;
+      log.error(`ringbook da ${this.o.node_id}: settlement poster: stopped: the contract's roots of its last batch ${differs} ` +
+        `differ from this role's; nothing is posted on top of another history; the operator decides`, undefined, { batch_id: differs });
+    }
     const mismatch = this.o.roots.first_mismatch ?? -1;
     if (mismatch < 0 || s.stopped_at_mismatch_batch_id !== null) return;
     s.stopped_at_mismatch_batch_id = mismatch;

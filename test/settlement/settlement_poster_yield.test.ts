@@ -2,7 +2,9 @@
 // a holder stopped at a root mismatch, and a holder stuck behind the event stream's newest batch,
 // give the lease up so that a DA role that agrees (or is caught up) posts; a role that also
 // mismatches stops too. Before (2026-11-29), both holders kept renewing the lease and roots
-// stopped cluster-wide while a standby could have posted them.
+// stopped cluster-wide while a standby could have posted them. A holder whose history is not the
+// one on chain (the contract's roots of its last batch differ) posts nothing on top and yields;
+// before, it appended its roots to the other history.
 // Real parts: a 3-node JetStream cluster (nats-server) holding the lease bucket, two real
 // SettlementPosterLease + SettlementPoster pairs running on their own timers, LeaderCheckedRoots,
 // and the in-process EVM behind its JSON-RPC shim with the Settlement contract. The DA stores and
@@ -210,6 +212,35 @@ describe('the settlement poster lease handed over', () => {
       await quietRounds();
       expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
       expect(d2.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 1, roots_posted_batch_id: 5 });
+      expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
+    } finally {
+      await d1.stop();
+      await d2.stop();
+    }
+  }, 90_000);
+
+  it('a holder whose history is not the chain\'s (another history\'s roots through lastBatchId) posts nothing on top and yields; so does the next', async () => {
+    const dev = await devSettlement([]);
+    chains.push(dev);
+    // Batches 1..2 of another history already on chain (a second cluster pointed at this contract).
+    await dev.contract.postRoots(OPERATOR_KEY, 1, [hex(61), hex(62)], [hex(161), hex(162)], 0);
+    const d1 = new Role('d1');
+    const d2 = new Role('d2');
+    try {
+      for (const b of [1, 2, 3]) for (const d of [d1, d2]) d.apply(b);
+      await d1.start(dev);
+      await until('d1 to yield', () => (d1.status.lease_yielded === 'chain_differs' ? true : undefined));
+      await d2.start(dev);
+      await until('d2 to yield', () => (d2.status.lease_yielded === 'chain_differs' ? true : undefined));
+      await quietRounds();
+      expect(await lastBatchId(dev)).toBe(2);
+      expect(await onChain(dev, 2)).toEqual({ state_root: hex(62), fills_root: hex(162) });
+      expect(await holderNow()).toBeNull();
+      for (const d of [d1, d2]) {
+        expect(d.status).toMatchObject({
+          poster_lease: 'standby', poster_takeovers: 1, chain_differs_batch_id: 2, roots_posted_batch_id: 2, postable_batch_id: 3,
+        });
+      }
       expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
     } finally {
       await d1.stop();
