@@ -24,7 +24,6 @@
 // one whose lease lapsed by its own clock sends none. Before (branch h28p, 2026-11-29) every such
 // role posted: two raced and the second transaction of each range reverted, and with one, roots
 // waited for its restart.
-import { performance } from 'node:perf_hooks';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { SettlementSettings } from '../config/types.js';
 import { SettlementContract } from '../settlement/contract.js';
@@ -34,6 +33,9 @@ import { JsonRpc } from '../settlement/rpc.js';
 import { componentLog } from '../util/log.js';
 import { FORCED_SHARE_MAX } from '../gateway/chain_link.js';
 import { sendBatchRequest } from './batch_request.js';
+import { PosterHandOver, type LeaseYield, type PosterLease } from './poster_hand_over.js';
+
+export { BEHIND_YIELD_MS_DEFAULT, type PosterLease } from './poster_hand_over.js';
 
 export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
 export const FORCED_SHARE_VERSION = 1;
@@ -51,14 +53,6 @@ export const FORCED_SHARE_BYTES_MAX = 16 * 1024;
  * round until counted), so nothing is lost and memory stays bounded whatever the messages say.
  */
 export const FORCED_WINDOW_ENTRIES = 2 * FORCED_SHARE_ENTRIES_MAX;
-/**
- * How long a holder may stay short of the event stream's newest batch (as it read it) before it
- * hands the lease over: a DA role applies a batch within milliseconds of its publication, and a GC
- * pause or a slow store flush stays well under 10 s; past it the role is stuck (a `failure`) or
- * replaying from far behind (a restart), and another DA role may have the roots it lacks. A
- * wrong guess costs a lease hand-over (a tick of no posting), never a wrong root.
- */
-export const BEHIND_YIELD_MS_DEFAULT = 10_000;
 const NODE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const log = componentLog('cluster');
 
@@ -143,10 +137,10 @@ export interface SettlementPosterStatus {
    * Why this role handed the poster lease over and does not take it (null: it takes part).
    * 'stopped_at_mismatch' / 'chain_differs' (the two fields above): for good (until a restart),
    * once it posted what it still could.
-   * 'behind': its postable batch stayed short of `stream_batch_id` for BEHIND_YIELD_MS_DEFAULT;
+   * 'behind': its postable batch stayed short of `stream_batch_id` for behind_yield_ms;
    * it takes part again once it reaches that batch.
    */
-  lease_yielded: 'stopped_at_mismatch' | 'chain_differs' | 'behind' | null;
+  lease_yielded: LeaseYield | null;
   /** The event stream's newest batch as the holder last read it (-1: not read; a standby reads none). */
   stream_batch_id: number;
   last_error: string | null;
@@ -178,18 +172,8 @@ export interface SettlementPosterOptions {
    * stays short of it for `behind_yield_ms` hands the lease over. Absent: never measured.
    */
   newest_batch?: () => Promise<number>;
-  /** Default BEHIND_YIELD_MS_DEFAULT. */
+  /** Default BEHIND_YIELD_MS_DEFAULT (poster_hand_over.ts). */
   behind_yield_ms?: number;
-}
-
-/** What the poster needs of its lease (lease.ts TimedLease). */
-export interface PosterLease {
-  holding(): boolean;
-  readonly takeovers: number;
-  /** Stops renewing and taking the lease; hands it over at once if held. */
-  withdraw(why: string): Promise<void>;
-  /** Takes part again after withdraw(). */
-  rejoin(): void;
 }
 
 export class SettlementPoster {
@@ -199,10 +183,8 @@ export class SettlementPoster {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
-  /** A holder short of the stream's newest batch: that batch, and since when (monotonic ms). */
-  private behind: { batch_id: number; since_ms: number } | null = null;
-  /** The last failure to read the stream's newest batch (logged when it changes). */
-  private newest_error: string | null = null;
+  /** When this role hands the poster lease over (null: no lease). */
+  private readonly hand_over: PosterHandOver | null;
   readonly status: SettlementPosterStatus = {
     poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0,
     shares_received: 0, shares_refused: 0, share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1,
@@ -223,6 +205,10 @@ export class SettlementPoster {
       operator_key: o.operator_key,
       roots_per_tx_max: s.roots_per_tx_max,
     });
+    this.hand_over = o.lease === undefined ? null : new PosterHandOver({
+      node_id: o.node_id, lease: o.lease, latest: () => o.roots.latest(), posted_batch_id: () => this.poster.posted_batch_id,
+      newest_batch: o.newest_batch, behind_yield_ms: o.behind_yield_ms,
+    }, this.status);
   }
 
   start(): void {
@@ -256,7 +242,7 @@ export class SettlementPoster {
     this.status.poster_takeovers = this.o.lease?.takeovers ?? 0;
     if (!holding) {
       this.noteStop();
-      await this.handOver();
+      await this.hand_over?.afterRound();
       return;
     }
     const failing = this.status.last_error;
@@ -278,73 +264,7 @@ export class SettlementPoster {
     }
     // After the round's transaction (if any) was answered: none of this role's is in flight when
     // it hands the lease over, which another role may take at once.
-    await this.handOver();
-  }
-
-  /**
-   * Hands the lease over when this role cannot post what the cluster needs (before 2026-11-29 it
-   * kept renewing and roots stopped cluster-wide): stopped at a root mismatch (once it posted the
-   * batches before it, if it holds the lease), or, as the holder, short of the stream's newest
-   * batch for behind_yield_ms. A standby stopped at a mismatch stops taking part too, so that
-   * when every DA role mismatches (a wrong leader) nobody posts until the operator decides.
-   */
-  private async handOver(): Promise<void> {
-    const lease = this.o.lease;
-    if (lease === undefined) return;
-    const s = this.status;
-    const stop = s.stopped_at_mismatch_batch_id !== null ? 'stopped_at_mismatch' : s.chain_differs_batch_id !== null ? 'chain_differs' : null;
-    if (stop !== null) {
-      if (s.lease_yielded === stop) return;
-      if (this.holding() && stop === 'stopped_at_mismatch' && this.poster.posted_batch_id < s.postable_batch_id) return;
-      s.lease_yielded = stop;
-      await lease.withdraw(stop === 'chain_differs'
-        ? `the contract's roots of batch ${s.chain_differs_batch_id} are not this role's; a DA role whose history is the chain's may post`
-        : `stopped at batch ${s.stopped_at_mismatch_batch_id} (its roots differ from the leader's header); a DA role whose roots agree may post`);
-      s.poster_lease = 'standby';
-      return;
-    }
-    const latest = this.o.roots.latest();
-    if (s.lease_yielded === 'behind') {
-      if (latest < s.stream_batch_id) return;
-      s.lease_yielded = null;
-      lease.rejoin();
-      return;
-    }
-    if (this.o.newest_batch === undefined || !this.holding()) {
-      this.behind = null;
-      return;
-    }
-    if (this.behind !== null && latest >= this.behind.batch_id) this.behind = null;
-    if (this.behind === null) {
-      // Read again only once the last batch read is reached: a holder that keeps up under load
-      // (always a batch or two short) is never "behind" for long.
-      const newest = await this.readNewest();
-      if (newest !== null && newest > latest) this.behind = { batch_id: newest, since_ms: performance.now() };
-      return;
-    }
-    const behind_ms = performance.now() - this.behind.since_ms;
-    if (behind_ms < (this.o.behind_yield_ms ?? BEHIND_YIELD_MS_DEFAULT)) return;
-    s.lease_yielded = 'behind';
-    s.stream_batch_id = this.behind.batch_id;
-    this.behind = null;
-    await lease.withdraw(`postable through batch ${latest} while the event stream holds batch ${s.stream_batch_id}, ` +
-      `${Math.round(behind_ms)} ms; takes part again once through it`);
-    s.poster_lease = 'standby';
-  }
-
-  /** The stream's newest batch (status), null when it could not be read (logged when it changes). */
-  private async readNewest(): Promise<number | null> {
-    try {
-      const newest = await (this.o.newest_batch as () => Promise<number>)();
-      this.status.stream_batch_id = newest;
-      this.newest_error = null;
-      return newest;
-    } catch (e) {
-      const message = String(e);
-      if (message !== this.newest_error) log.warn(`ringbook da ${this.o.node_id}: the event stream's newest batch not read (${message})`);
-      this.newest_error = message;
-      return null;
-    }
+    await this.hand_over?.afterRound();
   }
 
   /**
