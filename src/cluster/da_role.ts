@@ -148,7 +148,7 @@ export class ClusterDa {
       (m) => this.onMessage(m));
     this.reader = reader;
     await reader.start();
-    if (o.settlement_poster !== null) await this.startPoster(nc, o.settlement_poster.operator_key);
+    if (o.settlement_poster !== null) await this.startPoster(nc, jsm, o.settlement_poster.operator_key);
     return port;
   }
 
@@ -223,12 +223,14 @@ export class ClusterDa {
    * far, never one from the first that differed on (an alarm: the operator decides; checked_roots.ts),
    * while this role holds the settlement poster lease (one poster among the DA roles with the flag).
    */
-  private async startPoster(nc: NatsConnection, operator_key: string): Promise<void> {
+  private async startPoster(nc: NatsConnection, jsm: JetStreamManager, operator_key: string): Promise<void> {
     const o = this.options;
     const lease = await SettlementPosterLease.start(nc, o.node_id, o.lease_ttl_ms, o.replicas);
     this.poster_lease = lease;
     const poster = new SettlementPoster({
       nc, node_id: o.node_id, settings: o.cfg.settlement, operator_key, roots: this.checked as LeaderCheckedRoots, lease,
+      // A holder stuck short of it hands the lease over (settlement_poster.ts handOver).
+      newest_batch: () => lastBatchInStream(jsm),
     });
     this.poster = poster;
     this.status.settlement = poster.status;

@@ -162,6 +162,12 @@ export interface LeaseLines {
   lost: string;
   /** Logged at start when another process holds the lease (absent: nothing logged). */
   standby?: string;
+  /** withdraw() while holding (followed by `: ` and the reason). */
+  handed_over: string;
+  /** withdraw() while not holding: it stops asking for the lease (followed by `: ` and the reason). */
+  not_taken: string;
+  /** rejoin(): it asks for the lease again. */
+  rejoined: string;
 }
 
 /**
@@ -175,6 +181,12 @@ export class TimedLease {
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private was_holding = false;
+  /**
+   * Stepped out (withdraw): neither renews nor takes the lease until rejoin(). Its holder can no
+   * longer do the work (a settlement poster stopped at a root mismatch, or stuck behind the
+   * stream), and a renewing holder that does nothing keeps every other candidate out.
+   */
+  private withdrawn = false;
   /** Times holding() turned true at a tick: the first take, each takeover after, a validity a late renewal restored. */
   takeovers = 0;
 
@@ -194,7 +206,7 @@ export class TimedLease {
   }
 
   private async tick(): Promise<void> {
-    if (this.ticking) return;
+    if (this.ticking || this.withdrawn) return;
     this.ticking = true;
     try {
       if (this.lease.held) await this.lease.renew();
@@ -212,6 +224,34 @@ export class TimedLease {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Whether withdraw() stepped this process out (and rejoin() has not brought it back). */
+  isWithdrawn(): boolean {
+    return this.withdrawn;
+  }
+
+  /**
+   * Steps out: stops renewing and taking the lease, and hands it over at once if held (the key is
+   * deleted at this holder's revision, so another candidate's next tick takes it). The caller must
+   * have finished the work the lease gated (no write in flight): unlike a lapse, nothing here
+   * waits out the TTL. Waits for a tick in progress, so none renews after it. `why` is logged.
+   */
+  async withdraw(why: string): Promise<void> {
+    if (this.withdrawn) return;
+    this.withdrawn = true;
+    while (this.ticking) await new Promise((r) => setTimeout(r, 5));
+    const held = this.lease.held;
+    await this.lease.release();
+    this.was_holding = false;
+    log.warn(`${held ? this.lines.handed_over : this.lines.not_taken}: ${why}`);
+  }
+
+  /** Takes part again after withdraw(): the next tick takes the lease if it is free. */
+  rejoin(): void {
+    if (!this.withdrawn) return;
+    this.withdrawn = false;
+    log.info(this.lines.rejoined);
   }
 
   /** A clean stop hands the lease over at once. */
@@ -233,6 +273,9 @@ export class ChainReaderLease extends TimedLease {
     return TimedLease.begin(new ChainReaderLease(await KvLease.open(nc, CHAIN_READER_BUCKET, holder, ttl_ms, replicas), {
       taken: `ringbook gateway ${holder}: chain reader lease taken: reading the chain`,
       lost: `ringbook gateway ${holder}: chain reader lease lost: no longer reading the chain`,
+      handed_over: `ringbook gateway ${holder}: chain reader lease handed over`,
+      not_taken: `ringbook gateway ${holder}: chain reader lease not taken`,
+      rejoined: `ringbook gateway ${holder}: chain reader lease: taking part again`,
     }), ttl_ms);
   }
 }
@@ -249,6 +292,9 @@ export class SettlementPosterLease extends TimedLease {
       taken: `ringbook da ${holder}: settlement poster lease taken: posting roots from the contract's lastBatchId`,
       lost: `ringbook da ${holder}: settlement poster lease lost or lapsed: standby, posting nothing`,
       standby: `ringbook da ${holder}: settlement poster lease held by another DA role: standby, posting nothing`,
+      handed_over: `ringbook da ${holder}: settlement poster lease handed over, posting nothing`,
+      not_taken: `ringbook da ${holder}: settlement poster lease no longer taken by this role, posting nothing`,
+      rejoined: `ringbook da ${holder}: settlement poster lease: this role may take it again (caught up)`,
     }), ttl_ms);
   }
 }

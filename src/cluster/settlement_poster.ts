@@ -33,6 +33,9 @@ import { JsonRpc } from '../settlement/rpc.js';
 import { componentLog } from '../util/log.js';
 import { FORCED_SHARE_MAX } from '../gateway/chain_link.js';
 import { sendBatchRequest } from './batch_request.js';
+import { PosterHandOver, type LeaseYield, type PosterLease } from './poster_hand_over.js';
+
+export { BEHIND_YIELD_MS_DEFAULT, type PosterLease } from './poster_hand_over.js';
 
 export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
 export const FORCED_SHARE_VERSION = 1;
@@ -124,6 +127,22 @@ export interface SettlementPosterStatus {
    * cluster"). Logged once at error level when the poster first sees it.
    */
   stopped_at_mismatch_batch_id: number | null;
+  /**
+   * The contract's last batch when its roots on chain differed from this role's (null: none): a
+   * chain holding another history is not extended (roots_poster.ts check_chain_base). For good,
+   * logged once at error level.
+   */
+  chain_differs_batch_id: number | null;
+  /**
+   * Why this role handed the poster lease over and does not take it (null: it takes part).
+   * 'stopped_at_mismatch' / 'chain_differs' (the two fields above): for good (until a restart),
+   * once it posted what it still could.
+   * 'behind': its postable batch stayed short of `stream_batch_id` for behind_yield_ms;
+   * it takes part again once it reaches that batch.
+   */
+  lease_yielded: LeaseYield | null;
+  /** The event stream's newest batch as the holder last read it (-1: not read; a standby reads none). */
+  stream_batch_id: number;
   last_error: string | null;
 }
 
@@ -148,12 +167,13 @@ export interface SettlementPosterOptions {
    * holds it. Absent: always posts (a test's poster on its own).
    */
   lease?: PosterLease;
-}
-
-/** What the poster needs of its lease. */
-export interface PosterLease {
-  holding(): boolean;
-  readonly takeovers: number;
+  /**
+   * The event stream's newest batch (da_role.ts reads RB_EVENTS' last message): a holder that
+   * stays short of it for `behind_yield_ms` hands the lease over. Absent: never measured.
+   */
+  newest_batch?: () => Promise<number>;
+  /** Default BEHIND_YIELD_MS_DEFAULT (poster_hand_over.ts). */
+  behind_yield_ms?: number;
 }
 
 export class SettlementPoster {
@@ -163,10 +183,12 @@ export class SettlementPoster {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** When this role hands the poster lease over (null: no lease). */
+  private readonly hand_over: PosterHandOver | null;
   readonly status: SettlementPosterStatus = {
     poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0,
     shares_received: 0, shares_refused: 0, share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1,
-    stopped_at_mismatch_batch_id: null, last_error: null,
+    stopped_at_mismatch_batch_id: null, chain_differs_batch_id: null, lease_yielded: null, stream_batch_id: -1, last_error: null,
   };
 
   constructor(private readonly o: SettlementPosterOptions) {
@@ -178,10 +200,15 @@ export class SettlementPoster {
       forced: this.forced,
       requestBatch: () => this.requestBatch(),
       stopped: () => (o.roots.first_mismatch ?? -1) >= 0,
+      check_chain_base: true,
       may_send: () => this.holding(),
       operator_key: o.operator_key,
       roots_per_tx_max: s.roots_per_tx_max,
     });
+    this.hand_over = o.lease === undefined ? null : new PosterHandOver({
+      node_id: o.node_id, lease: o.lease, latest: () => o.roots.latest(), posted_batch_id: () => this.poster.posted_batch_id,
+      newest_batch: o.newest_batch, behind_yield_ms: o.behind_yield_ms,
+    }, this.status);
   }
 
   start(): void {
@@ -215,6 +242,7 @@ export class SettlementPoster {
     this.status.poster_takeovers = this.o.lease?.takeovers ?? 0;
     if (!holding) {
       this.noteStop();
+      await this.hand_over?.afterRound();
       return;
     }
     const failing = this.status.last_error;
@@ -234,6 +262,9 @@ export class SettlementPoster {
       this.status.forced_remembered = this.forced.size;
       this.noteStop();
     }
+    // After the round's transaction (if any) was answered: none of this role's is in flight when
+    // it hands the lease over, which another role may take at once.
+    await this.hand_over?.afterRound();
   }
 
   /**
@@ -243,6 +274,12 @@ export class SettlementPoster {
   private noteStop(): void {
     const s = this.status;
     s.postable_batch_id = this.o.roots.latest();
+    const differs = this.poster.chain_differs_batch_id;
+    if (differs >= 0 && s.chain_differs_batch_id === null) {
+      s.chain_differs_batch_id = differs;
+      log.error(`ringbook da ${this.o.node_id}: settlement poster: stopped: the contract's roots of its last batch ${differs} ` +
+        `differ from this role's; nothing is posted on top of another history; the operator decides`, undefined, { batch_id: differs });
+    }
     const mismatch = this.o.roots.first_mismatch ?? -1;
     if (mismatch < 0 || s.stopped_at_mismatch_batch_id !== null) return;
     s.stopped_at_mismatch_batch_id = mismatch;

@@ -31,6 +31,14 @@ export interface RootsPosterOptions {
    * lease lapsed while it read the contract: another may be posting). Absent: always sends.
    */
   may_send?: () => boolean;
+  /**
+   * Before posting on top of a lastBatchId this poster did not post itself (its first round, a
+   * takeover, another poster's transaction), compare the contract's roots of that batch with its
+   * own: a chain holding another history (a second cluster or a wiped store pointed at the same
+   * contract, a poster that went wrong) must not be extended. A difference stops this poster for
+   * good (chain_differs_batch_id). Absent: not compared (the single process).
+   */
+  check_chain_base?: boolean;
   operator_key: string;
   roots_per_tx_max: number;
 }
@@ -42,6 +50,10 @@ export class RootsPoster {
   forced_processed = -1;
   /** Batch requests this poster sent (every batch posted, an entry uncounted). */
   batch_requests = 0;
+  /** The batch whose roots on chain differed from this poster's (check_chain_base; -1: none): it posts nothing more. */
+  chain_differs_batch_id = -1;
+  /** The last batch whose roots on chain are known to be this poster's (compared, or posted by it). */
+  private base_agreed = 0;
 
   constructor(private readonly o: RootsPosterOptions) {}
 
@@ -50,6 +62,7 @@ export class RootsPoster {
     const { contract, roots, forced } = this.o;
     const posted = Number(await contract.readNumber('lastBatchId'));
     this.posted_batch_id = posted;
+    if (this.chain_differs_batch_id >= 0) return;
     if (this.forced_processed < 0) this.forced_processed = Number(await contract.readNumber('forcedProcessed'));
     const latest = roots.latest();
     if (latest <= posted) {
@@ -68,6 +81,7 @@ export class RootsPoster {
       }
       return;
     }
+    if (this.o.check_chain_base === true && posted !== this.base_agreed && !(await this.chainAgrees(posted))) return;
     const last = Math.min(latest, posted + this.o.roots_per_tx_max);
     const states: string[] = [];
     const fills: string[] = [];
@@ -82,8 +96,24 @@ export class RootsPoster {
     if (this.o.may_send?.() === false) return;
     await contract.postRoots(this.o.operator_key, posted + 1, states, fills, count);
     forced.forgetBelow(count);
+    this.base_agreed = last;
     this.posted_batch_id = last;
     this.forced_processed = count;
+  }
+
+  /** Whether the contract's roots of batch `id` (at most the last published) are this poster's; a difference stops it. */
+  private async chainAgrees(id: number): Promise<boolean> {
+    const mine = this.o.roots.get(id);
+    if (mine === undefined) throw new Error(`published batch ${id} missing from the DA store`);
+    const [state] = await this.o.contract.read('stateRoots', [id]);
+    const [fills] = await this.o.contract.read('fillsRoots', [id]);
+    const same = (a: unknown, b: string): boolean => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
+    if (!same(state, mine.header.state_root) || !same(fills, mine.header.fills_root)) {
+      this.chain_differs_batch_id = id;
+      return false;
+    }
+    this.base_agreed = id;
+    return true;
   }
 
   /**

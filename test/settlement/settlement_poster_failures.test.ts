@@ -276,7 +276,9 @@ describe('the settlement poster\'s failure paths', () => {
     const { rpc, contract, address, nc, asks } = await setUp();
     const store = new Store();
     for (const b of [1, 2]) store.batches.set(b, rootsOf(b));
-    const lease = { valid: false, takeovers: 0, holding(): boolean { return this.valid; } };
+    const lease = {
+      valid: false, takeovers: 0, holding(): boolean { return this.valid; }, withdraw: () => Promise.resolve(), rejoin: () => undefined,
+    };
     const poster = posterOn({ rpc_url: rpc.url, address, nc, roots: store, lease });
     // A standby: no transaction, no read of the contract, no share taken (nor counted as ignored).
     const block = await rpc.blockNumber();

@@ -1,0 +1,250 @@
+// When the settlement poster lease's holder hands it over (docs/scale-out.md, "Settlement roots"):
+// a holder stopped at a root mismatch, and a holder stuck behind the event stream's newest batch,
+// give the lease up so that a DA role that agrees (or is caught up) posts; a role that also
+// mismatches stops too. Before (2026-11-29), both holders kept renewing the lease and roots
+// stopped cluster-wide while a standby could have posted them. A holder whose history is not the
+// one on chain (the contract's roots of its last batch differ) posts nothing on top and yields;
+// before, it appended its roots to the other history.
+// Real parts: a 3-node JetStream cluster (nats-server) holding the lease bucket, two real
+// SettlementPosterLease + SettlementPoster pairs running on their own timers, LeaderCheckedRoots,
+// and the in-process EVM behind its JSON-RPC shim with the Settlement contract. The DA stores and
+// the event stream's newest batch are stand-ins, so that the test decides what each role computed
+// and how far each is.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Kvm } from '@nats-io/kv';
+import { LEASE_KEY, SETTLEMENT_POSTER_BUCKET } from '../../src/cluster/log_format.js';
+import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
+import { LeaderCheckedRoots, type BatchRootsPair } from '../../src/cluster/checked_roots.js';
+import { SettlementPosterLease } from '../../src/cluster/lease.js';
+import { SettlementPoster, type SettlementPosterOptions } from '../../src/cluster/settlement_poster.js';
+import { CHAIN_ID, devSettlement, OPERATOR_KEY, type DevSettlement } from './dev_chain.js';
+
+const LEASE_TTL_MS = 1000;
+const POLL_MS = 50;
+/** How long a holder may stay short of the stream's newest batch (as sampled) before it yields. */
+const BEHIND_YIELD_MS = 4 * LEASE_TTL_MS;
+/** Bound on each wait: a takeover takes a lease tick or two after the hand-over. */
+const WAIT_MS = 20_000;
+/** Rounds of both posters watched for "nothing more happens". */
+const QUIET_ROUNDS = 10;
+
+let nats: LocalNatsCluster;
+let nc: NatsConnection;
+const chains: DevSettlement[] = [];
+
+beforeAll(async () => {
+  nats = await LocalNatsCluster.start(3);
+  nc = await connect({ servers: nats.urls() });
+}, 60_000);
+
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+  for (const d of chains) await d.chain.close();
+});
+
+const hex = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32);
+const rootsOf = (b: number): BatchRootsPair => ({ state_root: hex(b), fills_root: hex(b + 100) });
+
+/** A stand-in DA store (batch id -> its header's roots) and the compare the DA role runs over it. */
+class Role {
+  readonly batches = new Map<number, BatchRootsPair>();
+  readonly checked = new LeaderCheckedRoots(this);
+  poster: SettlementPoster | null = null;
+  lease: SettlementPosterLease | null = null;
+
+  constructor(readonly id: string) {
+    this.checked.check(0, rootsOf(0), hex(0));
+  }
+
+  get(id: number): { header: BatchRootsPair } | undefined {
+    const h = this.batches.get(id);
+    return h === undefined ? undefined : { header: h };
+  }
+
+  /** Batch `b` applied: the leader's header says rootsOf(b); this role stored `stored`. */
+  apply(b: number, stored: BatchRootsPair = rootsOf(b)): void {
+    this.batches.set(b, stored);
+    this.checked.check(b, rootsOf(b), stored.state_root);
+  }
+
+  async start(dev: DevSettlement, extra: Partial<SettlementPosterOptions> = {}): Promise<void> {
+    this.lease = await SettlementPosterLease.start(nc, this.id, LEASE_TTL_MS, 3);
+    this.poster = new SettlementPoster({
+      nc, node_id: this.id, operator_key: OPERATOR_KEY, roots: this.checked, lease: this.lease, ...extra,
+      settings: {
+        contract: dev.deployed.address, chain_id: CHAIN_ID, rpc_url: dev.rpc.url, poll_ms: POLL_MS, start_block: 0,
+        logs_blocks_max: 1000, roots_per_tx_max: 64,
+      },
+    });
+    this.poster.start();
+  }
+
+  get status(): SettlementPoster['status'] {
+    if (this.poster === null) throw new Error(`${this.id} not started`);
+    return this.poster.status;
+  }
+
+  async stop(): Promise<void> {
+    await this.poster?.stop();
+    await this.lease?.stop();
+  }
+}
+
+/** Who holds the poster lease now, as its bucket says (null: nobody). */
+async function holderNow(): Promise<string | null> {
+  const kv = await new Kvm(nc).open(SETTLEMENT_POSTER_BUCKET);
+  const e = await kv.get(LEASE_KEY);
+  return e === null || e.operation !== 'PUT' ? null : e.string();
+}
+
+async function until<T>(what: string, f: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+async function lastBatchId(dev: DevSettlement): Promise<number> {
+  return Number(await dev.contract.readNumber('lastBatchId'));
+}
+
+async function postedThrough(dev: DevSettlement, b: number): Promise<void> {
+  await until(`batch ${b}'s roots on chain`, async () => ((await lastBatchId(dev)) >= b ? true : undefined));
+}
+
+async function quietRounds(): Promise<void> {
+  await new Promise((r) => setTimeout(r, QUIET_ROUNDS * POLL_MS));
+}
+
+async function onChain(dev: DevSettlement, b: number): Promise<BatchRootsPair> {
+  const [state_root] = await dev.contract.read('stateRoots', [b]) as string[];
+  const [fills_root] = await dev.contract.read('fillsRoots', [b]) as string[];
+  return { state_root, fills_root };
+}
+
+describe('the settlement poster lease handed over', () => {
+  it('a holder stopped at a root mismatch yields; a standby that agrees posts on; one that mismatches too stops as well', async () => {
+    const dev = await devSettlement([]);
+    chains.push(dev);
+    const d1 = new Role('d1');
+    const d2 = new Role('d2');
+    try {
+      for (const b of [1, 2]) for (const d of [d1, d2]) d.apply(b);
+      // d1 first: it holds the lease and posts.
+      await d1.start(dev);
+      await postedThrough(dev, 2);
+      await d2.start(dev);
+      await until('d2 standing by', () => (d2.status.postable_batch_id === 2 ? true : undefined));
+      expect(d1.status).toMatchObject({ poster_lease: 'held', roots_posted_batch_id: 2 });
+      expect(d2.status.poster_lease).toBe('standby');
+
+      // Batch 3: d1 stored other roots than the leader's header (a damaged host); d2 agrees.
+      d1.apply(3, { state_root: hex(3), fills_root: hex(77) });
+      d2.apply(3);
+      d1.apply(4);
+      d2.apply(4);
+      await postedThrough(dev, 4);
+      for (const b of [3, 4]) expect(await onChain(dev, b)).toEqual(rootsOf(b));
+      await until('d2 holding', () => (d2.status.poster_lease === 'held' ? true : undefined));
+      expect(d1.status).toMatchObject({
+        poster_lease: 'standby', poster_takeovers: 1, stopped_at_mismatch_batch_id: 3, lease_yielded: 'stopped_at_mismatch',
+        roots_posted_batch_id: 2,
+      });
+      expect(d2.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 1, lease_yielded: null, roots_posted_batch_id: 4 });
+      expect(await holderNow()).toBe('d2');
+
+      // Batch 5 differs on d2 too (a wrong leader: every DA role alarms): d2 yields as well and
+      // d1 does not take the lease back: nobody posts until the operator decides.
+      d2.apply(5, { state_root: hex(5), fills_root: hex(78) });
+      d1.apply(5);
+      await until('d2 to yield', () => (d2.status.lease_yielded === 'stopped_at_mismatch' ? true : undefined));
+      await quietRounds();
+      await quietRounds();
+      expect(await lastBatchId(dev)).toBe(4);
+      expect(await holderNow()).toBeNull();
+      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1 });
+      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, stopped_at_mismatch_batch_id: 5 });
+      // Never two posters: no transaction or simulation refused.
+      expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
+    } finally {
+      await d1.stop();
+      await d2.stop();
+    }
+  }, 90_000);
+
+  it('a holder behind the stream\'s newest batch for longer than the bound yields to a standby that has it, and stands by once caught up', async () => {
+    const dev = await devSettlement([]);
+    chains.push(dev);
+    const d1 = new Role('d1');
+    const d2 = new Role('d2');
+    /** The event stream's newest batch (the DA role reads it from RB_EVENTS). */
+    let stream_batch = 2;
+    const newest_batch = (): Promise<number> => Promise.resolve(stream_batch);
+    try {
+      for (const b of [1, 2]) for (const d of [d1, d2]) d.apply(b);
+      await d1.start(dev, { newest_batch, behind_yield_ms: BEHIND_YIELD_MS });
+      await postedThrough(dev, 2);
+      await d2.start(dev, { newest_batch, behind_yield_ms: BEHIND_YIELD_MS });
+      await until('d2 standing by', () => (d2.status.postable_batch_id === 2 ? true : undefined));
+
+      // Batches 3 and 4 published; d2 applies them, d1's reader is stuck at batch 2.
+      stream_batch = 4;
+      d2.apply(3);
+      d2.apply(4);
+      await postedThrough(dev, 4);
+      for (const b of [3, 4]) expect(await onChain(dev, b)).toEqual(rootsOf(b));
+      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: 'behind', stream_batch_id: 4 });
+      await until('d2 holding', () => (d2.status.poster_lease === 'held' ? true : undefined));
+      expect(d2.status).toMatchObject({ poster_takeovers: 1, lease_yielded: null, roots_posted_batch_id: 4 });
+
+      // d1 catches up: it may take the lease again (a candidate), but d2 holds it and posts on.
+      d1.apply(3);
+      d1.apply(4);
+      await until('d1 a candidate again', () => (d1.status.lease_yielded === null ? true : undefined));
+      stream_batch = 5;
+      for (const d of [d1, d2]) d.apply(5);
+      await postedThrough(dev, 5);
+      await quietRounds();
+      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
+      expect(d2.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 1, roots_posted_batch_id: 5 });
+      expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
+    } finally {
+      await d1.stop();
+      await d2.stop();
+    }
+  }, 90_000);
+
+  it('a holder whose history is not the chain\'s (another history\'s roots through lastBatchId) posts nothing on top and yields; so does the next', async () => {
+    const dev = await devSettlement([]);
+    chains.push(dev);
+    // Batches 1..2 of another history already on chain (a second cluster pointed at this contract).
+    await dev.contract.postRoots(OPERATOR_KEY, 1, [hex(61), hex(62)], [hex(161), hex(162)], 0);
+    const d1 = new Role('d1');
+    const d2 = new Role('d2');
+    try {
+      for (const b of [1, 2, 3]) for (const d of [d1, d2]) d.apply(b);
+      await d1.start(dev);
+      await until('d1 to yield', () => (d1.status.lease_yielded === 'chain_differs' ? true : undefined));
+      await d2.start(dev);
+      await until('d2 to yield', () => (d2.status.lease_yielded === 'chain_differs' ? true : undefined));
+      await quietRounds();
+      expect(await lastBatchId(dev)).toBe(2);
+      expect(await onChain(dev, 2)).toEqual({ state_root: hex(62), fills_root: hex(162) });
+      expect(await holderNow()).toBeNull();
+      for (const d of [d1, d2]) {
+        expect(d.status).toMatchObject({
+          poster_lease: 'standby', poster_takeovers: 1, chain_differs_batch_id: 2, roots_posted_batch_id: 2, postable_batch_id: 3,
+        });
+      }
+      expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
+    } finally {
+      await d1.stop();
+      await d2.stop();
+    }
+  }, 90_000);
+});
