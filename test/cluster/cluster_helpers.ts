@@ -219,6 +219,17 @@ const STREAM_READ_TRIES = 300;
  * or restarted answers "JetStream system temporarily unavailable", or lags, for a moment).
  */
 export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeader[]> {
+  return (await eventStreamStored(nc)).map((b) => b.header);
+}
+
+/** A batch of the event stream and when the stream stored it (JetStream's Nats-Time-Stamp, the host's wall clock). */
+export interface StoredBatch {
+  header: BatchHeader;
+  stored_ms: number;
+}
+
+/** eventStreamBatches, each with its stored time. */
+export async function eventStreamStored(nc: NatsConnection): Promise<StoredBatch[]> {
   const retried = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
     for (let i = 1; ; i++) {
       try {
@@ -233,7 +244,7 @@ export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeade
   // "temporarily unavailable" (seen for over 5 s after a SIGCONT).
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   const last = (await retried('event stream info', () => jsm.streams.info(EVENT_STREAM))).state.last_seq;
-  const out: BatchHeader[] = [];
+  const out: StoredBatch[] = [];
   for (let seq = 1; seq <= last; seq++) {
     // A direct get: any replica answers (the stream API's get needs its leader, and a node just
     // resumed answers it first with "temporarily unavailable" for seconds); a replica that has not
@@ -243,7 +254,7 @@ export async function eventStreamBatches(nc: NatsConnection): Promise<BatchHeade
       if (got === null) throw new Error(`no message at sequence ${seq}`);
       return got;
     });
-    out.push(readBatchHeader(m.header, m.data.length));
+    out.push({ header: readBatchHeader(m.header, m.data.length), stored_ms: m.time.getTime() });
   }
   return out;
 }

@@ -7,7 +7,10 @@
 //   kept saying `leader` (a renewal NATS did not answer "changed nothing") while a standby took the
 //   expired key and led: two leaders at one poll, the symptom a NATS-node-kill run showed.
 // - the leader process itself is frozen past the TTL, a status request waits in its socket, then
-//   it is resumed: its first answer must not be `leader` (it used to be, until a renewal came back).
+//   it is resumed: its first answer must not be `leader` (it used to be, until a renewal came back),
+//   and it sends no batch after the resume: none of its batches is stored after the SIGCONT, none
+//   of its attempts is refused by the fence (what it had in flight at the SIGSTOP is stored while it
+//   is stopped, within its lease: docs/scale-out.md, "A frozen leader process").
 // In the first case the leader is retrying a batch when it is cut off (the journal's test seam fails
 // its publishes, then the attempt after goes into the frozen node's socket): it must give the batch
 // up unconfirmed and start over from the log, and the attempt the frozen node delivers on its
@@ -23,7 +26,10 @@ import type { BatchHeader } from '../../src/cluster/log_format.js';
 import { sendBatchRequest } from '../../src/cluster/batch_request.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_role.js';
 import type { StartedServer } from '../server/harness.js';
-import { eventStreamBatches, leadingFromGenesis, LEASE_TTL_MS, matcherStatus, settledMatchers, startTestCluster, waitFor, type TestCluster } from './cluster_helpers.js';
+import {
+  eventStreamBatches, eventStreamStored, leadingFromGenesis, LEASE_TTL_MS, matcherStatus, settledMatchers, startTestCluster, waitFor, type StoredBatch,
+  type TestCluster,
+} from './cluster_helpers.js';
 
 let c: TestCluster;
 let nc: NatsConnection;
@@ -86,7 +92,15 @@ function askBatch(after_batch_id: number): void {
   if (e !== null) throw e;
 }
 
-/** Every batch of the event stream in sequence order (read with direct gets from nodes 1 and 2). */
+/**
+ * How many of a matcher's publishes the event stream refused for another leader's batch (the
+ * store's start-over lines, matcher_store.ts): an attempt sent after another leader appended.
+ */
+function fenceRefusals(m: StartedServer): number {
+  const e = m.output().stderr;
+  return e.split('the event stream moved past sequence').length - 1 + e.split("the event stream holds another leader's batch").length - 1;
+}
+
 /** One history: sequence i holds batch i - 1, so no batch number twice and no gap. */
 function expectOneHistory(batches: BatchHeader[]): void {
   expect(batches.map((b) => b.batch_id)).toEqual(batches.map((_, i) => i));
@@ -179,7 +193,16 @@ describe('the leader lease on a real NATS cluster', () => {
     const before = await pollUntil('one leader', TAKEOVER_WAIT_LEASE_TTLS * 10, (p) => leadersOf(p).length === 1, []);
     const leader_id = leadersOf(before)[0];
     const leader = c.matchers.get(leader_id) as StartedServer;
+    // batches_cut counts from the matcher's start: a standby that led in the previous test had cut
+    // already, so "batches_cut > 0" held at its takeover, before its first cut here (3 of 10 runs),
+    // and the stream read could come before that cut, the frozen leader's pre-freeze batch last:
+    // the likely cause of fresh-clone CI's failure at 651590f (docs/scale-out.md, "A frozen leader
+    // process"), not a batch of the frozen leader's after the resume.
+    const cut_before = new Map(before.statuses.map((s) => [s.node_id, s.batches_cut]));
+    const refusals_before = fenceRefusals(leader);
     const seen: Poll[] = [];
+    const stop_ms = Date.now();
+    let cont_ms = 0;
     leader.proc.kill('SIGSTOP');
     let stale: MatcherStatus;
     let successor: MatcherStatus;
@@ -188,11 +211,12 @@ describe('the leader lease on a real NATS cluster', () => {
       successor = await waitFor('a standby to lead and cut', TAKEOVER_WAIT_LEASE_TTLS * LEASE_TTL_MS, async () => {
         const s = await Promise.all(others.map(matcherStatus));
         askBatch(Math.max(...s.map((x) => x.batch_id)));
-        return s.find((x) => x.role === 'leader' && x.batches_cut > 0);
+        return s.find((x) => x.role === 'leader' && x.batches_cut > (cut_before.get(x.node_id) ?? 0));
       }, POLL_EVERY_MS);
       // Asked while frozen: the request waits in the socket and is the first thing it reads when resumed.
       const asked = matcherStatus(leader);
       await new Promise((r) => setTimeout(r, POLL_EVERY_MS));
+      cont_ms = Date.now();
       leader.proc.kill('SIGCONT');
       stale = await asked;
     } finally {
@@ -204,18 +228,30 @@ describe('the leader lease on a real NATS cluster', () => {
       const n = p.statuses.find((s) => s.node_id === successor.node_id) as MatcherStatus;
       return o.role === 'standby' && o.batch_id === n.batch_id && o.state_root === n.state_root;
     }, seen);
-    // The successor's first cut can lose to a write the frozen leader had in flight (it lands
-    // first: one history, docs/scale-out.md; the successor then starts over and leads again): wait
-    // until the stream holds a batch of the successor's, asking for one, so that "after the new
-    // leader's first batch" names a batch (findIndex -1 made the slice below the stream's last).
-    const batches = await waitFor('a batch of the successor in the stream', TAKEOVER_WAIT_LEASE_TTLS * LEASE_TTL_MS, async () => {
-      const b = await eventStreamBatches(nc);
-      if (b.some((x, i) => i > before.statuses[0].batch_id && x.leader === successor.node_id)) return b;
+    // A cut that returned is not yet one the stream holds (a lapse on this shared box can make the
+    // successor give it up and start over): wait for a batch of the successor stored after the
+    // SIGSTOP, asking for one.
+    const stored = await waitFor('a batch of the successor in the stream', TAKEOVER_WAIT_LEASE_TTLS * LEASE_TTL_MS, async () => {
+      const b = await eventStreamStored(nc);
+      if (b.some((x) => x.stored_ms > stop_ms && x.header.leader === successor.node_id)) return b;
       askBatch(b.length - 1);
       return undefined;
     }, POLL_EVERY_MS);
-    expectOneHistory(batches);
-    const first_new = batches.findIndex((b, i) => i > before.statuses[0].batch_id && b.leader === successor.node_id);
-    expect(batches.slice(first_new).filter((b) => b.leader === leader_id)).toEqual([]);
+    expectOneHistory(stored.map((b) => b.header));
+    // The frozen leader sent nothing after the resume: a batch of its stored after the SIGCONT was
+    // sent after it (a stopped process sends nothing), on a lease that had lapsed while it was
+    // stopped; an attempt the fence refused shows as its start-over line. What it had in flight
+    // at the SIGSTOP (in its socket, in the NATS node's queue) is stored while it is stopped.
+    const frozen_after = stored.filter((b) => b.header.leader === leader_id && b.stored_ms > stop_ms);
+    const at = (b: StoredBatch): string => `batch ${b.header.batch_id} stored ${b.stored_ms - stop_ms} ms after the SIGSTOP`;
+    expect(frozen_after.filter((b) => b.stored_ms >= cont_ms).map(at), `${leader_id}'s batches stored after its SIGCONT (${cont_ms - stop_ms} ms)`).toEqual([]);
+    expect(fenceRefusals(leader), `${leader_id}'s publishes refused by the fence after its resume`).toBe(refusals_before);
+    const first_new = stored.findIndex((b) => b.stored_ms > stop_ms && b.header.leader === successor.node_id);
+    expect(stored.slice(first_new).filter((b) => b.header.leader === leader_id).map(at)).toEqual([]);
+    const last_before = stored.filter((b) => b.header.leader === leader_id && b.stored_ms <= stop_ms).pop();
+    console.log(`lease fence (frozen leader process): ${leader_id} stopped ${cont_ms - stop_ms} ms, ${successor.node_id} took over at batch ` +
+      `${stored[first_new].header.batch_id}; ${leader_id}'s last batch before: ${last_before === undefined ? 'none' : `${last_before.header.batch_id}, ` +
+      `stored ${stop_ms - last_before.stored_ms} ms before the SIGSTOP`}; stored while it was stopped (in flight at the SIGSTOP): ` +
+      `${frozen_after.length === 0 ? 'none' : frozen_after.map(at).join(', ')}`);
   });
 });
