@@ -96,9 +96,9 @@ const PUBLISH_TIMEOUT_MS = 2_000;
 const STORE_FAULT_AFTER_MS_DEFAULT = 10_000;
 /**
  * 60 s: one stream info and one purge request a minute cost the leader and the stream's NATS
- * leader next to nothing, and the stream then holds at most the 2.5-minute delay plus a minute or
- * two of requests (~416 bytes per order per replica). A shorter interval saves little disk: the
- * delay is the bulk of what is kept.
+ * leader next to nothing, and the stream then holds the 2.5-minute delay plus up to a minute of
+ * requests (~416 bytes per order per replica). A shorter interval saves little disk: the delay
+ * is the bulk of what is kept.
  */
 const REQUEST_PURGE_EVERY_MS_DEFAULT = 60_000;
 /** A day: a longer interval is the same as never on a busy exchange; 0 turns the purge off. */
