@@ -71,8 +71,8 @@ export function requestPurgeStatus(every_ms: number): RequestPurgeStatus {
 
 /** What the purger reads of the request stream and how it purges it (the JetStream manager; a fake in unit tests). */
 export interface PurgeTarget {
-  /** The stream's duplicate window (ms) and its first and last sequence. */
-  info(): Promise<{ duplicate_window_ms: number; first_seq: number; last_seq: number }>;
+  /** The stream's duplicate window (ms), its first and last sequence, and when it was created (its identity). */
+  info(): Promise<{ duplicate_window_ms: number; first_seq: number; last_seq: number; created: string }>;
   /** Removes every message below `seq` (keeps `seq` and after); returns how many went. */
   purgeBelow(seq: number): Promise<number>;
 }
@@ -83,7 +83,10 @@ export function requestStreamTarget(jsm: JetStreamManager): PurgeTarget {
     info: async () => {
       const i = await jsm.streams.info(REQUEST_STREAM);
       // JetStream gives the window in nanoseconds.
-      return { duplicate_window_ms: Math.floor(i.config.duplicate_window / 1_000_000), first_seq: i.state.first_seq, last_seq: i.state.last_seq };
+      return {
+        duplicate_window_ms: Math.floor(i.config.duplicate_window / 1_000_000), first_seq: i.state.first_seq, last_seq: i.state.last_seq,
+        created: i.created,
+      };
     },
     purgeBelow: async (seq) => (await jsm.streams.purge(REQUEST_STREAM, { seq })).purged,
   };
@@ -135,6 +138,10 @@ export class RequestPurger {
   private timer: NodeJS.Timeout | null = null;
   private last_attempt_ms = Number.NEGATIVE_INFINITY;
   private in_flight: Promise<void> | null = null;
+  /** The request stream's creation time at the first read: another one is another stream. */
+  private stream_created: string | null = null;
+  /** Why this matcher purges no more (its positions are of another stream); null while it may. */
+  private halted: string | null = null;
 
   constructor(every_ms: number, node_id: string, target: PurgeTarget, host: RequestPurgeHost, status: RequestPurgeStatus = requestPurgeStatus(every_ms)) {
     this.status = status;
@@ -183,7 +190,17 @@ export class RequestPurger {
   private async attempt(): Promise<void> {
     const s = this.status;
     try {
+      if (this.halted !== null) throw new Error(this.halted);
       const info = await this.target.info();
+      if (this.stream_created === null) this.stream_created = info.created;
+      if (info.created !== this.stream_created) {
+        // Recreated under this matcher: every position it noted is of the old stream, and a purge
+        // at one of them would remove requests of the new stream that no batch consumed.
+        this.points = [];
+        this.halted = `the request stream was recreated (created ${info.created}, was ${this.stream_created}): ` +
+          'no purge until this matcher restarts';
+        throw new Error(this.halted);
+      }
       s.delay_ms = purgeDelayMs(info.duplicate_window_ms);
       const old_enough = this.host.now() - s.delay_ms;
       let k = -1;
@@ -194,8 +211,9 @@ export class RequestPurger {
       this.points.splice(0, k);
       const through = point.requests_through;
       if (through > info.last_seq) {
-        // A position the stream never reached (recreated under the matchers): a purge there
-        // would remove requests not consumed and move the stream's sequence past its last.
+        // A position the stream never reached: a purge there would remove requests not consumed
+        // and move the stream's sequence past its last. Not expected (a batch's position is a
+        // message of the stream): skipped, and said.
         throw new Error(`batch position ${through} is past the request stream's last sequence ${info.last_seq}: not purged`);
       }
       // Kept from `through` itself (as the operator's `nats stream purge --seq`), one message to

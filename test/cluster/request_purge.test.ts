@@ -24,12 +24,14 @@ class FakeStream implements PurgeTarget {
 
   constructor(readonly duplicate_window_ms: number, readonly clock: { t: number }) {}
 
-  async info(): Promise<{ duplicate_window_ms: number; first_seq: number; last_seq: number }> {
+  created = '2026-11-29T00:00:00Z';
+
+  async info(): Promise<{ duplicate_window_ms: number; first_seq: number; last_seq: number; created: string }> {
     this.infos++;
     await Promise.resolve();
     this.during_info();
     if (this.fail_info !== null) throw this.fail_info;
-    return { duplicate_window_ms: this.duplicate_window_ms, first_seq: this.first_seq, last_seq: this.last_seq };
+    return { duplicate_window_ms: this.duplicate_window_ms, first_seq: this.first_seq, last_seq: this.last_seq, created: this.created };
   }
 
   async purgeBelow(seq: number): Promise<number> {
@@ -197,6 +199,28 @@ describe('the request stream purge', () => {
     clock.t += 10_000;
     await purger.tick();
     expect(stream.purges.map((p) => p.seq)).toEqual([2]);
+  });
+
+  it('a stream recreated under the matcher (another creation time): no purge at the old positions, none until a restart', async () => {
+    const { clock, stream, host, purger } = rig(100);
+    stream.last_seq = 50;
+    host.through = 40;
+    await purger.tick();
+    clock.t = 10_000;
+    await purger.tick();
+    expect(stream.purges.map((p) => p.seq)).toEqual([40]);
+    host.through = 45;
+    await purger.tick();
+    // Recreated, and already past the old positions: a purge below 45 would take unconsumed requests.
+    stream.created = '2026-11-29T12:00:00Z';
+    stream.first_seq = 1;
+    stream.last_seq = 80;
+    for (let i = 0; i < 5; i++) {
+      clock.t += 10_000;
+      await purger.tick();
+    }
+    expect(stream.purges.map((p) => p.seq)).toEqual([40]);
+    expect(purger.status.last_error).toMatch(/recreated .*no purge until this matcher restarts/);
   });
 
   it('0 is off: nothing sampled or purged, no timer', async () => {
