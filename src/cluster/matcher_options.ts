@@ -4,6 +4,7 @@ import type { EngineConfig } from '../engine/api.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { BatchRequestCounts } from './batch_request.js';
 import type { NatsCredentials } from './nats_auth.js';
+import type { RequestPurgeStatus } from './request_purge.js';
 
 /** The matcher role's local engine snapshots (matcher_snapshots.ts; RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES). */
 export interface MatcherSnapshotSettings {
@@ -36,6 +37,8 @@ export interface ClusterMatcherOptions {
   fault_file: string | null;
   /** Local engine snapshots (matcher_snapshots.ts): where, how often, how many kept. */
   snapshots: MatcherSnapshotSettings;
+  /** The leader purges the request stream below what it consumed at most this often (request_purge.ts); 0: never. */
+  request_purge_every_ms: number;
 }
 
 export type MatcherRoleState = 'standby' | 'leader' | 'stopped';
@@ -67,4 +70,6 @@ export interface MatcherStatus {
   snapshots_written: number;
   snapshot_batch_id: number;
   snapshot_capture_ms: number;
+  /** The leader's purge of the request stream below what the matchers consumed (request_purge.ts). */
+  requests_purge: RequestPurgeStatus;
 }

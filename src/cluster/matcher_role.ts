@@ -31,6 +31,7 @@ import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js'
 import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
 import { BatchRequests } from './batch_request.js';
 import { batchReader, MatcherSnapshots } from './matcher_snapshots.js';
+import { type RequestPurger, requestPurgeStatus, startRequestPurger } from './request_purge.js';
 
 export type { ClusterMatcherOptions, MatcherRoleState, MatcherStatus } from './matcher_options.js';
 
@@ -73,6 +74,8 @@ export class ClusterMatcher {
   /** The gateways' requests for a batch: an empty one when none comes otherwise (batch_request.ts). */
   private readonly batch_requests = new BatchRequests();
   private readonly snapshots: MatcherSnapshots;
+  /** The leader's purge of the request stream below what the stream's batches consumed (request_purge.ts). */
+  private purger: RequestPurger | null = null;
   /** Times this matcher was fenced out and started over (rebuild). */
   rebuilds = 0;
   /** Called when this matcher must stop (lost the log or the lease while leading). */
@@ -89,6 +92,7 @@ export class ClusterMatcher {
       node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
       mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: this.batch_requests.counts,
       resumed_from_batch_id: -1, snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0,
+      requests_purge: requestPurgeStatus(options.request_purge_every_ms),
     };
     this.snapshots = new MatcherSnapshots(options.snapshots, options.node_id, this.status, options.engine_config.assets.length);
   }
@@ -158,6 +162,7 @@ export class ClusterMatcher {
     this.lease = await KvLease.open(nc, LEASE_BUCKET, o.node_id, o.lease_ttl_ms, o.replicas);
     this.batch_requests.listen(nc, { leading: () => this.leadingNow(), batchId: () => this.status.batch_id, wake: () => this.wake?.() });
     await this.follow();
+    this.purger = startRequestPurger(o.node_id, this.jsm, this.status, () => this.leadingNow());
     this.lease_timer = setInterval(() => void this.leaseTick(), Math.max(10, Math.floor(o.lease_ttl_ms / 4)));
   }
 
@@ -401,6 +406,7 @@ export class ClusterMatcher {
     this.wake?.();
     void this.request_reader?.close();
     await this.lead_done;
+    await this.purger?.stop();
     await this.follower?.close();
     await this.lease?.release();
     await this.snapshots.idle();

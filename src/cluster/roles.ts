@@ -67,6 +67,12 @@ export interface ClusterSettings {
    * snapshots.every_batches (the single process's interval); config snapshots.keep are kept.
    */
   matcher_snapshot_every_batches: number | null;
+  /**
+   * RINGBOOK_REQUEST_PURGE_EVERY_MS (a matcher role): while it leads, it purges the request stream
+   * below the position of a batch confirmed more than the stream's duplicate window (plus a
+   * quarter) ago, at most this often (request_purge.ts); 0: never (the operator's step by hand).
+   */
+  request_purge_every_ms: number;
 }
 
 /** 1,000 ms: a kill -9'd leader is replaced within ~1.3 s (TTL + a quarter-TTL poll + catch-up), under the 2 s target. */
@@ -88,6 +94,15 @@ const PUBLISH_TIMEOUT_MS = 2_000;
  * a fault (the NATS disks full, the streams' quorum lost).
  */
 const STORE_FAULT_AFTER_MS_DEFAULT = 10_000;
+/**
+ * 60 s: one stream info and one purge request a minute cost the leader and the stream's NATS
+ * leader next to nothing, and the stream then holds the 2.5-minute delay plus up to a minute of
+ * requests (~416 bytes per order per replica). A shorter interval saves little disk: the delay
+ * is the bulk of what is kept.
+ */
+const REQUEST_PURGE_EVERY_MS_DEFAULT = 60_000;
+/** A day: a longer interval is the same as never on a busy exchange; 0 turns the purge off. */
+const REQUEST_PURGE_EVERY_MS_MAX = 86_400_000;
 
 function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const v = env[name];
@@ -132,6 +147,7 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     settlement_poster: intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1,
     matcher_snapshot_every_batches: env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === undefined || env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === ''
       ? null : intEnv(env, 'RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES', 0, 0, Number.MAX_SAFE_INTEGER),
+    request_purge_every_ms: intEnv(env, 'RINGBOOK_REQUEST_PURGE_EVERY_MS', REQUEST_PURGE_EVERY_MS_DEFAULT, 0, REQUEST_PURGE_EVERY_MS_MAX),
   };
 }
 
@@ -193,6 +209,7 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
       dir: snapshots_dir, every_batches: s.matcher_snapshot_every_batches ?? cfg.snapshots.every_batches,
       keep: cfg.snapshots.keep,
     },
+    request_purge_every_ms: s.request_purge_every_ms,
   });
   await matcher.start();
   const status = http.createServer((req, res) => {

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BatchRequests } from '../../src/cluster/batch_request.js';
 import type { BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_options.js';
+import { requestPurgeStatus } from '../../src/cluster/request_purge.js';
 import { MatcherSnapshots, zeroBalances, type ReadBatchAt } from '../../src/cluster/matcher_snapshots.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
@@ -34,7 +35,7 @@ function statusOf(): MatcherStatus {
   return {
     node_id: 'm', role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0, mismatches: 0, leader_since_ms: 0,
     batches_cut: 0, store_fault: null, batch_requests: new BatchRequests().counts, resumed_from_batch_id: -1, snapshots_written: 0,
-    snapshot_batch_id: -1, snapshot_capture_ms: 0,
+    snapshot_batch_id: -1, snapshot_capture_ms: 0, requests_purge: requestPurgeStatus(0),
   };
 }
 

@@ -20,6 +20,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster, NatsCredentials } from '../../src/cluster/nats_auth.js';
 import { EVENT_STREAM, EVENT_SUBJECT, LEASE_BUCKET, REQUEST_STREAM, REQUEST_SUBJECT } from '../../src/cluster/log_format.js';
 import type { Role } from '../../src/cluster/roles.js';
+import { describePurgeError } from '../../src/cluster/request_purge.js';
 import { adminState, api, balances, bytesToHex, REPO_ROOT, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { daStatus, leadingFromGenesis, matcherStatus, P, startTestCluster, waitFor, type TestCluster, type TestClusterAuth } from './cluster_helpers.js';
 import { devSettlement, OPERATOR_KEY, settlementConfig, type DevSettlement } from '../settlement/dev_chain.js';
@@ -163,9 +164,21 @@ describe('NATS authentication and permissions: the sample config', () => {
       await expect(gw.request(`$KV.${LEASE_BUCKET}.leader`, utf8ToBytes('g-evil'), { timeout: 2000 })).rejects.toThrow(refusal);
       await expect(gw.request(`$JS.API.STREAM.INFO.KV_${LEASE_BUCKET}`, new Uint8Array(0), { timeout: 2000 })).rejects.toThrow(refusal);
       // The streams' settings and contents: no update, purge, delete, message delete.
-      for (const api_subject of ['STREAM.UPDATE', 'STREAM.PURGE', 'STREAM.DELETE', 'STREAM.MSG.DELETE']) {
-        await expect(gw.request(`$JS.API.${api_subject}.${EVENT_STREAM}`, utf8ToBytes('{}'), { timeout: 2000 })).rejects.toThrow(refusal);
+      for (const stream of [EVENT_STREAM, REQUEST_STREAM]) {
+        for (const api_subject of ['STREAM.UPDATE', 'STREAM.PURGE', 'STREAM.DELETE', 'STREAM.MSG.DELETE']) {
+          await expect(gw.request(`$JS.API.${api_subject}.${stream}`, utf8ToBytes('{}'), { timeout: 2000 })).rejects.toThrow(refusal);
+        }
       }
+      // The matcher's user purges the request stream (the leader's purge, request_purge.ts) and no
+      // other; a refusal is what the purger names. `keep` everything: nothing goes (a purge with
+      // `seq: 1` would remove every message on nats-server 2.9: request_purge.ts).
+      const keep_all = { keep: Number.MAX_SAFE_INTEGER };
+      expect((await jsm.streams.purge(REQUEST_STREAM, keep_all)).purged).toBe(0);
+      const refused_purge = await jsm.streams.purge(EVENT_STREAM, keep_all).then(() => null, (e: unknown) => e);
+      expect(String(refused_purge)).toMatch(refusal);
+      const gw_purge = await jetstreamManager(gw).then((m) => m.streams.purge(REQUEST_STREAM, keep_all)).then(() => null, (e: unknown) => e);
+      expect(describePurgeError(gw_purge)).toMatch(
+        /^Permissions Violation for Publish to "\$JS\.API\.STREAM\.PURGE\.RB_REQUESTS".*needs publish permission on \$JS\.API\.STREAM\.PURGE\.RB_REQUESTS \(config\/nats-authorization\.conf\)/);
       // Nor the DA role's poster lease, nor another role's subjects.
       await expect(gw.request('$KV.rb_settlement_poster_lease.leader', utf8ToBytes('g-evil'), { timeout: 2000 })).rejects.toThrow(refusal);
       await expect(gw.request('rb.matcher.status', new Uint8Array(0), { timeout: 2000 })).rejects.toThrow(refusal);
