@@ -11,7 +11,6 @@
 // Modes alternate round by round (`--rounds`), medians reported. Wall-clock numbers on a shared
 // 2-core machine are noisy: compare the modes within one run. Ends with one JSON line {"bench": ...}.
 //   node dist/bench/log_read.js [--messages 3000] [--bytes 16384] [--windows 1,8,32] [--rounds 3]
-import fs from 'node:fs';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { LocalNatsCluster } from '../src/cluster/local_nats.js';
@@ -20,6 +19,7 @@ import { LogReader } from '../src/cluster/log_reader.js';
 import { SeqLogReader, type LogMessage, type StreamLogReader } from '../src/cluster/log_reader_seq.js';
 import { Knobs } from './knobs.js';
 import { medianLowerMiddle, percentileNearestRankOfSorted } from './quantile.js';
+import { natsServersCpuUs } from './nats_cpu.js';
 
 const knobs = new Knobs();
 const MESSAGES = knobs.number('messages', 3_000, 10, 1_000_000, { integer: true });
@@ -83,20 +83,6 @@ function makeReader(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManag
   return { reader: r, gets: () => r.counts.requests, detail: () => `${r.counts.leader_gets} leader gets, ${r.hints} hints` };
 }
 
-/** CPU time of the nats-server processes (utime + stime, /proc: clock ticks of 10 ms), in µs. */
-function serversCpuUs(cluster: LocalNatsCluster): number {
-  let ticks = 0;
-  for (const n of cluster.nodes) {
-    const pid = n.proc?.pid;
-    if (pid === undefined) continue;
-    // Fields after the command name (which may hold spaces): state is the 3rd field overall.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(f[11]) + Number(f[12]);
-  }
-  return ticks * 10_000;
-}
-
 async function until(what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + READ_MS_MAX;
   while (!done()) {
@@ -124,13 +110,13 @@ async function catchUp(cluster: LocalNatsCluster, nc: NatsConnection, js: JetStr
     if (m.seq <= last) n++;
   });
   const cpu0 = process.cpuUsage();
-  const server0 = serversCpuUs(cluster);
+  const server0 = natsServersCpuUs(cluster);
   const t0 = performance.now();
   await r.reader.start();
   await until(`${mode.name} catch-up`, () => r.reader.next_seq > last);
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  const server_us = serversCpuUs(cluster) - server0;
+  const server_us = natsServersCpuUs(cluster) - server0;
   await r.reader.close();
   if (n !== last) throw new Error(`log_read bench: ${mode.name} handed over ${n} of ${last}`);
   return { msgs_per_s: Math.round(last / (ms / 1000)), cpu_us_per_msg: Math.round((cpu.user + cpu.system) / last),

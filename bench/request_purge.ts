@@ -11,13 +11,13 @@
 // one default interval (60 s) of ~1,000 orders/s: ~250 request messages/s of ~4 orders (416 bytes
 // each) = 15,000 messages of 1,664 bytes. Ends with one JSON line {"bench": ...}.
 //   node dist/bench/request_purge.js [--messages 15000] [--bytes 1664] [--rounds 5] [--window-ms 1000] [--probe-rate 200]
-import fs from 'node:fs';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { LocalNatsCluster } from '../src/cluster/local_nats.js';
 import { ensureStreams, REQUEST_STREAM, REQUEST_SUBJECT } from '../src/cluster/log_format.js';
 import { Knobs } from './knobs.js';
 import { medianLowerMiddle } from './quantile.js';
+import { natsServersCpuUs } from './nats_cpu.js';
 
 const knobs = new Knobs();
 const MESSAGES = knobs.number('messages', 15_000, 10, 1_000_000, { integer: true });
@@ -28,19 +28,6 @@ const PROBE_RATE = knobs.number('probe-rate', 200, 1, 10_000);
 /** Publishes in flight while filling the stream. */
 const PUBLISH_WINDOW = 64;
 knobs.finish();
-
-/** CPU time of the nats-server processes (utime + stime, /proc: clock ticks of 10 ms), in µs. */
-function serversCpuUs(cluster: LocalNatsCluster): number {
-  let ticks = 0;
-  for (const n of cluster.nodes) {
-    const pid = n.proc?.pid;
-    if (pid === undefined) continue;
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(f[11]) + Number(f[12]);
-  }
-  return ticks * 10_000;
-}
 
 let next_id = 0;
 async function fill(js: JetStreamClient, n: number): Promise<number> {
@@ -57,7 +44,7 @@ async function fill(js: JetStreamClient, n: number): Promise<number> {
 
 /** The servers' CPU (µs) over `ms` from the start of `during`, and the slowest probe publish's acknowledgement (ms) meanwhile. */
 async function cpuOver(cluster: LocalNatsCluster, js: JetStreamClient, ms: number, during: () => Promise<void> = async () => undefined): Promise<[number, number]> {
-  const c0 = serversCpuUs(cluster);
+  const c0 = natsServersCpuUs(cluster);
   const t0 = performance.now();
   const acks: Promise<number>[] = [];
   const body = new Uint8Array(BYTES).fill(9);
@@ -69,7 +56,7 @@ async function cpuOver(cluster: LocalNatsCluster, js: JetStreamClient, ms: numbe
   const left = ms - (performance.now() - t0);
   if (left > 0) await new Promise((r) => setTimeout(r, left));
   clearInterval(probe);
-  const cpu = serversCpuUs(cluster) - c0;
+  const cpu = natsServersCpuUs(cluster) - c0;
   const slowest = Math.max(0, ...(await Promise.all(acks)));
   return [cpu, slowest];
 }
@@ -87,9 +74,9 @@ async function main(): Promise<void> {
     const js = jetstream(nc);
     const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const f0 = serversCpuUs(cluster);
+      const f0 = natsServersCpuUs(cluster);
       const last = await fill(js, MESSAGES);
-      const fill_us = serversCpuUs(cluster) - f0;
+      const fill_us = natsServersCpuUs(cluster) - f0;
       const bytes_before = (await jsm.streams.info(REQUEST_STREAM)).state.bytes;
       // Let the fill's replication settle, then an idle window as the baseline.
       await new Promise((r) => setTimeout(r, WINDOW_MS));
