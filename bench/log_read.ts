@@ -1,6 +1,7 @@
 // How fast a role reads the event stream: an ordered consumer alone (`ordered_only`), the
-// matcher's consumer reader (src/cluster/log_reader.ts: `consumer`, fetching by sequence while its
-// consumer is being created, as the gateways and DA roles read before h28d) against the gateways' and DA roles' reader without a consumer
+// matcher's consumer reader (src/cluster/log_reader.ts: `consumer_w<N>`, fetching by sequence with
+// up to N direct gets in flight while its consumer is being created, as the gateways and DA roles
+// read before h28d; `consumer_w1` fetches one at a time, as the matcher did before h29c) against the gateways' and DA roles' reader without a consumer
 // (src/cluster/log_reader_seq.ts: direct gets by sequence, a window in flight, woken by the
 // stream's republished headers), on a local 3-node JetStream cluster (R3 streams, as the roles'),
 // in one process with the publisher.
@@ -10,12 +11,12 @@
 //     tail: the delay from each publish call to its hand-over (p50, p99), gets per message.
 // Modes alternate round by round (`--rounds`), medians reported. Wall-clock numbers on a shared
 // 2-core machine are noisy: compare the modes within one run. Ends with one JSON line {"bench": ...}.
-//   node dist/bench/log_read.js [--messages 3000] [--bytes 16384] [--windows 1,8,32] [--rounds 3]
+//   node dist/bench/log_read.js [--messages 3000] [--bytes 16384] [--windows 1,8,32] [--consumer-windows 1,32] [--rounds 3]
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { LocalNatsCluster } from '../src/cluster/local_nats.js';
 import { ensureStreams, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT } from '../src/cluster/log_format.js';
-import { LogReader } from '../src/cluster/log_reader.js';
+import { FETCH_WINDOW_MAX, LogReader } from '../src/cluster/log_reader.js';
 import { SeqLogReader, type LogMessage, type StreamLogReader } from '../src/cluster/log_reader_seq.js';
 import { Knobs } from './knobs.js';
 import { medianLowerMiddle, percentileNearestRankOfSorted } from './quantile.js';
@@ -25,6 +26,7 @@ const knobs = new Knobs();
 const MESSAGES = knobs.number('messages', 3_000, 10, 1_000_000, { integer: true });
 const BYTES = knobs.number('bytes', 16_384, 16, 4 * 1024 * 1024, { integer: true });
 const WINDOWS = knobs.numbers('windows', [1, 8, 32], 1, 1024);
+const CONSUMER_WINDOWS = knobs.numbers('consumer-windows', [1, FETCH_WINDOW_MAX], 1, 1024);
 const ROUNDS = knobs.number('rounds', 3, 1, 50, { integer: true });
 const LIVE_RATE = knobs.number('live-rate', 500, 1, 100_000);
 const LIVE_S = knobs.number('live-s', 3, 0, 600);
@@ -36,8 +38,12 @@ const READ_MS_MAX = 300_000;
 const PUBLISH_WINDOW = 64;
 knobs.finish();
 
-type Mode = { name: string; window: number | null };
-const MODES: Mode[] = [{ name: 'ordered_only', window: null }, { name: 'consumer', window: null }, ...WINDOWS.map((w) => ({ name: `seq_w${w}`, window: w }))];
+type Mode = { name: string; kind: 'ordered' | 'consumer' | 'seq'; window: number };
+const MODES: Mode[] = [
+  { name: 'ordered_only', kind: 'ordered', window: 0 },
+  ...CONSUMER_WINDOWS.map((w): Mode => ({ name: `consumer_w${w}`, kind: 'consumer', window: w })),
+  ...WINDOWS.map((w): Mode => ({ name: `seq_w${w}`, kind: 'seq', window: w })),
+];
 
 interface Reader {
   reader: StreamLogReader;
@@ -75,9 +81,10 @@ class OrderedOnly implements StreamLogReader {
 
 function makeReader(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, mode: Mode, from_seq: number,
   handle: (m: LogMessage) => void): Reader {
-  if (mode.name === 'ordered_only') return { reader: new OrderedOnly(js, from_seq, handle), gets: () => 0, detail: () => '' };
-  if (mode.window === null) {
-    return { reader: new LogReader(js, jsm, EVENT_STREAM, from_seq, 'bench', CONSUMER_PULLED_MAX, handle), gets: () => 0, detail: () => '' };
+  if (mode.kind === 'ordered') return { reader: new OrderedOnly(js, from_seq, handle), gets: () => 0, detail: () => '' };
+  if (mode.kind === 'consumer') {
+    const r = new LogReader(js, jsm, EVENT_STREAM, EVENT_SUBJECT, from_seq, 'bench', CONSUMER_PULLED_MAX, handle, mode.window);
+    return { reader: r, gets: () => r.fetch_requests, detail: () => '' };
   }
   const r = new SeqLogReader(nc, jsm, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, from_seq, 'bench', mode.window, handle);
   return { reader: r, gets: () => r.counts.requests, detail: () => `${r.counts.leader_gets} leader gets, ${r.hints} hints` };

@@ -6,17 +6,20 @@
 // heartbeats), this reader drops the consumer and makes a new one at the next sequence it has not
 // yet handled, which is what an ordered consumer promises anyway: every message once, in order.
 // Until a new consumer exists (also while an attempt to create one waits), the reader fetches the
-// missing messages one by one with direct gets (DIRECT.GET, any replica answers), polling for new ones: creating a consumer needs the cluster's meta leader,
-// which may be the node that died (nats-server 2.9 takes seconds to elect another), and the
-// cluster may first place the new consumer on the dead node.
+// missing messages by sequence with direct gets (DIRECT.GET, any replica answers), polling for new
+// ones: creating a consumer needs the cluster's meta leader, which may be the node that died
+// (nats-server 2.9 takes seconds to elect another), and the cluster may first place the new
+// consumer on the dead node.
 //
 // The matcher reads with this class; the gateways and DA roles read without consumers
-// (log_reader_seq.ts, whose users have no consumer grant). This class's fetches by sequence stay
-// its own: with SeqFetcher's window here, test/cluster/lease_fence.test.ts's frozen-leader case
-// failed 3 of 6 runs (h28d, 2026-11-29; 8 of 8 passed without), not understood yet.
+// (log_reader_seq.ts, whose users have no consumer grant). The fetches by sequence are that
+// file's SeqFetcher (a window in flight, deleted messages skipped as a consumer skips them). Until
+// h29c (2026-11-29) this class kept its own one-at-a-time gets: with SeqFetcher here the
+// frozen-leader case of test/cluster/lease_fence.test.ts had failed 3 of 6 runs, which turned out
+// to be that test's flaw (docs/scale-out.md, "Readers without consumers"), not the fetcher.
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { componentLog } from '../util/log.js';
-import type { LogMessage, StreamLogReader } from './log_reader_seq.js';
+import { SeqFetcher, type LogMessage, type StreamLogReader } from './log_reader_seq.js';
 import { CONSUMER_EXPIRES_MS } from './log_format.js';
 
 export type { LogMessage } from './log_reader_seq.js';
@@ -29,6 +32,12 @@ const HEARTBEATS_MISSED_MAX = 2;
 const CREATE_RETRY_MS_MIN = 100;
 /** While no consumer exists, the stream is asked for its next message this often (a direct get each). */
 const FETCH_POLL_MS = 10;
+/**
+ * Direct gets in flight at once while no consumer exists (a start's or a failover's catch-up; the
+ * window starts at 1 and doubles while it comes back full). Held messages stay below either of
+ * the matcher's consumer buffers (256 events, 4,096 requests), so memory is bounded as before.
+ */
+export const FETCH_WINDOW_MAX = 32;
 /** No message for this long while the stream has more: the consumer is stuck (2 heartbeat periods). */
 const STALL_MS = CONSUMER_EXPIRES_MS / 2;
 /** How often the stall check asks the stream for its last sequence. */
@@ -45,6 +54,8 @@ export class LogReader implements StreamLogReader {
   private readonly label: string;
   private readonly handle: (m: LogMessage) => void | Promise<void>;
   private readonly max_messages: number;
+  /** The fetches by sequence while no consumer exists; holds the reader's position. */
+  private readonly fetcher: SeqFetcher;
   private messages: ConsumerMessages | null = null;
   private closed = false;
   private done: Promise<void> = Promise.resolve();
@@ -54,8 +65,6 @@ export class LogReader implements StreamLogReader {
     this.signal_closed = resolve;
   });
   private notes_logged = 0;
-  /** The next stream sequence to hand over. */
-  next_seq: number;
   recreated = 0;
 
   private last_message_ms = Date.now();
@@ -64,15 +73,34 @@ export class LogReader implements StreamLogReader {
   /** Ends the current iteration (drop()). */
   private dropped: (() => void) | null = null;
 
-  constructor(js: JetStreamClient, jsm: JetStreamManager, stream: string, from_seq: number, label: string, max_messages: number,
-    handle: (m: LogMessage) => void | Promise<void>) {
+  /**
+   * `subject`: the one subject the stream stores (the fetches by sequence skip to its next message).
+   * `fetch_window_max`: direct gets in flight at most while no consumer exists (FETCH_WINDOW_MAX).
+   */
+  constructor(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, from_seq: number, label: string,
+    max_messages: number, handle: (m: LogMessage) => void | Promise<void>, fetch_window_max = FETCH_WINDOW_MAX) {
     this.js = js;
     this.jsm = jsm;
     this.stream = stream;
-    this.next_seq = from_seq;
     this.label = label;
     this.max_messages = max_messages;
     this.handle = handle;
+    // Direct gets only: no STREAM.MSG.GET (the matcher's user has no grant for it on the request
+    // stream; a get that fails is asked again at the next poll, and the consumer covers the rest).
+    this.fetcher = new SeqFetcher(jsm, stream, subject, from_seq, fetch_window_max, false, (m) => {
+      this.last_message_ms = Date.now();
+      return this.handle(m);
+    }, (w) => this.note(w));
+  }
+
+  /** The next stream sequence to hand over. */
+  get next_seq(): number {
+    return this.fetcher.next_seq;
+  }
+
+  /** Gets sent while no consumer existed (a bench reads it). */
+  get fetch_requests(): number {
+    return this.fetcher.requests;
   }
 
   /** Starts reading (at once: messages are fetched by sequence until a consumer exists). The handler runs for each message, in order, awaited. */
@@ -157,7 +185,7 @@ export class LogReader implements StreamLogReader {
         const from = this.next_seq;
         let fetch_error: string | null = null;
         while (opened === null && !this.closed) {
-          const error = await this.fetchMissing();
+          const { error } = await this.fetcher.fetchAvailable(() => this.closed);
           if (error !== null) fetch_error ??= error;
           if (opened === null) await Promise.race([opening, new Promise((r) => setTimeout(r, FETCH_POLL_MS))]);
         }
@@ -189,7 +217,7 @@ export class LogReader implements StreamLogReader {
           // A recreated consumer starts at next_seq; anything older is a repeat.
           if (m.seq < this.next_seq) continue;
           await this.handle(m);
-          this.next_seq = m.seq + 1;
+          this.fetcher.next_seq = m.seq + 1;
           if (this.closed) break;
         }
       } catch (e) {
@@ -199,28 +227,6 @@ export class LogReader implements StreamLogReader {
       this.messages = null;
       this.recreated++;
     }
-  }
-
-  /**
-   * Hands over the stored messages from next_seq on, fetched one by one, until the stream has no
-   * more; the error of a fetch that failed (an election: asked again at the next poll), else null.
-   */
-  private async fetchMissing(): Promise<string | null> {
-    while (!this.closed) {
-      let m;
-      try {
-        // Direct get: any replica answers (no stream or meta leader needed); one that lags
-        // answers "none yet" and the next round asks again.
-        m = await this.jsm.direct.getMessage(this.stream, { seq: this.next_seq });
-      } catch (e) {
-        return `message ${this.next_seq} not fetched (${String(e)})`;
-      }
-      if (m === null) return null;
-      this.last_message_ms = Date.now();
-      await this.handle({ seq: m.seq, data: m.data, headers: m.header });
-      this.next_seq = m.seq + 1;
-    }
-    return null;
   }
 
   /** Stops reading (the message being handled finishes first). */

@@ -4,8 +4,8 @@
 // another stream's subject, and nats-server 2.9 delivers there without checking that user's publish
 // permissions (upstream nats-server#8274): so the gateway's and the DA role's users get no consumer
 // grants at all (config/nats-authorization.conf) and read with this class. The matcher, the
-// log's writer, keeps its consumers (log_reader.ts) and its own fetches by sequence while it
-// has none (why: log_reader.ts).
+// log's writer, keeps its consumers (log_reader.ts), whose fallback while it has none is this
+// file's SeqFetcher: one implementation of the in-order hand-over by sequence.
 //
 // New messages are noticed by a wake-up hint: the event stream republishes each stored message's
 // headers (no body) to EVENT_TIP_SUBJECT (log_format.ts), which needs only a plain subscription.
@@ -79,24 +79,27 @@ export class SeqFetcher {
   private readonly stream: string;
   private readonly subject: string;
   private readonly window_max: number;
+  private readonly msg_get_fallback: boolean;
   /** False: the stream has no allow_direct (made before it was set): STREAM.MSG.GET only. */
   allow_direct = true;
   private readonly handle: LogHandler;
   private readonly note: (what: string) => void;
 
   /**
-   * When a direct get fails, the stream leader is asked (STREAM.MSG.GET), and kept being asked for
-   * DIRECT_RETRY_MS (a stream made without allow_direct, or one whose allow_direct was set by an
-   * update: nats-server 2.9.10 accepts that update but left direct gets unanswered in our test).
-   * Needs that API subject granted.
+   * `msg_get_fallback`: when a direct get fails, ask the stream leader (STREAM.MSG.GET) and keep
+   * doing so for DIRECT_RETRY_MS (a stream made without allow_direct, or one whose allow_direct was
+   * set by an update: nats-server 2.9.10 accepts that update but left direct gets unanswered in
+   * our test); also where a replica lags behind `known_last`. Needs that API subject granted (the
+   * matcher's user has it on RB_EVENTS only, and its consumers cover what direct gets miss).
    */
-  constructor(jsm: JetStreamManager, stream: string, subject: string, from_seq: number, window_max: number,
+  constructor(jsm: JetStreamManager, stream: string, subject: string, from_seq: number, window_max: number, msg_get_fallback: boolean,
     handle: LogHandler, note: (what: string) => void) {
     this.jsm = jsm;
     this.stream = stream;
     this.subject = subject;
     this.next_seq = from_seq;
     this.window_max = Math.max(1, window_max);
+    this.msg_get_fallback = msg_get_fallback;
     this.handle = handle;
     this.note = note;
   }
@@ -111,6 +114,7 @@ export class SeqFetcher {
     try {
       return await this.jsm.direct.getMessage(this.stream, q);
     } catch (e) {
+      if (!this.msg_get_fallback) throw e;
       const m = await this.jsm.streams.getMessage(this.stream, q);
       if (this.direct) this.note(`${this.stream}: direct gets fail (${String(e)}), reading through the stream leader (STREAM.MSG.GET)`);
       this.direct = false;
@@ -148,7 +152,7 @@ export class SeqFetcher {
           // The stream said it holds this one (a hint, its info) but the replica that answered
           // has not applied it yet (nats-server prefers the client's own node, which may be a
           // follower learning the commit only from the leader's next append): ask the leader.
-          if (m === null && first + i <= this.known_last && this.allow_direct) {
+          if (m === null && first + i <= this.known_last && this.msg_get_fallback && this.allow_direct) {
             this.requests++;
             this.leader_gets++;
             const q = { seq: first + i, next_by_subj: this.subject };
@@ -209,7 +213,7 @@ export class SeqLogReader implements StreamLogReader {
     this.stream = stream;
     this.tip_subject = tip_subject;
     this.label = label;
-    this.fetcher = new SeqFetcher(jsm, stream, subject, from_seq, window_max, handle, (w) => this.note(w));
+    this.fetcher = new SeqFetcher(jsm, stream, subject, from_seq, window_max, true, handle, (w) => this.note(w));
   }
 
   get next_seq(): number {

@@ -26,7 +26,9 @@ import { RecordBuffer, type RecordViews } from '../ring/records.js';
 import { LogReader, type LogMessage } from './log_reader.js';
 import { componentLog } from '../util/log.js';
 import { KvLease, leaseSafetyMarginMs } from './lease.js';
-import { ensureStreams, EVENT_STREAM, LEASE_BUCKET, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, type BatchHeader } from './log_format.js';
+import {
+  ensureStreams, EVENT_STREAM, EVENT_SUBJECT, LEASE_BUCKET, readBatchHeader, RECORD_BYTES, REQUEST_STREAM, REQUEST_SUBJECT, type BatchHeader,
+} from './log_format.js';
 import type { ClusterMatcherOptions, MatcherStatus } from './matcher_options.js';
 import { LeaderStore, RETRY_WAIT_MS } from './matcher_store.js';
 import { BatchRequests } from './batch_request.js';
@@ -170,7 +172,7 @@ export class ClusterMatcher {
 
   private async follow(): Promise<void> {
     await this.resumeFromSnapshot();
-    const reader = new LogReader(this.js as JetStreamClient, this.jsm as JetStreamManager, EVENT_STREAM, this.status.events_through + 1,
+    const reader = new LogReader(this.js as JetStreamClient, this.jsm as JetStreamManager, EVENT_STREAM, EVENT_SUBJECT, this.status.events_through + 1,
       `matcher ${this.options.node_id}`, EVENTS_PULLED_MAX, (m) => this.applyPublished(m));
     this.follower = reader;
     await reader.start();
@@ -303,7 +305,7 @@ export class ClusterMatcher {
     await this.follower?.close();
     this.follower = null;
     if (this.status.batch_id < 0 && this.leadingNow()) await this.publishBatch(0, 0, new Uint8Array(0), 0);
-    const requests = new LogReader(js, jsm, REQUEST_STREAM, this.status.requests_through + 1, `matcher ${this.options.node_id}`,
+    const requests = new LogReader(js, jsm, REQUEST_STREAM, REQUEST_SUBJECT, this.status.requests_through + 1, `matcher ${this.options.node_id}`,
       REQUESTS_PULLED_MAX, async (m) => {
         // Backpressure: the request stream holds what the leader has not taken yet.
         while (this.units.length >= UNITS_QUEUED_MAX && !this.stopping && this.leadingNow()) await sleep(1);
