@@ -15,8 +15,9 @@
 // (log_reader_seq.ts, whose users have no consumer grant). The fetches by sequence are that
 // file's SeqFetcher (a window in flight, deleted messages skipped as a consumer skips them). Until
 // h29c (2026-11-29) this class kept its own one-at-a-time gets: with SeqFetcher here the
-// frozen-leader case of test/cluster/lease_fence.test.ts had failed 3 of 6 runs, which turned out
-// to be that test's flaw (docs/scale-out.md, "Readers without consumers"), not the fetcher.
+// frozen-leader case of test/cluster/lease_fence.test.ts had failed 3 of 6 runs, as that test's
+// flaw fixed in 2debd5f makes it fail; 26 of 26 runs passed with the window since
+// (docs/scale-out.md, "Readers without consumers", says why the window is safe here).
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { componentLog } from '../util/log.js';
 import { SeqFetcher, type LogMessage, type StreamLogReader } from './log_reader_seq.js';
