@@ -272,9 +272,11 @@ export async function probeTlsRefusal(url: string, tls: NatsTls): Promise<Error 
     t.on('close', () => done(null));
     t.on('data', () => done(null));
     t.on('secureConnect', () => {
+      clearTimeout(timer);
       timer = setTimeout(() => done(null), TLS_ALERT_WAIT_MS);
     });
-    timer = setTimeout(() => done(null), INFO_PROBE_MS_MAX + TLS_ALERT_WAIT_MS);
+    // A server silent in the handshake itself: as long as an INFO is waited for.
+    timer = setTimeout(() => done(null), INFO_PROBE_MS_MAX);
   });
 }
 
@@ -322,7 +324,9 @@ export async function explainTlsFailure(e: unknown, urls: readonly string[], tls
   const alert = serverTlsAlert(e);
   if (alert === null && !/timeout/i.test(why)) return null;
   const cause = alert ?? why;
-  for (const url of urls) {
+  // Another alert (handshake failure, protocol version: no common cipher or TLS version) is not the client certificate's.
+  const about_certificate = alert === null || /certificate|unknown ca|access denied/.test(alert);
+  for (const url of about_certificate ? urls : []) {
     const info = await probeServerInfo(url);
     if (info === null || !info.tls_verify) continue;
     return new ConfigError(tls.hasClientCertificate()

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/checks.js';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { connectCluster, natsConnectionOptions, NatsCredentials } from '../../src/cluster/nats_auth.js';
-import { NatsTls, probeTlsRefusal, serverTlsAlert } from '../../src/cluster/nats_tls.js';
+import { explainTlsFailure, NatsTls, probeTlsRefusal, serverTlsAlert } from '../../src/cluster/nats_tls.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
 import { startServer } from '../server/harness.js';
 import { leadingFromGenesis } from './cluster_helpers.js';
@@ -92,6 +92,23 @@ describe('NATS TLS settings from the environment', () => {
       expect(text).not.toContain(key_body);
     }
     expect(natsConnectionOptions(s.nats_urls, s.nats_credentials, 'x').tls).toMatchObject({ ca: read(pki.ca), cert: read(pki.client_cert), key });
+  });
+});
+
+describe('a TLS alert said plainly', () => {
+  const failure = (code: string, message: string): Error => Object.assign(new Error(message), { code });
+
+  it('names the alert from Node\'s code and OpenSSL\'s number; another alert than a certificate\'s is not blamed on the client certificate', async () => {
+    expect(serverTlsAlert(failure('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ssl3_read_bytes:tlsv13 alert certificate required:...:SSL alert number 116')))
+      .toBe('TLS alert "certificate required" (116)');
+    expect(serverTlsAlert(failure('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'unknown ca'))).toBe('TLS alert "unknown ca"');
+    expect(serverTlsAlert(failure('ECONNRESET', 'read ECONNRESET'))).toBeNull();
+    expect(serverTlsAlert(null)).toBeNull();
+    // Nothing listens on these URLs: the explanation cannot read an INFO, the alert alone is a refusal.
+    const refused = await explainTlsFailure(failure('ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', 'SSL alert number 40'), ['nats://127.0.0.1:1'], NatsTls.none());
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect(String(refused)).toMatch(/NATS \(nats:\/\/127\.0\.0\.1:1\) refused this role's TLS handshake \(TLS alert "handshake failure" \(40\)\) with no TLS settings/);
+    expect(await explainTlsFailure(failure('ECONNRESET', 'read ECONNRESET'), ['nats://127.0.0.1:1'], NatsTls.none())).toBeNull();
   });
 });
 
