@@ -10,7 +10,7 @@
 // time and go into the same options.
 import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
-import { explainTlsFailure, NatsTls } from './nats_tls.js';
+import { explainTlsFailure, NatsTls, probeTlsRefusal } from './nats_tls.js';
 import { envSetting, readSettingFile } from './setting_file.js';
 
 /** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
@@ -157,21 +157,59 @@ export function natsConnectionOptions(urls: readonly string[], credentials: Nats
 /** An authentication refusal as nats-server words it (the client library passes its text on). */
 const AUTH_REFUSED = /authori[sz]ation violation|authentication/i;
 
+/** What today's connection would fail with as well: the first try's answer is final (a second try would wait as long again). */
+function isTimeout(e: unknown): boolean {
+  return e instanceof Error && e.name === 'TimeoutError';
+}
+
+/** A refusal said plainly (a ConfigError), or null when `e` is none (unreachable, timed out, anything else). */
+async function explainRefusal(e: unknown, urls: readonly string[], credentials: NatsCredentials): Promise<ConfigError | null> {
+  const why = e instanceof Error ? e.message : String(e);
+  if (AUTH_REFUSED.test(why)) {
+    return new ConfigError(`NATS (${urls.join(',')}) refused the connection with ${credentials.describe()}: ${why} ` +
+      `(the role's credentials: ${ENV_USER}/${ENV_PASSWORD}, ${ENV_TOKEN}, ${ENV_NKEY_SEED_FILE} or ${ENV_CREDS_FILE}; docs/scale-out.md)`);
+  }
+  return explainTlsFailure(e, urls, credentials.tls);
+}
+
 /**
  * Connects a role. A server refusing the credentials, a server certificate not trusted, a server
- * without TLS when TLS is asked for, or one demanding a client certificate the role lacks: each is
- * a configuration error said plainly (the role then exits non-zero, as for any bad setting) rather
- * than a stack trace.
+ * without TLS when TLS is asked for, or one refusing the role's client certificate (or its lack of
+ * one): each is a configuration error said plainly (the role then exits non-zero, as for any bad
+ * setting) rather than a stack trace.
+ *
+ * The first try is a connection that does not reconnect, closed again once it is up. Why: a
+ * server refusing the client certificate sends its TLS alert after the role's side of the
+ * handshake is done (TLS 1.3), so nats.js 3.4 has already taken the transport as connected; with
+ * reconnection on, the transport's close hands over to its reconnect loop, which is the very
+ * connect in progress, and nothing wakes the connect until its 20 s timeout, which reports
+ * "timeout" without the alert. Without reconnection the close ends the connect at once with the
+ * alert as its error (ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE, in milliseconds). The try uses the
+ * very options of the real connection (servers, TLS, credentials), so it meets the same handshake;
+ * its cost is one more connection at a role's start. Its error may still hide the alert behind a
+ * reset (probeTlsRefusal): then a handshake alone asks each server. What it does not explain: unreachable
+ * servers (connection refused) fail as they always did, from the real connection, which tries
+ * them again at once; a timeout is final (the real connection would wait as long again).
  */
 export async function connectCluster(urls: readonly string[], credentials: NatsCredentials, name: string): Promise<NatsConnection> {
+  const options = natsConnectionOptions(urls, credentials, name);
   try {
-    return await connect(natsConnectionOptions(urls, credentials, name));
+    const first = await connect({ ...options, reconnect: false });
+    await first.close();
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    if (AUTH_REFUSED.test(why)) {
-      throw new ConfigError(`NATS (${urls.join(',')}) refused the connection with ${credentials.describe()}: ${why} ` +
-        `(the role's credentials: ${ENV_USER}/${ENV_PASSWORD}, ${ENV_TOKEN}, ${ENV_NKEY_SEED_FILE} or ${ENV_CREDS_FILE}; docs/scale-out.md)`);
+    const refusal = await explainRefusal(e, urls, credentials);
+    if (refusal !== null) throw refusal;
+    if (isTimeout(e)) throw e;
+    // A reset can beat the server's alert to Node (probeTlsRefusal says when): ask the handshake alone.
+    for (const url of urls) {
+      const alert = await probeTlsRefusal(url, credentials.tls);
+      const refused = alert === null ? null : await explainTlsFailure(alert, urls, credentials.tls);
+      if (refused !== null) throw refused;
     }
-    throw (await explainTlsFailure(e, urls, credentials.tls)) ?? e;
+  }
+  try {
+    return await connect(options);
+  } catch (e) {
+    throw (await explainRefusal(e, urls, credentials)) ?? e;
   }
 }

@@ -5,7 +5,7 @@
 // client library then gets their contents, not their paths, and never reads a file itself. The key
 // lives in a private field: describe() and toJSON() name the files only.
 import net from 'node:net';
-import { checkServerIdentity as nodeCheckServerIdentity, type PeerCertificate } from 'node:tls';
+import { checkServerIdentity as nodeCheckServerIdentity, connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
@@ -17,6 +17,13 @@ const TLS_FILE_BYTES_MAX = 1024 * 1024;
 const CA_CERTIFICATES_MAX = 1000;
 /** How long the diagnosis of a failed connection waits for a server's INFO line (probeServerInfo). */
 const INFO_PROBE_MS_MAX = 2_000;
+/**
+ * How long probeTlsRefusal waits after its side of the handshake for the server's alert: a server
+ * refuses a client certificate within milliseconds of reading it (a chain check); a loaded machine
+ * gets a wide margin. Spent only when a failed connection's error hid its cause and the server took
+ * the certificate after all.
+ */
+const TLS_ALERT_WAIT_MS = 2_000;
 /** An INFO line is ~300 bytes plus the cluster's client URLs: more than this is not a NATS server. */
 const INFO_BYTES_MAX = 64 * 1024;
 
@@ -186,20 +193,19 @@ export interface ServerTlsInfo {
   tls_verify: boolean;
 }
 
-/**
- * Reads the INFO line of a nats://host:port server, or null (unreachable, silent, not NATS). Only
- * to explain a failed connection: it sends nothing, so the server sees a client that left (a TLS
- * server may log a handshake error for it).
- */
-export function probeServerInfo(url: string): Promise<ServerTlsInfo | null> {
+/** A server's INFO and the socket it came on (still open: the caller ends it), or null. */
+function readServerInfo(url: string): Promise<{ socket: net.Socket; host: string; info: ServerTlsInfo } | null> {
   const m = /^nats:\/\/([^\s,:/]+|\[[0-9a-fA-F:]+\]):([0-9]+)$/.exec(url);
   if (m === null) return Promise.resolve(null);
+  const host = m[1].replace(/^\[|\]$/g, '');
   return new Promise((resolve) => {
     let text = '';
-    const s = net.connect(Number(m[2]), m[1].replace(/^\[|\]$/g, ''));
-    const done = (v: ServerTlsInfo | null): void => {
-      s.destroy();
-      resolve(v);
+    const s = net.connect(Number(m[2]), host);
+    const done = (info: ServerTlsInfo | null): void => {
+      s.removeAllListeners();
+      s.setTimeout(0);
+      if (info === null) s.destroy();
+      resolve(info === null ? null : { socket: s, host, info });
     };
     s.setTimeout(INFO_PROBE_MS_MAX, () => done(null));
     s.on('error', () => done(null));
@@ -222,10 +228,82 @@ export function probeServerInfo(url: string): Promise<ServerTlsInfo | null> {
 }
 
 /**
+ * Reads the INFO line of a nats://host:port server, or null (unreachable, silent, not NATS). Only
+ * to explain a failed connection: it sends nothing, so the server sees a client that left (a TLS
+ * server may log a handshake error for it).
+ */
+export async function probeServerInfo(url: string): Promise<ServerTlsInfo | null> {
+  const r = await readServerInfo(url);
+  r?.socket.destroy();
+  return r === null ? null : r.info;
+}
+
+/**
+ * The error a TLS server ends this role's handshake with (its alert, or its certificate not
+ * trusted), or null: accepted (nothing came within TLS_ALERT_WAIT_MS of the handshake), no TLS
+ * there, unreachable. Only to explain a failed connection whose error hid the cause: nats.js
+ * writes its CONNECT as soon as its side of the handshake is done, and a server that refuses the
+ * client certificate while that CONNECT is still unread in its socket closes with a reset, which
+ * can reach Node before the alert is read (the connection then fails with "ECONNRESET"; seen with
+ * nats-server 2.9.10 for a certificate of another CA, 1 or 2 times in 3). This handshake writes
+ * nothing after it, so the server reads all it was sent, closes cleanly and the alert arrives.
+ */
+export async function probeTlsRefusal(url: string, tls: NatsTls): Promise<Error | null> {
+  const r = await readServerInfo(url);
+  if (r === null) return null;
+  if (!r.info.tls_required && !tls.required()) {
+    r.socket.destroy();
+    return null;
+  }
+  const { socket, host } = r;
+  return new Promise((resolve) => {
+    // As nats.js: a server name for a host name only (checkServerIdentity above handles an IP).
+    const t = tlsConnect({ socket, servername: net.isIP(host) === 0 ? host : '', rejectUnauthorized: true, ...tls.connectOptions().tls });
+    let timer: NodeJS.Timeout | undefined;
+    const done = (v: Error | null): void => {
+      clearTimeout(timer);
+      t.removeAllListeners();
+      t.on('error', () => undefined);
+      t.destroy();
+      socket.destroy();
+      resolve(v);
+    };
+    t.on('error', (e: Error) => done(e));
+    t.on('close', () => done(null));
+    t.on('data', () => done(null));
+    t.on('secureConnect', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => done(null), TLS_ALERT_WAIT_MS);
+    });
+    // A server silent in the handshake itself: as long as an INFO is waited for.
+    timer = setTimeout(() => done(null), INFO_PROBE_MS_MAX);
+  });
+}
+
+/**
+ * The TLS alert a server ended the handshake with, said plainly (`TLS alert "bad certificate" (42)`),
+ * or null when `e` is not one. Node names it in the code (ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE,
+ * ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED, ERR_SSL_TLSV1_ALERT_UNKNOWN_CA) and OpenSSL gives the
+ * number in the message ("SSL alert number 42"). nats-server 2.9.10 (Go's TLS 1.3) sends "bad
+ * certificate" both for no client certificate and for one its ca_file did not sign; newer Go sends
+ * "certificate required" for the first.
+ */
+export function serverTlsAlert(e: unknown): string | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return null;
+  const m = /^ERR_SSL_(?:SSLV3|TLSV1[0-9]?)_ALERT_([A-Z0-9_]+)$/.exec(code);
+  if (m === null) return null;
+  const number = /SSL alert number ([0-9]+)/.exec(e instanceof Error ? e.message : '')?.[1];
+  return `TLS alert "${m[1].toLowerCase().replace(/_/g, ' ')}"${number === undefined ? '' : ` (${number})`}`;
+}
+
+/**
  * A failed connection's TLS cause said plainly (a ConfigError: the role exits 1), or null when it
- * is not about TLS. `why` is the client library's error; `servers` are asked for their INFO only
- * when the error alone does not say (a server demanding a client certificate closes the
- * connection after the handshake, which the library reports as its connect timeout).
+ * is not about TLS. `why` is the client library's error. A server refusing the role's client
+ * certificate (or its lack of one) does so with a TLS alert after the role's side of the handshake
+ * is done (TLS 1.3); connectCluster's first try (nats_auth.ts) gets that alert at once, while a
+ * connection that reconnects only notices at its connect timeout. Either way `servers` are then
+ * asked for their INFO, to say whether they ask for client certificates.
  */
 export async function explainTlsFailure(e: unknown, urls: readonly string[], tls: NatsTls): Promise<ConfigError | null> {
   const why = e instanceof Error ? e.message : String(e);
@@ -243,16 +321,21 @@ export async function explainTlsFailure(e: unknown, urls: readonly string[], tls
     return new ConfigError(`${at} does not offer TLS, while ${tls.describe()} asks for it: give nats-server a tls {} block or unset ` +
       `${ENV_TLS_CA_FILE}/${ENV_TLS_CERT_FILE}/${ENV_TLS_KEY_FILE}; docs/scale-out.md, "TLS to NATS"`);
   }
-  if (/certificate required|alert bad certificate|unknown ca|handshake failure/i.test(why) || /timeout/i.test(why)) {
-    for (const url of urls) {
-      const info = await probeServerInfo(url);
-      if (info === null || !info.tls_verify) continue;
-      return new ConfigError(tls.hasClientCertificate()
-        ? `${at}: ${url} asks for a client certificate (tls { verify: true }) and did not accept ${tls.describe()} (${why}): ` +
-          `nats-server's log says why ("TLS handshake error"): a certificate its ca_file did not sign, or without clientAuth usage`
-        : `${at}: ${url} asks for a client certificate (tls { verify: true }) and this role has none (${why}): ` +
-          `set ${ENV_TLS_CERT_FILE} and ${ENV_TLS_KEY_FILE}; docs/scale-out.md, "TLS to NATS"`);
-    }
+  const alert = serverTlsAlert(e);
+  if (alert === null && !/timeout/i.test(why)) return null;
+  const cause = alert ?? why;
+  // Another alert (handshake failure, protocol version: no common cipher or TLS version) is not the client certificate's.
+  const about_certificate = alert === null || /certificate|unknown ca|access denied/.test(alert);
+  for (const url of about_certificate ? urls : []) {
+    const info = await probeServerInfo(url);
+    if (info === null || !info.tls_verify) continue;
+    return new ConfigError(tls.hasClientCertificate()
+      ? `${at}: client certificate not accepted: ${url} asks for a client certificate (tls { verify: true }) and refused ${tls.describe()} (${cause}): ` +
+        `nats-server's log says why ("TLS handshake error"): a certificate its ca_file did not sign, an expired one, or one without clientAuth usage; docs/scale-out.md, "TLS to NATS"`
+      : `${at}: missing client certificate: ${url} asks for a client certificate (tls { verify: true }) and this role has none (${cause}): ` +
+        `set ${ENV_TLS_CERT_FILE} and ${ENV_TLS_KEY_FILE}; docs/scale-out.md, "TLS to NATS"`);
   }
-  return null;
+  // An alert is the server's refusal whatever its INFO says (or if it no longer answers): not transient.
+  return alert === null ? null : new ConfigError(`${at} refused this role's TLS handshake (${alert}) with ${tls.describe() || 'no TLS settings'}: ` +
+    `nats-server's log says why ("TLS handshake error"); docs/scale-out.md, "TLS to NATS"`);
 }

@@ -3,12 +3,14 @@
 // config/nats-authorization.conf as it is (the docs point to that file): the roles connect with
 // their RINGBOOK_NATS_USER / RINGBOOK_NATS_PASSWORD and work end to end under it, including the
 // settlement paths (chain reader lease, poster lease, forced-entry shares, batch requests); a role
-// without its credentials, or with wrong ones, exits non-zero saying so; the gateway's user cannot
+// without its credentials, or with wrong ones, exits non-zero saying so (and one given an unreachable
+// URL still exits with "connection refused", not a refusal); the gateway's user cannot
 // write the event stream or the matcher lease. Before, the roles had no credential settings at
 // all: every role start here failed on "Authorization Violation".
 // Real parts: a 3-node JetStream cluster (nats-server), the roles as real processes, the
 // in-process EVM behind its JSON-RPC shim and the Settlement contract.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -149,6 +151,16 @@ describe('NATS authentication and permissions: the sample config', () => {
     const missing = path.join(os.tmpdir(), `ringbook-no-such-seed-${process.pid}`);
     expect(await refused({ RINGBOOK_NATS_NKEY_SEED_FILE: missing })).toMatch(/RINGBOOK_NATS_NKEY_SEED_FILE: cannot read .* ENOENT/);
     expect(await refused({ RINGBOOK_NATS_URLS: `nats://gateway:${PASSWORDS.gateway}@127.0.0.1:4222` })).toMatch(/no credentials in the URLs/);
+    // Unreachable NATS is not a refusal: the start fails at once as it always did (connectCluster's first try leaves it alone).
+    const closed_port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const unreachable = await refused({ ...roleEnv('gateway'), RINGBOOK_NATS_URLS: `nats://127.0.0.1:${closed_port}` });
+    expect(unreachable).toMatch(/"ConnectionError","message":"connection refused: connect ECONNREFUSED 127\.0\.0\.1:\d+"[\s\S]*ringbook: start failed/);
+    expect(unreachable).not.toMatch(/refused the connection with|TLS alert|certificate/);
   }, 60_000);
 
   it('the gateway\'s user cannot write the event stream, the matcher lease or the streams\' settings', async () => {

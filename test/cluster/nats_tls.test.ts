@@ -3,15 +3,18 @@
 // tls {} block (certificates made by openssl at test time, test/cluster/tls_certs.ts): a matcher
 // role trusting the CA leads, with a client certificate when the server verifies clients; without
 // the CA, with another CA, or without the client certificate the server asks for, it exits 1
-// saying why.
+// saying why. A refused handshake or refused credentials end the connection's first try at once
+// with the named cause (before, a missing or refused client certificate showed only at nats.js's
+// 20 s connect timeout, as "timeout"); an unreachable server fails as it always did.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/checks.js';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { connectCluster, natsConnectionOptions, NatsCredentials } from '../../src/cluster/nats_auth.js';
-import { NatsTls } from '../../src/cluster/nats_tls.js';
+import { explainTlsFailure, NatsTls, probeTlsRefusal, serverTlsAlert } from '../../src/cluster/nats_tls.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
 import { startServer } from '../server/harness.js';
 import { leadingFromGenesis } from './cluster_helpers.js';
@@ -92,6 +95,23 @@ describe('NATS TLS settings from the environment', () => {
   });
 });
 
+describe('a TLS alert said plainly', () => {
+  const failure = (code: string, message: string): Error => Object.assign(new Error(message), { code });
+
+  it('names the alert from Node\'s code and OpenSSL\'s number; another alert than a certificate\'s is not blamed on the client certificate', async () => {
+    expect(serverTlsAlert(failure('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ssl3_read_bytes:tlsv13 alert certificate required:...:SSL alert number 116')))
+      .toBe('TLS alert "certificate required" (116)');
+    expect(serverTlsAlert(failure('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'unknown ca'))).toBe('TLS alert "unknown ca"');
+    expect(serverTlsAlert(failure('ECONNRESET', 'read ECONNRESET'))).toBeNull();
+    expect(serverTlsAlert(null)).toBeNull();
+    // Nothing listens on these URLs: the explanation cannot read an INFO, the alert alone is a refusal.
+    const refused = await explainTlsFailure(failure('ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', 'SSL alert number 40'), ['nats://127.0.0.1:1'], NatsTls.none());
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect(String(refused)).toMatch(/NATS \(nats:\/\/127\.0\.0\.1:1\) refused this role's TLS handshake \(TLS alert "handshake failure" \(40\)\) with no TLS settings/);
+    expect(await explainTlsFailure(failure('ECONNRESET', 'read ECONNRESET'), ['nats://127.0.0.1:1'], NatsTls.none())).toBeNull();
+  });
+});
+
 /** A standalone node requiring TLS; `verify`: and a client certificate its CA signed. */
 async function tlsNode(verify: boolean): Promise<LocalNatsCluster> {
   const nats = await LocalNatsCluster.start(1, 'nats-server', null, {
@@ -135,11 +155,73 @@ describe('NATS TLS against nats-server', () => {
     } finally {
       await m.stop('SIGKILL');
     }
-    // nats-server closes the connection after the handshake; the client library only notices at
-    // its connect timeout (20 s), then the role asks the server's INFO why.
+    // nats-server refuses with a TLS alert after the role's side of the handshake is done: the
+    // first try (no reconnection) gets it at once (before: nats.js's 20 s connect timeout).
     await expect(startServer({ env: { ...env, RINGBOOK_NATS_TLS_CA_FILE: pki.ca } })).rejects.toThrow(
-      /server exited \(code 1,[\s\S]*asks for a client certificate \(tls \{ verify: true \}\) and this role has none[\s\S]*RINGBOOK_NATS_TLS_CERT_FILE and RINGBOOK_NATS_TLS_KEY_FILE/);
-  }, 55_000);
+      /server exited \(code 1,[\s\S]*missing client certificate: nats:\/\/127\.0\.0\.1:\d+ asks for a client certificate \(tls \{ verify: true \}\) and this role has none \(TLS alert \W+(bad certificate|certificate required)\W+\(\d+\)\)[\s\S]*RINGBOOK_NATS_TLS_CERT_FILE and RINGBOOK_NATS_TLS_KEY_FILE/);
+  }, 30_000);
+
+  it('each refusal ends the first try with its cause (missing or refused client certificate, untrusted server, bad password); the good settings leave one connection', async () => {
+    const nats = await LocalNatsCluster.start(1, 'nats-server', {
+      authorization: 'authorization { users: [ { user: "rb", password: "right-password" } ] }', env: {}, client: { user: 'rb', pass: 'right-password' },
+    }, {
+      cert_file: pki.server_cert, key_file: pki.server_key, ca_file: pki.ca, verify: true,
+      client: { ca: read(pki.ca), cert: read(pki.client_cert), key: read(pki.client_key) },
+    });
+    clusters.push(nats);
+    const url = nats.urls()[0].replace(/\./g, '\\.');
+    const user = { RINGBOOK_NATS_USER: 'rb', RINGBOOK_NATS_PASSWORD: 'right-password' };
+    const certificate = (cert: string, key: string): NodeJS.ProcessEnv => ({ RINGBOOK_NATS_TLS_CERT_FILE: cert, RINGBOOK_NATS_TLS_KEY_FILE: key });
+    const refused = async (env: NodeJS.ProcessEnv): Promise<string> => {
+      const e = await connectCluster(nats.urls(), NatsCredentials.fromEnv(env), 'test-refused').then(() => null, (x: unknown) => x);
+      expect(e).toBeInstanceOf(ConfigError);
+      return String(e);
+    };
+    // Go's TLS 1.3 (nats-server 2.9.10) sends "bad certificate"; newer Go "certificate required" when there is none.
+    expect(await refused({ ...user, RINGBOOK_NATS_TLS_CA_FILE: pki.ca })).toMatch(new RegExp(
+      `missing client certificate: ${url} asks for a client certificate \\(tls \\{ verify: true \\}\\) and this role has none \\(TLS alert "(bad certificate|certificate required)" \\(\\d+\\)\\): set RINGBOOK_NATS_TLS_CERT_FILE`));
+    // A reset often beats this alert to Node (the server is still checking the chain when nats.js's
+    // CONNECT arrives): a few tries take both paths (probeTlsRefusal's handshake alone, or the alert).
+    const other_ca_client = { ...user, RINGBOOK_NATS_TLS_CA_FILE: pki.ca, ...certificate(pki.other_client_cert, pki.other_client_key) };
+    for (let i = 0; i < 3; i++) {
+      expect(await refused(other_ca_client)).toMatch(new RegExp(
+        `client certificate not accepted: ${url} asks for a client certificate .* refused TLS \\(CA .*, client certificate .*rb-other-matcher\\.pem \\(CN=rb-other-matcher\\)\\) \\(TLS alert "bad certificate"`));
+    }
+    expect(serverTlsAlert(await probeTlsRefusal(nats.urls()[0], NatsTls.fromEnv(other_ca_client)))).toMatch(/^TLS alert "bad certificate" \(42\)$/);
+    expect(await refused({ ...user, RINGBOOK_NATS_TLS_CA_FILE: pki.other_ca, ...certificate(pki.client_cert, pki.client_key) }))
+      .toMatch(/the server's TLS certificate was not trusted: .*RINGBOOK_NATS_TLS_CA_FILE must hold the CA that signed/);
+    const mtls = { RINGBOOK_NATS_TLS_CA_FILE: pki.ca, ...certificate(pki.client_cert, pki.client_key) };
+    expect(await refused({ ...mtls, RINGBOOK_NATS_USER: 'rb', RINGBOOK_NATS_PASSWORD: 'wrong-password' }))
+      .toMatch(/refused the connection with user rb over TLS \(CA .*\): Authorization Violation/);
+
+    // The handshake alone, accepted: no alert within its wait.
+    expect(await probeTlsRefusal(nats.urls()[0], NatsTls.fromEnv(mtls))).toBeNull();
+    const nc = await connectCluster(nats.urls(), NatsCredentials.fromEnv({ ...user, ...mtls }), 'test-good');
+    try {
+      await nc.flush();
+      // The first try was closed: the server holds the role's one connection.
+      const connz = await (await fetch(`http://127.0.0.1:${nats.nodes[0].monitor_port}/connz`)).json() as { connections: { name?: string }[] };
+      expect(connz.connections.map((c) => c.name ?? '')).toEqual(['test-good']);
+    } finally {
+      await nc.close();
+    }
+  }, 30_000);
+
+  it('an unreachable server fails as before: connection refused, not a configuration error', async () => {
+    // A port nothing listens on: bound, then closed.
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    for (const env of [{}, { RINGBOOK_NATS_TLS_CA_FILE: pki.ca, RINGBOOK_NATS_TLS_CERT_FILE: pki.client_cert, RINGBOOK_NATS_TLS_KEY_FILE: pki.client_key }]) {
+      const e = await connectCluster([`nats://127.0.0.1:${port}`], NatsCredentials.fromEnv(env), 'test-unreachable').then(() => null, (x: unknown) => x);
+      expect(e).toBeInstanceOf(Error);
+      expect(e).not.toBeInstanceOf(ConfigError);
+      expect(String(e)).toMatch(/connection refused/);
+    }
+  }, 30_000);
 
   it('the certificate must name the host of the URL, an IP URL included (not "localhost", as Node checks when nats.js names no server)', async () => {
     const nats = await LocalNatsCluster.start(1, 'nats-server', null, {

@@ -17,6 +17,9 @@ export interface TestPki {
   localhost_key: string;
   client_cert: string;
   client_key: string;
+  /** A client certificate the other CA signed: a server whose ca_file is the first CA refuses it. */
+  other_client_cert: string;
+  other_client_key: string;
 }
 
 /** Validity of every test certificate (they live in a temp dir for one run). */
@@ -51,9 +54,11 @@ export function makeTestPki(dir: string): TestPki {
   const server = makeLeaf(dir, 'rb-nats-server', ca, 2, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   const client = makeLeaf(dir, 'rb-matcher', ca, 3, 'extendedKeyUsage=clientAuth\n');
   const localhost = makeLeaf(dir, 'rb-localhost-only', ca, 4, 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  const other_client = makeLeaf(dir, 'rb-other-matcher', other, 5, 'extendedKeyUsage=clientAuth\n');
   return {
     ca: ca.cert, ca_key: ca.key, other_ca: other.cert, server_cert: server.cert, server_key: server.key,
     localhost_cert: localhost.cert, localhost_key: localhost.key, client_cert: client.cert, client_key: client.key,
+    other_client_cert: other_client.cert, other_client_key: other_client.key,
   };
 }
 
