@@ -12,11 +12,18 @@
 // packing (encodeEngine) and copy, the zero balances of the state (the candidates), the zero
 // balance leaves from the state tree (StateRootBuilder.zeroBalanceLeaves: by looking each
 // candidate up, and by walking every leaf, both timed, and a lookup of every (account, asset) pair to set its LOOKUP_COST_IN_LEAVES_WALKED), and the file's encoding (encodeSnapshot: sha256 digest
-// over the engine part, packing) and copy; and the whole MatcherSnapshots.confirmed() call. Medians
+// over the engine part, packing) and copy; and the whole MatcherSnapshots.confirmed() call. Then the
+// alternatives to that pause (docs/benchmarks.md, "h29s"): a structured copy of the captured objects
+// (v8.serialize, what postMessage of them would cost this thread), and bench/matcher_snapshot_columns.ts's
+// prototype: copies of the engine's typed arrays (fresh, and into buffers kept from the previous
+// round), then the canonical walk and the packing from the copies (another thread's share), whose
+// engine part must equal the one captureState gives, byte for byte (else the bench fails). Medians
 // are reported; the last line is one JSON object {"bench": "matcher_snapshot", ...}.
+import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { BatchRequests } from '../src/cluster/batch_request.js';
 import { MatcherSnapshots, zeroBalances } from '../src/cluster/matcher_snapshots.js';
 import type { MatcherStatus } from '../src/cluster/matcher_options.js';
@@ -29,6 +36,7 @@ import { encodeEngine, encodeSnapshot } from '../src/snapshot/snapshot_file.js';
 import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
 import { Knobs } from './knobs.js';
+import { canonicalOfColumns, copyColumns, copyColumnsInto } from './matcher_snapshot_columns.js';
 
 const knobs = new Knobs();
 const REQUESTS = knobs.number('requests', 1_000_000, 1, 100_000_000);
@@ -69,12 +77,14 @@ async function main(): Promise<void> {
     }
     await journal.close();
     const state_root = ex.finishDeferred().state_root;
-    const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [], confirmed: [] };
+    const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [], confirmed: [],
+      v8_serialize: [], columns_copy: [], columns_copy_reused: [], columns_canonical: [], columns_pack: [] };
     let bytes = 0;
     let open_orders = 0;
     let zero_leaves = 0;
     let candidate_count = 0;
     let every_pairs = 0;
+    let column_bytes = 0;
     const snap_dir = path.join(dir, 'matcher');
     const status = {
       node_id: 'bench', role: 'standby', batch_id, state_root, events_through: batch_id + 1, requests_through: 0, mismatches: 0,
@@ -103,6 +113,22 @@ async function main(): Promise<void> {
         batch_id, time_ms, requests_through: 0, input_records: 0, state_root, fills_root: '', leader: 'bench',
       }, batch_id + 1, 0, state_root, ex));
       await snaps.idle();
+      // The alternatives (docs/benchmarks.md, h29s): a structured copy of the captured objects (what
+      // postMessage would do on this thread), and the prototype's typed-array copies at the boundary
+      // with the walk and the packing from the copies (another thread's share), checked byte for byte.
+      const [, v8_t] = timed(() => v8.serialize(state));
+      const [cols, copy_t] = timed(() => copyColumns(ex.matcher));
+      const [canon, canon_t] = timed(() => canonicalOfColumns(cols));
+      const [engine2, pack2_t] = timed(() => new Uint8Array(encodeEngine({ canonical: canon, addresses: cols.addresses })));
+      if (!Buffer.from(engine2).equals(Buffer.from(engine))) throw new Error('engine part from the column copies differs from captureState\'s');
+      parts.v8_serialize.push(v8_t);
+      parts.columns_copy.push(copy_t);
+      const [, reused_t] = timed(() => copyColumnsInto(ex.matcher, cols));
+      parts.columns_copy_reused.push(reused_t);
+      parts.columns_canonical.push(canon_t);
+      parts.columns_pack.push(pack2_t);
+      column_bytes = Object.values(cols).reduce((n: number, v) => n + (ArrayBuffer.isView(v) ? v.byteLength : 0), 0) +
+        cols.sides.reduce((n, x) => n + x.levels.byteLength, 0) + Object.values(cols.market).reduce((n, v) => n + v.byteLength, 0);
       parts.capture.push(capture);
       parts.pack.push(pack);
       parts.candidates.push(candidates_t);
@@ -125,6 +151,7 @@ async function main(): Promise<void> {
     out.lookup_pairs = every_pairs;
     out.lookup_cpu_us_each = Math.round(1000 * (out.lookup_every_pair_cpu_ms as number) / every_pairs * 100) / 100;
     out.walk_cpu_us_per_leaf = Math.round(1000 * (out.zero_leaves_walk_cpu_ms as number) / ex.builder.leafCount() * 100) / 100;
+    out.column_bytes = column_bytes;
     out.snapshots_written = status.snapshots_written;
     out.node = process.version;
     out.load_avg_1m = Math.round(os.loadavg()[0] * 10) / 10;
