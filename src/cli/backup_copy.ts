@@ -24,11 +24,11 @@
 //   copy does not reach yet (readWalTail's gap).
 import fs from 'node:fs';
 import path from 'node:path';
-import { open } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { LmdbDaStore } from '../da/da_store.js';
 import { Journal } from '../journal/journal.js';
 import { WAL_FILE } from '../journal/wal.js';
-import { DATA_DIR_LOCK_FILE } from '../journal/data_dir_lock.js';
+import { DATA_DIR_LOCK_FILE, INCOMPLETE_BACKUP_FILE } from '../journal/data_dir_lock.js';
 import { chooseSnapshot, RecoveryImpossible, type RecoveryChoice } from '../snapshot/recovery.js';
 import { listSnapshots } from '../snapshot/snapshot_file.js';
 import { JournalCorruption } from '../journal/journal_codec.js';
@@ -53,6 +53,51 @@ export interface BackupCopy {
 /** A copy that a race with the running server made unrestorable: another attempt may succeed. */
 export class CopyRaced extends Error {}
 
+/** A signal (SIGINT, SIGTERM) ended the copy between two of its steps. */
+export class BackupInterrupted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`interrupted by ${signal}`);
+  }
+}
+
+/** What the copy asks between its steps: the signal received, if any (backup.ts sets it). */
+export interface CopyControl {
+  interrupted(): NodeJS.Signals | null;
+}
+
+export const UNINTERRUPTED: CopyControl = { interrupted: () => null };
+
+/** Ends the copy here when a signal came (its environments are closed on the way out). */
+function checkpoint(ctl: CopyControl): void {
+  const signal = ctl.interrupted();
+  if (signal !== null) throw new BackupInterrupted(signal);
+}
+
+/**
+ * Test seam only (test/cli/backup_interrupt.test.ts): a file path. The journal's copy then first
+ * holds a read transaction on the server's environment, as LMDB's copy does for its whole run,
+ * writes `holding <pid>` into the file and waits until the file is removed (or a signal, or
+ * TEST_HOLD_MS_MAX): a deterministic "mid-copy" for a test to kill.
+ */
+const TEST_HOLD_FILE_ENV = 'RINGBOOK_TEST_BACKUP_HOLD_FILE';
+const TEST_HOLD_MS_MAX = 60_000;
+const TEST_HOLD_POLL_MS = 20;
+
+async function testHold(env: RootDatabase, ctl: CopyControl): Promise<void> {
+  const file = process.env[TEST_HOLD_FILE_ENV];
+  if (file === undefined || file === '') return;
+  const txn = env.useReadTransaction();
+  try {
+    fs.writeFileSync(file, `holding ${process.pid}\n`);
+    const deadline = Date.now() + TEST_HOLD_MS_MAX;
+    while (fs.existsSync(file) && ctl.interrupted() === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, TEST_HOLD_POLL_MS));
+    }
+  } finally {
+    txn.done();
+  }
+}
+
 function fileBytes(file: string): number {
   try {
     return fs.statSync(file).size;
@@ -61,15 +106,22 @@ function fileBytes(file: string): number {
   }
 }
 
-/** LMDB's consistent copy of the environment in `from` into the new directory `to`. */
-async function copyLmdb(from: string, to: string): Promise<number> {
+/**
+ * LMDB's consistent copy of the environment in `from` into the new directory `to`. The copy is
+ * one read transaction that cannot be cut short: a signal meanwhile ends the backup after it.
+ */
+async function copyLmdb(from: string, to: string, ctl: CopyControl, hold = false): Promise<number> {
   fs.mkdirSync(to, { recursive: true });
   // readOnly: this process never writes the server's environment. Only the environment is
   // opened (no named database): the copy is of pages, whatever the databases' encodings.
+  // (lmdb-js's open clears the reader slots of dead processes, a killed backup's among them.)
   const env = open({ path: from, readOnly: true });
   try {
+    if (hold) await testHold(env, ctl);
+    checkpoint(ctl);
     await env.backup(to, false);
   } finally {
+    // Closing ends this process's read transactions and frees its reader slots in the server's lock.mdb.
     await env.close();
   }
   return fileBytes(path.join(to, 'data.mdb'));
@@ -108,14 +160,15 @@ export function syncPath(p: string): void {
 }
 
 /** Copies `data_dir` into the empty directory `into` (see the top of this file), then checks it. */
-export async function copyDataDir(data_dir: string, into: string): Promise<BackupCopy> {
+export async function copyDataDir(data_dir: string, into: string, ctl: CopyControl = UNINTERRUPTED): Promise<BackupCopy> {
   const src_journal = path.join(data_dir, 'journal');
   const src_da = path.join(data_dir, 'da');
   const dst_journal = path.join(into, 'journal');
   const dst_da = path.join(into, 'da');
   const dst_snapshots = path.join(into, 'snapshots');
   // 1. da/ (absent before a server's first start completed: the start makes it).
-  const da_bytes = fs.existsSync(path.join(src_da, 'data.mdb')) ? await copyLmdb(src_da, dst_da) : 0;
+  const da_bytes = fs.existsSync(path.join(src_da, 'data.mdb')) ? await copyLmdb(src_da, dst_da, ctl) : 0;
+  checkpoint(ctl);
   // 2. The write-ahead file, one read of the whole file (4 MB by default): the shortest window.
   fs.mkdirSync(dst_journal, { recursive: true });
   let wal_bytes = 0;
@@ -126,7 +179,8 @@ export async function copyDataDir(data_dir: string, into: string): Promise<Backu
     wal_bytes = bytes.length;
   }
   // 3. The journal's LMDB.
-  const journal_bytes = fs.existsSync(path.join(src_journal, 'data.mdb')) ? await copyLmdb(src_journal, dst_journal) : 0;
+  const journal_bytes = fs.existsSync(path.join(src_journal, 'data.mdb')) ? await copyLmdb(src_journal, dst_journal, ctl, true) : 0;
+  checkpoint(ctl);
   // 4. Snapshots, newest first; one pruned since the listing is simply not there.
   fs.mkdirSync(dst_snapshots, { recursive: true });
   let snapshot_files = 0;
@@ -143,7 +197,7 @@ export async function copyDataDir(data_dir: string, into: string): Promise<Backu
   let other_bytes = 0;
   for (const e of fs.readdirSync(data_dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (KNOWN_DIRS.has(e.name)) continue;
-    if (e.name === DATA_DIR_LOCK_FILE || !e.isFile()) {
+    if (e.name === DATA_DIR_LOCK_FILE || e.name === INCOMPLETE_BACKUP_FILE || !e.isFile()) {
       skipped.push(e.isDirectory() ? `${e.name}/` : e.name);
       continue;
     }
@@ -152,6 +206,7 @@ export async function copyDataDir(data_dir: string, into: string): Promise<Backu
       other_bytes += fileBytes(path.join(into, e.name));
     }
   }
+  checkpoint(ctl);
   const check = await checkCopy(into);
   syncTree(into);
   return {
