@@ -118,8 +118,9 @@ function removeDeadPartials(parent: string, out: string): string[] {
 
 /**
  * A cluster role's data dir (docs/scale-out.md): a DA role's `da/` (its own lock file) or a
- * matcher's `matcher/`, and no journal: their history is the NATS event stream, which a copy of
- * the dir does not hold.
+ * matcher's `matcher/`, and no journal: both are derived from the NATS event stream (a DA role
+ * rebuilds its store from it, a matcher replays it without its snapshots), which a copy of the
+ * dir does not hold.
  */
 function refuseClusterDataDir(data_dir: string): void {
   if (fs.existsSync(path.join(data_dir, 'journal'))) return;
@@ -129,7 +130,7 @@ function refuseClusterDataDir(data_dir: string): void {
   ].filter((r): r is string => r !== null);
   if (roles.length === 0) return;
   throw new Error(`${data_dir} is a cluster role's data dir (${roles.join(', ')}; no journal/): ringbook backup copies a single ` +
-    'server\'s data dir. A cluster\'s history is its NATS JetStream event stream: back that up (docs/operations.md "Backup")');
+    'server\'s data dir. Both are rebuilt from the cluster\'s NATS JetStream event stream RB_EVENTS: back that up (docs/operations.md "Backup")');
 }
 
 /**
@@ -220,7 +221,8 @@ function range(first: number, last: number): string {
 
 function printResult(r: BackupResult): void {
   console.log(`backup of ${r.data_dir} (${r.server_running ? 'server running' : 'no server running'}) in ${r.out}`);
-  console.log(`  journal/    ${range(r.journal.first_batch_id, r.journal.last_batch_id)}  ${mb(r.journal.bytes)} (wal.log ${mb(r.journal.wal_bytes)})`);
+  const refilled = r.journal.refilled_batches > 0 ? `; ${r.journal.refilled_batches} batches trimmed during the copy written back` : '';
+  console.log(`  journal/    ${range(r.journal.first_batch_id, r.journal.last_batch_id)}  ${mb(r.journal.bytes)} (wal.log ${mb(r.journal.wal_bytes)}${refilled})`);
   console.log(`  da/         ${r.da.last_batch_id === 0 ? 'empty' : `published up to batch ${r.da.last_batch_id}`}  ${mb(r.da.bytes)}`);
   console.log(`  snapshots/  ${r.snapshots.files} file${r.snapshots.files === 1 ? '' : 's'}  ${mb(r.snapshots.bytes)}; a start on the copy resumes from ` +
     (r.snapshots.resume_batch_id === null ? 'genesis' : `the snapshot at batch ${r.snapshots.resume_batch_id}`));

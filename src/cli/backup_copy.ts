@@ -14,14 +14,16 @@
 // The DA thread publishes batches the journal holds, so a `da/` copied first is never ahead of
 // the journal copied after it (copied the other way round, `da/` could hold batches the copy's
 // journal lacks: the restored server would journal other batches under ids already published).
-// What the order cannot rule out, the check after the copy finds (the caller retries, bounded):
-// - a trim by the running server between 1 and 3 (retention after a snapshot,
-//   src/snapshot/coordinator.ts) can start the journal's copy after D + 1: the restored DA thread
-//   could not publish D + 1;
-// - a snapshot pruned between 3 and 4, when the journal's copy was trimmed through it: no snapshot
-//   continues the journal (src/snapshot/recovery.ts would refuse the start);
-// - a write-ahead file copied while the server switched regions, whose predecessor cycle LMDB's
-//   copy does not reach yet (readWalTail's gap).
+// 0. Before all: the hold (backup_hold.ts), a read transaction on the journal and descriptors of
+//    the snapshot files. A trim by the running server during the copy (retention after a snapshot,
+//    src/snapshot/coordinator.ts: with `snapshots.keep: 1`, after every snapshot) could start the
+//    journal's copy after D + 1 (the restored DA thread could not publish D + 1), and a snapshot
+//    pruned meanwhile could be the one the journal's copy was trimmed through: the batches trimmed
+//    since the hold are written back into the journal's copy and the snapshots pruned since are
+//    copied from their descriptors, so the copy continues from what the data dir held at the start.
+// What the order and the hold cannot rule out, the check after the copy finds (the caller
+// retries, bounded): a write-ahead file copied while the server switched regions, whose
+// predecessor cycle LMDB's copy does not reach yet (readWalTail's gap).
 import fs from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
@@ -32,6 +34,7 @@ import { DATA_DIR_LOCK_FILE, INCOMPLETE_BACKUP_FILE } from '../journal/data_dir_
 import { chooseSnapshot, RecoveryImpossible, type RecoveryChoice } from '../snapshot/recovery.js';
 import { listSnapshots } from '../snapshot/snapshot_file.js';
 import { JournalCorruption } from '../journal/journal_codec.js';
+import { BackupHold } from './backup_hold.js';
 
 /** The data dir's parts copied part by part; any other directory is skipped (and reported). */
 const KNOWN_DIRS = new Set(['journal', 'da', 'snapshots']);
@@ -39,10 +42,14 @@ const KNOWN_DIRS = new Set(['journal', 'da', 'snapshots']);
 const LMDB_LOCK_FILE = 'lock.mdb';
 
 export interface BackupCopy {
-  journal: { first_batch_id: number; last_batch_id: number; bytes: number; wal_bytes: number };
+  /** `refilled_batches`: batches the server trimmed during the copy, written back from the hold (backup_hold.ts). */
+  journal: { first_batch_id: number; last_batch_id: number; bytes: number; wal_bytes: number; refilled_batches: number };
   da: { last_batch_id: number; bytes: number };
-  /** Snapshot files copied; `resume_batch_id`: the one a start on the copy resumes from (null: genesis). */
-  snapshots: { files: number; bytes: number; resume_batch_id: number | null };
+  /**
+   * Snapshot files copied; `resume_batch_id`: the one a start on the copy resumes from (null:
+   * genesis); `held_pruned`: of them, pruned by the server during the copy (from the hold).
+   */
+  snapshots: { files: number; bytes: number; resume_batch_id: number | null; held_pruned: number };
   /** Other top-level files copied (the secrets admin_token and operator_key, mode kept). */
   files: string[];
   /** Top-level entries not copied: the lock file, unknown directories. */
@@ -74,27 +81,24 @@ function checkpoint(ctl: CopyControl): void {
 }
 
 /**
- * Test seam only (test/cli/backup_interrupt.test.ts): a file path. The journal's copy then first
- * holds a read transaction on the server's environment, as LMDB's copy does for its whole run,
- * writes `holding <pid>` into the file and waits until the file is removed (or a signal, or
- * TEST_HOLD_MS_MAX): a deterministic "mid-copy" for a test to kill.
+ * Test seam only (test/cli/backup_interrupt.test.ts, backup_keep1.test.ts): a file path. Before
+ * the journal's copy (the hold's read transaction on the server's journal open, as LMDB's copy
+ * holds one for its whole run) the backup writes `holding <pid>` into the file and waits until the
+ * file is removed (or a signal, or TEST_HOLD_MS_MAX): a deterministic "mid-copy", once per process.
  */
 const TEST_HOLD_FILE_ENV = 'RINGBOOK_TEST_BACKUP_HOLD_FILE';
 const TEST_HOLD_MS_MAX = 60_000;
 const TEST_HOLD_POLL_MS = 20;
+let test_held = false;
 
-async function testHold(env: RootDatabase, ctl: CopyControl): Promise<void> {
+async function testHold(ctl: CopyControl): Promise<void> {
   const file = process.env[TEST_HOLD_FILE_ENV];
-  if (file === undefined || file === '') return;
-  const txn = env.useReadTransaction();
-  try {
-    fs.writeFileSync(file, `holding ${process.pid}\n`);
-    const deadline = Date.now() + TEST_HOLD_MS_MAX;
-    while (fs.existsSync(file) && ctl.interrupted() === null && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, TEST_HOLD_POLL_MS));
-    }
-  } finally {
-    txn.done();
+  if (file === undefined || file === '' || test_held) return;
+  test_held = true;
+  fs.writeFileSync(file, `holding ${process.pid}\n`);
+  const deadline = Date.now() + TEST_HOLD_MS_MAX;
+  while (fs.existsSync(file) && ctl.interrupted() === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, TEST_HOLD_POLL_MS));
   }
 }
 
@@ -107,22 +111,22 @@ function fileBytes(file: string): number {
 }
 
 /**
- * LMDB's consistent copy of the environment in `from` into the new directory `to`. The copy is
- * one read transaction that cannot be cut short: a signal meanwhile ends the backup after it.
+ * LMDB's consistent copy of the environment in `from` (or `held`, already open: then left open)
+ * into the new directory `to`. The copy is one read transaction that cannot be cut short: a
+ * signal meanwhile ends the backup after it.
  */
-async function copyLmdb(from: string, to: string, ctl: CopyControl, hold = false): Promise<number> {
+async function copyLmdb(from: string, to: string, ctl: CopyControl, held: RootDatabase | null = null): Promise<number> {
   fs.mkdirSync(to, { recursive: true });
   // readOnly: this process never writes the server's environment. Only the environment is
   // opened (no named database): the copy is of pages, whatever the databases' encodings.
   // (lmdb-js's open clears the reader slots of dead processes, a killed backup's among them.)
-  const env = open({ path: from, readOnly: true });
+  const env = held ?? open({ path: from, readOnly: true });
   try {
-    if (hold) await testHold(env, ctl);
     checkpoint(ctl);
     await env.backup(to, false);
   } finally {
     // Closing ends this process's read transactions and frees its reader slots in the server's lock.mdb.
-    await env.close();
+    if (held === null) await env.close();
   }
   return fileBytes(path.join(to, 'data.mdb'));
 }
@@ -161,6 +165,16 @@ export function syncPath(p: string): void {
 
 /** Copies `data_dir` into the empty directory `into` (see the top of this file), then checks it. */
 export async function copyDataDir(data_dir: string, into: string, ctl: CopyControl = UNINTERRUPTED): Promise<BackupCopy> {
+  // Before any part: what a trim or a prune meanwhile would take from the copy (backup_hold.ts).
+  const hold = BackupHold.take(data_dir);
+  try {
+    return await copyHeld(data_dir, into, ctl, hold);
+  } finally {
+    await hold.release();
+  }
+}
+
+async function copyHeld(data_dir: string, into: string, ctl: CopyControl, hold: BackupHold): Promise<BackupCopy> {
   const src_journal = path.join(data_dir, 'journal');
   const src_da = path.join(data_dir, 'da');
   const dst_journal = path.join(into, 'journal');
@@ -178,10 +192,18 @@ export async function copyDataDir(data_dir: string, into: string, ctl: CopyContr
     fs.writeFileSync(path.join(dst_journal, WAL_FILE), bytes, { mode: 0o644 });
     wal_bytes = bytes.length;
   }
-  // 3. The journal's LMDB.
-  const journal_bytes = fs.existsSync(path.join(src_journal, 'data.mdb')) ? await copyLmdb(src_journal, dst_journal, ctl, true) : 0;
+  // 3. The journal's LMDB, then the batches trimmed since the hold was taken back into it.
+  let journal_bytes = 0;
+  let refilled = 0;
+  if (hold.journal_env !== null) {
+    await testHold(ctl);
+    journal_bytes = await copyLmdb(src_journal, dst_journal, ctl, hold.journal_env);
+    refilled = hold.fillTrimmed(dst_journal);
+    journal_bytes = fileBytes(path.join(dst_journal, 'data.mdb'));
+  }
   checkpoint(ctl);
-  // 4. Snapshots, newest first; one pruned since the listing is simply not there.
+  // 4. Snapshots, newest first; one pruned since the listing is simply not there, one pruned
+  // since the hold is copied from its descriptor.
   fs.mkdirSync(dst_snapshots, { recursive: true });
   let snapshot_files = 0;
   let snapshot_bytes = 0;
@@ -191,6 +213,9 @@ export async function copyDataDir(data_dir: string, into: string, ctl: CopyContr
     snapshot_files++;
     snapshot_bytes += fileBytes(to);
   }
+  const pruned = hold.copyPrunedSnapshots(dst_snapshots);
+  snapshot_files += pruned.files;
+  snapshot_bytes += pruned.bytes;
   // The other top-level files: the secrets (admin_token, operator_key), a config kept there.
   const files: string[] = [];
   const skipped: string[] = [];
@@ -210,9 +235,9 @@ export async function copyDataDir(data_dir: string, into: string, ctl: CopyContr
   const check = await checkCopy(into);
   syncTree(into);
   return {
-    journal: { first_batch_id: check.journal_first, last_batch_id: check.journal_last, bytes: journal_bytes + wal_bytes, wal_bytes },
+    journal: { first_batch_id: check.journal_first, last_batch_id: check.journal_last, bytes: journal_bytes + wal_bytes, wal_bytes, refilled_batches: refilled },
     da: { last_batch_id: check.da_last, bytes: da_bytes },
-    snapshots: { files: snapshot_files, bytes: snapshot_bytes, resume_batch_id: check.resume_batch_id },
+    snapshots: { files: snapshot_files, bytes: snapshot_bytes, resume_batch_id: check.resume_batch_id, held_pruned: pruned.files },
     files,
     skipped,
     bytes: da_bytes + journal_bytes + wal_bytes + snapshot_bytes + other_bytes,
