@@ -29,8 +29,9 @@ export const BACKUP_USAGE = `usage: ringbook backup --out <dir> [--data-dir <dir
 Copies the data dir (journal/, da/, snapshots/, the secrets admin_token and operator_key) into
 <dir>, while its server runs or stopped, and checks that a server started on the copy recovers:
 the journal's copy continues the DA store's, and a snapshot the start needs is in the copy
-(a race with the running server is retried, up to ${BACKUP_ATTEMPTS_MAX} attempts). Every batch acknowledged
-before the backup started is in the copy. Restore: start a server with the copy as its data dir.
+(a race with the running server is retried, up to ${BACKUP_ATTEMPTS_MAX} attempts; what the server trims or
+prunes during the copy is held from the start and kept in it). Every batch acknowledged before the
+backup started is in the copy. Restore: start a server with the copy as its data dir.
 
 options:
   --out <dir>                where the copy goes: a new or empty directory (written beside it
@@ -73,6 +74,9 @@ function checkOut(out: string, data_dir: string): void {
   if (!st.isDirectory()) throw new Error(`--out ${out} exists and is not a directory`);
   if (fs.readdirSync(out).length > 0) throw new Error(`--out ${out} exists and is not empty: name a new or empty directory`);
 }
+
+/** The partial copy being written (removed by a second signal's immediate exit). */
+let partial_dir: string | null = null;
 
 /** Left in the partial copy until it is complete (data_dir_lock.ts): who is writing it, since when. */
 function markIncomplete(tmp: string, data_dir: string): void {
@@ -171,9 +175,6 @@ export async function backup(data_dir: string, out: string, ctl: CopyControl = U
   }
   throw new Error(`the copy is not restorable after ${attempts_max} attempt(s): ${last_race?.message ?? 'unknown'}`);
 }
-
-/** The partial copy being written (removed by a second signal's immediate exit). */
-let partial_dir: string | null = null;
 
 /**
  * SIGINT and SIGTERM for the command's run: the first ends the copy at its next step (an LMDB

@@ -26,6 +26,8 @@ import { listSnapshots } from '../snapshot/snapshot_file.js';
 const JOURNAL_BATCHES_DB = { name: 'batches', encoding: 'binary', keyEncoding: 'uint32' } as const;
 /** A copy opened to write trimmed batches back: values stored as given (the journal's env is uncompressed). */
 const JOURNAL_COPY_ENV = { compression: false, overlappingSync: false, noSync: false } as const;
+/** Batches written back per transaction into the journal's copy (fillTrimmed). */
+const REFILL_TXN_BATCHES_MAX = 4_096;
 /** Bytes read and written at a time when a held snapshot is copied from its descriptor. */
 const COPY_CHUNK_BYTES = 1 << 20;
 
@@ -78,15 +80,24 @@ export class BackupHold {
       let copy_first = 0;
       for (const key of db.getKeys({ limit: 1 })) copy_first = key as number;
       if (copy_first === 0) return 0; // nothing in the copy's LMDB: nothing was trimmed from it
-      const missing: { key: number; value: Buffer }[] = [];
+      // Streamed in transactions of at most REFILL_TXN_BATCHES_MAX (a long copy under a fast
+      // trim can leave many; one LMDB write transaction holds a bounded number of dirty pages).
+      let refilled = 0;
+      let chunk: { key: number; value: Buffer }[] = [];
+      const flush = (): void => {
+        const items = chunk;
+        db.transactionSync(() => {
+          for (const m of items) db.putSync(m.key, m.value);
+        });
+        refilled += items.length;
+        chunk = [];
+      };
       for (const { key, value } of this.batches.getRange({ end: copy_first, transaction: this.txn })) {
-        missing.push({ key: key as number, value: value as Buffer });
+        chunk.push({ key: key as number, value: value as Buffer });
+        if (chunk.length >= REFILL_TXN_BATCHES_MAX) flush();
       }
-      if (missing.length === 0) return 0;
-      db.transactionSync(() => {
-        for (const m of missing) db.putSync(m.key, m.value);
-      });
-      return missing.length;
+      if (chunk.length > 0) flush();
+      return refilled;
     } finally {
       copy.close();
     }

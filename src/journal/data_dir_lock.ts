@@ -167,7 +167,8 @@ function lockWithPid(dir: string, file: string): () => void {
 }
 
 /**
- * Takes `dir` for this process, or throws DataDirInUse naming the live server that has it.
+ * Takes `dir` for this process, or throws DataDirInUse naming the live server that has it (an
+ * incomplete backup, refuseIncompleteBackup, is refused before).
  * Returns the release (also run at the process's exit), which removes the file only while it
  * still names this process; the kernel lock itself ends with the process.
  */
