@@ -3,12 +3,16 @@
 // files (the lmdb package builds its own LMDB); lmdb-js's own copy can, and a read transaction
 // never blocks the server's writer. How the parts are copied and checked: backup_copy.ts.
 // The copy is made in a temporary directory beside --out and renamed into place at the end, so a
-// failed or interrupted backup leaves no half copy where a restore would look.
+// failed or interrupted backup leaves no half copy where a restore would look; until then it holds
+// BACKUP_INCOMPLETE, which a start refuses (what a SIGKILL leaves; the next backup removes it).
+// SIGINT/SIGTERM end the copy at its next step with its LMDB environments closed (onSignals).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { dataDirHeld } from '../journal/data_dir_lock.js';
-import { copyDataDir, CopyRaced, syncPath, type BackupCopy } from './backup_copy.js';
+import { DATA_DIR_LOCK_FILE, dataDirHeld, INCOMPLETE_BACKUP_FILE, refuseIncompleteBackup } from '../journal/data_dir_lock.js';
+import { STALE_READER_SWEEP_MS } from '../journal/stale_readers.js';
+import { BackupInterrupted, copyDataDir, CopyRaced, syncPath, UNINTERRUPTED, type BackupCopy, type CopyControl } from './backup_copy.js';
 import { EXIT_OK, type ParsedArgs, requireJournal, runCommand, str, UsageError } from './common.js';
 
 /**
@@ -25,8 +29,9 @@ export const BACKUP_USAGE = `usage: ringbook backup --out <dir> [--data-dir <dir
 Copies the data dir (journal/, da/, snapshots/, the secrets admin_token and operator_key) into
 <dir>, while its server runs or stopped, and checks that a server started on the copy recovers:
 the journal's copy continues the DA store's, and a snapshot the start needs is in the copy
-(a race with the running server is retried, up to ${BACKUP_ATTEMPTS_MAX} attempts). Every batch acknowledged
-before the backup started is in the copy. Restore: start a server with the copy as its data dir.
+(a race with the running server is retried, up to ${BACKUP_ATTEMPTS_MAX} attempts; what the server trims or
+prunes during the copy is held from the start and kept in it). Every batch acknowledged before the
+backup started is in the copy. Restore: start a server with the copy as its data dir.
 
 options:
   --out <dir>                where the copy goes: a new or empty directory (written beside it
@@ -36,8 +41,12 @@ options:
   --json                     machine-readable output (one JSON object)
   --help                     this text
 
-exit codes: 0 ok, 1 error (no journal in the data dir, --out not empty, the copy not restorable),
-64 usage error`;
+Ctrl-C or SIGTERM stops it after the step in progress (an LMDB copy runs to its end) and removes
+the partial copy; a partial copy that a killed backup left is marked BACKUP_INCOMPLETE (a start
+refuses it) and removed by the next backup to the same --out.
+
+exit codes: 0 ok, 1 error (no journal in the data dir, --out not empty, the copy not restorable,
+a cluster role's data dir), 64 usage error, 130/143 interrupted (SIGINT/SIGTERM)`;
 
 export interface BackupResult extends BackupCopy {
   data_dir: string;
@@ -45,6 +54,8 @@ export interface BackupResult extends BackupCopy {
   /** Whether a server held the data dir (its lock, data_dir_lock.ts) when the backup started. */
   server_running: boolean;
   attempts: number;
+  /** Partial copies beside --out left by killed backups (their pid gone), removed before this one. */
+  removed_partials: string[];
 }
 
 /** --out: absent or an empty directory, not inside the data dir. */
@@ -64,39 +75,140 @@ function checkOut(out: string, data_dir: string): void {
   if (fs.readdirSync(out).length > 0) throw new Error(`--out ${out} exists and is not empty: name a new or empty directory`);
 }
 
-export async function backup(data_dir: string, out: string): Promise<BackupResult> {
+/** The partial copy being written (removed by a second signal's immediate exit). */
+let partial_dir: string | null = null;
+
+/** Left in the partial copy until it is complete (data_dir_lock.ts): who is writing it, since when. */
+function markIncomplete(tmp: string, data_dir: string): void {
+  fs.writeFileSync(path.join(tmp, INCOMPLETE_BACKUP_FILE), `ringbook backup of ${data_dir} by pid ${process.pid} since ${new Date().toISOString()}\n`);
+}
+
+/** The pid a partial copy's marker names (markIncomplete), null when unreadable. */
+function markerPid(dir: string): number | null {
+  try {
+    const m = /by pid (\d+)/.exec(fs.readFileSync(path.join(dir, INCOMPLETE_BACKUP_FILE), 'utf8'));
+    return m === null ? null : Number(m[1]);
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the partial copies beside --out that killed backups left (SIGKILL: no handler ran):
+ * ours by name and marker, whose writer is gone. Returns their names.
+ */
+function removeDeadPartials(parent: string, out: string): string[] {
+  const prefix = `.${path.basename(out)}.partial-`;
+  const removed: string[] = [];
+  for (const name of fs.readdirSync(parent)) {
+    if (!name.startsWith(prefix)) continue;
+    const dir = path.join(parent, name);
+    const pid = markerPid(dir);
+    if (pid === null || alive(pid)) continue;
+    fs.rmSync(dir, { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+/**
+ * A cluster role's data dir (docs/scale-out.md): a DA role's `da/` (its own lock file) or a
+ * matcher's `matcher/`, and no journal: both are derived from the NATS event stream (a DA role
+ * rebuilds its store from it, a matcher replays it without its snapshots), which a copy of the
+ * dir does not hold.
+ */
+function refuseClusterDataDir(data_dir: string): void {
+  if (fs.existsSync(path.join(data_dir, 'journal'))) return;
+  const roles = [
+    fs.existsSync(path.join(data_dir, 'matcher')) ? 'matcher/ (a cluster matcher\'s snapshots)' : null,
+    fs.existsSync(path.join(data_dir, 'da', DATA_DIR_LOCK_FILE)) ? 'da/ (a cluster DA role\'s store)' : null,
+  ].filter((r): r is string => r !== null);
+  if (roles.length === 0) return;
+  throw new Error(`${data_dir} is a cluster role's data dir (${roles.join(', ')}; no journal/): ringbook backup copies a single ` +
+    'server\'s data dir. Both are rebuilt from the cluster\'s NATS JetStream event stream RB_EVENTS: back that up (docs/operations.md "Backup")');
+}
+
+/**
+ * `ctl`: the signal received (backupCommand's handlers), asked between the copy's steps; the
+ * copy then ends there, its environments closed and its partial directory removed.
+ */
+export async function backup(data_dir: string, out: string, ctl: CopyControl = UNINTERRUPTED): Promise<BackupResult> {
+  refuseClusterDataDir(data_dir);
   requireJournal(data_dir);
+  refuseIncompleteBackup(data_dir);
   checkOut(out, data_dir);
   const server_running = dataDirHeld(data_dir);
   const parent = path.dirname(out);
   fs.mkdirSync(parent, { recursive: true });
+  const removed_partials = removeDeadPartials(parent, out);
   const attempts_max = server_running ? BACKUP_ATTEMPTS_MAX : 1;
   let last_race: CopyRaced | null = null;
   for (let attempt = 1; attempt <= attempts_max; attempt++) {
     const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(out)}.partial-`));
-    // An interrupted backup removes its partial copy too.
-    const onSignal = (): void => {
-      fs.rmSync(tmp, { recursive: true, force: true });
-      process.exit(1);
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    partial_dir = tmp;
     try {
-      const copy = await copyDataDir(data_dir, tmp);
+      markIncomplete(tmp, data_dir);
+      const copy = await copyDataDir(data_dir, tmp, ctl);
+      // Complete and checked: the marker goes, durably, before the rename makes it the backup.
+      fs.rmSync(path.join(tmp, INCOMPLETE_BACKUP_FILE));
+      syncPath(tmp);
       // rename(2) replaces an empty directory; --out was checked empty above.
       fs.renameSync(tmp, out);
+      partial_dir = null;
       syncPath(parent);
-      return { data_dir, out, server_running, attempts: attempt, ...copy };
+      return { data_dir, out, server_running, attempts: attempt, removed_partials, ...copy };
     } catch (e) {
       fs.rmSync(tmp, { recursive: true, force: true });
+      partial_dir = null;
       if (!(e instanceof CopyRaced)) throw e;
       last_race = e;
-    } finally {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
     }
   }
   throw new Error(`the copy is not restorable after ${attempts_max} attempt(s): ${last_race?.message ?? 'unknown'}`);
+}
+
+/**
+ * SIGINT and SIGTERM for the command's run: the first ends the copy at its next step (an LMDB
+ * copy runs to its end: mdb_env_copy2 cannot be cut short), with its environments closed, so no
+ * reader slot is left in the server's lock.mdb; a second exits at once (the slot of the copy in
+ * progress is then the server's to clear: src/journal/stale_readers.ts). Returns the control and
+ * the removal of the handlers.
+ */
+function onSignals(): { ctl: CopyControl; release: () => void } {
+  let received: NodeJS.Signals | null = null;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (received !== null) {
+      if (partial_dir !== null) fs.rmSync(partial_dir, { recursive: true, force: true });
+      console.error(`ringbook: backup: ${signal} again: exiting now; the partial copy was removed, nothing is at --out ` +
+        `(the running LMDB copy's reader slot is cleared by the server's writer within ${STALE_READER_SWEEP_MS} ms of its next commit)`);
+      process.exit(signalExitCode(signal));
+    }
+    received = signal;
+    console.error(`ringbook: backup: ${signal}: stopping after the copy step in progress (${signal} again: exit now)`);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    ctl: { interrupted: () => received },
+    release: () => {
+      process.removeListener('SIGINT', handler);
+      process.removeListener('SIGTERM', handler);
+    },
+  };
+}
+
+/** A shell's exit status for a process ended by `signal`: 128 + its number (130 SIGINT, 143 SIGTERM). */
+function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + os.constants.signals[signal];
 }
 
 /** Bytes for a person: KB below a megabyte (a small DA store's copy is tens of KB). */
@@ -110,12 +222,14 @@ function range(first: number, last: number): string {
 
 function printResult(r: BackupResult): void {
   console.log(`backup of ${r.data_dir} (${r.server_running ? 'server running' : 'no server running'}) in ${r.out}`);
-  console.log(`  journal/    ${range(r.journal.first_batch_id, r.journal.last_batch_id)}  ${mb(r.journal.bytes)} (wal.log ${mb(r.journal.wal_bytes)})`);
+  const refilled = r.journal.refilled_batches > 0 ? `; ${r.journal.refilled_batches} batches trimmed during the copy written back` : '';
+  console.log(`  journal/    ${range(r.journal.first_batch_id, r.journal.last_batch_id)}  ${mb(r.journal.bytes)} (wal.log ${mb(r.journal.wal_bytes)}${refilled})`);
   console.log(`  da/         ${r.da.last_batch_id === 0 ? 'empty' : `published up to batch ${r.da.last_batch_id}`}  ${mb(r.da.bytes)}`);
   console.log(`  snapshots/  ${r.snapshots.files} file${r.snapshots.files === 1 ? '' : 's'}  ${mb(r.snapshots.bytes)}; a start on the copy resumes from ` +
     (r.snapshots.resume_batch_id === null ? 'genesis' : `the snapshot at batch ${r.snapshots.resume_batch_id}`));
   console.log(`  files       ${r.files.length === 0 ? 'none' : r.files.join(', ')}`);
   if (r.skipped.length > 0) console.log(`  not copied  ${r.skipped.join(', ')}`);
+  if (r.removed_partials.length > 0) console.log(`  removed     ${r.removed_partials.join(', ')} (partial copies of killed backups)`);
   console.log(`${mb(r.bytes)} in ${r.attempts} attempt${r.attempts === 1 ? '' : 's'}; restore: start a server with ${r.out} as its data dir`);
 }
 
@@ -131,7 +245,20 @@ export async function backupCommand(args: ParsedArgs): Promise<number> {
     // offline commands do.
     const data_flag = str(args, 'data-dir');
     const data_dir = path.resolve(data_flag ?? loadConfig().server.data_dir);
-    const r = await backup(data_dir, path.resolve(out_flag));
+    const out = path.resolve(out_flag);
+    const { ctl, release } = onSignals();
+    let r: BackupResult;
+    try {
+      r = await backup(data_dir, out, ctl);
+    } catch (e) {
+      if (!(e instanceof BackupInterrupted)) throw e;
+      if (args.flags.has('json')) console.log(JSON.stringify({ ok: false, error: 'INTERRUPTED', signal: e.signal }));
+      console.error(`ringbook: backup interrupted by ${e.signal}: the partial copy was removed, nothing is at ${out}; ` +
+        'the data dir\'s environments were closed (no reader slot left in the server\'s)');
+      return signalExitCode(e.signal);
+    } finally {
+      release();
+    }
     if (args.flags.has('json')) console.log(JSON.stringify({ ok: true, ...r }));
     else printResult(r);
     return EXIT_OK;

@@ -169,16 +169,17 @@ const FETCH_BAD_PORT_MESSAGE = 'bad port';
  * Says which URL was tried and where it came from when the error is that nothing could be
  * reached there ('' otherwise): 'fetch failed (connect ECONNREFUSED ...)' alone left an operator
  * to guess a stopped server or a wrong port, and 'fetch failed (bad port)' named no port at all.
+ * `what` names the peer ("server", "JSON-RPC endpoint"), `from` where its URL is set.
  */
-function unreachableHint(e: unknown, args: ParsedArgs): string {
+export function unreachableHint(e: unknown, tried: string, what = 'server', from = '--url, RINGBOOK_URL'): string {
   if (!(e instanceof Error)) return '';
   const cause = e.cause instanceof Error ? e.cause : undefined;
   if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED') {
-    return `: no server answers at ${triedUrl(args)} (is it running? --url, RINGBOOK_URL)`;
+    return `: no ${what} answers at ${tried} (is it running? ${from})`;
   }
   // Refused before any connection: no server there can answer fetch, whatever runs on that port.
   if (cause?.message === FETCH_BAD_PORT_MESSAGE) {
-    return `: fetch refuses the port of ${triedUrl(args)} (a blocked port of the Fetch standard; serve on another: --url, RINGBOOK_URL)`;
+    return `: fetch refuses the port of ${tried} (a blocked port of the Fetch standard; serve on another: ${from})`;
   }
   return '';
 }
@@ -272,7 +273,7 @@ export async function runCommand(args: ParsedArgs, usage: string, body: () => Pr
     const msg = e instanceof Error ? e.message : String(e);
     // The cause's text unless the message already says it (a WebSocket error repeats it) or it is empty.
     const cause = e instanceof Error && e.cause instanceof Error && e.cause.message !== '' && !msg.includes(e.cause.message) ? ` (${e.cause.message})` : '';
-    console.error(`ringbook: ${msg}${cause}${unreachableHint(e, args)}`);
+    console.error(`ringbook: ${msg}${cause}${unreachableHint(e, triedUrl(args))}`);
     return EXIT_ERROR;
   }
 }

@@ -13,7 +13,7 @@ import { deploySettlement, SettlementContract } from '../settlement/contract.js'
 import { escape, EscapeError } from '../settlement/escape.js';
 import { JsonRpc, RevertError } from '../settlement/rpc.js';
 import { isAddress } from '../util/address.js';
-import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, UsageError, type ParsedArgs } from './common.js';
+import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, unreachableHint, UsageError, type ParsedArgs } from './common.js';
 
 // Each command's own usage, listing every option its parser reads (--json was read by all three
 // but named by none: an operator scripting a deploy had to find it in the source).
@@ -100,15 +100,38 @@ async function deploy(args: ParsedArgs): Promise<number> {
   const key = keyOf(args);
   const operator = (str(args, 'operator') ?? addressFromPrivateKey(key)).toLowerCase();
   if (!isAddress(operator)) throw new UsageError('--operator must be an address');
-  const chain_id = await rpc.chainId();
+  const chain_id = await reaching('JSON-RPC endpoint', rpc.url, RPC_FROM, () => rpc.chainId());
   if (chain_id !== cfg.settlement.chain_id) {
     throw new UsageError(`the endpoint's chain id is ${chain_id}, the config's settlement.chain_id is ${cfg.settlement.chain_id}`);
   }
   const assets = cfg.assets.map((a) => ({ address: onchainAmount(a, 0).asset_address, decimals: a.onchain_decimals }));
-  const { address, receipt } = await deploySettlement(rpc, key, operator, assets);
+  const { address, receipt } = await reaching('JSON-RPC endpoint', rpc.url, RPC_FROM, () => deploySettlement(rpc, key, operator, assets));
   const out = { contract: address, block: Number(receipt.blockNumber), chain_id, operator, gas_used: Number(receipt.gasUsed) };
   print(args, out, `Settlement deployed at ${address} (block ${out.block}, chain ${chain_id}, operator ${operator}, gas ${out.gas_used})`);
   return EXIT_OK;
+}
+
+/** Where the chain's URL is set, for a message that names it. */
+const RPC_FROM = '--rpc, config settlement.rpc_url';
+
+/** Nothing answered at a URL the command calls: 'fetch failed' alone named neither the server nor the chain. */
+class EndpointUnreachable extends Error {}
+
+/** undici's TypeError when no answer came (refused, unknown host, reset); a timeout is a TimeoutError. */
+const FETCH_FAILED_MESSAGE = 'fetch failed';
+
+/** `call`, whose fetches go to `url` (the `what` set by `from`): a failure to reach it names the URL. */
+async function reaching<T>(what: string, url: string, from: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    const failed = e instanceof TypeError && e.message === FETCH_FAILED_MESSAGE;
+    if (!failed && !(e instanceof Error && e.name === 'TimeoutError')) throw e;
+    const err = e as Error;
+    const cause = err.cause instanceof Error && err.cause.message !== '' ? ` (${err.cause.message})` : '';
+    const hint = unreachableHint(err, url, what, from);
+    throw new EndpointUnreachable(`${err.message}${cause}${hint !== '' ? hint : `: the ${what} at ${url} (${from})`}`);
+  }
 }
 
 /** The server would not sign (no such pending withdrawal, or not posted in time). */
@@ -145,10 +168,15 @@ async function withdrawOnchain(args: ParsedArgs): Promise<number> {
   const nonce = int(args, 'nonce', -1, 0);
   if (nonce < 0) throw new UsageError('--nonce is required');
   let signature = str(args, 'signature');
-  if (signature === undefined) signature = await fetchSignature(req(args, 'url'), { user, asset: symbol, amount, nonce });
+  if (signature === undefined) {
+    const server = req(args, 'url');
+    const body = { user, asset: symbol, amount, nonce };
+    signature = await reaching('server', server, '--url', () => fetchSignature(server, body));
+  }
   const { asset_address, amount_wei } = onchainAmount(asset, units);
   const c = contractOf(args, cfg, rpc);
-  const r = await c.withdraw(key, user, asset_address, amount_wei, nonce, signature);
+  const signed = signature;
+  const r = await reaching('JSON-RPC endpoint', rpc.url, RPC_FROM, () => c.withdraw(key, user, asset_address, amount_wei, nonce, signed));
   const out = { tx: r.transactionHash, user, asset: asset_address, amount_wei: amount_wei.toString(), nonce, gas_used: Number(r.gasUsed) };
   print(args, out, `paid ${amount} ${symbol} (${amount_wei} base units) to ${user}, nonce ${nonce} (tx ${r.transactionHash}, gas ${out.gas_used})`);
   return EXIT_OK;
@@ -191,8 +219,9 @@ export async function settlementCommand(command: 'contract' | 'withdraw-onchain'
       console.error(`ringbook: ${e.message}`);
       return EXIT_ERROR;
     }
-    if (e instanceof RevertError || e instanceof EscapeError || e instanceof SignatureUnavailable) {
-      const error = e instanceof RevertError ? e.error_name : e instanceof EscapeError ? 'ESCAPE' : 'NO_SIGNATURE';
+    if (e instanceof RevertError || e instanceof EscapeError || e instanceof SignatureUnavailable || e instanceof EndpointUnreachable) {
+      const error = e instanceof RevertError ? e.error_name : e instanceof EscapeError ? 'ESCAPE'
+        : e instanceof EndpointUnreachable ? 'UNREACHABLE' : 'NO_SIGNATURE';
       if (args.flags.has('json')) console.log(JSON.stringify({ ok: false, error, message: e.message }));
       console.error(`ringbook: ${e.message}`);
       return EXIT_ERROR;

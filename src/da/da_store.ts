@@ -19,6 +19,7 @@ import { checkNext, fillRows, type DaStore, type FillRef } from './da_store_cont
 import type { PublishedBatch } from './published.js';
 import { publishedOf, recordOf, type StoredRecord } from './da_record.js';
 import { InputsArena } from './inputs_arena.js';
+import { StaleReaderSweep } from '../journal/stale_readers.js';
 import { APPEND_PUT, DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment, type AppendingDb } from './da_store_sync.js';
 
 export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js';
@@ -88,6 +89,8 @@ export class LmdbDaStore implements DaStore {
 
   /** Commit on the calling thread (transactionSync) instead of lmdb-js's pool threads: see open(). */
   private readonly sync_commits: boolean;
+  /** A killed `ringbook backup`'s reader slot, freed by the writer (src/journal/stale_readers.ts). */
+  private readonly reader_sweep: StaleReaderSweep;
 
   private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean, idle_sync_ms: number) {
     this.root = root;
@@ -95,6 +98,7 @@ export class LmdbDaStore implements DaStore {
     this.reader = reader;
     this.commit_interval_ms = commit_interval_ms;
     this.sync_commits = sync_commits;
+    this.reader_sweep = new StaleReaderSweep(root);
     this.batches = root.openDB<StoredRecord, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
     this.order_fills = root.openDB<number, [number, number]>({ name: 'order_fills', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
     let last = 0;
@@ -235,6 +239,7 @@ export class LmdbDaStore implements DaStore {
     const group = this.takeOpenGroup();
     const [first, last] = idRange(group);
     this.commits++;
+    this.reader_sweep.maybe();
     let write: Promise<unknown>;
     try {
       if (this.sync_commits) {

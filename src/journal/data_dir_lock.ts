@@ -24,6 +24,25 @@ const LOCK_ATTEMPTS_MAX = 4;
 /** A data directory another live server holds. */
 export class DataDirInUse extends Error {}
 
+/**
+ * In a copy that `ringbook backup` (src/cli/backup.ts) is still making, removed only once the
+ * copy is complete and checked: a backup killed mid-copy (SIGKILL, a crash) leaves its partial
+ * directory with it, and a start on that directory is refused rather than run on half a data dir.
+ */
+export const INCOMPLETE_BACKUP_FILE = 'BACKUP_INCOMPLETE';
+
+/** Throws when `dir` is an incomplete backup (INCOMPLETE_BACKUP_FILE in it). */
+export function refuseIncompleteBackup(dir: string): void {
+  let text: string;
+  try {
+    text = readFileSync(path.join(dir, INCOMPLETE_BACKUP_FILE), 'utf8').trim();
+  } catch {
+    return;
+  }
+  throw new Error(`ringbook: ${dir} is an incomplete backup (${INCOMPLETE_BACKUP_FILE}: ${text}): ` +
+    'the backup stopped before its copy was complete and checked; delete it and restore from a complete backup');
+}
+
 interface NativeFileLock {
   /** flock(fd, LOCK_EX | LOCK_NB): 0, or the errno (EWOULDBLOCK: held by another). */
   lockExclusive(fd: number): number;
@@ -148,11 +167,13 @@ function lockWithPid(dir: string, file: string): () => void {
 }
 
 /**
- * Takes `dir` for this process, or throws DataDirInUse naming the live server that has it.
+ * Takes `dir` for this process, or throws DataDirInUse naming the live server that has it (an
+ * incomplete backup, refuseIncompleteBackup, is refused before).
  * Returns the release (also run at the process's exit), which removes the file only while it
  * still names this process; the kernel lock itself ends with the process.
  */
 export function lockDataDir(dir: string): () => void {
+  refuseIncompleteBackup(dir);
   const file = path.join(dir, DATA_DIR_LOCK_FILE);
   const lock = nativeLock();
   return lock === null ? lockWithPid(dir, file) : lockWithKernel(dir, file, lock);

@@ -36,6 +36,7 @@ import { describeWriteError } from './journal_fault.js';
 import { JournalReserve } from './reserve.js';
 import type { WalSync } from './wal.js';
 import { WalStore } from './wal_store.js';
+import { StaleReaderSweep } from './stale_readers.js';
 import type { StorerState } from './wal_storer_driver.js';
 
 /** A write that failed (disk full, I/O error) and is being retried; null once writes succeed again. */
@@ -97,11 +98,14 @@ export class Journal {
   readonly reserve: JournalReserve;
   /** `readTransient`'s records buffer (8-byte aligned, grown to the largest batch read). */
   private transient = new Uint8Array(0);
+  /** Frees the reader slots of dead processes (a killed `ringbook backup`), from the writer (stale_readers.ts). */
+  private readonly reader_sweep: StaleReaderSweep;
 
   private constructor(dir: string, root: RootDatabase, batches: Database<Buffer, number>, options: JournalOptions) {
     this.root = root;
     this.batches = batches;
     this.options = options;
+    this.reader_sweep = new StaleReaderSweep(root);
     this.reserve = new JournalReserve(path.join(dir, 'data.mdb'), () => {
       const stat = this.root.getStats() as { pageSize?: number; lastPageNumber?: number };
       const page_bytes = stat.pageSize ?? 4096;
@@ -119,6 +123,11 @@ export class Journal {
       storedElsewhere: () => this.root.resetReadTxn(),
     });
     this.last_batch_id = this.wal_store.lastBatchId();
+  }
+
+  /** Reader slots of dead processes this journal's writer cleared, since open. */
+  get stale_readers_cleared(): number {
+    return this.reader_sweep.cleared;
   }
 
   /** LMDB commits that stored write-ahead batches, since open. */
@@ -234,6 +243,8 @@ export class Journal {
     const keys: number[] = [];
     for (const key of this.batches.getKeys({ end: through + 1 })) keys.push(key as number);
     if (keys.length === 0) return 0;
+    // The trimmed pages are reused only once no reader can see them: a dead reader's slot goes first.
+    this.reader_sweep.maybe();
     this.batches.transactionSync(() => {
       for (const key of keys) this.batches.removeSync(key);
     });
@@ -255,6 +266,7 @@ export class Journal {
     }
     this.wal_store.append(batch_id, encodeBatch(batch_id, time_ms, records, count));
     this.last_batch_id = batch_id;
+    this.reader_sweep.maybe();
   }
 
   /** After the batch's commit marker is out: see WalStore.afterAck. Returns whether it stored. */

@@ -222,6 +222,21 @@ describe('ringbook backup', () => {
     expect(fs.readdirSync(path.dirname(out))).toEqual([]);
   }, TEST_BOUND_MS);
 
+  it('refuses a cluster role\'s data dir (a DA role\'s da/, a matcher\'s matcher/, no journal/), naming it, leaving nothing behind', async () => {
+    // On the old code: "no journal in <dir>", which sent the operator looking for a journal that a
+    // cluster role never has.
+    const root = tmpDir();
+    const data_dir = path.join(root, 'data');
+    fs.mkdirSync(path.join(data_dir, 'da'), { recursive: true });
+    fs.writeFileSync(path.join(data_dir, 'da', 'server.pid'), '');
+    fs.mkdirSync(path.join(data_dir, 'matcher'));
+    const r = await cli(['backup', '--data-dir', data_dir, '--out', path.join(root, 'copy')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${data_dir} is a cluster role's data dir (matcher/ (a cluster matcher's snapshots), da/ (a cluster DA role's store); no journal/)`);
+    expect(r.stderr).toContain('RB_EVENTS');
+    expect(fs.readdirSync(root)).toEqual(['data']);
+  });
+
   it('refuses a non-empty --out, a data dir without a journal and bad options, leaving nothing behind', async () => {
     const root = tmpDir();
     const data_dir = path.join(root, 'data');

@@ -2,6 +2,7 @@
 // error (its message only, exit 1, as `ringbook replay` and the server), not a usage error (the
 // message and the usage text, exit 64).
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -38,5 +39,35 @@ describe('settlement CLI: config errors', () => {
     expect(r.stderr).toContain('--key must be 0x + 64 hex digits');
     expect(r.stderr).toContain('usage:');
     expect(r.code).toBe(64);
+  });
+});
+
+/** A loopback port nothing listens on (bound, then closed): a connection there is refused. */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+describe('withdraw-onchain: an unreachable server or chain is named', () => {
+  // On the old code both printed 'ringbook: fetch failed' alone (exit 1), naming no URL.
+  const base = ['withdraw-onchain', '--key', KEY, '--asset', 'ETH', '--amount', '1', '--nonce', '1'];
+
+  it('the server asked for the signature (--url)', async () => {
+    const server = `http://127.0.0.1:${await closedPort()}`;
+    const r = await cli([...base, '--url', server, '--rpc', `http://127.0.0.1:${await closedPort()}`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`no server answers at ${server} (is it running? --url)`);
+    expect(r.stderr).toContain('ECONNREFUSED');
+  });
+
+  it('the chain (--rpc), with --json', async () => {
+    const rpc = `http://127.0.0.1:${await closedPort()}`;
+    const r = await cli([...base, '--signature', `0x${'22'.repeat(65)}`, '--rpc', rpc, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`no JSON-RPC endpoint answers at ${rpc} (is it running? --rpc, config settlement.rpc_url)`);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: 'UNREACHABLE' });
   });
 });
