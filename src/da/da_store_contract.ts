@@ -39,6 +39,24 @@ export function durableLatestOf(store: DaStore | null): Promise<number> {
   return store.durableLatest?.() ?? Promise.resolve(store.latest());
 }
 
+/** How often durableThrough looks at the store's latest batch while waiting for one. */
+const DURABLE_POLL_MS = 5;
+
+/**
+ * Whether `store` holds batch `n` durably (a crash can no longer take it out) before `deadline_ms`
+ * (Date.now() time): waits, looking every DURABLE_POLL_MS, until the store has it, then flushes
+ * once (durableLatestOf: one environment sync, not one per look). True without a store (nothing
+ * to wait for). For what must never get ahead of the store: a snapshot file (src/snapshot/coordinator.ts).
+ */
+export async function durableThrough(store: DaStore | null, n: number, deadline_ms: number): Promise<boolean> {
+  if (store === null) return true;
+  while (store.latest() < n) {
+    if (Date.now() >= deadline_ms) return false;
+    await new Promise((r) => setTimeout(r, DURABLE_POLL_MS));
+  }
+  return (await durableLatestOf(store)) >= n;
+}
+
 /** Refuses a batch that is not the next one (ids contiguous from 1). */
 export function checkNext(store: DaStore, batch: PublishedBatch): void {
   const id = batch.header.batch_id;

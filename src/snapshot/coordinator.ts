@@ -15,7 +15,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { durableLatestOf, type DaStore } from '../da/da_store_contract.js';
+import { durableLatestOf, durableThrough, type DaStore } from '../da/da_store_contract.js';
 import type { SnapshotMessage } from '../matcher/matcher_worker.js';
 
 /** What the coordinator needs of the matcher link (gateway/matcher_link.ts). */
@@ -224,6 +224,17 @@ export class SnapshotCoordinator {
     const t0 = performance.now();
     const n = engine.batch_id;
     const state_root = await this.rootOf(n);
+    // The file only once the DA store holds its batch durably. A snapshot ahead of the store is
+    // passed over at start (recovery.ts: the batches up to it could no longer be published), and
+    // the writer's prune below keeps only the `keep` newest: with `keep` 1 an ahead snapshot
+    // would replace the only usable one while the journal is already trimmed (through the older
+    // one), and a crash then (an OS crash or power loss can undo the store's last commit:
+    // da_store_sync.ts) left a data dir no start could use. One environment flush per snapshot.
+    if (!(await durableThrough(this.o.da.store, n, Date.now() + ROOT_WAIT_MS_MAX))) {
+      this.dropped++;
+      throw new SnapshotMissedError(`the DA store does not hold batch ${n} durably after ${ROOT_WAIT_MS_MAX} ms ` +
+        `(a snapshot ahead of it could not be used at start, and would replace one that can)`);
+    }
     const file = path.join(this.o.dir, snapshotFileName(n));
     const job: WriteJob = {
       header: { batch_id: n, batch_time_ms: engine.batch_time_ms, state_root, zero_balance_leaves: front.zero_balance_leaves, created_ms: Date.now() },
