@@ -21,6 +21,9 @@ const CONFIG = { snapshots: { every_batches: 4, keep: 2 } };
 const ORDERS_BEFORE = 12;
 /** Server runs of the trimmed-journal test at most, until its journal is trimmed after a snapshot. */
 const TRIM_ROUNDS_MAX = 4;
+/** Each such run waits at most TRIM_WAIT_POLLS x TRIM_WAIT_POLL_MS for the trim before it stops. */
+const TRIM_WAIT_POLLS = 50;
+const TRIM_WAIT_POLL_MS = 100;
 /** A bound on the orders placed while the backup runs (it stops at the backup's end). */
 const ORDERS_DURING_MAX = 400;
 const TEST_BOUND_MS = 240_000;
@@ -35,6 +38,12 @@ interface BackupJson {
   snapshots: { files: number; resume_batch_id: number | null };
   files: string[];
   skipped: string[];
+}
+
+/** Whether the server logged a trim of its journal (info lines: stdout; stderr checked too). */
+function trimLogged(s: StartedServer): boolean {
+  const out = s.output();
+  return (out.stdout + out.stderr).includes('journal trimmed through batch');
 }
 
 /** A resting bid far below any ask: stays open, so the read model never forgets it. */
@@ -199,6 +208,11 @@ describe('ringbook backup', () => {
         ok(await deposit(s, w.address, 'USDC', '1000'));
         for (let i = 0; i < 8; i++) ok(await api(s.url).post('/orders', bid(w, i)));
         await caughtUpState(s);
+        // The trim comes after the snapshot's write (which waits for the DA store's flush): give
+        // it a bounded while before the stop, so that a loaded machine needs fewer rounds.
+        for (let k = 0; k < TRIM_WAIT_POLLS && !trimLogged(s); k++) {
+          await new Promise((r) => setTimeout(r, TRIM_WAIT_POLL_MS));
+        }
       } finally {
         await s.stop();
       }
