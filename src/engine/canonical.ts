@@ -1,7 +1,9 @@
 // The engine state in canonical form (docs/engine.md, "Canonical state"): what a snapshot holds,
 // what the state digest and the state roots are computed over, and what both engines must agree
-// on byte for byte. canonicalStateOf reads the fast engine's state out; loadCanonical puts one
-// back into a freshly built engine. The state itself is engine_state.ts.
+// on byte for byte. canonicalStateOf reads the fast engine's state out (one walk over its columns,
+// canonicalOfColumns, which also walks copies of them that a snapshot thread holds:
+// copyEngineColumns); loadCanonical puts one back into a freshly built engine. The state itself
+// is engine_state.ts.
 import type {
   CanonicalAccount, CanonicalMarket, CanonicalOrder, CanonicalState,
 } from './api.js';
@@ -118,6 +120,12 @@ export function liveColumns(st: EngineState): EngineColumns {
 }
 
 type Column = Int32Array | Float64Array | Uint8Array;
+
+/**
+ * A kept copy outgrown by its pool is reallocated with this much room (the pools grow by steps;
+ * without room, every snapshot after each step would allocate again).
+ */
+const KEPT_COPY_ROOM = 1.25;
 interface ColumnType<T extends Column> {
   new (buffer: SharedArrayBuffer, offset: number, length: number): T;
   readonly BYTES_PER_ELEMENT: number;
@@ -125,12 +133,12 @@ interface ColumnType<T extends Column> {
 
 /**
  * `src` copied into `kept` when its SharedArrayBuffer holds it (a view of the first src.length
- * elements), else into a new one with a quarter more room (pools grow; so does their copy).
+ * elements), else into a new one with KEPT_COPY_ROOM (pools grow; so does their copy).
  */
 function copied<T extends Column>(src: T, kept: T | undefined, type: ColumnType<T>): T {
   const bytes = src.length * type.BYTES_PER_ELEMENT;
   const room = kept !== undefined && kept.buffer instanceof SharedArrayBuffer && kept.buffer.byteLength >= bytes;
-  const buffer = room ? kept.buffer as SharedArrayBuffer : new SharedArrayBuffer(Math.max(8, Math.ceil(bytes * 1.25 / 8) * 8));
+  const buffer = room ? kept.buffer as SharedArrayBuffer : new SharedArrayBuffer(Math.max(8, Math.ceil(bytes * KEPT_COPY_ROOM / 8) * 8));
   const out = new type(buffer, 0, src.length);
   out.set(src as never);
   return out;
