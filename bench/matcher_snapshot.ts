@@ -12,18 +12,19 @@
 // packing (encodeEngine) and copy, the zero balances of the state (the candidates), the zero
 // balance leaves from the state tree (StateRootBuilder.zeroBalanceLeaves: by looking each
 // candidate up, and by walking every leaf, both timed, and a lookup of every (account, asset) pair to set its LOOKUP_COST_IN_LEAVES_WALKED), and the file's encoding (encodeSnapshot: sha256 digest
-// over the engine part, packing) and copy; and the whole MatcherSnapshots.confirmed() call. Then the
-// alternatives to that pause (docs/benchmarks.md, "h29s"): a structured copy of the captured objects
-// (v8.serialize, what postMessage of them would cost this thread), and bench/matcher_snapshot_columns.ts's
-// prototype: copies of the engine's typed arrays (fresh, and into buffers kept from the previous
-// round), then the canonical walk and the packing from the copies (another thread's share), whose
-// engine part must equal the one captureState gives, byte for byte (else the bench fails). Medians
-// are reported; the last line is one JSON object {"bench": "matcher_snapshot", ...}.
+// over the engine part, packing) and copy: together `old_confirmed`, what MatcherSnapshots.confirmed()
+// did on the matcher's thread before h29w (timed as one block too). Then today's path (h29w,
+// src/matcher/engine_staging.ts): the copies of the engine's columns into buffers kept from the
+// last round (EngineStaging.take: the single process's matcher thread's whole pause), the whole
+// MatcherSnapshots.confirmed() call (the copies, the zero balance leaves from them, the post to the
+// writer thread), and the writer thread's share timed on this thread (stagedEngineBytes: the walk
+// of the copies and msgpackr), whose engine part must equal the one captureState gives, byte for
+// byte (else the bench fails), as must the file the writer thread wrote. Medians are reported; the
+// last line is one JSON object {"bench": "matcher_snapshot", ...}.
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import v8 from 'node:v8';
 import { BatchRequests } from '../src/cluster/batch_request.js';
 import { MatcherSnapshots, zeroBalances } from '../src/cluster/matcher_snapshots.js';
 import type { MatcherStatus } from '../src/cluster/matcher_options.js';
@@ -32,11 +33,11 @@ import { loadConfig } from '../src/config/load.js';
 import { engineConfigOf } from '../src/config/read.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
-import { encodeEngine, encodeSnapshot } from '../src/snapshot/snapshot_file.js';
+import { EngineStaging, stagedEngineBytes } from '../src/matcher/engine_staging.js';
+import { encodeEngine, encodeSnapshot, readSnapshotFile, snapshotFileName } from '../src/snapshot/snapshot_file.js';
 import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
 import { Knobs } from './knobs.js';
-import { canonicalOfColumns, copyColumns, copyColumnsInto } from './matcher_snapshot_columns.js';
 
 const knobs = new Knobs();
 const REQUESTS = knobs.number('requests', 1_000_000, 1, 100_000_000);
@@ -77,14 +78,15 @@ async function main(): Promise<void> {
     }
     await journal.close();
     const state_root = ex.finishDeferred().state_root;
-    const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [], confirmed: [],
-      v8_serialize: [], columns_copy: [], columns_copy_reused: [], columns_canonical: [], columns_pack: [] };
+    const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [],
+      old_confirmed: [], staging_take: [], confirmed: [], writer_walk_pack: [] };
     let bytes = 0;
     let open_orders = 0;
     let zero_leaves = 0;
     let candidate_count = 0;
     let every_pairs = 0;
     let column_bytes = 0;
+    const staging = new EngineStaging();
     const snap_dir = path.join(dir, 'matcher');
     const status = {
       node_id: 'bench', role: 'standby', batch_id, state_root, events_through: batch_id + 1, requests_through: 0, mismatches: 0,
@@ -109,26 +111,35 @@ async function main(): Promise<void> {
       const [file, file_t] = timed(() => Buffer.from(encodeSnapshot({
         batch_id, batch_time_ms: time_ms, state_root, zero_balance_leaves: zero, created_ms: Date.now(), cluster: { events_through: batch_id + 1, requests_through: 0 },
       }, engine, null)));
+      // What confirmed() did before h29w, as one block (its parts above are each timed alone, warm).
+      const [, old_confirmed] = timed(() => {
+        const st = ex.matcher.captureState();
+        const e = new Uint8Array(encodeEngine(st));
+        const z = ex.builder.zeroBalanceLeaves(zeroBalances(st, engine_config.assets.length));
+        return Buffer.from(encodeSnapshot({
+          batch_id, batch_time_ms: time_ms, state_root, zero_balance_leaves: z, created_ms: Date.now(), cluster: { events_through: batch_id + 1, requests_through: 0 },
+        }, e, null));
+      });
+      parts.old_confirmed.push(old_confirmed);
+      // Today's: the single process's matcher thread (its whole pause), then the writer's share here.
+      const [staged, take_t] = timed(() => staging.take(ex.matcher));
+      if (staged === null) throw new Error('the kept buffers are held');
+      const [engine2, staged_walk_t] = timed(() => stagedEngineBytes(staged));
+      if (!Buffer.from(engine2).equals(Buffer.from(engine))) throw new Error('engine part from the column copies differs from captureState\'s');
+      parts.staging_take.push(take_t);
+      parts.writer_walk_pack.push(staged_walk_t);
+      column_bytes = Object.values(staged.columns).reduce((n: number, v) => n + (ArrayBuffer.isView(v) ? v.byteLength : 0), 0) +
+        staged.columns.side_levels.reduce((n, x) => n + x.byteLength, 0) + staged.addresses.byteLength;
+      // The cluster matcher's confirmed(): the copies, the zero balance leaves, the post.
       const [, confirmed] = timed(() => snaps.confirmed({
         batch_id, time_ms, requests_through: 0, input_records: 0, state_root, fills_root: '', leader: 'bench',
       }, batch_id + 1, 0, state_root, ex));
       await snaps.idle();
-      // The alternatives (docs/benchmarks.md, h29s): a structured copy of the captured objects (what
-      // postMessage would do on this thread), and the prototype's typed-array copies at the boundary
-      // with the walk and the packing from the copies (another thread's share), checked byte for byte.
-      const [, v8_t] = timed(() => v8.serialize(state));
-      const [cols, copy_t] = timed(() => copyColumns(ex.matcher));
-      const [canon, canon_t] = timed(() => canonicalOfColumns(cols));
-      const [engine2, pack2_t] = timed(() => new Uint8Array(encodeEngine({ canonical: canon, addresses: cols.addresses })));
-      if (!Buffer.from(engine2).equals(Buffer.from(engine))) throw new Error('engine part from the column copies differs from captureState\'s');
-      parts.v8_serialize.push(v8_t);
-      parts.columns_copy.push(copy_t);
-      const [, reused_t] = timed(() => copyColumnsInto(ex.matcher, cols));
-      parts.columns_copy_reused.push(reused_t);
-      parts.columns_canonical.push(canon_t);
-      parts.columns_pack.push(pack2_t);
-      column_bytes = Object.values(cols).reduce((n: number, v) => n + (ArrayBuffer.isView(v) ? v.byteLength : 0), 0) +
-        cols.sides.reduce((n, x) => n + x.levels.byteLength, 0) + Object.values(cols.market).reduce((n, v) => n + v.byteLength, 0);
+      const written = path.join(snap_dir, snapshotFileName(batch_id));
+      const f = readSnapshotFile(written);
+      const expected = encodeSnapshot({ batch_id, batch_time_ms: time_ms, state_root, zero_balance_leaves: zero, created_ms: f.created_ms,
+        cluster: { events_through: batch_id + 1, requests_through: 0 } }, engine, null);
+      if (!fs.readFileSync(written).equals(Buffer.from(expected))) throw new Error('the writer thread\'s file differs from encodeSnapshot\'s');
       parts.capture.push(capture);
       parts.pack.push(pack);
       parts.candidates.push(candidates_t);
@@ -153,10 +164,12 @@ async function main(): Promise<void> {
     out.walk_cpu_us_per_leaf = Math.round(1000 * (out.zero_leaves_walk_cpu_ms as number) / ex.builder.leafCount() * 100) / 100;
     out.column_bytes = column_bytes;
     out.snapshots_written = status.snapshots_written;
+    await snaps.close();
     out.node = process.version;
     out.load_avg_1m = Math.round(os.loadavg()[0] * 10) / 10;
     console.log(`snapshot pause at batch ${batch_id} (${open_orders} open orders, ${ex.builder.leafCount()} leaves, ${bytes} bytes): ` +
-      `whole confirmed() ${out.confirmed_wall_ms} ms wall / ${out.confirmed_cpu_ms} ms CPU (median of ${ROUNDS})`);
+      `confirmed() before h29w ${out.old_confirmed_wall_ms} ms wall / ${out.old_confirmed_cpu_ms} ms CPU, now ${out.confirmed_wall_ms} / ${out.confirmed_cpu_ms}; ` +
+      `single process matcher: captureState+pack ${Math.round(((out.capture_cpu_ms as number) + (out.pack_cpu_ms as number)) * 10) / 10} ms CPU, now copies ${out.staging_take_cpu_ms} (median of ${ROUNDS})`);
     console.log(JSON.stringify(out));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

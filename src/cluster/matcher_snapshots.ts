@@ -8,9 +8,12 @@
 //
 // Written: at a batch the event stream has confirmed (a standby's re-executed batch that agreed
 // with the published one; a leader's batch whose publish was acknowledged), every
-// `every_batches`: the state is serialized at the batch boundary (the engine moves on right after)
-// and the file is written asynchronously, one write at a time (a batch due while one is written
-// is passed over). The `keep` newest are kept.
+// `every_batches`: the engine's columns are copied at the batch boundary into buffers kept from
+// the last snapshot (src/matcher/engine_staging.ts; the engine moves on right after) with the
+// zero balance leaves, and the snapshot writer thread (src/snapshot/writer_worker.ts, the single
+// process's) walks and packs the copy and writes the file, one write at a time (a batch due while
+// one is written is passed over: what makes one set of kept buffers safe). The `keep` newest are
+// kept.
 //
 // Read: at start and after a fence, the newest file whose digest holds, whose batch, time and
 // state root are those of the stream's message at its sequence, and whose restored state tree
@@ -23,9 +26,13 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { EngineConfig } from '../engine/api.js';
 import { ReplayExecutor, type ReplayOptions } from '../da/replay.js';
 import { ADDRESS_BYTES } from '../matcher/registry.js';
+import { Worker } from 'node:worker_threads';
+import { listedAccount, type EngineColumns } from '../engine/canonical.js';
+import { EngineStaging, releaseStaged, type StagedEngine } from '../matcher/engine_staging.js';
 import {
-  decodeEngine, encodeEngine, type EngineSnapshot, encodeSnapshot, listSnapshots, pruneSnapshots, readSnapshotFile, snapshotFileName, writeFileAtomic,
+  decodeEngine, type EngineSnapshot, listSnapshots, readSnapshotFile, snapshotFileName,
 } from '../snapshot/snapshot_file.js';
+import type { WriteDone, WriteJob } from '../snapshot/writer_worker.js';
 import { componentLog } from '../util/log.js';
 import { EVENT_STREAM, readBatchHeader, type BatchHeader } from './log_format.js';
 import { RETRY_WAIT_MS } from './matcher_store.js';
@@ -52,6 +59,11 @@ export class MatcherSnapshots {
   private readonly status: MatcherStatus;
   private writing: Promise<void> | null = null;
   private readonly asset_count: number;
+  /** The kept copies of the engine's columns (one set: one write at a time). */
+  private readonly staging = new EngineStaging();
+  /** The snapshot writer thread, started at the first snapshot. */
+  private writer: Worker | null = null;
+  private writer_done: ((d: WriteDone) => void) | null = null;
 
   constructor(settings: MatcherSnapshotSettings, node_id: string, status: MatcherStatus, asset_count: number) {
     this.settings = settings;
@@ -73,39 +85,80 @@ export class MatcherSnapshots {
       return;
     }
     const t0 = performance.now();
-    let bytes: Buffer;
+    let job: WriteJob;
     try {
-      // Serialized now, at the batch boundary: the engine and the tree move on with the next batch.
-      // Both packs reuse one buffer (engine_snapshot.ts): copied before the next.
-      const state = executor.matcher.captureState();
-      const engine = new Uint8Array(encodeEngine(state));
-      const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalances(state, this.asset_count));
-      bytes = Buffer.from(encodeSnapshot({
-        batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves,
-        created_ms: Date.now(), cluster: { events_through, requests_through },
-      }, engine, null));
+      // Copied now, at the batch boundary: the engine and the tree move on with the next batch.
+      const staged = this.staging.take(executor.matcher);
+      // No write in flight, so nothing reads the kept buffers (the writer frees them after its walk).
+      if (staged === null) throw new Error('the kept engine copy is still held with no write in flight');
+      try {
+        const accounts = staged.addresses.length / ADDRESS_BYTES;
+        const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalancesOfColumns(staged.columns, accounts, this.asset_count));
+        job = {
+          header: {
+            batch_id: h.batch_id, batch_time_ms: h.time_ms, state_root, zero_balance_leaves, created_ms: Date.now(), cluster: { events_through, requests_through },
+          },
+          engine: staged, front: null, file: path.join(dir, snapshotFileName(h.batch_id)), dir, keep: this.settings.keep,
+        };
+      } catch (e) {
+        releaseStaged(staged);
+        throw e;
+      }
     } catch (e) {
       // A snapshot is an optimisation: its failure must not stop the batch that called it.
       log.error(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} not taken: ${String(e)}`, undefined, { batch_id: h.batch_id });
       return;
     }
     this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
-    this.writing = this.write(dir, h.batch_id, bytes).finally(() => {
+    const staged = job.engine as StagedEngine;
+    this.writing = this.write(job).finally(() => {
+      releaseStaged(staged);
       this.writing = null;
     });
   }
 
-  private async write(dir: string, batch_id: number, bytes: Buffer): Promise<void> {
+  private startWriter(): Worker {
+    // Run from TypeScript source (vitest), the compiled worker is in the tsc output mirror dist/.
+    const here = import.meta.url;
+    const file = here.endsWith('.ts') ? new URL('../../dist/src/snapshot/writer_worker.js', here) : new URL('../snapshot/writer_worker.js', here);
+    const w = new Worker(file, { workerData: null });
+    w.on('message', (d: WriteDone) => this.writer_done?.(d));
+    w.on('error', (e) => {
+      this.writer = null;
+      this.writer_done?.({ ok: false, error: `snapshot writer failed: ${e.message}` });
+    });
+    // Between writes it must not keep the process alive on its own.
+    w.unref();
+    return w;
+  }
+
+  private async write(job: WriteJob): Promise<void> {
+    const batch_id = job.header.batch_id;
     try {
-      await writeFileAtomic(path.join(dir, snapshotFileName(batch_id)), bytes);
-      pruneSnapshots(dir, this.settings.keep);
+      const writer = this.writer ?? (this.writer = this.startWriter());
+      // Held while a write is in flight: whoever awaits it (idle(), at a clean stop) needs the answer.
+      writer.ref();
+      const done = await new Promise<WriteDone>((resolve) => {
+        this.writer_done = resolve;
+        writer.postMessage(job);
+      }).finally(() => writer.unref());
+      this.writer_done = null;
+      if (!done.ok) throw new Error(done.error);
       this.status.snapshots_written++;
       this.status.snapshot_batch_id = batch_id;
-      log.info(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} written (${bytes.length} bytes)`, { batch_id });
+      log.info(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} written (${done.bytes} bytes; ` +
+        `walk and pack ${Math.round(done.engine_ms)} ms on the writer thread)`, { batch_id });
     } catch (e) {
       // The disk's trouble is not the exchange's: the matcher goes on, a restart replays more.
       log.error(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} not written: ${String(e)}`, undefined, { batch_id });
     }
+  }
+
+  /** Ends the writer thread (after idle(); a write it interrupts leaves only a temporary file). */
+  async close(): Promise<void> {
+    const w = this.writer;
+    this.writer = null;
+    if (w !== null) await w.terminate();
   }
 
   /** Waits for the write in flight, if any (a clean stop). */
@@ -183,6 +236,26 @@ export function zeroBalances(state: EngineSnapshot, asset_count: number): [numbe
   const accounts = state.addresses.length / ADDRESS_BYTES;
   for (let id = 0; id < accounts; id++) {
     if (listed.has(id)) continue;
+    for (let asset = 0; asset < asset_count; asset++) out.push([id, asset]);
+  }
+  return out;
+}
+
+/**
+ * zeroBalances from the engine's columns (a staged copy, before the writer thread walks it):
+ * the same pairs in the same order, the accounts listed being canonical.ts's (listedAccount).
+ */
+export function zeroBalancesOfColumns(c: EngineColumns, accounts: number, asset_count: number): [number, number][] {
+  const out: [number, number][] = [];
+  const a = c.asset_count;
+  for (let acct = 0; acct < c.account_high; acct++) {
+    if (!listedAccount(c, acct)) continue;
+    for (let asset = 0; asset < a; asset++) {
+      if (c.available[acct * a + asset] === 0 && c.locked[acct * a + asset] === 0) out.push([acct, asset]);
+    }
+  }
+  for (let id = 0; id < accounts; id++) {
+    if (id < c.account_high && listedAccount(c, id)) continue;
     for (let asset = 0; asset < asset_count; asset++) out.push([id, asset]);
   }
   return out;

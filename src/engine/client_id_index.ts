@@ -92,8 +92,12 @@ export class ClientIdIndex {
 
   /** The order's id as a string ('' when it has none): for the canonical state, not a hot path. */
   text(slot: number): string {
-    const v = this.entry_of_slot[slot];
-    return v === 0 ? '' : clientIdString(this.rows, (v - 1) * CE.STRIDE + CE.ID);
+    return clientIdText(this.rows, this.entry_of_slot, slot);
+  }
+
+  /** The rows and per-slot entries (live, not copies): what the canonical walk reads (canonical.ts). */
+  columns(): { rows: Int32Array; entry_of_slot: Int32Array } {
+    return { rows: this.rows, entry_of_slot: this.entry_of_slot };
   }
 
   /** Indexes the order in `slot` (of `account`) under the id at `ids[at]` (valid, not already indexed; the slot has none). */
@@ -179,4 +183,10 @@ export class ClientIdIndex {
     this.cells = cells;
     this.mask = mask;
   }
+}
+
+/** The id of the order in `slot` as a string ('' when it has none), from ClientIdIndex's columns or a copy of them. */
+export function clientIdText(rows: Int32Array, entry_of_slot: Int32Array, slot: number): string {
+  const v = entry_of_slot[slot];
+  return v === 0 ? '' : clientIdString(rows, (v - 1) * CE.STRIDE + CE.ID);
 }

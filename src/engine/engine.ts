@@ -9,7 +9,7 @@
 import { notionalCeilUnchecked as notionalCeil_ } from '../money/index.js';
 import type { CanonicalState, EngineConfig, MatchingEngine } from './api.js';
 import { Link, OF, OI } from './book.js';
-import { canonicalStateOf, loadCanonical } from './canonical.js';
+import { canonicalStateOf, copyEngineColumns, loadCanonical, type EngineColumns } from './canonical.js';
 import { Books } from './engine_books.js';
 import { Matching } from './engine_matching.js';
 import { OrderRequests } from './engine_orders.js';
@@ -270,6 +270,11 @@ export class FastEngine implements MatchingEngine, RequestApplier {
 
   canonicalState(): CanonicalState {
     return canonicalStateOf(this.st);
+  }
+
+  /** Copies of the state's columns for a snapshot thread's walk (canonical.ts, copyEngineColumns; `kept`: reused). */
+  copyColumns(kept: EngineColumns | null): EngineColumns {
+    return copyEngineColumns(this.st, kept);
   }
 
   /** Loads a canonical state into this freshly constructed engine (canonical.ts, loadCanonical). */

@@ -17,16 +17,19 @@
 // for a spin to catch one); one clock read serves an idle turn's due check, store check and sleep.
 //
 // Snapshots: after every `snapshot_every_batches`-th live batch, and when the front asks, the
-// matcher captures its state between two batches (a synchronous walk: canonicalState plus the
-// registry's addresses), packs it with msgpackr and posts the bytes to the front, which joins
-// them with its read model at the same batch and writes the file. Packing is the only work done
-// here besides the walk; the disk write happens on the front thread.
+// matcher copies its state's columns between two batches into buffers kept from the last
+// snapshot (src/matcher/engine_staging.ts: a few ms, where walking and packing them here took
+// ~200 ms at 112k open orders, docs/benchmarks.md h29w) and posts them to the front, which joins
+// them with its read model at the same batch; the snapshot writer thread walks, packs and writes.
+// While the previous copy is still being read there (one write at a time), the matcher walks and
+// packs this one itself, as before, and posts the bytes: no snapshot is lost, it only costs more.
 import { performance } from 'node:perf_hooks';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { Journal, type JournalFault } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
 import { RING_WAIT_SPIN_ITERATIONS_DEFAULT } from '../ring/ring_layout.js';
 import { decodeEngine, encodeEngine } from './engine_snapshot.js';
+import { EngineStaging, type StagedEngine } from './engine_staging.js';
 import type { EngineConfig } from '../engine/api.js';
 import { FastEngine, restoreFastEngine } from '../engine/engine.js';
 import { Matcher } from './matcher.js';
@@ -66,7 +69,8 @@ export type ToMatcher =
 /** Matcher -> front. */
 export type FromMatcher =
   | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number; pin: PinResult | null }
-  | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array; capture_ms: number; pack_ms: number; on_demand: boolean }
+  /** engine: the staged copy of the columns (the writer thread walks and packs it), or bytes when the copy was busy. */
+  | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array | StagedEngine; capture_ms: number; pack_ms: number; on_demand: boolean }
   | { type: 'trimmed'; through_batch_id: number; deleted: number }
   | { type: 'journal_fault'; fault: JournalFault | null }
   | { type: 'stopped'; batch_id: number; requests_applied: number };
@@ -135,18 +139,28 @@ const matcher = new Matcher(engine, requests, events, {
   stamp_batches: data.stamp_batches,
 });
 
+const staging = new EngineStaging();
+
 /** Captures the state after the last applied batch and posts it (the front writes the file). */
 function snapshot(on_demand = false): void {
   const t0 = performance.now();
-  const state = matcher.captureState();
-  const t1 = performance.now();
-  // msgpackr packs into a shared buffer: copy out what is ours before transferring it.
-  const engine_bytes = new Uint8Array(encodeEngine(state));
-  const t2 = performance.now();
-  post({
-    type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: engine_bytes,
-    capture_ms: t1 - t0, pack_ms: t2 - t1, on_demand,
-  }, [engine_bytes.buffer as ArrayBuffer]);
+  const staged = staging.take(matcher);
+  if (staged !== null) {
+    post({
+      type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: staged,
+      capture_ms: performance.now() - t0, pack_ms: 0, on_demand,
+    });
+  } else {
+    const state = matcher.captureState();
+    const t1 = performance.now();
+    // msgpackr packs into a shared buffer: copy out what is ours before transferring it.
+    const engine_bytes = new Uint8Array(encodeEngine(state));
+    const t2 = performance.now();
+    post({
+      type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: engine_bytes,
+      capture_ms: t1 - t0, pack_ms: t2 - t1, on_demand,
+    }, [engine_bytes.buffer as ArrayBuffer]);
+  }
   if (on_demand) front_capture_deadline_ms = Date.now() + FRONT_CAPTURE_WAIT_MS_MAX;
 }
 

@@ -1,17 +1,20 @@
 // Writes snapshots on the front thread (docs/operations.md, "Snapshots"). A snapshot at batch N
 // joins three things taken at the same batch boundary:
-// - the engine part, captured by the matcher between batches N and N+1 and posted as bytes
-//   (MatcherLink.onSnapshot);
+// - the engine part, copied by the matcher between batches N and N+1 into buffers it keeps
+//   (src/matcher/engine_staging.ts; bytes it packed itself when those were still being read)
+//   and posted (MatcherLink.onSnapshot);
 // - the front part: the read model and market data right after batch N's commit marker was
 //   applied (every N that is a multiple of `every_batches` is captured when it commits; for an
 //   on-demand snapshot the front learns N from the engine part and captures when its read model
 //   reaches N, or at once if it is there; a read model already past N cannot be used and the
 //   snapshot is dropped, which the caller sees);
 // - the published state root of batch N (read from the DA store once the DA thread reached N).
-// Then the writer thread (src/snapshot/writer_worker.ts) packs the front's columns, writes the
-// file atomically and keeps the `keep` newest; with `journal.trim` the matcher is then asked to
-// delete journal batches through the oldest kept snapshot that the DA store holds. The matcher
-// only walks its state and packs it; the front only exports its read model into columns.
+// Then the writer thread (src/snapshot/writer_worker.ts) walks and packs the engine's copy, packs
+// the front's columns, writes the file atomically and keeps the `keep` newest; with
+// `journal.trim` the matcher is then asked to delete journal batches through the oldest kept
+// snapshot that the DA store holds. The matcher only copies its columns; the front only exports
+// its read model into columns. A staged copy dropped here (its snapshot missed) is released, so
+// the matcher's next snapshot can use the buffers again.
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
@@ -30,6 +33,7 @@ export interface SnapshotSource {
 import type { ReadModel } from '../read_model/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
 import { exportFront, frontBuffers, type FrontState } from './front_state.js';
+import { isStagedEngine, releaseStaged } from '../matcher/engine_staging.js';
 import { snapshotFileName } from './snapshot_file.js';
 import type { WriteDone, WriteJob, WriterData } from './writer_worker.js';
 import { componentLog, logSettings } from '../util/log.js';
@@ -42,12 +46,15 @@ export interface SnapshotResult {
   file: string;
   bytes: number;
   state_root: string | null;
-  /** Matcher: walk of the state, and msgpackr packing of it (the matcher's whole pause). */
+  /**
+   * Matcher: the copies of its columns (pack_ms 0), or, when the previous copy was still being
+   * read, the walk of the state and its msgpackr packing (the matcher's whole pause).
+   */
   capture_ms: number;
   pack_ms: number;
   /** Front thread: export of the read model into columns (the front's whole pause). */
   front_ms: number;
-  /** Writer thread: packing the front part and encoding the file with its digest. */
+  /** Writer thread: walking and packing a staged engine copy, packing the front part, encoding the file with its digest. */
   encode_ms: number;
   /** From both parts present to the file written: the DA root, the writer thread, the disk. */
   write_ms: number;
@@ -144,6 +151,7 @@ export class SnapshotCoordinator {
       this.pending.set(batch_id, p);
       while (this.pending.size > PENDING_MAX) {
         const oldest = Math.min(...this.pending.keys());
+        releaseEngine(this.pending.get(oldest)?.engine ?? null);
         this.pending.delete(oldest);
         this.dropped++;
         this.log(`ringbook: snapshot at batch ${oldest} dropped (a part never arrived)`);
@@ -183,6 +191,7 @@ export class SnapshotCoordinator {
         // raced the capture); this snapshot cannot be made consistent.
         this.pending.delete(n);
         this.dropped++;
+        releaseEngine(m);
         for (const w of waiters) w.reject(new SnapshotMissedError(`snapshot at batch ${n} missed: the read model is at batch ${rm.batch_id}; retry`));
         return;
       }
@@ -200,7 +209,7 @@ export class SnapshotCoordinator {
     const mine = this.batch_waiters.get(n) ?? [];
     this.batch_waiters.delete(n);
     // One write at a time, in batch order.
-    this.writing = this.writing.then(() => this.write(engine, front)).then(
+    this.writing = this.writing.then(() => this.write(engine, front)).finally(() => releaseEngine(engine)).then(
       (r) => {
         for (const w of mine) w.resolve(r);
       },
@@ -242,14 +251,17 @@ export class SnapshotCoordinator {
     };
     const done = await new Promise<WriteDone>((resolve) => {
       this.writer_done = resolve;
-      this.writer.postMessage(job, [...frontBuffers(front.state), engine.engine.buffer as ArrayBuffer]);
+      // A staged copy's arrays are shared (the matcher keeps them): not transferred. The writer
+      // frees it after its walk; if it failed before, maybeWrite does.
+      const engine_buffers = isStagedEngine(engine.engine) ? [] : [engine.engine.buffer as ArrayBuffer];
+      this.writer.postMessage(job, [...frontBuffers(front.state), ...engine_buffers]);
     });
     this.writer_done = null;
     if (!done.ok) throw new Error(done.error);
     const kept = done.kept;
     const r: SnapshotResult = {
       batch_id: n, file, bytes: done.bytes, state_root, capture_ms: engine.capture_ms, pack_ms: engine.pack_ms,
-      front_ms: front.ms, encode_ms: done.pack_ms, write_ms: performance.now() - t0,
+      front_ms: front.ms, encode_ms: done.engine_ms + done.pack_ms, write_ms: performance.now() - t0,
     };
     this.last = r;
     this.written++;
@@ -264,4 +276,9 @@ export class SnapshotCoordinator {
     }
     return r;
   }
+}
+
+/** Frees a dropped or written snapshot's staged copy for the matcher's next one (no-op for bytes). */
+function releaseEngine(m: SnapshotMessage | null): void {
+  if (m !== null && isStagedEngine(m.engine)) releaseStaged(m.engine);
 }

@@ -1,9 +1,14 @@
-// The snapshot writer thread: packs the front's part (the FrontState columns arrive transferred,
-// not copied), encodes the file with its digest, writes it atomically and prunes old snapshots.
-// So the front thread only pays for exporting its read model into columns; msgpackr, SHA-256 and
-// the disk run here (src/snapshot/coordinator.ts posts the jobs, one at a time).
+// The snapshot writer thread: walks and packs the engine's part (a staged copy of its columns,
+// src/matcher/engine_staging.ts; or bytes the matcher packed itself when the copy was busy),
+// packs the front's part (the FrontState columns arrive transferred, not copied), encodes the file
+// with its digest, writes it atomically and prunes old snapshots. So the matcher only pays for the
+// copies and the front thread for exporting its read model into columns; the walk, msgpackr,
+// SHA-256 and the disk run here. Posted to one job at a time by the single process's coordinator
+// (src/snapshot/coordinator.ts) and by a cluster matcher (src/cluster/matcher_snapshots.ts, no
+// front part).
 import { parentPort, workerData } from 'node:worker_threads';
 import { packFront, type FrontState } from './front_state.js';
+import { stagedEngineBytes, type StagedEngine } from '../matcher/engine_staging.js';
 import { encodeSnapshot, pruneSnapshots, writeFileAtomic, type SnapshotHeader } from './snapshot_file.js';
 import { answerMemoryQuestions } from '../util/thread_memory.js';
 import { configureLogs, type LogSettings } from '../util/log.js';
@@ -18,15 +23,17 @@ export interface WriterData {
 
 export interface WriteJob {
   header: SnapshotHeader;
-  engine: Uint8Array;
-  front: FrontState;
+  /** Bytes (encodeEngine's) or a staged copy of the columns to walk and pack here. */
+  engine: Uint8Array | StagedEngine;
+  /** null: an engine-only snapshot (a cluster matcher's). */
+  front: FrontState | null;
   file: string;
   dir: string;
   keep: number;
 }
 
 export type WriteDone =
-  | { ok: true; bytes: number; pack_ms: number; write_ms: number; kept: { batch_id: number; file: string }[] }
+  | { ok: true; bytes: number; engine_ms: number; pack_ms: number; write_ms: number; kept: { batch_id: number; file: string }[] }
   | { ok: false; error: string };
 
 const port = parentPort;
@@ -44,11 +51,13 @@ port.on('message', (job: WriteJob) => {
   void (async (): Promise<WriteDone> => {
     try {
       const t0 = performance.now();
-      const bytes = encodeSnapshot(job.header, job.engine, packFront(job.front));
+      const engine = job.engine instanceof Uint8Array ? job.engine : stagedEngineBytes(job.engine);
+      const te = performance.now();
+      const bytes = encodeSnapshot(job.header, engine, job.front === null ? null : packFront(job.front));
       const t1 = performance.now();
       await writeFileAtomic(job.file, bytes);
       const kept = pruneSnapshots(job.dir, job.keep);
-      return { ok: true, bytes: bytes.length, pack_ms: t1 - t0, write_ms: performance.now() - t1, kept };
+      return { ok: true, bytes: bytes.length, engine_ms: te - t0, pack_ms: t1 - te, write_ms: performance.now() - t1, kept };
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
