@@ -168,6 +168,22 @@ function isNoPlacement(e: unknown): boolean {
 }
 
 /**
+ * Adds a stream, trying again while the cluster cannot place its replicas yet (isNoPlacement), until
+ * `deadline_ms` (Date.now() time); any other refusal is thrown at once.
+ */
+export async function addStreamPlaced(jsm: JetStreamManager, config: Parameters<JetStreamManager['streams']['add']>[0], deadline_ms: number): Promise<void> {
+  for (;;) {
+    try {
+      await jsm.streams.add(config);
+      return;
+    } catch (e) {
+      if (!isNoPlacement(e) || Date.now() >= deadline_ms) throw e;
+      await new Promise((r) => setTimeout(r, PLACEMENT_RETRY_MS));
+    }
+  }
+}
+
+/**
  * Creates both streams when missing (every role calls it; the first wins, the others find them).
  * While the cluster cannot place the replicas yet it waits (isNoPlacement), at most
  * `wait_ms_max` in all; any other refusal is thrown at once. Returns the manager for stream info.
@@ -182,14 +198,13 @@ export async function ensureStreams(nc: NatsConnection, settings: LogSettings, w
         break;
       } catch {
         try {
-          await jsm.streams.add(streamConfig(name, subject, settings.replicas));
+          await addStreamPlaced(jsm, streamConfig(name, subject, settings.replicas), deadline);
           break;
         } catch (e) {
           // Another role created it in between: fine if it exists now.
           const exists = await jsm.streams.info(name).then(() => true, () => false);
           if (exists) break;
-          if (!isNoPlacement(e) || Date.now() >= deadline) throw e;
-          await new Promise((r) => setTimeout(r, PLACEMENT_RETRY_MS));
+          throw e;
         }
       }
     }

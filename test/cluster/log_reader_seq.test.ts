@@ -11,13 +11,15 @@ import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
-import { ensureStreams, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT } from '../../src/cluster/log_format.js';
+import { addStreamPlaced, ensureStreams, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT } from '../../src/cluster/log_format.js';
 import { SeqLogReader, type LogMessage } from '../../src/cluster/log_reader_seq.js';
 import { waitFor } from './cluster_helpers.js';
 
 const OLD_STREAM = 'T_OLD';
 const OLD_SUBJECT = 't.old';
 const WINDOW = 8;
+/** How long the 3-node test cluster may take to place a stream's 3 replicas after its start. */
+const PLACEMENT_WAIT_MS = 15_000;
 
 let nats: LocalNatsCluster;
 let nc: NatsConnection;
@@ -119,7 +121,8 @@ describe('SeqLogReader: a stream read by sequence without a consumer', () => {
     const c_nc = await connect({ servers: cluster.urls() });
     try {
       const c_jsm = await jetstreamManager(c_nc, { timeout: 1000 });
-      await c_jsm.streams.add({ name: 'T_UPD', subjects: ['t.upd'], num_replicas: 3, allow_direct: false });
+      // A cluster just started may not place 3 replicas yet (CI: "no suitable peers for placement").
+      await addStreamPlaced(c_jsm, { name: 'T_UPD', subjects: ['t.upd'], num_replicas: 3, allow_direct: false }, Date.now() + PLACEMENT_WAIT_MS);
       for (let i = 0; i < 5; i++) await jetstream(c_nc).publish('t.upd', new Uint8Array(8));
       await c_jsm.streams.update('T_UPD', { allow_direct: true });
       const got: number[] = [];
