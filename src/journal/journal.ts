@@ -244,7 +244,7 @@ export class Journal {
     for (const key of this.batches.getKeys({ end: through + 1 })) keys.push(key as number);
     if (keys.length === 0) return 0;
     // The trimmed pages are reused only once no reader can see them: a dead reader's slot goes first.
-    this.reader_sweep.maybe();
+    this.sweepReaders();
     this.batches.transactionSync(() => {
       for (const key of keys) this.batches.removeSync(key);
     });
@@ -266,6 +266,17 @@ export class Journal {
     }
     this.wal_store.append(batch_id, encodeBatch(batch_id, time_ms, records, count));
     this.last_batch_id = batch_id;
+    this.sweepReaders();
+  }
+
+  /**
+   * The reader sweep, never while the storer thread is still opening LMDB: like this thread's own
+   * LMDB writes (awaitStorerOpen), no LMDB call here may overlap that open (fresh-clone CI of
+   * 7caac54 lost a vitest worker process in test/journal/wal_async's crash copies, a check at the
+   * first append racing the storer's open, the sweep being the one LMDB call there not held back).
+   */
+  private sweepReaders(): void {
+    if (this.wal_store.storerState() === 'starting') return;
     this.reader_sweep.maybe();
   }
 

@@ -16,11 +16,14 @@ import type { RootDatabase } from 'lmdb';
 export const STALE_READER_SWEEP_MS = 2_000;
 
 export class StaleReaderSweep {
-  private next_ms = 0;
+  /** When the next check is due (Date.now() time); the first a period after the open, not at the first commit (Journal.sweepReaders). */
+  private next_ms: number;
   /** Slots of dead processes cleared so far. */
   cleared = 0;
 
-  constructor(private readonly env: Pick<RootDatabase, 'readerCheck'>, private readonly every_ms = STALE_READER_SWEEP_MS) {}
+  constructor(private readonly env: Pick<RootDatabase, 'readerCheck'>, private readonly every_ms = STALE_READER_SWEEP_MS) {
+    this.next_ms = Date.now() + every_ms;
+  }
 
   /** Called beside each commit; checks when due. Never throws (a failed check is retried when due again). */
   maybe(now_ms = Date.now()): void {
