@@ -244,7 +244,7 @@ export class Journal {
     for (const key of this.batches.getKeys({ end: through + 1 })) keys.push(key as number);
     if (keys.length === 0) return 0;
     // The trimmed pages are reused only once no reader can see them: a dead reader's slot goes first.
-    this.sweepReaders();
+    this.sweepReaders(Date.now());
     this.batches.transactionSync(() => {
       for (const key of keys) this.batches.removeSync(key);
     });
@@ -266,7 +266,8 @@ export class Journal {
     }
     this.wal_store.append(batch_id, encodeBatch(batch_id, time_ms, records, count));
     this.last_batch_id = batch_id;
-    this.sweepReaders();
+    // The batch's own time (the matcher read the clock once for it): no clock read of its own here.
+    this.sweepReaders(time_ms);
   }
 
   /**
@@ -275,9 +276,9 @@ export class Journal {
    * 7caac54 lost a vitest worker process in test/journal/wal_async's crash copies, a check at the
    * first append racing the storer's open, the sweep being the one LMDB call there not held back).
    */
-  private sweepReaders(): void {
+  private sweepReaders(now_ms: number): void {
     if (this.wal_store.storerState() === 'starting') return;
-    this.reader_sweep.maybe();
+    this.reader_sweep.maybe(now_ms);
   }
 
   /** After the batch's commit marker is out: see WalStore.afterAck. Returns whether it stored. */
