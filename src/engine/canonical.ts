@@ -125,7 +125,7 @@ type Column = Int32Array | Float64Array | Uint8Array;
  * A kept copy outgrown by its pool is reallocated with this much room (the pools grow by steps;
  * without room, every snapshot after each step would allocate again).
  */
-const KEPT_COPY_ROOM = 1.25;
+export const KEPT_COPY_ROOM = 1.25;
 interface ColumnType<T extends Column> {
   new (buffer: SharedArrayBuffer, offset: number, length: number): T;
   readonly BYTES_PER_ELEMENT: number;

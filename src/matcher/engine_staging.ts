@@ -8,7 +8,7 @@
 // One set of kept buffers is safe because one snapshot is written at a time: `busy` holds the
 // generation of the copy being read (0: free); take() declines while it is set, and only the
 // holder of that generation frees it (after the walk, or when its snapshot is dropped).
-import { canonicalOfColumns, type EngineColumns } from '../engine/canonical.js';
+import { canonicalOfColumns, KEPT_COPY_ROOM, type EngineColumns } from '../engine/canonical.js';
 import type { Matcher } from './matcher.js';
 import { encodeEngine } from './engine_snapshot.js';
 import { ADDRESS_BYTES } from './registry.js';
@@ -48,7 +48,7 @@ export class EngineStaging {
     this.kept = columns;
     const size = matcher.registry.size;
     if (this.addresses.length < size * ADDRESS_BYTES) {
-      this.addresses = new Uint8Array(new SharedArrayBuffer(Math.ceil(size * 1.25) * ADDRESS_BYTES));
+      this.addresses = new Uint8Array(new SharedArrayBuffer(Math.ceil(size * KEPT_COPY_ROOM) * ADDRESS_BYTES));
     }
     const addresses = this.addresses.subarray(0, size * ADDRESS_BYTES);
     // Id 0 (the fee account) has no address: zeros, as in captureState.
