@@ -18,7 +18,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { durableLatestOf, durableThrough, type DaStore } from '../da/da_store_contract.js';
+import { durableThrough, type DaStore } from '../da/da_store_contract.js';
 import type { SnapshotMessage } from '../matcher/matcher_worker.js';
 
 /** What the coordinator needs of the matcher link (gateway/matcher_link.ts). */
@@ -270,8 +270,9 @@ export class SnapshotCoordinator {
     if (this.o.trim_journal && kept.length >= this.o.keep) {
       // Through the oldest kept snapshot, and only what the DA store already holds durably (the
       // DA thread reads inputs from the journal to publish them; its newest commit may not have
-      // reached the disk yet: src/da/da_store_sync.ts).
-      const through = Math.min(kept[kept.length - 1].batch_id, await durableLatestOf(this.o.da.store));
+      // reached the disk yet: src/da/da_store_sync.ts). durableThrough above found batch n
+      // durable, so n bounds it without a second flush (no store: nothing is trimmed, as before).
+      const through = this.o.da.store === null ? 0 : Math.min(kept[kept.length - 1].batch_id, n);
       if (through > 0) this.o.link.trimJournal(through);
     }
     return r;
