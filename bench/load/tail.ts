@@ -36,6 +36,15 @@ export interface TailGroup {
   /** Mean µs of front GC pause inside each answer's written -> read span, and how many had any. */
   front_gc_us_mean: number;
   with_front_gc: number;
+  /**
+   * Mean µs of each answer's batch_wait during which the matcher was still on the previous batch
+   * (its apply and its journal commit: published -> that batch's durable stamp); the rest of
+   * batch_wait is the matcher asleep, waking or waiting for a core. Only batches that held a
+   * signed request have rows, so a previous batch of unsigned requests alone is not seen.
+   */
+  batch_wait_behind_previous_us_mean: number;
+  /** How many of the group had any batch_wait behind the previous batch. */
+  behind_previous: number;
 }
 
 export interface TailFigures {
@@ -87,15 +96,58 @@ export function overlapUs(pauses: Float64Array, from: number, to: number): numbe
   return us;
 }
 
-function groupOf(threshold_us: number, picked: number[], latency_us: Float64Array, parts: Float64Array[], sched_ms: Float64Array, gc_us: Float64Array): TailGroup {
+/** Offset of the batch_start and durable stamps in a row (arrive, parsed, verify_start, verify_end, published, batch_start, applied, durable, answered). */
+const PUBLISHED_AT = 4;
+const BATCH_START_AT = 5;
+const DURABLE_AT = 7;
+
+/**
+ * The matcher's batches seen in the rows, by start: each distinct batch_start stamp with its
+ * durable stamp, sorted by start (the rows of one batch share both stamps).
+ */
+export function batchesOf(rows: Float64Array): { start_ms: Float64Array; durable_ms: Float64Array } {
+  const durable_of = new Map<number, number>();
+  for (let at = 0; at + STAGE_ROW_F64 <= rows.length; at += STAGE_ROW_F64) durable_of.set(rows[at + BATCH_START_AT], rows[at + DURABLE_AT]);
+  const start_ms = Float64Array.from(durable_of.keys()).sort();
+  const durable_ms = new Float64Array(start_ms.length);
+  for (let k = 0; k < start_ms.length; k++) durable_ms[k] = durable_of.get(start_ms[k]) as number;
+  return { start_ms, durable_ms };
+}
+
+/**
+ * µs of the row's batch_wait (published -> batch_start) spent while the matcher was still on the
+ * batch before (from its start to its durable stamp): the request waited behind that batch's
+ * commit rather than for the matcher to wake or get a core.
+ */
+export function behindPreviousUs(rows: Float64Array, at: number, batches: { start_ms: Float64Array; durable_ms: Float64Array }): number {
+  const published = rows[at + PUBLISHED_AT];
+  const start = rows[at + BATCH_START_AT];
+  let lo = 0;
+  let hi = batches.start_ms.length;
+  while (lo < hi) { // first batch starting at or after this one
+    const mid = (lo + hi) >> 1;
+    if (batches.start_ms[mid] < start) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === 0) return 0;
+  const from = Math.max(published, batches.start_ms[lo - 1]);
+  const to = Math.min(start, batches.durable_ms[lo - 1]);
+  return to > from ? (to - from) * 1000 : 0;
+}
+
+function groupOf(threshold_us: number, picked: number[], latency_us: Float64Array, parts: Float64Array[], sched_ms: Float64Array, gc_us: Float64Array, behind_us: Float64Array): TailGroup {
   const P = TAIL_PARTS.length;
   const sum = new Float64Array(P);
   const largest: Partial<Record<TailPart, number>> = {};
   let lat = 0;
   let gc = 0;
   let with_gc = 0;
+  let behind = 0;
+  let with_behind = 0;
   for (const j of picked) {
     lat += latency_us[j];
+    behind += behind_us[j];
+    if (behind_us[j] > 0) with_behind++;
     gc += gc_us[j];
     if (gc_us[j] > 0) with_gc++;
     let top = 0;
@@ -116,6 +168,7 @@ function groupOf(threshold_us: number, picked: number[], latency_us: Float64Arra
   return {
     threshold_us: round1(threshold_us), count: picked.length, latency_us_mean: round1(lat / n), mean_us, largest, episodes,
     front_gc_us_mean: round1(gc / n), with_front_gc: with_gc,
+    batch_wait_behind_previous_us_mean: round1(behind / n), behind_previous: with_behind,
   };
 }
 
@@ -126,7 +179,9 @@ function groupOf(threshold_us: number, picked: number[], latency_us: Float64Arra
  */
 export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: Float64Array = new Float64Array(0)): TailFigures | null {
   const row_of = rowsByRequestNo(rows);
+  const batches = batchesOf(rows);
   const parts: Float64Array[] = [];
+  const behind: number[] = [];
   const latency: number[] = [];
   const sched: number[] = [];
   const gc: number[] = [];
@@ -145,6 +200,7 @@ export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: F
     latency.push((rec.done_ms[i] - rec.sched_ms[i]) * 1000);
     sched.push(rec.sched_ms[i]);
     gc.push(overlapUs(gc_pauses, rec.sent_ms[i], rec.done_ms[i]));
+    behind.push(behindPreviousUs(rows, at, batches));
     first_ms = Math.min(first_ms, rec.sched_ms[i]);
     last_ms = Math.max(last_ms, rec.done_ms[i]);
   }
@@ -153,6 +209,7 @@ export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: F
   const latency_us = Float64Array.from(latency);
   const sched_ms = Float64Array.from(sched);
   const gc_us = Float64Array.from(gc);
+  const behind_us = Float64Array.from(behind);
   let pauses = 0;
   let gc_total_ms = 0;
   let gc_max_ms = 0;
@@ -179,7 +236,7 @@ export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: F
   const above = (threshold: number): TailGroup => {
     const picked: number[] = [];
     for (let j = 0; j < n; j++) if (latency_us[j] >= threshold) picked.push(j);
-    return groupOf(threshold, picked, latency_us, parts, sched_ms, gc_us);
+    return groupOf(threshold, picked, latency_us, parts, sched_ms, gc_us, behind_us);
   };
   return {
     joined: n,
@@ -209,6 +266,9 @@ export function tailLines(t: TailFigures | null, phase = '1,000/s'): string[] {
     `   (p99 ${g99.threshold_us} us in ${g99.episodes} episodes, p999 ${g999.threshold_us} us in ${g999.episodes}; episode: slow answers < ${EPISODE_GAP_MS} ms apart)`);
   lines.push(`  front GC pauses in the phase: ${t.front_gc.pauses} (${t.front_gc.total_ms} ms, longest ${t.front_gc.max_ms} ms); ` +
     `inside the slow answers: >=p99 ${g99.with_front_gc} of ${g99.count} (mean ${g99.front_gc_us_mean} us), >=p999 ${g999.with_front_gc} of ${g999.count} (mean ${g999.front_gc_us_mean} us)`);
+  lines.push(`  batch_wait behind the previous batch's apply and commit (the rest: the matcher waking or waiting for a core): ` +
+    `>=p99 ${g99.behind_previous} of ${g99.count} (mean ${g99.batch_wait_behind_previous_us_mean} of ${g99.mean_us.batch_wait} us), ` +
+    `>=p999 ${g999.behind_previous} of ${g999.count} (mean ${g999.batch_wait_behind_previous_us_mean} of ${g999.mean_us.batch_wait} us)`);
   lines.push(`  clock check: smallest to_server ${t.clock_check_us.to_server_min} us, to_client ${t.clock_check_us.to_client_min} us (a few us when the clocks agree; negative: a clock skew, or a thread descheduled between its write and its stamp)`);
   return lines;
 }

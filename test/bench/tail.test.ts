@@ -13,7 +13,7 @@ import { depositLanes } from '../../bench/load/phases.js';
 import { signedLanes } from './signed_lanes.js';
 import { LOADGEN_BINARY, runNativePhase } from '../../bench/load/native_generator.js';
 import { readStageRows } from '../../bench/load/targets.js';
-import { overlapUs, TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
+import { batchesOf, behindPreviousUs, overlapUs, TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
 import { REQUEST_NO_AT, STAGE_ROW_F64, StageRecorder, StageStamps } from '../../src/gateway/stage_timings.js';
 
 const WALLETS = 6;
@@ -132,6 +132,49 @@ describe('tail figures on made-up rows', () => {
     expect(t.above_p999.episodes).toBe(1);
     expect(t.above_p999.latency_us_mean).toBeCloseTo(10 + 40 + 25.04 + 10 + 70 + 10 + 10 + 10 + 5300 + 80 + 30, 0);
     expect(t.above_p999.largest).toEqual({ journal_fsync: 1 });
+  });
+
+  it("splits batch_wait into the time behind the previous batch's commit and the rest", () => {
+    // Three one-request batches (ms): the first commits slowly (start 100, durable 103); the
+    // second's request is published at 101 and its batch starts at 103.02, so 2 ms of its
+    // batch_wait is behind that commit (101 -> 103) and 0.02 ms the matcher's turn; the third's
+    // is published at 110, long after the second's durable (103.3), and waits 2 ms for the matcher
+    // to wake: none of it behind the previous batch.
+    const rec = new StageRecorder();
+    const stamps: [number, number, number, number][] = [ // published, batch_start, durable, answered
+      [99.99, 100, 103, 103.1],
+      [101, 103.02, 103.3, 103.4],
+      [110, 112, 112.3, 112.4],
+    ];
+    stamps.forEach(([published, start, durable, answered], i) => {
+      const st = row(i + 1, published - 0.1, [10, 10, 10, 70]);
+      st.published = published;
+      st.batch_start = start;
+      st.applied = start + 0.01;
+      st.durable = durable;
+      st.answered = answered;
+      rec.record(st);
+    });
+    const rows = rec.view();
+    const batches = batchesOf(rows);
+    expect(Array.from(batches.start_ms)).toEqual([100, 103.02, 112]);
+    expect(Array.from(batches.durable_ms)).toEqual([103, 103.3, 112.3]);
+    expect(behindPreviousUs(rows, 0, batches)).toBe(0); // the first batch: none before it
+    expect(behindPreviousUs(rows, STAGE_ROW_F64, batches)).toBeCloseTo(2000, 6);
+    expect(behindPreviousUs(rows, 2 * STAGE_ROW_F64, batches)).toBe(0);
+    const records: AnswerRecords = {
+      // The second request was scheduled earliest (99 ms: 4.45 ms to its answer), so it is the slowest.
+      sched_ms: Float64Array.of(99.8, 99, 109.8), sent_ms: Float64Array.of(99.85, 99.05, 109.85),
+      done_ms: Float64Array.of(103.15, 103.45, 112.45), request_no: Float64Array.of(1, 2, 3), status: new Uint16Array(3).fill(200),
+    };
+    const t = tailFigures(rows, records);
+    expect(t).not.toBeNull();
+    if (t === null) return;
+    // p99 of 3 answers is the slowest: the second, 2,000 of its 2,020 µs of batch_wait behind the first's commit.
+    expect(t.above_p99.count).toBe(1);
+    expect(t.above_p99.mean_us.batch_wait).toBeCloseTo(2020, 0);
+    expect(t.above_p99.behind_previous).toBe(1);
+    expect(t.above_p99.batch_wait_behind_previous_us_mean).toBeCloseTo(2000, 0);
   });
 
   it('counts the GC pause time inside a span, pauses in start order', () => {
