@@ -1,7 +1,7 @@
 // `make run`: the Ringbook server on its embedded defaults (config/default.json + RINGBOOK_* env).
 // `--pretty`: human-readable log lines instead of JSON (as config log.pretty).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './config/checks.js';
@@ -19,14 +19,55 @@ import { DataDirInUse, lockDataDir } from './journal/data_dir_lock.js';
 const log = componentLog('server');
 import { clusterSettings, roleOf, startDa, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
 
-/** A secret from the environment, else from the data dir, else generated and kept there. */
-function secret(data_dir: string, file: string, from_env: string | null, make: () => string): { value: string; generated: boolean } {
-  if (from_env) return { value: from_env, generated: false };
+/** A secret from the environment, else from the data dir, else generated (in memory: keepSecret writes it). */
+interface StartSecret {
+  value: string;
+  /** Made by this start, not yet in the data dir (keepSecret writes it). */
+  generated: boolean;
+  file: string;
+}
+
+function secret(data_dir: string, file: string, from_env: string | null, make: () => string): StartSecret {
   const p = path.join(data_dir, file);
-  if (existsSync(p)) return { value: readFileSync(p, 'utf8').trim(), generated: false };
-  const value = make();
-  writeFileSync(p, value + '\n', { mode: 0o600 });
-  return { value, generated: true };
+  if (from_env) return { value: from_env, generated: false, file: p };
+  if (existsSync(p)) return { value: readFileSync(p, 'utf8').trim(), generated: false, file: p };
+  return { value: make(), generated: true, file: p };
+}
+
+/**
+ * Secret files this start wrote: removed if the start then fails, so a refused start leaves the
+ * data dir as it found it (before 2026-11-29 a start refused for an incomplete backup, a data dir
+ * in use or a bad cluster setting left a new admin_token there, which on a data dir another
+ * server runs on with RINGBOOK_ADMIN_TOKEN is not that server's token).
+ */
+const written_by_start: string[] = [];
+
+/**
+ * Writes a generated secret into the data dir, once the start is past its refusals (the data dir
+ * lock, the cluster settings). `wx`: a file another process on this data dir wrote since (two
+ * cluster roles sharing it) is kept and its value used, never overwritten.
+ */
+function keepSecret(s: StartSecret): StartSecret {
+  if (!s.generated) return s;
+  try {
+    writeFileSync(s.file, s.value + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    return { value: readFileSync(s.file, 'utf8').trim(), generated: false, file: s.file };
+  }
+  written_by_start.push(s.file);
+  return s;
+}
+
+/** A failed start: the secret files it wrote go (nothing ran with them). */
+function forgetStartSecrets(): void {
+  for (const file of written_by_start.splice(0)) {
+    try {
+      unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  }
 }
 
 async function main(): Promise<void> {
@@ -43,12 +84,17 @@ async function main(): Promise<void> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+  // A cluster role (docs/scale-out.md), else the single process: a bad role or cluster setting
+  // refuses the start here, before the data dir is made or written.
+  const role = roleOf(process.argv, process.env);
+  const settings = role === null ? null : clusterSettings(role);
   const data_dir = path.resolve(cfg.server.data_dir);
   mkdirSync(data_dir, { recursive: true });
   const fs_warning = dataDirFsWarning(data_dir);
   if (fs_warning !== null) log.warn(`ringbook: ${fs_warning}`, { data_dir });
-  const admin = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));
-  const operator = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
+  // Read or made now, written (keepSecret) only once the start is past its refusals.
+  const admin_found = secret(data_dir, 'admin_token', cfg.admin_token, () => randomBytes(24).toString('hex'));
+  const operator_found = secret(data_dir, 'operator_key', cfg.operator_key, () => '0x' + randomBytes(32).toString('hex'));
   // Signals are taken from here on, before the start: a SIGTERM while the journal is recovered
   // or the verify workers load (up to VERIFY_WORKERS_START_WAIT_MS, 10 s) ends the start cleanly
   // (the server does not listen and stops like a running one) instead of killing the process
@@ -90,20 +136,21 @@ async function main(): Promise<void> {
   // What Node would print on stderr and exit 1 for, as one JSON line (the exit stays the same).
   process.on('uncaughtException', (e) => {
     log.fatal('ringbook: uncaught exception', e);
+    forgetStartSecrets(); // nothing once started
     process.exit(1);
   });
-  // A cluster role (docs/scale-out.md), else the single process.
-  const role = roleOf(process.argv, process.env);
   let running: RunningRole & { toggleMetricsRecording?: () => boolean | null };
   let health_port: number | null = null;
-  if (role === null) {
-    // Before anything opens the journal: a second server on this data dir stops here.
-    lockDataDir(data_dir);
+  // Before anything opens the journal (or a secret is written): a second server on this data dir,
+  // or one on an incomplete backup, stops here.
+  if (role === null) lockDataDir(data_dir);
+  const admin = keepSecret(admin_found);
+  const operator = keepSecret(operator_found);
+  if (role === null || settings === null) {
     const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
     running = { port: await single.start(start_abort.signal), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
     health_port = single.health_port;
   } else {
-    const settings = clusterSettings(role);
     if (role === 'gateway') running = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value }, start_abort.signal);
     else if (role === 'matcher') running = await startMatcher(cfg, settings);
     else running = await startDa(cfg, settings, { operator_key: operator.value });
@@ -111,6 +158,7 @@ async function main(): Promise<void> {
     log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
   }
   server = running;
+  written_by_start.length = 0; // started: its secrets stay whatever follows
   // The matcher thread's EEVDF slice (config threads.matcher_slice_us): set from this thread by the
   // matcher's kernel thread id (found by its name, which it sets first thing), since a thread may
   // set any thread of its own process; the matcher's own start is left as it is. Logged, never
@@ -131,6 +179,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  forgetStartSecrets();
   if (e instanceof ConfigError || e instanceof DataDirInUse) log.fatal(e.message);
   else log.fatal('ringbook: start failed', e);
   process.exit(1);

@@ -46,6 +46,12 @@ export const LOG_MESSAGE_BYTES_MAX = 32 * 1024 * 1024;
 export const CONSUMER_EXPIRES_MS = 2_000;
 /** JetStream's de-duplication window for request message ids: a retry within it is stored once. */
 export const DUPLICATE_WINDOW_MS = 120_000;
+/**
+ * A gateway retries a request publish this long (a NATS node restart, an election): every retry
+ * falls within DUPLICATE_WINDOW_MS, and a request stream with a shorter window than this does not
+ * de-duplicate them all (request_purge.ts requestWindowWarning).
+ */
+export const REQUEST_PUBLISH_GIVE_UP_MS = 30_000;
 
 const H_BATCH = 'Rb-Batch';
 const H_TIME = 'Rb-Time-Ms';

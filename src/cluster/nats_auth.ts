@@ -10,11 +10,19 @@
 // time and go into the same options.
 import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '../config/checks.js';
-import { explainTlsFailure, NatsTls, probeTlsRefusal } from './nats_tls.js';
+import { explainTlsFailure, INFO_PROBE_MS_MAX, NatsTls, probeTlsRefusal, silentServers } from './nats_tls.js';
 import { envSetting, readSettingFile } from './setting_file.js';
 
 /** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
 const RECONNECT_WAIT_MS = 100;
+/**
+ * 5 s: the most one connection attempt to one URL waits (TCP, the server's INFO, TLS, CONNECT and
+ * its PONG) before the client gives that URL up and tries the next. nats-server sends its INFO on
+ * accepting and the rest is a round trip or two; nats.js's default, 20 s, held a start that long on
+ * each URL that accepted TCP and said nothing (another service's port, a hung server), and so every
+ * reconnection to such a node.
+ */
+export const NATS_DIAL_TIMEOUT_MS = 5_000;
 /** Bigger than any seed (58 characters) or creds file (a JWT of a few KB): a wrong path to a large file is refused, not read whole. */
 const CREDENTIAL_FILE_BYTES_MAX = 64 * 1024;
 
@@ -147,11 +155,34 @@ export class NatsCredentials {
   }
 }
 
+/** connectCluster's waits (the defaults but in tests, which shorten them to stay cheap). */
+export interface NatsConnectWaits {
+  /** Each URL's connection attempt (nats.js's `timeout`). */
+  dial_timeout_ms: number;
+  /** The INFO line a failed start waits for from each URL, all at once (silentServers). */
+  info_wait_ms: number;
+}
+
+const CONNECT_WAITS: NatsConnectWaits = { dial_timeout_ms: NATS_DIAL_TIMEOUT_MS, info_wait_ms: INFO_PROBE_MS_MAX };
+
 /** Every role's connection options: its servers, its name (seen in nats-server's logs and monitoring), its credentials. */
-export function natsConnectionOptions(urls: readonly string[], credentials: NatsCredentials, name: string): NodeConnectionOptions {
+export function natsConnectionOptions(urls: readonly string[], credentials: NatsCredentials, name: string,
+  dial_timeout_ms: number = NATS_DIAL_TIMEOUT_MS): NodeConnectionOptions {
   return {
-    servers: [...urls], name, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS, ...credentials.connectOptions(),
+    servers: [...urls], name, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS, timeout: dial_timeout_ms, ...credentials.connectOptions(),
   };
+}
+
+/**
+ * Throws when a URL accepts TCP but sends no INFO (called once every URL has failed): named, as
+ * the operator's to fix, instead of the client library's bare "timeout" (or another URL's error).
+ */
+async function refuseSilentServers(urls: readonly string[], waits: NatsConnectWaits): Promise<void> {
+  const silent = await silentServers(urls, waits.info_wait_ms);
+  if (silent.length === 0) return;
+  throw new ConfigError(`NATS (${urls.join(',')}): ${silent.join(', ')} accepted the connection but sent no NATS INFO within ` +
+    `${waits.info_wait_ms} ms: nats-server sends it at once, so this is not a NATS client port (the HTTP monitoring port, ` +
+    `8222, stays silent) or a hung server; each URL is given up after ${waits.dial_timeout_ms} ms (RINGBOOK_NATS_URLS; docs/scale-out.md)`);
 }
 
 /** An authentication refusal as nats-server words it (the client library passes its text on). */
@@ -182,24 +213,32 @@ async function explainRefusal(e: unknown, urls: readonly string[], credentials: 
  * server refusing the client certificate sends its TLS alert after the role's side of the
  * handshake is done (TLS 1.3), so nats.js 3.4 has already taken the transport as connected; with
  * reconnection on, the transport's close hands over to its reconnect loop, which is the very
- * connect in progress, and nothing wakes the connect until its 20 s timeout, which reports
+ * connect in progress, and nothing wakes the connect until its timeout (then nats.js's 20 s), which reports
  * "timeout" without the alert. Without reconnection the close ends the connect at once with the
  * alert as its error (ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE, in milliseconds). The try uses the
  * very options of the real connection (servers, TLS, credentials), so it meets the same handshake;
  * its cost is one more connection at a role's start. Its error may still hide the alert behind a
  * reset (probeTlsRefusal): then a handshake alone asks each server. What it does not explain: unreachable
  * servers (connection refused) fail as they always did, from the real connection, which tries
- * them again at once; a timeout is final (the real connection would wait as long again).
+ * them again at once; a timeout is final (the real connection would wait as long again). A URL
+ * that accepts TCP but never sends the INFO line costs NATS_DIAL_TIMEOUT_MS per attempt (the
+ * client then tries the next URL); when no URL worked, such a one is named (refuseSilentServers,
+ * after one more INFO_PROBE_MS_MAX): with one URL, a start fails after about 7 s, not 20 s with "timeout".
  */
-export async function connectCluster(urls: readonly string[], credentials: NatsCredentials, name: string): Promise<NatsConnection> {
-  const options = natsConnectionOptions(urls, credentials, name);
+export async function connectCluster(urls: readonly string[], credentials: NatsCredentials, name: string,
+  waits: NatsConnectWaits = CONNECT_WAITS): Promise<NatsConnection> {
+  const options = natsConnectionOptions(urls, credentials, name, waits.dial_timeout_ms);
   try {
     const first = await connect({ ...options, reconnect: false });
     await first.close();
   } catch (e) {
+    // Every URL failed. A timeout asks first whether one said nothing at all (explainRefusal's TLS
+    // diagnosis would wait for each one's INFO in turn); another error asks after it.
+    if (isTimeout(e)) await refuseSilentServers(urls, waits);
     const refusal = await explainRefusal(e, urls, credentials);
     if (refusal !== null) throw refusal;
     if (isTimeout(e)) throw e;
+    await refuseSilentServers(urls, waits);
     // A reset can beat the server's alert to Node (probeTlsRefusal says when): ask the handshake alone.
     for (const url of urls) {
       const alert = await probeTlsRefusal(url, credentials.tls);

@@ -15,8 +15,11 @@ import { envSetting, readSettingFile } from './setting_file.js';
 const TLS_FILE_BYTES_MAX = 1024 * 1024;
 /** Certificates read from one CA file at most (each is parsed at start). */
 const CA_CERTIFICATES_MAX = 1000;
-/** How long the diagnosis of a failed connection waits for a server's INFO line (probeServerInfo). */
-const INFO_PROBE_MS_MAX = 2_000;
+/**
+ * How long the diagnosis of a failed connection waits for a server's INFO line (probeServerInfo,
+ * silentServers): nats-server sends it on accepting, so a healthy one answers in a round trip.
+ */
+export const INFO_PROBE_MS_MAX = 2_000;
 /**
  * How long probeTlsRefusal waits after its side of the handshake for the server's alert: a server
  * refuses a client certificate within milliseconds of reading it (a chain check); a loaded machine
@@ -193,38 +196,64 @@ export interface ServerTlsInfo {
   tls_verify: boolean;
 }
 
-/** A server's INFO and the socket it came on (still open: the caller ends it), or null. */
-function readServerInfo(url: string): Promise<{ socket: net.Socket; host: string; info: ServerTlsInfo } | null> {
+/** Why no INFO came: no TCP connection, a connection but no byte within the wait, or bytes that are no INFO line. */
+export type NoInfo = 'unreachable' | 'silent' | 'not_nats';
+
+/** A server's INFO and the socket it came on (still open: the caller ends it), or why there is none. */
+function readServerInfo(url: string, wait_ms: number = INFO_PROBE_MS_MAX): Promise<{ socket: net.Socket; host: string; info: ServerTlsInfo } | { no_info: NoInfo }> {
   const m = /^nats:\/\/([^\s,:/]+|\[[0-9a-fA-F:]+\]):([0-9]+)$/.exec(url);
-  if (m === null) return Promise.resolve(null);
+  if (m === null) return Promise.resolve({ no_info: 'unreachable' });
   const host = m[1].replace(/^\[|\]$/g, '');
   return new Promise((resolve) => {
     let text = '';
+    let connected = false;
     const s = net.connect(Number(m[2]), host);
-    const done = (info: ServerTlsInfo | null): void => {
+    // A hard bound from the connect on (an idle timeout would let a server trickling bytes hold it longer).
+    const timer = setTimeout(() => done(connected && text === '' ? 'silent' : connected ? 'not_nats' : 'unreachable'), wait_ms);
+    const done = (info: ServerTlsInfo | NoInfo): void => {
+      clearTimeout(timer);
       s.removeAllListeners();
-      s.setTimeout(0);
-      if (info === null) s.destroy();
-      resolve(info === null ? null : { socket: s, host, info });
+      if (typeof info === 'string') {
+        s.on('error', () => undefined);
+        s.destroy();
+        resolve({ no_info: info });
+      } else {
+        resolve({ socket: s, host, info });
+      }
     };
-    s.setTimeout(INFO_PROBE_MS_MAX, () => done(null));
-    s.on('error', () => done(null));
-    s.on('close', () => done(null));
+    s.on('connect', () => (connected = true));
+    s.on('error', () => done(connected ? 'not_nats' : 'unreachable'));
+    s.on('close', () => done(connected ? 'not_nats' : 'unreachable'));
     s.on('data', (d: Buffer) => {
       text += d.toString('utf8');
       const end = text.indexOf('\r\n');
       if (end < 0) {
-        if (text.length > INFO_BYTES_MAX) done(null);
+        if (text.length > INFO_BYTES_MAX) done('not_nats');
         return;
       }
       try {
         const info = JSON.parse(/^INFO\s+(.*)$/.exec(text.slice(0, end))?.[1] ?? 'null') as Record<string, unknown> | null;
-        done(info === null ? null : { tls_required: info.tls_required === true, tls_verify: info.tls_verify === true });
+        done(info === null ? 'not_nats' : { tls_required: info.tls_required === true, tls_verify: info.tls_verify === true });
       } catch {
-        done(null);
+        done('not_nats');
       }
     });
   });
+}
+
+/**
+ * The URLs of `urls` that accept a TCP connection but send no INFO line within `wait_ms`, all asked
+ * at once (so the wait is spent once). nats-server sends its INFO the moment it accepts a client
+ * connection; silence is another service's port (its HTTP monitoring port, 8222, waits for a
+ * request) or a hung server. Only to explain a failed connection: it sends nothing.
+ */
+export async function silentServers(urls: readonly string[], wait_ms: number = INFO_PROBE_MS_MAX): Promise<string[]> {
+  const reads = await Promise.all(urls.map(async (url) => {
+    const r = await readServerInfo(url, wait_ms);
+    if ('socket' in r) r.socket.destroy();
+    return 'no_info' in r && r.no_info === 'silent' ? url : null;
+  }));
+  return reads.filter((u): u is string => u !== null);
 }
 
 /**
@@ -234,8 +263,9 @@ function readServerInfo(url: string): Promise<{ socket: net.Socket; host: string
  */
 export async function probeServerInfo(url: string): Promise<ServerTlsInfo | null> {
   const r = await readServerInfo(url);
-  r?.socket.destroy();
-  return r === null ? null : r.info;
+  if ('no_info' in r) return null;
+  r.socket.destroy();
+  return r.info;
 }
 
 /**
@@ -250,7 +280,7 @@ export async function probeServerInfo(url: string): Promise<ServerTlsInfo | null
  */
 export async function probeTlsRefusal(url: string, tls: NatsTls): Promise<Error | null> {
   const r = await readServerInfo(url);
-  if (r === null) return null;
+  if ('no_info' in r) return null;
   if (!r.info.tls_required && !tls.required()) {
     r.socket.destroy();
     return null;

@@ -10,13 +10,15 @@
 //   (`requests_through`), which moves only when a batch is confirmed in the stream: a leader's
 //   acknowledged publish, a standby's batch read from the stream, a snapshot the stream confirmed.
 // - No retry of a purged message can be stored again: a gateway retries a publish for 30 s
-//   (roles.ts PUBLISH_GIVE_UP_MS), within the stream's duplicate window (2 min), and its message
+//   (log_format.ts REQUEST_PUBLISH_GIVE_UP_MS), within the stream's duplicate window (2 min), and its message
 //   was stored before the batch that consumed it was. nats-server 2.9.10 keeps the message ids
 //   through a purge (tried standalone), but rebuilds its de-duplication table from the messages it
 //   holds when it loads a stream (a node's restart): an id purged away can be forgotten there. A
 //   point is used only once a whole window (and the margin) has passed since this matcher saw its
 //   batch confirmed, which is after every one of its requests was stored, so every retry of them
-//   is over by then.
+//   is over by then. A window shorter than those 30 s (a stream the operator made or edited) breaks
+//   that, and the de-duplication of the retries themselves, with or without a purge: the gateways
+//   and matchers warn at their start (requestWindowWarning), and the leader when it reads a new one.
 // - Only the leader purges, its lease checked right before the request (leadingNow: never as a
 //   fenced or stepped-down leader). The safety above does not rest on it: it keeps one writer of
 //   purges, so two matchers do not both spend a NATS request on it.
@@ -24,7 +26,7 @@
 //   changes, shown in GET /status, and tried again at the next interval; never fatal.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { componentLog } from '../util/log.js';
-import { REQUEST_STREAM } from './log_format.js';
+import { DUPLICATE_WINDOW_MS, REQUEST_PUBLISH_GIVE_UP_MS, REQUEST_STREAM } from './log_format.js';
 
 const log = componentLog('cluster');
 
@@ -47,6 +49,38 @@ const ERROR_CHARS_MAX = 300;
 /** How long after a batch's confirmation its request position may be purged below: the window plus PURGE_DELAY_MARGIN_PARTS. */
 export function purgeDelayMs(duplicate_window_ms: number): number {
   return duplicate_window_ms + Math.ceil(duplicate_window_ms / PURGE_DELAY_MARGIN_PARTS);
+}
+
+/**
+ * The warning for a request stream whose duplicate window is shorter than a gateway's publish
+ * retries (REQUEST_PUBLISH_GIVE_UP_MS), or null. A publish whose first try was stored but not
+ * acknowledged is retried; a retry later than the window is stored again, and the matchers read
+ * that request twice. ensureStreams makes the stream with DUPLICATE_WINDOW_MS and leaves one that
+ * exists as it is, so only a stream made or edited by hand can be this short.
+ */
+export function requestWindowWarning(duplicate_window_ms: number, publish_give_up_ms: number = REQUEST_PUBLISH_GIVE_UP_MS): string | null {
+  if (duplicate_window_ms >= publish_give_up_ms) return null;
+  return `request stream ${REQUEST_STREAM} has a duplicate window of ${duplicate_window_ms} ms, shorter than the ${publish_give_up_ms} ms ` +
+    'a gateway retries a request publish: a retry after the window (its first try stored, the acknowledgement lost) is stored ' +
+    `a second time and the matchers read the request twice; set the window to at least ${publish_give_up_ms} ms ` +
+    `(the roles create it with ${DUPLICATE_WINDOW_MS} ms: nats stream edit ${REQUEST_STREAM} --dupe-window 2m)`;
+}
+
+/**
+ * Reads the request stream's window and logs requestWindowWarning's warning if it has one; a
+ * failed read is left to the role's own use of the stream (never fatal here). `who`: the role
+ * and node, for the log line. Returns the warning logged, or null.
+ */
+export async function warnShortRequestWindow(target: Pick<PurgeTarget, 'info'>, who: string): Promise<string | null> {
+  let window_ms: number;
+  try {
+    window_ms = (await target.info()).duplicate_window_ms;
+  } catch {
+    return null;
+  }
+  const warning = requestWindowWarning(window_ms);
+  if (warning !== null) log.warn(`ringbook ${who}: ${warning}`, { duplicate_window_ms: window_ms });
+  return warning;
 }
 
 /** The purge's part of a matcher's GET /status (`requests_purge`). */
@@ -142,6 +176,8 @@ export class RequestPurger {
   private stream_created: string | null = null;
   /** Why this matcher purges no more (its positions are of another stream); null while it may. */
   private halted: string | null = null;
+  /** The stream's duplicate window as last read (a change is checked again: noteWindow). */
+  private window_seen_ms: number | null = null;
 
   constructor(every_ms: number, node_id: string, target: PurgeTarget, host: RequestPurgeHost, status: RequestPurgeStatus = requestPurgeStatus(every_ms)) {
     this.status = status;
@@ -157,6 +193,27 @@ export class RequestPurger {
     if (every === 0 || this.timer !== null) return;
     this.timer = setInterval(() => void this.tick(), Math.min(PURGE_SAMPLE_MS_MAX, every));
     this.timer.unref();
+  }
+
+  /**
+   * Reads the stream's duplicate window and warns when it is too short (requestWindowWarning): at
+   * the matcher's start. Returns the warning logged now, or null (none, said before, or unread).
+   */
+  async checkWindow(): Promise<string | null> {
+    try {
+      return this.noteWindow((await this.target.info()).duplicate_window_ms);
+    } catch {
+      return null; // the purge's own reads report failures, and its next read checks the window
+    }
+  }
+
+  /** Warns once per window value read that is shorter than the gateways' retries (an operator's edit comes later too). */
+  private noteWindow(duplicate_window_ms: number): string | null {
+    if (duplicate_window_ms === this.window_seen_ms) return null;
+    this.window_seen_ms = duplicate_window_ms;
+    const warning = requestWindowWarning(duplicate_window_ms);
+    if (warning !== null) log.warn(`ringbook matcher ${this.node_id}: ${warning}`, { duplicate_window_ms });
+    return warning;
   }
 
   /** Stops the timer and waits for a purge in flight. */
@@ -201,6 +258,7 @@ export class RequestPurger {
           'no purge until this matcher restarts';
         throw new Error(this.halted);
       }
+      this.noteWindow(info.duplicate_window_ms);
       s.delay_ms = purgeDelayMs(info.duplicate_window_ms);
       const old_enough = this.host.now() - s.delay_ms;
       let k = -1;
@@ -255,6 +313,7 @@ export function startRequestPurger(node_id: string, jsm: JetStreamManager,
   const purger = new RequestPurger(status.requests_purge.every_ms, node_id, requestStreamTarget(jsm), {
     leading, requestsThrough: () => status.requests_through, now: () => performance.now(),
   }, status.requests_purge);
+  void purger.checkWindow();
   purger.start();
   return purger;
 }

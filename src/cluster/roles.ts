@@ -15,10 +15,11 @@ import type { RingbookConfig } from '../config/types.js';
 import { RingbookServer } from '../gateway/server.js';
 import { JetStreamGatewayBackend } from './gateway_backend.js';
 import { ChainReaderLease } from './lease.js';
-import { ensureStreams } from './log_format.js';
+import { ensureStreams, REQUEST_PUBLISH_GIVE_UP_MS } from './log_format.js';
 import { ClusterMatcher } from './matcher_role.js';
 import { ClusterDa } from './da_role.js';
 import { connectCluster, NatsCredentials } from './nats_auth.js';
+import { requestStreamTarget, warnShortRequestWindow } from './request_purge.js';
 
 export const ROLES = ['gateway', 'matcher', 'da'] as const;
 export type Role = (typeof ROLES)[number];
@@ -85,8 +86,6 @@ const BATCH_RECORDS_MAX_DEFAULT = 1024;
  * 1,024 records (the leader never splits a message: one larger than its batch forms a batch alone).
  */
 const REQUEST_MESSAGE_RECORDS_MAX_DEFAULT = 256;
-/** A request publish that keeps failing is retried this long (a NATS node restart, an election). */
-const PUBLISH_GIVE_UP_MS = 30_000;
 const PUBLISH_TIMEOUT_MS = 2_000;
 /**
  * 10 s: a NATS node's death makes the streams elect leaders (~4 s measured on 2.9), which the
@@ -163,8 +162,10 @@ export interface RunningRole {
 export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }, stop_requested?: AbortSignal): Promise<RunningRole> {
   const nc = await connectCluster(s.nats_urls, s.nats_credentials, `ringbook-${s.node_id}`);
   const jsm = await ensureStreams(nc, { replicas: s.replicas });
+  // Its retries are what a short request stream window would store twice: said at its start.
+  await warnShortRequestWindow(requestStreamTarget(jsm), `gateway ${s.node_id}`);
   const backend = new JetStreamGatewayBackend(nc, jetstream(nc), jsm, {
-    gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: PUBLISH_GIVE_UP_MS,
+    gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: REQUEST_PUBLISH_GIVE_UP_MS,
     message_records_max: s.request_message_records_max,
   });
   // Each gateway numbers its requests in its own 2^32 range (a random one of 2^20): events

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKUP_ATTEMPTS_MAX } from '../../src/cli/backup.js';
 import { lockDataDir } from '../../src/journal/data_dir_lock.js';
 import { ok } from '../server/checks.js';
-import { api, caughtUpState, deposit, runVerifier, startServer, Wallet, type StartedServer } from '../server/harness.js';
+import { api, caughtUpState, deposit, runScript, runVerifier, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
 import { cli } from './run_cli.js';
 
@@ -249,6 +249,30 @@ describe('ringbook backup', () => {
     expect(r.stderr).toContain(`${data_dir} is a cluster role's data dir (matcher/ (a cluster matcher's snapshots), da/ (a cluster DA role's store); no journal/)`);
     expect(r.stderr).toContain('RB_EVENTS');
     expect(fs.readdirSync(root)).toEqual(['data']);
+  });
+
+  it('a start refused on an incomplete backup or on a data dir in use writes no admin_token or operator_key there', async () => {
+    // On the old code both refusals left a new admin_token and operator_key behind (written before
+    // the data dir lock): in use, a token that is not the running server's when it took its own
+    // from RINGBOOK_ADMIN_TOKEN.
+    const no_secrets_from_env = { RINGBOOK_ADMIN_TOKEN: '', RINGBOOK_OPERATOR_KEY: '', RINGBOOK_PORT: '0' };
+    const partial = tmpDir();
+    fs.writeFileSync(path.join(partial, 'BACKUP_INCOMPLETE'), 'by pid 1\n');
+    const incomplete = await runScript('src/main.js', [], { ...no_secrets_from_env, RINGBOOK_DATA_DIR: partial });
+    expect(incomplete.code).toBe(1);
+    expect(incomplete.stderr).toContain(`${partial} is an incomplete backup (BACKUP_INCOMPLETE: by pid 1)`);
+    expect(fs.readdirSync(partial)).toEqual(['BACKUP_INCOMPLETE']);
+
+    const held = tmpDir();
+    const release = lockDataDir(held);
+    try {
+      const in_use = await runScript('src/main.js', [], { ...no_secrets_from_env, RINGBOOK_DATA_DIR: held });
+      expect(in_use.code).toBe(1);
+      expect(in_use.stderr).toContain(`another server (pid ${process.pid}) runs on the data dir ${held}`);
+      expect(fs.readdirSync(held)).toEqual(['server.pid']);
+    } finally {
+      release();
+    }
   });
 
   it('refuses a non-empty --out, a data dir without a journal and bad options, leaving nothing behind', async () => {

@@ -4,6 +4,7 @@
 // NKey user a matcher role that leads from genesis). User/password under the documented sample
 // permissions: nats_auth.test.ts.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -84,6 +85,47 @@ describe('NATS credentials from the environment', () => {
   });
 });
 
+/** A loopback listener that accepts and never writes (as a monitoring port or a hung server): its URL, its accepted sockets. */
+async function silentListener(): Promise<{ url: string; accepted: net.Socket[]; close: () => void }> {
+  const accepted: net.Socket[] = [];
+  const server = net.createServer((s) => {
+    accepted.push(s);
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `nats://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return { url, accepted, close: () => { for (const s of accepted) s.destroy(); server.close(); } };
+}
+
+/** Short waits so the test stays cheap (the roles' are NATS_DIAL_TIMEOUT_MS and INFO_PROBE_MS_MAX). */
+const SHORT_WAITS = { dial_timeout_ms: 300, info_wait_ms: 300 };
+
+describe('a NATS URL that accepts TCP but never speaks', () => {
+  it('the start gives it up after the dial timeout and names it ("no NATS INFO"), also beside a refused URL', async () => {
+    // On the old code: nats.js's 20 s per URL, then a bare "timeout" (this test's bound is less).
+    const silent = await silentListener();
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const refused = `nats://127.0.0.1:${(closed.address() as net.AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    try {
+      const said = `${silent.url} accepted the connection but sent no NATS INFO within 300 ms`;
+      const alone = await connectCluster([silent.url], NatsCredentials.none(), 'test-silent', SHORT_WAITS).then(() => null, (e: unknown) => e);
+      expect(alone).toBeInstanceOf(ConfigError);
+      expect((alone as Error).message).toContain(said);
+      expect((alone as Error).message).toContain('each URL is given up after 300 ms');
+      expect(silent.accepted.length).toBeGreaterThan(0);
+      // Whichever URL nats.js tried last, the silent one is named and the refused one is not.
+      const beside = await connectCluster([silent.url, refused], NatsCredentials.none(), 'test-silent', SHORT_WAITS).then(() => null, (e: unknown) => e);
+      expect(beside).toBeInstanceOf(ConfigError);
+      expect((beside as Error).message).toContain(said);
+      expect((beside as Error).message).not.toContain(`${refused} accepted`);
+    } finally {
+      silent.close();
+    }
+  }, 15_000);
+});
+
 describe('the documented sample', () => {
   it('docs/scale-out.md shows the sample file\'s own text (the file the permission tests run)', () => {
     const docs = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'scale-out.md'), 'utf8');
@@ -106,6 +148,15 @@ describe('NATS credentials against nats-server', () => {
     const nc = await connectCluster(nats.urls(), NatsCredentials.fromEnv({ RINGBOOK_NATS_TOKEN: token }), 'test-token');
     await nc.flush();
     await nc.close();
+    // A silent URL beside a working one: given up after the dial timeout (if tried first), the start goes on.
+    const silent = await silentListener();
+    try {
+      const beside = await connectCluster([silent.url, ...nats.urls()], NatsCredentials.fromEnv({ RINGBOOK_NATS_TOKEN: token }), 'test-token', SHORT_WAITS);
+      await beside.flush();
+      await beside.close();
+    } finally {
+      silent.close();
+    }
     await expect(connectCluster(nats.urls(), NatsCredentials.fromEnv({ RINGBOOK_NATS_TOKEN: 'x' + token }), 'test-token'))
       .rejects.toThrow(/refused the connection with a token: Authorization Violation/);
   }, 30_000);

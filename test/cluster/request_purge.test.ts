@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureLogs, logSettings } from '../../src/util/log.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
 import {
-  describePurgeError, PURGE_POINTS_MAX, purgeDelayMs, RequestPurger, type PurgeTarget,
+  describePurgeError, PURGE_POINTS_MAX, purgeDelayMs, RequestPurger, requestWindowWarning, warnShortRequestWindow, type PurgeTarget,
 } from '../../src/cluster/request_purge.js';
+import { DUPLICATE_WINDOW_MS, REQUEST_PUBLISH_GIVE_UP_MS } from '../../src/cluster/log_format.js';
 
 /** A request stream: sequences 1..last_seq, first_seq moved up by purges; failures injected. */
 class FakeStream implements PurgeTarget {
@@ -256,6 +257,28 @@ describe('the request stream purge', () => {
     expect(seen.get(p.seq)).toBeLessThanOrEqual(p.at_ms - purgeDelayMs(60_000));
     // Close to the newest old-enough position (thinning halves the resolution, never loses the span).
     expect(p.seq).toBeGreaterThan((p.at_ms - purgeDelayMs(60_000)) / 10 - 64);
+  });
+
+  it('a duplicate window shorter than the gateways\' 30 s of publish retries is warned about, naming it and the minimum', async () => {
+    // On the old code nothing said it: a retry after such a window is stored twice, purge or not.
+    expect(REQUEST_PUBLISH_GIVE_UP_MS).toBe(30_000);
+    expect(requestWindowWarning(DUPLICATE_WINDOW_MS)).toBeNull();
+    expect(requestWindowWarning(REQUEST_PUBLISH_GIVE_UP_MS)).toBeNull();
+    const short = requestWindowWarning(10_000);
+    expect(short).toContain('request stream RB_REQUESTS has a duplicate window of 10000 ms, shorter than the 30000 ms a gateway retries a request publish');
+    expect(short).toContain('set the window to at least 30000 ms (the roles create it with 120000 ms: nats stream edit RB_REQUESTS --dupe-window 2m)');
+    expect(requestWindowWarning(29_999)).toContain('29999 ms');
+    // The gateway's check at its start: the stream's window read, the warning logged and returned.
+    const { stream, purger } = rig(60_000, 10_000);
+    expect(await warnShortRequestWindow(stream, 'gateway g-test')).toBe(short);
+    expect(await warnShortRequestWindow({ info: () => Promise.reject(new Error('down')) }, 'gateway g-test')).toBeNull();
+    // The matcher's: at its start, then once per new value its purge reads (an edit later).
+    expect(await purger.checkWindow()).toBe(short);
+    expect(await purger.checkWindow()).toBeNull();
+    (stream as { duplicate_window_ms: number }).duplicate_window_ms = 20_000;
+    expect(await purger.checkWindow()).toContain('duplicate window of 20000 ms');
+    (stream as { duplicate_window_ms: number }).duplicate_window_ms = DUPLICATE_WINDOW_MS;
+    expect(await purger.checkWindow()).toBeNull();
   });
 
   it('describes errors on one line, bounded', () => {

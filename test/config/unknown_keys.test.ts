@@ -159,6 +159,14 @@ describe('unknown config keys', () => {
     const role = await runScript('src/main.js', ['--role', 'matcher'], { RINGBOOK_CONFIG: bad, RINGBOOK_DATA_DIR: path.join(dir, 'role-data') });
     expect(role.code).toBe(1);
     expect(role.stderr).toContain(message);
+    // A cluster setting refused (no NATS URLs) leaves no data dir and no secret behind: on the old
+    // code the role's data dir was made and given an admin_token and operator_key first.
+    const role_data = path.join(dir, 'role-no-urls');
+    const no_urls = await runScript('src/main.js', ['--role', 'matcher'],
+      { RINGBOOK_DATA_DIR: role_data, RINGBOOK_NATS_URLS: '', RINGBOOK_ADMIN_TOKEN: '', RINGBOOK_OPERATOR_KEY: '' });
+    expect(no_urls.code).toBe(1);
+    expect(no_urls.stderr).toContain('the cluster roles need RINGBOOK_NATS_URLS');
+    expect(fs.existsSync(role_data)).toBe(false);
   });
 
   it('the real server refuses to start on a misspelt key: exit code 1, the message on stderr', async () => {
