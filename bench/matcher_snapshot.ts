@@ -19,8 +19,13 @@
 // MatcherSnapshots.confirmed() call (the copies, the zero balance leaves from them, the post to the
 // writer thread), and the writer thread's share timed on this thread (stagedEngineBytes: the walk
 // of the copies and msgpackr), whose engine part must equal the one captureState gives, byte for
-// byte (else the bench fails), as must the file the writer thread wrote. Medians are reported; the
-// last line is one JSON object {"bench": "matcher_snapshot", ...}.
+// byte (else the bench fails), as must the file the writer thread wrote. Then the single process's
+// matcher at a snapshot due while the previous copy is still being written (h30s), the previous
+// copy held: with one set of kept buffers (h29w's EngineStaging: take() declines, the matcher walks
+// and packs itself, `busy_fallback`) and with two (`busy_second_set`: the copies into the second
+// set; its first round allocates that set, reported alone as `busy_second_set_first`), whose
+// engine part must again equal captureState's. Medians are reported; the last line is one JSON
+// object {"bench": "matcher_snapshot", ...}.
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,7 +38,7 @@ import { loadConfig } from '../src/config/load.js';
 import { engineConfigOf } from '../src/config/read.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
-import { EngineStaging, stagedEngineBytes } from '../src/matcher/engine_staging.js';
+import { EngineStaging, releaseStaged, stagedEngineBytes } from '../src/matcher/engine_staging.js';
 import { encodeEngine, encodeSnapshot, readSnapshotFile, snapshotFileName } from '../src/snapshot/snapshot_file.js';
 import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
@@ -79,7 +84,7 @@ async function main(): Promise<void> {
     await journal.close();
     const state_root = ex.finishDeferred().state_root;
     const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [],
-      old_confirmed: [], staging_take: [], confirmed: [], writer_walk_pack: [] };
+      old_confirmed: [], staging_take: [], confirmed: [], writer_walk_pack: [], busy_fallback: [], busy_second_set: [] };
     let bytes = 0;
     let open_orders = 0;
     let zero_leaves = 0;
@@ -94,6 +99,10 @@ async function main(): Promise<void> {
       snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0, requests_purge: requestPurgeStatus(0),
     } satisfies MatcherStatus;
     const snaps = new MatcherSnapshots({ dir: snap_dir, every_batches: 1, keep: 1 }, 'bench', status, engine_config.assets.length);
+    // A snapshot due while the previous copy is read: one set (h29w's behaviour), two (h30s's).
+    const one_set = new EngineStaging(1);
+    const two_sets = new EngineStaging();
+    let second_set_first: Timed | null = null;
     for (let r = 0; r < ROUNDS; r++) {
       const [state, capture] = timed(() => ex.matcher.captureState());
       const [engine, pack] = timed(() => new Uint8Array(encodeEngine(state)));
@@ -140,6 +149,24 @@ async function main(): Promise<void> {
       const expected = encodeSnapshot({ batch_id, batch_time_ms: time_ms, state_root, zero_balance_leaves: zero, created_ms: f.created_ms,
         cluster: { events_through: batch_id + 1, requests_through: 0 } }, engine, null);
       if (!fs.readFileSync(written).equals(Buffer.from(expected))) throw new Error('the writer thread\'s file differs from encodeSnapshot\'s');
+      // The single process's matcher at a snapshot due while the previous copy is being written.
+      const previous_one = one_set.take(ex.matcher);
+      if (previous_one === null) throw new Error('one set: free at the round\'s start');
+      const [, fallback_t] = timed(() => {
+        // What matcher_worker.ts snapshot() did then: take() declines, the walk and the packing here.
+        if (one_set.take(ex.matcher) !== null) throw new Error('one set: handed out while held');
+        return new Uint8Array(encodeEngine(ex.matcher.captureState()));
+      });
+      releaseStaged(previous_one);
+      parts.busy_fallback.push(fallback_t);
+      const previous_two = two_sets.take(ex.matcher);
+      if (previous_two === null) throw new Error('two sets: free at the round\'s start');
+      const [second, second_t] = timed(() => two_sets.take(ex.matcher));
+      if (second === null) throw new Error('two sets: the second set was not handed out');
+      if (!Buffer.from(stagedEngineBytes(second)).equals(Buffer.from(engine))) throw new Error('engine part from the second set differs from captureState\'s');
+      releaseStaged(previous_two);
+      if (second_set_first === null) second_set_first = second_t;
+      else parts.busy_second_set.push(second_t);
       parts.capture.push(capture);
       parts.pack.push(pack);
       parts.candidates.push(candidates_t);
@@ -163,13 +190,18 @@ async function main(): Promise<void> {
     out.lookup_cpu_us_each = Math.round(1000 * (out.lookup_every_pair_cpu_ms as number) / every_pairs * 100) / 100;
     out.walk_cpu_us_per_leaf = Math.round(1000 * (out.zero_leaves_walk_cpu_ms as number) / ex.builder.leafCount() * 100) / 100;
     out.column_bytes = column_bytes;
+    out.busy_second_set_first_wall_ms = Math.round((second_set_first?.wall_ms ?? 0) * 10) / 10;
+    out.busy_second_set_first_cpu_ms = Math.round((second_set_first?.cpu_ms ?? 0) * 10) / 10;
+    out.sets_allocated = two_sets.sets_allocated;
     out.snapshots_written = status.snapshots_written;
     await snaps.close();
     out.node = process.version;
     out.load_avg_1m = Math.round(os.loadavg()[0] * 10) / 10;
     console.log(`snapshot pause at batch ${batch_id} (${open_orders} open orders, ${ex.builder.leafCount()} leaves, ${bytes} bytes): ` +
       `confirmed() before h29w ${out.old_confirmed_wall_ms} ms wall / ${out.old_confirmed_cpu_ms} ms CPU, now ${out.confirmed_wall_ms} / ${out.confirmed_cpu_ms}; ` +
-      `single process matcher: captureState+pack ${Math.round(((out.capture_cpu_ms as number) + (out.pack_cpu_ms as number)) * 10) / 10} ms CPU, now copies ${out.staging_take_cpu_ms} (median of ${ROUNDS})`);
+      `single process matcher: captureState+pack ${Math.round(((out.capture_cpu_ms as number) + (out.pack_cpu_ms as number)) * 10) / 10} ms CPU, now copies ${out.staging_take_cpu_ms}; ` +
+      `due while the previous is written: one set ${out.busy_fallback_wall_ms} ms wall / ${out.busy_fallback_cpu_ms} CPU, two sets ${out.busy_second_set_wall_ms} / ${out.busy_second_set_cpu_ms} ` +
+      `(first, allocating: ${out.busy_second_set_first_wall_ms} / ${out.busy_second_set_first_cpu_ms}) (median of ${ROUNDS})`);
     console.log(JSON.stringify(out));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -66,7 +66,11 @@ export interface MatcherStatus {
    * stream (matcher_snapshots.ts); -1: it re-executed the stream from sequence 1.
    */
   resumed_from_batch_id: number;
-  /** Snapshots written since start, the last one's batch (-1: none), and how long its capture held the engine (ms). */
+  /**
+   * Snapshots written since start, the last one's batch (-1: none), and the engine's whole pause
+   * for the last one taken (ms): the copies of its columns, the zero balance leaves, the post to
+   * the writer thread (matcher_snapshots.ts confirmed(); the write runs after, on that thread).
+   */
   snapshots_written: number;
   snapshot_batch_id: number;
   snapshot_capture_ms: number;

@@ -412,6 +412,9 @@ export class ClusterMatcher {
     await this.follower?.close();
     await this.lease?.release();
     await this.snapshots.idle();
+    // Its writer thread (and that thread's hold on the kept copies) ends with the role, not with
+    // the process: one that stops a role and goes on (tests, bench) kept it until exit.
+    await this.snapshots.close();
     this.status.role = 'stopped';
     await this.nc?.drain();
   }

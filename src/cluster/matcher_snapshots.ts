@@ -12,8 +12,11 @@
 // the last snapshot (src/matcher/engine_staging.ts; the engine moves on right after) with the
 // zero balance leaves, and the snapshot writer thread (src/snapshot/writer_worker.ts, the single
 // process's) walks and packs the copy and writes the file, one write at a time (a batch due while
-// one is written is passed over: what makes one set of kept buffers safe). The `keep` newest are
-// kept.
+// one is written is passed over: what makes one set of kept buffers safe, and why this path never
+// walks and packs on the matcher's thread as the single process's does with both of its sets
+// held). `snapshot_capture_ms` in /status is the engine's whole pause for the last one: the
+// copies, the zero balance leaves, the post to the writer thread. The `keep` newest are kept;
+// the role's stop ends the writer thread (close()).
 //
 // Read: at start and after a fence, the newest file whose digest holds, whose batch, time and
 // state root are those of the stream's message at its sequence, and whose restored state tree
@@ -59,11 +62,16 @@ export class MatcherSnapshots {
   private readonly status: MatcherStatus;
   private writing: Promise<void> | null = null;
   private readonly asset_count: number;
-  /** The kept copies of the engine's columns (one set: one write at a time). */
-  private readonly staging = new EngineStaging();
+  /**
+   * The kept copies of the engine's columns: one set, since confirmed() never copies while a
+   * write is in flight (it passes that batch over), so the writer has freed the set by then.
+   */
+  private readonly staging = new EngineStaging(1);
   /** The snapshot writer thread, started at the first snapshot. */
   private writer: Worker | null = null;
   private writer_done: ((d: WriteDone) => void) | null = null;
+  /** After close(): no snapshot is taken (it would start a writer thread again). */
+  private closed = false;
 
   constructor(settings: MatcherSnapshotSettings, node_id: string, status: MatcherStatus, asset_count: number) {
     this.settings = settings;
@@ -79,7 +87,7 @@ export class MatcherSnapshots {
    */
   confirmed(h: BatchHeader, events_through: number, requests_through: number, state_root: string, executor: ReplayExecutor): void {
     const { dir, every_batches } = this.settings;
-    if (dir === null || every_batches === 0 || h.batch_id === 0 || h.batch_id % every_batches !== 0) return;
+    if (dir === null || every_batches === 0 || h.batch_id === 0 || h.batch_id % every_batches !== 0 || this.closed) return;
     if (this.writing !== null) {
       log.warn(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} passed over: the previous one is still being written`);
       return;
@@ -109,12 +117,14 @@ export class MatcherSnapshots {
       log.error(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} not taken: ${String(e)}`, undefined, { batch_id: h.batch_id });
       return;
     }
-    this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
     const staged = job.engine as StagedEngine;
     this.writing = this.write(job).finally(() => {
       releaseStaged(staged);
       this.writing = null;
     });
+    // After the post (write() posts before its first await; the writer thread's start too, at the
+    // first snapshot): the engine's whole pause for this snapshot, not the copies alone.
+    this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
   }
 
   private startWriter(): Worker {
@@ -156,6 +166,7 @@ export class MatcherSnapshots {
 
   /** Ends the writer thread (after idle(); a write it interrupts leaves only a temporary file). */
   async close(): Promise<void> {
+    this.closed = true;
     const w = this.writer;
     this.writer = null;
     if (w !== null) await w.terminate();

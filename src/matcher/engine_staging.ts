@@ -5,9 +5,13 @@
 // cost a few ms: docs/benchmarks.md h29s, h29w). The writer thread walks and packs them
 // (stagedEngineBytes): the same bytes as encodeEngine(matcher.captureState()).
 //
-// One set of kept buffers is safe because one snapshot is written at a time: `busy` holds the
-// generation of the copy being read (0: free); take() declines while it is set, and only the
-// holder of that generation frees it (after the walk, or when its snapshot is dropped).
+// Up to KEPT_SETS_MAX sets of kept buffers: each has its `busy` word, the generation of the copy
+// being read from it (0: free); take() copies into the first free set, allocating the next one
+// only when all it has are held, and declines when KEPT_SETS_MAX are held. Only the holder of a
+// generation frees its set (after the walk, or when its snapshot is dropped). Snapshots are
+// written one at a time, so a second set serves a snapshot that falls due while the previous is
+// still being written (h30s): with one set the single process's matcher then walked and packed
+// itself (~170 ms at 112k open orders); now only with two snapshots still in flight.
 import { canonicalOfColumns, KEPT_COPY_ROOM, type EngineColumns } from '../engine/canonical.js';
 import type { Matcher } from './matcher.js';
 import { encodeEngine } from './engine_snapshot.js';
@@ -27,43 +31,92 @@ export function isStagedEngine(e: Uint8Array | StagedEngine): e is StagedEngine 
   return !(e instanceof Uint8Array);
 }
 
+/**
+ * Sets of kept buffers at most: one being read by the writer thread and one for the snapshot due
+ * meanwhile (it waits for the first write, one at a time). A third would only queue another write
+ * behind a slow disk, at another full copy of the columns (~21-27 MB at 112k open orders, h29w)
+ * kept for the matcher's life; past two, the caller passes over or packs on its own thread.
+ */
+export const KEPT_SETS_MAX = 2;
+
+/** One set of kept buffers: the last copy made into it, and the word its reader holds. */
+interface KeptSet {
+  columns: EngineColumns | null;
+  addresses: Uint8Array;
+  /** [0]: the generation holding the buffers (0: free). */
+  readonly busy: Int32Array;
+}
+
+function keptSet(): KeptSet {
+  return { columns: null, addresses: new Uint8Array(new SharedArrayBuffer(ADDRESS_BYTES * 1024)), busy: new Int32Array(new SharedArrayBuffer(4)) };
+}
+
 /** The matcher's side: the kept buffers and the copy into them. */
 export class EngineStaging {
-  private kept: EngineColumns | null = null;
-  private addresses: Uint8Array = new Uint8Array(new SharedArrayBuffer(ADDRESS_BYTES * 1024));
-  private readonly busy = new Int32Array(new SharedArrayBuffer(4));
+  /** Allocated on first need: a second set exists only once a snapshot fell due while the first was read. */
+  private readonly sets: KeptSet[] = [];
+  private readonly sets_max: number;
   private generation = 0;
-  /** Snapshots that found the buffers still being read (the caller passes over or falls back). */
+  /** Snapshots that found every set still being read (the caller passes over or falls back). */
   declined = 0;
 
-  /** Copies the matcher's state after its last batch; null while the previous copy is still being read. */
+  /** `sets_max`: 1 where a due snapshot is passed over while one is written (a cluster matcher). */
+  constructor(sets_max: number = KEPT_SETS_MAX) {
+    if (!Number.isInteger(sets_max) || sets_max < 1 || sets_max > KEPT_SETS_MAX) throw new Error(`EngineStaging: sets_max ${sets_max} not in 1..${KEPT_SETS_MAX}`);
+    this.sets_max = sets_max;
+  }
+
+  /** Copies the matcher's state after its last batch; null while every set's copy is still being read. */
   take(matcher: Matcher): StagedEngine | null {
     const generation = this.generation + 1;
-    if (Atomics.compareExchange(this.busy, 0, 0, generation) !== 0) {
+    const set = this.claim(generation);
+    if (set === null) {
       this.declined++;
       return null;
     }
     this.generation = generation;
-    const columns = matcher.engine.copyColumns(this.kept);
-    this.kept = columns;
+    const columns = matcher.engine.copyColumns(set.columns);
+    set.columns = columns;
     const size = matcher.registry.size;
-    if (this.addresses.length < size * ADDRESS_BYTES) {
-      this.addresses = new Uint8Array(new SharedArrayBuffer(Math.ceil(size * KEPT_COPY_ROOM) * ADDRESS_BYTES));
+    if (set.addresses.length < size * ADDRESS_BYTES) {
+      set.addresses = new Uint8Array(new SharedArrayBuffer(Math.ceil(size * KEPT_COPY_ROOM) * ADDRESS_BYTES));
     }
-    const addresses = this.addresses.subarray(0, size * ADDRESS_BYTES);
+    const addresses = set.addresses.subarray(0, size * ADDRESS_BYTES);
     // Id 0 (the fee account) has no address: zeros, as in captureState.
     addresses.fill(0, 0, ADDRESS_BYTES);
     for (let id = 1; id < size; id++) addresses.set(matcher.registry.addressBytes(id), id * ADDRESS_BYTES);
-    return { columns, addresses, busy: this.busy, generation };
+    return { columns, addresses, busy: set.busy, generation };
   }
 
-  /** Whether a copy is being read (tests). */
+  /** Marks the first free set held by `generation` (a new one if all are held and the limit allows); null: none. */
+  private claim(generation: number): KeptSet | null {
+    for (const set of this.sets) {
+      if (Atomics.compareExchange(set.busy, 0, 0, generation) === 0) return set;
+    }
+    if (this.sets.length >= this.sets_max) return null;
+    const set = keptSet();
+    Atomics.store(set.busy, 0, generation);
+    this.sets.push(set);
+    return set;
+  }
+
+  /** Sets whose copy is being read (tests). */
+  get held(): number {
+    return this.sets.reduce((n, set) => n + (Atomics.load(set.busy, 0) !== 0 ? 1 : 0), 0);
+  }
+
+  /** Whether any copy is being read (tests). */
   get reading(): boolean {
-    return Atomics.load(this.busy, 0) !== 0;
+    return this.held > 0;
+  }
+
+  /** Sets of buffers allocated so far (at most KEPT_SETS_MAX: the memory the copies keep). */
+  get sets_allocated(): number {
+    return this.sets.length;
   }
 }
 
-/** Frees the kept buffers if `s` still holds them (idempotent; a later copy's hold is left alone). */
+/** Frees the set of kept buffers `s` holds, if it still does (idempotent; a later copy's hold is left alone). */
 export function releaseStaged(s: StagedEngine): void {
   Atomics.compareExchange(s.busy, 0, s.generation, 0);
 }

@@ -21,8 +21,10 @@
 // snapshot (src/matcher/engine_staging.ts: a few ms, where walking and packing them here took
 // ~200 ms at 112k open orders, docs/benchmarks.md h29w) and posts them to the front, which joins
 // them with its read model at the same batch; the snapshot writer thread walks, packs and writes.
-// While the previous copy is still being read there (one write at a time), the matcher walks and
-// packs this one itself, as before, and posts the bytes: no snapshot is lost, it only costs more.
+// One due while the previous copy is still being read there (one write at a time) is copied into
+// a second set of kept buffers (KEPT_SETS_MAX, h30s); only with two still in flight does the
+// matcher walk and pack it itself, as before h29w, and post the bytes: no snapshot is lost, that
+// one only costs more (~170 ms at 112k open orders).
 import { performance } from 'node:perf_hooks';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { Journal, type JournalFault } from '../journal/journal.js';
@@ -69,7 +71,7 @@ export type ToMatcher =
 /** Matcher -> front. */
 export type FromMatcher =
   | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number; pin: PinResult | null }
-  /** engine: the staged copy of the columns (the writer thread walks and packs it), or bytes when the copy was busy. */
+  /** engine: the staged copy of the columns (the writer thread walks and packs it), or bytes when every set of kept buffers was busy. */
   | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array | StagedEngine; capture_ms: number; pack_ms: number; on_demand: boolean }
   | { type: 'trimmed'; through_batch_id: number; deleted: number }
   | { type: 'journal_fault'; fault: JournalFault | null }

@@ -1,7 +1,7 @@
 // Writes snapshots on the front thread (docs/operations.md, "Snapshots"). A snapshot at batch N
 // joins three things taken at the same batch boundary:
 // - the engine part, copied by the matcher between batches N and N+1 into buffers it keeps
-//   (src/matcher/engine_staging.ts; bytes it packed itself when those were still being read)
+//   (src/matcher/engine_staging.ts, two sets; bytes it packed itself when both were still being read)
 //   and posted (MatcherLink.onSnapshot);
 // - the front part: the read model and market data right after batch N's commit marker was
 //   applied (every N that is a multiple of `every_batches` is captured when it commits; for an
@@ -47,8 +47,8 @@ export interface SnapshotResult {
   bytes: number;
   state_root: string | null;
   /**
-   * Matcher: the copies of its columns (pack_ms 0), or, when the previous copy was still being
-   * read, the walk of the state and its msgpackr packing (the matcher's whole pause).
+   * Matcher: the copies of its columns (pack_ms 0), or, when both sets of kept buffers were still
+   * being read, the walk of the state and its msgpackr packing (the matcher's whole pause).
    */
   capture_ms: number;
   pack_ms: number;

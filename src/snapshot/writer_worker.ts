@@ -1,5 +1,5 @@
 // The snapshot writer thread: walks and packs the engine's part (a staged copy of its columns,
-// src/matcher/engine_staging.ts; or bytes the matcher packed itself when the copy was busy),
+// src/matcher/engine_staging.ts; or bytes the matcher packed itself when its copies were all busy),
 // packs the front's part (the FrontState columns arrive transferred, not copied), encodes the file
 // with its digest, writes it atomically and prunes old snapshots. So the matcher only pays for the
 // copies and the front thread for exporting its read model into columns; the walk, msgpackr,

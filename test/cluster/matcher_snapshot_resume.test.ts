@@ -6,19 +6,25 @@
 // holds with another root, or no longer holds, or a damaged file, is passed over for the next
 // older one; none left: null (the stream from sequence 1). The zero balance leaves the matcher
 // takes from its state tree are the read model's (the single process's source of them).
+// Also without NATS: /status's snapshot_capture_ms is the engine's whole pause (it covers the post
+// to the writer thread), and the role's stop closes its snapshots (the writer thread ends; none
+// is taken after).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { BatchRequests } from '../../src/cluster/batch_request.js';
 import type { BatchHeader } from '../../src/cluster/log_format.js';
 import type { MatcherStatus } from '../../src/cluster/matcher_options.js';
 import { requestPurgeStatus } from '../../src/cluster/request_purge.js';
 import { MatcherSnapshots, zeroBalances, type ReadBatchAt } from '../../src/cluster/matcher_snapshots.js';
+import { ClusterMatcher } from '../../src/cluster/matcher_role.js';
+import { NatsCredentials } from '../../src/cluster/nats_auth.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { ReadModel } from '../../src/read_model/read_model.js';
 import { listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
-import { generateSequence } from '../engine/generator.js';
+import { generateSequence, standardConfig } from '../engine/generator.js';
 import { recordsOf, recordable } from '../da/records.js';
 
 /** A flow with a zero balance leaf (an account that emptied a balance): rare in the generator's flows. */
@@ -116,5 +122,66 @@ describe('MatcherSnapshots.resume', () => {
     expect(damaged!.batch_id).toBe(files[2].batch_id);
     // Nothing the stream confirms: none (the stream's start).
     expect(await snaps.resume(config, undefined, stream(() => null))).toBeNull();
+  });
+});
+
+describe('the cluster matcher\'s snapshot pause and stop', () => {
+  it('snapshot_capture_ms covers the post to the writer thread; after close() no snapshot is taken', async () => {
+    const { config, requests: all } = generateSequence(3, 150);
+    const requests = all.filter(recordable).slice(0, 4);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-matcher-pause-'));
+    dirs.push(dir);
+    const status = statusOf();
+    const snaps = new MatcherSnapshots({ dir, every_batches: 1, keep: 10 }, 'm', status, config.assets.length);
+    const ex = new ReplayExecutor(config, {});
+    ex.genesis();
+    // A clock each post to a worker thread moves by a minute: a measure across the post sees it,
+    // one that stops before it does not (no real time is measured).
+    const POST_MS = 60_000;
+    let posts = 0;
+    const real_now = performance.now.bind(performance);
+    const post = Worker.prototype.postMessage;
+    const now_spy = vi.spyOn(performance, 'now').mockImplementation(() => real_now() + posts * POST_MS);
+    const post_spy = vi.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+      posts++;
+      post.apply(this, args);
+    });
+    try {
+      const batch = (batch_id: number): void => {
+        const r = ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(batch_id - 1, batch_id)), 1);
+        const h: BatchHeader = { batch_id, time_ms: 1_000 * batch_id, requests_through: batch_id, input_records: 0, state_root: r.state_root, fills_root: '', leader: 'x' };
+        snaps.confirmed(h, batch_id + 1, batch_id, r.state_root, ex);
+      };
+      batch(1);
+      expect(posts, 'the job posted within confirmed()').toBe(1);
+      expect(status.snapshot_capture_ms, 'the pause includes the post').toBeGreaterThanOrEqual(POST_MS);
+      await snaps.idle();
+      expect(status.snapshots_written).toBe(1);
+      await snaps.close();
+      batch(2);
+      await snaps.idle();
+      expect(posts, 'no writer thread started again after close()').toBe(1);
+      expect(listSnapshots(dir).map((f) => f.batch_id)).toEqual([1]);
+    } finally {
+      now_spy.mockRestore();
+      post_spy.mockRestore();
+      await snaps.close();
+    }
+  });
+
+  it('the role\'s stop closes its snapshots (their writer thread)', async () => {
+    const close = vi.spyOn(MatcherSnapshots.prototype, 'close');
+    try {
+      const m = new ClusterMatcher({
+        nats_urls: [], nats_credentials: NatsCredentials.none(), node_id: 'm', engine_config: standardConfig(), replicas: 1, lease_ttl_ms: 1_000,
+        batch_records_max: 64, store_fault_after_ms: 1_000, fault_file: null, snapshots: { dir: null, every_batches: 0, keep: 1 }, request_purge_every_ms: 0,
+      });
+      // Never started: stop() runs its whole path with no connection.
+      await m.stop();
+      expect(m.status.role).toBe('stopped');
+      expect(close).toHaveBeenCalledTimes(1);
+    } finally {
+      close.mockRestore();
+    }
   });
 });

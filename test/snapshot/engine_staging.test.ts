@@ -3,8 +3,10 @@
 // from a staged copy equals, byte for byte, the file encodeSnapshot wrote from the matcher's own
 // walk and packing (captureState + encodeEngine, fixed created_ms); a cluster matcher's file
 // (MatcherSnapshots, zero balance leaves from the copy) equals the old path's too; and the kept
-// buffers are reused, never handed out again while a copy is being read (a snapshot due then is
-// passed over, and the copy in flight still holds its own batch's state). The writer thread runs
+// buffers are reused, never handed out again while a copy is being read (the copy in flight still
+// holds its own batch's state): with one set (a cluster matcher's) a snapshot due then is passed
+// over; with two (the single process's, h30s) it takes the second, and only one due while both
+// are read is declined (the matcher then packs it itself). The writer thread runs
 // from dist/ (`npx tsc` first), as the cluster's MatcherSnapshots starts it from TypeScript source.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,7 +19,7 @@ import { requestPurgeStatus } from '../../src/cluster/request_purge.js';
 import { MatcherSnapshots, zeroBalances, zeroBalancesOfColumns } from '../../src/cluster/matcher_snapshots.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import type { EngineConfig } from '../../src/engine/api.js';
-import { EngineStaging, releaseStaged, stagedEngineBytes } from '../../src/matcher/engine_staging.js';
+import { EngineStaging, KEPT_SETS_MAX, releaseStaged, stagedEngineBytes, type StagedEngine } from '../../src/matcher/engine_staging.js';
 import { encodeEngine, encodeSnapshot, readSnapshotFile, type SnapshotHeader } from '../../src/snapshot/snapshot_file.js';
 import type { WriteDone, WriteJob } from '../../src/snapshot/writer_worker.js';
 import { emptyRequest, OrderType, RequestKind, Side, Tif, type Request } from '../../src/engine/types.js';
@@ -173,12 +175,12 @@ describe('snapshot engine part from kept column copies', () => {
     }
   });
 
-  it('reuses the kept buffers, and hands none out while a copy is read: that copy keeps its own batch', () => {
+  it('one set (a cluster matcher\'s): reuses the kept buffers, and hands none out while a copy is read: that copy keeps its own batch', () => {
     const { config, requests: all } = generateSequence(5, 3_000);
     const requests = all.filter(recordable);
     const ex = new ReplayExecutor(config, {});
     ex.genesis();
-    const staging = new EngineStaging();
+    const staging = new EngineStaging(1);
     let held: { staged: NonNullable<ReturnType<EngineStaging['take']>>; bytes: Uint8Array } | null = null;
     let kept_buffer: ArrayBufferLike | null = null;
     let passed_over = 0;
@@ -212,6 +214,51 @@ describe('snapshot engine part from kept column copies', () => {
     expect(passed_over).toBeGreaterThan(3);
     expect(checked).toBe(passed_over);
     expect(staging.declined).toBe(passed_over);
+  });
+
+  it('two sets (the single process\'s): one due while a copy is read takes the second set, and only with both read is it declined', () => {
+    const { config, requests: all } = generateSequence(5, 3_000);
+    const requests = all.filter(recordable);
+    const ex = new ReplayExecutor(config, {});
+    ex.genesis();
+    const staging = new EngineStaging();
+    /** Copies held over the next 10-batch marks, with the bytes of their own batch (oldest first). */
+    const held: { staged: StagedEngine; bytes: Uint8Array }[] = [];
+    const buffers = new Set<ArrayBufferLike>();
+    let declined = 0;
+    let walked = 0;
+    for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
+      const n = Math.min(requests.length - at, 1 + (batch_id % 5));
+      ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(at, at + n)), n);
+      at += n;
+      if (batch_id % 10 !== 0) continue;
+      const staged = staging.take(ex.matcher);
+      if (held.length === KEPT_SETS_MAX) {
+        // Two snapshots in flight: the caller falls back (the single process's matcher packs this one itself).
+        expect(staged, `batch ${batch_id}: both sets read`).toBeNull();
+        declined++;
+        // The older one's walk ends (the writer frees its set); the newer stays in flight.
+        const done = held.shift() as (typeof held)[number];
+        expect(Buffer.compare(stagedEngineBytes(done.staged), done.bytes), 'the older copy was not overwritten').toBe(0);
+        walked++;
+        continue;
+      }
+      expect(staged, `batch ${batch_id}: ${held.length} set(s) read, one free`).not.toBeNull();
+      if (staged === null) return;
+      for (const h of held) expect(staged.columns.order_f.buffer, 'not a set being read').not.toBe(h.staged.columns.order_f.buffer);
+      buffers.add(staged.columns.order_f.buffer);
+      held.push({ staged, bytes: new Uint8Array(encodeEngine(ex.matcher.captureState())) });
+    }
+    expect(staging.held, 'the sets still read').toBe(held.length);
+    for (const h of held) expect(Buffer.compare(stagedEngineBytes(h.staged), h.bytes), 'a held copy kept its batch').toBe(0);
+    expect(declined).toBeGreaterThan(3);
+    expect(walked).toBe(declined);
+    expect(staging.declined).toBe(declined);
+    expect(staging.sets_allocated, 'memory: never more than KEPT_SETS_MAX sets').toBe(KEPT_SETS_MAX);
+    expect(KEPT_SETS_MAX).toBe(2);
+    // The order pool grows over the flow (its copies are reallocated with room), so a few buffers; not one per snapshot.
+    expect(buffers.size).toBeLessThan(walked);
+    expect(() => new EngineStaging(KEPT_SETS_MAX + 1)).toThrow(/sets_max/);
   });
 
   it('a cluster matcher\'s file (zero balance leaves from the copy) equals the old path\'s, and one due while it is written is passed over', async () => {
