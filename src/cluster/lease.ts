@@ -166,7 +166,7 @@ export interface LeaseLines {
   handed_over: string;
   /** withdraw() while not holding: it stops asking for the lease (followed by `: ` and the reason). */
   not_taken: string;
-  /** rejoin(): it asks for the lease again. */
+  /** rejoin(): it asks for the lease again (followed by `: ` and the reason). */
   rejoined: string;
 }
 
@@ -183,8 +183,8 @@ export class TimedLease {
   private was_holding = false;
   /**
    * Stepped out (withdraw): neither renews nor takes the lease until rejoin(). Its holder can no
-   * longer do the work (a settlement poster stopped at a root mismatch, or stuck behind the
-   * stream), and a renewing holder that does nothing keeps every other candidate out.
+   * longer do the work (a settlement poster stopped at a root mismatch, stuck behind the
+   * stream, or whose RPC endpoint fails), and a renewing holder that does nothing keeps every other candidate out.
    */
   private withdrawn = false;
   /** Times holding() turned true at a tick: the first take, each takeover after, a validity a late renewal restored. */
@@ -247,11 +247,11 @@ export class TimedLease {
     log.warn(`${held ? this.lines.handed_over : this.lines.not_taken}: ${why}`);
   }
 
-  /** Takes part again after withdraw(): the next tick takes the lease if it is free. */
-  rejoin(): void {
+  /** Takes part again after withdraw(): the next tick takes the lease if it is free. `why` is logged. */
+  rejoin(why: string): void {
     if (!this.withdrawn) return;
     this.withdrawn = false;
-    log.info(this.lines.rejoined);
+    log.info(`${this.lines.rejoined}: ${why}`);
   }
 
   /** A clean stop hands the lease over at once. */
@@ -294,7 +294,7 @@ export class SettlementPosterLease extends TimedLease {
       standby: `ringbook da ${holder}: settlement poster lease held by another DA role: standby, posting nothing`,
       handed_over: `ringbook da ${holder}: settlement poster lease handed over, posting nothing`,
       not_taken: `ringbook da ${holder}: settlement poster lease no longer taken by this role, posting nothing`,
-      rejoined: `ringbook da ${holder}: settlement poster lease: this role may take it again (caught up)`,
+      rejoined: `ringbook da ${holder}: settlement poster lease: this role may take it again`,
     }), ttl_ms);
   }
 }

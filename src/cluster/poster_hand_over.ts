@@ -2,7 +2,8 @@
 // roots": "Handing the lease over"; branch h29p, 2026-11-29). Before, a holder that could not post
 // what the cluster needed kept renewing the lease, so no standby took over and roots stopped
 // cluster-wide: one stopped at a root mismatch, and one stuck behind the event stream (and one
-// whose history is not the chain's appended to it: roots_poster.ts check_chain_base). The
+// whose history is not the chain's appended to it: roots_poster.ts check_chain_base); and one
+// whose RPC endpoint failed (branch h30p) kept it while a standby's endpoint might work. The
 // decision runs at the end of each poster round (settlement_poster.ts), after its transaction (if
 // any) was answered, so no transaction of this role is in flight when another takes the key; the
 // contract takes a range only from lastBatchId + 1 in any case.
@@ -20,18 +21,40 @@ const log = componentLog('cluster');
  */
 export const BEHIND_YIELD_MS_DEFAULT = 10_000;
 
+/**
+ * How long every round of a holder may fail on its RPC endpoint (no connection, no answer within
+ * RPC_TIMEOUT_MS, HTTP 5xx: rpc.ts isEndpointFailure) before it hands the lease over. Longer than
+ * an Ethereum node's restart or a network blip (seconds), which a hand-over would only turn into a
+ * takeover's extra reads; shorter than roots may wait without an operator noticing (withdrawal
+ * signatures wait for them; a minute is the order operators page at). Counted per holding spell,
+ * so that when every DA role's endpoint fails the lease moves at most once per bound.
+ */
+export const RPC_FAIL_YIELD_MS_DEFAULT = 30_000;
+/**
+ * A role that handed the lease over for rpc_failing asks its endpoint (eth_blockNumber) at most
+ * this often per bound: every 3 s by default, so it is a candidate again within seconds of its
+ * endpoint answering, for one cheap call.
+ */
+const RPC_PROBES_PER_BOUND = 10;
+
 /** What the poster needs of its lease (lease.ts TimedLease). */
 export interface PosterLease {
   holding(): boolean;
   readonly takeovers: number;
   /** Stops renewing and taking the lease; hands it over at once if held. */
   withdraw(why: string): Promise<void>;
-  /** Takes part again after withdraw(). */
-  rejoin(): void;
+  /** Takes part again after withdraw(); `why` is logged. */
+  rejoin(why: string): void;
 }
 
 /** Why a DA role handed the poster lease over and does not take it. */
-export type LeaseYield = 'stopped_at_mismatch' | 'chain_differs' | 'behind';
+export type LeaseYield = 'stopped_at_mismatch' | 'chain_differs' | 'behind' | 'rpc_failing';
+
+/** How the poster's round ended, as the hand-over reads it. */
+export interface RoundEnd {
+  /** The round failed on the RPC endpoint (rpc.ts isEndpointFailure); false for a standby's round. */
+  endpoint_failed: boolean;
+}
 
 /** The poster's status fields the hand-over reads and writes (SettlementPosterStatus). */
 export interface HandOverStatus {
@@ -41,6 +64,8 @@ export interface HandOverStatus {
   chain_differs_batch_id: number | null;
   lease_yielded: LeaseYield | null;
   stream_batch_id: number;
+  /** The last round's error (named in the rpc_failing hand-over's log line). */
+  last_error: string | null;
 }
 
 export interface HandOverOptions {
@@ -54,6 +79,10 @@ export interface HandOverOptions {
   newest_batch?: () => Promise<number>;
   /** Default BEHIND_YIELD_MS_DEFAULT. */
   behind_yield_ms?: number;
+  /** Resolves when the RPC endpoint answers (eth_blockNumber): a role out for rpc_failing then rejoins. */
+  probe_endpoint: () => Promise<unknown>;
+  /** Default RPC_FAIL_YIELD_MS_DEFAULT. */
+  rpc_fail_yield_ms?: number;
 }
 
 export class PosterHandOver {
@@ -63,6 +92,10 @@ export class PosterHandOver {
   private newest_error: string | null = null;
   /** When the stream's newest batch was last read (monotonic ms; -inf: never). */
   private read_at_ms = Number.NEGATIVE_INFINITY;
+  /** Since when every round of this holding spell failed on the RPC endpoint (monotonic ms; null: the last did not). */
+  private failing_since_ms: number | null = null;
+  /** When a role out for rpc_failing last asked its endpoint (monotonic ms). */
+  private probed_at_ms = 0;
 
   constructor(private readonly o: HandOverOptions, private readonly s: HandOverStatus) {}
 
@@ -70,35 +103,115 @@ export class PosterHandOver {
    * Hands the lease over when this role cannot post what the cluster needs (before 2026-11-29 it
    * kept renewing and roots stopped cluster-wide): stopped at a root mismatch (once it posted the
    * batches before it, if it holds the lease) or at a chain holding another history, or, as the
-   * holder, short of the stream's newest batch for behind_yield_ms. A standby stopped at a mismatch stops taking part too, so that
-   * when every DA role mismatches (a wrong leader) nobody posts until the operator decides.
+   * holder, every round failing on its RPC endpoint for rpc_fail_yield_ms, or short of the
+   * stream's newest batch for behind_yield_ms. A standby stopped at a mismatch stops taking part
+   * too, so that when every DA role mismatches (a wrong leader) nobody posts until the operator
+   * decides. Runs at the end of a round: no transaction of this role's is in flight.
    */
-  async afterRound(): Promise<void> {
+  async afterRound(round: RoundEnd): Promise<void> {
+    const stop = this.stopOf();
+    if (stop !== null) {
+      await this.stopForGood(stop, round);
+      return;
+    }
+    if (this.s.lease_yielded !== null) {
+      await this.rejoinWhenAble();
+      return;
+    }
+    if (!this.o.lease.holding()) {
+      this.behind = null;
+      this.failing_since_ms = null;
+      return;
+    }
+    if (await this.yieldWhenRpcFailing(round)) return;
+    await this.yieldWhenBehind();
+  }
+
+  private stopOf(): 'stopped_at_mismatch' | 'chain_differs' | null {
+    const s = this.s;
+    return s.stopped_at_mismatch_batch_id !== null ? 'stopped_at_mismatch' : s.chain_differs_batch_id !== null ? 'chain_differs' : null;
+  }
+
+  /** Steps out for good at a stop; a holder stopped at a mismatch first posts the batches before it (its endpoint willing). */
+  private async stopForGood(stop: 'stopped_at_mismatch' | 'chain_differs', round: RoundEnd): Promise<void> {
     const { lease } = this.o;
     const s = this.s;
-    const stop = s.stopped_at_mismatch_batch_id !== null ? 'stopped_at_mismatch' : s.chain_differs_batch_id !== null ? 'chain_differs' : null;
-    if (stop !== null) {
-      if (s.lease_yielded === stop) return;
-      if (lease.holding() && stop === 'stopped_at_mismatch' && this.o.posted_batch_id() < s.postable_batch_id) return;
-      s.lease_yielded = stop;
-      await lease.withdraw(stop === 'chain_differs'
-        ? `the contract's roots of batch ${s.chain_differs_batch_id} are not this role's; a DA role whose history is the chain's may post`
-        : `stopped at batch ${s.stopped_at_mismatch_batch_id} (its roots differ from the leader's header); a DA role whose roots agree may post`);
-      s.poster_lease = 'standby';
+    if (s.lease_yielded === stop) return;
+    if (lease.holding() && stop === 'stopped_at_mismatch' && this.o.posted_batch_id() < s.postable_batch_id) {
+      await this.yieldWhenRpcFailing(round);
       return;
     }
-    const latest = this.o.latest();
+    s.lease_yielded = stop;
+    await lease.withdraw(stop === 'chain_differs'
+      ? `the contract's roots of batch ${s.chain_differs_batch_id} are not this role's; a DA role whose history is the chain's may post`
+      : `stopped at batch ${s.stopped_at_mismatch_batch_id} (its roots differ from the leader's header); a DA role whose roots agree may post`);
+    s.poster_lease = 'standby';
+  }
+
+  /** Takes part again once what made this role step out is over: caught up (behind), its endpoint answering (rpc_failing). */
+  private async rejoinWhenAble(): Promise<void> {
+    const s = this.s;
     if (s.lease_yielded === 'behind') {
-      if (latest < s.stream_batch_id) return;
+      if (this.o.latest() < s.stream_batch_id) return;
       s.lease_yielded = null;
-      lease.rejoin();
+      this.o.lease.rejoin(`caught up (postable through batch ${s.stream_batch_id})`);
       return;
     }
+    if (s.lease_yielded !== 'rpc_failing' || !(await this.probeAnswers())) return;
+    s.lease_yielded = null;
+    this.o.lease.rejoin('its RPC endpoint answers again (eth_blockNumber)');
+  }
+
+  /** Whether the endpoint answered a probe now; false also when the last probe was too recent. */
+  private async probeAnswers(): Promise<boolean> {
+    const now = performance.now();
+    if (now - this.probed_at_ms < this.rpcFailYieldMs() / RPC_PROBES_PER_BOUND) return false;
+    this.probed_at_ms = now;
+    try {
+      await this.o.probe_endpoint();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private rpcFailYieldMs(): number {
+    return this.o.rpc_fail_yield_ms ?? RPC_FAIL_YIELD_MS_DEFAULT;
+  }
+
+  /**
+   * A holder whose rounds of this spell all failed on its endpoint for the bound steps out (true).
+   * The first probe comes a probe interval later, so a standby takes the freed key first.
+   */
+  private async yieldWhenRpcFailing(round: RoundEnd): Promise<boolean> {
+    const now = performance.now();
+    if (!round.endpoint_failed) {
+      this.failing_since_ms = null;
+      return false;
+    }
+    this.failing_since_ms ??= now;
+    const failing_ms = now - this.failing_since_ms;
+    if (failing_ms < this.rpcFailYieldMs()) return false;
+    const s = this.s;
+    s.lease_yielded = 'rpc_failing';
+    this.failing_since_ms = null;
+    this.behind = null;
+    this.probed_at_ms = now;
+    await this.o.lease.withdraw(`every round failed on its RPC endpoint for ${Math.round(failing_ms)} ms (${s.last_error ?? 'no error'}); ` +
+      'a DA role whose endpoint works may post; takes part again once its endpoint answers');
+    s.poster_lease = 'standby';
+    return true;
+  }
+
+  /** A holder short of the stream's newest batch for behind_yield_ms steps out. */
+  private async yieldWhenBehind(): Promise<void> {
     const { newest_batch } = this.o;
-    if (newest_batch === undefined || !lease.holding()) {
+    if (newest_batch === undefined) {
       this.behind = null;
       return;
     }
+    const s = this.s;
+    const latest = this.o.latest();
     const yield_ms = this.o.behind_yield_ms ?? BEHIND_YIELD_MS_DEFAULT;
     if (this.behind !== null && latest >= this.behind.batch_id) this.behind = null;
     if (this.behind === null) {
@@ -117,7 +230,7 @@ export class PosterHandOver {
     s.lease_yielded = 'behind';
     s.stream_batch_id = this.behind.batch_id;
     this.behind = null;
-    await lease.withdraw(`postable through batch ${latest} while the event stream holds batch ${s.stream_batch_id}, ` +
+    await this.o.lease.withdraw(`postable through batch ${latest} while the event stream holds batch ${s.stream_batch_id}, ` +
       `${Math.round(behind_ms)} ms; takes part again once through it`);
     s.poster_lease = 'standby';
   }

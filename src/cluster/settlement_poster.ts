@@ -29,13 +29,13 @@ import type { SettlementSettings } from '../config/types.js';
 import { SettlementContract } from '../settlement/contract.js';
 import { ForcedCount } from '../settlement/forced_count.js';
 import { RootsPoster, type RootsSource } from '../settlement/roots_poster.js';
-import { JsonRpc } from '../settlement/rpc.js';
+import { isEndpointFailure, JsonRpc } from '../settlement/rpc.js';
 import { componentLog } from '../util/log.js';
 import { FORCED_SHARE_MAX } from '../gateway/chain_link.js';
 import { sendBatchRequest } from './batch_request.js';
 import { PosterHandOver, type LeaseYield, type PosterLease } from './poster_hand_over.js';
 
-export { BEHIND_YIELD_MS_DEFAULT, type PosterLease } from './poster_hand_over.js';
+export { BEHIND_YIELD_MS_DEFAULT, RPC_FAIL_YIELD_MS_DEFAULT, type PosterLease } from './poster_hand_over.js';
 
 export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
 export const FORCED_SHARE_VERSION = 1;
@@ -139,6 +139,9 @@ export interface SettlementPosterStatus {
    * once it posted what it still could.
    * 'behind': its postable batch stayed short of `stream_batch_id` for behind_yield_ms;
    * it takes part again once it reaches that batch.
+   * 'rpc_failing': every round of its holding spell failed on its RPC endpoint (no connection, no
+   * answer, HTTP 5xx; not a revert) for rpc_fail_yield_ms; it takes part again once the endpoint
+   * answers eth_blockNumber (asked every tenth of the bound).
    */
   lease_yielded: LeaseYield | null;
   /** The event stream's newest batch as the holder last read it (-1: not read; a standby reads none). */
@@ -174,6 +177,8 @@ export interface SettlementPosterOptions {
   newest_batch?: () => Promise<number>;
   /** Default BEHIND_YIELD_MS_DEFAULT (poster_hand_over.ts). */
   behind_yield_ms?: number;
+  /** Default RPC_FAIL_YIELD_MS_DEFAULT (poster_hand_over.ts). */
+  rpc_fail_yield_ms?: number;
 }
 
 export class SettlementPoster {
@@ -194,8 +199,9 @@ export class SettlementPoster {
   constructor(private readonly o: SettlementPosterOptions) {
     const s = o.settings;
     if (s.rpc_url === null) throw new Error('the settlement poster needs settlement.rpc_url');
+    const rpc = new JsonRpc(s.rpc_url);
     this.poster = new RootsPoster({
-      contract: new SettlementContract(new JsonRpc(s.rpc_url), s.contract),
+      contract: new SettlementContract(rpc, s.contract),
       roots: o.roots,
       forced: this.forced,
       requestBatch: () => this.requestBatch(),
@@ -208,6 +214,7 @@ export class SettlementPoster {
     this.hand_over = o.lease === undefined ? null : new PosterHandOver({
       node_id: o.node_id, lease: o.lease, latest: () => o.roots.latest(), posted_batch_id: () => this.poster.posted_batch_id,
       newest_batch: o.newest_batch, behind_yield_ms: o.behind_yield_ms,
+      probe_endpoint: () => rpc.blockNumber(), rpc_fail_yield_ms: o.rpc_fail_yield_ms,
     }, this.status);
   }
 
@@ -242,16 +249,18 @@ export class SettlementPoster {
     this.status.poster_takeovers = this.o.lease?.takeovers ?? 0;
     if (!holding) {
       this.noteStop();
-      await this.hand_over?.afterRound();
+      await this.hand_over?.afterRound({ endpoint_failed: false });
       return;
     }
     const failing = this.status.last_error;
+    let endpoint_failed = false;
     try {
       await this.poster.post();
       if (failing !== null) log.info(`ringbook da ${this.o.node_id}: settlement poster: working again (after: ${failing})`);
       this.status.last_error = null;
     } catch (e) {
       const message = (e as Error).message;
+      endpoint_failed = isEndpointFailure(e);
       if (message !== failing) log.error(`ringbook da ${this.o.node_id}: settlement poster: ${message}`);
       this.status.last_error = message;
     } finally {
@@ -264,7 +273,7 @@ export class SettlementPoster {
     }
     // After the round's transaction (if any) was answered: none of this role's is in flight when
     // it hands the lease over, which another role may take at once.
-    await this.hand_over?.afterRound();
+    await this.hand_over?.afterRound({ endpoint_failed });
   }
 
   /**

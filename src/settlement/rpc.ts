@@ -20,6 +20,35 @@ export class RevertError extends Error {
   }
 }
 
+/**
+ * The endpoint answered with an HTTP server error (5xx) and no JSON-RPC error in the body: a proxy
+ * or load balancer whose node is down, an overloaded provider. Before (2026-11-29) such an answer
+ * surfaced as the body's JSON parse error (an HTML page) or as an undefined result.
+ */
+export class RpcHttpError extends Error {
+  constructor(readonly http_status: number) {
+    super(`the RPC endpoint answered HTTP ${http_status}`);
+  }
+}
+
+/** undici's TypeError when no answer came (refused, reset, unknown host); a timeout is a TimeoutError. */
+const FETCH_FAILED_MESSAGE = 'fetch failed';
+/** HTTP statuses from here on are the server's failure, not the request's. */
+const HTTP_SERVER_ERROR_MIN = 500;
+
+/**
+ * Whether `e` says the endpoint did not serve the call: no connection (refused, reset), no answer
+ * within RPC_TIMEOUT_MS, or an HTTP 5xx. Not a revert, nor any JSON-RPC error the node answered:
+ * another endpoint would say the same (src/cluster/poster_hand_over.ts hands the poster lease over
+ * on the former only).
+ */
+export function isEndpointFailure(e: unknown): boolean {
+  if (e instanceof RpcHttpError) return true;
+  if (e instanceof TypeError) return e.message === FETCH_FAILED_MESSAGE;
+  const name = (e as { name?: unknown } | null)?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
 export interface RpcLog {
   address: string;
   topics: string[];
@@ -68,7 +97,8 @@ export class JsonRpc {
       body: JSON.stringify({ jsonrpc: '2.0', id: this.next_id++, method, params }),
       signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
     });
-    const body = (await res.json()) as { result?: T; error?: { code: number; message: string; data?: string } };
+    if (res.status >= HTTP_SERVER_ERROR_MIN) throw await serverError(res);
+    const body = (await res.json()) as RpcBody<T>;
     if (body.error !== undefined) throw new RpcError(body.error.message, body.error.code, body.error.data ?? null);
     return body.result as T;
   }
@@ -130,6 +160,24 @@ export class JsonRpc {
       await new Promise((r) => setTimeout(r, RECEIPT_POLL_MS));
     }
   }
+}
+
+interface RpcBody<T> {
+  result?: T;
+  error?: { code: number; message: string; data?: string };
+}
+
+/** A 5xx answer's error: the node's JSON-RPC error when the body holds one (a revert stays a revert), else RpcHttpError. */
+async function serverError(res: Response): Promise<Error> {
+  let body: RpcBody<unknown> | null = null;
+  try {
+    body = JSON.parse(await res.text()) as RpcBody<unknown> | null;
+  } catch {
+    // Not JSON (a proxy's error page): the status is all there is.
+  }
+  const err = body?.error;
+  if (typeof err === 'object' && err !== null && typeof err.message === 'string') return new RpcError(err.message, err.code, err.data ?? null);
+  return new RpcHttpError(res.status);
 }
 
 export function hexQ(n: number | bigint): string {

@@ -4,12 +4,17 @@
 // mismatches stops too. Before (2026-11-29), both holders kept renewing the lease and roots
 // stopped cluster-wide while a standby could have posted them. A holder whose history is not the
 // one on chain (the contract's roots of its last batch differ) posts nothing on top and yields;
-// before, it appended its roots to the other history.
+// before, it appended its roots to the other history. A holder whose RPC endpoint fails (no
+// connection, HTTP 5xx) for the bound yields to a standby whose endpoint works, and takes part
+// again once its own answers; before (branch h30p), it kept the lease and no root was posted.
 // Real parts: a 3-node JetStream cluster (nats-server) holding the lease bucket, two real
 // SettlementPosterLease + SettlementPoster pairs running on their own timers, LeaderCheckedRoots,
-// and the in-process EVM behind its JSON-RPC shim with the Settlement contract. The DA stores and
+// and the in-process EVM behind its JSON-RPC shim with the Settlement contract (each role's own
+// endpoint, in the RPC test, a loopback proxy to it that the test takes down and brings back). The DA stores and
 // the event stream's newest batch are stand-ins, so that the test decides what each role computed
 // and how far each is.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
@@ -18,12 +23,15 @@ import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { LeaderCheckedRoots, type BatchRootsPair } from '../../src/cluster/checked_roots.js';
 import { SettlementPosterLease } from '../../src/cluster/lease.js';
 import { SettlementPoster, type SettlementPosterOptions } from '../../src/cluster/settlement_poster.js';
+import { isEndpointFailure, RevertError, RpcError, RpcHttpError } from '../../src/settlement/rpc.js';
 import { CHAIN_ID, devSettlement, OPERATOR_KEY, type DevSettlement } from './dev_chain.js';
 
 const LEASE_TTL_MS = 1000;
 const POLL_MS = 50;
 /** How long a holder may stay short of the stream's newest batch (as sampled) before it yields. */
 const BEHIND_YIELD_MS = 4 * LEASE_TTL_MS;
+/** How long every round of a holder may fail on its endpoint before it yields (probes every tenth of it). */
+const RPC_FAIL_YIELD_MS = LEASE_TTL_MS / 2;
 /** Bound on each wait: a takeover takes a lease tick or two after the hand-over. */
 const WAIT_MS = 20_000;
 /** Rounds of both posters watched for "nothing more happens". */
@@ -32,6 +40,7 @@ const QUIET_ROUNDS = 10;
 let nats: LocalNatsCluster;
 let nc: NatsConnection;
 const chains: DevSettlement[] = [];
+const endpoints: Endpoint[] = [];
 
 beforeAll(async () => {
   nats = await LocalNatsCluster.start(3);
@@ -41,8 +50,49 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc?.close();
   await nats?.stop();
+  for (const e of endpoints) await e.close();
   for (const d of chains) await d.chain.close();
 });
+
+/**
+ * A role's own RPC endpoint: a loopback proxy to the dev chain that the test takes down, as an
+ * HTTP 503 (a load balancer whose node is down) or a connection reset, and brings back.
+ */
+class Endpoint {
+  mode: 'up' | 'http_503' | 'reset' = 'up';
+  /** JSON-RPC methods asked while down (a role out for rpc_failing probes with eth_blockNumber). */
+  readonly asked_down: string[] = [];
+  private constructor(private readonly server: http.Server, readonly url: string) {}
+
+  static async start(upstream: string): Promise<Endpoint> {
+    let e: Endpoint | null = null;
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => void e?.serve(upstream, Buffer.concat(chunks), res).catch(() => res.destroy()));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    e = new Endpoint(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    endpoints.push(e);
+    return e;
+  }
+
+  private async serve(upstream: string, body: Buffer, res: http.ServerResponse): Promise<void> {
+    if (this.mode !== 'up') {
+      this.asked_down.push((JSON.parse(body.toString('utf8')) as { method: string }).method);
+      if (this.mode === 'reset') res.destroy();
+      else res.writeHead(503, { 'content-type': 'text/html' }).end('<html>503 Service Unavailable</html>');
+      return;
+    }
+    const r = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
 
 const hex = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32);
 const rootsOf = (b: number): BatchRootsPair => ({ state_root: hex(b), fills_root: hex(b + 100) });
@@ -69,12 +119,12 @@ class Role {
     this.checked.check(b, rootsOf(b), stored.state_root);
   }
 
-  async start(dev: DevSettlement, extra: Partial<SettlementPosterOptions> = {}): Promise<void> {
+  async start(dev: DevSettlement, extra: Partial<SettlementPosterOptions> = {}, rpc_url = dev.rpc.url): Promise<void> {
     this.lease = await SettlementPosterLease.start(nc, this.id, LEASE_TTL_MS, 3);
     this.poster = new SettlementPoster({
       nc, node_id: this.id, operator_key: OPERATOR_KEY, roots: this.checked, lease: this.lease, ...extra,
       settings: {
-        contract: dev.deployed.address, chain_id: CHAIN_ID, rpc_url: dev.rpc.url, poll_ms: POLL_MS, start_block: 0,
+        contract: dev.deployed.address, chain_id: CHAIN_ID, rpc_url, poll_ms: POLL_MS, start_block: 0,
         logs_blocks_max: 1000, roots_per_tx_max: 64,
       },
     });
@@ -247,4 +297,72 @@ describe('the settlement poster lease handed over', () => {
       await d2.stop();
     }
   }, 90_000);
+  it('a holder whose RPC endpoint fails for the bound yields to a standby whose endpoint works; with every endpoint down nobody holds; each takes part again once its endpoint answers', async () => {
+    const dev = await devSettlement([]);
+    chains.push(dev);
+    const [e1, e2] = [await Endpoint.start(dev.rpc.url), await Endpoint.start(dev.rpc.url)];
+    const d1 = new Role('d1');
+    const d2 = new Role('d2');
+    const yielded = (d: Role): true | undefined => (d.status.lease_yielded === 'rpc_failing' ? true : undefined);
+    try {
+      for (const b of [1, 2]) for (const d of [d1, d2]) d.apply(b);
+      await d1.start(dev, { rpc_fail_yield_ms: RPC_FAIL_YIELD_MS }, e1.url);
+      await postedThrough(dev, 2);
+      await d2.start(dev, { rpc_fail_yield_ms: RPC_FAIL_YIELD_MS }, e2.url);
+      await until('d2 standing by', () => (d2.status.postable_batch_id === 2 ? true : undefined));
+
+      // d1's endpoint answers 503: after the bound it hands the lease over, and d2 posts 3 and 4.
+      e1.mode = 'http_503';
+      for (const b of [3, 4]) for (const d of [d1, d2]) d.apply(b);
+      await postedThrough(dev, 4);
+      for (const b of [3, 4]) expect(await onChain(dev, b)).toEqual(rootsOf(b));
+      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: 'rpc_failing', roots_posted_batch_id: 2 });
+      expect(d1.status.last_error).toMatch(/HTTP 503/);
+      await until('d2 holding', () => (d2.status.poster_lease === 'held' ? true : undefined));
+      expect(d2.status).toMatchObject({ poster_takeovers: 1, lease_yielded: null, roots_posted_batch_id: 4 });
+      await until('d1 probing its endpoint', () => (e1.asked_down.includes('eth_blockNumber') ? true : undefined));
+
+      // d2's endpoint resets every connection too: d2 yields after the bound, and d1, whose probes
+      // fail, does not take the lease: nobody holds it, nothing moves back and forth.
+      e2.mode = 'reset';
+      for (const d of [d1, d2]) d.apply(5);
+      await until('d2 to yield', () => yielded(d2));
+      const probes = e2.asked_down.filter((m) => m === 'eth_blockNumber').length;
+      await until('d2 probing its endpoint', () => (e2.asked_down.filter((m) => m === 'eth_blockNumber').length > probes ? true : undefined));
+      await quietRounds();
+      expect(await holderNow()).toBeNull();
+      expect(await lastBatchId(dev)).toBe(4);
+      expect(d2.status.last_error).toMatch(/fetch failed/);
+      for (const d of [d1, d2]) expect(d.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: 'rpc_failing' });
+
+      // d1's endpoint answers again: it takes part, takes the free lease and posts batch 5.
+      e1.mode = 'up';
+      await postedThrough(dev, 5);
+      await until('d1 holding', () => (d1.status.poster_lease === 'held' ? true : undefined));
+      expect(d1.status).toMatchObject({ poster_takeovers: 2, lease_yielded: null, last_error: null });
+      // d2's answers again: a candidate, but d1 holds the lease and posts on.
+      e2.mode = 'up';
+      await until('d2 a candidate again', () => (d2.status.lease_yielded === null ? true : undefined));
+      for (const d of [d1, d2]) d.apply(6);
+      await postedThrough(dev, 6);
+      await quietRounds();
+      expect(d1.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 2, roots_posted_batch_id: 6 });
+      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
+      expect(await holderNow()).toBe('d1');
+      expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
+    } finally {
+      await d1.stop();
+      await d2.stop();
+    }
+  }, 90_000);
+
+  it('only a failure of the endpoint itself counts for rpc_failing: no connection, no answer in time, HTTP 5xx; not a revert or a node\'s error', () => {
+    expect(isEndpointFailure(new TypeError('fetch failed'))).toBe(true);
+    expect(isEndpointFailure(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))).toBe(true);
+    expect(isEndpointFailure(new RpcHttpError(502))).toBe(true);
+    expect(isEndpointFailure(new RevertError('BadBatchRange', '0x'))).toBe(false);
+    expect(isEndpointFailure(new RpcError('nonce too low', -32000, null))).toBe(false);
+    expect(isEndpointFailure(new Error('published batch 2 missing from the DA store'))).toBe(false);
+    expect(isEndpointFailure(new TypeError('invalid calldata: expected hex'))).toBe(false);
+  });
 });
