@@ -1,7 +1,7 @@
 // `make run`: the Ringbook server on its embedded defaults (config/default.json + RINGBOOK_* env).
 // `--pretty`: human-readable log lines instead of JSON (as config log.pretty).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, unlinkSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './config/checks.js';
@@ -14,7 +14,7 @@ import { THREAD_NAMES } from './util/thread_name.js';
 import { applyThreadSlice } from './util/thread_slice.js';
 import { startThreadPlacement } from './util/thread_placement.js';
 import { dataDirFsWarning } from './journal/fs_hint.js';
-import { DataDirInUse, lockDataDir } from './journal/data_dir_lock.js';
+import { DATA_DIR_LOCK_FILE, DataDirInUse, lockDataDir } from './journal/data_dir_lock.js';
 
 const log = componentLog('server');
 import { clusterSettings, roleOf, startDa, startGateway, startMatcher, type RunningRole } from './cluster/roles.js';
@@ -70,6 +70,61 @@ function forgetStartSecrets(): void {
   }
 }
 
+/**
+ * What a single-process start makes in its data dir (RingbookServer.start: the journal, the DA
+ * store, the snapshots' directory), removed if the start fails on a data dir that held nothing
+ * (newDataDir). Before 2026-11-29 a failed first start (a port in use) left them: a journal no
+ * server ever served from, in a data dir the operator had not made.
+ */
+const START_MADE_PARTS = ['journal', 'da', 'snapshots'];
+
+/** A data dir that held nothing when this start took its lock; `made`: the first directory this start's mkdir made (null: it existed). */
+interface NewDataDir {
+  dir: string;
+  release: () => void;
+  made: string | null;
+}
+let new_data_dir: NewDataDir | null = null;
+
+/**
+ * Whether the data dir holds nothing but the lock file this start just took. With the lock held
+ * no other server writes it (and `ringbook backup`/`snapshot` refuse a dir without a journal), so
+ * what the start makes in it from here on is this start's alone; checked after the lock, not
+ * before it, so a server that ran and stopped meanwhile is seen.
+ */
+function newDataDir(dir: string): boolean {
+  return readdirSync(dir).every((name) => name === DATA_DIR_LOCK_FILE);
+}
+
+/**
+ * A failed start on a new data dir: its parts go, then the lock file, then the directories this
+ * start made (rmdir: each only if empty, so anything else found there stays, and so does a data
+ * dir that existed empty).
+ */
+function forgetNewDataDir(): void {
+  const n = new_data_dir;
+  new_data_dir = null;
+  if (n === null) return;
+  for (const part of START_MADE_PARTS) {
+    try {
+      rmSync(path.join(n.dir, part), { recursive: true, force: true });
+    } catch {
+      // left as it is: the exit says why the start failed
+    }
+  }
+  n.release();
+  if (n.made === null) return;
+  // Deepest first, up to the first one made (bounded by the path's depth: rmdir of `/` fails).
+  for (let d = n.dir; ; d = path.dirname(d)) {
+    try {
+      rmdirSync(d);
+    } catch {
+      return;
+    }
+    if (d === n.made) return;
+  }
+}
+
 async function main(): Promise<void> {
   const cfg = loadConfig();
   if (process.argv.includes('--pretty')) cfg.log.pretty = true;
@@ -89,7 +144,7 @@ async function main(): Promise<void> {
   const role = roleOf(process.argv, process.env);
   const settings = role === null ? null : clusterSettings(role);
   const data_dir = path.resolve(cfg.server.data_dir);
-  mkdirSync(data_dir, { recursive: true });
+  const made = mkdirSync(data_dir, { recursive: true }) ?? null;
   const fs_warning = dataDirFsWarning(data_dir);
   if (fs_warning !== null) log.warn(`ringbook: ${fs_warning}`, { data_dir });
   // Read or made now, written (keepSecret) only once the start is past its refusals.
@@ -137,13 +192,17 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (e) => {
     log.fatal('ringbook: uncaught exception', e);
     forgetStartSecrets(); // nothing once started
+    forgetNewDataDir();
     process.exit(1);
   });
   let running: RunningRole & { toggleMetricsRecording?: () => boolean | null };
   let health_port: number | null = null;
   // Before anything opens the journal (or a secret is written): a second server on this data dir,
   // or one on an incomplete backup, stops here.
-  if (role === null) lockDataDir(data_dir);
+  if (role === null) {
+    const release = lockDataDir(data_dir);
+    if (newDataDir(data_dir)) new_data_dir = { dir: data_dir, release, made };
+  }
   const admin = keepSecret(admin_found);
   const operator = keepSecret(operator_found);
   if (role === null || settings === null) {
@@ -158,7 +217,8 @@ async function main(): Promise<void> {
     log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
   }
   server = running;
-  written_by_start.length = 0; // started: its secrets stay whatever follows
+  written_by_start.length = 0; // started: its secrets and its data dir stay whatever follows
+  new_data_dir = null;
   // The matcher thread's EEVDF slice (config threads.matcher_slice_us): set from this thread by the
   // matcher's kernel thread id (found by its name, which it sets first thing), since a thread may
   // set any thread of its own process; the matcher's own start is left as it is. Logged, never
@@ -180,6 +240,7 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   forgetStartSecrets();
+  forgetNewDataDir();
   if (e instanceof ConfigError || e instanceof DataDirInUse) log.fatal(e.message);
   else log.fatal('ringbook: start failed', e);
   process.exit(1);

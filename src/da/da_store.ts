@@ -19,7 +19,7 @@ import { checkNext, fillRows, type DaStore, type FillRef } from './da_store_cont
 import type { PublishedBatch } from './published.js';
 import { publishedOf, recordOf, type StoredRecord } from './da_record.js';
 import { InputsArena } from './inputs_arena.js';
-import { StaleReaderSweep } from '../journal/stale_readers.js';
+import { STALE_READER_SWEEP_MS, StaleReaderSweep } from '../journal/stale_readers.js';
 import { APPEND_PUT, DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment, type AppendingDb } from './da_store_sync.js';
 
 export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js';
@@ -92,13 +92,13 @@ export class LmdbDaStore implements DaStore {
   /** A killed `ringbook backup`'s reader slot, freed by the writer (src/journal/stale_readers.ts). */
   private readonly reader_sweep: StaleReaderSweep;
 
-  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean, idle_sync_ms: number) {
+  private constructor(root: RootDatabase, reader: boolean, commit_interval_ms: number, sync_commits: boolean, idle_sync_ms: number, reader_sweep_ms: number) {
     this.root = root;
     this.idle_sync = new IdleSync(idle_sync_ms, () => this.syncEnv());
     this.reader = reader;
     this.commit_interval_ms = commit_interval_ms;
     this.sync_commits = sync_commits;
-    this.reader_sweep = new StaleReaderSweep(root);
+    this.reader_sweep = new StaleReaderSweep(root, reader_sweep_ms);
     this.batches = root.openDB<StoredRecord, number>({ name: 'batches', encoding: 'msgpack', keyEncoding: 'uint32' });
     this.order_fills = root.openDB<number, [number, number]>({ name: 'order_fills', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
     let last = 0;
@@ -115,14 +115,23 @@ export class LmdbDaStore implements DaStore {
    * wakes the caller's event loop when done: ~14-15 context switches per commit against ~6-7
    * synchronously, and ~250 µs more CPU (docs/benchmarks.md, "fixed costs per batch at light
    * load"). The same commit either way (DA_STORE_LMDB_OPTIONS); a failure takes the same path.
+   * `reader_sweep_ms`: at most one check for dead processes' reader slots per this many ms of
+   * commits (STALE_READER_SWEEP_MS; tests: 0, a check at every commit).
    */
-  static open(dir: string, opts: { reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean; idle_sync_ms?: number; durable_commits?: boolean } = {}): LmdbDaStore {
+  static open(dir: string, opts: {
+    reader?: boolean; commit_interval_ms?: number; sync_commits?: boolean; idle_sync_ms?: number; durable_commits?: boolean; reader_sweep_ms?: number;
+  } = {}): LmdbDaStore {
     // durable_commits (benches only): lmdb-js's defaults as before DA_STORE_LMDB_OPTIONS, each commit durable when it returns.
     const env = opts.durable_commits === true ? { compression: false } : DA_STORE_LMDB_OPTIONS;
     return new LmdbDaStore(
       open({ path: dir, ...env }), opts.reader === true, opts.commit_interval_ms ?? DA_STORE_COMMIT_INTERVAL_MS,
-      opts.sync_commits === true, opts.idle_sync_ms ?? DA_STORE_IDLE_SYNC_MS,
+      opts.sync_commits === true, opts.idle_sync_ms ?? DA_STORE_IDLE_SYNC_MS, opts.reader_sweep_ms ?? STALE_READER_SWEEP_MS,
     );
+  }
+
+  /** Reader slots of dead processes this handle's commits cleared, since open. */
+  get stale_readers_cleared(): number {
+    return this.reader_sweep.cleared;
   }
 
   /** One environment flush (mdb_env_sync, on lmdb-js's pool thread): every commit so far durable. */

@@ -265,13 +265,20 @@ export class RingbookServer {
       throw e;
     }
     if (stop_requested?.aborted) return 0;
-    const listening = await listenApp(app, cfg.server.host, cfg.server.port);
-    this.listen_socket = listening.socket;
-    this.port = listening.port;
-    if (metrics !== null) await this.listenMetrics(metrics);
-    if (cfg.server.health_port !== null) {
-      this.health = new HealthListener(() => healthCheck(ctx));
-      this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
+    try {
+      const listening = await listenApp(app, cfg.server.host, cfg.server.port);
+      this.listen_socket = listening.socket;
+      this.port = listening.port;
+      if (metrics !== null) await this.listenMetrics(metrics);
+      if (cfg.server.health_port !== null) {
+        this.health = new HealthListener(() => healthCheck(ctx));
+        this.health_port = await this.health.listen(cfg.server.host, cfg.server.health_port);
+      }
+    } catch (e) {
+      // A port in use: the threads end (the journal and the DA store closed) before the start
+      // fails, as above, so nothing writes the data dir while a failed first start empties it (src/main.ts).
+      await this.stop();
+      throw e;
     }
     return this.port;
   }

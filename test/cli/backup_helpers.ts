@@ -11,25 +11,8 @@ const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
 const HOLD_POLLS_MAX = 1_500;
 const POLL_MS = 20;
 
-/**
- * The pids owning reader slots in an LMDB lock file, read without opening the environment
- * (lmdb-js's open clears dead readers itself, which would hide what the server does). LMDB's
- * reader table (mdb.c MDB_txninfo) ends the file: 64-byte (cache line) records, each {txnid u64,
- * pid u32, ...}, a freed slot's pid 0, after a header of at least READERS_OFFSET_MIN bytes (its
- * txn id and mutexes, whose owner words could look like pids: skipped). The records' offsets are
- * those ≡ the file's size mod 64 (lmdb 3.5's build: the header is 208 bytes, 126 slots).
- */
-const READERS_OFFSET_MIN = 192;
-const READER_BYTES = 64;
-export function readerPids(lock_file: string): Set<number> {
-  const b = fs.readFileSync(lock_file);
-  const pids = new Set<number>();
-  for (let o = READERS_OFFSET_MIN + (b.length % READER_BYTES); o + READER_BYTES <= b.length; o += READER_BYTES) {
-    const pid = b.readUInt32LE(o + 8);
-    if (pid !== 0) pids.add(pid);
-  }
-  return pids;
-}
+/** LMDB's reader table, read from the lock file (its layout checked): test/lmdb_readers.ts. */
+export { readerPids } from '../lmdb_readers.js';
 
 export async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));

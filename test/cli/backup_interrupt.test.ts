@@ -9,12 +9,15 @@
 //   left), removes its partial copy and exits 143 saying so.
 // On the old code the hold seam does not exist (the backup finishes: no hold file), a SIGTERM
 // exited 1 without a word, and nothing cleared a dead backup's slot in a running server.
+// The reader table is read from the lock file in lmdb-js 3.5.6's layout, checked first: a made-up
+// lock file in another layout is refused naming the one expected (test/lmdb_readers.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { caughtUpState, startServer } from '../server/harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
 import { bidder, heldBackup, readerPids } from './backup_helpers.js';
+import { LMDB_LOCK_LAYOUT, LmdbLockLayoutUnknown } from '../lmdb_readers.js';
 import { cli } from './run_cli.js';
 
 const tmpDir = tempDirsPerFile('ringbook-backup-int-');
@@ -89,4 +92,36 @@ describe('ringbook backup interrupted mid-copy against a running server', () => 
       await s.stop();
     }
   }, TEST_BOUND_MS);
+});
+
+describe('the reader table the tests read (test/lmdb_readers.ts)', () => {
+  /** A made-up lock file: LMDB_LOCK_LAYOUT's header and 126 slots, `pid` in slot 3; mutex owner words in the header. */
+  function madeUp(over: { magic?: number; format?: number; header_bytes?: number } = {}, pid = 4242): string {
+    const L = LMDB_LOCK_LAYOUT;
+    const header_bytes = over.header_bytes ?? L.readers_offset;
+    const b = Buffer.alloc(header_bytes + 126 * L.reader_bytes);
+    b.writeUInt32LE(over.magic ?? L.magic, 0);
+    b.writeUInt32LE(over.format ?? L.format, 4);
+    b.writeUInt32LE(process.pid, 24); // a held mutex's owner (a tid): must not read as a reader
+    b.writeUInt32LE(process.pid, header_bytes - 48);
+    b.writeUInt32LE(pid, header_bytes + 3 * L.reader_bytes + L.pid_offset);
+    const file = path.join(tmpDir(), 'lock.mdb');
+    fs.writeFileSync(file, b);
+    return file;
+  }
+
+  it('reads the slots\' pids from a lock file in lmdb-js 3.5.6\'s layout, not the header\'s words', () => {
+    expect(readerPids(madeUp())).toEqual(new Set([4242]));
+  });
+
+  it.each([
+    ['another lock format (another lmdb build or version)', { format: LMDB_LOCK_LAYOUT.format + 1 }, /format 741302275/],
+    ['not an LMDB lock file (magic)', { magic: 0x12345678 }, /found magic 0x12345678/],
+    ['a reader table not of 64-byte records after 208 bytes (a 240-byte header)', { header_bytes: 240 }, /8304 bytes/],
+  ])('refuses %s, naming the layout it expected', (_what, over, found) => {
+    const file = madeUp(over);
+    expect(() => readerPids(file)).toThrow(LmdbLockLayoutUnknown);
+    expect(() => readerPids(file)).toThrow(/expected lmdb-js 3\.5\.6's: magic 0xbeefc0de, format 741302274, 64-byte reader slots after a 208-byte header/);
+    expect(() => readerPids(file)).toThrow(found);
+  });
 });
