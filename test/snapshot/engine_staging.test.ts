@@ -110,6 +110,26 @@ function engineAfter(seed: number, length: number): { ex: ReplayExecutor; config
   return { ex, config, batch_id };
 }
 
+/**
+ * A replay of generateSequence(5, 3,000) in batches of 1-5 requests, stopping at every 10th batch
+ * (`marks` yields the batch id there): the engine moves on between two snapshots' copies.
+ */
+function markedReplay(): { matcher: ReplayExecutor['matcher']; marks: Generator<number> } {
+  const { config, requests: all } = generateSequence(5, 3_000);
+  const requests = all.filter(recordable);
+  const ex = new ReplayExecutor(config, {});
+  ex.genesis();
+  function* marks(): Generator<number> {
+    for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
+      const n = Math.min(requests.length - at, 1 + (batch_id % 5));
+      ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(at, at + n)), n);
+      at += n;
+      if (batch_id % 10 === 0) yield batch_id;
+    }
+  }
+  return { get matcher() { return ex.matcher; }, marks: marks() };
+}
+
 function openOrders(ex: ReplayExecutor): number {
   return ex.matcher.captureState().canonical.markets.reduce((n, m) => n + m.bids.length + m.asks.length, 0);
 }
@@ -176,20 +196,13 @@ describe('snapshot engine part from kept column copies', () => {
   });
 
   it('one set (a cluster matcher\'s): reuses the kept buffers, and hands none out while a copy is read: that copy keeps its own batch', () => {
-    const { config, requests: all } = generateSequence(5, 3_000);
-    const requests = all.filter(recordable);
-    const ex = new ReplayExecutor(config, {});
-    ex.genesis();
+    const ex = markedReplay();
     const staging = new EngineStaging(1);
     let held: { staged: NonNullable<ReturnType<EngineStaging['take']>>; bytes: Uint8Array } | null = null;
     let kept_buffer: ArrayBufferLike | null = null;
     let passed_over = 0;
     let checked = 0;
-    for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
-      const n = Math.min(requests.length - at, 1 + (batch_id % 5));
-      ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(at, at + n)), n);
-      at += n;
-      if (batch_id % 10 !== 0) continue;
+    for (const batch_id of ex.marks) {
       const staged = staging.take(ex.matcher);
       if (held === null) {
         expect(staged, `batch ${batch_id}: buffers free`).not.toBeNull();
@@ -217,21 +230,14 @@ describe('snapshot engine part from kept column copies', () => {
   });
 
   it('two sets (the single process\'s): one due while a copy is read takes the second set, and only with both read is it declined', () => {
-    const { config, requests: all } = generateSequence(5, 3_000);
-    const requests = all.filter(recordable);
-    const ex = new ReplayExecutor(config, {});
-    ex.genesis();
+    const ex = markedReplay();
     const staging = new EngineStaging();
     /** Copies held over the next 10-batch marks, with the bytes of their own batch (oldest first). */
     const held: { staged: StagedEngine; bytes: Uint8Array }[] = [];
     const buffers = new Set<ArrayBufferLike>();
     let declined = 0;
     let walked = 0;
-    for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
-      const n = Math.min(requests.length - at, 1 + (batch_id % 5));
-      ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(at, at + n)), n);
-      at += n;
-      if (batch_id % 10 !== 0) continue;
+    for (const batch_id of ex.marks) {
       const staged = staging.take(ex.matcher);
       if (held.length === KEPT_SETS_MAX) {
         // Two snapshots in flight: the caller falls back (the single process's matcher packs this one itself).
