@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, deposit, REPO_ROOT, startServer, Wallet, type StartedServer } from '../server/harness.js';
+import { api, bytesToHex, deposit, hexToBytes, REPO_ROOT, startServer, Wallet, type StartedServer } from '../server/harness.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
@@ -19,6 +19,8 @@ const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'ringbook.js');
 const CLI_TEST_MS = 150_000;
 /** One CLI process: start-up (up to ~4 s loaded) plus the longest wait one asks for (force-include --timeout 15). */
 const CLI_PROCESS_MS = 40_000;
+/** How long the market maker's agent key stays approved: past any test's end. */
+const AGENT_VALID_MS = 3_600_000;
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -36,8 +38,32 @@ function ok(r: { code: number; stdout: string; stderr: string }): { code: number
 }
 
 async function keygen(): Promise<{ private_key: string; address: string }> {
-  const r = await cli(['keygen', '--json']);
-  return JSON.parse(r.stdout);
+  const r = ok(await cli(['keygen', '--json']));
+  const k = JSON.parse(r.stdout) as { private_key: string; address: string };
+  // The address is the key's (not only some well-formed pair of strings).
+  expect(new Wallet(hexToBytes(k.private_key.replace(/^0x/, ''))).address.toLowerCase()).toBe(k.address.toLowerCase());
+  return k;
+}
+
+/**
+ * A key for a test's own accounts, made in-process: `ringbook keygen` is checked on the two keys of
+ * beforeAll, and another Node start per wallet (0.3 s idle, seconds on a loaded machine) tested
+ * nothing more. `wallet` signs the HTTP set-up (agent approval) of the same key.
+ */
+function freshKey(): { private_key: string; address: string; wallet: Wallet } {
+  const wallet = Wallet.random();
+  return { private_key: '0x' + bytesToHex(wallet.priv), address: wallet.address, wallet };
+}
+
+/**
+ * Funds `user` over HTTP for a test whose subject is not the deposit command (that one is checked
+ * in 'deposit, two crossing orders', with the admin token from the flag and from the environment).
+ */
+async function fund(s: StartedServer, user: string, amounts: ReadonlyArray<readonly [string, string]>): Promise<void> {
+  for (const [asset, amount] of amounts) {
+    const d = await deposit(s, user, asset, amount);
+    expect(d.status, JSON.stringify(d.body)).toBe(200);
+  }
 }
 
 describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
@@ -59,38 +85,46 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
 
   it('--help works on every command', async () => {
     const cmds = ['deposit', 'order', 'cancel', 'cancel-after', 'agent', 'batch', 'balances', 'book', 'bench', 'market-maker', 'referral', 'force-include'];
-    const rs = await Promise.all(cmds.map((c) => cli([c, '--help'])));
+    const [top, ...rs] = await Promise.all([cli(['--help']), ...cmds.map((c) => cli([c, '--help']))]);
     rs.forEach((r, i) => {
       expect(r.code, cmds[i]).toBe(0);
       expect(r.stdout, cmds[i]).toContain(`usage: ringbook ${cmds[i]}`);
     });
-    const top = await cli(['--help']);
     expect(top.code).toBe(0);
     for (const c of cmds) expect(top.stdout).toContain(c);
   });
 
   it('usage errors exit 64', async () => {
-    const r = await cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'bid', '--quantity', '1']);
+    // Refused before any request is signed or sent: the processes can run side by side.
+    const [r, side, cancel, balances, bad_url, bad_key] = await Promise.all([
+      cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'bid', '--quantity', '1']),
+      cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'up', '--price', '1', '--quantity', '1']),
+      cli(['cancel', ...U, '--key', maker.private_key]),
+      cli(['balances', ...U]),
+      cli(['balances', '--address', maker.address], { RINGBOOK_URL: 'ftp://127.0.0.1:1' }),
+      cli(['balances', ...U], { RINGBOOK_KEY: '0x1234' }),
+    ]);
     expect(r.code).toBe(64);
     expect(r.stderr).toContain('--price is required');
-    expect((await cli(['order', ...U, '--key', maker.private_key, '--market', 'ETH-USDC', '--side', 'up', '--price', '1', '--quantity', '1'])).code).toBe(64);
-    expect((await cli(['cancel', ...U, '--key', maker.private_key])).code).toBe(64);
-    expect((await cli(['balances', ...U])).code).toBe(64);
+    expect(side.code).toBe(64);
+    expect(cancel.code).toBe(64);
+    expect(balances.code).toBe(64);
     // A bad RINGBOOK_URL or RINGBOOK_KEY is named as such (not as the flag the user never gave).
-    const bad_url = await cli(['balances', '--address', maker.address], { RINGBOOK_URL: 'ftp://127.0.0.1:1' });
     expect(bad_url.code).toBe(64);
     expect(bad_url.stderr).toContain('RINGBOOK_URL: not an http:// or https:// URL: ftp://127.0.0.1:1');
-    const bad_key = await cli(['balances', ...U], { RINGBOOK_KEY: '0x1234' });
     expect(bad_key.code).toBe(64);
     expect(bad_key.stderr).toContain('RINGBOOK_KEY: not a valid private key');
   });
 
   it('deposit, two crossing orders, balances show the trade', async () => {
-    const d1 = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', maker.address, '--asset', 'ETH', '--amount', '2', '--json']);
+    // Two accounts' deposits (admin calls, no nonce between them): side by side. d2: the admin
+    // token from the environment; human output.
+    const [d1, d2] = await Promise.all([
+      cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', maker.address, '--asset', 'ETH', '--amount', '2', '--json']),
+      cli(['deposit', ...U, '--user', taker.address, '--asset', 'USDC', '--amount', '10000'], { RINGBOOK_ADMIN_TOKEN: s.admin_token }),
+    ]);
     expect(d1.code, d1.stderr).toBe(0);
     expect(JSON.parse(d1.stdout).balance.available).toBe(2_000_000);
-    // Admin token from the environment; human output.
-    const d2 = await cli(['deposit', ...U, '--user', taker.address, '--asset', 'USDC', '--amount', '10000'], { RINGBOOK_ADMIN_TOKEN: s.admin_token });
     expect(d2.code, d2.stderr).toBe(0);
     expect(d2.stdout).toContain('deposited 10000 USDC');
 
@@ -107,25 +141,25 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
     // The fee with its asset (the quote): 5 bps of 800 USDC.
     expect(bid.stdout).toMatch(/2000\s+0\.4\s+0\.4 USDC\s+taker/);
 
-    const tb = await cli(['balances', ...U, '--address', taker.address, '--json']);
+    // Two read-only views after the fill: side by side.
+    const [tb, mb] = await Promise.all([cli(['balances', ...U, '--address', taker.address, '--json']), cli(['balances', ...U, '--key', maker.private_key])]);
     expect(tb.code, tb.stderr).toBe(0);
     const t = JSON.parse(tb.stdout);
     expect(t.assets.ETH.available).toBe(400_000);
     expect(t.assets.USDC.available).toBeLessThan(10_000_000_000 - 800_000_000 + 1);
-    const mb = await cli(['balances', ...U, '--key', maker.private_key]);
     expect(mb.code, mb.stderr).toBe(0);
     expect(mb.stdout).toMatch(/ETH\s+1\s+0\.6\s+1\.6/); // 1 available, 0.6 locked in the resting ask
     expect(mb.stdout).toMatch(/USDC\s+800/);
   });
 
   it('book --once --json shows the resting order', async () => {
-    const r = await cli(['book', 'ETH-USDC', ...U, '--once', '--json']);
+    // Two readers of the same book: side by side.
+    const [r, h] = await Promise.all([cli(['book', 'ETH-USDC', ...U, '--once', '--json']), cli(['book', 'ETH-USDC', ...U, '--once'])]);
     expect(r.code, r.stderr).toBe(0);
     const b = JSON.parse(r.stdout);
     expect(b.market_id).toBe('ETH-USDC');
     expect(b.asks[0]).toMatchObject({ price: '2000', quantity: '0.6' });
     expect(b.bids).toEqual([]);
-    const h = await cli(['book', 'ETH-USDC', ...U, '--once']);
     expect(h.code).toBe(0);
     expect(h.stdout).toMatch(/ask\s+2000\s+0\.6/);
   });
@@ -147,23 +181,27 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
     const off = await cli(['cancel-after', '0', ...U, '--key', taker.private_key]);
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).toContain('disarmed');
-    const bad = await cli(['cancel-after', '10', ...U, '--key', taker.private_key]);
+    // The usage error sends nothing: beside the refused call.
+    const [bad, usage] = await Promise.all([cli(['cancel-after', '10', ...U, '--key', taker.private_key]), cli(['cancel-after', ...U, '--key', taker.private_key])]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('INVALID_REQUEST');
-    expect((await cli(['cancel-after', ...U, '--key', taker.private_key])).code).toBe(64);
+    expect(usage.code).toBe(64);
   });
 
   it('agent approve / list / revoke; an agent key orders and cancels with --for, and is refused once revoked', async () => {
-    const user = await keygen();
-    const hot = await keygen();
-    ok(await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', user.address, '--asset', 'USDC', '--amount', '1000']));
+    const user = freshKey();
+    const hot = freshKey();
+    await fund(s, user.address, [['USDC', '1000']]);
     const approved = await cli(['agent', 'approve', hot.address, '--name', 'cli-bot', ...U, '--key', user.private_key, '--json']);
     expect(approved.code, approved.stderr).toBe(0);
     expect(JSON.parse(approved.stdout)).toMatchObject({ user: user.address, agent: hot.address, name: 'cli-bot' });
-    const listed = await cli(['agent', 'list', user.address, ...U]);
+    // The listing reads what the approval wrote; the order needs only the approval: side by side.
+    const [listed, placed] = await Promise.all([
+      cli(['agent', 'list', user.address, ...U]),
+      cli(['order', ...U, '--key', hot.private_key, '--for', user.address, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1', '--client-id', 'via-agent', '--json']),
+    ]);
     expect(listed.stdout).toContain(hot.address);
     expect(listed.stdout).toContain('cli-bot');
-    const placed = await cli(['order', ...U, '--key', hot.private_key, '--for', user.address, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1', '--client-id', 'via-agent', '--json']);
     expect(placed.code, placed.stderr).toBe(0);
     expect(JSON.parse(placed.stdout)).toMatchObject({ client_order_id: 'via-agent', status: 'open' });
     // The user's order (the body's user), not the key's.
@@ -176,21 +214,29 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
     expect(own.stderr).toContain('INSUFFICIENT_BALANCE');
     const revoked = await cli(['agent', 'revoke', hot.address, ...U, '--key', user.private_key]);
     expect(revoked.code, revoked.stderr).toBe(0);
-    const refused = await cli(['order', ...U, '--key', hot.private_key, '--for', user.address, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1']);
+    // Each of these needs only the revocation (the last a usage error, sending nothing): side by side.
+    const [refused, after, nope] = await Promise.all([
+      cli(['order', ...U, '--key', hot.private_key, '--for', user.address, '--market', 'ETH-USDC', '--side', 'bid', '--price', '100', '--quantity', '1']),
+      cli(['agent', 'list', user.address, ...U]),
+      cli(['agent', 'approve', 'nope', ...U, '--key', user.private_key]),
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('INVALID_SIGNATURE');
-    expect((await cli(['agent', 'list', user.address, ...U])).stdout).toContain('no live agents');
-    expect((await cli(['agent', 'approve', 'nope', ...U, '--key', user.private_key])).code).toBe(64);
+    expect(after.stdout).toContain('no live agents');
+    expect(nope.code).toBe(64);
   });
 
   it('referral register / show and force-include --wait', async () => {
     const reg = await cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address, '--json']);
     expect(reg.code, reg.stderr).toBe(0);
     expect(JSON.parse(reg.stdout)).toMatchObject({ referred: taker.address, referrer: maker.address });
-    const again = await cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address]);
+    // The second registration and the (read-only) statistics both follow the first: side by side.
+    const [again, show] = await Promise.all([
+      cli(['referral', 'register', ...U, '--key', taker.private_key, '--referrer', maker.address]),
+      cli(['referral', 'show', maker.address, ...U, '--json']),
+    ]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('REFERRAL_EXISTS');
-    const show = await cli(['referral', 'show', maker.address, ...U, '--json']);
     expect(show.code, show.stderr).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ referred_users: 1 });
     const forced = await cli(['force-include', 'order', ...U, '--key', taker.private_key, '--market', 'ETH-USDC', '--side', 'bid',
@@ -238,10 +284,8 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
   });
 
   it('order --stp and --expires-after-ms; batch FILE answers per item', async () => {
-    const w = await keygen();
-    for (const [asset, amount] of [['ETH', '1'], ['USDC', '10000']]) {
-      expect((await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', w.address, '--asset', asset, '--amount', amount])).code).toBe(0);
-    }
+    const w = freshKey();
+    await fund(s, w.address, [['ETH', '1'], ['USDC', '10000']]);
     const K = ['--key', w.private_key];
     const ask = await cli(['order', ...U, ...K, '--market', 'BTC-USDC', '--side', 'ask', '--price', '1', '--quantity', '0.0001', '--json']);
     expect(ask.code, ask.stderr).toBe(1); // no BTC: INSUFFICIENT_BALANCE
@@ -277,15 +321,14 @@ describe('ringbook trader commands', { timeout: CLI_TEST_MS }, () => {
    * key the funded key approved, `--for` it); `out()` is its output so far.
    */
   async function runMarketMaker(flags: string[], agent = false): Promise<{ mm: { private_key: string; address: string }; child: ReturnType<typeof spawn>; out: () => string }> {
-    const mm = await keygen();
-    for (const [asset, amount] of [['ETH', '5'], ['USDC', '20000']]) {
-      const d = await cli(['deposit', ...U, '--admin-token', s.admin_token, '--user', mm.address, '--asset', asset, '--amount', amount]);
-      expect(d.code, d.stderr).toBe(0);
-    }
+    const mm = freshKey();
+    await fund(s, mm.address, [['ETH', '5'], ['USDC', '20000']]);
     let key = ['--key', mm.private_key];
     if (agent) {
-      const hot = await keygen();
-      ok(await cli(['agent', 'approve', hot.address, '--name', 'mm-bot', ...U, '--key', mm.private_key]));
+      // Approved over HTTP: `ringbook agent approve` is the agent test's subject.
+      const hot = freshKey();
+      const approved = await api(s.url).post('/agents', mm.wallet.approveAgent(hot.address, 'mm-bot', Date.now() + AGENT_VALID_MS));
+      expect(approved.status, approved.text).toBe(200);
       key = ['--key', hot.private_key, '--for', mm.address];
     }
     const child = spawn(process.execPath, [
