@@ -7,15 +7,17 @@
 //
 // LONG_FILES_S lists the files that took 15 s or more in that run (seconds, from its log; the
 // next run may differ by tens of percent, the order is what matters). A file renamed or deleted
-// fails test/architecture/long_first.test.ts, so the list cannot go stale silently. Files not
+// fails test/architecture/long_first.test.ts, so the list cannot go stale silently. Revised
+// 2026-11-29 (late evening): h30t cut trader to ~28 s and chain_link_restart_forced under 15 s;
+// h30p's hand-over case took settlement_poster_yield to ~17 s. Files not
 // listed keep vitest's own order (by recorded duration when it has one, else by size).
 import path from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 export const LONG_FILES_S: Readonly<Record<string, number>> = {
   'test/journal/soak.test.ts': 81,
-  'test/cli/trader.test.ts': 39,
-  'test/settlement/chain_link_restart_forced.test.ts': 27,
+  'test/cli/trader.test.ts': 28,
+  'test/settlement/settlement_poster_yield.test.ts': 17,
   'test/cluster/nats_tls.test.ts': 24,
   'test/cluster/cluster.test.ts': 20,
   'test/cluster/lease_fence.test.ts': 19,
