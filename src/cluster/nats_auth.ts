@@ -12,6 +12,9 @@ import { connect, credsAuthenticator, nkeyAuthenticator, nkeys, type NatsConnect
 import { ConfigError } from '../config/checks.js';
 import { explainTlsFailure, INFO_PROBE_MS_MAX, NatsTls, probeTlsRefusal, silentServers } from './nats_tls.js';
 import { envSetting, readSettingFile } from './setting_file.js';
+import { componentLog } from '../util/log.js';
+
+const log = componentLog('cluster');
 
 /** Reconnect at once and forever: a NATS node's restart must not end a role (its peers serve meanwhile). */
 const RECONNECT_WAIT_MS = 100;
@@ -204,10 +207,55 @@ async function explainRefusal(e: unknown, urls: readonly string[], credentials: 
 }
 
 /**
+ * Throws what a start where every URL failed is told (`e`: one of their errors): a refusal said
+ * plainly, a silent URL named; returns when none is the case (unreachable servers: the real
+ * connection tries them again and fails as it always did).
+ */
+async function refuseFailedStart(e: unknown, urls: readonly string[], credentials: NatsCredentials, waits: NatsConnectWaits): Promise<void> {
+  // A timeout asks first whether one said nothing at all (explainRefusal's TLS diagnosis would
+  // wait for each one's INFO in turn); another error asks after it.
+  if (isTimeout(e)) await refuseSilentServers(urls, waits);
+  const refusal = await explainRefusal(e, urls, credentials);
+  if (refusal !== null) throw refusal;
+  if (isTimeout(e)) throw e;
+  await refuseSilentServers(urls, waits);
+  // A reset can beat the server's alert to Node (probeTlsRefusal says when): ask the handshake alone.
+  for (const url of urls) {
+    const alert = await probeTlsRefusal(url, credentials.tls);
+    const refused = alert === null ? null : await explainTlsFailure(alert, urls, credentials.tls);
+    if (refused !== null) throw refused;
+  }
+}
+
+/** One URL's refusal of this role said plainly, or null (unreachable, silent, anything else: the real connection may use it later). */
+async function refusalAt(url: string, e: unknown, credentials: NatsCredentials): Promise<ConfigError | null> {
+  if (isTimeout(e)) return null;
+  const refusal = await explainRefusal(e, [url], credentials);
+  if (refusal !== null) return refusal;
+  const alert = await probeTlsRefusal(url, credentials.tls);
+  return alert === null ? null : explainTlsFailure(alert, [url], credentials.tls);
+}
+
+/** A first try's outcome at one URL: null when it accepted the role, else its error. */
+type FirstTry = { error: unknown } | null;
+
+/** A connection to `url` alone that does not reconnect, closed again once up (connectCluster says why). */
+async function firstTry(options: NodeConnectionOptions, url: string): Promise<FirstTry> {
+  try {
+    const first = await connect({ ...options, servers: [url], reconnect: false });
+    await first.close();
+    return null;
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
  * Connects a role. A server refusing the credentials, a server certificate not trusted, a server
  * without TLS when TLS is asked for, or one refusing the role's client certificate (or its lack of
  * one): each is a configuration error said plainly (the role then exits non-zero, as for any bad
- * setting) rather than a stack trace.
+ * setting) rather than a stack trace, when every URL fails. When another URL accepts the role, a
+ * refusing URL is a warning naming it and its cause, and it is left out of the role's connection.
  *
  * The first try is a connection that does not reconnect, closed again once it is up. Why: a
  * server refusing the client certificate sends its TLS alert after the role's side of the
@@ -216,39 +264,48 @@ async function explainRefusal(e: unknown, urls: readonly string[], credentials: 
  * connect in progress, and nothing wakes the connect until its timeout (then nats.js's 20 s), which reports
  * "timeout" without the alert. Without reconnection the close ends the connect at once with the
  * alert as its error (ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE, in milliseconds). The try uses the
- * very options of the real connection (servers, TLS, credentials), so it meets the same handshake;
- * its cost is one more connection at a role's start. Its error may still hide the alert behind a
- * reset (probeTlsRefusal): then a handshake alone asks each server. What it does not explain: unreachable
- * servers (connection refused) fail as they always did, from the real connection, which tries
- * them again at once; a timeout is final (the real connection would wait as long again). A URL
- * that accepts TCP but never sends the INFO line costs NATS_DIAL_TIMEOUT_MS per attempt (the
- * client then tries the next URL); when no URL worked, such a one is named (refuseSilentServers,
- * after one more INFO_PROBE_MS_MAX): with one URL, a start fails after about 7 s, not 20 s with "timeout".
+ * very options of the real connection (TLS, credentials), so it meets the same handshake; its
+ * cost is one more connection per URL at a role's start, all at once. One try per URL, not one
+ * over the list: without reconnection, nats.js closes the whole connection when a server ends its
+ * transport (a TLS alert, or its close after "Authorization Violation") and tries no further URL,
+ * so one refusing node would stop a start another node accepts; and each refusing URL is found
+ * (nats.js's order is random). A refusing URL is left out of the real connection: with
+ * reconnection on, a TLS refusal there costs NATS_DIAL_TIMEOUT_MS per attempt, and a second
+ * "Authorization Violation" on one connection makes nats.js give up reconnecting (the role would
+ * end); a URL that nats-server's cluster gossip adds back is not covered (docs/scale-out.md).
+ * A try's error may still hide the alert behind a reset (probeTlsRefusal): then a handshake alone
+ * asks the server. What it does not explain: unreachable servers (connection refused) fail as
+ * they always did, from the real connection, which tries them again at once; a timeout is final
+ * (the real connection would wait as long again). A URL that accepts TCP but never sends the INFO
+ * line costs NATS_DIAL_TIMEOUT_MS (the tries wait for it even when another URL accepted; it
+ * stays in the list); when no URL worked, such a one is named (refuseSilentServers, after one
+ * more INFO_PROBE_MS_MAX): with one URL, a start fails after about 7 s, not 20 s with "timeout".
  */
 export async function connectCluster(urls: readonly string[], credentials: NatsCredentials, name: string,
   waits: NatsConnectWaits = CONNECT_WAITS): Promise<NatsConnection> {
   const options = natsConnectionOptions(urls, credentials, name, waits.dial_timeout_ms);
-  try {
-    const first = await connect({ ...options, reconnect: false });
-    await first.close();
-  } catch (e) {
-    // Every URL failed. A timeout asks first whether one said nothing at all (explainRefusal's TLS
-    // diagnosis would wait for each one's INFO in turn); another error asks after it.
-    if (isTimeout(e)) await refuseSilentServers(urls, waits);
-    const refusal = await explainRefusal(e, urls, credentials);
-    if (refusal !== null) throw refusal;
-    if (isTimeout(e)) throw e;
-    await refuseSilentServers(urls, waits);
-    // A reset can beat the server's alert to Node (probeTlsRefusal says when): ask the handshake alone.
-    for (const url of urls) {
-      const alert = await probeTlsRefusal(url, credentials.tls);
-      const refused = alert === null ? null : await explainTlsFailure(alert, urls, credentials.tls);
-      if (refused !== null) throw refused;
+  const tries = await Promise.all(urls.map((url) => firstTry(options, url)));
+  const refusing = new Set<string>();
+  if (tries.every((t) => t !== null)) {
+    // Every URL failed: today's answer, from one error: a refusal's first (the message names all URLs).
+    const errors = tries.map((t) => t.error);
+    for (const e of errors.filter((x) => !isTimeout(x))) {
+      const refusal = await explainRefusal(e, urls, credentials);
+      if (refusal !== null) throw refusal;
+    }
+    await refuseFailedStart(errors.find((x) => !isTimeout(x)) ?? errors[0], urls, credentials, waits);
+  } else {
+    for (const [i, t] of tries.entries()) {
+      const refusal = t === null ? null : await refusalAt(urls[i], t.error, credentials);
+      if (refusal === null) continue;
+      refusing.add(urls[i]);
+      log.warn(`${name}: NATS URL ${urls[i]} left out, another accepts this role: ${refusal.message}`, { url: urls[i] });
     }
   }
+  const servers = urls.filter((u) => !refusing.has(u));
   try {
-    return await connect(options);
+    return await connect(natsConnectionOptions(servers, credentials, name, waits.dial_timeout_ms));
   } catch (e) {
-    throw (await explainRefusal(e, urls, credentials)) ?? e;
+    throw (await explainRefusal(e, servers, credentials)) ?? e;
   }
 }

@@ -8,12 +8,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { nkeys } from '@nats-io/transport-node';
 import { ConfigError } from '../../src/config/checks.js';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { connectCluster, natsConnectionOptions, NatsCredentials } from '../../src/cluster/nats_auth.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
+import { ComponentLog } from '../../src/util/log.js';
 import { REPO_ROOT, startServer } from '../server/harness.js';
 import { leadingFromGenesis } from './cluster_helpers.js';
 
@@ -159,6 +160,36 @@ describe('NATS credentials against nats-server', () => {
     }
     await expect(connectCluster(nats.urls(), NatsCredentials.fromEnv({ RINGBOOK_NATS_TOKEN: 'x' + token }), 'test-token'))
       .rejects.toThrow(/refused the connection with a token: Authorization Violation/);
+
+    // A node refusing the role beside one accepting it: the start goes on with a warning naming the
+    // refusing URL, whichever nats.js would have tried first. On the old code (one try over the
+    // list, nats.js's order random) the start failed when the refusing node came first, and no
+    // warning was logged when it did not.
+    const other_token = 'tok-' + randomBytes(16).toString('hex');
+    const other = await LocalNatsCluster.start(1, 'nats-server', {
+      authorization: 'authorization { token: $RB_TEST_TOKEN }', env: { RB_TEST_TOKEN: other_token }, client: { token: other_token },
+    });
+    clusters.push(other);
+    const refusing = other.urls()[0];
+    const warn = vi.spyOn(ComponentLog.prototype, 'warn');
+    try {
+      for (const urls of [[refusing, ...nats.urls()], [...nats.urls(), refusing]]) {
+        warn.mockClear();
+        const nc = await connectCluster(urls, NatsCredentials.fromEnv({ RINGBOOK_NATS_TOKEN: token }), 'test-token');
+        await nc.flush();
+        expect(nc.getServer()).toBe(nats.urls()[0].replace(/^nats:\/\//, ''));
+        await nc.close();
+        const lines = warn.mock.calls.map((c) => c[0]);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain(`NATS URL ${refusing} left out`);
+        expect(lines[0]).toContain(`NATS (${refusing}) refused the connection with a token: Authorization Violation`);
+      }
+    } finally {
+      warn.mockRestore();
+    }
+    // Every node refusing: the start fails as before, at once, naming them all.
+    await expect(connectCluster([refusing, ...nats.urls()], NatsCredentials.fromEnv({ RINGBOOK_NATS_TOKEN: 'x' + token }), 'test-token'))
+      .rejects.toThrow(`NATS (${[refusing, ...nats.urls()].join(',')}) refused the connection with a token: Authorization Violation`);
   }, 30_000);
 
   it('an NKey: a matcher role with RINGBOOK_NATS_NKEY_SEED_FILE leads; without it, it exits saying why', async () => {

@@ -10,12 +10,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/config/checks.js';
 import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { connectCluster, natsConnectionOptions, NatsCredentials } from '../../src/cluster/nats_auth.js';
 import { explainTlsFailure, NatsTls, probeTlsRefusal, serverTlsAlert } from '../../src/cluster/nats_tls.js';
 import { clusterSettings } from '../../src/cluster/roles.js';
+import { ComponentLog } from '../../src/util/log.js';
 import { startServer } from '../server/harness.js';
 import { leadingFromGenesis } from './cluster_helpers.js';
 import { encryptedKey, makeTestPki, type TestPki } from './tls_certs.js';
@@ -193,6 +194,25 @@ describe('NATS TLS against nats-server', () => {
     const mtls = { RINGBOOK_NATS_TLS_CA_FILE: pki.ca, ...certificate(pki.client_cert, pki.client_key) };
     expect(await refused({ ...mtls, RINGBOOK_NATS_USER: 'rb', RINGBOOK_NATS_PASSWORD: 'wrong-password' }))
       .toMatch(/refused the connection with user rb over TLS \(CA .*\): Authorization Violation/);
+
+    // Beside a node that accepts the role (TLS without client certificates), the one asking for a
+    // certificate is a warning naming it, whichever comes first. On the old code (one try over the
+    // list, nats.js's order random) the alert ended the start whenever the refusing node came first.
+    const accepting = await tlsNode(false);
+    const warn = vi.spyOn(ComponentLog.prototype, 'warn');
+    try {
+      for (const urls of [[...nats.urls(), ...accepting.urls()], [...accepting.urls(), ...nats.urls()]]) {
+        warn.mockClear();
+        const beside = await connectCluster(urls, NatsCredentials.fromEnv({ ...user, RINGBOOK_NATS_TLS_CA_FILE: pki.ca }), 'test-beside');
+        await beside.flush();
+        await beside.close();
+        const lines = warn.mock.calls.map((c) => c[0]);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(new RegExp(`NATS URL ${url} left out, another accepts this role: .*missing client certificate: ${url} asks for a client certificate`));
+      }
+    } finally {
+      warn.mockRestore();
+    }
 
     // The handshake alone, accepted: no alert within its wait.
     expect(await probeTlsRefusal(nats.urls()[0], NatsTls.fromEnv(mtls))).toBeNull();
