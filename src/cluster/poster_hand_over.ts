@@ -3,7 +3,8 @@
 // what the cluster needed kept renewing the lease, so no standby took over and roots stopped
 // cluster-wide: one stopped at a root mismatch, and one stuck behind the event stream (and one
 // whose history is not the chain's appended to it: roots_poster.ts check_chain_base); and one
-// whose RPC endpoint failed (branch h30p) kept it while a standby's endpoint might work. The
+// whose RPC endpoint failed (branch h30p) kept it while a standby's endpoint might work. `behind` is
+// for a holder that does not catch up (h30q): one replaying after a restart keeps the lease. The
 // decision runs at the end of each poster round (settlement_poster.ts), after its transaction (if
 // any) was answered, so no transaction of this role is in flight when another takes the key; the
 // contract takes a range only from lastBatchId + 1 in any case.
@@ -13,13 +14,26 @@ import { componentLog } from '../util/log.js';
 const log = componentLog('cluster');
 
 /**
- * How long a holder may stay short of the event stream's newest batch (as it read it) before it
- * hands the lease over: a DA role applies a batch within milliseconds of its publication, and a GC
- * pause or a slow store flush stays well under 10 s; past it the role is stuck (a `failure`) or
- * replaying from far behind (a restart), and another DA role may have the roots it lacks. A
- * wrong guess costs a lease hand-over (a tick of no posting), never a wrong root.
+ * The window a holder short of the event stream's newest batch (as it read it) is judged over: at
+ * its end the holder must have gained on the stream (below) or it hands the lease over. A DA role
+ * applies a batch within milliseconds of its publication, and a GC pause or a slow store flush
+ * stays well under 10 s; a role that gains nothing for that long is stuck (a `failure`), and
+ * another DA role may have the roots it lacks. A wrong guess costs a lease hand-over (a tick of no
+ * posting), never a wrong root.
  */
 export const BEHIND_YIELD_MS_DEFAULT = 10_000;
+/**
+ * The least a holder short of the stream must gain on it per second of the window (batches it
+ * applied minus batches the stream got meanwhile; at least one a window) to keep the lease. Why a
+ * rate and not only "it advanced" or "it reached the batch it read": a role replaying after a
+ * restart applies 7 to 60 batches a second (a batch of ~1,000 requests and its state root: 16 ms,
+ * 140 ms on a busy box; bench/recovery state_root_ms_per_batch) but may need minutes to reach the
+ * stream (the latter rule made it step out after 10 s, posting nothing until through); a role that
+ * trickles (a store taking seconds a batch) advances every window yet never catches a live stream,
+ * and on an idle one makes the cluster's roots wait at its pace while a caught-up standby could
+ * post them all within a lease tick. One a second is well below a replay's pace, above a trickle.
+ */
+export const BEHIND_GAIN_BATCHES_PER_S_MIN = 1;
 
 /**
  * How long every round of a holder may fail on its RPC endpoint (no connection, no answer within
@@ -79,6 +93,8 @@ export interface HandOverOptions {
   newest_batch?: () => Promise<number>;
   /** Default BEHIND_YIELD_MS_DEFAULT. */
   behind_yield_ms?: number;
+  /** A monotonic clock in ms (default performance.now; a test's clock). */
+  now_ms?: () => number;
   /** Resolves when the RPC endpoint answers (eth_blockNumber): a role out for rpc_failing then rejoins. */
   probe_endpoint: () => Promise<unknown>;
   /** Default RPC_FAIL_YIELD_MS_DEFAULT. */
@@ -86,8 +102,12 @@ export interface HandOverOptions {
 }
 
 export class PosterHandOver {
-  /** A holder short of the stream's newest batch: that batch, and since when (monotonic ms). */
-  private behind: { batch_id: number; since_ms: number } | null = null;
+  /**
+   * A holder short of the stream's newest batch: the window it is judged over, from since_ms
+   * (monotonic), when it had from_batch_id and the stream newest_batch_id (the window ends early,
+   * the holder no longer behind, once it reaches that batch).
+   */
+  private behind: { since_ms: number; from_batch_id: number; newest_batch_id: number } | null = null;
   /** The last failure to read the stream's newest batch (logged when it changes). */
   private newest_error: string | null = null;
   /** When the stream's newest batch was last read (monotonic ms; -inf: never). */
@@ -104,7 +124,7 @@ export class PosterHandOver {
    * kept renewing and roots stopped cluster-wide): stopped at a root mismatch (once it posted the
    * batches before it, if it holds the lease) or at a chain holding another history, or, as the
    * holder, every round failing on its RPC endpoint for rpc_fail_yield_ms, or short of the
-   * stream's newest batch for behind_yield_ms. A standby stopped at a mismatch stops taking part
+   * stream's newest batch and not gaining on it over a window of behind_yield_ms. A standby stopped at a mismatch stops taking part
    * too, so that when every DA role mismatches (a wrong leader) nobody posts until the operator
    * decides. Runs at the end of a round: no transaction of this role's is in flight.
    */
@@ -164,7 +184,7 @@ export class PosterHandOver {
 
   /** Whether the endpoint answered a probe now; false also when the last probe was too recent. */
   private async probeAnswers(): Promise<boolean> {
-    const now = performance.now();
+    const now = this.now();
     if (now - this.probed_at_ms < this.rpcFailYieldMs() / RPC_PROBES_PER_BOUND) return false;
     this.probed_at_ms = now;
     try {
@@ -184,7 +204,7 @@ export class PosterHandOver {
    * The first probe comes a probe interval later, so a standby takes the freed key first.
    */
   private async yieldWhenRpcFailing(round: RoundEnd): Promise<boolean> {
-    const now = performance.now();
+    const now = this.now();
     if (!round.endpoint_failed) {
       this.failing_since_ms = null;
       return false;
@@ -203,35 +223,74 @@ export class PosterHandOver {
     return true;
   }
 
-  /** A holder short of the stream's newest batch for behind_yield_ms steps out. */
+  private now(): number {
+    return this.o.now_ms === undefined ? performance.now() : this.o.now_ms();
+  }
+
+  private behindYieldMs(): number {
+    return this.o.behind_yield_ms ?? BEHIND_YIELD_MS_DEFAULT;
+  }
+
+  /**
+   * A holder short of the stream's newest batch that did not gain on it by the minimum
+   * (BEHIND_GAIN_BATCHES_PER_S_MIN) over a window of behind_yield_ms steps out; one that did
+   * starts the next window. Before (2026-11-29, h30q) it stepped out when it had not reached the
+   * batch it read within the bound, so a replay longer than the bound posted nothing until through.
+   */
   private async yieldWhenBehind(): Promise<void> {
     const { newest_batch } = this.o;
     if (newest_batch === undefined) {
       this.behind = null;
       return;
     }
-    const s = this.s;
     const latest = this.o.latest();
-    const yield_ms = this.o.behind_yield_ms ?? BEHIND_YIELD_MS_DEFAULT;
-    if (this.behind !== null && latest >= this.behind.batch_id) this.behind = null;
+    if (this.behind !== null && latest >= this.behind.newest_batch_id) this.behind = null;
     if (this.behind === null) {
-      // Read again only once the last batch read is reached (a holder that keeps up under load,
-      // always a batch or two short, is never "behind" for long), and at most every quarter of
-      // the bound (two NATS API requests a read; a stuck holder is then seen within 1.25 bounds).
-      const now = performance.now();
-      if (now - this.read_at_ms < yield_ms / 4) return;
-      this.read_at_ms = now;
-      const newest = await this.readNewest(newest_batch);
-      if (newest !== null && newest > latest) this.behind = { batch_id: newest, since_ms: now };
+      await this.startBehind(newest_batch, latest);
       return;
     }
-    const behind_ms = performance.now() - this.behind.since_ms;
-    if (behind_ms < yield_ms) return;
+    const w = this.behind;
+    if (this.now() - w.since_ms < this.behindYieldMs()) return;
+    this.read_at_ms = this.now();
+    // Unread (logged), the stream counts as not grown: a holder that applied nothing still steps out.
+    const newest = (await this.readNewest(newest_batch)) ?? w.newest_batch_id;
+    const gained = this.gainOver(w, latest, newest);
+    if (gained >= this.gainMin()) {
+      this.behind = { since_ms: this.now(), from_batch_id: latest, newest_batch_id: newest };
+      return;
+    }
+    await this.yieldBehind(latest, newest, gained);
+  }
+
+  /** Reads the stream's newest batch and opens a window if this holder is short of it. */
+  private async startBehind(newest_batch: () => Promise<number>, latest: number): Promise<void> {
+    // Read again only once the last batch read is reached (a holder that keeps up under load,
+    // always a batch or two short, is never "behind" for long), and at most every quarter of
+    // the bound (two NATS API requests a read; a stuck holder is then seen within 1.25 bounds).
+    const now = this.now();
+    if (now - this.read_at_ms < this.behindYieldMs() / 4) return;
+    this.read_at_ms = now;
+    const newest = await this.readNewest(newest_batch);
+    if (newest !== null && newest > latest) this.behind = { since_ms: now, from_batch_id: latest, newest_batch_id: newest };
+  }
+
+  /** Batches this holder gained on the stream over window `w`: those it applied less those the stream got. */
+  private gainOver(w: { from_batch_id: number; newest_batch_id: number }, latest: number, newest: number): number {
+    return (latest - w.from_batch_id) - Math.max(0, newest - w.newest_batch_id);
+  }
+
+  /** BEHIND_GAIN_BATCHES_PER_S_MIN over the window, at least one batch. */
+  private gainMin(): number {
+    return Math.max(1, Math.ceil((this.behindYieldMs() * BEHIND_GAIN_BATCHES_PER_S_MIN) / 1000));
+  }
+
+  private async yieldBehind(latest: number, newest: number, gained: number): Promise<void> {
+    const s = this.s;
     s.lease_yielded = 'behind';
-    s.stream_batch_id = this.behind.batch_id;
+    s.stream_batch_id = newest;
     this.behind = null;
-    await this.o.lease.withdraw(`postable through batch ${latest} while the event stream holds batch ${s.stream_batch_id}, ` +
-      `${Math.round(behind_ms)} ms; takes part again once through it`);
+    await this.o.lease.withdraw(`postable through batch ${latest} while the event stream holds batch ${newest}, ` +
+      `gaining ${gained} batches on it in ${this.behindYieldMs()} ms (at least ${this.gainMin()} needed); takes part again once through it`);
     s.poster_lease = 'standby';
   }
 

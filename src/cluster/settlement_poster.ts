@@ -35,7 +35,7 @@ import { FORCED_SHARE_MAX } from '../gateway/chain_link.js';
 import { sendBatchRequest } from './batch_request.js';
 import { PosterHandOver, type LeaseYield, type PosterLease } from './poster_hand_over.js';
 
-export { BEHIND_YIELD_MS_DEFAULT, RPC_FAIL_YIELD_MS_DEFAULT, type PosterLease } from './poster_hand_over.js';
+export { BEHIND_GAIN_BATCHES_PER_S_MIN, BEHIND_YIELD_MS_DEFAULT, RPC_FAIL_YIELD_MS_DEFAULT, type PosterLease } from './poster_hand_over.js';
 
 export const FORCED_SHARE_SUBJECT = 'rb.settlement.forced';
 export const FORCED_SHARE_VERSION = 1;
@@ -137,8 +137,9 @@ export interface SettlementPosterStatus {
    * Why this role handed the poster lease over and does not take it (null: it takes part).
    * 'stopped_at_mismatch' / 'chain_differs' (the two fields above): for good (until a restart),
    * once it posted what it still could.
-   * 'behind': its postable batch stayed short of `stream_batch_id` for behind_yield_ms;
-   * it takes part again once it reaches that batch.
+   * 'behind': its postable batch was short of `stream_batch_id` and gained on the stream less
+   * than BEHIND_GAIN_BATCHES_PER_S_MIN over behind_yield_ms (stuck or trickling; a replay keeps
+   * the lease); it takes part again once it reaches that batch.
    * 'rpc_failing': every round of its holding spell failed on its RPC endpoint (no connection, no
    * answer, HTTP 5xx; not a revert) for rpc_fail_yield_ms; it takes part again once the endpoint
    * answers eth_blockNumber (asked every tenth of the bound).
@@ -171,12 +172,14 @@ export interface SettlementPosterOptions {
    */
   lease?: PosterLease;
   /**
-   * The event stream's newest batch (da_role.ts reads RB_EVENTS' last message): a holder that
-   * stays short of it for `behind_yield_ms` hands the lease over. Absent: never measured.
+   * The event stream's newest batch (da_role.ts reads RB_EVENTS' last message): a holder short of
+   * it that does not gain on it over `behind_yield_ms` hands the lease over. Absent: never measured.
    */
   newest_batch?: () => Promise<number>;
   /** Default BEHIND_YIELD_MS_DEFAULT (poster_hand_over.ts). */
   behind_yield_ms?: number;
+  /** The hand-over's monotonic clock in ms (default performance.now; a test's clock). */
+  now_ms?: () => number;
   /** Default RPC_FAIL_YIELD_MS_DEFAULT (poster_hand_over.ts). */
   rpc_fail_yield_ms?: number;
 }
@@ -213,7 +216,7 @@ export class SettlementPoster {
     });
     this.hand_over = o.lease === undefined ? null : new PosterHandOver({
       node_id: o.node_id, lease: o.lease, latest: () => o.roots.latest(), posted_batch_id: () => this.poster.posted_batch_id,
-      newest_batch: o.newest_batch, behind_yield_ms: o.behind_yield_ms,
+      newest_batch: o.newest_batch, behind_yield_ms: o.behind_yield_ms, now_ms: o.now_ms,
       probe_endpoint: () => rpc.blockNumber(), rpc_fail_yield_ms: o.rpc_fail_yield_ms,
     }, this.status);
   }

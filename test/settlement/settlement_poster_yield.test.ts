@@ -30,6 +30,13 @@ const LEASE_TTL_MS = 1000;
 const POLL_MS = 50;
 /** How long a holder may stay short of the stream's newest batch (as sampled) before it yields. */
 const BEHIND_YIELD_MS = 4 * LEASE_TTL_MS;
+/**
+ * The replay test's bound, on a clock the test moves half a bound per batch; the batches replayed
+ * take a poster round each (50 ms apart), 350 ms of real time at least: the old rule, on the real
+ * clock, handed over 200 ms after its read.
+ */
+const REPLAY_YIELD_MS = 200;
+const REPLAY_BATCHES = 8;
 /** How long every round of a holder may fail on its endpoint before it yields (probes every tenth of it). */
 const RPC_FAIL_YIELD_MS = LEASE_TTL_MS / 2;
 /** Bound on each wait: a takeover takes a lease tick or two after the hand-over. */
@@ -262,6 +269,45 @@ describe('the settlement poster lease handed over', () => {
       await quietRounds();
       expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
       expect(d2.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 1, roots_posted_batch_id: 5 });
+      expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
+    } finally {
+      await d1.stop();
+      await d2.stop();
+    }
+  }, 90_000);
+
+  it('a holder behind the stream that gains on it each bound (a replay) keeps the lease and posts as it advances; the caught-up standby stands by', async () => {
+    const dev = await devSettlement([]);
+    chains.push(dev);
+    const d1 = new Role('d1');
+    const d2 = new Role('d2');
+    let stream_batch = 2;
+    const newest_batch = (): Promise<number> => Promise.resolve(stream_batch);
+    /** d1's hand-over clock (ms): the test moves it, so each bound holds two of d1's batches. */
+    let clock_ms = 0;
+    try {
+      for (const b of [1, 2]) for (const d of [d1, d2]) d.apply(b);
+      await d1.start(dev, { newest_batch, behind_yield_ms: REPLAY_YIELD_MS, now_ms: () => clock_ms });
+      await postedThrough(dev, 2);
+      await d2.start(dev, { newest_batch, behind_yield_ms: REPLAY_YIELD_MS });
+      await until('d2 standing by', () => (d2.status.postable_batch_id === 2 ? true : undefined));
+
+      // The stream is REPLAY_BATCHES ahead and d2 has them all; d1 replays them one at a time over
+      // 4 bounds, and each reaches the chain before the next (d2 would post them all at once).
+      stream_batch = 2 + REPLAY_BATCHES;
+      for (let b = 3; b <= stream_batch; b++) d2.apply(b);
+      for (let b = 3; b <= stream_batch; b++) {
+        d1.apply(b);
+        await postedThrough(dev, b);
+        expect(await lastBatchId(dev)).toBe(b);
+        clock_ms += REPLAY_YIELD_MS / 2;
+      }
+      await quietRounds();
+      expect(d1.status).toMatchObject({
+        poster_lease: 'held', poster_takeovers: 1, lease_yielded: null, roots_posted_batch_id: stream_batch, stream_batch_id: stream_batch,
+      });
+      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 0, lease_yielded: null });
+      expect(await holderNow()).toBe('d1');
       expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
     } finally {
       await d1.stop();
