@@ -54,6 +54,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_options.h"
 
 #define PAGE 4096
 #define MAX_PAGES 2
@@ -142,17 +143,6 @@ static double append(enum how h, int fd, char *buf, int pages, off_t offset) {
   return t;
 }
 
-/** A whole decimal number in lo..hi, or the option's range and exit 2 (no atoi: "abc" and "-5" are not 0). */
-static long option_number(const char *name, const char *text, long lo, long hi) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "%s must be a whole number in %ld..%ld, got '%s'\n", name, lo, hi, text);
-    exit(2);
-  }
-  return v;
-}
 
 /** Longest pause between appends (us): one second, far past any light load's gap. */
 #define PACE_US_MAX 1000000L

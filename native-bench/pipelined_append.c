@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "bench_clock.h"
+#include "bench_options.h"
 
 #define PAGE 4096
 #define HEADER_BYTES 40          /* wal.ts WAL_HEADER_BYTES */
@@ -87,16 +88,6 @@ static void die(const char *what) {
   exit(1);
 }
 
-static long option_number(const char *name, const char *text, long lo, long hi) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "%s must be a whole number in %ld..%ld, got '%s'\n", name, lo, hi, text);
-    exit(2);
-  }
-  return v;
-}
 
 static int cmp64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
