@@ -16,7 +16,9 @@
 // Reports per build the medians over its phases
 // of: client latency p50/p99/p999 (from scheduled send), the server's stage p50s (its stage rows,
 // src/gateway/stage_timings.ts) and p99s, the tail split's medians (send_delay, to_server, to_client:
-// bench/load/tail.ts), and the server's CPU per answered request by thread role.
+// bench/load/tail.ts), for the answers at or above each phase's p99 their batch_wait and the part
+// of it behind the previous batch's apply and commit (the same split), and the server's CPU per
+// answered request by thread role.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/light_ab.js --server-b /other/build/dist/src/main.js
 //     --server-a F   the A build's compiled server (default: this build's dist/src/main.js)
@@ -180,6 +182,11 @@ async function main(): Promise<void> {
           stages_p99: stamped === null ? null : Object.fromEntries(STAGES.map((s) => [s, stamped.stages[s].p99_us])),
           server_p50_us: stamped?.server_total.p50_us ?? null,
           tail: tail?.median_us ?? null,
+          // The answers at or above the phase's p99: their mean batch_wait and the part of it spent
+          // behind the previous batch's apply and commit (bench/load/tail.ts; the rest: the matcher
+          // waking or waiting for a core).
+          slow_batch_wait_us: tail?.above_p99.mean_us.batch_wait ?? null,
+          slow_batch_wait_behind_previous_us: tail?.above_p99.batch_wait_behind_previous_us_mean ?? null,
           by_role,
           // The front thread's kernel events per answered request (--perf-stat; the phase's whole
           // span, so a few requests' worth of the generator's start and drain beyond the window).
@@ -210,6 +217,8 @@ async function main(): Promise<void> {
         send_delay_p50_us: medOf((x) => x.send_delay_p50_us), send_delay_p99_us: medOf((x) => x.send_delay_p99_us),
         generator_cpu_us_per_request: medOf((x) => x.generator_cpu_us), generator_spin_us: per[0]?.generator_spin_us ?? null,
         front_events_per_request: perf_stat ? Object.fromEntries(FRONT_EVENTS.map((e) => [e, medOf((x) => x.front_events?.[e])])) : null,
+        slow_batch_wait_us: medOf((x) => x.slow_batch_wait_us),
+        slow_batch_wait_behind_previous_us: medOf((x) => x.slow_batch_wait_behind_previous_us),
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
@@ -217,6 +226,8 @@ async function main(): Promise<void> {
       console.log(`  generator: early wake ${summary.generator_spin_us ?? 'none'} us, send_delay p50 ${summary.send_delay_p50_us} us, p99 ${summary.send_delay_p99_us} us, CPU ${summary.generator_cpu_us_per_request} us/request`);
       console.log(`  stage p50 medians (us): ${Object.entries(stage_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
       console.log(`  stage p99 medians (us): ${Object.entries(stage_p99_med).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
+      console.log(`  answers at or above p99: batch_wait ${summary.slow_batch_wait_us ?? 'none'} us (mean; median over phases), ` +
+        `of which behind the previous batch's apply and commit ${summary.slow_batch_wait_behind_previous_us ?? 'none'} us`);
       if (summary.front_events_per_request !== null) {
         // r1 rounds to 0.1: the counts are printed at 0.01 from the phases' own values.
         const ev = FRONT_EVENTS.map((e) => `${e} ${(medianMeanOfMiddleTwo(per.map((x) => x.front_events?.[e] ?? 0))).toFixed(3)}`);
