@@ -203,8 +203,12 @@ async function main(): Promise<void> {
     const release = lockDataDir(data_dir);
     if (newDataDir(data_dir)) new_data_dir = { dir: data_dir, release, made };
   }
-  const admin = keepSecret(admin_found);
-  const operator = keepSecret(operator_found);
+  // Only the secrets this start uses go into the data dir: a matcher role uses neither, a DA role
+  // only the operator key (before 2026-11-29 every role wrote both, and a matcher's start logged an
+  // admin token nobody could use with it).
+  const uses_admin_token = role === null || role === 'gateway';
+  const admin = uses_admin_token ? keepSecret(admin_found) : admin_found;
+  const operator = role === 'matcher' ? operator_found : keepSecret(operator_found);
   if (role === null || settings === null) {
     const single = new RingbookServer({ cfg, admin_token: admin.value, operator_key: operator.value });
     running = { port: await single.start(start_abort.signal), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
@@ -233,7 +237,7 @@ async function main(): Promise<void> {
   if (health_port !== null) log.info(`ringbook: health checks on http://${cfg.server.host}:${health_port}/health`, { health_port });
   const port = running.port;
   log.info(`ringbook: listening on http://${cfg.server.host}:${port} (data dir ${data_dir})`, { port, data_dir });
-  if (!cfg.admin_token) {
+  if (!cfg.admin_token && uses_admin_token) {
     log.info(`ringbook: admin token ${admin.generated ? 'generated' : 'read'} at ${path.join(data_dir, 'admin_token')}: ${admin.value}`);
   }
 }

@@ -33,7 +33,12 @@ let wallets: Wallet[] = [];
 let orders_sent = 0;
 
 function matcherEnv(id: string): Record<string, string> {
-  return { RINGBOOK_DATA_DIR: dirs.get(id) as string, RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: String(EVERY_BATCHES) };
+  // No admin token or operator key from the environment (the harness and the cluster helpers give
+  // both): a matcher uses neither, and must not make them in its data dir (the test below).
+  return {
+    RINGBOOK_DATA_DIR: dirs.get(id) as string, RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: String(EVERY_BATCHES),
+    RINGBOOK_ADMIN_TOKEN: '', RINGBOOK_OPERATOR_KEY: '',
+  };
 }
 
 function snapshotsOf(id: string): { batch_id: number; file: string }[] {
@@ -58,6 +63,17 @@ afterAll(async () => {
   await nc?.close();
   await c?.stop();
   if (root !== '') fs.rmSync(root, { recursive: true, force: true });
+});
+
+it('a matcher role writes no admin token or operator key into its data dir: it uses neither', () => {
+  // Neither comes from the environment here (matcherEnv): before, each matcher generated both and
+  // left them in its data dir (and logged the admin token).
+  for (const id of ['m1', 'm2']) {
+    const names = fs.readdirSync(dirs.get(id) as string);
+    expect(names, id).not.toContain('admin_token');
+    expect(names, id).not.toContain('operator_key');
+    expect(names, id).toContain('matcher');
+  }
 });
 
 /** `n` orders through the gateway (each a batch or part of one): resting bids and a crossing ask, so there are fills. */
