@@ -11,7 +11,7 @@ import { onchainAmount } from '../auth/withdrawal.js';
 import { parseDecimalUnits } from '../money/index.js';
 import { deploySettlement, SettlementContract } from '../settlement/contract.js';
 import { escape, EscapeError } from '../settlement/escape.js';
-import { JsonRpc, RevertError } from '../settlement/rpc.js';
+import { isUnanswered, JsonRpc, RevertError } from '../settlement/rpc.js';
 import { isAddress } from '../util/address.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, unreachableHint, UsageError, type ParsedArgs } from './common.js';
 
@@ -117,16 +117,12 @@ const RPC_FROM = '--rpc, config settlement.rpc_url';
 /** Nothing answered at a URL the command calls: 'fetch failed' alone named neither the server nor the chain. */
 class EndpointUnreachable extends Error {}
 
-/** undici's TypeError when no answer came (refused, unknown host, reset); a timeout is a TimeoutError. */
-const FETCH_FAILED_MESSAGE = 'fetch failed';
-
 /** `call`, whose fetches go to `url` (the `what` set by `from`): a failure to reach it names the URL. */
 async function reaching<T>(what: string, url: string, from: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (e) {
-    const failed = e instanceof TypeError && e.message === FETCH_FAILED_MESSAGE;
-    if (!failed && !(e instanceof Error && e.name === 'TimeoutError')) throw e;
+    if (!isUnanswered(e)) throw e;
     const err = e as Error;
     const cause = err.cause instanceof Error && err.cause.message !== '' ? ` (${err.cause.message})` : '';
     const hint = unreachableHint(err, url, what, from);

@@ -43,10 +43,17 @@ const HTTP_SERVER_ERROR_MIN = 500;
  * on the former only).
  */
 export function isEndpointFailure(e: unknown): boolean {
-  if (e instanceof RpcHttpError) return true;
+  if (e instanceof RpcHttpError || isUnanswered(e)) return true;
+  return (e as { name?: unknown } | null)?.name === 'AbortError';
+}
+
+/**
+ * Whether a fetch got no answer at all: undici's "fetch failed" TypeError (refused, reset, unknown
+ * host) or a TimeoutError (AbortSignal.timeout). Also what the CLI names a URL for (cli/settlement.ts).
+ */
+export function isUnanswered(e: unknown): boolean {
   if (e instanceof TypeError) return e.message === FETCH_FAILED_MESSAGE;
-  const name = (e as { name?: unknown } | null)?.name;
-  return name === 'TimeoutError' || name === 'AbortError';
+  return (e as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 export interface RpcLog {
