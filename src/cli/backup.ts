@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { DATA_DIR_LOCK_FILE, dataDirHeld, INCOMPLETE_BACKUP_FILE, refuseIncompleteBackup } from '../journal/data_dir_lock.js';
+import { DATA_DIR_LOCK_FILE, dataDirHeld, INCOMPLETE_BACKUP_FILE, processAlive, refuseIncompleteBackup } from '../journal/data_dir_lock.js';
 import { STALE_READER_SWEEP_MS } from '../journal/stale_readers.js';
 import { BackupInterrupted, copyDataDir, CopyRaced, syncPath, UNINTERRUPTED, type BackupCopy, type CopyControl } from './backup_copy.js';
 import { EXIT_OK, type ParsedArgs, requireJournal, runCommand, str, UsageError } from './common.js';
@@ -93,15 +93,6 @@ function markerPid(dir: string): number | null {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the partial copies beside --out that killed backups left (SIGKILL: no handler ran):
  * ours by name and marker, whose writer is gone. Returns their names.
@@ -113,7 +104,7 @@ function removeDeadPartials(parent: string, out: string): string[] {
     if (!name.startsWith(prefix)) continue;
     const dir = path.join(parent, name);
     const pid = markerPid(dir);
-    if (pid === null || alive(pid)) continue;
+    if (pid === null || processAlive(pid)) continue;
     fs.rmSync(dir, { recursive: true, force: true });
     removed.push(name);
   }

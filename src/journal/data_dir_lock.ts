@@ -57,14 +57,19 @@ function nativeLock(): NativeFileLock | null {
   return native;
 }
 
-/** Whether `pid` is a live process that may be a server (Linux: its command line names node). */
-function serverAlive(pid: number): boolean {
+/** Whether `pid` is a live process (signal 0; EPERM: it lives, under another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return true;
   } catch (e) {
-    // EPERM: it lives, under another user.
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** Whether `pid` is a live process that may be a server (Linux: its command line names node). */
+function serverAlive(pid: number): boolean {
+  if (!processAlive(pid)) return false;
   try {
     // A pid reused after a reboot by some other program is not a server.
     return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('node');
