@@ -20,10 +20,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { journalBatchesDb } from '../journal/journal_db.js';
 import { listSnapshots } from '../snapshot/snapshot_file.js';
 
-/** The journal's named database and its encodings (src/journal/journal.ts Journal.open). */
-const JOURNAL_BATCHES_DB = { name: 'batches', encoding: 'binary', keyEncoding: 'uint32' } as const;
 /** A copy opened to write trimmed batches back: values stored as given (the journal's env is uncompressed). */
 const JOURNAL_COPY_ENV = { compression: false, overlappingSync: false, noSync: false } as const;
 /** Batches written back per transaction into the journal's copy (fillTrimmed). */
@@ -54,7 +53,7 @@ export class BackupHold {
     if (fs.existsSync(path.join(journal_dir, 'data.mdb'))) {
       // readOnly: this process never writes the server's environment.
       env = open({ path: journal_dir, readOnly: true });
-      batches = env.openDB<Buffer, number>(JOURNAL_BATCHES_DB);
+      batches = env.openDB<Buffer, number>(journalBatchesDb());
       txn = env.useReadTransaction();
     }
     const held: HeldSnapshot[] = [];
@@ -76,7 +75,7 @@ export class BackupHold {
     if (this.batches === null || this.txn === null) return 0;
     const copy = open({ path: dst_journal, ...JOURNAL_COPY_ENV });
     try {
-      const db = copy.openDB<Buffer, number>(JOURNAL_BATCHES_DB);
+      const db = copy.openDB<Buffer, number>(journalBatchesDb());
       let copy_first = 0;
       for (const key of db.getKeys({ limit: 1 })) copy_first = key as number;
       if (copy_first === 0) return 0; // nothing in the copy's LMDB: nothing was trimmed from it

@@ -13,6 +13,7 @@
 // file), and LMDB is asked again with a fresh read snapshot when the file no longer has it.
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { journalBatchesDb } from '../journal/journal_db.js';
 import { checkHeader } from '../journal/journal_codec.js';
 import { RECORD_WORDS } from '../ring/records.js';
 import { continuesChain, openWalForReading, readWalRecord, walkWal, walRegionStart, WalScratch, type WalHeader } from '../journal/wal.js';
@@ -50,7 +51,7 @@ export class JournalReader implements BatchInputSource {
   private constructor(dir: string, root: RootDatabase) {
     this.dir = dir;
     this.root = root;
-    this.batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+    this.batches = root.openDB<Buffer, number>(journalBatchesDb());
   }
 
   static open(dir: string): JournalReader {

@@ -30,6 +30,7 @@
 // write-ahead file's unstored batches (routing, stores into LMDB, recovery) are in wal_store.ts.
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { journalBatchesDb } from './journal_db.js';
 import { RECORD_WORDS } from '../ring/records.js';
 import { batchOf, checkHeader, copyChecked, decodeBatch, encodeBatch, JournalCorruption, type JournalBatch } from './journal_codec.js';
 import { describeWriteError } from './journal_fault.js';
@@ -171,7 +172,7 @@ export class Journal {
   /** Opens (creating it when absent, unless `read_only`) the journal in `dir`. */
   static open(dir: string, options: JournalOptions = {}): Journal {
     const root = open({ path: dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 });
-    const batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+    const batches = root.openDB<Buffer, number>(journalBatchesDb());
     return new Journal(dir, root, batches, options);
   }
 

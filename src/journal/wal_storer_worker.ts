@@ -5,6 +5,7 @@
 // matcher's (lmdb-js shares it between the threads of a process; LMDB serialises the writers).
 import { parentPort, workerData } from 'node:worker_threads';
 import { open, type Database } from 'lmdb';
+import { journalBatchesDb } from './journal_db.js';
 import { describeWriteError, injectedFault } from './journal_fault.js';
 import { STORER_DONE, STORER_FAILED, STORER_HEADER_BYTES, STORER_MESSAGE_BYTES, STORER_MESSAGE_MAX, STORER_READY, STORER_UNUSABLE, type StorerData, type StorerJob } from './wal_storer.js';
 import { nameThisThread } from '../util/thread_name.js';
@@ -22,7 +23,7 @@ let open_error: unknown = null;
 try {
   if (data.fault_file !== null && injectedFault(data.fault_file) === 'storer') throw new Error('injected storer open failure (test seam)');
   const root = open({ path: data.dir, overlappingSync: false, noSync: false, compression: false, mapSize: 64 * 1024 * 1024 * 1024 });
-  batches = root.openDB<Buffer, number>({ name: 'batches', encoding: 'binary', keyEncoding: 'uint32' });
+  batches = root.openDB<Buffer, number>(journalBatchesDb());
 } catch (e) {
   open_error = e;
   Atomics.store(control, STORER_UNUSABLE, 1);
