@@ -125,6 +125,21 @@ function forgetNewDataDir(): void {
   }
 }
 
+/**
+ * A start that failed: what it wrote goes, the secrets first (a new data dir is then emptied and
+ * its directories removed only if empty). Nothing once the start succeeded (startSucceeded).
+ */
+function forgetFailedStart(): void {
+  forgetStartSecrets();
+  forgetNewDataDir();
+}
+
+/** Started: its secrets and its data dir stay, whatever follows. */
+function startSucceeded(): void {
+  written_by_start.length = 0;
+  new_data_dir = null;
+}
+
 async function main(): Promise<void> {
   const cfg = loadConfig();
   if (process.argv.includes('--pretty')) cfg.log.pretty = true;
@@ -191,8 +206,7 @@ async function main(): Promise<void> {
   // What Node would print on stderr and exit 1 for, as one JSON line (the exit stays the same).
   process.on('uncaughtException', (e) => {
     log.fatal('ringbook: uncaught exception', e);
-    forgetStartSecrets(); // nothing once started
-    forgetNewDataDir();
+    forgetFailedStart(); // nothing once started
     process.exit(1);
   });
   let running: RunningRole & { toggleMetricsRecording?: () => boolean | null };
@@ -221,8 +235,7 @@ async function main(): Promise<void> {
     log.info(`ringbook: ${role} ${settings.node_id} on NATS ${settings.nats_urls.join(',')}`, { role });
   }
   server = running;
-  written_by_start.length = 0; // started: its secrets and its data dir stay whatever follows
-  new_data_dir = null;
+  startSucceeded();
   // The matcher thread's EEVDF slice (config threads.matcher_slice_us): set from this thread by the
   // matcher's kernel thread id (found by its name, which it sets first thing), since a thread may
   // set any thread of its own process; the matcher's own start is left as it is. Logged, never
@@ -243,8 +256,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  forgetStartSecrets();
-  forgetNewDataDir();
+  forgetFailedStart();
   if (e instanceof ConfigError || e instanceof DataDirInUse) log.fatal(e.message);
   else log.fatal('ringbook: start failed', e);
   process.exit(1);
