@@ -8,21 +8,24 @@
 // Writes are grouped (and asynchronous, unless opened with sync_commits: the DA worker's store,
 // which commits on its own thread): one LMDB commit per DA_STORE_COMMIT_INTERVAL_MS holds every
 // batch submitted meanwhile; a submitted batch is readable at once from a small in-memory map
-// through this handle until its commit is done. One commit at a time: while one is in flight the
-// next group stays open (it keeps taking batches) and is committed as soon as that one is done, so
-// a commit slower than the interval makes the next one larger, not a queue of one per interval. The DA store is not on the acknowledgement path:
-// the journal is, and a batch a crash kept out of the store is published again at the restart.
+// (da_store_pending.ts) through this handle until its commit is done. One commit at a time: while
+// one is in flight the next group stays open (it keeps taking batches) and is committed as soon as
+// that one is done, so a commit slower than the interval makes the next one larger, not a queue of
+// one per interval. The DA store is not on the acknowledgement path: the journal is, and a batch a
+// crash kept out of the store is published again at the restart.
 // A commit that fails writes nothing of its group (and nothing after it: the ids stay contiguous);
 // every submit of the group rejects with the error and every later submit is refused.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { checkNext, fillRows, type DaStore, type FillRef } from './da_store_contract.js';
+import { PendingBatches } from './da_store_pending.js';
 import type { PublishedBatch } from './published.js';
 import { publishedOf, recordOf, type StoredRecord } from './da_record.js';
-import { InputsArena } from './inputs_arena.js';
+import { ArenaPool, type InputsArena } from './inputs_arena.js';
 import { STALE_READER_SWEEP_MS, StaleReaderSweep } from '../journal/stale_readers.js';
 import { APPEND_PUT, DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS, IdleSync, syncEnvironment, type AppendingDb } from './da_store_sync.js';
 
 export { DA_STORE_IDLE_SYNC_MS, DA_STORE_LMDB_OPTIONS } from './da_store_sync.js';
+export { ARENA_BYTES_KEPT_MAX } from './inputs_arena.js';
 
 /**
  * The DA store's writes are grouped into one LMDB commit per this many milliseconds (issue 11).
@@ -44,27 +47,15 @@ interface CommitGroup {
   arena: InputsArena;
 }
 
-/**
- * A committed group's arena is kept for a later group only up to this size; a larger one is left
- * to the GC. An arena only grows, and up to two are reused for the process's life, so one huge
- * group (a replay, a disk stalled for seconds) would otherwise pin its size for good. 1 MiB holds
- * ~9 groups at the max rate (~10,600 requests/s x 208 bytes per record x 50 ms = ~110 KB per
- * group): a commit up to ~9 intervals late still reuses its arena.
- */
-export const ARENA_BYTES_KEPT_MAX = 1024 * 1024;
-
 export class LmdbDaStore implements DaStore {
   private readonly root: RootDatabase;
   private readonly batches: Database<StoredRecord, number>;
   private readonly order_fills: Database<number, [number, number]>;
   private last_id: number;
   /** Submitted, not yet committed: readable from here. */
-  private readonly pending = new Map<number, StoredRecord>();
-  /** Arenas of committed groups, for the next groups (at most two groups are alive: one committing, one open). */
-  private readonly free_arenas: InputsArena[] = [];
-  /** The arena the next group takes (its first batch is copied in before the group opens). */
-  private next_arena: InputsArena | null = null;
-  private readonly pending_fills = new Map<number, FillRef[]>();
+  private readonly pending = new PendingBatches();
+  /** The arenas the groups' input bytes are copied into. */
+  private readonly arenas = new ArenaPool();
   /** Reader of a store another thread writes: every read starts from the newest snapshot. */
   private readonly reader: boolean;
   private readonly commit_interval_ms: number;
@@ -187,12 +178,7 @@ export class LmdbDaStore implements DaStore {
     const id = batch.header.batch_id;
     const group = this.group ?? this.openGroup();
     this.last_id = id;
-    this.pending.set(id, stored);
-    for (const [order_id, fill_id] of rows) {
-      let list = this.pending_fills.get(order_id);
-      if (list === undefined) this.pending_fills.set(order_id, (list = []));
-      list.push({ fill_id, batch_id: id });
-    }
+    this.pending.add(id, stored, rows);
     group.items.push({ id, stored, rows });
     return group.done;
   }
@@ -203,8 +189,7 @@ export class LmdbDaStore implements DaStore {
    */
   private copyInputs(bytes: Uint8Array): Uint8Array {
     if (this.group !== null) return this.group.arena.copy(bytes);
-    this.next_arena ??= this.free_arenas.pop() ?? new InputsArena();
-    return this.next_arena.copy(bytes);
+    return this.arenas.copyForNext(bytes);
   }
 
   /** A new open group (with the arena its first batch was copied into) and its timer. */
@@ -213,8 +198,7 @@ export class LmdbDaStore implements DaStore {
     const done = new Promise<void>((resolve, reject) => {
       settle = (err) => (err === null ? resolve() : reject(err));
     });
-    const arena = this.next_arena ?? this.free_arenas.pop() ?? new InputsArena();
-    this.next_arena = null;
+    const arena = this.arenas.take();
     const group: CommitGroup = (this.group = { items: [], done, settle, arena });
     this.group_due = false;
     if (this.commit_interval_ms > 0) {
@@ -261,10 +245,10 @@ export class LmdbDaStore implements DaStore {
       write = Promise.reject(e); // (a closed environment throws at once): the same failure path
     }
     this.in_flight = write.then(() => {
-      for (const { id, rows } of group.items) this.forgetPending(id, rows);
+      for (const { id, rows } of group.items) this.pending.forget(id, rows);
       this.committed_id = last;
       this.idle_sync.arm();
-      this.releaseArena(group);
+      this.arenas.release(group.arena);
       group.settle(null);
     }, (e: unknown) => {
       const err = new Error(`DA store: the commit of batches ${first}..${last} failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -295,17 +279,9 @@ export class LmdbDaStore implements DaStore {
     return group;
   }
 
-  /** The group is written (its batches are read from LMDB now): its arena serves a later group (unless above ARENA_BYTES_KEPT_MAX). */
-  private releaseArena(group: CommitGroup): void {
-    group.arena.reset();
-    if (this.free_arenas.length < 2 && group.arena.capacity_bytes <= ARENA_BYTES_KEPT_MAX) this.free_arenas.push(group.arena);
-  }
-
   /** Bytes of the committed groups' arenas kept for later groups (tests: at most 2 x ARENA_BYTES_KEPT_MAX). */
   arenaBytesKept(): number {
-    let bytes = 0;
-    for (const a of this.free_arenas) bytes += a.capacity_bytes;
-    return bytes;
+    return this.arenas.bytesKept();
   }
 
   /** The group's puts (inside the transaction). */
@@ -332,20 +308,7 @@ export class LmdbDaStore implements DaStore {
   private failed(e: Error): void {
     this.failure ??= e;
     this.pending.clear();
-    this.pending_fills.clear();
     this.last_id = this.committed_id;
-  }
-
-  /** The batch is readable from LMDB now: drop it from the in-memory maps. */
-  private forgetPending(id: number, rows: readonly [number, number][]): void {
-    this.pending.delete(id);
-    for (const [order_id, fill_id] of rows) {
-      const list = this.pending_fills.get(order_id);
-      if (list === undefined) continue;
-      const i = list.findIndex((r) => r.fill_id === fill_id);
-      if (i >= 0) list.splice(i, 1);
-      if (list.length === 0) this.pending_fills.delete(order_id);
-    }
   }
 
   get(id: number): PublishedBatch | undefined {
@@ -370,7 +333,7 @@ export class LmdbDaStore implements DaStore {
       out.push({ fill_id: k[1], batch_id: value });
       seen.add(k[1]);
     }
-    for (const r of this.pending_fills.get(order_id) ?? []) if (!seen.has(r.fill_id)) out.push(r);
+    for (const r of this.pending.fillsOf(order_id)) if (!seen.has(r.fill_id)) out.push(r);
     out.sort((a, b) => a.fill_id - b.fill_id);
     return out;
   }
