@@ -18,7 +18,9 @@
 // src/gateway/stage_timings.ts) and p99s, the tail split's medians (send_delay, to_server, to_client:
 // bench/load/tail.ts), for the answers at or above each phase's p99 their batch_wait and the part
 // of it behind the previous batch's apply and commit (the same split), and the server's CPU per
-// answered request by thread role.
+// answered request by thread role. Then per build the load bench's tail table (bench/load/tail.ts
+// tailLines; JSON `tail_stages_us`) over its timed phases' answers pooled: what the answers at or
+// above p99 and p999 spent per part, batch_wait behind the previous batch included.
 //
 //   npx tsc -p tsconfig.json && node dist/bench/light_ab.js --server-b /other/build/dist/src/main.js
 //     --server-a F   the A build's compiled server (default: this build's dist/src/main.js)
@@ -56,7 +58,7 @@ import { inferRoles, measured, usPerRequestByRole, type PhaseCpu } from './load/
 import { abFirstSide, abRunOrder, AbServers, type AbBuild, type AbServer, type AbSide } from './load/ab_servers.js';
 import { FRONT_EVENTS, startPerfStat } from './load/perf_stat.js';
 import { frontProfileByPhase } from './load/profile_window.js';
-import { tailFigures } from './load/tail.js';
+import { tailFigures, tailFiguresOfPhases, tailLines, type TailPhase } from './load/tail.js';
 import { epochNowMs, readStageRows } from './load/targets.js';
 import { machineLoad } from './load/text.js';
 import { medianMeanOfMiddleTwo } from './quantile.js';
@@ -194,6 +196,10 @@ async function main(): Promise<void> {
             : Object.fromEntries([...ph.front_events].map(([k, v]) => [k, v / Math.max(1, ph.result.in_window.responses)])),
         };
       });
+      // The tail split over the build's timed phases pooled (one p99 over all their answers).
+      const timed: TailPhase[] = w.phases.flatMap((ph) =>
+        ph.result.records === undefined ? [] : [{ records: ph.result.records, from_ms: ph.from_ms, to_ms: ph.to_ms }]);
+      const tail_pooled = rows === null ? null : tailFiguresOfPhases(rows.rows, timed, rows.gc_pauses);
       const med = (f: (x: (typeof per)[number]) => number): number => r1(medianMeanOfMiddleTwo(per.map(f)));
       /** The median over the phases that have the figure; null when none has it (no stage rows, no tail records). */
       const medOf = (f: (x: (typeof per)[number]) => number | null | undefined): number | null => {
@@ -219,6 +225,7 @@ async function main(): Promise<void> {
         front_events_per_request: perf_stat ? Object.fromEntries(FRONT_EVENTS.map((e) => [e, medOf((x) => x.front_events?.[e])])) : null,
         slow_batch_wait_us: medOf((x) => x.slow_batch_wait_us),
         slow_batch_wait_behind_previous_us: medOf((x) => x.slow_batch_wait_behind_previous_us),
+        tail_stages_us: tail_pooled,
       };
       out[w.name] = summary;
       console.log(`${w.name} (${w.main_js}): medians over ${per.length} phases: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, p999 ${summary.p999_ms} ms; ` +
@@ -233,6 +240,7 @@ async function main(): Promise<void> {
         const ev = FRONT_EVENTS.map((e) => `${e} ${(medianMeanOfMiddleTwo(per.map((x) => x.front_events?.[e] ?? 0))).toFixed(3)}`);
         console.log(`  front thread per request (perf stat -t; task-clock in ms): ${ev.join(', ')}`);
       }
+      for (const line of tailLines(tail_pooled, `${rate}/s (${w.name}'s ${timed.length} timed phase${timed.length === 1 ? '' : 's'} pooled)`)) console.log(line);
     }
     console.log(JSON.stringify({ bench: 'light_ab', rate_per_s: rate, seconds, rounds, server_a: a_js, server_b: b_js, config_a: extra.A, config_b: extra.B,
       generator_slice_us_a: gen_slice_us.A ?? null, generator_slice_us_b: gen_slice_us.B ?? null,

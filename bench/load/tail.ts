@@ -12,6 +12,7 @@
 // the clocks agree. A negative to_client can also be the server's front thread losing its core
 // between writing an answer and stamping it (seen on a saturated machine: the generator read the
 // answer first); that time then counts in `answer` instead. Pure functions over the two record sets.
+// bench/light_ab.ts uses the same split over each build's timed phases pooled (tailFiguresOfPhases).
 import { REQUEST_NO_AT, STAGE_ROW_F64, STAGE_STAMPS, STAGES } from '../../src/gateway/stage_timings.js';
 import type { AnswerRecords } from './lanes.js';
 import { medianLowerMiddle, percentileNearestRankOfSorted } from '../quantile.js';
@@ -247,6 +248,54 @@ export function tailFigures(rows: Float64Array, rec: AnswerRecords, gc_pauses: F
     above_p99: above(at_pct(99)),
     above_p999: above(at_pct(99.9)),
   };
+}
+
+/** One timed phase of a server: its answers' records and its span (epoch ms, from before its first send to after its last read). */
+export interface TailPhase {
+  records: AnswerRecords;
+  from_ms: number;
+  to_ms: number;
+}
+
+/** The phases' answers as one record set, in phase order (a server's request numbers do not repeat across its phases). */
+export function concatRecords(recs: readonly AnswerRecords[]): AnswerRecords {
+  const n = recs.reduce((sum, r) => sum + r.request_no.length, 0);
+  const out: AnswerRecords = {
+    sched_ms: new Float64Array(n), sent_ms: new Float64Array(n), done_ms: new Float64Array(n),
+    request_no: new Float64Array(n), status: new Uint16Array(n),
+  };
+  let at = 0;
+  for (const r of recs) {
+    out.sched_ms.set(r.sched_ms, at);
+    out.sent_ms.set(r.sent_ms, at);
+    out.done_ms.set(r.done_ms, at);
+    out.request_no.set(r.request_no, at);
+    out.status.set(r.status, at);
+    at += r.request_no.length;
+  }
+  return out;
+}
+
+/** The pauses (start, duration pairs, ms) that overlap at least one of the windows, in their order. */
+export function pausesWithin(pauses: Float64Array, windows: readonly { from_ms: number; to_ms: number }[]): Float64Array {
+  const kept: number[] = [];
+  for (let k = 0; k < pauses.length / 2; k++) {
+    const start = pauses[2 * k];
+    const end = start + pauses[2 * k + 1];
+    if (windows.some((w) => end >= w.from_ms && start <= w.to_ms)) kept.push(start, pauses[2 * k + 1]);
+  }
+  return Float64Array.from(kept);
+}
+
+/**
+ * The tail split over several phases of one server (bench/light_ab.ts: a build's timed phases,
+ * alternated with the other build's): their answers pooled, so the group at or above p99 is the
+ * server's slowest 1% over all its phases (~300 answers over 6 phases of 5 s at 1,000/s, against
+ * ~50 in one phase: steadier means per part), and only the front GC pauses that overlap one of
+ * the phases counted (between them the server idles while the other build runs its phases).
+ */
+export function tailFiguresOfPhases(rows: Float64Array, phases: readonly TailPhase[], gc_pauses: Float64Array = new Float64Array(0)): TailFigures | null {
+  return tailFigures(rows, concatRecords(phases.map((p) => p.records)), pausesWithin(gc_pauses, phases));
 }
 
 /** The human table: per part the median of all, the mean above p99 and above p999, and how often it was the largest. */

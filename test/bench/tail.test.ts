@@ -1,7 +1,8 @@
 // The load bench's tail attribution (bench/load/tail.ts): the native generator's per-answer
 // records joined with the server's stage rows by the X-Request-Id number, against the real
 // server (every answer joins, the parts add up to the latency, the two clocks agree), and the
-// summary of the slowest answers on made-up rows (which part was largest, episodes, unjoined).
+// summary of the slowest answers on made-up rows (which part was largest, episodes, unjoined), and
+// the same over several phases of one server pooled (bench/light_ab.ts).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { depositLanes } from '../../bench/load/phases.js';
 import { signedLanes } from './signed_lanes.js';
 import { LOADGEN_BINARY, runNativePhase } from '../../bench/load/native_generator.js';
 import { readStageRows } from '../../bench/load/targets.js';
-import { batchesOf, behindPreviousUs, overlapUs, TAIL_PARTS, tailFigures } from '../../bench/load/tail.js';
+import { batchesOf, behindPreviousUs, concatRecords, overlapUs, pausesWithin, TAIL_PARTS, tailFigures, tailFiguresOfPhases } from '../../bench/load/tail.js';
 import { REQUEST_NO_AT, STAGE_ROW_F64, StageRecorder, StageStamps } from '../../src/gateway/stage_timings.js';
 
 const WALLETS = 6;
@@ -175,6 +176,61 @@ describe('tail figures on made-up rows', () => {
     expect(t.above_p99.mean_us.batch_wait).toBeCloseTo(2020, 0);
     expect(t.above_p99.behind_previous).toBe(1);
     expect(t.above_p99.batch_wait_behind_previous_us_mean).toBeCloseTo(2000, 0);
+  });
+
+  it("pools a server's phases (light_ab): one p99 over all their answers, only the GC pauses within a phase", () => {
+    // Two phases of 100 answers, 1 ms apart, 3.9 s apart (the other build runs between them).
+    // The slowest: request 31 of the first (6 ms in the journal) and request 161 of the second
+    // (4 ms in the answer); parse grows with the request number (no ties).
+    const rec = new StageRecorder();
+    const phase = (first_no: number, from_ms: number): { records: AnswerRecords; from_ms: number; to_ms: number } => {
+      const n = 100;
+      const records: AnswerRecords = {
+        sched_ms: new Float64Array(n), sent_ms: new Float64Array(n), done_ms: new Float64Array(n),
+        request_no: new Float64Array(n), status: new Uint16Array(n).fill(200),
+      };
+      for (let i = 0; i < n; i++) {
+        const no = first_no + i;
+        const steps = [20 + no / 1000, 10, 70, 10, 10, 10, 300, 80];
+        if (no === 31) steps[6] += 6000;
+        if (no === 161) steps[7] += 4000;
+        const st = row(no, from_ms + 10 + i + 0.05, steps);
+        rec.record(st);
+        records.sched_ms[i] = from_ms + 10 + i;
+        records.sent_ms[i] = from_ms + 10 + i + 0.01;
+        records.request_no[i] = no;
+        records.done_ms[i] = st.answered + 0.03;
+      }
+      return { records, from_ms, to_ms: from_ms + 200 };
+    };
+    const phases = [phase(1, 1_000), phase(101, 5_000)];
+    const both = concatRecords(phases.map((p) => p.records));
+    expect(both.request_no.length).toBe(200);
+    expect([both.request_no[0], both.request_no[99], both.request_no[100], both.request_no[199]]).toEqual([1, 100, 101, 200]);
+    expect(both.sched_ms[100]).toBe(phases[1].records.sched_ms[0]);
+    expect(both.status[199]).toBe(200);
+    // GC pauses (start, ms): one inside each phase, one in the gap between them (the server idle).
+    const gc = Float64Array.of(1_050, 2, 3_000, 40, 5_060, 1);
+    expect(Array.from(pausesWithin(gc, phases))).toEqual([1_050, 2, 5_060, 1]);
+    expect(Array.from(pausesWithin(Float64Array.of(999, 2), phases))).toEqual([999, 2]); // ends inside the first
+    const rows = rec.view();
+    const t = tailFiguresOfPhases(rows, phases, gc);
+    expect(t).not.toBeNull();
+    if (t === null) return;
+    expect([t.joined, t.unjoined]).toEqual([200, 0]);
+    // One p99 over both phases' 200 answers (the 198th): 3 at or above it, the slow one of each
+    // phase and the slowest parse of the rest (request 200, its journal's usual 300 us largest).
+    expect(t.above_p99.count).toBe(3);
+    expect(t.above_p99.largest).toEqual({ journal_fsync: 2, answer: 1 });
+    expect(t.above_p99.episodes).toBe(3);
+    expect(t.above_p99.mean_us.journal_fsync).toBeCloseTo((6300 + 300 + 300) / 3, 0);
+    expect(t.above_p99.mean_us.answer).toBeCloseTo((80 + 4080 + 80) / 3, 0);
+    expect(t.above_p999.count).toBe(1);
+    expect(t.above_p999.mean_us.journal_fsync).toBeCloseTo(6300, 0);
+    expect(t.front_gc).toEqual({ pauses: 2, total_ms: 3, max_ms: 2 });
+    // The same answers without the phases' windows would count the idle gap's 40 ms pause.
+    expect(tailFigures(rows, both, gc)?.front_gc).toEqual({ pauses: 3, total_ms: 43, max_ms: 40 });
+    expect(tailFiguresOfPhases(rows, [])).toBeNull();
   });
 
   it('counts the GC pause time inside a span, pauses in start order', () => {
