@@ -13,6 +13,7 @@ import { emptyRequest, RequestKind, type Request } from '../engine/types.js';
 import { Reject } from '../engine/codes.js';
 import { parseAmend, parseCancel, parseCancelAll, parseOrder } from './signed_requests.js';
 import { parseReferral, parseWithdrawal } from './signed_account_requests.js';
+import { parseJsonObject } from './json_object.js';
 import { isBodyError, type AssetInfo, type BodyError, type MarketLookup, type SignedRequest } from './signed_body.js';
 import { isAddress } from '../util/address.js';
 import { isSignatureHex } from '../util/signature_hex.js';
@@ -87,15 +88,11 @@ export function parseForcedPayload(
     request.kind = kind_name === null ? 0 : KIND_OF_NAME[kind_name];
     return { request, kind_name, referrer: null, verdict: Reject.FORCED_PAYLOAD_MALFORMED, signed: null };
   };
-  let body: unknown;
-  try {
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(envelope.payload_hex.slice(2), 'hex'));
-    body = JSON.parse(text);
-  } catch {
-    return malformed(); // not UTF-8 JSON
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return malformed();
-  const fields = { ...(body as Record<string, unknown>) };
+  // The direct endpoint's parser (json_object.ts), so a payload meets the same rules: a plain
+  // JSON.parse took `"price":1000000.00000000001` as 1000000, which POST /orders refuses.
+  const body = parseJsonObject(Buffer.from(envelope.payload_hex.slice(2), 'hex'));
+  if (!body.ok) return malformed(); // not a UTF-8 JSON object within the body rules
+  const fields = { ...body.value };
   const kind_name = kindOf(fields);
   if (kind_name === null) return malformed(); // names a kind that is not one of FORCED_KINDS
   delete fields.kind;

@@ -81,12 +81,18 @@ describe('parseForcedPayload', () => {
     ['an unknown kind', JSON.stringify({ kind: 'deposit', user: USER })],
     ['an order with an unknown market', JSON.stringify({ ...order, market_id: 'DOGE-USDC' })],
     ['an order with a fractional price', JSON.stringify({ ...order, price: 1.5 })],
+    // The direct endpoint's strict parser (json_object.ts) refuses these; a forced payload must
+    // meet the same rules, not a laxer JSON.parse that rounds 1000000.00000000001 to 1000000.
+    ['an order with a price that only rounds to an integer', JSON.stringify(order).replace('"price":1000000', '"price":1000000.00000000001')],
+    ['an order with a forbidden key', JSON.stringify(order).replace('{', '{"__proto__":{"x":1},')],
   ])('finds %s malformed', (_what, text) => {
     const p = parseForcedPayload(envelope(text), markets, assets);
     expect(p.verdict).toBe(Reject.FORCED_PAYLOAD_MALFORMED);
     expect(p.signed).toBeNull();
-    // A readable order keeps its kind (the entry shows what was attempted); garbage has none.
-    expect(p.request.kind).toBe(text.includes('market_id') ? RequestKind.PLACE : 0);
+    // A readable order keeps its kind (the entry shows what was attempted); garbage, and text
+    // the body rules refuse before reading it, has none.
+    const readable = text.includes('market_id') && !text.includes('00000000001') && !text.includes('__proto__');
+    expect(p.request.kind).toBe(readable ? RequestKind.PLACE : 0);
   });
 
   it('refuses an order payload carrying stp or expires_after_ms as malformed (the inbox keeps plain orders)', () => {
