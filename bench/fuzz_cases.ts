@@ -83,7 +83,9 @@ export function signedSeeds(r: Rng, world: FuzzWorld): Seed[] {
     { method: 'POST', path: '/orders/amend', body: () => w.amend({ order_id: r.int(1, 50), price, quantity: 100 }, o) },
     { method: 'POST', path: '/orders/cancel-all', body: () => w.cancelAll(market, o) },
     { method: 'POST', path: '/orders/cancel-after', body: () => w.cancelAfter(r.pick([0, 5000, 60_000]), o) },
-    { method: 'POST', path: '/orders/batch', body: () => ({ orders: [w.order(order, o), w.order({ ...order, price: price + 10_000 }, o)] }) },
+    // `requests` with a `kind` per item (docs/api.md): under `orders` every batch was a malformed
+    // envelope and no item reached the per-item parser, verify and engine.
+    { method: 'POST', path: '/orders/batch', body: () => ({ requests: [{ kind: 'order', ...w.order(order, o) }, { kind: 'cancel_all', ...w.cancelAll(market, o) }] }) },
     { method: 'POST', path: '/withdrawals', body: () => w.withdraw('USDC', String(r.int(1, 1000)), o) },
     { method: 'POST', path: '/withdrawal-signature', body: () => ({ user: addressOf(w), asset: 'USDC', amount: '1', nonce: 1 }) },
     { method: 'POST', path: '/referral/register', body: () => w.referral(addressOf(other), o) },
@@ -123,7 +125,14 @@ export function mutateObject(r: Rng, body: Record<string, unknown>, world: FuzzW
       break;
     }
     case 4: out[k] = typeof out[k] === 'number' ? (out[k] as number) + r.pick([1, -1, 1e6, 2 ** 53]) : String(out[k]) + r.pick(['0', ' ', '💥']); break;
-    case 5: if (Array.isArray(out.orders)) out.orders = Array.from({ length: r.pick([0, 21, 65]) }, () => out.orders && (out.orders as unknown[])[0]); else out[k] = [out[k]]; break;
+    case 5: {
+      // A batch: too many or no items, or one item mutated in place (each item is judged alone).
+      const items = out.requests;
+      if (!Array.isArray(items)) out[k] = [out[k]];
+      else if (r.chance(0.5)) out.requests = Array.from({ length: r.pick([0, 21, 65]) }, () => items[0]);
+      else items[0] = mutateObject(r, items[0] as Record<string, unknown>, world);
+      break;
+    }
     default: for (const f of keys) if (r.chance(0.3)) out[f] = r.pick(HOSTILE_VALUES);
   }
   return out;
