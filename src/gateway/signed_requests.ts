@@ -156,13 +156,18 @@ export function parseOrder(body: Body, lookup: MarketLookup): Result<SignedReque
   };
 }
 
-/** order_id as the cancel/amend wire carries it: a decimal string (or "" ), or an integer. */
+/**
+ * order_id as the cancel/amend wire carries it: a decimal string (or "" ), or an integer, at least
+ * 1 (order ids start at 1). Never 0: the consent checker (da/consent_check.ts) reads a cancel's
+ * order id 0 as "none" (`ringbook:cancel::<client id>:<nonce>`), so a cancel signed over "0" made
+ * every verifier report the operator for fraud.
+ */
 function orderIdText(body: Body, allow_empty: boolean): Result<string> {
   const v = body.order_id;
   if (v === undefined || v === null) return allow_empty ? '' : fail('INVALID_REQUEST', 'order_id is required');
-  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
-  if (typeof v === 'string' && (DIGITS.test(v) || (allow_empty && v === ''))) return v;
-  return fail('INVALID_REQUEST', 'order_id must be a decimal string of an order id');
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1) return String(v);
+  if (typeof v === 'string' && ((DIGITS.test(v) && v !== '0') || (allow_empty && v === ''))) return v;
+  return fail('INVALID_REQUEST', 'order_id must be a decimal string of an order id (1 or more)');
 }
 
 export function parseCancel(body: Body): Result<SignedRequest> {

@@ -318,6 +318,12 @@ describe('INVALID_REQUEST (400): malformed JSON, wrong types, unknown fields, ov
       fail(await a.post('/orders', { ...body, side: ['bid'] }), 400, 'INVALID_REQUEST', 'side must be a string');
       fail(await a.post('/orders/cancel', { ...w.cancel({ order_id: 1 }), order_id: 'abc' }), 400, 'INVALID_REQUEST', 'order_id');
       fail(await a.post('/orders/cancel', { ...w.cancel({ order_id: 1 }), order_id: -1 }), 400, 'INVALID_REQUEST', 'order_id');
+      // Order ids start at 1. A cancel signed over order id "0" was accepted (by its client id here),
+      // but the DA verifier reads order id 0 as "none" and expects "ringbook:cancel::open-1:n": one
+      // such request made every verifier write a fraud proof against an honest operator.
+      fail(await a.post('/orders/cancel', w.cancel({ order_id: '0', client_order_id: 'open-1' })), 400, 'INVALID_REQUEST', 'order_id');
+      fail(await a.post('/orders/cancel', { ...w.cancel({ order_id: 0 }), order_id: 0 }), 400, 'INVALID_REQUEST', 'order_id');
+      fail(await a.post('/orders/amend', w.amend({ order_id: 0, price: 1_000_000_000, quantity: 100 })), 400, 'INVALID_REQUEST', 'order_id');
       fail(await a.post('/orders/cancel', { user: w.address, nonce: w.nextNonce(), signature: '0x' + '11'.repeat(65) }), 400, 'INVALID_REQUEST', 'order_id or client_order_id is required');
       fail(await a.post('/orders/amend', { ...w.amend({ order_id: 1, price: 1_000_000_000, quantity: 100 }), price: '1' }), 400, 'INVALID_REQUEST', 'price');
       fail(await a.post('/orders/cancel-all', { ...w.cancelAll(), market_id: 7 }), 400, 'INVALID_REQUEST', 'market_id');
