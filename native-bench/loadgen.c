@@ -47,6 +47,7 @@
 #include "loadgen_run.h"
 #include "loadgen_send.h"
 #include "loadgen_answers.h"
+#include "loadgen_ws.h"
 #include "loadgen_schedule.h"
 #include "loadgen_epoll.h"
 #include "loadgen_uring_run.h"
@@ -71,6 +72,7 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
       r->o.tcp_congestion = "default";
     }
     l->fd = fd;
+    if (r->o.ws) ws_handshake(r, i, fd); // blocking, before the socket joins a backend
     if (r->use_uring) continue; // io_uring sockets stay blocking: the ring never blocks on them, it polls
     if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     struct epoll_event ev = {.events = SOCKET_EVENTS, .data.u32 = (uint32_t)i};
