@@ -33,6 +33,7 @@
 //   loadgen_run.h       the lanes and the run's state (types every part below works on)
 //   loadgen_send.h      a lane's next request, its send stamp and write; free, empty, closed lanes
 //   loadgen_answers.h   complete answers: counted, timed, recorded; the lane's next request
+//   loadgen_ws.h        --transport ws: the /ws upgrade and the answers' frames (loadgen_sha1.h: the accept key)
 //   loadgen_schedule.h  the one timer and the open mode's schedule
 //   loadgen_epoll.h     the epoll backend; loadgen_uring_run.h (with loadgen_uring.h) the io_uring one
 //   loadgen_report.h    the JSON line
