@@ -26,6 +26,10 @@
 //                      JSON's generator_spin_us_at_1000 says which ran (null: a binary without it)
 //   --loadgen FILE     the native generator's binary (default native-bench/build/loadgen): an A/B of two
 //                      generators against one server build (e.g. /work/wt/start/native-bench/build/loadgen)
+//   --transport T      http (default) or ws: the native generator sends the timed phases' signed
+//                      requests as WebSocket order entry (`post` frames on /ws carrying the same signed
+//                      bodies, one in flight per connection as over HTTP: bench/load/ws_frames.ts,
+//                      native-bench/loadgen_ws.h); funding stays on HTTP; the JSON adds "transport":"ws"
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --pipeline-cpu N   run the server with threads.pipeline_cpu N (the front and the matcher on CPU N,
 //                      the other threads on the other CPUs; default off: docs/operations.md "Thread placement")
@@ -94,7 +98,7 @@ async function main(): Promise<void> {
   say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
 
   const secp = loadNativeSecp256k1();
-  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io, args.generator_spin_us);
+  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io, args.generator_spin_us, args.transport);
   say(`generator: ${gen.note}`);
   const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
   const big = 1_000_000_000;
@@ -104,6 +108,8 @@ async function main(): Promise<void> {
     config: {
       rate_limits: { orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big },
       diagnostics: { stage_timings: true },
+      // Over ws each lane is one WebSocket connection, which the server caps per IP.
+      ...(args.transport === 'ws' ? { limits: { ws_connections_per_ip_max: Math.max(256, args.connections) } } : {}),
       matcher: { cpu: args.matcher_cpu },
       ...(args.background === null && args.pipeline_cpu === null ? {} : { threads: {
         ...(args.background === null ? {} : { background: args.background }),
@@ -140,7 +146,7 @@ async function main(): Promise<void> {
     const keys_ms = performance.now() - t;
 
     // Funding: 2 deposits per wallet, concurrently over the same number of connections.
-    const fund = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: depositLanes(addresses, args.connections, server.admin_token), mode: 'closed', duration_ms: Infinity })));
+    const fund = await guard(measured(server, () => gen.runPhase({ port: server.port, lanes: depositLanes(addresses, args.connections, server.admin_token), mode: 'closed', duration_ms: Infinity, transport: 'http' })));
     const dep = fund.value.stats.deposit;
     say(`setup: ${int(args.wallets)} wallets (keys ${f1(keys_ms)} ms), ${int(dep.ok)}/${int(dep.sent)} deposits OK in ${f1(fund.value.window_ms / 1000)} s (${int((dep.ok * 1000) / fund.value.window_ms)}/s)` +
       (dep.rejected() > 0 ? `, rejected: ${mapText(dep.rejects)}` : ''));

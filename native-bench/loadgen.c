@@ -33,6 +33,7 @@
 //   loadgen_run.h       the lanes and the run's state (types every part below works on)
 //   loadgen_send.h      a lane's next request, its send stamp and write; free, empty, closed lanes
 //   loadgen_answers.h   complete answers: counted, timed, recorded; the lane's next request
+//   loadgen_ws.h        --transport ws: the /ws upgrade and the answers' frames (loadgen_sha1.h: the accept key)
 //   loadgen_schedule.h  the one timer and the open mode's schedule
 //   loadgen_epoll.h     the epoll backend; loadgen_uring_run.h (with loadgen_uring.h) the io_uring one
 //   loadgen_report.h    the JSON line
@@ -47,6 +48,7 @@
 #include "loadgen_run.h"
 #include "loadgen_send.h"
 #include "loadgen_answers.h"
+#include "loadgen_ws.h"
 #include "loadgen_schedule.h"
 #include "loadgen_epoll.h"
 #include "loadgen_uring_run.h"
@@ -71,6 +73,7 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
       r->o.tcp_congestion = "default";
     }
     l->fd = fd;
+    if (r->o.ws) ws_handshake(r, i, fd); // blocking, before the socket joins a backend
     if (r->use_uring) continue; // io_uring sockets stay blocking: the ring never blocks on them, it polls
     if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
     struct epoll_event ev = {.events = SOCKET_EVENTS, .data.u32 = (uint32_t)i};

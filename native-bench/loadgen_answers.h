@@ -82,6 +82,7 @@ static void lane_reserve(lane_cold_t *c, uint64_t need) {
  * start of an answer; *need is its whole size when its head is in (else 0).
  */
 static uint32_t take_answers(run_t *r, int li, const uint8_t *buf, uint32_t n, uint64_t *need) {
+  if (r->o.ws) return take_ws_answers(r, li, buf, n, need);
   lane_t *l = &r->lanes[li];
   uint32_t pos = 0;
   *need = 0;

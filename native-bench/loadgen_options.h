@@ -31,6 +31,7 @@ typedef struct {
   uint32_t recv_buffers;      // --recv-buffers: provided receive buffers (io_uring); 0: 2 per lane, 64..8192
   double spin_us;             // --spin-us: open mode's early wake, µs before a due send (loadgen_schedule.h); 0: none
   int spin_given;
+  int ws;                     // --transport ws: WebSocket order entry (loadgen_ws.h); 0: HTTP/1.1
 } opts_t;
 
 enum { IO_AUTO = 0, IO_URING = 1, IO_EPOLL = 2 };
@@ -41,7 +42,7 @@ static void usage(void) {
       "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
       "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
       "               [--tcp-congestion reno|default|NAME] [--records FILE] [--slice-us N] [--io auto|io_uring|epoll]\n"
-      "               [--recv-buffers N] [--spin-us N]\n"
+      "               [--recv-buffers N] [--spin-us N] [--transport http|ws]\n"
       "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
       "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
       "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
@@ -56,6 +57,8 @@ static void usage(void) {
       "  --spin-us N (open mode): wake N us before each due send and spin on the clock to it (0..1000,\n"
       "  default " SPIN_US_DEFAULT_TEXT "; 0: sleep to the due time; at most a quarter of 1 / rate): the timer's\n"
       "  wake-up lateness is not charged to send_delay.\n"
+      "  --transport ws: upgrade each connection at GET /ws and send the file's records as they are\n"
+      "  (pre-built masked `post` frames: bench/load/ws_frames.ts); answers are `response` messages.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }
@@ -127,6 +130,12 @@ static void parse_args(int argc, char **argv, opts_t *o) {
       if (o->spin_us != floor(o->spin_us)) die("--spin-us must be a whole number of us, got '%s'", v);
       o->spin_given = 1;
     }
+    else if (strcmp(k, "--transport") == 0) {
+      NEED_VALUE();
+      if (strcmp(v, "ws") == 0) o->ws = 1;
+      else if (strcmp(v, "http") == 0) o->ws = 0;
+      else die("--transport must be http or ws, got '%s'", v);
+    }
     else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
     else { usage(); die("unknown option %s", k); }
 #undef NEED_VALUE
@@ -150,6 +159,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
   } else if (o->connections != 0) {
     die("--connections goes with --repeat-get only (a request file says how many lanes it has)");
   }
+  if (o->ws && o->repeat_get != NULL) die("--transport ws sends a request file's frames: --repeat-get is HTTP only");
   if (o->open && o->rate <= 0) die("--mode open needs --rate R");
   if (!o->open && o->rate > 0) die("--rate goes with --mode open only");
   if (o->until_empty && (o->open || duration_given)) die("--until-empty is for closed mode, without --duration-ms");

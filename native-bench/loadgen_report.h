@@ -31,6 +31,10 @@ static void report_json(const run_t *r, const run_figures_t *f) {
   uint64_t answered = r->responses - r->unexpected_responses;
   fprintf(o, "{\"tool\":\"loadgen\",\"mode\":\"%s\",\"connections\":%d,\"requests_in_file\":%llu", r->o.open ? "open" : "closed", r->nlanes, (unsigned long long)f->requests_in_file);
   if (r->o.open) fprintf(o, ",\"rate_per_s\":%.3f,\"scheduled\":%llu", r->o.rate, (unsigned long long)r->open_next);
+  fprintf(o, ",\"transport\":\"%s\"", r->o.ws ? "ws" : "http");
+  if (r->o.ws)
+    fprintf(o, ",\"ws_unexpected_frames\":%llu,\"ws_id_mismatches\":%llu,\"ws_pings_answered\":%llu,\"ws_pongs\":%llu,\"ws_closes\":%llu", (unsigned long long)r->ws_unexpected,
+            (unsigned long long)r->ws_id_mismatches, (unsigned long long)r->ws_pings, (unsigned long long)r->ws_pongs, (unsigned long long)r->ws_closes);
   fprintf(o, ",\"tcp_congestion\":\"%s\",\"generator_io\":\"%s\"", r->o.tcp_congestion, r->use_uring ? "io_uring" : "epoll");
   if (r->io_fallback != NULL) fprintf(o, ",\"io_fallback\":\"%s\"", r->io_fallback);
   if (r->o.slice_us > 0) fprintf(o, ",\"slice_us\":%.0f,\"slice_us_before\":%.1f", r->o.slice_us, f->slice_us_before);

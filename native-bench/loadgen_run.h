@@ -137,6 +137,11 @@ typedef struct {
   uint64_t uring_rearms; // multishot recvs that ended (buffers ran out) and were armed again
   uint64_t uring_nobufs; // of those, the ends for want of a provided buffer (ENOBUFS)
   records_t records; // --records: one per answer
+  // --transport ws (loadgen_ws.h): frames that were not answers (each also a protocol error), of
+  // them answers with another request's id; pings answered, pongs and close frames received
+  uint64_t ws_unexpected, ws_id_mismatches, ws_pings, ws_pongs, ws_closes;
+  uint64_t ws_rng;  // the pong masks' generator state (seeded from getrandom on first use)
+  uint32_t ws_said; // kinds of unexpected frame already said on stderr (one line each)
   uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
 
@@ -153,5 +158,6 @@ static void uring_send(run_t *r, int li, const uint8_t *p, uint32_t len);
 static void uring_arm_timeout(run_t *r, int64_t at);
 static void set_out(run_t *r, int li, int want);
 static void lane_closed(run_t *r, int li, int had_error);
+static uint32_t take_ws_answers(run_t *r, int li, const uint8_t *buf, uint32_t n, uint64_t *need);
 
 #endif

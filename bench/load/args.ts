@@ -10,6 +10,7 @@ import type { ThreadPriority } from '../../src/util/thread_priority.js';
 import { Knobs } from '../knobs.js';
 import type { GeneratorName } from './native_generator.js';
 import type { GeneratorIo } from './lanes.js';
+import type { Transport } from './ws_frames.js';
 
 export interface Args {
   wallets: number;
@@ -37,6 +38,11 @@ export interface Args {
   generator_io: GeneratorIo | null;
   /** --generator-spin-us N: the native generator's early wake in its open phases (loadgen --spin-us; null: the binary's default). */
   generator_spin_us: number | null;
+  /**
+   * --transport http|ws: how the native generator sends the signed requests of the timed phases
+   * (ws: WebSocket `post` frames on /ws, bench/load/ws_frames.ts; funding stays on HTTP). Default http.
+   */
+  transport: Transport;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
   /** threads.pipeline_cpu for the server (--pipeline-cpu), null: off. */
@@ -63,7 +69,7 @@ export function lightPhaseArgs(o: { wallets: number; connections: number; second
   return {
     wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
     signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false, perf_stat: false,
-    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, matcher_cpu: null, pipeline_cpu: null,
+    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, transport: 'http', matcher_cpu: null, pipeline_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
   };
@@ -129,6 +135,7 @@ export function parseArgs(): Args {
     loadgen: knobs.optionalString('loadgen') ?? null,
     generator_io: generatorIoArg(knobs.optionalString('generator-io')),
     generator_spin_us: knobs.optionalString('generator-spin-us') === undefined ? null : knobs.number('generator-spin-us', 0, 0, GENERATOR_SPIN_US_MAX),
+    transport: transportArg(knobs.optionalString('transport')),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
     pipeline_cpu: knobs.optionalString('pipeline-cpu') === undefined ? null
@@ -162,6 +169,12 @@ function generatorIoArg(v: string | undefined): GeneratorIo | null {
   if (v === undefined) return null;
   if (v === 'auto' || v === 'io_uring' || v === 'epoll') return v;
   throw new RangeError(`--generator-io must be auto, io_uring or epoll, got ${v}`);
+}
+
+/** undefined (not given): http, the bench's transport before --transport existed. */
+function transportArg(v: string | undefined): Transport {
+  if (v === undefined || v === 'http' || v === 'ws') return v ?? 'http';
+  throw new RangeError(`--transport must be http or ws, got ${v}`);
 }
 
 /** undefined (not given): null, native when built, else node. */

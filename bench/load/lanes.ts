@@ -23,6 +23,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
 import { KIND_CANCEL, KIND_ORDER } from './flow.js';
+import type { Transport } from './ws_frames.js';
 
 export interface Segment {
   buf: Buffer;
@@ -158,6 +159,8 @@ export interface PhaseOptions {
    * long before a due send and it spins to it); undefined: the binary's default. Native generator only.
    */
   generator_spin_us?: number;
+  /** 'ws': the requests go as WebSocket `post` frames (bench/load/ws_frames.ts); native generator only. Default 'http'. */
+  transport?: Transport;
 }
 
 /** loadgen --io (native-bench/README.md). */
@@ -263,6 +266,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   if (opts.generator_slice_us !== undefined) throw new RangeError('a generator slice (loadgen --slice-us) needs the native generator');
   if (opts.generator_io !== undefined) throw new RangeError('a generator I/O choice (loadgen --io) needs the native generator');
   if (opts.generator_spin_us !== undefined) throw new RangeError('a generator early wake (loadgen --spin-us) needs the native generator');
+  if ((opts.transport ?? 'http') !== 'http') throw new RangeError('--transport ws needs the native generator');
   const drain_ms = opts.drain_ms ?? 5000;
   const conns = opts.lanes.map((l) => new Conn(l));
   const result: PhaseResult = {

@@ -12,6 +12,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WsFrameMaker, wsSaneOrThrow, type Transport } from './ws_frames.js';
 import { KindStats, newHistogram, runPhase, type AnswerRecords, type GeneratorIo, type Histogram, type Lane, type PhaseOptions, type PhaseResult } from './lanes.js';
 
 const MAGIC = Buffer.from('RBLG0001', 'latin1');
@@ -61,6 +62,19 @@ export interface NativeKind {
 /** The binary's JSON line (microseconds unless named otherwise). */
 export interface NativeReport {
   tool: 'loadgen';
+  /**
+   * http, or ws (--transport ws: WebSocket order entry) with its frames that were not answers (each
+   * also a protocol error), of them id mismatches, pings answered, pongs and close frames received.
+   * Absent from binaries before it (http).
+   */
+  transport?: Transport;
+  ws_unexpected_frames?: number;
+  ws_id_mismatches?: number;
+  ws_pings_answered?: number;
+  ws_pongs?: number;
+  ws_closes?: number;
+  /** What the binary said on stderr in a run that succeeded (set by runLoadgen, not by the binary). */
+  stderr_text?: string;
   mode: 'closed' | 'open';
   connections: number;
   requests_in_file: number;
@@ -146,8 +160,12 @@ export interface NativeReport {
   histograms?: Record<'latency' | 'service' | 'send_delay', [number, number][]>;
 }
 
-/** Writes every lane's pending requests (not consuming them); returns how many were written. */
-export function writeRequestFile(file: string, lanes: Lane[]): number {
+/**
+ * Writes every lane's pending requests (not consuming them); returns how many were written. With
+ * transport 'ws' each record is that request's WebSocket post frame (ws_frames.ts).
+ */
+export function writeRequestFile(file: string, lanes: Lane[], transport: Transport = 'http'): number {
+  const frames = transport === 'ws' ? new WsFrameMaker() : null;
   const fd = openSync(file, 'w', 0o600);
   let total = 0;
   try {
@@ -162,18 +180,19 @@ export function writeRequestFile(file: string, lanes: Lane[]): number {
       parts = [];
       bytes = 0;
     };
-    for (const lane of lanes) {
+    for (const [li, lane] of lanes.entries()) {
       const reqs = [...lane.pending()];
       const count = Buffer.alloc(4);
       count.writeUInt32LE(reqs.length, 0);
       parts.push(count);
       bytes += 4;
-      for (const r of reqs) {
+      for (const [k, r] of reqs.entries()) {
+        const out = frames === null ? r.bytes : frames.frame(r.bytes, li, k);
         const rec = Buffer.alloc(5);
         rec[0] = r.kind;
-        rec.writeUInt32LE(r.bytes.length, 1);
-        parts.push(rec, r.bytes);
-        bytes += 5 + r.bytes.length;
+        rec.writeUInt32LE(out.length, 1);
+        parts.push(rec, out);
+        bytes += 5 + out.length;
         if (bytes >= WRITE_CHUNK_BYTES) flush();
       }
       total += reqs.length;
@@ -213,7 +232,9 @@ export function runLoadgen(args: string[], timeout_ms: number, binary = LOADGEN_
       }
       const line = out.trim().split('\n').pop() ?? '';
       try {
-        resolve(JSON.parse(line) as NativeReport);
+        const rep = JSON.parse(line) as NativeReport;
+        if (err.trim() !== '') rep.stderr_text = err.trim();
+        resolve(rep);
       } catch {
         reject(new Error(`loadgen printed no JSON line: ${line.slice(0, 200)}`));
       }
@@ -316,6 +337,7 @@ export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'
   if (opts.drain_ms !== undefined) args.push('--drain-ms', String(opts.drain_ms));
   if (opts.generator_slice_us !== undefined) args.push('--slice-us', String(opts.generator_slice_us));
   if (opts.generator_io !== undefined) args.push('--io', opts.generator_io);
+  if (opts.transport === 'ws') args.push('--transport', 'ws');
   if (opts.generator_spin_us !== undefined) {
     if (opts.mode !== 'open') throw new RangeError('an early wake (loadgen --spin-us) is for open mode: closed mode never waits for the clock');
     args.push('--spin-us', String(opts.generator_spin_us));
@@ -328,10 +350,12 @@ export async function runNativePhase(opts: PhaseOptions, binary = LOADGEN_BINARY
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ringbook-loadgen-'));
   try {
     const file = path.join(dir, 'requests.bin');
-    writeRequestFile(file, opts.lanes);
+    const transport = opts.transport ?? 'http';
+    writeRequestFile(file, opts.lanes, transport);
     const run_ms = Number.isFinite(opts.duration_ms) ? opts.duration_ms : UNTIL_EMPTY_BUDGET_MS;
     const records_file = path.join(dir, 'records.bin');
     const rep = await runLoadgen(loadgenArgs(opts, file, '127.0.0.1', records_file), run_ms + (opts.drain_ms ?? 5000) + CHILD_GRACE_MS, binary);
+    if (transport === 'ws') wsSaneOrThrow(rep);
     const res = phaseResultOf(rep, opts.lanes);
     if (opts.records === true) res.records = readRecordsFile(records_file);
     return res;
@@ -353,20 +377,26 @@ export interface Generator {
  * The generator for a bench run: the one asked for, else native when its binary is built, else
  * Node (saying so: the Node generator's CPU comes out of the server's cores).
  */
-export function chooseGenerator(requested: GeneratorName | null, binary = LOADGEN_BINARY, io: GeneratorIo | null = null, spin_us: number | null = null): Generator {
+export function chooseGenerator(
+  requested: GeneratorName | null, binary = LOADGEN_BINARY, io: GeneratorIo | null = null, spin_us: number | null = null, transport: Transport = 'http',
+): Generator {
   const built = nativeGeneratorAvailable(binary);
+  if (transport === 'ws' && (requested === 'node' || !built)) throw new Error(`--transport ws needs the native generator (${binary}; \`make native\`)`);
   if (requested === 'native' && !built) throw new Error(`--generator native: ${binary} not built (run \`make native\`)`);
   if (io !== null && (requested === 'node' || !built)) throw new Error(`--generator-io ${io} needs the native generator (${binary})`);
   if (spin_us !== null && (requested === 'node' || !built)) throw new Error(`--generator-spin-us ${spin_us} needs the native generator (${binary})`);
   if (requested === 'node') return { name: 'node', runPhase, note: 'Node generator (--generator node)' };
   if (built) {
-    // The early wake goes to open phases only (closed mode never waits for the clock), unless a phase sets its own.
+    // The early wake goes to open phases only (closed mode never waits for the clock), unless a
+    // phase sets its own; the transport to every phase that names none (funding names http).
     const phase = (o: PhaseOptions): Promise<PhaseResult> => runNativePhase({
       ...o,
       ...(io === null ? {} : { generator_io: io }),
       ...(spin_us === null || o.mode !== 'open' || o.generator_spin_us !== undefined ? {} : { generator_spin_us: spin_us }),
+      transport: o.transport ?? transport,
     }, binary);
-    const notes = [io === null ? '' : `--io ${io}`, spin_us === null ? '' : `--spin-us ${spin_us} in open phases`].filter((x) => x !== '');
+    const notes = [io === null ? '' : `--io ${io}`, spin_us === null ? '' : `--spin-us ${spin_us} in open phases`,
+      transport === 'ws' ? 'WebSocket order entry (--transport ws; funding over HTTP)' : ''].filter((x) => x !== '');
     return { name: 'native', runPhase: phase, note: `native generator ${binary}${notes.length === 0 ? '' : ` (${notes.join(', ')})`}` };
   }
   return {

@@ -213,7 +213,9 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
   const stalls_light = stallFigures(lat.light.records, stallSources(lat.light_timeline));
   const stalls_half = stallFigures(lat.half.records, stallSources(lat.half_timeline));
   say('');
-  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency), ...stageLines(stages), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate'),
+  for (const line of [...ceilingLines(ceiling), ...latencyLines(latency),
+    // A WS post takes no stage stamps (the server stamps HTTP exchanges: src/gateway/context.ts openExchange).
+    ...(args.transport === 'ws' && stages.stages_us_at_1000 === null ? ['latency per stage: none over --transport ws (the server stamps the stages of HTTP exchanges only)'] : stageLines(stages)), ...tailLines(tail), ...tailLines(tail_half, 'half the max rate'),
     ...stallLines(stalls_light, `${int(LIGHT_RATE_PER_S)}/s`), ...stallLines(stalls_half, 'half the max rate')]) say(line);
   if (stage_rows !== null && stage_rows.cut_off_ms !== null) {
     say(`  (the server kept STAGE_ROWS_MAX stage rows and dropped ${stage_rows.dropped} more, from the batch at ${new Date(stage_rows.cut_off_ms).toISOString()} on: journal fields of windows past it are null)`);
@@ -252,6 +254,8 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     orders_target_pass: orders_med >= TARGET_ORDERS_PER_S,
     p99_target_pass: fixed_p99 < TARGET_P99_MS,
     generator: gen.name,
+    // Only with --transport ws (the http run's line keeps its fields as they were).
+    ...(args.transport === 'ws' ? { transport: args.transport } : {}),
     generator_io: med_run.result.generator_io ?? null,
     generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
     fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,

@@ -2,7 +2,9 @@
 // against the real server: every request answered, its counts equal what the server accepted
 // (read back through the GET routes), fixed-rate mode sends exactly the scheduled count over about
 // the requested time, per-wallet nonce order survives (no DUPLICATE_NONCE), and it refuses
-// non-loopback targets and malformed request files. `make test` builds the binary first.
+// non-loopback targets and malformed request files. Over WebSocket (--transport ws) the same
+// signed flow is answered and matched by post id against the real server, and a scripted peer
+// checks pings are answered, a wrong id or a refused upgrade fails loudly. `make test` builds the binary first.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,13 +13,15 @@ import { api, startServer, type Api, type StartedServer } from '../server/harnes
 import {
   DEFAULT_MIX, KIND_CANCEL, KIND_ORDER, loadNativeSecp256k1, walletKey, WalletFlow, type NativeSecp256k1,
 } from '../../bench/load/flow.js';
-import { Lane } from '../../bench/load/lanes.js';
+import { Lane, textSegment } from '../../bench/load/lanes.js';
 import { depositLanes } from '../../bench/load/phases.js';
 import { signedLanes } from './signed_lanes.js';
 import {
   LOADGEN_BINARY, chooseGenerator, loadgenArgs, phaseResultOf, runLoadgen, runNativePhase, writeRequestFile,
 } from '../../bench/load/native_generator.js';
 import { loadgenIoCases, titled } from './loadgen_io.js';
+import { wsSaneOrThrow } from '../../bench/load/ws_frames.js';
+import { fakeWsPeer } from './ws_fake_server.js';
 
 const WALLETS = 8;
 const LANES = 4;
@@ -216,6 +220,60 @@ describe('native load generator against the real server', () => {
     expect([rep.spin_us, rep.responses]).toEqual([40, 20]);
     expect(phaseResultOf({ ...rep, lane_sent: [0] }, [new Lane(0)]).generator_spin_us).toBe(40);
     await expect(runLoadgen([...base, '--spin-us', '1001'], RUN_TIMEOUT_MS)).rejects.toThrow(/--spin-us must be a number in \[0, 1000\]/);
+  });
+
+  for (const c of IO_CASES) it.skipIf(c.skip !== null)(titled(`--transport ws, --io ${c.io}: the same 200 signed requests as WebSocket posts, every answer matched by id and counted as the server applied it`, c), async () => {
+    const before = await serverView();
+    const { lanes, kinds } = signedLanes(secp, flows, LANES, ROUNDS);
+    const file = path.join(dir, `ws-${c.io}.bin`);
+    expect(writeRequestFile(file, lanes, 'ws')).toBe(WALLETS * ROUNDS);
+    const args = loadgenArgs({ port: s.port, lanes, mode: 'closed', duration_ms: Infinity, generator_io: c.io, transport: 'ws' }, file);
+    const rep = await runLoadgen(args, RUN_TIMEOUT_MS);
+    expect([rep.transport, rep.generator_io]).toEqual(['ws', c.io]);
+    expect([rep.requests_sent, rep.responses, rep.latency_us.latency.count]).toEqual([WALLETS * ROUNDS, WALLETS * ROUNDS, WALLETS * ROUNDS]);
+    expect([rep.unanswered, rep.socket_errors, rep.protocol_errors, rep.connections_closed, rep.unexpected_responses]).toEqual([0, 0, 0, 0, 0]);
+    expect([rep.ws_unexpected_frames, rep.ws_id_mismatches, rep.ws_closes]).toEqual([0, 0, 0]);
+    const orders = kinds.filter((k) => k === KIND_ORDER).length;
+    expect(rep.kinds.order.ok).toBe(orders);
+    expect(rep.kinds.cancel.ok + (rep.kinds.cancel.rejects.NOT_FOUND ?? 0)).toBe(kinds.length - orders);
+    expect(rep.status_2xx).toBe(rep.kinds.order.ok + rep.kinds.cancel.ok);
+    const after = await serverView();
+    expect(after.orders - before.orders).toBe(rep.kinds.order.ok);
+    phaseResultOf(rep, lanes);
+    expect(lanes.every((l) => l.remaining === 0)).toBe(true);
+  });
+
+  it('--transport ws against a scripted peer: pings answered with masked pongs, a wrong id and a refused upgrade fail loudly', async () => {
+    const post = (n: number): string => { const body = `{"n":${n}}`; return `POST /orders HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`; };
+    const lane = (): Lane => { const l = new Lane(0); l.add(textSegment([post(1), post(2)], [KIND_ORDER, KIND_ORDER])); return l; };
+    const file = path.join(dir, 'ws-fake.bin');
+    writeRequestFile(file, [lane()], 'ws');
+    const good = await fakeWsPeer({});
+    try {
+      const rep = await runLoadgen(['--target', `127.0.0.1:${good.port}`, '--requests', file, '--until-empty', '--transport', 'ws'], RUN_TIMEOUT_MS);
+      expect([rep.responses, rep.kinds.order.ok, rep.ws_pings_answered, rep.ws_unexpected_frames, rep.protocol_errors]).toEqual([2, 2, 2, 0, 0]);
+      // Posts then pongs, every client frame masked; the posts carry the same bodies under ids lane:k.
+      expect(good.frames.map((f) => [f.op, f.masked])).toEqual([[1, true], [10, true], [1, true], [10, true]]);
+      expect(JSON.parse(good.frames[2].text)).toEqual({ type: 'post', id: '0:1', path: '/orders', body: { n: 2 } });
+    } finally {
+      await good.close();
+    }
+    const liar = await fakeWsPeer({ answerId: () => '0:7' });
+    try {
+      const rep = await runLoadgen(['--target', `127.0.0.1:${liar.port}`, '--requests', file, '--until-empty', '--transport', 'ws'], RUN_TIMEOUT_MS);
+      expect([rep.kinds.order.ok, rep.ws_id_mismatches, rep.protocol_errors, rep.unanswered]).toEqual([0, 1, 1, 1]);
+      expect(() => wsSaneOrThrow(rep)).toThrow(/id mismatch.*WebSocket order entry is broken.*another request/s);
+    } finally {
+      await liar.close();
+    }
+    const refusing = await fakeWsPeer({ refuse: 404 });
+    try {
+      await expect(runLoadgen(['--target', `127.0.0.1:${refusing.port}`, '--requests', file, '--transport', 'ws'], RUN_TIMEOUT_MS)).rejects.toThrow(/WebSocket handshake, connection 0: GET \/ws was answered 'HTTP\/1.1 404 Refused'/);
+    } finally {
+      await refusing.close();
+    }
+    expect(() => writeRequestFile(path.join(dir, 'ws-deposit.bin'), depositLanes([flows[0].key.address], 1, 'token'), 'ws')).toThrow(/POST \/deposit has no WebSocket order entry/);
+    expect(() => chooseGenerator('node', LOADGEN_BINARY, null, null, 'ws')).toThrow(/--transport ws needs the native generator/);
   });
 
   it('load.ts picks native when the binary is built, else Node saying why; --generator native without it is an error', () => {
