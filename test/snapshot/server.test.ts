@@ -103,18 +103,42 @@ describe('server recovery from snapshots', () => {
     await expect(startServer({ env, config })).rejects.toThrow(new RegExp(`snapshot at batch ${older.batch_id}: its state gives root 0x[0-9a-f]{64}, the published root is 0x`));
   }, 120_000);
 
-  it('on demand: POST /admin/snapshot writes one at the current batch (admin token needed)', async () => {
-    const s = await startServer({ config: { snapshots: { every_batches: 0, keep: 1 } } });
+  it('two snapshots in flight (the writer held): one due is deferred, not packed on the matcher, and taken once a copy is free; ' +
+    'on demand: POST /admin/snapshot writes one at the current batch (admin token needed)', async () => {
+    // While this file exists the writer thread waits before its walks (RINGBOOK_TEST_SNAPSHOT_HOLD_FILE):
+    // the matcher's two kept copies stay held, as behind a slow disk or DA thread.
+    const hold = path.join(dataDir(), 'hold');
+    fs.writeFileSync(hold, '');
+    const s = await startServer({ env: { RINGBOOK_TEST_SNAPSHOT_HOLD_FILE: hold }, config: { snapshots: { every_batches: 2, keep: 1 } } });
     try {
       const t = await fund(s);
       const unauthorized = await api(s.url).post('/admin/snapshot', {});
       expect(unauthorized.status).toBe(401);
-      const r = ok(await api(s.url).post('/admin/snapshot', {}, adminHeaders(s)));
-      const st = await caughtUpState(s);
+      // Batches until a periodic snapshot falls due with both copies held (batches 2 and 4 hold them).
+      let st = await adminState(s);
+      for (let i = 0; i < 20 && !(st.snapshots.deferred >= 1); i++) {
+        ok(await api(s.url).post('/orders', t.taker.order({ market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 10_000 })));
+        st = await adminState(s);
+      }
+      expect(st.snapshots, 'a periodic one deferred, none written yet').toMatchObject({ deferred: 1, written: 0, dropped: 0 });
+      // Asked for meanwhile: deferred too; its answer waits for the copy taken once one is free.
+      const asked = api(s.url).post('/admin/snapshot', {}, adminHeaders(s));
+      for (let i = 0; i < 200 && st.snapshots.deferred < 2; i++) st = await adminState(s);
+      expect(st.snapshots.deferred, 'the one asked for deferred').toBe(2);
+      fs.rmSync(hold);
+      const r = ok(await asked);
+      st = await caughtUpState(s);
       expect(r.batch_id).toBe(st.batch_id);
+      expect(r.pack_ms, 'the matcher only copied (before h31f it walked and packed this one)').toBe(0);
+      expect(r.capture_ms).toBeGreaterThan(0);
       expect(r.state_root).toBe(st.state_root);
       expect(r.bytes).toBeGreaterThan(0);
       expect(fs.existsSync(r.file)).toBe(true);
+      // The two held, then the deferred one at the batch it was taken; the front part captured for
+      // the deferred periodic batch was let go, not counted as dropped.
+      expect(st.snapshots).toMatchObject({ written: 3, dropped: 0, deferred: 2 });
+      expect(listSnapshots(path.join(s.data_dir, 'snapshots')).map((f) => f.batch_id)).toEqual([Number(r.batch_id)]);
+      expect(s.output().stdout + s.output().stderr).toMatch(/snapshot at batch \d+ deferred/);
       expect(t.maker.address).toMatch(/^0x/);
       expect((await s.stop('SIGTERM')).code).toBe(0);
     } finally {
