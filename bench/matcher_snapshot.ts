@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     const status = {
       node_id: 'bench', role: 'standby', batch_id, state_root, events_through: batch_id + 1, requests_through: 0, mismatches: 0,
       leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: new BatchRequests().counts, resumed_from_batch_id: -1,
-      snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0, requests_purge: requestPurgeStatus(0),
+      snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0, snapshots_deferred: 0, requests_purge: requestPurgeStatus(0),
     } satisfies MatcherStatus;
     const snaps = new MatcherSnapshots({ dir: snap_dir, every_batches: 1, keep: 1 }, 'bench', status, engine_config.assets.length);
     // A snapshot due while the previous copy is read: one set (h29w's behaviour), two (h30s's).
