@@ -176,6 +176,7 @@ function snapshot(due: boolean, on_demand: boolean): void {
   });
   // The whole pause, the post included, as a cluster matcher's snapshot_capture_ms counts it.
   Atomics.store(pause_us, 0, Math.max(1, Math.round((performance.now() - t0) * 1000)));
+  Atomics.notify(pause_us, 0); // the front may wait for it (coordinator.ts matcherPauseMs)
   if (off_schedule) front_capture_deadline_ms = Date.now() + FRONT_CAPTURE_WAIT_MS_MAX;
 }
 

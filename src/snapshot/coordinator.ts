@@ -278,8 +278,6 @@ export class SnapshotCoordinator {
         `(a snapshot ahead of it could not be used at start, and would replace one that can)`);
     }
     const file = path.join(this.o.dir, snapshotFileName(n));
-    // The matcher stored its whole pause right after its post, long before this (0: not yet).
-    const capture_ms = Math.max(Atomics.load(engine.pause_us, 0) / 1000, engine.copy_ms);
     const job: WriteJob = {
       header: { batch_id: n, batch_time_ms: engine.batch_time_ms, state_root, zero_balance_leaves: front.zero_balance_leaves, created_ms: Date.now() },
       engine: engine.engine, front: front.state, file, dir: this.o.dir, keep: this.o.keep,
@@ -293,6 +291,7 @@ export class SnapshotCoordinator {
     this.writer_done = null;
     if (!done.ok) throw new Error(done.error);
     const kept = done.kept;
+    const capture_ms = await matcherPauseMs(engine);
     const r: SnapshotResult = {
       batch_id: n, file, bytes: done.bytes, state_root, capture_ms, pack_ms: 0,
       front_ms: front.ms, encode_ms: done.engine_ms + done.pack_ms, write_ms: performance.now() - t0,
@@ -311,6 +310,26 @@ export class SnapshotCoordinator {
     }
     return r;
   }
+}
+
+// lib ES2022 does not declare Atomics.waitAsync; Node >= 16 has it.
+type WaitAsyncFn = (array: Int32Array, index: number, value: number, timeout_ms?: number) =>
+  | { async: false; value: 'not-equal' | 'timed-out' }
+  | { async: true; value: Promise<'ok' | 'timed-out'> };
+const waitAsync = (Atomics as unknown as { waitAsync: WaitAsyncFn }).waitAsync;
+/** Longest wait for the matcher's pause word (it is stored right after the post: only a preempted thread is late). */
+const PAUSE_WAIT_MS_MAX = 1_000;
+
+/**
+ * The matcher's whole pause for `m` (ms): it stores it right after its post, so it is there long
+ * before the file is written, unless the matcher thread was preempted in between (a loaded
+ * machine: seen here): waited for then; never stored in time, the copies alone.
+ */
+async function matcherPauseMs(m: SnapshotMessage): Promise<number> {
+  const w = waitAsync(m.pause_us, 0, 0, PAUSE_WAIT_MS_MAX);
+  if (w.async) await w.value;
+  const us = Atomics.load(m.pause_us, 0);
+  return us === 0 ? m.copy_ms : us / 1000;
 }
 
 /** Frees a dropped or written snapshot's staged copy for the matcher's next one. */
