@@ -24,8 +24,12 @@
 // copy held: with one set of kept buffers (h29w's EngineStaging: take() declines, the matcher walks
 // and packs itself, `busy_fallback`) and with two (`busy_second_set`: the copies into the second
 // set; its first round allocates that set, reported alone as `busy_second_set_first`), whose
-// engine part must again equal captureState's. Medians are reported; the last line is one JSON
-// object {"bench": "matcher_snapshot", ...}.
+// engine part must again equal captureState's. Then (h31f) both sets held: what the matcher does
+// now at a snapshot due then (`both_held_defer`: EngineStaging.takeDue declines and defers it; no
+// copy, no walk), at each later batch boundary until a set is free (`both_held_retry_us`: one
+// takeDue call, averaged over RETRY_CALLS), and once one is (`deferred_take`: the copies, whose
+// engine part must equal captureState's); `busy_fallback` is what it did before h31f. Medians
+// are reported; the last line is one JSON object {"bench": "matcher_snapshot", ...}.
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,7 +42,7 @@ import { loadConfig } from '../src/config/load.js';
 import { engineConfigOf } from '../src/config/read.js';
 import { ReplayExecutor } from '../src/da/replay.js';
 import { Journal } from '../src/journal/journal.js';
-import { EngineStaging, releaseStaged, stagedEngineBytes } from '../src/matcher/engine_staging.js';
+import { EngineStaging, releaseStaged, stagedEngineBytes, type StagedEngine } from '../src/matcher/engine_staging.js';
 import { encodeEngine, encodeSnapshot, readSnapshotFile, snapshotFileName } from '../src/snapshot/snapshot_file.js';
 import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
@@ -52,6 +56,9 @@ const BASE = knobs.string('dir', os.tmpdir());
 knobs.finish();
 
 interface Timed { wall_ms: number; cpu_ms: number }
+
+/** takeDue calls timed together for the per-call cost of a retry while both sets are held. */
+const RETRY_CALLS = 10_000;
 
 function timed<T>(fn: () => T): [T, Timed] {
   const t0 = performance.now();
@@ -84,7 +91,8 @@ async function main(): Promise<void> {
     await journal.close();
     const state_root = ex.finishDeferred().state_root;
     const parts: Record<string, Timed[]> = { capture: [], pack: [], candidates: [], zero_leaves_lookup: [], zero_leaves_walk: [], lookup_every_pair: [], file: [],
-      old_confirmed: [], staging_take: [], confirmed: [], writer_walk_pack: [], busy_fallback: [], busy_second_set: [] };
+      old_confirmed: [], staging_take: [], confirmed: [], writer_walk_pack: [], busy_fallback: [], busy_second_set: [],
+      both_held_defer: [], both_held_retries: [], deferred_take: [] };
     let bytes = 0;
     let open_orders = 0;
     let zero_leaves = 0;
@@ -96,7 +104,7 @@ async function main(): Promise<void> {
     const status = {
       node_id: 'bench', role: 'standby', batch_id, state_root, events_through: batch_id + 1, requests_through: 0, mismatches: 0,
       leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: new BatchRequests().counts, resumed_from_batch_id: -1,
-      snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0, requests_purge: requestPurgeStatus(0),
+      snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0, snapshots_deferred: 0, requests_purge: requestPurgeStatus(0),
     } satisfies MatcherStatus;
     const snaps = new MatcherSnapshots({ dir: snap_dir, every_batches: 1, keep: 1 }, 'bench', status, engine_config.assets.length);
     // A snapshot due while the previous copy is read: one set (h29w's behaviour), two (h30s's).
@@ -167,6 +175,22 @@ async function main(): Promise<void> {
       releaseStaged(previous_two);
       if (second_set_first === null) second_set_first = second_t;
       else parts.busy_second_set.push(second_t);
+      // h31f: both sets held (two snapshots in flight), a snapshot due: deferred, then taken.
+      const held = [two_sets.take(ex.matcher), two_sets.take(ex.matcher)];
+      if (held.includes(null)) throw new Error('two sets: not both free at the round\'s start');
+      const [deferred, defer_t] = timed(() => two_sets.takeDue(ex.matcher, true));
+      if (deferred !== null || two_sets.waiting_since !== batch_id) throw new Error('both sets held: not deferred');
+      const [, retries_t] = timed(() => {
+        for (let i = 0; i < RETRY_CALLS; i++) if (two_sets.takeDue(ex.matcher, false) !== null) throw new Error('both sets held: taken');
+      });
+      releaseStaged(held[0] as StagedEngine);
+      const [late, late_t] = timed(() => two_sets.takeDue(ex.matcher, false));
+      if (late === null) throw new Error('a set free: the deferred snapshot was not taken');
+      if (!Buffer.from(stagedEngineBytes(late)).equals(Buffer.from(engine))) throw new Error('the deferred copy differs from captureState\'s');
+      releaseStaged(held[1] as StagedEngine);
+      parts.both_held_defer.push(defer_t);
+      parts.both_held_retries.push(retries_t);
+      parts.deferred_take.push(late_t);
       parts.capture.push(capture);
       parts.pack.push(pack);
       parts.candidates.push(candidates_t);
@@ -193,6 +217,9 @@ async function main(): Promise<void> {
     out.busy_second_set_first_wall_ms = Math.round((second_set_first?.wall_ms ?? 0) * 10) / 10;
     out.busy_second_set_first_cpu_ms = Math.round((second_set_first?.cpu_ms ?? 0) * 10) / 10;
     out.sets_allocated = two_sets.sets_allocated;
+    out.both_held_defer_wall_us = median(parts.both_held_defer.map((x) => x.wall_ms * 1000));
+    out.both_held_retry_cpu_us = Math.round(1000 * (out.both_held_retries_cpu_ms as number) / RETRY_CALLS * 1000) / 1000;
+    out.both_held_retry_wall_us = Math.round(1000 * (out.both_held_retries_wall_ms as number) / RETRY_CALLS * 1000) / 1000;
     out.snapshots_written = status.snapshots_written;
     await snaps.close();
     out.node = process.version;
@@ -201,7 +228,9 @@ async function main(): Promise<void> {
       `confirmed() before h29w ${out.old_confirmed_wall_ms} ms wall / ${out.old_confirmed_cpu_ms} ms CPU, now ${out.confirmed_wall_ms} / ${out.confirmed_cpu_ms}; ` +
       `single process matcher: captureState+pack ${Math.round(((out.capture_cpu_ms as number) + (out.pack_cpu_ms as number)) * 10) / 10} ms CPU, now copies ${out.staging_take_cpu_ms}; ` +
       `due while the previous is written: one set ${out.busy_fallback_wall_ms} ms wall / ${out.busy_fallback_cpu_ms} CPU, two sets ${out.busy_second_set_wall_ms} / ${out.busy_second_set_cpu_ms} ` +
-      `(first, allocating: ${out.busy_second_set_first_wall_ms} / ${out.busy_second_set_first_cpu_ms}) (median of ${ROUNDS})`);
+      `(first, allocating: ${out.busy_second_set_first_wall_ms} / ${out.busy_second_set_first_cpu_ms}); ` +
+      `both held (h31f): deferred ${out.both_held_defer_wall_us} us wall, a retry ${out.both_held_retry_wall_us} us, ` +
+      `taken once a set is free ${out.deferred_take_wall_ms} / ${out.deferred_take_cpu_ms} (median of ${ROUNDS})`);
     console.log(JSON.stringify(out));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

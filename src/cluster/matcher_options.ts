@@ -74,6 +74,8 @@ export interface MatcherStatus {
   snapshots_written: number;
   snapshot_batch_id: number;
   snapshot_capture_ms: number;
+  /** Snapshots due while the kept copy was still being read: deferred to the first confirmed batch after (h31f). */
+  snapshots_deferred: number;
   /** The leader's purge of the request stream below what the matchers consumed (request_purge.ts). */
   requests_purge: RequestPurgeStatus;
 }

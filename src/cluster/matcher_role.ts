@@ -93,7 +93,7 @@ export class ClusterMatcher {
     this.status = {
       node_id: options.node_id, role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0,
       mismatches: 0, leader_since_ms: 0, batches_cut: 0, store_fault: null, batch_requests: this.batch_requests.counts,
-      resumed_from_batch_id: -1, snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0,
+      resumed_from_batch_id: -1, snapshots_written: 0, snapshot_batch_id: -1, snapshot_capture_ms: 0, snapshots_deferred: 0,
       requests_purge: requestPurgeStatus(options.request_purge_every_ms),
     };
     this.snapshots = new MatcherSnapshots(options.snapshots, options.node_id, this.status, options.engine_config.assets.length);

@@ -11,12 +11,15 @@
 // `every_batches`: the engine's columns are copied at the batch boundary into buffers kept from
 // the last snapshot (src/matcher/engine_staging.ts; the engine moves on right after) with the
 // zero balance leaves, and the snapshot writer thread (src/snapshot/writer_worker.ts, the single
-// process's) walks and packs the copy and writes the file, one write at a time (a batch due while
-// one is written is passed over: what makes one set of kept buffers safe, and why this path never
-// walks and packs on the matcher's thread as the single process's does with both of its sets
-// held). `snapshot_capture_ms` in /status is the engine's whole pause for the last one: the
-// copies, the zero balance leaves, the post to the writer thread. The `keep` newest are kept;
-// the role's stop ends the writer thread (close()).
+// process's) walks and packs the copy and writes the file, one write at a time. The single
+// process's rule (EngineStaging.takeDue, h31f): a snapshot due while the kept copy is still being
+// read (one set here: no front part is wasted by a deferral) is deferred, counted in /status
+// `snapshots_deferred`, and taken at the first confirmed batch after the writer freed the copy
+// (before h31f it was passed over, and the next one came `every_batches` later). A copy taken while
+// the previous file is still written waits for that write. `snapshot_capture_ms` in /status is
+// the engine's whole pause for the last one: the copies, the zero balance leaves, the post to the
+// writer thread (the single process's `capture_ms` counts the same: copies through post). The
+// `keep` newest are kept; the role's stop ends the writer thread (close()).
 //
 // Read: at start and after a fence, the newest file whose digest holds, whose batch, time and
 // state root are those of the stream's message at its sequence, and whose restored state tree
@@ -62,10 +65,7 @@ export class MatcherSnapshots {
   private readonly status: MatcherStatus;
   private writing: Promise<void> | null = null;
   private readonly asset_count: number;
-  /**
-   * The kept copies of the engine's columns: one set, since confirmed() never copies while a
-   * write is in flight (it passes that batch over), so the writer has freed the set by then.
-   */
+  /** The kept copies of the engine's columns: one set (a snapshot due while it is read is deferred). */
   private readonly staging = new EngineStaging(1);
   /** The snapshot writer thread, started at the first snapshot. */
   private writer: Worker | null = null;
@@ -83,22 +83,21 @@ export class MatcherSnapshots {
 
   /**
    * Batch `h` is confirmed in the event stream at `events_through` and `executor` has applied it
-   * (nothing more): takes a snapshot if one is due and no write is in flight.
+   * (nothing more): takes a snapshot if one is due, or was deferred, and the kept copy is free.
    */
   confirmed(h: BatchHeader, events_through: number, requests_through: number, state_root: string, executor: ReplayExecutor): void {
     const { dir, every_batches } = this.settings;
-    if (dir === null || every_batches === 0 || h.batch_id === 0 || h.batch_id % every_batches !== 0 || this.closed) return;
-    if (this.writing !== null) {
-      log.warn(`ringbook matcher ${this.node_id}: snapshot of batch ${h.batch_id} passed over: the previous one is still being written`);
-      return;
-    }
+    if (dir === null || every_batches === 0 || h.batch_id === 0 || this.closed) return;
+    const due = h.batch_id % every_batches === 0;
     const t0 = performance.now();
     let job: WriteJob;
     try {
       // Copied now, at the batch boundary: the engine and the tree move on with the next batch.
-      const staged = this.staging.take(executor.matcher);
-      // No write in flight, so nothing reads the kept buffers (the writer frees them after its walk).
-      if (staged === null) throw new Error('the kept engine copy is still held with no write in flight');
+      const staged = this.staging.takeDue(executor.matcher, due);
+      if (staged === null) {
+        if (due) this.deferred(h.batch_id);
+        return;
+      }
       try {
         const accounts = staged.addresses.length / ADDRESS_BYTES;
         const zero_balance_leaves = executor.builder.zeroBalanceLeaves(zeroBalancesOfColumns(staged.columns, accounts, this.asset_count));
@@ -118,13 +117,23 @@ export class MatcherSnapshots {
       return;
     }
     const staged = job.engine as StagedEngine;
-    this.writing = this.write(job).finally(() => {
+    // One write at a time: a copy taken while the last file is still written (its copy freed after
+    // the walk) waits for it.
+    const before = this.writing;
+    const writing: Promise<void> = (before === null ? this.write(job) : before.then(() => this.write(job))).finally(() => {
       releaseStaged(staged);
-      this.writing = null;
+      if (this.writing === writing) this.writing = null;
     });
+    this.writing = writing;
     // After the post (write() posts before its first await; the writer thread's start too, at the
-    // first snapshot): the engine's whole pause for this snapshot, not the copies alone.
+    // first snapshot), when no write is in flight: the engine's whole pause, not the copies alone.
     this.status.snapshot_capture_ms = Math.round(performance.now() - t0);
+  }
+
+  private deferred(batch_id: number): void {
+    this.status.snapshots_deferred = this.staging.deferred;
+    log.warn(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} deferred: the previous copy is still being written; ` +
+      'it is taken at the first confirmed batch after', { batch_id });
   }
 
   private startWriter(): Worker {

@@ -10,7 +10,7 @@
 import { Worker } from 'node:worker_threads';
 import type { JournalFault } from '../journal/journal.js';
 import type { JournalFaultEpisode } from './journal_state.js';
-import type { FromMatcher, MatcherWorkerData, SnapshotMessage, ToMatcher } from '../matcher/matcher_worker.js';
+import type { FromMatcher, MatcherWorkerData, SnapshotNews, ToMatcher } from '../matcher/matcher_worker.js';
 import type { PinResult } from '../matcher/pin_thread.js';
 import { createRecordRing } from '../ring/records.js';
 import { RequestWriter } from '../ring/request_records.js';
@@ -48,8 +48,8 @@ export class MatcherLink extends MatcherLinkEvents {
   batch_requests = { sent: 0, failed: 0 };
   /** What pinning the matcher thread did (config matcher.cpu), null when not asked. */
   pin: PinResult | null = null;
-  /** Receives each engine snapshot the matcher captured (src/snapshot/coordinator.ts). */
-  onSnapshot: ((m: SnapshotMessage) => void) | null = null;
+  /** Receives each engine snapshot the matcher captured or deferred (src/snapshot/coordinator.ts). */
+  onSnapshot: ((m: SnapshotNews) => void) | null = null;
 
   async start(): Promise<void> {
     const requests = createRecordRing(this.options.request_ring_slots);
@@ -92,7 +92,7 @@ export class MatcherLink extends MatcherLinkEvents {
       throw e;
     }
     worker.on('message', (m: FromMatcher) => {
-      if (m.type === 'snapshot' && this.onSnapshot !== null) this.onSnapshot(m);
+      if ((m.type === 'snapshot' || m.type === 'snapshot_deferred') && this.onSnapshot !== null) this.onSnapshot(m);
       else if (m.type === 'trimmed') {
         log.info(`ringbook: journal trimmed through batch ${m.through_batch_id} (${m.deleted} batches deleted)`,
           { through_batch_id: m.through_batch_id, deleted: m.deleted });

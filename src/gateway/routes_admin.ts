@@ -131,7 +131,7 @@ export function registerAdminRoutes(
       recovery: ctx.link.recovery,
       // Published headers the DA thread recomputed differently on start (must stay 0).
       state_root_rechecks_failed: da ? da.recheck_mismatches : null,
-      snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, last: snapshots.last } : null,
+      snapshots: snapshots ? { written: snapshots.written, dropped: snapshots.dropped, deferred: snapshots.deferred, last: snapshots.last } : null,
       uptime_s: Math.floor((Date.now() - ctx.started_ms) / 1000),
       // The long soak samples these every minute (bench/flood.ts --soak).
       memory: memoryRecord(),

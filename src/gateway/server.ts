@@ -184,6 +184,8 @@ export class RingbookServer {
       snapshots = new SnapshotCoordinator({
         dir: snapshots_dir, every_batches: cfg.snapshots.every_batches, keep: cfg.snapshots.keep, trim_journal: cfg.journal.trim,
         link, rm: link.read_model, md, da, priority: cfg.threads.background,
+        // Test seam only (test/snapshot/server.test.ts): holds the writer thread before its walks.
+        hold_file: process.env.RINGBOOK_TEST_SNAPSHOT_HOLD_FILE ?? null,
       }, link.recovery?.batch_id ?? 0);
       this.snapshots = snapshots;
       const coordinator = snapshots;

@@ -22,15 +22,16 @@
 // ~200 ms at 112k open orders, docs/benchmarks.md h29w) and posts them to the front, which joins
 // them with its read model at the same batch; the snapshot writer thread walks, packs and writes.
 // One due while the previous copy is still being read there (one write at a time) is copied into
-// a second set of kept buffers (KEPT_SETS_MAX, h30s); only with two still in flight does the
-// matcher walk and pack it itself, as before h29w, and post the bytes: no snapshot is lost, that
-// one only costs more (~170 ms at 112k open orders).
+// a second set of kept buffers (KEPT_SETS_MAX, h30s); one due while both are still read is
+// deferred (EngineStaging.takeDue, h31f: the front is told, and drops the part it took for it) and
+// taken at the first batch boundary after a set is free, as an on-demand one (the front captures
+// at that batch). Before h31f the matcher then walked and packed the state itself (~185 ms).
 import { performance } from 'node:perf_hooks';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { Journal, type JournalFault } from '../journal/journal.js';
 import { attachRecordRing } from '../ring/records.js';
 import { RING_WAIT_SPIN_ITERATIONS_DEFAULT } from '../ring/ring_layout.js';
-import { decodeEngine, encodeEngine } from './engine_snapshot.js';
+import { decodeEngine } from './engine_snapshot.js';
 import { EngineStaging, type StagedEngine } from './engine_staging.js';
 import type { EngineConfig } from '../engine/api.js';
 import { FastEngine, restoreFastEngine } from '../engine/engine.js';
@@ -71,14 +72,23 @@ export type ToMatcher =
 /** Matcher -> front. */
 export type FromMatcher =
   | { type: 'ready'; replayed_batches: number; batch_id: number; snapshot_batch_id: number | null; replay_ms: number; pin: PinResult | null }
-  /** engine: the staged copy of the columns (the writer thread walks and packs it), or bytes when every set of kept buffers was busy. */
-  | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: Uint8Array | StagedEngine; capture_ms: number; pack_ms: number; on_demand: boolean }
+  /**
+   * engine: the staged copy of the columns (the writer thread walks and packs it). on_demand: asked
+   * for, or a deferred one taken off its schedule (the front captures its part at this batch; the
+   * matcher waits for it). copy_ms: the copies; pause_us: [0] the matcher's whole pause in us, the
+   * copies through this post, stored right after the post (0 until then).
+   */
+  | { type: 'snapshot'; batch_id: number; batch_time_ms: number; engine: StagedEngine; copy_ms: number; pause_us: Int32Array; on_demand: boolean }
+  /** A snapshot due at batch_id found both kept sets still being read: deferred (takeDue). */
+  | { type: 'snapshot_deferred'; batch_id: number; on_demand: boolean }
   | { type: 'trimmed'; through_batch_id: number; deleted: number }
   | { type: 'journal_fault'; fault: JournalFault | null }
   | { type: 'stopped'; batch_id: number; requests_applied: number };
 
 /** The engine snapshot the matcher captured (src/snapshot/coordinator.ts writes it to a file). */
 export type SnapshotMessage = Extract<FromMatcher, { type: 'snapshot' }>;
+/** What the coordinator hears of the matcher's snapshots: one captured, or one deferred. */
+export type SnapshotNews = SnapshotMessage | Extract<FromMatcher, { type: 'snapshot_deferred' }>;
 
 
 const data = workerData as MatcherWorkerData;
@@ -143,27 +153,31 @@ const matcher = new Matcher(engine, requests, events, {
 
 const staging = new EngineStaging();
 
-/** Captures the state after the last applied batch and posts it (the front writes the file). */
-function snapshot(on_demand = false): void {
+/**
+ * At a batch boundary, `due`: a snapshot falls due here (periodic, or `on_demand`: the front asked).
+ * Copies the state after the last applied batch and posts it (the front writes the file), or, with
+ * every kept set still being read, defers it (takeDue) and tells the front; one deferred earlier
+ * is taken here once a set is free.
+ */
+function snapshot(due: boolean, on_demand: boolean): void {
   const t0 = performance.now();
-  const staged = staging.take(matcher);
-  if (staged !== null) {
-    post({
-      type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: staged,
-      capture_ms: performance.now() - t0, pack_ms: 0, on_demand,
-    });
-  } else {
-    const state = matcher.captureState();
-    const t1 = performance.now();
-    // msgpackr packs into a shared buffer: copy out what is ours before transferring it.
-    const engine_bytes = new Uint8Array(encodeEngine(state));
-    const t2 = performance.now();
-    post({
-      type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: engine_bytes,
-      capture_ms: t1 - t0, pack_ms: t2 - t1, on_demand,
-    }, [engine_bytes.buffer as ArrayBuffer]);
+  const deferred_earlier = staging.waiting_since !== null;
+  const staged = staging.takeDue(matcher, due);
+  if (staged === null) {
+    if (due) post({ type: 'snapshot_deferred', batch_id: matcher.batch_id, on_demand });
+    return;
   }
-  if (on_demand) front_capture_deadline_ms = Date.now() + FRONT_CAPTURE_WAIT_MS_MAX;
+  // Off its schedule (asked for, or deferred): the front learns the batch from this message.
+  const off_schedule = on_demand || deferred_earlier;
+  const pause_us = new Int32Array(new SharedArrayBuffer(4));
+  post({
+    type: 'snapshot', batch_id: matcher.batch_id, batch_time_ms: matcher.last_time_ms, engine: staged,
+    copy_ms: performance.now() - t0, pause_us, on_demand: off_schedule,
+  });
+  // The whole pause, the post included, as a cluster matcher's snapshot_capture_ms counts it.
+  Atomics.store(pause_us, 0, Math.max(1, Math.round((performance.now() - t0) * 1000)));
+  Atomics.notify(pause_us, 0); // the front may wait for it (coordinator.ts matcherPauseMs)
+  if (off_schedule) front_capture_deadline_ms = Date.now() + FRONT_CAPTURE_WAIT_MS_MAX;
 }
 
 function handle(m: ToMatcher): void {
@@ -243,7 +257,9 @@ async function run(): Promise<void> {
     if (++turns_since_poll >= POLL_TURNS_MAX) pollMessages();
     if (snapshot_requested) {
       snapshot_requested = false;
-      snapshot(true);
+      snapshot(true, true);
+    } else if (staging.waiting_since !== null) {
+      snapshot(false, false); // deferred: taken here once a kept set is free
     }
     if (front_capture_deadline_ms !== 0) {
       const left_ms = front_capture_deadline_ms - Date.now();
@@ -258,7 +274,7 @@ async function run(): Promise<void> {
     if (requests.available() > 0) {
       const applied = matcher.runBatch();
       if (applied > 0) batch_requested = false; // a batch after the request: it is answered
-      if (applied > 0 && every > 0 && matcher.batch_id % every === 0) snapshot();
+      if (applied > 0 && every > 0 && matcher.batch_id % every === 0) snapshot(true, false);
       // Requests keep coming: top the journal's reserve up only when it is nearly used (its
       // answers are out; the next batch waits for one step: 256 KB of zeros, no sync).
       journal?.reserveAhead(false);
@@ -274,7 +290,7 @@ async function run(): Promise<void> {
       if (!ran_due) matcher.runEmptyBatch();
       batch_requested = false;
       // A periodic snapshot falls on batch numbers, empty batches included (the front expects it).
-      if (every > 0 && matcher.batch_id % every === 0) snapshot();
+      if (every > 0 && matcher.batch_id % every === 0) snapshot(true, false);
       continue;
     }
     // Nothing waits: a moment to hand the journal's write-ahead batches that waited long enough to

@@ -1,8 +1,10 @@
 // Writes snapshots on the front thread (docs/operations.md, "Snapshots"). A snapshot at batch N
 // joins three things taken at the same batch boundary:
 // - the engine part, copied by the matcher between batches N and N+1 into buffers it keeps
-//   (src/matcher/engine_staging.ts, two sets; bytes it packed itself when both were still being read)
-//   and posted (MatcherLink.onSnapshot);
+//   (src/matcher/engine_staging.ts, two sets) and posted (MatcherLink.onSnapshot). A periodic one
+//   due while both sets are still being read is deferred: the matcher says so (the front drops or
+//   skips its part for N, counted in `deferred`) and takes it at the first batch after a set is
+//   free, as an on-demand one (h31f);
 // - the front part: the read model and market data right after batch N's commit marker was
 //   applied (every N that is a multiple of `every_batches` is captured when it commits; for an
 //   on-demand snapshot the front learns N from the engine part and captures when its read model
@@ -19,12 +21,12 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { durableThrough, type DaStore } from '../da/da_store_contract.js';
-import type { SnapshotMessage } from '../matcher/matcher_worker.js';
+import type { SnapshotMessage, SnapshotNews } from '../matcher/matcher_worker.js';
 
 /** What the coordinator needs of the matcher link (gateway/matcher_link.ts). */
 export interface SnapshotSource {
-  /** Receives each engine snapshot the matcher captured. */
-  onSnapshot: ((m: SnapshotMessage) => void) | null;
+  /** Receives each engine snapshot the matcher captured, and each it deferred. */
+  onSnapshot: ((m: SnapshotNews) => void) | null;
   requestSnapshot(): void;
   /** The front has (or will have, at the batch's commit) its part of an on-demand snapshot. */
   snapshotCaptured(): void;
@@ -33,7 +35,7 @@ export interface SnapshotSource {
 import type { ReadModel } from '../read_model/read_model.js';
 import type { MarketData } from '../marketdata/market_data.js';
 import { exportFront, frontBuffers, type FrontState } from './front_state.js';
-import { isStagedEngine, releaseStaged } from '../matcher/engine_staging.js';
+import { releaseStaged } from '../matcher/engine_staging.js';
 import { snapshotFileName } from './snapshot_file.js';
 import type { WriteDone, WriteJob, WriterData } from './writer_worker.js';
 import { componentLog, logSettings } from '../util/log.js';
@@ -47,8 +49,9 @@ export interface SnapshotResult {
   bytes: number;
   state_root: string | null;
   /**
-   * Matcher: the copies of its columns (pack_ms 0), or, when both sets of kept buffers were still
-   * being read, the walk of the state and its msgpackr packing (the matcher's whole pause).
+   * Matcher: its whole pause, the copies of its columns through the post of them to the front (a
+   * cluster matcher's snapshot_capture_ms counts the same). pack_ms: 0 since h31f (the matcher
+   * packed a snapshot due while both kept sets were read; it now defers it).
    */
   capture_ms: number;
   pack_ms: number;
@@ -72,6 +75,8 @@ export interface CoordinatorOptions {
   log?: (m: string) => void;
   /** The writer thread's scheduling priority (config threads.background; absent: left as it is). */
   priority?: ThreadPriority | null;
+  /** Test seam (RINGBOOK_TEST_SNAPSHOT_HOLD_FILE), null in production: writer_worker.ts WriterData.hold_file. */
+  hold_file?: string | null;
 }
 
 /**
@@ -105,6 +110,10 @@ export class SnapshotCoordinator {
   last: SnapshotResult | null = null;
   written = 0;
   dropped = 0;
+  /** Snapshots due that the matcher deferred (both its kept sets still being read): taken later. */
+  deferred = 0;
+  /** Periodic batches whose snapshot the matcher deferred before their commit reached the read model: not captured. */
+  private readonly skipped = new Set<number>();
 
   constructor(o: CoordinatorOptions, live_after: number) {
     this.o = o;
@@ -112,7 +121,7 @@ export class SnapshotCoordinator {
     this.log = o.log ?? ((m) => log.error(m));
     mkdirSync(o.dir, { recursive: true });
     o.link.onSnapshot = (m) => this.onEngine(m);
-    this.writer = new Worker(new URL('./writer_worker.js', import.meta.url), { workerData: { priority: o.priority ?? null, log: logSettings() } satisfies WriterData });
+    this.writer = new Worker(new URL('./writer_worker.js', import.meta.url), { workerData: { priority: o.priority ?? null, log: logSettings(), hold_file: o.hold_file ?? null } satisfies WriterData });
     this.writer.on('message', (d: WriteDone) => this.writer_done?.(d));
     this.writer.on('error', (e) => this.writer_done?.({ ok: false, error: `snapshot writer failed: ${e.message}` }));
     // It must not keep the process alive on its own (a clean stop ends the other threads).
@@ -131,7 +140,8 @@ export class SnapshotCoordinator {
   onBatchCommitted(batch_id: number): void {
     const p = this.pending.get(batch_id);
     // Replayed batches are not snapshotted periodically (the matcher does not capture them).
-    const periodic = batch_id > this.live_after && this.o.every_batches > 0 && batch_id % this.o.every_batches === 0;
+    const periodic = batch_id > this.live_after && this.o.every_batches > 0 && batch_id % this.o.every_batches === 0 &&
+      !this.skipped.delete(batch_id);
     if ((periodic || p !== undefined) && (p === undefined || p.front === null)) this.captureFront(batch_id);
     if (this.pending.has(batch_id)) this.maybeWrite(batch_id);
   }
@@ -170,10 +180,33 @@ export class SnapshotCoordinator {
     this.entry(batch_id).front = { state, zero_balance_leaves: rm.zeroBalanceLeaves(), ms: performance.now() - t0 };
   }
 
-  private onEngine(m: SnapshotMessage): void {
+  private onEngine(m: SnapshotNews): void {
+    if (m.type === 'snapshot_deferred') {
+      this.onDeferred(m.batch_id, m.on_demand);
+      return;
+    }
     this.onEngineMessage(m);
     // The matcher holds its next batch after an on-demand capture until the front has its part.
     if (m.on_demand) this.o.link.snapshotCaptured();
+  }
+
+  /**
+   * The matcher deferred the snapshot due at `n` (both kept sets still being read: writes behind a
+   * slow disk or DA thread). A periodic one's front part is dropped, or not taken when its commit
+   * comes; the matcher's later copy (on demand, at its batch then) gets a front part of its own.
+   * On-demand waiters wait for that copy.
+   */
+  private onDeferred(n: number, on_demand: boolean): void {
+    this.deferred++;
+    log.warn(`ringbook: snapshot at batch ${n} deferred: the matcher's two kept copies are still being written; ` +
+      'it is taken at the first batch after one is free', { batch_id: n });
+    if (on_demand) return;
+    const p = this.pending.get(n);
+    if (p === undefined) {
+      if (this.o.rm.batch_id < n) this.skipped.add(n);
+    } else if (p.engine === null) {
+      this.pending.delete(n);
+    }
   }
 
   private onEngineMessage(m: SnapshotMessage): void {
@@ -253,14 +286,14 @@ export class SnapshotCoordinator {
       this.writer_done = resolve;
       // A staged copy's arrays are shared (the matcher keeps them): not transferred. The writer
       // frees it after its walk; if it failed before, maybeWrite does.
-      const engine_buffers = isStagedEngine(engine.engine) ? [] : [engine.engine.buffer as ArrayBuffer];
-      this.writer.postMessage(job, [...frontBuffers(front.state), ...engine_buffers]);
+      this.writer.postMessage(job, frontBuffers(front.state));
     });
     this.writer_done = null;
     if (!done.ok) throw new Error(done.error);
     const kept = done.kept;
+    const capture_ms = await matcherPauseMs(engine);
     const r: SnapshotResult = {
-      batch_id: n, file, bytes: done.bytes, state_root, capture_ms: engine.capture_ms, pack_ms: engine.pack_ms,
+      batch_id: n, file, bytes: done.bytes, state_root, capture_ms, pack_ms: 0,
       front_ms: front.ms, encode_ms: done.engine_ms + done.pack_ms, write_ms: performance.now() - t0,
     };
     this.last = r;
@@ -279,7 +312,27 @@ export class SnapshotCoordinator {
   }
 }
 
-/** Frees a dropped or written snapshot's staged copy for the matcher's next one (no-op for bytes). */
+// lib ES2022 does not declare Atomics.waitAsync; Node >= 16 has it.
+type WaitAsyncFn = (array: Int32Array, index: number, value: number, timeout_ms?: number) =>
+  | { async: false; value: 'not-equal' | 'timed-out' }
+  | { async: true; value: Promise<'ok' | 'timed-out'> };
+const waitAsync = (Atomics as unknown as { waitAsync: WaitAsyncFn }).waitAsync;
+/** Longest wait for the matcher's pause word (it is stored right after the post: only a preempted thread is late). */
+const PAUSE_WAIT_MS_MAX = 1_000;
+
+/**
+ * The matcher's whole pause for `m` (ms): it stores it right after its post, so it is there long
+ * before the file is written, unless the matcher thread was preempted in between (a loaded
+ * machine: seen here): waited for then; never stored in time, the copies alone.
+ */
+async function matcherPauseMs(m: SnapshotMessage): Promise<number> {
+  const w = waitAsync(m.pause_us, 0, 0, PAUSE_WAIT_MS_MAX);
+  if (w.async) await w.value;
+  const us = Atomics.load(m.pause_us, 0);
+  return us === 0 ? m.copy_ms : us / 1000;
+}
+
+/** Frees a dropped or written snapshot's staged copy for the matcher's next one. */
 function releaseEngine(m: SnapshotMessage | null): void {
-  if (m !== null && isStagedEngine(m.engine)) releaseStaged(m.engine);
+  if (m !== null) releaseStaged(m.engine);
 }

@@ -1,11 +1,13 @@
 // The snapshot writer thread: walks and packs the engine's part (a staged copy of its columns,
-// src/matcher/engine_staging.ts; or bytes the matcher packed itself when its copies were all busy),
+// src/matcher/engine_staging.ts; or bytes, as tests pass it),
 // packs the front's part (the FrontState columns arrive transferred, not copied), encodes the file
 // with its digest, writes it atomically and prunes old snapshots. So the matcher only pays for the
 // copies and the front thread for exporting its read model into columns; the walk, msgpackr,
 // SHA-256 and the disk run here. Posted to one job at a time by the single process's coordinator
 // (src/snapshot/coordinator.ts) and by a cluster matcher (src/cluster/matcher_snapshots.ts, no
 // front part).
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { packFront, type FrontState } from './front_state.js';
 import { stagedEngineBytes, type StagedEngine } from '../matcher/engine_staging.js';
@@ -19,7 +21,18 @@ import { prioritizeBackgroundThread, type ThreadPriority } from '../util/thread_
 export interface WriterData {
   priority: ThreadPriority | null;
   log: LogSettings;
+  /**
+   * Test seam (RINGBOOK_TEST_SNAPSHOT_HOLD_FILE, test/snapshot/server.test.ts), null in production:
+   * while this file exists a job waits before its walk, so the matcher's copy stays held (two
+   * snapshots in flight, deterministically).
+   */
+  hold_file?: string | null;
 }
+
+/** Longest a job waits for the test seam's hold file to go (then it goes on). */
+const HOLD_WAIT_MS_MAX = 60_000;
+/** How often the hold file is looked at. */
+const HOLD_POLL_MS = 5;
 
 export interface WriteJob {
   header: SnapshotHeader;
@@ -50,6 +63,8 @@ answerMemoryQuestions('snapshot_writer');
 port.on('message', (job: WriteJob) => {
   void (async (): Promise<WriteDone> => {
     try {
+      const hold = data?.hold_file ?? null;
+      for (let waited = 0; hold !== null && existsSync(hold) && waited < HOLD_WAIT_MS_MAX; waited += HOLD_POLL_MS) await sleep(HOLD_POLL_MS);
       const t0 = performance.now();
       const engine = job.engine instanceof Uint8Array ? job.engine : stagedEngineBytes(job.engine);
       const te = performance.now();

@@ -41,7 +41,7 @@ function statusOf(): MatcherStatus {
   return {
     node_id: 'm', role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0, mismatches: 0, leader_since_ms: 0,
     batches_cut: 0, store_fault: null, batch_requests: new BatchRequests().counts, resumed_from_batch_id: -1, snapshots_written: 0,
-    snapshot_batch_id: -1, snapshot_capture_ms: 0, requests_purge: requestPurgeStatus(0),
+    snapshot_batch_id: -1, snapshot_capture_ms: 0, snapshots_deferred: 0, requests_purge: requestPurgeStatus(0),
   };
 }
 
@@ -164,6 +164,47 @@ describe('the cluster matcher\'s snapshot pause and stop', () => {
       expect(listSnapshots(dir).map((f) => f.batch_id)).toEqual([1]);
     } finally {
       now_spy.mockRestore();
+      post_spy.mockRestore();
+      await snaps.close();
+    }
+  });
+
+  it('a snapshot due while the kept copy is still read is deferred to the first confirmed batch after it is freed (not passed over)', async () => {
+    const { config, requests: all } = generateSequence(3, 150);
+    const requests = all.filter(recordable);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ringbook-matcher-defer-'));
+    dirs.push(dir);
+    const status = statusOf();
+    const snaps = new MatcherSnapshots({ dir, every_batches: 3, keep: 10 }, 'm', status, config.assets.length);
+    const ex = new ReplayExecutor(config, {});
+    ex.genesis();
+    // The writer thread gets no job until released: the copy of batch 3 stays held, deterministically.
+    const post = Worker.prototype.postMessage;
+    const held: { w: Worker; args: Parameters<Worker['postMessage']> }[] = [];
+    const post_spy = vi.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+      held.push({ w: this, args });
+    });
+    try {
+      const batch = (batch_id: number): void => {
+        const r = ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(batch_id - 1, batch_id)), 1);
+        const h: BatchHeader = { batch_id, time_ms: 1_000 * batch_id, requests_through: batch_id, input_records: 0, state_root: r.state_root, fills_root: '', leader: 'x' };
+        snaps.confirmed(h, batch_id + 1, batch_id, r.state_root, ex);
+      };
+      for (let b = 1; b <= 7; b++) batch(b);
+      expect(held.length, 'batch 3\'s job only').toBe(1);
+      expect(status.snapshots_deferred, 'batch 6 deferred').toBe(1);
+      post_spy.mockRestore();
+      for (const h of held) post.apply(h.w, h.args);
+      await snaps.idle();
+      batch(8);
+      await snaps.idle();
+      expect(listSnapshots(dir).map((f) => f.batch_id).sort((a, b) => a - b), 'batch 6\'s snapshot taken at batch 8').toEqual([3, 8]);
+      expect(readSnapshotFile(listSnapshots(dir)[0].file).state_root).toBe(ex.builder.stateRoot());
+      batch(9);
+      await snaps.idle();
+      expect(listSnapshots(dir).map((f) => f.batch_id).sort((a, b) => a - b), 'then on schedule again').toEqual([3, 8, 9]);
+      expect(status.snapshots_written).toBe(3);
+    } finally {
       post_spy.mockRestore();
       await snaps.close();
     }

@@ -4,9 +4,9 @@
 // walk and packing (captureState + encodeEngine, fixed created_ms); a cluster matcher's file
 // (MatcherSnapshots, zero balance leaves from the copy) equals the old path's too; and the kept
 // buffers are reused, never handed out again while a copy is being read (the copy in flight still
-// holds its own batch's state): with one set (a cluster matcher's) a snapshot due then is passed
-// over; with two (the single process's, h30s) it takes the second, and only one due while both
-// are read is declined (the matcher then packs it itself). The writer thread runs
+// holds its own batch's state): with one set (a cluster matcher's) take() declines then; with two
+// (the single process's, h30s) it takes the second, and only with both read does it decline
+// (takeDue then defers the snapshot: test/snapshot/deferral.test.ts). The writer thread runs
 // from dist/ (`npx tsc` first), as the cluster's MatcherSnapshots starts it from TypeScript source.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -214,7 +214,7 @@ describe('snapshot engine part from kept column copies', () => {
         // Held over the next 10-batch mark (a write still in flight there).
         held = { staged, bytes: new Uint8Array(encodeEngine(ex.matcher.captureState())) };
       } else {
-        expect(staged, `batch ${batch_id}: passed over while a copy is read`).toBeNull();
+        expect(staged, `batch ${batch_id}: declined while a copy is read`).toBeNull();
         passed_over++;
         // The copy in flight still walks to its own batch's bytes, though the engine moved on.
         expect(Buffer.compare(stagedEngineBytes(held.staged), held.bytes), 'the held copy was not overwritten').toBe(0);
@@ -240,7 +240,7 @@ describe('snapshot engine part from kept column copies', () => {
     for (const batch_id of ex.marks) {
       const staged = staging.take(ex.matcher);
       if (held.length === KEPT_SETS_MAX) {
-        // Two snapshots in flight: the caller falls back (the single process's matcher packs this one itself).
+        // Two snapshots in flight: declined (takeDue defers it).
         expect(staged, `batch ${batch_id}: both sets read`).toBeNull();
         declined++;
         // The older one's walk ends (the writer frees its set); the newer stays in flight.
@@ -267,14 +267,14 @@ describe('snapshot engine part from kept column copies', () => {
     expect(() => new EngineStaging(KEPT_SETS_MAX + 1)).toThrow(/sets_max/);
   });
 
-  it('a cluster matcher\'s file (zero balance leaves from the copy) equals the old path\'s, and one due while it is written is passed over', async () => {
+  it('a cluster matcher\'s file (zero balance leaves from the copy) equals the old path\'s, also one due while the last is written', async () => {
     const { config, requests: all } = generateSequence(8, 400);
     const requests = all.filter(recordable);
     const dir = tmp();
     const status: MatcherStatus = {
       node_id: 'm', role: 'standby', batch_id: -1, state_root: '', events_through: 0, requests_through: 0, mismatches: 0, leader_since_ms: 0,
       batches_cut: 0, store_fault: null, batch_requests: new BatchRequests().counts, resumed_from_batch_id: -1, snapshots_written: 0,
-      snapshot_batch_id: -1, snapshot_capture_ms: 0, requests_purge: requestPurgeStatus(0),
+      snapshot_batch_id: -1, snapshot_capture_ms: 0, snapshots_deferred: 0, requests_purge: requestPurgeStatus(0),
     };
     const snaps = new MatcherSnapshots({ dir, every_batches: 1, keep: 1_000 }, 'm', status, config.assets.length);
     const ex = new ReplayExecutor(config, {});
@@ -290,32 +290,41 @@ describe('snapshot engine part from kept column copies', () => {
       in_flight = null;
     };
     let compared = 0;
-    let passed_over = 0;
+    let while_written = 0;
     for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
       const n = Math.min(requests.length - at, 1 + (batch_id % 5));
       const r = ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(at, at + n)), n);
       at += n;
       const h = { batch_id, time_ms: 1_000 * batch_id, requests_through: at, input_records: 0, state_root: r.state_root, fills_root: '', leader: 'x' };
       const written_before = status.snapshots_written;
+      const deferred_before = status.snapshots_deferred;
       snaps.confirmed(h, batch_id + 1, at, r.state_root, ex);
-      if (in_flight !== null) {
-        // Due while the last batch's write is in flight (nothing awaited since): passed over, and
-        // that write still holds the last batch's state though the engine has moved on.
-        await snaps.idle();
-        expect(fs.existsSync(fileOf(batch_id)), `batch ${batch_id}: passed over`).toBe(false);
-        expect(status.snapshots_written).toBe(written_before + 1);
-        check();
-        passed_over++;
-        continue;
-      }
       const state = ex.matcher.captureState();
       const zero_balance_leaves = ex.builder.zeroBalanceLeaves(zeroBalances(state, config.assets.length));
       const engine = new Uint8Array(encodeEngine(state));
       const cluster = { events_through: batch_id + 1, requests_through: at };
       const b = batch_id;
-      in_flight = {
-        batch_id, bytes: (created_ms) => encodeSnapshot({ batch_id: b, batch_time_ms: h.time_ms, state_root: r.state_root, zero_balance_leaves, created_ms, cluster }, engine, null),
+      const now = {
+        batch_id, bytes: (created_ms: number) => encodeSnapshot({ batch_id: b, batch_time_ms: h.time_ms, state_root: r.state_root, zero_balance_leaves, created_ms, cluster }, engine, null),
       };
+      if (in_flight !== null) {
+        // Due while the last batch's write is in flight (nothing awaited since): copied if the
+        // writer thread already walked the last copy (the set is free), else deferred (to the next
+        // batch: every batch is due here). The write in flight still holds the last batch's state
+        // though the engine has moved on, and a copy taken meanwhile is written after it.
+        await snaps.idle();
+        check();
+        const taken = fs.existsSync(fileOf(batch_id));
+        expect(status.snapshots_written).toBe(written_before + (taken ? 2 : 1));
+        expect(status.snapshots_deferred, `batch ${batch_id}: taken or deferred`).toBe(deferred_before + (taken ? 0 : 1));
+        if (taken) {
+          in_flight = now;
+          check();
+        }
+        while_written++;
+        continue;
+      }
+      in_flight = now;
       // Every third write is left in flight over the next batch.
       if (batch_id % 3 !== 0) {
         await snaps.idle();
@@ -326,7 +335,7 @@ describe('snapshot engine part from kept column copies', () => {
     check();
     await snaps.close();
     expect(compared).toBeGreaterThan(40);
-    expect(passed_over).toBeGreaterThan(10);
+    expect(while_written).toBeGreaterThan(10);
     expect(status.snapshots_written).toBe(compared);
   });
 });
