@@ -13,7 +13,7 @@
 // endpoint, in the RPC test, a loopback proxy to it that the test takes down and brings back:
 // failing_endpoint.ts). The DA stores and the event stream's newest batch are stand-ins, so that
 // the test decides what each role computed and how far each is. Which failures count for
-// rpc_failing: rpc_answers.test.ts.
+// rpc_failing: rpc_answers.test.ts; its timing and status on the test clock: poster_hand_over.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
@@ -355,7 +355,8 @@ describe('the settlement poster lease handed over', () => {
       await postedThrough(dev, 6);
       await quietRounds();
       expect(d1.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 2, roots_posted_batch_id: 6 });
-      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
+      // Nothing of its failure left as if current (before, h31s: last_error kept "fetch failed").
+      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null, last_error: null, last_error_at_ms: null });
       expect(await holderNow()).toBe('d1');
       expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
     } finally {
