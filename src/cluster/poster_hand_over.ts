@@ -38,13 +38,15 @@ export const BEHIND_GAIN_BATCHES_PER_S_MIN = 1;
 /**
  * How long every round of a holder may fail on its RPC endpoint (no connection, no answer within
  * RPC_TIMEOUT_MS, HTTP 429 or 5xx, a provider's "internal error": rpc.ts isEndpointFailure) before
- * it hands the lease over, from the start of the spell's first failed round. Longer than
+ * it hands the lease over, from the spell's first failed round's start (RoundEnd). Longer than
  * an Ethereum node's restart or a network blip (seconds), which a hand-over would only turn into a
  * takeover's extra reads; shorter than roots may wait without an operator noticing (withdrawal
  * signatures wait for them; a minute is the order operators page at). Counted per holding spell,
  * so that when every DA role's endpoint fails the lease moves at most once per bound. Counted from
- * the first failed round's start, not its end (before, 2026-11-29 h31s): an endpoint that hangs
- * fails a round only at RPC_TIMEOUT_MS, so the holder stepped out ~40 s after the hang.
+ * the first failed round's start (or its last answered call, if later), not its end (before,
+ * 2026-11-29 h31s): an endpoint that hangs fails a round only at RPC_TIMEOUT_MS, so the holder
+ * stepped out ~40 s after the hang. Not from the round's start alone: a round that waited 60 s for
+ * a receipt, answered all along, would hand over at its first failed call.
  */
 export const RPC_FAIL_YIELD_MS_DEFAULT = 30_000;
 /**
@@ -69,8 +71,11 @@ export type LeaseYield = 'stopped_at_mismatch' | 'chain_differs' | 'behind' | 'r
 
 /** How the poster's round ended, as the hand-over reads it. */
 export interface RoundEnd {
-  /** When the round started, on the hand-over's clock (PosterHandOver.now). */
-  started_ms: number;
+  /**
+   * Since when the round got no answer, on the hand-over's clock (PosterHandOver.now): its start,
+   * or its last call the endpoint answered if later. The rpc_failing window starts here.
+   */
+  unanswered_since_ms: number;
   /** The round failed on the RPC endpoint (rpc.ts isEndpointFailure); false for a standby's round. */
   endpoint_failed: boolean;
 }
@@ -245,7 +250,7 @@ export class PosterHandOver {
       this.failing_since_ms = null;
       return false;
     }
-    this.failing_since_ms ??= round.started_ms;
+    this.failing_since_ms ??= round.unanswered_since_ms;
     const failing_ms = now - this.failing_since_ms;
     if (failing_ms < this.rpcFailYieldMs()) return false;
     this.failing_since_ms = null;
@@ -256,7 +261,7 @@ export class PosterHandOver {
     return true;
   }
 
-  /** The hand-over's monotonic clock in ms (RoundEnd.started_ms is read from it). */
+  /** The hand-over's monotonic clock in ms (RoundEnd.unanswered_since_ms is read from it). */
   now(): number {
     return this.o.now_ms === undefined ? performance.now() : this.o.now_ms();
   }

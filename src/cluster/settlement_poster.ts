@@ -202,6 +202,8 @@ export class SettlementPoster {
   private stopped = false;
   /** When this role hands the poster lease over (null: no lease). */
   private readonly hand_over: PosterHandOver | null;
+  /** When the endpoint last answered a call (the hand-over's clock; -inf: never). */
+  private answered_ms = Number.NEGATIVE_INFINITY;
   readonly status: SettlementPosterStatus = {
     poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0,
     shares_received: 0, shares_refused: 0, share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1,
@@ -212,7 +214,9 @@ export class SettlementPoster {
   constructor(private readonly o: SettlementPosterOptions) {
     const s = o.settings;
     if (s.rpc_url === null) throw new Error('the settlement poster needs settlement.rpc_url');
-    const rpc = new JsonRpc(s.rpc_url);
+    const rpc = new JsonRpc(s.rpc_url, () => {
+      this.answered_ms = this.hand_over?.now() ?? 0;
+    });
     this.poster = new RootsPoster({
       contract: new SettlementContract(rpc, s.contract),
       roots: o.roots,
@@ -257,14 +261,16 @@ export class SettlementPoster {
    * never thrown. A standby's round only notes where it stands: no RPC call, no batch request.
    */
   async round(): Promise<void> {
-    // The rpc_failing bound counts from the first failed round's start (a hung endpoint fails a round only at its timeout).
+    // The rpc_failing window starts when the round's endpoint went unanswered: its start, or its
+    // last answer if later (a hung endpoint fails a round only at its timeout; a long receipt
+    // wait is answered all along).
     const started_ms = this.hand_over?.now() ?? 0;
     const holding = this.holding();
     this.status.poster_lease = holding ? 'held' : 'standby';
     this.status.poster_takeovers = this.o.lease?.takeovers ?? 0;
     if (!holding) {
       this.noteStop();
-      await this.hand_over?.afterRound({ started_ms, endpoint_failed: false });
+      await this.hand_over?.afterRound({ unanswered_since_ms: started_ms, endpoint_failed: false });
       return;
     }
     const failing = this.status.last_error;
@@ -290,7 +296,7 @@ export class SettlementPoster {
     }
     // After the round's transaction (if any) was answered: none of this role's is in flight when
     // it hands the lease over, which another role may take at once.
-    await this.hand_over?.afterRound({ started_ms, endpoint_failed });
+    await this.hand_over?.afterRound({ unanswered_since_ms: Math.max(started_ms, this.answered_ms), endpoint_failed });
   }
 
   /**

@@ -131,7 +131,11 @@ export const TX_GAS_LIMIT = 6_000_000n;
 
 export class JsonRpc {
   private next_id = 1;
-  constructor(readonly url: string) {}
+  /**
+   * `on_answer`: called after each call the endpoint answered with a result (the cluster poster
+   * starts its rpc_failing window after a round's last answer, not at the round's start).
+   */
+  constructor(readonly url: string, private readonly on_answer: () => void = () => {}) {}
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
     try {
@@ -154,6 +158,7 @@ export class JsonRpc {
     if (res.status >= HTTP_SERVER_ERROR_MIN || res.status === HTTP_TOO_MANY_REQUESTS) throw await failedAnswerError(res);
     const body = JSON.parse(await readAnswer(res, RPC_ANSWER_BYTES_MAX)) as RpcBody<T>;
     if (body.error !== undefined) throw new RpcError(body.error.message, body.error.code, body.error.data ?? null);
+    this.on_answer();
     return body.result as T;
   }
 

@@ -64,7 +64,7 @@ async function yieldedAt(p: Pace): Promise<number | null> {
   }, s);
   for (let bound = 1; bound <= p.bounds; bound++) {
     for (let r = 0; r < ROUNDS_PER_BOUND; r++) {
-      await h.afterRound({ started_ms: clock_ms, endpoint_failed: false });
+      await h.afterRound({ unanswered_since_ms: clock_ms, endpoint_failed: false });
       if (lease.withdrawn !== null) {
         expect(s).toMatchObject({ lease_yielded: 'behind', poster_lease: 'standby', stream_batch_id: newest });
         return bound;
@@ -158,6 +158,22 @@ describe('the rpc_failing rule on the test clock: a SettlementPoster whose endpo
     expect(out_ms).toBeLessThan(RPC_FAIL_YIELD_MS_DEFAULT + RPC_TIMEOUT_MS);
     expect(p.status).toMatchObject({ lease_yielded: 'rpc_failing', poster_lease: 'standby' });
     expect(lease.withdrawn).toMatch(/every round failed on its RPC endpoint for 32000 ms \(the RPC endpoint answered HTTP 504\)/);
+  });
+
+  it('a round answered for longer than the bound (a long receipt wait) that then fails is not handed over at once: the window starts at its last answer', async () => {
+    const answered_ms = RPC_FAIL_YIELD_MS_DEFAULT + RPC_TIMEOUT_MS;
+    const c = await Clocked.start({ status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x' + '5'.padStart(64, '0') }) });
+    // The first call (lastBatchId) is answered at 40 s; every later one gets a 503.
+    let calls = 0;
+    c.e.on_call = () => {
+      if (calls++ === 0) c.clock_ms += answered_ms;
+      else c.e.mode = HTTP_503_PAGE;
+    };
+    const lease = new TestLease();
+    const p = posterOn(c, lease);
+    const out_ms = await roundsUntil(p, c, () => lease.withdrawn !== null, RPC_FAIL_YIELD_MS_DEFAULT / POLL_MS + 2);
+    expect(out_ms - answered_ms).toBeGreaterThanOrEqual(RPC_FAIL_YIELD_MS_DEFAULT);
+    expect(p.status).toMatchObject({ lease_yielded: 'rpc_failing', last_error: 'the RPC endpoint answered HTTP 503' });
   });
 
   it('a role out for rpc_failing shows since when, and its endpoint\'s state as its probes find it: no stale error', async () => {
