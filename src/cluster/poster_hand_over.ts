@@ -38,15 +38,15 @@ export const BEHIND_GAIN_BATCHES_PER_S_MIN = 1;
 /**
  * How long every round of a holder may fail on its RPC endpoint (no connection, no answer within
  * RPC_TIMEOUT_MS, HTTP 429 or 5xx, a provider's "internal error": rpc.ts isEndpointFailure) before
- * it hands the lease over, from the spell's first failed round's start (RoundEnd). Longer than
- * an Ethereum node's restart or a network blip (seconds), which a hand-over would only turn into a
- * takeover's extra reads; shorter than roots may wait without an operator noticing (withdrawal
- * signatures wait for them; a minute is the order operators page at). Counted per holding spell,
- * so that when every DA role's endpoint fails the lease moves at most once per bound. Counted from
- * the first failed round's start (or its last answered call, if later), not its end (before,
- * 2026-11-29 h31s): an endpoint that hangs fails a round only at RPC_TIMEOUT_MS, so the holder
- * stepped out ~40 s after the hang. Not from the round's start alone: a round that waited 60 s for
- * a receipt, answered all along, would hand over at its first failed call.
+ * it hands the lease over. Longer than an Ethereum node's restart or a network blip (seconds),
+ * which a hand-over would only turn into a takeover's extra reads; shorter than roots may wait
+ * without an operator noticing (withdrawal signatures wait for them; a minute is the order
+ * operators page at). Counted per holding spell, so that when every DA role's endpoint fails the
+ * lease moves at most once per bound. Counted from the first failed round's start (or its last
+ * answered call, if later: RoundEnd), not its end (before, 2026-11-29 h31s): an endpoint that hangs
+ * fails a round only at RPC_TIMEOUT_MS, so the holder stepped out ~40 s after the hang. Not from
+ * the round's start alone: a round that waited 60 s for a receipt, answered all along, would hand
+ * over at its first failed call.
  */
 export const RPC_FAIL_YIELD_MS_DEFAULT = 30_000;
 /**
