@@ -37,11 +37,16 @@ export const BEHIND_GAIN_BATCHES_PER_S_MIN = 1;
 
 /**
  * How long every round of a holder may fail on its RPC endpoint (no connection, no answer within
- * RPC_TIMEOUT_MS, HTTP 5xx: rpc.ts isEndpointFailure) before it hands the lease over. Longer than
- * an Ethereum node's restart or a network blip (seconds), which a hand-over would only turn into a
- * takeover's extra reads; shorter than roots may wait without an operator noticing (withdrawal
- * signatures wait for them; a minute is the order operators page at). Counted per holding spell,
- * so that when every DA role's endpoint fails the lease moves at most once per bound.
+ * RPC_TIMEOUT_MS, HTTP 429 or 5xx, a provider's "internal error": rpc.ts isEndpointFailure) before
+ * it hands the lease over. Longer than an Ethereum node's restart or a network blip (seconds),
+ * which a hand-over would only turn into a takeover's extra reads; shorter than roots may wait
+ * without an operator noticing (withdrawal signatures wait for them; a minute is the order
+ * operators page at). Counted per holding spell, so that when every DA role's endpoint fails the
+ * lease moves at most once per bound. Counted from the first failed round's start (or its last
+ * answered call, if later: RoundEnd), not its end (before, 2026-11-29 h31s): an endpoint that hangs
+ * fails a round only at RPC_TIMEOUT_MS, so the holder stepped out ~40 s after the hang. Not from
+ * the round's start alone: a round that waited 60 s for a receipt, answered all along, would hand
+ * over at its first failed call.
  */
 export const RPC_FAIL_YIELD_MS_DEFAULT = 30_000;
 /**
@@ -66,6 +71,11 @@ export type LeaseYield = 'stopped_at_mismatch' | 'chain_differs' | 'behind' | 'r
 
 /** How the poster's round ended, as the hand-over reads it. */
 export interface RoundEnd {
+  /**
+   * Since when the round got no answer, on the hand-over's clock (PosterHandOver.now): its start,
+   * or its last call the endpoint answered if later. The rpc_failing window starts here.
+   */
+  unanswered_since_ms: number;
   /** The round failed on the RPC endpoint (rpc.ts isEndpointFailure); false for a standby's round. */
   endpoint_failed: boolean;
 }
@@ -77,9 +87,16 @@ export interface HandOverStatus {
   stopped_at_mismatch_batch_id: number | null;
   chain_differs_batch_id: number | null;
   lease_yielded: LeaseYield | null;
+  /** When this role stepped out (epoch ms; null while it takes part). */
+  lease_yielded_at_ms: number | null;
   stream_batch_id: number;
-  /** The last round's error (named in the rpc_failing hand-over's log line). */
+  /**
+   * The last round's error (named in the rpc_failing hand-over's log line); while out for
+   * rpc_failing, the last probe's; null once a round succeeds or the endpoint answers a probe.
+   */
   last_error: string | null;
+  /** When last_error was last seen (epoch ms): a round or probe that failed with it. */
+  last_error_at_ms: number | null;
 }
 
 export interface HandOverOptions {
@@ -161,11 +178,25 @@ export class PosterHandOver {
       await this.yieldWhenRpcFailing(round);
       return;
     }
-    s.lease_yielded = stop;
-    await lease.withdraw(stop === 'chain_differs'
+    await this.stepOut(stop, stop === 'chain_differs'
       ? `the contract's roots of batch ${s.chain_differs_batch_id} are not this role's; a DA role whose history is the chain's may post`
       : `stopped at batch ${s.stopped_at_mismatch_batch_id} (its roots differ from the leader's header); a DA role whose roots agree may post`);
+  }
+
+  /** Hands the lease over (status: why and since when). */
+  private async stepOut(why: LeaseYield, message: string): Promise<void> {
+    const s = this.s;
+    s.lease_yielded = why;
+    s.lease_yielded_at_ms = Date.now();
+    await this.o.lease.withdraw(message);
     s.poster_lease = 'standby';
+  }
+
+  /** Takes part again (status: no longer out). */
+  private rejoin(message: string): void {
+    this.s.lease_yielded = null;
+    this.s.lease_yielded_at_ms = null;
+    this.o.lease.rejoin(message);
   }
 
   /** Takes part again once what made this role step out is over: caught up (behind), its endpoint answering (rpc_failing). */
@@ -173,16 +204,21 @@ export class PosterHandOver {
     const s = this.s;
     if (s.lease_yielded === 'behind') {
       if (this.o.latest() < s.stream_batch_id) return;
-      s.lease_yielded = null;
-      this.o.lease.rejoin(`caught up (postable through batch ${s.stream_batch_id})`);
+      this.rejoin(`caught up (postable through batch ${s.stream_batch_id})`);
       return;
     }
     if (s.lease_yielded !== 'rpc_failing' || !(await this.probeAnswers())) return;
-    s.lease_yielded = null;
-    this.o.lease.rejoin('its RPC endpoint answers again (eth_blockNumber)');
+    // The error it stepped out for is over: shown on, it would read as the endpoint's state.
+    s.last_error = null;
+    s.last_error_at_ms = null;
+    this.rejoin('its RPC endpoint answers again (eth_blockNumber)');
   }
 
-  /** Whether the endpoint answered a probe now; false also when the last probe was too recent. */
+  /**
+   * Whether the endpoint answered a probe now; false also when the last probe was too recent. A
+   * failed probe's error is the status's last_error, with its time: the endpoint's state now, not
+   * the round's error from when this role stepped out (before, 2026-11-29 h31s, that one stayed).
+   */
   private async probeAnswers(): Promise<boolean> {
     const now = this.now();
     if (now - this.probed_at_ms < this.rpcFailYieldMs() / RPC_PROBES_PER_BOUND) return false;
@@ -190,7 +226,12 @@ export class PosterHandOver {
     try {
       await this.o.probe_endpoint();
       return true;
-    } catch {
+    } catch (e) {
+      const s = this.s;
+      const message = (e as Error).message;
+      if (message !== s.last_error) log.warn(`ringbook da ${this.o.node_id}: settlement poster: its RPC endpoint still fails (${message})`);
+      s.last_error = message;
+      s.last_error_at_ms = Date.now();
       return false;
     }
   }
@@ -209,21 +250,19 @@ export class PosterHandOver {
       this.failing_since_ms = null;
       return false;
     }
-    this.failing_since_ms ??= now;
+    this.failing_since_ms ??= round.unanswered_since_ms;
     const failing_ms = now - this.failing_since_ms;
     if (failing_ms < this.rpcFailYieldMs()) return false;
-    const s = this.s;
-    s.lease_yielded = 'rpc_failing';
     this.failing_since_ms = null;
     this.behind = null;
     this.probed_at_ms = now;
-    await this.o.lease.withdraw(`every round failed on its RPC endpoint for ${Math.round(failing_ms)} ms (${s.last_error ?? 'no error'}); ` +
-      'a DA role whose endpoint works may post; takes part again once its endpoint answers');
-    s.poster_lease = 'standby';
+    await this.stepOut('rpc_failing', `every round failed on its RPC endpoint for ${Math.round(failing_ms)} ms ` +
+      `(${this.s.last_error ?? 'no error'}); a DA role whose endpoint works may post; takes part again once its endpoint answers`);
     return true;
   }
 
-  private now(): number {
+  /** The hand-over's monotonic clock in ms (RoundEnd.unanswered_since_ms is read from it). */
+  now(): number {
     return this.o.now_ms === undefined ? performance.now() : this.o.now_ms();
   }
 
@@ -285,13 +324,10 @@ export class PosterHandOver {
   }
 
   private async yieldBehind(latest: number, newest: number, gained: number): Promise<void> {
-    const s = this.s;
-    s.lease_yielded = 'behind';
-    s.stream_batch_id = newest;
+    this.s.stream_batch_id = newest;
     this.behind = null;
-    await this.o.lease.withdraw(`postable through batch ${latest} while the event stream holds batch ${newest}, ` +
+    await this.stepOut('behind', `postable through batch ${latest} while the event stream holds batch ${newest}, ` +
       `gaining ${gained} batches on it in ${this.behindYieldMs()} ms (at least ${this.gainMin()} needed); takes part again once through it`);
-    s.poster_lease = 'standby';
   }
 
   /** The stream's newest batch (status), null when it could not be read (logged when it changes). */

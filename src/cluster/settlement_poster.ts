@@ -141,13 +141,22 @@ export interface SettlementPosterStatus {
    * than BEHIND_GAIN_BATCHES_PER_S_MIN over behind_yield_ms (stuck or trickling; a replay keeps
    * the lease); it takes part again once it reaches that batch.
    * 'rpc_failing': every round of its holding spell failed on its RPC endpoint (no connection, no
-   * answer, HTTP 5xx; not a revert) for rpc_fail_yield_ms; it takes part again once the endpoint
-   * answers eth_blockNumber (asked every tenth of the bound).
+   * answer, HTTP 429 or 5xx, a provider's "internal error"; not a revert) for rpc_fail_yield_ms
+   * from the first failed round's start; it takes part again once the endpoint answers
+   * eth_blockNumber (asked every tenth of the bound).
    */
   lease_yielded: LeaseYield | null;
+  /** When it stepped out (epoch ms; null while it takes part). */
+  lease_yielded_at_ms: number | null;
   /** The event stream's newest batch as the holder last read it (-1: not read; a standby reads none). */
   stream_batch_id: number;
+  /**
+   * The last failed round's error; while out for rpc_failing, the last failed probe's (the
+   * endpoint's state now). Null once a round succeeds or the endpoint answers a probe again.
+   */
   last_error: string | null;
+  /** When last_error was last seen (epoch ms; null with it): a stale one shows its age. */
+  last_error_at_ms: number | null;
 }
 
 /** The roots the poster takes, as the DA role wires them (LeaderCheckedRoots, checked_roots.ts). */
@@ -193,16 +202,21 @@ export class SettlementPoster {
   private stopped = false;
   /** When this role hands the poster lease over (null: no lease). */
   private readonly hand_over: PosterHandOver | null;
+  /** When the endpoint last answered a call (the hand-over's clock; -inf: never). */
+  private answered_ms = Number.NEGATIVE_INFINITY;
   readonly status: SettlementPosterStatus = {
     poster_lease: 'standby', poster_takeovers: 0, roots_posted_batch_id: -1, forced_processed: -1, batch_requests: 0,
     shares_received: 0, shares_refused: 0, share_entries_ignored: 0, forced_remembered: 0, postable_batch_id: -1,
-    stopped_at_mismatch_batch_id: null, chain_differs_batch_id: null, lease_yielded: null, stream_batch_id: -1, last_error: null,
+    stopped_at_mismatch_batch_id: null, chain_differs_batch_id: null, lease_yielded: null, lease_yielded_at_ms: null, stream_batch_id: -1,
+    last_error: null, last_error_at_ms: null,
   };
 
   constructor(private readonly o: SettlementPosterOptions) {
     const s = o.settings;
     if (s.rpc_url === null) throw new Error('the settlement poster needs settlement.rpc_url');
-    const rpc = new JsonRpc(s.rpc_url);
+    const rpc = new JsonRpc(s.rpc_url, () => {
+      this.answered_ms = this.hand_over?.now() ?? 0;
+    });
     this.poster = new RootsPoster({
       contract: new SettlementContract(rpc, s.contract),
       roots: o.roots,
@@ -247,12 +261,16 @@ export class SettlementPoster {
    * never thrown. A standby's round only notes where it stands: no RPC call, no batch request.
    */
   async round(): Promise<void> {
+    // The rpc_failing window starts when the round's endpoint went unanswered: its start, or its
+    // last answer if later (a hung endpoint fails a round only at its timeout; a long receipt
+    // wait is answered all along).
+    const started_ms = this.hand_over?.now() ?? 0;
     const holding = this.holding();
     this.status.poster_lease = holding ? 'held' : 'standby';
     this.status.poster_takeovers = this.o.lease?.takeovers ?? 0;
     if (!holding) {
       this.noteStop();
-      await this.hand_over?.afterRound({ endpoint_failed: false });
+      await this.hand_over?.afterRound({ unanswered_since_ms: started_ms, endpoint_failed: false });
       return;
     }
     const failing = this.status.last_error;
@@ -261,11 +279,13 @@ export class SettlementPoster {
       await this.poster.post();
       if (failing !== null) log.info(`ringbook da ${this.o.node_id}: settlement poster: working again (after: ${failing})`);
       this.status.last_error = null;
+      this.status.last_error_at_ms = null;
     } catch (e) {
       const message = (e as Error).message;
       endpoint_failed = isEndpointFailure(e);
       if (message !== failing) log.error(`ringbook da ${this.o.node_id}: settlement poster: ${message}`);
       this.status.last_error = message;
+      this.status.last_error_at_ms = Date.now();
     } finally {
       const p = this.poster;
       this.status.roots_posted_batch_id = p.posted_batch_id;
@@ -276,7 +296,7 @@ export class SettlementPoster {
     }
     // After the round's transaction (if any) was answered: none of this role's is in flight when
     // it hands the lease over, which another role may take at once.
-    await this.hand_over?.afterRound({ endpoint_failed });
+    await this.hand_over?.afterRound({ unanswered_since_ms: Math.max(started_ms, this.answered_ms), endpoint_failed });
   }
 
   /**

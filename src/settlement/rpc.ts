@@ -7,8 +7,11 @@ import { hexToBytes } from '../da/hex.js';
 import { addressFromPrivateKey, parsePrivateKey } from '../auth/sign.js';
 import type { ContractAbi } from './abi_codec.js';
 
+const HTTP_OK = 200;
+
 export class RpcError extends Error {
-  constructor(message: string, readonly code: number, readonly data: string | null) {
+  /** `http_status`: the answer's HTTP status (200, or the 429/5xx a JSON-RPC error came with). */
+  constructor(message: string, readonly code: number, readonly data: string | null, readonly http_status = HTTP_OK) {
     super(message);
   }
 }
@@ -21,9 +24,10 @@ export class RevertError extends Error {
 }
 
 /**
- * The endpoint answered with an HTTP server error (5xx) and no JSON-RPC error in the body: a proxy
- * or load balancer whose node is down, an overloaded provider. Before (2026-11-29) such an answer
- * surfaced as the body's JSON parse error (an HTML page) or as an undefined result.
+ * The endpoint answered with an HTTP server error (5xx) or "too many requests" (429) and no
+ * JSON-RPC error in the body: a proxy or load balancer whose node is down, an overloaded or
+ * rate-limiting provider. Before (2026-11-29) such an answer surfaced as the body's JSON parse
+ * error (an HTML page) or as an undefined result.
  */
 export class RpcHttpError extends Error {
   constructor(readonly http_status: number) {
@@ -31,19 +35,62 @@ export class RpcHttpError extends Error {
   }
 }
 
+/**
+ * The endpoint's answer was longer than its limit (RPC_ANSWER_BYTES_MAX; RPC_ERROR_BODY_BYTES_MAX
+ * for a 429/5xx's body): read no further, so a broken or hostile endpoint streaming without end
+ * cannot grow this process's memory.
+ */
+export class RpcAnswerTooLargeError extends Error {
+  constructor(readonly bytes_max: number) {
+    super(`the RPC endpoint's answer is longer than ${bytes_max} bytes; not read further`);
+  }
+}
+
 /** undici's TypeError when no answer came (refused, reset, unknown host); a timeout is a TimeoutError. */
 const FETCH_FAILED_MESSAGE = 'fetch failed';
 /** HTTP statuses from here on are the server's failure, not the request's. */
 const HTTP_SERVER_ERROR_MIN = 500;
+/** "Too many requests": a provider's rate limit, the endpoint refusing to serve now. */
+const HTTP_TOO_MANY_REQUESTS = 429;
+/**
+ * JSON-RPC error codes that say the endpoint could not serve the call, whatever the call: -32603
+ * "internal error" (JSON-RPC 2.0), -32002 "resource unavailable" and -32005 "limit exceeded"
+ * (EIP-1474; a provider's rate limit or quota). The node's verdict on the call itself (a revert,
+ * code 3; -32000 "nonce too low", "insufficient funds"; -32003 "transaction rejected"; -32602
+ * "invalid params") is not: another endpoint would say the same.
+ */
+const ENDPOINT_ERROR_CODES: ReadonlySet<number> = new Set([-32603, -32002, -32005]);
+/**
+ * Largest answer read from an endpoint. The biggest this code asks for is an eth_getLogs over
+ * settlement.logs_blocks_max blocks, which providers cap at 10,000 logs (~1 KB of JSON each: ~10
+ * MB); the poster's calls answer in bytes. Three times that, so no honest answer comes near.
+ */
+export const RPC_ANSWER_BYTES_MAX = 32 * 1024 * 1024;
+/**
+ * Largest body read from an error answer (429, 5xx): a JSON-RPC error or a proxy's error page fits
+ * in a few KB; past this the status is all there is.
+ */
+export const RPC_ERROR_BODY_BYTES_MAX = 64 * 1024;
+const REVERT_MESSAGE = /revert/i;
+
+/** Whether a JSON-RPC error says the call reverted (code 3, or a node that says so only in its message: Hardhat's -32603). */
+function isRevert(e: RpcError): boolean {
+  return e.code === 3 || REVERT_MESSAGE.test(e.message);
+}
 
 /**
  * Whether `e` says the endpoint did not serve the call: no connection (refused, reset), no answer
- * within RPC_TIMEOUT_MS, or an HTTP 5xx. Not a revert, nor any JSON-RPC error the node answered:
+ * within RPC_TIMEOUT_MS, an answer longer than RPC_ANSWER_BYTES_MAX, HTTP 429 (rate limited)
+ * whatever its body, HTTP 5xx without a JSON-RPC error, or a JSON-RPC error whose code says the
+ * endpoint failed (ENDPOINT_ERROR_CODES: "internal error", "limit exceeded") unless it is a revert.
+ * Not a revert, nor the node's verdict on the call (a nonce too low), on whatever status it came:
  * another endpoint would say the same (src/cluster/poster_hand_over.ts hands the poster lease over
- * on the former only).
+ * on the former only). Before (2026-11-29, h31s), a 429 and a 5xx carrying a JSON-RPC error body
+ * ("internal error") did not count.
  */
 export function isEndpointFailure(e: unknown): boolean {
-  if (e instanceof RpcHttpError || isUnanswered(e)) return true;
+  if (e instanceof RpcHttpError || e instanceof RpcAnswerTooLargeError || isUnanswered(e)) return true;
+  if (e instanceof RpcError) return e.http_status === HTTP_TOO_MANY_REQUESTS || (ENDPOINT_ERROR_CODES.has(e.code) && !isRevert(e));
   return (e as { name?: unknown } | null)?.name === 'AbortError';
 }
 
@@ -84,7 +131,11 @@ export const TX_GAS_LIMIT = 6_000_000n;
 
 export class JsonRpc {
   private next_id = 1;
-  constructor(readonly url: string) {}
+  /**
+   * `on_answer`: called after each call the endpoint answered with a result (the cluster poster
+   * starts its rpc_failing window after a round's last answer, not at the round's start).
+   */
+  constructor(readonly url: string, private readonly on_answer: () => void = () => {}) {}
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
     try {
@@ -104,9 +155,10 @@ export class JsonRpc {
       body: JSON.stringify({ jsonrpc: '2.0', id: this.next_id++, method, params }),
       signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
     });
-    if (res.status >= HTTP_SERVER_ERROR_MIN) throw await serverError(res);
-    const body = (await res.json()) as RpcBody<T>;
+    if (res.status >= HTTP_SERVER_ERROR_MIN || res.status === HTTP_TOO_MANY_REQUESTS) throw await failedAnswerError(res);
+    const body = JSON.parse(await readAnswer(res, RPC_ANSWER_BYTES_MAX)) as RpcBody<T>;
     if (body.error !== undefined) throw new RpcError(body.error.message, body.error.code, body.error.data ?? null);
+    this.on_answer();
     return body.result as T;
   }
 
@@ -131,7 +183,7 @@ export class JsonRpc {
     try {
       return await this.call<string>('eth_call', [{ to, data, from, value: hexQ(value) }, 'latest']);
     } catch (e) {
-      if (e instanceof RpcError && (e.code === 3 || /revert/i.test(e.message))) {
+      if (e instanceof RpcError && isRevert(e)) {
         throw new RevertError(e.data !== null && abi !== null ? abi.errorName(e.data) : null, e.data);
       }
       throw e;
@@ -174,17 +226,49 @@ interface RpcBody<T> {
   error?: { code: number; message: string; data?: string };
 }
 
-/** A 5xx answer's error: the node's JSON-RPC error when the body holds one (a revert stays a revert), else RpcHttpError. */
-async function serverError(res: Response): Promise<Error> {
+/**
+ * A 429 or 5xx answer's error: the node's JSON-RPC error when the body holds one (a revert stays a
+ * revert; its HTTP status kept for isEndpointFailure), else RpcHttpError.
+ */
+async function failedAnswerError(res: Response): Promise<Error> {
   let body: RpcBody<unknown> | null = null;
   try {
-    body = JSON.parse(await res.text()) as RpcBody<unknown> | null;
+    body = JSON.parse(await readAnswer(res, RPC_ERROR_BODY_BYTES_MAX)) as RpcBody<unknown> | null;
   } catch {
-    // Not JSON (a proxy's error page): the status is all there is.
+    // Not JSON (a proxy's error page), or longer than an error body: the status is all there is.
   }
   const err = body?.error;
-  if (typeof err === 'object' && err !== null && typeof err.message === 'string') return new RpcError(err.message, err.code, err.data ?? null);
+  if (typeof err === 'object' && err !== null && typeof err.message === 'string') {
+    return new RpcError(`${err.message} (HTTP ${res.status})`, err.code, err.data ?? null, res.status);
+  }
   return new RpcHttpError(res.status);
+}
+
+/**
+ * The answer's body as text, at most `bytes_max` bytes: a longer one (by its Content-Length, or as
+ * it streams) is cancelled there and throws RpcAnswerTooLargeError. Before (2026-11-29, h31s),
+ * res.json() and res.text() read whatever came until RPC_TIMEOUT_MS.
+ */
+async function readAnswer(res: Response, bytes_max: number): Promise<string> {
+  if (res.body === null) return '';
+  if (Number(res.headers.get('content-length') ?? 0) > bytes_max) {
+    await res.body.cancel();
+    throw new RpcAnswerTooLargeError(bytes_max);
+  }
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > bytes_max) {
+      await reader.cancel();
+      throw new RpcAnswerTooLargeError(bytes_max);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function hexQ(n: number | bigint): string {

@@ -10,11 +10,10 @@
 // Real parts: a 3-node JetStream cluster (nats-server) holding the lease bucket, two real
 // SettlementPosterLease + SettlementPoster pairs running on their own timers, LeaderCheckedRoots,
 // and the in-process EVM behind its JSON-RPC shim with the Settlement contract (each role's own
-// endpoint, in the RPC test, a loopback proxy to it that the test takes down and brings back). The DA stores and
-// the event stream's newest batch are stand-ins, so that the test decides what each role computed
-// and how far each is.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// endpoint, in the RPC test, a loopback proxy to it that the test takes down and brings back:
+// failing_endpoint.ts). The DA stores and the event stream's newest batch are stand-ins, so that
+// the test decides what each role computed and how far each is. Which failures count for
+// rpc_failing: rpc_answers.test.ts; its timing and status on the test clock: poster_hand_over.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
@@ -23,8 +22,8 @@ import { LocalNatsCluster } from '../../src/cluster/local_nats.js';
 import { LeaderCheckedRoots, type BatchRootsPair } from '../../src/cluster/checked_roots.js';
 import { SettlementPosterLease } from '../../src/cluster/lease.js';
 import { SettlementPoster, type SettlementPosterOptions } from '../../src/cluster/settlement_poster.js';
-import { isEndpointFailure, RevertError, RpcError, RpcHttpError } from '../../src/settlement/rpc.js';
 import { CHAIN_ID, devSettlement, OPERATOR_KEY, type DevSettlement } from './dev_chain.js';
+import { FailingEndpoint, HTTP_503_PAGE } from './failing_endpoint.js';
 
 const LEASE_TTL_MS = 1000;
 const POLL_MS = 50;
@@ -47,7 +46,7 @@ const QUIET_ROUNDS = 10;
 let nats: LocalNatsCluster;
 let nc: NatsConnection;
 const chains: DevSettlement[] = [];
-const endpoints: Endpoint[] = [];
+const endpoints: FailingEndpoint[] = [];
 
 beforeAll(async () => {
   nats = await LocalNatsCluster.start(3);
@@ -60,46 +59,6 @@ afterAll(async () => {
   for (const e of endpoints) await e.close();
   for (const d of chains) await d.chain.close();
 });
-
-/**
- * A role's own RPC endpoint: a loopback proxy to the dev chain that the test takes down, as an
- * HTTP 503 (a load balancer whose node is down) or a connection reset, and brings back.
- */
-class Endpoint {
-  mode: 'up' | 'http_503' | 'reset' = 'up';
-  /** JSON-RPC methods asked while down (a role out for rpc_failing probes with eth_blockNumber). */
-  readonly asked_down: string[] = [];
-  private constructor(private readonly server: http.Server, readonly url: string) {}
-
-  static async start(upstream: string): Promise<Endpoint> {
-    let e: Endpoint | null = null;
-    const server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => void e?.serve(upstream, Buffer.concat(chunks), res).catch(() => res.destroy()));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    e = new Endpoint(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    endpoints.push(e);
-    return e;
-  }
-
-  private async serve(upstream: string, body: Buffer, res: http.ServerResponse): Promise<void> {
-    if (this.mode !== 'up') {
-      this.asked_down.push((JSON.parse(body.toString('utf8')) as { method: string }).method);
-      if (this.mode === 'reset') res.destroy();
-      else res.writeHead(503, { 'content-type': 'text/html' }).end('<html>503 Service Unavailable</html>');
-      return;
-    }
-    const r = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((r) => this.server.close(r));
-  }
-}
 
 const hex = (b: number): string => '0x' + b.toString(16).padStart(2, '0').repeat(32);
 const rootsOf = (b: number): BatchRootsPair => ({ state_root: hex(b), fills_root: hex(b + 100) });
@@ -346,7 +305,8 @@ describe('the settlement poster lease handed over', () => {
   it('a holder whose RPC endpoint fails for the bound yields to a standby whose endpoint works; with every endpoint down nobody holds; each takes part again once its endpoint answers', async () => {
     const dev = await devSettlement([]);
     chains.push(dev);
-    const [e1, e2] = [await Endpoint.start(dev.rpc.url), await Endpoint.start(dev.rpc.url)];
+    const [e1, e2] = [await FailingEndpoint.start(dev.rpc.url), await FailingEndpoint.start(dev.rpc.url)];
+    endpoints.push(e1, e2);
     const d1 = new Role('d1');
     const d2 = new Role('d2');
     const yielded = (d: Role): true | undefined => (d.status.lease_yielded === 'rpc_failing' ? true : undefined);
@@ -358,7 +318,7 @@ describe('the settlement poster lease handed over', () => {
       await until('d2 standing by', () => (d2.status.postable_batch_id === 2 ? true : undefined));
 
       // d1's endpoint answers 503: after the bound it hands the lease over, and d2 posts 3 and 4.
-      e1.mode = 'http_503';
+      e1.mode = HTTP_503_PAGE;
       for (const b of [3, 4]) for (const d of [d1, d2]) d.apply(b);
       await postedThrough(dev, 4);
       for (const b of [3, 4]) expect(await onChain(dev, b)).toEqual(rootsOf(b));
@@ -395,7 +355,8 @@ describe('the settlement poster lease handed over', () => {
       await postedThrough(dev, 6);
       await quietRounds();
       expect(d1.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 2, roots_posted_batch_id: 6 });
-      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
+      // Nothing of its failure left as if current (before, h31s: last_error kept "fetch failed").
+      expect(d2.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null, last_error: null, last_error_at_ms: null });
       expect(await holderNow()).toBe('d1');
       expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
     } finally {
@@ -403,14 +364,4 @@ describe('the settlement poster lease handed over', () => {
       await d2.stop();
     }
   }, 90_000);
-
-  it('only a failure of the endpoint itself counts for rpc_failing: no connection, no answer in time, HTTP 5xx; not a revert or a node\'s error', () => {
-    expect(isEndpointFailure(new TypeError('fetch failed'))).toBe(true);
-    expect(isEndpointFailure(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))).toBe(true);
-    expect(isEndpointFailure(new RpcHttpError(502))).toBe(true);
-    expect(isEndpointFailure(new RevertError('BadBatchRange', '0x'))).toBe(false);
-    expect(isEndpointFailure(new RpcError('nonce too low', -32000, null))).toBe(false);
-    expect(isEndpointFailure(new Error('published batch 2 missing from the DA store'))).toBe(false);
-    expect(isEndpointFailure(new TypeError('invalid calldata: expected hex'))).toBe(false);
-  });
 });
