@@ -9,12 +9,16 @@
 // as the single process's): every role refuses a data dir that `ringbook backup` marked incomplete
 // at its top, where the backup writes BACKUP_INCOMPLETE (before 2026-11-29 a matcher or DA role
 // looked only in its own directory and went on on half a copy); a start that fails (NATS
-// unreachable) removes the secrets, the store directory and the data directories it made.
+// unreachable) removes the secrets, the store directory and the data directories it made. The
+// parts a store directory gets only once a role is past NATS (a DA role's LMDB files, a matcher's
+// snapshots), which these starts without a NATS server never reach, are checked on StartClaim
+// itself, in this process.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lockDataDir } from '../../src/journal/data_dir_lock.js';
+import { findSecret, StartClaim } from '../../src/journal/start_claim.js';
 import { REPO_ROOT, SERVER_MAIN } from '../server/harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
 
@@ -23,6 +27,8 @@ const tmpDir = tempDirsPerFile('ringbook-role-lock-');
 const ROLE_EXIT_MS_MAX = 30_000;
 
 type RoleName = 'matcher' | 'da' | 'gateway';
+/** A role's store directory that held nothing: everything in it is the start's (src/main.ts rolePart). */
+const every = (): boolean => true;
 
 /** Runs a role to its exit (killed past ROLE_EXIT_MS_MAX); no secret from the environment, so a start generates them. */
 function runRole(role: RoleName, data_dir: string): Promise<{ code: number | null; out: string }> {
@@ -96,5 +102,56 @@ describe('a cluster role\'s refused or failed start leaves the data dir as it fo
     });
     // No admin_token or operator_key (the gateway's and the DA role's), no matcher/ or da/.
     expect(tree(base)).toEqual(['used', path.join('used', 'notes.txt')]);
+  });
+});
+
+describe('StartClaim, in this process: a failed start leaves the data dir as it found it', () => {
+  it('a role\'s new store directory: its parts, its lock file, the secrets and the directories the start made go', () => {
+    const base = tmpDir();
+    const data_dir = path.join(base, 'new', 'data');
+    const da = path.join(data_dir, 'da');
+    const claim = new StartClaim();
+    claim.mkdir(data_dir);
+    claim.mkdir(da);
+    claim.lock(da, every);
+    expect(tree(da)).toEqual(['server.pid']);
+    const key = claim.keepSecret(findSecret(data_dir, 'operator_key', null, () => 'generated'));
+    expect(key).toMatchObject({ value: 'generated', generated: true });
+    fs.writeFileSync(path.join(da, 'data.mdb'), 'store');
+    fs.writeFileSync(path.join(da, 'lock.mdb'), 'lock');
+    claim.forget();
+    expect(tree(base)).toEqual([]);
+  });
+
+  it('what was there stays: a store directory in use, a secret written meanwhile by another role, other files', () => {
+    const data_dir = tmpDir();
+    const matcher = path.join(data_dir, 'matcher');
+    fs.mkdirSync(matcher);
+    fs.writeFileSync(path.join(matcher, 'snapshot-000000000004.msgpack'), 'a snapshot');
+    fs.writeFileSync(path.join(data_dir, 'notes.txt'), 'an operator\'s file');
+    const claim = new StartClaim();
+    claim.mkdir(data_dir);
+    claim.mkdir(matcher);
+    claim.lock(matcher, every);
+    const found = findSecret(data_dir, 'admin_token', null, () => 'ours');
+    // Another role on the same data dir wrote it since it was looked for: its value is used, and kept.
+    fs.writeFileSync(path.join(data_dir, 'admin_token'), 'theirs\n');
+    expect(claim.keepSecret(found)).toMatchObject({ value: 'theirs', generated: false });
+    claim.forget();
+    // The lock of a directory the start did not claim goes with the process (data_dir_lock.ts).
+    expect(tree(data_dir)).toEqual(['admin_token', 'matcher', path.join('matcher', 'server.pid'), path.join('matcher', 'snapshot-000000000004.msgpack'), 'notes.txt']);
+  });
+
+  it('once started, nothing goes', () => {
+    const base = tmpDir();
+    const data_dir = path.join(base, 'data');
+    const claim = new StartClaim();
+    claim.mkdir(data_dir);
+    claim.lock(data_dir, every);
+    claim.keepSecret(findSecret(data_dir, 'admin_token', null, () => 'ours'));
+    fs.mkdirSync(path.join(data_dir, 'journal'));
+    claim.succeeded();
+    claim.forget();
+    expect(tree(base)).toEqual(['data', path.join('data', 'admin_token'), path.join('data', 'journal'), path.join('data', 'server.pid')]);
   });
 });
