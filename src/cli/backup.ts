@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { DATA_DIR_LOCK_FILE, dataDirHeld, INCOMPLETE_BACKUP_FILE, processAlive, refuseIncompleteBackup } from '../journal/data_dir_lock.js';
+import { DATA_DIR_LOCK_FILE, dataDirHeld, INCOMPLETE_BACKUP_FILE, processAlive, readIncompleteBackupMarker, refuseIncompleteBackup } from '../journal/data_dir_lock.js';
 import { STALE_READER_SWEEP_MS } from '../journal/stale_readers.js';
 import { BackupInterrupted, copyDataDir, CopyRaced, syncPath, UNINTERRUPTED, type BackupCopy, type CopyControl } from './backup_copy.js';
 import { EXIT_OK, type ParsedArgs, requireJournal, runCommand, str, UsageError } from './common.js';
@@ -83,14 +83,11 @@ function markIncomplete(tmp: string, data_dir: string): void {
   fs.writeFileSync(path.join(tmp, INCOMPLETE_BACKUP_FILE), `ringbook backup of ${data_dir} by pid ${process.pid} since ${new Date().toISOString()}\n`);
 }
 
-/** The pid a partial copy's marker names (markIncomplete), null when unreadable. */
+/** The pid a partial copy's marker names (markIncomplete), null when unreadable (read bounded, as a start reads it). */
 function markerPid(dir: string): number | null {
-  try {
-    const m = /by pid (\d+)/.exec(fs.readFileSync(path.join(dir, INCOMPLETE_BACKUP_FILE), 'utf8'));
-    return m === null ? null : Number(m[1]);
-  } catch {
-    return null;
-  }
+  const marker = readIncompleteBackupMarker(dir);
+  const m = marker !== null && 'text' in marker ? /by pid (\d+)/.exec(marker.text) : null;
+  return m === null ? null : Number(m[1]);
 }
 
 /**

@@ -5,12 +5,11 @@
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { engineConfigOf } from '../config/read.js';
 import { ConfigError } from '../config/checks.js';
-import { lockDataDir } from '../journal/data_dir_lock.js';
+import { stopFailedStart } from '../util/failed_start_stop.js';
 import type { RingbookConfig } from '../config/types.js';
 import { RingbookServer } from '../gateway/server.js';
 import { JetStreamGatewayBackend } from './gateway_backend.js';
@@ -150,6 +149,16 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
   };
 }
 
+/**
+ * The cluster settings against the config, checked with them: before the data dir is made or
+ * written (src/main.ts), as a bad setting alone is.
+ */
+export function checkRoleConfig(role: Role, s: ClusterSettings, cfg: RingbookConfig): void {
+  if (role === 'da' && s.settlement_poster && cfg.settlement.rpc_url === null) {
+    throw new ConfigError('RINGBOOK_SETTLEMENT_POSTER=1 needs settlement.rpc_url in the config');
+  }
+}
+
 export interface RunningRole {
   /** The HTTP port (the gateway's API; the matcher's /status). */
   port: number;
@@ -180,7 +189,7 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
     port = await server.start(stop_requested);
   } catch (e) {
     // The lease's renewal timer would keep the process alive and the lease held.
-    await chain_reader?.stop();
+    if (chain_reader !== undefined) await stopFailedStart(() => chain_reader.stop(), e);
     throw e;
   }
   return {
@@ -194,13 +203,24 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   };
 }
 
-/** A matcher (leader or hot standby) with its /status on the configured HTTP port. */
-export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Promise<RunningRole> {
-  // Its snapshots' directory is this matcher's alone (data_dir_lock.ts): a second matcher started
-  // on the same data dir stops here, before it reads or writes a snapshot.
-  const snapshots_dir = path.resolve(cfg.server.data_dir, 'matcher');
-  mkdirSync(snapshots_dir, { recursive: true });
-  lockDataDir(snapshots_dir);
+/**
+ * The directory a role keeps its store in and locks (data_dir_lock.ts), so that it is one role's
+ * alone: a matcher's snapshots (<data>/matcher), a DA role's store (<data>/da); a gateway keeps
+ * none. src/main.ts makes and locks it before the role starts (and before a secret is written): a
+ * second matcher or DA role on the same data dir stops there, before it reads or writes its store.
+ */
+export function roleStoreDir(role: 'matcher' | 'da', data_dir: string): string;
+export function roleStoreDir(role: Role, data_dir: string): string | null;
+export function roleStoreDir(role: Role, data_dir: string): string | null {
+  if (role === 'gateway') return null;
+  return path.join(data_dir, role === 'matcher' ? 'matcher' : 'da');
+}
+
+/**
+ * A matcher (leader or hot standby) with its /status on the configured HTTP port. `snapshots_dir`:
+ * its roleStoreDir, made and locked by the caller.
+ */
+export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings, snapshots_dir: string): Promise<RunningRole> {
   const matcher = new ClusterMatcher({
     nats_urls: s.nats_urls, nats_credentials: s.nats_credentials, node_id: s.node_id, engine_config: engineConfigOf(cfg), replicas: s.replicas,
     lease_ttl_ms: s.lease_ttl_ms, batch_records_max: s.batch_records_max, store_fault_after_ms: s.store_fault_after_ms,
@@ -212,16 +232,24 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
     },
     request_purge_every_ms: s.request_purge_every_ms,
   });
-  await matcher.start();
   const status = http.createServer((req, res) => {
     const ok = req.method === 'GET' && req.url === '/status';
     res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify(ok ? matcher.statusNow() : { error: { code: 'NOT_FOUND', message: 'only GET /status' } }));
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    status.once('error', reject);
-    status.listen(cfg.server.port, cfg.server.host, () => resolve((status.address() as { port: number }).port));
-  });
+  let port: number;
+  try {
+    await matcher.start();
+    port = await new Promise<number>((resolve, reject) => {
+      status.once('error', reject);
+      status.listen(cfg.server.port, cfg.server.host, () => resolve((status.address() as { port: number }).port));
+    });
+  } catch (e) {
+    // NATS unreachable, the port in use: the lease handed over and the snapshot writer ended
+    // before the start fails (and a failed first start empties the directory, src/main.ts).
+    await stopFailedStart(() => matcher.stop(), e);
+    throw e;
+  }
   return {
     port,
     stop: async () => {
@@ -231,18 +259,21 @@ export async function startMatcher(cfg: RingbookConfig, s: ClusterSettings): Pro
   };
 }
 
-/** The DA publisher: the event stream into the DA store at `<data_dir>/da`, served on the configured HTTP port. */
-export async function startDa(cfg: RingbookConfig, s: ClusterSettings, secrets: { operator_key: string }): Promise<RunningRole> {
-  if (s.settlement_poster && cfg.settlement.rpc_url === null) {
-    throw new ConfigError('RINGBOOK_SETTLEMENT_POSTER=1 needs settlement.rpc_url in the config');
-  }
-  const da_dir = path.resolve(cfg.server.data_dir, 'da');
-  mkdirSync(da_dir, { recursive: true });
-  // The DA store is this role's alone: a second DA role on the same data dir stops here.
-  lockDataDir(da_dir);
+/**
+ * The DA publisher: the event stream into the DA store at `da_dir` (its roleStoreDir, made and
+ * locked by the caller), served on the configured HTTP port.
+ */
+export async function startDa(cfg: RingbookConfig, s: ClusterSettings, secrets: { operator_key: string }, da_dir: string): Promise<RunningRole> {
   const da = new ClusterDa({ nats_urls: s.nats_urls, nats_credentials: s.nats_credentials, node_id: s.node_id, replicas: s.replicas, cfg, da_dir,
     settlement_poster: s.settlement_poster ? { operator_key: secrets.operator_key } : null, lease_ttl_ms: s.lease_ttl_ms,
   });
-  const port = await da.start();
+  let port: number;
+  try {
+    port = await da.start();
+  } catch (e) {
+    // The DA store closed before the start fails (and a failed first start empties it, src/main.ts).
+    await stopFailedStart(() => da.stop(), e);
+    throw e;
+  }
   return { port, stop: () => da.stop() };
 }

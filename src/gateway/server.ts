@@ -41,6 +41,7 @@ import { ChainLink, type ChainReaderGate } from './chain_link.js';
 import { Metrics } from './metrics/metrics.js';
 import { MetricsListener } from './metrics/listener.js';
 import { componentLog } from '../util/log.js';
+import { stopFailedStart } from '../util/failed_start_stop.js';
 
 const log = componentLog('server');
 
@@ -263,7 +264,7 @@ export class RingbookServer {
     try {
       await this.awaitVerifyWorkers(pool, stop_requested);
     } catch (e) {
-      await this.stop();
+      await stopFailedStart(() => this.stop(), e);
       throw e;
     }
     if (stop_requested?.aborted) return 0;
@@ -278,8 +279,9 @@ export class RingbookServer {
       }
     } catch (e) {
       // A port in use: the threads end (the journal and the DA store closed) before the start
-      // fails, as above, so nothing writes the data dir while a failed first start empties it (src/main.ts).
-      await this.stop();
+      // fails, as above, so nothing writes the data dir while a failed first start empties it
+      // (src/journal/start_claim.ts); bounded, so the start's error surfaces even if the stop hangs.
+      await stopFailedStart(() => this.stop(), e);
       throw e;
     }
     return this.port;

@@ -12,7 +12,7 @@
 // Without the native module (not Linux, not built) the pid in the file decides: a live process
 // whose command line names node holds it; a gone one's file is taken over. That guess is wrong
 // for a pid reused by another node program, and two starts at the same instant could both go on.
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findNativeModule } from '../util/native_module.js';
@@ -31,15 +31,51 @@ export class DataDirInUse extends Error {}
  */
 export const INCOMPLETE_BACKUP_FILE = 'BACKUP_INCOMPLETE';
 
-/** Throws when `dir` is an incomplete backup (INCOMPLETE_BACKUP_FILE in it). */
-export function refuseIncompleteBackup(dir: string): void {
-  let text: string;
+/**
+ * Most bytes of INCOMPLETE_BACKUP_FILE read: the marker names the backup's data dir (a path, at
+ * most PATH_MAX = 4,096 bytes on Linux), its pid and a time, so 8 KiB hold any marker the backup
+ * wrote. A bigger file is not read further (before 2026-11-29 the whole file was read at every
+ * start, however big); it refuses the start all the same.
+ */
+export const INCOMPLETE_BACKUP_MARKER_BYTES_MAX = 8192;
+
+/**
+ * The marker in `dir`: null when there is none; else its text, or why it could not be read (it
+ * refuses a start either way: a marker that cannot be read is still a marker). Opened without
+ * blocking (O_NONBLOCK: a FIFO by that name does not wait for a writer) and read at most
+ * INCOMPLETE_BACKUP_MARKER_BYTES_MAX bytes.
+ */
+export function readIncompleteBackupMarker(dir: string): { text: string } | { unreadable: string } | null {
+  let fd: number;
   try {
-    text = readFileSync(path.join(dir, INCOMPLETE_BACKUP_FILE), 'utf8').trim();
-  } catch {
-    return;
+    fd = openSync(path.join(dir, INCOMPLETE_BACKUP_FILE), constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    return { unreadable: `cannot be opened: ${code ?? (e as Error).message}` };
   }
-  throw new Error(`ringbook: ${dir} is an incomplete backup (${INCOMPLETE_BACKUP_FILE}: ${text}): ` +
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { unreadable: 'not a regular file' };
+    if (st.size > INCOMPLETE_BACKUP_MARKER_BYTES_MAX) {
+      return { unreadable: `${st.size} bytes, more than a marker's ${INCOMPLETE_BACKUP_MARKER_BYTES_MAX} (INCOMPLETE_BACKUP_MARKER_BYTES_MAX): not read` };
+    }
+    const buf = Buffer.alloc(INCOMPLETE_BACKUP_MARKER_BYTES_MAX);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return { text: buf.toString('utf8', 0, n).trim() };
+  } catch (e) {
+    return { unreadable: `cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Throws when `dir` is an incomplete backup (INCOMPLETE_BACKUP_FILE in it, readable or not). */
+export function refuseIncompleteBackup(dir: string): void {
+  const marker = readIncompleteBackupMarker(dir);
+  if (marker === null) return;
+  const what = 'text' in marker ? `${INCOMPLETE_BACKUP_FILE}: ${marker.text}` : `${INCOMPLETE_BACKUP_FILE} ${marker.unreadable}`;
+  throw new Error(`ringbook: ${dir} is an incomplete backup (${what}): ` +
     'the backup stopped before its copy was complete and checked; delete it and restore from a complete backup');
 }
 

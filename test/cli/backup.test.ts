@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BACKUP_ATTEMPTS_MAX } from '../../src/cli/backup.js';
-import { lockDataDir } from '../../src/journal/data_dir_lock.js';
+import { INCOMPLETE_BACKUP_MARKER_BYTES_MAX, lockDataDir, refuseIncompleteBackup } from '../../src/journal/data_dir_lock.js';
 import { ok } from '../server/checks.js';
 import { api, caughtUpState, deposit, runScript, runVerifier, startServer, Wallet, type StartedServer } from '../server/harness.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
@@ -262,6 +262,17 @@ describe('ringbook backup', () => {
     expect(incomplete.code).toBe(1);
     expect(incomplete.stderr).toContain(`${partial} is an incomplete backup (BACKUP_INCOMPLETE: by pid 1)`);
     expect(fs.readdirSync(partial)).toEqual(['BACKUP_INCOMPLETE']);
+
+    // A marker bigger than any the backup writes, or one that cannot be read (here a directory by
+    // that name), refuses the start all the same, saying so; the big one is not read (on the old
+    // code it was read whole into the message, and a directory was no marker: the start went on).
+    const big = tmpDir();
+    fs.writeFileSync(path.join(big, 'BACKUP_INCOMPLETE'), 'x'.repeat(INCOMPLETE_BACKUP_MARKER_BYTES_MAX + 1));
+    expect(() => refuseIncompleteBackup(big)).toThrow(`${big} is an incomplete backup (BACKUP_INCOMPLETE ` +
+      `${INCOMPLETE_BACKUP_MARKER_BYTES_MAX + 1} bytes, more than a marker's ${INCOMPLETE_BACKUP_MARKER_BYTES_MAX} (INCOMPLETE_BACKUP_MARKER_BYTES_MAX): not read)`);
+    const odd = tmpDir();
+    fs.mkdirSync(path.join(odd, 'BACKUP_INCOMPLETE'));
+    expect(() => refuseIncompleteBackup(odd)).toThrow(`${odd} is an incomplete backup (BACKUP_INCOMPLETE not a regular file)`);
 
     const held = tmpDir();
     const release = lockDataDir(held);

@@ -1,8 +1,8 @@
 // A second server started on a port a running one listens on does not start (uWS listened with
 // SO_REUSEPORT, so it did, and the kernel split the connections between two exchanges: each
 // client saw one of two states at random). Checked with two real servers.
-// Such a failed start on a data dir that was new leaves it as it was (src/main.ts
-// forgetNewDataDir): before, the journal/, da/ and snapshots/ it made stayed (with the
+// Such a failed start on a data dir that was new leaves it as it was (src/journal/start_claim.ts
+// StartClaim.forget): before, the journal/, da/ and snapshots/ it made stayed (with the
 // directories it made), a journal no server ever served from. A data dir that held anything
 // keeps all of it, the parts the start made included.
 import fs from 'node:fs';

@@ -5,6 +5,7 @@
 // and the server serves (the front checks the tasks); a SIGTERM during the wait stops cleanly.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { ok } from './checks.js';
 const fixture = (name: string): string => fileURLToPath(new URL(`../auth/fixtures/${name}`, import.meta.url));
 const BROKEN = fixture('verify_worker_broken.mjs');
 const NEVER_READY = fixture('verify_worker_never_ready.mjs');
+const NEVER_ENDS = fixture('verify_worker_never_ends.mjs');
 
 interface LogLine {
   level: string;
@@ -32,6 +34,23 @@ describe('the start waits for the verify workers', () => {
   it('a worker that dies before it serves (a broken build) fails the start: exit 1, a clear message, never listening', async () => {
     await expect(startServer({ env: { RINGBOOK_TEST_VERIFY_WORKER_FILE: BROKEN } }))
       .rejects.toThrow(/server exited \(code 1[\s\S]*the verify pool is broken: a verify worker ended before it served \(broken verify worker build\)/);
+  });
+
+  it('a failed start whose stop never finishes (a verify worker that does not end) still exits 1 with its error, saying the stop did not finish', async () => {
+    // The start fails at its listen (the port held here); its stop waits for the verify worker,
+    // which never ends. On the old code the stop was awaited as it was: the process said nothing
+    // until Piscina's own 30 s close timeout ended the worker (a stop that hangs in earnest: never),
+    // and no line said why. The bound is the test seam's (FAILED_START_STOP_WAIT_MS is 10 s).
+    const holder = net.createServer();
+    const port = await new Promise<number>((resolve) => holder.listen(0, '127.0.0.1', () => resolve((holder.address() as net.AddressInfo).port)));
+    try {
+      await expect(startServer({ env: { RINGBOOK_PORT: String(port), RINGBOOK_TEST_VERIFY_WORKER_FILE: NEVER_ENDS, RINGBOOK_TEST_FAILED_START_STOP_WAIT_MS: '100' } }))
+        .rejects.toThrow(new RegExp('server exited \\(code 1, signal null\\) before listening[\\s\\S]*' +
+          'the stop after the failed start did not finish within 100 ms \\(FAILED_START_STOP_WAIT_MS\\): exiting with the start\'s error without it' +
+          `[\\s\\S]*"level":"fatal"[^\\n]*"message":"cannot listen on 127\\.0\\.0\\.1:${port} \\(the port is in use[^\\n]*"msg":"ringbook: start failed"`));
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('a worker still loading after the wait: a warn line with the time waited, and the server serves signed requests', async () => {
