@@ -130,20 +130,31 @@ function expectedMessages(r: Request, user: string, referrer: string, look: Cons
   }
 }
 
-/** Addresses may be written in any case in a signed text; everything else must be exact. */
-function sameText(kind: number, found: string, expected: string): boolean {
-  if (kind === RequestKind.WITHDRAW || kind === RequestKind.REFER || kind === RequestKind.FORCE_INCLUDE) {
-    return found.toLowerCase() === expected.toLowerCase();
-  }
-  if (kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT) {
-    // Only the agent's address may differ in case; the name must be exact.
-    const m = AGENT_RE.exec(found);
-    return m !== null && `${m[1]}${m[2].toLowerCase()}${m[3]}` === expected;
-  }
-  return found === expected;
-}
+/**
+ * An address field of an expected text (expected texts hold addresses in lowercase): `0x` and 40
+ * hex digits between colons (no other field of a signed text is that long and of that shape).
+ */
+const ADDRESS_FIELD = /(?<=:)0x[0-9a-f]{40}(?=:)/g;
 
-const AGENT_RE = /^(ringbook:(?:approve|revoke)-agent:)(0x[0-9a-fA-F]{40})(:.*)$/s;
+/**
+ * Whether `found` says `expected`: exactly, except that an address's hex digits may be in any case
+ * (the gateway accepts an address in any case and signs it as sent). Nothing else may differ in
+ * case: the gateway writes the service token, the kind, asset symbols and names exactly, and
+ * refuses `0X` (withdrawal and referral texts were compared lowercased whole, which took
+ * `RINGBOOK:WITHDRAW:..:eth:..` for a withdrawal of ETH).
+ */
+function sameText(found: string, expected: string): boolean {
+  if (found === expected) return true;
+  if (found.length !== expected.length) return false;
+  let at = 0;
+  for (const a of expected.matchAll(ADDRESS_FIELD)) {
+    const start = (a.index ?? 0) + 2;
+    if (found.slice(at, start) !== expected.slice(at, start)) return false;
+    if (found.slice(start, start + 40).toLowerCase() !== expected.slice(start, start + 40)) return false;
+    at = start + 40;
+  }
+  return found.slice(at) === expected.slice(at);
+}
 
 const FORCE_RE = /^ringbook:force-include:(0x[0-9a-fA-F]{40}):0x[0-9a-f]{64}:(0|[1-9][0-9]*)$/;
 
@@ -251,14 +262,14 @@ function checkSigned(
     view.payload_message = payload.message;
     const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce };
     const candidates = expectedMessages(inner, user, referrer, look);
-    if (candidates === null || !candidates.some((c) => sameText(inner.kind, payload.message, c))) {
+    if (candidates === null || !candidates.some((c) => sameText(payload.message, c))) {
       out.problems.push(`${label}: the payload's signed message ${JSON.stringify(payload.message)} does not say the payload request`);
     }
     job(out, payload, user, `${label}, payload`);
     return;
   }
   const candidates = expectedMessages(r, user, referrer, look);
-  if (candidates === null || !candidates.some((c) => sameText(r.kind, request.message, c))) {
+  if (candidates === null || !candidates.some((c) => sameText(request.message, c))) {
     out.problems.push(`${label}: the signed message ${JSON.stringify(request.message)} does not say this request`);
   }
   job(out, request, signer, label);

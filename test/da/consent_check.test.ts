@@ -95,6 +95,27 @@ describe('consentOf', () => {
     expect(c.jobs[0].hash).toEqual(eip191Hash(placeJson));
   });
 
+  it('only an address may change case in a signed text: not the service token, the kind, an asset or a 0x prefix', () => {
+    const withdraw = req(RequestKind.WITHDRAW, { nonce: 6, asset: 0, amount_units: 3 });
+    const text = `ringbook:withdraw:${USER}:ETH:3000000000000:6`;
+    const mixed = USER.slice(0, 2) + USER.slice(2).toUpperCase();
+    const AGENT = addressFromPrivateKey(OTHER);
+    const c = consentOf(bytesOf([
+      { r: withdraw, consent: signed(text.replace(USER, mixed)) },
+      { r: withdraw, consent: signed(text.replace('ETH', 'eth')) },
+      { r: withdraw, consent: signed(text.toUpperCase().replace('0X', '0x')) },
+      { r: withdraw, consent: signed(text.replace(USER, '0X' + USER.slice(2))) },
+      { r: req(RequestKind.REFER, { nonce: 3 }), second: AGENT, consent: signed(`Ringbook:referral:${USER}:${AGENT}:3`) },
+      { r: req(RequestKind.REFER, { nonce: 3 }), second: AGENT, consent: signed(`ringbook:referral:${mixed}:${AGENT.toUpperCase().replace('0X', '0x')}:3`) },
+    ]), look);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 1 .*does not say this request/),
+      expect.stringMatching(/request 2 .*does not say this request/),
+      expect.stringMatching(/request 3 .*does not say this request/),
+      expect.stringMatching(/request 4 .*does not say this request/),
+    ]);
+  });
+
   it('an order\'s stp and expires_after_ms must be in its JSON message; the colon form cannot carry them', () => {
     const guarded = req(RequestKind.PLACE, { ...place, stp: 1, expires_after_ms: 1_764_000_000_000 });
     const json = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_taker","expires_after_ms":1764000000000}');
