@@ -116,6 +116,23 @@ describe('consentOf', () => {
     ]);
   });
 
+  it('a record value with no integer text is a problem of the batch, not a throw; a force-include nonce is compared as text', () => {
+    const hash = '0x' + 'ab'.repeat(32);
+    const c = consentOf(bytesOf([
+      { r: req(RequestKind.CANCEL, { nonce: 1.5, order_id: 3 }), consent: signed('ringbook:cancel:3::1.5') },
+      { r: req(RequestKind.WITHDRAW, { nonce: 2, asset: 0, amount_units: 0.5 }), consent: signed(`ringbook:withdraw:${USER}:ETH:500000000000:2`) },
+      { r: req(RequestKind.PLACE, { ...place, price_units: 2 ** 53 }), consent: signed(placeJson.replace('2000000000', String(2 ** 53))) },
+      // 2^53 + 1 in the text rounds to the record's 2^53: not the same nonce.
+      { r: req(RequestKind.FORCE_INCLUDE, { nonce: 2 ** 53, inner_kind: RequestKind.CANCEL, inner_reject: Reject.FORCED_SIGNATURE_INVALID }), consent: signed(`ringbook:force-include:${USER}:${hash}:9007199254740993`) },
+    ]), look);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 0 .*does not say this request/),
+      expect.stringMatching(/request 1 .*does not say this request/),
+      expect.stringMatching(/request 2 .*does not say this request/),
+      expect.stringMatching(/request 3 .*is not this envelope/),
+    ]);
+  });
+
   it('an order\'s stp and expires_after_ms must be in its JSON message; the colon form cannot carry them', () => {
     const guarded = req(RequestKind.PLACE, { ...place, stp: 1, expires_after_ms: 1_764_000_000_000 });
     const json = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_taker","expires_after_ms":1764000000000}');
