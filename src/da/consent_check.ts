@@ -21,6 +21,7 @@ import {
   emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
 } from '../engine/types.js';
 import { Reject } from '../engine/codes.js';
+import { forcibleKind } from '../engine/rules.js';
 import { toHex0x } from '../util/hex.js';
 
 /** What the checker needs to write a request's message: market ids and asset symbols/decimals. */
@@ -89,16 +90,17 @@ function messageForm(kind: number, message: string): string {
  * writes one, a forged record may) makes the builders throw: that is a request no text says, a
  * problem of the batch, not a crash of the verifier that should report it.
  */
-function expectedMessages(r: Request, user: string, referrer: string, look: ConsentLookup): string[] | null {
+function expectedMessages(r: Request, user: string, referrer: string, look: ConsentLookup, plain_order = false): string[] | null {
   try {
-    return messagesOf(r, user, referrer, look);
+    return messagesOf(r, user, referrer, look, plain_order);
   } catch (e) {
     if (e instanceof TypeError || e instanceof RangeError) return null;
     throw e;
   }
 }
 
-function messagesOf(r: Request, user: string, referrer: string, look: ConsentLookup): string[] | null {
+/** `plain_order`: an order without the optional members (a forced payload): its two plain forms only. */
+function messagesOf(r: Request, user: string, referrer: string, look: ConsentLookup, plain_order: boolean): string[] | null {
   const market = r.market === NO_MARKET ? null : look.marketId(r.market);
   switch (r.kind) {
     case RequestKind.PLACE: {
@@ -106,6 +108,7 @@ function messagesOf(r: Request, user: string, referrer: string, look: ConsentLoo
       const price = r.order_type === OrderType.MARKET ? 0 : r.price_units;
       const base = { market_id: market, side: SIDE_NAMES[r.side] ?? '?', price, quantity: r.quantity_units, nonce: r.nonce };
       const json = { ...base, order_type: ORDER_TYPE_NAMES[r.order_type] ?? '?', time_in_force: TIF_NAMES[r.tif] ?? '?' };
+      if (plain_order) return [orderJsonMessage(json), orderMessage(base)];
       const expires = r.expires_after_ms === 0 ? null : r.expires_after_ms;
       // stp 0 (expire_maker) is both the default and a mode the body may name: the message may
       // omit it or carry it. The optional members have no place in the colon form (DECISIONS).
@@ -276,8 +279,12 @@ function checkSigned(
     }
     view.payload_signature = toHex0x(payload.signature);
     view.payload_message = payload.message;
-    const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce };
-    const candidates = expectedMessages(inner, user, referrer, look);
+    // The payload as the engine applies it (engine/programmes.ts payloadRequest): a forcible kind,
+    // and none of the optional order members, which an inbox entry does not keep (the gateway
+    // refuses a payload carrying them: forced_payload.ts). A payload text naming an stp or expiry
+    // is consent to an order the engine does not apply; the record's own stp was taken as said.
+    const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce, stp: 0, expires_after_ms: 0 };
+    const candidates = forcibleKind(inner.kind) ? expectedMessages(inner, user, referrer, look, true) : null;
     if (candidates === null || !candidates.some((c) => sameText(payload.message, c))) {
       out.problems.push(`${label}: the payload's signed message ${JSON.stringify(payload.message)} does not say the payload request`);
     }

@@ -222,6 +222,25 @@ describe('consentOf', () => {
       await pool.close();
     }
   });
+
+  it('a forced payload says the request the engine applies: a plain order (an inbox entry keeps no stp or expiry) of a forcible kind', () => {
+    const hash = '0x' + 'ab'.repeat(32);
+    const env = `ringbook:force-include:${USER}:${hash}:4`;
+    const forced = (inner: Partial<Request>, payload: string): { r: Request; consent: Consent } => ({
+      r: req(RequestKind.FORCE_INCLUDE, { ...place, kind: RequestKind.FORCE_INCLUDE, nonce: 4, inner_kind: RequestKind.PLACE, inner_nonce: 5, inner_reject: Reject.NONE, ...inner }),
+      consent: { origin: 'user', request: sm(env), payload: sm(payload) },
+    });
+    const taker = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_taker"}');
+    const c = consentOf(bytesOf([
+      forced({}, placeJson),
+      forced({}, 'ringbook:order:ETH-USDC:bid:2000000000:100:5'),
+      forced({ stp: 1 }, taker), // the engine would apply expire_maker
+      forced({}, placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_maker"}')),
+      forced({ expires_after_ms: 1_764_000_000_000 }, placeJson.replace('"nonce":5}', '"nonce":5,"expires_after_ms":1764000000000}')),
+      forced({ inner_kind: RequestKind.CANCEL_AFTER, amount_units: 5_000 }, 'ringbook:cancel-after:5000:5'),
+    ]), look);
+    expect(c.problems).toEqual([2, 3, 4, 5].map((k) => expect.stringMatching(new RegExp(`request ${k} .*does not say the payload request`))));
+  });
 });
 
 describe('format versions', () => {
