@@ -21,6 +21,7 @@ import {
   emptyRequest, NO_MARKET, ORDER_TYPE_NAMES, OrderType, RequestKind, SIDE_NAMES, STP_NAMES, TIF_NAMES, type Request,
 } from '../engine/types.js';
 import { Reject } from '../engine/codes.js';
+import { forcibleKind } from '../engine/rules.js';
 import { toHex0x } from '../util/hex.js';
 
 /** What the checker needs to write a request's message: market ids and asset symbols/decimals. */
@@ -83,8 +84,23 @@ function messageForm(kind: number, message: string): string {
   return 'colon';
 }
 
-/** The texts a signed request of these fields may have been signed over (orders: two forms). */
-function expectedMessages(r: Request, user: string, referrer: string, look: ConsentLookup): string[] | null {
+/**
+ * The texts a signed request of these fields may have been signed over (orders: two forms), or
+ * null when none can say it. A record field with no integer text (1.5, 2^53: the gateway never
+ * writes one, a forged record may) makes the builders throw: that is a request no text says, a
+ * problem of the batch, not a crash of the verifier that should report it.
+ */
+function expectedMessages(r: Request, user: string, referrer: string, look: ConsentLookup, plain_order = false): string[] | null {
+  try {
+    return messagesOf(r, user, referrer, look, plain_order);
+  } catch (e) {
+    if (e instanceof TypeError || e instanceof RangeError) return null;
+    throw e;
+  }
+}
+
+/** `plain_order`: an order without the optional members (a forced payload): its two plain forms only. */
+function messagesOf(r: Request, user: string, referrer: string, look: ConsentLookup, plain_order: boolean): string[] | null {
   const market = r.market === NO_MARKET ? null : look.marketId(r.market);
   switch (r.kind) {
     case RequestKind.PLACE: {
@@ -92,6 +108,7 @@ function expectedMessages(r: Request, user: string, referrer: string, look: Cons
       const price = r.order_type === OrderType.MARKET ? 0 : r.price_units;
       const base = { market_id: market, side: SIDE_NAMES[r.side] ?? '?', price, quantity: r.quantity_units, nonce: r.nonce };
       const json = { ...base, order_type: ORDER_TYPE_NAMES[r.order_type] ?? '?', time_in_force: TIF_NAMES[r.tif] ?? '?' };
+      if (plain_order) return [orderJsonMessage(json), orderMessage(base)];
       const expires = r.expires_after_ms === 0 ? null : r.expires_after_ms;
       // stp 0 (expire_maker) is both the default and a mode the body may name: the message may
       // omit it or carry it. The optional members have no place in the colon form (DECISIONS).
@@ -130,20 +147,31 @@ function expectedMessages(r: Request, user: string, referrer: string, look: Cons
   }
 }
 
-/** Addresses may be written in any case in a signed text; everything else must be exact. */
-function sameText(kind: number, found: string, expected: string): boolean {
-  if (kind === RequestKind.WITHDRAW || kind === RequestKind.REFER || kind === RequestKind.FORCE_INCLUDE) {
-    return found.toLowerCase() === expected.toLowerCase();
-  }
-  if (kind === RequestKind.APPROVE_AGENT || kind === RequestKind.REVOKE_AGENT) {
-    // Only the agent's address may differ in case; the name must be exact.
-    const m = AGENT_RE.exec(found);
-    return m !== null && `${m[1]}${m[2].toLowerCase()}${m[3]}` === expected;
-  }
-  return found === expected;
-}
+/**
+ * An address field of an expected text (expected texts hold addresses in lowercase): `0x` and 40
+ * hex digits between colons (no other field of a signed text is that long and of that shape).
+ */
+const ADDRESS_FIELD = /(?<=:)0x[0-9a-f]{40}(?=:)/g;
 
-const AGENT_RE = /^(ringbook:(?:approve|revoke)-agent:)(0x[0-9a-fA-F]{40})(:.*)$/s;
+/**
+ * Whether `found` says `expected`: exactly, except that an address's hex digits may be in any case
+ * (the gateway accepts an address in any case and signs it as sent). Nothing else may differ in
+ * case: the gateway writes the service token, the kind, asset symbols and names exactly, and
+ * refuses `0X` (withdrawal and referral texts were compared lowercased whole, which took
+ * `RINGBOOK:WITHDRAW:..:eth:..` for a withdrawal of ETH).
+ */
+function sameText(found: string, expected: string): boolean {
+  if (found === expected) return true;
+  if (found.length !== expected.length) return false;
+  let at = 0;
+  for (const a of expected.matchAll(ADDRESS_FIELD)) {
+    const start = (a.index ?? 0) + 2;
+    if (found.slice(at, start) !== expected.slice(at, start)) return false;
+    if (found.slice(start, start + 40).toLowerCase() !== expected.slice(start, start + 40)) return false;
+    at = start + 40;
+  }
+  return found.slice(at) === expected.slice(at);
+}
 
 const FORCE_RE = /^ringbook:force-include:(0x[0-9a-fA-F]{40}):0x[0-9a-f]{64}:(0|[1-9][0-9]*)$/;
 
@@ -239,7 +267,9 @@ function checkSigned(
   view.message_form = messageForm(r.kind, request.message);
   if (r.kind === RequestKind.FORCE_INCLUDE) {
     const m = FORCE_RE.exec(request.message);
-    if (m === null || m[1].toLowerCase() !== user || Number(m[2]) !== r.nonce) {
+    // The nonce as text: Number(m[2]) took a text nonce that only rounds to the record's (2^53 + 1
+    // for 2^53), which the gateway never signs.
+    if (m === null || m[1].toLowerCase() !== user || !Number.isSafeInteger(r.nonce) || m[2] !== String(r.nonce)) {
       out.problems.push(`${label}: the signed message ${JSON.stringify(request.message)} is not this envelope`);
     }
     job(out, request, user, label);
@@ -249,16 +279,20 @@ function checkSigned(
     }
     view.payload_signature = toHex0x(payload.signature);
     view.payload_message = payload.message;
-    const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce };
-    const candidates = expectedMessages(inner, user, referrer, look);
-    if (candidates === null || !candidates.some((c) => sameText(inner.kind, payload.message, c))) {
+    // The payload as the engine applies it (engine/programmes.ts payloadRequest): a forcible kind,
+    // and none of the optional order members, which an inbox entry does not keep (the gateway
+    // refuses a payload carrying them: forced_payload.ts). A payload text naming an stp or expiry
+    // is consent to an order the engine does not apply; the record's own stp was taken as said.
+    const inner: Request = { ...r, kind: r.inner_kind, nonce: r.inner_nonce, stp: 0, expires_after_ms: 0 };
+    const candidates = forcibleKind(inner.kind) ? expectedMessages(inner, user, referrer, look, true) : null;
+    if (candidates === null || !candidates.some((c) => sameText(payload.message, c))) {
       out.problems.push(`${label}: the payload's signed message ${JSON.stringify(payload.message)} does not say the payload request`);
     }
     job(out, payload, user, `${label}, payload`);
     return;
   }
   const candidates = expectedMessages(r, user, referrer, look);
-  if (candidates === null || !candidates.some((c) => sameText(r.kind, request.message, c))) {
+  if (candidates === null || !candidates.some((c) => sameText(request.message, c))) {
     out.problems.push(`${label}: the signed message ${JSON.stringify(request.message)} does not say this request`);
   }
   job(out, request, signer, label);

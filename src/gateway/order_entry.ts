@@ -129,6 +129,24 @@ interface BatchItem {
 }
 
 /**
+ * One item of a POST /orders/batch body: its kind (the `kind` member) and its parsed request, or
+ * why it is refused. Exported for the consent property test (test/da/consent_roundtrip.test.ts),
+ * which runs items through exactly this code.
+ */
+export function parseBatchItem(ctx: GatewayContext, raw: unknown): { kind: OrderEntryKind; parsed: SignedRequest } | BodyError {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { code: 'INVALID_REQUEST', message: 'each request must be a JSON object' };
+  }
+  const fields = { ...(raw as Record<string, unknown>) };
+  const name = fields.kind;
+  const kind = typeof name === 'string' && Object.prototype.hasOwnProperty.call(BATCH_KINDS, name) ? BATCH_KINDS[name] : undefined;
+  if (kind === undefined) return { code: 'INVALID_REQUEST', message: 'kind must be order, cancel, amend or cancel_all' };
+  delete fields.kind;
+  const parsed = kind.parse(ctx, fields);
+  return isBodyError(parsed) ? parsed : { kind, parsed };
+}
+
+/**
  * `{"requests":[...]}`: each item parsed here, then the well-formed ones go to the engine as one
  * group (signed_route.ts `runSignedGroup`: verified and rate-limited each on its own, applied
  * contiguously in one batch). One answer, 200, `data` holding one result per item in the given
@@ -147,24 +165,12 @@ function runBatch(ctx: GatewayContext, answer: Answer, body: Record<string, unkn
   const answers = list.map(() => new ItemAnswer(answer.request_id));
   const items: (BatchItem | null)[] = list.map((raw, i) => {
     const a = answers[i];
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      a.error('INVALID_REQUEST', 'each request must be a JSON object');
+    const item = parseBatchItem(ctx, raw);
+    if ('code' in item) {
+      a.error(item.code, item.message);
       return null;
     }
-    const fields = { ...(raw as Record<string, unknown>) };
-    const name = fields.kind;
-    const kind = typeof name === 'string' && Object.prototype.hasOwnProperty.call(BATCH_KINDS, name) ? BATCH_KINDS[name] : undefined;
-    if (kind === undefined) {
-      a.error('INVALID_REQUEST', 'kind must be order, cancel, amend or cancel_all');
-      return null;
-    }
-    delete fields.kind;
-    const parsed = kind.parse(ctx, fields);
-    if (isBodyError(parsed)) {
-      a.error(parsed.code, parsed.message);
-      return null;
-    }
-    return { kind, parsed, answer: a };
+    return { ...item, answer: a };
   });
   const finish = (): void => {
     answer.okJson(`[${answers.map((a) => a.json).join(',')}]`);

@@ -95,6 +95,44 @@ describe('consentOf', () => {
     expect(c.jobs[0].hash).toEqual(eip191Hash(placeJson));
   });
 
+  it('only an address may change case in a signed text: not the service token, the kind, an asset or a 0x prefix', () => {
+    const withdraw = req(RequestKind.WITHDRAW, { nonce: 6, asset: 0, amount_units: 3 });
+    const text = `ringbook:withdraw:${USER}:ETH:3000000000000:6`;
+    const mixed = USER.slice(0, 2) + USER.slice(2).toUpperCase();
+    const AGENT = addressFromPrivateKey(OTHER);
+    const c = consentOf(bytesOf([
+      { r: withdraw, consent: signed(text.replace(USER, mixed)) },
+      { r: withdraw, consent: signed(text.replace('ETH', 'eth')) },
+      { r: withdraw, consent: signed(text.toUpperCase().replace('0X', '0x')) },
+      { r: withdraw, consent: signed(text.replace(USER, '0X' + USER.slice(2))) },
+      { r: req(RequestKind.REFER, { nonce: 3 }), second: AGENT, consent: signed(`Ringbook:referral:${USER}:${AGENT}:3`) },
+      { r: req(RequestKind.REFER, { nonce: 3 }), second: AGENT, consent: signed(`ringbook:referral:${mixed}:${AGENT.toUpperCase().replace('0X', '0x')}:3`) },
+    ]), look);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 1 .*does not say this request/),
+      expect.stringMatching(/request 2 .*does not say this request/),
+      expect.stringMatching(/request 3 .*does not say this request/),
+      expect.stringMatching(/request 4 .*does not say this request/),
+    ]);
+  });
+
+  it('a record value with no integer text is a problem of the batch, not a throw; a force-include nonce is compared as text', () => {
+    const hash = '0x' + 'ab'.repeat(32);
+    const c = consentOf(bytesOf([
+      { r: req(RequestKind.CANCEL, { nonce: 1.5, order_id: 3 }), consent: signed('ringbook:cancel:3::1.5') },
+      { r: req(RequestKind.WITHDRAW, { nonce: 2, asset: 0, amount_units: 0.5 }), consent: signed(`ringbook:withdraw:${USER}:ETH:500000000000:2`) },
+      { r: req(RequestKind.PLACE, { ...place, price_units: 2 ** 53 }), consent: signed(placeJson.replace('2000000000', String(2 ** 53))) },
+      // 2^53 + 1 in the text rounds to the record's 2^53: not the same nonce.
+      { r: req(RequestKind.FORCE_INCLUDE, { nonce: 2 ** 53, inner_kind: RequestKind.CANCEL, inner_reject: Reject.FORCED_SIGNATURE_INVALID }), consent: signed(`ringbook:force-include:${USER}:${hash}:9007199254740993`) },
+    ]), look);
+    expect(c.problems).toEqual([
+      expect.stringMatching(/request 0 .*does not say this request/),
+      expect.stringMatching(/request 1 .*does not say this request/),
+      expect.stringMatching(/request 2 .*does not say this request/),
+      expect.stringMatching(/request 3 .*is not this envelope/),
+    ]);
+  });
+
   it('an order\'s stp and expires_after_ms must be in its JSON message; the colon form cannot carry them', () => {
     const guarded = req(RequestKind.PLACE, { ...place, stp: 1, expires_after_ms: 1_764_000_000_000 });
     const json = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_taker","expires_after_ms":1764000000000}');
@@ -183,6 +221,25 @@ describe('consentOf', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  it('a forced payload says the request the engine applies: a plain order (an inbox entry keeps no stp or expiry) of a forcible kind', () => {
+    const hash = '0x' + 'ab'.repeat(32);
+    const env = `ringbook:force-include:${USER}:${hash}:4`;
+    const forced = (inner: Partial<Request>, payload: string): { r: Request; consent: Consent } => ({
+      r: req(RequestKind.FORCE_INCLUDE, { ...place, kind: RequestKind.FORCE_INCLUDE, nonce: 4, inner_kind: RequestKind.PLACE, inner_nonce: 5, inner_reject: Reject.NONE, ...inner }),
+      consent: { origin: 'user', request: sm(env), payload: sm(payload) },
+    });
+    const taker = placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_taker"}');
+    const c = consentOf(bytesOf([
+      forced({}, placeJson),
+      forced({}, 'ringbook:order:ETH-USDC:bid:2000000000:100:5'),
+      forced({ stp: 1 }, taker), // the engine would apply expire_maker
+      forced({}, placeJson.replace('"nonce":5}', '"nonce":5,"stp":"expire_maker"}')),
+      forced({ expires_after_ms: 1_764_000_000_000 }, placeJson.replace('"nonce":5}', '"nonce":5,"expires_after_ms":1764000000000}')),
+      forced({ inner_kind: RequestKind.CANCEL_AFTER, amount_units: 5_000 }, 'ringbook:cancel-after:5000:5'),
+    ]), look);
+    expect(c.problems).toEqual([2, 3, 4, 5].map((k) => expect.stringMatching(new RegExp(`request ${k} .*does not say the payload request`))));
   });
 });
 
