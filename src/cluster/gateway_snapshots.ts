@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { MarketData } from '../marketdata/market_data.js';
 import type { ReadModel } from '../read_model/read_model.js';
 import { decodeFront, exportFront, frontBuffers, type FrontState } from '../snapshot/front_state.js';
-import { snapshotFileName } from '../snapshot/snapshot_file.js';
+import { listSnapshots, snapshotFileName } from '../snapshot/snapshot_file.js';
 import { componentLog } from '../util/log.js';
 import type { BatchHeader } from './log_format.js';
 import { newestConfirmed, SnapshotWriterThread, type ReadBatchAt } from './stream_snapshots.js';
@@ -107,7 +107,8 @@ export class GatewaySnapshots implements FrontSnapshots {
       return front;
     });
     if (r === null) {
-      log.info(`ringbook ${this.who}: no snapshot in ${dir} that the event stream confirms: reading it from sequence 1`);
+      const why = listSnapshots(dir).length === 0 ? 'no snapshot' : 'no snapshot that the event stream confirms (the warnings above say why)';
+      log.info(`ringbook ${this.who}: ${why} in ${dir}: reading the event stream from sequence 1`);
       return null;
     }
     const { snapshot: f } = r.confirmed;
