@@ -13,9 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { parse } from 'yaml';
 import { sendBatchRequest } from '../../src/cluster/batch_request.js';
 import { listSnapshots } from '../../src/snapshot/snapshot_file.js';
-import { adminHeaders, api, type StartedServer, type Wallet } from '../server/harness.js';
+import { adminState, api, type StartedServer, type Wallet } from '../server/harness.js';
+import { Validator } from '../openapi/validate.js';
 import {
   fundedWallet, publishForgedBatch, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, P, settledMatchers, startTestCluster, TICK, waitFor, type TestCluster,
 } from './cluster_helpers.js';
@@ -175,8 +177,9 @@ describe('cluster matcher snapshots', () => {
   it('a gateway killed -9 and restarted on its data dir resumes from its newest snapshot, not sequence 1, and answers as before', async () => {
     const g = c.gateways[0];
     const dir = path.join(g.data_dir, 'gateway');
-    const admin = async (x: StartedServer): Promise<{ batch_id: string; recovery: Record<string, number | null> }> =>
-      (await api(x.url).get('/admin/state', adminHeaders(x))).body.data;
+    const admin = (x: StartedServer): Promise<{ batch_id: string; recovery: Record<string, number | null> }> => adminState(x);
+    // docs/openapi.yaml's AdminState, its `recovery` with the gateway's stream position.
+    const spec = parse(fs.readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
     await trade(2 * EVERY_BATCHES);
     await waitFor('a gateway snapshot', WAIT_MS, async () => (listSnapshots(dir).length > 0 ? true : undefined));
     // Past a snapshot's batch, so the restart reads batches after it from the stream (bounded: every 3rd is one).
@@ -193,9 +196,11 @@ describe('cluster matcher snapshots', () => {
       ...GATEWAY_ENV, RINGBOOK_DATA_DIR: g.data_dir, RINGBOOK_CONFIG: path.join(g.data_dir, 'test-config.json'),
     });
     retired.push(...c.gateways.splice(0, 1));
-    const { recovery } = await admin(g2);
+    const state = await admin(g2);
+    const { recovery } = state;
     expect(recovery).toMatchObject({ snapshot_batch_id: newest, batch_id, replayed_batches: batch_id - newest });
     expect(recovery.events_through).toBeGreaterThan(1);
+    expect(new Validator(spec).validate(state, { $ref: '#/components/schemas/AdminState' })).toEqual([]);
     expect(g2.output().stdout).toContain(`resuming from snapshot of batch ${newest}`);
     expect(await answers(g2)).toEqual(before);
     // It serves on; a clean stop writes a snapshot of its last batch.
