@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   // checks there, not only in its own directory (before 2026-11-29 a role checked only that one,
   // and started on half a copy); the lock checks the directory it takes.
   refuseIncompleteBackup(data_dir);
-  const store_dir = role === null ? data_dir : roleStoreDir(role, data_dir);
+  const store_dir = role === null ? data_dir : roleStoreDir(role, data_dir, settings?.gateway_state_roots);
   if (store_dir !== null) {
     claim.mkdir(store_dir);
     claim.lock(store_dir, role === null ? singlePart : rolePart);
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     running = { port: await single.start(start_abort.signal), stop: () => single.stop(), toggleMetricsRecording: () => single.toggleMetricsRecording() };
     health_port = single.health_port;
   } else {
-    if (role === 'gateway') running = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value }, start_abort.signal);
+    if (role === 'gateway') running = await startGateway(cfg, settings, { admin_token: admin.value, operator_key: operator.value }, store_dir, start_abort.signal);
     else if (role === 'matcher') running = await startMatcher(cfg, settings, roleStoreDir(role, data_dir));
     else running = await startDa(cfg, settings, { operator_key: operator.value }, roleStoreDir(role, data_dir));
     health_port = running.health_port ?? null;

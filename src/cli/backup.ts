@@ -109,20 +109,21 @@ function removeDeadPartials(parent: string, out: string): string[] {
 }
 
 /**
- * A cluster role's data dir (docs/scale-out.md): a DA role's `da/` (its own lock file) or a
- * matcher's `matcher/`, and no journal: both are derived from the NATS event stream (a DA role
- * rebuilds its store from it, a matcher replays it without its snapshots), which a copy of the
- * dir does not hold.
+ * A cluster role's data dir (docs/scale-out.md): a DA role's `da/` (its own lock file), a
+ * matcher's `matcher/` or a gateway's `gateway/`, and no journal: all are derived from the NATS
+ * event stream (a DA role rebuilds its store from it, a matcher and a gateway replay it without
+ * their snapshots), which a copy of the dir does not hold.
  */
 function refuseClusterDataDir(data_dir: string): void {
   if (fs.existsSync(path.join(data_dir, 'journal'))) return;
   const roles = [
     fs.existsSync(path.join(data_dir, 'matcher')) ? 'matcher/ (a cluster matcher\'s snapshots)' : null,
     fs.existsSync(path.join(data_dir, 'da', DATA_DIR_LOCK_FILE)) ? 'da/ (a cluster DA role\'s store)' : null,
+    fs.existsSync(path.join(data_dir, 'gateway')) ? 'gateway/ (a cluster gateway\'s snapshots)' : null,
   ].filter((r): r is string => r !== null);
   if (roles.length === 0) return;
   throw new Error(`${data_dir} is a cluster role's data dir (${roles.join(', ')}; no journal/): ringbook backup copies a single ` +
-    'server\'s data dir. Both are rebuilt from the cluster\'s NATS JetStream event stream RB_EVENTS: back that up (docs/operations.md "Backup")');
+    'server\'s data dir. Each is rebuilt from the cluster\'s NATS JetStream event stream RB_EVENTS: back that up (docs/operations.md "Backup")');
 }
 
 /**

@@ -6,13 +6,13 @@
 // so an answer given here is never for a batch that one failure can lose.
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { MatcherBackend, StoreFaultListener } from '../gateway/matcher_link_options.js';
+import type { MatcherBackend, RecoveryInfo, StoreFaultListener } from '../gateway/matcher_link_options.js';
 import type { JournalFault } from '../journal/journal.js';
 import { RECORD_WORDS, viewsOfRing, type RecordViews } from '../ring/records.js';
 import { groupFollowingAt, RequestReader, requestSeqAt } from '../ring/request_records.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import { SeqLogReader, type LogMessage } from './log_reader_seq.js';
-import { EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT } from './log_format.js';
+import { EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, readBatchHeader, RECORD_BYTES, REQUEST_SUBJECT, type BatchHeader } from './log_format.js';
 import { MATCHER_STATUS_SUBJECT, readLeaderStatus, type LeaderStatus } from './matcher_status.js';
 import { sendBatchRequest } from './batch_request.js';
 import { encodeForcedShare, FORCED_SHARE_SUBJECT } from './settlement_poster.js';
@@ -35,6 +35,13 @@ export interface GatewayBackendOptions {
    * the units of one turn share a message up to this; 1 sends every unit alone.
    */
   message_records_max: number;
+  /**
+   * The snapshot the read model was loaded from (gateway_snapshots.ts): the stream is read from the
+   * sequence after `events_through`, whose batch must be `batch_id + 1`. null: from sequence 1.
+   */
+  resume: { batch_id: number; events_through: number } | null;
+  /** Each batch as it is handed to the event ring, with its stream sequence (before its records: the read model cannot reach its commit first). */
+  onBatch?: (h: BatchHeader, seq: number) => void;
 }
 
 /**
@@ -72,6 +79,16 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   private store_fault: JournalFault | null = null;
   /** Status messages of another version or malformed, ignored (logged the first time). */
   status_ignored = 0;
+  /** What start() read before it resolved (the link's `recovery`: GET /admin/state). */
+  private started: RecoveryInfo | null = null;
+  /**
+   * A batch that does not follow the one before it (after a snapshot: the stream is not the one it
+   * was taken of): the read model would be wrong, so the gateway stops, as a matcher does.
+   */
+  onFatal: (why: string) => void = (why) => {
+    log.fatal(`ringbook gateway ${this.options.gateway_id}: ${why}`);
+    process.exit(75);
+  };
 
   constructor(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, options: GatewayBackendOptions) {
     this.nc = nc;
@@ -86,23 +103,46 @@ export class JetStreamGatewayBackend implements MatcherBackend {
     this.request_views = viewsOfRing(requests);
     this.reader = new RequestReader(this.request_views);
     // Ready once the read model holds every batch committed before this start.
+    const t0 = performance.now();
     const through = (await this.jsm.streams.info(EVENT_STREAM)).state.last_seq;
+    const resume = this.options.resume;
+    if (resume !== null) {
+      this.events_through = resume.events_through;
+      this.batch_id = resume.batch_id;
+    }
+    let read = 0;
     let caught_up: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => {
       caught_up = resolve;
     });
-    if (through === 0) caught_up();
+    if (through <= this.events_through) caught_up();
     const event_views = viewsOfRing(events);
     // Without a consumer: the gateway's NATS user needs no consumer grant (log_reader_seq.ts).
-    const reader = new SeqLogReader(this.nc, this.jsm, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, 1, `gateway ${this.options.gateway_id}`,
-      EVENTS_FETCHED_MAX, async (m) => {
-        await this.writeBatch(events, event_views, m);
+    const reader = new SeqLogReader(this.nc, this.jsm, EVENT_STREAM, EVENT_SUBJECT, EVENT_TIP_SUBJECT, this.events_through + 1,
+      `gateway ${this.options.gateway_id}`, EVENTS_FETCHED_MAX, async (m) => {
+        const h = readBatchHeader(m.headers, m.data.length);
+        if (resume !== null && this.batch_id >= 0 && h.batch_id !== this.batch_id + 1) {
+          this.onFatal(`event stream: batch ${h.batch_id} follows batch ${this.batch_id} (sequence ${m.seq}) after the snapshot of batch ` +
+            `${resume.batch_id}: not the stream it was taken of; delete the gateway's snapshots (<data_dir>/gateway) to read it from sequence 1`);
+          return;
+        }
+        this.options.onBatch?.(h, m.seq);
+        await this.writeBatch(events, event_views, m, h);
         this.events_through = m.seq;
+        if (m.seq <= through) read++;
         if (m.seq >= through) caught_up();
       });
     this.reader_events = reader;
     await reader.start();
     await ready;
+    this.started = {
+      snapshot_batch_id: resume?.batch_id ?? null, replayed_batches: read, batch_id: this.batch_id, replay_ms: performance.now() - t0,
+      events_through: resume?.events_through ?? 0,
+    };
+  }
+
+  recovery(): RecoveryInfo {
+    return this.started ?? { snapshot_batch_id: null, replayed_batches: 0, batch_id: this.batch_id, replay_ms: 0, events_through: 0 };
   }
 
   /**
@@ -136,8 +176,7 @@ export class JetStreamGatewayBackend implements MatcherBackend {
   }
 
   /** Copies one batch's event records into the event ring (waiting for room, never dropping). */
-  private async writeBatch(ring: SpscRing, views: RecordViews, m: LogMessage): Promise<void> {
-    const h = readBatchHeader(m.headers, m.data.length);
+  private async writeBatch(ring: SpscRing, views: RecordViews, m: LogMessage, h: BatchHeader): Promise<void> {
     this.batch_id = h.batch_id;
     const body = m.data;
     let at = h.input_records * RECORD_BYTES;

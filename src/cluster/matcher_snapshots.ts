@@ -27,22 +27,19 @@
 // over is logged with why; a corrupt file is never fatal.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { JetStreamManager } from '@nats-io/jetstream';
 import type { EngineConfig } from '../engine/api.js';
 import { ReplayExecutor, type ReplayOptions } from '../da/replay.js';
 import { ADDRESS_BYTES } from '../matcher/registry.js';
-import { Worker } from 'node:worker_threads';
 import { listedAccount, type EngineColumns } from '../engine/canonical.js';
 import { EngineStaging, releaseStaged, type StagedEngine } from '../matcher/engine_staging.js';
-import {
-  decodeEngine, type EngineSnapshot, listSnapshots, readSnapshotFile, snapshotFileName,
-} from '../snapshot/snapshot_file.js';
-import type { WriteDone, WriteJob } from '../snapshot/writer_worker.js';
+import { decodeEngine, type EngineSnapshot, snapshotFileName } from '../snapshot/snapshot_file.js';
+import type { WriteJob } from '../snapshot/writer_worker.js';
 import { componentLog } from '../util/log.js';
-import { EVENT_STREAM, readBatchHeader, type BatchHeader } from './log_format.js';
-import { RETRY_WAIT_MS } from './matcher_store.js';
+import type { BatchHeader } from './log_format.js';
 import type { MatcherSnapshotSettings, MatcherStatus } from './matcher_options.js';
+import { newestConfirmed, SnapshotWriterThread, type ReadBatchAt } from './stream_snapshots.js';
+
+export { batchReader, type ReadBatchAt } from './stream_snapshots.js';
 
 const log = componentLog('cluster');
 
@@ -56,9 +53,6 @@ export interface ResumePoint {
   requests_through: number;
 }
 
-/** The stream's batch header at an event stream sequence; null when the stream does not hold it (`why` says). */
-export type ReadBatchAt = (seq: number) => Promise<{ header: BatchHeader } | { header: null; why: string }>;
-
 export class MatcherSnapshots {
   private readonly settings: MatcherSnapshotSettings;
   private readonly node_id: string;
@@ -68,8 +62,7 @@ export class MatcherSnapshots {
   /** The kept copies of the engine's columns: one set (a snapshot due while it is read is deferred). */
   private readonly staging = new EngineStaging(1);
   /** The snapshot writer thread, started at the first snapshot. */
-  private writer: Worker | null = null;
-  private writer_done: ((d: WriteDone) => void) | null = null;
+  private readonly writer = new SnapshotWriterThread();
   /** After close(): no snapshot is taken (it would start a writer thread again). */
   private closed = false;
 
@@ -136,33 +129,10 @@ export class MatcherSnapshots {
       'it is taken at the first confirmed batch after', { batch_id });
   }
 
-  private startWriter(): Worker {
-    // Run from TypeScript source (vitest), the compiled worker is in the tsc output mirror dist/.
-    const here = import.meta.url;
-    const file = here.endsWith('.ts') ? new URL('../../dist/src/snapshot/writer_worker.js', here) : new URL('../snapshot/writer_worker.js', here);
-    const w = new Worker(file, { workerData: null });
-    w.on('message', (d: WriteDone) => this.writer_done?.(d));
-    w.on('error', (e) => {
-      this.writer = null;
-      this.writer_done?.({ ok: false, error: `snapshot writer failed: ${e.message}` });
-    });
-    // Between writes it must not keep the process alive on its own.
-    w.unref();
-    return w;
-  }
-
   private async write(job: WriteJob): Promise<void> {
     const batch_id = job.header.batch_id;
     try {
-      const writer = this.writer ?? (this.writer = this.startWriter());
-      // Held while a write is in flight: whoever awaits it (idle(), at a clean stop) needs the answer.
-      writer.ref();
-      const done = await new Promise<WriteDone>((resolve) => {
-        this.writer_done = resolve;
-        writer.postMessage(job);
-      }).finally(() => writer.unref());
-      this.writer_done = null;
-      if (!done.ok) throw new Error(done.error);
+      const done = await this.writer.write(job);
       this.status.snapshots_written++;
       this.status.snapshot_batch_id = batch_id;
       log.info(`ringbook matcher ${this.node_id}: snapshot of batch ${batch_id} written (${done.bytes} bytes; ` +
@@ -176,9 +146,7 @@ export class MatcherSnapshots {
   /** Ends the writer thread (after idle(); a write it interrupts leaves only a temporary file). */
   async close(): Promise<void> {
     this.closed = true;
-    const w = this.writer;
-    this.writer = null;
-    if (w !== null) await w.terminate();
+    await this.writer.close();
   }
 
   /** Waits for the write in flight, if any (a clean stop). */
@@ -193,49 +161,23 @@ export class MatcherSnapshots {
   async resume(engine_config: EngineConfig, onRecord: ReplayOptions['onRecord'], readBatchAt: ReadBatchAt): Promise<ResumePoint | null> {
     const dir = this.settings.dir;
     if (dir === null) return null;
-    for (const { file } of listSnapshots(dir)) {
-      const skip = (why: string): void => {
-        log.warn(`ringbook matcher ${this.node_id}: snapshot ${file} passed over: ${why}`);
-      };
-      try {
-        const f = readSnapshotFile(file);
-        if (f.cluster === undefined || f.state_root === null) {
-          skip('not a cluster matcher\'s snapshot (no stream positions or state root)');
-          continue;
-        }
-        const at = await readBatchAt(f.cluster.events_through);
-        if (at.header === null) {
-          skip(`the event stream has no batch at sequence ${f.cluster.events_through} (${at.why})`);
-          continue;
-        }
-        const h = at.header;
-        if (h.batch_id !== f.batch_id || h.state_root !== f.state_root || h.time_ms !== f.batch_time_ms) {
-          skip(`the event stream's sequence ${f.cluster.events_through} holds batch ${h.batch_id} (state root ${h.state_root}), ` +
-            `not this batch ${f.batch_id} (state root ${f.state_root})`);
-          continue;
-        }
-        const e = decodeEngine(f.engine);
-        const executor = new ReplayExecutor(engine_config, {
-          onRecord,
-          restore: { batch_id: f.batch_id, canonical: e.canonical, addresses: e.addresses, zero_balance_leaves: f.zero_balance_leaves },
-        });
-        const root = executor.builder.stateRoot();
-        if (root !== f.state_root) {
-          skip(`its state rebuilds to root ${root}, not the published ${f.state_root}`);
-          continue;
-        }
-        log.info(`ringbook matcher ${this.node_id}: resuming from snapshot of batch ${f.batch_id} (event stream sequence ${f.cluster.events_through})`,
-          { batch_id: f.batch_id });
-        return {
-          executor, batch_id: f.batch_id, batch_time_ms: h.time_ms, state_root: root, events_through: f.cluster.events_through,
-          requests_through: h.requests_through,
-        };
-      } catch (e) {
-        // Truncated, altered, or of another version: the next older one, or the stream's start.
-        skip(e instanceof Error ? e.message : String(e));
-      }
-    }
-    return null;
+    const r = await newestConfirmed(dir, `matcher ${this.node_id}`, readBatchAt, async ({ snapshot: f }): Promise<ReplayExecutor | string> => {
+      const e = decodeEngine(f.engine);
+      const executor = new ReplayExecutor(engine_config, {
+        onRecord,
+        restore: { batch_id: f.batch_id, canonical: e.canonical, addresses: e.addresses, zero_balance_leaves: f.zero_balance_leaves },
+      });
+      const root = executor.builder.stateRoot();
+      return root === f.state_root ? executor : `its state rebuilds to root ${root}, not the published ${f.state_root}`;
+    });
+    if (r === null) return null;
+    const { snapshot: f, header: h } = r.confirmed;
+    log.info(`ringbook matcher ${this.node_id}: resuming from snapshot of batch ${f.batch_id} (event stream sequence ${f.cluster.events_through})`,
+      { batch_id: f.batch_id });
+    return {
+      executor: r.value, batch_id: f.batch_id, batch_time_ms: h.time_ms, state_root: f.state_root, events_through: f.cluster.events_through,
+      requests_through: h.requests_through,
+    };
   }
 }
 
@@ -279,24 +221,4 @@ export function zeroBalancesOfColumns(c: EngineColumns, accounts: number, asset_
     for (let asset = 0; asset < asset_count; asset++) out.push([id, asset]);
   }
   return out;
-}
-
-/** The event stream's batch header at a sequence (a snapshot's check); a few retries ride out an election. */
-export function batchReader(jsm: JetStreamManager): ReadBatchAt {
-  return async (seq) => {
-    let why = '';
-    for (let tries = 0; tries < RETRY_WAIT_MS.length; tries++) {
-      try {
-        const m = await jsm.streams.getMessage(EVENT_STREAM, { seq });
-        if (m === null) return { header: null, why: 'no such message' };
-        return { header: readBatchHeader(m.header, m.data.length) };
-      } catch (e) {
-        why = String(e);
-        // Trimmed or never written: asking again changes nothing.
-        if (/no message found/i.test(why)) break;
-        await sleep(RETRY_WAIT_MS[tries]);
-      }
-    }
-    return { header: null, why };
-  };
 }

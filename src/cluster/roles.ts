@@ -14,7 +14,9 @@ import type { RingbookConfig } from '../config/types.js';
 import { RingbookServer } from '../gateway/server.js';
 import { JetStreamGatewayBackend } from './gateway_backend.js';
 import { ChainReaderLease } from './lease.js';
-import { ensureStreams, REQUEST_PUBLISH_GIVE_UP_MS } from './log_format.js';
+import { ensureStreams, EVENT_STREAM, REQUEST_PUBLISH_GIVE_UP_MS } from './log_format.js';
+import { GatewaySnapshots } from './gateway_snapshots.js';
+import { batchReader } from './stream_snapshots.js';
 import { ClusterMatcher } from './matcher_role.js';
 import { ClusterDa } from './da_role.js';
 import { connectCluster, NatsCredentials } from './nats_auth.js';
@@ -67,6 +69,15 @@ export interface ClusterSettings {
    * snapshots.every_batches (the single process's interval); config snapshots.keep are kept.
    */
   matcher_snapshot_every_batches: number | null;
+  /**
+   * RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES (a gateway role): a snapshot of its read model and
+   * market data in <data_dir>/gateway at every batch id that is a multiple of this, and at a clean
+   * stop, which its next start resumes from instead of the event stream's start
+   * (gateway_snapshots.ts); 0: only at a clean stop. Default: config snapshots.every_batches;
+   * config snapshots.keep are kept. None with RINGBOOK_GATEWAY_STATE_ROOTS=1 (its DA thread
+   * needs the stream from sequence 1).
+   */
+  gateway_snapshot_every_batches: number | null;
   /**
    * RINGBOOK_REQUEST_PURGE_EVERY_MS (a matcher role): while it leads, it purges the request stream
    * below the position of a batch confirmed more than the stream's duplicate window (plus a
@@ -145,6 +156,8 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     settlement_poster: intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1,
     matcher_snapshot_every_batches: env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === undefined || env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === ''
       ? null : intEnv(env, 'RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES', 0, 0, Number.MAX_SAFE_INTEGER),
+    gateway_snapshot_every_batches: env.RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES === undefined || env.RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES === ''
+      ? null : intEnv(env, 'RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES', 0, 0, Number.MAX_SAFE_INTEGER),
     request_purge_every_ms: intEnv(env, 'RINGBOOK_REQUEST_PURGE_EVERY_MS', REQUEST_PURGE_EVERY_MS_DEFAULT, 0, REQUEST_PURGE_EVERY_MS_MAX),
   };
 }
@@ -168,14 +181,22 @@ export interface RunningRole {
 }
 
 /** A gateway: the front of the single process with its matcher behind the replicated logs. */
-export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }, stop_requested?: AbortSignal): Promise<RunningRole> {
+export async function startGateway(
+  cfg: RingbookConfig, s: ClusterSettings, secrets: { admin_token: string; operator_key: string }, snapshots_dir: string | null, stop_requested?: AbortSignal,
+): Promise<RunningRole> {
+  // `snapshots_dir`: its roleStoreDir, made and locked by the caller (a second gateway on the data
+  // dir stops there, before it connects), null for a gateway with its own DA thread.
   const nc = await connectCluster(s.nats_urls, s.nats_credentials, `ringbook-${s.node_id}`);
   const jsm = await ensureStreams(nc, { replicas: s.replicas });
   // Its retries are what a short request stream window would store twice: said at its start.
   await warnShortRequestWindow(requestStreamTarget(jsm), `gateway ${s.node_id}`);
+  const snapshots = new GatewaySnapshots({
+    dir: snapshots_dir, every_batches: s.gateway_snapshot_every_batches ?? cfg.snapshots.every_batches, keep: cfg.snapshots.keep,
+  }, s.node_id);
+  const resume = await snapshots.resume(batchReader(jsm), (await jsm.streams.info(EVENT_STREAM)).state.last_seq, cfg.assets.length);
   const backend = new JetStreamGatewayBackend(nc, jetstream(nc), jsm, {
     gateway_id: s.node_id, publish_timeout_ms: PUBLISH_TIMEOUT_MS, publish_give_up_ms: REQUEST_PUBLISH_GIVE_UP_MS,
-    message_records_max: s.request_message_records_max,
+    message_records_max: s.request_message_records_max, resume, onBatch: (h, seq) => snapshots.noteBatch(h, seq),
   });
   // Each gateway numbers its requests in its own 2^32 range (a random one of 2^20): events
   // carry the seq back, and every gateway reads every event.
@@ -183,13 +204,14 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
   // One gateway at a time reads the settlement contract's events (docs/settlement.md, "Roots in a
   // cluster"): the holder of this lease, replaced about a lease TTL after its death.
   const chain_reader = cfg.settlement.rpc_url === null ? undefined : await ChainReaderLease.start(nc, s.node_id, s.lease_ttl_ms, s.replicas);
-  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots, chain_reader });
+  const server = new RingbookServer({ cfg, ...secrets, backend, seq_base, state_roots: s.gateway_state_roots, chain_reader, front_snapshots: snapshots });
   let port: number;
   try {
     port = await server.start(stop_requested);
   } catch (e) {
     // The lease's renewal timer would keep the process alive and the lease held.
     if (chain_reader !== undefined) await stopFailedStart(() => chain_reader.stop(), e);
+    await stopFailedStart(() => snapshots.close(), e);
     throw e;
   }
   return {
@@ -197,6 +219,8 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
     health_port: server.health_port,
     stop: async () => {
       await server.stop();
+      // After the read model took its last batch: a snapshot of it, which the next start resumes from.
+      await snapshots.stop();
       await chain_reader?.stop();
       await nc.drain();
     },
@@ -205,14 +229,17 @@ export async function startGateway(cfg: RingbookConfig, s: ClusterSettings, secr
 
 /**
  * The directory a role keeps its store in and locks (data_dir_lock.ts), so that it is one role's
- * alone: a matcher's snapshots (<data>/matcher), a DA role's store (<data>/da); a gateway keeps
- * none. src/main.ts makes and locks it before the role starts (and before a secret is written): a
- * second matcher or DA role on the same data dir stops there, before it reads or writes its store.
+ * alone: a matcher's snapshots (<data>/matcher), a DA role's store (<data>/da), a gateway's
+ * snapshots (<data>/gateway). src/main.ts makes and locks it before the role starts (and before a
+ * secret is written): a second role of a kind on the same data dir stops there, before it reads or
+ * writes its store, and a start that fails removes it again if it was new (start_claim.ts).
  */
 export function roleStoreDir(role: 'matcher' | 'da', data_dir: string): string;
-export function roleStoreDir(role: Role, data_dir: string): string | null;
-export function roleStoreDir(role: Role, data_dir: string): string | null {
-  if (role === 'gateway') return null;
+export function roleStoreDir(role: Role, data_dir: string, gateway_state_roots?: boolean): string | null;
+export function roleStoreDir(role: Role, data_dir: string, gateway_state_roots = false): string | null {
+  // A gateway's snapshots (h31g); one with its own DA thread reads from sequence 1 (the thread
+  // needs every batch) and keeps none.
+  if (role === 'gateway') return gateway_state_roots ? null : path.join(data_dir, 'gateway');
   return path.join(data_dir, role === 'matcher' ? 'matcher' : 'da');
 }
 

@@ -62,6 +62,7 @@ export class MatcherLink extends MatcherLinkEvents {
       this.options.beforeEvents?.();
       this.pump_done = this.pump(events);
       await backend.start(requests, events, (fault) => this.journalFault(fault));
+      this.recovery = backend.recovery?.() ?? null;
       return;
     }
     const data: MatcherWorkerData = {

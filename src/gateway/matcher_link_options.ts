@@ -4,7 +4,9 @@
 import type { EngineConfig } from '../engine/api.js';
 import type { JournalFault } from '../journal/journal.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
-import type { ReadModelLimits } from '../read_model/read_model.js';
+import type { ReadModel, ReadModelLimits } from '../read_model/read_model.js';
+import type { MarketData } from '../marketdata/market_data.js';
+import type { FrontState } from '../snapshot/front_state.js';
 
 export interface MatcherLinkOptions {
   engine_config: EngineConfig;
@@ -87,15 +89,30 @@ export interface MatcherBackend {
   shareForced(from: number, batches: readonly number[]): void;
   /** Clean stop: the request ring is closed; send what it holds, then stop writing events. */
   stop(): Promise<void>;
+  /** Where it started from and what it read before start() resolved (the link's `recovery`). */
+  recovery?(): RecoveryInfo;
+}
+
+/**
+ * A cluster gateway's snapshots of its read model and market data (src/cluster/gateway_snapshots.ts):
+ * the state it resumes from, imported before the first event, and the batches committed after.
+ */
+export interface FrontSnapshots {
+  /** What to import (null: the event stream from sequence 1). */
+  readonly resume_front: FrontState | null;
+  /** Before the first event, after the import: what the snapshots are taken of and when. */
+  attach(rm: ReadModel, md: MarketData, onBatchCommitted: (fn: (batch_id: number) => void) => void): void;
 }
 
 /** What the matcher reported when it was ready. */
 export interface RecoveryInfo {
-  /** The snapshot the matcher resumed from (null: genesis). */
+  /** The snapshot the matcher resumed from (null: genesis; a cluster gateway: the event stream from sequence 1). */
   snapshot_batch_id: number | null;
-  /** Journal batches replayed after it. */
+  /** Journal batches replayed after it (a cluster gateway: event stream batches read before it served). */
   replayed_batches: number;
   /** Last batch applied at start: batches after it are live. */
   batch_id: number;
   replay_ms: number;
+  /** A cluster gateway only: the event stream sequence of the snapshot's batch (0: none), read from the next. */
+  events_through?: number;
 }

@@ -14,7 +14,7 @@ import type { GatewayContext } from './context.js';
 import { ArrivalOrder } from './arrival_order.js';
 import { SignatureBatcher } from './signature_batcher.js';
 import { MatcherLink } from './matcher_link.js';
-import type { MatcherBackend } from './matcher_link_options.js';
+import type { FrontSnapshots, MatcherBackend } from './matcher_link_options.js';
 import { createRateLimiters } from './rate_limit.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { healthCheck, registerPublicRoutes } from './routes_public.js';
@@ -89,6 +89,8 @@ export interface ServerOptions {
    * reads the contract's events only while it holds it. Absent: the single process, which reads always.
    */
   chain_reader?: ChainReaderGate;
+  /** A cluster gateway's snapshots of its read model (src/cluster/gateway_snapshots.ts): resumed from, then taken. */
+  front_snapshots?: FrontSnapshots;
 }
 
 /** Most keys each rate limiter remembers (bounded memory under a flood of wallets or IPs). */
@@ -155,7 +157,9 @@ export class RingbookServer {
       seq_base: this.options.seq_base,
       // The read model's part of the snapshot, loaded while the matcher restores its own.
       beforeEvents: () => {
-        if (resume !== null) importFront(link.read_model, md, resume.front);
+        const front = resume?.front ?? this.options.front_snapshots?.resume_front ?? null;
+        if (front !== null) importFront(link.read_model, md, front);
+        this.options.front_snapshots?.attach(link.read_model, md, (fn) => link.addBatchListener(fn));
       },
     });
     // The consumers of the committed event stream, each batch in one synchronous turn, the HTTP
@@ -195,7 +199,7 @@ export class RingbookServer {
     const r = link.recovery;
     if (r !== null) {
       log.info(`ringbook: recovered ${r.snapshot_batch_id === null ? 'from genesis' : `from the snapshot at batch ${r.snapshot_batch_id}`}` +
-        ` + ${r.replayed_batches} journal batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`, { ...r });
+        ` + ${r.replayed_batches} ${r.events_through === undefined ? 'journal' : 'event stream'} batches in ${Math.round(r.replay_ms)} ms (batch ${r.batch_id})`, { ...r });
     }
     const metrics = cfg.metrics.enabled ? new Metrics() : null;
     this.metrics = metrics;

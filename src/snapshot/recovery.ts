@@ -85,6 +85,9 @@ function unusable(s: SnapshotFile, named_batch_id: number, f: RecoveryFacts): { 
   const bad = (reason: string): { reason: string; kind: RejectionKind } => ({ reason, kind: 'unusable' });
   if (n !== named_batch_id) return bad(`file name says batch ${named_batch_id}, contents batch ${n}`);
   if (s.front === null) return { reason: 'engine-only snapshot (no read model part)', kind: 'engine_only' };
+  // A cluster gateway's file (src/cluster/gateway_snapshots.ts) has the front part and no engine:
+  // the matcher thread could not restore from it.
+  if (s.engine.length === 0) return bad('no engine part (a cluster gateway\'s snapshot: never used by this server)');
   if (n > f.published_last) return { reason: `batch ${n} is not in the DA store yet (it holds up to ${f.published_last})`, kind: 'ahead' };
   const published = n === 0 ? undefined : f.publishedRoot(n);
   if (n > 0 && published === undefined) return bad(`batch ${n} missing from the DA store`);

@@ -13,9 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { parse } from 'yaml';
 import { sendBatchRequest } from '../../src/cluster/batch_request.js';
 import { listSnapshots } from '../../src/snapshot/snapshot_file.js';
-import { api, type StartedServer, type Wallet } from '../server/harness.js';
+import { adminState, api, type StartedServer, type Wallet } from '../server/harness.js';
+import { Validator } from '../openapi/validate.js';
 import {
   fundedWallet, publishForgedBatch, leadingFromGenesis, LEASE_TTL_MS, MARKET, matcherStatus, P, settledMatchers, startTestCluster, TICK, waitFor, type TestCluster,
 } from './cluster_helpers.js';
@@ -30,6 +32,9 @@ let root = '';
 /** Each matcher's data dir (kept across its restarts). */
 const dirs = new Map<string, string>();
 let wallets: Wallet[] = [];
+/** Gateways replaced by a restart on their data dir (stopped last: stopping one removes its data dir). */
+const retired: StartedServer[] = [];
+const GATEWAY_ENV = { RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES: String(EVERY_BATCHES) };
 let orders_sent = 0;
 
 function matcherEnv(id: string): Record<string, string> {
@@ -54,7 +59,7 @@ beforeAll(async () => {
   }
   c = await startTestCluster();
   await leadingFromGenesis(await c.startMatcher('m1', matcherEnv('m1')));
-  const [, g] = await Promise.all([c.startMatcher('m2', matcherEnv('m2')), c.startGateway('g1')]);
+  const [, g] = await Promise.all([c.startMatcher('m2', matcherEnv('m2')), c.startGateway('g1', undefined, GATEWAY_ENV)]);
   wallets = [await fundedWallet(g), await fundedWallet(g)];
   nc = await connect({ servers: c.nats.urls() });
 }, 60_000);
@@ -62,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc?.close();
   await c?.stop();
+  for (const g of retired) await g.stop('SIGKILL');
   if (root !== '') fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -167,4 +173,54 @@ describe('cluster matcher snapshots', () => {
     const all = await settledMatchers([...c.matchers.values()], WAIT_MS);
     expect(all.map((x) => x.state_root)).toEqual(all.map(() => all[0].state_root));
   });
+
+  it('a gateway killed -9 and restarted on its data dir resumes from its newest snapshot, not sequence 1, and answers as before', async () => {
+    const g = c.gateways[0];
+    const dir = path.join(g.data_dir, 'gateway');
+    const admin = (x: StartedServer): Promise<{ batch_id: string; recovery: Record<string, number | null> }> => adminState(x);
+    // docs/openapi.yaml's AdminState, its `recovery` with the gateway's stream position.
+    const spec = parse(fs.readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
+    await trade(2 * EVERY_BATCHES);
+    await waitFor('a gateway snapshot', WAIT_MS, async () => (listSnapshots(dir).length > 0 ? true : undefined));
+    // Past a snapshot's batch, so the restart reads batches after it from the stream (bounded: every 3rd is one).
+    for (let i = 0; i < EVERY_BATCHES && Number((await admin(g)).batch_id) % EVERY_BATCHES === 0; i++) await trade(1);
+    const before = await answers(g);
+    // Not an empty exchange: orders, fills and trades to compare.
+    for (const i of [0, 3, 4]) expect((before[i] as unknown[]).length, `answer ${i}`).toBeGreaterThan(0);
+    const batch_id = Number((await admin(g)).batch_id);
+    g.proc.kill('SIGKILL');
+    await new Promise((r) => g.proc.once('exit', r));
+    const newest = listSnapshots(dir)[0].batch_id;
+    expect(newest).toBeLessThan(batch_id);
+    const g2 = await c.startGateway('g1r', undefined, {
+      ...GATEWAY_ENV, RINGBOOK_DATA_DIR: g.data_dir, RINGBOOK_CONFIG: path.join(g.data_dir, 'test-config.json'),
+    });
+    retired.push(...c.gateways.splice(0, 1));
+    const state = await admin(g2);
+    const { recovery } = state;
+    expect(recovery).toMatchObject({ snapshot_batch_id: newest, batch_id, replayed_batches: batch_id - newest });
+    expect(recovery.events_through).toBeGreaterThan(1);
+    expect(new Validator(spec).validate(state, { $ref: '#/components/schemas/AdminState' })).toEqual([]);
+    expect(g2.output().stdout).toContain(`resuming from snapshot of batch ${newest}`);
+    expect(await answers(g2)).toEqual(before);
+    // It serves on; a clean stop writes a snapshot of its last batch.
+    await trade(1);
+    const last = Number((await admin(g2)).batch_id);
+    g2.proc.kill('SIGTERM');
+    await new Promise((r) => g2.proc.once('exit', r));
+    expect(listSnapshots(dir)[0].batch_id).toBe(last);
+  });
 });
+
+/** What a gateway answers from its read model and market data: both wallets' balances, orders and fills, the market's trades and book. */
+async function answers(g: StartedServer): Promise<unknown[]> {
+  const paths = [`/trades/${MARKET}`, `/orderbook/${MARKET}`];
+  for (const w of wallets) for (const p of ['balances', 'orders?status=all&limit=1000', 'fills']) paths.push(`/account/${w.address}/${p}`);
+  const out: unknown[] = [];
+  for (const p of paths) {
+    const r = await api(g.url).get(p);
+    if (r.status !== 200) throw new Error(`GET ${p}: ${r.status} ${r.text}`);
+    out.push(r.body.data);
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
-// A cluster matcher's snapshots (<data>/matcher) and a DA role's store (<data>/da) are one
-// process's each (src/cluster/roles.ts roleStoreDir, src/journal/data_dir_lock.ts): a second
-// matcher or DA role started on the same data dir exits 1 naming the holder, before it connects to
-// NATS or reads a snapshot or the store. Before, nothing stopped it (two matchers wrote one
+// A cluster matcher's snapshots (<data>/matcher), a DA role's store (<data>/da) and a gateway's
+// snapshots (<data>/gateway, since h31g) are one process's each (src/cluster/roles.ts roleStoreDir,
+// src/journal/data_dir_lock.ts): a second matcher, DA role or gateway started on the same data dir
+// exits 1 naming the holder, before it connects to NATS or reads a snapshot or the store. Before, nothing stopped it (two matchers wrote one
 // snapshot directory, two DA roles one LMDB store). The holder here is this test's process, which
 // takes the lock as a running role does; the role's NATS URL is never reached (nothing listens on
 // port 1).
@@ -58,7 +58,7 @@ describe('one cluster role per store directory', () => {
     for (const r of releases) r();
   });
 
-  for (const [role, sub] of [['matcher', 'matcher'], ['da', 'da']] as const) {
+  for (const [role, sub] of [['matcher', 'matcher'], ['da', 'da'], ['gateway', 'gateway']] as const) {
     it(`a ${role} role on a data dir whose ${sub}/ another process holds exits 1 naming it`, async () => {
       const data_dir = tmpDir();
       const dir = path.join(data_dir, sub);

@@ -1,5 +1,6 @@
 // Which snapshot a start uses (src/snapshot/recovery.ts): newest first, passing over (and
-// naming) a corrupt file, one without the front part, one the DA store does not hold yet, one
+// naming) a corrupt file, one without the front part, one without the engine part (a cluster
+// gateway's), one the DA store does not hold yet, one
 // whose root is not the published one, one the journal does not continue; genesis when none is
 // usable, unless the journal was trimmed.
 import fs from 'node:fs';
@@ -13,12 +14,12 @@ const tempDir = tempDirsPerFile('ringbook-choose-');
 
 const ROOT = (n: number): string => '0x' + n.toString(16).padStart(64, '0');
 
-function dirWith(snaps: { batch_id: number; root?: string | null; front?: boolean; corrupt?: boolean }[]): string {
+function dirWith(snaps: { batch_id: number; root?: string | null; front?: boolean; engine?: boolean; corrupt?: boolean }[]): string {
   const dir = tempDir();
   for (const s of snaps) {
     const bytes = encodeSnapshot(
       { batch_id: s.batch_id, batch_time_ms: 1, state_root: s.root === undefined ? ROOT(s.batch_id) : s.root, zero_balance_leaves: [], created_ms: 2 },
-      new Uint8Array([1, 2, 3]), s.front === false ? null : new Uint8Array([4, 5]),
+      new Uint8Array(s.engine === false ? [] : [1, 2, 3]), s.front === false ? null : new Uint8Array([4, 5]),
     );
     if (s.corrupt) bytes[bytes.length - 40] ^= 1;
     fs.writeFileSync(path.join(dir, snapshotFileName(s.batch_id)), bytes);
@@ -40,18 +41,21 @@ describe('chooseSnapshot', () => {
   it('passes over, with the reason, corrupt, engine-only, unpublished, wrong-root and uncontinued snapshots', () => {
     const dir = dirWith([
       { batch_id: 10 }, { batch_id: 20, corrupt: true }, { batch_id: 30, front: false }, { batch_id: 120 },
-      { batch_id: 50, root: ROOT(7) },
+      { batch_id: 50, root: ROOT(7) }, { batch_id: 60, engine: false },
     ]);
     const c = chooseSnapshot(dir, facts());
     expect(c.snapshot?.batch_id).toBe(10);
     expect(c.rejected.map((r) => [path.basename(r.file), r.reason.replace(/ \(.*$/, '').slice(0, 40)])).toEqual([
       [snapshotFileName(120), 'batch 120 is not in the DA store yet'],
+      [snapshotFileName(60), 'no engine part'],
       [snapshotFileName(50), `its state root ${ROOT(7)}`.slice(0, 40)],
       [snapshotFileName(30), 'engine-only snapshot'],
       [snapshotFileName(20), 'corrupt: digest mismatch'],
     ]);
     // A journal trimmed past batch 11 cannot continue the snapshot at 10 either.
     expect(() => chooseSnapshot(dir, facts({ journal_first: 15 }))).toThrow(RecoveryImpossible);
+    // A cluster gateway's file (front part, no engine part) is an error to look at, not used.
+    expect(c.rejected.find((r) => r.file.endsWith(snapshotFileName(60)))?.kind).toBe('unusable');
   });
 
   it('starts from genesis when none is usable and the journal is whole; refuses when it was trimmed', () => {
