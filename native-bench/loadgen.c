@@ -3,7 +3,7 @@
 //
 // It writes PRE-BUILT request bytes (signed by Node before timing: bench/load/native_generator.ts
 // writes the request file) over N keep-alive connections to a loopback address, one lane per
-// connection. A lane is a fixed set of wallets and the queue of their requests in nonce order;
+// connection (over WebSocket, K lanes per connection with --ws-lanes-per-connection K). A lane is a fixed set of wallets and the queue of their requests in nonce order;
 // it has at most ONE request in flight (window 1): the server's uWS closes a connection that
 // sends a second request while an asynchronous answer is pending (measured, see
 // bench/load/lanes.ts), and window 1 also keeps each wallet's nonces arriving in order.

@@ -22,7 +22,9 @@
 // - io_uring: one IORING_OP_SENDMSG per socket and wake-up, MSG_WAITALL as the single sends. The
 //   kernel copies the msghdr and iovecs when the enter that submits it runs, so the socket's
 //   arrays are reused at its next write (which follows one of its answers, so a later enter).
-//   A short sendmsg (not expected with MSG_WAITALL) closes the socket as an error.
+//   A short sendmsg (not expected with MSG_WAITALL) closes the socket as an error. Two writes of
+//   one socket never overlap in practice: a socket has at most K frames outstanding (<= 64 x a
+//   few hundred bytes, far below a loopback socket's buffer), so a write never has to wait.
 // - A socket that closes closes its K lanes (each busy one counted unanswered).
 #ifndef LOADGEN_WS_LANES_H
 #define LOADGEN_WS_LANES_H
