@@ -30,6 +30,9 @@
 //                      requests as WebSocket order entry (`post` frames on /ws carrying the same signed
 //                      bodies, one in flight per connection as over HTTP: bench/load/ws_frames.ts,
 //                      native-bench/loadgen_ws.h); funding stays on HTTP; the JSON adds "transport":"ws"
+//   --ws-lanes-per-connection K  with ws: K lanes share one WebSocket (--connections / K sockets, up to
+//                      K posts in flight each, each lane still one; native-bench/loadgen_ws_lanes.h);
+//                      default 1; the JSON adds "ws_lanes_per_connection"
 //   --matcher-cpu N    run the server with matcher.cpu N (pin the matcher thread; default off)
 //   --pipeline-cpu N   run the server with threads.pipeline_cpu N (the front and the matcher on CPU N,
 //                      the other threads on the other CPUs; default off: docs/operations.md "Thread placement")
@@ -98,7 +101,7 @@ async function main(): Promise<void> {
   say(`ringbook load bench: ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.availableParallelism()} cores (${cpu_model}), ${machineLoad()}`);
 
   const secp = loadNativeSecp256k1();
-  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io, args.generator_spin_us, args.transport);
+  const gen = chooseGenerator(args.generator, args.loadgen === null ? LOADGEN_BINARY : path.resolve(args.loadgen), args.generator_io, args.generator_spin_us, args.transport, args.ws_lanes_per_connection);
   say(`generator: ${gen.note}`);
   const profile_dir = args.profile ? mkdtempSync(path.join(os.tmpdir(), 'ringbook-load-prof-')) : null;
   const big = 1_000_000_000;

@@ -3,7 +3,7 @@
 //
 // It writes PRE-BUILT request bytes (signed by Node before timing: bench/load/native_generator.ts
 // writes the request file) over N keep-alive connections to a loopback address, one lane per
-// connection. A lane is a fixed set of wallets and the queue of their requests in nonce order;
+// connection (over WebSocket, K lanes per connection with --ws-lanes-per-connection K). A lane is a fixed set of wallets and the queue of their requests in nonce order;
 // it has at most ONE request in flight (window 1): the server's uWS closes a connection that
 // sends a second request while an asynchronous answer is pending (measured, see
 // bench/load/lanes.ts), and window 1 also keeps each wallet's nonces arriving in order.
@@ -34,6 +34,7 @@
 //   loadgen_send.h      a lane's next request, its send stamp and write; free, empty, closed lanes
 //   loadgen_answers.h   complete answers: counted, timed, recorded; the lane's next request
 //   loadgen_ws.h        --transport ws: the /ws upgrade and the answers' frames (loadgen_sha1.h: the accept key)
+//   loadgen_ws_lanes.h  --ws-lanes-per-connection: K lanes on one WebSocket, their frames written together
 //   loadgen_schedule.h  the one timer and the open mode's schedule
 //   loadgen_epoll.h     the epoll backend; loadgen_uring_run.h (with loadgen_uring.h) the io_uring one
 //   loadgen_report.h    the JSON line
@@ -52,12 +53,14 @@
 #include "loadgen_schedule.h"
 #include "loadgen_epoll.h"
 #include "loadgen_uring_run.h"
+#include "loadgen_ws_lanes.h"
 #include "loadgen_report.h"
 #include "loadgen_slice.h"
 
+/** One socket per lane, or per K lanes with --ws-lanes-per-connection (its fd in each; loadgen_ws_lanes.h). */
 static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t sl) {
-  for (int i = 0; i < r->nlanes; i++) {
-    lane_t *l = &r->lanes[i];
+  int per = r->o.ws_lanes_per_conn;
+  for (int i = 0; i < r->nlanes; i += per) {
     // Blocking connects, one at a time: the server's accept loop never sees a full backlog.
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) die("socket: %s", strerror(errno));
@@ -72,7 +75,7 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
       if (i == 0) fprintf(stderr, "loadgen: TCP_CONGESTION %s refused (%s): keeping the system default\n", cc, strerror(errno));
       r->o.tcp_congestion = "default";
     }
-    l->fd = fd;
+    for (int j = i; j < i + per && j < r->nlanes; j++) r->lanes[j].fd = fd;
     if (r->o.ws) ws_handshake(r, i, fd); // blocking, before the socket joins a backend
     if (r->use_uring) continue; // io_uring sockets stay blocking: the ring never blocks on them, it polls
     if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl: %s", strerror(errno));
@@ -86,7 +89,7 @@ static void connect_all(run_t *r, const struct sockaddr_storage *ss, socklen_t s
   int e = uring_register_files(&r->u, fds, (uint32_t)r->nlanes);
   free(fds);
   if (e != 0) die("io_uring: registering %d sockets: %s", r->nlanes, strerror(-e));
-  for (int i = 0; i < r->nlanes; i++) uring_arm_recv(r, i);
+  for (int i = 0; i < r->nlanes; i += per) uring_arm_recv(r, i); // a socket's reads: its first lane's
 }
 
 static int pending_work(const run_t *r) { return r->busy_count > 0 || (r->o.open && r->queued > 0); }
@@ -124,6 +127,7 @@ int main(int argc, char **argv) {
     r->cold[i].n = queues[i].n;
   }
   free(queues);
+  ws_lanes_init(r);
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)r->nlanes + 16) {
     rl.rlim_cur = rl.rlim_max < (rlim_t)r->nlanes + 16 ? rl.rlim_max : (rlim_t)r->nlanes + 16;
@@ -202,7 +206,7 @@ int main(int argc, char **argv) {
   int64_t cpu_us = rusage_us(&u1, &s1) - cpu0;
   context_switches(&vcsw1, &ivcsw1);
   int64_t end_ns = now_ns();
-  for (int i = 0; i < r->nlanes; i++) if (r->lanes[i].fd >= 0) close(r->lanes[i].fd);
+  for (int i = 0; i < r->nlanes; i += r->o.ws_lanes_per_conn) if (r->lanes[i].fd >= 0) close(r->lanes[i].fd);
   rusage_us(&cpu_total_user, &cpu_total_sys);
   if (r->o.records != NULL) records_write(&r->records, r->o.records, clock_offset_ns);
 

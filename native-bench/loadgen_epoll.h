@@ -86,6 +86,7 @@ static void on_timer(run_t *r) {
  */
 static void epoll_loop_once(run_t *r) {
   struct epoll_event evs[EVENTS_PER_WAIT];
+  if (r->nws_dirty > 0) ws_flush_all(r);
   int n = epoll_wait(r->ep, evs, EVENTS_PER_WAIT, -1);
   if (n < 0) {
     if (errno == EINTR) return;
@@ -99,7 +100,10 @@ static void epoll_loop_once(run_t *r) {
     if (id == UINT32_MAX) { on_timer(r); continue; }
     lane_t *l = &r->lanes[id];
     if (l->closed) continue;
-    if (evs[i].events & EPOLLOUT) flush(r, (int)id);
+    if (evs[i].events & EPOLLOUT) {
+      if (r->o.ws_lanes_per_conn > 1) ws_conn_flush(r, (int)id / r->o.ws_lanes_per_conn);
+      else flush(r, (int)id);
+    }
     if (l->closed) continue;
     if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(r, (int)id, (evs[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }

@@ -32,7 +32,14 @@ typedef struct {
   double spin_us;             // --spin-us: open mode's early wake, µs before a due send (loadgen_schedule.h); 0: none
   int spin_given;
   int ws;                     // --transport ws: WebSocket order entry (loadgen_ws.h); 0: HTTP/1.1
+  int ws_lanes_per_conn;      // --ws-lanes-per-connection K: lanes sharing one WebSocket (loadgen_ws_lanes.h); 1: one each
 } opts_t;
+
+/**
+ * Most lanes on one WebSocket: the server's default limits.ws_posts_in_flight_max (64); more posts
+ * in flight on a connection are answered 429 at once, which is not the load being measured.
+ */
+#define WS_LANES_PER_CONNECTION_MAX 64
 
 enum { IO_AUTO = 0, IO_URING = 1, IO_EPOLL = 2 };
 
@@ -42,7 +49,7 @@ static void usage(void) {
       "               [--mode closed|open] [--rate R] [--duration-ms D | --until-empty]\n"
       "               [--max-requests N] [--exhausted-share F] [--drain-ms D] [--histograms] [--report-lanes]\n"
       "               [--tcp-congestion reno|default|NAME] [--records FILE] [--slice-us N] [--io auto|io_uring|epoll]\n"
-      "               [--recv-buffers N] [--spin-us N] [--transport http|ws]\n"
+      "               [--recv-buffers N] [--spin-us N] [--transport http|ws] [--ws-lanes-per-connection K]\n"
       "  closed (default): max rate, one request in flight per connection; open: R requests/s scheduled\n"
       "  on CLOCK_MONOTONIC, latency from the scheduled time. Loopback targets only (127.0.0.0/8, ::1).\n"
       "  --until-empty (closed): send every request of the file, then stop (still capped by --max-requests).\n"
@@ -59,6 +66,9 @@ static void usage(void) {
       "  wake-up lateness is not charged to send_delay.\n"
       "  --transport ws: upgrade each connection at GET /ws and send the file's records as they are\n"
       "  (pre-built masked `post` frames: bench/load/ws_frames.ts); answers are `response` messages.\n"
+      "  --ws-lanes-per-connection K (with ws, 1..64, default 1): K lanes share one WebSocket (lanes / K\n"
+      "  sockets), each lane still one post in flight, so a socket has up to K; frames due together go\n"
+      "  out in one write, answers are routed to their lane by post id.\n"
       "  Prints one JSON line (see native-bench/README.md).\n",
       stderr);
 }
@@ -79,6 +89,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
   o->drain_ms = 5000;
   o->tcp_congestion = "reno";
   o->spin_us = SPIN_US_DEFAULT;
+  o->ws_lanes_per_conn = 1;
   const char *target = NULL;
   int duration_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -136,6 +147,11 @@ static void parse_args(int argc, char **argv, opts_t *o) {
       else if (strcmp(v, "http") == 0) o->ws = 0;
       else die("--transport must be http or ws, got '%s'", v);
     }
+    else if (strcmp(k, "--ws-lanes-per-connection") == 0) {
+      NEED_VALUE();
+      o->ws_lanes_per_conn = (int)num_arg(k, v, 1, WS_LANES_PER_CONNECTION_MAX);
+      if ((double)o->ws_lanes_per_conn != strtod(v, NULL)) die("--ws-lanes-per-connection must be a whole number, got '%s'", v);
+    }
     else if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) { usage(); exit(0); }
     else { usage(); die("unknown option %s", k); }
 #undef NEED_VALUE
@@ -159,6 +175,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
   } else if (o->connections != 0) {
     die("--connections goes with --repeat-get only (a request file says how many lanes it has)");
   }
+  if (o->ws_lanes_per_conn > 1 && !o->ws) die("--ws-lanes-per-connection goes with --transport ws only (HTTP/1.1 has one request in flight per connection)");
   if (o->ws && o->repeat_get != NULL) die("--transport ws sends a request file's frames: --repeat-get is HTTP only");
   if (o->open && o->rate <= 0) die("--mode open needs --rate R");
   if (!o->open && o->rate > 0) die("--rate goes with --mode open only");

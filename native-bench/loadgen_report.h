@@ -35,6 +35,9 @@ static void report_json(const run_t *r, const run_figures_t *f) {
   if (r->o.ws)
     fprintf(o, ",\"ws_unexpected_frames\":%llu,\"ws_id_mismatches\":%llu,\"ws_pings_answered\":%llu,\"ws_pongs\":%llu,\"ws_closes\":%llu", (unsigned long long)r->ws_unexpected,
             (unsigned long long)r->ws_id_mismatches, (unsigned long long)r->ws_pings, (unsigned long long)r->ws_pongs, (unsigned long long)r->ws_closes);
+  if (r->o.ws)
+    fprintf(o, ",\"ws_lanes_per_connection\":%d,\"sockets\":%d,\"ws_writes\":%llu,\"ws_frames_written\":%llu", r->o.ws_lanes_per_conn, r->nconns,
+            (unsigned long long)r->ws_writes, (unsigned long long)r->ws_frames_written);
   fprintf(o, ",\"tcp_congestion\":\"%s\",\"generator_io\":\"%s\"", r->o.tcp_congestion, r->use_uring ? "io_uring" : "epoll");
   if (r->io_fallback != NULL) fprintf(o, ",\"io_fallback\":\"%s\"", r->io_fallback);
   if (r->o.slice_us > 0) fprintf(o, ",\"slice_us\":%.0f,\"slice_us_before\":%.1f", r->o.slice_us, f->slice_us_before);

@@ -142,6 +142,15 @@ typedef struct {
   uint64_t ws_unexpected, ws_id_mismatches, ws_pings, ws_pongs, ws_closes;
   uint64_t ws_rng;  // the pong masks' generator state (seeded from getrandom on first use)
   uint32_t ws_said; // kinds of unexpected frame already said on stderr (one line each)
+  // --ws-lanes-per-connection K > 1 (loadgen_ws_lanes.h): lane li is on socket li / K; a socket's
+  // state (fd, read buffer, EPOLLOUT) lives in its first lane; frames wait in ws_conns until the
+  // loop's next wait or enter, then go out in one write per socket
+  struct ws_conn *ws_conns;
+  int nconns;      // sockets: ceil(nlanes / K)
+  int *ws_dirty;   // sockets with frames waiting
+  int nws_dirty;
+  uint64_t ws_writes; // writes (sendmsg) of waiting frames, and the frames they carried
+  uint64_t ws_frames_written;
   uint8_t rshared[READ_SHARED_BYTES]; // every recv of a lane without a partial answer lands here (hot in cache)
 } run_t;
 
@@ -159,5 +168,9 @@ static void uring_arm_timeout(run_t *r, int64_t at);
 static void set_out(run_t *r, int li, int want);
 static void lane_closed(run_t *r, int li, int had_error);
 static uint32_t take_ws_answers(run_t *r, int li, const uint8_t *buf, uint32_t n, uint64_t *need);
+static void ws_queue_send(run_t *r, int li);
+static void ws_conn_closed(run_t *r, int li, int had_error);
+static void ws_flush_all(run_t *r);
+static void ws_conn_flush(run_t *r, int c);
 
 #endif

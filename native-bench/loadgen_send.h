@@ -86,6 +86,12 @@ static int send_next(run_t *r, int li, int64_t sched) {
   l->woff = 0;
   r->sent_total++;
   r->stats[l->kind].sent++;
+  if (r->o.ws_lanes_per_conn > 1) {
+    // Shared socket: the frame waits for the loop's next wait, with the other lanes' (stamped there).
+    ws_queue_send(r, li);
+    prefetch_next(l);
+    return 1;
+  }
   if (r->use_uring) {
     r->stamp_lanes[r->nstamp++] = li;
   } else {
@@ -137,6 +143,7 @@ static void on_idle(run_t *r, int li, int64_t now) {
 }
 
 static void lane_closed(run_t *r, int li, int had_error) {
+  if (r->o.ws_lanes_per_conn > 1) { ws_conn_closed(r, li, had_error); return; } // the socket's every lane
   lane_t *l = &r->lanes[li];
   if (l->closed) return;
   l->closed = 1;

@@ -124,7 +124,7 @@ static void uring_on_recv(run_t *r, int li, int res, uint32_t flags) {
 static void uring_on_send(run_t *r, int li, int res, uint32_t asked) {
   lane_t *l = &r->lanes[li];
   if (l->closed) return;
-  if (res < 0) { lane_closed(r, li, 1); return; }
+  if (res < 0 || ((uint32_t)res < asked && r->o.ws_lanes_per_conn > 1)) { lane_closed(r, li, 1); return; }
   if ((uint32_t)res < asked) {
     // Its answer cannot have come before the whole request went out, so the lane's in-flight
     // request is still this one: send what is left of it.
@@ -155,6 +155,7 @@ static void prefetch_batch(const run_t *r, uint32_t head, uint32_t tail) {
  */
 static void uring_loop_once(run_t *r) {
   uring_t *u = &r->u;
+  if (r->nws_dirty > 0) ws_flush_all(r);
   uring_buf_publish(u);
   int e = uring_enter(u, 1);
   // EINTR: a signal; EBUSY/EAGAIN: the kernel wants completions reaped first. Reap, then enter again.

@@ -7,11 +7,12 @@
 // "Order entry over WebSocket"); the server answers `{"type":"response","id":..,"status":..,"body":..}`.
 //
 // Decisions:
-// - Window 1 per connection, as over HTTP: the protocol would allow more posts in flight (up to
-//   limits.ws_posts_in_flight_max), but one keeps each wallet's nonces in order and makes the two
-//   transports differ only in framing, which is the lever measured.
-// - Correlation: the answer's id must name this lane and the in-flight request's index k in the
-//   lane's queue (cold.n - left - 1); any other id is an error, never a silent count.
+// - Window 1 per lane, as over HTTP: each wallet's nonces arrive in order. By default one lane per
+//   connection, so the two transports differ only in framing; --ws-lanes-per-connection K puts K
+//   lanes (K posts in flight) on one connection (loadgen_ws_lanes.h).
+// - Correlation: the answer's id must name one of this connection's lanes and that lane's
+//   in-flight request's index k in its queue (cold.n - left - 1); any other id is an error, never
+//   a silent count.
 // - Server frames are parsed just enough: one unfragmented text frame per answer (uWS never
 //   fragments), pings answered with a masked pong at once, pongs ignored; a close frame, a binary or
 //   fragmented frame, a masked server frame, RSV bits (no extension is offered) or a text message
@@ -114,10 +115,11 @@ static uint32_t ws_mask_key(run_t *r) {
  * socket; a pong between two whole frames is legal). A ping that comes while a request frame is
  * half-written (epoll's partial write, never seen) is an error rather than a corrupted stream.
  */
+static int ws_conn_mid_frame(const run_t *r, int li);
 static void ws_pong(run_t *r, int li, const uint8_t *p, uint32_t len) {
   lane_t *l = &r->lanes[li];
   r->ws_pings++;
-  if (l->busy && l->woff < l->cur_len) { ws_unexpected(r, li, WS_UNEXPECTED_PONG, "a ping while a request frame was half-written", NULL, 0); return; }
+  if (r->o.ws_lanes_per_conn > 1 ? ws_conn_mid_frame(r, li) : l->busy && l->woff < l->cur_len) { ws_unexpected(r, li, WS_UNEXPECTED_PONG, "a ping while a request frame was half-written", NULL, 0); return; }
   uint8_t f[6 + WS_CONTROL_PAYLOAD_MAX];
   uint32_t key = ws_mask_key(r);
   f[0] = 0x8A; // FIN, pong
@@ -161,13 +163,18 @@ static void ws_on_text(run_t *r, int li, const uint8_t *p, uint32_t len) {
     return;
   }
   q += sizeof body_key - 1;
-  const lane_t *l = &r->lanes[li];
-  if (l->busy && (lane_no != (uint64_t)li || k != (uint64_t)(r->cold[li].n - l->left - 1))) {
+  // li is the socket's first lane; its lanes are li .. li + K - 1 (K = 1: li alone).
+  uint64_t first = (uint64_t)li, lanes_end = first + (uint64_t)r->o.ws_lanes_per_conn;
+  if (lanes_end > (uint64_t)r->nlanes) lanes_end = (uint64_t)r->nlanes;
+  int in_conn = lane_no >= first && lane_no < lanes_end;
+  int to = in_conn ? (int)lane_no : li;
+  const lane_t *l = &r->lanes[to];
+  if (!in_conn || (l->busy && k != (uint64_t)(r->cold[to].n - l->left - 1))) {
     r->ws_id_mismatches++;
     ws_unexpected(r, li, WS_UNEXPECTED_ID, "the answer to another request (id mismatch)", p, len);
     return;
   }
-  on_response(r, li, status, q, (size_t)(end - 1 - q), 0); // not busy: counted as unexpected there
+  on_response(r, to, status, q, (size_t)(end - 1 - q), 0); // not busy: counted as unexpected there
 }
 
 /** The server's close frame: its code and reason said once, the lane closed. */

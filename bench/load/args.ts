@@ -12,6 +12,9 @@ import type { GeneratorName } from './native_generator.js';
 import type { GeneratorIo } from './lanes.js';
 import type { Transport } from './ws_frames.js';
 
+/** Most lanes per WebSocket: the server's default limits.ws_posts_in_flight_max (loadgen's WS_LANES_PER_CONNECTION_MAX). */
+const WS_LANES_PER_CONNECTION_MAX = 64;
+
 export interface Args {
   wallets: number;
   connections: number;
@@ -43,6 +46,11 @@ export interface Args {
    * (ws: WebSocket `post` frames on /ws, bench/load/ws_frames.ts; funding stays on HTTP). Default http.
    */
   transport: Transport;
+  /**
+   * --ws-lanes-per-connection K (with --transport ws): K lanes share one WebSocket, so each socket
+   * has up to K posts in flight (loadgen_ws_lanes.h); connections = --connections / K. Default 1.
+   */
+  ws_lanes_per_connection: number;
   /** config matcher.cpu for the server (null: no pinning). */
   matcher_cpu: number | null;
   /** threads.pipeline_cpu for the server (--pipeline-cpu), null: off. */
@@ -69,7 +77,7 @@ export function lightPhaseArgs(o: { wallets: number; connections: number; second
   return {
     wallets: o.wallets, connections: o.connections, seconds: o.seconds, runs: 1, rate: o.rate,
     signers: Math.max(1, os.availableParallelism()), warmup_s: 1, profile: false, gc: false, perf_stat: false,
-    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, transport: 'http', matcher_cpu: null, pipeline_cpu: null,
+    server_flags: [], server_log: null, server_main: null, seed: o.seed, generator: null, loadgen: null, generator_io: null, generator_spin_us: null, transport: 'http', ws_lanes_per_connection: 1, matcher_cpu: null, pipeline_cpu: null,
     background: null, verify_steal_after_us: null, verify_task_items: null, verify_inline_items: null, verify_inline_busy_max_pct: null,
     metrics_pairs: 0, metrics_seconds: 1,
   };
@@ -136,6 +144,7 @@ export function parseArgs(): Args {
     generator_io: generatorIoArg(knobs.optionalString('generator-io')),
     generator_spin_us: knobs.optionalString('generator-spin-us') === undefined ? null : knobs.number('generator-spin-us', 0, 0, GENERATOR_SPIN_US_MAX),
     transport: transportArg(knobs.optionalString('transport')),
+    ws_lanes_per_connection: knobs.number('ws-lanes-per-connection', 1, 1, WS_LANES_PER_CONNECTION_MAX),
     matcher_cpu: knobs.optionalString('matcher-cpu') === undefined ? null
       : knobs.number('matcher-cpu', 0, 0, os.availableParallelism() - 1),
     pipeline_cpu: knobs.optionalString('pipeline-cpu') === undefined ? null
@@ -153,6 +162,7 @@ export function parseArgs(): Args {
     metrics_seconds: knobs.number('metrics-seconds', 5, 0.5, 60, num),
   };
   knobs.finish();
+  if (a.ws_lanes_per_connection !== 1 && a.transport !== 'ws') throw new RangeError('--ws-lanes-per-connection needs --transport ws (HTTP/1.1 has one request in flight per connection)');
   if (a.connections > a.wallets) throw new RangeError('--connections must not exceed --wallets (each lane owns its wallets)');
   return a;
 }

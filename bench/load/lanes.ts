@@ -161,6 +161,11 @@ export interface PhaseOptions {
   generator_spin_us?: number;
   /** 'ws': the requests go as WebSocket `post` frames (bench/load/ws_frames.ts); native generator only. Default 'http'. */
   transport?: Transport;
+  /**
+   * With transport 'ws': lanes sharing one WebSocket (loadgen --ws-lanes-per-connection; each lane
+   * keeps one post in flight, so a socket has up to this many). Undefined or 1: one lane per socket.
+   */
+  ws_lanes_per_connection?: number;
 }
 
 /** loadgen --io (native-bench/README.md). */

@@ -73,6 +73,14 @@ export interface NativeReport {
   ws_pings_answered?: number;
   ws_pongs?: number;
   ws_closes?: number;
+  /**
+   * ws: lanes per WebSocket (--ws-lanes-per-connection), the sockets it opened, and with K > 1 the
+   * writes that carried the queued frames and those frames (frames per write: how many went together).
+   */
+  ws_lanes_per_connection?: number;
+  sockets?: number;
+  ws_writes?: number;
+  ws_frames_written?: number;
   /** What the binary said on stderr in a run that succeeded (set by runLoadgen, not by the binary). */
   stderr_text?: string;
   mode: 'closed' | 'open';
@@ -338,6 +346,10 @@ export function loadgenArgs(opts: PhaseOptions, file: string, host = '127.0.0.1'
   if (opts.generator_slice_us !== undefined) args.push('--slice-us', String(opts.generator_slice_us));
   if (opts.generator_io !== undefined) args.push('--io', opts.generator_io);
   if (opts.transport === 'ws') args.push('--transport', 'ws');
+  if (opts.ws_lanes_per_connection !== undefined && opts.ws_lanes_per_connection !== 1) {
+    if (opts.transport !== 'ws') throw new RangeError('lanes sharing a connection (loadgen --ws-lanes-per-connection) need --transport ws: HTTP/1.1 has one request in flight per connection');
+    args.push('--ws-lanes-per-connection', String(opts.ws_lanes_per_connection));
+  }
   if (opts.generator_spin_us !== undefined) {
     if (opts.mode !== 'open') throw new RangeError('an early wake (loadgen --spin-us) is for open mode: closed mode never waits for the clock');
     args.push('--spin-us', String(opts.generator_spin_us));
@@ -379,6 +391,7 @@ export interface Generator {
  */
 export function chooseGenerator(
   requested: GeneratorName | null, binary = LOADGEN_BINARY, io: GeneratorIo | null = null, spin_us: number | null = null, transport: Transport = 'http',
+  ws_lanes_per_connection = 1,
 ): Generator {
   const built = nativeGeneratorAvailable(binary);
   if (transport === 'ws' && (requested === 'node' || !built)) throw new Error(`--transport ws needs the native generator (${binary}; \`make native\`)`);
@@ -394,9 +407,11 @@ export function chooseGenerator(
       ...(io === null ? {} : { generator_io: io }),
       ...(spin_us === null || o.mode !== 'open' || o.generator_spin_us !== undefined ? {} : { generator_spin_us: spin_us }),
       transport: o.transport ?? transport,
+      // Shared sockets only for the phases that go over ws (not funding's HTTP).
+      ...((o.transport ?? transport) === 'ws' && ws_lanes_per_connection !== 1 ? { ws_lanes_per_connection } : {}),
     }, binary);
     const notes = [io === null ? '' : `--io ${io}`, spin_us === null ? '' : `--spin-us ${spin_us} in open phases`,
-      transport === 'ws' ? 'WebSocket order entry (--transport ws; funding over HTTP)' : ''].filter((x) => x !== '');
+      transport === 'ws' ? `WebSocket order entry (--transport ws${ws_lanes_per_connection === 1 ? '' : `, ${ws_lanes_per_connection} lanes per connection`}; funding over HTTP)` : ''].filter((x) => x !== '');
     return { name: 'native', runPhase: phase, note: `native generator ${binary}${notes.length === 0 ? '' : ` (${notes.join(', ')})`}` };
   }
   return {

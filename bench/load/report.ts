@@ -255,7 +255,7 @@ export function report(res: LoadResults, say: (line?: string) => void): Record<s
     p99_target_pass: fixed_p99 < TARGET_P99_MS,
     generator: gen.name,
     // Only with --transport ws (the http run's line keeps its fields as they were).
-    ...(args.transport === 'ws' ? { transport: args.transport } : {}),
+    ...(args.transport === 'ws' ? { transport: args.transport, ws_lanes_per_connection: args.ws_lanes_per_connection } : {}),
     generator_io: med_run.result.generator_io ?? null,
     generator_cpu_us_per_request: Math.round(generatorUsPerRequest(med_run.result, med_run.cpu) * 10) / 10,
     fixed_generator_cpu_us_per_request: Math.round(generatorUsPerRequest(fr, fx.cpu) * 10) / 10,

@@ -42,6 +42,7 @@ export abstract class MatcherLinkEvents {
   private readonly batch_listeners: ((batch_id: number, time_ms: number) => void)[] = [];
   private readonly batch_stage_listeners: ((requests: number, stages: BatchStages) => void)[] = [];
   private readonly event_listeners: ((e: EventFields, seq: number) => void)[] = [];
+  private readonly answers_written_listeners: (() => void)[] = [];
   /**
    * The read model's other observers (consumers()): the tape records what the read model tells them
    * while it applies a batch, and replays it to them once the batch's answers went out.
@@ -64,6 +65,15 @@ export abstract class MatcherLinkEvents {
    */
   addBatchStagesListener(fn: (requests: number, stages: BatchStages) => void): void {
     this.batch_stage_listeners.push(fn);
+  }
+
+  /**
+   * Adds a listener called once each committed batch's answers were handed to their transports,
+   * before any other consumer hears the batch (the WebSocket hub writes the answers it held,
+   * each connection's together: ws/held_answers.ts).
+   */
+  addAnswersWrittenListener(fn: () => void): void {
+    this.answers_written_listeners.push(fn);
   }
 
   /**
@@ -182,6 +192,13 @@ export abstract class MatcherLinkEvents {
     // The read model's own object: unchanged until its next commit marker, after batchDone.
     c.stages = stages;
     c.requests = this.pending.release(batch_id, time_ms, stages);
+    for (let i = 0; i < this.answers_written_listeners.length; i++) {
+      try {
+        this.answers_written_listeners[i]();
+      } catch (e) {
+        this.listenerFailed(e);
+      }
+    }
   }
 
   /** Every consumer has the batch: the stage and batch listeners run. */

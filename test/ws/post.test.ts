@@ -83,6 +83,20 @@ describe('WebSocket post', () => {
     sameAnswer(await a.post('/orders/batch', batch(h)), await post(c, '/orders/batch', batch(w)));
   });
 
+  it('answers a post before the book snapshot of its batch on the same connection (answers are held to the batch\'s end, not past it)', async () => {
+    const c = await connect();
+    const w = await funded();
+    await c.request({ type: 'subscribe', channels: [`book:${MARKET}`] }, 'subscribed');
+    const start = (await c.nextType('book_snapshot')).sequence as number;
+    const answer = await post(c, '/orders', w.order({ market_id: MARKET, side: 'bid', price: P - 3_000_000, quantity: 100 }));
+    expect(answer.status).toBe(200);
+    await c.next((m) => m.type === 'book_snapshot' && (m.sequence as number) > start);
+    const at = c.all.indexOf(answer);
+    const snap_at = c.all.findIndex((m) => m.type === 'book_snapshot' && (m.sequence as number) > start);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(at).toBeLessThan(snap_at);
+  });
+
   it('shares the per-wallet rate limit with HTTP; its 429 is the HTTP 429 body', async () => {
     const c = await connect();
     const w = await funded();

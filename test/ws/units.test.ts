@@ -1,10 +1,12 @@
 // The WebSocket pieces that need no server: channel names, client message parsing, the auth
-// state machine on a fake clock, and the hot-path serializers (valid JSON, exact strings).
+// state machine on a fake clock, the hot-path serializers (valid JSON, exact strings), and the
+// post answers held per connection (one write each, bytes and order unchanged).
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { bookChecksum, bookChecksumText } from '../../src/util/book_checksum.js';
 import { BookDeltaViews } from '../../src/gateway/ws/book_delta.js';
 import { AuthState } from '../../src/gateway/ws/auth.js';
+import { HeldAnswers } from '../../src/gateway/ws/held_answers.js';
 import {
   balanceUpdateMessage, bookSnapshotMessage, fillMessage, orderUpdateMessage, parseChannel, parseClientMessage,
   tradeMessage,
@@ -128,5 +130,48 @@ describe('book checksum and deltas', () => {
     expect(v.advance(0, 7, [[10, 4], [8, 1]], [[11, 3]])).toMatchObject({ prev_sequence: 6, bids: [], asks: [] });
     v.release(0);
     expect(v.advance(0, 8, [], [])).toBeNull();
+  });
+});
+
+describe('HeldAnswers', () => {
+  type C = { name: string; held: string[] };
+  const setUp = (): { held: HeldAnswers<C>; writes: [string, string[]][]; a: C; b: C } => {
+    const writes: [string, string[]][] = [];
+    // A copy: the array handed over is the connection's old one, not kept by the hub.
+    const held = new HeldAnswers<C>((c, messages) => writes.push([c.name, [...messages]]));
+    return { held, writes, a: { name: 'a', held: [] }, b: { name: 'b', held: [] } };
+  };
+
+  it('writes each connection\'s answers of a batch in ONE write, the same strings in the order held', () => {
+    const { held, writes, a, b } = setUp();
+    const answers = ['{"type":"response","id":"0:0","status":200,"body":{"ok":true}}', '{"type":"response","id":"1:0","status":400,"body":{"ok":false}}', '{"type":"response","id":"2:0","status":200,"body":{}}'];
+    held.hold(a, answers[0]);
+    held.hold(b, 'b-1');
+    held.hold(a, answers[1]);
+    // A message that is not an answer waits behind a's held answers; b's next one too.
+    expect(held.behind(a, 'pong-a')).toBe(true);
+    held.hold(a, answers[2]);
+    expect(writes).toEqual([]);
+    held.flush();
+    expect(writes).toEqual([['a', [answers[0], answers[1], 'pong-a', answers[2]]], ['b', ['b-1']]]);
+    expect([a.held, b.held]).toEqual([[], []]);
+    // Nothing held: a message is written at once (behind() says so), and a flush writes nothing.
+    expect(held.behind(a, 'pong-a2')).toBe(false);
+    held.flush();
+    expect(writes).toHaveLength(2);
+  });
+
+  it('an answer held outside a batch goes out at the end of the turn (a microtask), not a later turn', async () => {
+    const { held, writes, a } = setUp();
+    held.hold(a, 'x');
+    held.hold(a, 'y');
+    expect(writes).toEqual([]);
+    await Promise.resolve();
+    expect(writes).toEqual([['a', ['x', 'y']]]);
+    // Flushed by a batch first: the turn's end finds nothing left.
+    held.hold(a, 'z');
+    held.flush();
+    await Promise.resolve();
+    expect(writes).toEqual([['a', ['x', 'y']], ['a', ['z']]]);
   });
 });

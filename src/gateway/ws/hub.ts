@@ -44,6 +44,7 @@ import { logCheckRejection } from '../signature_batcher.js';
 import { AuthState, type AuthLimits, type AuthStep } from './auth.js';
 import { cancelOnDisconnect, type DisconnectCancelStats } from './disconnect_cancel.js';
 import { WsFanout, type FanoutStats } from './fanout.js';
+import { HeldAnswers } from './held_answers.js';
 import { abandonPosts, runPost } from './post.js';
 import {
   authSuccessMessage, cancelOnDisconnectReply, challengeReply, errorMessage, parseClientMessage, pongMessage,
@@ -98,6 +99,8 @@ export interface Conn {
   cancel_on_disconnect: boolean;
   /** `post` requests waiting for their answers (ws/post.ts). */
   posts: Set<() => void>;
+  /** Messages held to go out in one write with this turn's other answers (held_answers.ts). */
+  held: string[];
 }
 
 /** uWS send status: the message was dropped because the connection is over maxBackpressure. */
@@ -126,6 +129,8 @@ export class WsHub {
   private next_id = 1;
   private sweep_timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Post answers held per connection, each connection's written together (held_answers.ts). */
+  private readonly held = new HeldAnswers<Conn>((c, messages) => this.writeHeld(c, messages));
 
   readonly stats: WsStats = {
     connections: 0, published: 0, delivered: 0, dropped_slow: 0, closed_idle: 0, closed_auth_timeout: 0,
@@ -207,7 +212,7 @@ export class WsHub {
     }
     const conn: Conn = {
       id: this.next_id++, ip, ws: null, channels: new Map(), auth: new AuthState(this.limits),
-      last_seen_ms: Date.now(), closed: false, cancel_on_disconnect: false, posts: new Set(),
+      last_seen_ms: Date.now(), closed: false, cancel_on_disconnect: false, posts: new Set(), held: [],
     };
     res.upgrade(conn, key, protocol, extensions, context);
   }
@@ -236,10 +241,34 @@ export class WsHub {
     if (c.cancel_on_disconnect && c.auth.address !== null) cancelOnDisconnect(this.ctx.link, c.auth.address, Date.now(), this.stats);
   }
 
-  /** Sends one message; a connection over its backpressure limit is dropped. */
+  /** Sends one message (behind the connection's held answers, if any); a connection over its backpressure limit is dropped. */
   private send(c: Conn, message: string): void {
     if (c.closed || c.ws === null) return;
+    if (this.held.behind(c, message)) return;
     if (c.ws.send(message, false, false) === SEND_DROPPED) this.dropSlow(c);
+  }
+
+  /** A post's answer: held, to go out with the connection's other answers of this batch or turn. */
+  private answer(c: Conn, message: string): void {
+    if (c.closed || c.ws === null) return;
+    this.held.hold(c, message);
+  }
+
+  /** Writes the batch's (or turn's) end: every held answer, each connection's in one corked write. */
+  flushAnswers(): void {
+    this.held.flush();
+  }
+
+  private writeHeld(c: Conn, messages: readonly string[]): void {
+    const ws = c.ws;
+    if (c.closed || ws === null) return;
+    if (messages.length === 1) {
+      this.send(c, messages[0]);
+      return;
+    }
+    ws.cork(() => {
+      for (let i = 0; i < messages.length && !c.closed; i++) this.send(c, messages[i]);
+    });
   }
 
   private dropSlow(c: Conn): void {
@@ -293,7 +322,7 @@ export class WsHub {
         this.send(c, pongMessage(now, m.request_id));
         return;
       case 'post':
-        runPost(this.ctx, c, m.id, m.path, m.body, (message) => this.send(c, message));
+        runPost(this.ctx, c, m.id, m.path, m.body, (message) => this.answer(c, message));
         return;
       case 'subscribe':
         this.subscriptions.subscribe(c, m.channels, m.request_id);
@@ -356,5 +385,7 @@ export class WsHub {
 export function registerWebSocket(app: TemplatedApp, ctx: GatewayContext): WsHub {
   const hub = new WsHub(app, ctx);
   hub.register();
+  // A batch's answers go out before its market data is published (held_answers.ts).
+  ctx.link.addAnswersWrittenListener(() => hub.flushAnswers());
   return hub;
 }
