@@ -26,6 +26,7 @@ import { decodeFront, exportFront, importFront, packFront } from '../src/snapsho
 import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
 import { Knobs } from './knobs.js';
+import { timedAsync, medianTenth, type Timed } from './timed.js';
 
 const knobs = new Knobs();
 const REQUESTS = knobs.number('requests', 200_000, 1, 100_000_000);
@@ -34,20 +35,6 @@ const ROUNDS = knobs.number('rounds', 5, 1, 100);
 const BASE = knobs.string('dir', os.tmpdir());
 knobs.finish();
 
-interface Timed { wall_ms: number; cpu_ms: number }
-
-async function timed<T>(fn: () => T | Promise<T>): Promise<[T, Timed]> {
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  const v = await fn();
-  const c = process.cpuUsage(c0);
-  return [v, { wall_ms: performance.now() - t0, cpu_ms: (c.user + c.system) / 1000 }];
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[s.length >> 1] * 10) / 10;
-}
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-gateway-snapshot-'));
@@ -72,26 +59,26 @@ async function main(): Promise<void> {
     let bytes = 0;
     let orders = 0;
     for (let r = 0; r < ROUNDS; r++) {
-      parts.replay_engine.push((await timed(() => replay(null)))[1]);
+      parts.replay_engine.push((await timedAsync(() => replay(null)))[1]);
       const rm = new ReadModel(engine_config.assets, readModelLimits(cfg.limits));
-      parts.replay_engine_rm.push((await timed(() => replay(rm)))[1]);
+      parts.replay_engine_rm.push((await timedAsync(() => replay(rm)))[1]);
       orders = rm.orders.size;
       const md = new MarketData(rm);
-      const [front, export_t] = await timed(() => exportFront(rm, md));
+      const [front, export_t] = await timedAsync(() => exportFront(rm, md));
       parts.export.push(export_t);
-      const [packed, pack_t] = await timed(() => packFront(front));
+      const [packed, pack_t] = await timedAsync(() => packFront(front));
       parts.pack.push(pack_t);
       bytes = packed.length;
       const rm2 = new ReadModel(engine_config.assets, readModelLimits(cfg.limits));
-      const [, import_t] = await timed(() => importFront(rm2, new MarketData(rm2), decodeFront(packed)));
+      const [, import_t] = await timedAsync(() => importFront(rm2, new MarketData(rm2), decodeFront(packed)));
       parts.decode_import.push(import_t);
       if (rm2.orders.size !== rm.orders.size || rm2.batch_id !== rm.batch_id) throw new Error('the imported read model differs');
     }
     await journal.close();
     const out: Record<string, number | string> = { bench: 'gateway_snapshot', requests: REQUESTS, accounts: ACCOUNTS, rounds: ROUNDS, batches, orders, bytes };
     for (const [k, ts] of Object.entries(parts)) {
-      out[`${k}_wall_ms`] = median(ts.map((t) => t.wall_ms));
-      out[`${k}_cpu_ms`] = median(ts.map((t) => t.cpu_ms));
+      out[`${k}_wall_ms`] = medianTenth(ts.map((t) => t.wall_ms));
+      out[`${k}_cpu_ms`] = medianTenth(ts.map((t) => t.cpu_ms));
     }
     out.read_model_share_cpu_ms = Math.round(((out.replay_engine_rm_cpu_ms as number) - (out.replay_engine_cpu_ms as number)) * 10) / 10;
     out.node = process.version;

@@ -47,6 +47,7 @@ import { encodeEngine, encodeSnapshot, readSnapshotFile, snapshotFileName } from
 import { runMain } from './cli_args.js';
 import { generateJournal } from './journal_flow.js';
 import { Knobs } from './knobs.js';
+import { timedSync, medianTenth, type Timed } from './timed.js';
 
 const knobs = new Knobs();
 const REQUESTS = knobs.number('requests', 1_000_000, 1, 100_000_000);
@@ -55,23 +56,9 @@ const ROUNDS = knobs.number('rounds', 5, 1, 100);
 const BASE = knobs.string('dir', os.tmpdir());
 knobs.finish();
 
-interface Timed { wall_ms: number; cpu_ms: number }
 
 /** takeDue calls timed together for the per-call cost of a retry while both sets are held. */
 const RETRY_CALLS = 10_000;
-
-function timed<T>(fn: () => T): [T, Timed] {
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  const v = fn();
-  const c = process.cpuUsage(c0);
-  return [v, { wall_ms: performance.now() - t0, cpu_ms: (c.user + c.system) / 1000 }];
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[s.length >> 1] * 10) / 10;
-}
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(BASE, 'ringbook-bench-matcher-snapshot-'));
@@ -112,24 +99,24 @@ async function main(): Promise<void> {
     const two_sets = new EngineStaging();
     let second_set_first: Timed | null = null;
     for (let r = 0; r < ROUNDS; r++) {
-      const [state, capture] = timed(() => ex.matcher.captureState());
-      const [engine, pack] = timed(() => new Uint8Array(encodeEngine(state)));
-      const [candidates, candidates_t] = timed(() => zeroBalances(state, engine_config.assets.length));
-      const [zero, zero_t] = timed(() => ex.builder.zeroBalanceLeaves(candidates, 0));
-      const [zero_walked, walk_t] = timed(() => ex.builder.zeroBalanceLeaves(candidates, Infinity));
+      const [state, capture] = timedSync(() => ex.matcher.captureState());
+      const [engine, pack] = timedSync(() => new Uint8Array(encodeEngine(state)));
+      const [candidates, candidates_t] = timedSync(() => zeroBalances(state, engine_config.assets.length));
+      const [zero, zero_t] = timedSync(() => ex.builder.zeroBalanceLeaves(candidates, 0));
+      const [zero_walked, walk_t] = timedSync(() => ex.builder.zeroBalanceLeaves(candidates, Infinity));
       if (zero_walked.length !== zero.length) throw new Error(`zero balance leaves: ${zero.length} looked up, ${zero_walked.length} walked`);
       candidate_count = candidates.length;
       // The lookup's cost over many pairs (every account's every asset; most are leaves, not zero ones).
       const every_pair: [number, number][] = [];
       for (let id = 0; id < state.addresses.length / 20; id++) for (let k = 0; k < engine_config.assets.length; k++) every_pair.push([id, k]);
-      const [, every_t] = timed(() => ex.builder.zeroBalanceLeaves(every_pair, 0));
+      const [, every_t] = timedSync(() => ex.builder.zeroBalanceLeaves(every_pair, 0));
       parts.lookup_every_pair.push(every_t);
       every_pairs = every_pair.length;
-      const [file, file_t] = timed(() => Buffer.from(encodeSnapshot({
+      const [file, file_t] = timedSync(() => Buffer.from(encodeSnapshot({
         batch_id, batch_time_ms: time_ms, state_root, zero_balance_leaves: zero, created_ms: Date.now(), cluster: { events_through: batch_id + 1, requests_through: 0 },
       }, engine, null)));
       // What confirmed() did before h29w, as one block (its parts above are each timed alone, warm).
-      const [, old_confirmed] = timed(() => {
+      const [, old_confirmed] = timedSync(() => {
         const st = ex.matcher.captureState();
         const e = new Uint8Array(encodeEngine(st));
         const z = ex.builder.zeroBalanceLeaves(zeroBalances(st, engine_config.assets.length));
@@ -139,16 +126,16 @@ async function main(): Promise<void> {
       });
       parts.old_confirmed.push(old_confirmed);
       // Today's: the single process's matcher thread (its whole pause), then the writer's share here.
-      const [staged, take_t] = timed(() => staging.take(ex.matcher));
+      const [staged, take_t] = timedSync(() => staging.take(ex.matcher));
       if (staged === null) throw new Error('the kept buffers are held');
-      const [engine2, staged_walk_t] = timed(() => stagedEngineBytes(staged));
+      const [engine2, staged_walk_t] = timedSync(() => stagedEngineBytes(staged));
       if (!Buffer.from(engine2).equals(Buffer.from(engine))) throw new Error('engine part from the column copies differs from captureState\'s');
       parts.staging_take.push(take_t);
       parts.writer_walk_pack.push(staged_walk_t);
       column_bytes = Object.values(staged.columns).reduce((n: number, v) => n + (ArrayBuffer.isView(v) ? v.byteLength : 0), 0) +
         staged.columns.side_levels.reduce((n, x) => n + x.byteLength, 0) + staged.addresses.byteLength;
       // The cluster matcher's confirmed(): the copies, the zero balance leaves, the post.
-      const [, confirmed] = timed(() => snaps.confirmed({
+      const [, confirmed] = timedSync(() => snaps.confirmed({
         batch_id, time_ms, requests_through: 0, input_records: 0, state_root, fills_root: '', leader: 'bench',
       }, batch_id + 1, 0, state_root, ex));
       await snaps.idle();
@@ -160,7 +147,7 @@ async function main(): Promise<void> {
       // The single process's matcher at a snapshot due while the previous copy is being written.
       const previous_one = one_set.take(ex.matcher);
       if (previous_one === null) throw new Error('one set: free at the round\'s start');
-      const [, fallback_t] = timed(() => {
+      const [, fallback_t] = timedSync(() => {
         // What matcher_worker.ts snapshot() did then: take() declines, the walk and the packing here.
         if (one_set.take(ex.matcher) !== null) throw new Error('one set: handed out while held');
         return new Uint8Array(encodeEngine(ex.matcher.captureState()));
@@ -169,7 +156,7 @@ async function main(): Promise<void> {
       parts.busy_fallback.push(fallback_t);
       const previous_two = two_sets.take(ex.matcher);
       if (previous_two === null) throw new Error('two sets: free at the round\'s start');
-      const [second, second_t] = timed(() => two_sets.take(ex.matcher));
+      const [second, second_t] = timedSync(() => two_sets.take(ex.matcher));
       if (second === null) throw new Error('two sets: the second set was not handed out');
       if (!Buffer.from(stagedEngineBytes(second)).equals(Buffer.from(engine))) throw new Error('engine part from the second set differs from captureState\'s');
       releaseStaged(previous_two);
@@ -178,13 +165,13 @@ async function main(): Promise<void> {
       // h31f: both sets held (two snapshots in flight), a snapshot due: deferred, then taken.
       const held = [two_sets.take(ex.matcher), two_sets.take(ex.matcher)];
       if (held.includes(null)) throw new Error('two sets: not both free at the round\'s start');
-      const [deferred, defer_t] = timed(() => two_sets.takeDue(ex.matcher, true));
+      const [deferred, defer_t] = timedSync(() => two_sets.takeDue(ex.matcher, true));
       if (deferred !== null || two_sets.waiting_since !== batch_id) throw new Error('both sets held: not deferred');
-      const [, retries_t] = timed(() => {
+      const [, retries_t] = timedSync(() => {
         for (let i = 0; i < RETRY_CALLS; i++) if (two_sets.takeDue(ex.matcher, false) !== null) throw new Error('both sets held: taken');
       });
       releaseStaged(held[0] as StagedEngine);
-      const [late, late_t] = timed(() => two_sets.takeDue(ex.matcher, false));
+      const [late, late_t] = timedSync(() => two_sets.takeDue(ex.matcher, false));
       if (late === null) throw new Error('a set free: the deferred snapshot was not taken');
       if (!Buffer.from(stagedEngineBytes(late)).equals(Buffer.from(engine))) throw new Error('the deferred copy differs from captureState\'s');
       releaseStaged(held[1] as StagedEngine);
@@ -206,8 +193,8 @@ async function main(): Promise<void> {
       bench: 'matcher_snapshot', requests: REQUESTS, accounts: ACCOUNTS, batch_id, open_orders, leaves: ex.builder.leafCount(), zero_leaves, zero_balances: candidate_count, bytes, rounds: ROUNDS,
     };
     for (const [k, v] of Object.entries(parts)) {
-      out[`${k}_wall_ms`] = median(v.map((x) => x.wall_ms));
-      out[`${k}_cpu_ms`] = median(v.map((x) => x.cpu_ms));
+      out[`${k}_wall_ms`] = medianTenth(v.map((x) => x.wall_ms));
+      out[`${k}_cpu_ms`] = medianTenth(v.map((x) => x.cpu_ms));
     }
     // What sets LOOKUP_COST_IN_LEAVES_WALKED (src/da/state_root.ts): CPU microseconds per lookup and per leaf walked.
     out.lookup_pairs = every_pairs;
@@ -217,7 +204,7 @@ async function main(): Promise<void> {
     out.busy_second_set_first_wall_ms = Math.round((second_set_first?.wall_ms ?? 0) * 10) / 10;
     out.busy_second_set_first_cpu_ms = Math.round((second_set_first?.cpu_ms ?? 0) * 10) / 10;
     out.sets_allocated = two_sets.sets_allocated;
-    out.both_held_defer_wall_us = median(parts.both_held_defer.map((x) => x.wall_ms * 1000));
+    out.both_held_defer_wall_us = medianTenth(parts.both_held_defer.map((x) => x.wall_ms * 1000));
     out.both_held_retry_cpu_us = Math.round(1000 * (out.both_held_retries_cpu_ms as number) / RETRY_CALLS * 1000) / 1000;
     out.both_held_retry_wall_us = Math.round(1000 * (out.both_held_retries_wall_ms as number) / RETRY_CALLS * 1000) / 1000;
     out.snapshots_written = status.snapshots_written;
