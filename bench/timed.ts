@@ -24,7 +24,11 @@ export async function timedAsync<T>(fn: () => T | Promise<T>): Promise<[T, Timed
   return [v, { wall_ms: performance.now() - t0, cpu_ms: (c.user + c.system) / 1000 }];
 }
 
-/** The upper-middle median of the rounds, rounded to a tenth (for the bench's JSON line). */
+/**
+ * The upper-middle median of the rounds, rounded to a tenth (for the bench's JSON line); NaN (null
+ * in the JSON line) for a part no round reached, as a small run's parts can be.
+ */
 export function medianTenth(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
   return Math.round(medianUpperMiddle(xs) * 10) / 10;
 }
