@@ -12,6 +12,7 @@ import { parseDecimalUnits } from '../money/index.js';
 import { deploySettlement, SettlementContract } from '../settlement/contract.js';
 import { escape, EscapeError } from '../settlement/escape.js';
 import { isUnanswered, JsonRpc, RevertError } from '../settlement/rpc.js';
+import { AnswerTooLargeError, isTimeout, readAnswer } from '../util/bounded_answer.js';
 import { isAddress } from '../util/address.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, int, req, str, unreachableHint, UsageError, type ParsedArgs } from './common.js';
 
@@ -136,14 +137,48 @@ class SignatureUnavailable extends Error {}
 /** How long withdraw-onchain waits for the server to sign (it signs once the root is posted). */
 const SIGNATURE_WAIT_MS = 60_000;
 const SIGNATURE_POLL_MS = 500;
+/**
+ * Longest answer of POST /withdrawal-signature read: its answer is `{ok, data: {signature, ...}}`
+ * (a 65-byte signature as 132 hex characters, the request's fields: a few hundred bytes) or an
+ * error envelope of one message; 64 KiB is far above either.
+ */
+export const SIGNATURE_ANSWER_BYTES_MAX = 64 * 1024;
+/**
+ * How long one POST /withdrawal-signature may take, body included: the server answers from memory
+ * at once (a signature, or "no signature yet"); as the JSON-RPC client's RPC_TIMEOUT_MS.
+ */
+export const SIGNATURE_FETCH_TIMEOUT_MS = 10_000;
 
-async function fetchSignature(server: string, body: { user: string; asset: string; amount: string; nonce: number }): Promise<string> {
+/** Bounds of fetchSignature's requests; tests pass small ones (defaults: the constants above). */
+export interface SignatureFetchOptions {
+  timeout_ms?: number;
+  bytes_max?: number;
+}
+
+/**
+ * The server's signature of the withdrawal, asked again while it says "no signature yet" (until
+ * SIGNATURE_WAIT_MS). Each answer is read up to `bytes_max` (AnswerTooLargeError past it) within
+ * `timeout_ms` (else EndpointUnreachable naming the URL and the bound). Before (2026-11-29, h32b)
+ * a server that never answered hung the command, and one streaming without end filled its memory.
+ */
+export async function fetchSignature(
+  server: string, body: { user: string; asset: string; amount: string; nonce: number }, opts: SignatureFetchOptions = {},
+): Promise<string> {
   const deadline = Date.now() + SIGNATURE_WAIT_MS;
+  const url = server.replace(/\/$/, '') + '/withdrawal-signature';
+  const timeout_ms = opts.timeout_ms ?? SIGNATURE_FETCH_TIMEOUT_MS;
   for (;;) {
-    const res = await fetch(server.replace(/\/$/, '') + '/withdrawal-signature', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
-    const r = (await res.json()) as { ok: boolean; data?: { signature: string }; error?: string; message?: string };
+    let text: string;
+    try {
+      const res = await fetch(url, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeout_ms),
+      });
+      text = await readAnswer(res, opts.bytes_max ?? SIGNATURE_ANSWER_BYTES_MAX);
+    } catch (e) {
+      if (!isTimeout(e)) throw e;
+      throw new EndpointUnreachable(`no whole answer within ${timeout_ms} ms from the server at ${url} (--url)`);
+    }
+    const r = JSON.parse(text) as { ok: boolean; data?: { signature: string }; error?: string; message?: string };
     if (r.ok && r.data !== undefined) return r.data.signature;
     const later = typeof r.message === 'string' && r.message.startsWith('no signature yet');
     if (!later || Date.now() > deadline) throw new SignatureUnavailable(`POST /withdrawal-signature: ${r.error}: ${r.message}`);
@@ -215,9 +250,10 @@ export async function settlementCommand(command: 'contract' | 'withdraw-onchain'
       console.error(`ringbook: ${e.message}`);
       return EXIT_ERROR;
     }
-    if (e instanceof RevertError || e instanceof EscapeError || e instanceof SignatureUnavailable || e instanceof EndpointUnreachable) {
+    if (e instanceof RevertError || e instanceof EscapeError || e instanceof SignatureUnavailable || e instanceof EndpointUnreachable
+      || e instanceof AnswerTooLargeError) {
       const error = e instanceof RevertError ? e.error_name : e instanceof EscapeError ? 'ESCAPE'
-        : e instanceof EndpointUnreachable ? 'UNREACHABLE' : 'NO_SIGNATURE';
+        : e instanceof EndpointUnreachable ? 'UNREACHABLE' : e instanceof AnswerTooLargeError ? 'ANSWER_TOO_LARGE' : 'NO_SIGNATURE';
       if (args.flags.has('json')) console.log(JSON.stringify({ ok: false, error, message: e.message }));
       console.error(`ringbook: ${e.message}`);
       return EXIT_ERROR;

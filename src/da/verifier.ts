@@ -17,6 +17,7 @@ import path from 'node:path';
 import type { EngineConfig } from '../engine/api.js';
 import { FillsTree, fillLeafValues, type FillLeaf } from './fills_tree.js';
 import { toHex0x } from '../util/hex.js';
+import { AnswerTooLargeError, isTimeout, readAnswer } from '../util/bounded_answer.js';
 import { keccak256 } from './keccak.js';
 import type { PublishedBatch } from './published.js';
 import { consentOf, type BatchConsent, type ConsentLookup } from './consent_check.js';
@@ -280,37 +281,78 @@ export class Verifier {
 // ---------------------------------------------------------------------------------------------
 // Fetching from a DA endpoint
 
-/** GET base/path answering the `{ok, data}` envelope; retries 429 (Retry-After) and 5xx. */
-export async function getData(base: string, p: string, retries = 5): Promise<unknown> {
+/**
+ * Longest answer of a DA server read (`GET /da/batches?from=&limit=`, `/da/batches/:id`): 256 MiB.
+ * An honest page's inputs are bounded by the page rule of src/gateway/routes_da.ts: batches are
+ * added until 8 MiB of inputs hex (DA_PAGE_INPUT_CHARS_MAX), plus the last batch's, at most
+ * (limits.batch_requests_max 4096 + CONSENT_SLOTS_MAX 7 + REQUEST_GROUP_MAX 64 x (1 + 7)) records
+ * (src/matcher/matcher.ts's batch buffer) x RECORD_BYTES 208 x 2 hex = 1.9 MB: ~10.3 MB of inputs.
+ * Its fills and state diff are bounded only by the book (a taker sweeping N resting orders makes
+ * N fills; ~330 bytes of JSON each, ~700 with the leaves they change): 256 MiB is ~25 times the
+ * inputs' bound, room for ~380,000 fills a page, and half the longest string V8 makes (2^29 - 24
+ * chars), past which no verifier could parse the page at all.
+ */
+export const DA_ANSWER_BYTES_MAX = 256 * 1024 * 1024;
+/** Longest body read from a 429 or 5xx answer (only drained before a retry: a few KB at most). */
+const DA_ERROR_BODY_BYTES_MAX = 64 * 1024;
+/**
+ * How long one DA fetch may take, its whole body included: 60 s lets a DA_ANSWER_BYTES_MAX answer
+ * come at ~4.5 MB/s (an honest page of ~10 MB takes well under a second on a LAN). A server that
+ * never answers, or trickles, costs at most (DA_FETCH_RETRIES + 1) x this, not forever.
+ */
+export const DA_FETCH_TIMEOUT_MS = 60_000;
+/** Attempts after the first on no connection, no whole answer in time, HTTP 429 or 5xx. */
+export const DA_FETCH_RETRIES = 5;
+
+/** Bounds of one getData; tests pass small ones (defaults: the DA_FETCH_ constants above). */
+export interface DaFetchOptions {
+  retries?: number;
+  timeout_ms?: number;
+  bytes_max?: number;
+}
+
+/**
+ * GET base/path answering the `{ok, data}` envelope; retries 429 (Retry-After), 5xx, no connection
+ * and no whole answer within `timeout_ms`. An answer past `bytes_max` throws AnswerTooLargeError at
+ * once (asking again would read the same). Before (2026-11-29, h32b), the fetch had no timeout and
+ * res.text() read whatever came: a hostile server could hang `ringbook verify` or fill its memory.
+ */
+export async function getData(base: string, p: string, opts: DaFetchOptions = {}): Promise<unknown> {
+  const url = base.replace(/\/$/, '') + p;
+  const retries = opts.retries ?? DA_FETCH_RETRIES;
+  const timeout_ms = opts.timeout_ms ?? DA_FETCH_TIMEOUT_MS;
   let last: unknown = null;
   for (let attempt = 0; attempt <= retries; attempt++) {
-    let res: Response;
+    let status: number;
+    let text: string;
     try {
-      res = await fetch(base.replace(/\/$/, '') + p);
+      const res = await fetch(url, { signal: AbortSignal.timeout(timeout_ms) });
+      status = res.status;
+      if (status === 429 || status >= 500) {
+        const after = Number(res.headers.get('retry-after') ?? '1');
+        last = new Error(`HTTP ${status}`);
+        await readAnswer(res, DA_ERROR_BODY_BYTES_MAX).catch(() => undefined);
+        await sleep(Math.min(60, Number.isFinite(after) && after > 0 ? after : 1) * 1000);
+        continue;
+      }
+      text = await readAnswer(res, opts.bytes_max ?? DA_ANSWER_BYTES_MAX);
     } catch (e) {
-      last = e;
-      await sleep(200 * (attempt + 1));
+      if (e instanceof AnswerTooLargeError) throw e;
+      last = isTimeout(e) ? new Error(`no whole answer within ${timeout_ms} ms`) : e;
+      if (attempt < retries) await sleep(200 * (attempt + 1));
       continue;
     }
-    if (res.status === 429 || res.status >= 500) {
-      const after = Number(res.headers.get('retry-after') ?? '1');
-      last = new Error(`GET ${p}: HTTP ${res.status}`);
-      await res.arrayBuffer().catch(() => undefined);
-      await sleep(Math.min(60, Number.isFinite(after) && after > 0 ? after : 1) * 1000);
-      continue;
-    }
-    const text = await res.text();
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      throw new Error(`GET ${p}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`);
+      throw new Error(`GET ${url}: HTTP ${status}, not JSON: ${text.slice(0, 200)}`);
     }
     const env = body as { ok?: boolean; data?: unknown; error?: unknown; message?: unknown };
-    if (res.status !== 200 || env.ok !== true) throw new Error(`GET ${p}: HTTP ${res.status} ${String(env.error)} ${String(env.message ?? '')}`);
+    if (status !== 200 || env.ok !== true) throw new Error(`GET ${url}: HTTP ${status} ${String(env.error)} ${String(env.message ?? '')}`);
     return env.data;
   }
-  throw new Error(`GET ${p}: gave up after ${retries + 1} attempts: ${last instanceof Error ? last.message : String(last)}`);
+  throw new Error(`GET ${url}: gave up after ${retries + 1} attempts: ${last instanceof Error ? last.message : String(last)}`);
 }
 
 function sleep(ms: number): Promise<void> {

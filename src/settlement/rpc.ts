@@ -6,6 +6,7 @@ import { createCustomCommon, Mainnet } from '@ethereumjs/common';
 import { hexToBytes } from '../da/hex.js';
 import { addressFromPrivateKey, parsePrivateKey } from '../auth/sign.js';
 import type { ContractAbi } from './abi_codec.js';
+import { isTimeout, readAnswer } from '../util/bounded_answer.js';
 
 const HTTP_OK = 200;
 
@@ -44,6 +45,11 @@ export class RpcAnswerTooLargeError extends Error {
   constructor(readonly bytes_max: number) {
     super(`the RPC endpoint's answer is longer than ${bytes_max} bytes; not read further`);
   }
+}
+
+/** The endpoint's answer at most `bytes_max` bytes (util/bounded_answer.ts); past it RpcAnswerTooLargeError. */
+function readRpcAnswer(res: Response, bytes_max: number): Promise<string> {
+  return readAnswer(res, bytes_max, () => new RpcAnswerTooLargeError(bytes_max));
 }
 
 /** undici's TypeError when no answer came (refused, reset, unknown host); a timeout is a TimeoutError. */
@@ -100,7 +106,7 @@ export function isEndpointFailure(e: unknown): boolean {
  */
 export function isUnanswered(e: unknown): boolean {
   if (e instanceof TypeError) return e.message === FETCH_FAILED_MESSAGE;
-  return (e as { name?: unknown } | null)?.name === 'TimeoutError';
+  return isTimeout(e);
 }
 
 export interface RpcLog {
@@ -156,7 +162,7 @@ export class JsonRpc {
       signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
     });
     if (res.status >= HTTP_SERVER_ERROR_MIN || res.status === HTTP_TOO_MANY_REQUESTS) throw await failedAnswerError(res);
-    const body = JSON.parse(await readAnswer(res, RPC_ANSWER_BYTES_MAX)) as RpcBody<T>;
+    const body = JSON.parse(await readRpcAnswer(res, RPC_ANSWER_BYTES_MAX)) as RpcBody<T>;
     if (body.error !== undefined) throw new RpcError(body.error.message, body.error.code, body.error.data ?? null);
     this.on_answer();
     return body.result as T;
@@ -233,7 +239,7 @@ interface RpcBody<T> {
 async function failedAnswerError(res: Response): Promise<Error> {
   let body: RpcBody<unknown> | null = null;
   try {
-    body = JSON.parse(await readAnswer(res, RPC_ERROR_BODY_BYTES_MAX)) as RpcBody<unknown> | null;
+    body = JSON.parse(await readRpcAnswer(res, RPC_ERROR_BODY_BYTES_MAX)) as RpcBody<unknown> | null;
   } catch {
     // Not JSON (a proxy's error page), or longer than an error body: the status is all there is.
   }
@@ -242,33 +248,6 @@ async function failedAnswerError(res: Response): Promise<Error> {
     return new RpcError(`${err.message} (HTTP ${res.status})`, err.code, err.data ?? null, res.status);
   }
   return new RpcHttpError(res.status);
-}
-
-/**
- * The answer's body as text, at most `bytes_max` bytes: a longer one (by its Content-Length, or as
- * it streams) is cancelled there and throws RpcAnswerTooLargeError. Before (2026-11-29, h31s),
- * res.json() and res.text() read whatever came until RPC_TIMEOUT_MS.
- */
-async function readAnswer(res: Response, bytes_max: number): Promise<string> {
-  if (res.body === null) return '';
-  if (Number(res.headers.get('content-length') ?? 0) > bytes_max) {
-    await res.body.cancel();
-    throw new RpcAnswerTooLargeError(bytes_max);
-  }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.byteLength;
-    if (bytes > bytes_max) {
-      await reader.cancel();
-      throw new RpcAnswerTooLargeError(bytes_max);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function hexQ(n: number | bigint): string {

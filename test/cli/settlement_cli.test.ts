@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli } from './run_cli.js';
+import { FailingEndpoint } from '../settlement/failing_endpoint.js';
 
 const KEY = `0x${'11'.repeat(32)}`;
 
@@ -69,5 +70,19 @@ describe('withdraw-onchain: an unreachable server or chain is named', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`no JSON-RPC endpoint answers at ${rpc} (is it running? --rpc, config settlement.rpc_url)`);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: 'UNREACHABLE' });
+  });
+
+  it('a server whose answer is past the bound (64 KiB) is named with the bound, exit 1, not a crash', async () => {
+    const server = await FailingEndpoint.start();
+    try {
+      server.mode = { status: 200, body: '{', content_length: 64 * 1024 + 1 };
+      // Bounded (the old code waited for the rest of the body forever); the new one fails at once.
+      const r = await cli([...base, '--url', server.url, '--rpc', `http://127.0.0.1:${await closedPort()}`, '--json'], {}, { timeout_ms: 20_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`the answer of ${server.url}/withdrawal-signature is longer than ${64 * 1024} bytes`);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: 'ANSWER_TOO_LARGE' });
+    } finally {
+      await server.close();
+    }
   });
 });

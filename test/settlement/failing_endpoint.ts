@@ -2,9 +2,11 @@
 // a loopback HTTP server that proxies to the dev chain while `up` (or, with no upstream, answers
 // every call `0x5`, enough for eth_blockNumber), and otherwise resets the connection, answers a
 // canned status and body (a load balancer's 503 page, a provider's 429 or 500 JSON-RPC error), or
-// streams a body without end (a broken or hostile endpoint). Used by settlement_poster_yield.test.ts
+// streams a body without end (a broken or hostile endpoint), or never answers ('silent': not even
+// headers; 'stall': headers and a first byte, then nothing). Used by settlement_poster_yield.test.ts
 // (the lease handed over on a real cluster), poster_hand_over.test.ts (the rpc_failing rule on the
-// test clock) and rpc_answers.test.ts (what JsonRpc makes of each answer).
+// test clock) and rpc_answers.test.ts (what JsonRpc, `ringbook verify`'s DA fetch and
+// withdraw-onchain's signature fetch make of each answer; those two ask with GET or a non-RPC body).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RPC_ANSWER_BYTES_MAX } from '../../src/settlement/rpc.js';
@@ -16,7 +18,7 @@ export interface CannedAnswer {
   content_length?: number;
 }
 
-export type EndpointMode = 'up' | 'reset' | 'endless' | CannedAnswer;
+export type EndpointMode = 'up' | 'reset' | 'endless' | 'silent' | 'stall' | CannedAnswer;
 
 /** A proxy's error page when its node is down. */
 export const HTTP_503_PAGE: CannedAnswer = { status: 503, body: '<html>503 Service Unavailable</html>' };
@@ -48,7 +50,8 @@ export class FailingEndpoint {
   }
 
   private async serve(body: Buffer, res: http.ServerResponse): Promise<void> {
-    const call = JSON.parse(body.toString('utf8')) as { id: number; method: string };
+    // A GET (the DA fetch) has no body: its method is the HTTP one.
+    const call = (body.length === 0 ? { id: 0, method: 'GET' } : JSON.parse(body.toString('utf8'))) as { id: number; method: string };
     this.on_call(call.method);
     const mode = this.mode;
     if (mode !== 'up') this.asked_down.push(call.method);
@@ -56,6 +59,10 @@ export class FailingEndpoint {
       res.destroy();
     } else if (mode === 'endless') {
       await this.streamEndless(res);
+    } else if (mode === 'silent') {
+      // Never answers; close() ends the connection.
+    } else if (mode === 'stall') {
+      res.writeHead(200, { 'content-type': 'application/json' }).write('{');
     } else if (mode !== 'up') {
       const headers = { 'content-type': mode.body.startsWith('<') ? 'text/html' : 'application/json', 'content-length': mode.content_length ?? Buffer.byteLength(mode.body) };
       res.writeHead(mode.status, headers);

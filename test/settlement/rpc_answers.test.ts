@@ -7,11 +7,19 @@
 // Before (2026-11-29, h31s), a 429 and a 5xx carrying a JSON-RPC error did not count, and a body
 // was read whatever its length. Real parts: JsonRpc over fetch against a loopback endpoint
 // (failing_endpoint.ts) answering as each test says.
+// The same endpoint, streaming without end or never answering, against the project's other HTTP
+// clients of servers they need not trust, which share JsonRpc's bounded reader
+// (util/bounded_answer.ts): `ringbook verify`'s DA fetch (getData) and withdraw-onchain's
+// signature fetch. Before (2026-11-29, h32b) both read whatever came, with no timeout: an endless
+// body grew memory until it ended, a silent server hung them forever.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   isEndpointFailure, JsonRpc, RevertError, RPC_ANSWER_BYTES_MAX, RPC_ERROR_BODY_BYTES_MAX, RpcAnswerTooLargeError, RpcError, RpcHttpError,
 } from '../../src/settlement/rpc.js';
 import { ENDLESS_BYTES_MAX, FailingEndpoint, type CannedAnswer } from './failing_endpoint.js';
+import { getData } from '../../src/da/verifier.js';
+import { fetchSignature, SIGNATURE_ANSWER_BYTES_MAX } from '../../src/cli/settlement.js';
+import { AnswerTooLargeError } from '../../src/util/bounded_answer.js';
 
 let endpoint: FailingEndpoint;
 let rpc: JsonRpc;
@@ -102,6 +110,53 @@ describe('JsonRpc against an endpoint that fails', () => {
     expect(e).toBeInstanceOf(RpcHttpError);
     expect(e).toMatchObject({ http_status: 503 });
   });
+});
+
+/** Small bounds so that a test takes milliseconds; on the old code (none) these tests hang or read ENDLESS_BYTES_MAX. */
+const TEST_TIMEOUT_MS = 100;
+const TEST_DA_BYTES_MAX = 1024 * 1024;
+/** Well above TEST_TIMEOUT_MS x attempts, bounded: the old code's hang fails here. */
+const HANG_TEST_MS = 5_000;
+const SIGNATURE_ASK = { user: '0x' + '11'.repeat(20), asset: 'ETH', amount: '1', nonce: 1 };
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  return p.then(() => {
+    throw new Error('expected the fetch to fail');
+  }, (e: unknown) => e);
+}
+
+describe('the other HTTP clients of untrusted servers: bounded reads, timeouts', () => {
+  it('ringbook verify\'s DA fetch: an endless body is cut at its bound, an error naming the URL and the bound', async () => {
+    endpoint.mode = 'endless';
+    const e = await failure(getData(endpoint.url, '/da/batches?from=1&limit=100', { retries: 0, timeout_ms: HANG_TEST_MS, bytes_max: TEST_DA_BYTES_MAX }));
+    expect(e).toBeInstanceOf(AnswerTooLargeError);
+    expect((e as Error).message).toBe(`the answer of ${endpoint.url}/da/batches?from=1&limit=100 is longer than ${TEST_DA_BYTES_MAX} bytes; not read further`);
+    await until(() => endpoint.endless.cut);
+    expect(endpoint.endless.bytes).toBeLessThan(ENDLESS_BYTES_MAX);
+  }, HANG_TEST_MS);
+
+  it('ringbook verify\'s DA fetch: a server that never answers, or stalls mid-body, times out; each attempt bounded, then it gives up', async () => {
+    for (const [mode, retries] of [['silent', 1], ['stall', 0]] as const) {
+      endpoint.mode = mode;
+      const e = await failure(getData(endpoint.url, '/da/batches/1', { retries, timeout_ms: TEST_TIMEOUT_MS }));
+      expect((e as Error).message).toBe(`GET ${endpoint.url}/da/batches/1: gave up after ${retries + 1} attempts: no whole answer within ${TEST_TIMEOUT_MS} ms`);
+    }
+  }, HANG_TEST_MS);
+
+  it('withdraw-onchain\'s signature fetch: an endless body is cut at SIGNATURE_ANSWER_BYTES_MAX; a silent server times out, named', async () => {
+    endpoint.mode = 'endless';
+    const e = await failure(fetchSignature(endpoint.url, SIGNATURE_ASK));
+    expect(e).toBeInstanceOf(AnswerTooLargeError);
+    expect((e as Error).message).toBe(`the answer of ${endpoint.url}/withdrawal-signature is longer than ${SIGNATURE_ANSWER_BYTES_MAX} bytes; not read further`);
+    await until(() => endpoint.endless.cut);
+    expect(endpoint.endless.bytes).toBeLessThan(ENDLESS_BYTES_MAX);
+
+    for (const mode of ['silent', 'stall'] as const) {
+      endpoint.mode = mode;
+      const silent = await failure(fetchSignature(endpoint.url, SIGNATURE_ASK, { timeout_ms: TEST_TIMEOUT_MS }));
+      expect((silent as Error).message).toBe(`no whole answer within ${TEST_TIMEOUT_MS} ms from the server at ${endpoint.url}/withdrawal-signature (--url)`);
+    }
+  }, HANG_TEST_MS);
 });
 
 /** Waits (bounded) until `f` holds: the endpoint sees the connection close a moment after the client. */
