@@ -6,12 +6,22 @@
 // equals the read model at its batch; a truncated newest one is passed over for the next older;
 // one whose next sequence holds another batch (a stream that does not continue it) too; none left:
 // null (the stream from sequence 1). The writer thread runs from dist/ (`npx tsc` first).
+// Then the backend's own check at the read (JetStreamGatewayBackend over a fake event stream: a
+// NatsConnection and JetStreamManager answering only what its start and reader ask): a first batch
+// after the resumed snapshot that is not N + 1 (the stream changed between resume()'s check and
+// the read) exits 75 naming <data_dir>/gateway, before anything reaches the event ring.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { BatchHeader } from '../../src/cluster/log_format.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { batchHeaders, type BatchHeader } from '../../src/cluster/log_format.js';
+import { JetStreamGatewayBackend } from '../../src/cluster/gateway_backend.js';
 import { GatewaySnapshots } from '../../src/cluster/gateway_snapshots.js';
+import { RECORD_WORDS } from '../../src/ring/records.js';
+import { SpscRing } from '../../src/ring/spsc_ring.js';
+import { ComponentLog } from '../../src/util/log.js';
 import type { ReadBatchAt } from '../../src/cluster/stream_snapshots.js';
 import { ReplayExecutor } from '../../src/da/replay.js';
 import { MarketData } from '../../src/marketdata/market_data.js';
@@ -108,5 +118,66 @@ describe('GatewaySnapshots', () => {
     expect(await resumeFrom(stream((h) => h))).toBe(files[1].batch_id);
     // Nothing the stream confirms: none (the stream from sequence 1).
     expect(await resumeFrom(stream(() => null))).toBe(-1);
+  });
+});
+
+/** The resumed snapshot: batch 7, stored at event stream sequence 8. */
+const RESUMED = { batch_id: 7, events_through: 8 };
+
+/**
+ * Starts a gateway backend resumed from RESUMED over a stream whose sequence 9 (its last) holds
+ * batch `next_batch_id` (no records), and says how the start ended: the process exit code the
+ * backend asked for with its fatal log line, or 'served' (start() resolved: caught up).
+ */
+async function startAfterSnapshot(next_batch_id: number): Promise<{ exit_code: number; fatal: string } | 'served'> {
+  const last_seq = RESUMED.events_through + 1;
+  const message = (seq: number): StoredMsg | null => (seq > last_seq ? null : {
+    seq: last_seq, data: new Uint8Array(0),
+    header: batchHeaders({ batch_id: next_batch_id, time_ms: 1, requests_through: 0, input_records: 0, state_root: '0x', fills_root: '0x', leader: 'm' }),
+  } as unknown as StoredMsg);
+  const jsm = {
+    streams: {
+      info: async () => ({ state: { last_seq }, config: { allow_direct: true } }),
+      getMessage: async (_stream: string, q: { seq: number }) => message(q.seq),
+    },
+    direct: { getMessage: async (_stream: string, q: { seq: number }) => message(q.seq) },
+  } as unknown as JetStreamManager;
+  const nc = { subscribe: () => ({ unsubscribe: () => undefined }) } as unknown as NatsConnection;
+  const backend = new JetStreamGatewayBackend(nc, {} as JetStreamClient, jsm, {
+    gateway_id: 'g', publish_timeout_ms: 1000, publish_give_up_ms: 1000, message_records_max: 64, resume: RESUMED,
+  });
+  let exited: (r: { exit_code: number; fatal: string }) => void = () => undefined;
+  const exit = new Promise<{ exit_code: number; fatal: string }>((resolve) => {
+    exited = resolve;
+  });
+  const fatal = vi.spyOn(ComponentLog.prototype, 'fatal').mockImplementation(() => undefined);
+  vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+    exited({ exit_code: code ?? 0, fatal: String(fatal.mock.calls.at(-1)?.[0]) });
+  }) as typeof process.exit);
+  const events = SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS });
+  try {
+    const started = backend.start(SpscRing.create({ capacity_slots: 16, slot_words: RECORD_WORDS }), events, () => undefined);
+    return await Promise.race([exit, started.then(() => 'served' as const)]);
+  } finally {
+    await backend.stop();
+  }
+}
+
+describe('JetStreamGatewayBackend after a resumed snapshot', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('exits 75 naming <data_dir>/gateway when the first batch read does not follow the snapshot (the stream changed since the check)', async () => {
+    expect(await startAfterSnapshot(3)).toEqual({
+      exit_code: 75,
+      fatal: 'ringbook gateway g: event stream: batch 3 follows batch 7 (sequence 9) after the snapshot of batch 7: not the stream it ' +
+        'was taken of; delete the gateway\'s snapshots (<data_dir>/gateway) to read it from sequence 1',
+    });
+  });
+
+  it('serves when it does (batch 8): the fake stream above is one a gateway reads', async () => {
+    expect(await startAfterSnapshot(RESUMED.batch_id + 1)).toBe('served');
+    expect(process.exit).not.toHaveBeenCalled();
   });
 });

@@ -214,9 +214,17 @@ describe('the settlement poster lease handed over', () => {
       d2.apply(4);
       await postedThrough(dev, 4);
       for (const b of [3, 4]) expect(await onChain(dev, b)).toEqual(rootsOf(b));
-      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: 'behind', stream_batch_id: 4 });
+      expect(d1.status).toMatchObject({ poster_lease: 'standby', lease_yielded: 'behind', stream_batch_id: 4 });
+      // Takeovers count each time a role's validity came back too (SettlementPosterStatus): a
+      // renewal NATS leaves unanswered for its timeout (TTL/2) lapses the lease until the next is
+      // confirmed, which counts again. Seen at load ~10 (d1 at 2 here); a 0.7 s SIGSTOP of the
+      // nats-servers does it in 5 of 7 tries. So no exact count: d1's must not move from its
+      // yield on (withdrawn, it takes the lease neither while behind nor, below, from a live d2).
+      const d1_takeovers = d1.lease?.takeovers ?? 0;
+      expect(d1_takeovers).toBeGreaterThanOrEqual(1);
       await until('d2 holding', () => (d2.status.poster_lease === 'held' ? true : undefined));
-      expect(d2.status).toMatchObject({ poster_takeovers: 1, lease_yielded: null, roots_posted_batch_id: 4 });
+      expect(d2.status).toMatchObject({ lease_yielded: null, roots_posted_batch_id: 4 });
+      expect(d2.status.poster_takeovers).toBeGreaterThanOrEqual(1);
 
       // d1 catches up: it may take the lease again (a candidate), but d2 holds it and posts on.
       d1.apply(3);
@@ -226,8 +234,9 @@ describe('the settlement poster lease handed over', () => {
       for (const d of [d1, d2]) d.apply(5);
       await postedThrough(dev, 5);
       await quietRounds();
-      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: 1, lease_yielded: null });
-      expect(d2.status).toMatchObject({ poster_lease: 'held', poster_takeovers: 1, roots_posted_batch_id: 5 });
+      expect(d1.status).toMatchObject({ poster_lease: 'standby', poster_takeovers: d1_takeovers, lease_yielded: null });
+      expect(d2.status).toMatchObject({ poster_lease: 'held', roots_posted_batch_id: 5 });
+      expect(await holderNow()).toBe('d2');
       expect(dev.chain.refused).toEqual({ calls_reverted: 0, txs_refused: 0, txs_reverted: 0 });
     } finally {
       await d1.stop();
