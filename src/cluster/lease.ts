@@ -37,7 +37,11 @@ export type RenewResult = 'held' | 'lost' | 'unknown';
  * TTL (250 ms at the default 1 s). It covers what happens between the holder's clock check and
  * its write reaching the stream (an event-loop turn, the loopback or LAN flight) and the clocks'
  * rate difference between hosts (ppm). With renewals every TTL/4, a holder thus rides out two
- * unanswered renewals in a row and stops at the third.
+ * renewals in a row that fail at once and stops at the third. One renewal that hangs for its whole
+ * timeout (renewTimeoutMs, TTL/2) already outlasts the validity (the TTL less this margin, from the
+ * last confirmed send: sent 250 ms after it, given up 500 ms later at 750 ms): the holder stops
+ * acting, and counts a takeover when a later renewal confirms the key it still holds (measured,
+ * h32y: NATS paused 0.7 s under a holder).
  */
 export function leaseSafetyMarginMs(ttl_ms: number): number {
   return Math.floor(ttl_ms / 4);
