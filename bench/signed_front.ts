@@ -32,6 +32,7 @@ import { Metrics } from '../src/gateway/metrics/metrics.js';
 import { runOrderEntry } from '../src/gateway/order_entry.js';
 import { PendingAnswers } from '../src/gateway/outcomes.js';
 import { createRateLimiters } from '../src/gateway/rate_limit.js';
+import { createFailedSignatureBudget } from '../src/gateway/failed_signatures.js';
 import { RequestSubmitter } from '../src/gateway/request_submit.js';
 import { StageRecorder, stampMs } from '../src/gateway/stage_timings.js';
 import type { SignerFound } from '../src/gateway/agent_signer.js';
@@ -53,6 +54,10 @@ class FakeResponse {
   }
   onAborted(): this {
     return this;
+  }
+  /** Loopback, as uWS gives it for an IPv4 client (the per-IP failed-signature budget reads it). */
+  getRemoteAddress(): ArrayBuffer {
+    return new Uint8Array([127, 0, 0, 1]).buffer;
   }
   cork(f: () => void): this {
     f();
@@ -122,6 +127,7 @@ function main(): void {
   requests.attach(writer as never);
   const ctx = {
     cfg, rm, signatures, arrival: new ArrivalOrder(), stages: new StageRecorder({ rows_max: 1024 }), metrics: new Metrics(),
+    failed_signatures: createFailedSignatureBudget(cfg.limits),
     limiters: createRateLimiters({ ...cfg.rate_limits, orders_per_wallet: big, cancels_per_wallet: big, deposits_per_wallet: big, withdrawals_per_wallet: big, gets_per_ip: big }, { keys_max: 100_000 }),
     link: { journal_fault: null, requests }, da_backlog_batches: null, open_exchanges: 0, closing: false, access_log: false,
   } as unknown as GatewayContext;

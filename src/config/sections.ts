@@ -57,6 +57,15 @@ export const LIMIT_DEFAULTS: RingbookConfig['limits'] = {
   // A market maker requoting ~20 markets with one batch each keeps ~20 in flight; 64 leaves room
   // for cancels on top, and bounds what one socket can queue in the verify pool (64 x 20 items).
   ws_posts_in_flight_max: 64,
+  // Failed signature checks per IP (each one cost the verify pool ~60 us of recovery): an honest
+  // client signs correctly and never fails one; a buggy one failing 20 a second is told 429 long
+  // before it matters. 20/s is ~1.2 ms of verify per second per IP; a burst of 100 absorbs a
+  // client restarting with a wrong key on many connections at once.
+  failed_signatures_per_ip_per_s: 20,
+  failed_signatures_per_ip_burst: 100,
+  // One Map entry (~100 bytes with its key) per IP that failed recently: <= ~10 MB. A flood of
+  // spoofed or rotated addresses evicts the oldest entries instead of growing the Map.
+  failed_signatures_ips_max: 100_000,
 };
 
 /** credit.auto_cancel_ratio_default when the config names none (a fraction, as the config writes it). */

@@ -87,6 +87,16 @@ export interface RingbookConfig {
     orders_batch_items_max: number;
     /** WebSocket `post` requests one connection may have waiting for their answers. */
     ws_posts_in_flight_max: number;
+    /**
+     * Per-IP budget of signed requests whose signature failed verification (a token bucket:
+     * `failed_signatures_per_ip_burst` at once, refilled at `failed_signatures_per_ip_per_s`).
+     * While an IP's budget is empty its signed requests are refused 429 before verification
+     * (src/gateway/failed_signatures.ts).
+     */
+    failed_signatures_per_ip_per_s: number;
+    failed_signatures_per_ip_burst: number;
+    /** IPs the failed-signature table holds at most (the least recently charged is evicted). */
+    failed_signatures_ips_max: number;
   };
   /**
    * How long the sequencer holds forced inclusions before the engine forces them in (0: the next

@@ -37,6 +37,8 @@ export interface GatewayContext {
   rm: ReadModel;
   signatures: SignatureBatcher;
   limiters: Record<LimiterName, RateLimiter>;
+  /** Per-IP budget of failed signature checks (failed_signatures.ts); null: none (in-process tests). */
+  failed_signatures: RateLimiter | null;
   admin: AdminTokenCheck;
   operator_key: string;
   operator_address: string;

@@ -74,6 +74,14 @@ export abstract class Answer {
   private held_stamps: StageStamps | null = null;
   private written = false;
 
+  /**
+   * The rate-limit key of the client's IP (rate_limit.ts clientIpKey), read while the request is
+   * live; null when the transport knows none (a group's items, in-process tests): no per-IP limit.
+   */
+  clientIp(): string | null {
+    return null;
+  }
+
   /** `request_id`: the id's text, or the number of a server-made one (its text is made when read). */
   constructor(request_id: string | number) {
     this.id_text = typeof request_id === 'string' ? request_id : null;

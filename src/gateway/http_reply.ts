@@ -14,6 +14,7 @@ import { setAbortOwner, watchAbort, type AbortOwner, type AbortWatch } from './h
 import { nextRequestNumber } from './request_id.js';
 import { APPLICATION_JSON, CONTENT_LENGTH, CONTENT_TYPE, replyHead, STATUS_LINE_BYTES, statusLine, X_REQUEST_ID } from './reply_head.js';
 import { componentLog } from '../util/log.js';
+import { clientIpKey } from './rate_limit.js';
 
 const log = componentLog('http');
 
@@ -93,6 +94,10 @@ export class Reply extends Answer implements AbortOwner {
         duration_us: Math.round((performance.now() - this.counted_ms) * 1000),
       });
     }
+  }
+
+  override clientIp(): string | null {
+    return this.aborted ? null : clientIpKey(this.res);
   }
 
   /** True once the client aborted; the response must not be touched any more. */

@@ -134,15 +134,55 @@ export class RateLimiter {
     } else if (map.size >= this.keys_max) {
       // Between sweeps the front key may have expired already (its bucket full again): dropping
       // it costs its client nothing, so only a key whose time is still ahead counts as live.
-      const oldest = map.entries().next();
-      if (!oldest.done) {
-        const [oldest_key, oldest_tat] = oldest.value;
-        map.delete(oldest_key);
-        if (oldest_tat > now) this.evicted_live++;
-      }
+      this.evictOldest(now);
     }
     map.set(key, tat + this.interval_ms);
     return ALLOWED;
+  }
+
+  private evictOldest(now: number): void {
+    const oldest = this.tat.entries().next();
+    if (!oldest.done) {
+      const [oldest_key, oldest_tat] = oldest.value;
+      this.tat.delete(oldest_key);
+      if (oldest_tat > now) this.evicted_live++;
+    }
+  }
+
+  /**
+   * Whether a request with `key` would be refused now, consuming nothing: one Map lookup (and no
+   * clock read) for a key the limiter does not hold. Pairs with `charge` for a limit on what
+   * happens to a request, learnt after it was let in (failed signatures, failed_signatures.ts).
+   */
+  peek(key: string): RateDecision {
+    const stored = this.tat.get(key);
+    if (stored === undefined) return ALLOWED;
+    const ahead = stored - this.now_ms();
+    if (ahead <= this.tolerance_ms + EPSILON_MS) return ALLOWED;
+    const wait_ms = ahead - this.tolerance_ms;
+    return { allowed: false, retry_after_s: Math.max(1, Math.ceil(wait_ms / 1000 - EPSILON_MS / 1000)) };
+  }
+
+  /**
+   * Counts one token for `key` even when its bucket is already empty: the key goes into debt, and
+   * `peek` refuses it until the debt is paid back at the refill rate. For a cost that was already
+   * spent when it is counted (requests let in by `peek` and in flight together all count), so a
+   * client pays in waiting time for every one, however many it had in flight. A key in debt may
+   * expire after keys behind it in the Map, which only makes a sweep stop early (the Map stays
+   * bounded by keys_max).
+   */
+  charge(key: string): void {
+    const now = this.now_ms();
+    const map = this.tat;
+    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_ALWAYS_KEYS_MAX) {
+      this.takes_since_sweep = 0;
+      this.sweep(now);
+    }
+    const stored = map.get(key);
+    const tat = stored === undefined || stored < now ? now : stored;
+    if (stored !== undefined) map.delete(key);
+    else if (map.size >= this.keys_max) this.evictOldest(now);
+    map.set(key, tat + this.interval_ms);
   }
 
   /** Keys currently held. */

@@ -16,6 +16,7 @@ import { SignatureBatcher } from './signature_batcher.js';
 import { MatcherLink } from './matcher_link.js';
 import type { FrontSnapshots, MatcherBackend } from './matcher_link_options.js';
 import { createRateLimiters } from './rate_limit.js';
+import { createFailedSignatureBudget } from './failed_signatures.js';
 import { registerAdminRoutes } from './routes_admin.js';
 import { healthCheck, registerPublicRoutes } from './routes_public.js';
 import { HealthListener } from './health_listener.js';
@@ -211,6 +212,7 @@ export class RingbookServer {
       rm: link.read_model,
       signatures: new SignatureBatcher(pool, cfg.limits.verify_batch_max, cfg.verify.inline_items_max, cfg.verify.inline_busy_max_pct),
       limiters: createRateLimiters(cfg.rate_limits, { keys_max: RATE_LIMIT_KEYS_MAX }),
+      failed_signatures: createFailedSignatureBudget(cfg.limits),
       admin: new AdminTokenCheck(this.options.admin_token),
       operator_key: this.options.operator_key,
       operator_address: addressFromPrivateKey(this.options.operator_key),

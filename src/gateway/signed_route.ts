@@ -22,6 +22,7 @@ import { checkSigner, verifySigner } from './agent_signer.js';
 import { FAILED, logCheckRejection, SignatureCheckError, UNCHECKED, type CheckFailure } from './signature_batcher.js';
 import { isBodyError, type BodyError, type SignedRequest } from './signed_body.js';
 import { releaseRequest } from './request_pool.js';
+import { chargeFailedSignature, refuseFailedSignatureIp } from './failed_signatures.js';
 import { stampMs } from './stage_timings.js';
 import { componentLog } from '../util/log.js';
 
@@ -126,6 +127,11 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
   // stage (it writes verify_start/verify_end before the verdict), the matcher link (from the ring
   // write: published, the batch's stamps, then onOutcome's answered and the rows; it gives them
   // back once onOutcome returned).
+  // The per-IP budget of failed signatures (failed_signatures.ts): refused before the check costs
+  // anything; the IP is read now, while the request is live, for the charge on a failed verdict.
+  const budget = ctx.failed_signatures;
+  const ip = budget === null ? null : answer.clientIp();
+  if (budget !== null && refuseFailedSignatureIp(budget, ctx.cfg.limits, answer, ip)) return;
   const stamps = answer.stamps;
   if (stamps !== null) stamps.parsed = stampMs();
   const address = parsed.address;
@@ -175,6 +181,8 @@ export function runSigned(ctx: GatewayContext, answer: Answer, parsed: SignedReq
     // The verify stage has written its stamps: the answer owns them again (given back at once if
     // it ended meanwhile: the client went away, or the route threw after handing the request on).
     if (stamps !== null) answer.holdStamps(stamps);
+    // Charged whether or not the client is still there: the recovery was spent either way.
+    if (message === null && failed === 0 && budget !== null) chargeFailedSignature(budget, ip);
     found_message = message;
     found_failed = failed;
     found_signer = signer;
@@ -201,9 +209,17 @@ export function runSignedGroup(
   ctx: GatewayContext, whole: Answer, items: readonly SignedGroupItem[],
   onOutcome: (k: number, o: Outcome) => void, finish: () => void,
 ): void {
+  // The whole group is refused while its IP's failed-signature budget is empty; each item whose
+  // signature failed charges one (failed_signatures.ts).
+  const budget = ctx.failed_signatures;
+  const ip = budget === null ? null : whole.clientIp();
+  if (budget !== null && refuseFailedSignatureIp(budget, ctx.cfg.limits, whole, ip)) return; // `whole` answered: no finish
   const wallets = [...new Set(items.map((x) => x.parsed.address))];
   const tickets = wallets.map((w) => ctx.arrival.take(w));
-  const checks = Promise.all(items.map((x) => verifySigner(ctx, x.parsed)));
+  const checks = Promise.all(items.map((x) => verifySigner(ctx, x.parsed))).then((forms) => {
+    if (budget !== null) for (const f of forms) if (f.message === null) chargeFailedSignature(budget, ip);
+    return forms;
+  });
   const afterTurns = (then: () => void): void => {
     const dones: (() => void)[] = [];
     wallets.forEach((w, k) => ctx.arrival.releaseHeld(w, tickets[k], (done) => {

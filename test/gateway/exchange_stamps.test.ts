@@ -46,7 +46,7 @@ describe('stage stamps per exchange', () => {
       });
       // postRoute as the gateway registers its routes: an unsigned one, and a signed one whose
       // request ends at its body (runSigned gives the stamps back).
-      const gw = { ...ctx, cfg: ctx.cfg } as unknown as GatewayContext;
+      const gw = { ...ctx, cfg: ctx.cfg, failed_signatures: null } as unknown as GatewayContext;
       app.post('/unsigned', postRoute(gw, { admin: false }, (reply) => {
         seen.push({ route: 'unsigned', stamps: reply.stamps });
         reply.ok({ fine: true });

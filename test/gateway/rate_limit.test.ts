@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRateLimiters, ipKeyFromBytes, RateLimiter } from '../../src/gateway/rate_limit.js';
+import { createFailedSignatureBudget } from '../../src/gateway/failed_signatures.js';
 
 function limiterAt(limit: number, window_ms: number, keys_max = 1000) {
   const clock = { now: 0 };
@@ -194,5 +195,37 @@ describe('ipKeyFromBytes', () => {
     const b = new Uint8Array([0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 9, 9, 9, 9, 9, 9, 9, 9]);
     expect(ipKeyFromBytes(a)).toBe('v6:20010db800010002');
     expect(ipKeyFromBytes(b)).toBe(ipKeyFromBytes(a));
+  });
+});
+
+describe('RateLimiter peek and charge (the failed-signature budget)', () => {
+  it('peek consumes nothing; charge counts past an empty bucket, and the debt is paid at the refill rate', () => {
+    let now = 1000;
+    // 2 at once, 1 per second (failed_signatures.ts's shape: burst B over B / rate seconds).
+    const b = createFailedSignatureBudget({ failed_signatures_per_ip_burst: 2, failed_signatures_per_ip_per_s: 1, failed_signatures_ips_max: 10 }, () => now);
+    for (let i = 0; i < 5; i++) expect(b.peek('1.2.3.4').allowed).toBe(true);
+    expect(b.size).toBe(0); // peeks hold no key
+    b.charge('1.2.3.4');
+    expect(b.peek('1.2.3.4').allowed).toBe(true);
+    b.charge('1.2.3.4');
+    // Two failures: the burst is used up; the next request waits for a token.
+    expect(b.peek('1.2.3.4')).toEqual({ allowed: false, retry_after_s: 1 });
+    b.charge('1.2.3.4'); // a third and a fourth were in flight with them: into debt
+    b.charge('1.2.3.4');
+    expect(b.peek('1.2.3.4')).toEqual({ allowed: false, retry_after_s: 3 });
+    expect(b.peek('5.6.7.8').allowed).toBe(true); // per IP
+    now += 2000;
+    expect(b.peek('1.2.3.4')).toEqual({ allowed: false, retry_after_s: 1 });
+    now += 1000;
+    expect(b.peek('1.2.3.4').allowed).toBe(true); // paid back: one more failure may be checked
+  });
+
+  it('the table holds at most keys_max IPs, however many charge', () => {
+    const now = 0;
+    const b = new RateLimiter({ limit_per_window: 1, window_ms: 1000, keys_max: 8, now_ms: () => now });
+    for (let i = 0; i < 1000; i++) b.charge(`10.0.${i >> 8}.${i & 255}`);
+    expect(b.size).toBe(8);
+    expect(b.peek('10.0.3.231').allowed).toBe(false); // the latest are kept (the oldest evicted)
+    expect(b.peek('10.0.0.0').allowed).toBe(true);
   });
 });

@@ -30,6 +30,7 @@ function stubContext(check: (messages: readonly string[], found: FoundSigner) =>
     cfg: loadConfig({}), arrival: new ArrivalOrder(), stages: null, metrics: null, da_backlog_batches: null,
     rm: { agents: { any: false }, account_by_address: new Map() },
     limiters: { cancels_per_wallet: new RateLimiter({ limit_per_window: 100, window_ms: 60_000, keys_max: 10 }) },
+    failed_signatures: null,
     signatures: {
       get broken() {
         return broken();

@@ -43,6 +43,16 @@ export const HIGH_RATE_LIMITS = {
 };
 
 /**
+ * The per-IP budget of failed signatures (limits.failed_signatures_per_ip_*) out of the way: every
+ * test client is 127.0.0.1, and many tests (and bench/fuzz.ts) send bad signatures on purpose.
+ * test/server/rate_limit.test.ts sets small ones to test it.
+ */
+export const HIGH_FAILED_SIGNATURE_LIMITS = {
+  failed_signatures_per_ip_per_s: 1_000_000,
+  failed_signatures_per_ip_burst: 1_000_000,
+};
+
+/**
  * How long a start may take to print its listening line: ~1 s on an idle machine, over 20 s seen
  * for a restart on the 2-core machine at load average 22 (consent.test.ts, other suites beside
  * it). The wait ends on the line or on the process's exit, so a bound this wide costs a failing
@@ -106,7 +116,7 @@ export async function startServer(opts: StartOptions = {}): Promise<StartedServe
   }
   const data_dir = fs.mkdtempSync(os.tmpdir() + '/ringbook-');
   // Metrics on a free port (the default 9464 is one per machine; tests run servers in parallel).
-  const config = deepMerge({ rate_limits: HIGH_RATE_LIMITS, metrics: { port: 0 } }, opts.config ?? {});
+  const config = deepMerge({ rate_limits: HIGH_RATE_LIMITS, limits: HIGH_FAILED_SIGNATURE_LIMITS, metrics: { port: 0 } }, opts.config ?? {});
   const config_file = path.join(data_dir, 'test-config.json');
   fs.writeFileSync(config_file, JSON.stringify(config, null, 2));
   const admin_token = opts.env?.RINGBOOK_ADMIN_TOKEN ?? TEST_ADMIN_TOKEN;

@@ -1,19 +1,25 @@
 // Rate limits on a dedicated real server with small limits (and open deposits): HTTP 429,
-// Retry-After, the form C body, per-wallet and per-IP keys, and what does not consume a token.
+// Retry-After, the form C body, per-wallet and per-IP keys, and what does not consume a token;
+// the per-IP budget of failed signatures over HTTP and the WebSocket `post`.
 import { describe, expect, it } from 'vitest';
 import { adminHeaders, balances, Wallet, type Api, type StartedServer } from './harness.js';
-import { serverPerFile } from './per_file.js';
 import { fail, ok, rateLimited } from './checks.js';
+import { sleep, wsServerPerFile } from '../ws/client.js';
 
 let s: StartedServer;
 let a: Api;
 
 const LIMITS = { orders_per_wallet: 3, cancels_per_wallet: 2, deposits_per_wallet: 2, withdrawals_per_wallet: 2, gets_per_ip: 40 };
+/**
+ * Failed signatures per IP: 2 at once, one back a second. Once refused, the IP stays refused for
+ * about that second (the refusals below must arrive within it; the refill costs the file ~1 s).
+ */
+const FAILED_SIGNATURES = { failed_signatures_per_ip_burst: 2, failed_signatures_per_ip_per_s: 1 };
 
-serverPerFile((started, client) => {
+const { connect } = wsServerPerFile((started, client) => {
   s = started;
   a = client;
-}, { config: { rate_limits: LIMITS, deposits: { open: true } } });
+}, { config: { rate_limits: LIMITS, limits: FAILED_SIGNATURES, deposits: { open: true } } });
 
 describe('deposits.open and deposits_per_wallet', () => {
   it('with deposits.open no admin token is needed; the third deposit of a wallet in a minute is 429', async () => {
@@ -98,5 +104,49 @@ describe('gets_per_ip', () => {
     rateLimited(await a.get('/account/0x' + '11'.repeat(20) + '/balances'));
     rateLimited(await a.post('/withdrawal-signature', { user: '0x' + '11'.repeat(20), asset: 'USDC', amount: '1', nonce: 1 }));
     ok(await a.get('/admin/state', adminHeaders(s)));
+  });
+});
+
+describe('limits.failed_signatures_per_ip_*', () => {
+  it('an IP whose signatures keep failing has its signed requests refused 429 before verification, valid ones too, over HTTP and WebSocket, until the budget refills', async () => {
+    const order = { market_id: 'ETH-USDC', side: 'bid', price: 1_000_000_000, quantity: 100 } as const;
+    const c = await connect();
+    const w = Wallet.random();
+    const stranger = Wallet.random();
+    // Six badly signed posts sent together: those let in are checked, each charging one token
+    // (past an empty budget when their checks overlap: the IP owes the difference); the rest are
+    // refused before their check.
+    const ids = Array.from({ length: 6 }, (_, i) => `bad-${i}`);
+    for (const id of ids) c.send({ type: 'post', id, path: '/orders', body: w.order(order, { signer: (m) => stranger.sign(m) }) });
+    const answers = await Promise.all(ids.map((id) => c.next((m) => m.type === 'response' && m.id === id)));
+    // (The first test's bad signature may still be owed: at least one of the six is checked.)
+    const checked = answers.filter((m) => m.status === 401);
+    expect(checked.length).toBeGreaterThanOrEqual(1);
+    expect(checked.length).toBeLessThan(ids.length);
+    for (const m of checked) expect(m.body.error).toBe('INVALID_SIGNATURE');
+    for (const m of answers.filter((x) => x.status !== 401)) {
+      expect(m.status).toBe(429);
+      expect(m.body).toEqual({ ok: false, data: null, error: expect.stringMatching(/failed signatures from this IP/) });
+    }
+    // A validly signed request from the same IP is refused as well (it cannot be told from garbage
+    // without the check the budget exists to spare): HTTP with Retry-After, and the WebSocket post.
+    const refused = await a.post('/orders', Wallet.random().order(order));
+    expect(rateLimited(refused)).toBeGreaterThanOrEqual(1);
+    expect(refused.body.error).toMatch(/failed signatures from this IP: the limit is 2 at once and 1 per second/);
+    c.send({ type: 'post', id: 'valid', path: '/orders', body: Wallet.random().order(order) });
+    const ws_refused = await c.next((m) => m.type === 'response' && m.id === 'valid');
+    expect(ws_refused.status).toBe(429);
+    expect(ws_refused.body.error).toBe(refused.body.error);
+    // A batch is refused whole.
+    rateLimited(await a.post('/orders/batch', { requests: [{ kind: 'order', ...Wallet.random().order(order) }] }));
+    // It refills: a valid request passes again (an unfunded wallet: verified, then refused by the engine).
+    let passed = null;
+    for (let i = 0; i < 400 && passed === null; i++) {
+      const r = await a.post('/orders', Wallet.random().order(order));
+      if (r.status !== 429) passed = r;
+      else await sleep(25);
+    }
+    expect(passed, 'the budget never refilled').not.toBeNull();
+    fail(passed!, 400, 'INSUFFICIENT_BALANCE');
   });
 });

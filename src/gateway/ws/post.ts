@@ -30,6 +30,8 @@ export interface PostConnection {
   /** Posts sent and not yet answered: each one's end-of-exchange callback. */
   readonly posts: Set<() => void>;
   readonly closed: boolean;
+  /** The client's rate-limit key (rate_limit.ts clientIpKey), read at the upgrade. */
+  readonly ip: string;
 }
 
 /** `{"type":"response","id":..,"status":..,"body":..}` with `body_json` inserted verbatim. */
@@ -53,6 +55,10 @@ class WsPostAnswer extends Answer {
 
   get aborted(): boolean {
     return this.conn.closed;
+  }
+
+  override clientIp(): string {
+    return this.conn.ip;
   }
 
   protected transmit(http_status: number, body: string | Uint8Array, _headers: readonly Header[] | undefined): void {
