@@ -117,18 +117,32 @@ export class RateLimiter {
   /** Counts one request for `key` if it is allowed. */
   take(key: string): RateDecision {
     const now = this.now_ms();
-    const map = this.tat;
-    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_ALWAYS_KEYS_MAX) {
+    this.sweepWhenDue(now);
+    const stored = this.tat.get(key);
+    const tat = stored === undefined || stored < now ? now : stored;
+    const ahead = tat - now;
+    if (ahead > this.tolerance_ms + EPSILON_MS) return this.refusal(ahead);
+    this.advance(key, stored, tat, now);
+    return ALLOWED;
+  }
+
+  /** Sweeps expired keys every SWEEP_EVERY_TAKES counts (at every one while the table is small). */
+  private sweepWhenDue(now: number): void {
+    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || this.tat.size <= SWEEP_ALWAYS_KEYS_MAX) {
       this.takes_since_sweep = 0;
       this.sweep(now);
     }
-    const stored = map.get(key);
-    const tat = stored === undefined || stored < now ? now : stored;
-    const ahead = tat - now;
-    if (ahead > this.tolerance_ms + EPSILON_MS) {
-      const wait_ms = ahead - this.tolerance_ms;
-      return { allowed: false, retry_after_s: Math.max(1, Math.ceil(wait_ms / 1000 - EPSILON_MS / 1000)) };
-    }
+  }
+
+  /** A refusal for a key whose theoretical arrival time is `ahead` ms past now. */
+  private refusal(ahead: number): RateDecision {
+    const wait_ms = ahead - this.tolerance_ms;
+    return { allowed: false, retry_after_s: Math.max(1, Math.ceil(wait_ms / 1000 - EPSILON_MS / 1000)) };
+  }
+
+  /** Moves `key` (held as `stored`) one interval past `tat`, to the Map's end (the newest). */
+  private advance(key: string, stored: number | undefined, tat: number, now: number): void {
+    const map = this.tat;
     if (stored !== undefined) {
       map.delete(key);
     } else if (map.size >= this.keys_max) {
@@ -137,7 +151,6 @@ export class RateLimiter {
       this.evictOldest(now);
     }
     map.set(key, tat + this.interval_ms);
-    return ALLOWED;
   }
 
   private evictOldest(now: number): void {
@@ -158,9 +171,7 @@ export class RateLimiter {
     const stored = this.tat.get(key);
     if (stored === undefined) return ALLOWED;
     const ahead = stored - this.now_ms();
-    if (ahead <= this.tolerance_ms + EPSILON_MS) return ALLOWED;
-    const wait_ms = ahead - this.tolerance_ms;
-    return { allowed: false, retry_after_s: Math.max(1, Math.ceil(wait_ms / 1000 - EPSILON_MS / 1000)) };
+    return ahead <= this.tolerance_ms + EPSILON_MS ? ALLOWED : this.refusal(ahead);
   }
 
   /**
@@ -173,16 +184,9 @@ export class RateLimiter {
    */
   charge(key: string): void {
     const now = this.now_ms();
-    const map = this.tat;
-    if (++this.takes_since_sweep >= SWEEP_EVERY_TAKES || map.size <= SWEEP_ALWAYS_KEYS_MAX) {
-      this.takes_since_sweep = 0;
-      this.sweep(now);
-    }
-    const stored = map.get(key);
-    const tat = stored === undefined || stored < now ? now : stored;
-    if (stored !== undefined) map.delete(key);
-    else if (map.size >= this.keys_max) this.evictOldest(now);
-    map.set(key, tat + this.interval_ms);
+    this.sweepWhenDue(now);
+    const stored = this.tat.get(key);
+    this.advance(key, stored, stored === undefined || stored < now ? now : stored, now);
   }
 
   /** Keys currently held. */
