@@ -82,6 +82,10 @@ export class RateLimiter {
   declare readonly keys_max: number;
   /** Live keys (time still ahead of now) evicted because the Map was full; expired ones are not counted. */
   evicted_live = 0;
+  /** Requests `peek` refused (the failed-signature budget's refusals before a check: metrics). */
+  peek_refusals = 0;
+  /** Tokens `charge` counted (the failed-signature budget: signatures that failed their check). */
+  charges = 0;
   private declare readonly now_ms: () => number;
   /** W / N: the time one token takes to come back. */
   private declare readonly interval_ms: number;
@@ -171,7 +175,9 @@ export class RateLimiter {
     const stored = this.tat.get(key);
     if (stored === undefined) return ALLOWED;
     const ahead = stored - this.now_ms();
-    return ahead <= this.tolerance_ms + EPSILON_MS ? ALLOWED : this.refusal(ahead);
+    if (ahead <= this.tolerance_ms + EPSILON_MS) return ALLOWED;
+    this.peek_refusals++;
+    return this.refusal(ahead);
   }
 
   /**
@@ -183,6 +189,7 @@ export class RateLimiter {
    * bounded by keys_max).
    */
   charge(key: string): void {
+    this.charges++;
     const now = this.now_ms();
     this.sweepWhenDue(now);
     const stored = this.tat.get(key);

@@ -262,7 +262,7 @@ export class RingbookServer {
     this.ws_hub = hub;
     link.consumers([md, hub.fanout]);
     metrics?.bind({
-      link, rm: link.read_model, pool, ws: hub.stats, da,
+      link, rm: link.read_model, pool, ws: hub.stats, da, failed_signatures: ctx.failed_signatures,
       pendingSignatures: () => ctx.signatures.pending, verifiedSignatures: () => ctx.signatures.verified,
     });
     this.chain?.start();

@@ -218,6 +218,8 @@ describe('RateLimiter peek and charge (the failed-signature budget)', () => {
     expect(b.peek('1.2.3.4')).toEqual({ allowed: false, retry_after_s: 1 });
     now += 1000;
     expect(b.peek('1.2.3.4').allowed).toBe(true); // paid back: one more failure may be checked
+    // What the metrics read (ringbook_failed_signatures_total): four charges, three refused peeks.
+    expect({ charges: b.charges, peek_refusals: b.peek_refusals }).toEqual({ charges: 4, peek_refusals: 3 });
   });
 
   it('the table holds at most keys_max IPs, however many charge', () => {

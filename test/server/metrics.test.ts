@@ -49,6 +49,7 @@ export const RINGBOOK_FAMILIES: Readonly<Record<string, string>> = {
   ringbook_price_levels: 'gauge',
   ringbook_inbox_entries: 'gauge',
   ringbook_metrics_recording: 'gauge',
+  ringbook_failed_signatures_total: 'counter',
 };
 
 const STAGE_NAMES = ['http_parse', 'verify_queue', 'verify', 'request_ring', 'batch_wait', 'matcher', 'journal_fsync', 'answer'];
@@ -129,6 +130,11 @@ describe('metrics on the real server', () => {
     expect(value(samples, 'ringbook_inbox_entries')).toBe(0);
     expect(value(samples, 'ringbook_signatures_verified_total')).toBeGreaterThanOrEqual(8 * 7);
     expect(value(samples, 'ringbook_ring_depth_slots', { ring: 'request' })).toBe(0);
+    // Every bad signature the client saw refused (401) was a failed check charged to its IP; none
+    // was refused unchecked (the harness raises the per-IP budget out of the way).
+    expect(seen.get('POST /orders 401') ?? 0).toBeGreaterThan(0);
+    expect(value(samples, 'ringbook_failed_signatures_total', { outcome: 'failed' })).toBe(seen.get('POST /orders 401'));
+    expect(value(samples, 'ringbook_failed_signatures_total', { outcome: 'refused_unchecked' })).toBe(0);
   });
 
   it('shows the DA thread catching up and WebSocket connections, subscriptions and messages', async () => {

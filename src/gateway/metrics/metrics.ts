@@ -53,6 +53,8 @@ export interface MetricSources {
   verifiedSignatures: () => number;
   ws: WsCounters | null;
   da: DaPublisher | null;
+  /** The per-IP failed-signature budget's counts (RateLimiter peek_refusals, charges); null: off. */
+  failed_signatures: { peek_refusals: number; charges: number } | null;
 }
 
 export class Metrics {
@@ -287,6 +289,18 @@ export class Metrics {
       return n;
     });
     gauge('ringbook_inbox_entries', 'Forced-inclusion inbox entries waiting', (s) => s.rm.programmes.pending.size);
+    new Counter({
+      name: 'ringbook_failed_signatures_total',
+      help: 'Signed requests whose signature failed its check (failed, charged to the IP\'s budget), and requests refused 429 before their check while their IP\'s budget was empty (refused_unchecked)',
+      labelNames: ['outcome'], registers,
+      collect() {
+        const b = src()?.failed_signatures ?? null;
+        if (b === null) return;
+        this.reset();
+        this.inc({ outcome: 'failed' }, b.charges);
+        this.inc({ outcome: 'refused_unchecked' }, b.peek_refusals);
+      },
+    });
     gauge('ringbook_metrics_recording', '1 while the request path records metrics (SIGUSR2 flips it)', () => (self.recording ? 1 : 0));
   }
 }
