@@ -30,6 +30,7 @@ import { exportFront, importFront } from '../../src/snapshot/front_state.js';
 import { listSnapshots } from '../../src/snapshot/snapshot_file.js';
 import { generateSequence } from '../engine/generator.js';
 import { recordsOf, recordable } from '../da/records.js';
+import { streamHeader } from './stream_headers.js';
 
 const SEED = 3;
 const EVERY_BATCHES = 7;
@@ -62,10 +63,7 @@ describe('GatewaySnapshots', () => {
     });
     const ex = new ReplayExecutor(config, { onEvent: (e) => rm.apply(e) });
     const headers: BatchHeader[] = [];
-    const header = (batch_id: number, state_root: string, requests_through: number): BatchHeader => ({
-      batch_id, time_ms: 1_000 * batch_id, requests_through, input_records: 0, state_root, fills_root: '', leader: 'x',
-    });
-    headers.push(header(0, ex.genesis().state_root, 0));
+    headers.push(streamHeader(0, ex.genesis().state_root, 0));
     /** The read model's state at each batch. */
     const states = new Map<number, string>();
     for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
@@ -74,7 +72,7 @@ describe('GatewaySnapshots', () => {
       at += n;
       // Noted before its records reach the read model, as the backend does.
       const r = ex.apply(batch_id, 1_000 * batch_id, records, n);
-      const h = header(batch_id, r.state_root, at);
+      const h = streamHeader(batch_id, r.state_root, at);
       headers.push(h);
       snaps.noteBatch(h, batch_id + 1);
       expect(rm.batch_id).toBe(batch_id);

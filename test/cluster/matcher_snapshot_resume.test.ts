@@ -26,6 +26,7 @@ import { ReadModel } from '../../src/read_model/read_model.js';
 import { listSnapshots, readSnapshotFile } from '../../src/snapshot/snapshot_file.js';
 import { generateSequence, standardConfig } from '../engine/generator.js';
 import { recordsOf, recordable } from '../da/records.js';
+import { streamHeader } from './stream_headers.js';
 
 /** A flow with a zero balance leaf (an account that emptied a balance): rare in the generator's flows. */
 const SEED = 8;
@@ -60,10 +61,7 @@ describe('MatcherSnapshots.resume', () => {
     // The stream as the leader published it: header of batch b at sequence b + 1.
     const headers: BatchHeader[] = [];
     const batches: { records: Int32Array; n: number }[] = [];
-    const header = (batch_id: number, state_root: string, requests_through: number): BatchHeader => ({
-      batch_id, time_ms: 1_000 * batch_id, requests_through, input_records: 0, state_root, fills_root: '', leader: 'x',
-    });
-    headers.push(header(0, ex.genesis().state_root, 0));
+    headers.push(streamHeader(0, ex.genesis().state_root, 0));
     batches.push({ records: new Int32Array(0), n: 0 });
     let zero_leaves_seen = 0;
     for (let at = 0, batch_id = 1; at < requests.length; batch_id++) {
@@ -71,7 +69,7 @@ describe('MatcherSnapshots.resume', () => {
       const records = recordsOf(requests.slice(at, at + n));
       at += n;
       const r = ex.apply(batch_id, 1_000 * batch_id, records, n);
-      const h = header(batch_id, r.state_root, at);
+      const h = streamHeader(batch_id, r.state_root, at);
       headers.push(h);
       batches.push({ records, n });
       snaps.confirmed(h, batch_id + 1, at, r.state_root, ex);
@@ -149,7 +147,7 @@ describe('the cluster matcher\'s snapshot pause and stop', () => {
     try {
       const batch = (batch_id: number): void => {
         const r = ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(batch_id - 1, batch_id)), 1);
-        const h: BatchHeader = { batch_id, time_ms: 1_000 * batch_id, requests_through: batch_id, input_records: 0, state_root: r.state_root, fills_root: '', leader: 'x' };
+        const h = streamHeader(batch_id, r.state_root, batch_id);
         snaps.confirmed(h, batch_id + 1, batch_id, r.state_root, ex);
       };
       batch(1);
@@ -187,7 +185,7 @@ describe('the cluster matcher\'s snapshot pause and stop', () => {
     try {
       const batch = (batch_id: number): void => {
         const r = ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(batch_id - 1, batch_id)), 1);
-        const h: BatchHeader = { batch_id, time_ms: 1_000 * batch_id, requests_through: batch_id, input_records: 0, state_root: r.state_root, fills_root: '', leader: 'x' };
+        const h = streamHeader(batch_id, r.state_root, batch_id);
         snaps.confirmed(h, batch_id + 1, batch_id, r.state_root, ex);
       };
       for (let b = 1; b <= 7; b++) batch(b);

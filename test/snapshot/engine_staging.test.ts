@@ -26,6 +26,7 @@ import { emptyRequest, OrderType, RequestKind, Side, Tif, type Request } from '.
 import { BTC, ETH, generateSequence, standardConfig, USDC } from '../engine/generator.js';
 import { recordsOf, recordable } from '../da/records.js';
 import { tempDirsPerFile } from '../temp_dirs.js';
+import { streamHeader } from '../cluster/stream_headers.js';
 
 const tmp = tempDirsPerFile('ringbook-engine-staging-');
 const WRITER = new URL('../../dist/src/snapshot/writer_worker.js', import.meta.url);
@@ -295,7 +296,7 @@ describe('snapshot engine part from kept column copies', () => {
       const n = Math.min(requests.length - at, 1 + (batch_id % 5));
       const r = ex.apply(batch_id, 1_000 * batch_id, recordsOf(requests.slice(at, at + n)), n);
       at += n;
-      const h = { batch_id, time_ms: 1_000 * batch_id, requests_through: at, input_records: 0, state_root: r.state_root, fills_root: '', leader: 'x' };
+      const h = streamHeader(batch_id, r.state_root, at);
       const written_before = status.snapshots_written;
       const deferred_before = status.snapshots_deferred;
       snaps.confirmed(h, batch_id + 1, at, r.state_root, ex);
