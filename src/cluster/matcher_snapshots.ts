@@ -82,6 +82,8 @@ export class MatcherSnapshots {
     const { dir, every_batches } = this.settings;
     if (dir === null || every_batches === 0 || h.batch_id === 0 || this.closed) return;
     const due = h.batch_id % every_batches === 0;
+    // Nothing due and nothing deferred (nearly every batch): no clock read, no copy attempt.
+    if (!due && this.staging.waiting_since === null) return;
     const t0 = performance.now();
     let job: WriteJob;
     try {

@@ -117,6 +117,18 @@ export class EngineStaging {
     return this.waiting;
   }
 
+  /**
+   * Whether a deferred snapshot waits and a copy could be taken now (a set free, or room for one):
+   * the matcher's loop asks this every turn while one waits, so it costs a few loads, not a clock
+   * read or a claim.
+   */
+  deferredTakeable(): boolean {
+    if (this.waiting === null) return false;
+    if (this.sets.length < this.sets_max) return true;
+    for (let i = 0; i < this.sets.length; i++) if (Atomics.load(this.sets[i].busy, 0) === 0) return true;
+    return false;
+  }
+
   /** Copies the matcher's state after its last batch; null (counted in `declined`) while every set's copy is still being read. */
   take(matcher: Matcher): StagedEngine | null {
     const staged = this.copy(matcher);

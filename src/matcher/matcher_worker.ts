@@ -258,8 +258,8 @@ async function run(): Promise<void> {
     if (snapshot_requested) {
       snapshot_requested = false;
       snapshot(true, true);
-    } else if (staging.waiting_since !== null) {
-      snapshot(false, false); // deferred: taken here once a kept set is free
+    } else if (staging.deferredTakeable()) {
+      snapshot(false, false); // deferred: taken here once a kept set is free (asked without a clock read)
     }
     if (front_capture_deadline_ms !== 0) {
       const left_ms = front_capture_deadline_ms - Date.now();
