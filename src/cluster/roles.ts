@@ -113,7 +113,8 @@ const REQUEST_PURGE_EVERY_MS_DEFAULT = 60_000;
 /** A day: a longer interval is the same as never on a busy exchange; 0 turns the purge off. */
 const REQUEST_PURGE_EVERY_MS_MAX = 86_400_000;
 
-function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+/** `name`'s whole number in min..max; absent or empty: `fallback` (null: the config's, for the caller to read). */
+function intEnv<F extends number | null>(env: NodeJS.ProcessEnv, name: string, fallback: F, min: number, max: number): number | F {
   const v = env[name];
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
@@ -154,10 +155,8 @@ export function clusterSettings(role: Role, env: NodeJS.ProcessEnv = process.env
     gateway_state_roots: intEnv(env, 'RINGBOOK_GATEWAY_STATE_ROOTS', 0, 0, 1) === 1,
     store_fault_after_ms: intEnv(env, 'RINGBOOK_STORE_FAULT_AFTER_MS', STORE_FAULT_AFTER_MS_DEFAULT, 0, 600_000),
     settlement_poster: intEnv(env, 'RINGBOOK_SETTLEMENT_POSTER', 0, 0, 1) === 1,
-    matcher_snapshot_every_batches: env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === undefined || env.RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES === ''
-      ? null : intEnv(env, 'RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES', 0, 0, Number.MAX_SAFE_INTEGER),
-    gateway_snapshot_every_batches: env.RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES === undefined || env.RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES === ''
-      ? null : intEnv(env, 'RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES', 0, 0, Number.MAX_SAFE_INTEGER),
+    matcher_snapshot_every_batches: intEnv(env, 'RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES', null, 0, Number.MAX_SAFE_INTEGER),
+    gateway_snapshot_every_batches: intEnv(env, 'RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES', null, 0, Number.MAX_SAFE_INTEGER),
     request_purge_every_ms: intEnv(env, 'RINGBOOK_REQUEST_PURGE_EVERY_MS', REQUEST_PURGE_EVERY_MS_DEFAULT, 0, REQUEST_PURGE_EVERY_MS_MAX),
   };
 }

@@ -52,14 +52,19 @@ describe('the leader status message', () => {
     }
   });
 
-  it('RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: absent or empty is the config\'s, 0 none, a whole number; anything else refused at the start', () => {
-    const env = (v: string | undefined): NodeJS.ProcessEnv => ({ RINGBOOK_NATS_URLS: 'nats://127.0.0.1:4222', RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES: v });
-    expect(clusterSettings('matcher', env(undefined)).matcher_snapshot_every_batches).toBeNull();
-    expect(clusterSettings('matcher', env('')).matcher_snapshot_every_batches).toBeNull();
-    expect(clusterSettings('matcher', env('0')).matcher_snapshot_every_batches).toBe(0);
-    expect(clusterSettings('matcher', env('1000')).matcher_snapshot_every_batches).toBe(1000);
-    for (const bad of ['-1', '1e3', 'ten', '100.5', ' 5', '99999999999999999999']) {
-      expect(() => clusterSettings('matcher', env(bad)), bad).toThrow(/RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES/);
-    }
-  });
+  for (const [role, name, key] of [
+    ['matcher', 'RINGBOOK_MATCHER_SNAPSHOT_EVERY_BATCHES', 'matcher_snapshot_every_batches'],
+    ['gateway', 'RINGBOOK_GATEWAY_SNAPSHOT_EVERY_BATCHES', 'gateway_snapshot_every_batches'],
+  ] as const) {
+    it(`${name}: absent or empty is the config's, 0 none, a whole number; anything else refused at the start`, () => {
+      const env = (v: string | undefined): NodeJS.ProcessEnv => ({ RINGBOOK_NATS_URLS: 'nats://127.0.0.1:4222', [name]: v });
+      expect(clusterSettings(role, env(undefined))[key]).toBeNull();
+      expect(clusterSettings(role, env(''))[key]).toBeNull();
+      expect(clusterSettings(role, env('0'))[key]).toBe(0);
+      expect(clusterSettings(role, env('1000'))[key]).toBe(1000);
+      for (const bad of ['-1', '1e3', 'ten', '100.5', ' 5', '99999999999999999999']) {
+        expect(() => clusterSettings(role, env(bad)), bad).toThrow(new RegExp(name));
+      }
+    });
+  }
 });
